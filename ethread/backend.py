@@ -1,0 +1,179 @@
+"""What a chain backend provides, one small protocol per concern.
+
+Lookups answer the value or ``None`` when it is absent, and raise only when the store itself
+fails. Tags (latest, safe, finalized, earliest) are resolved above storage, from the numbers
+:class:`ChainPointers` gives. Three backends implement these: in memory, LevelDB, and Era1
+archive files; the last holds history only and answers :class:`StateSource` with
+:class:`~ethread.errors.StateUnavailable`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
+
+from .errors import QueryTimeout
+from .models import Address, Block, Hash32, Header, Log, Receipt, TopicFilter
+
+if TYPE_CHECKING:
+    from eth.abc import ChainDatabaseAPI
+
+    from .chain.config import ChainConfig
+
+Pointer: TypeAlias = Literal["latest", "safe", "finalized", "earliest"]
+
+
+@runtime_checkable
+class HeaderSource(Protocol):
+    def header_by_hash(self, block_hash: Hash32) -> Header | None: ...
+
+    def canonical_hash(self, number: int) -> Hash32 | None:
+        """Hash of the canonical block at ``number``, or None past the head or before the
+        earliest block held."""
+        ...
+
+
+@runtime_checkable
+class BlockSource(Protocol):
+    def block_by_hash(self, block_hash: Hash32) -> Block | None:
+        """The block with its transactions (senders included), uncles and withdrawals."""
+        ...
+
+
+@runtime_checkable
+class TransactionLocator(Protocol):
+    def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
+        """(block hash, index in block) of a canonical transaction."""
+        ...
+
+
+@runtime_checkable
+class ReceiptSource(Protocol):
+    def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Deadline:
+    """A point in time after which a query must stop working, not only stop waiting."""
+
+    at: float
+
+    @classmethod
+    def after(cls, seconds: float) -> Deadline:
+        return cls(time.monotonic() + seconds)
+
+    def check(self) -> None:
+        if time.monotonic() > self.at:
+            raise QueryTimeout()
+
+
+NO_DEADLINE = Deadline(float("inf"))
+
+
+@dataclass(frozen=True, slots=True)
+class LogQuery:
+    """A resolved log filter: block numbers are concrete and canonical."""
+
+    from_number: int
+    to_number: int
+    addresses: tuple[Address, ...] = ()
+    topics: tuple[TopicFilter, ...] = ()
+    limit: int | None = None
+    """Raise :class:`ResultLimitReached` as soon as more than this many logs match."""
+    deadline: Deadline = NO_DEADLINE
+
+    def matches(self, address: Address, topics: Sequence[Hash32]) -> bool:
+        if self.addresses and address not in self.addresses:
+            return False
+        if len(self.topics) > len(topics):
+            return False
+        for wanted, topic in zip(self.topics, topics, strict=False):
+            if wanted is not None and topic not in wanted:
+                return False
+        return True
+
+
+class ResultLimitReached(Exception):
+    """A log query matched more than its limit.
+
+    ``fits_through`` is the last block number such that ``[from_number, fits_through]`` stays
+    within the limit (``from_number - 1`` when even the first block alone is over it).
+    """
+
+    def __init__(self, fits_through: int) -> None:
+        super().__init__(fits_through)
+        self.fits_through = fits_through
+
+
+@runtime_checkable
+class LogSource(Protocol):
+    def logs(self, query: LogQuery) -> list[Log]:
+        """Matching canonical logs in chain order. A backend answers from an index so that a
+        selective query does not visit every block of the range; it calls
+        ``query.deadline.check()`` as it goes."""
+        ...
+
+
+@runtime_checkable
+class ChainPointers(Protocol):
+    def pointer(self, name: Pointer) -> int | None:
+        """Block number of the head (latest), safe, finalized or earliest block held; None
+        when the store is empty."""
+        ...
+
+
+@runtime_checkable
+class StateSource(Protocol):
+    def evm_database(self) -> ChainDatabaseAPI:
+        """py-evm chain database holding the headers and the state trie nodes of every block
+        whose state this backend keeps. Raises StateUnavailable when it keeps none."""
+        ...
+
+
+@runtime_checkable
+class ConfigSource(Protocol):
+    def chain_config(self) -> ChainConfig | None:
+        """Chain id and fork schedule, when the backend knows them."""
+        ...
+
+
+@runtime_checkable
+class Backend(
+    HeaderSource,
+    BlockSource,
+    TransactionLocator,
+    ReceiptSource,
+    LogSource,
+    ChainPointers,
+    StateSource,
+    ConfigSource,
+    Protocol,
+):
+    """Everything the eleven methods read. A test double may implement only the parts the
+    method under test calls."""
+
+    def generation(self) -> int:
+        """A number that changes whenever anything the methods read changes (a block added,
+        a pointer moved). Caches of answers key on it."""
+        ...
+
+
+@runtime_checkable
+class WritableBackend(Backend, Protocol):
+    """A backend that :func:`ethread.import_chain` can fill."""
+
+    def import_batch(self) -> AbstractContextManager[None]:
+        """Everything written inside (state nodes through :meth:`evm_database`, and
+        :meth:`write_block`) lands together or not at all."""
+        ...
+
+    def store_chain_config(self, config: ChainConfig) -> None: ...
+
+    def write_block(self, block: Block, receipts: Sequence[Receipt]) -> None:
+        """Store a block as the new canonical head (its parent is the current head)."""
+        ...
+
+    def set_pointer(self, name: Literal["safe", "finalized"], number: int) -> None: ...

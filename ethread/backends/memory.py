@@ -1,0 +1,171 @@
+"""The in-memory backend: dictionaries and sorted posting lists, for test suites and notebooks.
+
+Indexes: number -> hash, transaction hash -> (block, index), and a log index (address ->
+block numbers, (topic position, topic) -> block numbers, blocks with any log) so that
+eth_getLogs visits only the blocks that can match.
+"""
+
+from __future__ import annotations
+
+import threading
+from bisect import bisect_left, bisect_right
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Literal
+
+from ..backend import LogQuery, Pointer, ResultLimitReached
+from ..models import Address, Block, Hash32, Header, Log, Receipt
+
+if TYPE_CHECKING:
+    from eth.abc import ChainDatabaseAPI
+
+    from ..chain.config import ChainConfig
+
+# How many candidate blocks a log query visits between deadline checks.
+DEADLINE_STRIDE = 256
+
+
+class MemoryBackend:
+    """Holds a whole chain, with state, in memory."""
+
+    def __init__(self) -> None:
+        from eth.db.atomic import AtomicDB
+        from eth.db.chain import ChainDB
+
+        self._evm = ChainDB(AtomicDB())
+        self._config: ChainConfig | None = None
+        self._blocks: dict[Hash32, Block] = {}
+        self._receipts: dict[Hash32, tuple[Receipt, ...]] = {}
+        self._canonical: list[Hash32] = []
+        self._tx_index: dict[Hash32, tuple[Hash32, int]] = {}
+        self._by_address: defaultdict[Address, list[int]] = defaultdict(list)
+        self._by_topic: defaultdict[tuple[int, Hash32], list[int]] = defaultdict(list)
+        self._with_logs: list[int] = []
+        self._pointers: dict[str, int] = {}
+        self._generation = 0
+        self._write_lock = threading.Lock()
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def header_by_hash(self, block_hash: Hash32) -> Header | None:
+        block = self._blocks.get(block_hash)
+        return block.header if block is not None else None
+
+    def canonical_hash(self, number: int) -> Hash32 | None:
+        if 0 <= number < len(self._canonical):
+            return self._canonical[number]
+        return None
+
+    def block_by_hash(self, block_hash: Hash32) -> Block | None:
+        return self._blocks.get(block_hash)
+
+    def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
+        return self._tx_index.get(tx_hash)
+
+    def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None:
+        return self._receipts.get(block_hash)
+
+    def pointer(self, name: Pointer) -> int | None:
+        if not self._canonical:
+            return None
+        if name == "earliest":
+            return 0
+        head = len(self._canonical) - 1
+        if name == "latest":
+            return head
+        return min(self._pointers.get(name, head), head)
+
+    def chain_config(self) -> ChainConfig | None:
+        return self._config
+
+    def evm_database(self) -> ChainDatabaseAPI:
+        return self._evm
+
+    def generation(self) -> int:
+        return self._generation
+
+    def logs(self, query: LogQuery) -> list[Log]:
+        candidates = self._candidate_blocks(query)
+        out: list[Log] = []
+        for count, number in enumerate(candidates):
+            if count % DEADLINE_STRIDE == 0:
+                query.deadline.check()
+            receipts = self._receipts[self._canonical[number]]
+            before = len(out)
+            for receipt in receipts:
+                for log in receipt.logs:
+                    if query.matches(log.address, log.topics):
+                        out.append(log)
+            if query.limit is not None and len(out) > query.limit:
+                fits = number - 1 if before <= query.limit else number
+                raise ResultLimitReached(fits)
+        return out
+
+    def _candidate_blocks(self, query: LogQuery) -> list[int]:
+        lo, hi = query.from_number, query.to_number
+
+        def window(postings: list[int]) -> list[int]:
+            return postings[bisect_left(postings, lo):bisect_right(postings, hi)]
+
+        sets: list[set[int]] = []
+        if query.addresses:
+            found: set[int] = set()
+            for address in query.addresses:
+                found.update(window(self._by_address.get(address, [])))
+            sets.append(found)
+        for position, wanted in enumerate(query.topics):
+            if wanted is None:
+                continue
+            found = set()
+            for topic in wanted:
+                found.update(window(self._by_topic.get((position, topic), [])))
+            sets.append(found)
+        if not sets:
+            return window(self._with_logs)
+        sets.sort(key=len)
+        result = sets[0].intersection(*sets[1:])
+        return sorted(result)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    @contextmanager
+    def import_batch(self) -> Iterator[None]:
+        # State trie nodes are content-addressed: nodes a failed block left behind are
+        # unreachable from any stored state root. Blocks land only through write_block.
+        with self._write_lock:
+            yield
+
+    def store_chain_config(self, config: ChainConfig) -> None:
+        self._config = config
+
+    def write_block(self, block: Block, receipts: Sequence[Receipt]) -> None:
+        number = block.number
+        if number != len(self._canonical):
+            raise ValueError(f"block {number} does not extend the head ({len(self._canonical) - 1})")
+        self._blocks[block.hash] = block
+        self._receipts[block.hash] = tuple(receipts)
+        for tx in block.transactions:
+            self._tx_index[tx.hash] = (block.hash, tx.index)
+        addresses: set[Address] = set()
+        topics: set[tuple[int, Hash32]] = set()
+        for receipt in receipts:
+            for log in receipt.logs:
+                addresses.add(log.address)
+                topics.update(enumerate(log.topics))
+        for address in addresses:
+            self._by_address[address].append(number)
+        for key in topics:
+            self._by_topic[key].append(number)
+        if addresses:
+            self._with_logs.append(number)
+        self._canonical.append(block.hash)
+        self._generation += 1
+
+    def set_pointer(self, name: Literal["safe", "finalized"], number: int) -> None:
+        if name not in ("safe", "finalized"):
+            raise ValueError(f"unknown pointer {name!r}")
+        if not 0 <= number < len(self._canonical):
+            raise ValueError(f"block {number} is not held")
+        self._pointers[name] = number
+        self._generation += 1

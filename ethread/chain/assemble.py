@@ -1,0 +1,129 @@
+"""Build the stored models of a block (transactions with senders, receipts with their logs)
+from its decoded RLP and what execution produced. Done once per block, at import."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from eth._utils.address import generate_contract_address
+
+from ..encoding import (
+    decode_transaction,
+    decode_withdrawal,
+    header_from_fields,
+)
+from ..models import (
+    Address,
+    BlobTransaction,
+    Block,
+    Header,
+    IncludedTransaction,
+    LegacyTransaction,
+    Log,
+    Receipt,
+    Transaction,
+)
+from .config import BLOB_GAS_PER_BLOB, ChainConfig
+
+
+def effective_gas_price(tx: Transaction, base_fee: int | None) -> int:
+    """What the sender paid per gas: the gas price, or base fee plus the capped tip."""
+    if isinstance(tx, LegacyTransaction) or not hasattr(tx, "max_fee_per_gas"):
+        return tx.gas_price  # type: ignore[union-attr]
+    if base_fee is None:
+        return tx.max_fee_per_gas  # type: ignore[union-attr]
+    return min(tx.max_fee_per_gas, base_fee + tx.max_priority_fee_per_gas)  # type: ignore[union-attr]
+
+
+def decode_block(raw: bytes, items: list[Any], senders: Sequence[Address]) -> Block:
+    """A block model from its RLP (``raw``, already decoded into ``items``) and the senders
+    execution recovered."""
+    header = header_from_fields(items[0])
+    txs = []
+    for index, (item, sender) in enumerate(zip(items[1], senders, strict=True)):
+        tx, tx_hash = decode_transaction(item)
+        txs.append(
+            IncludedTransaction(
+                transaction=tx,
+                hash=tx_hash,
+                sender=sender,
+                block_hash=header.hash,
+                block_number=header.number,
+                index=index,
+                gas_price=effective_gas_price(tx, header.base_fee_per_gas),
+            )
+        )
+    uncles = tuple(header_from_fields(u) for u in items[2])
+    withdrawals = tuple(decode_withdrawal(w) for w in items[3]) if len(items) > 3 else None
+    return Block(
+        header=header,
+        transactions=tuple(txs),
+        uncles=uncles,
+        withdrawals=withdrawals,
+        size=len(raw),
+    )
+
+
+def build_receipts(block: Block, evm_receipts: Sequence[Any], config: ChainConfig) -> tuple[Receipt, ...]:
+    """Receipt models with block-wide log indexes, per-transaction gas and blob fees."""
+    header: Header = block.header
+    blob_price = None
+    if header.excess_blob_gas is not None:
+        blob_price = config.blob_base_fee(header.number, header.timestamp, header.excess_blob_gas)
+    receipts = []
+    log_index = 0
+    previous_cumulative = 0
+    for itx, evm_receipt in zip(block.transactions, evm_receipts, strict=True):
+        tx = itx.transaction
+        logs = []
+        for evm_log in evm_receipt.logs:
+            logs.append(
+                Log(
+                    address=evm_log.address,
+                    topics=tuple(t.to_bytes(32, "big") for t in evm_log.topics),
+                    data=evm_log.data,
+                    block_number=header.number,
+                    transaction_hash=itx.hash,
+                    transaction_index=itx.index,
+                    block_hash=header.hash,
+                    block_timestamp=header.timestamp,
+                    log_index=log_index,
+                )
+            )
+            log_index += 1
+        state_root = evm_receipt.state_root
+        if len(state_root) == 32:
+            status, root = None, state_root
+        else:
+            status, root = (1 if state_root == b"\x01" else 0), None
+        cumulative = evm_receipt.gas_used
+        contract = (
+            generate_contract_address(itx.sender, tx.nonce) if tx.to is None else None
+        )
+        blob_gas = None
+        if isinstance(tx, BlobTransaction):
+            blob_gas = BLOB_GAS_PER_BLOB * len(tx.blob_versioned_hashes)
+        receipts.append(
+            Receipt(
+                type=tx.type,
+                status=status,
+                root=root,
+                cumulative_gas_used=cumulative,
+                logs_bloom=evm_receipt.bloom.to_bytes(256, "big"),
+                logs=tuple(logs),
+                transaction_hash=itx.hash,
+                transaction_index=itx.index,
+                block_hash=header.hash,
+                block_number=header.number,
+                sender=itx.sender,
+                to=tx.to,
+                gas_used=cumulative - previous_cumulative,
+                effective_gas_price=itx.gas_price,
+                contract_address=contract,
+                blob_gas_used=blob_gas,
+                blob_gas_price=blob_price if blob_gas is not None else None,
+            )
+        )
+        previous_cumulative = cumulative
+    return tuple(receipts)

@@ -1,0 +1,151 @@
+"""Chain id and fork schedule, read from a geth-style genesis ``config``.
+
+Forks activate by block number up to the merge and by timestamp after it (shanghaiTime,
+cancunTime, pragueTime); :meth:`ChainConfig.vm_class` picks the py-evm VM for any
+(number, timestamp) pair, for any chain, not by mapping timestamps to numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from ..errors import GenesisError
+
+if TYPE_CHECKING:
+    from eth.abc import VirtualMachineAPI
+
+# (genesis config key, fork name) in activation order.
+BLOCK_FORKS: tuple[tuple[str, str], ...] = (
+    ("homesteadBlock", "homestead"),
+    ("eip150Block", "tangerine_whistle"),
+    ("eip158Block", "spurious_dragon"),
+    ("byzantiumBlock", "byzantium"),
+    ("constantinopleBlock", "constantinople"),
+    ("petersburgBlock", "petersburg"),
+    ("istanbulBlock", "istanbul"),
+    ("muirGlacierBlock", "muir_glacier"),
+    ("berlinBlock", "berlin"),
+    ("londonBlock", "london"),
+    ("arrowGlacierBlock", "arrow_glacier"),
+    ("grayGlacierBlock", "gray_glacier"),
+    ("mergeNetsplitBlock", "paris"),
+)
+TIME_FORKS: tuple[tuple[str, str], ...] = (
+    ("shanghaiTime", "shanghai"),
+    ("cancunTime", "cancun"),
+    ("pragueTime", "prague"),
+)
+# Blob base fee update fractions when the genesis has no blobSchedule entry (EIP-4844, 7691).
+DEFAULT_BLOB_FRACTION = {"cancun": 3338477, "prague": 5007716}
+BLOB_GAS_PER_BLOB = 131072
+MIN_BLOB_BASE_FEE = 1
+
+
+@dataclass(frozen=True)
+class ChainConfig:
+    chain_id: int
+    block_forks: tuple[tuple[int, str], ...]
+    """(first block number, fork name), ascending; starts with (0, frontier)."""
+    time_forks: tuple[tuple[int, str], ...] = ()
+    """(first timestamp, fork name), ascending."""
+    blob_fractions: dict[str, int] = field(default_factory=dict)
+    dao_fork_block: int | None = None
+    source: dict[str, Any] = field(default_factory=dict, compare=False)
+    """The genesis ``config`` object this was read from, kept for storage."""
+
+    @classmethod
+    def from_genesis_config(cls, config: dict[str, Any]) -> ChainConfig:
+        if not isinstance(config, dict) or "chainId" not in config:
+            raise GenesisError("genesis config must be an object with a chainId")
+        try:
+            block_forks = [(0, "frontier")]
+            for key, name in BLOCK_FORKS:
+                if config.get(key) is not None:
+                    block_forks.append((int(config[key]), name))
+            time_forks = [
+                (int(config[key]), name) for key, name in TIME_FORKS if config.get(key) is not None
+            ]
+            schedule = config.get("blobSchedule") or {}
+            fractions = dict(DEFAULT_BLOB_FRACTION)
+            for name, entry in schedule.items():
+                if isinstance(entry, dict) and "baseFeeUpdateFraction" in entry:
+                    fractions[name] = int(entry["baseFeeUpdateFraction"])
+            dao = config.get("daoForkBlock") if config.get("daoForkSupport") else None
+            return cls(
+                chain_id=int(config["chainId"]),
+                block_forks=tuple(sorted(block_forks, key=lambda f: f[0])),
+                time_forks=tuple(sorted(time_forks, key=lambda f: f[0])),
+                blob_fractions=fractions,
+                dao_fork_block=int(dao) if dao is not None else None,
+                source=config,
+            )
+        except (TypeError, ValueError) as exc:
+            raise GenesisError(f"genesis config: {exc}") from None
+
+    def fork_at(self, number: int, timestamp: int) -> str:
+        name = "frontier"
+        for first, fork in self.block_forks:
+            if number >= first:
+                name = fork
+        for first, fork in self.time_forks:
+            if timestamp >= first:
+                name = fork
+        return name
+
+    def vm_class(self, number: int, timestamp: int) -> type[VirtualMachineAPI]:
+        return _vm_class(self.fork_at(number, timestamp), self.dao_fork_block)
+
+    def blob_base_fee(self, number: int, timestamp: int, excess_blob_gas: int) -> int:
+        fork = self.fork_at(number, timestamp)
+        fraction = self.blob_fractions.get(fork, DEFAULT_BLOB_FRACTION["prague"])
+        return fake_exponential(MIN_BLOB_BASE_FEE, excess_blob_gas, fraction)
+
+    def __hash__(self) -> int:
+        return hash((self.chain_id, self.block_forks, self.time_forks, self.dao_fork_block))
+
+
+def fake_exponential(factor: int, numerator: int, denominator: int) -> int:
+    """EIP-4844's integer approximation of ``factor * e ** (numerator / denominator)``."""
+    i = 1
+    output = 0
+    accum = factor * denominator
+    while accum > 0:
+        output += accum
+        accum = (accum * numerator) // (denominator * i)
+        i += 1
+    return output // denominator
+
+
+@cache
+def _vm_class(fork: str, dao_fork_block: int | None) -> type[VirtualMachineAPI]:
+    from eth.vm import forks
+
+    classes: dict[str, Any] = {
+        "frontier": forks.FrontierVM,
+        "homestead": forks.HomesteadVM,
+        "tangerine_whistle": forks.TangerineWhistleVM,
+        "spurious_dragon": forks.SpuriousDragonVM,
+        "byzantium": forks.ByzantiumVM,
+        "constantinople": forks.ConstantinopleVM,
+        "petersburg": forks.PetersburgVM,
+        "istanbul": forks.IstanbulVM,
+        "muir_glacier": forks.MuirGlacierVM,
+        "berlin": forks.BerlinVM,
+        "london": forks.LondonVM,
+        "arrow_glacier": forks.ArrowGlacierVM,
+        "gray_glacier": forks.GrayGlacierVM,
+        "paris": forks.ParisVM,
+        "shanghai": forks.ShanghaiVM,
+        "cancun": forks.CancunVM,
+        "prague": forks.PragueVM,
+    }
+    vm = classes[fork]
+    if fork == "homestead":
+        # py-evm's Homestead applies the mainnet DAO drain unless told otherwise.
+        if dao_fork_block is None:
+            vm = vm.configure(__name__="HomesteadVM", support_dao_fork=False)
+        else:
+            vm = vm.configure(__name__="HomesteadVM", _dao_fork_block_number=dao_fork_block)
+    return vm  # type: ignore[no-any-return]

@@ -1,0 +1,95 @@
+"""One exception tree. Each class knows its JSON-RPC error code; the codec maps any of them to
+an error object in one place (:func:`ethread.codec.jsonrpc.error_object`)."""
+
+from __future__ import annotations
+
+
+class EthreadError(Exception):
+    """Base of every error ethread raises on purpose."""
+
+    code: int = -32603
+
+    def __init__(self, message: str, data: object = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
+
+
+# JSON-RPC envelope errors
+
+
+class ParseError(EthreadError):
+    code = -32700
+
+
+class InvalidRequest(EthreadError):
+    code = -32600
+
+
+class MethodNotFound(EthreadError):
+    code = -32601
+
+
+class InvalidParams(EthreadError):
+    code = -32602
+
+
+class InternalError(EthreadError):
+    code = -32603
+
+
+# Method errors
+
+
+class BlockNotFound(InvalidParams):
+    """A method that needs a block (eth_call, eth_getProof, a log range) could not find it."""
+
+
+class LimitExceeded(EthreadError):
+    """A query went past one of the service's limits (-32005)."""
+
+    code = -32005
+
+
+class QueryTimeout(LimitExceeded):
+    def __init__(self) -> None:
+        super().__init__("query timeout exceeded")
+
+
+class ExecutionReverted(EthreadError):
+    """eth_call hit REVERT; ``data`` is the hex revert payload."""
+
+    code = 3
+
+
+class ExecutionFailed(EthreadError):
+    """eth_call failed for a reason other than REVERT (out of gas, bad opcode, ...)."""
+
+    code = -32000
+
+
+class StateUnavailable(EthreadError):
+    """The backend holds no state for the block (a history-only archive, or pruned)."""
+
+    code = -32000
+
+
+# Chain import errors (raised to Python callers, not over JSON-RPC)
+
+
+class ImportFailed(EthreadError):
+    """A block could not be imported; ``number`` and ``field`` say which and why."""
+
+    def __init__(self, number: int, field: str, detail: str) -> None:
+        super().__init__(f"block {number}: invalid {field}: {detail}")
+        self.number = number
+        self.field = field
+        self.detail = detail
+
+
+class GenesisError(EthreadError):
+    """The genesis file is malformed or does not match the chain already stored."""
+
+
+class StoreError(EthreadError):
+    """A backend's store could not be opened or is damaged."""

@@ -1,0 +1,385 @@
+"""Typed values of the read interface.
+
+Every model is a frozen, slotted dataclass. Each field is declared once, with the JSON key and
+the wire kind it takes on (see :func:`wire`); :mod:`ethread.codec.serialize` derives every JSON
+shape from those declarations, so adding a field is one edit here.
+
+Byte strings are raw ``bytes`` (addresses 20 bytes, hashes 32), numbers are ``int``: hex
+appears only at the edge.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import MISSING, dataclass, field
+from typing import Any, ClassVar, Literal, TypeAlias
+
+Hash32: TypeAlias = bytes
+Address: TypeAlias = bytes
+
+
+class Kind(enum.Enum):
+    """How a scalar travels in JSON."""
+
+    QUANTITY = "quantity"  # int -> "0x1a"
+    DATA = "data"  # bytes -> "0x00ff"
+    BOOL = "bool"
+    OBJECT = "object"  # a nested model, or a list of them
+
+
+Q, D, B, O = Kind.QUANTITY, Kind.DATA, Kind.BOOL, Kind.OBJECT
+
+
+def wire(key: str, kind: Kind, *, omit_none: bool = False, default: Any = MISSING) -> Any:
+    """Declare a model field with its JSON key and kind.
+
+    ``omit_none`` leaves the key out when the value is None (fork-dependent header fields);
+    otherwise None travels as JSON null (``to`` of a contract creation).
+    """
+    meta = {"json": key, "kind": kind, "omit_none": omit_none}
+    if default is MISSING and omit_none:
+        default = None
+    return field(default=default, metadata=meta)
+
+
+# --------------------------------------------------------------------------------------------
+# Blocks
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Header:
+    """A block header, with every field through Prague."""
+
+    parent_hash: Hash32 = wire("parentHash", D)
+    uncles_hash: Hash32 = wire("sha3Uncles", D)
+    coinbase: Address = wire("miner", D)
+    state_root: Hash32 = wire("stateRoot", D)
+    transactions_root: Hash32 = wire("transactionsRoot", D)
+    receipts_root: Hash32 = wire("receiptsRoot", D)
+    logs_bloom: bytes = wire("logsBloom", D)
+    difficulty: int = wire("difficulty", Q)
+    number: int = wire("number", Q)
+    gas_limit: int = wire("gasLimit", Q)
+    gas_used: int = wire("gasUsed", Q)
+    timestamp: int = wire("timestamp", Q)
+    extra_data: bytes = wire("extraData", D)
+    mix_hash: Hash32 = wire("mixHash", D)
+    nonce: bytes = wire("nonce", D)
+    base_fee_per_gas: int | None = wire("baseFeePerGas", Q, omit_none=True)
+    withdrawals_root: Hash32 | None = wire("withdrawalsRoot", D, omit_none=True)
+    blob_gas_used: int | None = wire("blobGasUsed", Q, omit_none=True)
+    excess_blob_gas: int | None = wire("excessBlobGas", Q, omit_none=True)
+    parent_beacon_block_root: Hash32 | None = wire("parentBeaconBlockRoot", D, omit_none=True)
+    requests_hash: Hash32 | None = wire("requestsHash", D, omit_none=True)
+    hash: Hash32 = wire("hash", D, default=b"")
+    """keccak of the header's RLP; filled by the decoder, never by hand."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Withdrawal:
+    """A validator withdrawal (Shanghai and later); amount in gwei."""
+
+    index: int = wire("index", Q)
+    validator_index: int = wire("validatorIndex", Q)
+    address: Address = wire("address", D)
+    amount: int = wire("amount", Q)
+
+
+# --------------------------------------------------------------------------------------------
+# Transactions
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccessListEntry:
+    address: Address = wire("address", D)
+    storage_keys: tuple[Hash32, ...] = wire("storageKeys", D)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Authorization:
+    """A set-code authorization: the signer delegates its code to ``address``."""
+
+    chain_id: int = wire("chainId", Q)
+    address: Address = wire("address", D)
+    nonce: int = wire("nonce", Q)
+    y_parity: int = wire("yParity", Q)
+    r: int = wire("r", Q)
+    s: int = wire("s", Q)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LegacyTransaction:
+    """A pre-typed transaction; ``v`` carries the chain id when replay-protected."""
+
+    nonce: int = wire("nonce", Q)
+    gas_price: int = wire("gasPrice", Q)
+    gas: int = wire("gas", Q)
+    to: Address | None = wire("to", D)
+    value: int = wire("value", Q)
+    data: bytes = wire("input", D)
+    v: int = wire("v", Q)
+    r: int = wire("r", Q)
+    s: int = wire("s", Q)
+
+    type: ClassVar[int] = 0
+    computed: ClassVar[tuple[tuple[str, str, Kind], ...]] = (
+        ("type", "type", Q),
+        ("chainId", "chain_id", Q),
+    )
+
+    @property
+    def chain_id(self) -> int | None:
+        """The chain id of a replay-protected (EIP-155) signature, else None."""
+        return (self.v - 35) // 2 if self.v >= 35 else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccessListTransaction:
+    chain_id: int = wire("chainId", Q)
+    nonce: int = wire("nonce", Q)
+    gas_price: int = wire("gasPrice", Q)
+    gas: int = wire("gas", Q)
+    to: Address | None = wire("to", D)
+    value: int = wire("value", Q)
+    data: bytes = wire("input", D)
+    access_list: tuple[AccessListEntry, ...] = wire("accessList", O)
+    y_parity: int = wire("yParity", Q)
+    r: int = wire("r", Q)
+    s: int = wire("s", Q)
+
+    type: ClassVar[int] = 1
+    computed: ClassVar[tuple[tuple[str, str, Kind], ...]] = (("type", "type", Q), ("v", "y_parity", Q))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DynamicFeeTransaction:
+    chain_id: int = wire("chainId", Q)
+    nonce: int = wire("nonce", Q)
+    max_priority_fee_per_gas: int = wire("maxPriorityFeePerGas", Q)
+    max_fee_per_gas: int = wire("maxFeePerGas", Q)
+    gas: int = wire("gas", Q)
+    to: Address | None = wire("to", D)
+    value: int = wire("value", Q)
+    data: bytes = wire("input", D)
+    access_list: tuple[AccessListEntry, ...] = wire("accessList", O)
+    y_parity: int = wire("yParity", Q)
+    r: int = wire("r", Q)
+    s: int = wire("s", Q)
+
+    type: ClassVar[int] = 2
+    computed: ClassVar[tuple[tuple[str, str, Kind], ...]] = (("type", "type", Q), ("v", "y_parity", Q))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlobTransaction:
+    chain_id: int = wire("chainId", Q)
+    nonce: int = wire("nonce", Q)
+    max_priority_fee_per_gas: int = wire("maxPriorityFeePerGas", Q)
+    max_fee_per_gas: int = wire("maxFeePerGas", Q)
+    gas: int = wire("gas", Q)
+    to: Address = wire("to", D)
+    value: int = wire("value", Q)
+    data: bytes = wire("input", D)
+    access_list: tuple[AccessListEntry, ...] = wire("accessList", O)
+    max_fee_per_blob_gas: int = wire("maxFeePerBlobGas", Q)
+    blob_versioned_hashes: tuple[Hash32, ...] = wire("blobVersionedHashes", D)
+    y_parity: int = wire("yParity", Q)
+    r: int = wire("r", Q)
+    s: int = wire("s", Q)
+
+    type: ClassVar[int] = 3
+    computed: ClassVar[tuple[tuple[str, str, Kind], ...]] = (("type", "type", Q), ("v", "y_parity", Q))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetCodeTransaction:
+    chain_id: int = wire("chainId", Q)
+    nonce: int = wire("nonce", Q)
+    max_priority_fee_per_gas: int = wire("maxPriorityFeePerGas", Q)
+    max_fee_per_gas: int = wire("maxFeePerGas", Q)
+    gas: int = wire("gas", Q)
+    to: Address = wire("to", D)
+    value: int = wire("value", Q)
+    data: bytes = wire("input", D)
+    access_list: tuple[AccessListEntry, ...] = wire("accessList", O)
+    authorization_list: tuple[Authorization, ...] = wire("authorizationList", O)
+    y_parity: int = wire("yParity", Q)
+    r: int = wire("r", Q)
+    s: int = wire("s", Q)
+
+    type: ClassVar[int] = 4
+    computed: ClassVar[tuple[tuple[str, str, Kind], ...]] = (("type", "type", Q), ("v", "y_parity", Q))
+
+
+Transaction: TypeAlias = (
+    LegacyTransaction
+    | AccessListTransaction
+    | DynamicFeeTransaction
+    | BlobTransaction
+    | SetCodeTransaction
+)
+FeeMarketTransaction: TypeAlias = DynamicFeeTransaction | BlobTransaction | SetCodeTransaction
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncludedTransaction:
+    """A transaction as it stands in a block: where it is, who sent it, what gas price it paid.
+
+    The sender is recovered once, at import, and stored.
+    """
+
+    transaction: Transaction = wire("", O)
+    hash: Hash32 = wire("hash", D)
+    sender: Address = wire("from", D)
+    block_hash: Hash32 = wire("blockHash", D)
+    block_number: int = wire("blockNumber", Q)
+    index: int = wire("transactionIndex", Q)
+    gas_price: int = wire("gasPrice", Q)
+    """The effective gas price: base fee plus the tip the fee caps allowed."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Block:
+    """A block with its body; ``transactions`` carry their senders."""
+
+    header: Header
+    transactions: tuple[IncludedTransaction, ...]
+    uncles: tuple[Header, ...]
+    withdrawals: tuple[Withdrawal, ...] | None
+    size: int
+    """Bytes of the block's RLP encoding."""
+
+    @property
+    def hash(self) -> Hash32:
+        return self.header.hash
+
+    @property
+    def number(self) -> int:
+        return self.header.number
+
+
+# --------------------------------------------------------------------------------------------
+# Receipts and logs
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Log:
+    address: Address = wire("address", D)
+    topics: tuple[Hash32, ...] = wire("topics", D)
+    data: bytes = wire("data", D)
+    block_number: int = wire("blockNumber", Q)
+    transaction_hash: Hash32 = wire("transactionHash", D)
+    transaction_index: int = wire("transactionIndex", Q)
+    block_hash: Hash32 = wire("blockHash", D)
+    block_timestamp: int = wire("blockTimestamp", Q)
+    log_index: int = wire("logIndex", Q)
+    """Position among all logs of the block, not of the transaction."""
+    removed: bool = wire("removed", B, default=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Receipt:
+    """A transaction's receipt with the context the RPC answer carries.
+
+    Before Byzantium a receipt commits to the intermediate state ``root``; later ones carry a
+    ``status``. Exactly one of the two is set.
+    """
+
+    type: int = wire("type", Q)
+    status: int | None = wire("status", Q, omit_none=True)
+    root: Hash32 | None = wire("root", D, omit_none=True)
+    cumulative_gas_used: int = wire("cumulativeGasUsed", Q)
+    logs_bloom: bytes = wire("logsBloom", D)
+    logs: tuple[Log, ...] = wire("logs", O)
+    transaction_hash: Hash32 = wire("transactionHash", D)
+    transaction_index: int = wire("transactionIndex", Q)
+    block_hash: Hash32 = wire("blockHash", D)
+    block_number: int = wire("blockNumber", Q)
+    sender: Address = wire("from", D)
+    to: Address | None = wire("to", D)
+    gas_used: int = wire("gasUsed", Q)
+    effective_gas_price: int = wire("effectiveGasPrice", Q)
+    contract_address: Address | None = wire("contractAddress", D)
+    blob_gas_used: int | None = wire("blobGasUsed", Q, omit_none=True)
+    blob_gas_price: int | None = wire("blobGasPrice", Q, omit_none=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Proofs
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StorageProof:
+    key: bytes = wire("key", D)
+    """The key as the caller wrote it (32 bytes, or shorter: then answered as a quantity)."""
+    value: int = wire("value", Q)
+    proof: tuple[bytes, ...] = wire("proof", D)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccountProof:
+    """An EIP-1186 proof of one account and some of its storage slots."""
+
+    address: Address = wire("address", D)
+    account_proof: tuple[bytes, ...] = wire("accountProof", D)
+    balance: int = wire("balance", Q)
+    code_hash: Hash32 = wire("codeHash", D)
+    nonce: int = wire("nonce", Q)
+    storage_hash: Hash32 = wire("storageHash", D)
+    storage_proof: tuple[StorageProof, ...] = wire("storageProof", O)
+
+
+# --------------------------------------------------------------------------------------------
+# Requests
+
+Tag: TypeAlias = Literal["latest", "earliest", "pending", "safe", "finalized"]
+TAGS: tuple[Tag, ...] = ("latest", "earliest", "pending", "safe", "finalized")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockHashRef:
+    """A block named by hash (EIP-1898); ``require_canonical`` rejects non-canonical ones."""
+
+    hash: Hash32
+    require_canonical: bool = False
+
+
+BlockRef: TypeAlias = int | Tag | BlockHashRef
+"""A block number, a tag, or a block hash."""
+
+TopicFilter: TypeAlias = tuple[Hash32, ...] | None
+"""One position of a topic filter: any of these hashes, or None for a wildcard."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogFilter:
+    from_block: int | Tag = "latest"
+    to_block: int | Tag = "latest"
+    block_hash: Hash32 | None = None
+    addresses: tuple[Address, ...] = ()
+    """Empty: any address."""
+    topics: tuple[TopicFilter, ...] = ()
+
+    @property
+    def parameter_count(self) -> int:
+        """Addresses plus topic values, the number the 5,000-parameter limit counts."""
+        return len(self.addresses) + sum(len(t) for t in self.topics if t)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallRequest:
+    """The call object of eth_call; None means "not given"."""
+
+    sender: Address | None = None
+    to: Address | None = None
+    gas: int | None = None
+    gas_price: int | None = None
+    max_fee_per_gas: int | None = None
+    max_priority_fee_per_gas: int | None = None
+    value: int = 0
+    data: bytes = b""
+    access_list: tuple[AccessListEntry, ...] = ()
+    max_fee_per_blob_gas: int | None = None
+    blob_versioned_hashes: tuple[Hash32, ...] = ()
+    authorization_list: tuple[Authorization, ...] = ()
+    nonce: int | None = None
