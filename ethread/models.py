@@ -25,6 +25,7 @@ class Kind(enum.Enum):
     DATA = "data"  # bytes -> "0x00ff"
     BOOL = "bool"
     OBJECT = "object"  # a nested model, or a list of them
+    SLOT = "slot"  # storage key: 32 bytes as data, a shorter one as a quantity (as geth does)
 
 
 Q, D, B, O = Kind.QUANTITY, Kind.DATA, Kind.BOOL, Kind.OBJECT
@@ -310,7 +311,7 @@ class Receipt:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StorageProof:
-    key: bytes = wire("key", D)
+    key: bytes = wire("key", Kind.SLOT)
     """The key as the caller wrote it (32 bytes, or shorter: then answered as a quantity)."""
     value: int = wire("value", Q)
     proof: tuple[bytes, ...] = wire("proof", D)

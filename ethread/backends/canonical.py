@@ -1,0 +1,232 @@
+"""Models rebuilt from the canonical RLP forms that persistent backends store.
+
+The LevelDB store and Era1 archives both keep a block as its header RLP and body RLP, and its
+receipts in their consensus encoding (status or root, cumulative gas, bloom, logs). What the
+RPC answer adds (senders, per-transaction gas, contract addresses, block-wide log indexes,
+effective gas prices) is derived here, in one place, so both backends answer identically and
+neither stores a second copy of what the canonical bytes already say.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import rlp
+from eth_keys import keys
+from eth_keys.exceptions import BadSignature
+from eth_utils import keccak
+
+from ..chain.assemble import build_receipts, decode_block
+from ..chain.config import ChainConfig
+from ..encoding import DecodeError, encode_receipt, header_fields, transaction_item
+from ..models import Address, Block, Receipt
+
+# --------------------------------------------------------------------------------------------
+# Blocks
+
+
+def rlp_list_length(payload_length: int) -> int:
+    """Bytes of an RLP list whose payload is ``payload_length`` bytes (prefix included)."""
+    if payload_length < 56:
+        return 1 + payload_length
+    return 1 + (payload_length.bit_length() + 7) // 8 + payload_length
+
+
+def list_payload(encoded: bytes) -> bytes:
+    """The payload of an RLP list encoding, without its prefix."""
+    if not encoded or encoded[0] < 0xC0:
+        raise DecodeError("expected an RLP list")
+    first = encoded[0]
+    if first <= 0xF7:
+        return encoded[1:]
+    return encoded[1 + first - 0xF7:]
+
+
+def encode_list_of_encoded(items: Sequence[bytes]) -> bytes:
+    """An RLP list from items that are already RLP encoded (joins without re-encoding)."""
+    payload = b"".join(items)
+    length = len(payload)
+    if length < 56:
+        return bytes([0xC0 + length]) + payload
+    size = length.to_bytes((length.bit_length() + 7) // 8, "big")
+    return bytes([0xF7 + len(size)]) + size + payload
+
+
+def block_from_parts(header_rlp: bytes, body_rlp: bytes, senders: Sequence[Address]) -> Block:
+    """A block model from its header RLP, its body RLP (``[txs, uncles, (withdrawals)]``) and
+    the senders recovered for its transactions."""
+    try:
+        header_items = rlp.decode(header_rlp)
+        body_items = rlp.decode(body_rlp)
+    except rlp.DecodingError as exc:
+        raise DecodeError(f"block RLP: {exc}") from None
+    if not isinstance(body_items, list) or len(body_items) not in (2, 3):
+        raise DecodeError("a block body is [transactions, uncles] or with withdrawals")
+    size = rlp_list_length(len(header_rlp) + len(list_payload(body_rlp)))
+    block = decode_block(b"", [header_items, *body_items], senders)
+    return dataclasses.replace(block, size=size)
+
+
+def body_rlp(block: Block) -> bytes:
+    """The body of a block as Era1 stores it: ``[txs, uncles]`` plus withdrawals if any."""
+    item: list[Any] = [
+        [transaction_item(tx.transaction) for tx in block.transactions],
+        [header_fields(u) for u in block.uncles],
+    ]
+    if block.withdrawals is not None:
+        from ..encoding import withdrawal_item
+
+        item.append([withdrawal_item(w) for w in block.withdrawals])
+    return rlp.encode(item)
+
+
+# --------------------------------------------------------------------------------------------
+# Senders
+
+
+def _signing_hash(item: Any) -> tuple[bytes, int, int, int]:
+    """(hash signed, y parity, r, s) of a transaction as a block body holds it."""
+    if isinstance(item, list):
+        v = int.from_bytes(item[6], "big")
+        if v >= 35:
+            chain_id = (v - 35) // 2
+            payload = rlp.encode([*item[:6], _int_bytes(chain_id), b"", b""])
+            parity = v - 35 - 2 * chain_id
+        else:
+            payload = rlp.encode(item[:6])
+            parity = v - 27
+        return keccak(payload), parity, int.from_bytes(item[7], "big"), int.from_bytes(item[8], "big")
+    if not isinstance(item, bytes) or not item:
+        raise DecodeError("malformed transaction")
+    fields = rlp.decode(item[1:])
+    unsigned = bytes(item[:1]) + rlp.encode(fields[:-3])
+    y, r, s = (int.from_bytes(f, "big") for f in fields[-3:])
+    return keccak(unsigned), y, r, s
+
+
+def _int_bytes(value: int) -> bytes:
+    return value.to_bytes((value.bit_length() + 7) // 8, "big")
+
+
+def recover_senders(body: bytes) -> list[Address]:
+    """Recover the sender of every transaction of a body RLP from its signature.
+
+    Done once per block (at import, or when an Era1 file is first indexed) because it is the
+    slowest step of reading history: senders are then stored or cached, never recomputed.
+    """
+    try:
+        items = rlp.decode(body)
+    except rlp.DecodingError as exc:
+        raise DecodeError(f"body RLP: {exc}") from None
+    senders = []
+    for item in items[0]:
+        try:
+            digest, parity, r, s = _signing_hash(item)
+            signature = keys.Signature(vrs=(parity, r, s))
+            public = signature.recover_public_key_from_msg_hash(digest)
+        except (BadSignature, ValueError, IndexError, rlp.DecodingError) as exc:
+            raise DecodeError(f"transaction signature: {exc}") from None
+        senders.append(public.to_canonical_address())
+    return senders
+
+
+# --------------------------------------------------------------------------------------------
+# Receipts
+
+
+class ConsensusLog(NamedTuple):
+    """A log as the receipt's consensus encoding holds it (py-evm's shape: integer topics)."""
+
+    address: bytes
+    topics: tuple[int, ...]
+    data: bytes
+
+
+class ConsensusReceipt(NamedTuple):
+    """A receipt's consensus fields, in the shape :func:`build_receipts` reads from py-evm."""
+
+    state_root: bytes
+    gas_used: int
+    bloom: int
+    logs: tuple[ConsensusLog, ...]
+
+
+def decode_consensus_receipts(data: bytes) -> list[ConsensusReceipt]:
+    """Decode ``rlp([receipt, ...])`` where each receipt is a list (legacy) or a typed
+    envelope string."""
+    try:
+        items = rlp.decode(data)
+    except rlp.DecodingError as exc:
+        raise DecodeError(f"receipts RLP: {exc}") from None
+    if not isinstance(items, list):
+        raise DecodeError("receipts must be an RLP list")
+    out = []
+    for item in items:
+        if isinstance(item, bytes):
+            if not item:
+                raise DecodeError("empty typed receipt")
+            try:
+                item = rlp.decode(item[1:])
+            except rlp.DecodingError as exc:
+                raise DecodeError(f"typed receipt RLP: {exc}") from None
+        if not isinstance(item, list) or len(item) != 4:
+            raise DecodeError("a receipt has 4 fields")
+        logs = tuple(
+            ConsensusLog(
+                address=log[0],
+                topics=tuple(int.from_bytes(t, "big") for t in log[1]),
+                data=log[2],
+            )
+            for log in item[3]
+        )
+        out.append(
+            ConsensusReceipt(
+                state_root=item[0],
+                gas_used=int.from_bytes(item[1], "big"),
+                bloom=int.from_bytes(item[2], "big"),
+                logs=logs,
+            )
+        )
+    return out
+
+
+def receipts_from_consensus(
+    block: Block, data: bytes, config: ChainConfig | None
+) -> tuple[Receipt, ...]:
+    """Full receipt models of ``block`` from its consensus receipts RLP."""
+    consensus = decode_consensus_receipts(data)
+    if len(consensus) != len(block.transactions):
+        raise DecodeError(
+            f"block {block.number} has {len(block.transactions)} transactions but "
+            f"{len(consensus)} receipts"
+        )
+    if config is None:
+        # Only the blob base fee needs the fork schedule; without one it uses the latest
+        # update fraction, which is right for every fork before Prague's change.
+        config = ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
+    return build_receipts(block, consensus, config)
+
+
+def encode_receipts(receipts: Sequence[Receipt]) -> bytes:
+    """``rlp([receipt, ...])`` in consensus form: the bytes the receipts trie and Era1 hold."""
+    encoded = []
+    for receipt in receipts:
+        first: int | bytes = receipt.root if receipt.root is not None else (receipt.status or 0)
+        one = encode_receipt(
+            receipt.type, first, receipt.cumulative_gas_used, receipt.logs_bloom, receipt.logs
+        )
+        encoded.append(one if receipt.type == 0 else rlp.encode(one))
+    return encode_list_of_encoded(encoded)
+
+
+def log_keys(receipts: Sequence[Receipt]) -> tuple[set[Address], set[tuple[int, bytes]]]:
+    """The addresses and (position, topic) pairs a block's log index entries are made of."""
+    addresses: set[Address] = set()
+    topics: set[tuple[int, bytes]] = set()
+    for receipt in receipts:
+        for log in receipt.logs:
+            addresses.add(log.address)
+            topics.update(enumerate(log.topics))
+    return addresses, topics

@@ -1,0 +1,177 @@
+"""JSON-RPC params to typed requests. Parsed once here; the methods trust what they get."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import InvalidParams
+from ..models import (
+    TAGS,
+    AccessListEntry,
+    BlockHashRef,
+    BlockRef,
+    CallRequest,
+    LogFilter,
+    Tag,
+    TopicFilter,
+)
+from .hex import parse_address, parse_data, parse_hash, parse_quantity
+
+
+def parse_bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidParams(f"json: cannot unmarshal {_json_type(value)} into Go value of type bool")
+    return value
+
+
+def parse_index(value: Any) -> int:
+    return parse_quantity(value, "index", bits=64)
+
+
+def parse_number_or_tag(value: Any, *, allow_decimal: bool = False) -> int | Tag:
+    if isinstance(value, str) and value in TAGS:
+        return value  # type: ignore[return-value]
+    if allow_decimal and isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise InvalidParams("block number must not be negative")
+        return value
+    return parse_quantity(value, "block number", bits=63)
+
+
+def parse_block_ref(value: Any, *, allow_decimal: bool = False) -> BlockRef:
+    """A block number, tag, hash, or EIP-1898 object ``{"blockHash"|"blockNumber": ...}``."""
+    if isinstance(value, dict):
+        if "blockHash" in value and "blockNumber" in value:
+            raise InvalidParams("cannot specify both BlockHash and BlockNumber, choose one or the other")
+        if "blockHash" in value:
+            canonical = value.get("requireCanonical", False)
+            return BlockHashRef(hash=parse_hash(value["blockHash"]), require_canonical=parse_bool(canonical))
+        if "blockNumber" in value:
+            return parse_number_or_tag(value["blockNumber"])
+        raise InvalidParams("block object needs blockHash or blockNumber")
+    if isinstance(value, str) and len(value) == 66:
+        return BlockHashRef(hash=parse_hash(value))
+    return parse_number_or_tag(value, allow_decimal=allow_decimal)
+
+
+def _address_list(value: Any) -> tuple[bytes, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (parse_address(value),)
+    if isinstance(value, list):
+        return tuple(parse_address(a) for a in value)
+    raise InvalidParams("invalid address: expected an address or a list of addresses")
+
+
+def _topics(value: Any) -> tuple[TopicFilter, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise InvalidParams("invalid topic(s)")
+    out: list[TopicFilter] = []
+    for position in value:
+        if position is None:
+            out.append(None)
+        elif isinstance(position, str):
+            out.append((parse_hash(position),))
+        elif isinstance(position, list):
+            hashes = tuple(parse_hash(t) for t in position if t is not None)
+            # An empty list, or one with a null in it, matches anything at this position.
+            out.append(hashes if hashes and None not in position else None)
+        else:
+            raise InvalidParams("invalid topic(s)")
+    while out and out[-1] is None:
+        out.pop()
+    return tuple(out)
+
+
+LOG_FILTER_KEYS = frozenset({"address", "fromBlock", "toBlock", "topics", "blockHash"})
+
+
+def parse_log_filter(value: Any) -> LogFilter:
+    if not isinstance(value, dict):
+        raise InvalidParams("filter must be an object")
+    block_hash = value.get("blockHash")
+    if block_hash is not None:
+        if value.get("fromBlock") is not None or value.get("toBlock") is not None:
+            raise InvalidParams("can't specify fromBlock/toBlock with blockHash")
+        return LogFilter(block_hash=parse_hash(block_hash),
+                         addresses=_address_list(value.get("address")),
+                         topics=_topics(value.get("topics")))
+    from_block = value.get("fromBlock")
+    to_block = value.get("toBlock")
+    return LogFilter(
+        from_block="latest" if from_block is None else parse_number_or_tag(from_block),
+        to_block="latest" if to_block is None else parse_number_or_tag(to_block),
+        addresses=_address_list(value.get("address")),
+        topics=_topics(value.get("topics")),
+    )
+
+
+def _optional_quantity(obj: dict[str, Any], key: str, bits: int = 256) -> int | None:
+    value = obj.get(key)
+    return None if value is None else parse_quantity(value, key, bits=bits)
+
+
+def _access_list(value: Any) -> tuple[AccessListEntry, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise InvalidParams("accessList must be a list")
+    out = []
+    for entry in value:
+        if not isinstance(entry, dict):
+            raise InvalidParams("accessList entries must be objects")
+        keys = entry.get("storageKeys") or []
+        if not isinstance(keys, list):
+            raise InvalidParams("storageKeys must be a list")
+        out.append(AccessListEntry(address=parse_address(entry.get("address")),
+                                   storage_keys=tuple(parse_hash(k) for k in keys)))
+    return tuple(out)
+
+
+def parse_call_request(value: Any) -> CallRequest:
+    if not isinstance(value, dict):
+        raise InvalidParams("call object must be an object")
+    data_value = value.get("input")
+    alt = value.get("data")
+    if data_value is not None and alt is not None and data_value != alt:
+        raise InvalidParams(
+            'both "data" and "input" are set and not equal. Please use "input" to pass transaction call data'
+        )
+    if data_value is None:
+        data_value = alt
+    gas_price = _optional_quantity(value, "gasPrice")
+    max_fee = _optional_quantity(value, "maxFeePerGas")
+    tip = _optional_quantity(value, "maxPriorityFeePerGas")
+    if gas_price is not None and (max_fee is not None or tip is not None):
+        raise InvalidParams("both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified")
+    sender = value.get("from")
+    to = value.get("to")
+    return CallRequest(
+        sender=None if sender is None else parse_address(sender),
+        to=None if to is None else parse_address(to),
+        gas=_optional_quantity(value, "gas", bits=64),
+        gas_price=gas_price,
+        max_fee_per_gas=max_fee,
+        max_priority_fee_per_gas=tip,
+        value=_optional_quantity(value, "value") or 0,
+        data=b"" if data_value is None else parse_data(data_value),
+        access_list=_access_list(value.get("accessList")),
+        nonce=_optional_quantity(value, "nonce", bits=64),
+    )
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"

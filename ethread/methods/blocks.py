@@ -1,0 +1,38 @@
+"""eth_getBlockByHash, eth_getBlockByNumber, and the uncle getters."""
+
+from __future__ import annotations
+
+import rlp
+
+from ..backend import Backend
+from ..encoding import header_fields
+from ..models import Block, BlockRef, Hash32
+from .resolve import resolve_header
+
+
+def get_block_by_hash(backend: Backend, block_hash: Hash32) -> Block | None:
+    """The block, or None. A typed Block always holds its full transactions; the RPC's
+    details flag only decides how the codec writes them."""
+    return backend.block_by_hash(block_hash)
+
+
+def get_block_by_number(backend: Backend, block: BlockRef) -> Block | None:
+    header = resolve_header(backend, block)
+    return backend.block_by_hash(header.hash) if header is not None else None
+
+
+def _uncle_at(parent: Block | None, index: int) -> Block | None:
+    if parent is None or not 0 <= index < len(parent.uncles):
+        return None
+    uncle = parent.uncles[index]
+    # Answered as geth does: a block of the uncle's header with no body.
+    size = len(rlp.encode([header_fields(uncle), [], []]))
+    return Block(header=uncle, transactions=(), uncles=(), withdrawals=None, size=size)
+
+
+def get_uncle_by_block_hash_and_index(backend: Backend, block_hash: Hash32, index: int) -> Block | None:
+    return _uncle_at(backend.block_by_hash(block_hash), index)
+
+
+def get_uncle_by_block_number_and_index(backend: Backend, block: BlockRef, index: int) -> Block | None:
+    return _uncle_at(get_block_by_number(backend, block), index)

@@ -1,0 +1,172 @@
+"""eth_call: execute a message on the state after a block, in that block's context.
+
+Semantics follow geth: a missing ``from`` is the zero address; the nonce is not checked; gas
+defaults to, and is capped at, ``GAS_CAP_FACTOR`` times the block's gas limit; a call that
+names no gas price runs with a zero base fee, so an unfunded sender can call. A REVERT answers
+error code 3 with the decoded reason and the raw payload.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eth.consensus.context import ConsensusContext
+from eth.exceptions import Revert
+from eth.vm.chain_context import ChainContext
+from eth.vm.spoof import SpoofTransaction
+from eth_utils import ValidationError
+
+from ..backend import Backend
+from ..errors import ExecutionFailed, ExecutionReverted, InvalidParams, StateUnavailable
+from ..models import BlockRef, CallRequest
+from .resolve import require_header
+
+GAS_CAP_FACTOR = 10
+ZERO_ADDRESS = b"\x00" * 20
+
+ERROR_SELECTOR = bytes.fromhex("08c379a0")
+PANIC_SELECTOR = bytes.fromhex("4e487b71")
+PANIC_REASONS = {
+    0x00: "generic panic",
+    0x01: "assert(false)",
+    0x11: "arithmetic underflow or overflow",
+    0x12: "division or modulo by zero",
+    0x21: "enum overflow",
+    0x22: "invalid encoded storage byte array accessed",
+    0x31: "out-of-bounds array access; popping on an empty array",
+    0x32: "out-of-bounds access of an array or bytesN",
+    0x41: "out of memory",
+    0x51: "uninitialized function",
+}
+
+
+def decode_revert_reason(payload: bytes) -> str | None:
+    """The reason of an ABI ``Error(string)`` or ``Panic(uint256)`` revert, else None."""
+    if payload[:4] == ERROR_SELECTOR and len(payload) >= 4 + 64:
+        body = payload[4:]
+        offset = int.from_bytes(body[:32], "big")
+        if offset + 32 > len(body):
+            return None
+        length = int.from_bytes(body[offset:offset + 32], "big")
+        raw = body[offset + 32:offset + 32 + length]
+        if len(raw) != length:
+            return None
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    if payload[:4] == PANIC_SELECTOR and len(payload) == 4 + 32:
+        code = int.from_bytes(payload[4:], "big")
+        return PANIC_REASONS.get(code, f"unknown panic code: {code:#x}")
+    return None
+
+
+def call(backend: Backend, request: CallRequest, block: BlockRef) -> bytes:
+    """Return data of the call, or raise ExecutionReverted / ExecutionFailed."""
+    header = require_header(backend, block)
+    config = backend.chain_config()
+    if config is None:
+        raise StateUnavailable("the backend does not know the chain's fork schedule")
+    chaindb = backend.evm_database()
+    try:
+        evm_header = chaindb.get_block_header_by_hash(header.hash)
+    except Exception as exc:
+        raise StateUnavailable(f"no state for block {header.number}") from exc
+
+    cap = GAS_CAP_FACTOR * header.gas_limit
+    gas = cap if request.gas is None else min(request.gas, cap)
+    priced = any(
+        v for v in (request.gas_price, request.max_fee_per_gas, request.max_priority_fee_per_gas)
+    )
+    if not priced and getattr(evm_header, "base_fee_per_gas", None) is not None:
+        evm_header = evm_header.copy(base_fee_per_gas=0)
+    vm_class = config.vm_class(header.number, header.timestamp)
+    vm = vm_class(
+        header=evm_header,
+        chaindb=chaindb,
+        chain_context=ChainContext(config.chain_id),
+        consensus_context=ConsensusContext(chaindb.db),
+    )
+    state = vm.state
+    sender = request.sender or ZERO_ADDRESS
+    nonce = state.get_nonce(sender)
+    transaction = _unsigned(vm, request, gas, nonce, header.base_fee_per_gas is not None)
+    spoofed: Any = SpoofTransaction(transaction, from_=sender)
+    try:
+        computation = state.apply_transaction(spoofed)
+    except ValidationError as exc:
+        raise ExecutionFailed(_validation_message(str(exc))) from None
+    if computation.is_error:
+        error = computation.error
+        if isinstance(error, Revert):
+            payload = computation.output
+            reason = decode_revert_reason(payload)
+            message = "execution reverted" + (f": {reason}" if reason is not None else "")
+            raise ExecutionReverted(message, "0x" + payload.hex())
+        raise ExecutionFailed(_vm_error_message(error))
+    return bytes(computation.output)
+
+
+def _unsigned(vm: Any, request: CallRequest, gas: int, nonce: int, london: bool) -> Any:
+    builder = vm.get_transaction_builder()
+    to = request.to or b""
+    access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
+                   for e in request.access_list]
+    fee_market = request.max_fee_per_gas is not None or request.max_priority_fee_per_gas is not None
+    if fee_market and not london:
+        raise InvalidParams("maxFeePerGas and maxPriorityFeePerGas need a London block")
+    if fee_market:
+        max_fee = request.max_fee_per_gas
+        tip = request.max_priority_fee_per_gas
+        if max_fee is None:
+            max_fee = tip or 0
+        if tip is None:
+            tip = 0
+        if tip > max_fee:
+            raise InvalidParams(
+                f"max priority fee per gas higher than max fee per gas: {tip} > {max_fee}"
+            )
+        return builder.new_unsigned_dynamic_fee_transaction(
+            chain_id=vm.chain_context.chain_id, nonce=nonce, max_priority_fee_per_gas=tip,
+            max_fee_per_gas=max_fee, gas=gas, to=to, value=request.value,
+            data=request.data, access_list=access_list,
+        )
+    gas_price = request.gas_price or 0
+    if access_list:
+        return builder.new_unsigned_access_list_transaction(
+            chain_id=vm.chain_context.chain_id, nonce=nonce, gas_price=gas_price, gas=gas,
+            to=to, value=request.value, data=request.data, access_list=access_list,
+        )
+    return builder.create_unsigned_transaction(
+        nonce=nonce, gas_price=gas_price, gas=gas, to=to, value=request.value, data=request.data,
+    )
+
+
+def _validation_message(detail: str) -> str:
+    lowered = detail.lower()
+    if "balance" in lowered or "afford" in lowered:
+        return "insufficient funds for gas * price + value"
+    if "intrinsic" in lowered:
+        return "intrinsic gas too low"
+    if "base fee" in lowered:
+        return "max fee per gas less than block base fee"
+    return detail
+
+
+def _vm_error_message(error: Exception) -> str:
+    name = type(error).__name__
+    if name == "OutOfGas":
+        return "out of gas"
+    if name == "InvalidInstruction":
+        return f"invalid opcode: {error}"
+    if name == "StackDepthLimit":
+        return "max call depth exceeded"
+    if name == "InsufficientStack":
+        return "stack underflow"
+    if name == "FullStack":
+        return "stack limit reached 1024"
+    if name == "InvalidJumpDestination":
+        return "invalid jump destination"
+    if name == "WriteProtection":
+        return "write protection"
+    return f"execution failed: {error or name}"

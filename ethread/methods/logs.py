@@ -1,0 +1,93 @@
+"""eth_getLogs, with the service's limits.
+
+Blocks are chosen by the backend's log index; a query that runs past its deadline stops
+working (the backend checks the deadline as it goes) and answers -32005.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..backend import Backend, Deadline, LogQuery, ResultLimitReached
+from ..errors import EthreadError, InvalidParams, LimitExceeded
+from ..models import Log, LogFilter
+from .resolve import resolve_number
+
+MAX_TOPICS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class LogLimits:
+    max_results: int = 10_000
+    timeout: float = 10.0
+    max_parameters: int = 5_000
+
+
+DEFAULT_LIMITS = LogLimits()
+
+
+class UnknownBlock(EthreadError):
+    code = -32000
+
+
+def get_logs(backend: Backend, log_filter: LogFilter, limits: LogLimits = DEFAULT_LIMITS) -> list[Log]:
+    """Logs matching the filter, in chain order."""
+    if len(log_filter.topics) > MAX_TOPICS:
+        raise InvalidParams("exceed max topics")
+    count = log_filter.parameter_count
+    if count > limits.max_parameters:
+        raise LimitExceeded(
+            f"query has {count} parameters (addresses and topics), more than "
+            f"{limits.max_parameters}"
+        )
+    deadline = Deadline.after(limits.timeout)
+    if log_filter.block_hash is not None:
+        return _logs_of_block(backend, log_filter, limits)
+    head = backend.pointer("latest")
+    begin = resolve_number(backend, log_filter.from_block)
+    end = resolve_number(backend, log_filter.to_block)
+    if head is None or begin is None or end is None:
+        return []
+    if begin > end:
+        raise InvalidParams("invalid block range params")
+    if end > head:
+        raise InvalidParams("block range extends beyond current head block")
+    earliest = backend.pointer("earliest") or 0
+    query = LogQuery(
+        from_number=max(begin, earliest),
+        to_number=end,
+        addresses=log_filter.addresses,
+        topics=log_filter.topics,
+        limit=limits.max_results,
+        deadline=deadline,
+    )
+    try:
+        return backend.logs(query)
+    except ResultLimitReached as exc:
+        raise _too_many(limits, query.from_number, exc.fits_through) from None
+
+
+def _too_many(limits: LogLimits, begin: int, fits_through: int) -> LimitExceeded:
+    data = None
+    if fits_through >= begin:
+        # A range that would have fitted, as hosted providers suggest one.
+        data = {"from": hex(begin), "to": hex(fits_through), "limit": limits.max_results}
+    return LimitExceeded(f"query returned more than {limits.max_results} results", data)
+
+
+def _logs_of_block(backend: Backend, log_filter: LogFilter, limits: LogLimits) -> list[Log]:
+    assert log_filter.block_hash is not None
+    receipts = backend.receipts(log_filter.block_hash)
+    if receipts is None:
+        raise UnknownBlock("unknown block")
+    matcher = LogQuery(from_number=0, to_number=0, addresses=log_filter.addresses,
+                       topics=log_filter.topics)
+    out = [
+        log
+        for receipt in receipts
+        for log in receipt.logs
+        if matcher.matches(log.address, log.topics)
+    ]
+    if len(out) > limits.max_results:
+        raise LimitExceeded(f"query returned more than {limits.max_results} results")
+    return out

@@ -1,0 +1,54 @@
+"""eth_getProof (EIP-1186): Merkle proofs of an account and of storage slots at a block."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import rlp
+from eth_utils import keccak
+from trie import HexaryTrie
+from trie.exceptions import MissingTrieNode
+
+from ..backend import Backend
+from ..errors import StateUnavailable
+from ..models import AccountProof, Address, BlockRef, StorageProof
+from .resolve import require_header
+
+EMPTY_TRIE_ROOT = keccak(rlp.encode(b""))
+EMPTY_CODE_HASH = keccak(b"")
+
+
+def get_proof(
+    backend: Backend, address: Address, storage_keys: Sequence[bytes], block: BlockRef
+) -> AccountProof:
+    header = require_header(backend, block)
+    db = backend.evm_database().db
+    try:
+        state = HexaryTrie(db, header.state_root)
+        account_key = keccak(address)
+        account_rlp = state.get(account_key)
+        account_proof = tuple(rlp.encode(node) for node in state.get_proof(account_key))
+        if account_rlp:
+            nonce, balance, storage_root, code_hash = rlp.decode(account_rlp)
+            nonce, balance = int.from_bytes(nonce, "big"), int.from_bytes(balance, "big")
+        else:
+            nonce, balance, storage_root, code_hash = 0, 0, EMPTY_TRIE_ROOT, EMPTY_CODE_HASH
+        storage = HexaryTrie(db, storage_root)
+        slots = []
+        for key in storage_keys:
+            slot_key = keccak(key.rjust(32, b"\x00"))
+            raw = storage.get(slot_key)
+            value = int.from_bytes(rlp.decode(raw), "big") if raw else 0
+            proof = tuple(rlp.encode(node) for node in storage.get_proof(slot_key))
+            slots.append(StorageProof(key=key, value=value, proof=proof))
+    except MissingTrieNode:
+        raise StateUnavailable(f"no state for block {header.number}") from None
+    return AccountProof(
+        address=address,
+        account_proof=account_proof,
+        balance=balance,
+        code_hash=code_hash,
+        nonce=nonce,
+        storage_hash=storage_root,
+        storage_proof=tuple(slots),
+    )

@@ -1,0 +1,52 @@
+"""Turn a block parameter (number, tag or hash) into a stored block.
+
+Tags are resolved here, above storage, from the backend's pointers. A backend without a
+pending pool answers ``pending`` as ``latest``. Lookups that miss answer None; methods that
+need the block (eth_call, eth_getProof) use :func:`require_header`, which raises.
+"""
+
+from __future__ import annotations
+
+from ..backend import Backend
+from ..errors import BlockNotFound, EthreadError
+from ..models import BlockHashRef, BlockRef, Header
+
+
+class HeaderNotFound(EthreadError):
+    code = -32000
+
+
+def resolve_number(backend: Backend, ref: int | str) -> int | None:
+    """The block number a number or tag stands for (None on an empty store)."""
+    if isinstance(ref, int):
+        return ref
+    if ref == "pending":
+        ref = "latest"
+    return backend.pointer(ref)  # type: ignore[arg-type]
+
+
+def resolve_header(backend: Backend, ref: BlockRef) -> Header | None:
+    if isinstance(ref, BlockHashRef):
+        header = backend.header_by_hash(ref.hash)
+        if header is None:
+            return None
+        if ref.require_canonical and backend.canonical_hash(header.number) != header.hash:
+            return None
+        return header
+    number = resolve_number(backend, ref)
+    if number is None:
+        return None
+    block_hash = backend.canonical_hash(number)
+    return backend.header_by_hash(block_hash) if block_hash is not None else None
+
+
+def require_header(backend: Backend, ref: BlockRef) -> Header:
+    header = resolve_header(backend, ref)
+    if header is None:
+        if isinstance(ref, BlockHashRef):
+            raise HeaderNotFound("header for hash not found")
+        raise HeaderNotFound("header not found")
+    return header
+
+
+__all__ = ["BlockNotFound", "HeaderNotFound", "require_header", "resolve_header", "resolve_number"]
