@@ -1,0 +1,36 @@
+"""The ``ethread`` command: each subcommand lives in its own module with a ``register``
+function that adds it to the parser."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# Modules providing subcommands; each has register(subparsers) and sets args.run.
+SUBCOMMAND_MODULES = ("ethread.cli.serve", "ethread.cli.storage")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ethread", description="Serve Ethereum chain data over JSON-RPC."
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    result: int = args.run(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())
