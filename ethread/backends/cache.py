@@ -6,6 +6,7 @@ the bound keeps a long-running server's memory flat.
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
 from typing import Generic, TypeVar
 
@@ -23,10 +24,8 @@ class LRU(Generic[K, V]):
     def get(self, key: K) -> V | None:
         value = self._data.get(key)
         if value is not None:
-            try:
+            with contextlib.suppress(KeyError):  # evicted by another thread meanwhile
                 self._data.move_to_end(key)
-            except KeyError:
-                pass
         return value
 
     def put(self, key: K, value: V) -> None:

@@ -97,7 +97,8 @@ def _signing_hash(item: Any) -> tuple[bytes, int, int, int]:
         else:
             payload = rlp.encode(item[:6])
             parity = v - 27
-        return keccak(payload), parity, int.from_bytes(item[7], "big"), int.from_bytes(item[8], "big")
+        r, s = int.from_bytes(item[7], "big"), int.from_bytes(item[8], "big")
+        return keccak(payload), parity, r, s
     if not isinstance(item, bytes) or not item:
         raise DecodeError("malformed transaction")
     fields = rlp.decode(item[1:])

@@ -41,7 +41,7 @@ from ..backend import LogQuery, Pointer
 from ..chain.config import ChainConfig
 from ..encoding import DecodeError, decode_header, encode_header
 from ..errors import StoreError
-from ..models import Address, Block, Hash32, Header, Log, Receipt
+from ..models import Block, Hash32, Header, Log, Receipt
 from . import canonical
 from .cache import LRU
 from .logindex import candidate_blocks, collect_logs
@@ -356,7 +356,9 @@ class LevelDBBackend:
                 source=doc.get("source") or {},
             )
         except (ValueError, KeyError, TypeError) as exc:
-            raise StoreError(f"the store at {self.path} holds a damaged chain config: {exc}") from None
+            raise StoreError(
+                f"the store at {self.path} holds a damaged chain config: {exc}"
+            ) from None
 
     def write_block(self, block: Block, receipts: Sequence[Receipt]) -> None:
         number = block.number
