@@ -1,0 +1,91 @@
+"""Build the persistent backends from a chain held in memory, for the shared conformance suite.
+
+The conformance fixture imports a chain once into a :class:`MemoryBackend` and asks these
+functions for the same chain in another backend:
+
+    leveldb_from(source, tmp_path / "db")  -> LevelDBBackend with blocks, receipts, indexes,
+                                              pointers, config and state (eth_call works)
+    era_from(source, tmp_path / "era")     -> EraBackend over Era1 files of the pre-merge
+                                              blocks (history only: no state)
+    BUILDERS                                {"leveldb": leveldb_from, "era1": era_from}
+    HISTORY_ONLY                            names of builders whose backend has no state
+
+and :func:`conformance_dir` finds the external test data (environment variable
+``ETHREAD_CONFORMANCE``, default ``../shared/conformance`` beside the repository); it fails,
+never skips, when the data is missing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ethread.backends.leveldb import LevelDBBackend
+from ethread.backends.memory import MemoryBackend
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def conformance_dir() -> Path:
+    """The external conformance data; a missing folder is a test failure, not a skip."""
+    configured = os.environ.get("ETHREAD_CONFORMANCE")
+    path = Path(configured) if configured else REPO_ROOT.parent / "shared" / "conformance"
+    if not (path / "README.md").is_file():
+        raise AssertionError(
+            f"conformance data not found at {path}; set ETHREAD_CONFORMANCE to its folder"
+        )
+    return path
+
+
+def copy_chain(source: MemoryBackend, target: Any, *, with_state: bool = True) -> None:
+    """Write every block, receipt, pointer and the config of ``source`` into ``target`` (a
+    writable backend), and its py-evm key-value store when ``with_state``."""
+    head = source.pointer("latest")
+    if head is None:
+        return
+    with target.import_batch():
+        config = source.chain_config()
+        if config is not None:
+            target.store_chain_config(config)
+        if with_state:
+            store = target.evm_database().db
+            for key, value in source.evm_database().db.wrapped_db.kv_store.items():
+                store[key] = value
+    for number in range(head + 1):
+        block_hash = source.canonical_hash(number)
+        assert block_hash is not None
+        block = source.block_by_hash(block_hash)
+        receipts = source.receipts(block_hash)
+        assert block is not None and receipts is not None
+        with target.import_batch():
+            target.write_block(block, receipts)
+    for name in ("safe", "finalized"):
+        number = source.pointer(name)  # type: ignore[arg-type]
+        if number is not None and number != head:
+            target.set_pointer(name, number)
+
+
+def leveldb_from(source: MemoryBackend, path: Path) -> LevelDBBackend:
+    """A LevelDB store at ``path`` holding the same chain and state as ``source``."""
+    backend = LevelDBBackend(path)
+    copy_chain(source, backend)
+    return backend
+
+
+def era_from(source: MemoryBackend, folder: Path, *, network: str = "devnet") -> Any:
+    """Era1 files of ``source``'s pre-merge blocks in ``folder``, served by an EraBackend
+    with the source's chain config (the folder holds the sidecar index too)."""
+    from ethread.backends.era import EraBackend
+    from ethread.era1.export import export_era1
+
+    export_era1(source, folder, network=network)
+    return EraBackend(folder, config=source.chain_config())
+
+
+BUILDERS: dict[str, Callable[[MemoryBackend, Path], Any]] = {
+    "leveldb": leveldb_from,
+    "era1": era_from,
+}
+HISTORY_ONLY = frozenset({"era1"})
