@@ -64,6 +64,11 @@ def _to(raw: Any) -> Address | None:
     return data
 
 
+def _rlp(item: Any) -> bytes:
+    encoded: bytes = rlp.encode(item)
+    return encoded
+
+
 def _enc_int(value: int) -> bytes:
     return value.to_bytes((value.bit_length() + 7) // 8, "big")
 
@@ -111,7 +116,7 @@ def header_fields(header: Header) -> list[Any]:
 
 
 def encode_header(header: Header) -> bytes:
-    return rlp.encode(header_fields(header))
+    return _rlp(header_fields(header))
 
 
 def header_from_fields(items: Any, *, raw: bytes | None = None) -> Header:
@@ -290,7 +295,7 @@ def transaction_item(tx: Transaction) -> Any:
 def encode_transaction(tx: Transaction) -> bytes:
     """The bytes a transaction's hash is taken over (and eth_sendRawTransaction would take)."""
     item = transaction_item(tx)
-    return rlp.encode(item) if isinstance(item, list) else item
+    return _rlp(item) if isinstance(item, list) else bytes(item)
 
 
 def transaction_hash(tx: Transaction) -> Hash32:
@@ -326,7 +331,7 @@ def encode_receipt(
 ) -> bytes:
     """Consensus encoding of a receipt (what the receipts trie and Era1 files hold)."""
     first = status_or_root if isinstance(status_or_root, bytes) else _enc_int(status_or_root)
-    payload = rlp.encode([first, _enc_int(cumulative_gas_used), logs_bloom,
+    payload = _rlp([first, _enc_int(cumulative_gas_used), logs_bloom,
                           [log_item(log) for log in logs]])
     return payload if tx_type == 0 else bytes([tx_type]) + payload
 

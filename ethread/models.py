@@ -28,7 +28,7 @@ class Kind(enum.Enum):
     SLOT = "slot"  # storage key: 32 bytes as data, a shorter one as a quantity (as geth does)
 
 
-Q, D, B, O = Kind.QUANTITY, Kind.DATA, Kind.BOOL, Kind.OBJECT
+Q, D, B, OBJ = Kind.QUANTITY, Kind.DATA, Kind.BOOL, Kind.OBJECT
 
 
 def wire(key: str, kind: Kind, *, omit_none: bool = False, default: Any = MISSING) -> Any:
@@ -143,7 +143,7 @@ class AccessListTransaction:
     to: Address | None = wire("to", D)
     value: int = wire("value", Q)
     data: bytes = wire("input", D)
-    access_list: tuple[AccessListEntry, ...] = wire("accessList", O)
+    access_list: tuple[AccessListEntry, ...] = wire("accessList", OBJ)
     y_parity: int = wire("yParity", Q)
     r: int = wire("r", Q)
     s: int = wire("s", Q)
@@ -162,7 +162,7 @@ class DynamicFeeTransaction:
     to: Address | None = wire("to", D)
     value: int = wire("value", Q)
     data: bytes = wire("input", D)
-    access_list: tuple[AccessListEntry, ...] = wire("accessList", O)
+    access_list: tuple[AccessListEntry, ...] = wire("accessList", OBJ)
     y_parity: int = wire("yParity", Q)
     r: int = wire("r", Q)
     s: int = wire("s", Q)
@@ -181,7 +181,7 @@ class BlobTransaction:
     to: Address = wire("to", D)
     value: int = wire("value", Q)
     data: bytes = wire("input", D)
-    access_list: tuple[AccessListEntry, ...] = wire("accessList", O)
+    access_list: tuple[AccessListEntry, ...] = wire("accessList", OBJ)
     max_fee_per_blob_gas: int = wire("maxFeePerBlobGas", Q)
     blob_versioned_hashes: tuple[Hash32, ...] = wire("blobVersionedHashes", D)
     y_parity: int = wire("yParity", Q)
@@ -202,8 +202,8 @@ class SetCodeTransaction:
     to: Address = wire("to", D)
     value: int = wire("value", Q)
     data: bytes = wire("input", D)
-    access_list: tuple[AccessListEntry, ...] = wire("accessList", O)
-    authorization_list: tuple[Authorization, ...] = wire("authorizationList", O)
+    access_list: tuple[AccessListEntry, ...] = wire("accessList", OBJ)
+    authorization_list: tuple[Authorization, ...] = wire("authorizationList", OBJ)
     y_parity: int = wire("yParity", Q)
     r: int = wire("r", Q)
     s: int = wire("s", Q)
@@ -229,7 +229,7 @@ class IncludedTransaction:
     The sender is recovered once, at import, and stored.
     """
 
-    transaction: Transaction = wire("", O)
+    transaction: Transaction = wire("", OBJ)
     hash: Hash32 = wire("hash", D)
     sender: Address = wire("from", D)
     block_hash: Hash32 = wire("blockHash", D)
@@ -291,7 +291,7 @@ class Receipt:
     root: Hash32 | None = wire("root", D, omit_none=True)
     cumulative_gas_used: int = wire("cumulativeGasUsed", Q)
     logs_bloom: bytes = wire("logsBloom", D)
-    logs: tuple[Log, ...] = wire("logs", O)
+    logs: tuple[Log, ...] = wire("logs", OBJ)
     transaction_hash: Hash32 = wire("transactionHash", D)
     transaction_index: int = wire("transactionIndex", Q)
     block_hash: Hash32 = wire("blockHash", D)
@@ -327,7 +327,7 @@ class AccountProof:
     code_hash: Hash32 = wire("codeHash", D)
     nonce: int = wire("nonce", Q)
     storage_hash: Hash32 = wire("storageHash", D)
-    storage_proof: tuple[StorageProof, ...] = wire("storageProof", O)
+    storage_proof: tuple[StorageProof, ...] = wire("storageProof", OBJ)
 
 
 # --------------------------------------------------------------------------------------------

@@ -54,7 +54,7 @@ def prove_value(root: Hash32, key: bytes, proof: Sequence[bytes]) -> bytes:
         while True:
             if len(node) == 17:
                 if position == len(path):
-                    return node[16]
+                    return bytes(node[16])
                 child = node[path[position]]
                 position += 1
                 if child == b"":
@@ -72,7 +72,7 @@ def prove_value(root: Hash32, key: bytes, proof: Sequence[bytes]) -> bytes:
                     return b""  # the path diverges: the key is absent
                 position += len(segment)
                 if is_leaf:
-                    return node[1] if position == len(path) else b""
+                    return bytes(node[1]) if position == len(path) else b""
                 child = node[1]
                 if isinstance(child, list):
                     node = child

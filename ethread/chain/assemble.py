@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from eth._utils.address import generate_contract_address
+from eth_typing import Address as EvmAddress
 
 from ..encoding import (
     decode_transaction,
@@ -99,7 +100,7 @@ def build_receipts(block: Block, evm_receipts: Sequence[Any], config: ChainConfi
             status, root = (1 if state_root == b"\x01" else 0), None
         cumulative = evm_receipt.gas_used
         contract = (
-            generate_contract_address(itx.sender, tx.nonce) if tx.to is None else None
+            generate_contract_address(EvmAddress(itx.sender), tx.nonce) if tx.to is None else None
         )
         blob_gas = None
         if isinstance(tx, BlobTransaction):

@@ -19,10 +19,17 @@ import rlp
 from eth.abc import BlockHeaderAPI, ChainDatabaseAPI
 from eth.consensus.context import ConsensusContext
 from eth.vm.chain_context import ChainContext
+from eth_typing import Hash32
 from eth_utils import ValidationError, encode_hex
 
 from ..backend import WritableBackend
-from ..encoding import DecodeError, decode_header, encode_header, header_from_fields, split_concatenated
+from ..encoding import (
+    DecodeError,
+    decode_header,
+    encode_header,
+    header_from_fields,
+    split_concatenated,
+)
 from ..errors import GenesisError, ImportFailed
 from ..models import Block, Header
 from .assemble import build_receipts, decode_block
@@ -95,7 +102,7 @@ class ChainImporter:
                 # Build the genesis apart to compare: the store's must be the same block.
                 from eth.db.atomic import AtomicDB
 
-                scratch = chain_class.from_genesis(AtomicDB(), genesis.header_params, genesis.alloc)
+                scratch = chain_class.from_genesis(AtomicDB(), genesis.header_params, genesis.alloc)  # type: ignore[arg-type]
                 computed = scratch.get_canonical_head().hash
                 if existing != computed:
                     raise GenesisError(
@@ -103,7 +110,7 @@ class ChainImporter:
                         f"gives {encode_hex(computed)}"
                     )
                 return
-            chain = chain_class.from_genesis(self.chaindb.db, genesis.header_params, genesis.alloc)
+            chain = chain_class.from_genesis(self.chaindb.db, genesis.header_params, genesis.alloc)  # type: ignore[arg-type]
             evm_header = chain.get_canonical_head()
             header = decode_header(rlp.encode(evm_header))
             with_withdrawals = header.withdrawals_root is not None
@@ -147,7 +154,7 @@ class ChainImporter:
             evm_block = rlp.decode(raw, sedes=vm_class.get_block_class())
         except (rlp.DeserializationError, rlp.DecodingError, ValueError) as exc:
             raise ImportFailed(number, "rlp", str(exc)) from None
-        evm_parent = self.chaindb.get_block_header_by_hash(header.parent_hash)
+        evm_parent = self.chaindb.get_block_header_by_hash(Hash32(header.parent_hash))
         with self.backend.import_batch():
             self._validate_header(vm_class, evm_block, evm_parent, number)
             self._validate_uncles(vm_class, evm_block, header, items, number)
@@ -220,7 +227,7 @@ class ChainImporter:
                 raise ImportFailed(number, "uncles",
                                    f"uncle {encode_hex(uncle.hash)} has no recent ancestor as parent")
             uncle_vm = self.config.vm_class(uncle.number, uncle.timestamp)
-            uncle_parent = self.chaindb.get_block_header_by_hash(uncle.parent_hash)
+            uncle_parent = self.chaindb.get_block_header_by_hash(Hash32(uncle.parent_hash))
             try:
                 uncle_vm.validate_uncle(evm_block, evm_uncle, uncle_parent)
             except ValidationError as exc:
@@ -236,10 +243,13 @@ class ChainImporter:
                 continue
             want, got = getattr(claimed, f.name), getattr(computed, f.name)
             if want != got:
-                show = (lambda v: encode_hex(v) if isinstance(v, bytes) else str(v))
                 raise ImportFailed(
                     claimed.number, f.metadata["json"],
-                    f"block says {show(want)}, execution gives {show(got)}",
+                    f"block says {_show(want)}, execution gives {_show(got)}",
                 )
         if encode_header(claimed) != encode_header(computed):  # pragma: no cover - same fields
             raise ImportFailed(claimed.number, "header", "encoding differs")
+
+
+def _show(value: object) -> str:
+    return encode_hex(value) if isinstance(value, bytes) else str(value)

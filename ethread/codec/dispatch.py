@@ -13,6 +13,7 @@ from .. import methods
 from ..backend import Backend
 from ..errors import EthreadError, InvalidParams
 from ..methods.logs import DEFAULT_LIMITS, LogLimits
+from ..models import BlockRef
 from .hex import parse_address, parse_hash, parse_storage_key
 from .params import (
     parse_block_ref,
@@ -112,7 +113,9 @@ def _get_logs(backend: Backend, params: Params, ctx: Context) -> Any:
 
 def _call(backend: Backend, params: Params, ctx: Context) -> Any:
     request = _arg(params, 0, parse_call_request)
-    block = _arg(params, 1, parse_block_ref) if len(params) > 1 and params[1] is not None else "latest"
+    block: BlockRef = "latest"
+    if len(params) > 1 and params[1] is not None:
+        block = _arg(params, 1, parse_block_ref)
     return "0x" + methods.call(backend, request, block).hex()
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from functools import cache
 from typing import Any
 
 from ..models import Block, Header, IncludedTransaction, Kind
@@ -57,8 +56,17 @@ def _writer(kind: Kind) -> Writer:
 Plan = tuple[tuple[str, str, Writer, bool], ...]
 
 
-@cache
+_PLANS: dict[type, Plan] = {}
+
+
 def _plan(cls: type) -> Plan:
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = _PLANS[cls] = _build_plan(cls)
+    return plan
+
+
+def _build_plan(cls: type) -> Plan:
     steps: list[tuple[str, str, Writer, bool]] = []
     for f in dataclasses.fields(cls):
         if "json" not in f.metadata:

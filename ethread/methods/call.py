@@ -14,6 +14,8 @@ from eth.consensus.context import ConsensusContext
 from eth.exceptions import Revert
 from eth.vm.chain_context import ChainContext
 from eth.vm.spoof import SpoofTransaction
+from eth_typing import Address as EvmAddress
+from eth_typing import Hash32
 from eth_utils import ValidationError
 
 from ..backend import Backend
@@ -69,7 +71,7 @@ def call(backend: Backend, request: CallRequest, block: BlockRef) -> bytes:
         raise StateUnavailable("the backend does not know the chain's fork schedule")
     chaindb = backend.evm_database()
     try:
-        evm_header = chaindb.get_block_header_by_hash(header.hash)
+        evm_header = chaindb.get_block_header_by_hash(Hash32(header.hash))
     except Exception as exc:
         raise StateUnavailable(f"no state for block {header.number}") from exc
 
@@ -88,7 +90,7 @@ def call(backend: Backend, request: CallRequest, block: BlockRef) -> bytes:
         consensus_context=ConsensusContext(chaindb.db),
     )
     state = vm.state
-    sender = request.sender or ZERO_ADDRESS
+    sender = EvmAddress(request.sender or ZERO_ADDRESS)
     nonce = state.get_nonce(sender)
     transaction = _unsigned(vm, request, gas, nonce, header.base_fee_per_gas is not None)
     spoofed: Any = SpoofTransaction(transaction, from_=sender)

@@ -18,6 +18,10 @@ EMPTY_TRIE_ROOT = keccak(rlp.encode(b""))
 EMPTY_CODE_HASH = keccak(b"")
 
 
+def _encoded(nodes: Sequence[object]) -> tuple[bytes, ...]:
+    return tuple(rlp.encode(node) for node in nodes)
+
+
 def get_proof(
     backend: Backend, address: Address, storage_keys: Sequence[bytes], block: BlockRef
 ) -> AccountProof:
@@ -27,7 +31,7 @@ def get_proof(
         state = HexaryTrie(db, header.state_root)
         account_key = keccak(address)
         account_rlp = state.get(account_key)
-        account_proof = tuple(rlp.encode(node) for node in state.get_proof(account_key))
+        account_proof = _encoded(state.get_proof(account_key))  # type: ignore[no-untyped-call]
         if account_rlp:
             nonce, balance, storage_root, code_hash = rlp.decode(account_rlp)
             nonce, balance = int.from_bytes(nonce, "big"), int.from_bytes(balance, "big")
@@ -39,7 +43,7 @@ def get_proof(
             slot_key = keccak(key.rjust(32, b"\x00"))
             raw = storage.get(slot_key)
             value = int.from_bytes(rlp.decode(raw), "big") if raw else 0
-            proof = tuple(rlp.encode(node) for node in storage.get_proof(slot_key))
+            proof = _encoded(storage.get_proof(slot_key))  # type: ignore[no-untyped-call]
             slots.append(StorageProof(key=key, value=value, proof=proof))
     except MissingTrieNode:
         raise StateUnavailable(f"no state for block {header.number}") from None

@@ -1,0 +1,87 @@
+"""The e2store container: a flat sequence of typed records.
+
+Each record is an 8-byte header (type: 2 bytes, length: u32 little-endian, reserved: u16
+that must be zero) followed by ``length`` bytes of data. Era1 files are e2store files whose
+last record is a block index, which is what lets a reader seek instead of scanning.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from ..errors import StoreError
+
+HEADER = struct.Struct("<2sIH")
+HEADER_SIZE = HEADER.size
+
+VERSION = b"e2"
+COMPRESSED_HEADER = b"\x03\x00"
+COMPRESSED_BODY = b"\x04\x00"
+COMPRESSED_RECEIPTS = b"\x05\x00"
+TOTAL_DIFFICULTY = b"\x06\x00"
+ACCUMULATOR = b"\x07\x00"
+BLOCK_INDEX = b"f2"
+
+TYPE_NAMES = {
+    VERSION: "version",
+    COMPRESSED_HEADER: "compressed header",
+    COMPRESSED_BODY: "compressed body",
+    COMPRESSED_RECEIPTS: "compressed receipts",
+    TOTAL_DIFFICULTY: "total difficulty",
+    ACCUMULATOR: "accumulator",
+    BLOCK_INDEX: "block index",
+}
+
+
+class FormatError(StoreError):
+    """An archive file that is truncated or does not hold what its format says.
+
+    The message names the file and the byte offset, so a damaged file can be found and
+    replaced rather than guessed at.
+    """
+
+    def __init__(self, path: str, offset: int, detail: str) -> None:
+        super().__init__(f"{path}: at byte {offset}: {detail}")
+        self.path = path
+        self.offset = offset
+        self.detail = detail
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    type: bytes
+    offset: int
+    """Where the record's header starts."""
+    length: int
+
+    @property
+    def data_offset(self) -> int:
+        return self.offset + HEADER_SIZE
+
+    @property
+    def end(self) -> int:
+        return self.offset + HEADER_SIZE + self.length
+
+
+def read_record(buf: bytes | memoryview, offset: int, path: str,
+                expected: bytes | None = None) -> Record:
+    """The record whose header starts at ``offset``, checked to lie inside the buffer."""
+    size = len(buf)
+    if offset < 0 or offset + HEADER_SIZE > size:
+        raise FormatError(path, offset, f"truncated: no record header (file is {size} bytes)")
+    kind, length, reserved = HEADER.unpack_from(buf, offset)
+    if reserved != 0:
+        raise FormatError(path, offset, "corrupted: record header has a nonzero reserved field")
+    record = Record(kind, offset, length)
+    if record.end > size:
+        raise FormatError(path, offset, f"truncated: record of {length} bytes runs past the end "
+                          f"of the file ({size} bytes)")
+    if expected is not None and kind != expected:
+        raise FormatError(path, offset, f"corrupted: expected a {TYPE_NAMES[expected]} record, "
+                          f"found type 0x{kind.hex()}")
+    return record
+
+
+def encode_record(kind: bytes, data: bytes) -> bytes:
+    return HEADER.pack(kind, len(data), 0) + data

@@ -1,0 +1,24 @@
+"""Snappy framing (the streaming format, with CRC-checked chunks) through cramjam.
+
+cramjam's framed encoder produces the same bytes as the Go encoder other clients use, which
+is what lets an exported Era1 file match theirs byte for byte.
+"""
+
+from __future__ import annotations
+
+import cramjam
+
+
+class SnappyError(ValueError):
+    """Data that is not a valid snappy frame stream (bad chunk, CRC mismatch, truncation)."""
+
+
+def compress(data: bytes) -> bytes:
+    return bytes(cramjam.snappy.compress(data))
+
+
+def decompress(data: bytes | memoryview) -> bytes:
+    try:
+        return bytes(cramjam.snappy.decompress(bytes(data)))
+    except cramjam.DecompressionError as exc:
+        raise SnappyError(str(exc)) from None
