@@ -53,9 +53,7 @@ def parse_data(value: Any, what: str = "data", *, length: int | None = None) -> 
         raise InvalidParams("invalid hex string")
     raw = bytes.fromhex(digits)
     if length is not None and len(raw) != length:
-        raise InvalidParams(
-            "hex string has length {len(digits)}, want {2 * length}"
-        )
+        raise InvalidParams(f"hex string has length {len(digits)}, want {2 * length} for {what}")
     return raw
 
 

@@ -140,6 +140,15 @@ class Dispatcher:
             log.exception("internal error in %s", call.method)
             return error_response(call.id, InternalError("internal error"))
 
+    def _run_unanswered(self, call: Call) -> None:
+        """A notification is run (the caller may count on its effects) but never answered."""
+        try:
+            self.result(call)
+        except EthreadError:
+            pass
+        except Exception:
+            log.exception("internal error in notification %s", call.method)
+
     def handle(self, body: bytes) -> bytes | None:
         try:
             is_batch, calls, ids = parse_request(body)
@@ -157,7 +166,7 @@ class Dispatcher:
             if isinstance(call, EthreadError):
                 yield error_response(request_id, call)
             elif call.is_notification:
-                self.respond(call)  # run for its effects; a notification gets no answer
+                self._run_unanswered(call)
             else:
                 yield self.respond(call)
 

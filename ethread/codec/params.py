@@ -95,7 +95,7 @@ def parse_log_filter(value: Any) -> LogFilter:
     block_hash = value.get("blockHash")
     if block_hash is not None:
         if value.get("fromBlock") is not None or value.get("toBlock") is not None:
-            raise InvalidParams("can't specify fromBlock/toBlock with blockHash")
+            raise InvalidParams("cannot specify both BlockHash and FromBlock/ToBlock, choose one or the other")
         return LogFilter(block_hash=parse_hash(block_hash),
                          addresses=_address_list(value.get("address")),
                          topics=_topics(value.get("topics")))
