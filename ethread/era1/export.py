@@ -1,0 +1,97 @@
+"""Write Era1 files from any backend.
+
+Era1 covers proof-of-work history: export stops before the first block with zero difficulty
+(the merge). Files hold whole epochs of 8,192 blocks starting at multiples of 8,192, the last
+one possibly partial, and are named ``<network>-<epoch>-<accumulator root prefix>.era1`` so
+other clients can read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..backends import canonical
+from ..encoding import encode_header
+from ..errors import StoreError
+from .accumulator import EPOCH_SIZE
+from .networks import network_name
+from .writer import Era1Writer
+
+ExportProgress = Callable[[int, int], None]
+"""Called with (blocks written, blocks to write)."""
+
+
+def _last_pre_merge(backend: Any, first: int, head: int) -> int:
+    """The last proof-of-work block in ``[first, head]``."""
+    last = first - 1
+    for number in range(first, head + 1):
+        header = _header(backend, number)
+        if header is None:
+            continue
+        if header.difficulty == 0 and number > 0:
+            break
+        last = number
+    return last
+
+
+def _header(backend: Any, number: int) -> Any:
+    block_hash = backend.canonical_hash(number)
+    return backend.header_by_hash(block_hash) if block_hash is not None else None
+
+
+def export_era1(
+    backend: Any,
+    folder: str | Path,
+    *,
+    network: str | None = None,
+    first: int = 0,
+    last: int | None = None,
+    progress: ExportProgress | None = None,
+) -> list[Path]:
+    """Export the pre-merge blocks ``[first, last]`` of ``backend`` into ``folder``; returns the
+    files written. ``first`` must start an epoch (a multiple of 8,192)."""
+    if first % EPOCH_SIZE:
+        raise StoreError(f"Era1 files start at multiples of {EPOCH_SIZE}; {first} does not")
+    name = network or network_name(backend.chain_config())
+    if not name:
+        raise StoreError("the chain is not a known network: give a network name for the files")
+    head = backend.pointer("latest")
+    if head is None:
+        raise StoreError("the backend holds no blocks")
+    last = _last_pre_merge(backend, first, head if last is None else min(last, head))
+    if last < first:
+        raise StoreError(f"no proof-of-work blocks to export from block {first}")
+    own_td = getattr(backend, "total_difficulty", None)
+    td = 0
+    if own_td is None:
+        if backend.canonical_hash(0) is None:
+            raise StoreError("total difficulty needs the chain from genesis, which the backend "
+                             "does not hold")
+        for number in range(first):
+            td += _header(backend, number).difficulty
+    written: list[Path] = []
+    total = last - first + 1
+    done = 0
+    for start in range(first, last + 1, EPOCH_SIZE):
+        end = min(start + EPOCH_SIZE, last + 1)
+        if backend.canonical_hash(start) is None:
+            continue  # an archive with a gap: export the epochs it holds
+        writer = Era1Writer(start)
+        for number in range(start, end):
+            block_hash = backend.canonical_hash(number)
+            block = backend.block_by_hash(block_hash) if block_hash is not None else None
+            receipts = backend.receipts(block_hash) if block_hash is not None else None
+            if block is None or receipts is None:
+                raise StoreError(f"block {number} is missing from the backend")
+            td = own_td(number) if own_td is not None else td + block.header.difficulty
+            writer.add(block.hash, encode_header(block.header), canonical.body_rlp(block),
+                       canonical.encode_receipts(receipts), td)
+            done += 1
+            if progress is not None and done % 256 == 0:
+                progress(done, total)
+        written.append(writer.write(folder, name))
+    if progress is not None:
+        progress(done, total)
+    return written

@@ -1,0 +1,154 @@
+"""Read one Era1 file through its block index, memory-mapped.
+
+Layout: ``version | (header, body, receipts, total difficulty)* | accumulator | block index``.
+The block index (last record) holds the first block number, one offset per block (relative to
+the index record itself) and the count, so opening a file reads its last few kilobytes and
+nothing else; a block is then three record reads and three snappy decompressions.
+
+File names are ``<network>-<epoch, 5 digits>-<first 4 bytes of the accumulator root>.era1``.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..models import Hash32
+from . import e2store
+from .accumulator import EPOCH_SIZE
+from .e2store import FormatError, Record, read_record
+from .snappy import SnappyError, decompress
+
+_U64 = struct.Struct("<Q")
+_I64 = struct.Struct("<q")
+_NAME = re.compile(r"^(?P<network>[A-Za-z0-9_.-]+)-(?P<epoch>\d{5,})-(?P<root>[0-9a-f]{8})\.era1$")
+
+
+@dataclass(frozen=True, slots=True)
+class Era1Name:
+    network: str
+    epoch: int
+    root_prefix: str
+    """Hex of the accumulator root's first four bytes."""
+
+    @classmethod
+    def parse(cls, name: str) -> Era1Name | None:
+        match = _NAME.match(name)
+        if match is None:
+            return None
+        return cls(match["network"], int(match["epoch"]), match["root"])
+
+    def __str__(self) -> str:
+        return f"{self.network}-{self.epoch:05d}-{self.root_prefix}.era1"
+
+
+def era1_filename(network: str, epoch: int, root: Hash32) -> str:
+    return str(Era1Name(network, epoch, root[:4].hex()))
+
+
+class Era1File:
+    """One open Era1 file. Reads are bounds-checked: damage raises
+    :class:`~ethread.era1.e2store.FormatError` naming the file and offset."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._where = str(self.path)
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError as exc:
+            raise FormatError(self._where, 0, f"cannot open: {exc.strerror}") from None
+        try:
+            size = os.fstat(fd).st_size
+            if size < e2store.HEADER_SIZE * 3 + 32 + 24:
+                raise FormatError(self._where, 0, f"truncated: {size} bytes is too short for "
+                                  "an Era1 file")
+            self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        finally:
+            os.close(fd)
+        self._buf = memoryview(self._map)
+        self.size = size
+        read_record(self._buf, 0, self._where, e2store.VERSION)
+        self.count = _U64.unpack_from(self._buf, size - 8)[0]
+        if not 1 <= self.count <= EPOCH_SIZE:
+            raise FormatError(self._where, size - 8, f"truncated or corrupted: the block index "
+                              f"count reads {self.count}")
+        index_length = 16 + 8 * self.count
+        index_at = size - e2store.HEADER_SIZE - index_length
+        index = read_record(self._buf, index_at, self._where, e2store.BLOCK_INDEX)
+        if index.length != index_length:
+            raise FormatError(self._where, index_at, "corrupted: block index length does not "
+                              "match its count")
+        self.start = _U64.unpack_from(self._buf, index.data_offset)[0]
+        self._offsets = [
+            index_at + _I64.unpack_from(self._buf, index.data_offset + 8 + 8 * i)[0]
+            for i in range(self.count)
+        ]
+        self._accumulator_at = index_at - e2store.HEADER_SIZE - 32
+        read_record(self._buf, self._accumulator_at, self._where, e2store.ACCUMULATOR)
+
+    def close(self) -> None:
+        self._buf.release()
+        self._map.close()
+
+    # ----------------------------------------------------------------------------------------
+
+    @property
+    def end(self) -> int:
+        """One past the last block number held."""
+        return self.start + self.count
+
+    def accumulator(self) -> Hash32:
+        at = self._accumulator_at + e2store.HEADER_SIZE
+        return bytes(self._buf[at:at + 32])
+
+    def offset(self, number: int) -> int:
+        """Where block ``number``'s records start (for error messages)."""
+        if not self.start <= number < self.end:
+            raise KeyError(number)
+        return self._offsets[number - self.start]
+
+    def _tuple(self, number: int) -> tuple[Record, Record, Record, Record]:
+        if not self.start <= number < self.end:
+            raise KeyError(number)
+        offset = self._offsets[number - self.start]
+        header = read_record(self._buf, offset, self._where, e2store.COMPRESSED_HEADER)
+        body = read_record(self._buf, header.end, self._where, e2store.COMPRESSED_BODY)
+        receipts = read_record(self._buf, body.end, self._where, e2store.COMPRESSED_RECEIPTS)
+        td = read_record(self._buf, receipts.end, self._where, e2store.TOTAL_DIFFICULTY)
+        return header, body, receipts, td
+
+    def _inflate(self, record: Record) -> bytes:
+        try:
+            return decompress(self._buf[record.data_offset:record.end])
+        except SnappyError as exc:
+            raise FormatError(self._where, record.offset,
+                              f"corrupted {e2store.TYPE_NAMES[record.type]} record: {exc}") from None
+
+    def header_rlp(self, number: int) -> bytes:
+        return self._inflate(self._tuple(number)[0])
+
+    def body_rlp(self, number: int) -> bytes:
+        return self._inflate(self._tuple(number)[1])
+
+    def receipts_rlp(self, number: int) -> bytes:
+        return self._inflate(self._tuple(number)[2])
+
+    def total_difficulty(self, number: int) -> int:
+        record = self._tuple(number)[3]
+        if record.length != 32:
+            raise FormatError(self._where, record.offset, "corrupted: total difficulty is not "
+                              "32 bytes")
+        return int.from_bytes(self._buf[record.data_offset:record.end], "little")
+
+    def raw_tuple(self, number: int) -> tuple[bytes, bytes, bytes, int]:
+        """(header RLP, body RLP, receipts RLP, total difficulty) of one block."""
+        header, body, receipts, td = self._tuple(number)
+        if td.length != 32:
+            raise FormatError(self._where, td.offset, "corrupted: total difficulty is not "
+                              "32 bytes")
+        return (self._inflate(header), self._inflate(body), self._inflate(receipts),
+                int.from_bytes(self._buf[td.data_offset:td.end], "little"))
