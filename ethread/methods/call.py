@@ -8,6 +8,7 @@ error code 3 with the decoded reason and the raw payload.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from eth.consensus.context import ConsensusContext
@@ -160,7 +161,7 @@ def _vm_error_message(error: Exception) -> str:
     if name == "OutOfGas":
         return "out of gas"
     if name == "InvalidInstruction":
-        return f"invalid opcode: {error}"
+        return f"invalid opcode: {_opcode_name(str(error))}"
     if name == "StackDepthLimit":
         return "max call depth exceeded"
     if name == "InsufficientStack":
@@ -172,3 +173,17 @@ def _vm_error_message(error: Exception) -> str:
     if name == "WriteProtection":
         return "write protection"
     return f"execution failed: {error or name}"
+
+
+def _opcode_name(detail: str) -> str:
+    """geth names the opcode (``CHAINID``); py-evm gives its value (``Invalid opcode 0x46 @ 8``)."""
+    from eth.vm import opcode_values
+
+    match = re.search(r"0x([0-9a-fA-F]+)", detail)
+    if match is None:
+        return detail
+    value = int(match.group(1), 16)
+    for name, code in vars(opcode_values).items():
+        if name.isupper() and code == value:
+            return name
+    return f"opcode {value:#x} not defined"
