@@ -1,0 +1,186 @@
+"""``ethread serve``: run the JSON-RPC service.
+
+With no arguments it serves the built-in demo chain on 127.0.0.1:8545 with the demo key.
+``--genesis/--blocks`` serve an imported chain, ``--db``/``--era`` a stored one, and
+``--config FILE`` describes several networks, keys and limits in TOML. Flags and file entries
+mean the same things; a flag given next to ``--config`` overrides the file's value (keys given
+with ``--api-key`` are added to the file's).
+
+The server's modules are imported only when the command runs, so ``ethread`` works without
+the ``server`` extra installed until someone asks to serve.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..methods.logs import LogLimits
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve", help="serve chain data over JSON-RPC (HTTP and WebSocket)",
+        description="Serve chain data over JSON-RPC at /v3/<API_KEY> and /ws/v3/<API_KEY>. "
+                    "Without a chain argument, serves the built-in demo chain.")
+    chain = parser.add_argument_group("chain (one of; default: the demo chain)")
+    chain.add_argument("--config", metavar="FILE", help="TOML file: networks, keys, limits")
+    chain.add_argument("--genesis", metavar="G", help="genesis.json of a chain to import")
+    chain.add_argument("--blocks", metavar="B", help="blocks to import (concatenated RLP)")
+    chain.add_argument("--no-verify-seals", action="store_true",
+                       help="skip the proof-of-work seal check while importing")
+    chain.add_argument("--db", metavar="DIR", help="serve a LevelDB store")
+    chain.add_argument("--era", metavar="DIR", help="serve a folder of Era1 archive files")
+    chain.add_argument("--block-time", type=float, metavar="S",
+                       help="demo chain: mine a block every S seconds (default: no mining)")
+    chain.add_argument("--network-name", metavar="NAME", help="name of the served network")
+    listen = parser.add_argument_group("listening")
+    listen.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    listen.add_argument("--port", type=int, help="port to listen on (default 8545)")
+    keys = parser.add_argument_group("keys and credits")
+    keys.add_argument("--api-key", action="append", metavar="K", dest="api_keys",
+                      help="accept this API key (repeatable; default: the demo key)")
+    keys.add_argument("--daily-credits", type=int, metavar="N",
+                      help="daily credit balance of each --api-key (default 3,000,000)")
+    keys.add_argument("--credits-per-second", type=float, metavar="R",
+                      help="rate limit of each --api-key in credits per second")
+    keys.add_argument("--ledger", metavar="PATH",
+                      help="SQLite file of the credit ledger, or :memory: "
+                           "(default ethread-credits.sqlite3)")
+    keys.add_argument("--ledger-flush-interval", type=float, metavar="S",
+                      help="seconds between ledger writes; 0 writes every debit (default 1)")
+    limits = parser.add_argument_group("limits")
+    limits.add_argument("--max-body-bytes", type=int, metavar="N")
+    limits.add_argument("--max-batch-calls", type=int, metavar="N")
+    limits.add_argument("--max-ws-message-bytes", type=int, metavar="N")
+    limits.add_argument("--logs-timeout", type=float, metavar="S",
+                        help="eth_getLogs deadline in seconds (default 10)")
+    limits.add_argument("--logs-max-results", type=int, metavar="N")
+    other = parser.add_argument_group("operation")
+    other.add_argument("--threads", type=int, metavar="N",
+                       help="worker threads per pool for the synchronous core (default 4)")
+    other.add_argument("--no-access-log", action="store_true", help="do not log each request")
+    other.add_argument("--log-level", default="info",
+                       choices=("debug", "info", "warning", "error"))
+    parser.set_defaults(run=run)
+
+
+def build_config(args: argparse.Namespace) -> Any:
+    """The :class:`~ethread.server.config.ServerConfig` the flags (and file) describe."""
+    from ..server.config import (
+        ConfigError,
+        KeyConfig,
+        NetworkConfig,
+        ServerConfig,
+        load_config,
+    )
+
+    chain_flags = [f for f in ("genesis", "db", "era") if getattr(args, f)]
+    if len(chain_flags) > 1 or (chain_flags and args.config):
+        raise ConfigError("give one chain: --config, --genesis, --db or --era")
+    if args.blocks and not args.genesis:
+        raise ConfigError("--blocks needs --genesis")
+    if args.block_time and chain_flags:
+        raise ConfigError("--block-time applies to the demo chain only")
+    config = load_config(args.config) if args.config else ServerConfig()
+    if not args.config:
+        name = args.network_name
+        if args.genesis:
+            network = NetworkConfig(name=name or "main", backend="import",
+                                    genesis=Path(args.genesis),
+                                    blocks=Path(args.blocks) if args.blocks else None,
+                                    verify_seals=not args.no_verify_seals)
+        elif args.db or args.era:
+            network = NetworkConfig(name=name or "main", backend="db" if args.db else "era",
+                                    path=Path(args.db or args.era))
+        else:
+            network = NetworkConfig(name=name or "demo", block_time=args.block_time or 0.0)
+        config = replace(config, networks=(network,))
+    changes: dict[str, Any] = {}
+    for flag, setting in (("host", "host"), ("port", "port"), ("ledger", "ledger"),
+                          ("ledger_flush_interval", "ledger_flush_interval"),
+                          ("threads", "threads")):
+        if getattr(args, flag) is not None:
+            changes[setting] = getattr(args, flag)
+    if args.no_access_log:
+        changes["access_log"] = False
+    if args.api_keys:
+        defaults = KeyConfig(key="-")
+        changes["keys"] = config.keys + tuple(
+            KeyConfig(key=k,
+                      daily_credits=args.daily_credits if args.daily_credits is not None
+                      else defaults.daily_credits,
+                      credits_per_second=args.credits_per_second)
+            for k in args.api_keys)
+    elif args.daily_credits is not None or args.credits_per_second is not None:
+        raise ConfigError("--daily-credits and --credits-per-second apply to --api-key keys")
+    limits = config.limits
+    limit_changes = {name: getattr(args, name) for name in
+                     ("max_body_bytes", "max_batch_calls", "max_ws_message_bytes")
+                     if getattr(args, name) is not None}
+    if args.logs_timeout is not None or args.logs_max_results is not None:
+        limit_changes["logs"] = LogLimits(
+            max_results=args.logs_max_results if args.logs_max_results is not None
+            else limits.logs.max_results,
+            timeout=args.logs_timeout if args.logs_timeout is not None else limits.logs.timeout,
+            max_parameters=limits.logs.max_parameters)
+    if limit_changes:
+        changes["limits"] = replace(limits, **limit_changes)
+    return replace(config, **changes)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from ..server import runner
+        from ..server.config import ConfigError
+        from ..server.credits import LedgerError
+    except ImportError as exc:
+        print(f"ethread serve: the server extra is not installed ({exc.name} is missing): "
+              "pip install 'ethread[server]'", file=sys.stderr)
+        return 2
+    from ..errors import EthreadError
+
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        config = build_config(args)
+        if config.networks[0].backend == "demo" and not args.config:
+            print("building the demo chain...", file=sys.stderr, flush=True)
+        prepared = runner.prepare(config)
+    except (ConfigError, LedgerError) as exc:
+        print(f"ethread serve: error: {exc}", file=sys.stderr)
+        return 2
+    except (EthreadError, OSError) as exc:
+        print(f"ethread serve: error: {exc}", file=sys.stderr)
+        return 1
+    for name, http_url, ws_url in prepared.urls():
+        print(f"network {name}: HTTP {http_url}", flush=True)
+        print(f"network {name}: WebSocket {ws_url}", flush=True)
+    keys = prepared.service.keys.keys()
+    if any(k.config.label == "demo" for k in keys):
+        print("demo API key: ethread-demo-key (loopback demo only)", flush=True)
+    else:
+        print(f"{len(keys)} API key(s) accepted; put yours in place of <API_KEY>", flush=True)
+    print(f"health: http://{config.host}:{prepared.main_port}/health", flush=True)
+    previous = signal.signal(signal.SIGTERM, _stop_requested)
+    try:
+        prepared.run()
+    except (KeyboardInterrupt, _Stopped):
+        pass  # uvicorn re-raises the signal once its graceful shutdown is done
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    print("ethread serve: stopped", file=sys.stderr)
+    return 0
+
+
+class _Stopped(Exception):
+    """SIGTERM, turned into an exception so that the command exits 0 after shutting down."""
+
+
+def _stop_requested(signum: int, frame: object) -> None:
+    raise _Stopped

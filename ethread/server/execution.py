@@ -1,0 +1,97 @@
+"""Running calls of the synchronous core without stalling the event loop.
+
+Three lanes, cheapest first:
+
+1. a cached answer (the dispatcher's cache, keyed on the chain's generation) is taken on the
+   event loop itself: no thread hop, which is most of the cost of a cheap call;
+2. the chain-metadata methods (chain id, head number, client version) run inline: they read
+   one value;
+3. everything else runs in a thread pool. Calls that can run long (eth_call, eth_getLogs,
+   eth_getProof) have a pool of their own, so a few slow calls cannot starve the block and
+   transaction getters of threads.
+
+The event loop keeps serving other clients while a pool thread works: Python switches threads
+every few milliseconds, and eth_getLogs stops its own work at its deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import orjson
+
+from ..codec.dispatch import METHODS
+from ..codec.jsonrpc import Call, Dispatcher, error_response
+from ..errors import EthreadError
+
+INLINE_METHODS = frozenset({"eth_chainId", "eth_blockNumber", "net_version",
+                            "web3_clientVersion"})
+SLOW_METHODS = frozenset({"eth_call", "eth_getLogs", "eth_getProof"})
+
+
+def envelope(request_id: Any, result: bytes) -> bytes:
+    return b'{"jsonrpc":"2.0","id":' + orjson.dumps(request_id) + b',"result":' + result + b"}"
+
+
+def cached_answer(dispatcher: Dispatcher, call: Call) -> bytes | None:
+    """The answer from the dispatcher's cache, or None. Built on the same key the dispatcher
+    stores under; were that key to change, this only misses, it never answers wrongly."""
+    spec = METHODS.get(call.method)
+    if spec is None or not spec.cacheable:
+        return None
+    try:
+        key = (call.method, orjson.dumps(call.params))
+    except TypeError:
+        return None
+    hit = dispatcher.cache.get(dispatcher.backend.generation(), key)
+    return None if hit is None else envelope(call.id, hit)
+
+
+def batch_answers(dispatcher: Dispatcher, calls: list[Call | EthreadError],
+                  ids: list[Any]) -> list[bytes]:
+    """The answers of a batch, in order; notifications run and get none."""
+    out: list[bytes] = []
+    for call, request_id in zip(calls, ids, strict=True):
+        if isinstance(call, EthreadError):
+            out.append(error_response(request_id, call))
+        elif call.is_notification:
+            dispatcher.respond(call)
+        else:
+            out.append(dispatcher.respond(call))
+    return out
+
+
+class CallRunner:
+    """Answers calls for the server: cache and inline lanes on the loop, the rest in pools."""
+
+    def __init__(self, threads: int = 4) -> None:
+        self.fast_pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="ethread-rpc")
+        self.slow_pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="ethread-slow")
+
+    async def answer(self, dispatcher: Dispatcher, call: Call) -> bytes:
+        cached = cached_answer(dispatcher, call)
+        if cached is not None:
+            return cached
+        if call.method in INLINE_METHODS:
+            return dispatcher.respond(call)
+        pool = self.slow_pool if call.method in SLOW_METHODS else self.fast_pool
+        return await asyncio.get_running_loop().run_in_executor(pool, dispatcher.respond, call)
+
+    async def answer_batch(self, dispatcher: Dispatcher, calls: list[Call | EthreadError],
+                           ids: list[Any]) -> list[bytes]:
+        cached = [
+            None if isinstance(c, EthreadError) or c.is_notification else cached_answer(dispatcher, c)
+            for c in calls
+        ]
+        if all(a is not None for a in cached):
+            return [a for a in cached if a is not None]
+        slow = any(isinstance(c, Call) and c.method in SLOW_METHODS for c in calls)
+        pool = self.slow_pool if slow else self.fast_pool
+        return await asyncio.get_running_loop().run_in_executor(
+            pool, batch_answers, dispatcher, calls, ids)
+
+    def close(self) -> None:
+        self.fast_pool.shutdown(wait=False, cancel_futures=True)
+        self.slow_pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,174 @@
+"""Served networks: opening each one's backend, and finding the one a request addresses.
+
+A network is addressed by the listening port the connection arrived on and the Host header:
+a network that names the host wins; otherwise the network on that port that names no host;
+otherwise the request gets a clear "unknown network" error, never another chain's data.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..backend import Backend
+from ..codec.dispatch import Context
+from ..codec.jsonrpc import Dispatcher
+from .config import ConfigError, NetworkConfig, ServerConfig
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(eq=False)
+class Network:
+    """A backend being served, with its dispatcher (and answer cache) and, for the demo
+    chain, the dev chain that can mine more blocks."""
+
+    name: str
+    backend: Backend
+    dispatcher: Dispatcher
+    hosts: tuple[str, ...] = ()
+    port: int | None = None
+    miner: Any = None
+    """A :class:`ethread.chain.devchain.DevChain` when the network can grow on demand."""
+    block_time: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def make_network(name: str, backend: Backend, context: Context | None = None, *,
+                 hosts: tuple[str, ...] = (), port: int | None = None, miner: Any = None,
+                 block_time: float = 0.0) -> Network:
+    dispatcher = Dispatcher(backend, context) if context is not None else Dispatcher(backend)
+    return Network(name, backend, dispatcher, hosts, port, miner, block_time)
+
+
+class NetworkRouter:
+    """(listening port, Host) -> network."""
+
+    def __init__(self, networks: list[Network], main_port: int) -> None:
+        self.networks = networks
+        self.main_port = main_port
+        self._by_host: dict[tuple[int, str], Network] = {}
+        self._default: dict[int, Network] = {}
+        for network in networks:
+            port = main_port if network.port is None else network.port
+            for host in network.hosts:
+                self._by_host[(port, host)] = network
+            if not network.hosts:
+                self._default[port] = network
+
+    def ports(self) -> set[int]:
+        return {self.main_port if n.port is None else n.port for n in self.networks}
+
+    def find(self, port: int | None, host_header: str | None) -> Network | None:
+        if port is None:
+            port = self.main_port
+        if host_header:
+            host = _host_name(host_header)
+            found = self._by_host.get((port, host))
+            if found is not None:
+                return found
+        return self._default.get(port)
+
+
+def _host_name(header: str) -> str:
+    """The host of a Host header, lower-cased, without port (IPv6 brackets kept)."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        end = header.find("]")
+        return header[: end + 1] if end != -1 else header
+    return header.split(":", 1)[0]
+
+
+# -- opening backends ------------------------------------------------------------------------
+
+
+def open_network(config: NetworkConfig, context: Context, progress: Progress | None = None,
+                 ) -> Network:
+    """Open (and for ``import`` and ``demo``, build in memory) the network's backend."""
+    miner: Any = None
+    if config.backend == "demo":
+        backend, miner = _demo_backend()
+    elif config.backend == "import":
+        backend = _imported_backend(config, progress)
+    else:
+        backend = _storage_backend(config)
+    network = make_network(config.name, backend, context, hosts=config.hosts, port=config.port,
+                           miner=miner, block_time=config.block_time)
+    network.info["backend"] = config.backend
+    return network
+
+
+def _demo_backend() -> tuple[Backend, Any]:
+    """The dev chain's demo, built in memory: blocks, every transaction type, logs, uncles."""
+    from ..backends.memory import MemoryBackend
+
+    backend = MemoryBackend()
+    demo_chain = _demo_chain_builder()
+    chain = demo_chain(backend)
+    return backend, chain
+
+
+def _demo_chain_builder() -> Callable[[Any], Any]:
+    for module in ("ethread.chain.devchain_demo", "ethread.chain.devchain"):
+        try:
+            builder = getattr(importlib.import_module(module), "demo_chain", None)
+        except ImportError:
+            continue
+        if builder is not None:
+            return builder  # type: ignore[no-any-return]
+    raise ConfigError("the demo chain builder (ethread.chain.devchain_demo.demo_chain) "
+                      "is not available in this installation")
+
+
+def _imported_backend(config: NetworkConfig, progress: Progress | None) -> Backend:
+    from ..backends.memory import MemoryBackend
+    from ..chain.importer import import_chain
+
+    backend = MemoryBackend()
+    assert config.genesis is not None
+    import_chain(backend, config.genesis, config.blocks, verify_seals=config.verify_seals,
+                 progress=progress)
+    return backend
+
+
+def _storage_backend(config: NetworkConfig) -> Backend:
+    """A LevelDB store (``db``) or an Era1 folder (``era``), through
+    :func:`ethread.backends.open.open_backend`, imported only when such a network is served."""
+    from ..backends.open import open_backend
+
+    assert config.path is not None
+    if config.backend == "db":
+        return open_backend(db=config.path)
+    return open_backend(era=config.path)
+
+
+class ImportProgress:
+    """Prints ``importing <network>: done/total blocks`` on one line, a few times a second."""
+
+    def __init__(self, name: str, stream: Any = None, interval: float = 0.2) -> None:
+        self.name = name
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval = interval
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self._last < self.interval:
+            return
+        self._last = now
+        percent = 100 * done // total if total else 100
+        end = "\n" if done >= total else ""
+        self.stream.write(f"\rimporting {self.name}: {done}/{total} blocks ({percent}%){end}")
+        self.stream.flush()
+
+
+def open_networks(config: ServerConfig, progress: bool = True) -> list[Network]:
+    context = Context(log_limits=config.limits.logs)
+    return [
+        open_network(n, context, ImportProgress(n.name) if progress else None)
+        for n in config.networks
+    ]

@@ -1,0 +1,83 @@
+"""The service's own refusals: each one an HTTP status plus a JSON-RPC error object.
+
+Every answer the transport gives is JSON-RPC shaped, so a client library reports the message
+instead of choking on an HTML page. The table is documented in ``docs/server.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ..errors import EthreadError, InvalidRequest, LimitExceeded, MethodNotFound
+
+UNAUTHORIZED_CODE = -32001
+
+
+class Unauthorized(EthreadError):
+    code = UNAUTHORIZED_CODE
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A whole request turned away before any call ran; it is never charged."""
+
+    status: int
+    error: EthreadError
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+
+    def body(self, ids: list[Any] | None = None) -> bytes:
+        """One error object, or for a batch one per element, each with its id."""
+        error: dict[str, Any] = {"code": self.error.code, "message": self.error.message}
+        if self.error.data is not None:
+            error["data"] = self.error.data
+        if ids is None:
+            return orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
+        return orjson.dumps([{"jsonrpc": "2.0", "id": i, "error": error} for i in ids])
+
+
+def unauthorized() -> Refused:
+    return Refused(401, Unauthorized("unauthorized: the API key in the path is missing or unknown"))
+
+
+def not_found(path_hint: str = "POST to /v3/<API_KEY>") -> Refused:
+    return Refused(404, InvalidRequest(f"not found: {path_hint}"))
+
+
+def unknown_network(host: str | None, port: int | None) -> Refused:
+    return Refused(404, InvalidRequest(
+        f"unknown network: nothing is served for host {host or '(none)'!r} on port {port}"))
+
+
+def method_not_allowed() -> Refused:
+    return Refused(405, InvalidRequest("method not allowed: JSON-RPC requests use POST"),
+                   ((b"allow", b"POST"),))
+
+
+def unsupported_media_type() -> Refused:
+    return Refused(415, InvalidRequest("unsupported content type: use application/json"))
+
+
+def body_too_large(limit: int) -> Refused:
+    return Refused(413, InvalidRequest(f"request body too large: the limit is {limit} bytes"))
+
+
+def batch_too_large(count: int, limit: int) -> Refused:
+    return Refused(413, InvalidRequest(
+        f"batch too large: {count} calls, the limit is {limit} per batch"))
+
+
+def over_credits(reason: str, retry_after: int) -> Refused:
+    """Out of daily credits or over the rate: -32005, with Retry-After in seconds."""
+    if reason == "daily credit limit reached":
+        message = "daily credit limit reached: the balance resets at 00:00 UTC"
+    else:
+        message = f"{reason}: retry after {retry_after} s"
+    return Refused(429, LimitExceeded(message),
+                   ((b"retry-after", str(retry_after).encode()),))
+
+
+def subscriptions_need_websocket() -> MethodNotFound:
+    return MethodNotFound("notifications not supported: subscribe over the WebSocket endpoint")

@@ -1,0 +1,185 @@
+"""Putting a service together and running it under uvicorn.
+
+The order matters for failing early and cheaply: the credit ledger is opened first (a second
+server on the same ledger stops here, before any chain is imported), then the networks (an
+import shows its progress), then every listening socket is bound (port 0 becomes a real port,
+which tests and the benchmark use), and only then does uvicorn start. uvicorn runs with uvloop
+and httptools for speed, the ``websockets`` library for WebSocket, its own access log off (it
+would print keys), and a graceful shutdown on SIGINT/SIGTERM: in-flight requests finish, open
+WebSockets are closed, the ledger is written.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .access_log import install_key_masking
+from .app import RpcApp, Service
+from .auth import KeyRing
+from .config import DEMO_KEY, ServerConfig, validate
+from .credits import Billing, CreditLedger
+from .execution import CallRunner
+from .networks import Network, NetworkRouter, open_networks
+
+GRACEFUL_SHUTDOWN_SECONDS = 5
+
+
+@dataclass
+class PreparedServer:
+    """A service whose sockets are bound, ready to run (in this thread or another)."""
+
+    config: ServerConfig
+    app: RpcApp
+    service: Service
+    sockets: list[socket.socket]
+    main_port: int
+    networks: list[Network]
+    server: Any = field(default=None)
+
+    def port_of(self, network: Network) -> int:
+        return self.main_port if network.port is None else network.port
+
+    def urls(self) -> list[tuple[str, str, str]]:
+        """(network, HTTP URL, WebSocket URL) with the first key, masked unless it is the
+        public demo key."""
+        keys = self.service.keys.keys()
+        if not keys:
+            shown = "<API_KEY>"
+        elif keys[0].config.key == DEMO_KEY:
+            shown = DEMO_KEY
+        else:
+            shown = "<API_KEY>"
+        host = self.config.host
+        out = []
+        for network in self.networks:
+            name = network.hosts[0] if network.hosts else host
+            base = f"{name}:{self.port_of(network)}"
+            out.append((network.name, f"http://{base}/v3/{shown}", f"ws://{base}/ws/v3/{shown}"))
+        return out
+
+    def run(self) -> None:
+        """Serve until SIGINT/SIGTERM (or :meth:`stop`); returns after a graceful shutdown."""
+        self._server().run(sockets=self.sockets)
+
+    def stop(self) -> None:
+        server = self._server()
+        server.should_exit = True
+
+    def _server(self) -> Any:
+        if self.server is None:
+            import uvicorn
+
+            limits = self.config.limits
+            uv_config = uvicorn.Config(
+                self.app,
+                loop="uvloop",
+                http="httptools",
+                ws="websockets-sansio",
+                ws_max_size=limits.max_ws_message_bytes,
+                ws_per_message_deflate=False,
+                lifespan="on",
+                access_log=False,
+                log_config=None,
+                server_header=False,
+                timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+                backlog=4096,
+            )
+            self.server = uvicorn.Server(uv_config)
+        return self.server
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(4096)
+    sock.set_inheritable(True)
+    return sock
+
+
+def prepare(config: ServerConfig, networks: list[Network] | None = None, *,
+            progress: bool = True) -> PreparedServer:
+    """Open the ledger and the networks and bind the sockets (see the module docstring).
+
+    ``networks`` replaces the configured ones (a test serving a chain it built itself).
+    """
+    config = validate(config.with_default_key())
+    install_key_masking()
+    ledger = CreditLedger(config.ledger, flush_interval=config.ledger_flush_interval)
+    sockets: list[socket.socket] = []
+    try:
+        if networks is None:
+            networks = open_networks(config, progress=progress)
+        main = bind(config.host, config.port)
+        sockets.append(main)
+        main_port = main.getsockname()[1]
+        by_port: dict[int, int] = {config.port: main_port}
+        for network in networks:
+            if network.port is None or network.port in by_port:
+                if network.port is not None:
+                    network.port = by_port[network.port]
+                continue
+            extra = bind(config.host, network.port)
+            sockets.append(extra)
+            by_port[network.port] = extra.getsockname()[1]
+            network.port = by_port[network.port]
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        ledger.close()
+        raise
+    service = Service(
+        router=NetworkRouter(networks, main_port),
+        keys=KeyRing(config.keys),
+        billing=Billing(ledger),
+        runner=CallRunner(config.threads),
+        limits=config.limits,
+        access_log=config.access_log,
+    )
+    app = RpcApp(service, config.ledger_flush_interval)
+    return PreparedServer(config, app, service, sockets, main_port, networks)
+
+
+class ServerThread:
+    """A prepared server running in a background thread: for tests and in-process use."""
+
+    def __init__(self, prepared: PreparedServer) -> None:
+        self.prepared = prepared
+        self._thread = threading.Thread(target=prepared.run, name="ethread-server",
+                                        daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self.prepared.main_port
+
+    def start(self, timeout: float = 30.0) -> ServerThread:
+        self._thread.start()
+        server = self.prepared._server()
+        deadline = time.monotonic() + timeout
+        while not getattr(server, "started", False):
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self, timeout: float = 15.0) -> None:
+        self.prepared.stop()
+        self._thread.join(timeout)
+        for sock in self.prepared.sockets:
+            sock.close()
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+

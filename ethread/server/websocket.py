@@ -1,0 +1,218 @@
+"""The WebSocket endpoint ``/ws/v3/<key>``: the same JSON-RPC text messages, plus
+subscriptions.
+
+The handshake is refused (HTTP 401 with a JSON body where the server supports sending one,
+otherwise a plain refusal) unless the key is known: an unauthenticated client never gets an
+open socket. Each message is charged like an HTTP request and answered as soon as it is done;
+up to :data:`MAX_IN_FLIGHT` messages of one connection run at once, so a slow eth_getLogs
+does not hold back a cheap call sent after it. One writer task per connection sends answers
+and notifications in the order they are ready; a client that stops reading until
+:data:`OUTBOX_LIMIT` messages pile up is disconnected (close code 1008) rather than allowed to
+grow the server's memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+from ..codec.jsonrpc import Call, error_response, parse_request
+from ..errors import EthreadError, InvalidParams, LimitExceeded
+from . import refusals
+from .access_log import log_request
+from .app import WS_PREFIX, Receive, Scope, Send, Service, header
+from .auth import ApiKey
+from .execution import envelope
+from .networks import Network
+from .refusals import Refused
+from .subscriptions import ChainFeed, parse_subscription
+
+log = logging.getLogger("ethread.server")
+
+MAX_IN_FLIGHT = 32
+OUTBOX_LIMIT = 4096
+CLOSE_POLICY = 1008
+CLOSE_TOO_BIG = 1009
+
+
+class WebSocketEndpoint:
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "websocket.connect":
+            return
+        service = self.service
+        path: str = scope["path"]
+        network = service.network_for(scope)
+        presented = path[len(WS_PREFIX):].rstrip("/") if path.startswith(WS_PREFIX) else ""
+        key = (service.keys.lookup(presented)
+               if presented and "/" not in presented else None)
+        if not path.startswith(WS_PREFIX):
+            await _reject(scope, send, refusals.not_found("connect to /ws/v3/<API_KEY>"))
+            return
+        if network is None:
+            server = scope.get("server")
+            await _reject(scope, send, refusals.unknown_network(
+                header(scope, b"host"), server[1] if server else None))
+            return
+        if key is None:
+            await _reject(scope, send, refusals.unauthorized())
+            return
+        await send({"type": "websocket.accept"})
+        session = Session(service, network, key, send, scope.get("client"))
+        await session.run(receive)
+
+
+async def _reject(scope: Scope, send: Send, refused: Refused) -> None:
+    """Refuse the handshake with the JSON error when the server lets us send a response."""
+    if "websocket.http.response" in scope.get("extensions", {}):
+        await send({"type": "websocket.http.response.start", "status": refused.status,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "websocket.http.response.body", "body": refused.body()})
+    else:
+        await send({"type": "websocket.close", "code": CLOSE_POLICY})
+
+
+class Session:
+    """One open WebSocket: its in-flight calls, its subscriptions and its outbox."""
+
+    def __init__(self, service: Service, network: Network, key: ApiKey, send: Send,
+                 client: Any) -> None:
+        self.service = service
+        self.network = network
+        self.key = key
+        self.send = send
+        self.client = client
+        self.feed: ChainFeed = service.feed(network)
+        self.subscriptions: set[str] = set()
+        self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue(OUTBOX_LIMIT)
+        self.in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.closing: int | None = None
+
+    async def run(self, receive: Receive) -> None:
+        writer = asyncio.create_task(self._write())
+        try:
+            while self.closing is None:
+                message = await receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                if message["type"] != "websocket.receive":
+                    continue
+                text = message.get("text")
+                data: bytes = text.encode() if text is not None else message.get("bytes") or b""
+                if len(data) > self.service.limits.max_ws_message_bytes:
+                    self.closing = CLOSE_TOO_BIG
+                    break
+                await self.in_flight.acquire()
+                task = asyncio.create_task(self._handle(data))
+                self.tasks.add(task)
+                task.add_done_callback(self._done)
+        finally:
+            for subscription in self.subscriptions:
+                self.feed.unsubscribe(subscription)
+            self.subscriptions.clear()
+            for task in list(self.tasks):
+                task.cancel()
+            if self.closing is not None:
+                with contextlib.suppress(asyncio.QueueFull):
+                    self.outbox.put_nowait(None)
+                with contextlib.suppress(Exception):
+                    await writer
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await writer
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self.tasks.discard(task)
+        self.in_flight.release()
+        if not task.cancelled() and task.exception() is not None:
+            log.error("WebSocket message failed", exc_info=task.exception())
+
+    def deliver(self, message: bytes) -> None:
+        """Queue an answer or a notification without waiting; overflow closes the socket."""
+        if self.closing is not None:
+            return
+        try:
+            self.outbox.put_nowait(message)
+        except asyncio.QueueFull:
+            self.closing = CLOSE_POLICY
+            log.warning("closing a WebSocket of %s: %d messages unread", self.key.masked,
+                        OUTBOX_LIMIT)
+
+    async def _write(self) -> None:
+        while True:
+            message = await self.outbox.get()
+            if message is None or self.closing is not None:
+                await self.send({"type": "websocket.close", "code": self.closing or 1000})
+                return
+            await self.send({"type": "websocket.send", "text": message.decode()})
+
+    async def _handle(self, data: bytes) -> None:
+        started = time.perf_counter()
+        answer, what = await self._answer(data)
+        if answer is not None:
+            self.deliver(answer)
+        if self.service.access_log:
+            log_request(self.client, self.network.name, self.key.masked, "ws " + what, 101,
+                        0 if answer is None else len(answer), time.perf_counter() - started)
+
+    async def _answer(self, data: bytes) -> tuple[bytes | None, str]:
+        service = self.service
+        try:
+            is_batch, calls, ids = parse_request(data)
+        except EthreadError as exc:
+            return error_response(None, exc), "invalid"
+        limit = service.limits.max_batch_calls
+        if is_batch and len(calls) > limit:
+            return refusals.batch_too_large(len(calls), limit).body(), f"batch({len(calls)})"
+        what = f"batch({len(calls)})" if is_batch else (
+            calls[0].method if isinstance(calls[0], Call) else "invalid")
+        refused = service.admit(self.key, calls)
+        if refused is not None:
+            wanted = [i for c, i in zip(calls, ids, strict=True)
+                      if not (isinstance(c, Call) and c.is_notification)]
+            return refused.body(wanted if is_batch else None), what
+        answers = [await self._one(c, i) for c, i in zip(calls, ids, strict=True)]
+        present = [a for a in answers if a is not None]
+        if not is_batch:
+            return (present[0] if present else None), what
+        return (b"[" + b",".join(present) + b"]" if present else None), what
+
+    async def _one(self, call: Call | EthreadError, request_id: Any) -> bytes | None:
+        if isinstance(call, EthreadError):
+            return error_response(request_id, call)
+        if call.method == "eth_subscribe":
+            answer = self._subscribe(call)
+        elif call.method == "eth_unsubscribe":
+            answer = self._unsubscribe(call)
+        else:
+            answer = await self.service.runner.answer(self.network.dispatcher, call)
+        return None if call.is_notification else answer
+
+    def _subscribe(self, call: Call) -> bytes:
+        if len(self.subscriptions) >= self.service.limits.max_ws_subscriptions:
+            return error_response(call.id, LimitExceeded(
+                f"too many subscriptions on this connection: the limit is "
+                f"{self.service.limits.max_ws_subscriptions}"))
+        try:
+            kind, matcher = parse_subscription(call.params)
+        except EthreadError as exc:
+            return error_response(call.id, exc)
+        subscription = self.feed.subscribe(kind, self.deliver, matcher)
+        self.subscriptions.add(subscription)
+        return envelope(call.id, b'"' + subscription.encode() + b'"')
+
+    def _unsubscribe(self, call: Call) -> bytes:
+        if len(call.params) != 1 or not isinstance(call.params[0], str):
+            return error_response(call.id, InvalidParams("expected one subscription id"))
+        subscription = call.params[0]
+        if subscription not in self.subscriptions:
+            return envelope(call.id, b"false")
+        self.subscriptions.discard(subscription)
+        return envelope(call.id, b"true" if self.feed.unsubscribe(subscription) else b"false")

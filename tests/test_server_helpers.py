@@ -1,0 +1,154 @@
+"""Helpers shared by the server tests (no tests here): serving a backend in a thread, running
+``ethread serve`` as a subprocess, and posting JSON-RPC with the standard library."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+KEY = "test-key-0123456789"
+
+
+def ethread_command() -> list[str]:
+    """The installed ``ethread`` console script (the command a user runs)."""
+    script = Path(sys.executable).parent / "ethread"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("ethread")
+    return [found] if found else [sys.executable, "-m", "ethread.cli"]
+
+
+def post(url: str, body: Any, *, raw: bytes | None = None, headers: dict[str, str] | None = None,
+         timeout: float = 30) -> tuple[int, dict[str, str], Any]:
+    """(status, headers, parsed JSON body or None) of a POST, error statuses included."""
+    data = raw if raw is not None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        url, data=data, headers={"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            status, head, payload = response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as exc:
+        status, head, payload = exc.code, dict(exc.headers), exc.read()
+    return status, {k.lower(): v for k, v in head.items()}, json.loads(payload) if payload else None
+
+
+def get(url: str, timeout: float = 10) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")
+
+
+def call(method: str, params: Sequence[Any] = (), request_id: Any = 1) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": list(params)}
+
+
+@contextmanager
+def serve_in_thread(backend: Any = None, *, networks: list[Any] | None = None,
+                    **settings: Any) -> Iterator[Any]:
+    """Serve ``backend`` (or ``networks``) on a free loopback port in this process.
+
+    ``settings`` are :class:`ServerConfig` fields; ``limits`` may be a dict of overrides. The
+    ledger is in memory unless ``ledger`` names a file.
+    """
+    from ethread.server import ServerConfig, ServerThread, make_network, prepare
+    from ethread.server.config import KeyConfig
+
+    limits = settings.pop("limits", None)
+    keys = settings.pop("keys", (KeyConfig(key=KEY),))
+    config = ServerConfig(port=0, keys=keys, ledger=settings.pop("ledger", ":memory:"),
+                          access_log=settings.pop("access_log", False), **settings)
+    if limits:
+        config = replace(config, limits=replace(config.limits, **limits))
+    if networks is None:
+        networks = [make_network("main", backend, _context(config))]
+    thread = ServerThread(prepare(config, networks))
+    thread.start()
+    try:
+        yield thread
+    finally:
+        thread.stop()
+
+
+def _context(config: Any) -> Any:
+    from ethread.codec.dispatch import Context
+
+    return Context(log_limits=config.limits.logs)
+
+
+def url_of(thread: Any, key: str = KEY) -> str:
+    return f"http://127.0.0.1:{thread.port}/v3/{key}"
+
+
+def ws_url_of(thread: Any, key: str = KEY) -> str:
+    return f"ws://127.0.0.1:{thread.port}/ws/v3/{key}"
+
+
+class ServeProcess:
+    """``ethread serve ARGS --port 0`` in a subprocess; the port is read from what it prints."""
+
+    def __init__(self, args: Sequence[str], cwd: Path, timeout: float = 120) -> None:
+        self.process = subprocess.Popen(
+            [*ethread_command(), "serve", *args, "--port", "0"], cwd=cwd,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.port = self._wait_for_port(timeout)
+
+    def _wait_for_port(self, timeout: float) -> int:
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout
+        lines = []
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            found = re.search(r"health: http://[^:]+:(\d+)/health", line)
+            if found:
+                port = int(found.group(1))
+                self._wait_healthy(port, deadline)
+                return port
+        self.stop()
+        err = self.process.stderr.read() if self.process.stderr else ""
+        raise RuntimeError(f"ethread serve did not start:\n{''.join(lines)}\n{err[-3000:]}")
+
+    def _wait_healthy(self, port: int, deadline: float) -> None:
+        while time.monotonic() < deadline:
+            try:
+                if get(f"http://127.0.0.1:{port}/health", timeout=2)[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("ethread serve never answered /health")
+
+    def stop(self) -> tuple[int, str]:
+        """SIGTERM, then wait: (exit status, stderr)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            _, err = self.process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _, err = self.process.communicate()
+        return self.process.returncode, err
+
+    def __enter__(self) -> ServeProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
