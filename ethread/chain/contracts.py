@@ -231,7 +231,9 @@ _ENV_SNIPPETS: dict[str, list[Item]] = {"PARENTHASH": [1, "NUMBER", "SUB", "BLOC
 def env_echo_code(fields: Sequence[str] = ENV_FIELDS) -> bytes:
     """A contract returning ``fields`` as 32-byte words. Pick fields the target fork has:
     CHAINID and SELFBALANCE need Istanbul, BASEFEE London, BLOBBASEFEE Cancun."""
-    body = [[_ENV_SNIPPETS.get(name, [name]), 32 * i, "MSTORE"] for i, name in enumerate(fields)]
+    body: list[Item] = [
+        [_ENV_SNIPPETS.get(name, [name]), 32 * i, "MSTORE"] for i, name in enumerate(fields)
+    ]
     return assemble(body, 32 * len(fields), 0, "RETURN")
 
 

@@ -1,0 +1,321 @@
+"""Synthetic history for benchmarks: many well-formed blocks, written fast.
+
+Unlike the dev chain, this SKIPS EXECUTION. After a normal genesis (stored through
+:class:`ChainImporter`, Prague rules from block 0), blocks are made directly as models and
+written with ``backend.write_block``: each holds one dynamic-fee transaction from one of a
+handful of senders to one of a handful of token-like contracts, and one ERC-20-style Transfer
+log. Headers are well-formed and chained (parent hashes, block hashes, transactions and
+receipts roots, blooms, EIP-1559 base fees, gas used all consistent), but:
+
+- the state root of every block is the genesis state root and no state is stored for these
+  blocks, so eth_call and eth_getProof find no state for them (their headers are not in the
+  py-evm database either);
+- gas used is a fixed figure, not what execution would charge;
+- unless ``sign=True``, signatures are deterministic filler, well-formed (low s, in range) but
+  not made by the sender's key: the stored sender is authoritative, as it is for every block
+  (senders are recovered once, at import), but recovering one from the signature gives some
+  other address. Signing costs about 130 microseconds a block.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import rlp
+from Crypto.Hash import keccak as _keccak_module
+from eth_utils import keccak
+
+from ..backend import WritableBackend
+from ..encoding import header_fields
+from ..models import (
+    Address,
+    Block,
+    DynamicFeeTransaction,
+    Hash32,
+    Header,
+    IncludedTransaction,
+    Log,
+    Receipt,
+)
+from .devchain import DEV_CHAIN_ID, GWEI, PRAGUE_FORKS, DevChainError, genesis_document
+from .devchain_signing import DevAccount, dev_accounts, sign_transaction
+from .genesis import parse_genesis
+from .importer import ChainImporter
+
+TRANSFER_TOPIC = keccak(b"Transfer(address,address,uint256)")
+TRANSFER_SELECTOR = keccak(b"transfer(address,uint256)")[:4]
+EMPTY_TRIE_ROOT = keccak(rlp.encode(b""))
+EMPTY_UNCLES_HASH = keccak(rlp.encode([]))
+EMPTY_REQUESTS_HASH = bytes.fromhex(
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # sha256 of nothing
+)
+SECP256K1_HALF_N = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0
+GAS_USED = 51_000
+GAS_LIMIT = 30_000_000
+ELASTICITY = 2
+BASE_FEE_CHANGE_DENOMINATOR = 8
+FEE_RECIPIENT = b"\xfe" * 20
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SyntheticHistory:
+    """What a benchmark needs to aim its queries: who sent, who logged, up to where."""
+
+    senders: tuple[Address, ...]
+    emitters: tuple[Address, ...]
+    head: int
+    transfer_topic: Hash32 = TRANSFER_TOPIC
+
+
+def emitter_address(index: int) -> Address:
+    return keccak(b"synthetic emitter %d" % index)[:20]
+
+
+def synthetic_history(
+    backend: WritableBackend,
+    blocks: int = 100_000,
+    *,
+    chain_id: int = DEV_CHAIN_ID,
+    senders: int = 8,
+    emitters: int = 4,
+    genesis_timestamp: int = 1_700_000_000,
+    block_time: int = 12,
+    batch: int = 1_000,
+    sign: bool = False,
+    progress: Progress | None = None,
+) -> SyntheticHistory:
+    """Fill ``backend`` with a genesis and ``blocks`` synthetic blocks (see the module
+    docstring: no execution, no state). A backend already holding a shorter history of the
+    same parameters is extended rather than rebuilt; ``batch`` blocks go in each
+    ``import_batch``."""
+    accounts = dev_accounts(senders)
+    genesis = parse_genesis(genesis_document(
+        chain_id=chain_id, forks=PRAGUE_FORKS, accounts=accounts, timestamp=genesis_timestamp,
+        gas_limit=GAS_LIMIT, extra_data=b"ethread synthetic",
+    ))
+    ChainImporter(backend, genesis, verify_seals=False)
+    head_number = backend.pointer("latest")
+    parent = _header_at(backend, head_number or 0)
+    maker = _BlockMaker(chain_id, accounts, tuple(emitter_address(i) for i in range(emitters)),
+                        block_time, sign)
+    numbers = range(parent.number + 1, blocks + 1)
+    for chunk in _chunks(numbers, batch):
+        with backend.import_batch():
+            for number in chunk:
+                block, receipt = maker.make(parent, number)
+                backend.write_block(block, (receipt,))
+                parent = block.header
+        if progress is not None:
+            progress(chunk[-1], blocks)
+    return SyntheticHistory(senders=tuple(a.address for a in accounts), emitters=maker.emitters,
+                            head=max(blocks, parent.number))
+
+
+def _header_at(backend: WritableBackend, number: int) -> Header:
+    block_hash = backend.canonical_hash(number)
+    header = backend.header_by_hash(block_hash) if block_hash is not None else None
+    if header is None:
+        raise DevChainError(f"the backend lost block {number}")
+    return header
+
+
+def _chunks(numbers: range, size: int) -> Iterator[range]:
+    for start in range(0, len(numbers), size):
+        yield numbers[start:start + size]
+
+
+def next_base_fee(parent: Header) -> int:
+    """EIP-1559: the base fee moves toward keeping blocks half full."""
+    assert parent.base_fee_per_gas is not None
+    base = parent.base_fee_per_gas
+    target = parent.gas_limit // ELASTICITY
+    if parent.gas_used == target:
+        return base
+    if parent.gas_used > target:
+        delta = base * (parent.gas_used - target) // target // BASE_FEE_CHANGE_DENOMINATOR
+        return base + max(delta, 1)
+    delta = base * (target - parent.gas_used) // target // BASE_FEE_CHANGE_DENOMINATOR
+    return max(base - delta, 0)
+
+
+def single_entry_trie_root(value: bytes) -> Hash32:
+    """Root of a trie holding only ``value`` at index 0 (key ``rlp(0)`` = 0x80): one leaf node
+    whose path is the nibbles 8, 0 (compact form 0x20 0x80). Saves building a trie per block."""
+    return _keccak(_rlp([b"\x20\x80", value]))
+
+
+@cache
+def _bloom_bits(item: bytes) -> int:
+    digest = keccak(item)
+    bits = 0
+    for i in (0, 2, 4):
+        bits |= 1 << (int.from_bytes(digest[i:i + 2], "big") & 2047)
+    return bits
+
+
+def logs_bloom(address: Address, topics: tuple[Hash32, ...]) -> bytes:
+    bits = _bloom_bits(address)
+    for topic in topics:
+        bits |= _bloom_bits(topic)
+    return bits.to_bytes(256, "big")
+
+
+def _keccak(data: bytes) -> Hash32:
+    """keccak-256 without eth_utils' argument checking, a third of its cost at this size."""
+    return _keccak_module.new(data=data, digest_bits=256).digest()  # type: ignore[no-any-return]
+
+
+def _rlp(item: bytes | list[Any]) -> bytes:
+    """RLP of byte strings and lists: pyrlp's type-inferring encoder costs several times more,
+    and this module encodes four items per block. Tests check the results against
+    :mod:`ethread.encoding`, which stays the one definition of every layout."""
+    if isinstance(item, bytes):
+        if len(item) == 1 and item[0] < 0x80:
+            return item
+        return _length_prefix(len(item), 0x80) + item
+    payload = b"".join([_rlp(x) for x in item])
+    return _length_prefix(len(payload), 0xC0) + payload
+
+
+def _length_prefix(length: int, offset: int) -> bytes:
+    if length < 56:
+        return bytes([offset + length])
+    encoded = length.to_bytes((length.bit_length() + 7) // 8, "big")
+    return bytes([offset + 55 + len(encoded)]) + encoded
+
+
+def _int(value: int) -> bytes:
+    return value.to_bytes((value.bit_length() + 7) // 8, "big")
+
+
+def _dynamic_fee_envelope(tx: DynamicFeeTransaction) -> bytes:
+    """``encode_transaction(tx)``, fast (see :func:`_rlp`)."""
+    return b"\x02" + _rlp([
+        _int(tx.chain_id), _int(tx.nonce), _int(tx.max_priority_fee_per_gas),
+        _int(tx.max_fee_per_gas), _int(tx.gas), tx.to or b"", _int(tx.value), tx.data, [],
+        _int(tx.y_parity), _int(tx.r), _int(tx.s),
+    ])
+
+
+def _receipt_encoding(tx_type: int, gas_used: int, bloom: bytes, address: Address,
+                      topics: tuple[Hash32, ...], data: bytes) -> bytes:
+    """``encode_receipt`` of a successful transaction with one log, fast."""
+    return bytes([tx_type]) + _rlp([b"\x01", _int(gas_used), bloom,
+                                    [[address, list(topics), data]]])
+
+
+AMOUNT_CYCLE = 256
+"""Transfer amounts repeat with this period, so that a block's receipt is one of a few hundred
+and its receipts root can be remembered rather than recomputed."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Transfer:
+    """What a block's transaction does, apart from its nonce and signature; the receipt,
+    its root and the bloom depend on nothing else."""
+
+    sender: DevAccount
+    recipient: Address
+    emitter: Address
+    amount: int
+
+    @property
+    def topics(self) -> tuple[Hash32, ...]:
+        return (TRANSFER_TOPIC, self.sender.address.rjust(32, b"\x00"),
+                self.recipient.rjust(32, b"\x00"))
+
+    @property
+    def log_data(self) -> bytes:
+        return self.amount.to_bytes(32, "big")
+
+
+@dataclass
+class _BlockMaker:
+    chain_id: int
+    accounts: tuple[DevAccount, ...]
+    emitters: tuple[Address, ...]
+    block_time: int
+    sign: bool
+    _receipts: dict[_Transfer, tuple[bytes, Hash32]] = field(default_factory=dict)
+    """Bloom and receipts root by transfer."""
+
+    def _transfer(self, number: int) -> _Transfer:
+        count = len(self.accounts)
+        return _Transfer(
+            sender=self.accounts[(number - 1) % count],
+            recipient=self.accounts[number % count].address,
+            emitter=self.emitters[(number - 1) // count % len(self.emitters)],
+            amount=(1 + number % AMOUNT_CYCLE) * 10**15,
+        )
+
+    def _bloom_and_root(self, transfer: _Transfer) -> tuple[bytes, Hash32]:
+        known = self._receipts.get(transfer)
+        if known is None:
+            bloom = logs_bloom(transfer.emitter, transfer.topics)
+            encoding = _receipt_encoding(2, GAS_USED, bloom, transfer.emitter, transfer.topics,
+                                         transfer.log_data)
+            known = self._receipts[transfer] = (bloom, single_entry_trie_root(encoding))
+        return known
+
+    def _transaction(self, number: int, transfer: _Transfer, seed: bytes) -> DynamicFeeTransaction:
+        tx = DynamicFeeTransaction(
+            chain_id=self.chain_id, nonce=(number - 1) // len(self.accounts),
+            max_priority_fee_per_gas=GWEI, max_fee_per_gas=100 * GWEI, gas=100_000,
+            to=transfer.emitter, value=0,
+            data=TRANSFER_SELECTOR + transfer.recipient.rjust(32, b"\x00") + transfer.log_data,
+            access_list=(), y_parity=seed[0] & 1,
+            r=int.from_bytes(seed, "big") % SECP256K1_HALF_N + 1,
+            s=int.from_bytes(seed, "little") % SECP256K1_HALF_N + 1,
+        )
+        if self.sign:
+            signed = sign_transaction(tx, transfer.sender)
+            assert isinstance(signed, DynamicFeeTransaction)
+            tx = signed
+        return tx
+
+    def make(self, parent: Header, number: int) -> tuple[Block, Receipt]:
+        # Randomness for signature filler, prevrandao and beacon root; need not be keccak.
+        seed = hashlib.sha256(b"synthetic block %d" % number).digest()
+        transfer = self._transfer(number)
+        tx = self._transaction(number, transfer, seed)
+        envelope = _dynamic_fee_envelope(tx)
+        tx_hash = _keccak(envelope)
+        bloom, receipts_root = self._bloom_and_root(transfer)
+        base_fee = next_base_fee(parent)
+        header = Header(
+            parent_hash=parent.hash, uncles_hash=EMPTY_UNCLES_HASH, coinbase=FEE_RECIPIENT,
+            state_root=parent.state_root, transactions_root=single_entry_trie_root(envelope),
+            receipts_root=receipts_root, logs_bloom=bloom, difficulty=0, number=number,
+            gas_limit=parent.gas_limit, gas_used=GAS_USED,
+            timestamp=parent.timestamp + self.block_time, extra_data=b"", mix_hash=seed,
+            nonce=b"\x00" * 8, base_fee_per_gas=base_fee, withdrawals_root=EMPTY_TRIE_ROOT,
+            blob_gas_used=0, excess_blob_gas=0, parent_beacon_block_root=seed[::-1],
+            requests_hash=EMPTY_REQUESTS_HASH,
+        )
+        header_rlp = _rlp(header_fields(header))
+        # The hash is filled in after construction, as ethread.encoding's decoder does.
+        object.__setattr__(header, "hash", _keccak(header_rlp))
+        sender = transfer.sender.address
+        gas_price = min(tx.max_fee_per_gas, base_fee + tx.max_priority_fee_per_gas)
+        included = IncludedTransaction(transaction=tx, hash=tx_hash, sender=sender,
+                                       block_hash=header.hash, block_number=number, index=0,
+                                       gas_price=gas_price)
+        log = Log(address=transfer.emitter, topics=transfer.topics, data=transfer.log_data,
+                  block_number=number, transaction_hash=tx_hash, transaction_index=0,
+                  block_hash=header.hash, block_timestamp=header.timestamp, log_index=0)
+        body = len(header_rlp) + len(_rlp([envelope])) + 2  # + no uncles, no withdrawals
+        block = Block(header=header, transactions=(included,), uncles=(), withdrawals=(),
+                      size=len(_length_prefix(body, 0xC0)) + body)
+        receipt = Receipt(
+            type=tx.type, status=1, root=None, cumulative_gas_used=GAS_USED, logs_bloom=bloom,
+            logs=(log,), transaction_hash=tx_hash, transaction_index=0, block_hash=header.hash,
+            block_number=number, sender=sender, to=transfer.emitter, gas_used=GAS_USED,
+            effective_gas_price=gas_price, contract_address=None,
+        )
+        return block, receipt

@@ -1,0 +1,97 @@
+"""Dev accounts and transaction signing for the dev chain.
+
+Transactions are built as :mod:`ethread.models` values and signed here, so the dev chain
+speaks the same types as everything else. The payload a signature covers is derived from the
+one canonical encoding in :mod:`ethread.encoding` (the envelope minus the signature fields),
+so no transaction field is listed a second time here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import rlp
+from eth_keys.datatypes import PrivateKey
+from eth_utils import keccak
+
+from ..encoding import transaction_item
+from ..models import Address, Authorization, Hash32, LegacyTransaction, Transaction
+
+AUTHORIZATION_MAGIC = b"\x05"
+"""EIP-7702: what an authorization's signed payload starts with."""
+BLOB_HASH_VERSION = b"\x01"
+"""EIP-4844: the first byte of a KZG versioned hash."""
+
+
+@dataclass(frozen=True)
+class DevAccount:
+    """A funded account whose private key is derived from its index, so every dev chain built
+    with the same parameters has the same addresses, transactions and hashes."""
+
+    index: int
+
+    @cached_property
+    def key(self) -> PrivateKey:
+        return PrivateKey(keccak(b"ethread dev account %d" % self.index))
+
+    @cached_property
+    def address(self) -> Address:
+        return bytes(self.key.public_key.to_canonical_address())
+
+    def __repr__(self) -> str:
+        return f"DevAccount({self.index}, 0x{self.address.hex()})"
+
+
+def dev_accounts(count: int) -> tuple[DevAccount, ...]:
+    return tuple(DevAccount(i) for i in range(count))
+
+
+def _int(value: int) -> bytes:
+    return value.to_bytes((value.bit_length() + 7) // 8, "big")
+
+
+def signing_hash(tx: Transaction, chain_id: int | None = None) -> Hash32:
+    """The hash a sender signs. ``chain_id`` only matters for a legacy transaction: given, the
+    signature is replay-protected (EIP-155); None, it is valid on any chain."""
+    item: Any = transaction_item(tx)
+    if isinstance(tx, LegacyTransaction):
+        fields = item[:6]
+        if chain_id is not None:
+            fields += [_int(chain_id), b"", b""]
+        return keccak(rlp.encode(fields))
+    unsigned = rlp.decode(item[1:])[:-3]  # drop y_parity, r, s
+    return keccak(item[:1] + rlp.encode(unsigned))
+
+
+def sign_transaction(tx: Transaction, account: DevAccount, chain_id: int | None = None) -> Transaction:
+    """``tx`` with ``account``'s signature in place of whatever signature it carried.
+
+    For a legacy transaction, ``chain_id`` chooses EIP-155 protection (see
+    :func:`signing_hash`); typed transactions carry their chain id themselves.
+    """
+    if not isinstance(tx, LegacyTransaction) and chain_id is not None and chain_id != tx.chain_id:
+        raise ValueError("a typed transaction is signed for its own chain id")
+    signature = account.key.sign_msg_hash(signing_hash(tx, chain_id))
+    if isinstance(tx, LegacyTransaction):
+        v = signature.v + (35 + 2 * chain_id if chain_id is not None else 27)
+        return dataclasses.replace(tx, v=v, r=signature.r, s=signature.s)
+    return dataclasses.replace(tx, y_parity=signature.v, r=signature.r, s=signature.s)
+
+
+def sign_authorization(account: DevAccount, chain_id: int, address: Address, nonce: int) -> Authorization:
+    """An EIP-7702 authorization: ``account`` delegates its code to ``address``. ``nonce`` must
+    be the account's nonce when the authorization is applied (one more than its current nonce
+    when the account also sends the transaction carrying it). Chain id 0 means any chain."""
+    payload = AUTHORIZATION_MAGIC + rlp.encode([_int(chain_id), address, _int(nonce)])
+    signature = account.key.sign_msg_hash(keccak(payload))
+    return Authorization(chain_id=chain_id, address=address, nonce=nonce,
+                         y_parity=signature.v, r=signature.r, s=signature.s)
+
+
+def versioned_hash(seed: bytes) -> Hash32:
+    """A well-formed blob versioned hash (version byte 0x01) standing for a blob nobody has:
+    blocks commit only to these hashes, so import needs no blob data."""
+    return BLOB_HASH_VERSION + keccak(seed)[1:]
