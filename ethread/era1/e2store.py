@@ -7,6 +7,7 @@ last record is a block index, which is what lets a reader seek instead of scanni
 
 from __future__ import annotations
 
+import mmap
 import struct
 from dataclasses import dataclass
 
@@ -64,7 +65,7 @@ class Record:
         return self.offset + HEADER_SIZE + self.length
 
 
-def read_record(buf: bytes | memoryview, offset: int, path: str,
+def read_record(buf: bytes | mmap.mmap, offset: int, path: str,
                 expected: bytes | None = None) -> Record:
     """The record whose header starts at ``offset``, checked to lie inside the buffer."""
     size = len(buf)

@@ -69,7 +69,8 @@ class Era1File:
             self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
         finally:
             os.close(fd)
-        self._buf = memoryview(self._map)
+        # Slicing the map copies bytes out, so no view pins it and close() always works.
+        self._buf = self._map
         self.size = size
         read_record(self._buf, 0, self._where, e2store.VERSION)
         self.count = _U64.unpack_from(self._buf, size - 8)[0]
@@ -91,7 +92,6 @@ class Era1File:
         read_record(self._buf, self._accumulator_at, self._where, e2store.ACCUMULATOR)
 
     def close(self) -> None:
-        self._buf.release()
         self._map.close()
 
     # ----------------------------------------------------------------------------------------
@@ -123,7 +123,7 @@ class Era1File:
 
     def _inflate(self, record: Record) -> bytes:
         try:
-            return decompress(self._buf[record.data_offset:record.end])
+            return decompress(self._map[record.data_offset:record.end])
         except SnappyError as exc:
             raise FormatError(self._where, record.offset,
                               f"corrupted {e2store.TYPE_NAMES[record.type]} record: {exc}") from None

@@ -1,0 +1,185 @@
+"""The storage subcommands: ``import`` (a chain into LevelDB), ``export`` (Era1 files from any
+backend) and ``verify`` (Era1 files end to end).
+
+Each prints a one-line progress bar on stderr and turns every ethread error into a message
+and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..errors import EthreadError
+
+
+class ProgressBar:
+    """``label  done/total  [####....]  rate unit/s`` redrawn in place, at most 10 times a
+    second so that drawing does not slow what it measures."""
+
+    def __init__(self, label: str, unit: str = "blocks", stream: TextIO = sys.stderr) -> None:
+        self.label = label
+        self.unit = unit
+        self.stream = stream
+        self.started = time.monotonic()
+        self._drawn = 0.0
+        self._done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        self._done = done
+        now = time.monotonic()
+        if now - self._drawn < 0.1 and done < total:
+            return
+        self._drawn = now
+        width = 30
+        filled = width * done // total if total else width
+        rate = done / max(now - self.started, 1e-9)
+        self.stream.write(f"\r{self.label}  {done}/{total} {self.unit}  "
+                          f"[{'#' * filled}{'.' * (width - filled)}]  {rate:,.1f} {self.unit}/s")
+        self.stream.flush()
+
+    def finish(self) -> float:
+        """End the line; returns the elapsed seconds."""
+        elapsed = time.monotonic() - self.started
+        self.stream.write("\n")
+        self.stream.flush()
+        return elapsed
+
+
+def _guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def wrapper(args: argparse.Namespace) -> int:
+        try:
+            return run(args)
+        except EthreadError as exc:
+            print(f"\nerror: {exc.message}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print("\ninterrupted", file=sys.stderr)
+            return 130
+    return wrapper
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from ..backends.leveldb import LevelDBBackend
+    from ..chain.importer import import_chain
+
+    bar = ProgressBar("importing")
+    with LevelDBBackend(args.db) as backend:
+        count = import_chain(backend, args.genesis, args.blocks,
+                             verify_seals=not args.no_verify_seals, progress=bar)
+        elapsed = bar.finish() if args.blocks else 0.0
+        head = backend.pointer("latest")
+    rate = count / elapsed if elapsed else 0.0
+    print(f"imported {count} blocks in {elapsed:.1f}s ({rate:,.1f} blocks/s); head is block {head}")
+    return 0
+
+
+def _export_source(args: argparse.Namespace) -> Any:
+    from ..backends.open import open_backend
+
+    if args.genesis or args.blocks:
+        if not (args.genesis and args.blocks) or args.db or args.from_era:
+            raise EthreadError("give --genesis with --blocks, or --db, or --from-era")
+        from ..backends.memory import MemoryBackend
+        from ..chain.importer import import_chain
+
+        backend = MemoryBackend()
+        bar = ProgressBar("importing")
+        import_chain(backend, args.genesis, args.blocks, verify_seals=not args.no_verify_seals,
+                     progress=bar)
+        bar.finish()
+        return backend
+    return open_backend(db=args.db, era=args.from_era)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from ..era1.export import export_era1
+
+    backend = _export_source(args)
+    bar = ProgressBar("exporting")
+    try:
+        written = export_era1(backend, args.era, network=args.network, first=args.first,
+                              last=args.last, progress=bar)
+    finally:
+        close = getattr(backend, "close", None)
+        if close is not None:
+            close()
+    bar.finish()
+    for path in written:
+        print(path)
+    return 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from ..era1.file import Era1File
+    from ..era1.verify import verify_file
+
+    target = Path(args.era)
+    paths = sorted(target.glob("*.era1")) if target.is_dir() else [target]
+    if not paths:
+        raise EthreadError(f"no Era1 files in {target}")
+    failed = 0
+    for path in paths:
+        try:
+            era = Era1File(path)
+            try:
+                verify_file(era, ProgressBar(path.name))
+                summary = (f"blocks {era.start}..{era.end - 1}, "
+                           f"accumulator 0x{era.accumulator().hex()}")
+            finally:
+                era.close()
+        except EthreadError as exc:
+            failed += 1
+            print(f"\n{path.name}: FAILED: {exc.message}")
+            continue
+        print(f"\n{path.name}: ok ({summary})")
+    print(f"{len(paths) - failed} of {len(paths)} files verified")
+    return 1 if failed else 0
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def register(subparsers: Any) -> None:
+    """Add ``import``, ``export`` and ``verify`` to the ``ethread`` command."""
+    p = subparsers.add_parser("import", help="execute a chain and store it in LevelDB",
+                              description="Execute and validate a chain (genesis.json and "
+                              "concatenated block RLP) into a LevelDB store; an interrupted "
+                              "import resumes where it stopped.")
+    p.add_argument("--db", required=True, help="LevelDB store directory (created if missing)")
+    p.add_argument("--genesis", required=True, help="geth-style genesis.json")
+    p.add_argument("--blocks", help="blocks as concatenated RLP (geth export)")
+    p.add_argument("--no-verify-seals", action="store_true",
+                   help="skip proof-of-work seal checks (chains with zero seals)")
+    p.set_defaults(run=_guarded(run_import))
+
+    p = subparsers.add_parser("export", help="write Era1 files from a backend",
+                              description="Write the proof-of-work blocks of a chain as Era1 "
+                              "files (8,192 blocks each) readable by other clients.")
+    p.add_argument("--era", required=True, help="output folder for the .era1 files")
+    p.add_argument("--db", help="source: a LevelDB store")
+    p.add_argument("--from-era", help="source: a folder of Era1 files")
+    p.add_argument("--genesis", help="source: genesis.json (with --blocks), imported in memory")
+    p.add_argument("--blocks", help="source: blocks as concatenated RLP (with --genesis)")
+    p.add_argument("--no-verify-seals", action="store_true",
+                   help="with --genesis/--blocks: skip proof-of-work seal checks")
+    p.add_argument("--network", help="network name in the file names (default: mainnet or "
+                   "sepolia by chain id)")
+    p.add_argument("--first", type=int, default=0, help="first block (a multiple of 8192)")
+    p.add_argument("--last", type=int, default=None, help="last block (default: the last "
+                   "proof-of-work block)")
+    p.set_defaults(run=_guarded(run_export))
+
+    p = subparsers.add_parser("verify", help="verify Era1 files end to end",
+                              description="Check every block of Era1 files against its header "
+                              "(hash chain, transactions and receipts roots, total difficulty) "
+                              "and the accumulator against the stored root and the file name.")
+    p.add_argument("--era", required=True, help="an Era1 file or a folder of them")
+    p.set_defaults(run=_guarded(run_verify))
