@@ -233,8 +233,7 @@ class RpcApp:
                 return 200, error_response(ids[0], call), (), what
             if call.method in SUBSCRIPTION_METHODS:
                 return 200, error_response(call.id, refusals.subscriptions_need_websocket()), (), what
-            answer = await service.runner.answer(dispatcher, call)
-            return 200, None if call.is_notification else answer, (), what
+            return 200, await service.runner.answer(dispatcher, call), (), what
         calls = [refusals.subscriptions_need_websocket()
                  if isinstance(c, Call) and c.method in SUBSCRIPTION_METHODS and not c.is_notification
                  else c for c in calls]

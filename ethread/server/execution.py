@@ -17,6 +17,7 @@ every few milliseconds, and eth_getLogs stops its own work at its deadline.
 from __future__ import annotations
 
 import asyncio
+import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -25,6 +26,8 @@ import orjson
 from ..codec.dispatch import METHODS
 from ..codec.jsonrpc import Call, Dispatcher, error_response
 from ..errors import EthreadError
+
+log = logging.getLogger("ethread.rpc")
 
 INLINE_METHODS = frozenset({"eth_chainId", "eth_blockNumber", "net_version",
                             "web3_clientVersion"})
@@ -49,6 +52,16 @@ def cached_answer(dispatcher: Dispatcher, call: Call) -> bytes | None:
     return None if hit is None else envelope(call.id, hit)
 
 
+def run_unanswered(dispatcher: Dispatcher, call: Call) -> None:
+    """Run a notification for its effects; its result and any error are dropped."""
+    try:
+        dispatcher.result(call)
+    except EthreadError:
+        pass
+    except Exception:
+        log.exception("internal error in notification %s", call.method)
+
+
 def batch_answers(dispatcher: Dispatcher, calls: list[Call | EthreadError],
                   ids: list[Any]) -> list[bytes]:
     """The answers of a batch, in order; notifications run and get none."""
@@ -57,7 +70,7 @@ def batch_answers(dispatcher: Dispatcher, calls: list[Call | EthreadError],
         if isinstance(call, EthreadError):
             out.append(error_response(request_id, call))
         elif call.is_notification:
-            dispatcher.respond(call)
+            run_unanswered(dispatcher, call)
         else:
             out.append(dispatcher.respond(call))
     return out
@@ -70,14 +83,25 @@ class CallRunner:
         self.fast_pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="ethread-rpc")
         self.slow_pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="ethread-slow")
 
-    async def answer(self, dispatcher: Dispatcher, call: Call) -> bytes:
+    async def answer(self, dispatcher: Dispatcher, call: Call) -> bytes | None:
+        """The response to one call; None for a notification (which still runs)."""
+        if call.is_notification:
+            if call.method in INLINE_METHODS:
+                run_unanswered(dispatcher, call)
+            else:
+                await asyncio.get_running_loop().run_in_executor(
+                    self._pool(call.method), run_unanswered, dispatcher, call)
+            return None
         cached = cached_answer(dispatcher, call)
         if cached is not None:
             return cached
         if call.method in INLINE_METHODS:
             return dispatcher.respond(call)
-        pool = self.slow_pool if call.method in SLOW_METHODS else self.fast_pool
-        return await asyncio.get_running_loop().run_in_executor(pool, dispatcher.respond, call)
+        return await asyncio.get_running_loop().run_in_executor(
+            self._pool(call.method), dispatcher.respond, call)
+
+    def _pool(self, method: str) -> ThreadPoolExecutor:
+        return self.slow_pool if method in SLOW_METHODS else self.fast_pool
 
     async def answer_batch(self, dispatcher: Dispatcher, calls: list[Call | EthreadError],
                            ids: list[Any]) -> list[bytes]:

@@ -192,7 +192,7 @@ class Session:
         elif call.method == "eth_unsubscribe":
             answer = self._unsubscribe(call)
         else:
-            answer = await self.service.runner.answer(self.network.dispatcher, call)
+            return await self.service.runner.answer(self.network.dispatcher, call)
         return None if call.is_notification else answer
 
     def _subscribe(self, call: Call) -> bytes:
