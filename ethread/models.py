@@ -379,8 +379,15 @@ class CallRequest:
     max_priority_fee_per_gas: int | None = None
     value: int = 0
     data: bytes = b""
-    access_list: tuple[AccessListEntry, ...] = ()
+    access_list: tuple[AccessListEntry, ...] | None = None
+    """None when not given; an empty list given is a request for an access-list call."""
     max_fee_per_blob_gas: int | None = None
-    blob_versioned_hashes: tuple[Hash32, ...] = ()
-    authorization_list: tuple[Authorization, ...] = ()
+    blob_versioned_hashes: tuple[Hash32, ...] | None = None
+    authorization_list: tuple[Authorization, ...] | None = None
     nonce: int | None = None
+    conflicts: str | None = None
+    """Fields given together that must not be (geth answers these when the call runs)."""
+
+    @property
+    def wants_blobs(self) -> bool:
+        return self.blob_versioned_hashes is not None or self.max_fee_per_blob_gas is not None

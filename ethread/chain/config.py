@@ -106,6 +106,14 @@ class ChainConfig:
         return hash((self.chain_id, self.block_forks, self.time_forks, self.dao_fork_block))
 
 
+FORK_ORDER: tuple[str, ...] = ("frontier", *(n for _, n in BLOCK_FORKS), *(n for _, n in TIME_FORKS))
+
+
+def fork_at_least(fork: str, minimum: str) -> bool:
+    """Whether ``fork`` is ``minimum`` or a later one."""
+    return FORK_ORDER.index(fork) >= FORK_ORDER.index(minimum)
+
+
 def fake_exponential(factor: int, numerator: int, denominator: int) -> int:
     """EIP-4844's integer approximation of ``factor * e ** (numerator / denominator)``."""
     i = 1

@@ -132,7 +132,7 @@ def _get_proof(backend: Backend, params: Params, ctx: Context) -> Any:
         backend,
         _arg(params, 0, parse_address),
         _arg(params, 1, _storage_keys),
-        _arg(params, 2, parse_block_ref),
+        _arg(params, 2, parse_block_ref) if len(params) > 2 and params[2] is not None else "latest",
     )
     return to_json(proof)
 
@@ -167,7 +167,7 @@ METHODS: dict[str, MethodSpec] = {
     "eth_getTransactionByBlockNumberAndIndex": MethodSpec(_get_tx_by_block_number, 2),
     "eth_getBlockReceipts": MethodSpec(_get_block_receipts, 1),
     "eth_call": MethodSpec(_call, 1, 2),
-    "eth_getProof": MethodSpec(_get_proof, 3),
+    "eth_getProof": MethodSpec(_get_proof, 2, 1),
     "eth_chainId": MethodSpec(_chain_id, 0),
     "eth_blockNumber": MethodSpec(_block_number, 0),
     "net_version": MethodSpec(_net_version, 0),

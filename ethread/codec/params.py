@@ -8,6 +8,7 @@ from ..errors import InvalidParams
 from ..models import (
     TAGS,
     AccessListEntry,
+    Authorization,
     BlockHashRef,
     BlockRef,
     CallRequest,
@@ -114,9 +115,9 @@ def _optional_quantity(obj: dict[str, Any], key: str, bits: int = 256) -> int | 
     return None if value is None else parse_quantity(value, key, bits=bits)
 
 
-def _access_list(value: Any) -> tuple[AccessListEntry, ...]:
+def _access_list(value: Any) -> tuple[AccessListEntry, ...] | None:
     if value is None:
-        return ()
+        return None
     if not isinstance(value, list):
         raise InvalidParams("accessList must be a list")
     out = []
@@ -131,22 +132,46 @@ def _access_list(value: Any) -> tuple[AccessListEntry, ...]:
     return tuple(out)
 
 
+def _authorizations(value: Any) -> tuple[Authorization, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(a, dict) for a in value):
+        raise InvalidParams("authorizationList must be a list of objects")
+    return tuple(
+        Authorization(
+            chain_id=parse_quantity(a.get("chainId"), "chainId"),
+            address=parse_address(a.get("address")),
+            nonce=parse_quantity(a.get("nonce"), "nonce", bits=64),
+            y_parity=parse_quantity(a.get("yParity", a.get("v")), "yParity", bits=8),
+            r=parse_quantity(a.get("r"), "r"),
+            s=parse_quantity(a.get("s"), "s"),
+        )
+        for a in value
+    )
+
+
+def _hash_list(value: Any, what: str) -> tuple[bytes, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise InvalidParams(f"{what} must be a list")
+    return tuple(parse_hash(h) for h in value)
+
+
 def parse_call_request(value: Any) -> CallRequest:
+    """The call object. Conflicts between fields (data and input, gasPrice and the fee caps)
+    are the call's to judge, as geth answers them with -32000, not here."""
     if not isinstance(value, dict):
         raise InvalidParams("call object must be an object")
     data_value = value.get("input")
-    alt = value.get("data")
-    if data_value is not None and alt is not None and data_value != alt:
-        raise InvalidParams(
-            'both "data" and "input" are set and not equal. Please use "input" to pass transaction call data'
-        )
     if data_value is None:
-        data_value = alt
+        data_value = value.get("data")
     gas_price = _optional_quantity(value, "gasPrice")
     max_fee = _optional_quantity(value, "maxFeePerGas")
     tip = _optional_quantity(value, "maxPriorityFeePerGas")
-    if gas_price is not None and (max_fee is not None or tip is not None):
-        raise InvalidParams("both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified")
+    for key in ("data", "input"):
+        if value.get(key) is not None:
+            parse_data(value[key], key)
     sender = value.get("from")
     to = value.get("to")
     return CallRequest(
@@ -159,8 +184,22 @@ def parse_call_request(value: Any) -> CallRequest:
         value=_optional_quantity(value, "value") or 0,
         data=b"" if data_value is None else parse_data(data_value),
         access_list=_access_list(value.get("accessList")),
+        max_fee_per_blob_gas=_optional_quantity(value, "maxFeePerBlobGas"),
+        blob_versioned_hashes=_hash_list(value.get("blobVersionedHashes"), "blobVersionedHashes"),
+        authorization_list=_authorizations(value.get("authorizationList")),
         nonce=_optional_quantity(value, "nonce", bits=64),
+        conflicts=_call_conflicts(value, gas_price, max_fee, tip),
     )
+
+
+def _call_conflicts(value: dict[str, Any], gas_price: int | None, max_fee: int | None,
+                    tip: int | None) -> str | None:
+    data, alt = value.get("input"), value.get("data")
+    if data is not None and alt is not None and data.lower() != alt.lower():
+        return 'both "data" and "input" are set and not equal. Please use "input" to pass transaction call data'
+    if gas_price is not None and (max_fee is not None or tip is not None):
+        return "both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified"
+    return None
 
 
 def _json_type(value: Any) -> str:

@@ -49,9 +49,14 @@ def export_era1(
     first: int = 0,
     last: int | None = None,
     progress: ExportProgress | None = None,
+    proof_of_work_only: bool = True,
 ) -> list[Path]:
     """Export the pre-merge blocks ``[first, last]`` of ``backend`` into ``folder``; returns the
-    files written. ``first`` must start an epoch (a multiple of 8,192)."""
+    files written. ``first`` must start an epoch (a multiple of 8,192).
+
+    ``proof_of_work_only=False`` exports past the merge too (total difficulty then stays
+    flat): other clients reject such files, but the format carries them, which benchmarks
+    use to compare storage of the same history."""
     if first % EPOCH_SIZE:
         raise StoreError(f"Era1 files start at multiples of {EPOCH_SIZE}; {first} does not")
     name = network or network_name(backend.chain_config())
@@ -60,7 +65,9 @@ def export_era1(
     head = backend.pointer("latest")
     if head is None:
         raise StoreError("the backend holds no blocks")
-    last = _last_pre_merge(backend, first, head if last is None else min(last, head))
+    last = head if last is None else min(last, head)
+    if proof_of_work_only:
+        last = _last_pre_merge(backend, first, last)
     if last < first:
         raise StoreError(f"no proof-of-work blocks to export from block {first}")
     own_td = getattr(backend, "total_difficulty", None)

@@ -17,9 +17,10 @@ from eth.vm.chain_context import ChainContext
 from eth.vm.spoof import SpoofTransaction
 from eth_typing import Address as EvmAddress
 from eth_typing import Hash32
-from eth_utils import ValidationError
+from eth_utils import ValidationError, to_checksum_address
 
 from ..backend import Backend
+from ..chain.config import fork_at_least
 from ..errors import ExecutionFailed, ExecutionReverted, InvalidParams, StateUnavailable
 from ..models import BlockRef, CallRequest
 from .resolve import require_header
@@ -78,6 +79,8 @@ def call(backend: Backend, request: CallRequest, block: BlockRef) -> bytes:
 
     cap = GAS_CAP_FACTOR * header.gas_limit
     gas = cap if request.gas is None else min(request.gas, cap)
+    _check_fields_for_fork(request, config.fork_at(header.number, header.timestamp),
+                           header.base_fee_per_gas is not None, gas)
     priced = any(
         v for v in (request.gas_price, request.max_fee_per_gas, request.max_priority_fee_per_gas)
     )
@@ -110,14 +113,33 @@ def call(backend: Backend, request: CallRequest, block: BlockRef) -> bytes:
     return bytes(computation.output)
 
 
+def _check_fields_for_fork(request: CallRequest, fork: str, london: bool, gas: int) -> None:
+    """Refuse what the block's rules cannot carry, in geth's order and words."""
+    if request.conflicts is not None:
+        raise ExecutionFailed(request.conflicts)
+    fee_market = request.max_fee_per_gas is not None or request.max_priority_fee_per_gas is not None
+    if fee_market and not london:
+        raise ExecutionFailed("maxFeePerGas and maxPriorityFeePerGas are not valid before London is active")
+    sender = to_checksum_address(request.sender or ZERO_ADDRESS)
+    for wanted, first_fork, kind in (
+        (request.access_list is not None, "berlin", "access list"),
+        (request.wants_blobs, "cancun", "blob"),
+        (request.authorization_list is not None, "prague", "setcode"),
+    ):
+        if wanted and not fork_at_least(fork, first_fork):
+            raise ExecutionFailed(
+                f"err: transaction type not supported: {kind} tx (sender {sender}) (supplied gas {gas})"
+            )
+
+
 def _unsigned(vm: Any, request: CallRequest, gas: int, nonce: int, london: bool) -> Any:
     builder = vm.get_transaction_builder()
     to = request.to or b""
     access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
-                   for e in request.access_list]
+                   for e in request.access_list or ()]
     fee_market = request.max_fee_per_gas is not None or request.max_priority_fee_per_gas is not None
-    if fee_market and not london:
-        raise InvalidParams("maxFeePerGas and maxPriorityFeePerGas need a London block")
+    if request.wants_blobs or request.authorization_list is not None:
+        return _blob_or_set_code(builder, vm, request, gas, nonce, access_list)
     if fee_market:
         max_fee = request.max_fee_per_gas
         tip = request.max_priority_fee_per_gas
@@ -135,13 +157,36 @@ def _unsigned(vm: Any, request: CallRequest, gas: int, nonce: int, london: bool)
             data=request.data, access_list=access_list,
         )
     gas_price = request.gas_price or 0
-    if access_list:
+    if request.access_list is not None:
         return builder.new_unsigned_access_list_transaction(
             chain_id=vm.chain_context.chain_id, nonce=nonce, gas_price=gas_price, gas=gas,
             to=to, value=request.value, data=request.data, access_list=access_list,
         )
     return builder.create_unsigned_transaction(
         nonce=nonce, gas_price=gas_price, gas=gas, to=to, value=request.value, data=request.data,
+    )
+
+
+def _blob_or_set_code(builder: Any, vm: Any, request: CallRequest, gas: int, nonce: int,
+                      access_list: list[Any]) -> Any:
+    """A blob or set-code call: fee caps default to what lets it run at a zero base fee."""
+    max_fee = request.max_fee_per_gas or request.gas_price or 0
+    tip = request.max_priority_fee_per_gas or 0
+    common = dict(chain_id=vm.chain_context.chain_id, nonce=nonce, max_priority_fee_per_gas=tip,
+                  max_fee_per_gas=max_fee, gas=gas, to=request.to or b"", value=request.value,
+                  data=request.data, access_list=access_list)
+    if request.authorization_list is not None:
+        from eth.vm.forks.prague.transactions import Authorization as EvmAuthorization
+
+        authorizations = [
+            EvmAuthorization(a.chain_id, a.address, a.nonce, a.y_parity, a.r, a.s)
+            for a in request.authorization_list
+        ]
+        return builder.new_unsigned_set_code_transaction(authorization_list=authorizations, **common)
+    return builder.new_unsigned_blob_transaction(
+        max_fee_per_blob_gas=request.max_fee_per_blob_gas or 0,
+        blob_versioned_hashes=list(request.blob_versioned_hashes or ()),
+        **common,
     )
 
 
