@@ -1,7 +1,7 @@
 """eth_call: execute a message on the state after a block, in that block's context.
 
 Semantics follow geth: a missing ``from`` is the zero address; the nonce is not checked; gas
-defaults to, and is capped at, ``GAS_CAP_FACTOR`` times the block's gas limit; a call that
+defaults to geth's 50,000,000 and is capped at ``GAS_CAP_FACTOR`` times the block's gas limit; a call that
 names no gas price runs with a zero base fee, so an unfunded sender can call. A REVERT answers
 error code 3 with the decoded reason and the raw payload.
 """
@@ -26,6 +26,8 @@ from ..models import BlockRef, CallRequest
 from .resolve import require_header
 
 GAS_CAP_FACTOR = 10
+DEFAULT_GAS = 50_000_000
+"""Gas of a call that names none: geth's default RPC gas cap (still under the 10x cap)."""
 ZERO_ADDRESS = b"\x00" * 20
 
 ERROR_SELECTOR = bytes.fromhex("08c379a0")
@@ -78,7 +80,7 @@ def call(backend: Backend, request: CallRequest, block: BlockRef) -> bytes:
         raise StateUnavailable(f"no state for block {header.number}") from exc
 
     cap = GAS_CAP_FACTOR * header.gas_limit
-    gas = cap if request.gas is None else min(request.gas, cap)
+    gas = min(DEFAULT_GAS if request.gas is None else request.gas, cap)
     _check_fields_for_fork(request, config.fork_at(header.number, header.timestamp),
                            header.base_fee_per_gas is not None, gas)
     priced = any(
@@ -138,7 +140,7 @@ def _unsigned(vm: Any, request: CallRequest, gas: int, nonce: int, london: bool)
     access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
                    for e in request.access_list or ()]
     fee_market = request.max_fee_per_gas is not None or request.max_priority_fee_per_gas is not None
-    if request.wants_blobs or request.authorization_list is not None:
+    if request.blob_versioned_hashes or request.authorization_list is not None:
         return _blob_or_set_code(builder, vm, request, gas, nonce, access_list)
     if fee_market:
         max_fee = request.max_fee_per_gas
