@@ -23,7 +23,7 @@ from .params import (
     parse_log_filter,
     parse_number_or_tag,
 )
-from .serialize import block_json, to_json, transaction_json
+from .serialize import block_json, to_json
 
 CLIENT_VERSION = "ethread/0.1.0"
 
@@ -84,7 +84,7 @@ def _get_uncle_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
 
 
 def _tx(itx: Any) -> Any:
-    return None if itx is None else transaction_json(itx)
+    return None if itx is None else to_json(itx)
 
 
 def _get_tx_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:

@@ -2,15 +2,21 @@
 
 This is the one place a model becomes JSON. Each class gets a plan, built once: for every
 field its JSON key, how its value is written, and whether None leaves the key out.
+
+History is immutable under its hash, so the JSON of a block, transaction, receipt or log is
+encoded once and kept as an ``orjson.Fragment`` that later answers embed without re-encoding
+(:class:`FragmentCache`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
-from ..models import Block, Header, IncludedTransaction, Kind
+import orjson
+
+from ..models import Block, Header, IncludedTransaction, Kind, Log, Receipt
 
 JSON = Any
 Writer = Callable[[Any], JSON]
@@ -78,12 +84,42 @@ def _build_plan(cls: type) -> Plan:
     return tuple(steps)
 
 
+class FragmentCache:
+    """Encoded JSON of immutable objects, keyed by what names them (a hash, a position under a
+    block hash). Bounded: when full it starts over, which costs one re-encoding per object."""
+
+    def __init__(self, max_entries: int = 500_000) -> None:
+        self.max_entries = max_entries
+        self._entries: dict[Hashable, orjson.Fragment] = {}
+
+    def get(self, key: Hashable, build: Callable[[], JSON]) -> orjson.Fragment:
+        fragment = self._entries.get(key)
+        if fragment is None:
+            if len(self._entries) >= self.max_entries:
+                self._entries.clear()
+            fragment = self._entries[key] = orjson.Fragment(orjson.dumps(build()))
+        return fragment
+
+
+FRAGMENTS = FragmentCache()
+
+
 def to_json(model: Any) -> JSON:
-    """A model (or a tuple of models) as plain JSON values, keys in declaration order."""
+    """A model (or a tuple of models) as JSON values, keys in declaration order. Logs,
+    receipts and transactions come back as pre-encoded fragments."""
     if isinstance(model, tuple | list):
         return [to_json(item) for item in model]
+    if isinstance(model, Log):
+        return FRAGMENTS.get((b"log", model.block_hash, model.log_index), lambda: _fields(model))
+    if isinstance(model, Receipt):
+        return FRAGMENTS.get((b"receipt", model.block_hash, model.transaction_index),
+                             lambda: _fields(model))
     if isinstance(model, IncludedTransaction):
-        return transaction_json(model)
+        return FRAGMENTS.get((b"tx", model.hash, model.block_hash), lambda: transaction_json(model))
+    return _fields(model)
+
+
+def _fields(model: Any) -> dict[str, JSON]:
     out: dict[str, JSON] = {}
     for attribute, key, write, omit_none in _plan(type(model)):
         value = getattr(model, attribute)
@@ -114,9 +150,14 @@ def header_json(header: Header, size: int) -> dict[str, JSON]:
 
 
 def block_json(block: Block, full_transactions: bool) -> JSON:
+    return FRAGMENTS.get((b"block", block.hash, full_transactions),
+                         lambda: _block_fields(block, full_transactions))
+
+
+def _block_fields(block: Block, full_transactions: bool) -> dict[str, JSON]:
     out = header_json(block.header, block.size)
     if full_transactions:
-        out["transactions"] = [transaction_json(t) for t in block.transactions]
+        out["transactions"] = [to_json(t) for t in block.transactions]
     else:
         out["transactions"] = [_hex_bytes(t.hash) for t in block.transactions]
     out["uncles"] = [_hex_bytes(u.hash) for u in block.uncles]
