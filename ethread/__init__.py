@@ -7,6 +7,9 @@
     raw = ethread.handle(backend, b'{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}')
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from . import methods
 from .backend import Backend, WritableBackend
 from .backends.memory import MemoryBackend
@@ -26,14 +29,33 @@ from .models import (
 )
 from .proofs import verify_account_proof
 
+if TYPE_CHECKING:
+    from .backends.era import EraBackend
+    from .backends.leveldb import LevelDBBackend
+
+_LAZY = {
+    "LevelDBBackend": "ethread.backends.leveldb",
+    "EraBackend": "ethread.backends.era",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The disk backends load their storage libraries only when asked for."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ethread' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 __all__ = [
     "AccountProof",
     "Backend",
     "Block",
+    "EraBackend",
     "EthreadError",
     "Header",
     "ImportFailed",
     "IncludedTransaction",
+    "LevelDBBackend",
     "Log",
     "LogFilter",
     "MemoryBackend",
