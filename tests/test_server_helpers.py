@@ -152,3 +152,25 @@ class ServeProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+_DEMO: list[Any] = []
+
+
+def shared_demo() -> Any:
+    """The demo chain (``ethread.chain.devchain_demo``), built once per test session: blocks
+    of every fork, every transaction type, logs, uncles, a reverting contract."""
+    if not _DEMO:
+        import ethread
+        from ethread.chain.devchain_demo import demo_chain
+
+        _DEMO.append(demo_chain(ethread.MemoryBackend()))
+    return _DEMO[0]
+
+
+def demo_network(block_time: float = 0.0) -> Any:
+    """A network over the shared demo chain; with ``block_time`` the server mines blocks."""
+    from ethread.server import make_network
+
+    demo = shared_demo()
+    return make_network("demo", demo.chain.backend, miner=demo, block_time=block_time)

@@ -154,6 +154,7 @@ class ServerThread:
 
     def __init__(self, prepared: PreparedServer) -> None:
         self.prepared = prepared
+        self._server = prepared._server()  # made here, before the thread can race for it
         self._thread = threading.Thread(target=prepared.run, name="ethread-server",
                                         daemon=True)
 
@@ -163,7 +164,7 @@ class ServerThread:
 
     def start(self, timeout: float = 30.0) -> ServerThread:
         self._thread.start()
-        server = self.prepared._server()
+        server = self._server
         deadline = time.monotonic() + timeout
         while not getattr(server, "started", False):
             if not self._thread.is_alive() or time.monotonic() > deadline:
