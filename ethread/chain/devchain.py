@@ -59,6 +59,7 @@ ETHER = 10**18
 DEV_BALANCE = 1_000_000 * ETHER
 ZERO_ADDRESS = b"\x00" * 20
 ZERO_HASH = b"\x00" * 32
+ZERO_NONCE = b"\x00" * 8
 
 FORK_ORDER: tuple[str, ...] = (
     "frontier", *(name for _, name in BLOCK_FORKS), *(name for _, name in TIME_FORKS)
@@ -573,12 +574,16 @@ class DevChain:
         number = parent.block_number + 1
         vm_class = self.config.vm_class(number, timestamp)
         fork = self.config.fork_at(number, timestamp)
-        params: dict[str, Any] = {"timestamp": timestamp, "coinbase": coinbase,
-                                  "extra_data": extra_data}
+        params: dict[str, Any] = {
+            "timestamp": timestamp, "coinbase": coinbase, "extra_data": extra_data,
+            # Zero seals before the merge (py-evm's default nonce is not zero); a made-up
+            # randomness beacon after it.
+            "nonce": ZERO_NONCE,
+            "mix_hash": keccak(b"prevrandao %d" % number) if fork_at_least(fork, "paris")
+            else ZERO_HASH,
+        }
         if not (fork_at_least(fork, "london") and getattr(parent, "base_fee_per_gas", None) is None):
             params["gas_limit"] = parent.gas_limit  # London's first block doubles it instead
-        if fork_at_least(fork, "paris"):
-            params["mix_hash"] = keccak(b"prevrandao %d" % number)
         if fork_at_least(fork, "cancun"):
             params["parent_beacon_block_root"] = keccak(b"beacon root %d" % number)
         header = decode_header(rlp.encode(vm_class.create_header_from_parent(parent, **params)))

@@ -1,0 +1,503 @@
+"""The dev chain: what it builds must be a valid chain (every block re-validated by the
+importer), and hold what the tests of the read methods rely on: every transaction kind, logs,
+reverts, uncles, withdrawals, blobs, delegations. Also the synthetic benchmark history."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from itertools import pairwise
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+import rlp
+from eth.vm.forks.london.headers import calculate_expected_base_fee_per_gas
+from eth_bloom.bloom import BloomFilter
+from eth_keys.datatypes import Signature
+from eth_utils import keccak
+from trie import HexaryTrie
+
+from ethread.backend import Backend
+from ethread.backends.memory import MemoryBackend
+from ethread.chain import contracts
+from ethread.chain.devchain import (
+    DEFAULT_FORKS,
+    PRAGUE_FORKS,
+    DevChain,
+    DevChainError,
+    ForkSchedule,
+    genesis_document,
+)
+from ethread.chain.devchain_demo import TICK_TOPIC, Demo, demo_chain
+from ethread.chain.devchain_history import (
+    TRANSFER_TOPIC,
+    single_entry_trie_root,
+    synthetic_history,
+)
+from ethread.chain.devchain_signing import (
+    DevAccount,
+    sign_authorization,
+    signing_hash,
+    versioned_hash,
+)
+from ethread.chain.genesis import parse_genesis
+from ethread.chain.importer import ChainImporter
+from ethread.encoding import (
+    block_item,
+    encode_header,
+    encode_receipt,
+    encode_transaction,
+    transaction_hash,
+)
+from ethread.models import (
+    AccessListEntry,
+    Block,
+    LegacyTransaction,
+    Receipt,
+    SetCodeTransaction,
+)
+
+MERGE, SHANGHAI, CANCUN, PRAGUE = 36, 39, 42, 45  # DEFAULT_FORKS with 10-second blocks
+
+
+@pytest.fixture(scope="module")
+def demo() -> Demo:
+    return demo_chain(MemoryBackend())
+
+
+def blocks_of(backend: Backend) -> Iterator[Block]:
+    for number in range((backend.pointer("latest") or 0) + 1):
+        block_hash = backend.canonical_hash(number)
+        assert block_hash is not None
+        block = backend.block_by_hash(block_hash)
+        assert block is not None
+        yield block
+
+
+def receipts_of(backend: Backend, block: Block) -> tuple[Receipt, ...]:
+    receipts = backend.receipts(block.hash)
+    assert receipts is not None
+    return receipts
+
+
+def raw_block(block: Block) -> bytes:
+    txs = [t.transaction for t in block.transactions]
+    encoded: bytes = rlp.encode(block_item(block.header, txs, block.uncles, block.withdrawals))
+    return encoded
+
+
+# --------------------------------------------------------------------------------------------
+# The demo chain is a valid chain
+
+
+def test_demo_chain_reimports_block_for_block_into_a_fresh_store(demo: Demo) -> None:
+    """Every stored block re-encodes to bytes a second importer executes and accepts, with
+    the same hashes: the dev chain's blocks are real blocks, not shortcuts."""
+    blocks = list(blocks_of(demo.chain.backend))
+    fresh = MemoryBackend()
+    importer = ChainImporter(fresh, parse_genesis(demo.chain.genesis), verify_seals=False)
+    assert importer.import_blocks(raw_block(b) for b in blocks[1:]) == len(blocks) - 1
+    assert [fresh.canonical_hash(b.number) for b in blocks] == [b.hash for b in blocks]
+    assert sum(b.size for b in blocks[1:]) == sum(len(raw_block(b)) for b in blocks[1:])
+
+
+def test_pre_merge_blocks_carry_zero_seals(demo: Demo) -> None:
+    """Which is why the importer runs with seal checks off (checking one ethash seal would
+    take this suite twenty seconds, so that is not shown here)."""
+    blocks = list(blocks_of(demo.chain.backend))
+    for block in blocks[1:MERGE]:
+        assert block.header.difficulty > 0
+        assert block.header.nonce == b"\x00" * 8 and block.header.mix_hash == b"\x00" * 32
+    for block in blocks[MERGE:]:
+        assert block.header.difficulty == 0 and block.header.nonce == b"\x00" * 8
+        assert block.header.mix_hash != b"\x00" * 32  # the stand-in for prevrandao
+
+
+def test_demo_chain_follows_the_fork_schedule(demo: Demo) -> None:
+    chain = demo.chain
+    head = chain.head
+    assert head.number == 50
+    assert chain.config.fork_at(head.number, head.timestamp) == "prague"
+    blocks = list(blocks_of(chain.backend))
+    first_with = {
+        field: next(b.number for b in blocks if getattr(b.header, field) is not None)
+        for field in ("base_fee_per_gas", "withdrawals_root", "excess_blob_gas", "requests_hash")
+    }
+    assert first_with == {"base_fee_per_gas": 27, "withdrawals_root": SHANGHAI,
+                          "excess_blob_gas": CANCUN, "requests_hash": PRAGUE}
+    assert (chain.backend.pointer("safe"), chain.backend.pointer("finalized")) == (49, 48)
+
+
+# --------------------------------------------------------------------------------------------
+# What the demo chain holds
+
+
+def test_every_transaction_kind_is_present_with_its_sender(demo: Demo) -> None:
+    """Senders stored at import are the dev accounts that signed, and recovering each
+    signature over :func:`signing_hash` gives them back, for all five kinds."""
+    chain = demo.chain
+    accounts = {a.address for a in chain.accounts}
+    kinds: Counter[int] = Counter()
+    legacy_vs: set[str] = set()
+    for block in blocks_of(chain.backend):
+        for itx in block.transactions:
+            tx = itx.transaction
+            kinds[tx.type] += 1
+            assert itx.sender in accounts
+            if isinstance(tx, LegacyTransaction):
+                protected = tx.chain_id is not None
+                legacy_vs.add("protected" if protected else "unprotected")
+                assert tx.chain_id in (None, chain.chain_id)
+                digest = signing_hash(tx, tx.chain_id)
+                parity = tx.v - (35 + 2 * chain.chain_id if protected else 27)
+            else:
+                digest, parity = signing_hash(tx), tx.y_parity
+            signature = Signature(vrs=(parity, tx.r, tx.s))
+            recovered = signature.recover_public_key_from_msg_hash(digest)
+            assert recovered.to_canonical_address() == itx.sender
+    assert set(kinds) == {0, 1, 2, 3, 4}
+    assert legacy_vs == {"protected", "unprotected"}
+
+
+def test_transaction_kinds_start_at_their_forks(demo: Demo) -> None:
+    first: dict[int, int] = {}
+    for block in blocks_of(demo.chain.backend):
+        for itx in block.transactions:
+            first.setdefault(itx.transaction.type, block.number)
+    assert first[1] >= 24 and first[2] >= 27 and first[3] >= CANCUN and first[4] >= PRAGUE
+
+
+def test_logs_carry_block_wide_indexes_and_every_topic_count(demo: Demo) -> None:
+    backend = demo.chain.backend
+    topic_counts: set[int] = set()
+    blocks_with_logs_in_several_txs = 0
+    for block in blocks_of(backend):
+        logs = [log for r in receipts_of(backend, block) for log in r.logs]
+        assert [log.log_index for log in logs] == list(range(len(logs)))
+        for log in logs:
+            assert (log.block_hash, log.block_number) == (block.hash, block.number)
+            assert log.block_timestamp == block.header.timestamp
+            topic_counts.add(len(log.topics))
+        if len({log.transaction_index for log in logs}) > 1:
+            blocks_with_logs_in_several_txs += 1
+    assert topic_counts == {0, 1, 2, 3, 4}
+    assert blocks_with_logs_in_several_txs >= 1
+
+
+def test_receipts_bloom_covers_their_logs(demo: Demo) -> None:
+    backend = demo.chain.backend
+    for block in blocks_of(backend):
+        for receipt in receipts_of(backend, block):
+            bloom = BloomFilter(int.from_bytes(receipt.logs_bloom, "big"))
+            for log in receipt.logs:
+                assert log.address in bloom
+                assert all(topic in bloom for topic in log.topics)
+
+
+def test_uncles_only_before_the_merge_and_never_canonical(demo: Demo) -> None:
+    backend = demo.chain.backend
+    uncles_seen = 0
+    for block in blocks_of(backend):
+        for uncle in block.uncles:
+            uncles_seen += 1
+            assert block.number < MERGE
+            assert block.number - 6 <= uncle.number < block.number
+            assert backend.canonical_hash(uncle.number) != uncle.hash
+            assert backend.canonical_hash(uncle.number - 1) == uncle.parent_hash
+    assert uncles_seen >= 5
+    assert any(len(b.uncles) == 2 for b in blocks_of(backend))
+
+
+def test_withdrawals_from_shanghai_with_consecutive_indexes(demo: Demo) -> None:
+    indexes = []
+    for block in blocks_of(demo.chain.backend):
+        if block.number < SHANGHAI:
+            assert block.withdrawals is None
+        else:
+            assert block.withdrawals is not None
+            indexes += [w.index for w in block.withdrawals]
+    assert len(indexes) >= 3
+    assert indexes == list(range(len(indexes)))
+    assert demo.chain.balance(b"\x99" * 20) == 32 * 10**9 * 10**9  # gwei to wei
+
+
+def test_revert_contract_fails_with_panic_and_error(demo: Demo) -> None:
+    backend, reverter = demo.chain.backend, demo.reverter
+    assert reverter is not None
+    statuses = {}
+    for block in blocks_of(backend):
+        for itx, receipt in zip(block.transactions, receipts_of(backend, block), strict=True):
+            if itx.transaction.to == reverter:
+                statuses[itx.transaction.data] = receipt.status
+    assert statuses == {contracts.PANIC_CALL: 0, contracts.ERROR_CALL: 0,
+                        contracts.BARE_REVERT_CALL: 0, b"\x07": 1}
+    panic = demo.chain.call(reverter, contracts.PANIC_CALL)
+    error = demo.chain.call(reverter, contracts.ERROR_CALL)
+    assert not panic.success and panic.output == contracts.panic_data(1)
+    assert not error.success and error.output == contracts.error_data("user error")
+    assert demo.chain.call(reverter, b"\x07").success
+
+
+def test_contract_creations_have_receipts_with_their_address(demo: Demo) -> None:
+    backend = demo.chain.backend
+    created = {r.contract_address for b in blocks_of(backend) for r in receipts_of(backend, b)}
+    assert {demo.log_emitter, demo.storage, demo.reverter, demo.env_echo} <= created
+    assert demo.chain.code(demo.log_emitter) == contracts.LOG_EMITTER
+    assert demo.chain.code(demo.storage) == contracts.STORAGE
+
+
+def test_pre_byzantium_receipts_carry_a_state_root(demo: Demo) -> None:
+    backend = demo.chain.backend
+    for block in blocks_of(backend):
+        for receipt in receipts_of(backend, block):
+            if block.number < 9:
+                assert receipt.status is None and receipt.root is not None
+            else:
+                assert receipt.status in (0, 1) and receipt.root is None
+
+
+def test_blob_transactions_account_for_their_blob_gas(demo: Demo) -> None:
+    backend = demo.chain.backend
+    blob_blocks = 0
+    for block in blocks_of(backend):
+        used = 0
+        for receipt in receipts_of(backend, block):
+            if receipt.type == 3:
+                assert receipt.blob_gas_used is not None and receipt.blob_gas_price == 1
+                used += receipt.blob_gas_used
+        if used:
+            blob_blocks += 1
+            assert block.header.blob_gas_used == used
+    assert blob_blocks >= 3
+
+
+def test_set_code_delegates_an_account_that_then_logs(demo: Demo) -> None:
+    chain, delegated = demo.chain, demo.delegated
+    assert delegated is not None
+    assert chain.code(delegated.address) == b"\xef\x01\x00" + demo.log_emitter
+    logs_by_delegated = [
+        log for b in blocks_of(chain.backend) for r in receipts_of(chain.backend, b)
+        for log in r.logs if log.address == delegated.address
+    ]
+    assert [log.data for log in logs_by_delegated] == [b"from an EOA"]
+
+
+def test_storage_and_environment_are_readable(demo: Demo) -> None:
+    chain = demo.chain
+    assert demo.env_echo is not None
+    assert [chain.storage(demo.storage, slot) for slot in range(7)] == [1, 20, 3, 4, 5, 6, 7]
+    assert chain.storage(demo.storage, 1, at=23) == 2  # before block 24 rewrote it
+    loaded = chain.call(demo.storage, contracts.load_calldata(6)).output
+    assert int.from_bytes(loaded, "big") == 7
+    sender = chain.accounts[1].address
+    env = contracts.decode_env(chain.call(demo.env_echo, sender=sender, at=CANCUN).output)
+    header = chain.block(CANCUN).header
+    assert env["NUMBER"] == CANCUN and env["TIMESTAMP"] == header.timestamp
+    assert env["CHAINID"] == chain.chain_id
+    assert env["COINBASE"] == int.from_bytes(header.coinbase, "big")
+    assert env["BASEFEE"] == header.base_fee_per_gas
+    assert env["PREVRANDAO"] == int.from_bytes(header.mix_hash, "big")
+    assert env["CALLER"] == env["ORIGIN"] == int.from_bytes(sender, "big")
+    assert env["PARENTHASH"] == int.from_bytes(header.parent_hash, "big")
+
+
+def test_next_block_adds_a_block_with_a_tick_log() -> None:
+    backend = MemoryBackend()
+    chain = DevChain(backend, forks=PRAGUE_FORKS, accounts=3)
+    demo = Demo(chain=chain, log_emitter=chain.deploy(chain.accounts[0], contracts.LOG_EMITTER),
+                storage=chain.deploy(chain.accounts[0], contracts.STORAGE))
+    chain.mine()
+    chain.mine()
+    block = demo.next_block()
+    assert block.number == 3 and backend.pointer("finalized") == 1
+    (receipt,) = receipts_of(backend, block)
+    (log,) = receipt.logs
+    assert log.address == demo.log_emitter and log.topics[0] == TICK_TOPIC
+    assert log.topics[1] == (3).to_bytes(32, "big")
+
+
+# --------------------------------------------------------------------------------------------
+# The builder
+
+
+@pytest.fixture(scope="module")
+def prague() -> DevChain:
+    return DevChain(MemoryBackend(), forks=PRAGUE_FORKS, accounts=4)
+
+
+def test_prague_from_genesis_takes_every_kind_in_one_block(prague: DevChain) -> None:
+    a = prague.accounts
+    emitter = prague.deploy(a[0], contracts.LOG_EMITTER)
+    prague.mine()
+    topic = keccak(b"one")
+    hashes = [
+        prague.send(a[1], emitter, data=contracts.log_calldata([topic]), kind="legacy"),
+        prague.send(a[1], emitter, data=contracts.log_calldata([topic]), kind="legacy",
+                    protected=False),
+        prague.send(a[2], emitter, kind="access-list",
+                    access_list=[AccessListEntry(address=emitter, storage_keys=())]),
+        prague.send(a[2], emitter, data=contracts.log_calldata([topic, topic])),
+        prague.send(a[3], a[0].address, kind="blob", blob_hashes=[versioned_hash(b"x")]),
+        # self-sponsored: the authorization's nonce is one above the transaction's
+        prague.send(a[3], a[3].address, kind="set-code", delegations=[(a[3], emitter)]),
+    ]
+    block = prague.mine(withdrawals=[(a[0].address, 1)])
+    assert [t.hash for t in block.transactions] == hashes
+    assert [t.transaction.type for t in block.transactions] == [0, 0, 1, 2, 3, 4]
+    receipts = [prague.receipt(h) for h in hashes]
+    assert all(r is not None and r.status == 1 for r in receipts)
+    assert [log.log_index for r in receipts if r for log in r.logs] == [0, 1, 2]
+    assert prague.code(a[3].address) == b"\xef\x01\x00" + emitter
+    assert prague.nonce(a[3].address) == 3  # two transactions' worth: sent, authorized
+
+
+def test_presigned_authorization_and_chain_id_zero(prague: DevChain) -> None:
+    a = prague.accounts
+    with pytest.raises(DevChainError, match="create a contract"):
+        prague.send(a[0], None, kind="set-code")
+    target = prague.deploy(a[0], contracts.STORAGE)
+    prague.mine()
+    auth = sign_authorization(a[2], 0, target, prague.nonce(a[2].address))
+    tx_hash = prague.send(a[1], a[2].address, kind="set-code", delegations=[auth])
+    prague.mine()
+    receipt = prague.receipt(tx_hash)
+    assert receipt is not None and receipt.status == 1
+    block = prague.block(receipt.block_number)
+    tx = block.transactions[0].transaction
+    assert isinstance(tx, SetCodeTransaction) and tx.authorization_list == (auth,)
+    assert prague.code(a[2].address) == b"\xef\x01\x00" + target
+
+
+def test_kinds_uncles_and_withdrawals_are_refused_before_their_fork() -> None:
+    chain = DevChain(MemoryBackend(), forks=ForkSchedule.from_genesis("london"), accounts=2)
+    a = chain.accounts
+    with pytest.raises(DevChainError, match="cancun"):
+        chain.send(a[0], a[1].address, kind="blob", blob_hashes=[versioned_hash(b"")])
+    with pytest.raises(DevChainError, match="Shanghai"):
+        chain.mine(withdrawals=[(a[0].address, 1)])
+    chain.send(a[0], a[1].address, value=1)
+    chain.mine()
+    chain.mine(uncles=[chain.sibling(1)])
+    merged = DevChain(MemoryBackend(), forks=ForkSchedule.from_genesis("paris"), accounts=1)
+    merged.mine()
+    with pytest.raises(DevChainError, match="merge"):
+        merged.sibling()
+
+
+def test_a_failed_block_drops_the_pending_transactions() -> None:
+    chain = DevChain(MemoryBackend(), forks=PRAGUE_FORKS, accounts=2)
+    poor = DevAccount(99)  # never funded
+    chain.send(poor, chain.accounts[0].address, value=1)
+    with pytest.raises(DevChainError, match="block 1"):
+        chain.mine()
+    assert chain.pending == () and chain.head.number == 0
+    chain.send(chain.accounts[0], chain.accounts[1].address, value=1)
+    assert chain.mine().number == 1
+
+
+def test_reopening_a_store_continues_the_chain() -> None:
+    backend = MemoryBackend()
+    first = DevChain(backend, forks=PRAGUE_FORKS, accounts=2)
+    first.mine(withdrawals=[(first.accounts[0].address, 1)])
+    again = DevChain(backend, forks=PRAGUE_FORKS, accounts=2)
+    block = again.mine(withdrawals=[(again.accounts[1].address, 1)])
+    assert block.number == 2 and block.withdrawals is not None
+    assert block.withdrawals[0].index == 1
+
+
+def test_fork_schedule_genesis_config_round_trips_through_chain_config() -> None:
+    document = genesis_document(forks=DEFAULT_FORKS)
+    config = parse_genesis(document).config
+    assert config.fork_at(35, 350) == "gray_glacier" and config.fork_at(36, 360) == "paris"
+    assert config.fork_at(38, 389) == "paris" and config.fork_at(39, 390) == "shanghai"
+    assert config.fork_at(45, 450) == "prague"
+    assert document["config"]["eip155Block"] == 6
+    with pytest.raises(ValueError, match="order"):
+        ForkSchedule(blocks=(("homestead", 5), ("byzantium", 2)))
+    with pytest.raises(ValueError, match="merge"):
+        ForkSchedule(blocks=(("homestead", 0),), times=(("shanghai", 0),))
+
+
+# --------------------------------------------------------------------------------------------
+# Contracts
+
+
+def test_assembler_resolves_labels_and_rejects_mistakes() -> None:
+    code = contracts.assemble("@end", "JUMP", 0xFFFF, b"\x00\x01", "end:", "STOP")
+    assert code == bytes.fromhex("61000a" "56" "61ffff" "610001" "5b" "00")
+    for bad in (["NOPE"], ["@missing"], ["a:", "a:"], [2**256], [b""]):
+        with pytest.raises(contracts.AssemblyError):
+            contracts.assemble(*bad)
+
+
+# --------------------------------------------------------------------------------------------
+# Synthetic history
+
+
+@pytest.fixture(scope="module")
+def history() -> MemoryBackend:
+    backend = MemoryBackend()
+    synthetic_history(backend, 300, senders=3, emitters=2)
+    return backend
+
+
+def test_synthetic_history_chains_well_formed_headers(history: MemoryBackend) -> None:
+    blocks = list(blocks_of(history))
+    assert len(blocks) == 301
+    for parent, block in pairwise(blocks):
+        header = block.header
+        assert header.parent_hash == parent.hash and header.number == parent.number + 1
+        assert header.timestamp > parent.header.timestamp
+        assert keccak(encode_header(header)) == header.hash
+        # py-evm's rule reads only these three fields of the parent
+        fields = SimpleNamespace(gas_limit=parent.header.gas_limit,
+                                 gas_used=parent.header.gas_used,
+                                 base_fee_per_gas=parent.header.base_fee_per_gas)
+        assert header.base_fee_per_gas == calculate_expected_base_fee_per_gas(cast(Any, fields))
+
+
+def test_synthetic_blocks_match_the_canonical_encodings(history: MemoryBackend) -> None:
+    """The fast encoders agree with ethread.encoding and real tries on every block."""
+    for block in list(blocks_of(history))[1:]:
+        (itx,) = block.transactions
+        (receipt,) = receipts_of(history, block)
+        assert transaction_hash(itx.transaction) == itx.hash == receipt.transaction_hash
+        tx_trie = HexaryTrie({})
+        tx_trie[rlp.encode(0)] = encode_transaction(itx.transaction)
+        assert block.header.transactions_root == tx_trie.root_hash
+        encoded = encode_receipt(receipt.type, 1, receipt.cumulative_gas_used,
+                                 receipt.logs_bloom, receipt.logs)
+        assert block.header.receipts_root == single_entry_trie_root(encoded)
+        assert block.size == len(raw_block(block))
+        (log,) = receipt.logs
+        assert log.topics[0] == TRANSFER_TOPIC and log.address == itx.transaction.to
+        bloom = BloomFilter(int.from_bytes(block.header.logs_bloom, "big"))
+        assert log.address in bloom and all(t in bloom for t in log.topics)
+
+
+def test_single_entry_trie_root_is_a_trie_root() -> None:
+    trie = HexaryTrie({})
+    trie[rlp.encode(0)] = b"\x02" + b"\x55" * 100
+    assert single_entry_trie_root(b"\x02" + b"\x55" * 100) == trie.root_hash
+
+
+def test_synthetic_history_resumes_to_the_same_chain(history: MemoryBackend) -> None:
+    backend = MemoryBackend()
+    synthetic_history(backend, 120, senders=3, emitters=2)
+    result = synthetic_history(backend, 300, senders=3, emitters=2)
+    assert result.head == 300
+    assert backend.canonical_hash(300) == history.canonical_hash(300)
+
+
+def test_signed_synthetic_history_recovers_its_senders() -> None:
+    backend = MemoryBackend()
+    result = synthetic_history(backend, 6, senders=2, sign=True)
+    for block in list(blocks_of(backend))[1:]:
+        (itx,) = block.transactions
+        tx = itx.transaction
+        assert not isinstance(tx, LegacyTransaction)
+        public = Signature(vrs=(tx.y_parity, tx.r, tx.s)).recover_public_key_from_msg_hash(
+            signing_hash(tx))
+        assert public.to_canonical_address() == itx.sender
+        assert itx.sender in result.senders
