@@ -70,10 +70,10 @@ def decode_revert_reason(payload: bytes) -> str | None:
 def call(backend: Backend, request: CallRequest, block: BlockRef) -> bytes:
     """Return data of the call, or raise ExecutionReverted / ExecutionFailed."""
     header = require_header(backend, block)
+    chaindb = backend.evm_database()
     config = backend.chain_config()
     if config is None:
         raise StateUnavailable("the backend does not know the chain's fork schedule")
-    chaindb = backend.evm_database()
     try:
         evm_header = chaindb.get_block_header_by_hash(Hash32(header.hash))
     except Exception as exc:
