@@ -45,7 +45,7 @@ class DictBackend:
         return self.receipts_by_block.get(block_hash)
 
     def logs(self, query: LogQuery) -> list[Log]:
-        out = []
+        out: list[Log] = []
         for number in range(query.from_number, query.to_number + 1):
             query.deadline.check()
             for receipt in self.receipts_by_block[self.by_number[number]]:
