@@ -53,6 +53,21 @@ from .devchain_signing import DevAccount, dev_accounts, sign_authorization, sign
 from .genesis import parse_genesis
 from .importer import ChainImporter
 
+__all__ = [
+    "DEFAULT_FORKS",
+    "DEV_CHAIN_ID",
+    "PRAGUE_FORKS",
+    "CallOutcome",
+    "DevAccount",
+    "DevChain",
+    "DevChainError",
+    "Fees",
+    "ForkSchedule",
+    "TxKind",
+    "genesis_document",
+    "sign_authorization",
+]
+
 DEV_CHAIN_ID = 1337
 GWEI = 10**9
 ETHER = 10**18
@@ -204,6 +219,14 @@ def genesis_document(
 
 
 TxKind: TypeAlias = Literal["legacy", "access-list", "dynamic-fee", "blob", "set-code"]
+KIND_SINCE: dict[str, str] = {
+    "legacy": "frontier",
+    "access-list": "berlin",
+    "dynamic-fee": "london",
+    "blob": "cancun",
+    "set-code": "prague",
+}
+"""The first fork that accepts each transaction kind."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,14 +296,7 @@ class _Draft:
             data=self.data, access_list=self.access_list,
             authorization_list=self.authorizations, y_parity=0, r=0, s=0,
         )
-KIND_SINCE: dict[str, str] = {
-    "legacy": "frontier",
-    "access-list": "berlin",
-    "dynamic-fee": "london",
-    "blob": "cancun",
-    "set-code": "prague",
-}
-"""The first fork that accepts each transaction kind."""
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -492,17 +508,17 @@ class DevChain:
                 raise DevChainError("there are no uncles after the merge")
             if withdrawals and not fork_at_least(fork, "shanghai"):
                 raise DevChainError("there are no withdrawals before Shanghai")
-            block = self._execute(
-                parent, when, coinbase or self.coinbase, extra_data, transactions, uncles,
-                self._withdrawals(withdrawals) if fork_at_least(fork, "shanghai") else None,
-            )
-            raw = rlp.encode(block)
-            self.importer.import_block(raw)
+            paid = self._withdrawals(withdrawals) if fork_at_least(fork, "shanghai") else None
+            block = self._execute(parent, when, coinbase or self.coinbase, extra_data,
+                                  transactions, uncles, paid)
+            self.importer.import_block(rlp.encode(block))
+            if paid:
+                self._withdrawal_index = paid[-1].index + 1
             return self.block(number)
 
     def mine_until(self, number: int) -> Block:
-        """Mine (empty blocks after the first, which takes whatever is pending) up to
-        ``number``."""
+        """Mine blocks until the head is at ``number``; the first one takes whatever is
+        pending, the others are empty. The head."""
         block = self.block(self.head.number)
         while block.number < number:
             block = self.mine()
@@ -537,15 +553,15 @@ class DevChain:
             return decode_header(rlp.encode(block.header))
 
     def _withdrawals(self, pairs: Sequence[tuple[Address, int]]) -> tuple[Withdrawal, ...]:
+        """Withdrawal models numbered on from the chain's last one (validator indexes are
+        made up: nothing on the execution side checks them)."""
         if self._withdrawal_index is None:
             self._withdrawal_index = self._last_withdrawal_index() + 1
-        out = []
-        for address, amount in pairs:
-            index = self._withdrawal_index
-            out.append(Withdrawal(index=index, validator_index=index % 64, address=address,
-                                  amount=amount))
-            self._withdrawal_index += 1
-        return tuple(out)
+        first = self._withdrawal_index
+        return tuple(
+            Withdrawal(index=index, validator_index=index % 64, address=address, amount=amount)
+            for index, (address, amount) in enumerate(pairs, start=first)
+        )
 
     def _last_withdrawal_index(self) -> int:
         """Where a chain reopened from a store left off; -1 when it has no withdrawals."""

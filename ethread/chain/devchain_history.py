@@ -176,11 +176,15 @@ def _rlp(item: bytes | list[Any]) -> bytes:
     and this module encodes four items per block. Tests check the results against
     :mod:`ethread.encoding`, which stays the one definition of every layout."""
     if isinstance(item, bytes):
-        if len(item) == 1 and item[0] < 0x80:
+        length = len(item)
+        if length == 1 and item[0] < 0x80:
             return item
-        return _length_prefix(len(item), 0x80) + item
+        return (_SHORT_STRING[length] if length < 56 else _length_prefix(length, 0x80)) + item
     payload = b"".join([_rlp(x) for x in item])
     return _length_prefix(len(payload), 0xC0) + payload
+
+
+_SHORT_STRING = [bytes([0x80 + length]) for length in range(56)]
 
 
 def _length_prefix(length: int, offset: int) -> bytes:
