@@ -1,0 +1,93 @@
+"""The WebSocket endpoint: handshake refusal, the same JSON-RPC messages and credits as HTTP,
+subscriptions to new heads and filtered logs, and the message size limit."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.sync.client import connect
+
+from ethread.chain.devchain_demo import TICK_TOPIC
+from ethread.server.config import KeyConfig
+
+from .test_server_helpers import KEY, call, demo_network, serve_in_thread, shared_demo, ws_url_of
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Any]:
+    keys = (KeyConfig(key=KEY), KeyConfig(key="poor-key-000", daily_credits=100))
+    with serve_in_thread(networks=[demo_network(block_time=0.2)], keys=keys,
+                         limits={"max_ws_message_bytes": 4096}) as thread:
+        yield thread
+
+
+def _ask(ws: Any, message: Any) -> Any:
+    ws.send(json.dumps(message))
+    return json.loads(ws.recv(timeout=30))
+
+
+def test_unknown_key_is_refused_at_the_handshake(server: Any) -> None:
+    with pytest.raises(InvalidStatus) as info:
+        connect(ws_url_of(server, "nope-nope"), open_timeout=10)
+    assert info.value.response.status_code == 401
+    assert json.loads(info.value.response.body)["error"]["code"] == -32001
+
+
+def test_calls_batches_and_credits(server: Any) -> None:
+    with connect(ws_url_of(server), open_timeout=10) as ws:
+        assert _ask(ws, call("eth_chainId"))["result"] == "0x539"
+        answers = _ask(ws, [call("eth_getBlockByNumber", ["0x1", False], 1), call("x", [], 2)])
+        assert answers[0]["result"]["number"] == "0x1" and answers[1]["error"]["code"] == -32601
+        assert _ask(ws, call("eth_getBlockByNumber", ["0x1"]))["error"]["code"] == -32602
+    with connect(ws_url_of(server, "poor-key-000"), open_timeout=10) as ws:
+        assert "result" in _ask(ws, call("eth_getBlockByNumber", ["0x1", False]))
+        refused = _ask(ws, call("eth_getBlockByNumber", ["0x2", False], 7))
+        assert refused["error"]["code"] == -32005 and "daily credit" in refused["error"]["message"]
+
+
+def test_new_heads_and_filtered_logs(server: Any) -> None:
+    demo = shared_demo()
+    emitter = "0x" + demo.log_emitter.hex()
+    with connect(ws_url_of(server), open_timeout=10) as ws:
+        heads = _ask(ws, call("eth_subscribe", ["newHeads"], 1))["result"]
+        ticks = _ask(ws, call("eth_subscribe", ["logs", {
+            "address": emitter, "topics": ["0x" + TICK_TOPIC.hex()]}], 2))["result"]
+        other = _ask(ws, call("eth_subscribe", ["logs", {"address": "0x" + "11" * 20}], 3))["result"]
+        got: dict[str, list[Any]] = {heads: [], ticks: [], other: []}
+        while len(got[heads]) < 2 or len(got[ticks]) < 2:
+            message = json.loads(ws.recv(timeout=30))
+            assert message["method"] == "eth_subscription"
+            got[message["params"]["subscription"]].append(message["params"]["result"])
+        assert got[other] == []
+        first, second = got[heads][:2]
+        assert int(second["number"], 16) == int(first["number"], 16) + 1
+        assert second["parentHash"] == first["hash"]
+        log = got[ticks][0]
+        assert log["address"] == emitter and log["removed"] is False
+        assert log["topics"][0] == "0x" + TICK_TOPIC.hex()
+        ws.send(json.dumps(call("eth_unsubscribe", [heads], 9)))
+        while True:  # notifications already queued may come first
+            message = json.loads(ws.recv(timeout=30))
+            if message.get("id") == 9:
+                assert message["result"] is True
+                break
+        assert _ask(ws, call("eth_unsubscribe", [heads], 10))["result"] is False
+
+
+def test_bad_subscriptions(server: Any) -> None:
+    with connect(ws_url_of(server), open_timeout=10) as ws:
+        assert _ask(ws, call("eth_subscribe", ["pendingStuff"]))["error"]["code"] == -32602
+        assert _ask(ws, call("eth_subscribe", ["logs", {"address": "0x12"}]))["error"]["code"] \
+            == -32602
+
+
+def test_a_message_over_the_limit_closes_with_1009(server: Any) -> None:
+    with connect(ws_url_of(server), open_timeout=10) as ws:
+        ws.send(json.dumps(call("eth_chainId", ["x" * 5000])))
+        with pytest.raises(ConnectionClosed) as info:
+            ws.recv(timeout=10)
+    assert info.value.rcvd is not None and info.value.rcvd.code == 1009
