@@ -302,3 +302,50 @@ def test_access_log_masks_keys(rpc_compat_memory: ethread.MemoryBackend,
     assert any("eth_chainId 200" in line and KEY[:4] + "…" in line for line in lines)
     assert any(" 401 " in line for line in lines)
     assert not any(KEY in line or "wrong-key-abcdef" in line for line in lines)
+
+
+def test_example_config_file_loads() -> None:
+    from ethread.server import load_config
+
+    config = load_config(Path(__file__).resolve().parent.parent / "examples" /
+                         "serve_config.toml")
+    assert [n.name for n in config.networks] == ["compat", "demo"]
+    assert config.networks[0].genesis is not None and config.networks[0].genesis.is_file()
+    assert config.networks[1].port == 8546 and config.networks[1].block_time == 2.0
+    assert config.keys[1].credits_per_second == 500
+    assert config.limits.max_batch_calls == 1000 and config.limits.logs.timeout == 10
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('[server]\nport = "x"', "port"),
+    ('[[networks]]\nname = "a"\nbackend = "import"', "genesis"),
+    ('[[networks]]\nname = "a"\n[[networks]]\nname = "b"', "both serve port"),
+    ('[limits]\nmax_batch_calls = 0', "max_batch_calls"),
+    ('[[keys]]\nkey = "a/b"', "API key"),
+    ('[nonsense]\n', "unknown setting"),
+])
+def test_bad_config_files_name_the_problem(tmp_path: Path, text: str, message: str) -> None:
+    from ethread.server import ConfigError, load_config
+
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_config(path)
+
+
+def test_flags_and_file_mean_the_same(tmp_path: Path) -> None:
+    from ethread.cli import build_parser
+    from ethread.cli.serve import build_config
+    from ethread.server import load_config
+
+    path = tmp_path / "c.toml"
+    path.write_text('[server]\nport = 9000\n[[networks]]\nname = "main"\nbackend = "import"\n'
+                    'genesis = "g.json"\nblocks = "b.rlp"\nverify_seals = false\n'
+                    '[[keys]]\nkey = "k1"\ndaily_credits = 50\n'
+                    '[limits]\nmax_batch_calls = 7\n')
+    from_file = load_config(path)
+    args = build_parser().parse_args([
+        "serve", "--genesis", str(tmp_path / "g.json"), "--blocks", str(tmp_path / "b.rlp"),
+        "--no-verify-seals", "--port", "9000", "--api-key", "k1", "--daily-credits", "50",
+        "--max-batch-calls", "7", "--ledger", str(tmp_path / "ethread-credits.sqlite3")])
+    assert build_config(args) == from_file

@@ -39,3 +39,15 @@ def test_rpc_replay_passes_every_case_against_ethread_serve(tmp_path: Path) -> N
     assert code == 0, err
     assert KEY not in err, "the access log must mask keys"
     assert "eth_blockNumber" in err
+
+
+def test_ethread_serve_without_arguments_serves_the_demo_chain(tmp_path: Path) -> None:
+    with ServeProcess(["--ledger", ":memory:"], cwd=tmp_path) as server:
+        url = f"http://127.0.0.1:{server.port}/v3/ethread-demo-key"
+        status, _, body = post(url, {"jsonrpc": "2.0", "id": 1, "method": "eth_chainId"})
+        assert (status, body["result"]) == (200, "0x539")
+        _, _, body = post(url, {"jsonrpc": "2.0", "id": 2, "method": "eth_getBlockByNumber",
+                                "params": ["latest", True]})
+        assert int(body["result"]["number"], 16) >= 50
+        code, _ = server.stop()
+    assert code == 0
