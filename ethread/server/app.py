@@ -218,8 +218,8 @@ class RpcApp:
         except EthreadError as exc:
             return 200, error_response(None, exc), (), "invalid"
         if is_batch and len(calls) > service.limits.max_batch_calls:
-            refused = refusals.batch_too_large(len(calls), service.limits.max_batch_calls)
-            return refused.status, refused.body(), refused.headers, f"batch({len(calls)})"
+            too_big = refusals.batch_too_large(len(calls), service.limits.max_batch_calls)
+            return too_big.status, too_big.body(), too_big.headers, f"batch({len(calls)})"
         refused = service.admit(key, calls)
         what = f"batch({len(calls)})" if is_batch else _method_of(calls[0])
         if refused is not None:
