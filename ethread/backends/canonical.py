@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import rlp
-from eth_keys import keys
+from eth_keys.datatypes import Signature
 from eth_keys.exceptions import BadSignature
 from eth_utils import keccak
 
@@ -79,7 +79,7 @@ def body_rlp(block: Block) -> bytes:
         from ..encoding import withdrawal_item
 
         item.append([withdrawal_item(w) for w in block.withdrawals])
-    return rlp.encode(item)
+    return bytes(rlp.encode(item))
 
 
 # --------------------------------------------------------------------------------------------
@@ -125,7 +125,7 @@ def recover_senders(body: bytes) -> list[Address]:
     for item in items[0]:
         try:
             digest, parity, r, s = _signing_hash(item)
-            signature = keys.Signature(vrs=(parity, r, s))
+            signature = Signature(vrs=(parity, r, s))
             public = signature.recover_public_key_from_msg_hash(digest)
         except (BadSignature, ValueError, IndexError, rlp.DecodingError) as exc:
             raise DecodeError(f"transaction signature: {exc}") from None

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from ..backend import LogQuery, Pointer
 from ..chain.config import ChainConfig
@@ -31,6 +31,8 @@ from ..models import Block, Hash32, Header, Log, Receipt
 from . import canonical
 from .cache import LRU
 from .logindex import candidate_blocks, collect_logs
+
+T = TypeVar("T")
 
 INDEX_NAME = "ethread-index.sqlite"
 
@@ -131,7 +133,7 @@ class EraBackend:
         era = self._file(number)
         return era.total_difficulty(number) if era is not None else None
 
-    def _decode(self, era: Era1File, number: int, fn: Any, *args: Any) -> Any:
+    def _decode(self, era: Era1File, number: int, fn: Callable[..., T], *args: Any) -> T:
         try:
             return fn(*args)
         except (DecodeError, ValueError, IndexError) as exc:

@@ -27,10 +27,10 @@ from __future__ import annotations
 import json
 import struct
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import plyvel
 from eth.db.atomic import AtomicDB
@@ -45,6 +45,8 @@ from ..models import Block, Hash32, Header, Log, Receipt
 from . import canonical
 from .cache import LRU
 from .logindex import candidate_blocks, collect_logs
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from eth.abc import ChainDatabaseAPI
@@ -275,7 +277,7 @@ class LevelDBBackend:
                              "but holds no receipts for it")
         return receipts
 
-    def _decode(self, fn: Any, *args: Any) -> Any:
+    def _decode(self, fn: Callable[..., T], *args: Any) -> T:
         try:
             return fn(*args)
         except (DecodeError, ValueError, IndexError) as exc:

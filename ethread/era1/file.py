@@ -73,7 +73,7 @@ class Era1File:
         self._buf = self._map
         self.size = size
         read_record(self._buf, 0, self._where, e2store.VERSION)
-        self.count = _U64.unpack_from(self._buf, size - 8)[0]
+        self.count: int = _U64.unpack_from(self._buf, size - 8)[0]
         if not 1 <= self.count <= EPOCH_SIZE:
             raise FormatError(self._where, size - 8, f"truncated or corrupted: the block index "
                               f"count reads {self.count}")
@@ -83,7 +83,7 @@ class Era1File:
         if index.length != index_length:
             raise FormatError(self._where, index_at, "corrupted: block index length does not "
                               "match its count")
-        self.start = _U64.unpack_from(self._buf, index.data_offset)[0]
+        self.start: int = _U64.unpack_from(self._buf, index.data_offset)[0]
         self._offsets = [
             index_at + _I64.unpack_from(self._buf, index.data_offset + 8 + 8 * i)[0]
             for i in range(self.count)
@@ -109,7 +109,7 @@ class Era1File:
         """Where block ``number``'s records start (for error messages)."""
         if not self.start <= number < self.end:
             raise KeyError(number)
-        return self._offsets[number - self.start]
+        return int(self._offsets[number - self.start])
 
     def _tuple(self, number: int) -> tuple[Record, Record, Record, Record]:
         if not self.start <= number < self.end:
@@ -142,7 +142,7 @@ class Era1File:
         if record.length != 32:
             raise FormatError(self._where, record.offset, "corrupted: total difficulty is not "
                               "32 bytes")
-        return int.from_bytes(self._buf[record.data_offset:record.end], "little")
+        return int.from_bytes(bytes(self._buf[record.data_offset:record.end]), "little")
 
     def raw_tuple(self, number: int) -> tuple[bytes, bytes, bytes, int]:
         """(header RLP, body RLP, receipts RLP, total difficulty) of one block."""

@@ -18,6 +18,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import rlp
 from eth_utils import keccak
@@ -65,9 +66,9 @@ class HistoryIndex:
     def close(self) -> None:
         self._db.close()
 
-    def _one(self, sql: str, *args: object) -> tuple[object, ...] | None:
+    def _one(self, sql: str, *args: object) -> tuple[Any, ...] | None:
         with self._lock:
-            row: tuple[object, ...] | None = self._db.execute(sql, args).fetchone()
+            row: tuple[Any, ...] | None = self._db.execute(sql, args).fetchone()
             return row
 
     # -- building --------------------------------------------------------------------------
@@ -137,22 +138,22 @@ class HistoryIndex:
 
     def number_of(self, block_hash: Hash32) -> int | None:
         row = self._one("SELECT number FROM blocks WHERE hash = ?", block_hash)
-        return int(row[0]) if row is not None else None  # type: ignore[call-overload]
+        return int(row[0]) if row is not None else None
 
     def hash_at(self, number: int) -> Hash32 | None:
         row = self._one("SELECT hash FROM blocks WHERE number = ?", number)
-        return bytes(row[0]) if row is not None else None  # type: ignore[arg-type]
+        return bytes(row[0]) if row is not None else None
 
     def senders(self, number: int) -> list[Address] | None:
         row = self._one("SELECT senders FROM blocks WHERE number = ?", number)
         if row is None:
             return None
-        blob = bytes(row[0])  # type: ignore[arg-type]
+        blob = bytes(row[0])
         return [blob[i:i + 20] for i in range(0, len(blob), 20)]
 
     def transaction(self, tx_hash: Hash32) -> tuple[int, int] | None:
         row = self._one("SELECT number, position FROM txs WHERE hash = ?", tx_hash)
-        return (int(row[0]), int(row[1])) if row is not None else None  # type: ignore[call-overload]
+        return (int(row[0]), int(row[1])) if row is not None else None
 
     def _numbers(self, sql: str, *args: object) -> Iterator[int]:
         with self._lock:
