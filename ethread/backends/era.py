@@ -174,7 +174,7 @@ class EraBackend:
 
     def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
         found = self._index.transaction(tx_hash)
-        if found is None:
+        if found is None or self._file(found[0]) is None:  # indexed, but its file is gone
             return None
         block_hash = self._index.hash_at(found[0])
         return (block_hash, found[1]) if block_hash is not None else None
