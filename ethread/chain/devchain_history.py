@@ -19,6 +19,7 @@ receipts roots, blooms, EIP-1559 base fees, gas used all consistent), but:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ from ..models import (
     Receipt,
 )
 from .devchain import DEV_CHAIN_ID, GWEI, PRAGUE_FORKS, DevChainError, genesis_document
-from .devchain_signing import DevAccount, dev_accounts, sign_transaction
+from .devchain_signing import DevAccount, dev_accounts
 from .genesis import parse_genesis
 from .importer import ChainImporter
 
@@ -198,13 +199,24 @@ def _int(value: int) -> bytes:
     return value.to_bytes((value.bit_length() + 7) // 8, "big")
 
 
-def _dynamic_fee_envelope(tx: DynamicFeeTransaction) -> bytes:
-    """``encode_transaction(tx)``, fast (see :func:`_rlp`)."""
-    return b"\x02" + _rlp([
+def _dynamic_fee_fields(tx: DynamicFeeTransaction) -> list[Any]:
+    return [
         _int(tx.chain_id), _int(tx.nonce), _int(tx.max_priority_fee_per_gas),
         _int(tx.max_fee_per_gas), _int(tx.gas), tx.to or b"", _int(tx.value), tx.data, [],
         _int(tx.y_parity), _int(tx.r), _int(tx.s),
-    ])
+    ]
+
+
+def _dynamic_fee_envelope(tx: DynamicFeeTransaction) -> bytes:
+    """``encode_transaction(tx)``, fast (see :func:`_rlp`)."""
+    return b"\x02" + _rlp(_dynamic_fee_fields(tx))
+
+
+def _signed(tx: DynamicFeeTransaction, account: DevAccount) -> DynamicFeeTransaction:
+    """``sign_transaction(tx, account)``, fast: the payload is the envelope without its
+    signature fields (see :func:`ethread.chain.devchain_signing.signing_hash`)."""
+    parity, r, s = account.sign(_keccak(b"\x02" + _rlp(_dynamic_fee_fields(tx)[:-3])))
+    return dataclasses.replace(tx, y_parity=parity, r=r, s=s)
 
 
 def _receipt_encoding(tx_type: int, gas_used: int, bloom: bytes, address: Address,
@@ -278,9 +290,7 @@ class _BlockMaker:
             s=int.from_bytes(seed, "little") % SECP256K1_HALF_N + 1,
         )
         if self.sign:
-            signed = sign_transaction(tx, transfer.sender)
-            assert isinstance(signed, DynamicFeeTransaction)
-            tx = signed
+            tx = _signed(tx, transfer.sender)
         return tx
 
     def make(self, parent: Header, number: int) -> tuple[Block, Receipt]:
