@@ -63,10 +63,10 @@ class Service:
     poll_interval: float = 0.25
     feeds: dict[str, ChainFeed] = field(default_factory=dict)
 
-    def network_for(self, scope: Scope) -> Network | None:
+    def network_for(self, scope: Scope, host: str | None = None) -> Network | None:
         server = scope.get("server")
         port = server[1] if server else None
-        return self.router.find(port, header(scope, b"host"))
+        return self.router.find(port, host if host is not None else header(scope, b"host"))
 
     def admit(self, key: ApiKey, calls: list[Call | EthreadError]) -> Refused | None:
         """Charge every call of the request at once, or refuse it and charge nothing."""
@@ -125,12 +125,21 @@ async def read_body(receive: Receive, limit: int, declared: int | None) -> bytes
             return b"".join(chunks)
 
 
-def _declared_length(scope: Scope) -> int | None:
-    value = header(scope, b"content-length")
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
+def request_headers(scope: Scope) -> tuple[str | None, str | None, int | None]:
+    """(Host, Content-Type, Content-Length) in one pass over the headers."""
+    host = content_type = None
+    length: int | None = None
+    for key, value in scope.get("headers", ()):
+        if key == b"host":
+            host = value.decode("latin-1")
+        elif key == b"content-type":
+            content_type = value.decode("latin-1")
+        elif key == b"content-length":
+            try:
+                length = int(value)
+            except ValueError:
+                length = None
+    return host, content_type, length
 
 
 def _is_json(content_type: str | None) -> bool:
@@ -176,11 +185,12 @@ class RpcApp:
                 return
             await self._refuse(send, refusals.not_found())
             return
-        network = service.network_for(scope)
+        host, content_type, declared = request_headers(scope)
+        network = service.network_for(scope, host)
         if network is None:
             server = scope.get("server")
             await self._refuse(send, refusals.unknown_network(
-                header(scope, b"host"), server[1] if server else None))
+                host, server[1] if server else None))
             return
         presented = path[len(HTTP_PREFIX):].rstrip("/")
         key = service.keys.lookup(presented) if presented and "/" not in presented else None
@@ -191,11 +201,11 @@ class RpcApp:
         if scope["method"] != "POST":
             await self._refuse(send, refusals.method_not_allowed())
             return
-        if not _is_json(header(scope, b"content-type")):
+        if not _is_json(content_type):
             await self._refuse(send, refusals.unsupported_media_type())
             return
         limits = service.limits
-        body = await read_body(receive, limits.max_body_bytes, _declared_length(scope))
+        body = await read_body(receive, limits.max_body_bytes, declared)
         if body is None:
             await self._refuse(send, refusals.body_too_large(limits.max_body_bytes))
             self._log(scope, network.name, key.masked, "-", 413, 0, started)

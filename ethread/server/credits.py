@@ -49,11 +49,15 @@ def utc_day(now: float) -> str:
     return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")
 
 
-def seconds_to_reset(now: float) -> int:
-    """Whole seconds until the next 00:00 UTC, when every balance is full again."""
+def next_midnight(now: float) -> float:
+    """The Unix time of the next 00:00 UTC, when every balance is full again."""
     moment = datetime.fromtimestamp(now, UTC)
     midnight = (moment + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    return max(1, math.ceil((midnight - moment).total_seconds()))
+    return midnight.timestamp()
+
+
+def seconds_to_reset(now: float) -> int:
+    return max(1, math.ceil(next_midnight(now) - now))
 
 
 class LedgerError(RuntimeError):
@@ -93,17 +97,22 @@ class CreditLedger:
         except sqlite3.Error as exc:
             raise LedgerError(f"cannot open the credit ledger {path}: {exc} "
                               "(is another server using it?)") from None
-        self._day = utc_day(clock())
+        start = clock()
+        self._day = utc_day(start)
+        self._day_ends = next_midnight(start)
         self._used: dict[str, int] = dict(self._db.execute(
             "SELECT key_id, used FROM usage WHERE day = ?", (self._day,)).fetchall())
         self._dirty: set[str] = set()
 
     def _roll(self, now: float) -> None:
-        day = utc_day(now)
-        if day != self._day:
-            self._flush_locked()
-            self._day = day
-            self._used = {}
+        """A new UTC day starts every balance afresh (checked against a precomputed instant,
+        so the common case costs one comparison)."""
+        if now < self._day_ends:
+            return
+        self._flush_locked()
+        self._day = utc_day(now)
+        self._day_ends = next_midnight(now)
+        self._used = {}
 
     def used(self, key_id: str) -> int:
         with self._lock:
@@ -117,7 +126,8 @@ class CreditLedger:
             self._roll(now)
             used = self._used.get(key_id, 0)
             if used + cost > limit:
-                return Refusal("daily credit limit reached", seconds_to_reset(now))
+                return Refusal("daily credit limit reached",
+                               max(1, math.ceil(self._day_ends - now)))
             self._used[key_id] = used + cost
             self._dirty.add(key_id)
             if self.flush_interval <= 0:
