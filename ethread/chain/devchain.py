@@ -48,7 +48,7 @@ from ..models import (
     Withdrawal,
 )
 from . import contracts
-from .config import BLOCK_FORKS, TIME_FORKS, ChainConfig
+from .config import BLOCK_FORKS, FORK_ORDER, TIME_FORKS, ChainConfig, fork_at_least
 from .devchain_signing import DevAccount, dev_accounts, sign_authorization, sign_transaction
 from .genesis import parse_genesis
 from .importer import ChainImporter
@@ -76,9 +76,6 @@ ZERO_ADDRESS = b"\x00" * 20
 ZERO_HASH = b"\x00" * 32
 ZERO_NONCE = b"\x00" * 8
 
-FORK_ORDER: tuple[str, ...] = (
-    "frontier", *(name for _, name in BLOCK_FORKS), *(name for _, name in TIME_FORKS)
-)
 _GENESIS_KEY = {name: key for key, name in BLOCK_FORKS + TIME_FORKS}
 
 TRANSFER_GAS = 21_000
@@ -87,14 +84,6 @@ CONTRACT_GAS = 1_000_000
 
 class DevChainError(EthreadError):
     """The dev chain was asked for something its fork or state does not allow."""
-
-
-def fork_index(fork: str) -> int:
-    return FORK_ORDER.index(fork)
-
-
-def fork_at_least(fork: str, minimum: str) -> bool:
-    return fork_index(fork) >= fork_index(minimum)
 
 
 # --------------------------------------------------------------------------------------------
@@ -119,14 +108,14 @@ class ForkSchedule:
         if self.times and "paris" not in dict(self.blocks):
             raise ValueError("shanghai and later need the merge (paris) first")
         for schedule in (self.blocks, self.times):
-            ordered = sorted(schedule, key=lambda f: fork_index(f[0]))
+            ordered = sorted(schedule, key=lambda f: FORK_ORDER.index(f[0]))
             if [at for _, at in ordered] != sorted(at for _, at in ordered):
                 raise ValueError(f"forks must activate in order: {schedule}")
 
     @classmethod
     def from_genesis(cls, fork: str) -> ForkSchedule:
         """Every fork up to and including ``fork`` active from block 0."""
-        upto = FORK_ORDER[1:fork_index(fork) + 1]
+        upto = FORK_ORDER[1:FORK_ORDER.index(fork) + 1]
         block_names = {name for _, name in BLOCK_FORKS}
         return cls(
             blocks=tuple((name, 0) for name in upto if name in block_names),
