@@ -1,4 +1,4 @@
-"""The demo chain: small, built in well under a second, and rich enough to exercise every read
+"""The demo chain: small, built in about a second, and rich enough to exercise every read
 method. It is what ``ethread serve`` shows when given no chain.
 
 Fifty blocks on :data:`~ethread.chain.devchain.DEFAULT_FORKS` (the rpc-compat schedule):
