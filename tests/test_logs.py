@@ -120,7 +120,7 @@ def test_expired_deadline_visits_nothing(history: tuple[ethread.MemoryBackend, S
 
 
 def test_block_hash_filter(history: tuple[ethread.MemoryBackend, SyntheticHistory]) -> None:
-    backend, info = history
+    backend, _ = history
     block_hash = backend.canonical_hash(7)
     assert block_hash is not None
     logs = get_logs(backend, LogFilter(block_hash=block_hash))
