@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +44,8 @@ def error_object(error: EthreadError) -> dict[str, Any]:
     return body
 
 
-def _envelope(request_id: Any, result: bytes) -> bytes:
+def result_response(request_id: Any, result: bytes) -> bytes:
+    """A success response around result bytes that are already JSON."""
     return b'{"jsonrpc":"2.0","id":' + orjson.dumps(request_id) + b',"result":' + result + b"}"
 
 
@@ -121,8 +121,8 @@ class Dispatcher:
             raise MethodNotFound(f"the method {call.method} does not exist/is not available")
         if not spec.cacheable:
             return call_method(self.backend, call.method, call.params, self.context)
-        key = (call.method, orjson.dumps(call.params))
         generation = self.backend.generation()
+        key = _cache_key(call)
         cached = self.cache.get(generation, key)
         if cached is not None:
             return cached
@@ -130,17 +130,25 @@ class Dispatcher:
         self.cache.put(generation, key, result)
         return result
 
+    def cached_result(self, call: Call) -> bytes | None:
+        """The result bytes of a call if an answer is cached for the chain as it is now: cheap
+        enough for a server to try on its event loop before handing work to a thread."""
+        spec = METHODS.get(call.method)
+        if spec is None or not spec.cacheable:
+            return None
+        return self.cache.get(self.backend.generation(), _cache_key(call))
+
     def respond(self, call: Call) -> bytes:
         """The response to one call, errors included, never raising."""
         try:
-            return _envelope(call.id, self.result(call))
+            return result_response(call.id, self.result(call))
         except EthreadError as exc:
             return error_response(call.id, exc)
         except Exception:
             log.exception("internal error in %s", call.method)
             return error_response(call.id, InternalError("internal error"))
 
-    def _run_unanswered(self, call: Call) -> None:
+    def run_notification(self, call: Call) -> None:
         """A notification is run (the caller may count on its effects) but never answered."""
         try:
             self.result(call)
@@ -154,21 +162,28 @@ class Dispatcher:
             is_batch, calls, ids = parse_request(body)
         except EthreadError as exc:
             return error_response(None, exc)
-        answers = list(self._answers(calls, ids))
+        answers = self.answers(calls, ids)
         if not is_batch:
             return answers[0] if answers else None
         if not answers:
             return None
         return b"[" + b",".join(answers) + b"]"
 
-    def _answers(self, calls: list[Call | EthreadError], ids: list[Any]) -> Iterator[bytes]:
+    def answers(self, calls: list[Call | EthreadError], ids: list[Any]) -> list[bytes]:
+        """The answers to parsed calls, in order; notifications run and get none."""
+        out: list[bytes] = []
         for call, request_id in zip(calls, ids, strict=True):
             if isinstance(call, EthreadError):
-                yield error_response(request_id, call)
+                out.append(error_response(request_id, call))
             elif call.is_notification:
-                self._run_unanswered(call)
+                self.run_notification(call)
             else:
-                yield self.respond(call)
+                out.append(self.respond(call))
+        return out
+
+
+def _cache_key(call: Call) -> tuple[str, bytes]:
+    return call.method, orjson.dumps(call.params)
 
 
 _dispatchers: weakref.WeakKeyDictionary[Any, Dispatcher] = weakref.WeakKeyDictionary()

@@ -21,10 +21,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import orjson
-
-from ..codec.dispatch import METHODS
-from ..codec.jsonrpc import Call, Dispatcher, error_response
+from ..codec.jsonrpc import Call, Dispatcher, result_response
 from ..errors import EthreadError
 
 log = logging.getLogger("ethread.rpc")
@@ -34,46 +31,10 @@ INLINE_METHODS = frozenset({"eth_chainId", "eth_blockNumber", "net_version",
 SLOW_METHODS = frozenset({"eth_call", "eth_getLogs", "eth_getProof"})
 
 
-def envelope(request_id: Any, result: bytes) -> bytes:
-    return b'{"jsonrpc":"2.0","id":' + orjson.dumps(request_id) + b',"result":' + result + b"}"
-
-
 def cached_answer(dispatcher: Dispatcher, call: Call) -> bytes | None:
-    """The answer from the dispatcher's cache, or None. Built on the same key the dispatcher
-    stores under; were that key to change, this only misses, it never answers wrongly."""
-    spec = METHODS.get(call.method)
-    if spec is None or not spec.cacheable:
-        return None
-    try:
-        key = (call.method, orjson.dumps(call.params))
-    except TypeError:
-        return None
-    hit = dispatcher.cache.get(dispatcher.backend.generation(), key)
-    return None if hit is None else envelope(call.id, hit)
-
-
-def run_unanswered(dispatcher: Dispatcher, call: Call) -> None:
-    """Run a notification for its effects; its result and any error are dropped."""
-    try:
-        dispatcher.result(call)
-    except EthreadError:
-        pass
-    except Exception:
-        log.exception("internal error in notification %s", call.method)
-
-
-def batch_answers(dispatcher: Dispatcher, calls: list[Call | EthreadError],
-                  ids: list[Any]) -> list[bytes]:
-    """The answers of a batch, in order; notifications run and get none."""
-    out: list[bytes] = []
-    for call, request_id in zip(calls, ids, strict=True):
-        if isinstance(call, EthreadError):
-            out.append(error_response(request_id, call))
-        elif call.is_notification:
-            run_unanswered(dispatcher, call)
-        else:
-            out.append(dispatcher.respond(call))
-    return out
+    """The answer from the dispatcher's cache, or None."""
+    hit = dispatcher.cached_result(call)
+    return None if hit is None else result_response(call.id, hit)
 
 
 class CallRunner:
@@ -87,10 +48,10 @@ class CallRunner:
         """The response to one call; None for a notification (which still runs)."""
         if call.is_notification:
             if call.method in INLINE_METHODS:
-                run_unanswered(dispatcher, call)
+                dispatcher.run_notification(call)
             else:
                 await asyncio.get_running_loop().run_in_executor(
-                    self._pool(call.method), run_unanswered, dispatcher, call)
+                    self._pool(call.method), dispatcher.run_notification, call)
             return None
         cached = cached_answer(dispatcher, call)
         if cached is not None:
@@ -114,7 +75,7 @@ class CallRunner:
         slow = any(isinstance(c, Call) and c.method in SLOW_METHODS for c in calls)
         pool = self.slow_pool if slow else self.fast_pool
         return await asyncio.get_running_loop().run_in_executor(
-            pool, batch_answers, dispatcher, calls, ids)
+            pool, dispatcher.answers, calls, ids)
 
     def close(self) -> None:
         self.fast_pool.shutdown(wait=False, cancel_futures=True)

@@ -19,13 +19,12 @@ import logging
 import time
 from typing import Any
 
-from ..codec.jsonrpc import Call, error_response, parse_request
+from ..codec.jsonrpc import Call, error_response, parse_request, result_response
 from ..errors import EthreadError, InvalidParams, LimitExceeded
 from . import refusals
 from .access_log import log_request
 from .app import WS_PREFIX, Receive, Scope, Send, Service, header
 from .auth import ApiKey
-from .execution import envelope
 from .networks import Network
 from .refusals import Refused
 from .subscriptions import ChainFeed, parse_subscription
@@ -206,13 +205,13 @@ class Session:
             return error_response(call.id, exc)
         subscription = self.feed.subscribe(kind, self.deliver, matcher)
         self.subscriptions.add(subscription)
-        return envelope(call.id, b'"' + subscription.encode() + b'"')
+        return result_response(call.id, b'"' + subscription.encode() + b'"')
 
     def _unsubscribe(self, call: Call) -> bytes:
         if len(call.params) != 1 or not isinstance(call.params[0], str):
             return error_response(call.id, InvalidParams("expected one subscription id"))
         subscription = call.params[0]
         if subscription not in self.subscriptions:
-            return envelope(call.id, b"false")
+            return result_response(call.id, b"false")
         self.subscriptions.discard(subscription)
-        return envelope(call.id, b"true" if self.feed.unsubscribe(subscription) else b"false")
+        return result_response(call.id, b"true" if self.feed.unsubscribe(subscription) else b"false")
