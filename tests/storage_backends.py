@@ -17,26 +17,12 @@ never skips, when the data is missing.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ethread.backends.leveldb import LevelDBBackend
 from ethread.backends.memory import MemoryBackend
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-def conformance_dir() -> Path:
-    """The external conformance data; a missing folder is a test failure, not a skip."""
-    configured = os.environ.get("ETHREAD_CONFORMANCE")
-    path = Path(configured) if configured else REPO_ROOT.parent / "shared" / "conformance"
-    if not (path / "README.md").is_file():
-        raise AssertionError(
-            f"conformance data not found at {path}; set ETHREAD_CONFORMANCE to its folder"
-        )
-    return path
 
 
 def copy_chain(source: MemoryBackend, target: Any, *, with_state: bool = True) -> None:

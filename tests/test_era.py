@@ -26,7 +26,8 @@ from ethread.era1 import Era1File, FormatError, export_era1, verify_file
 from ethread.era1.index import HistoryIndex
 from ethread.errors import StateUnavailable, StoreError
 
-from .storage_backends import conformance_dir, era_from
+from .conftest import conformance_dir
+from .storage_backends import era_from
 
 SEPOLIA_FILES = ("sepolia-00000-643a00f7.era1", "sepolia-00021-b8814b14.era1")
 SEPOLIA_RANGES = (range(0, 8192), range(172032, 180224))

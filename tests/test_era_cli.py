@@ -13,7 +13,7 @@ from ethread.backends.open import open_backend
 from ethread.cli import storage
 from ethread.errors import StoreError
 
-from .storage_backends import conformance_dir
+from .conftest import conformance_dir
 
 
 def run(*argv: str) -> int:

@@ -21,7 +21,8 @@ from ethread.backends.memory import MemoryBackend
 from ethread.chain.importer import import_chain
 from ethread.errors import StoreError
 
-from .storage_backends import conformance_dir, leveldb_from
+from .conftest import conformance_dir
+from .storage_backends import leveldb_from
 
 
 @pytest.fixture(scope="module")
