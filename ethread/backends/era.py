@@ -30,7 +30,7 @@ from ..errors import StateUnavailable, StoreError
 from ..models import Block, Hash32, Header, Log, Receipt
 from . import canonical
 from .cache import LRU
-from .logindex import candidate_blocks, collect_logs
+from .logindex import candidate_blocks, collect_logs, logs_of_receipts
 
 T = TypeVar("T")
 
@@ -218,7 +218,7 @@ class EraBackend:
                                                                          lo, hi),
             index.blocks_with_logs,
         )
-        return collect_logs(query, candidates, self._receipts_at)
+        return collect_logs(query, candidates, lambda n: logs_of_receipts(self._receipts_at(n)))
 
     def _receipts_at(self, number: int) -> Sequence[Receipt]:
         block_hash = self.canonical_hash(number)

@@ -16,7 +16,7 @@ Key layout (numbers are 8-byte big-endian so that keys sort in chain order)::
     T<tx hash>       -> block hash, u32 index
     A<address><number>             log index: blocks where an address logged
     P<position><topic><number>     log index: blocks where a topic stood at a position
-    L<number>                      blocks with any log
+    L<number>        -> logs       blocks with any log, each with its logs in one compact record
     E<key>           -> value      py-evm's chain database (state trie nodes, headers)
 
 Opening reads three meta keys and nothing else: no rescan.
@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import struct
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -44,7 +44,7 @@ from ..errors import StoreError
 from ..models import Block, Hash32, Header, Log, Receipt
 from . import canonical
 from .cache import LRU
-from .logindex import candidate_blocks, collect_logs
+from .logindex import candidate_blocks, collect_logs, decode_block_logs, encode_block_logs, logs_of_receipts
 
 T = TypeVar("T")
 
@@ -267,7 +267,13 @@ class LevelDBBackend:
             lambda position, topic: postings(b"P" + bytes([position]) + topic),
             postings(b"L"),
         )
-        return collect_logs(query, candidates, self._receipts_at)
+        return collect_logs(query, candidates, self._logs_at)
+
+    def _logs_at(self, number: int) -> Iterable[Log]:
+        raw = self._read(b"L" + _num(number))
+        if raw:
+            return self._decode(decode_block_logs, number, raw)
+        return logs_of_receipts(self._receipts_at(number))  # a store written before log records
 
     def _receipts_at(self, number: int) -> Sequence[Receipt]:
         block_hash = self.canonical_hash(number)
@@ -385,7 +391,7 @@ class LevelDBBackend:
             if position < 256:
                 self._put(b"P" + bytes([position]) + topic + suffix, b"")
         if addresses:
-            self._put(b"L" + suffix, b"")
+            self._put(b"L" + suffix, encode_block_logs(block_hash, block.header.timestamp, receipts))
         self._stage_pointer("latest", number)
         if self._pending is not None:
             self._staged_cache.append((block, tuple(receipts)))

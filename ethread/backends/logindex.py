@@ -7,7 +7,9 @@ in the intersection of its filters' postings; receipts of those blocks confirm e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+import rlp
 
 from ..backend import LogQuery, ResultLimitReached
 from ..models import Address, Hash32, Log, Receipt
@@ -46,22 +48,53 @@ def candidate_blocks(
     return sorted(sets[0].intersection(*sets[1:]))
 
 
+def logs_of_receipts(receipts: Sequence[Receipt]) -> Iterator[Log]:
+    for receipt in receipts:
+        yield from receipt.logs
+
+
 def collect_logs(
     query: LogQuery,
     candidates: Sequence[int],
-    receipts_at: Callable[[int], Sequence[Receipt]],
+    logs_at: Callable[[int], Iterable[Log]],
 ) -> list[Log]:
     """Matching logs of ``candidates`` in chain order, honouring the query's limit and
-    deadline."""
+    deadline. ``logs_at`` gives every log of a block."""
     out: list[Log] = []
     for count, number in enumerate(candidates):
         if count % DEADLINE_STRIDE == 0:
             query.deadline.check()
         before = len(out)
-        for receipt in receipts_at(number):
-            for log in receipt.logs:
-                if query.matches(log.address, log.topics):
-                    out.append(log)
+        for log in logs_at(number):
+            if query.matches(log.address, log.topics):
+                out.append(log)
         if query.limit is not None and len(out) > query.limit:
             raise ResultLimitReached(number - 1 if before <= query.limit else number)
+    return out
+
+
+def encode_block_logs(block_hash: Hash32, timestamp: int, receipts: Sequence[Receipt]) -> bytes:
+    """Every log of a block in one compact record, so a log query decodes only this (not the
+    block and its receipts): ``[block hash, timestamp, [[tx index, tx hash, [logs]], ...]]``."""
+    entries = [
+        [receipt.transaction_index, receipt.transaction_hash,
+         [[log.address, list(log.topics), log.data] for log in receipt.logs]]
+        for receipt in receipts if receipt.logs
+    ]
+    encoded: bytes = rlp.encode([block_hash, timestamp, entries])
+    return encoded
+
+
+def decode_block_logs(number: int, raw: bytes) -> list[Log]:
+    block_hash, timestamp, entries = rlp.decode(raw)
+    timestamp = int.from_bytes(timestamp, "big")
+    out = []
+    log_index = 0
+    for tx_index, tx_hash, logs in entries:
+        index = int.from_bytes(tx_index, "big")
+        for address, topics, data in logs:
+            out.append(Log(address=address, topics=tuple(topics), data=data, block_number=number,
+                           transaction_hash=tx_hash, transaction_index=index, block_hash=block_hash,
+                           block_timestamp=timestamp, log_index=log_index))
+            log_index += 1
     return out

@@ -14,17 +14,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Literal
 
-from ..backend import LogQuery, Pointer, ResultLimitReached
+from ..backend import LogQuery, Pointer
 from ..models import Address, Block, Hash32, Header, Log, Receipt
+from .logindex import Postings, candidate_blocks, collect_logs, logs_of_receipts
 
 if TYPE_CHECKING:
     from eth.abc import ChainDatabaseAPI
 
     from ..chain.config import ChainConfig
-
-# How many candidate blocks a log query visits between deadline checks.
-DEADLINE_STRIDE = 256
-
 
 class MemoryBackend:
     """Holds a whole chain, with state, in memory."""
@@ -86,46 +83,14 @@ class MemoryBackend:
         return self._generation
 
     def logs(self, query: LogQuery) -> list[Log]:
-        candidates = self._candidate_blocks(query)
-        out: list[Log] = []
-        for count, number in enumerate(candidates):
-            if count % DEADLINE_STRIDE == 0:
-                query.deadline.check()
-            receipts = self._receipts[self._canonical[number]]
-            before = len(out)
-            for receipt in receipts:
-                for log in receipt.logs:
-                    if query.matches(log.address, log.topics):
-                        out.append(log)
-            if query.limit is not None and len(out) > query.limit:
-                fits = number - 1 if before <= query.limit else number
-                raise ResultLimitReached(fits)
-        return out
-
-    def _candidate_blocks(self, query: LogQuery) -> list[int]:
-        lo, hi = query.from_number, query.to_number
-
-        def window(postings: list[int]) -> list[int]:
-            return postings[bisect_left(postings, lo):bisect_right(postings, hi)]
-
-        sets: list[set[int]] = []
-        if query.addresses:
-            found: set[int] = set()
-            for address in query.addresses:
-                found.update(window(self._by_address.get(address, [])))
-            sets.append(found)
-        for position, wanted in enumerate(query.topics):
-            if wanted is None:
-                continue
-            found = set()
-            for topic in wanted:
-                found.update(window(self._by_topic.get((position, topic), [])))
-            sets.append(found)
-        if not sets:
-            return window(self._with_logs)
-        sets.sort(key=len)
-        result = sets[0].intersection(*sets[1:])
-        return sorted(result)
+        candidates = candidate_blocks(
+            query,
+            lambda address: _window(self._by_address.get(address, [])),
+            lambda position, topic: _window(self._by_topic.get((position, topic), [])),
+            _window(self._with_logs),
+        )
+        return collect_logs(query, candidates,
+                            lambda number: logs_of_receipts(self._receipts[self._canonical[number]]))
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -169,3 +134,12 @@ class MemoryBackend:
             raise ValueError(f"block {number} is not held")
         self._pointers[name] = number
         self._generation += 1
+
+
+def _window(postings: list[int]) -> Postings:
+    """A sorted posting list read between two block numbers, by bisection."""
+
+    def read(lo: int, hi: int) -> list[int]:
+        return postings[bisect_left(postings, lo):bisect_right(postings, hi)]
+
+    return read
