@@ -132,3 +132,39 @@ def test_logs_of_every_topic_count(demo: tuple[ethread.MemoryBackend, Demo]) -> 
     logs = rpc(backend, "eth_getLogs", {"fromBlock": "earliest", "toBlock": "latest"})
     assert isinstance(logs, list)
     assert {len(log["topics"]) for log in logs} >= {0, 1, 2, 3, 4}
+
+
+def test_calls_on_a_reused_state_see_no_other_call(demo: tuple[ethread.MemoryBackend, Demo],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """eth_call reuses post-block states; every call must still start from the block's state."""
+    import importlib
+
+    from ethread.chain import contracts
+
+    call_module = importlib.import_module("ethread.methods.call")  # the module, not the function
+
+    backend, info = demo
+    rich = info.chain.accounts[1].address
+    sequence = [
+        CallRequest(to=info.storage, data=contracts.load_calldata(0)),
+        CallRequest(to=info.storage, data=contracts.store_calldata({0: 99, 1: 98})),
+        CallRequest(to=info.storage, data=contracts.load_calldata(0)),
+        CallRequest(sender=rich, to=info.storage, value=10**18, data=contracts.load_calldata(1)),
+        CallRequest(to=info.reverter, data=b"\x00"),
+        CallRequest(to=info.storage, data=contracts.load_calldata(1)),
+    ]
+
+    def outcomes() -> list[object]:
+        out: list[object] = []
+        for request in sequence * 2:
+            for block in ("latest", 44):
+                try:
+                    out.append(methods.call(backend, request, block))
+                except ethread.EthreadError as exc:
+                    out.append((exc.code, exc.message))
+        return out
+
+    cached = outcomes()
+    monkeypatch.setattr(call_module, "_STATES", call_module._StateCache(max_states=0))
+    assert outcomes() == cached
+    assert cached[0] == cached[4]  # the store between them left no trace

@@ -9,6 +9,10 @@ error code 3 with the decoded reason and the raw payload.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from eth.consensus.context import ConsensusContext
@@ -86,24 +90,19 @@ def call(backend: Backend, request: CallRequest, block: BlockRef) -> bytes:
     priced = any(
         v for v in (request.gas_price, request.max_fee_per_gas, request.max_priority_fee_per_gas)
     )
-    if not priced and getattr(evm_header, "base_fee_per_gas", None) is not None:
+    zero_base_fee = not priced and getattr(evm_header, "base_fee_per_gas", None) is not None
+    if zero_base_fee:
         evm_header = evm_header.copy(base_fee_per_gas=0)
-    vm_class = config.vm_class(header.number, header.timestamp)
-    vm = vm_class(
-        header=evm_header,
-        chaindb=chaindb,
-        chain_context=ChainContext(config.chain_id),
-        consensus_context=ConsensusContext(chaindb.db),
-    )
-    state = vm.state
     sender = EvmAddress(request.sender or ZERO_ADDRESS)
-    nonce = state.get_nonce(sender)
-    transaction = _unsigned(vm, request, gas, nonce, header.base_fee_per_gas is not None)
-    spoofed: Any = SpoofTransaction(transaction, from_=sender)
-    try:
-        computation = state.apply_transaction(spoofed)
-    except ValidationError as exc:
-        raise ExecutionFailed(_validation_message(str(exc))) from None
+    with _STATES.state_at(chaindb, config, header.number, header.timestamp, evm_header,
+                          zero_base_fee) as (vm, state):
+        nonce = state.get_nonce(sender)
+        transaction = _unsigned(vm, request, gas, nonce, header.base_fee_per_gas is not None)
+        spoofed: Any = SpoofTransaction(transaction, from_=sender)
+        try:
+            computation = state.apply_transaction(spoofed)
+        except ValidationError as exc:
+            raise ExecutionFailed(_validation_message(str(exc))) from None
     if computation.is_error:
         error = computation.error
         if isinstance(error, Revert):
@@ -113,6 +112,49 @@ def call(backend: Backend, request: CallRequest, block: BlockRef) -> bytes:
             raise ExecutionReverted(message, "0x" + payload.hex())
         raise ExecutionFailed(_vm_error_message(error))
     return bytes(computation.output)
+
+
+class _StateCache:
+    """Recently used post-block states, reused across calls.
+
+    Building a py-evm state (and, from Prague, reading its system contracts) costs more than
+    most calls. A call runs on a snapshot of a cached state and is reverted afterwards, the
+    mechanism py-evm itself uses to undo a failed transaction, so no call sees another's
+    writes. One lock per state: calls at the same block take turns; others do not wait.
+    """
+
+    def __init__(self, max_states: int = 16) -> None:
+        self.max_states = max_states
+        self._states: OrderedDict[tuple[int, bytes, bool], tuple[threading.Lock, Any, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def state_at(self, chaindb: Any, config: Any, number: int, timestamp: int, evm_header: Any,
+                 zero_base_fee: bool) -> Iterator[tuple[Any, Any]]:
+        key = (id(chaindb.db), evm_header.hash, zero_base_fee)
+        with self._lock:
+            entry = self._states.get(key)
+            if entry is None:
+                vm = config.vm_class(number, timestamp)(
+                    header=evm_header, chaindb=chaindb, chain_context=ChainContext(config.chain_id),
+                    consensus_context=ConsensusContext(chaindb.db),
+                )
+                entry = self._states[key] = (threading.Lock(), vm, None)
+                while len(self._states) > self.max_states:
+                    self._states.popitem(last=False)
+            else:
+                self._states.move_to_end(key)
+        lock, vm, _ = entry
+        with lock:
+            state = vm.state
+            snapshot = state.snapshot()
+            try:
+                yield vm, state
+            finally:
+                state.revert(snapshot)
+
+
+_STATES = _StateCache()
 
 
 def _check_fields_for_fork(request: CallRequest, fork: str, london: bool, gas: int) -> None:
