@@ -10,7 +10,7 @@ archive files; the last holds history only and answers :class:`StateSource` with
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
@@ -123,6 +123,18 @@ class ChainPointers(Protocol):
         """Block number of the head (latest), safe, finalized or earliest block held; None
         when the store is empty."""
         ...
+
+
+def pointer_number(name: Pointer, head: int | None, stored: Mapping[str, int], earliest: int = 0) -> int | None:
+    """Resolve a pointer for a store whose head is ``head``: safe and finalized default to the
+    head and never pass it; None for an empty store."""
+    if head is None:
+        return None
+    if name == "earliest":
+        return earliest
+    if name == "latest":
+        return head
+    return min(stored.get(name, head), head)
 
 
 @runtime_checkable

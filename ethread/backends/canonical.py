@@ -220,14 +220,3 @@ def encode_receipts(receipts: Sequence[Receipt]) -> bytes:
         )
         encoded.append(one if receipt.type == 0 else rlp.encode(one))
     return encode_list_of_encoded(encoded)
-
-
-def log_keys(receipts: Sequence[Receipt]) -> tuple[set[Address], set[tuple[int, bytes]]]:
-    """The addresses and (position, topic) pairs a block's log index entries are made of."""
-    addresses: set[Address] = set()
-    topics: set[tuple[int, bytes]] = set()
-    for receipt in receipts:
-        for log in receipt.logs:
-            addresses.add(log.address)
-            topics.update(enumerate(log.topics))
-    return addresses, topics

@@ -37,14 +37,21 @@ from eth.db.atomic import AtomicDB
 from eth.db.backends.base import BaseDB
 from eth.db.chain import ChainDB
 
-from ..backend import LogQuery, Pointer
+from ..backend import LogQuery, Pointer, pointer_number
 from ..chain.config import ChainConfig
 from ..encoding import DecodeError, decode_header, encode_header
 from ..errors import StoreError
 from ..models import Block, Hash32, Header, Log, Receipt
 from . import canonical
 from .cache import LRU
-from .logindex import candidate_blocks, collect_logs, decode_block_logs, encode_block_logs, logs_of_receipts
+from .logindex import (
+    candidate_blocks,
+    collect_logs,
+    decode_block_logs,
+    encode_block_logs,
+    log_keys,
+    logs_of_receipts,
+)
 
 T = TypeVar("T")
 
@@ -233,14 +240,7 @@ class LevelDBBackend:
         return receipts
 
     def pointer(self, name: Pointer) -> int | None:
-        head = self._pointers.get("latest")
-        if head is None:
-            return None
-        if name == "earliest":
-            return 0
-        if name == "latest":
-            return head
-        return min(self._pointers.get(name, head), head)
+        return pointer_number(name, self._pointers.get("latest"), self._pointers)
 
     def chain_config(self) -> ChainConfig | None:
         return self._config
@@ -383,7 +383,7 @@ class LevelDBBackend:
         self._put(b"R" + block_hash, canonical.encode_receipts(receipts))
         for tx in block.transactions:
             self._put(b"T" + tx.hash, block_hash + _U32.pack(tx.index))
-        addresses, topics = canonical.log_keys(receipts)
+        addresses, topics = log_keys(receipts)
         suffix = _num(number)
         for address in addresses:
             self._put(b"A" + address + suffix, b"")

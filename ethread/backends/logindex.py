@@ -98,3 +98,14 @@ def decode_block_logs(number: int, raw: bytes) -> list[Log]:
                            block_timestamp=timestamp, log_index=log_index))
             log_index += 1
     return out
+
+
+def log_keys(receipts: Sequence[Receipt]) -> tuple[set[Address], set[tuple[int, bytes]]]:
+    """The addresses and (position, topic) pairs a block's log index entries are made of."""
+    addresses: set[Address] = set()
+    topics: set[tuple[int, bytes]] = set()
+    for receipt in receipts:
+        for log in receipt.logs:
+            addresses.add(log.address)
+            topics.update(enumerate(log.topics))
+    return addresses, topics

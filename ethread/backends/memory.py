@@ -14,9 +14,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Literal
 
-from ..backend import LogQuery, Pointer
+from ..backend import LogQuery, Pointer, pointer_number
 from ..models import Address, Block, Hash32, Header, Log, Receipt
-from .logindex import Postings, candidate_blocks, collect_logs, logs_of_receipts
+from .logindex import Postings, candidate_blocks, collect_logs, log_keys, logs_of_receipts
 
 if TYPE_CHECKING:
     from eth.abc import ChainDatabaseAPI
@@ -64,14 +64,7 @@ class MemoryBackend:
         return self._receipts.get(block_hash)
 
     def pointer(self, name: Pointer) -> int | None:
-        if not self._canonical:
-            return None
-        if name == "earliest":
-            return 0
-        head = len(self._canonical) - 1
-        if name == "latest":
-            return head
-        return min(self._pointers.get(name, head), head)
+        return pointer_number(name, len(self._canonical) - 1 if self._canonical else None, self._pointers)
 
     def chain_config(self) -> ChainConfig | None:
         return self._config
@@ -112,12 +105,7 @@ class MemoryBackend:
         self._receipts[block.hash] = tuple(receipts)
         for tx in block.transactions:
             self._tx_index[tx.hash] = (block.hash, tx.index)
-        addresses: set[Address] = set()
-        topics: set[tuple[int, Hash32]] = set()
-        for receipt in receipts:
-            for log in receipt.logs:
-                addresses.add(log.address)
-                topics.update(enumerate(log.topics))
+        addresses, topics = log_keys(receipts)
         for address in addresses:
             self._by_address[address].append(number)
         for key in topics:
