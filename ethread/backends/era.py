@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -30,7 +30,7 @@ from ..errors import StateUnavailable, StoreError
 from ..models import Block, Hash32, Header, Log, Receipt
 from . import canonical
 from .cache import LRU
-from .logindex import candidate_blocks, collect_logs, logs_of_receipts
+from .logindex import candidate_blocks, collect_logs, decode_block_logs, logs_of_receipts
 
 T = TypeVar("T")
 
@@ -218,7 +218,13 @@ class EraBackend:
                                                                          lo, hi),
             index.blocks_with_logs,
         )
-        return collect_logs(query, candidates, lambda n: logs_of_receipts(self._receipts_at(n)))
+        return collect_logs(query, candidates, self._logs_at)
+
+    def _logs_at(self, number: int) -> Iterable[Log]:
+        record = self._index.block_logs(number)
+        if record is not None:
+            return decode_block_logs(number, record)
+        return logs_of_receipts(self._receipts_at(number))
 
     def _receipts_at(self, number: int) -> Sequence[Receipt]:
         block_hash = self.canonical_hash(number)

@@ -76,12 +76,23 @@ def collect_logs(
 def encode_block_logs(block_hash: Hash32, timestamp: int, receipts: Sequence[Receipt]) -> bytes:
     """Every log of a block in one compact record, so a log query decodes only this (not the
     block and its receipts): ``[block hash, timestamp, [[tx index, tx hash, [logs]], ...]]``."""
-    entries = [
-        [receipt.transaction_index, receipt.transaction_hash,
-         [[log.address, list(log.topics), log.data] for log in receipt.logs]]
+    return encode_log_record(block_hash, timestamp, [
+        (receipt.transaction_index, receipt.transaction_hash,
+         [(log.address, log.topics, log.data) for log in receipt.logs])
         for receipt in receipts if receipt.logs
-    ]
-    encoded: bytes = rlp.encode([block_hash, timestamp, entries])
+    ])
+
+
+RawLog = tuple[Address, Sequence[Hash32], bytes]
+
+
+def encode_log_record(block_hash: Hash32, timestamp: int,
+                      entries: Sequence[tuple[int, Hash32, Sequence[RawLog]]]) -> bytes:
+    """The record :func:`decode_block_logs` reads, from (tx index, tx hash, logs) entries."""
+    encoded: bytes = rlp.encode([block_hash, timestamp, [
+        [index, tx_hash, [[address, list(topics), data] for address, topics, data in logs]]
+        for index, tx_hash, logs in entries if logs
+    ]])
     return encoded
 
 

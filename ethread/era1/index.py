@@ -24,6 +24,7 @@ import rlp
 from eth_utils import keccak
 
 from ..backends.canonical import decode_consensus_receipts, recover_senders
+from ..backends.logindex import encode_log_record
 from ..encoding import DecodeError
 from ..models import Address, Hash32
 from .accumulator import accumulator_root
@@ -41,7 +42,7 @@ CREATE TABLE IF NOT EXISTS log_address(address BLOB, number INTEGER,
                                        PRIMARY KEY(address, number)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS log_topic(position INTEGER, topic BLOB, number INTEGER,
                                      PRIMARY KEY(position, topic, number)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS log_blocks(number INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS log_blocks(number INTEGER PRIMARY KEY, logs BLOB);
 """
 
 Progress = Callable[[str, int, int], None]
@@ -59,6 +60,9 @@ class HistoryIndex:
                                        check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.executescript(SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(log_blocks)")}
+            if "logs" not in columns:  # an index from before per-block log records
+                self._db.execute("ALTER TABLE log_blocks ADD COLUMN logs BLOB")
         except (OSError, sqlite3.Error) as exc:
             raise FormatError(str(path), 0, f"cannot open the Era1 index: {exc}") from None
         self._lock = threading.Lock()
@@ -110,23 +114,28 @@ class HistoryIndex:
                                   f"block {number}: {exc}") from None
             db.execute("INSERT OR REPLACE INTO blocks VALUES (?, ?, ?)",
                        (number, block_hash, b"".join(senders)))
-            db.executemany(
-                "INSERT OR REPLACE INTO txs VALUES (?, ?, ?)",
-                [(keccak(rlp.encode(item)) if isinstance(item, list) else keccak(item), number, i)
-                 for i, item in enumerate(tx_items)],
-            )
+            tx_hashes = [keccak(rlp.encode(item)) if isinstance(item, list) else keccak(item)
+                         for item in tx_items]
+            db.executemany("INSERT OR REPLACE INTO txs VALUES (?, ?, ?)",
+                           [(tx_hash, number, i) for i, tx_hash in enumerate(tx_hashes)])
             addresses: set[Address] = set()
             topics: set[tuple[int, bytes]] = set()
-            for receipt in consensus:
-                for log in receipt.logs:
-                    addresses.add(log.address)
-                    topics.update((i, t.to_bytes(32, "big")) for i, t in enumerate(log.topics))
+            entries = []
+            for position, receipt in enumerate(consensus):
+                raw_logs = [(log.address, [t.to_bytes(32, "big") for t in log.topics], log.data)
+                            for log in receipt.logs]
+                entries.append((position, tx_hashes[position], raw_logs))
+                for address, log_topics, _ in raw_logs:
+                    addresses.add(address)
+                    topics.update(enumerate(log_topics))
             if addresses:
                 db.executemany("INSERT OR IGNORE INTO log_address VALUES (?, ?)",
                                [(a, number) for a in addresses])
                 db.executemany("INSERT OR IGNORE INTO log_topic VALUES (?, ?, ?)",
                                [(p, t, number) for p, t in topics])
-                db.execute("INSERT OR IGNORE INTO log_blocks VALUES (?)", (number,))
+                timestamp = int.from_bytes(rlp.decode(header)[11], "big")
+                db.execute("INSERT OR IGNORE INTO log_blocks VALUES (?, ?)",
+                           (number, encode_log_record(block_hash, timestamp, entries)))
             if progress is not None and (number - era.start) % 512 == 511:
                 progress(era.path.name, number - era.start + 1, era.count)
         if accumulator_root(records) != era.accumulator():
@@ -171,3 +180,11 @@ class HistoryIndex:
     def blocks_with_logs(self, lo: int, hi: int) -> Iterator[int]:
         return self._numbers("SELECT number FROM log_blocks WHERE number BETWEEN ? AND ? "
                              "ORDER BY number", lo, hi)
+
+    def block_logs(self, number: int) -> bytes | None:
+        """The block's compact log record (None for an index written before records were)."""
+        try:
+            row = self._one("SELECT logs FROM log_blocks WHERE number = ?", number)
+        except sqlite3.OperationalError:
+            return None
+        return None if row is None or row[0] is None else bytes(row[0])
