@@ -24,9 +24,12 @@ Opening reads three meta keys and nothing else: no rescan.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import json
 import struct
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,6 +39,7 @@ import plyvel
 from eth.db.atomic import AtomicDB
 from eth.db.backends.base import BaseDB
 from eth.db.chain import ChainDB
+from trie import HexaryTrie
 
 from ..backend import LogQuery, Pointer, pointer_number
 from ..chain.config import ChainConfig
@@ -101,6 +105,25 @@ class _EvmStore(BaseDB):
         return self._backend._read(b"E" + key) is not None
 
 
+def _release_at_exit() -> None:
+    """Close open stores and drop the process-wide caches that reach them.
+
+    py-evm and trie keep recent tries and chain databases in module-level LRU caches; left to
+    interpreter teardown, the LevelDB handle those reach is destroyed after the modules it
+    needs, and Python prints a spurious "Error in sys.excepthook" at every exit.
+    """
+    for backend in list(_OPEN):
+        backend.close()
+    HexaryTrie._cached_create_node_to_db_mapping.cache_clear()
+    ChainDB._get_block_transactions.cache_clear()
+    ChainDB._get_block_withdrawals.cache_clear()
+    gc.collect()
+
+
+_OPEN: weakref.WeakSet[LevelDBBackend] = weakref.WeakSet()
+atexit.register(_release_at_exit)
+
+
 class LevelDBBackend:
     """A chain with its state, stored in a LevelDB directory at ``path``.
 
@@ -114,6 +137,7 @@ class LevelDBBackend:
             raise StoreError(f"no ethread store at {self.path}")
         try:
             self._db = plyvel.DB(str(self.path), create_if_missing=create)
+            _OPEN.add(self)
         except plyvel.IOError as exc:
             text = str(exc)
             if "lock" in text.lower():

@@ -8,6 +8,7 @@ error code 3 with the decoded reason and the raw payload.
 
 from __future__ import annotations
 
+import atexit
 import re
 import threading
 from collections import OrderedDict
@@ -154,7 +155,14 @@ class _StateCache:
                 state.revert(snapshot)
 
 
+    def clear(self) -> None:
+        with self._lock:
+            self._states.clear()
+
+
 _STATES = _StateCache()
+# The cached states reach their backends' stores: let those go before interpreter teardown.
+atexit.register(_STATES.clear)
 
 
 def _check_fields_for_fork(request: CallRequest, fork: str, london: bool, gas: int) -> None:
