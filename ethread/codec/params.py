@@ -36,7 +36,10 @@ def parse_number_or_tag(value: Any, *, allow_decimal: bool = False) -> int | Tag
         if value < 0:
             raise InvalidParams("block number must not be negative")
         return value
-    return parse_quantity(value, "block number", bits=63)
+    number = parse_quantity(value, "block number", bits=64)
+    if number >= 1 << 63:
+        raise InvalidParams("block number larger than int64")
+    return number
 
 
 def parse_block_ref(value: Any, *, allow_decimal: bool = False) -> BlockRef:
