@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 class MemoryBackend:
     """Holds a whole chain, with state, in memory."""
 
+    holds_history_in_memory = True
+    """One-block lookups take microseconds: a server may answer them on its event loop."""
+
     def __init__(self) -> None:
         from eth.db.atomic import AtomicDB
         from eth.db.chain import ChainDB

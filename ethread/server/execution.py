@@ -5,7 +5,9 @@ Three lanes, cheapest first:
 1. a cached answer (the dispatcher's cache, keyed on the chain's generation) is taken on the
    event loop itself: no thread hop, which is most of the cost of a cheap call;
 2. the chain-metadata methods (chain id, head number, client version) run inline: they read
-   one value;
+   one value; so do the one-block lookups (a block, a transaction, an uncle, a block's
+   receipts) on a backend that holds its history in memory, where they take microseconds and
+   a thread hop would cost more than the work;
 3. everything else runs in a thread pool. Calls that can run long (eth_call, eth_getLogs,
    eth_getProof) have a pool of their own, so a few slow calls cannot starve the block and
    transaction getters of threads.
@@ -29,6 +31,17 @@ log = logging.getLogger("ethread.rpc")
 INLINE_METHODS = frozenset({"eth_chainId", "eth_blockNumber", "net_version",
                             "web3_clientVersion"})
 SLOW_METHODS = frozenset({"eth_call", "eth_getLogs", "eth_getProof"})
+LOOKUP_METHODS = frozenset({
+    "eth_getBlockByHash", "eth_getBlockByNumber", "eth_getTransactionByHash",
+    "eth_getTransactionByBlockHashAndIndex", "eth_getTransactionByBlockNumberAndIndex",
+    "eth_getUncleByBlockHashAndIndex", "eth_getUncleByBlockNumberAndIndex", "eth_getBlockReceipts",
+})
+
+
+def runs_inline(dispatcher: Dispatcher, method: str) -> bool:
+    if method in INLINE_METHODS:
+        return True
+    return method in LOOKUP_METHODS and getattr(dispatcher.backend, "holds_history_in_memory", False)
 
 
 def cached_answer(dispatcher: Dispatcher, call: Call) -> bytes | None:
@@ -47,7 +60,7 @@ class CallRunner:
     async def answer(self, dispatcher: Dispatcher, call: Call) -> bytes | None:
         """The response to one call; None for a notification (which still runs)."""
         if call.is_notification:
-            if call.method in INLINE_METHODS:
+            if runs_inline(dispatcher, call.method):
                 dispatcher.run_notification(call)
             else:
                 await asyncio.get_running_loop().run_in_executor(
@@ -56,7 +69,7 @@ class CallRunner:
         cached = cached_answer(dispatcher, call)
         if cached is not None:
             return cached
-        if call.method in INLINE_METHODS:
+        if runs_inline(dispatcher, call.method):
             return dispatcher.respond(call)
         return await asyncio.get_running_loop().run_in_executor(
             self._pool(call.method), dispatcher.respond, call)
