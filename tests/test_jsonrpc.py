@@ -178,3 +178,14 @@ def test_random_bodies_never_crash(rpc_compat_memory: ethread.MemoryBackend, raw
     for item in parsed if isinstance(parsed, list) else [parsed]:
         assert item["jsonrpc"] == "2.0"
         assert ("result" in item) != ("error" in item)
+
+
+def test_fragment_cache_is_bounded_in_bytes() -> None:
+    from ethread.codec.serialize import FragmentCache
+
+    cache = FragmentCache(max_entries=1000, max_bytes=100)
+    for key in range(10):
+        fragment = cache.get(key, lambda k=key: {"value": "x" * 30, "key": k})
+        assert b'"key":%d' % key in orjson.dumps(fragment)
+    assert cache._bytes <= 100
+    assert len(cache._entries) < 10

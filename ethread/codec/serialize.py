@@ -86,18 +86,24 @@ def _build_plan(cls: type) -> Plan:
 
 class FragmentCache:
     """Encoded JSON of immutable objects, keyed by what names them (a hash, a position under a
-    block hash). Bounded: when full it starts over, which costs one re-encoding per object."""
+    block hash). Bounded in entries and bytes: when full it starts over, which costs one
+    re-encoding per object."""
 
-    def __init__(self, max_entries: int = 500_000) -> None:
+    def __init__(self, max_entries: int = 500_000, max_bytes: int = 256 << 20) -> None:
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
         self._entries: dict[Hashable, orjson.Fragment] = {}
+        self._bytes = 0
 
     def get(self, key: Hashable, build: Callable[[], JSON]) -> orjson.Fragment:
         fragment = self._entries.get(key)
         if fragment is None:
-            if len(self._entries) >= self.max_entries:
+            encoded = orjson.dumps(build())
+            if len(self._entries) >= self.max_entries or self._bytes + len(encoded) > self.max_bytes:
                 self._entries.clear()
-            fragment = self._entries[key] = orjson.Fragment(orjson.dumps(build()))
+                self._bytes = 0
+            fragment = self._entries[key] = orjson.Fragment(encoded)
+            self._bytes += len(encoded)
         return fragment
 
 
