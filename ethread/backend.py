@@ -10,7 +10,7 @@ archive files; the last holds history only and answers :class:`StateSource` with
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
@@ -94,6 +94,16 @@ class LogQuery:
             if wanted is not None and topic not in wanted:
                 return False
         return True
+
+    def log_matcher(self) -> Callable[[Log], bool]:
+        """:meth:`matches` for one log, specialised for this filter: most queries name only
+        addresses, and a hot loop over thousands of logs should not re-check the rest."""
+        if not self.topics:
+            if not self.addresses:
+                return lambda log: True
+            wanted = frozenset(self.addresses)
+            return lambda log: log.address in wanted
+        return lambda log: self.matches(log.address, log.topics)
 
 
 class ResultLimitReached(Exception):

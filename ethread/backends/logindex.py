@@ -61,15 +61,16 @@ def collect_logs(
     """Matching logs of ``candidates`` in chain order, honouring the query's limit and
     deadline. ``logs_at`` gives every log of a block."""
     out: list[Log] = []
+    matches = query.log_matcher()
+    limit = query.limit
+    deadline = query.deadline
     for count, number in enumerate(candidates):
         if count % DEADLINE_STRIDE == 0:
-            query.deadline.check()
+            deadline.check()
         before = len(out)
-        for log in logs_at(number):
-            if query.matches(log.address, log.topics):
-                out.append(log)
-        if query.limit is not None and len(out) > query.limit:
-            raise ResultLimitReached(number - 1 if before <= query.limit else number)
+        out.extend(filter(matches, logs_at(number)))
+        if limit is not None and len(out) > limit:
+            raise ResultLimitReached(number - 1 if before <= limit else number)
     return out
 
 
