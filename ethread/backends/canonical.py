@@ -204,8 +204,9 @@ def receipts_from_consensus(
             f"{len(consensus)} receipts"
         )
     if config is None:
-        # Only the blob base fee needs the fork schedule; without one it uses the latest
-        # update fraction, which is right for every fork before Prague's change.
+        # Only the blob base fee needs the fork schedule, and only blocks with blob gas
+        # (Cancun on) have one. Without a schedule those would get Prague's update fraction;
+        # the backends that come here without one (Era1 archives) hold pre-merge history.
         config = ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
     return build_receipts(block, consensus, config)
 
