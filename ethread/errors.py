@@ -41,8 +41,16 @@ class InternalError(EthreadError):
 # Method errors
 
 
-class BlockNotFound(InvalidParams):
-    """A method that needs a block (eth_call, eth_getProof, a log range) could not find it."""
+class HeaderNotFound(EthreadError):
+    """A method that needs a block (eth_call, eth_getProof) was given one that is not held."""
+
+    code = -32000
+
+
+class UnknownBlock(EthreadError):
+    """eth_getLogs named a block hash that is not held."""
+
+    code = -32000
 
 
 class LimitExceeded(EthreadError):

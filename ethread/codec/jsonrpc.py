@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from ..backend import Backend
-from ..errors import EthreadError, InternalError, InvalidRequest, MethodNotFound
+from ..errors import EthreadError, InternalError, InvalidRequest, MethodNotFound, ParseError
 from .dispatch import DEFAULT_CONTEXT, METHODS, Context, call_method
 from .response_cache import ResponseCache
 
@@ -92,8 +92,6 @@ def parse_request(body: bytes) -> tuple[bool, list[Call | EthreadError], list[An
 
     Raises ParseError for bytes that are not JSON, InvalidRequest for an empty batch.
     """
-    from ..errors import ParseError
-
     try:
         document = orjson.loads(body)
     except orjson.JSONDecodeError:

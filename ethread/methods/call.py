@@ -126,7 +126,7 @@ class _StateCache:
 
     def __init__(self, max_states: int = 16) -> None:
         self.max_states = max_states
-        self._states: OrderedDict[tuple[int, bytes, bool], tuple[threading.Lock, Any, Any]] = OrderedDict()
+        self._states: OrderedDict[tuple[int, bytes, bool], tuple[threading.Lock, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
     @contextmanager
@@ -140,12 +140,12 @@ class _StateCache:
                     header=evm_header, chaindb=chaindb, chain_context=ChainContext(config.chain_id),
                     consensus_context=ConsensusContext(chaindb.db),
                 )
-                entry = self._states[key] = (threading.Lock(), vm, None)
+                entry = self._states[key] = (threading.Lock(), vm)
                 while len(self._states) > self.max_states:
                     self._states.popitem(last=False)
             else:
                 self._states.move_to_end(key)
-        lock, vm, _ = entry
+        lock, vm = entry
         with lock:
             state = vm.state
             snapshot = state.snapshot()

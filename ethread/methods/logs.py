@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..backend import Backend, Deadline, LogQuery, ResultLimitReached
-from ..errors import EthreadError, InvalidParams, LimitExceeded
+from ..errors import InvalidParams, LimitExceeded, UnknownBlock
 from ..models import Log, LogFilter
 from .resolve import resolve_number
 
@@ -24,10 +24,6 @@ class LogLimits:
 
 
 DEFAULT_LIMITS = LogLimits()
-
-
-class UnknownBlock(EthreadError):
-    code = -32000
 
 
 def get_logs(backend: Backend, log_filter: LogFilter, limits: LogLimits = DEFAULT_LIMITS) -> list[Log]:
@@ -80,14 +76,9 @@ def _logs_of_block(backend: Backend, log_filter: LogFilter, limits: LogLimits) -
     receipts = backend.receipts(log_filter.block_hash)
     if receipts is None:
         raise UnknownBlock("unknown block")
-    matcher = LogQuery(from_number=0, to_number=0, addresses=log_filter.addresses,
-                       topics=log_filter.topics)
-    out = [
-        log
-        for receipt in receipts
-        for log in receipt.logs
-        if matcher.matches(log.address, log.topics)
-    ]
+    matches = LogQuery(from_number=0, to_number=0, addresses=log_filter.addresses,
+                       topics=log_filter.topics).log_matcher()
+    out = [log for receipt in receipts for log in receipt.logs if matches(log)]
     if len(out) > limits.max_results:
         raise LimitExceeded(f"query returned more than {limits.max_results} results")
     return out

@@ -8,12 +8,8 @@ need the block (eth_call, eth_getProof) use :func:`require_header`, which raises
 from __future__ import annotations
 
 from ..backend import Backend
-from ..errors import BlockNotFound, EthreadError
+from ..errors import HeaderNotFound
 from ..models import BlockHashRef, BlockRef, Header
-
-
-class HeaderNotFound(EthreadError):
-    code = -32000
 
 
 def resolve_number(backend: Backend, ref: int | str) -> int | None:
@@ -48,5 +44,3 @@ def require_header(backend: Backend, ref: BlockRef) -> Header:
         raise HeaderNotFound("header not found")
     return header
 
-
-__all__ = ["BlockNotFound", "HeaderNotFound", "require_header", "resolve_header", "resolve_number"]
