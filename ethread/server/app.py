@@ -3,7 +3,9 @@
 A bare ASGI callable rather than a framework: a JSON-RPC endpoint needs one route, and every
 layer between the socket and :class:`~ethread.codec.jsonrpc.Dispatcher` costs time on each
 request. The order of checks on a request is: network (by port and Host), key, HTTP method,
-content type, body size, parse, batch size, credits; only then does a call run. Whatever
+content type, body size; then the request pipeline (:mod:`ethread.codec.pipeline`, shared with
+the WebSocket endpoint) parses, checks the batch size, charges credits and dispatches, and
+:mod:`.execution` runs what it leaves pending off the event loop. Whatever
 fails, the answer is a JSON-RPC error object with a fitting HTTP status, and a request turned
 away is never charged.
 """
@@ -14,90 +16,38 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
 
 import orjson
 
-from ..codec.jsonrpc import Call, error_response, parse_request
-from ..errors import EthreadError
+from ..codec.envelope import Call
+from ..codec.pipeline import LocalMethod, body_too_large
 from . import refusals
 from .access_log import log_request
-from .auth import ApiKey, KeyRing
-from .config import ServiceLimits
-from .credits import Billing, cost_of
-from .execution import CallRunner
-from .networks import Network, NetworkRouter
+from .asgi import Receive, Scope, Send, send_json
+from .networks import Network
 from .refusals import Refused
+from .service import Service
 from .subscriptions import ChainFeed
+from .websocket import WebSocketEndpoint
 
 log = logging.getLogger("ethread.server")
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-
-JSON_HEADERS = [(b"content-type", b"application/json")]
 HTTP_PREFIX = "/v3/"
-WS_PREFIX = "/ws/v3/"
 HEALTH_PATHS = ("/health", "/healthz")
-SUBSCRIPTION_METHODS = frozenset({"eth_subscribe", "eth_unsubscribe"})
+
+
+def _needs_websocket(call: Call) -> bytes:
+    raise refusals.subscriptions_need_websocket()
+
+
+SUBSCRIPTIONS_NEED_WEBSOCKET: dict[str, LocalMethod] = {
+    "eth_subscribe": _needs_websocket, "eth_unsubscribe": _needs_websocket}
+"""Over HTTP the subscription methods answer that they need the WebSocket endpoint."""
 
 
 class ClientGone(Exception):
     """The client disconnected before its request was read."""
-
-
-@dataclass
-class Service:
-    """Everything a request needs, shared by HTTP and WebSocket handling."""
-
-    router: NetworkRouter
-    keys: KeyRing
-    billing: Billing
-    runner: CallRunner
-    limits: ServiceLimits
-    access_log: bool = True
-    poll_interval: float = 0.25
-    feeds: dict[str, ChainFeed] = field(default_factory=dict)
-
-    def network_for(self, scope: Scope, host: str | None = None) -> Network | None:
-        server = scope.get("server")
-        port = server[1] if server else None
-        return self.router.find(port, host if host is not None else header(scope, b"host"))
-
-    def admit(self, key: ApiKey, calls: list[Call | EthreadError]) -> Refused | None:
-        """Charge every call of the request at once, or refuse it and charge nothing."""
-        cost = sum(cost_of(c.method) for c in calls if isinstance(c, Call))
-        if cost == 0:
-            return None
-        refusal = self.billing.charge(key.key_id, key.config.daily_credits,
-                                      key.config.credits_per_second, cost)
-        if refusal is None:
-            return None
-        return refusals.over_credits(refusal.reason, refusal.retry_after)
-
-    def feed(self, network: Network) -> ChainFeed:
-        feed = self.feeds.get(network.name)
-        if feed is None:
-            feed = self.feeds[network.name] = ChainFeed(network.backend, self.poll_interval)
-        return feed
-
-
-def header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", ()):
-        if key == name:
-            return str(value.decode("latin-1"))
-    return None
-
-
-async def send_json(send: Send, status: int, body: bytes,
-                    extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
-    headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode()), *extra]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 async def read_body(receive: Receive, limit: int, declared: int | None) -> bytes | None:
@@ -157,8 +107,6 @@ class RpcApp:
         self.service = service
         self.ledger_flush_interval = ledger_flush_interval
         self._tasks: list[asyncio.Task[None]] = []
-        from .websocket import WebSocketEndpoint  # the WebSocket side is its own module
-
         self._websocket = WebSocketEndpoint(service)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -204,53 +152,24 @@ class RpcApp:
         if not _is_json(content_type):
             await self._refuse(send, refusals.unsupported_media_type())
             return
-        limits = service.limits
-        body = await read_body(receive, limits.max_body_bytes, declared)
+        limit = service.limits.max_body_bytes
+        body = await read_body(receive, limit, declared)
         if body is None:
-            await self._refuse(send, refusals.body_too_large(limits.max_body_bytes))
+            await self._refuse(send, body_too_large(limit))
             self._log(scope, network.name, key.masked, "-", 413, 0, started)
             return
-        status, answer, extra, what = await self.answer(network, key, body)
+        exchange = service.http.submit(network.dispatcher, body, partial(service.admit, key),
+                                   SUBSCRIPTIONS_NEED_WEBSOCKET)
+        await service.execution.finish(exchange)
+        answer = exchange.answer()
+        status = exchange.status
         if answer is None:  # only notifications
             await send({"type": "http.response.start", "status": 204, "headers": []})
             await send({"type": "http.response.body", "body": b""})
         else:
-            await send_json(send, status, answer, extra)
-        self._log(scope, network.name, key.masked, what, status,
+            await send_json(send, status, answer, exchange.headers)
+        self._log(scope, network.name, key.masked, exchange.what, status,
                   0 if answer is None else len(answer), started)
-
-    async def answer(self, network: Network, key: ApiKey, body: bytes,
-                     ) -> tuple[int, bytes | None, tuple[tuple[bytes, bytes], ...], str]:
-        """(status, body or None, extra headers, what for the log) of a JSON-RPC body."""
-        service = self.service
-        try:
-            is_batch, calls, ids = parse_request(body)
-        except EthreadError as exc:
-            return 200, error_response(None, exc), (), "invalid"
-        if is_batch and len(calls) > service.limits.max_batch_calls:
-            too_big = refusals.batch_too_large(len(calls), service.limits.max_batch_calls)
-            return too_big.status, too_big.body(), too_big.headers, f"batch({len(calls)})"
-        refused = service.admit(key, calls)
-        what = f"batch({len(calls)})" if is_batch else _method_of(calls[0])
-        if refused is not None:
-            wanted = [i for c, i in zip(calls, ids, strict=True)
-                      if not (isinstance(c, Call) and c.is_notification)]
-            return refused.status, refused.body(wanted if is_batch else None), refused.headers, what
-        dispatcher = network.dispatcher
-        if not is_batch:
-            call = calls[0]
-            if isinstance(call, EthreadError):
-                return 200, error_response(ids[0], call), (), what
-            if call.method in SUBSCRIPTION_METHODS:
-                return 200, error_response(call.id, refusals.subscriptions_need_websocket()), (), what
-            return 200, await service.runner.answer(dispatcher, call), (), what
-        calls = [refusals.subscriptions_need_websocket()
-                 if isinstance(c, Call) and c.method in SUBSCRIPTION_METHODS and not c.is_notification
-                 else c for c in calls]
-        answers = await service.runner.answer_batch(dispatcher, calls, ids)
-        if not answers:
-            return 200, None, (), what
-        return 200, b"[" + b",".join(answers) + b"]", (), what
 
     def health(self) -> bytes:
         networks = {}
@@ -308,17 +227,16 @@ class RpcApp:
                 await task
         self._tasks.clear()
         self.service.billing.ledger.close()
-        self.service.runner.close()
+        self.service.execution.close()
 
     async def _mine(self, network: Network, feed: ChainFeed) -> None:
         """The demo chain gains a block every ``block_time`` seconds."""
         from .mining import mine_one
 
-        loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(network.block_time)
             try:
-                await loop.run_in_executor(self.service.runner.fast_pool, mine_one, network.miner)
+                await self.service.execution.blocking(mine_one, network.miner)
             except Exception:
                 log.exception("mining a block on %s failed", network.name)
             feed.poke()
@@ -332,6 +250,3 @@ class RpcApp:
             except Exception:
                 log.exception("writing the credit ledger failed")
 
-
-def _method_of(call: Call | EthreadError) -> str:
-    return call.method if isinstance(call, Call) else "invalid"

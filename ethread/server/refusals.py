@@ -1,16 +1,15 @@
-"""The service's own refusals: each one an HTTP status plus a JSON-RPC error object.
+"""The service's own refusals: each one an HTTP status plus a JSON-RPC error object
+(:class:`~ethread.codec.pipeline.Refused`, whose body the envelope's one error builder
+writes).
 
 Every answer the transport gives is JSON-RPC shaped, so a client library reports the message
-instead of choking on an HTML page. The table is documented in ``docs/server.md``.
+instead of choking on an HTML page. The table is documented in ``docs/server.md``. The size
+refusals (body, batch) belong to the request pipeline and live there.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-import orjson
-
+from ..codec.pipeline import Refused
 from ..errors import EthreadError, InvalidRequest, LimitExceeded, MethodNotFound
 
 UNAUTHORIZED_CODE = -32001
@@ -18,24 +17,6 @@ UNAUTHORIZED_CODE = -32001
 
 class Unauthorized(EthreadError):
     code = UNAUTHORIZED_CODE
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    """A whole request turned away before any call ran; it is never charged."""
-
-    status: int
-    error: EthreadError
-    headers: tuple[tuple[bytes, bytes], ...] = ()
-
-    def body(self, ids: list[Any] | None = None) -> bytes:
-        """One error object, or for a batch one per element, each with its id."""
-        error: dict[str, Any] = {"code": self.error.code, "message": self.error.message}
-        if self.error.data is not None:
-            error["data"] = self.error.data
-        if ids is None:
-            return orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
-        return orjson.dumps([{"jsonrpc": "2.0", "id": i, "error": error} for i in ids])
 
 
 def unauthorized() -> Refused:
@@ -60,15 +41,6 @@ def unsupported_media_type() -> Refused:
     return Refused(415, InvalidRequest("unsupported content type: use application/json"))
 
 
-def body_too_large(limit: int) -> Refused:
-    return Refused(413, InvalidRequest(f"request body too large: the limit is {limit} bytes"))
-
-
-def batch_too_large(count: int, limit: int) -> Refused:
-    return Refused(413, InvalidRequest(
-        f"batch too large: {count} calls, the limit is {limit} per batch"))
-
-
 def over_credits(reason: str, retry_after: int) -> Refused:
     """Out of daily credits or over the rate: -32005, with Retry-After in seconds."""
     if reason == "daily credit limit reached":
@@ -81,3 +53,8 @@ def over_credits(reason: str, retry_after: int) -> Refused:
 
 def subscriptions_need_websocket() -> MethodNotFound:
     return MethodNotFound("notifications not supported: subscribe over the WebSocket endpoint")
+
+
+__all__ = ["Refused", "Unauthorized", "method_not_allowed", "not_found", "over_credits",
+           "subscriptions_need_websocket", "unauthorized", "unknown_network",
+           "unsupported_media_type"]

@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .access_log import install_key_masking
-from .app import RpcApp, Service
+from .app import RpcApp
 from .auth import KeyRing
 from .config import DEMO_KEY, ServerConfig, validate
 from .credits import Billing, CreditLedger
-from .execution import CallRunner
+from .execution import Execution
 from .networks import Network, NetworkRouter, open_networks
+from .service import Service
 
 GRACEFUL_SHUTDOWN_SECONDS = 5
 
@@ -141,7 +142,7 @@ def prepare(config: ServerConfig, networks: list[Network] | None = None, *,
         router=NetworkRouter(networks, main_port),
         keys=KeyRing(config.keys),
         billing=Billing(ledger),
-        runner=CallRunner(config.threads),
+        execution=Execution(config.threads),
         limits=config.limits,
         access_log=config.access_log,
     )

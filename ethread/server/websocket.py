@@ -17,16 +17,19 @@ import asyncio
 import contextlib
 import logging
 import time
+from functools import partial
 from typing import Any
 
-from ..codec.jsonrpc import Call, error_response, parse_request, result_response
-from ..errors import EthreadError, InvalidParams, LimitExceeded
+from ..codec.envelope import Call
+from ..codec.pipeline import LocalMethod
+from ..errors import InvalidParams, LimitExceeded
 from . import refusals
 from .access_log import log_request
-from .app import WS_PREFIX, Receive, Scope, Send, Service, header
+from .asgi import Receive, Scope, Send, header
 from .auth import ApiKey
 from .networks import Network
 from .refusals import Refused
+from .service import Service
 from .subscriptions import ChainFeed, parse_subscription
 
 log = logging.getLogger("ethread.server")
@@ -35,6 +38,7 @@ MAX_IN_FLIGHT = 32
 OUTBOX_LIMIT = 4096
 CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
+WS_PREFIX = "/ws/v3/"
 
 
 class WebSocketEndpoint:
@@ -93,6 +97,9 @@ class Session:
         self.in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)
         self.tasks: set[asyncio.Task[None]] = set()
         self.closing: int | None = None
+        self.admit = partial(service.admit, key)
+        self.local: dict[str, LocalMethod] = {"eth_subscribe": self._subscribe,
+                                              "eth_unsubscribe": self._unsubscribe}
 
     async def run(self, receive: Receive) -> None:
         writer = asyncio.create_task(self._write())
@@ -154,64 +161,31 @@ class Session:
 
     async def _handle(self, data: bytes) -> None:
         started = time.perf_counter()
-        answer, what = await self._answer(data)
+        service = self.service
+        exchange = service.websocket.submit(self.network.dispatcher, data, self.admit, self.local)
+        await service.execution.finish(exchange)
+        answer = exchange.answer()
         if answer is not None:
             self.deliver(answer)
-        if self.service.access_log:
-            log_request(self.client, self.network.name, self.key.masked, "ws " + what, 101,
-                        0 if answer is None else len(answer), time.perf_counter() - started)
-
-    async def _answer(self, data: bytes) -> tuple[bytes | None, str]:
-        service = self.service
-        try:
-            is_batch, calls, ids = parse_request(data)
-        except EthreadError as exc:
-            return error_response(None, exc), "invalid"
-        limit = service.limits.max_batch_calls
-        if is_batch and len(calls) > limit:
-            return refusals.batch_too_large(len(calls), limit).body(), f"batch({len(calls)})"
-        what = f"batch({len(calls)})" if is_batch else (
-            calls[0].method if isinstance(calls[0], Call) else "invalid")
-        refused = service.admit(self.key, calls)
-        if refused is not None:
-            wanted = [i for c, i in zip(calls, ids, strict=True)
-                      if not (isinstance(c, Call) and c.is_notification)]
-            return refused.body(wanted if is_batch else None), what
-        answers = [await self._one(c, i) for c, i in zip(calls, ids, strict=True)]
-        present = [a for a in answers if a is not None]
-        if not is_batch:
-            return (present[0] if present else None), what
-        return (b"[" + b",".join(present) + b"]" if present else None), what
-
-    async def _one(self, call: Call | EthreadError, request_id: Any) -> bytes | None:
-        if isinstance(call, EthreadError):
-            return error_response(request_id, call)
-        if call.method == "eth_subscribe":
-            answer = self._subscribe(call)
-        elif call.method == "eth_unsubscribe":
-            answer = self._unsubscribe(call)
-        else:
-            return await self.service.runner.answer(self.network.dispatcher, call)
-        return None if call.is_notification else answer
+        if service.access_log:
+            log_request(self.client, self.network.name, self.key.masked, "ws " + exchange.what,
+                        101, 0 if answer is None else len(answer), time.perf_counter() - started)
 
     def _subscribe(self, call: Call) -> bytes:
-        if len(self.subscriptions) >= self.service.limits.max_ws_subscriptions:
-            return error_response(call.id, LimitExceeded(
-                f"too many subscriptions on this connection: the limit is "
-                f"{self.service.limits.max_ws_subscriptions}"))
-        try:
-            kind, matcher = parse_subscription(call.params)
-        except EthreadError as exc:
-            return error_response(call.id, exc)
+        limit = self.service.limits.max_ws_subscriptions
+        if len(self.subscriptions) >= limit:
+            raise LimitExceeded(
+                f"too many subscriptions on this connection: the limit is {limit}")
+        kind, matcher = parse_subscription(call.params)
         subscription = self.feed.subscribe(kind, self.deliver, matcher)
         self.subscriptions.add(subscription)
-        return result_response(call.id, b'"' + subscription.encode() + b'"')
+        return b'"' + subscription.encode() + b'"'
 
     def _unsubscribe(self, call: Call) -> bytes:
         if len(call.params) != 1 or not isinstance(call.params[0], str):
-            return error_response(call.id, InvalidParams("expected one subscription id"))
+            raise InvalidParams("expected one subscription id")
         subscription = call.params[0]
         if subscription not in self.subscriptions:
-            return result_response(call.id, b"false")
+            return b"false"
         self.subscriptions.discard(subscription)
-        return result_response(call.id, b"true" if self.feed.unsubscribe(subscription) else b"false")
+        return b"true" if self.feed.unsubscribe(subscription) else b"false"

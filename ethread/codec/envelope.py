@@ -1,0 +1,95 @@
+"""The JSON-RPC 2.0 envelope on the wire: parsing a request body into calls, and writing
+result and error objects. The one place an error becomes its JSON-RPC form is
+:func:`error_object`; every answer and refusal of the package is built from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ..errors import EthreadError, InvalidRequest, ParseError
+
+_NO_ID = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One parsed call of a request. ``id`` is ``_NO_ID`` for a notification."""
+
+    method: str
+    params: list[Any]
+    id: Any
+
+    @property
+    def is_notification(self) -> bool:
+        return self.id is _NO_ID
+
+
+def error_object(error: EthreadError) -> dict[str, Any]:
+    """The one place an error becomes its JSON-RPC form."""
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        body["data"] = error.data
+    return body
+
+
+def result_response(request_id: Any, result: bytes) -> bytes:
+    """A success response around result bytes that are already JSON (one copy of them, which
+    matters for answers of megabytes)."""
+    return b"".join((b'{"jsonrpc":"2.0","id":', orjson.dumps(request_id), b',"result":', result, b"}"))
+
+
+def error_response(request_id: Any, error: EthreadError) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error_object(error)})
+
+
+def parse_call(item: Any) -> Call | EthreadError:
+    """Validate one request object; an invalid one comes back as the error to answer."""
+    if not isinstance(item, dict):
+        return InvalidRequest("invalid request")
+    request_id = item.get("id", _NO_ID)
+    if request_id is not _NO_ID and not (
+        request_id is None or isinstance(request_id, str)
+        or (isinstance(request_id, int | float) and not isinstance(request_id, bool))
+    ):
+        return InvalidRequest("invalid request: id must be a string, a number or null")
+    if item.get("jsonrpc") != "2.0":
+        return InvalidRequest("invalid request: jsonrpc must be \"2.0\"")
+    method = item.get("method")
+    if not isinstance(method, str):
+        return InvalidRequest("invalid request: method must be a string")
+    params = item.get("params", [])
+    if params is None:
+        params = []
+    if not isinstance(params, list):
+        return InvalidRequest("invalid request: params must be an array")
+    return Call(method=method, params=params, id=request_id)
+
+
+def _id_of(item: Any) -> Any:
+    if isinstance(item, dict):
+        value = item.get("id")
+        if value is None or isinstance(value, str) or (
+            isinstance(value, int | float) and not isinstance(value, bool)
+        ):
+            return value
+    return None
+
+
+def parse_request(body: bytes) -> tuple[bool, list[Call | EthreadError], list[Any]]:
+    """Parse a body into its calls: (is_batch, calls or errors, ids for the errors).
+
+    Raises ParseError for bytes that are not JSON, InvalidRequest for an empty batch.
+    """
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        raise ParseError("parse error") from None
+    if isinstance(document, list):
+        if not document:
+            raise InvalidRequest("empty batch")
+        return True, [parse_call(item) for item in document], [_id_of(i) for i in document]
+    return False, [parse_call(document)], [_id_of(document)]

@@ -1,0 +1,237 @@
+"""The request pipeline without I/O: a request body in, its answer (after any blocking work
+the host chooses where to run) out.
+
+Every host drives the same steps in the same order, so that HTTP, WebSocket and the
+in-process :func:`ethread.handle` cannot drift apart:
+
+1. **parse** the body with orjson into calls (a body that is not JSON, or an empty batch, is
+   answered at once with one error object);
+2. **limits**: the body size (a host that reads a body in pieces stops reading at the same
+   limit and answers :func:`body_too_large`) and the batch size;
+3. **admission**: a hook the host passes in (API keys, credits, a rate limit); a refusal
+   answers every call that wanted an answer with the refusal's error, under its own id, and
+   nothing runs;
+4. **dispatch**: invalid calls become their error objects; methods the host answers itself (a
+   WebSocket's eth_subscribe) go to the host's handlers; cached answers are taken at once;
+   cheap calls (as the host's ``on_caller`` policy says) run right away on the caller; the
+   rest is left *pending*;
+5. **join**: the answers, in request order, as one body (None when only notifications came).
+
+Like h11, the pipeline never waits: :meth:`Pipeline.submit` returns an :class:`Exchange`
+whose :meth:`~Exchange.run` does the pending work synchronously. The host decides where that
+runs (the server hands it to a thread pool, ``ethread.handle`` has nothing pending), then asks
+:meth:`~Exchange.answer` for the bytes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import orjson
+
+from ..errors import EthreadError, InternalError, InvalidRequest
+from .envelope import Call, error_object, error_response, parse_request, result_response
+
+log = logging.getLogger("ethread.rpc")
+
+
+class Responder(Protocol):
+    """What the pipeline needs of a dispatcher (:class:`~ethread.codec.jsonrpc.Dispatcher`)."""
+
+    def respond(self, call: Call) -> bytes: ...
+
+    def run_notification(self, call: Call) -> None: ...
+
+    def cached_result(self, call: Call) -> bytes | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A whole request turned away before any call ran (it is never charged). ``status`` and
+    ``headers`` are what an HTTP host answers with; other hosts send only the body."""
+
+    status: int
+    error: EthreadError
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+
+    def body(self, ids: Sequence[Any] | None = None) -> bytes:
+        """One error object, or for a batch one per call that wanted an answer, each with its
+        id."""
+        error = error_object(self.error)
+        if ids is None:
+            return orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
+        return orjson.dumps([{"jsonrpc": "2.0", "id": i, "error": error} for i in ids])
+
+
+def body_too_large(limit: int) -> Refused:
+    return Refused(413, InvalidRequest(f"request body too large: the limit is {limit} bytes"))
+
+
+def batch_too_large(count: int, limit: int) -> Refused:
+    return Refused(413, InvalidRequest(
+        f"batch too large: {count} calls, the limit is {limit} per batch"))
+
+
+Admission = Callable[[Sequence[Call | EthreadError]], Refused | None]
+"""Admits a parsed request (all its calls at once) or says why not."""
+LocalMethod = Callable[[Call], bytes]
+"""A method the host answers itself: the JSON bytes of the result, or raises EthreadError."""
+OnCaller = Callable[[Any, Call], bool]
+"""Whether a call of a dispatcher is cheap enough to run right away on the caller."""
+
+
+def everything_on_caller(dispatcher: Any, call: Call) -> bool:
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on what a client sends; None leaves a quantity unbounded (in-process use)."""
+
+    max_body_bytes: int | None = None
+    max_batch_calls: int | None = None
+
+
+class Exchange:
+    """One request on its way through the pipeline: what is answered, what is left to run."""
+
+    __slots__ = ("_answers", "_calls", "_final", "dispatcher", "is_batch", "pending", "refused",
+                 "what")
+
+    def __init__(self, dispatcher: Responder | None, what: str, is_batch: bool = False) -> None:
+        self.dispatcher = dispatcher
+        self.what = what
+        """What the request asked, for an access log: a method, ``batch(n)`` or ``invalid``."""
+        self.is_batch = is_batch
+        self.refused: Refused | None = None
+        self.pending: list[int] = []
+        """Positions of the calls still to run (:meth:`run`)."""
+        self._calls: list[Call | EthreadError] = []
+        self._answers: list[bytes | None] = []
+        self._final: bytes | None = None
+
+    @classmethod
+    def finished(cls, what: str, body: bytes, refused: Refused | None = None) -> Exchange:
+        exchange = cls(None, what)
+        exchange._final = body
+        exchange.refused = refused
+        return exchange
+
+    @property
+    def status(self) -> int:
+        """The HTTP status an HTTP host answers with."""
+        return 200 if self.refused is None else self.refused.status
+
+    @property
+    def headers(self) -> tuple[tuple[bytes, bytes], ...]:
+        return () if self.refused is None else self.refused.headers
+
+    def pending_calls(self) -> list[Call]:
+        """The calls :meth:`run` will run, for a host choosing where to run them."""
+        calls = self._calls
+        return [calls[i] for i in self.pending]  # type: ignore[misc]  # only Calls pend
+
+    def run(self) -> None:
+        """Run the pending calls. Blocking; safe in a worker thread; never raises."""
+        dispatcher = self.dispatcher
+        assert dispatcher is not None or not self.pending
+        for index in self.pending:
+            call = self._calls[index]
+            assert isinstance(call, Call) and dispatcher is not None
+            if call.is_notification:
+                dispatcher.run_notification(call)
+            else:
+                self._answers[index] = dispatcher.respond(call)
+        self.pending = []
+
+    def answer(self) -> bytes | None:
+        """The response body, once nothing is pending; None when only notifications came."""
+        if self._final is not None:
+            return self._final
+        if not self.is_batch:
+            return self._answers[0]
+        present = [a for a in self._answers if a is not None]
+        return b"[" + b",".join(present) + b"]" if present else None
+
+
+class Pipeline:
+    """The steps of the module docstring, configured once per host."""
+
+    __slots__ = ("limits", "on_caller")
+
+    def __init__(self, limits: Limits = Limits(), on_caller: OnCaller = everything_on_caller,
+                 ) -> None:
+        self.limits = limits
+        self.on_caller = on_caller
+
+    def submit(self, dispatcher: Responder, body: bytes, admit: Admission | None = None,
+               local: Mapping[str, LocalMethod] | None = None) -> Exchange:
+        """Parse, check, admit and dispatch ``body``; cheap work is done before this returns."""
+        limit = self.limits.max_body_bytes
+        if limit is not None and len(body) > limit:
+            too_large = body_too_large(limit)
+            return Exchange.finished("-", too_large.body(), too_large)
+        try:
+            is_batch, calls, ids = parse_request(body)
+        except EthreadError as exc:
+            return Exchange.finished("invalid", error_response(None, exc))
+        if is_batch:
+            what = f"batch({len(calls)})"
+            limit = self.limits.max_batch_calls
+            if limit is not None and len(calls) > limit:
+                too_many = batch_too_large(len(calls), limit)
+                return Exchange.finished(what, too_many.body(), too_many)
+        else:
+            first = calls[0]
+            what = first.method if isinstance(first, Call) else "invalid"
+        if admit is not None:
+            refused = admit(calls)
+            if refused is not None:
+                wanted = [i for c, i in zip(calls, ids, strict=True)
+                          if not (isinstance(c, Call) and c.is_notification)]
+                return Exchange.finished(what, refused.body(wanted if is_batch else None),
+                                         refused)
+        exchange = Exchange(dispatcher, what, is_batch)
+        exchange._calls = calls
+        answers: list[bytes | None] = [None] * len(calls)
+        exchange._answers = answers
+        on_caller = self.on_caller
+        for index, call in enumerate(calls):
+            if not isinstance(call, Call):
+                answers[index] = error_response(ids[index], call)
+                continue
+            handler = None if local is None else local.get(call.method)
+            if handler is not None:
+                answers[index] = _run_local(handler, call)
+            elif on_caller(dispatcher, call):
+                if call.is_notification:
+                    dispatcher.run_notification(call)
+                else:
+                    answers[index] = dispatcher.respond(call)
+            else:
+                hit = None if call.is_notification else dispatcher.cached_result(call)
+                if hit is None:
+                    exchange.pending.append(index)
+                else:
+                    answers[index] = result_response(call.id, hit)
+        return exchange
+
+
+def _run_local(handler: LocalMethod, call: Call) -> bytes | None:
+    """A host-answered method; a notification runs it and gets no answer."""
+    try:
+        result = handler(call)
+    except EthreadError as exc:
+        return None if call.is_notification else error_response(call.id, exc)
+    except Exception:
+        log.exception("internal error in %s", call.method)
+        return None if call.is_notification else error_response(call.id,
+                                                                InternalError("internal error"))
+    return None if call.is_notification else result_response(call.id, result)
+
+
+IN_PROCESS = Pipeline()
+"""No limits, no admission, everything on the caller: the pipeline of ``ethread.handle``."""

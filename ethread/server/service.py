@@ -1,0 +1,64 @@
+"""What every request of a running service needs, shared by HTTP and WebSocket handling:
+the networks, the keys, the billing, where blocking work runs, and the request pipelines."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..codec.envelope import Call
+from ..codec.pipeline import Limits, Pipeline, Refused
+from ..errors import EthreadError
+from . import refusals
+from .asgi import Scope, header
+from .auth import ApiKey, KeyRing
+from .config import ServiceLimits
+from .credits import Billing, cost_of
+from .execution import Execution
+from .networks import Network, NetworkRouter
+from .subscriptions import ChainFeed
+
+
+@dataclass
+class Service:
+    router: NetworkRouter
+    keys: KeyRing
+    billing: Billing
+    execution: Execution
+    limits: ServiceLimits
+    access_log: bool = True
+    poll_interval: float = 0.25
+    feeds: dict[str, ChainFeed] = field(default_factory=dict)
+    http: Pipeline = field(init=False)
+    """The request pipeline of an HTTP body."""
+    websocket: Pipeline = field(init=False)
+    """The request pipeline of a WebSocket message (its own size limit)."""
+
+    def __post_init__(self) -> None:
+        limits = self.limits
+        on_loop = self.execution.on_loop
+        self.http = Pipeline(Limits(limits.max_body_bytes, limits.max_batch_calls), on_loop)
+        self.websocket = Pipeline(Limits(limits.max_ws_message_bytes, limits.max_batch_calls),
+                                  on_loop)
+
+    def network_for(self, scope: Scope, host: str | None = None) -> Network | None:
+        server = scope.get("server")
+        port = server[1] if server else None
+        return self.router.find(port, host if host is not None else header(scope, b"host"))
+
+    def admit(self, key: ApiKey, calls: Sequence[Call | EthreadError]) -> Refused | None:
+        """Charge every call of the request at once, or refuse it and charge nothing."""
+        cost = sum(cost_of(c.method) for c in calls if isinstance(c, Call))
+        if cost == 0:
+            return None
+        refusal = self.billing.charge(key.key_id, key.config.daily_credits,
+                                      key.config.credits_per_second, cost)
+        if refusal is None:
+            return None
+        return refusals.over_credits(refusal.reason, refusal.retry_after)
+
+    def feed(self, network: Network) -> ChainFeed:
+        feed = self.feeds.get(network.name)
+        if feed is None:
+            feed = self.feeds[network.name] = ChainFeed(network.backend, self.poll_interval)
+        return feed
