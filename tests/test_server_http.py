@@ -95,6 +95,9 @@ def test_parse_errors_and_notifications(server: Any) -> None:
     assert (status, body) == (204, None)
     status, _, body = post(url_of(server), call("eth_subscribe", ["newHeads"]))
     assert body["error"]["code"] == -32601
+    status, _, body = post(url_of(server), {"jsonrpc": "2.0", "method": "eth_subscribe",
+                                            "params": ["newHeads"]})
+    assert (status, body) == (204, None)
 
 
 def test_batch_answers_in_order_with_errors_in_place(server: Any) -> None:

@@ -7,9 +7,12 @@ websockets. The pieces, each in its own module:
 - :mod:`.auth`: API keys, constant-time lookup, masking;
 - :mod:`.credits`: the price of each method, the daily ledger (SQLite), the rate limiter;
 - :mod:`.networks`: opening backends, routing by port and Host;
+- :mod:`.service`: what every request needs (networks, keys, billing, the request
+  pipelines of :mod:`ethread.codec.pipeline`); :mod:`.asgi`: the ASGI shapes;
 - :mod:`.app`: the ASGI application (HTTP and lifespan); :mod:`.websocket` and
   :mod:`.subscriptions` for WebSocket;
-- :mod:`.execution`: running the synchronous core off the event loop;
+- :mod:`.refusals`: the transport's own refusals (key, route, method, content type, credits);
+- :mod:`.execution`: where blocking work runs (event loop or which thread pool);
 - :mod:`.runner`: binding sockets and running uvicorn.
 """
 

@@ -1,0 +1,145 @@
+"""The request pipeline on its own: bytes in, answer bytes out, with the work it leaves to the
+host. A recording responder stands in for the dispatcher, so that each test can say which
+calls ran, where, and in what order."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+import ethread
+from ethread.codec.envelope import Call, result_response
+from ethread.codec.jsonrpc import Dispatcher
+from ethread.codec.pipeline import Limits, Pipeline, Refused
+from ethread.errors import EthreadError, InvalidParams, LimitExceeded
+
+
+class Recorder:
+    """Answers every call with its method name; remembers what ran and what was looked up."""
+
+    def __init__(self, cached: dict[str, bytes] | None = None) -> None:
+        self.ran: list[str] = []
+        self.notified: list[str] = []
+        self.cached = cached or {}
+
+    def respond(self, call: Call) -> bytes:
+        self.ran.append(call.method)
+        return result_response(call.id, json.dumps(call.method).encode())
+
+    def run_notification(self, call: Call) -> None:
+        self.notified.append(call.method)
+
+    def cached_result(self, call: Call) -> bytes | None:
+        return self.cached.get(call.method)
+
+
+def body(*calls: Any) -> bytes:
+    return json.dumps(calls[0] if len(calls) == 1 else list(calls)).encode()
+
+
+def req(method: str, request_id: Any = 1, **extra: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": [], **extra}
+
+
+def note(method: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": method, "params": []}
+
+
+def slow_only(dispatcher: Any, call: Call) -> bool:
+    return not call.method.startswith("slow_")
+
+
+def test_cheap_calls_run_at_once_slow_ones_wait_for_the_host() -> None:
+    recorder = Recorder(cached={"slow_cached": b'"hit"'})
+    pipeline = Pipeline(on_caller=slow_only)
+    exchange = pipeline.submit(recorder, body(req("slow_a", 1), req("cheap", 2),
+                                              req("slow_cached", 3), note("slow_note")))
+    assert exchange.what == "batch(4)"
+    assert recorder.ran == ["cheap"]  # the slow call waits; the cached one is taken as is
+    assert [c.method for c in exchange.pending_calls()] == ["slow_a", "slow_note"]
+    exchange.run()
+    assert recorder.ran == ["cheap", "slow_a"] and recorder.notified == ["slow_note"]
+    answer = json.loads(exchange.answer() or b"")
+    assert answer == [{"jsonrpc": "2.0", "id": 1, "result": "slow_a"},
+                      {"jsonrpc": "2.0", "id": 2, "result": "cheap"},
+                      {"jsonrpc": "2.0", "id": 3, "result": "hit"}]
+    assert exchange.status == 200 and exchange.headers == ()
+
+
+def test_parse_errors_and_empty_batches_answer_at_once() -> None:
+    recorder = Recorder()
+    for raw, code in ((b"{nope", -32700), (b"[]", -32600)):
+        exchange = Pipeline().submit(recorder, raw)
+        assert not exchange.pending and exchange.what == "invalid"
+        assert json.loads(exchange.answer() or b"") == {
+            "jsonrpc": "2.0", "id": None,
+            "error": {"code": code, "message": "parse error" if code == -32700 else "empty batch"}}
+    assert recorder.ran == []
+
+
+def test_limits_refuse_before_anything_runs() -> None:
+    recorder = Recorder()
+    pipeline = Pipeline(Limits(max_body_bytes=200, max_batch_calls=2))
+    too_many = pipeline.submit(recorder, body(req("a", 1), req("b", 2), req("c", 3)))
+    assert too_many.status == 413
+    assert json.loads(too_many.answer() or b"")["error"]["message"] == (
+        "batch too large: 3 calls, the limit is 2 per batch")
+    too_big = pipeline.submit(recorder, body(req("a", "x" * 300)))
+    assert too_big.status == 413 and b"the limit is 200 bytes" in (too_big.answer() or b"")
+    assert recorder.ran == []
+
+
+def test_a_refusal_answers_each_wanted_id_and_runs_nothing() -> None:
+    recorder = Recorder()
+    seen: list[Sequence[Any]] = []
+
+    def refuse(calls: Sequence[Call | EthreadError]) -> Refused:
+        seen.append(calls)
+        return Refused(429, LimitExceeded("over"), ((b"retry-after", b"5"),))
+
+    exchange = Pipeline().submit(recorder, body(req("a", 1), note("b"), 7, req("c", "z")),
+                                 admit=refuse)
+    assert len(seen[0]) == 4  # the hook sees every call, invalid ones included
+    assert exchange.status == 429 and exchange.headers == ((b"retry-after", b"5"),)
+    answer = json.loads(exchange.answer() or b"")
+    assert [item["id"] for item in answer] == [1, None, "z"]
+    assert {item["error"]["code"] for item in answer} == {-32005}
+    assert recorder.ran == [] and recorder.notified == []
+    single = Pipeline().submit(recorder, body(req("a", 9)), admit=refuse)
+    assert json.loads(single.answer() or b"")["id"] is None
+
+
+def test_host_methods_answer_and_notifications_get_no_answer() -> None:
+    recorder = Recorder()
+    calls: list[str] = []
+
+    def subscribe(call: Call) -> bytes:
+        calls.append(call.method)
+        if call.params:
+            raise InvalidParams("no options")
+        return b'"0x1"'
+
+    local = {"eth_subscribe": subscribe}
+    answered = Pipeline().submit(recorder, body(req("eth_subscribe", 4)), local=local)
+    assert json.loads(answered.answer() or b"") == {"jsonrpc": "2.0", "id": 4, "result": "0x1"}
+    failed = Pipeline().submit(recorder, body(req("eth_subscribe", 5, params=[1])), local=local)
+    assert json.loads(failed.answer() or b"")["error"]["code"] == -32602
+    silent = Pipeline().submit(recorder, body(note("eth_subscribe")), local=local)
+    assert silent.answer() is None
+    assert calls == ["eth_subscribe"] * 3 and recorder.ran == []
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}',
+    b'[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","method":"x"},5]',
+    b'{"jsonrpc":"2.0","method":"eth_blockNumber"}',
+])
+def test_handle_is_the_pipeline_with_everything_on_the_caller(
+        rpc_compat_memory: ethread.MemoryBackend, raw: bytes) -> None:
+    dispatcher = Dispatcher(rpc_compat_memory)
+    exchange = Pipeline().submit(dispatcher, raw)
+    assert not exchange.pending
+    assert exchange.answer() == ethread.handle(rpc_compat_memory, raw)
