@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import ethread
-from ethread.chain.devchain_history import synthetic_history
+from benchmarks.synthetic_history import synthetic_history
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
 

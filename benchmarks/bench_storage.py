@@ -5,7 +5,7 @@ LevelDB and Era1 backends (memory as the reference). Prints figures; asserts no 
 
 Import speed uses the rpc-compat chain (executed with py-evm, from ETHREAD_CONFORMANCE or
 ../shared/conformance) and synthetic history (written without execution). The 100,000-block
-figures use :func:`ethread.chain.devchain_history.synthetic_history` (one transfer and one
+figures use :func:`benchmarks.synthetic_history.synthetic_history` (one transfer and one
 Transfer log per block) in LevelDB, exported to Era1 files of the same blocks.
 """
 
@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import ethread
+from benchmarks.synthetic_history import synthetic_history
 from ethread.backend import LogQuery
 from ethread.backends.era import EraBackend
 from ethread.backends.leveldb import LevelDBBackend
 from ethread.backends.memory import MemoryBackend
-from ethread.chain.devchain_history import synthetic_history
 from ethread.chain.importer import import_chain
 from ethread.era1.export import export_era1
 

@@ -21,7 +21,7 @@ from .models import Address, Block, Hash32, Header, Log, Receipt, TopicFilter
 if TYPE_CHECKING:
     from eth.abc import ChainDatabaseAPI
 
-    from .chain.config import ChainConfig
+    from .forks import ChainConfig
 
 Pointer: TypeAlias = Literal["latest", "safe", "finalized", "earliest"]
 

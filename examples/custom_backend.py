@@ -14,7 +14,7 @@ from typing import Any
 
 import ethread
 from ethread.backend import LogQuery, Pointer
-from ethread.chain.devchain_demo import demo_chain
+from ethread.devchain.demo import demo_chain
 from ethread.errors import StateUnavailable
 from ethread.models import Block, Hash32, Header, Log, Receipt
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import ethread
-from ethread.chain.devchain_demo import demo_chain
+from ethread.devchain.demo import demo_chain
 from ethread.models import LogFilter
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import ethread
 from ethread import methods
-from ethread.chain.devchain_demo import Demo, demo_chain
+from ethread.devchain.demo import Demo, demo_chain
 from ethread.errors import ExecutionReverted
 from ethread.models import (
     AccessListTransaction,
@@ -139,7 +139,7 @@ def test_calls_on_a_reused_state_see_no_other_call(demo: tuple[ethread.MemoryBac
     """eth_call reuses post-block states; every call must still start from the block's state."""
     import importlib
 
-    from ethread.chain import contracts
+    from ethread.devchain import contracts
 
     call_module = importlib.import_module("ethread.methods.call")  # the module, not the function
 

@@ -18,10 +18,17 @@ from eth_keys.datatypes import Signature
 from eth_utils import keccak
 from trie import HexaryTrie
 
+from benchmarks.synthetic_history import (
+    TRANSFER_TOPIC,
+    single_entry_trie_root,
+    synthetic_history,
+)
 from ethread.backend import Backend
 from ethread.backends.memory import MemoryBackend
-from ethread.chain import contracts
-from ethread.chain.devchain import (
+from ethread.chain.genesis import parse_genesis
+from ethread.chain.importer import ChainImporter
+from ethread.devchain import contracts
+from ethread.devchain.builder import (
     DEFAULT_FORKS,
     PRAGUE_FORKS,
     DevChain,
@@ -29,20 +36,13 @@ from ethread.chain.devchain import (
     ForkSchedule,
     genesis_document,
 )
-from ethread.chain.devchain_demo import TICK_TOPIC, Demo, demo_chain
-from ethread.chain.devchain_history import (
-    TRANSFER_TOPIC,
-    single_entry_trie_root,
-    synthetic_history,
-)
-from ethread.chain.devchain_signing import (
+from ethread.devchain.demo import TICK_TOPIC, Demo, demo_chain
+from ethread.devchain.signing import (
     DevAccount,
     sign_authorization,
     signing_hash,
     versioned_hash,
 )
-from ethread.chain.genesis import parse_genesis
-from ethread.chain.importer import ChainImporter
 from ethread.encoding import (
     block_item,
     encode_header,

@@ -17,13 +17,13 @@ from trie import HexaryTrie
 
 import ethread
 from ethread.backend import LogQuery
-from ethread.backends.canonical import encode_receipts
 from ethread.backends.era import EraBackend
+from ethread.backends.era_index import HistoryIndex
 from ethread.backends.memory import MemoryBackend
+from ethread.canonical import encode_receipts
 from ethread.chain.importer import import_chain
 from ethread.encoding import encode_header, transaction_item
 from ethread.era1 import Era1File, FormatError, export_era1, verify_file
-from ethread.era1.index import HistoryIndex
 from ethread.errors import StateUnavailable, StoreError
 
 from .conftest import conformance_dir

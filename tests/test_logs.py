@@ -7,8 +7,8 @@ import json
 import pytest
 
 import ethread
+from benchmarks.synthetic_history import SyntheticHistory, synthetic_history
 from ethread.backend import Deadline, LogQuery
-from ethread.chain.devchain_history import SyntheticHistory, synthetic_history
 from ethread.codec.dispatch import Context
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.errors import LimitExceeded, QueryTimeout

@@ -158,11 +158,11 @@ _DEMO: list[Any] = []
 
 
 def shared_demo() -> Any:
-    """The demo chain (``ethread.chain.devchain_demo``), built once per test session: blocks
+    """The demo chain (``ethread.devchain.demo``), built once per test session: blocks
     of every fork, every transaction type, logs, uncles, a reverting contract."""
     if not _DEMO:
         import ethread
-        from ethread.chain.devchain_demo import demo_chain
+        from ethread.devchain.demo import demo_chain
 
         _DEMO.append(demo_chain(ethread.MemoryBackend()))
     return _DEMO[0]

@@ -267,7 +267,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def dev_backend() -> ethread.MemoryBackend:
-    from ethread.chain.devchain import DevChain
+    from ethread.devchain import DevChain
 
     backend = ethread.MemoryBackend()
     DevChain(backend).mine()

@@ -11,7 +11,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
-from ethread.chain.devchain_demo import TICK_TOPIC
+from ethread.devchain.demo import TICK_TOPIC
 from ethread.server.config import KeyConfig
 
 from .test_server_helpers import KEY, call, demo_network, serve_in_thread, shared_demo, ws_url_of

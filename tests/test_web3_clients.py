@@ -16,7 +16,7 @@ from web3 import AsyncWeb3, Web3
 from web3.exceptions import ContractLogicError
 from web3.providers import HTTPProvider, WebSocketProvider
 
-from ethread.chain import contracts
+from ethread.devchain import contracts
 
 from .test_server_helpers import demo_network, serve_in_thread, shared_demo, url_of, ws_url_of
 

@@ -8,7 +8,7 @@ import pytest
 from web3 import AsyncWeb3, Web3
 from web3.exceptions import ContractLogicError
 
-from ethread.chain import contracts
+from ethread.devchain import contracts
 from ethread.web3 import AsyncEthreadProvider, EthreadProvider
 
 from .test_server_helpers import shared_demo

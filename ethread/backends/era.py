@@ -2,7 +2,7 @@
 
 Blocks are read straight from the memory-mapped files through their block indexes; what the
 files cannot answer by number (hash lookups, transaction locations, senders, the log index)
-comes from a SQLite sidecar built once per file (:mod:`ethread.era1.index`). Era1 holds no
+comes from a SQLite sidecar built once per file (:mod:`ethread.backends.era_index`). Era1 holds no
 state, so :meth:`EraBackend.evm_database` raises :class:`~ethread.errors.StateUnavailable`
 and eth_call / eth_getProof answer an error.
 
@@ -19,17 +19,16 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
+from .. import canonical
 from ..backend import LogQuery, Pointer
-from ..chain.config import ChainConfig
 from ..encoding import DecodeError, decode_header
 from ..era1.accumulator import EPOCH_SIZE
 from ..era1.file import Era1File, Era1Name
-from ..era1.index import HistoryIndex, Progress
-from ..era1.networks import network_config
 from ..errors import StateUnavailable, StoreError
+from ..forks import ChainConfig, network_config
 from ..models import Block, Hash32, Header, Log, Receipt
-from . import canonical
 from .cache import LRU
+from .era_index import HistoryIndex, Progress
 from .logindex import candidate_blocks, collect_logs, decode_block_logs, logs_of_receipts
 
 T = TypeVar("T")

@@ -41,12 +41,12 @@ from eth.db.backends.base import BaseDB
 from eth.db.chain import ChainDB
 from trie import HexaryTrie
 
+from .. import canonical
 from ..backend import LogQuery, Pointer, pointer_number
-from ..chain.config import ChainConfig
 from ..encoding import DecodeError, decode_header, encode_header
 from ..errors import StoreError
+from ..forks import ChainConfig
 from ..models import Block, Hash32, Header, Log, Receipt
-from . import canonical
 from .cache import LRU
 from .logindex import (
     candidate_blocks,

@@ -21,7 +21,7 @@ from .logindex import Postings, candidate_blocks, collect_logs, log_keys, logs_o
 if TYPE_CHECKING:
     from eth.abc import ChainDatabaseAPI
 
-    from ..chain.config import ChainConfig
+    from ..forks import ChainConfig
 
 class MemoryBackend:
     """Holds a whole chain, with state, in memory."""

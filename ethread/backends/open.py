@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..errors import StoreError
 
 if TYPE_CHECKING:
-    from ..chain.config import ChainConfig
+    from ..forks import ChainConfig
     from .era import EraBackend
     from .leveldb import LevelDBBackend
 

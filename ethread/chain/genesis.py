@@ -11,7 +11,7 @@ from typing import Any
 from eth_utils import decode_hex, to_canonical_address
 
 from ..errors import GenesisError
-from .config import ChainConfig, fork_at_least
+from ..forks import ChainConfig, fork_at_least
 
 AccountState = dict[str, Any]
 """py-evm's genesis account form: balance, nonce, code, storage."""

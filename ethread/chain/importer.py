@@ -22,6 +22,7 @@ from eth.vm.chain_context import ChainContext
 from eth_typing import Hash32
 from eth_utils import ValidationError, encode_hex
 
+from ..assemble import build_receipts, decode_block
 from ..backend import WritableBackend
 from ..encoding import (
     DecodeError,
@@ -31,9 +32,8 @@ from ..encoding import (
     split_concatenated,
 )
 from ..errors import GenesisError, ImportFailed
+from ..forks import ChainConfig
 from ..models import Block, Header
-from .assemble import build_receipts, decode_block
-from .config import ChainConfig
 from .genesis import Genesis, load_genesis
 
 MAX_UNCLE_DEPTH = 6

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..backends import canonical
+from .. import canonical
 from ..encoding import encode_header
 from ..errors import StoreError
+from ..forks import network_name
 from .accumulator import EPOCH_SIZE
-from .networks import network_name
 from .writer import Era1Writer
 
 ExportProgress = Callable[[int, int], None]

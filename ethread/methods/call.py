@@ -25,8 +25,8 @@ from eth_typing import Hash32
 from eth_utils import ValidationError, to_checksum_address
 
 from ..backend import Backend
-from ..chain.config import fork_at_least
 from ..errors import ExecutionFailed, ExecutionReverted, InvalidParams, StateUnavailable
+from ..forks import fork_at_least
 from ..models import BlockRef, CallRequest
 from .resolve import require_header
 

@@ -8,8 +8,8 @@ from typing import Any
 def mine_one(miner: Any) -> Any:
     """One more block: the demo's log-emitting block when it has one, else an empty block.
 
-    ``miner`` is what the demo builder returned (:class:`ethread.chain.devchain_demo.Demo`)
-    or a bare :class:`ethread.chain.devchain.DevChain`.
+    ``miner`` is what the demo builder returned (:class:`ethread.devchain.Demo`)
+    or a bare :class:`ethread.devchain.DevChain`.
     """
     next_block = getattr(miner, "next_block", None)
     if callable(next_block):

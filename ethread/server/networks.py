@@ -7,7 +7,6 @@ otherwise the request gets a clear "unknown network" error, never another chain'
 
 from __future__ import annotations
 
-import importlib
 import sys
 import time
 from collections.abc import Callable
@@ -17,7 +16,8 @@ from typing import Any
 from ..backend import Backend
 from ..codec.dispatch import Context
 from ..codec.jsonrpc import Dispatcher
-from .config import ConfigError, NetworkConfig, ServerConfig
+from ..devchain.demo import demo_chain
+from .config import NetworkConfig, ServerConfig
 
 Progress = Callable[[int, int], None]
 
@@ -33,7 +33,7 @@ class Network:
     hosts: tuple[str, ...] = ()
     port: int | None = None
     miner: Any = None
-    """A :class:`ethread.chain.devchain.DevChain` when the network can grow on demand."""
+    """A :class:`ethread.devchain.DevChain` when the network can grow on demand."""
     block_time: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
 
@@ -107,21 +107,8 @@ def _demo_backend() -> tuple[Backend, Any]:
     from ..backends.memory import MemoryBackend
 
     backend = MemoryBackend()
-    demo_chain = _demo_chain_builder()
     chain = demo_chain(backend)
     return backend, chain
-
-
-def _demo_chain_builder() -> Callable[[Any], Any]:
-    for module in ("ethread.chain.devchain_demo", "ethread.chain.devchain"):
-        try:
-            builder = getattr(importlib.import_module(module), "demo_chain", None)
-        except ImportError:
-            continue
-        if builder is not None:
-            return builder  # type: ignore[no-any-return]
-    raise ConfigError("the demo chain builder (ethread.chain.devchain_demo.demo_chain) "
-                      "is not available in this installation")
 
 
 def _imported_backend(config: NetworkConfig, progress: Progress | None) -> Backend:

@@ -7,9 +7,8 @@ gas used, withdrawals root, blob gas and requests hash), RLP-encoded, and handed
 any block of a real chain. Blocks before the merge carry zero proof-of-work seals, which is
 why the importer runs with ``verify_seals=False``; everything else is checked.
 
-Related modules: :mod:`.contracts` (hand-assembled contracts), :mod:`.devchain_signing` (dev
-accounts, signatures), :mod:`.devchain_demo` (the demo chain ``ethread serve`` shows) and
-:mod:`.devchain_history` (fast synthetic history for benchmarks).
+Related modules: :mod:`.contracts` (hand-assembled contracts), :mod:`.signing` (dev accounts,
+signatures) and :mod:`.demo` (the demo chain ``ethread serve`` shows).
 """
 
 from __future__ import annotations
@@ -29,8 +28,11 @@ from eth_typing import Hash32 as EvmHash
 from eth_utils import ValidationError, keccak
 
 from ..backend import WritableBackend
+from ..chain.genesis import parse_genesis
+from ..chain.importer import ChainImporter
 from ..encoding import block_item, decode_header, transaction_hash
 from ..errors import EthreadError
+from ..forks import BLOCK_FORKS, FORK_ORDER, TIME_FORKS, ChainConfig, fork_at_least
 from ..models import (
     AccessListEntry,
     AccessListTransaction,
@@ -48,10 +50,7 @@ from ..models import (
     Withdrawal,
 )
 from . import contracts
-from .config import BLOCK_FORKS, FORK_ORDER, TIME_FORKS, ChainConfig, fork_at_least
-from .devchain_signing import DevAccount, dev_accounts, sign_authorization, sign_transaction
-from .genesis import parse_genesis
-from .importer import ChainImporter
+from .signing import DevAccount, dev_accounts, sign_authorization, sign_transaction
 
 __all__ = [
     "DEFAULT_FORKS",

@@ -23,13 +23,13 @@ from typing import Any
 import rlp
 from eth_utils import keccak
 
-from ..backends.canonical import decode_consensus_receipts, recover_senders
-from ..backends.logindex import encode_log_record
+from ..canonical import decode_consensus_receipts, recover_senders
 from ..encoding import DecodeError
+from ..era1.accumulator import accumulator_root
+from ..era1.e2store import FormatError
+from ..era1.file import Era1File
 from ..models import Address, Hash32
-from .accumulator import accumulator_root
-from .e2store import FormatError
-from .file import Era1File
+from .logindex import encode_log_record
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files(name TEXT PRIMARY KEY, start INTEGER, count INTEGER);

@@ -9,12 +9,13 @@ from typing import Any
 from eth._utils.address import generate_contract_address
 from eth_typing import Address as EvmAddress
 
-from ..encoding import (
+from .encoding import (
     decode_transaction,
     decode_withdrawal,
     header_from_fields,
 )
-from ..models import (
+from .forks import BLOB_GAS_PER_BLOB, ChainConfig
+from .models import (
     Address,
     BlobTransaction,
     Block,
@@ -25,7 +26,6 @@ from ..models import (
     Receipt,
     Transaction,
 )
-from .config import BLOB_GAS_PER_BLOB, ChainConfig
 
 
 def effective_gas_price(tx: Transaction, base_fee: int | None) -> int:

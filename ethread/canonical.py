@@ -18,10 +18,10 @@ from eth_keys.datatypes import Signature
 from eth_keys.exceptions import BadSignature
 from eth_utils import keccak
 
-from ..chain.assemble import build_receipts, decode_block
-from ..chain.config import ChainConfig
-from ..encoding import DecodeError, encode_receipt, header_fields, transaction_item
-from ..models import Address, Block, Receipt
+from .assemble import build_receipts, decode_block
+from .encoding import DecodeError, encode_receipt, header_fields, transaction_item
+from .forks import ChainConfig
+from .models import Address, Block, Receipt
 
 # --------------------------------------------------------------------------------------------
 # Blocks
@@ -76,7 +76,7 @@ def body_rlp(block: Block) -> bytes:
         [header_fields(u) for u in block.uncles],
     ]
     if block.withdrawals is not None:
-        from ..encoding import withdrawal_item
+        from .encoding import withdrawal_item
 
         item.append([withdrawal_item(w) for w in block.withdrawals])
     return bytes(rlp.encode(item))

@@ -30,9 +30,13 @@ import rlp
 from Crypto.Hash import keccak as _keccak_module
 from eth_utils import keccak
 
-from ..backend import WritableBackend
-from ..encoding import header_fields
-from ..models import (
+from ethread.backend import WritableBackend
+from ethread.chain.genesis import parse_genesis
+from ethread.chain.importer import ChainImporter
+from ethread.devchain.builder import DEV_CHAIN_ID, GWEI, PRAGUE_FORKS, DevChainError, genesis_document
+from ethread.devchain.signing import DevAccount, dev_accounts
+from ethread.encoding import header_fields
+from ethread.models import (
     Address,
     Block,
     DynamicFeeTransaction,
@@ -42,10 +46,6 @@ from ..models import (
     Log,
     Receipt,
 )
-from .devchain import DEV_CHAIN_ID, GWEI, PRAGUE_FORKS, DevChainError, genesis_document
-from .devchain_signing import DevAccount, dev_accounts
-from .genesis import parse_genesis
-from .importer import ChainImporter
 
 TRANSFER_TOPIC = keccak(b"Transfer(address,address,uint256)")
 TRANSFER_SELECTOR = keccak(b"transfer(address,uint256)")[:4]
@@ -214,7 +214,7 @@ def _dynamic_fee_envelope(tx: DynamicFeeTransaction) -> bytes:
 
 def _signed(tx: DynamicFeeTransaction, account: DevAccount) -> DynamicFeeTransaction:
     """``sign_transaction(tx, account)``, fast: the payload is the envelope without its
-    signature fields (see :func:`ethread.chain.devchain_signing.signing_hash`)."""
+    signature fields (see :func:`ethread.devchain.signing.signing_hash`)."""
     parity, r, s = account.sign(_keccak(b"\x02" + _rlp(_dynamic_fee_fields(tx)[:-3])))
     return dataclasses.replace(tx, y_parity=parity, r=r, s=s)
 
