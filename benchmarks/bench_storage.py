@@ -109,7 +109,7 @@ def bench_large(work: Path, blocks: int) -> None:
     export_era1(store, era_path, network="synthetic", proof_of_work_only=False,
                 progress=progress("exporting Era1"))
     line("Era1: exported in", f"{time.perf_counter() - start:,.1f} s")
-    store._db.compact_range()
+    store.compact()
     store.close()
 
     opens = []

@@ -15,25 +15,80 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import NoReturn
 
-from .. import canonical
-from ..backend import LogQuery, Pointer
-from ..encoding import DecodeError, decode_header
+from ..backend import Pointer
 from ..era1.accumulator import EPOCH_SIZE
 from ..era1.file import Era1File, Era1Name
 from ..errors import StateUnavailable, StoreError
 from ..forks import ChainConfig, network_config
-from ..models import Block, Hash32, Header, Log, Receipt
-from .cache import LRU
+from ..models import Address, Hash32
 from .era_index import HistoryIndex, Progress
-from .logindex import candidate_blocks, collect_logs, decode_block_logs, logs_of_receipts
-
-T = TypeVar("T")
+from .history import BlockRecord, CachedHistory
 
 INDEX_NAME = "ethread-index.sqlite"
+
+
+class _EraRecords:
+    """History records from the files (headers, bodies, receipts) and from the sidecar index
+    (hashes, senders, transactions, logs)."""
+
+    def __init__(self, backend: EraBackend) -> None:
+        self._backend = backend
+        self._index = backend._index
+        self._file = backend._file
+
+    def describe(self) -> str:
+        return f"the Era1 archive {self._backend.folder}"
+
+    def hash_at(self, number: int) -> Hash32 | None:
+        if self._file(number) is None:
+            return None
+        return self._index.hash_at(number)
+
+    def _held(self, block_hash: Hash32) -> tuple[Era1File, int] | None:
+        number = self._index.number_of(block_hash)
+        era = self._file(number) if number is not None else None
+        if era is None or number is None:
+            return None
+        return era, number
+
+    def header_record(self, block_hash: Hash32) -> bytes | None:
+        held = self._held(block_hash)
+        return held[0].header_rlp(held[1]) if held is not None else None
+
+    def block_record(self, block_hash: Hash32) -> BlockRecord | None:
+        held = self._held(block_hash)
+        if held is None:
+            return None
+        era, number = held
+        return BlockRecord(era.header_rlp(number), era.body_rlp(number),
+                           self._index.senders(number) or [])
+
+    def receipts_record(self, block_hash: Hash32, number: int) -> bytes | None:
+        era = self._file(number)
+        return era.receipts_rlp(number) if era is not None else None
+
+    def transaction_at(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
+        found = self._index.transaction(tx_hash)
+        if found is None or self._file(found[0]) is None:  # indexed, but its file is gone
+            return None
+        block_hash = self._index.hash_at(found[0])
+        return (block_hash, found[1]) if block_hash is not None else None
+
+    def logs_record(self, number: int) -> bytes | None:
+        return self._index.block_logs(number)
+
+    def blocks_with_address(self, address: Address, lo: int, hi: int) -> Iterable[int]:
+        return self._index.blocks_with_address(address, lo, hi)
+
+    def blocks_with_topic(self, position: int, topic: Hash32, lo: int, hi: int) -> Iterable[int]:
+        return self._index.blocks_with_topic(position, topic, lo, hi)
+
+    def blocks_with_logs(self, lo: int, hi: int) -> Iterable[int]:
+        return self._index.blocks_with_logs(lo, hi)
 
 
 def default_index_path(folder: Path) -> Path:
@@ -46,7 +101,7 @@ def default_index_path(folder: Path) -> Path:
     return cache / "ethread" / "era1" / f"{digest}.sqlite"
 
 
-class EraBackend:
+class EraBackend(CachedHistory):
     """Serves the blocks, transactions, receipts and logs of the Era1 files in ``folder``.
 
     ``config`` gives the chain config; without it the config of the network named in the
@@ -92,9 +147,7 @@ class EraBackend:
             self._index.ensure(era, progress)
         self._earliest = min(era.start for era in self._files.values())
         self._latest = max(era.end for era in self._files.values()) - 1
-        self._headers: LRU[Hash32, Header] = LRU(cache_blocks * 4)
-        self._blocks: LRU[Hash32, Block] = LRU(cache_blocks)
-        self._receipts: LRU[Hash32, tuple[Receipt, ...]] = LRU(cache_blocks)
+        super().__init__(_EraRecords(self), cache_blocks)
 
     @staticmethod
     def _check_name(era: Era1File, name: Era1Name) -> None:
@@ -132,66 +185,6 @@ class EraBackend:
         era = self._file(number)
         return era.total_difficulty(number) if era is not None else None
 
-    def _decode(self, era: Era1File, number: int, fn: Callable[..., T], *args: Any) -> T:
-        try:
-            return fn(*args)
-        except (DecodeError, ValueError, IndexError) as exc:
-            raise StoreError(f"{era.path}: block {number} does not decode: {exc}") from None
-
-    # -- reading -------------------------------------------------------------------------------
-
-    def canonical_hash(self, number: int) -> Hash32 | None:
-        if self._file(number) is None:
-            return None
-        return self._index.hash_at(number)
-
-    def header_by_hash(self, block_hash: Hash32) -> Header | None:
-        header = self._headers.get(block_hash)
-        if header is not None:
-            return header
-        number = self._index.number_of(block_hash)
-        era = self._file(number) if number is not None else None
-        if era is None or number is None:
-            return None
-        header = self._decode(era, number, decode_header, era.header_rlp(number))
-        self._headers.put(block_hash, header)
-        return header
-
-    def block_by_hash(self, block_hash: Hash32) -> Block | None:
-        block = self._blocks.get(block_hash)
-        if block is not None:
-            return block
-        number = self._index.number_of(block_hash)
-        era = self._file(number) if number is not None else None
-        if era is None or number is None:
-            return None
-        senders = self._index.senders(number) or []
-        block = self._decode(era, number, canonical.block_from_parts, era.header_rlp(number),
-                             era.body_rlp(number), senders)
-        self._blocks.put(block_hash, block)
-        return block
-
-    def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
-        found = self._index.transaction(tx_hash)
-        if found is None or self._file(found[0]) is None:  # indexed, but its file is gone
-            return None
-        block_hash = self._index.hash_at(found[0])
-        return (block_hash, found[1]) if block_hash is not None else None
-
-    def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None:
-        cached = self._receipts.get(block_hash)
-        if cached is not None:
-            return cached
-        block = self.block_by_hash(block_hash)
-        if block is None:
-            return None
-        era = self._file(block.number)
-        assert era is not None
-        receipts = self._decode(era, block.number, canonical.receipts_from_consensus, block,
-                                era.receipts_rlp(block.number), self._config)
-        self._receipts.put(block_hash, receipts)
-        return receipts
-
     def pointer(self, name: Pointer) -> int | None:
         # Archived history is final: safe and finalized are the last block held.
         return self._earliest if name == "earliest" else self._latest
@@ -207,28 +200,3 @@ class EraBackend:
 
     def generation(self) -> int:
         return 1  # archives never change while served
-
-    def logs(self, query: LogQuery) -> list[Log]:
-        index = self._index
-        candidates = candidate_blocks(
-            query,
-            lambda address: lambda lo, hi: index.blocks_with_address(address, lo, hi),
-            lambda position, topic: lambda lo, hi: index.blocks_with_topic(position, topic,
-                                                                         lo, hi),
-            index.blocks_with_logs,
-        )
-        return collect_logs(query, candidates, self._logs_at)
-
-    def _logs_at(self, number: int) -> Iterable[Log]:
-        record = self._index.block_logs(number)
-        if record is not None:
-            return decode_block_logs(number, record)
-        return logs_of_receipts(self._receipts_at(number))
-
-    def _receipts_at(self, number: int) -> Sequence[Receipt]:
-        block_hash = self.canonical_hash(number)
-        receipts = self.receipts(block_hash) if block_hash is not None else None
-        if receipts is None:
-            raise StoreError(f"the Era1 index of {self.folder} lists logs at block {number}, "
-                             "which no file holds")
-        return receipts

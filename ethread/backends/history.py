@@ -1,0 +1,176 @@
+"""One cached reader of history for the persistent backends, over their raw records.
+
+A persistent backend keeps blocks as records: header RLP, body RLP with the senders beside
+it, receipts in consensus RLP, a compact record of each block's logs, and postings lists
+that say which blocks logged an address or a topic. :class:`HistoryRecords` is what such a
+backend must answer about those records; :class:`CachedHistory` turns them into models,
+keeps recently decoded ones (history below the head never changes), reports a record that
+does not decode as a :class:`~ethread.errors.StoreError`, and answers log queries from the
+postings. The LevelDB store (:mod:`ethread.backends.keyvalue`) and the Era1 archive
+(:mod:`ethread.backends.era`) both read through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from .. import canonical
+from ..backend import LogQuery
+from ..encoding import DecodeError, decode_header
+from ..errors import StoreError
+from ..lru import LRU
+from ..models import Address, Block, Hash32, Header, Log, Receipt
+from .logindex import candidate_blocks, collect_logs, decode_block_logs, logs_of_receipts
+
+if TYPE_CHECKING:
+    from ..forks import ChainConfig
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class BlockRecord:
+    """A block as stored: header and body in RLP, and the senders of its transactions (which
+    the body does not carry and recovering costs a signature check each)."""
+
+    header_rlp: bytes
+    body_rlp: bytes
+    senders: Sequence[Address]
+
+
+class HistoryRecords(Protocol):
+    """The raw history a persistent backend holds; every read answers None when absent."""
+
+    def describe(self) -> str:
+        """Names the store in error messages: "the store at /data/chain"."""
+        ...
+
+    def hash_at(self, number: int) -> Hash32 | None:
+        """Canonical hash at ``number``; None outside the blocks held."""
+        ...
+
+    def header_record(self, block_hash: Hash32) -> bytes | None: ...
+
+    def block_record(self, block_hash: Hash32) -> BlockRecord | None: ...
+
+    def receipts_record(self, block_hash: Hash32, number: int) -> bytes | None: ...
+
+    def transaction_at(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
+        """(block hash, index) of a canonical transaction."""
+        ...
+
+    def logs_record(self, number: int) -> bytes | None:
+        """The block's logs as :func:`~ethread.backends.logindex.encode_block_logs` wrote
+        them; None (or empty) sends the reader to the receipts."""
+        ...
+
+    def blocks_with_address(self, address: Address, lo: int, hi: int) -> Iterable[int]:
+        """Ascending numbers in ``[lo, hi]`` of blocks where ``address`` logged."""
+        ...
+
+    def blocks_with_topic(self, position: int, topic: Hash32, lo: int, hi: int) -> Iterable[int]: ...
+
+    def blocks_with_logs(self, lo: int, hi: int) -> Iterable[int]: ...
+
+
+class CachedHistory:
+    """Header, block, transaction, receipt and log reads over :class:`HistoryRecords`.
+
+    Subclasses give :meth:`chain_config` (receipts need the fork schedule to compute blob
+    fees) and call :meth:`remember` for blocks they have just written.
+    """
+
+    def __init__(self, records: HistoryRecords, cache_blocks: int = 4096) -> None:
+        self._records = records
+        self._headers: LRU[Hash32, Header] = LRU(cache_blocks * 4)
+        self._blocks: LRU[Hash32, Block] = LRU(cache_blocks)
+        self._receipts: LRU[Hash32, tuple[Receipt, ...]] = LRU(cache_blocks)
+
+    def chain_config(self) -> ChainConfig | None:
+        raise NotImplementedError
+
+    def remember(self, block: Block, receipts: Sequence[Receipt]) -> None:
+        """Keep a block just written, decoded, so that the next reads of it cost nothing."""
+        self._blocks.put(block.hash, block)
+        self._receipts.put(block.hash, tuple(receipts))
+
+    def _decode(self, what: object, fn: Callable[..., T], *args: Any) -> T:
+        try:
+            return fn(*args)
+        except (DecodeError, ValueError, IndexError) as exc:
+            raise StoreError(f"{self._records.describe()} holds a damaged record of {what}: "
+                             f"{exc}") from None
+
+    # -- the backend protocols -----------------------------------------------------------------
+
+    def canonical_hash(self, number: int) -> Hash32 | None:
+        return self._records.hash_at(number)
+
+    def header_by_hash(self, block_hash: Hash32) -> Header | None:
+        header = self._headers.get(block_hash)
+        if header is not None:
+            return header
+        raw = self._records.header_record(block_hash)
+        if raw is None:
+            return None
+        header = self._decode(f"block 0x{block_hash.hex()}", decode_header, raw)
+        self._headers.put(block_hash, header)
+        return header
+
+    def block_by_hash(self, block_hash: Hash32) -> Block | None:
+        block = self._blocks.get(block_hash)
+        if block is not None:
+            return block
+        record = self._records.block_record(block_hash)
+        if record is None:
+            return None
+        block = self._decode(f"block 0x{block_hash.hex()}", canonical.block_from_parts,
+                             record.header_rlp, record.body_rlp, record.senders)
+        self._blocks.put(block_hash, block)
+        return block
+
+    def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
+        return self._records.transaction_at(tx_hash)
+
+    def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None:
+        cached = self._receipts.get(block_hash)
+        if cached is not None:
+            return cached
+        block = self.block_by_hash(block_hash)
+        if block is None:
+            return None
+        raw = self._records.receipts_record(block_hash, block.number)
+        if raw is None:
+            return None
+        receipts = self._decode(f"the receipts of block {block.number}",
+                                canonical.receipts_from_consensus, block, raw,
+                                self.chain_config())
+        self._receipts.put(block_hash, receipts)
+        return receipts
+
+    def logs(self, query: LogQuery) -> list[Log]:
+        records = self._records
+        candidates = candidate_blocks(
+            query,
+            lambda address: lambda lo, hi: records.blocks_with_address(address, lo, hi),
+            lambda position, topic: lambda lo, hi: records.blocks_with_topic(position, topic,
+                                                                           lo, hi),
+            records.blocks_with_logs,
+        )
+        return collect_logs(query, candidates, self._logs_at)
+
+    def _logs_at(self, number: int) -> Iterable[Log]:
+        raw = self._records.logs_record(number)
+        if raw:
+            return self._decode(f"the logs of block {number}", decode_block_logs, number, raw)
+        return logs_of_receipts(self._receipts_at(number))
+
+    def _receipts_at(self, number: int) -> Sequence[Receipt]:
+        block_hash = self.canonical_hash(number)
+        receipts = self.receipts(block_hash) if block_hash is not None else None
+        if receipts is None:
+            raise StoreError(f"{self._records.describe()} indexes logs of block {number} "
+                             "but holds no receipts for it")
+        return receipts

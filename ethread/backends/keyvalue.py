@@ -1,0 +1,361 @@
+"""A persistent backend over any sorted byte-key store (:class:`~.records.RecordStore`).
+
+Everything lives under one-letter key prefixes of a single store, so that one write batch
+can carry a whole block: its state trie nodes, its header and body, its receipts, its
+transaction and log index entries and the new head pointer. The engine applies a batch
+entirely or not at all, so a crash during an import leaves a store that holds every block
+written before it and none of the interrupted one; the importer then resumes past what is
+held.
+
+Key layout (numbers are 8-byte big-endian so that keys sort in chain order)::
+
+    M<name>                        meta: schema, head, safe, finalized, config (JSON)
+    N<number>        -> hash       canonical chain
+    H<hash>          -> header RLP
+    B<hash>          -> u32 tx count, senders (20 bytes each), body RLP
+    R<hash>          -> receipts in consensus RLP
+    T<tx hash>       -> block hash, u32 index
+    A<address><number>             log index: blocks where an address logged
+    P<position><topic><number>     log index: blocks where a topic stood at a position
+    L<number>        -> logs       blocks with any log, each with its logs in one compact record
+    E<key>           -> value      py-evm's chain database (state trie nodes, headers)
+
+Opening reads a few meta keys and nothing else: no rescan. Reads of history go through
+:class:`~.history.CachedHistory`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import json
+import struct
+import threading
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Literal
+
+from eth.db.atomic import AtomicDB
+from eth.db.backends.base import BaseDB
+from eth.db.chain import ChainDB
+from trie import HexaryTrie
+
+from .. import canonical
+from ..backend import Pointer, pointer_number
+from ..encoding import encode_header
+from ..errors import StoreError
+from ..forks import ChainConfig
+from ..models import Address, Block, Hash32, Receipt
+from .history import BlockRecord, CachedHistory
+from .logindex import encode_block_logs, log_keys
+from .records import RecordStore
+
+if TYPE_CHECKING:
+    from eth.abc import ChainDatabaseAPI
+
+_NUM = struct.Struct(">Q")
+_U32 = struct.Struct(">I")
+_META = b"M"
+_CONFIG_KEY = _META + b"config"
+_POINTER_KEYS = {"latest": _META + b"head", "safe": _META + b"safe",
+                 "finalized": _META + b"finalized"}
+_SCHEMA_KEY = _META + b"schema"
+SCHEMA = b"ethread-leveldb-1"
+"""The layout's name in every store (it says leveldb for the stores already written)."""
+
+
+def _num(number: int) -> bytes:
+    return _NUM.pack(number)
+
+
+class _EvmStore(BaseDB):
+    """py-evm's key-value view of the store: keys under the ``E`` prefix.
+
+    Inside an import batch, writes collect in the backend's pending batch (and reads see
+    them), so the state nodes of a block land in the same write as the block.
+    """
+
+    def __init__(self, backend: KeyValueBackend) -> None:
+        self._backend = backend
+
+    def __getitem__(self, key: bytes) -> bytes:
+        value = self._backend._read(b"E" + key)
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __setitem__(self, key: bytes, value: bytes) -> None:
+        self._backend._write(b"E" + key, value)
+
+    def __delitem__(self, key: bytes) -> None:
+        if self._backend._read(b"E" + key) is None:
+            raise KeyError(key)
+        self._backend._write(b"E" + key, None)
+
+    def _exists(self, key: bytes) -> bool:
+        return self._backend._read(b"E" + key) is not None
+
+
+class _Records:
+    """The layout's history records, read through the backend (which sees its pending
+    batch)."""
+
+    def __init__(self, backend: KeyValueBackend) -> None:
+        self._backend = backend
+        self._read = backend._read
+
+    def describe(self) -> str:
+        return self._backend.store.describe()
+
+    def hash_at(self, number: int) -> Hash32 | None:
+        head = self._backend._pointers.get("latest")
+        if head is None or not 0 <= number <= head:
+            return None
+        return self._read(b"N" + _num(number))
+
+    def header_record(self, block_hash: Hash32) -> bytes | None:
+        return self._read(b"H" + block_hash)
+
+    def block_record(self, block_hash: Hash32) -> BlockRecord | None:
+        header = self._read(b"H" + block_hash)
+        stored = self._read(b"B" + block_hash)
+        if header is None or stored is None:
+            return None
+        count = _U32.unpack_from(stored)[0] if len(stored) >= 4 else 0
+        end = 4 + 20 * count
+        senders = [stored[i:i + 20] for i in range(4, end, 20)]
+        return BlockRecord(header, stored[end:], senders)
+
+    def receipts_record(self, block_hash: Hash32, number: int) -> bytes | None:
+        return self._read(b"R" + block_hash)
+
+    def transaction_at(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
+        raw = self._read(b"T" + tx_hash)
+        if raw is None:
+            return None
+        return raw[:32], _U32.unpack_from(raw, 32)[0]
+
+    def logs_record(self, number: int) -> bytes | None:
+        return self._read(b"L" + _num(number))
+
+    def _postings(self, prefix: bytes, lo: int, hi: int) -> Iterator[int]:
+        if lo > hi:
+            return
+        for key in self._backend.store.keys(prefix + _num(lo), prefix + _num(hi + 1)):
+            yield _NUM.unpack_from(key, len(key) - 8)[0]
+
+    def blocks_with_address(self, address: Address, lo: int, hi: int) -> Iterator[int]:
+        return self._postings(b"A" + address, lo, hi)
+
+    def blocks_with_topic(self, position: int, topic: Hash32, lo: int, hi: int) -> Iterator[int]:
+        return self._postings(b"P" + bytes([position]) + topic, lo, hi)
+
+    def blocks_with_logs(self, lo: int, hi: int) -> Iterator[int]:
+        return self._postings(b"L", lo, hi)
+
+
+def _release_at_exit() -> None:
+    """Close open stores and drop the process-wide caches that reach them.
+
+    py-evm and trie keep recent tries and chain databases in module-level LRU caches; left to
+    interpreter teardown, the store handle those reach is destroyed after the modules it
+    needs, and Python prints a spurious "Error in sys.excepthook" at every exit.
+    """
+    for backend in list(_OPEN):
+        backend.close()
+    HexaryTrie._cached_create_node_to_db_mapping.cache_clear()
+    ChainDB._get_block_transactions.cache_clear()
+    ChainDB._get_block_withdrawals.cache_clear()
+    gc.collect()
+
+
+_OPEN: weakref.WeakSet[KeyValueBackend] = weakref.WeakSet()
+atexit.register(_release_at_exit)
+
+
+class KeyValueBackend(CachedHistory):
+    """A chain with its state, in the record store ``store`` (which it owns and closes)."""
+
+    def __init__(self, store: RecordStore, *, cache_blocks: int = 4096) -> None:
+        self.store = store
+        schema = store.get(_SCHEMA_KEY)
+        if schema is None:
+            if store.get(_POINTER_KEYS["latest"]) is not None or store.read_only:
+                store.close()
+                raise StoreError(f"{store.describe()} is not an ethread store")
+            store.write({_SCHEMA_KEY: SCHEMA})
+        elif schema != SCHEMA:
+            store.close()
+            raise StoreError(f"{store.describe()} holds an unknown store layout {schema!r}")
+        _OPEN.add(self)
+        self._pending: dict[bytes, bytes | None] | None = None
+        self._staged_pointers: dict[str, int] = {}
+        self._staged_cache: list[tuple[Block, Sequence[Receipt]]] = []
+        self._depth = 0
+        self._lock = threading.RLock()
+        self._pointers: dict[str, int] = {}
+        for name, key in _POINTER_KEYS.items():
+            raw = store.get(key)
+            if raw is not None:
+                self._pointers[name] = _NUM.unpack(raw)[0]
+        self._config = self._load_config()
+        self._generation = self._pointers.get("latest", -1) + 1
+        self._evm = ChainDB(AtomicDB(_EvmStore(self)))
+        super().__init__(_Records(self), cache_blocks)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the store (and any lock on it) for another process."""
+        self.store.close()
+
+    def __enter__(self) -> KeyValueBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- raw access ---------------------------------------------------------------------------
+
+    def _read(self, key: bytes) -> bytes | None:
+        pending = self._pending
+        if pending is not None and key in pending:
+            return pending[key]
+        return self.store.get(key)
+
+    def _write(self, key: bytes, value: bytes | None) -> None:
+        if self._pending is not None:
+            self._pending[key] = value
+        else:
+            # Outside an import (an eth_call that persists trie nodes): content-addressed
+            # nodes are safe to keep.
+            self.store.write({key: value})
+
+    # -- reading (history comes from CachedHistory) --------------------------------------------
+
+    def pointer(self, name: Pointer) -> int | None:
+        return pointer_number(name, self._pointers.get("latest"), self._pointers)
+
+    def chain_config(self) -> ChainConfig | None:
+        return self._config
+
+    def evm_database(self) -> ChainDatabaseAPI:
+        return self._evm
+
+    def generation(self) -> int:
+        return self._generation
+
+    # -- writing -------------------------------------------------------------------------------
+
+    @contextmanager
+    def import_batch(self) -> Iterator[None]:
+        """Collect every write (state nodes included) and apply them in one batch."""
+        with self._lock:
+            outer = self._depth == 0
+            if outer:
+                self._pending = {}
+                self._staged_pointers = {}
+                self._staged_cache = []
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._depth -= 1
+                if outer:
+                    self._pending = None
+                raise
+            self._depth -= 1
+            if outer:
+                pending, self._pending = self._pending, None
+                self._commit(pending or {}, self._staged_pointers)
+                for block, receipts in self._staged_cache:
+                    self.remember(block, receipts)
+                self._staged_cache = []
+
+    def _commit(self, pending: dict[bytes, bytes | None], pointers: dict[str, int]) -> None:
+        self.store.write(pending)
+        if pointers:
+            self._pointers.update(pointers)
+            self._generation += 1
+
+    def store_chain_config(self, config: ChainConfig) -> None:
+        document = {
+            "chain_id": config.chain_id,
+            "block_forks": [list(f) for f in config.block_forks],
+            "time_forks": [list(f) for f in config.time_forks],
+            "blob_fractions": config.blob_fractions,
+            "dao_fork_block": config.dao_fork_block,
+            "source": config.source,
+        }
+        self._write(_CONFIG_KEY, json.dumps(document).encode())
+        self._config = config
+
+    def _load_config(self) -> ChainConfig | None:
+        raw = self.store.get(_CONFIG_KEY)
+        if raw is None:
+            return None
+        try:
+            doc = json.loads(raw)
+            return ChainConfig(
+                chain_id=int(doc["chain_id"]),
+                block_forks=tuple((int(n), str(f)) for n, f in doc["block_forks"]),
+                time_forks=tuple((int(n), str(f)) for n, f in doc["time_forks"]),
+                blob_fractions={str(k): int(v) for k, v in doc["blob_fractions"].items()},
+                dao_fork_block=doc["dao_fork_block"],
+                source=doc.get("source") or {},
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StoreError(
+                f"{self.store.describe()} holds a damaged chain config: {exc}"
+            ) from None
+
+    def write_block(self, block: Block, receipts: Sequence[Receipt]) -> None:
+        number = block.number
+        head = self._staged_head()
+        expected = 0 if head is None else head + 1
+        if number != expected:
+            raise ValueError(f"block {number} does not extend the head ({expected - 1})")
+        block_hash = block.hash
+        senders = b"".join(tx.sender for tx in block.transactions)
+        put = self._write
+        put(b"N" + _num(number), block_hash)
+        put(b"H" + block_hash, encode_header(block.header))
+        put(b"B" + block_hash, _U32.pack(len(block.transactions)) + senders
+            + canonical.body_rlp(block))
+        put(b"R" + block_hash, canonical.encode_receipts(receipts))
+        for tx in block.transactions:
+            put(b"T" + tx.hash, block_hash + _U32.pack(tx.index))
+        addresses, topics = log_keys(receipts)
+        suffix = _num(number)
+        for address in addresses:
+            put(b"A" + address + suffix, b"")
+        for position, topic in topics:
+            if position < 256:
+                put(b"P" + bytes([position]) + topic + suffix, b"")
+        if addresses:
+            put(b"L" + suffix, encode_block_logs(block_hash, block.header.timestamp, receipts))
+        self._stage_pointer("latest", number)
+        if self._pending is not None:
+            self._staged_cache.append((block, receipts))
+
+    def _staged_head(self) -> int | None:
+        if self._pending is not None and "latest" in self._staged_pointers:
+            return self._staged_pointers["latest"]
+        return self._pointers.get("latest")
+
+    def _stage_pointer(self, name: str, number: int) -> None:
+        self._write(_POINTER_KEYS[name], _num(number))
+        if self._pending is not None:
+            self._staged_pointers[name] = number
+        else:
+            self._pointers[name] = number
+            self._generation += 1
+
+    def set_pointer(self, name: Literal["safe", "finalized"], number: int) -> None:
+        if name not in ("safe", "finalized"):
+            raise ValueError(f"unknown pointer {name!r}")
+        head = self._staged_head()
+        if head is None or not 0 <= number <= head:
+            raise ValueError(f"block {number} is not held")
+        self._stage_pointer(name, number)

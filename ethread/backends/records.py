@@ -1,0 +1,44 @@
+"""What a storage engine provides: byte keys to byte values, read, scanned and written in
+atomic batches.
+
+The key layout, the caches and everything Ethereum live above this
+(:mod:`ethread.backends.keyvalue`); an engine is one small class over its library
+(:class:`ethread.backends.leveldb.LevelDBStore`). Adding an engine means writing that class
+and naming it where stores are opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Protocol
+
+Batch = Mapping[bytes, "bytes | None"]
+"""Puts (a value) and deletes (None), applied together."""
+
+
+class RecordStore(Protocol):
+    """A sorted byte-key store. Failures raise :class:`~ethread.errors.StoreError`.
+
+    An engine that allows it may be opened ``read_only`` by several processes at once (while
+    at most one other process writes); :meth:`write` then raises StoreError.
+    """
+
+    read_only: bool
+
+    def describe(self) -> str:
+        """Names the store in messages: "the store at /data/chain"."""
+        ...
+
+    def get(self, key: bytes) -> bytes | None: ...
+
+    def keys(self, start: bytes, stop: bytes) -> Iterator[bytes]:
+        """Keys in ``[start, stop)``, in ascending byte order."""
+        ...
+
+    def write(self, batch: Batch) -> None:
+        """Apply every put and delete of ``batch``, all or none (a crash included)."""
+        ...
+
+    def close(self) -> None:
+        """Release the store; closing twice is harmless."""
+        ...
