@@ -18,8 +18,7 @@ V = TypeVar("V")
 
 class LRU(Generic[K, V]):
     """At most ``max_entries`` entries and, with ``weigh``, at most ``max_bytes`` of their
-    summed weights. A value heavier than an eighth of ``max_bytes`` is not kept, so that one
-    huge entry cannot flush all the others. Safe to share between threads."""
+    summed weights. Safe to share between threads."""
 
     def __init__(self, max_entries: int, *, max_bytes: int | None = None,
                  weigh: Callable[[V], int] | None = None) -> None:
@@ -35,6 +34,11 @@ class LRU(Generic[K, V]):
     def __len__(self) -> int:
         return len(self._data)
 
+    @property
+    def weight(self) -> int:
+        """The summed weights of the entries held (0 without ``weigh``)."""
+        return self._bytes
+
     def get(self, key: K) -> V | None:
         with self._lock:
             value = self._data.get(key)
@@ -47,8 +51,6 @@ class LRU(Generic[K, V]):
         if self._weigh is not None:
             assert self.max_bytes is not None
             weight = self._weigh(value)
-            if weight > self.max_bytes // 8:
-                return
         with self._lock:
             old = self._data.pop(key, None)
             if old is not None and self._weigh is not None:

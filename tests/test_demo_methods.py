@@ -134,14 +134,10 @@ def test_logs_of_every_topic_count(demo: tuple[ethread.MemoryBackend, Demo]) -> 
     assert {len(log["topics"]) for log in logs} >= {0, 1, 2, 3, 4}
 
 
-def test_calls_on_a_reused_state_see_no_other_call(demo: tuple[ethread.MemoryBackend, Demo],
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_calls_on_a_reused_state_see_no_other_call(demo: tuple[ethread.MemoryBackend, Demo]) -> None:
     """eth_call reuses post-block states; every call must still start from the block's state."""
-    import importlib
-
     from ethread.devchain import contracts
-
-    call_module = importlib.import_module("ethread.methods.call")  # the module, not the function
+    from ethread.methods.call import CallStates
 
     backend, info = demo
     rich = info.chain.accounts[1].address
@@ -154,17 +150,18 @@ def test_calls_on_a_reused_state_see_no_other_call(demo: tuple[ethread.MemoryBac
         CallRequest(to=info.storage, data=contracts.load_calldata(1)),
     ]
 
-    def outcomes() -> list[object]:
+    def outcomes(states: CallStates | None) -> list[object]:
         out: list[object] = []
         for request in sequence * 2:
             for block in ("latest", 44):
                 try:
-                    out.append(methods.call(backend, request, block))
+                    out.append(methods.call(backend, request, block, states))
                 except ethread.EthreadError as exc:
                     out.append((exc.code, exc.message))
         return out
 
-    cached = outcomes()
-    monkeypatch.setattr(call_module, "_STATES", call_module._StateCache(max_states=0))
-    assert outcomes() == cached
+    states = CallStates()
+    cached = outcomes(states)
+    assert len(states._states) == 2  # one state per block, reused by every later call
+    assert outcomes(None) == cached
     assert cached[0] == cached[4]  # the store between them left no trace

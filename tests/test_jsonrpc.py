@@ -188,5 +188,5 @@ def test_fragment_cache_is_bounded_in_bytes() -> None:
     for key in range(10):
         fragment = cache.get(key, lambda k=key: {"value": "x" * 30, "key": k})
         assert b'"key":%d' % key in orjson.dumps(fragment)
-    assert cache._bytes <= 100
-    assert len(cache._entries) < 10
+    assert 0 < cache.bytes <= 100
+    assert 0 < len(cache) < 10

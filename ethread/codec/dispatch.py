@@ -4,7 +4,7 @@ pure method and writes the result as JSON bytes."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -12,6 +12,7 @@ import orjson
 from .. import methods
 from ..backend import Backend
 from ..errors import EthreadError, InvalidParams
+from ..methods.call import CallStates
 from ..methods.logs import DEFAULT_LIMITS, LogLimits
 from ..models import BlockRef
 from .hex import parse_address, parse_hash, parse_storage_key
@@ -23,16 +24,24 @@ from .params import (
     parse_log_filter,
     parse_number_or_tag,
 )
-from .serialize import block_json, to_json
+from .serialize import FragmentCache, block_json, to_json
 
 CLIENT_VERSION = "ethread/0.1.0"
 
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """What a handler may need besides the backend: the service's limits."""
+    """What a handler may need besides the backend: the service's limits and the caches that
+    live as long as the backend's dispatcher (give each dispatcher its own, see
+    :meth:`for_backend`). Without caches every answer is computed and encoded afresh."""
 
     log_limits: LogLimits = DEFAULT_LIMITS
+    fragments: FragmentCache | None = field(default=None, compare=False)
+    call_states: CallStates | None = field(default=None, compare=False)
+
+    def for_backend(self) -> Context:
+        """These limits with fresh caches, for one backend's dispatcher."""
+        return replace(self, fragments=FragmentCache(), call_states=CallStates())
 
 
 DEFAULT_CONTEXT = Context()
@@ -60,55 +69,56 @@ def _arg(params: Params, index: int, parse: Callable[[Any], Any]) -> Any:
 def _get_block_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
     block = methods.get_block_by_hash(backend, _arg(params, 0, parse_hash))
     full = _arg(params, 1, parse_bool)
-    return None if block is None else block_json(block, full)
+    return None if block is None else block_json(block, full, ctx.fragments)
 
 
 def _get_block_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
     block = methods.get_block_by_number(backend, _arg(params, 0, parse_number_or_tag))
     full = _arg(params, 1, parse_bool)
-    return None if block is None else block_json(block, full)
+    return None if block is None else block_json(block, full, ctx.fragments)
 
 
-def _uncle(block: Any) -> Any:
-    return None if block is None else block_json(block, False)
+def _uncle(block: Any, ctx: Context) -> Any:
+    return None if block is None else block_json(block, False, ctx.fragments)
 
 
 def _get_uncle_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
     return _uncle(methods.get_uncle_by_block_hash_and_index(
-        backend, _arg(params, 0, parse_hash), _arg(params, 1, parse_index)))
+        backend, _arg(params, 0, parse_hash), _arg(params, 1, parse_index)), ctx)
 
 
 def _get_uncle_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
     return _uncle(methods.get_uncle_by_block_number_and_index(
-        backend, _arg(params, 0, parse_number_or_tag), _arg(params, 1, parse_index)))
+        backend, _arg(params, 0, parse_number_or_tag), _arg(params, 1, parse_index)), ctx)
 
 
-def _tx(itx: Any) -> Any:
-    return None if itx is None else to_json(itx)
+def _tx(itx: Any, ctx: Context) -> Any:
+    return None if itx is None else to_json(itx, ctx.fragments)
 
 
 def _get_tx_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
-    return _tx(methods.get_transaction_by_hash(backend, _arg(params, 0, parse_hash)))
+    return _tx(methods.get_transaction_by_hash(backend, _arg(params, 0, parse_hash)), ctx)
 
 
 def _get_tx_by_block_hash(backend: Backend, params: Params, ctx: Context) -> Any:
     return _tx(methods.get_transaction_by_block_hash_and_index(
-        backend, _arg(params, 0, parse_hash), _arg(params, 1, parse_index)))
+        backend, _arg(params, 0, parse_hash), _arg(params, 1, parse_index)), ctx)
 
 
 def _get_tx_by_block_number(backend: Backend, params: Params, ctx: Context) -> Any:
     return _tx(methods.get_transaction_by_block_number_and_index(
-        backend, _arg(params, 0, parse_number_or_tag), _arg(params, 1, parse_index)))
+        backend, _arg(params, 0, parse_number_or_tag), _arg(params, 1, parse_index)), ctx)
 
 
 def _get_block_receipts(backend: Backend, params: Params, ctx: Context) -> Any:
     ref = _arg(params, 0, lambda v: parse_block_ref(v, allow_decimal=True))
     receipts = methods.get_block_receipts(backend, ref)
-    return None if receipts is None else to_json(receipts)
+    return None if receipts is None else to_json(receipts, ctx.fragments)
 
 
 def _get_logs(backend: Backend, params: Params, ctx: Context) -> Any:
-    return to_json(methods.get_logs(backend, _arg(params, 0, parse_log_filter), ctx.log_limits))
+    return to_json(methods.get_logs(backend, _arg(params, 0, parse_log_filter), ctx.log_limits),
+                   ctx.fragments)
 
 
 def _call(backend: Backend, params: Params, ctx: Context) -> Any:
@@ -116,7 +126,7 @@ def _call(backend: Backend, params: Params, ctx: Context) -> Any:
     block: BlockRef = "latest"
     if len(params) > 1 and params[1] is not None:
         block = _arg(params, 1, parse_block_ref)
-    return "0x" + methods.call(backend, request, block).hex()
+    return "0x" + methods.call(backend, request, block, ctx.call_states).hex()
 
 
 def _storage_keys(value: Any) -> list[bytes]:

@@ -33,7 +33,7 @@ class Dispatcher:
     def __init__(self, backend: Backend, context: Context = DEFAULT_CONTEXT,
                  cache: ResponseCache | None = None) -> None:
         self.backend = backend
-        self.context = context
+        self.context = context.for_backend()
         self.cache = cache if cache is not None else ResponseCache()
 
     def result(self, call: Call) -> bytes:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Hashable
+
+from ..lru import LRU
 
 
 class ResponseCache:
@@ -15,18 +16,14 @@ class ResponseCache:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self._generation: int | None = None
-        self._entries: OrderedDict[Hashable, bytes] = OrderedDict()
-        self._bytes = 0
+        self._entries: LRU[Hashable, bytes] = LRU(max_entries, max_bytes=max_bytes, weigh=len)
         self._lock = threading.Lock()
 
     def get(self, generation: int, key: Hashable) -> bytes | None:
         with self._lock:
             if generation != self._generation:
                 return None
-            value = self._entries.get(key)
-            if value is not None:
-                self._entries.move_to_end(key)
-            return value
+            return self._entries.get(key)
 
     def put(self, generation: int, key: Hashable, value: bytes) -> None:
         if len(value) > self.max_bytes // 8:
@@ -34,13 +31,5 @@ class ResponseCache:
         with self._lock:
             if generation != self._generation:
                 self._entries.clear()
-                self._bytes = 0
                 self._generation = generation
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= len(old)
-            self._entries[key] = value
-            self._bytes += len(value)
-            while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
-                _, dropped = self._entries.popitem(last=False)
-                self._bytes -= len(dropped)
+            self._entries.put(key, value)

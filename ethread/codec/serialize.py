@@ -3,9 +3,10 @@
 This is the one place a model becomes JSON. Each class gets a plan, built once: for every
 field its JSON key, how its value is written, and whether None leaves the key out.
 
-History is immutable under its hash, so the JSON of a block, transaction, receipt or log is
-encoded once and kept as an ``orjson.Fragment`` that later answers embed without re-encoding
-(:class:`FragmentCache`).
+History is immutable under its hash, so the JSON of a block, transaction, receipt or log can
+be encoded once and kept as an ``orjson.Fragment`` that later answers embed without
+re-encoding: the writers take a :class:`FragmentCache`, which a dispatcher owns (one per
+backend); without one they encode every time.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from ..lru import LRU
 from ..models import Block, Header, IncludedTransaction, Kind, Log, Receipt
 
 JSON = Any
@@ -86,42 +88,50 @@ def _build_plan(cls: type) -> Plan:
 
 class FragmentCache:
     """Encoded JSON of immutable objects, keyed by what names them (a hash, a position under a
-    block hash). Bounded in entries and bytes: when full it starts over, which costs one
-    re-encoding per object."""
+    block hash). Bounded in entries and bytes; the least recently used go first."""
 
     def __init__(self, max_entries: int = 500_000, max_bytes: int = 256 << 20) -> None:
-        self.max_entries = max_entries
-        self.max_bytes = max_bytes
-        self._entries: dict[Hashable, orjson.Fragment] = {}
-        self._bytes = 0
+        self._entries: LRU[Hashable, tuple[orjson.Fragment, int]] = LRU(
+            max_entries, max_bytes=max_bytes, weigh=_second)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def bytes(self) -> int:
+        return self._entries.weight
 
     def get(self, key: Hashable, build: Callable[[], JSON]) -> orjson.Fragment:
-        fragment = self._entries.get(key)
-        if fragment is None:
-            encoded = orjson.dumps(build())
-            if len(self._entries) >= self.max_entries or self._bytes + len(encoded) > self.max_bytes:
-                self._entries.clear()
-                self._bytes = 0
-            fragment = self._entries[key] = orjson.Fragment(encoded)
-            self._bytes += len(encoded)
+        found = self._entries.get(key)
+        if found is not None:
+            return found[0]
+        encoded = orjson.dumps(build())
+        fragment = orjson.Fragment(encoded)
+        self._entries.put(key, (fragment, len(encoded)))
         return fragment
 
 
-FRAGMENTS = FragmentCache()
+def _second(entry: tuple[orjson.Fragment, int]) -> int:
+    return entry[1]
 
 
-def to_json(model: Any) -> JSON:
-    """A model (or a tuple of models) as JSON values, keys in declaration order. Logs,
-    receipts and transactions come back as pre-encoded fragments."""
+def to_json(model: Any, fragments: FragmentCache | None = None) -> JSON:
+    """A model (or a tuple of models) as JSON values, keys in declaration order. With
+    ``fragments``, logs, receipts and transactions come back as pre-encoded fragments."""
     if isinstance(model, tuple | list):
-        return [to_json(item) for item in model]
+        return [to_json(item, fragments) for item in model]
+    if fragments is None:
+        if isinstance(model, IncludedTransaction):
+            return transaction_json(model)
+        return _fields(model)
     if isinstance(model, Log):
-        return FRAGMENTS.get((b"log", model.block_hash, model.log_index), lambda: _fields(model))
+        return fragments.get((b"log", model.block_hash, model.log_index), lambda: _fields(model))
     if isinstance(model, Receipt):
-        return FRAGMENTS.get((b"receipt", model.block_hash, model.transaction_index),
+        return fragments.get((b"receipt", model.block_hash, model.transaction_index),
                              lambda: _fields(model))
     if isinstance(model, IncludedTransaction):
-        return FRAGMENTS.get((b"tx", model.hash, model.block_hash), lambda: transaction_json(model))
+        return fragments.get((b"tx", model.hash, model.block_hash),
+                             lambda: transaction_json(model))
     return _fields(model)
 
 
@@ -155,15 +165,19 @@ def header_json(header: Header, size: int) -> dict[str, JSON]:
     return out
 
 
-def block_json(block: Block, full_transactions: bool) -> JSON:
-    return FRAGMENTS.get((b"block", block.hash, full_transactions),
-                         lambda: _block_fields(block, full_transactions))
+def block_json(block: Block, full_transactions: bool,
+               fragments: FragmentCache | None = None) -> JSON:
+    if fragments is None:
+        return _block_fields(block, full_transactions, None)
+    return fragments.get((b"block", block.hash, full_transactions),
+                         lambda: _block_fields(block, full_transactions, fragments))
 
 
-def _block_fields(block: Block, full_transactions: bool) -> dict[str, JSON]:
+def _block_fields(block: Block, full_transactions: bool,
+                  fragments: FragmentCache | None) -> dict[str, JSON]:
     out = header_json(block.header, block.size)
     if full_transactions:
-        out["transactions"] = [to_json(t) for t in block.transactions]
+        out["transactions"] = [to_json(t, fragments) for t in block.transactions]
     else:
         out["transactions"] = [_hex_bytes(t.hash) for t in block.transactions]
     out["uncles"] = [_hex_bytes(u.hash) for u in block.uncles]

@@ -8,10 +8,8 @@ error code 3 with the decoded reason and the raw payload.
 
 from __future__ import annotations
 
-import atexit
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -27,6 +25,7 @@ from eth_utils import ValidationError, to_checksum_address
 from ..backend import Backend
 from ..errors import ExecutionFailed, ExecutionReverted, InvalidParams, StateUnavailable
 from ..forks import fork_at_least
+from ..lru import LRU
 from ..models import BlockRef, CallRequest
 from .resolve import require_header
 
@@ -72,8 +71,10 @@ def decode_revert_reason(payload: bytes) -> str | None:
     return None
 
 
-def call(backend: Backend, request: CallRequest, block: BlockRef) -> bytes:
-    """Return data of the call, or raise ExecutionReverted / ExecutionFailed."""
+def call(backend: Backend, request: CallRequest, block: BlockRef,
+         states: CallStates | None = None) -> bytes:
+    """Return data of the call, or raise ExecutionReverted / ExecutionFailed. With
+    ``states``, the post-block state is taken from (and kept in) that cache."""
     header = require_header(backend, block)
     chaindb = backend.evm_database()
     config = backend.chain_config()
@@ -95,7 +96,8 @@ def call(backend: Backend, request: CallRequest, block: BlockRef) -> bytes:
     if zero_base_fee:
         evm_header = evm_header.copy(base_fee_per_gas=0)
     sender = EvmAddress(request.sender or ZERO_ADDRESS)
-    with _STATES.state_at(chaindb, config, header.number, header.timestamp, evm_header,
+    state_at = states.state_at if states is not None else _fresh_state
+    with state_at(chaindb, config, header.number, header.timestamp, evm_header,
                           zero_base_fee) as (vm, state):
         nonce = state.get_nonce(sender)
         transaction = _unsigned(vm, request, gas, nonce, header.base_fee_per_gas is not None)
@@ -115,8 +117,9 @@ def call(backend: Backend, request: CallRequest, block: BlockRef) -> bytes:
     return bytes(computation.output)
 
 
-class _StateCache:
-    """Recently used post-block states, reused across calls.
+class CallStates:
+    """Recently used post-block states, reused across calls (a dispatcher owns one per
+    backend).
 
     Building a py-evm state (and, from Prague, reading its system contracts) costs more than
     most calls. A call runs on a snapshot of a cached state and is reverted afterwards, the
@@ -125,27 +128,14 @@ class _StateCache:
     """
 
     def __init__(self, max_states: int = 16) -> None:
-        self.max_states = max_states
-        self._states: OrderedDict[tuple[int, bytes, bool], tuple[threading.Lock, Any]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._states: LRU[tuple[int, bytes, bool], tuple[threading.Lock, Any]] = LRU(max_states)
 
     @contextmanager
     def state_at(self, chaindb: Any, config: Any, number: int, timestamp: int, evm_header: Any,
                  zero_base_fee: bool) -> Iterator[tuple[Any, Any]]:
         key = (id(chaindb.db), evm_header.hash, zero_base_fee)
-        with self._lock:
-            entry = self._states.get(key)
-            if entry is None:
-                vm = config.vm_class(number, timestamp)(
-                    header=evm_header, chaindb=chaindb, chain_context=ChainContext(config.chain_id),
-                    consensus_context=ConsensusContext(chaindb.db),
-                )
-                entry = self._states[key] = (threading.Lock(), vm)
-                while len(self._states) > self.max_states:
-                    self._states.popitem(last=False)
-            else:
-                self._states.move_to_end(key)
-        lock, vm = entry
+        lock, vm = self._states.get_or_put(
+            key, lambda: (threading.Lock(), _vm(chaindb, config, number, timestamp, evm_header)))
         with lock:
             state = vm.state
             snapshot = state.snapshot()
@@ -154,15 +144,22 @@ class _StateCache:
             finally:
                 state.revert(snapshot)
 
-
     def clear(self) -> None:
-        with self._lock:
-            self._states.clear()
+        self._states.clear()
 
 
-_STATES = _StateCache()
-# The cached states reach their backends' stores: let those go before interpreter teardown.
-atexit.register(_STATES.clear)
+def _vm(chaindb: Any, config: Any, number: int, timestamp: int, evm_header: Any) -> Any:
+    return config.vm_class(number, timestamp)(
+        header=evm_header, chaindb=chaindb, chain_context=ChainContext(config.chain_id),
+        consensus_context=ConsensusContext(chaindb.db),
+    )
+
+
+@contextmanager
+def _fresh_state(chaindb: Any, config: Any, number: int, timestamp: int, evm_header: Any,
+                 zero_base_fee: bool) -> Iterator[tuple[Any, Any]]:
+    vm = _vm(chaindb, config, number, timestamp, evm_header)
+    yield vm, vm.state
 
 
 def _check_fields_for_fork(request: CallRequest, fork: str, london: bool, gas: int) -> None:
