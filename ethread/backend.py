@@ -183,6 +183,32 @@ class Backend(
         ...
 
 
+# -- optional capabilities, checked with isinstance -------------------------------------------
+
+
+@runtime_checkable
+class HistoryInMemory(Protocol):
+    """A backend whose one-block lookups take microseconds, so that a server may answer them
+    on its event loop instead of a worker thread."""
+
+    holds_history_in_memory: bool
+
+
+@runtime_checkable
+class TotalDifficultySource(Protocol):
+    """A backend that stores each block's total difficulty (Era1 archives do), so that an
+    export need not sum the difficulties from genesis."""
+
+    def total_difficulty(self, number: int) -> int | None: ...
+
+
+@runtime_checkable
+class Closeable(Protocol):
+    """A backend holding resources (files, a store's lock) to release when done."""
+
+    def close(self) -> None: ...
+
+
 @runtime_checkable
 class WritableBackend(Backend, Protocol):
     """A backend that :func:`ethread.import_chain` can fill."""

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..backend import Closeable
 from ..errors import EthreadError
 
 
@@ -108,9 +109,8 @@ def run_export(args: argparse.Namespace) -> int:
         written = export_era1(backend, args.era, network=args.network, first=args.first,
                               last=args.last, progress=bar)
     finally:
-        close = getattr(backend, "close", None)
-        if close is not None:
-            close()
+        if isinstance(backend, Closeable):
+            backend.close()
     bar.finish()
     for path in written:
         print(path)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import canonical
+from ..backend import TotalDifficultySource
 from ..encoding import encode_header
 from ..errors import StoreError
 from ..forks import network_name
@@ -70,7 +71,7 @@ def export_era1(
         last = _last_pre_merge(backend, first, last)
     if last < first:
         raise StoreError(f"no proof-of-work blocks to export from block {first}")
-    own_td = getattr(backend, "total_difficulty", None)
+    own_td = backend.total_difficulty if isinstance(backend, TotalDifficultySource) else None
     td = 0
     if own_td is None:
         if backend.canonical_hash(0) is None:
@@ -92,7 +93,10 @@ def export_era1(
             receipts = backend.receipts(block_hash) if block_hash is not None else None
             if block is None or receipts is None:
                 raise StoreError(f"block {number} is missing from the backend")
-            td = own_td(number) if own_td is not None else td + block.header.difficulty
+            stored_td = own_td(number) if own_td is not None else td + block.header.difficulty
+            if stored_td is None:
+                raise StoreError(f"the total difficulty of block {number} is missing")
+            td = stored_td
             writer.add(block.hash, encode_header(block.header), canonical.body_rlp(block),
                        canonical.encode_receipts(receipts), td)
             done += 1

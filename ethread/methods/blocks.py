@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Protocol
 
 import rlp
 
-from ..backend import Backend
+from ..backend import BlockSource
 from ..encoding import header_fields
 from ..models import Block, BlockRef, Hash32, Header
-from .resolve import resolve_header
+from .resolve import ChainHeaders, resolve_header
 
 
-def get_block_by_hash(backend: Backend, block_hash: Hash32) -> Block | None:
+class ChainBlocks(ChainHeaders, BlockSource, Protocol):
+    """Blocks, found by hash or by a block parameter."""
+
+
+def get_block_by_hash(backend: BlockSource, block_hash: Hash32) -> Block | None:
     """The block, or None. A typed Block always holds its full transactions; the RPC's
     details flag only decides how the codec writes them."""
     return backend.block_by_hash(block_hash)
 
 
-def get_block_by_number(backend: Backend, block: BlockRef) -> Block | None:
+def get_block_by_number(backend: ChainBlocks, block: BlockRef) -> Block | None:
     header = resolve_header(backend, block)
     return backend.block_by_hash(header.hash) if header is not None else None
 
@@ -37,9 +42,9 @@ def _bodiless_size(header: Header) -> int:
     return len(rlp.encode([header_fields(header), [], []]))
 
 
-def get_uncle_by_block_hash_and_index(backend: Backend, block_hash: Hash32, index: int) -> Block | None:
+def get_uncle_by_block_hash_and_index(backend: BlockSource, block_hash: Hash32, index: int) -> Block | None:
     return _uncle_at(backend.block_by_hash(block_hash), index)
 
 
-def get_uncle_by_block_number_and_index(backend: Backend, block: BlockRef, index: int) -> Block | None:
+def get_uncle_by_block_number_and_index(backend: ChainBlocks, block: BlockRef, index: int) -> Block | None:
     return _uncle_at(get_block_by_number(backend, block), index)

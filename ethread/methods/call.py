@@ -12,7 +12,7 @@ import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from eth.consensus.context import ConsensusContext
 from eth.exceptions import Revert
@@ -22,17 +22,21 @@ from eth_typing import Address as EvmAddress
 from eth_typing import Hash32
 from eth_utils import ValidationError, to_checksum_address
 
-from ..backend import Backend
+from ..backend import ConfigSource, StateSource
 from ..errors import ExecutionFailed, ExecutionReverted, InvalidParams, StateUnavailable
 from ..forks import fork_at_least
 from ..lru import LRU
 from ..models import BlockRef, CallRequest
-from .resolve import require_header
+from .resolve import ChainHeaders, require_header
 
 GAS_CAP_FACTOR = 10
 DEFAULT_GAS = 50_000_000
 """Gas of a call that names none: geth's default RPC gas cap (still under the 10x cap)."""
 ZERO_ADDRESS = b"\x00" * 20
+
+
+class ExecutableChain(ChainHeaders, StateSource, ConfigSource, Protocol):
+    """A block's header, its state, and the fork rules to execute on it."""
 
 ERROR_SELECTOR = bytes.fromhex("08c379a0")
 PANIC_SELECTOR = bytes.fromhex("4e487b71")
@@ -71,7 +75,7 @@ def decode_revert_reason(payload: bytes) -> str | None:
     return None
 
 
-def call(backend: Backend, request: CallRequest, block: BlockRef,
+def call(backend: ExecutableChain, request: CallRequest, block: BlockRef,
          states: CallStates | None = None) -> bytes:
     """Return data of the call, or raise ExecutionReverted / ExecutionFailed. With
     ``states``, the post-block state is taken from (and kept in) that cache."""

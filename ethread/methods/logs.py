@@ -7,13 +7,18 @@ working (the backend checks the deadline as it goes) and answers -32005.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
-from ..backend import Backend, Deadline, LogQuery, ResultLimitReached
+from ..backend import ChainPointers, Deadline, LogQuery, LogSource, ReceiptSource, ResultLimitReached
 from ..errors import InvalidParams, LimitExceeded, UnknownBlock
 from ..models import Log, LogFilter
 from .resolve import resolve_number
 
 MAX_TOPICS = 4
+
+
+class ChainLogs(LogSource, ChainPointers, ReceiptSource, Protocol):
+    """Logs over a range of the chain (the log index), or of one block (its receipts)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +31,7 @@ class LogLimits:
 DEFAULT_LIMITS = LogLimits()
 
 
-def get_logs(backend: Backend, log_filter: LogFilter, limits: LogLimits = DEFAULT_LIMITS) -> list[Log]:
+def get_logs(backend: ChainLogs, log_filter: LogFilter, limits: LogLimits = DEFAULT_LIMITS) -> list[Log]:
     """Logs matching the filter, in chain order."""
     if len(log_filter.topics) > MAX_TOPICS:
         raise InvalidParams("exceed max topics")
@@ -71,7 +76,7 @@ def _too_many(limits: LogLimits, begin: int, fits_through: int) -> LimitExceeded
     return LimitExceeded(f"query returned more than {limits.max_results} results", data)
 
 
-def _logs_of_block(backend: Backend, log_filter: LogFilter, limits: LogLimits) -> list[Log]:
+def _logs_of_block(backend: ReceiptSource, log_filter: LogFilter, limits: LogLimits) -> list[Log]:
     assert log_filter.block_hash is not None
     receipts = backend.receipts(log_filter.block_hash)
     if receipts is None:

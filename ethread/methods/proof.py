@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import rlp
 from eth_utils import keccak
 from trie import HexaryTrie
 from trie.exceptions import MissingTrieNode
 
-from ..backend import Backend
+from ..backend import StateSource
 from ..errors import StateUnavailable
 from ..models import AccountProof, Address, BlockRef, StorageProof
-from .resolve import require_header
+from .resolve import ChainHeaders, require_header
 
 EMPTY_TRIE_ROOT = keccak(rlp.encode(b""))
 EMPTY_CODE_HASH = keccak(b"")
+
+
+class ProvableChain(ChainHeaders, StateSource, Protocol):
+    """A block's header and the state trie under it."""
 
 
 def _encoded(nodes: Sequence[object]) -> tuple[bytes, ...]:
@@ -23,7 +28,7 @@ def _encoded(nodes: Sequence[object]) -> tuple[bytes, ...]:
 
 
 def get_proof(
-    backend: Backend, address: Address, storage_keys: Sequence[bytes], block: BlockRef
+    backend: ProvableChain, address: Address, storage_keys: Sequence[bytes], block: BlockRef
 ) -> AccountProof:
     header = require_header(backend, block)
     db = backend.evm_database().db

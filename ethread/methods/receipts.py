@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from ..backend import Backend
+from typing import Protocol
+
+from ..backend import ReceiptSource
 from ..models import BlockRef, Receipt
-from .resolve import resolve_header
+from .resolve import ChainHeaders, resolve_header
 
 
-def get_block_receipts(backend: Backend, block: BlockRef) -> tuple[Receipt, ...] | None:
+class ChainReceipts(ChainHeaders, ReceiptSource, Protocol):
+    """Receipts of a block named by a block parameter."""
+
+
+def get_block_receipts(backend: ChainReceipts, block: BlockRef) -> tuple[Receipt, ...] | None:
     """Every receipt of the block in transaction order, or None when there is no such block."""
     header = resolve_header(backend, block)
     return backend.receipts(header.hash) if header is not None else None

@@ -7,12 +7,18 @@ need the block (eth_call, eth_getProof) use :func:`require_header`, which raises
 
 from __future__ import annotations
 
-from ..backend import Backend
+from typing import Protocol
+
+from ..backend import ChainPointers, HeaderSource
 from ..errors import HeaderNotFound
 from ..models import BlockHashRef, BlockRef, Header
 
 
-def resolve_number(backend: Backend, ref: int | str) -> int | None:
+class ChainHeaders(HeaderSource, ChainPointers, Protocol):
+    """What resolving a block parameter reads: headers and the chain's pointers."""
+
+
+def resolve_number(backend: ChainPointers, ref: int | str) -> int | None:
     """The block number a number or tag stands for (None on an empty store)."""
     if isinstance(ref, int):
         return ref
@@ -21,7 +27,7 @@ def resolve_number(backend: Backend, ref: int | str) -> int | None:
     return backend.pointer(ref)  # type: ignore[arg-type]
 
 
-def resolve_header(backend: Backend, ref: BlockRef) -> Header | None:
+def resolve_header(backend: ChainHeaders, ref: BlockRef) -> Header | None:
     if isinstance(ref, BlockHashRef):
         header = backend.header_by_hash(ref.hash)
         if header is None:
@@ -36,7 +42,7 @@ def resolve_header(backend: Backend, ref: BlockRef) -> Header | None:
     return backend.header_by_hash(block_hash) if block_hash is not None else None
 
 
-def require_header(backend: Backend, ref: BlockRef) -> Header:
+def require_header(backend: ChainHeaders, ref: BlockRef) -> Header:
     header = resolve_header(backend, ref)
     if header is None:
         if isinstance(ref, BlockHashRef):

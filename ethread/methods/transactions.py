@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from ..backend import Backend
+from typing import Protocol
+
+from ..backend import BlockSource, TransactionLocator
 from ..models import Block, BlockRef, Hash32, IncludedTransaction
-from .blocks import get_block_by_number
+from .blocks import ChainBlocks, get_block_by_number
 
 
-def get_transaction_by_hash(backend: Backend, tx_hash: Hash32) -> IncludedTransaction | None:
+class LocatedTransactions(TransactionLocator, BlockSource, Protocol):
+    """Transactions found by hash: their place, then their block."""
+
+
+def get_transaction_by_hash(backend: LocatedTransactions, tx_hash: Hash32) -> IncludedTransaction | None:
     location = backend.transaction_location(tx_hash)
     if location is None:
         return None
@@ -22,12 +28,12 @@ def _at(block: Block | None, index: int) -> IncludedTransaction | None:
 
 
 def get_transaction_by_block_hash_and_index(
-    backend: Backend, block_hash: Hash32, index: int
+    backend: BlockSource, block_hash: Hash32, index: int
 ) -> IncludedTransaction | None:
     return _at(backend.block_by_hash(block_hash), index)
 
 
 def get_transaction_by_block_number_and_index(
-    backend: Backend, block: BlockRef, index: int
+    backend: ChainBlocks, block: BlockRef, index: int
 ) -> IncludedTransaction | None:
     return _at(get_block_by_number(backend, block), index)

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from ..backend import HistoryInMemory
 from ..codec.envelope import Call
 from ..codec.jsonrpc import Dispatcher
 from ..codec.pipeline import Exchange
@@ -44,6 +45,20 @@ LOOKUP_METHODS = frozenset({
 })
 
 
+def _history_in_memory(backend: object) -> bool:
+    """Whether ``backend`` is :class:`HistoryInMemory`, decided once per backend class: a
+    protocol check costs tens of microseconds, too much for every request."""
+    kind = type(backend)
+    known = _IN_MEMORY.get(kind)
+    if known is None:
+        known = _IN_MEMORY[kind] = (isinstance(backend, HistoryInMemory)
+                                    and bool(backend.holds_history_in_memory))
+    return known
+
+
+_IN_MEMORY: dict[type, bool] = {}
+
+
 class Execution:
     """The server's places to run blocking work (see the module docstring)."""
 
@@ -57,8 +72,7 @@ class Execution:
         method = call.method
         if method in INLINE_METHODS:
             return True
-        return method in LOOKUP_METHODS and getattr(dispatcher.backend,
-                                                    "holds_history_in_memory", False)
+        return method in LOOKUP_METHODS and _history_in_memory(dispatcher.backend)
 
     async def finish(self, exchange: Exchange) -> None:
         """Run what the pipeline left pending, in one hop to the fitting pool."""

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
+
+from ..models import Block
+
+
+@runtime_checkable
+class DemoMiner(Protocol):
+    """A builder that knows what its next block should hold (the demo's log-emitting block)."""
+
+    def next_block(self) -> Block: ...
 
 
 def mine_one(miner: Any) -> Any:
@@ -11,7 +20,6 @@ def mine_one(miner: Any) -> Any:
     ``miner`` is what the demo builder returned (:class:`ethread.devchain.Demo`)
     or a bare :class:`ethread.devchain.DevChain`.
     """
-    next_block = getattr(miner, "next_block", None)
-    if callable(next_block):
-        return next_block()
+    if isinstance(miner, DemoMiner):
+        return miner.next_block()
     return miner.mine()
