@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -46,6 +46,7 @@ from ethread.models import (
     Log,
     Receipt,
 )
+from ethread.progress import Progress
 
 TRANSFER_TOPIC = keccak(b"Transfer(address,address,uint256)")
 TRANSFER_SELECTOR = keccak(b"transfer(address,uint256)")[:4]
@@ -61,7 +62,6 @@ ELASTICITY = 2
 BASE_FEE_CHANGE_DENOMINATOR = 8
 FEE_RECIPIENT = b"\xfe" * 20
 
-Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,8 @@ from ..era1.file import Era1File, Era1Name
 from ..errors import StateUnavailable, StoreError
 from ..forks import ChainConfig, network_config
 from ..models import Address, Hash32
-from .era_index import HistoryIndex, Progress
+from ..progress import Progress
+from .era_index import HistoryIndex
 from .history import BlockRecord, CachedHistory
 
 INDEX_NAME = "ethread-index.sqlite"
@@ -143,11 +144,23 @@ class EraBackend(CachedHistory):
         self._config = config if config is not None else network_config(self.network)
         self._index = HistoryIndex(Path(index_path) if index_path else
                                    default_index_path(self.folder))
-        for era in self._files.values():
-            self._index.ensure(era, progress)
+        self._build_index(progress)
         self._earliest = min(era.start for era in self._files.values())
         self._latest = max(era.end for era in self._files.values()) - 1
         super().__init__(_EraRecords(self), cache_blocks)
+
+    def _build_index(self, progress: Progress | None) -> None:
+        """Index the files not indexed yet; ``progress`` hears of the blocks of all of them."""
+        unindexed = [era for era in self.files() if not self._index.has_file(era.path.name)]
+        total = sum(era.count for era in unindexed)
+        done = 0
+        for era in unindexed:
+            def report(count: int, _of: int, before: int = done) -> None:
+                assert progress is not None
+                progress(before + count, total)
+
+            self._index.ensure(era, report if progress is not None else None)
+            done += era.count
 
     @staticmethod
     def _check_name(era: Era1File, name: Era1Name) -> None:

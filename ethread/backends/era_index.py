@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from ..era1.accumulator import accumulator_root
 from ..era1.e2store import FormatError
 from ..era1.file import Era1File
 from ..models import Address, Hash32
+from ..progress import Progress
 from .logindex import encode_log_record
 
 SCHEMA = """
@@ -45,8 +46,6 @@ CREATE TABLE IF NOT EXISTS log_topic(position INTEGER, topic BLOB, number INTEGE
 CREATE TABLE IF NOT EXISTS log_blocks(number INTEGER PRIMARY KEY, logs BLOB);
 """
 
-Progress = Callable[[str, int, int], None]
-"""Called with (file name, blocks done, blocks in the file) while a file is indexed."""
 
 
 class HistoryIndex:
@@ -137,7 +136,7 @@ class HistoryIndex:
                 db.execute("INSERT OR IGNORE INTO log_blocks VALUES (?, ?)",
                            (number, encode_log_record(block_hash, timestamp, entries)))
             if progress is not None and (number - era.start) % 512 == 511:
-                progress(era.path.name, number - era.start + 1, era.count)
+                progress(number - era.start + 1, era.count)
         if accumulator_root(records) != era.accumulator():
             raise FormatError(str(era.path), era.size - 1,
                               "corrupted: the accumulator recomputed from the headers and total "

@@ -11,7 +11,7 @@ backend keeps every block before it and nothing of it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +34,10 @@ from ..encoding import (
 from ..errors import GenesisError, ImportFailed
 from ..forks import ChainConfig
 from ..models import Block, Header
+from ..progress import Progress
 from .genesis import Genesis, load_genesis
 
 MAX_UNCLE_DEPTH = 6
-Progress = Callable[[int, int], None]
 """Called with (blocks done, blocks in total) as an import goes."""
 
 

@@ -1,7 +1,7 @@
 """The storage subcommands: ``import`` (a chain into LevelDB), ``export`` (Era1 files from any
 backend) and ``verify`` (Era1 files end to end).
 
-Each prints a one-line progress bar on stderr and turns every ethread error into a message
+Each draws a progress bar on stderr (:class:`ethread.progress.ProgressBar`) and turns every ethread error into a message
 and exit status 1.
 """
 
@@ -9,46 +9,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from ..backend import Closeable
 from ..errors import EthreadError
-
-
-class ProgressBar:
-    """``label  done/total  [####....]  rate unit/s`` redrawn in place, at most 10 times a
-    second so that drawing does not slow what it measures."""
-
-    def __init__(self, label: str, unit: str = "blocks", stream: TextIO = sys.stderr) -> None:
-        self.label = label
-        self.unit = unit
-        self.stream = stream
-        self.started = time.monotonic()
-        self._drawn = 0.0
-        self._done = 0
-
-    def __call__(self, done: int, total: int) -> None:
-        self._done = done
-        now = time.monotonic()
-        if now - self._drawn < 0.1 and done < total:
-            return
-        self._drawn = now
-        width = 30
-        filled = width * done // total if total else width
-        rate = done / max(now - self.started, 1e-9)
-        self.stream.write(f"\r{self.label}  {done}/{total} {self.unit}  "
-                          f"[{'#' * filled}{'.' * (width - filled)}]  {rate:,.1f} {self.unit}/s")
-        self.stream.flush()
-
-    def finish(self) -> float:
-        """End the line; returns the elapsed seconds."""
-        elapsed = time.monotonic() - self.started
-        self.stream.write("\n")
-        self.stream.flush()
-        return elapsed
+from ..progress import ProgressBar
 
 
 def _guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -129,17 +96,19 @@ def run_verify(args: argparse.Namespace) -> int:
     for path in paths:
         try:
             era = Era1File(path)
+            bar = ProgressBar(path.name)
             try:
-                verify_file(era, ProgressBar(path.name))
+                verify_file(era, bar)
                 summary = (f"blocks {era.start}..{era.end - 1}, "
                            f"accumulator 0x{era.accumulator().hex()}")
             finally:
+                bar.finish()
                 era.close()
         except EthreadError as exc:
             failed += 1
-            print(f"\n{path.name}: FAILED: {exc.message}")
+            print(f"{path.name}: FAILED: {exc.message}")
             continue
-        print(f"\n{path.name}: ok ({summary})")
+        print(f"{path.name}: ok ({summary})")
     print(f"{len(paths) - failed} of {len(paths)} files verified")
     return 1 if failed else 0
 

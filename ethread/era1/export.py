@@ -8,7 +8,6 @@ other clients can read them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +16,9 @@ from ..backend import TotalDifficultySource
 from ..encoding import encode_header
 from ..errors import StoreError
 from ..forks import network_name
+from ..progress import Progress
 from .accumulator import EPOCH_SIZE
 from .writer import Era1Writer
-
-ExportProgress = Callable[[int, int], None]
-"""Called with (blocks written, blocks to write)."""
 
 
 def _last_pre_merge(backend: Any, first: int, head: int) -> int:
@@ -49,7 +46,7 @@ def export_era1(
     network: str | None = None,
     first: int = 0,
     last: int | None = None,
-    progress: ExportProgress | None = None,
+    progress: Progress | None = None,
     proof_of_work_only: bool = True,
 ) -> list[Path]:
     """Export the pre-merge blocks ``[first, last]`` of ``backend`` into ``folder``; returns the

@@ -9,13 +9,12 @@ the file name. Reading the file by index is cheap; this is the slow, thorough pa
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import rlp
 from eth_utils import keccak
 from trie import HexaryTrie
 
 from ..encoding import DecodeError, decode_header
+from ..progress import Progress
 from .accumulator import accumulator_root
 from .e2store import FormatError
 from .file import Era1File, Era1Name
@@ -32,7 +31,7 @@ def _trie_root(items: list[object]) -> bytes:
     return bytes(trie.root_hash)
 
 
-def verify_file(era: Era1File, progress: Callable[[int, int], None] | None = None) -> None:
+def verify_file(era: Era1File, progress: Progress | None = None) -> None:
     """Raise :class:`FormatError` at the first inconsistency of ``era``."""
     where = str(era.path)
     records = []

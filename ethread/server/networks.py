@@ -7,9 +7,6 @@ otherwise the request gets a clear "unknown network" error, never another chain'
 
 from __future__ import annotations
 
-import sys
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,9 +14,8 @@ from ..backend import Backend
 from ..codec.dispatch import Context
 from ..codec.jsonrpc import Dispatcher
 from ..devchain.demo import demo_chain
+from ..progress import Progress, ProgressBar
 from .config import NetworkConfig, ServerConfig
-
-Progress = Callable[[int, int], None]
 
 
 @dataclass(eq=False)
@@ -133,29 +129,9 @@ def _storage_backend(config: NetworkConfig) -> Backend:
     return open_backend(era=config.path)
 
 
-class ImportProgress:
-    """Prints ``importing <network>: done/total blocks`` on one line, a few times a second."""
-
-    def __init__(self, name: str, stream: Any = None, interval: float = 0.2) -> None:
-        self.name = name
-        self.stream = stream if stream is not None else sys.stderr
-        self.interval = interval
-        self._last = 0.0
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if done < total and now - self._last < self.interval:
-            return
-        self._last = now
-        percent = 100 * done // total if total else 100
-        end = "\n" if done >= total else ""
-        self.stream.write(f"\rimporting {self.name}: {done}/{total} blocks ({percent}%){end}")
-        self.stream.flush()
-
-
 def open_networks(config: ServerConfig, progress: bool = True) -> list[Network]:
     context = Context(log_limits=config.limits.logs)
     return [
-        open_network(n, context, ImportProgress(n.name) if progress else None)
+        open_network(n, context, ProgressBar(f"importing {n.name}") if progress else None)
         for n in config.networks
     ]
