@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..errors import InvalidParams
@@ -16,7 +17,12 @@ from ..models import (
     Tag,
     TopicFilter,
 )
-from .hex import parse_address, parse_data, parse_hash, parse_quantity
+from .hex import go_quote, parse_address, parse_data, parse_hash, parse_quantity
+
+MAX_TOPICS = 4
+"""Topic positions a log filter may have (a log has at most four topics)."""
+MAX_SUB_TOPICS = 1000
+"""Alternatives one topic position may list (geth's limit)."""
 
 
 def parse_bool(value: Any) -> bool:
@@ -73,6 +79,8 @@ def _topics(value: Any) -> tuple[TopicFilter, ...]:
         return ()
     if not isinstance(value, list):
         raise InvalidParams("invalid topic(s)")
+    if len(value) > MAX_TOPICS:
+        raise InvalidParams("exceed max topics")
     out: list[TopicFilter] = []
     for position in value:
         if position is None:
@@ -80,13 +88,15 @@ def _topics(value: Any) -> tuple[TopicFilter, ...]:
         elif isinstance(position, str):
             out.append((parse_hash(position),))
         elif isinstance(position, list):
+            if len(position) > MAX_SUB_TOPICS:
+                raise InvalidParams("exceed max topics")
             hashes = tuple(parse_hash(t) for t in position if t is not None)
             # An empty list, or one with a null in it, matches anything at this position.
             out.append(hashes if hashes and None not in position else None)
         else:
             raise InvalidParams("invalid topic(s)")
-    while out and out[-1] is None:
-        out.pop()
+    # Every position counts, wildcards included: a log with fewer topics than the filter has
+    # positions does not match (geth's rule), so trailing nulls are not dropped.
     return tuple(out)
 
 
@@ -217,3 +227,43 @@ def _json_type(value: Any) -> str:
     if isinstance(value, dict):
         return "object"
     return "null"
+
+
+def parse_hex_or_decimal(value: Any) -> int:
+    """A count geth reads as ``math.HexOrDecimal64``: a JSON number or string, hex with
+    ``0x`` or decimal without."""
+    text = value if isinstance(value, str) else _json_text(value)
+    try:
+        if text[:2] in ("0x", "0X"):
+            number = int(text[2:], 16) if text[2:] and _is_digits(text[2:], 16) else -1
+        else:
+            number = int(text) if text and _is_digits(text, 10) else (0 if text == "" else -1)
+    except ValueError:
+        number = -1
+    if number < 0 or number >= 1 << 64:
+        raise InvalidParams(f"invalid hex or decimal integer {go_quote(text)}")
+    return number
+
+
+def _is_digits(text: str, base: int) -> bool:
+    allowed = "0123456789abcdefABCDEF" if base == 16 else "0123456789"
+    return all(c in allowed for c in text)
+
+
+def _json_text(value: Any) -> str:
+    """The JSON text of a non-string value, as Go's decoder hands it to UnmarshalJSON."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+def parse_percentiles(value: Any) -> tuple[float, ...]:
+    """eth_feeHistory's reward percentiles: a list of JSON numbers (null: none)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise InvalidParams(f"json: cannot unmarshal {_json_type(value)} into Go value of type []float64")
+    out = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, int | float):
+            raise InvalidParams(f"json: cannot unmarshal {_json_type(item)} into Go value of type float64")
+        out.append(float(item))
+    return tuple(out)
