@@ -15,6 +15,8 @@ from .models import AccountProof, Hash32
 
 EMPTY_TRIE_ROOT = keccak(rlp.encode(b""))
 EMPTY_CODE_HASH = keccak(b"")
+ZERO_HASH = bytes(32)
+"""What geth answers as the code and storage hash of an account the state does not hold."""
 
 
 class ProofError(ValueError):
@@ -42,8 +44,8 @@ def prove_value(root: Hash32, key: bytes, proof: Sequence[bytes]) -> bytes:
     expected: bytes | list[object] = root
     nodes = list(proof)
     position = 0
-    if root == EMPTY_TRIE_ROOT and not nodes:
-        return b""
+    if root in (EMPTY_TRIE_ROOT, ZERO_HASH) and not nodes:
+        return b""  # an empty trie, or geth's zero storage hash of an absent account
     for index, encoded in enumerate(nodes):
         if isinstance(expected, bytes):
             if keccak(encoded) != expected:
@@ -94,7 +96,7 @@ def verify_account_proof(state_root: Hash32, proof: AccountProof) -> None:
         claimed = (int.from_bytes(nonce, "big"), int.from_bytes(balance, "big"),
                    storage_root, code_hash)
     else:
-        claimed = (0, 0, EMPTY_TRIE_ROOT, EMPTY_CODE_HASH)
+        claimed = (0, 0, ZERO_HASH, ZERO_HASH)
     if claimed != (proof.nonce, proof.balance, proof.storage_hash, proof.code_hash):
         raise ProofError("account fields differ from what the account proof shows")
     for slot in proof.storage_proof:

@@ -51,3 +51,45 @@ def first_difference(got: Any, want: Any, path: str = "$") -> str | None:
                 return diff
         return None
     return None if got == want else f"{path}: got {json.dumps(got)[:200]} want {json.dumps(want)[:200]}"
+
+
+def is_speconly(path: Path) -> bool:
+    """Whether a case's comments mark it ``speconly``: checked for shape only, as hive does
+    (values such as a gas estimate may differ between correct clients)."""
+    return any(line.strip().startswith("//") and "speconly" in line
+               for line in path.read_text().splitlines())
+
+
+def shape_difference(got: Any, want: Any, path: str = "$") -> str | None:
+    """Where ``got`` does not have the shape of ``want``, or None; the rules of the shared
+    ``rpc-replay`` tool: a result where a result is expected (an error of any code and message
+    where an error is), objects with the same keys, values of the same JSON type (any two
+    numbers alike, as Python sees them), list elements against the expected list's first element, and a
+    ``0x``-string where one is expected."""
+    numbers = (int, float)
+    if type(got) is not type(want) and not (isinstance(got, numbers) and isinstance(want, numbers)):
+        return f"{path}: got a {type(got).__name__}, want a {type(want).__name__}"
+    if isinstance(want, dict):
+        top = path == "$"
+        if top and ("result" in want) != ("result" in got):
+            return f"{path}: got {json.dumps(got)[:160]}, want a {'result' if 'result' in want else 'error'}"
+        ignored = {"id"} if top else set()
+        for key in sorted((set(want) | set(got)) - ignored):
+            if key not in got:
+                return f"{path}.{key}: missing"
+            if key not in want:
+                return f"{path}.{key}: unexpected"
+            if top and key == "error":
+                continue
+            diff = shape_difference(got[key], want[key], f"{path}.{key}")
+            if diff:
+                return diff
+        return None
+    if isinstance(want, list) and want:
+        for i, item in enumerate(got):
+            diff = shape_difference(item, want[0], f"{path}[{i}]")
+            if diff:
+                return diff
+    if isinstance(want, str) and want.startswith("0x") and not (isinstance(got, str) and got.startswith("0x")):
+        return f"{path}: got {json.dumps(got)[:80]}, want a 0x-prefixed string"
+    return None

@@ -3,8 +3,10 @@
 The rpc-compat chain is imported once into memory; the same chain is then copied into LevelDB
 and exported (its pre-merge part) to Era1 files. Through one parametrized fixture:
 
-- the execution-apis rpc-compat cases pass on memory and LevelDB, exact JSON; on Era1 (history
-  without state, blocks 0-35) every case that asks only for that history passes;
+- the execution-apis rpc-compat cases (the interface's ``cases/`` and the rest of the read
+  side's ``read-side/``) pass on memory and LevelDB, exact JSON except cases marked
+  ``speconly``, checked for shape as the shared ``rpc-replay`` does; on Era1 (history without
+  state, blocks 0-35) every case that asks only for that history passes;
 - the methods answer the same on every backend, block by block.
 """
 
@@ -16,19 +18,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eth_utils import keccak
 
 import ethread
 from ethread import methods
+from ethread.codec.dispatch import METHODS
 from ethread.errors import StateUnavailable
 from ethread.models import CallRequest, LogFilter
 
 from .conftest import conformance_dir
-from .rpc_cases import Exchange, first_difference, read_case
+from .rpc_cases import Exchange, first_difference, is_speconly, read_case, shape_difference
 from .storage_backends import BUILDERS
 
-CASES = sorted((conformance_dir() / "rpc-compat" / "cases").rglob("*.io"))
+CASE_DIRS = ("cases", "read-side")
+CASES = sorted(path for folder in CASE_DIRS
+               for path in (conformance_dir() / "rpc-compat" / folder).rglob("*.io"))
 BACKENDS = ["memory", *BUILDERS]
-STATE_METHODS = {"eth_call", "eth_getProof"}
+STATE_METHODS = {"eth_call", "eth_getProof", "eth_estimateGas", "eth_createAccessList",
+                 "eth_getBalance", "eth_getCode", "eth_getStorageAt", "eth_getTransactionCount",
+                 "eth_getStorageValues"}
+HEAD_METHODS = {"eth_blockNumber", "eth_blobBaseFee", "eth_gasPrice", "eth_maxPriorityFeePerGas"}
+"""Methods that answer about the head without naming a block."""
 
 
 @pytest.fixture(scope="session", params=BACKENDS)
@@ -48,11 +58,11 @@ def within_history(exchange: Exchange, memory: ethread.MemoryBackend, head: int)
     """Whether a case asks only about blocks a history-only backend up to ``head`` holds the same
     way: no state, no moving tags, no block past ``head`` that the full chain has."""
     request = json.loads(exchange.request)
-    if request["method"] in STATE_METHODS:
+    if request["method"] in STATE_METHODS | HEAD_METHODS:
         return False
-    refs: list[Any] = list(request["params"])
-    if request["params"] and isinstance(request["params"][0], dict):
-        refs = [request["params"][0].get(k) for k in ("fromBlock", "toBlock", "blockHash")]
+    refs: list[Any] = list(request.get("params", []))
+    if refs and isinstance(refs[0], dict):
+        refs = [refs[0].get(k) for k in ("fromBlock", "toBlock", "blockHash")]
     for ref in refs:
         if ref in ("latest", "safe", "finalized", "pending"):
             return False
@@ -69,10 +79,31 @@ def within_history(exchange: Exchange, memory: ethread.MemoryBackend, head: int)
     return True
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def case_id(path: Path) -> str:
+    return f"{path.parent.parent.name}/{path.parent.name}/{path.stem}"
+
+
+def test_both_case_folders_are_read() -> None:
+    assert len([c for c in CASES if c.parent.parent.name == "cases"]) == 45
+    assert len([c for c in CASES if c.parent.parent.name == "read-side"]) == 52
+
+
+def pending_methods(path: Path) -> set[str]:
+    """Methods a case calls that the method table does not have yet."""
+    return {json.loads(e.request)["method"] for e in read_case(path)} - set(METHODS)
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_rpc_compat_case(case: Path, backend: Any, rpc_compat_memory: ethread.MemoryBackend) -> None:
     exchanges = read_case(case)
     assert exchanges
+    missing = pending_methods(case)
+    if missing:
+        # eth_estimateGas and eth_createAccessList come with their own branch: until their
+        # methods are in the table these cases are reported as expected failures, and from
+        # then on they run like every other case.
+        pytest.xfail(f"not built yet: {', '.join(sorted(missing))}")
+    compare = shape_difference if is_speconly(case) else first_difference
     if backend.__class__.__name__ == "EraBackend":
         head = backend.pointer("latest")
         if not all(within_history(e, rpc_compat_memory, head) for e in exchanges):
@@ -80,7 +111,7 @@ def test_rpc_compat_case(case: Path, backend: Any, rpc_compat_memory: ethread.Me
     for exchange in exchanges:
         answer = ethread.handle(backend, exchange.request.encode())
         assert answer is not None
-        diff = first_difference(json.loads(answer), exchange.expected)
+        diff = compare(json.loads(answer), exchange.expected)
         assert diff is None, diff
 
 
@@ -130,6 +161,19 @@ def test_state_where_the_backend_keeps_it(backend: Any, rpc_compat_memory: ethre
             b"9344b07175800259691961298ca11c824e65032d" + b'"},"0x1e"]}'
         error = json.loads(ethread.handle(backend, body))["error"]  # type: ignore[arg-type]
         assert error["code"] == -32000 and "state" in error["message"].lower()
+        # Every state method answers the same error as eth_call, at any block.
+        account = "0x7dcd17433742f4c0ca53122ab541d0ba67fc27df"
+        for method, params in (
+            ("eth_getBalance", [account, "0x1e"]),
+            ("eth_getCode", [account, "latest"]),
+            ("eth_getStorageAt", [account, "0x0", "0x1e"]),
+            ("eth_getTransactionCount", [account]),
+            ("eth_getStorageValues", [{account: ["0x" + "00" * 32]}, "0x1e"]),
+            ("eth_getProof", [account, [], "0x1e"]),
+        ):
+            request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+            answer = json.loads(ethread.handle(backend, json.dumps(request).encode()))  # type: ignore[arg-type]
+            assert answer["error"] == error, method
         return
     for number in (27, 36, 45):
         assert methods.call(backend, callenv, number) == methods.call(rpc_compat_memory, callenv, number)
@@ -137,3 +181,10 @@ def test_state_where_the_backend_keeps_it(backend: Any, rpc_compat_memory: ethre
         assert proof == methods.get_proof(rpc_compat_memory, address, [b"\x00"], number)
         header = methods.get_block_by_number(backend, number).header  # type: ignore[union-attr]
         ethread.verify_account_proof(header.state_root, proof)
+        assert methods.get_balance(backend, address, number) == proof.balance
+        assert methods.get_transaction_count(backend, address, number) == proof.nonce
+        assert methods.get_storage_at(backend, address, b"\x00", number) == \
+            proof.storage_proof[0].value.to_bytes(32, "big")
+        code = methods.get_code(backend, address, number)
+        assert code == methods.get_code(rpc_compat_memory, address, number)
+        assert keccak(code) == proof.code_hash

@@ -10,23 +10,38 @@ from typing import Any
 import orjson
 
 from .. import methods
+from ..methods import counts, fees, node, raw, state
 from ..backend import Backend
-from ..errors import EthreadError, InvalidParams
+from ..errors import EthreadError, InvalidParams, MethodNotFound
 from ..methods.call import CallStates
+from ..methods.fees import TipOracle
+from ..methods.filters import FilterRegistry
 from ..methods.logs import DEFAULT_LIMITS, LogLimits
-from ..models import BlockRef
-from .hex import parse_address, parse_hash, parse_storage_key
+from ..models import Address, BlockRef
+from .hex import (
+    decode_storage_key,
+    go_json_type,
+    parse_address,
+    parse_address_param,
+    parse_bytes_param,
+    parse_hash_param,
+    parse_string_param,
+)
 from .params import (
     parse_block_ref,
     parse_bool,
     parse_call_request,
     parse_index,
     parse_log_filter,
+    parse_hex_or_decimal,
     parse_number_or_tag,
+    parse_percentiles,
 )
-from .serialize import FragmentCache, block_json, to_json
+from .serialize import FragmentCache, block_json, fee_history_json, to_json
 
 CLIENT_VERSION = "ethread/0.1.0"
+MAX_PROOF_KEYS = 1024
+"""Storage keys one eth_getProof call may ask for (geth's limit)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,10 +53,17 @@ class Context:
     log_limits: LogLimits = DEFAULT_LIMITS
     fragments: FragmentCache | None = field(default=None, compare=False)
     call_states: CallStates | None = field(default=None, compare=False)
+    accounts: tuple[Address, ...] = ()
+    """What eth_accounts lists: a dev chain's accounts, else none (the hook a dev chain fills)."""
+    filters: FilterRegistry | None = field(default=None, compare=False)
+    """The polling filters of the dispatcher."""
+    tips: TipOracle | None = field(default=None, compare=False)
+    """The gas price oracle's memory (the last head it priced and its price)."""
 
     def for_backend(self) -> Context:
         """These limits with fresh caches, for one backend's dispatcher."""
-        return replace(self, fragments=FragmentCache(), call_states=CallStates())
+        return replace(self, fragments=FragmentCache(), call_states=CallStates(),
+                       filters=FilterRegistry(), tips=TipOracle())
 
 
 DEFAULT_CONTEXT = Context()
@@ -67,7 +89,7 @@ def _arg(params: Params, index: int, parse: Callable[[Any], Any]) -> Any:
 
 
 def _get_block_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
-    block = methods.get_block_by_hash(backend, _arg(params, 0, parse_hash))
+    block = methods.get_block_by_hash(backend, _arg(params, 0, parse_hash_param))
     full = _arg(params, 1, parse_bool)
     return None if block is None else block_json(block, full, ctx.fragments)
 
@@ -84,7 +106,7 @@ def _uncle(block: Any, ctx: Context) -> Any:
 
 def _get_uncle_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
     return _uncle(methods.get_uncle_by_block_hash_and_index(
-        backend, _arg(params, 0, parse_hash), _arg(params, 1, parse_index)), ctx)
+        backend, _arg(params, 0, parse_hash_param), _arg(params, 1, parse_index)), ctx)
 
 
 def _get_uncle_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
@@ -97,12 +119,12 @@ def _tx(itx: Any, ctx: Context) -> Any:
 
 
 def _get_tx_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
-    return _tx(methods.get_transaction_by_hash(backend, _arg(params, 0, parse_hash)), ctx)
+    return _tx(methods.get_transaction_by_hash(backend, _arg(params, 0, parse_hash_param)), ctx)
 
 
 def _get_tx_by_block_hash(backend: Backend, params: Params, ctx: Context) -> Any:
     return _tx(methods.get_transaction_by_block_hash_and_index(
-        backend, _arg(params, 0, parse_hash), _arg(params, 1, parse_index)), ctx)
+        backend, _arg(params, 0, parse_hash_param), _arg(params, 1, parse_index)), ctx)
 
 
 def _get_tx_by_block_number(backend: Backend, params: Params, ctx: Context) -> Any:
@@ -129,22 +151,30 @@ def _call(backend: Backend, params: Params, ctx: Context) -> Any:
     return "0x" + methods.call(backend, request, block, ctx.call_states).hex()
 
 
-def _storage_keys(value: Any) -> list[bytes]:
+def _strings(value: Any, typename: str = "[]string") -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise InvalidParams("storage keys must be a list")
-    return [parse_storage_key(k) for k in value]
+        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type {typename}")
+    return [parse_string_param(v) for v in value]
 
 
 def _get_proof(backend: Backend, params: Params, ctx: Context) -> Any:
-    proof = methods.get_proof(
-        backend,
-        _arg(params, 0, parse_address),
-        _arg(params, 1, _storage_keys),
-        _arg(params, 2, parse_block_ref) if len(params) > 2 and params[2] is not None else "latest",
-    )
-    return to_json(proof)
+    address = _arg(params, 0, parse_address_param)
+    texts = _arg(params, 1, _strings)
+    block = _optional_block(params, 2)
+    if len(texts) > MAX_PROOF_KEYS:
+        raise InvalidParams(f"too many storage keys requested (max {MAX_PROOF_KEYS}, got {len(texts)})")
+    # Keys are read before the state, as geth does: a bad key is refused with no state access.
+    keys = [decode_storage_key(text) for text in texts]
+    return to_json(methods.get_proof(backend, address, keys, block))
+
+
+def _optional_block(params: Params, index: int) -> BlockRef:
+    """An optional trailing block (number, tag, hash or EIP-1898 object); latest when absent."""
+    if len(params) > index and params[index] is not None:
+        return _arg(params, index, parse_block_ref)  # type: ignore[no-any-return]
+    return "latest"
 
 
 def _chain_id(backend: Backend, params: Params, ctx: Context) -> Any:
@@ -166,6 +196,198 @@ def _client_version(backend: Backend, params: Params, ctx: Context) -> Any:
     return CLIENT_VERSION
 
 
+# -- account state -----------------------------------------------------------------------------
+
+
+def _get_balance(backend: Backend, params: Params, ctx: Context) -> Any:
+    return hex(state.get_balance(backend, _arg(params, 0, parse_address_param),
+                                 _optional_block(params, 1)))
+
+
+def _get_transaction_count(backend: Backend, params: Params, ctx: Context) -> Any:
+    return hex(state.get_transaction_count(backend, _arg(params, 0, parse_address_param),
+                                           _optional_block(params, 1)))
+
+
+def _get_code(backend: Backend, params: Params, ctx: Context) -> Any:
+    return "0x" + state.get_code(backend, _arg(params, 0, parse_address_param),
+                                 _optional_block(params, 1)).hex()
+
+
+def _get_storage_at(backend: Backend, params: Params, ctx: Context) -> Any:
+    address = _arg(params, 0, parse_address_param)
+    text = _arg(params, 1, parse_string_param)
+    # geth opens the state first and reads the key after: a missing block is reported first.
+    view = state.state_at(backend, _optional_block(params, 2))
+    return "0x" + view.storage(view.account(address), decode_storage_key(text)).hex()
+
+
+def _storage_requests(value: Any) -> dict[bytes, list[bytes]]:
+    if not isinstance(value, dict):
+        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
+                            "map[common.Address][]common.Hash")
+    out: dict[bytes, list[bytes]] = {}
+    for key, slots in value.items():
+        address = parse_address(key, "Address")
+        if slots is None:
+            slots = []
+        if not isinstance(slots, list):
+            raise InvalidParams(f"json: cannot unmarshal {go_json_type(slots)} into Go value of "
+                                "type []common.Hash")
+        out[address] = [parse_hash_param(slot) for slot in slots]
+    return out
+
+
+def _get_storage_values(backend: Backend, params: Params, ctx: Context) -> Any:
+    values = state.get_storage_values(backend, _arg(params, 0, _storage_requests),
+                                      _optional_block(params, 1))
+    return {"0x" + address.hex(): ["0x" + v.hex() for v in slots]
+            for address, slots in values.items()}
+
+
+# -- receipts, counts, raw encodings -------------------------------------------------------------
+
+
+def _get_transaction_receipt(backend: Backend, params: Params, ctx: Context) -> Any:
+    receipt = methods.get_transaction_receipt(backend, _arg(params, 0, parse_hash_param))
+    return None if receipt is None else to_json(receipt, ctx.fragments)
+
+
+def _quantity_or_null(value: int | None) -> Any:
+    return None if value is None else hex(value)
+
+
+def _data_or_null(value: bytes | None) -> Any:
+    return None if value is None else "0x" + value.hex()
+
+
+def _tx_count_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
+    return _quantity_or_null(counts.get_block_transaction_count_by_hash(
+        backend, _arg(params, 0, parse_hash_param)))
+
+
+def _tx_count_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
+    return _quantity_or_null(counts.get_block_transaction_count_by_number(
+        backend, _arg(params, 0, parse_number_or_tag)))
+
+
+def _uncle_count_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
+    return _quantity_or_null(counts.get_uncle_count_by_block_hash(
+        backend, _arg(params, 0, parse_hash_param)))
+
+
+def _uncle_count_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
+    return _quantity_or_null(counts.get_uncle_count_by_block_number(
+        backend, _arg(params, 0, parse_number_or_tag)))
+
+
+def _raw_header(backend: Backend, params: Params, ctx: Context) -> Any:
+    return _data_or_null(raw.get_raw_header(backend, _arg(params, 0, parse_block_ref)))
+
+
+def _raw_block(backend: Backend, params: Params, ctx: Context) -> Any:
+    return _data_or_null(raw.get_raw_block(backend, _arg(params, 0, parse_block_ref)))
+
+
+def _raw_receipts(backend: Backend, params: Params, ctx: Context) -> Any:
+    receipts = raw.get_raw_receipts(backend, _arg(params, 0, parse_block_ref))
+    return None if receipts is None else ["0x" + r.hex() for r in receipts]
+
+
+def _raw_transaction(backend: Backend, params: Params, ctx: Context) -> Any:
+    return _data_or_null(raw.get_raw_transaction(backend, _arg(params, 0, parse_hash_param)))
+
+
+# -- fees ---------------------------------------------------------------------------------------
+
+
+def _fee_history(backend: Backend, params: Params, ctx: Context) -> Any:
+    count = _arg(params, 0, parse_hex_or_decimal)
+    newest = _arg(params, 1, parse_number_or_tag)
+    percentiles = _arg(params, 2, parse_percentiles)
+    return fee_history_json(fees.fee_history(backend, count, newest, percentiles))
+
+
+def _tips(ctx: Context) -> fees.TipOracle:
+    return ctx.tips if ctx.tips is not None else fees.TipOracle()
+
+
+def _max_priority_fee(backend: Backend, params: Params, ctx: Context) -> Any:
+    return hex(_tips(ctx).suggest_tip_cap(backend))
+
+
+def _gas_price(backend: Backend, params: Params, ctx: Context) -> Any:
+    tip = _tips(ctx).suggest_tip_cap(backend)
+    return hex(fees.gas_price(tip, fees.head_base_fee(backend)))
+
+
+def _blob_base_fee(backend: Backend, params: Params, ctx: Context) -> Any:
+    return _quantity_or_null(fees.get_blob_base_fee(backend))
+
+
+# -- the node -----------------------------------------------------------------------------------
+
+
+def _syncing(backend: Backend, params: Params, ctx: Context) -> Any:
+    return node.syncing()
+
+
+def _accounts(backend: Backend, params: Params, ctx: Context) -> Any:
+    return ["0x" + a.hex() for a in node.accounts(ctx.accounts)]
+
+
+def _listening(backend: Backend, params: Params, ctx: Context) -> Any:
+    return node.listening()
+
+
+def _peer_count(backend: Backend, params: Params, ctx: Context) -> Any:
+    return hex(node.peer_count())
+
+
+def _sha3(backend: Backend, params: Params, ctx: Context) -> Any:
+    return "0x" + node.sha3(_arg(params, 0, parse_bytes_param)).hex()
+
+
+# -- polling filters ----------------------------------------------------------------------------
+
+
+def _registry(ctx: Context, method: str) -> FilterRegistry:
+    if ctx.filters is None:
+        # Filters live in a dispatcher; a bare call_method has nowhere to keep them.
+        raise MethodNotFound(f"the method {method} does not exist/is not available")
+    return ctx.filters
+
+
+def _filter_id(value: Any) -> str:
+    if not isinstance(value, str):
+        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type rpc.ID")
+    return value
+
+
+def _new_filter(backend: Backend, params: Params, ctx: Context) -> Any:
+    criteria = _arg(params, 0, parse_log_filter)
+    return _registry(ctx, "eth_newFilter").new_log_filter(backend, criteria)
+
+
+def _new_block_filter(backend: Backend, params: Params, ctx: Context) -> Any:
+    return _registry(ctx, "eth_newBlockFilter").new_block_filter(backend)
+
+
+def _filter_changes(backend: Backend, params: Params, ctx: Context) -> Any:
+    changes = _registry(ctx, "eth_getFilterChanges").changes(
+        backend, _arg(params, 0, _filter_id), ctx.log_limits)
+    return ["0x" + c.hex() if isinstance(c, bytes) else to_json(c, ctx.fragments) for c in changes]
+
+
+def _filter_logs(backend: Backend, params: Params, ctx: Context) -> Any:
+    return to_json(_registry(ctx, "eth_getFilterLogs").logs(
+        backend, _arg(params, 0, _filter_id), ctx.log_limits), ctx.fragments)
+
+
+def _uninstall_filter(backend: Backend, params: Params, ctx: Context) -> Any:
+    return _registry(ctx, "eth_uninstallFilter").uninstall(_arg(params, 0, _filter_id))
+
+
 METHODS: dict[str, MethodSpec] = {
     "eth_getLogs": MethodSpec(_get_logs, 1),
     "eth_getBlockByHash": MethodSpec(_get_block_by_hash, 2),
@@ -182,6 +404,34 @@ METHODS: dict[str, MethodSpec] = {
     "eth_blockNumber": MethodSpec(_block_number, 0),
     "net_version": MethodSpec(_net_version, 0),
     "web3_clientVersion": MethodSpec(_client_version, 0),
+    "eth_getTransactionReceipt": MethodSpec(_get_transaction_receipt, 1),
+    "eth_getBalance": MethodSpec(_get_balance, 1, 1),
+    "eth_getTransactionCount": MethodSpec(_get_transaction_count, 1, 1),
+    "eth_getCode": MethodSpec(_get_code, 1, 1),
+    "eth_getStorageAt": MethodSpec(_get_storage_at, 2, 1),
+    "eth_getStorageValues": MethodSpec(_get_storage_values, 1, 1),
+    "eth_getBlockTransactionCountByHash": MethodSpec(_tx_count_by_hash, 1),
+    "eth_getBlockTransactionCountByNumber": MethodSpec(_tx_count_by_number, 1),
+    "eth_getUncleCountByBlockHash": MethodSpec(_uncle_count_by_hash, 1),
+    "eth_getUncleCountByBlockNumber": MethodSpec(_uncle_count_by_number, 1),
+    "eth_feeHistory": MethodSpec(_fee_history, 3),
+    "eth_gasPrice": MethodSpec(_gas_price, 0, cacheable=False),
+    "eth_maxPriorityFeePerGas": MethodSpec(_max_priority_fee, 0, cacheable=False),
+    "eth_blobBaseFee": MethodSpec(_blob_base_fee, 0),
+    "eth_syncing": MethodSpec(_syncing, 0),
+    "eth_accounts": MethodSpec(_accounts, 0),
+    "net_listening": MethodSpec(_listening, 0),
+    "net_peerCount": MethodSpec(_peer_count, 0),
+    "web3_sha3": MethodSpec(_sha3, 1),
+    "debug_getRawHeader": MethodSpec(_raw_header, 1),
+    "debug_getRawBlock": MethodSpec(_raw_block, 1),
+    "debug_getRawReceipts": MethodSpec(_raw_receipts, 1),
+    "debug_getRawTransaction": MethodSpec(_raw_transaction, 1),
+    "eth_newFilter": MethodSpec(_new_filter, 1, cacheable=False),
+    "eth_newBlockFilter": MethodSpec(_new_block_filter, 0, cacheable=False),
+    "eth_getFilterChanges": MethodSpec(_filter_changes, 1, cacheable=False),
+    "eth_getFilterLogs": MethodSpec(_filter_logs, 1, cacheable=False),
+    "eth_uninstallFilter": MethodSpec(_uninstall_filter, 1, cacheable=False),
 }
 
 

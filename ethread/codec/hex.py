@@ -77,3 +77,109 @@ def parse_storage_key(value: Any, what: str = "storage key") -> bytes:
     if len(digits) % 2:
         digits = "0" + digits
     return bytes.fromhex(digits)
+
+
+def go_quote(text: str) -> str:
+    """A string as Go's ``%q`` writes it (printable text: double quotes, escaped)."""
+    out = ['"']
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\t":
+            out.append("\\t")
+        elif char == "\r":
+            out.append("\\r")
+        elif char.isprintable():
+            out.append(char)
+        elif ord(char) < 0x10000:
+            out.append(f"\\u{ord(char):04x}" if ord(char) > 0xFF else f"\\x{ord(char):02x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def go_json_type(value: Any) -> str:
+    """The JSON type name Go's decoder uses in ``cannot unmarshal <type> into ...``."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+def _unmarshal_error(detail: str, typename: str) -> InvalidParams:
+    return InvalidParams(f"json: cannot unmarshal {detail} into Go value of type {typename}")
+
+
+def parse_fixed_param(value: Any, length: int, typename: str) -> bytes:
+    """A top-level hash or address argument, with the wording of geth's JSON decoder: format
+    errors are wrapped as ``json: cannot unmarshal <reason> into Go value of type <type>``;
+    a wrong length is not."""
+    if not isinstance(value, str):
+        raise _unmarshal_error("non-string", typename)
+    if value == "":
+        raise InvalidParams(f"hex string has length 0, want {2 * length} for {typename}")
+    if value[:2] not in ("0x", "0X"):
+        raise _unmarshal_error("hex string without 0x prefix", typename)
+    digits = value[2:]
+    if len(digits) % 2:
+        raise _unmarshal_error("hex string of odd length", typename)
+    if len(digits) != 2 * length:
+        raise InvalidParams(f"hex string has length {len(digits)}, want {2 * length} for {typename}")
+    if not _HEX.issuperset(digits):
+        raise _unmarshal_error("invalid hex string", typename)
+    return bytes.fromhex(digits)
+
+
+def parse_hash_param(value: Any) -> bytes:
+    return parse_fixed_param(value, 32, "common.Hash")
+
+
+def parse_address_param(value: Any) -> bytes:
+    return parse_fixed_param(value, 20, "common.Address")
+
+
+def parse_bytes_param(value: Any, typename: str = "hexutil.Bytes") -> bytes:
+    """A top-level ``hexutil.Bytes`` argument: any even number of hex digits, ``""`` for none."""
+    if not isinstance(value, str):
+        raise _unmarshal_error("non-string", typename)
+    if value == "":
+        return b""
+    if value[:2] not in ("0x", "0X"):
+        raise _unmarshal_error("hex string without 0x prefix", typename)
+    digits = value[2:]
+    if len(digits) % 2:
+        raise _unmarshal_error("hex string of odd length", typename)
+    if not _HEX.issuperset(digits):
+        raise _unmarshal_error("invalid hex string", typename)
+    return bytes.fromhex(digits)
+
+
+def parse_string_param(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _unmarshal_error(go_json_type(value), "string")
+    return value
+
+
+def decode_storage_key(text: str) -> bytes:
+    """A storage slot as geth reads one for eth_getStorageAt and eth_getProof: leniently, the
+    ``0x`` optional and an odd digit count padded; at most 32 bytes. The bytes keep the length
+    given (eth_getProof answers a key of other than 32 bytes as a quantity). The error names
+    the key as given, without an argument position, as geth does."""
+    digits = text[2:] if text[:2] in ("0x", "0X") else text
+    if len(digits) % 2:
+        digits = "0" + digits
+    if len(digits) > 64:
+        raise InvalidParams(f"storage key too long (want at most 32 bytes): {go_quote(text)}")
+    if not _HEX.issuperset(digits):
+        raise InvalidParams(f"invalid hex in storage key: {go_quote(text)}")
+    return bytes.fromhex(digits)

@@ -34,6 +34,8 @@ class Dispatcher:
                  cache: ResponseCache | None = None) -> None:
         self.backend = backend
         self.context = context.for_backend()
+        """The context with this dispatcher's own caches and state: answer fragments, eth_call
+        states, polling filters, the gas price oracle's memory."""
         self.cache = cache if cache is not None else ResponseCache()
 
     def result(self, call: Call) -> bytes:

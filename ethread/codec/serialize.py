@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from ..lru import LRU
+from ..methods.fees import FeeHistory
 from ..models import Block, Header, IncludedTransaction, Kind, Log, Receipt
 
 JSON = Any
@@ -183,4 +184,26 @@ def _block_fields(block: Block, full_transactions: bool,
     out["uncles"] = [_hex_bytes(u.hash) for u in block.uncles]
     if block.withdrawals is not None:
         out["withdrawals"] = to_json(block.withdrawals)
+    return out
+
+
+def go_float(value: float) -> float | int:
+    """A float as Go's JSON encoder writes it: a whole number without a fraction (``0``, not
+    ``0.0``), so that the answer parses to the same JSON value as geth's."""
+    return int(value) if value.is_integer() else value
+
+
+def fee_history_json(history: FeeHistory) -> dict[str, JSON]:
+    """eth_feeHistory's object. As geth writes it, empty lists (and a missing reward) leave
+    their key out, except ``gasUsedRatio``; ``oldestBlock`` is always there."""
+    out: dict[str, JSON] = {"oldestBlock": _hex_int(history.oldest_block)}
+    if history.reward:
+        out["reward"] = [[_hex_int(v) for v in row] for row in history.reward]
+    if history.base_fee_per_gas:
+        out["baseFeePerGas"] = [_hex_int(v) for v in history.base_fee_per_gas]
+    out["gasUsedRatio"] = [go_float(r) for r in history.gas_used_ratio] if history.gas_used_ratio else None
+    if history.base_fee_per_blob_gas:
+        out["baseFeePerBlobGas"] = [_hex_int(v) for v in history.base_fee_per_blob_gas]
+    if history.blob_gas_used_ratio:
+        out["blobGasUsedRatio"] = [go_float(r) for r in history.blob_gas_used_ratio]
     return out

@@ -7,9 +7,25 @@ from .blocks import (
     get_uncle_by_block_number_and_index,
 )
 from .call import call, decode_revert_reason
+from .counts import (
+    get_block_transaction_count_by_hash,
+    get_block_transaction_count_by_number,
+    get_uncle_count_by_block_hash,
+    get_uncle_count_by_block_number,
+)
+from .fees import FeeHistory, OracleSettings, TipOracle, fee_history, get_blob_base_fee, suggest_tip_cap
+from .filters import FilterRegistry
 from .logs import LogLimits, get_logs
 from .proof import get_proof
-from .receipts import get_block_receipts
+from .raw import get_raw_block, get_raw_header, get_raw_receipts, get_raw_transaction
+from .receipts import get_block_receipts, get_transaction_receipt
+from .state import (
+    get_balance,
+    get_code,
+    get_storage_at,
+    get_storage_values,
+    get_transaction_count,
+)
 from .transactions import (
     get_transaction_by_block_hash_and_index,
     get_transaction_by_block_number_and_index,
@@ -17,9 +33,30 @@ from .transactions import (
 )
 
 __all__ = [
+    "FeeHistory",
+    "FilterRegistry",
     "LogLimits",
+    "OracleSettings",
+    "TipOracle",
     "call",
     "decode_revert_reason",
+    "fee_history",
+    "get_balance",
+    "get_blob_base_fee",
+    "get_block_transaction_count_by_hash",
+    "get_block_transaction_count_by_number",
+    "get_code",
+    "get_raw_block",
+    "get_raw_header",
+    "get_raw_receipts",
+    "get_raw_transaction",
+    "get_storage_at",
+    "get_storage_values",
+    "get_transaction_count",
+    "get_transaction_receipt",
+    "get_uncle_count_by_block_hash",
+    "get_uncle_count_by_block_number",
+    "suggest_tip_cap",
     "get_block_by_hash",
     "get_block_by_number",
     "get_block_receipts",

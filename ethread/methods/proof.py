@@ -16,7 +16,7 @@ from ..models import AccountProof, Address, BlockRef, StorageProof
 from .resolve import ChainHeaders, require_header
 
 EMPTY_TRIE_ROOT = keccak(rlp.encode(b""))
-EMPTY_CODE_HASH = keccak(b"")
+ZERO_HASH = bytes(32)
 
 
 class ProvableChain(ChainHeaders, StateSource, Protocol):
@@ -30,6 +30,10 @@ def _encoded(nodes: Sequence[object]) -> tuple[bytes, ...]:
 def get_proof(
     backend: ProvableChain, address: Address, storage_keys: Sequence[bytes], block: BlockRef
 ) -> AccountProof:
+    """The account's proof and each key's, as geth answers them. For an account the state
+    does not hold, geth reports a zero code hash and a zero storage hash (its state reader
+    has no object to ask), with a proof of absence; a key of an account without storage
+    (none, or the empty trie) has the value 0 and an empty proof."""
     header = require_header(backend, block)
     db = backend.evm_database().db
     try:
@@ -41,10 +45,14 @@ def get_proof(
             nonce, balance, storage_root, code_hash = rlp.decode(account_rlp)
             nonce, balance = int.from_bytes(nonce, "big"), int.from_bytes(balance, "big")
         else:
-            nonce, balance, storage_root, code_hash = 0, 0, EMPTY_TRIE_ROOT, EMPTY_CODE_HASH
-        storage = HexaryTrie(db, storage_root)
+            nonce, balance, storage_root, code_hash = 0, 0, ZERO_HASH, ZERO_HASH
         slots = []
+        has_storage = storage_root not in (EMPTY_TRIE_ROOT, ZERO_HASH)
+        storage = HexaryTrie(db, storage_root) if has_storage else None
         for key in storage_keys:
+            if storage is None:
+                slots.append(StorageProof(key=key, value=0, proof=()))
+                continue
             slot_key = keccak(key.rjust(32, b"\x00"))
             raw = storage.get(slot_key)
             value = int.from_bytes(rlp.decode(raw), "big") if raw else 0

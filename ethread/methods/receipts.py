@@ -1,11 +1,11 @@
-"""eth_getBlockReceipts."""
+"""eth_getBlockReceipts and eth_getTransactionReceipt."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from ..backend import ReceiptSource
-from ..models import BlockRef, Receipt
+from ..backend import ReceiptSource, TransactionLocator
+from ..models import BlockRef, Hash32, Receipt
 from .resolve import ChainHeaders, resolve_header
 
 
@@ -17,3 +17,22 @@ def get_block_receipts(backend: ChainReceipts, block: BlockRef) -> tuple[Receipt
     """Every receipt of the block in transaction order, or None when there is no such block."""
     header = resolve_header(backend, block)
     return backend.receipts(header.hash) if header is not None else None
+
+
+class LocatedReceipts(TransactionLocator, ReceiptSource, Protocol):
+    """Receipts found by transaction hash: its place, then its block's receipts."""
+
+
+def get_transaction_receipt(backend: LocatedReceipts, tx_hash: Hash32) -> Receipt | None:
+    """The receipt of a canonical transaction, or None for a hash the chain does not hold.
+
+    Its shape follows the transaction: ``root`` before Byzantium and ``status`` after, the
+    blob gas fields for blob transactions only (the model leaves the others out)."""
+    location = backend.transaction_location(tx_hash)
+    if location is None:
+        return None
+    block_hash, index = location
+    receipts = backend.receipts(block_hash)
+    if receipts is None or not 0 <= index < len(receipts):
+        return None
+    return receipts[index]

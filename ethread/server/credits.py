@@ -1,6 +1,7 @@
 """What each call costs, and the ledger of what each key has spent today.
 
-Costs follow the interface's table; every method it does not price costs
+Costs follow the interface's table for its eleven methods and a hosted provider's (Infura's)
+for the rest of the read side (docs/server.md lists them all); every other method costs
 :data:`DEFAULT_COST` (1 credit): eth_chainId, eth_blockNumber, net_version,
 web3_clientVersion, eth_subscribe, eth_unsubscribe, and unknown methods (which still take a
 parse and a lookup). A request that is not even a valid call costs nothing.
@@ -35,6 +36,36 @@ CREDITS: dict[str, int] = {
     "eth_getBlockByNumber": 80,
     "eth_getTransactionByHash": 80,
     "eth_call": 80,
+    # The rest of the read side, at Infura's prices (its credit cost table); a method Infura
+    # does not price (eth_getStorageValues, web3_sha3, debug_getRaw*) at its default of 80.
+    "eth_getTransactionReceipt": 80,
+    "eth_getBalance": 80,
+    "eth_getCode": 80,
+    "eth_getStorageAt": 80,
+    "eth_getStorageValues": 80,
+    "eth_getTransactionCount": 80,
+    "eth_getBlockTransactionCountByHash": 150,
+    "eth_getBlockTransactionCountByNumber": 150,
+    "eth_getUncleCountByBlockHash": 150,
+    "eth_getUncleCountByBlockNumber": 150,
+    "eth_feeHistory": 80,
+    "eth_gasPrice": 80,
+    "eth_maxPriorityFeePerGas": 80,
+    "eth_blobBaseFee": 300,
+    "eth_syncing": 5,
+    "eth_accounts": 80,
+    "net_listening": 5,
+    "net_peerCount": 80,
+    "web3_sha3": 80,
+    "debug_getRawHeader": 80,
+    "debug_getRawBlock": 80,
+    "debug_getRawReceipts": 80,
+    "debug_getRawTransaction": 80,
+    "eth_newFilter": 80,
+    "eth_newBlockFilter": 80,
+    "eth_getFilterChanges": 140,
+    "eth_getFilterLogs": 255,
+    "eth_uninstallFilter": 80,
 }
 DEFAULT_COST = 1
 

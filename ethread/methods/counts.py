@@ -1,0 +1,34 @@
+"""eth_getBlockTransactionCountByHash/ByNumber and eth_getUncleCountByBlockHash/ByNumber.
+
+Each answers None for a block the backend does not hold (JSON null), as geth does.
+"""
+
+from __future__ import annotations
+
+from ..backend import Backend
+from ..models import Block, BlockRef, Hash32
+from .blocks import get_block_by_number
+
+
+def _transactions(block: Block | None) -> int | None:
+    return None if block is None else len(block.transactions)
+
+
+def _uncles(block: Block | None) -> int | None:
+    return None if block is None else len(block.uncles)
+
+
+def get_block_transaction_count_by_hash(backend: Backend, block_hash: Hash32) -> int | None:
+    return _transactions(backend.block_by_hash(block_hash))
+
+
+def get_block_transaction_count_by_number(backend: Backend, block: BlockRef) -> int | None:
+    return _transactions(get_block_by_number(backend, block))
+
+
+def get_uncle_count_by_block_hash(backend: Backend, block_hash: Hash32) -> int | None:
+    return _uncles(backend.block_by_hash(block_hash))
+
+
+def get_uncle_count_by_block_number(backend: Backend, block: BlockRef) -> int | None:
+    return _uncles(get_block_by_number(backend, block))

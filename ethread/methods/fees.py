@@ -1,0 +1,381 @@
+"""Fees: eth_feeHistory, eth_gasPrice, eth_maxPriorityFeePerGas and eth_blobBaseFee, with
+geth's rules (its gas price oracle and fee history in ``eth/gasprice``).
+
+- A block's next base fee follows EIP-1559 (the first London block gets 1 gwei); its blob
+  base fee follows EIP-4844 with the fork's blob schedule (the genesis ``blobSchedule``, else
+  Cancun's 3/6 and Prague's 6/9 blobs).
+- The suggested tip samples the three lowest tips of at least 2 wei in each of the last 20
+  blocks (from senders other than the block's miner), reaching back up to 40 blocks when
+  blocks give one sample or none, and answers the 60th percentile, capped at 500 gwei. A
+  block with no usable tip stands for the last price suggested (at first, 0.001 gwei).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..backend import BlockSource, ChainPointers, ConfigSource, HeaderSource, ReceiptSource
+from ..chain.config import BLOB_GAS_PER_BLOB, ChainConfig, fake_exponential, fork_at_least
+from ..errors import EthreadError
+from ..models import Block, Header, Tag
+from .resolve import resolve_number
+
+INITIAL_BASE_FEE = 1_000_000_000
+ELASTICITY_MULTIPLIER = 2
+BASE_FEE_CHANGE_DENOMINATOR = 8
+MAX_PERCENTILES = 100
+"""Reward percentiles one eth_feeHistory call may ask for."""
+DEFAULT_BLOB_SCHEDULE = {"cancun": (3, 6, 3338477), "prague": (6, 9, 5007716)}
+"""(target blobs, max blobs, base fee update fraction) by fork, when the genesis has none."""
+
+
+class FeeReader(HeaderSource, BlockSource, ReceiptSource, ChainPointers, ConfigSource, Protocol):
+    """What the fee methods read: blocks by number, their receipts, the fork schedule."""
+
+
+class FeeHistoryError(EthreadError):
+    """A fee history request geth refuses (a bad percentile, a block past the head)."""
+
+    code = -32000
+
+
+@dataclass(frozen=True, slots=True)
+class OracleSettings:
+    """The gas price oracle's settings, geth's defaults."""
+
+    blocks: int = 20
+    percentile: int = 60
+    max_price: int = 500 * 10**9
+    ignore_price: int = 2
+    start_price: int = 10**6
+    """The price assumed before any was suggested (geth's default miner tip, 0.001 gwei)."""
+    max_history: int = 1024
+    """Blocks one eth_feeHistory call may cover (more are cut to this many)."""
+    samples_per_block: int = 3
+
+
+DEFAULT_ORACLE = OracleSettings()
+
+
+@dataclass(frozen=True, slots=True)
+class FeeHistory:
+    """eth_feeHistory's answer. ``base_fee_per_gas`` and ``base_fee_per_blob_gas`` have one
+    entry more than blocks: the fee of the block after the newest. ``reward`` is None when no
+    percentiles were asked."""
+
+    oldest_block: int
+    reward: tuple[tuple[int, ...], ...] | None
+    base_fee_per_gas: tuple[int, ...]
+    gas_used_ratio: tuple[float, ...]
+    base_fee_per_blob_gas: tuple[int, ...]
+    blob_gas_used_ratio: tuple[float, ...]
+
+
+EMPTY_HISTORY = FeeHistory(0, None, (), (), (), ())
+
+
+# --------------------------------------------------------------------------------------------
+# Per-block fee rules
+
+
+def _fork(config: ChainConfig, number: int, timestamp: int) -> str:
+    return config.fork_at(number, timestamp)
+
+
+def is_london(config: ChainConfig, number: int, timestamp: int) -> bool:
+    return fork_at_least(_fork(config, number, timestamp), "london")
+
+
+def blob_schedule(config: ChainConfig, timestamp: int, number: int) -> tuple[int, int, int] | None:
+    """(target, max, update fraction) of the blob fork active at ``timestamp``, or None
+    before Cancun."""
+    fork = _fork(config, number, timestamp)
+    if not fork_at_least(fork, "cancun"):
+        return None
+    name = "prague" if fork_at_least(fork, "prague") else "cancun"
+    entry = (config.source.get("blobSchedule") or {}).get(name)
+    target, maximum, fraction = DEFAULT_BLOB_SCHEDULE[name]
+    if isinstance(entry, dict):
+        target = int(entry.get("target", target))
+        maximum = int(entry.get("max", maximum))
+        fraction = int(entry.get("baseFeeUpdateFraction", fraction))
+    return target, maximum, fraction
+
+
+def next_base_fee(config: ChainConfig, parent: Header) -> int:
+    """The base fee of the block after ``parent`` (EIP-1559)."""
+    if not is_london(config, parent.number, parent.timestamp) or parent.base_fee_per_gas is None:
+        return INITIAL_BASE_FEE
+    base_fee = parent.base_fee_per_gas
+    target = parent.gas_limit // ELASTICITY_MULTIPLIER
+    if parent.gas_used == target:
+        return base_fee
+    if parent.gas_used > target:
+        delta = base_fee * (parent.gas_used - target) // target // BASE_FEE_CHANGE_DENOMINATOR
+        return base_fee + max(delta, 1)
+    delta = base_fee * (target - parent.gas_used) // target // BASE_FEE_CHANGE_DENOMINATOR
+    return max(base_fee - delta, 0)
+
+
+def blob_base_fee(config: ChainConfig, header: Header) -> int | None:
+    """The blob base fee of ``header``'s block, or None before Cancun."""
+    schedule = blob_schedule(config, header.timestamp, header.number)
+    if header.excess_blob_gas is None or schedule is None:
+        return None
+    return fake_exponential(1, header.excess_blob_gas, schedule[2])
+
+
+def _next_blob_base_fee(config: ChainConfig, header: Header) -> int:
+    """What geth's fee history gives as the blob base fee after ``header``: the next excess
+    blob gas priced at ``header``'s own fork."""
+    schedule = blob_schedule(config, header.timestamp, header.number)
+    if schedule is None or header.excess_blob_gas is None:
+        return 0
+    excess = header.excess_blob_gas + (header.blob_gas_used or 0)
+    target_gas = schedule[0] * BLOB_GAS_PER_BLOB
+    excess = 0 if excess < target_gas else excess - target_gas
+    return fake_exponential(1, excess, schedule[2])
+
+
+def effective_tip(block: Block, gas_price: int) -> int:
+    """What a transaction of ``block`` paying ``gas_price`` in all gave its miner per gas."""
+    base_fee = block.header.base_fee_per_gas
+    return gas_price if base_fee is None else gas_price - base_fee
+
+
+# --------------------------------------------------------------------------------------------
+# eth_feeHistory
+
+
+@dataclass(frozen=True, slots=True)
+class _BlockFees:
+    reward: tuple[int, ...] | None
+    base_fee: int
+    next_base_fee: int
+    gas_used_ratio: float
+    blob_base_fee: int
+    next_blob_base_fee: int
+    blob_gas_used_ratio: float
+
+
+def _config(backend: FeeReader) -> ChainConfig:
+    config = backend.chain_config()
+    if config is None:
+        return ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
+    return config
+
+
+def _block_fees(config: ChainConfig, block: Block, receipts: Sequence[object] | None,
+                percentiles: Sequence[float]) -> _BlockFees:
+    header = block.header
+    london_next = is_london(config, header.number + 1, header.timestamp)
+    blob_fee = blob_base_fee(config, header)
+    blob_ratio = 0.0
+    if header.blob_gas_used is not None:
+        schedule = blob_schedule(config, header.timestamp, header.number)
+        max_blob_gas = schedule[1] * BLOB_GAS_PER_BLOB if schedule else 0
+        if max_blob_gas:
+            blob_ratio = header.blob_gas_used / max_blob_gas
+    reward = _rewards(block, receipts, percentiles) if percentiles else None
+    return _BlockFees(
+        reward=reward,
+        base_fee=header.base_fee_per_gas or 0,
+        next_base_fee=next_base_fee(config, header) if london_next else 0,
+        gas_used_ratio=header.gas_used / header.gas_limit,
+        blob_base_fee=blob_fee or 0,
+        next_blob_base_fee=_next_blob_base_fee(config, header) if blob_fee is not None else 0,
+        blob_gas_used_ratio=blob_ratio,
+    )
+
+
+def _rewards(block: Block, receipts: Sequence[object] | None,
+             percentiles: Sequence[float]) -> tuple[int, ...]:
+    """The tip at each gas-weighted percentile of the block's transactions (all zero for an
+    empty block), as geth's fee history computes them."""
+    if not block.transactions:
+        return tuple(0 for _ in percentiles)
+    gas_used = [getattr(r, "gas_used", 0) for r in receipts or ()]
+    rows = sorted(
+        ((effective_tip(block, tx.gas_price), gas_used[i] if i < len(gas_used) else 0)
+         for i, tx in enumerate(block.transactions)),
+        key=lambda row: row[0],
+    )
+    out = []
+    index = 0
+    total = rows[0][1]
+    for p in percentiles:
+        threshold = int(block.header.gas_used * p / 100)
+        while total < threshold and index < len(rows) - 1:
+            index += 1
+            total += rows[index][1]
+        out.append(rows[index][0])
+    return tuple(out)
+
+
+def _go_float(value: float) -> str:
+    """A float as Go's ``%f`` writes it."""
+    return f"{value:f}"
+
+
+def check_percentiles(percentiles: Sequence[float]) -> None:
+    if len(percentiles) > MAX_PERCENTILES:
+        raise FeeHistoryError(f"invalid reward percentile: over the query limit {MAX_PERCENTILES}")
+    for i, p in enumerate(percentiles):
+        if p < 0 or p > 100:
+            raise FeeHistoryError(f"invalid reward percentile: {_go_float(p)}")
+        if i > 0 and p <= percentiles[i - 1]:
+            raise FeeHistoryError(
+                f"invalid reward percentile: #{i - 1}:{_go_float(percentiles[i - 1])} >= "
+                f"#{i}:{_go_float(p)}")
+
+
+def fee_history(backend: FeeReader, block_count: int, newest: int | Tag,
+                percentiles: Sequence[float] = (),
+                settings: OracleSettings = DEFAULT_ORACLE) -> FeeHistory:
+    """Base fees, gas used ratios, blob fees and (if asked) tip percentiles of up to
+    ``block_count`` blocks ending at ``newest``."""
+    if block_count < 1:
+        return EMPTY_HISTORY
+    check_percentiles(percentiles)
+    block_count = min(block_count, settings.max_history)
+    head = backend.pointer("latest")
+    if head is None:
+        return EMPTY_HISTORY
+    if isinstance(newest, int):
+        if newest > head:
+            raise FeeHistoryError(f"request beyond head block: requested {newest}, head {head}")
+        last = newest
+    else:
+        if newest == "pending":
+            # No pending block here: geth then covers the blocks up to the head, one fewer.
+            block_count -= 1
+            resolved = head
+        else:
+            number = resolve_number(backend, newest)
+            if number is None:
+                return EMPTY_HISTORY
+            resolved = number
+        last = resolved
+        if block_count == 0:
+            return EMPTY_HISTORY
+    block_count = min(block_count, last + 1)
+    oldest = last + 1 - block_count
+    config = _config(backend)
+    rows: list[_BlockFees] = []
+    for number in range(oldest, last + 1):
+        block_hash = backend.canonical_hash(number)
+        block = backend.block_by_hash(block_hash) if block_hash is not None else None
+        if block is None:
+            break
+        receipts = backend.receipts(block.hash) if percentiles else None
+        rows.append(_block_fees(config, block, receipts, percentiles))
+    if not rows:
+        return EMPTY_HISTORY
+    return FeeHistory(
+        oldest_block=oldest,
+        reward=tuple(r.reward or () for r in rows) if percentiles else None,
+        base_fee_per_gas=(*(r.base_fee for r in rows), rows[-1].next_base_fee),
+        gas_used_ratio=tuple(r.gas_used_ratio for r in rows),
+        base_fee_per_blob_gas=(*(r.blob_base_fee for r in rows), rows[-1].next_blob_base_fee),
+        blob_gas_used_ratio=tuple(r.blob_gas_used_ratio for r in rows),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# eth_gasPrice, eth_maxPriorityFeePerGas, eth_blobBaseFee
+
+
+def _block_tips(block: Block, settings: OracleSettings) -> list[int]:
+    """The lowest tips of ``block`` the oracle samples: at least ``ignore_price``, from
+    senders other than the block's miner, at most ``samples_per_block`` of them."""
+    tips = sorted(
+        (effective_tip(block, tx.gas_price), tx.sender) for tx in block.transactions
+    )
+    out: list[int] = []
+    for tip, sender in tips:
+        if tip < settings.ignore_price or sender == block.header.coinbase:
+            continue
+        out.append(tip)
+        if len(out) >= settings.samples_per_block:
+            break
+    return out
+
+
+def suggest_tip_cap(backend: FeeReader, last_price: int | None = None,
+                    settings: OracleSettings = DEFAULT_ORACLE) -> int:
+    """The tip geth's oracle suggests at the head; ``last_price`` is the one it suggested
+    before (its stand-in for blocks without a usable tip)."""
+    fallback = settings.start_price if last_price is None else last_price
+    head = backend.pointer("latest")
+    if head is None:
+        return fallback
+    samples: list[int] = []
+    number = head
+    pending: list[int] = []
+    while len(pending) < settings.blocks and number > 0:
+        pending.append(number)
+        number -= 1
+    while pending:
+        current = pending.pop(0)
+        block_hash = backend.canonical_hash(current)
+        block = backend.block_by_hash(block_hash) if block_hash is not None else None
+        values = _block_tips(block, settings) if block is not None else []
+        if not values:
+            values = [fallback]
+        if (len(values) == 1 and len(samples) + 1 + len(pending) < settings.blocks * 2
+                and number > 0):
+            pending.append(number)
+            number -= 1
+        samples.extend(values)
+    price = fallback
+    if samples:
+        samples.sort()
+        price = samples[(len(samples) - 1) * settings.percentile // 100]
+    return min(price, settings.max_price)
+
+
+def head_base_fee(backend: FeeReader) -> int | None:
+    head = backend.pointer("latest")
+    block_hash = backend.canonical_hash(head) if head is not None else None
+    header = backend.header_by_hash(block_hash) if block_hash is not None else None
+    return None if header is None else header.base_fee_per_gas
+
+
+def gas_price(tip: int, base_fee: int | None) -> int:
+    """eth_gasPrice: the suggested tip plus the head's base fee (when it has one)."""
+    return tip + (base_fee or 0)
+
+
+def get_blob_base_fee(backend: FeeReader) -> int | None:
+    """The head block's blob base fee, None before Cancun (JSON null, as geth answers)."""
+    head = backend.pointer("latest")
+    block_hash = backend.canonical_hash(head) if head is not None else None
+    header = backend.header_by_hash(block_hash) if block_hash is not None else None
+    if header is None:
+        return None
+    return blob_base_fee(_config(backend), header)
+
+
+class TipOracle:
+    """The oracle's memory between calls, as geth keeps it: the head it last priced and the
+    price it suggested then (reused until the head moves, and the stand-in for blocks without
+    a usable tip when it does). Owned by a dispatcher, like the rest of its state."""
+
+    def __init__(self, settings: OracleSettings = DEFAULT_ORACLE) -> None:
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._head: bytes | None = None
+        self._price: int | None = None
+
+    def suggest_tip_cap(self, backend: FeeReader) -> int:
+        head = backend.pointer("latest")
+        head_hash = backend.canonical_hash(head) if head is not None else None
+        with self._lock:
+            if head_hash is not None and head_hash == self._head and self._price is not None:
+                return self._price
+            price = suggest_tip_cap(backend, self._price, self.settings)
+            self._head, self._price = head_hash, price
+            return price

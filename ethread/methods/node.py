@@ -1,0 +1,38 @@
+"""What a client asks about the node rather than the chain: eth_syncing, eth_accounts,
+net_listening, net_peerCount, web3_sha3.
+
+ethread serves a chain it already holds: it is never syncing, has no peers, and listens while
+it answers. It holds no keys; a dev chain that has accounts hands them to the dispatcher
+(:attr:`ethread.codec.dispatch.Context.accounts`), which eth_accounts then lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from eth_utils import keccak
+
+from ..models import Address, Hash32
+
+
+def syncing() -> bool:
+    """False: the chain served is the chain held (geth's answer when not syncing)."""
+    return False
+
+
+def accounts(dev_accounts: Sequence[Address] = ()) -> tuple[Address, ...]:
+    """The accounts the node can sign for: the dev chain's, if it has any, else none."""
+    return tuple(dev_accounts)
+
+
+def listening() -> bool:
+    return True
+
+
+def peer_count() -> int:
+    return 0
+
+
+def sha3(data: bytes) -> Hash32:
+    """keccak-256 of ``data`` (web3_sha3)."""
+    return keccak(data)

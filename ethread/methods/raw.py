@@ -1,0 +1,78 @@
+"""The debug namespace's raw getters: a header, a block, a block's receipts and a transaction
+in their consensus (RLP) encodings, as geth's debug_getRaw* answer them.
+
+A block named by number that is not held answers None; one named by hash that is not held is
+an error for the header and the block (geth's words) and no receipts for the receipts.
+"""
+
+from __future__ import annotations
+
+import rlp
+
+from ..backend import Backend
+from ..encoding import block_item, encode_header, encode_receipt, encode_transaction
+from ..errors import EthreadError
+from ..models import Block, BlockHashRef, BlockRef, Hash32
+from .resolve import resolve_header
+
+
+class RawNotFound(EthreadError):
+    """A block named by hash is not held (geth prints the hash as a byte array)."""
+
+    code = -32000
+
+
+def _hash_words(block_hash: Hash32) -> str:
+    return "[" + " ".join(str(b) for b in block_hash) + "]"
+
+
+def _block_named(backend: Backend, ref: BlockRef, what: str) -> Block | None:
+    if isinstance(ref, BlockHashRef):
+        block = backend.block_by_hash(ref.hash)
+        if block is None:
+            raise RawNotFound(f"{what} #{_hash_words(ref.hash)} not found")
+        return block
+    header = resolve_header(backend, ref)
+    return None if header is None else backend.block_by_hash(header.hash)
+
+
+def get_raw_header(backend: Backend, ref: BlockRef) -> bytes | None:
+    block = _block_named(backend, ref, "header")
+    return None if block is None else encode_header(block.header)
+
+
+def get_raw_block(backend: Backend, ref: BlockRef) -> bytes | None:
+    block = _block_named(backend, ref, "block")
+    if block is None:
+        return None
+    item = block_item(block.header, [t.transaction for t in block.transactions], block.uncles,
+                      block.withdrawals)
+    return bytes(rlp.encode(item))
+
+
+def get_raw_receipts(backend: Backend, ref: BlockRef) -> tuple[bytes, ...] | None:
+    """Each receipt as ``MarshalBinary`` writes it: a legacy receipt's RLP list, or a typed
+    receipt's type byte and payload."""
+    if isinstance(ref, BlockHashRef):
+        block_hash: Hash32 = ref.hash
+    else:
+        header = resolve_header(backend, ref)
+        if header is None:
+            return None
+        block_hash = header.hash
+    receipts = backend.receipts(block_hash) or ()
+    return tuple(
+        encode_receipt(r.type, r.root if r.root is not None else (r.status or 0),
+                       r.cumulative_gas_used, r.logs_bloom, r.logs)
+        for r in receipts
+    )
+
+
+def get_raw_transaction(backend: Backend, tx_hash: Hash32) -> bytes | None:
+    location = backend.transaction_location(tx_hash)
+    if location is None:
+        return None
+    block = backend.block_by_hash(location[0])
+    if block is None:
+        return None
+    return encode_transaction(block.transactions[location[1]].transaction)

@@ -1,0 +1,130 @@
+"""Account state at a block: eth_getBalance, eth_getTransactionCount, eth_getCode,
+eth_getStorageAt and geth's eth_getStorageValues.
+
+Each reads the state trie the block's header commits to, straight from the backend's trie
+nodes (no EVM is built). A backend that keeps no state (an Era1 archive) answers
+:class:`~ethread.errors.StateUnavailable` from :meth:`StateSource.evm_database`, the same
+error eth_call gives; a block whose trie nodes are not held answers it too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import rlp
+from eth.constants import BLANK_ROOT_HASH, EMPTY_SHA3
+from eth_utils import keccak
+from trie import HexaryTrie
+from trie.exceptions import MissingTrieNode
+
+from ..backend import ChainPointers, HeaderSource, StateSource
+from ..errors import InvalidParams, LimitExceeded, StateUnavailable
+from ..models import Address, BlockRef, Header
+from .resolve import require_header
+
+MAX_STORAGE_SLOTS = 1024
+"""Slots one eth_getStorageValues call may ask for, in all (geth's limit)."""
+
+
+class StateReader(HeaderSource, ChainPointers, StateSource, Protocol):
+    """What the state methods read: headers to find the block, and its state trie."""
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """An account as the state trie holds it; an absent account is all zero with no code."""
+
+    nonce: int = 0
+    balance: int = 0
+    storage_root: bytes = BLANK_ROOT_HASH
+    code_hash: bytes = EMPTY_SHA3
+    exists: bool = False
+
+
+class StateView:
+    """The state of one block, read on demand from the backend's trie nodes."""
+
+    def __init__(self, backend: StateReader, header: Header) -> None:
+        self._db: Any = backend.evm_database().db
+        self._number = header.number
+        self._accounts = HexaryTrie(self._db, header.state_root)
+
+    def _missing(self) -> StateUnavailable:
+        return StateUnavailable(f"no state for block {self._number}")
+
+    def account(self, address: Address) -> Account:
+        try:
+            raw = self._accounts.get(keccak(address))
+        except MissingTrieNode:
+            raise self._missing() from None
+        if not raw:
+            return Account()
+        nonce, balance, storage_root, code_hash = rlp.decode(raw)
+        return Account(int.from_bytes(nonce, "big"), int.from_bytes(balance, "big"),
+                       storage_root, code_hash, True)
+
+    def code(self, address: Address) -> bytes:
+        code_hash = self.account(address).code_hash
+        if code_hash == EMPTY_SHA3:
+            return b""
+        try:
+            return bytes(self._db[code_hash])
+        except KeyError:
+            raise self._missing() from None
+
+    def storage(self, account: Account, slot: bytes) -> bytes:
+        """The 32-byte value of a slot (``slot`` is up to 32 bytes, left-padded)."""
+        if account.storage_root == BLANK_ROOT_HASH:
+            return bytes(32)
+        try:
+            raw = HexaryTrie(self._db, account.storage_root).get(keccak(slot.rjust(32, b"\x00")))
+        except MissingTrieNode:
+            raise self._missing() from None
+        value = rlp.decode(raw) if raw else b""
+        return bytes(value).rjust(32, b"\x00")
+
+
+def state_at(backend: StateReader, block: BlockRef) -> StateView:
+    """The state after ``block``; raises HeaderNotFound or StateUnavailable."""
+    return StateView(backend, require_header(backend, block))
+
+
+def get_balance(backend: StateReader, address: Address, block: BlockRef = "latest") -> int:
+    return state_at(backend, block).account(address).balance
+
+
+def get_transaction_count(backend: StateReader, address: Address, block: BlockRef = "latest") -> int:
+    """The account's nonce. Without a transaction pool, ``pending`` is the head's."""
+    return state_at(backend, block).account(address).nonce
+
+
+def get_code(backend: StateReader, address: Address, block: BlockRef = "latest") -> bytes:
+    """The account's code; for an EIP-7702 delegated account, its delegation designator."""
+    return state_at(backend, block).code(address)
+
+
+def get_storage_at(backend: StateReader, address: Address, slot: bytes,
+                   block: BlockRef = "latest") -> bytes:
+    view = state_at(backend, block)
+    return view.storage(view.account(address), slot)
+
+
+def get_storage_values(backend: StateReader, requests: Mapping[Address, Sequence[bytes]],
+                       block: BlockRef = "latest") -> dict[Address, tuple[bytes, ...]]:
+    """Many slots of many accounts at one block: each address to its values, in the order
+    its slots were asked. At most :data:`MAX_STORAGE_SLOTS` slots in all, and at least one."""
+    total = 0
+    for slots in requests.values():
+        total += len(slots)
+        if total > MAX_STORAGE_SLOTS:
+            raise LimitExceeded(f"too many slots (max {MAX_STORAGE_SLOTS})")
+    if total == 0:
+        raise InvalidParams("empty request")
+    view = state_at(backend, block)
+    out: dict[Address, tuple[bytes, ...]] = {}
+    for address, slots in requests.items():
+        account = view.account(address)
+        out[address] = tuple(view.storage(account, slot) for slot in slots)
+    return out
