@@ -10,9 +10,9 @@ from typing import Any
 import orjson
 
 from .. import methods
-from ..methods import counts, fees, node, raw, state
 from ..backend import Backend
 from ..errors import EthreadError, InvalidParams, MethodNotFound
+from ..methods import counts, fees, node, raw, state
 from ..methods.call import CallStates
 from ..methods.fees import TipOracle
 from ..methods.filters import FilterRegistry
@@ -31,9 +31,9 @@ from .params import (
     parse_block_ref,
     parse_bool,
     parse_call_request,
+    parse_hex_or_decimal,
     parse_index,
     parse_log_filter,
-    parse_hex_or_decimal,
     parse_number_or_tag,
     parse_percentiles,
 )

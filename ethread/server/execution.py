@@ -36,12 +36,17 @@ log = logging.getLogger("ethread.rpc")
 T = TypeVar("T")
 
 INLINE_METHODS = frozenset({"eth_chainId", "eth_blockNumber", "net_version",
-                            "web3_clientVersion"})
-SLOW_METHODS = frozenset({"eth_call", "eth_getLogs", "eth_getProof"})
+                            "web3_clientVersion", "eth_syncing", "eth_accounts", "net_listening",
+                            "net_peerCount"})
+SLOW_METHODS = frozenset({"eth_call", "eth_getLogs", "eth_getProof", "eth_getStorageValues",
+                          "eth_feeHistory", "eth_getFilterLogs", "eth_getFilterChanges"})
 LOOKUP_METHODS = frozenset({
     "eth_getBlockByHash", "eth_getBlockByNumber", "eth_getTransactionByHash",
     "eth_getTransactionByBlockHashAndIndex", "eth_getTransactionByBlockNumberAndIndex",
     "eth_getUncleByBlockHashAndIndex", "eth_getUncleByBlockNumberAndIndex", "eth_getBlockReceipts",
+    "eth_getTransactionReceipt", "eth_getBlockTransactionCountByHash",
+    "eth_getBlockTransactionCountByNumber", "eth_getUncleCountByBlockHash",
+    "eth_getUncleCountByBlockNumber", "debug_getRawTransaction",
 })
 
 
