@@ -14,8 +14,8 @@ from trie import HexaryTrie
 
 import ethread
 from ethread import methods
-from ethread.chain import contracts
-from ethread.chain.devchain import PRAGUE_FORKS, DevChain, Fees
+from ethread.devchain import contracts
+from ethread.devchain import PRAGUE_FORKS, DevChain, Fees
 from ethread.codec.dispatch import Context
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.errors import HeaderNotFound
