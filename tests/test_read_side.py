@@ -14,10 +14,9 @@ from trie import HexaryTrie
 
 import ethread
 from ethread import methods
-from ethread.devchain import contracts
-from ethread.devchain import PRAGUE_FORKS, DevChain, Fees
 from ethread.codec.dispatch import Context
 from ethread.codec.jsonrpc import Dispatcher
+from ethread.devchain import PRAGUE_FORKS, DevChain, Fees, contracts
 from ethread.errors import HeaderNotFound
 from ethread.methods.fees import next_base_fee
 from ethread.methods.filters import FilterRegistry

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..backend import BlockSource, ChainPointers, ConfigSource, HeaderSource, ReceiptSource
-from ..forks import BLOB_GAS_PER_BLOB, ChainConfig, fake_exponential, fork_at_least
 from ..errors import EthreadError
+from ..forks import BLOB_GAS_PER_BLOB, ChainConfig, fake_exponential, fork_at_least
 from ..models import Block, Header, Tag
 from .resolve import resolve_number
 
