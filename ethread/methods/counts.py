@@ -5,9 +5,9 @@ Each answers None for a block the backend does not hold (JSON null), as geth doe
 
 from __future__ import annotations
 
-from ..backend import Backend
+from ..backend import BlockSource
 from ..models import Block, BlockRef, Hash32
-from .blocks import get_block_by_number
+from .blocks import ChainBlocks, get_block_by_number
 
 
 def _transactions(block: Block | None) -> int | None:
@@ -18,17 +18,17 @@ def _uncles(block: Block | None) -> int | None:
     return None if block is None else len(block.uncles)
 
 
-def get_block_transaction_count_by_hash(backend: Backend, block_hash: Hash32) -> int | None:
+def get_block_transaction_count_by_hash(backend: BlockSource, block_hash: Hash32) -> int | None:
     return _transactions(backend.block_by_hash(block_hash))
 
 
-def get_block_transaction_count_by_number(backend: Backend, block: BlockRef) -> int | None:
+def get_block_transaction_count_by_number(backend: ChainBlocks, block: BlockRef) -> int | None:
     return _transactions(get_block_by_number(backend, block))
 
 
-def get_uncle_count_by_block_hash(backend: Backend, block_hash: Hash32) -> int | None:
+def get_uncle_count_by_block_hash(backend: BlockSource, block_hash: Hash32) -> int | None:
     return _uncles(backend.block_by_hash(block_hash))
 
 
-def get_uncle_count_by_block_number(backend: Backend, block: BlockRef) -> int | None:
+def get_uncle_count_by_block_number(backend: ChainBlocks, block: BlockRef) -> int | None:
     return _uncles(get_block_by_number(backend, block))

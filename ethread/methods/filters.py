@@ -20,16 +20,20 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
-from ..backend import Backend, Deadline, LogQuery, ResultLimitReached
+from ..backend import Deadline, HeaderSource, LogQuery, ResultLimitReached
 from ..errors import EthreadError, InvalidParams, LimitExceeded
 from ..models import Hash32, Log, LogFilter
-from .logs import DEFAULT_LIMITS, LogLimits, get_logs
+from .logs import DEFAULT_LIMITS, ChainLogs, LogLimits, get_logs
 
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_MAX_FILTERS = 10_000
 Clock = Callable[[], float]
+
+
+class FilteredChain(ChainLogs, HeaderSource, Protocol):
+    """What filters read: the head, canonical hashes, and logs over a range or of a block."""
 
 
 class FilterNotFound(EthreadError):
@@ -89,7 +93,7 @@ class FilterRegistry:
         for key in [k for k, f in self._filters.items() if f.expires <= now]:
             del self._filters[key]
 
-    def _install(self, backend: Backend, kind: Literal["logs", "blocks"],
+    def _install(self, backend: FilteredChain, kind: Literal["logs", "blocks"],
                  criteria: LogFilter | None) -> str:
         head = backend.pointer("latest")
         now = self._clock()
@@ -104,11 +108,11 @@ class FilterRegistry:
                                                now + self.timeout)
         return filter_id
 
-    def new_log_filter(self, backend: Backend, criteria: LogFilter) -> str:
+    def new_log_filter(self, backend: FilteredChain, criteria: LogFilter) -> str:
         check_live_range(criteria)
         return self._install(backend, "logs", criteria)
 
-    def new_block_filter(self, backend: Backend) -> str:
+    def new_block_filter(self, backend: FilteredChain) -> str:
         return self._install(backend, "blocks", None)
 
     def uninstall(self, filter_id: str) -> bool:
@@ -125,7 +129,7 @@ class FilterRegistry:
                 raise FilterNotFound()
             return found
 
-    def changes(self, backend: Backend, filter_id: str,
+    def changes(self, backend: FilteredChain, filter_id: str,
                 limits: LogLimits = DEFAULT_LIMITS) -> list[Log] | list[Hash32]:
         """What the chain gained since the last poll; each poll keeps the filter alive."""
         found = self._take(filter_id)
@@ -145,7 +149,7 @@ class FilterRegistry:
             found.next_block = through + 1
             return logs
 
-    def logs(self, backend: Backend, filter_id: str,
+    def logs(self, backend: FilteredChain, filter_id: str,
              limits: LogLimits = DEFAULT_LIMITS) -> list[Log]:
         """Every log the filter's query matches, as eth_getLogs answers it."""
         found = self._take(filter_id)
@@ -154,7 +158,7 @@ class FilterRegistry:
         return get_logs(backend, found.criteria, limits)
 
 
-def _new_logs(backend: Backend, criteria: LogFilter, start: int, head: int,
+def _new_logs(backend: FilteredChain, criteria: LogFilter, start: int, head: int,
               limits: LogLimits) -> tuple[list[Log], int]:
     """Logs of blocks ``start..head`` that match, within the filter's numeric bounds; and the
     last block covered (short of ``head`` when the result limit stopped the query)."""

@@ -7,13 +7,19 @@ an error for the header and the block (geth's words) and no receipts for the rec
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import rlp
 
-from ..backend import Backend
+from ..backend import BlockSource, ReceiptSource, TransactionLocator
 from ..encoding import block_item, encode_header, encode_receipt, encode_transaction
 from ..errors import EthreadError
 from ..models import Block, BlockHashRef, BlockRef, Hash32
-from .resolve import resolve_header
+from .resolve import ChainHeaders, resolve_header
+
+
+class RawChain(ChainHeaders, BlockSource, ReceiptSource, TransactionLocator, Protocol):
+    """Blocks by hash or block parameter, their receipts, and transactions by hash."""
 
 
 class RawNotFound(EthreadError):
@@ -26,7 +32,7 @@ def _hash_words(block_hash: Hash32) -> str:
     return "[" + " ".join(str(b) for b in block_hash) + "]"
 
 
-def _block_named(backend: Backend, ref: BlockRef, what: str) -> Block | None:
+def _block_named(backend: RawChain, ref: BlockRef, what: str) -> Block | None:
     if isinstance(ref, BlockHashRef):
         block = backend.block_by_hash(ref.hash)
         if block is None:
@@ -36,12 +42,12 @@ def _block_named(backend: Backend, ref: BlockRef, what: str) -> Block | None:
     return None if header is None else backend.block_by_hash(header.hash)
 
 
-def get_raw_header(backend: Backend, ref: BlockRef) -> bytes | None:
+def get_raw_header(backend: RawChain, ref: BlockRef) -> bytes | None:
     block = _block_named(backend, ref, "header")
     return None if block is None else encode_header(block.header)
 
 
-def get_raw_block(backend: Backend, ref: BlockRef) -> bytes | None:
+def get_raw_block(backend: RawChain, ref: BlockRef) -> bytes | None:
     block = _block_named(backend, ref, "block")
     if block is None:
         return None
@@ -50,7 +56,7 @@ def get_raw_block(backend: Backend, ref: BlockRef) -> bytes | None:
     return bytes(rlp.encode(item))
 
 
-def get_raw_receipts(backend: Backend, ref: BlockRef) -> tuple[bytes, ...] | None:
+def get_raw_receipts(backend: RawChain, ref: BlockRef) -> tuple[bytes, ...] | None:
     """Each receipt as ``MarshalBinary`` writes it: a legacy receipt's RLP list, or a typed
     receipt's type byte and payload."""
     if isinstance(ref, BlockHashRef):
@@ -68,7 +74,7 @@ def get_raw_receipts(backend: Backend, ref: BlockRef) -> tuple[bytes, ...] | Non
     )
 
 
-def get_raw_transaction(backend: Backend, tx_hash: Hash32) -> bytes | None:
+def get_raw_transaction(backend: RawChain, tx_hash: Hash32) -> bytes | None:
     location = backend.transaction_location(tx_hash)
     if location is None:
         return None

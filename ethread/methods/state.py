@@ -19,16 +19,16 @@ from eth_utils import keccak
 from trie import HexaryTrie
 from trie.exceptions import MissingTrieNode
 
-from ..backend import ChainPointers, HeaderSource, StateSource
+from ..backend import StateSource
 from ..errors import InvalidParams, LimitExceeded, StateUnavailable
 from ..models import Address, BlockRef, Header
-from .resolve import require_header
+from .resolve import ChainHeaders, require_header
 
 MAX_STORAGE_SLOTS = 1024
 """Slots one eth_getStorageValues call may ask for, in all (geth's limit)."""
 
 
-class StateReader(HeaderSource, ChainPointers, StateSource, Protocol):
+class StateReader(ChainHeaders, StateSource, Protocol):
     """What the state methods read: headers to find the block, and its state trie."""
 
 
