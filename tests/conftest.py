@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import ethread
+
+from .redis_server import RedisServer
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -35,3 +38,20 @@ def rpc_compat_memory(rpc_compat_dir: Path) -> ethread.MemoryBackend:
     ethread.import_chain(backend, rpc_compat_dir / "genesis.json", rpc_compat_dir / "chain.rlp",
                          verify_seals=False)
     return backend
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """One real redis-server for the session (see ``tests/redis_server.py``)."""
+    server = RedisServer().start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    """The session's Redis, emptied for this test."""
+    assert redis_server.command("FLUSHALL").startswith(b"+OK")
+    return redis_server.url

@@ -221,23 +221,12 @@ def test_usage_survives_a_restart(rpc_compat_memory: ethread.MemoryBackend, tmp_
         assert status == 429 and body["error"]["code"] == -32005
 
 
-def test_a_second_server_on_the_same_ledger_is_refused(tmp_path: Path) -> None:
-    from ethread.server.credits import CreditLedger, LedgerError
-
-    first = CreditLedger(str(tmp_path / "l.sqlite3"))
-    try:
-        with pytest.raises(LedgerError, match="another server"):
-            CreditLedger(str(tmp_path / "l.sqlite3"))
-    finally:
-        first.close()
-
-
-@pytest.mark.parametrize("flush_interval", [0.0, 1.0])
+@pytest.mark.parametrize("ledger", ["file", ":memory:"])
 def test_concurrent_requests_never_spend_more_than_the_balance(
-        rpc_compat_memory: ethread.MemoryBackend, tmp_path: Path, flush_interval: float) -> None:
+        rpc_compat_memory: ethread.MemoryBackend, tmp_path: Path, ledger: str) -> None:
     keys = (KeyConfig(key=KEY, daily_credits=80 * 10 + 79),)
-    with serve_in_thread(rpc_compat_memory, keys=keys, ledger=str(tmp_path / "l.sqlite3"),
-                         ledger_flush_interval=flush_interval) as thread, \
+    path = str(tmp_path / "l.sqlite3") if ledger == "file" else ledger
+    with serve_in_thread(rpc_compat_memory, keys=keys, ledger=path) as thread, \
             ThreadPoolExecutor(16) as pool:
         statuses = list(pool.map(lambda i: post(url_of(thread), call(
             "eth_getBlockByNumber", [hex(i % 40), False], i))[0], range(48)))

@@ -49,11 +49,10 @@ def register(subparsers: Any) -> None:
                       help="daily credit balance of each --api-key (default 3,000,000)")
     keys.add_argument("--credits-per-second", type=float, metavar="R",
                       help="rate limit of each --api-key in credits per second")
-    keys.add_argument("--ledger", metavar="PATH",
-                      help="SQLite file of the credit ledger, or :memory: "
+    keys.add_argument("--ledger", metavar="PATH|URL",
+                      help="credit ledger: a SQLite file (shared by this machine's processes), "
+                           "redis://HOST:PORT/DB (shared by many machines), or :memory: "
                            "(default ethread-credits.sqlite3)")
-    keys.add_argument("--ledger-flush-interval", type=float, metavar="S",
-                      help="seconds between ledger writes; 0 writes every debit (default 1)")
     limits = parser.add_argument_group("limits")
     limits.add_argument("--max-body-bytes", type=int, metavar="N")
     limits.add_argument("--max-batch-calls", type=int, metavar="N")
@@ -103,7 +102,6 @@ def build_config(args: argparse.Namespace) -> Any:
         config = replace(config, networks=(network,))
     changes: dict[str, Any] = {}
     for flag, setting in (("host", "host"), ("port", "port"), ("ledger", "ledger"),
-                          ("ledger_flush_interval", "ledger_flush_interval"),
                           ("threads", "threads")):
         if getattr(args, flag) is not None:
             changes[setting] = getattr(args, flag)

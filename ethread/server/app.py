@@ -100,12 +100,11 @@ def _is_json(content_type: str | None) -> bool:
 
 
 class RpcApp:
-    """The ASGI callable. Background work (subscription feeds, the demo miner, ledger
-    flushes) starts and stops with the ASGI lifespan."""
+    """The ASGI callable. Background work (subscription feeds, the demo miner) starts and
+    stops with the ASGI lifespan."""
 
-    def __init__(self, service: Service, ledger_flush_interval: float = 1.0) -> None:
+    def __init__(self, service: Service) -> None:
         self.service = service
-        self.ledger_flush_interval = ledger_flush_interval
         self._tasks: list[asyncio.Task[None]] = []
         self._websocket = WebSocketEndpoint(service)
 
@@ -216,8 +215,6 @@ class RpcApp:
             if network.miner is not None and network.block_time > 0:
                 self._tasks.append(asyncio.create_task(self._mine(network, feed),
                                                        name=f"miner-{network.name}"))
-        if self.ledger_flush_interval > 0:
-            self._tasks.append(asyncio.create_task(self._flush_ledger(), name="ledger"))
 
     async def shutdown(self) -> None:
         for task in self._tasks:
@@ -240,13 +237,4 @@ class RpcApp:
             except Exception:
                 log.exception("mining a block on %s failed", network.name)
             feed.poke()
-
-    async def _flush_ledger(self) -> None:
-        ledger = self.service.billing.ledger
-        while True:
-            await asyncio.sleep(self.ledger_flush_interval)
-            try:
-                ledger.flush()
-            except Exception:
-                log.exception("writing the credit ledger failed")
 

@@ -86,9 +86,9 @@ class ServerConfig:
     keys: tuple[KeyConfig, ...] = ()
     limits: ServiceLimits = field(default_factory=ServiceLimits)
     ledger: str = DEFAULT_LEDGER
-    """SQLite file of the credit ledger; ``:memory:`` keeps usage only while running."""
-    ledger_flush_interval: float = 1.0
-    """Seconds between ledger writes to disk; 0 writes every debit before answering."""
+    """The credit ledger: a SQLite file (shared by the processes of one machine),
+    ``redis://HOST:PORT/DB`` (shared by a fleet), or ``:memory:`` (one process, forgotten at
+    exit)."""
     access_log: bool = True
     threads: int = 4
     """Worker threads that run the synchronous core off the event loop."""
@@ -160,7 +160,20 @@ def validate(config: ServerConfig) -> ServerConfig:
                  "max_ws_subscriptions"):
         _positive_int(getattr(limits, name), f"limits.{name}")
     _positive_int(config.threads, "threads")
+    _check_ledger(config.ledger)
     return config
+
+
+def _check_ledger(ledger: str) -> None:
+    from .credits import is_redis_url
+    from .ledger_redis import check_redis_url
+
+    if not isinstance(ledger, str) or not ledger:
+        raise ConfigError("ledger must be a SQLite file, redis://HOST:PORT/DB or :memory:")
+    if is_redis_url(ledger):
+        problem = check_redis_url(ledger)
+        if problem is not None:
+            raise ConfigError(f"ledger: {problem}")
 
 
 def _check_network(network: NetworkConfig) -> None:
@@ -177,7 +190,7 @@ def _check_network(network: NetworkConfig) -> None:
 
 # -- the TOML file ---------------------------------------------------------------------------
 
-_SERVER_KEYS = {"host", "port", "ledger", "ledger_flush_interval", "access_log", "threads"}
+_SERVER_KEYS = {"host", "port", "ledger", "access_log", "threads"}
 _NETWORK_KEYS = {"name", "backend", "genesis", "blocks", "path", "verify_seals", "block_time",
                  "hosts", "port"}
 _KEY_KEYS = {"key", "daily_credits", "credits_per_second", "label"}
@@ -295,8 +308,11 @@ def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
         ))
     ledger = server.get("ledger", DEFAULT_LEDGER)
     if not isinstance(ledger, str):
-        raise ConfigError("[server] ledger must be a path string or ':memory:'")
-    if ledger != ":memory:":
+        raise ConfigError("[server] ledger must be a path string, redis://HOST:PORT/DB "
+                          "or ':memory:'")
+    from .credits import is_redis_url
+
+    if ledger != ":memory:" and not is_redis_url(ledger):
         ledger = str(_path(ledger, base, "[server] ledger"))
     config = ServerConfig(
         host=str(server.get("host", DEFAULT_HOST)),
@@ -305,8 +321,6 @@ def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
         keys=tuple(keys),
         limits=limits,
         ledger=ledger,
-        ledger_flush_interval=_non_negative_float(
-            server.get("ledger_flush_interval", 1.0), "[server] ledger_flush_interval"),
         access_log=bool(server.get("access_log", True)),
         threads=server.get("threads", 4),
     )

@@ -1,4 +1,4 @@
-"""What each call costs, and the ledger of what each key has spent today.
+"""What each call costs, and admission of a request against a key's balance and rate.
 
 Costs follow the interface's table for its eleven methods and a hosted provider's (Infura's)
 for the rest of the read side (docs/server.md lists them all); every other method costs
@@ -6,23 +6,19 @@ for the rest of the read side (docs/server.md lists them all); every other metho
 web3_clientVersion, eth_subscribe, eth_unsubscribe, and unknown methods (which still take a
 parse and a lookup). A request that is not even a valid call costs nothing.
 
-The ledger is the authority on balances. Its check-and-debit happens under one lock, so
-concurrent requests can never spend more than the balance, and a refused request is not
-charged at all. Usage is kept in memory and written to SQLite (keyed by a digest of the key,
-never the key) either on every debit (``flush_interval=0``) or every ``flush_interval``
-seconds and at shutdown; a restart reads it back. The SQLite file is opened in exclusive
-locking mode: a second server on the same ledger fails at start instead of double-spending.
+The balance lives in a :class:`Ledger` that every worker of every server may share: a SQLite
+file for the processes of one machine (:mod:`.ledger_sqlite`) or a Redis server for a fleet
+(:mod:`.ledger_redis`). Either way the check and the debit are one atomic step on the
+ledger's side, so concurrent requests anywhere never spend more than the balance, and a
+refused request is not charged at all. Balances are per key per UTC day.
 """
 
 from __future__ import annotations
 
 import math
-import sqlite3
-import threading
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 CREDITS: dict[str, int] = {
     "eth_getLogs": 255,
@@ -69,7 +65,10 @@ CREDITS: dict[str, int] = {
 }
 DEFAULT_COST = 1
 
-ClockFn = Callable[[], float]
+DAILY_LIMIT_REACHED = "daily credit limit reached"
+RATE_LIMIT_EXCEEDED = "rate limit exceeded"
+LEDGER_UNAVAILABLE = "credit ledger unavailable"
+REDIS_SCHEMES = ("redis", "rediss")
 
 
 def cost_of(method: str) -> int:
@@ -91,8 +90,17 @@ def seconds_to_reset(now: float) -> int:
     return max(1, math.ceil(next_midnight(now) - now))
 
 
+def is_redis_url(spec: str) -> bool:
+    return spec.split("://", 1)[0].lower() in REDIS_SCHEMES and "://" in spec
+
+
 class LedgerError(RuntimeError):
-    """The ledger file cannot be opened (unreadable, or held by another server)."""
+    """The ledger cannot be opened or reached at start (a bad file, no Redis server)."""
+
+
+class LedgerUnavailable(LedgerError):
+    """The ledger failed while debiting (locked too long, Redis gone): the request is refused
+    rather than served unpaid."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,134 +111,53 @@ class Refusal:
     retry_after: int
 
 
-class CreditLedger:
-    """Daily usage per key id, persisted in SQLite."""
-
-    def __init__(self, path: str = ":memory:", *, flush_interval: float = 1.0,
-                 clock: ClockFn = time.time) -> None:
-        self.path = path
-        self.flush_interval = flush_interval
-        self._clock = clock
-        self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
-                                       timeout=0.5)
-            self._db.execute("PRAGMA locking_mode=EXCLUSIVE")
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            # A write takes the exclusive lock now and keeps it: a second server fails here.
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS usage ("
-                " key_id TEXT NOT NULL, day TEXT NOT NULL, used INTEGER NOT NULL,"
-                " PRIMARY KEY (key_id, day))")
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise LedgerError(f"cannot open the credit ledger {path}: {exc} "
-                              "(is another server using it?)") from None
-        start = clock()
-        self._day = utc_day(start)
-        self._day_ends = next_midnight(start)
-        self._used: dict[str, int] = dict(self._db.execute(
-            "SELECT key_id, used FROM usage WHERE day = ?", (self._day,)).fetchall())
-        self._dirty: set[str] = set()
-
-    def _roll(self, now: float) -> None:
-        """A new UTC day starts every balance afresh (checked against a precomputed instant,
-        so the common case costs one comparison)."""
-        if now < self._day_ends:
-            return
-        self._flush_locked()
-        self._day = utc_day(now)
-        self._day_ends = next_midnight(now)
-        self._used = {}
-
-    def used(self, key_id: str) -> int:
-        with self._lock:
-            self._roll(self._clock())
-            return self._used.get(key_id, 0)
-
-    def try_debit(self, key_id: str, limit: int, cost: int) -> Refusal | None:
-        """Charge ``cost`` if today's usage stays within ``limit``; otherwise charge nothing."""
-        now = self._clock()
-        with self._lock:
-            self._roll(now)
-            used = self._used.get(key_id, 0)
-            if used + cost > limit:
-                return Refusal("daily credit limit reached",
-                               max(1, math.ceil(self._day_ends - now)))
-            self._used[key_id] = used + cost
-            self._dirty.add(key_id)
-            if self.flush_interval <= 0:
-                self._flush_locked()
-        return None
-
-    def flush(self) -> None:
-        with self._lock:
-            self._flush_locked()
-
-    def _flush_locked(self) -> None:
-        if not self._dirty:
-            return
-        rows = [(key, self._day, self._used[key]) for key in self._dirty]
-        self._db.executemany(
-            "INSERT INTO usage (key_id, day, used) VALUES (?, ?, ?)"
-            " ON CONFLICT (key_id, day) DO UPDATE SET used = excluded.used", rows)
-        self._dirty.clear()
-
-    def close(self) -> None:
-        with self._lock:
-            self._flush_locked()
-            self._db.close()
-
-
-class RateLimiter:
-    """Credits per second per key, as a bucket that may go into debt.
-
-    A request is admitted while the key's bucket is not negative, then its whole cost is taken,
-    so a single call dearer than one second's allowance still passes (then the key waits).
-    Over any window the key spends at most ``rate`` per second plus one second's burst.
-    """
-
-    def __init__(self, clock: ClockFn = time.monotonic) -> None:
-        self._clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}
-        self._lock = threading.Lock()
-
-    def check(self, key_id: str, rate: float) -> Refusal | None:
-        with self._lock:
-            tokens = self._level(key_id, rate, self._clock())
-            if tokens < 0:
-                return Refusal("rate limit exceeded", max(1, math.ceil(-tokens / rate)))
-        return None
-
-    def take(self, key_id: str, rate: float, cost: int) -> None:
-        with self._lock:
-            now = self._clock()
-            self._buckets[key_id] = (self._level(key_id, rate, now) - cost, now)
-
-    def _level(self, key_id: str, rate: float, now: float) -> float:
-        tokens, at = self._buckets.get(key_id, (rate, now))
-        return min(rate, tokens + (now - at) * rate)
-
-
-class Billing:
-    """Admission of a request for a key: rate limit first, then the daily balance.
-
-    Nothing is taken unless both agree, so a refused request costs nothing.
-    """
-
-    def __init__(self, ledger: CreditLedger, rates: RateLimiter | None = None) -> None:
-        self.ledger = ledger
-        self.rates = rates if rates is not None else RateLimiter()
+class Ledger(Protocol):
+    """Daily usage and per-second buckets per key id, shared by whoever opens the same one."""
 
     def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
                ) -> Refusal | None:
-        if rate is not None:
-            refusal = self.rates.check(key_id, rate)
-            if refusal is not None:
-                return refusal
-        refusal = self.ledger.try_debit(key_id, daily_limit, cost)
-        if refusal is None and rate is not None:
-            self.rates.take(key_id, rate, cost)
-        return refusal
+        """Take ``cost`` if the key is not in rate debt and today's usage stays within
+        ``daily_limit``, atomically; otherwise take nothing and say why."""
+
+    def used(self, key_id: str) -> int:
+        """Credits the key has spent today (UTC)."""
+
+    def close(self) -> None: ...
+
+
+def rate_level(tokens: float, at: float, rate: float, now: float) -> float:
+    """A bucket of ``rate`` credits per second, last seen holding ``tokens`` at ``at``: what
+    it holds ``now``. It may be negative (a key in debt after one dear call)."""
+    return min(rate, tokens + max(0.0, now - at) * rate)
+
+
+def rate_refusal(level: float, rate: float) -> Refusal:
+    return Refusal(RATE_LIMIT_EXCEEDED, max(1, math.ceil(-level / rate)))
+
+
+def open_ledger(spec: str) -> Ledger:
+    """The ledger ``spec`` names: ``redis://HOST:PORT/DB`` (or ``rediss://``), else a SQLite
+    file path or ``:memory:``. Raises :class:`LedgerError` when it cannot be used."""
+    if is_redis_url(spec):
+        from .ledger_redis import RedisLedger
+
+        return RedisLedger(spec)
+    from .ledger_sqlite import SQLiteLedger
+
+    return SQLiteLedger(spec)
+
+
+class Billing:
+    """Admission of a request for a key: the rate limit and the daily balance, one atomic
+    charge on the ledger. A ledger that fails mid-request refuses the request (the service
+    does not give away work it cannot account for)."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
+               ) -> Refusal | None:
+        try:
+            return self.ledger.charge(key_id, daily_limit, rate, cost)
+        except LedgerUnavailable:
+            return Refusal(LEDGER_UNAVAILABLE, 1)

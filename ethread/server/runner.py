@@ -1,12 +1,13 @@
 """Putting a service together and running it under uvicorn.
 
-The order matters for failing early and cheaply: the credit ledger is opened first (a second
-server on the same ledger stops here, before any chain is imported), then the networks (an
-import shows its progress), then every listening socket is bound (port 0 becomes a real port,
-which tests and the benchmark use), and only then does uvicorn start. uvicorn runs with uvloop
+The order matters for failing early and cheaply: the credit ledger is opened first (a file
+that cannot be used or a Redis server that does not answer stops here, before any chain is
+imported), then the networks (an import shows its progress), then every listening socket is
+bound (port 0 becomes a real port, which tests and the benchmark use), and only then does
+uvicorn start. uvicorn runs with uvloop
 and httptools for speed, the ``websockets`` library for WebSocket, its own access log off (it
 would print keys), and a graceful shutdown on SIGINT/SIGTERM: in-flight requests finish, open
-WebSockets are closed, the ledger is written.
+WebSockets are closed, the ledger is closed.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from .access_log import install_key_masking
 from .app import RpcApp
 from .auth import KeyRing
 from .config import DEMO_KEY, ServerConfig, validate
-from .credits import Billing, CreditLedger
+from .credits import Billing, open_ledger
 from .execution import Execution
 from .networks import Network, NetworkRouter, open_networks
 from .service import Service
@@ -115,7 +116,7 @@ def prepare(config: ServerConfig, networks: list[Network] | None = None, *,
     """
     config = validate(config.with_default_key())
     install_key_masking()
-    ledger = CreditLedger(config.ledger, flush_interval=config.ledger_flush_interval)
+    ledger = open_ledger(config.ledger)
     sockets: list[socket.socket] = []
     try:
         if networks is None:
@@ -146,7 +147,7 @@ def prepare(config: ServerConfig, networks: list[Network] | None = None, *,
         limits=config.limits,
         access_log=config.access_log,
     )
-    app = RpcApp(service, config.ledger_flush_interval)
+    app = RpcApp(service)
     return PreparedServer(config, app, service, sockets, main_port, networks)
 
 

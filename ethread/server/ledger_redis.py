@@ -1,0 +1,157 @@
+"""The credit ledger in Redis, shared by every worker of every server of a fleet.
+
+A charge is one round trip: a Lua script that Redis runs atomically (no other command runs
+while it does), which reads the key's rate bucket and today's usage, and either refuses or
+takes the cost from both. The clock is Redis's own (``TIME``), so every server agrees on the
+day and on the buckets whatever its own clock says. Usage of a day is the integer at
+``ethread:usage:<day number>:<key id>``, set to expire at the end of that UTC day; a bucket is
+the hash ``ethread:rate:<key id>``, set to expire once it would be full again.
+
+A debit is in Redis before the request runs, so killing a worker or a whole server, even with
+SIGKILL, loses nothing. What Redis itself keeps across its own restart is its persistence
+setting (``appendonly yes`` with ``appendfsync everysec``: at most about a second).
+
+This needs a single Redis server (or a primary with replicas), not Redis Cluster: the script
+names its keys from the server's clock. The call is synchronous, made on the worker's event
+loop: on loopback it takes tens of microseconds (see docs/scaling.md); a Redis that does not
+answer within :data:`SOCKET_TIMEOUT` refuses the request instead of holding the loop longer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from .credits import (
+    DAILY_LIMIT_REACHED,
+    LedgerError,
+    LedgerUnavailable,
+    Refusal,
+    rate_refusal,
+)
+
+SOCKET_TIMEOUT = 0.5
+KEY_PREFIX = "ethread:"
+
+# ARGV: prefix, key id, daily limit, cost, rate (0: none).
+# Returns {0, used after} when charged, {1, seconds to midnight UTC} over the daily limit,
+# {2, level as a string} when the key is in rate debt.
+CHARGE = """
+local prefix, key_id = ARGV[1], ARGV[2]
+local limit, cost, rate = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local t = redis.call('TIME')
+local seconds = tonumber(t[1])
+local now = seconds + tonumber(t[2]) / 1000000
+local day = math.floor(seconds / 86400)
+local day_ends = (day + 1) * 86400
+local rate_key = prefix .. 'rate:' .. key_id
+local level = 0
+if rate > 0 then
+  local bucket = redis.call('HMGET', rate_key, 'tokens', 'at')
+  local tokens, at = tonumber(bucket[1]), tonumber(bucket[2])
+  if tokens == nil or at == nil then
+    level = rate
+  else
+    level = math.min(rate, tokens + math.max(0, now - at) * rate)
+  end
+  if level < 0 then
+    return {2, string.format('%.17g', level)}
+  end
+end
+local usage_key = prefix .. 'usage:' .. day .. ':' .. key_id
+local used = tonumber(redis.call('GET', usage_key) or '0')
+if used + cost > limit then
+  return {1, day_ends - seconds}
+end
+used = redis.call('INCRBY', usage_key, cost)
+redis.call('EXPIREAT', usage_key, day_ends)
+if rate > 0 then
+  local left = level - cost
+  redis.call('HSET', rate_key, 'tokens', string.format('%.17g', left),
+             'at', string.format('%.17g', now))
+  redis.call('EXPIRE', rate_key, math.ceil((rate - left) / rate) + 1)
+end
+return {0, used}
+"""
+
+USED = """
+local t = redis.call('TIME')
+local day = math.floor(tonumber(t[1]) / 86400)
+return tonumber(redis.call('GET', ARGV[1] .. 'usage:' .. day .. ':' .. ARGV[2]) or '0')
+"""
+
+
+def check_redis_url(url: str) -> str | None:
+    """What is wrong with a ``redis://HOST:PORT/DB`` address, or None when it is usable."""
+    parts = urlsplit(url)
+    if not parts.hostname:
+        return "a Redis ledger needs a host: redis://HOST:PORT/DB"
+    try:
+        _ = parts.port
+    except ValueError:
+        return "the port of the Redis ledger is not a port number"
+    database = parts.path.strip("/")
+    if database and not database.isdigit():
+        return "the database of a Redis ledger is a number: redis://HOST:PORT/DB"
+    return None
+
+
+class RedisLedger:
+    """Daily usage and rate buckets per key id in one Redis database."""
+
+    def __init__(self, url: str, *, prefix: str = KEY_PREFIX) -> None:
+        problem = check_redis_url(url)
+        if problem is not None:
+            raise LedgerError(problem)
+        try:
+            import redis
+        except ImportError:
+            raise LedgerError("a Redis ledger needs the redis package: "
+                              "pip install 'ethread[redis]'") from None
+        self.url = url
+        self.prefix = prefix
+        self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        self._client: Any = redis.Redis.from_url(
+            url, socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=SOCKET_TIMEOUT,
+            health_check_interval=30)
+        self._charge = self._client.register_script(CHARGE)
+        self._used = self._client.register_script(USED)
+        try:
+            self._client.ping()
+        except self._errors as exc:
+            self._client.close()
+            raise LedgerError(f"cannot reach the Redis ledger at {_shown(url)}: {exc}") from None
+
+    def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
+               ) -> Refusal | None:
+        try:
+            outcome, value = self._charge(args=[self.prefix, key_id, daily_limit, cost,
+                                                repr(float(rate)) if rate else "0"])
+        except self._errors as exc:
+            raise LedgerUnavailable(f"the Redis ledger failed: {exc}") from None
+        if outcome == 0:
+            return None
+        if outcome == 1:
+            return Refusal(DAILY_LIMIT_REACHED, max(1, int(value)))
+        assert rate is not None
+        return rate_refusal(float(value), rate)
+
+    def used(self, key_id: str) -> int:
+        try:
+            return int(self._used(args=[self.prefix, key_id]))
+        except self._errors as exc:
+            raise LedgerUnavailable(f"the Redis ledger failed: {exc}") from None
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _shown(url: str) -> str:
+    """The address without a password."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username or ''}:***@{parts.hostname}"
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return parts._replace(netloc=netloc).geturl()

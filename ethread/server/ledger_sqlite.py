@@ -1,0 +1,133 @@
+"""The credit ledger in a SQLite file, shared by every process of one machine.
+
+Each debit is its own short transaction, so any number of processes (the workers of one
+server, or several servers on one host) can charge the same file: SQLite serialises writers,
+and a writer that finds the file busy waits up to ``busy_timeout`` seconds. Without a rate
+limit the check and the debit are one statement, an upsert that only adds the cost while the
+sum stays within the limit, so there is nothing between the check and the write for another
+process to slip into. With a rate limit the bucket and the usage are read and written in one
+``BEGIN IMMEDIATE`` transaction, which takes the write lock before reading.
+
+The file is in WAL mode with ``synchronous=NORMAL``: a commit is in the operating system's
+hands when the answer leaves, so killing a process, even with SIGKILL, loses no debit; an
+operating-system crash or power cut can lose the commits since the last WAL checkpoint
+(SQLite's trade for not calling fsync on every commit). Keys are stored as digests (the
+caller's ``key_id``), never as themselves. Rows of past days are deleted when a process first
+charges on a new day.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+
+from .credits import (
+    DAILY_LIMIT_REACHED,
+    LedgerError,
+    LedgerUnavailable,
+    Refusal,
+    next_midnight,
+    rate_level,
+    rate_refusal,
+    seconds_to_reset,
+    utc_day,
+)
+
+BUSY_TIMEOUT = 5.0
+"""Seconds a debit waits for another process's transaction before the request is refused."""
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS usage ("
+    " key_id TEXT NOT NULL, day TEXT NOT NULL, used INTEGER NOT NULL,"
+    " PRIMARY KEY (key_id, day))",
+    "CREATE TABLE IF NOT EXISTS rate ("
+    " key_id TEXT PRIMARY KEY, tokens REAL NOT NULL, at REAL NOT NULL)",
+)
+
+# ?1 key id, ?2 day, ?3 cost, ?4 daily limit. A row is written (changes() == 1) exactly when
+# the cost fits; the WHERE on the SELECT is also what SQLite needs to parse the upsert.
+DEBIT = (
+    "INSERT INTO usage (key_id, day, used) SELECT ?1, ?2, ?3 WHERE ?3 <= ?4"
+    " ON CONFLICT (key_id, day) DO UPDATE SET used = used + excluded.used"
+    " WHERE used + excluded.used <= ?4")
+
+
+class SQLiteLedger:
+    """Daily usage and rate buckets per key id in one SQLite file (or ``:memory:``)."""
+
+    def __init__(self, path: str = ":memory:", *, clock: Callable[[], float] = time.time,
+                 busy_timeout: float = BUSY_TIMEOUT) -> None:
+        self.path = path
+        self._clock = clock
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
+                                       timeout=busy_timeout)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            for statement in SCHEMA:
+                self._db.execute(statement)
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot open the credit ledger {path}: {exc}") from None
+        self._day = ""
+        self._day_ends = 0.0
+
+    def _today(self, now: float) -> str:
+        """Today's name, checked against a precomputed instant (one comparison per debit);
+        on a new day, the rows of earlier days go."""
+        if now >= self._day_ends:
+            self._day = utc_day(now)
+            self._day_ends = next_midnight(now)
+            self._db.execute("DELETE FROM usage WHERE day < ?", (self._day,))
+        return self._day
+
+    def used(self, key_id: str) -> int:
+        with self._lock:
+            day = self._today(self._clock())
+            row = self._db.execute("SELECT used FROM usage WHERE key_id = ? AND day = ?",
+                                   (key_id, day)).fetchone()
+        return int(row[0]) if row else 0
+
+    def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
+               ) -> Refusal | None:
+        now = self._clock()
+        try:
+            with self._lock:
+                day = self._today(now)
+                if rate is None:
+                    if self._db.execute(DEBIT, (key_id, day, cost, daily_limit)).rowcount == 1:
+                        return None
+                    return Refusal(DAILY_LIMIT_REACHED, seconds_to_reset(now))
+                return self._charge_with_rate(key_id, day, daily_limit, rate, cost, now)
+        except sqlite3.Error as exc:
+            raise LedgerUnavailable(f"the credit ledger {self.path} failed: {exc}") from None
+
+    def _charge_with_rate(self, key_id: str, day: str, daily_limit: int, rate: float,
+                          cost: int, now: float) -> Refusal | None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            row = db.execute("SELECT tokens, at FROM rate WHERE key_id = ?",
+                             (key_id,)).fetchone()
+            level = rate if row is None else rate_level(row[0], row[1], rate, now)
+            if level < 0:
+                db.execute("ROLLBACK")
+                return rate_refusal(level, rate)
+            if db.execute(DEBIT, (key_id, day, cost, daily_limit)).rowcount != 1:
+                db.execute("ROLLBACK")
+                return Refusal(DAILY_LIMIT_REACHED, seconds_to_reset(now))
+            db.execute("INSERT INTO rate (key_id, tokens, at) VALUES (?, ?, ?)"
+                       " ON CONFLICT (key_id) DO UPDATE SET tokens = excluded.tokens,"
+                       " at = excluded.at", (key_id, level - cost, now))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        return None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

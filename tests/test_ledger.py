@@ -1,0 +1,262 @@
+"""The credit ledger shared by processes and machines: SQLite for one machine, Redis for many.
+
+Every test uses the real engine: SQLite files charged from several processes at once, and a
+real ``redis-server`` (``tests/redis_server.py``). Concurrency is across processes, not just
+threads, since that is what workers and servers are.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from ethread.server.credits import (
+    DAILY_LIMIT_REACHED,
+    LEDGER_UNAVAILABLE,
+    RATE_LIMIT_EXCEEDED,
+    Billing,
+    LedgerError,
+    open_ledger,
+    seconds_to_reset,
+)
+from ethread.server.ledger_redis import RedisLedger
+from ethread.server.ledger_sqlite import SQLiteLedger
+
+from .redis_server import RedisServer
+
+KEY_ID = "k" * 64
+BLOCK_COST = 80  # eth_getBlockByNumber
+
+
+def _charge_in_processes(spec: str, processes: int, attempts: int, limit: int) -> list[int]:
+    """``processes`` Python processes each try ``attempts`` charges of 80 on ``spec`` at once;
+    the number each got through."""
+    script = textwrap.dedent(f"""
+        import sys, time
+        from ethread.server.credits import open_ledger
+        ledger = open_ledger({spec!r})
+        while time.time() < float(sys.argv[1]):
+            pass
+        print(sum(ledger.charge({KEY_ID!r}, {limit}, None, {BLOCK_COST}) is None
+                  for _ in range({attempts})))
+        ledger.close()
+    """)
+    start_at = str(time.time() + 1.5)  # every process starts charging at the same instant
+    children = [subprocess.Popen([sys.executable, "-c", script, start_at],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for _ in range(processes)]
+    counts = []
+    for child in children:
+        out, err = child.communicate(timeout=120)
+        assert child.returncode == 0, err
+        counts.append(int(out))
+    return counts
+
+
+# -- SQLite ------------------------------------------------------------------------------------
+
+
+def test_sqlite_many_processes_spend_the_balance_exactly_once(tmp_path: Path) -> None:
+    path = str(tmp_path / "credits.sqlite3")
+    counts = _charge_in_processes(path, processes=4, attempts=60, limit=8_000)
+    assert sum(counts) == 100, counts
+    assert sum(1 for c in counts if c) > 1, f"the processes did not overlap: {counts}"
+    ledger = SQLiteLedger(path)
+    try:
+        assert ledger.used(KEY_ID) == 8_000
+    finally:
+        ledger.close()
+
+
+def test_sqlite_refused_charges_cost_nothing(tmp_path: Path) -> None:
+    ledger = SQLiteLedger(str(tmp_path / "l.sqlite3"))
+    try:
+        assert ledger.charge(KEY_ID, 200, None, 80) is None
+        assert ledger.charge(KEY_ID, 200, None, 80) is None
+        refusal = ledger.charge(KEY_ID, 200, None, 80)
+        assert refusal is not None and refusal.reason == DAILY_LIMIT_REACHED
+        assert abs(refusal.retry_after - seconds_to_reset(time.time())) <= 2
+        assert ledger.used(KEY_ID) == 160
+        assert ledger.charge(KEY_ID, 200, None, 1) is None
+        assert ledger.charge(KEY_ID, 200, None, 1_000) is not None, "dearer than the limit"
+        assert ledger.used(KEY_ID) == 161
+    finally:
+        ledger.close()
+
+
+def test_sqlite_rate_bucket_is_shared_by_every_process_on_the_file(tmp_path: Path) -> None:
+    now = [1_800_000_000.0]
+    path = str(tmp_path / "l.sqlite3")
+    first = SQLiteLedger(path, clock=lambda: now[0])
+    second = SQLiteLedger(path, clock=lambda: now[0])  # another connection: another process
+    try:
+        assert first.charge(KEY_ID, 10_000, 100.0, 80) is None   # bucket 100 -> 20
+        assert second.charge(KEY_ID, 10_000, 100.0, 80) is None  # 20 >= 0: admitted -> -60
+        refusal = first.charge(KEY_ID, 10_000, 100.0, 1)
+        assert refusal is not None and refusal.reason == RATE_LIMIT_EXCEEDED
+        assert refusal.retry_after == 1
+        assert second.used(KEY_ID) == 160, "the rate refusal charged nothing"
+        now[0] += 0.7  # -60 + 70 = 10
+        assert second.charge(KEY_ID, 10_000, 100.0, 1) is None
+        over = first.charge(KEY_ID, 161, 100.0, 1)
+        assert over is not None and over.reason == DAILY_LIMIT_REACHED
+        assert first.charge(KEY_ID, 10_000, 100.0, 1) is None, "the daily refusal took no tokens"
+    finally:
+        first.close()
+        second.close()
+
+
+def test_sqlite_usage_is_per_utc_day_and_old_days_are_dropped(tmp_path: Path) -> None:
+    evening = datetime(2026, 11, 23, 23, 59, 59, tzinfo=UTC).timestamp()
+    now = [evening]
+    path = str(tmp_path / "l.sqlite3")
+    ledger = SQLiteLedger(path, clock=lambda: now[0])
+    try:
+        assert ledger.charge(KEY_ID, 100, None, 80) is None
+        refusal = ledger.charge(KEY_ID, 100, None, 80)
+        assert refusal is not None and refusal.retry_after == 1
+        now[0] += 1.5  # 00:00:00.5 the next day
+        assert ledger.used(KEY_ID) == 0
+        assert ledger.charge(KEY_ID, 100, None, 80) is None
+    finally:
+        ledger.close()
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT day, used FROM usage").fetchall() == [("2026-11-24", 80)]
+
+
+def test_sqlite_a_sigkilled_process_loses_no_debit(tmp_path: Path) -> None:
+    """What a SIGKILL can lose, measured: the process charges, then kills itself at once,
+    without closing anything; every debit it made is in the file."""
+    path = str(tmp_path / "l.sqlite3")
+    script = textwrap.dedent(f"""
+        import os, signal
+        from ethread.server.credits import open_ledger
+        ledger = open_ledger({path!r})
+        for _ in range(250):
+            assert ledger.charge({KEY_ID!r}, 10**9, None, 3) is None
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    child = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
+    assert child.returncode == -9, child.stderr
+    ledger = SQLiteLedger(path)
+    try:
+        assert ledger.used(KEY_ID) == 750
+    finally:
+        ledger.close()
+
+
+def test_sqlite_ledger_that_cannot_be_opened_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "not-a-db").write_bytes(b"this is not a SQLite file" * 100)
+    with pytest.raises(LedgerError, match="cannot open the credit ledger"):
+        open_ledger(str(tmp_path / "not-a-db"))
+    with pytest.raises(LedgerError, match="cannot open the credit ledger"):
+        open_ledger(str(tmp_path / "missing-dir" / "l.sqlite3"))
+
+
+# -- Redis -------------------------------------------------------------------------------------
+
+
+def test_redis_many_processes_spend_the_balance_exactly_once(redis_url: str) -> None:
+    counts = _charge_in_processes(redis_url, processes=4, attempts=60, limit=8_000)
+    assert sum(counts) == 100, counts
+    assert sum(1 for c in counts if c) > 1, f"the processes did not overlap: {counts}"
+    ledger = RedisLedger(redis_url)
+    try:
+        assert ledger.used(KEY_ID) == 8_000
+    finally:
+        ledger.close()
+
+
+def test_redis_refused_charges_cost_nothing_and_usage_expires_at_midnight_utc(
+        redis_url: str) -> None:
+    import redis
+
+    ledger = open_ledger(redis_url)
+    try:
+        assert ledger.charge(KEY_ID, 200, None, 80) is None
+        assert ledger.charge(KEY_ID, 200, None, 80) is None
+        refusal = ledger.charge(KEY_ID, 200, None, 80)
+        assert refusal is not None and refusal.reason == DAILY_LIMIT_REACHED
+        assert abs(refusal.retry_after - seconds_to_reset(time.time())) <= 2
+        assert ledger.used(KEY_ID) == 160
+        assert ledger.charge(KEY_ID, 200, None, 1) is None
+        assert ledger.used(KEY_ID) == 161
+    finally:
+        ledger.close()
+    client = redis.Redis.from_url(redis_url)
+    try:
+        day = int(time.time()) // 86400
+        usage_key = f"ethread:usage:{day}:{KEY_ID}"
+        assert client.get(usage_key) == b"161"
+        assert abs(client.ttl(usage_key) - seconds_to_reset(time.time())) <= 2
+        assert client.keys("ethread:*") == [usage_key.encode()], "no bucket without a rate"
+    finally:
+        client.close()
+
+
+def test_redis_rate_limit_is_shared_by_every_server(redis_url: str) -> None:
+    import redis
+
+    first, second = RedisLedger(redis_url), RedisLedger(redis_url)
+    try:
+        assert first.charge(KEY_ID, 10_000, 100.0, 80) is None   # 100 -> 20
+        assert second.charge(KEY_ID, 10_000, 100.0, 80) is None  # 20: admitted -> -60
+        refusal = first.charge(KEY_ID, 10_000, 100.0, 1)
+        assert refusal is not None and refusal.reason == RATE_LIMIT_EXCEEDED
+        assert refusal.retry_after == 1
+        assert second.used(KEY_ID) == 160
+        time.sleep(0.7)
+        assert second.charge(KEY_ID, 10_000, 100.0, 1) is None
+        client = redis.Redis.from_url(redis_url)
+        try:
+            ttl = client.ttl(f"ethread:rate:{KEY_ID}")
+            assert 1 <= ttl <= 3, "a bucket is forgotten once it would be full again"
+        finally:
+            client.close()
+    finally:
+        first.close()
+        second.close()
+
+
+def test_redis_that_is_gone_refuses_requests_instead_of_serving_them_unpaid() -> None:
+    server = RedisServer().start()
+    try:
+        billing = Billing(open_ledger(server.url))
+        assert billing.charge(KEY_ID, 1_000, None, 80) is None
+        server.stop()
+        refusal = billing.charge(KEY_ID, 1_000, None, 80)
+        assert refusal is not None and refusal.reason == LEDGER_UNAVAILABLE
+        billing.ledger.close()
+        with pytest.raises(LedgerError, match="cannot reach the Redis ledger"):
+            open_ledger(server.url)
+    finally:
+        server.close()
+
+
+def test_a_refused_answer_for_an_unreachable_ledger_is_503() -> None:
+    from ethread.server import refusals
+
+    refused = refusals.over_credits(LEDGER_UNAVAILABLE, 1)
+    assert refused.status == 503 and (b"retry-after", b"1") in refused.headers
+    assert b"credit ledger unavailable" in refused.body()
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("redis://:6379/0", "needs a host"),
+    ("redis://localhost:port/0", "not a port"),
+    ("redis://localhost:6379/zero", "database"),
+])
+def test_bad_redis_addresses_are_config_errors(url: str, message: str) -> None:
+    from ethread.server import ConfigError, ServerConfig
+    from ethread.server.config import validate
+
+    with pytest.raises(ConfigError, match=message):
+        validate(ServerConfig(ledger=url))
