@@ -16,13 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from ethread.server.credits import (
+from ethread.server.credits import Billing, open_ledger
+from ethread.server.ledger import (
     DAILY_LIMIT_REACHED,
     LEDGER_UNAVAILABLE,
     RATE_LIMIT_EXCEEDED,
-    Billing,
     LedgerError,
-    open_ledger,
     seconds_to_reset,
 )
 from ethread.server.ledger_redis import RedisLedger

@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         from ..server import runner
         from ..server.config import ConfigError
-        from ..server.credits import LedgerError
+        from ..server.ledger import LedgerError
     except ImportError as exc:
         print(f"ethread serve: the server extra is not installed ({exc.name} is missing): "
               "pip install 'ethread[server]'", file=sys.stderr)

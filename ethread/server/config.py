@@ -165,8 +165,7 @@ def validate(config: ServerConfig) -> ServerConfig:
 
 
 def _check_ledger(ledger: str) -> None:
-    from .credits import is_redis_url
-    from .ledger_redis import check_redis_url
+    from .ledger import check_redis_url, is_redis_url
 
     if not isinstance(ledger, str) or not ledger:
         raise ConfigError("ledger must be a SQLite file, redis://HOST:PORT/DB or :memory:")
@@ -310,7 +309,7 @@ def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
     if not isinstance(ledger, str):
         raise ConfigError("[server] ledger must be a path string, redis://HOST:PORT/DB "
                           "or ':memory:'")
-    from .credits import is_redis_url
+    from .ledger import is_redis_url
 
     if ledger != ":memory:" and not is_redis_url(ledger):
         ledger = str(_path(ledger, base, "[server] ledger"))

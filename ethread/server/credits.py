@@ -15,10 +15,7 @@ refused request is not charged at all. Balances are per key per UTC day.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from .ledger import LEDGER_UNAVAILABLE, Ledger, LedgerUnavailable, Refusal, is_redis_url
 
 CREDITS: dict[str, int] = {
     "eth_getLogs": 255,
@@ -65,79 +62,14 @@ CREDITS: dict[str, int] = {
 }
 DEFAULT_COST = 1
 
-DAILY_LIMIT_REACHED = "daily credit limit reached"
-RATE_LIMIT_EXCEEDED = "rate limit exceeded"
-LEDGER_UNAVAILABLE = "credit ledger unavailable"
-REDIS_SCHEMES = ("redis", "rediss")
-
 
 def cost_of(method: str) -> int:
     return CREDITS.get(method, DEFAULT_COST)
 
 
-def utc_day(now: float) -> str:
-    return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")
-
-
-def next_midnight(now: float) -> float:
-    """The Unix time of the next 00:00 UTC, when every balance is full again."""
-    moment = datetime.fromtimestamp(now, UTC)
-    midnight = (moment + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    return midnight.timestamp()
-
-
-def seconds_to_reset(now: float) -> int:
-    return max(1, math.ceil(next_midnight(now) - now))
-
-
-def is_redis_url(spec: str) -> bool:
-    return spec.split("://", 1)[0].lower() in REDIS_SCHEMES and "://" in spec
-
-
-class LedgerError(RuntimeError):
-    """The ledger cannot be opened or reached at start (a bad file, no Redis server)."""
-
-
-class LedgerUnavailable(LedgerError):
-    """The ledger failed while debiting (locked too long, Redis gone): the request is refused
-    rather than served unpaid."""
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """Why a request was not admitted, and when trying again can succeed."""
-
-    reason: str
-    retry_after: int
-
-
-class Ledger(Protocol):
-    """Daily usage and per-second buckets per key id, shared by whoever opens the same one."""
-
-    def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
-               ) -> Refusal | None:
-        """Take ``cost`` if the key is not in rate debt and today's usage stays within
-        ``daily_limit``, atomically; otherwise take nothing and say why."""
-
-    def used(self, key_id: str) -> int:
-        """Credits the key has spent today (UTC)."""
-
-    def close(self) -> None: ...
-
-
-def rate_level(tokens: float, at: float, rate: float, now: float) -> float:
-    """A bucket of ``rate`` credits per second, last seen holding ``tokens`` at ``at``: what
-    it holds ``now``. It may be negative (a key in debt after one dear call)."""
-    return min(rate, tokens + max(0.0, now - at) * rate)
-
-
-def rate_refusal(level: float, rate: float) -> Refusal:
-    return Refusal(RATE_LIMIT_EXCEEDED, max(1, math.ceil(-level / rate)))
-
-
 def open_ledger(spec: str) -> Ledger:
     """The ledger ``spec`` names: ``redis://HOST:PORT/DB`` (or ``rediss://``), else a SQLite
-    file path or ``:memory:``. Raises :class:`LedgerError` when it cannot be used."""
+    file path or ``:memory:``. Raises :class:`~.ledger.LedgerError` when it cannot be used."""
     if is_redis_url(spec):
         from .ledger_redis import RedisLedger
 

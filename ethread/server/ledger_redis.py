@@ -22,11 +22,12 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from .credits import (
+from .ledger import (
     DAILY_LIMIT_REACHED,
     LedgerError,
     LedgerUnavailable,
     Refusal,
+    check_redis_url,
     rate_refusal,
 )
 
@@ -79,21 +80,6 @@ local t = redis.call('TIME')
 local day = math.floor(tonumber(t[1]) / 86400)
 return tonumber(redis.call('GET', ARGV[1] .. 'usage:' .. day .. ':' .. ARGV[2]) or '0')
 """
-
-
-def check_redis_url(url: str) -> str | None:
-    """What is wrong with a ``redis://HOST:PORT/DB`` address, or None when it is usable."""
-    parts = urlsplit(url)
-    if not parts.hostname:
-        return "a Redis ledger needs a host: redis://HOST:PORT/DB"
-    try:
-        _ = parts.port
-    except ValueError:
-        return "the port of the Redis ledger is not a port number"
-    database = parts.path.strip("/")
-    if database and not database.isdigit():
-        return "the database of a Redis ledger is a number: redis://HOST:PORT/DB"
-    return None
 
 
 class RedisLedger:

@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from .credits import (
+from .ledger import (
     DAILY_LIMIT_REACHED,
     LedgerError,
     LedgerUnavailable,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..codec.pipeline import Refused
 from ..errors import EthreadError, InvalidRequest, LimitExceeded, MethodNotFound
+from .ledger import DAILY_LIMIT_REACHED, LEDGER_UNAVAILABLE
 
 UNAUTHORIZED_CODE = -32001
 
@@ -44,10 +45,10 @@ def unsupported_media_type() -> Refused:
 def over_credits(reason: str, retry_after: int) -> Refused:
     """Out of daily credits or over the rate: -32005, with Retry-After in seconds. A ledger
     that cannot be reached is the service's fault, not the key's: 503 with the same shape."""
-    if reason == "credit ledger unavailable":
+    if reason == LEDGER_UNAVAILABLE:
         return Refused(503, LimitExceeded(f"{reason}: retry after {retry_after} s"),
                        ((b"retry-after", str(retry_after).encode()),))
-    if reason == "daily credit limit reached":
+    if reason == DAILY_LIMIT_REACHED:
         message = "daily credit limit reached: the balance resets at 00:00 UTC"
     else:
         message = f"{reason}: retry after {retry_after} s"

@@ -1,0 +1,94 @@
+"""What a credit ledger is: the protocol both engines implement, their errors, and the
+arithmetic of days and rate buckets they share.
+
+The engines are :mod:`.ledger_sqlite` (the processes of one machine) and :mod:`.ledger_redis`
+(a fleet); :func:`ethread.server.credits.open_ledger` picks one from the ``ledger`` setting.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+from urllib.parse import urlsplit
+
+DAILY_LIMIT_REACHED = "daily credit limit reached"
+RATE_LIMIT_EXCEEDED = "rate limit exceeded"
+LEDGER_UNAVAILABLE = "credit ledger unavailable"
+REDIS_SCHEMES = ("redis", "rediss")
+
+
+def utc_day(now: float) -> str:
+    return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")
+
+
+def next_midnight(now: float) -> float:
+    """The Unix time of the next 00:00 UTC, when every balance is full again."""
+    moment = datetime.fromtimestamp(now, UTC)
+    midnight = (moment + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return midnight.timestamp()
+
+
+def seconds_to_reset(now: float) -> int:
+    return max(1, math.ceil(next_midnight(now) - now))
+
+
+def is_redis_url(spec: str) -> bool:
+    return spec.split("://", 1)[0].lower() in REDIS_SCHEMES and "://" in spec
+
+
+class LedgerError(RuntimeError):
+    """The ledger cannot be opened or reached at start (a bad file, no Redis server)."""
+
+
+class LedgerUnavailable(LedgerError):
+    """The ledger failed while debiting (locked too long, Redis gone): the request is refused
+    rather than served unpaid."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a request was not admitted, and when trying again can succeed."""
+
+    reason: str
+    retry_after: int
+
+
+class Ledger(Protocol):
+    """Daily usage and per-second buckets per key id, shared by whoever opens the same one."""
+
+    def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
+               ) -> Refusal | None:
+        """Take ``cost`` if the key is not in rate debt and today's usage stays within
+        ``daily_limit``, atomically; otherwise take nothing and say why."""
+
+    def used(self, key_id: str) -> int:
+        """Credits the key has spent today (UTC)."""
+
+    def close(self) -> None: ...
+
+
+def rate_level(tokens: float, at: float, rate: float, now: float) -> float:
+    """A bucket of ``rate`` credits per second, last seen holding ``tokens`` at ``at``: what
+    it holds ``now``. It may be negative (a key in debt after one dear call)."""
+    return min(rate, tokens + max(0.0, now - at) * rate)
+
+
+def rate_refusal(level: float, rate: float) -> Refusal:
+    return Refusal(RATE_LIMIT_EXCEEDED, max(1, math.ceil(-level / rate)))
+
+
+def check_redis_url(url: str) -> str | None:
+    """What is wrong with a ``redis://HOST:PORT/DB`` address, or None when it is usable."""
+    parts = urlsplit(url)
+    if not parts.hostname:
+        return "a Redis ledger needs a host: redis://HOST:PORT/DB"
+    try:
+        _ = parts.port
+    except ValueError:
+        return "the port of the Redis ledger is not a port number"
+    database = parts.path.strip("/")
+    if database and not database.isdigit():
+        return "the database of a Redis ledger is a number: redis://HOST:PORT/DB"
+    return None
