@@ -16,6 +16,7 @@ from .encoding import (
 )
 from .forks import BLOB_GAS_PER_BLOB, ChainConfig
 from .models import (
+    AccessListTransaction,
     Address,
     BlobTransaction,
     Block,
@@ -30,11 +31,11 @@ from .models import (
 
 def effective_gas_price(tx: Transaction, base_fee: int | None) -> int:
     """What the sender paid per gas: the gas price, or base fee plus the capped tip."""
-    if isinstance(tx, LegacyTransaction) or not hasattr(tx, "max_fee_per_gas"):
-        return tx.gas_price  # type: ignore[union-attr]
+    if isinstance(tx, LegacyTransaction | AccessListTransaction):
+        return tx.gas_price
     if base_fee is None:
-        return tx.max_fee_per_gas  # type: ignore[union-attr]
-    return min(tx.max_fee_per_gas, base_fee + tx.max_priority_fee_per_gas)  # type: ignore[union-attr]
+        return tx.max_fee_per_gas
+    return min(tx.max_fee_per_gas, base_fee + tx.max_priority_fee_per_gas)
 
 
 def decode_block(raw: bytes, items: list[Any], senders: Sequence[Address]) -> Block:

@@ -16,10 +16,10 @@ from typing import Any, NamedTuple
 import rlp
 from eth_keys.datatypes import Signature
 from eth_keys.exceptions import BadSignature
-from eth_utils import keccak
+from rlp.codec import length_prefix
 
 from .assemble import build_receipts, decode_block
-from .encoding import DecodeError, encode_receipt, header_fields, transaction_item
+from .encoding import DecodeError, encode_receipt, header_fields, signing_hash_of_item, transaction_item
 from .forks import ChainConfig
 from .models import Address, Block, Receipt
 
@@ -29,9 +29,7 @@ from .models import Address, Block, Receipt
 
 def rlp_list_length(payload_length: int) -> int:
     """Bytes of an RLP list whose payload is ``payload_length`` bytes (prefix included)."""
-    if payload_length < 56:
-        return 1 + payload_length
-    return 1 + (payload_length.bit_length() + 7) // 8 + payload_length
+    return len(length_prefix(payload_length, 0xC0)) + payload_length
 
 
 def list_payload(encoded: bytes) -> bytes:
@@ -48,10 +46,7 @@ def encode_list_of_encoded(items: Sequence[bytes]) -> bytes:
     """An RLP list from items that are already RLP encoded (joins without re-encoding)."""
     payload = b"".join(items)
     length = len(payload)
-    if length < 56:
-        return bytes([0xC0 + length]) + payload
-    size = length.to_bytes((length.bit_length() + 7) // 8, "big")
-    return bytes([0xF7 + len(size)]) + size + payload
+    return bytes(length_prefix(length, 0xC0)) + payload
 
 
 def block_from_parts(header_rlp: bytes, body_rlp: bytes, senders: Sequence[Address]) -> Block:
@@ -86,29 +81,18 @@ def body_rlp(block: Block) -> bytes:
 # Senders
 
 
-def _signing_hash(item: Any) -> tuple[bytes, int, int, int]:
+def _signature(item: Any) -> tuple[bytes, int, int, int]:
     """(hash signed, y parity, r, s) of a transaction as a block body holds it."""
     if isinstance(item, list):
         v = int.from_bytes(item[6], "big")
-        if v >= 35:
-            chain_id = (v - 35) // 2
-            payload = rlp.encode([*item[:6], _int_bytes(chain_id), b"", b""])
-            parity = v - 35 - 2 * chain_id
-        else:
-            payload = rlp.encode(item[:6])
-            parity = v - 27
+        chain_id = (v - 35) // 2 if v >= 35 else None
+        parity = v - 35 - 2 * chain_id if chain_id is not None else v - 27
         r, s = int.from_bytes(item[7], "big"), int.from_bytes(item[8], "big")
-        return keccak(payload), parity, r, s
+        return signing_hash_of_item(item, chain_id), parity, r, s
     if not isinstance(item, bytes) or not item:
         raise DecodeError("malformed transaction")
-    fields = rlp.decode(item[1:])
-    unsigned = bytes(item[:1]) + rlp.encode(fields[:-3])
-    y, r, s = (int.from_bytes(f, "big") for f in fields[-3:])
-    return keccak(unsigned), y, r, s
-
-
-def _int_bytes(value: int) -> bytes:
-    return value.to_bytes((value.bit_length() + 7) // 8, "big")
+    y, r, s = (int.from_bytes(f, "big") for f in rlp.decode(item[1:])[-3:])
+    return signing_hash_of_item(item), y, r, s
 
 
 def recover_senders(body: bytes) -> list[Address]:
@@ -124,7 +108,7 @@ def recover_senders(body: bytes) -> list[Address]:
     senders = []
     for item in items[0]:
         try:
-            digest, parity, r, s = _signing_hash(item)
+            digest, parity, r, s = _signature(item)
             signature = Signature(vrs=(parity, r, s))
             public = signature.recover_public_key_from_msg_hash(digest)
         except (BadSignature, ValueError, IndexError, rlp.DecodingError) as exc:

@@ -69,7 +69,8 @@ def _rlp(item: Any) -> bytes:
     return encoded
 
 
-def _enc_int(value: int) -> bytes:
+def int_to_bytes(value: int) -> bytes:
+    """An integer as RLP stores it: big-endian, no leading zero bytes (0 is empty)."""
     return value.to_bytes((value.bit_length() + 7) // 8, "big")
 
 
@@ -98,11 +99,11 @@ def header_fields(header: Header) -> list[Any]:
         header.transactions_root,
         header.receipts_root,
         header.logs_bloom,
-        _enc_int(header.difficulty),
-        _enc_int(header.number),
-        _enc_int(header.gas_limit),
-        _enc_int(header.gas_used),
-        _enc_int(header.timestamp),
+        int_to_bytes(header.difficulty),
+        int_to_bytes(header.number),
+        int_to_bytes(header.gas_limit),
+        int_to_bytes(header.gas_used),
+        int_to_bytes(header.timestamp),
         header.extra_data,
         header.mix_hash,
         header.nonce,
@@ -111,7 +112,7 @@ def header_fields(header: Header) -> list[Any]:
         value = getattr(header, name)
         if value is None:
             break
-        items.append(_enc_int(value) if name in _HEADER_INT_OPTIONAL else value)
+        items.append(int_to_bytes(value) if name in _HEADER_INT_OPTIONAL else value)
     return items
 
 
@@ -201,8 +202,8 @@ def _authorizations(raw: Any) -> tuple[Authorization, ...]:
 
 def _authorization_fields(auths: Sequence[Authorization]) -> list[Any]:
     return [
-        [_enc_int(a.chain_id), a.address, _enc_int(a.nonce), _enc_int(a.y_parity),
-         _enc_int(a.r), _enc_int(a.s)]
+        [int_to_bytes(a.chain_id), a.address, int_to_bytes(a.nonce), int_to_bytes(a.y_parity),
+         int_to_bytes(a.r), int_to_bytes(a.s)]
         for a in auths
     ]
 
@@ -274,22 +275,43 @@ def decode_typed_transaction(envelope: bytes) -> Transaction:
 def transaction_item(tx: Transaction) -> Any:
     """The transaction as a block body holds it: a list (legacy) or the typed envelope."""
     if isinstance(tx, LegacyTransaction):
-        return [_enc_int(tx.nonce), _enc_int(tx.gas_price), _enc_int(tx.gas), tx.to or b"",
-                _enc_int(tx.value), tx.data, _enc_int(tx.v), _enc_int(tx.r), _enc_int(tx.s)]
-    head: list[Any] = [_enc_int(tx.chain_id), _enc_int(tx.nonce)]
+        return [int_to_bytes(tx.nonce), int_to_bytes(tx.gas_price), int_to_bytes(tx.gas), tx.to or b"",
+                int_to_bytes(tx.value), tx.data, int_to_bytes(tx.v), int_to_bytes(tx.r), int_to_bytes(tx.s)]
+    head: list[Any] = [int_to_bytes(tx.chain_id), int_to_bytes(tx.nonce)]
     if isinstance(tx, AccessListTransaction):
-        body = [*head, _enc_int(tx.gas_price), _enc_int(tx.gas), tx.to or b"",
-                _enc_int(tx.value), tx.data, _access_list_fields(tx.access_list)]
+        body = [*head, int_to_bytes(tx.gas_price), int_to_bytes(tx.gas), tx.to or b"",
+                int_to_bytes(tx.value), tx.data, _access_list_fields(tx.access_list)]
     else:
-        body = [*head, _enc_int(tx.max_priority_fee_per_gas), _enc_int(tx.max_fee_per_gas),
-                _enc_int(tx.gas), tx.to or b"", _enc_int(tx.value), tx.data,
+        body = [*head, int_to_bytes(tx.max_priority_fee_per_gas), int_to_bytes(tx.max_fee_per_gas),
+                int_to_bytes(tx.gas), tx.to or b"", int_to_bytes(tx.value), tx.data,
                 _access_list_fields(tx.access_list)]
         if isinstance(tx, BlobTransaction):
-            body += [_enc_int(tx.max_fee_per_blob_gas), list(tx.blob_versioned_hashes)]
+            body += [int_to_bytes(tx.max_fee_per_blob_gas), list(tx.blob_versioned_hashes)]
         elif isinstance(tx, SetCodeTransaction):
             body.append(_authorization_fields(tx.authorization_list))
-    body += [_enc_int(tx.y_parity), _enc_int(tx.r), _enc_int(tx.s)]
+    body += [int_to_bytes(tx.y_parity), int_to_bytes(tx.r), int_to_bytes(tx.s)]
     return bytes([tx.type]) + rlp.encode(body)
+
+
+def signing_hash_of_item(item: Any, chain_id: int | None = None) -> Hash32:
+    """The hash a sender signs, from the transaction as a block body holds it (see
+    :func:`transaction_item`): the envelope without its signature fields. ``chain_id`` only
+    matters for a legacy transaction: given, the signature is replay-protected (EIP-155);
+    None, it is valid on any chain. Typed transactions carry their chain id themselves."""
+    if isinstance(item, list):
+        fields = item[:6]
+        if chain_id is not None:
+            fields = [*fields, int_to_bytes(chain_id), b"", b""]
+        return keccak(rlp.encode(fields))
+    if not isinstance(item, bytes) or not item:
+        raise DecodeError("malformed transaction")
+    unsigned = rlp.decode(item[1:])[:-3]  # drop y_parity, r, s
+    return keccak(item[:1] + rlp.encode(unsigned))
+
+
+def signing_hash(tx: Transaction, chain_id: int | None = None) -> Hash32:
+    """The hash the sender of ``tx`` signs (see :func:`signing_hash_of_item`)."""
+    return signing_hash_of_item(transaction_item(tx), chain_id)
 
 
 def encode_transaction(tx: Transaction) -> bytes:
@@ -315,7 +337,7 @@ def decode_withdrawal(item: Any) -> Withdrawal:
 
 
 def withdrawal_item(w: Withdrawal) -> list[Any]:
-    return [_enc_int(w.index), _enc_int(w.validator_index), w.address, _enc_int(w.amount)]
+    return [int_to_bytes(w.index), int_to_bytes(w.validator_index), w.address, int_to_bytes(w.amount)]
 
 
 def log_item(log: Log) -> list[Any]:
@@ -330,8 +352,8 @@ def encode_receipt(
     logs: Sequence[Log],
 ) -> bytes:
     """Consensus encoding of a receipt (what the receipts trie and Era1 files hold)."""
-    first = status_or_root if isinstance(status_or_root, bytes) else _enc_int(status_or_root)
-    payload = _rlp([first, _enc_int(cumulative_gas_used), logs_bloom,
+    first = status_or_root if isinstance(status_or_root, bytes) else int_to_bytes(status_or_root)
+    payload = _rlp([first, int_to_bytes(cumulative_gas_used), logs_bloom,
                           [log_item(log) for log in logs]])
     return payload if tx_type == 0 else bytes([tx_type]) + payload
 

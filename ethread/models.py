@@ -219,7 +219,6 @@ Transaction: TypeAlias = (
     | BlobTransaction
     | SetCodeTransaction
 )
-FeeMarketTransaction: TypeAlias = DynamicFeeTransaction | BlobTransaction | SetCodeTransaction
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import rlp
+from eth.constants import BLANK_ROOT_HASH
 from eth_utils import keccak
 
 from .models import AccountProof, Hash32
 
-EMPTY_TRIE_ROOT = keccak(rlp.encode(b""))
-EMPTY_CODE_HASH = keccak(b"")
 ZERO_HASH = bytes(32)
 """What geth answers as the code and storage hash of an account the state does not hold."""
 
@@ -44,7 +43,7 @@ def prove_value(root: Hash32, key: bytes, proof: Sequence[bytes]) -> bytes:
     expected: bytes | list[object] = root
     nodes = list(proof)
     position = 0
-    if root in (EMPTY_TRIE_ROOT, ZERO_HASH) and not nodes:
+    if root in (BLANK_ROOT_HASH, ZERO_HASH) and not nodes:
         return b""  # an empty trie, or geth's zero storage hash of an absent account
     for index, encoded in enumerate(nodes):
         if isinstance(expected, bytes):

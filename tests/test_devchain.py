@@ -40,7 +40,6 @@ from ethread.devchain.demo import TICK_TOPIC, Demo, demo_chain
 from ethread.devchain.signing import (
     DevAccount,
     sign_authorization,
-    signing_hash,
     versioned_hash,
 )
 from ethread.encoding import (
@@ -48,6 +47,7 @@ from ethread.encoding import (
     encode_header,
     encode_receipt,
     encode_transaction,
+    signing_hash,
     transaction_hash,
 )
 from ethread.models import (

@@ -59,9 +59,6 @@ class HistoryIndex:
                                        check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.executescript(SCHEMA)
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(log_blocks)")}
-            if "logs" not in columns:  # an index from before per-block log records
-                self._db.execute("ALTER TABLE log_blocks ADD COLUMN logs BLOB")
         except (OSError, sqlite3.Error) as exc:
             raise FormatError(str(path), 0, f"cannot open the Era1 index: {exc}") from None
         self._lock = threading.Lock()
@@ -181,9 +178,6 @@ class HistoryIndex:
                              "ORDER BY number", lo, hi)
 
     def block_logs(self, number: int) -> bytes | None:
-        """The block's compact log record (None for an index written before records were)."""
-        try:
-            row = self._one("SELECT logs FROM log_blocks WHERE number = ?", number)
-        except sqlite3.OperationalError:
-            return None
+        """The block's compact log record, or None."""
+        row = self._one("SELECT logs FROM log_blocks WHERE number = ?", number)
         return None if row is None or row[0] is None else bytes(row[0])

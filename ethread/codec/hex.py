@@ -13,14 +13,6 @@ from ..errors import InvalidParams
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
-def quantity(value: int) -> str:
-    return hex(value)
-
-
-def data(value: bytes) -> str:
-    return "0x" + value.hex()
-
-
 def parse_quantity(value: Any, what: str = "quantity", *, bits: int = 256) -> int:
     """A ``0x``-prefixed hex number without leading zeros."""
     if not isinstance(value, str):

@@ -100,9 +100,6 @@ def _topics(value: Any) -> tuple[TopicFilter, ...]:
     return tuple(out)
 
 
-LOG_FILTER_KEYS = frozenset({"address", "fromBlock", "toBlock", "topics", "blockHash"})
-
-
 def parse_log_filter(value: Any) -> LogFilter:
     if not isinstance(value, dict):
         raise InvalidParams("filter must be an object")

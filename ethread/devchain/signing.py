@@ -11,13 +11,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import coincurve
 import rlp
 from eth_utils import keccak
 
-from ..encoding import transaction_item
+from ..encoding import int_to_bytes, signing_hash
 from ..models import Address, Authorization, Hash32, LegacyTransaction, Transaction
 
 AUTHORIZATION_MAGIC = b"\x05"
@@ -56,23 +55,6 @@ def dev_accounts(count: int) -> tuple[DevAccount, ...]:
     return tuple(DevAccount(i) for i in range(count))
 
 
-def _int(value: int) -> bytes:
-    return value.to_bytes((value.bit_length() + 7) // 8, "big")
-
-
-def signing_hash(tx: Transaction, chain_id: int | None = None) -> Hash32:
-    """The hash a sender signs. ``chain_id`` only matters for a legacy transaction: given, the
-    signature is replay-protected (EIP-155); None, it is valid on any chain."""
-    item: Any = transaction_item(tx)
-    if isinstance(tx, LegacyTransaction):
-        fields = item[:6]
-        if chain_id is not None:
-            fields += [_int(chain_id), b"", b""]
-        return keccak(rlp.encode(fields))
-    unsigned = rlp.decode(item[1:])[:-3]  # drop y_parity, r, s
-    return keccak(item[:1] + rlp.encode(unsigned))
-
-
 def sign_transaction(tx: Transaction, account: DevAccount, chain_id: int | None = None) -> Transaction:
     """``tx`` with ``account``'s signature in place of whatever signature it carried.
 
@@ -92,7 +74,7 @@ def sign_authorization(account: DevAccount, chain_id: int, address: Address, non
     """An EIP-7702 authorization: ``account`` delegates its code to ``address``. ``nonce`` must
     be the account's nonce when the authorization is applied (one more than its current nonce
     when the account also sends the transaction carrying it). Chain id 0 means any chain."""
-    payload = AUTHORIZATION_MAGIC + rlp.encode([_int(chain_id), address, _int(nonce)])
+    payload = AUTHORIZATION_MAGIC + rlp.encode([int_to_bytes(chain_id), address, int_to_bytes(nonce)])
     parity, r, s = account.sign(keccak(payload))
     return Authorization(chain_id=chain_id, address=address, nonce=nonce, y_parity=parity, r=r,
                          s=s)

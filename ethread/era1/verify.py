@@ -10,6 +10,7 @@ the file name. Reading the file by index is cheap; this is the slow, thorough pa
 from __future__ import annotations
 
 import rlp
+from eth.constants import BLANK_ROOT_HASH
 from eth_utils import keccak
 from trie import HexaryTrie
 
@@ -19,12 +20,10 @@ from .accumulator import accumulator_root
 from .e2store import FormatError
 from .file import Era1File, Era1Name
 
-_EMPTY_TRIE = keccak(rlp.encode(b""))
-
 
 def _trie_root(items: list[object]) -> bytes:
     if not items:
-        return _EMPTY_TRIE
+        return BLANK_ROOT_HASH
     trie = HexaryTrie({})
     for position, item in enumerate(items):
         trie[rlp.encode(position)] = rlp.encode(item) if isinstance(item, list) else item

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from eth import exceptions as vm_errors
 from eth.consensus.context import ConsensusContext
 from eth.exceptions import Revert
 from eth.vm.chain_context import ChainContext
@@ -254,23 +255,24 @@ def _validation_message(detail: str) -> str:
     return detail
 
 
+# geth's wording for py-evm's VM errors (direct subclasses of VMError, none of another).
+_VM_ERROR_MESSAGES: dict[type[Exception], str] = {
+    vm_errors.OutOfGas: "out of gas",
+    vm_errors.StackDepthLimit: "max call depth exceeded",
+    vm_errors.InsufficientStack: "stack underflow",
+    vm_errors.FullStack: "stack limit reached 1024",
+    vm_errors.InvalidJumpDestination: "invalid jump destination",
+    vm_errors.WriteProtection: "write protection",
+}
+
+
 def _vm_error_message(error: Exception) -> str:
-    name = type(error).__name__
-    if name == "OutOfGas":
-        return "out of gas"
-    if name == "InvalidInstruction":
+    if isinstance(error, vm_errors.InvalidInstruction):
         return f"invalid opcode: {_opcode_name(str(error))}"
-    if name == "StackDepthLimit":
-        return "max call depth exceeded"
-    if name == "InsufficientStack":
-        return "stack underflow"
-    if name == "FullStack":
-        return "stack limit reached 1024"
-    if name == "InvalidJumpDestination":
-        return "invalid jump destination"
-    if name == "WriteProtection":
-        return "write protection"
-    return f"execution failed: {error or name}"
+    for kind, message in _VM_ERROR_MESSAGES.items():
+        if isinstance(error, kind):
+            return message
+    return f"execution failed: {error or type(error).__name__}"
 
 
 def _opcode_name(detail: str) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import rlp
+from eth.constants import BLANK_ROOT_HASH
 from eth_utils import keccak
 from trie import HexaryTrie
 from trie.exceptions import MissingTrieNode
@@ -15,7 +16,6 @@ from ..errors import StateUnavailable
 from ..models import AccountProof, Address, BlockRef, StorageProof
 from .resolve import ChainHeaders, require_header
 
-EMPTY_TRIE_ROOT = keccak(rlp.encode(b""))
 ZERO_HASH = bytes(32)
 
 
@@ -47,7 +47,7 @@ def get_proof(
         else:
             nonce, balance, storage_root, code_hash = 0, 0, ZERO_HASH, ZERO_HASH
         slots = []
-        has_storage = storage_root not in (EMPTY_TRIE_ROOT, ZERO_HASH)
+        has_storage = storage_root not in (BLANK_ROOT_HASH, ZERO_HASH)
         storage = HexaryTrie(db, storage_root) if has_storage else None
         for key in storage_keys:
             if storage is None:
