@@ -19,23 +19,24 @@ receipts roots, blooms, EIP-1559 base fees, gas used all consistent), but:
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cache
-from typing import Any
 
 import rlp
-from Crypto.Hash import keccak as _keccak_module
+from eth.constants import BLANK_ROOT_HASH, EMPTY_UNCLE_HASH
+from eth.vm.forks.london.headers import calculate_expected_base_fee_per_gas
+from eth_bloom import BloomFilter
 from eth_utils import keccak
+from trie import HexaryTrie
 
 from ethread.backend import WritableBackend
+from ethread.canonical import rlp_list_length
 from ethread.chain.genesis import parse_genesis
 from ethread.chain.importer import ChainImporter
 from ethread.devchain.builder import DEV_CHAIN_ID, GWEI, PRAGUE_FORKS, DevChainError, genesis_document
-from ethread.devchain.signing import DevAccount, dev_accounts
-from ethread.encoding import header_fields
+from ethread.devchain.signing import DevAccount, dev_accounts, sign_transaction
+from ethread.encoding import encode_header, encode_receipt, encode_transaction
 from ethread.models import (
     Address,
     Block,
@@ -50,16 +51,12 @@ from ethread.progress import Progress
 
 TRANSFER_TOPIC = keccak(b"Transfer(address,address,uint256)")
 TRANSFER_SELECTOR = keccak(b"transfer(address,uint256)")[:4]
-EMPTY_TRIE_ROOT = keccak(rlp.encode(b""))
-EMPTY_UNCLES_HASH = keccak(rlp.encode([]))
 EMPTY_REQUESTS_HASH = bytes.fromhex(
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # sha256 of nothing
 )
 SECP256K1_HALF_N = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0
 GAS_USED = 51_000
 GAS_LIMIT = 30_000_000
-ELASTICITY = 2
-BASE_FEE_CHANGE_DENOMINATOR = 8
 FEE_RECIPIENT = b"\xfe" * 20
 
 
@@ -132,98 +129,20 @@ def _chunks(numbers: range, size: int) -> Iterator[range]:
 
 
 def next_base_fee(parent: Header) -> int:
-    """EIP-1559: the base fee moves toward keeping blocks half full."""
-    assert parent.base_fee_per_gas is not None
-    base = parent.base_fee_per_gas
-    target = parent.gas_limit // ELASTICITY
-    if parent.gas_used == target:
-        return base
-    if parent.gas_used > target:
-        delta = base * (parent.gas_used - target) // target // BASE_FEE_CHANGE_DENOMINATOR
-        return base + max(delta, 1)
-    delta = base * (target - parent.gas_used) // target // BASE_FEE_CHANGE_DENOMINATOR
-    return max(base - delta, 0)
+    """EIP-1559 (py-evm's rule, which reads only the parent's gas limit, gas used and base fee)."""
+    return int(calculate_expected_base_fee_per_gas(parent))
 
 
 def single_entry_trie_root(value: bytes) -> Hash32:
-    """Root of a trie holding only ``value`` at index 0 (key ``rlp(0)`` = 0x80): one leaf node
-    whose path is the nibbles 8, 0 (compact form 0x20 0x80). Saves building a trie per block."""
-    return _keccak(_rlp([b"\x20\x80", value]))
-
-
-@cache
-def _bloom_bits(item: bytes) -> int:
-    digest = keccak(item)
-    bits = 0
-    for i in (0, 2, 4):
-        bits |= 1 << (int.from_bytes(digest[i:i + 2], "big") & 2047)
-    return bits
+    """Root of the trie of a one-item list (transactions or receipts root of a one-transaction
+    block): ``value`` at key ``rlp(0)``."""
+    trie = HexaryTrie({})
+    trie[rlp.encode(0)] = value
+    return Hash32(trie.root_hash)
 
 
 def logs_bloom(address: Address, topics: tuple[Hash32, ...]) -> bytes:
-    bits = _bloom_bits(address)
-    for topic in topics:
-        bits |= _bloom_bits(topic)
-    return bits.to_bytes(256, "big")
-
-
-def _keccak(data: bytes) -> Hash32:
-    """keccak-256 without eth_utils' argument checking, a third of its cost at this size."""
-    return _keccak_module.new(data=data, digest_bits=256).digest()  # type: ignore[no-any-return]
-
-
-def _rlp(item: bytes | list[Any]) -> bytes:
-    """RLP of byte strings and lists: pyrlp's type-inferring encoder costs several times more,
-    and this module encodes four items per block. Tests check the results against
-    :mod:`ethread.encoding`, which stays the one definition of every layout."""
-    if isinstance(item, bytes):
-        length = len(item)
-        if length == 1 and item[0] < 0x80:
-            return item
-        return (_SHORT_STRING[length] if length < 56 else _length_prefix(length, 0x80)) + item
-    payload = b"".join([_rlp(x) for x in item])
-    return _length_prefix(len(payload), 0xC0) + payload
-
-
-_SHORT_STRING = [bytes([0x80 + length]) for length in range(56)]
-
-
-def _length_prefix(length: int, offset: int) -> bytes:
-    if length < 56:
-        return bytes([offset + length])
-    encoded = length.to_bytes((length.bit_length() + 7) // 8, "big")
-    return bytes([offset + 55 + len(encoded)]) + encoded
-
-
-def _int(value: int) -> bytes:
-    return value.to_bytes((value.bit_length() + 7) // 8, "big")
-
-
-def _dynamic_fee_fields(tx: DynamicFeeTransaction) -> list[Any]:
-    return [
-        _int(tx.chain_id), _int(tx.nonce), _int(tx.max_priority_fee_per_gas),
-        _int(tx.max_fee_per_gas), _int(tx.gas), tx.to or b"", _int(tx.value), tx.data, [],
-        _int(tx.y_parity), _int(tx.r), _int(tx.s),
-    ]
-
-
-def _dynamic_fee_envelope(tx: DynamicFeeTransaction) -> bytes:
-    """``encode_transaction(tx)``, fast (see :func:`_rlp`)."""
-    return b"\x02" + _rlp(_dynamic_fee_fields(tx))
-
-
-def _signed(tx: DynamicFeeTransaction, account: DevAccount) -> DynamicFeeTransaction:
-    """``sign_transaction(tx, account)``, fast: the payload is the envelope without its
-    signature fields (see :func:`ethread.devchain.signing.signing_hash`)."""
-    parity, r, s = account.sign(_keccak(b"\x02" + _rlp(_dynamic_fee_fields(tx)[:-3])))
-    return dataclasses.replace(tx, y_parity=parity, r=r, s=s)
-
-
-def _receipt_encoding(tx_type: int, gas_used: int, bloom: bytes, address: Address,
-                      topics: tuple[Hash32, ...], data: bytes) -> bytes:
-    """``encode_receipt`` of a successful transaction with one log, fast."""
-    return bytes([tx_type]) + _rlp([b"\x01", _int(gas_used), bloom,
-                                    [[address, list(topics), data]]])
+    return int(BloomFilter.from_iterable([address, *topics])).to_bytes(256, "big")
 
 
 AMOUNT_CYCLE = 256
@@ -274,8 +193,11 @@ class _BlockMaker:
         known = self._receipts.get(transfer)
         if known is None:
             bloom = logs_bloom(transfer.emitter, transfer.topics)
-            encoding = _receipt_encoding(2, GAS_USED, bloom, transfer.emitter, transfer.topics,
-                                         transfer.log_data)
+            # The consensus encoding of a log holds its address, topics and data only.
+            log = Log(address=transfer.emitter, topics=transfer.topics, data=transfer.log_data,
+                      block_number=0, transaction_hash=b"", transaction_index=0, block_hash=b"",
+                      block_timestamp=0, log_index=0)
+            encoding = encode_receipt(2, 1, GAS_USED, bloom, (log,))
             known = self._receipts[transfer] = (bloom, single_entry_trie_root(encoding))
         return known
 
@@ -290,7 +212,7 @@ class _BlockMaker:
             s=int.from_bytes(seed, "little") % SECP256K1_HALF_N + 1,
         )
         if self.sign:
-            tx = _signed(tx, transfer.sender)
+            tx = sign_transaction(tx, transfer.sender)
         return tx
 
     def make(self, parent: Header, number: int) -> tuple[Block, Receipt]:
@@ -298,23 +220,23 @@ class _BlockMaker:
         seed = hashlib.sha256(b"synthetic block %d" % number).digest()
         transfer = self._transfer(number)
         tx = self._transaction(number, transfer, seed)
-        envelope = _dynamic_fee_envelope(tx)
-        tx_hash = _keccak(envelope)
+        envelope = encode_transaction(tx)
+        tx_hash = keccak(envelope)
         bloom, receipts_root = self._bloom_and_root(transfer)
         base_fee = next_base_fee(parent)
         header = Header(
-            parent_hash=parent.hash, uncles_hash=EMPTY_UNCLES_HASH, coinbase=FEE_RECIPIENT,
+            parent_hash=parent.hash, uncles_hash=EMPTY_UNCLE_HASH, coinbase=FEE_RECIPIENT,
             state_root=parent.state_root, transactions_root=single_entry_trie_root(envelope),
             receipts_root=receipts_root, logs_bloom=bloom, difficulty=0, number=number,
             gas_limit=parent.gas_limit, gas_used=GAS_USED,
             timestamp=parent.timestamp + self.block_time, extra_data=b"", mix_hash=seed,
-            nonce=b"\x00" * 8, base_fee_per_gas=base_fee, withdrawals_root=EMPTY_TRIE_ROOT,
+            nonce=b"\x00" * 8, base_fee_per_gas=base_fee, withdrawals_root=BLANK_ROOT_HASH,
             blob_gas_used=0, excess_blob_gas=0, parent_beacon_block_root=seed[::-1],
             requests_hash=EMPTY_REQUESTS_HASH,
         )
-        header_rlp = _rlp(header_fields(header))
+        header_rlp = encode_header(header)
         # The hash is filled in after construction, as ethread.encoding's decoder does.
-        object.__setattr__(header, "hash", _keccak(header_rlp))
+        object.__setattr__(header, "hash", keccak(header_rlp))
         sender = transfer.sender.address
         gas_price = min(tx.max_fee_per_gas, base_fee + tx.max_priority_fee_per_gas)
         included = IncludedTransaction(transaction=tx, hash=tx_hash, sender=sender,
@@ -323,9 +245,10 @@ class _BlockMaker:
         log = Log(address=transfer.emitter, topics=transfer.topics, data=transfer.log_data,
                   block_number=number, transaction_hash=tx_hash, transaction_index=0,
                   block_hash=header.hash, block_timestamp=header.timestamp, log_index=0)
-        body = len(header_rlp) + len(_rlp([envelope])) + 2  # + no uncles, no withdrawals
+        # [header, [tx], [], []]: no uncles, no withdrawals (one byte each).
+        payload = len(header_rlp) + len(rlp.encode([envelope])) + 2
         block = Block(header=header, transactions=(included,), uncles=(), withdrawals=(),
-                      size=len(_length_prefix(body, 0xC0)) + body)
+                      size=rlp_list_length(payload))
         receipt = Receipt(
             type=tx.type, status=1, root=None, cumulative_gas_used=GAS_USED, logs_bloom=bloom,
             logs=(log,), transaction_hash=tx_hash, transaction_index=0, block_hash=header.hash,
