@@ -14,7 +14,7 @@ receipts roots, blooms, EIP-1559 base fees, gas used all consistent), but:
 - unless ``sign=True``, signatures are deterministic filler, well-formed (low s, in range) but
   not made by the sender's key: the stored sender is authoritative, as it is for every block
   (senders are recovered once, at import), but recovering one from the signature gives some
-  other address. Signing adds about 50 microseconds a block (coincurve).
+  other address. Signing adds about a millisecond a block.
 """
 
 from __future__ import annotations

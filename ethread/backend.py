@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
 
 from .errors import QueryTimeout
@@ -57,16 +57,20 @@ class ReceiptSource(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Deadline:
-    """A point in time after which a query must stop working, not only stop waiting."""
+    """A point in time after which a query must stop working, not only stop waiting.
+
+    ``clock`` reads the time ``at`` is on (the process's monotonic clock unless a caller, such
+    as a test, brings its own)."""
 
     at: float
+    clock: Callable[[], float] = field(default=time.monotonic, compare=False)
 
     @classmethod
-    def after(cls, seconds: float) -> Deadline:
-        return cls(time.monotonic() + seconds)
+    def after(cls, seconds: float, clock: Callable[[], float] = time.monotonic) -> Deadline:
+        return cls(clock() + seconds, clock)
 
     def check(self) -> None:
-        if time.monotonic() > self.at:
+        if self.clock() > self.at:
             raise QueryTimeout()
 
 

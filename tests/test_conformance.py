@@ -6,7 +6,8 @@ and exported (its pre-merge part) to Era1 files. Through one parametrized fixtur
 - the execution-apis rpc-compat cases (the interface's ``cases/`` and the rest of the read
   side's ``read-side/``) pass on memory and LevelDB, exact JSON except cases marked
   ``speconly``, checked for shape as the shared ``rpc-replay`` does; on Era1 (history without
-  state, blocks 0-35) every case that asks only for that history passes;
+  state, blocks 0-35) every case that asks only for that history passes, and only those are
+  generated for it (state at the blocks it holds gets its own test: a clear StateUnavailable);
 - the methods answer the same on every backend, block by block.
 """
 
@@ -18,17 +19,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import rlp
 from eth_utils import keccak
 
 import ethread
 from ethread import methods
 from ethread.codec.dispatch import METHODS
+from ethread.encoding import decode_transaction, split_concatenated
 from ethread.errors import StateUnavailable
 from ethread.models import CallRequest, LogFilter
 
 from .conftest import conformance_dir
 from .rpc_cases import Exchange, first_difference, is_speconly, read_case, shape_difference
-from .storage_backends import BUILDERS
+from .storage_backends import BUILDERS, HISTORY_ONLY
 
 CASE_DIRS = ("cases", "read-side")
 CASES = sorted(path for folder in CASE_DIRS
@@ -39,6 +42,25 @@ STATE_METHODS = {"eth_call", "eth_getProof", "eth_estimateGas", "eth_createAcces
                  "eth_getStorageValues"}
 HEAD_METHODS = {"eth_blockNumber", "eth_blobBaseFee", "eth_gasPrice", "eth_maxPriorityFeePerGas"}
 """Methods that answer about the head without naming a block."""
+ERA_HEAD = 35
+"""The last proof-of-work block of the rpc-compat chain: where its Era1 export ends."""
+
+
+def chain_numbers() -> dict[bytes, int]:
+    """The block number of every block hash and transaction hash of the rpc-compat chain, read
+    from its RLP without importing it (this runs when tests are collected)."""
+    numbers: dict[bytes, int] = {}
+    for raw in split_concatenated((conformance_dir() / "rpc-compat" / "chain.rlp").read_bytes()):
+        header, transactions, *_ = rlp.decode(raw)
+        number = int.from_bytes(header[8], "big")
+        numbers[keccak(rlp.encode(header))] = number
+        for item in transactions:
+            numbers[decode_transaction(item)[1]] = number
+    return numbers
+
+
+NUMBERS = chain_numbers()
+CHAIN_HEAD = max(NUMBERS.values())
 
 
 @pytest.fixture(scope="session", params=BACKENDS)
@@ -54,11 +76,12 @@ def backend(request: pytest.FixtureRequest, rpc_compat_memory: ethread.MemoryBac
         close()
 
 
-def within_history(exchange: Exchange, memory: ethread.MemoryBackend, head: int) -> bool:
+def within_history(exchange: Exchange, head: int, *, state: bool = False) -> bool:
     """Whether a case asks only about blocks a history-only backend up to ``head`` holds the same
-    way: no state, no moving tags, no block past ``head`` that the full chain has."""
+    way: no state (unless ``state``), no moving tags, no block past ``head`` that the full chain
+    has."""
     request = json.loads(exchange.request)
-    if request["method"] in STATE_METHODS | HEAD_METHODS:
+    if request["method"] in HEAD_METHODS or (request["method"] in STATE_METHODS and not state):
         return False
     refs: list[Any] = list(request.get("params", []))
     if refs and isinstance(refs[0], dict):
@@ -67,16 +90,20 @@ def within_history(exchange: Exchange, memory: ethread.MemoryBackend, head: int)
         if ref in ("latest", "safe", "finalized", "pending"):
             return False
         if isinstance(ref, str) and len(ref) == 66:
-            found = memory.header_by_hash(bytes.fromhex(ref[2:]))
-            tx = memory.transaction_location(bytes.fromhex(ref[2:]))
-            if tx is not None:
-                found = memory.header_by_hash(tx[0])
-            if found is not None and found.number > head:
+            number = NUMBERS.get(bytes.fromhex(ref[2:]))
+            if number is not None and number > head:
                 return False
-        elif isinstance(ref, str) and ref.startswith("0x") and int(ref, 16) > head and \
-                int(ref, 16) <= (memory.pointer("latest") or 0):
+        elif isinstance(ref, str) and head < _number(ref) <= CHAIN_HEAD:
             return False
     return True
+
+
+def _number(ref: str) -> int:
+    """A hex quantity's value; -1 for anything else (a malformed one is no block either)."""
+    try:
+        return int(ref, 16) if ref.startswith("0x") else -1
+    except ValueError:
+        return -1
 
 
 def case_id(path: Path) -> str:
@@ -93,8 +120,22 @@ def pending_methods(path: Path) -> set[str]:
     return {json.loads(e.request)["method"] for e in read_case(path)} - set(METHODS)
 
 
-@pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_rpc_compat_case(case: Path, backend: Any, rpc_compat_memory: ethread.MemoryBackend) -> None:
+def applies(backend: str, case: Path) -> bool:
+    """Whether ``backend`` holds everything ``case`` asks about."""
+    return backend not in HISTORY_ONLY or all(within_history(e, ERA_HEAD) for e in read_case(case))
+
+
+PAIRS = [pytest.param(name, case, id=f"{name}-{case_id(case)}")
+         for name in BACKENDS for case in CASES if applies(name, case)]
+STATE_CASES = [pytest.param(case, id=case_id(case)) for case in CASES
+               if not pending_methods(case)
+               and any(json.loads(e.request)["method"] in STATE_METHODS for e in read_case(case))
+               and all(within_history(e, ERA_HEAD, state=True) for e in read_case(case))]
+"""The cases asking for state at blocks an Era1 archive of the chain holds."""
+
+
+@pytest.mark.parametrize(("backend", "case"), PAIRS, indirect=["backend"])
+def test_rpc_compat_case(case: Path, backend: Any) -> None:
     exchanges = read_case(case)
     assert exchanges
     missing = pending_methods(case)
@@ -104,10 +145,6 @@ def test_rpc_compat_case(case: Path, backend: Any, rpc_compat_memory: ethread.Me
         # then on they run like every other case.
         pytest.xfail(f"not built yet: {', '.join(sorted(missing))}")
     compare = shape_difference if is_speconly(case) else first_difference
-    if backend.__class__.__name__ == "EraBackend":
-        head = backend.pointer("latest")
-        if not all(within_history(e, rpc_compat_memory, head) for e in exchanges):
-            pytest.skip("asks for state or for blocks past the archive (see test_state_where_the_backend_keeps_it)")
     for exchange in exchanges:
         answer = ethread.handle(backend, exchange.request.encode())
         assert answer is not None
@@ -116,9 +153,23 @@ def test_rpc_compat_case(case: Path, backend: Any, rpc_compat_memory: ethread.Me
 
 
 def test_history_only_backends_serve_enough_cases(rpc_compat_memory: ethread.MemoryBackend) -> None:
-    applicable = [case for case in CASES
-                  if all(within_history(e, rpc_compat_memory, 35) for e in read_case(case))]
+    assert rpc_compat_memory.pointer("latest") == CHAIN_HEAD
+    header = rpc_compat_memory.header_by_hash(rpc_compat_memory.canonical_hash(ERA_HEAD + 1))  # type: ignore[arg-type]
+    assert header is not None and header.difficulty == 0, "the merge is right after ERA_HEAD"
+    applicable = [case for case in CASES if applies("era1", case)]
     assert len(applicable) >= 20  # most of the suite asks only for history
+
+
+@pytest.mark.parametrize("backend", sorted(HISTORY_ONLY), indirect=True)
+@pytest.mark.parametrize("case", STATE_CASES)
+def test_history_only_backend_refuses_state_cases_clearly(case: Path, backend: Any) -> None:
+    """State at a block a history-only backend holds: the clear StateUnavailable error."""
+    for exchange in read_case(case):
+        if json.loads(exchange.request)["method"] not in STATE_METHODS:
+            continue
+        answer = json.loads(ethread.handle(backend, exchange.request.encode()))  # type: ignore[arg-type]
+        assert answer["error"]["code"] == StateUnavailable.code, answer
+        assert "holds history only" in answer["error"]["message"]
 
 
 def test_every_block_answers_as_in_memory(backend: Any, rpc_compat_memory: ethread.MemoryBackend) -> None:

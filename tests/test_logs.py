@@ -102,11 +102,11 @@ def test_timeout_stops_the_work(history: tuple[ethread.MemoryBackend, SyntheticH
             return original[key]
 
     monkeypatch.setattr(backend, "_receipts", Counting(original))
-    # The clock jumps past the deadline after the first stride of candidate blocks.
-    clock = iter([0.0, 0.0] + [100.0] * 10_000)
-    monkeypatch.setattr("ethread.backend.time.monotonic", lambda: next(clock))
+    # A clock that jumps past the deadline after the first stride of candidate blocks.
+    readings = iter([0.0, 0.0] + [100.0] * 10_000)
+    deadline = Deadline.after(10.0, clock=lambda: next(readings))
     with pytest.raises(QueryTimeout) as timed_out:
-        get_logs(backend, LogFilter(from_block=0, to_block=BLOCKS), LogLimits(timeout=10.0))
+        backend.logs(LogQuery(from_number=0, to_number=BLOCKS, deadline=deadline))
     assert timed_out.value.code == -32005
     assert timed_out.value.message == "query timeout exceeded"
     assert 0 < visited < BLOCKS

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .test_server_helpers import demo_network, serve_in_thread, shared_demo, url_of, ws_url_of
+from .server_harness import demo_network, serve_in_thread, shared_demo, url_of, ws_url_of
 
 JS = Path(__file__).resolve().parent / "js"
 

@@ -20,7 +20,7 @@ import ethread
 from ethread.server import make_network
 from ethread.server.config import KeyConfig
 
-from .test_server_helpers import KEY, call, get, post, serve_in_thread, url_of
+from .server_harness import KEY, call, get, post, serve_in_thread, url_of
 
 BLOCK = call("eth_getBlockByNumber", ["0x1", True])
 LOGS_ALL = call("eth_getLogs", [{"fromBlock": "0x0", "toBlock": "latest"}])
@@ -153,21 +153,25 @@ class _SlowLogs:
     def __init__(self, inner: Any, release: threading.Event) -> None:
         self._inner = inner
         self._release = release
+        self.started = threading.Event()
+        """Set once a slow call is running (holding a worker until released)."""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     def logs(self, query: Any) -> Any:
+        self.started.set()
         self._release.wait(30)
         return self._inner.logs(query)
 
 
 def test_a_slow_call_does_not_block_other_clients(rpc_compat_memory: ethread.MemoryBackend) -> None:
     release = threading.Event()
-    network = make_network("main", _SlowLogs(rpc_compat_memory, release))  # type: ignore[arg-type]
+    slow_backend = _SlowLogs(rpc_compat_memory, release)
+    network = make_network("main", slow_backend)  # type: ignore[arg-type]
     with serve_in_thread(networks=[network]) as thread, ThreadPoolExecutor(1) as pool:
         slow = pool.submit(post, url_of(thread), LOGS_ALL)
-        time.sleep(0.2)
+        assert slow_backend.started.wait(30), "the slow call never reached the backend"
         for _ in range(20):  # answered while the slow call is still running
             _, _, body = post(url_of(thread), call("eth_getBlockByNumber", ["0x2", False]))
             assert body["result"]["number"] == "0x2"

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from .conftest import REPO, conformance_dir
-from .test_server_helpers import KEY, ServeProcess, post
+from .server_harness import KEY, ServeProcess, post
 
 
 def _chain_args(conformance: Path) -> list[str]:

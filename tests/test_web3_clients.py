@@ -18,7 +18,7 @@ from web3.providers import HTTPProvider, WebSocketProvider
 
 from ethread.devchain import contracts
 
-from .test_server_helpers import demo_network, serve_in_thread, shared_demo, url_of, ws_url_of
+from .server_harness import demo_network, serve_in_thread, shared_demo, url_of, ws_url_of
 
 
 @pytest.fixture(scope="module")

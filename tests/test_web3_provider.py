@@ -11,7 +11,7 @@ from web3.exceptions import ContractLogicError
 from ethread.devchain import contracts
 from ethread.web3 import AsyncEthreadProvider, EthreadProvider
 
-from .test_server_helpers import shared_demo
+from .server_harness import shared_demo
 
 
 def test_sync_provider_reads_blocks_receipts_logs_and_raises_on_revert() -> None:
