@@ -34,7 +34,7 @@ from ethread.backend import WritableBackend
 from ethread.canonical import rlp_list_length
 from ethread.chain.genesis import parse_genesis
 from ethread.chain.importer import ChainImporter
-from ethread.devchain.builder import DEV_CHAIN_ID, GWEI, PRAGUE_FORKS, DevChainError, genesis_document
+from ethread.devchain import DEV_CHAIN_ID, GWEI, PRAGUE_FORKS, DevChainError, genesis_document
 from ethread.devchain.signing import DevAccount, dev_accounts, sign_transaction
 from ethread.encoding import encode_header, encode_receipt, encode_transaction
 from ethread.models import (

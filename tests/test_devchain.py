@@ -27,13 +27,13 @@ from ethread.backend import Backend
 from ethread.backends.memory import MemoryBackend
 from ethread.chain.genesis import parse_genesis
 from ethread.chain.importer import ChainImporter
-from ethread.devchain import contracts
-from ethread.devchain.builder import (
+from ethread.devchain import (
     DEFAULT_FORKS,
     PRAGUE_FORKS,
     DevChain,
     DevChainError,
     ForkSchedule,
+    contracts,
     genesis_document,
 )
 from ethread.devchain.demo import TICK_TOPIC, Demo, demo_chain

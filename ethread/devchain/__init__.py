@@ -11,6 +11,7 @@
 from .builder import (
     DEFAULT_FORKS,
     DEV_CHAIN_ID,
+    GWEI,
     PRAGUE_FORKS,
     CallOutcome,
     DevChain,
@@ -26,6 +27,7 @@ from .signing import DevAccount, dev_accounts, sign_authorization, sign_transact
 __all__ = [
     "DEFAULT_FORKS",
     "DEV_CHAIN_ID",
+    "GWEI",
     "PRAGUE_FORKS",
     "CallOutcome",
     "Demo",

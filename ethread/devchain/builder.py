@@ -52,21 +52,6 @@ from ..models import (
 from . import contracts
 from .signing import DevAccount, dev_accounts, sign_authorization, sign_transaction
 
-__all__ = [
-    "DEFAULT_FORKS",
-    "DEV_CHAIN_ID",
-    "PRAGUE_FORKS",
-    "CallOutcome",
-    "DevAccount",
-    "DevChain",
-    "DevChainError",
-    "Fees",
-    "ForkSchedule",
-    "TxKind",
-    "genesis_document",
-    "sign_authorization",
-]
-
 DEV_CHAIN_ID = 1337
 GWEI = 10**9
 ETHER = 10**18
