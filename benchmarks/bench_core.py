@@ -52,6 +52,9 @@ def bench_import(rpc: Path) -> ethread.MemoryBackend:
     return backend
 
 
+EMITTER = "0x7dcd17433742f4c0ca53122ab541d0ba67fc27df"
+
+
 def bench_methods(backend: ethread.MemoryBackend) -> None:
     head = backend.block_by_hash(backend.canonical_hash(45))  # type: ignore[arg-type]
     assert head is not None
@@ -67,6 +70,18 @@ def bench_methods(backend: ethread.MemoryBackend) -> None:
         "eth_getLogs (whole chain)": [{"fromBlock": "earliest", "toBlock": "latest"}],
         "eth_call": [{"to": "0x9344b07175800259691961298ca11c824e65032d"}, "latest"],
         "eth_getProof": ["0x7dcd17433742f4c0ca53122ab541d0ba67fc27df", ["0x00"], "latest"],
+        "eth_getTransactionReceipt": [tx],
+        "eth_getBalance": [EMITTER, "latest"],
+        "eth_getTransactionCount": [EMITTER, "latest"],
+        "eth_getCode": [EMITTER, "latest"],
+        "eth_getStorageAt": [EMITTER, "0x0", "latest"],
+        "eth_getStorageValues (8 slots)": [{EMITTER: [hex(i) for i in range(8)]}, "latest"],
+        "eth_getBlockTransactionCountByNumber": ["0x2d"],
+        "eth_feeHistory (46 blocks, 3 percentiles)": ["0x2e", "latest", [25, 50, 75]],
+        "eth_gasPrice": [],
+        "eth_blobBaseFee": [],
+        "debug_getRawBlock": ["0x2d"],
+        "debug_getRawReceipts": ["0x2d"],
     }
     cached = Dispatcher(backend)
     uncached = Dispatcher(backend, cache=ResponseCache(max_entries=0))
@@ -76,7 +91,7 @@ def bench_methods(backend: ethread.MemoryBackend) -> None:
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
         answer = json.loads(uncached.handle(body))  # type: ignore[arg-type]
         assert "result" in answer, (label, answer)
-        repeat = 50 if method in ("eth_call", "eth_getProof") else 500
+        repeat = 50 if method in ("eth_call", "eth_getProof", "eth_feeHistory") else 500
         show(f"{label}, computed each time", timed(lambda b=body: uncached.handle(b), repeat), "us")
         cached.handle(body)
         show(f"{label}, answer cached", timed(lambda b=body: cached.handle(b), 2000), "us")
