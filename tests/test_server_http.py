@@ -345,3 +345,62 @@ def test_flags_and_file_mean_the_same(tmp_path: Path) -> None:
         "--no-verify-seals", "--port", "9000", "--api-key", "k1", "--daily-credits", "50",
         "--max-batch-calls", "7", "--ledger", str(tmp_path / "ethread-credits.sqlite3")])
     assert build_config(args) == from_file
+
+
+def _other_value(declared: Any, tmp_path: Path) -> Any:
+    """A valid value of a setting that is not its default."""
+    if declared.kind is bool:
+        return not declared.default
+    if declared.kind is str:
+        return str(tmp_path / "other.sqlite3") if declared.setting.relative_path else "127.0.0.2"
+    return declared.default + (1 if declared.kind is int else 0.5)
+
+
+def test_every_setting_has_a_flag_meaning_what_the_file_says(tmp_path: Path) -> None:
+    import tomllib
+
+    from ethread.cli import build_parser
+    from ethread.cli.serve import build_config
+    from ethread.server import load_config
+    from ethread.server.config import SECTIONS, ServerConfig, declared_settings
+
+    settings = declared_settings()
+    names = {d.name for d in settings}
+    assert {"logs_max_parameters", "max_ws_subscriptions", "threads", "access_log"} <= names
+    lines: list[str] = []
+    flags: list[str] = []
+    for section in SECTIONS:
+        lines.append(f"[{section}]")
+        for declared in (d for d in settings if d.section == section):
+            assert declared.setting.help, f"{declared.name} has no help text"
+            value = _other_value(declared, tmp_path)
+            lines.append(f"{declared.name} = {value!r}" if not isinstance(value, bool)
+                         else f"{declared.name} = {str(value).lower()}")
+            flags += [declared.flag] if isinstance(value, bool) else [declared.flag, str(value)]
+    path = tmp_path / "c.toml"
+    path.write_text("\n".join(lines).replace("'", '"') + "\n")
+    assert {k for table in tomllib.loads(path.read_text()).values() for k in table} == names
+    from_file = load_config(path)
+    from_flags = build_config(build_parser().parse_args(["serve", *flags]))
+    assert from_flags == from_file
+    default = ServerConfig()
+    for declared in settings:  # every setting moved away from its default, in both
+        where = from_file.limits if declared.section == "limits" else from_file
+        was = default.limits if declared.section == "limits" else default
+        assert getattr(where, declared.name) != getattr(was, declared.name), declared.name
+    assert from_file.limits.logs.max_parameters == default.limits.logs_max_parameters + 1
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--threads", "0"], "threads must be at least 1"),
+    (["--port", "70000"], "port must be between 0 and 65535"),
+    (["--logs-timeout", "-1"], "logs_timeout_seconds must be at least 0"),
+    (["--max-ws-subscriptions", "0"], "max_ws_subscriptions must be at least 1"),
+])
+def test_flags_are_checked_like_file_entries(flags: list[str], message: str) -> None:
+    from ethread.cli import build_parser
+    from ethread.cli.serve import build_config
+    from ethread.server import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        build_config(build_parser().parse_args(["serve", *flags]))

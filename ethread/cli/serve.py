@@ -20,8 +20,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..methods.logs import LogLimits
-
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -39,34 +37,38 @@ def register(subparsers: Any) -> None:
     chain.add_argument("--block-time", type=float, metavar="S",
                        help="demo chain: mine a block every S seconds (default: no mining)")
     chain.add_argument("--network-name", metavar="NAME", help="name of the served network")
-    listen = parser.add_argument_group("listening")
-    listen.add_argument("--host", help="address to listen on (default 127.0.0.1)")
-    listen.add_argument("--port", type=int, help="port to listen on (default 8545)")
-    keys = parser.add_argument_group("keys and credits")
+    keys = parser.add_argument_group("keys and credits (the [[keys]] tables of --config)")
     keys.add_argument("--api-key", action="append", metavar="K", dest="api_keys",
                       help="accept this API key (repeatable; default: the demo key)")
     keys.add_argument("--daily-credits", type=int, metavar="N",
                       help="daily credit balance of each --api-key (default 3,000,000)")
     keys.add_argument("--credits-per-second", type=float, metavar="R",
                       help="rate limit of each --api-key in credits per second")
-    keys.add_argument("--ledger", metavar="PATH|URL",
-                      help="credit ledger: a SQLite file (shared by this machine's processes), "
-                           "redis://HOST:PORT/DB (shared by many machines), or :memory: "
-                           "(default ethread-credits.sqlite3)")
-    limits = parser.add_argument_group("limits")
-    limits.add_argument("--max-body-bytes", type=int, metavar="N")
-    limits.add_argument("--max-batch-calls", type=int, metavar="N")
-    limits.add_argument("--max-ws-message-bytes", type=int, metavar="N")
-    limits.add_argument("--logs-timeout", type=float, metavar="S",
-                        help="eth_getLogs deadline in seconds (default 10)")
-    limits.add_argument("--logs-max-results", type=int, metavar="N")
+    add_setting_flags(parser)
     other = parser.add_argument_group("operation")
-    other.add_argument("--threads", type=int, metavar="N",
-                       help="worker threads per pool for the synchronous core (default 4)")
-    other.add_argument("--no-access-log", action="store_true", help="do not log each request")
     other.add_argument("--log-level", default="info",
                        choices=("debug", "info", "warning", "error"))
     parser.set_defaults(run=run)
+
+
+def add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per declared setting of the [server] and [limits] tables (see
+    :func:`ethread.server.config.setting`): the same name, type, help and default."""
+    from ..server.config import SECTIONS, declared_settings
+
+    groups = {section: parser.add_argument_group(f"the [{section}] table of --config")
+              for section in SECTIONS}
+    for declared in declared_settings():
+        group = groups[declared.section]
+        if declared.kind is bool:
+            group.add_argument(declared.flag, dest=declared.name, action="store_const",
+                               const=not declared.default, default=None,
+                               help=f"{'do not ' if declared.default else ''}"
+                                    f"{declared.setting.help}")
+        else:
+            group.add_argument(declared.flag, dest=declared.name, type=declared.kind,
+                               default=None, metavar=declared.setting.metavar,
+                               help=f"{declared.setting.help} (default {declared.default})")
 
 
 def build_config(args: argparse.Namespace) -> Any:
@@ -76,7 +78,9 @@ def build_config(args: argparse.Namespace) -> Any:
         KeyConfig,
         NetworkConfig,
         ServerConfig,
+        declared_settings,
         load_config,
+        validate,
     )
 
     chain_flags = [f for f in ("genesis", "db", "era") if getattr(args, f)]
@@ -101,12 +105,11 @@ def build_config(args: argparse.Namespace) -> Any:
             network = NetworkConfig(name=name or "demo", block_time=args.block_time or 0.0)
         config = replace(config, networks=(network,))
     changes: dict[str, Any] = {}
-    for flag, setting in (("host", "host"), ("port", "port"), ("ledger", "ledger"),
-                          ("threads", "threads")):
-        if getattr(args, flag) is not None:
-            changes[setting] = getattr(args, flag)
-    if args.no_access_log:
-        changes["access_log"] = False
+    limit_changes: dict[str, Any] = {}
+    for declared in declared_settings():
+        value = getattr(args, declared.name)
+        if value is not None:
+            (limit_changes if declared.section == "limits" else changes)[declared.name] = value
     if args.api_keys:
         defaults = KeyConfig(key="-")
         changes["keys"] = config.keys + tuple(
@@ -117,19 +120,9 @@ def build_config(args: argparse.Namespace) -> Any:
             for k in args.api_keys)
     elif args.daily_credits is not None or args.credits_per_second is not None:
         raise ConfigError("--daily-credits and --credits-per-second apply to --api-key keys")
-    limits = config.limits
-    limit_changes = {name: getattr(args, name) for name in
-                     ("max_body_bytes", "max_batch_calls", "max_ws_message_bytes")
-                     if getattr(args, name) is not None}
-    if args.logs_timeout is not None or args.logs_max_results is not None:
-        limit_changes["logs"] = LogLimits(
-            max_results=args.logs_max_results if args.logs_max_results is not None
-            else limits.logs.max_results,
-            timeout=args.logs_timeout if args.logs_timeout is not None else limits.logs.timeout,
-            max_parameters=limits.logs.max_parameters)
     if limit_changes:
-        changes["limits"] = replace(limits, **limit_changes)
-    return replace(config, **changes)
+        changes["limits"] = replace(config.limits, **limit_changes)
+    return validate(replace(config, **changes))
 
 
 def run(args: argparse.Namespace) -> int:

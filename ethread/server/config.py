@@ -1,17 +1,21 @@
 """What a running service is made of: networks, API keys, limits, the credit ledger.
 
-One dataclass tree, built either from ``ethread serve`` flags or from a TOML file, so that a
-flag and a file entry always mean the same thing (both go through :func:`build_config`'s
-validation). Nothing here opens a chain or a socket: :mod:`ethread.server.networks` and
+One dataclass tree, built either from ``ethread serve`` flags or from a TOML file. Every scalar
+setting of the ``[server]`` and ``[limits]`` tables is declared once, as a dataclass field
+with its help text and bounds (:func:`setting`); the TOML schema check here and the flags of
+``ethread serve`` (:mod:`ethread.cli.serve`) are both derived from those declarations, so a
+flag and a file entry always mean the same thing and go through the same checks
+(:func:`validate`). Nothing here opens a chain or a socket: :mod:`ethread.server.networks` and
 :mod:`ethread.server.runner` do that from the values.
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_type_hints
 
 from ..methods.logs import LogLimits
 
@@ -32,18 +36,105 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class Setting:
+    """What a setting's declaration says besides its name, type and default."""
+
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    flag: str | None = None
+    """The ``ethread serve`` flag; by default ``--`` and the name with dashes (``--no-`` and
+    the name for a setting that is on by default)."""
+    metavar: str | None = None
+    relative_path: bool = False
+    """In a file, a relative path is relative to the file (``:memory:`` and a ``redis://``
+    URL stay as they are)."""
+
+
+def setting(default: Any, help: str, *, minimum: float | None = None,
+            maximum: float | None = None, flag: str | None = None, metavar: str | None = None,
+            relative_path: bool = False) -> Any:
+    """Declare a field of :class:`ServerConfig` or :class:`ServiceLimits` as a setting."""
+    return field(default=default, metadata={"setting": Setting(
+        help, minimum, maximum, flag, metavar, relative_path)})
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """One declared setting: where it lives, its type and default, and its declaration."""
+
+    section: str
+    """The TOML table: ``server`` or ``limits``."""
+    name: str
+    kind: type
+    default: Any
+    setting: Setting
+
+    @property
+    def flag(self) -> str:
+        if self.setting.flag is not None:
+            return self.setting.flag
+        dashed = self.name.replace("_", "-")
+        return f"--no-{dashed}" if self.kind is bool and self.default else f"--{dashed}"
+
+    def check(self, value: Any, where: str) -> Any:
+        """The value, typed, if it is of the right kind and within bounds; else ConfigError."""
+        kind, declared = self.kind, self.setting
+        if kind is bool:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where} must be true or false, got {value!r}")
+            return value
+        if kind is str:
+            if not isinstance(value, str):
+                raise ConfigError(f"{where} must be a string, got {value!r}")
+            return value
+        numeric = int if kind is int else (int, float)
+        if isinstance(value, bool) or not isinstance(value, numeric):
+            raise ConfigError(f"{where} must be {'an integer' if kind is int else 'a number'}, "
+                              f"got {value!r}")
+        low, high = declared.minimum, declared.maximum
+        if (low is not None and value < low) or (high is not None and value > high):
+            bounds = (f"at least {low:g}" if high is None
+                      else f"between {low if low is not None else '-inf':g} and {high:g}")
+            raise ConfigError(f"{where} must be {bounds}, got {value!r}")
+        return float(value) if kind is float else value
+
+
+_LOG_DEFAULTS = LogLimits()
+
+
+@dataclass(frozen=True, slots=True)
 class ServiceLimits:
-    """Size limits of the transport, plus the core's eth_getLogs limits.
+    """Size limits of the transport, plus the core's eth_getLogs limits: the ``[limits]``
+    table.
 
     Defaults follow geth: a 5 MiB body, 1,000 calls per batch; a WebSocket message may be as
     large as a body. The eth_call gas cap is the core's (10 times the block gas limit).
     """
 
-    max_body_bytes: int = 5 * 1024 * 1024
-    max_batch_calls: int = 1_000
-    max_ws_message_bytes: int = 5 * 1024 * 1024
-    max_ws_subscriptions: int = 100
-    logs: LogLimits = field(default_factory=LogLimits)
+    max_body_bytes: int = setting(5 * 1024 * 1024, "largest HTTP request body in bytes",
+                                  minimum=1, metavar="N")
+    max_batch_calls: int = setting(1_000, "most calls in one batch request", minimum=1,
+                                   metavar="N")
+    max_ws_message_bytes: int = setting(5 * 1024 * 1024, "largest WebSocket message in bytes",
+                                        minimum=1, metavar="N")
+    max_ws_subscriptions: int = setting(100, "most subscriptions on one WebSocket connection",
+                                        minimum=1, metavar="N")
+    logs_max_results: int = setting(_LOG_DEFAULTS.max_results,
+                                    "eth_getLogs: most logs in one answer", minimum=1,
+                                    metavar="N")
+    logs_timeout_seconds: float = setting(_LOG_DEFAULTS.timeout,
+                                          "eth_getLogs: deadline in seconds", minimum=0,
+                                          flag="--logs-timeout", metavar="S")
+    logs_max_parameters: int = setting(_LOG_DEFAULTS.max_parameters,
+                                       "eth_getLogs: most addresses plus topics in one filter",
+                                       minimum=1, metavar="N")
+
+    @property
+    def logs(self) -> LogLimits:
+        """The core's eth_getLogs limits."""
+        return LogLimits(max_results=self.logs_max_results, timeout=self.logs_timeout_seconds,
+                         max_parameters=self.logs_max_parameters)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,24 +171,50 @@ class KeyConfig:
 
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
-    host: str = DEFAULT_HOST
-    port: int = DEFAULT_PORT
+    """The whole service; its scalar settings are the ``[server]`` table."""
+
+    host: str = setting(DEFAULT_HOST, "address to listen on")
+    port: int = setting(DEFAULT_PORT, "port to listen on (0: any free port)", minimum=0,
+                        maximum=65535)
     networks: tuple[NetworkConfig, ...] = (NetworkConfig(name="demo"),)
     keys: tuple[KeyConfig, ...] = ()
     limits: ServiceLimits = field(default_factory=ServiceLimits)
-    ledger: str = DEFAULT_LEDGER
-    """The credit ledger: a SQLite file (shared by the processes of one machine),
-    ``redis://HOST:PORT/DB`` (shared by a fleet), or ``:memory:`` (one process, forgotten at
-    exit)."""
-    access_log: bool = True
-    threads: int = 4
-    """Worker threads that run the synchronous core off the event loop."""
+    ledger: str = setting(DEFAULT_LEDGER, "the credit ledger: a SQLite file (shared by the "
+                          "processes of one machine), redis://HOST:PORT/DB (shared by a fleet), "
+                          "or :memory: (one process, forgotten at exit)", metavar="PATH|URL",
+                          relative_path=True)
+    access_log: bool = setting(True, "log each request (key masked)")
+    threads: int = setting(4, "worker threads per pool that run the synchronous core off the "
+                           "event loop", minimum=1, metavar="N")
 
     def with_default_key(self) -> ServerConfig:
         """The demo key when no key is configured: a server with no key would refuse all."""
         if self.keys:
             return self
         return replace(self, keys=(KeyConfig(key=DEMO_KEY, label="demo"),))
+
+
+# -- the declared settings --------------------------------------------------------------------
+
+SECTIONS: dict[str, type] = {"server": ServerConfig, "limits": ServiceLimits}
+"""Each TOML table of scalar settings and the dataclass that declares them."""
+
+
+@cache
+def declared_settings() -> tuple[Declared, ...]:
+    """Every setting of every section, in declaration order."""
+    out = []
+    for section, cls in SECTIONS.items():
+        hints = get_type_hints(cls)
+        for f in fields(cls):
+            declared = f.metadata.get("setting")
+            if declared is not None:
+                out.append(Declared(section, f.name, hints[f.name], f.default, declared))
+    return tuple(out)
+
+
+def _section_of(config: ServerConfig, section: str) -> Any:
+    return config.limits if section == "limits" else config
 
 
 # -- validation, shared by flags and file ----------------------------------------------------
@@ -155,13 +272,17 @@ def validate(config: ServerConfig) -> ServerConfig:
         _positive_int(entry.daily_credits, "daily_credits", allow_zero=True)
         if entry.credits_per_second is not None and entry.credits_per_second <= 0:
             raise ConfigError("credits_per_second must be positive")
-    limits = config.limits
-    for name in ("max_body_bytes", "max_batch_calls", "max_ws_message_bytes",
-                 "max_ws_subscriptions"):
-        _positive_int(getattr(limits, name), f"limits.{name}")
-    _positive_int(config.threads, "threads")
+    for declared in declared_settings():
+        declared.check(getattr(_section_of(config, declared.section), declared.name),
+                       f"{declared.section}.{declared.name}")
     _check_ledger(config.ledger)
     return config
+
+
+def _is_url(value: str) -> bool:
+    from .ledger import is_redis_url
+
+    return is_redis_url(value)
 
 
 def _check_ledger(ledger: str) -> None:
@@ -189,13 +310,9 @@ def _check_network(network: NetworkConfig) -> None:
 
 # -- the TOML file ---------------------------------------------------------------------------
 
-_SERVER_KEYS = {"host", "port", "ledger", "access_log", "threads"}
 _NETWORK_KEYS = {"name", "backend", "genesis", "blocks", "path", "verify_seals", "block_time",
                  "hosts", "port"}
 _KEY_KEYS = {"key", "daily_credits", "credits_per_second", "label"}
-_LIMIT_KEYS = {"max_body_bytes", "max_batch_calls", "max_ws_message_bytes",
-               "max_ws_subscriptions", "logs_max_results", "logs_timeout_seconds",
-               "logs_max_parameters"}
 
 
 def _table(document: dict[str, Any], name: str) -> dict[str, Any]:
@@ -240,32 +357,24 @@ def load_config(path: str | Path) -> ServerConfig:
 
 
 def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
-    _unknown(document, {"server", "limits", "networks", "keys"}, "top level")
-    server = _table(document, "server")
-    _unknown(server, _SERVER_KEYS, "[server]")
-    limits_table = _table(document, "limits")
-    _unknown(limits_table, _LIMIT_KEYS, "[limits]")
-    defaults = ServiceLimits()
-    log_defaults = defaults.logs
-    limits = ServiceLimits(
-        max_body_bytes=limits_table.get("max_body_bytes", defaults.max_body_bytes),
-        max_batch_calls=limits_table.get("max_batch_calls", defaults.max_batch_calls),
-        max_ws_message_bytes=limits_table.get("max_ws_message_bytes",
-                                              defaults.max_ws_message_bytes),
-        max_ws_subscriptions=limits_table.get("max_ws_subscriptions",
-                                              defaults.max_ws_subscriptions),
-        logs=LogLimits(
-            max_results=_positive_int(
-                limits_table.get("logs_max_results", log_defaults.max_results),
-                "limits.logs_max_results"),
-            timeout=_non_negative_float(
-                limits_table.get("logs_timeout_seconds", log_defaults.timeout),
-                "limits.logs_timeout_seconds"),
-            max_parameters=_positive_int(
-                limits_table.get("logs_max_parameters", log_defaults.max_parameters),
-                "limits.logs_max_parameters"),
-        ),
-    )
+    _unknown(document, {*SECTIONS, "networks", "keys"}, "top level")
+    values: dict[str, dict[str, Any]] = {}
+    for section in SECTIONS:
+        table = _table(document, section)
+        declared = {d.name: d for d in declared_settings() if d.section == section}
+        _unknown(table, set(declared), f"[{section}]")
+        values[section] = {}
+        for entry_name, declaration in declared.items():
+            where = f"[{section}] {entry_name}"
+            if entry_name in table:
+                value = declaration.check(table[entry_name], where)
+            elif declaration.setting.relative_path:
+                value = declaration.default  # a file's default path is beside the file too
+            else:
+                continue
+            if declaration.setting.relative_path and value != ":memory:" and not _is_url(value):
+                value = str(_path(value, base, where))
+            values[section][entry_name] = value
     networks = []
     for index, entry in enumerate(_array_of_tables(document, "networks")):
         where = f"[[networks]] #{index + 1}"
@@ -305,22 +414,10 @@ def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
                 rate, f"{where}.credits_per_second"),
             label=str(entry.get("label", "")),
         ))
-    ledger = server.get("ledger", DEFAULT_LEDGER)
-    if not isinstance(ledger, str):
-        raise ConfigError("[server] ledger must be a path string, redis://HOST:PORT/DB "
-                          "or ':memory:'")
-    from .ledger import is_redis_url
-
-    if ledger != ":memory:" and not is_redis_url(ledger):
-        ledger = str(_path(ledger, base, "[server] ledger"))
     config = ServerConfig(
-        host=str(server.get("host", DEFAULT_HOST)),
-        port=_port(server.get("port", DEFAULT_PORT), "[server] port"),
         networks=tuple(networks) if networks else (NetworkConfig(name="demo"),),
         keys=tuple(keys),
-        limits=limits,
-        ledger=ledger,
-        access_log=bool(server.get("access_log", True)),
-        threads=server.get("threads", 4),
+        limits=ServiceLimits(**values["limits"]),
+        **values["server"],
     )
     return validate(config)
