@@ -98,8 +98,7 @@ class Limits:
 class Exchange:
     """One request on its way through the pipeline: what is answered, what is left to run."""
 
-    __slots__ = ("_answers", "_calls", "_final", "dispatcher", "is_batch", "pending", "refused",
-                 "what")
+    __slots__ = ("_answers", "_final", "dispatcher", "is_batch", "pending", "refused", "what")
 
     def __init__(self, dispatcher: Responder | None, what: str, is_batch: bool = False) -> None:
         self.dispatcher = dispatcher
@@ -107,9 +106,8 @@ class Exchange:
         """What the request asked, for an access log: a method, ``batch(n)`` or ``invalid``."""
         self.is_batch = is_batch
         self.refused: Refused | None = None
-        self.pending: list[int] = []
-        """Positions of the calls still to run (:meth:`run`)."""
-        self._calls: list[Call | EthreadError] = []
+        self.pending: list[tuple[int, Call]] = []
+        """The calls still to run (:meth:`run`), with their positions in the request."""
         self._answers: list[bytes | None] = []
         self._final: bytes | None = None
 
@@ -131,16 +129,13 @@ class Exchange:
 
     def pending_calls(self) -> list[Call]:
         """The calls :meth:`run` will run, for a host choosing where to run them."""
-        calls = self._calls
-        return [calls[i] for i in self.pending]  # type: ignore[misc]  # only Calls pend
+        return [call for _, call in self.pending]
 
     def run(self) -> None:
         """Run the pending calls. Blocking; safe in a worker thread; never raises."""
         dispatcher = self.dispatcher
-        assert dispatcher is not None or not self.pending
-        for index in self.pending:
-            call = self._calls[index]
-            assert isinstance(call, Call) and dispatcher is not None
+        for index, call in self.pending:
+            assert dispatcher is not None  # only a dispatched request has pending calls
             if call.is_notification:
                 dispatcher.run_notification(call)
             else:
@@ -195,7 +190,6 @@ class Pipeline:
                 return Exchange.finished(what, refused.body(wanted if is_batch else None),
                                          refused)
         exchange = Exchange(dispatcher, what, is_batch)
-        exchange._calls = calls
         answers: list[bytes | None] = [None] * len(calls)
         exchange._answers = answers
         on_caller = self.on_caller
@@ -214,7 +208,7 @@ class Pipeline:
             else:
                 hit = None if call.is_notification else dispatcher.cached_result(call)
                 if hit is None:
-                    exchange.pending.append(index)
+                    exchange.pending.append((index, call))
                 else:
                     answers[index] = result_response(call.id, hit)
         return exchange
