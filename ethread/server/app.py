@@ -159,7 +159,8 @@ class RpcApp:
             return
         exchange = service.http.submit(network.dispatcher, body, partial(service.admit, key),
                                    SUBSCRIPTIONS_NEED_WEBSOCKET)
-        await service.execution.finish(exchange)
+        if exchange.pending:  # cheap and cached calls are answered already
+            await service.execution.finish(exchange)
         answer = exchange.answer()
         status = exchange.status
         if answer is None:  # only notifications

@@ -81,8 +81,6 @@ class Execution:
 
     async def finish(self, exchange: Exchange) -> None:
         """Run what the pipeline left pending, in one hop to the fitting pool."""
-        if not exchange.pending:
-            return
         slow = any(c.method in SLOW_METHODS for c in exchange.pending_calls())
         await asyncio.get_running_loop().run_in_executor(
             self.slow_pool if slow else self.fast_pool, exchange.run)

@@ -163,7 +163,8 @@ class Session:
         started = time.perf_counter()
         service = self.service
         exchange = service.websocket.submit(self.network.dispatcher, data, self.admit, self.local)
-        await service.execution.finish(exchange)
+        if exchange.pending:
+            await service.execution.finish(exchange)
         answer = exchange.answer()
         if answer is not None:
             self.deliver(answer)
