@@ -5,6 +5,7 @@ every transaction this test chose."""
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -446,3 +447,22 @@ def test_wildcard_positions_need_a_topic_there(dev: DevChain) -> None:
     assert count(["0x" + a.hex(), None]) == [2]  # [a] alone has no second topic
     assert count([None, None]) == [2]
     assert count([None, None, None, None]) == []
+
+
+def test_concurrent_polls_report_each_block_once(dev: DevChain) -> None:
+    registry = FilterRegistry()
+    filter_id = registry.new_block_filter(dev.backend)
+    mined = [dev.mine().hash for _ in range(3)]
+    barrier = threading.Barrier(8)
+    answers: list[list[Any]] = []
+
+    def poll() -> None:
+        barrier.wait()
+        answers.append(registry.changes(dev.backend, filter_id))
+
+    threads = [threading.Thread(target=poll) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(h for answer in answers for h in answer) == sorted(mined)

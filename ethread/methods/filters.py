@@ -19,7 +19,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from ..backend import Deadline, HeaderSource, LogQuery, ResultLimitReached
@@ -50,6 +50,8 @@ class _Filter:
     next_block: int
     """The first block whose changes this filter has not reported."""
     expires: float
+    polling: threading.Lock = field(default_factory=threading.Lock)
+    """Held while a poll runs, so that two polls never report the same blocks."""
 
 
 def new_filter_id() -> str:
@@ -74,7 +76,8 @@ def check_live_range(criteria: LogFilter) -> None:
 
 
 class FilterRegistry:
-    """The installed filters of one dispatcher. Safe to use from several threads."""
+    """The installed filters of one dispatcher. Safe to use from several threads: the registry's
+    lock guards the table only, and a poll's queries hold just its own filter's lock."""
 
     def __init__(self, timeout: float = DEFAULT_TIMEOUT, max_filters: int = DEFAULT_MAX_FILTERS,
                  clock: Clock = time.monotonic) -> None:
@@ -133,7 +136,7 @@ class FilterRegistry:
                 limits: LogLimits = DEFAULT_LIMITS) -> list[Log] | list[Hash32]:
         """What the chain gained since the last poll; each poll keeps the filter alive."""
         found = self._take(filter_id)
-        with self._lock:
+        with found.polling:
             found.expires = self._clock() + self.timeout
             head = backend.pointer("latest")
             if head is None or found.next_block > head:
