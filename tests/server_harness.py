@@ -103,6 +103,7 @@ class ServeProcess:
     """``ethread serve ARGS --port 0`` in a subprocess; the port is read from what it prints."""
 
     def __init__(self, args: Sequence[str], cwd: Path, timeout: float = 120) -> None:
+        self.host = "127.0.0.1"
         self.process = subprocess.Popen(
             [*ethread_command(), "serve", *args, "--port", "0"], cwd=cwd,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -118,9 +119,10 @@ class ServeProcess:
             if not line:
                 break
             lines.append(line)
-            found = re.search(r"health: http://[^:]+:(\d+)/health", line)
+            found = re.search(r"health: http://([^:/]+):(\d+)/health", line)
             if found:
-                port = int(found.group(1))
+                self.host = found.group(1)
+                port = int(found.group(2))
                 self._wait_healthy(port, deadline)
                 return port
         self.stop()
@@ -130,7 +132,7 @@ class ServeProcess:
     def _wait_healthy(self, port: int, deadline: float) -> None:
         while time.monotonic() < deadline:
             try:
-                if get(f"http://127.0.0.1:{port}/health", timeout=2)[0] == 200:
+                if get(f"http://{self.host}:{port}/health", timeout=2)[0] == 200:
                     return
             except OSError:
                 time.sleep(0.05)

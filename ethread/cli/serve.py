@@ -142,22 +142,45 @@ def run(args: argparse.Namespace) -> int:
         config = build_config(args)
         if config.networks[0].backend == "demo" and not args.config:
             print("building the demo chain...", file=sys.stderr, flush=True)
-        prepared = runner.prepare(config)
+        listening = runner.listen(config)
     except (ConfigError, LedgerError) as exc:
         print(f"ethread serve: error: {exc}", file=sys.stderr)
         return 2
     except (EthreadError, OSError) as exc:
         print(f"ethread serve: error: {exc}", file=sys.stderr)
         return 1
-    for name, http_url, ws_url in prepared.urls():
+    for name, http_url, ws_url in listening.urls():
         print(f"network {name}: HTTP {http_url}", flush=True)
         print(f"network {name}: WebSocket {ws_url}", flush=True)
-    keys = prepared.service.keys.keys()
-    if any(k.config.label == "demo" for k in keys):
+    keys = listening.config.keys
+    if any(k.label == "demo" for k in keys):
         print("demo API key: ethread-demo-key (loopback demo only)", flush=True)
     else:
         print(f"{len(keys)} API key(s) accepted; put yours in place of <API_KEY>", flush=True)
-    print(f"health: http://{config.host}:{prepared.main_port}/health", flush=True)
+    workers = listening.config.workers
+    if workers > 1:
+        print(f"{workers} worker processes", flush=True)
+    print(f"health: http://{config.host}:{listening.main_port}/health", flush=True)
+    if workers > 1:
+        from ..server.workers import supervise
+
+        code = supervise(listening, workers)
+    else:
+        code = _serve_here(runner, listening)
+    print("ethread serve: stopped", file=sys.stderr)
+    return code
+
+
+def _serve_here(runner: Any, listening: Any) -> int:
+    """One process: this one serves."""
+    from ..server.ledger import LedgerError
+
+    try:
+        prepared = runner.assemble(listening)
+    except LedgerError as exc:
+        listening.close()
+        print(f"ethread serve: error: {exc}", file=sys.stderr)
+        return 2
     previous = signal.signal(signal.SIGTERM, _stop_requested)
     try:
         prepared.run()
@@ -165,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
         pass  # uvicorn re-raises the signal once its graceful shutdown is done
     finally:
         signal.signal(signal.SIGTERM, previous)
-    print("ethread serve: stopped", file=sys.stderr)
+        listening.close()
     return 0
 
 

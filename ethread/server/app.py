@@ -179,8 +179,11 @@ class RpcApp:
                                           "status": "ok"}
             except Exception as exc:  # a health check reports a broken store, never raises
                 networks[network.name] = {"head": None, "status": f"error: {type(exc).__name__}"}
-        ok = all(n["status"] == "ok" for n in networks.values())
-        return orjson.dumps({"status": "ok" if ok else "degraded", "networks": networks})
+        board = self.service.workers
+        up, configured = (1, 1) if board is None else (board.up(), board.size)
+        ok = all(n["status"] == "ok" for n in networks.values()) and up == configured
+        return orjson.dumps({"status": "ok" if ok else "degraded", "networks": networks,
+                             "workers": {"up": up, "configured": configured}})
 
     async def _refuse(self, send: Send, refused: Refused) -> None:
         await send_json(send, refused.status, refused.body(), refused.headers)

@@ -29,6 +29,7 @@ DEMO_KEY = "ethread-demo-key"
 listens on loopback and the key is printed at start, so that the URL can be pasted as is."""
 DEFAULT_DAILY_CREDITS = 3_000_000
 DEFAULT_LEDGER = "ethread-credits.sqlite3"
+MAX_WORKERS = 256
 
 
 class ConfigError(ValueError):
@@ -183,6 +184,9 @@ class ServerConfig:
                           "processes of one machine), redis://HOST:PORT/DB (shared by a fleet), "
                           "or :memory: (one process, forgotten at exit)", metavar="PATH|URL",
                           relative_path=True)
+    workers: int = setting(1, "worker processes answering on the same port(s), started and "
+                           "replaced by a supervisor (1: this process serves, no supervisor)",
+                           minimum=1, maximum=MAX_WORKERS, metavar="N")
     access_log: bool = setting(True, "log each request (key masked)")
     threads: int = setting(4, "worker threads per pool that run the synchronous core off the "
                            "event loop", minimum=1, metavar="N")
@@ -276,6 +280,7 @@ def validate(config: ServerConfig) -> ServerConfig:
         declared.check(getattr(_section_of(config, declared.section), declared.name),
                        f"{declared.section}.{declared.name}")
     _check_ledger(config.ledger)
+    _check_workers(config)
     return config
 
 
@@ -294,6 +299,25 @@ def _check_ledger(ledger: str) -> None:
         problem = check_redis_url(ledger)
         if problem is not None:
             raise ConfigError(f"ledger: {problem}")
+
+
+def _check_workers(config: ServerConfig) -> None:
+    """What cannot be shared by several worker processes (the bounds are the declaration's)."""
+    if config.workers == 1:
+        return
+    if config.ledger == ":memory:":
+        raise ConfigError("a ':memory:' ledger lives in one process, so each worker would "
+                          "grant the whole balance: with workers above 1 use a SQLite file "
+                          "or redis://HOST:PORT/DB")
+    for network in config.networks:
+        if network.backend == "db":
+            raise ConfigError(
+                f"network {network.name!r}: a LevelDB store can be opened by one process "
+                "only: serve it with workers = 1 (--workers 1)")
+        if network.block_time:
+            raise ConfigError(
+                f"network {network.name!r}: a mining demo chain ('block_time') grows in one "
+                "process, so workers would serve different chains: use workers = 1")
 
 
 def _check_network(network: NetworkConfig) -> None:

@@ -4,7 +4,9 @@ The order matters for failing early and cheaply: the credit ledger is opened fir
 that cannot be used or a Redis server that does not answer stops here, before any chain is
 imported), then the networks (an import shows its progress), then every listening socket is
 bound (port 0 becomes a real port, which tests and the benchmark use), and only then does
-uvicorn start. uvicorn runs with uvloop
+uvicorn start. :func:`listen` does the first three (it is all a supervisor of several worker
+processes does before forking, :mod:`.workers`), :func:`assemble` builds the service on the
+bound sockets (what each worker does), :func:`prepare` both. uvicorn runs with uvloop
 and httptools for speed, the ``websockets`` library for WebSocket, its own access log off (it
 would print keys), and a graceful shutdown on SIGINT/SIGTERM: in-flight requests finish, open
 WebSockets are closed, the ledger is closed.
@@ -15,8 +17,11 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import uvicorn
 
 from .access_log import install_key_masking
 from .app import RpcApp
@@ -26,8 +31,39 @@ from .credits import Billing, open_ledger
 from .execution import Execution
 from .networks import Network, NetworkRouter, open_networks
 from .service import Service
+from .workers_board import WorkerBoard
 
 GRACEFUL_SHUTDOWN_SECONDS = 5
+
+
+@dataclass
+class Listening:
+    """A validated configuration, its networks opened and its sockets bound: not serving yet."""
+
+    config: ServerConfig
+    networks: list[Network]
+    sockets: list[socket.socket]
+    main_port: int
+
+    def port_of(self, network: Network) -> int:
+        return self.main_port if network.port is None else network.port
+
+    def urls(self) -> list[tuple[str, str, str]]:
+        """(network, HTTP URL, WebSocket URL) with the first key, masked unless it is the
+        public demo key."""
+        keys = self.config.keys
+        shown = DEMO_KEY if keys and keys[0].key == DEMO_KEY else "<API_KEY>"
+        host = self.config.host
+        out = []
+        for network in self.networks:
+            name = network.hosts[0] if network.hosts else host
+            base = f"{name}:{self.port_of(network)}"
+            out.append((network.name, f"http://{base}/v3/{shown}", f"ws://{base}/ws/v3/{shown}"))
+        return out
+
+    def close(self) -> None:
+        for sock in self.sockets:
+            sock.close()
 
 
 @dataclass
@@ -41,27 +77,11 @@ class PreparedServer:
     main_port: int
     networks: list[Network]
     server: Any = field(default=None)
-
-    def port_of(self, network: Network) -> int:
-        return self.main_port if network.port is None else network.port
+    on_started: Callable[[], None] | None = None
+    """Called in the serving thread once uvicorn accepts connections (a worker reports in)."""
 
     def urls(self) -> list[tuple[str, str, str]]:
-        """(network, HTTP URL, WebSocket URL) with the first key, masked unless it is the
-        public demo key."""
-        keys = self.service.keys.keys()
-        if not keys:
-            shown = "<API_KEY>"
-        elif keys[0].config.key == DEMO_KEY:
-            shown = DEMO_KEY
-        else:
-            shown = "<API_KEY>"
-        host = self.config.host
-        out = []
-        for network in self.networks:
-            name = network.hosts[0] if network.hosts else host
-            base = f"{name}:{self.port_of(network)}"
-            out.append((network.name, f"http://{base}/v3/{shown}", f"ws://{base}/ws/v3/{shown}"))
-        return out
+        return Listening(self.config, self.networks, self.sockets, self.main_port).urls()
 
     def run(self) -> None:
         """Serve until SIGINT/SIGTERM (or :meth:`stop`); returns after a graceful shutdown."""
@@ -73,8 +93,6 @@ class PreparedServer:
 
     def _server(self) -> Any:
         if self.server is None:
-            import uvicorn
-
             limits = self.config.limits
             uv_config = uvicorn.Config(
                 self.app,
@@ -90,7 +108,7 @@ class PreparedServer:
                 timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
                 backlog=4096,
             )
-            self.server = uvicorn.Server(uv_config)
+            self.server = _Server(uv_config, self.on_started)
         return self.server
 
 
@@ -108,15 +126,14 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def prepare(config: ServerConfig, networks: list[Network] | None = None, *,
-            progress: bool = True) -> PreparedServer:
-    """Open the ledger and the networks and bind the sockets (see the module docstring).
-
-    ``networks`` replaces the configured ones (a test serving a chain it built itself).
-    """
+def listen(config: ServerConfig, networks: list[Network] | None = None, *,
+           progress: bool = True) -> Listening:
+    """Validate, check that the ledger opens, open the networks, bind the sockets (see the
+    module docstring). ``networks`` replaces the configured ones (a test serving a chain it
+    built itself)."""
     config = validate(config.with_default_key())
     install_key_masking()
-    ledger = open_ledger(config.ledger)
+    open_ledger(config.ledger).close()  # fails here, before any import, when unusable
     sockets: list[socket.socket] = []
     try:
         if networks is None:
@@ -137,18 +154,56 @@ def prepare(config: ServerConfig, networks: list[Network] | None = None, *,
     except BaseException:
         for sock in sockets:
             sock.close()
-        ledger.close()
         raise
+    return Listening(config, networks, sockets, main_port)
+
+
+def assemble(listening: Listening, board: WorkerBoard | None = None, slot: int = 0,
+             ) -> PreparedServer:
+    """The service over bound sockets, with its own ledger connection and thread pools.
+    With a ``board``, the server marks ``slot`` as up once it accepts connections, and
+    ``/health`` reports the board."""
+    config = listening.config
+    ledger = open_ledger(config.ledger)
     service = Service(
-        router=NetworkRouter(networks, main_port),
+        router=NetworkRouter(listening.networks, listening.main_port),
         keys=KeyRing(config.keys),
         billing=Billing(ledger),
         execution=Execution(config.threads),
         limits=config.limits,
         access_log=config.access_log,
+        workers=board,
     )
     app = RpcApp(service)
-    return PreparedServer(config, app, service, sockets, main_port, networks)
+    prepared = PreparedServer(config, app, service, listening.sockets, listening.main_port,
+                              listening.networks)
+    if board is not None:
+        prepared.on_started = lambda: board.mark(slot, True)
+    return prepared
+
+
+def prepare(config: ServerConfig, networks: list[Network] | None = None, *,
+            progress: bool = True) -> PreparedServer:
+    """:func:`listen` then :func:`assemble`: a whole service in this process."""
+    listening = listen(config, networks, progress=progress)
+    try:
+        return assemble(listening)
+    except BaseException:
+        listening.close()
+        raise
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling ``on_started`` when it accepts connections."""
+
+    def __init__(self, config: uvicorn.Config, on_started: Callable[[], None] | None) -> None:
+        super().__init__(config)
+        self._on_started = on_started
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and self._on_started is not None:
+            self._on_started()
 
 
 class ServerThread:

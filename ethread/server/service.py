@@ -17,6 +17,7 @@ from .credits import Billing, cost_of
 from .execution import Execution
 from .networks import Network, NetworkRouter
 from .subscriptions import ChainFeed
+from .workers_board import WorkerBoard
 
 
 @dataclass
@@ -28,6 +29,8 @@ class Service:
     limits: ServiceLimits
     access_log: bool = True
     poll_interval: float = 0.25
+    workers: WorkerBoard | None = None
+    """The supervisor's board when this process is one of several workers."""
     feeds: dict[str, ChainFeed] = field(default_factory=dict)
     http: Pipeline = field(init=False)
     """The request pipeline of an HTTP body."""
