@@ -1,0 +1,165 @@
+"""Requests/s of ``ethread serve`` with 1 and 2 worker processes, at concurrency 1, 16 and 64,
+for a cheap method (eth_chainId: the transport, the key lookup and the ledger debit) and for
+eth_call (a storage contract executed by py-evm, a distinct call each time so that no answer
+comes from a cache).
+
+    .venv/bin/python benchmarks/bench_workers.py [--seconds 3] [--workers 1 2]
+                                                  [--ledger PATH|redis://HOST:PORT/DB]
+
+The server is this script with ``--serve``, in its own process tree: with ``--workers`` above 1
+it is the real supervisor (:mod:`ethread.server.workers`) forking its workers. Every request is
+debited from the ledger as in production: a SQLite file in a temporary directory by default,
+or the Redis named by ``--ledger``.
+
+The load generator (``bench_load.py``'s keep-alive asyncio client, one process) runs on the
+same machine and takes CPU from the same cores as the workers: on a 2-core machine two
+workers compete with it, so the 2-worker figures understate what two cores serve when the load
+comes from elsewhere. Prints a table and the 2-worker/1-worker ratio; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_load import KEY, http_request, rpc, run_load
+
+
+def serve(workers: int, ledger: str) -> None:
+    """Build the contract chain, bind a free port, print one JSON line, serve."""
+    import ethread
+    from ethread.devchain import DevChain, contracts
+    from ethread.server import KeyConfig, ServerConfig, make_network
+    from ethread.server.runner import assemble, listen
+
+    backend = ethread.MemoryBackend()
+    chain = DevChain(backend)
+    storage = chain.deploy(chain.accounts[0], contracts.STORAGE)
+    chain.mine()
+    chain.send(chain.accounts[1], storage,
+               data=contracts.store_calldata({slot: slot * 7 + 1 for slot in range(64)}))
+    chain.mine()
+    config = ServerConfig(port=0, keys=(KeyConfig(key=KEY, daily_credits=10**15),),
+                          ledger=ledger, access_log=False, workers=workers)
+    listening = listen(config, [make_network("calls", backend)], progress=False)
+    print(json.dumps({"port": listening.main_port, "storage": "0x" + storage.hex()}),
+          flush=True)
+    if workers > 1:
+        from ethread.server.workers import supervise
+
+        supervise(listening, workers)
+        return
+    with contextlib.suppress(KeyboardInterrupt):  # SIGINT from the parent: a clean stop
+        assemble(listening).run()
+
+
+def start_server(workers: int, ledger: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--serve", "--serve-workers", str(workers), "--ledger",
+         ledger], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    if not line:
+        process.wait(10)
+        raise SystemExit("the benchmark server did not start")
+    info: dict[str, Any] = json.loads(line)
+    _wait_workers(info["port"], workers)
+    return process, info
+
+
+def _wait_workers(port: int, workers: int, timeout: float = 60) -> None:
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), urllib.request.urlopen(
+                f"http://127.0.0.1:{port}/health", timeout=2) as answer:
+            if json.loads(answer.read())["workers"]["up"] == workers:
+                return
+        time.sleep(0.1)
+    raise SystemExit("the workers did not come up")
+
+
+def stop_server(process: subprocess.Popen[str]) -> None:
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=3.0, help="per scenario (bound)")
+    parser.add_argument("--max-requests", type=int, default=200_000, help="per scenario")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--ledger", help="default: a SQLite file in a temporary directory")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-workers", type=int, default=1, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve_workers, args.ledger)
+        return
+    with contextlib.suppress(ImportError):
+        import uvloop
+
+        uvloop.install()
+    with tempfile.TemporaryDirectory(prefix="ethread-bench-") as scratch:
+        ledger = args.ledger or str(Path(scratch) / "credits.sqlite3")
+        print(f"{os.cpu_count()} CPUs shared by the server and this load generator; load "
+              f"average {os.getloadavg()[0]:.1f} at start; ledger "
+              f"{'Redis' if ledger.startswith('redis') else 'SQLite'}; "
+              f"{args.seconds} s per scenario")
+        print(f"{'method':<12} {'workers':>7} {'c':>4} {'req/s':>9} {'p50 ms':>8} "
+              f"{'p99 ms':>8}")
+        rates: dict[tuple[str, int, int], float] = {}
+        for workers in args.workers:
+            process, info = start_server(workers, ledger)
+            storage = info["storage"]
+            methods = {
+                "eth_chainId": [rpc("eth_chainId", [])],
+                "eth_call": [rpc("eth_call", [{"to": storage, "data": "0x" + (
+                    1000 + i).to_bytes(32, "big").hex()}, "latest"]) for i in range(200_000)],
+            }
+            try:
+                for method, bodies in methods.items():
+                    requests = [http_request(b, "localhost") for b in bodies]
+                    for concurrency in args.concurrency:
+                        # a fresh slice for every run: no eth_call answer is served twice
+                        offset = (concurrency * 7919 + workers * 104729) % len(requests)
+                        outcome = asyncio.run(run_load(
+                            info["port"], requests[offset:] + requests[:offset], concurrency,
+                            args.seconds, args.max_requests))
+                        rates[(method, workers, concurrency)] = outcome.rate
+                        flag = f"  ({outcome.failures} FAILED)" if outcome.failures else ""
+                        print(f"{method:<12} {workers:>7} {concurrency:>4} {outcome.rate:>9.0f} "
+                              f"{statistics.median(outcome.latencies) * 1e3:>8.2f} "
+                              f"{outcome.percentile(0.99):>8.2f}{flag}", flush=True)
+            finally:
+                stop_server(process)
+        if len(args.workers) > 1:
+            low, high = min(args.workers), max(args.workers)
+            for method in ("eth_chainId", "eth_call"):
+                ratios = [f"c={c}: {rates[(method, high, c)] / rates[(method, low, c)]:.2f}x"
+                          for c in args.concurrency if rates.get((method, low, c))]
+                print(f"{method}: {high} workers / {low}: {', '.join(ratios)}")
+        print(f"load average {os.getloadavg()[0]:.1f} at the end")
+
+
+if __name__ == "__main__":
+    main()
