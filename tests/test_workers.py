@@ -25,7 +25,7 @@ from ethread.server.auth import key_id
 from ethread.server.credits import cost_of, open_ledger
 
 from .conftest import conformance_dir
-from .test_server_helpers import KEY, ServeProcess, get
+from .server_harness import KEY, ServeProcess, get
 
 DAILY = 8_000
 BLOCK_CALL = "eth_getBlockByNumber"
@@ -272,7 +272,7 @@ def test_the_workers_setting_in_a_file(tmp_path: Path) -> None:
 def test_a_leveldb_store_with_workers_is_refused_by_the_command(tmp_path: Path) -> None:
     import subprocess
 
-    from .test_server_helpers import ethread_command
+    from .server_harness import ethread_command
 
     result = subprocess.run([*ethread_command(), "serve", "--db", str(tmp_path), "--workers",
                              "2", "--port", "0"], capture_output=True, text=True, timeout=120)
