@@ -58,7 +58,8 @@ def test_the_key_is_the_only_credential_and_a_trailing_slash_is_fine(server: Any
 def test_health_needs_no_key(server: Any) -> None:
     status, body = get(f"http://127.0.0.1:{server.port}/health")
     assert status == 200
-    assert body == {"status": "ok", "networks": {"main": {"head": 45, "status": "ok"}}}
+    assert body == {"status": "ok", "networks": {"main": {"head": 45, "status": "ok"}},
+                    "workers": {"up": 1, "configured": 1}}
 
 
 @pytest.mark.parametrize(("method", "headers", "status"), [
