@@ -198,6 +198,10 @@ def test_a_worker_killed_under_load_is_replaced_while_the_others_answer(tmp_path
             time.sleep(1.0)
             os.kill(victim, signal.SIGKILL)
             killed_at = time.monotonic()
+            deadline = killed_at + 30
+            while victim in _workers_of(server) or len(_workers_of(server)) < 2:
+                assert time.monotonic() < deadline, "the killed worker was not replaced"
+                time.sleep(0.02)
             health = _wait_for_workers(server, 2, timeout=30)
             replaced_at = time.monotonic()
             time.sleep(0.5)
