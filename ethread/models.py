@@ -24,6 +24,7 @@ class Kind(enum.Enum):
     QUANTITY = "quantity"  # int -> "0x1a"
     DATA = "data"  # bytes -> "0x00ff"
     BOOL = "bool"
+    TEXT = "text"  # str as is
     OBJECT = "object"  # a nested model, or a list of them
     SLOT = "slot"  # storage key: 32 bytes as data, a shorter one as a quantity (as geth does)
 
@@ -384,9 +385,64 @@ class CallRequest:
     blob_versioned_hashes: tuple[Hash32, ...] | None = None
     authorization_list: tuple[Authorization, ...] | None = None
     nonce: int | None = None
+    chain_id: int | None = None
+    """When given, it must be the chain's (geth refuses a call meant for another chain)."""
     conflicts: str | None = None
     """Fields given together that must not be (geth answers these when the call runs)."""
 
     @property
     def wants_blobs(self) -> bool:
         return self.blob_versioned_hashes is not None or self.max_fee_per_blob_gas is not None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccountOverride:
+    """One account of an eth_call state override set; None means "leave as it is".
+
+    ``state`` replaces the account's whole storage, ``state_diff`` changes only the slots it
+    names; geth refuses both at once, when the call runs.
+    """
+
+    address: Address
+    nonce: int | None = None
+    code: bytes | None = None
+    balance: int | None = None
+    state: tuple[tuple[Hash32, Hash32], ...] | None = None
+    state_diff: tuple[tuple[Hash32, Hash32], ...] | None = None
+    move_precompile_to: Address | None = None
+
+
+StateOverride: TypeAlias = tuple[AccountOverride, ...]
+"""Accounts to override for one call, in address order (the order geth applies them in)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockOverrides:
+    """Fields of the block context a call runs in, replaced for that call only."""
+
+    number: int | None = None
+    difficulty: int | None = None
+    time: int | None = None
+    gas_limit: int | None = None
+    fee_recipient: Address | None = None
+    prev_randao: Hash32 | None = None
+    base_fee_per_gas: int | None = None
+    blob_base_fee: int | None = None
+    beacon_root: Hash32 | None = None
+    """Accepted in the parameter, refused by eth_call and eth_estimateGas as geth does."""
+    withdrawals: bool = False
+    """Whether withdrawals were given (refused the same way)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Results of execution methods
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccessListResult:
+    """eth_createAccessList: the list a transaction would touch, the gas it would use with
+    that list, and why it failed when it does (the list is still answered)."""
+
+    access_list: tuple[AccessListEntry, ...] = wire("accessList", OBJ)
+    error: str | None = wire("error", Kind.TEXT, omit_none=True)
+    gas_used: int = wire("gasUsed", Q)

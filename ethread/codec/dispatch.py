@@ -28,6 +28,7 @@ from .hex import (
     parse_string_param,
 )
 from .params import (
+    parse_block_overrides,
     parse_block_ref,
     parse_bool,
     parse_call_request,
@@ -36,6 +37,7 @@ from .params import (
     parse_log_filter,
     parse_number_or_tag,
     parse_percentiles,
+    parse_state_override,
 )
 from .serialize import FragmentCache, block_json, fee_history_json, to_json
 
@@ -143,12 +145,39 @@ def _get_logs(backend: Backend, params: Params, ctx: Context) -> Any:
                    ctx.fragments)
 
 
+def _optional(params: Params, index: int, parse: Callable[[Any], Any], default: Any) -> Any:
+    if len(params) > index and params[index] is not None:
+        return _arg(params, index, parse)
+    return default
+
+
 def _call(backend: Backend, params: Params, ctx: Context) -> Any:
     request = _arg(params, 0, parse_call_request)
-    block: BlockRef = "latest"
-    if len(params) > 1 and params[1] is not None:
-        block = _arg(params, 1, parse_block_ref)
-    return "0x" + methods.call(backend, request, block, ctx.call_states).hex()
+    block: BlockRef = _optional(params, 1, parse_block_ref, "latest")
+    return "0x" + methods.call(
+        backend, request, block, ctx.call_states,
+        state_override=_optional(params, 2, parse_state_override, ()),
+        block_overrides=_optional(params, 3, parse_block_overrides, None),
+    ).hex()
+
+
+def _estimate_gas(backend: Backend, params: Params, ctx: Context) -> Any:
+    request = _arg(params, 0, parse_call_request)
+    block: BlockRef = _optional(params, 1, parse_block_ref, "latest")
+    return hex(methods.estimate_gas(
+        backend, request, block, ctx.call_states,
+        state_override=_optional(params, 2, parse_state_override, ()),
+        block_overrides=_optional(params, 3, parse_block_overrides, None),
+    ))
+
+
+def _create_access_list(backend: Backend, params: Params, ctx: Context) -> Any:
+    request = _arg(params, 0, parse_call_request)
+    block: BlockRef = _optional(params, 1, parse_block_ref, "latest")
+    return to_json(methods.create_access_list(
+        backend, request, block, lambda: _tips(ctx).suggest_tip_cap(backend), ctx.call_states,
+        state_override=_optional(params, 2, parse_state_override, ()),
+    ))
 
 
 def _strings(value: Any, typename: str = "[]string") -> list[str]:
@@ -398,7 +427,9 @@ METHODS: dict[str, MethodSpec] = {
     "eth_getTransactionByBlockHashAndIndex": MethodSpec(_get_tx_by_block_hash, 2),
     "eth_getTransactionByBlockNumberAndIndex": MethodSpec(_get_tx_by_block_number, 2),
     "eth_getBlockReceipts": MethodSpec(_get_block_receipts, 1),
-    "eth_call": MethodSpec(_call, 1, 2),
+    "eth_call": MethodSpec(_call, 1, 3),
+    "eth_estimateGas": MethodSpec(_estimate_gas, 1, 3),
+    "eth_createAccessList": MethodSpec(_create_access_list, 1, 2),
     "eth_getProof": MethodSpec(_get_proof, 2, 1),
     "eth_chainId": MethodSpec(_chain_id, 0),
     "eth_blockNumber": MethodSpec(_block_number, 0),

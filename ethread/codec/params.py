@@ -9,11 +9,14 @@ from ..errors import InvalidParams
 from ..models import (
     TAGS,
     AccessListEntry,
+    AccountOverride,
     Authorization,
     BlockHashRef,
+    BlockOverrides,
     BlockRef,
     CallRequest,
     LogFilter,
+    StateOverride,
     Tag,
     TopicFilter,
 )
@@ -169,19 +172,20 @@ def _hash_list(value: Any, what: str) -> tuple[bytes, ...] | None:
 
 
 def parse_call_request(value: Any) -> CallRequest:
-    """The call object. Conflicts between fields (data and input, gasPrice and the fee caps)
-    are the call's to judge, as geth answers them with -32000, not here."""
+    """The call object. ``input`` wins over ``data`` when both are given, as in geth's calls;
+    fields given together that must not be (gasPrice with the fee caps) are the call's to
+    judge, as geth answers them with -32000, not here."""
     if not isinstance(value, dict):
         raise InvalidParams("call object must be an object")
+    for key in ("data", "input"):
+        if value.get(key) is not None:
+            parse_data(value[key], key)
     data_value = value.get("input")
     if data_value is None:
         data_value = value.get("data")
     gas_price = _optional_quantity(value, "gasPrice")
     max_fee = _optional_quantity(value, "maxFeePerGas")
     tip = _optional_quantity(value, "maxPriorityFeePerGas")
-    for key in ("data", "input"):
-        if value.get(key) is not None:
-            parse_data(value[key], key)
     sender = value.get("from")
     to = value.get("to")
     return CallRequest(
@@ -198,18 +202,94 @@ def parse_call_request(value: Any) -> CallRequest:
         blob_versioned_hashes=_hash_list(value.get("blobVersionedHashes"), "blobVersionedHashes"),
         authorization_list=_authorizations(value.get("authorizationList")),
         nonce=_optional_quantity(value, "nonce", bits=64),
-        conflicts=_call_conflicts(value, gas_price, max_fee, tip),
+        chain_id=_optional_quantity(value, "chainId"),
+        conflicts=_call_conflicts(gas_price, max_fee, tip),
     )
 
 
-def _call_conflicts(value: dict[str, Any], gas_price: int | None, max_fee: int | None,
-                    tip: int | None) -> str | None:
-    data, alt = value.get("input"), value.get("data")
-    if data is not None and alt is not None and data.lower() != alt.lower():
-        return 'both "data" and "input" are set and not equal. Please use "input" to pass transaction call data'
+def _call_conflicts(gas_price: int | None, max_fee: int | None, tip: int | None) -> str | None:
     if gas_price is not None and (max_fee is not None or tip is not None):
         return "both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified"
     return None
+
+
+MAX_OVERRIDE_ACCOUNTS = 1_000
+MAX_OVERRIDE_SLOTS = 10_000
+"""Bounds on one state override set (geth has none; a request body bounds it there)."""
+
+_ACCOUNT_OVERRIDE_KEYS = ("nonce", "code", "balance", "state", "stateDiff", "movePrecompileToAddress")
+
+
+def parse_state_override(value: Any) -> StateOverride:
+    """eth_call's third parameter: address -> {balance, nonce, code, state | stateDiff,
+    movePrecompileToAddress}. Unknown keys are ignored, as geth's decoder ignores them."""
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise InvalidParams(f"json: cannot unmarshal {_json_type(value)} into Go value of type "
+                            "override.StateOverride")
+    if len(value) > MAX_OVERRIDE_ACCOUNTS:
+        raise InvalidParams(f"too many accounts in the state override (at most {MAX_OVERRIDE_ACCOUNTS})")
+    accounts: dict[bytes, AccountOverride] = {}
+    slots = 0
+    for key, fields in value.items():
+        address = parse_address(key)
+        if fields is None:
+            fields = {}
+        if not isinstance(fields, dict):
+            raise InvalidParams(f"json: cannot unmarshal {_json_type(fields)} into Go value of type "
+                                "override.OverrideAccount")
+        state = _storage_map(fields.get("state"))
+        state_diff = _storage_map(fields.get("stateDiff"))
+        slots += len(state or ()) + len(state_diff or ())
+        if slots > MAX_OVERRIDE_SLOTS:
+            raise InvalidParams(f"too many storage slots in the state override (at most {MAX_OVERRIDE_SLOTS})")
+        code = fields.get("code")
+        moved = fields.get("movePrecompileToAddress")
+        accounts[address] = AccountOverride(
+            address=address,
+            nonce=_optional_quantity(fields, "nonce", bits=64),
+            code=None if code is None else parse_data(code, "code"),
+            balance=_optional_quantity(fields, "balance"),
+            state=state,
+            state_diff=state_diff,
+            move_precompile_to=None if moved is None else parse_address(moved),
+        )
+    return tuple(accounts[address] for address in sorted(accounts))
+
+
+def _storage_map(value: Any) -> tuple[tuple[bytes, bytes], ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InvalidParams(f"json: cannot unmarshal {_json_type(value)} into Go value of type "
+                            "map[common.Hash]common.Hash")
+    return tuple((parse_hash(k), parse_hash(v)) for k, v in value.items())
+
+
+def parse_block_overrides(value: Any) -> BlockOverrides | None:
+    """eth_call's fourth parameter, with geth's field names (``feeRecipient`` is the
+    coinbase, ``prevRandao`` the mix hash)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InvalidParams(f"json: cannot unmarshal {_json_type(value)} into Go value of type "
+                            "override.BlockOverrides")
+    recipient = value.get("feeRecipient")
+    randao = value.get("prevRandao")
+    beacon_root = value.get("beaconRoot")
+    return BlockOverrides(
+        number=_optional_quantity(value, "number"),
+        difficulty=_optional_quantity(value, "difficulty"),
+        time=_optional_quantity(value, "time", bits=64),
+        gas_limit=_optional_quantity(value, "gasLimit", bits=64),
+        fee_recipient=None if recipient is None else parse_address(recipient),
+        prev_randao=None if randao is None else parse_hash(randao),
+        base_fee_per_gas=_optional_quantity(value, "baseFeePerGas"),
+        blob_base_fee=_optional_quantity(value, "blobBaseFee"),
+        beacon_root=None if beacon_root is None else parse_hash(beacon_root),
+        withdrawals=value.get("withdrawals") is not None,
+    )
 
 
 def _json_type(value: Any) -> str:

@@ -46,6 +46,8 @@ def _scalar_writer(kind: Kind) -> Writer:
         return bool
     if kind is Kind.SLOT:
         return _slot
+    if kind is Kind.TEXT:
+        return str
     return to_json
 
 

@@ -1,5 +1,6 @@
 """The read methods, one pure function each: ``(backend, typed arguments) -> typed model``."""
 
+from .access_list import create_access_list
 from .blocks import (
     get_block_by_hash,
     get_block_by_number,
@@ -13,6 +14,7 @@ from .counts import (
     get_uncle_count_by_block_hash,
     get_uncle_count_by_block_number,
 )
+from .estimate import estimate_gas
 from .fees import FeeHistory, OracleSettings, TipOracle, fee_history, get_blob_base_fee, suggest_tip_cap
 from .filters import FilterRegistry
 from .logs import LogLimits, get_logs
@@ -39,7 +41,9 @@ __all__ = [
     "OracleSettings",
     "TipOracle",
     "call",
+    "create_access_list",
     "decode_revert_reason",
+    "estimate_gas",
     "fee_history",
     "get_balance",
     "get_blob_base_fee",

@@ -59,6 +59,8 @@ CREDITS: dict[str, int] = {
     "eth_getFilterChanges": 140,
     "eth_getFilterLogs": 255,
     "eth_uninstallFilter": 80,
+    "eth_estimateGas": 300,
+    "eth_createAccessList": 80,
 }
 DEFAULT_COST = 1
 

@@ -11,7 +11,7 @@ The synchronous core blocks; the event loop must not. Three places, cheapest fir
    :meth:`Execution.on_loop` is the policy the request pipeline is given;
 2. the *fast* pool: every other call, and other blocking work of the server (mining a demo
    block: :meth:`Execution.blocking`);
-3. the *slow* pool: calls that can run long (eth_call, eth_getLogs, eth_getProof), so that a
+3. the *slow* pool: calls that can run long (the eth_call family, eth_getLogs, eth_getProof), so that a
    few of them cannot starve the block and transaction getters of threads. A batch runs in one
    hop, in the slow pool when any of its pending calls is slow.
 
@@ -38,7 +38,8 @@ T = TypeVar("T")
 INLINE_METHODS = frozenset({"eth_chainId", "eth_blockNumber", "net_version",
                             "web3_clientVersion", "eth_syncing", "eth_accounts", "net_listening",
                             "net_peerCount"})
-SLOW_METHODS = frozenset({"eth_call", "eth_getLogs", "eth_getProof", "eth_getStorageValues",
+SLOW_METHODS = frozenset({"eth_call", "eth_estimateGas", "eth_createAccessList", "eth_getLogs",
+                          "eth_getProof", "eth_getStorageValues",
                           "eth_feeHistory", "eth_getFilterLogs", "eth_getFilterChanges"})
 LOOKUP_METHODS = frozenset({
     "eth_getBlockByHash", "eth_getBlockByNumber", "eth_getTransactionByHash",

@@ -1,0 +1,109 @@
+"""eth_estimateGas: the least gas limit with which a message succeeds, found as geth finds it.
+
+geth's search (``eth/gasestimator``): the upper bound is the block's gas limit (or the gas the
+caller names), lowered to what the sender's balance can pay at its fee cap and to the gas cap;
+a plain transfer to an account without code is tried at 21,000 first; one run at the upper
+bound decides whether the message can succeed at all (a revert answers error 3 with its data);
+its gas used (minus one) is the lower bound, and its gas used before refunds plus the call
+stipend, times 64/63, is tried next, since most messages succeed there. Then a bisection
+skewed to the low side, which stops once the bounds are within 1.5% of each other: the answer
+errs upwards by at most that much, as geth's does.
+"""
+
+from __future__ import annotations
+
+from eth.exceptions import OutOfGas
+
+from ..errors import ExecutionFailed
+from ..forks import fork_at_least
+from ..models import BlockOverrides, BlockRef, CallRequest, StateOverride
+from .call import raise_for_outcome
+from .message import GAS_PER_BLOB, TX_GAS, CallStates, ExecutableChain, Execution, Outcome, Rejected, execution, gas_cap
+from .resolve import require_header
+
+ERROR_RATIO = 0.015
+"""How far above the least gas an estimate may be (geth's ``estimateGasErrorRatio``)."""
+CALL_STIPEND = 2_300
+
+
+def estimate_gas(backend: ExecutableChain, request: CallRequest, block: BlockRef,
+                 states: CallStates | None = None, *, state_override: StateOverride = (),
+                 block_overrides: BlockOverrides | None = None) -> int:
+    """The gas limit to give the message, or ExecutionReverted / ExecutionFailed as geth
+    answers them."""
+    header = require_header(backend, block)
+    cap = gas_cap(header.gas_limit)
+    with execution(backend, request, block, states=states, state_override=state_override,
+                   block_overrides=block_overrides) as run:
+        return _search(run, request, cap)
+
+
+def _search(run: Execution, request: CallRequest, cap: int) -> int:
+    hi = int(run.state.execution_context.gas_limit)
+    if request.gas is not None and min(request.gas, cap) >= TX_GAS:
+        hi = min(request.gas, cap)
+    hi = _fundable(run, request, hi)
+    hi = min(hi, cap)
+    if not request.data and request.to is not None and not run.state.get_code(request.to):
+        try:
+            failed, _ = _attempt(run, TX_GAS)
+        except ExecutionFailed:
+            failed = True  # the run at the upper bound below answers why
+        if not failed:
+            return TX_GAS
+    failed, outcome = _attempt(run, hi)
+    if failed:
+        if outcome is not None and not isinstance(outcome.error, OutOfGas):
+            raise_for_outcome(outcome)
+        raise ExecutionFailed(f"gas required exceeds allowance ({hi})")
+    assert outcome is not None
+    lo = outcome.gas_used - 1
+    optimistic = (outcome.peak_gas_used + CALL_STIPEND) * 64 // 63
+    if optimistic < hi:
+        failed, _ = _attempt(run, optimistic)
+        if failed:
+            lo = optimistic
+        else:
+            hi = optimistic
+    while lo + 1 < hi:
+        if (hi - lo) / hi < ERROR_RATIO:
+            break
+        mid = lo + (hi - lo) // 2
+        if mid > lo * 2:
+            mid = lo * 2  # most messages need little more than they use: look low first
+        failed, _ = _attempt(run, mid)
+        if failed:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def _fundable(run: Execution, request: CallRequest, hi: int) -> int:
+    """The upper bound lowered to the gas the sender can pay for at its fee cap."""
+    message = run.message
+    if message.fee_cap == 0:
+        return hi
+    available = run.state.get_balance(message.sender)
+    if request.value >= available:
+        raise ExecutionFailed("insufficient funds for transfer")
+    available -= request.value
+    hashes = request.blob_versioned_hashes
+    if hashes and fork_at_least(run.fork, "cancun"):
+        blob_cost = len(hashes) * GAS_PER_BLOB * (message.blob_fee_cap or 0)
+        if blob_cost >= available:
+            raise ExecutionFailed("insufficient funds for gas * price + value")
+        available -= blob_cost
+    return min(hi, int(available) // message.fee_cap)
+
+
+def _attempt(run: Execution, gas: int) -> tuple[bool, Outcome | None]:
+    """Whether the message fails with ``gas`` (and how it ran). Too little gas for the
+    intrinsic cost counts as failing; any other refusal is the answer, as geth's is."""
+    try:
+        outcome = run.run(gas)
+    except Rejected as exc:
+        if exc.intrinsic:
+            return True, None
+        raise ExecutionFailed(f"failed with {gas} gas: {exc.message}") from None
+    return outcome.error is not None, outcome

@@ -1,0 +1,368 @@
+"""One message run on a block's state, the way geth runs eth_call, eth_estimateGas and
+eth_createAccessList.
+
+A :class:`Message` is the call object after geth's call defaults: a missing ``from`` is the
+zero address, the nonce is the state's (never checked), fee fields become a fee cap and a tip
+(a legacy ``gasPrice`` is both), and a message that pays nothing runs with a zero base fee
+(and a zero blob base fee when it names no blob fee), so that an unfunded sender can call.
+
+:func:`execution` opens the state once; :meth:`Execution.run` then runs the message with a
+given gas limit on a snapshot that is reverted afterwards, as many times as the caller needs
+(gas estimation runs it a dozen times). Before py-evm runs anything, :meth:`Execution.run`
+makes geth's pre-checks in geth's order and words (fee caps, blob and set-code shape, initcode
+size, funds, intrinsic gas, the Prague calldata floor) and raises :class:`Rejected` with the
+bare reason; each method wraps it the way geth does.
+
+States come from the backend's cache of post-block states when the request changes nothing
+but the snapshot; a request with overrides, a blob fee to zero or a tracer gets a state of its
+own, so nothing it changes can reach a later call.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from eth.abc import ComputationAPI
+from eth.consensus.context import ConsensusContext
+from eth.exceptions import Revert
+from eth.vm.chain_context import ChainContext
+from eth.vm.spoof import SpoofTransaction
+from eth_typing import Address as EvmAddress
+from eth_typing import Hash32
+from eth_utils import ValidationError, to_checksum_address
+
+from ..backend import ConfigSource, StateSource
+from ..errors import ExecutionFailed, StateUnavailable
+from ..forks import fork_at_least
+from ..lru import LRU
+from ..models import AccessListEntry, BlockOverrides, BlockRef, CallRequest, StateOverride
+from .overrides import (
+    apply_state_overrides,
+    check_block_overrides,
+    check_state_overrides,
+    override_header,
+    with_blob_base_fee,
+)
+from .resolve import ChainHeaders, require_header
+
+GAS_CAP_FACTOR = 10
+"""A call's gas is capped at this many times the block's gas limit (the interface's cap)."""
+DEFAULT_GAS = 50_000_000
+"""Gas of a call that names none: geth's default RPC gas cap (still under the 10x cap)."""
+ZERO_ADDRESS = b"\x00" * 20
+MAX_INITCODE_SIZE = 49_152
+GAS_PER_BLOB = 1 << 17
+TX_GAS = 21_000
+FLOOR_COST_PER_TOKEN = 10
+BLOB_HASH_VERSION = 0x01
+DELEGATION_PREFIX = b"\xef\x01\x00"
+
+
+class ExecutableChain(ChainHeaders, StateSource, ConfigSource, Protocol):
+    """A block's header, its state, and the fork rules to execute on it."""
+
+
+class Rejected(ExecutionFailed):
+    """geth refuses the message before running it (its consensus checks); ``message`` is the
+    bare reason, which each method words its own way. ``intrinsic`` marks a gas limit below
+    the intrinsic gas (or the calldata floor), which gas estimation treats as "too little"."""
+
+    def __init__(self, message: str, *, intrinsic: bool = False) -> None:
+        super().__init__(message)
+        self.intrinsic = intrinsic
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A call object after geth's call defaults (``CallDefaults`` and ``ToMessage``)."""
+
+    request: CallRequest
+    sender: bytes
+    gas_price: int
+    """What the sender pays per gas (the legacy price, or min(tip + base fee, fee cap))."""
+    fee_cap: int
+    tip_cap: int
+    blob_fee_cap: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one run of a message did."""
+
+    output: bytes
+    gas_used: int
+    """Gas the run would be charged for, after refunds and the Prague calldata floor."""
+    peak_gas_used: int
+    """Gas used before refunds: the least a successful run needs (gas estimation's hint)."""
+    error: Exception | None
+    """None on success; py-evm's error otherwise (``Revert`` for REVERT)."""
+
+    @property
+    def reverted(self) -> bool:
+        return isinstance(self.error, Revert)
+
+
+def gas_cap(block_gas_limit: int) -> int:
+    return GAS_CAP_FACTOR * block_gas_limit
+
+
+def to_message(request: CallRequest, base_fee: int | None, chain_id: int) -> Message:
+    """geth's ``CallDefaults`` and ``ToMessage``: refuse what cannot be combined, fill the
+    fee fields and work out the price the sender pays."""
+    if request.conflicts is not None:
+        raise ExecutionFailed(request.conflicts)
+    if request.chain_id is not None and request.chain_id != chain_id:
+        raise ExecutionFailed(f"chainId does not match node's (have={request.chain_id}, want={chain_id})")
+    blob_fee_cap = request.max_fee_per_blob_gas
+    if blob_fee_cap is None and request.blob_versioned_hashes is not None:
+        blob_fee_cap = 0
+    sender = request.sender or ZERO_ADDRESS
+    if base_fee is None or request.gas_price is not None:
+        price = request.gas_price or 0
+        return Message(request, sender, price, price, price, blob_fee_cap)
+    fee_cap = request.max_fee_per_gas or 0
+    tip = request.max_priority_fee_per_gas or 0
+    price = min(tip + base_fee, fee_cap) if fee_cap or tip else 0
+    return Message(request, sender, price, fee_cap, tip, blob_fee_cap)
+
+
+class CallStates:
+    """Recently used post-block states, reused across calls (a dispatcher owns one per
+    backend).
+
+    Building a py-evm state (and, from Prague, reading its system contracts) costs more than
+    most calls. A call runs on a snapshot of a cached state and is reverted afterwards, the
+    mechanism py-evm itself uses to undo a failed transaction, so no call sees another's
+    writes. One lock per state: calls at the same block take turns; others do not wait.
+    """
+
+    def __init__(self, max_states: int = 16) -> None:
+        self._states: LRU[tuple[int, bytes, bool], tuple[threading.Lock, Any]] = LRU(max_states)
+
+    @contextmanager
+    def vm_at(self, key: tuple[int, bytes, bool], build: Callable[[], Any]) -> Iterator[Any]:
+        """The cached VM under ``key`` (built on a miss), held for the caller alone."""
+        lock, vm = self._states.get_or_put(key, lambda: (threading.Lock(), build()))
+        with lock:
+            yield vm
+
+    def clear(self) -> None:
+        self._states.clear()
+
+
+class Execution:
+    """A message ready to run on one block's state; see the module docstring."""
+
+    def __init__(self, vm: Any, message: Message, fork: str, london: bool) -> None:
+        self.vm = vm
+        self.state = vm.state
+        self.message = message
+        self.fork = fork
+        self.london = london
+
+    def with_access_list(self, access_list: tuple[AccessListEntry, ...]) -> Execution:
+        """The same message on the same state, carrying ``access_list`` instead."""
+        request = replace(self.message.request, access_list=access_list)
+        return Execution(self.vm, replace(self.message, request=request), self.fork, self.london)
+
+    def run(self, gas: int, computation_class: Any = None) -> Outcome:
+        """Run the message with ``gas`` on a snapshot, reverted afterwards. Raises
+        :class:`Rejected` where geth refuses the message before running it."""
+        state = self.state
+        snapshot = state.snapshot()
+        original_class = state.computation_class
+        if computation_class is not None:
+            state.computation_class = computation_class
+        try:
+            transaction = self._transaction(gas)
+            self._pre_check(transaction, gas)
+            spoofed: Any = SpoofTransaction(transaction, from_=EvmAddress(self.message.sender))
+            try:
+                computation = state.apply_transaction(spoofed)
+            except ValidationError as exc:
+                raise Rejected(str(exc)) from None
+            return self._outcome(transaction, computation)
+        finally:
+            if computation_class is not None:
+                state.computation_class = original_class
+            state.revert(snapshot)
+
+    def _transaction(self, gas: int) -> Any:
+        message, request = self.message, self.message.request
+        vm, builder = self.vm, self.vm.get_transaction_builder()
+        nonce = self.state.get_nonce(EvmAddress(message.sender))
+        chain_id = vm.chain_context.chain_id
+        to = request.to or b""
+        access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
+                       for e in request.access_list or ()]
+        common: dict[str, Any] = dict(nonce=nonce, gas=gas, to=to, value=request.value, data=request.data)
+        if not self.london:
+            if request.access_list is not None:
+                return builder.new_unsigned_access_list_transaction(
+                    chain_id=chain_id, gas_price=message.gas_price, access_list=access_list, **common)
+            return builder.create_unsigned_transaction(gas_price=message.gas_price, **common)
+        fees: dict[str, Any] = dict(chain_id=chain_id, max_priority_fee_per_gas=message.tip_cap,
+                                    max_fee_per_gas=message.fee_cap, access_list=access_list, **common)
+        if request.authorization_list is not None:
+            from eth.vm.forks.prague.transactions import Authorization as EvmAuthorization
+
+            authorizations = [EvmAuthorization(a.chain_id, a.address, a.nonce, a.y_parity, a.r, a.s)
+                              for a in request.authorization_list]
+            return builder.new_unsigned_set_code_transaction(authorization_list=authorizations, **fees)
+        if request.blob_versioned_hashes is not None:
+            return builder.new_unsigned_blob_transaction(
+                max_fee_per_blob_gas=message.blob_fee_cap or 0,
+                blob_versioned_hashes=list(request.blob_versioned_hashes), **fees)
+        return builder.new_unsigned_dynamic_fee_transaction(**fees)
+
+    def _pre_check(self, transaction: Any, gas: int) -> None:
+        """geth's ``preCheck`` and intrinsic-gas checks for a call (nonce and sender-code
+        checks skipped, as geth skips them for calls)."""
+        message, request, state = self.message, self.message.request, self.state
+        sender = to_checksum_address(message.sender)
+        zero_fees = message.fee_cap == 0 and message.tip_cap == 0
+        if self.london and not zero_fees:
+            if message.fee_cap < message.tip_cap:
+                raise Rejected(f"max priority fee per gas higher than max fee per gas: address {sender}, "
+                               f"maxPriorityFeePerGas: {message.tip_cap}, maxFeePerGas: {message.fee_cap}")
+            base_fee = state.execution_context.base_fee_per_gas
+            if message.fee_cap < base_fee:
+                raise Rejected(f"max fee per gas less than block base fee: address {sender}, "
+                               f"maxFeePerGas: {message.fee_cap}, baseFee: {base_fee}")
+        hashes = request.blob_versioned_hashes
+        if hashes is not None:
+            if request.to is None:
+                raise Rejected("blob transaction of type create")
+            if not hashes:
+                raise Rejected("blob transaction missing blob hashes")
+            for index, blob_hash in enumerate(hashes):
+                if blob_hash[0] != BLOB_HASH_VERSION:
+                    raise Rejected(f"blob {index} has invalid hash version")
+        cancun = fork_at_least(self.fork, "cancun")
+        blob_gas = GAS_PER_BLOB * len(hashes or ())
+        if cancun and blob_gas and message.blob_fee_cap:
+            blob_base_fee = state.blob_base_fee
+            if message.blob_fee_cap < blob_base_fee:
+                raise Rejected(f"max fee per blob gas less than block blob gas fee: address {sender} "
+                               f"blobGasFeeCap: {message.blob_fee_cap}, blobBaseFee: {blob_base_fee}")
+        if request.authorization_list is not None:
+            if request.to is None:
+                raise Rejected(f"EIP-7702 transaction cannot be used to create contract (sender {sender})")
+            if not request.authorization_list:
+                raise Rejected(f"EIP-7702 transaction with empty auth list (sender {sender})")
+        if request.to is None and fork_at_least(self.fork, "shanghai") and len(request.data) > MAX_INITCODE_SIZE:
+            raise Rejected(f"max initcode size exceeded: code size {len(request.data)} limit {MAX_INITCODE_SIZE}")
+        want = gas * message.fee_cap + request.value
+        if cancun and blob_gas:
+            want += blob_gas * (message.blob_fee_cap or 0)
+        have = state.get_balance(EvmAddress(message.sender))
+        if have < want:
+            raise Rejected(f"insufficient funds for gas * price + value: address {sender} have {have} want {want}")
+        intrinsic = transaction.intrinsic_gas
+        if gas < intrinsic:
+            raise Rejected(f"intrinsic gas too low: have {gas}, want {intrinsic}", intrinsic=True)
+        if fork_at_least(self.fork, "prague"):
+            floor = floor_data_gas(request.data)
+            if gas < floor:
+                raise Rejected(f"insufficient gas for floor data gas cost: have {gas}, want {floor}",
+                               intrinsic=True)
+        if request.value and have - gas * message.gas_price < request.value:
+            raise Rejected(f"insufficient funds for transfer: address {sender}")
+
+    def _outcome(self, transaction: Any, computation: ComputationAPI) -> Outcome:
+        gas_used = type(self.vm).finalize_gas_used(transaction, computation)
+        before_refund = transaction.gas - computation.get_gas_remaining()
+        peak = max(before_refund, gas_used)
+        return Outcome(output=bytes(computation.output), gas_used=gas_used, peak_gas_used=peak,
+                       error=computation.error if computation.is_error else None)
+
+
+def floor_data_gas(data: bytes) -> int:
+    """EIP-7623: the least gas a transaction with this calldata pays from Prague on."""
+    zeros = data.count(0)
+    tokens = zeros + 4 * (len(data) - zeros)
+    return TX_GAS + FLOOR_COST_PER_TOKEN * tokens
+
+
+@contextmanager
+def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
+              state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
+              states: CallStates | None = None, own_state: bool = False) -> Iterator[Execution]:
+    """The message of ``request`` ready to run on the state after ``block``, in that block's
+    context (with the overrides applied). The state is taken from (and kept in) ``states``
+    unless the request needs one of its own (overrides, a changed blob fee, ``own_state``: to
+    change the classes py-evm runs with); without ``states`` it is built afresh."""
+    header = require_header(backend, block)
+    chaindb = backend.evm_database()
+    config = backend.chain_config()
+    if config is None:
+        raise StateUnavailable("the backend does not know the chain's fork schedule")
+    try:
+        evm_header = chaindb.get_block_header_by_hash(Hash32(header.hash))
+    except Exception as exc:
+        raise StateUnavailable(f"no state for block {header.number}") from exc
+    if block_overrides is not None:
+        check_block_overrides(block_overrides)
+        evm_header = override_header(evm_header, block_overrides)
+    number, timestamp = evm_header.block_number, evm_header.timestamp
+    fork = config.fork_at(number, timestamp)
+    vm_class = config.vm_class(number, timestamp)
+    if state_override:
+        active: Any = vm_class.get_state_class().computation_class.get_precompiles()
+        check_state_overrides(state_override, active)
+    base_fee = getattr(evm_header, "base_fee_per_gas", None)
+    message = to_message(request, base_fee, config.chain_id)
+    check_fields_for_fork(request, fork, base_fee is not None, gas_for(request, header.gas_limit))
+    zero_base_fee = base_fee is not None and message.gas_price == 0
+    if zero_base_fee:
+        evm_header = evm_header.copy(base_fee_per_gas=0)
+    blob_base_fee = None
+    if block_overrides is not None:
+        blob_base_fee = block_overrides.blob_base_fee
+    if message.blob_fee_cap == 0:
+        blob_base_fee = 0
+    private = (states is None or own_state or bool(state_override) or block_overrides is not None
+               or blob_base_fee is not None)
+
+    def build() -> Any:
+        return vm_class(
+            header=evm_header, chaindb=chaindb, chain_context=ChainContext(config.chain_id),
+            consensus_context=ConsensusContext(chaindb.db),
+        )
+
+    if private:
+        vm = build()
+        if blob_base_fee is not None:
+            with_blob_base_fee(vm.state, blob_base_fee)
+        apply_state_overrides(vm.state, state_override)
+        yield Execution(vm, message, fork, base_fee is not None)
+        return
+    assert states is not None
+    with states.vm_at((id(chaindb.db), evm_header.hash, zero_base_fee), build) as vm:
+        yield Execution(vm, message, fork, base_fee is not None)
+
+
+def gas_for(request: CallRequest, block_gas_limit: int) -> int:
+    """The gas a call runs with: what it names (geth's default when it names none), capped."""
+    return min(DEFAULT_GAS if request.gas is None else request.gas, gas_cap(block_gas_limit))
+
+
+def check_fields_for_fork(request: CallRequest, fork: str, london: bool, gas: int) -> None:
+    """Refuse what the block's rules cannot carry, in geth's order and words."""
+    fee_market = request.max_fee_per_gas is not None or request.max_priority_fee_per_gas is not None
+    if fee_market and not london:
+        raise ExecutionFailed("maxFeePerGas and maxPriorityFeePerGas are not valid before London is active")
+    sender = to_checksum_address(request.sender or ZERO_ADDRESS)
+    for wanted, first_fork, kind in (
+        (request.access_list is not None, "berlin", "access list"),
+        (request.wants_blobs, "cancun", "blob"),
+        (request.authorization_list is not None, "prague", "setcode"),
+    ):
+        if wanted and not fork_at_least(fork, first_fork):
+            raise ExecutionFailed(
+                f"err: transaction type not supported: {kind} tx (sender {sender}) (supplied gas {gas})"
+            )

@@ -1,0 +1,120 @@
+"""State and block overrides of eth_call, eth_estimateGas and eth_createAccessList.
+
+They are applied to a state and a header built for one request only (never to the states
+that calls share), in geth's order and with geth's refusals: block overrides first, then the
+accounts in address order; ``state`` and ``stateDiff`` together are refused; a precompile may
+be moved to an address nobody else overrides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from eth_typing import Address as EvmAddress
+from eth_utils import to_checksum_address
+
+from ..errors import ExecutionFailed
+from ..models import BlockOverrides, StateOverride
+
+Precompiles = dict[bytes, Callable[[Any], Any]]
+
+
+def check_block_overrides(overrides: BlockOverrides) -> None:
+    """The fields geth accepts in the parameter but refuses for a single call."""
+    if overrides.beacon_root is not None:
+        raise ExecutionFailed('block override "beaconRoot" is not supported for this RPC method')
+    if overrides.withdrawals:
+        raise ExecutionFailed('block override "withdrawals" is not supported for this RPC method')
+
+
+def override_header(header: Any, overrides: BlockOverrides) -> Any:
+    """A copy of a py-evm header with the overridden fields of the block context.
+
+    ``baseFeePerGas`` is ignored before London and ``blobBaseFee`` is not a header field
+    (see :func:`with_blob_base_fee`); ``difficulty`` is read by the EVM only before the merge,
+    ``prevRandao`` (the mix hash) only after it, as in geth.
+    """
+    changes: dict[str, Any] = {}
+    if overrides.number is not None:
+        changes["block_number"] = overrides.number
+    if overrides.difficulty is not None:
+        changes["difficulty"] = overrides.difficulty
+    if overrides.time is not None:
+        changes["timestamp"] = overrides.time
+    if overrides.gas_limit is not None:
+        changes["gas_limit"] = overrides.gas_limit
+    if overrides.fee_recipient is not None:
+        changes["coinbase"] = EvmAddress(overrides.fee_recipient)
+    if overrides.prev_randao is not None:
+        changes["mix_hash"] = overrides.prev_randao
+    if overrides.base_fee_per_gas is not None and hasattr(header, "base_fee_per_gas"):
+        changes["base_fee_per_gas"] = overrides.base_fee_per_gas
+    return header.copy(**changes) if changes else header
+
+
+def with_blob_base_fee(state: Any, fee: int) -> None:
+    """Make a state (built for one request) answer ``fee`` as its blob base fee.
+
+    py-evm derives the blob base fee from the header's excess blob gas, which no value maps
+    back to exactly; the state's class is swapped for a subclass that answers the fee.
+    """
+    if not hasattr(state, "blob_base_fee"):
+        return
+    base = type(state)
+    state.__class__ = type(base.__name__, (base,), {
+        "__slots__": (), "blob_base_fee": property(lambda self: fee)})
+
+
+def check_state_overrides(overrides: StateOverride, precompiles: Precompiles) -> Precompiles:
+    """Refuse what geth refuses in a state override set, in its order; answer the precompiles
+    the call runs with (some moved or replaced by the overrides)."""
+    active = dict(precompiles)
+    moved_to: set[bytes] = set()
+    overridden = {account.address for account in overrides}
+    for account in overrides:
+        name = to_checksum_address(account.address)
+        if account.address in moved_to:
+            raise ExecutionFailed(f"account {name} has already been overridden by a precompile")
+        precompile = active.get(account.address)
+        if account.move_precompile_to is not None:
+            if precompile is None:
+                raise ExecutionFailed(f"account {name} is not a precompile")
+            if account.move_precompile_to in overridden:
+                raise ExecutionFailed(
+                    f"account {to_checksum_address(account.move_precompile_to)} is already overridden")
+            active[account.move_precompile_to] = precompile
+            moved_to.add(account.move_precompile_to)
+        if precompile is not None:
+            del active[account.address]
+        if account.state is not None and account.state_diff is not None:
+            raise ExecutionFailed(f"account {name} has both 'state' and 'stateDiff'")
+    return active
+
+
+def apply_state_overrides(state: Any, overrides: StateOverride) -> None:
+    """Write the overridden accounts into ``state`` (one built for this request only).
+
+    Afterwards the changes are locked in, so that the call sees the overrides as the values
+    its transaction started from (SSTORE prices against them), as geth finalises them.
+    """
+    if not overrides:
+        return
+    computation = state.computation_class
+    precompiles = check_state_overrides(overrides, computation.get_precompiles())
+    for account in overrides:
+        address = EvmAddress(account.address)
+        if account.nonce is not None:
+            state.set_nonce(address, account.nonce)
+        if account.code is not None:
+            state.set_code(address, account.code)
+        if account.balance is not None:
+            state.set_balance(address, account.balance)
+        if account.state is not None:
+            state.delete_storage(address)
+        for slot, value in account.state or account.state_diff or ():
+            state.set_storage(address, int.from_bytes(slot, "big"), int.from_bytes(value, "big"))
+    if precompiles != computation.get_precompiles():
+        state.computation_class = type(computation.__name__, (computation,),
+                                       {"_precompiles": precompiles})
+    state.lock_changes()
