@@ -12,8 +12,13 @@ with the same timestamps and coinbases, mining on command in arrival order. Then
   type, and the transactions' hashes (same signed bytes, so the same hashes);
 - every account the chain touched, at every block: balance, nonce, code, and the storage
   slots the chain wrote (ethread through eth_getProof, whose account fields are the state's);
-- eth_call results and errors, and eth_estimateGas (within geth's 1.5% tolerance), at a few
-  blocks.
+- eth_call results and errors, eth_estimateGas (within geth's 1.5% tolerance) and
+  eth_createAccessList (list, gas used, failure), for the same set of messages.
+
+Where anvil answers otherwise than geth (ethread's answers are held to geth's by
+tests/test_call_findings.py and tests/test_estimate_and_access_list.py), the difference is
+named in a table (KNOWN_*_DIFFERENCES) and the test requires exactly those differences, so a
+new one, or one that goes away, fails it.
 
 Known, explained differences, left out of the comparison on purpose:
 
@@ -355,3 +360,42 @@ def test_gas_estimates_agree_within_the_tolerance(chains: Chains) -> None:
             differences[label] = found
     assert set(differences) == set(KNOWN_ESTIMATE_DIFFERENCES), "\n".join(f"{k}: {v}" for k, v in differences.items())
     assert estimated >= 6
+
+
+KNOWN_ACCESS_LIST_DIFFERENCES = {
+    "tip above the fee cap": "anvil lists it; geth fills the fee fields as for a transaction "
+                             "and refuses a fee cap below the tip ('maxFeePerGas (0x1) < "
+                             "maxPriorityFeePerGas (0x2)')",
+    "unfunded priced transfer": "anvil answers its own code -32003; geth answers -32000",
+    **{label: "anvil answers a reverting message as error 3; geth answers its access list with "
+              "the failure in the result's error field (as the rpc-compat case create-al-abi-revert)"
+       for label in ("revert with a panic", "revert with an error", "revert without data")},
+}
+
+
+def test_access_lists_agree(chains: Chains) -> None:
+    """geth fills in a transaction's fees before it lists (a wallet's tip, twice the base fee),
+    so a sender without funds is refused: the calls here come from a funded account."""
+    peer = Peer(chains.peer_url)
+    block = hex(chains.chain.head.number)
+    funded = "0x" + chains.chain.accounts[4].address.hex()
+    differences: dict[str, str] = {}
+    listed = failed = 0
+    for label, call in _calls(chains).items():
+        call = {"from": funded, **call}
+        mine_answer = answer_of(chains.ethread, "eth_createAccessList", call, block)
+        their_answer = peer.raw("eth_createAccessList", call, block)
+        failed += "error" in mine_answer.get("result", {})
+        if "result" in mine_answer and "result" in their_answer:
+            mine_list, their_list = mine_answer["result"], their_answer["result"]
+            if mine_list["accessList"] != their_list["accessList"] or mine_list["gasUsed"] != their_list["gasUsed"] \
+                    or ("error" in mine_list) != ("error" in their_list):
+                differences[label] = f"ethread {mine_list}, anvil {their_list}"
+            listed += 1
+            continue
+        found = _difference(mine_answer, their_answer)
+        if found is not None:
+            differences[label] = found
+    assert set(differences) == set(KNOWN_ACCESS_LIST_DIFFERENCES), \
+        "\n".join(f"{k}: {v}" for k, v in differences.items())
+    assert listed >= 8 and failed == 3  # the reverts answer a list and their error
