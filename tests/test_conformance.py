@@ -24,7 +24,6 @@ from eth_utils import keccak
 
 import ethread
 from ethread import methods
-from ethread.codec.dispatch import METHODS
 from ethread.encoding import decode_transaction, split_concatenated
 from ethread.errors import StateUnavailable
 from ethread.models import CallRequest, LogFilter
@@ -115,11 +114,6 @@ def test_both_case_folders_are_read() -> None:
     assert len([c for c in CASES if c.parent.parent.name == "read-side"]) == 52
 
 
-def pending_methods(path: Path) -> set[str]:
-    """Methods a case calls that the method table does not have yet."""
-    return {json.loads(e.request)["method"] for e in read_case(path)} - set(METHODS)
-
-
 def applies(backend: str, case: Path) -> bool:
     """Whether ``backend`` holds everything ``case`` asks about."""
     return backend not in HISTORY_ONLY or all(within_history(e, ERA_HEAD) for e in read_case(case))
@@ -128,8 +122,7 @@ def applies(backend: str, case: Path) -> bool:
 PAIRS = [pytest.param(name, case, id=f"{name}-{case_id(case)}")
          for name in BACKENDS for case in CASES if applies(name, case)]
 STATE_CASES = [pytest.param(case, id=case_id(case)) for case in CASES
-               if not pending_methods(case)
-               and any(json.loads(e.request)["method"] in STATE_METHODS for e in read_case(case))
+               if any(json.loads(e.request)["method"] in STATE_METHODS for e in read_case(case))
                and all(within_history(e, ERA_HEAD, state=True) for e in read_case(case))]
 """The cases asking for state at blocks an Era1 archive of the chain holds."""
 
@@ -138,12 +131,6 @@ STATE_CASES = [pytest.param(case, id=case_id(case)) for case in CASES
 def test_rpc_compat_case(case: Path, backend: Any) -> None:
     exchanges = read_case(case)
     assert exchanges
-    missing = pending_methods(case)
-    if missing:
-        # eth_estimateGas and eth_createAccessList come with their own branch: until their
-        # methods are in the table these cases are reported as expected failures, and from
-        # then on they run like every other case.
-        pytest.xfail(f"not built yet: {', '.join(sorted(missing))}")
     compare = shape_difference if is_speconly(case) else first_difference
     for exchange in exchanges:
         answer = ethread.handle(backend, exchange.request.encode())

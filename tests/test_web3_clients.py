@@ -82,3 +82,9 @@ def test_web3_over_websocket_with_a_new_heads_subscription(server: Any) -> None:
             assert await w3.eth.unsubscribe(subscription) is True
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_execution_methods_over_http(server: Any) -> None:
+    from .test_web3_provider import _execution_checks
+
+    _execution_checks(Web3(HTTPProvider(url_of(server))), shared_demo())
