@@ -208,6 +208,8 @@ def test_state_where_the_backend_keeps_it(backend: Any, rpc_compat_memory: ethre
             ("eth_getTransactionCount", [account]),
             ("eth_getStorageValues", [{account: ["0x" + "00" * 32]}, "0x1e"]),
             ("eth_getProof", [account, [], "0x1e"]),
+            ("eth_estimateGas", [{"to": account}, "0x1e"]),
+            ("eth_createAccessList", [{"to": account}, "0x1e"]),
         ):
             request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
             answer = json.loads(ethread.handle(backend, json.dumps(request).encode()))  # type: ignore[arg-type]
