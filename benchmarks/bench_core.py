@@ -69,6 +69,14 @@ def bench_methods(backend: ethread.MemoryBackend) -> None:
         "eth_getBlockReceipts": ["0x2d"],
         "eth_getLogs (whole chain)": [{"fromBlock": "earliest", "toBlock": "latest"}],
         "eth_call": [{"to": "0x9344b07175800259691961298ca11c824e65032d"}, "latest"],
+        "eth_call (state and block overrides)": [
+            {"to": "0x9344b07175800259691961298ca11c824e65032d"}, "latest",
+            {"0x9344b07175800259691961298ca11c824e65032d": {"balance": "0x1"}}, {"number": "0x99"}],
+        "eth_estimateGas": [{"from": "0x0102030000000000000000000000000000000000", "input": "0xff01",
+                             "to": "0x17e7eedce4ac02ef114a7ed9fe6e2f33feba1667"}],
+        "eth_createAccessList": [{"from": "0x0c2c51a0990aee1d73c1228de158688341557508", "gas": "0xea60",
+                                  "gasPrice": "0x5763d64", "input": "0x010203040506",
+                                  "to": "0x7dcd17433742f4c0ca53122ab541d0ba67fc27df"}, "latest"],
         "eth_getProof": ["0x7dcd17433742f4c0ca53122ab541d0ba67fc27df", ["0x00"], "latest"],
         "eth_getTransactionReceipt": [tx],
         "eth_getBalance": [EMITTER, "latest"],
@@ -92,7 +100,8 @@ def bench_methods(backend: ethread.MemoryBackend) -> None:
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
         answer = json.loads(uncached.handle(body))  # type: ignore[arg-type]
         assert "result" in answer, (label, answer)
-        repeat = 50 if method in ("eth_call", "eth_getProof", "eth_feeHistory") else 500
+        repeat = 50 if method in ("eth_call", "eth_getProof", "eth_feeHistory", "eth_estimateGas",
+                                  "eth_createAccessList") else 500
         show(f"{label}, computed each time", timed(lambda b=body: uncached.handle(b), repeat), "us")
         cached.handle(body)
         show(f"{label}, answer cached", timed(lambda b=body: cached.handle(b), 2000), "us")
