@@ -22,7 +22,7 @@ GREEDY = bytes.fromhex("5a6200c35011600a57005b600080fd")
 # CALL(GAS, CALLEE, 0, 0, 0, 0, 0) in bytes 0..32; PUSH1 0x28; JUMPI; REVERT(0, 0);
 # 0x28: JUMPDEST; STOP: passes all it may (63/64 of its gas) and fails when the callee does.
 FORWARDER = bytes.fromhex("60006000600060006000" + "73" + CALLEE.hex() + "5af1" + "602857" + "600080fd" + "5b00")
-LOOP = bytes.fromhex("5b600056")  # JUMPDEST PUSH1 0 JUMP: never ends
+HUNGRY = bytes.fromhex("63ffffffff5100")  # MLOAD(0xffffffff): more memory than any gas limit pays
 
 
 def test_estimate_meets_the_63_64_rule_within_the_error_ratio(rpc_compat_memory: ethread.MemoryBackend) -> None:
@@ -39,14 +39,14 @@ def test_estimate_meets_the_63_64_rule_within_the_error_ratio(rpc_compat_memory:
 
 
 def test_estimate_errors(rpc_compat_memory: ethread.MemoryBackend) -> None:
-    loop = (AccountOverride(address=CALLER, code=LOOP),)
+    hungry = (AccountOverride(address=CALLER, code=HUNGRY),)
     with pytest.raises(ExecutionFailed, match=r"^gas required exceeds allowance \(75398208\)$"):
-        methods.estimate_gas(rpc_compat_memory, CallRequest(to=CALLER), "latest", state_override=loop)
+        methods.estimate_gas(rpc_compat_memory, CallRequest(to=CALLER), "latest", state_override=hungry)
     # The block's gas limit is the bound unless the caller names one.
     with pytest.raises(ExecutionFailed, match=r"^gas required exceeds allowance \(100000\)$"):
-        methods.estimate_gas(rpc_compat_memory, CallRequest(to=CALLER, gas=100_000), "latest", state_override=loop)
+        methods.estimate_gas(rpc_compat_memory, CallRequest(to=CALLER, gas=100_000), "latest", state_override=hungry)
     with pytest.raises(ExecutionFailed, match=r"^gas required exceeds allowance \(40000\)$"):
-        methods.estimate_gas(rpc_compat_memory, CallRequest(to=CALLER), "latest", state_override=loop,
+        methods.estimate_gas(rpc_compat_memory, CallRequest(to=CALLER), "latest", state_override=hungry,
                              block_overrides=BlockOverrides(gas_limit=40_000))
     # A priced message is bounded by what the sender can pay, and may not send all it has.
     funded = (AccountOverride(address=SENDER, balance=10**6),)
@@ -66,7 +66,7 @@ def test_estimate_over_json_rpc_takes_both_overrides(rpc_compat_memory: ethread.
     import json
 
     body = {"jsonrpc": "2.0", "id": 1, "method": "eth_estimateGas", "params": [
-        {"to": "0x" + CALLER.hex()}, "latest", {"0x" + CALLER.hex(): {"code": "0x" + LOOP.hex()}},
+        {"to": "0x" + CALLER.hex()}, "latest", {"0x" + CALLER.hex(): {"code": "0x" + HUNGRY.hex()}},
         {"gasLimit": hex(30_000)}]}
     answer = json.loads(ethread.handle(rpc_compat_memory, json.dumps(body).encode()))  # type: ignore[arg-type]
     assert answer["error"] == {"code": -32000, "message": "gas required exceeds allowance (30000)"}
