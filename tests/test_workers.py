@@ -331,3 +331,26 @@ def test_an_era1_folder_is_served_by_every_worker(tmp_path: Path,
     assert code == 0, err
     assert all(expected == got for expected, got in answers)
     assert all(busy), f"a worker answered nothing: {busy}"
+
+
+def test_rpc_replay_passes_every_case_against_two_workers(tmp_path: Path) -> None:
+    """The 45 rpc-compat cases over HTTP, whichever worker takes each connection (the chain
+    imported once by the supervisor, inherited by both)."""
+    import subprocess
+    import sys
+
+    conformance = conformance_dir()
+    replay = conformance.parent / "tools" / "rpc-replay"
+    args = [*_chain_args(), "--workers", "2", "--api-key", KEY,
+            "--ledger", str(tmp_path / "l.sqlite3")]
+    with ServeProcess(args, cwd=tmp_path) as server:
+        _wait_for_workers(server, 2)
+        url = f"http://{server.host}:{server.port}/v3/{KEY}"
+        for _ in range(2):  # twice: the second time every worker's caches are warm
+            result = subprocess.run(
+                [sys.executable, str(replay), url, str(conformance / "rpc-compat" / "cases")],
+                capture_output=True, text=True, timeout=300)
+            assert result.returncode == 0, result.stdout + result.stderr
+            assert "45 passed, 0 failed" in result.stdout
+        code, err = server.stop()
+    assert code == 0, err
