@@ -64,6 +64,25 @@ class QueryTimeout(LimitExceeded):
         super().__init__("query timeout exceeded")
 
 
+class ResponseTooLarge(EthreadError):
+    """An answer (or the calls of a batch past the answer's size bound) not sent because it
+    would make the answer larger than the service allows (geth's -32003)."""
+
+    code = -32003
+
+    def __init__(self) -> None:
+        super().__init__("response too large")
+
+
+class Cancelled(EthreadError):
+    """The work of a request stopped because its client went away; never sent to anyone."""
+
+    code = -32000
+
+    def __init__(self) -> None:
+        super().__init__("request cancelled: the client disconnected")
+
+
 class ExecutionReverted(EthreadError):
     """eth_call hit REVERT; ``data`` is the hex revert payload."""
 
@@ -74,6 +93,20 @@ class ExecutionFailed(EthreadError):
     """eth_call failed for a reason other than REVERT (out of gas, bad opcode, ...)."""
 
     code = -32000
+
+
+class ExecutionAborted(ExecutionFailed):
+    """A call ran past its time limit and was stopped (geth's wording and code)."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"execution aborted (timeout = {go_duration(timeout)})")
+
+
+def go_duration(seconds: float) -> str:
+    """A duration the way Go prints one in such messages: ``5s``, ``1.5s``, ``500ms``."""
+    if seconds >= 1 or seconds == 0:
+        return f"{seconds:g}s"
+    return f"{seconds * 1000:g}ms"
 
 
 class StateUnavailable(EthreadError):
@@ -101,3 +134,10 @@ class GenesisError(EthreadError):
 
 class StoreError(EthreadError):
     """A backend's store could not be opened or is damaged."""
+
+
+class StoreUnreadable(StoreError):
+    """A store could not be read while answering (a damaged file, a failed checksum). The
+    message names what failed, never where the store is on the server's disk."""
+
+    code = -32000

@@ -10,9 +10,13 @@ from typing import Any
 
 import orjson
 
-from ..errors import EthreadError, InvalidRequest, ParseError
+from ..errors import EthreadError, InvalidParams, InvalidRequest, ParseError
 
 _NO_ID = object()
+MAX_PARAMS_DEPTH = 128
+"""Deepest nesting of arrays and objects in a call's params. No method of the read side takes
+more than a few levels; a bound well under orjson's own (254 when encoding) keeps every
+hostile nesting a clean -32602 instead of a failure deep in the answer cache."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +56,7 @@ def parse_call(item: Any) -> Call | EthreadError:
         return InvalidRequest("invalid request")
     request_id = item.get("id", _NO_ID)
     if request_id is not _NO_ID and not (
-        request_id is None or isinstance(request_id, str)
+        request_id is None or isinstance(request_id, str | orjson.Fragment)
         or (isinstance(request_id, int | float) and not isinstance(request_id, bool))
     ):
         return InvalidRequest("invalid request: id must be a string, a number or null")
@@ -66,13 +70,27 @@ def parse_call(item: Any) -> Call | EthreadError:
         params = []
     if not isinstance(params, list):
         return InvalidRequest("invalid request: params must be an array")
+    if _too_deep(params, MAX_PARAMS_DEPTH):
+        return InvalidParams(f"invalid params: nested more than {MAX_PARAMS_DEPTH} levels deep")
     return Call(method=method, params=params, id=request_id)
+
+
+def _too_deep(value: list[Any] | dict[str, Any], levels: int) -> bool:
+    """Whether the arrays and objects in ``value`` nest deeper than ``levels`` (``value``
+    itself is the first level)."""
+    if levels <= 0:
+        return True
+    children = value.values() if isinstance(value, dict) else value
+    for child in children:
+        if isinstance(child, list | dict) and _too_deep(child, levels - 1):
+            return True
+    return False
 
 
 def _id_of(item: Any) -> Any:
     if isinstance(item, dict):
         value = item.get("id")
-        if value is None or isinstance(value, str) or (
+        if value is None or isinstance(value, str | orjson.Fragment) or (
             isinstance(value, int | float) and not isinstance(value, bool)
         ):
             return value
@@ -91,5 +109,30 @@ def parse_request(body: bytes) -> tuple[bool, list[Call | EthreadError], list[An
     if isinstance(document, list):
         if not document:
             raise InvalidRequest("empty batch")
+        if any(isinstance(i, dict) and isinstance(i.get("id"), float) for i in document):
+            _exact_ids(body, document)
         return True, [parse_call(item) for item in document], [_id_of(i) for i in document]
+    if isinstance(document, dict) and isinstance(document.get("id"), float):
+        _exact_ids(body, [document])
     return False, [parse_call(document)], [_id_of(document)]
+
+
+def _exact_ids(body: bytes, items: list[Any]) -> None:
+    """Replace each float id in ``items`` by the id's text as sent, so that it is echoed
+    exactly (orjson reads an integer past 64 bits, such as 10**100, as a float, and any float
+    may be written back in another form). Rare, so the body is read a second time, by the
+    standard library, keeping number texts."""
+    import json
+
+    def raw(text: str) -> orjson.Fragment:
+        return orjson.Fragment(text.encode())
+
+    try:
+        again = json.loads(body, parse_int=raw, parse_float=raw, parse_constant=raw)
+    except (ValueError, RecursionError):
+        return
+    originals = again if isinstance(again, list) else [again]
+    for item, original in zip(items, originals, strict=False):
+        if isinstance(item, dict) and isinstance(item.get("id"), float) and isinstance(
+                original, dict):
+            item["id"] = original.get("id")

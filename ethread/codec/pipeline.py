@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from ..errors import EthreadError, InternalError, InvalidRequest
+from ..errors import EthreadError, InternalError, InvalidRequest, ResponseTooLarge
 from .envelope import Call, error_object, error_response, parse_request, result_response
 
 log = logging.getLogger("ethread.rpc")
@@ -93,14 +93,20 @@ class Limits:
 
     max_body_bytes: int | None = None
     max_batch_calls: int | None = None
+    max_response_bytes: int | None = None
+    """Bytes of one answer (single or batch). A call whose answer would take the answer past
+    it, and every call of the batch after it, answers -32003 "response too large"; the calls
+    after it are not run, so the memory an answer holds stays bounded."""
 
 
 class Exchange:
     """One request on its way through the pipeline: what is answered, what is left to run."""
 
-    __slots__ = ("_answers", "_final", "dispatcher", "is_batch", "pending", "refused", "what")
+    __slots__ = ("_answers", "_budget", "_final", "dispatcher", "is_batch", "pending", "refused",
+                 "what")
 
-    def __init__(self, dispatcher: Responder | None, what: str, is_batch: bool = False) -> None:
+    def __init__(self, dispatcher: Responder | None, what: str, is_batch: bool = False,
+                 max_response_bytes: int | None = None) -> None:
         self.dispatcher = dispatcher
         self.what = what
         """What the request asked, for an access log: a method, ``batch(n)`` or ``invalid``."""
@@ -110,6 +116,24 @@ class Exchange:
         """The calls still to run (:meth:`run`), with their positions in the request."""
         self._answers: list[bytes | None] = []
         self._final: bytes | None = None
+        self._budget = max_response_bytes
+        """Bytes the answer may still grow by (None: unbounded; below 0: the bound was hit)."""
+
+    def _keep(self, index: int, call_id: Any, answer: bytes) -> None:
+        """Keep one call's answer, or its -32003 once the answer would pass its bound."""
+        budget = self._budget
+        if budget is not None:
+            if budget < 0 or len(answer) > budget:
+                self._budget = -1
+                answer = error_response(call_id, ResponseTooLarge())
+            else:
+                self._budget = budget - len(answer)
+        self._answers[index] = answer
+
+    @property
+    def over_bound(self) -> bool:
+        """Whether the answer hit its size bound (the rest of its calls are not run)."""
+        return self._budget is not None and self._budget < 0
 
     @classmethod
     def finished(cls, what: str, body: bytes, refused: Refused | None = None) -> Exchange:
@@ -137,9 +161,12 @@ class Exchange:
         for index, call in self.pending:
             assert dispatcher is not None  # only a dispatched request has pending calls
             if call.is_notification:
-                dispatcher.run_notification(call)
+                if not self.over_bound:
+                    dispatcher.run_notification(call)
+            elif self.over_bound:
+                self._answers[index] = error_response(call.id, ResponseTooLarge())
             else:
-                self._answers[index] = dispatcher.respond(call)
+                self._keep(index, call.id, dispatcher.respond(call))
         self.pending = []
 
     def answer(self) -> bytes | None:
@@ -190,29 +217,44 @@ class Pipeline:
                           if not (isinstance(c, Call) and c.is_notification)]
                 return Exchange.finished(what, refused.body(wanted if is_batch else None),
                                          refused)
-        exchange = Exchange(dispatcher, what, is_batch)
-        answers: list[bytes | None] = [None] * len(calls)
-        exchange._answers = answers
+        exchange = Exchange(dispatcher, what, is_batch, self.limits.max_response_bytes)
+        exchange._answers = [None] * len(calls)
+        keep = exchange._keep
         on_caller = None if self._all_on_caller else self.on_caller
         for index, call in enumerate(calls):
             if not isinstance(call, Call):
-                answers[index] = error_response(ids[index], call)
+                keep(index, ids[index], error_response(ids[index], call))
+                continue
+            if exchange.over_bound:
+                if not call.is_notification:
+                    exchange._answers[index] = error_response(call.id, ResponseTooLarge())
                 continue
             handler = None if local is None else local.get(call.method)
             if handler is not None:
-                answers[index] = _run_local(handler, call)
+                answer = _run_local(handler, call)
+                if answer is not None:
+                    keep(index, call.id, answer)
             elif on_caller is None or on_caller(dispatcher, call):
                 if call.is_notification:
                     dispatcher.run_notification(call)
                 else:
-                    answers[index] = dispatcher.respond(call)
+                    keep(index, call.id, dispatcher.respond(call))
             else:
-                hit = None if call.is_notification else dispatcher.cached_result(call)
+                hit = None if call.is_notification else _cached(dispatcher, call)
                 if hit is None:
                     exchange.pending.append((index, call))
                 else:
-                    answers[index] = result_response(call.id, hit)
+                    keep(index, call.id, result_response(call.id, hit))
         return exchange
+
+
+def _cached(dispatcher: Responder, call: Call) -> bytes | None:
+    """A cached answer, if any; a cache that fails is a miss (the call then runs and answers
+    whatever the failure is), never a failure of the whole request."""
+    try:
+        return dispatcher.cached_result(call)
+    except Exception:
+        return None
 
 
 def _run_local(handler: LocalMethod, call: Call) -> bytes | None:

@@ -1,0 +1,87 @@
+"""Hardening of the codec against hostile input (issue 10): params nested deep enough to break
+JSON encoding, ids that do not fit a machine number, and answers past the size bound."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import ethread
+from ethread.codec.jsonrpc import Dispatcher
+from ethread.codec.pipeline import Limits, Pipeline
+
+from .server_harness import shared_demo
+
+
+def nested(depth: int) -> Any:
+    value: Any = "0x1"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.fixture(scope="module")
+def demo() -> Any:
+    return shared_demo().chain.backend
+
+
+@pytest.mark.parametrize("depth", [200, 254, 255, 600, 1_022])
+def test_deeply_nested_params_answer_invalid_params(demo: Any, depth: int) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "eth_getBalance",
+                       "params": [nested(depth), "latest"]}).encode()
+    answer = json.loads(ethread.handle(demo, body) or b"null")
+    assert answer["id"] == 7
+    assert answer["error"]["code"] == -32602
+    assert "nested more than 128 levels" in answer["error"]["message"]
+
+
+def test_deep_params_in_a_batch_answer_each_call(demo: Any) -> None:
+    calls = [{"jsonrpc": "2.0", "id": i, "method": "eth_chainId",
+              "params": [nested(300)] if i % 2 else []} for i in range(4)]
+    answers = json.loads(ethread.handle(demo, json.dumps(calls).encode()) or b"null")
+    assert [a["id"] for a in answers] == [0, 1, 2, 3]
+    assert [("error" in a) for a in answers] == [False, True, False, True]
+    assert {a["error"]["code"] for a in answers if "error" in a} == {-32602}
+
+
+@pytest.mark.parametrize("raw_id", [b"1" + b"0" * 100, b"1.50", b"-1E2", b"18446744073709551616",
+                                    b"12345678901234567890123"])
+def test_ids_are_echoed_exactly_as_sent(demo: Any, raw_id: bytes) -> None:
+    body = b'{"jsonrpc":"2.0","id":' + raw_id + b',"method":"eth_chainId"}'
+    answer = ethread.handle(demo, body) or b""
+    assert answer.startswith(b'{"jsonrpc":"2.0","id":' + raw_id + b",")
+    batch = b"[" + body + b"," + body.replace(b"eth_chainId", b"no_such") + b"]"
+    answers = ethread.handle(demo, batch) or b""
+    assert answers.count(b'"id":' + raw_id + b",") == 2
+
+
+def test_a_batch_answer_stops_at_the_size_bound(demo: Any) -> None:
+    dispatcher = Dispatcher(demo)
+    block = json.loads(ethread.handle(demo, b'{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0x1",true]}') or b"")
+    one = len(json.dumps(block["result"]))
+    pipeline = Pipeline(Limits(max_response_bytes=one * 3 + 100))
+    calls = [{"jsonrpc": "2.0", "id": i, "method": "eth_getBlockByNumber",
+              "params": ["0x1", True]} for i in range(10)]
+    exchange = pipeline.submit(dispatcher, json.dumps(calls).encode())
+    exchange.run()
+    answers = json.loads(exchange.answer() or b"")
+    assert [a["id"] for a in answers] == list(range(10))
+    results = [a for a in answers if "result" in a]
+    refused = [a for a in answers if "error" in a]
+    assert 1 <= len(results) <= 3 and len(results) + len(refused) == 10
+    assert all(a["result"] == block["result"] for a in results)
+    assert {(a["error"]["code"], a["error"]["message"]) for a in refused} == {
+        (-32003, "response too large")}
+    # answers past the bound are never computed: the ones refused come after the ones answered
+    assert [a["id"] for a in results] == list(range(len(results)))
+
+
+def test_a_single_answer_over_the_bound_is_refused(demo: Any) -> None:
+    pipeline = Pipeline(Limits(max_response_bytes=200))
+    exchange = pipeline.submit(Dispatcher(demo), b'{"jsonrpc":"2.0","id":"a","method":"eth_getBlockByNumber","params":["0x1",true]}')
+    exchange.run()
+    answer = json.loads(exchange.answer() or b"")
+    assert answer == {"jsonrpc": "2.0", "id": "a",
+                      "error": {"code": -32003, "message": "response too large"}}
