@@ -10,12 +10,13 @@ archive files; the last holds history only and answers :class:`StateSource` with
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
 
-from .errors import QueryTimeout
+from .errors import Cancelled, QueryTimeout
 from .models import Address, Block, Hash32, Header, Log, Receipt, TopicFilter
 
 if TYPE_CHECKING:
@@ -55,22 +56,58 @@ class ReceiptSource(Protocol):
     def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None: ...
 
 
+class CancelToken:
+    """Set when the work of a request is no longer wanted (its client went away, the server is
+    shutting down). Whatever checks a :class:`Deadline` made while the token is current
+    (:func:`cancellable`) stops with :class:`~ethread.errors.Cancelled`."""
+
+    __slots__ = ("cancelled",)
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+_CURRENT_TOKEN: ContextVar[CancelToken | None] = ContextVar("ethread_cancel_token", default=None)
+
+
+@contextmanager
+def cancellable(token: CancelToken | None) -> Iterator[None]:
+    """Make ``token`` the one that deadlines made inside the block obey."""
+    reset = _CURRENT_TOKEN.set(token)
+    try:
+        yield
+    finally:
+        _CURRENT_TOKEN.reset(reset)
+
+
 @dataclass(frozen=True, slots=True)
 class Deadline:
     """A point in time after which a query must stop working, not only stop waiting.
 
     ``clock`` reads the time ``at`` is on (the process's monotonic clock unless a caller, such
-    as a test, brings its own)."""
+    as a test, brings its own). ``token`` stops the work earlier when it is cancelled;
+    :meth:`after` takes the current one (:func:`cancellable`)."""
 
     at: float
     clock: Callable[[], float] = field(default=time.monotonic, compare=False)
+    token: CancelToken | None = field(default=None, compare=False)
 
     @classmethod
     def after(cls, seconds: float, clock: Callable[[], float] = time.monotonic) -> Deadline:
-        return cls(clock() + seconds, clock)
+        return cls(clock() + seconds, clock, _CURRENT_TOKEN.get())
+
+    def expired(self) -> bool:
+        """Whether the time is up; raises :class:`Cancelled` when the token was cancelled."""
+        token = self.token
+        if token is not None and token.cancelled:
+            raise Cancelled()
+        return self.clock() > self.at
 
     def check(self) -> None:
-        if self.clock() > self.at:
+        if self.expired():
             raise QueryTimeout()
 
 

@@ -86,9 +86,9 @@ def serve_in_thread(backend: Any = None, *, networks: list[Any] | None = None,
 
 
 def _context(config: Any) -> Any:
-    from ethread.codec.dispatch import Context
+    from ethread.server.networks import service_context
 
-    return Context(log_limits=config.limits.logs)
+    return service_context(config)
 
 
 def url_of(thread: Any, key: str = KEY) -> str:

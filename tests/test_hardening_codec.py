@@ -14,6 +14,9 @@ from ethread.codec.pipeline import Limits, Pipeline
 
 from .server_harness import shared_demo
 
+BLOCK_ONE = (b'{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber",'
+             b'"params":["0x1",true]}')
+
 
 def nested(depth: int) -> Any:
     value: Any = "0x1"
@@ -59,7 +62,7 @@ def test_ids_are_echoed_exactly_as_sent(demo: Any, raw_id: bytes) -> None:
 
 def test_a_batch_answer_stops_at_the_size_bound(demo: Any) -> None:
     dispatcher = Dispatcher(demo)
-    block = json.loads(ethread.handle(demo, b'{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0x1",true]}') or b"")
+    block = json.loads(ethread.handle(demo, BLOCK_ONE) or b"")
     one = len(json.dumps(block["result"]))
     pipeline = Pipeline(Limits(max_response_bytes=one * 3 + 100))
     calls = [{"jsonrpc": "2.0", "id": i, "method": "eth_getBlockByNumber",
@@ -80,7 +83,7 @@ def test_a_batch_answer_stops_at_the_size_bound(demo: Any) -> None:
 
 def test_a_single_answer_over_the_bound_is_refused(demo: Any) -> None:
     pipeline = Pipeline(Limits(max_response_bytes=200))
-    exchange = pipeline.submit(Dispatcher(demo), b'{"jsonrpc":"2.0","id":"a","method":"eth_getBlockByNumber","params":["0x1",true]}')
+    exchange = pipeline.submit(Dispatcher(demo), BLOCK_ONE.replace(b'"id":1', b'"id":"a"'))
     exchange.run()
     answer = json.loads(exchange.answer() or b"")
     assert answer == {"jsonrpc": "2.0", "id": "a",

@@ -42,6 +42,7 @@ from .params import (
 from .serialize import FragmentCache, block_json, fee_history_json, to_json
 
 CLIENT_VERSION = "ethread/0.1.0"
+DEFAULT_CALL_TIMEOUT = 5.0
 MAX_PROOF_KEYS = 1024
 """Storage keys one eth_getProof call may ask for (geth's limit)."""
 
@@ -53,6 +54,9 @@ class Context:
     :meth:`for_backend`). Without caches every answer is computed and encoded afresh."""
 
     log_limits: LogLimits = DEFAULT_LIMITS
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT
+    """Seconds an eth_call (and gas estimation, access list creation) may execute (geth's
+    ``--rpc.evmtimeout``); None: no limit."""
     fragments: FragmentCache | None = field(default=None, compare=False)
     call_states: CallStates | None = field(default=None, compare=False)
     accounts: tuple[Address, ...] = ()
@@ -158,6 +162,7 @@ def _call(backend: Backend, params: Params, ctx: Context) -> Any:
         backend, request, block, ctx.call_states,
         state_override=_optional(params, 2, parse_state_override, ()),
         block_overrides=_optional(params, 3, parse_block_overrides, None),
+        timeout=ctx.call_timeout,
     ).hex()
 
 
@@ -168,6 +173,7 @@ def _estimate_gas(backend: Backend, params: Params, ctx: Context) -> Any:
         backend, request, block, ctx.call_states,
         state_override=_optional(params, 2, parse_state_override, ()),
         block_overrides=_optional(params, 3, parse_block_overrides, None),
+        timeout=ctx.call_timeout,
     ))
 
 
@@ -177,6 +183,7 @@ def _create_access_list(backend: Backend, params: Params, ctx: Context) -> Any:
     return to_json(methods.create_access_list(
         backend, request, block, lambda: _tips(ctx).suggest_tip_cap(backend), ctx.call_states,
         state_override=_optional(params, 2, parse_state_override, ()),
+        timeout=ctx.call_timeout,
     ))
 
 

@@ -81,10 +81,8 @@ def _too_deep(value: list[Any] | dict[str, Any], levels: int) -> bool:
     if levels <= 0:
         return True
     children = value.values() if isinstance(value, dict) else value
-    for child in children:
-        if isinstance(child, list | dict) and _too_deep(child, levels - 1):
-            return True
-    return False
+    return any(isinstance(child, list | dict) and _too_deep(child, levels - 1)
+               for child in children)
 
 
 def _id_of(item: Any) -> Any:

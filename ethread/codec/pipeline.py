@@ -32,7 +32,8 @@ from typing import Any, Protocol
 
 import orjson
 
-from ..errors import EthreadError, InternalError, InvalidRequest, ResponseTooLarge
+from ..backend import CancelToken, cancellable
+from ..errors import Cancelled, EthreadError, InternalError, InvalidRequest, ResponseTooLarge
 from .envelope import Call, error_object, error_response, parse_request, result_response
 
 log = logging.getLogger("ethread.rpc")
@@ -103,7 +104,7 @@ class Exchange:
     """One request on its way through the pipeline: what is answered, what is left to run."""
 
     __slots__ = ("_answers", "_budget", "_final", "dispatcher", "is_batch", "pending", "refused",
-                 "what")
+                 "token", "what")
 
     def __init__(self, dispatcher: Responder | None, what: str, is_batch: bool = False,
                  max_response_bytes: int | None = None) -> None:
@@ -118,6 +119,13 @@ class Exchange:
         self._final: bytes | None = None
         self._budget = max_response_bytes
         """Bytes the answer may still grow by (None: unbounded; below 0: the bound was hit)."""
+        self.token = CancelToken()
+        """Cancelled by the host when the answer is no longer wanted (:meth:`cancel`)."""
+
+    def cancel(self) -> None:
+        """Stop the pending work: a call running checks its deadline and stops, the calls
+        after it do not start. Safe from any thread."""
+        self.token.cancel()
 
     def _keep(self, index: int, call_id: Any, answer: bytes) -> None:
         """Keep one call's answer, or its -32003 once the answer would pass its bound."""
@@ -158,15 +166,20 @@ class Exchange:
     def run(self) -> None:
         """Run the pending calls. Blocking; safe in a worker thread; never raises."""
         dispatcher = self.dispatcher
-        for index, call in self.pending:
-            assert dispatcher is not None  # only a dispatched request has pending calls
-            if call.is_notification:
-                if not self.over_bound:
-                    dispatcher.run_notification(call)
-            elif self.over_bound:
-                self._answers[index] = error_response(call.id, ResponseTooLarge())
-            else:
-                self._keep(index, call.id, dispatcher.respond(call))
+        token = self.token
+        with cancellable(token):
+            for index, call in self.pending:
+                assert dispatcher is not None  # only a dispatched request has pending calls
+                if token.cancelled:
+                    if not call.is_notification:
+                        self._answers[index] = error_response(call.id, Cancelled())
+                elif call.is_notification:
+                    if not self.over_bound:
+                        dispatcher.run_notification(call)
+                elif self.over_bound:
+                    self._answers[index] = error_response(call.id, ResponseTooLarge())
+                else:
+                    self._keep(index, call.id, dispatcher.respond(call))
         self.pending = []
 
     def answer(self) -> bytes | None:

@@ -125,16 +125,18 @@ def tracing_computation(base: Any, touched: Touched) -> Any:
 
 def create_access_list(backend: ExecutableChain, request: CallRequest, block: BlockRef,
                        suggested_tip: Callable[[], int], states: CallStates | None = None, *,
-                       state_override: StateOverride = ()) -> AccessListResult:
+                       state_override: StateOverride = (),
+                       timeout: float | None = None) -> AccessListResult:
     """eth_createAccessList. ``suggested_tip`` is the gas price oracle's tip, asked for only
-    when the request names no fees."""
+    when the request names no fees. Every run stops after ``timeout`` seconds in all
+    (ExecutionAborted)."""
     header = require_header(backend, block)
     config = backend.chain_config()
     request = with_fee_defaults(request, header.base_fee_per_gas, suggested_tip,
                                 blob_base_fee=None if config is None else _blob_base_fee(config, header))
     gas = gas_for(request, header.gas_limit)
     with execution(backend, request, block, states=states, state_override=state_override,
-                   own_state=True) as run:
+                   own_state=True, timeout=timeout) as run:
         sender = run.message.sender
         nonce = request.nonce
         if nonce is None:

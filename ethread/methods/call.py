@@ -59,17 +59,19 @@ def decode_revert_reason(payload: bytes) -> str | None:
 
 
 def call(backend: ExecutableChain, request: CallRequest, block: BlockRef, states: CallStates | None = None,
-         *, state_override: StateOverride = (), block_overrides: BlockOverrides | None = None) -> bytes:
+         *, state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
+         timeout: float | None = None) -> bytes:
     """Return data of the call, or raise ExecutionReverted / ExecutionFailed. With ``states``,
     the post-block state is taken from (and kept in) that cache.
 
     ``state_override`` and ``block_overrides`` change the state and the block context for this
-    call only (eth_call's third and fourth parameters).
+    call only (eth_call's third and fourth parameters). Execution stops after ``timeout``
+    seconds with ExecutionAborted (geth's ``--rpc.evmtimeout``).
     """
     header = require_header(backend, block)
     gas = gas_for(request, header.gas_limit)
     with execution(backend, request, block, states=states, state_override=state_override,
-                   block_overrides=block_overrides) as run:
+                   block_overrides=block_overrides, timeout=timeout) as run:
         try:
             outcome = run.run(gas)
         except Rejected as exc:

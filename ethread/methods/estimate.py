@@ -28,13 +28,14 @@ CALL_STIPEND = 2_300
 
 def estimate_gas(backend: ExecutableChain, request: CallRequest, block: BlockRef,
                  states: CallStates | None = None, *, state_override: StateOverride = (),
-                 block_overrides: BlockOverrides | None = None) -> int:
+                 block_overrides: BlockOverrides | None = None,
+                 timeout: float | None = None) -> int:
     """The gas limit to give the message, or ExecutionReverted / ExecutionFailed as geth
-    answers them."""
+    answers them. The whole search stops after ``timeout`` seconds (ExecutionAborted)."""
     header = require_header(backend, block)
     cap = gas_cap(header.gas_limit)
     with execution(backend, request, block, states=states, state_override=state_override,
-                   block_overrides=block_overrides) as run:
+                   block_overrides=block_overrides, timeout=timeout) as run:
         return _search(run, request, cap)
 
 

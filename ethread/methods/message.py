@@ -40,6 +40,7 @@ from ..errors import ExecutionFailed, StateUnavailable
 from ..forks import fork_at_least
 from ..lru import LRU
 from ..models import AccessListEntry, BlockOverrides, BlockRef, CallRequest, StateOverride
+from . import interrupt
 from .overrides import (
     apply_state_overrides,
     check_block_overrides,
@@ -137,18 +138,30 @@ class CallStates:
     Building a py-evm state (and, from Prague, reading its system contracts) costs more than
     most calls. A call runs on a snapshot of a cached state and is reverted afterwards, the
     mechanism py-evm itself uses to undo a failed transaction, so no call sees another's
-    writes. One lock per state: calls at the same block take turns; others do not wait.
+    writes. A state serves one call at a time; a call that finds every state of its block busy
+    builds one more rather than wait (a slow call never holds back a quick one at the same
+    block), and up to ``per_block`` of them are kept.
     """
 
-    def __init__(self, max_states: int = 16) -> None:
-        self._states: LRU[tuple[int, bytes, bool], tuple[threading.Lock, Any]] = LRU(max_states)
+    def __init__(self, max_states: int = 16, per_block: int = 4) -> None:
+        self._states: LRU[tuple[int, bytes, bool], list[Any]] = LRU(max_states)
+        self._lock = threading.Lock()
+        self.per_block = per_block
 
     @contextmanager
     def vm_at(self, key: tuple[int, bytes, bool], build: Callable[[], Any]) -> Iterator[Any]:
-        """The cached VM under ``key`` (built on a miss), held for the caller alone."""
-        lock, vm = self._states.get_or_put(key, lambda: (threading.Lock(), build()))
-        with lock:
+        """A VM under ``key`` that no one else uses (a kept one, else a new one)."""
+        idle = self._states.get_or_put(key, list)
+        with self._lock:
+            vm = idle.pop() if idle else None
+        if vm is None:
+            vm = build()
+        try:
             yield vm
+        finally:
+            with self._lock:
+                if len(idle) < self.per_block:
+                    idle.append(vm)
 
     def clear(self) -> None:
         self._states.clear()
@@ -157,17 +170,22 @@ class CallStates:
 class Execution:
     """A message ready to run on one block's state; see the module docstring."""
 
-    def __init__(self, vm: Any, message: Message, fork: str, london: bool) -> None:
+    def __init__(self, vm: Any, message: Message, fork: str, london: bool,
+                 limit: interrupt.TimeLimit = interrupt.NO_LIMIT) -> None:
         self.vm = vm
         self.state = vm.state
         self.message = message
         self.fork = fork
         self.london = london
+        self.limit = limit
+        """When every run of this execution must stop (one limit for all of them: gas
+        estimation's dozen runs share it, as geth's do)."""
 
     def with_access_list(self, access_list: tuple[AccessListEntry, ...]) -> Execution:
         """The same message on the same state, carrying ``access_list`` instead."""
         request = replace(self.message.request, access_list=access_list)
-        return Execution(self.vm, replace(self.message, request=request), self.fork, self.london)
+        return Execution(self.vm, replace(self.message, request=request), self.fork, self.london,
+                         self.limit)
 
     def run(self, gas: int, computation_class: Any = None) -> Outcome:
         """Run the message with ``gas`` on a snapshot, reverted afterwards. Raises
@@ -182,7 +200,8 @@ class Execution:
             self._pre_check(transaction, gas)
             spoofed: Any = SpoofTransaction(transaction, from_=EvmAddress(self.message.sender))
             try:
-                computation = state.apply_transaction(spoofed)
+                with self.limit.applied(state):
+                    computation = state.apply_transaction(spoofed)
             except ValidationError as exc:
                 raise Rejected(str(exc)) from None
             return self._outcome(transaction, computation)
@@ -291,11 +310,15 @@ def floor_data_gas(data: bytes) -> int:
 @contextmanager
 def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
               state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
-              states: CallStates | None = None, own_state: bool = False) -> Iterator[Execution]:
+              states: CallStates | None = None, own_state: bool = False,
+              timeout: float | None = None) -> Iterator[Execution]:
     """The message of ``request`` ready to run on the state after ``block``, in that block's
     context (with the overrides applied). The state is taken from (and kept in) ``states``
     unless the request needs one of its own (overrides, a changed blob fee, ``own_state``: to
-    change the classes py-evm runs with); without ``states`` it is built afresh."""
+    change the classes py-evm runs with); without ``states`` it is built afresh. Its runs stop
+    with :class:`~ethread.errors.ExecutionAborted` ``timeout`` seconds from now (None: no
+    limit, though a cancelled request still stops them)."""
+    limit = interrupt.TimeLimit.start(timeout)
     header = require_header(backend, block)
     chaindb = backend.evm_database()
     config = backend.chain_config()
@@ -339,11 +362,11 @@ def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *
         if blob_base_fee is not None:
             with_blob_base_fee(vm.state, blob_base_fee)
         apply_state_overrides(vm.state, state_override)
-        yield Execution(vm, message, fork, base_fee is not None)
+        yield Execution(vm, message, fork, base_fee is not None, limit)
         return
     assert states is not None
     with states.vm_at((id(chaindb.db), evm_header.hash, zero_base_fee), build) as vm:
-        yield Execution(vm, message, fork, base_fee is not None)
+        yield Execution(vm, message, fork, base_fee is not None, limit)
 
 
 def gas_for(request: CallRequest, block_gas_limit: int) -> int:

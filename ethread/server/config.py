@@ -109,8 +109,10 @@ class ServiceLimits:
     """Size limits of the transport, plus the core's eth_getLogs limits: the ``[limits]``
     table.
 
-    Defaults follow geth: a 5 MiB body, 1,000 calls per batch; a WebSocket message may be as
-    large as a body. The eth_call gas cap is the core's (10 times the block gas limit).
+    Defaults follow geth: a 5 MiB body, 1,000 calls per batch, a 25 MB answer, 5 seconds for
+    an eth_call, 30 seconds to receive a request's headers and as long for its body; a
+    WebSocket message may be as large as a body. The eth_call gas cap is the core's (10 times
+    the block gas limit).
     """
 
     max_body_bytes: int = setting(5 * 1024 * 1024, "largest HTTP request body in bytes",
@@ -121,6 +123,23 @@ class ServiceLimits:
                                         minimum=1, metavar="N")
     max_ws_subscriptions: int = setting(100, "most subscriptions on one WebSocket connection",
                                         minimum=1, metavar="N")
+    max_response_bytes: int = setting(
+        25_000_000, "largest answer (one call or a whole batch) in bytes; the calls past it "
+        "answer -32003 'response too large' and are not run", minimum=1, metavar="N")
+    call_timeout_seconds: float = setting(
+        5.0, "eth_call, eth_estimateGas, eth_createAccessList: time limit in seconds, after "
+        "which execution stops (0: none)", minimum=0, flag="--call-timeout", metavar="S")
+    ws_max_unread_bytes: int = setting(
+        16 * 1024 * 1024, "bytes of answers and notifications a WebSocket client may leave "
+        "unread before it is disconnected (one answer of any size is always allowed)",
+        minimum=1, metavar="N")
+    header_timeout_seconds: float = setting(
+        30.0, "seconds a client has to send a request's headers (the whole request line and "
+        "headers), after which the connection is closed", minimum=0.001,
+        flag="--header-timeout", metavar="S")
+    body_timeout_seconds: float = setting(
+        30.0, "seconds a client has to send a request's body once its headers are in",
+        minimum=0.001, flag="--body-timeout", metavar="S")
     logs_max_results: int = setting(_LOG_DEFAULTS.max_results,
                                     "eth_getLogs: most logs in one answer", minimum=1,
                                     metavar="N")

@@ -129,8 +129,14 @@ def _storage_backend(config: NetworkConfig) -> Backend:
     return open_backend(era=config.path)
 
 
+def service_context(config: ServerConfig) -> Context:
+    """The core's limits as the service's settings give them."""
+    return Context(log_limits=config.limits.logs,
+                   call_timeout=config.limits.call_timeout_seconds or None)
+
+
 def open_networks(config: ServerConfig, progress: bool = True) -> list[Network]:
-    context = Context(log_limits=config.limits.logs)
+    context = service_context(config)
     return [
         open_network(n, context, ProgressBar(f"importing {n.name}") if progress else None)
         for n in config.networks

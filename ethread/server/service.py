@@ -40,8 +40,10 @@ class Service:
     def __post_init__(self) -> None:
         limits = self.limits
         on_loop = self.execution.on_loop
-        self.http = Pipeline(Limits(limits.max_body_bytes, limits.max_batch_calls), on_loop)
-        self.websocket = Pipeline(Limits(limits.max_ws_message_bytes, limits.max_batch_calls),
+        self.http = Pipeline(Limits(limits.max_body_bytes, limits.max_batch_calls,
+                                    limits.max_response_bytes), on_loop)
+        self.websocket = Pipeline(Limits(limits.max_ws_message_bytes, limits.max_batch_calls,
+                                         limits.max_response_bytes),
                                   on_loop)
 
     def network_for(self, scope: Scope, host: str | None = None) -> Network | None:

@@ -1,0 +1,108 @@
+"""Stopping an EVM execution while it runs: at its time limit (geth's ``--rpc.evmtimeout``) or
+when the request it serves is cancelled.
+
+py-evm runs a message as a plain loop over its opcodes and offers no way to stop it from
+outside. Every long execution needs a jump (a loop) or a nested message (a call or a create),
+so a computation class derived from the fork's own checks the deadline at exactly those
+opcodes and at the start of every nested message; straight-line code between two checks is at
+most one contract's length. The derived classes are made once per fork's class and used only
+inside :meth:`TimeLimit.applied`, which swaps them in on a state for one run; the limit itself
+is thread-local, so concurrent calls on other threads (each on a state of its own) keep
+theirs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from eth.vm import opcode_values
+
+from ..backend import Deadline
+from ..errors import ExecutionAborted
+
+CHECKED_OPCODES = (opcode_values.JUMP, opcode_values.JUMPI, opcode_values.CALL,
+                   opcode_values.CALLCODE, opcode_values.DELEGATECALL, opcode_values.STATICCALL,
+                   opcode_values.CREATE, opcode_values.CREATE2)
+"""The opcodes before which the deadline is checked: every loop and every nesting."""
+
+
+@dataclass(frozen=True, slots=True)
+class TimeLimit:
+    """When the runs of one execution must stop: a :class:`Deadline` (which also carries the
+    request's cancel token) and the timeout it came from, for geth's message."""
+
+    deadline: Deadline
+    timeout: float
+
+    @classmethod
+    def start(cls, timeout: float | None) -> TimeLimit:
+        """A limit ``timeout`` seconds from now (None or 0: none but cancellation)."""
+        return cls(Deadline.after(timeout if timeout else float("inf")), timeout or 0.0)
+
+    @contextmanager
+    def applied(self, state: Any) -> Iterator[None]:
+        """Run what the block does on ``state`` (a py-evm state) under this limit."""
+        previous = state.computation_class
+        state.computation_class = interruptible(previous)
+        outer = _running.limit
+        _running.limit = self
+        try:
+            yield
+        finally:
+            _running.limit = outer
+            state.computation_class = previous
+
+
+NO_LIMIT = TimeLimit(Deadline(float("inf")), 0.0)
+"""No time limit and no cancellation (a library caller that runs a message directly)."""
+
+
+class _Running(threading.local):
+    limit: TimeLimit | None = None
+
+
+_running = _Running()
+
+
+def check() -> None:
+    """Raise :class:`ExecutionAborted` (or :class:`~ethread.errors.Cancelled`) when the
+    execution running on this thread is past its limit or no longer wanted."""
+    limit = _running.limit
+    if limit is not None and limit.deadline.expired():
+        raise ExecutionAborted(limit.timeout)
+
+
+def _checked(opcode: Any) -> Callable[..., Any]:
+    def run(computation: Any) -> None:
+        check()
+        opcode(computation=computation)
+
+    run.__wrapped__ = opcode  # type: ignore[attr-defined]  # py-evm's debug log reads it
+    run.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
+    return run
+
+
+@lru_cache(maxsize=64)
+def interruptible(computation_class: type) -> type:
+    """``computation_class`` with the limit checked before each of :data:`CHECKED_OPCODES`
+    and at the start of each message (kept for the forks' classes; a tracer's class made per
+    call just passes through the bounded cache)."""
+    base: Any = computation_class
+    opcodes = dict(base.opcodes)
+    for value in CHECKED_OPCODES:
+        if value in opcodes:
+            opcodes[value] = _checked(opcodes[value])
+
+    def apply_computation(cls: Any, state: Any, message: Any, transaction_context: Any,
+                          parent_computation: Any = None) -> Any:
+        check()
+        return base.apply_computation.__func__(cls, state, message, transaction_context,
+                                               parent_computation)
+
+    return type(f"Interruptible{base.__name__}", (base,), {
+        "opcodes": opcodes, "apply_computation": classmethod(apply_computation)})

@@ -1,0 +1,94 @@
+"""eth_call under a time limit and cancellation (issue 10): an endless loop stops at the limit
+with geth's error, a cancelled request stops its work, and slow calls at one block do not hold
+back a quick one at the same block."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+import pytest
+
+import ethread
+from ethread.codec.dispatch import Context
+from ethread.codec.jsonrpc import Dispatcher
+from ethread.codec.pipeline import Pipeline
+
+from .server_harness import shared_demo
+
+ENDLESS = {"data": "0x5b600056", "gas": "0x7fffffffffffffff"}
+"""Creation code ``JUMPDEST PUSH1 0 JUMP``: a loop that only running out of gas ends."""
+
+
+def body(method: str, params: list[Any], request_id: Any = 1) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method,
+                       "params": params}).encode()
+
+
+@pytest.fixture(scope="module")
+def backend() -> Any:
+    return shared_demo().chain.backend
+
+
+def test_an_endless_call_stops_at_the_time_limit_with_geths_error(backend: Any) -> None:
+    dispatcher = Dispatcher(backend, Context(call_timeout=0.3))
+    started = time.monotonic()
+    answer = json.loads(dispatcher.handle(body("eth_call", [ENDLESS, "latest"])) or b"")
+    elapsed = time.monotonic() - started
+    assert answer["error"] == {"code": -32000, "message": "execution aborted (timeout = 300ms)"}
+    print(f"endless eth_call stopped after {elapsed:.2f} s (limit 0.3 s)")
+
+
+def test_the_library_default_is_geths_five_seconds(backend: Any) -> None:
+    assert Context().call_timeout == 5.0
+    answer = json.loads(ethread.handle(backend, body("eth_call", [
+        {"data": "0x5b600056", "gas": "0x100000"}, "latest"])) or b"")
+    assert answer["error"]["message"] == "out of gas"  # a bounded loop still ends as before
+
+
+def test_a_cancelled_request_stops_its_call(backend: Any) -> None:
+    dispatcher = Dispatcher(backend, Context(call_timeout=None))
+    exchange = Pipeline(on_caller=lambda d, c: False).submit(
+        dispatcher, json.dumps([json.loads(body("eth_call", [ENDLESS, "latest"], i))
+                                for i in range(3)]).encode())
+    worker = threading.Thread(target=exchange.run)
+    worker.start()
+    exchange.cancel()
+    worker.join(60)
+    assert not worker.is_alive()
+    answers = json.loads(exchange.answer() or b"")
+    assert [a["error"]["message"] for a in answers] == [
+        "request cancelled: the client disconnected"] * 3
+
+
+def test_slow_calls_at_one_block_do_not_hold_back_a_quick_one(backend: Any) -> None:
+    dispatcher = Dispatcher(backend, Context(call_timeout=3.0))
+    answered: list[tuple[str, dict[str, Any]]] = []
+    lock = threading.Lock()
+
+    def run(name: str, request: bytes) -> None:
+        answer = json.loads(dispatcher.handle(request) or b"")
+        with lock:
+            answered.append((name, answer))
+
+    loops = [threading.Thread(target=run, args=(f"loop{i}", body("eth_call", [ENDLESS, "latest"])))
+             for i in range(4)]
+    for thread in loops:
+        thread.start()
+    time.sleep(0.2)  # let the loops take their states (ordering holds without it too)
+    started = time.monotonic()
+    quick = threading.Thread(target=run, args=("quick", body("eth_call", [
+        {"data": "0x600160005260206000f3"}, "latest"])))
+    quick.start()
+    quick.join(60)
+    latency = time.monotonic() - started
+    for thread in loops:
+        thread.join(60)
+    names = [name for name, _ in answered]
+    assert names[0] == "quick", names
+    assert answered[0][1]["result"] == "0x" + "00" * 31 + "01"
+    assert all(a["error"]["message"] == "execution aborted (timeout = 3s)"
+               for _, a in answered[1:])
+    print(f"quick eth_call beside four endless loops at the same block: {latency * 1000:.0f} ms")
