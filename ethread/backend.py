@@ -61,13 +61,16 @@ class CancelToken:
     shutting down). Whatever checks a :class:`Deadline` made while the token is current
     (:func:`cancellable`) stops with :class:`~ethread.errors.Cancelled`."""
 
-    __slots__ = ("cancelled",)
+    __slots__ = ("cancelled", "reason")
 
     def __init__(self) -> None:
         self.cancelled = False
+        self.reason = ""
 
-    def cancel(self) -> None:
-        self.cancelled = True
+    def cancel(self, reason: str = "request cancelled: the client disconnected") -> None:
+        if not self.cancelled:
+            self.reason = reason
+            self.cancelled = True
 
 
 _CURRENT_TOKEN: ContextVar[CancelToken | None] = ContextVar("ethread_cancel_token", default=None)
@@ -103,7 +106,7 @@ class Deadline:
         """Whether the time is up; raises :class:`Cancelled` when the token was cancelled."""
         token = self.token
         if token is not None and token.cancelled:
-            raise Cancelled()
+            raise Cancelled(token.reason)
         return self.clock() > self.at
 
     def check(self) -> None:

@@ -75,12 +75,10 @@ class ResponseTooLarge(EthreadError):
 
 
 class Cancelled(EthreadError):
-    """The work of a request stopped because its client went away; never sent to anyone."""
+    """The work of a request stopped because its client went away (no one reads that answer)
+    or the server is shutting down."""
 
     code = -32000
-
-    def __init__(self) -> None:
-        super().__init__("request cancelled: the client disconnected")
 
 
 class ExecutionReverted(EthreadError):

@@ -122,10 +122,10 @@ class Exchange:
         self.token = CancelToken()
         """Cancelled by the host when the answer is no longer wanted (:meth:`cancel`)."""
 
-    def cancel(self) -> None:
+    def cancel(self, reason: str = "request cancelled: the client disconnected") -> None:
         """Stop the pending work: a call running checks its deadline and stops, the calls
-        after it do not start. Safe from any thread."""
-        self.token.cancel()
+        after it do not start; each answers -32000 with ``reason``. Safe from any thread."""
+        self.token.cancel(reason)
 
     def _keep(self, index: int, call_id: Any, answer: bytes) -> None:
         """Keep one call's answer, or its -32003 once the answer would pass its bound."""
@@ -172,7 +172,7 @@ class Exchange:
                 assert dispatcher is not None  # only a dispatched request has pending calls
                 if token.cancelled:
                     if not call.is_notification:
-                        self._answers[index] = error_response(call.id, Cancelled())
+                        self._answers[index] = error_response(call.id, Cancelled(token.reason))
                 elif call.is_notification:
                     if not self.over_bound:
                         dispatcher.run_notification(call)

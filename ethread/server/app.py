@@ -21,10 +21,10 @@ from functools import partial
 import orjson
 
 from ..codec.envelope import Call
-from ..codec.pipeline import LocalMethod, body_too_large
+from ..codec.pipeline import Exchange, LocalMethod, body_too_large
 from . import refusals
 from .access_log import log_request
-from .asgi import Receive, Scope, Send, send_json
+from .asgi import Message, Receive, Scope, Send, send_json
 from .networks import Network
 from .refusals import Refused
 from .service import Service
@@ -47,13 +47,41 @@ SUBSCRIPTIONS_NEED_WEBSOCKET: dict[str, LocalMethod] = {
 
 
 class ClientGone(Exception):
-    """The client disconnected before its request was read."""
+    """The client disconnected before its request was answered."""
 
 
-async def read_body(receive: Receive, limit: int, declared: int | None) -> bytes | None:
-    """The request body, or None when it is larger than ``limit``."""
+class _Started:
+    """A send callable that remembers whether the response was started."""
+
+    __slots__ = ("send", "started")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def __call__(self, message: Message) -> None:
+        self.started = True
+        await self.send(message)
+
+
+class BodyTooSlow(Exception):
+    """The client did not send its whole body within the body timeout."""
+
+
+async def read_body(receive: Receive, limit: int, declared: int | None,
+                    timeout: float | None = None) -> bytes | None:
+    """The request body, or None when it is larger than ``limit``. Raises
+    :class:`BodyTooSlow` when it takes longer than ``timeout`` seconds to arrive."""
     if declared is not None and declared > limit:
         return None
+    try:
+        async with asyncio.timeout(timeout):
+            return await _read_body(receive, limit)
+    except TimeoutError:
+        raise BodyTooSlow from None
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
     message = await receive()
     if message["type"] == "http.disconnect":
         raise ClientGone
@@ -111,10 +139,18 @@ class RpcApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            started = _Started(send)
             try:
-                await self.http(scope, receive, send)
+                await self.http(scope, receive, started)
             except ClientGone:
                 return
+            except asyncio.CancelledError:
+                # uvicorn gave up on the request (its shutdown grace ran out): a JSON answer,
+                # not its text/plain 500
+                if not started.started:
+                    with contextlib.suppress(Exception):
+                        await self._refuse(send, refusals.shutting_down())
+                raise
         elif kind == "websocket":
             await self._websocket(scope, receive, send)
         elif kind == "lifespan":
@@ -152,7 +188,12 @@ class RpcApp:
             await self._refuse(send, refusals.unsupported_media_type())
             return
         limit = service.limits.max_body_bytes
-        body = await read_body(receive, limit, declared)
+        try:
+            body = await read_body(receive, limit, declared, service.limits.body_timeout_seconds)
+        except BodyTooSlow:
+            await self._refuse(send, refusals.body_too_slow(service.limits.body_timeout_seconds))
+            self._log(scope, network.name, key.masked, "-", 408, 0, started)
+            return
         if body is None:
             await self._refuse(send, body_too_large(limit))
             self._log(scope, network.name, key.masked, "-", 413, 0, started)
@@ -160,7 +201,7 @@ class RpcApp:
         exchange = service.http.submit(network.dispatcher, body, partial(service.admit, key),
                                    SUBSCRIPTIONS_NEED_WEBSOCKET)
         if exchange.pending:  # cheap and cached calls are answered already
-            await service.execution.finish(exchange)
+            await self._finish(exchange, receive)
         answer = exchange.answer()
         status = exchange.status
         if answer is None:  # only notifications
@@ -170,6 +211,25 @@ class RpcApp:
             await send_json(send, status, answer, exchange.headers)
         self._log(scope, network.name, key.masked, exchange.what, status,
                   0 if answer is None else len(answer), started)
+
+    async def _finish(self, exchange: Exchange, receive: Receive) -> None:
+        """Run the pending work while listening for the client: one that disconnects cancels
+        its work (the running call stops at its next deadline check, the rest never start)."""
+        work = asyncio.ensure_future(self.service.execution.finish(exchange))
+        gone = asyncio.ensure_future(receive())
+        try:
+            await asyncio.wait((work, gone), return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            exchange.cancel()
+            gone.cancel()
+            raise
+        if work.done():
+            gone.cancel()
+            work.result()
+            return
+        exchange.cancel()  # the only message left to receive is the disconnect
+        await work
+        raise ClientGone
 
     def health(self) -> bytes:
         networks = {}

@@ -207,8 +207,11 @@ class ServerConfig:
                            "replaced by a supervisor (1: this process serves, no supervisor)",
                            minimum=1, maximum=MAX_WORKERS, metavar="N")
     access_log: bool = setting(True, "log each request (key masked)")
-    threads: int = setting(4, "worker threads per pool that run the synchronous core off the "
-                           "event loop", minimum=1, metavar="N")
+    threads: int = setting(4, "worker threads that run the quick calls of the synchronous core "
+                           "off the event loop", minimum=1, metavar="N")
+    slow_threads: int = setting(16, "worker threads for calls that can run long (eth_call, "
+                                "eth_getLogs, eth_getProof, ...), each bounded by its deadline",
+                                minimum=1, metavar="N")
 
     def with_default_key(self) -> ServerConfig:
         """The demo key when no key is configured: a server with no key would refuse all."""

@@ -13,7 +13,14 @@ The synchronous core blocks; the event loop must not. Three places, cheapest fir
    block: :meth:`Execution.blocking`);
 3. the *slow* pool: calls that can run long (the eth_call family, eth_getLogs, eth_getProof), so that a
    few of them cannot starve the block and transaction getters of threads. A batch runs in one
-   hop, in the slow pool when any of its pending calls is slow.
+   hop, in the slow pool when any of its pending calls is slow. The slow pool has more threads
+   (``slow_threads``, 16 by default) than the fast one: its calls are bounded in time (the call
+   and log deadlines), and a quick eth_call must find a free thread beside a few that run to
+   their limit (the threads share one interpreter lock, so more of them add fairness, not
+   load).
+
+Every exchange running in a pool is known here: :meth:`Execution.drain` cancels them all when
+the server shuts down, so that they stop at their next deadline check and answer at once.
 
 The event loop keeps serving other clients while a pool thread works: Python switches threads
 every few milliseconds, and eth_getLogs stops its own work at its deadline.
@@ -34,6 +41,7 @@ from ..codec.pipeline import Exchange
 
 log = logging.getLogger("ethread.rpc")
 T = TypeVar("T")
+SHUTTING_DOWN = "request cancelled: the server is shutting down"
 
 INLINE_METHODS = frozenset({"eth_chainId", "eth_blockNumber", "net_version",
                             "web3_clientVersion", "eth_syncing", "eth_accounts", "net_listening",
@@ -68,9 +76,12 @@ _IN_MEMORY: dict[type, bool] = {}
 class Execution:
     """The server's places to run blocking work (see the module docstring)."""
 
-    def __init__(self, threads: int = 4) -> None:
+    def __init__(self, threads: int = 4, slow_threads: int = 16) -> None:
         self.fast_pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="ethread-rpc")
-        self.slow_pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="ethread-slow")
+        self.slow_pool = ThreadPoolExecutor(max(1, slow_threads),
+                                            thread_name_prefix="ethread-slow")
+        self.running: set[Exchange] = set()
+        self.draining = False
 
     @staticmethod
     def on_loop(dispatcher: Dispatcher, call: Call) -> bool:
@@ -83,8 +94,23 @@ class Execution:
     async def finish(self, exchange: Exchange) -> None:
         """Run what the pipeline left pending, in one hop to the fitting pool."""
         slow = any(c.method in SLOW_METHODS for c in exchange.pending_calls())
-        await asyncio.get_running_loop().run_in_executor(
-            self.slow_pool if slow else self.fast_pool, exchange.run)
+        if self.draining:
+            exchange.cancel(SHUTTING_DOWN)
+        self.running.add(exchange)
+        try:
+            await asyncio.shield(asyncio.get_running_loop().run_in_executor(
+                self.slow_pool if slow else self.fast_pool, exchange.run))
+        except asyncio.CancelledError:
+            exchange.cancel(SHUTTING_DOWN)  # the task awaiting the answer is being torn down
+            raise
+        finally:
+            self.running.discard(exchange)
+
+    def drain(self) -> None:
+        """The server is shutting down: cancel the running work, refuse to start more."""
+        self.draining = True
+        for exchange in list(self.running):
+            exchange.cancel(SHUTTING_DOWN)
 
     async def blocking(self, fn: Callable[..., T], *args: Any) -> T:
         """Other blocking work of the server, off the event loop."""

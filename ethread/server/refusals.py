@@ -42,6 +42,16 @@ def unsupported_media_type() -> Refused:
     return Refused(415, InvalidRequest("unsupported content type: use application/json"))
 
 
+def body_too_slow(timeout: float) -> Refused:
+    return Refused(408, InvalidRequest(
+        f"request body not received in time: the limit is {timeout:g} s"))
+
+
+def shutting_down() -> Refused:
+    return Refused(503, LimitExceeded("the server is shutting down: retry"),
+                   ((b"connection", b"close"),))
+
+
 def over_credits(reason: str, retry_after: int) -> Refused:
     """Out of daily credits or over the rate: -32005, with Retry-After in seconds. A ledger
     that cannot be reached is the service's fault, not the key's: 503 with the same shape."""
@@ -60,6 +70,6 @@ def subscriptions_need_websocket() -> MethodNotFound:
     return MethodNotFound("notifications not supported: subscribe over the WebSocket endpoint")
 
 
-__all__ = ["Refused", "Unauthorized", "method_not_allowed", "not_found", "over_credits",
-           "subscriptions_need_websocket", "unauthorized", "unknown_network",
+__all__ = ["Refused", "Unauthorized", "body_too_slow", "method_not_allowed", "not_found",
+           "over_credits", "shutting_down", "subscriptions_need_websocket", "unauthorized", "unknown_network",
            "unsupported_media_type"]

@@ -29,6 +29,7 @@ from .auth import KeyRing
 from .config import DEMO_KEY, ServerConfig, validate
 from .credits import Billing, open_ledger
 from .execution import Execution
+from .http_protocol import bounded_protocol
 from .networks import Network, NetworkRouter, open_networks
 from .service import Service
 from .workers_board import WorkerBoard
@@ -97,7 +98,7 @@ class PreparedServer:
             uv_config = uvicorn.Config(
                 self.app,
                 loop="uvloop",
-                http="httptools",
+                http=bounded_protocol(limits.header_timeout_seconds),
                 ws="websockets-sansio",
                 ws_max_size=limits.max_ws_message_bytes,
                 ws_per_message_deflate=False,
@@ -108,7 +109,7 @@ class PreparedServer:
                 timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
                 backlog=4096,
             )
-            self.server = _Server(uv_config, self.on_started)
+            self.server = _Server(uv_config, self.on_started, self.service.execution)
         return self.server
 
 
@@ -169,7 +170,7 @@ def assemble(listening: Listening, board: WorkerBoard | None = None, slot: int =
         router=NetworkRouter(listening.networks, listening.main_port),
         keys=KeyRing(config.keys),
         billing=Billing(ledger),
-        execution=Execution(config.threads),
+        execution=Execution(config.threads, config.slow_threads),
         limits=config.limits,
         access_log=config.access_log,
         workers=board,
@@ -194,16 +195,26 @@ def prepare(config: ServerConfig, networks: list[Network] | None = None, *,
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, telling ``on_started`` when it accepts connections."""
+    """uvicorn's server, telling ``on_started`` when it accepts connections, and on shutdown
+    (SIGTERM, SIGINT or a stop) first cancelling the work in flight: each running call stops
+    at its next deadline check and answers its client with a JSON-RPC error at once, instead
+    of holding the shutdown until uvicorn's grace period runs out and the client gets a
+    text/plain 500."""
 
-    def __init__(self, config: uvicorn.Config, on_started: Callable[[], None] | None) -> None:
+    def __init__(self, config: uvicorn.Config, on_started: Callable[[], None] | None,
+                 execution: Execution) -> None:
         super().__init__(config)
         self._on_started = on_started
+        self.execution = execution
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
         if self.started and self._on_started is not None:
             self._on_started()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.execution.drain()
+        await super().shutdown(sockets)
 
 
 class ServerThread:

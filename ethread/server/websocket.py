@@ -6,9 +6,12 @@ otherwise a plain refusal) unless the key is known: an unauthenticated client ne
 open socket. Each message is charged like an HTTP request and answered as soon as it is done;
 up to :data:`MAX_IN_FLIGHT` messages of one connection run at once, so a slow eth_getLogs
 does not hold back a cheap call sent after it. One writer task per connection sends answers
-and notifications in the order they are ready; a client that stops reading until
-:data:`OUTBOX_LIMIT` messages pile up is disconnected (close code 1008) rather than allowed to
-grow the server's memory.
+and notifications in the order they are ready; a client that stops reading until more than
+``ws_max_unread_bytes`` (or :data:`OUTBOX_LIMIT` messages) pile up is disconnected (close
+code 1008) rather than allowed to grow the server's memory, and what it left unread is
+dropped at once. One answer of any size (up to ``max_response_bytes``) is always let through
+when nothing else is unread. A client that goes away cancels the work of its calls still
+running.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from functools import partial
 from typing import Any
 
 from ..codec.envelope import Call
-from ..codec.pipeline import LocalMethod
+from ..codec.pipeline import Exchange, LocalMethod
 from ..errors import InvalidParams, LimitExceeded
 from . import refusals
 from .access_log import log_request
@@ -36,6 +39,9 @@ log = logging.getLogger("ethread.server")
 
 MAX_IN_FLIGHT = 32
 OUTBOX_LIMIT = 4096
+CLOSE_GRACE_SECONDS = 1.0
+"""How long a closing session waits for its close frame to go out to a client that may have
+stopped reading."""
 CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 WS_PREFIX = "/ws/v3/"
@@ -96,13 +102,26 @@ class Session:
         self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue(OUTBOX_LIMIT)
         self.in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)
         self.tasks: set[asyncio.Task[None]] = set()
+        self.exchanges: set[Exchange] = set()
+        """Requests whose work is running, cancelled when the session ends."""
+        self.unread = 0
+        """Bytes queued in the outbox, not yet handed to the socket."""
         self.closing: int | None = None
+        self._runner: asyncio.Task[Any] | None = None
         self.admit = partial(service.admit, key)
         self.local: dict[str, LocalMethod] = {"eth_subscribe": self._subscribe,
                                               "eth_unsubscribe": self._unsubscribe}
 
     async def run(self, receive: Receive) -> None:
         writer = asyncio.create_task(self._write())
+        self._runner = asyncio.current_task()
+        try:
+            await self._read(receive)
+        finally:
+            self._runner = None
+            await self._end(writer)
+
+    async def _read(self, receive: Receive) -> None:
         try:
             while self.closing is None:
                 message = await receive()
@@ -119,20 +138,34 @@ class Session:
                 task = asyncio.create_task(self._handle(data))
                 self.tasks.add(task)
                 task.add_done_callback(self._done)
-        finally:
-            for subscription in self.subscriptions:
-                self.feed.unsubscribe(subscription)
-            self.subscriptions.clear()
-            for task in list(self.tasks):
-                task.cancel()
-            if self.closing is not None:
-                with contextlib.suppress(asyncio.QueueFull):
-                    self.outbox.put_nowait(None)
-                with contextlib.suppress(Exception):
-                    await writer
-            writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await writer
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self.closing is None or current is None:
+                raise
+            current.uncancel()  # :meth:`deliver` woke the reader to close an overflowing session
+
+    async def _end(self, writer: asyncio.Task[None]) -> None:
+        for subscription in self.subscriptions:
+            self.feed.unsubscribe(subscription)
+        self.subscriptions.clear()
+        for exchange in list(self.exchanges):
+            exchange.cancel()
+        for task in list(self.tasks):
+            task.cancel()
+        self._drop_unread()
+        if self.closing is not None:
+            self.outbox.put_nowait(None)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(writer), CLOSE_GRACE_SECONDS)
+        writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await writer
+
+    def _drop_unread(self) -> None:
+        """Let go of every message still queued (a closing session sends none of them)."""
+        while not self.outbox.empty():
+            self.outbox.get_nowait()
+        self.unread = 0
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self.tasks.discard(task)
@@ -141,15 +174,26 @@ class Session:
             log.error("WebSocket message failed", exc_info=task.exception())
 
     def deliver(self, message: bytes) -> None:
-        """Queue an answer or a notification without waiting; overflow closes the socket."""
+        """Queue an answer or a notification without waiting; a client that leaves more than
+        its bound unread is disconnected."""
         if self.closing is not None:
             return
-        try:
-            self.outbox.put_nowait(message)
-        except asyncio.QueueFull:
-            self.closing = CLOSE_POLICY
-            log.warning("closing a WebSocket of %s: %d messages unread", self.key.masked,
-                        OUTBOX_LIMIT)
+        limit = self.service.limits.ws_max_unread_bytes
+        if (self.unread and self.unread + len(message) > limit) or self.outbox.full():
+            log.warning("closing a WebSocket of %s: %d bytes in %d messages unread",
+                        self.key.masked, self.unread, self.outbox.qsize())
+            self.close(CLOSE_POLICY)
+            return
+        self.unread += len(message)
+        self.outbox.put_nowait(message)
+
+    def close(self, code: int) -> None:
+        """End the session: stop reading, cancel the work in flight, drop what is unread."""
+        if self.closing is None:
+            self.closing = code
+            self._drop_unread()
+            if self._runner is not None:
+                self._runner.cancel()
 
     async def _write(self) -> None:
         while True:
@@ -157,14 +201,21 @@ class Session:
             if message is None or self.closing is not None:
                 await self.send({"type": "websocket.close", "code": self.closing or 1000})
                 return
-            await self.send({"type": "websocket.send", "text": message.decode()})
+            self.unread -= len(message)
+            text = message.decode()
+            del message
+            await self.send({"type": "websocket.send", "text": text})
 
     async def _handle(self, data: bytes) -> None:
         started = time.perf_counter()
         service = self.service
         exchange = service.websocket.submit(self.network.dispatcher, data, self.admit, self.local)
         if exchange.pending:
-            await service.execution.finish(exchange)
+            self.exchanges.add(exchange)
+            try:
+                await service.execution.finish(exchange)
+            finally:
+                self.exchanges.discard(exchange)
         answer = exchange.answer()
         if answer is not None:
             self.deliver(answer)

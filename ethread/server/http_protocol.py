@@ -1,0 +1,83 @@
+"""uvicorn's httptools protocol with a bound on how a request's headers arrive.
+
+uvicorn closes a connection left idle between requests (its keep-alive timeout) but waits for
+ever on a request whose headers trickle in, and keeps every header line it is sent: a few
+hundred such connections (slowloris) hold file descriptors and memory for as long as their
+clients like. Here a request's request line and headers must arrive within
+``header_timeout`` seconds of its first byte (or of the connection's opening) and add up to
+at most :data:`MAX_HEADER_BYTES`; otherwise the connection is closed (with uvicorn's 400 for
+headers that are too large). The body has its own deadline in the application
+(:func:`ethread.server.app.read_body`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+MAX_HEADER_BYTES = 64 * 1024
+"""Bytes of request line and headers one request may send (geth's Go server allows 1 MiB;
+a JSON-RPC request needs a few hundred)."""
+
+
+class HeadersTooLarge(Exception):
+    """Raised in a parser callback; httptools turns it into its parse error, which uvicorn
+    answers with a 400 and a closed connection."""
+
+
+class BoundedHttpProtocol(HttpToolsProtocol):
+    header_timeout: float = 30.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._header_bytes = 0
+        self._header_timer: asyncio.TimerHandle | None = None
+        self._expect_headers()
+
+    def _expect_headers(self) -> None:
+        self._header_bytes = 0
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+        self._header_timer = self.loop.call_later(self.header_timeout, self._headers_late)
+
+    def _headers_late(self) -> None:
+        self._header_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def _count(self, size: int) -> None:
+        self._header_bytes += size
+        if self._header_bytes > MAX_HEADER_BYTES:
+            raise HeadersTooLarge
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._header_timer is None:  # a later request on a kept-alive connection
+            self._expect_headers()
+
+    def on_url(self, url: bytes) -> None:
+        self._count(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(len(name) + len(value) + 4)
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+        super().on_headers_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+        super().connection_lost(exc)
+
+
+def bounded_protocol(header_timeout: float) -> Any:
+    """The protocol class uvicorn is given, with this server's header timeout."""
+    return type("BoundedHttpProtocol", (BoundedHttpProtocol,), {"header_timeout": header_timeout})
