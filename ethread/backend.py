@@ -86,6 +86,15 @@ def cancellable(token: CancelToken | None) -> Iterator[None]:
         _CURRENT_TOKEN.reset(reset)
 
 
+@runtime_checkable
+class SelfChecking(Protocol):
+    """A store that can say whether it still reads (``/health`` asks)."""
+
+    def health_problem(self) -> str | None:
+        """None when the store reads; else what is wrong, naming no server path."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Deadline:
     """A point in time after which a query must stop working, not only stop waiting.

@@ -211,7 +211,7 @@ def test_sigterm_answers_the_work_in_flight_and_exits(tmp_path: Any) -> None:
         answers = [p.result() for p in pending]
     assert status == 0, stderr[-2000:]
     for answer_status, headers, answer in answers:
-        assert headers["content-type"] == "application/json"
+        assert answer_status == 200 and headers["content-type"] == "application/json"
         assert answer["error"] == {"code": -32000,
                                    "message": "request cancelled: the server is shutting down"}
     print(f"SIGTERM with two endless calls in flight: stopped in {stopped:.2f} s")

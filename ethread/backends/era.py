@@ -207,9 +207,7 @@ class EraBackend(CachedHistory):
 
     def evm_database(self) -> NoReturn:
         raise StateUnavailable(
-            f"the Era1 archive {self.folder} holds history only: no state to execute or prove "
-            "against"
-        )
+            "the Era1 archive holds history only: no state to execute or prove against")
 
     def generation(self) -> int:
         return 1  # archives never change while served

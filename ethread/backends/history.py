@@ -12,6 +12,7 @@ postings. The LevelDB store (:mod:`ethread.backends.keyvalue`) and the Era1 arch
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -19,10 +20,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from .. import canonical
 from ..backend import LogQuery
 from ..encoding import DecodeError, decode_header
-from ..errors import StoreError
+from ..errors import StoreUnreadable
 from ..lru import LRU
 from ..models import Address, Block, Hash32, Header, Log, Receipt
 from .logindex import candidate_blocks, collect_logs, decode_block_logs, logs_of_receipts
+
+log = logging.getLogger("ethread.store")
 
 if TYPE_CHECKING:
     from ..forks import ChainConfig
@@ -100,8 +103,8 @@ class CachedHistory:
         try:
             return fn(*args)
         except (DecodeError, ValueError, IndexError) as exc:
-            raise StoreError(f"{self._records.describe()} holds a damaged record of {what}: "
-                             f"{exc}") from None
+            log.error("%s holds a damaged record of %s: %s", self._records.describe(), what, exc)
+            raise StoreUnreadable(f"the chain store holds a damaged record of {what}") from None
 
     # -- the backend protocols -----------------------------------------------------------------
 
@@ -171,6 +174,6 @@ class CachedHistory:
         block_hash = self.canonical_hash(number)
         receipts = self.receipts(block_hash) if block_hash is not None else None
         if receipts is None:
-            raise StoreError(f"{self._records.describe()} indexes logs of block {number} "
-                             "but holds no receipts for it")
+            raise StoreUnreadable(f"the chain store indexes logs of block {number} but holds "
+                                  "no receipts for it")
         return receipts

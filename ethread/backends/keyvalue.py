@@ -43,7 +43,7 @@ from trie import HexaryTrie
 
 from .. import canonical
 from ..backend import Pointer, pointer_number
-from ..encoding import encode_header
+from ..encoding import decode_header, encode_header
 from ..errors import StoreError
 from ..forks import ChainConfig
 from ..models import Address, Block, Hash32, Receipt
@@ -233,6 +233,27 @@ class KeyValueBackend(CachedHistory):
             self.store.write({key: value})
 
     # -- reading (history comes from CachedHistory) --------------------------------------------
+
+    def health_problem(self) -> str | None:
+        """None when the store reads: a read failed since it was opened, or the head block's
+        header, read afresh from the store, does not decode to its hash, is the problem."""
+        if self.store.failure is not None:
+            return self.store.failure
+        head = self._pointers.get("latest")
+        if head is None:
+            return None
+        try:
+            block_hash = self.store.get(b"N" + _num(head))
+            raw = None if block_hash is None else self.store.get(b"H" + block_hash)
+            if raw is None or block_hash is None:
+                return f"the chain store has lost the head block {head}"
+            if decode_header(raw).hash != block_hash:
+                return f"the chain store holds a damaged header of the head block {head}"
+        except StoreError as exc:
+            return exc.message
+        except Exception:
+            return f"the chain store holds a damaged header of the head block {head}"
+        return None
 
     def pointer(self, name: Pointer) -> int | None:
         return pointer_number(name, self._pointers.get("latest"), self._pointers)

@@ -3,18 +3,31 @@
 LevelDB lets one process hold a store at a time (its own lock); a second one gets a
 :class:`~ethread.errors.StoreError`. The key layout and everything above it live in
 :mod:`ethread.backends.keyvalue`.
+
+A store tells the truth or fails loudly: it is opened with LevelDB's ``paranoid_checks`` and
+every read verifies the checksums of the blocks it touches, so damaged files answer an error
+(:class:`~ethread.errors.StoreUnreadable`, whose message names no server path; the log has
+it) instead of a missing record. Only an absent or empty directory becomes a new store: a
+directory with files but no ``CURRENT`` is a damaged store, which LevelDB would otherwise
+"create" over, deleting its tables.
 """
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import plyvel
 
-from ..errors import StoreError
+from ..errors import StoreError, StoreUnreadable
 from .keyvalue import KeyValueBackend
 from .records import Batch
+
+log = logging.getLogger("ethread.store")
+_PATHS = re.compile(r"/[^\s:,'\"]+")
 
 
 class LevelDBStore:
@@ -24,10 +37,20 @@ class LevelDBStore:
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
-        if not create and not (self.path / "CURRENT").exists():
-            raise StoreError(f"no ethread store at {self.path}")
+        self.failure: str | None = None
+        """What the first failed read said, for a health check (no server path in it)."""
+        exists = (self.path / "CURRENT").exists()
+        if not exists:
+            if not create:
+                raise StoreError(f"no ethread store at {self.path}")
+            if self.path.exists() and (not self.path.is_dir() or any(self.path.iterdir())):
+                raise StoreError(
+                    f"{self.path} is not empty but holds no complete store (no CURRENT file): "
+                    "refusing to create a new store over it; restore the store or give an "
+                    "empty directory")
         try:
-            self._db = plyvel.DB(str(self.path), create_if_missing=create)
+            self._db = plyvel.DB(str(self.path), create_if_missing=not exists,
+                                 paranoid_checks=True)
         except plyvel.IOError as exc:
             text = str(exc)
             if "lock" in text.lower():
@@ -44,19 +67,43 @@ class LevelDBStore:
 
     def get(self, key: bytes) -> bytes | None:
         try:
-            value: bytes | None = self._db.get(key)
+            value: bytes | None = self._db.get(key, verify_checksums=True)
         except plyvel.Error as exc:
-            raise StoreError(f"the store at {self.path} failed a read: {exc}") from None
+            raise self._unreadable(exc) from None
         except RuntimeError:
             raise StoreError(f"the store at {self.path} is closed") from None
         return value
 
     def keys(self, start: bytes, stop: bytes) -> Iterator[bytes]:
         try:
-            iterator = self._db.iterator(start=start, stop=stop, include_value=False)
+            iterator = self._db.iterator(start=start, stop=stop, include_value=False,
+                                         verify_checksums=True)
         except RuntimeError:
             raise StoreError(f"the store at {self.path} is closed") from None
-        return iter(iterator)
+        return self._checked(iterator)
+
+    def items(self) -> Iterator[tuple[bytes, bytes]]:
+        """Every record in key order, checksums verified (for ``ethread verify --db``)."""
+        return self._checked(self._db.iterator(verify_checksums=True, fill_cache=False))
+
+    def _checked(self, iterator: Iterator[Any]) -> Iterator[Any]:
+        try:
+            yield from iterator
+        except plyvel.Error as exc:
+            raise self._unreadable(exc) from None
+
+    def _unreadable(self, exc: Exception) -> StoreUnreadable:
+        """The error a failed read answers: what LevelDB said, without the store's path
+        (which goes to the log)."""
+        said = exc.args[0] if exc.args else ""
+        detail = said.decode("utf-8", "replace") if isinstance(said, bytes) else str(said)
+        detail = detail.replace(str(self.path), "")
+        detail = _PATHS.sub("", detail).strip(" :")
+        log.error("the store at %s failed a read: %s", self.path, exc)
+        message = f"the chain store cannot be read: {detail or type(exc).__name__}"
+        if self.failure is None:
+            self.failure = message
+        return StoreUnreadable(message)
 
     def write(self, batch: Batch) -> None:
         try:

@@ -17,19 +17,27 @@ Batch = Mapping[bytes, "bytes | None"]
 
 
 class RecordStore(Protocol):
-    """A sorted byte-key store. Failures raise :class:`~ethread.errors.StoreError`.
+    """A sorted byte-key store. Failures raise :class:`~ethread.errors.StoreError`; a read
+    that fails on damaged data raises :class:`~ethread.errors.StoreUnreadable`, naming no
+    server path, and is remembered in :attr:`failure` for health checks.
 
     An engine that allows it may be opened ``read_only`` by several processes at once (while
     at most one other process writes); :meth:`write` then raises StoreError.
     """
 
     read_only: bool
+    failure: str | None
+    """What the first failed read said (None while every read has succeeded)."""
 
     def describe(self) -> str:
         """Names the store in messages: "the store at /data/chain"."""
         ...
 
     def get(self, key: bytes) -> bytes | None: ...
+
+    def items(self) -> Iterator[tuple[bytes, bytes]]:
+        """Every record in key order, with the engine's checksums verified."""
+        ...
 
     def keys(self, start: bytes, stop: bytes) -> Iterator[bytes]:
         """Keys in ``[start, stop)``, in ascending byte order."""

@@ -1,5 +1,5 @@
 """The storage subcommands: ``import`` (a chain into LevelDB), ``export`` (Era1 files from any
-backend) and ``verify`` (Era1 files end to end).
+backend) and ``verify`` (Era1 files or a LevelDB store end to end).
 
 Each draws a progress bar on stderr (:class:`ethread.progress.ProgressBar`) and turns every ethread error into a message
 and exit status 1.
@@ -85,6 +85,10 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    if (args.era is None) == (args.db is None):
+        raise EthreadError("give one of --era (Era1 files) or --db (a LevelDB store)")
+    if args.db is not None:
+        return _verify_db(Path(args.db))
     from ..era1.file import Era1File
     from ..era1.verify import verify_file
 
@@ -111,6 +115,26 @@ def run_verify(args: argparse.Namespace) -> int:
         print(f"{path.name}: ok ({summary})")
     print(f"{len(paths) - failed} of {len(paths)} files verified")
     return 1 if failed else 0
+
+
+def _verify_db(path: Path) -> int:
+    from ..backends.leveldb import LevelDBBackend
+    from ..backends.verify import verify_store
+
+    bar = ProgressBar("verifying")
+    try:
+        with LevelDBBackend(path, create=False) as backend:
+            try:
+                report = verify_store(backend, bar)
+            finally:
+                bar.finish()
+    except EthreadError as exc:
+        print(f"{path}: FAILED: {exc.message}")
+        return 1
+    print(f"{path}: ok ({report.records} records; blocks 0..{report.head}, "
+          f"{report.transactions} transactions, {report.logs} logs)"
+          if report.head is not None else f"{path}: ok (an empty store)")
+    return 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -146,9 +170,12 @@ def register(subparsers: Any) -> None:
                    "proof-of-work block)")
     p.set_defaults(run=_guarded(run_export))
 
-    p = subparsers.add_parser("verify", help="verify Era1 files end to end",
+    p = subparsers.add_parser("verify", help="verify Era1 files or a LevelDB store end to end",
                               description="Check every block of Era1 files against its header "
                               "(hash chain, transactions and receipts roots, total difficulty) "
-                              "and the accumulator against the stored root and the file name.")
-    p.add_argument("--era", required=True, help="an Era1 file or a folder of them")
+                              "and the accumulator against the stored root and the file name; "
+                              "or every record of a LevelDB store against its checksums and "
+                              "every block against its header, its receipts and the indexes.")
+    p.add_argument("--era", help="an Era1 file or a folder of them")
+    p.add_argument("--db", help="a LevelDB store directory")
     p.set_defaults(run=_guarded(run_verify))

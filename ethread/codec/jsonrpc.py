@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from ..backend import Backend
-from ..errors import EthreadError, InternalError, MethodNotFound
+from ..errors import EthreadError, InternalError, MethodNotFound, StoreError, StoreUnreadable
 from .dispatch import DEFAULT_CONTEXT, METHODS, Context, call_method
 from .envelope import Call, error_object, error_response, parse_request, result_response
 from .pipeline import IN_PROCESS
@@ -63,9 +63,17 @@ class Dispatcher:
         return self.cache.get(self.backend.generation(), _cache_key(call))
 
     def respond(self, call: Call) -> bytes:
-        """The response to one call, errors included, never raising."""
+        """The response to one call, errors included, never raising. A store that fails
+        answers -32000 without its details (they name files on the server: the log has
+        them)."""
         try:
             return result_response(call.id, self.result(call))
+        except StoreUnreadable as exc:
+            return error_response(call.id, exc)
+        except StoreError as exc:
+            log.error("store failure in %s: %s", call.method, exc.message)
+            return error_response(call.id, StoreUnreadable(
+                "the chain store cannot be read (the server's log has the details)"))
         except EthreadError as exc:
             return error_response(call.id, exc)
         except Exception:

@@ -21,7 +21,8 @@ from .e2store import FormatError
 from .file import Era1File, Era1Name
 
 
-def _trie_root(items: list[object]) -> bytes:
+def trie_root(items: list[object]) -> bytes:
+    """The root of the trie of ``items`` by position (transactions, receipts, withdrawals)."""
     if not items:
         return BLANK_ROOT_HASH
     trie = HexaryTrie({})
@@ -51,9 +52,9 @@ def verify_file(era: Era1File, progress: Progress | None = None) -> None:
             problem = "its parent hash is not the previous block's hash"
         elif previous_td is not None and td != previous_td + header.difficulty:
             problem = "total difficulty is not the previous one plus the block's difficulty"
-        elif _trie_root(body[0]) != header.transactions_root:
+        elif trie_root(body[0]) != header.transactions_root:
             problem = "transactions do not match the header's transactions root"
-        elif _trie_root(receipts) != header.receipts_root:
+        elif trie_root(receipts) != header.receipts_root:
             problem = "receipts do not match the header's receipts root"
         elif keccak(rlp.encode(body[1])) != header.uncles_hash:
             problem = "uncles do not match the header's uncles hash"

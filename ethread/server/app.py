@@ -20,6 +20,7 @@ from functools import partial
 
 import orjson
 
+from ..backend import SelfChecking
 from ..codec.envelope import Call
 from ..codec.pipeline import Exchange, LocalMethod, body_too_large
 from . import refusals
@@ -164,7 +165,8 @@ class RpcApp:
         path: str = scope["path"]
         if not path.startswith(HTTP_PREFIX):
             if path in HEALTH_PATHS and scope["method"] in ("GET", "HEAD"):
-                await send_json(send, 200, self.health())
+                ok, report = self.health()
+                await send_json(send, 200 if ok else 503, report)
                 return
             await self._refuse(send, refusals.not_found())
             return
@@ -231,19 +233,28 @@ class RpcApp:
         await work
         raise ClientGone
 
-    def health(self) -> bytes:
+    def health(self) -> tuple[bool, bytes]:
+        """Whether every network's store reads, and the report (answered with 503 when a
+        store does not, so that a load balancer takes the server out; a worker down only
+        makes it "degraded")."""
         networks = {}
         for network in self.service.router.networks:
             try:
-                networks[network.name] = {"head": network.backend.pointer("latest"),
-                                          "status": "ok"}
+                backend = network.backend
+                problem = (backend.health_problem() if isinstance(backend, SelfChecking)
+                           else None)
+                networks[network.name] = {"head": backend.pointer("latest"),
+                                          "status": "ok" if problem is None
+                                          else f"error: {problem}"}
             except Exception as exc:  # a health check reports a broken store, never raises
                 networks[network.name] = {"head": None, "status": f"error: {type(exc).__name__}"}
         board = self.service.workers
         up, configured = (1, 1) if board is None else (board.up(), board.size)
-        ok = all(n["status"] == "ok" for n in networks.values()) and up == configured
-        return orjson.dumps({"status": "ok" if ok else "degraded", "networks": networks,
-                             "workers": {"up": up, "configured": configured}})
+        stores_read = all(n["status"] == "ok" for n in networks.values())
+        ok = stores_read and up == configured
+        return stores_read, orjson.dumps({"status": "ok" if ok else "degraded",
+                                          "networks": networks,
+                                          "workers": {"up": up, "configured": configured}})
 
     async def _refuse(self, send: Send, refused: Refused) -> None:
         await send_json(send, refused.status, refused.body(), refused.headers)

@@ -1,0 +1,129 @@
+"""Check a key-value store (LevelDB) end to end, the way ``ethread verify --era`` checks Era1
+files: the slow, thorough pass behind ``ethread verify --db``.
+
+First every record of the store is read once with the engine's checksums verified, so a
+damaged table anywhere is found even where no block points. Then, block by block from
+genesis to the head: the canonical hash names a header that decodes to that hash, number and
+parent link; the body decodes and rebuilds the transactions root, the uncles hash and the
+withdrawals root its header commits to; the receipts rebuild the receipts root; every
+transaction's index entry points back at its block and position; the block's log record and
+its log index entries agree with its receipts. Last, the head's state root is held.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import rlp
+from eth.constants import BLANK_ROOT_HASH
+from eth_utils import keccak
+
+from ..encoding import DecodeError
+from ..era1.verify import trie_root
+from ..errors import StoreError
+from ..progress import Progress
+from .keyvalue import KeyValueBackend, _num
+from .logindex import decode_block_logs, log_keys, logs_of_receipts
+
+
+class VerifyFailed(StoreError):
+    """The first inconsistency found, naming the block (or the record) and what is wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    records: int
+    blocks: int
+    transactions: int
+    logs: int
+    head: int | None
+
+
+def verify_store(backend: KeyValueBackend, progress: Progress | None = None) -> VerifyReport:
+    """Raise :class:`VerifyFailed` (or the store's own error) at the first inconsistency."""
+    store = backend.store
+    records = sum(1 for _ in store.items())
+    head = backend.pointer("latest")
+    if head is None:
+        return VerifyReport(records, 0, 0, 0, None)
+    transactions = logs = 0
+    parent: bytes | None = None
+    for number in range(head + 1):
+        problem, counts = _verify_block(backend, number, parent)
+        if problem is not None:
+            raise VerifyFailed(f"block {number}: {problem}")
+        parent, tx_count, log_count = counts
+        transactions += tx_count
+        logs += log_count
+        if progress is not None and number % 1024 == 1023:
+            progress(number + 1, head + 1)
+    for name in ("safe", "finalized"):
+        at = backend.pointer(name)  # type: ignore[arg-type]
+        if at is not None and not 0 <= at <= head:
+            raise VerifyFailed(f"the {name} pointer ({at}) is past the head ({head})")
+    last = backend.header_by_hash(parent or b"")
+    if last is not None and last.state_root != BLANK_ROOT_HASH \
+            and store.get(b"E" + last.state_root) is None:
+        raise VerifyFailed(f"block {head}: the state root of the head is not held")
+    return VerifyReport(records, head + 1, transactions, logs, head)
+
+
+def _verify_block(backend: KeyValueBackend, number: int, parent: bytes | None,
+                  ) -> tuple[str | None, tuple[bytes, int, int]]:
+    store = backend.store
+    none = (b"", 0, 0)
+    block_hash = store.get(b"N" + _num(number))
+    if block_hash is None:
+        return "no canonical hash", none
+    header = backend.header_by_hash(block_hash)
+    if header is None:
+        return "no header for its canonical hash", none
+    if header.hash != block_hash:
+        return "the header does not hash to the canonical hash", none
+    if header.number != number:
+        return f"the header says block {header.number}", none
+    if parent is not None and header.parent_hash != parent:
+        return "its parent hash is not the previous block's hash", none
+    stored = store.get(b"B" + block_hash)
+    raw_receipts = store.get(b"R" + block_hash)
+    if stored is None or raw_receipts is None:
+        return "its body or its receipts are missing", none
+    count = int.from_bytes(stored[:4], "big")
+    try:
+        body = rlp.decode(stored[4 + 20 * count:])
+        receipt_items = rlp.decode(raw_receipts)
+    except (rlp.DecodingError, DecodeError) as exc:
+        return f"a record does not decode: {exc}", none
+    if len(body[0]) != count:
+        return f"the body holds {len(body[0])} transactions, the record says {count}", none
+    if trie_root(body[0]) != header.transactions_root:
+        return "transactions do not match the header's transactions root", none
+    if keccak(rlp.encode(body[1])) != header.uncles_hash:
+        return "uncles do not match the header's uncles hash", none
+    if header.withdrawals_root is not None and (
+            len(body) < 3 or trie_root(body[2]) != header.withdrawals_root):
+        return "withdrawals do not match the header's withdrawals root", none
+    if trie_root(receipt_items) != header.receipts_root:
+        return "receipts do not match the header's receipts root", none
+    block = backend.block_by_hash(block_hash)
+    receipts = backend.receipts(block_hash)
+    if block is None or receipts is None:
+        return "the block or its receipts do not read back", none
+    for tx in block.transactions:
+        if backend.transaction_location(tx.hash) != (block_hash, tx.index):
+            return f"the index entry of transaction {tx.index} does not point at it", none
+    expected = list(logs_of_receipts(receipts))
+    raw_logs = store.get(b"L" + _num(number))
+    if expected and raw_logs is None:
+        return "its logs have no log record", none
+    if raw_logs is not None and decode_block_logs(number, raw_logs) != expected:
+        return "its log record differs from its receipts' logs", none
+    addresses, topics = log_keys(receipts)
+    suffix = _num(number)
+    for address in addresses:
+        if store.get(b"A" + address + suffix) is None:
+            return "an address of its logs is missing from the log index", none
+    for position, topic in topics:
+        if position < 256 and store.get(b"P" + bytes([position]) + topic + suffix) is None:
+            return "a topic of its logs is missing from the log index", none
+    return None, (block_hash, len(block.transactions), len(expected))
