@@ -90,8 +90,8 @@ class Billing:
         self.ledger = ledger
 
     def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
-               ) -> Refusal | None:
+               need: int = 0) -> Refusal | None:
         try:
-            return self.ledger.charge(key_id, daily_limit, rate, cost)
+            return self.ledger.charge(key_id, daily_limit, rate, cost, need)
         except LedgerUnavailable:
             return Refusal(LEDGER_UNAVAILABLE, 1)

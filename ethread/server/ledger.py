@@ -59,9 +59,11 @@ class Ledger(Protocol):
     """Daily usage and per-second buckets per key id, shared by whoever opens the same one."""
 
     def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
-               ) -> Refusal | None:
-        """Take ``cost`` if the key is not in rate debt and today's usage stays within
-        ``daily_limit``, atomically; otherwise take nothing and say why."""
+               need: int = 0) -> Refusal | None:
+        """Take ``cost`` if the key's rate bucket holds at least ``need`` (0: it is not in
+        debt) and today's usage stays within ``daily_limit``, atomically; otherwise take
+        nothing and say why. A batch needs its cost but for its dearest call, so that one
+        request can leave a key in debt by at most one call, whatever its size."""
 
     def used(self, key_id: str) -> int:
         """Credits the key has spent today (UTC)."""
@@ -75,8 +77,9 @@ def rate_level(tokens: float, at: float, rate: float, now: float) -> float:
     return min(rate, tokens + max(0.0, now - at) * rate)
 
 
-def rate_refusal(level: float, rate: float) -> Refusal:
-    return Refusal(RATE_LIMIT_EXCEEDED, max(1, math.ceil(-level / rate)))
+def rate_refusal(short: float, rate: float) -> Refusal:
+    """Refused for the rate: the bucket is ``-short`` credits short of what was needed."""
+    return Refusal(RATE_LIMIT_EXCEEDED, max(1, math.ceil(-short / rate)))
 
 
 def check_redis_url(url: str) -> str | None:

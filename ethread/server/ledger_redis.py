@@ -34,12 +34,13 @@ from .ledger import (
 SOCKET_TIMEOUT = 0.5
 KEY_PREFIX = "ethread:"
 
-# ARGV: prefix, key id, daily limit, cost, rate (0: none).
+# ARGV: prefix, key id, daily limit, cost, rate (0: none), need (what the bucket must hold).
 # Returns {0, used after} when charged, {1, seconds to midnight UTC} over the daily limit,
-# {2, level as a string} when the key is in rate debt.
+# {2, level minus need as a string} when the bucket holds less than it needs.
 CHARGE = """
 local prefix, key_id = ARGV[1], ARGV[2]
 local limit, cost, rate = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local need = tonumber(ARGV[6] or '0')
 local t = redis.call('TIME')
 local seconds = tonumber(t[1])
 local now = seconds + tonumber(t[2]) / 1000000
@@ -55,8 +56,8 @@ if rate > 0 then
   else
     level = math.min(rate, tokens + math.max(0, now - at) * rate)
   end
-  if level < 0 then
-    return {2, string.format('%.17g', level)}
+  if level < need then
+    return {2, string.format('%.17g', level - need)}
   end
 end
 local usage_key = prefix .. 'usage:' .. day .. ':' .. key_id
@@ -109,10 +110,10 @@ class RedisLedger:
             raise LedgerError(f"cannot reach the Redis ledger at {_shown(url)}: {exc}") from None
 
     def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
-               ) -> Refusal | None:
+               need: int = 0) -> Refusal | None:
         try:
             outcome, value = self._charge(args=[self.prefix, key_id, daily_limit, cost,
-                                                repr(float(rate)) if rate else "0"])
+                                                repr(float(rate)) if rate else "0", need])
         except self._errors as exc:
             raise LedgerUnavailable(f"the Redis ledger failed: {exc}") from None
         if outcome == 0:

@@ -91,7 +91,7 @@ class SQLiteLedger:
         return int(row[0]) if row else 0
 
     def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
-               ) -> Refusal | None:
+               need: int = 0) -> Refusal | None:
         now = self._clock()
         try:
             with self._lock:
@@ -100,21 +100,21 @@ class SQLiteLedger:
                     if self._db.execute(DEBIT, (key_id, day, cost, daily_limit)).rowcount == 1:
                         return None
                     return Refusal(DAILY_LIMIT_REACHED, seconds_to_reset(now))
-                return self._charge_with_rate(key_id, day, daily_limit, rate, cost, now)
+                return self._charge_with_rate(key_id, day, daily_limit, rate, cost, need, now)
         except sqlite3.Error as exc:
             raise LedgerUnavailable(f"the credit ledger {self.path} failed: {exc}") from None
 
     def _charge_with_rate(self, key_id: str, day: str, daily_limit: int, rate: float,
-                          cost: int, now: float) -> Refusal | None:
+                          cost: int, need: int, now: float) -> Refusal | None:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
             row = db.execute("SELECT tokens, at FROM rate WHERE key_id = ?",
                              (key_id,)).fetchone()
             level = rate if row is None else rate_level(row[0], row[1], rate, now)
-            if level < 0:
+            if level < need:
                 db.execute("ROLLBACK")
-                return rate_refusal(level, rate)
+                return rate_refusal(level - need, rate)
             if db.execute(DEBIT, (key_id, day, cost, daily_limit)).rowcount != 1:
                 db.execute("ROLLBACK")
                 return Refusal(DAILY_LIMIT_REACHED, seconds_to_reset(now))

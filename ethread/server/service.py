@@ -53,11 +53,14 @@ class Service:
 
     def admit(self, key: ApiKey, calls: Sequence[Call | EthreadError]) -> Refused | None:
         """Charge every call of the request at once, or refuse it and charge nothing."""
-        cost = sum(cost_of(c.method) for c in calls if isinstance(c, Call))
+        costs = [cost_of(c.method) for c in calls if isinstance(c, Call)]
+        cost = sum(costs)
         if cost == 0:
             return None
+        # every call of a batch counts against the rate but one: a request leaves the key in
+        # debt by at most one call, whatever its size
         refusal = self.billing.charge(key.key_id, key.config.daily_credits,
-                                      key.config.credits_per_second, cost)
+                                      key.config.credits_per_second, cost, cost - max(costs))
         if refusal is None:
             return None
         return refusals.over_credits(refusal.reason, refusal.retry_after)
