@@ -41,6 +41,15 @@ def test_an_endless_call_stops_at_the_time_limit_with_geths_error(backend: Any) 
     print(f"endless eth_call stopped after {elapsed:.2f} s (limit 0.3 s)")
 
 
+@pytest.mark.parametrize("method", ["eth_estimateGas", "eth_createAccessList"])
+def test_estimation_and_access_lists_stop_at_the_time_limit(backend: Any, method: str) -> None:
+    dispatcher = Dispatcher(backend, Context(call_timeout=0.5))
+    rich = "0x" + shared_demo().chain.accounts[1].address.hex()
+    loop = {"from": rich, "data": ENDLESS["data"], "gas": hex(30_000_000)}
+    answer = json.loads(dispatcher.handle(body(method, [loop, "latest"])) or b"")
+    assert answer["error"] == {"code": -32000, "message": "execution aborted (timeout = 500ms)"}
+
+
 def test_the_library_default_is_geths_five_seconds(backend: Any) -> None:
     assert Context().call_timeout == 5.0
     answer = json.loads(ethread.handle(backend, body("eth_call", [
