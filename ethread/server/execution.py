@@ -59,20 +59,6 @@ LOOKUP_METHODS = frozenset({
 })
 
 
-def _history_in_memory(backend: object) -> bool:
-    """Whether ``backend`` is :class:`HistoryInMemory`, decided once per backend class: a
-    protocol check costs tens of microseconds, too much for every request."""
-    kind = type(backend)
-    known = _IN_MEMORY.get(kind)
-    if known is None:
-        known = _IN_MEMORY[kind] = (isinstance(backend, HistoryInMemory)
-                                    and bool(backend.holds_history_in_memory))
-    return known
-
-
-_IN_MEMORY: dict[type, bool] = {}
-
-
 class Execution:
     """The server's places to run blocking work (see the module docstring)."""
 
@@ -82,14 +68,24 @@ class Execution:
                                             thread_name_prefix="ethread-slow")
         self.running: set[Exchange] = set()
         self.draining = False
+        self._in_memory: dict[type, bool] = {}
 
-    @staticmethod
-    def on_loop(dispatcher: Dispatcher, call: Call) -> bool:
+    def on_loop(self, dispatcher: Dispatcher, call: Call) -> bool:
         """Whether ``call`` is cheap enough to run on the event loop."""
         method = call.method
         if method in INLINE_METHODS:
             return True
-        return method in LOOKUP_METHODS and _history_in_memory(dispatcher.backend)
+        return method in LOOKUP_METHODS and self._history_in_memory(dispatcher.backend)
+
+    def _history_in_memory(self, backend: object) -> bool:
+        """Whether ``backend`` is :class:`HistoryInMemory`, decided once per backend class: a
+        protocol check costs tens of microseconds, too much for every request."""
+        kind = type(backend)
+        known = self._in_memory.get(kind)
+        if known is None:
+            known = self._in_memory[kind] = (isinstance(backend, HistoryInMemory)
+                                             and bool(backend.holds_history_in_memory))
+        return known
 
     async def finish(self, exchange: Exchange) -> None:
         """Run what the pipeline left pending, in one hop to the fitting pool."""
