@@ -1,8 +1,8 @@
 """The package's one bounded cache: least recently used entries go first.
 
 Every cache in ethread is owned by the object whose lifetime it shares (a backend keeps its
-decoded history, a dispatcher its answers and JSON fragments, a call executor its EVM
-states) and is bounded by this class, in entries and, when a weight is given, in bytes.
+decoded history, a dispatcher its answers, JSON fragments and EVM states). The LRU ones are
+this class, bounded in entries and, when a weight is given, in bytes.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ V = TypeVar("V")
 
 class LRU(Generic[K, V]):
     """At most ``max_entries`` entries and, with ``weigh``, at most ``max_bytes`` of their
-    summed weights. Safe to share between threads."""
+    summed weights. Safe to share between threads: writes take a lock, reads do not."""
 
     def __init__(self, max_entries: int, *, max_bytes: int | None = None,
                  weigh: Callable[[V], int] | None = None) -> None:
@@ -40,11 +40,16 @@ class LRU(Generic[K, V]):
         return self._bytes
 
     def get(self, key: K) -> V | None:
-        with self._lock:
-            value = self._data.get(key)
-            if value is not None:
-                self._data.move_to_end(key)
-            return value
+        # No lock on the hot path: each OrderedDict call is atomic, and an entry evicted by
+        # another thread between the two only misses its move to the recent end.
+        data = self._data
+        value = data.get(key)
+        if value is not None:
+            try:  # noqa: SIM105  (contextlib.suppress costs more than the lookup on this path)
+                data.move_to_end(key)
+            except KeyError:  # evicted by another thread meanwhile
+                pass
+        return value
 
     def put(self, key: K, value: V) -> None:
         weight = 0

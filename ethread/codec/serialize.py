@@ -17,7 +17,6 @@ from typing import Any
 
 import orjson
 
-from ..lru import LRU
 from ..methods.fees import FeeHistory
 from ..models import Block, Header, IncludedTransaction, Kind, Log, Receipt
 
@@ -91,31 +90,33 @@ def _build_plan(cls: type) -> Plan:
 
 class FragmentCache:
     """Encoded JSON of immutable objects, keyed by what names them (a hash, a position under a
-    block hash). Bounded in entries and bytes; the least recently used go first."""
+    block hash). Bounded in entries and bytes: when full it starts over, which costs one
+    re-encoding per object. Not an LRU on purpose: a hit is one dict lookup, and an answer of
+    thousands of logs makes thousands of them."""
 
     def __init__(self, max_entries: int = 500_000, max_bytes: int = 256 << 20) -> None:
-        self._entries: LRU[Hashable, tuple[orjson.Fragment, int]] = LRU(
-            max_entries, max_bytes=max_bytes, weigh=_second)
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._entries: dict[Hashable, orjson.Fragment] = {}
+        self._bytes = 0
 
     def __len__(self) -> int:
         return len(self._entries)
 
     @property
     def bytes(self) -> int:
-        return self._entries.weight
+        return self._bytes
 
     def get(self, key: Hashable, build: Callable[[], JSON]) -> orjson.Fragment:
-        found = self._entries.get(key)
-        if found is not None:
-            return found[0]
-        encoded = orjson.dumps(build())
-        fragment = orjson.Fragment(encoded)
-        self._entries.put(key, (fragment, len(encoded)))
+        fragment = self._entries.get(key)
+        if fragment is None:
+            encoded = orjson.dumps(build())
+            if len(self._entries) >= self.max_entries or self._bytes + len(encoded) > self.max_bytes:
+                self._entries.clear()
+                self._bytes = 0
+            fragment = self._entries[key] = orjson.Fragment(encoded)
+            self._bytes += len(encoded)
         return fragment
-
-
-def _second(entry: tuple[orjson.Fragment, int]) -> int:
-    return entry[1]
 
 
 def to_json(model: Any, fragments: FragmentCache | None = None) -> JSON:
