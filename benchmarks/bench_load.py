@@ -55,7 +55,7 @@ def serve(blocks: int, access_log: bool) -> None:
     history = synthetic_history(history_backend, blocks, emitters=1)
     calls_backend = ethread.MemoryBackend()
     chain = DevChain(calls_backend)
-    storage = chain.deploy(chain.accounts[0], contracts.STORAGE)
+    storage = chain.deploy_runtime(chain.accounts[0], contracts.STORAGE)
     chain.mine()
     chain.send(chain.accounts[1], storage,
                data=contracts.store_calldata({slot: slot * 7 + 1 for slot in range(64)}))

@@ -139,3 +139,23 @@ class StoreUnreadable(StoreError):
     message names what failed, never where the store is on the server's disk."""
 
     code = -32000
+# Dev chain errors
+
+
+class TransactionRejected(EthreadError):
+    """A dev chain refused a transaction before taking it (bad nonce, fees, funds, gas or
+    signature), in geth's words; nothing of it was kept."""
+
+    code = -32000
+
+
+# Arguments a Python caller passed to the typed API (ethread.methods, ethread.models)
+
+
+class ArgumentTypeError(InvalidParams, TypeError):
+    """An argument of the wrong type (a hex string where bytes are wanted, a string block
+    number); also a TypeError, as Python callers expect."""
+
+
+class ArgumentValueError(InvalidParams, ValueError):
+    """An argument of the right type and a wrong value (an unknown tag, a 31-byte hash)."""

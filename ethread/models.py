@@ -14,6 +14,19 @@ import enum
 from dataclasses import MISSING, dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias
 
+from .validation import (
+    BLOCK_TAGS,
+    check_address,
+    check_addresses,
+    check_bytes,
+    check_data,
+    check_hash,
+    check_int,
+    check_number_or_tag,
+    check_optional_int,
+    check_topics,
+)
+
 Hash32: TypeAlias = bytes
 Address: TypeAlias = bytes
 
@@ -334,7 +347,7 @@ class AccountProof:
 # Requests
 
 Tag: TypeAlias = Literal["latest", "earliest", "pending", "safe", "finalized"]
-TAGS: tuple[Tag, ...] = ("latest", "earliest", "pending", "safe", "finalized")
+TAGS: tuple[Tag, ...] = BLOCK_TAGS  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -343,6 +356,11 @@ class BlockHashRef:
 
     hash: Hash32
     require_canonical: bool = False
+
+    def __post_init__(self) -> None:
+        check_bytes(self.hash, "BlockHashRef.hash", 32)
+        if not isinstance(self.require_canonical, bool):
+            raise TypeError("BlockHashRef.require_canonical: pass a bool")
 
 
 BlockRef: TypeAlias = int | Tag | BlockHashRef
@@ -360,6 +378,16 @@ class LogFilter:
     addresses: tuple[Address, ...] = ()
     """Empty: any address."""
     topics: tuple[TopicFilter, ...] = ()
+
+    def __post_init__(self) -> None:
+        """Refuse what would silently match nothing or the wrong thing: hex strings for
+        addresses or topics, a bare topic where a tuple is wanted, a block as a string."""
+        check_number_or_tag(self.from_block, "from_block")
+        check_number_or_tag(self.to_block, "to_block")
+        if self.block_hash is not None:
+            check_hash(self.block_hash, "block_hash")
+        object.__setattr__(self, "addresses", check_addresses(self.addresses))
+        object.__setattr__(self, "topics", check_topics(self.topics))
 
     @property
     def parameter_count(self) -> int:
@@ -389,6 +417,21 @@ class CallRequest:
     """When given, it must be the chain's (geth refuses a call meant for another chain)."""
     conflicts: str | None = None
     """Fields given together that must not be (geth answers these when the call runs)."""
+
+    def __post_init__(self) -> None:
+        if self.sender is not None:
+            check_address(self.sender, "sender")
+        if self.to is not None:
+            check_address(self.to, "to")
+        check_data(self.data)
+        check_int(self.value, "value")
+        check_optional_int(self.gas, "gas", bits=64)
+        check_optional_int(self.nonce, "nonce", bits=64)
+        for name in ("gas_price", "max_fee_per_gas", "max_priority_fee_per_gas",
+                     "max_fee_per_blob_gas"):
+            check_optional_int(getattr(self, name), name)
+        for blob_hash in self.blob_versioned_hashes or ():
+            check_hash(blob_hash, "blob_versioned_hashes")
 
     @property
     def wants_blobs(self) -> bool:

@@ -5,6 +5,12 @@
     w3 = Web3(EthreadProvider(backend))
     w3.eth.get_block("latest")
 
+Given a :class:`~ethread.devchain.DevChain` instead of a backend, the provider serves
+its backend and can also send: eth_accounts (the dev accounts, unlocked), eth_sendTransaction,
+eth_sendRawTransaction, and the test controls (evm_snapshot, evm_revert, anvil_setBalance...):
+
+    w3 = Web3(EthreadProvider(DevChain(ethread.MemoryBackend())))
+
 Requests still go through the JSON-RPC codec as bytes, exactly as they would over HTTP, so a
 test suite on this provider sees the answers (and the errors, such as a revert that web3.py
 turns into ``ContractLogicError``) the server would give. Needs the ``server`` extra (it
@@ -23,6 +29,7 @@ from web3.types import RPCEndpoint, RPCResponse
 from ethread.backend import Backend
 from ethread.codec.dispatch import DEFAULT_CONTEXT, Context
 from ethread.codec.jsonrpc import Dispatcher
+from ethread.devchain import DevChain
 from ethread.errors import InternalError
 
 __all__ = ["AsyncEthreadProvider", "EthreadProvider"]
@@ -41,13 +48,22 @@ def _sorted_batch(response: Any) -> list[RPCResponse] | RPCResponse:
     return sorted(response, key=lambda r: (r.get("id") is None, r.get("id") or 0))
 
 
-class EthreadProvider(JSONBaseProvider):
-    """Synchronous provider over ``backend``, with its own answer cache."""
+def _dispatcher(source: Backend | DevChain, context: Context) -> Dispatcher:
+    """A dispatcher over a backend, or over a dev chain's backend with its sending methods."""
+    if isinstance(source, DevChain):
+        addresses = tuple(account.address for account in source.accounts)
+        return Dispatcher(source.backend, context.for_dev_chain(source, addresses))
+    return Dispatcher(source, context)
 
-    def __init__(self, backend: Backend, context: Context = DEFAULT_CONTEXT,
+
+class EthreadProvider(JSONBaseProvider):
+    """Synchronous provider over a backend or a dev chain, with its own answer cache."""
+
+    def __init__(self, backend: Backend | DevChain, context: Context = DEFAULT_CONTEXT,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.dispatcher = Dispatcher(backend, context)
+        self.dispatcher = _dispatcher(backend, context)
+        self.chain = backend if isinstance(backend, DevChain) else None
 
     def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
         raw = self.dispatcher.handle(self.encode_rpc_request(method, params))
@@ -66,10 +82,11 @@ class AsyncEthreadProvider(AsyncJSONBaseProvider):
     """Asynchronous provider over ``backend``: each request runs in a worker thread, so a slow
     call (a wide eth_getLogs, a long eth_call) does not stall the caller's event loop."""
 
-    def __init__(self, backend: Backend, context: Context = DEFAULT_CONTEXT,
+    def __init__(self, backend: Backend | DevChain, context: Context = DEFAULT_CONTEXT,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.dispatcher = Dispatcher(backend, context)
+        self.dispatcher = _dispatcher(backend, context)
+        self.chain = backend if isinstance(backend, DevChain) else None
 
     async def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
         raw = await asyncio.to_thread(self.dispatcher.handle,

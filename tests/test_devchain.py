@@ -28,8 +28,8 @@ from ethread.backends.memory import MemoryBackend
 from ethread.chain.genesis import parse_genesis
 from ethread.chain.importer import ChainImporter
 from ethread.devchain import (
-    DEFAULT_FORKS,
     PRAGUE_FORKS,
+    RPC_COMPAT_FORKS,
     DevChain,
     DevChainError,
     ForkSchedule,
@@ -38,7 +38,6 @@ from ethread.devchain import (
 )
 from ethread.devchain.demo import TICK_TOPIC, Demo, demo_chain
 from ethread.devchain.signing import (
-    DevAccount,
     sign_authorization,
     versioned_hash,
 )
@@ -58,7 +57,7 @@ from ethread.models import (
     SetCodeTransaction,
 )
 
-MERGE, SHANGHAI, CANCUN, PRAGUE = 36, 39, 42, 45  # DEFAULT_FORKS with 10-second blocks
+MERGE, SHANGHAI, CANCUN, PRAGUE = 36, 39, 42, 45  # RPC_COMPAT_FORKS with 10-second blocks
 
 
 @pytest.fixture(scope="module")
@@ -305,8 +304,8 @@ def test_storage_and_environment_are_readable(demo: Demo) -> None:
 def test_next_block_adds_a_block_with_a_tick_log() -> None:
     backend = MemoryBackend()
     chain = DevChain(backend, forks=PRAGUE_FORKS, accounts=3)
-    demo = Demo(chain=chain, log_emitter=chain.deploy(chain.accounts[0], contracts.LOG_EMITTER),
-                storage=chain.deploy(chain.accounts[0], contracts.STORAGE))
+    demo = Demo(chain=chain, log_emitter=chain.deploy_runtime(chain.accounts[0], contracts.LOG_EMITTER),
+                storage=chain.deploy_runtime(chain.accounts[0], contracts.STORAGE))
     chain.mine()
     chain.mine()
     block = demo.next_block()
@@ -328,7 +327,7 @@ def prague() -> DevChain:
 
 def test_prague_from_genesis_takes_every_kind_in_one_block(prague: DevChain) -> None:
     a = prague.accounts
-    emitter = prague.deploy(a[0], contracts.LOG_EMITTER)
+    emitter = prague.deploy_runtime(a[0], contracts.LOG_EMITTER)
     prague.mine()
     topic = keccak(b"one")
     hashes = [
@@ -356,7 +355,7 @@ def test_presigned_authorization_and_chain_id_zero(prague: DevChain) -> None:
     a = prague.accounts
     with pytest.raises(DevChainError, match="create a contract"):
         prague.send(a[0], None, kind="set-code")
-    target = prague.deploy(a[0], contracts.STORAGE)
+    target = prague.deploy_runtime(a[0], contracts.STORAGE)
     prague.mine()
     auth = sign_authorization(a[2], 0, target, prague.nonce(a[2].address))
     tx_hash = prague.send(a[1], a[2].address, kind="set-code", delegations=[auth])
@@ -387,9 +386,9 @@ def test_kinds_uncles_and_withdrawals_are_refused_before_their_fork() -> None:
 
 def test_a_failed_block_drops_the_pending_transactions() -> None:
     chain = DevChain(MemoryBackend(), forks=PRAGUE_FORKS, accounts=2)
-    poor = DevAccount(99)  # never funded
-    chain.send(poor, chain.accounts[0].address, value=1)
-    with pytest.raises(DevChainError, match="block 1"):
+    chain.send(chain.accounts[0], chain.accounts[1].address, value=1)
+    chain.deploy(chain.accounts[0], "0x60006000fd")  # a constructor that reverts
+    with pytest.raises(DevChainError, match="deployment"):
         chain.mine()
     assert chain.pending == () and chain.head.number == 0
     chain.send(chain.accounts[0], chain.accounts[1].address, value=1)
@@ -407,7 +406,7 @@ def test_reopening_a_store_continues_the_chain() -> None:
 
 
 def test_fork_schedule_genesis_config_round_trips_through_chain_config() -> None:
-    document = genesis_document(forks=DEFAULT_FORKS)
+    document = genesis_document(forks=RPC_COMPAT_FORKS)
     config = parse_genesis(document).config
     assert config.fork_at(35, 350) == "gray_glacier" and config.fork_at(36, 360) == "paris"
     assert config.fork_at(38, 389) == "paris" and config.fork_at(39, 390) == "shanghai"

@@ -12,7 +12,7 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from ..backend import LogQuery, Pointer, pointer_number
 from ..models import Address, Block, Hash32, Header, Log, Receipt
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from eth.abc import ChainDatabaseAPI
 
     from ..forks import ChainConfig
+
+_K = TypeVar("_K")
+
 
 class MemoryBackend:
     """Holds a whole chain, with state, in memory."""
@@ -118,6 +121,31 @@ class MemoryBackend:
         self._canonical.append(block.hash)
         self._generation += 1
 
+    def rewind(self, number: int) -> None:
+        """Drop every block above ``number`` with its transactions, receipts and log postings
+        (a dev chain reverting to a snapshot). The generation moves on, never back, so no
+        cached answer of the dropped blocks is served again."""
+        with self._write_lock:
+            if not 0 <= number < len(self._canonical):
+                raise ValueError(f"block {number} is not held")
+            dropped = self._canonical[number + 1:]
+            del self._canonical[number + 1:]
+            for block_hash in dropped:
+                block = self._blocks.pop(block_hash)
+                receipts = self._receipts.pop(block_hash, ())
+                for tx in block.transactions:
+                    if self._tx_index.get(tx.hash, (None,))[0] == block_hash:
+                        del self._tx_index[tx.hash]
+                addresses, topics = log_keys(receipts)
+                for address in addresses:
+                    _truncate(self._by_address, address, number)
+                for key in topics:
+                    _truncate(self._by_topic, key, number)
+            del self._with_logs[bisect_right(self._with_logs, number):]
+            for name, at in list(self._pointers.items()):
+                self._pointers[name] = min(at, number)
+            self._generation += 1
+
     def set_pointer(self, name: Literal["safe", "finalized"], number: int) -> None:
         if name not in ("safe", "finalized"):
             raise ValueError(f"unknown pointer {name!r}")
@@ -125,6 +153,14 @@ class MemoryBackend:
             raise ValueError(f"block {number} is not held")
         self._pointers[name] = number
         self._generation += 1
+
+
+def _truncate(index: defaultdict[_K, list[int]], key: _K, number: int) -> None:
+    postings = index.get(key)
+    if postings is not None:
+        del postings[bisect_right(postings, number):]
+        if not postings:
+            del index[key]
 
 
 def _window(postings: list[int]) -> Postings:

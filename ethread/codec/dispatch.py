@@ -18,6 +18,7 @@ from ..methods.fees import TipOracle
 from ..methods.filters import FilterRegistry
 from ..methods.logs import DEFAULT_LIMITS, LogLimits
 from ..models import Address, BlockRef
+from .devrpc import DEV_METHODS, DevChain, DevHandler, not_available
 from .hex import (
     decode_storage_key,
     go_json_type,
@@ -66,6 +67,14 @@ class Context:
     tips: TipOracle | None = field(default=None, compare=False)
     """The gas price oracle's memory (the last head it priced and its price)."""
 
+    dev: DevChain | None = field(default=None, compare=False)
+    """The dev chain when the network is one: it enables sending and the test controls."""
+
+    def for_dev_chain(self, chain: DevChain, accounts: tuple[Address, ...]) -> Context:
+        """This context on a dev chain's network: sending and test controls on, and
+        eth_accounts listing ``accounts`` (the chain's dev accounts, unlocked)."""
+        return replace(self, dev=chain, accounts=accounts)
+
     def for_backend(self) -> Context:
         """These limits with fresh caches, for one backend's dispatcher."""
         return replace(self, fragments=FragmentCache(), call_states=CallStates(),
@@ -84,6 +93,8 @@ class MethodSpec:
     optional: int = 0
     cacheable: bool = True
     """The answer depends only on the chain (and so on the backend's generation)."""
+    dev_only: bool = False
+    """Answered only on a dev chain's network (-32601 elsewhere)."""
 
 
 def _arg(params: Params, index: int, parse: Callable[[Any], Any]) -> Any:
@@ -473,6 +484,20 @@ METHODS: dict[str, MethodSpec] = {
 }
 
 
+def _dev_method(name: str, handler: DevHandler) -> Handler:
+    def run(backend: Backend, params: Params, ctx: Context) -> Any:
+        if ctx.dev is None:
+            raise not_available(name)
+        return handler(ctx.dev, params)
+
+    return run
+
+
+for _name, (_handler, _required, _optional) in DEV_METHODS.items():
+    METHODS[_name] = MethodSpec(_dev_method(_name, _handler), _required, _optional,
+                                cacheable=False, dev_only=True)
+
+
 def check_arity(spec: MethodSpec, params: Params) -> None:
     """geth's wording for too few or too many positional arguments."""
     if len(params) > spec.required + spec.optional:
@@ -486,6 +511,8 @@ def call_method(backend: Backend, method: str, params: Params,
                 ctx: Context = DEFAULT_CONTEXT) -> bytes:
     """Run one method and return its result as JSON bytes. Raises EthreadError."""
     spec = METHODS[method]
+    if spec.dev_only and ctx.dev is None:
+        raise not_available(method)
     check_arity(spec, params)
     return orjson.dumps(spec.handler(backend, params, ctx))
 

@@ -2,7 +2,10 @@
 ``ethread serve`` demo.
 
 - :mod:`.builder`: :class:`DevChain` (blocks made with py-evm and imported through the real
-  import path), its fork schedules, fees and genesis document;
+  import path), its fork schedules, fees and genesis document, snapshots and test controls;
+- :mod:`.pool`: what a transaction must pass before the chain takes it (geth's pool checks);
+- :mod:`.requests`: eth_sendTransaction's transaction objects made into transactions;
+- :mod:`.inputs`: hex strings accepted where bytes are wanted, converted once;
 - :mod:`.signing`: dev accounts, transaction and authorization signatures;
 - :mod:`.contracts`: small hand-assembled contracts;
 - :mod:`.demo`: the demo chain ``ethread serve`` shows when given no chain.
@@ -13,22 +16,32 @@ from .builder import (
     DEV_CHAIN_ID,
     GWEI,
     PRAGUE_FORKS,
+    RPC_COMPAT_FORKS,
     CallOutcome,
     DevChain,
     DevChainError,
     Fees,
     ForkSchedule,
+    StateEdit,
     TxKind,
     genesis_document,
 )
 from .demo import Demo, demo_chain
-from .signing import DevAccount, dev_accounts, sign_authorization, sign_transaction
+from .signing import (
+    TEST_MNEMONIC,
+    DevAccount,
+    dev_accounts,
+    sign_authorization,
+    sign_transaction,
+)
 
 __all__ = [
     "DEFAULT_FORKS",
     "DEV_CHAIN_ID",
     "GWEI",
     "PRAGUE_FORKS",
+    "RPC_COMPAT_FORKS",
+    "TEST_MNEMONIC",
     "CallOutcome",
     "Demo",
     "DevAccount",
@@ -36,6 +49,7 @@ __all__ = [
     "DevChainError",
     "Fees",
     "ForkSchedule",
+    "StateEdit",
     "TxKind",
     "demo_chain",
     "dev_accounts",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import rlp
 from eth._utils.address import generate_contract_address
@@ -25,13 +25,13 @@ from eth.consensus.context import ConsensusContext
 from eth.vm.chain_context import ChainContext
 from eth_typing import Address as EvmAddress
 from eth_typing import Hash32 as EvmHash
-from eth_utils import ValidationError, keccak
+from eth_utils import ValidationError, keccak, to_checksum_address
 
 from ..backend import WritableBackend
 from ..chain.genesis import parse_genesis
-from ..chain.importer import ChainImporter
+from ..chain.importer import ChainImporter, spoof_senders
 from ..encoding import block_item, decode_header, transaction_hash
-from ..errors import EthreadError
+from ..errors import EthreadError, TransactionRejected
 from ..forks import BLOCK_FORKS, FORK_ORDER, TIME_FORKS, ChainConfig, fork_at_least
 from ..models import (
     AccessListEntry,
@@ -40,6 +40,7 @@ from ..models import (
     Authorization,
     BlobTransaction,
     Block,
+    CallRequest,
     DynamicFeeTransaction,
     Hash32,
     Header,
@@ -50,7 +51,18 @@ from ..models import (
     Withdrawal,
 )
 from . import contracts
-from .signing import DevAccount, dev_accounts, sign_authorization, sign_transaction
+from .inputs import as_address, as_bytes, as_int, as_optional_address
+from .pool import PoolView, admit, cost, decode_raw, evm_transaction, recover_sender
+from .signing import (
+    TEST_MNEMONIC,
+    DevAccount,
+    dev_accounts,
+    sign_authorization,
+    sign_transaction,
+)
+
+if TYPE_CHECKING:
+    from eth_account.signers.local import LocalAccount
 
 DEV_CHAIN_ID = 1337
 GWEI = 10**9
@@ -118,7 +130,7 @@ class ForkSchedule:
         return config
 
 
-DEFAULT_FORKS = ForkSchedule(
+RPC_COMPAT_FORKS = ForkSchedule(
     blocks=(
         ("homestead", 0), ("tangerine_whistle", 3), ("spurious_dragon", 6), ("byzantium", 9),
         ("constantinople", 12), ("petersburg", 15), ("istanbul", 18), ("muir_glacier", 21),
@@ -127,11 +139,15 @@ DEFAULT_FORKS = ForkSchedule(
     ),
     times=(("shanghai", 390), ("cancun", 420), ("prague", 450)),
 )
-"""The rpc-compat chain's schedule: with the default 10-second blocks from timestamp 0,
-Shanghai starts at block 39, Cancun at 42 and Prague at 45."""
+"""The rpc-compat chain's schedule (the demo chain's): with the default 10-second blocks from
+timestamp 0, Shanghai starts at block 39, Cancun at 42 and Prague at 45."""
 
 PRAGUE_FORKS = ForkSchedule.from_genesis("prague")
 """Everything active from genesis: the fastest chain to build for post-merge tests."""
+
+DEFAULT_FORKS = PRAGUE_FORKS
+"""A dev chain's schedule unless asked otherwise: the newest fork from genesis, so that what
+today's compilers emit (PUSH0, MCOPY, transient storage) runs."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -281,12 +297,48 @@ class CallOutcome:
     gas_used: int
 
 
+@dataclass(frozen=True, slots=True)
+class StateEdit:
+    """One change a test makes to an account outside any transaction (anvil_setBalance and
+    friends). Fields left None are kept."""
+
+    address: Address
+    balance: int | None = None
+    nonce: int | None = None
+    code: bytes | None = None
+    storage: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    head: int
+    pending: tuple[Transaction, ...]
+    nonces: tuple[tuple[Address, int], ...]
+    deployments: tuple[tuple[Hash32, Address], ...]
+    spent: tuple[tuple[Address, int], ...]
+    senders: tuple[tuple[Hash32, Address], ...]
+    withdrawal_index: int | None
+    time_offset: int
+    next_timestamp: int | None
+
+
 class DevChain:
     """A chain grown block by block in code, on top of a writable backend.
 
-    Transactions wait in a pending list (:meth:`send`, :meth:`deploy`, :meth:`fund`) until
-    :meth:`mine` puts them all in the next block. Nonces, fees and gas are filled in unless
-    given. A mining failure (an invalid transaction) drops the pending list and raises.
+    Transactions sent in code wait in a pending list (:meth:`send`, :meth:`deploy`,
+    :meth:`fund`) until :meth:`mine` puts them all in the next block. Nonces, fees and gas
+    are filled in unless given. A transaction is checked when it is sent, before it takes a
+    nonce (:class:`~ethread.errors.TransactionRejected`); a block that still cannot be built
+    drops the pending list and raises :class:`DevChainError`.
+
+    Transactions arriving as a node receives them (:meth:`submit`, which JSON-RPC's
+    eth_sendTransaction and eth_sendRawTransaction use) are mined at once, each in its own
+    block, while :attr:`automine` is on (the default), and wait for :meth:`mine` otherwise.
+
+    Tests control the chain with :meth:`snapshot` and :meth:`revert` (the backend loses the
+    blocks above the snapshot), :meth:`set_balance`, :meth:`set_nonce`, :meth:`set_code`,
+    :meth:`set_storage` (each mined as a block whose state carries the change),
+    :meth:`increase_time`, :meth:`set_next_block_timestamp` and :meth:`impersonate`.
     """
 
     def __init__(
@@ -296,20 +348,23 @@ class DevChain:
         chain_id: int = DEV_CHAIN_ID,
         forks: ForkSchedule = DEFAULT_FORKS,
         accounts: int = 10,
+        mnemonic: str = TEST_MNEMONIC,
         balance: int = DEV_BALANCE,
         block_time: int = 10,
         genesis_timestamp: int = 0,
         gas_limit: int = 30_000_000,
         alloc: Mapping[str, Mapping[str, Any]] | None = None,
         coinbase: Address = b"\xc0" + b"\x00" * 18 + b"\x01",
+        automine: bool = True,
     ) -> None:
         if block_time < 1:
             raise ValueError("block_time must be at least one second")
         self.backend = backend
         self.chain_id = chain_id
         self.block_time = block_time
-        self.coinbase = coinbase
-        self.accounts = dev_accounts(accounts)
+        self.coinbase = as_address(coinbase, "coinbase")
+        self.automine = automine
+        self.accounts = dev_accounts(accounts, mnemonic)
         self.genesis = genesis_document(
             chain_id=chain_id, forks=forks, accounts=self.accounts, balance=balance,
             timestamp=genesis_timestamp, gas_limit=gas_limit, alloc=alloc,
@@ -320,8 +375,17 @@ class DevChain:
         self._chaindb: ChainDatabaseAPI = backend.evm_database()
         self._pending: list[Transaction] = []
         self._nonces: dict[Address, int] = {}
+        self._spent: dict[Address, int] = {}
+        self._deployments: dict[Hash32, Address] = {}
         self._siblings = 0
         self._withdrawal_index: int | None = None
+        self._time_offset = 0
+        self._next_timestamp: int | None = None
+        self._snapshots: dict[int, _Snapshot] = {}
+        self._snapshot_ids = 0
+        self._impersonated: set[Address] = set()
+        self._senders: dict[Hash32, Address] = {}
+        """Pending transactions of impersonated accounts: hash to sender."""
         self._lock = threading.RLock()
 
     # -- where the chain stands ----------------------------------------------------------------
@@ -345,11 +409,11 @@ class DevChain:
     def next_fork(self, timestamp: int | None = None) -> str:
         """The fork the next block will be in (with the default timestamp unless given)."""
         head = self.head
-        when = head.timestamp + self.block_time if timestamp is None else timestamp
+        when = self._next_time(head.timestamp) if timestamp is None else timestamp
         return self.config.fork_at(head.number + 1, when)
 
-    def receipt(self, tx_hash: Hash32) -> Receipt | None:
-        location = self.backend.transaction_location(tx_hash)
+    def receipt(self, tx_hash: Hash32 | str) -> Receipt | None:
+        location = self.backend.transaction_location(as_bytes(tx_hash, "tx_hash", 32))
         if location is None:
             return None
         receipts = self.backend.receipts(location[0])
@@ -359,17 +423,28 @@ class DevChain:
     def pending(self) -> tuple[Transaction, ...]:
         return tuple(self._pending)
 
+    @property
+    def local_accounts(self) -> tuple[LocalAccount, ...]:
+        """The dev accounts as eth-account ``LocalAccount`` objects, in the same order."""
+        return tuple(account.local_account for account in self.accounts)
+
+    def account(self, address: Address | str) -> DevAccount | None:
+        """The dev account with this address, if it is one."""
+        wanted = as_address(address)
+        return next((a for a in self.accounts if a.address == wanted), None)
+
     # -- transactions --------------------------------------------------------------------------
 
     def send(
         self,
         sender: DevAccount,
-        to: Address | None = None,
+        to: Address | str | None = None,
         *,
         value: int = 0,
-        data: bytes = b"",
+        data: bytes | str = b"",
         kind: TxKind | None = None,
         gas: int | None = None,
+        nonce: int | None = None,
         protected: bool = True,
         access_list: Sequence[AccessListEntry] = (),
         blob_hashes: Sequence[Hash32] = (),
@@ -378,29 +453,132 @@ class DevChain:
     ) -> Hash32:
         """Sign a transaction from ``sender`` and queue it for the next block; its hash.
 
-        ``kind`` defaults to dynamic-fee from London on and legacy before; blob and set-code
-        transactions must be asked for. A legacy transaction is replay-protected (EIP-155)
-        from Spurious Dragon on unless ``protected`` is False. ``delegations`` are
-        (authority, code address) pairs the chain signs with the right nonces, or
-        authorizations signed beforehand (see :func:`sign_authorization`). Gas defaults to
-        21,000 for a plain transfer and :data:`CONTRACT_GAS` otherwise.
+        ``to`` and ``data`` are bytes or ``0x`` hex strings. ``kind`` defaults to dynamic-fee
+        from London on and legacy before; blob and set-code transactions must be asked for.
+        A legacy transaction is replay-protected (EIP-155) from Spurious Dragon on unless
+        ``protected`` is False. ``delegations`` are (authority, code address) pairs the chain
+        signs with the right nonces, or authorizations signed beforehand (see
+        :func:`sign_authorization`). Gas defaults to 21,000 for a plain transfer and
+        :data:`CONTRACT_GAS` otherwise.
+
+        The transaction is checked as a node's pool would check it (nonce, funds, fees,
+        intrinsic gas) before it takes its nonce: a refused one raises
+        :class:`~ethread.errors.TransactionRejected` and leaves nothing behind.
         """
+        if not isinstance(sender, DevAccount):
+            raise TypeError(f"sender: pass a DevAccount (chain.accounts[i]), not {type(sender).__name__}")
+        to_address = as_optional_address(to, "to")
+        payload = as_bytes(data, "data")
+        as_int(value, "value")
         with self._lock:
             fork = self.next_fork()
             kind = kind or ("dynamic-fee" if fork_at_least(fork, "london") else "legacy")
-            self._check_kind(fork, kind, to, blob_hashes, delegations)
-            nonce = self._take_nonce(sender.address)  # first: see _authorizations
+            if kind not in KIND_SINCE:
+                raise ValueError(f"kind must be one of {sorted(KIND_SINCE)}, not {kind!r}")
+            self._check_kind(fork, kind, to_address, blob_hashes, delegations)
+            nonces = dict(self._nonces)  # committed only once the transaction is admitted
+            own_nonce = self._peek_nonce(sender.address, nonces) if nonce is None else nonce
+            nonces[sender.address] = own_nonce + 1
             draft = _Draft(
-                nonce=nonce, to=to, value=value, data=data,
-                gas=gas if gas is not None else self._default_gas(to, data, kind),
+                nonce=own_nonce, to=to_address, value=value, data=payload,
+                gas=gas if gas is not None else self._default_gas(to_address, payload, kind),
                 access_list=tuple(access_list), blob_hashes=tuple(blob_hashes),
-                authorizations=self._authorizations(delegations),
+                authorizations=self._authorizations(delegations, nonces),
             )
             tx = draft.unsigned(kind, self.chain_id, fees)
             protect = kind == "legacy" and protected and fork_at_least(fork, "spurious_dragon")
             signed = sign_transaction(tx, sender, self.chain_id if protect else None)
-            self._pending.append(signed)
-            return transaction_hash(signed)
+            self._admit(signed, sender.address)
+            self._nonces = nonces
+            return self._queue(signed, sender.address)
+
+    def submit(self, tx: Transaction | bytes, *, sender: Address | None = None) -> Hash32:
+        """Take a signed transaction as a node does (eth_sendRawTransaction): decoded when
+        given as bytes, its sender recovered, checked as geth's pool checks it, then queued,
+        and mined at once in its own block while :attr:`automine` is on.
+
+        ``sender`` is for impersonated accounts only (see :meth:`impersonate`): their
+        transactions carry no valid signature, and the chain takes them from that address.
+        """
+        if isinstance(tx, bytes | bytearray | str):
+            tx = decode_raw(as_bytes(tx, "raw transaction"))
+        with self._lock:
+            evm_tx = self._evm_tx(tx)
+            if sender is None:
+                origin = recover_sender(evm_tx)
+            else:
+                origin = as_address(sender, "sender")
+                if origin not in self._impersonated:
+                    raise TransactionRejected(f"invalid sender: {to_checksum_address(origin)} "
+                                              "is not impersonated")
+            self._admit(tx, origin, evm_tx)
+            self._nonces[origin] = tx.nonce + 1
+            tx_hash = self._queue(tx, origin)
+            if sender is not None:
+                self._senders[tx_hash] = origin
+            if self.automine:
+                self.mine()
+            return tx_hash
+
+    def send_request(self, request: CallRequest) -> Hash32:
+        """eth_sendTransaction: the transaction ``request`` describes, from a dev account (or
+        an impersonated one), with nonce, fees and gas filled in when left out; then as
+        :meth:`submit`."""
+        from .requests import transaction_for
+
+        with self._lock:
+            tx = transaction_for(self, request)
+            assert request.sender is not None
+            if self.account(request.sender) is None:
+                return self.submit(tx, sender=request.sender)
+            return self.submit(tx)
+
+    def next_nonce(self, address: Address | str) -> int:
+        """The nonce the next transaction of ``address`` takes (pending ones counted)."""
+        wanted = as_address(address)
+        with self._lock:
+            return self._nonces.get(wanted) or self.nonce(wanted)
+
+    def next_base_fee(self) -> int | None:
+        """The base fee of the next block (None before London)."""
+        head = self.head
+        return self._next_base_fee(head, self._next_time(head.timestamp))
+
+    def _queue(self, tx: Transaction, sender: Address) -> Hash32:
+        self._pending.append(tx)
+        self._spent[sender] = self._spent.get(sender, 0) + cost(tx)
+        return transaction_hash(tx)
+
+    def _evm_tx(self, tx: Transaction) -> Any:
+        head = self.head
+        return evm_transaction(self.config.vm_class(head.number + 1, self._next_time(head.timestamp)), tx)
+
+    def _admit(self, tx: Transaction, sender: Address, evm_tx: Any = None) -> None:
+        """Refuse, in geth's words, what the next block could not take from ``sender``."""
+        head = self.head
+        when = self._next_time(head.timestamp)
+        vm_class = self.config.vm_class(head.number + 1, when)
+        if evm_tx is None:
+            evm_tx = evm_transaction(vm_class, tx)
+        state = self._vm_at(None).state
+        address = EvmAddress(sender)
+        base_fee = self._next_base_fee(head, when)
+        admit(tx, evm_tx, sender, PoolView(
+            chain_id=self.chain_id,
+            fork=self.config.fork_at(head.number + 1, when),
+            base_fee=base_fee,
+            gas_limit=head.gas_limit,
+            next_nonce=self._nonces.get(sender, state.get_nonce(address)),
+            spendable=state.get_balance(address) - self._spent.get(sender, 0),
+            code=b"" if sender in self._impersonated else state.get_code(address),
+        ))
+
+    def _next_base_fee(self, head: Header, when: int) -> int | None:
+        if not fork_at_least(self.config.fork_at(head.number + 1, when), "london"):
+            return None
+        vm_class = self.config.vm_class(head.number + 1, when)
+        child = vm_class.create_header_from_parent(self._evm_header(head.hash), timestamp=when)
+        return int(getattr(child, "base_fee_per_gas", 0))
 
     @staticmethod
     def _check_kind(fork: str, kind: TxKind, to: Address | None, blob_hashes: Sequence[Hash32],
@@ -413,35 +591,70 @@ class DevChain:
         if kind in ("blob", "set-code") and to is None:
             raise DevChainError(f"a {kind} transaction cannot create a contract")
 
-    def deploy(self, sender: DevAccount, runtime: bytes, *, value: int = 0,
-               kind: TxKind | None = None, gas: int | None = None) -> Address:
-        """Queue a contract creation deploying ``runtime`` as is; the address it will have."""
-        with self._lock:
-            nonce = self._peek_nonce(sender.address)
-            self.send(sender, None, value=value, data=contracts.initcode(runtime), kind=kind,
-                      gas=gas)
-            return generate_contract_address(EvmAddress(sender.address), nonce)
+    def deploy(
+        self,
+        sender: DevAccount,
+        bytecode: bytes | str,
+        constructor_args: bytes | str = b"",
+        *,
+        abi: Sequence[Mapping[str, Any]] | None = None,
+        args: Sequence[Any] = (),
+        value: int = 0,
+        kind: TxKind | None = None,
+        gas: int | None = None,
+    ) -> Address:
+        """Queue the creation of a contract from its creation bytecode (what solc's
+        ``bytecode`` holds), with ABI-encoded constructor arguments appended: given encoded
+        as ``constructor_args``, or encoded here from ``args`` by the constructor of ``abi``.
+        The address the contract will have.
 
-    def fund(self, address: Address, value: int, *, sender: DevAccount | None = None) -> Hash32:
+        When the creation fails (the constructor reverts, runs out of gas, or leaves no code)
+        :meth:`mine` raises :class:`DevChainError` and stores nothing. To install runtime
+        code as it is, use :meth:`deploy_runtime`.
+        """
+        code = as_bytes(bytecode, "bytecode")
+        if not code:
+            raise ValueError("bytecode: empty; pass the contract's creation bytecode")
+        encoded = as_bytes(constructor_args, "constructor_args")
+        if abi is not None:
+            if encoded:
+                raise TypeError("pass constructor_args (encoded) or abi and args, not both")
+            encoded = encode_constructor_args(abi, args)
+        elif args:
+            raise TypeError("args need the contract's abi to be encoded")
+        return self._create(sender, code + encoded, value=value, kind=kind, gas=gas)
+
+    def deploy_runtime(self, sender: DevAccount, runtime: bytes | str, *, value: int = 0,
+                       kind: TxKind | None = None, gas: int | None = None) -> Address:
+        """Queue a creation that installs ``runtime`` as the contract's code, as it is (no
+        constructor runs); the address it will have."""
+        code = as_bytes(runtime, "runtime")
+        return self._create(sender, contracts.initcode(code), value=value, kind=kind, gas=gas)
+
+    def _create(self, sender: DevAccount, initcode: bytes, *, value: int, kind: TxKind | None,
+                gas: int | None) -> Address:
+        with self._lock:
+            nonce = self._peek_nonce(sender.address, self._nonces)
+            tx_hash = self.send(sender, None, value=value, data=initcode, kind=kind, gas=gas)
+            address = generate_contract_address(EvmAddress(sender.address), nonce)
+            self._deployments[tx_hash] = address
+            return address
+
+    def fund(self, address: Address | str, value: int, *, sender: DevAccount | None = None) -> Hash32:
         """Queue a plain transfer of ``value`` wei to ``address`` (from the first dev account)."""
         return self.send(sender or self.accounts[0], address, value=value)
 
-    def _peek_nonce(self, address: Address) -> int:
-        if address not in self._nonces:
-            self._nonces[address] = self.nonce(address)
-        return self._nonces[address]
-
-    def _take_nonce(self, address: Address) -> int:
-        nonce = self._peek_nonce(address)
-        self._nonces[address] = nonce + 1
-        return nonce
+    def _peek_nonce(self, address: Address, nonces: dict[Address, int]) -> int:
+        if address not in nonces:
+            nonces[address] = self.nonce(address)
+        return nonces[address]
 
     def _default_gas(self, to: Address | None, data: bytes, kind: TxKind) -> int:
         plain = to is not None and not data and kind != "set-code" and not self.code(to)
         return TRANSFER_GAS if plain else CONTRACT_GAS
 
     def _authorizations(self, delegations: Sequence[tuple[DevAccount, Address] | Authorization],
-                        ) -> tuple[Authorization, ...]:
+                        nonces: dict[Address, int]) -> tuple[Authorization, ...]:
         """Sign (authority, address) pairs with the nonce each authority will have when its
         authorization applies: after the sender's nonce was raised for the transaction."""
         out = []
@@ -450,9 +663,24 @@ class DevChain:
                 out.append(item)
                 continue
             authority, address = item
-            nonce = self._take_nonce(authority.address)
-            out.append(sign_authorization(authority, self.chain_id, address, nonce))
+            nonce = self._peek_nonce(authority.address, nonces)
+            nonces[authority.address] = nonce + 1
+            out.append(sign_authorization(authority, self.chain_id, as_address(address), nonce))
         return tuple(out)
+
+    # -- impersonation -------------------------------------------------------------------------
+
+    def impersonate(self, address: Address | str) -> None:
+        """Let :meth:`submit` (and eth_sendTransaction) send from ``address`` without its key."""
+        with self._lock:
+            self._impersonated.add(as_address(address))
+
+    def stop_impersonating(self, address: Address | str) -> None:
+        with self._lock:
+            self._impersonated.discard(as_address(address))
+
+    def is_impersonated(self, address: Address) -> bool:
+        return address in self._impersonated
 
     # -- blocks --------------------------------------------------------------------------------
 
@@ -468,26 +696,60 @@ class DevChain:
         """Put every pending transaction into a new block, import it, and return it as stored.
 
         ``withdrawals`` are (address, amount in gwei) pairs, from Shanghai on; indexes run on
-        from the last withdrawal of the chain. ``uncles`` come from :meth:`sibling`.
+        from the last withdrawal of the chain. ``uncles`` come from :meth:`sibling`. A
+        contract queued by :meth:`deploy` that the block would not create makes this raise
+        (and store nothing).
         """
         with self._lock:
             transactions, self._pending = self._pending, []
+            deployments, self._deployments = self._deployments, {}
+            senders, self._senders = self._senders, {}
             self._nonces.clear()
-            parent = self._evm_header(self.head.hash)
-            when = parent.timestamp + self.block_time if timestamp is None else timestamp
-            number = parent.block_number + 1
-            fork = self.config.fork_at(number, when)
-            if uncles and fork_at_least(fork, "paris"):
-                raise DevChainError("there are no uncles after the merge")
-            if withdrawals and not fork_at_least(fork, "shanghai"):
-                raise DevChainError("there are no withdrawals before Shanghai")
-            paid = self._withdrawals(withdrawals) if fork_at_least(fork, "shanghai") else None
-            block = self._execute(parent, when, coinbase or self.coinbase, extra_data,
-                                  transactions, uncles, paid)
-            self.importer.import_block(rlp.encode(block))
-            if paid:
-                self._withdrawal_index = paid[-1].index + 1
-            return self.block(number)
+            self._spent.clear()
+            return self._mine(transactions, timestamp=timestamp, coinbase=coinbase,
+                              uncles=uncles, withdrawals=withdrawals, extra_data=extra_data,
+                              deployments=deployments, senders=senders)
+
+    def _mine(
+        self,
+        transactions: Sequence[Transaction],
+        *,
+        timestamp: int | None = None,
+        coinbase: Address | None = None,
+        uncles: Sequence[Header] = (),
+        withdrawals: Sequence[tuple[Address, int]] = (),
+        extra_data: bytes = b"",
+        deployments: Mapping[Hash32, Address] | None = None,
+        edits: Sequence[StateEdit] = (),
+        senders: Mapping[Hash32, Address] | None = None,
+    ) -> Block:
+        parent = self._evm_header(self.head.hash)
+        when = self._next_time(parent.timestamp) if timestamp is None else timestamp
+        if when <= parent.timestamp:
+            raise DevChainError(f"block timestamp {when} is not after its parent's "
+                                f"({parent.timestamp})")
+        number = parent.block_number + 1
+        fork = self.config.fork_at(number, when)
+        if uncles and fork_at_least(fork, "paris"):
+            raise DevChainError("there are no uncles after the merge")
+        if withdrawals and not fork_at_least(fork, "shanghai"):
+            raise DevChainError("there are no withdrawals before Shanghai")
+        paid = self._withdrawals(withdrawals) if fork_at_least(fork, "shanghai") else None
+        pre_state = self._apply_edits(parent, edits) if edits else None
+        block, vm = self._execute(parent, when, coinbase or self.coinbase, extra_data,
+                                  transactions, uncles, paid, pre_state, senders)
+        for tx_hash, address in (deployments or {}).items():
+            if not vm.state.get_code(EvmAddress(address)):
+                raise DevChainError(
+                    f"the deployment of 0x{address.hex()} (transaction 0x{tx_hash.hex()}) "
+                    "failed: the constructor reverted, ran out of gas or returned no code")
+        self.importer.import_block(rlp.encode(block), parent_state_root=pre_state,
+                                   senders=senders)
+        if paid:
+            self._withdrawal_index = paid[-1].index + 1
+        self._time_offset = 0
+        self._next_timestamp = None
+        return self.block(number)
 
     def mine_until(self, number: int) -> Block:
         """Mine blocks until the head is at ``number``; the first one takes whatever is
@@ -519,9 +781,9 @@ class DevChain:
             if fork_at_least(self.config.fork_at(number, when), "paris"):
                 raise DevChainError("there are no uncles after the merge")
             self._siblings += 1
-            block = self._execute(
+            block, _ = self._execute(
                 parent, when, coinbase or b"\x0c" + self._siblings.to_bytes(19, "big"),
-                b"sibling %d" % self._siblings, (), (), None,
+                b"sibling %d" % self._siblings, (), (), None, None,
             )
             return decode_header(rlp.encode(block.header))
 
@@ -557,9 +819,12 @@ class DevChain:
         transactions: Sequence[Transaction],
         uncles: Sequence[Header],
         withdrawals: Sequence[Withdrawal] | None,
-    ) -> BlockAPI:
+        pre_state: bytes | None,
+        senders: Mapping[Hash32, Address] | None = None,
+    ) -> tuple[BlockAPI, VirtualMachineAPI]:
         """A sealed block: the template (header from the parent, body) executed by py-evm on
-        a VM at the parent, which fills in every root and total. Nothing becomes canonical."""
+        a VM at the parent (or at ``pre_state``, the parent's state with test edits), which
+        fills in every root and total; and that VM. Nothing becomes canonical."""
         number = parent.block_number + 1
         vm_class = self.config.vm_class(number, timestamp)
         fork = self.config.fork_at(number, timestamp)
@@ -580,11 +845,122 @@ class DevChain:
             rlp.encode(block_item(header, transactions, uncles, withdrawals)),
             sedes=vm_class.get_block_class(),
         )
-        vm = self._vm(vm_class, vm_class.create_header_from_parent(parent, timestamp=timestamp))
+        if senders:
+            spoof_senders(template.transactions, senders)
+        start = vm_class.create_header_from_parent(parent, timestamp=timestamp)
+        if pre_state is not None:
+            start = start.copy(state_root=pre_state)
+        vm = self._vm(vm_class, start)
         try:
-            return vm.import_block(template).block
+            return vm.import_block(template).block, vm
         except (ValidationError, ValueError) as exc:
             raise DevChainError(f"block {number} ({fork}) cannot be built: {exc}") from exc
+
+    # -- test controls -------------------------------------------------------------------------
+
+    def snapshot(self) -> int:
+        """Remember the chain as it is (head, pending transactions, clock); an id for
+        :meth:`revert`. Cheap: nothing is copied but the pending list."""
+        with self._lock:
+            self._snapshot_ids += 1
+            self._snapshots[self._snapshot_ids] = _Snapshot(
+                head=self.head.number, pending=tuple(self._pending),
+                nonces=tuple(self._nonces.items()), deployments=tuple(self._deployments.items()),
+                spent=tuple(self._spent.items()), senders=tuple(self._senders.items()),
+                withdrawal_index=self._withdrawal_index, time_offset=self._time_offset,
+                next_timestamp=self._next_timestamp,
+            )
+            return self._snapshot_ids
+
+    def revert(self, snapshot_id: int) -> bool:
+        """Go back to a snapshot: the backend drops every block above its head (with their
+        transactions, receipts and logs), the pending list and clock come back. The snapshot
+        and every later one are used up (as in anvil and hardhat). False for an unknown id."""
+        with self._lock:
+            saved = self._snapshots.get(snapshot_id)
+            if saved is None:
+                return False
+            rewind = getattr(self.backend, "rewind", None)
+            if rewind is None:
+                raise DevChainError(f"{type(self.backend).__name__} cannot drop blocks: "
+                                    "snapshots need a backend with rewind()")
+            if self.head.number > saved.head:
+                rewind(saved.head)
+            for later in [i for i in self._snapshots if i >= snapshot_id]:
+                del self._snapshots[later]
+            self._pending = list(saved.pending)
+            self._nonces = dict(saved.nonces)
+            self._spent = dict(saved.spent)
+            self._senders = dict(saved.senders)
+            self._deployments = dict(saved.deployments)
+            self._withdrawal_index = saved.withdrawal_index
+            self._time_offset = saved.time_offset
+            self._next_timestamp = saved.next_timestamp
+            return True
+
+    def increase_time(self, seconds: int) -> int:
+        """Move the clock ``seconds`` ahead: the next block comes that much later than it
+        would have. The total jump waiting for the next block."""
+        as_int(seconds, "seconds")
+        with self._lock:
+            self._time_offset += seconds
+            return self._time_offset
+
+    def set_next_block_timestamp(self, timestamp: int) -> None:
+        """The next block's timestamp exactly (it must be after the head's)."""
+        as_int(timestamp, "timestamp")
+        with self._lock:
+            if timestamp <= self.head.timestamp:
+                raise DevChainError(f"timestamp {timestamp} is not after the head's "
+                                    f"({self.head.timestamp})")
+            self._next_timestamp = timestamp
+
+    def _next_time(self, parent_timestamp: int) -> int:
+        if self._next_timestamp is not None:
+            return self._next_timestamp
+        return parent_timestamp + self.block_time + self._time_offset
+
+    def set_balance(self, address: Address | str, balance: int) -> Block:
+        """Give ``address`` exactly ``balance`` wei; mined at once as a block of its own."""
+        return self.edit(StateEdit(as_address(address), balance=as_int(balance, "balance")))
+
+    def set_nonce(self, address: Address | str, nonce: int) -> Block:
+        return self.edit(StateEdit(as_address(address), nonce=as_int(nonce, "nonce")))
+
+    def set_code(self, address: Address | str, code: bytes | str) -> Block:
+        """Install runtime ``code`` at ``address`` as it is."""
+        return self.edit(StateEdit(as_address(address), code=as_bytes(code, "code")))
+
+    def set_storage(self, address: Address | str, slot: int | bytes | str,
+                    value: int | bytes | str) -> Block:
+        """Write one storage slot (slot and value as ints, or 32-byte words)."""
+        return self.edit(StateEdit(as_address(address),
+                                   storage=((_word(slot, "slot"), _word(value, "value")),)))
+
+    def edit(self, *edits: StateEdit) -> Block:
+        """Apply account edits in a new block of their own: the edits come first (as if the
+        parent's state had them), then block processing, with no transactions. Pending
+        transactions stay pending."""
+        with self._lock:
+            return self._mine((), edits=edits)
+
+    def _apply_edits(self, parent: BlockHeaderAPI, edits: Sequence[StateEdit]) -> bytes:
+        """The root of the parent's state with ``edits`` made; its nodes are stored."""
+        vm = self._vm(self.config.vm_class(parent.block_number, parent.timestamp), parent)
+        state = vm.state
+        for edit in edits:
+            address = EvmAddress(edit.address)
+            if edit.balance is not None:
+                state.set_balance(address, edit.balance)
+            if edit.nonce is not None:
+                state.set_nonce(address, edit.nonce)
+            if edit.code is not None:
+                state.set_code(address, edit.code)
+            for slot, value in edit.storage:
+                state.set_storage(address, slot, value)
+            state.touch_account(address)
+        state.persist()
+        return bytes(state.state_root)
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -607,24 +983,24 @@ class DevChain:
         header = self._evm_header(block_hash)
         return self._vm(self.config.vm_class(header.block_number, header.timestamp), header)
 
-    def balance(self, address: Address, at: int | None = None) -> int:
-        return self._vm_at(at).state.get_balance(EvmAddress(address))
+    def balance(self, address: Address | str, at: int | None = None) -> int:
+        return self._vm_at(at).state.get_balance(EvmAddress(as_address(address)))
 
-    def nonce(self, address: Address, at: int | None = None) -> int:
-        return self._vm_at(at).state.get_nonce(EvmAddress(address))
+    def nonce(self, address: Address | str, at: int | None = None) -> int:
+        return self._vm_at(at).state.get_nonce(EvmAddress(as_address(address)))
 
-    def code(self, address: Address, at: int | None = None) -> bytes:
-        return self._vm_at(at).state.get_code(EvmAddress(address))
+    def code(self, address: Address | str, at: int | None = None) -> bytes:
+        return self._vm_at(at).state.get_code(EvmAddress(as_address(address)))
 
-    def storage(self, address: Address, slot: int, at: int | None = None) -> int:
-        return self._vm_at(at).state.get_storage(EvmAddress(address), slot)
+    def storage(self, address: Address | str, slot: int, at: int | None = None) -> int:
+        return self._vm_at(at).state.get_storage(EvmAddress(as_address(address)), slot)
 
     def call(
         self,
-        to: Address,
-        data: bytes = b"",
+        to: Address | str,
+        data: bytes | str = b"",
         *,
-        sender: Address = ZERO_ADDRESS,
+        sender: Address | str = ZERO_ADDRESS,
         value: int = 0,
         gas: int = 30_000_000,
         at: int | None = None,
@@ -632,16 +1008,48 @@ class DevChain:
         """Run a message call against the state after block ``at`` (the head by default), in
         that block's environment, and forget its effects. For checking what the chain holds;
         the RPC's eth_call is :mod:`ethread.methods`' business, not this."""
+        target = as_address(to, "to")
+        origin = as_address(sender, "sender")
+        payload = as_bytes(data, "data")
         vm = self._vm_at(at)
-        code_address = EvmAddress(to)
+        code_address = EvmAddress(target)
         code = vm.state.get_code(code_address)
         if code[:3] == b"\xef\x01\x00" and len(code) == 23:  # EIP-7702 delegation
             code_address = EvmAddress(code[3:])
             code = vm.state.get_code(code_address)
         computation = vm.execute_bytecode(
-            origin=EvmAddress(sender), gas_price=0, gas=gas, to=EvmAddress(to),
-            sender=EvmAddress(sender), value=value, data=data, code=code,
+            origin=EvmAddress(origin), gas_price=0, gas=gas, to=EvmAddress(target),
+            sender=EvmAddress(origin), value=value, data=payload, code=code,
             code_address=code_address,
         )
         return CallOutcome(output=bytes(computation.output), success=computation.is_success,
                            gas_used=computation.get_gas_used())
+
+
+def _word(value: int | bytes | str, what: str) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not 0 <= value < 1 << 256:
+            raise ValueError(f"{what}: out of the 256-bit range")
+        return value
+    raw = as_bytes(value, what)
+    if len(raw) > 32:
+        raise ValueError(f"{what}: more than 32 bytes")
+    return int.from_bytes(raw, "big")
+
+
+def encode_constructor_args(abi: Sequence[Mapping[str, Any]], args: Sequence[Any]) -> bytes:
+    """ABI-encode ``args`` for the constructor of ``abi`` (none when it has no constructor)."""
+    from eth_abi.abi import encode
+
+    constructor = next((item for item in abi if item.get("type") == "constructor"), None)
+    inputs = constructor.get("inputs", []) if constructor else []
+    if len(inputs) != len(args):
+        raise TypeError(f"the constructor takes {len(inputs)} arguments, {len(args)} given")
+    return encode([_abi_type(i) for i in inputs], list(args))
+
+
+def _abi_type(item: Mapping[str, Any]) -> str:
+    kind: str = item["type"]
+    if kind.startswith("tuple"):
+        return "(" + ",".join(_abi_type(c) for c in item["components"]) + ")" + kind[5:]
+    return kind

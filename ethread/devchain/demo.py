@@ -1,7 +1,7 @@
 """The demo chain: small, built in about a second, and rich enough to exercise every read
 method. It is what ``ethread serve`` shows when given no chain.
 
-Fifty blocks on :data:`~ethread.devchain.builder.DEFAULT_FORKS` (the rpc-compat schedule):
+Fifty blocks on :data:`~ethread.devchain.builder.RPC_COMPAT_FORKS` (the rpc-compat schedule):
 
 - Homestead to Gray Glacier (blocks 1-35, proof of work with zero seals): contract creations,
   plain transfers, legacy transactions with and without EIP-155 protection, logs with 0 to 4
@@ -28,9 +28,9 @@ from ..backend import WritableBackend
 from ..models import AccessListEntry, Address, Block
 from . import contracts
 from .builder import (
-    DEFAULT_FORKS,
     DEV_CHAIN_ID,
     GWEI,
+    RPC_COMPAT_FORKS,
     DevChain,
     Fees,
     TxKind,
@@ -76,7 +76,7 @@ class Demo:
 
 def demo_chain(backend: WritableBackend, *, chain_id: int = DEV_CHAIN_ID) -> Demo:
     """Build the demo chain (see the module docstring) into an empty ``backend``."""
-    chain = DevChain(backend, chain_id=chain_id, forks=DEFAULT_FORKS)
+    chain = DevChain(backend, chain_id=chain_id, forks=RPC_COMPAT_FORKS)
     demo = _homestead(chain)
     _pre_berlin(demo)
     _berlin_to_merge(demo)
@@ -96,8 +96,8 @@ def _move_pointers(chain: DevChain) -> None:
 def _homestead(chain: DevChain) -> Demo:
     a = chain.accounts
     chain.fund(a[1].address, 5 * 10**18)
-    demo = Demo(chain=chain, log_emitter=chain.deploy(a[0], contracts.LOG_EMITTER),
-                storage=chain.deploy(a[0], contracts.STORAGE))
+    demo = Demo(chain=chain, log_emitter=chain.deploy_runtime(a[0], contracts.LOG_EMITTER),
+                storage=chain.deploy_runtime(a[0], contracts.STORAGE))
     chain.mine()  # 1
     for topics in range(5):
         demo._log(a[1 + topics], topics, tag=topics)
@@ -120,7 +120,7 @@ def _pre_berlin(demo: Demo) -> None:
     demo._log(a[5], 2, tag=6)
     chain.mine()  # 6
     chain.mine_until_fork("byzantium")
-    demo.reverter = chain.deploy(a[0], contracts.REVERTER)
+    demo.reverter = chain.deploy_runtime(a[0], contracts.REVERTER)
     chain.mine()  # 9
     for call in (contracts.PANIC_CALL, contracts.ERROR_CALL, contracts.BARE_REVERT_CALL, b"\x07"):
         chain.send(a[7], demo.reverter, data=call)
@@ -167,7 +167,7 @@ def _shanghai_and_cancun(demo: Demo) -> None:
     demo._log(a[3], 4, tag=40)
     chain.mine(withdrawals=[(a[1].address, 1)])  # 40
     chain.mine_until_fork("cancun")
-    demo.env_echo = chain.deploy(a[0], contracts.ENV_ECHO)
+    demo.env_echo = chain.deploy_runtime(a[0], contracts.ENV_ECHO)
     chain.send(a[4], a[5].address, kind="blob",
                blob_hashes=[versioned_hash(b"demo blob 1"), versioned_hash(b"demo blob 2")])
     chain.mine()  # 42

@@ -1,5 +1,10 @@
 """Dev accounts and transaction signing for the dev chain.
 
+Dev accounts are the ones every Ethereum dev tool hands out: derived from the public test
+mnemonic ``test test ... junk`` along ``m/44'/60'/0'/0/i`` (as anvil and hardhat do), so a
+test written against one of those tools finds the same addresses and keys here. Never hold
+real funds with them: their keys are public.
+
 Transactions are built as :mod:`ethread.models` values and signed here, so the dev chain
 speaks the same types as everything else. The payload a signature covers is derived from the
 one canonical encoding in :mod:`ethread.encoding` (the envelope minus the signature fields),
@@ -10,7 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING
 
 import coincurve
 import rlp
@@ -19,22 +25,58 @@ from eth_utils import keccak
 from ..encoding import int_to_bytes, signing_hash
 from ..models import Address, Authorization, Hash32, LegacyTransaction, Transaction
 
+if TYPE_CHECKING:
+    from eth_account.signers.local import LocalAccount
+
+TEST_MNEMONIC = "test test test test test test test test test test test junk"
+"""The public test mnemonic of anvil and hardhat."""
+DERIVATION_PATH = "m/44'/60'/0'/0/{index}"
+
 AUTHORIZATION_MAGIC = b"\x05"
 """EIP-7702: what an authorization's signed payload starts with."""
 BLOB_HASH_VERSION = b"\x01"
 """EIP-4844: the first byte of a KZG versioned hash."""
 
 
+@lru_cache(maxsize=4)
+def _seed(mnemonic: str) -> bytes:
+    from eth_account.hdaccount import seed_from_mnemonic
+
+    return seed_from_mnemonic(mnemonic, "")
+
+
+@lru_cache(maxsize=1024)
+def derive_key(index: int, mnemonic: str = TEST_MNEMONIC) -> bytes:
+    """The private key at ``m/44'/60'/0'/0/index`` of ``mnemonic`` (BIP-39/BIP-32)."""
+    from eth_account.hdaccount import key_from_seed
+
+    return key_from_seed(_seed(mnemonic), DERIVATION_PATH.format(index=index))
+
+
 @dataclass(frozen=True)
 class DevAccount:
-    """A funded account whose private key is derived from its index, so every dev chain built
-    with the same parameters has the same addresses, transactions and hashes."""
+    """A funded account whose private key is the ``index``-th of the test mnemonic (anvil's
+    and hardhat's accounts, in their order), so every dev chain built with the same
+    parameters has the same addresses, transactions and hashes."""
 
     index: int
+    mnemonic: str = TEST_MNEMONIC
+
+    @cached_property
+    def private_key(self) -> bytes:
+        return derive_key(self.index, self.mnemonic)
 
     @cached_property
     def key(self) -> coincurve.PrivateKey:
-        return coincurve.PrivateKey(keccak(b"ethread dev account %d" % self.index))
+        return coincurve.PrivateKey(self.private_key)
+
+    @cached_property
+    def local_account(self) -> LocalAccount:
+        """The same account as an eth-account ``LocalAccount`` (to sign with web3.py)."""
+        from eth_account import Account
+
+        account: LocalAccount = Account.from_key(self.private_key)
+        return account
 
     @cached_property
     def address(self) -> Address:
@@ -51,8 +93,8 @@ class DevAccount:
         return f"DevAccount({self.index}, 0x{self.address.hex()})"
 
 
-def dev_accounts(count: int) -> tuple[DevAccount, ...]:
-    return tuple(DevAccount(i) for i in range(count))
+def dev_accounts(count: int, mnemonic: str = TEST_MNEMONIC) -> tuple[DevAccount, ...]:
+    return tuple(DevAccount(i, mnemonic) for i in range(count))
 
 
 def sign_transaction(tx: Transaction, account: DevAccount, chain_id: int | None = None) -> Transaction:

@@ -42,6 +42,7 @@ from ..models import (
     StateOverride,
     Transaction,
 )
+from ..validation import check_instance
 from .call import vm_error_message
 from .message import CallStates, ExecutableChain, Execution, Rejected, execution, gas_for
 from .resolve import require_header
@@ -130,6 +131,7 @@ def create_access_list(backend: ExecutableChain, request: CallRequest, block: Bl
     """eth_createAccessList. ``suggested_tip`` is the gas price oracle's tip, asked for only
     when the request names no fees. Every run stops after ``timeout`` seconds in all
     (ExecutionAborted)."""
+    check_instance(request, CallRequest, "request")
     header = require_header(backend, block)
     config = backend.chain_config()
     request = with_fee_defaults(request, header.base_fee_per_gas, suggested_tip,

@@ -10,6 +10,7 @@ import rlp
 from ..backend import BlockSource
 from ..encoding import header_fields
 from ..models import Block, BlockRef, Hash32, Header
+from ..validation import check_hash, check_index
 from .resolve import ChainHeaders, resolve_header
 
 
@@ -20,7 +21,7 @@ class ChainBlocks(ChainHeaders, BlockSource, Protocol):
 def get_block_by_hash(backend: BlockSource, block_hash: Hash32) -> Block | None:
     """The block, or None. A typed Block always holds its full transactions; the RPC's
     details flag only decides how the codec writes them."""
-    return backend.block_by_hash(block_hash)
+    return backend.block_by_hash(check_hash(block_hash, "block_hash"))
 
 
 def get_block_by_number(backend: ChainBlocks, block: BlockRef) -> Block | None:
@@ -43,8 +44,8 @@ def _bodiless_size(header: Header) -> int:
 
 
 def get_uncle_by_block_hash_and_index(backend: BlockSource, block_hash: Hash32, index: int) -> Block | None:
-    return _uncle_at(backend.block_by_hash(block_hash), index)
+    return _uncle_at(backend.block_by_hash(check_hash(block_hash, "block_hash")), check_index(index))
 
 
 def get_uncle_by_block_number_and_index(backend: ChainBlocks, block: BlockRef, index: int) -> Block | None:
-    return _uncle_at(get_block_by_number(backend, block), index)
+    return _uncle_at(get_block_by_number(backend, block), check_index(index))

@@ -15,6 +15,7 @@ from eth import exceptions as vm_errors
 
 from ..errors import ExecutionFailed, ExecutionReverted
 from ..models import BlockOverrides, BlockRef, CallRequest, StateOverride
+from ..validation import check_data, check_instance
 from .message import CallStates, ExecutableChain, Outcome, Rejected, execution, gas_for
 from .resolve import require_header
 
@@ -39,6 +40,7 @@ PANIC_REASONS = {
 
 def decode_revert_reason(payload: bytes) -> str | None:
     """The reason of an ABI ``Error(string)`` or ``Panic(uint256)`` revert, else None."""
+    payload = check_data(payload, "payload")
     if payload[:4] == ERROR_SELECTOR and len(payload) >= 4 + 64:
         body = payload[4:]
         offset = int.from_bytes(body[:32], "big")
@@ -68,6 +70,7 @@ def call(backend: ExecutableChain, request: CallRequest, block: BlockRef, states
     call only (eth_call's third and fourth parameters). Execution stops after ``timeout``
     seconds with ExecutionAborted (geth's ``--rpc.evmtimeout``).
     """
+    check_instance(request, CallRequest, "request")
     header = require_header(backend, block)
     gas = gas_for(request, header.gas_limit)
     with execution(backend, request, block, states=states, state_override=state_override,

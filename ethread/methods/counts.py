@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..backend import BlockSource
 from ..models import Block, BlockRef, Hash32
+from ..validation import check_hash
 from .blocks import ChainBlocks, get_block_by_number
 
 
@@ -19,7 +20,7 @@ def _uncles(block: Block | None) -> int | None:
 
 
 def get_block_transaction_count_by_hash(backend: BlockSource, block_hash: Hash32) -> int | None:
-    return _transactions(backend.block_by_hash(block_hash))
+    return _transactions(backend.block_by_hash(check_hash(block_hash, "block_hash")))
 
 
 def get_block_transaction_count_by_number(backend: ChainBlocks, block: BlockRef) -> int | None:
@@ -27,7 +28,7 @@ def get_block_transaction_count_by_number(backend: ChainBlocks, block: BlockRef)
 
 
 def get_uncle_count_by_block_hash(backend: BlockSource, block_hash: Hash32) -> int | None:
-    return _uncles(backend.block_by_hash(block_hash))
+    return _uncles(backend.block_by_hash(check_hash(block_hash, "block_hash")))
 
 
 def get_uncle_count_by_block_number(backend: ChainBlocks, block: BlockRef) -> int | None:

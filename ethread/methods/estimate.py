@@ -17,6 +17,7 @@ from eth.exceptions import OutOfGas
 from ..errors import ExecutionFailed
 from ..forks import fork_at_least
 from ..models import BlockOverrides, BlockRef, CallRequest, StateOverride
+from ..validation import check_instance
 from .call import raise_for_outcome
 from .message import GAS_PER_BLOB, TX_GAS, CallStates, ExecutableChain, Execution, Outcome, Rejected, execution, gas_cap
 from .resolve import require_header
@@ -32,6 +33,7 @@ def estimate_gas(backend: ExecutableChain, request: CallRequest, block: BlockRef
                  timeout: float | None = None) -> int:
     """The gas limit to give the message, or ExecutionReverted / ExecutionFailed as geth
     answers them. The whole search stops after ``timeout`` seconds (ExecutionAborted)."""
+    check_instance(request, CallRequest, "request")
     header = require_header(backend, block)
     cap = gas_cap(header.gas_limit)
     with execution(backend, request, block, states=states, state_override=state_override,

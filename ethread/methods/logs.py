@@ -12,6 +12,7 @@ from typing import Protocol
 from ..backend import ChainPointers, Deadline, LogQuery, LogSource, ReceiptSource, ResultLimitReached
 from ..errors import InvalidParams, LimitExceeded, UnknownBlock
 from ..models import Log, LogFilter
+from ..validation import check_instance
 from .resolve import resolve_number
 
 MAX_TOPICS = 4
@@ -33,6 +34,8 @@ DEFAULT_LIMITS = LogLimits()
 
 def get_logs(backend: ChainLogs, log_filter: LogFilter, limits: LogLimits = DEFAULT_LIMITS) -> list[Log]:
     """Logs matching the filter, in chain order."""
+    check_instance(log_filter, LogFilter, "log_filter")
+    check_instance(limits, LogLimits, "limits")
     if len(log_filter.topics) > MAX_TOPICS:
         raise InvalidParams("exceed max topics")
     count = log_filter.parameter_count

@@ -12,8 +12,9 @@ from trie import HexaryTrie
 from trie.exceptions import MissingTrieNode
 
 from ..backend import StateSource
-from ..errors import StateUnavailable
+from ..errors import ArgumentTypeError, ArgumentValueError, StateUnavailable
 from ..models import AccountProof, Address, BlockRef, StorageProof
+from ..validation import check_address, check_data
 from .resolve import ChainHeaders, require_header
 
 ZERO_HASH = bytes(32)
@@ -34,6 +35,12 @@ def get_proof(
     does not hold, geth reports a zero code hash and a zero storage hash (its state reader
     has no object to ask), with a proof of absence; a key of an account without storage
     (none, or the empty trie) has the value 0 and an empty proof."""
+    check_address(address)
+    if isinstance(storage_keys, bytes | str):
+        raise ArgumentTypeError("storage_keys: pass a sequence of keys (bytes of at most 32), not one key")
+    for key in storage_keys:
+        if len(check_data(key, "storage key")) > 32:
+            raise ArgumentValueError("storage key: at most 32 bytes")
     header = require_header(backend, block)
     db = backend.evm_database().db
     try:

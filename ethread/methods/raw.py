@@ -15,6 +15,7 @@ from ..backend import BlockSource, ReceiptSource, TransactionLocator
 from ..encoding import block_item, encode_header, encode_receipt, encode_transaction
 from ..errors import EthreadError
 from ..models import Block, BlockHashRef, BlockRef, Hash32
+from ..validation import check_hash
 from .resolve import ChainHeaders, resolve_header
 
 
@@ -75,7 +76,7 @@ def get_raw_receipts(backend: RawChain, ref: BlockRef) -> tuple[bytes, ...] | No
 
 
 def get_raw_transaction(backend: RawChain, tx_hash: Hash32) -> bytes | None:
-    location = backend.transaction_location(tx_hash)
+    location = backend.transaction_location(check_hash(tx_hash, "tx_hash"))
     if location is None:
         return None
     block = backend.block_by_hash(location[0])

@@ -6,6 +6,7 @@ from typing import Protocol
 
 from ..backend import ReceiptSource, TransactionLocator
 from ..models import BlockRef, Hash32, Receipt
+from ..validation import check_hash
 from .resolve import ChainHeaders, resolve_header
 
 
@@ -28,7 +29,7 @@ def get_transaction_receipt(backend: LocatedReceipts, tx_hash: Hash32) -> Receip
 
     Its shape follows the transaction: ``root`` before Byzantium and ``status`` after, the
     blob gas fields for blob transactions only (the model leaves the others out)."""
-    location = backend.transaction_location(tx_hash)
+    location = backend.transaction_location(check_hash(tx_hash, "tx_hash"))
     if location is None:
         return None
     block_hash, index = location

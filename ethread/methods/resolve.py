@@ -7,11 +7,23 @@ need the block (eth_call, eth_getProof) use :func:`require_header`, which raises
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..backend import ChainPointers, HeaderSource
-from ..errors import HeaderNotFound
+from ..errors import ArgumentTypeError, HeaderNotFound
 from ..models import BlockHashRef, BlockRef, Header
+from ..validation import check_number_or_tag
+
+
+def check_block_ref(value: Any, what: str = "block") -> BlockRef:
+    """A block number, a tag, or a :class:`~ethread.models.BlockHashRef`, as a Python caller
+    must pass it (see :mod:`ethread.validation`); every method taking a block parameter
+    checks it here, through :func:`resolve_header`."""
+    if isinstance(value, BlockHashRef):
+        return value
+    if isinstance(value, bytes | bytearray):
+        raise ArgumentTypeError(f"{what}: wrap a block hash as BlockHashRef(hash=...)")
+    return check_number_or_tag(value, what)  # type: ignore[return-value]
 
 
 class ChainHeaders(HeaderSource, ChainPointers, Protocol):
@@ -28,6 +40,7 @@ def resolve_number(backend: ChainPointers, ref: int | str) -> int | None:
 
 
 def resolve_header(backend: ChainHeaders, ref: BlockRef) -> Header | None:
+    ref = check_block_ref(ref)
     if isinstance(ref, BlockHashRef):
         header = backend.header_by_hash(ref.hash)
         if header is None:

@@ -20,8 +20,9 @@ from trie import HexaryTrie
 from trie.exceptions import MissingTrieNode
 
 from ..backend import StateSource
-from ..errors import InvalidParams, LimitExceeded, StateUnavailable
+from ..errors import ArgumentValueError, InvalidParams, LimitExceeded, StateUnavailable
 from ..models import Address, BlockRef, Header
+from ..validation import check_address, check_data
 from .resolve import ChainHeaders, require_header
 
 MAX_STORAGE_SLOTS = 1024
@@ -92,23 +93,25 @@ def state_at(backend: StateReader, block: BlockRef) -> StateView:
 
 
 def get_balance(backend: StateReader, address: Address, block: BlockRef = "latest") -> int:
-    return state_at(backend, block).account(address).balance
+    return state_at(backend, block).account(check_address(address)).balance
 
 
 def get_transaction_count(backend: StateReader, address: Address, block: BlockRef = "latest") -> int:
     """The account's nonce. Without a transaction pool, ``pending`` is the head's."""
-    return state_at(backend, block).account(address).nonce
+    return state_at(backend, block).account(check_address(address)).nonce
 
 
 def get_code(backend: StateReader, address: Address, block: BlockRef = "latest") -> bytes:
     """The account's code; for an EIP-7702 delegated account, its delegation designator."""
-    return state_at(backend, block).code(address)
+    return state_at(backend, block).code(check_address(address))
 
 
 def get_storage_at(backend: StateReader, address: Address, slot: bytes,
                    block: BlockRef = "latest") -> bytes:
+    if len(check_data(slot, "slot")) > 32:
+        raise ArgumentValueError("slot: at most 32 bytes")
     view = state_at(backend, block)
-    return view.storage(view.account(address), slot)
+    return view.storage(view.account(check_address(address)), slot)
 
 
 def get_storage_values(backend: StateReader, requests: Mapping[Address, Sequence[bytes]],
@@ -125,6 +128,9 @@ def get_storage_values(backend: StateReader, requests: Mapping[Address, Sequence
     view = state_at(backend, block)
     out: dict[Address, tuple[bytes, ...]] = {}
     for address, slots in requests.items():
-        account = view.account(address)
+        account = view.account(check_address(address))
+        for slot in slots:
+            if len(check_data(slot, "slot")) > 32:
+                raise ArgumentValueError("slot: at most 32 bytes")
         out[address] = tuple(view.storage(account, slot) for slot in slots)
     return out

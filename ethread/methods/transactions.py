@@ -6,6 +6,7 @@ from typing import Protocol
 
 from ..backend import BlockSource, TransactionLocator
 from ..models import Block, BlockRef, Hash32, IncludedTransaction
+from ..validation import check_hash, check_index
 from .blocks import ChainBlocks, get_block_by_number
 
 
@@ -14,7 +15,7 @@ class LocatedTransactions(TransactionLocator, BlockSource, Protocol):
 
 
 def get_transaction_by_hash(backend: LocatedTransactions, tx_hash: Hash32) -> IncludedTransaction | None:
-    location = backend.transaction_location(tx_hash)
+    location = backend.transaction_location(check_hash(tx_hash, "tx_hash"))
     if location is None:
         return None
     block = backend.block_by_hash(location[0])
@@ -30,10 +31,10 @@ def _at(block: Block | None, index: int) -> IncludedTransaction | None:
 def get_transaction_by_block_hash_and_index(
     backend: BlockSource, block_hash: Hash32, index: int
 ) -> IncludedTransaction | None:
-    return _at(backend.block_by_hash(block_hash), index)
+    return _at(backend.block_by_hash(check_hash(block_hash, "block_hash")), check_index(index))
 
 
 def get_transaction_by_block_number_and_index(
     backend: ChainBlocks, block: BlockRef, index: int
 ) -> IncludedTransaction | None:
-    return _at(get_block_by_number(backend, block), index)
+    return _at(get_block_by_number(backend, block), check_index(index))

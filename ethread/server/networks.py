@@ -37,6 +37,14 @@ class Network:
 def make_network(name: str, backend: Backend, context: Context | None = None, *,
                  hosts: tuple[str, ...] = (), port: int | None = None, miner: Any = None,
                  block_time: float = 0.0) -> Network:
+    """A served network. With a ``miner`` (a dev chain, or the demo holding one) the network
+    can send: its dispatcher gets the dev chain, which automines each transaction when
+    ``block_time`` is 0 and leaves them for the interval miner otherwise."""
+    chain = getattr(miner, "chain", miner)
+    if chain is not None:
+        chain.automine = block_time <= 0
+        addresses = tuple(account.address for account in chain.accounts)
+        context = (context or Context()).for_dev_chain(chain, addresses)
     dispatcher = Dispatcher(backend, context) if context is not None else Dispatcher(backend)
     return Network(name, backend, dispatcher, hosts, port, miner, block_time)
 

@@ -1,0 +1,147 @@
+"""ethread's pytest plugin: a dev chain, a web3.py instance bound to it and funded accounts as
+fixtures, each test isolated by a snapshot taken before it and reverted after it (no chain is
+rebuilt), and assertion output that shows ethread's models with hex, not bytes.
+
+Installed with ethread (the ``pytest11`` entry point), so nothing needs registering:
+
+    def test_transfer(ethread_web3, ethread_accounts):
+        alice, bob = ethread_accounts[:2]
+        ethread_web3.eth.send_transaction({"from": alice.address, "to": bob.address, "value": 1})
+
+Fixtures:
+
+- ``ethread_chain``: a :class:`~ethread.devchain.DevChain` (Prague, the ten test-mnemonic
+  accounts with 1,000,000 ether each), shared by the session, rolled back after each test.
+- ``ethread_web3``: ``Web3(EthreadProvider(chain))`` with the first account as default sender.
+- ``ethread_accounts``: the dev accounts as eth-account ``LocalAccount`` objects.
+- ``ethread_session_chain``: the same chain without the rollback, for module- or
+  session-scoped setup (a contract deployed once for many tests).
+- ``ethread_chain_options``: keyword arguments for the chain; override it in a conftest.py
+  (session scope) to change the fork schedule, the number of accounts or their balance.
+
+Web3 is imported only by the fixtures that use it, so the plugin costs nothing to a test run
+that does not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from eth_account.signers.local import LocalAccount
+    from web3 import Web3
+
+    from ..devchain import DevChain
+
+
+@pytest.fixture(scope="session")
+def ethread_chain_options() -> dict[str, Any]:
+    """Keyword arguments of the session's :class:`DevChain` (override to change them)."""
+    return {}
+
+
+@pytest.fixture(scope="session")
+def ethread_session_chain(ethread_chain_options: dict[str, Any]) -> DevChain:
+    """The session's dev chain, in memory, not rolled back between tests."""
+    from ..backends.memory import MemoryBackend
+    from ..devchain import DevChain
+
+    return DevChain(MemoryBackend(), **ethread_chain_options)
+
+
+@pytest.fixture
+def ethread_chain(ethread_session_chain: DevChain) -> Iterator[DevChain]:
+    """The dev chain, as the test leaves it only until the test ends: a snapshot is taken
+    before and reverted after (blocks, receipts, logs, pending transactions, clock)."""
+    snapshot = ethread_session_chain.snapshot()
+    try:
+        yield ethread_session_chain
+    finally:
+        ethread_session_chain.revert(snapshot)
+
+
+@pytest.fixture(scope="session")
+def _ethread_session_web3(ethread_session_chain: DevChain) -> Web3:
+    from web3 import Web3
+
+    from ..web3 import EthreadProvider
+
+    w3 = Web3(EthreadProvider(ethread_session_chain))
+    w3.eth.default_account = ethread_session_chain.local_accounts[0].address
+    return w3
+
+
+@pytest.fixture
+def ethread_web3(ethread_chain: DevChain, _ethread_session_web3: Web3) -> Web3:
+    """A web3.py instance on the dev chain (in process: no server, no socket), isolated as
+    ``ethread_chain`` is."""
+    return _ethread_session_web3
+
+
+@pytest.fixture
+def ethread_accounts(ethread_session_chain: DevChain) -> tuple[LocalAccount, ...]:
+    """The funded dev accounts as eth-account ``LocalAccount`` objects (address and key)."""
+    return ethread_session_chain.local_accounts
+
+
+# -- assertion output ------------------------------------------------------------------------
+
+
+def _is_model(value: object) -> bool:
+    return dataclasses.is_dataclass(value) and type(value).__module__ == "ethread.models"
+
+
+def show(value: object) -> str:
+    """A value as a test wants to read it: bytes as 0x-hex, ethread models by field."""
+    if isinstance(value, bytes | bytearray):
+        return "0x" + bytes(value).hex()
+    if _is_model(value):
+        fields = ", ".join(f"{f.name}={show(getattr(value, f.name))}"
+                           for f in dataclasses.fields(value))  # type: ignore[arg-type]
+        return f"{type(value).__name__}({fields})"
+    if isinstance(value, tuple | list):
+        inner = ", ".join(show(item) for item in value)
+        if isinstance(value, tuple):
+            return f"({inner}{',' if len(value) == 1 else ''})"
+        return f"[{inner}]"
+    return repr(value)
+
+
+def model_diff(left: object, right: object) -> list[str]:
+    """Assertion lines for ``left == right`` where one side is an ethread model."""
+    lines = [f"{_short(left)} == {_short(right)}"]
+    if type(left) is not type(right) or not _is_model(left):
+        lines += [f"  left:  {show(left)}", f"  right: {show(right)}"]
+        return lines
+    differing = [f for f in dataclasses.fields(left)  # type: ignore[arg-type]
+                 if getattr(left, f.name) != getattr(right, f.name)]
+    lines.append("Differing fields:")
+    for f in differing:
+        lines.append(f"  {f.name}: {show(getattr(left, f.name))} != {show(getattr(right, f.name))}")
+    return lines
+
+
+def _short(value: object) -> str:
+    text = show(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object,
+                              right: object) -> Sequence[str] | None:
+    if op != "==":
+        return None
+    if _is_model(left) or _is_model(right):
+        return model_diff(left, right)
+    if (isinstance(left, tuple) and isinstance(right, tuple) and len(left) == len(right)
+            and any(_is_model(item) for item in (*left, *right))):
+        lines = [f"{_short(left)} == {_short(right)}"]
+        for index, (a, b) in enumerate(zip(left, right, strict=True)):
+            if a != b:
+                lines.append(f"At index {index}:")
+                lines += ["  " + line for line in model_diff(a, b)[1:]]
+        return lines
+    return None
