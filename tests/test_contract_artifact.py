@@ -45,5 +45,5 @@ def test_the_creation_bytecode_deploys_on_a_default_dev_chain() -> None:
     address = chain.deploy(owner, token["bytecode"], abi=token["abi"], args=("T", "T", 5))
     chain.mine()
     assert chain.code(address) == bytes.fromhex(token["deployedBytecode"][2:])
-    assert bytes.fromhex("5f80fd") in chain.code(address)  # PUSH0 DUP1 REVERT: Shanghai and later
+    assert bytes.fromhex("5f5ffd") in chain.code(address)  # PUSH0 PUSH0 REVERT: Shanghai and later
     assert chain.storage(address, 2) == 5  # totalSupply
