@@ -5,9 +5,13 @@ a refused send, and the accounts every tool uses."""
 from __future__ import annotations
 
 import pytest
+import rlp
 from eth_abi.abi import encode
 
 import ethread
+from ethread.chain.genesis import parse_genesis
+from ethread.chain.importer import ChainImporter
+from ethread.encoding import block_item
 from ethread.devchain import DevChain, DevChainError, contracts
 from ethread.errors import TransactionRejected
 
@@ -115,3 +119,25 @@ def test_a_refused_send_consumes_no_nonce(chain: DevChain) -> None:
     chain.send(sender, other.address, value=1)
     block = chain.mine()
     assert block.transactions[0].transaction.nonce == 0 and chain.nonce(sender.address) == 1
+
+
+def test_blocks_stored_without_a_second_execution_reimport_block_for_block() -> None:
+    """A test chain executes each block once (``revalidate=False``, the default); what it
+    stores is still exactly what the full import path makes of the same block."""
+    chain = DevChain(ethread.MemoryBackend(), accounts=3)
+    a, b, c = chain.accounts
+    emitter = chain.deploy_runtime(a, contracts.LOG_EMITTER)
+    chain.send(b, c.address, value=5, kind="legacy")
+    chain.mine()
+    chain.send(a, emitter, data=contracts.log_calldata([b"\x01" * 32], b"x"), kind="access-list")
+    chain.send(c, a.address, value=1, delegations=[(b, emitter)], kind="set-code")
+    chain.mine()
+    again = ethread.MemoryBackend()
+    replay = ChainImporter(again, parse_genesis(chain.genesis), verify_seals=False)
+    for number in range(1, chain.head.number + 1):
+        assert replay.import_block(rlp.encode(block_item(
+            chain.block(number).header, [t.transaction for t in chain.block(number).transactions],
+            chain.block(number).uncles, chain.block(number).withdrawals)))
+        original, copy = chain.block(number), again.block_by_hash(chain.block(number).hash)
+        assert copy == original
+        assert again.receipts(original.hash) == chain.backend.receipts(original.hash)

@@ -11,7 +11,7 @@ backend keeps every block before it and nothing of it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -181,14 +181,34 @@ class ChainImporter:
             except (ValidationError, ValueError, AssertionError) as exc:
                 raise ImportFailed(number, "transactions", str(exc)) from None
             self._compare(header, decode_header(rlp.encode(result.header)))
-            evm_receipts = list(self.chaindb.get_receipts(result.header,
-                                                          vm_class.get_receipt_builder()))
-            block_senders = [tx.sender for tx in evm_block.transactions]
-            block = decode_block(raw, items, block_senders)
-            receipts = build_receipts(block, evm_receipts, self.config)
-            self.chaindb.persist_header(result.header)
-            self.backend.write_block(block, receipts)
+            self._store(raw, items, result, vm_class, [tx.sender for tx in evm_block.transactions])
         return True
+
+    def store_executed(self, raw: bytes, result: Any, senders: Sequence[bytes]) -> None:
+        """Store a block that was just made by executing it on the head's state with this
+        chain's VM (a dev chain's own block: ``result`` is py-evm's executed block, its state
+        and receipts already written, ``senders`` those of its transactions), without
+        executing it a second time. Its header is still checked against its parent."""
+        items = rlp.decode(raw)
+        header = header_from_fields(items[0])
+        number = header.number
+        parent = self.backend.header_by_hash(header.parent_hash)
+        if parent is None or parent.number != self.backend.pointer("latest"):
+            raise ImportFailed(number, "parentHash",
+                               f"parent {encode_hex(header.parent_hash)} is not the head")
+        vm_class = self.config.vm_class(number, header.timestamp)
+        evm_parent = self.chaindb.get_block_header_by_hash(Hash32(header.parent_hash))
+        with self.backend.import_batch():
+            self._validate_header(vm_class, result, evm_parent, number)
+            self._store(raw, items, result, vm_class, senders)
+
+    def _store(self, raw: bytes, items: Any, result: Any, vm_class: Any,
+               senders: Sequence[bytes]) -> None:
+        evm_receipts = list(self.chaindb.get_receipts(result.header, vm_class.get_receipt_builder()))
+        block = decode_block(raw, items, senders)
+        receipts = build_receipts(block, evm_receipts, self.config)
+        self.chaindb.persist_header(result.header)
+        self.backend.write_block(block, receipts)
 
     # ----------------------------------------------------------------------------------------
 

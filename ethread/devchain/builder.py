@@ -1,11 +1,15 @@
-"""A chain built in code, for the project's tests and the ``ethread serve`` demo.
+"""A chain built in code: for tests (a test chain for web3.py suites and the pytest plugin),
+the project's own tests and the ``ethread serve`` demo.
 
-Every block the dev chain makes goes through the real import path: the block is assembled and
-executed with py-evm on a VM at its parent (which fills in state root, receipts root, bloom,
-gas used, withdrawals root, blob gas and requests hash), RLP-encoded, and handed as bytes to
-:meth:`ChainImporter.import_block`, which decodes, re-executes, validates and stores it like
-any block of a real chain. Blocks before the merge carry zero proof-of-work seals, which is
-why the importer runs with ``verify_seals=False``; everything else is checked.
+Every block the dev chain makes is assembled and executed with py-evm on a VM at its parent
+(which fills in state root, receipts root, bloom, gas used, withdrawals root, blob gas and
+requests hash) and stored through :class:`ChainImporter`: its header is checked against its
+parent, its receipts are read back from the execution and stored with the block. With
+``revalidate=True`` (the demo chain and the project's tests use it) the block goes the whole
+import path instead: RLP-encoded, handed as bytes to :meth:`ChainImporter.import_block`,
+decoded, executed again and validated like any block of a real chain. Blocks before the
+merge carry zero proof-of-work seals, which is why the importer runs with
+``verify_seals=False``; everything else is checked.
 
 Related modules: :mod:`.contracts` (hand-assembled contracts), :mod:`.signing` (dev accounts,
 signatures) and :mod:`.demo` (the demo chain ``ethread serve`` shows).
@@ -33,6 +37,7 @@ from ..chain.importer import ChainImporter, spoof_senders
 from ..encoding import block_item, decode_header, transaction_hash
 from ..errors import EthreadError, TransactionRejected
 from ..forks import BLOCK_FORKS, FORK_ORDER, TIME_FORKS, ChainConfig, fork_at_least
+from ..methods.fees import next_base_fee
 from ..models import (
     AccessListEntry,
     AccessListTransaction,
@@ -313,6 +318,7 @@ class StateEdit:
 class _Snapshot:
     head: int
     pending: tuple[Transaction, ...]
+    pending_from: tuple[Address, ...]
     nonces: tuple[tuple[Address, int], ...]
     deployments: tuple[tuple[Hash32, Address], ...]
     spent: tuple[tuple[Address, int], ...]
@@ -356,6 +362,7 @@ class DevChain:
         alloc: Mapping[str, Mapping[str, Any]] | None = None,
         coinbase: Address = b"\xc0" + b"\x00" * 18 + b"\x01",
         automine: bool = True,
+        revalidate: bool = False,
     ) -> None:
         if block_time < 1:
             raise ValueError("block_time must be at least one second")
@@ -364,6 +371,7 @@ class DevChain:
         self.block_time = block_time
         self.coinbase = as_address(coinbase, "coinbase")
         self.automine = automine
+        self.revalidate = revalidate
         self.accounts = dev_accounts(accounts, mnemonic)
         self.genesis = genesis_document(
             chain_id=chain_id, forks=forks, accounts=self.accounts, balance=balance,
@@ -374,6 +382,8 @@ class DevChain:
         self.importer = ChainImporter(backend, parsed, verify_seals=False)
         self._chaindb: ChainDatabaseAPI = backend.evm_database()
         self._pending: list[Transaction] = []
+        self._pending_from: list[Address] = []
+        """The sender of each pending transaction, known when it was taken."""
         self._nonces: dict[Address, int] = {}
         self._spent: dict[Address, int] = {}
         self._deployments: dict[Hash32, Address] = {}
@@ -384,6 +394,7 @@ class DevChain:
         self._snapshots: dict[int, _Snapshot] = {}
         self._snapshot_ids = 0
         self._impersonated: set[Address] = set()
+        self._state_cache: tuple[Hash32, Any] | None = None
         self._senders: dict[Hash32, Address] = {}
         """Pending transactions of impersonated accounts: hash to sender."""
         self._lock = threading.RLock()
@@ -505,20 +516,24 @@ class DevChain:
         with self._lock:
             evm_tx = self._evm_tx(tx)
             if sender is None:
-                origin = recover_sender(evm_tx)
-            else:
-                origin = as_address(sender, "sender")
-                if origin not in self._impersonated:
-                    raise TransactionRejected(f"invalid sender: {to_checksum_address(origin)} "
-                                              "is not impersonated")
-            self._admit(tx, origin, evm_tx)
-            self._nonces[origin] = tx.nonce + 1
-            tx_hash = self._queue(tx, origin)
-            if sender is not None:
-                self._senders[tx_hash] = origin
-            if self.automine:
-                self.mine()
-            return tx_hash
+                return self._take(tx, recover_sender(evm_tx), evm_tx)
+            origin = as_address(sender, "sender")
+            if origin not in self._impersonated:
+                raise TransactionRejected(f"invalid sender: {to_checksum_address(origin)} "
+                                          "is not impersonated")
+            return self._take(tx, origin, evm_tx, impersonated=True)
+
+    def _take(self, tx: Transaction, origin: Address, evm_tx: Any, *,
+              impersonated: bool = False) -> Hash32:
+        """Admit a transaction from ``origin``, queue it, and mine it when automining."""
+        self._admit(tx, origin, evm_tx)
+        self._nonces[origin] = tx.nonce + 1
+        tx_hash = self._queue(tx, origin)
+        if impersonated:
+            self._senders[tx_hash] = origin
+        if self.automine:
+            self.mine()
+        return tx_hash
 
     def send_request(self, request: CallRequest) -> Hash32:
         """eth_sendTransaction: the transaction ``request`` describes, from a dev account (or
@@ -531,7 +546,7 @@ class DevChain:
             assert request.sender is not None
             if self.account(request.sender) is None:
                 return self.submit(tx, sender=request.sender)
-            return self.submit(tx)
+            return self._take(tx, request.sender, self._evm_tx(tx))
 
     def next_nonce(self, address: Address | str) -> int:
         """The nonce the next transaction of ``address`` takes (pending ones counted)."""
@@ -546,6 +561,7 @@ class DevChain:
 
     def _queue(self, tx: Transaction, sender: Address) -> Hash32:
         self._pending.append(tx)
+        self._pending_from.append(sender)
         self._spent[sender] = self._spent.get(sender, 0) + cost(tx)
         return transaction_hash(tx)
 
@@ -560,7 +576,7 @@ class DevChain:
         vm_class = self.config.vm_class(head.number + 1, when)
         if evm_tx is None:
             evm_tx = evm_transaction(vm_class, tx)
-        state = self._vm_at(None).state
+        state = self._head_state()
         address = EvmAddress(sender)
         base_fee = self._next_base_fee(head, when)
         admit(tx, evm_tx, sender, PoolView(
@@ -576,9 +592,16 @@ class DevChain:
     def _next_base_fee(self, head: Header, when: int) -> int | None:
         if not fork_at_least(self.config.fork_at(head.number + 1, when), "london"):
             return None
-        vm_class = self.config.vm_class(head.number + 1, when)
-        child = vm_class.create_header_from_parent(self._evm_header(head.hash), timestamp=when)
-        return int(getattr(child, "base_fee_per_gas", 0))
+        return next_base_fee(self.config, head)
+
+    def _head_state(self) -> Any:
+        """The head's state for reading (nonces, balances, code), built once per head: a
+        py-evm state costs more to build than the reads a send makes of it."""
+        head_hash = self.head.hash
+        cached = self._state_cache
+        if cached is None or cached[0] != head_hash:
+            cached = self._state_cache = (head_hash, self._vm_at(None).state)
+        return cached[1]
 
     @staticmethod
     def _check_kind(fork: str, kind: TxKind, to: Address | None, blob_hashes: Sequence[Hash32],
@@ -702,13 +725,14 @@ class DevChain:
         """
         with self._lock:
             transactions, self._pending = self._pending, []
+            origins, self._pending_from = self._pending_from, []
             deployments, self._deployments = self._deployments, {}
             senders, self._senders = self._senders, {}
             self._nonces.clear()
             self._spent.clear()
             return self._mine(transactions, timestamp=timestamp, coinbase=coinbase,
                               uncles=uncles, withdrawals=withdrawals, extra_data=extra_data,
-                              deployments=deployments, senders=senders)
+                              deployments=deployments, senders=senders, origins=origins)
 
     def _mine(
         self,
@@ -722,6 +746,7 @@ class DevChain:
         deployments: Mapping[Hash32, Address] | None = None,
         edits: Sequence[StateEdit] = (),
         senders: Mapping[Hash32, Address] | None = None,
+        origins: Sequence[Address] = (),
     ) -> Block:
         parent = self._evm_header(self.head.hash)
         when = self._next_time(parent.timestamp) if timestamp is None else timestamp
@@ -743,8 +768,11 @@ class DevChain:
                 raise DevChainError(
                     f"the deployment of 0x{address.hex()} (transaction 0x{tx_hash.hex()}) "
                     "failed: the constructor reverted, ran out of gas or returned no code")
-        self.importer.import_block(rlp.encode(block), parent_state_root=pre_state,
-                                   senders=senders)
+        if self.revalidate:
+            self.importer.import_block(rlp.encode(block), parent_state_root=pre_state,
+                                       senders=senders)
+        else:
+            self.importer.store_executed(rlp.encode(block), block, origins)
         if paid:
             self._withdrawal_index = paid[-1].index + 1
         self._time_offset = 0
@@ -865,6 +893,7 @@ class DevChain:
             self._snapshot_ids += 1
             self._snapshots[self._snapshot_ids] = _Snapshot(
                 head=self.head.number, pending=tuple(self._pending),
+                pending_from=tuple(self._pending_from),
                 nonces=tuple(self._nonces.items()), deployments=tuple(self._deployments.items()),
                 spent=tuple(self._spent.items()), senders=tuple(self._senders.items()),
                 withdrawal_index=self._withdrawal_index, time_offset=self._time_offset,
@@ -889,6 +918,7 @@ class DevChain:
             for later in [i for i in self._snapshots if i >= snapshot_id]:
                 del self._snapshots[later]
             self._pending = list(saved.pending)
+            self._pending_from = list(saved.pending_from)
             self._nonces = dict(saved.nonces)
             self._spent = dict(saved.spent)
             self._senders = dict(saved.senders)
@@ -984,16 +1014,20 @@ class DevChain:
         return self._vm(self.config.vm_class(header.block_number, header.timestamp), header)
 
     def balance(self, address: Address | str, at: int | None = None) -> int:
-        return self._vm_at(at).state.get_balance(EvmAddress(as_address(address)))
+        state = self._head_state() if at is None else self._vm_at(at).state
+        return int(state.get_balance(EvmAddress(as_address(address))))
 
     def nonce(self, address: Address | str, at: int | None = None) -> int:
-        return self._vm_at(at).state.get_nonce(EvmAddress(as_address(address)))
+        state = self._head_state() if at is None else self._vm_at(at).state
+        return int(state.get_nonce(EvmAddress(as_address(address))))
 
     def code(self, address: Address | str, at: int | None = None) -> bytes:
-        return self._vm_at(at).state.get_code(EvmAddress(as_address(address)))
+        state = self._head_state() if at is None else self._vm_at(at).state
+        return bytes(state.get_code(EvmAddress(as_address(address))))
 
     def storage(self, address: Address | str, slot: int, at: int | None = None) -> int:
-        return self._vm_at(at).state.get_storage(EvmAddress(as_address(address)), slot)
+        state = self._head_state() if at is None else self._vm_at(at).state
+        return int(state.get_storage(EvmAddress(as_address(address)), slot))
 
     def call(
         self,

@@ -76,7 +76,7 @@ class Demo:
 
 def demo_chain(backend: WritableBackend, *, chain_id: int = DEV_CHAIN_ID) -> Demo:
     """Build the demo chain (see the module docstring) into an empty ``backend``."""
-    chain = DevChain(backend, chain_id=chain_id, forks=RPC_COMPAT_FORKS)
+    chain = DevChain(backend, chain_id=chain_id, forks=RPC_COMPAT_FORKS, revalidate=True)
     demo = _homestead(chain)
     _pre_berlin(demo)
     _berlin_to_merge(demo)
