@@ -11,8 +11,8 @@ from eth_abi.abi import encode
 import ethread
 from ethread.chain.genesis import parse_genesis
 from ethread.chain.importer import ChainImporter
-from ethread.encoding import block_item
 from ethread.devchain import DevChain, DevChainError, contracts
+from ethread.encoding import block_item
 from ethread.errors import TransactionRejected
 
 STORE = bytes.fromhex("60003560005500")  # SSTORE(0, calldata word 0)
