@@ -354,7 +354,7 @@ def emit(dev: DevChain, emitter: bytes, *topics: bytes) -> None:
 
 
 def test_block_and_log_filters_report_what_came_after_them(dev: DevChain) -> None:
-    emitter = dev.deploy(dev.accounts[0], contracts.LOG_EMITTER)
+    emitter = dev.deploy_runtime(dev.accounts[0], contracts.LOG_EMITTER)
     dev.mine()
     dispatcher = Dispatcher(dev.backend)
     blocks = result(None, "eth_newBlockFilter", dispatcher=dispatcher)
@@ -429,7 +429,7 @@ def test_dispatchers_do_not_share_filters(dev: DevChain) -> None:
 
 
 def test_wildcard_positions_need_a_topic_there(dev: DevChain) -> None:
-    emitter = dev.deploy(dev.accounts[0], contracts.LOG_EMITTER)
+    emitter = dev.deploy_runtime(dev.accounts[0], contracts.LOG_EMITTER)
     dev.mine()
     a, b = b"\xaa" * 32, b"\xbb" * 32
     for topics in ((), (a,), (a, b), (b,)):

@@ -72,7 +72,7 @@ def test_rpc_compat_over_http(rpc_compat_memory: ethread.MemoryBackend) -> None:
 def test_dev_chain_through_the_provider() -> None:
     chain = DevChain(ethread.MemoryBackend(), forks=PRAGUE_FORKS)
     sender, other = chain.accounts[0], chain.accounts[1]
-    emitter = chain.deploy(sender, contracts.LOG_EMITTER)
+    emitter = chain.deploy_runtime(sender, contracts.LOG_EMITTER)
     chain.mine()
     w3 = Web3(EthreadProvider(chain.backend))
     pings = w3.eth.contract(address=Web3.to_checksum_address(emitter), abi=PING_ABI).events.Ping
