@@ -121,9 +121,9 @@ def _build(chain: DevChain) -> tuple[bytes, bytes, bytes, dict[bytes, set[int]]]
     """The dev chain the two implementations share."""
     a = chain.accounts
     coinbases = [bytes([0xC0 + i]) + b"\x00" * 18 + bytes([i]) for i in range(4)]
-    storage = chain.deploy(a[0], contracts.STORAGE)
-    log_emitter = chain.deploy(a[0], contracts.LOG_EMITTER)
-    reverter = chain.deploy(a[0], contracts.REVERTER)
+    storage = chain.deploy_runtime(a[0], contracts.STORAGE)
+    log_emitter = chain.deploy_runtime(a[0], contracts.LOG_EMITTER)
+    reverter = chain.deploy_runtime(a[0], contracts.REVERTER)
     chain.send(a[1], a[2].address, value=10**15)
     chain.mine(coinbase=coinbases[0])
     slots: dict[bytes, set[int]] = {storage: set()}

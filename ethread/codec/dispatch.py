@@ -493,9 +493,10 @@ def _dev_method(name: str, handler: DevHandler) -> Handler:
     return run
 
 
-for _name, (_handler, _required, _optional) in DEV_METHODS.items():
-    METHODS[_name] = MethodSpec(_dev_method(_name, _handler), _required, _optional,
-                                cacheable=False, dev_only=True)
+METHODS.update({
+    name: MethodSpec(_dev_method(name, handler), required, optional, cacheable=False, dev_only=True)
+    for name, (handler, required, optional) in DEV_METHODS.items()
+})
 
 
 def check_arity(spec: MethodSpec, params: Params) -> None:

@@ -9,7 +9,7 @@ from typing import Protocol
 from eth_utils import to_checksum_address
 
 from ..backend import Backend
-from ..errors import ExecutionFailed, ExecutionReverted, TransactionRejected
+from ..errors import TransactionRejected
 from ..forks import fork_at_least
 from ..models import (
     AccessListTransaction,
@@ -49,8 +49,6 @@ class DevChain(Protocol):
 
 DEFAULT_TIP = 10**9
 """The priority fee a request that names none pays (1 gwei, as geth suggests on a quiet chain)."""
-ESTIMATE_ERROR_RATIO = 0.015
-"""An estimate may be this much above the least gas that works (geth's figure)."""
 
 
 def transaction_for(chain: DevChain, request: CallRequest) -> Transaction:
@@ -109,37 +107,14 @@ def transaction_for(chain: DevChain, request: CallRequest) -> Transaction:
 
 
 def estimate_gas(chain: DevChain, request: CallRequest, cap: int) -> int:
-    """The least gas (within :data:`ESTIMATE_ERROR_RATIO`) with which the request succeeds on
-    the head's state; a request that fails even with ``cap`` raises its error (a revert as
-    code 3 with its reason and data, as geth's estimate does)."""
-    from ..methods.call import call
+    """The gas geth would fill in: eth_estimateGas on the head's state (a revert raises its
+    error, code 3 with its reason and data, as geth's eth_sendTransaction answers it)."""
+    from ..methods.estimate import estimate_gas as estimate
 
-    def works(gas: int) -> bool:
-        try:
-            call(chain.backend, _with_gas(request, gas), "latest")
-        except (ExecutionReverted, ExecutionFailed):
-            return False
-        return True
-
-    try:
-        call(chain.backend, _with_gas(request, cap), "latest")
-    except ExecutionReverted:
-        raise
-    except ExecutionFailed as exc:
-        raise TransactionRejected(f"gas required exceeds allowance ({cap}): {exc.message}") from None
-    low, high = 20_999, cap
-    if works(21_000):
-        return 21_000
-    while (high - low) / high > ESTIMATE_ERROR_RATIO and high - low > 1:
-        middle = (low + high) // 2
-        if works(middle):
-            high = middle
-        else:
-            low = middle
-    return high
+    return estimate(chain.backend, _with_gas(request, None), "latest")
 
 
-def _with_gas(request: CallRequest, gas: int) -> CallRequest:
+def _with_gas(request: CallRequest, gas: int | None) -> CallRequest:
     from dataclasses import replace
 
     return replace(request, gas=gas, nonce=None)

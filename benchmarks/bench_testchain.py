@@ -1,0 +1,121 @@
+"""The token suite (tests/test_token_web3.py, 50 tests) on three test chains, side by side:
+ethread (``EthreadProvider(DevChain(...))`` in process), eth-tester (web3.py's
+``EthereumTesterProvider`` on py-evm, in process) and anvil (a subprocess on loopback, through
+web3.py's ``HTTPProvider``). Each run is the suite file itself with its one provider line
+replaced, run by pytest in a fresh interpreter; per-test wall time (setup, call and teardown,
+from pytest's JUnit report) and the whole run are printed. Asserts nothing.
+
+    .venv/bin/python benchmarks/bench_testchain.py [--only ethread,eth-tester,anvil] [--rounds N]
+
+Needs ``pip install -e '.[bench]'`` (eth-tester with py-evm) and ``npm ci`` in tests/js
+(anvil, pinned there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SUITE = REPO / "tests" / "test_token_web3.py"
+PROVIDER_LINE = "    return Web3(EthreadProvider(DevChain(ethread.MemoryBackend())))  # the provider line"
+
+LINES = {
+    "ethread": PROVIDER_LINE,
+    "eth-tester": "    from benchmarks.testchain_providers import RevertingTesterProvider\n"
+                  "    return Web3(RevertingTesterProvider())  # the provider line",
+    "anvil": "    import os\n"
+             "    return Web3(Web3.HTTPProvider(os.environ['BENCH_ANVIL_URL']))  # the provider line",
+}
+
+
+def suite_for(chain: str, folder: Path) -> Path:
+    text = SUITE.read_text()
+    if text.count(PROVIDER_LINE) != 1:
+        raise SystemExit(f"the provider line is not in {SUITE} as expected")
+    path = folder / f"test_token_{chain.replace('-', '_')}.py"
+    path.write_text(text.replace(PROVIDER_LINE, LINES[chain]))
+    return path
+
+
+def run(chain: str, folder: Path, env: dict[str, str]) -> tuple[dict[str, float], float, str]:
+    suite = suite_for(chain, folder)
+    report = folder / f"{suite.stem}.xml"
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider",
+         "-p", "no:randomly", "-o", "addopts=", "--rootdir", str(folder), f"--junitxml={report}"],
+        cwd=folder, env=env, capture_output=True, text=True,
+    )
+    wall = time.perf_counter() - started
+    times: dict[str, float] = {}
+    failed: list[str] = []
+    for case in ET.parse(report).getroot().iter("testcase"):
+        times[case.get("name", "?")] = float(case.get("time", "0"))
+        for problem in (*case.iter("failure"), *case.iter("error")):
+            failed.append(f"{case.get('name')}: {problem.get('message', '')[:160]}")
+    summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-300:]
+    summary += "".join(f"\n    {line}" for line in failed)
+    return times, wall, summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="ethread,eth-tester,anvil")
+    parser.add_argument("--rounds", type=int, default=1, help="runs per chain; the best is shown")
+    args = parser.parse_args()
+    chains = [c for c in args.only.split(",") if c]
+    env = dict(__import__("os").environ)
+    env["PYTHONPATH"] = str(REPO) + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    results: dict[str, tuple[dict[str, float], float, str]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        shutil.copytree(REPO / "tests" / "contracts", folder / "contracts",
+                        ignore=shutil.ignore_patterns("node_modules"))
+        anvil = None
+        if "anvil" in chains:
+            sys.path.insert(0, str(REPO))
+            from benchmarks.testchain_providers import Anvil
+
+            anvil = Anvil()
+            env["BENCH_ANVIL_URL"] = anvil.url
+        try:
+            for chain in chains:
+                best: tuple[dict[str, float], float, str] | None = None
+                for _ in range(args.rounds):
+                    outcome = run(chain, folder, env)
+                    if best is None or outcome[1] < best[1]:
+                        best = outcome
+                assert best is not None
+                results[chain] = best
+        finally:
+            if anvil is not None:
+                anvil.stop()
+    names = list(next(iter(results.values()))[0])
+    width = max(len(n) for n in names)
+    print(f"\nToken suite, wall time per test in ms (setup + call + teardown), {len(names)} tests\n")
+    print(f"  {'test':<{width}}  " + "  ".join(f"{c:>10}" for c in chains))
+    for name in names:
+        row = "  ".join(f"{results[c][0].get(name, float('nan')) * 1e3:10.1f}" for c in chains)
+        print(f"  {name:<{width}}  {row}")
+    print()
+    for label, figure in (
+        ("sum of tests (s)", lambda c: sum(results[c][0].values())),
+        ("median test (ms)", lambda c: statistics.median(results[c][0].values()) * 1e3),
+        ("whole run, pytest start to exit (s)", lambda c: results[c][1]),
+    ):
+        print(f"  {label:<{width}}  " + "  ".join(f"{figure(c):10.2f}" for c in chains))
+    print()
+    for chain in chains:
+        print(f"  {chain}: {results[chain][2]}")
+
+
+if __name__ == "__main__":
+    main()
