@@ -8,6 +8,7 @@
 """
 
 import importlib
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from . import methods
@@ -15,7 +16,8 @@ from .backend import Backend, WritableBackend
 from .backends.memory import MemoryBackend
 from .chain.importer import import_chain
 from .codec.jsonrpc import handle
-from .errors import EthreadError, ImportFailed
+from .errors import EthreadError, ImportFailed, MissingBlocks
+from .iteration import iter_blocks, iter_blocks_with_receipts
 from .models import (
     AccountProof,
     Block,
@@ -30,8 +32,15 @@ from .models import (
 from .proofs import verify_account_proof
 
 if TYPE_CHECKING:
+    from . import frames
     from .backends.era import EraBackend
     from .backends.leveldb import LevelDBBackend
+
+try:
+    __version__: str = version("ethread")
+    """The installed package's version (from its metadata)."""
+except PackageNotFoundError:  # run from a source tree that was never installed
+    __version__ = "0+unknown"
 
 _LAZY = {
     "LevelDBBackend": "ethread.backends.leveldb",
@@ -40,7 +49,10 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    """The disk backends load their storage libraries only when asked for."""
+    """The disk backends load their storage libraries, and :mod:`ethread.frames` its
+    module, only when asked for."""
+    if name == "frames":
+        return importlib.import_module("ethread.frames")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'ethread' has no attribute {name!r}")
@@ -59,12 +71,17 @@ __all__ = [
     "Log",
     "LogFilter",
     "MemoryBackend",
+    "MissingBlocks",
     "Receipt",
     "StorageProof",
     "Transaction",
     "WritableBackend",
+    "__version__",
+    "frames",
     "handle",
     "import_chain",
+    "iter_blocks",
+    "iter_blocks_with_receipts",
     "methods",
     "verify_account_proof",
 ]

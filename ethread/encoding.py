@@ -362,8 +362,20 @@ def encode_receipt(
 # Blocks
 
 
+class TruncatedRLP(DecodeError):
+    """Back-to-back RLP items end in one that does not decode; ``complete`` holds the items
+    before it and ``position`` the byte where it starts."""
+
+    def __init__(self, message: str, complete: list[bytes], position: int) -> None:
+        super().__init__(message)
+        self.complete = complete
+        self.position = position
+
+
 def split_concatenated(data: bytes) -> list[bytes]:
-    """Split back-to-back RLP items (as ``geth export`` writes blocks) into their encodings."""
+    """Split back-to-back RLP items (as ``geth export`` writes blocks) into their encodings.
+
+    Raises :class:`TruncatedRLP` when an item is cut short or malformed."""
     out = []
     pos = 0
     try:
@@ -372,7 +384,10 @@ def split_concatenated(data: bytes) -> list[bytes]:
             out.append(data[pos:end])
             pos = end
     except (rlp.DecodingError, IndexError) as exc:
-        raise DecodeError(f"truncated or malformed RLP at byte {pos}: {exc}") from None
+        cut = "truncated" if isinstance(exc, IndexError) else "malformed"
+        raise TruncatedRLP(f"item {len(out) + 1}, starting at byte {pos} of {len(data)}, is "
+                           f"{cut} ({exc}); the {len(out)} item(s) before it are whole",
+                           out, pos) from None
     return out
 
 

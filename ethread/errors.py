@@ -117,10 +117,12 @@ class StateUnavailable(EthreadError):
 
 
 class ImportFailed(EthreadError):
-    """A block could not be imported; ``number`` and ``field`` say which and why."""
+    """A block could not be imported; ``number`` and ``field`` say which and why (``number`` is
+    None when the block's RLP is too damaged to tell)."""
 
-    def __init__(self, number: int, field: str, detail: str) -> None:
-        super().__init__(f"block {number}: invalid {field}: {detail}")
+    def __init__(self, number: int | None, field: str, detail: str) -> None:
+        where = f"block {number}: " if number is not None else ""
+        super().__init__(f"{where}invalid {field}: {detail}")
         self.number = number
         self.field = field
         self.detail = detail
@@ -159,3 +161,23 @@ class ArgumentTypeError(InvalidParams, TypeError):
 
 class ArgumentValueError(InvalidParams, ValueError):
     """An argument of the right type and a wrong value (an unknown tag, a 31-byte hash)."""
+
+
+# Range errors (raised to Python callers: frames and block iteration)
+
+
+class MissingBlocks(EthreadError):
+    """A block range asked of :mod:`ethread.frames` or :func:`ethread.iter_blocks` includes
+    blocks the backend does not hold (past its head, before its earliest block, or in a gap
+    between two Era1 archives). ``missing`` lists the absent spans as inclusive
+    ``(first, last)`` pairs; nothing is skipped silently."""
+
+    def __init__(self, missing: list[tuple[int, int]], detail: str = "") -> None:
+        spans = ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in missing[:5])
+        if len(missing) > 5:
+            spans += f" and {len(missing) - 5} more spans"
+        count = sum(b - a + 1 for a, b in missing)
+        noun = "block is" if count == 1 else "blocks are"
+        super().__init__(f"{count} {noun} missing from the backend: {spans}"
+                         + (f" ({detail})" if detail else ""))
+        self.missing = missing

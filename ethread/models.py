@@ -5,15 +5,18 @@ the wire kind it takes on (see :func:`wire`); :mod:`ethread.codec.serialize` der
 shape from those declarations, so adding a field is one edit here.
 
 Byte strings are raw ``bytes`` (addresses 20 bytes, hashes 32), numbers are ``int``: hex
-appears only at the edge.
+appears only at the edge, and in the short ``repr`` and notebook HTML every model has
+(:mod:`ethread.display`).
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
 from dataclasses import MISSING, dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias
 
+from .display import Pretty, utc
 from .validation import (
     BLOCK_TAGS,
     check_address,
@@ -61,8 +64,8 @@ def wire(key: str, kind: Kind, *, omit_none: bool = False, default: Any = MISSIN
 # Blocks
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Header:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class Header(Pretty):
     """A block header, with every field through Prague."""
 
     parent_hash: Hash32 = wire("parentHash", D)
@@ -89,9 +92,18 @@ class Header:
     hash: Hash32 = wire("hash", D, default=b"")
     """keccak of the header's RLP; filled by the decoder, never by hand."""
 
+    def _summary(self) -> Iterator[tuple[str, Any]]:
+        yield from (("number", self.number), ("hash", self.hash), ("parent_hash", self.parent_hash),
+                    ("timestamp", utc(self.timestamp)), ("miner", self.coinbase),
+                    ("gas_used", self.gas_used), ("gas_limit", self.gas_limit))
+        if self.base_fee_per_gas is not None:
+            yield "base_fee_per_gas", self.base_fee_per_gas
+        if self.difficulty:
+            yield "difficulty", self.difficulty
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Withdrawal:
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class Withdrawal(Pretty):
     """A validator withdrawal (Shanghai and later); amount in gwei."""
 
     index: int = wire("index", Q)
@@ -104,14 +116,14 @@ class Withdrawal:
 # Transactions
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AccessListEntry:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class AccessListEntry(Pretty):
     address: Address = wire("address", D)
     storage_keys: tuple[Hash32, ...] = wire("storageKeys", D)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Authorization:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class Authorization(Pretty):
     """A set-code authorization: the signer delegates its code to ``address``."""
 
     chain_id: int = wire("chainId", Q)
@@ -122,8 +134,8 @@ class Authorization:
     s: int = wire("s", Q)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LegacyTransaction:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class LegacyTransaction(Pretty):
     """A pre-typed transaction; ``v`` carries the chain id when replay-protected."""
 
     nonce: int = wire("nonce", Q)
@@ -148,8 +160,8 @@ class LegacyTransaction:
         return (self.v - 35) // 2 if self.v >= 35 else None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AccessListTransaction:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class AccessListTransaction(Pretty):
     chain_id: int = wire("chainId", Q)
     nonce: int = wire("nonce", Q)
     gas_price: int = wire("gasPrice", Q)
@@ -166,8 +178,8 @@ class AccessListTransaction:
     computed: ClassVar[tuple[tuple[str, str, Kind], ...]] = (("type", "type", Q), ("v", "y_parity", Q))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DynamicFeeTransaction:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class DynamicFeeTransaction(Pretty):
     chain_id: int = wire("chainId", Q)
     nonce: int = wire("nonce", Q)
     max_priority_fee_per_gas: int = wire("maxPriorityFeePerGas", Q)
@@ -185,8 +197,8 @@ class DynamicFeeTransaction:
     computed: ClassVar[tuple[tuple[str, str, Kind], ...]] = (("type", "type", Q), ("v", "y_parity", Q))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BlobTransaction:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class BlobTransaction(Pretty):
     chain_id: int = wire("chainId", Q)
     nonce: int = wire("nonce", Q)
     max_priority_fee_per_gas: int = wire("maxPriorityFeePerGas", Q)
@@ -206,8 +218,8 @@ class BlobTransaction:
     computed: ClassVar[tuple[tuple[str, str, Kind], ...]] = (("type", "type", Q), ("v", "y_parity", Q))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SetCodeTransaction:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class SetCodeTransaction(Pretty):
     chain_id: int = wire("chainId", Q)
     nonce: int = wire("nonce", Q)
     max_priority_fee_per_gas: int = wire("maxPriorityFeePerGas", Q)
@@ -235,8 +247,8 @@ Transaction: TypeAlias = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class IncludedTransaction:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class IncludedTransaction(Pretty):
     """A transaction as it stands in a block: where it is, who sent it, what gas price it paid.
 
     The sender is recovered once, at import, and stored.
@@ -251,9 +263,16 @@ class IncludedTransaction:
     gas_price: int = wire("gasPrice", Q)
     """The effective gas price: base fee plus the tip the fee caps allowed."""
 
+    def _summary(self) -> Iterator[tuple[str, Any]]:
+        tx = self.transaction
+        yield from (("hash", self.hash), ("block_number", self.block_number),
+                    ("index", self.index), ("type", tx.type), ("sender", self.sender),
+                    ("to", tx.to), ("value", tx.value), ("nonce", tx.nonce), ("gas", tx.gas),
+                    ("gas_price", self.gas_price), ("data", tx.data))
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Block:
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class Block(Pretty):
     """A block with its body; ``transactions`` carry their senders."""
 
     header: Header
@@ -265,19 +284,28 @@ class Block:
 
     @property
     def hash(self) -> Hash32:
+        """The header's hash."""
         return self.header.hash
 
     @property
     def number(self) -> int:
+        """The header's number."""
         return self.header.number
+
+    def _summary(self) -> Iterator[tuple[str, Any]]:
+        yield from self.header._summary()
+        yield from (("transactions", self.transactions), ("uncles", self.uncles))
+        if self.withdrawals is not None:
+            yield "withdrawals", self.withdrawals
+        yield "size", self.size
 
 
 # --------------------------------------------------------------------------------------------
 # Receipts and logs
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Log:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class Log(Pretty):
     address: Address = wire("address", D)
     topics: tuple[Hash32, ...] = wire("topics", D)
     data: bytes = wire("data", D)
@@ -291,8 +319,8 @@ class Log:
     removed: bool = wire("removed", B, default=False)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Receipt:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class Receipt(Pretty):
     """A transaction's receipt with the context the RPC answer carries.
 
     Before Byzantium a receipt commits to the intermediate state ``root``; later ones carry a
@@ -317,21 +345,32 @@ class Receipt:
     blob_gas_used: int | None = wire("blobGasUsed", Q, omit_none=True)
     blob_gas_price: int | None = wire("blobGasPrice", Q, omit_none=True)
 
+    def _summary(self) -> Iterator[tuple[str, Any]]:
+        yield from (("transaction_hash", self.transaction_hash),
+                    ("block_number", self.block_number),
+                    ("transaction_index", self.transaction_index))
+        yield ("status", self.status) if self.status is not None else ("root", self.root)
+        yield from (("sender", self.sender), ("to", self.to), ("gas_used", self.gas_used),
+                    ("effective_gas_price", self.effective_gas_price))
+        if self.contract_address is not None:
+            yield "contract_address", self.contract_address
+        yield "logs", self.logs
+
 
 # --------------------------------------------------------------------------------------------
 # Proofs
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StorageProof:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class StorageProof(Pretty):
     key: bytes = wire("key", Kind.SLOT)
     """The key as the caller wrote it (32 bytes, or shorter: then answered as a quantity)."""
     value: int = wire("value", Q)
     proof: tuple[bytes, ...] = wire("proof", D)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AccountProof:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class AccountProof(Pretty):
     """An EIP-1186 proof of one account and some of its storage slots."""
 
     address: Address = wire("address", D)
@@ -350,8 +389,8 @@ Tag: TypeAlias = Literal["latest", "earliest", "pending", "safe", "finalized"]
 TAGS: tuple[Tag, ...] = BLOCK_TAGS  # type: ignore[assignment]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BlockHashRef:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class BlockHashRef(Pretty):
     """A block named by hash (EIP-1898); ``require_canonical`` rejects non-canonical ones."""
 
     hash: Hash32
@@ -370,8 +409,8 @@ TopicFilter: TypeAlias = tuple[Hash32, ...] | None
 """One position of a topic filter: any of these hashes, or None for a wildcard."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LogFilter:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class LogFilter(Pretty):
     from_block: int | Tag = "latest"
     to_block: int | Tag = "latest"
     block_hash: Hash32 | None = None
@@ -395,8 +434,8 @@ class LogFilter:
         return len(self.addresses) + sum(len(t) for t in self.topics if t)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CallRequest:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class CallRequest(Pretty):
     """The call object of eth_call; None means "not given"."""
 
     sender: Address | None = None

@@ -13,8 +13,8 @@ eth_sendRawTransaction, and the test controls (evm_snapshot, evm_revert, anvil_s
 
 Requests still go through the JSON-RPC codec as bytes, exactly as they would over HTTP, so a
 test suite on this provider sees the answers (and the errors, such as a revert that web3.py
-turns into ``ContractLogicError``) the server would give. Needs the ``server`` extra (it
-brings web3); this module is never imported by the rest of ethread.
+turns into ``ContractLogicError``) the server would give. Needs the ``web3`` extra
+(``pip install 'ethread[web3]'``); this module is never imported by the rest of ethread.
 """
 
 from __future__ import annotations
@@ -22,9 +22,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from web3.providers.async_base import AsyncJSONBaseProvider
-from web3.providers.base import JSONBaseProvider
-from web3.types import RPCEndpoint, RPCResponse
+try:
+    from web3.providers.async_base import AsyncJSONBaseProvider
+    from web3.providers.base import JSONBaseProvider
+    from web3.types import RPCEndpoint, RPCResponse
+except ImportError as _missing:  # the web3 extra is optional: say how to get it
+    raise ImportError("ethread.web3 needs web3.py, which is not installed: "
+                      "pip install 'ethread[web3]'", name="web3") from _missing
 
 from ethread.backend import Backend
 from ethread.codec.dispatch import DEFAULT_CONTEXT, Context

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NoReturn
@@ -26,6 +27,7 @@ from ..errors import StateUnavailable, StoreError
 from ..forks import ChainConfig, network_config
 from ..models import Address, Hash32
 from ..progress import Progress
+from . import summary
 from .era_index import HistoryIndex
 from .history import BlockRecord, CachedHistory
 
@@ -94,8 +96,10 @@ class _EraRecords:
 
 def default_index_path(folder: Path) -> Path:
     """Beside the files when the folder is writable, else in the user's cache directory
-    (archives are often on read-only media)."""
-    if os.access(folder, os.W_OK):
+    (archives are often on read-only media). A folder whose permission bits forbid writing
+    counts as read-only even for root, who could write there anyway: someone marked it so.
+    Where the index went shows in the backend's ``repr`` and :attr:`EraBackend.index_path`."""
+    if os.access(folder, os.W_OK) and folder.stat().st_mode & stat.S_IWUSR:
         return folder / INDEX_NAME
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     digest = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
@@ -171,6 +175,21 @@ class EraBackend(CachedHistory):
             raise StoreError(f"{era.path}: accumulator root 0x{era.accumulator().hex()} does "
                              f"not match the name's {name.root_prefix}")
 
+    @property
+    def index_path(self) -> Path:
+        """Where the SQLite sidecar index of the folder lives (see :func:`default_index_path`)."""
+        return self._index.path
+
+    def _location(self) -> dict[str, str]:
+        return {"folder": f"{self.folder} ({len(self._files)} Era1 files)",
+                "index": str(self.index_path)}
+
+    def __repr__(self) -> str:
+        return summary.backend_repr(self, "EraBackend", self._location())
+
+    def _repr_html_(self) -> str:
+        return summary.backend_html(self, "EraBackend", self._location())
+
     def close(self) -> None:
         for era in self._files.values():
             era.close()
@@ -192,6 +211,23 @@ class EraBackend(CachedHistory):
         if era is None or not era.start <= number < era.end:
             return None
         return era
+
+    def missing_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
+        """Inclusive ``(first, last)`` spans of ``range(start, stop)`` that no file of the
+        folder holds (a gap between two archives, or outside them all), in order."""
+        missing: list[tuple[int, int]] = []
+        number = start
+        for era in self.files():
+            if era.end <= number:
+                continue
+            if number >= stop:
+                break
+            if era.start > number:
+                missing.append((number, min(era.start, stop) - 1))
+            number = max(number, era.end)
+        if number < stop:
+            missing.append((number, stop - 1))
+        return missing
 
     def total_difficulty(self, number: int) -> int | None:
         """Total difficulty through block ``number`` (what Era1 export needs)."""

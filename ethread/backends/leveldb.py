@@ -20,9 +20,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import plyvel
+try:
+    import plyvel
+except ImportError as _missing:  # the leveldb extra is optional: say how to get it
+    raise ImportError("ethread's LevelDB backend needs plyvel, which is not installed: "
+                      "pip install 'ethread[leveldb]'", name="plyvel") from _missing
 
+from ..display import html_table
 from ..errors import StoreError, StoreUnreadable
+from . import summary
 from .keyvalue import KeyValueBackend
 from .records import Batch
 
@@ -140,3 +146,13 @@ class LevelDBBackend(KeyValueBackend):
 
     def __enter__(self) -> LevelDBBackend:
         return self
+
+    def __repr__(self) -> str:
+        if self._leveldb._db.closed:
+            return f"LevelDBBackend(path={self.path}, closed)"
+        return summary.backend_repr(self, "LevelDBBackend", {"path": str(self.path)})
+
+    def _repr_html_(self) -> str:
+        if self._leveldb._db.closed:
+            return html_table("LevelDBBackend", [("path", str(self.path)), ("state", "closed")])
+        return summary.backend_html(self, "LevelDBBackend", {"path": str(self.path)})

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from ..backend import LogQuery, Pointer, pointer_number
 from ..models import Address, Block, Hash32, Header, Log, Receipt
+from . import summary
 from .logindex import Postings, candidate_blocks, collect_logs, log_keys, logs_of_receipts
 
 if TYPE_CHECKING:
@@ -48,6 +49,12 @@ class MemoryBackend:
         self._pointers: dict[str, int] = {}
         self._generation = 0
         self._write_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return summary.backend_repr(self, "MemoryBackend", {})
+
+    def _repr_html_(self) -> str:
+        return summary.backend_html(self, "MemoryBackend", {})
 
     # -- reading -----------------------------------------------------------------------------
 

@@ -33,7 +33,10 @@ def open_backend(
     if (db is None) == (era is None):
         raise StoreError("name exactly one of a LevelDB store (--db) or an Era1 folder (--era)")
     if db is not None:
-        from .leveldb import LevelDBBackend
+        try:
+            from .leveldb import LevelDBBackend
+        except ImportError as exc:
+            raise StoreError(str(exc)) from None
 
         return LevelDBBackend(db, create=create)
     from .era import EraBackend

@@ -26,6 +26,7 @@ from ..assemble import build_receipts, decode_block
 from ..backend import WritableBackend
 from ..encoding import (
     DecodeError,
+    TruncatedRLP,
     decode_header,
     encode_header,
     header_from_fields,
@@ -65,9 +66,20 @@ def import_chain(
         raise GenesisError(f"cannot read blocks file {blocks_path}: {exc.strerror}") from None
     try:
         raw_blocks = split_concatenated(data)
-    except DecodeError as exc:
-        raise ImportFailed(-1, "rlp", f"{blocks_path}: {exc}") from None
+    except TruncatedRLP as exc:
+        number = _number_after(exc.complete)
+        raise ImportFailed(number, "rlp", f"{blocks_path}: cut short or malformed from byte "
+                           f"{exc.position} of {len(data)}; the {len(exc.complete)} block(s) "
+                           "before it are whole") from None
     return importer.import_blocks(raw_blocks, progress=progress)
+
+
+def _number_after(complete: list[bytes]) -> int | None:
+    """The number of the block after the last of ``complete`` (None when unknown)."""
+    try:
+        return header_from_fields(rlp.decode(complete[-1])[0]).number + 1 if complete else None
+    except (rlp.DecodingError, DecodeError, IndexError, TypeError):
+        return None
 
 
 class ChainImporter:
@@ -147,7 +159,7 @@ class ChainImporter:
             items = rlp.decode(raw)
             header = header_from_fields(items[0])
         except (rlp.DecodingError, DecodeError, IndexError, TypeError) as exc:
-            raise ImportFailed(-1, "rlp", str(exc)) from None
+            raise ImportFailed(None, "rlp", str(exc)) from None
         number = header.number
         if self.backend.canonical_hash(number) == header.hash:
             return False
@@ -226,7 +238,11 @@ class ChainImporter:
         try:
             consensus.validate_seal(evm_header)
         except ValidationError as exc:
-            raise ImportFailed(number, field, f"proof-of-work seal: {exc}") from None
+            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid"
+            raise ImportFailed(number, field, f"proof-of-work seal: {first_line} (a chain whose "
+                               "blocks carry no real proof-of-work seal, such as a dev chain or "
+                               "test fixture, imports with --no-verify-seals, in Python "
+                               "verify_seals=False)") from None
 
     def _validate_uncles(self, vm_class: Any, evm_block: Any, header: Header,
                          items: list[Any], number: int) -> None:

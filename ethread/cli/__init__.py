@@ -16,6 +16,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ethread", description="Serve Ethereum chain data over JSON-RPC."
     )
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"ethread {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
         importlib.import_module(name).register(subparsers)

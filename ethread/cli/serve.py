@@ -142,6 +142,9 @@ def run(args: argparse.Namespace) -> int:
         config = build_config(args)
         if config.networks[0].backend == "demo" and not args.config:
             print("building the demo chain...", file=sys.stderr, flush=True)
+        if args.genesis and not args.blocks:
+            print("ethread serve: no --blocks given: serving the genesis block alone "
+                  "(give --blocks B to import a chain after it)", file=sys.stderr, flush=True)
         listening = runner.listen(config)
     except (ConfigError, LedgerError) as exc:
         print(f"ethread serve: error: {exc}", file=sys.stderr)

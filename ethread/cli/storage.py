@@ -20,11 +20,15 @@ from ..progress import ProgressBar
 
 def _guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     def wrapper(args: argparse.Namespace) -> int:
+        command = f"ethread {getattr(args, 'command', None) or run.__name__.removeprefix('run_')}"
         try:
             return run(args)
         except EthreadError as exc:
-            print(f"\nerror: {exc.message}", file=sys.stderr)
+            print(f"\n{command}: error: {exc.message}", file=sys.stderr)
             return 1
+        except ImportError as exc:  # an optional extra that is not installed
+            print(f"\n{command}: error: {exc}", file=sys.stderr)
+            return 2
         except KeyboardInterrupt:
             print("\ninterrupted", file=sys.stderr)
             return 130
@@ -52,6 +56,11 @@ def run_import(args: argparse.Namespace) -> int:
 def _export_source(args: argparse.Namespace) -> Any:
     from ..backends.open import open_backend
 
+    if not (args.genesis or args.blocks or args.db or args.from_era):
+        raise EthreadError("name the chain to export: --db DIR (a LevelDB store), --from-era DIR "
+                           "(Era1 files), or --genesis G with --blocks B")
+    if args.db and args.from_era:
+        raise EthreadError("name one chain to export: --db or --from-era, not both")
     if args.genesis or args.blocks:
         if not (args.genesis and args.blocks) or args.db or args.from_era:
             raise EthreadError("give --genesis with --blocks, or --db, or --from-era")
@@ -67,14 +76,34 @@ def _export_source(args: argparse.Namespace) -> Any:
     return open_backend(db=args.db, era=args.from_era)
 
 
-def run_export(args: argparse.Namespace) -> int:
-    from ..era1.export import export_era1
+def _export_target(args: argparse.Namespace) -> str:
+    if args.era and args.out and args.era != args.out:
+        raise EthreadError("give the output folder once: --era (Era1) or --out")
+    target: str | None = args.out or args.era
+    if target is None:
+        flag = "--era OUT (or --out OUT)" if args.format == "era1" else "--out OUT"
+        raise EthreadError(f"name the output folder: {flag}")
+    if args.format == "parquet" and args.era:
+        raise EthreadError("--era names an Era1 output folder; with --format parquet use --out")
+    return target
 
+
+def run_export(args: argparse.Namespace) -> int:
+    target = _export_target(args)
+    if args.format == "parquet":
+        from ..frames.extra import parquet
+
+        parquet()  # the frames extra, checked before any chain is opened
     backend = _export_source(args)
     bar = ProgressBar("exporting")
     try:
-        written = export_era1(backend, args.era, network=args.network, first=args.first,
-                              last=args.last, progress=bar)
+        if args.format == "parquet":
+            written = _export_parquet(backend, target, args, bar)
+        else:
+            from ..era1.export import export_era1
+
+            written = export_era1(backend, target, network=args.network, first=args.first,
+                                  last=args.last, progress=bar)
     finally:
         if isinstance(backend, Closeable):
             backend.close()
@@ -82,6 +111,26 @@ def run_export(args: argparse.Namespace) -> int:
     for path in written:
         print(path)
     return 0
+
+
+def _export_parquet(backend: Any, target: str, args: argparse.Namespace,
+                    bar: ProgressBar) -> list[Path]:
+    from ..frames.parquet import export_parquet
+    from ..frames.tables import TABLES
+
+    names = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else TABLES
+    unknown = [t for t in names if t not in TABLES]
+    if unknown:
+        raise EthreadError(f"no table {', '.join(unknown)}; the tables are {', '.join(TABLES)}")
+    earliest, head = backend.pointer("earliest"), backend.pointer("latest")
+    if head is None:
+        raise EthreadError("the chain holds no blocks")
+    first = args.first if args.first_given else earliest
+    last = args.last if args.last is not None else head
+    if last < first:
+        raise EthreadError(f"--last {last} is before the first block {first}")
+    return export_parquet(backend, target, first, last + 1, tables=names,
+                          progress=bar)
 
 
 def run_verify(args: argparse.Namespace) -> int:
@@ -137,6 +186,17 @@ def _verify_db(path: Path) -> int:
     return 0
 
 
+def _with_first(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Record whether --first was given (its default depends on the format)."""
+    def wrapper(args: argparse.Namespace) -> int:
+        args.first_given = args.first is not None
+        if args.first is None:
+            args.first = 0
+        return run(args)
+    wrapper.__name__ = run.__name__
+    return wrapper
+
+
 # --------------------------------------------------------------------------------------------
 
 
@@ -153,10 +213,17 @@ def register(subparsers: Any) -> None:
                    help="skip proof-of-work seal checks (chains with zero seals)")
     p.set_defaults(run=_guarded(run_import))
 
-    p = subparsers.add_parser("export", help="write Era1 files from a backend",
+    p = subparsers.add_parser("export", help="write Era1 files or Parquet tables from a backend",
                               description="Write the proof-of-work blocks of a chain as Era1 "
-                              "files (8,192 blocks each) readable by other clients.")
-    p.add_argument("--era", required=True, help="output folder for the .era1 files")
+                              "files (8,192 blocks each) readable by other clients, or "
+                              "(--format parquet) its blocks, transactions, receipts, logs, "
+                              "withdrawals and uncles as Parquet tables.")
+    p.add_argument("--format", choices=("era1", "parquet"), default="era1",
+                   help="era1 (default) or parquet (needs the frames extra)")
+    p.add_argument("--era", help="output folder for the .era1 files")
+    p.add_argument("--out", help="output folder (either format)")
+    p.add_argument("--tables", help="parquet: comma-separated tables (default: all of "
+                   "blocks,transactions,receipts,logs,withdrawals,uncles)")
     p.add_argument("--db", help="source: a LevelDB store")
     p.add_argument("--from-era", help="source: a folder of Era1 files")
     p.add_argument("--genesis", help="source: genesis.json (with --blocks), imported in memory")
@@ -165,10 +232,12 @@ def register(subparsers: Any) -> None:
                    help="with --genesis/--blocks: skip proof-of-work seal checks")
     p.add_argument("--network", help="network name in the file names (default: mainnet or "
                    "sepolia by chain id)")
-    p.add_argument("--first", type=int, default=0, help="first block (a multiple of 8192)")
-    p.add_argument("--last", type=int, default=None, help="last block (default: the last "
-                   "proof-of-work block)")
-    p.set_defaults(run=_guarded(run_export))
+    p.add_argument("--first", type=int, default=None,
+                   help="first block (era1: a multiple of 8192, default 0; parquet: default "
+                   "the earliest block held)")
+    p.add_argument("--last", type=int, default=None, help="last block (default: era1 the last "
+                   "proof-of-work block, parquet the head)")
+    p.set_defaults(run=_guarded(_with_first(run_export)))
 
     p = subparsers.add_parser("verify", help="verify Era1 files or a LevelDB store end to end",
                               description="Check every block of Era1 files against its header "

@@ -1,0 +1,191 @@
+"""Chain data as Arrow tables, for notebooks and data tools.
+
+    from ethread import frames
+    blocks = frames.blocks(backend, 0, 10_000)          # blocks 0..9,999: stop is excluded
+    txs = frames.transactions(backend, 0, 10_000).to_pandas()
+    transfers = frames.logs(backend, 0, 10_000, address=token, abi=erc20_abi)
+
+Each function reads ``range(start, stop)`` of any backend and answers a ``pyarrow.Table``
+with one row per item (block, transaction, receipt, log, withdrawal, uncle). ``.to_pandas()``
+and ``polars.from_arrow(table)`` convert it without copying the work again.
+
+Column types (see :mod:`ethread.frames.columns` for the reasoning):
+
+- counts, gas, nonces, indexes, block numbers: ``uint64``;
+- wei-sized numbers (value, gas price, fee caps, base fee, difficulty, decoded ``uint256``):
+  ``decimal128(38, 0)``, exact up to 10^38 - 1 (far above any real amount of ether: a float
+  would round wei, and polars reads no wider decimal); a column with a larger value (a
+  ``uint256`` near its maximum) holds exact decimal strings instead;
+- hashes and addresses: ``0x`` hex strings; input, data, extra data, blooms: ``binary``;
+- timestamps: ``timestamp[s, UTC]``.
+
+A range holding a block the backend lacks (past the head, or in a gap between Era1 archives)
+raises :class:`~ethread.errors.MissingBlocks` naming the missing blocks before any is read.
+Ranges of 2,048 blocks or more show a tqdm progress bar; ``progress=False`` turns it off.
+
+Needs the ``frames`` extra (``pip install 'ethread[frames]'``: pyarrow); without
+it these functions raise :class:`~ethread.frames.extra.MissingExtra` saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..backend import LogQuery, LogSource
+from ..iteration import ReceiptRangeSource, check_range
+from ..models import Address, Hash32, TopicFilter
+from . import columns as c
+from .abi import decoded_columns, parse_abi
+from .extra import MissingExtra, pyarrow
+from .tables import LOG_COLUMNS, TABLES, collect, log_row, progress_bar
+
+__all__ = [
+    "TABLES",
+    "MissingExtra",
+    "blocks",
+    "logs",
+    "receipts",
+    "tables",
+    "transactions",
+    "uncles",
+    "withdrawals",
+]
+
+LOG_CHUNK = 8192
+"""Blocks per log query while :func:`logs` walks a range (the progress bar's step)."""
+
+
+def tables(backend: ReceiptRangeSource, start: int, stop: int,
+           names: Iterable[str] = TABLES, *, progress: bool = True) -> dict[str, Any]:
+    """Several tables of ``range(start, stop)`` from a single pass over its blocks: a dict
+    from each name in ``names`` (any of ``blocks``, ``transactions``, ``receipts``, ``logs``,
+    ``withdrawals``, ``uncles``) to its ``pyarrow.Table``."""
+    return collect(backend, start, stop, names, progress=progress)
+
+
+def blocks(backend: ReceiptRangeSource, start: int, stop: int, *, progress: bool = True) -> Any:
+    """One row per block of ``range(start, stop)``: number, hash, parent_hash, timestamp,
+    miner, gas_limit, gas_used, base_fee_per_gas, difficulty, size, transaction_count,
+    uncle_count, withdrawal_count, the roots, logs_bloom, extra_data and the fork-dependent
+    header fields (null before their fork)."""
+    return collect(backend, start, stop, ["blocks"], progress=progress)["blocks"]
+
+
+def transactions(backend: ReceiptRangeSource, start: int, stop: int, *,
+                 progress: bool = True) -> Any:
+    """One row per transaction of ``range(start, stop)``, in chain order: block_number,
+    block_hash, timestamp, transaction_index, hash, type, from, to (null for a contract
+    creation), value, nonce, gas, gas_price (the effective price paid), the fee caps (null
+    where the type has none), input, chain_id, v (``y_parity`` for typed transactions), r, s,
+    access_list_size, blob_versioned_hashes and authorization_count."""
+    return collect(backend, start, stop, ["transactions"], progress=progress)["transactions"]
+
+
+def receipts(backend: ReceiptRangeSource, start: int, stop: int, *, progress: bool = True) -> Any:
+    """One row per receipt of ``range(start, stop)``, with its transaction's hash, from, to
+    and value beside status (null before Byzantium, where ``root`` is set instead), gas_used,
+    cumulative_gas_used, effective_gas_price, contract_address, log_count, the blob gas
+    fields and logs_bloom."""
+    return collect(backend, start, stop, ["receipts"], progress=progress)["receipts"]
+
+
+def withdrawals(backend: ReceiptRangeSource, start: int, stop: int, *,
+                progress: bool = True) -> Any:
+    """One row per validator withdrawal of ``range(start, stop)``: block_number, block_hash,
+    timestamp, index, validator_index, address and amount_gwei."""
+    return collect(backend, start, stop, ["withdrawals"], progress=progress)["withdrawals"]
+
+
+def uncles(backend: ReceiptRangeSource, start: int, stop: int, *, progress: bool = True) -> Any:
+    """One row per uncle header included by a block of ``range(start, stop)``: the
+    including block's number and hash, uncle_index, and the uncle's number, hash,
+    parent_hash, miner, timestamp, difficulty, gas_limit and gas_used."""
+    return collect(backend, start, stop, ["uncles"], progress=progress)["uncles"]
+
+
+class _LogRangeSource(ReceiptRangeSource, LogSource):
+    """What :func:`logs` reads."""
+
+
+def logs(
+    backend: _LogRangeSource,
+    start: int,
+    stop: int,
+    *,
+    address: Address | str | Sequence[Address | str] | None = None,
+    topics: Sequence[TopicFilter | Hash32 | str | None] = (),
+    abi: Any = None,
+    progress: bool = True,
+) -> Any:
+    """One row per log of ``range(start, stop)`` matching ``address`` and ``topics`` (as in
+    eth_getLogs: a list of positions, each None, a topic, or a list of alternatives), read
+    through the backend's log index so that a selective query skips blocks without a match.
+
+    Columns: block_number, block_hash, timestamp, transaction_index, transaction_hash,
+    log_index (within the block), address, topic0..topic3 (null past the log's topics), data.
+
+    ``abi`` (a contract ABI as a list or JSON text, or one event entry) decodes the logs with
+    eth-abi: unless ``topics`` is given, only logs whose topic0 is one of the ABI's events are
+    kept, and the table gains ``event``, ``decoded`` and one column per event argument (see
+    :mod:`ethread.frames.abi`).
+    """
+    pyarrow()  # say what to install before any work
+    events = parse_abi(abi) if abi is not None else None
+    addresses = _addresses(address)
+    wanted: list[TopicFilter] = [_topic_filter(t) for t in topics]
+    if events is not None and not topics:
+        wanted = [tuple(e.topic0 for e in events)]
+    if len(wanted) > 4:
+        raise ValueError("a log has at most 4 topics")
+    check_range(backend, start, stop)
+    cols: dict[str, tuple[c.Column, list[Any]]] = {name: (kind, []) for name, kind in LOG_COLUMNS}
+    raw: list[tuple[bytes | None, Sequence[bytes], bytes]] = []
+    bar = progress_bar(stop - start, progress)
+    try:
+        for lo in range(start, stop, LOG_CHUNK):
+            hi = min(stop, lo + LOG_CHUNK)
+            query = LogQuery(from_number=lo, to_number=hi - 1, addresses=addresses,
+                             topics=tuple(wanted))
+            for log in backend.logs(query):
+                for (_, values), value in zip(cols.values(), log_row(log), strict=True):
+                    values.append(value)
+                if events is not None:
+                    raw.append((log.topics[0] if log.topics else None, log.topics, log.data))
+            if bar is not None:
+                bar.update(hi - lo)
+    finally:
+        if bar is not None:
+            bar.close()
+    columns: dict[str, tuple[c.Column, list[Any]]] = dict(cols)
+    if events is not None:
+        columns.update(decoded_columns(events, set(columns), raw))
+    return c.table(columns)
+
+
+def _bytes(value: bytes | str, size: int, what: str) -> bytes:
+    if isinstance(value, str):
+        text = value[2:] if value.startswith(("0x", "0X")) else value
+        try:
+            value = bytes.fromhex(text)
+        except ValueError:
+            raise ValueError(f"{what} {value!r} is not hex") from None
+    if len(value) != size:
+        raise ValueError(f"{what} must be {size} bytes, got {len(value)}")
+    return value
+
+
+def _addresses(address: Address | str | Sequence[Address | str] | None) -> tuple[Address, ...]:
+    if address is None:
+        return ()
+    if isinstance(address, (bytes, str)):
+        return (_bytes(address, 20, "address"),)
+    return tuple(_bytes(a, 20, "address") for a in address)
+
+
+def _topic_filter(topic: TopicFilter | Hash32 | str | None) -> TopicFilter:
+    if topic is None:
+        return None
+    if isinstance(topic, (bytes, str)):
+        return (_bytes(topic, 32, "topic"),)
+    return tuple(_bytes(t, 32, "topic") for t in topic)

@@ -1,0 +1,43 @@
+"""The optional libraries of :mod:`ethread.frames`, imported on first use.
+
+``pip install 'ethread[frames]'`` brings pyarrow (tqdm and eth-abi are in the core); ethread
+installs and imports without them, and a frame asked for without them raises
+:class:`MissingExtra` saying what to install.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+
+class MissingExtra(ImportError):
+    """A library of the ``frames`` extra is not installed."""
+
+
+def _load(module: str, package: str) -> ModuleType:
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingExtra(f"ethread.frames needs {package}, which is not installed: "
+                           "pip install 'ethread[frames]'") from exc
+
+
+def pyarrow() -> ModuleType:
+    """The ``pyarrow`` module."""
+    return _load("pyarrow", "pyarrow")
+
+
+def parquet() -> ModuleType:
+    """The ``pyarrow.parquet`` module."""
+    return _load("pyarrow.parquet", "pyarrow")
+
+
+def tqdm() -> ModuleType:
+    """The ``tqdm.auto`` module (a widget in notebooks, a text bar elsewhere)."""
+    return _load("tqdm.auto", "tqdm")
+
+
+def eth_abi() -> ModuleType:
+    """The ``eth_abi`` module."""
+    return _load("eth_abi", "eth-abi")

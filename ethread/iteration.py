@@ -1,0 +1,123 @@
+"""Blocks of a range, in order, with gaps reported rather than skipped.
+
+    for block in ethread.iter_blocks(backend, 0, 1000):   # blocks 0..999, as range() counts
+        ...
+
+Single-block lookups (:mod:`ethread.methods`, the backend protocols) answer None for a block
+that is not held, as the JSON-RPC interface requires. Code that walks a range instead wants to
+know: :func:`check_range` raises :class:`~ethread.errors.MissingBlocks` naming every missing
+span (past the head, before the earliest block held, or in a gap between Era1 archives) before
+any block is read, and the iterators raise it too should a block vanish while they run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol, runtime_checkable
+
+from .backend import BlockSource, ChainPointers, HeaderSource, ReceiptSource
+from .errors import MissingBlocks
+from .models import Block, Receipt
+
+
+@runtime_checkable
+class GapSource(Protocol):
+    """A backend whose held blocks may have holes (Era1 archives with a file missing)."""
+
+    def missing_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
+        """Inclusive ``(first, last)`` spans of ``range(start, stop)`` not held, in order."""
+        ...
+
+
+class RangeSource(HeaderSource, BlockSource, ChainPointers, Protocol):
+    """What walking a range of blocks reads from a backend."""
+
+
+class ReceiptRangeSource(RangeSource, ReceiptSource, Protocol):
+    """What walking a range of blocks with their receipts reads."""
+
+
+def missing_blocks(backend: RangeSource, start: int, stop: int) -> list[tuple[int, int]]:
+    """The inclusive ``(first, last)`` spans of ``range(start, stop)`` that ``backend`` does
+    not hold, in order (empty when it holds them all)."""
+    _check_bounds(start, stop)
+    if start == stop:
+        return []
+    earliest = backend.pointer("earliest")
+    latest = backend.pointer("latest")
+    if earliest is None or latest is None:
+        return [(start, stop - 1)]
+    missing: list[tuple[int, int]] = []
+    if start < earliest:
+        missing.append((start, min(stop, earliest) - 1))
+    lo, hi = max(start, earliest), min(stop, latest + 1)
+    if lo < hi and isinstance(backend, GapSource):
+        missing.extend(backend.missing_ranges(lo, hi))
+    if stop > latest + 1:
+        missing.append((max(start, latest + 1), stop - 1))
+    return missing
+
+
+def check_range(backend: RangeSource, start: int, stop: int) -> None:
+    """Raise :class:`~ethread.errors.MissingBlocks` unless ``backend`` holds every block of
+    ``range(start, stop)``."""
+    missing = missing_blocks(backend, start, stop)
+    if missing:
+        raise MissingBlocks(missing, _held(backend))
+
+
+def iter_blocks(backend: RangeSource, start: int, stop: int) -> Iterator[Block]:
+    """The canonical blocks ``start, start + 1, ..., stop - 1`` in order.
+
+    The range is checked when this is called (not when iteration begins): a range that
+    crosses a gap raises :class:`~ethread.errors.MissingBlocks` naming the missing blocks.
+    """
+    check_range(backend, start, stop)
+    return _blocks(backend, start, stop)
+
+
+def iter_blocks_with_receipts(
+    backend: ReceiptRangeSource, start: int, stop: int
+) -> Iterator[tuple[Block, tuple[Receipt, ...]]]:
+    """Like :func:`iter_blocks`, each block with its receipts (in transaction order)."""
+    check_range(backend, start, stop)
+    return _with_receipts(backend, start, stop)
+
+
+def _blocks(backend: RangeSource, start: int, stop: int) -> Iterator[Block]:
+    for number in range(start, stop):
+        block_hash = backend.canonical_hash(number)
+        block = backend.block_by_hash(block_hash) if block_hash is not None else None
+        if block is None:
+            raise MissingBlocks([(number, number)], _held(backend))
+        yield block
+
+
+def _with_receipts(
+    backend: ReceiptRangeSource, start: int, stop: int
+) -> Iterator[tuple[Block, tuple[Receipt, ...]]]:
+    for block in _blocks(backend, start, stop):
+        receipts = backend.receipts(block.hash)
+        if receipts is None:
+            raise MissingBlocks([(block.number, block.number)],
+                                f"block {block.number} is held without its receipts")
+        yield block, receipts
+
+
+def _check_bounds(start: int, stop: int) -> None:
+    for name, value in (("start", start), ("stop", stop)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be a block number (int), not {type(value).__name__}")
+        if value < 0:
+            raise ValueError(f"{name} must not be negative (got {value})")
+    if stop < start:
+        raise ValueError(f"stop ({stop}) is before start ({start}); the range is start..stop-1")
+
+
+def _held(backend: RangeSource) -> str:
+    earliest, latest = backend.pointer("earliest"), backend.pointer("latest")
+    if latest is None:
+        return "the backend holds no blocks"
+    gaps = isinstance(backend, GapSource) and backend.missing_ranges(earliest or 0, latest + 1)
+    held = f"the backend holds blocks {earliest}..{latest}"
+    return held + (" with gaps between its archives" if gaps else "")

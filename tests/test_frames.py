@@ -1,0 +1,213 @@
+"""ethread.frames: Arrow tables of a block range, checked against the models they come from."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from eth_utils import keccak
+
+import ethread
+from ethread import frames
+from ethread.backends.era import EraBackend
+from ethread.devchain import DevChain, contracts, demo_chain
+from ethread.errors import MissingBlocks
+
+from .conftest import conformance_dir
+
+SEPOLIA_21 = range(21 * 8192, 22 * 8192)
+
+ERC20_ABI = [
+    {"type": "event", "name": "Transfer", "anonymous": False, "inputs": [
+        {"name": "from", "type": "address", "indexed": True},
+        {"name": "to", "type": "address", "indexed": True},
+        {"name": "value", "type": "uint256", "indexed": False}]},
+    {"type": "event", "name": "Approval", "anonymous": False, "inputs": [
+        {"name": "owner", "type": "address", "indexed": True},
+        {"name": "spender", "type": "address", "indexed": True},
+        {"name": "value", "type": "uint256", "indexed": False}]},
+]
+TRANSFER = keccak(b"Transfer(address,address,uint256)")
+APPROVAL = keccak(b"Approval(address,address,uint256)")
+
+
+@pytest.fixture(scope="module")
+def sepolia(tmp_path_factory: pytest.TempPathFactory) -> EraBackend:
+    index = tmp_path_factory.mktemp("era-index") / "index.sqlite"
+    return EraBackend(conformance_dir() / "era1", index_path=index)
+
+
+@pytest.fixture(scope="module")
+def demo() -> ethread.MemoryBackend:
+    backend = ethread.MemoryBackend()
+    demo_chain(backend)
+    return backend
+
+
+def test_sepolia_file_21(sepolia: EraBackend) -> None:
+    blocks = frames.blocks(sepolia, SEPOLIA_21.start, SEPOLIA_21.stop, progress=False)
+    assert blocks.num_rows == 8192
+    assert blocks["number"].to_pylist() == list(SEPOLIA_21)
+    assert blocks.schema.field("hash").type == pa.string()
+    assert blocks.schema.field("difficulty").type == pa.decimal128(38, 0)
+    head = sepolia.block_by_hash(sepolia.canonical_hash(SEPOLIA_21.stop - 1) or b"")
+    assert head is not None
+    assert blocks["hash"][-1].as_py() == "0x" + head.hash.hex()
+    assert blocks["difficulty"][-1].as_py() == Decimal(head.header.difficulty)
+
+    txs = frames.transactions(sepolia, SEPOLIA_21.start, SEPOLIA_21.stop, progress=False)
+    receipts = frames.receipts(sepolia, SEPOLIA_21.start, SEPOLIA_21.stop, progress=False)
+    assert txs.num_rows == 93 and receipts.num_rows == 93
+    for table in (txs, receipts):
+        assert {"hash", "from", "to", "value"} <= set(table.column_names)
+        assert table.schema.field("value").type == pa.decimal128(38, 0)
+    assert txs["hash"].to_pylist() == receipts["hash"].to_pylist()
+    assert sum(blocks["transaction_count"].to_pylist()) == 93
+    # Every row agrees with the models the RPC methods answer from.
+    for row in txs.to_pylist()[::10]:
+        location = sepolia.transaction_location(bytes.fromhex(row["hash"][2:]))
+        assert location is not None
+        block = sepolia.block_by_hash(location[0])
+        assert block is not None
+        included = block.transactions[location[1]]
+        assert row["from"] == "0x" + included.sender.hex()
+        assert row["to"] == ("0x" + included.transaction.to.hex() if included.transaction.to else None)
+        assert row["value"] == Decimal(included.transaction.value)
+        assert row["block_number"] == block.number
+        assert row["gas_price"] == Decimal(included.gas_price)
+    statuses = receipts["status"].to_pylist()
+    assert set(statuses) <= {0, 1} and statuses.count(1) > 0
+
+
+def test_a_range_across_the_gap_names_the_missing_blocks(sepolia: EraBackend) -> None:
+    with pytest.raises(MissingBlocks) as caught:
+        frames.blocks(sepolia, 8000, 8200, progress=False)
+    assert caught.value.missing == [(8192, 8199)]
+    assert "8192..8199" in caught.value.message
+    with pytest.raises(MissingBlocks) as caught:
+        list(ethread.iter_blocks(sepolia, 180_000, 180_300))
+    assert caught.value.missing == [(180_224, 180_299)]
+    with pytest.raises(MissingBlocks):
+        frames.logs(sepolia, 0, 200_000, progress=False)
+    # A single-block lookup in the gap still answers None, as the RPC requires.
+    assert sepolia.canonical_hash(9000) is None
+    assert ethread.methods.get_block_by_number(sepolia, 9000) is None
+
+
+def test_iter_blocks_in_order(sepolia: EraBackend) -> None:
+    numbers = [b.number for b in ethread.iter_blocks(sepolia, 8100, 8192)]
+    assert numbers == list(range(8100, 8192))
+    pairs = list(ethread.iter_blocks_with_receipts(sepolia, SEPOLIA_21.start, SEPOLIA_21.start + 50))
+    assert [len(b.transactions) for b, _ in pairs] == [len(r) for _, r in pairs]
+    with pytest.raises(ValueError, match="before start"):
+        ethread.iter_blocks(sepolia, 10, 5)
+    assert list(ethread.iter_blocks(sepolia, 10, 10)) == []
+
+
+def test_demo_tables_match_models(demo: ethread.MemoryBackend) -> None:
+    head = demo.pointer("latest")
+    assert head is not None
+    tables = frames.tables(demo, 0, head + 1, progress=False)
+    assert set(tables) == set(frames.TABLES)
+    blocks = [b for b in ethread.iter_blocks(demo, 0, head + 1)]
+    pairs = list(ethread.iter_blocks_with_receipts(demo, 0, head + 1))
+    assert tables["blocks"].num_rows == head + 1
+    assert tables["transactions"].num_rows == sum(len(b.transactions) for b in blocks)
+    assert tables["receipts"].num_rows == tables["transactions"].num_rows
+    logs = [log for _, receipts in pairs for r in receipts for log in r.logs]
+    assert tables["logs"].num_rows == len(logs) > 0
+    assert tables["logs"]["data"].to_pylist() == [log.data for log in logs]
+    assert tables["logs"]["topic0"].to_pylist() == [
+        "0x" + log.topics[0].hex() if log.topics else None for log in logs]
+    withdrawals = [w for b in blocks for w in b.withdrawals or ()]
+    assert tables["withdrawals"].num_rows == len(withdrawals) > 0
+    assert tables["withdrawals"]["amount_gwei"].to_pylist() == [w.amount for w in withdrawals]
+    uncles = [u for b in blocks for u in b.uncles]
+    assert tables["uncles"].num_rows == len(uncles) > 0
+    assert tables["uncles"]["hash"].to_pylist() == ["0x" + u.hash.hex() for u in uncles]
+    # The same logs come through the log index, one call per chunk of the range.
+    assert frames.logs(demo, 0, head + 1, progress=False).equals(tables["logs"])
+    # Pre-Byzantium receipts carry a root and no status; the columns say so with nulls.
+    receipts = tables["receipts"].to_pylist()
+    assert all((r["status"] is None) != (r["root"] is None) for r in receipts)
+    assert tables["transactions"]["to"].null_count > 0  # contract creations
+
+
+def _token_chain() -> tuple[ethread.MemoryBackend, bytes, list[tuple[bytes, bytes, int]]]:
+    backend = ethread.MemoryBackend()
+    chain = DevChain(backend)
+    sender = chain.accounts[0]
+    token = chain.deploy(sender, contracts.LOG_EMITTER)
+    chain.mine()
+    sent = []
+    for i in range(12):
+        a, b = chain.accounts[i % 3].address, chain.accounts[3 + i % 4].address
+        amount = (i + 1) * 10**18 if i != 5 else 2**256 - 1
+        word = lambda x: b"\x00" * 12 + x  # noqa: E731
+        chain.send(sender, token, data=contracts.log_calldata([TRANSFER, word(a), word(b)],
+                                                               amount.to_bytes(32, "big")))
+        sent.append((a, b, amount))
+        if i % 4 == 0:  # an approval (filtered out by topic) and an ERC-721-shaped Transfer
+            chain.send(sender, token, data=contracts.log_calldata(
+                [APPROVAL, word(a), word(b)], (7).to_bytes(32, "big")))
+        chain.mine()
+    chain.send(sender, token, data=contracts.log_calldata(
+        [TRANSFER, b"\x00" * 32, b"\x00" * 32, (1).to_bytes(32, "big")]))
+    chain.mine()
+    return backend, token, sent
+
+
+def test_logs_decoded_with_an_abi() -> None:
+    backend, token, sent = _token_chain()
+    head = backend.pointer("latest")
+    assert head is not None
+    transfer_only = [e for e in ERC20_ABI if e["name"] == "Transfer"]
+    table = frames.logs(backend, 0, head + 1, address=token, abi=transfer_only, progress=False)
+    assert table.num_rows == len(sent) + 1  # the ERC-721-shaped one stays, undecoded
+    rows = table.to_pylist()
+    decoded = [r for r in rows if r["decoded"]]
+    assert [(r["from"], r["to"], r["value"]) for r in decoded] == [
+        ("0x" + a.hex(), "0x" + b.hex(), str(v)) for a, b, v in sent]  # 2**256-1: exact text
+    assert rows[-1]["decoded"] is False and rows[-1]["from"] is None
+    assert all(r["event"] == "Transfer" for r in rows)
+    # Blocks 2-6 hold transfers 0-4, without the oversized amount: decimal128(38, 0).
+    small = frames.logs(backend, 0, 7, address="0x" + token.hex(), abi=transfer_only,
+                        progress=False)
+    assert small.schema.field("value").type == pa.decimal128(38, 0)
+    assert small["value"].to_pylist() == [Decimal(v) for _, _, v in sent[:5]]
+    both = frames.logs(backend, 0, head + 1, abi=ERC20_ABI, progress=False)
+    assert both["event"].to_pylist().count("Approval") == 3
+    assert "owner" in both.column_names and "spender" in both.column_names
+
+
+def test_missing_extra_is_a_clear_error(tmp_path: Path) -> None:
+    """The core imports and runs without pyarrow; frames then say what to install."""
+    script = tmp_path / "no_pyarrow.py"
+    script.write_text(
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('pyarrow', 'tqdm', 'plyvel', 'web3'):\n"
+        "            raise ImportError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import ethread\n"
+        "from ethread import frames\n"
+        "backend = ethread.MemoryBackend()\n"
+        "try:\n"
+        "    frames.blocks(backend, 0, 1)\n"
+        "except frames.MissingExtra as exc:\n"
+        "    print('missing:', exc)\n"
+        "try:\n"
+        "    ethread.LevelDBBackend\n"
+        "except ImportError as exc:\n"
+        "    print('leveldb:', exc)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "missing: ethread.frames needs pyarrow" in done.stdout
+    assert "pip install 'ethread[frames]'" in done.stdout
+    assert "leveldb: ethread's LevelDB backend needs plyvel" in done.stdout
