@@ -33,7 +33,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 def test_serve_port_out_of_range(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--port", "99999"]) == 2
     err = capsys.readouterr().err
-    assert "port must be a port number (0..65535), got 99999" in err
+    assert "ethread serve: error: server.port must be between 0 and 65535, got 99999" in err
     assert "Traceback" not in err
 
 

@@ -270,7 +270,6 @@ def validate(config: ServerConfig) -> ServerConfig:
     """Check the cross-entry rules; return the config unchanged when it holds."""
     if not config.networks:
         raise ConfigError("at least one network is needed")
-    _port(config.port, "port")
     names = [n.name for n in config.networks]
     if len(set(names)) != len(names):
         raise ConfigError(f"network names must be unique: {names}")
