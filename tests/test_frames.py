@@ -141,7 +141,7 @@ def _token_chain() -> tuple[ethread.MemoryBackend, bytes, list[tuple[bytes, byte
     backend = ethread.MemoryBackend()
     chain = DevChain(backend)
     sender = chain.accounts[0]
-    token = chain.deploy(sender, contracts.LOG_EMITTER)
+    token = chain.deploy_runtime(sender, contracts.LOG_EMITTER)
     chain.mine()
     sent = []
     for i in range(12):
