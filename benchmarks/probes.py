@@ -5,7 +5,7 @@ the library, and print what each one measured.
 
 Every probe is bounded: a client gives up after ``--wait`` seconds (default 15) and says so,
 so the script also runs against an ethread without the fixes (put that checkout first on
-PYTHONPATH; the servers are started with ``sys.executable -m ethread.cli serve`` and only with
+PYTHONPATH; the servers are started with this Python's ``ethread.cli`` and only with
 flags every version knows). Servers listen on loopback and are stopped at the end of each
 probe. Figures: wall times, the server's resident memory (from /proc) and CPU seconds.
 """
@@ -39,6 +39,8 @@ KEY = "ethread-demo-key"
 ENDLESS = {"data": "0x5b600056", "gas": "0x7fffffffffffffff"}
 RETURN_ONE = {"data": "0x600160005260206000f3"}
 WAIT = 15.0
+ETHREAD = [sys.executable, "-c", "import sys; from ethread.cli import main; sys.exit(main())"]
+"""The ``ethread`` command of whichever ethread this Python imports (PYTHONPATH decides)."""
 
 
 def call(method: str, params: Sequence[Any] = (), request_id: Any = 1) -> dict[str, Any]:
@@ -50,7 +52,7 @@ class Server:
 
     def __init__(self, *args: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "ethread.cli", "serve", "--port", "0", "--ledger", ":memory:",
+            [*ETHREAD, "serve", "--port", "0", "--ledger", ":memory:",
              "--no-access-log", *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -125,6 +127,12 @@ def post(url: str, body: Any, raw: bytes | None = None, timeout: float = WAIT,
         return 0, "", b""
 
 
+def knows(flag: str) -> bool:
+    """Whether this ethread's ``serve`` has ``flag``."""
+    done = subprocess.run([*ETHREAD, "serve", "--help"], capture_output=True, text=True)
+    return flag in done.stdout
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     started = time.monotonic()
     result = fn()
@@ -151,7 +159,11 @@ def probe_batch_answer() -> None:
     calls = [call("eth_getLogs", [{"fromBlock": "0x0", "toBlock": "latest"}], i)
              for i in range(1000)]
     blocks = [call("eth_getBlockByNumber", [hex(i % 50), True], i) for i in range(1000)]
-    with serving() as server:
+    bound = ("--max-response-bytes", "5000000") if knows("--max-response-bytes") else ()
+    if bound:
+        print("  (the server's answer bound set to 5,000,000 bytes: the demo chain's answers "
+              "stay under the default 25 MB)")
+    with serving(*bound) as server:
         for name, batch in (("eth_getLogs over the demo chain", calls),
                             ("eth_getBlockByNumber full", blocks)):
             before = server.rss_mb()
@@ -189,11 +201,13 @@ def probe_endless_call() -> None:
                   f"{describe(raw) if status else 'no answer'} in {seconds:.2f} s")
             for loop in loops:
                 loop.result()
+        time.sleep(1)
         cpu = server.cpu_seconds()
         post(server.url, call("eth_call", [ENDLESS]), timeout=1.0)
         time.sleep(WAIT)
-        print(f"  a client that gave up after 1 s cost {server.cpu_seconds() - cpu - 1:.1f} "
-              f"CPU-seconds more over the next {WAIT:g} s")
+        print(f"  a client that gave up after 1 s: the server used "
+              f"{server.cpu_seconds() - cpu:.1f} CPU-seconds in the {WAIT + 1:g} s from its "
+              "request")
     with serving() as server:
         pool = ThreadPoolExecutor(4)
         loops = [pool.submit(post, server.url, call("eth_call", [ENDLESS], i), None, 60)
@@ -221,7 +235,7 @@ def probe_ws_outbox() -> None:
     """3: a WebSocket client that sends large batches and never reads."""
     from websockets.sync.client import connect
 
-    batch = json.dumps([call("eth_getBlockByNumber", [hex(i % 50), True], i)
+    batch = json.dumps([call("eth_getLogs", [{"fromBlock": "0x0", "toBlock": "latest"}], i)
                         for i in range(1000)])
     with serving() as server:
         before = server.rss_mb()
@@ -242,7 +256,8 @@ def probe_ws_outbox() -> None:
             time.sleep(0.05)
         ws.socket.close()
         time.sleep(3)
-        print(f"  WS client not reading: {sent} batches sent in "
+        print(f"  WS client not reading, batches of 1000 eth_getLogs (18 MB answers): "
+              f"{sent} batches sent in "
               f"{time.monotonic() - started - 3:.0f} s, RSS {before:.0f} -> peak {peak:.0f} MB, "
               + (f"disconnected after {closed_after:.1f} s" if closed_after is not None
                  else "not disconnected")
@@ -289,8 +304,9 @@ def probe_nesting() -> None:
 
 
 def _imported_store(where: Path) -> Path:
+    where.mkdir(parents=True, exist_ok=True)
     store = where / "store"
-    subprocess.run([sys.executable, "-m", "ethread.cli", "import", "--db", str(store),
+    subprocess.run([*ETHREAD, "import", "--db", str(store),
                     "--genesis", str(CONFORMANCE / "rpc-compat" / "genesis.json"), "--blocks",
                     str(CONFORMANCE / "rpc-compat" / "chain.rlp"), "--no-verify-seals"],
                    check=True, capture_output=True)
@@ -300,6 +316,14 @@ def _imported_store(where: Path) -> Path:
     db.compact_range()
     db.close()
     return store
+
+
+def _health(port: int) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health") as response:
+            return response.status, json.loads(response.read())["status"]
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())["status"]
 
 
 def _all_blocks(url: str, head: int) -> tuple[int, int, int, set[str]]:
@@ -339,17 +363,15 @@ def probe_stores() -> None:
             except RuntimeError as exc:
                 print(f"  {damage}: the server refuses to start: {str(exc)[-160:]!r}")
                 continue
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/health") as r:
-                    health = r.status, json.loads(r.read())["status"]
-            except urllib.error.HTTPError as exc:
-                health = exc.code, json.loads(exc.read())["status"]
+            health = _health(server.port)
             good, nulls, errors, messages = _all_blocks(server.url, 45)
+            health_after = _health(server.port)
             server.stop()
             leaks = any(str(work) in m for m in messages)
-            print(f"  {damage}: /health {health}; 46 blocks: {good} right, {nulls} null, "
-                  f"{errors} errors {sorted(messages)[:2]}; server path in a message: {leaks}")
-            verify = subprocess.run([sys.executable, "-m", "ethread.cli", "verify", "--db",
+            print(f"  {damage}: /health {health} (after the reads: {health_after}); 46 blocks: "
+                  f"{good} right, {nulls} null, {errors} errors {sorted(messages)[:2]}; server "
+                  f"path in a message: {leaks}")
+            verify = subprocess.run([*ETHREAD, "verify", "--db",
                                      str(store)], capture_output=True, text=True)
             print(f"    ethread verify --db: exit {verify.returncode} "
                   f"{(verify.stdout + verify.stderr).strip()[-110:]!r}")
@@ -357,7 +379,7 @@ def probe_stores() -> None:
         shutil.copytree(pristine, store)
         (store / "CURRENT").unlink()
         tables_before = len(list(store.glob("*.ldb")))
-        done = subprocess.run([sys.executable, "-m", "ethread.cli", "import", "--db", str(store),
+        done = subprocess.run([*ETHREAD, "import", "--db", str(store),
                                "--genesis", str(CONFORMANCE / "rpc-compat" / "genesis.json")],
                               capture_output=True, text=True)
         print(f"  import --db into a store without CURRENT: exit {done.returncode}, tables "

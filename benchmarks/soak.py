@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 KEY = "ethread-demo-key"
+ETHREAD = [sys.executable, "-c", "import sys; from ethread.cli import main; sys.exit(main())"]
 ENDLESS = {"data": "0x5b600056", "gas": "0x7fffffffffffffff"}
 RETURN_ONE = {"data": "0x600160005260206000f3"}
 ADDRESS = "0x" + "11" * 20
@@ -215,7 +216,7 @@ def main() -> int:
                              "that endless loops come round often)")
     args = parser.parse_args()
     server = subprocess.Popen(
-        [sys.executable, "-m", "ethread.cli", "serve", "--port", "0", "--ledger", ":memory:",
+        [*ETHREAD, "serve", "--port", "0", "--ledger", ":memory:",
          "--no-access-log", "--log-level", "error", "--call-timeout", str(args.call_timeout),
          "--max-response-bytes", "2000000", "--header-timeout", "2",
          "--ws-max-unread-bytes", "4000000"],

@@ -141,7 +141,7 @@ def test_a_store_without_current_is_never_made_anew(pristine: Path, tmp_path: Pa
 
 def test_only_an_absent_or_empty_directory_becomes_a_store(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
-    for path in (tmp_path / "absent", tmp_path / "empty"):
+    for path in (tmp_path / "absent", tmp_path / "empty", tmp_path / "a" / "b" / "store"):
         LevelDBBackend(path).close()
         assert (path / "CURRENT").exists()
     (tmp_path / "other").mkdir()

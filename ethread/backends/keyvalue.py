@@ -29,6 +29,7 @@ from __future__ import annotations
 import atexit
 import gc
 import json
+import random
 import struct
 import threading
 import weakref
@@ -234,26 +235,40 @@ class KeyValueBackend(CachedHistory):
 
     # -- reading (history comes from CachedHistory) --------------------------------------------
 
-    def health_problem(self) -> str | None:
-        """None when the store reads: a read failed since it was opened, or the head block's
-        header, read afresh from the store, does not decode to its hash, is the problem."""
+    def health_problem(self, samples: int = 8) -> str | None:
+        """None when the store reads. A read that failed since it was opened is the problem;
+        else the head block and ``samples`` blocks picked at random are read afresh from the
+        store (checksums verified: its hash, header, body and receipts records, the header
+        decoding to its hash). A health check every few seconds so finds widespread damage
+        quickly; ``ethread verify --db`` reads everything."""
         if self.store.failure is not None:
             return self.store.failure
         head = self._pointers.get("latest")
         if head is None:
             return None
-        try:
-            block_hash = self.store.get(b"N" + _num(head))
-            raw = None if block_hash is None else self.store.get(b"H" + block_hash)
-            if raw is None or block_hash is None:
-                return f"the chain store has lost the head block {head}"
-            if decode_header(raw).hash != block_hash:
-                return f"the chain store holds a damaged header of the head block {head}"
-        except StoreError as exc:
-            return exc.message
-        except Exception:
-            return f"the chain store holds a damaged header of the head block {head}"
+        for number in {head, *(random.randint(0, head) for _ in range(samples))}:
+            try:
+                problem = self._block_problem(number)
+            except StoreError as exc:
+                return exc.message
+            if problem is not None:
+                return problem
         return None
+
+    def _block_problem(self, number: int) -> str | None:
+        block_hash = self.store.get(b"N" + _num(number))
+        if block_hash is None:
+            return f"the chain store has lost block {number}"
+        raw = self.store.get(b"H" + block_hash)
+        if raw is None or self.store.get(b"B" + block_hash) is None \
+                or self.store.get(b"R" + block_hash) is None:
+            return f"the chain store has lost records of block {number}"
+        try:
+            if decode_header(raw).hash == block_hash:
+                return None
+        except Exception:
+            pass
+        return f"the chain store holds a damaged header of block {number}"
 
     def pointer(self, name: Pointer) -> int | None:
         return pointer_number(name, self._pointers.get("latest"), self._pointers)

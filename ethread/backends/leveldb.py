@@ -54,6 +54,11 @@ class LevelDBStore:
                     f"{self.path} is not empty but holds no complete store (no CURRENT file): "
                     "refusing to create a new store over it; restore the store or give an "
                     "empty directory")
+        if not exists:
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create a store at {self.path}: {exc.strerror}") from None
         try:
             self._db = plyvel.DB(str(self.path), create_if_missing=not exists,
                                  paranoid_checks=True)
