@@ -36,7 +36,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-KEY = "ethread-demo-key"
+KEY = "soak-key"
 ETHREAD = [sys.executable, "-c", "import sys; from ethread.cli import main; sys.exit(main())"]
 ENDLESS = {"data": "0x5b600056", "gas": "0x7fffffffffffffff"}
 RETURN_ONE = {"data": "0x600160005260206000f3"}
@@ -216,7 +216,8 @@ def main() -> int:
                              "that endless loops come round often)")
     args = parser.parse_args()
     server = subprocess.Popen(
-        [*ETHREAD, "serve", "--port", "0", "--ledger", ":memory:",
+        [*ETHREAD, "serve", "--port", "0", "--ledger", ":memory:", "--api-key", KEY,
+         "--daily-credits", str(10**15),
          "--no-access-log", "--log-level", "error", "--call-timeout", str(args.call_timeout),
          "--max-response-bytes", "2000000", "--header-timeout", "2",
          "--ws-max-unread-bytes", "4000000"],

@@ -109,7 +109,7 @@ def test_a_refusal_answers_each_wanted_id_and_runs_nothing() -> None:
     assert {item["error"]["code"] for item in answer} == {-32005}
     assert recorder.ran == [] and recorder.notified == []
     single = Pipeline().submit(recorder, body(req("a", 9)), admit=refuse)
-    assert json.loads(single.answer() or b"")["id"] is None
+    assert json.loads(single.answer() or b"")["id"] == 9  # a refused call keeps its id
 
 
 def test_host_methods_answer_and_notifications_get_no_answer() -> None:

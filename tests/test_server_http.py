@@ -204,7 +204,7 @@ def test_exhausted_balance_answers_429_until_midnight_utc(
         assert status == 429
         assert body["error"]["code"] == -32005
         assert "daily credit limit" in body["error"]["message"]
-        assert body["id"] is None
+        assert body["id"] == BLOCK["id"]
         now = time.gmtime()
         to_midnight = 86400 - (now.tm_hour * 3600 + now.tm_min * 60 + now.tm_sec)
         assert abs(int(headers["retry-after"]) - to_midnight) <= 5

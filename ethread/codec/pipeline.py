@@ -58,12 +58,12 @@ class Refused:
     error: EthreadError
     headers: tuple[tuple[bytes, bytes], ...] = ()
 
-    def body(self, ids: Sequence[Any] | None = None) -> bytes:
-        """One error object, or for a batch one per call that wanted an answer, each with its
-        id."""
+    def body(self, ids: Sequence[Any] | None = None, single_id: Any = None) -> bytes:
+        """One error object (under ``single_id``: the id of a single call refused whole), or
+        for a batch one per call that wanted an answer, each with its id."""
         error = error_object(self.error)
         if ids is None:
-            return orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
+            return orjson.dumps({"jsonrpc": "2.0", "id": single_id, "error": error})
         return orjson.dumps([{"jsonrpc": "2.0", "id": i, "error": error} for i in ids])
 
 
@@ -228,8 +228,9 @@ class Pipeline:
             if refused is not None:
                 wanted = [i for c, i in zip(calls, ids, strict=True)
                           if not (isinstance(c, Call) and c.is_notification)]
-                return Exchange.finished(what, refused.body(wanted if is_batch else None),
-                                         refused)
+                answer = (refused.body(wanted) if is_batch
+                          else refused.body(single_id=wanted[0] if wanted else None))
+                return Exchange.finished(what, answer, refused)
         exchange = Exchange(dispatcher, what, is_batch, self.limits.max_response_bytes)
         exchange._answers = [None] * len(calls)
         keep = exchange._keep
