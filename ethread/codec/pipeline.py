@@ -228,9 +228,9 @@ class Pipeline:
             if refused is not None:
                 wanted = [i for c, i in zip(calls, ids, strict=True)
                           if not (isinstance(c, Call) and c.is_notification)]
-                answer = (refused.body(wanted) if is_batch
-                          else refused.body(single_id=wanted[0] if wanted else None))
-                return Exchange.finished(what, answer, refused)
+                refusal = (refused.body(wanted) if is_batch
+                           else refused.body(single_id=wanted[0] if wanted else None))
+                return Exchange.finished(what, refusal, refused)
         exchange = Exchange(dispatcher, what, is_batch, self.limits.max_response_bytes)
         exchange._answers = [None] * len(calls)
         keep = exchange._keep
