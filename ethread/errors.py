@@ -181,3 +181,10 @@ class MissingBlocks(EthreadError):
         super().__init__(f"{count} {noun} missing from the backend: {spans}"
                          + (f" ({detail})" if detail else ""))
         self.missing = missing
+
+
+class MissingHistory(MissingBlocks):
+    """An RPC log range over blocks the node does not hold below its head (a gap between Era1
+    archives): a clear -32000 instead of logs silently missing from the answer."""
+
+    code = -32000

@@ -161,3 +161,18 @@ def test_the_era_history_only_error_names_no_folder(tmp_path: Path,
     assert answer["error"]["code"] == -32000
     assert "history only" in answer["error"]["message"]
     assert str(tmp_path) not in answer["error"]["message"]
+
+
+def test_a_log_range_across_an_era_gap_is_a_clear_error(tmp_path: Path) -> None:
+    from ethread.backends.era import EraBackend
+
+    from .conftest import conformance_dir
+
+    sepolia = EraBackend(conformance_dir() / "era1", index_path=tmp_path / "index.sqlite")
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_getLogs", "params": [
+        {"fromBlock": hex(8000), "toBlock": hex(8300)}]}).encode()
+    answer = json.loads(ethread.handle(sepolia, body) or b"")
+    assert answer["error"]["code"] == -32000
+    assert "8192..8300" in answer["error"]["message"]
+    inside = body.replace(hex(8300).encode(), hex(8100).encode())
+    assert "result" in json.loads(ethread.handle(sepolia, inside) or b"")

@@ -1,7 +1,9 @@
 """eth_getLogs, with the service's limits.
 
 Blocks are chosen by the backend's log index; a query that runs past its deadline stops
-working (the backend checks the deadline as it goes) and answers -32005.
+working (the backend checks the deadline as it goes) and answers -32005. A range over blocks
+the backend lacks below its head (a gap between Era1 archives) answers -32000 naming them,
+never an answer with their logs silently missing.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..backend import ChainPointers, Deadline, LogQuery, LogSource, ReceiptSource, ResultLimitReached
-from ..errors import InvalidParams, LimitExceeded, UnknownBlock
+from ..errors import InvalidParams, LimitExceeded, MissingHistory, UnknownBlock
+from ..iteration import GapSource
 from ..models import Log, LogFilter
 from ..validation import check_instance
 from .resolve import resolve_number
@@ -57,6 +60,10 @@ def get_logs(backend: ChainLogs, log_filter: LogFilter, limits: LogLimits = DEFA
     if end > head:
         raise InvalidParams("block range extends beyond current head block")
     earliest = backend.pointer("earliest") or 0
+    if isinstance(backend, GapSource):
+        missing = backend.missing_ranges(max(begin, earliest), end + 1)
+        if missing:
+            raise MissingHistory(missing, "the logs of the range cannot be answered in full")
     query = LogQuery(
         from_number=max(begin, earliest),
         to_number=end,
