@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from . import frames
     from .backends.era import EraBackend
     from .backends.leveldb import LevelDBBackend
+    from .backends.lmdb import LMDBBackend
 
 try:
     __version__: str = version("ethread")
@@ -44,6 +45,7 @@ except PackageNotFoundError:  # run from a source tree that was never installed
 
 _LAZY = {
     "LevelDBBackend": "ethread.backends.leveldb",
+    "LMDBBackend": "ethread.backends.lmdb",
     "EraBackend": "ethread.backends.era",
 }
 
@@ -67,6 +69,7 @@ __all__ = [
     "Header",
     "ImportFailed",
     "IncludedTransaction",
+    "LMDBBackend",
     "LevelDBBackend",
     "Log",
     "LogFilter",

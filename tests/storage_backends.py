@@ -5,9 +5,10 @@ functions for the same chain in another backend:
 
     leveldb_from(source, tmp_path / "db")  -> LevelDBBackend with blocks, receipts, indexes,
                                               pointers, config and state (eth_call works)
+    lmdb_from(source, tmp_path / "db")     -> the same in an LMDBBackend
     era_from(source, tmp_path / "era")     -> EraBackend over Era1 files of the pre-merge
                                               blocks (history only: no state)
-    BUILDERS                                {"leveldb": leveldb_from, "era1": era_from}
+    BUILDERS                                {"leveldb": ..., "lmdb": ..., "era1": ...}
     HISTORY_ONLY                            names of builders whose backend has no state
 
 and :func:`conformance_dir` finds the external test data (environment variable
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ethread.backends.leveldb import LevelDBBackend
+from ethread.backends.lmdb import LMDBBackend
 from ethread.backends.memory import MemoryBackend
 
 
@@ -60,6 +62,13 @@ def leveldb_from(source: MemoryBackend, path: Path) -> LevelDBBackend:
     return backend
 
 
+def lmdb_from(source: MemoryBackend, path: Path) -> LMDBBackend:
+    """An LMDB store at ``path`` holding the same chain and state as ``source``."""
+    backend = LMDBBackend(path)
+    copy_chain(source, backend)
+    return backend
+
+
 def era_from(source: MemoryBackend, folder: Path, *, network: str = "devnet") -> Any:
     """Era1 files of ``source``'s pre-merge blocks in ``folder``, served by an EraBackend
     with the source's chain config (the folder holds the sidecar index too)."""
@@ -72,6 +81,7 @@ def era_from(source: MemoryBackend, folder: Path, *, network: str = "devnet") ->
 
 BUILDERS: dict[str, Callable[[MemoryBackend, Path], Any]] = {
     "leveldb": leveldb_from,
+    "lmdb": lmdb_from,
     "era1": era_from,
 }
 HISTORY_ONLY = frozenset({"era1"})

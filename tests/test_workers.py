@@ -246,7 +246,7 @@ def test_sigterm_stops_the_supervisor_and_every_worker(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--db", "DIR"], "a LevelDB store can be opened by one process only"),
+    (["--db", "DIR"], "LevelDB store at .* can be opened by one process only"),
     (["--ledger", ":memory:"], "':memory:' ledger lives in one process"),
     (["--block-time", "1"], "a mining demo chain"),
     (["--workers", "0"], "server.workers must be between 1 and 256"),
@@ -259,6 +259,10 @@ def test_what_workers_cannot_share_is_refused_at_start(tmp_path: Path, args: lis
     from ethread.server import ConfigError
     from ethread.server.config import validate
 
+    if "--db" in args:
+        from ethread.backends.leveldb import LevelDBBackend
+
+        LevelDBBackend(tmp_path).close()
     argv = ["serve", "--workers", "2", *[a.replace("DIR", str(tmp_path)) for a in args]]
     with pytest.raises(ConfigError, match=message):
         validate(build_config(build_parser().parse_args(argv)))
@@ -276,12 +280,17 @@ def test_the_workers_setting_in_a_file(tmp_path: Path) -> None:
 def test_a_leveldb_store_with_workers_is_refused_by_the_command(tmp_path: Path) -> None:
     import subprocess
 
+    from ethread.backends.leveldb import LevelDBBackend
+
     from .server_harness import ethread_command
 
+    LevelDBBackend(tmp_path).close()
     result = subprocess.run([*ethread_command(), "serve", "--db", str(tmp_path), "--workers",
                              "2", "--port", "0"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
-    assert "a LevelDB store can be opened by one process only" in result.stderr
+    assert "the LevelDB store at" in result.stderr
+    assert "can be opened by one process only" in result.stderr
+    assert "--engine lmdb" in result.stderr  # says how to get a store the workers can share
     assert "Traceback" not in result.stderr
 
 

@@ -195,11 +195,8 @@ class KeyValueBackend(CachedHistory):
         self._staged_cache: list[tuple[Block, Sequence[Receipt]]] = []
         self._depth = 0
         self._lock = threading.RLock()
-        self._pointers: dict[str, int] = {}
-        for name, key in _POINTER_KEYS.items():
-            raw = store.get(key)
-            if raw is not None:
-                self._pointers[name] = _NUM.unpack(raw)[0]
+        self._seen_version = store.version()
+        self._pointers: dict[str, int] = self._load_pointers()
         self._config = self._load_config()
         self._generation = self._pointers.get("latest", -1) + 1
         self._evm = ChainDB(AtomicDB(_EvmStore(self)))
@@ -243,6 +240,7 @@ class KeyValueBackend(CachedHistory):
         quickly; ``ethread verify --db`` reads everything."""
         if self.store.failure is not None:
             return self.store.failure
+        self._follow()
         head = self._pointers.get("latest")
         if head is None:
             return None
@@ -271,15 +269,19 @@ class KeyValueBackend(CachedHistory):
         return f"the chain store holds a damaged header of block {number}"
 
     def pointer(self, name: Pointer) -> int | None:
+        self._follow()
         return pointer_number(name, self._pointers.get("latest"), self._pointers)
 
     def chain_config(self) -> ChainConfig | None:
+        if self._config is None:
+            self._follow()
         return self._config
 
     def evm_database(self) -> ChainDatabaseAPI:
         return self._evm
 
     def generation(self) -> int:
+        self._follow()
         return self._generation
 
     # -- writing -------------------------------------------------------------------------------
@@ -312,7 +314,7 @@ class KeyValueBackend(CachedHistory):
     def _commit(self, pending: dict[bytes, bytes | None], pointers: dict[str, int]) -> None:
         self.store.write(pending)
         if pointers:
-            self._pointers.update(pointers)
+            self._pointers = {**self._pointers, **pointers}
             self._generation += 1
 
     def store_chain_config(self, config: ChainConfig) -> None:
@@ -326,6 +328,32 @@ class KeyValueBackend(CachedHistory):
         }
         self._write(_CONFIG_KEY, json.dumps(document).encode())
         self._config = config
+
+    def _load_pointers(self) -> dict[str, int]:
+        pointers: dict[str, int] = {}
+        for name, key in _POINTER_KEYS.items():
+            raw = self.store.get(key)
+            if raw is not None:
+                pointers[name] = _NUM.unpack(raw)[0]
+        return pointers
+
+    def _follow(self) -> None:
+        """Pick up what another process wrote to a shared store: its pointers (a new
+        generation when they moved, so that cached answers are dropped) and a config it
+        stored after this process opened the store. One cheap version check when nothing
+        changed; history records are immutable once written, so the block caches stay."""
+        if not self.store.shared:
+            return
+        version = self.store.version()
+        if version == self._seen_version:
+            return
+        self._seen_version = version
+        pointers = self._load_pointers()
+        if pointers != self._pointers:
+            self._pointers = pointers
+            self._generation += 1
+        if self._config is None:
+            self._config = self._load_config()
 
     def _load_config(self) -> ChainConfig | None:
         raw = self.store.get(_CONFIG_KEY)
@@ -385,7 +413,7 @@ class KeyValueBackend(CachedHistory):
         if self._pending is not None:
             self._staged_pointers[name] = number
         else:
-            self._pointers[name] = number
+            self._pointers = {**self._pointers, name: number}
             self._generation += 1
 
     def set_pointer(self, name: Literal["safe", "finalized"], number: int) -> None:
@@ -395,3 +423,32 @@ class KeyValueBackend(CachedHistory):
         if head is None or not 0 <= number <= head:
             raise ValueError(f"block {number} is not held")
         self._stage_pointer(name, number)
+
+
+def copy_records(source: KeyValueBackend, target: KeyValueBackend, *,
+                 batch_size: int = 4096) -> int:
+    """Copy every record of ``source`` into ``target`` (another engine, say), returning how
+    many. The meta records (pointers, config) go last in one batch, so an interrupted copy
+    leaves a target without a head that a second copy completes; a target that already holds
+    a chain is refused."""
+    if target.pointer("latest") is not None:
+        raise StoreError(f"{target.store.describe()} already holds a chain: copy into a new "
+                         "store")
+    count = 0
+    batch: dict[bytes, bytes | None] = {}
+    meta: dict[bytes, bytes | None] = {}
+    for key in source.store.keys(b"", b"\xff"):
+        value = source.store.get(key)
+        if value is None:
+            continue
+        (meta if key.startswith(_META) else batch)[key] = value
+        count += 1
+        if len(batch) >= batch_size:
+            target.store.write(batch)
+            batch = {}
+    target.store.write(batch)
+    target.store.write(meta)
+    target._pointers = target._load_pointers()
+    target._config = target._load_config()
+    target._generation += 1
+    return count

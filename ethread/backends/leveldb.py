@@ -40,6 +40,7 @@ class LevelDBStore:
     """A LevelDB directory at ``path``; ``create`` says whether a missing one may be made."""
 
     read_only = False
+    shared = False
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
@@ -128,6 +129,9 @@ class LevelDBStore:
             raise StoreError(f"the store at {self.path} failed a write: {exc}") from None
         except RuntimeError:
             raise StoreError(f"the store at {self.path} is closed") from None
+
+    def version(self) -> int:
+        return 0  # one process at a time: this backend made every change it could see
 
     def compact(self) -> None:
         """Rewrite the files so that their size says what the data takes."""

@@ -28,6 +28,8 @@ class RecordStore(Protocol):
     read_only: bool
     failure: str | None
     """What the first failed read said (None while every read has succeeded)."""
+    shared: bool
+    """Whether other processes may write the store while this one has it open."""
 
     def describe(self) -> str:
         """Names the store in messages: "the store at /data/chain"."""
@@ -45,6 +47,11 @@ class RecordStore(Protocol):
 
     def write(self, batch: Batch) -> None:
         """Apply every put and delete of ``batch``, all or none (a crash included)."""
+        ...
+
+    def version(self) -> int:
+        """A number that changes whenever any process commits a write (of a ``shared``
+        store; an engine that admits one process may answer a constant)."""
         ...
 
     def close(self) -> None:

@@ -1,4 +1,4 @@
-"""Check a key-value store (LevelDB) end to end, the way ``ethread verify --era`` checks Era1
+"""Check a key-value store (LevelDB or LMDB) end to end, the way ``ethread verify --era`` checks Era1
 files: the slow, thorough pass behind ``ethread verify --db``.
 
 First every record of the store is read once with the engine's checksums verified, so a

@@ -1,5 +1,6 @@
-"""The storage subcommands: ``import`` (a chain into LevelDB), ``export`` (Era1 files from any
-backend) and ``verify`` (Era1 files or a LevelDB store end to end).
+"""The storage subcommands: ``import`` (a chain into LevelDB or LMDB), ``copy`` (a store into
+another engine), ``export`` (Era1 files from any backend) and ``verify`` (Era1 files or a store
+end to end).
 
 Each draws a progress bar on stderr (:class:`ethread.progress.ProgressBar`) and turns every ethread error into a message
 and exit status 1.
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..backend import Closeable
+from ..backends.open import ENGINES
 from ..errors import EthreadError
 from ..progress import ProgressBar
 
@@ -39,17 +41,29 @@ def _guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from ..backends.leveldb import LevelDBBackend
+    from ..backends.open import open_store
     from ..chain.importer import import_chain
 
     bar = ProgressBar("importing")
-    with LevelDBBackend(args.db) as backend:
+    with open_store(args.db, engine=args.engine, create=True) as backend:
         count = import_chain(backend, args.genesis, args.blocks,
                              verify_seals=not args.no_verify_seals, progress=bar)
         elapsed = bar.finish() if args.blocks else 0.0
         head = backend.pointer("latest")
     rate = count / elapsed if elapsed else 0.0
     print(f"imported {count} blocks in {elapsed:.1f}s ({rate:,.1f} blocks/s); head is block {head}")
+    return 0
+
+
+def run_copy(args: argparse.Namespace) -> int:
+    from ..backends.keyvalue import copy_records
+    from ..backends.open import open_store
+
+    with open_store(args.db) as source, \
+            open_store(args.to, engine=args.engine, create=True) as target:
+        count = copy_records(source, target)
+        head = target.pointer("latest")
+    print(f"copied {count} records to {args.to} ({args.engine}); head is block {head}")
     return 0
 
 
@@ -135,7 +149,7 @@ def _export_parquet(backend: Any, target: str, args: argparse.Namespace,
 
 def run_verify(args: argparse.Namespace) -> int:
     if (args.era is None) == (args.db is None):
-        raise EthreadError("give one of --era (Era1 files) or --db (a LevelDB store)")
+        raise EthreadError("give one of --era (Era1 files) or --db (a store)")
     if args.db is not None:
         return _verify_db(Path(args.db))
     from ..era1.file import Era1File
@@ -167,12 +181,12 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def _verify_db(path: Path) -> int:
-    from ..backends.leveldb import LevelDBBackend
+    from ..backends.open import open_store
     from ..backends.verify import verify_store
 
     bar = ProgressBar("verifying")
     try:
-        with LevelDBBackend(path, create=False) as backend:
+        with open_store(path) as backend:
             try:
                 report = verify_store(backend, bar)
             finally:
@@ -201,17 +215,31 @@ def _with_first(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
 
 
 def register(subparsers: Any) -> None:
-    """Add ``import``, ``export`` and ``verify`` to the ``ethread`` command."""
-    p = subparsers.add_parser("import", help="execute a chain and store it in LevelDB",
+    """Add ``import``, ``copy``, ``export`` and ``verify`` to the ``ethread`` command."""
+    p = subparsers.add_parser("import", help="execute a chain and store it (LevelDB or LMDB)",
                               description="Execute and validate a chain (genesis.json and "
-                              "concatenated block RLP) into a LevelDB store; an interrupted "
-                              "import resumes where it stopped.")
-    p.add_argument("--db", required=True, help="LevelDB store directory (created if missing)")
+                              "concatenated block RLP) into a LevelDB or LMDB store; an "
+                              "interrupted import resumes where it stopped.")
+    p.add_argument("--db", required=True, help="store directory (created if missing)")
+    p.add_argument("--engine", choices=ENGINES, default=None,
+                   help="storage engine of a new store (default leveldb; an existing store "
+                   "keeps its own): lmdb lets several processes serve it while one imports")
     p.add_argument("--genesis", required=True, help="geth-style genesis.json")
     p.add_argument("--blocks", help="blocks as concatenated RLP (geth export)")
     p.add_argument("--no-verify-seals", action="store_true",
                    help="skip proof-of-work seal checks (chains with zero seals)")
     p.set_defaults(run=_guarded(run_import))
+
+    p = subparsers.add_parser("copy", help="copy a store into a new one (another engine)",
+                              description="Copy every record of a store into a new store, "
+                              "e.g. a LevelDB store into LMDB so that several worker "
+                              "processes can serve it; an interrupted copy is completed by "
+                              "running it again.")
+    p.add_argument("--db", required=True, help="source store directory")
+    p.add_argument("--to", required=True, help="new store directory")
+    p.add_argument("--engine", choices=ENGINES, default="lmdb",
+                   help="engine of the new store (default lmdb)")
+    p.set_defaults(run=_guarded(run_copy))
 
     p = subparsers.add_parser("export", help="write Era1 files or Parquet tables from a backend",
                               description="Write the proof-of-work blocks of a chain as Era1 "
@@ -224,7 +252,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", help="output folder (either format)")
     p.add_argument("--tables", help="parquet: comma-separated tables (default: all of "
                    "blocks,transactions,receipts,logs,withdrawals,uncles)")
-    p.add_argument("--db", help="source: a LevelDB store")
+    p.add_argument("--db", help="source: a LevelDB or LMDB store")
     p.add_argument("--from-era", help="source: a folder of Era1 files")
     p.add_argument("--genesis", help="source: genesis.json (with --blocks), imported in memory")
     p.add_argument("--blocks", help="source: blocks as concatenated RLP (with --genesis)")
@@ -239,12 +267,12 @@ def register(subparsers: Any) -> None:
                    "proof-of-work block, parquet the head)")
     p.set_defaults(run=_guarded(_with_first(run_export)))
 
-    p = subparsers.add_parser("verify", help="verify Era1 files or a LevelDB store end to end",
+    p = subparsers.add_parser("verify", help="verify Era1 files or a store end to end",
                               description="Check every block of Era1 files against its header "
                               "(hash chain, transactions and receipts roots, total difficulty) "
                               "and the accumulator against the stored root and the file name; "
-                              "or every record of a LevelDB store against its checksums and "
+                              "or every record of a store (against LevelDB's checksums) and "
                               "every block against its header, its receipts and the indexes.")
     p.add_argument("--era", help="an Era1 file or a folder of them")
-    p.add_argument("--db", help="a LevelDB store directory")
+    p.add_argument("--db", help="a store directory (LevelDB or LMDB)")
     p.set_defaults(run=_guarded(run_verify))

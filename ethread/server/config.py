@@ -332,14 +332,31 @@ def _check_workers(config: ServerConfig) -> None:
                           "grant the whole balance: with workers above 1 use a SQLite file "
                           "or redis://HOST:PORT/DB")
     for network in config.networks:
-        if network.backend == "db":
-            raise ConfigError(
-                f"network {network.name!r}: a LevelDB store can be opened by one process "
-                "only: serve it with workers = 1 (--workers 1)")
+        if network.backend == "db" and network.path is not None:
+            _check_shared_store(network.name, network.path)
         if network.block_time:
             raise ConfigError(
                 f"network {network.name!r}: a mining demo chain ('block_time') grows in one "
                 "process, so workers would serve different chains: use workers = 1")
+
+
+def _check_shared_store(name: str, path: Path) -> None:
+    """Workers share a store only when its engine admits several processes (LMDB)."""
+    from ..backends.open import store_engine
+    from ..errors import StoreError
+
+    try:
+        engine = store_engine(path)
+    except StoreError as exc:
+        raise ConfigError(f"network {name!r}: {exc.message}") from None
+    if engine is None:
+        raise ConfigError(f"network {name!r}: no ethread store at {path}")
+    if engine == "leveldb":
+        raise ConfigError(
+            f"network {name!r}: the LevelDB store at {path} can be opened by one process "
+            "only: serve it with workers = 1 (--workers 1), or make an LMDB store, which "
+            "every worker reads at once: 'ethread copy --db SRC --to DST --engine lmdb' "
+            "converts this one, 'ethread import --engine lmdb --db DST ...' imports afresh")
 
 
 def _check_network(network: NetworkConfig) -> None:

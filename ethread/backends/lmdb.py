@@ -1,0 +1,200 @@
+"""LMDB as a record store, and the backend over it.
+
+LMDB keeps the whole store in one memory-mapped file (``data.mdb``, with ``lock.mdb`` beside
+it): any number of processes read it at once while one process writes, and every write
+transaction is applied entirely or not at all, a ``kill -9`` included. Readers see a
+committed transaction at once; :meth:`LMDBStore.version` (LMDB's last transaction id, read
+from the shared map without a transaction) tells them cheaply that something changed.
+
+The map size is the largest the file may grow to, not what it takes: the file is sparse and
+grows with the data. Stores open with a 1 TiB map (``map_size=`` to choose); a writer that
+fills it doubles it and retries, and a reader that finds the file grown past its map adopts
+the new size.
+
+The key layout and everything above it live in :mod:`ethread.backends.keyvalue`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import cast
+
+try:
+    import lmdb
+except ImportError as _missing:  # the lmdb extra is optional: say how to get it
+    raise ImportError("ethread's LMDB backend needs lmdb, which is not installed: "
+                      "pip install 'ethread[lmdb]'", name="lmdb") from _missing
+
+from ..display import html_table
+from ..errors import StoreError, StoreUnreadable
+from . import summary
+from .keyvalue import KeyValueBackend
+from .records import Batch
+
+log = logging.getLogger("ethread.store")
+
+DEFAULT_MAP_SIZE = 1 << 40
+"""1 TiB of address space; the file itself holds only what is written."""
+_MAX_READERS = 1022
+"""Read transactions open at once across every process (threads of a server included)."""
+
+
+class LMDBStore:
+    """An LMDB environment in the directory ``path``; ``create`` says whether a missing store
+    may be made (in a missing or empty directory only)."""
+
+    read_only = False
+    shared = True
+    """Other processes may write while this one reads (see :meth:`version`)."""
+
+    def __init__(self, path: str | Path, *, create: bool = True,
+                 map_size: int = DEFAULT_MAP_SIZE) -> None:
+        self.path = Path(path)
+        self.failure: str | None = None
+        """What the first failed read said, for a health check (no server path in it)."""
+        exists = (self.path / "data.mdb").exists()
+        if not exists:
+            if not create:
+                raise StoreError(f"no ethread store at {self.path}")
+            if self.path.exists() and (not self.path.is_dir() or any(self.path.iterdir())):
+                raise StoreError(
+                    f"{self.path} is not empty but holds no complete store (no data.mdb "
+                    "file): refusing to create a new store over it; restore the store or "
+                    "give an empty directory")
+        try:
+            self._env = lmdb.open(str(self.path), map_size=map_size, subdir=True,
+                                  create=create, max_readers=_MAX_READERS, max_dbs=0,
+                                  metasync=False, readahead=False, lock=True)
+        except lmdb.Error as exc:
+            raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def describe(self) -> str:
+        return f"the store at {self.path}"
+
+    def _begin(self, write: bool = False) -> lmdb.Transaction:
+        if self._closed:
+            raise StoreError(f"the store at {self.path} is closed")
+        try:
+            return self._env.begin(write=write, buffers=False)
+        except lmdb.MapResizedError:
+            # Another process grew the map past ours: take the size the file now has.
+            self._env.set_mapsize(0)
+            return self._env.begin(write=write, buffers=False)
+
+    def get(self, key: bytes) -> bytes | None:
+        try:
+            with self._begin() as txn:
+                value = cast("bytes | None", txn.get(key))
+        except lmdb.Error as exc:
+            raise self._unreadable(exc) from None
+        return value
+
+    def keys(self, start: bytes, stop: bytes) -> Iterator[bytes]:
+        try:
+            txn = self._begin()
+        except lmdb.Error as exc:
+            raise self._unreadable(exc) from None
+        return self._scan(txn, start, stop)
+
+    def _scan(self, txn: lmdb.Transaction, start: bytes, stop: bytes) -> Iterator[bytes]:
+        try:
+            cursor = txn.cursor()
+            if not cursor.set_range(start):
+                return
+            for key in cursor.iternext(keys=True, values=False):
+                if cast(bytes, key) >= stop:
+                    return
+                yield cast(bytes, key)
+        except lmdb.Error as exc:
+            raise self._unreadable(exc) from None
+        finally:
+            txn.abort()
+
+    def items(self) -> Iterator[tuple[bytes, bytes]]:
+        """Every record in key order, in one read transaction (for ``ethread verify --db``;
+        LMDB keeps no checksums, so damage shows as a structural error or in the records)."""
+        try:
+            txn = self._begin()
+        except lmdb.Error as exc:
+            raise self._unreadable(exc) from None
+        try:
+            for key, value in txn.cursor().iternext(keys=True, values=True):
+                yield cast(bytes, key), cast(bytes, value)
+        except lmdb.Error as exc:
+            raise self._unreadable(exc) from None
+        finally:
+            txn.abort()
+
+    def _unreadable(self, exc: Exception) -> StoreUnreadable:
+        """The error a failed read answers: what LMDB said, without the store's path (which
+        goes to the log)."""
+        log.error("the store at %s failed a read: %s", self.path, exc)
+        detail = str(exc).replace(str(self.path), "").strip(" :")
+        message = f"the chain store cannot be read: {detail or type(exc).__name__}"
+        if self.failure is None:
+            self.failure = message
+        return StoreUnreadable(message)
+
+    def write(self, batch: Batch) -> None:
+        while True:
+            try:
+                with self._begin(write=True) as txn:
+                    for key, value in batch.items():
+                        if value is None:
+                            txn.delete(key)
+                        else:
+                            txn.put(key, value)
+                return
+            except lmdb.MapFullError:
+                self._env.set_mapsize(self._env.info()["map_size"] * 2)
+            except lmdb.Error as exc:
+                raise StoreError(f"the store at {self.path} failed a write: {exc}") from None
+
+    def version(self) -> int:
+        """LMDB's last committed transaction id: it moves whenever any process writes."""
+        if self._closed:
+            raise StoreError(f"the store at {self.path} is closed")
+        last: int = self._env.info()["last_txnid"]
+        return last
+
+    def size(self) -> int:
+        """Bytes the data takes (pages in use), not the sparse file's length."""
+        info, stat = self._env.info(), self._env.stat()
+        used: int = (info["last_pgno"] + 1) * stat["psize"]
+        return used
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._env.close()
+
+
+class LMDBBackend(KeyValueBackend):
+    """A chain with its state, stored in an LMDB directory at ``path``; other processes may
+    serve it while this one imports (and this one sees their blocks)."""
+
+    def __init__(self, path: str | Path, *, create: bool = True, cache_blocks: int = 4096,
+                 map_size: int = DEFAULT_MAP_SIZE) -> None:
+        self.path = Path(path)
+        self.store: LMDBStore = LMDBStore(self.path, create=create, map_size=map_size)
+        super().__init__(self.store, cache_blocks=cache_blocks)
+
+    def __enter__(self) -> LMDBBackend:
+        return self
+
+    def __repr__(self) -> str:
+        if self.store.closed:
+            return f"LMDBBackend(path={self.path}, closed)"
+        return summary.backend_repr(self, "LMDBBackend", {"path": str(self.path)})
+
+    def _repr_html_(self) -> str:
+        if self.store.closed:
+            return html_table("LMDBBackend", [("path", str(self.path)), ("state", "closed")])
+        return summary.backend_html(self, "LMDBBackend", {"path": str(self.path)})

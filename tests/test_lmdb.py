@@ -1,0 +1,331 @@
+"""The LMDB engine: made and recognised by the command line, the same store rules as LevelDB,
+consistent after kill -9, and read by other processes while one process imports, including
+``ethread serve --workers 2`` (HTTP, newHeads and logs subscriptions in every worker, and the
+45 rpc-compat cases through rpc-replay). The conformance suite runs on LMDB too
+(``tests/storage_backends.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.sync.client import connect
+
+import ethread
+from ethread.backends.leveldb import LevelDBBackend
+from ethread.backends.lmdb import LMDBBackend
+from ethread.backends.memory import MemoryBackend
+from ethread.backends.open import open_backend, open_store, store_engine
+from ethread.chain.importer import import_chain
+from ethread.cli import storage
+from ethread.errors import StoreError
+
+from .conftest import conformance_dir
+from .server_harness import KEY, ServeProcess, call, get, post
+from .storage_backends import leveldb_from
+
+
+@pytest.fixture(scope="module")
+def compat() -> Path:
+    return conformance_dir() / "rpc-compat"
+
+
+@pytest.fixture(scope="module")
+def memory(compat: Path) -> MemoryBackend:
+    backend = MemoryBackend()
+    import_chain(backend, compat / "genesis.json", compat / "chain.rlp", verify_seals=False)
+    return backend
+
+
+def _cli(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="ethread")
+    storage.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(list(argv))
+    code: int = args.run(args)
+    return code
+
+
+def assert_same_chain(store: Any, memory: MemoryBackend, through: int) -> None:
+    for number in range(through + 1):
+        block_hash = memory.canonical_hash(number)
+        assert block_hash is not None
+        assert store.canonical_hash(number) == block_hash
+        assert store.block_by_hash(block_hash) == memory.block_by_hash(block_hash)
+        assert store.receipts(block_hash) == memory.receipts(block_hash)
+
+
+# --------------------------------------------------------------------------------------------
+# The command line and the store rules
+
+
+def test_import_makes_an_lmdb_store_that_serve_recognises(
+        compat: Path, memory: MemoryBackend, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "db"
+    genesis, blocks = str(compat / "genesis.json"), str(compat / "chain.rlp")
+    assert _cli("import", "--db", str(db), "--engine", "lmdb", "--genesis", genesis,
+                "--blocks", blocks, "--no-verify-seals") == 0
+    assert (db / "data.mdb").exists() and not (db / "CURRENT").exists()
+    assert store_engine(db) == "lmdb"
+    # Resuming without --engine keeps the store's engine; naming the other one is refused.
+    assert _cli("import", "--db", str(db), "--genesis", genesis, "--blocks", blocks,
+                "--no-verify-seals") == 0
+    assert "imported 0 blocks" in capsys.readouterr().out
+    assert _cli("import", "--db", str(db), "--engine", "leveldb", "--genesis", genesis) == 1
+    assert "is a lmdb store, not leveldb" in capsys.readouterr().err
+    backend = open_backend(db=db)
+    assert isinstance(backend, LMDBBackend) and isinstance(backend, ethread.LMDBBackend)
+    assert backend.pointer("latest") == 45
+    assert_same_chain(backend, memory, 45)
+    backend.close()
+
+
+def test_verify_checks_an_lmdb_store(memory: MemoryBackend, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from .storage_backends import lmdb_from
+
+    lmdb_from(memory, tmp_path / "db").close()
+    assert _cli("verify", "--db", str(tmp_path / "db")) == 0
+    assert "ok (" in capsys.readouterr().out
+    with LMDBBackend(tmp_path / "db", create=False) as store:
+        block_hash = store.canonical_hash(20)
+        assert block_hash is not None
+        store.store.write({b"R" + block_hash: b"\xc0"})  # receipts that do not match the root
+    assert _cli("verify", "--db", str(tmp_path / "db")) == 1
+    assert "block 20" in capsys.readouterr().out
+
+
+def test_copy_converts_a_leveldb_store(memory: MemoryBackend, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    leveldb_from(memory, tmp_path / "ldb").close()
+    assert _cli("copy", "--db", str(tmp_path / "ldb"), "--to", str(tmp_path / "lmdb")) == 0
+    assert "head is block 45" in capsys.readouterr().out
+    with open_store(tmp_path / "lmdb") as copied:
+        assert isinstance(copied, LMDBBackend)
+        assert_same_chain(copied, memory, 45)
+        assert copied.chain_config() == memory.chain_config()
+        assert copied.pointer("finalized") == memory.pointer("finalized")
+        head = memory.block_by_hash(memory.canonical_hash(45) or b"")
+        assert head is not None
+        assert copied.evm_database().get_block_header_by_hash(head.hash).state_root \
+            == head.header.state_root
+    # A target that holds a chain is not overwritten.
+    assert _cli("copy", "--db", str(tmp_path / "ldb"), "--to", str(tmp_path / "lmdb")) == 1
+    assert "already holds a chain" in capsys.readouterr().err
+
+
+def test_store_rules(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no ethread store"):
+        LMDBBackend(tmp_path / "absent", create=False)
+    assert not (tmp_path / "absent").exists()
+    with pytest.raises(StoreError, match="no ethread store"):
+        open_backend(db=tmp_path)  # an empty directory is not opened as a new store
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "notes.txt").write_text("mine\n")
+    with pytest.raises(StoreError, match="holds no complete store"):
+        LMDBBackend(junk)
+    assert sorted(p.name for p in junk.iterdir()) == ["notes.txt"]
+    both = tmp_path / "both"
+    LMDBBackend(both).close()
+    (both / "CURRENT").write_text("MANIFEST-000001\n")
+    with pytest.raises(StoreError, match="both a LevelDB and an LMDB"):
+        open_backend(db=both)
+    other = tmp_path / "other"
+    LevelDBBackend(other).close()
+    with pytest.raises(StoreError, match="is a leveldb store, not lmdb"):
+        open_store(other, engine="lmdb", create=True)
+
+
+def test_a_full_map_grows(memory: MemoryBackend, tmp_path: Path) -> None:
+    from .storage_backends import copy_chain
+
+    small = LMDBBackend(tmp_path / "small", map_size=64 * 1024)
+    copy_chain(memory, small)
+    assert small.store.size() > 64 * 1024  # type: ignore[attr-defined]
+    assert_same_chain(small, memory, 45)
+    small.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Processes
+
+_IMPORTER = textwrap.dedent(
+    """
+    import sys, time
+    from ethread.backends.lmdb import LMDBBackend
+    from ethread.chain.importer import import_chain
+    path, genesis, blocks, pause = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+    def progress(done, total):
+        print(done, flush=True)
+        time.sleep(pause)
+    import_chain(LMDBBackend(path), genesis, blocks, verify_seals=False, progress=progress)
+    print("finished", flush=True)
+    """
+)
+
+
+def _spawn_importer(compat: Path, path: Path, pause: float) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", _IMPORTER, str(path), str(compat / "genesis.json"),
+         str(compat / "chain.rlp"), str(pause)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _read_until(child: subprocess.Popen[str], wanted: str) -> None:
+    assert child.stdout is not None
+    for line in child.stdout:
+        if line.strip() in (wanted, "finished"):
+            return
+    raise AssertionError(f"the importer ended early: {child.stderr.read() if child.stderr else ''}")
+
+
+@pytest.mark.parametrize("pause,kill_after", [(0.02, "12"), (0.0, "30")])
+def test_kill_9_during_import_then_resume(
+    compat: Path, memory: MemoryBackend, tmp_path: Path, pause: float, kill_after: str
+) -> None:
+    path = tmp_path / "store"
+    child = _spawn_importer(compat, path, pause)
+    try:
+        _read_until(child, kill_after)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(10)
+    assert child.returncode == -signal.SIGKILL
+
+    store = LMDBBackend(path, create=False)
+    head = store.pointer("latest")
+    assert head is not None and head >= int(kill_after) - 1
+    assert_same_chain(store, memory, head)
+    resumed = import_chain(store, compat / "genesis.json", compat / "chain.rlp",
+                           verify_seals=False)
+    assert resumed == 45 - head
+    assert_same_chain(store, memory, 45)
+    store.close()
+
+
+def test_a_reader_follows_a_writer_in_another_process(
+        compat: Path, memory: MemoryBackend, tmp_path: Path) -> None:
+    path = tmp_path / "store"
+    child = _spawn_importer(compat, path, 0.05)
+    try:
+        _read_until(child, "2")
+        reader = LMDBBackend(path, create=False)
+        first = reader.pointer("latest")
+        assert first is not None and first < 45
+        generation = reader.generation()
+        seen = {first}
+        deadline = time.monotonic() + 60
+        while reader.pointer("latest") != 45:
+            assert time.monotonic() < deadline, "the reader never saw block 45"
+            seen.add(reader.pointer("latest"))
+            time.sleep(0.01)
+        assert len(seen) > 3  # it moved block by block, not only at the end
+        assert reader.generation() > generation
+        assert reader.chain_config() == memory.chain_config()
+        assert_same_chain(reader, memory, 45)
+        reader.close()
+    finally:
+        child.wait(60)
+    assert child.returncode == 0
+
+
+def _serve_args(db: Path, tmp_path: Path, workers: int) -> list[str]:
+    return ["--db", str(db), "--workers", str(workers), "--api-key", KEY,
+            "--ledger", str(tmp_path / "ledger.sqlite3"), "--no-access-log"]
+
+
+def _wait_for_workers(server: ServeProcess, count: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        status, health = get(f"http://{server.host}:{server.port}/health")
+        if status == 200 and health["workers"]["up"] == count:
+            return
+        assert time.monotonic() < deadline, f"workers never all up: {health}"
+        time.sleep(0.1)
+
+
+def test_two_workers_serve_a_store_another_process_imports(
+        compat: Path, memory: MemoryBackend, tmp_path: Path) -> None:
+    """HTTP eth_blockNumber moves with the importer, and newHeads and logs subscriptions on
+    several connections (spread over both workers) are told of every new block."""
+    db = tmp_path / "db"
+    child = _spawn_importer(compat, db, 0.25)
+    try:
+        _read_until(child, "3")
+        with ServeProcess(_serve_args(db, tmp_path, 2), cwd=tmp_path) as server:
+            _wait_for_workers(server, 2)
+            url = f"http://{server.host}:{server.port}/v3/{KEY}"
+            ws_url = f"ws://{server.host}:{server.port}/ws/v3/{KEY}"
+            sockets = [connect(ws_url, open_timeout=10) for _ in range(4)]
+            try:
+                subscriptions = []
+                for ws in sockets:
+                    ws.send(json.dumps(call("eth_subscribe", ["newHeads"], 1)))
+                    heads = json.loads(ws.recv(timeout=10))["result"]
+                    ws.send(json.dumps(call("eth_subscribe", ["logs", {}], 2)))
+                    logs = json.loads(ws.recv(timeout=10))["result"]
+                    subscriptions.append((heads, logs))
+                numbers = []
+                deadline = time.monotonic() + 90
+                while not numbers or numbers[-1] < 45:
+                    assert time.monotonic() < deadline, f"stuck at {numbers[-1:]}"
+                    _, _, answer = post(url, call("eth_blockNumber"))
+                    numbers.append(int(answer["result"], 16))
+                    time.sleep(0.05)
+                assert len(set(numbers)) > 3 and numbers == sorted(numbers)
+                with_logs = {n for n in range(46) if any(
+                    r.logs for r in memory.receipts(memory.canonical_hash(n) or b"") or ())}
+                for ws, (heads, logs) in zip(sockets, subscriptions, strict=True):
+                    got_heads: list[int] = []
+                    got_logs: set[int] = set()
+                    while not got_heads or got_heads[-1] < 45 or max(got_logs, default=-1) < max(with_logs):
+                        message = json.loads(ws.recv(timeout=30))
+                        result = message["params"]["result"]
+                        if message["params"]["subscription"] == heads:
+                            got_heads.append(int(result["number"], 16))
+                            block = memory.block_by_hash(memory.canonical_hash(got_heads[-1])
+                                                         or b"")
+                            assert block is not None and result["hash"] == "0x" + block.hash.hex()
+                        else:
+                            assert message["params"]["subscription"] == logs
+                            got_logs.add(int(result["blockNumber"], 16))
+                    assert got_heads == list(range(got_heads[0], 46))
+                    assert got_heads[0] < 40
+                    assert got_logs == {n for n in with_logs if n >= got_heads[0]}
+            finally:
+                for ws in sockets:
+                    ws.close()
+            code, err = server.stop()
+        assert code == 0, err
+    finally:
+        child.wait(60)
+    assert child.returncode == 0
+
+
+def test_rpc_replay_passes_every_case_against_two_workers_on_lmdb(
+        compat: Path, tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    assert _cli("import", "--db", str(db), "--engine", "lmdb", "--genesis",
+                str(compat / "genesis.json"), "--blocks", str(compat / "chain.rlp"),
+                "--no-verify-seals") == 0
+    replay = conformance_dir().parent / "tools" / "rpc-replay"
+    with ServeProcess(_serve_args(db, tmp_path, 2), cwd=tmp_path) as server:
+        _wait_for_workers(server, 2)
+        url = f"http://{server.host}:{server.port}/v3/{KEY}"
+        for _ in range(2):  # cold and warm caches
+            result = subprocess.run([sys.executable, str(replay), url, str(compat / "cases")],
+                                    capture_output=True, text=True, timeout=300)
+            assert result.returncode == 0, result.stdout + result.stderr
+            assert "45 passed, 0 failed" in result.stdout
+        code, err = server.stop()
+    assert code == 0, err
