@@ -3,6 +3,7 @@ never a traceback; plus ``--version`` and ``export --format parquet``."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import subprocess
@@ -15,7 +16,7 @@ import pytest
 
 import ethread
 from ethread import frames
-from ethread.cli import main
+from ethread.cli import build_parser, main
 
 from .conftest import conformance_dir
 
@@ -28,6 +29,16 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert done.value.code == 0
     assert capsys.readouterr().out.strip() == f"ethread {version('ethread')}"
     assert ethread.__version__ == version("ethread")
+
+
+def test_every_flag_of_every_command_is_described() -> None:
+    commands = next(a for a in build_parser()._actions
+                    if isinstance(a, argparse._SubParsersAction))
+    assert set(commands.choices) >= {"serve", "import", "export", "verify"}
+    for name, parser in commands.choices.items():
+        undescribed = [a.option_strings[0] for a in parser._actions
+                       if a.option_strings and not a.help]
+        assert undescribed == [], f"ethread {name}: no help text for {undescribed}"
 
 
 def test_serve_port_out_of_range(capsys: pytest.CaptureFixture[str]) -> None:

@@ -47,7 +47,8 @@ def register(subparsers: Any) -> None:
     add_setting_flags(parser)
     other = parser.add_argument_group("operation")
     other.add_argument("--log-level", default="info",
-                       choices=("debug", "info", "warning", "error"))
+                       choices=("debug", "info", "warning", "error"),
+                       help="least severe messages logged (default info)")
     parser.set_defaults(run=run)
 
 
