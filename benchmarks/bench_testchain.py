@@ -7,7 +7,7 @@ from pytest's JUnit report) and the whole run are printed. Asserts nothing.
 
     .venv/bin/python benchmarks/bench_testchain.py [--only ethread,eth-tester,anvil] [--rounds N]
 
-Needs ``pip install -e '.[bench]'`` (eth-tester with py-evm) and ``npm ci`` in tests/js
+Needs ``pip install -e '.[bench]'`` (eth-tester with py-evm) and ``npm install`` in tests/js
 (anvil, pinned there).
 """
 

@@ -25,7 +25,7 @@ from web3.types import RPCEndpoint, RPCResponse
 
 REPO = Path(__file__).resolve().parent.parent
 PEER_PACKAGES = REPO / "tests" / "js" / "node_modules" / "@foundry-rs"
-"""Where ``npm ci`` in tests/js puts anvil (pinned there for the differential run)."""
+"""Where ``npm install`` in tests/js puts anvil (pinned there for the differential run)."""
 
 
 class RevertingTesterProvider(EthereumTesterProvider):
@@ -77,7 +77,7 @@ class Anvil:
         installed = sorted(PEER_PACKAGES.glob("anvil-*/bin/anvil"))  # the platform's own package
         binary = os.environ.get("ANVIL") or (str(installed[0]) if installed else shutil.which("anvil"))
         if binary is None:
-            raise SystemExit("anvil not found: run `npm ci` in tests/js (or set ANVIL)")
+            raise SystemExit("anvil not found: run `npm install` in tests/js (or set ANVIL)")
         self.port = free_port()
         self.process = subprocess.Popen(
             [binary, "--host", "127.0.0.1", "--port", str(self.port), "--silent"],

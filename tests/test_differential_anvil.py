@@ -160,7 +160,7 @@ def _build(chain: DevChain) -> tuple[bytes, bytes, bytes, dict[bytes, set[int]]]
 @pytest.fixture(scope="module")
 def chains(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chains]:
     binaries = sorted(PEER_PACKAGES.glob("anvil-*/bin/anvil"))  # the platform's own package
-    assert binaries, "run `npm ci` in tests/js first (CI does): it installs the peer, anvil"
+    assert binaries, "run `npm install` in tests/js first (CI does): it installs the peer, anvil"
     backend = ethread.MemoryBackend()
     chain = DevChain(backend, forks=PRAGUE_FORKS, accounts=10)
     storage, log_emitter, reverter, slots = _build(chain)

@@ -4,7 +4,7 @@ uncles, balances, nonces, code, storage and fees, see a revert as CALL_EXCEPTION
 reason, and follow new blocks and (through eth_newFilter/eth_getFilterChanges) new logs on the
 growing demo chain; and a JsonRpcProvider reads the rpc-compat chain's known answers.
 
-Needs ``node`` and ``npm ci`` (or ``npm install``) run in tests/js beforehand, as CI does.
+Needs ``node`` and ``npm install`` run in tests/js beforehand, as CI does.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def test_ethers_v6_over_http_and_websocket(server: Any) -> None:
     node = shutil.which("node")
     assert node, "node is needed for the ethers.js test"
     assert (JS / "node_modules" / "ethers").is_dir(), \
-        "run `npm ci` in tests/js first (CI does)"
+        "run `npm install` in tests/js first (CI does)"
     demo = shared_demo()
     info = json.dumps({"reverter": "0x" + demo.reverter.hex(),
                        "logEmitter": "0x" + demo.log_emitter.hex()})
