@@ -8,6 +8,12 @@ its gas used (minus one) is the lower bound, and its gas used before refunds plu
 stipend, times 64/63, is tried next, since most messages succeed there. Then a bisection
 skewed to the low side, which stops once the bounds are within 1.5% of each other: the answer
 errs upwards by at most that much, as geth's does.
+
+The search is geth's step for step, but its steps are not all executions: when the run at the
+upper bound shows that the message's path cannot depend on its gas (:mod:`.gas_trace`), the
+least gas it succeeds with is known from that run, and every later step compares against it
+instead of running the message again. Same answer, usually one execution instead of four or
+five.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from ..forks import fork_at_least
 from ..models import BlockOverrides, BlockRef, CallRequest, StateOverride
 from ..validation import check_instance
 from .call import raise_for_outcome
+from .gas_trace import least_gas, traced_run
 from .message import GAS_PER_BLOB, TX_GAS, CallStates, ExecutableChain, Execution, Outcome, Rejected, execution, gas_cap
 from .resolve import require_header
 
@@ -41,7 +48,8 @@ def estimate_gas(backend: ExecutableChain, request: CallRequest, block: BlockRef
         return _search(run, request, cap)
 
 
-def _search(run: Execution, request: CallRequest, cap: int) -> int:
+def _search(run: Execution, request: CallRequest, cap: int, predict: bool = True) -> int:
+    """geth's search; ``predict=False`` executes every step (to check the prediction)."""
     hi = int(run.state.execution_context.gas_limit)
     if request.gas is not None and min(request.gas, cap) >= TX_GAS:
         hi = min(request.gas, cap)
@@ -54,17 +62,22 @@ def _search(run: Execution, request: CallRequest, cap: int) -> int:
             failed = True  # the run at the upper bound below answers why
         if not failed:
             return TX_GAS
-    failed, outcome = _attempt(run, hi)
+    failed, outcome, least = _first_attempt(run, hi, predict)
     if failed:
         if outcome is not None and not isinstance(outcome.error, OutOfGas):
             raise_for_outcome(outcome)
         raise ExecutionFailed(f"gas required exceeds allowance ({hi})")
     assert outcome is not None
+
+    def fails(gas: int) -> bool:
+        if least is not None:
+            return gas < least
+        return _attempt(run, gas)[0]
+
     lo = outcome.gas_used - 1
     optimistic = (outcome.peak_gas_used + CALL_STIPEND) * 64 // 63
     if optimistic < hi:
-        failed, _ = _attempt(run, optimistic)
-        if failed:
+        if fails(optimistic):
             lo = optimistic
         else:
             hi = optimistic
@@ -74,8 +87,7 @@ def _search(run: Execution, request: CallRequest, cap: int) -> int:
         mid = lo + (hi - lo) // 2
         if mid > lo * 2:
             mid = lo * 2  # most messages need little more than they use: look low first
-        failed, _ = _attempt(run, mid)
-        if failed:
+        if fails(mid):
             lo = mid
         else:
             hi = mid
@@ -98,6 +110,22 @@ def _fundable(run: Execution, request: CallRequest, hi: int) -> int:
             raise ExecutionFailed("insufficient funds for gas * price + value")
         available -= blob_cost
     return min(hi, int(available) // message.fee_cap)
+
+
+def _first_attempt(run: Execution, gas: int, predict: bool) -> tuple[bool, Outcome | None, int | None]:
+    """As :func:`_attempt`, watched: also the least gas the message succeeds with when the
+    run shows it (None otherwise, or when not ``predict``-ing)."""
+    if not predict:
+        return (*_attempt(run, gas), None)
+    try:
+        outcome, trace = traced_run(run, gas)
+    except Rejected as exc:
+        if exc.intrinsic:
+            return True, None, None
+        raise ExecutionFailed(f"failed with {gas} gas: {exc.message}") from None
+    if outcome.error is not None:
+        return True, outcome, None
+    return False, outcome, least_gas(run, gas, outcome, trace)
 
 
 def _attempt(run: Execution, gas: int) -> tuple[bool, Outcome | None]:

@@ -1,0 +1,136 @@
+"""What one successful run of a message tells about the same message with less gas.
+
+Gas estimation asks, again and again, "does the message succeed with g gas?". Each answer is
+a full execution, unless the run at the upper bound shows that the execution cannot depend on
+its gas: then it follows the same path with any gas that lets it finish, and the answer for
+every smaller g follows from that one run.
+
+An execution depends on its gas only through what reads the gas left or the sender's balance
+(which the gas limit lowers before the message runs): GAS, the calls and creates (which hand
+on all but 1/64 of the gas left, and run nested messages), BALANCE, SELFBALANCE and
+SELFDESTRUCT. A run that executes none of these consumes the same gas at each step whatever
+the limit, and fails with a smaller limit exactly when one of py-evm's two gas checks would
+stop it:
+
+- a charge larger than the gas left: the limit is below the gas the run used before refunds
+  (or, from Prague, below the calldata floor);
+- an SSTORE with 2,300 gas or less left (EIP-2200's sentry, from Istanbul on).
+
+So :class:`GasTrace` records, during that one run, whether any of those opcodes ran and the
+least gas left at any SSTORE; :func:`least_gas` turns that into the least limit with which the
+message succeeds. The opcodes are watched by a computation class derived from the fork's, made
+once per fork class, that wraps just those opcodes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from eth.vm import opcode_values
+
+from ..forks import fork_at_least
+from .message import Execution, Outcome, floor_data_gas
+
+SSTORE_SENTRY = 2_300
+"""EIP-2200: an SSTORE with this much gas left, or less, runs out of gas."""
+
+GAS_DEPENDENT_OPCODES = (
+    opcode_values.GAS, opcode_values.CALL, opcode_values.CALLCODE, opcode_values.DELEGATECALL,
+    opcode_values.STATICCALL, opcode_values.CREATE, opcode_values.CREATE2,
+    opcode_values.BALANCE, opcode_values.SELFBALANCE, opcode_values.SELFDESTRUCT,
+)
+"""Opcodes after which a run's path may differ with its gas limit (see the module docstring)."""
+
+
+@dataclass(slots=True)
+class GasTrace:
+    """What the watched opcodes saw during one run."""
+
+    gas_dependent: bool = False
+    """A gas-dependent opcode ran: nothing about other limits follows from this run."""
+    least_left_at_sstore: int | None = None
+    """The least gas left when an SSTORE started (None: no SSTORE ran)."""
+
+
+class _Recording(threading.local):
+    trace: GasTrace | None = None
+
+
+_recording = _Recording()
+
+
+def traced_run(run: Execution, gas: int) -> tuple[Outcome, GasTrace]:
+    """``run.run(gas)`` with its gas-dependent opcodes and SSTOREs watched (as
+    :meth:`Execution.run`, it raises ``Rejected`` where geth refuses the message)."""
+    with _recorded() as trace:
+        outcome = run.run(gas, traced(run.state.computation_class))
+    return outcome, trace
+
+
+def least_gas(run: Execution, gas: int, outcome: Outcome, trace: GasTrace) -> int | None:
+    """The least gas limit with which the message succeeds, given its successful run with
+    ``gas`` and what that run's trace saw; None when the trace cannot tell (a gas-dependent
+    opcode ran)."""
+    if trace.gas_dependent or outcome.error is not None:
+        return None
+    least = outcome.peak_gas_used  # every charge of the run fits; at least the intrinsic gas
+    if fork_at_least(run.fork, "prague"):
+        least = max(least, floor_data_gas(run.message.request.data))
+    if trace.least_left_at_sstore is not None and fork_at_least(run.fork, "istanbul"):
+        # With g gas every SSTORE starts with (gas - g) less left than in this run.
+        least = max(least, gas - trace.least_left_at_sstore + SSTORE_SENTRY + 1)
+    return least
+
+
+@contextmanager
+def _recorded() -> Iterator[GasTrace]:
+    outer = _recording.trace
+    trace = _recording.trace = GasTrace()
+    try:
+        yield trace
+    finally:
+        _recording.trace = outer
+
+
+def _dependent(opcode: Any) -> Callable[..., Any]:
+    def run(computation: Any) -> None:
+        trace = _recording.trace
+        if trace is not None:
+            trace.gas_dependent = True
+        opcode(computation=computation)
+
+    run.__wrapped__ = opcode  # type: ignore[attr-defined]  # py-evm's debug log reads it
+    run.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
+    return run
+
+
+def _sstore(opcode: Any) -> Callable[..., Any]:
+    def run(computation: Any) -> None:
+        trace = _recording.trace
+        if trace is not None:
+            left = computation.get_gas_remaining()
+            if trace.least_left_at_sstore is None or left < trace.least_left_at_sstore:
+                trace.least_left_at_sstore = left
+        opcode(computation=computation)
+
+    run.__wrapped__ = opcode  # type: ignore[attr-defined]
+    run.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
+    return run
+
+
+@lru_cache(maxsize=64)
+def traced(computation_class: type) -> type:
+    """``computation_class`` with the gas-dependent opcodes and SSTORE watched."""
+    base: Any = computation_class
+    opcodes = dict(base.opcodes)
+    for value in GAS_DEPENDENT_OPCODES:
+        if value in opcodes:
+            opcodes[value] = _dependent(opcodes[value])
+    if opcode_values.SSTORE in opcodes:
+        opcodes[opcode_values.SSTORE] = _sstore(opcodes[opcode_values.SSTORE])
+    return type(f"GasTraced{base.__name__}", (base,), {"opcodes": opcodes})
