@@ -12,6 +12,8 @@ import http.client
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -133,10 +135,25 @@ def test_two_workers_on_sqlite_spend_a_balance_exactly_once(tmp_path: Path) -> N
         stored.close()
 
 
+def _lmdb_store(tmp_path: Path) -> Path:
+    """The rpc-compat chain imported once into an LMDB store (what several servers share)."""
+    rpc = conformance_dir() / "rpc-compat"
+    db = tmp_path / "store"
+    cli = "import sys; from ethread.cli import main; sys.exit(main())"
+    imported = subprocess.run(
+        [sys.executable, "-c", cli, "import", "--db", str(db), "--engine", "lmdb",
+         "--genesis", str(rpc / "genesis.json"), "--blocks", str(rpc / "chain.rlp"),
+         "--no-verify-seals"], capture_output=True, text=True, timeout=300, check=False)
+    assert imported.returncode == 0, imported.stderr
+    return db
+
+
 def test_two_servers_on_two_addresses_share_a_redis_ledger(tmp_path: Path,
                                                              redis_url: str) -> None:
-    args = [*_chain_args(), "--workers", "2", "--api-key", KEY, "--daily-credits", str(DAILY),
-            "--ledger", redis_url]
+    """Two machines, simulated: two servers on two loopback addresses, each with two workers,
+    serving one LMDB store and debiting one Redis ledger."""
+    args = ["--db", str(_lmdb_store(tmp_path)), "--no-access-log", "--workers", "2",
+            "--api-key", KEY, "--daily-credits", str(DAILY), "--ledger", redis_url]
     with ServeProcess([*args, "--host", "127.0.0.1"], cwd=tmp_path) as first, \
             ServeProcess([*args, "--host", "127.0.0.2"], cwd=tmp_path) as second:
         assert (first.host, second.host) == ("127.0.0.1", "127.0.0.2")
