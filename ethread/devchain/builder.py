@@ -773,6 +773,9 @@ class DevChain:
                                        senders=senders)
         else:
             self.importer.store_executed(rlp.encode(block), block, origins)
+        # The VM's state is now the new head's (persisted, read-only from here): the reads of
+        # the next send (nonces, balances, code) take it instead of building one more.
+        self._state_cache = (Hash32(block.header.hash), vm.state)
         if paid:
             self._withdrawal_index = paid[-1].index + 1
         self._time_offset = 0
@@ -868,14 +871,17 @@ class DevChain:
             params["gas_limit"] = parent.gas_limit  # London's first block doubles it instead
         if fork_at_least(fork, "cancun"):
             params["parent_beacon_block_root"] = keccak(b"beacon root %d" % number)
-        header = decode_header(rlp.encode(vm_class.create_header_from_parent(parent, **params)))
+        start = vm_class.create_header_from_parent(parent, **params)
+        header = decode_header(rlp.encode(start))
         template = rlp.decode(
             rlp.encode(block_item(header, transactions, uncles, withdrawals)),
             sedes=vm_class.get_block_class(),
         )
         if senders:
             spoof_senders(template.transactions, senders)
-        start = vm_class.create_header_from_parent(parent, timestamp=timestamp)
+        # The VM starts from the template's own header: import_block sets every field the
+        # template chose (coinbase, time, seal, gas limit, beacon root) from the block anyway,
+        # and the others are the parent's or derived from it.
         if pre_state is not None:
             start = start.copy(state_root=pre_state)
         vm = self._vm(vm_class, start)
