@@ -37,6 +37,7 @@ from ..chain.importer import ChainImporter, spoof_senders
 from ..encoding import block_item, decode_header, transaction_hash
 from ..errors import EthreadError, TransactionRejected
 from ..forks import BLOCK_FORKS, FORK_ORDER, TIME_FORKS, ChainConfig, fork_at_least
+from ..lru import LRU
 from ..methods.fees import next_base_fee
 from ..models import (
     AccessListEntry,
@@ -81,6 +82,8 @@ _GENESIS_KEY = {name: key for key, name in BLOCK_FORKS + TIME_FORKS}
 
 TRANSFER_GAS = 21_000
 CONTRACT_GAS = 1_000_000
+HEAD_STATES = 4
+"""Recent heads whose py-evm state a dev chain keeps for its reads."""
 
 
 class DevChainError(EthreadError):
@@ -394,7 +397,8 @@ class DevChain:
         self._snapshots: dict[int, _Snapshot] = {}
         self._snapshot_ids = 0
         self._impersonated: set[Address] = set()
-        self._state_cache: tuple[Hash32, Any] | None = None
+        self._head_states: LRU[Hash32, Any] = LRU(HEAD_STATES)
+        """States of recent heads, for reading (see :meth:`_head_state`)."""
         self._senders: dict[Hash32, Address] = {}
         """Pending transactions of impersonated accounts: hash to sender."""
         self._lock = threading.RLock()
@@ -596,12 +600,15 @@ class DevChain:
 
     def _head_state(self) -> Any:
         """The head's state for reading (nonces, balances, code), built once per head: a
-        py-evm state costs more to build than the reads a send makes of it."""
+        py-evm state costs more to build than the reads a send makes of it. A few recent
+        heads' are kept, since a test that reverts to a snapshot returns to the same head
+        again and again (a block's state never changes: it is the one its state root names)."""
         head_hash = self.head.hash
-        cached = self._state_cache
-        if cached is None or cached[0] != head_hash:
-            cached = self._state_cache = (head_hash, self._vm_at(None).state)
-        return cached[1]
+        state = self._head_states.get(head_hash)
+        if state is None:
+            state = self._vm_at(None).state
+            self._head_states.put(head_hash, state)
+        return state
 
     @staticmethod
     def _check_kind(fork: str, kind: TxKind, to: Address | None, blob_hashes: Sequence[Hash32],
@@ -775,7 +782,7 @@ class DevChain:
             self.importer.store_executed(rlp.encode(block), block, origins)
         # The VM's state is now the new head's (persisted, read-only from here): the reads of
         # the next send (nonces, balances, code) take it instead of building one more.
-        self._state_cache = (Hash32(block.header.hash), vm.state)
+        self._head_states.put(Hash32(block.header.hash), vm.state)
         if paid:
             self._withdrawal_index = paid[-1].index + 1
         self._time_offset = 0
