@@ -29,7 +29,11 @@ Pointer: TypeAlias = Literal["latest", "safe", "finalized", "earliest"]
 
 @runtime_checkable
 class HeaderSource(Protocol):
-    def header_by_hash(self, block_hash: Hash32) -> Header | None: ...
+    """A source of block headers by hash, and of the canonical chain's hash by number."""
+
+    def header_by_hash(self, block_hash: Hash32) -> Header | None:
+        """The header of the block with this hash, or None if the backend does not hold it."""
+        ...
 
     def canonical_hash(self, number: int) -> Hash32 | None:
         """Hash of the canonical block at ``number``, or None past the head or before the
@@ -39,6 +43,8 @@ class HeaderSource(Protocol):
 
 @runtime_checkable
 class BlockSource(Protocol):
+    """A source of whole blocks by hash."""
+
     def block_by_hash(self, block_hash: Hash32) -> Block | None:
         """The block with its transactions (senders included), uncles and withdrawals."""
         ...
@@ -46,6 +52,8 @@ class BlockSource(Protocol):
 
 @runtime_checkable
 class TransactionLocator(Protocol):
+    """Finds where a transaction was included, by its hash."""
+
     def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
         """(block hash, index in block) of a canonical transaction."""
         ...
@@ -53,7 +61,12 @@ class TransactionLocator(Protocol):
 
 @runtime_checkable
 class ReceiptSource(Protocol):
-    def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None: ...
+    """A source of a block's receipts."""
+
+    def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None:
+        """The receipts of the block with this hash, in transaction order, or None if the block is
+        not held."""
+        ...
 
 
 class CancelToken:
@@ -68,6 +81,8 @@ class CancelToken:
         self.reason = ""
 
     def cancel(self, reason: str = "request cancelled: the client disconnected") -> None:
+        """Mark the request's work unwanted, with the reason the running query reports; later calls
+        keep the first reason."""
         if not self.cancelled:
             self.reason = reason
             self.cancelled = True
@@ -109,6 +124,8 @@ class Deadline:
 
     @classmethod
     def after(cls, seconds: float, clock: Callable[[], float] = time.monotonic) -> Deadline:
+        """A deadline ``seconds`` from now on ``clock``, tied to the current request's cancel
+        token."""
         return cls(clock() + seconds, clock, _CURRENT_TOKEN.get())
 
     def expired(self) -> bool:
@@ -119,6 +136,8 @@ class Deadline:
         return self.clock() > self.at
 
     def check(self) -> None:
+        """Raise :class:`~ethread.errors.QueryTimeout` if the deadline has passed (long scans call
+        it between steps)."""
         if self.expired():
             raise QueryTimeout()
 
@@ -139,6 +158,8 @@ class LogQuery:
     deadline: Deadline = NO_DEADLINE
 
     def matches(self, address: Address, topics: Sequence[Hash32]) -> bool:
+        """Whether a log with this address and these topics passes the query's address and topic
+        filters (the block range is not checked)."""
         if self.addresses and address not in self.addresses:
             return False
         if len(self.topics) > len(topics):
@@ -173,6 +194,8 @@ class ResultLimitReached(Exception):
 
 @runtime_checkable
 class LogSource(Protocol):
+    """Answers log queries (eth_getLogs) from a backend's log index."""
+
     def logs(self, query: LogQuery) -> list[Log]:
         """Matching canonical logs in chain order. A backend answers from an index so that a
         selective query does not visit every block of the range; it calls
@@ -182,6 +205,8 @@ class LogSource(Protocol):
 
 @runtime_checkable
 class ChainPointers(Protocol):
+    """A source of the named blocks: latest, safe, finalized and earliest."""
+
     def pointer(self, name: Pointer) -> int | None:
         """Block number of the head (latest), safe, finalized or earliest block held; None
         when the store is empty."""
@@ -202,6 +227,8 @@ def pointer_number(name: Pointer, head: int | None, stored: Mapping[str, int], e
 
 @runtime_checkable
 class StateSource(Protocol):
+    """Gives py-evm the database holding account state, for eth_call, balances and proofs."""
+
     def evm_database(self) -> ChainDatabaseAPI:
         """py-evm chain database holding the headers and the state trie nodes of every block
         whose state this backend keeps. Raises StateUnavailable when it keeps none."""
@@ -210,6 +237,9 @@ class StateSource(Protocol):
 
 @runtime_checkable
 class ConfigSource(Protocol):
+    """A source of the chain's fork schedule, and of the generation counter that changes whenever
+    the backend's content does."""
+
     def chain_config(self) -> ChainConfig | None:
         """Chain id and fork schedule, when the backend knows them."""
         ...
@@ -252,14 +282,19 @@ class TotalDifficultySource(Protocol):
     """A backend that stores each block's total difficulty (Era1 archives do), so that an
     export need not sum the difficulties from genesis."""
 
-    def total_difficulty(self, number: int) -> int | None: ...
+    def total_difficulty(self, number: int) -> int | None:
+        """The total difficulty of the chain up to and including block ``number``, or None if not
+        held."""
+        ...
 
 
 @runtime_checkable
 class Closeable(Protocol):
     """A backend holding resources (files, a store's lock) to release when done."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release the files and locks the backend holds; it answers nothing afterwards."""
+        ...
 
 
 @runtime_checkable
@@ -271,10 +306,14 @@ class WritableBackend(Backend, Protocol):
         :meth:`write_block`) lands together or not at all."""
         ...
 
-    def store_chain_config(self, config: ChainConfig) -> None: ...
+    def store_chain_config(self, config: ChainConfig) -> None:
+        """Remember the chain's fork schedule (written once, at import of the genesis)."""
+        ...
 
     def write_block(self, block: Block, receipts: Sequence[Receipt]) -> None:
         """Store a block as the new canonical head (its parent is the current head)."""
         ...
 
-    def set_pointer(self, name: Literal["safe", "finalized"], number: int) -> None: ...
+    def set_pointer(self, name: Literal["safe", "finalized"], number: int) -> None:
+        """Move the ``safe`` or ``finalized`` pointer to a held block."""
+        ...

@@ -19,22 +19,32 @@ class EthreadError(Exception):
 
 
 class ParseError(EthreadError):
+    """The request body is not JSON (-32700)."""
+
     code = -32700
 
 
 class InvalidRequest(EthreadError):
+    """The JSON is not a valid JSON-RPC request (-32600)."""
+
     code = -32600
 
 
 class MethodNotFound(EthreadError):
+    """No such method, or one this service does not offer (-32601)."""
+
     code = -32601
 
 
 class InvalidParams(EthreadError):
+    """The method's parameters are missing, malformed or out of range (-32602)."""
+
     code = -32602
 
 
 class InternalError(EthreadError):
+    """Something failed inside ethread while answering (-32603)."""
+
     code = -32603
 
 
@@ -60,6 +70,9 @@ class LimitExceeded(EthreadError):
 
 
 class QueryTimeout(LimitExceeded):
+    """A query ran past its deadline (eth_getLogs, eth_call) or its client went away: -32005,
+    "query timeout exceeded"."""
+
     def __init__(self) -> None:
         super().__init__("query timeout exceeded")
 

@@ -45,6 +45,9 @@ MIN_BLOB_BASE_FEE = 1
 
 @dataclass(frozen=True)
 class ChainConfig:
+    """A chain's id and fork schedule (by block number, then by timestamp), read from a genesis
+    ``config`` object: which rules a block runs under."""
+
     chain_id: int
     block_forks: tuple[tuple[int, str], ...]
     """(first block number, fork name), ascending; starts with (0, frontier)."""
@@ -57,6 +60,8 @@ class ChainConfig:
 
     @classmethod
     def from_genesis_config(cls, config: dict[str, Any]) -> ChainConfig:
+        """The schedule described by a genesis file's ``config`` object (geth's key names); raises
+        :class:`~ethread.errors.GenesisError` on a malformed one."""
         if not isinstance(config, dict) or "chainId" not in config:
             raise GenesisError("genesis config must be an object with a chainId")
         try:
@@ -85,6 +90,7 @@ class ChainConfig:
             raise GenesisError(f"genesis config: {exc}") from None
 
     def fork_at(self, number: int, timestamp: int) -> str:
+        """The name of the fork whose rules apply to a block of this number and timestamp."""
         name = "frontier"
         for first, fork in self.block_forks:
             if number >= first:
@@ -95,9 +101,12 @@ class ChainConfig:
         return name
 
     def vm_class(self, number: int, timestamp: int) -> type[VirtualMachineAPI]:
+        """The py-evm virtual machine class that executes a block of this number and timestamp."""
         return _vm_class(self.fork_at(number, timestamp), self.dao_fork_block)
 
     def blob_base_fee(self, number: int, timestamp: int, excess_blob_gas: int) -> int:
+        """The blob base fee (wei per blob gas) of a block with this excess blob gas, under its
+        fork's update fraction."""
         fork = self.fork_at(number, timestamp)
         fraction = self.blob_fractions.get(fork, DEFAULT_BLOB_FRACTION["prague"])
         return fake_exponential(MIN_BLOB_BASE_FEE, excess_blob_gas, fraction)

@@ -40,6 +40,7 @@ class LRU(Generic[K, V]):
         return self._bytes
 
     def get(self, key: K) -> V | None:
+        """The value at ``key`` (marked as recently used), or None."""
         # No lock on the hot path: each OrderedDict call is atomic, and an entry evicted by
         # another thread between the two only misses its move to the recent end.
         data = self._data
@@ -52,6 +53,8 @@ class LRU(Generic[K, V]):
         return value
 
     def put(self, key: K, value: V) -> None:
+        """Store ``value`` at ``key``, evicting the least recently used entries past the item or
+        byte bound."""
         weight = 0
         if self._weigh is not None:
             assert self.max_bytes is not None
@@ -87,6 +90,7 @@ class LRU(Generic[K, V]):
                 self._bytes -= self._weigh(dropped)
 
     def clear(self) -> None:
+        """Drop every entry."""
         with self._lock:
             self._data.clear()
             self._bytes = 0

@@ -118,6 +118,9 @@ class Withdrawal(Pretty):
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class AccessListEntry(Pretty):
+    """One entry of an access list (EIP-2930): an address and the storage keys a transaction
+    declares it will touch."""
+
     address: Address = wire("address", D)
     storage_keys: tuple[Hash32, ...] = wire("storageKeys", D)
 
@@ -162,6 +165,8 @@ class LegacyTransaction(Pretty):
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class AccessListTransaction(Pretty):
+    """A type-1 transaction (EIP-2930, Berlin): a legacy gas price plus an access list."""
+
     chain_id: int = wire("chainId", Q)
     nonce: int = wire("nonce", Q)
     gas_price: int = wire("gasPrice", Q)
@@ -180,6 +185,9 @@ class AccessListTransaction(Pretty):
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class DynamicFeeTransaction(Pretty):
+    """A type-2 transaction (EIP-1559, London): a fee cap and a priority fee (tip) cap instead of a
+    gas price."""
+
     chain_id: int = wire("chainId", Q)
     nonce: int = wire("nonce", Q)
     max_priority_fee_per_gas: int = wire("maxPriorityFeePerGas", Q)
@@ -199,6 +207,9 @@ class DynamicFeeTransaction(Pretty):
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class BlobTransaction(Pretty):
+    """A type-3 transaction (EIP-4844, Cancun): a dynamic-fee transaction carrying blob versioned
+    hashes and a blob fee cap."""
+
     chain_id: int = wire("chainId", Q)
     nonce: int = wire("nonce", Q)
     max_priority_fee_per_gas: int = wire("maxPriorityFeePerGas", Q)
@@ -220,6 +231,9 @@ class BlobTransaction(Pretty):
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class SetCodeTransaction(Pretty):
+    """A type-4 transaction (EIP-7702, Prague): a dynamic-fee transaction carrying authorizations
+    that set accounts' code to a delegation."""
+
     chain_id: int = wire("chainId", Q)
     nonce: int = wire("nonce", Q)
     max_priority_fee_per_gas: int = wire("maxPriorityFeePerGas", Q)
@@ -306,6 +320,9 @@ class Block(Pretty):
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class Log(Pretty):
+    """An event emitted by a contract, with where it was emitted: block, transaction and position
+    in the block."""
+
     address: Address = wire("address", D)
     topics: tuple[Hash32, ...] = wire("topics", D)
     data: bytes = wire("data", D)
@@ -363,6 +380,9 @@ class Receipt(Pretty):
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class StorageProof(Pretty):
+    """An EIP-1186 proof of one storage slot: its key, value and the trie nodes from the storage
+    root."""
+
     key: bytes = wire("key", Kind.SLOT)
     """The key as the caller wrote it (32 bytes, or shorter: then answered as a quantity)."""
     value: int = wire("value", Q)
@@ -411,6 +431,9 @@ TopicFilter: TypeAlias = tuple[Hash32, ...] | None
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class LogFilter(Pretty):
+    """The filter object of eth_getLogs and eth_newFilter: a block range or one block hash,
+    addresses and topic positions."""
+
     from_block: int | Tag = "latest"
     to_block: int | Tag = "latest"
     block_hash: Hash32 | None = None
@@ -474,6 +497,8 @@ class CallRequest(Pretty):
 
     @property
     def wants_blobs(self) -> bool:
+        """Whether the call carries blob fields (versioned hashes or a blob fee cap), making it a
+        blob transaction."""
         return self.blob_versioned_hashes is not None or self.max_fee_per_blob_gas is not None
 
 

@@ -191,6 +191,7 @@ class EraBackend(CachedHistory):
         return summary.backend_html(self, "EraBackend", self._location())
 
     def close(self) -> None:
+        """Close the archive files and the sidecar index."""
         for era in self._files.values():
             era.close()
         self._index.close()
@@ -204,6 +205,7 @@ class EraBackend(CachedHistory):
     # -- archive access ------------------------------------------------------------------------
 
     def files(self) -> list[Era1File]:
+        """The open Era1 files, in block order."""
         return [self._files[epoch] for epoch in sorted(self._files)]
 
     def _file(self, number: int) -> Era1File | None:
@@ -235,15 +237,22 @@ class EraBackend(CachedHistory):
         return era.total_difficulty(number) if era is not None else None
 
     def pointer(self, name: Pointer) -> int | None:
+        """The earliest block held for ``earliest``, and the last block held for every other name
+        (archived history is final)."""
         # Archived history is final: safe and finalized are the last block held.
         return self._earliest if name == "earliest" else self._latest
 
     def chain_config(self) -> ChainConfig | None:
+        """The fork schedule given when the backend was opened (None if none was: Era1 files do not
+        carry one)."""
         return self._config
 
     def evm_database(self) -> NoReturn:
+        """Always raises :class:`~ethread.errors.StateUnavailable`: Era1 archives hold history, not
+        state."""
         raise StateUnavailable(
             "the Era1 archive holds history only: no state to execute or prove against")
 
     def generation(self) -> int:
+        """Always 1: archives do not change while open, so cached answers stay valid."""
         return 1  # archives never change while served

@@ -64,6 +64,7 @@ class HistoryIndex:
         self._lock = threading.Lock()
 
     def close(self) -> None:
+        """Close the index's SQLite database."""
         self._db.close()
 
     def _one(self, sql: str, *args: object) -> tuple[Any, ...] | None:
@@ -74,6 +75,7 @@ class HistoryIndex:
     # -- building --------------------------------------------------------------------------
 
     def has_file(self, name: str) -> bool:
+        """Whether the Era1 file of this name has been indexed."""
         return self._one("SELECT 1 FROM files WHERE name = ?", name) is not None
 
     def ensure(self, era: Era1File, progress: Progress | None = None) -> None:
@@ -142,14 +144,18 @@ class HistoryIndex:
     # -- reading ---------------------------------------------------------------------------
 
     def number_of(self, block_hash: Hash32) -> int | None:
+        """The number of the block with this hash, or None if it is not indexed."""
         row = self._one("SELECT number FROM blocks WHERE hash = ?", block_hash)
         return int(row[0]) if row is not None else None
 
     def hash_at(self, number: int) -> Hash32 | None:
+        """The hash of block ``number``, or None if no indexed file holds it."""
         row = self._one("SELECT hash FROM blocks WHERE number = ?", number)
         return bytes(row[0]) if row is not None else None
 
     def senders(self, number: int) -> list[Address] | None:
+        """The senders of block ``number``'s transactions in order (recovered once, when the file
+        was indexed), or None."""
         row = self._one("SELECT senders FROM blocks WHERE number = ?", number)
         if row is None:
             return None
@@ -157,6 +163,7 @@ class HistoryIndex:
         return [blob[i:i + 20] for i in range(0, len(blob), 20)]
 
     def transaction(self, tx_hash: Hash32) -> tuple[int, int] | None:
+        """(block number, index in block) of the transaction with this hash, or None."""
         row = self._one("SELECT number, position FROM txs WHERE hash = ?", tx_hash)
         return (int(row[0]), int(row[1])) if row is not None else None
 
@@ -166,14 +173,19 @@ class HistoryIndex:
         return (int(r[0]) for r in rows)
 
     def blocks_with_address(self, address: Address, lo: int, hi: int) -> Iterator[int]:
+        """Numbers of the blocks in ``[lo, hi]`` holding a log emitted by ``address``, ascending.
+        """
         return self._numbers("SELECT number FROM log_address WHERE address = ? AND number "
                              "BETWEEN ? AND ? ORDER BY number", address, lo, hi)
 
     def blocks_with_topic(self, position: int, topic: Hash32, lo: int, hi: int) -> Iterator[int]:
+        """Numbers of the blocks in ``[lo, hi]`` holding a log with ``topic`` at ``position``,
+        ascending."""
         return self._numbers("SELECT number FROM log_topic WHERE position = ? AND topic = ? AND "
                              "number BETWEEN ? AND ? ORDER BY number", position, topic, lo, hi)
 
     def blocks_with_logs(self, lo: int, hi: int) -> Iterator[int]:
+        """Numbers of the blocks in ``[lo, hi]`` holding any log, ascending."""
         return self._numbers("SELECT number FROM log_blocks WHERE number BETWEEN ? AND ? "
                              "ORDER BY number", lo, hi)
 

@@ -54,11 +54,17 @@ class HistoryRecords(Protocol):
         """Canonical hash at ``number``; None outside the blocks held."""
         ...
 
-    def header_record(self, block_hash: Hash32) -> bytes | None: ...
+    def header_record(self, block_hash: Hash32) -> bytes | None:
+        """The RLP-encoded header of the block with this hash, or None."""
+        ...
 
-    def block_record(self, block_hash: Hash32) -> BlockRecord | None: ...
+    def block_record(self, block_hash: Hash32) -> BlockRecord | None:
+        """The encoded header, body and senders of the block with this hash, or None."""
+        ...
 
-    def receipts_record(self, block_hash: Hash32, number: int) -> bytes | None: ...
+    def receipts_record(self, block_hash: Hash32, number: int) -> bytes | None:
+        """The encoded receipts of block ``number`` (hash ``block_hash``), or None."""
+        ...
 
     def transaction_at(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
         """(block hash, index) of a canonical transaction."""
@@ -73,9 +79,13 @@ class HistoryRecords(Protocol):
         """Ascending numbers in ``[lo, hi]`` of blocks where ``address`` logged."""
         ...
 
-    def blocks_with_topic(self, position: int, topic: Hash32, lo: int, hi: int) -> Iterable[int]: ...
+    def blocks_with_topic(self, position: int, topic: Hash32, lo: int, hi: int) -> Iterable[int]:
+        """Numbers of the blocks in ``[lo, hi]`` holding a log with ``topic`` at ``position``."""
+        ...
 
-    def blocks_with_logs(self, lo: int, hi: int) -> Iterable[int]: ...
+    def blocks_with_logs(self, lo: int, hi: int) -> Iterable[int]:
+        """Numbers of the blocks in ``[lo, hi]`` holding any log."""
+        ...
 
 
 class CachedHistory:
@@ -92,6 +102,7 @@ class CachedHistory:
         self._receipts: LRU[Hash32, tuple[Receipt, ...]] = LRU(cache_blocks)
 
     def chain_config(self) -> ChainConfig | None:
+        """The chain's fork schedule; each store supplies it."""
         raise NotImplementedError
 
     def remember(self, block: Block, receipts: Sequence[Receipt]) -> None:
@@ -109,9 +120,11 @@ class CachedHistory:
     # -- the backend protocols -----------------------------------------------------------------
 
     def canonical_hash(self, number: int) -> Hash32 | None:
+        """The hash of the canonical block at ``number``, or None if not held."""
         return self._records.hash_at(number)
 
     def header_by_hash(self, block_hash: Hash32) -> Header | None:
+        """The header of the block with this hash, decoded from its record and cached."""
         header = self._headers.get(block_hash)
         if header is not None:
             return header
@@ -123,6 +136,7 @@ class CachedHistory:
         return header
 
     def block_by_hash(self, block_hash: Hash32) -> Block | None:
+        """The block with this hash, decoded from its records and cached."""
         block = self._blocks.get(block_hash)
         if block is not None:
             return block
@@ -135,9 +149,11 @@ class CachedHistory:
         return block
 
     def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
+        """(block hash, index in block) of a canonical transaction, or None."""
         return self._records.transaction_at(tx_hash)
 
     def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None:
+        """The receipts of the block with this hash, decoded and cached."""
         cached = self._receipts.get(block_hash)
         if cached is not None:
             return cached
@@ -154,6 +170,7 @@ class CachedHistory:
         return receipts
 
     def logs(self, query: LogQuery) -> list[Log]:
+        """The logs matching ``query``, found through the records' log index."""
         records = self._records
         candidates = candidate_blocks(
             query,

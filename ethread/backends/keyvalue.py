@@ -269,18 +269,23 @@ class KeyValueBackend(CachedHistory):
         return f"the chain store holds a damaged header of block {number}"
 
     def pointer(self, name: Pointer) -> int | None:
+        """The block number of a named pointer, or None while the store is empty."""
         self._follow()
         return pointer_number(name, self._pointers.get("latest"), self._pointers)
 
     def chain_config(self) -> ChainConfig | None:
+        """The fork schedule stored at import, or None before a genesis was imported."""
         if self._config is None:
             self._follow()
         return self._config
 
     def evm_database(self) -> ChainDatabaseAPI:
+        """The py-evm database over this store's state nodes."""
         return self._evm
 
     def generation(self) -> int:
+        """A counter that changes whenever the store's content does (another process's writes
+        included), so caches know when to drop answers."""
         self._follow()
         return self._generation
 
@@ -318,6 +323,7 @@ class KeyValueBackend(CachedHistory):
             self._generation += 1
 
     def store_chain_config(self, config: ChainConfig) -> None:
+        """Store the chain's fork schedule."""
         document = {
             "chain_id": config.chain_id,
             "block_forks": [list(f) for f in config.block_forks],
@@ -375,6 +381,8 @@ class KeyValueBackend(CachedHistory):
             ) from None
 
     def write_block(self, block: Block, receipts: Sequence[Receipt]) -> None:
+        """Store a block and its receipts as the new head, with its hash, transaction and log index
+        entries; it must extend the current head."""
         number = block.number
         head = self._staged_head()
         expected = 0 if head is None else head + 1
@@ -417,6 +425,8 @@ class KeyValueBackend(CachedHistory):
             self._generation += 1
 
     def set_pointer(self, name: Literal["safe", "finalized"], number: int) -> None:
+        """Move the ``safe`` or ``finalized`` pointer to a held block (within the current batch, if
+        any)."""
         if name not in ("safe", "finalized"):
             raise ValueError(f"unknown pointer {name!r}")
         head = self._staged_head()

@@ -75,9 +75,11 @@ class LevelDBStore:
             raise StoreError(f"the store at {self.path} is damaged: {exc}") from None
 
     def describe(self) -> str:
+        """Names the store in messages ("the store at PATH")."""
         return f"the store at {self.path}"
 
     def get(self, key: bytes) -> bytes | None:
+        """The value at ``key``, or None; checksums are verified."""
         try:
             value: bytes | None = self._db.get(key, verify_checksums=True)
         except plyvel.Error as exc:
@@ -87,6 +89,7 @@ class LevelDBStore:
         return value
 
     def keys(self, start: bytes, stop: bytes) -> Iterator[bytes]:
+        """The keys in ``[start, stop)``, in order."""
         try:
             iterator = self._db.iterator(start=start, stop=stop, include_value=False,
                                          verify_checksums=True)
@@ -118,6 +121,7 @@ class LevelDBStore:
         return StoreUnreadable(message)
 
     def write(self, batch: Batch) -> None:
+        """Apply a batch of puts and deletes (None values) atomically."""
         try:
             with self._db.write_batch(transaction=True) as writer:
                 for key, value in batch.items():
@@ -131,6 +135,8 @@ class LevelDBStore:
             raise StoreError(f"the store at {self.path} is closed") from None
 
     def version(self) -> int:
+        """Always 0: a LevelDB store is opened by one process, so it never sees changes made
+        elsewhere."""
         return 0  # one process at a time: this backend made every change it could see
 
     def compact(self) -> None:
@@ -138,6 +144,7 @@ class LevelDBStore:
         self._db.compact_range()
 
     def close(self) -> None:
+        """Close the database and release its lock."""
         if not self._db.closed:
             self._db.close()
 
@@ -151,6 +158,7 @@ class LevelDBBackend(KeyValueBackend):
         super().__init__(self._leveldb, cache_blocks=cache_blocks)
 
     def compact(self) -> None:
+        """Compact the LevelDB files (reclaims space after a large import)."""
         self._leveldb.compact()
 
     def __enter__(self) -> LevelDBBackend:

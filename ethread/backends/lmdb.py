@@ -73,9 +73,11 @@ class LMDBStore:
 
     @property
     def closed(self) -> bool:
+        """Whether :meth:`close` has been called."""
         return self._closed
 
     def describe(self) -> str:
+        """Names the store in messages ("the store at PATH")."""
         return f"the store at {self.path}"
 
     def _begin(self, write: bool = False) -> lmdb.Transaction:
@@ -89,6 +91,7 @@ class LMDBStore:
             return self._env.begin(write=write, buffers=False)
 
     def get(self, key: bytes) -> bytes | None:
+        """The value at ``key``, or None."""
         try:
             with self._begin() as txn:
                 value = cast("bytes | None", txn.get(key))
@@ -97,6 +100,7 @@ class LMDBStore:
         return value
 
     def keys(self, start: bytes, stop: bytes) -> Iterator[bytes]:
+        """The keys in ``[start, stop)``, in order, read in one transaction."""
         try:
             txn = self._begin()
         except lmdb.Error as exc:
@@ -143,6 +147,8 @@ class LMDBStore:
         return StoreUnreadable(message)
 
     def write(self, batch: Batch) -> None:
+        """Apply a batch of puts and deletes (None values) in one write transaction, growing the
+        map when it is full."""
         while True:
             try:
                 with self._begin(write=True) as txn:
@@ -171,6 +177,7 @@ class LMDBStore:
         return used
 
     def close(self) -> None:
+        """Close the environment (idempotent)."""
         if not self._closed:
             self._closed = True
             self._env.close()

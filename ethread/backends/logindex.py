@@ -49,6 +49,7 @@ def candidate_blocks(
 
 
 def logs_of_receipts(receipts: Sequence[Receipt]) -> Iterator[Log]:
+    """Every log of these receipts, in order."""
     for receipt in receipts:
         yield from receipt.logs
 
@@ -98,6 +99,8 @@ def encode_log_record(block_hash: Hash32, timestamp: int,
 
 
 def decode_block_logs(number: int, raw: bytes) -> list[Log]:
+    """The logs of block ``number`` from its compact log record (block hash, timestamp and each
+    transaction's logs)."""
     block_hash, timestamp, entries = rlp.decode(raw)
     timestamp = int.from_bytes(timestamp, "big")
     out = []

@@ -59,36 +59,46 @@ class MemoryBackend:
     # -- reading -----------------------------------------------------------------------------
 
     def header_by_hash(self, block_hash: Hash32) -> Header | None:
+        """The header of the block with this hash, or None."""
         block = self._blocks.get(block_hash)
         return block.header if block is not None else None
 
     def canonical_hash(self, number: int) -> Hash32 | None:
+        """The hash of the canonical block at ``number``, or None past the head."""
         if 0 <= number < len(self._canonical):
             return self._canonical[number]
         return None
 
     def block_by_hash(self, block_hash: Hash32) -> Block | None:
+        """The block with this hash, or None."""
         return self._blocks.get(block_hash)
 
     def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
+        """(block hash, index in block) of a canonical transaction, or None."""
         return self._tx_index.get(tx_hash)
 
     def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None:
+        """The receipts of the block with this hash, or None."""
         return self._receipts.get(block_hash)
 
     def pointer(self, name: Pointer) -> int | None:
+        """The block number of a named pointer, or None while empty."""
         return pointer_number(name, len(self._canonical) - 1 if self._canonical else None, self._pointers)
 
     def chain_config(self) -> ChainConfig | None:
+        """The fork schedule stored at import, or None before it."""
         return self._config
 
     def evm_database(self) -> ChainDatabaseAPI:
+        """The in-memory py-evm database holding the chain's state."""
         return self._evm
 
     def generation(self) -> int:
+        """A counter bumped by every write, so caches know when to drop answers."""
         return self._generation
 
     def logs(self, query: LogQuery) -> list[Log]:
+        """The logs matching ``query``, found through the in-memory address and topic index."""
         candidates = candidate_blocks(
             query,
             lambda address: _window(self._by_address.get(address, [])),
@@ -102,15 +112,20 @@ class MemoryBackend:
 
     @contextmanager
     def import_batch(self) -> Iterator[None]:
+        """Hold the write lock for a batch of writes; a block lands only through
+        :meth:`write_block`, so a failed batch leaves no block behind."""
         # State trie nodes are content-addressed: nodes a failed block left behind are
         # unreachable from any stored state root. Blocks land only through write_block.
         with self._write_lock:
             yield
 
     def store_chain_config(self, config: ChainConfig) -> None:
+        """Store the chain's fork schedule."""
         self._config = config
 
     def write_block(self, block: Block, receipts: Sequence[Receipt]) -> None:
+        """Store a block and its receipts as the new head and index its transactions and logs; it
+        must extend the current head."""
         number = block.number
         if number != len(self._canonical):
             raise ValueError(f"block {number} does not extend the head ({len(self._canonical) - 1})")
@@ -154,6 +169,7 @@ class MemoryBackend:
             self._generation += 1
 
     def set_pointer(self, name: Literal["safe", "finalized"], number: int) -> None:
+        """Move the ``safe`` or ``finalized`` pointer to a held block."""
         if name not in ("safe", "finalized"):
             raise ValueError(f"unknown pointer {name!r}")
         if not 0 <= number < len(self._canonical):

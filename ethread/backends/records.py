@@ -35,7 +35,9 @@ class RecordStore(Protocol):
         """Names the store in messages: "the store at /data/chain"."""
         ...
 
-    def get(self, key: bytes) -> bytes | None: ...
+    def get(self, key: bytes) -> bytes | None:
+        """The value at ``key``, or None."""
+        ...
 
     def items(self) -> Iterator[tuple[bytes, bytes]]:
         """Every record in key order, with the engine's checksums verified."""

@@ -32,6 +32,9 @@ class VerifyFailed(StoreError):
 
 @dataclass(frozen=True, slots=True)
 class VerifyReport:
+    """What ``ethread verify --db`` checked: counts of records, blocks, transactions and logs read
+    back."""
+
     records: int
     blocks: int
     transactions: int

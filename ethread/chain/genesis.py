@@ -19,6 +19,9 @@ AccountState = dict[str, Any]
 
 @dataclass(frozen=True)
 class Genesis:
+    """A parsed genesis file: the chain's fork schedule, the genesis header's fields and the
+    accounts it allocates."""
+
     config: ChainConfig
     header_params: dict[str, Any]
     """py-evm ``create_genesis_header`` keyword arguments."""
@@ -46,6 +49,8 @@ def _data(value: Any, name: str) -> bytes:
 
 
 def parse_genesis(document: dict[str, Any]) -> Genesis:
+    """Parse a genesis document already loaded from JSON; raises
+    :class:`~ethread.errors.GenesisError` on a malformed one."""
     if not isinstance(document, dict):
         raise GenesisError("genesis must be a JSON object")
     config = ChainConfig.from_genesis_config(document.get("config", {}))
@@ -97,6 +102,8 @@ def parse_genesis(document: dict[str, Any]) -> Genesis:
 
 
 def load_genesis(path: str | Path) -> Genesis:
+    """Read and parse a geth-style genesis.json file; raises :class:`~ethread.errors.GenesisError`
+    saying what is wrong with it."""
     try:
         document = json.loads(Path(path).read_bytes())
     except OSError as exc:

@@ -136,6 +136,8 @@ class ChainImporter:
     # ----------------------------------------------------------------------------------------
 
     def import_blocks(self, raw_blocks: Iterable[bytes], *, progress: Progress | None = None) -> int:
+        """Execute and store RLP-encoded blocks in order, reporting to ``progress``; returns how
+        many were new (blocks already held are skipped)."""
         raw_list = list(raw_blocks)
         done = 0
         for position, raw in enumerate(raw_list):

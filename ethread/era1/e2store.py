@@ -51,6 +51,9 @@ class FormatError(StoreError):
 
 @dataclass(frozen=True, slots=True)
 class Record:
+    """One e2store record of an Era1 file: its type, where its header starts and its data's length.
+    """
+
     type: bytes
     offset: int
     """Where the record's header starts."""
@@ -58,10 +61,12 @@ class Record:
 
     @property
     def data_offset(self) -> int:
+        """Where the record's data starts, past its 8-byte header."""
         return self.offset + HEADER_SIZE
 
     @property
     def end(self) -> int:
+        """Where the record ends (the next record's offset)."""
         return self.offset + HEADER_SIZE + self.length
 
 
@@ -85,4 +90,5 @@ def read_record(buf: bytes | mmap.mmap, offset: int, path: str,
 
 
 def encode_record(kind: bytes, data: bytes) -> bytes:
+    """An e2store record: the 8-byte header (type, length, reserved) followed by ``data``."""
     return HEADER.pack(kind, len(data), 0) + data

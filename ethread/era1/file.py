@@ -30,6 +30,8 @@ _NAME = re.compile(r"^(?P<network>[A-Za-z0-9_.-]+)-(?P<epoch>\d{5,})-(?P<root>[0
 
 @dataclass(frozen=True, slots=True)
 class Era1Name:
+    """The parts of an Era1 file name, ``<network>-<epoch>-<root prefix>.era1``."""
+
     network: str
     epoch: int
     root_prefix: str
@@ -37,6 +39,7 @@ class Era1Name:
 
     @classmethod
     def parse(cls, name: str) -> Era1Name | None:
+        """The parts of an Era1 file name, or None if ``name`` is not one."""
         match = _NAME.match(name)
         if match is None:
             return None
@@ -47,6 +50,8 @@ class Era1Name:
 
 
 def era1_filename(network: str, epoch: int, root: Hash32) -> str:
+    """The standard file name of an epoch's Era1 file: network, five-digit epoch and the first four
+    bytes of its accumulator root."""
     return str(Era1Name(network, epoch, root[:4].hex()))
 
 
@@ -92,6 +97,7 @@ class Era1File:
         read_record(self._buf, self._accumulator_at, self._where, e2store.ACCUMULATOR)
 
     def close(self) -> None:
+        """Unmap the file."""
         self._map.close()
 
     # ----------------------------------------------------------------------------------------
@@ -102,6 +108,7 @@ class Era1File:
         return self.start + self.count
 
     def accumulator(self) -> Hash32:
+        """The file's accumulator root: the hash tree root of its blocks' header records."""
         at = self._accumulator_at + e2store.HEADER_SIZE
         return bytes(self._buf[at:at + 32])
 
@@ -129,15 +136,19 @@ class Era1File:
                               f"corrupted {e2store.TYPE_NAMES[record.type]} record: {exc}") from None
 
     def header_rlp(self, number: int) -> bytes:
+        """The RLP header of block ``number``, decompressed."""
         return self._inflate(self._tuple(number)[0])
 
     def body_rlp(self, number: int) -> bytes:
+        """The RLP block body of block ``number``, decompressed."""
         return self._inflate(self._tuple(number)[1])
 
     def receipts_rlp(self, number: int) -> bytes:
+        """The RLP receipts of block ``number``, decompressed."""
         return self._inflate(self._tuple(number)[2])
 
     def total_difficulty(self, number: int) -> int:
+        """The total difficulty of the chain up to and including block ``number``."""
         record = self._tuple(number)[3]
         if record.length != 32:
             raise FormatError(self._where, record.offset, "corrupted: total difficulty is not "

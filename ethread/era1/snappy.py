@@ -14,10 +14,12 @@ class SnappyError(ValueError):
 
 
 def compress(data: bytes) -> bytes:
+    """Snappy-framed compression, as Era1 files store their records."""
     return bytes(cramjam.snappy.compress(data))
 
 
 def decompress(data: bytes | memoryview) -> bytes:
+    """Undo :func:`compress`; raises :class:`SnappyError` on corrupted data."""
     try:
         return bytes(cramjam.snappy.decompress(bytes(data)))
     except cramjam.DecompressionError as exc:

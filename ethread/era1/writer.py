@@ -32,10 +32,13 @@ class Era1Writer:
 
     @property
     def count(self) -> int:
+        """Blocks added so far."""
         return len(self._offsets)
 
     def add(self, block_hash: Hash32, header_rlp: bytes, body_rlp: bytes, receipts_rlp: bytes,
             total_difficulty: int) -> None:
+        """Append one block's records (header, body and receipts compressed, its total difficulty);
+        at most 8,192 blocks a file."""
         if self.count >= EPOCH_SIZE:
             raise ValueError(f"an Era1 file holds at most {EPOCH_SIZE} blocks")
         self._offsets.append(self._position)

@@ -31,6 +31,8 @@ Column = Callable[[Sequence[Any]], Any]
 
 
 def uint64(values: Sequence[int | None]) -> Any:
+    """An Arrow ``uint64`` column (counts, gas, numbers); values too large for it become a wide
+    column."""
     pa = pyarrow()
     try:
         return pa.array(values, pa.uint64())
@@ -39,6 +41,7 @@ def uint64(values: Sequence[int | None]) -> Any:
 
 
 def int64(values: Sequence[int | None]) -> Any:
+    """An Arrow ``int64`` column; values too large for it become a wide column."""
     pa = pyarrow()
     try:
         return pa.array(values, pa.int64())
@@ -55,32 +58,38 @@ def wide(values: Sequence[int | None]) -> Any:
 
 
 def hex_string(values: Sequence[bytes | None]) -> Any:
+    """An Arrow string column of ``0x`` hex (hashes, addresses); None stays null."""
     pa = pyarrow()
     return pa.array([None if v is None else "0x" + v.hex() for v in values], pa.string())
 
 
 def hex_list(values: Sequence[Sequence[bytes] | None]) -> Any:
+    """An Arrow column of lists of ``0x`` hex strings (blob versioned hashes)."""
     pa = pyarrow()
     return pa.array([None if v is None else ["0x" + b.hex() for b in v] for v in values],
                     pa.list_(pa.string()))
 
 
 def binary(values: Sequence[bytes | None]) -> Any:
+    """An Arrow ``binary`` column (input, data, blooms)."""
     pa = pyarrow()
     return pa.array(values, pa.binary())
 
 
 def timestamp(values: Sequence[int | None]) -> Any:
+    """An Arrow ``timestamp[s, UTC]`` column from Unix seconds."""
     pa = pyarrow()
     return pa.array(values, pa.timestamp("s", tz="UTC"))
 
 
 def boolean(values: Sequence[bool | None]) -> Any:
+    """An Arrow boolean column."""
     pa = pyarrow()
     return pa.array(values, pa.bool_())
 
 
 def string(values: Sequence[str | None]) -> Any:
+    """An Arrow string column."""
     pa = pyarrow()
     return pa.array(values, pa.string())
 

@@ -132,6 +132,8 @@ def _short(value: object) -> str:
 
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object,
                               right: object) -> Sequence[str] | None:
+    """pytest hook: when two ethread models (or tuples of them) differ in an ``==`` assertion, show
+    which fields differ instead of two long reprs."""
     if op != "==":
         return None
     if _is_model(left) or _is_model(right):
