@@ -117,10 +117,13 @@ def header_fields(header: Header) -> list[Any]:
 
 
 def encode_header(header: Header) -> bytes:
+    """The RLP encoding of a header (keccak of it is the block hash)."""
     return _rlp(header_fields(header))
 
 
 def header_from_fields(items: Any, *, raw: bytes | None = None) -> Header:
+    """A :class:`~ethread.models.Header` from its decoded RLP fields (15 to 21 of them, by fork).
+    """
     items = _list(items)
     if not _HEADER_BASE <= len(items) <= _HEADER_BASE + len(_HEADER_OPTIONAL):
         raise DecodeError(f"a header has 15 to 21 fields, got {len(items)}")
@@ -155,6 +158,8 @@ def _with_hash(header: Header, digest: Hash32) -> Header:
 
 
 def decode_header(data: bytes) -> Header:
+    """A :class:`~ethread.models.Header` from its RLP (its hash included); raises
+    :class:`~ethread.errors.DecodeError` on malformed input."""
     try:
         items = rlp.decode(data)
     except rlp.DecodingError as exc:
@@ -228,6 +233,8 @@ def decode_transaction(item: Any) -> tuple[Transaction, bytes]:
 
 
 def decode_typed_transaction(envelope: bytes) -> Transaction:
+    """A typed transaction (types 1 to 4) from its envelope: the type byte followed by the RLP
+    payload."""
     if not envelope:
         raise DecodeError("empty typed transaction")
     kind = envelope[0]
@@ -321,6 +328,7 @@ def encode_transaction(tx: Transaction) -> bytes:
 
 
 def transaction_hash(tx: Transaction) -> Hash32:
+    """The hash of a transaction: keccak of its canonical encoding."""
     return keccak(encode_transaction(tx))
 
 
@@ -329,6 +337,7 @@ def transaction_hash(tx: Transaction) -> Hash32:
 
 
 def decode_withdrawal(item: Any) -> Withdrawal:
+    """A :class:`~ethread.models.Withdrawal` from its decoded RLP list."""
     f = _list(item)
     if len(f) != 4:
         raise DecodeError("withdrawal must have 4 fields")
@@ -337,10 +346,12 @@ def decode_withdrawal(item: Any) -> Withdrawal:
 
 
 def withdrawal_item(w: Withdrawal) -> list[Any]:
+    """A withdrawal as RLP encodes it: index, validator index, address, amount."""
     return [int_to_bytes(w.index), int_to_bytes(w.validator_index), w.address, int_to_bytes(w.amount)]
 
 
 def log_item(log: Log) -> list[Any]:
+    """A log as the receipt's RLP holds it: address, topics, data."""
     return [log.address, list(log.topics), log.data]
 
 
@@ -397,6 +408,8 @@ def block_item(
     uncles: Sequence[Header],
     withdrawals: Sequence[Withdrawal] | None,
 ) -> list[Any]:
+    """A block as the nested list RLP encodes: header fields, transactions, uncles and (from
+    Shanghai) withdrawals."""
     item: list[Any] = [
         header_fields(header),
         [transaction_item(tx) for tx in transactions],

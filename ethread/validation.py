@@ -26,6 +26,8 @@ def _kind(value: Any) -> str:
 
 
 def check_bytes(value: Any, what: str, length: int) -> bytes:
+    """Exactly ``length`` bytes (bytes, bytearray or memoryview); a hex string or a wrong length
+    gets an error saying what to pass."""
     if type(value) is bytes:
         if len(value) != length:
             raise ArgumentValueError(f"{what}: expected {length} bytes, got {len(value)}")
@@ -40,14 +42,17 @@ def check_bytes(value: Any, what: str, length: int) -> bytes:
 
 
 def check_hash(value: Any, what: str = "hash") -> bytes:
+    """A 32-byte hash argument, or a clear error naming ``what``."""
     return check_bytes(value, what, 32)
 
 
 def check_address(value: Any, what: str = "address") -> bytes:
+    """A 20-byte address argument, or a clear error naming ``what``."""
     return check_bytes(value, what, 20)
 
 
 def check_data(value: Any, what: str = "data") -> bytes:
+    """Bytes of any length; a hex string or another type gets an error saying what to pass."""
     if type(value) is bytes:
         return value
     if isinstance(value, str):
@@ -58,6 +63,7 @@ def check_data(value: Any, what: str = "data") -> bytes:
 
 
 def check_int(value: Any, what: str, *, bits: int = 256) -> int:
+    """A non-negative int of at most ``bits`` bits (bool and strings refused)."""
     if type(value) is not int:
         if isinstance(value, str):
             raise ArgumentTypeError(f"{what}: pass an int, not the string {value[:24]!r}")
@@ -71,6 +77,7 @@ def check_int(value: Any, what: str, *, bits: int = 256) -> int:
 
 
 def check_optional_int(value: Any, what: str, *, bits: int = 256) -> int | None:
+    """None, or what :func:`check_int` accepts."""
     return None if value is None else check_int(value, what, bits=bits)
 
 
@@ -96,6 +103,7 @@ def check_number_or_tag(value: Any, what: str = "block") -> int | str:
 
 
 def check_index(value: Any, what: str = "index") -> int:
+    """A non-negative index of at most 64 bits."""
     return check_int(value, what, bits=64)
 
 
@@ -130,6 +138,7 @@ def check_topics(value: Any) -> tuple[tuple[bytes, ...] | None, ...]:
 
 
 def check_addresses(value: Any) -> tuple[bytes, ...]:
+    """A tuple of 20-byte addresses, refusing a bare address (say ``(address,)``)."""
     if isinstance(value, bytes | bytearray | str):
         raise ArgumentTypeError("addresses: pass a tuple of 20-byte addresses, not a bare "
                                 f"{_kind(value)}; (address,) for one")
@@ -138,5 +147,6 @@ def check_addresses(value: Any) -> tuple[bytes, ...]:
 
 
 def check_instance(value: Any, cls: type, what: str) -> None:
+    """Refuse anything but an instance of the model ``cls``, naming ``what``."""
     if not isinstance(value, cls):
         raise ArgumentTypeError(f"{what}: pass an ethread.models.{cls.__name__}, not {_kind(value)}")

@@ -177,6 +177,7 @@ DEV_METHODS["hardhat_getAutomine"] = (_get_automine, 0, 0)
 
 
 def not_available(method: str) -> MethodNotFound:
+    """The -32601 error geth gives for a method it does not offer."""
     return MethodNotFound(f"the method {method} does not exist/is not available")
 
 

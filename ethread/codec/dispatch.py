@@ -88,6 +88,9 @@ Handler = Callable[[Backend, Params, Context], Any]
 
 @dataclass(frozen=True, slots=True)
 class MethodSpec:
+    """How the dispatcher answers one JSON-RPC method: its handler, how many parameters it requires
+    and accepts, and whether its answers can be cached."""
+
     handler: Handler
     required: int
     optional: int = 0

@@ -29,6 +29,8 @@ class Call:
 
     @property
     def is_notification(self) -> bool:
+        """Whether the call came without an ``id`` (a JSON-RPC notification: run, never answered).
+        """
         return self.id is _NO_ID
 
 
@@ -47,6 +49,8 @@ def result_response(request_id: Any, result: bytes) -> bytes:
 
 
 def error_response(request_id: Any, error: EthreadError) -> bytes:
+    """The JSON-RPC error response for ``request_id`` carrying ``error``'s code, message and data.
+    """
     return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error_object(error)})
 
 

@@ -50,10 +50,12 @@ def parse_data(value: Any, what: str = "data", *, length: int | None = None) -> 
 
 
 def parse_hash(value: Any, what: str = "common.Hash") -> bytes:
+    """A 32-byte hash from ``0x`` hex; InvalidParams (-32602) otherwise."""
     return parse_data(value, what, length=32)
 
 
 def parse_address(value: Any, what: str = "common.Address") -> bytes:
+    """A 20-byte address from ``0x`` hex; InvalidParams (-32602) otherwise."""
     return parse_data(value, what, length=20)
 
 
@@ -133,10 +135,12 @@ def parse_fixed_param(value: Any, length: int, typename: str) -> bytes:
 
 
 def parse_hash_param(value: Any) -> bytes:
+    """A hash parameter, with the error text geth gives a malformed one."""
     return parse_fixed_param(value, 32, "common.Hash")
 
 
 def parse_address_param(value: Any) -> bytes:
+    """An address parameter, with the error text geth gives a malformed one."""
     return parse_fixed_param(value, 20, "common.Address")
 
 
@@ -157,6 +161,7 @@ def parse_bytes_param(value: Any, typename: str = "hexutil.Bytes") -> bytes:
 
 
 def parse_string_param(value: Any) -> str:
+    """A string parameter, refusing any other JSON type as geth does."""
     if not isinstance(value, str):
         raise _unmarshal_error(go_json_type(value), "string")
     return value

@@ -29,16 +29,21 @@ MAX_SUB_TOPICS = 1000
 
 
 def parse_bool(value: Any) -> bool:
+    """A boolean parameter (such as full_transactions), refusing any other JSON type as geth does.
+    """
     if not isinstance(value, bool):
         raise InvalidParams(f"json: cannot unmarshal {_json_type(value)} into Go value of type bool")
     return value
 
 
 def parse_index(value: Any) -> int:
+    """An index parameter: a hex quantity of at most 64 bits."""
     return parse_quantity(value, "index", bits=64)
 
 
 def parse_number_or_tag(value: Any, *, allow_decimal: bool = False) -> int | Tag:
+    """A block parameter: a tag (latest, safe, finalized, earliest, pending) or a hex block number.
+    """
     if isinstance(value, str) and value in TAGS:
         return value  # type: ignore[return-value]
     if allow_decimal and isinstance(value, int) and not isinstance(value, bool):
@@ -104,6 +109,8 @@ def _topics(value: Any) -> tuple[TopicFilter, ...]:
 
 
 def parse_log_filter(value: Any) -> LogFilter:
+    """The filter object of eth_getLogs and eth_newFilter as a :class:`~ethread.models.LogFilter`:
+    a block range or a block hash (not both), addresses and topics."""
     if not isinstance(value, dict):
         raise InvalidParams("filter must be an object")
     block_hash = value.get("blockHash")

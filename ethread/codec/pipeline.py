@@ -42,11 +42,18 @@ log = logging.getLogger("ethread.rpc")
 class Responder(Protocol):
     """What the pipeline needs of a dispatcher (:class:`~ethread.codec.jsonrpc.Dispatcher`)."""
 
-    def respond(self, call: Call) -> bytes: ...
+    def respond(self, call: Call) -> bytes:
+        """The JSON bytes answering one call (a result or an error object)."""
+        ...
 
-    def run_notification(self, call: Call) -> None: ...
+    def run_notification(self, call: Call) -> None:
+        """Run a call sent as a notification, discarding its result."""
+        ...
 
-    def cached_result(self, call: Call) -> bytes | None: ...
+    def cached_result(self, call: Call) -> bytes | None:
+        """The cached JSON result of a call, if an earlier one answered it on the same chain, else
+        None."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +75,12 @@ class Refused:
 
 
 def body_too_large(limit: int) -> Refused:
+    """The refusal of a request body longer than ``limit`` bytes (HTTP 413)."""
     return Refused(413, InvalidRequest(f"request body too large: the limit is {limit} bytes"))
 
 
 def batch_too_large(count: int, limit: int) -> Refused:
+    """The refusal of a batch with more calls than ``limit`` (HTTP 413)."""
     return Refused(413, InvalidRequest(
         f"batch too large: {count} calls, the limit is {limit} per batch"))
 
@@ -85,6 +94,8 @@ OnCaller = Callable[[Any, Call], bool]
 
 
 def everything_on_caller(dispatcher: Any, call: Call) -> bool:
+    """The policy that runs every call on the caller's thread (in-process use, where there is no
+    worker pool)."""
     return True
 
 
@@ -145,6 +156,8 @@ class Exchange:
 
     @classmethod
     def finished(cls, what: str, body: bytes, refused: Refused | None = None) -> Exchange:
+        """An exchange already answered (a refusal, or a body with no calls to run): ``body`` is
+        sent as it is."""
         exchange = cls(None, what)
         exchange._final = body
         exchange.refused = refused
@@ -157,6 +170,7 @@ class Exchange:
 
     @property
     def headers(self) -> tuple[tuple[bytes, bytes], ...]:
+        """Extra HTTP headers to send with the answer (those of a refusal, such as Retry-After)."""
         return () if self.refused is None else self.refused.headers
 
     def pending_calls(self) -> list[Call]:

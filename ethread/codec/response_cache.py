@@ -20,6 +20,8 @@ class ResponseCache:
         self._lock = threading.Lock()
 
     def get(self, generation: int, key: Hashable) -> bytes | None:
+        """The cached answer under ``key`` if it was computed at this ``generation`` of the chain,
+        else None."""
         # No lock: a put of another generation racing with this read can only hand back an
         # answer computed on a newer chain, or miss.
         if generation != self._generation:
@@ -27,6 +29,8 @@ class ResponseCache:
         return self._entries.get(key)
 
     def put(self, generation: int, key: Hashable, value: bytes) -> None:
+        """Cache an answer computed at ``generation``; a newer generation drops every older answer,
+        and answers larger than an eighth of the budget are not kept."""
         if len(value) > self.max_bytes // 8:
             return  # one huge answer must not flush everything else
         with self._lock:

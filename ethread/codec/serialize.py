@@ -105,9 +105,12 @@ class FragmentCache:
 
     @property
     def bytes(self) -> int:
+        """Bytes of encoded JSON held."""
         return self._bytes
 
     def get(self, key: Hashable, build: Callable[[], JSON]) -> orjson.Fragment:
+        """The encoded fragment under ``key``, built with ``build`` and kept if not yet cached (the
+        cache empties when full)."""
         fragment = self._entries.get(key)
         if fragment is None:
             encoded = orjson.dumps(build())
@@ -164,6 +167,8 @@ def transaction_json(itx: IncludedTransaction) -> JSON:
 
 
 def header_json(header: Header, size: int) -> dict[str, JSON]:
+    """A header as the JSON-RPC block object without a body (newHeads notifications), with the
+    block's ``size``."""
     out: dict[str, JSON] = to_json(header)
     out["size"] = _hex_int(size)
     return out
@@ -171,6 +176,8 @@ def header_json(header: Header, size: int) -> dict[str, JSON]:
 
 def block_json(block: Block, full_transactions: bool,
                fragments: FragmentCache | None = None) -> JSON:
+    """A block as eth_getBlockByHash answers it, with transaction hashes or, with
+    ``full_transactions``, whole transactions; cached in ``fragments`` when given."""
     if fragments is None:
         return _block_fields(block, full_transactions, None)
     return fragments.get((b"block", block.hash, full_transactions),

@@ -67,13 +67,17 @@ class Touched:
             self.accounts.setdefault(entry.address, set()).update(entry.storage_keys)
 
     def slot(self, address: bytes, slot: bytes) -> None:
+        """Record a storage slot of ``address`` as read or written."""
         self.accounts.setdefault(address, set()).add(slot)
 
     def account(self, address: bytes) -> None:
+        """Record an account as touched, unless it is one the access list leaves out (sender,
+        recipient, precompiles)."""
         if address not in self.excluded:
             self.accounts.setdefault(address, set())
 
     def access_list(self) -> tuple[AccessListEntry, ...]:
+        """What was touched as an access list, accounts and slots sorted."""
         return tuple(AccessListEntry(address=address, storage_keys=tuple(sorted(slots)))
                      for address, slots in sorted(self.accounts.items()))
 

@@ -25,6 +25,7 @@ def get_block_by_hash(backend: BlockSource, block_hash: Hash32) -> Block | None:
 
 
 def get_block_by_number(backend: ChainBlocks, block: BlockRef) -> Block | None:
+    """eth_getBlockByNumber: the block at a number or tag, or None."""
     header = resolve_header(backend, block)
     return backend.block_by_hash(header.hash) if header is not None else None
 
@@ -44,8 +45,12 @@ def _bodiless_size(header: Header) -> int:
 
 
 def get_uncle_by_block_hash_and_index(backend: BlockSource, block_hash: Hash32, index: int) -> Block | None:
+    """eth_getUncleByBlockHashAndIndex: the uncle at ``index`` of the block with this hash, as a
+    block without body, or None."""
     return _uncle_at(backend.block_by_hash(check_hash(block_hash, "block_hash")), check_index(index))
 
 
 def get_uncle_by_block_number_and_index(backend: ChainBlocks, block: BlockRef, index: int) -> Block | None:
+    """eth_getUncleByBlockNumberAndIndex: the uncle at ``index`` of the block at a number or tag,
+    or None."""
     return _uncle_at(get_block_by_number(backend, block), check_index(index))

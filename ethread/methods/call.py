@@ -107,6 +107,8 @@ _VM_ERROR_MESSAGES: dict[type[Exception], str] = {
 
 
 def vm_error_message(error: Exception) -> str:
+    """The message geth gives for a py-evm execution error (``invalid opcode: ...``, ``out of
+    gas``, ...)."""
     if isinstance(error, vm_errors.InvalidInstruction):
         return f"invalid opcode: {_opcode_name(str(error))}"
     for kind, message in _VM_ERROR_MESSAGES.items():

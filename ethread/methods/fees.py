@@ -86,6 +86,7 @@ def _fork(config: ChainConfig, number: int, timestamp: int) -> str:
 
 
 def is_london(config: ChainConfig, number: int, timestamp: int) -> bool:
+    """Whether a block of this number and timestamp runs London rules or later (has a base fee)."""
     return fork_at_least(_fork(config, number, timestamp), "london")
 
 
@@ -221,6 +222,8 @@ def _go_float(value: float) -> str:
 
 
 def check_percentiles(percentiles: Sequence[float]) -> None:
+    """Refuse eth_feeHistory reward percentiles that are too many, out of [0, 100] or not
+    increasing, as geth does."""
     if len(percentiles) > MAX_PERCENTILES:
         raise FeeHistoryError(f"invalid reward percentile: over the query limit {MAX_PERCENTILES}")
     for i, p in enumerate(percentiles):
@@ -338,6 +341,7 @@ def suggest_tip_cap(backend: FeeReader, last_price: int | None = None,
 
 
 def head_base_fee(backend: FeeReader) -> int | None:
+    """The base fee of the head block, or None before London (or on an empty backend)."""
     head = backend.pointer("latest")
     block_hash = backend.canonical_hash(head) if head is not None else None
     header = backend.header_by_hash(block_hash) if block_hash is not None else None
@@ -371,6 +375,8 @@ class TipOracle:
         self._price: int | None = None
 
     def suggest_tip_cap(self, backend: FeeReader) -> int:
+        """The suggested priority fee (eth_maxPriorityFeePerGas), computed once per head block and
+        remembered until the head moves."""
         head = backend.pointer("latest")
         head_hash = backend.canonical_hash(head) if head is not None else None
         with self._lock:

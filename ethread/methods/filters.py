@@ -37,6 +37,8 @@ class FilteredChain(ChainLogs, HeaderSource, Protocol):
 
 
 class FilterNotFound(EthreadError):
+    """An unknown or expired filter id (-32000, "filter not found")."""
+
     code = -32000
 
     def __init__(self) -> None:
@@ -112,13 +114,17 @@ class FilterRegistry:
         return filter_id
 
     def new_log_filter(self, backend: FilteredChain, criteria: LogFilter) -> str:
+        """Install a log filter (eth_newFilter) watching from the current head; returns its id."""
         check_live_range(criteria)
         return self._install(backend, "logs", criteria)
 
     def new_block_filter(self, backend: FilteredChain) -> str:
+        """Install a block filter (eth_newBlockFilter) reporting the hashes of new blocks; returns
+        its id."""
         return self._install(backend, "blocks", None)
 
     def uninstall(self, filter_id: str) -> bool:
+        """Remove a filter (eth_uninstallFilter); False if there was none with this id."""
         with self._lock:
             self._expire(self._clock())
             return self._filters.pop(filter_id, None) is not None

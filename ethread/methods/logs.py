@@ -27,6 +27,9 @@ class ChainLogs(LogSource, ChainPointers, ReceiptSource, Protocol):
 
 @dataclass(frozen=True, slots=True)
 class LogLimits:
+    """Bounds on one eth_getLogs query: most logs answered, seconds allowed, and most addresses
+    plus topics in the filter."""
+
     max_results: int = 10_000
     timeout: float = 10.0
     max_parameters: int = 5_000

@@ -104,10 +104,12 @@ class Outcome:
 
     @property
     def reverted(self) -> bool:
+        """Whether the run ended in REVERT (rather than success or another failure)."""
         return isinstance(self.error, Revert)
 
 
 def gas_cap(block_gas_limit: int) -> int:
+    """The most gas a call may use in a block with this gas limit."""
     return GAS_CAP_FACTOR * block_gas_limit
 
 
@@ -164,6 +166,7 @@ class CallStates:
                     idle.append(vm)
 
     def clear(self) -> None:
+        """Drop every kept state (when the chain changes under them)."""
         self._states.clear()
 
 

@@ -26,10 +26,12 @@ def accounts(dev_accounts: Sequence[Address] = ()) -> tuple[Address, ...]:
 
 
 def listening() -> bool:
+    """net_listening: always True (a service, not a peer-to-peer node)."""
     return True
 
 
 def peer_count() -> int:
+    """net_peerCount: always 0 (ethread has no peers)."""
     return 0
 
 

@@ -44,11 +44,13 @@ def _block_named(backend: RawChain, ref: BlockRef, what: str) -> Block | None:
 
 
 def get_raw_header(backend: RawChain, ref: BlockRef) -> bytes | None:
+    """debug_getRawHeader: the RLP encoding of the header at a number, tag or hash, or None."""
     block = _block_named(backend, ref, "header")
     return None if block is None else encode_header(block.header)
 
 
 def get_raw_block(backend: RawChain, ref: BlockRef) -> bytes | None:
+    """debug_getRawBlock: the RLP encoding of the block at a number, tag or hash, or None."""
     block = _block_named(backend, ref, "block")
     if block is None:
         return None
@@ -76,6 +78,8 @@ def get_raw_receipts(backend: RawChain, ref: BlockRef) -> tuple[bytes, ...] | No
 
 
 def get_raw_transaction(backend: RawChain, tx_hash: Hash32) -> bytes | None:
+    """debug_getRawTransaction: the canonical encoding of the transaction with this hash, or None.
+    """
     location = backend.transaction_location(check_hash(tx_hash, "tx_hash"))
     if location is None:
         return None

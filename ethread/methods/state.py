@@ -56,6 +56,8 @@ class StateView:
         return StateUnavailable(f"no state for block {self._number}")
 
     def account(self, address: Address) -> Account:
+        """The account at ``address`` (an empty account when it does not exist); raises when the
+        state is not held."""
         try:
             raw = self._accounts.get(keccak(address))
         except MissingTrieNode:
@@ -67,6 +69,7 @@ class StateView:
                        storage_root, code_hash, True)
 
     def code(self, address: Address) -> bytes:
+        """The code of the account at ``address`` (empty for an account without code)."""
         code_hash = self.account(address).code_hash
         if code_hash == EMPTY_SHA3:
             return b""
@@ -93,6 +96,7 @@ def state_at(backend: StateReader, block: BlockRef) -> StateView:
 
 
 def get_balance(backend: StateReader, address: Address, block: BlockRef = "latest") -> int:
+    """eth_getBalance: the balance in wei of ``address`` at a block (its state must be held)."""
     return state_at(backend, block).account(check_address(address)).balance
 
 
@@ -108,6 +112,7 @@ def get_code(backend: StateReader, address: Address, block: BlockRef = "latest")
 
 def get_storage_at(backend: StateReader, address: Address, slot: bytes,
                    block: BlockRef = "latest") -> bytes:
+    """eth_getStorageAt: the 32-byte value in storage slot ``slot`` of ``address`` at a block."""
     if len(check_data(slot, "slot")) > 32:
         raise ArgumentValueError("slot: at most 32 bytes")
     view = state_at(backend, block)
