@@ -70,15 +70,18 @@ class EthreadProvider(JSONBaseProvider):
         self.chain = backend if isinstance(backend, DevChain) else None
 
     def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
+        """Answer one web3.py request through the in-process dispatcher."""
         raw = self.dispatcher.handle(self.encode_rpc_request(method, params))
         return self.decode_rpc_response(raw or _no_answer())
 
     def make_batch_request(self, requests: list[tuple[RPCEndpoint, Any]],
                            ) -> list[RPCResponse] | RPCResponse:
+        """Answer a web3.py batch through the in-process dispatcher, responses in request order."""
         raw = self.dispatcher.handle(self.encode_batch_rpc_request(requests))
         return _sorted_batch(self.decode_rpc_response(raw or _no_answer()))
 
     def is_connected(self, show_traceback: bool = False) -> bool:
+        """Always True: the chain is in this process."""
         return True
 
 
@@ -93,15 +96,19 @@ class AsyncEthreadProvider(AsyncJSONBaseProvider):
         self.chain = backend if isinstance(backend, DevChain) else None
 
     async def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
+        """Answer one web3.py request through the dispatcher, in a worker thread."""
         raw = await asyncio.to_thread(self.dispatcher.handle,
                                       self.encode_rpc_request(method, params))
         return self.decode_rpc_response(raw or _no_answer())
 
     async def make_batch_request(self, requests: list[tuple[RPCEndpoint, Any]],
                                  ) -> list[RPCResponse] | RPCResponse:
+        """Answer a web3.py batch through the dispatcher in a worker thread, responses in request
+        order."""
         raw = await asyncio.to_thread(self.dispatcher.handle,
                                       self.encode_batch_rpc_request(requests))
         return _sorted_batch(self.decode_rpc_response(raw or _no_answer()))
 
     async def is_connected(self, show_traceback: bool = False) -> bool:
+        """Always True: the chain is in this process."""
         return True

@@ -13,6 +13,7 @@ SUBCOMMAND_MODULES = ("ethread.cli.serve", "ethread.cli.storage")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``ethread`` command's argument parser, with every subcommand."""
     parser = argparse.ArgumentParser(
         prog="ethread", description="Serve Ethereum chain data over JSON-RPC."
     )
@@ -26,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``ethread`` command with ``argv`` (the process's arguments by default); returns the
+    exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):

@@ -22,6 +22,7 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
+    """Add the ``serve`` subcommand and its flags to the parser."""
     parser = subparsers.add_parser(
         "serve", help="serve chain data over JSON-RPC (HTTP and WebSocket)",
         description="Serve chain data over JSON-RPC at /v3/<API_KEY> and /ws/v3/<API_KEY>. "
@@ -127,6 +128,8 @@ def build_config(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``ethread serve``: build the networks from the flags or the config file and serve them until
+    stopped; returns the exit status."""
     try:
         from ..server import runner
         from ..server.config import ConfigError

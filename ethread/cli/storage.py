@@ -41,6 +41,7 @@ def _guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
 
 
 def run_import(args: argparse.Namespace) -> int:
+    """``ethread import``: execute a genesis and RLP blocks into a store."""
     from ..backends.open import open_store
     from ..chain.importer import import_chain
 
@@ -56,6 +57,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_copy(args: argparse.Namespace) -> int:
+    """``ethread copy``: copy a store record by record into another (LevelDB to LMDB or back)."""
     from ..backends.keyvalue import copy_records
     from ..backends.open import open_store
 
@@ -103,6 +105,8 @@ def _export_target(args: argparse.Namespace) -> str:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    """``ethread export``: write blocks of a store as Era1 files or the frames tables as Parquet
+    files."""
     target = _export_target(args)
     if args.format == "parquet":
         from ..frames.extra import parquet
@@ -148,6 +152,7 @@ def _export_parquet(backend: Any, target: str, args: argparse.Namespace,
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    """``ethread verify``: check Era1 files, or read back every record of a store."""
     if (args.era is None) == (args.db is None):
         raise EthreadError("give one of --era (Era1 files) or --db (a store)")
     if args.db is not None:

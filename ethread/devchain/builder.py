@@ -407,6 +407,7 @@ class DevChain:
 
     @property
     def head(self) -> Header:
+        """The header of the latest block."""
         number = self.backend.pointer("latest")
         block_hash = self.backend.canonical_hash(number) if number is not None else None
         header = self.backend.header_by_hash(block_hash) if block_hash is not None else None
@@ -415,6 +416,8 @@ class DevChain:
         return header
 
     def block(self, number: int) -> Block:
+        """Canonical block ``number``; raises :class:`DevChainError` if the chain does not hold it.
+        """
         block_hash = self.backend.canonical_hash(number)
         block = self.backend.block_by_hash(block_hash) if block_hash is not None else None
         if block is None:
@@ -428,6 +431,7 @@ class DevChain:
         return self.config.fork_at(head.number + 1, when)
 
     def receipt(self, tx_hash: Hash32 | str) -> Receipt | None:
+        """The receipt of a mined transaction, or None if it is not in the chain."""
         location = self.backend.transaction_location(as_bytes(tx_hash, "tx_hash", 32))
         if location is None:
             return None
@@ -436,6 +440,7 @@ class DevChain:
 
     @property
     def pending(self) -> tuple[Transaction, ...]:
+        """The transactions waiting for the next block, in the order they will be included."""
         return tuple(self._pending)
 
     @property
@@ -706,10 +711,12 @@ class DevChain:
             self._impersonated.add(as_address(address))
 
     def stop_impersonating(self, address: Address | str) -> None:
+        """Require signatures from ``address`` again."""
         with self._lock:
             self._impersonated.discard(as_address(address))
 
     def is_impersonated(self, address: Address) -> bool:
+        """Whether transactions from ``address`` are accepted without a signature."""
         return address in self._impersonated
 
     # -- blocks --------------------------------------------------------------------------------
@@ -968,6 +975,7 @@ class DevChain:
         return self.edit(StateEdit(as_address(address), balance=as_int(balance, "balance")))
 
     def set_nonce(self, address: Address | str, nonce: int) -> Block:
+        """Set the nonce of ``address`` in a new block of its own (see :meth:`edit`)."""
         return self.edit(StateEdit(as_address(address), nonce=as_int(nonce, "nonce")))
 
     def set_code(self, address: Address | str, code: bytes | str) -> Block:
@@ -1027,18 +1035,22 @@ class DevChain:
         return self._vm(self.config.vm_class(header.block_number, header.timestamp), header)
 
     def balance(self, address: Address | str, at: int | None = None) -> int:
+        """The balance in wei of ``address`` at the head, or after block ``at``."""
         state = self._head_state() if at is None else self._vm_at(at).state
         return int(state.get_balance(EvmAddress(as_address(address))))
 
     def nonce(self, address: Address | str, at: int | None = None) -> int:
+        """The nonce of ``address`` at the head, or after block ``at``."""
         state = self._head_state() if at is None else self._vm_at(at).state
         return int(state.get_nonce(EvmAddress(as_address(address))))
 
     def code(self, address: Address | str, at: int | None = None) -> bytes:
+        """The code of ``address`` at the head, or after block ``at``."""
         state = self._head_state() if at is None else self._vm_at(at).state
         return bytes(state.get_code(EvmAddress(as_address(address))))
 
     def storage(self, address: Address | str, slot: int, at: int | None = None) -> int:
+        """The value of storage slot ``slot`` of ``address`` at the head, or after block ``at``."""
         state = self._head_state() if at is None else self._vm_at(at).state
         return int(state.get_storage(EvmAddress(as_address(address)), slot))
 

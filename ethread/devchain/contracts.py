@@ -213,6 +213,7 @@ def store_calldata(slots: dict[int, int]) -> bytes:
 
 
 def load_calldata(slot: int) -> bytes:
+    """Calldata that makes :data:`STORAGE` return the value of ``slot``."""
     return slot.to_bytes(32, "big")
 
 

@@ -40,6 +40,7 @@ def as_address(value: Any, what: str = "address") -> Address:
 
 
 def as_optional_address(value: Any, what: str = "to") -> Address | None:
+    """None, or an address as :func:`as_address` accepts it."""
     return None if value is None else as_address(value, what)
 
 

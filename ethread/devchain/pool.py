@@ -86,6 +86,8 @@ def evm_transaction(vm_class: Any, tx: Transaction) -> Any:
 
 
 def recover_sender(evm_tx: Any) -> Address:
+    """The sender a py-evm transaction's signature recovers to; :class:`TransactionRejected` if the
+    signature is invalid."""
     try:
         return bytes(evm_tx.sender)
     except (ValidationError, ValueError, Exception) as exc:  # eth-keys raises BadSignature

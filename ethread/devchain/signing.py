@@ -94,6 +94,8 @@ class DevAccount:
 
 
 def dev_accounts(count: int, mnemonic: str = TEST_MNEMONIC) -> tuple[DevAccount, ...]:
+    """The first ``count`` accounts derived from ``mnemonic`` (the well-known test mnemonic by
+    default), with their keys."""
     return tuple(DevAccount(i, mnemonic) for i in range(count))
 
 
