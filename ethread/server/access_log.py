@@ -20,6 +20,7 @@ class KeyMaskingFilter(logging.Filter):
     """Rewrites ``/v3/<key>`` in a record's message and arguments to its masked form."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        """Mask the API keys in a log record's message and arguments; always keeps the record."""
         if isinstance(record.msg, str) and "/v3/" in record.msg:
             record.msg = mask_paths(record.msg)
         if record.args:
@@ -33,6 +34,7 @@ class KeyMaskingFilter(logging.Filter):
 
 
 def install_key_masking() -> None:
+    """Add the API-key masking filter to uvicorn's and ethread's loggers (once)."""
     masking = KeyMaskingFilter()
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access", "ethread.server"):
         logger = logging.getLogger(name)

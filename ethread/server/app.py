@@ -160,6 +160,8 @@ class RpcApp:
     # -- HTTP ----------------------------------------------------------------------------------
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer one HTTP request: health checks, or JSON-RPC at ``/v3/<API_KEY>`` after the key
+        and its credits are checked."""
         started = time.perf_counter()
         service = self.service
         path: str = scope["path"]
@@ -268,6 +270,8 @@ class RpcApp:
     # -- lifespan ------------------------------------------------------------------------------
 
     async def lifespan(self, receive: Receive, send: Send) -> None:
+        """Handle the ASGI lifespan messages: start the chain feeds and miners, then stop them at
+        shutdown."""
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
@@ -284,6 +288,8 @@ class RpcApp:
                 return
 
     def startup(self) -> None:
+        """Start each network's chain feed (new heads and logs for subscriptions) and, where
+        configured, its miner."""
         for network in self.service.router.networks:
             feed = self.service.feed(network)
             self._tasks.append(asyncio.create_task(feed.run(), name=f"feed-{network.name}"))
@@ -292,6 +298,7 @@ class RpcApp:
                                                        name=f"miner-{network.name}"))
 
     async def shutdown(self) -> None:
+        """Cancel the feed and miner tasks and wait for them to end."""
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

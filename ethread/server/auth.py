@@ -26,6 +26,8 @@ class ApiKey:
 
 
 def key_id(key: str) -> str:
+    """The id a key is billed and logged under: the SHA-256 hex of the key, never the key itself.
+    """
     return hashlib.sha256(key.encode()).hexdigest()
 
 
@@ -47,6 +49,7 @@ class KeyRing:
         return len(self._by_digest)
 
     def lookup(self, presented: str) -> ApiKey | None:
+        """The configured key matching the presented one (compared in constant time), or None."""
         digest = hashlib.sha256(presented.encode()).digest()
         found = self._by_digest.get(digest)
         if found is None or not hmac.compare_digest(found.config.key.encode(), presented.encode()):
@@ -54,6 +57,7 @@ class KeyRing:
         return found
 
     def keys(self) -> list[ApiKey]:
+        """Every configured API key."""
         return list(self._by_digest.values())
 
 

@@ -73,6 +73,8 @@ class Declared:
 
     @property
     def flag(self) -> str:
+        """The command-line flag of this setting (``--no-...`` for a boolean that defaults to on).
+        """
         if self.setting.flag is not None:
             return self.setting.flag
         dashed = self.name.replace("_", "-")
@@ -420,6 +422,8 @@ def load_config(path: str | Path) -> ServerConfig:
 
 
 def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
+    """The server configuration a parsed TOML document describes (paths relative to ``base``);
+    unknown keys are errors."""
     _unknown(document, {*SECTIONS, "networks", "keys"}, "top level")
     values: dict[str, dict[str, Any]] = {}
     for section in SECTIONS:

@@ -66,6 +66,7 @@ DEFAULT_COST = 1
 
 
 def cost_of(method: str) -> int:
+    """The credits one call of ``method`` costs."""
     return CREDITS.get(method, DEFAULT_COST)
 
 
@@ -91,6 +92,8 @@ class Billing:
 
     def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
                need: int = 0) -> Refusal | None:
+        """Charge ``cost`` credits to a key on the ledger; the refusal (rate limit, daily limit,
+        ledger unavailable) or None when admitted."""
         try:
             return self.ledger.charge(key_id, daily_limit, rate, cost, need)
         except LedgerUnavailable:

@@ -113,5 +113,6 @@ class Execution:
         return await asyncio.get_running_loop().run_in_executor(self.fast_pool, fn, *args)
 
     def close(self) -> None:
+        """Shut the worker thread pools down without waiting for running calls."""
         self.fast_pool.shutdown(wait=False, cancel_futures=True)
         self.slow_pool.shutdown(wait=False, cancel_futures=True)

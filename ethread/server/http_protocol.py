@@ -28,9 +28,13 @@ class HeadersTooLarge(Exception):
 
 
 class BoundedHttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with bounds on a request's headers: their total size, and the
+    time a client has to send them."""
+
     header_timeout: float = 30.0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """Start the header timer for the connection's first request."""
         super().connection_made(transport)
         self._header_bytes = 0
         self._header_timer: asyncio.TimerHandle | None = None
@@ -53,25 +57,30 @@ class BoundedHttpProtocol(HttpToolsProtocol):
             raise HeadersTooLarge
 
     def on_message_begin(self) -> None:
+        """A new request on the connection: start the header timer again if it is not running."""
         super().on_message_begin()
         if self._header_timer is None:  # a later request on a kept-alive connection
             self._expect_headers()
 
     def on_url(self, url: bytes) -> None:
+        """Count the request line's URL against the header bound."""
         self._count(len(url))
         super().on_url(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        """Count a header's bytes against the bound."""
         self._count(len(name) + len(value) + 4)
         super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
+        """The headers are in: stop the header timer."""
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
         super().on_headers_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        """Stop the header timer."""
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None

@@ -20,6 +20,7 @@ REDIS_SCHEMES = ("redis", "rediss")
 
 
 def utc_day(now: float) -> str:
+    """The UTC date (YYYY-MM-DD) the usage at ``now`` counts against."""
     return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")
 
 
@@ -31,10 +32,13 @@ def next_midnight(now: float) -> float:
 
 
 def seconds_to_reset(now: float) -> int:
+    """Seconds until the daily balances reset (next UTC midnight), at least 1."""
     return max(1, math.ceil(next_midnight(now) - now))
 
 
 def is_redis_url(spec: str) -> bool:
+    """Whether a ledger spec names a Redis server (``redis://`` and the like) rather than a file.
+    """
     return spec.split("://", 1)[0].lower() in REDIS_SCHEMES and "://" in spec
 
 
@@ -68,7 +72,9 @@ class Ledger(Protocol):
     def used(self, key_id: str) -> int:
         """Credits the key has spent today (UTC)."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release the ledger's connection or file."""
+        ...
 
 
 def rate_level(tokens: float, at: float, rate: float, now: float) -> float:

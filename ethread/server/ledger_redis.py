@@ -111,6 +111,7 @@ class RedisLedger:
 
     def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
                need: int = 0) -> Refusal | None:
+        """Charge atomically in Redis (one Lua script); see :meth:`Ledger.charge`."""
         try:
             outcome, value = self._charge(args=[self.prefix, key_id, daily_limit, cost,
                                                 repr(float(rate)) if rate else "0", need])
@@ -124,12 +125,14 @@ class RedisLedger:
         return rate_refusal(float(value), rate)
 
     def used(self, key_id: str) -> int:
+        """Credits the key has spent today (UTC)."""
         try:
             return int(self._used(args=[self.prefix, key_id]))
         except self._errors as exc:
             raise LedgerUnavailable(f"the Redis ledger failed: {exc}") from None
 
     def close(self) -> None:
+        """Close the Redis connection."""
         self._client.close()
 
 

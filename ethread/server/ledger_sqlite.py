@@ -84,6 +84,7 @@ class SQLiteLedger:
         return self._day
 
     def used(self, key_id: str) -> int:
+        """Credits the key has spent today (UTC)."""
         with self._lock:
             day = self._today(self._clock())
             row = self._db.execute("SELECT used FROM usage WHERE key_id = ? AND day = ?",
@@ -92,6 +93,7 @@ class SQLiteLedger:
 
     def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
                need: int = 0) -> Refusal | None:
+        """Charge atomically in one SQLite transaction; see :meth:`Ledger.charge`."""
         now = self._clock()
         try:
             with self._lock:
@@ -129,5 +131,6 @@ class SQLiteLedger:
         return None
 
     def close(self) -> None:
+        """Close the database."""
         with self._lock:
             self._db.close()

@@ -11,7 +11,9 @@ from ..models import Block
 class DemoMiner(Protocol):
     """A builder that knows what its next block should hold (the demo's log-emitting block)."""
 
-    def next_block(self) -> Block: ...
+    def next_block(self) -> Block:
+        """Mine the next block and return it."""
+        ...
 
 
 def mine_one(miner: Any) -> Any:

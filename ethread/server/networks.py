@@ -65,9 +65,11 @@ class NetworkRouter:
                 self._default[port] = network
 
     def ports(self) -> set[int]:
+        """Every port some network is served on."""
         return {self.main_port if n.port is None else n.port for n in self.networks}
 
     def find(self, port: int | None, host_header: str | None) -> Network | None:
+        """The network served for a request on ``port`` with this Host header, or None."""
         if port is None:
             port = self.main_port
         if host_header:
@@ -144,6 +146,8 @@ def service_context(config: ServerConfig) -> Context:
 
 
 def open_networks(config: ServerConfig, progress: bool = True) -> list[Network]:
+    """Open the backend of every network of the configuration (importing chains as needed, with a
+    progress bar)."""
     context = service_context(config)
     return [
         open_network(n, context, ProgressBar(f"importing {n.name}") if progress else None)

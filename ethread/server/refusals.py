@@ -17,37 +17,46 @@ UNAUTHORIZED_CODE = -32001
 
 
 class Unauthorized(EthreadError):
+    """A request without a known API key."""
+
     code = UNAUTHORIZED_CODE
 
 
 def unauthorized() -> Refused:
+    """The refusal (HTTP 401) of a missing or unknown API key."""
     return Refused(401, Unauthorized("unauthorized: the API key in the path is missing or unknown"))
 
 
 def not_found(path_hint: str = "POST to /v3/<API_KEY>") -> Refused:
+    """The refusal (HTTP 404) of a path nothing is served at."""
     return Refused(404, InvalidRequest(f"not found: {path_hint}"))
 
 
 def unknown_network(host: str | None, port: int | None) -> Refused:
+    """The refusal (HTTP 404) of a host and port no network is served on."""
     return Refused(404, InvalidRequest(
         f"unknown network: nothing is served for host {host or '(none)'!r} on port {port}"))
 
 
 def method_not_allowed() -> Refused:
+    """The refusal (HTTP 405) of anything but POST on the JSON-RPC path."""
     return Refused(405, InvalidRequest("method not allowed: JSON-RPC requests use POST"),
                    ((b"allow", b"POST"),))
 
 
 def unsupported_media_type() -> Refused:
+    """The refusal (HTTP 415) of a body that is not declared as JSON."""
     return Refused(415, InvalidRequest("unsupported content type: use application/json"))
 
 
 def body_too_slow(timeout: float) -> Refused:
+    """The refusal (HTTP 408) of a request whose body did not arrive in time."""
     return Refused(408, InvalidRequest(
         f"request body not received in time: the limit is {timeout:g} s"))
 
 
 def shutting_down() -> Refused:
+    """The refusal (HTTP 503) of a request arriving while the server stops."""
     return Refused(503, LimitExceeded("the server is shutting down: retry"),
                    ((b"connection", b"close"),))
 
@@ -67,6 +76,7 @@ def over_credits(reason: str, retry_after: int) -> Refused:
 
 
 def subscriptions_need_websocket() -> MethodNotFound:
+    """The error for eth_subscribe over HTTP."""
     return MethodNotFound("notifications not supported: subscribe over the WebSocket endpoint")
 
 

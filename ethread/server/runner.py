@@ -47,6 +47,7 @@ class Listening:
     main_port: int
 
     def port_of(self, network: Network) -> int:
+        """The port ``network`` is served on."""
         return self.main_port if network.port is None else network.port
 
     def urls(self) -> list[tuple[str, str, str]]:
@@ -63,6 +64,7 @@ class Listening:
         return out
 
     def close(self) -> None:
+        """Close the listening sockets."""
         for sock in self.sockets:
             sock.close()
 
@@ -82,6 +84,7 @@ class PreparedServer:
     """Called in the serving thread once uvicorn accepts connections (a worker reports in)."""
 
     def urls(self) -> list[tuple[str, str, str]]:
+        """(network, HTTP URL, WebSocket URL) of each network served, as printed at start."""
         return Listening(self.config, self.networks, self.sockets, self.main_port).urls()
 
     def run(self) -> None:
@@ -89,6 +92,7 @@ class PreparedServer:
         self._server().run(sockets=self.sockets)
 
     def stop(self) -> None:
+        """Ask the server to exit (it finishes the requests in flight)."""
         server = self._server()
         server.should_exit = True
 
@@ -114,6 +118,8 @@ class PreparedServer:
 
 
 def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` that worker processes can inherit; a clear OSError if
+    the address cannot be used."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -228,9 +234,12 @@ class ServerThread:
 
     @property
     def port(self) -> int:
+        """The main port the server listens on."""
         return self.prepared.main_port
 
     def start(self, timeout: float = 30.0) -> ServerThread:
+        """Start serving in the thread and wait until the server is up (raises after ``timeout``
+        seconds otherwise)."""
         self._thread.start()
         server = self._server
         deadline = time.monotonic() + timeout
@@ -241,6 +250,7 @@ class ServerThread:
         return self
 
     def stop(self, timeout: float = 15.0) -> None:
+        """Stop the server, wait for the thread and close the sockets."""
         self.prepared.stop()
         self._thread.join(timeout)
         for sock in self.prepared.sockets:

@@ -22,6 +22,9 @@ from .workers_board import WorkerBoard
 
 @dataclass
 class Service:
+    """Everything a request is answered with: the networks, the keys, billing, the worker pools,
+    the limits and the chain feeds."""
+
     router: NetworkRouter
     keys: KeyRing
     billing: Billing
@@ -47,6 +50,7 @@ class Service:
                                   on_loop)
 
     def network_for(self, scope: Scope, host: str | None = None) -> Network | None:
+        """The network a request is for, by the port it came in on and its Host header."""
         server = scope.get("server")
         port = server[1] if server else None
         return self.router.find(port, host if host is not None else header(scope, b"host"))
@@ -66,6 +70,7 @@ class Service:
         return refusals.over_credits(refusal.reason, refusal.retry_after)
 
     def feed(self, network: Network) -> ChainFeed:
+        """The chain feed of ``network`` (made on first use)."""
         feed = self.feeds.get(network.name)
         if feed is None:
             feed = self.feeds[network.name] = ChainFeed(network.backend, self.poll_interval)

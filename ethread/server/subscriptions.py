@@ -36,6 +36,9 @@ Sink = Callable[[bytes], None]
 
 @dataclass(frozen=True, slots=True)
 class Subscription:
+    """One eth_subscribe subscription: its id, kind (newHeads or logs), where its notifications go
+    and, for logs, its filter."""
+
     id: str
     kind: Kind
     sink: Sink
@@ -82,11 +85,13 @@ class ChainFeed:
         return len(self._subscriptions)
 
     def subscribe(self, kind: Kind, sink: Sink, matcher: LogQuery | None = None) -> str:
+        """Add a subscription; returns its id."""
         subscription_id = "0x" + secrets.token_hex(16)
         self._subscriptions[subscription_id] = Subscription(subscription_id, kind, sink, matcher)
         return subscription_id
 
     def unsubscribe(self, subscription_id: str) -> bool:
+        """Remove a subscription; False if there was none with this id."""
         return self._subscriptions.pop(subscription_id, None) is not None
 
     def poke(self) -> None:
@@ -94,6 +99,8 @@ class ChainFeed:
         self._wake.set()
 
     async def run(self) -> None:
+        """Watch the chain (woken by a new block or every poll interval) and publish new blocks
+        until cancelled."""
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.poll_interval)
@@ -104,6 +111,7 @@ class ChainFeed:
                 log.exception("subscription feed failed")
 
     def publish_new_blocks(self) -> None:
+        """Notify the subscriptions of every block past the last one seen."""
         head = self.backend.pointer("latest")
         if head is None:
             return

@@ -48,6 +48,9 @@ WS_PREFIX = "/ws/v3/"
 
 
 class WebSocketEndpoint:
+    """The ASGI endpoint of ``/ws/v3/<API_KEY>``: checks the key, then runs a :class:`Session` for
+    the connection."""
+
     def __init__(self, service: Service) -> None:
         self.service = service
 
@@ -113,6 +116,8 @@ class Session:
                                               "eth_unsubscribe": self._unsubscribe}
 
     async def run(self, receive: Receive) -> None:
+        """Serve the connection: read requests and write answers and notifications until it closes.
+        """
         writer = asyncio.create_task(self._write())
         self._runner = asyncio.current_task()
         try:

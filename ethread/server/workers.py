@@ -95,6 +95,7 @@ class Supervisor:
             self.listening.close()
 
     def pids(self) -> list[int]:
+        """The process ids of the running workers."""
         return list(self._pids.values())
 
     # -- starting and replacing ----------------------------------------------------------------
