@@ -4,6 +4,10 @@ Imports, exports, verification and index building take a ``progress`` callable a
 with (items done, items in all) as they go, often enough to draw a bar and seldom enough to
 cost nothing. The command line draws them with tqdm (:class:`ProgressBar`); a library caller
 passes what it likes, or None.
+
+Bars are drawn only where someone watches them: on a terminal, or in a notebook (where tqdm
+draws a widget). Written to a log file or CI output, a bar's redraws would be lines of noise;
+there :func:`shows_bars` says no and nothing is drawn.
 """
 
 from __future__ import annotations
@@ -17,20 +21,49 @@ Progress: TypeAlias = Callable[[int, int], None]
 """Called with (done, total)."""
 
 
+def is_terminal(stream: TextIO) -> bool:
+    """Whether ``stream`` is an open terminal (False for files, pipes and closed streams)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # no isatty, or closed
+        return False
+
+
+def in_notebook() -> bool:
+    """Whether this process is a Jupyter kernel (IPython's ZMQ shell), where tqdm.auto draws
+    a widget rather than text. IPython is not imported to find out."""
+    ipython = sys.modules.get("IPython")
+    get_ipython = getattr(ipython, "get_ipython", None)
+    shell = get_ipython() if callable(get_ipython) else None
+    return type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def shows_bars(stream: TextIO | None = None) -> bool:
+    """Whether a progress bar should be drawn on ``stream`` (default: stderr): in a notebook,
+    or when the stream is a terminal; never into a file, a pipe or CI output."""
+    return in_notebook() or is_terminal(sys.stderr if stream is None else stream)
+
+
 class ProgressBar:
     """A :data:`Progress` drawn on a terminal by tqdm: ``label: 42%|####  | 420/1000
     [00:02<00:03, 210 blocks/s]``, redrawn at most 10 times a second so that drawing does not
     slow what it measures. The command line (``import``, ``export``, ``verify`` and the
-    imports of ``serve``) shows its work with it."""
+    imports of ``serve``) shows its work with it. On a stream that is not a terminal (a log
+    file, CI output) it draws nothing (:func:`shows_bars`)."""
 
     def __init__(self, label: str, unit: str = "blocks", stream: TextIO | None = None) -> None:
         self.label = label
         self.unit = unit
         self.stream = stream or sys.stderr
         self.started = time.monotonic()
+        self.drawn = is_terminal(self.stream)
+        """Whether the bar is drawn at all (the stream is a terminal)."""
         self._bar: Any = None  # drawn from the first report on: no work, no bar
 
     def __call__(self, done: int, total: int) -> None:
+        """Report ``done`` of ``total`` items; the bar appears with the first report."""
+        if not self.drawn:
+            return
         bar = self._bar
         if bar is None:
             from tqdm import tqdm

@@ -21,7 +21,8 @@ Column types (see :mod:`ethread.frames.columns` for the reasoning):
 
 A range holding a block the backend lacks (past the head, or in a gap between Era1 archives)
 raises :class:`~ethread.errors.MissingBlocks` naming the missing blocks before any is read.
-Ranges of 2,048 blocks or more show a tqdm progress bar; ``progress=False`` turns it off.
+Ranges of 2,048 blocks or more show a tqdm progress bar (in a notebook, or when stderr is a
+terminal; never in a log); ``progress=False`` turns it off.
 
 Needs the ``frames`` extra (``pip install 'ethread[frames]'``: pyarrow); without
 it these functions raise :class:`~ethread.frames.extra.MissingExtra` saying so.

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..iteration import ReceiptRangeSource, check_range, iter_blocks, iter_blocks_with_receipts
 from ..models import Block, IncludedTransaction, LegacyTransaction, Receipt
+from ..progress import shows_bars
 from . import columns as c
 from .extra import pyarrow, tqdm
 
@@ -138,8 +139,9 @@ def log_row(log: Any) -> tuple[Any, ...]:
 
 
 def progress_bar(total: int, wanted: bool, unit: str = "blocks") -> Any:
-    """A tqdm bar over ``total`` blocks when wanted and the range is long, else None."""
-    if not wanted or total < PROGRESS_FROM:
+    """A tqdm bar over ``total`` blocks when wanted, the range is long and someone can see it
+    (a notebook, or stderr on a terminal: never lines of bar in a log), else None."""
+    if not wanted or total < PROGRESS_FROM or not shows_bars():
         return None
     return tqdm().tqdm(total=total, unit=unit, unit_scale=True, desc="ethread.frames",
                        leave=False)
