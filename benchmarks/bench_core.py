@@ -10,14 +10,17 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import ethread
-from benchmarks.synthetic_history import synthetic_history
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for `benchmarks.*` run as a script
+from benchmarks.synthetic_history import synthetic_history
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -3,7 +3,7 @@ on the Era1 and LevelDB backends, beside the same tables built the way a noteboo
 it without frames: web3.py over HTTP against ``ethread serve`` (``w3.eth.get_block`` per
 block, ``w3.eth.get_logs`` by window) into pandas. Prints figures; asserts no times.
 
-    python -m benchmarks.bench_frames [--blocks 100000] [--workdir DIR] [--web3-blocks N]
+    python benchmarks/bench_frames.py [--blocks 100000] [--workdir DIR] [--web3-blocks N]
 
 The history is :func:`benchmarks.synthetic_history.synthetic_history` (one signed transfer and
 one Transfer log per block) written into LevelDB and exported to Era1 files of the same
@@ -33,11 +33,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from benchmarks.synthetic_history import synthetic_history
 from ethread import frames
 from ethread.backends.era import EraBackend
 from ethread.backends.leveldb import LevelDBBackend
 from ethread.era1.export import export_era1
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for `benchmarks.*` run as a script
+from benchmarks.synthetic_history import synthetic_history
 
 KEY = "bench-frames-0123456789"
 LOG_WINDOW = 5_000

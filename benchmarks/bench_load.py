@@ -35,7 +35,10 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for `benchmarks.*` run as a script
 
 KEY = "bench-key-0000000000000000"
 CALLS_HOST = "calls.localhost"

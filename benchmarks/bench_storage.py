@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import ethread
-from benchmarks.synthetic_history import synthetic_history
 from ethread.backend import LogQuery
 from ethread.backends.era import EraBackend
 from ethread.backends.keyvalue import KeyValueBackend, copy_records
@@ -35,6 +34,9 @@ from ethread.backends.lmdb import LMDBBackend
 from ethread.backends.memory import MemoryBackend
 from ethread.chain.importer import import_chain
 from ethread.era1.export import export_era1
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for `benchmarks.*` run as a script
+from benchmarks.synthetic_history import synthetic_history
 
 REPO = Path(__file__).resolve().parent.parent
 ENGINES: dict[str, Callable[..., KeyValueBackend]] = {"LevelDB": LevelDBBackend,
