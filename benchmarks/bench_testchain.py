@@ -3,7 +3,10 @@ ethread (``EthreadProvider(DevChain(...))`` in process), eth-tester (web3.py's
 ``EthereumTesterProvider`` on py-evm, in process) and anvil (a subprocess on loopback, through
 web3.py's ``HTTPProvider``). Each run is the suite file itself with its one provider line
 replaced, run by pytest in a fresh interpreter; per-test wall time (setup, call and teardown,
-from pytest's JUnit report) and the whole run are printed. Asserts nothing.
+from pytest's JUnit report) and the whole run are printed, and the CPU time the tests took
+(the test process's, plus anvil's own process's for anvil; see testchain_cputime.py), which
+load from other jobs on a shared machine disturbs far less than wall time. The load average
+is printed before and after. Asserts nothing.
 
     .venv/bin/python benchmarks/bench_testchain.py [--only ethread,eth-tester,anvil] [--rounds N]
 
@@ -14,6 +17,8 @@ Needs ``pip install -e '.[bench]'`` (eth-tester with py-evm) and ``npm install``
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -45,16 +50,26 @@ def suite_for(chain: str, folder: Path) -> Path:
     return path
 
 
-def run(chain: str, folder: Path, env: dict[str, str]) -> tuple[dict[str, float], float, str]:
+Outcome = tuple[dict[str, float], float, str, dict[str, float]]
+"""Wall time per test, the whole run's wall time, pytest's summary, CPU time per test."""
+
+
+def run(chain: str, folder: Path, env: dict[str, str]) -> Outcome:
     suite = suite_for(chain, folder)
     report = folder / f"{suite.stem}.xml"
+    cpu_report = folder / f"{suite.stem}.cpu.json"
+    env = {**env, "BENCH_CPU_REPORT": str(cpu_report)}
+    if chain != "anvil":
+        env.pop("BENCH_CHAIN_PID", None)
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider",
-         "-p", "no:randomly", "-o", "addopts=", "--rootdir", str(folder), f"--junitxml={report}"],
+         "-p", "no:randomly", "-p", "benchmarks.testchain_cputime", "-o", "addopts=",
+         "--rootdir", str(folder), f"--junitxml={report}"],
         cwd=folder, env=env, capture_output=True, text=True,
     )
     wall = time.perf_counter() - started
+    cpu: dict[str, float] = json.loads(cpu_report.read_text()) if cpu_report.exists() else {}
     times: dict[str, float] = {}
     failed: list[str] = []
     for case in ET.parse(report).getroot().iter("testcase"):
@@ -63,7 +78,11 @@ def run(chain: str, folder: Path, env: dict[str, str]) -> tuple[dict[str, float]
             failed.append(f"{case.get('name')}: {problem.get('message', '')[:160]}")
     summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-300:]
     summary += "".join(f"\n    {line}" for line in failed)
-    return times, wall, summary
+    return times, wall, summary, cpu
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main() -> None:
@@ -72,9 +91,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="runs per chain; the best is shown")
     args = parser.parse_args()
     chains = [c for c in args.only.split(",") if c]
-    env = dict(__import__("os").environ)
+    env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    results: dict[str, tuple[dict[str, float], float, str]] = {}
+    results: dict[str, Outcome] = {}
+    loads = [load()]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         shutil.copytree(REPO / "tests" / "contracts", folder / "contracts",
@@ -86,9 +106,10 @@ def main() -> None:
 
             anvil = Anvil()
             env["BENCH_ANVIL_URL"] = anvil.url
+            env["BENCH_CHAIN_PID"] = str(anvil.process.pid)
         try:
             for chain in chains:
-                best: tuple[dict[str, float], float, str] | None = None
+                best: Outcome | None = None
                 for _ in range(args.rounds):
                     outcome = run(chain, folder, env)
                     if best is None or outcome[1] < best[1]:
@@ -98,6 +119,7 @@ def main() -> None:
         finally:
             if anvil is not None:
                 anvil.stop()
+    loads.append(load())
     names = list(next(iter(results.values()))[0])
     width = max(len(n) for n in names)
     print(f"\nToken suite, wall time per test in ms (setup + call + teardown), {len(names)} tests\n")
@@ -110,11 +132,14 @@ def main() -> None:
         ("sum of tests (s)", lambda c: sum(results[c][0].values())),
         ("median test (ms)", lambda c: statistics.median(results[c][0].values()) * 1e3),
         ("whole run, pytest start to exit (s)", lambda c: results[c][1]),
+        ("CPU time of the tests (s)", lambda c: sum(results[c][3].values())),
+        ("median test, CPU time (ms)", lambda c: statistics.median(results[c][3].values() or [0]) * 1e3),
     ):
         print(f"  {label:<{width}}  " + "  ".join(f"{figure(c):10.2f}" for c in chains))
     print()
     for chain in chains:
         print(f"  {chain}: {results[chain][2]}")
+    print(f"\n  {loads[0]} before, {loads[1]} after")
 
 
 if __name__ == "__main__":
