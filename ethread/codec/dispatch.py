@@ -303,49 +303,24 @@ def _get_transaction_receipt(backend: Backend, params: Params, ctx: Context) -> 
     return None if receipt is None else to_json(receipt, ctx.fragments)
 
 
-def _quantity_or_null(value: int | None) -> Any:
-    return None if value is None else hex(value)
+def _lookup(get: Callable[[Backend, Any], Any], parse: Callable[[Any], Any],
+            render: Callable[[Any], Any]) -> Handler:
+    """A method of one argument whose answer is null when nothing is held, else ``render``ed:
+    the block counts and the raw encodings."""
+
+    def handler(backend: Backend, params: Params, ctx: Context) -> Any:
+        value = get(backend, _arg(params, 0, parse))
+        return None if value is None else render(value)
+
+    return handler
 
 
-def _data_or_null(value: bytes | None) -> Any:
-    return None if value is None else "0x" + value.hex()
+def _data(value: bytes) -> str:
+    return "0x" + value.hex()
 
 
-def _tx_count_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
-    return _quantity_or_null(counts.get_block_transaction_count_by_hash(
-        backend, _arg(params, 0, parse_hash_param)))
-
-
-def _tx_count_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
-    return _quantity_or_null(counts.get_block_transaction_count_by_number(
-        backend, _arg(params, 0, parse_number_or_tag)))
-
-
-def _uncle_count_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
-    return _quantity_or_null(counts.get_uncle_count_by_block_hash(
-        backend, _arg(params, 0, parse_hash_param)))
-
-
-def _uncle_count_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
-    return _quantity_or_null(counts.get_uncle_count_by_block_number(
-        backend, _arg(params, 0, parse_number_or_tag)))
-
-
-def _raw_header(backend: Backend, params: Params, ctx: Context) -> Any:
-    return _data_or_null(raw.get_raw_header(backend, _arg(params, 0, parse_block_ref)))
-
-
-def _raw_block(backend: Backend, params: Params, ctx: Context) -> Any:
-    return _data_or_null(raw.get_raw_block(backend, _arg(params, 0, parse_block_ref)))
-
-
-def _raw_receipts(backend: Backend, params: Params, ctx: Context) -> Any:
-    receipts = raw.get_raw_receipts(backend, _arg(params, 0, parse_block_ref))
-    return None if receipts is None else ["0x" + r.hex() for r in receipts]
-
-
-def _raw_transaction(backend: Backend, params: Params, ctx: Context) -> Any:
-    return _data_or_null(raw.get_raw_transaction(backend, _arg(params, 0, parse_hash_param)))
+def _data_list(values: tuple[bytes, ...]) -> list[str]:
+    return ["0x" + value.hex() for value in values]
 
 
 # -- fees ---------------------------------------------------------------------------------------
@@ -372,7 +347,8 @@ def _gas_price(backend: Backend, params: Params, ctx: Context) -> Any:
 
 
 def _blob_base_fee(backend: Backend, params: Params, ctx: Context) -> Any:
-    return _quantity_or_null(fees.get_blob_base_fee(backend))
+    fee = fees.get_blob_base_fee(backend)
+    return None if fee is None else hex(fee)
 
 
 # -- the node -----------------------------------------------------------------------------------
@@ -462,10 +438,14 @@ METHODS: dict[str, MethodSpec] = {
     "eth_getCode": MethodSpec(_get_code, 1, 1),
     "eth_getStorageAt": MethodSpec(_get_storage_at, 2, 1),
     "eth_getStorageValues": MethodSpec(_get_storage_values, 1, 1),
-    "eth_getBlockTransactionCountByHash": MethodSpec(_tx_count_by_hash, 1),
-    "eth_getBlockTransactionCountByNumber": MethodSpec(_tx_count_by_number, 1),
-    "eth_getUncleCountByBlockHash": MethodSpec(_uncle_count_by_hash, 1),
-    "eth_getUncleCountByBlockNumber": MethodSpec(_uncle_count_by_number, 1),
+    "eth_getBlockTransactionCountByHash": MethodSpec(
+        _lookup(counts.get_block_transaction_count_by_hash, parse_hash_param, hex), 1),
+    "eth_getBlockTransactionCountByNumber": MethodSpec(
+        _lookup(counts.get_block_transaction_count_by_number, parse_number_or_tag, hex), 1),
+    "eth_getUncleCountByBlockHash": MethodSpec(
+        _lookup(counts.get_uncle_count_by_block_hash, parse_hash_param, hex), 1),
+    "eth_getUncleCountByBlockNumber": MethodSpec(
+        _lookup(counts.get_uncle_count_by_block_number, parse_number_or_tag, hex), 1),
     "eth_feeHistory": MethodSpec(_fee_history, 3),
     "eth_gasPrice": MethodSpec(_gas_price, 0, cacheable=False),
     "eth_maxPriorityFeePerGas": MethodSpec(_max_priority_fee, 0, cacheable=False),
@@ -475,10 +455,12 @@ METHODS: dict[str, MethodSpec] = {
     "net_listening": MethodSpec(_listening, 0),
     "net_peerCount": MethodSpec(_peer_count, 0),
     "web3_sha3": MethodSpec(_sha3, 1),
-    "debug_getRawHeader": MethodSpec(_raw_header, 1),
-    "debug_getRawBlock": MethodSpec(_raw_block, 1),
-    "debug_getRawReceipts": MethodSpec(_raw_receipts, 1),
-    "debug_getRawTransaction": MethodSpec(_raw_transaction, 1),
+    "debug_getRawHeader": MethodSpec(_lookup(raw.get_raw_header, parse_block_ref, _data), 1),
+    "debug_getRawBlock": MethodSpec(_lookup(raw.get_raw_block, parse_block_ref, _data), 1),
+    "debug_getRawReceipts": MethodSpec(
+        _lookup(raw.get_raw_receipts, parse_block_ref, _data_list), 1),
+    "debug_getRawTransaction": MethodSpec(
+        _lookup(raw.get_raw_transaction, parse_hash_param, _data), 1),
     "eth_newFilter": MethodSpec(_new_filter, 1, cacheable=False),
     "eth_newBlockFilter": MethodSpec(_new_block_filter, 0, cacheable=False),
     "eth_getFilterChanges": MethodSpec(_filter_changes, 1, cacheable=False),

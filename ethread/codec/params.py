@@ -20,7 +20,7 @@ from ..models import (
     Tag,
     TopicFilter,
 )
-from .hex import go_quote, parse_address, parse_data, parse_hash, parse_quantity
+from .hex import go_json_type, go_quote, parse_address, parse_data, parse_hash, parse_quantity
 
 MAX_TOPICS = 4
 """Topic positions a log filter may have (a log has at most four topics)."""
@@ -32,7 +32,7 @@ def parse_bool(value: Any) -> bool:
     """A boolean parameter (such as full_transactions), refusing any other JSON type as geth does.
     """
     if not isinstance(value, bool):
-        raise InvalidParams(f"json: cannot unmarshal {_json_type(value)} into Go value of type bool")
+        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type bool")
     return value
 
 
@@ -233,7 +233,7 @@ def parse_state_override(value: Any) -> StateOverride:
     if value is None:
         return ()
     if not isinstance(value, dict):
-        raise InvalidParams(f"json: cannot unmarshal {_json_type(value)} into Go value of type "
+        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
                             "override.StateOverride")
     if len(value) > MAX_OVERRIDE_ACCOUNTS:
         raise InvalidParams(f"too many accounts in the state override (at most {MAX_OVERRIDE_ACCOUNTS})")
@@ -244,7 +244,7 @@ def parse_state_override(value: Any) -> StateOverride:
         if fields is None:
             fields = {}
         if not isinstance(fields, dict):
-            raise InvalidParams(f"json: cannot unmarshal {_json_type(fields)} into Go value of type "
+            raise InvalidParams(f"json: cannot unmarshal {go_json_type(fields)} into Go value of type "
                                 "override.OverrideAccount")
         state = _storage_map(fields.get("state"))
         state_diff = _storage_map(fields.get("stateDiff"))
@@ -269,7 +269,7 @@ def _storage_map(value: Any) -> tuple[tuple[bytes, bytes], ...] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise InvalidParams(f"json: cannot unmarshal {_json_type(value)} into Go value of type "
+        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
                             "map[common.Hash]common.Hash")
     return tuple((parse_hash(k), parse_hash(v)) for k, v in value.items())
 
@@ -280,7 +280,7 @@ def parse_block_overrides(value: Any) -> BlockOverrides | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise InvalidParams(f"json: cannot unmarshal {_json_type(value)} into Go value of type "
+        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
                             "override.BlockOverrides")
     recipient = value.get("feeRecipient")
     randao = value.get("prevRandao")
@@ -297,20 +297,6 @@ def parse_block_overrides(value: Any) -> BlockOverrides | None:
         beacon_root=None if beacon_root is None else parse_hash(beacon_root),
         withdrawals=value.get("withdrawals") is not None,
     )
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null"
 
 
 def parse_hex_or_decimal(value: Any) -> int:
@@ -344,10 +330,10 @@ def parse_percentiles(value: Any) -> tuple[float, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise InvalidParams(f"json: cannot unmarshal {_json_type(value)} into Go value of type []float64")
+        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type []float64")
     out = []
     for item in value:
         if isinstance(item, bool) or not isinstance(item, int | float):
-            raise InvalidParams(f"json: cannot unmarshal {_json_type(item)} into Go value of type float64")
+            raise InvalidParams(f"json: cannot unmarshal {go_json_type(item)} into Go value of type float64")
         out.append(float(item))
     return tuple(out)
