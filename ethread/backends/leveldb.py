@@ -30,7 +30,7 @@ from ..display import html_table
 from ..errors import StoreError, StoreUnreadable
 from . import summary
 from .keyvalue import KeyValueBackend
-from .records import Batch
+from .records import Batch, store_exists
 
 log = logging.getLogger("ethread.store")
 _PATHS = re.compile(r"/[^\s:,'\"]+")
@@ -46,15 +46,7 @@ class LevelDBStore:
         self.path = Path(path)
         self.failure: str | None = None
         """What the first failed read said, for a health check (no server path in it)."""
-        exists = (self.path / "CURRENT").exists()
-        if not exists:
-            if not create:
-                raise StoreError(f"no ethread store at {self.path}")
-            if self.path.exists() and (not self.path.is_dir() or any(self.path.iterdir())):
-                raise StoreError(
-                    f"{self.path} is not empty but holds no complete store (no CURRENT file): "
-                    "refusing to create a new store over it; restore the store or give an "
-                    "empty directory")
+        exists = store_exists(self.path, "CURRENT", create=create)
         if not exists:
             try:
                 self.path.mkdir(parents=True, exist_ok=True)

@@ -31,7 +31,7 @@ from ..display import html_table
 from ..errors import StoreError, StoreUnreadable
 from . import summary
 from .keyvalue import KeyValueBackend
-from .records import Batch
+from .records import Batch, store_exists
 
 log = logging.getLogger("ethread.store")
 
@@ -54,15 +54,7 @@ class LMDBStore:
         self.path = Path(path)
         self.failure: str | None = None
         """What the first failed read said, for a health check (no server path in it)."""
-        exists = (self.path / "data.mdb").exists()
-        if not exists:
-            if not create:
-                raise StoreError(f"no ethread store at {self.path}")
-            if self.path.exists() and (not self.path.is_dir() or any(self.path.iterdir())):
-                raise StoreError(
-                    f"{self.path} is not empty but holds no complete store (no data.mdb "
-                    "file): refusing to create a new store over it; restore the store or "
-                    "give an empty directory")
+        store_exists(self.path, "data.mdb", create=create)
         try:
             self._env = lmdb.open(str(self.path), map_size=map_size, subdir=True,
                                   create=create, max_readers=_MAX_READERS, max_dbs=0,

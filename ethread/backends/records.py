@@ -10,7 +10,10 @@ and naming it where stores are opened.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Protocol
+
+from ..errors import StoreError
 
 Batch = Mapping[bytes, "bytes | None"]
 """Puts (a value) and deletes (None), applied together."""
@@ -59,3 +62,18 @@ class RecordStore(Protocol):
     def close(self) -> None:
         """Release the store; closing twice is harmless."""
         ...
+
+
+def store_exists(path: Path, marker: str, *, create: bool) -> bool:
+    """Whether an engine's store is at ``path`` (its ``marker`` file is there). When it is not,
+    ``create`` must allow a new one and ``path`` must be missing or an empty directory: a store
+    is never made over other files (a half-restored store, a mistyped path)."""
+    if (path / marker).exists():
+        return True
+    if not create:
+        raise StoreError(f"no ethread store at {path}")
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise StoreError(
+            f"{path} is not empty but holds no complete store (no {marker} file): refusing "
+            "to create a new store over it; restore the store or give an empty directory")
+    return False
