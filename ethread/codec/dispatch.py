@@ -108,6 +108,47 @@ def _arg(params: Params, index: int, parse: Callable[[Any], Any]) -> Any:
         raise InvalidParams(f"invalid argument {index}: {exc.message}", exc.data) from None
 
 
+Render = Callable[[Any, "Context"], Any]
+
+
+def _lookup(get: Callable[..., Any], parsers: tuple[Callable[[Any], Any], ...],
+            render: Render) -> Handler:
+    """A method that looks one thing up by its positional arguments (each read by its parser)
+    and answers null when nothing is held, else the thing ``render``ed: transactions, uncles,
+    receipts, counts and raw encodings."""
+    indexed = tuple(enumerate(parsers))
+
+    def handler(backend: Backend, params: Params, ctx: Context) -> Any:
+        value = get(backend, *[_arg(params, index, parse) for index, parse in indexed])
+        return None if value is None else render(value, ctx)
+
+    return handler
+
+
+def _json(value: Any, ctx: Context) -> Any:
+    return to_json(value, ctx.fragments)
+
+
+def _header_json(block: Any, ctx: Context) -> Any:
+    return block_json(block, False, ctx.fragments)
+
+
+def _quantity(value: int, ctx: Context) -> str:
+    return hex(value)
+
+
+def _data(value: bytes, ctx: Context) -> str:
+    return "0x" + value.hex()
+
+
+def _data_list(values: tuple[bytes, ...], ctx: Context) -> list[str]:
+    return ["0x" + value.hex() for value in values]
+
+
+def _block_ref_or_decimal(value: Any) -> BlockRef:
+    return parse_block_ref(value, allow_decimal=True)
+
+
 def _get_block_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
     block = methods.get_block_by_hash(backend, _arg(params, 0, parse_hash_param))
     full = _arg(params, 1, parse_bool)
@@ -118,44 +159,6 @@ def _get_block_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
     block = methods.get_block_by_number(backend, _arg(params, 0, parse_number_or_tag))
     full = _arg(params, 1, parse_bool)
     return None if block is None else block_json(block, full, ctx.fragments)
-
-
-def _uncle(block: Any, ctx: Context) -> Any:
-    return None if block is None else block_json(block, False, ctx.fragments)
-
-
-def _get_uncle_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
-    return _uncle(methods.get_uncle_by_block_hash_and_index(
-        backend, _arg(params, 0, parse_hash_param), _arg(params, 1, parse_index)), ctx)
-
-
-def _get_uncle_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
-    return _uncle(methods.get_uncle_by_block_number_and_index(
-        backend, _arg(params, 0, parse_number_or_tag), _arg(params, 1, parse_index)), ctx)
-
-
-def _tx(itx: Any, ctx: Context) -> Any:
-    return None if itx is None else to_json(itx, ctx.fragments)
-
-
-def _get_tx_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
-    return _tx(methods.get_transaction_by_hash(backend, _arg(params, 0, parse_hash_param)), ctx)
-
-
-def _get_tx_by_block_hash(backend: Backend, params: Params, ctx: Context) -> Any:
-    return _tx(methods.get_transaction_by_block_hash_and_index(
-        backend, _arg(params, 0, parse_hash_param), _arg(params, 1, parse_index)), ctx)
-
-
-def _get_tx_by_block_number(backend: Backend, params: Params, ctx: Context) -> Any:
-    return _tx(methods.get_transaction_by_block_number_and_index(
-        backend, _arg(params, 0, parse_number_or_tag), _arg(params, 1, parse_index)), ctx)
-
-
-def _get_block_receipts(backend: Backend, params: Params, ctx: Context) -> Any:
-    ref = _arg(params, 0, lambda v: parse_block_ref(v, allow_decimal=True))
-    receipts = methods.get_block_receipts(backend, ref)
-    return None if receipts is None else to_json(receipts, ctx.fragments)
 
 
 def _get_logs(backend: Backend, params: Params, ctx: Context) -> Any:
@@ -298,31 +301,6 @@ def _get_storage_values(backend: Backend, params: Params, ctx: Context) -> Any:
 # -- receipts, counts, raw encodings -------------------------------------------------------------
 
 
-def _get_transaction_receipt(backend: Backend, params: Params, ctx: Context) -> Any:
-    receipt = methods.get_transaction_receipt(backend, _arg(params, 0, parse_hash_param))
-    return None if receipt is None else to_json(receipt, ctx.fragments)
-
-
-def _lookup(get: Callable[[Backend, Any], Any], parse: Callable[[Any], Any],
-            render: Callable[[Any], Any]) -> Handler:
-    """A method of one argument whose answer is null when nothing is held, else ``render``ed:
-    the block counts and the raw encodings."""
-
-    def handler(backend: Backend, params: Params, ctx: Context) -> Any:
-        value = get(backend, _arg(params, 0, parse))
-        return None if value is None else render(value)
-
-    return handler
-
-
-def _data(value: bytes) -> str:
-    return "0x" + value.hex()
-
-
-def _data_list(values: tuple[bytes, ...]) -> list[str]:
-    return ["0x" + value.hex() for value in values]
-
-
 # -- fees ---------------------------------------------------------------------------------------
 
 
@@ -414,16 +392,28 @@ def _uninstall_filter(backend: Backend, params: Params, ctx: Context) -> Any:
     return _registry(ctx, "eth_uninstallFilter").uninstall(_arg(params, 0, _filter_id))
 
 
+_BY_HASH = (parse_hash_param,)
+_BY_NUMBER = (parse_number_or_tag,)
+_BY_HASH_INDEX = (parse_hash_param, parse_index)
+_BY_NUMBER_INDEX = (parse_number_or_tag, parse_index)
+_BY_REF = (parse_block_ref,)
+_BY_REF_OR_DECIMAL = (_block_ref_or_decimal,)
+
+
 METHODS: dict[str, MethodSpec] = {
     "eth_getLogs": MethodSpec(_get_logs, 1),
     "eth_getBlockByHash": MethodSpec(_get_block_by_hash, 2),
     "eth_getBlockByNumber": MethodSpec(_get_block_by_number, 2),
-    "eth_getUncleByBlockNumberAndIndex": MethodSpec(_get_uncle_by_number, 2),
-    "eth_getUncleByBlockHashAndIndex": MethodSpec(_get_uncle_by_hash, 2),
-    "eth_getTransactionByHash": MethodSpec(_get_tx_by_hash, 1),
-    "eth_getTransactionByBlockHashAndIndex": MethodSpec(_get_tx_by_block_hash, 2),
-    "eth_getTransactionByBlockNumberAndIndex": MethodSpec(_get_tx_by_block_number, 2),
-    "eth_getBlockReceipts": MethodSpec(_get_block_receipts, 1),
+    "eth_getUncleByBlockNumberAndIndex": MethodSpec(
+        _lookup(methods.get_uncle_by_block_number_and_index, _BY_NUMBER_INDEX, _header_json), 2),
+    "eth_getUncleByBlockHashAndIndex": MethodSpec(
+        _lookup(methods.get_uncle_by_block_hash_and_index, _BY_HASH_INDEX, _header_json), 2),
+    "eth_getTransactionByHash": MethodSpec(_lookup(methods.get_transaction_by_hash, _BY_HASH, _json), 1),
+    "eth_getTransactionByBlockHashAndIndex": MethodSpec(
+        _lookup(methods.get_transaction_by_block_hash_and_index, _BY_HASH_INDEX, _json), 2),
+    "eth_getTransactionByBlockNumberAndIndex": MethodSpec(
+        _lookup(methods.get_transaction_by_block_number_and_index, _BY_NUMBER_INDEX, _json), 2),
+    "eth_getBlockReceipts": MethodSpec(_lookup(methods.get_block_receipts, _BY_REF_OR_DECIMAL, _json), 1),
     "eth_call": MethodSpec(_call, 1, 3),
     "eth_estimateGas": MethodSpec(_estimate_gas, 1, 3),
     "eth_createAccessList": MethodSpec(_create_access_list, 1, 2),
@@ -432,20 +422,19 @@ METHODS: dict[str, MethodSpec] = {
     "eth_blockNumber": MethodSpec(_block_number, 0),
     "net_version": MethodSpec(_net_version, 0),
     "web3_clientVersion": MethodSpec(_client_version, 0),
-    "eth_getTransactionReceipt": MethodSpec(_get_transaction_receipt, 1),
+    "eth_getTransactionReceipt": MethodSpec(_lookup(methods.get_transaction_receipt, _BY_HASH, _json), 1),
     "eth_getBalance": MethodSpec(_get_balance, 1, 1),
     "eth_getTransactionCount": MethodSpec(_get_transaction_count, 1, 1),
     "eth_getCode": MethodSpec(_get_code, 1, 1),
     "eth_getStorageAt": MethodSpec(_get_storage_at, 2, 1),
     "eth_getStorageValues": MethodSpec(_get_storage_values, 1, 1),
     "eth_getBlockTransactionCountByHash": MethodSpec(
-        _lookup(counts.get_block_transaction_count_by_hash, parse_hash_param, hex), 1),
+        _lookup(counts.get_block_transaction_count_by_hash, _BY_HASH, _quantity), 1),
     "eth_getBlockTransactionCountByNumber": MethodSpec(
-        _lookup(counts.get_block_transaction_count_by_number, parse_number_or_tag, hex), 1),
-    "eth_getUncleCountByBlockHash": MethodSpec(
-        _lookup(counts.get_uncle_count_by_block_hash, parse_hash_param, hex), 1),
+        _lookup(counts.get_block_transaction_count_by_number, _BY_NUMBER, _quantity), 1),
+    "eth_getUncleCountByBlockHash": MethodSpec(_lookup(counts.get_uncle_count_by_block_hash, _BY_HASH, _quantity), 1),
     "eth_getUncleCountByBlockNumber": MethodSpec(
-        _lookup(counts.get_uncle_count_by_block_number, parse_number_or_tag, hex), 1),
+        _lookup(counts.get_uncle_count_by_block_number, _BY_NUMBER, _quantity), 1),
     "eth_feeHistory": MethodSpec(_fee_history, 3),
     "eth_gasPrice": MethodSpec(_gas_price, 0, cacheable=False),
     "eth_maxPriorityFeePerGas": MethodSpec(_max_priority_fee, 0, cacheable=False),
@@ -455,12 +444,10 @@ METHODS: dict[str, MethodSpec] = {
     "net_listening": MethodSpec(_listening, 0),
     "net_peerCount": MethodSpec(_peer_count, 0),
     "web3_sha3": MethodSpec(_sha3, 1),
-    "debug_getRawHeader": MethodSpec(_lookup(raw.get_raw_header, parse_block_ref, _data), 1),
-    "debug_getRawBlock": MethodSpec(_lookup(raw.get_raw_block, parse_block_ref, _data), 1),
-    "debug_getRawReceipts": MethodSpec(
-        _lookup(raw.get_raw_receipts, parse_block_ref, _data_list), 1),
-    "debug_getRawTransaction": MethodSpec(
-        _lookup(raw.get_raw_transaction, parse_hash_param, _data), 1),
+    "debug_getRawHeader": MethodSpec(_lookup(raw.get_raw_header, _BY_REF, _data), 1),
+    "debug_getRawBlock": MethodSpec(_lookup(raw.get_raw_block, _BY_REF, _data), 1),
+    "debug_getRawReceipts": MethodSpec(_lookup(raw.get_raw_receipts, _BY_REF, _data_list), 1),
+    "debug_getRawTransaction": MethodSpec(_lookup(raw.get_raw_transaction, _BY_HASH, _data), 1),
     "eth_newFilter": MethodSpec(_new_filter, 1, cacheable=False),
     "eth_newBlockFilter": MethodSpec(_new_block_filter, 0, cacheable=False),
     "eth_getFilterChanges": MethodSpec(_filter_changes, 1, cacheable=False),
