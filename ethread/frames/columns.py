@@ -30,23 +30,24 @@ Column = Callable[[Sequence[Any]], Any]
 """Builds an Arrow array from a column's Python values (None for null)."""
 
 
+def _integers(values: Sequence[int | None], arrow_type: str) -> Any:
+    """An Arrow integer array of ``arrow_type``, or :func:`wide` when a value does not fit."""
+    pa = pyarrow()
+    try:
+        return pa.array(values, arrow_type)
+    except (OverflowError, pa.ArrowInvalid):
+        return wide(values)
+
+
 def uint64(values: Sequence[int | None]) -> Any:
     """An Arrow ``uint64`` column (counts, gas, numbers); values too large for it become a wide
     column."""
-    pa = pyarrow()
-    try:
-        return pa.array(values, pa.uint64())
-    except (OverflowError, pa.ArrowInvalid):
-        return wide(values)
+    return _integers(values, "uint64")
 
 
 def int64(values: Sequence[int | None]) -> Any:
     """An Arrow ``int64`` column; values too large for it become a wide column."""
-    pa = pyarrow()
-    try:
-        return pa.array(values, pa.int64())
-    except (OverflowError, pa.ArrowInvalid):
-        return wide(values)
+    return _integers(values, "int64")
 
 
 def wide(values: Sequence[int | None]) -> Any:

@@ -41,10 +41,15 @@ BLOCK_COLUMNS = (
     ("parent_beacon_block_root", c.hex_string), ("requests_hash", c.hex_string),
 )
 
-TRANSACTION_COLUMNS = (
+_TRANSACTION_KEY_COLUMNS = (
     ("block_number", c.uint64), ("block_hash", c.hex_string), ("timestamp", c.timestamp),
     ("transaction_index", c.uint64), ("hash", c.hex_string), ("type", c.uint64),
-    ("from", c.hex_string), ("to", c.hex_string), ("value", c.wide), ("nonce", c.uint64),
+    ("from", c.hex_string), ("to", c.hex_string), ("value", c.wide),
+)
+"""The columns that open both the transactions and the receipts table (see :func:`_key_row`)."""
+
+TRANSACTION_COLUMNS = (
+    *_TRANSACTION_KEY_COLUMNS, ("nonce", c.uint64),
     ("gas", c.uint64), ("gas_price", c.wide), ("max_fee_per_gas", c.wide),
     ("max_priority_fee_per_gas", c.wide), ("max_fee_per_blob_gas", c.wide),
     ("input", c.binary), ("chain_id", c.uint64), ("v", c.uint64), ("r", c.hex_string),
@@ -53,9 +58,7 @@ TRANSACTION_COLUMNS = (
 )
 
 RECEIPT_COLUMNS = (
-    ("block_number", c.uint64), ("block_hash", c.hex_string), ("timestamp", c.timestamp),
-    ("transaction_index", c.uint64), ("hash", c.hex_string), ("type", c.uint64),
-    ("from", c.hex_string), ("to", c.hex_string), ("value", c.wide), ("status", c.uint64),
+    *_TRANSACTION_KEY_COLUMNS, ("status", c.uint64),
     ("root", c.hex_string), ("gas_used", c.uint64), ("cumulative_gas_used", c.uint64),
     ("effective_gas_price", c.wide), ("contract_address", c.hex_string),
     ("log_count", c.uint64), ("blob_gas_used", c.uint64), ("blob_gas_price", c.wide),
@@ -108,24 +111,30 @@ def _word(value: int) -> bytes:
     return value.to_bytes(32, "big") if value < 2**256 else value.to_bytes((value.bit_length() + 7) // 8, "big")
 
 
+def _key_row(block: Block, included: IncludedTransaction) -> tuple[Any, ...]:
+    """The columns of ``_TRANSACTION_KEY_COLUMNS``."""
+    tx = included.transaction
+    return (block.number, block.hash, block.header.timestamp, included.index, included.hash,
+            tx.type, included.sender, tx.to, tx.value)
+
+
 def _transaction_row(block: Block, included: IncludedTransaction) -> tuple[Any, ...]:
     tx = included.transaction
     legacy = isinstance(tx, LegacyTransaction)
-    return (block.number, block.hash, block.header.timestamp, included.index, included.hash,
-            tx.type, included.sender, tx.to, tx.value, tx.nonce, tx.gas, included.gas_price,
-            getattr(tx, "max_fee_per_gas", None), getattr(tx, "max_priority_fee_per_gas", None),
-            getattr(tx, "max_fee_per_blob_gas", None), tx.data, tx.chain_id,
-            tx.v if isinstance(tx, LegacyTransaction) else tx.y_parity, _word(tx.r), _word(tx.s),
-            None if legacy else len(getattr(tx, "access_list", ())),
-            getattr(tx, "blob_versioned_hashes", None),
-            len(tx.authorization_list) if hasattr(tx, "authorization_list") else None)
+    return (
+        *_key_row(block, included), tx.nonce, tx.gas, included.gas_price,
+        getattr(tx, "max_fee_per_gas", None), getattr(tx, "max_priority_fee_per_gas", None),
+        getattr(tx, "max_fee_per_blob_gas", None), tx.data, tx.chain_id,
+        tx.v if isinstance(tx, LegacyTransaction) else tx.y_parity, _word(tx.r), _word(tx.s),
+        None if legacy else len(getattr(tx, "access_list", ())),
+        getattr(tx, "blob_versioned_hashes", None),
+        len(tx.authorization_list) if hasattr(tx, "authorization_list") else None)
 
 
 def _receipt_row(block: Block, included: IncludedTransaction, r: Receipt) -> tuple[Any, ...]:
-    return (block.number, block.hash, block.header.timestamp, r.transaction_index,
-            r.transaction_hash, r.type, r.sender, r.to, included.transaction.value, r.status,
-            r.root, r.gas_used, r.cumulative_gas_used, r.effective_gas_price,
-            r.contract_address, len(r.logs), r.blob_gas_used, r.blob_gas_price, r.logs_bloom)
+    return (
+        *_key_row(block, included), r.status, r.root, r.gas_used, r.cumulative_gas_used, r.effective_gas_price,
+        r.contract_address, len(r.logs), r.blob_gas_used, r.blob_gas_price, r.logs_bloom)
 
 
 def log_row(log: Any) -> tuple[Any, ...]:
