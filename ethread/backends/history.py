@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from ..forks import ChainConfig
 
 T = TypeVar("T")
+V = TypeVar("V")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +43,10 @@ class BlockRecord:
     header_rlp: bytes
     body_rlp: bytes
     senders: Sequence[Address]
+
+
+def _block_of_record(record: BlockRecord) -> Block:
+    return canonical.block_from_parts(record.header_rlp, record.body_rlp, record.senders)
 
 
 class HistoryRecords(Protocol):
@@ -117,6 +123,15 @@ class CachedHistory:
             log.error("%s holds a damaged record of %s: %s", self._records.describe(), what, exc)
             raise StoreUnreadable(f"the chain store holds a damaged record of {what}") from None
 
+    def _keep(self, cache: LRU[Hash32, V], key: Hash32, what: str, decode: Callable[[R], V],
+              record: R | None) -> V | None:
+        """A record just read (None when it is absent) decoded, and kept in ``cache``."""
+        if record is None:
+            return None
+        value = self._decode(what, decode, record)
+        cache.put(key, value)
+        return value
+
     # -- the backend protocols -----------------------------------------------------------------
 
     def canonical_hash(self, number: int) -> Hash32 | None:
@@ -128,25 +143,16 @@ class CachedHistory:
         header = self._headers.get(block_hash)
         if header is not None:
             return header
-        raw = self._records.header_record(block_hash)
-        if raw is None:
-            return None
-        header = self._decode(f"block 0x{block_hash.hex()}", decode_header, raw)
-        self._headers.put(block_hash, header)
-        return header
+        return self._keep(self._headers, block_hash, f"block 0x{block_hash.hex()}", decode_header,
+                          self._records.header_record(block_hash))
 
     def block_by_hash(self, block_hash: Hash32) -> Block | None:
         """The block with this hash, decoded from its records and cached."""
         block = self._blocks.get(block_hash)
         if block is not None:
             return block
-        record = self._records.block_record(block_hash)
-        if record is None:
-            return None
-        block = self._decode(f"block 0x{block_hash.hex()}", canonical.block_from_parts,
-                             record.header_rlp, record.body_rlp, record.senders)
-        self._blocks.put(block_hash, block)
-        return block
+        return self._keep(self._blocks, block_hash, f"block 0x{block_hash.hex()}", _block_of_record,
+                          self._records.block_record(block_hash))
 
     def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
         """(block hash, index in block) of a canonical transaction, or None."""
@@ -160,14 +166,10 @@ class CachedHistory:
         block = self.block_by_hash(block_hash)
         if block is None:
             return None
-        raw = self._records.receipts_record(block_hash, block.number)
-        if raw is None:
-            return None
-        receipts = self._decode(f"the receipts of block {block.number}",
-                                canonical.receipts_from_consensus, block, raw,
-                                self.chain_config())
-        self._receipts.put(block_hash, receipts)
-        return receipts
+        config = self.chain_config()
+        return self._keep(self._receipts, block_hash, f"the receipts of block {block.number}",
+                          lambda raw: canonical.receipts_from_consensus(block, raw, config),
+                          self._records.receipts_record(block_hash, block.number))
 
     def logs(self, query: LogQuery) -> list[Log]:
         """The logs matching ``query``, found through the records' log index."""
