@@ -132,6 +132,14 @@ class CachedHistory:
         cache.put(key, value)
         return value
 
+    def _read_block_record(self, cache: LRU[Hash32, V], block_hash: Hash32,
+                           read: Callable[[Hash32], R | None], decode: Callable[[R], V]) -> V | None:
+        """What ``cache`` holds for the block, else its record read, decoded and kept."""
+        value = cache.get(block_hash)
+        if value is None:
+            value = self._keep(cache, block_hash, f"block 0x{block_hash.hex()}", decode, read(block_hash))
+        return value
+
     # -- the backend protocols -----------------------------------------------------------------
 
     def canonical_hash(self, number: int) -> Hash32 | None:
@@ -140,19 +148,11 @@ class CachedHistory:
 
     def header_by_hash(self, block_hash: Hash32) -> Header | None:
         """The header of the block with this hash, decoded from its record and cached."""
-        header = self._headers.get(block_hash)
-        if header is not None:
-            return header
-        return self._keep(self._headers, block_hash, f"block 0x{block_hash.hex()}", decode_header,
-                          self._records.header_record(block_hash))
+        return self._read_block_record(self._headers, block_hash, self._records.header_record, decode_header)
 
     def block_by_hash(self, block_hash: Hash32) -> Block | None:
         """The block with this hash, decoded from its records and cached."""
-        block = self._blocks.get(block_hash)
-        if block is not None:
-            return block
-        return self._keep(self._blocks, block_hash, f"block 0x{block_hash.hex()}", _block_of_record,
-                          self._records.block_record(block_hash))
+        return self._read_block_record(self._blocks, block_hash, self._records.block_record, _block_of_record)
 
     def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
         """(block hash, index in block) of a canonical transaction, or None."""
