@@ -39,6 +39,7 @@ from ..errors import EthreadError, TransactionRejected
 from ..forks import BLOCK_FORKS, FORK_ORDER, TIME_FORKS, ChainConfig, fork_at_least
 from ..lru import LRU
 from ..methods.fees import next_base_fee
+from ..methods.overrides import set_account
 from ..models import (
     AccessListEntry,
     AccessListTransaction,
@@ -1001,12 +1002,7 @@ class DevChain:
         state = vm.state
         for edit in edits:
             address = EvmAddress(edit.address)
-            if edit.balance is not None:
-                state.set_balance(address, edit.balance)
-            if edit.nonce is not None:
-                state.set_nonce(address, edit.nonce)
-            if edit.code is not None:
-                state.set_code(address, edit.code)
+            set_account(state, address, balance=edit.balance, nonce=edit.nonce, code=edit.code)
             for slot, value in edit.storage:
                 state.set_storage(address, slot, value)
             state.touch_account(address)

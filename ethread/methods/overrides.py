@@ -92,6 +92,18 @@ def check_state_overrides(overrides: StateOverride, precompiles: Precompiles) ->
     return active
 
 
+def set_account(state: Any, address: EvmAddress, *, balance: int | None, nonce: int | None,
+                code: bytes | None) -> None:
+    """Write an account's balance, nonce and code into a py-evm ``state``; None keeps one.
+    Both a call's state overrides and the dev chain's account edits come here."""
+    if balance is not None:
+        state.set_balance(address, balance)
+    if nonce is not None:
+        state.set_nonce(address, nonce)
+    if code is not None:
+        state.set_code(address, code)
+
+
 def apply_state_overrides(state: Any, overrides: StateOverride) -> None:
     """Write the overridden accounts into ``state`` (one built for this request only).
 
@@ -104,12 +116,7 @@ def apply_state_overrides(state: Any, overrides: StateOverride) -> None:
     precompiles = check_state_overrides(overrides, computation.get_precompiles())
     for account in overrides:
         address = EvmAddress(account.address)
-        if account.nonce is not None:
-            state.set_nonce(address, account.nonce)
-        if account.code is not None:
-            state.set_code(address, account.code)
-        if account.balance is not None:
-            state.set_balance(address, account.balance)
+        set_account(state, address, balance=account.balance, nonce=account.nonce, code=account.code)
         if account.state is not None:
             state.delete_storage(address)
         for slot, value in account.state or account.state_diff or ():
