@@ -12,7 +12,20 @@ import orjson
 from .. import methods
 from ..backend import Backend
 from ..errors import EthreadError, InvalidParams, MethodNotFound
-from ..methods import counts, fees, node, raw, state
+from ..methods import (
+    counts,
+    fees,
+    get_block_receipts,
+    get_transaction_by_block_hash_and_index,
+    get_transaction_by_block_number_and_index,
+    get_transaction_by_hash,
+    get_transaction_receipt,
+    get_uncle_by_block_hash_and_index,
+    get_uncle_by_block_number_and_index,
+    node,
+    raw,
+    state,
+)
 from ..methods.call import CallStates
 from ..methods.fees import TipOracle
 from ..methods.filters import FilterRegistry
@@ -400,20 +413,31 @@ _BY_REF = (parse_block_ref,)
 _BY_REF_OR_DECIMAL = (_block_ref_or_decimal,)
 
 
+_LOOKUPS: dict[str, tuple[Callable[..., Any], tuple[Callable[[Any], Any], ...], Render]] = {
+    "eth_getUncleByBlockNumberAndIndex": (get_uncle_by_block_number_and_index, _BY_NUMBER_INDEX, _header_json),
+    "eth_getUncleByBlockHashAndIndex": (get_uncle_by_block_hash_and_index, _BY_HASH_INDEX, _header_json),
+    "eth_getTransactionByHash": (get_transaction_by_hash, _BY_HASH, _json),
+    "eth_getTransactionByBlockHashAndIndex": (get_transaction_by_block_hash_and_index, _BY_HASH_INDEX, _json),
+    "eth_getTransactionByBlockNumberAndIndex": (get_transaction_by_block_number_and_index, _BY_NUMBER_INDEX, _json),
+    "eth_getBlockReceipts": (get_block_receipts, _BY_REF_OR_DECIMAL, _json),
+    "eth_getTransactionReceipt": (get_transaction_receipt, _BY_HASH, _json),
+    "eth_getBlockTransactionCountByHash": (counts.get_block_transaction_count_by_hash, _BY_HASH, _quantity),
+    "eth_getBlockTransactionCountByNumber": (counts.get_block_transaction_count_by_number, _BY_NUMBER, _quantity),
+    "eth_getUncleCountByBlockHash": (counts.get_uncle_count_by_block_hash, _BY_HASH, _quantity),
+    "eth_getUncleCountByBlockNumber": (counts.get_uncle_count_by_block_number, _BY_NUMBER, _quantity),
+    "debug_getRawHeader": (raw.get_raw_header, _BY_REF, _data),
+    "debug_getRawBlock": (raw.get_raw_block, _BY_REF, _data),
+    "debug_getRawReceipts": (raw.get_raw_receipts, _BY_REF, _data_list),
+    "debug_getRawTransaction": (raw.get_raw_transaction, _BY_HASH, _data),
+}
+"""The methods that look one thing up: the getter, a parser per argument (all required), and
+how a found thing is rendered; see :func:`_lookup`."""
+
+
 METHODS: dict[str, MethodSpec] = {
     "eth_getLogs": MethodSpec(_get_logs, 1),
     "eth_getBlockByHash": MethodSpec(_get_block_by_hash, 2),
     "eth_getBlockByNumber": MethodSpec(_get_block_by_number, 2),
-    "eth_getUncleByBlockNumberAndIndex": MethodSpec(
-        _lookup(methods.get_uncle_by_block_number_and_index, _BY_NUMBER_INDEX, _header_json), 2),
-    "eth_getUncleByBlockHashAndIndex": MethodSpec(
-        _lookup(methods.get_uncle_by_block_hash_and_index, _BY_HASH_INDEX, _header_json), 2),
-    "eth_getTransactionByHash": MethodSpec(_lookup(methods.get_transaction_by_hash, _BY_HASH, _json), 1),
-    "eth_getTransactionByBlockHashAndIndex": MethodSpec(
-        _lookup(methods.get_transaction_by_block_hash_and_index, _BY_HASH_INDEX, _json), 2),
-    "eth_getTransactionByBlockNumberAndIndex": MethodSpec(
-        _lookup(methods.get_transaction_by_block_number_and_index, _BY_NUMBER_INDEX, _json), 2),
-    "eth_getBlockReceipts": MethodSpec(_lookup(methods.get_block_receipts, _BY_REF_OR_DECIMAL, _json), 1),
     "eth_call": MethodSpec(_call, 1, 3),
     "eth_estimateGas": MethodSpec(_estimate_gas, 1, 3),
     "eth_createAccessList": MethodSpec(_create_access_list, 1, 2),
@@ -422,19 +446,11 @@ METHODS: dict[str, MethodSpec] = {
     "eth_blockNumber": MethodSpec(_block_number, 0),
     "net_version": MethodSpec(_net_version, 0),
     "web3_clientVersion": MethodSpec(_client_version, 0),
-    "eth_getTransactionReceipt": MethodSpec(_lookup(methods.get_transaction_receipt, _BY_HASH, _json), 1),
     "eth_getBalance": MethodSpec(_get_balance, 1, 1),
     "eth_getTransactionCount": MethodSpec(_get_transaction_count, 1, 1),
     "eth_getCode": MethodSpec(_get_code, 1, 1),
     "eth_getStorageAt": MethodSpec(_get_storage_at, 2, 1),
     "eth_getStorageValues": MethodSpec(_get_storage_values, 1, 1),
-    "eth_getBlockTransactionCountByHash": MethodSpec(
-        _lookup(counts.get_block_transaction_count_by_hash, _BY_HASH, _quantity), 1),
-    "eth_getBlockTransactionCountByNumber": MethodSpec(
-        _lookup(counts.get_block_transaction_count_by_number, _BY_NUMBER, _quantity), 1),
-    "eth_getUncleCountByBlockHash": MethodSpec(_lookup(counts.get_uncle_count_by_block_hash, _BY_HASH, _quantity), 1),
-    "eth_getUncleCountByBlockNumber": MethodSpec(
-        _lookup(counts.get_uncle_count_by_block_number, _BY_NUMBER, _quantity), 1),
     "eth_feeHistory": MethodSpec(_fee_history, 3),
     "eth_gasPrice": MethodSpec(_gas_price, 0, cacheable=False),
     "eth_maxPriorityFeePerGas": MethodSpec(_max_priority_fee, 0, cacheable=False),
@@ -444,15 +460,13 @@ METHODS: dict[str, MethodSpec] = {
     "net_listening": MethodSpec(_listening, 0),
     "net_peerCount": MethodSpec(_peer_count, 0),
     "web3_sha3": MethodSpec(_sha3, 1),
-    "debug_getRawHeader": MethodSpec(_lookup(raw.get_raw_header, _BY_REF, _data), 1),
-    "debug_getRawBlock": MethodSpec(_lookup(raw.get_raw_block, _BY_REF, _data), 1),
-    "debug_getRawReceipts": MethodSpec(_lookup(raw.get_raw_receipts, _BY_REF, _data_list), 1),
-    "debug_getRawTransaction": MethodSpec(_lookup(raw.get_raw_transaction, _BY_HASH, _data), 1),
     "eth_newFilter": MethodSpec(_new_filter, 1, cacheable=False),
     "eth_newBlockFilter": MethodSpec(_new_block_filter, 0, cacheable=False),
     "eth_getFilterChanges": MethodSpec(_filter_changes, 1, cacheable=False),
     "eth_getFilterLogs": MethodSpec(_filter_logs, 1, cacheable=False),
     "eth_uninstallFilter": MethodSpec(_uninstall_filter, 1, cacheable=False),
+    **{name: MethodSpec(_lookup(get, parsers, render), len(parsers))
+       for name, (get, parsers, render) in _LOOKUPS.items()},
 }
 
 
