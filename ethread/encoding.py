@@ -232,6 +232,16 @@ def decode_transaction(item: Any) -> tuple[Transaction, bytes]:
     return decode_typed_transaction(item), keccak(item)
 
 
+def _fee_market_fields(f: list[Any]) -> dict[str, Any]:
+    """The fields the EIP-1559 payload opens with, which the blob (EIP-4844) and set-code
+    (EIP-7702) payloads keep in the same places; ``to`` (``f[5]``) each type reads its own way."""
+    return {
+        "chain_id": _int(f[0]), "nonce": _int(f[1]), "max_priority_fee_per_gas": _int(f[2]),
+        "max_fee_per_gas": _int(f[3]), "gas": _int(f[4]), "value": _int(f[6]), "data": _bytes(f[7]),
+        "access_list": _access_list(f[8]),
+    }
+
+
 def decode_typed_transaction(envelope: bytes) -> Transaction:
     """A typed transaction (types 1 to 4) from its envelope: the type byte followed by the RLP
     payload."""
@@ -252,28 +262,19 @@ def decode_typed_transaction(envelope: bytes) -> Transaction:
     if kind == 2:
         _expect(f, 12, "dynamic-fee")
         return DynamicFeeTransaction(
-            chain_id=_int(f[0]), nonce=_int(f[1]), max_priority_fee_per_gas=_int(f[2]),
-            max_fee_per_gas=_int(f[3]), gas=_int(f[4]), to=_to(f[5]), value=_int(f[6]),
-            data=_bytes(f[7]), access_list=_access_list(f[8]), y_parity=_int(f[9]),
-            r=_int(f[10]), s=_int(f[11]),
+            **_fee_market_fields(f), to=_to(f[5]), y_parity=_int(f[9]), r=_int(f[10]), s=_int(f[11]),
         )
     if kind == 3:
         _expect(f, 14, "blob")
         return BlobTransaction(
-            chain_id=_int(f[0]), nonce=_int(f[1]), max_priority_fee_per_gas=_int(f[2]),
-            max_fee_per_gas=_int(f[3]), gas=_int(f[4]), to=_bytes(f[5], 20), value=_int(f[6]),
-            data=_bytes(f[7]), access_list=_access_list(f[8]),
-            max_fee_per_blob_gas=_int(f[9]),
+            **_fee_market_fields(f), to=_bytes(f[5], 20), max_fee_per_blob_gas=_int(f[9]),
             blob_versioned_hashes=tuple(_bytes(h, 32) for h in _list(f[10])),
             y_parity=_int(f[11]), r=_int(f[12]), s=_int(f[13]),
         )
     if kind == 4:
         _expect(f, 13, "set-code")
         return SetCodeTransaction(
-            chain_id=_int(f[0]), nonce=_int(f[1]), max_priority_fee_per_gas=_int(f[2]),
-            max_fee_per_gas=_int(f[3]), gas=_int(f[4]), to=_bytes(f[5], 20), value=_int(f[6]),
-            data=_bytes(f[7]), access_list=_access_list(f[8]),
-            authorization_list=_authorizations(f[9]),
+            **_fee_market_fields(f), to=_bytes(f[5], 20), authorization_list=_authorizations(f[9]),
             y_parity=_int(f[10]), r=_int(f[11]), s=_int(f[12]),
         )
     raise DecodeError(f"unknown transaction type {kind}")
