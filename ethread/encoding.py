@@ -6,7 +6,7 @@ returns models; encoding reproduces the same bytes, so hashes and roots recomput
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import rlp
@@ -171,15 +171,20 @@ def decode_header(data: bytes) -> Header:
 # Transactions
 
 
-def _access_list(raw: Any) -> tuple[AccessListEntry, ...]:
-    entries = []
+def _fixed_lists(raw: Any, count: int, wrong: str) -> Iterator[list[Any]]:
+    """The items of the RLP list ``raw``, each a list of ``count`` fields (else ``wrong``)."""
     for item in _list(raw):
-        pair = _list(item)
-        if len(pair) != 2:
-            raise DecodeError("access list entry must be [address, keys]")
-        keys = tuple(_bytes(k, 32) for k in _list(pair[1]))
-        entries.append(AccessListEntry(address=_bytes(pair[0], 20), storage_keys=keys))
-    return tuple(entries)
+        fields = _list(item)
+        if len(fields) != count:
+            raise DecodeError(wrong)
+        yield fields
+
+
+def _access_list(raw: Any) -> tuple[AccessListEntry, ...]:
+    return tuple(
+        AccessListEntry(address=_bytes(pair[0], 20), storage_keys=tuple(_bytes(k, 32) for k in _list(pair[1])))
+        for pair in _fixed_lists(raw, 2, "access list entry must be [address, keys]")
+    )
 
 
 def _access_list_fields(entries: Sequence[AccessListEntry]) -> list[Any]:
@@ -187,22 +192,17 @@ def _access_list_fields(entries: Sequence[AccessListEntry]) -> list[Any]:
 
 
 def _authorizations(raw: Any) -> tuple[Authorization, ...]:
-    out = []
-    for item in _list(raw):
-        f = _list(item)
-        if len(f) != 6:
-            raise DecodeError("authorization must have 6 fields")
-        out.append(
-            Authorization(
-                chain_id=_int(f[0]),
-                address=_bytes(f[1], 20),
-                nonce=_int(f[2]),
-                y_parity=_int(f[3]),
-                r=_int(f[4]),
-                s=_int(f[5]),
-            )
+    return tuple(
+        Authorization(
+            chain_id=_int(f[0]),
+            address=_bytes(f[1], 20),
+            nonce=_int(f[2]),
+            y_parity=_int(f[3]),
+            r=_int(f[4]),
+            s=_int(f[5]),
         )
-    return tuple(out)
+        for f in _fixed_lists(raw, 6, "authorization must have 6 fields")
+    )
 
 
 def _authorization_fields(auths: Sequence[Authorization]) -> list[Any]:
