@@ -268,32 +268,22 @@ class _Draft:
                 to=self.to, value=self.value, data=self.data, access_list=self.access_list,
                 y_parity=0, r=0, s=0,
             )
+        # The EIP-1559 fields, which the blob (EIP-4844) and set-code (EIP-7702) kinds keep.
+        fee_market: dict[str, Any] = {
+            "chain_id": chain_id, "nonce": self.nonce,
+            "max_priority_fee_per_gas": fees.max_priority_fee_per_gas,
+            "max_fee_per_gas": fees.max_fee_per_gas, "gas": self.gas, "to": self.to,
+            "value": self.value, "data": self.data, "access_list": self.access_list,
+            "y_parity": 0, "r": 0, "s": 0,
+        }
         if kind == "dynamic-fee":
-            return DynamicFeeTransaction(
-                chain_id=chain_id, nonce=self.nonce,
-                max_priority_fee_per_gas=fees.max_priority_fee_per_gas,
-                max_fee_per_gas=fees.max_fee_per_gas, gas=self.gas, to=self.to,
-                value=self.value, data=self.data, access_list=self.access_list,
-                y_parity=0, r=0, s=0,
-            )
+            return DynamicFeeTransaction(**fee_market)
         if self.to is None:
             raise DevChainError(f"a {kind} transaction cannot create a contract")
         if kind == "blob":
-            return BlobTransaction(
-                chain_id=chain_id, nonce=self.nonce,
-                max_priority_fee_per_gas=fees.max_priority_fee_per_gas,
-                max_fee_per_gas=fees.max_fee_per_gas, gas=self.gas, to=self.to,
-                value=self.value, data=self.data, access_list=self.access_list,
-                max_fee_per_blob_gas=fees.max_fee_per_blob_gas,
-                blob_versioned_hashes=self.blob_hashes, y_parity=0, r=0, s=0,
-            )
-        return SetCodeTransaction(
-            chain_id=chain_id, nonce=self.nonce,
-            max_priority_fee_per_gas=fees.max_priority_fee_per_gas,
-            max_fee_per_gas=fees.max_fee_per_gas, gas=self.gas, to=self.to, value=self.value,
-            data=self.data, access_list=self.access_list,
-            authorization_list=self.authorizations, y_parity=0, r=0, s=0,
-        )
+            return BlobTransaction(**fee_market, max_fee_per_blob_gas=fees.max_fee_per_blob_gas,
+                                   blob_versioned_hashes=self.blob_hashes)
+        return SetCodeTransaction(**fee_market, authorization_list=self.authorizations)
 
 
 
