@@ -7,6 +7,7 @@ consistent after kill -9, and read by other processes while one process imports,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -329,3 +330,50 @@ def test_rpc_replay_passes_every_case_against_two_workers_on_lmdb(
             assert "45 passed, 0 failed" in result.stdout
         code, err = server.stop()
     assert code == 0, err
+
+
+def test_each_worker_opens_the_store_itself_and_answers_concurrent_reads(
+        compat: Path, tmp_path: Path) -> None:
+    """Each worker opens the LMDB environment after the fork: LMDB's reader slots carry the
+    pid of the process that opened the environment, so slots used by workers that inherited
+    the supervisor's environment would name the supervisor (and those of a killed worker would
+    never be reclaimed). Under concurrent reads in both workers every answer is a result, and
+    the reader table names the workers only."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    db = tmp_path / "db"
+    assert _cli("import", "--db", str(db), "--engine", "lmdb", "--genesis",
+                str(compat / "genesis.json"), "--blocks", str(compat / "chain.rlp"),
+                "--no-verify-seals") == 0
+    with ServeProcess(_serve_args(db, tmp_path, 2), cwd=tmp_path) as server:
+        _wait_for_workers(server, 2)
+        url = f"http://{server.host}:{server.port}/v3/{KEY}"
+
+        def read(index: int) -> str:
+            _, _, answer = post(url, call("eth_getBlockReceipts", [hex(index % 45 + 1)]))
+            return "result" if "result" in answer else json.dumps(answer)
+
+        with ThreadPoolExecutor(16) as pool:
+            answers = list(pool.map(read, range(1000)))
+        assert [a for a in answers if a != "result"] == []
+        supervisor = server.process.pid
+        workers = [int(pid) for pid in Path(f"/proc/{supervisor}/task/{supervisor}/children")
+                   .read_text().split()]
+        assert len(workers) == 2
+        # the supervisor closed its environment before forking; each worker holds its own
+        assert _store_files(supervisor, db) == set()
+        opened = [_store_files(pid, db) for pid in workers]
+        assert all(files for files in opened), opened
+        code, err = server.stop()
+    assert code == 0, err
+
+
+def _store_files(pid: int, db: Path) -> set[str]:
+    """The files of the store at ``db`` that process ``pid`` holds open (Linux /proc)."""
+    found = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith(str(db)):
+                found.add(target)
+    return found

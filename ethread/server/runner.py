@@ -26,7 +26,7 @@ import uvicorn
 from .access_log import install_key_masking
 from .app import RpcApp
 from .auth import KeyRing
-from .config import DEMO_KEY, ServerConfig, validate
+from .config import DEMO_KEY, ServerConfig, ServiceLimits, validate
 from .credits import Billing, open_ledger
 from .execution import Execution
 from .http_protocol import bounded_protocol
@@ -98,23 +98,28 @@ class PreparedServer:
 
     def _server(self) -> Any:
         if self.server is None:
-            limits = self.config.limits
-            uv_config = uvicorn.Config(
-                self.app,
-                loop="uvloop",
-                http=bounded_protocol(limits.header_timeout_seconds),
-                ws="websockets-sansio",
-                ws_max_size=limits.max_ws_message_bytes,
-                ws_per_message_deflate=False,
-                lifespan="on",
-                access_log=False,
-                log_config=None,
-                server_header=False,
-                timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
-                backlog=4096,
-            )
+            uv_config = uvicorn_config(self.app, self.config.limits)
             self.server = _Server(uv_config, self.on_started, self.service.execution)
         return self.server
+
+
+def uvicorn_config(app: Any, limits: ServiceLimits) -> uvicorn.Config:
+    """uvicorn's settings for serving ``app`` (also what the benchmarks' bare reference app
+    runs under, so that it measures the same transport)."""
+    return uvicorn.Config(
+        app,
+        loop="uvloop",
+        http=bounded_protocol(limits.header_timeout_seconds),
+        ws="websockets-sansio",
+        ws_max_size=limits.max_ws_message_bytes,
+        ws_per_message_deflate=False,
+        lifespan="on",
+        access_log=False,
+        log_config=None,
+        server_header=False,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        backlog=4096,
+    )
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -7,8 +7,8 @@ the workers. Each worker inherits the sockets (the kernel hands each new connect
 the processes waiting on the shared socket, so a worker that dies leaves nothing unserved in a
 queue of its own) and the chains built in memory (shared copy-on-write pages, not rebuilt),
 and opens what must not cross a fork itself: its ledger connection, its thread pools, its
-event loop, and the Era1 files and index (reopened from the shared sidecar index, which takes
-milliseconds).
+event loop, a store's LMDB environment, and the Era1 files and index (reopened from the shared
+sidecar index, which takes milliseconds).
 
 The supervisor then only watches. A worker that exits or is killed, even by SIGKILL, is
 replaced at once while the others go on answering (one that dies within
@@ -36,8 +36,7 @@ from dataclasses import replace
 from typing import NoReturn
 
 from ..backend import Closeable
-from ..codec.dispatch import Context
-from .networks import Network, open_network
+from .networks import Network, open_network, service_context
 from .runner import GRACEFUL_SHUTDOWN_SECONDS, Listening, assemble
 from .workers_board import WorkerBoard
 
@@ -48,9 +47,11 @@ QUICK_DEATH_SECONDS = 2.0
 MAX_RESTART_PAUSE = 10.0
 STOP_SECONDS = GRACEFUL_SHUTDOWN_SECONDS + 5.0
 """How long a stop waits for the workers' graceful shutdown before killing them."""
-REOPENED_IN_WORKERS = ("era",)
-"""Network backends that hold open files (and a SQLite connection), so each worker opens its
-own after the fork; every other network is built once in the supervisor and inherited."""
+REOPENED_IN_WORKERS = ("era", "db")
+"""Network backends that hold open files, so each worker opens its own after the fork: an Era1
+folder (files and a SQLite index) and a store (an LMDB environment must not be used across a
+fork: its reader slots carry the pid that opened it, so slots a killed worker held would never
+be reclaimed). Every other network is built once in the supervisor and inherited."""
 
 _WATCHED = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT}
 _STOPPING = {signal.SIGTERM, signal.SIGINT}
@@ -217,7 +218,7 @@ def _reopened(network: Network, listening: Listening) -> Network:
     if network.info.get("backend") not in REOPENED_IN_WORKERS:
         return network
     config = next(n for n in listening.config.networks if n.name == network.name)
-    reopened = open_network(config, Context(log_limits=listening.config.limits.logs))
+    reopened = open_network(config, service_context(listening.config))
     reopened.port = network.port  # the port actually bound (0 resolved)
     return reopened
 

@@ -1,0 +1,549 @@
+"""ethread beside anvil (foundry's Rust node) on the same chain, under the same load: requests/s
+at concurrency 1 and 16, and the ratio ethread / anvil, for the reads of issue 12.
+
+    .venv/bin/python benchmarks/bench_vs_anvil.py [--blocks 5001] [--seconds 5]
+        [--workdir DIR] [--only TEXT] [--targets anvil,bare,memory,store] [--workers 2]
+        [--engine lmdb|leveldb] [--access-log] [--client wrk|python]
+
+The chain (``peer_chain.py``): block 1 deploys the Ping contract, blocks 2..N each hold one
+call to it, so every block from 2 on has one transaction and one log from one address. It is
+built once with ethread's dev chain and written as genesis.json and block RLP (kept in
+``--workdir`` for the next run, with the store imported from them); then
+
+- **anvil** (``tests/js``: ``npm ci`` there installs ``@foundry-rs/anvil``) starts from the
+  same genesis (``--init``) and replays the same signed transactions, block by block;
+- **ethread, memory**: ``ethread serve --genesis --blocks`` (the chain executed and held in
+  memory);
+- **ethread, store**: ``ethread import --engine lmdb`` once, then ``ethread serve --db`` (the
+  store a hosted deployment uses: LMDB is what several workers read at once);
+- **bare ASGI**: a constant-body ASGI app under the same uvicorn settings as ethread's server
+  (:func:`ethread.server.runner.uvicorn_config`), the floor no per-request work can go below.
+
+Both ethread servers run with ``--workers`` processes (default 2: the kernel hands each
+connection to one of them, so at c=1 one process answers), a SQLite credit ledger, and no
+access log unless ``--access-log``; every request is charged, as in production.
+
+The load generator is wrk (Debian's ``wrk``) with a Lua script per row that makes a fresh body
+for every request (random blocks, transactions, windows; a new calldata for each distinct
+eth_call), one thread at c=1 and two at c=16; without wrk, a keep-alive Python client
+(``bench_load.py``'s) sends bodies made the same way. Before each row a few of its bodies are
+sent to each server and must answer a result. Each row runs ``--seconds``; the machine's
+load average is printed with the table, since the servers, the load generator and anything
+else running share the same cores.
+
+Rows whose bodies repeat (the floor, the full-range logs, the repeated eth_call) measure what a
+server does with a request it has answered before; random reads over 5,000 blocks also find
+ethread's answer cache warm as a row goes on (as they would in service); distinct eth_calls
+never do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peer_chain import PeerChain, build
+
+REPO = Path(__file__).resolve().parent.parent
+ANVIL_PACKAGES = REPO / "tests" / "js" / "node_modules" / "@foundry-rs"
+KEY = "bench-key-0000000000000000"
+BARE_BODY = b'{"jsonrpc":"2.0","id":1,"result":"0x539"}'
+CONCURRENCY = (1, 16)
+
+
+# -- rows: the same bodies from Lua (wrk) and from Python ------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    lua: str
+    """Lua returning one request body (globals: n, the request counter; head; ping; hashes)."""
+    python: Callable[[random.Random, int, PeerChain], bytes]
+    check: Callable[[Any, PeerChain], bool] = lambda result, chain: result is not None
+
+
+def _body(method: str, params: str, ident: int | str = 1) -> str:
+    return f'{{"jsonrpc":"2.0","id":{ident},"method":"{method}","params":{params}}}'
+
+
+def _window(result: Any, chain: PeerChain) -> bool:
+    return isinstance(result, list) and 99 <= len(result) <= 100
+
+
+def rows(chain: PeerChain) -> list[Row]:
+    head = chain.head
+    full_range = _body("eth_getLogs",
+                       f'[{{"fromBlock":"0x0","toBlock":"{hex(head)}","address":"{chain.ping}"}}]')
+    repeated_call = _body("eth_call", f'[{{"to":"{chain.ping}","data":"0x01"}},"latest"]')
+
+    def lua_body(method: str, params: str) -> str:
+        return (f"'{{\"jsonrpc\":\"2.0\",\"id\":' .. n .. ',\"method\":\"{method}\","
+                f"\"params\":' .. {params} .. '}}'")
+
+    def distinct_call(rng: random.Random, n: int, c: PeerChain) -> bytes:
+        data = f"0x{'0' * 48}{rng.getrandbits(32):08x}{n:08x}"
+        return _body("eth_call", f'[{{"to":"{c.ping}","data":"{data}"}},"latest"]', n).encode()
+
+    return [
+        Row("eth_chainId (floor)", "'" + _body("eth_chainId", "[]") + "'",
+            lambda rng, n, c: _body("eth_chainId", "[]").encode()),
+        Row("blocks, full, random",
+            lua_body("eth_getBlockByNumber",
+                     "'[\"' .. string.format('0x%x', math.random(1, head)) .. '\",true]'"),
+            lambda rng, n, c: _body("eth_getBlockByNumber",
+                                    f'["{hex(rng.randint(1, c.head))}",true]', n).encode()),
+        Row("tx by hash, random",
+            lua_body("eth_getTransactionByHash", "'[\"' .. hashes[math.random(#hashes)] .. '\"]'"),
+            lambda rng, n, c: _body("eth_getTransactionByHash",
+                                    f'["{rng.choice(c.tx_hashes)}"]', n).encode()),
+        Row("block receipts, random",
+            lua_body("eth_getBlockReceipts",
+                     "'[\"' .. string.format('0x%x', math.random(1, head)) .. '\"]'"),
+            lambda rng, n, c: _body("eth_getBlockReceipts",
+                                    f'["{hex(rng.randint(1, c.head))}"]', n).encode()),
+        Row("logs, 100-block window",
+            lua_body("eth_getLogs",
+                     "(function() local s = math.random(2, head - 99) return "
+                     "string.format('[{\"fromBlock\":\"0x%x\",\"toBlock\":\"0x%x\",', s, s + 99)"
+                     " .. '\"address\":\"' .. ping .. '\"}]' end)()"),
+            lambda rng, n, c: (lambda s: _body(
+                "eth_getLogs", f'[{{"fromBlock":"{hex(s)}","toBlock":"{hex(s + 99)}",'
+                               f'"address":"{c.ping}"}}]', n).encode())(rng.randint(2, c.head - 99)),
+            _window),
+        Row(f"logs, 0..{head} ({head - 1} logs), repeated", "'" + full_range + "'",
+            lambda rng, n, c: full_range.encode(),
+            lambda result, c: isinstance(result, list) and len(result) == c.head - 1),
+        Row("eth_call, repeated", "'" + repeated_call + "'",
+            lambda rng, n, c: repeated_call.encode(),
+            lambda result, c: isinstance(result, str) and len(result) == 66),
+        Row("eth_call, distinct",
+            lua_body("eth_call", "'[{\"to\":\"' .. ping .. '\",\"data\":\"0x' .. "
+                                 "string.rep('0', 48) .. string.format('%08x%08x', seed, n) .. "
+                                 "'\"},\"latest\"]'"),
+            distinct_call,
+            lambda result, c: isinstance(result, str) and len(result) == 66),
+    ]
+
+
+LUA = """
+local path = "%(path)s"
+local headers = {["Content-Type"] = "application/json"}
+head = %(head)d
+ping = "%(ping)s"
+hashes = {%(hashes)s}
+n = 0
+local threads = 0
+
+function setup(thread)
+  threads = threads + 1
+  thread:set("seed", %(seed)d + threads * 7919)
+end
+
+function init(args)
+  seed = seed or %(seed)d
+  math.randomseed(seed)
+  n = 0
+end
+
+request = function()
+  n = n + 1
+  return wrk.format("POST", path, headers, %(body)s)
+end
+"""
+
+
+# -- servers ---------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Target:
+    name: str
+    port: int
+    path: str
+    process: subprocess.Popen[bytes]
+
+    def post(self, body: bytes, timeout: float = 60) -> tuple[int, Any]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            conn.request("POST", self.path, body, {"Content-Type": "application/json"})
+            answer = conn.getresponse()
+            return answer.status, json.loads(answer.read())
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def wait_until_up(target: Target, timeout: float, workers: int = 1) -> None:
+    deadline = time.monotonic() + timeout
+    body = _body("eth_chainId", "[]").encode()
+    while time.monotonic() < deadline:
+        if target.process.poll() is not None:
+            raise SystemExit(f"{target.name} exited with {target.process.returncode}")
+        try:
+            status, answer = target.post(body, timeout=5)
+            if status == 200 and "result" in answer:
+                if workers <= 1:
+                    return
+                conn = http.client.HTTPConnection("127.0.0.1", target.port, timeout=5)
+                conn.request("GET", "/health")
+                report = json.loads(conn.getresponse().read())
+                conn.close()
+                if report.get("workers", {}).get("up") == workers:
+                    return
+        except (OSError, ValueError, http.client.HTTPException):
+            pass
+        time.sleep(0.2)
+    target.stop()
+    raise SystemExit(f"{target.name} did not come up within {timeout:.0f} s")
+
+
+def start_anvil(chain: PeerChain) -> Target:
+    binaries = sorted(ANVIL_PACKAGES.glob("anvil-*/bin/anvil"))
+    if not binaries:
+        raise SystemExit("anvil is not installed: run `npm ci` (or npm install) in tests/js")
+    port = free_port()
+    process = subprocess.Popen(
+        [str(binaries[0]), "--init", str(chain.genesis), "--host", "127.0.0.1", "--port",
+         str(port), "--no-mining", "--order", "fifo", "--hardfork", "prague", "--accounts", "0",
+         "--disable-default-create2-deployer"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    target = Target("anvil", port, "/", process)
+    wait_until_up(target, 30)
+    replay(target, chain)
+    return target
+
+
+def replay(target: Target, chain: PeerChain) -> None:
+    """The chain's blocks on anvil: each block's signed transactions at its timestamp."""
+    conn = http.client.HTTPConnection("127.0.0.1", target.port, timeout=60)
+
+    def call(method: str, *params: Any) -> Any:
+        conn.request("POST", "/", json.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
+                                             "params": list(params)}),
+                     {"Content-Type": "application/json"})
+        answer = json.loads(conn.getresponse().read())
+        if "error" in answer:
+            raise SystemExit(f"anvil refused {method}: {answer['error']}")
+        return answer["result"]
+
+    started = time.perf_counter()
+    call("anvil_setNextBlockBaseFeePerGas", hex(chain.block1_base_fee))
+    for timestamp, txs in chain.raw_blocks:
+        call("evm_setNextBlockTimestamp", timestamp)
+        for raw in txs:
+            call("eth_sendRawTransaction", raw)
+        call("evm_mine")
+    head = int(call("eth_blockNumber"), 16)
+    conn.close()
+    if head != chain.head:
+        raise SystemExit(f"anvil's head is {head} after the replay, not {chain.head}")
+    print(f"anvil: {head} blocks replayed in {time.perf_counter() - started:.1f} s", flush=True)
+
+
+def ethread_command(*args: str) -> list[str]:
+    return [sys.executable, "-c", "import sys; from ethread.cli import main; sys.exit(main())",
+            *args]
+
+
+def start_ethread(name: str, chain_args: list[str], workdir: Path, workers: int,
+                  access_log: bool, timeout: float) -> Target:
+    port = free_port()
+    ledger = workdir / f"credits-{name}.sqlite3"
+    for stale in workdir.glob(f"credits-{name}.sqlite3*"):
+        stale.unlink()
+    command = ethread_command(
+        "serve", *chain_args, "--port", str(port), "--api-key", KEY,
+        "--daily-credits", str(10**15), "--ledger", str(ledger), "--workers", str(workers),
+        "--log-level", "warning")
+    if not access_log:
+        command.append("--no-access-log")
+    errors = workdir / f"serve-{name}.stderr"  # the import's progress bar, warnings, failures
+    with errors.open("wb") as sink:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink)
+    target = Target(name, port, f"/v3/{KEY}", process)
+    started = time.perf_counter()
+    try:
+        wait_until_up(target, timeout, workers)
+    except SystemExit:
+        print(errors.read_text(errors="replace")[-3000:], file=sys.stderr)
+        raise
+    print(f"{name}: up in {time.perf_counter() - started:.1f} s", flush=True)
+    return target
+
+
+def ensure_store(chain: PeerChain, workdir: Path, engine: str) -> Path:
+    store = workdir / f"store-{engine}"
+    done = store / ".imported"
+    if done.exists() and done.read_text() == str(chain.head):
+        return store
+    if store.exists():
+        shutil.rmtree(store)
+    started = time.perf_counter()
+    subprocess.run(ethread_command("import", "--engine", engine, "--db", str(store), "--genesis",
+                                   str(chain.genesis), "--blocks", str(chain.blocks),
+                                   "--no-verify-seals"),
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done.write_text(str(chain.head))
+    print(f"store: {engine} import of {chain.head} blocks in "
+          f"{time.perf_counter() - started:.0f} s", flush=True)
+    return store
+
+
+def start_bare(workers: int) -> Target:
+    port = free_port()
+    process = subprocess.Popen([sys.executable, __file__, "--serve-bare", str(port),
+                                "--workers", str(workers)],
+                               stdout=subprocess.DEVNULL)
+    target = Target("bare ASGI", port, "/", process)
+    wait_until_up(target, 30)
+    return target
+
+
+def serve_bare(port: int, workers: int) -> None:
+    """A constant JSON body for every request, under ethread's uvicorn settings; with several
+    workers, forked after the bind as ``ethread serve --workers`` does."""
+    import uvicorn
+
+    from ethread.server.config import ServiceLimits
+    from ethread.server.runner import bind, uvicorn_config
+
+    headers = [(b"content-type", b"application/json"),
+               (b"content-length", str(len(BARE_BODY)).encode())]
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                else:
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": BARE_BODY})
+
+    sock = bind("127.0.0.1", port)
+    children: list[int] = []
+    for _ in range(workers - 1):
+        pid = os.fork()
+        if pid == 0:
+            children = []
+            break
+        children.append(pid)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            uvicorn.Server(uvicorn_config(app, ServiceLimits())).run(sockets=[sock])
+    finally:
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGINT)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+# -- load ------------------------------------------------------------------------------------
+
+
+def lua_script(row: Row, target: Target, chain: PeerChain, seed: int) -> str:
+    hashes = ",".join(f'"{h}"' for h in chain.tx_hashes) if "hashes" in row.lua else ""
+    return LUA % {"path": target.path, "head": chain.head, "ping": chain.ping,
+                  "hashes": hashes, "seed": seed, "body": row.lua}
+
+
+def run_wrk(row: Row, target: Target, chain: PeerChain, concurrency: int, seconds: float,
+            seed: int) -> tuple[float, int]:
+    """(requests/s, answers that were not 200)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(lua_script(row, target, chain, seed))
+    try:
+        done = subprocess.run(
+            ["wrk", "-t", "1" if concurrency == 1 else "2", "-c", str(concurrency),
+             "-d", f"{seconds}s", "--timeout", "30s", "-s", script.name,
+             f"http://127.0.0.1:{target.port}"],
+            capture_output=True, text=True, timeout=seconds + 60)
+    finally:
+        os.unlink(script.name)
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", done.stdout)
+    if rate is None:
+        raise SystemExit(f"wrk failed on {target.name}: {done.stdout}{done.stderr}")
+    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", done.stdout)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)",
+                       done.stdout)
+    failed = int(bad.group(1)) if bad else 0
+    if errors:
+        failed += sum(int(g) for g in errors.groups())
+    return float(rate.group(1)), failed
+
+
+def run_python(row: Row, target: Target, chain: PeerChain, concurrency: int, seconds: float,
+               seed: int) -> tuple[float, int]:
+    import asyncio
+
+    from bench_load import run_load
+
+    rng = random.Random(seed)
+    bodies = [row.python(rng, n, chain) for n in range(1, 50_001)]
+    requests = [(f"POST {target.path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                 f"Content-Type: application/json\r\nContent-Length: {len(b)}\r\n\r\n").encode()
+                + b for b in bodies]
+    outcome = asyncio.run(run_load(target.port, requests, concurrency, seconds, 10**9))
+    return outcome.rate, outcome.failures
+
+
+def sample_check(row: Row, target: Target, chain: PeerChain) -> str | None:
+    """What is wrong with a few of the row's answers, or None."""
+    rng = random.Random(7)
+    for n in range(1, 4):
+        body = row.python(rng, n, chain)
+        status, answer = target.post(body)
+        if status != 200 or "result" not in answer or not row.check(answer["result"], chain):
+            return f"{status} {str(answer)[:200]}"
+    return None
+
+
+# -- main ------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def running(start: Callable[[], Target]) -> Iterator[Target]:
+    target = start()
+    try:
+        yield target
+    finally:
+        target.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--blocks", type=int, default=5001,
+                        help="head of the chain (block 1 deploys, 2..head call)")
+    parser.add_argument("--seconds", type=int, default=5, help="per row and concurrency")
+    parser.add_argument("--workdir", type=Path,
+                        help="keep the chain and the store here for later runs "
+                             "(default: a temporary directory)")
+    parser.add_argument("--only", help="rows whose label contains this")
+    parser.add_argument("--targets", default="anvil,bare,memory,store")
+    parser.add_argument("--workers", type=int, default=2, help="ethread serve --workers")
+    parser.add_argument("--engine", default="lmdb", choices=("lmdb", "leveldb"),
+                        help="the store's engine (leveldb serves with one worker only)")
+    parser.add_argument("--access-log", action="store_true", help="ethread logs each request")
+    parser.add_argument("--client", choices=("wrk", "python"),
+                        default="wrk" if shutil.which("wrk") else "python")
+    parser.add_argument("--serve-bare", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_bare is not None:
+        serve_bare(args.serve_bare, args.workers)
+        return
+    if args.blocks < 102:
+        parser.error("--blocks must be at least 102 (the log windows are 100 blocks)")
+    targets = args.targets.split(",")
+    with contextlib.ExitStack() as stack:
+        workdir = args.workdir or Path(stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="ethread-vs-anvil-")))
+        workdir.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        chain = build(workdir / "chain", args.blocks)
+        print(f"chain: {chain.head} blocks, Ping at {chain.ping} "
+              f"({time.perf_counter() - started:.0f} s)", flush=True)
+        servers: dict[str, Target] = {}
+        workers = args.workers if args.engine == "lmdb" else 1
+        if "anvil" in targets:
+            servers["anvil"] = stack.enter_context(running(lambda: start_anvil(chain)))
+        if "bare" in targets:
+            servers["bare"] = stack.enter_context(running(lambda: start_bare(args.workers)))
+        if "memory" in targets:
+            servers["memory"] = stack.enter_context(running(lambda: start_ethread(
+                "memory", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
+                           "--no-verify-seals"], workdir, args.workers, args.access_log, 1800)))
+        if "store" in targets:
+            store = ensure_store(chain, workdir, args.engine)
+            servers["store"] = stack.enter_context(running(lambda: start_ethread(
+                "store", ["--db", str(store)], workdir, workers, args.access_log, 120)))
+        run = run_wrk if args.client == "wrk" else run_python
+        columns: list[str] = [name for name in ("anvil", "memory", "store") if name in servers]
+        load = os.getloadavg()
+        print(f"\n{os.cpu_count()} CPUs shared by the servers and the load generator "
+              f"({args.client}); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+              f"{args.seconds} s per row; ethread: {args.workers} workers (store: {workers}, "
+              f"{args.engine}), SQLite ledger, access log {'on' if args.access_log else 'off'}")
+        header = f"{'requests/s':<34} {'c':>3}" + "".join(f" {n:>9}" for n in columns)
+        ratios = [n for n in columns if n != "anvil" and "anvil" in servers]
+        header += "".join(f" {n + '/anvil':>13}" for n in ratios)
+        ethreads = [n for n in columns if n != "anvil"]
+        if "bare" in servers:
+            header += f" {'bare':>9}" + "".join(f" {n + '/bare':>12}" for n in ethreads)
+        print(header)
+        seed = random.randrange(1, 1 << 20)  # fresh bodies on every run
+        for row in rows(chain):
+            if args.only and args.only not in row.label:
+                continue
+            for name in columns:
+                problem = sample_check(row, servers[name], chain)
+                if problem is not None:
+                    print(f"{row.label}: {name} answers wrongly: {problem}")
+            for concurrency in CONCURRENCY:
+                rates: dict[str, float] = {}
+                notes = []
+                order = list(columns)
+                if "bare" in servers and row.label.startswith("eth_chainId"):
+                    order.append("bare")
+                for name in order:
+                    seed += 1
+                    rate, failed = run(row, servers[name], chain, concurrency, args.seconds, seed)
+                    rates[name] = rate
+                    if failed:
+                        notes.append(f"{name}: {failed} failed")
+                line = f"{row.label:<34} {concurrency:>3}" + "".join(
+                    f" {rates[n]:>9.0f}" for n in columns)
+                line += "".join(f" {rates[n] / rates['anvil']:>13.2f}" if rates["anvil"]
+                                else f" {'-':>13}" for n in ratios)
+                if "bare" in rates:
+                    line += f" {rates['bare']:>9.0f}" + "".join(
+                        f" {rates[n] / rates['bare']:>12.2f}" for n in ethreads)
+                if notes:
+                    line += "  (" + "; ".join(notes) + ")"
+                print(line, flush=True)
+        load = os.getloadavg()
+        print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+              f"the whole run took {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
