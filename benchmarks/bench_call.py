@@ -1,0 +1,120 @@
+"""In-process cost of eth_call on the peer benchmark's Ping contract (``peer_chain.py``):
+distinct calldata on every call, so no answer cache helps. Prints p50/p99 in microseconds;
+asserts nothing.
+
+    .venv/bin/python benchmarks/bench_call.py [--calls 3000] [--profile]
+
+Rows: the method itself (:func:`ethread.methods.call.call` with the dispatcher's state cache),
+the whole request through the dispatcher (parse, dispatch, serialise), a reverting call
+(``Error("nope")``), and eth_estimateGas for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peer_chain import PING
+
+from ethread.backends.memory import MemoryBackend
+from ethread.codec.jsonrpc import Dispatcher
+from ethread.codec.response_cache import ResponseCache
+from ethread.devchain import DevChain
+from ethread.methods.call import CallStates, call
+from ethread.models import CallRequest
+
+
+def show(label: str, samples: list[float]) -> None:
+    ordered = sorted(samples)
+    p50 = statistics.median(ordered) * 1e6
+    p99 = ordered[max(0, int(len(ordered) * 0.99) - 1)] * 1e6
+    print(f"  {label:<52} p50 {p50:8.1f} us   p99 {p99:8.1f} us   n={len(samples)}", flush=True)
+
+
+def timed(make: Callable[[int], Callable[[], object]], count: int) -> list[float]:
+    samples = []
+    for n in range(count):
+        run = make(n)
+        start = time.perf_counter()
+        run()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=3000, help="calls per row")
+    parser.add_argument("--profile", action="store_true",
+                        help="profile the method row (cProfile)")
+    parser.add_argument("--sort", default="cumulative", help="the profile's order")
+    args = parser.parse_args()
+    backend = MemoryBackend()
+    chain = DevChain(backend)
+    ping = chain.deploy_runtime(chain.accounts[0], PING)
+    chain.mine()
+    for number in range(2, 11):
+        chain.send(chain.accounts[1], ping, data=number.to_bytes(4, "big"))
+        chain.mine()
+    rng = random.Random(1)
+    states = CallStates()
+    head = backend.pointer("latest")
+    assert head is not None
+    caller = chain.accounts[1].address
+
+    def distinct(n: int) -> CallRequest:
+        data = rng.getrandbits(32).to_bytes(4, "big") + n.to_bytes(28, "big")
+        return CallRequest(sender=caller, to=ping, data=b"\x01" + data[1:])
+
+    answer = call(backend, distinct(0), "latest", states)
+    assert int.from_bytes(answer, "big") == head, answer
+    load = os.getloadavg()
+    print(f"eth_call on Ping, distinct calldata each time (load average {load[0]:.2f} "
+          f"{load[1]:.2f} {load[2]:.2f})")
+    if args.profile:
+        import cProfile
+        import pstats
+
+        requests = [distinct(n) for n in range(args.calls)]
+        profile = cProfile.Profile()
+        profile.enable()
+        for request in requests:
+            call(backend, request, "latest", states)
+        profile.disable()
+        pstats.Stats(profile).sort_stats(args.sort).print_stats(45)
+        return
+    show("call() on the state cache", timed(
+        lambda n: (lambda r=distinct(n): call(backend, r, "latest", states)), args.calls))
+    dispatcher = Dispatcher(backend, cache=ResponseCache(max_entries=0))
+
+    def body(n: int, first: str = "01") -> bytes:
+        data = f"0x{first}{rng.getrandbits(32):08x}{n:054x}"
+        return json.dumps({"jsonrpc": "2.0", "id": n, "method": "eth_call", "params": [
+            {"to": "0x" + ping.hex(), "data": data}, "latest"]}).encode()
+
+    assert "result" in json.loads(dispatcher.handle(body(1)))  # type: ignore[arg-type]
+    show("whole request through the dispatcher", timed(
+        lambda n: (lambda b=body(n): dispatcher.handle(b)), args.calls))
+    reverted = json.loads(dispatcher.handle(body(1, "ff")))  # type: ignore[arg-type]
+    assert reverted["error"]["message"] == "execution reverted: nope", reverted
+    show("reverting call (Error(\"nope\")) through the dispatcher", timed(
+        lambda n: (lambda b=body(n, "ff"): dispatcher.handle(b)), args.calls))
+
+    def estimate(n: int) -> Callable[[], object]:
+        raw = json.dumps({"jsonrpc": "2.0", "id": n, "method": "eth_estimateGas", "params": [
+            {"to": "0x" + ping.hex(), "data": f"0x01{n:062x}"}]}).encode()
+        return lambda: dispatcher.handle(raw)
+
+    show("eth_estimateGas through the dispatcher", timed(estimate, max(1, args.calls // 10)))
+
+
+if __name__ == "__main__":
+    main()
