@@ -91,8 +91,11 @@ def main() -> None:
         profile.disable()
         pstats.Stats(profile).sort_stats(args.sort).print_stats(45)
         return
-    show("call() on the state cache", timed(
-        lambda n: (lambda r=distinct(n): call(backend, r, "latest", states)), args.calls))
+    def method(n: int) -> Callable[[], object]:
+        request = distinct(n)
+        return lambda: call(backend, request, "latest", states)
+
+    show("call() on the state cache", timed(method, args.calls))
     dispatcher = Dispatcher(backend, cache=ResponseCache(max_entries=0))
 
     def body(n: int, first: str = "01") -> bytes:
@@ -101,12 +104,15 @@ def main() -> None:
             {"to": "0x" + ping.hex(), "data": data}, "latest"]}).encode()
 
     assert "result" in json.loads(dispatcher.handle(body(1)))  # type: ignore[arg-type]
-    show("whole request through the dispatcher", timed(
-        lambda n: (lambda b=body(n): dispatcher.handle(b)), args.calls))
+    def request(n: int, first: str = "01") -> Callable[[], object]:
+        raw = body(n, first)
+        return lambda: dispatcher.handle(raw)
+
+    show("whole request through the dispatcher", timed(request, args.calls))
     reverted = json.loads(dispatcher.handle(body(1, "ff")))  # type: ignore[arg-type]
     assert reverted["error"]["message"] == "execution reverted: nope", reverted
-    show("reverting call (Error(\"nope\")) through the dispatcher", timed(
-        lambda n: (lambda b=body(n, "ff"): dispatcher.handle(b)), args.calls))
+    show("reverting call (Error(\"nope\")) through the dispatcher",
+         timed(lambda n: request(n, "ff"), args.calls))
 
     def estimate(n: int) -> Callable[[], object]:
         raw = json.dumps({"jsonrpc": "2.0", "id": n, "method": "eth_estimateGas", "params": [
