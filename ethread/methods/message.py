@@ -13,6 +13,14 @@ makes geth's pre-checks in geth's order and words (fee caps, blob and set-code s
 size, funds, intrinsic gas, the Prague calldata floor) and raises :class:`Rejected` with the
 bare reason; each method wraps it the way geth does.
 
+A message runs the way geth's ``DoCall`` applies one: py-evm's executor steps for a
+transaction (buy gas, increment the nonce, warm the addresses, run, refunds and the Prague
+calldata floor) on a plain record of the message's fields, without building, validating or
+logging a py-evm transaction (geth's checks above replace py-evm's, and what finalisation
+would write, the refund and the coinbase's fee, is reverted with the snapshot anyway). A
+message with an authorization list or blob hashes still runs as a spoofed py-evm transaction,
+whose executor processes those.
+
 States come from the backend's cache of post-block states when the request changes nothing
 but the snapshot; a request with overrides, a blob fee to zero or a tracer gets a state of its
 own, so nothing it changes can reach a later call.
@@ -24,12 +32,16 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Protocol
 
+from eth._utils.address import generate_contract_address
 from eth.abc import ComputationAPI
 from eth.consensus.context import ConsensusContext
 from eth.exceptions import Revert
 from eth.vm.chain_context import ChainContext
+from eth.vm.forks.cancun.state import CancunTransactionExecutor
+from eth.vm.message import Message as EvmMessage
 from eth.vm.spoof import SpoofTransaction
 from eth_typing import Address as EvmAddress
 from eth_typing import Hash32
@@ -147,8 +159,20 @@ class CallStates:
 
     def __init__(self, max_states: int = 16, per_block: int = 4) -> None:
         self._states: LRU[tuple[int, bytes, bool], list[Any]] = LRU(max_states)
+        self._headers: LRU[tuple[int, bytes], Any] = LRU(4 * max_states)
+        """py-evm's decoded headers by (database, hash): decoding one costs more than a
+        simple call's opcodes."""
         self._lock = threading.Lock()
         self.per_block = per_block
+
+    def evm_header(self, chaindb: Any, block_hash: bytes) -> Any:
+        """py-evm's header of ``block_hash`` in ``chaindb`` (kept once read)."""
+        key = (id(chaindb.db), block_hash)
+        header = self._headers.get(key)
+        if header is None:
+            header = chaindb.get_block_header_by_hash(Hash32(block_hash))
+            self._headers.put(key, header)
+        return header
 
     @contextmanager
     def vm_at(self, key: tuple[int, bytes, bool], build: Callable[[], Any]) -> Iterator[Any]:
@@ -168,6 +192,7 @@ class CallStates:
     def clear(self) -> None:
         """Drop every kept state (when the chain changes under them)."""
         self._states.clear()
+        self._headers.clear()
 
 
 class Execution:
@@ -190,17 +215,32 @@ class Execution:
         return Execution(self.vm, replace(self.message, request=request), self.fork, self.london,
                          self.limit)
 
-    def run(self, gas: int, computation_class: Any = None) -> Outcome:
+    def run(self, gas: int, computation_class: Any = None, *, as_transaction: bool = False,
+            ) -> Outcome:
         """Run the message with ``gas`` on a snapshot, reverted afterwards. Raises
-        :class:`Rejected` where geth refuses the message before running it."""
+        :class:`Rejected` where geth refuses the message before running it.
+        ``as_transaction`` runs it as a spoofed py-evm transaction instead (what a message
+        with authorizations or blob hashes always does; the reference the direct run is
+        tested against)."""
         state = self.state
         snapshot = state.snapshot()
         original_class = state.computation_class
         if computation_class is not None:
             state.computation_class = computation_class
         try:
+            request = self.message.request
+            if (not as_transaction and request.authorization_list is None
+                    and request.blob_versioned_hashes is None):
+                envelope = self._envelope(gas)
+                self._pre_check(envelope.intrinsic_gas, gas)
+                try:
+                    with self.limit.applied(state):
+                        computation = self._apply(envelope)
+                except ValidationError as exc:
+                    raise Rejected(str(exc)) from None
+                return self._outcome(envelope, computation)
             transaction = self._transaction(gas)
-            self._pre_check(transaction, gas)
+            self._pre_check(transaction.intrinsic_gas, gas)
             spoofed: Any = SpoofTransaction(transaction, from_=EvmAddress(self.message.sender))
             try:
                 with self.limit.applied(state):
@@ -212,6 +252,60 @@ class Execution:
             if computation_class is not None:
                 state.computation_class = original_class
             state.revert(snapshot)
+
+    def _envelope(self, gas: int) -> _Envelope:
+        """The message as the fields py-evm's executor reads of a transaction."""
+        message, request = self.message, self.message.request
+        access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
+                       for e in request.access_list or ()]
+        kind = DYNAMIC_FEE if self.london else ACCESS_LIST if request.access_list is not None else LEGACY
+        envelope = _Envelope(
+            type_id=kind, sender=message.sender, to=request.to or b"", gas=gas,
+            value=request.value, data=request.data, access_list=access_list,
+            gas_price=message.gas_price, max_fee_per_gas=message.fee_cap,
+            max_priority_fee_per_gas=message.tip_cap)
+        vm_class: Any = type(self.vm)
+        envelope.intrinsic_gas = _intrinsic_gas_of(vm_class, kind)(envelope)
+        return envelope
+
+    def _apply(self, envelope: _Envelope) -> ComputationAPI:
+        """py-evm's executor on ``envelope``: what ``apply_transaction`` does after its
+        validation, up to the computation (finalisation only writes to the state, which the
+        snapshot reverts; :meth:`_outcome` works out the gas as it would)."""
+        state = self.state
+        executor = state.get_transaction_executor()
+        cancun = isinstance(executor, CancunTransactionExecutor)
+        sender = envelope.sender
+        fee = envelope.gas * state.get_gas_price(envelope)
+        if fee:
+            state.delta_balance(sender, -fee)  # buy gas
+        state.increment_nonce(sender)
+        is_delegation = False
+        if envelope.to == b"":
+            create_address = generate_contract_address(EvmAddress(sender),
+                                                       state.get_nonce(sender) - 1)
+            data, code = b"", envelope.data
+        else:
+            create_address = None
+            data = envelope.data
+            if cancun:  # Prague's executor follows a delegation
+                code, delegation = executor.get_code_at_address(envelope.to)
+                is_delegation = delegation is not None
+            else:
+                code = state.get_code(envelope.to)
+        refund = executor.calc_message_refund(envelope) if cancun else 0
+        evm_message = EvmMessage(
+            gas=envelope.gas - envelope.intrinsic_gas, to=EvmAddress(envelope.to),
+            sender=EvmAddress(sender), value=envelope.value, data=data, code=code,
+            create_address=create_address,  # type: ignore[arg-type]  # py-evm: None unless a create
+            refund=refund, is_delegation=is_delegation)
+        computation: ComputationAPI = executor.build_computation(evm_message, envelope)
+        if cancun:
+            state.clear_transient_storage()
+        used = envelope.gas - computation.get_gas_remaining()
+        gas_refund = executor.calculate_gas_refund(computation, used)
+        computation.data_floor_gas = executor.calc_data_floor_gas(envelope, used, gas_refund)
+        return computation
 
     def _transaction(self, gas: int) -> Any:
         message, request = self.message, self.message.request
@@ -241,11 +335,12 @@ class Execution:
                 blob_versioned_hashes=list(request.blob_versioned_hashes), **fees)
         return builder.new_unsigned_dynamic_fee_transaction(**fees)
 
-    def _pre_check(self, transaction: Any, gas: int) -> None:
+    def _pre_check(self, intrinsic: int, gas: int) -> None:
         """geth's ``preCheck`` and intrinsic-gas checks for a call (nonce and sender-code
-        checks skipped, as geth skips them for calls)."""
+        checks skipped, as geth skips them for calls); ``intrinsic`` is py-evm's intrinsic
+        gas of the message."""
         message, request, state = self.message, self.message.request, self.state
-        sender = to_checksum_address(message.sender)
+        sender = _Checksummed(message.sender)
         zero_fees = message.fee_cap == 0 and message.tip_cap == 0
         if self.london and not zero_fees:
             if message.fee_cap < message.tip_cap:
@@ -281,10 +376,10 @@ class Execution:
         want = gas * message.fee_cap + request.value
         if cancun and blob_gas:
             want += blob_gas * (message.blob_fee_cap or 0)
-        have = state.get_balance(EvmAddress(message.sender))
+        # (an unfunded message, the usual call, cannot fall short: no balance to read)
+        have = state.get_balance(EvmAddress(message.sender)) if want or request.value else 0
         if have < want:
             raise Rejected(f"insufficient funds for gas * price + value: address {sender} have {have} want {want}")
-        intrinsic = transaction.intrinsic_gas
         if gas < intrinsic:
             raise Rejected(f"intrinsic gas too low: have {gas}, want {intrinsic}", intrinsic=True)
         if fork_at_least(self.fork, "prague"):
@@ -296,6 +391,8 @@ class Execution:
             raise Rejected(f"insufficient funds for transfer: address {sender}")
 
     def _outcome(self, transaction: Any, computation: ComputationAPI) -> Outcome:
+        """What the run did; ``transaction`` is the envelope or py-evm's transaction (whose
+        ``gas`` is all the gas figures read)."""
         gas_used = type(self.vm).finalize_gas_used(transaction, computation)
         before_refund = transaction.gas - computation.get_gas_remaining()
         peak = max(before_refund, gas_used)
@@ -308,6 +405,62 @@ def floor_data_gas(data: bytes) -> int:
     zeros = data.count(0)
     tokens = zeros + 4 * (len(data) - zeros)
     return TX_GAS + FLOOR_COST_PER_TOKEN * tokens
+
+
+LEGACY, ACCESS_LIST, DYNAMIC_FEE = 0, 1, 2
+"""The transaction kinds a message runs as (before Berlin only legacy; access-list messages
+before London; every message from London on)."""
+
+
+@dataclass(slots=True)
+class _Envelope:
+    """A message as the transaction fields py-evm's executor, intrinsic gas and fee rules
+    read (what a ``SpoofTransaction`` of an unsigned transaction would answer)."""
+
+    type_id: int
+    sender: bytes
+    to: bytes
+    gas: int
+    value: int
+    data: bytes
+    access_list: list[tuple[bytes, list[int]]]
+    gas_price: int
+    max_fee_per_gas: int
+    max_priority_fee_per_gas: int
+    intrinsic_gas: int = 0
+
+
+@lru_cache(maxsize=64)
+def _intrinsic_gas_of(vm_class: Any, kind: int) -> Callable[[Any], int]:
+    """The intrinsic-gas rule of the unsigned transaction class ``vm_class`` builds for
+    ``kind`` (py-evm's own function, applied to an envelope)."""
+    builder = vm_class.get_transaction_builder()
+    common: dict[str, Any] = dict(nonce=0, gas=0, to=b"", value=0, data=b"")
+    if kind == LEGACY:
+        sample = builder.create_unsigned_transaction(gas_price=0, **common)
+    elif kind == ACCESS_LIST:
+        sample = builder.new_unsigned_access_list_transaction(chain_id=1, gas_price=0,
+                                                              access_list=[], **common)
+    else:
+        sample = builder.new_unsigned_dynamic_fee_transaction(
+            chain_id=1, max_priority_fee_per_gas=0, max_fee_per_gas=0, access_list=[], **common)
+    rule: Callable[[Any], int] = type(sample).get_intrinsic_gas
+    return rule
+
+
+class _Checksummed:
+    """An address in its checksummed form, worked out only when a message is formatted."""
+
+    __slots__ = ("address",)
+
+    def __init__(self, address: bytes) -> None:
+        self.address = address
+
+    def __str__(self) -> str:
+        return to_checksum_address(self.address)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
 
 
 @contextmanager
@@ -328,7 +481,10 @@ def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *
     if config is None:
         raise StateUnavailable("the backend does not know the chain's fork schedule")
     try:
-        evm_header = chaindb.get_block_header_by_hash(Hash32(header.hash))
+        if states is not None:
+            evm_header = states.evm_header(chaindb, header.hash)
+        else:
+            evm_header = chaindb.get_block_header_by_hash(Hash32(header.hash))
     except Exception as exc:
         raise StateUnavailable(f"no state for block {header.number}") from exc
     if block_overrides is not None:
@@ -344,8 +500,6 @@ def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *
     message = to_message(request, base_fee, config.chain_id)
     check_fields_for_fork(request, fork, base_fee is not None, gas_for(request, header.gas_limit))
     zero_base_fee = base_fee is not None and message.gas_price == 0
-    if zero_base_fee:
-        evm_header = evm_header.copy(base_fee_per_gas=0)
     blob_base_fee = None
     if block_overrides is not None:
         blob_base_fee = block_overrides.blob_base_fee
@@ -355,8 +509,10 @@ def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *
                or blob_base_fee is not None)
 
     def build() -> Any:
+        # a message that pays nothing runs with a zero base fee (see the module docstring)
+        context = evm_header.copy(base_fee_per_gas=0) if zero_base_fee else evm_header
         return vm_class(
-            header=evm_header, chaindb=chaindb, chain_context=ChainContext(config.chain_id),
+            header=context, chaindb=chaindb, chain_context=ChainContext(config.chain_id),
             consensus_context=ConsensusContext(chaindb.db),
         )
 
@@ -368,7 +524,7 @@ def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *
         yield Execution(vm, message, fork, base_fee is not None, limit)
         return
     assert states is not None
-    with states.vm_at((id(chaindb.db), evm_header.hash, zero_base_fee), build) as vm:
+    with states.vm_at((id(chaindb.db), header.hash, zero_base_fee), build) as vm:
         yield Execution(vm, message, fork, base_fee is not None, limit)
 
 
@@ -382,7 +538,7 @@ def check_fields_for_fork(request: CallRequest, fork: str, london: bool, gas: in
     fee_market = request.max_fee_per_gas is not None or request.max_priority_fee_per_gas is not None
     if fee_market and not london:
         raise ExecutionFailed("maxFeePerGas and maxPriorityFeePerGas are not valid before London is active")
-    sender = to_checksum_address(request.sender or ZERO_ADDRESS)
+    sender = _Checksummed(request.sender or ZERO_ADDRESS)
     for wanted, first_fork, kind in (
         (request.access_list is not None, "berlin", "access list"),
         (request.wants_blobs, "cancun", "blob"),
