@@ -101,3 +101,41 @@ def test_slow_calls_at_one_block_do_not_hold_back_a_quick_one(backend: Any) -> N
     assert all(a["error"]["message"] == "execution aborted (timeout = 3s)"
                for _, a in answered[1:])
     print(f"quick eth_call beside four endless loops at the same block: {latency * 1000:.0f} ms")
+
+
+def test_a_call_past_its_hosts_budget_hands_back_with_nothing_left_behind(backend: Any) -> None:
+    """Under :func:`interrupt.budget` a long call stops with BudgetSpent (not an answer), and
+    the state it ran on serves the next call as before."""
+    from ethread.methods import interrupt
+
+    dispatcher = Dispatcher(backend, Context(call_timeout=5.0))
+    with pytest.raises(interrupt.BudgetSpent), interrupt.budget(0.01):
+        dispatcher.handle(body("eth_call", [ENDLESS, "latest"]))
+    with interrupt.budget(5.0):
+        answer = json.loads(dispatcher.handle(body("eth_call", [
+            {"data": "0x600160005260206000f3"}, "latest"])) or b"")
+    assert answer["result"] == "0x" + "00" * 31 + "01"
+
+
+def test_the_server_tries_a_call_on_its_loop_and_moves_a_long_one_to_the_slow_pool(
+        backend: Any) -> None:
+    import asyncio
+
+    from ethread.server.execution import Execution
+
+    dispatcher = Dispatcher(backend, Context(call_timeout=0.3))
+    pipeline = Pipeline(on_caller=lambda d, c: False)
+    execution = Execution(threads=1, slow_threads=1)
+    quick = pipeline.submit(dispatcher, body("eth_call", [{"data": "0x600160005260206000f3"},
+                                                          "latest"]))
+    endless = pipeline.submit(dispatcher, body("eth_call", [ENDLESS, "latest"]))
+    try:
+        asyncio.run(execution.finish(quick))
+        assert json.loads(quick.answer() or b"")["result"] == "0x" + "00" * 31 + "01"
+        assert not execution.slow_pool._threads  # answered on the loop: no thread started
+        asyncio.run(execution.finish(endless))
+        assert json.loads(endless.answer() or b"")["error"] == {
+            "code": -32000, "message": "execution aborted (timeout = 300ms)"}
+        assert len(execution.slow_pool._threads) == 1  # past the budget: run in the pool
+    finally:
+        execution.close()

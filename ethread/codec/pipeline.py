@@ -178,7 +178,9 @@ class Exchange:
         return [call for _, call in self.pending]
 
     def run(self) -> None:
-        """Run the pending calls. Blocking; safe in a worker thread; never raises."""
+        """Run the pending calls. Blocking; safe in a worker thread; never raises, but for
+        :class:`~ethread.methods.interrupt.BudgetSpent` of a call run under its host's budget
+        (then the call kept no answer and runs again with the next :meth:`run`)."""
         dispatcher = self.dispatcher
         token = self.token
         with cancellable(token):

@@ -14,6 +14,7 @@ theirs.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -62,19 +63,44 @@ NO_LIMIT = TimeLimit(Deadline(float("inf")), 0.0)
 """No time limit and no cancellation (a library caller that runs a message directly)."""
 
 
+class BudgetSpent(BaseException):
+    """An execution ran past the budget its host gave it with :func:`budget`: it stops, its
+    state reverted, so that the host can run it again where long work belongs. Not an
+    :class:`Exception`, so that no method turns it into an answer."""
+
+
 class _Running(threading.local):
     limit: TimeLimit | None = None
+    budget_ends: float = 0.0
+    """When executions on this thread must hand back to their host (0: never)."""
 
 
 _running = _Running()
 
 
+@contextmanager
+def budget(seconds: float) -> Iterator[None]:
+    """Executions started inside the block on this thread raise :class:`BudgetSpent` once
+    they run past ``seconds`` from now (a server trying a call on its event loop before
+    sending it to a thread)."""
+    outer = _running.budget_ends
+    _running.budget_ends = time.monotonic() + seconds
+    try:
+        yield
+    finally:
+        _running.budget_ends = outer
+
+
 def check() -> None:
     """Raise :class:`ExecutionAborted` (or :class:`~ethread.errors.Cancelled`) when the
-    execution running on this thread is past its limit or no longer wanted."""
+    execution running on this thread is past its limit or no longer wanted, and
+    :class:`BudgetSpent` past its host's budget."""
     limit = _running.limit
     if limit is not None and limit.deadline.expired():
         raise ExecutionAborted(limit.timeout)
+    ends = _running.budget_ends
+    if ends and time.monotonic() > ends:
+        raise BudgetSpent
 
 
 def _checked(opcode: Any) -> Callable[..., Any]:

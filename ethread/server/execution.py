@@ -1,7 +1,7 @@
 """Where the server's blocking work runs: the one place that decides between the event loop,
 a thread pool, or elsewhere.
 
-The synchronous core blocks; the event loop must not. Three places, cheapest first:
+The synchronous core blocks; the event loop must not. Four places, cheapest first:
 
 1. on the event loop itself: a cached answer (the pipeline takes it before anything else:
    no thread hop, which is most of the cost of a cheap call); the chain-metadata methods
@@ -9,9 +9,16 @@ The synchronous core blocks; the event loop must not. Three places, cheapest fir
    (a block, a transaction, an uncle, a block's receipts) on a backend that holds its history
    in memory, where they take microseconds and a thread hop would cost more than the work.
    :meth:`Execution.on_loop` is the policy the request pipeline is given;
-2. the *fast* pool: every other call, and other blocking work of the server (mining a demo
+2. tried on the event loop first: a single eth_call (:data:`TRIED_ON_LOOP`) runs there under
+   a budget of :data:`LOOP_BUDGET_SECONDS` of EVM time; a call that is still running then
+   stops (its state reverted: :class:`~ethread.methods.interrupt.BudgetSpent`) and runs again
+   in the slow pool. Most calls take a few hundred microseconds, less than a hop to a thread
+   and back (two interpreter-lock hand-offs and a wake-up of the loop), and running in a
+   thread of the same process gains no parallelism; a long call costs the loop at most the
+   budget once;
+3. the *fast* pool: every other call, and other blocking work of the server (mining a demo
    block: :meth:`Execution.blocking`);
-3. the *slow* pool: calls that can run long (the eth_call family, eth_getLogs, eth_getProof), so that a
+4. the *slow* pool: calls that can run long (the eth_call family, eth_getLogs, eth_getProof), so that a
    few of them cannot starve the block and transaction getters of threads. A batch runs in one
    hop, in the slow pool when any of its pending calls is slow. The slow pool has more threads
    (``slow_threads``, 16 by default) than the fast one: its calls are bounded in time (the call
@@ -38,6 +45,7 @@ from ..backend import HistoryInMemory
 from ..codec.envelope import Call
 from ..codec.jsonrpc import Dispatcher
 from ..codec.pipeline import Exchange
+from ..methods import interrupt
 
 log = logging.getLogger("ethread.rpc")
 T = TypeVar("T")
@@ -49,6 +57,9 @@ INLINE_METHODS = frozenset({"eth_chainId", "eth_blockNumber", "net_version",
 SLOW_METHODS = frozenset({"eth_call", "eth_estimateGas", "eth_createAccessList", "eth_getLogs",
                           "eth_getProof", "eth_getStorageValues",
                           "eth_feeHistory", "eth_getFilterLogs", "eth_getFilterChanges"})
+TRIED_ON_LOOP = frozenset({"eth_call"})
+LOOP_BUDGET_SECONDS = 0.002
+"""EVM time a call tried on the event loop may take before it moves to the slow pool."""
 LOOKUP_METHODS = frozenset({
     "eth_getBlockByHash", "eth_getBlockByNumber", "eth_getTransactionByHash",
     "eth_getTransactionByBlockHashAndIndex", "eth_getTransactionByBlockNumberAndIndex",
@@ -62,7 +73,10 @@ LOOKUP_METHODS = frozenset({
 class Execution:
     """The server's places to run blocking work (see the module docstring)."""
 
-    def __init__(self, threads: int = 4, slow_threads: int = 16) -> None:
+    def __init__(self, threads: int = 4, slow_threads: int = 16,
+                 loop_budget: float = LOOP_BUDGET_SECONDS) -> None:
+        self.loop_budget = loop_budget
+        """Seconds of EVM time a call tried on the loop may take (0: none is tried)."""
         self.fast_pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="ethread-rpc")
         self.slow_pool = ThreadPoolExecutor(max(1, slow_threads),
                                             thread_name_prefix="ethread-slow")
@@ -88,10 +102,21 @@ class Execution:
         return known
 
     async def finish(self, exchange: Exchange) -> None:
-        """Run what the pipeline left pending, in one hop to the fitting pool."""
-        slow = any(c.method in SLOW_METHODS for c in exchange.pending_calls())
+        """Run what the pipeline left pending: a single call worth trying on the loop there,
+        under its budget; otherwise (or once the budget is spent) in one hop to the fitting
+        pool."""
+        pending = exchange.pending_calls()
         if self.draining:
             exchange.cancel(SHUTTING_DOWN)
+        elif (self.loop_budget and len(pending) == 1 and not exchange.is_batch
+              and pending[0].method in TRIED_ON_LOOP):
+            try:
+                with interrupt.budget(self.loop_budget):
+                    exchange.run()
+                return
+            except interrupt.BudgetSpent:
+                pass  # nothing was kept: the call runs again in the pool
+        slow = any(c.method in SLOW_METHODS for c in pending)
         self.running.add(exchange)
         try:
             await asyncio.shield(asyncio.get_running_loop().run_in_executor(
