@@ -125,17 +125,20 @@ def test_the_server_tries_a_call_on_its_loop_and_moves_a_long_one_to_the_slow_po
 
     dispatcher = Dispatcher(backend, Context(call_timeout=0.3))
     pipeline = Pipeline(on_caller=lambda d, c: False)
-    execution = Execution(threads=1, slow_threads=1)
     quick = pipeline.submit(dispatcher, body("eth_call", [{"data": "0x600160005260206000f3"},
                                                           "latest"]))
     endless = pipeline.submit(dispatcher, body("eth_call", [ENDLESS, "latest"]))
+    # budgets far from what the calls take, so that no machine's speed changes the path
+    roomy = Execution(threads=1, slow_threads=1, loop_budget=60.0)
+    tight = Execution(threads=1, slow_threads=1, loop_budget=0.01)
     try:
-        asyncio.run(execution.finish(quick))
+        asyncio.run(roomy.finish(quick))
         assert json.loads(quick.answer() or b"")["result"] == "0x" + "00" * 31 + "01"
-        assert not execution.slow_pool._threads  # answered on the loop: no thread started
-        asyncio.run(execution.finish(endless))
+        assert not roomy.slow_pool._threads  # answered on the loop: no thread started
+        asyncio.run(tight.finish(endless))
         assert json.loads(endless.answer() or b"")["error"] == {
             "code": -32000, "message": "execution aborted (timeout = 300ms)"}
-        assert len(execution.slow_pool._threads) == 1  # past the budget: run in the pool
+        assert len(tight.slow_pool._threads) == 1  # past the budget: run in the pool
     finally:
-        execution.close()
+        roomy.close()
+        tight.close()

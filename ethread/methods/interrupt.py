@@ -95,12 +95,12 @@ def check() -> None:
     """Raise :class:`ExecutionAborted` (or :class:`~ethread.errors.Cancelled`) when the
     execution running on this thread is past its limit or no longer wanted, and
     :class:`BudgetSpent` past its host's budget."""
+    ends = _running.budget_ends
+    if ends and time.monotonic() > ends:
+        raise BudgetSpent  # first: the host runs it again, under its own limit
     limit = _running.limit
     if limit is not None and limit.deadline.expired():
         raise ExecutionAborted(limit.timeout)
-    ends = _running.budget_ends
-    if ends and time.monotonic() > ends:
-        raise BudgetSpent
 
 
 def _checked(opcode: Any) -> Callable[..., Any]:
