@@ -377,3 +377,25 @@ def _store_files(pid: int, db: Path) -> set[str]:
             if target.startswith(str(db)):
                 found.add(target)
     return found
+
+
+def test_a_server_answers_lmdb_block_lookups_on_its_event_loop(tmp_path: Path) -> None:
+    """LMDB is memory-mapped and its readers never wait: one-block lookups run on the loop
+    (no thread hop), as on the memory backend; a LevelDB store's still go to a thread."""
+    from ethread.codec.envelope import Call
+    from ethread.codec.jsonrpc import Dispatcher
+    from ethread.server.execution import Execution
+
+    execution = Execution(threads=1, slow_threads=1)
+    lookup = Call("eth_getBlockReceipts", ["0x1"], 1)
+    try:
+        with LMDBBackend(tmp_path / "lmdb") as lmdb_store:
+            assert execution.on_loop(Dispatcher(lmdb_store), lookup)
+            assert not execution.on_loop(Dispatcher(lmdb_store), Call("eth_getLogs", [{}], 2))
+        leveldb = LevelDBBackend(tmp_path / "leveldb")
+        try:
+            assert not execution.on_loop(Dispatcher(leveldb), lookup)
+        finally:
+            leveldb.close()
+    finally:
+        execution.close()

@@ -179,6 +179,11 @@ class LMDBBackend(KeyValueBackend):
     """A chain with its state, stored in an LMDB directory at ``path``; other processes may
     serve it while this one imports (and this one sees their blocks)."""
 
+    holds_history_in_memory = True
+    """The store is memory-mapped and its readers never wait for a writer: a one-block lookup
+    reads pages the operating system keeps in memory, in microseconds, so a server answers
+    it on its event loop (:class:`~ethread.backend.HistoryInMemory`)."""
+
     def __init__(self, path: str | Path, *, create: bool = True, cache_blocks: int = 4096,
                  map_size: int = DEFAULT_MAP_SIZE) -> None:
         self.path = Path(path)

@@ -204,7 +204,8 @@ class RpcApp:
             return
         exchange = service.http.submit(network.dispatcher, body, partial(service.admit, key),
                                    SUBSCRIPTIONS_NEED_WEBSOCKET)
-        if exchange.pending:  # cheap and cached calls are answered already
+        # cheap and cached calls are answered already, a quick call on the loop here
+        if exchange.pending and not service.execution.try_on_loop(exchange):
             await self._finish(exchange, receive)
         answer = exchange.answer()
         status = exchange.status
@@ -219,7 +220,7 @@ class RpcApp:
     async def _finish(self, exchange: Exchange, receive: Receive) -> None:
         """Run the pending work while listening for the client: one that disconnects cancels
         its work (the running call stops at its next deadline check, the rest never start)."""
-        work = asyncio.ensure_future(self.service.execution.finish(exchange))
+        work = asyncio.ensure_future(self.service.execution.finish(exchange, tried=True))
         gone = asyncio.ensure_future(receive())
         try:
             await asyncio.wait((work, gone), return_when=asyncio.FIRST_COMPLETED)

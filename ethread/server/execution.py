@@ -101,21 +101,29 @@ class Execution:
                                              and bool(backend.holds_history_in_memory))
         return known
 
-    async def finish(self, exchange: Exchange) -> None:
-        """Run what the pipeline left pending: a single call worth trying on the loop there,
-        under its budget; otherwise (or once the budget is spent) in one hop to the fitting
-        pool."""
+    def try_on_loop(self, exchange: Exchange) -> bool:
+        """Run ``exchange`` here, on the event loop, when it is a single call worth trying
+        (:data:`TRIED_ON_LOOP`), under the loop budget; whether it is answered (False: it is
+        left pending, for :meth:`finish`)."""
+        pending = exchange.pending
+        if (self.draining or not self.loop_budget or len(pending) != 1 or exchange.is_batch
+                or pending[0][1].method not in TRIED_ON_LOOP):
+            return False
+        try:
+            with interrupt.budget(self.loop_budget):
+                exchange.run()
+        except interrupt.BudgetSpent:
+            return False  # nothing was kept: the call runs again in the pool
+        return True
+
+    async def finish(self, exchange: Exchange, tried: bool = False) -> None:
+        """Run what the pipeline left pending: on the loop when :meth:`try_on_loop` takes it
+        (unless it was ``tried`` already), else in one hop to the fitting pool."""
+        if not tried and self.try_on_loop(exchange):
+            return
         pending = exchange.pending_calls()
         if self.draining:
             exchange.cancel(SHUTTING_DOWN)
-        elif (self.loop_budget and len(pending) == 1 and not exchange.is_batch
-              and pending[0].method in TRIED_ON_LOOP):
-            try:
-                with interrupt.budget(self.loop_budget):
-                    exchange.run()
-                return
-            except interrupt.BudgetSpent:
-                pass  # nothing was kept: the call runs again in the pool
         slow = any(c.method in SLOW_METHODS for c in pending)
         self.running.add(exchange)
         try:
