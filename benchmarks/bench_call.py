@@ -1,6 +1,6 @@
 """In-process cost of eth_call on the peer benchmark's Ping contract (``peer_chain.py``):
-distinct calldata on every call, so no answer cache helps. Prints p50/p99 in microseconds;
-asserts nothing.
+distinct calldata on every call, so no answer cache helps. Prints p50/p99 of the wall time
+and the mean CPU time per call, in microseconds; asserts nothing.
 
     .venv/bin/python benchmarks/bench_call.py [--calls 3000] [--profile]
 
@@ -32,21 +32,28 @@ from ethread.methods.call import CallStates, call
 from ethread.models import CallRequest
 
 
-def show(label: str, samples: list[float]) -> None:
+def show(label: str, timing: tuple[list[float], float]) -> None:
+    samples, cpu = timing
     ordered = sorted(samples)
     p50 = statistics.median(ordered) * 1e6
     p99 = ordered[max(0, int(len(ordered) * 0.99) - 1)] * 1e6
-    print(f"  {label:<52} p50 {p50:8.1f} us   p99 {p99:8.1f} us   n={len(samples)}", flush=True)
+    print(f"  {label:<52} p50 {p50:8.1f} us   p99 {p99:8.1f} us   "
+          f"CPU {cpu * 1e6:7.1f} us   n={len(samples)}", flush=True)
 
 
-def timed(make: Callable[[int], Callable[[], object]], count: int) -> list[float]:
+def timed(make: Callable[[int], Callable[[], object]], count: int) -> tuple[list[float], float]:
+    """Wall time of each call, and the process's CPU time per call (less sensitive to other
+    work on a shared machine: time spent waiting for a core is not counted)."""
     samples = []
+    cpu = 0.0
     for n in range(count):
         run = make(n)
+        started_cpu = time.process_time()
         start = time.perf_counter()
         run()
         samples.append(time.perf_counter() - start)
-    return samples
+        cpu += time.process_time() - started_cpu
+    return samples, cpu / count
 
 
 def main() -> None:
