@@ -18,6 +18,7 @@ from .chain.importer import import_chain
 from .codec.jsonrpc import handle
 from .errors import EthreadError, ImportFailed, MissingBlocks
 from .iteration import iter_blocks, iter_blocks_with_receipts
+from .keccak import use_fastest_keccak
 from .models import (
     AccountProof,
     Block,
@@ -30,6 +31,9 @@ from .models import (
     Transaction,
 )
 from .proofs import verify_account_proof
+
+KECCAK_BACKEND = use_fastest_keccak()
+"""The keccak-256 backend eth-hash hashes with in this process (see :mod:`ethread.keccak`)."""
 
 if TYPE_CHECKING:
     from . import frames
