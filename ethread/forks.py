@@ -165,7 +165,27 @@ def _vm_class(fork: str, dao_fork_block: int | None) -> type[VirtualMachineAPI]:
             vm = vm.configure(__name__="HomesteadVM", support_dao_fork=False)
         else:
             vm = vm.configure(__name__="HomesteadVM", _dao_fork_block_number=dao_fork_block)
+    if fork in ("cancun", "prague"):
+        vm = _without_code_rewrite(vm)
     return vm  # type: ignore[no-any-return]
+
+
+def _without_code_rewrite(vm: Any) -> Any:
+    """``vm`` with a state class that skips py-evm's ``set_system_contracts``.
+
+    py-evm's Cancun and Prague states call it whenever one is built (each executed block,
+    each eth_call and estimate): it writes the beacon-roots (and block-history) contract's code
+    at its address when the address holds exactly that code already, and does nothing
+    otherwise (``if not get_code(...) != CODE``). Writing what is there changes no account, no
+    state root and no warm address; it only costs the state two account reads from the trie
+    and a code write, about 0.4 ms a state. tests/test_forks.py holds py-evm to that."""
+    state = vm.get_state_class()
+    quiet = state.configure(__name__=state.__name__, set_system_contracts=_keep_system_contracts)
+    return vm.configure(__name__=vm.__name__, _state_class=quiet)
+
+
+def _keep_system_contracts(state: Any) -> None:
+    """In place of py-evm's ``set_system_contracts``: leave the state as it is."""
 
 
 # The public networks Era1 files are published for, chosen by the network name in the file
