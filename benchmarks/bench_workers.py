@@ -46,7 +46,7 @@ def serve(workers: int, ledger: str) -> None:
 
     backend = ethread.MemoryBackend()
     chain = DevChain(backend)
-    storage = chain.deploy(chain.accounts[0], contracts.STORAGE)
+    storage = chain.deploy_runtime(chain.accounts[0], contracts.STORAGE)
     chain.mine()
     chain.send(chain.accounts[1], storage,
                data=contracts.store_calldata({slot: slot * 7 + 1 for slot in range(64)}))
