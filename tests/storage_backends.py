@@ -10,6 +10,8 @@ functions for the same chain in another backend:
                                               blocks (history only: no state)
     BUILDERS                                {"leveldb": ..., "lmdb": ..., "era1": ...}
     HISTORY_ONLY                            names of builders whose backend has no state
+    spawn_importer(LMDBBackend, compat, path, pause), read_until(child, "12")
+                                           -> an import in a child process, to kill or follow
 
 and :func:`conformance_dir` finds the external test data (environment variable
 ``ETHREAD_CONFORMANCE``, default ``../shared/conformance`` beside the repository); it fails,
@@ -18,6 +20,9 @@ never skips, when the data is missing.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -85,3 +90,41 @@ BUILDERS: dict[str, Callable[[MemoryBackend, Path], Any]] = {
     "era1": era_from,
 }
 HISTORY_ONLY = frozenset({"era1"})
+
+
+# An import in a child process, paused after each block, for the kill -9 and cross-process
+# tests of the persistent engines.
+_IMPORTER = textwrap.dedent(
+    """
+    import sys, time
+    from ethread.backends.{module} import {backend}
+    from ethread.chain.importer import import_chain
+    path, genesis, blocks, pause = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+    def progress(done, total):
+        print(done, flush=True)
+        time.sleep(pause)
+    import_chain({backend}(path), genesis, blocks, verify_seals=False, progress=progress)
+    print("finished", flush=True)
+    """
+)
+
+
+def spawn_importer(backend: type[Any], compat: Path, path: Path,
+                   pause: float) -> subprocess.Popen[str]:
+    """Import the rpc-compat chain into a ``backend`` store at ``path`` in a child process
+    that prints each block number as it is stored (then ``finished``), pausing ``pause`` s."""
+    module = backend.__module__.rsplit(".", 1)[1]
+    code = _IMPORTER.format(module=module, backend=backend.__name__)
+    return subprocess.Popen(
+        [sys.executable, "-c", code, str(path), str(compat / "genesis.json"),
+         str(compat / "chain.rlp"), str(pause)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def read_until(child: subprocess.Popen[str], wanted: str) -> None:
+    """Read the importer's lines until block ``wanted`` (or the end of the import)."""
+    assert child.stdout is not None
+    for line in child.stdout:
+        if line.strip() in (wanted, "finished"):
+            return
+    raise AssertionError(f"the importer ended early: {child.stderr.read() if child.stderr else ''}")

@@ -22,7 +22,7 @@ from ethread.chain.importer import import_chain
 from ethread.errors import StoreError
 
 from .conftest import conformance_dir
-from .storage_backends import leveldb_from
+from .storage_backends import leveldb_from, read_until, spawn_importer
 
 
 @pytest.fixture(scope="module")
@@ -144,20 +144,6 @@ def test_failed_batch_leaves_nothing(memory: MemoryBackend, tmp_path: Path) -> N
 # --------------------------------------------------------------------------------------------
 # Processes
 
-_IMPORTER = textwrap.dedent(
-    """
-    import sys, time
-    from ethread.backends.leveldb import LevelDBBackend
-    from ethread.chain.importer import import_chain
-    path, genesis, blocks, pause = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
-    def progress(done, total):
-        print(done, flush=True)
-        time.sleep(pause)
-    import_chain(LevelDBBackend(path), genesis, blocks, verify_seals=False, progress=progress)
-    print("finished", flush=True)
-    """
-)
-
 _HOLDER = textwrap.dedent(
     """
     import sys, time
@@ -179,13 +165,9 @@ def test_kill_9_during_import_then_resume(
     compat: Path, memory: MemoryBackend, tmp_path: Path, pause: float, kill_after: str
 ) -> None:
     path = tmp_path / "store"
-    genesis, blocks = str(compat / "genesis.json"), str(compat / "chain.rlp")
-    child = _spawn(_IMPORTER, str(path), genesis, blocks, str(pause))
-    assert child.stdout is not None
+    child = spawn_importer(LevelDBBackend, compat, path, pause)
     try:
-        for line in child.stdout:
-            if line.strip() in (kill_after, "finished"):
-                break
+        read_until(child, kill_after)
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.wait(10)
@@ -195,7 +177,8 @@ def test_kill_9_during_import_then_resume(
     head = store.pointer("latest")
     assert head is not None and head >= int(kill_after) - 1
     assert_same_chain(store, memory, head)
-    resumed = import_chain(store, genesis, blocks, verify_seals=False)
+    resumed = import_chain(store, compat / "genesis.json", compat / "chain.rlp",
+                           verify_seals=False)
     assert resumed == 45 - head
     assert_same_chain(store, memory, 45)
     store.close()

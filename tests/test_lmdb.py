@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from ethread.errors import StoreError
 
 from .conftest import conformance_dir
 from .server_harness import KEY, ServeProcess, call, get, post
-from .storage_backends import leveldb_from
+from .storage_backends import leveldb_from, read_until, spawn_importer
 
 
 @pytest.fixture(scope="module")
@@ -160,44 +159,14 @@ def test_a_full_map_grows(memory: MemoryBackend, tmp_path: Path) -> None:
 # --------------------------------------------------------------------------------------------
 # Processes
 
-_IMPORTER = textwrap.dedent(
-    """
-    import sys, time
-    from ethread.backends.lmdb import LMDBBackend
-    from ethread.chain.importer import import_chain
-    path, genesis, blocks, pause = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
-    def progress(done, total):
-        print(done, flush=True)
-        time.sleep(pause)
-    import_chain(LMDBBackend(path), genesis, blocks, verify_seals=False, progress=progress)
-    print("finished", flush=True)
-    """
-)
-
-
-def _spawn_importer(compat: Path, path: Path, pause: float) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-c", _IMPORTER, str(path), str(compat / "genesis.json"),
-         str(compat / "chain.rlp"), str(pause)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def _read_until(child: subprocess.Popen[str], wanted: str) -> None:
-    assert child.stdout is not None
-    for line in child.stdout:
-        if line.strip() in (wanted, "finished"):
-            return
-    raise AssertionError(f"the importer ended early: {child.stderr.read() if child.stderr else ''}")
-
-
 @pytest.mark.parametrize("pause,kill_after", [(0.02, "12"), (0.0, "30")])
 def test_kill_9_during_import_then_resume(
     compat: Path, memory: MemoryBackend, tmp_path: Path, pause: float, kill_after: str
 ) -> None:
     path = tmp_path / "store"
-    child = _spawn_importer(compat, path, pause)
+    child = spawn_importer(LMDBBackend, compat, path, pause)
     try:
-        _read_until(child, kill_after)
+        read_until(child, kill_after)
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.wait(10)
@@ -217,9 +186,9 @@ def test_kill_9_during_import_then_resume(
 def test_a_reader_follows_a_writer_in_another_process(
         compat: Path, memory: MemoryBackend, tmp_path: Path) -> None:
     path = tmp_path / "store"
-    child = _spawn_importer(compat, path, 0.05)
+    child = spawn_importer(LMDBBackend, compat, path, 0.05)
     try:
-        _read_until(child, "2")
+        read_until(child, "2")
         reader = LMDBBackend(path, create=False)
         first = reader.pointer("latest")
         assert first is not None and first < 45
@@ -260,9 +229,9 @@ def test_two_workers_serve_a_store_another_process_imports(
     """HTTP eth_blockNumber moves with the importer, and newHeads and logs subscriptions on
     several connections (spread over both workers) are told of every new block."""
     db = tmp_path / "db"
-    child = _spawn_importer(compat, db, 0.25)
+    child = spawn_importer(LMDBBackend, compat, db, 0.25)
     try:
-        _read_until(child, "3")
+        read_until(child, "3")
         with ServeProcess(_serve_args(db, tmp_path, 2), cwd=tmp_path) as server:
             _wait_for_workers(server, 2)
             url = f"http://{server.host}:{server.port}/v3/{KEY}"
