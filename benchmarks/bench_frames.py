@@ -39,6 +39,7 @@ from ethread.backends.leveldb import LevelDBBackend
 from ethread.era1.export import export_era1
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for `benchmarks.*` run as a script
+from benchmarks.bench_load import stop_process
 from benchmarks.synthetic_history import synthetic_history
 
 KEY = "bench-frames-0123456789"
@@ -144,12 +145,7 @@ def served(flag: str, path: Path) -> Iterator[str]:
             raise SystemExit(f"ethread serve {flag} did not start")
         yield f"http://127.0.0.1:{port}/v3/{KEY}"
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process, signal.SIGTERM, 30)
 
 
 def web3_blocks(w3: Any, stop: int) -> Any:

@@ -241,6 +241,19 @@ def run_wrk(port: int, host: str, bodies: list[bytes], concurrency: int,
             float(p99.group(1)) * scale[p99.group(2)])
 
 
+def stop_process(process: subprocess.Popen[Any], sig: int = signal.SIGINT,
+                 timeout: float = 20) -> None:
+    """Stop a server the benchmark started: ``sig`` (a graceful stop), then SIGKILL if it has
+    not exited within ``timeout`` seconds."""
+    if process.poll() is None:
+        process.send_signal(sig)
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def start_server(blocks: int, access_log: bool) -> tuple[subprocess.Popen[str], dict[str, Any]]:
     command = [sys.executable, __file__, "--serve", "--blocks", str(blocks)]
     if access_log:
@@ -303,11 +316,7 @@ def main() -> None:
                         print(f"{note:<40} {kind:<9} {concurrency:>3} {measured[0]:>9.0f} "
                               f"{measured[1]:>8.2f} {measured[2]:>8.2f}", flush=True)
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_process(process)
 
 
 if __name__ == "__main__":

@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_load import stop_process
 from peer_chain import PeerChain, build
 
 REPO = Path(__file__).resolve().parent.parent
@@ -196,13 +197,7 @@ class Target:
             conn.close()
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, signal.SIGINT, 30)
 
 
 def wait_until_up(target: Target, timeout: float, workers: int = 1) -> None:

@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_load import KEY, http_request, rpc, run_load
+from bench_load import KEY, http_request, rpc, run_load, stop_process
 
 
 def serve(workers: int, ledger: str) -> None:
@@ -92,15 +91,6 @@ def _wait_workers(port: int, workers: int, timeout: float = 60) -> None:
     raise SystemExit("the workers did not come up")
 
 
-def stop_server(process: subprocess.Popen[str]) -> None:
-    process.send_signal(signal.SIGINT)
-    try:
-        process.wait(20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -151,7 +141,7 @@ def main() -> None:
                               f"{statistics.median(outcome.latencies) * 1e3:>8.2f} "
                               f"{outcome.percentile(0.99):>8.2f}{flag}", flush=True)
             finally:
-                stop_server(process)
+                stop_process(process)
         if len(args.workers) > 1:
             low, high = min(args.workers), max(args.workers)
             for method in ("eth_chainId", "eth_call"):
