@@ -50,12 +50,14 @@ def wait_until(condition: Any, timeout: float = 30.0) -> bool:
     return False
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Any]:
+@pytest.fixture(scope="module", params=[True, False], ids=["lean", "asgi"])
+def server(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The server on each HTTP path: the lean one (the default) and uvicorn's ASGI one."""
     limits = {"max_response_bytes": 60_000, "call_timeout_seconds": 3.0,
               "ws_max_unread_bytes": 300_000, "header_timeout_seconds": 0.5,
               "body_timeout_seconds": 0.5}
-    with serve_in_thread(shared_demo().chain.backend, limits=limits) as thread:
+    with serve_in_thread(shared_demo().chain.backend, limits=limits,
+                         lean_http=request.param) as thread:
         yield thread
 
 

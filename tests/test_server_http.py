@@ -33,9 +33,10 @@ def _spent(thread: Any, key: str = KEY) -> int:
     return int(service.billing.ledger.used(found.key_id))
 
 
-@pytest.fixture(scope="module")
-def server(rpc_compat_memory: ethread.MemoryBackend) -> Any:
-    with serve_in_thread(rpc_compat_memory) as thread:
+@pytest.fixture(scope="module", params=[True, False], ids=["lean", "asgi"])
+def server(rpc_compat_memory: ethread.MemoryBackend, request: pytest.FixtureRequest) -> Any:
+    """The server on each HTTP path: the lean one (the default) and uvicorn's ASGI one."""
+    with serve_in_thread(rpc_compat_memory, lean_http=request.param) as thread:
         yield thread
 
 

@@ -26,6 +26,7 @@ from ..codec.pipeline import Exchange, LocalMethod, body_too_large
 from . import refusals
 from .access_log import log_request
 from .asgi import Message, Receive, Scope, Send, send_json
+from .auth import ApiKey
 from .networks import Network
 from .refusals import Refused
 from .service import Service
@@ -173,23 +174,13 @@ class RpcApp:
             await self._refuse(send, refusals.not_found())
             return
         host, content_type, declared = request_headers(scope)
-        network = service.network_for(scope, host)
-        if network is None:
-            server = scope.get("server")
-            await self._refuse(send, refusals.unknown_network(
-                host, server[1] if server else None))
-            return
-        presented = path[len(HTTP_PREFIX):].rstrip("/")
-        key = service.keys.lookup(presented) if presented and "/" not in presented else None
-        if key is None:
-            await self._refuse(send, refusals.unauthorized())
-            self._log(scope, network.name, "-", "-", 401, 0, started)
-            return
-        if scope["method"] != "POST":
-            await self._refuse(send, refusals.method_not_allowed())
-            return
-        if not _is_json(content_type):
-            await self._refuse(send, refusals.unsupported_media_type())
+        server = scope.get("server")
+        network, key, refused = self.gate(path, scope["method"], host, content_type,
+                                          server[1] if server else None)
+        if refused is not None or network is None or key is None:
+            await self._refuse(send, refused or refusals.unauthorized())
+            if network is not None and key is None:
+                self._log(scope, network.name, "-", "-", 401, 0, started)
             return
         limit = service.limits.max_body_bytes
         try:
@@ -216,6 +207,26 @@ class RpcApp:
             await send_json(send, status, answer, exchange.headers)
         self._log(scope, network.name, key.masked, exchange.what, status,
                   0 if answer is None else len(answer), started)
+
+    def gate(self, path: str, method: str, host: str | None, content_type: str | None,
+             port: int | None) -> tuple[Network | None, ApiKey | None, Refused | None]:
+        """The checks of a request to ``/v3/<key>`` before its body is read, in order: the
+        network (by port and Host), the key, the HTTP method, the content type; the network
+        and key it is for (as far as they are known) and the refusal, None when it passes.
+        Shared by the ASGI path and the lean HTTP path (:mod:`.http_fast`)."""
+        service = self.service
+        network = service.router.find(port, host)
+        if network is None:
+            return None, None, refusals.unknown_network(host, port)
+        presented = path[len(HTTP_PREFIX):].rstrip("/")
+        key = service.keys.lookup(presented) if presented and "/" not in presented else None
+        if key is None:
+            return network, None, refusals.unauthorized()
+        if method != "POST":
+            return network, key, refusals.method_not_allowed()
+        if not _is_json(content_type):
+            return network, key, refusals.unsupported_media_type()
+        return network, key, None
 
     async def _finish(self, exchange: Exchange, receive: Receive) -> None:
         """Run the pending work while listening for the client: one that disconnects cancels

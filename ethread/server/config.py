@@ -209,6 +209,9 @@ class ServerConfig:
                            "replaced by a supervisor (1: this process serves, no supervisor)",
                            minimum=1, maximum=MAX_WORKERS, metavar="N")
     access_log: bool = setting(True, "log each request (key masked)")
+    lean_http: bool = setting(True, "answer JSON-RPC POSTs on the lean path: from the HTTP "
+                              "parser, one write per answer, no ASGI (the same bytes as the "
+                              "ASGI path)")
     threads: int = setting(4, "worker threads that run the quick calls of the synchronous core "
                            "off the event loop", minimum=1, metavar="N")
     slow_threads: int = setting(16, "worker threads for calls that can run long (eth_call, "

@@ -6,8 +6,13 @@ hundred such connections (slowloris) hold file descriptors and memory for as lon
 clients like. Here a request's request line and headers must arrive within
 ``header_timeout`` seconds of its first byte (or of the connection's opening) and add up to
 at most :data:`MAX_HEADER_BYTES`; otherwise the connection is closed (with uvicorn's 400 for
-headers that are too large). The body has its own deadline in the application
-(:func:`ethread.server.app.read_body`).
+headers that are too large). The body has its own deadline: in the application on the ASGI
+path (:func:`ethread.server.app.read_body`), in :mod:`.http_fast` on the lean path.
+
+The deadlines cost no timer per request: each request notes when its current phase must end
+(one clock read), and one timer per connection, re-armed only when it fires, compares. A
+kept-alive connection answering thousands of requests a second arms it about once per
+timeout instead of twice per request.
 """
 
 from __future__ import annotations
@@ -34,22 +39,55 @@ class BoundedHttpProtocol(HttpToolsProtocol):
     header_timeout: float = 30.0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        """Start the header timer for the connection's first request."""
+        """Start the header deadline for the connection's first request."""
         super().connection_made(transport)
         self._header_bytes = 0
-        self._header_timer: asyncio.TimerHandle | None = None
+        self._watch: asyncio.TimerHandle | None = None
+        self._watch_at = 0.0
+        self._deadline: float | None = None
         self._expect_headers()
+
+    # -- the one deadline of a connection ------------------------------------------------------
+
+    def set_deadline(self, seconds: float) -> None:
+        """The current phase of the request (headers, or a body on the lean path) must end
+        within ``seconds``; :meth:`deadline_passed` runs otherwise."""
+        deadline = self.loop.time() + seconds
+        self._deadline = deadline
+        if self._watch is None:
+            self._arm(deadline)
+        elif deadline < self._watch_at:
+            self._watch.cancel()
+            self._arm(deadline)
+
+    def clear_deadline(self) -> None:
+        """The current phase ended in time (the timer, if armed, finds nothing to do)."""
+        self._deadline = None
+
+    def _arm(self, at: float) -> None:
+        self._watch_at = at
+        self._watch = self.loop.call_at(at, self._check_deadline)
+
+    def _check_deadline(self) -> None:
+        self._watch = None
+        deadline = self._deadline
+        if deadline is None or self.transport.is_closing():
+            return
+        if self.loop.time() >= deadline:
+            self._deadline = None
+            self.deadline_passed()
+        else:
+            self._arm(deadline)
+
+    def deadline_passed(self) -> None:
+        """The headers did not arrive in time: close the connection."""
+        self.transport.close()
+
+    # -- headers -------------------------------------------------------------------------------
 
     def _expect_headers(self) -> None:
         self._header_bytes = 0
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-        self._header_timer = self.loop.call_later(self.header_timeout, self._headers_late)
-
-    def _headers_late(self) -> None:
-        self._header_timer = None
-        if not self.transport.is_closing():
-            self.transport.close()
+        self.set_deadline(self.header_timeout)
 
     def _count(self, size: int) -> None:
         self._header_bytes += size
@@ -57,9 +95,9 @@ class BoundedHttpProtocol(HttpToolsProtocol):
             raise HeadersTooLarge
 
     def on_message_begin(self) -> None:
-        """A new request on the connection: start the header timer again if it is not running."""
+        """A new request on the connection: its headers have ``header_timeout`` to arrive."""
         super().on_message_begin()
-        if self._header_timer is None:  # a later request on a kept-alive connection
+        if self._deadline is None:  # a later request on a kept-alive connection
             self._expect_headers()
 
     def on_url(self, url: bytes) -> None:
@@ -73,17 +111,16 @@ class BoundedHttpProtocol(HttpToolsProtocol):
         super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
-        """The headers are in: stop the header timer."""
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-            self._header_timer = None
+        """The headers are in: their deadline is met."""
+        self._deadline = None
         super().on_headers_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        """Stop the header timer."""
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-            self._header_timer = None
+        """Stop the deadline timer."""
+        self._deadline = None
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         super().connection_lost(exc)
 
 

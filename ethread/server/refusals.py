@@ -10,7 +10,7 @@ refusals (body, batch) belong to the request pipeline and live there.
 from __future__ import annotations
 
 from ..codec.pipeline import Refused
-from ..errors import EthreadError, InvalidRequest, LimitExceeded, MethodNotFound
+from ..errors import EthreadError, InternalError, InvalidRequest, LimitExceeded, MethodNotFound
 from .ledger import DAILY_LIMIT_REACHED, LEDGER_UNAVAILABLE
 
 UNAUTHORIZED_CODE = -32001
@@ -59,6 +59,12 @@ def shutting_down() -> Refused:
     """The refusal (HTTP 503) of a request arriving while the server stops."""
     return Refused(503, LimitExceeded("the server is shutting down: retry"),
                    ((b"connection", b"close"),))
+
+
+def internal_error() -> Refused:
+    """The answer (HTTP 500) when answering a request failed on a bug: a JSON-RPC -32603, not a
+    text page."""
+    return Refused(500, InternalError("internal error"))
 
 
 def over_credits(reason: str, retry_after: int) -> Refused:

@@ -29,6 +29,7 @@ from .auth import KeyRing
 from .config import DEMO_KEY, ServerConfig, ServiceLimits, validate
 from .credits import Billing, open_ledger
 from .execution import Execution
+from .http_fast import rpc_protocol
 from .http_protocol import bounded_protocol
 from .networks import Network, NetworkRouter, open_networks
 from .service import Service
@@ -98,18 +99,22 @@ class PreparedServer:
 
     def _server(self) -> Any:
         if self.server is None:
-            uv_config = uvicorn_config(self.app, self.config.limits)
+            uv_config = uvicorn_config(self.app, self.config.limits,
+                                       lean=self.config.lean_http)
             self.server = _Server(uv_config, self.on_started, self.service.execution)
         return self.server
 
 
-def uvicorn_config(app: Any, limits: ServiceLimits) -> uvicorn.Config:
+def uvicorn_config(app: Any, limits: ServiceLimits, lean: bool = False) -> uvicorn.Config:
     """uvicorn's settings for serving ``app`` (also what the benchmarks' bare reference app
-    runs under, so that it measures the same transport)."""
+    runs under, so that it measures the same transport). ``lean``: ``app`` is an
+    :class:`RpcApp` whose JSON-RPC requests take the lean path (:mod:`.http_fast`)."""
+    protocol = (rpc_protocol(app, limits.header_timeout_seconds) if lean
+                else bounded_protocol(limits.header_timeout_seconds))
     return uvicorn.Config(
         app,
         loop="uvloop",
-        http=bounded_protocol(limits.header_timeout_seconds),
+        http=protocol,
         ws="websockets-sansio",
         ws_max_size=limits.max_ws_message_bytes,
         ws_per_message_deflate=False,

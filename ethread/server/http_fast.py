@@ -1,0 +1,330 @@
+"""The lean HTTP path: ``POST /v3/<key>`` answered from the parser's callbacks, without ASGI.
+
+uvicorn turns every request into an ASGI exchange: a scope dict, a task, receive and send
+coroutines, two message dicts, and two writes to the socket (the status line and headers,
+then the body). For a JSON-RPC call answered from memory that machinery costs several times
+the answer itself, and on loopback each write is a system call that also delivers the data
+to the reader. This protocol keeps uvicorn's parser, connection handling, WebSocket upgrade
+and shutdown, and answers JSON-RPC requests itself:
+
+- when a request's headers are in and they are ``POST /v3/...`` (no query string, no
+  percent-escapes, no ``Expect: 100-continue``, no upgrade) with no earlier request of the
+  connection still being answered, the app's checks (:meth:`RpcApp.gate
+  <ethread.server.app.RpcApp.gate>`: network, key, method, content type) run at once;
+- the body is collected up to the size limit, within the body timeout (one deadline per
+  connection, :mod:`.http_protocol`);
+- when it is complete the request pipeline runs right there; an answer that is ready (cached,
+  cheap, or a call tried on the loop) is written as **one** write of status line, headers and
+  body; work left pending runs in a task as on the ASGI path, and later requests pipelined
+  on the connection wait for it (uvicorn's queue);
+- everything else (health checks, other paths, WebSocket upgrades, requests pipelined behind
+  a pending one) goes through uvicorn's ASGI path to :class:`~ethread.server.app.RpcApp`.
+
+The answers are the same bytes with the same status and headers either way (the tests run the
+HTTP suite on both paths); only the cost differs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from ..codec.pipeline import Exchange, Refused, body_too_large
+from . import refusals
+from .access_log import log_request
+from .app import HTTP_PREFIX, SUBSCRIPTIONS_NEED_WEBSOCKET, RpcApp
+from .http_protocol import BoundedHttpProtocol
+
+if TYPE_CHECKING:
+    from .auth import ApiKey
+    from .networks import Network
+
+log = logging.getLogger("ethread.server")
+
+_PREFIX = HTTP_PREFIX.encode()
+JSON_TYPE = b"content-type: application/json\r\n"
+
+
+class _LeanRequest:
+    """One request on the lean path. It stands in for uvicorn's request cycle, so that
+    uvicorn's connection bookkeeping (pipelining, disconnects, shutdown) works unchanged: the
+    attributes it reads are ``response_complete``, ``keep_alive``, ``disconnected`` and
+    ``message_event`` (whose ``set`` it calls when the connection is lost)."""
+
+    __slots__ = ("chunks", "disconnected", "exchange", "keep_alive", "key", "message_event",
+                 "network", "response_complete", "size", "started", "too_large")
+
+    def __init__(self, network: Network, key: ApiKey, keep_alive: bool, started: float) -> None:
+        self.network = network
+        self.key = key
+        self.keep_alive = keep_alive
+        self.started = started
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.too_large = False
+        self.response_complete = False
+        self.disconnected = False
+        self.exchange: Exchange | None = None
+        self.message_event = self
+
+    def set(self) -> None:
+        """Called by uvicorn when the connection is lost: stop the work still running."""
+        if not self.response_complete:
+            self.disconnected = True
+            if self.exchange is not None:
+                self.exchange.cancel()
+
+
+class RpcHttpProtocol(BoundedHttpProtocol):
+    """uvicorn's httptools protocol with the lean path for JSON-RPC requests (see the module
+    docstring)."""
+
+    rpc: RpcApp
+    """The application: its service and checks (set on the class :func:`rpc_protocol`
+    makes)."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """Set up the connection as uvicorn does; nothing is paused for writing yet."""
+        super().connection_made(transport)
+        self._lean: _LeanRequest | None = None
+        self._running: _LeanRequest | None = None
+        """The lean request whose work runs in a task (later requests wait behind it)."""
+        self._paused_for_writes = False
+
+    # -- parser callbacks ------------------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        """A new request: what uvicorn resets, without building its ASGI scope (made only if
+        the request goes the ASGI way)."""
+        self.url = b""
+        self.expect_100_continue = False
+        self.headers = []
+        self._lean = None
+        if self._deadline is None:
+            self._expect_headers()
+
+    def on_headers_complete(self) -> None:
+        """Take the request on the lean path when it is a JSON-RPC POST that can be; otherwise
+        hand it to uvicorn's ASGI path."""
+        self._deadline = None
+        parser = self.parser
+        url = self.url
+        if (url.startswith(_PREFIX) and not self.expect_100_continue
+                and parser.get_method() == b"POST" and not parser.should_upgrade()
+                and b"?" not in url and b"%" not in url
+                and (self.cycle is None or self.cycle.response_complete)
+                and self.limit_concurrency is None):
+            self._begin_lean(url.decode("latin-1"), parser.get_http_version())
+            return
+        self._asgi_scope()
+        HttpToolsProtocol.on_headers_complete(self)
+
+    def _asgi_scope(self) -> None:
+        """The ASGI scope uvicorn would have made at the request's start, with what the parser
+        has delivered since."""
+        url, headers, expect = self.url, self.headers, self.expect_100_continue
+        HttpToolsProtocol.on_message_begin(self)
+        self.url, self.headers, self.expect_100_continue = url, headers, expect
+        self.scope["headers"] = headers
+
+    def on_body(self, body: bytes) -> None:
+        """Collect a lean request's body up to the limit (beyond it, count and drop)."""
+        lean = self._lean
+        if lean is None:
+            super().on_body(body)
+            return
+        if lean.too_large or lean.response_complete:
+            return
+        lean.size += len(body)
+        if lean.size > self.rpc.service.limits.max_body_bytes:
+            lean.too_large = True
+            lean.chunks = []
+        else:
+            lean.chunks.append(body)
+
+    def on_message_complete(self) -> None:
+        """A lean request's body is in: answer it."""
+        lean = self._lean
+        if lean is None:
+            super().on_message_complete()
+            return
+        self._deadline = None
+        if lean.response_complete:
+            return
+        try:
+            self._answer(lean)
+        except Exception:  # a bug must not become httptools' 400: answer -32603, keep serving
+            log.exception("answering a request failed")
+            if not lean.response_complete:
+                self._write(lean, 500, refusals.internal_error().body(), ())
+
+    # -- the lean path ---------------------------------------------------------------------------
+
+    def _begin_lean(self, path: str, http_version: str) -> None:
+        started = time.perf_counter()
+        host = content_type = None
+        declared: int | None = None
+        for name, value in self.headers:
+            if name == b"host":
+                host = value.decode("latin-1")
+            elif name == b"content-type":
+                content_type = value.decode("latin-1")
+            elif name == b"content-length":
+                with contextlib.suppress(ValueError):
+                    declared = int(value)
+        rpc = self.rpc
+        network, key, refused = rpc.gate(path, "POST", host, content_type,
+                                         self.server[1] if self.server else None)
+        keep_alive = http_version != "1.0" and self.parser.should_keep_alive()
+        if refused is not None or network is None or key is None:
+            self._refuse_now(refused or refusals.unauthorized(), keep_alive)
+            if network is not None and key is None:
+                self._log(network.name, "-", "-", 401, 0, started)
+            return
+        lean = self._lean = _LeanRequest(network, key, keep_alive, started)
+        self.cycle = lean  # type: ignore[assignment]  # uvicorn's bookkeeping reads it
+        limit = rpc.service.limits.max_body_bytes
+        if declared is not None and declared > limit:
+            # answered before the body is read; the connection closes, so it is never read
+            lean.keep_alive = False
+            self._write(lean, 413, body_too_large(limit).body(), ())
+            self._log(network.name, key.masked, "-", 413, 0, started)
+            return
+        self.set_deadline(rpc.service.limits.body_timeout_seconds)
+
+    def _refuse_now(self, refused: Refused, keep_alive: bool) -> None:
+        """Answer a request refused on its headers; its body, if any, is read and dropped."""
+        lean = _LeanRequest(None, None, keep_alive, 0.0)  # type: ignore[arg-type]
+        self._lean = lean
+        self.cycle = lean  # type: ignore[assignment]
+        self._write(lean, refused.status, refused.body(), refused.headers)
+
+    def deadline_passed(self) -> None:
+        """Headers late: close. A lean request's body late: answer 408, then close."""
+        lean = self._lean
+        if lean is None or lean.response_complete or lean.exchange is not None:
+            self.transport.close()
+            return
+        limits = self.rpc.service.limits
+        lean.keep_alive = False
+        self._write(lean, 408, refusals.body_too_slow(limits.body_timeout_seconds).body(), ())
+        self._log(lean.network.name, lean.key.masked, "-", 408, 0, lean.started)
+
+    def _answer(self, lean: _LeanRequest) -> None:
+        service = self.rpc.service
+        network, key = lean.network, lean.key
+        if lean.too_large:
+            lean.keep_alive = False
+            self._write(lean, 413, body_too_large(service.limits.max_body_bytes).body(), ())
+            self._log(network.name, key.masked, "-", 413, 0, lean.started)
+            return
+        chunks = lean.chunks
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        lean.chunks = []
+        exchange = service.http.submit(network.dispatcher, body, partial(service.admit, key),
+                                       SUBSCRIPTIONS_NEED_WEBSOCKET)
+        if exchange.pending and not service.execution.try_on_loop(exchange):
+            lean.exchange = exchange
+            self._running = lean
+            task = self.loop.create_task(self._finish(lean, exchange))
+            task.add_done_callback(self.tasks.discard)
+            self.tasks.add(task)
+            return
+        self._send_exchange(lean, exchange)
+
+    async def _finish(self, lean: _LeanRequest, exchange: Exchange) -> None:
+        """Run the pending work off the loop, then answer (unless the client left)."""
+        try:
+            await self._run_pending(lean, exchange)
+        finally:
+            self._running = None
+
+    async def _run_pending(self, lean: _LeanRequest, exchange: Exchange) -> None:
+        try:
+            await self.rpc.service.execution.finish(exchange, tried=True)
+        except asyncio.CancelledError:  # the server's shutdown grace ran out
+            exchange.cancel()
+            if not lean.disconnected:
+                lean.keep_alive = False
+                self._write(lean, 503, refusals.shutting_down().body(), ())
+            raise
+        except Exception:
+            log.exception("answering a request failed")
+            if not lean.disconnected:
+                self._write(lean, 500, refusals.internal_error().body(), ())
+            return
+        if lean.disconnected:
+            lean.response_complete = True
+            return
+        self._send_exchange(lean, exchange)
+
+    def _send_exchange(self, lean: _LeanRequest, exchange: Exchange) -> None:
+        answer = exchange.answer()
+        status = exchange.status
+        if answer is None:  # only notifications
+            self._write(lean, 204, None, ())
+        else:
+            self._write(lean, status, answer, exchange.headers)
+        self._log(lean.network.name, lean.key.masked, exchange.what, status,
+                  0 if answer is None else len(answer), lean.started)
+
+    def _write(self, lean: _LeanRequest, status: int, body: bytes | None,
+               extra: tuple[tuple[bytes, bytes], ...]) -> None:
+        """The whole response in one write; then the connection goes on (the next pipelined
+        request, the keep-alive timer) or closes."""
+        parts = [STATUS_LINE[status]]
+        for name, value in self.server_state.default_headers:
+            parts += (name, b": ", value, b"\r\n")
+        if body is not None:
+            parts += (JSON_TYPE, b"content-length: ", str(len(body)).encode(), b"\r\n")
+        for name, value in extra:
+            parts += (name, b": ", value, b"\r\n")
+        if not lean.keep_alive:
+            parts.append(b"connection: close\r\n")
+        parts.append(b"\r\n")
+        if body:
+            parts.append(body)
+        lean.response_complete = True
+        if self.transport.is_closing():
+            return
+        self.transport.write(b"".join(parts))
+        if not lean.keep_alive:
+            self.transport.close()
+            return
+        self.on_response_complete()
+        if self.flow.write_paused and not self._paused_for_writes:
+            # the client does not read its answers: take no more requests until it does
+            self._paused_for_writes = True
+            self.flow.pause_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """The client left: a lean request still running stops (uvicorn tells only the
+        request it knows as current)."""
+        if self._running is not None:
+            self._running.set()
+        super().connection_lost(exc)
+
+    def resume_writing(self) -> None:
+        """The client reads again: so does the server."""
+        super().resume_writing()
+        if self._paused_for_writes:
+            self._paused_for_writes = False
+            self.flow.resume_reading()
+
+    def _log(self, network: str, key: str, what: str, status: int, size: int,
+             started: float) -> None:
+        if self.rpc.service.access_log:
+            log_request(self.client, network, key, what, status, size,
+                        time.perf_counter() - started)
+
+
+def rpc_protocol(app: RpcApp, header_timeout: float) -> Any:
+    """The protocol class uvicorn is given for ``app``: the lean path, this header timeout."""
+    return type("RpcHttpProtocol", (RpcHttpProtocol,),
+                {"rpc": app, "header_timeout": header_timeout})

@@ -1,0 +1,205 @@
+"""The lean HTTP path (``ethread.server.http_fast``) against uvicorn's ASGI path: the same bytes
+for the same requests, and the HTTP/1.1 features a client may lean on (pipelining, bodies in
+pieces, chunked bodies, HTTP/1.0, early refusals), spoken over raw sockets."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import ethread
+from ethread.server.config import KeyConfig
+
+from .server_harness import KEY, call, serve_in_thread
+
+POOR_KEY = "poor-key-0123456789"
+
+
+@pytest.fixture(scope="module")
+def servers(rpc_compat_memory: ethread.MemoryBackend) -> Iterator[dict[str, Any]]:
+    """One server on each path, same chain, same keys (one of them with no credits left)."""
+    keys = (KeyConfig(key=KEY), KeyConfig(key=POOR_KEY, daily_credits=1))
+    with serve_in_thread(rpc_compat_memory, keys=keys, lean_http=True) as lean, \
+            serve_in_thread(rpc_compat_memory, keys=keys, lean_http=False) as asgi:
+        yield {"lean": lean, "asgi": asgi}
+
+
+def request(body: bytes, *, path: str = f"/v3/{KEY}", content_type: str = "application/json",
+            version: str = "1.1", extra: str = "") -> bytes:
+    return (f"POST {path} HTTP/{version}\r\nHost: 127.0.0.1\r\nContent-Type: {content_type}\r\n"
+            f"Content-Length: {len(body)}\r\n{extra}\r\n").encode() + body
+
+
+def rpc(method: str, params: list[Any] | None = None, request_id: Any = 1) -> bytes:
+    return json.dumps(call(method, params or [], request_id)).encode()
+
+
+class Reader:
+    """Reads HTTP responses one after another off a socket."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buffer = b""
+
+    def _fill(self) -> bool:
+        data = self.sock.recv(65536)
+        self.buffer += data
+        return bool(data)
+
+    def response(self) -> tuple[int, dict[str, str], bytes]:
+        while b"\r\n\r\n" not in self.buffer:
+            if not self._fill():
+                raise ConnectionError("closed before a response")
+        head, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers.get("content-length", "0"))
+        while len(self.buffer) < length:
+            if not self._fill():
+                raise ConnectionError("closed inside a body")
+        body, self.buffer = self.buffer[:length], self.buffer[length:]
+        return status, headers, body
+
+    def closed(self) -> bool:
+        """Whether the server closed the connection (after what was read)."""
+        self.sock.settimeout(10)
+        return not self.buffer and self.sock.recv(1) == b""
+
+
+def open_socket(server: Any) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def exchange(server: Any, payload: bytes, count: int = 1) -> list[tuple[int, dict[str, str], bytes]]:
+    with open_socket(server) as sock:
+        sock.sendall(payload)
+        reader = Reader(sock)
+        return [reader.response() for _ in range(count)]
+
+
+SAME_BYTES = {
+    "chain id": request(rpc("eth_chainId")),
+    "full block": request(rpc("eth_getBlockByNumber", ["0x3", True])),
+    "logs (run in the pool)": request(rpc("eth_getLogs", [{"fromBlock": "0x0",
+                                                           "toBlock": "latest"}])),
+    "eth_call revert": request(rpc("eth_call", [{"to": "0x" + "00" * 20}, "latest"])),
+    "batch with an error in place": request(b"[" + rpc("eth_chainId", [], 1) + b","
+                                            + rpc("no_such_method", [], 2) + b"]"),
+    "notification only": request(b'{"jsonrpc":"2.0","method":"eth_chainId"}'),
+    "parse error": request(b"{not json"),
+    "unknown key": request(rpc("eth_chainId"), path="/v3/not-a-key"),
+    "no key": request(rpc("eth_chainId"), path="/v3/"),
+    "not json content": request(rpc("eth_chainId"), content_type="text/plain"),
+    "out of credits": request(rpc("eth_getBlockByNumber", ["0x1", False]),
+                              path=f"/v3/{POOR_KEY}"),
+    "subscribe over HTTP": request(rpc("eth_subscribe", ["newHeads"])),
+    "HTTP/1.0": request(rpc("eth_blockNumber"), version="1.0"),
+}
+
+
+@pytest.mark.parametrize("name", list(SAME_BYTES))
+def test_both_paths_answer_the_same_bytes(servers: dict[str, Any], name: str) -> None:
+    answers = {}
+    for path, server in servers.items():
+        [(status, headers, body)] = exchange(server, SAME_BYTES[name])
+        headers.pop("date")
+        answers[path] = (status, headers, body)
+    assert answers["lean"] == answers["asgi"]
+    status, headers, body = answers["lean"]
+    if status == 204:
+        assert body == b""
+    else:
+        assert headers["content-type"] == "application/json"
+        assert "jsonrpc" in json.loads(body) or isinstance(json.loads(body), list)
+
+
+@pytest.mark.parametrize("path", ["lean", "asgi"])
+def test_pipelined_requests_are_answered_in_order(servers: dict[str, Any], path: str) -> None:
+    """Five requests in one write, the second of them run in a pool thread (eth_getLogs): the
+    answers come back in the order asked, each whole."""
+    bodies = [rpc("eth_chainId", [], 1),
+              rpc("eth_getLogs", [{"fromBlock": "0x0", "toBlock": "latest"}], 2),
+              rpc("eth_blockNumber", [], 3),
+              b"[" + rpc("eth_chainId", [], 4) + b"," + rpc("eth_chainId", [], 5) + b"]",
+              rpc("eth_getBlockByNumber", ["0x2", False], 6)]
+    answers = exchange(servers[path], b"".join(request(b) for b in bodies), len(bodies))
+    assert [status for status, _, _ in answers] == [200] * 5
+    ids = [json.loads(body) for _, _, body in answers]
+    assert [ids[0]["id"], ids[1]["id"], ids[2]["id"], [a["id"] for a in ids[3]], ids[4]["id"]] \
+        == [1, 2, 3, [4, 5], 6]
+    assert isinstance(ids[1]["result"], list) and ids[1]["result"]
+
+
+@pytest.mark.parametrize("path", ["lean", "asgi"])
+def test_a_body_sent_in_pieces_and_a_chunked_body(servers: dict[str, Any], path: str) -> None:
+    body = rpc("eth_getBlockByNumber", ["0x1", False], 7)
+    with open_socket(servers[path]) as sock:
+        reader = Reader(sock)
+        whole = request(body)
+        head_end = whole.index(b"\r\n\r\n") + 4
+        sock.sendall(whole[:head_end])
+        for start in range(head_end, len(whole), 9):
+            time.sleep(0.005)
+            sock.sendall(whole[start:start + 9])
+        status, _, answer = reader.response()
+        assert status == 200 and json.loads(answer)["id"] == 7
+        chunked = (f"POST /v3/{KEY} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                   "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n").encode()
+        for start in range(0, len(body), 20):
+            piece = body[start:start + 20]
+            chunked += f"{len(piece):x}\r\n".encode() + piece + b"\r\n"
+        sock.sendall(chunked + b"0\r\n\r\n")
+        status, _, answer = reader.response()
+        assert status == 200 and json.loads(answer)["id"] == 7
+
+
+@pytest.mark.parametrize("path", ["lean", "asgi"])
+def test_http_1_0_closes_after_the_answer(servers: dict[str, Any], path: str) -> None:
+    with open_socket(servers[path]) as sock:
+        sock.sendall(request(rpc("eth_chainId"), version="1.0"))
+        reader = Reader(sock)
+        status, _, body = reader.response()
+        assert status == 200 and json.loads(body)["result"]
+        assert reader.closed()
+
+
+def test_a_declared_oversized_body_is_refused_before_it_is_read(servers: dict[str, Any]) -> None:
+    """413 as soon as the headers are in, and the connection closes: the body is never read."""
+    limit = servers["lean"].prepared.service.limits.max_body_bytes
+    with open_socket(servers["lean"]) as sock:
+        sock.sendall((f"POST /v3/{KEY} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                      f"Content-Type: application/json\r\nContent-Length: {limit + 1}\r\n\r\n"
+                      ).encode())
+        reader = Reader(sock)
+        status, headers, body = reader.response()
+        assert status == 413 and headers["connection"] == "close"
+        assert json.loads(body)["error"]["code"] == -32600
+        assert reader.closed()
+
+
+def test_health_and_websocket_still_work_beside_the_lean_path(servers: dict[str, Any]) -> None:
+    from websockets.sync.client import connect
+
+    server = servers["lean"]
+    with open_socket(server) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                     + request(rpc("eth_chainId", [], 9)))
+        reader = Reader(sock)
+        status, _, body = reader.response()
+        assert status == 200 and json.loads(body)["status"] == "ok"
+        status, _, body = reader.response()
+        assert status == 200 and json.loads(body)["id"] == 9
+    with connect(f"ws://127.0.0.1:{server.port}/ws/v3/{KEY}") as ws:
+        ws.send(rpc("eth_chainId", [], 10).decode())
+        assert json.loads(ws.recv())["id"] == 10
