@@ -3,7 +3,7 @@ at concurrency 1 and 16, and the ratio ethread / anvil, for the reads of issue 1
 
     .venv/bin/python benchmarks/bench_vs_anvil.py [--blocks 5001] [--seconds 5]
         [--workdir DIR] [--only TEXT] [--targets anvil,bare,memory,store] [--workers 2]
-        [--engine lmdb|leveldb] [--access-log] [--client wrk|python]
+        [--engine lmdb|leveldb] [--access-log] [--client wrk|python] [--cpu]
 
 The chain (``peer_chain.py``): block 1 deploys the Ping contract, blocks 2..N each hold one
 call to it, so every block from 2 on has one transaction and one log from one address. It is
@@ -16,6 +16,8 @@ built once with ethread's dev chain and written as genesis.json and block RLP (k
   memory);
 - **ethread, store**: ``ethread import --engine lmdb`` once, then ``ethread serve --db`` (the
   store a hosted deployment uses: LMDB is what several workers read at once);
+- **ethread, ASGI** (``--targets ...,asgi``): the memory server with ``--no-lean-http``,
+  every request through uvicorn's ASGI path instead of the lean one (the choice measured);
 - **bare ASGI**: a constant-body ASGI app under the same uvicorn settings as ethread's server
   (:func:`ethread.server.runner.uvicorn_config`), the floor no per-request work can go below.
 
@@ -381,6 +383,24 @@ def lua_script(row: Row, target: Target, chain: PeerChain, seed: int) -> str:
                   "hashes": hashes, "seed": seed, "body": row.lua}
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) used so far by a process and every live descendant (the
+    workers of ``ethread serve --workers``), from /proc; 0.0 where /proc is not there."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    stack = [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in Path(f"/proc/{current}/task").iterdir():
+                stack.extend(int(c) for c in (task / "children").read_text().split())
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
 def run_wrk(row: Row, target: Target, chain: PeerChain, concurrency: int, seconds: float,
             seed: int) -> tuple[float, int]:
     """(requests/s, answers that were not 200)."""
@@ -454,11 +474,16 @@ def main() -> None:
                         help="keep the chain and the store here for later runs "
                              "(default: a temporary directory)")
     parser.add_argument("--only", help="rows whose label contains this")
-    parser.add_argument("--targets", default="anvil,bare,memory,store")
+    parser.add_argument("--targets", default="anvil,bare,memory,store",
+                        help="servers to load, of anvil, bare, memory, asgi (memory on "
+                             "uvicorn's ASGI path: --no-lean-http), store")
     parser.add_argument("--workers", type=int, default=2, help="ethread serve --workers")
     parser.add_argument("--engine", default="lmdb", choices=("lmdb", "leveldb"),
                         help="the store's engine (leveldb serves with one worker only)")
     parser.add_argument("--access-log", action="store_true", help="ethread logs each request")
+    parser.add_argument("--cpu", action="store_true",
+                        help="also print each server's CPU time per request (user + system, "
+                             "all its processes): steadier than requests/s on a busy machine")
     parser.add_argument("--client", choices=("wrk", "python"),
                         default="wrk" if shutil.which("wrk") else "python")
     parser.add_argument("--serve-bare", type=int, metavar="PORT", help=argparse.SUPPRESS)
@@ -487,12 +512,18 @@ def main() -> None:
             servers["memory"] = stack.enter_context(running(lambda: start_ethread(
                 "memory", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
                            "--no-verify-seals"], workdir, args.workers, args.access_log, 1800)))
+        if "asgi" in targets:
+            servers["asgi"] = stack.enter_context(running(lambda: start_ethread(
+                "asgi", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
+                         "--no-verify-seals", "--no-lean-http"], workdir, args.workers,
+                args.access_log, 1800)))
         if "store" in targets:
             store = ensure_store(chain, workdir, args.engine)
             servers["store"] = stack.enter_context(running(lambda: start_ethread(
                 "store", ["--db", str(store)], workdir, workers, args.access_log, 120)))
         run = run_wrk if args.client == "wrk" else run_python
-        columns: list[str] = [name for name in ("anvil", "memory", "store") if name in servers]
+        columns: list[str] = [name for name in ("anvil", "memory", "asgi", "store")
+                              if name in servers]
         load = os.getloadavg()
         print(f"\n{os.cpu_count()} CPUs shared by the servers and the load generator "
               f"({args.client}); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
@@ -515,14 +546,19 @@ def main() -> None:
                     print(f"{row.label}: {name} answers wrongly: {problem}")
             for concurrency in CONCURRENCY:
                 rates: dict[str, float] = {}
+                cpu: dict[str, float] = {}
                 notes = []
                 order = list(columns)
                 if "bare" in servers and row.label.startswith("eth_chainId"):
                     order.append("bare")
                 for name in order:
                     seed += 1
+                    pid = servers[name].process.pid
+                    before = tree_cpu_seconds(pid)
                     rate, failed = run(row, servers[name], chain, concurrency, args.seconds, seed)
                     rates[name] = rate
+                    cpu[name] = ((tree_cpu_seconds(pid) - before) / (rate * args.seconds) * 1e6
+                                 if rate else 0.0)
                     if failed:
                         notes.append(f"{name}: {failed} failed")
                 line = f"{row.label:<34} {concurrency:>3}" + "".join(
@@ -535,6 +571,13 @@ def main() -> None:
                 if notes:
                     line += "  (" + "; ".join(notes) + ")"
                 print(line, flush=True)
+                if args.cpu:
+                    line = f"{'  server CPU us/request':<34} {concurrency:>3}" + "".join(
+                        f" {cpu[n]:>9.1f}" for n in columns)
+                    line += " " * (14 * len(ratios))
+                    if "bare" in cpu:
+                        line += f" {cpu['bare']:>9.1f}"
+                    print(line, flush=True)
         load = os.getloadavg()
         print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
               f"the whole run took {time.perf_counter() - started:.0f} s")

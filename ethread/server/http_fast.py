@@ -39,7 +39,7 @@ from ..codec.pipeline import Exchange, Refused, body_too_large
 from . import refusals
 from .access_log import log_request
 from .app import HTTP_PREFIX, SUBSCRIPTIONS_NEED_WEBSOCKET, RpcApp
-from .http_protocol import BoundedHttpProtocol
+from .http_protocol import MAX_HEADER_BYTES, BoundedHttpProtocol, HeadersTooLarge
 
 if TYPE_CHECKING:
     from .auth import ApiKey
@@ -106,13 +106,23 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self.expect_100_continue = False
         self.headers = []
         self._lean = None
-        if self._deadline is None:
+        if self._phase != "headers":
             self._expect_headers()
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        """What uvicorn and the header bound do with a header, in one call."""
+        self._header_bytes += len(name) + len(value) + 4
+        if self._header_bytes > MAX_HEADER_BYTES:
+            raise HeadersTooLarge
+        name = name.lower()
+        if name == b"expect" and value.lower() == b"100-continue":
+            self.expect_100_continue = True
+        self.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
         """Take the request on the lean path when it is a JSON-RPC POST that can be; otherwise
         hand it to uvicorn's ASGI path."""
-        self._deadline = None
+        self.clear_deadline()
         parser = self.parser
         url = self.url
         if (url.startswith(_PREFIX) and not self.expect_100_continue
@@ -154,7 +164,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         if lean is None:
             super().on_message_complete()
             return
-        self._deadline = None
+        self.clear_deadline()
         if lean.response_complete:
             return
         try:
@@ -196,7 +206,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             self._write(lean, 413, body_too_large(limit).body(), ())
             self._log(network.name, key.masked, "-", 413, 0, started)
             return
-        self.set_deadline(rpc.service.limits.body_timeout_seconds)
+        self.set_deadline("body", rpc.service.limits.body_timeout_seconds)
 
     def _refuse_now(self, refused: Refused, keep_alive: bool) -> None:
         """Answer a request refused on its headers; its body, if any, is read and dropped."""
@@ -205,10 +215,11 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self.cycle = lean  # type: ignore[assignment]
         self._write(lean, refused.status, refused.body(), refused.headers)
 
-    def deadline_passed(self) -> None:
-        """Headers late: close. A lean request's body late: answer 408, then close."""
+    def deadline_passed(self, phase: str) -> None:
+        """A lean request's body late: answer 408, then close. Headers late, or idle past the
+        keep-alive timeout: close."""
         lean = self._lean
-        if lean is None or lean.response_complete or lean.exchange is not None:
+        if phase != "body" or lean is None or lean.response_complete:
             self.transport.close()
             return
         limits = self.rpc.service.limits
@@ -297,11 +308,22 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         if not lean.keep_alive:
             self.transport.close()
             return
-        self.on_response_complete()
+        self._next_request()
         if self.flow.write_paused and not self._paused_for_writes:
             # the client does not read its answers: take no more requests until it does
             self._paused_for_writes = True
             self.flow.pause_reading()
+
+    def _next_request(self) -> None:
+        """uvicorn's end of a response, but for the keep-alive timer: the connection's one
+        deadline (:mod:`.http_protocol`) instead of a timer armed per response."""
+        if self.pipeline:  # ASGI requests queued behind this one: uvicorn starts the next
+            self.on_response_complete()
+            return
+        self.server_state.total_requests += 1
+        self.flow.resume_reading()
+        if self._phase != "headers":  # a pipelined request's headers may have begun
+            self.set_deadline("idle", self.timeout_keep_alive)
 
     def connection_lost(self, exc: Exception | None) -> None:
         """The client left: a lean request still running stops (uvicorn tells only the

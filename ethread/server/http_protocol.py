@@ -45,15 +45,19 @@ class BoundedHttpProtocol(HttpToolsProtocol):
         self._watch: asyncio.TimerHandle | None = None
         self._watch_at = 0.0
         self._deadline: float | None = None
+        self._phase = ""
+        """What the deadline is for: "headers", "body" (lean path), "idle" (lean path, between
+        requests: the keep-alive timeout), or "" when none runs."""
         self._expect_headers()
 
     # -- the one deadline of a connection ------------------------------------------------------
 
-    def set_deadline(self, seconds: float) -> None:
-        """The current phase of the request (headers, or a body on the lean path) must end
-        within ``seconds``; :meth:`deadline_passed` runs otherwise."""
+    def set_deadline(self, phase: str, seconds: float) -> None:
+        """The connection's current ``phase`` must end within ``seconds``;
+        :meth:`deadline_passed` runs otherwise."""
         deadline = self.loop.time() + seconds
         self._deadline = deadline
+        self._phase = phase
         if self._watch is None:
             self._arm(deadline)
         elif deadline < self._watch_at:
@@ -63,6 +67,7 @@ class BoundedHttpProtocol(HttpToolsProtocol):
     def clear_deadline(self) -> None:
         """The current phase ended in time (the timer, if armed, finds nothing to do)."""
         self._deadline = None
+        self._phase = ""
 
     def _arm(self, at: float) -> None:
         self._watch_at = at
@@ -74,20 +79,22 @@ class BoundedHttpProtocol(HttpToolsProtocol):
         if deadline is None or self.transport.is_closing():
             return
         if self.loop.time() >= deadline:
-            self._deadline = None
-            self.deadline_passed()
+            phase = self._phase
+            self.clear_deadline()
+            self.deadline_passed(phase)
         else:
             self._arm(deadline)
 
-    def deadline_passed(self) -> None:
-        """The headers did not arrive in time: close the connection."""
+    def deadline_passed(self, phase: str) -> None:
+        """The headers did not arrive in time (or the connection idled past its keep-alive
+        timeout): close the connection."""
         self.transport.close()
 
     # -- headers -------------------------------------------------------------------------------
 
     def _expect_headers(self) -> None:
         self._header_bytes = 0
-        self.set_deadline(self.header_timeout)
+        self.set_deadline("headers", self.header_timeout)
 
     def _count(self, size: int) -> None:
         self._header_bytes += size
@@ -97,7 +104,7 @@ class BoundedHttpProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         """A new request on the connection: its headers have ``header_timeout`` to arrive."""
         super().on_message_begin()
-        if self._deadline is None:  # a later request on a kept-alive connection
+        if self._phase != "headers":  # a later request on a kept-alive connection
             self._expect_headers()
 
     def on_url(self, url: bytes) -> None:
@@ -112,12 +119,12 @@ class BoundedHttpProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         """The headers are in: their deadline is met."""
-        self._deadline = None
+        self.clear_deadline()
         super().on_headers_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
         """Stop the deadline timer."""
-        self._deadline = None
+        self.clear_deadline()
         if self._watch is not None:
             self._watch.cancel()
             self._watch = None

@@ -72,7 +72,7 @@ class NetworkRouter:
         """The network served for a request on ``port`` with this Host header, or None."""
         if port is None:
             port = self.main_port
-        if host_header:
+        if host_header and self._by_host:
             host = _host_name(host_header)
             found = self._by_host.get((port, host))
             if found is not None:
