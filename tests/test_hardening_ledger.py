@@ -1,5 +1,5 @@
 """A rate-limited key cannot take one batch of any size (issue 10): every call of a batch
-counts against the rate but one, on both ledgers and through the server."""
+counts against the rate but one, on every ledger and through the server."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from ethread.server.config import KeyConfig
 from ethread.server.ledger import RATE_LIMIT_EXCEEDED
+from ethread.server.ledger_mapped import MappedLedger
 from ethread.server.ledger_redis import RedisLedger
 from ethread.server.ledger_sqlite import SQLiteLedger
 
@@ -29,6 +30,10 @@ def exercise(ledger: Any) -> None:
 
 def test_sqlite_counts_a_batch_against_the_rate(tmp_path: Path) -> None:
     exercise(SQLiteLedger(str(tmp_path / "l.sqlite3")))
+
+
+def test_mapped_counts_a_batch_against_the_rate(tmp_path: Path) -> None:
+    exercise(MappedLedger(str(tmp_path / "l.ledger")))
 
 
 def test_redis_counts_a_batch_against_the_rate(redis_url: str) -> None:

@@ -112,8 +112,10 @@ def _assert_exactly_100(answers: list[tuple[int, int, dict[str, Any]]]) -> None:
                for a in refused)
 
 
-def test_two_workers_on_sqlite_spend_a_balance_exactly_once(tmp_path: Path) -> None:
-    ledger = tmp_path / "credits.sqlite3"
+@pytest.mark.parametrize("name", ["credits.ledger", "credits.sqlite3"])
+def test_two_workers_on_one_file_spend_a_balance_exactly_once(tmp_path: Path,
+                                                              name: str) -> None:
+    ledger = tmp_path / name
     args = [*_chain_args(), "--workers", "2", "--api-key", KEY, "--daily-credits", str(DAILY),
             "--ledger", str(ledger)]
     with ServeProcess(args, cwd=tmp_path) as server:
@@ -199,8 +201,10 @@ def _steady_load(host: str, port: int, stop: threading.Event,
     return run
 
 
-def test_a_worker_killed_under_load_is_replaced_while_the_others_answer(tmp_path: Path) -> None:
-    ledger = tmp_path / "credits.sqlite3"
+@pytest.mark.parametrize("name", ["credits.ledger", "credits.sqlite3"])
+def test_a_worker_killed_under_load_is_replaced_while_the_others_answer(tmp_path: Path,
+                                                                        name: str) -> None:
+    ledger = tmp_path / name
     args = [*_chain_args(), "--workers", "2", "--api-key", KEY, "--ledger", str(ledger)]
     with ServeProcess(args, cwd=tmp_path) as server:
         _wait_for_workers(server, 2)

@@ -28,7 +28,7 @@ DEMO_KEY = "ethread-demo-key"
 """The key ``ethread serve`` accepts when no key is configured. It guards nothing: the demo
 listens on loopback and the key is printed at start, so that the URL can be pasted as is."""
 DEFAULT_DAILY_CREDITS = 3_000_000
-DEFAULT_LEDGER = "ethread-credits.sqlite3"
+DEFAULT_LEDGER = "ethread-credits.ledger"
 MAX_WORKERS = 256
 
 
@@ -201,9 +201,11 @@ class ServerConfig:
     networks: tuple[NetworkConfig, ...] = (NetworkConfig(name="demo"),)
     keys: tuple[KeyConfig, ...] = ()
     limits: ServiceLimits = field(default_factory=ServiceLimits)
-    ledger: str = setting(DEFAULT_LEDGER, "the credit ledger: a SQLite file (shared by the "
-                          "processes of one machine), redis://HOST:PORT/DB (shared by a fleet), "
-                          "or :memory: (one process, forgotten at exit)", metavar="PATH|URL",
+    ledger: str = setting(DEFAULT_LEDGER, "the credit ledger: a *.ledger file (memory-mapped, "
+                          "shared by the processes of one machine, holds 65,536 keys a day), "
+                          "any other path for a SQLite file (e.g. *.sqlite3, shared the same way, "
+                          "slower), redis://HOST:PORT/DB (shared by a fleet), or :memory: (one "
+                          "process, forgotten at exit)", metavar="PATH|URL",
                           relative_path=True)
     workers: int = setting(1, "worker processes answering on the same port(s), started and "
                            "replaced by a supervisor (1: this process serves, no supervisor)",
@@ -321,7 +323,8 @@ def _check_ledger(ledger: str) -> None:
     from .ledger import check_redis_url, is_redis_url
 
     if not isinstance(ledger, str) or not ledger:
-        raise ConfigError("ledger must be a SQLite file, redis://HOST:PORT/DB or :memory:")
+        raise ConfigError("ledger must be a *.ledger file, a SQLite file, "
+                          "redis://HOST:PORT/DB or :memory:")
     if is_redis_url(ledger):
         problem = check_redis_url(ledger)
         if problem is not None:
@@ -334,8 +337,8 @@ def _check_workers(config: ServerConfig) -> None:
         return
     if config.ledger == ":memory:":
         raise ConfigError("a ':memory:' ledger lives in one process, so each worker would "
-                          "grant the whole balance: with workers above 1 use a SQLite file "
-                          "or redis://HOST:PORT/DB")
+                          "grant the whole balance: with workers above 1 use a *.ledger or "
+                          "SQLite file or redis://HOST:PORT/DB")
     for network in config.networks:
         if network.backend == "db" and network.path is not None:
             _check_shared_store(network.name, network.path)

@@ -6,8 +6,9 @@ for the rest of the read side (docs/server.md lists them all); every other metho
 web3_clientVersion, eth_subscribe, eth_unsubscribe, and unknown methods (which still take a
 parse and a lookup). A request that is not even a valid call costs nothing.
 
-The balance lives in a :class:`Ledger` that every worker of every server may share: a SQLite
-file for the processes of one machine (:mod:`.ledger_sqlite`) or a Redis server for a fleet
+The balance lives in a :class:`Ledger` that every worker of every server may share: a
+memory-mapped file (:mod:`.ledger_mapped`, the default) or a SQLite file
+(:mod:`.ledger_sqlite`) for the processes of one machine, or a Redis server for a fleet
 (:mod:`.ledger_redis`). Either way the check and the debit are one atomic step on the
 ledger's side, so concurrent requests anywhere never spend more than the balance, and a
 refused request is not charged at all. Balances are per key per UTC day.
@@ -15,7 +16,10 @@ refused request is not charged at all. Balances are per key per UTC day.
 
 from __future__ import annotations
 
-from .ledger import LEDGER_UNAVAILABLE, Ledger, LedgerUnavailable, Refusal, is_redis_url
+import logging
+from pathlib import Path
+
+from .ledger import LEDGER_UNAVAILABLE, Ledger, LedgerUnavailable, Refusal, ledger_engine
 
 CREDITS: dict[str, int] = {
     "eth_getLogs": 255,
@@ -71,15 +75,32 @@ def cost_of(method: str) -> int:
 
 
 def open_ledger(spec: str) -> Ledger:
-    """The ledger ``spec`` names: ``redis://HOST:PORT/DB`` (or ``rediss://``), else a SQLite
-    file path or ``:memory:``. Raises :class:`~.ledger.LedgerError` when it cannot be used."""
-    if is_redis_url(spec):
+    """The ledger ``spec`` names (see :func:`~.ledger.ledger_engine`): ``redis://HOST:PORT/DB``
+    (or ``rediss://``), a memory-mapped ``*.ledger`` file, else a SQLite file path or
+    ``:memory:``. Raises :class:`~.ledger.LedgerError` when it cannot be used."""
+    engine = ledger_engine(spec)
+    if engine == "redis":
         from .ledger_redis import RedisLedger
 
         return RedisLedger(spec)
+    if engine == "mapped":
+        from .ledger_mapped import MappedLedger
+
+        _warn_of_a_sqlite_ledger_beside(Path(spec))
+        return MappedLedger(spec)
     from .ledger_sqlite import SQLiteLedger
 
     return SQLiteLedger(spec)
+
+
+def _warn_of_a_sqlite_ledger_beside(path: Path) -> None:
+    """A new ``X.ledger`` next to an ``X.sqlite3`` is most likely a server that used the SQLite
+    ledger (the default before the mapped one) and now starts from full balances: say so."""
+    old = path.with_suffix(".sqlite3")
+    if not path.exists() and old.exists():
+        logging.getLogger(__name__).warning(
+            "starting a new credit ledger %s with every balance full; the SQLite ledger %s "
+            "beside it is not read (pass --ledger %s to keep using it)", path, old, old)
 
 
 class Billing:

@@ -1,8 +1,10 @@
 """What a credit ledger is: the protocol both engines implement, their errors, and the
 arithmetic of days and rate buckets they share.
 
-The engines are :mod:`.ledger_sqlite` (the processes of one machine) and :mod:`.ledger_redis`
-(a fleet); :func:`ethread.server.credits.open_ledger` picks one from the ``ledger`` setting.
+The engines are :mod:`.ledger_mapped` (a memory-mapped file, ``*.ledger``: the processes of
+one machine, the default), :mod:`.ledger_sqlite` (any other path, or ``:memory:``) and
+:mod:`.ledger_redis` (``redis://``: a fleet); :func:`ethread.server.credits.open_ledger` picks
+one from the ``ledger`` setting with :func:`ledger_engine`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ DAILY_LIMIT_REACHED = "daily credit limit reached"
 RATE_LIMIT_EXCEEDED = "rate limit exceeded"
 LEDGER_UNAVAILABLE = "credit ledger unavailable"
 REDIS_SCHEMES = ("redis", "rediss")
+MAPPED_SUFFIX = ".ledger"
 
 
 def utc_day(now: float) -> str:
@@ -40,6 +43,17 @@ def is_redis_url(spec: str) -> bool:
     """Whether a ledger spec names a Redis server (``redis://`` and the like) rather than a file.
     """
     return spec.split("://", 1)[0].lower() in REDIS_SCHEMES and "://" in spec
+
+
+def ledger_engine(spec: str) -> str:
+    """Which engine a ledger spec names: ``"redis"`` for ``redis://`` (or ``rediss://``),
+    ``"mapped"`` for a path ending in ``.ledger``, else ``"sqlite"`` (``*.sqlite3`` or any other
+    path, and ``:memory:``)."""
+    if is_redis_url(spec):
+        return "redis"
+    if spec.lower().endswith(MAPPED_SUFFIX) and spec != MAPPED_SUFFIX:
+        return "mapped"
+    return "sqlite"
 
 
 class LedgerError(RuntimeError):
