@@ -1,8 +1,13 @@
-"""What one credit debit costs: the SQLite ledger and the Redis ledger, with and without a
-rate limit, as one worker sees it (one synchronous charge after another), and how many charge
-scripts one Redis runs per second when many clients pipeline them (``redis-benchmark``).
+"""What one credit debit costs, engine by engine side by side: the SQLite ledger as it is, SQLite
+with a tuned setting, the memory-mapped ledger (``*.ledger``) and Redis; with and without a
+rate limit, as one worker sees it (one synchronous charge after another); two processes
+charging one key at once (and whether the ledger then holds exactly the admitted charges);
+and how many charge scripts one Redis runs per second when many clients pipeline them
+(``redis-benchmark``). The engines take turns within each round, so that a machine whose load
+changes from minute to minute weighs on each alike.
 
-    .venv/bin/python benchmarks/bench_ledger.py [--charges 20000] [--redis redis://HOST:PORT/DB]
+    .venv/bin/python benchmarks/bench_ledger.py [--charges 20000] [--rounds 5]
+                                                [--redis redis://HOST:PORT/DB]
 
 Without ``--redis`` a ``redis-server`` is started on a free loopback port in a temporary
 directory (and stopped), when one is installed. Prints figures; asserts nothing.
@@ -15,11 +20,14 @@ import contextlib
 import os
 import shutil
 import socket
+import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 KEY_ID = "0" * 64
 
@@ -48,10 +56,39 @@ def local_redis(scratch: Path) -> Iterator[str | None]:
         process.wait(10)
 
 
-def per_charge(spec: str, rate: float | None, charges: int) -> float:
+SQLITE_TUNED = ("PRAGMA wal_autocheckpoint=10000",)
+"""What "SQLite tuned" adds to the ledger's own settings: checkpoints ten times rarer. (Only
+settings that keep its promises: ``synchronous=OFF`` is faster still but an operating-system
+crash can then corrupt the file, not only lose the last debits.)"""
+
+CONTENDER = """
+import sys, time
+from ethread.server.credits import open_ledger
+spec, charges, limit, start_at = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+ledger = open_ledger(spec)
+rate = float(sys.argv[5]) if len(sys.argv) > 5 else None
+while time.time() < start_at:
+    pass
+started = time.perf_counter()
+admitted = sum(ledger.charge(%r, limit, rate, 80) is None for _ in range(charges))
+print(admitted, time.perf_counter() - started)
+ledger.close()
+"""
+
+
+def open_engine(spec: str, tuned: bool = False) -> Any:
     from ethread.server.credits import open_ledger
 
     ledger = open_ledger(spec)
+    if tuned:
+        for pragma in SQLITE_TUNED:
+            ledger._db.execute(pragma)
+    return ledger
+
+
+def per_charge(spec: str, rate: float | None, charges: int, tuned: bool = False) -> float:
+    """Seconds a charge, one process charging one key ``charges`` times."""
+    ledger = open_engine(spec, tuned)
     try:
         started = time.perf_counter()
         for _ in range(charges):
@@ -60,6 +97,37 @@ def per_charge(spec: str, rate: float | None, charges: int) -> float:
         return (time.perf_counter() - started) / charges
     finally:
         ledger.close()
+
+
+def two_processes(spec: str, rate: float | None, charges: int) -> tuple[float, str]:
+    """Two processes charge one key ``charges`` times each at the same instant, against a
+    balance of 3/4 of what they try: seconds a charge as each process sees it (the mean of
+    the two), and whether the ledger holds exactly the sum of the admitted charges."""
+    key = f"two-{time.monotonic_ns()}"
+    limit = 80 * charges * 3 // 2
+    start_at = str(time.time() + 1.0)
+    extra = [repr(rate)] if rate else []
+    script = CONTENDER % key
+    children = [subprocess.Popen([sys.executable, "-c", script, spec, str(charges), str(limit),
+                                  start_at, *extra], stdout=subprocess.PIPE, text=True)
+                for _ in range(2)]
+    admitted, seconds = 0, 0.0
+    for child in children:
+        out, _ = child.communicate(timeout=600)
+        if child.returncode != 0:
+            raise SystemExit(f"a charging process failed on {spec}")
+        count, took = out.split()
+        admitted += int(count)
+        seconds += float(took) / charges / 2
+    ledger = open_engine(spec)
+    try:
+        used = ledger.used(key)
+    finally:
+        ledger.close()
+    exact = used == admitted * 80 and admitted * 80 <= limit
+    verdict = (f"exact ({admitted} admitted)" if exact
+               else f"WRONG: {used} spent for {admitted} admitted, limit {limit}")
+    return seconds, verdict
 
 
 def scripts_per_second(url: str, rate: float | None) -> str:
@@ -89,23 +157,51 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--charges", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="rounds, each measuring every engine once in turn (medians shown)")
     parser.add_argument("--redis", help="a Redis to measure (default: start one)")
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
-    with tempfile.TemporaryDirectory(prefix="ethread-ledger-bench-") as scratch:
-        sqlite = str(Path(scratch) / "credits.sqlite3")
-        for rate in (None, 1e12):
-            cost = per_charge(sqlite, rate, args.charges)
-            print(f"SQLite, {'with' if rate else 'no'} rate limit: {cost * 1e6:.1f} µs a charge")
-        with local_redis(Path(scratch)) if args.redis is None else contextlib.nullcontext(
+    with tempfile.TemporaryDirectory(prefix="ethread-ledger-bench-") as scratch, \
+            local_redis(Path(scratch)) if args.redis is None else contextlib.nullcontext(
                 args.redis) as url:
-            if url is None:
-                print("Redis: no redis-server installed and no --redis given")
-                return
+        engines: list[tuple[str, str, bool]] = [
+            ("SQLite (as before)", str(Path(scratch) / "credits.sqlite3"), False),
+            ("SQLite tuned", str(Path(scratch) / "tuned.sqlite3"), True),
+            ("mapped file (*.ledger)", str(Path(scratch) / "bench.ledger"), False),
+        ]
+        if url is not None:
+            engines.append(("Redis", url, False))
+        else:
+            print("Redis: no redis-server installed and no --redis given")
+        timings: dict[tuple[str, str], list[float]] = {}
+        verdicts: dict[tuple[str, str], set[str]] = {}
+        for _ in range(args.rounds):
+            for name, spec, tuned in engines:
+                for rate in (None, 1e12):
+                    plain = "with rate limit" if rate else "no rate limit"
+                    timings.setdefault((name, plain), []).append(
+                        per_charge(spec, rate, args.charges, tuned))
+                seconds, verdict = two_processes(spec, None, args.charges // 2)
+                timings.setdefault((name, "2 processes"), []).append(seconds)
+                verdicts.setdefault((name, "2 processes"), set()).add(
+                    "exact" if verdict.startswith("exact") else verdict)
+        columns = ("no rate limit", "with rate limit", "2 processes")
+        print(f"µs a charge, median of {args.rounds} rounds (min-max); 2 processes: one key "
+              f"charged by both at once, µs a charge as each sees it")
+        print(f"| engine | {' | '.join(columns)} | 2 processes: spent = admitted |")
+        print(f"|---|{'---|' * len(columns)}---|")
+        for name, _, _ in engines:
+            cells = []
+            for column in columns:
+                values = sorted(v * 1e6 for v in timings[(name, column)])
+                cells.append(f"{statistics.median(values):.1f} ({values[0]:.1f}-{values[-1]:.1f})")
+            print(f"| {name} | {' | '.join(cells)} | "
+                  f"{', '.join(sorted(verdicts[(name, '2 processes')]))} |")
+        if url is not None:
             for rate in (None, 1e12):
-                cost = per_charge(url, rate, args.charges)
-                print(f"Redis, {'with' if rate else 'no'} rate limit: {cost * 1e6:.1f} µs a "
-                      f"charge (one client); {scripts_per_second(url, rate)} (50 clients)")
+                print(f"Redis, {'with' if rate else 'no'} rate limit, 50 pipelining clients: "
+                      f"{scripts_per_second(url, rate)}")
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 

@@ -22,7 +22,8 @@ built once with ethread's dev chain and written as genesis.json and block RLP (k
   (:func:`ethread.server.runner.uvicorn_config`), the floor no per-request work can go below.
 
 Both ethread servers run with ``--workers`` processes (default 2: the kernel hands each
-connection to one of them, so at c=1 one process answers), a SQLite credit ledger, and no
+connection to one of them, so at c=1 one process answers), the default credit ledger (a
+memory-mapped ``*.ledger`` file), and no
 access log unless ``--access-log``; every request is charged, as in production.
 
 The load generator is wrk (Debian's ``wrk``) with a Lua script per row that makes a fresh body
@@ -277,8 +278,8 @@ def ethread_command(*args: str) -> list[str]:
 def start_ethread(name: str, chain_args: list[str], workdir: Path, workers: int,
                   access_log: bool, timeout: float) -> Target:
     port = free_port()
-    ledger = workdir / f"credits-{name}.sqlite3"
-    for stale in workdir.glob(f"credits-{name}.sqlite3*"):
+    ledger = workdir / f"credits-{name}.ledger"
+    for stale in workdir.glob(f"credits-{name}.ledger"):
         stale.unlink()
     command = ethread_command(
         "serve", *chain_args, "--port", str(port), "--api-key", KEY,
@@ -528,7 +529,7 @@ def main() -> None:
         print(f"\n{os.cpu_count()} CPUs shared by the servers and the load generator "
               f"({args.client}); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
               f"{args.seconds} s per row; ethread: {args.workers} workers (store: {workers}, "
-              f"{args.engine}), SQLite ledger, access log {'on' if args.access_log else 'off'}")
+              f"{args.engine}), *.ledger ledger, access log {'on' if args.access_log else 'off'}")
         header = f"{'requests/s':<34} {'c':>3}" + "".join(f" {n:>9}" for n in columns)
         ratios = [n for n in columns if n != "anvil" and "anvil" in servers]
         header += "".join(f" {n + '/anvil':>13}" for n in ratios)

@@ -8,8 +8,9 @@ comes from a cache).
 
 The server is this script with ``--serve``, in its own process tree: with ``--workers`` above 1
 it is the real supervisor (:mod:`ethread.server.workers`) forking its workers. Every request is
-debited from the ledger as in production: a SQLite file in a temporary directory by default,
-or the Redis named by ``--ledger``.
+debited from the ledger as in production: the default engine (a memory-mapped ``*.ledger``
+file) in a temporary directory, or the ledger named by ``--ledger`` (a ``*.sqlite3`` file, a
+Redis).
 
 The load generator (``bench_load.py``'s keep-alive asyncio client, one process) runs on the
 same machine and takes CPU from the same cores as the workers: on a 2-core machine two
@@ -34,6 +35,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_load import KEY, http_request, rpc, run_load, stop_process
+
+from ethread.server.ledger import ledger_engine
 
 
 def serve(workers: int, ledger: str) -> None:
@@ -98,7 +101,7 @@ def main() -> None:
     parser.add_argument("--max-requests", type=int, default=200_000, help="per scenario")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
-    parser.add_argument("--ledger", help="default: a SQLite file in a temporary directory")
+    parser.add_argument("--ledger", help="default: a *.ledger file in a temporary directory")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve-workers", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -110,10 +113,10 @@ def main() -> None:
 
         uvloop.install()
     with tempfile.TemporaryDirectory(prefix="ethread-bench-") as scratch:
-        ledger = args.ledger or str(Path(scratch) / "credits.sqlite3")
+        ledger = args.ledger or str(Path(scratch) / "credits.ledger")
         print(f"{os.cpu_count()} CPUs shared by the server and this load generator; load "
               f"average {os.getloadavg()[0]:.1f} at start; ledger "
-              f"{'Redis' if ledger.startswith('redis') else 'SQLite'}; "
+              f"{ledger_engine(ledger)}; "
               f"{args.seconds} s per scenario")
         print(f"{'method':<12} {'workers':>7} {'c':>4} {'req/s':>9} {'p50 ms':>8} "
               f"{'p99 ms':>8}")

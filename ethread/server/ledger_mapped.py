@@ -78,6 +78,8 @@ TAG_A, TAG_B, DAY, USED, EMPTY_AT = range(5)
 INT64_MAX = (1 << 63) - 1
 SECONDS_PER_DAY = 86_400
 
+flock = fcntl.flock
+LOCK_EX, LOCK_UN = fcntl.LOCK_EX, fcntl.LOCK_UN
 _log = logging.getLogger(__name__)
 _open_ledgers: weakref.WeakSet[MappedLedger] = weakref.WeakSet()
 
@@ -258,35 +260,45 @@ class MappedLedger:
                need: int = 0) -> Refusal | None:
         """Charge atomically under the file's lock; see :meth:`Ledger.charge`."""
         now = self._clock()
-        day, day_ends = self._today(now)
+        day, day_ends = self._when
+        if now >= day_ends:
+            day, day_ends = self._today(now)
         with self._lock:
             fd = self._fd
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                flock(fd, LOCK_EX)
             except OSError as exc:
                 raise LedgerUnavailable(f"the credit ledger {self.path} failed: {exc}") from None
             try:
                 words = self._words
-                base = self._find(key_id, now, day, True)
+                place = self._places.get(key_id)
+                if (place is not None and words[place[0]] == place[1]
+                        and words[place[0] + TAG_B] == place[2]):
+                    base = place[0]
+                else:
+                    base = self._find(key_id, now, day, True)
                 current = words[base + DAY] == day
                 used = words[base + USED] if current else 0
-                level = 0.0
-                if rate is not None:
-                    level = min(rate, (now - self._reals[base + EMPTY_AT]) * rate)
+                if rate is None:
+                    level = 0.0
+                else:
+                    level = (now - self._reals[base + EMPTY_AT]) * rate
+                    if level > rate:
+                        level = rate
                     if level < need:
                         return rate_refusal(level - need, rate)
-                if used + cost > daily_limit or used + cost > INT64_MAX:
-                    return Refusal(DAILY_LIMIT_REACHED,
-                                   max(1, math.ceil(day_ends - now)))
+                used += cost
+                if used > daily_limit or used > INT64_MAX:
+                    return Refusal(DAILY_LIMIT_REACHED, max(1, math.ceil(day_ends - now)))
                 if not current:
                     words[base + USED] = 0
                     words[base + DAY] = day
-                words[base + USED] = used + cost
+                words[base + USED] = used
                 if rate is not None:
                     self._reals[base + EMPTY_AT] = now - (level - cost) / rate
                 return None
             finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+                flock(fd, LOCK_UN)
 
     def used(self, key_id: str) -> int:
         """Credits the key has spent today (UTC)."""
