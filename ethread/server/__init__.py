@@ -6,7 +6,8 @@ websockets. The pieces, each in its own module:
 - :mod:`.config`: networks, keys, limits (from flags or a TOML file);
 - :mod:`.auth`: API keys, constant-time lookup, masking;
 - :mod:`.credits`: the price of each method and admission against a key's balance and rate;
-  :mod:`.ledger_sqlite` and :mod:`.ledger_redis`: the ledger those live in;
+  :mod:`.ledger_mapped`, :mod:`.ledger_sqlite` and :mod:`.ledger_redis`: the ledger those
+  live in;
 - :mod:`.networks`: opening backends, routing by port and Host;
 - :mod:`.service`: what every request needs (networks, keys, billing, the request
   pipelines of :mod:`ethread.codec.pipeline`); :mod:`.asgi`: the ASGI shapes;
