@@ -69,6 +69,17 @@ def test_the_ledger_path_picks_the_engine() -> None:
     assert ServerConfig().ledger == DEFAULT_LEDGER and ledger_engine(DEFAULT_LEDGER) == "mapped"
 
 
+def test_more_keys_than_a_mapped_ledger_holds_are_refused_at_start() -> None:
+    from ethread.server import ConfigError, KeyConfig
+    from ethread.server.config import validate
+    from ethread.server.ledger_mapped import DEFAULT_SLOTS
+
+    keys = tuple(KeyConfig(key=f"key{i}") for i in range(DEFAULT_SLOTS + 1))
+    with pytest.raises(ConfigError, match="holds 65,536 keys a day"):
+        validate(ServerConfig(keys=keys, ledger="credits.ledger"))
+    assert validate(ServerConfig(keys=keys, ledger="credits.sqlite3")).keys == keys
+
+
 def test_many_processes_spend_the_balance_exactly_once(tmp_path: Path) -> None:
     path = str(tmp_path / "credits.ledger")
     counts = _charge_in_processes(path, processes=4, attempts=60, limit=8_000)

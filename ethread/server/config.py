@@ -309,6 +309,7 @@ def validate(config: ServerConfig) -> ServerConfig:
         declared.check(getattr(_section_of(config, declared.section), declared.name),
                        f"{declared.section}.{declared.name}")
     _check_ledger(config.ledger)
+    _check_ledger_room(config)
     _check_workers(config)
     return config
 
@@ -329,6 +330,20 @@ def _check_ledger(ledger: str) -> None:
         problem = check_redis_url(ledger)
         if problem is not None:
             raise ConfigError(f"ledger: {problem}")
+
+
+def _check_ledger_room(config: ServerConfig) -> None:
+    """A mapped ledger holds a fixed number of keys a day: more configured keys than that would
+    be refused one by one once it fills, so they are refused at start instead."""
+    from .ledger import ledger_engine
+
+    if ledger_engine(config.ledger) != "mapped":
+        return
+    from .ledger_mapped import DEFAULT_SLOTS
+
+    if len(config.keys) > DEFAULT_SLOTS:
+        raise ConfigError(f"{len(config.keys)} keys, but a *.ledger file holds {DEFAULT_SLOTS:,} "
+                          f"keys a day: use a SQLite ledger (*.sqlite3) or Redis")
 
 
 def _check_workers(config: ServerConfig) -> None:
