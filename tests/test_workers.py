@@ -125,10 +125,14 @@ def test_two_workers_on_one_file_spend_a_balance_exactly_once(tmp_path: Path,
         assert len(workers) == 2
         before = {pid: _cpu_ticks(pid) for pid in workers}
         answers = _hammer([(server.host, server.port)], total=300, connections=16)
+        # a few thousand more, all refused, so that each worker's share shows in its CPU
+        # ticks (the 300 take a few milliseconds, below the clock's 10 ms tick)
+        refused = _hammer([(server.host, server.port)], total=3000, connections=16)
         busy = {pid: _cpu_ticks(pid) - before[pid] for pid in workers}
         code, err = server.stop()
     assert code == 0, err
     _assert_exactly_100(answers)
+    assert {status for _, status, _ in refused} == {429}
     assert all(ticks > 0 for ticks in busy.values()), f"a worker did nothing: {busy}"
     stored = open_ledger(str(ledger))
     try:
