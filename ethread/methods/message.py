@@ -53,6 +53,7 @@ from ..forks import fork_at_least
 from ..lru import LRU
 from ..models import AccessListEntry, BlockOverrides, BlockRef, CallRequest, StateOverride
 from . import interrupt
+from .call_vm import lean_vm_class
 from .overrides import (
     apply_state_overrides,
     check_block_overrides,
@@ -492,7 +493,7 @@ def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *
         evm_header = override_header(evm_header, block_overrides)
     number, timestamp = evm_header.block_number, evm_header.timestamp
     fork = config.fork_at(number, timestamp)
-    vm_class = config.vm_class(number, timestamp)
+    vm_class = lean_vm_class(config.vm_class(number, timestamp))
     if state_override:
         active: Any = vm_class.get_state_class().computation_class.get_precompiles()
         check_state_overrides(state_override, active)

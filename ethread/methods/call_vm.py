@@ -1,0 +1,219 @@
+"""py-evm's virtual machines for running messages (eth_call, gas estimation, access lists),
+with an account database and an interpreter loop that do less per message than py-evm's.
+
+A message on a kept state is run on a snapshot that is reverted afterwards (see
+:mod:`.message`), and py-evm's account database forgets every decoded account when a
+snapshot is reverted: each message then decodes the sender's and the callee's accounts from
+RLP again, builds their changed copies field by field, and encodes them again, which costs
+more than a simple contract's opcodes. :class:`LeanAccountDB` keeps what it decodes and
+encodes in two bounded tables shared by every state (an account is an immutable value, so
+the same bytes always decode to an equal account and back), changes one field without
+py-evm's generic copy, and reads code without the witness bookkeeping (a frozen copy of every
+trie key read so far, taken at each code read) that only block witnesses use.
+
+It writes exactly what py-evm's database writes (the same RLP under the same keys, through
+the same journal), so state roots, snapshots and reverts behave the same.
+
+:class:`LeanComputation` runs py-evm's own opcodes with py-evm's loop, but charges the fixed
+gas of a plain opcode (py-evm's ``_FastOpcode``: most of them) in the loop itself instead of
+through three nested calls, and binds the stack's methods when a computation is made instead
+of on first use through a property that asks asyncio whether each is a coroutine. Opcodes of
+any other kind (dynamic gas, the interrupt's and the tracers' wrappers) are called as py-evm
+calls them, and with py-evm's DEBUG2 logging on the whole of py-evm's loop runs instead. The
+gas charged, the errors (the same exception with the same text) and their order are py-evm's.
+
+Only messages use these classes: blocks are executed and imported with py-evm's own.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from typing import Any
+
+import rlp
+from eth.constants import EMPTY_SHA3
+from eth.db.account import AccountDB
+from eth.exceptions import Halt, OutOfGas
+from eth.rlp.accounts import Account
+from eth.validation import validate_canonical_address, validate_uint64, validate_uint256
+from eth.vm.computation import BaseComputation
+from eth.vm.gas_meter import GasMeter
+from eth.vm.interrupt import MissingBytecode
+from eth.vm.logic.invalid import InvalidOpcode
+from eth.vm.opcode import _FastOpcode
+from eth_typing import Address
+
+MAX_KEPT_ACCOUNTS = 1 << 14
+"""Entries in each of the two tables (decoded accounts by their RLP, and RLP by account
+fields) before a table is emptied and filled again: a few MB at most."""
+
+_decoded: dict[bytes, Account] = {}
+_encoded: dict[tuple[int, int, bytes, bytes], bytes] = {}
+_tables_lock = threading.Lock()
+"""Taken only to empty a full table (a lookup or an insert of one entry is atomic)."""
+
+
+def decode_account(encoded: bytes) -> Account:
+    """The account ``encoded`` holds (py-evm's RLP decoding, once per distinct encoding)."""
+    account = _decoded.get(encoded)
+    if account is None:
+        account = rlp.decode(encoded, sedes=Account)
+        if len(_decoded) >= MAX_KEPT_ACCOUNTS:
+            with _tables_lock:
+                _decoded.clear()
+        _decoded[encoded] = account
+    return account
+
+
+def encode_account(account: Account) -> bytes:
+    """The RLP of ``account`` (py-evm's encoding, once per distinct account)."""
+    key = (account.nonce, account.balance, account.storage_root, account.code_hash)
+    encoded = _encoded.get(key)
+    if encoded is None:
+        encoded = rlp.encode(account, sedes=Account)
+        if len(_encoded) >= MAX_KEPT_ACCOUNTS:
+            with _tables_lock:
+                _encoded.clear()
+        _encoded[key] = encoded
+    return encoded
+
+
+class LeanAccountDB(AccountDB):
+    """py-evm's account database with shared decoding and encoding tables (see the module
+    docstring); everything it stores is what py-evm's stores."""
+
+    def _get_account(self, address: Address, from_journal: bool = True) -> Account:
+        if from_journal:
+            cached = self._account_cache.get(address)
+            if cached is not None:
+                return cached
+        encoded = self._get_encoded_account(address, from_journal)
+        account = decode_account(encoded) if encoded else Account()
+        if from_journal:
+            self._account_cache[address] = account
+        return account
+
+    def _set_account(self, address: Address, account: Account) -> None:
+        self._account_cache[address] = account
+        self._journaltrie[address] = encode_account(account)
+
+    def set_nonce(self, address: Address, nonce: int) -> None:
+        validate_canonical_address(address, title="Storage Address")
+        validate_uint64(nonce, title="Nonce")
+        account = self._get_account(address)
+        self._set_account(address, Account(nonce, account.balance, account.storage_root,
+                                           account.code_hash))
+
+    def set_balance(self, address: Address, balance: int) -> None:
+        validate_canonical_address(address, title="Storage Address")
+        validate_uint256(balance, title="Account Balance")
+        account = self._get_account(address)
+        self._set_account(address, Account(account.nonce, balance, account.storage_root,
+                                           account.code_hash))
+
+    def get_code(self, address: Address) -> bytes:
+        validate_canonical_address(address, title="Storage Address")
+        code_hash = self.get_code_hash(address)
+        if code_hash == EMPTY_SHA3:
+            return b""
+        try:
+            code: bytes = self._journaldb[code_hash]
+        except KeyError:
+            raise MissingBytecode(code_hash) from KeyError
+        return code
+
+
+FastOpcodes = dict[int, tuple[int, Any, str]]
+"""A computation class's plain opcodes: value -> (fixed gas, logic, mnemonic)."""
+
+
+def _fast_opcodes(cls: Any) -> FastOpcodes | None:
+    """The plain opcodes of ``cls`` (worked out once per class, kept on it: tracers' classes
+    made per request go away with their class), or None when the loop must be py-evm's."""
+    kept: FastOpcodes | None = cls.__dict__.get("_fast_opcodes")
+    if kept is None:
+        kept = {}
+        if cls.consume_gas is BaseComputation.consume_gas:  # no class charges gas its own way
+            for value, opcode in cls.opcodes.items():
+                if type(opcode) is _FastOpcode:
+                    kept[value] = (opcode.gas_cost, opcode.logic_fn, opcode.mnemonic)
+        cls._fast_opcodes = kept
+    return kept
+
+
+class LeanComputation:
+    """Put before a fork's computation class: the loop of the module docstring."""
+
+    _stack: Any
+    _gas_meter: Any
+
+    def __init__(self, state: Any, message: Any, transaction_context: Any) -> None:
+        super().__init__(state, message, transaction_context)  # type: ignore[call-arg]
+        stack = self._stack  # what py-evm's cached properties would bind on first use
+        self.stack_pop_ints = stack.pop_ints
+        self.stack_pop_bytes = stack.pop_bytes
+        self.stack_pop_any = stack.pop_any
+        self.stack_pop1_int = stack.pop1_int
+        self.stack_pop1_bytes = stack.pop1_bytes
+        self.stack_pop1_any = stack.pop1_any
+        self.stack_push_int = stack.push_int
+        self.stack_push_bytes = stack.push_bytes
+
+    @classmethod
+    def apply_computation(cls, state: Any, message: Any, transaction_context: Any,
+                          parent_computation: Any = None) -> Any:
+        """py-evm's ``apply_computation`` with the plain opcodes' gas charged in the loop."""
+        base: Any = super()
+        if BaseComputation.logger.show_debug2 or GasMeter.logger.show_debug2:
+            return base.apply_computation(state, message, transaction_context, parent_computation)
+        fast = _fast_opcodes(cls)
+        kind: Any = cls
+        with kind(state, message, transaction_context) as computation:
+            if computation.is_origin_computation:
+                computation.contracts_created = []
+                if message.is_create:  # initcode gas from Shanghai (CREATE opcodes charge their own)
+                    kind.consume_initcode_gas_cost(computation)
+            if parent_computation is not None:
+                computation.contracts_created = parent_computation.contracts_created
+            if message.is_create:
+                computation.contracts_created.append(message.storage_address)
+            precompile = computation.precompiles.get(message.code_address)
+            if precompile is not None:
+                if not message.is_delegation:
+                    precompile(computation)
+                return computation
+            opcodes = computation.opcodes
+            meter = computation._gas_meter
+            for value in computation.code:
+                plain = fast.get(value) if fast else None
+                try:
+                    if plain is not None:
+                        cost, logic, mnemonic = plain
+                        remaining = meter.gas_remaining
+                        if cost > remaining:  # GasMeter.consume_gas's check and words
+                            raise OutOfGas(f"Out of gas: Needed {cost} - Remaining {remaining} "
+                                           f"- Reason: {mnemonic}")
+                        meter.gas_remaining = remaining - cost
+                        logic(computation)
+                    else:
+                        try:
+                            opcode = opcodes[value]
+                        except KeyError:
+                            opcode = InvalidOpcode(value)
+                        opcode(computation=computation)
+                except Halt:
+                    break
+        return computation
+
+
+@lru_cache(maxsize=64)
+def lean_vm_class(vm_class: Any) -> Any:
+    """``vm_class`` with a state class whose accounts live in a :class:`LeanAccountDB` and
+    whose messages run in a :class:`LeanComputation`."""
+    state = vm_class.get_state_class()
+    computation = state.computation_class
+    lean_computation = type(computation.__name__, (LeanComputation, computation), {})
+    lean = state.configure(__name__=state.__name__, account_db_class=LeanAccountDB,
+                           computation_class=lean_computation)
+    return vm_class.configure(__name__=vm_class.__name__, _state_class=lean)

@@ -1,0 +1,201 @@
+"""The virtual machines messages run on (:mod:`ethread.methods.call_vm`) answer what py-evm's
+own classes answer: the same output, gas, errors and error texts for every kind of message on
+every fork, and an account database that writes the same state (reads, snapshots, reverts and
+state roots) as py-evm's.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+import rlp
+from eth.constants import BLANK_ROOT_HASH
+from eth.db.account import AccountDB
+from eth.db.atomic import AtomicDB
+from eth.rlp.accounts import Account
+from eth_typing import Address
+
+from ethread.devchain.contracts import assemble
+from ethread.forks import fork_at_least
+from ethread.methods import message as message_module
+from ethread.methods.call_vm import LeanAccountDB, decode_account, encode_account, lean_vm_class
+from ethread.methods.message import CallStates, Rejected, execution, gas_for
+from ethread.models import CallRequest
+
+from .test_call_direct import FORKS, _chain, _requests
+
+FAILING_CODES = (
+    bytes([0x01]),                          # ADD on an empty stack: stack underflow
+    bytes([0x60, 0x05, 0x56]),              # JUMP to a byte that is no JUMPDEST
+    bytes([0xFE]),                          # INVALID
+    bytes([0x0C]),                          # an opcode no fork defines
+    assemble(*[item for _ in range(40) for item in (1, "POP")], 0, 0, "RETURN"),  # plain opcodes
+    assemble(1, 0, "SSTORE", 0, 0, "RETURN"),      # a write (static gas plus SSTORE's own)
+)
+"""Creation code run as the message itself: each stops in its own way."""
+
+
+def _outcome(run: Any, gas: int, as_transaction: bool) -> tuple[Any, ...]:
+    try:
+        outcome = run.run(gas, as_transaction=as_transaction)
+    except Rejected as exc:
+        return ("rejected", exc.message, exc.intrinsic)
+    error = outcome.error
+    return (outcome.output.hex(), outcome.gas_used, outcome.peak_gas_used,
+            type(error).__name__, str(error) if error is not None else None)
+
+
+def _answers(backend: Any, requests: list[CallRequest], gas_limit: int) -> list[Any]:
+    answers: list[Any] = []
+    for request in requests:
+        try:
+            with execution(backend, request, "latest", states=CallStates()) as run:
+                gas = gas_for(request, gas_limit)
+                answers.append((type(run.vm).get_state_class().account_db_class.__name__,
+                                _outcome(run, gas, False), _outcome(run, gas, True)))
+        except Exception as exc:  # refused before a run
+            answers.append(("refused", type(exc).__name__, str(exc)))
+    return answers
+
+
+@pytest.mark.parametrize("fork", FORKS)
+def test_messages_answer_what_py_evms_classes_answer(fork: str, monkeypatch: pytest.MonkeyPatch,
+                                                    ) -> None:
+    backend, chain, probe = _chain(fork)
+    header = backend.header_by_hash(backend.canonical_hash(1))  # type: ignore[arg-type]
+    assert header is not None
+    requests = _requests(fork, chain, probe)
+    for code in FAILING_CODES:
+        requests.append(CallRequest(data=code))
+    burner = FAILING_CODES[4]
+    zeros = burner.count(0)
+    per_byte = 16 if fork_at_least(fork, "istanbul") else 68
+    intrinsic = ((21_000 if fork == "frontier" else 53_000) + 4 * zeros
+                 + per_byte * (len(burner) - zeros))
+    if fork_at_least(fork, "shanghai"):
+        intrinsic += 2 * ((len(burner) + 31) // 32)  # the initcode's words
+    for extra in range(0, 240, 20):  # out of gas at each of the plain opcodes in turn
+        requests.append(CallRequest(data=burner, gas=intrinsic + extra))
+    lean = _answers(backend, requests, header.gas_limit)
+    monkeypatch.setattr(message_module, "lean_vm_class", lambda vm_class: vm_class)
+    reference = _answers(backend, requests, header.gas_limit)
+    assert {a[0] for a in lean if a[0] != "refused"} == {"LeanAccountDB"}
+    assert {a[0] for a in reference if a[0] != "refused"} == {"AccountDB"}
+    assert [a[1:] for a in lean] == [a[1:] for a in reference]
+    errors = {outcome[3] for a in lean if a[0] != "refused" for outcome in a[1:]
+              if outcome[0] != "rejected"}
+    # every way to stop ran: success, out of gas, a bad stack, a bad jump, an invalid opcode
+    assert {"NoneType", "OutOfGas", "InsufficientStack", "InvalidJumpDestination",
+            "InvalidInstruction"} <= errors, errors
+    texts = {outcome[4] for a in lean if a[0] != "refused" for outcome in a[1:]
+             if outcome[0] != "rejected"}
+    assert any(t and t.startswith("Out of gas") and t.endswith(("PUSH1", "POP"))
+               for t in texts), texts
+
+
+def test_lean_classes_are_made_once_per_fork_class() -> None:
+    from eth.vm.forks import CancunVM
+
+    lean = lean_vm_class(CancunVM)
+    assert lean_vm_class(CancunVM) is lean
+    state = lean.get_state_class()
+    assert state.account_db_class is LeanAccountDB
+    assert issubclass(state.computation_class, CancunVM.get_state_class().computation_class)
+
+
+def _random_account(rng: random.Random) -> Account:
+    return Account(rng.choice((0, 1, rng.getrandbits(64))),
+                   rng.choice((0, 1, 10**18, rng.getrandbits(256))),
+                   rng.choice((BLANK_ROOT_HASH, rng.randbytes(32))),
+                   rng.randbytes(32))
+
+
+def test_account_tables_agree_with_rlp() -> None:
+    rng = random.Random(7)
+    for _ in range(500):
+        account = _random_account(rng)
+        encoded = rlp.encode(account, sedes=Account)
+        assert encode_account(account) == encoded
+        assert encode_account(account) == encoded  # kept
+        decoded = decode_account(encoded)
+        assert tuple(decoded) == tuple(account)
+        assert decode_account(encoded) is decoded
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lean_account_db_writes_what_py_evms_writes(seed: int) -> None:
+    """The same random reads, writes, snapshots, reverts and commits on both databases, from
+    the same stored state: every read and every state root the same, and the same stored
+    nodes once persisted."""
+    rng = random.Random(seed)
+    addresses = [Address(rng.randbytes(20)) for _ in range(6)]
+    seed_db = AtomicDB()
+    setup = AccountDB(seed_db)
+    for address in addresses[:4]:
+        setup.set_balance(address, rng.getrandbits(80))
+        setup.set_nonce(address, rng.randrange(5))
+        setup.set_code(address, rng.randbytes(rng.randrange(1, 40)))
+        setup.set_storage(address, 1, rng.getrandbits(64))
+    setup.persist()
+    root = setup.state_root
+    dbs = [AtomicDB(), AtomicDB()]
+    for db in dbs:
+        for key, value in seed_db.wrapped_db.kv_store.items():  # type: ignore[attr-defined]
+            db[key] = value
+    plain, lean = AccountDB(dbs[0], root), LeanAccountDB(dbs[1], root)
+    checkpoints: list[tuple[Any, Any]] = []
+    for _ in range(300):
+        address = rng.choice(addresses)
+        step = rng.randrange(12)
+        if step == 0:
+            value = rng.getrandbits(90)
+            plain.set_balance(address, value)
+            lean.set_balance(address, value)
+        elif step == 1:
+            plain.increment_nonce(address)
+            lean.increment_nonce(address)
+        elif step == 2:
+            code = rng.randbytes(rng.randrange(0, 30))
+            plain.set_code(address, code)
+            lean.set_code(address, code)
+        elif step == 3:
+            slot, value = rng.randrange(4), rng.getrandbits(70)
+            plain.set_storage(address, slot, value)
+            lean.set_storage(address, slot, value)
+        elif step == 4:
+            plain.touch_account(address)
+            lean.touch_account(address)
+        elif step == 5 and rng.random() < 0.3:
+            plain.delete_account(address)
+            lean.delete_account(address)
+        elif step == 6:
+            checkpoints.append((plain.record(), lean.record()))
+        elif step == 7 and checkpoints:
+            ours, theirs = checkpoints.pop()
+            plain.discard(ours)
+            lean.discard(theirs)
+        elif step == 8 and checkpoints:
+            ours, theirs = checkpoints.pop()
+            plain.commit(ours)
+            lean.commit(theirs)
+        elif step == 9:
+            nonce = rng.randrange(2**64 - 1)
+            plain.set_nonce(address, nonce)
+            lean.set_nonce(address, nonce)
+        assert ([plain.get_balance(a) for a in addresses], [plain.get_nonce(a) for a in addresses],
+                [plain.get_code(a) for a in addresses], [plain.get_storage(a, 1) for a in addresses],
+                [plain.account_exists(a) for a in addresses]) == (
+                [lean.get_balance(a) for a in addresses], [lean.get_nonce(a) for a in addresses],
+                [lean.get_code(a) for a in addresses], [lean.get_storage(a, 1) for a in addresses],
+                [lean.account_exists(a) for a in addresses])
+    while checkpoints:
+        ours, theirs = checkpoints.pop()
+        plain.commit(ours)
+        lean.commit(theirs)
+    assert plain.make_state_root() == lean.make_state_root()
+    plain.persist()
+    lean.persist()
+    assert plain.state_root == lean.state_root
+    assert dbs[0].wrapped_db.kv_store == dbs[1].wrapped_db.kv_store  # type: ignore[attr-defined]
