@@ -33,6 +33,9 @@ FAILING_CODES = (
     bytes([0x0C]),                          # an opcode no fork defines
     assemble(*[item for _ in range(40) for item in (1, "POP")], 0, 0, "RETURN"),  # plain opcodes
     assemble(1, 0, "SSTORE", 0, 0, "RETURN"),      # a write (static gas plus SSTORE's own)
+    bytes([0x60, 0x01] * 1025),             # the 1025th push: a full stack
+    assemble(2, 3, "SWAP1", "DUP2", "ADD", "MUL", 0, "MSTORE", 32, 0, "RETURN"),
+    bytes([0x61, 0x01]),                    # PUSH2 past the end of the code: zero-padded
 )
 """Creation code run as the message itself: each stops in its own way."""
 
@@ -88,7 +91,7 @@ def test_messages_answer_what_py_evms_classes_answer(fork: str, monkeypatch: pyt
               if outcome[0] != "rejected"}
     # every way to stop ran: success, out of gas, a bad stack, a bad jump, an invalid opcode
     assert {"NoneType", "OutOfGas", "InsufficientStack", "InvalidJumpDestination",
-            "InvalidInstruction"} <= errors, errors
+            "InvalidInstruction", "FullStack"} <= errors, errors
     texts = {outcome[4] for a in lean if a[0] != "refused" for outcome in a[1:]
              if outcome[0] != "rejected"}
     assert any(t and t.startswith("Out of gas") and t.endswith(("PUSH1", "POP"))

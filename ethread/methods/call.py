@@ -16,7 +16,7 @@ from eth import exceptions as vm_errors
 from ..errors import ExecutionFailed, ExecutionReverted
 from ..models import BlockOverrides, BlockRef, CallRequest, StateOverride
 from ..validation import check_data, check_instance
-from .message import CallStates, ExecutableChain, Outcome, Rejected, execution, gas_for
+from .message import CallStates, ExecutableChain, Outcome, Rejected, gas_for, prepare
 from .resolve import require_header
 
 __all__ = ["CallStates", "ExecutableChain", "call", "decode_revert_reason", "raise_for_outcome",
@@ -73,12 +73,14 @@ def call(backend: ExecutableChain, request: CallRequest, block: BlockRef, states
     check_instance(request, CallRequest, "request")
     header = require_header(backend, block)
     gas = gas_for(request, header.gas_limit)
-    with execution(backend, request, block, states=states, state_override=state_override,
-                   block_overrides=block_overrides, timeout=timeout) as run:
-        try:
-            outcome = run.run(gas)
-        except Rejected as exc:
-            raise ExecutionFailed(f"err: {exc.message} (supplied gas {gas})") from None
+    run = prepare(backend, request, block, states=states, state_override=state_override,
+                  block_overrides=block_overrides, timeout=timeout, header=header)
+    try:
+        outcome = run.run(gas)
+    except Rejected as exc:
+        raise ExecutionFailed(f"err: {exc.message} (supplied gas {gas})") from None
+    finally:
+        run.release()
     raise_for_outcome(outcome)
     return outcome.output
 

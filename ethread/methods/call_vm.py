@@ -34,14 +34,16 @@ from typing import Any
 import rlp
 from eth.constants import EMPTY_SHA3
 from eth.db.account import AccountDB
-from eth.exceptions import Halt, OutOfGas
+from eth.exceptions import FullStack, Halt, InsufficientStack, OutOfGas
 from eth.rlp.accounts import Account
 from eth.validation import validate_canonical_address, validate_uint64, validate_uint256
 from eth.vm.computation import BaseComputation
 from eth.vm.gas_meter import GasMeter
 from eth.vm.interrupt import MissingBytecode
+from eth.vm.logic import stack as stack_logic
 from eth.vm.logic.invalid import InvalidOpcode
 from eth.vm.opcode import _FastOpcode
+from eth.vm.stack import Stack, to_int
 from eth_typing import Address
 
 MAX_KEPT_ACCOUNTS = 1 << 14
@@ -124,6 +126,44 @@ class LeanAccountDB(AccountDB):
         return code
 
 
+def _push(size: int) -> Any:
+    """py-evm's PUSH<size> (``push_XX``: the next ``size`` code bytes, zero-padded past the
+    end, pushed as bytes) without its three nested calls and its check of the pushed length."""
+
+    def push(computation: Any) -> None:
+        code = computation.code
+        start = code.program_counter
+        code.program_counter = start + size
+        value = code._raw_code_bytes[start:start + size]
+        if len(value) != size:
+            value = value.ljust(size, b"\x00")
+        values = computation._stack.values
+        if len(values) > 1023:
+            raise FullStack("Stack limit reached")
+        values.append(value)
+
+    return push
+
+
+_LEAN_LOGIC = {getattr(stack_logic, f"push{size}"): _push(size) for size in range(33)}
+"""py-evm's logic functions with a lean equivalent, by the function."""
+
+
+class LeanStack(Stack):
+    """py-evm's stack with ``pop_ints`` done in one pass (the same items, order and errors)."""
+
+    __slots__ = ()
+
+    def pop_ints(self, num_items: int) -> tuple[int, ...]:
+        values = self.values
+        if num_items > len(values):
+            raise InsufficientStack(f"Wanted {num_items} stack items, only had {len(values)}")
+        popped = values[-num_items:]  # (py-evm's slice, whatever num_items is)
+        del values[-num_items:]
+        popped.reverse()
+        return tuple([item if item.__class__ is int else to_int(item) for item in popped])
+
+
 FastOpcodes = dict[int, tuple[int, Any, str]]
 """A computation class's plain opcodes: value -> (fixed gas, logic, mnemonic)."""
 
@@ -137,7 +177,8 @@ def _fast_opcodes(cls: Any) -> FastOpcodes | None:
         if cls.consume_gas is BaseComputation.consume_gas:  # no class charges gas its own way
             for value, opcode in cls.opcodes.items():
                 if type(opcode) is _FastOpcode:
-                    kept[value] = (opcode.gas_cost, opcode.logic_fn, opcode.mnemonic)
+                    logic = _LEAN_LOGIC.get(opcode.logic_fn, opcode.logic_fn)
+                    kept[value] = (opcode.gas_cost, logic, opcode.mnemonic)
         cls._fast_opcodes = kept
     return kept
 
@@ -150,7 +191,8 @@ class LeanComputation:
 
     def __init__(self, state: Any, message: Any, transaction_context: Any) -> None:
         super().__init__(state, message, transaction_context)  # type: ignore[call-arg]
-        stack = self._stack  # what py-evm's cached properties would bind on first use
+        self._stack = stack = LeanStack()
+        # what py-evm's cached properties would bind on first use
         self.stack_pop_ints = stack.pop_ints
         self.stack_pop_bytes = stack.pop_bytes
         self.stack_pop_any = stack.pop_any

@@ -28,7 +28,6 @@ own, so nothing it changes can reach a later call.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -51,7 +50,7 @@ from ..backend import ConfigSource, StateSource
 from ..errors import ExecutionFailed, StateUnavailable
 from ..forks import fork_at_least
 from ..lru import LRU
-from ..models import AccessListEntry, BlockOverrides, BlockRef, CallRequest, StateOverride
+from ..models import AccessListEntry, BlockOverrides, BlockRef, CallRequest, Header, StateOverride
 from . import interrupt
 from .call_vm import lean_vm_class
 from .overrides import (
@@ -160,47 +159,77 @@ class CallStates:
 
     def __init__(self, max_states: int = 16, per_block: int = 4) -> None:
         self._states: LRU[tuple[int, bytes, bool], list[Any]] = LRU(max_states)
-        self._headers: LRU[tuple[int, bytes], Any] = LRU(4 * max_states)
-        """py-evm's decoded headers by (database, hash): decoding one costs more than a
-        simple call's opcodes."""
-        self._lock = threading.Lock()
+        self._blocks: LRU[tuple[int, bytes], BlockRules] = LRU(4 * max_states)
+        """What messages at a block share, by (database, hash): py-evm's decoded header
+        (decoding one costs more than a simple call's opcodes), the fork and its VM class."""
         self.per_block = per_block
 
-    def evm_header(self, chaindb: Any, block_hash: bytes) -> Any:
-        """py-evm's header of ``block_hash`` in ``chaindb`` (kept once read)."""
+    def block(self, chaindb: Any, block_hash: bytes, config: Any) -> BlockRules:
+        """The rules of block ``block_hash`` in ``chaindb`` (kept once worked out)."""
         key = (id(chaindb.db), block_hash)
-        header = self._headers.get(key)
-        if header is None:
-            header = chaindb.get_block_header_by_hash(Hash32(block_hash))
-            self._headers.put(key, header)
-        return header
+        rules = self._blocks.get(key)
+        if rules is None:
+            rules = BlockRules.of(chaindb.get_block_header_by_hash(Hash32(block_hash)), config)
+            self._blocks.put(key, rules)
+        return rules
+
+    def take(self, key: tuple[int, bytes, bool], build: Callable[[], Any],
+             ) -> tuple[Any, list[Any]]:
+        """A VM under ``key`` that no one else uses (a kept one, else a new one), and the
+        list to :meth:`give` it back to."""
+        idle = self._states.get(key)
+        if idle is None:
+            idle = self._states.get_or_put(key, list)
+        try:
+            vm = idle.pop()  # atomic: two threads never take the same VM
+        except IndexError:
+            vm = build()
+        return vm, idle
+
+    def give(self, idle: list[Any], vm: Any) -> None:
+        """Keep ``vm`` (taken with :meth:`take`) for the next message, up to ``per_block``."""
+        if len(idle) < self.per_block:
+            idle.append(vm)
 
     @contextmanager
     def vm_at(self, key: tuple[int, bytes, bool], build: Callable[[], Any]) -> Iterator[Any]:
-        """A VM under ``key`` that no one else uses (a kept one, else a new one)."""
-        idle = self._states.get_or_put(key, list)
-        with self._lock:
-            vm = idle.pop() if idle else None
-        if vm is None:
-            vm = build()
+        """A VM under ``key`` that no one else uses, kept again afterwards."""
+        vm, idle = self.take(key, build)
         try:
             yield vm
         finally:
-            with self._lock:
-                if len(idle) < self.per_block:
-                    idle.append(vm)
+            self.give(idle, vm)
 
     def clear(self) -> None:
         """Drop every kept state (when the chain changes under them)."""
         self._states.clear()
-        self._headers.clear()
+        self._blocks.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class BlockRules:
+    """py-evm's header of a block and the rules its messages run under."""
+
+    header: Any
+    fork: str
+    vm_class: Any
+    """The fork's VM class for messages (:func:`~.call_vm.lean_vm_class`)."""
+    base_fee: int | None
+
+    @classmethod
+    def of(cls, evm_header: Any, config: Any) -> BlockRules:
+        number, timestamp = evm_header.block_number, evm_header.timestamp
+        return cls(evm_header, config.fork_at(number, timestamp),
+                   lean_vm_class(config.vm_class(number, timestamp)),
+                   getattr(evm_header, "base_fee_per_gas", None))
 
 
 class Execution:
     """A message ready to run on one block's state; see the module docstring."""
 
     def __init__(self, vm: Any, message: Message, fork: str, london: bool,
-                 limit: interrupt.TimeLimit = interrupt.NO_LIMIT) -> None:
+                 limit: interrupt.TimeLimit = interrupt.NO_LIMIT,
+                 release: Callable[[], None] | None = None) -> None:
         self.vm = vm
         self.state = vm.state
         self.message = message
@@ -209,6 +238,14 @@ class Execution:
         self.limit = limit
         """When every run of this execution must stop (one limit for all of them: gas
         estimation's dozen runs share it, as geth's do)."""
+        self._release = release
+
+    def release(self) -> None:
+        """Hand the state back to the cache it came from (once; nothing for a state of its
+        own). The execution must not run again."""
+        release, self._release = self._release, None
+        if release is not None:
+            release()
 
     def with_access_list(self, access_list: tuple[AccessListEntry, ...]) -> Execution:
         """The same message on the same state, carrying ``access_list`` instead."""
@@ -475,29 +512,43 @@ def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *
     change the classes py-evm runs with); without ``states`` it is built afresh. Its runs stop
     with :class:`~ethread.errors.ExecutionAborted` ``timeout`` seconds from now (None: no
     limit, though a cancelled request still stops them)."""
+    run = prepare(backend, request, block, state_override=state_override,
+                  block_overrides=block_overrides, states=states, own_state=own_state,
+                  timeout=timeout)
+    try:
+        yield run
+    finally:
+        run.release()
+
+
+def prepare(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
+            state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
+            states: CallStates | None = None, own_state: bool = False,
+            timeout: float | None = None, header: Header | None = None) -> Execution:
+    """:func:`execution` without the context manager: the caller calls
+    :meth:`Execution.release` when done (``header``: the one ``block`` names, when the caller
+    has it already)."""
     limit = interrupt.TimeLimit.start(timeout)
-    header = require_header(backend, block)
+    if header is None:
+        header = require_header(backend, block)
     chaindb = backend.evm_database()
     config = backend.chain_config()
     if config is None:
         raise StateUnavailable("the backend does not know the chain's fork schedule")
     try:
         if states is not None:
-            evm_header = states.evm_header(chaindb, header.hash)
+            rules = states.block(chaindb, header.hash, config)
         else:
-            evm_header = chaindb.get_block_header_by_hash(Hash32(header.hash))
+            rules = BlockRules.of(chaindb.get_block_header_by_hash(Hash32(header.hash)), config)
     except Exception as exc:
         raise StateUnavailable(f"no state for block {header.number}") from exc
     if block_overrides is not None:
         check_block_overrides(block_overrides)
-        evm_header = override_header(evm_header, block_overrides)
-    number, timestamp = evm_header.block_number, evm_header.timestamp
-    fork = config.fork_at(number, timestamp)
-    vm_class = lean_vm_class(config.vm_class(number, timestamp))
+        rules = BlockRules.of(override_header(rules.header, block_overrides), config)
+    evm_header, fork, vm_class, base_fee = rules.header, rules.fork, rules.vm_class, rules.base_fee
     if state_override:
         active: Any = vm_class.get_state_class().computation_class.get_precompiles()
         check_state_overrides(state_override, active)
-    base_fee = getattr(evm_header, "base_fee_per_gas", None)
     message = to_message(request, base_fee, config.chain_id)
     check_fields_for_fork(request, fork, base_fee is not None, gas_for(request, header.gas_limit))
     zero_base_fee = base_fee is not None and message.gas_price == 0
@@ -522,11 +573,11 @@ def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *
         if blob_base_fee is not None:
             with_blob_base_fee(vm.state, blob_base_fee)
         apply_state_overrides(vm.state, state_override)
-        yield Execution(vm, message, fork, base_fee is not None, limit)
-        return
+        return Execution(vm, message, fork, base_fee is not None, limit)
     assert states is not None
-    with states.vm_at((id(chaindb.db), header.hash, zero_base_fee), build) as vm:
-        yield Execution(vm, message, fork, base_fee is not None, limit)
+    vm, idle = states.take((id(chaindb.db), header.hash, zero_base_fee), build)
+    return Execution(vm, message, fork, base_fee is not None, limit,
+                     release=lambda: states.give(idle, vm))
 
 
 def gas_for(request: CallRequest, block_gas_limit: int) -> int:
