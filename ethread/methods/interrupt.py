@@ -72,7 +72,9 @@ class BudgetSpent(BaseException):
 class _Running(threading.local):
     limit: TimeLimit | None = None
     budget_ends: float = 0.0
-    """When executions on this thread must hand back to their host (0: never)."""
+    """When executions on this thread may hand back to their host (0: never), on the wall
+    clock: past it, they do once the thread's CPU time is past ``budget_cpu_ends`` too."""
+    budget_cpu_ends: float = 0.0
 
 
 _running = _Running()
@@ -81,14 +83,19 @@ _running = _Running()
 @contextmanager
 def budget(seconds: float) -> Iterator[None]:
     """Executions started inside the block on this thread raise :class:`BudgetSpent` once
-    they run past ``seconds`` from now (a server trying a call on its event loop before
-    sending it to a thread)."""
-    outer = _running.budget_ends
-    _running.budget_ends = time.monotonic() + seconds
+    they have run for ``seconds`` of this thread's CPU time (a server trying a call on its
+    event loop before sending it to a thread). Time the thread spends waiting for a core on a
+    busy machine does not count: a call that was only kept waiting is not a long one, and
+    running it again elsewhere would only do its work twice. The wall clock, cheaper to read,
+    is checked first: the thread's CPU time is read only once it is past the budget too."""
+    running = _running
+    outer = running.budget_ends, running.budget_cpu_ends
+    running.budget_ends = time.monotonic() + seconds
+    running.budget_cpu_ends = time.thread_time() + seconds
     try:
         yield
     finally:
-        _running.budget_ends = outer
+        running.budget_ends, running.budget_cpu_ends = outer
 
 
 def check() -> None:
@@ -96,7 +103,7 @@ def check() -> None:
     execution running on this thread is past its limit or no longer wanted, and
     :class:`BudgetSpent` past its host's budget."""
     ends = _running.budget_ends
-    if ends and time.monotonic() > ends:
+    if ends and time.monotonic() > ends and time.thread_time() > _running.budget_cpu_ends:
         raise BudgetSpent  # first: the host runs it again, under its own limit
     limit = _running.limit
     if limit is not None and limit.deadline.expired():

@@ -10,12 +10,13 @@ The synchronous core blocks; the event loop must not. Four places, cheapest firs
    in memory, where they take microseconds and a thread hop would cost more than the work.
    :meth:`Execution.on_loop` is the policy the request pipeline is given;
 2. tried on the event loop first: a single eth_call (:data:`TRIED_ON_LOOP`) runs there under
-   a budget of :data:`LOOP_BUDGET_SECONDS` of EVM time; a call that is still running then
-   stops (its state reverted: :class:`~ethread.methods.interrupt.BudgetSpent`) and runs again
-   in the slow pool. Most calls take a few hundred microseconds, less than a hop to a thread
-   and back (two interpreter-lock hand-offs and a wake-up of the loop), and running in a
-   thread of the same process gains no parallelism; a long call costs the loop at most the
-   budget once;
+   a budget of :data:`LOOP_BUDGET_SECONDS` of the loop thread's CPU time (time spent waiting
+   for a core does not count: :func:`~ethread.methods.interrupt.budget`); a call that is still
+   running then stops (its state reverted: :class:`~ethread.methods.interrupt.BudgetSpent`)
+   and runs again in the slow pool. Most calls take one or two hundred microseconds, less
+   than a hop to a thread and back (two interpreter-lock hand-offs and a wake-up of the
+   loop), and running in a thread of the same process gains no parallelism; a long call
+   costs the loop at most the budget once;
 3. the *fast* pool: every other call, and other blocking work of the server (mining a demo
    block: :meth:`Execution.blocking`);
 4. the *slow* pool: calls that can run long (the eth_call family, eth_getLogs, eth_getProof), so that a
@@ -59,7 +60,7 @@ SLOW_METHODS = frozenset({"eth_call", "eth_estimateGas", "eth_createAccessList",
                           "eth_feeHistory", "eth_getFilterLogs", "eth_getFilterChanges"})
 TRIED_ON_LOOP = frozenset({"eth_call"})
 LOOP_BUDGET_SECONDS = 0.002
-"""EVM time a call tried on the event loop may take before it moves to the slow pool."""
+"""CPU time a call tried on the event loop may take before it moves to the slow pool."""
 LOOKUP_METHODS = frozenset({
     "eth_getBlockByHash", "eth_getBlockByNumber", "eth_getTransactionByHash",
     "eth_getTransactionByBlockHashAndIndex", "eth_getTransactionByBlockNumberAndIndex",
@@ -76,7 +77,7 @@ class Execution:
     def __init__(self, threads: int = 4, slow_threads: int = 16,
                  loop_budget: float = LOOP_BUDGET_SECONDS) -> None:
         self.loop_budget = loop_budget
-        """Seconds of EVM time a call tried on the loop may take (0: none is tried)."""
+        """Seconds of CPU time a call tried on the loop may take (0: none is tried)."""
         self.fast_pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="ethread-rpc")
         self.slow_pool = ThreadPoolExecutor(max(1, slow_threads),
                                             thread_name_prefix="ethread-slow")
