@@ -46,7 +46,7 @@ from eth.vm.opcode import _FastOpcode
 from eth.vm.stack import Stack, to_int
 from eth_typing import Address
 
-MAX_KEPT_ACCOUNTS = 1 << 14
+MAX_KEPT_ACCOUNTS = 1 << 13
 """Entries in each of the two tables (decoded accounts by their RLP, and RLP by account
 fields) before a table is emptied and filled again: a few MB at most."""
 
