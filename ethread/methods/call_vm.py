@@ -101,6 +101,7 @@ class LeanAccountDB(AccountDB):
         self._journaltrie[address] = encode_account(account)
 
     def set_nonce(self, address: Address, nonce: int) -> None:
+        """py-evm's, building the changed account directly."""
         validate_canonical_address(address, title="Storage Address")
         validate_uint64(nonce, title="Nonce")
         account = self._get_account(address)
@@ -108,6 +109,7 @@ class LeanAccountDB(AccountDB):
                                            account.code_hash))
 
     def set_balance(self, address: Address, balance: int) -> None:
+        """py-evm's, building the changed account directly."""
         validate_canonical_address(address, title="Storage Address")
         validate_uint256(balance, title="Account Balance")
         account = self._get_account(address)
@@ -115,6 +117,7 @@ class LeanAccountDB(AccountDB):
                                            account.code_hash))
 
     def get_code(self, address: Address) -> bytes:
+        """py-evm's, without noting the code for a block witness."""
         validate_canonical_address(address, title="Storage Address")
         code_hash = self.get_code_hash(address)
         if code_hash == EMPTY_SHA3:
@@ -155,6 +158,7 @@ class LeanStack(Stack):
     __slots__ = ()
 
     def pop_ints(self, num_items: int) -> tuple[int, ...]:
+        """The top ``num_items`` items as integers, the top first."""
         values = self.values
         if num_items > len(values):
             raise InsufficientStack(f"Wanted {num_items} stack items, only had {len(values)}")

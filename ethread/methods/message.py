@@ -218,6 +218,7 @@ class BlockRules:
 
     @classmethod
     def of(cls, evm_header: Any, config: Any) -> BlockRules:
+        """The rules of the block with py-evm's header ``evm_header`` under ``config``."""
         number, timestamp = evm_header.block_number, evm_header.timestamp
         return cls(evm_header, config.fork_at(number, timestamp),
                    lean_vm_class(config.vm_class(number, timestamp)),
