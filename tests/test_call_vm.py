@@ -36,6 +36,12 @@ FAILING_CODES = (
     bytes([0x60, 0x01] * 1025),             # the 1025th push: a full stack
     assemble(2, 3, "SWAP1", "DUP2", "ADD", "MUL", 0, "MSTORE", 32, 0, "RETURN"),
     bytes([0x61, 0x01]),                    # PUSH2 past the end of the code: zero-padded
+    bytes([0x60, 0x01, 0x81]),              # DUP2 of one item
+    bytes([0x60, 0x01, 0x91]),              # SWAP2 of one item
+    bytes([0x60, 0x01, 0x50, 0x50]),        # a second POP
+    bytes([0x60, 0x01, 0x80] * 512 + [0x80]),  # DUP1 past the stack's limit
+    assemble(1, 2, 3, "DUP3", "SWAP2", "POP", "ADD", "DUP1", "SWAP1", "SUB", 0, "MSTORE", 32, 0,
+             "RETURN"),
 )
 """Creation code run as the message itself: each stops in its own way."""
 

@@ -17,7 +17,8 @@ the same journal), so state roots, snapshots and reverts behave the same.
 :class:`LeanComputation` runs py-evm's own opcodes with py-evm's loop, but charges the fixed
 gas of a plain opcode (py-evm's ``_FastOpcode``: most of them) in the loop itself instead of
 through three nested calls, and binds the stack's methods when a computation is made instead
-of on first use through a property that asks asyncio whether each is a coroutine. Opcodes of
+of on first use through a property that asks asyncio whether each is a coroutine; PUSH, DUP,
+SWAP and POP work on the stack's list directly instead of through three nested calls. Opcodes of
 any other kind (dynamic gas, the interrupt's and the tracers' wrappers) are called as py-evm
 calls them, and with py-evm's DEBUG2 logging on the whole of py-evm's loop runs instead. The
 gas charged, the errors (the same exception with the same text) and their order are py-evm's.
@@ -40,7 +41,9 @@ from eth.validation import validate_canonical_address, validate_uint64, validate
 from eth.vm.computation import BaseComputation
 from eth.vm.gas_meter import GasMeter
 from eth.vm.interrupt import MissingBytecode
+from eth.vm.logic import duplication as duplication_logic
 from eth.vm.logic import stack as stack_logic
+from eth.vm.logic import swap as swap_logic
 from eth.vm.logic.invalid import InvalidOpcode
 from eth.vm.opcode import _FastOpcode
 from eth.vm.stack import Stack, to_int
@@ -148,7 +151,49 @@ def _push(size: int) -> Any:
     return push
 
 
-_LEAN_LOGIC = {getattr(stack_logic, f"push{size}"): _push(size) for size in range(33)}
+def _dup(position: int) -> Any:
+    """py-evm's DUP<position> (``Stack.dup``) on the stack's list itself."""
+
+    def dup(computation: Any) -> None:
+        values = computation._stack.values
+        if len(values) > 1023:
+            raise FullStack("Stack limit reached")
+        try:
+            values.append(values[-position])
+        except IndexError:
+            raise InsufficientStack(f"Insufficient stack items for DUP{position}") from None
+
+    return dup
+
+
+def _swap(position: int) -> Any:
+    """py-evm's SWAP<position> (``Stack.swap``) on the stack's list itself."""
+    index = -position - 1
+
+    def swap(computation: Any) -> None:
+        values = computation._stack.values
+        try:
+            values[-1], values[index] = values[index], values[-1]
+        except IndexError:
+            raise InsufficientStack(f"Insufficient stack items for SWAP{position}") from None
+
+    return swap
+
+
+def _pop(computation: Any) -> None:
+    """py-evm's POP (``Stack.pop1_any``) on the stack's list itself."""
+    try:
+        computation._stack.values.pop()
+    except IndexError:
+        raise InsufficientStack("Wanted 1 stack item, had none") from None
+
+
+_LEAN_LOGIC: dict[Any, Any] = {
+    **{getattr(stack_logic, f"push{size}"): _push(size) for size in range(33)},
+    **{getattr(duplication_logic, f"dup{n}"): _dup(n) for n in range(1, 17)},
+    **{getattr(swap_logic, f"swap{n}"): _swap(n) for n in range(1, 17)},
+    stack_logic.pop: _pop,
+}
 """py-evm's logic functions with a lean equivalent, by the function."""
 
 
