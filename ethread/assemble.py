@@ -42,28 +42,37 @@ def decode_block(raw: bytes, items: list[Any], senders: Sequence[Address]) -> Bl
     """A block model from its RLP (``raw``, already decoded into ``items``) and the senders
     execution recovered."""
     header = header_from_fields(items[0])
-    txs = []
-    for index, (item, sender) in enumerate(zip(items[1], senders, strict=True)):
-        tx, tx_hash = decode_transaction(item)
-        txs.append(
-            IncludedTransaction(
-                transaction=tx,
-                hash=tx_hash,
-                sender=sender,
-                block_hash=header.hash,
-                block_number=header.number,
-                index=index,
-                gas_price=effective_gas_price(tx, header.base_fee_per_gas),
-            )
+    return assemble_block(header, [decode_transaction(item) for item in items[1]], senders,
+                          items[2], items[3] if len(items) > 3 else None, len(raw))
+
+
+def assemble_block(header: Header, transactions: Sequence[tuple[Transaction, bytes]],
+                   senders: Sequence[Address], uncle_items: list[Any],
+                   withdrawal_items: list[Any] | None, size: int) -> Block:
+    """A block model from its decoded header, its transactions with their hashes, their
+    senders, and the decoded RLP of its uncles and withdrawals (None before Shanghai)."""
+    block_hash, number, base_fee = header.hash, header.number, header.base_fee_per_gas
+    txs = [
+        IncludedTransaction(
+            transaction=tx,
+            hash=tx_hash,
+            sender=sender,
+            block_hash=block_hash,
+            block_number=number,
+            index=index,
+            gas_price=effective_gas_price(tx, base_fee),
         )
-    uncles = tuple(header_from_fields(u) for u in items[2])
-    withdrawals = tuple(decode_withdrawal(w) for w in items[3]) if len(items) > 3 else None
+        for index, ((tx, tx_hash), sender) in enumerate(zip(transactions, senders, strict=True))
+    ]
+    uncles = tuple(header_from_fields(u) for u in uncle_items)
+    withdrawals = (tuple(decode_withdrawal(w) for w in withdrawal_items)
+                   if withdrawal_items is not None else None)
     return Block(
         header=header,
         transactions=tuple(txs),
         uncles=uncles,
         withdrawals=withdrawals,
-        size=len(raw),
+        size=size,
     )
 
 

@@ -9,19 +9,29 @@ neither stores a second copy of what the canonical bytes already say.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import rlp
 from eth_keys.datatypes import Signature
 from eth_keys.exceptions import BadSignature
+from eth_utils import keccak
 from rlp.codec import length_prefix
 
-from .assemble import build_receipts, decode_block
-from .encoding import DecodeError, encode_receipt, header_fields, signing_hash_of_item, transaction_item
+from .assemble import assemble_block, build_receipts
+from .encoding import (
+    DecodeError,
+    decode_transaction,
+    encode_receipt,
+    header_fields,
+    header_from_fields,
+    signing_hash_of_item,
+    transaction_item,
+    typed_transaction_from_fields,
+)
+from .fastrlp import Nested, decode_nested, item_spans, payload_span
 from .forks import ChainConfig
-from .models import Address, Block, Receipt
+from .models import Address, Block, Header, Receipt
 
 # --------------------------------------------------------------------------------------------
 # Blocks
@@ -49,19 +59,48 @@ def encode_list_of_encoded(items: Sequence[bytes]) -> bytes:
     return bytes(length_prefix(length, 0xC0)) + payload
 
 
-def block_from_parts(header_rlp: bytes, body_rlp: bytes, senders: Sequence[Address]) -> Block:
+def header_of_record(header_rlp: bytes) -> Header:
+    """The header a store holds in RLP, with its hash (keccak of these very bytes); decoded by
+    :mod:`ethread.fastrlp`, since ethread wrote the record itself."""
+    return header_from_fields(decode_nested(header_rlp), raw=header_rlp)
+
+
+def block_from_parts(header_rlp: bytes, body_rlp: bytes, senders: Sequence[Address],
+                     header: Header | None = None) -> Block:
     """A block model from its header RLP, its body RLP (``[txs, uncles, (withdrawals)]``) and
-    the senders recovered for its transactions."""
-    try:
-        header_items = rlp.decode(header_rlp)
-        body_items = rlp.decode(body_rlp)
-    except rlp.DecodingError as exc:
-        raise DecodeError(f"block RLP: {exc}") from None
-    if not isinstance(body_items, list) or len(body_items) not in (2, 3):
+    the senders recovered for its transactions, as a store holds them (decoded by
+    :mod:`ethread.fastrlp`); ``header``, when the caller has decoded ``header_rlp`` already.
+
+    Each transaction's hash is keccak of its bytes in the body (a legacy transaction's own
+    RLP, a typed one's envelope): nothing is encoded again."""
+    if header is None:
+        header = header_of_record(header_rlp)
+    body = decode_nested(body_rlp)
+    if not isinstance(body, list) or len(body) not in (2, 3):
         raise DecodeError("a block body is [transactions, uncles] or with withdrawals")
+    items = body[0]
+    if not isinstance(items, list):
+        raise DecodeError("a block body's transactions must be a list")
+    txs_start, txs_end = payload_span(body_rlp, payload_span(body_rlp)[0])
+    spans = item_spans(body_rlp, txs_start, txs_end)
+    transactions = []
+    for item, (start, end) in zip(items, spans, strict=True):
+        if isinstance(item, list):
+            transactions.append(decode_transaction(item, body_rlp[start:end]))
+        elif item:
+            transactions.append((typed_transaction_from_fields(item[0], decode_nested(item[1:])),
+                                 keccak(item)))
+        else:
+            raise DecodeError("empty typed transaction")
     size = rlp_list_length(len(header_rlp) + len(list_payload(body_rlp)))
-    block = decode_block(b"", [header_items, *body_items], senders)
-    return dataclasses.replace(block, size=size)
+    return assemble_block(header, transactions, senders, _as_list(body[1]),
+                          _as_list(body[2]) if len(body) > 2 else None, size)
+
+
+def _as_list(item: Nested) -> list[Nested]:
+    if not isinstance(item, list):
+        raise DecodeError("expected an RLP list")
+    return item
 
 
 def body_rlp(block: Block) -> bytes:
@@ -138,13 +177,19 @@ class ConsensusReceipt(NamedTuple):
     logs: tuple[ConsensusLog, ...]
 
 
-def decode_consensus_receipts(data: bytes) -> list[ConsensusReceipt]:
-    """Decode ``rlp([receipt, ...])`` where each receipt is a list (legacy) or a typed
-    envelope string."""
+def _strict_decode(data: bytes) -> Any:
     try:
-        items = rlp.decode(data)
+        return rlp.decode(data)
     except rlp.DecodingError as exc:
-        raise DecodeError(f"receipts RLP: {exc}") from None
+        raise DecodeError(f"RLP: {exc}") from None
+
+
+def decode_consensus_receipts(data: bytes, decode: Callable[[bytes], Any] = _strict_decode
+                              ) -> list[ConsensusReceipt]:
+    """Decode ``rlp([receipt, ...])`` where each receipt is a list (legacy) or a typed
+    envelope string. ``decode`` decodes RLP: pyrlp's strict decoder unless the caller wrote
+    the bytes itself (a store's record: :func:`~ethread.fastrlp.decode_nested`)."""
+    items = decode(data)
     if not isinstance(items, list):
         raise DecodeError("receipts must be an RLP list")
     out = []
@@ -152,10 +197,7 @@ def decode_consensus_receipts(data: bytes) -> list[ConsensusReceipt]:
         if isinstance(item, bytes):
             if not item:
                 raise DecodeError("empty typed receipt")
-            try:
-                item = rlp.decode(item[1:])
-            except rlp.DecodingError as exc:
-                raise DecodeError(f"typed receipt RLP: {exc}") from None
+            item = decode(item[1:])
         if not isinstance(item, list) or len(item) != 4:
             raise DecodeError("a receipt has 4 fields")
         logs = tuple(
@@ -180,8 +222,9 @@ def decode_consensus_receipts(data: bytes) -> list[ConsensusReceipt]:
 def receipts_from_consensus(
     block: Block, data: bytes, config: ChainConfig | None
 ) -> tuple[Receipt, ...]:
-    """Full receipt models of ``block`` from its consensus receipts RLP."""
-    consensus = decode_consensus_receipts(data)
+    """Full receipt models of ``block`` from its consensus receipts RLP, as a store holds it
+    (decoded by :mod:`ethread.fastrlp`)."""
+    consensus = decode_consensus_receipts(data, decode_nested)
     if len(consensus) != len(block.transactions):
         raise DecodeError(
             f"block {block.number} has {len(block.transactions)} transactions but "

@@ -219,16 +219,18 @@ def _expect(fields: list[Any], count: int, kind: str) -> list[Any]:
     return fields
 
 
-def decode_transaction(item: Any) -> tuple[Transaction, bytes]:
+def decode_transaction(item: Any, encoded: bytes | None = None) -> tuple[Transaction, bytes]:
     """Decode one transaction as it appears in a block body (a list for legacy, a string
-    holding ``type || rlp(payload)`` for typed ones). Returns it with its hash."""
+    holding ``type || rlp(payload)`` for typed ones). Returns it with its hash. ``encoded``,
+    when the caller has it, is a legacy item's own RLP (hashed instead of encoding the item
+    again)."""
     if isinstance(item, list):
         f = _expect(item, 9, "legacy")
         tx: Transaction = LegacyTransaction(
             nonce=_int(f[0]), gas_price=_int(f[1]), gas=_int(f[2]), to=_to(f[3]),
             value=_int(f[4]), data=_bytes(f[5]), v=_int(f[6]), r=_int(f[7]), s=_int(f[8]),
         )
-        return tx, keccak(rlp.encode(item))
+        return tx, keccak(encoded if encoded is not None else rlp.encode(item))
     return decode_typed_transaction(item), keccak(item)
 
 
@@ -247,11 +249,16 @@ def decode_typed_transaction(envelope: bytes) -> Transaction:
     payload."""
     if not envelope:
         raise DecodeError("empty typed transaction")
-    kind = envelope[0]
     try:
-        f = _list(rlp.decode(envelope[1:]))
+        fields = rlp.decode(envelope[1:])
     except rlp.DecodingError as exc:
         raise DecodeError(f"typed transaction RLP: {exc}") from None
+    return typed_transaction_from_fields(envelope[0], fields)
+
+
+def typed_transaction_from_fields(kind: int, fields: Any) -> Transaction:
+    """A typed transaction of type ``kind`` (1 to 4) from its decoded RLP payload."""
+    f = _list(fields)
     if kind == 1:
         _expect(f, 11, "access-list")
         return AccessListTransaction(

@@ -13,7 +13,7 @@ any block is read, and the iterators raise it too should a block vanish while th
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeGuard, runtime_checkable
 
 from .backend import BlockSource, ChainPointers, HeaderSource, ReceiptSource
 from .errors import MissingBlocks
@@ -27,6 +27,19 @@ class GapSource(Protocol):
     def missing_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
         """Inclusive ``(first, last)`` spans of ``range(start, stop)`` not held, in order."""
         ...
+
+
+_GAPPY: dict[type, bool] = {}
+
+
+def may_have_gaps(backend: object) -> TypeGuard[GapSource]:
+    """Whether ``backend`` is a :class:`GapSource`, decided once per backend class (a
+    protocol check costs about 20 us, a log query's worth of work on a small window)."""
+    kind = type(backend)
+    known = _GAPPY.get(kind)
+    if known is None:
+        known = _GAPPY[kind] = isinstance(backend, GapSource)
+    return known
 
 
 class RangeSource(HeaderSource, BlockSource, ChainPointers, Protocol):
@@ -51,7 +64,7 @@ def missing_blocks(backend: RangeSource, start: int, stop: int) -> list[tuple[in
     if start < earliest:
         missing.append((start, min(stop, earliest) - 1))
     lo, hi = max(start, earliest), min(stop, latest + 1)
-    if lo < hi and isinstance(backend, GapSource):
+    if lo < hi and may_have_gaps(backend):
         missing.extend(backend.missing_ranges(lo, hi))
     if stop > latest + 1:
         missing.append((max(start, latest + 1), stop - 1))
@@ -118,6 +131,6 @@ def _held(backend: RangeSource) -> str:
     earliest, latest = backend.pointer("earliest"), backend.pointer("latest")
     if latest is None:
         return "the backend holds no blocks"
-    gaps = isinstance(backend, GapSource) and backend.missing_ranges(earliest or 0, latest + 1)
+    gaps = may_have_gaps(backend) and backend.missing_ranges(earliest or 0, latest + 1)
     held = f"the backend holds blocks {earliest}..{latest}"
     return held + (" with gaps between its archives" if gaps else "")

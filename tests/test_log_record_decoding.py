@@ -9,7 +9,8 @@ import random
 import pytest
 import rlp
 
-from ethread.backends.logindex import decode_block_logs, decode_nested, encode_log_record
+from ethread.backends.logindex import decode_block_logs, encode_log_record
+from ethread.fastrlp import decode_nested
 
 
 def _random_item(rng: random.Random, depth: int = 0) -> object:

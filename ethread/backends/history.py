@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .. import canonical
 from ..backend import LogQuery
-from ..encoding import DecodeError, decode_header
+from ..encoding import DecodeError
 from ..errors import StoreUnreadable
 from ..lru import LRU
 from ..models import Address, Block, Hash32, Header, Log, Receipt
@@ -45,8 +45,13 @@ class BlockRecord:
     senders: Sequence[Address]
 
 
-def _block_of_record(record: BlockRecord) -> Block:
-    return canonical.block_from_parts(record.header_rlp, record.body_rlp, record.senders)
+CACHED_LOGS = 65_536
+"""Decoded logs a history reader keeps, by block, for log queries: about 45 MB (a log with two
+topics and one word of data takes about 700 bytes decoded)."""
+
+
+def _log_count(logs: Sequence[Log]) -> int:
+    return len(logs)
 
 
 class HistoryRecords(Protocol):
@@ -106,6 +111,8 @@ class CachedHistory:
         self._headers: LRU[Hash32, Header] = LRU(cache_blocks * 4)
         self._blocks: LRU[Hash32, Block] = LRU(cache_blocks)
         self._receipts: LRU[Hash32, tuple[Receipt, ...]] = LRU(cache_blocks)
+        self._block_logs: LRU[int, Sequence[Log]] = LRU(
+            cache_blocks * 4, max_bytes=CACHED_LOGS, weigh=_log_count)
 
     def chain_config(self) -> ChainConfig | None:
         """The chain's fork schedule; each store supplies it."""
@@ -148,11 +155,22 @@ class CachedHistory:
 
     def header_by_hash(self, block_hash: Hash32) -> Header | None:
         """The header of the block with this hash, decoded from its record and cached."""
-        return self._read_block_record(self._headers, block_hash, self._records.header_record, decode_header)
+        return self._read_block_record(self._headers, block_hash, self._records.header_record,
+                                       canonical.header_of_record)
 
     def block_by_hash(self, block_hash: Hash32) -> Block | None:
-        """The block with this hash, decoded from its records and cached."""
-        return self._read_block_record(self._blocks, block_hash, self._records.block_record, _block_of_record)
+        """The block with this hash, decoded from its records (with the header already decoded,
+        when it is cached) and cached."""
+        block = self._blocks.get(block_hash)
+        if block is None:
+            record = self._records.block_record(block_hash)
+            if record is None:
+                return None
+            block = self._decode(f"block 0x{block_hash.hex()}", canonical.block_from_parts,
+                                 record.header_rlp, record.body_rlp, record.senders,
+                                 self._headers.get(block_hash))
+            self._blocks.put(block_hash, block)
+        return block
 
     def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
         """(block hash, index in block) of a canonical transaction, or None."""
@@ -183,11 +201,18 @@ class CachedHistory:
         )
         return collect_logs(query, candidates, self._logs_at)
 
-    def _logs_at(self, number: int) -> Iterable[Log]:
-        raw = self._records.logs_record(number)
-        if raw:
-            return self._decode(f"the logs of block {number}", decode_block_logs, number, raw)
-        return logs_of_receipts(self._receipts_at(number))
+    def _logs_at(self, number: int) -> Sequence[Log]:
+        """Every log of block ``number`` (a candidate of a log query), decoded once and kept:
+        a window of blocks asked again costs a cache lookup per block."""
+        logs = self._block_logs.get(number)
+        if logs is None:
+            raw = self._records.logs_record(number)
+            if raw:
+                logs = self._decode(f"the logs of block {number}", decode_block_logs, number, raw)
+            else:
+                logs = tuple(logs_of_receipts(self._receipts_at(number)))
+            self._block_logs.put(number, logs)
+        return logs
 
     def _receipts_at(self, number: int) -> Sequence[Receipt]:
         block_hash = self.canonical_hash(number)

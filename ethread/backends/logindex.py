@@ -13,6 +13,7 @@ from typing import Any
 import rlp
 
 from ..backend import LogQuery, ResultLimitReached
+from ..fastrlp import decode_nested
 from ..models import Address, Hash32, Log, Receipt
 
 DEADLINE_STRIDE = 256
@@ -130,49 +131,3 @@ def log_keys(receipts: Sequence[Receipt]) -> tuple[set[Address], set[tuple[int, 
             addresses.add(log.address)
             topics.update(enumerate(log.topics))
     return addresses, topics
-
-
-Nested = bytes | list["Nested"]
-
-
-def decode_nested(raw: bytes) -> Nested:
-    """RLP of byte strings and lists, decoded several times faster than pyrlp's generic
-    decoder (a log query decodes one record per block it visits). As strict about the
-    structure: every length must fit its enclosing item and the item must fill ``raw``
-    exactly (ValueError otherwise); non-canonical lengths are not looked for, since ethread
-    writes these records itself."""
-    if not raw:
-        raise ValueError("an empty RLP record")
-    item, end = _item(raw, 0, len(raw))
-    if end != len(raw):
-        raise ValueError("trailing bytes after an RLP record")
-    return item
-
-
-def _item(raw: bytes, at: int, limit: int) -> tuple[Nested, int]:
-    """The item starting at ``at`` (which must end by ``limit``) and where it ends."""
-    first = raw[at]
-    if first < 0x80:
-        return raw[at:at + 1], at + 1
-    if first < 0xB8:
-        start, size = at + 1, first - 0x80
-    elif first < 0xC0:
-        width = first - 0xB7
-        start = at + 1 + width
-        size = int.from_bytes(raw[at + 1:start], "big")
-    elif first < 0xF8:
-        start, size = at + 1, first - 0xC0
-    else:
-        width = first - 0xF7
-        start = at + 1 + width
-        size = int.from_bytes(raw[at + 1:start], "big")
-    end = start + size
-    if end > limit:
-        raise ValueError("an RLP item runs past its enclosing item")
-    if first < 0xC0:
-        return raw[start:end], end
-    items: list[Nested] = []
-    while start < end:
-        item, start = _item(raw, start, end)
-        items.append(item)
-    return items, end

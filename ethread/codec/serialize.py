@@ -12,6 +12,8 @@ backend); without one they encode every time.
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -88,6 +90,68 @@ def _build_plan(cls: type) -> Plan:
     return tuple(steps)
 
 
+_COMPILED: dict[type, Callable[[Any], dict[str, JSON]]] = {}
+_DIRECT = {(Kind.QUANTITY, int): "hex({})", (Kind.DATA, bytes): "'0x' + {}.hex()",
+           (Kind.BOOL, bool): "bool({})", (Kind.TEXT, str): "{}"}
+"""Expressions writing a value of a declared type straight away (no checks at run time)."""
+
+
+def _compiled(cls: type) -> Callable[[Any], dict[str, JSON]]:
+    """The function writing a model of ``cls`` as a JSON object, built once per class."""
+    write = _COMPILED.get(cls)
+    if write is None:
+        write = _COMPILED[cls] = _compile(cls)
+    return write
+
+
+def _direct(kind: Kind, hint: Any, value: str) -> str | None:
+    """An expression writing ``value`` of type ``hint`` (None: the generic writer must)."""
+    if typing.get_origin(hint) is tuple:
+        args = typing.get_args(hint)
+        if len(args) == 2 and args[1] is Ellipsis and (kind, args[0]) in _DIRECT:
+            return f"[{_DIRECT[kind, args[0]].format('i')} for i in {value}]"
+        return None
+    template = _DIRECT.get((kind, hint))
+    return template.format(value) if template is not None else None
+
+
+def _compile(cls: type) -> Callable[[Any], dict[str, JSON]]:
+    """Python source for one model class, from its plan: each field's expression chosen by its
+    declared type (``int`` -> ``hex(v)``, ``bytes | None`` -> None kept or left out, a tuple of
+    bytes -> a list), so a write does no type tests; fields of other types (nested models)
+    go through the generic writer. A nested model under the key "" (a transaction inside its
+    block context) is spread into the object."""
+    hints = typing.get_type_hints(cls)
+    kinds = {f.name: f.metadata["kind"] for f in dataclasses.fields(cls) if "json" in f.metadata}
+    namespace: dict[str, Any] = {"_fields": _fields}
+    lines = ["def write(m):", "    out = {}"]
+    for number, (attribute, key, generic, omit_none) in enumerate(_plan(cls)):
+        hint = hints.get(attribute) if attribute in kinds else None
+        optional = False
+        if typing.get_origin(hint) in (types.UnionType, typing.Union):
+            args = [a for a in typing.get_args(hint) if a is not type(None)]
+            optional = len(args) < len(typing.get_args(hint))
+            hint = args[0] if len(args) == 1 else None
+        expression = _direct(kinds[attribute], hint, "v") if hint is not None else None
+        if expression is None:
+            namespace[f"w{number}"] = generic
+            expression = f"w{number}(v)"
+            optional = False  # the generic writer answers None for None
+        lines.append(f"    v = m.{attribute}")
+        if key == "":
+            lines.append("    out.update(_fields(v))")
+        elif omit_none:
+            lines.append(f"    if v is not None: out[{key!r}] = {expression}")
+        elif optional:
+            lines.append(f"    out[{key!r}] = None if v is None else {expression}")
+        else:
+            lines.append(f"    out[{key!r}] = {expression}")
+    lines.append("    return out")
+    exec("\n".join(lines), namespace)  # the source is built above from the declarations
+    write: Callable[[Any], dict[str, JSON]] = namespace["write"]
+    return write
+
+
 class FragmentCache:
     """Encoded JSON of immutable objects, keyed by what names them (a hash, a position under a
     block hash). Bounded in entries and bytes: when full it starts over, which costs one
@@ -143,27 +207,12 @@ def to_json(model: Any, fragments: FragmentCache | None = None) -> JSON:
 
 
 def _fields(model: Any) -> dict[str, JSON]:
-    out: dict[str, JSON] = {}
-    for attribute, key, write, omit_none in _plan(type(model)):
-        value = getattr(model, attribute)
-        if value is None and omit_none:
-            continue
-        out[key] = write(value)
-    return out
+    return _compiled(type(model))(model)
 
 
 def transaction_json(itx: IncludedTransaction) -> JSON:
     """A transaction with its place in the chain; ``gasPrice`` is what it effectively paid."""
-    out: dict[str, JSON] = {}
-    for attribute, key, write, omit_none in _plan(IncludedTransaction):
-        if key == "":
-            out.update(to_json(itx.transaction))
-            continue
-        value = getattr(itx, attribute)
-        if value is None and omit_none:
-            continue
-        out[key] = write(value)
-    return out
+    return _fields(itx)
 
 
 def header_json(header: Header, size: int) -> dict[str, JSON]:

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from ..backend import ChainPointers, Deadline, LogQuery, LogSource, ReceiptSource, ResultLimitReached
 from ..errors import InvalidParams, LimitExceeded, MissingHistory, UnknownBlock
-from ..iteration import GapSource
+from ..iteration import may_have_gaps
 from ..models import Log, LogFilter
 from ..validation import check_instance
 from .resolve import resolve_number
@@ -63,7 +63,7 @@ def get_logs(backend: ChainLogs, log_filter: LogFilter, limits: LogLimits = DEFA
     if end > head:
         raise InvalidParams("block range extends beyond current head block")
     earliest = backend.pointer("earliest") or 0
-    if isinstance(backend, GapSource):
+    if may_have_gaps(backend):
         missing = backend.missing_ranges(max(begin, earliest), end + 1)
         if missing:
             raise MissingHistory(missing, "the logs of the range cannot be answered in full")

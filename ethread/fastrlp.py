@@ -1,0 +1,115 @@
+"""RLP decoding for the records a store holds, several times faster than pyrlp's generic
+decoder.
+
+A store reads back headers, bodies, receipts and log records that ethread encoded itself
+(checked against their hashes at import, and again by ``ethread verify``), and a history
+read decodes one or more of them on every cache miss: pyrlp takes about 50 us for a header
+where this takes about 10. :func:`decode_nested` is as strict about the structure as pyrlp
+(every length must fit its enclosing item, and the item must fill the record exactly:
+ValueError otherwise) but does not look for non-canonical lengths, which ethread never
+writes. Bytes from outside (a chain file, a raw transaction) still go through pyrlp.
+"""
+
+from __future__ import annotations
+
+Nested = bytes | list["Nested"]
+
+
+def decode_nested(raw: bytes) -> Nested:
+    """``raw`` decoded into byte strings and lists; ValueError when it is not one whole RLP
+    item."""
+    if not raw:
+        raise ValueError("an empty RLP record")
+    item, end = _item(raw, 0, len(raw))
+    if end != len(raw):
+        raise ValueError("trailing bytes after an RLP record")
+    return item
+
+
+def decode_list(raw: bytes) -> list[Nested]:
+    """``raw`` decoded, when it must be a list (ValueError otherwise)."""
+    item = decode_nested(raw)
+    if not isinstance(item, list):
+        raise ValueError("expected an RLP list")
+    return item
+
+
+def _item(raw: bytes, at: int, limit: int) -> tuple[Nested, int]:
+    """The item starting at ``at`` (which must end by ``limit``) and where it ends."""
+    first = raw[at]
+    if first < 0x80:
+        return raw[at:at + 1], at + 1
+    if first < 0xB8:
+        start, size = at + 1, first - 0x80
+    elif first < 0xC0:
+        width = first - 0xB7
+        start = at + 1 + width
+        size = int.from_bytes(raw[at + 1:start], "big")
+    elif first < 0xF8:
+        start, size = at + 1, first - 0xC0
+    else:
+        width = first - 0xF7
+        start = at + 1 + width
+        size = int.from_bytes(raw[at + 1:start], "big")
+    end = start + size
+    if end > limit:
+        raise ValueError("an RLP item runs past its enclosing item")
+    if first < 0xC0:
+        return raw[start:end], end
+    return _items(raw, start, end), end
+
+
+def _items(raw: bytes, at: int, end: int) -> list[Nested]:
+    """The items of a list payload ``raw[at:end]``; short strings inline (most fields of a
+    header, a transaction or a log are), anything else through :func:`_item`."""
+    items: list[Nested] = []
+    append = items.append
+    while at < end:
+        first = raw[at]
+        if first < 0x80:
+            append(raw[at:at + 1])
+            at += 1
+        elif first < 0xB8:
+            stop = at + 1 + first - 0x80
+            if stop > end:
+                raise ValueError("an RLP item runs past its enclosing item")
+            append(raw[at + 1:stop])
+            at = stop
+        else:
+            item, at = _item(raw, at, end)
+            append(item)
+    return items
+
+
+def item_spans(raw: bytes, at: int, end: int) -> list[tuple[int, int]]:
+    """(start, end) of every item of the list payload ``raw[at:end]``, prefixes included: the
+    encodings of a body's transactions, say, to hash without encoding them again."""
+    spans = []
+    while at < end:
+        first = raw[at]
+        if first < 0x80:
+            stop = at + 1
+        elif first < 0xB8:
+            stop = at + 1 + first - 0x80
+        elif first < 0xC0 or first >= 0xF8:
+            width = (first - 0xB7) if first < 0xC0 else (first - 0xF7)
+            stop = at + 1 + width + int.from_bytes(raw[at + 1:at + 1 + width], "big")
+        else:
+            stop = at + 1 + first - 0xC0
+        if stop > end:
+            raise ValueError("an RLP item runs past its enclosing item")
+        spans.append((at, stop))
+        at = stop
+    return spans
+
+
+def payload_span(raw: bytes, at: int = 0) -> tuple[int, int]:
+    """(start, end) of the payload of the list whose encoding starts at ``at``."""
+    first = raw[at]
+    if first < 0xC0:
+        raise ValueError("expected an RLP list")
+    if first < 0xF8:
+        return at + 1, at + 1 + first - 0xC0
+    width = first - 0xF7
+    start = at + 1 + width
+    return start, start + int.from_bytes(raw[at + 1:start], "big")
