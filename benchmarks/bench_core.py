@@ -1,25 +1,39 @@
-"""Core figures: import time, in-process latency per method, and eth_getLogs over a large
-synthetic history. Prints a table; asserts nothing.
+"""Core figures: import time, in-process latency per method, eth_getLogs over a large
+synthetic history, and the peer benchmark's history reads on every backend. Prints a table;
+asserts nothing.
 
     .venv/bin/python benchmarks/bench_core.py [--conformance DIR] [--skip-million]
+        [--peer-blocks N] [--peer-dir DIR] [--only-peer] [--peer-engines memory,leveldb,lmdb]
+
+The peer rows read the chain of ``bench_vs_anvil.py`` (``peer_chain.py``: one Ping call and
+one log a block), imported into memory and into a LevelDB and an LMDB store (kept under
+``--peer-dir`` for the next run): a random block's receipts, a 100-block log window by
+address, a full block and a transaction by hash, each in µs a call (median), **cold** (a
+block that backend and dispatcher have never read: decoded records and JSON fragments not
+cached) and **warm** (the same blocks again: both cached); the answer cache is off in both.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import ethread
+from ethread.backends.open import Engine, open_store
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for `benchmarks.*` run as a script
+from benchmarks.peer_chain import PeerChain, build
 from benchmarks.synthetic_history import synthetic_history
 
 REPO = Path(__file__).resolve().parent.parent
@@ -128,12 +142,94 @@ def bench_logs(blocks: int, emitters: int) -> None:
     show("last 1,000 blocks, one address, computed each time", timed(lambda: uncached.handle(narrow), 200))
 
 
+def peer_rows(head: int, ping: str, tx_hashes: tuple[str, ...], count: int
+              ) -> list[tuple[str, list[bytes]]]:
+    """(label, request bodies) of the peer rows: ``count`` distinct blocks (or windows) each."""
+    def body(method: str, params: list[object]) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+
+    blocks = range(2, min(head, 2 + count))
+    windows = range(2, head - 99, 100)[:count]
+    return [
+        ("eth_getBlockReceipts", [body("eth_getBlockReceipts", [hex(n)]) for n in blocks]),
+        ("eth_getLogs, 100-block window by address",
+         [body("eth_getLogs", [{"fromBlock": hex(n), "toBlock": hex(n + 99), "address": ping}])
+          for n in windows]),
+        ("eth_getBlockByNumber (full)", [body("eth_getBlockByNumber", [hex(n), True]) for n in blocks]),
+        ("eth_getTransactionByHash", [body("eth_getTransactionByHash", [h]) for h in tx_hashes[:count]]),
+    ]
+
+
+def peer_backends(engine: str, chain: PeerChain, folder: Path) -> Callable[[], Any] | None:
+    """What opens a backend of ``engine`` holding the peer chain afresh (its caches empty), the
+    chain imported first where needed; None when the engine's extra is not installed."""
+    if engine == "memory":
+        memory = ethread.MemoryBackend()
+        ethread.import_chain(memory, chain.genesis, chain.blocks, verify_seals=False)
+        return lambda: memory  # its history is decoded at import: nothing more to empty
+    path = folder / f"store-{engine}"
+    try:
+        if not path.exists():
+            started = time.perf_counter()
+            store = open_store(path, engine=cast(Engine, engine), create=True)
+            ethread.import_chain(store, chain.genesis, chain.blocks, verify_seals=False)
+            store.close()
+            print(f"  ({engine} store imported in {time.perf_counter() - started:.0f} s)")
+    except ethread.StoreError as exc:
+        print(f"  {engine}: skipped ({exc})")
+        return None
+    return lambda: open_store(path)
+
+
+def bench_peer_reads(blocks: int, folder: Path, engines: list[str]) -> None:
+    chain = build(folder / "chain", blocks)
+    print(f"history reads of the peer chain ({chain.head} blocks, one log each), µs a call, "
+          "median; cold: never read by this backend and dispatcher, warm: read once before; "
+          "no answer cache")
+    for engine in engines:
+        make = peer_backends(engine, chain, folder)
+        if make is None:
+            continue
+        for label, bodies in peer_rows(chain.head, chain.ping, chain.tx_hashes, 500):
+            backend = make()
+            dispatcher = Dispatcher(backend, cache=ResponseCache(max_entries=0))
+            cold = statistics.median(timed_each(dispatcher.handle, bodies)) * 1e6
+            warm = statistics.median(timed_each(dispatcher.handle, bodies)) * 1e6
+            print(f"  {engine:<8} {label:<42} cold {cold:8.1f} µs   warm {warm:8.1f} µs"
+                  f"   n={len(bodies)}")
+            if engine != "memory":
+                backend.close()
+
+
+def timed_each(fn: Callable[[bytes], object], bodies: list[bytes]) -> list[float]:
+    """Seconds each call of ``fn`` took, one body each; every answer must carry a result."""
+    samples = []
+    for body in bodies:
+        start = time.perf_counter()
+        answer = fn(body)
+        samples.append(time.perf_counter() - start)
+        assert isinstance(answer, bytes) and b'"result"' in answer, answer
+    return samples
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--conformance", type=Path,
                         default=Path(os.environ.get("ETHREAD_CONFORMANCE", REPO.parent / "shared" / "conformance")))
     parser.add_argument("--skip-million", action="store_true", help="only 100,000 blocks for eth_getLogs")
+    parser.add_argument("--peer-blocks", type=int, default=1001,
+                        help="blocks of the peer chain (bench_vs_anvil uses 5001)")
+    parser.add_argument("--peer-dir", type=Path, default=None,
+                        help="where the peer chain and its stores are kept between runs")
+    parser.add_argument("--peer-engines", default="memory,leveldb,lmdb")
+    parser.add_argument("--only-peer", action="store_true", help="only the peer rows")
     args = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        folder = args.peer_dir or Path(stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="ethread-core-")))
+        bench_peer_reads(args.peer_blocks, folder, args.peer_engines.split(","))
+    if args.only_peer:
+        return
     backend = bench_import(args.conformance / "rpc-compat")
     bench_methods(backend)
     # The same number of matches (800) at both sizes: only the history grows.

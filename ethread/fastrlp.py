@@ -60,8 +60,8 @@ def _item(raw: bytes, at: int, limit: int) -> tuple[Nested, int]:
 
 
 def _items(raw: bytes, at: int, end: int) -> list[Nested]:
-    """The items of a list payload ``raw[at:end]``; short strings inline (most fields of a
-    header, a transaction or a log are), anything else through :func:`_item`."""
+    """The items of a list payload ``raw[at:end]``: short strings (most fields of a header, a
+    transaction or a log) and short lists read here, anything longer through :func:`_item`."""
     items: list[Nested] = []
     append = items.append
     while at < end:
@@ -74,6 +74,12 @@ def _items(raw: bytes, at: int, end: int) -> list[Nested]:
             if stop > end:
                 raise ValueError("an RLP item runs past its enclosing item")
             append(raw[at + 1:stop])
+            at = stop
+        elif 0xC0 <= first < 0xF8:
+            stop = at + 1 + first - 0xC0
+            if stop > end:
+                raise ValueError("an RLP item runs past its enclosing item")
+            append(_items(raw, at + 1, stop))
             at = stop
         else:
             item, at = _item(raw, at, end)

@@ -1,32 +1,14 @@
-"""The log records a persistent store keeps per block decode as pyrlp decodes them (the fast
-decoder of :mod:`ethread.backends.logindex` is checked against it), and a damaged record is a
-ValueError (a store then answers that it holds a damaged record), never a wrong answer."""
+"""The log records a persistent store keeps per block decode to their logs (the fast decoder
+they use, :mod:`ethread.fastrlp`, is checked against pyrlp in test_fastrlp.py), and a damaged
+record is a ValueError (a store then answers that it holds a damaged record), never a wrong
+answer."""
 
 from __future__ import annotations
-
-import random
 
 import pytest
 import rlp
 
 from ethread.backends.logindex import decode_block_logs, encode_log_record
-from ethread.fastrlp import decode_nested
-
-
-def _random_item(rng: random.Random, depth: int = 0) -> object:
-    if depth < 3 and rng.random() < 0.5:
-        width = rng.choice((0, 1, 2, 5, 60)) if depth == 0 else rng.choice((0, 1, 3))
-        return [_random_item(rng, depth + 1) for _ in range(width)]
-    size = rng.choice((0, 1, 1, 2, 20, 32, 55, 56, 57, 300, 70_000 if depth == 0 else 100))
-    return bytes(rng.getrandbits(8) for _ in range(size))
-
-
-def test_nested_items_decode_as_pyrlp_decodes_them() -> None:
-    rng = random.Random(12)
-    for _ in range(400):
-        item = _random_item(rng)
-        raw = rlp.encode(item)
-        assert decode_nested(raw) == rlp.decode(raw)
 
 
 def test_a_block_record_decodes_to_its_logs() -> None:
