@@ -93,15 +93,15 @@ def test_timeout_stops_the_work(history: tuple[ethread.MemoryBackend, SyntheticH
                                 monkeypatch: pytest.MonkeyPatch) -> None:
     backend, _ = history
     visited = 0
-    original = dict(backend._receipts)
+    original = dict(backend._logs)
 
     class Counting(dict):  # type: ignore[type-arg]
-        def __getitem__(self, key: bytes) -> object:
+        def get(self, key: bytes, default: object = None) -> object:
             nonlocal visited
             visited += 1
-            return original[key]
+            return original.get(key, default)
 
-    monkeypatch.setattr(backend, "_receipts", Counting(original))
+    monkeypatch.setattr(backend, "_logs", Counting(original))
     # A clock that jumps past the deadline after the first stride of candidate blocks.
     readings = iter([0.0, 0.0] + [100.0] * 10_000)
     deadline = Deadline.after(10.0, clock=lambda: next(readings))

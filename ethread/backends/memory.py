@@ -41,6 +41,8 @@ class MemoryBackend:
         self._config: ChainConfig | None = None
         self._blocks: dict[Hash32, Block] = {}
         self._receipts: dict[Hash32, tuple[Receipt, ...]] = {}
+        self._logs: dict[Hash32, tuple[Log, ...]] = {}
+        """Every log of each block that has any, in order: what a log query visits."""
         self._canonical: list[Hash32] = []
         self._tx_index: dict[Hash32, tuple[Hash32, int]] = {}
         self._by_address: defaultdict[Address, list[int]] = defaultdict(list)
@@ -105,8 +107,8 @@ class MemoryBackend:
             lambda position, topic: _window(self._by_topic.get((position, topic), [])),
             _window(self._with_logs),
         )
-        return collect_logs(query, candidates,
-                            lambda number: logs_of_receipts(self._receipts[self._canonical[number]]))
+        logs, canonical = self._logs, self._canonical
+        return collect_logs(query, candidates, lambda number: logs.get(canonical[number], ()))
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -134,6 +136,8 @@ class MemoryBackend:
         for tx in block.transactions:
             self._tx_index[tx.hash] = (block.hash, tx.index)
         addresses, topics = log_keys(receipts)
+        if addresses:
+            self._logs[block.hash] = tuple(logs_of_receipts(receipts))
         for address in addresses:
             self._by_address[address].append(number)
         for key in topics:
@@ -155,6 +159,7 @@ class MemoryBackend:
             for block_hash in dropped:
                 block = self._blocks.pop(block_hash)
                 receipts = self._receipts.pop(block_hash, ())
+                self._logs.pop(block_hash, None)
                 for tx in block.transactions:
                     if self._tx_index.get(tx.hash, (None,))[0] == block_hash:
                         del self._tx_index[tx.hash]

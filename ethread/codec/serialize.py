@@ -23,6 +23,8 @@ from ..methods.fees import FeeHistory
 from ..models import Block, Header, IncludedTransaction, Kind, Log, Receipt
 
 JSON = Any
+Encoded = bytes
+"""JSON text as bytes (a name the cache's ``bytes`` property does not hide)."""
 Writer = Callable[[Any], JSON]
 
 
@@ -177,12 +179,20 @@ class FragmentCache:
         cache empties when full)."""
         fragment = self._entries.get(key)
         if fragment is None:
-            encoded = orjson.dumps(build())
-            if len(self._entries) >= self.max_entries or self._bytes + len(encoded) > self.max_bytes:
-                self._entries.clear()
-                self._bytes = 0
-            fragment = self._entries[key] = orjson.Fragment(encoded)
-            self._bytes += len(encoded)
+            fragment = self.put(key, orjson.dumps(build()))
+        return fragment
+
+    def cached(self, key: Hashable) -> orjson.Fragment | None:
+        """The fragment under ``key``, or None."""
+        return self._entries.get(key)
+
+    def put(self, key: Hashable, encoded: Encoded) -> orjson.Fragment:
+        """Keep ``encoded`` under ``key`` (the cache empties first when full); its fragment."""
+        if len(self._entries) >= self.max_entries or self._bytes + len(encoded) > self.max_bytes:
+            self._entries.clear()
+            self._bytes = 0
+        fragment = self._entries[key] = orjson.Fragment(encoded)
+        self._bytes += len(encoded)
         return fragment
 
 
@@ -190,20 +200,29 @@ def to_json(model: Any, fragments: FragmentCache | None = None) -> JSON:
     """A model (or a tuple of models) as JSON values, keys in declaration order. With
     ``fragments``, logs, receipts and transactions come back as pre-encoded fragments."""
     if isinstance(model, tuple | list):
-        return [to_json(item, fragments) for item in model]
+        if fragments is None:
+            return [to_json(item) for item in model]
+        return [_fragment(item, fragments) for item in model]
     if fragments is None:
-        if isinstance(model, IncludedTransaction):
-            return transaction_json(model)
         return _fields(model)
-    if isinstance(model, Log):
-        return fragments.get((b"log", model.block_hash, model.log_index), lambda: _fields(model))
-    if isinstance(model, Receipt):
-        return fragments.get((b"receipt", model.block_hash, model.transaction_index),
-                             lambda: _fields(model))
-    if isinstance(model, IncludedTransaction):
-        return fragments.get((b"tx", model.hash, model.block_hash),
-                             lambda: transaction_json(model))
-    return _fields(model)
+    return _fragment(model, fragments)
+
+
+def _fragment(model: Any, fragments: FragmentCache) -> JSON:
+    """A log, receipt or transaction as its cached fragment (anything else as JSON values)."""
+    kind = type(model)
+    if kind is Log:
+        key: Hashable = (b"log", model.block_hash, model.log_index)
+    elif kind is Receipt:
+        key = (b"receipt", model.block_hash, model.transaction_index)
+    elif kind is IncludedTransaction:
+        key = (b"tx", model.hash, model.block_hash)
+    else:
+        return to_json(model, fragments) if isinstance(model, tuple | list) else _fields(model)
+    fragment = fragments.cached(key)
+    if fragment is None:
+        fragment = fragments.put(key, orjson.dumps(_fields(model)))
+    return fragment
 
 
 def _fields(model: Any) -> dict[str, JSON]:
