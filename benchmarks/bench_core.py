@@ -193,10 +193,11 @@ def bench_peer_reads(blocks: int, folder: Path, engines: list[str]) -> None:
         for label, bodies in peer_rows(chain.head, chain.ping, chain.tx_hashes, 500):
             backend = make()
             dispatcher = Dispatcher(backend, cache=ResponseCache(max_entries=0))
-            cold = statistics.median(timed_each(dispatcher.handle, bodies)) * 1e6
-            warm = statistics.median(timed_each(dispatcher.handle, bodies)) * 1e6
-            print(f"  {engine:<8} {label:<42} cold {cold:8.1f} µs   warm {warm:8.1f} µs"
-                  f"   n={len(bodies)}")
+            cold = timed_each(dispatcher.handle, bodies)
+            warm = timed_each(dispatcher.handle, bodies)
+            print(f"  {engine:<8} {label:<42} cold {statistics.median(cold) * 1e6:8.1f} µs "
+                  f"(best {min(cold) * 1e6:7.1f})   warm {statistics.median(warm) * 1e6:7.1f} µs "
+                  f"(best {min(warm) * 1e6:7.1f})   n={len(bodies)}")
             if engine != "memory":
                 backend.close()
 
