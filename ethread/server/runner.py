@@ -14,6 +14,7 @@ WebSockets are closed, the ledger is closed.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -29,6 +30,7 @@ from .auth import KeyRing
 from .config import DEMO_KEY, ServerConfig, ServiceLimits, validate
 from .credits import Billing, open_ledger
 from .execution import Execution
+from .fair_accept import FairListener
 from .http_fast import rpc_protocol
 from .http_protocol import bounded_protocol
 from .networks import Network, NetworkRouter, open_networks
@@ -101,7 +103,8 @@ class PreparedServer:
         if self.server is None:
             uv_config = uvicorn_config(self.app, self.config.limits,
                                        lean=self.config.lean_http)
-            self.server = _Server(uv_config, self.on_started, self.service.execution)
+            self.server = _Server(uv_config, self.on_started, self.service.execution,
+                                  fair_accept=self.service.workers is not None)
         return self.server
 
 
@@ -218,13 +221,29 @@ class _Server(uvicorn.Server):
     text/plain 500."""
 
     def __init__(self, config: uvicorn.Config, on_started: Callable[[], None] | None,
-                 execution: Execution) -> None:
+                 execution: Execution, fair_accept: bool = False) -> None:
         super().__init__(config)
         self._on_started = on_started
         self.execution = execution
+        self.fair_accept = fair_accept
+        """Accept one connection at a time on sockets shared with other workers
+        (:mod:`.fair_accept`) instead of uvicorn's greedy accept."""
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets=sockets)
+        if not (self.fair_accept and sockets):
+            await super().startup(sockets=sockets)
+        else:
+            await super().startup(sockets=[])  # the lifespan; no listener of uvicorn's
+            loop = asyncio.get_running_loop()
+            config = self.config
+
+            def protocol() -> asyncio.Protocol:
+                return config.http_protocol_class(  # type: ignore[call-arg]
+                    config=config, server_state=self.server_state,
+                    app_state=self.lifespan.state, _loop=loop)
+
+            self.servers = [FairListener(loop, sock, protocol)  # type: ignore[list-item, misc]
+                            for sock in sockets]
         if self.started and self._on_started is not None:
             self._on_started()
 

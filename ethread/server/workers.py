@@ -3,9 +3,10 @@
 The supervisor does everything that is done once: it validates the configuration, checks that
 the ledger opens, builds or opens every network (a demo or imported chain is built here, once;
 an Era1 folder's sidecar index is built here, once), binds the listening sockets, then forks
-the workers. Each worker inherits the sockets (the kernel hands each new connection to one of
-the processes waiting on the shared socket, so a worker that dies leaves nothing unserved in a
-queue of its own) and the chains built in memory (shared copy-on-write pages, not rebuilt),
+the workers. Each worker inherits the sockets (each new connection goes to one of the
+processes waiting on the shared socket, so a worker that dies leaves nothing unserved in a
+queue of its own; each accepts one connection per wake-up, :mod:`.fair_accept`, so a burst of
+connections spreads over the workers by load) and the chains built in memory (shared copy-on-write pages, not rebuilt),
 and opens what must not cross a fork itself: its ledger connection, its thread pools, its
 event loop, a store's LMDB environment, and the Era1 files and index (reopened from the shared
 sidecar index, which takes milliseconds).

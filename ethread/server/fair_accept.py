@@ -1,0 +1,83 @@
+"""Accepting connections on a socket shared by worker processes, one at a time.
+
+The workers of ``ethread serve --workers N`` wait on the same listening socket, so that a
+worker that dies leaves no queue of its own behind. But an event loop's server accepts
+greedily: when the socket turns readable it accepts every connection waiting, so the first
+worker to wake can take all sixteen connections a load balancer or a client pool opens at
+once, and the others stay idle while it saturates one core. :class:`FairListener` accepts
+**one** connection each time the socket is readable and goes back to its loop: every idle
+worker wakes on the same readiness and takes the next one, and a worker busy answering
+accepts less, so connections spread by load. A connection costs one extra Python call to
+accept; the requests on it cost nothing more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import socket
+from collections.abc import Callable
+
+log = logging.getLogger("ethread.server")
+
+RETRY_SECONDS = 0.1
+"""After an accept fails for want of resources (file descriptors, memory), how long the
+listener rests before trying again, rather than spinning on a socket that stays readable."""
+_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+
+
+class FairListener:
+    """One listening socket served on ``loop`` with ``protocol_factory``; what uvicorn's
+    shutdown needs of a server (:meth:`close`, :meth:`wait_closed`)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket,
+                 protocol_factory: Callable[[], asyncio.Protocol]) -> None:
+        self.loop = loop
+        self.sock = sock
+        self.protocol_factory = protocol_factory
+        self.closed = False
+        self._pending: set[asyncio.Task[object]] = set()
+        sock.setblocking(False)
+        loop.add_reader(sock.fileno(), self._ready)
+
+    def _ready(self) -> None:
+        try:
+            conn, _ = self.sock.accept()
+        except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+            return  # another worker took it, or the client gave up
+        except OSError as exc:
+            if exc.errno not in _RESOURCES:
+                log.warning("accepting a connection failed: %s", exc)
+                return
+            log.error("cannot accept connections (%s): retrying in %.1f s", exc, RETRY_SECONDS)
+            self.loop.remove_reader(self.sock.fileno())
+            self.loop.call_later(RETRY_SECONDS, self._resume)
+            return
+        conn.setblocking(False)
+        if conn.family in (socket.AF_INET, socket.AF_INET6):
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        task = self.loop.create_task(self._serve(conn))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _serve(self, conn: socket.socket) -> None:
+        try:
+            await self.loop.connect_accepted_socket(self.protocol_factory, conn)
+        except OSError:
+            conn.close()  # reset before it could be served: nothing to answer
+
+    def _resume(self) -> None:
+        if not self.closed:
+            self.loop.add_reader(self.sock.fileno(), self._ready)
+
+    def close(self) -> None:
+        """Stop accepting (the socket itself stays open for the other workers)."""
+        if not self.closed:
+            self.closed = True
+            self.loop.remove_reader(self.sock.fileno())
+
+    async def wait_closed(self) -> None:
+        """Wait for connections accepted but not yet handed to their protocol."""
+        if self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
