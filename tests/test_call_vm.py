@@ -20,7 +20,13 @@ from eth_typing import Address
 from ethread.devchain.contracts import assemble
 from ethread.forks import fork_at_least
 from ethread.methods import message as message_module
-from ethread.methods.call_vm import LeanAccountDB, decode_account, encode_account, lean_vm_class
+from ethread.methods.call_vm import (
+    LeanAccountDB,
+    account_with,
+    decode_account,
+    encode_account,
+    lean_vm_class,
+)
 from ethread.methods.message import CallStates, Rejected, execution, gas_for
 from ethread.models import CallRequest
 
@@ -128,6 +134,9 @@ def test_account_tables_agree_with_rlp() -> None:
         encoded = rlp.encode(account, sedes=Account)
         assert encode_account(account) == encoded
         assert encode_account(account) == encoded  # kept
+        made, made_encoded = account_with((account.nonce, account.balance, account.storage_root,
+                                           account.code_hash))
+        assert made_encoded == encoded and tuple(made) == tuple(account)
         decoded = decode_account(encoded)
         assert tuple(decoded) == tuple(account)
         assert decode_account(encoded) is decoded

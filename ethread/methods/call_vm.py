@@ -53,8 +53,12 @@ MAX_KEPT_ACCOUNTS = 1 << 13
 """Entries in each of the two tables (decoded accounts by their RLP, and RLP by account
 fields) before a table is emptied and filled again: a few MB at most."""
 
+AccountFields = tuple[int, int, bytes, bytes]
+"""An account's nonce, balance, storage root and code hash."""
+
 _decoded: dict[bytes, Account] = {}
-_encoded: dict[tuple[int, int, bytes, bytes], bytes] = {}
+_encoded: dict[AccountFields, tuple[Account, bytes]] = {}
+"""An account and its RLP by its fields."""
 _tables_lock = threading.Lock()
 """Taken only to empty a full table (a lookup or an insert of one entry is atomic)."""
 
@@ -73,15 +77,28 @@ def decode_account(encoded: bytes) -> Account:
 
 def encode_account(account: Account) -> bytes:
     """The RLP of ``account`` (py-evm's encoding, once per distinct account)."""
-    key = (account.nonce, account.balance, account.storage_root, account.code_hash)
-    encoded = _encoded.get(key)
-    if encoded is None:
-        encoded = rlp.encode(account, sedes=Account)
-        if len(_encoded) >= MAX_KEPT_ACCOUNTS:
-            with _tables_lock:
-                _encoded.clear()
-        _encoded[key] = encoded
-    return encoded
+    fields = (account.nonce, account.balance, account.storage_root, account.code_hash)
+    kept = _encoded.get(fields)
+    if kept is None:
+        kept = _keep(fields, account)
+    return kept[1]
+
+
+def account_with(fields: AccountFields) -> tuple[Account, bytes]:
+    """The account with these fields and its RLP (each made once per distinct account)."""
+    kept = _encoded.get(fields)
+    if kept is None:
+        kept = _keep(fields, Account(*fields))
+    return kept
+
+
+def _keep(fields: AccountFields, account: Account) -> tuple[Account, bytes]:
+    kept = (account, rlp.encode(account, sedes=Account))
+    if len(_encoded) >= MAX_KEPT_ACCOUNTS:
+        with _tables_lock:
+            _encoded.clear()
+    _encoded[fields] = kept
+    return kept
 
 
 class LeanAccountDB(AccountDB):
@@ -103,21 +120,36 @@ class LeanAccountDB(AccountDB):
         self._account_cache[address] = account
         self._journaltrie[address] = encode_account(account)
 
+    def _set_fields(self, address: Address, fields: AccountFields) -> None:
+        """:meth:`_set_account` of the account with ``fields``."""
+        account, encoded = account_with(fields)
+        self._account_cache[address] = account
+        self._journaltrie[address] = encoded
+
     def set_nonce(self, address: Address, nonce: int) -> None:
         """py-evm's, building the changed account directly."""
         validate_canonical_address(address, title="Storage Address")
         validate_uint64(nonce, title="Nonce")
         account = self._get_account(address)
-        self._set_account(address, Account(nonce, account.balance, account.storage_root,
-                                           account.code_hash))
+        self._set_fields(address, (nonce, account.balance, account.storage_root,
+                                   account.code_hash))
+
+    def increment_nonce(self, address: Address) -> None:
+        """py-evm's (:meth:`set_nonce` of the nonce plus one), reading the account once."""
+        validate_canonical_address(address, title="Storage Address")
+        account = self._get_account(address)
+        nonce = account.nonce + 1
+        validate_uint64(nonce, title="Nonce")
+        self._set_fields(address, (nonce, account.balance, account.storage_root,
+                                   account.code_hash))
 
     def set_balance(self, address: Address, balance: int) -> None:
         """py-evm's, building the changed account directly."""
         validate_canonical_address(address, title="Storage Address")
         validate_uint256(balance, title="Account Balance")
         account = self._get_account(address)
-        self._set_account(address, Account(account.nonce, balance, account.storage_root,
-                                           account.code_hash))
+        self._set_fields(address, (account.nonce, balance, account.storage_root,
+                                   account.code_hash))
 
     def get_code(self, address: Address) -> bytes:
         """py-evm's, without noting the code for a block witness."""
