@@ -11,8 +11,6 @@ refund) and logs. Creations read their own address (the sender's nonce).
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from ethread.backends.memory import MemoryBackend
@@ -22,8 +20,10 @@ from ethread.devchain.contracts import assemble
 from ethread.errors import ExecutionFailed
 from ethread.forks import fork_at_least
 from ethread.methods.call import call
-from ethread.methods.message import CallStates, Rejected, execution, gas_for
+from ethread.methods.message import CallStates, execution, gas_for
 from ethread.models import AccessListEntry, CallRequest
+
+from .call_outcomes import outcome_of
 
 FORKS = ("frontier", "homestead", "tangerine_whistle", "spurious_dragon", "byzantium",
          "istanbul", "berlin", "london", "paris", "shanghai", "cancun", "prague")
@@ -90,16 +90,6 @@ def _requests(fork: str, chain: DevChain, probe: bytes) -> list[CallRequest]:
     return requests
 
 
-def _result(run: Any, gas: int, as_transaction: bool) -> tuple[Any, ...]:
-    try:
-        outcome = run.run(gas, as_transaction=as_transaction)
-    except Rejected as exc:
-        return ("rejected", exc.message, exc.intrinsic)
-    error = outcome.error
-    return (outcome.output.hex(), outcome.gas_used, outcome.peak_gas_used,
-            type(error).__name__, str(error) if error is not None else None)
-
-
 @pytest.mark.parametrize("fork", FORKS)
 def test_direct_run_answers_what_the_transaction_envelope_answers(fork: str) -> None:
     backend, chain, probe = _chain(fork)
@@ -110,9 +100,9 @@ def test_direct_run_answers_what_the_transaction_envelope_answers(fork: str) -> 
         try:
             with execution(backend, request, "latest", states=CallStates()) as run:
                 gas = gas_for(request, header.gas_limit)
-                direct = _result(run, gas, as_transaction=False)
-                reference = _result(run, gas, as_transaction=True)
-                again = _result(run, gas, as_transaction=False)  # nothing left behind
+                direct = outcome_of(run, gas, as_transaction=False)
+                reference = outcome_of(run, gas, as_transaction=True)
+                again = outcome_of(run, gas, as_transaction=False)  # nothing left behind
         except ExecutionFailed as exc:  # refused before a run: the same for both paths
             outcomes.add(("refused", str(exc)))
             continue

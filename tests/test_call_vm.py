@@ -27,9 +27,10 @@ from ethread.methods.call_vm import (
     encode_account,
     lean_vm_class,
 )
-from ethread.methods.message import CallStates, Rejected, execution, gas_for
+from ethread.methods.message import CallStates, execution, gas_for
 from ethread.models import CallRequest
 
+from .call_outcomes import outcome_of
 from .test_call_direct import FORKS, _chain, _requests
 
 FAILING_CODES = (
@@ -52,16 +53,6 @@ FAILING_CODES = (
 """Creation code run as the message itself: each stops in its own way."""
 
 
-def _outcome(run: Any, gas: int, as_transaction: bool) -> tuple[Any, ...]:
-    try:
-        outcome = run.run(gas, as_transaction=as_transaction)
-    except Rejected as exc:
-        return ("rejected", exc.message, exc.intrinsic)
-    error = outcome.error
-    return (outcome.output.hex(), outcome.gas_used, outcome.peak_gas_used,
-            type(error).__name__, str(error) if error is not None else None)
-
-
 def _answers(backend: Any, requests: list[CallRequest], gas_limit: int) -> list[Any]:
     answers: list[Any] = []
     for request in requests:
@@ -69,7 +60,7 @@ def _answers(backend: Any, requests: list[CallRequest], gas_limit: int) -> list[
             with execution(backend, request, "latest", states=CallStates()) as run:
                 gas = gas_for(request, gas_limit)
                 answers.append((type(run.vm).get_state_class().account_db_class.__name__,
-                                _outcome(run, gas, False), _outcome(run, gas, True)))
+                                outcome_of(run, gas, False), outcome_of(run, gas, True)))
         except Exception as exc:  # refused before a run
             answers.append(("refused", type(exc).__name__, str(exc)))
     return answers

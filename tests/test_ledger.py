@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from ethread.server.ledger import (
     LedgerError,
     seconds_to_reset,
 )
+from ethread.server.ledger_mapped import MappedLedger
 from ethread.server.ledger_redis import RedisLedger
 from ethread.server.ledger_sqlite import SQLiteLedger
 
@@ -58,23 +60,34 @@ def _charge_in_processes(spec: str, processes: int, attempts: int, limit: int) -
     return counts
 
 
-# -- SQLite ------------------------------------------------------------------------------------
+# -- the file engines: SQLite (*.sqlite3) and the mapped file (*.ledger) ------------------------
+
+FILE_ENGINES = pytest.mark.parametrize("suffix", ["sqlite3", "ledger"])
 
 
-def test_sqlite_many_processes_spend_the_balance_exactly_once(tmp_path: Path) -> None:
-    path = str(tmp_path / "credits.sqlite3")
+def _open(path: str, clock: Callable[[], float] = time.time) -> SQLiteLedger | MappedLedger:
+    """A ledger of the engine the path's suffix names, on ``clock``."""
+    if path.endswith(".ledger"):
+        return MappedLedger(path, clock=clock)
+    return SQLiteLedger(path, clock=clock)
+
+
+@FILE_ENGINES
+def test_many_processes_spend_the_balance_exactly_once(tmp_path: Path, suffix: str) -> None:
+    path = str(tmp_path / f"credits.{suffix}")
     counts = _charge_in_processes(path, processes=4, attempts=60, limit=8_000)
     assert sum(counts) == 100, counts
     assert sum(1 for c in counts if c) > 1, f"the processes did not overlap: {counts}"
-    ledger = SQLiteLedger(path)
+    ledger = _open(path)
     try:
         assert ledger.used(KEY_ID) == 8_000
     finally:
         ledger.close()
 
 
-def test_sqlite_refused_charges_cost_nothing(tmp_path: Path) -> None:
-    ledger = SQLiteLedger(str(tmp_path / "l.sqlite3"))
+@FILE_ENGINES
+def test_refused_charges_cost_nothing(tmp_path: Path, suffix: str) -> None:
+    ledger = _open(str(tmp_path / f"l.{suffix}"))
     try:
         assert ledger.charge(KEY_ID, 200, None, 80) is None
         assert ledger.charge(KEY_ID, 200, None, 80) is None
@@ -85,15 +98,17 @@ def test_sqlite_refused_charges_cost_nothing(tmp_path: Path) -> None:
         assert ledger.charge(KEY_ID, 200, None, 1) is None
         assert ledger.charge(KEY_ID, 200, None, 1_000) is not None, "dearer than the limit"
         assert ledger.used(KEY_ID) == 161
+        assert ledger.used("another key") == 0
     finally:
         ledger.close()
 
 
-def test_sqlite_rate_bucket_is_shared_by_every_process_on_the_file(tmp_path: Path) -> None:
+@FILE_ENGINES
+def test_rate_bucket_is_shared_by_every_process_on_the_file(tmp_path: Path, suffix: str) -> None:
     now = [1_800_000_000.0]
-    path = str(tmp_path / "l.sqlite3")
-    first = SQLiteLedger(path, clock=lambda: now[0])
-    second = SQLiteLedger(path, clock=lambda: now[0])  # another connection: another process
+    path = str(tmp_path / f"l.{suffix}")
+    first = _open(path, clock=lambda: now[0])
+    second = _open(path, clock=lambda: now[0])  # another connection: another process
     try:
         assert first.charge(KEY_ID, 10_000, 100.0, 80) is None   # bucket 100 -> 20
         assert second.charge(KEY_ID, 10_000, 100.0, 80) is None  # 20 >= 0: admitted -> -60
@@ -106,16 +121,20 @@ def test_sqlite_rate_bucket_is_shared_by_every_process_on_the_file(tmp_path: Pat
         over = first.charge(KEY_ID, 161, 100.0, 1)
         assert over is not None and over.reason == DAILY_LIMIT_REACHED
         assert first.charge(KEY_ID, 10_000, 100.0, 1) is None, "the daily refusal took no tokens"
+        now[0] += 0.08  # 8 + 8 = 16 of 100: a batch needing 20 waits
+        batch = second.charge(KEY_ID, 10_000, 100.0, 25, 20)
+        assert batch is not None and batch.reason == RATE_LIMIT_EXCEEDED
     finally:
         first.close()
         second.close()
 
 
-def test_sqlite_usage_is_per_utc_day_and_old_days_are_dropped(tmp_path: Path) -> None:
+@FILE_ENGINES
+def test_usage_is_per_utc_day(tmp_path: Path, suffix: str) -> None:
     evening = datetime(2026, 11, 23, 23, 59, 59, tzinfo=UTC).timestamp()
     now = [evening]
-    path = str(tmp_path / "l.sqlite3")
-    ledger = SQLiteLedger(path, clock=lambda: now[0])
+    path = str(tmp_path / f"l.{suffix}")
+    ledger = _open(path, clock=lambda: now[0])
     try:
         assert ledger.charge(KEY_ID, 100, None, 80) is None
         refusal = ledger.charge(KEY_ID, 100, None, 80)
@@ -123,12 +142,17 @@ def test_sqlite_usage_is_per_utc_day_and_old_days_are_dropped(tmp_path: Path) ->
         now[0] += 1.5  # 00:00:00.5 the next day
         assert ledger.used(KEY_ID) == 0
         assert ledger.charge(KEY_ID, 100, None, 80) is None
+        assert ledger.used(KEY_ID) == 80
     finally:
         ledger.close()
-    import sqlite3
+    if suffix == "sqlite3":  # and SQLite drops the rows of earlier days
+        import sqlite3
 
-    with sqlite3.connect(path) as db:
-        assert db.execute("SELECT day, used FROM usage").fetchall() == [("2026-11-24", 80)]
+        with sqlite3.connect(path) as db:
+            assert db.execute("SELECT day, used FROM usage").fetchall() == [("2026-11-24", 80)]
+
+
+# -- SQLite ------------------------------------------------------------------------------------
 
 
 def test_sqlite_a_sigkilled_process_loses_no_debit(tmp_path: Path) -> None:
