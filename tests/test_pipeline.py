@@ -143,3 +143,42 @@ def test_handle_is_the_pipeline_with_everything_on_the_caller(
     exchange = Pipeline().submit(dispatcher, raw)
     assert not exchange.pending
     assert exchange.answer() == ethread.handle(rpc_compat_memory, raw)
+
+
+def test_a_log_query_is_tried_on_the_loop_and_handed_back_past_its_budget(
+        rpc_compat_memory: ethread.MemoryBackend) -> None:
+    """eth_getLogs on a backend whose history is in memory runs on the caller under the
+    budget; past it (here at once) it keeps no answer and runs again in full, with the same
+    answer; an answer of more than MAX_LOGS_UNDER_BUDGET logs is handed back too."""
+    from ethread.methods import logs
+    from ethread.server.execution import Execution
+
+    dispatcher = Dispatcher(rpc_compat_memory)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_getLogs",
+                       "params": [{"fromBlock": "0x0", "toBlock": "latest"}]}).encode()
+    expected = dispatcher.handle(body)
+    assert expected is not None and json.loads(expected)["result"]
+    pipeline = Pipeline(Limits(), lambda d, c: False)  # nothing runs at once, nothing cached
+    for budget, taken in ((1.0, True), (1e-9, False)):
+        execution = Execution(loop_budget=budget)
+        dispatcher = Dispatcher(rpc_compat_memory)
+        exchange = pipeline.submit(dispatcher, body)
+        assert exchange.pending
+        assert execution.try_on_loop(exchange) is taken
+        if not taken:
+            assert exchange.pending, "the stopped query kept nothing"
+            exchange.run()
+        assert exchange.answer() == expected
+        execution.close()
+    found = len(json.loads(expected)["result"])
+    small = logs.MAX_LOGS_UNDER_BUDGET
+    try:
+        logs.MAX_LOGS_UNDER_BUDGET = found - 1
+        execution = Execution(loop_budget=1.0)
+        exchange = pipeline.submit(Dispatcher(rpc_compat_memory), body)
+        assert execution.try_on_loop(exchange) is False
+        exchange.run()
+        assert exchange.answer() == expected
+        execution.close()
+    finally:
+        logs.MAX_LOGS_UNDER_BUDGET = small

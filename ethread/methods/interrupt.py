@@ -98,6 +98,19 @@ def budget(seconds: float) -> Iterator[None]:
         running.budget_ends, running.budget_cpu_ends = outer
 
 
+def under_budget() -> bool:
+    """Whether work on this thread runs under a host's :func:`budget`."""
+    return bool(_running.budget_ends)
+
+
+def check_budget() -> None:
+    """Raise :class:`BudgetSpent` when this thread's work is past its host's budget (for work
+    other than an EVM execution that checks it as it goes: a log query's deadline)."""
+    ends = _running.budget_ends
+    if ends and time.monotonic() > ends and time.thread_time() > _running.budget_cpu_ends:
+        raise BudgetSpent
+
+
 def check() -> None:
     """Raise :class:`ExecutionAborted` (or :class:`~ethread.errors.Cancelled`) when the
     execution running on this thread is past its limit or no longer wanted, and

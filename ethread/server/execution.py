@@ -16,7 +16,9 @@ The synchronous core blocks; the event loop must not. Four places, cheapest firs
    and runs again in the slow pool. Most calls take one or two hundred microseconds, less
    than a hop to a thread and back (two interpreter-lock hand-offs and a wake-up of the
    loop), and running in a thread of the same process gains no parallelism; a long call
-   costs the loop at most the budget once;
+   costs the loop at most the budget once. A single eth_getLogs on a backend whose history
+   is in memory (or memory-mapped) is tried the same way: its deadline checks also watch the
+   budget, and an answer of more than a thousand logs goes to the pool to be written;
 3. the *fast* pool: every other call, and other blocking work of the server (mining a demo
    block: :meth:`Execution.blocking`);
 4. the *slow* pool: calls that can run long (the eth_call family, eth_getLogs, eth_getProof), so that a
@@ -58,7 +60,9 @@ INLINE_METHODS = frozenset({"eth_chainId", "eth_blockNumber", "net_version",
 SLOW_METHODS = frozenset({"eth_call", "eth_estimateGas", "eth_createAccessList", "eth_getLogs",
                           "eth_getProof", "eth_getStorageValues",
                           "eth_feeHistory", "eth_getFilterLogs", "eth_getFilterChanges"})
-TRIED_ON_LOOP = frozenset({"eth_call"})
+TRIED_ON_LOOP = frozenset({"eth_call", "eth_getLogs"})
+"""Single calls tried on the event loop under the budget; eth_getLogs only on a backend whose
+history is in memory (or memory-mapped), where its reads never wait for a disk."""
 LOOP_BUDGET_SECONDS = 0.002
 """CPU time a call tried on the event loop may take before it moves to the slow pool."""
 LOOKUP_METHODS = frozenset({
@@ -109,6 +113,9 @@ class Execution:
         pending = exchange.pending
         if (self.draining or not self.loop_budget or len(pending) != 1 or exchange.is_batch
                 or pending[0][1].method not in TRIED_ON_LOOP):
+            return False
+        if pending[0][1].method == "eth_getLogs" and not self._history_in_memory(
+                getattr(exchange.dispatcher, "backend", None)):
             return False
         try:
             with interrupt.budget(self.loop_budget):
