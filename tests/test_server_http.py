@@ -150,7 +150,10 @@ def test_get_logs_result_limit(rpc_compat_memory: ethread.MemoryBackend) -> None
 
 
 class _SlowLogs:
-    """The rpc-compat backend, except that eth_getLogs takes a while."""
+    """The rpc-compat backend, except that eth_getLogs takes a while (as a store waiting for
+    its disk would: so not history in memory, whose queries the server tries on its loop)."""
+
+    holds_history_in_memory = False
 
     def __init__(self, inner: Any, release: threading.Event) -> None:
         self._inner = inner
