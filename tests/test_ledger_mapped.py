@@ -114,7 +114,9 @@ def test_a_process_killed_mid_run_loses_no_debit_and_the_others_spend_the_rest(
         lines = out.split()
         assert lines[-1] == "refused"
         admitted.append(int(lines[-2]) if len(lines) > 2 else 0)
-    assert all(admitted), f"a process charged nothing: {admitted}"
+    # the survivors spent what the killed one left (on a busy machine one of them may not get
+    # a core before the other two spend it all: that one charging nothing is no fault)
+    assert any(admitted[1:]), f"no survivor charged: {admitted}"
     ledger = MappedLedger(path)
     try:
         assert ledger.used(KEY_ID) == limit
