@@ -84,7 +84,7 @@ def test_a_process_killed_mid_run_loses_no_debit_and_the_others_spend_the_rest(
     nothing lost with the killed process), and the charges reported admitted are all of it
     but at most the one the killed process had made and not yet reported."""
     path = str(tmp_path / "credits.ledger")
-    cost, charges = 7, 3_000
+    cost, charges = 7, 30_000  # the killed one's first 300 are 1%: it dies mid-run
     limit = cost * charges
     script = CHARGER.format(key=KEY_ID)
     children = [subprocess.Popen([sys.executable, "-c", script, path, str(limit), str(cost)],
