@@ -115,9 +115,7 @@ def check() -> None:
     """Raise :class:`ExecutionAborted` (or :class:`~ethread.errors.Cancelled`) when the
     execution running on this thread is past its limit or no longer wanted, and
     :class:`BudgetSpent` past its host's budget."""
-    ends = _running.budget_ends
-    if ends and time.monotonic() > ends and time.thread_time() > _running.budget_cpu_ends:
-        raise BudgetSpent  # first: the host runs it again, under its own limit
+    check_budget()  # first: the host runs it again, under its own limit
     limit = _running.limit
     if limit is not None and limit.deadline.expired():
         raise ExecutionAborted(limit.timeout)

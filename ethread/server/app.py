@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Iterable
 from functools import partial
 
 import orjson
@@ -105,11 +106,13 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
             return b"".join(chunks)
 
 
-def request_headers(scope: Scope) -> tuple[str | None, str | None, int | None]:
-    """(Host, Content-Type, Content-Length) in one pass over the headers."""
+def request_headers(headers: Iterable[tuple[bytes, bytes]],
+                    ) -> tuple[str | None, str | None, int | None]:
+    """(Host, Content-Type, Content-Length) in one pass over a request's headers (lower-case
+    names, as uvicorn gives them)."""
     host = content_type = None
     length: int | None = None
-    for key, value in scope.get("headers", ()):
+    for key, value in headers:
         if key == b"host":
             host = value.decode("latin-1")
         elif key == b"content-type":
@@ -173,7 +176,7 @@ class RpcApp:
                 return
             await self._refuse(send, refusals.not_found())
             return
-        host, content_type, declared = request_headers(scope)
+        host, content_type, declared = request_headers(scope.get("headers", ()))
         server = scope.get("server")
         network, key, refused = self.gate(path, scope["method"], host, content_type,
                                           server[1] if server else None)

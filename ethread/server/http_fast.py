@@ -27,7 +27,6 @@ HTTP suite on both paths); only the cost differs.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from functools import partial
@@ -38,7 +37,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from ..codec.pipeline import Exchange, Refused, body_too_large
 from . import refusals
 from .access_log import log_request
-from .app import HTTP_PREFIX, SUBSCRIPTIONS_NEED_WEBSOCKET, RpcApp
+from .app import HTTP_PREFIX, SUBSCRIPTIONS_NEED_WEBSOCKET, RpcApp, request_headers
 from .http_protocol import MAX_HEADER_BYTES, BoundedHttpProtocol, HeadersTooLarge
 
 if TYPE_CHECKING:
@@ -178,16 +177,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
 
     def _begin_lean(self, path: str, http_version: str) -> None:
         started = time.perf_counter()
-        host = content_type = None
-        declared: int | None = None
-        for name, value in self.headers:
-            if name == b"host":
-                host = value.decode("latin-1")
-            elif name == b"content-type":
-                content_type = value.decode("latin-1")
-            elif name == b"content-length":
-                with contextlib.suppress(ValueError):
-                    declared = int(value)
+        host, content_type, declared = request_headers(self.headers)
         rpc = self.rpc
         network, key, refused = rpc.gate(path, "POST", host, content_type,
                                          self.server[1] if self.server else None)
