@@ -241,6 +241,12 @@ def run_wrk(port: int, host: str, bodies: list[bytes], concurrency: int,
             float(p99.group(1)) * scale[p99.group(2)])
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) a live process has used so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def stop_process(process: subprocess.Popen[Any], sig: int = signal.SIGINT,
                  timeout: float = 20) -> None:
     """Stop a server the benchmark started: ``sig`` (a graceful stop), then SIGKILL if it has

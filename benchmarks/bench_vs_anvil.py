@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_load import stop_process
+from bench_load import process_cpu_seconds, stop_process
 from peer_chain import PeerChain, build
 
 REPO = Path(__file__).resolve().parent.parent
@@ -102,6 +102,14 @@ def rows(chain: PeerChain) -> list[Row]:
         return (f"'{{\"jsonrpc\":\"2.0\",\"id\":' .. n .. ',\"method\":\"{method}\","
                 f"\"params\":' .. {params} .. '}}'")
 
+    def random_block_row(label: str, method: str, after: str) -> Row:
+        """A row asking ``method`` of a random block: params ``["0x<n>"<after>]``."""
+        return Row(label,
+                   lua_body(method, "'[\"' .. string.format('0x%x', math.random(1, head)) .. "
+                            f"'\"{after}]'"),
+                   lambda rng, n, c: _body(method, f'["{hex(rng.randint(1, c.head))}"{after}]',
+                                           n).encode())
+
     def distinct_call(rng: random.Random, n: int, c: PeerChain) -> bytes:
         data = f"0x{'0' * 48}{rng.getrandbits(32):08x}{n:08x}"
         return _body("eth_call", f'[{{"to":"{c.ping}","data":"{data}"}},"latest"]', n).encode()
@@ -109,20 +117,12 @@ def rows(chain: PeerChain) -> list[Row]:
     return [
         Row("eth_chainId (floor)", "'" + _body("eth_chainId", "[]") + "'",
             lambda rng, n, c: _body("eth_chainId", "[]").encode()),
-        Row("blocks, full, random",
-            lua_body("eth_getBlockByNumber",
-                     "'[\"' .. string.format('0x%x', math.random(1, head)) .. '\",true]'"),
-            lambda rng, n, c: _body("eth_getBlockByNumber",
-                                    f'["{hex(rng.randint(1, c.head))}",true]', n).encode()),
+        random_block_row("blocks, full, random", "eth_getBlockByNumber", ",true"),
         Row("tx by hash, random",
             lua_body("eth_getTransactionByHash", "'[\"' .. hashes[math.random(#hashes)] .. '\"]'"),
             lambda rng, n, c: _body("eth_getTransactionByHash",
                                     f'["{rng.choice(c.tx_hashes)}"]', n).encode()),
-        Row("block receipts, random",
-            lua_body("eth_getBlockReceipts",
-                     "'[\"' .. string.format('0x%x', math.random(1, head)) .. '\"]'"),
-            lambda rng, n, c: _body("eth_getBlockReceipts",
-                                    f'["{hex(rng.randint(1, c.head))}"]', n).encode()),
+        random_block_row("block receipts, random", "eth_getBlockReceipts", ""),
         Row("logs, 100-block window",
             lua_body("eth_getLogs",
                      "(function() local s = math.random(2, head - 99) return "
@@ -387,14 +387,12 @@ def lua_script(row: Row, target: Target, chain: PeerChain, seed: int) -> str:
 def tree_cpu_seconds(pid: int) -> float:
     """CPU seconds (user + system) used so far by a process and every live descendant (the
     workers of ``ethread serve --workers``), from /proc; 0.0 where /proc is not there."""
-    tick = os.sysconf("SC_CLK_TCK")
     total = 0.0
     stack = [pid]
     while stack:
         current = stack.pop()
         try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
+            total += process_cpu_seconds(current)
             for task in Path(f"/proc/{current}/task").iterdir():
                 stack.extend(int(c) for c in (task / "children").read_text().split())
         except (OSError, IndexError, ValueError):

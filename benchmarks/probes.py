@@ -33,6 +33,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_load import process_cpu_seconds
+
 REPO = Path(__file__).resolve().parent.parent
 CONFORMANCE = Path(os.environ.get("ETHREAD_CONFORMANCE", REPO.parent / "shared" / "conformance"))
 KEY = "ethread-demo-key"
@@ -80,8 +83,7 @@ class Server:
         return rss_mb(self.process.pid)
 
     def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return process_cpu_seconds(self.process.pid)
 
     def stop(self, timeout: float = 60) -> float:
         """SIGTERM; seconds until the process is gone."""
