@@ -61,6 +61,7 @@ from .ledger import (
     LedgerUnavailable,
     Refusal,
     rate_refusal,
+    seconds_to_reset,
 )
 
 MAGIC = b"ETHLEDGR"
@@ -262,7 +263,7 @@ class MappedLedger:
         now = self._clock()
         day, day_ends = self._when
         if now >= day_ends:
-            day, day_ends = self._today(now)
+            day = self._today(now)[0]
         with self._lock:
             fd = self._fd
             try:
@@ -289,7 +290,7 @@ class MappedLedger:
                         return rate_refusal(level - need, rate)
                 used += cost
                 if used > daily_limit or used > INT64_MAX:
-                    return Refusal(DAILY_LIMIT_REACHED, max(1, math.ceil(day_ends - now)))
+                    return Refusal(DAILY_LIMIT_REACHED, seconds_to_reset(now))
                 if not current:
                     words[base + USED] = 0
                     words[base + DAY] = day
