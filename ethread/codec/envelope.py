@@ -54,27 +54,34 @@ def error_response(request_id: Any, error: EthreadError) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error_object(error)})
 
 
+_PLAIN_IDS = frozenset((int, str, type(None)))
+"""The types of almost every id sent: valid without the checks of :func:`_valid_id`."""
+
+
+def _valid_id(value: Any) -> bool:
+    return value is None or isinstance(value, str | orjson.Fragment) or (
+        isinstance(value, int | float) and not isinstance(value, bool))
+
+
 def parse_call(item: Any) -> Call | EthreadError:
     """Validate one request object; an invalid one comes back as the error to answer."""
     if not isinstance(item, dict):
         return InvalidRequest("invalid request")
     request_id = item.get("id", _NO_ID)
-    if request_id is not _NO_ID and not (
-        request_id is None or isinstance(request_id, str | orjson.Fragment)
-        or (isinstance(request_id, int | float) and not isinstance(request_id, bool))
-    ):
+    if (request_id is not _NO_ID and type(request_id) not in _PLAIN_IDS
+            and not _valid_id(request_id)):
         return InvalidRequest("invalid request: id must be a string, a number or null")
     if item.get("jsonrpc") != "2.0":
         return InvalidRequest("invalid request: jsonrpc must be \"2.0\"")
     method = item.get("method")
     if not isinstance(method, str):
         return InvalidRequest("invalid request: method must be a string")
-    params = item.get("params", [])
+    params = item.get("params")
     if params is None:
         params = []
-    if not isinstance(params, list):
+    elif not isinstance(params, list):
         return InvalidRequest("invalid request: params must be an array")
-    if _too_deep(params, MAX_PARAMS_DEPTH):
+    elif params and _too_deep(params, MAX_PARAMS_DEPTH):
         return InvalidParams(f"invalid params: nested more than {MAX_PARAMS_DEPTH} levels deep")
     return Call(method=method, params=params, id=request_id)
 
@@ -92,9 +99,7 @@ def _too_deep(value: list[Any] | dict[str, Any], levels: int) -> bool:
 def _id_of(item: Any) -> Any:
     if isinstance(item, dict):
         value = item.get("id")
-        if value is None or isinstance(value, str | orjson.Fragment) or (
-            isinstance(value, int | float) and not isinstance(value, bool)
-        ):
+        if _valid_id(value):
             return value
     return None
 
@@ -116,7 +121,10 @@ def parse_request(body: bytes) -> tuple[bool, list[Call | EthreadError], list[An
         return True, [parse_call(item) for item in document], [_id_of(i) for i in document]
     if isinstance(document, dict) and isinstance(document.get("id"), float):
         _exact_ids(body, [document])
-    return False, [parse_call(document)], [_id_of(document)]
+    call = parse_call(document)
+    if isinstance(call, Call):  # its id is the one to answer under (a notification's: null)
+        return False, [call], [None if call.id is _NO_ID else call.id]
+    return False, [call], [_id_of(document)]
 
 
 def _exact_ids(body: bytes, items: list[Any]) -> None:

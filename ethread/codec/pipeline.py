@@ -255,7 +255,7 @@ class Pipeline:
             if not isinstance(call, Call):
                 keep(index, ids[index], error_response(ids[index], call))
                 continue
-            if exchange.over_bound:
+            if index and exchange.over_bound:
                 if not call.is_notification:
                     exchange._answers[index] = error_response(call.id, ResponseTooLarge())
                 continue

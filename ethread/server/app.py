@@ -107,11 +107,12 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
 
 
 def request_headers(headers: Iterable[tuple[bytes, bytes]],
-                    ) -> tuple[str | None, str | None, int | None]:
-    """(Host, Content-Type, Content-Length) in one pass over a request's headers (lower-case
-    names, as uvicorn gives them)."""
+                    ) -> tuple[str | None, str | None, int | None, bool]:
+    """(Host, Content-Type, Content-Length, whether it sends ``Expect: 100-continue``) in one
+    pass over a request's headers (lower-case names, as uvicorn gives them)."""
     host = content_type = None
     length: int | None = None
+    expect = False
     for key, value in headers:
         if key == b"host":
             host = value.decode("latin-1")
@@ -122,7 +123,9 @@ def request_headers(headers: Iterable[tuple[bytes, bytes]],
                 length = int(value)
             except ValueError:
                 length = None
-    return host, content_type, length
+        elif key == b"expect":
+            expect = expect or value.lower() == b"100-continue"
+    return host, content_type, length, expect
 
 
 def _is_json(content_type: str | None) -> bool:
@@ -176,7 +179,7 @@ class RpcApp:
                 return
             await self._refuse(send, refusals.not_found())
             return
-        host, content_type, declared = request_headers(scope.get("headers", ()))
+        host, content_type, declared, _ = request_headers(scope.get("headers", ()))
         server = scope.get("server")
         network, key, refused = self.gate(path, scope["method"], host, content_type,
                                           server[1] if server else None)

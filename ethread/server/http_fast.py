@@ -47,7 +47,32 @@ if TYPE_CHECKING:
 log = logging.getLogger("ethread.server")
 
 _PREFIX = HTTP_PREFIX.encode()
-JSON_TYPE = b"content-type: application/json\r\n"
+_JSON_LENGTH = b"content-type: application/json\r\ncontent-length: "
+
+
+class _Heads:
+    """Each status's line followed by the server's default headers (date and server), made
+    once for each list of defaults (uvicorn puts a new list in place each second)."""
+
+    __slots__ = ("_by_status", "_defaults")
+
+    def __init__(self) -> None:
+        self._defaults: list[tuple[bytes, bytes]] | None = None
+        self._by_status: dict[int, bytes] = {}
+
+    def head(self, status: int, defaults: list[tuple[bytes, bytes]]) -> bytes:
+        """The status line and default headers for ``status``."""
+        if defaults is not self._defaults:  # a reference is kept: the list's id cannot recur
+            self._defaults = defaults
+            self._by_status = {}
+        head = self._by_status.get(status)
+        if head is None:
+            head = self._by_status[status] = STATUS_LINE[status] + b"".join(
+                b"%s: %s\r\n" % (name, value) for name, value in defaults)
+        return head
+
+
+_HEADS = _Heads()
 
 
 class _LeanRequest:
@@ -102,35 +127,42 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         """A new request: what uvicorn resets, without building its ASGI scope (made only if
         the request goes the ASGI way)."""
         self.url = b""
-        self.expect_100_continue = False
         self.headers = []
         self._lean = None
         if self._phase != "headers":
             self._expect_headers()
 
+    def on_url(self, url: bytes) -> None:
+        """What uvicorn and the header bound do with the URL, in one call."""
+        self._header_bytes += len(url)
+        if self._header_bytes > MAX_HEADER_BYTES:
+            raise HeadersTooLarge
+        self.url += url
+
     def on_header(self, name: bytes, value: bytes) -> None:
-        """What uvicorn and the header bound do with a header, in one call."""
+        """What uvicorn and the header bound do with a header, in one call (``Expect`` is
+        looked for once the headers are in)."""
         self._header_bytes += len(name) + len(value) + 4
         if self._header_bytes > MAX_HEADER_BYTES:
             raise HeadersTooLarge
-        name = name.lower()
-        if name == b"expect" and value.lower() == b"100-continue":
-            self.expect_100_continue = True
-        self.headers.append((name, value))
+        self.headers.append((name.lower(), value))
 
     def on_headers_complete(self) -> None:
         """Take the request on the lean path when it is a JSON-RPC POST that can be; otherwise
         hand it to uvicorn's ASGI path."""
-        self.clear_deadline()
+        self._deadline = None  # the headers came in time (http_protocol.clear_deadline)
+        self._phase = ""
         parser = self.parser
         url = self.url
-        if (url.startswith(_PREFIX) and not self.expect_100_continue
-                and parser.get_method() == b"POST" and not parser.should_upgrade()
-                and b"?" not in url and b"%" not in url
+        if (url.startswith(_PREFIX) and parser.get_method() == b"POST"
+                and not parser.should_upgrade() and b"?" not in url and b"%" not in url
                 and (self.cycle is None or self.cycle.response_complete)
                 and self.limit_concurrency is None):
-            self._begin_lean(url.decode("latin-1"), parser.get_http_version())
-            return
+            host, content_type, declared, expect = request_headers(self.headers)
+            if not expect:
+                self._begin_lean(url.decode("latin-1"), host, content_type, declared)
+                return
+        self.expect_100_continue = request_headers(self.headers)[3]
         self._asgi_scope()
         HttpToolsProtocol.on_headers_complete(self)
 
@@ -138,7 +170,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         """The ASGI scope uvicorn would have made at the request's start, with what the parser
         has delivered since."""
         url, headers, expect = self.url, self.headers, self.expect_100_continue
-        HttpToolsProtocol.on_message_begin(self)
+        HttpToolsProtocol.on_message_begin(self)  # resets expect_100_continue
         self.url, self.headers, self.expect_100_continue = url, headers, expect
         self.scope["headers"] = headers
 
@@ -175,13 +207,14 @@ class RpcHttpProtocol(BoundedHttpProtocol):
 
     # -- the lean path ---------------------------------------------------------------------------
 
-    def _begin_lean(self, path: str, http_version: str) -> None:
+    def _begin_lean(self, path: str, host: str | None, content_type: str | None,
+                    declared: int | None) -> None:
         started = time.perf_counter()
-        host, content_type, declared = request_headers(self.headers)
         rpc = self.rpc
         network, key, refused = rpc.gate(path, "POST", host, content_type,
                                          self.server[1] if self.server else None)
-        keep_alive = http_version != "1.0" and self.parser.should_keep_alive()
+        parser = self.parser
+        keep_alive = parser.should_keep_alive() and parser.get_http_version() != "1.0"
         if refused is not None or network is None or key is None:
             self._refuse_now(refused or refusals.unauthorized(), keep_alive)
             if network is not None and key is None:
@@ -189,14 +222,14 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             return
         lean = self._lean = _LeanRequest(network, key, keep_alive, started)
         self.cycle = lean  # type: ignore[assignment]  # uvicorn's bookkeeping reads it
-        limit = rpc.service.limits.max_body_bytes
-        if declared is not None and declared > limit:
+        limits = rpc.service.limits
+        if declared is not None and declared > limits.max_body_bytes:
             # answered before the body is read; the connection closes, so it is never read
             lean.keep_alive = False
-            self._write(lean, 413, body_too_large(limit).body(), ())
+            self._write(lean, 413, body_too_large(limits.max_body_bytes).body(), ())
             self._log(network.name, key.masked, "-", 413, 0, started)
             return
-        self.set_deadline("body", rpc.service.limits.body_timeout_seconds)
+        self.set_deadline("body", limits.body_timeout_seconds)
 
     def _refuse_now(self, refused: Refused, keep_alive: bool) -> None:
         """Answer a request refused on its headers; its body, if any, is read and dropped."""
@@ -267,53 +300,47 @@ class RpcHttpProtocol(BoundedHttpProtocol):
 
     def _send_exchange(self, lean: _LeanRequest, exchange: Exchange) -> None:
         answer = exchange.answer()
-        status = exchange.status
+        refused = exchange.refused
+        status = 200 if refused is None else refused.status
         if answer is None:  # only notifications
             self._write(lean, 204, None, ())
         else:
-            self._write(lean, status, answer, exchange.headers)
-        self._log(lean.network.name, lean.key.masked, exchange.what, status,
-                  0 if answer is None else len(answer), lean.started)
+            self._write(lean, status, answer, () if refused is None else refused.headers)
+        if self.rpc.service.access_log:
+            self._log(lean.network.name, lean.key.masked, exchange.what, status,
+                      0 if answer is None else len(answer), lean.started)
 
     def _write(self, lean: _LeanRequest, status: int, body: bytes | None,
                extra: tuple[tuple[bytes, bytes], ...]) -> None:
         """The whole response in one write; then the connection goes on (the next pipelined
         request, the keep-alive timer) or closes."""
-        parts = [STATUS_LINE[status]]
-        for name, value in self.server_state.default_headers:
-            parts += (name, b": ", value, b"\r\n")
-        if body is not None:
-            parts += (JSON_TYPE, b"content-length: ", str(len(body)).encode(), b"\r\n")
-        for name, value in extra:
-            parts += (name, b": ", value, b"\r\n")
-        if not lean.keep_alive:
-            parts.append(b"connection: close\r\n")
-        parts.append(b"\r\n")
-        if body:
-            parts.append(body)
         lean.response_complete = True
-        if self.transport.is_closing():
+        transport = self.transport
+        if transport.is_closing():
             return
-        self.transport.write(b"".join(parts))
-        if not lean.keep_alive:
-            self.transport.close()
+        head = _HEADS.head(status, self.server_state.default_headers)
+        if body is not None:
+            head = b"%s%s%d\r\n" % (head, _JSON_LENGTH, len(body))
+        for name, value in extra:
+            head += b"%s: %s\r\n" % (name, value)
+        if lean.keep_alive:
+            transport.write(b"%s\r\n%s" % (head, body) if body else head + b"\r\n")
+        else:
+            transport.write(b"%sconnection: close\r\n\r\n%s" % (head, body or b""))
+            transport.close()
             return
-        self._next_request()
+        if self.pipeline:  # ASGI requests queued behind this one: uvicorn starts the next
+            self.on_response_complete()
+        else:  # uvicorn's end of a response, but for its keep-alive timer: the connection's
+            # one deadline (http_protocol) instead of a timer armed per response
+            self.server_state.total_requests += 1
+            self.flow.resume_reading()
+            if self._phase != "headers":  # a pipelined request's headers may have begun
+                self.set_deadline("idle", self.timeout_keep_alive)
         if self.flow.write_paused and not self._paused_for_writes:
             # the client does not read its answers: take no more requests until it does
             self._paused_for_writes = True
             self.flow.pause_reading()
-
-    def _next_request(self) -> None:
-        """uvicorn's end of a response, but for the keep-alive timer: the connection's one
-        deadline (:mod:`.http_protocol`) instead of a timer armed per response."""
-        if self.pipeline:  # ASGI requests queued behind this one: uvicorn starts the next
-            self.on_response_complete()
-            return
-        self.server_state.total_requests += 1
-        self.flow.resume_reading()
-        if self._phase != "headers":  # a pipelined request's headers may have begun
-            self.set_deadline("idle", self.timeout_keep_alive)
 
     def connection_lost(self, exc: Exception | None) -> None:
         """The client left: a lean request still running stops (uvicorn tells only the

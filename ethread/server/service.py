@@ -57,14 +57,21 @@ class Service:
 
     def admit(self, key: ApiKey, calls: Sequence[Call | EthreadError]) -> Refused | None:
         """Charge every call of the request at once, or refuse it and charge nothing."""
-        costs = [cost_of(c.method) for c in calls if isinstance(c, Call)]
-        cost = sum(costs)
+        if len(calls) == 1:  # most requests: spare the lists
+            call = calls[0]
+            cost = cost_of(call.method) if isinstance(call, Call) else 0
+            need = 0
+        else:
+            costs = [cost_of(c.method) for c in calls if isinstance(c, Call)]
+            cost = sum(costs)
+            # every call of a batch counts against the rate but one: a request leaves the key
+            # in debt by at most one call, whatever its size
+            need = cost - max(costs) if costs else 0
         if cost == 0:
             return None
-        # every call of a batch counts against the rate but one: a request leaves the key in
-        # debt by at most one call, whatever its size
-        refusal = self.billing.charge(key.key_id, key.config.daily_credits,
-                                      key.config.credits_per_second, cost, cost - max(costs))
+        config = key.config
+        refusal = self.billing.charge(key.key_id, config.daily_credits,
+                                      config.credits_per_second, cost, need)
         if refusal is None:
             return None
         return refusals.over_credits(refusal.reason, refusal.retry_after)
