@@ -26,8 +26,13 @@ def server() -> Iterator[Any]:
 
 
 def _ask(ws: Any, message: Any) -> Any:
+    """Send ``message`` and return its answer, passing over subscription notifications (the
+    demo miner may seal a block between a subscribe and the next request)."""
     ws.send(json.dumps(message))
-    return json.loads(ws.recv(timeout=30))
+    while True:
+        answer = json.loads(ws.recv(timeout=30))
+        if isinstance(answer, list) or answer.get("method") != "eth_subscription":
+            return answer
 
 
 def test_unknown_key_is_refused_at_the_handshake(server: Any) -> None:
