@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from ..codec.pipeline import Exchange, Refused, body_too_large
+from ..codec.pipeline import Admission, Exchange, Refused, body_too_large
 from . import refusals
 from .access_log import log_request
 from .app import HTTP_PREFIX, SUBSCRIPTIONS_NEED_WEBSOCKET, RpcApp, request_headers
@@ -81,12 +81,14 @@ class _LeanRequest:
     attributes it reads are ``response_complete``, ``keep_alive``, ``disconnected`` and
     ``message_event`` (whose ``set`` it calls when the connection is lost)."""
 
-    __slots__ = ("chunks", "disconnected", "exchange", "keep_alive", "key", "message_event",
-                 "network", "response_complete", "size", "started", "too_large")
+    __slots__ = ("admit", "chunks", "disconnected", "exchange", "keep_alive", "key",
+                 "message_event", "network", "response_complete", "size", "started", "too_large")
 
-    def __init__(self, network: Network, key: ApiKey, keep_alive: bool, started: float) -> None:
+    def __init__(self, network: Network, key: ApiKey, admit: Admission, keep_alive: bool,
+                 started: float) -> None:
         self.network = network
         self.key = key
+        self.admit = admit
         self.keep_alive = keep_alive
         self.started = started
         self.chunks: list[bytes] = []
@@ -120,6 +122,9 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self._running: _LeanRequest | None = None
         """The lean request whose work runs in a task (later requests wait behind it)."""
         self._paused_for_writes = False
+        self._passed: tuple[bytes, str | None, str | None, Network, ApiKey, Admission] | None = None
+        """The path, Host and Content-Type of the connection's last request to pass the gate,
+        with the network, key and admission it passed with."""
 
     # -- parser callbacks ------------------------------------------------------------------------
 
@@ -160,7 +165,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
                 and self.limit_concurrency is None):
             host, content_type, declared, expect = request_headers(self.headers)
             if not expect:
-                self._begin_lean(url.decode("latin-1"), host, content_type, declared)
+                self._begin_lean(url, host, content_type, declared)
                 return
         self.expect_100_continue = request_headers(self.headers)[3]
         self._asgi_scope()
@@ -207,33 +212,40 @@ class RpcHttpProtocol(BoundedHttpProtocol):
 
     # -- the lean path ---------------------------------------------------------------------------
 
-    def _begin_lean(self, path: str, host: str | None, content_type: str | None,
+    def _begin_lean(self, url: bytes, host: str | None, content_type: str | None,
                     declared: int | None) -> None:
-        started = time.perf_counter()
         rpc = self.rpc
-        network, key, refused = rpc.gate(path, "POST", host, content_type,
-                                         self.server[1] if self.server else None)
+        started = time.perf_counter() if rpc.service.access_log else 0.0
         parser = self.parser
         keep_alive = parser.should_keep_alive() and parser.get_http_version() != "1.0"
-        if refused is not None or network is None or key is None:
-            self._refuse_now(refused or refusals.unauthorized(), keep_alive)
-            if network is not None and key is None:
-                self._log(network.name, "-", "-", 401, 0, started)
-            return
-        lean = self._lean = _LeanRequest(network, key, keep_alive, started)
+        passed = self._passed
+        if (passed is None or passed[0] != url or passed[1] != host
+                or passed[2] != content_type):
+            network, key, refused = rpc.gate(url.decode("latin-1"), "POST", host, content_type,
+                                             self.server[1] if self.server else None)
+            if refused is not None or network is None or key is None:
+                self._refuse_now(refused or refusals.unauthorized(), keep_alive)
+                if network is not None and key is None:
+                    self._log(network.name, "-", "-", 401, 0, started)
+                return
+            # the keys and networks are fixed while the server runs: the next request of the
+            # connection with the same path and headers passes the same way
+            passed = self._passed = (url, host, content_type, network, key,
+                                     partial(rpc.service.admit, key))
+        lean = self._lean = _LeanRequest(passed[3], passed[4], passed[5], keep_alive, started)
         self.cycle = lean  # type: ignore[assignment]  # uvicorn's bookkeeping reads it
         limits = rpc.service.limits
         if declared is not None and declared > limits.max_body_bytes:
             # answered before the body is read; the connection closes, so it is never read
             lean.keep_alive = False
             self._write(lean, 413, body_too_large(limits.max_body_bytes).body(), ())
-            self._log(network.name, key.masked, "-", 413, 0, started)
+            self._log(lean.network.name, lean.key.masked, "-", 413, 0, started)
             return
         self.set_deadline("body", limits.body_timeout_seconds)
 
     def _refuse_now(self, refused: Refused, keep_alive: bool) -> None:
         """Answer a request refused on its headers; its body, if any, is read and dropped."""
-        lean = _LeanRequest(None, None, keep_alive, 0.0)  # type: ignore[arg-type]
+        lean = _LeanRequest(None, None, None, keep_alive, 0.0)  # type: ignore[arg-type]
         self._lean = lean
         self.cycle = lean  # type: ignore[assignment]
         self._write(lean, refused.status, refused.body(), refused.headers)
@@ -261,7 +273,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         chunks = lean.chunks
         body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         lean.chunks = []
-        exchange = service.http.submit(network.dispatcher, body, partial(service.admit, key),
+        exchange = service.http.submit(network.dispatcher, body, lean.admit,
                                        SUBSCRIPTIONS_NEED_WEBSOCKET)
         if exchange.pending and not service.execution.try_on_loop(exchange):
             lean.exchange = exchange
