@@ -142,6 +142,22 @@ def test_pipelined_requests_are_answered_in_order(servers: dict[str, Any], path:
 
 
 @pytest.mark.parametrize("path", ["lean", "asgi"])
+def test_each_request_of_a_connection_passes_the_gate_on_its_own(servers: dict[str, Any],
+                                                                  path: str) -> None:
+    """One kept-alive connection whose requests change key and content type: each is let in or
+    refused for what it sends, whatever the request before it was."""
+    sends = [request(rpc("eth_chainId")),
+             request(rpc("eth_chainId"), path="/v3/not-a-key"),
+             request(rpc("eth_chainId")),
+             request(rpc("eth_chainId"), content_type="text/plain"),
+             request(rpc("eth_getBlockByNumber", ["0x1", False]), path=f"/v3/{POOR_KEY}/"),
+             request(rpc("eth_chainId"), content_type="application/json; charset=utf-8")]
+    answers = exchange(servers[path], b"".join(sends), len(sends))
+    assert [status for status, _, _ in answers] == [200, 401, 200, 415, 429, 200]
+    assert json.loads(answers[4][2])["error"]["code"] == -32005
+
+
+@pytest.mark.parametrize("path", ["lean", "asgi"])
 def test_a_body_sent_in_pieces_and_a_chunked_body(servers: dict[str, Any], path: str) -> None:
     body = rpc("eth_getBlockByNumber", ["0x1", False], 7)
     with open_socket(servers[path]) as sock:
