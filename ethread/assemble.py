@@ -3,7 +3,7 @@ from its decoded RLP and what execution produced. Done once per block, at import
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from eth._utils.address import generate_contract_address
@@ -20,12 +20,14 @@ from .models import (
     Address,
     BlobTransaction,
     Block,
+    Hash32,
     Header,
     IncludedTransaction,
     LegacyTransaction,
     Log,
     Receipt,
     Transaction,
+    trusted_maker,
 )
 
 
@@ -76,65 +78,61 @@ def assemble_block(header: Header, transactions: Sequence[tuple[Transaction, byt
     )
 
 
+ReceiptRow = tuple[bytes, int, bytes, Iterable[tuple[bytes, tuple[Hash32, ...], bytes]]]
+"""A receipt's consensus fields: status byte or state root, cumulative gas, 256-byte bloom, and
+its logs as (address, topics, data)."""
+
+_LOG = trusted_maker(Log)
+_RECEIPT = trusted_maker(Receipt)
+
+
 def build_receipts(block: Block, evm_receipts: Sequence[Any], config: ChainConfig) -> tuple[Receipt, ...]:
-    """Receipt models with block-wide log indexes, per-transaction gas and blob fees."""
+    """Receipt models with block-wide log indexes, per-transaction gas and blob fees, from the
+    receipts py-evm produced (integer topics and bloom)."""
+    return receipts_of_rows(block, (
+        (r.state_root, r.gas_used, r.bloom.to_bytes(256, "big"),
+         [(log.address, tuple(t.to_bytes(32, "big") for t in log.topics), log.data)
+          for log in r.logs])
+        for r in evm_receipts), config)
+
+
+def receipts_of_rows(block: Block, rows: Iterable[ReceiptRow], config: ChainConfig
+                     ) -> tuple[Receipt, ...]:
+    """Receipt models of ``block`` from its receipts' consensus fields (one row a transaction,
+    in order): what the RPC answer adds (block-wide log indexes, per-transaction gas, contract
+    addresses, effective gas prices, blob fees) is derived here. The models are made with
+    :func:`~ethread.models.trusted_maker`: every value is already of its declared type."""
     header: Header = block.header
     blob_price = None
     if header.excess_blob_gas is not None:
         blob_price = config.blob_base_fee(header.number, header.timestamp, header.excess_blob_gas)
+    block_hash, number, timestamp = header.hash, header.number, header.timestamp
     receipts = []
     log_index = 0
     previous_cumulative = 0
-    for itx, evm_receipt in zip(block.transactions, evm_receipts, strict=True):
+    for itx, (state_root, cumulative, bloom, raw_logs) in zip(block.transactions, rows,
+                                                               strict=True):
         tx = itx.transaction
+        tx_hash, index = itx.hash, itx.index
         logs = []
-        for evm_log in evm_receipt.logs:
-            logs.append(
-                Log(
-                    address=evm_log.address,
-                    topics=tuple(t.to_bytes(32, "big") for t in evm_log.topics),
-                    data=evm_log.data,
-                    block_number=header.number,
-                    transaction_hash=itx.hash,
-                    transaction_index=itx.index,
-                    block_hash=header.hash,
-                    block_timestamp=header.timestamp,
-                    log_index=log_index,
-                )
-            )
+        for address, topics, data in raw_logs:
+            logs.append(_LOG(address, topics, data, number, tx_hash, index, block_hash,
+                             timestamp, log_index, False))
             log_index += 1
-        state_root = evm_receipt.state_root
         if len(state_root) == 32:
             status, root = None, state_root
         else:
             status, root = (1 if state_root == b"\x01" else 0), None
-        cumulative = evm_receipt.gas_used
         contract = (
             generate_contract_address(EvmAddress(itx.sender), tx.nonce) if tx.to is None else None
         )
         blob_gas = None
         if isinstance(tx, BlobTransaction):
             blob_gas = BLOB_GAS_PER_BLOB * len(tx.blob_versioned_hashes)
-        receipts.append(
-            Receipt(
-                type=tx.type,
-                status=status,
-                root=root,
-                cumulative_gas_used=cumulative,
-                logs_bloom=evm_receipt.bloom.to_bytes(256, "big"),
-                logs=tuple(logs),
-                transaction_hash=itx.hash,
-                transaction_index=itx.index,
-                block_hash=header.hash,
-                block_number=header.number,
-                sender=itx.sender,
-                to=tx.to,
-                gas_used=cumulative - previous_cumulative,
-                effective_gas_price=itx.gas_price,
-                contract_address=contract,
-                blob_gas_used=blob_gas,
-                blob_gas_price=blob_price if blob_gas is not None else None,
-            )
-        )
+        receipts.append(_RECEIPT(
+            tx.type, status, root, cumulative, bloom, tuple(logs), tx_hash, index, block_hash,
+            number, itx.sender, tx.to, cumulative - previous_cumulative, itx.gas_price, contract,
+            blob_gas, blob_price if blob_gas is not None else None,
+        ))
         previous_cumulative = cumulative
     return tuple(receipts)

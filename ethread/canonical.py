@@ -10,18 +10,18 @@ neither stores a second copy of what the canonical bytes already say.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import rlp
+from eth_hash.auto import keccak
 from eth_keys.datatypes import Signature
 from eth_keys.exceptions import BadSignature
-from eth_utils import keccak
 from rlp.codec import length_prefix
 
-from .assemble import assemble_block, build_receipts
+from .assemble import ReceiptRow, effective_gas_price, receipts_of_rows
 from .encoding import (
     DecodeError,
-    decode_transaction,
+    decode_withdrawal,
     encode_receipt,
     header_fields,
     header_from_fields,
@@ -29,9 +29,22 @@ from .encoding import (
     transaction_item,
     typed_transaction_from_fields,
 )
-from .fastrlp import Nested, decode_nested, item_spans, payload_span
+from .fastrlp import Nested, decode_list, decode_nested, item_spans, payload_span
 from .forks import ChainConfig
-from .models import Address, Block, Header, Receipt
+from .models import (
+    AccessListEntry,
+    AccessListTransaction,
+    Address,
+    Block,
+    DynamicFeeTransaction,
+    Hash32,
+    Header,
+    IncludedTransaction,
+    LegacyTransaction,
+    Receipt,
+    Transaction,
+    trusted_maker,
+)
 
 # --------------------------------------------------------------------------------------------
 # Blocks
@@ -59,10 +72,36 @@ def encode_list_of_encoded(items: Sequence[bytes]) -> bytes:
     return bytes(length_prefix(length, 0xC0)) + payload
 
 
-def header_of_record(header_rlp: bytes) -> Header:
-    """The header a store holds in RLP, with its hash (keccak of these very bytes); decoded by
-    :mod:`ethread.fastrlp`, since ethread wrote the record itself."""
-    return header_from_fields(decode_nested(header_rlp), raw=header_rlp)
+_HEADER = trusted_maker(Header)
+_HEADER_FIELDS = range(15, 22)
+"""Fields a header has, by fork: 15 before London, up to 21 from Prague."""
+
+
+def header_of_record(header_rlp: bytes, block_hash: Hash32 | None = None) -> Header:
+    """The header a store holds in RLP, decoded by :mod:`ethread.fastrlp` since ethread wrote
+    the record itself. Its hash is ``block_hash`` when the store found the record under it
+    (the key it was written under, as keccak of these bytes, at import), else keccak of the
+    bytes. Every field must be a string; the store is trusted for the rest (``ethread verify``
+    checks every header against its hash)."""
+    items = decode_list(header_rlp)
+    count = len(items)
+    if count not in _HEADER_FIELDS:
+        raise DecodeError(f"a header has 15 to 21 fields, got {count}")
+    if list in map(type, items):
+        raise DecodeError("a header's fields are strings")
+    f = cast("list[bytes]", items)
+    number = int.from_bytes
+    return _HEADER(
+        f[0], f[1], f[2], f[3], f[4], f[5], f[6], number(f[7], "big"), number(f[8], "big"),
+        number(f[9], "big"), number(f[10], "big"), number(f[11], "big"), f[12], f[13], f[14],
+        number(f[15], "big") if count > 15 else None,
+        f[16] if count > 16 else None,
+        number(f[17], "big") if count > 17 else None,
+        number(f[18], "big") if count > 18 else None,
+        f[19] if count > 19 else None,
+        f[20] if count > 20 else None,
+        block_hash if block_hash is not None else keccak(header_rlp),
+    )
 
 
 def block_from_parts(header_rlp: bytes, body_rlp: bytes, senders: Sequence[Address],
@@ -72,7 +111,10 @@ def block_from_parts(header_rlp: bytes, body_rlp: bytes, senders: Sequence[Addre
     :mod:`ethread.fastrlp`); ``header``, when the caller has decoded ``header_rlp`` already.
 
     Each transaction's hash is keccak of its bytes in the body (a legacy transaction's own
-    RLP, a typed one's envelope): nothing is encoded again."""
+    RLP, a typed one's envelope): nothing is encoded again. Legacy, access-list and
+    dynamic-fee transactions (all but a few of any chain's) are made with
+    :func:`~ethread.models.trusted_maker`; blob and set-code ones go through the checked
+    decoder."""
     if header is None:
         header = header_of_record(header_rlp)
     body = decode_nested(body_rlp)
@@ -81,20 +123,99 @@ def block_from_parts(header_rlp: bytes, body_rlp: bytes, senders: Sequence[Addre
     items = body[0]
     if not isinstance(items, list):
         raise DecodeError("a block body's transactions must be a list")
-    txs_start, txs_end = payload_span(body_rlp, payload_span(body_rlp)[0])
-    spans = item_spans(body_rlp, txs_start, txs_end)
-    transactions = []
-    for item, (start, end) in zip(items, spans, strict=True):
+    payload_start, payload_end = payload_span(body_rlp)
+    if len(senders) != len(items):
+        raise DecodeError(f"a body of {len(items)} transactions stored with "
+                          f"{len(senders)} senders")
+    transactions: tuple[IncludedTransaction, ...] = ()
+    if items:
+        transactions = _included(header, items, body_rlp,
+                                 payload_span(body_rlp, payload_start), senders)
+    size = rlp_list_length(len(header_rlp) + payload_end - payload_start)
+    uncles = tuple(header_from_fields(u) for u in _as_list(body[1]))
+    withdrawals = (tuple(decode_withdrawal(w) for w in _as_list(body[2]))
+                   if len(body) > 2 else None)
+    return _BLOCK(header, transactions, uncles, withdrawals, size)
+
+
+_BLOCK = trusted_maker(Block)
+_INCLUDED = trusted_maker(IncludedTransaction)
+_LEGACY = trusted_maker(LegacyTransaction)
+_ACCESS_LIST_TX = trusted_maker(AccessListTransaction)
+_DYNAMIC_FEE = trusted_maker(DynamicFeeTransaction)
+_ENTRY = trusted_maker(AccessListEntry)
+
+
+def _included(header: Header, items: list[Nested], body_rlp: bytes, txs_span: tuple[int, int],
+              senders: Sequence[Address]) -> tuple[IncludedTransaction, ...]:
+    """The transactions of a body (``items``, decoded; ``txs_span``, their list's payload in
+    ``body_rlp``) with their hashes, senders, places and effective gas prices."""
+    spans = item_spans(body_rlp, *txs_span)
+    block_hash, number, base_fee = header.hash, header.number, header.base_fee_per_gas
+    out = []
+    for index, (item, (start, end), sender) in enumerate(zip(items, spans, senders,
+                                                             strict=True)):
         if isinstance(item, list):
-            transactions.append(decode_transaction(item, body_rlp[start:end]))
+            tx: Transaction = _legacy(item)
+            tx_hash = keccak(body_rlp[start:end])
         elif item:
-            transactions.append((typed_transaction_from_fields(item[0], decode_nested(item[1:])),
-                                 keccak(item)))
+            tx = _typed(item)
+            tx_hash = keccak(item)
         else:
             raise DecodeError("empty typed transaction")
-    size = rlp_list_length(len(header_rlp) + len(list_payload(body_rlp)))
-    return assemble_block(header, transactions, senders, _as_list(body[1]),
-                          _as_list(body[2]) if len(body) > 2 else None, size)
+        out.append(_INCLUDED(tx, tx_hash, sender, block_hash, number, index,
+                             effective_gas_price(tx, base_fee)))
+    return tuple(out)
+
+
+def _strings(fields: list[Nested], count: int, skip: int = -1) -> list[bytes]:
+    """``fields`` when it holds ``count`` strings (but at ``skip``, the access list)."""
+    if len(fields) != count:
+        raise DecodeError(f"a transaction of {count} fields has {len(fields)}")
+    for at, value in enumerate(fields):
+        if type(value) is not bytes and at != skip:
+            raise DecodeError("a transaction field must be a string")
+    return fields  # type: ignore[return-value]  # checked above
+
+
+def _legacy(item: list[Nested]) -> LegacyTransaction:
+    f = _strings(item, 9)
+    number = int.from_bytes
+    return _LEGACY(number(f[0], "big"), number(f[1], "big"), number(f[2], "big"), f[3] or None,
+                   number(f[4], "big"), f[5], number(f[6], "big"), number(f[7], "big"),
+                   number(f[8], "big"))
+
+
+def _typed(envelope: bytes) -> Transaction:
+    kind = envelope[0]
+    fields = decode_list(envelope[1:])
+    number = int.from_bytes
+    if kind == 2:
+        f = _strings(fields, 12, skip=8)
+        return _DYNAMIC_FEE(number(f[0], "big"), number(f[1], "big"), number(f[2], "big"),
+                            number(f[3], "big"), number(f[4], "big"), f[5] or None,
+                            number(f[6], "big"), f[7], _access_list(f[8]), number(f[9], "big"),
+                            number(f[10], "big"), number(f[11], "big"))
+    if kind == 1:
+        f = _strings(fields, 11, skip=7)
+        return _ACCESS_LIST_TX(number(f[0], "big"), number(f[1], "big"), number(f[2], "big"),
+                               number(f[3], "big"), f[4] or None, number(f[5], "big"), f[6],
+                               _access_list(f[7]), number(f[8], "big"), number(f[9], "big"),
+                               number(f[10], "big"))
+    return typed_transaction_from_fields(kind, fields)
+
+
+def _access_list(raw: Nested) -> tuple[AccessListEntry, ...]:
+    if type(raw) is not list:
+        raise DecodeError("an access list must be a list")
+    if not raw:
+        return ()
+    entries = []
+    for entry in raw:
+        if type(entry) is not list or len(entry) != 2 or type(entry[1]) is not list:
+            raise DecodeError("an access list entry is [address, keys]")
+        entries.append(_ENTRY(entry[0], tuple(entry[1])))
+    return tuple(entries)  # type: ignore[arg-type]  # strings, as the store wrote them
 
 
 def _as_list(item: Nested) -> list[Nested]:
@@ -223,19 +344,46 @@ def receipts_from_consensus(
     block: Block, data: bytes, config: ChainConfig | None
 ) -> tuple[Receipt, ...]:
     """Full receipt models of ``block`` from its consensus receipts RLP, as a store holds it
-    (decoded by :mod:`ethread.fastrlp`)."""
-    consensus = decode_consensus_receipts(data, decode_nested)
-    if len(consensus) != len(block.transactions):
+    (decoded by :mod:`ethread.fastrlp`; topics and bloom kept as the bytes they are)."""
+    items = decode_list(data)
+    if len(items) != len(block.transactions):
         raise DecodeError(
             f"block {block.number} has {len(block.transactions)} transactions but "
-            f"{len(consensus)} receipts"
+            f"{len(items)} receipts"
         )
     if config is None:
         # Only the blob base fee needs the fork schedule, and only blocks with blob gas
         # (Cancun on) have one. Without a schedule those would get Prague's update fraction;
         # the backends that come here without one (Era1 archives) hold pre-merge history.
         config = ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
-    return build_receipts(block, consensus, config)
+    return receipts_of_rows(block, map(_receipt_row, items), config)
+
+
+def _receipt_row(item: Nested) -> ReceiptRow:
+    """A stored receipt (a list, or a typed envelope holding one) as its consensus fields."""
+    if type(item) is bytes:
+        if not item:
+            raise DecodeError("empty typed receipt")
+        item = decode_nested(item[1:])
+    if type(item) is not list or len(item) != 4:
+        raise DecodeError("a receipt has 4 fields")
+    state_root, cumulative, bloom, logs = item
+    if type(state_root) is not bytes or type(cumulative) is not bytes or type(bloom) is not bytes \
+            or len(bloom) != 256 or type(logs) is not list:
+        raise DecodeError("a receipt is [status or root, gas, bloom, logs]")
+    return state_root, int.from_bytes(cumulative, "big"), bloom, map(_log_row, logs)
+
+
+def _log_row(item: Nested) -> tuple[bytes, tuple[Hash32, ...], bytes]:
+    if type(item) is not list or len(item) != 3:
+        raise DecodeError("a log is [address, topics, data]")
+    address, topics, data = item
+    if type(address) is not bytes or type(topics) is not list or type(data) is not bytes:
+        raise DecodeError("a log is [address, topics, data]")
+    for topic in topics:
+        if type(topic) is not bytes or len(topic) != 32:
+            raise DecodeError("a log topic is 32 bytes")
+    return address, tuple(topics), data  # type: ignore[arg-type]  # checked above
 
 
 def encode_receipts(receipts: Sequence[Receipt]) -> bytes:

@@ -126,7 +126,8 @@ class CachedHistory:
     def _decode(self, what: object, fn: Callable[..., T], *args: Any) -> T:
         try:
             return fn(*args)
-        except (DecodeError, ValueError, IndexError) as exc:
+        except (DecodeError, ValueError, IndexError, TypeError) as exc:  # TypeError: a list
+            # stored where a string belongs (the record decoders trust the shape of the rest)
             log.error("%s holds a damaged record of %s: %s", self._records.describe(), what, exc)
             raise StoreUnreadable(f"the chain store holds a damaged record of {what}") from None
 
@@ -156,7 +157,7 @@ class CachedHistory:
     def header_by_hash(self, block_hash: Hash32) -> Header | None:
         """The header of the block with this hash, decoded from its record and cached."""
         return self._read_block_record(self._headers, block_hash, self._records.header_record,
-                                       canonical.header_of_record)
+                                       lambda raw: canonical.header_of_record(raw, block_hash))
 
     def block_by_hash(self, block_hash: Hash32) -> Block | None:
         """The block with this hash, decoded from its records (with the header already decoded,
@@ -166,9 +167,14 @@ class CachedHistory:
             record = self._records.block_record(block_hash)
             if record is None:
                 return None
-            block = self._decode(f"block 0x{block_hash.hex()}", canonical.block_from_parts,
-                                 record.header_rlp, record.body_rlp, record.senders,
-                                 self._headers.get(block_hash))
+            what = f"block 0x{block_hash.hex()}"
+            header = self._headers.get(block_hash)
+            if header is None:
+                header = self._decode(what, canonical.header_of_record, record.header_rlp,
+                                      block_hash)
+                self._headers.put(block_hash, header)
+            block = self._decode(what, canonical.block_from_parts, record.header_rlp,
+                                 record.body_rlp, record.senders, header)
             self._blocks.put(block_hash, block)
         return block
 
