@@ -32,6 +32,7 @@ import json
 import random
 import struct
 import threading
+import time
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -68,6 +69,12 @@ SCHEMA = b"ethread-leveldb-1"
 
 def _num(number: int) -> bytes:
     return _NUM.pack(number)
+
+
+FOLLOW_INTERVAL = 0.001
+"""Seconds between two looks at a shared store's version. Asking LMDB costs about 2 us,
+more than a cached answer, and a request asks once or twice; another process's writes are
+seen at most this late, and every read in between sees one consistent chain."""
 
 
 class _EvmStore(BaseDB):
@@ -196,6 +203,7 @@ class KeyValueBackend(CachedHistory):
         self._depth = 0
         self._lock = threading.RLock()
         self._seen_version = store.version()
+        self._follow_after = 0.0
         self._pointers: dict[str, int] = self._load_pointers()
         self._config = self._load_config()
         self._generation = self._pointers.get("latest", -1) + 1
@@ -346,10 +354,15 @@ class KeyValueBackend(CachedHistory):
     def _follow(self) -> None:
         """Pick up what another process wrote to a shared store: its pointers (a new
         generation when they moved, so that cached answers are dropped) and a config it
-        stored after this process opened the store. One cheap version check when nothing
-        changed; history records are immutable once written, so the block caches stay."""
+        stored after this process opened the store. One version check when nothing changed,
+        at most once per :data:`FOLLOW_INTERVAL`; history records are immutable once
+        written, so the block caches stay."""
         if not self.store.shared:
             return
+        now = time.monotonic()
+        if now < self._follow_after:
+            return
+        self._follow_after = now + FOLLOW_INTERVAL
         version = self.store.version()
         if version == self._seen_version:
             return
