@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import ethread
+from ethread.codec import pipeline
 from ethread.server.config import KeyConfig
 
 from .server_harness import KEY, call, serve_in_thread
@@ -122,6 +123,24 @@ def test_both_paths_answer_the_same_bytes(servers: dict[str, Any], name: str) ->
     else:
         assert headers["content-type"] == "application/json"
         assert "jsonrpc" in json.loads(body) or isinstance(json.loads(body), list)
+
+
+def test_a_large_cached_answer_is_the_same_bytes_on_both_paths(
+        servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cached answer past the size kept in pieces (here made small) is written in pieces on
+    the lean path: the same bytes as the ASGI path's joined answer, twice on one connection."""
+    monkeypatch.setattr(pipeline, "LARGE_ANSWER_BYTES", 16)
+    logs = request(rpc("eth_getLogs", [{"fromBlock": "0x0", "toBlock": "0x2d"}], 5))
+    answers = {}
+    for path, server in servers.items():
+        first, second, third = exchange(server, logs * 3, 3)
+        assert first[2] == second[2] == third[2]
+        for _, headers, _ in (first, second, third):
+            headers.pop("date")
+        assert first == second == third
+        answers[path] = second
+    assert answers["lean"] == answers["asgi"]
+    assert len(json.loads(answers["lean"][2])["result"]) > 1
 
 
 @pytest.mark.parametrize("path", ["lean", "asgi"])

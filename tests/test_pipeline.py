@@ -13,7 +13,7 @@ import pytest
 import ethread
 from ethread.codec.envelope import Call, result_response
 from ethread.codec.jsonrpc import Dispatcher
-from ethread.codec.pipeline import Limits, Pipeline, Refused
+from ethread.codec.pipeline import LARGE_ANSWER_BYTES, Limits, Pipeline, Refused
 from ethread.errors import EthreadError, InvalidParams, LimitExceeded
 
 
@@ -67,6 +67,26 @@ def test_cheap_calls_run_at_once_slow_ones_wait_for_the_host() -> None:
                       {"jsonrpc": "2.0", "id": 2, "result": "cheap"},
                       {"jsonrpc": "2.0", "id": 3, "result": "hit"}]
     assert exchange.status == 200 and exchange.headers == ()
+
+
+def test_a_large_cached_answer_is_kept_in_pieces_never_joined_unless_asked() -> None:
+    big = b'"' + b"ab" * LARGE_ANSWER_BYTES + b'"'
+    recorder = Recorder(cached={"slow_big": big, "slow_small": b'"hit"'})
+    pipeline = Pipeline(Limits(max_response_bytes=4 * LARGE_ANSWER_BYTES), on_caller=slow_only)
+    exchange = pipeline.submit(recorder, body(req("slow_big", 7)))
+    parts = exchange.answer_parts()
+    assert parts is not None and len(parts) == 3 and parts[1] is big  # the cached bytes
+    assert b"".join(parts) == exchange.answer() == result_response(7, big)
+    assert json.loads(exchange.answer() or b"")["result"] == big.decode().strip('"')
+    small = pipeline.submit(recorder, body(req("slow_small", 8)))
+    assert small.answer_parts() == (result_response(8, b'"hit"'),)
+    batch = pipeline.submit(recorder, body(req("slow_big", 1), req("slow_small", 2)))
+    assert batch.answer_parts() == (b"[" + result_response(1, big) + b","
+                                    + result_response(2, b'"hit"') + b"]",)
+    over = Pipeline(Limits(max_response_bytes=LARGE_ANSWER_BYTES), on_caller=slow_only)
+    refused = json.loads(over.submit(recorder, body(req("slow_big", 9))).answer() or b"")
+    assert refused["id"] == 9 and refused["error"]["code"] == -32003
+    assert recorder.ran == []
 
 
 def test_parse_errors_and_empty_batches_answer_at_once() -> None:

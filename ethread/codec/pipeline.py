@@ -34,7 +34,14 @@ import orjson
 
 from ..backend import CancelToken, cancellable
 from ..errors import Cancelled, EthreadError, InternalError, InvalidRequest, ResponseTooLarge
-from .envelope import Call, error_object, error_response, parse_request, result_response
+from .envelope import (
+    Call,
+    error_object,
+    error_response,
+    parse_request,
+    result_parts,
+    result_response,
+)
 
 log = logging.getLogger("ethread.rpc")
 
@@ -85,6 +92,9 @@ def batch_too_large(count: int, limit: int) -> Refused:
         f"batch too large: {count} calls, the limit is {limit} per batch"))
 
 
+LARGE_ANSWER_BYTES = 64 * 1024
+"""A cached answer at least this large is kept in pieces (:meth:`Exchange.answer_parts`)."""
+
 Admission = Callable[[Sequence[Call | EthreadError]], Refused | None]
 """Admits a parsed request (all its calls at once) or says why not."""
 LocalMethod = Callable[[Call], bytes]
@@ -114,8 +124,8 @@ class Limits:
 class Exchange:
     """One request on its way through the pipeline: what is answered, what is left to run."""
 
-    __slots__ = ("_answers", "_budget", "_final", "dispatcher", "is_batch", "pending", "refused",
-                 "token", "what")
+    __slots__ = ("_answers", "_budget", "_final", "_parts", "dispatcher", "is_batch", "pending",
+                 "refused", "token", "what")
 
     def __init__(self, dispatcher: Responder | None, what: str, is_batch: bool = False,
                  max_response_bytes: int | None = None) -> None:
@@ -128,6 +138,8 @@ class Exchange:
         """The calls still to run (:meth:`run`), with their positions in the request."""
         self._answers: list[bytes | None] = []
         self._final: bytes | None = None
+        self._parts: tuple[bytes, ...] | None = None
+        """The answer of a single call in pieces, not joined (a large cached answer)."""
         self._budget = max_response_bytes
         """Bytes the answer may still grow by (None: unbounded; below 0: the bound was hit)."""
         self.token = CancelToken()
@@ -148,6 +160,18 @@ class Exchange:
             else:
                 self._budget = budget - len(answer)
         self._answers[index] = answer
+
+    def _keep_parts(self, call_id: Any, parts: tuple[bytes, ...]) -> None:
+        """Keep the answer of a single call as pieces (within the bound as :meth:`_keep`)."""
+        size = sum(len(part) for part in parts)
+        budget = self._budget
+        if budget is not None:
+            if size > budget:
+                self._budget = -1
+                self._answers[0] = error_response(call_id, ResponseTooLarge())
+                return
+            self._budget = budget - size
+        self._parts = parts
 
     @property
     def over_bound(self) -> bool:
@@ -198,10 +222,20 @@ class Exchange:
                     self._keep(index, call.id, dispatcher.respond(call))
         self.pending = []
 
+    def answer_parts(self) -> tuple[bytes, ...] | None:
+        """The response body as pieces to write one after another, without joining them
+        (:meth:`answer` joined); None when only notifications came."""
+        if self._parts is not None:
+            return self._parts
+        answer = self.answer()
+        return None if answer is None else (answer,)
+
     def answer(self) -> bytes | None:
         """The response body, once nothing is pending; None when only notifications came."""
         if self._final is not None:
             return self._final
+        if self._parts is not None:
+            return b"".join(self._parts)
         if not self.is_batch:
             return self._answers[0]
         present = [a for a in self._answers if a is not None]
@@ -273,8 +307,10 @@ class Pipeline:
                 hit = None if call.is_notification else _cached(dispatcher, call)
                 if hit is None:
                     exchange.pending.append((index, call))
-                else:
+                elif is_batch or len(hit) < LARGE_ANSWER_BYTES:
                     keep(index, call.id, result_response(call.id, hit))
+                else:  # kept in pieces: a large cached answer is written without a copy
+                    exchange._keep_parts(call.id, result_parts(call.id, hit))
         return exchange
 
 

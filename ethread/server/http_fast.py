@@ -311,34 +311,42 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self._send_exchange(lean, exchange)
 
     def _send_exchange(self, lean: _LeanRequest, exchange: Exchange) -> None:
-        answer = exchange.answer()
+        parts = exchange.answer_parts()
         refused = exchange.refused
         status = 200 if refused is None else refused.status
-        if answer is None:  # only notifications
+        if parts is None:  # only notifications
             self._write(lean, 204, None, ())
-        else:
-            self._write(lean, status, answer, () if refused is None else refused.headers)
+        elif len(parts) == 1:
+            self._write(lean, status, parts[0], () if refused is None else refused.headers)
+        else:  # a large cached answer: its pieces are written as they are
+            self._write(lean, status, parts, ())
         if self.rpc.service.access_log:
             self._log(lean.network.name, lean.key.masked, exchange.what, status,
-                      0 if answer is None else len(answer), lean.started)
+                      0 if parts is None else sum(len(part) for part in parts), lean.started)
 
-    def _write(self, lean: _LeanRequest, status: int, body: bytes | None,
+    def _write(self, lean: _LeanRequest, status: int, body: bytes | tuple[bytes, ...] | None,
                extra: tuple[tuple[bytes, bytes], ...]) -> None:
-        """The whole response in one write; then the connection goes on (the next pipelined
-        request, the keep-alive timer) or closes."""
+        """The whole response in one write (a body in pieces: one call writing them as they
+        are, never joined); then the connection goes on (the next pipelined request, the
+        keep-alive timer) or closes."""
         lean.response_complete = True
         transport = self.transport
         if transport.is_closing():
             return
         head = _HEADS.head(status, self.server_state.default_headers)
         if body is not None:
-            head = b"%s%s%d\r\n" % (head, _JSON_LENGTH, len(body))
+            size = len(body) if isinstance(body, bytes) else sum(len(part) for part in body)
+            head = b"%s%s%d\r\n" % (head, _JSON_LENGTH, size)
         for name, value in extra:
             head += b"%s: %s\r\n" % (name, value)
-        if lean.keep_alive:
-            transport.write(b"%s\r\n%s" % (head, body) if body else head + b"\r\n")
+        end = b"\r\n" if lean.keep_alive else b"connection: close\r\n\r\n"
+        if body is None:
+            transport.write(head + end)
+        elif isinstance(body, bytes):
+            transport.write(b"%s%s%s" % (head, end, body))
         else:
-            transport.write(b"%sconnection: close\r\n\r\n%s" % (head, body or b""))
+            transport.writelines((head + end, *body))
+        if not lean.keep_alive:
             transport.close()
             return
         if self.pipeline:  # ASGI requests queued behind this one: uvicorn starts the next
