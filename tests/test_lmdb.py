@@ -224,6 +224,16 @@ def _wait_for_workers(server: ServeProcess, count: int, timeout: float = 60) -> 
         time.sleep(0.1)
 
 
+def _answer(ws: Any, kept: list[Any]) -> Any:
+    """The next answer on ``ws``; subscription notifications that come first (the importer
+    adds a block every 0.25 s) are kept, in order, for the caller to read after it."""
+    while True:
+        message = json.loads(ws.recv(timeout=10))
+        if "id" in message:
+            return message
+        kept.append(message)
+
+
 def test_two_workers_serve_a_store_another_process_imports(
         compat: Path, memory: MemoryBackend, tmp_path: Path) -> None:
     """HTTP eth_blockNumber moves with the importer, and newHeads and logs subscriptions on
@@ -239,11 +249,12 @@ def test_two_workers_serve_a_store_another_process_imports(
             sockets = [connect(ws_url, open_timeout=10) for _ in range(4)]
             try:
                 subscriptions = []
-                for ws in sockets:
+                early: list[list[Any]] = [[] for _ in sockets]  # notifications before an answer
+                for ws, kept in zip(sockets, early, strict=True):
                     ws.send(json.dumps(call("eth_subscribe", ["newHeads"], 1)))
-                    heads = json.loads(ws.recv(timeout=10))["result"]
+                    heads = _answer(ws, kept)["result"]
                     ws.send(json.dumps(call("eth_subscribe", ["logs", {}], 2)))
-                    logs = json.loads(ws.recv(timeout=10))["result"]
+                    logs = _answer(ws, kept)["result"]
                     subscriptions.append((heads, logs))
                 numbers = []
                 deadline = time.monotonic() + 90
@@ -255,11 +266,11 @@ def test_two_workers_serve_a_store_another_process_imports(
                 assert len(set(numbers)) > 3 and numbers == sorted(numbers)
                 with_logs = {n for n in range(46) if any(
                     r.logs for r in memory.receipts(memory.canonical_hash(n) or b"") or ())}
-                for ws, (heads, logs) in zip(sockets, subscriptions, strict=True):
+                for ws, (heads, logs), kept in zip(sockets, subscriptions, early, strict=True):
                     got_heads: list[int] = []
                     got_logs: set[int] = set()
                     while not got_heads or got_heads[-1] < 45 or max(got_logs, default=-1) < max(with_logs):
-                        message = json.loads(ws.recv(timeout=30))
+                        message = kept.pop(0) if kept else json.loads(ws.recv(timeout=30))
                         result = message["params"]["result"]
                         if message["params"]["subscription"] == heads:
                             got_heads.append(int(result["number"], 16))
