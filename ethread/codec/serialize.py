@@ -121,24 +121,39 @@ def _compile(cls: type) -> Callable[[Any], dict[str, JSON]]:
     """Python source for one model class, from its plan: each field's expression chosen by its
     declared type (``int`` -> ``hex(v)``, ``bytes | None`` -> None kept or left out, a tuple of
     bytes -> a list), so a write does no type tests; fields of other types (nested models)
-    go through the generic writer. A nested model under the key "" (a transaction inside its
-    block context) is spread into the object."""
+    go through the generic writer. The object is one dict display in declaration order; a key
+    left out when None (``omit_none``) is deleted afterwards, which keeps the order of the
+    others. A nested model under the key "" (a transaction inside its block context) is
+    spread into the object, which is then built key by key."""
     hints = typing.get_type_hints(cls)
     kinds = {f.name: f.metadata["kind"] for f in dataclasses.fields(cls) if "json" in f.metadata}
     namespace: dict[str, Any] = {"_fields": _fields}
+    plan = _plan(cls)
+    spread = any(key == "" for _, key, _, _ in plan)
     lines = ["def write(m):", "    out = {}"]
-    for number, (attribute, key, generic, omit_none) in enumerate(_plan(cls)):
+    entries: list[str] = []
+    omitted: list[str] = []
+    for number, (attribute, key, generic, omit_none) in enumerate(plan):
         hint = hints.get(attribute) if attribute in kinds else None
         optional = False
         if typing.get_origin(hint) in (types.UnionType, typing.Union):
             args = [a for a in typing.get_args(hint) if a is not type(None)]
             optional = len(args) < len(typing.get_args(hint))
             hint = args[0] if len(args) == 1 else None
-        expression = _direct(kinds[attribute], hint, "v") if hint is not None else None
+        value = "v" if spread else f"m.{attribute}"
+        expression = _direct(kinds[attribute], hint, value) if hint is not None else None
+        generic_writer = expression is None
         if expression is None:
             namespace[f"w{number}"] = generic
-            expression = f"w{number}(v)"
+            expression = f"w{number}({value})"
             optional = False  # the generic writer answers None for None
+        if not spread:
+            if optional or (omit_none and not generic_writer):
+                expression = f"None if {value} is None else {expression}"
+            entries.append(f"{key!r}: {expression}")
+            if omit_none:
+                omitted.append(key)
+            continue
         lines.append(f"    v = m.{attribute}")
         if key == "":
             lines.append("    out.update(_fields(v))")
@@ -148,6 +163,9 @@ def _compile(cls: type) -> Callable[[Any], dict[str, JSON]]:
             lines.append(f"    out[{key!r}] = None if v is None else {expression}")
         else:
             lines.append(f"    out[{key!r}] = {expression}")
+    if not spread:
+        lines = ["def write(m):", f"    out = {{{', '.join(entries)}}}"]
+        lines.extend(f"    if out[{key!r}] is None: del out[{key!r}]" for key in omitted)
     lines.append("    return out")
     exec("\n".join(lines), namespace)  # the source is built above from the declarations
     write: Callable[[Any], dict[str, JSON]] = namespace["write"]
