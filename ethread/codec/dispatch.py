@@ -15,7 +15,6 @@ from ..errors import EthreadError, InvalidParams, MethodNotFound
 from ..methods import (
     counts,
     fees,
-    get_block_receipts,
     get_transaction_by_block_hash_and_index,
     get_transaction_by_block_number_and_index,
     get_transaction_by_hash,
@@ -30,6 +29,7 @@ from ..methods.call import CallStates
 from ..methods.fees import TipOracle
 from ..methods.filters import FilterRegistry
 from ..methods.logs import DEFAULT_LIMITS, LogLimits
+from ..methods.resolve import resolve_header
 from ..models import Address, BlockRef
 from .devrpc import DEV_METHODS, DevChain, DevHandler, not_available
 from .hex import (
@@ -53,7 +53,7 @@ from .params import (
     parse_percentiles,
     parse_state_override,
 )
-from .serialize import FragmentCache, block_json, fee_history_json, to_json
+from .serialize import FragmentCache, block_json, block_receipts_json, fee_history_json, to_json
 
 CLIENT_VERSION = "ethread/0.1.0"
 DEFAULT_CALL_TIMEOUT = 5.0
@@ -172,6 +172,16 @@ def _get_block_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
     block = methods.get_block_by_number(backend, _arg(params, 0, parse_number_or_tag))
     full = _arg(params, 1, parse_bool)
     return None if block is None else block_json(block, full, ctx.fragments)
+
+
+def _get_block_receipts(backend: Backend, params: Params, ctx: Context) -> Any:
+    """As :func:`~ethread.methods.get_block_receipts` answers, with the answer's JSON kept by
+    block hash (see :func:`~ethread.codec.serialize.block_receipts_json`)."""
+    header = resolve_header(backend, _arg(params, 0, _block_ref_or_decimal))
+    if header is None:
+        return None
+    block_hash = header.hash
+    return block_receipts_json(block_hash, lambda: backend.receipts(block_hash), ctx.fragments)
 
 
 def _get_logs(backend: Backend, params: Params, ctx: Context) -> Any:
@@ -419,7 +429,6 @@ _LOOKUPS: dict[str, tuple[Callable[..., Any], tuple[Callable[[Any], Any], ...], 
     "eth_getTransactionByHash": (get_transaction_by_hash, _BY_HASH, _json),
     "eth_getTransactionByBlockHashAndIndex": (get_transaction_by_block_hash_and_index, _BY_HASH_INDEX, _json),
     "eth_getTransactionByBlockNumberAndIndex": (get_transaction_by_block_number_and_index, _BY_NUMBER_INDEX, _json),
-    "eth_getBlockReceipts": (get_block_receipts, _BY_REF_OR_DECIMAL, _json),
     "eth_getTransactionReceipt": (get_transaction_receipt, _BY_HASH, _json),
     "eth_getBlockTransactionCountByHash": (counts.get_block_transaction_count_by_hash, _BY_HASH, _quantity),
     "eth_getBlockTransactionCountByNumber": (counts.get_block_transaction_count_by_number, _BY_NUMBER, _quantity),
@@ -438,6 +447,7 @@ METHODS: dict[str, MethodSpec] = {
     "eth_getLogs": MethodSpec(_get_logs, 1),
     "eth_getBlockByHash": MethodSpec(_get_block_by_hash, 2),
     "eth_getBlockByNumber": MethodSpec(_get_block_by_number, 2),
+    "eth_getBlockReceipts": MethodSpec(_get_block_receipts, 1),
     "eth_call": MethodSpec(_call, 1, 3),
     "eth_estimateGas": MethodSpec(_estimate_gas, 1, 3),
     "eth_createAccessList": MethodSpec(_create_access_list, 1, 2),

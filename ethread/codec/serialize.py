@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import orjson
@@ -240,6 +240,26 @@ def _fragment(model: Any, fragments: FragmentCache) -> JSON:
     fragment = fragments.cached(key)
     if fragment is None:
         fragment = fragments.put(key, orjson.dumps(_fields(model)))
+    return fragment
+
+
+def block_receipts_json(block_hash: bytes, load: Callable[[], Sequence[Receipt] | None],
+                        fragments: FragmentCache | None = None) -> JSON:
+    """eth_getBlockReceipts' answer for the block with hash ``block_hash``: its receipts, which
+    ``load`` reads, as a list (None when it has none held). With ``fragments`` the whole
+    answer is kept as one fragment under the block's hash: the same block asked again (by
+    number, hash or tag, after the answer cache let it go) needs neither its receipts nor
+    their models, and a hash names the same receipts whatever the chain does next."""
+    if fragments is None:
+        receipts = load()
+        return None if receipts is None else [_fields(r) for r in receipts]
+    key = (b"receipts", block_hash)
+    fragment = fragments.cached(key)
+    if fragment is None:
+        receipts = load()
+        if receipts is None:
+            return None
+        fragment = fragments.put(key, orjson.dumps([_fields(r) for r in receipts]))
     return fragment
 
 

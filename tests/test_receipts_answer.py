@@ -1,0 +1,79 @@
+"""eth_getBlockReceipts keeps each block's answer under the block's hash: asked again by
+number (hex or a JSON number), hash or tag (with no answer cache) it answers the same bytes without
+reading the receipts again, and those bytes are the receipts' JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+import ethread
+from ethread.codec.jsonrpc import Dispatcher
+from ethread.codec.response_cache import ResponseCache
+from ethread.codec.serialize import FragmentCache, block_receipts_json, to_json
+from ethread.models import Hash32, Receipt
+
+
+class CountingReads:
+    """A backend that counts its receipts reads."""
+
+    def __init__(self, backend: ethread.MemoryBackend) -> None:
+        self._backend = backend
+        self.reads = 0
+
+    def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None:
+        self.reads += 1
+        return self._backend.receipts(block_hash)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._backend, name)
+
+
+def _result(dispatcher: Dispatcher, *params: object) -> bytes:
+    body = orjson.dumps({"jsonrpc": "2.0", "id": 7, "method": "eth_getBlockReceipts",
+                         "params": list(params)})
+    answer = dispatcher.handle(body)
+    assert answer is not None
+    result: bytes = orjson.dumps(orjson.loads(answer)["result"])
+    return result
+
+
+def test_block_receipts_answered_from_the_block_hash(
+        rpc_compat_memory: ethread.MemoryBackend) -> None:
+    counting = CountingReads(rpc_compat_memory)
+    dispatcher = Dispatcher(counting, cache=ResponseCache(max_entries=0))  # type: ignore[arg-type]
+    head = rpc_compat_memory.pointer("latest")
+    assert head is not None
+    with_receipts = 0
+    for number in range(head + 1):
+        block_hash = rpc_compat_memory.canonical_hash(number)
+        assert block_hash is not None
+        receipts = rpc_compat_memory.receipts(block_hash)
+        assert receipts is not None
+        with_receipts += bool(receipts)
+        expected = orjson.dumps(to_json(receipts))
+        reads = counting.reads
+        assert _result(dispatcher, hex(number)) == expected
+        assert counting.reads == reads + 1
+        assert _result(dispatcher, number) == expected  # a JSON number, as geth takes it
+        assert _result(dispatcher, {"blockHash": "0x" + block_hash.hex()}) == expected
+        assert _result(dispatcher, "0x" + block_hash.hex()) == expected
+        if number == head:
+            assert _result(dispatcher, "latest") == expected
+        assert counting.reads == reads + 1  # every later one from the kept answer
+    assert with_receipts > 5
+    assert _result(dispatcher, hex(head + 1)) == b"null"
+
+
+def test_block_receipts_json_without_a_cache_and_for_a_missing_block(
+        rpc_compat_memory: ethread.MemoryBackend) -> None:
+    block_hash = rpc_compat_memory.canonical_hash(1)
+    assert block_hash is not None
+    receipts = rpc_compat_memory.receipts(block_hash)
+    assert receipts
+    plain = block_receipts_json(block_hash, lambda: receipts)
+    assert orjson.dumps(plain) == orjson.dumps(to_json(receipts))
+    fragments = FragmentCache()
+    assert block_receipts_json(b"\x01" * 32, lambda: None, fragments) is None
+    assert len(fragments) == 0  # nothing is kept for a block without receipts
