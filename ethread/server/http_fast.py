@@ -52,22 +52,24 @@ _JSON_LENGTH = b"content-type: application/json\r\ncontent-length: "
 
 class _Heads:
     """Each status's line followed by the server's default headers (date and server), made
-    once for each list of defaults (uvicorn puts a new list in place each second)."""
+    once for each list of defaults (uvicorn puts a new list in place each second). The list
+    and the heads made from it are swapped as one, so servers in several threads of one
+    process never mix their heads."""
 
-    __slots__ = ("_by_status", "_defaults")
+    __slots__ = ("_current",)
 
     def __init__(self) -> None:
-        self._defaults: list[tuple[bytes, bytes]] | None = None
-        self._by_status: dict[int, bytes] = {}
+        self._current: tuple[list[tuple[bytes, bytes]] | None, dict[int, bytes]] = (None, {})
 
     def head(self, status: int, defaults: list[tuple[bytes, bytes]]) -> bytes:
         """The status line and default headers for ``status``."""
-        if defaults is not self._defaults:  # a reference is kept: the list's id cannot recur
-            self._defaults = defaults
-            self._by_status = {}
-        head = self._by_status.get(status)
+        current = self._current
+        if current[0] is not defaults:  # a reference is kept: the list's id cannot recur
+            current = self._current = (defaults, {})
+        heads = current[1]
+        head = heads.get(status)
         if head is None:
-            head = self._by_status[status] = STATUS_LINE[status] + b"".join(
+            head = heads[status] = STATUS_LINE[status] + b"".join(
                 b"%s: %s\r\n" % (name, value) for name, value in defaults)
         return head
 
