@@ -4,6 +4,7 @@ asserts nothing.
 
     .venv/bin/python benchmarks/bench_core.py [--conformance DIR] [--skip-million]
         [--peer-blocks N] [--peer-dir DIR] [--only-peer] [--peer-engines memory,leveldb,lmdb]
+        [--served N]
 
 The peer rows read the chain of ``bench_vs_anvil.py`` (``peer_chain.py``: one Ping call and
 one log a block), imported into memory and into a LevelDB and an LMDB store (kept under
@@ -11,6 +12,10 @@ one log a block), imported into memory and into a LevelDB and an LMDB store (kep
 address, a full block and a transaction by hash, each in µs a call (median), **cold** (a
 block that backend and dispatcher have never read: decoded records and JSON fragments not
 cached) and **warm** (the same blocks again: both cached); the answer cache is off in both.
+Then, per backend, the HTTP bench's receipts row in process: ``--served`` requests for random
+blocks (bodies that differ) through a dispatcher with its default caches, as a server process
+answers them from its start, in CPU µs per request (the first quarter, mostly never-read
+blocks, and the rest), beside eth_chainId's through the same dispatcher.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import argparse
 import contextlib
 import json
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -181,7 +187,7 @@ def peer_backends(engine: str, chain: PeerChain, folder: Path) -> Callable[[], A
     return lambda: open_store(path)
 
 
-def bench_peer_reads(blocks: int, folder: Path, engines: list[str]) -> None:
+def bench_peer_reads(blocks: int, folder: Path, engines: list[str], served: int) -> None:
     chain = build(folder / "chain", blocks)
     print(f"history reads of the peer chain ({chain.head} blocks, one log each), µs a call, "
           "median; cold: never read by this backend and dispatcher, warm: read once before; "
@@ -200,6 +206,36 @@ def bench_peer_reads(blocks: int, folder: Path, engines: list[str]) -> None:
                   f"(best {min(warm) * 1e6:7.1f})   n={len(bodies)}")
             if engine != "memory":
                 backend.close()
+        backend = make()
+        first, rest, floor = served_receipts(backend, chain.head, served)
+        print(f"  {engine:<8} {'eth_getBlockReceipts, random, answer cache on':<42} first quarter "
+              f"{first:6.1f} µs   rest {rest:6.1f} µs   eth_chainId {floor:5.1f} µs CPU a request   "
+              f"n={served}")
+        if engine != "memory":
+            backend.close()
+
+
+def served_receipts(backend: Any, head: int, count: int) -> tuple[float, float, float]:
+    """CPU µs per request of ``count`` random-block eth_getBlockReceipts through a fresh
+    dispatcher with its default caches (first quarter, rest), and of eth_chainId after them."""
+    rng = random.Random(7)
+    bodies = [json.dumps({"jsonrpc": "2.0", "id": n, "method": "eth_getBlockReceipts",
+                          "params": [hex(rng.randint(1, head))]}).encode() for n in range(count)]
+    dispatcher = Dispatcher(backend)
+    quarter = count // 4
+    started = time.process_time()
+    for body in bodies[:quarter]:
+        dispatcher.handle(body)
+    middle = time.process_time()
+    for body in bodies[quarter:]:
+        dispatcher.handle(body)
+    done = time.process_time()
+    chain_id = b'{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}'
+    for _ in range(quarter):
+        dispatcher.handle(chain_id)
+    floor = time.process_time() - done
+    return ((middle - started) / quarter * 1e6, (done - middle) / (count - quarter) * 1e6,
+            floor / quarter * 1e6)
 
 
 def timed_each(fn: Callable[[bytes], object], bodies: list[bytes]) -> list[float]:
@@ -224,11 +260,13 @@ def main() -> None:
                         help="where the peer chain and its stores are kept between runs")
     parser.add_argument("--peer-engines", default="memory,leveldb,lmdb")
     parser.add_argument("--only-peer", action="store_true", help="only the peer rows")
+    parser.add_argument("--served", type=int, default=30_000,
+                        help="requests of the in-process receipts row with the answer cache on")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         folder = args.peer_dir or Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="ethread-core-")))
-        bench_peer_reads(args.peer_blocks, folder, args.peer_engines.split(","))
+        bench_peer_reads(args.peer_blocks, folder, args.peer_engines.split(","), args.served)
     if args.only_peer:
         return
     backend = bench_import(args.conformance / "rpc-compat")
