@@ -103,9 +103,7 @@ def receipts_of_rows(block: Block, rows: Iterable[ReceiptRow], config: ChainConf
     addresses, effective gas prices, blob fees) is derived here. The models are made with
     :func:`~ethread.models.trusted_maker`: every value is already of its declared type."""
     header: Header = block.header
-    blob_price = None
-    if header.excess_blob_gas is not None:
-        blob_price = config.blob_base_fee(header.number, header.timestamp, header.excess_blob_gas)
+    blob_price = None  # worked out for the first blob transaction: most blocks have none
     block_hash, number, timestamp = header.hash, header.number, header.timestamp
     receipts = []
     log_index = 0
@@ -129,6 +127,8 @@ def receipts_of_rows(block: Block, rows: Iterable[ReceiptRow], config: ChainConf
         blob_gas = None
         if isinstance(tx, BlobTransaction):
             blob_gas = BLOB_GAS_PER_BLOB * len(tx.blob_versioned_hashes)
+            if blob_price is None and header.excess_blob_gas is not None:
+                blob_price = config.blob_base_fee(number, timestamp, header.excess_blob_gas)
         receipts.append(_RECEIPT(
             tx.type, status, root, cumulative, bloom, tuple(logs), tx_hash, index, block_hash,
             number, itx.sender, tx.to, cumulative - previous_cumulative, itx.gas_price, contract,

@@ -168,13 +168,15 @@ def _included(header: Header, items: list[Nested], body_rlp: bytes, txs_span: tu
     return tuple(out)
 
 
-def _strings(fields: list[Nested], count: int, skip: int = -1) -> list[bytes]:
+def _strings(fields: list[Nested], count: int, skip: int | None = None) -> list[bytes]:
     """``fields`` when it holds ``count`` strings (but at ``skip``, the access list)."""
     if len(fields) != count:
         raise DecodeError(f"a transaction of {count} fields has {len(fields)}")
-    for at, value in enumerate(fields):
-        if type(value) is not bytes and at != skip:
+    if skip is None:
+        if list in map(type, fields):
             raise DecodeError("a transaction field must be a string")
+    elif list in map(type, fields[:skip]) or list in map(type, fields[skip + 1:]):
+        raise DecodeError("a transaction field must be a string")
     return fields  # type: ignore[return-value]  # checked above
 
 
