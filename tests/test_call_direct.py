@@ -127,3 +127,18 @@ def test_probe_sees_the_gas_bought_and_the_creation_its_nonce() -> None:
     assert 0 < seen[2] < 100_000 - 21_000
     free = call(backend, CallRequest(to=probe, data=b"\x01"), "latest", CallStates())
     assert int.from_bytes(free[32:64], "big") == 0  # an unpriced call runs at price zero
+
+
+def test_a_tag_follows_the_chain_through_the_state_cache() -> None:
+    """The header a tag names is kept with the state cache only while the chain stays the
+    same: a call on ``latest`` after a new block runs on that block."""
+    backend, chain, _ = _chain("prague")
+    number = CallRequest(data=assemble("NUMBER", 0, "MSTORE", 32, 0, "RETURN"))
+    states = CallStates()
+    first = int.from_bytes(call(backend, number, "latest", states), "big")
+    assert int.from_bytes(call(backend, number, "latest", states), "big") == first
+    chain.mine()
+    assert int.from_bytes(call(backend, number, "latest", states), "big") == first + 1
+    assert int.from_bytes(call(backend, number, first, states), "big") == first
+    with pytest.raises(Exception, match="header not found"):
+        call(backend, number, first + 5, states)

@@ -208,3 +208,55 @@ def test_lean_account_db_writes_what_py_evms_writes(seed: int) -> None:
     lean.persist()
     assert plain.state_root == lean.state_root
     assert dbs[0].wrapped_db.kv_store == dbs[1].wrapped_db.kv_store  # type: ignore[attr-defined]
+
+
+def test_a_kept_state_is_left_as_it_was_found() -> None:
+    """Messages that succeed, revert, fail and transfer value, run one after another on one
+    kept state (the message a run starts with takes no snapshot of its own), each leave the
+    state as they found it: every later run answers what it answers on a fresh state."""
+    backend, chain, probe = _chain("prague")
+    requests = _requests("prague", chain, probe) + [CallRequest(data=code) for code in FAILING_CODES]
+    states = CallStates(per_block=1)
+    kept = [outcome_of_call(backend, request, states) for request in requests]
+    again = [outcome_of_call(backend, request, states) for request in reversed(requests)]
+    fresh = [outcome_of_call(backend, request, CallStates()) for request in requests]
+    assert kept == fresh and list(reversed(again)) == fresh
+    errors = {o[3] for o in fresh if o[0] not in ("rejected", "refused")}
+    assert {"NoneType", "Revert", "OutOfGas", "InsufficientStack"} <= errors, errors
+    assert any(o[0] == "rejected" for o in fresh)
+
+
+def outcome_of_call(backend: Any, request: CallRequest, states: CallStates) -> Any:
+    try:
+        with execution(backend, request, "latest", states=states) as run:
+            header = backend.header_by_hash(backend.canonical_hash(1))
+            outcome = outcome_of(run, gas_for(request, header.gas_limit), False)
+            root = run.state.state_root
+            return (*outcome, root)
+    except Exception as exc:  # refused before a run
+        return ("refused", type(exc).__name__, str(exc))
+
+
+def test_code_is_kept_by_hash_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Code read through a lean database is kept by its hash in a table bounded in bytes and
+    in entries; code larger than a 64th of the bound is read but not kept."""
+    from eth_utils import keccak
+
+    from ethread.methods import call_vm
+
+    monkeypatch.setattr(call_vm, "_code", {})
+    monkeypatch.setattr(call_vm, "_code_bytes", 0)
+    monkeypatch.setattr(call_vm, "MAX_KEPT_CODE_BYTES", 64 * 100)
+    db = LeanAccountDB(AtomicDB())
+    codes = [bytes([n % 256]) * 90 + n.to_bytes(4, "big") for n in range(200)]
+    addresses = [Address(n.to_bytes(20, "big")) for n in range(1, 201)]
+    for address, code in zip(addresses, codes, strict=True):
+        db.set_code(address, code)
+    db.set_code(Address(b"\xee" * 20), b"\x01" * 200)  # over a 64th of the bound
+    for address, code in zip(addresses, codes, strict=True):
+        assert db.get_code(address) == code
+        assert call_vm._code_bytes <= 64 * 100
+    assert db.get_code(Address(b"\xee" * 20)) == b"\x01" * 200
+    assert keccak(b"\x01" * 200) not in call_vm._code
+    assert all(keccak(code) == code_hash for code_hash, code in call_vm._code.items())
+    assert 0 < len(call_vm._code) <= 64 * 100 // 94

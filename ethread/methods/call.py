@@ -71,7 +71,7 @@ def call(backend: ExecutableChain, request: CallRequest, block: BlockRef, states
     seconds with ExecutionAborted (geth's ``--rpc.evmtimeout``).
     """
     check_instance(request, CallRequest, "request")
-    header = require_header(backend, block)
+    header = require_header(backend, block) if states is None else states.header(backend, block)
     gas = gas_for(request, header.gas_limit)
     run = prepare(backend, request, block, states=states, state_override=state_override,
                   block_overrides=block_overrides, timeout=timeout, header=header)

@@ -35,7 +35,7 @@ from typing import Any
 import rlp
 from eth.constants import EMPTY_SHA3
 from eth.db.account import AccountDB
-from eth.exceptions import FullStack, Halt, InsufficientStack, OutOfGas
+from eth.exceptions import FullStack, Halt, InsufficientFunds, InsufficientStack, OutOfGas
 from eth.rlp.accounts import Account
 from eth.validation import validate_canonical_address, validate_uint64, validate_uint256
 from eth.vm.computation import BaseComputation
@@ -47,7 +47,7 @@ from eth.vm.logic import swap as swap_logic
 from eth.vm.logic.invalid import InvalidOpcode
 from eth.vm.opcode import _FastOpcode
 from eth.vm.stack import Stack, to_int
-from eth_typing import Address
+from eth_typing import Address, Hash32
 
 MAX_KEPT_ACCOUNTS = 1 << 13
 """Entries in each of the two tables (decoded accounts by their RLP, and RLP by account
@@ -59,6 +59,11 @@ AccountFields = tuple[int, int, bytes, bytes]
 _decoded: dict[bytes, Account] = {}
 _encoded: dict[AccountFields, tuple[Account, bytes]] = {}
 """An account and its RLP by its fields."""
+_code: dict[bytes, bytes] = {}
+"""Contract code by its hash."""
+_code_bytes = 0
+MAX_KEPT_CODE_BYTES = 16 << 20
+"""The code table's bound in bytes (and :data:`MAX_KEPT_ACCOUNTS` entries)."""
 _tables_lock = threading.Lock()
 """Taken only to empty a full table (a lookup or an insert of one entry is atomic)."""
 
@@ -90,6 +95,19 @@ def account_with(fields: AccountFields) -> tuple[Account, bytes]:
     if kept is None:
         kept = _keep(fields, Account(*fields))
     return kept
+
+
+def _keep_code(code_hash: bytes, code: bytes) -> None:
+    """Keep ``code`` under its hash, emptying the table first when it is full."""
+    global _code_bytes
+    if len(code) > MAX_KEPT_CODE_BYTES // 64:
+        return  # (a state override may carry any code: one large one must not flush the rest)
+    with _tables_lock:
+        if _code_bytes + len(code) > MAX_KEPT_CODE_BYTES or len(_code) >= MAX_KEPT_ACCOUNTS:
+            _code.clear()
+            _code_bytes = 0
+        _code[code_hash] = code
+        _code_bytes += len(code)
 
 
 def _keep(fields: AccountFields, account: Account) -> tuple[Account, bytes]:
@@ -151,16 +169,36 @@ class LeanAccountDB(AccountDB):
         self._set_fields(address, (account.nonce, balance, account.storage_root,
                                    account.code_hash))
 
+    @property  # type: ignore[override]
+    def state_root(self) -> Hash32:
+        """py-evm's, read from the trie itself rather than through its key-mapping wrapper
+        (a run reads it for every snapshot)."""
+        trie: Any = self._trie._db
+        root: Hash32 = trie.root_hash
+        return root
+
+    @state_root.setter
+    def state_root(self, value: Hash32) -> None:
+        trie: Any = self._trie._db
+        if trie.root_hash != value:
+            self._trie_cache.reset_cache()
+            trie.root_hash = value
+
     def get_code(self, address: Address) -> bytes:
-        """py-evm's, without noting the code for a block witness."""
+        """py-evm's, without noting the code for a block witness, and kept by its hash in a
+        bounded table shared by every state (code is addressed by its hash: the same hash
+        always stands for the same bytes)."""
         validate_canonical_address(address, title="Storage Address")
         code_hash = self.get_code_hash(address)
         if code_hash == EMPTY_SHA3:
             return b""
-        try:
-            code: bytes = self._journaldb[code_hash]
-        except KeyError:
-            raise MissingBytecode(code_hash) from KeyError
+        code = _code.get(code_hash)
+        if code is None:
+            try:
+                code = self._journaldb[code_hash]
+            except KeyError:
+                raise MissingBytecode(code_hash) from KeyError
+            _keep_code(code_hash, code)
         return code
 
 
@@ -282,6 +320,26 @@ class LeanComputation:
         self.stack_pop1_any = stack.pop1_any
         self.stack_push_int = stack.push_int
         self.stack_push_bytes = stack.push_bytes
+
+    @classmethod
+    def apply_message(cls, state: Any, message: Any, transaction_context: Any,
+                      parent_computation: Any = None) -> Any:
+        """py-evm's ``apply_message``; the message a run starts with (no parent) runs without
+        py-evm's snapshot around it. That snapshot only undoes a failed message's writes
+        before the transaction is finalised, and a run's own snapshot undoes everything
+        after it (a message's outcome is read from its computation, never from the state):
+        taking it, then committing or reverting it, is work for nothing."""
+        if parent_computation is not None or message.depth:
+            base: Any = super()
+            return base.apply_message(state, message, transaction_context, parent_computation)
+        if message.should_transfer_value and message.value:  # py-evm's transfer, its words
+            sender_balance = state.get_balance(message.sender)
+            if sender_balance < message.value:
+                raise InsufficientFunds(f"Insufficient funds: {sender_balance} < {message.value}")
+            state.delta_balance(message.sender, -1 * message.value)
+            state.delta_balance(message.storage_address, message.value)
+        state.touch_account(message.storage_address)
+        return cls.apply_computation(state, message, transaction_context)
 
     @classmethod
     def apply_computation(cls, state: Any, message: Any, transaction_context: Any,

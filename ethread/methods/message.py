@@ -162,7 +162,25 @@ class CallStates:
         self._blocks: LRU[tuple[int, bytes], BlockRules] = LRU(4 * max_states)
         """What messages at a block share, by (database, hash): py-evm's decoded header
         (decoding one costs more than a simple call's opcodes), the fork and its VM class."""
+        self._headers: LRU[tuple[int, BlockRef], tuple[int, Header]] = LRU(4 * max_states)
+        """The header each block reference named, and the backend's generation then."""
         self.per_block = per_block
+
+    def header(self, backend: ChainHeaders, ref: BlockRef) -> Header:
+        """:func:`~.resolve.require_header` of ``ref``, kept while the backend's generation
+        stays the same (a tag or a number names the same block until a block is added or a
+        pointer moves)."""
+        current = getattr(backend, "generation", None)
+        if current is None:  # (a backend that does not say when it changes: nothing is kept)
+            return require_header(backend, ref)
+        generation: int = current()
+        key = (id(backend), ref)
+        kept = self._headers.get(key)
+        if kept is not None and kept[0] == generation:
+            return kept[1]
+        header = require_header(backend, ref)
+        self._headers.put(key, (generation, header))
+        return header
 
     def block(self, chaindb: Any, block_hash: bytes, config: Any) -> BlockRules:
         """The rules of block ``block_hash`` in ``chaindb`` (kept once worked out)."""
@@ -204,6 +222,7 @@ class CallStates:
         """Drop every kept state (when the chain changes under them)."""
         self._states.clear()
         self._blocks.clear()
+        self._headers.clear()
 
 
 @dataclass(frozen=True, slots=True)
