@@ -53,6 +53,28 @@ FAILING_CODES = (
 """Creation code run as the message itself: each stops in its own way."""
 
 
+def _returning(*program: Any) -> bytes:
+    return assemble(*program, 0, "MSTORE", 32, 0, "RETURN")
+
+
+MAX_WORD = b"\xff" * 32
+PURE_CODES = (
+    _returning(1, 0, "SUB"),                                  # 0 - 1 wraps
+    _returning(MAX_WORD, 2, "ADD"),                           # past 2**256 wraps
+    _returning(MAX_WORD, MAX_WORD, "MUL"),
+    _returning(b"\x00\x07", 300, "SHL"), _returning(b"\x00\x07", 4, "SHL"),
+    _returning(MAX_WORD, 255, "SHL"), _returning(MAX_WORD, 255, "SHR"), _returning(7, 256, "SHR"),
+    _returning(b"\x00\x05", 5, "EQ"), _returning(3, b"\x00\x04", "LT"), _returning(3, 4, "GT"),
+    _returning(0, "ISZERO"), _returning(b"\x00", "NOT"), _returning(9, "ISZERO", "NOT"),
+    _returning(0x0F0F, MAX_WORD, "AND", 0xF0, "OR", 0xFF, "XOR"),
+    _returning(1, 2, "ADD", 3, "MUL", 4, "SUB", 2, "SHR", 1, "SHL", 5, "GT", 6, "LT", 7, "EQ"),
+    bytes([0x60, 0x01, 0x01]), bytes([0x60, 0x01, 0x10]), bytes([0x60, 0x01, 0x1C]),  # one item
+    bytes([0x15]), bytes([0x19]),                             # ISZERO, NOT of none
+)
+"""Creation code of py-evm's pure arithmetic and comparison opcodes (the lean loop's own
+versions): results that wrap, operands pushed as bytes and as numbers, and a stack too short."""
+
+
 def _answers(backend: Any, requests: list[CallRequest], gas_limit: int) -> list[Any]:
     answers: list[Any] = []
     for request in requests:
@@ -73,7 +95,7 @@ def test_messages_answer_what_py_evms_classes_answer(fork: str, monkeypatch: pyt
     header = backend.header_by_hash(backend.canonical_hash(1))  # type: ignore[arg-type]
     assert header is not None
     requests = _requests(fork, chain, probe)
-    for code in FAILING_CODES:
+    for code in FAILING_CODES + PURE_CODES:
         requests.append(CallRequest(data=code))
     burner = FAILING_CODES[4]
     zeros = burner.count(0)

@@ -184,12 +184,12 @@ def parse_call_request(value: Any) -> CallRequest:
     judge, as geth answers them with -32000, not here."""
     if not isinstance(value, dict):
         raise InvalidParams("call object must be an object")
-    for key in ("data", "input"):
-        if value.get(key) is not None:
-            parse_data(value[key], key)
-    data_value = value.get("input")
-    if data_value is None:
-        data_value = value.get("data")
+    data = value.get("data")
+    if data is not None:
+        data = parse_data(data, "data")
+    given_input = value.get("input")
+    if given_input is not None:
+        data = parse_data(given_input, "input")  # (checked after data, and wins over it)
     gas_price = _optional_quantity(value, "gasPrice")
     max_fee = _optional_quantity(value, "maxFeePerGas")
     tip = _optional_quantity(value, "maxPriorityFeePerGas")
@@ -203,7 +203,7 @@ def parse_call_request(value: Any) -> CallRequest:
         max_fee_per_gas=max_fee,
         max_priority_fee_per_gas=tip,
         value=_optional_quantity(value, "value") or 0,
-        data=b"" if data_value is None else parse_data(data_value),
+        data=b"" if data is None else data,
         access_list=_access_list(value.get("accessList")),
         max_fee_per_blob_gas=_optional_quantity(value, "maxFeePerBlobGas"),
         blob_versioned_hashes=_hash_list(value.get("blobVersionedHashes"), "blobVersionedHashes"),

@@ -18,7 +18,10 @@ the same journal), so state roots, snapshots and reverts behave the same.
 gas of a plain opcode (py-evm's ``_FastOpcode``: most of them) in the loop itself instead of
 through three nested calls, and binds the stack's methods when a computation is made instead
 of on first use through a property that asks asyncio whether each is a coroutine; PUSH, DUP,
-SWAP and POP work on the stack's list directly instead of through three nested calls. Opcodes of
+SWAP and POP, and the pure arithmetic and comparison opcodes (ADD, SUB, MUL, SHL, SHR, LT, GT,
+EQ, AND, OR, XOR, ISZERO, NOT, with py-evm's formulas), work on the stack's list directly
+instead of through three nested calls. The message a run starts with runs without py-evm's
+snapshot around it (:meth:`LeanComputation.apply_message`), and code read by hash is kept. Opcodes of
 any other kind (dynamic gas, the interrupt's and the tracers' wrappers) are called as py-evm
 calls them, and with py-evm's DEBUG2 logging on the whole of py-evm's loop runs instead. The
 gas charged, the errors (the same exception with the same text) and their order are py-evm's.
@@ -29,11 +32,12 @@ Only messages use these classes: blocks are executed and imported with py-evm's 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
 import rlp
-from eth.constants import EMPTY_SHA3
+from eth.constants import EMPTY_SHA3, UINT_256_MAX
 from eth.db.account import AccountDB
 from eth.exceptions import FullStack, Halt, InsufficientFunds, InsufficientStack, OutOfGas
 from eth.rlp.accounts import Account
@@ -41,6 +45,8 @@ from eth.validation import validate_canonical_address, validate_uint64, validate
 from eth.vm.computation import BaseComputation
 from eth.vm.gas_meter import GasMeter
 from eth.vm.interrupt import MissingBytecode
+from eth.vm.logic import arithmetic as arithmetic_logic
+from eth.vm.logic import comparison as comparison_logic
 from eth.vm.logic import duplication as duplication_logic
 from eth.vm.logic import stack as stack_logic
 from eth.vm.logic import swap as swap_logic
@@ -258,7 +264,56 @@ def _pop(computation: Any) -> None:
         raise InsufficientStack("Wanted 1 stack item, had none") from None
 
 
+def _binary(operation: Callable[[int, int], int]) -> Any:
+    """A py-evm logic function of two stack items (``stack_pop_ints(2)``: the top one first)
+    and one result, on the stack's list itself (the result always fits: no check of it)."""
+
+    def binary(computation: Any) -> None:
+        values = computation._stack.values
+        if len(values) < 2:
+            raise InsufficientStack(f"Wanted 2 stack items, only had {len(values)}")
+        left = values.pop()
+        right = values.pop()
+        values.append(operation(left if left.__class__ is int else to_int(left),
+                                right if right.__class__ is int else to_int(right)))
+
+    return binary
+
+
+def _unary(operation: Callable[[int], int]) -> Any:
+    """A py-evm logic function of one stack item (``stack_pop1_int``) and one result."""
+
+    def unary(computation: Any) -> None:
+        values = computation._stack.values
+        try:
+            item = values.pop()
+        except IndexError:
+            raise InsufficientStack("Wanted 1 stack item, had none") from None
+        values.append(operation(item if item.__class__ is int else to_int(item)))
+
+    return unary
+
+
+_WORD = UINT_256_MAX
+_LEAN_PURE: dict[Any, Any] = {
+    arithmetic_logic.add: _binary(lambda left, right: (left + right) & _WORD),
+    arithmetic_logic.sub: _binary(lambda left, right: (left - right) & _WORD),
+    arithmetic_logic.mul: _binary(lambda left, right: (left * right) & _WORD),
+    arithmetic_logic.shl: _binary(lambda shift, value: 0 if shift >= 256 else (value << shift) & _WORD),
+    arithmetic_logic.shr: _binary(lambda shift, value: 0 if shift >= 256 else value >> shift),
+    comparison_logic.lt: _binary(lambda left, right: 1 if left < right else 0),
+    comparison_logic.gt: _binary(lambda left, right: 1 if left > right else 0),
+    comparison_logic.eq: _binary(lambda left, right: 1 if left == right else 0),
+    comparison_logic.and_op: _binary(lambda left, right: left & right),
+    comparison_logic.or_op: _binary(lambda left, right: left | right),
+    comparison_logic.xor: _binary(lambda left, right: left ^ right),
+    comparison_logic.iszero: _unary(lambda value: 1 if value == 0 else 0),
+    comparison_logic.not_op: _unary(lambda value: _WORD - value),
+}
+"""py-evm's pure arithmetic and comparison logic (the same results: py-evm's formulas)."""
+
 _LEAN_LOGIC: dict[Any, Any] = {
+    **_LEAN_PURE,
     **{getattr(stack_logic, f"push{size}"): _push(size) for size in range(33)},
     **{getattr(duplication_logic, f"dup{n}"): _dup(n) for n in range(1, 17)},
     **{getattr(swap_logic, f"swap{n}"): _swap(n) for n in range(1, 17)},
