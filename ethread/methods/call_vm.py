@@ -65,6 +65,8 @@ AccountFields = tuple[int, int, bytes, bytes]
 _decoded: dict[bytes, Account] = {}
 _encoded: dict[AccountFields, tuple[Account, bytes]] = {}
 """An account and its RLP by its fields."""
+_NO_ACCOUNT = Account()
+"""The account of an address with none (an immutable value: one serves every read)."""
 _code: dict[bytes, bytes] = {}
 """Contract code by its hash."""
 _code_bytes = 0
@@ -135,7 +137,7 @@ class LeanAccountDB(AccountDB):
             if cached is not None:
                 return cached
         encoded = self._get_encoded_account(address, from_journal)
-        account = decode_account(encoded) if encoded else Account()
+        account = decode_account(encoded) if encoded else _NO_ACCOUNT
         if from_journal:
             self._account_cache[address] = account
         return account

@@ -118,8 +118,7 @@ class Execution:
                 getattr(exchange.dispatcher, "backend", None)):
             return False
         try:
-            with interrupt.budget(self.loop_budget):
-                exchange.run()
+            interrupt.run_under_budget(self.loop_budget, exchange.run)
         except interrupt.BudgetSpent:
             return False  # nothing was kept: the call runs again in the pool
         return True
