@@ -86,3 +86,31 @@ def test_access_list_of_a_contract_that_reads(rpc_compat_memory: ethread.MemoryB
     # The gas with that list: 21,000 + 2,400 + 1,900 (list) + 3 PUSH + 100 warm SLOAD
     # + 3 + 100 warm BALANCE + 3 + 100 warm BALANCE (the sender is warm anyway).
     assert result.gas_used == 21_000 + 2_400 * 2 + 1_900 + 3 + 100 + 3 + 100 + 3 + 100
+
+
+def test_an_access_list_is_made_on_a_block_before_berlin() -> None:
+    """Before Berlin a message carries no access-list transaction kind, yet
+    eth_createAccessList traces one: it runs as a legacy message whose list is charged its
+    intrinsic gas (2,400 an address, 1,900 a key, as geth charges any message's list), never an
+    internal error."""
+    from ethread.devchain import DevChain
+    from ethread.devchain.builder import ForkSchedule
+    from ethread.devchain.contracts import assemble
+    from ethread.methods.message import execution
+
+    for fork, listed in (("istanbul", True), ("berlin", False)):
+        backend = ethread.MemoryBackend()
+        chain = DevChain(backend, forks=ForkSchedule.from_genesis(fork), accounts=1)
+        reader = chain.deploy_runtime(chain.accounts[0], assemble(  # reads another's balance
+            b"\x42" * 20, "BALANCE", 0, "MSTORE", 32, 0, "RETURN"))
+        chain.mine()
+        request = CallRequest(sender=chain.accounts[0].address, to=reader)
+        made = methods.create_access_list(backend, request, "latest", lambda: 0)
+        assert made.error is None
+        assert [entry.address for entry in made.access_list] == [b"\x42" * 20]
+        with execution(backend, request, "latest") as run:
+            plain = run.run(1_000_000).gas_used
+        if listed:  # the list costs its intrinsic gas and warms nothing
+            assert made.gas_used == plain + 2_400
+        else:  # from Berlin the listed address is warm: 2,400 up front, 2,500 less to read it
+            assert made.gas_used == plain + 2_400 - 2_500

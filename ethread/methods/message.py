@@ -316,7 +316,9 @@ class Execution:
         message, request = self.message, self.message.request
         access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
                        for e in request.access_list or ()]
-        kind = DYNAMIC_FEE if self.london else ACCESS_LIST if request.access_list is not None else LEGACY
+        listed = request.access_list is not None
+        kind = (DYNAMIC_FEE if self.london
+                else ACCESS_LIST if listed and fork_at_least(self.fork, "berlin") else LEGACY)
         envelope = _Envelope(
             type_id=kind, sender=message.sender, to=request.to or b"", gas=gas,
             value=request.value, data=request.data, access_list=access_list,
@@ -324,6 +326,11 @@ class Execution:
             max_priority_fee_per_gas=message.tip_cap)
         vm_class: Any = type(self.vm)
         envelope.intrinsic_gas = _intrinsic_gas_of(vm_class, kind)(envelope)
+        if listed and kind == LEGACY:
+            # before Berlin only eth_createAccessList's own lists get here (a request's list is
+            # refused for the fork): geth charges a list's intrinsic gas on any fork
+            envelope.intrinsic_gas += (ACCESS_LIST_ADDRESS_GAS * len(access_list)
+                                       + ACCESS_LIST_SLOT_GAS * sum(len(s) for _, s in access_list))
         return envelope
 
     def _apply(self, envelope: _Envelope) -> ComputationAPI:
@@ -465,6 +472,9 @@ def floor_data_gas(data: bytes) -> int:
     return TX_GAS + FLOOR_COST_PER_TOKEN * tokens
 
 
+ACCESS_LIST_ADDRESS_GAS = 2_400
+ACCESS_LIST_SLOT_GAS = 1_900
+"""The intrinsic gas of each address and each storage key a message's access list names."""
 LEGACY, ACCESS_LIST, DYNAMIC_FEE = 0, 1, 2
 """The transaction kinds a message runs as (before Berlin only legacy; access-list messages
 before London; every message from London on)."""
