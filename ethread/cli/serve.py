@@ -189,6 +189,7 @@ def _serve_here(runner: Any, listening: Any) -> int:
         print(f"ethread serve: error: {exc}", file=sys.stderr)
         return 2
     previous = signal.signal(signal.SIGTERM, _stop_requested)
+    runner.settle_heap()
     try:
         prepared.run()
     except (KeyboardInterrupt, _Stopped):

@@ -38,7 +38,7 @@ from typing import NoReturn
 
 from ..backend import Closeable
 from .networks import Network, open_network, service_context
-from .runner import GRACEFUL_SHUTDOWN_SECONDS, Listening, assemble
+from .runner import GRACEFUL_SHUTDOWN_SECONDS, Listening, assemble, settle_heap
 from .workers_board import WorkerBoard
 
 log = logging.getLogger("ethread.workers")
@@ -201,6 +201,7 @@ def _worker(listening: Listening, board: WorkerBoard, slot: int, parent: int) ->
         _die_with(parent)
         networks = [_reopened(network, listening) for network in listening.networks]
         prepared = assemble(replace(listening, networks=networks), board, slot)
+        settle_heap()
         prepared.run()
         code = 0
     except _Stopped:
