@@ -23,13 +23,26 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ethread.backends.leveldb import LevelDBBackend
 from ethread.backends.lmdb import LMDBBackend
 from ethread.backends.memory import MemoryBackend
+from ethread.models import Block, Receipt
+
+
+def each_block(source: MemoryBackend) -> Iterator[tuple[bytes, Block, tuple[Receipt, ...]]]:
+    """Every block of ``source``'s chain from genesis to its head: (hash, block, receipts)."""
+    head = source.pointer("latest")
+    for number in range(0 if head is None else head + 1):
+        block_hash = source.canonical_hash(number)
+        assert block_hash is not None
+        block = source.block_by_hash(block_hash)
+        receipts = source.receipts(block_hash)
+        assert block is not None and receipts is not None
+        yield block_hash, block, tuple(receipts)
 
 
 def copy_chain(source: MemoryBackend, target: Any, *, with_state: bool = True) -> None:
@@ -46,12 +59,7 @@ def copy_chain(source: MemoryBackend, target: Any, *, with_state: bool = True) -
             store = target.evm_database().db
             for key, value in source.evm_database().db.wrapped_db.kv_store.items():
                 store[key] = value
-    for number in range(head + 1):
-        block_hash = source.canonical_hash(number)
-        assert block_hash is not None
-        block = source.block_by_hash(block_hash)
-        receipts = source.receipts(block_hash)
-        assert block is not None and receipts is not None
+    for _, block, receipts in each_block(source):
         with target.import_batch():
             target.write_block(block, receipts)
     for name in ("safe", "finalized"):

@@ -18,6 +18,7 @@ from ethread.codec.serialize import block_json, to_json
 from ethread.models import Block, trusted_maker
 
 from .conftest import conformance_dir
+from .storage_backends import each_block
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +46,7 @@ def test_trusted_models_equal_constructed_ones(memory: MemoryBackend) -> None:
     head = memory.pointer("latest")
     assert head is not None and head > 10
     kinds = set()
-    for number in range(head + 1):
-        block_hash = memory.canonical_hash(number)
-        assert block_hash is not None
-        block = memory.block_by_hash(block_hash)
-        receipts = memory.receipts(block_hash)
-        assert block is not None and receipts is not None
+    for _, block, receipts in each_block(memory):
         for original in (block, *receipts):
             copy = _remade(original)
             assert copy is not original
@@ -82,14 +78,7 @@ def test_store_records_decode_to_the_models_import_made(memory: MemoryBackend,
     from ethread.encoding import encode_header
 
     config = memory.chain_config()
-    head = memory.pointer("latest")
-    assert head is not None
-    for number in range(head + 1):
-        block_hash = memory.canonical_hash(number)
-        assert block_hash is not None
-        block = memory.block_by_hash(block_hash)
-        receipts = memory.receipts(block_hash)
-        assert block is not None and receipts is not None
+    for block_hash, block, receipts in each_block(memory):
         header_rlp = encode_header(block.header)
         assert canonical.header_of_record(header_rlp, block_hash) == block.header
         assert canonical.header_of_record(header_rlp) == block.header
