@@ -90,27 +90,30 @@ def budget(seconds: float) -> Iterator[None]:
     busy machine does not count: a call that was only kept waiting is not a long one, and
     running it again elsewhere would only do its work twice. The wall clock, cheaper to read,
     is checked first: the thread's CPU time is read only once it is past the budget too."""
-    running = _running
-    outer = running.budget_ends, running.budget_cpu_ends
-    running.budget_ends = time.monotonic() + seconds
-    running.budget_cpu_ends = time.thread_time() + seconds
+    outer = _start_budget(seconds)
     try:
         yield
     finally:
-        running.budget_ends, running.budget_cpu_ends = outer
+        _running.budget_ends, _running.budget_cpu_ends = outer
 
 
 def run_under_budget(seconds: float, work: Callable[[], T]) -> T:
     """``work()`` under :func:`budget` (the same rule, without a context manager's generator:
     a server calls this for every request it tries on its event loop)."""
+    outer = _start_budget(seconds)
+    try:
+        return work()
+    finally:
+        _running.budget_ends, _running.budget_cpu_ends = outer
+
+
+def _start_budget(seconds: float) -> tuple[float, float]:
+    """Start this thread's budget of ``seconds``; the budget it had, to put back after."""
     running = _running
     outer = running.budget_ends, running.budget_cpu_ends
     running.budget_ends = time.monotonic() + seconds
     running.budget_cpu_ends = time.thread_time() + seconds
-    try:
-        return work()
-    finally:
-        running.budget_ends, running.budget_cpu_ends = outer
+    return outer
 
 
 def under_budget() -> bool:
