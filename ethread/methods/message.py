@@ -39,6 +39,10 @@ from eth.abc import ComputationAPI
 from eth.consensus.context import ConsensusContext
 from eth.exceptions import Revert
 from eth.vm.chain_context import ChainContext
+from eth.vm.forks.berlin.constants import (
+    ACCESS_LIST_ADDRESS_COST_EIP_2930,
+    ACCESS_LIST_STORAGE_KEY_COST_EIP_2930,
+)
 from eth.vm.forks.cancun.state import CancunTransactionExecutor
 from eth.vm.message import Message as EvmMessage
 from eth.vm.spoof import SpoofTransaction
@@ -329,8 +333,9 @@ class Execution:
         if listed and kind == LEGACY:
             # before Berlin only eth_createAccessList's own lists get here (a request's list is
             # refused for the fork): geth charges a list's intrinsic gas on any fork
-            envelope.intrinsic_gas += (ACCESS_LIST_ADDRESS_GAS * len(access_list)
-                                       + ACCESS_LIST_SLOT_GAS * sum(len(s) for _, s in access_list))
+            envelope.intrinsic_gas += (ACCESS_LIST_ADDRESS_COST_EIP_2930 * len(access_list)
+                                       + ACCESS_LIST_STORAGE_KEY_COST_EIP_2930
+                                       * sum(len(s) for _, s in access_list))
         return envelope
 
     def _apply(self, envelope: _Envelope) -> ComputationAPI:
@@ -472,9 +477,6 @@ def floor_data_gas(data: bytes) -> int:
     return TX_GAS + FLOOR_COST_PER_TOKEN * tokens
 
 
-ACCESS_LIST_ADDRESS_GAS = 2_400
-ACCESS_LIST_SLOT_GAS = 1_900
-"""The intrinsic gas of each address and each storage key a message's access list names."""
 LEGACY, ACCESS_LIST, DYNAMIC_FEE = 0, 1, 2
 """The transaction kinds a message runs as (before Berlin only legacy; access-list messages
 before London; every message from London on)."""
