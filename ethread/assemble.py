@@ -52,30 +52,23 @@ def assemble_block(header: Header, transactions: Sequence[tuple[Transaction, byt
                    senders: Sequence[Address], uncle_items: list[Any],
                    withdrawal_items: list[Any] | None, size: int) -> Block:
     """A block model from its decoded header, its transactions with their hashes, their
-    senders, and the decoded RLP of its uncles and withdrawals (None before Shanghai)."""
+    senders, and the decoded RLP of its uncles and withdrawals (None before Shanghai). The
+    models are made with :func:`~ethread.models.trusted_maker`: every value is already of
+    its declared type."""
     block_hash, number, base_fee = header.hash, header.number, header.base_fee_per_gas
-    txs = [
-        IncludedTransaction(
-            transaction=tx,
-            hash=tx_hash,
-            sender=sender,
-            block_hash=block_hash,
-            block_number=number,
-            index=index,
-            gas_price=effective_gas_price(tx, base_fee),
-        )
+    txs = tuple(
+        _INCLUDED(tx, tx_hash, sender, block_hash, number, index,
+                  effective_gas_price(tx, base_fee))
         for index, ((tx, tx_hash), sender) in enumerate(zip(transactions, senders, strict=True))
-    ]
+    )
     uncles = tuple(header_from_fields(u) for u in uncle_items)
     withdrawals = (tuple(decode_withdrawal(w) for w in withdrawal_items)
                    if withdrawal_items is not None else None)
-    return Block(
-        header=header,
-        transactions=tuple(txs),
-        uncles=uncles,
-        withdrawals=withdrawals,
-        size=size,
-    )
+    return _BLOCK(header, txs, uncles, withdrawals, size)
+
+
+_BLOCK = trusted_maker(Block)
+_INCLUDED = trusted_maker(IncludedTransaction)
 
 
 ReceiptRow = tuple[bytes, int, bytes, Iterable[tuple[bytes, tuple[Hash32, ...], bytes]]]

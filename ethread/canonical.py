@@ -18,13 +18,11 @@ from eth_keys.datatypes import Signature
 from eth_keys.exceptions import BadSignature
 from rlp.codec import length_prefix
 
-from .assemble import ReceiptRow, effective_gas_price, receipts_of_rows
+from .assemble import ReceiptRow, assemble_block, receipts_of_rows
 from .encoding import (
     DecodeError,
-    decode_withdrawal,
     encode_receipt,
     header_fields,
-    header_from_fields,
     signing_hash_of_item,
     transaction_item,
     typed_transaction_from_fields,
@@ -39,7 +37,6 @@ from .models import (
     DynamicFeeTransaction,
     Hash32,
     Header,
-    IncludedTransaction,
     LegacyTransaction,
     Receipt,
     Transaction,
@@ -127,45 +124,24 @@ def block_from_parts(header_rlp: bytes, body_rlp: bytes, senders: Sequence[Addre
     if len(senders) != len(items):
         raise DecodeError(f"a body of {len(items)} transactions stored with "
                           f"{len(senders)} senders")
-    transactions: tuple[IncludedTransaction, ...] = ()
-    if items:
-        transactions = _included(header, items, body_rlp,
-                                 payload_span(body_rlp, payload_start), senders)
+    spans = item_spans(body_rlp, *payload_span(body_rlp, payload_start)) if items else []
+    transactions: list[tuple[Transaction, bytes]] = []
+    for item, (start, end) in zip(items, spans, strict=True):
+        if isinstance(item, list):
+            transactions.append((_legacy(item), keccak(body_rlp[start:end])))
+        elif item:
+            transactions.append((_typed(item), keccak(item)))
+        else:
+            raise DecodeError("empty typed transaction")
     size = rlp_list_length(len(header_rlp) + payload_end - payload_start)
-    uncles = tuple(header_from_fields(u) for u in _as_list(body[1]))
-    withdrawals = (tuple(decode_withdrawal(w) for w in _as_list(body[2]))
-                   if len(body) > 2 else None)
-    return _BLOCK(header, transactions, uncles, withdrawals, size)
+    return assemble_block(header, transactions, senders, _as_list(body[1]),
+                          _as_list(body[2]) if len(body) > 2 else None, size)
 
 
-_BLOCK = trusted_maker(Block)
-_INCLUDED = trusted_maker(IncludedTransaction)
 _LEGACY = trusted_maker(LegacyTransaction)
 _ACCESS_LIST_TX = trusted_maker(AccessListTransaction)
 _DYNAMIC_FEE = trusted_maker(DynamicFeeTransaction)
 _ENTRY = trusted_maker(AccessListEntry)
-
-
-def _included(header: Header, items: list[Nested], body_rlp: bytes, txs_span: tuple[int, int],
-              senders: Sequence[Address]) -> tuple[IncludedTransaction, ...]:
-    """The transactions of a body (``items``, decoded; ``txs_span``, their list's payload in
-    ``body_rlp``) with their hashes, senders, places and effective gas prices."""
-    spans = item_spans(body_rlp, *txs_span)
-    block_hash, number, base_fee = header.hash, header.number, header.base_fee_per_gas
-    out = []
-    for index, (item, (start, end), sender) in enumerate(zip(items, spans, senders,
-                                                             strict=True)):
-        if isinstance(item, list):
-            tx: Transaction = _legacy(item)
-            tx_hash = keccak(body_rlp[start:end])
-        elif item:
-            tx = _typed(item)
-            tx_hash = keccak(item)
-        else:
-            raise DecodeError("empty typed transaction")
-        out.append(_INCLUDED(tx, tx_hash, sender, block_hash, number, index,
-                             effective_gas_price(tx, base_fee)))
-    return tuple(out)
 
 
 def _strings(fields: list[Nested], count: int, skip: int | None = None) -> list[bytes]:
