@@ -9,7 +9,7 @@ neither stores a second copy of what the canonical bytes already say.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple, cast
 
 import rlp
@@ -283,11 +283,11 @@ def _strict_decode(data: bytes) -> Any:
         raise DecodeError(f"RLP: {exc}") from None
 
 
-def decode_consensus_receipts(data: bytes, decode: Callable[[bytes], Any] = _strict_decode
-                              ) -> list[ConsensusReceipt]:
+def decode_consensus_receipts(data: bytes) -> list[ConsensusReceipt]:
     """Decode ``rlp([receipt, ...])`` where each receipt is a list (legacy) or a typed
-    envelope string. ``decode`` decodes RLP: pyrlp's strict decoder unless the caller wrote
-    the bytes itself (a store's record: :func:`~ethread.fastrlp.decode_nested`)."""
+    envelope string, with pyrlp's strict decoder (the bytes come from outside: a store's own
+    records are read by :func:`receipts_from_consensus`)."""
+    decode = _strict_decode
     items = decode(data)
     if not isinstance(items, list):
         raise DecodeError("receipts must be an RLP list")
