@@ -150,28 +150,29 @@ class Exchange:
         after it do not start; each answers -32000 with ``reason``. Safe from any thread."""
         self.token.cancel(reason)
 
+    def _fits(self, size: int) -> bool:
+        """Take ``size`` bytes from the answer's bound; False (and the bound hit) when they
+        do not fit."""
+        budget = self._budget
+        if budget is None:
+            return True
+        if budget < 0 or size > budget:
+            self._budget = -1
+            return False
+        self._budget = budget - size
+        return True
+
     def _keep(self, index: int, call_id: Any, answer: bytes) -> None:
         """Keep one call's answer, or its -32003 once the answer would pass its bound."""
-        budget = self._budget
-        if budget is not None:
-            if budget < 0 or len(answer) > budget:
-                self._budget = -1
-                answer = error_response(call_id, ResponseTooLarge())
-            else:
-                self._budget = budget - len(answer)
-        self._answers[index] = answer
+        self._answers[index] = (answer if self._fits(len(answer))
+                                else error_response(call_id, ResponseTooLarge()))
 
     def _keep_parts(self, call_id: Any, parts: tuple[bytes, ...]) -> None:
         """Keep the answer of a single call as pieces (within the bound as :meth:`_keep`)."""
-        size = sum(len(part) for part in parts)
-        budget = self._budget
-        if budget is not None:
-            if size > budget:
-                self._budget = -1
-                self._answers[0] = error_response(call_id, ResponseTooLarge())
-                return
-            self._budget = budget - size
-        self._parts = parts
+        if self._fits(sum(len(part) for part in parts)):
+            self._parts = parts
+        else:
+            self._answers[0] = error_response(call_id, ResponseTooLarge())
 
     @property
     def over_bound(self) -> bool:
