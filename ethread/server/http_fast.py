@@ -157,8 +157,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
     def on_headers_complete(self) -> None:
         """Take the request on the lean path when it is a JSON-RPC POST that can be; otherwise
         hand it to uvicorn's ASGI path."""
-        self._deadline = None  # the headers came in time (http_protocol.clear_deadline)
-        self._phase = ""
+        self.clear_deadline()  # the headers came in time
         parser = self.parser
         url = self.url
         if (url.startswith(_PREFIX) and parser.get_method() == b"POST"
