@@ -2,7 +2,11 @@
 distinct calldata on every call, so no answer cache helps. Prints p50/p99 of the wall time
 and the mean CPU time per call, in microseconds; asserts nothing.
 
-    .venv/bin/python benchmarks/bench_call.py [--calls 3000] [--profile]
+    .venv/bin/python benchmarks/bench_call.py [--calls 3000] [--profile] [--store DIR]
+
+With ``--store``, the calls run on a store of the peer chain (``bench_vs_anvil``'s, e.g. its
+``store-lmdb``; ``chain.json`` beside it, or ``--chain``, names the contract) from the zero
+address, as the HTTP bench sends them; otherwise on a ten-block dev chain in memory.
 
 Rows: the method itself (:func:`ethread.methods.call.call` with the dispatcher's state cache),
 the whole request through the dispatcher (parse, dispatch, serialise), a reverting call
@@ -20,11 +24,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peer_chain import PING
 
 from ethread.backends.memory import MemoryBackend
+from ethread.backends.open import open_store
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
 from ethread.devchain import DevChain
@@ -63,19 +69,30 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true",
                         help="profile the method row (cProfile)")
     parser.add_argument("--sort", default="cumulative", help="the profile's order")
+    parser.add_argument("--store", type=Path, default=None,
+                        help="a store of the peer chain to call on (opened, never written)")
+    parser.add_argument("--chain", type=Path, default=None,
+                        help="the peer chain's folder (default: chain/ beside the store)")
     args = parser.parse_args()
-    backend = MemoryBackend()
-    chain = DevChain(backend)
-    ping = chain.deploy_runtime(chain.accounts[0], PING)
-    chain.mine()
-    for number in range(2, 11):
-        chain.send(chain.accounts[1], ping, data=number.to_bytes(4, "big"))
+    backend: Any
+    if args.store is not None:
+        chain_file = (args.chain or args.store.parent / "chain") / "chain.json"
+        ping = bytes.fromhex(json.loads(chain_file.read_text())["ping"][2:])
+        backend = open_store(args.store)
+        caller: bytes | None = None
+    else:
+        backend = MemoryBackend()
+        chain = DevChain(backend)
+        ping = chain.deploy_runtime(chain.accounts[0], PING)
         chain.mine()
+        for number in range(2, 11):
+            chain.send(chain.accounts[1], ping, data=number.to_bytes(4, "big"))
+            chain.mine()
+        caller = chain.accounts[1].address
     rng = random.Random(1)
     states = CallStates()
     head = backend.pointer("latest")
     assert head is not None
-    caller = chain.accounts[1].address
 
     def distinct(n: int) -> CallRequest:
         data = rng.getrandbits(32).to_bytes(4, "big") + n.to_bytes(28, "big")
@@ -84,7 +101,8 @@ def main() -> None:
     answer = call(backend, distinct(0), "latest", states)
     assert int.from_bytes(answer, "big") == head, answer
     load = os.getloadavg()
-    print(f"eth_call on Ping, distinct calldata each time (load average {load[0]:.2f} "
+    where = f"store {args.store}" if args.store is not None else "memory"
+    print(f"eth_call on Ping ({where}), distinct calldata each time (load average {load[0]:.2f} "
           f"{load[1]:.2f} {load[2]:.2f})")
     if args.profile:
         import cProfile

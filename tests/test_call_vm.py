@@ -74,6 +74,28 @@ PURE_CODES = (
 """Creation code of py-evm's pure arithmetic and comparison opcodes (the lean loop's own
 versions): results that wrap, operands pushed as bytes and as numbers, and a stack too short."""
 
+MEMORY_AND_CONTEXT_CODES = (
+    _returning("NUMBER"), _returning("CALLER"), _returning("ADDRESS"), _returning("CALLVALUE"),
+    _returning("CALLDATASIZE"), _returning(0, "CALLDATALOAD"), _returning(MAX_WORD, "CALLDATALOAD"),
+    _returning(b"\x00\x01"), _returning(MAX_WORD), _returning(b"\x00" * 32),   # words as bytes
+    assemble(0xAB, 40, "MSTORE", 33, "MLOAD", 0, "MSTORE", 32, 0, "RETURN"),   # across words
+    assemble(200, "MLOAD", 0, "MSTORE", 300, 0, "RETURN"),                      # MLOAD grows it
+    assemble(7, 2**40, "MSTORE"),                     # memory past any gas: out of gas
+    assemble(7, MAX_WORD, "MSTORE"),                  # at the last offset
+    assemble(MAX_WORD, "MLOAD"),
+    assemble(0, MAX_WORD, "RETURN"),                  # nothing returned from anywhere: free
+    assemble(2**40, 0, "RETURN"),                     # returning past any gas
+    assemble(5, 0, "MSTORE", 20, 10, "RETURN"),       # inside memory, not word-aligned
+    assemble(5, 0, "MSTORE", 64, 16, "RETURN"),       # partly past it: grows by a word
+    bytes([0x52]), bytes([0x60, 0x01, 0x52]),         # MSTORE of none, of one
+    bytes([0x51]), bytes([0x35]), bytes([0xF3]), bytes([0x60, 0x01, 0xF3]),  # MLOAD, CALLDATALOAD, RETURN
+    bytes([0x60, 0x01] * 1024 + [0x43]), bytes([0x60, 0x01] * 1024 + [0x33]),  # a full stack
+    bytes([0x60, 0x01] * 1024 + [0x36]), bytes([0x60, 0x01] * 1024 + [0x51]),
+)
+"""Creation code of the memory and context opcodes the lean loop runs itself (MSTORE, MLOAD,
+RETURN, CALLDATALOAD, NUMBER, CALLER, ADDRESS, CALLVALUE, CALLDATASIZE): growth and its gas,
+offsets past any gas, words pushed as bytes, a stack too short and one too full."""
+
 
 def _answers(backend: Any, requests: list[CallRequest], gas_limit: int) -> list[Any]:
     answers: list[Any] = []
@@ -95,8 +117,10 @@ def test_messages_answer_what_py_evms_classes_answer(fork: str, monkeypatch: pyt
     header = backend.header_by_hash(backend.canonical_hash(1))  # type: ignore[arg-type]
     assert header is not None
     requests = _requests(fork, chain, probe)
-    for code in FAILING_CODES + PURE_CODES:
+    for code in FAILING_CODES + PURE_CODES + MEMORY_AND_CONTEXT_CODES:
         requests.append(CallRequest(data=code))
+    for data in (b"\x01", b"\x02" * 5, b"\x03" * 33, b"\x00\x00\x04"):  # CALLDATALOAD's padding
+        requests.append(CallRequest(to=probe, data=data))
     burner = FAILING_CODES[4]
     zeros = burner.count(0)
     per_byte = 16 if fork_at_least(fork, "istanbul") else 68

@@ -18,9 +18,12 @@ the same journal), so state roots, snapshots and reverts behave the same.
 gas of a plain opcode (py-evm's ``_FastOpcode``: most of them) in the loop itself instead of
 through three nested calls, and binds the stack's methods when a computation is made instead
 of on first use through a property that asks asyncio whether each is a coroutine; PUSH, DUP,
-SWAP and POP, and the pure arithmetic and comparison opcodes (ADD, SUB, MUL, SHL, SHR, LT, GT,
-EQ, AND, OR, XOR, ISZERO, NOT, with py-evm's formulas), work on the stack's list directly
-instead of through three nested calls. The message a run starts with runs without py-evm's
+SWAP and POP, the pure arithmetic and comparison opcodes (ADD, SUB, MUL, SHL, SHR, LT, GT,
+EQ, AND, OR, XOR, ISZERO, NOT, with py-evm's formulas), and MSTORE, MLOAD, RETURN,
+CALLDATALOAD, NUMBER, CALLER, ADDRESS, CALLVALUE and CALLDATASIZE work on the stack's list
+and the memory's bytes directly instead of through three nested calls; a memory range the
+memory already holds costs no call into py-evm's expansion (which charges and grows nothing
+then). The message a run starts with runs without py-evm's
 snapshot around it (:meth:`LeanComputation.apply_message`), and code read by hash is kept. Opcodes of
 any other kind (dynamic gas, the interrupt's and the tracers' wrappers) are called as py-evm
 calls them, and with py-evm's DEBUG2 logging on the whole of py-evm's loop runs instead. The
@@ -46,13 +49,17 @@ from eth.vm.computation import BaseComputation
 from eth.vm.gas_meter import GasMeter
 from eth.vm.interrupt import MissingBytecode
 from eth.vm.logic import arithmetic as arithmetic_logic
+from eth.vm.logic import block as block_logic
 from eth.vm.logic import comparison as comparison_logic
+from eth.vm.logic import context as context_logic
 from eth.vm.logic import duplication as duplication_logic
+from eth.vm.logic import memory as memory_logic
 from eth.vm.logic import stack as stack_logic
 from eth.vm.logic import swap as swap_logic
+from eth.vm.logic import system as system_logic
 from eth.vm.logic.invalid import InvalidOpcode
 from eth.vm.opcode import _FastOpcode
-from eth.vm.stack import Stack, to_int
+from eth.vm.stack import Stack, to_bytes, to_int
 from eth_typing import Address, Hash32
 
 MAX_KEPT_ACCOUNTS = 1 << 13
@@ -296,6 +303,86 @@ def _unary(operation: Callable[[int], int]) -> Any:
     return unary
 
 
+def _pop_int(values: list[Any]) -> int:
+    """py-evm's ``stack_pop1_int`` on the stack's list itself."""
+    try:
+        item = values.pop()
+    except IndexError:
+        raise InsufficientStack("Wanted 1 stack item, had none") from None
+    return item if item.__class__ is int else to_int(item)
+
+
+def _push_checked(values: list[Any], item: int | bytes) -> None:
+    """py-evm's ``stack_push_int``/``stack_push_bytes`` of an item that is a stack word by
+    construction (so only the stack's limit is checked)."""
+    if len(values) > 1023:
+        raise FullStack("Stack limit reached")
+    values.append(item)
+
+
+def _mstore(computation: Any) -> None:
+    """py-evm's MSTORE: the word (right-aligned in 32 bytes) written at the offset."""
+    values = computation._stack.values
+    start = _pop_int(values)
+    try:
+        value = values.pop()
+    except IndexError:
+        raise InsufficientStack("Wanted 1 stack item, had none") from None
+    word = (value.to_bytes(32, "big") if value.__class__ is int
+            else to_bytes(value).rjust(32, b"\x00")[-32:])
+    computation.extend_memory(start, 32)
+    computation._memory._bytes[start:start + 32] = word
+
+
+def _mload(computation: Any) -> None:
+    """py-evm's MLOAD: the 32 bytes at the offset, pushed as bytes."""
+    values = computation._stack.values
+    start = _pop_int(values)
+    computation.extend_memory(start, 32)
+    values.append(bytes(computation._memory._bytes[start:start + 32]))  # (one was popped)
+
+
+def _calldataload(computation: Any) -> None:
+    """py-evm's CALLDATALOAD: 32 bytes of calldata from the offset, zero-padded, pushed as
+    bytes without their leading zeros."""
+    values = computation._stack.values
+    start = _pop_int(values)
+    word = computation.msg.data_as_bytes[start:start + 32]
+    values.append(word.ljust(32, b"\x00").lstrip(b"\x00"))  # (one was popped)
+
+
+def _return(computation: Any) -> None:
+    """py-evm's RETURN: the output read from memory, then the halt."""
+    values = computation._stack.values
+    if len(values) < 2:
+        raise InsufficientStack(f"Wanted 2 stack items, only had {len(values)}")
+    start = _pop_int(values)
+    size = _pop_int(values)
+    computation.extend_memory(start, size)
+    computation.output = bytes(computation._memory._bytes[start:start + size])
+    raise Halt("RETURN")
+
+
+def _number(computation: Any) -> None:
+    _push_checked(computation._stack.values, computation.state.block_number)
+
+
+def _caller(computation: Any) -> None:
+    _push_checked(computation._stack.values, computation.msg.sender)
+
+
+def _address(computation: Any) -> None:
+    _push_checked(computation._stack.values, computation.msg.storage_address)
+
+
+def _callvalue(computation: Any) -> None:
+    _push_checked(computation._stack.values, computation.msg.value)
+
+
+def _calldatasize(computation: Any) -> None:
+    _push_checked(computation._stack.values, len(computation.msg.data))
+
+
 _WORD = UINT_256_MAX
 _LEAN_PURE: dict[Any, Any] = {
     arithmetic_logic.add: _binary(lambda left, right: (left + right) & _WORD),
@@ -320,6 +407,15 @@ _LEAN_LOGIC: dict[Any, Any] = {
     **{getattr(duplication_logic, f"dup{n}"): _dup(n) for n in range(1, 17)},
     **{getattr(swap_logic, f"swap{n}"): _swap(n) for n in range(1, 17)},
     stack_logic.pop: _pop,
+    memory_logic.mstore: _mstore,
+    memory_logic.mload: _mload,
+    context_logic.calldataload: _calldataload,
+    context_logic.caller: _caller,
+    context_logic.address: _address,
+    context_logic.callvalue: _callvalue,
+    context_logic.calldatasize: _calldatasize,
+    block_logic.number: _number,
+    system_logic.return_op: _return,
 }
 """py-evm's logic functions with a lean equivalent, by the function."""
 
@@ -377,6 +473,17 @@ class LeanComputation:
         self.stack_pop1_any = stack.pop1_any
         self.stack_push_int = stack.push_int
         self.stack_push_bytes = stack.push_bytes
+
+    def extend_memory(self, start_position: int, size: int) -> None:
+        """py-evm's, returning at once when the memory already holds the range (the usual
+        case: nothing to charge, nothing to grow)."""
+        # (a range inside the memory is two valid uint256s: py-evm's checks pass)
+        if (start_position.__class__ is int and size.__class__ is int and size > 0
+                and start_position >= 0 and start_position + size <= len(self._memory._bytes)
+                and not self.logger.show_debug2):
+            return
+        base: Any = super()
+        base.extend_memory(start_position, size)
 
     @classmethod
     def apply_message(cls, state: Any, message: Any, transaction_context: Any,
