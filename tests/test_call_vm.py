@@ -91,9 +91,15 @@ MEMORY_AND_CONTEXT_CODES = (
     bytes([0x51]), bytes([0x35]), bytes([0xF3]), bytes([0x60, 0x01, 0xF3]),  # MLOAD, CALLDATALOAD, RETURN
     bytes([0x60, 0x01] * 1024 + [0x43]), bytes([0x60, 0x01] * 1024 + [0x33]),  # a full stack
     bytes([0x60, 0x01] * 1024 + [0x36]), bytes([0x60, 0x01] * 1024 + [0x51]),
+    assemble(MAX_WORD, 0, "MSTORE", 32, 0, "LOG0", 5, 3, "LOG1", 1, 2, 3, 32, 1, "LOG3",
+             b"\x00\x09", 4, 3, 2, 1, 0, 64, "LOG4", 0, 0, "RETURN"),  # data past memory: grows
+    assemble(7, 8, 40, 0, "LOG2", 0, MAX_WORD, "LOG0", 0, 0, "RETURN"),  # no data at any offset
+    assemble(2**40, 0, "LOG0"), assemble(1, 0, 2**40, "LOG0"),  # data past any gas
+    bytes([0xA0]), bytes([0x60, 0x01, 0xA0]), bytes([0x60, 0x01, 0x60, 0x01, 0xA1]),  # short stacks
+    bytes([0x60, 0x01] * 4 + [0xA4]),
 )
 """Creation code of the memory and context opcodes the lean loop runs itself (MSTORE, MLOAD,
-RETURN, CALLDATALOAD, NUMBER, CALLER, ADDRESS, CALLVALUE, CALLDATASIZE): growth and its gas,
+RETURN, CALLDATALOAD, LOG0-LOG4, NUMBER, CALLER, ADDRESS, CALLVALUE, CALLDATASIZE): growth and its gas,
 offsets past any gas, words pushed as bytes, a stack too short and one too full."""
 
 
@@ -114,9 +120,15 @@ def _answers(backend: Any, requests: list[CallRequest], gas_limit: int) -> list[
 def test_messages_answer_what_py_evms_classes_answer(fork: str, monkeypatch: pytest.MonkeyPatch,
                                                     ) -> None:
     backend, chain, probe = _chain(fork)
+    logger = chain.deploy_runtime(chain.accounts[0], assemble(0, 0, "LOG0", 0, 0, "RETURN"))
+    chain.mine()
     header = backend.header_by_hash(backend.canonical_hash(1))  # type: ignore[arg-type]
     assert header is not None
     requests = _requests(fork, chain, probe)
+    requests.append(CallRequest(to=logger))
+    # a LOG in a static context (refused from Byzantium; STATICCALL is an invalid opcode before)
+    requests.append(CallRequest(data=assemble(0, 0, 0, 0, logger, 100_000, "STATICCALL", 0,
+                                              "MSTORE", 32, 0, "RETURN")))
     for code in FAILING_CODES + PURE_CODES + MEMORY_AND_CONTEXT_CODES:
         requests.append(CallRequest(data=code))
     for data in (b"\x01", b"\x02" * 5, b"\x03" * 33, b"\x00\x00\x04"):  # CALLDATALOAD's padding

@@ -20,7 +20,7 @@ through three nested calls, and binds the stack's methods when a computation is 
 of on first use through a property that asks asyncio whether each is a coroutine; PUSH, DUP,
 SWAP and POP, the pure arithmetic and comparison opcodes (ADD, SUB, MUL, SHL, SHR, LT, GT,
 EQ, AND, OR, XOR, ISZERO, NOT, with py-evm's formulas), and MSTORE, MLOAD, RETURN,
-CALLDATALOAD, NUMBER, CALLER, ADDRESS, CALLVALUE and CALLDATASIZE work on the stack's list
+CALLDATALOAD, LOG0-LOG4, NUMBER, CALLER, ADDRESS, CALLVALUE and CALLDATASIZE work on the stack's list
 and the memory's bytes directly instead of through three nested calls; a memory range the
 memory already holds costs no call into py-evm's expansion (which charges and grows nothing
 then). The message a run starts with runs without py-evm's
@@ -40,9 +40,16 @@ from functools import lru_cache
 from typing import Any
 
 import rlp
-from eth.constants import EMPTY_SHA3, UINT_256_MAX
+from eth.constants import EMPTY_SHA3, GAS_LOGDATA, GAS_LOGTOPIC, UINT_256_MAX
 from eth.db.account import AccountDB
-from eth.exceptions import FullStack, Halt, InsufficientFunds, InsufficientStack, OutOfGas
+from eth.exceptions import (
+    FullStack,
+    Halt,
+    InsufficientFunds,
+    InsufficientStack,
+    OutOfGas,
+    WriteProtection,
+)
 from eth.rlp.accounts import Account
 from eth.validation import validate_canonical_address, validate_uint64, validate_uint256
 from eth.vm.computation import BaseComputation
@@ -53,13 +60,14 @@ from eth.vm.logic import block as block_logic
 from eth.vm.logic import comparison as comparison_logic
 from eth.vm.logic import context as context_logic
 from eth.vm.logic import duplication as duplication_logic
+from eth.vm.logic import logging as logging_logic
 from eth.vm.logic import memory as memory_logic
 from eth.vm.logic import stack as stack_logic
 from eth.vm.logic import swap as swap_logic
 from eth.vm.logic import system as system_logic
 from eth.vm.logic.invalid import InvalidOpcode
 from eth.vm.opcode import _FastOpcode
-from eth.vm.stack import Stack, to_bytes, to_int
+from eth.vm.stack import Stack, to_bytes
 from eth_typing import Address, Hash32
 
 MAX_KEPT_ACCOUNTS = 1 << 13
@@ -283,8 +291,8 @@ def _binary(operation: Callable[[int, int], int]) -> Any:
             raise InsufficientStack(f"Wanted 2 stack items, only had {len(values)}")
         left = values.pop()
         right = values.pop()
-        values.append(operation(left if left.__class__ is int else to_int(left),
-                                right if right.__class__ is int else to_int(right)))
+        values.append(operation(left if left.__class__ is int else int.from_bytes(left, "big"),
+                                right if right.__class__ is int else int.from_bytes(right, "big")))
 
     return binary
 
@@ -298,7 +306,7 @@ def _unary(operation: Callable[[int], int]) -> Any:
             item = values.pop()
         except IndexError:
             raise InsufficientStack("Wanted 1 stack item, had none") from None
-        values.append(operation(item if item.__class__ is int else to_int(item)))
+        values.append(operation(item if item.__class__ is int else int.from_bytes(item, "big")))
 
     return unary
 
@@ -309,7 +317,7 @@ def _pop_int(values: list[Any]) -> int:
         item = values.pop()
     except IndexError:
         raise InsufficientStack("Wanted 1 stack item, had none") from None
-    return item if item.__class__ is int else to_int(item)
+    return item if item.__class__ is int else int.from_bytes(item, "big")
 
 
 def _push_checked(values: list[Any], item: int | bytes) -> None:
@@ -361,6 +369,48 @@ def _return(computation: Any) -> None:
     computation.extend_memory(start, size)
     computation.output = bytes(computation._memory._bytes[start:start + size])
     raise Halt("RETURN")
+
+
+def _log(topic_count: int) -> Any:
+    """py-evm's LOG<topic_count> (``log_XX``, refused in a static context from Byzantium on as
+    py-evm's wrapper refuses it; before Byzantium no message is static)."""
+
+    def log(computation: Any) -> None:
+        if computation.msg.is_static:
+            raise WriteProtection("Cannot modify state while inside of a STATICCALL context")
+        values = computation._stack.values
+        if len(values) < 2:
+            raise InsufficientStack(f"Wanted 2 stack items, only had {len(values)}")
+        start = _pop_int(values)
+        size = _pop_int(values)
+        if topic_count > 1:
+            topics: tuple[int, ...] = computation._stack.pop_ints(topic_count)
+        elif topic_count:
+            topics = (_pop_int(values),)
+        else:
+            topics = ()
+        computation.consume_gas(GAS_LOGDATA * size + GAS_LOGTOPIC * topic_count,
+                                reason="Log topic and data gas cost")
+        computation.extend_memory(start, size)
+        computation.add_log_entry(account=computation.msg.storage_address, topics=topics,
+                                  data=bytes(computation._memory._bytes[start:start + size]))
+
+    return log
+
+
+def _lean_log(logic: Any) -> Any:
+    """The lean LOG for py-evm's ``logic`` of a LOG opcode (its own, or wrapped by Byzantium's
+    static-context check), else None."""
+    for topic_count, plain in enumerate(_PY_EVM_LOGS):
+        if logic is plain or (getattr(logic, "__wrapped__", None) is plain
+                              and logic.__qualname__.startswith("ensure_no_static.")):
+            return _LEAN_LOGS[topic_count]
+    return None
+
+
+_PY_EVM_LOGS = (logging_logic.log0, logging_logic.log1, logging_logic.log2, logging_logic.log3,
+                logging_logic.log4)
+_LEAN_LOGS = tuple(_log(n) for n in range(5))
 
 
 def _number(computation: Any) -> None:
@@ -433,7 +483,8 @@ class LeanStack(Stack):
         popped = values[-num_items:]  # (py-evm's slice, whatever num_items is)
         del values[-num_items:]
         popped.reverse()
-        return tuple([item if item.__class__ is int else to_int(item) for item in popped])
+        return tuple([item if item.__class__ is int else int.from_bytes(item, "big")
+                      for item in popped])
 
 
 FastOpcodes = dict[int, tuple[int, Any, str]]
@@ -449,7 +500,8 @@ def _fast_opcodes(cls: Any) -> FastOpcodes | None:
         if cls.consume_gas is BaseComputation.consume_gas:  # no class charges gas its own way
             for value, opcode in cls.opcodes.items():
                 if type(opcode) is _FastOpcode:
-                    logic = _LEAN_LOGIC.get(opcode.logic_fn, opcode.logic_fn)
+                    logic = (_LEAN_LOGIC.get(opcode.logic_fn) or _lean_log(opcode.logic_fn)
+                             or opcode.logic_fn)
                     kept[value] = (opcode.gas_cost, logic, opcode.mnemonic)
         cls._fast_opcodes = kept
     return kept
@@ -460,6 +512,8 @@ class LeanComputation:
 
     _stack: Any
     _gas_meter: Any
+    _memory: Any
+    logger: Any
 
     def __init__(self, state: Any, message: Any, transaction_context: Any) -> None:
         super().__init__(state, message, transaction_context)  # type: ignore[call-arg]
