@@ -41,9 +41,12 @@ def parse_data(value: Any, what: str = "data", *, length: int | None = None) -> 
     digits = value[2:]
     if len(digits) % 2:
         raise InvalidParams("hex string of odd length")
-    if not _HEX.issuperset(digits):
+    try:
+        raw = bytes.fromhex(digits)
+    except ValueError:
+        raise InvalidParams("invalid hex string") from None
+    if 2 * len(raw) != len(digits):  # (fromhex skips whitespace between bytes; geth does not)
         raise InvalidParams("invalid hex string")
-    raw = bytes.fromhex(digits)
     if length is not None and len(raw) != length:
         raise InvalidParams(f"hex string has length {len(digits)}, want {2 * length} for {what}")
     return raw

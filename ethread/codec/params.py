@@ -19,6 +19,7 @@ from ..models import (
     StateOverride,
     Tag,
     TopicFilter,
+    trusted_maker,
 )
 from .hex import go_json_type, go_quote, parse_address, parse_data, parse_hash, parse_quantity
 
@@ -195,23 +196,28 @@ def parse_call_request(value: Any) -> CallRequest:
     tip = _optional_quantity(value, "maxPriorityFeePerGas")
     sender = value.get("from")
     to = value.get("to")
-    return CallRequest(
-        sender=None if sender is None else parse_address(sender),
-        to=None if to is None else parse_address(to),
-        gas=_optional_quantity(value, "gas", bits=64),
-        gas_price=gas_price,
-        max_fee_per_gas=max_fee,
-        max_priority_fee_per_gas=tip,
-        value=_optional_quantity(value, "value") or 0,
-        data=b"" if data is None else data,
-        access_list=_access_list(value.get("accessList")),
-        max_fee_per_blob_gas=_optional_quantity(value, "maxFeePerBlobGas"),
-        blob_versioned_hashes=_hash_list(value.get("blobVersionedHashes"), "blobVersionedHashes"),
-        authorization_list=_authorizations(value.get("authorizationList")),
-        nonce=_optional_quantity(value, "nonce", bits=64),
-        chain_id=_optional_quantity(value, "chainId"),
-        conflicts=_call_conflicts(gas_price, max_fee, tip),
+    # every field below comes from a parser that checked what CallRequest's constructor checks
+    return _CALL_REQUEST(
+        None if sender is None else parse_address(sender),
+        None if to is None else parse_address(to),
+        _optional_quantity(value, "gas", bits=64),
+        gas_price,
+        max_fee,
+        tip,
+        _optional_quantity(value, "value") or 0,
+        b"" if data is None else data,
+        _access_list(value.get("accessList")),
+        _optional_quantity(value, "maxFeePerBlobGas"),
+        _hash_list(value.get("blobVersionedHashes"), "blobVersionedHashes"),
+        _authorizations(value.get("authorizationList")),
+        _optional_quantity(value, "nonce", bits=64),
+        _optional_quantity(value, "chainId"),
+        _call_conflicts(gas_price, max_fee, tip),
     )
+
+
+_CALL_REQUEST = trusted_maker(CallRequest)
+"""CallRequest's fields in declaration order, set without the constructor's checks."""
 
 
 def _call_conflicts(gas_price: int | None, max_fee: int | None, tip: int | None) -> str | None:

@@ -40,6 +40,7 @@ from functools import lru_cache
 from typing import Any
 
 import rlp
+from eth._utils.numeric import ceil32
 from eth.constants import EMPTY_SHA3, GAS_LOGDATA, GAS_LOGTOPIC, UINT_256_MAX
 from eth.db.account import AccountDB
 from eth.exceptions import (
@@ -52,7 +53,7 @@ from eth.exceptions import (
 )
 from eth.rlp.accounts import Account
 from eth.validation import validate_canonical_address, validate_uint64, validate_uint256
-from eth.vm.computation import BaseComputation
+from eth.vm.computation import BaseComputation, memory_gas_cost
 from eth.vm.gas_meter import GasMeter
 from eth.vm.interrupt import MissingBytecode
 from eth.vm.logic import arithmetic as arithmetic_logic
@@ -483,7 +484,7 @@ class LeanStack(Stack):
         popped = values[-num_items:]  # (py-evm's slice, whatever num_items is)
         del values[-num_items:]
         popped.reverse()
-        return tuple([item if item.__class__ is int else int.from_bytes(item, "big")
+        return tuple([item if item.__class__ is int else int.from_bytes(item, "big")  # type: ignore[arg-type]
                       for item in popped])
 
 
@@ -529,15 +530,23 @@ class LeanComputation:
         self.stack_push_bytes = stack.push_bytes
 
     def extend_memory(self, start_position: int, size: int) -> None:
-        """py-evm's, returning at once when the memory already holds the range (the usual
-        case: nothing to charge, nothing to grow)."""
-        # (a range inside the memory is two valid uint256s: py-evm's checks pass)
-        if (start_position.__class__ is int and size.__class__ is int and size > 0
-                and start_position >= 0 and start_position + size <= len(self._memory._bytes)
-                and not self.logger.show_debug2):
+        """py-evm's (the same charge, words and growth), returning at once when the memory
+        already holds the range (the usual case: nothing to charge, nothing to grow)."""
+        if (start_position.__class__ is not int or size.__class__ is not int or size <= 0
+                or start_position < 0 or start_position > UINT_256_MAX or size > UINT_256_MAX
+                or self.logger.show_debug2):
+            base: Any = super()
+            base.extend_memory(start_position, size)
             return
-        base: Any = super()
-        base.extend_memory(start_position, size)
+        before_size = len(self._memory._bytes)  # (always whole words)
+        end = start_position + size
+        if end <= before_size:
+            return
+        after_size = ceil32(end)
+        fee = memory_gas_cost(after_size) - memory_gas_cost(before_size)
+        if fee > 0:
+            self._gas_meter.consume_gas(fee, reason=f"Expanding memory {before_size} -> {after_size}")
+        self._memory.extend(start_position, size)
 
     @classmethod
     def apply_message(cls, state: Any, message: Any, transaction_context: Any,

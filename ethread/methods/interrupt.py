@@ -50,15 +50,25 @@ class TimeLimit:
     @contextmanager
     def applied(self, state: Any) -> Iterator[None]:
         """Run what the block does on ``state`` (a py-evm state) under this limit."""
+        entered = self.enter(state)
+        try:
+            yield
+        finally:
+            self.leave(state, entered)
+
+    def enter(self, state: Any) -> tuple[Any, TimeLimit | None]:
+        """:meth:`applied` without a context manager (a message's run, which has a ``finally``
+        of its own): the limit on ``state`` until :meth:`leave` with what this returns."""
         previous = state.computation_class
         state.computation_class = interruptible(previous)
         outer = _running.limit
         _running.limit = self
-        try:
-            yield
-        finally:
-            _running.limit = outer
-            state.computation_class = previous
+        return previous, outer
+
+    def leave(self, state: Any, entered: tuple[Any, TimeLimit | None]) -> None:
+        """End what :meth:`enter` began."""
+        _running.limit = entered[1]
+        state.computation_class = entered[0]
 
 
 NO_LIMIT = TimeLimit(Deadline(float("inf")), 0.0)

@@ -295,11 +295,13 @@ class Execution:
                     and request.blob_versioned_hashes is None):
                 envelope = self._envelope(gas)
                 self._pre_check(envelope.intrinsic_gas, gas)
+                entered = self.limit.enter(state)
                 try:
-                    with self.limit.applied(state):
-                        computation = self._apply(envelope)
+                    computation = self._apply(envelope)
                 except ValidationError as exc:
                     raise Rejected(str(exc)) from None
+                finally:
+                    self.limit.leave(state, entered)
                 return self._outcome(envelope, computation)
             transaction = self._transaction(gas)
             self._pre_check(transaction.intrinsic_gas, gas)
