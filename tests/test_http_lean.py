@@ -15,16 +15,22 @@ import pytest
 import ethread
 from ethread.codec import pipeline
 from ethread.server.config import KeyConfig
+from ethread.server.credits import cost_of
+from ethread.server.http_fast import RpcHttpProtocol
 
 from .server_harness import KEY, call, serve_in_thread
 
 POOR_KEY = "poor-key-0123456789"
+FEW_KEY = "few-key-0123456789"
+FEW_BLOCKS = 3
+"""FEW_KEY's daily credits pay for this many eth_getBlockByNumber calls."""
 
 
 @pytest.fixture(scope="module")
 def servers(rpc_compat_memory: ethread.MemoryBackend) -> Iterator[dict[str, Any]]:
     """One server on each path, same chain, same keys (one of them with no credits left)."""
-    keys = (KeyConfig(key=KEY), KeyConfig(key=POOR_KEY, daily_credits=1))
+    keys = (KeyConfig(key=KEY), KeyConfig(key=POOR_KEY, daily_credits=1),
+            KeyConfig(key=FEW_KEY, daily_credits=FEW_BLOCKS * cost_of("eth_getBlockByNumber")))
     with serve_in_thread(rpc_compat_memory, keys=keys, lean_http=True) as lean, \
             serve_in_thread(rpc_compat_memory, keys=keys, lean_http=False) as asgi:
         yield {"lean": lean, "asgi": asgi}
@@ -174,6 +180,59 @@ def test_each_request_of_a_connection_passes_the_gate_on_its_own(servers: dict[s
     answers = exchange(servers[path], b"".join(sends), len(sends))
     assert [status for status, _, _ in answers] == [200, 401, 200, 415, 429, 200]
     assert json.loads(answers[4][2])["error"]["code"] == -32005
+
+
+def one_by_one(server: Any, sends: list[bytes]) -> list[tuple[int, dict[str, str], bytes]]:
+    """Each send written once the answers to the one before are read, on one connection (a
+    send may hold several requests)."""
+    answers = []
+    with open_socket(server) as sock:
+        reader = Reader(sock)
+        for send in sends:
+            sock.sendall(send)
+            for _ in range(send.count(b"POST ")):
+                status, headers, body = reader.response()
+                headers.pop("date")
+                answers.append((status, headers, body))
+    return answers
+
+
+def test_a_head_sent_again_is_answered_as_the_parser_would(servers: dict[str, Any],
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            ) -> None:
+    """A request whose head (request line and headers) the connection sent before, with its
+    whole body, is answered without the parser: the same bytes as the ASGI path's for a body
+    that is the same, one under another id, one of another length, and a request pipelined
+    behind another, which goes to the parser."""
+    replays = []
+    replay = RpcHttpProtocol._replay
+
+    def counted(self: RpcHttpProtocol, *args: Any) -> None:
+        replays.append(args[-1])
+        replay(self, *args)
+
+    monkeypatch.setattr(RpcHttpProtocol, "_replay", counted)
+    block = request(rpc("eth_getBlockByNumber", ["0x2", False], 1))
+    sends = [block, block, request(rpc("eth_getBlockByNumber", ["0x3", False], 2)),
+             request(rpc("eth_chainId", [], 3)), request(rpc("eth_chainId", [], 4)),
+             block + request(rpc("eth_getBlockByNumber", ["0x2", False], 5))]
+    answers = {path: one_by_one(server, sends) for path, server in servers.items()}
+    assert answers["lean"] == answers["asgi"]
+    assert [json.loads(body)["id"] for _, _, body in answers["lean"]] == [1, 1, 2, 3, 4, 1, 5]
+    assert [status for status, _, _ in answers["lean"]] == [200] * 7
+    assert json.loads(answers["lean"][1][2])["result"]["number"] == "0x2"
+    assert replays == [rpc("eth_getBlockByNumber", ["0x2", False], 1),
+                       rpc("eth_getBlockByNumber", ["0x3", False], 2),
+                       rpc("eth_chainId", [], 4)]
+
+
+def test_a_head_sent_again_is_charged_again(servers: dict[str, Any]) -> None:
+    """A request answered without the parser pays as any other: the key's credits run out on
+    time, and the refusal is what the parser's path answers."""
+    send = request(rpc("eth_getBlockByNumber", ["0x1", False]), path=f"/v3/{FEW_KEY}")
+    answers = one_by_one(servers["lean"], [send] * (FEW_BLOCKS + 2))
+    assert [status for status, _, _ in answers] == [200] * FEW_BLOCKS + [429, 429]
+    assert json.loads(answers[-1][2])["error"]["code"] == -32005
 
 
 @pytest.mark.parametrize("path", ["lean", "asgi"])

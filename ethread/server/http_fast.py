@@ -47,6 +47,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("ethread.server")
 
 _PREFIX = HTTP_PREFIX.encode()
+MAX_KNOWN_HEADS = 16
+"""Request heads a connection remembers (:meth:`RpcHttpProtocol.data_received`); a client
+whose bodies differ in length sends a head per length. When full, it starts over."""
 _JSON_LENGTH = b"content-type: application/json\r\ncontent-length: "
 
 
@@ -127,6 +130,33 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self._passed: tuple[bytes, str | None, str | None, Network, ApiKey, Admission] | None = None
         """The path, Host and Content-Type of the connection's last request to pass the gate,
         with the network, key and admission it passed with."""
+        self._heads: dict[bytes, tuple[int, Network, ApiKey, Admission]] = {}
+        """Request heads (request line and headers, as sent) the connection has had answered
+        on the lean path, kept alive: each with its Content-Length and what it passed the gate
+        with (:meth:`data_received`)."""
+        self._between = True
+        """Whether the parser is between requests: the last one's message is complete and it
+        has seen no byte of the next."""
+        self._head: bytes | None = None
+        """The head of the request the parser is fed, when it came whole at a request's start
+        (kept in :attr:`_heads` if the request turns out to be a lean one)."""
+
+    def data_received(self, data: bytes) -> None:
+        """A request whose head the connection has sent before, byte for byte, and whose body
+        came with it, complete and alone, is answered without the parser: the same bytes
+        parse the same way, so it is what that request was (a keep-alive POST of that length,
+        let in with the same key). Anything else, including a request pipelined behind
+        another, is parsed."""
+        if self._between and self._running is None:
+            end = data.find(b"\r\n\r\n")
+            if end > 0:
+                head = data[:end]
+                known = self._heads.get(head)
+                if known is not None and len(data) - end - 4 == known[0]:
+                    self._replay(known, data[end + 4:])
+                    return
+                self._head = head
+        super().data_received(data)
 
     # -- parser callbacks ------------------------------------------------------------------------
 
@@ -136,6 +166,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self.url = b""
         self.headers = []
         self._lean = None
+        self._between = False
         if self._phase != "headers":
             self._expect_headers()
 
@@ -158,6 +189,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         """Take the request on the lean path when it is a JSON-RPC POST that can be; otherwise
         hand it to uvicorn's ASGI path."""
         self.clear_deadline()  # the headers came in time
+        head, self._head = self._head, None  # only the first request of a feed has it
         parser = self.parser
         url = self.url
         if (url.startswith(_PREFIX) and parser.get_method() == b"POST"
@@ -166,7 +198,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
                 and self.limit_concurrency is None):
             host, content_type, declared, expect = request_headers(self.headers)
             if not expect:
-                self._begin_lean(url, host, content_type, declared)
+                self._begin_lean(url, host, content_type, declared, head)
                 return
         self.expect_100_continue = request_headers(self.headers)[3]
         self._asgi_scope()
@@ -204,17 +236,28 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self.clear_deadline()
         if lean.response_complete:
             return
-        try:
-            self._answer(lean)
-        except Exception:  # a bug must not become httptools' 400: answer -32603, keep serving
-            log.exception("answering a request failed")
-            if not lean.response_complete:
-                self._write(lean, 500, refusals.internal_error().body(), ())
+        self._between = True  # until the parser begins another message
+        if lean.too_large:
+            self._too_large(lean)
+            return
+        chunks = lean.chunks
+        lean.chunks = []
+        self._answer(lean, chunks[0] if len(chunks) == 1 else b"".join(chunks))
+
+    def _replay(self, known: tuple[int, Network, ApiKey, Admission], body: bytes) -> None:
+        """Answer a request whose head the connection sent before (:meth:`data_received`)."""
+        self.clear_deadline()  # the idle deadline: the request came in time
+        _, network, key, admit = known
+        lean = self._lean = _LeanRequest(
+            network, key, admit, True,
+            time.perf_counter() if self.rpc.service.access_log else 0.0)
+        self.cycle = lean  # type: ignore[assignment]
+        self._answer(lean, body)
 
     # -- the lean path ---------------------------------------------------------------------------
 
     def _begin_lean(self, url: bytes, host: str | None, content_type: str | None,
-                    declared: int | None) -> None:
+                    declared: int | None, head: bytes | None) -> None:
         rpc = self.rpc
         started = time.perf_counter() if rpc.service.access_log else 0.0
         parser = self.parser
@@ -242,6 +285,11 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             self._write(lean, 413, body_too_large(limits.max_body_bytes).body(), ())
             self._log(lean.network.name, lean.key.masked, "-", 413, 0, started)
             return
+        if head is not None and keep_alive and declared is not None:
+            heads = self._heads
+            if len(heads) >= MAX_KNOWN_HEADS:
+                heads.clear()
+            heads[head] = (declared, passed[3], passed[4], passed[5])
         self.set_deadline("body", limits.body_timeout_seconds)
 
     def _refuse_now(self, refused: Refused, keep_alive: bool) -> None:
@@ -263,18 +311,24 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self._write(lean, 408, refusals.body_too_slow(limits.body_timeout_seconds).body(), ())
         self._log(lean.network.name, lean.key.masked, "-", 408, 0, lean.started)
 
-    def _answer(self, lean: _LeanRequest) -> None:
+    def _too_large(self, lean: _LeanRequest) -> None:
+        lean.keep_alive = False
+        self._write(lean, 413, body_too_large(self.rpc.service.limits.max_body_bytes).body(), ())
+        self._log(lean.network.name, lean.key.masked, "-", 413, 0, lean.started)
+
+    def _answer(self, lean: _LeanRequest, body: bytes) -> None:
+        """Answer a lean request's body; a bug must not become httptools' 400 or a closed
+        connection: it answers -32603 and the connection goes on."""
+        try:
+            self._dispatch(lean, body)
+        except Exception:
+            log.exception("answering a request failed")
+            if not lean.response_complete:
+                self._write(lean, 500, refusals.internal_error().body(), ())
+
+    def _dispatch(self, lean: _LeanRequest, body: bytes) -> None:
         service = self.rpc.service
-        network, key = lean.network, lean.key
-        if lean.too_large:
-            lean.keep_alive = False
-            self._write(lean, 413, body_too_large(service.limits.max_body_bytes).body(), ())
-            self._log(network.name, key.masked, "-", 413, 0, lean.started)
-            return
-        chunks = lean.chunks
-        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        lean.chunks = []
-        exchange = service.http.submit(network.dispatcher, body, lean.admit,
+        exchange = service.http.submit(lean.network.dispatcher, body, lean.admit,
                                        SUBSCRIPTIONS_NEED_WEBSOCKET)
         if exchange.pending and not service.execution.try_on_loop(exchange):
             lean.exchange = exchange
