@@ -25,15 +25,18 @@ class Recorder:
         self.notified: list[str] = []
         self.cached = cached or {}
 
-    def respond(self, call: Call) -> bytes:
+    def respond(self, call: Call, body: bytes | None = None) -> bytes:
         self.ran.append(call.method)
         return result_response(call.id, json.dumps(call.method).encode())
 
     def run_notification(self, call: Call) -> None:
         self.notified.append(call.method)
 
-    def cached_result(self, call: Call) -> bytes | None:
+    def cached_result(self, call: Call, body: bytes | None = None) -> bytes | None:
         return self.cached.get(call.method)
+
+    def answered(self, body: bytes) -> tuple[Call, bytes] | None:
+        return None
 
 
 def body(*calls: Any) -> bytes:
@@ -202,3 +205,54 @@ def test_a_log_query_is_tried_on_the_loop_and_handed_back_past_its_budget(
         execution.close()
     finally:
         logs.MAX_LOGS_UNDER_BUDGET = small
+
+
+def test_a_body_answered_before_is_answered_again_and_charged_again(
+        rpc_compat_memory: ethread.MemoryBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same bytes of a single call are answered again without running or parsing them,
+    but admitted (charged) as the call they hold, within the answer's bound, and only while
+    the chain is at the generation they were answered at."""
+    dispatcher = Dispatcher(rpc_compat_memory)
+    admitted: list[list[str]] = []
+
+    def admit(calls: Sequence[Call | EthreadError]) -> Refused | None:
+        admitted.append([c.method for c in calls if isinstance(c, Call)])
+        return None
+
+    def refuse(calls: Sequence[Call | EthreadError]) -> Refused:
+        return Refused(429, LimitExceeded("over"), ((b"retry-after", b"5"),))
+
+    asked = body(req("eth_getBlockByNumber", 4, params=["0x2", True]))
+    first = Pipeline().submit(dispatcher, asked, admit).answer()
+    assert first is not None and json.loads(first)["result"]["number"] == "0x2"
+    assert dispatcher.answered(asked) == (Call("eth_getBlockByNumber", ["0x2", True], 4), first)
+
+    def never(*args: Any) -> bytes:
+        raise AssertionError("answered again: nothing runs")
+
+    monkeypatch.setattr(dispatcher, "respond", never)
+    again = Pipeline().submit(dispatcher, asked, admit)
+    assert again.answer() == first and again.what == "eth_getBlockByNumber"
+    assert admitted == [["eth_getBlockByNumber"]] * 2
+    refused = Pipeline().submit(dispatcher, asked, refuse)
+    assert refused.status == 429 and refused.headers == ((b"retry-after", b"5"),)
+    assert json.loads(refused.answer() or b"")["id"] == 4  # the refused call keeps its id
+    monkeypatch.undo()
+    bounded = Pipeline(Limits(max_response_bytes=len(first) - 1)).submit(dispatcher, asked)
+    assert json.loads(bounded.answer() or b"")["error"]["code"] == -32003
+    monkeypatch.setattr(rpc_compat_memory, "generation", lambda: -1)  # the chain moved on
+    assert dispatcher.answered(asked) is None
+
+
+@pytest.mark.parametrize("raw", [
+    body(req("eth_chainId", 1), req("eth_chainId", 2)),  # a batch
+    body(note("eth_blockNumber")),  # a notification
+    body(req("eth_getBlockByNumber", 1, params=["zz", False])),  # an error
+    body(req("eth_gasPrice", 1)),  # a method whose answers are not cached
+])
+def test_only_answers_of_single_cacheable_calls_are_kept_by_body(
+        rpc_compat_memory: ethread.MemoryBackend, raw: bytes) -> None:
+    dispatcher = Dispatcher(rpc_compat_memory)
+    for _ in range(2):
+        Pipeline().submit(dispatcher, raw)
+    assert dispatcher.answered(raw) is None

@@ -18,7 +18,7 @@ from ..errors import EthreadError, InternalError, MethodNotFound, StoreError, St
 from .dispatch import DEFAULT_CONTEXT, METHODS, Context, call_method
 from .envelope import Call, error_object, error_response, parse_request, result_response
 from .pipeline import IN_PROCESS
-from .response_cache import ResponseCache
+from .response_cache import BodyAnswers, ResponseCache
 
 log = logging.getLogger("ethread.rpc")
 
@@ -37,6 +37,8 @@ class Dispatcher:
         """The context with this dispatcher's own caches and state: answer fragments, eth_call
         states, polling filters, the gas price oracle's memory."""
         self.cache = cache if cache is not None else ResponseCache()
+        self.bodies = BodyAnswers()
+        """Whole answers by the request body that asked them (:meth:`answered`)."""
 
     def result(self, call: Call) -> bytes:
         """The JSON bytes of one call's result. Raises EthreadError."""
@@ -45,7 +47,9 @@ class Dispatcher:
             raise MethodNotFound(f"the method {call.method} does not exist/is not available")
         if not spec.cacheable:
             return call_method(self.backend, call.method, call.params, self.context)
-        generation = self.backend.generation()
+        return self._result_at(self.backend.generation(), call)
+
+    def _result_at(self, generation: int, call: Call) -> bytes:
         key = _cache_key(call)
         cached = self.cache.get(generation, key)
         if cached is not None:
@@ -54,20 +58,45 @@ class Dispatcher:
         self.cache.put(generation, key, result)
         return result
 
-    def cached_result(self, call: Call) -> bytes | None:
+    def cached_result(self, call: Call, body: bytes | None = None) -> bytes | None:
         """The result bytes of a call if an answer is cached for the chain as it is now: cheap
-        enough for a server to try on its event loop before handing work to a thread."""
+        enough for a server to try on its event loop before handing work to a thread. With
+        the request ``body`` (of this one call alone), the whole answer is also kept under it
+        (:meth:`answered`)."""
         spec = METHODS.get(call.method)
         if spec is None or not spec.cacheable:
             return None
-        return self.cache.get(self.backend.generation(), _cache_key(call))
+        generation = self.backend.generation()
+        result = self.cache.get(generation, _cache_key(call))
+        if result is not None and body is not None:
+            self.bodies.put(generation, body, call, result_response(call.id, result))
+        return result
 
-    def respond(self, call: Call) -> bytes:
+    def answered(self, body: bytes) -> tuple[Call, bytes] | None:
+        """The call a request body of one call holds and its whole answer, when the same
+        bytes were answered before on the chain as it is now (the same bytes are the same
+        call under the same id, so the answer is the same); else None."""
+        known = self.bodies.get(self.backend.generation(), body)
+        if known is None:
+            return None
+        spec = METHODS.get(known[0].method)  # the table as it is now (tests patch it)
+        return known if spec is not None and spec.cacheable else None
+
+    def respond(self, call: Call, body: bytes | None = None) -> bytes:
         """The response to one call, errors included, never raising. A store that fails
         answers -32000 without its details (they name files on the server: the log has
-        them)."""
+        them). With the request ``body`` (of this one call alone), an answered result is
+        also kept under it (:meth:`answered`)."""
         try:
-            return result_response(call.id, self.result(call))
+            if body is None:
+                return result_response(call.id, self.result(call))
+            spec = METHODS.get(call.method)
+            if spec is None or not spec.cacheable:
+                return result_response(call.id, self.result(call))
+            generation = self.backend.generation()
+            answer = result_response(call.id, self._result_at(generation, call))
+            self.bodies.put(generation, body, call, answer)
+            return answer
         except StoreUnreadable as exc:
             return error_response(call.id, exc)
         except StoreError as exc:

@@ -49,17 +49,24 @@ log = logging.getLogger("ethread.rpc")
 class Responder(Protocol):
     """What the pipeline needs of a dispatcher (:class:`~ethread.codec.jsonrpc.Dispatcher`)."""
 
-    def respond(self, call: Call) -> bytes:
-        """The JSON bytes answering one call (a result or an error object)."""
+    def respond(self, call: Call, body: bytes | None = None) -> bytes:
+        """The JSON bytes answering one call (a result or an error object). With ``body`` (the
+        request, of this one call alone), the answer may be kept for :meth:`answered`."""
         ...
 
     def run_notification(self, call: Call) -> None:
         """Run a call sent as a notification, discarding its result."""
         ...
 
-    def cached_result(self, call: Call) -> bytes | None:
+    def cached_result(self, call: Call, body: bytes | None = None) -> bytes | None:
         """The cached JSON result of a call, if an earlier one answered it on the same chain, else
-        None."""
+        None. With ``body`` (the request, of this one call alone), the whole answer may be kept
+        for :meth:`answered`."""
+        ...
+
+    def answered(self, body: bytes) -> tuple[Call, bytes] | None:
+        """The call and whole answer of a single-call request body answered before (the same
+        bytes) on the same chain, else None."""
         ...
 
 
@@ -261,6 +268,11 @@ class Pipeline:
         if limit is not None and len(body) > limit:
             too_large = body_too_large(limit)
             return Exchange.finished("-", too_large.body(), too_large)
+        known = dispatcher.answered(body)
+        if known is not None and (local is None or known[0].method not in local):
+            exchange = self._answer_again(known[0], known[1], admit)
+            if exchange is not None:
+                return exchange
         try:
             is_batch, calls, ids = parse_request(body)
         except EthreadError as exc:
@@ -303,9 +315,10 @@ class Pipeline:
                 if call.is_notification:
                     dispatcher.run_notification(call)
                 else:
-                    keep(index, call.id, dispatcher.respond(call))
+                    keep(index, call.id, dispatcher.respond(call, None if is_batch else body))
             else:
-                hit = None if call.is_notification else _cached(dispatcher, call)
+                hit = (None if call.is_notification
+                       else _cached(dispatcher, call, None if is_batch else body))
                 if hit is None:
                     exchange.pending.append((index, call))
                 elif is_batch or len(hit) < LARGE_ANSWER_BYTES:
@@ -314,12 +327,26 @@ class Pipeline:
                     exchange._keep_parts(call.id, result_parts(call.id, hit))
         return exchange
 
+    def _answer_again(self, call: Call, answer: bytes, admit: Admission | None,
+                      ) -> Exchange | None:
+        """A request answered before (:meth:`Responder.answered`), admitted and charged as the
+        call it holds; None when the answer does not fit this pipeline's bound (the request
+        then goes the whole way, and answers -32003)."""
+        bound = self.limits.max_response_bytes
+        if bound is not None and len(answer) > bound:
+            return None
+        if admit is not None:
+            refused = admit((call,))
+            if refused is not None:
+                return Exchange.finished(call.method, refused.body(single_id=call.id), refused)
+        return Exchange.finished(call.method, answer)
 
-def _cached(dispatcher: Responder, call: Call) -> bytes | None:
+
+def _cached(dispatcher: Responder, call: Call, body: bytes | None) -> bytes | None:
     """A cached answer, if any; a cache that fails is a miss (the call then runs and answers
     whatever the failure is), never a failure of the whole request."""
     try:
-        return dispatcher.cached_result(call)
+        return dispatcher.cached_result(call, body)
     except Exception:
         return None
 

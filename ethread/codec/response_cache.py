@@ -1,4 +1,4 @@
-"""A bounded cache of answers, valid for one generation of the chain."""
+"""Bounded caches of answers, each valid for one generation of the chain."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import threading
 from collections.abc import Hashable
 
 from ..lru import LRU
+from .envelope import Call
 
 
 class ResponseCache:
@@ -38,3 +39,41 @@ class ResponseCache:
                 self._entries.clear()
                 self._generation = generation
             self._entries.put(key, value)
+
+
+class BodyAnswers:
+    """Whole answers (with their ids) of single-call request bodies, by the body's bytes: a
+    client that sends a body it sent before is answered without parsing it or encoding the
+    answer again. Each entry holds the generation it was answered at and is used only while
+    the chain is still at it. Only answers of cacheable methods are kept, and only those
+    under :data:`MAX_ANSWER_BYTES` (a larger one is written in pieces from the answer cache,
+    never copied)."""
+
+    MAX_ANSWER_BYTES = 64 * 1024
+
+    def __init__(self, max_entries: int = 4096, max_bytes: int = 32 << 20) -> None:
+        self._entries: LRU[bytes, tuple[int, Call, bytes, int]] = LRU(
+            max_entries, max_bytes=max_bytes, weigh=_weight)
+
+    def get(self, generation: int, body: bytes) -> tuple[Call, bytes] | None:
+        """The call and answer kept for ``body`` at this ``generation``, else None."""
+        entry = self._entries.get(body)
+        if entry is None or entry[0] != generation:
+            return None
+        return entry[1], entry[2]
+
+    def put(self, generation: int, body: bytes, call: Call, answer: bytes) -> None:
+        """Keep ``answer`` to the one ``call`` that ``body`` holds, answered at
+        ``generation``."""
+        if len(answer) < self.MAX_ANSWER_BYTES:
+            size = len(body) + len(answer) + ENTRY_OVERHEAD_BYTES
+            self._entries.put(body, (generation, call, answer, size))
+
+
+ENTRY_OVERHEAD_BYTES = 512
+"""What an entry of :class:`BodyAnswers` costs besides its body and answer (the call, its
+params, the tuple and the LRU's links), counted against the byte bound."""
+
+
+def _weight(entry: tuple[int, Call, bytes, int]) -> int:
+    return entry[3]
