@@ -141,6 +141,53 @@ def test_two_workers_on_one_file_spend_a_balance_exactly_once(tmp_path: Path,
         stored.close()
 
 
+def _connections_held(pids: list[int], port: int) -> dict[int, int]:
+    """How many established connections to ``port`` each process holds (from /proc)."""
+    established = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
+                established.add(fields[9])  # the socket's inode
+    held = {}
+    for pid in pids:
+        fds = Path(f"/proc/{pid}/fd")
+        links = [os.readlink(fd) for fd in fds.iterdir()]
+        held[pid] = sum(1 for link in links if link[8:-1] in established
+                        and link.startswith("socket:"))
+    return held
+
+
+def test_a_burst_of_connections_spreads_over_the_workers(tmp_path: Path) -> None:
+    """Sixteen connections opened at once (as a client pool or a load balancer opens them)
+    end up spread over both workers, not all on whichever worker was awake: each worker
+    writes how many it holds on the shared board, and one that holds more leaves the next
+    connection to the other. Three bursts, each held while the workers are counted."""
+    args = [*_chain_args(), "--workers", "2", "--api-key", KEY, "--ledger",
+            str(tmp_path / "credits.ledger")]
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_chainId"}).encode()
+    spreads = []
+    with ServeProcess(args, cwd=tmp_path) as server:
+        _wait_for_workers(server, 2)
+        workers = _workers_of(server)
+        for _ in range(3):
+            conns = [http.client.HTTPConnection(server.host, server.port, timeout=30)
+                     for _ in range(16)]
+            for conn in conns:
+                conn.connect()
+            for conn in conns:
+                assert _post_on(conn, f"/v3/{KEY}", body)[0] == 200
+            spreads.append(sorted(_connections_held(workers, server.port).values()))
+            for conn in conns:
+                conn.close()
+            time.sleep(0.3)  # the workers see the connections close
+        code, err = server.stop()
+    assert code == 0, err
+    for spread in spreads:
+        assert sum(spread) == 16, spreads
+        assert spread[0] >= 5, f"one worker took nearly all of a burst: {spreads}"
+
+
 def _lmdb_store(tmp_path: Path) -> Path:
     """The rpc-compat chain imported once into an LMDB store (what several servers share)."""
     rpc = conformance_dir() / "rpc-compat"

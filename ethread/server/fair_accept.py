@@ -9,6 +9,14 @@ once, and the others stay idle while it saturates one core. :class:`FairListener
 worker wakes on the same readiness and takes the next one, and a worker busy answering
 accepts less, so connections spread by load. A connection costs one extra Python call to
 accept; the requests on it cost nothing more.
+
+That alone still lets one worker take a whole burst: the worker that is awake and running
+accepts the next connection before a sleeping one has been scheduled (on a busy machine that
+takes milliseconds), and keep-alive clients then load that worker alone for as long as they
+stay. So each worker writes how many connections it holds on the supervisor's board
+(:class:`ConnectionShare`), and a worker that holds more than another one that is up leaves the
+next connection to it for :data:`YIELD_SECONDS`; a connection still waiting then is taken
+anyway, so a worker that is stuck or slow never leaves one unserved for longer.
 """
 
 from __future__ import annotations
@@ -18,6 +26,9 @@ import errno
 import logging
 import socket
 from collections.abc import Callable
+from dataclasses import dataclass
+
+from .workers_board import WorkerBoard
 
 log = logging.getLogger("ethread.server")
 
@@ -25,6 +36,26 @@ RETRY_SECONDS = 0.1
 """After an accept fails for want of resources (file descriptors, memory), how long the
 listener rests before trying again, rather than spinning on a socket that stays readable."""
 _RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+YIELD_SECONDS = 0.001
+"""How long a worker holding more connections than another leaves a waiting connection to it
+before taking it itself."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionShare:
+    """This worker's place on the supervisor's board, and how many connections it holds now."""
+
+    board: WorkerBoard
+    slot: int
+    holding: Callable[[], int]
+
+    def ahead(self) -> bool:
+        """Write this worker's count on the board; whether it holds more connections than some
+        other worker that is up."""
+        mine = self.holding()
+        self.board.set_connections(self.slot, mine)
+        fewest = self.board.fewest_elsewhere(self.slot)
+        return fewest is not None and mine > fewest
 
 
 class FairListener:
@@ -32,34 +63,56 @@ class FairListener:
     shutdown needs of a server (:meth:`close`, :meth:`wait_closed`)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket,
-                 protocol_factory: Callable[[], asyncio.Protocol]) -> None:
+                 protocol_factory: Callable[[], asyncio.Protocol],
+                 share: ConnectionShare | None = None) -> None:
         self.loop = loop
         self.sock = sock
         self.protocol_factory = protocol_factory
+        self.share = share
         self.closed = False
         self._pending: set[asyncio.Task[object]] = set()
         sock.setblocking(False)
         loop.add_reader(sock.fileno(), self._ready)
 
+    @property
+    def pending(self) -> int:
+        """Connections accepted but not yet handed to their protocol."""
+        return len(self._pending)
+
     def _ready(self) -> None:
+        if self.share is not None and self.share.ahead():
+            self.loop.remove_reader(self.sock.fileno())
+            self.loop.call_later(YIELD_SECONDS, self._take_then_resume)
+            return
+        self._accept()
+
+    def _take_then_resume(self) -> None:
+        """After yielding: take a connection still waiting, then listen again."""
+        if not self.closed and self._accept():
+            self.loop.add_reader(self.sock.fileno(), self._ready)
+
+    def _accept(self) -> bool:
+        """Accept one connection if one waits; False when accepting rests for want of
+        resources (the listener is resumed later)."""
         try:
             conn, _ = self.sock.accept()
         except (BlockingIOError, InterruptedError, ConnectionAbortedError):
-            return  # another worker took it, or the client gave up
+            return True  # another worker took it, or the client gave up
         except OSError as exc:
             if exc.errno not in _RESOURCES:
                 log.warning("accepting a connection failed: %s", exc)
-                return
+                return True
             log.error("cannot accept connections (%s): retrying in %.1f s", exc, RETRY_SECONDS)
             self.loop.remove_reader(self.sock.fileno())
             self.loop.call_later(RETRY_SECONDS, self._resume)
-            return
+            return False
         conn.setblocking(False)
         if conn.family in (socket.AF_INET, socket.AF_INET6):
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         task = self.loop.create_task(self._serve(conn))
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
+        return True
 
     async def _serve(self, conn: socket.socket) -> None:
         try:

@@ -31,7 +31,7 @@ from .auth import KeyRing
 from .config import DEMO_KEY, ServerConfig, ServiceLimits, validate
 from .credits import Billing, open_ledger
 from .execution import Execution
-from .fair_accept import FairListener
+from .fair_accept import ConnectionShare, FairListener
 from .http_fast import rpc_protocol
 from .http_protocol import bounded_protocol
 from .networks import Network, NetworkRouter, open_networks
@@ -104,8 +104,10 @@ class PreparedServer:
         if self.server is None:
             uv_config = uvicorn_config(self.app, self.config.limits,
                                        lean=self.config.lean_http)
-            self.server = _Server(uv_config, self.on_started, self.service.execution,
-                                  fair_accept=self.service.workers is not None)
+            service = self.service
+            self.server = _Server(uv_config, self.on_started, service.execution,
+                                  fair_accept=service.workers is not None,
+                                  board=service.workers, slot=service.slot)
         return self.server
 
 
@@ -204,6 +206,7 @@ def assemble(listening: Listening, board: WorkerBoard | None = None, slot: int =
         limits=config.limits,
         access_log=config.access_log,
         workers=board,
+        slot=slot,
     )
     app = RpcApp(service)
     prepared = PreparedServer(config, app, service, listening.sockets, listening.main_port,
@@ -232,13 +235,23 @@ class _Server(uvicorn.Server):
     text/plain 500."""
 
     def __init__(self, config: uvicorn.Config, on_started: Callable[[], None] | None,
-                 execution: Execution, fair_accept: bool = False) -> None:
+                 execution: Execution, fair_accept: bool = False,
+                 board: WorkerBoard | None = None, slot: int = 0) -> None:
         super().__init__(config)
         self._on_started = on_started
         self.execution = execution
         self.fair_accept = fair_accept
         """Accept one connection at a time on sockets shared with other workers
         (:mod:`.fair_accept`) instead of uvicorn's greedy accept."""
+        self.board = board
+        """Where the workers' connection counts are shared (with ``slot``, this worker's)."""
+        self.slot = slot
+        self._listeners: list[FairListener] = []
+
+    def _holding(self) -> int:
+        """Connections this worker holds, counting those accepted but not yet set up."""
+        return len(self.server_state.connections) + sum(
+            listener.pending for listener in self._listeners)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         if not (self.fair_accept and sockets):
@@ -253,8 +266,10 @@ class _Server(uvicorn.Server):
                     config=config, server_state=self.server_state,
                     app_state=self.lifespan.state, _loop=loop)
 
-            self.servers = [FairListener(loop, sock, protocol)  # type: ignore[list-item, misc]
-                            for sock in sockets]
+            share = (None if self.board is None
+                     else ConnectionShare(self.board, self.slot, self._holding))
+            self._listeners = [FairListener(loop, sock, protocol, share) for sock in sockets]
+            self.servers = self._listeners  # type: ignore[assignment]  # what shutdown needs
         if self.started and self._on_started is not None:
             self._on_started()
 

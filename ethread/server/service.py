@@ -34,6 +34,8 @@ class Service:
     poll_interval: float = 0.25
     workers: WorkerBoard | None = None
     """The supervisor's board when this process is one of several workers."""
+    slot: int = 0
+    """This worker's slot on the board."""
     feeds: dict[str, ChainFeed] = field(default_factory=dict)
     http: Pipeline = field(init=False)
     """The request pipeline of an HTTP body."""

@@ -1,7 +1,9 @@
-"""Which worker processes are serving: one byte per worker slot in memory shared by the
-supervisor and every worker it forks (an anonymous shared mapping, made before the first
-fork). A worker marks its slot once it accepts connections; the supervisor clears it when the
-worker exits, however it died. ``/health`` in any worker reads the whole board."""
+"""Which worker processes are serving, and how many connections each holds: one byte and one
+count per worker slot in memory shared by the supervisor and every worker it forks (anonymous
+shared mappings, made before the first fork). A worker marks its slot once it accepts
+connections; the supervisor clears it when the worker exits, however it died. ``/health`` in
+any worker reads the whole board; a worker about to accept a connection reads the others'
+counts (:mod:`.fair_accept`)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,10 @@ class WorkerBoard:
             raise ValueError("a board has at least one slot")
         self.size = size
         self._map = mmap.mmap(-1, size)  # MAP_SHARED | MAP_ANONYMOUS: survives fork, shared
+        self._counts_map = mmap.mmap(-1, 4 * size)
+        self._counts = memoryview(self._counts_map).cast("I")
+        """Each slot's open connections as its worker last wrote them (aligned 4-byte words:
+        each read or write is whole)."""
 
     def mark(self, slot: int, up: bool) -> None:
         """Mark the worker in ``slot`` up or down."""
@@ -29,3 +35,19 @@ class WorkerBoard:
     def up(self) -> int:
         """How many workers are marked up."""
         return sum(self._map[:self.size])
+
+    def set_connections(self, slot: int, count: int) -> None:
+        """The worker in ``slot`` holds ``count`` connections."""
+        self._counts[slot] = min(count, 0xFFFFFFFF)
+
+    def fewest_elsewhere(self, slot: int) -> int | None:
+        """The fewest connections any other worker marked up holds (as each last wrote), or
+        None when no other is up."""
+        counts, flags = self._counts, self._map
+        fewest = None
+        for other in range(self.size):
+            if other != slot and flags[other] == 1:
+                count = counts[other]
+                if fewest is None or count < fewest:
+                    fewest = count
+        return fewest
