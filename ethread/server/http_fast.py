@@ -389,18 +389,16 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         if transport.is_closing():
             return
         head = _HEADS.head(status, self.server_state.default_headers)
-        if body is not None:
-            size = len(body) if isinstance(body, bytes) else sum(len(part) for part in body)
-            head = b"%s%s%d\r\n" % (head, _JSON_LENGTH, size)
-        for name, value in extra:
-            head += b"%s: %s\r\n" % (name, value)
         end = b"\r\n" if lean.keep_alive else b"connection: close\r\n\r\n"
+        if extra:
+            end = b"".join(b"%s: %s\r\n" % (name, value) for name, value in extra) + end
         if body is None:
             transport.write(head + end)
-        elif isinstance(body, bytes):
-            transport.write(b"%s%s%s" % (head, end, body))
+        elif isinstance(body, bytes):  # head, length, the rest of the headers, body: one copy
+            transport.write(b"%s%s%d\r\n%s%s" % (head, _JSON_LENGTH, len(body), end, body))
         else:
-            transport.writelines((head + end, *body))
+            size = sum(len(part) for part in body)
+            transport.writelines((b"%s%s%d\r\n%s" % (head, _JSON_LENGTH, size, end), *body))
         if not lean.keep_alive:
             transport.close()
             return
