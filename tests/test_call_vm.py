@@ -193,9 +193,10 @@ def test_account_tables_agree_with_rlp() -> None:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_lean_account_db_writes_what_py_evms_writes(seed: int) -> None:
-    """The same random reads, writes, snapshots, reverts and commits on both databases, from
-    the same stored state: every read and every state root the same, and the same stored
-    nodes once persisted."""
+    """The same random reads, writes, accessed addresses and slots, snapshots, reverts and
+    commits (of any open snapshot) on both databases, from the same stored state: every read,
+    every warm address and slot and every state root the same, and the same stored nodes once
+    persisted."""
     rng = random.Random(seed)
     addresses = [Address(rng.randbytes(20)) for _ in range(6)]
     seed_db = AtomicDB()
@@ -215,7 +216,7 @@ def test_lean_account_db_writes_what_py_evms_writes(seed: int) -> None:
     checkpoints: list[tuple[Any, Any]] = []
     for _ in range(300):
         address = rng.choice(addresses)
-        step = rng.randrange(12)
+        step = rng.randrange(16)
         if step == 0:
             value = rng.getrandbits(90)
             plain.set_balance(address, value)
@@ -239,18 +240,34 @@ def test_lean_account_db_writes_what_py_evms_writes(seed: int) -> None:
             lean.delete_account(address)
         elif step == 6:
             checkpoints.append((plain.record(), lean.record()))
-        elif step == 7 and checkpoints:
-            ours, theirs = checkpoints.pop()
+        elif step == 7 and checkpoints:  # any open checkpoint: the later ones go with it
+            ours, theirs = checkpoints[rng.randrange(len(checkpoints))]
+            del checkpoints[checkpoints.index((ours, theirs)):]
             plain.discard(ours)
             lean.discard(theirs)
         elif step == 8 and checkpoints:
-            ours, theirs = checkpoints.pop()
+            ours, theirs = checkpoints[rng.randrange(len(checkpoints))]
+            del checkpoints[checkpoints.index((ours, theirs)):]
             plain.commit(ours)
             lean.commit(theirs)
         elif step == 9:
             nonce = rng.randrange(2**64 - 1)
             plain.set_nonce(address, nonce)
             lean.set_nonce(address, nonce)
+        elif step in (10, 11):
+            plain.mark_address_warm(address)
+            lean.mark_address_warm(address)
+        elif step in (12, 13):
+            slot = rng.randrange(3)
+            plain.mark_storage_warm(address, slot)
+            lean.mark_storage_warm(address, slot)
+        elif step == 14 and not checkpoints:  # (between transactions, as py-evm calls it)
+            plain.lock_changes()
+            lean.lock_changes()
+        assert [(plain.is_address_warm(a), [plain.is_storage_warm(a, s) for s in range(3)])
+                for a in addresses] == [
+                (lean.is_address_warm(a), [lean.is_storage_warm(a, s) for s in range(3)])
+                for a in addresses]
         assert ([plain.get_balance(a) for a in addresses], [plain.get_nonce(a) for a in addresses],
                 [plain.get_code(a) for a in addresses], [plain.get_storage(a, 1) for a in addresses],
                 [plain.account_exists(a) for a in addresses]) == (

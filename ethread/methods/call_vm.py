@@ -68,6 +68,7 @@ from eth.vm.logic import swap as swap_logic
 from eth.vm.logic import system as system_logic
 from eth.vm.logic.invalid import InvalidOpcode
 from eth.vm.opcode import _FastOpcode
+from eth.vm.opcode_values import STOP
 from eth.vm.stack import Stack, to_bytes
 from eth_typing import Address, Hash32
 
@@ -146,6 +147,73 @@ def _keep(fields: AccountFields, account: Account) -> tuple[Account, bytes]:
 class LeanAccountDB(AccountDB):
     """py-evm's account database with shared decoding and encoding tables (see the module
     docstring); everything it stores is what py-evm's stores."""
+
+    _warm: set[Any]
+    """Addresses and (address, slot) pairs accessed in the running transaction."""
+    _warmed: list[Any]
+    """The same, in the order they were first accessed (what a discard takes back)."""
+    _warm_marks: list[tuple[int, int]]
+    """(checkpoint, length of :attr:`_warmed` when it was recorded), oldest first."""
+
+    def _reset_access_counters(self) -> None:
+        """py-evm's (a new transaction's access lists start empty), in plain Python sets
+        instead of a journaled database (its only readers are overridden here)."""
+        self._warm = set()
+        self._warmed = []
+        self._warm_marks = []
+
+    def is_address_warm(self, address: Address) -> bool:
+        return address in self._warm
+
+    def mark_address_warm(self, address: Address) -> None:
+        warm = self._warm
+        if address not in warm:
+            warm.add(address)
+            self._warmed.append(address)
+
+    def is_storage_warm(self, address: Address, slot: int) -> bool:
+        return (address, slot) in self._warm
+
+    def mark_storage_warm(self, address: Address, slot: int) -> None:
+        key = (address, slot)
+        warm = self._warm
+        if key not in warm:
+            warm.add(key)
+            self._warmed.append(key)
+
+    def record(self) -> Any:
+        """py-evm's, with the access sets marked rather than journaled."""
+        checkpoint = self._journaldb.record()
+        self._journaltrie.record(checkpoint)
+        for _, store in self._dirty_account_stores():
+            store.record(checkpoint)
+        self._warm_marks.append((checkpoint, len(self._warmed)))
+        return checkpoint
+
+    def discard(self, checkpoint: Any) -> None:
+        """py-evm's; what was accessed since ``checkpoint`` is cold again."""
+        self._journaldb.discard(checkpoint)  # (first: refuses a checkpoint it does not know)
+        self._journaltrie.discard(checkpoint)
+        self._account_cache.clear()
+        for _, store in self._dirty_account_stores():
+            store.discard(checkpoint)
+        marks, warm, warmed = self._warm_marks, self._warm, self._warmed
+        while marks:
+            recorded, length = marks.pop()
+            if recorded == checkpoint:
+                while len(warmed) > length:
+                    warm.discard(warmed.pop())
+                break
+
+    def commit(self, checkpoint: Any) -> None:
+        """py-evm's; what was accessed since ``checkpoint`` stays warm."""
+        self._journaldb.commit(checkpoint)
+        self._journaltrie.commit(checkpoint)
+        for _, store in self._dirty_account_stores():
+            store.commit(checkpoint)
+        marks = self._warm_marks
+        while marks and marks.pop()[0] != checkpoint:
+            pass
 
     def _get_account(self, address: Address, from_journal: bool = True) -> Account:
         if from_journal:
@@ -593,7 +661,17 @@ class LeanComputation:
                 return computation
             opcodes = computation.opcodes
             meter = computation._gas_meter
-            for value in computation.code:
+            code = computation.code
+            raw, length = code._raw_code_bytes, len(code._raw_code_bytes)
+            while True:
+                # CodeStream's iteration, without a generator: the byte at the program
+                # counter, then STOP once past the end (opcodes move the counter themselves)
+                counter = code.program_counter
+                if counter < length:
+                    value = raw[counter]
+                    code.program_counter = counter + 1
+                else:
+                    value = STOP
                 plain = fast.get(value) if fast else None
                 try:
                     if plain is not None:
@@ -611,6 +689,8 @@ class LeanComputation:
                             opcode = InvalidOpcode(value)
                         opcode(computation=computation)
                 except Halt:
+                    break
+                if counter >= length:  # (py-evm's iteration ends after that STOP whatever it did)
                     break
         return computation
 
