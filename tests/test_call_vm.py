@@ -286,11 +286,14 @@ def test_lean_account_db_writes_what_py_evms_writes(seed: int) -> None:
 
 
 def test_a_kept_state_is_left_as_it_was_found() -> None:
-    """Messages that succeed, revert, fail and transfer value, run one after another on one
-    kept state (the message a run starts with takes no snapshot of its own), each leave the
-    state as they found it: every later run answers what it answers on a fresh state."""
+    """Messages that succeed, revert, fail, transfer value and store transient values, run one
+    after another on one kept state (the message a run starts with takes no snapshot of its
+    own), each leave the state as they found it: every later run answers what it answers on a
+    fresh state."""
     backend, chain, probe = _chain("prague")
     requests = _requests("prague", chain, probe) + [CallRequest(data=code) for code in FAILING_CODES]
+    # transient storage: what one run stores, the next must not load
+    requests += [CallRequest(data=assemble(0, "TLOAD", 0, "MSTORE", 7, 0, "TSTORE", 32, 0, "RETURN"))] * 2
     states = CallStates(per_block=1)
     kept = [outcome_of_call(backend, request, states) for request in requests]
     again = [outcome_of_call(backend, request, states) for request in reversed(requests)]

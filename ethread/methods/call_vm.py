@@ -613,8 +613,17 @@ class LeanComputation:
         after_size = ceil32(end)
         fee = memory_gas_cost(after_size) - memory_gas_cost(before_size)
         if fee > 0:
-            self._gas_meter.consume_gas(fee, reason=f"Expanding memory {before_size} -> {after_size}")
-        self._memory.extend(start_position, size)
+            meter = self._gas_meter
+            remaining = meter.gas_remaining
+            if fee > remaining or meter.logger.show_debug2:  # (its words, its log)
+                meter.consume_gas(fee, reason=f"Expanding memory {before_size} -> {after_size}")
+            else:
+                meter.gas_remaining = remaining - fee
+        memory = self._memory
+        try:  # Memory.extend's growth (a fresh buffer when a view of the old one is out)
+            memory._bytes.extend(bytes(after_size - before_size))
+        except BufferError:
+            memory._bytes = memory._bytes + bytearray(after_size - before_size)
 
     @classmethod
     def apply_message(cls, state: Any, message: Any, transaction_context: Any,

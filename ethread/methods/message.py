@@ -371,9 +371,8 @@ class Execution:
             sender=EvmAddress(sender), value=envelope.value, data=data, code=code,
             create_address=create_address,  # type: ignore[arg-type]  # py-evm: None unless a create
             refund=refund, is_delegation=is_delegation)
+        # (the transient storage py-evm's finalisation clears goes with the run's snapshot)
         computation: ComputationAPI = executor.build_computation(evm_message, envelope)
-        if cancun:
-            state.clear_transient_storage()
         used = envelope.gas - computation.get_gas_remaining()
         gas_refund = executor.calculate_gas_refund(computation, used)
         computation.data_floor_gas = executor.calc_data_floor_gas(envelope, used, gas_refund)
@@ -624,6 +623,9 @@ def check_fields_for_fork(request: CallRequest, fork: str, london: bool, gas: in
     fee_market = request.max_fee_per_gas is not None or request.max_priority_fee_per_gas is not None
     if fee_market and not london:
         raise ExecutionFailed("maxFeePerGas and maxPriorityFeePerGas are not valid before London is active")
+    if (request.access_list is None and request.authorization_list is None
+            and not request.wants_blobs):
+        return  # (a plain message: every fork carries it)
     sender = _Checksummed(request.sender or ZERO_ADDRESS)
     for wanted, first_fork, kind in (
         (request.access_list is not None, "berlin", "access list"),
