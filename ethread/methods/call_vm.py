@@ -163,18 +163,22 @@ class LeanAccountDB(AccountDB):
         self._warm_marks = []
 
     def is_address_warm(self, address: Address) -> bool:
+        """Whether the running transaction has accessed ``address`` (EIP-2929)."""
         return address in self._warm
 
     def mark_address_warm(self, address: Address) -> None:
+        """Note ``address`` as accessed (undone by a discard of an earlier checkpoint)."""
         warm = self._warm
         if address not in warm:
             warm.add(address)
             self._warmed.append(address)
 
     def is_storage_warm(self, address: Address, slot: int) -> bool:
+        """Whether the running transaction has accessed ``slot`` of ``address``."""
         return (address, slot) in self._warm
 
     def mark_storage_warm(self, address: Address, slot: int) -> None:
+        """Note ``slot`` of ``address`` as accessed (undone as an address is)."""
         key = (address, slot)
         warm = self._warm
         if key not in warm:
