@@ -256,3 +256,24 @@ def test_only_answers_of_single_cacheable_calls_are_kept_by_body(
     for _ in range(2):
         Pipeline().submit(dispatcher, raw)
     assert dispatcher.answered(raw) is None
+
+
+def test_answers_by_body_are_bounded_in_entries_and_bytes() -> None:
+    """Full in entries or bytes, the table starts over; an answer of 64 KiB or more is never
+    kept (it is written in pieces from the answer cache instead)."""
+    from ethread.codec.response_cache import BodyAnswers
+
+    call = Call("eth_chainId", [], 1)
+    table = BodyAnswers(max_entries=3, max_bytes=10_000)
+    for n in range(3):
+        table.put(7, b"body %d" % n, call, b"answer")
+    assert len(table) == 3 and table.get(7, b"body 0") == (call, b"answer")
+    assert table.get(8, b"body 0") is None  # another generation of the chain
+    table.put(7, b"body 3", call, b"answer")
+    assert len(table) == 1 and table.get(7, b"body 0") is None
+    assert table.get(7, b"body 3") == (call, b"answer")
+    table.put(7, b"big", call, b"x" * 9_000)
+    table.put(7, b"next", call, b"answer")
+    assert len(table) == 1 and table.get(7, b"next") is not None  # past the bytes: over
+    table.put(7, b"huge", call, b"x" * BodyAnswers.MAX_ANSWER_BYTES)
+    assert table.get(7, b"huge") is None

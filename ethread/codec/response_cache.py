@@ -47,13 +47,22 @@ class BodyAnswers:
     answer again. Each entry holds the generation it was answered at and is used only while
     the chain is still at it. Only answers of cacheable methods are kept, and only those
     under :data:`MAX_ANSWER_BYTES` (a larger one is written in pieces from the answer cache,
-    never copied)."""
+    never copied).
+
+    Not an LRU on purpose: most bodies are never sent again (their ids differ), so a put must
+    cost one dict store, not an LRU's lock and eviction. When full (in entries or bytes) it
+    starts over; a body sent again and again is back after its next answer."""
 
     MAX_ANSWER_BYTES = 64 * 1024
 
     def __init__(self, max_entries: int = 4096, max_bytes: int = 32 << 20) -> None:
-        self._entries: LRU[bytes, tuple[int, Call, bytes, int]] = LRU(
-            max_entries, max_bytes=max_bytes, weigh=_weight)
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._entries: dict[bytes, tuple[int, Call, bytes]] = {}
+        self._bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
     def get(self, generation: int, body: bytes) -> tuple[Call, bytes] | None:
         """The call and answer kept for ``body`` at this ``generation``, else None."""
@@ -65,15 +74,16 @@ class BodyAnswers:
     def put(self, generation: int, body: bytes, call: Call, answer: bytes) -> None:
         """Keep ``answer`` to the one ``call`` that ``body`` holds, answered at
         ``generation``."""
-        if len(answer) < self.MAX_ANSWER_BYTES:
-            size = len(body) + len(answer) + ENTRY_OVERHEAD_BYTES
-            self._entries.put(body, (generation, call, answer, size))
+        if len(answer) >= self.MAX_ANSWER_BYTES:
+            return
+        entries = self._entries
+        if len(entries) >= self.max_entries or self._bytes >= self.max_bytes:
+            entries.clear()
+            self._bytes = 0
+        entries[body] = (generation, call, answer)
+        self._bytes += len(body) + len(answer) + ENTRY_OVERHEAD_BYTES
 
 
 ENTRY_OVERHEAD_BYTES = 512
 """What an entry of :class:`BodyAnswers` costs besides its body and answer (the call, its
-params, the tuple and the LRU's links), counted against the byte bound."""
-
-
-def _weight(entry: tuple[int, Call, bytes, int]) -> int:
-    return entry[3]
+params, the tuple, the dict's slot), counted against the byte bound."""
