@@ -35,9 +35,11 @@ load average is printed with the table, since the servers, the load generator an
 else running share the same cores.
 
 Rows whose bodies repeat (the floor, the full-range logs, the repeated eth_call) measure what a
-server does with a request it has answered before; random reads over 5,000 blocks also find
-ethread's answer cache warm as a row goes on (as they would in service); distinct eth_calls
-never do.
+server does with a request it has answered before (ethread answers the same bytes again
+without parsing them: its answers by body); the floor with a new id in each body is what a
+client numbering its requests pays, parsing and dispatch included; random reads over 5,000
+blocks (each with a new id too) also find ethread's answer cache warm as a row goes on (as
+they would in service); distinct eth_calls never do.
 """
 
 from __future__ import annotations
@@ -117,6 +119,8 @@ def rows(chain: PeerChain) -> list[Row]:
     return [
         Row("eth_chainId (floor)", "'" + _body("eth_chainId", "[]") + "'",
             lambda rng, n, c: _body("eth_chainId", "[]").encode()),
+        Row("eth_chainId, new id each", lua_body("eth_chainId", "'[]'"),
+            lambda rng, n, c: _body("eth_chainId", "[]", n).encode()),
         random_block_row("blocks, full, random", "eth_getBlockByNumber", ",true"),
         Row("tx by hash, random",
             lua_body("eth_getTransactionByHash", "'[\"' .. hashes[math.random(#hashes)] .. '\"]'"),
