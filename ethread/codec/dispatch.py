@@ -29,7 +29,7 @@ from ..methods.call import CallStates
 from ..methods.fees import TipOracle
 from ..methods.filters import FilterRegistry
 from ..methods.logs import DEFAULT_LIMITS, LogLimits
-from ..methods.resolve import resolve_header
+from ..methods.resolve import resolve_hash
 from ..models import Address, BlockRef
 from .devrpc import DEV_METHODS, DevChain, DevHandler, not_available
 from .hex import (
@@ -177,10 +177,9 @@ def _get_block_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
 def _get_block_receipts(backend: Backend, params: Params, ctx: Context) -> Any:
     """As :func:`~ethread.methods.get_block_receipts` answers, with the answer's JSON kept by
     block hash (see :func:`~ethread.codec.serialize.block_receipts_json`)."""
-    header = resolve_header(backend, _arg(params, 0, _block_ref_or_decimal))
-    if header is None:
+    block_hash = resolve_hash(backend, _arg(params, 0, _block_ref_or_decimal))
+    if block_hash is None:
         return None
-    block_hash = header.hash
     return block_receipts_json(block_hash, lambda: backend.receipts(block_hash), ctx.fragments)
 
 

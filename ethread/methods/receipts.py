@@ -7,7 +7,7 @@ from typing import Protocol
 from ..backend import ReceiptSource, TransactionLocator
 from ..models import BlockRef, Hash32, Receipt
 from ..validation import check_hash
-from .resolve import ChainHeaders, resolve_header
+from .resolve import ChainHeaders, resolve_hash
 
 
 class ChainReceipts(ChainHeaders, ReceiptSource, Protocol):
@@ -16,8 +16,8 @@ class ChainReceipts(ChainHeaders, ReceiptSource, Protocol):
 
 def get_block_receipts(backend: ChainReceipts, block: BlockRef) -> tuple[Receipt, ...] | None:
     """Every receipt of the block in transaction order, or None when there is no such block."""
-    header = resolve_header(backend, block)
-    return backend.receipts(header.hash) if header is not None else None
+    block_hash = resolve_hash(backend, block)
+    return backend.receipts(block_hash) if block_hash is not None else None
 
 
 class LocatedReceipts(TransactionLocator, ReceiptSource, Protocol):

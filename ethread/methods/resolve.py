@@ -57,6 +57,17 @@ def resolve_header(backend: ChainHeaders, ref: BlockRef) -> Header | None:
     return backend.header_by_hash(block_hash) if block_hash is not None else None
 
 
+def resolve_hash(backend: ChainHeaders, ref: BlockRef) -> bytes | None:
+    """The hash of the block a reference names, or None: :func:`resolve_header`'s block,
+    without reading its header for a number or a tag (the canonical index has the hash)."""
+    ref = check_block_ref(ref)
+    if isinstance(ref, BlockHashRef):
+        header = resolve_header(backend, ref)
+        return None if header is None else header.hash
+    number = resolve_number(backend, ref)
+    return None if number is None else backend.canonical_hash(number)
+
+
 def require_header(backend: ChainHeaders, ref: BlockRef) -> Header:
     """The header a block reference names; raises :class:`~ethread.errors.HeaderNotFound` when it
     is not held."""
