@@ -260,7 +260,7 @@ def test_only_answers_of_single_cacheable_calls_are_kept_by_body(
 
 def test_answers_by_body_are_bounded_in_entries_and_bytes() -> None:
     """Full in entries or bytes, the table starts over; an answer of 64 KiB or more is never
-    kept (it is written in pieces from the answer cache instead)."""
+    kept (it is written in pieces from the answer cache instead), nor a body over 16 KiB."""
     from ethread.codec.response_cache import BodyAnswers
 
     call = Call("eth_chainId", [], 1)
@@ -277,3 +277,6 @@ def test_answers_by_body_are_bounded_in_entries_and_bytes() -> None:
     assert len(table) == 1 and table.get(7, b"next") is not None  # past the bytes: over
     table.put(7, b"huge", call, b"x" * BodyAnswers.MAX_ANSWER_BYTES)
     assert table.get(7, b"huge") is None
+    long_body = b" " * (BodyAnswers.MAX_BODY_BYTES + 1)
+    table.put(7, long_body, call, b"answer")
+    assert table.get(7, long_body) is None

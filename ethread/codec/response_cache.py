@@ -54,6 +54,9 @@ class BodyAnswers:
     starts over; a body sent again and again is back after its next answer."""
 
     MAX_ANSWER_BYTES = 64 * 1024
+    MAX_BODY_BYTES = 16 * 1024
+    """A longer body (a batch, a call with a large calldata) is not looked up (hashing it
+    would cost more than it could save) nor kept."""
 
     def __init__(self, max_entries: int = 4096, max_bytes: int = 32 << 20) -> None:
         self.max_entries = max_entries
@@ -66,6 +69,8 @@ class BodyAnswers:
 
     def get(self, generation: int, body: bytes) -> tuple[Call, bytes] | None:
         """The call and answer kept for ``body`` at this ``generation``, else None."""
+        if len(body) > self.MAX_BODY_BYTES:
+            return None
         entry = self._entries.get(body)
         if entry is None or entry[0] != generation:
             return None
@@ -74,7 +79,7 @@ class BodyAnswers:
     def put(self, generation: int, body: bytes, call: Call, answer: bytes) -> None:
         """Keep ``answer`` to the one ``call`` that ``body`` holds, answered at
         ``generation``."""
-        if len(answer) >= self.MAX_ANSWER_BYTES:
+        if len(answer) >= self.MAX_ANSWER_BYTES or len(body) > self.MAX_BODY_BYTES:
             return
         entries = self._entries
         if len(entries) >= self.max_entries or self._bytes >= self.max_bytes:
