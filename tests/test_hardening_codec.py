@@ -88,3 +88,19 @@ def test_a_single_answer_over_the_bound_is_refused(demo: Any) -> None:
     answer = json.loads(exchange.answer() or b"")
     assert answer == {"jsonrpc": "2.0", "id": "a",
                       "error": {"code": -32003, "message": "response too large"}}
+
+
+@pytest.mark.parametrize("depth", range(122, 132))
+def test_the_depth_check_skipped_for_a_shallow_body_answers_as_the_walk(depth: int) -> None:
+    """A body with fewer opening brackets than the depth bound skips the walk over its params;
+    around the bound, every body is judged as the walk judges it."""
+    import orjson
+
+    from ethread.codec.envelope import parse_call, parse_request
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_getBalance",
+                       "params": [nested(depth)]}).encode()
+    _, [parsed], _ = parse_request(body)
+    walked = parse_call(orjson.loads(body))
+    assert type(parsed) is type(walked)
+    assert str(parsed) == str(walked)

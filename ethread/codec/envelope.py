@@ -69,8 +69,10 @@ def _valid_id(value: Any) -> bool:
         isinstance(value, int | float) and not isinstance(value, bool))
 
 
-def parse_call(item: Any) -> Call | EthreadError:
-    """Validate one request object; an invalid one comes back as the error to answer."""
+def parse_call(item: Any, shallow: bool = False) -> Call | EthreadError:
+    """Validate one request object; an invalid one comes back as the error to answer.
+    ``shallow``: the body it came in cannot nest as deep as :data:`MAX_PARAMS_DEPTH`, so its
+    params need no depth walk."""
     if not isinstance(item, dict):
         return InvalidRequest("invalid request")
     request_id = item.get("id", _NO_ID)
@@ -87,7 +89,7 @@ def parse_call(item: Any) -> Call | EthreadError:
         params = []
     elif not isinstance(params, list):
         return InvalidRequest("invalid request: params must be an array")
-    elif params and _too_deep(params, MAX_PARAMS_DEPTH):
+    elif params and not shallow and _too_deep(params, MAX_PARAMS_DEPTH):
         return InvalidParams(f"invalid params: nested more than {MAX_PARAMS_DEPTH} levels deep")
     return Call(method=method, params=params, id=request_id)
 
@@ -127,7 +129,8 @@ def parse_request(body: bytes) -> tuple[bool, list[Call | EthreadError], list[An
         return True, [parse_call(item) for item in document], [_id_of(i) for i in document]
     if isinstance(document, dict) and isinstance(document.get("id"), float):
         _exact_ids(body, [document])
-    call = parse_call(document)
+    # nothing nests deeper than the body has opening brackets (those in strings included)
+    call = parse_call(document, body.count(b"[") + body.count(b"{") < MAX_PARAMS_DEPTH)
     if isinstance(call, Call):  # its id is the one to answer under (a notification's: null)
         return False, [call], [None if call.id is _NO_ID else call.id]
     return False, [call], [_id_of(document)]
