@@ -96,3 +96,18 @@ def test_a_message_over_the_limit_closes_with_1009(server: Any) -> None:
         with pytest.raises(ConnectionClosed) as info:
             ws.recv(timeout=10)
     assert info.value.rcvd is not None and info.value.rcvd.code == 1009
+
+
+def test_a_message_sent_again_is_answered_again_but_never_a_subscription(server: Any) -> None:
+    """The same bytes of a read are answered the same again (from the answers kept by body);
+    the same eth_subscribe sent twice makes two subscriptions, since the WebSocket answers it
+    itself and nothing it answers is kept."""
+    with connect(ws_url_of(server), open_timeout=10) as ws:
+        block = call("eth_getBlockByNumber", ["0x1", False], 3)
+        first, again = _ask(ws, block), _ask(ws, block)
+        assert first == again and first["result"]["number"] == "0x1"
+        subscribe = call("eth_subscribe", ["newHeads"], 4)
+        one, two = _ask(ws, subscribe)["result"], _ask(ws, subscribe)["result"]
+        assert one != two
+        for sub in (one, two):
+            assert _ask(ws, call("eth_unsubscribe", [sub], 5))["result"] is True
