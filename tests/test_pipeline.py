@@ -225,6 +225,8 @@ def test_a_body_answered_before_is_answered_again_and_charged_again(
     asked = body(req("eth_getBlockByNumber", 4, params=["0x2", True]))
     first = Pipeline().submit(dispatcher, asked, admit).answer()
     assert first is not None and json.loads(first)["result"]["number"] == "0x2"
+    assert dispatcher.answered(asked) is None  # kept when the same body comes a second time
+    assert Pipeline().submit(dispatcher, asked, admit).answer() == first
     assert dispatcher.answered(asked) == (Call("eth_getBlockByNumber", ["0x2", True], 4), first)
 
     def never(*args: Any) -> bytes:
@@ -233,7 +235,7 @@ def test_a_body_answered_before_is_answered_again_and_charged_again(
     monkeypatch.setattr(dispatcher, "respond", never)
     again = Pipeline().submit(dispatcher, asked, admit)
     assert again.answer() == first and again.what == "eth_getBlockByNumber"
-    assert admitted == [["eth_getBlockByNumber"]] * 2
+    assert admitted == [["eth_getBlockByNumber"]] * 3
     refused = Pipeline().submit(dispatcher, asked, refuse)
     assert refused.status == 429 and refused.headers == ((b"retry-after", b"5"),)
     assert json.loads(refused.answer() or b"")["id"] == 4  # the refused call keeps its id
@@ -259,24 +261,32 @@ def test_only_answers_of_single_cacheable_calls_are_kept_by_body(
 
 
 def test_answers_by_body_are_bounded_in_entries_and_bytes() -> None:
-    """Full in entries or bytes, the table starts over; an answer of 64 KiB or more is never
-    kept (it is written in pieces from the answer cache instead), nor a body over 16 KiB."""
+    """An answer is kept when its body comes a second time; full in entries or bytes, the
+    table starts over; an answer of 64 KiB or more is never kept (it is written in pieces
+    from the answer cache instead), nor a body over 16 KiB."""
     from ethread.codec.response_cache import BodyAnswers
 
     call = Call("eth_chainId", [], 1)
     table = BodyAnswers(max_entries=3, max_bytes=10_000)
+
+    def twice(body: bytes, answer: bytes) -> None:
+        table.put(7, body, call, answer)
+        table.put(7, body, call, answer)
+
+    table.put(7, b"once", call, b"answer")
+    assert len(table) == 0 and table.get(7, b"once") is None
     for n in range(3):
-        table.put(7, b"body %d" % n, call, b"answer")
+        twice(b"body %d" % n, b"answer")
     assert len(table) == 3 and table.get(7, b"body 0") == (call, b"answer")
     assert table.get(8, b"body 0") is None  # another generation of the chain
-    table.put(7, b"body 3", call, b"answer")
+    twice(b"body 3", b"answer")
     assert len(table) == 1 and table.get(7, b"body 0") is None
     assert table.get(7, b"body 3") == (call, b"answer")
-    table.put(7, b"big", call, b"x" * 9_000)
-    table.put(7, b"next", call, b"answer")
+    twice(b"big", b"x" * 9_000)
+    twice(b"next", b"answer")
     assert len(table) == 1 and table.get(7, b"next") is not None  # past the bytes: over
-    table.put(7, b"huge", call, b"x" * BodyAnswers.MAX_ANSWER_BYTES)
+    twice(b"huge", b"x" * BodyAnswers.MAX_ANSWER_BYTES)
     assert table.get(7, b"huge") is None
     long_body = b" " * (BodyAnswers.MAX_BODY_BYTES + 1)
-    table.put(7, long_body, call, b"answer")
+    twice(long_body, b"answer")
     assert table.get(7, long_body) is None

@@ -49,9 +49,12 @@ class BodyAnswers:
     under :data:`MAX_ANSWER_BYTES` (a larger one is written in pieces from the answer cache,
     never copied).
 
-    Not an LRU on purpose: most bodies are never sent again (their ids differ), so a put must
-    cost one dict store, not an LRU's lock and eviction. When full (in entries or bytes) it
-    starts over; a body sent again and again is back after its next answer."""
+    Most bodies are never sent again (a client numbers its requests), so an answer is kept
+    only when its body comes the second time (the first time only the body's hash is noted,
+    in a set bounded the same way), and the table is a dict, not an LRU with its lock and
+    eviction: keeping every answer would hold megabytes alive for nothing and cost a few
+    microseconds a request. When full (in entries or bytes) it starts over; a body sent again
+    and again is back after its next answer."""
 
     MAX_ANSWER_BYTES = 64 * 1024
     MAX_BODY_BYTES = 16 * 1024
@@ -63,6 +66,8 @@ class BodyAnswers:
         self.max_bytes = max_bytes
         self._entries: dict[bytes, tuple[int, Call, bytes]] = {}
         self._bytes = 0
+        self._seen: set[int] = set()
+        """Hashes of bodies answered once (at most ``4 * max_entries``)."""
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -80,6 +85,12 @@ class BodyAnswers:
         """Keep ``answer`` to the one ``call`` that ``body`` holds, answered at
         ``generation``."""
         if len(answer) >= self.MAX_ANSWER_BYTES or len(body) > self.MAX_BODY_BYTES:
+            return
+        seen, mark = self._seen, hash(body)  # hashed already by the lookup: cached
+        if mark not in seen:
+            if len(seen) >= 4 * self.max_entries:
+                seen.clear()
+            seen.add(mark)
             return
         entries = self._entries
         if len(entries) >= self.max_entries or self._bytes >= self.max_bytes:
