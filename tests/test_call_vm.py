@@ -97,10 +97,17 @@ MEMORY_AND_CONTEXT_CODES = (
     assemble(2**40, 0, "LOG0"), assemble(1, 0, 2**40, "LOG0"),  # data past any gas
     bytes([0xA0]), bytes([0x60, 0x01, 0xA0]), bytes([0x60, 0x01, 0x60, 0x01, 0xA1]),  # short stacks
     bytes([0x60, 0x01] * 4 + [0xA4]),
+    assemble(1, "@there", "JUMPI", "INVALID", "there:", 7, 0, "MSTORE", 32, 0, "RETURN"),  # taken
+    assemble(0, "@there", "JUMPI", 5, 0, "MSTORE", 32, 0, "RETURN", "there:", "STOP"),  # not
+    assemble("@there", "JUMP", "INVALID", "there:", "NUMBER", 0, "MSTORE", 32, 0, "RETURN"),
+    bytes([0x60, 0x01, 0x60, 0x04, 0x57, 0x61, 0x5B, 0x00]),  # JUMPI into PUSH2's data (a 0x5b)
+    bytes([0x60, 0x03, 0x56, 0x5B]), bytes([0x60, 0x01, 0x61, 0xFF, 0xFF, 0x57]),  # past the end
+    bytes([0x56]), bytes([0x57]), bytes([0x60, 0x01, 0x57]),  # JUMP, JUMPI with too few items
 )
-"""Creation code of the memory and context opcodes the lean loop runs itself (MSTORE, MLOAD,
-RETURN, CALLDATALOAD, LOG0-LOG4, NUMBER, CALLER, ADDRESS, CALLVALUE, CALLDATASIZE): growth and its gas,
-offsets past any gas, words pushed as bytes, a stack too short and one too full."""
+"""Creation code of the memory, flow and context opcodes the lean loop runs itself (MSTORE,
+MLOAD, RETURN, CALLDATALOAD, LOG0-LOG4, JUMP, JUMPI, NUMBER, CALLER, ADDRESS, CALLVALUE,
+CALLDATASIZE): growth and its gas, offsets past any gas, words pushed as bytes, jumps taken,
+not taken and refused, a stack too short and one too full."""
 
 
 def _answers(backend: Any, requests: list[CallRequest], gas_limit: int) -> list[Any]:

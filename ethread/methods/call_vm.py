@@ -20,10 +20,11 @@ through three nested calls, and binds the stack's methods when a computation is 
 of on first use through a property that asks asyncio whether each is a coroutine; PUSH, DUP,
 SWAP and POP, the pure arithmetic and comparison opcodes (ADD, SUB, MUL, SHL, SHR, LT, GT,
 EQ, AND, OR, XOR, ISZERO, NOT, with py-evm's formulas), and MSTORE, MLOAD, RETURN,
-CALLDATALOAD, LOG0-LOG4, NUMBER, CALLER, ADDRESS, CALLVALUE and CALLDATASIZE work on the stack's list
+CALLDATALOAD, LOG0-LOG4, JUMP, JUMPI, NUMBER, CALLER, ADDRESS, CALLVALUE and CALLDATASIZE work on the stack's list
 and the memory's bytes directly instead of through three nested calls; a memory range the
 memory already holds costs no call into py-evm's expansion (which charges and grows nothing
-then). The message a run starts with runs without py-evm's
+then). JUMP and JUMPI behind the time limit's check (:mod:`.interrupt`) check it, then charge
+and jump, in one call. The message a run starts with runs without py-evm's
 snapshot around it (:meth:`LeanComputation.apply_message`), and code read by hash is kept. Opcodes of
 any other kind (dynamic gas, the interrupt's and the tracers' wrappers) are called as py-evm
 calls them, and with py-evm's DEBUG2 logging on the whole of py-evm's loop runs instead. The
@@ -48,6 +49,8 @@ from eth.exceptions import (
     Halt,
     InsufficientFunds,
     InsufficientStack,
+    InvalidInstruction,
+    InvalidJumpDestination,
     OutOfGas,
     WriteProtection,
 )
@@ -61,16 +64,20 @@ from eth.vm.logic import block as block_logic
 from eth.vm.logic import comparison as comparison_logic
 from eth.vm.logic import context as context_logic
 from eth.vm.logic import duplication as duplication_logic
+from eth.vm.logic import flow as flow_logic
 from eth.vm.logic import logging as logging_logic
 from eth.vm.logic import memory as memory_logic
 from eth.vm.logic import stack as stack_logic
 from eth.vm.logic import swap as swap_logic
 from eth.vm.logic import system as system_logic
 from eth.vm.logic.invalid import InvalidOpcode
+from eth.vm.message import Message as EvmMessage
 from eth.vm.opcode import _FastOpcode
-from eth.vm.opcode_values import STOP
+from eth.vm.opcode_values import JUMPDEST, STOP
 from eth.vm.stack import Stack, to_bytes
 from eth_typing import Address, Hash32
+
+from .interrupt import LIMIT_CHECKED, check
 
 MAX_KEPT_ACCOUNTS = 1 << 13
 """Entries in each of the two tables (decoded accounts by their RLP, and RLP by account
@@ -486,6 +493,47 @@ _PY_EVM_LOGS = (logging_logic.log0, logging_logic.log1, logging_logic.log2, logg
 _LEAN_LOGS = tuple(_log(n) for n in range(5))
 
 
+def _jump_to(computation: Any, destination: int) -> None:
+    code = computation.code
+    code.program_counter = destination
+    if code.peek() != JUMPDEST:
+        raise InvalidJumpDestination("Invalid Jump Destination")
+    if not code.is_valid_opcode(destination):
+        raise InvalidInstruction("Jump resulted in invalid instruction")
+
+
+def _jump(computation: Any) -> None:
+    """py-evm's JUMP."""
+    _jump_to(computation, _pop_int(computation._stack.values))
+
+
+def _jumpi(computation: Any) -> None:
+    """py-evm's JUMPI."""
+    values = computation._stack.values
+    if len(values) < 2:
+        raise InsufficientStack(f"Wanted 2 stack items, only had {len(values)}")
+    destination = _pop_int(values)
+    if _pop_int(values):
+        _jump_to(computation, destination)
+
+
+def _limit_checked(cost: int, logic: Any, mnemonic: str) -> Any:
+    """A plain opcode behind the time limit's check (:mod:`.interrupt`): the check, then
+    the opcode's gas, then its logic, in the order the interrupt's wrapper runs them (so the
+    loop charges it nothing itself)."""
+
+    def run(computation: Any) -> None:
+        check()
+        meter = computation._gas_meter
+        remaining = meter.gas_remaining
+        if cost > remaining:
+            raise OutOfGas(f"Out of gas: Needed {cost} - Remaining {remaining} - Reason: {mnemonic}")
+        meter.gas_remaining = remaining - cost
+        logic(computation)
+
+    return run
+
+
 def _number(computation: Any) -> None:
     _push_checked(computation._stack.values, computation.state.block_number)
 
@@ -530,6 +578,8 @@ _LEAN_LOGIC: dict[Any, Any] = {
     **{getattr(duplication_logic, f"dup{n}"): _dup(n) for n in range(1, 17)},
     **{getattr(swap_logic, f"swap{n}"): _swap(n) for n in range(1, 17)},
     stack_logic.pop: _pop,
+    flow_logic.jump: _jump,
+    flow_logic.jumpi: _jumpi,
     memory_logic.mstore: _mstore,
     memory_logic.mload: _mload,
     context_logic.calldataload: _calldataload,
@@ -572,10 +622,14 @@ def _fast_opcodes(cls: Any) -> FastOpcodes | None:
         kept = {}
         if cls.consume_gas is BaseComputation.consume_gas:  # no class charges gas its own way
             for value, opcode in cls.opcodes.items():
+                inner = getattr(opcode, LIMIT_CHECKED, None)
                 if type(opcode) is _FastOpcode:
                     logic = (_LEAN_LOGIC.get(opcode.logic_fn) or _lean_log(opcode.logic_fn)
                              or opcode.logic_fn)
                     kept[value] = (opcode.gas_cost, logic, opcode.mnemonic)
+                elif type(inner) is _FastOpcode and inner.logic_fn in _LEAN_LOGIC:
+                    kept[value] = (0, _limit_checked(inner.gas_cost, _LEAN_LOGIC[inner.logic_fn],
+                                                     inner.mnemonic), inner.mnemonic)
         cls._fast_opcodes = kept
     return kept
 
@@ -706,6 +760,31 @@ class LeanComputation:
                 if counter >= length:  # (py-evm's iteration ends after that STOP whatever it did)
                     break
         return computation
+
+
+class CheckedMessage(EvmMessage):
+    """py-evm's ``Message`` for the message a run starts with, whose fields the run has
+    checked already (a parsed call: 20-byte addresses or the empty creation address, gas
+    between zero and the cap, a uint256 value, bytes of data and code), made without
+    py-evm's check of each field; nested messages are py-evm's own."""
+
+    __slots__ = ()
+
+    def __init__(self, gas: int, to: bytes, sender: bytes, value: int, data: bytes, code: bytes,
+                 create_address: bytes | None, is_delegation: bool, refund: int) -> None:
+        self.gas = gas
+        self.to = to  # type: ignore[assignment]
+        self.sender = sender  # type: ignore[assignment]
+        self.value = value
+        self.data = data
+        self.depth = 0
+        self.code = code
+        self.storage_address = create_address  # type: ignore[assignment]  # None: the callee
+        self.code_address = None  # type: ignore[assignment]  # None: the callee
+        self.should_transfer_value = True
+        self.is_static = False
+        self._is_delegation = is_delegation
+        self.refund = refund
 
 
 @lru_cache(maxsize=64)

@@ -149,6 +149,11 @@ def check() -> None:
         raise ExecutionAborted(limit.timeout)
 
 
+LIMIT_CHECKED = "limit_checked"
+"""The attribute holding the opcode a :data:`CHECKED_OPCODES` wrapper checks the limit before
+(a lean interpreter that runs the opcode itself checks it the same way)."""
+
+
 def _checked(opcode: Any) -> Callable[..., Any]:
     def run(computation: Any) -> None:
         check()
@@ -156,6 +161,7 @@ def _checked(opcode: Any) -> Callable[..., Any]:
 
     run.__wrapped__ = opcode  # type: ignore[attr-defined]  # py-evm's debug log reads it
     run.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
+    setattr(run, LIMIT_CHECKED, opcode)
     return run
 
 

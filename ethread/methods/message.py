@@ -44,7 +44,6 @@ from eth.vm.forks.berlin.constants import (
     ACCESS_LIST_STORAGE_KEY_COST_EIP_2930,
 )
 from eth.vm.forks.cancun.state import CancunTransactionExecutor
-from eth.vm.message import Message as EvmMessage
 from eth.vm.spoof import SpoofTransaction
 from eth_typing import Address as EvmAddress
 from eth_typing import Hash32
@@ -56,7 +55,7 @@ from ..forks import fork_at_least
 from ..lru import LRU
 from ..models import AccessListEntry, BlockOverrides, BlockRef, CallRequest, Header, StateOverride
 from . import interrupt
-from .call_vm import lean_vm_class
+from .call_vm import CheckedMessage, lean_vm_class
 from .overrides import (
     apply_state_overrides,
     check_block_overrides,
@@ -366,11 +365,11 @@ class Execution:
             else:
                 code = state.get_code(envelope.to)
         refund = executor.calc_message_refund(envelope) if cancun else 0
-        evm_message = EvmMessage(
-            gas=envelope.gas - envelope.intrinsic_gas, to=EvmAddress(envelope.to),
-            sender=EvmAddress(sender), value=envelope.value, data=data, code=code,
-            create_address=create_address,  # type: ignore[arg-type]  # py-evm: None unless a create
-            refund=refund, is_delegation=is_delegation)
+        # (every field checked: the request's parsed fields, gas between the intrinsic gas
+        # and the cap, code from the state)
+        evm_message = CheckedMessage(envelope.gas - envelope.intrinsic_gas, envelope.to, sender,
+                                     envelope.value, data, code, create_address, is_delegation,
+                                     refund)
         # (the transient storage py-evm's finalisation clears goes with the run's snapshot)
         computation: ComputationAPI = executor.build_computation(evm_message, envelope)
         used = envelope.gas - computation.get_gas_remaining()
