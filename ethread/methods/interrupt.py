@@ -25,6 +25,7 @@ from eth.vm import opcode_values
 
 from ..backend import Deadline
 from ..errors import ExecutionAborted
+from ..models import trusted_maker
 
 T = TypeVar("T")
 
@@ -45,7 +46,10 @@ class TimeLimit:
     @classmethod
     def start(cls, timeout: float | None) -> TimeLimit:
         """A limit ``timeout`` seconds from now (None or 0: none but cancellation)."""
-        return cls(Deadline.after(timeout if timeout else float("inf")), timeout or 0.0)
+        deadline = Deadline.after(timeout if timeout else _NEVER)
+        if cls is TimeLimit:  # (every field of the declared type: no constructor needed)
+            return _TIME_LIMIT(deadline, timeout or 0.0)
+        return cls(deadline, timeout or 0.0)
 
     @contextmanager
     def applied(self, state: Any) -> Iterator[None]:
@@ -70,6 +74,9 @@ class TimeLimit:
         _running.limit = entered[1]
         state.computation_class = entered[0]
 
+
+_TIME_LIMIT = trusted_maker(TimeLimit)
+_NEVER = float("inf")
 
 NO_LIMIT = TimeLimit(Deadline(float("inf")), 0.0)
 """No time limit and no cancellation (a library caller that runs a message directly)."""

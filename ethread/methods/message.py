@@ -51,9 +51,17 @@ from eth_utils import ValidationError, to_checksum_address
 
 from ..backend import ConfigSource, StateSource
 from ..errors import ExecutionFailed, StateUnavailable
-from ..forks import fork_at_least
+from ..forks import fork_at_least as _fork_at_least
 from ..lru import LRU
-from ..models import AccessListEntry, BlockOverrides, BlockRef, CallRequest, Header, StateOverride
+from ..models import (
+    AccessListEntry,
+    BlockOverrides,
+    BlockRef,
+    CallRequest,
+    Header,
+    StateOverride,
+    trusted_maker,
+)
 from . import interrupt
 from .call_vm import CheckedMessage, lean_vm_class
 from .overrides import (
@@ -64,6 +72,10 @@ from .overrides import (
     with_blob_base_fee,
 )
 from .resolve import ChainHeaders, require_header
+
+fork_at_least = lru_cache(maxsize=512)(_fork_at_least)
+""":func:`~ethread.forks.fork_at_least`, kept per pair of fork names (a message asks a few
+of them every run)."""
 
 GAS_CAP_FACTOR = 10
 """A call's gas is capped at this many times the block's gas limit (the interface's cap)."""
@@ -123,6 +135,12 @@ class Outcome:
         return isinstance(self.error, Revert)
 
 
+_MESSAGE = trusted_maker(Message)
+_OUTCOME = trusted_maker(Outcome)
+"""The two records' fields in declaration order, set without the dataclass constructor
+(values made here, of the declared types)."""
+
+
 def gas_cap(block_gas_limit: int) -> int:
     """The most gas a call may use in a block with this gas limit."""
     return GAS_CAP_FACTOR * block_gas_limit
@@ -141,11 +159,11 @@ def to_message(request: CallRequest, base_fee: int | None, chain_id: int) -> Mes
     sender = request.sender or ZERO_ADDRESS
     if base_fee is None or request.gas_price is not None:
         price = request.gas_price or 0
-        return Message(request, sender, price, price, price, blob_fee_cap)
+        return _MESSAGE(request, sender, price, price, price, blob_fee_cap)
     fee_cap = request.max_fee_per_gas or 0
     tip = request.max_priority_fee_per_gas or 0
     price = min(tip + base_fee, fee_cap) if fee_cap or tip else 0
-    return Message(request, sender, price, fee_cap, tip, blob_fee_cap)
+    return _MESSAGE(request, sender, price, fee_cap, tip, blob_fee_cap)
 
 
 class CallStates:
@@ -466,8 +484,8 @@ class Execution:
         gas_used = type(self.vm).finalize_gas_used(transaction, computation)
         before_refund = transaction.gas - computation.get_gas_remaining()
         peak = max(before_refund, gas_used)
-        return Outcome(output=bytes(computation.output), gas_used=gas_used, peak_gas_used=peak,
-                       error=computation.error if computation.is_error else None)
+        return _OUTCOME(bytes(computation.output), gas_used, peak,
+                        computation.error if computation.is_error else None)
 
 
 def floor_data_gas(data: bytes) -> int:
