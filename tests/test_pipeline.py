@@ -35,7 +35,7 @@ class Recorder:
     def cached_result(self, call: Call, body: bytes | None = None) -> bytes | None:
         return self.cached.get(call.method)
 
-    def answered(self, body: bytes) -> tuple[Call, bytes] | None:
+    def answered(self, body: bytes) -> tuple[Call, Any, bytes] | None:
         return None
 
 
@@ -227,7 +227,7 @@ def test_a_body_answered_before_is_answered_again_and_charged_again(
     assert first is not None and json.loads(first)["result"]["number"] == "0x2"
     assert dispatcher.answered(asked) is None  # kept when the same body comes a second time
     assert Pipeline().submit(dispatcher, asked, admit).answer() == first
-    assert dispatcher.answered(asked) == (Call("eth_getBlockByNumber", ["0x2", True], 4), first)
+    assert dispatcher.answered(asked) == (Call("eth_getBlockByNumber", ["0x2", True], 4), 4, first)
 
     def never(*args: Any) -> bytes:
         raise AssertionError("answered again: nothing runs")
@@ -277,11 +277,11 @@ def test_answers_by_body_are_bounded_in_entries_and_bytes() -> None:
     assert len(table) == 0 and table.get(7, b"once") is None
     for n in range(3):
         twice(b"body %d" % n, b"answer")
-    assert len(table) == 3 and table.get(7, b"body 0") == (call, b"answer")
+    assert len(table) == 3 and table.get(7, b"body 0") == (call, 1, b"answer")
     assert table.get(8, b"body 0") is None  # another generation of the chain
     twice(b"body 3", b"answer")
     assert len(table) == 1 and table.get(7, b"body 0") is None
-    assert table.get(7, b"body 3") == (call, b"answer")
+    assert table.get(7, b"body 3") == (call, 1, b"answer")
     twice(b"big", b"x" * 9_000)
     twice(b"next", b"answer")
     assert len(table) == 1 and table.get(7, b"next") is not None  # past the bytes: over
@@ -290,3 +290,59 @@ def test_answers_by_body_are_bounded_in_entries_and_bytes() -> None:
     long_body = b" " * (BodyAnswers.MAX_BODY_BYTES + 1)
     twice(long_body, b"answer")
     assert table.get(7, long_body) is None
+
+
+ID_SHAPES = {
+    "id after jsonrpc": '{"jsonrpc":"2.0","id":%s,"method":"eth_getBlockByNumber",'
+                        '"params":["0x1",false]}',
+    "web3.py": '{"jsonrpc": "2.0", "method": "eth_getBlockByNumber", "params": ["0x1", false], '
+               '"id": %s}',
+    "ethers": '{"method":"eth_getBlockByNumber","params":["0x1",false],"id":%s,"jsonrpc":"2.0"}',
+    "spaces around the colon": '{"jsonrpc":"2.0","id" :  %s ,"method":"eth_getBlockByNumber",'
+                               '"params":["0x1",false]}',
+    "escaped key": '{"jsonrpc":"2.0","\\u0069d":%s,"method":"eth_getBlockByNumber",'
+                   '"params":["0x1",false]}',
+    "id named twice": '{"jsonrpc":"2.0","id":%s,"x":{"id":1},"method":"eth_getBlockByNumber",'
+                      '"params":["0x1",false]}',
+    "id given twice": '{"jsonrpc":"2.0","id":1,"id":%s,"method":"eth_getBlockByNumber",'
+                      '"params":["0x1",false]}',
+}
+
+
+@pytest.mark.parametrize("shape", list(ID_SHAPES))
+@pytest.mark.parametrize("new_id", ["2", "0", "987654321012345", "1234567890123456", '"two"',
+                                    "-3", "2.5", "null"])
+def test_a_body_answered_again_under_another_id_answers_as_a_fresh_dispatcher(
+        rpc_compat_memory: ethread.MemoryBackend, shape: str, new_id: str) -> None:
+    """A body kept by its bytes with the id taken out answers a body that differs only in the
+    id exactly as a dispatcher that never saw either: under the new id, whatever the shape of
+    the body, and only where the id cannot be mistaken (a plain integer, no escapes, named
+    once); every other body goes the whole way."""
+    dispatcher = Dispatcher(rpc_compat_memory)
+    first = (ID_SHAPES[shape] % "1").encode()
+    for _ in range(2):
+        Pipeline().submit(dispatcher, first)
+    later = (ID_SHAPES[shape] % new_id).encode()
+    again = Pipeline().submit(dispatcher, later).answer()
+    fresh = Pipeline().submit(Dispatcher(rpc_compat_memory), later).answer()
+    assert again == fresh
+    plain = shape not in ("escaped key", "id named twice", "id given twice")
+    taken = new_id.isdigit() and len(new_id) <= 15 and plain
+    assert (dispatcher.answered(later) is not None) is taken
+
+
+def test_a_refusal_of_a_body_answered_under_another_id_names_the_new_id(
+        rpc_compat_memory: ethread.MemoryBackend) -> None:
+    dispatcher = Dispatcher(rpc_compat_memory)
+    shape = ID_SHAPES["web3.py"]
+    for _ in range(2):
+        Pipeline().submit(dispatcher, (shape % "1").encode())
+    later = (shape % "77").encode()
+    assert dispatcher.answered(later) is not None
+
+    def refuse(calls: Sequence[Call | EthreadError]) -> Refused:
+        return Refused(429, LimitExceeded("over"))
+
+    refused = Pipeline().submit(dispatcher, later, refuse)
+    answer = json.loads(refused.answer() or b"")
+    assert refused.status == 429 and answer["id"] == 77 and answer["error"]["code"] == -32005

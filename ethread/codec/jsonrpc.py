@@ -72,10 +72,10 @@ class Dispatcher:
             self.bodies.put(generation, body, call, result_response(call.id, result))
         return result
 
-    def answered(self, body: bytes) -> tuple[Call, bytes] | None:
-        """The call a request body of one call holds and its whole answer, when the same
-        bytes were answered before on the chain as it is now (the same bytes are the same
-        call under the same id, so the answer is the same); else None."""
+    def answered(self, body: bytes) -> tuple[Call, Any, bytes] | None:
+        """For a request body of one call answered before on the chain as it is now, the same
+        bytes or the same but for an integer id (see :class:`BodyAnswers`): the call, this
+        body's id and the whole answer under it; else None."""
         known = self.bodies.get(self.backend.generation(), body)
         if known is None:
             return None

@@ -64,9 +64,10 @@ class Responder(Protocol):
         for :meth:`answered`."""
         ...
 
-    def answered(self, body: bytes) -> tuple[Call, bytes] | None:
-        """The call and whole answer of a single-call request body answered before (the same
-        bytes) on the same chain, else None."""
+    def answered(self, body: bytes) -> tuple[Call, Any, bytes] | None:
+        """For a single-call request body answered before on the same chain (the same bytes,
+        or the same but for the id): the call, this body's id and the whole answer under
+        it; else None."""
         ...
 
 
@@ -270,7 +271,7 @@ class Pipeline:
             return Exchange.finished("-", too_large.body(), too_large)
         known = dispatcher.answered(body)
         if known is not None and (local is None or known[0].method not in local):
-            exchange = self._answer_again(known[0], known[1], admit)
+            exchange = self._answer_again(known[0], known[1], known[2], admit)
             if exchange is not None:
                 return exchange
         try:
@@ -327,18 +328,19 @@ class Pipeline:
                     exchange._keep_parts(call.id, result_parts(call.id, hit))
         return exchange
 
-    def _answer_again(self, call: Call, answer: bytes, admit: Admission | None,
+    def _answer_again(self, call: Call, call_id: Any, answer: bytes, admit: Admission | None,
                       ) -> Exchange | None:
-        """A request answered before (:meth:`Responder.answered`), admitted and charged as the
-        call it holds; None when the answer does not fit this pipeline's bound (the request
-        then goes the whole way, and answers -32003)."""
+        """A request answered before (:meth:`Responder.answered`; ``call`` may carry another
+        id than this request's ``call_id``), admitted and charged as the call it holds; None
+        when the answer does not fit this pipeline's bound (the request then goes the whole
+        way, and answers -32003)."""
         bound = self.limits.max_response_bytes
         if bound is not None and len(answer) > bound:
             return None
         if admit is not None:
             refused = admit((call,))
             if refused is not None:
-                return Exchange.finished(call.method, refused.body(single_id=call.id), refused)
+                return Exchange.finished(call.method, refused.body(single_id=call_id), refused)
         return Exchange.finished(call.method, answer)
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Hashable
+from typing import Any
 
 from ..lru import LRU
 from .envelope import Call
@@ -41,20 +43,31 @@ class ResponseCache:
             self._entries.put(key, value)
 
 
-class BodyAnswers:
-    """Whole answers (with their ids) of single-call request bodies, by the body's bytes: a
-    client that sends a body it sent before is answered without parsing it or encoding the
-    answer again. Each entry holds the generation it was answered at and is used only while
-    the chain is still at it. Only answers of cacheable methods are kept, and only those
-    under :data:`MAX_ANSWER_BYTES` (a larger one is written in pieces from the answer cache,
-    never copied).
+_PLAIN_ID = re.compile(rb'"id"[ \t\n\r]*:[ \t\n\r]*(0|[1-9][0-9]{0,14})(?=[ \t\n\r,}])')
+"""The first ``"id": <integer>`` of a body (an integer of at most 15 digits, as JSON writes it)."""
+_ANSWER_HEAD = b'{"jsonrpc":"2.0","id":'
 
-    Most bodies are never sent again (a client numbers its requests), so an answer is kept
-    only when its body comes the second time (the first time only the body's hash is noted,
-    in a set bounded the same way), and the table is a dict, not an LRU with its lock and
-    eviction: keeping every answer would hold megabytes alive for nothing and cost a few
-    microseconds a request. When full (in entries or bytes) it starts over; a body sent again
-    and again is back after its next answer."""
+
+class BodyAnswers:
+    """Whole answers of single-call request bodies, by the body's bytes with the id taken out:
+    a body that comes again, under its id or another, is answered without parsing it or
+    encoding the answer again. Each entry holds the generation it was answered at and is
+    used only while the chain is still at it. Only answers of cacheable methods are kept, and
+    only those under :data:`MAX_ANSWER_BYTES` (a larger one is written in pieces from the
+    answer cache, never copied).
+
+    The id is taken out when the body holds it as a plain integer where nothing else can be
+    mistaken for it: no backslash in the body (so no escaped key can spell ``id``) and
+    ``"id"`` once in it (so that occurrence is the top-level key, which the call parsed with
+    that integer). Two bodies that differ only in that integer's digits are then the same
+    call under two ids: JSON allows any integer where one stands. Any other body (a string
+    id, an id also named inside the params) is kept by its exact bytes.
+
+    Most calls are asked once, so an answer is kept only the second time its body (id aside)
+    comes; the first time only the key's hash is noted, in a set bounded the same way. The
+    table is a dict, not an LRU with its lock and eviction: keeping every answer would hold
+    megabytes alive for nothing and cost a few microseconds a request. When full (in entries
+    or bytes) it starts over."""
 
     MAX_ANSWER_BYTES = 64 * 1024
     MAX_BODY_BYTES = 16 * 1024
@@ -64,42 +77,85 @@ class BodyAnswers:
     def __init__(self, max_entries: int = 4096, max_bytes: int = 32 << 20) -> None:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
-        self._entries: dict[bytes, tuple[int, Call, bytes]] = {}
+        self._entries: dict[bytes, tuple[int, Call, bytes, bool]] = {}
+        """By key: the generation, the call, and the answer (with the id taken out: the
+        answer after its id, when the flag says so)."""
         self._bytes = 0
         self._seen: set[int] = set()
-        """Hashes of bodies answered once (at most ``4 * max_entries``)."""
+        """Hashes of keys answered once (at most ``4 * max_entries``)."""
+        self._last: tuple[bytes, bytes, int, int] = (b"", b"", 0, 0)
+        """The last body looked up with an integer id: its key and the id's place."""
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, generation: int, body: bytes) -> tuple[Call, bytes] | None:
-        """The call and answer kept for ``body`` at this ``generation``, else None."""
+    def get(self, generation: int, body: bytes) -> tuple[Call, Any, bytes] | None:
+        """The call, its id and the whole answer for ``body`` at this ``generation``, else
+        None."""
         if len(body) > self.MAX_BODY_BYTES:
             return None
-        entry = self._entries.get(body)
-        if entry is None or entry[0] != generation:
+        entries = self._entries
+        found = _PLAIN_ID.search(body)
+        if found is not None:
+            start, end = found.span(1)
+            key = body[:start] + body[end:]
+            self._last = (body, key, start, end)  # for the put that follows a miss
+            entry = entries.get(key)
+            if entry is not None and entry[3]:
+                if entry[0] != generation:
+                    return None
+                digits = body[start:end]
+                return entry[1], int(digits), _ANSWER_HEAD + digits + entry[2]
+        entry = entries.get(body)
+        if entry is None or entry[0] != generation or entry[3]:
             return None
-        return entry[1], entry[2]
+        return entry[1], entry[1].id, entry[2]
 
     def put(self, generation: int, body: bytes, call: Call, answer: bytes) -> None:
-        """Keep ``answer`` to the one ``call`` that ``body`` holds, answered at
+        """Keep ``answer``, a result answering the one ``call`` that ``body`` holds, answered at
         ``generation``."""
         if len(answer) >= self.MAX_ANSWER_BYTES or len(body) > self.MAX_BODY_BYTES:
             return
-        seen, mark = self._seen, hash(body)  # hashed already by the lookup: cached
-        if mark not in seen:
-            if len(seen) >= 4 * self.max_entries:
-                seen.clear()
-            seen.add(mark)
+        last = self._last
+        if last[0] is body:  # the split the lookup made (any thread's: checked by identity)
+            _, key, start, end = last
+        else:
+            found = _PLAIN_ID.search(body)
+            key, start, end = body, 0, 0
+            if found is not None:
+                start, end = found.span(1)
+                key = body[:start] + body[end:]
+        if not self._second(key):
             return
+        kept, template = answer, end > 0
+        if template:
+            digits = b"%d" % call.id if type(call.id) is int else b""
+            head = _ANSWER_HEAD + digits
+            if (digits == body[start:end] and answer.startswith(head) and b"\\" not in body
+                    and body.count(b'"id"') == 1):
+                kept = answer[len(head):]
+            else:  # the id can be mistaken: kept under its exact bytes
+                key, template = body, False
+                if not self._second(key):
+                    return
         entries = self._entries
         if len(entries) >= self.max_entries or self._bytes >= self.max_bytes:
             entries.clear()
             self._bytes = 0
-        entries[body] = (generation, call, answer)
-        self._bytes += len(body) + len(answer) + ENTRY_OVERHEAD_BYTES
+        entries[key] = (generation, call, kept, template)
+        self._bytes += len(key) + len(kept) + ENTRY_OVERHEAD_BYTES
+
+    def _second(self, key: bytes) -> bool:
+        """Whether ``key`` was noted before; notes it if not."""
+        seen, mark = self._seen, hash(key)
+        if mark in seen:
+            return True
+        if len(seen) >= 4 * self.max_entries:
+            seen.clear()
+        seen.add(mark)
+        return False
 
 
 ENTRY_OVERHEAD_BYTES = 512
-"""What an entry of :class:`BodyAnswers` costs besides its body and answer (the call, its
+"""What an entry of :class:`BodyAnswers` costs besides its key and answer (the call, its
 params, the tuple, the dict's slot), counted against the byte bound."""
