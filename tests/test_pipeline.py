@@ -262,7 +262,7 @@ def test_only_answers_of_single_cacheable_calls_are_kept_by_body(
 
 def test_answers_by_body_are_bounded_in_entries_and_bytes() -> None:
     """An answer is kept when its body comes a second time; full in entries or bytes, the
-    table starts over; an answer of 64 KiB or more is never kept (it is written in pieces
+    oldest entries go; an answer of 64 KiB or more is never kept (it is written in pieces
     from the answer cache instead), nor a body over 16 KiB."""
     from ethread.codec.response_cache import BodyAnswers
 
@@ -279,12 +279,13 @@ def test_answers_by_body_are_bounded_in_entries_and_bytes() -> None:
         twice(b"body %d" % n, b"answer")
     assert len(table) == 3 and table.get(7, b"body 0") == (call, 1, b"answer")
     assert table.get(8, b"body 0") is None  # another generation of the chain
-    twice(b"body 3", b"answer")
-    assert len(table) == 1 and table.get(7, b"body 0") is None
-    assert table.get(7, b"body 3") == (call, 1, b"answer")
-    twice(b"big", b"x" * 9_000)
-    twice(b"next", b"answer")
-    assert len(table) == 1 and table.get(7, b"next") is not None  # past the bytes: over
+    twice(b"body 3", b"answer")  # the oldest, body 0, goes
+    assert len(table) == 3 and table.get(7, b"body 0") is None
+    assert table.get(7, b"body 1") is not None and table.get(7, b"body 3") == (call, 1, b"answer")
+    twice(b"big", b"x" * 9_000)  # past the bytes with what is held: the oldest go
+    assert len(table) == 1 and table.get(7, b"big") is not None
+    twice(b"next", b"answer")  # the big one holds the bytes: it goes in turn
+    assert len(table) == 1 and table.get(7, b"next") is not None
     twice(b"huge", b"x" * BodyAnswers.MAX_ANSWER_BYTES)
     assert table.get(7, b"huge") is None
     long_body = b" " * (BodyAnswers.MAX_BODY_BYTES + 1)

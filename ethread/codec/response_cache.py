@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
@@ -64,10 +65,11 @@ class BodyAnswers:
     id, an id also named inside the params) is kept by its exact bytes.
 
     Most calls are asked once, so an answer is kept only the second time its body (id aside)
-    comes; the first time only the key's hash is noted, in a set bounded the same way. The
-    table is a dict, not an LRU with its lock and eviction: keeping every answer would hold
-    megabytes alive for nothing and cost a few microseconds a request. When full (in entries
-    or bytes) it starts over."""
+    comes; the first time only the key's hash is noted, in a set bounded the same way:
+    keeping every answer would hold megabytes alive for nothing and cost a few microseconds a
+    request. When full (in entries or bytes) the oldest entries go first. A lookup does not
+    reorder them (an LRU's work on every hit); for requests spread evenly over more keys than
+    it holds, that keeps about as many hits as an LRU, and far more than starting over."""
 
     MAX_ANSWER_BYTES = 64 * 1024
     MAX_BODY_BYTES = 16 * 1024
@@ -77,12 +79,14 @@ class BodyAnswers:
     def __init__(self, max_entries: int = 4096, max_bytes: int = 32 << 20) -> None:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
-        self._entries: dict[bytes, tuple[int, Call, bytes, bool]] = {}
+        self._entries: OrderedDict[bytes, tuple[int, Call, bytes, bool]] = OrderedDict()
         """By key: the generation, the call, and the answer (with the id taken out: the
         answer after its id, when the flag says so)."""
         self._bytes = 0
         self._seen: set[int] = set()
         """Hashes of keys answered once (at most ``4 * max_entries``)."""
+        self._lock = threading.Lock()
+        """Taken to add an entry (and evict the oldest); a lookup takes none."""
         self._last: tuple[bytes, bytes, int, int] = (b"", b"", 0, 0)
         """The last body looked up with an integer id: its key and the id's place."""
 
@@ -139,11 +143,18 @@ class BodyAnswers:
                 if not self._second(key):
                     return
         entries = self._entries
-        if len(entries) >= self.max_entries or self._bytes >= self.max_bytes:
-            entries.clear()
-            self._bytes = 0
-        entries[key] = (generation, call, kept, template)
-        self._bytes += len(key) + len(kept) + ENTRY_OVERHEAD_BYTES
+        with self._lock:
+            old = entries.pop(key, None)
+            if old is not None:
+                self._bytes -= _size(key, old)
+            entry = (generation, call, kept, template)
+            size = _size(key, entry)
+            while entries and (len(entries) >= self.max_entries
+                               or self._bytes + size > self.max_bytes):
+                oldest, gone = entries.popitem(last=False)
+                self._bytes -= _size(oldest, gone)
+            entries[key] = entry
+            self._bytes += size
 
     def _second(self, key: bytes) -> bool:
         """Whether ``key`` was noted before; notes it if not."""
@@ -159,3 +170,7 @@ class BodyAnswers:
 ENTRY_OVERHEAD_BYTES = 512
 """What an entry of :class:`BodyAnswers` costs besides its key and answer (the call, its
 params, the tuple, the dict's slot), counted against the byte bound."""
+
+
+def _size(key: bytes, entry: tuple[int, Call, bytes, bool]) -> int:
+    return len(key) + len(entry[2]) + ENTRY_OVERHEAD_BYTES
