@@ -42,21 +42,24 @@ class Dispatcher:
 
     def result(self, call: Call) -> bytes:
         """The JSON bytes of one call's result. Raises EthreadError."""
+        return self._result(call)[0]
+
+    def _result(self, call: Call) -> tuple[bytes, int | None]:
+        """The result and the chain generation it holds for (None for a method whose answers
+        are not cached: it holds only now)."""
         spec = METHODS.get(call.method)
         if spec is None:
             raise MethodNotFound(f"the method {call.method} does not exist/is not available")
         if not spec.cacheable:
-            return call_method(self.backend, call.method, call.params, self.context)
-        return self._result_at(self.backend.generation(), call)
-
-    def _result_at(self, generation: int, call: Call) -> bytes:
+            return call_method(self.backend, call.method, call.params, self.context), None
+        generation = self.backend.generation()
         key = _cache_key(call)
         cached = self.cache.get(generation, key)
         if cached is not None:
-            return cached
+            return cached, generation
         result = call_method(self.backend, call.method, call.params, self.context)
         self.cache.put(generation, key, result)
-        return result
+        return result, generation
 
     def cached_result(self, call: Call, body: bytes | None = None) -> bytes | None:
         """The result bytes of a call if an answer is cached for the chain as it is now: cheap
@@ -88,14 +91,10 @@ class Dispatcher:
         them). With the request ``body`` (of this one call alone), an answered result is
         also kept under it (:meth:`answered`)."""
         try:
-            if body is None:
-                return result_response(call.id, self.result(call))
-            spec = METHODS.get(call.method)
-            if spec is None or not spec.cacheable:
-                return result_response(call.id, self.result(call))
-            generation = self.backend.generation()
-            answer = result_response(call.id, self._result_at(generation, call))
-            self.bodies.put(generation, body, call, answer)
+            result, generation = self._result(call)
+            answer = result_response(call.id, result)
+            if body is not None and generation is not None:
+                self.bodies.put(generation, body, call, answer)
             return answer
         except StoreUnreadable as exc:
             return error_response(call.id, exc)
