@@ -106,7 +106,6 @@ class PreparedServer:
                                        lean=self.config.lean_http)
             service = self.service
             self.server = _Server(uv_config, self.on_started, service.execution,
-                                  fair_accept=service.workers is not None,
                                   board=service.workers, slot=service.slot)
         return self.server
 
@@ -235,16 +234,16 @@ class _Server(uvicorn.Server):
     text/plain 500."""
 
     def __init__(self, config: uvicorn.Config, on_started: Callable[[], None] | None,
-                 execution: Execution, fair_accept: bool = False,
-                 board: WorkerBoard | None = None, slot: int = 0) -> None:
+                 execution: Execution, board: WorkerBoard | None = None, slot: int = 0,
+                 ) -> None:
         super().__init__(config)
         self._on_started = on_started
         self.execution = execution
-        self.fair_accept = fair_accept
-        """Accept one connection at a time on sockets shared with other workers
-        (:mod:`.fair_accept`) instead of uvicorn's greedy accept."""
         self.board = board
-        """Where the workers' connection counts are shared (with ``slot``, this worker's)."""
+        """The supervisor's board when this process is one of several workers (``slot`` is its
+        place there): then it accepts one connection at a time on the sockets it shares with
+        the others (:mod:`.fair_accept`) instead of uvicorn's greedy accept, and writes how
+        many it holds on the board."""
         self.slot = slot
         self._listeners: list[FairListener] = []
 
@@ -254,7 +253,7 @@ class _Server(uvicorn.Server):
             listener.pending for listener in self._listeners)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        if not (self.fair_accept and sockets):
+        if self.board is None or not sockets:
             await super().startup(sockets=sockets)
         else:
             await super().startup(sockets=[])  # the lifespan; no listener of uvicorn's
@@ -266,8 +265,7 @@ class _Server(uvicorn.Server):
                     config=config, server_state=self.server_state,
                     app_state=self.lifespan.state, _loop=loop)
 
-            share = (None if self.board is None
-                     else ConnectionShare(self.board, self.slot, self._holding))
+            share = ConnectionShare(self.board, self.slot, self._holding)
             self._listeners = [FairListener(loop, sock, protocol, share) for sock in sockets]
             self.servers = self._listeners  # type: ignore[assignment]  # what shutdown needs
         if self.started and self._on_started is not None:
