@@ -248,9 +248,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         """Answer a request whose head the connection sent before (:meth:`data_received`)."""
         self.clear_deadline()  # the idle deadline: the request came in time
         _, network, key, admit = known
-        lean = self._lean = _LeanRequest(
-            network, key, admit, True,
-            time.perf_counter() if self.rpc.service.access_log else 0.0)
+        lean = self._lean = _LeanRequest(network, key, admit, True, self._started())
         self.cycle = lean  # type: ignore[assignment]
         self._answer(lean, body)
 
@@ -259,7 +257,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
     def _begin_lean(self, url: bytes, host: str | None, content_type: str | None,
                     declared: int | None, head: bytes | None) -> None:
         rpc = self.rpc
-        started = time.perf_counter() if rpc.service.access_log else 0.0
+        started = self._started()
         parser = self.parser
         keep_alive = parser.should_keep_alive() and parser.get_http_version() != "1.0"
         passed = self._passed
@@ -291,6 +289,10 @@ class RpcHttpProtocol(BoundedHttpProtocol):
                 heads.clear()
             heads[head] = (declared, passed[3], passed[4], passed[5])
         self.set_deadline("body", limits.body_timeout_seconds)
+
+    def _started(self) -> float:
+        """When a request began, for the access log (0.0 when there is none to write)."""
+        return time.perf_counter() if self.rpc.service.access_log else 0.0
 
     def _refuse_now(self, refused: Refused, keep_alive: bool) -> None:
         """Answer a request refused on its headers; its body, if any, is read and dropped."""
