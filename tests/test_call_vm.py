@@ -58,6 +58,7 @@ def _returning(*program: Any) -> bytes:
 
 
 MAX_WORD = b"\xff" * 32
+ERROR_SELECTOR = bytes.fromhex("08c379a0")
 PURE_CODES = (
     _returning(1, 0, "SUB"),                                  # 0 - 1 wraps
     _returning(MAX_WORD, 2, "ADD"),                           # past 2**256 wraps
@@ -74,6 +75,8 @@ PURE_CODES = (
 """Creation code of py-evm's pure arithmetic and comparison opcodes (the lean loop's own
 versions): results that wrap, operands pushed as bytes and as numbers, and a stack too short."""
 
+JUMPDEST_AT_4 = bytes([0x60, 0x04, 0x56, 0xFE, 0x5B, 0x00])
+PUSH_DATA_AT_4 = bytes([0x60, 0x04, 0x56, 0x61, 0x5B, 0x00])
 MEMORY_AND_CONTEXT_CODES = (
     _returning("NUMBER"), _returning("CALLER"), _returning("ADDRESS"), _returning("CALLVALUE"),
     _returning("CALLDATASIZE"), _returning(0, "CALLDATALOAD"), _returning(MAX_WORD, "CALLDATALOAD"),
@@ -103,9 +106,20 @@ MEMORY_AND_CONTEXT_CODES = (
     bytes([0x60, 0x01, 0x60, 0x04, 0x57, 0x61, 0x5B, 0x00]),  # JUMPI into PUSH2's data (a 0x5b)
     bytes([0x60, 0x03, 0x56, 0x5B]), bytes([0x60, 0x01, 0x61, 0xFF, 0xFF, 0x57]),  # past the end
     bytes([0x56]), bytes([0x57]), bytes([0x60, 0x01, 0x57]),  # JUMP, JUMPI with too few items
+    assemble(ERROR_SELECTOR, 0, "MSTORE", 32, 32, "MSTORE", 4, 64, "MSTORE",
+             b"nope", 0xE0, "SHL", 96, "MSTORE", 100, 28, "REVERT"),  # Error("nope")
+    assemble(5, 0, "MSTORE", 64, 16, "REVERT"),       # partly past memory: grows by a word
+    assemble(0, MAX_WORD, "REVERT"), assemble(0, 0, "REVERT"),  # nothing, from anywhere
+    assemble(2**40, 0, "REVERT"), assemble(1, MAX_WORD, "REVERT"),  # past any gas
+    bytes([0xFD]), bytes([0x60, 0x01, 0xFD]),         # REVERT with too few items
+    bytes([0x60, 0x01] * 1024 + [0x60, 0x00, 0xFD]),  # a full stack, then REVERT
+    # a 0x5b at position 4: a JUMPDEST in the first code, PUSH2's data in the second (the
+    # positions a jump checks are kept by the code: neither may answer for the other)
+    JUMPDEST_AT_4, PUSH_DATA_AT_4, JUMPDEST_AT_4,
+    assemble("COINBASE", "BALANCE", "POP", "GAS", 0, "MSTORE", 32, 0, "RETURN"),  # warm from Shanghai
 )
 """Creation code of the memory, flow and context opcodes the lean loop runs itself (MSTORE,
-MLOAD, RETURN, CALLDATALOAD, LOG0-LOG4, JUMP, JUMPI, NUMBER, CALLER, ADDRESS, CALLVALUE,
+MLOAD, RETURN, REVERT, CALLDATALOAD, LOG0-LOG4, JUMP, JUMPI, NUMBER, CALLER, ADDRESS, CALLVALUE,
 CALLDATASIZE): growth and its gas, offsets past any gas, words pushed as bytes, jumps taken,
 not taken and refused, a stack too short and one too full."""
 
@@ -160,10 +174,37 @@ def test_messages_answer_what_py_evms_classes_answer(fork: str, monkeypatch: pyt
     # every way to stop ran: success, out of gas, a bad stack, a bad jump, an invalid opcode
     assert {"NoneType", "OutOfGas", "InsufficientStack", "InvalidJumpDestination",
             "InvalidInstruction", "FullStack"} <= errors, errors
+    assert ("Revert" in errors) == fork_at_least(fork, "byzantium")  # (before, REVERT is invalid)
     texts = {outcome[4] for a in lean if a[0] != "refused" for outcome in a[1:]
              if outcome[0] != "rejected"}
     assert any(t and t.startswith("Out of gas") and t.endswith(("PUSH1", "POP"))
                for t in texts), texts
+
+
+def test_lean_computations_set_up_without_py_evms_constructors_where_they_can() -> None:
+    """Every fork's computation (behind the time limit's class too) is set up by the lean
+    constructor, with Shanghai's warm coinbase from Shanghai on; a class with a constructor
+    of its own goes through py-evm's."""
+    from eth.vm import forks
+
+    from ethread.methods.call_vm import BASE_INIT, PY_EVM_INIT, SHANGHAI_INIT, _init_kind
+    from ethread.methods.interrupt import interruptible
+
+    kinds = {}
+    for name in ("FrontierVM", "ByzantiumVM", "BerlinVM", "LondonVM", "ShanghaiVM", "CancunVM",
+                 "PragueVM"):
+        computation = lean_vm_class(getattr(forks, name)).get_state_class().computation_class
+        kinds[name] = (_init_kind(computation), _init_kind(interruptible(computation)))
+    assert kinds == {name: (kind, kind) for name, kind in (
+        ("FrontierVM", BASE_INIT), ("ByzantiumVM", BASE_INIT), ("BerlinVM", BASE_INIT),
+        ("LondonVM", BASE_INIT), ("ShanghaiVM", SHANGHAI_INIT), ("CancunVM", SHANGHAI_INIT),
+        ("PragueVM", SHANGHAI_INIT))}
+
+    class Traced(computation):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+
+    assert _init_kind(Traced) == PY_EVM_INIT
 
 
 def test_lean_classes_are_made_once_per_fork_class() -> None:

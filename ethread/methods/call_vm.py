@@ -53,11 +53,14 @@ from eth.exceptions import (
     InvalidInstruction,
     InvalidJumpDestination,
     OutOfGas,
+    Revert,
     WriteProtection,
 )
 from eth.rlp.accounts import Account
 from eth.validation import validate_canonical_address, validate_uint64, validate_uint256
+from eth.vm.code_stream import CodeStream
 from eth.vm.computation import BaseComputation, memory_gas_cost
+from eth.vm.forks.shanghai.computation import ShanghaiComputation
 from eth.vm.gas_meter import GasMeter
 from eth.vm.interrupt import MissingBytecode
 from eth.vm.logic import arithmetic as arithmetic_logic
@@ -72,6 +75,7 @@ from eth.vm.logic import stack as stack_logic
 from eth.vm.logic import swap as swap_logic
 from eth.vm.logic import system as system_logic
 from eth.vm.logic.invalid import InvalidOpcode
+from eth.vm.memory import Memory
 from eth.vm.message import Message as EvmMessage
 from eth.vm.opcode import _FastOpcode
 from eth.vm.opcode_values import JUMPDEST, STOP
@@ -489,6 +493,19 @@ def _return(computation: Any) -> None:
     raise Halt("RETURN")
 
 
+def _revert(computation: Any) -> None:
+    """py-evm's REVERT: the output read from memory, then the Revert error carrying it."""
+    values = computation._stack.values
+    if len(values) < 2:
+        raise InsufficientStack(f"Wanted 2 stack items, only had {len(values)}")
+    start = _pop_int(values)
+    size = _pop_int(values)
+    computation.extend_memory(start, size)
+    output = bytes(computation._memory._bytes[start:start + size])
+    computation.output = output
+    raise Revert(output)
+
+
 def _log(topic_count: int) -> Any:
     """py-evm's LOG<topic_count> (``log_XX``, refused in a static context from Byzantium on as
     py-evm's wrapper refuses it; before Byzantium no message is static)."""
@@ -627,6 +644,7 @@ _LEAN_LOGIC: dict[Any, Any] = {
     context_logic.calldatasize: _calldatasize,
     block_logic.number: _number,
     system_logic.return_op: _return,
+    system_logic.revert: _revert,
 }
 """py-evm's logic functions with a lean equivalent, by the function."""
 
@@ -672,6 +690,49 @@ def _fast_opcodes(cls: Any) -> FastOpcodes | None:
     return kept
 
 
+PY_EVM_INIT, BASE_INIT, SHANGHAI_INIT = "py-evm", "base", "shanghai"
+"""How a lean computation class sets up a computation: through py-evm's constructors (a
+class with a constructor of its own, a tracer's), or their fields set directly, those of
+``BaseComputation`` alone or with Shanghai's warm coinbase."""
+
+
+def _init_kind(cls: Any) -> str:
+    """How ``cls`` sets up a computation (worked out once per class, kept on it)."""
+    kept: str | None = cls.__dict__.get("_init_kind")
+    if kept is None:
+        inits = [k for k in cls.__mro__ if "__init__" in k.__dict__ and k is not LeanComputation]
+        kept = (BASE_INIT if inits[0] is BaseComputation
+                else SHANGHAI_INIT if inits[:2] == [ShanghaiComputation, BaseComputation]
+                else PY_EVM_INIT)
+        cls._init_kind = kept
+    return kept
+
+
+_jump_positions: dict[bytes, tuple[set[int], set[int]]] = {}
+"""py-evm's ``CodeStream`` sets of the positions found to start an opcode and of those found
+inside PUSH data, by the code (a jump checks its destination against them)."""
+_jump_positions_bytes = 0
+MAX_KEPT_POSITION_CODE_BYTES = 1 << 18
+"""The bound of :data:`_jump_positions` in bytes of code (at most one position a byte)."""
+
+
+def _positions(code: bytes) -> tuple[set[int], set[int]]:
+    """The shared position sets of ``code`` (new ones, kept while the table has room)."""
+    global _jump_positions_bytes
+    kept = _jump_positions.get(code)
+    if kept is None:
+        kept = (set(), set())
+        if len(code) <= MAX_KEPT_POSITION_CODE_BYTES // 16:
+            with _tables_lock:
+                if (_jump_positions_bytes + len(code) > MAX_KEPT_POSITION_CODE_BYTES
+                        or len(_jump_positions) >= MAX_KEPT_ACCOUNTS):
+                    _jump_positions.clear()
+                    _jump_positions_bytes = 0
+                _jump_positions[code] = kept
+                _jump_positions_bytes += len(code)
+    return kept
+
+
 class LeanComputation:
     """Put before a fork's computation class: the loop of the module docstring."""
 
@@ -681,7 +742,26 @@ class LeanComputation:
     logger: Any
 
     def __init__(self, state: Any, message: Any, transaction_context: Any) -> None:
-        super().__init__(state, message, transaction_context)  # type: ignore[call-arg]
+        kind = _init_kind(type(self))
+        if kind is PY_EVM_INIT:
+            super().__init__(state, message, transaction_context)  # type: ignore[call-arg]
+        else:  # BaseComputation's (and Shanghai's) fields, set here
+            self.state = state
+            self.msg = message
+            self.transaction_context = transaction_context
+            code = message.code
+            self.code = stream = CodeStream(code)
+            # whether a position starts an opcode depends only on the code: shared
+            stream.valid_positions, stream.invalid_positions = _positions(code)
+            self._gas_meter = self._configure_gas_meter()
+            self.children = []
+            self.accounts_to_delete = []
+            self.beneficiaries = []
+            self._memory = Memory()
+            self._log_entries = []
+            self.data_floor_cost = 0
+            if kind is SHANGHAI_INIT:  # EIP-3651: the coinbase is warm
+                state.mark_address_warm(state.coinbase)
         self._stack = stack = LeanStack()
         # what py-evm's cached properties would bind on first use
         self.stack_pop_ints = stack.pop_ints
