@@ -740,6 +740,16 @@ class LeanComputation:
     _gas_meter: Any
     _memory: Any
     logger: Any
+    state: Any
+    msg: Any
+    transaction_context: Any
+    code: Any
+    children: list[Any]
+    accounts_to_delete: list[Any]
+    beneficiaries: list[Any]
+    _log_entries: list[Any]
+    data_floor_cost: int
+    _configure_gas_meter: Callable[[], Any]
 
     def __init__(self, state: Any, message: Any, transaction_context: Any) -> None:
         kind = _init_kind(type(self))
