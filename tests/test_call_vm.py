@@ -386,3 +386,54 @@ def test_code_is_kept_by_hash_within_bounds(monkeypatch: pytest.MonkeyPatch) -> 
     assert keccak(b"\x01" * 200) not in call_vm._code
     assert all(keccak(code) == code_hash for code_hash, code in call_vm._code.items())
     assert 0 < len(call_vm._code) <= 64 * 100 // 94
+
+
+LOG_CODES = (
+    assemble(MAX_WORD, 0, "MSTORE", 32, 0, "LOG0", 9, 5, 3, "LOG1", 1, 2, 3, 32, 1, "LOG3",
+             b"\x00\x09", 4, 3, 2, 64, 0, "LOG4", "CALLER", 7, 32, 0, "LOG2", 0, 0, "RETURN"),
+    assemble(1, 2, 0, 0, "LOG2", 2**40, 0, "LOG0"),   # one entry, then out of gas
+)
+
+
+@pytest.mark.parametrize("fork", ["frontier", "byzantium", "cancun", "prague"])
+def test_log_entries_are_py_evms(fork: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lean LOG opcodes record the entries py-evm's record (counter, address, topics,
+    data), directly for a class with py-evm's ``add_log_entry`` and through the class's own
+    otherwise."""
+    backend, _, _ = _chain(fork)
+    seen: list[Any] = []
+    outcome = message_module.Execution._outcome
+
+    def recording(self: Any, transaction: Any, computation: Any) -> Any:
+        seen.append(computation._log_entries)
+        return outcome(self, transaction, computation)
+
+    monkeypatch.setattr(message_module.Execution, "_outcome", recording)
+
+    def entries(vm_class: Any) -> list[Any]:
+        seen.clear()
+        monkeypatch.setattr(message_module, "lean_vm_class", vm_class)
+        for code in LOG_CODES:
+            with execution(backend, CallRequest(data=code), "latest", states=CallStates()) as run:
+                run.run(1_000_000)
+        return list(seen)
+
+    lean = entries(lean_vm_class)
+    assert [len(e) for e in lean] == [5, 1]
+    assert lean == entries(lambda vm_class: vm_class)
+
+    noted: list[Any] = []
+
+    def with_own_entries(vm_class: Any) -> Any:
+        lean = lean_vm_class(vm_class)
+        state = lean.get_state_class()
+
+        class Noting(state.computation_class):  # type: ignore[misc, name-defined]
+            def add_log_entry(self, account: Any, topics: Any, data: Any) -> None:
+                noted.append((account, topics, data))
+                super().add_log_entry(account, topics, data)
+
+        return lean.configure(_state_class=state.configure(computation_class=Noting))
+
+    assert entries(with_own_entries) == lean
+    assert noted == [entry[1:] for entry in lean[0] + lean[1]]

@@ -506,9 +506,13 @@ def _revert(computation: Any) -> None:
     raise Revert(output)
 
 
-def _log(topic_count: int) -> Any:
+def _log(topic_count: int, own_entries: bool) -> Any:
     """py-evm's LOG<topic_count> (``log_XX``, refused in a static context from Byzantium on as
-    py-evm's wrapper refuses it; before Byzantium no message is static)."""
+    py-evm's wrapper refuses it; before Byzantium no message is static). The gas is charged
+    in place (a lean class charges gas py-evm's way: see :func:`_fast_opcodes`); with
+    ``own_entries`` the entry is appended in place too, without ``add_log_entry``'s checks
+    of an address, topics and data that are a message's address, popped words and bytes by
+    construction (for classes whose ``add_log_entry`` is py-evm's own)."""
 
     def log(computation: Any) -> None:
         if computation.msg.is_static:
@@ -524,28 +528,38 @@ def _log(topic_count: int) -> Any:
             topics = (_pop_int(values),)
         else:
             topics = ()
-        computation.consume_gas(GAS_LOGDATA * size + GAS_LOGTOPIC * topic_count,
-                                reason="Log topic and data gas cost")
+        cost = GAS_LOGDATA * size + GAS_LOGTOPIC * topic_count
+        meter = computation._gas_meter
+        remaining = meter.gas_remaining
+        if cost > remaining:  # GasMeter.consume_gas's check and words
+            raise OutOfGas(f"Out of gas: Needed {cost} - Remaining {remaining} - Reason: "
+                           "Log topic and data gas cost")
+        meter.gas_remaining = remaining - cost
         computation.extend_memory(start, size)
-        computation.add_log_entry(account=computation.msg.storage_address, topics=topics,
-                                  data=bytes(computation._memory._bytes[start:start + size]))
+        data = bytes(computation._memory._bytes[start:start + size])
+        account = computation.msg.storage_address
+        if own_entries:
+            computation._log_entries.append(
+                (computation.transaction_context.get_next_log_counter(), account, topics, data))
+        else:
+            computation.add_log_entry(account=account, topics=topics, data=data)
 
     return log
 
 
-def _lean_log(logic: Any) -> Any:
+def _lean_log(logic: Any, own_entries: bool) -> Any:
     """The lean LOG for py-evm's ``logic`` of a LOG opcode (its own, or wrapped by Byzantium's
     static-context check), else None."""
     for topic_count, plain in enumerate(_PY_EVM_LOGS):
         if logic is plain or (getattr(logic, "__wrapped__", None) is plain
                               and logic.__qualname__.startswith("ensure_no_static.")):
-            return _LEAN_LOGS[topic_count]
+            return _LEAN_LOGS[own_entries][topic_count]
     return None
 
 
 _PY_EVM_LOGS = (logging_logic.log0, logging_logic.log1, logging_logic.log2, logging_logic.log3,
                 logging_logic.log4)
-_LEAN_LOGS = tuple(_log(n) for n in range(5))
+_LEAN_LOGS = {own: tuple(_log(n, own) for n in range(5)) for own in (False, True)}
 
 
 def _jump_to(computation: Any, destination: int) -> None:
@@ -676,11 +690,13 @@ def _fast_opcodes(cls: Any) -> FastOpcodes | None:
     kept: FastOpcodes | None = cls.__dict__.get("_fast_opcodes")
     if kept is None:
         kept = {}
+        own_entries = cls.add_log_entry is BaseComputation.add_log_entry
         if cls.consume_gas is BaseComputation.consume_gas:  # no class charges gas its own way
             for value, opcode in cls.opcodes.items():
                 inner = getattr(opcode, LIMIT_CHECKED, None)
                 if type(opcode) is _FastOpcode:
-                    logic = (_LEAN_LOGIC.get(opcode.logic_fn) or _lean_log(opcode.logic_fn)
+                    logic = (_LEAN_LOGIC.get(opcode.logic_fn)
+                             or _lean_log(opcode.logic_fn, own_entries)
                              or opcode.logic_fn)
                     kept[value] = (opcode.gas_cost, logic, opcode.mnemonic)
                 elif type(inner) is _FastOpcode and inner.logic_fn in _LEAN_LOGIC:
