@@ -185,6 +185,8 @@ def parse_call_request(value: Any) -> CallRequest:
     judge, as geth answers them with -32000, not here."""
     if not isinstance(value, dict):
         raise InvalidParams("call object must be an object")
+    if value.keys() <= _PLAIN_CALL_KEYS:  # (the usual call: the other fields are absent)
+        return _plain_call_request(value)
     data = value.get("data")
     if data is not None:
         data = parse_data(data, "data")
@@ -218,6 +220,26 @@ def parse_call_request(value: Any) -> CallRequest:
 
 _CALL_REQUEST = trusted_maker(CallRequest)
 """CallRequest's fields in declaration order, set without the constructor's checks."""
+_PLAIN_CALL_KEYS = frozenset({"from", "to", "data", "input"})
+
+
+def _plain_call_request(value: dict[str, Any]) -> CallRequest:
+    """:func:`parse_call_request` of a call object with no key but ``from``, ``to``, ``data``
+    and ``input`` (the same parsers in the same order, the absent fields' defaults)."""
+    data = value.get("data")
+    if data is not None:
+        data = parse_data(data, "data")
+    given_input = value.get("input")
+    if given_input is not None:
+        data = parse_data(given_input, "input")
+    sender = value.get("from")
+    to = value.get("to")
+    return _CALL_REQUEST(
+        None if sender is None else parse_address(sender),
+        None if to is None else parse_address(to),
+        None, None, None, None, 0, b"" if data is None else data,
+        None, None, None, None, None, None, None,
+    )
 
 
 def _call_conflicts(gas_price: int | None, max_fee: int | None, tip: int | None) -> str | None:
