@@ -437,3 +437,80 @@ def test_log_entries_are_py_evms(fork: str, monkeypatch: pytest.MonkeyPatch) -> 
 
     assert entries(with_own_entries) == lean
     assert noted == [entry[1:] for entry in lean[0] + lean[1]]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_journal_discard_rolls_back_what_py_evms_rolls_back(seed: int) -> None:
+    """:func:`discard_journal` against py-evm's ``JournalDB.discard``: the same random writes,
+    deletes, clears, checkpoints, commits and discards (of any open checkpoint) on two
+    journals leave the same values, and both refuse a checkpoint they do not hold."""
+    from eth.db.backends.memory import MemoryDB
+    from eth.db.journal import JournalDB
+    from eth_utils import ValidationError
+
+    from ethread.methods.call_vm import discard_journal
+
+    rng = random.Random(seed)
+    keys = [bytes([k]) for k in range(6)]
+    wrapped = {k: b"w" + k for k in keys[:3]}
+    plain, lean = JournalDB(MemoryDB(dict(wrapped))), JournalDB(MemoryDB(dict(wrapped)))
+    open_checkpoints: list[tuple[Any, Any]] = []
+    fast = 0
+    for _ in range(400):
+        key, step = rng.choice(keys), rng.randrange(9)
+        if step in (0, 1):
+            value = rng.randbytes(2)
+            plain[key] = lean[key] = value
+        elif step == 2 and key in plain:
+            del plain[key]
+            del lean[key]
+        elif step == 3 and rng.random() < 0.2:
+            plain.clear()
+            lean.clear()
+        elif step in (4, 5):
+            open_checkpoints.append((plain.record(), lean.record()))
+        elif step == 6 and open_checkpoints:
+            index = rng.randrange(len(open_checkpoints))
+            ours, theirs = open_checkpoints[index]
+            del open_checkpoints[index:]
+            fast += theirs == lean._journal._checkpoint_stack[-1]
+            plain.discard(ours)
+            discard_journal(lean, theirs)
+        elif step == 7 and len(open_checkpoints) > 1:
+            index = rng.randrange(1, len(open_checkpoints))
+            ours, theirs = open_checkpoints[index]
+            del open_checkpoints[index:]
+            plain.commit(ours)
+            lean.commit(theirs)
+        assert [(k in plain, plain.get(k)) for k in keys] == [(k in lean, lean.get(k)) for k in keys]
+    assert fast > 5
+    with pytest.raises(ValidationError):
+        discard_journal(lean, -1)
+
+
+@pytest.mark.parametrize("fork", ["byzantium", "cancun", "prague"])
+def test_a_kept_state_forgets_transient_storage(fork: str) -> None:
+    """A message's transient storage goes with its snapshot: the next message on the same
+    kept state reads it empty, as on a state of its own."""
+    from ethread.methods.call_vm import LeanSnapshots, LeanTransientSnapshots
+
+    backend, _, _ = _chain(fork)
+    states = CallStates(per_block=1)
+    kept: set[Any] = set()
+    if fork == "byzantium":
+        reads = [CallRequest(data=_returning("NUMBER"))]
+        expected: list[Any] = [None]
+    else:
+        reads = [CallRequest(data=assemble(7, 0, "TSTORE", 0, "TLOAD", 0, "MSTORE", 32, 0, "RETURN")),
+                 CallRequest(data=_returning(0, "TLOAD"))]
+        expected = [7, 0]
+    for request, value in zip(reads * 2, expected * 2, strict=True):
+        with execution(backend, request, "latest", states=states) as run:
+            kept.add(id(run.state))
+            outcome = run.run(1_000_000)
+            assert outcome.error is None
+            if value is not None:
+                assert int.from_bytes(outcome.output, "big") == value
+            snapshots = LeanTransientSnapshots if fork != "byzantium" else LeanSnapshots
+            assert isinstance(run.state, snapshots)
+    assert len(kept) == 1

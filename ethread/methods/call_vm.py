@@ -42,7 +42,14 @@ from typing import Any
 
 import rlp
 from eth._utils.numeric import ceil32
-from eth.constants import BLANK_ROOT_HASH, EMPTY_SHA3, GAS_LOGDATA, GAS_LOGTOPIC, UINT_256_MAX
+from eth.constants import (
+    BLANK_ROOT_HASH,
+    EMPTY_SHA3,
+    GAS_LOGDATA,
+    GAS_LOGTOPIC,
+    UINT_64_MAX,
+    UINT_256_MAX,
+)
 from eth.db.account import AccountDB
 from eth.db.journal import DELETE_WRAPPED, REVERT_TO_WRAPPED, JournalDB
 from eth.exceptions import (
@@ -156,6 +163,28 @@ def _keep(fields: AccountFields, account: Account) -> tuple[Account, bytes]:
     return kept
 
 
+def discard_journal(db: Any, checkpoint: Any) -> None:
+    """py-evm's ``JournalDB.discard``, done in place when ``checkpoint`` is the journal's last
+    one, no later one was committed after it and nothing was cleared (a message's snapshot,
+    the usual case): its changes are rolled back as py-evm's ``Journal.discard`` rolls them
+    back. Any other case is py-evm's own."""
+    journal = db._journal
+    stack = journal._checkpoint_stack
+    data = journal._journal_data
+    if (stack and stack[-1] == checkpoint and data and next(reversed(data)) == checkpoint
+            and not journal._clears_at):
+        stack.pop()
+        rollback = data.popitem()[1]
+        current = journal._current_values
+        for key, value in rollback.items():
+            if value is REVERT_TO_WRAPPED:
+                current.pop(key, None)
+            else:  # (DELETE_WRAPPED, or the bytes it held)
+                current[key] = value
+        return
+    journal.discard(checkpoint)
+
+
 class LeanJournalDB(JournalDB):
     """py-evm's journaled database with its item reads and writes done in one call each
     instead of three (the journal's own steps, on its own fields)."""
@@ -245,11 +274,12 @@ class LeanAccountDB(AccountDB):
 
     def discard(self, checkpoint: Any) -> None:
         """py-evm's; what was accessed since ``checkpoint`` is cold again."""
-        self._journaldb.discard(checkpoint)  # (first: refuses a checkpoint it does not know)
-        self._journaltrie.discard(checkpoint)
+        discard_journal(self._journaldb, checkpoint)  # (first: refuses one it does not know)
+        discard_journal(self._journaltrie, checkpoint)
         self._account_cache.clear()
-        for _, store in self._dirty_account_stores():
-            store.discard(checkpoint)
+        stores = self._account_stores
+        for address in self._dirty_accounts:
+            stores[address].discard(checkpoint)
         marks, warm, warmed = self._warm_marks, self._warm, self._warmed
         while marks:
             recorded, length = marks.pop()
@@ -299,12 +329,20 @@ class LeanAccountDB(AccountDB):
 
     def increment_nonce(self, address: Address) -> None:
         """py-evm's (:meth:`set_nonce` of the nonce plus one), reading the account once."""
-        validate_canonical_address(address, title="Storage Address")
+        if address.__class__ is not bytes or len(address) != 20:
+            validate_canonical_address(address, title="Storage Address")
         account = self._get_account(address)
         nonce = account.nonce + 1
-        validate_uint64(nonce, title="Nonce")
+        if nonce > UINT_64_MAX:  # (an account's nonce is an int, at least 0)
+            validate_uint64(nonce, title="Nonce")
         self._set_fields(address, (nonce, account.balance, account.storage_root,
                                    account.code_hash))
+
+    def touch_account(self, address: Address) -> None:
+        """py-evm's: the account written back as it is."""
+        if address.__class__ is not bytes or len(address) != 20:
+            validate_canonical_address(address, title="Storage Address")
+        self._set_account(address, self._get_account(address))
 
     def set_balance(self, address: Address, balance: int) -> None:
         """py-evm's, building the changed account directly."""
@@ -931,6 +969,65 @@ class CheckedMessage(EvmMessage):
         self.refund = refund
 
 
+class LeanSnapshots:
+    """Put before a state class whose snapshots are py-evm's ``BaseState``'s: the same steps
+    without the property and method layers between them."""
+
+    _account_db: Any
+
+    def snapshot(self) -> tuple[Hash32, Any]:
+        """py-evm's: the state root and a checkpoint of the accounts."""
+        db = self._account_db
+        return db.state_root, db.record()
+
+    def revert(self, snapshot: tuple[Hash32, Any]) -> None:
+        """py-evm's: the state root put back, then the accounts rolled back."""
+        db = self._account_db
+        db.state_root = snapshot[0]
+        db.discard(snapshot[1])
+
+
+class LeanTransientSnapshots:
+    """Put before a state class whose snapshots are py-evm's ``CancunState``'s (transient
+    storage recorded and rolled back with the accounts): the same steps, flattened."""
+
+    _account_db: Any
+    transient_storage: Any
+
+    def snapshot(self) -> tuple[Hash32, Any]:
+        """py-evm's: the state root, a checkpoint of the accounts, recorded in the transient
+        storage too."""
+        db = self._account_db
+        root = db.state_root
+        checkpoint = db.record()
+        self.transient_storage._db.record(checkpoint)
+        return root, checkpoint
+
+    def revert(self, snapshot: tuple[Hash32, Any]) -> None:
+        """py-evm's: the state root put back, the accounts and the transient storage rolled
+        back."""
+        db = self._account_db
+        checkpoint = snapshot[1]
+        db.state_root = snapshot[0]
+        db.discard(checkpoint)
+        discard_journal(self.transient_storage._db, checkpoint)
+
+
+def _snapshots(state: Any) -> tuple[type, ...]:
+    """The lean snapshot class to put before ``state`` (none when its snapshots, or its
+    transient storage's, are not py-evm's own)."""
+    from eth.vm.forks.cancun.state import CancunState
+    from eth.vm.state import BaseState
+    from eth.vm.transient_storage import TransientStorage
+
+    if state.snapshot is BaseState.snapshot and state.revert is BaseState.revert:
+        return (LeanSnapshots,)
+    if (state.snapshot is CancunState.snapshot and state.revert is CancunState.revert
+            and state._transient_storage_class is TransientStorage):
+        return (LeanTransientSnapshots,)
+    return ()
+
+
 @lru_cache(maxsize=64)
 def lean_vm_class(vm_class: Any) -> Any:
     """``vm_class`` with a state class whose accounts live in a :class:`LeanAccountDB` and
@@ -940,4 +1037,5 @@ def lean_vm_class(vm_class: Any) -> Any:
     lean_computation = type(computation.__name__, (LeanComputation, computation), {})
     lean = state.configure(__name__=state.__name__, account_db_class=LeanAccountDB,
                            computation_class=lean_computation)
+    lean = type(state.__name__, (*_snapshots(state), lean), {})
     return vm_class.configure(__name__=vm_class.__name__, _state_class=lean)
