@@ -514,3 +514,34 @@ def test_a_kept_state_forgets_transient_storage(fork: str) -> None:
             snapshots = LeanTransientSnapshots if fork != "byzantium" else LeanSnapshots
             assert isinstance(run.state, snapshots)
     assert len(kept) == 1
+
+
+@pytest.mark.parametrize("code", [
+    assemble(5, 0, "MSTORE", 32, 0, "REVERT"),       # a revert
+    bytes([0x01]),                                   # a stack underflow
+    bytes([0xFE]),                                   # an invalid opcode
+], ids=["revert", "underflow", "invalid"])
+def test_a_failed_run_leaves_no_garbage_cycle(code: bytes) -> None:
+    """A failed run's error is kept without the traceback that tied it to the computation in
+    a reference cycle: nothing is left for the garbage collector (which would otherwise run
+    every few failed calls)."""
+    import gc
+
+    backend, _, _ = _chain("prague")
+    states = CallStates()
+    request = CallRequest(data=code)
+
+    def failed() -> None:
+        with execution(backend, request, "latest", states=states) as run:
+            outcome = run.run(1_000_000)
+        assert outcome.error is not None and outcome.error.__traceback__ is None
+
+    failed()  # (anything made once: tables, classes)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(20):
+            failed()
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

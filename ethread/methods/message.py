@@ -484,8 +484,13 @@ class Execution:
         gas_used = type(self.vm).finalize_gas_used(transaction, computation)
         before_refund = transaction.gas - computation.get_gas_remaining()
         peak = max(before_refund, gas_used)
-        return _OUTCOME(bytes(computation.output), gas_used, peak,
-                        computation.error if computation.is_error else None)
+        error = computation.error if computation.is_error else None
+        if error is not None:
+            # the error's traceback holds the frames that ran the computation, which hold the
+            # computation, which holds the error: a cycle only the garbage collector would
+            # free (after every failed run, dozens of objects); the error itself is kept
+            error.__traceback__ = None
+        return _OUTCOME(bytes(computation.output), gas_used, peak, error)
 
 
 def floor_data_gas(data: bytes) -> int:
