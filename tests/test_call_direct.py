@@ -11,6 +11,8 @@ refund) and logs. Creations read their own address (the sender's nonce).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ethread.backends.memory import MemoryBackend
@@ -142,3 +144,51 @@ def test_a_tag_follows_the_chain_through_the_state_cache() -> None:
     assert int.from_bytes(call(backend, number, first, states), "big") == first
     with pytest.raises(Exception, match="header not found"):
         call(backend, number, first + 5, states)
+
+
+WARMTH = assemble(
+    "GAS", "ADDRESS", "BALANCE", "POP", "GAS", "SWAP1", "SUB", 0, "MSTORE",       # the callee
+    "GAS", "CALLER", "BALANCE", "POP", "GAS", "SWAP1", "SUB", 32, "MSTORE",       # the sender
+    "GAS", b"\x99" * 20, "BALANCE", "POP", "GAS", "SWAP1", "SUB", 64, "MSTORE",   # listed
+    "GAS", 0, "SLOAD", "POP", "GAS", "SWAP1", "SUB", 96, "MSTORE",                # a listed slot
+    128, 0, "RETURN",
+)
+"""Returns what reading the callee's, the sender's and a listed account's balance and a listed
+slot cost: what the run warmed before the code ran."""
+
+
+@pytest.mark.parametrize("fork", ["homestead", "berlin", "london", "cancun", "prague"])
+def test_direct_run_warms_what_the_transaction_envelope_warms(fork: str) -> None:
+    """The direct run builds a message call's computation without the executor's layers; it
+    warms the same accounts and slots (from Berlin) as py-evm's ``build_computation``."""
+    from eth.vm.forks.berlin.state import BerlinTransactionExecutor
+
+    from ethread.methods.message import BERLIN_BUILD, FRONTIER_BUILD, PY_EVM_BUILD, _executor_traits
+
+    backend, chain, _ = _chain(fork)
+    warmth = chain.deploy_runtime(chain.accounts[0], WARMTH)
+    chain.mine()
+    listed = (AccessListEntry(address=b"\x99" * 20, storage_keys=()),
+              AccessListEntry(address=warmth, storage_keys=(b"\x00" * 32,)))
+    requests = [CallRequest(to=warmth), CallRequest(to=warmth, sender=chain.accounts[1].address)]
+    if fork_at_least(fork, "berlin"):
+        requests.append(CallRequest(to=warmth, access_list=listed))
+    costs = []
+    for request in requests:
+        with execution(backend, request, "latest", states=CallStates()) as run:
+            direct = outcome_of(run, 1_000_000, as_transaction=False)
+            assert direct == outcome_of(run, 1_000_000, as_transaction=True), (fork, request)
+            executor = type(run.state.get_transaction_executor())
+            berlin = fork_at_least(fork, "berlin")
+            assert _executor_traits(executor)[1] == (BERLIN_BUILD if berlin else FRONTIER_BUILD)
+        words = bytes.fromhex(direct[0])
+        costs.append([int.from_bytes(words[i:i + 32], "big") for i in range(0, 128, 32)])
+    if fork_at_least(fork, "berlin"):  # warm 100, cold 2,600 (a slot 2,100); 6-7 the rest
+        assert [c[:2] for c in costs[:2]] == [[106, 106]] * 2
+        assert costs[2][2:] == [107, 107] and costs[0][2:] == [2607, 2107]
+
+    class OwnBuild(BerlinTransactionExecutor):
+        def build_computation(self, message: Any, transaction: Any) -> Any:
+            return super().build_computation(message, transaction)
+
+    assert _executor_traits(OwnBuild)[1] == PY_EVM_BUILD

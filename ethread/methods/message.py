@@ -363,7 +363,7 @@ class Execution:
         snapshot reverts; :meth:`_outcome` works out the gas as it would)."""
         state = self.state
         executor = state.get_transaction_executor()
-        cancun = isinstance(executor, CancunTransactionExecutor)
+        cancun, build = _executor_traits(type(executor))
         sender = envelope.sender
         fee = envelope.gas * state.get_gas_price(envelope)
         if fee:
@@ -389,7 +389,19 @@ class Execution:
                                      envelope.value, data, code, create_address, is_delegation,
                                      refund)
         # (the transient storage py-evm's finalisation clears goes with the run's snapshot)
-        computation: ComputationAPI = executor.build_computation(evm_message, envelope)
+        computation: ComputationAPI
+        if build is PY_EVM_BUILD or create_address is not None:
+            computation = executor.build_computation(evm_message, envelope)
+        else:  # py-evm's build_computation of a message call, without its two layers
+            if build is BERLIN_BUILD:  # the sender, the callee and the access list are warm
+                state.mark_address_warm(sender)
+                state.mark_address_warm(envelope.to)
+                for address, slots in envelope.access_list:
+                    state.mark_address_warm(address)
+                    for slot in slots:
+                        state.mark_storage_warm(address, slot)
+            context = state.get_transaction_context(envelope)
+            computation = state.computation_class.apply_message(state, evm_message, context)
         used = envelope.gas - computation.get_gas_remaining()
         gas_refund = executor.calculate_gas_refund(computation, used)
         computation.data_floor_gas = executor.calc_data_floor_gas(envelope, used, gas_refund)
@@ -491,6 +503,33 @@ class Execution:
             # free (after every failed run, dozens of objects); the error itself is kept
             error.__traceback__ = None
         return _OUTCOME(bytes(computation.output), gas_used, peak, error)
+
+
+PY_EVM_BUILD, FRONTIER_BUILD, BERLIN_BUILD = "py-evm", "frontier", "berlin"
+"""How a run builds its computation: through the executor's ``build_computation`` (an
+executor with a build of its own), or as Frontier's (or Berlin's, which warms the sender, the
+callee and the access list first, then does Frontier's) build of a message call does."""
+
+
+_EXECUTOR_TRAITS: dict[type, tuple[bool, str]] = {}
+
+
+def _executor_traits(executor_class: type) -> tuple[bool, str]:
+    """Whether ``executor_class`` has Cancun's hooks (message refunds, delegations, the data
+    floor), and how its computations are built (worked out once per class)."""
+    traits = _EXECUTOR_TRAITS.get(executor_class)
+    if traits is None:
+        from eth.vm.forks.berlin.state import BerlinTransactionExecutor
+        from eth.vm.forks.frontier.state import FrontierTransactionExecutor
+
+        builds = [k for k in executor_class.__mro__ if "build_computation" in k.__dict__]
+        build = (BERLIN_BUILD if builds[:2] == [BerlinTransactionExecutor, FrontierTransactionExecutor]
+                 else FRONTIER_BUILD if builds[:1] == [FrontierTransactionExecutor]
+                 else PY_EVM_BUILD)
+        traits = (issubclass(executor_class, CancunTransactionExecutor), build)
+        if len(_EXECUTOR_TRAITS) < 256:  # (the forks' classes; a test's own need not stay)
+            _EXECUTOR_TRAITS[executor_class] = traits
+    return traits
 
 
 def floor_data_gas(data: bytes) -> int:
