@@ -787,6 +787,17 @@ def _positions(code: bytes) -> tuple[set[int], set[int]]:
     return kept
 
 
+def _fast_table(cls: Any) -> list[tuple[int, Any, str] | None]:
+    """:func:`_fast_opcodes` of ``cls`` as a list by opcode value (None: not a plain opcode),
+    read by the loop once an opcode (kept on the class)."""
+    kept: list[tuple[int, Any, str] | None] | None = cls.__dict__.get("_fast_table")
+    if kept is None:
+        fast = _fast_opcodes(cls) or {}
+        kept = [fast.get(value) for value in range(256)]
+        cls._fast_table = kept
+    return kept
+
+
 class LeanComputation:
     """Put before a fork's computation class: the loop of the module docstring."""
 
@@ -892,7 +903,7 @@ class LeanComputation:
         base: Any = super()
         if BaseComputation.logger.show_debug2 or GasMeter.logger.show_debug2:
             return base.apply_computation(state, message, transaction_context, parent_computation)
-        fast = _fast_opcodes(cls)
+        fast = _fast_table(cls)
         kind: Any = cls
         with kind(state, message, transaction_context) as computation:
             if computation.is_origin_computation:
@@ -921,7 +932,7 @@ class LeanComputation:
                     code.program_counter = counter + 1
                 else:
                     value = STOP
-                plain = fast.get(value) if fast else None
+                plain = fast[value]
                 try:
                     if plain is not None:
                         cost, logic, mnemonic = plain

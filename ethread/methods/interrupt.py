@@ -150,8 +150,11 @@ def check() -> None:
     """Raise :class:`ExecutionAborted` (or :class:`~ethread.errors.Cancelled`) when the
     execution running on this thread is past its limit or no longer wanted, and
     :class:`BudgetSpent` past its host's budget."""
-    check_budget()  # first: the host runs it again, under its own limit
-    limit = _running.limit
+    running = _running
+    ends = running.budget_ends  # first (check_budget's): the host runs it again, under its own limit
+    if ends and time.monotonic() > ends and time.thread_time() > running.budget_cpu_ends:
+        raise BudgetSpent
+    limit = running.limit
     if limit is not None and limit.deadline.expired():
         raise ExecutionAborted(limit.timeout)
 
