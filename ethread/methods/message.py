@@ -212,17 +212,17 @@ class CallStates:
             self._blocks.put(key, rules)
         return rules
 
-    def take(self, key: tuple[int, bytes, bool], build: Callable[[], Any],
+    def take(self, key: tuple[int, bytes, bool], build: Callable[[], Any] | None = None,
              ) -> tuple[Any, list[Any]]:
-        """A VM under ``key`` that no one else uses (a kept one, else a new one), and the
-        list to :meth:`give` it back to."""
+        """A VM under ``key`` that no one else uses (a kept one, else a new one from
+        ``build``; None without it), and the list to :meth:`give` it back to."""
         idle = self._states.get(key)
         if idle is None:
             idle = self._states.get_or_put(key, list)
         try:
             vm = idle.pop()  # atomic: two threads never take the same VM
         except IndexError:
-            vm = build()
+            vm = None if build is None else build()
         return vm, idle
 
     def give(self, idle: list[Any], vm: Any) -> None:
@@ -653,25 +653,27 @@ def prepare(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
         blob_base_fee = 0
     private = (states is None or own_state or bool(state_override) or block_overrides is not None
                or blob_base_fee is not None)
-
-    def build() -> Any:
-        # a message that pays nothing runs with a zero base fee (see the module docstring)
-        context = evm_header.copy(base_fee_per_gas=0) if zero_base_fee else evm_header
-        return vm_class(
-            header=context, chaindb=chaindb, chain_context=ChainContext(config.chain_id),
-            consensus_context=ConsensusContext(chaindb.db),
-        )
-
     if private:
-        vm = build()
+        vm = _build_vm(vm_class, evm_header, zero_base_fee, chaindb, config.chain_id)
         if blob_base_fee is not None:
             with_blob_base_fee(vm.state, blob_base_fee)
         apply_state_overrides(vm.state, state_override)
         return Execution(vm, message, fork, base_fee is not None, limit)
     assert states is not None
-    vm, idle = states.take((id(chaindb.db), header.hash, zero_base_fee), build)
+    vm, idle = states.take((id(chaindb.db), header.hash, zero_base_fee))
+    if vm is None:
+        vm = _build_vm(vm_class, evm_header, zero_base_fee, chaindb, config.chain_id)
     return Execution(vm, message, fork, base_fee is not None, limit,
                      release=lambda: states.give(idle, vm))
+
+
+def _build_vm(vm_class: Any, evm_header: Any, zero_base_fee: bool, chaindb: Any,
+              chain_id: int) -> Any:
+    """A VM of ``vm_class`` on the state after ``evm_header``'s block."""
+    # a message that pays nothing runs with a zero base fee (see the module docstring)
+    context = evm_header.copy(base_fee_per_gas=0) if zero_base_fee else evm_header
+    return vm_class(header=context, chaindb=chaindb, chain_context=ChainContext(chain_id),
+                    consensus_context=ConsensusContext(chaindb.db))
 
 
 def gas_for(request: CallRequest, block_gas_limit: int) -> int:
