@@ -2,15 +2,20 @@
 distinct calldata on every call, so no answer cache helps. Prints p50/p99 of the wall time
 and the mean CPU time per call, in microseconds; asserts nothing.
 
-    .venv/bin/python benchmarks/bench_call.py [--calls 3000] [--profile] [--store DIR]
+    .venv/bin/python benchmarks/bench_call.py [--calls 3000] [--profile [call|request|revert]]
+        [--store DIR]
 
 With ``--store``, the calls run on a store of the peer chain (``bench_vs_anvil``'s, e.g. its
 ``store-lmdb``; ``chain.json`` beside it, or ``--chain``, names the contract) from the zero
 address, as the HTTP bench sends them; otherwise on a ten-block dev chain in memory.
 
 Rows: the method itself (:func:`ethread.methods.call.call` with the dispatcher's state cache),
-the whole request through the dispatcher (parse, dispatch, serialise), a reverting call
-(``Error("nope")``), and eth_estimateGas for comparison.
+the whole request through the dispatcher (parse, dispatch, serialise: ``Dispatcher.handle``,
+the pipeline every host drives) without answer caches, the same through a dispatcher as the
+server makes it (its answer caches on: a distinct call misses them but pays for keeping its
+answer), a reverting call (``Error("nope")``, error 3), and eth_estimateGas for comparison.
+Every row's calls have distinct calldata. ``--profile`` profiles one of them instead (cProfile):
+the method, the whole request or the reverting request.
 """
 
 from __future__ import annotations
@@ -66,8 +71,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=3000, help="calls per row")
-    parser.add_argument("--profile", action="store_true",
-                        help="profile the method row (cProfile)")
+    parser.add_argument("--profile", nargs="?", const="call", choices=("call", "request", "revert"),
+                        help="profile this row instead of timing the rows (cProfile)")
     parser.add_argument("--sort", default="cumulative", help="the profile's order")
     parser.add_argument("--store", type=Path, default=None,
                         help="a store of the peer chain to call on (opened, never written)")
@@ -104,23 +109,6 @@ def main() -> None:
     where = f"store {args.store}" if args.store is not None else "memory"
     print(f"eth_call on Ping ({where}), distinct calldata each time (load average {load[0]:.2f} "
           f"{load[1]:.2f} {load[2]:.2f})")
-    if args.profile:
-        import cProfile
-        import pstats
-
-        requests = [distinct(n) for n in range(args.calls)]
-        profile = cProfile.Profile()
-        profile.enable()
-        for request in requests:
-            call(backend, request, "latest", states)
-        profile.disable()
-        pstats.Stats(profile).sort_stats(args.sort).print_stats(45)
-        return
-    def method(n: int) -> Callable[[], object]:
-        request = distinct(n)
-        return lambda: call(backend, request, "latest", states)
-
-    show("call() on the state cache", timed(method, args.calls))
     dispatcher = Dispatcher(backend, cache=ResponseCache(max_entries=0))
 
     def body(n: int, first: str = "01") -> bytes:
@@ -129,13 +117,42 @@ def main() -> None:
             {"to": "0x" + ping.hex(), "data": data}, "latest"]}).encode()
 
     assert "result" in json.loads(dispatcher.handle(body(1)))  # type: ignore[arg-type]
-    def request(n: int, first: str = "01") -> Callable[[], object]:
-        raw = body(n, first)
-        return lambda: dispatcher.handle(raw)
-
-    show("whole request through the dispatcher", timed(request, args.calls))
     reverted = json.loads(dispatcher.handle(body(1, "ff")))  # type: ignore[arg-type]
     assert reverted["error"]["message"] == "execution reverted: nope", reverted
+    if args.profile:
+        import cProfile
+        import pstats
+
+        first = "ff" if args.profile == "revert" else "01"
+        requests = [distinct(n) for n in range(args.calls)]
+        bodies = [body(n, first) for n in range(args.calls)]
+        profile = cProfile.Profile()
+        profile.enable()
+        if args.profile == "call":
+            for request_ in requests:
+                call(backend, request_, "latest", states)
+        else:
+            for raw in bodies:
+                dispatcher.handle(raw)
+        profile.disable()
+        pstats.Stats(profile).sort_stats(args.sort).print_stats(45)
+        return
+
+    def method(n: int) -> Callable[[], object]:
+        request = distinct(n)
+        return lambda: call(backend, request, "latest", states)
+
+    show("call() on the state cache", timed(method, args.calls))
+
+    def request(n: int, first: str = "01", through: Dispatcher = dispatcher) -> Callable[[], object]:
+        raw = body(n, first)
+        return lambda: through.handle(raw)
+
+    show("whole request through the dispatcher", timed(request, args.calls))
+    served = Dispatcher(backend)  # the server's: answer caches on
+    assert "result" in json.loads(served.handle(body(1)))  # type: ignore[arg-type]
+    show("whole request, the server's dispatcher (caches on)",
+         timed(lambda n: request(n, through=served), args.calls))
     show("reverting call (Error(\"nope\")) through the dispatcher",
          timed(lambda n: request(n, "ff"), args.calls))
 
