@@ -12,20 +12,26 @@ py-evm's generic copy, and reads code without the witness bookkeeping (a frozen 
 trie key read so far, taken at each code read) that only block witnesses use.
 
 It writes exactly what py-evm's database writes (the same RLP under the same keys, through
-the same journal), so state roots, snapshots and reverts behave the same.
+the same journal), so state roots, snapshots and reverts behave the same. A state's snapshot
+and its revert (:class:`LeanSnapshots`, :class:`LeanTransientSnapshots` for Cancun's
+transient storage) take py-evm's steps without the layers between them, and a message's
+checkpoint, the journal's last, is rolled back in place (:func:`discard_journal`).
 
 :class:`LeanComputation` runs py-evm's own opcodes with py-evm's loop, but charges the fixed
 gas of a plain opcode (py-evm's ``_FastOpcode``: most of them) in the loop itself instead of
 through three nested calls, and binds the stack's methods when a computation is made instead
 of on first use through a property that asks asyncio whether each is a coroutine; PUSH, DUP,
 SWAP and POP, the pure arithmetic and comparison opcodes (ADD, SUB, MUL, SHL, SHR, LT, GT,
-EQ, AND, OR, XOR, ISZERO, NOT, with py-evm's formulas), and MSTORE, MLOAD, RETURN,
-CALLDATALOAD, LOG0-LOG4, JUMP, JUMPI, NUMBER, CALLER, ADDRESS, CALLVALUE and CALLDATASIZE work on the stack's list
-and the memory's bytes directly instead of through three nested calls; a memory range the
-memory already holds costs no call into py-evm's expansion (which charges and grows nothing
-then). JUMP and JUMPI behind the time limit's check (:mod:`.interrupt`) check it, then charge
-and jump, in one call. The message a run starts with runs without py-evm's
-snapshot around it (:meth:`LeanComputation.apply_message`), and code read by hash is kept. Opcodes of
+EQ, AND, OR, XOR, ISZERO, NOT, with py-evm's formulas), and MSTORE, MLOAD, RETURN, REVERT,
+CALLDATALOAD, LOG0-LOG4 (their gas and entry in place), JUMP, JUMPI, NUMBER, CALLER, ADDRESS,
+CALLVALUE and CALLDATASIZE work on the stack's list and the memory's bytes directly instead of
+through three nested calls; a memory range the memory already holds costs no call into
+py-evm's expansion (which charges and grows nothing then). JUMP and JUMPI behind the time
+limit's check (:mod:`.interrupt`) check it, then charge and jump, in one call, and the
+positions a jump may land on are worked out once per code, not once per message. A
+computation is set up with the fields py-evm's constructors set, without their calls. The
+message a run starts with runs without py-evm's snapshot around it
+(:meth:`LeanComputation.apply_message`), and code read by hash is kept. Opcodes of
 any other kind (dynamic gas, the interrupt's and the tracers' wrappers) are called as py-evm
 calls them, and with py-evm's DEBUG2 logging on the whole of py-evm's loop runs instead. The
 gas charged, the errors (the same exception with the same text) and their order are py-evm's.
