@@ -15,7 +15,7 @@ import dataclasses
 import types
 import typing
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -172,17 +172,39 @@ def _compile(cls: type) -> Callable[[Any], dict[str, JSON]]:
     return write
 
 
+class SharedFragments(Protocol):
+    """Encoded JSON by name, shared by several processes (the workers of one server): a second
+    level under :class:`FragmentCache` for answers that cost a decode to make, such as a
+    block's receipts. What is put under a name must be what any process would encode for it,
+    so names say what they hold by hash (history under a hash never changes). Neither call
+    raises: a store that fails answers None and keeps nothing."""
+
+    def get(self, name: bytes) -> bytes | None:
+        """The bytes kept under ``name``, or None."""
+        ...
+
+    def put(self, name: bytes, encoded: bytes) -> None:
+        """Keep ``encoded`` under ``name`` for every process (or drop it, when it cannot)."""
+        ...
+
+
 class FragmentCache:
     """Encoded JSON of immutable objects, keyed by what names them (a hash, a position under a
     block hash). Bounded in entries and bytes: when full it starts over, which costs one
     re-encoding per object. Not an LRU on purpose: a hit is one dict lookup, and an answer of
-    thousands of logs makes thousands of them."""
+    thousands of logs makes thousands of them.
+
+    With :attr:`shared` set (a server with several workers sets it), the answers that are
+    whole by themselves and cost a decode to make (a block's receipts) are also looked up in
+    and given to the other processes: each block is then decoded by one worker, not by
+    each."""
 
     def __init__(self, max_entries: int = 500_000, max_bytes: int = 256 << 20) -> None:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self._entries: dict[Hashable, orjson.Fragment] = {}
         self._bytes = 0
+        self.shared: SharedFragments | None = None
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -204,14 +226,27 @@ class FragmentCache:
         """The fragment under ``key``, or None."""
         return self._entries.get(key)
 
-    def put(self, key: Hashable, encoded: Encoded) -> orjson.Fragment:
-        """Keep ``encoded`` under ``key`` (the cache empties first when full); its fragment."""
+    def put(self, key: Hashable, encoded: Encoded, shared_name: Encoded | None = None
+            ) -> orjson.Fragment:
+        """Keep ``encoded`` under ``key`` (the cache empties first when full); its fragment.
+        With ``shared_name``, the other processes get it too (when :attr:`shared` is set)."""
         if len(self._entries) >= self.max_entries or self._bytes + len(encoded) > self.max_bytes:
             self._entries.clear()
             self._bytes = 0
         fragment = self._entries[key] = orjson.Fragment(encoded)
         self._bytes += len(encoded)
+        if shared_name is not None and self.shared is not None:
+            self.shared.put(shared_name, encoded)
         return fragment
+
+    def from_shared(self, key: Hashable, shared_name: Encoded) -> orjson.Fragment | None:
+        """What another process put under ``shared_name``, kept here under ``key`` too; None
+        when nothing is shared under it (or nothing is shared at all)."""
+        shared = self.shared
+        if shared is None:
+            return None
+        encoded = shared.get(shared_name)
+        return None if encoded is None else self.put(key, encoded)
 
 
 def to_json(model: Any, fragments: FragmentCache | None = None) -> JSON:
@@ -256,10 +291,13 @@ def block_receipts_json(block_hash: bytes, load: Callable[[], Sequence[Receipt] 
     key = (b"receipts", block_hash)
     fragment = fragments.cached(key)
     if fragment is None:
-        receipts = load()
-        if receipts is None:
-            return None
-        fragment = fragments.put(key, orjson.dumps([_fields(r) for r in receipts]))
+        name = b"receipts:" + block_hash
+        fragment = fragments.from_shared(key, name)
+        if fragment is None:
+            receipts = load()
+            if receipts is None:
+                return None
+            fragment = fragments.put(key, orjson.dumps([_fields(r) for r in receipts]), name)
     return fragment
 
 

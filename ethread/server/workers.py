@@ -34,11 +34,13 @@ import signal
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import NoReturn
 
 from ..backend import Closeable
 from .networks import Network, open_network, service_context
 from .runner import GRACEFUL_SHUTDOWN_SECONDS, Listening, assemble, settle_heap
+from .shared_fragments import SharedFragmentStore, make_directory, remove_directory
 from .workers_board import WorkerBoard
 
 log = logging.getLogger("ethread.workers")
@@ -65,6 +67,8 @@ class Supervisor:
         self.listening = listening
         self.count = count
         self.board = WorkerBoard(count)
+        self.shared = make_directory() if count > 1 else None
+        """Where the workers share the answers they decoded (:mod:`.shared_fragments`)."""
         self._pids: dict[int, int] = {}
         """slot -> pid of the worker in that slot."""
         self._started: dict[int, float] = {}
@@ -95,6 +99,7 @@ class Supervisor:
                 pass  # a second Ctrl-C during the stop must not surface after it
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
             self.listening.close()
+            remove_directory(self.shared)
 
     def pids(self) -> list[int]:
         """The process ids of the running workers."""
@@ -108,7 +113,7 @@ class Supervisor:
         parent = os.getpid()
         pid = os.fork()
         if pid == 0:
-            _worker(self.listening, self.board, slot, parent)
+            _worker(self.listening, self.board, slot, parent, self.shared)
         self._pids[slot] = pid
         self._started[slot] = time.monotonic()
         log.info("worker %d started (pid %d)", slot + 1, pid)
@@ -190,7 +195,8 @@ def _stop_requested(signum: int, frame: object) -> None:
     raise _Stopped
 
 
-def _worker(listening: Listening, board: WorkerBoard, slot: int, parent: int) -> NoReturn:
+def _worker(listening: Listening, board: WorkerBoard, slot: int, parent: int,
+            shared: Path | None) -> NoReturn:
     """The body of a forked worker: never returns to the supervisor's code."""
     code = 1
     try:
@@ -200,6 +206,8 @@ def _worker(listening: Listening, board: WorkerBoard, slot: int, parent: int) ->
             signal.signal(signum, _stop_requested)  # uvicorn restores and re-raises these
         _die_with(parent)
         networks = [_reopened(network, listening) for network in listening.networks]
+        if shared is not None:
+            _share_fragments(networks, shared)
         prepared = assemble(replace(listening, networks=networks), board, slot)
         settle_heap()
         prepared.run()
@@ -223,6 +231,21 @@ def _reopened(network: Network, listening: Listening) -> Network:
     reopened = open_network(config, service_context(listening.config))
     reopened.port = network.port  # the port actually bound (0 resolved)
     return reopened
+
+
+def _share_fragments(networks: list[Network], directory: Path) -> None:
+    """Give each network's fragment cache the workers' shared store (opened here, after the
+    fork); without it each worker still answers from its own."""
+    try:
+        store = SharedFragmentStore(directory)
+    except Exception as exc:
+        log.error("the workers' shared answers in %s cannot be opened (%s); each worker "
+                  "answers from its own caches", directory, exc)
+        return
+    for network in networks:
+        fragments = network.dispatcher.context.fragments
+        if fragments is not None:
+            fragments.shared = store.for_network(network.name)
 
 
 def _die_with(parent: int) -> None:

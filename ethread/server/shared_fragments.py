@@ -1,0 +1,133 @@
+"""Answers the workers of one server share, so that each block is decoded by one of them.
+
+Every worker keeps the JSON it encoded for history in its own
+:class:`~ethread.codec.serialize.FragmentCache`; with several workers, each would otherwise
+decode every block it is asked for once more (about 100-200 us a block on a store). The
+supervisor makes a directory for an LMDB environment of its own (not the chain store: nothing
+of the chain is written), each worker opens it after the fork, and the fragment caches look
+there before decoding and put there what they encoded (:class:`SharedFragmentStore`). The
+names say what they hold by block hash, and the JSON under a hash never changes, so nothing
+in it goes stale; each network's names carry its own prefix.
+
+Bounded: the environment's map is :data:`MAP_BYTES`; when it is full it starts over (one
+decode again per block), as the fragment caches do, and an answer over
+:data:`MAX_SHARED_BYTES` is not shared. It is a cache only: a failing environment (a full
+disk, say) is logged once and no longer used, and the workers go on answering from their own
+caches. The supervisor removes the directory when it stops. Without the ``lmdb`` package
+(``pip install 'ethread[lmdb]'``) nothing is shared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("ethread.workers")
+
+MAP_BYTES = 512 << 20
+"""The shared environment's size: what the workers share before it starts over."""
+MAX_SHARED_BYTES = 4 << 20
+"""A larger answer stays in the worker that encoded it."""
+_MAX_READERS = 1022
+
+
+def make_directory() -> Path | None:
+    """A new directory for the workers' shared fragments (in the system's temporary folder),
+    or None when there is no ``lmdb`` package to share them with."""
+    try:
+        import lmdb  # noqa: F401  # the extra that shares them
+    except ImportError:
+        return None
+    return Path(tempfile.mkdtemp(prefix="ethread-shared-"))
+
+
+def remove_directory(path: Path | None) -> None:
+    """Remove what :func:`make_directory` made (the supervisor, when it stops)."""
+    if path is not None:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class SharedFragmentStore:
+    """An LMDB environment in ``path`` holding encoded JSON by name, for the processes that
+    open it (each after any fork). :meth:`for_network` gives a network its own names."""
+
+    def __init__(self, path: Path, map_bytes: int = MAP_BYTES) -> None:
+        import lmdb
+
+        self._errors: tuple[type[BaseException], ...] = (lmdb.Error,)
+        self._full: type[BaseException] = lmdb.MapFullError
+        self._env: Any = lmdb.open(str(path), map_size=map_bytes, subdir=True,
+                                   max_readers=_MAX_READERS, max_dbs=0, sync=False,
+                                   metasync=False, readahead=False, lock=True)
+        self._env.reader_check()  # slots of a worker killed mid-read
+        self._failed = False
+
+    def for_network(self, name: str) -> NetworkFragments:
+        """The names of network ``name``."""
+        return NetworkFragments(self, hashlib.blake2b(name.encode(), digest_size=8).digest())
+
+    def get(self, key: bytes) -> bytes | None:
+        """The bytes under ``key``, or None (also once the environment has failed)."""
+        if self._failed:
+            return None
+        try:
+            with self._env.begin(buffers=False) as txn:
+                value: bytes | None = txn.get(key)
+        except self._errors as exc:
+            self._fail(exc)
+            return None
+        return value
+
+    def put(self, key: bytes, value: bytes) -> None:
+        """Keep ``value`` under ``key``; when the map is full, everything goes first."""
+        if self._failed or len(value) > MAX_SHARED_BYTES:
+            return
+        env = self._env
+        try:
+            try:
+                with env.begin(write=True) as txn:
+                    txn.put(key, value)
+            except self._full:
+                # Emptied in a transaction of its own: its pages are free for the next one
+                # (once no reader still holds them; until then this answer is not shared).
+                with env.begin(write=True) as txn:
+                    txn.drop(env.open_db(txn=txn), delete=False)
+                with env.begin(write=True) as txn:
+                    txn.put(key, value)
+        except self._full:
+            pass
+        except self._errors as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: BaseException) -> None:
+        self._failed = True
+        log.error("worker %d: the workers' shared answers failed (%s); each worker answers "
+                  "from its own caches from now on", os.getpid(), exc)
+
+    def close(self) -> None:
+        """Close the environment (this process's handle)."""
+        self._env.close()
+
+
+class NetworkFragments:
+    """One network's names in a :class:`SharedFragmentStore`: the
+    :class:`~ethread.codec.serialize.SharedFragments` its fragment cache is given."""
+
+    __slots__ = ("_prefix", "_store")
+
+    def __init__(self, store: SharedFragmentStore, prefix: bytes) -> None:
+        self._store = store
+        self._prefix = prefix
+
+    def get(self, name: bytes) -> bytes | None:
+        """The bytes another worker put under ``name``, or None."""
+        return self._store.get(self._prefix + name)
+
+    def put(self, name: bytes, encoded: bytes) -> None:
+        """Give ``encoded`` to the other workers under ``name``."""
+        self._store.put(self._prefix + name, encoded)

@@ -1,0 +1,199 @@
+"""The answers the workers of one server share (ethread.server.shared_fragments): what one
+worker decoded, another takes instead of decoding it again, byte for byte; bounded; a failing
+store is only a cache that stops being used."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import lmdb
+import orjson
+import pytest
+
+from ethread.backends.memory import MemoryBackend
+from ethread.codec.jsonrpc import handle
+from ethread.codec.serialize import FragmentCache, block_receipts_json
+from ethread.server import shared_fragments
+from ethread.server.shared_fragments import SharedFragmentStore, make_directory, remove_directory
+
+from .conftest import conformance_dir
+from .server_harness import KEY, ServeProcess
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SharedFragmentStore]:
+    shared = SharedFragmentStore(tmp_path / "shared")
+    yield shared
+    shared.close()
+
+
+def test_each_network_has_names_of_its_own(store: SharedFragmentStore) -> None:
+    store.for_network("mainnet").put(b"receipts:" + b"\x01" * 32, b'[{"a":1}]')
+    assert store.for_network("mainnet").get(b"receipts:" + b"\x01" * 32) == b'[{"a":1}]'
+    assert store.for_network("sepolia").get(b"receipts:" + b"\x01" * 32) is None
+    assert store.for_network("mainnet").get(b"receipts:" + b"\x02" * 32) is None
+
+
+def test_a_forked_process_shares_with_its_parent(tmp_path: Path) -> None:
+    """The supervisor's arrangement: the directory is made before the fork, each process
+    opens the environment itself after it."""
+    directory = make_directory()
+    assert directory is not None
+    try:
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                child = SharedFragmentStore(directory).for_network("n")
+                child.put(b"k", b"from the child")
+                code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        parent = SharedFragmentStore(directory)
+        assert parent.for_network("n").get(b"k") == b"from the child"
+        parent.close()
+    finally:
+        remove_directory(directory)
+    assert not directory.exists()
+
+
+def test_a_full_store_starts_over_and_goes_on_sharing(tmp_path: Path,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """A 1 MB map takes about 19 answers of 50 KB: 100 of them fill it five times over. Each
+    time it empties and goes on; never an error, never more than the map."""
+    shared = SharedFragmentStore(tmp_path, map_bytes=1 << 20).for_network("n")
+    value = b"x" * 50_000
+    with caplog.at_level(logging.ERROR, "ethread.workers"):
+        for i in range(100):
+            shared.put(b"%d" % i, value)
+    kept = [i for i in range(100) if shared.get(b"%d" % i) is not None]
+    assert 0 < len(kept) < 20
+    assert kept == list(range(kept[0], 100)), "the newest answers are the ones kept"
+    assert not caplog.records
+    assert (tmp_path / "data.mdb").stat().st_size <= 1 << 20
+
+
+def test_an_answer_over_the_bound_is_not_shared(store: SharedFragmentStore) -> None:
+    names = store.for_network("n")
+    names.put(b"big", b"x" * (shared_fragments.MAX_SHARED_BYTES + 1))
+    names.put(b"small", b"x" * 100)
+    assert names.get(b"big") is None
+    assert names.get(b"small") == b"x" * 100
+
+
+def test_a_failing_store_is_logged_once_and_left_alone(tmp_path: Path,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    shared = SharedFragmentStore(tmp_path)
+    names = shared.for_network("n")
+    names.put(b"k", b"v")
+    shared.close()  # every later use of the environment fails
+    with caplog.at_level(logging.ERROR, "ethread.workers"):
+        assert names.get(b"k") is None
+        names.put(b"k2", b"v2")
+        assert names.get(b"k2") is None
+    assert len([r for r in caplog.records if "shared answers failed" in r.message]) == 1
+
+
+class _Counting:
+    """A store of shared names that counts what it is asked."""
+
+    def __init__(self) -> None:
+        self.kept: dict[bytes, bytes] = {}
+        self.gets = 0
+
+    def get(self, name: bytes) -> bytes | None:
+        self.gets += 1
+        return self.kept.get(name)
+
+    def put(self, name: bytes, encoded: bytes) -> None:
+        self.kept[name] = encoded
+
+
+def test_receipts_encoded_by_one_cache_answer_another_without_their_models(
+        rpc_compat_memory: MemoryBackend) -> None:
+    """Worker one decodes a block's receipts and shares their JSON; worker two answers the
+    same bytes without loading a receipt. A fragment cache without a shared store, and one
+    whose store holds nothing, still load them."""
+    shared = _Counting()
+    one, two = FragmentCache(), FragmentCache()
+    one.shared = two.shared = shared
+    chain = rpc_compat_memory
+    block_hash = next(h for n in range(1, 40) if (h := chain.canonical_hash(n)) is not None
+                      and chain.receipts(h))
+    loads = []
+
+    def load() -> object:
+        loads.append(block_hash)
+        return chain.receipts(block_hash)
+
+    first = orjson.dumps(block_receipts_json(block_hash, load, one))  # type: ignore[arg-type]
+    assert len(loads) == 1 and list(shared.kept) == [b"receipts:" + block_hash]
+    second = orjson.dumps(block_receipts_json(block_hash, load, two))  # type: ignore[arg-type]
+    assert len(loads) == 1, "the second cache decoded the receipts again"
+    alone = orjson.dumps(block_receipts_json(block_hash, load, FragmentCache()))  # type: ignore[arg-type]
+    assert first == second == alone
+    assert json.loads(first)[0]["blockHash"] == "0x" + block_hash.hex()
+    gets = shared.gets
+    block_receipts_json(block_hash, load, two)  # type: ignore[arg-type]
+    assert shared.gets == gets, "a fragment held in the process asks the shared store again"
+    assert block_receipts_json(b"\x00" * 32, lambda: None, one) is None
+
+
+def _rpc(method: str, params: list[object]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).encode()
+
+
+def _post_raw(host: str, port: int, body: bytes) -> bytes:
+    """The answer's bytes, on a connection of its own (so the kernel picks a worker)."""
+    conn = http.client.HTTPConnection(host, port, timeout=30)
+    try:
+        conn.request("POST", f"/v3/{KEY}", body, {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        assert response.status == 200
+        return response.read()
+    finally:
+        conn.close()
+
+
+def test_two_workers_answer_receipts_from_one_shared_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        rpc_compat_memory: MemoryBackend) -> None:
+    """``ethread serve --workers 2`` on the rpc-compat chain: receipts of every block asked on
+    connections of their own (spread over both workers) answer exactly what one process
+    answers; the workers' shared store holds each block's receipts, written once (a worker
+    that finds them there does not decode them again), and is gone after the stop."""
+    rpc = conformance_dir() / "rpc-compat"
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    args = ["--genesis", str(rpc / "genesis.json"), "--blocks", str(rpc / "chain.rlp"),
+            "--no-verify-seals", "--no-access-log", "--workers", "2", "--api-key", KEY,
+            "--ledger", str(tmp_path / "credits.ledger")]
+    head = rpc_compat_memory.pointer("latest")
+    assert head is not None
+    with ServeProcess(args, cwd=tmp_path) as server:
+        answers: dict[int, set[bytes]] = {}
+        for _ in range(3):
+            for number in range(head + 1):
+                body = _post_raw(server.host, server.port,
+                                 _rpc("eth_getBlockReceipts", [hex(number)]))
+                answers.setdefault(number, set()).add(body)
+        directories = [p for p in tmp_path.iterdir() if p.name.startswith("ethread-shared-")]
+        assert len(directories) == 1
+        env = lmdb.open(str(directories[0]), readonly=True, lock=False)
+        with env.begin() as txn:
+            shared_count = txn.stat()["entries"]
+        writes = env.info()["last_txnid"]
+        env.close()
+        code, err = server.stop()
+    assert code == 0, err
+    assert not directories[0].exists()
+    assert shared_count == head + 1
+    assert writes == head + 1, "a block's receipts were decoded and shared twice"
+    for number, bodies in answers.items():
+        assert bodies == {handle(rpc_compat_memory, _rpc("eth_getBlockReceipts", [hex(number)]))}
