@@ -1,7 +1,7 @@
 """ethread beside anvil (foundry's Rust node) on the same chain, under the same load: requests/s
 at concurrency 1 and 16, and the ratio ethread / anvil, for the reads of issue 12.
 
-    .venv/bin/python benchmarks/bench_vs_anvil.py [--blocks 5001] [--seconds 5]
+    .venv/bin/python benchmarks/bench_vs_anvil.py [--blocks 5001] [--seconds 5] [--rounds 1]
         [--workdir DIR] [--only TEXT] [--targets anvil,bare,memory,store] [--workers 2]
         [--engine lmdb|leveldb] [--access-log] [--client wrk|python] [--cpu]
 
@@ -30,9 +30,12 @@ The load generator is wrk (Debian's ``wrk``) with a Lua script per row that make
 for every request (random blocks, transactions, windows; a new calldata for each distinct
 eth_call), one thread at c=1 and two at c=16; without wrk, a keep-alive Python client
 (``bench_load.py``'s) sends bodies made the same way. Before each row a few of its bodies are
-sent to each server and must answer a result. Each row runs ``--seconds``; the machine's
-load average is printed with the table, since the servers, the load generator and anything
-else running share the same cores.
+sent to each server and must answer a result. Each row runs ``--seconds`` on each server;
+with ``--rounds N`` it runs N times as long, the servers taking turns (anvil, then each
+ethread, then anvil again), so that a minute when the machine is slower (an idle core wakes
+later, another process runs) falls on every server alike: the c=1 column moves most with
+that. The machine's load average is printed with the table, since the servers, the load
+generator and anything else running share the same cores.
 
 Rows whose bodies repeat (the floor, the full-range logs, the repeated eth_call) measure what a
 server does with a request it has answered before (ethread answers the same bytes again
@@ -472,7 +475,11 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--blocks", type=int, default=5001,
                         help="head of the chain (block 1 deploys, 2..head call)")
-    parser.add_argument("--seconds", type=int, default=5, help="per row and concurrency")
+    parser.add_argument("--seconds", type=int, default=5,
+                        help="per row, concurrency and round")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="measure each cell in this many turns, the targets alternating "
+                             "(so that a slow minute of the machine falls on all of them)")
     parser.add_argument("--workdir", type=Path,
                         help="keep the chain and the store here for later runs "
                              "(default: a temporary directory)")
@@ -497,6 +504,8 @@ def main() -> None:
         return
     if args.blocks < 102:
         parser.error("--blocks must be at least 102 (the log windows are 100 blocks)")
+    if args.rounds < 1 or args.seconds < 1:
+        parser.error("--rounds and --seconds must be at least 1")
     targets = args.targets.split(",")
     with contextlib.ExitStack() as stack:
         workdir = args.workdir or Path(stack.enter_context(
@@ -531,7 +540,7 @@ def main() -> None:
         load = os.getloadavg()
         print(f"\n{os.cpu_count()} CPUs shared by the servers and the load generator "
               f"({args.client}); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-              f"{args.seconds} s per row; ethread: {args.workers} workers (store: {workers}, "
+              f"{args.seconds} s x {args.rounds} round(s) per row; ethread: {args.workers} workers (store: {workers}, "
               f"{args.engine}), *.ledger ledger, access log {'on' if args.access_log else 'off'}")
         header = f"{'requests/s':<34} {'c':>3}" + "".join(f" {n:>9}" for n in columns)
         ratios = [n for n in columns if n != "anvil" and "anvil" in servers]
@@ -555,16 +564,24 @@ def main() -> None:
                 order = list(columns)
                 if "bare" in servers and row.label.startswith("eth_chainId"):
                     order.append("bare")
+                done = dict.fromkeys(order, 0.0)
+                used = dict.fromkeys(order, 0.0)
+                failures = dict.fromkeys(order, 0)
+                for _ in range(args.rounds):  # the targets take turns: both see the same minutes
+                    for name in order:
+                        seed += 1
+                        pid = servers[name].process.pid
+                        before = tree_cpu_seconds(pid)
+                        rate, failed = run(row, servers[name], chain, concurrency, args.seconds,
+                                           seed)
+                        used[name] += tree_cpu_seconds(pid) - before
+                        done[name] += rate * args.seconds
+                        failures[name] += failed
                 for name in order:
-                    seed += 1
-                    pid = servers[name].process.pid
-                    before = tree_cpu_seconds(pid)
-                    rate, failed = run(row, servers[name], chain, concurrency, args.seconds, seed)
-                    rates[name] = rate
-                    cpu[name] = ((tree_cpu_seconds(pid) - before) / (rate * args.seconds) * 1e6
-                                 if rate else 0.0)
-                    if failed:
-                        notes.append(f"{name}: {failed} failed")
+                    rates[name] = done[name] / (args.seconds * args.rounds)
+                    cpu[name] = used[name] / done[name] * 1e6 if done[name] else 0.0
+                    if failures[name]:
+                        notes.append(f"{name}: {failures[name]} failed")
                 line = f"{row.label:<34} {concurrency:>3}" + "".join(
                     f" {rates[n]:>9.0f}" for n in columns)
                 line += "".join(f" {rates[n] / rates['anvil']:>13.2f}" if rates["anvil"]
