@@ -17,7 +17,12 @@ import pytest
 
 from ethread.backends.memory import MemoryBackend
 from ethread.codec.jsonrpc import handle
-from ethread.codec.serialize import FragmentCache, block_receipts_json
+from ethread.codec.serialize import (
+    FragmentCache,
+    block_json,
+    block_json_by_hash,
+    block_receipts_json,
+)
 from ethread.server import shared_fragments
 from ethread.server.shared_fragments import SharedFragmentStore, make_directory, remove_directory
 
@@ -146,6 +151,36 @@ def test_receipts_encoded_by_one_cache_answer_another_without_their_models(
     assert block_receipts_json(b"\x00" * 32, lambda: None, one) is None
 
 
+@pytest.mark.parametrize("full", [False, True])
+def test_a_block_encoded_by_one_cache_answers_another_without_decoding_it(
+        rpc_compat_memory: MemoryBackend, full: bool) -> None:
+    chain = rpc_compat_memory
+    shared = _Counting()
+    one, two = FragmentCache(), FragmentCache()
+    one.shared = two.shared = shared
+    block_hash = next(h for n in range(1, 40) if (h := chain.canonical_hash(n)) is not None
+                      and (b := chain.block_by_hash(h)) is not None and b.transactions)
+    block = chain.block_by_hash(block_hash)
+    loads = []
+
+    def load() -> object:
+        loads.append(block_hash)
+        return block
+
+    first = orjson.dumps(block_json_by_hash(block_hash, full, load, one))  # type: ignore[arg-type]
+    second = orjson.dumps(block_json_by_hash(block_hash, full, load, two))  # type: ignore[arg-type]
+    assert len(loads) == 1, "the second cache decoded the block again"
+    assert block is not None
+    assert first == second == orjson.dumps(block_json(block, full)) \
+        == orjson.dumps(block_json(block, full, FragmentCache()))
+    name = (b"block+txs:" if full else b"block:") + block_hash
+    assert list(shared.kept) == [name]
+    assert json.loads(first)["hash"] == "0x" + block_hash.hex()
+    assert isinstance(json.loads(first)["transactions"][0], dict) is full
+    assert block_json_by_hash(b"\x00" * 32, full, lambda: None, one) is None
+    assert list(shared.kept) == [name]
+
+
 def _rpc(method: str, params: list[object]) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).encode()
 
@@ -162,13 +197,20 @@ def _post_raw(host: str, port: int, body: bytes) -> bytes:
         conn.close()
 
 
-def test_two_workers_answer_receipts_from_one_shared_store(
+def _requests(number: int) -> list[bytes]:
+    return [_rpc("eth_getBlockReceipts", [hex(number)]),
+            _rpc("eth_getBlockByNumber", [hex(number), False]),
+            _rpc("eth_getBlockByNumber", [hex(number), True])]
+
+
+def test_two_workers_answer_from_one_shared_store(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         rpc_compat_memory: MemoryBackend) -> None:
-    """``ethread serve --workers 2`` on the rpc-compat chain: receipts of every block asked on
-    connections of their own (spread over both workers) answer exactly what one process
-    answers; the workers' shared store holds each block's receipts, written once (a worker
-    that finds them there does not decode them again), and is gone after the stop."""
+    """``ethread serve --workers 2`` on the rpc-compat chain: the receipts and the block (with
+    and without its transactions) of every block, asked three times on connections of their
+    own (spread over both workers), answer exactly what one process answers; the workers'
+    shared store holds each of them, written once (a worker that finds one there does not
+    decode the block again), and is gone after the stop."""
     rpc = conformance_dir() / "rpc-compat"
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     args = ["--genesis", str(rpc / "genesis.json"), "--blocks", str(rpc / "chain.rlp"),
@@ -177,12 +219,12 @@ def test_two_workers_answer_receipts_from_one_shared_store(
     head = rpc_compat_memory.pointer("latest")
     assert head is not None
     with ServeProcess(args, cwd=tmp_path) as server:
-        answers: dict[int, set[bytes]] = {}
+        answers: dict[bytes, set[bytes]] = {}
         for _ in range(3):
             for number in range(head + 1):
-                body = _post_raw(server.host, server.port,
-                                 _rpc("eth_getBlockReceipts", [hex(number)]))
-                answers.setdefault(number, set()).add(body)
+                for request in _requests(number):
+                    answers.setdefault(request, set()).add(
+                        _post_raw(server.host, server.port, request))
         directories = [p for p in tmp_path.iterdir() if p.name.startswith("ethread-shared-")]
         assert len(directories) == 1
         env = lmdb.open(str(directories[0]), readonly=True, lock=False)
@@ -193,7 +235,7 @@ def test_two_workers_answer_receipts_from_one_shared_store(
         code, err = server.stop()
     assert code == 0, err
     assert not directories[0].exists()
-    assert shared_count == head + 1
-    assert writes == head + 1, "a block's receipts were decoded and shared twice"
-    for number, bodies in answers.items():
-        assert bodies == {handle(rpc_compat_memory, _rpc("eth_getBlockReceipts", [hex(number)]))}
+    assert shared_count == 3 * (head + 1)
+    assert writes == 3 * (head + 1), "an answer was decoded and shared twice"
+    for request, bodies in answers.items():
+        assert bodies == {handle(rpc_compat_memory, request)}

@@ -53,7 +53,14 @@ from .params import (
     parse_percentiles,
     parse_state_override,
 )
-from .serialize import FragmentCache, block_json, block_receipts_json, fee_history_json, to_json
+from .serialize import (
+    FragmentCache,
+    block_json,
+    block_json_by_hash,
+    block_receipts_json,
+    fee_history_json,
+    to_json,
+)
 
 CLIENT_VERSION = "ethread/0.1.0"
 DEFAULT_CALL_TIMEOUT = 5.0
@@ -163,15 +170,25 @@ def _block_ref_or_decimal(value: Any) -> BlockRef:
 
 
 def _get_block_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
-    block = methods.get_block_by_hash(backend, _arg(params, 0, parse_hash_param))
+    """As :func:`~ethread.methods.get_block_by_hash` answers; the block is read only when no
+    fragment holds the answer (see :func:`~ethread.codec.serialize.block_json_by_hash`)."""
+    block_hash = _arg(params, 0, parse_hash_param)
     full = _arg(params, 1, parse_bool)
-    return None if block is None else block_json(block, full, ctx.fragments)
+    return block_json_by_hash(block_hash, full,
+                              lambda: methods.get_block_by_hash(backend, block_hash),
+                              ctx.fragments)
 
 
 def _get_block_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
-    block = methods.get_block_by_number(backend, _arg(params, 0, parse_number_or_tag))
+    """As :func:`~ethread.methods.get_block_by_number` answers, the hash read from the
+    canonical index (no header decoded) and the block only when no fragment holds the
+    answer."""
+    block_hash = resolve_hash(backend, _arg(params, 0, parse_number_or_tag))
     full = _arg(params, 1, parse_bool)
-    return None if block is None else block_json(block, full, ctx.fragments)
+    if block_hash is None:
+        return None
+    return block_json_by_hash(block_hash, full, lambda: backend.block_by_hash(block_hash),
+                              ctx.fragments)
 
 
 def _get_block_receipts(backend: Backend, params: Params, ctx: Context) -> Any:

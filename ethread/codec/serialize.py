@@ -328,6 +328,29 @@ def block_json(block: Block, full_transactions: bool,
                          lambda: _block_fields(block, full_transactions, fragments))
 
 
+def block_json_by_hash(block_hash: bytes, full_transactions: bool,
+                       load: Callable[[], Block | None],
+                       fragments: FragmentCache | None = None) -> JSON:
+    """:func:`block_json` of the block with hash ``block_hash``, which ``load`` reads (None
+    when it is not held) only when no fragment holds its answer yet: a block asked again, in
+    this process or (with a shared store) in another, is not decoded again."""
+    if fragments is None:
+        block = load()
+        return None if block is None else _block_fields(block, full_transactions, None)
+    key = (b"block", block_hash, full_transactions)
+    fragment = fragments.cached(key)
+    if fragment is None:
+        name = (b"block+txs:" if full_transactions else b"block:") + block_hash
+        fragment = fragments.from_shared(key, name)
+        if fragment is None:
+            block = load()
+            if block is None:
+                return None
+            fragment = fragments.put(
+                key, orjson.dumps(_block_fields(block, full_transactions, fragments)), name)
+    return fragment
+
+
 def _block_fields(block: Block, full_transactions: bool,
                   fragments: FragmentCache | None) -> dict[str, JSON]:
     out = header_json(block.header, block.size)
