@@ -5,8 +5,9 @@ Every worker keeps the JSON it encoded for history in its own
 decode every block it is asked for once more (about 100-200 us a block on a store). The
 supervisor makes a directory for an LMDB environment of its own (not the chain store: nothing
 of the chain is written), each worker opens it after the fork, and the fragment caches look
-there before decoding and put there what they encoded (:class:`SharedFragmentStore`). The
-names say what they hold by block hash, and the JSON under a hash never changes, so nothing
+there before decoding and put there what they encoded (:class:`SharedFragmentStore`); a put
+made on the event loop is written once the callback that answered is done, with the others
+of that turn in one transaction, so a first answer does not wait for it. The names say what they hold by block hash, and the JSON under a hash never changes, so nothing
 in it goes stale; each network's names carry its own prefix.
 
 Bounded: the environment's map is :data:`MAP_BYTES`; when it is full it starts over (one
@@ -19,6 +20,7 @@ caches. The supervisor removes the directory when it stops. Without the ``lmdb``
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import os
@@ -66,6 +68,8 @@ class SharedFragmentStore:
                                    metasync=False, readahead=False, lock=True)
         self._env.reader_check()  # slots of a worker killed mid-read
         self._failed = False
+        self._pending: dict[bytes, bytes] = {}
+        """Put on the event loop's thread, written when its callback is done."""
 
     def for_network(self, name: str) -> NetworkFragments:
         """The names of network ``name``."""
@@ -84,21 +88,41 @@ class SharedFragmentStore:
         return value
 
     def put(self, key: bytes, value: bytes) -> None:
-        """Keep ``value`` under ``key``; when the map is full, everything goes first."""
+        """Keep ``value`` under ``key``. On an event loop's thread it is written once the
+        current callback is done (the answer that made it is on its way by then), together
+        with the others put in the same turn of the loop; elsewhere at once."""
         if self._failed or len(value) > MAX_SHARED_BYTES:
             return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._write({key: value})
+            return
+        if not self._pending:
+            loop.call_soon(self._flush)
+        self._pending[key] = value
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, {}
+        if not self._failed:
+            self._write(pending)
+
+    def _write(self, items: dict[bytes, bytes]) -> None:
+        """``items`` in one write transaction; when the map is full, everything goes first."""
         env = self._env
         try:
             try:
                 with env.begin(write=True) as txn:
-                    txn.put(key, value)
+                    for key, value in items.items():
+                        txn.put(key, value)
             except self._full:
-                # Emptied in a transaction of its own: its pages are free for the next one
-                # (once no reader still holds them; until then this answer is not shared).
+                # Emptied in a transaction of its own: its pages are free for a later one
+                # (once no reader still holds them; until then these answers are not shared).
                 with env.begin(write=True) as txn:
                     txn.drop(env.open_db(txn=txn), delete=False)
                 with env.begin(write=True) as txn:
-                    txn.put(key, value)
+                    for key, value in items.items():
+                        txn.put(key, value)
         except self._full:
             pass
         except self._errors as exc:
@@ -110,7 +134,8 @@ class SharedFragmentStore:
                   "from its own caches from now on", os.getpid(), exc)
 
     def close(self) -> None:
-        """Close the environment (this process's handle)."""
+        """Write what is pending and close the environment (this process's handle)."""
+        self._flush()
         self._env.close()
 
 
