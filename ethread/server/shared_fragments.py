@@ -7,8 +7,9 @@ supervisor makes a directory for an LMDB environment of its own (not the chain s
 of the chain is written), each worker opens it after the fork, and the fragment caches look
 there before decoding and put there what they encoded (:class:`SharedFragmentStore`); a put
 made on the event loop is written once the callback that answered is done, with the others
-of that turn in one transaction, so a first answer does not wait for it. The names say what they hold by block hash, and the JSON under a hash never changes, so nothing
-in it goes stale; each network's names carry its own prefix.
+of that turn in one transaction, so a first answer does not wait for it. The names say what
+they hold by block hash, and the JSON under a hash never changes, so nothing in it goes
+stale; each network's names carry its own prefix.
 
 Bounded: the environment's map is :data:`MAP_BYTES`; when it is full it starts over (one
 decode again per block), as the fragment caches do, and an answer over
