@@ -89,22 +89,46 @@ def build_receipts(block: Block, evm_receipts: Sequence[Any], config: ChainConfi
         for r in evm_receipts), config)
 
 
+TxFacts = tuple[Hash32, Address, Address | None, int, int, int, int | None]
+"""What a receipt takes from its transaction: hash, sender, ``to``, type, nonce, effective gas
+price and, for a blob transaction, how many blobs it carries (None for the other types)."""
+
+
+def transaction_facts(block: Block) -> list[TxFacts]:
+    """The :data:`TxFacts` of each transaction of ``block``, in order."""
+    facts: list[TxFacts] = []
+    for itx in block.transactions:
+        tx = itx.transaction
+        blobs = len(tx.blob_versioned_hashes) if isinstance(tx, BlobTransaction) else None
+        facts.append((itx.hash, itx.sender, tx.to, tx.type, tx.nonce, itx.gas_price, blobs))
+    return facts
+
+
 def receipts_of_rows(block: Block, rows: Iterable[ReceiptRow], config: ChainConfig
                      ) -> tuple[Receipt, ...]:
     """Receipt models of ``block`` from its receipts' consensus fields (one row a transaction,
-    in order): what the RPC answer adds (block-wide log indexes, per-transaction gas, contract
-    addresses, effective gas prices, blob fees) is derived here. The models are made with
-    :func:`~ethread.models.trusted_maker`: every value is already of its declared type."""
+    in order); see :func:`receipts_of_facts`."""
     header: Header = block.header
+    return receipts_of_facts(header.hash, header.number, header.timestamp,
+                             header.excess_blob_gas, transaction_facts(block), rows, config)
+
+
+def receipts_of_facts(block_hash: Hash32, number: int, timestamp: int,
+                      excess_blob_gas: int | None, facts: Sequence[TxFacts],
+                      rows: Iterable[ReceiptRow], config: ChainConfig) -> tuple[Receipt, ...]:
+    """Receipt models of the block ``block_hash`` (``number``, ``timestamp`` and, from Cancun,
+    ``excess_blob_gas`` from its header) from what each receipt takes from its transaction
+    and the receipts' consensus fields (one of each a transaction, in order): what the RPC
+    answer adds (block-wide log indexes, per-transaction gas, contract addresses, effective
+    gas prices, blob fees) is derived here. The models are made with
+    :func:`~ethread.models.trusted_maker`: every value is already of its declared type."""
     blob_price = None  # worked out for the first blob transaction: most blocks have none
-    block_hash, number, timestamp = header.hash, header.number, header.timestamp
     receipts = []
     log_index = 0
     previous_cumulative = 0
-    for itx, (state_root, cumulative, bloom, raw_logs) in zip(block.transactions, rows,
-                                                               strict=True):
-        tx = itx.transaction
-        tx_hash, index = itx.hash, itx.index
+    for index, ((tx_hash, sender, to, kind, nonce, gas_price, blobs),
+                (state_root, cumulative, bloom, raw_logs)) in enumerate(zip(facts, rows,
+                                                                             strict=True)):
         logs = []
         for address, topics, data in raw_logs:
             logs.append(_LOG(address, topics, data, number, tx_hash, index, block_hash,
@@ -114,17 +138,15 @@ def receipts_of_rows(block: Block, rows: Iterable[ReceiptRow], config: ChainConf
             status, root = None, state_root
         else:
             status, root = (1 if state_root == b"\x01" else 0), None
-        contract = (
-            generate_contract_address(EvmAddress(itx.sender), tx.nonce) if tx.to is None else None
-        )
+        contract = generate_contract_address(EvmAddress(sender), nonce) if to is None else None
         blob_gas = None
-        if isinstance(tx, BlobTransaction):
-            blob_gas = BLOB_GAS_PER_BLOB * len(tx.blob_versioned_hashes)
-            if blob_price is None and header.excess_blob_gas is not None:
-                blob_price = config.blob_base_fee(number, timestamp, header.excess_blob_gas)
+        if blobs is not None:
+            blob_gas = BLOB_GAS_PER_BLOB * blobs
+            if blob_price is None and excess_blob_gas is not None:
+                blob_price = config.blob_base_fee(number, timestamp, excess_blob_gas)
         receipts.append(_RECEIPT(
-            tx.type, status, root, cumulative, bloom, tuple(logs), tx_hash, index, block_hash,
-            number, itx.sender, tx.to, cumulative - previous_cumulative, itx.gas_price, contract,
+            kind, status, root, cumulative, bloom, tuple(logs), tx_hash, index, block_hash,
+            number, sender, to, cumulative - previous_cumulative, gas_price, contract,
             blob_gas, blob_price if blob_gas is not None else None,
         ))
         previous_cumulative = cumulative

@@ -18,7 +18,14 @@ from eth_keys.datatypes import Signature
 from eth_keys.exceptions import BadSignature
 from rlp.codec import length_prefix
 
-from .assemble import ReceiptRow, assemble_block, receipts_of_rows
+from .assemble import (
+    ReceiptRow,
+    TxFacts,
+    assemble_block,
+    effective_gas_price,
+    receipts_of_facts,
+    receipts_of_rows,
+)
 from .encoding import (
     DecodeError,
     encode_receipt,
@@ -27,12 +34,23 @@ from .encoding import (
     transaction_item,
     typed_transaction_from_fields,
 )
-from .fastrlp import Nested, decode_list, decode_nested, item_spans, payload_span
+from .fastrlp import (
+    Nested,
+    decode_list,
+    decode_list_at,
+    decode_nested,
+    item_spans,
+    item_starts,
+    payload_span,
+    string_at,
+    uint_at,
+)
 from .forks import ChainConfig
 from .models import (
     AccessListEntry,
     AccessListTransaction,
     Address,
+    BlobTransaction,
     Block,
     DynamicFeeTransaction,
     Hash32,
@@ -329,12 +347,144 @@ def receipts_from_consensus(
             f"block {block.number} has {len(block.transactions)} transactions but "
             f"{len(items)} receipts"
         )
-    if config is None:
-        # Only the blob base fee needs the fork schedule, and only blocks with blob gas
-        # (Cancun on) have one. Without a schedule those would get Prague's update fraction;
-        # the backends that come here without one (Era1 archives) hold pre-merge history.
-        config = ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
-    return receipts_of_rows(block, map(_receipt_row, items), config)
+    return receipts_of_rows(block, map(_receipt_row, items), config if config is not None else _NO_SCHEDULE)
+
+
+_NO_SCHEDULE = ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
+"""The schedule receipts are made with when a store has none. Only the blob base fee needs
+the fork schedule, and only blocks with blob gas (Cancun on) have one. Without a schedule
+those would get Prague's update fraction; the backends that come here without one (Era1
+archives) hold pre-merge history."""
+
+
+def header_facts(header_rlp: bytes) -> tuple[int, int, int | None, int | None]:
+    """(number, timestamp, base fee, excess blob gas) of a header record: what the receipts of
+    its block take from it, found without decoding the other fields. The record is checked
+    as :func:`header_of_record` checks it: one list filling the record, of 15 to 21 strings."""
+    if not header_rlp:
+        raise DecodeError("an empty header record")
+    start, end = payload_span(header_rlp)
+    if end != len(header_rlp):
+        raise DecodeError("a header must fill its record")
+    at, lists = item_starts(header_rlp, start, end)
+    count = len(at) - 1
+    if count not in _HEADER_FIELDS:
+        raise DecodeError(f"a header has 15 to 21 fields, got {count}")
+    if lists:
+        raise DecodeError("a header's fields are strings")
+    return (uint_at(header_rlp, at[8], at[9]), uint_at(header_rlp, at[11], at[12]),
+            uint_at(header_rlp, at[15], at[16]) if count > 15 else None,
+            uint_at(header_rlp, at[18], at[19]) if count > 18 else None)
+
+
+def body_facts(body_rlp: bytes, senders: Sequence[Address], base_fee: int | None
+               ) -> list[TxFacts]:
+    """What each transaction of a stored body (see :func:`block_from_parts`) gives its
+    receipt, without the block and transaction models: its hash (keccak of its bytes in the
+    body), sender, ``to``, type, nonce, effective gas price and blob count.
+
+    Legacy, access-list and dynamic-fee transactions are read field by field where they lie
+    in the record, each checked as :func:`block_from_parts` checks it (its count of fields,
+    strings but for the access list, whose entries are checked when it has any); blob and
+    set-code ones go through the checked decoder. Of the uncles and withdrawals only their
+    extent is checked: receipts do not read them."""
+    if not body_rlp:
+        raise DecodeError("an empty block body")
+    start, end = payload_span(body_rlp)
+    if end != len(body_rlp):
+        raise DecodeError("a block body must fill its record")
+    parts, lists = item_starts(body_rlp, start, end)
+    if len(parts) not in (3, 4) or lists != len(parts) - 1:
+        raise DecodeError("a block body is [transactions, uncles] or with withdrawals, lists")
+    spans = item_starts(body_rlp, *payload_span(body_rlp, parts[0]))[0]
+    count = len(spans) - 1
+    if len(senders) != count:
+        raise DecodeError(f"a body of {count} transactions stored with {len(senders)} senders")
+    facts: list[TxFacts] = []
+    for index, sender in enumerate(senders):
+        at, stop = spans[index], spans[index + 1]
+        first = body_rlp[at]
+        if first >= 0xC0:
+            f, lists = item_starts(body_rlp, *payload_span(body_rlp, at))
+            if len(f) != 10 or lists:
+                raise DecodeError("a legacy transaction is 9 strings")
+            facts.append((keccak(body_rlp[at:stop]), sender,
+                          string_at(body_rlp, f[3], f[4]) or None, 0,
+                          uint_at(body_rlp, f[0], f[1]), uint_at(body_rlp, f[1], f[2]), None))
+            continue
+        if first < 0x80:
+            raise DecodeError("a typed transaction is an envelope of more than one byte")
+        envelope = at + 1 if first < 0xB8 else at + first - 0xB6
+        if envelope + 1 >= stop:
+            raise DecodeError("empty typed transaction")
+        kind = body_rlp[envelope]
+        tx_hash = keccak(body_rlp[envelope:stop])
+        if kind == 2 or kind == 1:
+            payload_start, payload_end = payload_span(body_rlp, envelope + 1)
+            if payload_end != stop:
+                raise DecodeError("a typed transaction must fill its envelope")
+            f, lists = item_starts(body_rlp, payload_start, payload_end)
+            fee_market = kind == 2
+            access_list = 8 if fee_market else 7
+            if len(f) != access_list + 5 or lists != 1 or body_rlp[f[access_list]] < 0xC0:
+                raise DecodeError("a typed transaction's fields are strings but its access list")
+            if body_rlp[f[access_list]] != 0xC0:  # entries to check
+                _access_list_shape(decode_list_at(body_rlp, f[access_list], f[access_list + 1]))
+            if fee_market:
+                max_fee = uint_at(body_rlp, f[3], f[4])
+                price = max_fee if base_fee is None else min(
+                    max_fee, base_fee + uint_at(body_rlp, f[2], f[3]))
+                to = string_at(body_rlp, f[5], f[6]) or None
+            else:
+                price = uint_at(body_rlp, f[2], f[3])
+                to = string_at(body_rlp, f[4], f[5]) or None
+            facts.append((tx_hash, sender, to, kind, uint_at(body_rlp, f[1], f[2]), price, None))
+            continue
+        tx = typed_transaction_from_fields(kind, decode_list_at(body_rlp, envelope + 1, stop))
+        blobs = len(tx.blob_versioned_hashes) if isinstance(tx, BlobTransaction) else None
+        facts.append((tx_hash, sender, tx.to, tx.type, tx.nonce,
+                      effective_gas_price(tx, base_fee), blobs))
+    return facts
+
+
+def _access_list_shape(raw: Nested) -> None:
+    """``raw`` is an access list as :func:`_access_list` would take it, without the models."""
+    if type(raw) is not list:
+        raise DecodeError("an access list must be a list")
+    for entry in raw:
+        if type(entry) is not list or len(entry) != 2 or type(entry[1]) is not list:
+            raise DecodeError("an access list entry is [address, keys]")
+
+
+def receipts_of_records(block_hash: Hash32, header: tuple[int, int, int | None, int | None],
+                        facts: Sequence[TxFacts], data: bytes, config: ChainConfig | None
+                        ) -> tuple[Receipt, ...]:
+    """The receipts of the block ``block_hash`` from :func:`header_facts` of its header,
+    :func:`body_facts` of its body and its consensus receipts RLP as a store holds it: the
+    same models :func:`receipts_from_consensus` makes from the decoded block."""
+    number, timestamp, _, excess_blob_gas = header
+    if not data:
+        raise DecodeError("an empty receipts record")
+    start, end = payload_span(data)
+    if end != len(data):
+        raise DecodeError("receipts must fill their record")
+    spans = item_starts(data, start, end)[0]
+    if len(spans) - 1 != len(facts):
+        raise DecodeError(
+            f"block {number} has {len(facts)} transactions but {len(spans) - 1} receipts")
+    rows = []
+    for index in range(len(facts)):
+        at, stop = spans[index], spans[index + 1]
+        first = data[at]
+        if first < 0xC0:  # a typed envelope: its type byte, then the receipt's list
+            if first < 0x80:
+                raise DecodeError("a typed receipt is an envelope of more than one byte")
+            at = (at + 2 if first < 0xB8 else at + first - 0xB5)
+            if at >= stop:
+                raise DecodeError("empty typed receipt")
+        rows.append(_receipt_row(decode_list_at(data, at, stop)))
+    return receipts_of_facts(block_hash, number, timestamp, excess_blob_gas, facts, rows,
+                             config if config is not None else _NO_SCHEDULE)
 
 
 def _receipt_row(item: Nested) -> ReceiptRow:

@@ -35,6 +35,75 @@ def decode_list(raw: bytes) -> list[Nested]:
     return item
 
 
+def decode_list_at(raw: bytes, at: int, end: int) -> list[Nested]:
+    """The list whose encoding is exactly ``raw[at:end]``, decoded (ValueError when it is not
+    one list filling that span): an item inside a larger record, read without copying it out
+    first."""
+    if at >= end:
+        raise ValueError("an empty RLP record")
+    item, stop = _item(raw, at, end)
+    if stop != end:
+        raise ValueError("trailing bytes after an RLP record")
+    if type(item) is not list:
+        raise ValueError("expected an RLP list")
+    return item
+
+
+def item_starts(raw: bytes, at: int, end: int) -> tuple[list[int], int]:
+    """Where each item of the list payload ``raw[at:end]`` starts, with ``end`` last (item
+    ``i`` is ``raw[starts[i]:starts[i + 1]]``), and how many of them are lists (whose insides
+    are not looked at): a record's fields found without decoding them, for a reader that needs
+    a few. ValueError when an item runs past ``end``."""
+    if end > len(raw):
+        raise ValueError("an RLP item runs past its enclosing item")
+    starts = []
+    append = starts.append
+    lists = 0
+    while at < end:
+        append(at)
+        first = raw[at]
+        if first < 0x80:
+            at += 1
+        elif first < 0xB8:
+            at += first - 0x7F
+        elif first < 0xC0:
+            at += first - 0xB6 + int.from_bytes(raw[at + 1:at + first - 0xB6], "big")
+        else:
+            lists += 1
+            if first < 0xF8:
+                at += first - 0xBF
+            else:
+                at += first - 0xF6 + int.from_bytes(raw[at + 1:at + first - 0xF6], "big")
+    if at != end:
+        raise ValueError("an RLP item runs past its enclosing item")
+    append(end)
+    return starts, lists
+
+
+def string_at(raw: bytes, at: int, end: int) -> bytes:
+    """The bytes of the string item ``raw[at:end]`` (found by :func:`item_starts`)."""
+    first = raw[at]
+    if first < 0x80:
+        return raw[at:end]
+    if first < 0xB8:
+        return raw[at + 1:end]
+    if first < 0xC0:
+        return raw[at + first - 0xB6:end]
+    raise ValueError("expected an RLP string")
+
+
+def uint_at(raw: bytes, at: int, end: int) -> int:
+    """The big-endian number the string item ``raw[at:end]`` holds."""
+    first = raw[at]
+    if first < 0x80:
+        return first
+    if first < 0xB8:
+        return int.from_bytes(raw[at + 1:end], "big")
+    if first < 0xC0:
+        return int.from_bytes(raw[at + first - 0xB6:end], "big")
+    raise ValueError("expected an RLP string")
+
+
 def _item(raw: bytes, at: int, limit: int) -> tuple[Nested, int]:
     """The item starting at ``at`` (which must end by ``limit``) and where it ends."""
     first = raw[at]
@@ -61,8 +130,8 @@ def _item(raw: bytes, at: int, limit: int) -> tuple[Nested, int]:
 
 
 def _items(raw: bytes, at: int, end: int) -> list[Nested]:
-    """The items of a list payload ``raw[at:end]``: short strings (most fields of a header, a
-    transaction or a log) and short lists read here, anything longer through :func:`_item`."""
+    """The items of a list payload ``raw[at:end]``, every kind of prefix read here (a nested
+    list by recursion): one call a list, not one an item."""
     items: list[Nested] = []
     append = items.append
     while at < end:
@@ -70,21 +139,23 @@ def _items(raw: bytes, at: int, end: int) -> list[Nested]:
         if first < 0x80:
             append(raw[at:at + 1])
             at += 1
-        elif first < 0xB8:
-            stop = at + 1 + first - 0x80
-            if stop > end:
-                raise ValueError("an RLP item runs past its enclosing item")
-            append(raw[at + 1:stop])
-            at = stop
-        elif 0xC0 <= first < 0xF8:
-            stop = at + 1 + first - 0xC0
-            if stop > end:
-                raise ValueError("an RLP item runs past its enclosing item")
-            append(_items(raw, at + 1, stop))
-            at = stop
+            continue
+        if first < 0xB8:
+            start = at + 1
+            stop = start + first - 0x80
+        elif first < 0xC0:
+            start = at + first - 0xB6
+            stop = start + int.from_bytes(raw[at + 1:start], "big")
+        elif first < 0xF8:
+            start = at + 1
+            stop = start + first - 0xC0
         else:
-            item, at = _item(raw, at, end)
-            append(item)
+            start = at + first - 0xF6
+            stop = start + int.from_bytes(raw[at + 1:start], "big")
+        if stop > end:
+            raise ValueError("an RLP item runs past its enclosing item")
+        append(raw[start:stop] if first < 0xC0 else _items(raw, start, stop))
+        at = stop
     return items
 
 

@@ -183,17 +183,40 @@ class CachedHistory:
         return self._records.transaction_at(tx_hash)
 
     def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None:
-        """The receipts of the block with this hash, decoded and cached."""
+        """The receipts of the block with this hash, decoded and cached.
+
+        A block not decoded already is not decoded for them: its receipts take from the
+        header only the number, timestamp and fees, and from each transaction its hash,
+        sender, recipient, nonce and price (:func:`~ethread.canonical.body_facts`), so the
+        block and transaction models are left for a read that asks for them."""
         cached = self._receipts.get(block_hash)
         if cached is not None:
             return cached
-        block = self.block_by_hash(block_hash)
-        if block is None:
+        block = self._blocks.get(block_hash)
+        if block is not None:
+            config = self.chain_config()
+            return self._keep(self._receipts, block_hash, f"the receipts of block {block.number}",
+                              lambda raw: canonical.receipts_from_consensus(block, raw, config),
+                              self._records.receipts_record(block_hash, block.number))
+        record = self._records.block_record(block_hash)
+        if record is None:
             return None
-        config = self.chain_config()
-        return self._keep(self._receipts, block_hash, f"the receipts of block {block.number}",
-                          lambda raw: canonical.receipts_from_consensus(block, raw, config),
-                          self._records.receipts_record(block_hash, block.number))
+        what = f"block 0x{block_hash.hex()}"
+        header = self._headers.get(block_hash)
+        if header is not None:
+            facts = (header.number, header.timestamp, header.base_fee_per_gas,
+                     header.excess_blob_gas)
+        else:
+            facts = self._decode(what, canonical.header_facts, record.header_rlp)
+        transactions = self._decode(what, canonical.body_facts, record.body_rlp, record.senders,
+                                    facts[2])
+        raw = self._records.receipts_record(block_hash, facts[0])
+        if raw is None:
+            return None
+        receipts = self._decode(f"the receipts of block {facts[0]}", canonical.receipts_of_records,
+                                block_hash, facts, transactions, raw, self.chain_config())
+        self._receipts.put(block_hash, receipts)
+        return receipts
 
     def logs(self, query: LogQuery) -> list[Log]:
         """The logs matching ``query``, found through the records' log index."""
