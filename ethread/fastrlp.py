@@ -56,7 +56,7 @@ def item_starts(raw: bytes, at: int, end: int) -> tuple[list[int], int]:
     a few. ValueError when an item runs past ``end``."""
     if end > len(raw):
         raise ValueError("an RLP item runs past its enclosing item")
-    starts = []
+    starts: list[int] = []
     append = starts.append
     lists = 0
     while at < end:
