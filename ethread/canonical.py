@@ -401,6 +401,7 @@ def body_facts(body_rlp: bytes, senders: Sequence[Address], base_fee: int | None
     if len(senders) != count:
         raise DecodeError(f"a body of {count} transactions stored with {len(senders)} senders")
     facts: list[TxFacts] = []
+    hasher = keccak.hasher  # eth-hash's backend, without its type check on every call
     for index, sender in enumerate(senders):
         at, stop = spans[index], spans[index + 1]
         first = body_rlp[at]
@@ -408,7 +409,7 @@ def body_facts(body_rlp: bytes, senders: Sequence[Address], base_fee: int | None
             f, lists = item_starts(body_rlp, *payload_span(body_rlp, at))
             if len(f) != 10 or lists:
                 raise DecodeError("a legacy transaction is 9 strings")
-            facts.append((keccak(body_rlp[at:stop]), sender,
+            facts.append((hasher(body_rlp[at:stop]), sender,
                           string_at(body_rlp, f[3], f[4]) or None, 0,
                           uint_at(body_rlp, f[0], f[1]), uint_at(body_rlp, f[1], f[2]), None))
             continue
@@ -418,7 +419,7 @@ def body_facts(body_rlp: bytes, senders: Sequence[Address], base_fee: int | None
         if envelope + 1 >= stop:
             raise DecodeError("empty typed transaction")
         kind = body_rlp[envelope]
-        tx_hash = keccak(body_rlp[envelope:stop])
+        tx_hash = hasher(body_rlp[envelope:stop])
         if kind == 2 or kind == 1:
             payload_start, payload_end = payload_span(body_rlp, envelope + 1)
             if payload_end != stop:

@@ -70,6 +70,15 @@ class _EraRecords:
         return BlockRecord(era.header_rlp(number), era.body_rlp(number),
                            self._index.senders(number) or [])
 
+    def block_and_receipts_records(self, block_hash: Hash32
+                                   ) -> tuple[BlockRecord, bytes | None] | None:
+        held = self._held(block_hash)
+        if held is None:
+            return None
+        era, number = held
+        return (BlockRecord(era.header_rlp(number), era.body_rlp(number),
+                            self._index.senders(number) or []), era.receipts_rlp(number))
+
     def receipts_record(self, block_hash: Hash32, number: int) -> bytes | None:
         era = self._file(number)
         return era.receipts_rlp(number) if era is not None else None

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from .. import canonical
 from ..backend import LogQuery
@@ -31,12 +30,15 @@ if TYPE_CHECKING:
     from ..forks import ChainConfig
 
 T = TypeVar("T")
+
+_DAMAGE = (DecodeError, ValueError, IndexError, TypeError)
+"""What a record decoder raises on a damaged record (TypeError: a list stored where a string
+belongs, as the decoders trust the shape of the rest)."""
 V = TypeVar("V")
 R = TypeVar("R")
 
 
-@dataclass(frozen=True, slots=True)
-class BlockRecord:
+class BlockRecord(NamedTuple):
     """A block as stored: header and body in RLP, and the senders of its transactions (which
     the body does not carry and recovering costs a signature check each)."""
 
@@ -75,6 +77,12 @@ class HistoryRecords(Protocol):
 
     def receipts_record(self, block_hash: Hash32, number: int) -> bytes | None:
         """The encoded receipts of block ``number`` (hash ``block_hash``), or None."""
+        ...
+
+    def block_and_receipts_records(self, block_hash: Hash32
+                                   ) -> tuple[BlockRecord, bytes | None] | None:
+        """The block's record and its encoded receipts (None when absent), read together; None
+        when the block is not held."""
         ...
 
     def transaction_at(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
@@ -126,10 +134,14 @@ class CachedHistory:
     def _decode(self, what: object, fn: Callable[..., T], *args: Any) -> T:
         try:
             return fn(*args)
-        except (DecodeError, ValueError, IndexError, TypeError) as exc:  # TypeError: a list
-            # stored where a string belongs (the record decoders trust the shape of the rest)
-            log.error("%s holds a damaged record of %s: %s", self._records.describe(), what, exc)
-            raise StoreUnreadable(f"the chain store holds a damaged record of {what}") from None
+        except _DAMAGE as exc:
+            raise self._damaged(what, exc) from None
+
+    def _damaged(self, what: object, exc: Exception) -> StoreUnreadable:
+        """The error a record of ``what`` that did not decode answers (logged with the
+        store's name and what the decoder said)."""
+        log.error("%s holds a damaged record of %s: %s", self._records.describe(), what, exc)
+        return StoreUnreadable(f"the chain store holds a damaged record of {what}")
 
     def _keep(self, cache: LRU[Hash32, V], key: Hash32, what: str, decode: Callable[[R], V],
               record: R | None) -> V | None:
@@ -198,23 +210,27 @@ class CachedHistory:
             return self._keep(self._receipts, block_hash, f"the receipts of block {block.number}",
                               lambda raw: canonical.receipts_from_consensus(block, raw, config),
                               self._records.receipts_record(block_hash, block.number))
-        record = self._records.block_record(block_hash)
-        if record is None:
+        records = self._records.block_and_receipts_records(block_hash)
+        if records is None:
             return None
-        what = f"block 0x{block_hash.hex()}"
-        header = self._headers.get(block_hash)
-        if header is not None:
-            facts = (header.number, header.timestamp, header.base_fee_per_gas,
-                     header.excess_blob_gas)
-        else:
-            facts = self._decode(what, canonical.header_facts, record.header_rlp)
-        transactions = self._decode(what, canonical.body_facts, record.body_rlp, record.senders,
-                                    facts[2])
-        raw = self._records.receipts_record(block_hash, facts[0])
+        record, raw = records
+        try:
+            header = self._headers.get(block_hash)
+            if header is not None:
+                facts = (header.number, header.timestamp, header.base_fee_per_gas,
+                         header.excess_blob_gas)
+            else:
+                facts = canonical.header_facts(record.header_rlp)
+            transactions = canonical.body_facts(record.body_rlp, record.senders, facts[2])
+        except _DAMAGE as exc:
+            raise self._damaged(f"block 0x{block_hash.hex()}", exc) from None
         if raw is None:
             return None
-        receipts = self._decode(f"the receipts of block {facts[0]}", canonical.receipts_of_records,
-                                block_hash, facts, transactions, raw, self.chain_config())
+        try:
+            receipts = canonical.receipts_of_records(block_hash, facts, transactions, raw,
+                                                     self.chain_config())
+        except _DAMAGE as exc:
+            raise self._damaged(f"the receipts of block {facts[0]}", exc) from None
         self._receipts.put(block_hash, receipts)
         return receipts
 

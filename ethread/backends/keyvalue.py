@@ -34,7 +34,7 @@ import struct
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Literal
 
@@ -130,13 +130,18 @@ class _Records:
         stored = self._read(b"B" + block_hash)
         if header is None or stored is None:
             return None
-        count = _U32.unpack_from(stored)[0] if len(stored) >= 4 else 0
-        end = 4 + 20 * count
-        senders = [stored[i:i + 20] for i in range(4, end, 20)]
-        return BlockRecord(header, stored[end:], senders)
+        return _block_record(header, stored)
 
     def receipts_record(self, block_hash: Hash32, number: int) -> bytes | None:
         return self._read(b"R" + block_hash)
+
+    def block_and_receipts_records(self, block_hash: Hash32
+                                   ) -> tuple[BlockRecord, bytes | None] | None:
+        header, stored, receipts = self._backend._read_many(
+            (b"H" + block_hash, b"B" + block_hash, b"R" + block_hash))
+        if header is None or stored is None:
+            return None
+        return _block_record(header, stored), receipts
 
     def transaction_at(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
         raw = self._read(b"T" + tx_hash)
@@ -161,6 +166,13 @@ class _Records:
 
     def blocks_with_logs(self, lo: int, hi: int) -> Iterator[int]:
         return self._postings(b"L", lo, hi)
+
+
+def _block_record(header: bytes, stored: bytes) -> BlockRecord:
+    """A block's record from its header and its ``B`` record (tx count, senders, body)."""
+    count = _U32.unpack_from(stored)[0] if len(stored) >= 4 else 0
+    end = 4 + 20 * count
+    return BlockRecord(header, stored[end:], [stored[i:i + 20] for i in range(4, end, 20)])
 
 
 def _release_at_exit() -> None:
@@ -198,6 +210,8 @@ class KeyValueBackend(CachedHistory):
             raise StoreError(f"{store.describe()} holds an unknown store layout {schema!r}")
         _OPEN.add(self)
         self._pending: dict[bytes, bytes | None] | None = None
+        self._get_many: Callable[[tuple[bytes, ...]], list[bytes | None]] | None = getattr(
+            store, "get_many", None)
         self._staged_pointers: dict[str, int] = {}
         self._staged_cache: list[tuple[Block, Sequence[Receipt]]] = []
         self._depth = 0
@@ -229,6 +243,13 @@ class KeyValueBackend(CachedHistory):
         if pending is not None and key in pending:
             return pending[key]
         return self.store.get(key)
+
+    def _read_many(self, keys: tuple[bytes, ...]) -> list[bytes | None]:
+        """The values at ``keys``, read together (in one read transaction where the engine has
+        :meth:`~ethread.backends.lmdb.LMDBStore.get_many`)."""
+        if self._pending is None and self._get_many is not None:
+            return self._get_many(keys)
+        return [self._read(key) for key in keys]
 
     def _write(self, key: bytes, value: bytes | None) -> None:
         if self._pending is not None:

@@ -91,6 +91,17 @@ class LMDBStore:
             raise self._unreadable(exc) from None
         return value
 
+    def get_many(self, keys: tuple[bytes, ...]) -> list[bytes | None]:
+        """The values at ``keys`` (None where absent), read in one transaction: a block's
+        records, say, as one snapshot and for one transaction's cost."""
+        try:
+            with self._begin() as txn:
+                get = txn.get
+                values = [cast("bytes | None", get(key)) for key in keys]
+        except lmdb.Error as exc:
+            raise self._unreadable(exc) from None
+        return values
+
     def keys(self, start: bytes, stop: bytes) -> Iterator[bytes]:
         """The keys in ``[start, stop)``, in order, read in one transaction."""
         try:
