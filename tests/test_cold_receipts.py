@@ -189,7 +189,7 @@ def samples(rpc_compat_memory: MemoryBackend) -> dict[str, tuple[Block, Records]
     for _, block, receipts in each_block(rpc_compat_memory):
         for kind in {t.transaction.type for t in block.transactions}:
             has_logs = bool(receipts[_typed_index(block, kind)].logs)
-            if str(kind) not in found or has_logs and str(kind) not in logged:
+            if str(kind) not in found or (has_logs and str(kind) not in logged):
                 found[str(kind)] = (block, records_of(block, receipts))
                 if has_logs:
                     logged.add(str(kind))
@@ -213,7 +213,7 @@ def damaged_records(samples: dict[str, tuple[Block, Records]]
     import rlp
 
     for kind, (block, records) in samples.items():
-        block_hash, header_rlp, body_rlp, senders, receipts_rlp = records
+        _, header_rlp, body_rlp, senders, receipts_rlp = records
 
         def put(index: int, value: Any, records: Records = records) -> Records:
             changed = list(records)
@@ -277,9 +277,11 @@ def damaged_records(samples: dict[str, tuple[Block, Records]]
         receipt = receipts[at]
         inner = rlp.decode(receipt[1:]) if isinstance(receipt, bytes) else receipt
 
-        def with_receipt(fields: Any, receipt: Any = receipt) -> bytes:
+        def with_receipt(fields: Any, receipts: list[Any] = receipts, at: int = at) -> bytes:
+            """The receipts with the one at ``at`` made of ``fields`` (typed as it was)."""
             encoded = rlp.encode(fields)
-            one = receipt[:1] + encoded if isinstance(receipt, bytes) else rlp.decode(encoded)
+            was = receipts[at]
+            one = was[:1] + encoded if isinstance(was, bytes) else rlp.decode(encoded)
             return bytes(rlp.encode([*receipts[:at], one, *receipts[at + 1:]]))
 
         yield f"{kind}: empty receipts", put(4, b"")
@@ -304,8 +306,9 @@ def damaged_records(samples: dict[str, tuple[Block, Records]]
                 yield (f"{kind}: a log {name}",
                        put(4, with_receipt([*inner[:3], [bad, *inner[3][1:]]])))
         if isinstance(receipt, bytes):
-            yield f"{kind}: an empty typed receipt", put(4, rlp.encode([*receipts[:at], b"", *receipts[at + 1:]]))
-            yield f"{kind}: a typed receipt its type byte alone", put(4, rlp.encode([*receipts[:at], receipt[:1], *receipts[at + 1:]]))
+            for name, bad in {"empty": b"", "its type byte alone": receipt[:1]}.items():
+                yield (f"{kind}: a typed receipt {name}",
+                       put(4, rlp.encode([*receipts[:at], bad, *receipts[at + 1:]])))
 
 
 def test_damaged_records_are_errors_on_both_paths(
