@@ -40,7 +40,7 @@ from .fastrlp import (
     decode_list_at,
     decode_nested,
     item_spans,
-    item_starts,
+    list_items,
     payload_span,
     string_at,
     uint_at,
@@ -363,18 +363,38 @@ def header_facts(header_rlp: bytes) -> tuple[int, int, int | None, int | None]:
     as :func:`header_of_record` checks it: one list filling the record, of 15 to 21 strings."""
     if not header_rlp:
         raise DecodeError("an empty header record")
-    start, end = payload_span(header_rlp)
-    if end != len(header_rlp):
-        raise DecodeError("a header must fill its record")
-    at, lists = item_starts(header_rlp, start, end)
+    at, lists = list_items(header_rlp)
     count = len(at) - 1
+    if at[count] != len(header_rlp):
+        raise DecodeError("a header must fill its record")
     if count not in _HEADER_FIELDS:
         raise DecodeError(f"a header has 15 to 21 fields, got {count}")
     if lists:
         raise DecodeError("a header's fields are strings")
-    return (uint_at(header_rlp, at[8], at[9]), uint_at(header_rlp, at[11], at[12]),
-            uint_at(header_rlp, at[15], at[16]) if count > 15 else None,
-            uint_at(header_rlp, at[18], at[19]) if count > 18 else None)
+    # Each number read in line (a call apiece costs more than the read): a string item's
+    # bytes follow its one-byte prefix, or its length, or are the item itself (below 0x80).
+    raw = header_rlp
+    number = int.from_bytes
+    i = at[8]
+    first = raw[i]
+    block_number = first if first < 0x80 else number(
+        raw[i + 1 if first < 0xB8 else i + first - 0xB6:at[9]], "big")
+    i = at[11]
+    first = raw[i]
+    timestamp = first if first < 0x80 else number(
+        raw[i + 1 if first < 0xB8 else i + first - 0xB6:at[12]], "big")
+    base_fee = excess_blob_gas = None
+    if count > 15:
+        i = at[15]
+        first = raw[i]
+        base_fee = first if first < 0x80 else number(
+            raw[i + 1 if first < 0xB8 else i + first - 0xB6:at[16]], "big")
+        if count > 18:
+            i = at[18]
+            first = raw[i]
+            excess_blob_gas = first if first < 0x80 else number(
+                raw[i + 1 if first < 0xB8 else i + first - 0xB6:at[19]], "big")
+    return block_number, timestamp, base_fee, excess_blob_gas
 
 
 def body_facts(body_rlp: bytes, senders: Sequence[Address], base_fee: int | None
@@ -390,61 +410,69 @@ def body_facts(body_rlp: bytes, senders: Sequence[Address], base_fee: int | None
     extent is checked: receipts do not read them."""
     if not body_rlp:
         raise DecodeError("an empty block body")
-    start, end = payload_span(body_rlp)
-    if end != len(body_rlp):
+    parts, lists = list_items(body_rlp)
+    if parts[-1] != len(body_rlp):
         raise DecodeError("a block body must fill its record")
-    parts, lists = item_starts(body_rlp, start, end)
     if len(parts) not in (3, 4) or lists != len(parts) - 1:
         raise DecodeError("a block body is [transactions, uncles] or with withdrawals, lists")
-    spans = item_starts(body_rlp, *payload_span(body_rlp, parts[0]))[0]
+    spans = list_items(body_rlp, parts[0])[0]
     count = len(spans) - 1
     if len(senders) != count:
         raise DecodeError(f"a body of {count} transactions stored with {len(senders)} senders")
-    facts: list[TxFacts] = []
+    raw = body_rlp
+    number = int.from_bytes
     hasher = keccak.hasher  # eth-hash's backend, without its type check on every call
+    facts: list[TxFacts] = []
     for index, sender in enumerate(senders):
         at, stop = spans[index], spans[index + 1]
-        first = body_rlp[at]
+        first = raw[at]
         if first >= 0xC0:
-            f, lists = item_starts(body_rlp, *payload_span(body_rlp, at))
+            f, lists = list_items(raw, at)
             if len(f) != 10 or lists:
                 raise DecodeError("a legacy transaction is 9 strings")
-            facts.append((hasher(body_rlp[at:stop]), sender,
-                          string_at(body_rlp, f[3], f[4]) or None, 0,
-                          uint_at(body_rlp, f[0], f[1]), uint_at(body_rlp, f[1], f[2]), None))
+            facts.append((hasher(raw[at:stop]), sender, string_at(raw, f[3], f[4]) or None, 0,
+                          uint_at(raw, f[0], f[1]), uint_at(raw, f[1], f[2]), None))
             continue
         if first < 0x80:
             raise DecodeError("a typed transaction is an envelope of more than one byte")
         envelope = at + 1 if first < 0xB8 else at + first - 0xB6
         if envelope + 1 >= stop:
             raise DecodeError("empty typed transaction")
-        kind = body_rlp[envelope]
-        tx_hash = hasher(body_rlp[envelope:stop])
-        if kind == 2 or kind == 1:
-            payload_start, payload_end = payload_span(body_rlp, envelope + 1)
-            if payload_end != stop:
-                raise DecodeError("a typed transaction must fill its envelope")
-            f, lists = item_starts(body_rlp, payload_start, payload_end)
-            fee_market = kind == 2
-            access_list = 8 if fee_market else 7
-            if len(f) != access_list + 5 or lists != 1 or body_rlp[f[access_list]] < 0xC0:
-                raise DecodeError("a typed transaction's fields are strings but its access list")
-            if body_rlp[f[access_list]] != 0xC0:  # entries to check
-                _access_list_shape(decode_list_at(body_rlp, f[access_list], f[access_list + 1]))
-            if fee_market:
-                max_fee = uint_at(body_rlp, f[3], f[4])
-                price = max_fee if base_fee is None else min(
-                    max_fee, base_fee + uint_at(body_rlp, f[2], f[3]))
-                to = string_at(body_rlp, f[5], f[6]) or None
-            else:
-                price = uint_at(body_rlp, f[2], f[3])
-                to = string_at(body_rlp, f[4], f[5]) or None
-            facts.append((tx_hash, sender, to, kind, uint_at(body_rlp, f[1], f[2]), price, None))
+        kind = raw[envelope]
+        if kind != 2 and kind != 1:
+            tx = typed_transaction_from_fields(kind, decode_list_at(raw, envelope + 1, stop))
+            blobs = len(tx.blob_versioned_hashes) if isinstance(tx, BlobTransaction) else None
+            facts.append((hasher(raw[envelope:stop]), sender, tx.to, tx.type, tx.nonce,
+                          effective_gas_price(tx, base_fee), blobs))
             continue
-        tx = typed_transaction_from_fields(kind, decode_list_at(body_rlp, envelope + 1, stop))
-        blobs = len(tx.blob_versioned_hashes) if isinstance(tx, BlobTransaction) else None
-        facts.append((tx_hash, sender, tx.to, tx.type, tx.nonce,
-                      effective_gas_price(tx, base_fee), blobs))
+        f, lists = list_items(raw, envelope + 1)
+        access = 8 if kind == 2 else 7
+        if f[-1] != stop:
+            raise DecodeError("a typed transaction must fill its envelope")
+        if len(f) != access + 5 or lists != 1 or raw[f[access]] < 0xC0:
+            raise DecodeError("a typed transaction's fields are strings but its access list")
+        if raw[f[access]] != 0xC0:  # entries to check
+            _access_list_shape(decode_list_at(raw, f[access], f[access + 1]))
+        # The nonce, fees and recipient read in line, as header_facts reads its numbers.
+        i = f[1]
+        first = raw[i]
+        nonce = first if first < 0x80 else number(
+            raw[i + 1 if first < 0xB8 else i + first - 0xB6:f[2]], "big")
+        i = f[2]
+        first = raw[i]
+        price = first if first < 0x80 else number(  # the gas price, or the tip
+            raw[i + 1 if first < 0xB8 else i + first - 0xB6:f[3]], "big")
+        if kind == 2:
+            i = f[3]
+            first = raw[i]
+            max_fee = first if first < 0x80 else number(
+                raw[i + 1 if first < 0xB8 else i + first - 0xB6:f[4]], "big")
+            price = max_fee if base_fee is None else min(max_fee, base_fee + price)
+        i = f[access - 3]
+        first = raw[i]
+        to = raw[i:i + 1] if first < 0x80 else raw[i + 1 if first < 0xB8 else i + first - 0xB6:
+                                                    f[access - 2]]
+        facts.append((hasher(raw[envelope:stop]), sender, to or None, kind, nonce, price, None))
     return facts
 
 
@@ -466,10 +494,9 @@ def receipts_of_records(block_hash: Hash32, header: tuple[int, int, int | None, 
     number, timestamp, _, excess_blob_gas = header
     if not data:
         raise DecodeError("an empty receipts record")
-    start, end = payload_span(data)
-    if end != len(data):
+    spans = list_items(data)[0]
+    if spans[-1] != len(data):
         raise DecodeError("receipts must fill their record")
-    spans = item_starts(data, start, end)[0]
     if len(spans) - 1 != len(facts):
         raise DecodeError(
             f"block {number} has {len(facts)} transactions but {len(spans) - 1} receipts")

@@ -49,11 +49,22 @@ def decode_list_at(raw: bytes, at: int, end: int) -> list[Nested]:
     return item
 
 
-def item_starts(raw: bytes, at: int, end: int) -> tuple[list[int], int]:
-    """Where each item of the list payload ``raw[at:end]`` starts, with ``end`` last (item
-    ``i`` is ``raw[starts[i]:starts[i + 1]]``), and how many of them are lists (whose insides
-    are not looked at): a record's fields found without decoding them, for a reader that needs
-    a few. ValueError when an item runs past ``end``."""
+def list_items(raw: bytes, at: int = 0) -> tuple[list[int], int]:
+    """Where each item of the list encoded at ``raw[at]`` starts, with the list's end last
+    (item ``i`` is ``raw[starts[i]:starts[i + 1]]``), and how many of them are lists (whose
+    insides are not looked at): a record's fields found without decoding them, for a reader
+    that needs a few. ValueError when ``raw[at]`` is not a list or an item runs past the
+    list's end or the record's."""
+    first = raw[at]
+    if first < 0xC0:
+        raise ValueError("expected an RLP list")
+    if first < 0xF8:
+        at += 1
+        end = at + first - 0xC0
+    else:
+        start = at + first - 0xF6
+        end = start + int.from_bytes(raw[at + 1:start], "big")
+        at = start
     if end > len(raw):
         raise ValueError("an RLP item runs past its enclosing item")
     starts: list[int] = []
