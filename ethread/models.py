@@ -81,15 +81,42 @@ def trusted_maker(cls: type[_M]) -> Callable[..., _M]:
 
 def _make_maker(cls: type) -> Callable[..., Any]:
     names = [f.name for f in fields(cls)]
-    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    lines = [f"def make({', '.join(names)}):", "    m = _new(_cls)"]
-    for number, name in enumerate(names):
-        namespace[f"_set{number}"] = getattr(cls, name).__set__  # the slot's own setter
-        lines.append(f"    _set{number}(m, {name})")
+    twin = _writable_twin(cls)
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_twin": twin}
+    lines = [f"def make({', '.join(names)}):"]
+    if twin is not None:
+        # Plain attribute stores on the writable twin (the interpreter's fastest way to fill
+        # a slot), then the object becomes an instance of ``cls``.
+        lines.append("    m = _new(_twin)")
+        lines.extend(f"    m.{name} = {name}" for name in names)
+        lines.append("    m.__class__ = _cls")
+    else:
+        lines.append("    m = _new(_cls)")
+        for number, name in enumerate(names):
+            namespace[f"_set{number}"] = getattr(cls, name).__set__  # the slot's own setter
+            lines.append(f"    _set{number}(m, {name})")
     lines.append("    return m")
     exec("\n".join(lines), namespace)  # the source is built above from the field names
     maker: Callable[..., Any] = namespace["make"]
     return maker
+
+
+def _writable_twin(cls: type) -> type | None:
+    """A class with the slots of ``cls`` over the same bases but no frozen ``__setattr__``,
+    whose instances may become instances of ``cls`` (same layout); None when ``cls`` has
+    no such twin (no slots of its own, or a base that intercepts attribute stores)."""
+    slots = cls.__dict__.get("__slots__")
+    if slots is None:
+        return None
+    twin = type(f"_Writable{cls.__name__}", cls.__bases__, {"__slots__": slots})
+    if twin.__setattr__ is not object.__setattr__:  # type: ignore[comparison-overlap]
+        return None
+    probe: Any = object.__new__(twin)
+    try:
+        probe.__class__ = cls
+    except TypeError:
+        return None
+    return twin
 
 
 # --------------------------------------------------------------------------------------------
