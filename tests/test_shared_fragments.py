@@ -71,6 +71,31 @@ def test_a_forked_process_shares_with_its_parent(tmp_path: Path) -> None:
     assert not directory.exists()
 
 
+def test_directories_of_supervisors_that_died_are_removed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A supervisor killed with SIGKILL cannot remove its directory; the next one does."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)  # a pid that no longer runs
+    orphan = tmp_path / f"ethread-shared-{pid}-abc"
+    orphan.mkdir()
+    (orphan / "data.mdb").write_bytes(b"x")
+    running = tmp_path / f"ethread-shared-{os.getpid()}-def"
+    running.mkdir()
+    other = tmp_path / "ethread-shared-notes"
+    other.mkdir()
+    made = make_directory()
+    assert made is not None and made.parent == tmp_path
+    assert made.name.startswith(f"ethread-shared-{os.getpid()}-")
+    assert not orphan.exists()
+    assert running.exists() and other.exists()
+    remove_directory(made)
+    assert not made.exists()
+
+
 def test_a_full_store_starts_over_and_goes_on_sharing(tmp_path: Path,
                                                      caplog: pytest.LogCaptureFixture) -> None:
     """A 1 MB map takes about 19 answers of 50 KB: 100 of them fill it five times over. Each

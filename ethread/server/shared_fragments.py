@@ -15,7 +15,8 @@ Bounded: the environment's map is :data:`MAP_BYTES`; when it is full it starts o
 decode again per block), as the fragment caches do, and an answer over
 :data:`MAX_SHARED_BYTES` is not shared. It is a cache only: a failing environment (a full
 disk, say) is logged once and no longer used, and the workers go on answering from their own
-caches. The supervisor removes the directory when it stops. Without the ``lmdb`` package
+caches. The supervisor removes the directory when it stops (and the next one removes those
+of supervisors that were killed). Without the ``lmdb`` package
 (``pip install 'ethread[lmdb]'``) nothing is shared.
 """
 
@@ -40,13 +41,32 @@ _MAX_READERS = 1022
 
 
 def make_directory() -> Path | None:
-    """A new directory for the workers' shared fragments (in the system's temporary folder),
-    or None when there is no ``lmdb`` package to share them with."""
+    """A new directory for the workers' shared fragments (in the system's temporary folder,
+    named after this process), or None when there is no ``lmdb`` package to share them with.
+    Directories that supervisors which no longer run left behind (killed before they could
+    remove them) are removed first."""
     try:
         import lmdb  # noqa: F401  # the extra that shares them
     except ImportError:
         return None
-    return Path(tempfile.mkdtemp(prefix="ethread-shared-"))
+    _remove_orphans(Path(tempfile.gettempdir()))
+    return Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
+
+
+_PREFIX = "ethread-shared-"
+
+
+def _remove_orphans(folder: Path) -> None:
+    for path in folder.glob(f"{_PREFIX}*-*"):
+        pid = path.name[len(_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or not path.is_dir():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            pass  # a process of another user: running
 
 
 def remove_directory(path: Path | None) -> None:
