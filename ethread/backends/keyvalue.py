@@ -172,7 +172,8 @@ def _block_record(header: bytes, stored: bytes) -> BlockRecord:
     """A block's record from its header and its ``B`` record (tx count, senders, body)."""
     count = _U32.unpack_from(stored)[0] if len(stored) >= 4 else 0
     end = 4 + 20 * count
-    return BlockRecord(header, stored[end:], [stored[i:i + 20] for i in range(4, end, 20)])
+    senders = [stored[4:24]] if count == 1 else [stored[i:i + 20] for i in range(4, end, 20)]
+    return BlockRecord(header, stored[end:], senders)
 
 
 def _release_at_exit() -> None:

@@ -96,8 +96,7 @@ class LMDBStore:
         records, say, as one snapshot and for one transaction's cost."""
         try:
             with self._begin() as txn:
-                get = txn.get
-                values = [cast("bytes | None", get(key)) for key in keys]
+                values = cast("list[bytes | None]", list(map(txn.get, keys)))
         except lmdb.Error as exc:
             raise self._unreadable(exc) from None
         return values
