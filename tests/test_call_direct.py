@@ -11,6 +11,7 @@ refund) and logs. Creations read their own address (the sender's nonce).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -192,3 +193,31 @@ def test_direct_run_warms_what_the_transaction_envelope_warms(fork: str) -> None
             return super().build_computation(message, transaction)
 
     assert _executor_traits(OwnBuild)[1] == PY_EVM_BUILD
+
+
+@pytest.mark.parametrize("fork", FORKS)
+def test_a_run_without_figures_answers_the_same_output_and_error(fork: str) -> None:
+    """eth_call's run skips refunds, the calldata floor and the gas used: its output, error
+    and refusals are those of the run that works them out, and its gas figures are 0."""
+    backend, chain, probe = _chain(fork)
+    header = backend.header_by_hash(backend.canonical_hash(1))  # type: ignore[arg-type]
+    assert header is not None
+    compared = 0
+    for request in _requests(fork, chain, probe):
+        try:
+            with execution(backend, request, "latest", states=CallStates()) as run:
+                gas = gas_for(request, header.gas_limit)
+                try:
+                    full = run.run(gas)
+                    bare = run.run(gas, figures=False)
+                except ExecutionFailed as exc:
+                    with pytest.raises(type(exc), match=re.escape(str(exc))):
+                        run.run(gas, figures=False)
+                    continue
+        except ExecutionFailed:
+            continue
+        assert (bare.output, type(bare.error), str(bare.error)) == (
+            full.output, type(full.error), str(full.error))
+        assert (bare.gas_used, bare.peak_gas_used) == (0, 0) and full.gas_used > 0
+        compared += 1
+    assert compared >= 6

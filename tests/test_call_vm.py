@@ -404,9 +404,9 @@ def test_log_entries_are_py_evms(fork: str, monkeypatch: pytest.MonkeyPatch) -> 
     seen: list[Any] = []
     outcome = message_module.Execution._outcome
 
-    def recording(self: Any, transaction: Any, computation: Any) -> Any:
+    def recording(self: Any, transaction: Any, computation: Any, *figures: bool) -> Any:
         seen.append(computation._log_entries)
-        return outcome(self, transaction, computation)
+        return outcome(self, transaction, computation, *figures)
 
     monkeypatch.setattr(message_module.Execution, "_outcome", recording)
 

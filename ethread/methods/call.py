@@ -76,7 +76,7 @@ def call(backend: ExecutableChain, request: CallRequest, block: BlockRef, states
     run = prepare(backend, request, block, states=states, state_override=state_override,
                   block_overrides=block_overrides, timeout=timeout, header=header)
     try:
-        outcome = run.run(gas)
+        outcome = run.run(gas, figures=False)  # (the answer is the output or the error)
     except Rejected as exc:
         raise ExecutionFailed(f"err: {exc.message} (supplied gas {gas})") from None
     finally:

@@ -123,9 +123,11 @@ class Outcome:
 
     output: bytes
     gas_used: int
-    """Gas the run would be charged for, after refunds and the Prague calldata floor."""
+    """Gas the run would be charged for, after refunds and the Prague calldata floor (0 for a
+    run without figures: :meth:`Execution.run`)."""
     peak_gas_used: int
-    """Gas used before refunds: the least a successful run needs (gas estimation's hint)."""
+    """Gas used before refunds: the least a successful run needs (gas estimation's hint; 0
+    without figures)."""
     error: Exception | None
     """None on success; py-evm's error otherwise (``Revert`` for REVERT)."""
 
@@ -295,12 +297,14 @@ class Execution:
                          self.limit)
 
     def run(self, gas: int, computation_class: Any = None, *, as_transaction: bool = False,
-            ) -> Outcome:
+            figures: bool = True) -> Outcome:
         """Run the message with ``gas`` on a snapshot, reverted afterwards. Raises
         :class:`Rejected` where geth refuses the message before running it.
         ``as_transaction`` runs it as a spoofed py-evm transaction instead (what a message
         with authorizations or blob hashes always does; the reference the direct run is
-        tested against)."""
+        tested against). Without ``figures`` the run's refunds, calldata floor and gas used
+        are not worked out (the outcome's gas figures are 0): eth_call answers with the
+        output or the error alone."""
         state = self.state
         snapshot = state.snapshot()
         original_class = state.computation_class
@@ -314,12 +318,12 @@ class Execution:
                 self._pre_check(envelope.intrinsic_gas, gas)
                 entered = self.limit.enter(state)
                 try:
-                    computation = self._apply(envelope)
+                    computation = self._apply(envelope, figures)
                 except ValidationError as exc:
                     raise Rejected(str(exc)) from None
                 finally:
                     self.limit.leave(state, entered)
-                return self._outcome(envelope, computation)
+                return self._outcome(envelope, computation, figures)
             transaction = self._transaction(gas)
             self._pre_check(transaction.intrinsic_gas, gas)
             spoofed: Any = SpoofTransaction(transaction, from_=EvmAddress(self.message.sender))
@@ -328,7 +332,7 @@ class Execution:
                     computation = state.apply_transaction(spoofed)
             except ValidationError as exc:
                 raise Rejected(str(exc)) from None
-            return self._outcome(transaction, computation)
+            return self._outcome(transaction, computation, figures)
         finally:
             if computation_class is not None:
                 state.computation_class = original_class
@@ -357,7 +361,7 @@ class Execution:
                                        * sum(len(s) for _, s in access_list))
         return envelope
 
-    def _apply(self, envelope: _Envelope) -> ComputationAPI:
+    def _apply(self, envelope: _Envelope, figures: bool = True) -> ComputationAPI:
         """py-evm's executor on ``envelope``: what ``apply_transaction`` does after its
         validation, up to the computation (finalisation only writes to the state, which the
         snapshot reverts; :meth:`_outcome` works out the gas as it would)."""
@@ -402,9 +406,10 @@ class Execution:
                         state.mark_storage_warm(address, slot)
             context = state.get_transaction_context(envelope)
             computation = state.computation_class.apply_message(state, evm_message, context)
-        used = envelope.gas - computation.get_gas_remaining()
-        gas_refund = executor.calculate_gas_refund(computation, used)
-        computation.data_floor_gas = executor.calc_data_floor_gas(envelope, used, gas_refund)
+        if figures:
+            used = envelope.gas - computation.get_gas_remaining()
+            gas_refund = executor.calculate_gas_refund(computation, used)
+            computation.data_floor_gas = executor.calc_data_floor_gas(envelope, used, gas_refund)
         return computation
 
     def _transaction(self, gas: int) -> Any:
@@ -490,12 +495,16 @@ class Execution:
         if request.value and have - gas * message.gas_price < request.value:
             raise Rejected(f"insufficient funds for transfer: address {sender}")
 
-    def _outcome(self, transaction: Any, computation: ComputationAPI) -> Outcome:
+    def _outcome(self, transaction: Any, computation: ComputationAPI, figures: bool = True,
+                 ) -> Outcome:
         """What the run did; ``transaction`` is the envelope or py-evm's transaction (whose
-        ``gas`` is all the gas figures read)."""
-        gas_used = type(self.vm).finalize_gas_used(transaction, computation)
-        before_refund = transaction.gas - computation.get_gas_remaining()
-        peak = max(before_refund, gas_used)
+        ``gas`` is all the gas figures read); without ``figures``, gas figures of 0."""
+        if figures:
+            gas_used = type(self.vm).finalize_gas_used(transaction, computation)
+            before_refund = transaction.gas - computation.get_gas_remaining()
+            peak = max(before_refund, gas_used)
+        else:
+            gas_used = peak = 0
         error = computation.error if computation.is_error else None
         if error is not None:
             # the error's traceback holds the frames that ran the computation, which hold the
