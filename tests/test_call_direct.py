@@ -221,3 +221,33 @@ def test_a_run_without_figures_answers_the_same_output_and_error(fork: str) -> N
         assert (bare.gas_used, bare.peak_gas_used) == (0, 0) and full.gas_used > 0
         compared += 1
     assert compared >= 6
+
+
+@pytest.mark.parametrize("fork", ["frontier", "homestead", "istanbul", "berlin", "shanghai", "prague"])
+def test_intrinsic_gas_kept_by_the_data_shape_is_py_evms(fork: str) -> None:
+    """The intrinsic gas kept by (rule, creation, data length, zero bytes) is what py-evm's
+    rule answers for every message: calls and creations of the same data, data of the same
+    length with other zero counts, and an access list (never kept)."""
+    import random
+
+    from ethread.methods import message as message_module
+
+    backend, _, probe = _chain(fork)
+    rng = random.Random(fork)
+    datas = [b"", b"\x00", b"\x01", b"\x00\x01", b"\x01\x01", b"\x00\x00"]
+    datas += [bytes(rng.choice((0, 0, 7)) for _ in range(rng.randrange(1, 90))) for _ in range(30)]
+    for data in datas:
+        for to in (probe, None):
+            request = CallRequest(to=to, data=data)
+            with execution(backend, request, "latest", states=CallStates()) as run:
+                envelope = run._envelope(1_000_000)
+                rule = message_module._intrinsic_gas_of(type(run.vm), envelope.type_id)
+                assert envelope.intrinsic_gas == rule(envelope), (fork, data.hex(), to)
+    if fork_at_least(fork, "berlin"):
+        listed = CallRequest(to=probe, data=b"\x01", access_list=(
+            AccessListEntry(address=probe, storage_keys=(b"\x00" * 32,)),))
+        plain = CallRequest(to=probe, data=b"\x01")
+        with execution(backend, listed, "latest", states=CallStates()) as run:
+            with_list = run._envelope(1_000_000).intrinsic_gas
+        with execution(backend, plain, "latest", states=CallStates()) as run:
+            assert run._envelope(1_000_000).intrinsic_gas == with_list - 2400 - 1900

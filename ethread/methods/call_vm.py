@@ -504,7 +504,8 @@ def _mstore(computation: Any) -> None:
         raise InsufficientStack("Wanted 1 stack item, had none") from None
     word = (value.to_bytes(32, "big") if value.__class__ is int
             else to_bytes(value).rjust(32, b"\x00")[-32:])
-    computation.extend_memory(start, 32)
+    if start + 32 > len(computation._memory._bytes):  # (else: nothing to charge or grow)
+        computation.extend_memory(start, 32)
     computation._memory._bytes[start:start + 32] = word
 
 
@@ -512,7 +513,8 @@ def _mload(computation: Any) -> None:
     """py-evm's MLOAD: the 32 bytes at the offset, pushed as bytes."""
     values = computation._stack.values
     start = _pop_int(values)
-    computation.extend_memory(start, 32)
+    if start + 32 > len(computation._memory._bytes):  # (else: nothing to charge or grow)
+        computation.extend_memory(start, 32)
     values.append(bytes(computation._memory._bytes[start:start + 32]))  # (one was popped)
 
 
@@ -532,7 +534,8 @@ def _return(computation: Any) -> None:
         raise InsufficientStack(f"Wanted 2 stack items, only had {len(values)}")
     start = _pop_int(values)
     size = _pop_int(values)
-    computation.extend_memory(start, size)
+    if not size or start + size > len(computation._memory._bytes):  # (else: nothing to charge or grow)
+        computation.extend_memory(start, size)
     computation.output = bytes(computation._memory._bytes[start:start + size])
     raise Halt("RETURN")
 
@@ -544,7 +547,8 @@ def _revert(computation: Any) -> None:
         raise InsufficientStack(f"Wanted 2 stack items, only had {len(values)}")
     start = _pop_int(values)
     size = _pop_int(values)
-    computation.extend_memory(start, size)
+    if not size or start + size > len(computation._memory._bytes):  # (else: nothing to charge or grow)
+        computation.extend_memory(start, size)
     output = bytes(computation._memory._bytes[start:start + size])
     computation.output = output
     raise Revert(output)
@@ -579,7 +583,8 @@ def _log(topic_count: int, own_entries: bool) -> Any:
             raise OutOfGas(f"Out of gas: Needed {cost} - Remaining {remaining} - Reason: "
                            "Log topic and data gas cost")
         meter.gas_remaining = remaining - cost
-        computation.extend_memory(start, size)
+        if not size or start + size > len(computation._memory._bytes):  # (else: nothing to charge or grow)
+            computation.extend_memory(start, size)
         data = bytes(computation._memory._bytes[start:start + size])
         account = computation.msg.storage_address
         if own_entries:

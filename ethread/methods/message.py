@@ -352,7 +352,19 @@ class Execution:
             gas_price=message.gas_price, max_fee_per_gas=message.fee_cap,
             max_priority_fee_per_gas=message.tip_cap)
         vm_class: Any = type(self.vm)
-        envelope.intrinsic_gas = _intrinsic_gas_of(vm_class, kind)(envelope)
+        rule = _intrinsic_gas_of(vm_class, kind)
+        if access_list:
+            envelope.intrinsic_gas = rule(envelope)
+        else:  # (the rule reads the data's zero and other bytes, and whether it creates)
+            data = request.data
+            key = (rule, request.to is None, len(data), data.count(0))
+            intrinsic = _INTRINSIC_GAS.get(key)
+            if intrinsic is None:
+                intrinsic = rule(envelope)
+                if len(_INTRINSIC_GAS) >= 4096:
+                    _INTRINSIC_GAS.clear()
+                _INTRINSIC_GAS[key] = intrinsic
+            envelope.intrinsic_gas = intrinsic
         if listed and kind == LEGACY:
             # before Berlin only eth_createAccessList's own lists get here (a request's list is
             # refused for the fork): geth charges a list's intrinsic gas on any fork
@@ -569,6 +581,11 @@ class _Envelope:
     max_fee_per_gas: int
     max_priority_fee_per_gas: int
     intrinsic_gas: int = 0
+
+
+_INTRINSIC_GAS: dict[tuple[Any, bool, int, int], int] = {}
+"""py-evm's intrinsic gas of a message without an access list, by its rule, whether it
+creates, and its data's length and zero bytes (all the rules read of it)."""
 
 
 @lru_cache(maxsize=64)
