@@ -672,6 +672,9 @@ def _calldatasize(computation: Any) -> None:
     _push_checked(computation._stack.values, len(computation.msg.data))
 
 
+_LEAN_PUSHES = [_push(size) for size in range(33)]
+_PUSH_SIZES = {push: size for size, push in enumerate(_LEAN_PUSHES)}
+"""The size of each lean PUSH (PUSH1-PUSH32 run in the loop itself: see :func:`_fast_table`)."""
 _WORD = UINT_256_MAX
 _LEAN_PURE: dict[Any, Any] = {
     arithmetic_logic.add: _binary(lambda left, right: (left + right) & _WORD),
@@ -692,7 +695,7 @@ _LEAN_PURE: dict[Any, Any] = {
 
 _LEAN_LOGIC: dict[Any, Any] = {
     **_LEAN_PURE,
-    **{getattr(stack_logic, f"push{size}"): _push(size) for size in range(33)},
+    **{getattr(stack_logic, f"push{size}"): _LEAN_PUSHES[size] for size in range(33)},
     **{getattr(duplication_logic, f"dup{n}"): _dup(n) for n in range(1, 17)},
     **{getattr(swap_logic, f"swap{n}"): _swap(n) for n in range(1, 17)},
     stack_logic.pop: _pop,
@@ -798,13 +801,15 @@ def _positions(code: bytes) -> tuple[set[int], set[int]]:
     return kept
 
 
-def _fast_table(cls: Any) -> list[tuple[int, Any, str] | None]:
+def _fast_table(cls: Any) -> list[tuple[int, Any, str, int] | None]:
     """:func:`_fast_opcodes` of ``cls`` as a list by opcode value (None: not a plain opcode),
-    read by the loop once an opcode (kept on the class)."""
-    kept: list[tuple[int, Any, str] | None] | None = cls.__dict__.get("_fast_table")
+    each with the size of the PUSH the loop runs itself (0: call the logic), read by the loop
+    once an opcode (kept on the class)."""
+    kept: list[tuple[int, Any, str, int] | None] | None = cls.__dict__.get("_fast_table")
     if kept is None:
         fast = _fast_opcodes(cls) or {}
-        kept = [fast.get(value) for value in range(256)]
+        kept = [None if value not in fast
+                else (*fast[value], _PUSH_SIZES.get(fast[value][1], 0)) for value in range(256)]
         cls._fast_table = kept
     return kept
 
@@ -934,6 +939,7 @@ class LeanComputation:
             meter = computation._gas_meter
             code = computation.code
             raw, length = code._raw_code_bytes, len(code._raw_code_bytes)
+            values = computation._stack.values  # (the stack's one list)
             while True:
                 # CodeStream's iteration, without a generator: the byte at the program
                 # counter, then STOP once past the end (opcodes move the counter themselves)
@@ -946,13 +952,23 @@ class LeanComputation:
                 plain = fast[value]
                 try:
                     if plain is not None:
-                        cost, logic, mnemonic = plain
+                        cost, logic, mnemonic, push = plain
                         remaining = meter.gas_remaining
                         if cost > remaining:  # GasMeter.consume_gas's check and words
                             raise OutOfGas(f"Out of gas: Needed {cost} - Remaining {remaining} "
                                            f"- Reason: {mnemonic}")
                         meter.gas_remaining = remaining - cost
-                        logic(computation)
+                        if push:  # the lean PUSH (_push), here
+                            end = counter + 1 + push
+                            code.program_counter = end
+                            word = raw[counter + 1:end]
+                            if len(word) != push:
+                                word = word.ljust(push, b"\x00")
+                            if len(values) > 1023:
+                                raise FullStack("Stack limit reached")
+                            values.append(word)
+                        else:
+                            logic(computation)
                     else:
                         try:
                             opcode = opcodes[value]
