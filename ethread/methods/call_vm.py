@@ -527,8 +527,9 @@ def _calldataload(computation: Any) -> None:
     values.append(word.ljust(32, b"\x00").lstrip(b"\x00"))  # (one was popped)
 
 
-def _return(computation: Any) -> None:
-    """py-evm's RETURN: the output read from memory, then the halt."""
+def _output(computation: Any) -> bytes:
+    """RETURN's and REVERT's first step: the memory range the stack names, read as the
+    computation's output."""
     values = computation._stack.values
     if len(values) < 2:
         raise InsufficientStack(f"Wanted 2 stack items, only had {len(values)}")
@@ -536,22 +537,20 @@ def _return(computation: Any) -> None:
     size = _pop_int(values)
     if not size or start + size > len(computation._memory._bytes):  # (else: nothing to charge or grow)
         computation.extend_memory(start, size)
-    computation.output = bytes(computation._memory._bytes[start:start + size])
+    output: bytes = bytes(computation._memory._bytes[start:start + size])
+    computation.output = output
+    return output
+
+
+def _return(computation: Any) -> None:
+    """py-evm's RETURN: the output read from memory, then the halt."""
+    _output(computation)
     raise Halt("RETURN")
 
 
 def _revert(computation: Any) -> None:
     """py-evm's REVERT: the output read from memory, then the Revert error carrying it."""
-    values = computation._stack.values
-    if len(values) < 2:
-        raise InsufficientStack(f"Wanted 2 stack items, only had {len(values)}")
-    start = _pop_int(values)
-    size = _pop_int(values)
-    if not size or start + size > len(computation._memory._bytes):  # (else: nothing to charge or grow)
-        computation.extend_memory(start, size)
-    output = bytes(computation._memory._bytes[start:start + size])
-    computation.output = output
-    raise Revert(output)
+    raise Revert(_output(computation))
 
 
 def _log(topic_count: int, own_entries: bool) -> Any:
