@@ -15,6 +15,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -79,9 +80,13 @@ class Anvil:
         if binary is None:
             raise SystemExit("anvil not found: run `npm install` in tests/js (or set ANVIL)")
         self.port = free_port()
+        # anvil leaves the states it moves out of memory under ~/.foundry/anvil/tmp when it
+        # stops: a home of its own, removed with it
+        self.home = tempfile.mkdtemp(prefix="ethread-bench-anvil-")
         self.process = subprocess.Popen(
             [binary, "--host", "127.0.0.1", "--port", str(self.port), "--silent"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env={**os.environ, "HOME": self.home},
         )
         deadline = time.monotonic() + 30
         while True:
@@ -106,6 +111,7 @@ class Anvil:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        shutil.rmtree(self.home, ignore_errors=True)
 
     def __enter__(self) -> Anvil:
         return self

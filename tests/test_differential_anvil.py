@@ -43,6 +43,7 @@ Known, explained differences, left out of the comparison on purpose:
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import time
@@ -167,10 +168,11 @@ def chains(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chains]:
     genesis = tmp_path_factory.mktemp("peer") / "genesis.json"
     genesis.write_text(json.dumps(chain.genesis))
     port = _free_port()
+    home = tmp_path_factory.mktemp("anvil-home")  # anvil leaves the states it saves under ~/.foundry
     process = subprocess.Popen(
         [str(binaries[0]), "--init", str(genesis), "--host", "127.0.0.1", "--port", str(port), "--no-mining",
          "--order", "fifo", "--hardfork", "prague", "--accounts", "0", "--disable-default-create2-deployer"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "HOME": str(home)})
     try:
         peer = Peer(f"http://127.0.0.1:{port}")
         _wait_for(peer, process)
