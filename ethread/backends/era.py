@@ -62,13 +62,13 @@ class _EraRecords:
         held = self._held(block_hash)
         return held[0].header_rlp(held[1]) if held is not None else None
 
-    def block_record(self, block_hash: Hash32) -> BlockRecord | None:
-        held = self._held(block_hash)
-        if held is None:
-            return None
-        era, number = held
+    def _block_record(self, era: Era1File, number: int) -> BlockRecord:
         return BlockRecord(era.header_rlp(number), era.body_rlp(number),
                            self._index.senders(number) or [])
+
+    def block_record(self, block_hash: Hash32) -> BlockRecord | None:
+        held = self._held(block_hash)
+        return self._block_record(*held) if held is not None else None
 
     def block_and_receipts_records(self, block_hash: Hash32
                                    ) -> tuple[BlockRecord, bytes | None] | None:
@@ -76,8 +76,7 @@ class _EraRecords:
         if held is None:
             return None
         era, number = held
-        return (BlockRecord(era.header_rlp(number), era.body_rlp(number),
-                            self._index.senders(number) or []), era.receipts_rlp(number))
+        return self._block_record(era, number), era.receipts_rlp(number)
 
     def receipts_record(self, block_hash: Hash32, number: int) -> bytes | None:
         era = self._file(number)

@@ -214,9 +214,6 @@ def _optional(params: Params, index: int, parse: Callable[[Any], Any], default: 
 def _call(backend: Backend, params: Params, ctx: Context) -> Any:
     request = _arg(params, 0, parse_call_request)
     block: BlockRef = _optional(params, 1, parse_block_ref, "latest")
-    if len(params) <= 2:  # (no overrides)
-        return "0x" + methods.call(backend, request, block, ctx.call_states,
-                                   timeout=ctx.call_timeout).hex()
     return "0x" + methods.call(
         backend, request, block, ctx.call_states,
         state_override=_optional(params, 2, parse_state_override, ()),

@@ -239,14 +239,21 @@ class FragmentCache:
             self.shared.put(shared_name, encoded)
         return fragment
 
-    def from_shared(self, key: Hashable, shared_name: Encoded) -> orjson.Fragment | None:
-        """What another process put under ``shared_name``, kept here under ``key`` too; None
-        when nothing is shared under it (or nothing is shared at all)."""
+    def shared_or_encoded(self, key: Hashable, shared_name: Encoded,
+                          encode: Callable[[], Encoded | None]) -> orjson.Fragment | None:
+        """The fragment under ``key``: held here; else what another process put under
+        ``shared_name`` (with :attr:`shared` set); else ``encode()``d and given to both (None
+        when ``encode`` finds nothing to encode)."""
+        fragment = self._entries.get(key)
+        if fragment is not None:
+            return fragment
         shared = self.shared
-        if shared is None:
-            return None
-        encoded = shared.get(shared_name)
-        return None if encoded is None else self.put(key, encoded)
+        if shared is not None:
+            encoded = shared.get(shared_name)
+            if encoded is not None:
+                return self.put(key, encoded)
+        encoded = encode()
+        return None if encoded is None else self.put(key, encoded, shared_name)
 
 
 def to_json(model: Any, fragments: FragmentCache | None = None) -> JSON:
@@ -288,17 +295,13 @@ def block_receipts_json(block_hash: bytes, load: Callable[[], Sequence[Receipt] 
     if fragments is None:
         receipts = load()
         return None if receipts is None else [_fields(r) for r in receipts]
-    key = (b"receipts", block_hash)
-    fragment = fragments.cached(key)
-    if fragment is None:
-        name = b"receipts:" + block_hash
-        fragment = fragments.from_shared(key, name)
-        if fragment is None:
-            receipts = load()
-            if receipts is None:
-                return None
-            fragment = fragments.put(key, orjson.dumps([_fields(r) for r in receipts]), name)
-    return fragment
+
+    def encode() -> Encoded | None:
+        receipts = load()
+        return None if receipts is None else orjson.dumps([_fields(r) for r in receipts])
+
+    return fragments.shared_or_encoded((b"receipts", block_hash), b"receipts:" + block_hash,
+                                       encode)
 
 
 def _fields(model: Any) -> dict[str, JSON]:
@@ -337,18 +340,15 @@ def block_json_by_hash(block_hash: bytes, full_transactions: bool,
     if fragments is None:
         block = load()
         return None if block is None else _block_fields(block, full_transactions, None)
-    key = (b"block", block_hash, full_transactions)
-    fragment = fragments.cached(key)
-    if fragment is None:
-        name = (b"block+txs:" if full_transactions else b"block:") + block_hash
-        fragment = fragments.from_shared(key, name)
-        if fragment is None:
-            block = load()
-            if block is None:
-                return None
-            fragment = fragments.put(
-                key, orjson.dumps(_block_fields(block, full_transactions, fragments)), name)
-    return fragment
+
+    def encode() -> Encoded | None:
+        block = load()
+        return (None if block is None
+                else orjson.dumps(_block_fields(block, full_transactions, fragments)))
+
+    return fragments.shared_or_encoded(
+        (b"block", block_hash, full_transactions),
+        (b"block+txs:" if full_transactions else b"block:") + block_hash, encode)
 
 
 def _block_fields(block: Block, full_transactions: bool,
