@@ -2,7 +2,7 @@
 at concurrency 1 and 16, and the ratio ethread / anvil, for the reads of issue 12.
 
     .venv/bin/python benchmarks/bench_vs_anvil.py [--blocks 5001] [--seconds 5] [--rounds 1]
-        [--workdir DIR] [--only TEXT] [--targets anvil,bare,memory,store] [--workers 2]
+        [--workdir DIR] [--only TEXT] [--targets anvil,bare,memory,store,...] [--workers 2]
         [--engine lmdb|leveldb] [--access-log] [--client wrk|python] [--cpu]
 
 The chain (``peer_chain.py``): block 1 deploys the Ping contract, blocks 2..N each hold one
@@ -16,6 +16,9 @@ built once with ethread's dev chain and written as genesis.json and block RLP (k
   memory);
 - **ethread, store**: ``ethread import --engine lmdb`` once, then ``ethread serve --db`` (the
   store a hosted deployment uses: LMDB is what several workers read at once);
+- **ethread, store, no polling** (``--targets ...,store-nopoll``): the store server with
+  ``--busy-poll-us 0``, which sleeps as soon as its loop is idle instead of polling a while
+  for the next request (``ethread.server.busy_poll``);
 - **ethread, ASGI** (``--targets ...,asgi``): the memory server with ``--no-lean-http``,
   every request through uvicorn's ASGI path instead of the lean one (the choice measured);
 - **bare ASGI**: a constant-body ASGI app under the same uvicorn settings as ethread's server
@@ -498,7 +501,8 @@ def main() -> None:
                                        "texts separated by |)")
     parser.add_argument("--targets", default="anvil,bare,memory,store",
                         help="servers to load, of anvil, bare, memory, asgi (memory on "
-                             "uvicorn's ASGI path: --no-lean-http), store")
+                             "uvicorn's ASGI path: --no-lean-http), store, store-nopoll (the "
+                             "store with --busy-poll-us 0)")
     parser.add_argument("--workers", type=int, default=2, help="ethread serve --workers")
     parser.add_argument("--engine", default="lmdb", choices=("lmdb", "leveldb"),
                         help="the store's engine (leveldb serves with one worker only)")
@@ -545,8 +549,13 @@ def main() -> None:
             store = ensure_store(chain, workdir, args.engine)
             servers["store"] = stack.enter_context(running(lambda: start_ethread(
                 "store", ["--db", str(store)], workdir, workers, args.access_log, 120)))
+        if "store-nopoll" in targets:
+            store = ensure_store(chain, workdir, args.engine)
+            servers["store-nopoll"] = stack.enter_context(running(lambda: start_ethread(
+                "store-nopoll", ["--db", str(store), "--busy-poll-us", "0"], workdir, workers,
+                args.access_log, 120)))
         run = run_wrk if args.client == "wrk" else run_python
-        columns: list[str] = [name for name in ("anvil", "memory", "asgi", "store")
+        columns: list[str] = [name for name in ("anvil", "memory", "asgi", "store", "store-nopoll")
                               if name in servers]
         load = os.getloadavg()
         print(f"\n{os.cpu_count()} CPUs shared by the servers and the load generator "

@@ -30,6 +30,7 @@ listens on loopback and the key is printed at start, so that the URL can be past
 DEFAULT_DAILY_CREDITS = 3_000_000
 DEFAULT_LEDGER = "ethread-credits.ledger"
 MAX_WORKERS = 256
+DEFAULT_BUSY_POLL_US = 250
 
 
 class ConfigError(ValueError):
@@ -214,6 +215,11 @@ class ServerConfig:
     lean_http: bool = setting(True, "answer JSON-RPC POSTs on the lean path: from the HTTP "
                               "parser, one write per answer, no ASGI (the same bytes as the "
                               "ASGI path)")
+    busy_poll_us: int = setting(
+        DEFAULT_BUSY_POLL_US, "microseconds a worker holding at most two connections keeps "
+        "polling them after a read before it sleeps, so that a client sending one request "
+        "after another is met by a running process instead of waking a sleeping one (0: "
+        "sleep at once)", minimum=0, maximum=100_000, metavar="US")
     threads: int = setting(4, "worker threads that run the quick calls of the synchronous core "
                            "off the event loop", minimum=1, metavar="N")
     slow_threads: int = setting(16, "worker threads for calls that can run long (eth_call, "

@@ -38,7 +38,7 @@ from ..codec.pipeline import Admission, Exchange, Refused, body_too_large
 from . import refusals
 from .access_log import log_request
 from .app import HTTP_PREFIX, SUBSCRIPTIONS_NEED_WEBSOCKET, RpcApp, request_headers
-from .http_protocol import MAX_HEADER_BYTES, BoundedHttpProtocol, HeadersTooLarge
+from .http_protocol import MAX_HEADER_BYTES, BoundedHttpProtocol, HeadersTooLarge, polling
 
 if TYPE_CHECKING:
     from .auth import ApiKey
@@ -147,6 +147,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         parse the same way, so it is what that request was (a keep-alive POST of that length,
         let in with the same key). Anything else, including a request pipelined behind
         another, is parsed."""
+        self.poll_after_read()
         if self._between and self._running is None:
             end = data.find(b"\r\n\r\n")
             if end > 0:
@@ -156,7 +157,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
                     self._replay(known, data[end + 4:])
                     return
                 self._head = head
-        super().data_received(data)
+        HttpToolsProtocol.data_received(self, data)
 
     # -- parser callbacks ------------------------------------------------------------------------
 
@@ -438,7 +439,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
                         time.perf_counter() - started)
 
 
-def rpc_protocol(app: RpcApp, header_timeout: float) -> Any:
-    """The protocol class uvicorn is given for ``app``: the lean path, this header timeout."""
-    return type("RpcHttpProtocol", (RpcHttpProtocol,),
-                {"rpc": app, "header_timeout": header_timeout})
+def rpc_protocol(app: RpcApp, header_timeout: float, busy_poll_seconds: float = 0.0) -> Any:
+    """The protocol class uvicorn is given for ``app``: the lean path, this header timeout and
+    polling window (0: none)."""
+    return type("RpcHttpProtocol", (RpcHttpProtocol,), {
+        "rpc": app, "header_timeout": header_timeout, "busy_poll": polling(busy_poll_seconds)})

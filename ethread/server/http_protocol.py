@@ -22,6 +22,8 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from .busy_poll import MAX_CONNECTIONS, BusyPoll
+
 MAX_HEADER_BYTES = 64 * 1024
 """Bytes of request line and headers one request may send (geth's Go server allows 1 MiB;
 a JSON-RPC request needs a few hundred)."""
@@ -37,6 +39,8 @@ class BoundedHttpProtocol(HttpToolsProtocol):
     time a client has to send them."""
 
     header_timeout: float = 30.0
+    busy_poll: BusyPoll | None = None
+    """The server's polling window (:mod:`.busy_poll`), or None when it does not poll."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Start the header deadline for the connection's first request."""
@@ -49,6 +53,18 @@ class BoundedHttpProtocol(HttpToolsProtocol):
         """What the deadline is for: "headers", "body" (lean path), "idle" (lean path, between
         requests: the keep-alive timeout), or "" when none runs."""
         self._expect_headers()
+
+    def data_received(self, data: bytes) -> None:
+        """Parse what came (after starting the polling window, if the server polls)."""
+        self.poll_after_read()
+        super().data_received(data)
+
+    def poll_after_read(self) -> None:
+        """Keep the loop turning a while (:mod:`.busy_poll`) if this worker holds few
+        connections."""
+        poll = self.busy_poll
+        if poll is not None and len(self.connections) <= MAX_CONNECTIONS:
+            poll.touch(self.loop)
 
     # -- the one deadline of a connection ------------------------------------------------------
 
@@ -131,6 +147,13 @@ class BoundedHttpProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
 
-def bounded_protocol(header_timeout: float) -> Any:
-    """The protocol class uvicorn is given, with this server's header timeout."""
-    return type("BoundedHttpProtocol", (BoundedHttpProtocol,), {"header_timeout": header_timeout})
+def bounded_protocol(header_timeout: float, busy_poll_seconds: float = 0.0) -> Any:
+    """The protocol class uvicorn is given, with this server's header timeout and polling
+    window (0: none)."""
+    return type("BoundedHttpProtocol", (BoundedHttpProtocol,), {
+        "header_timeout": header_timeout, "busy_poll": polling(busy_poll_seconds)})
+
+
+def polling(seconds: float) -> BusyPoll | None:
+    """A server's polling window of ``seconds``, or None for 0."""
+    return BusyPoll(seconds) if seconds > 0 else None

@@ -28,7 +28,7 @@ import uvicorn
 from .access_log import install_key_masking
 from .app import RpcApp
 from .auth import KeyRing
-from .config import DEMO_KEY, ServerConfig, ServiceLimits, validate
+from .config import DEFAULT_BUSY_POLL_US, DEMO_KEY, ServerConfig, ServiceLimits, validate
 from .credits import Billing, open_ledger
 from .execution import Execution
 from .fair_accept import ConnectionShare, FairListener
@@ -102,20 +102,24 @@ class PreparedServer:
 
     def _server(self) -> Any:
         if self.server is None:
-            uv_config = uvicorn_config(self.app, self.config.limits,
-                                       lean=self.config.lean_http)
+            config = self.config
+            uv_config = uvicorn_config(self.app, config.limits, lean=config.lean_http,
+                                       busy_poll_us=config.busy_poll_us)
             service = self.service
             self.server = _Server(uv_config, self.on_started, service.execution,
                                   board=service.workers, slot=service.slot)
         return self.server
 
 
-def uvicorn_config(app: Any, limits: ServiceLimits, lean: bool = False) -> uvicorn.Config:
+def uvicorn_config(app: Any, limits: ServiceLimits, lean: bool = False,
+                   busy_poll_us: int = DEFAULT_BUSY_POLL_US) -> uvicorn.Config:
     """uvicorn's settings for serving ``app`` (also what the benchmarks' bare reference app
     runs under, so that it measures the same transport). ``lean``: ``app`` is an
-    :class:`RpcApp` whose JSON-RPC requests take the lean path (:mod:`.http_fast`)."""
-    protocol = (rpc_protocol(app, limits.header_timeout_seconds) if lean
-                else bounded_protocol(limits.header_timeout_seconds))
+    :class:`RpcApp` whose JSON-RPC requests take the lean path (:mod:`.http_fast`).
+    ``busy_poll_us``: the polling window after a read (:mod:`.busy_poll`)."""
+    window = busy_poll_us / 1e6
+    protocol = (rpc_protocol(app, limits.header_timeout_seconds, window) if lean
+                else bounded_protocol(limits.header_timeout_seconds, window))
     return uvicorn.Config(
         app,
         loop="uvloop",

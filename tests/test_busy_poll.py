@@ -1,0 +1,129 @@
+"""Polling after a read (``ethread.server.busy_poll``): the loop keeps turning for the window
+after a read and then sleeps, only while the worker holds few connections, and the setting
+reaches the protocol of both HTTP paths."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from typing import Any
+
+import pytest
+import uvloop
+
+import ethread
+from ethread.server.busy_poll import MAX_CONNECTIONS, BusyPoll
+from ethread.server.config import ConfigError, ServerConfig, validate
+from ethread.server.http_protocol import polling
+
+from .server_harness import KEY, call, serve_in_thread
+
+CHAIN_ID = hex(3503995874084926)  # the rpc-compat chain's (its genesis.json)
+
+@pytest.mark.parametrize("new_loop", [asyncio.new_event_loop, uvloop.new_event_loop],
+                         ids=["asyncio", "uvloop"])
+def test_the_loop_turns_through_the_window_then_sleeps(new_loop: Any) -> None:
+    window = 0.02
+    poll = BusyPoll(window)
+    ticks: list[float] = []
+
+    async def scenario() -> tuple[int, int, int]:
+        loop = asyncio.get_running_loop()
+        started = time.perf_counter()
+        poll.touch(loop)
+        poll.touch(loop)  # a second read within the window does not start a second turner
+        assert poll.running
+        while poll.running:
+            await asyncio.sleep(0)
+            ticks.append(time.perf_counter() - started)
+        during = poll.turns
+        await asyncio.sleep(0.05)  # idle: nothing turns
+        after_idle = poll.turns
+        poll.touch(loop)  # a later read opens a new window
+        await asyncio.sleep(window * 2)
+        return during, after_idle, poll.turns
+
+    loop = new_loop()
+    try:
+        during, after_idle, again = loop.run_until_complete(scenario())
+    finally:
+        loop.close()
+    assert during > 0
+    assert ticks[-1] >= window  # it stopped only once the window had passed
+    assert after_idle == during
+    assert again > after_idle
+    assert not poll.running
+
+
+def test_a_window_is_positive_and_zero_means_none() -> None:
+    with pytest.raises(ValueError):
+        BusyPoll(0)
+    assert polling(0) is None
+    assert polling(0.00025).window == 0.00025  # type: ignore[union-attr]
+
+
+def test_the_setting_is_bounded() -> None:
+    assert ServerConfig().busy_poll_us == 250
+    with pytest.raises(ConfigError, match="busy_poll_us"):
+        validate(ServerConfig(busy_poll_us=-1))
+    with pytest.raises(ConfigError, match="busy_poll_us"):
+        validate(ServerConfig(busy_poll_us=100_001))
+
+
+def _post(sock: socket.socket, body: dict[str, Any]) -> dict[str, Any]:
+    raw = json.dumps(body).encode()
+    sock.sendall(f"POST /v3/{KEY} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                 f"application/json\r\nContent-Length: {len(raw)}\r\n\r\n".encode() + raw)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, rest = data.partition(b"\r\n\r\n")
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length")))
+    while len(rest) < length:
+        rest += sock.recv(65536)
+    assert head.startswith(b"HTTP/1.1 200")
+    return json.loads(rest)  # type: ignore[no-any-return]
+
+
+def _settle(poll: BusyPoll) -> int:
+    deadline = time.monotonic() + 5
+    while poll.running and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert not poll.running
+    return poll.turns
+
+
+@pytest.mark.parametrize("lean", [True, False], ids=["lean", "asgi"])
+def test_a_server_polls_only_while_it_holds_few_connections(
+        rpc_compat_memory: ethread.MemoryBackend, lean: bool) -> None:
+    with serve_in_thread(rpc_compat_memory, busy_poll_us=3000, lean_http=lean) as thread:
+        poll = thread.prepared.server.config.http.busy_poll
+        assert poll.window == 0.003
+        address = ("127.0.0.1", thread.port)
+        with socket.create_connection(address) as sock:
+            before = _settle(poll)
+            answer = _post(sock, call("eth_chainId", []))
+            assert answer["result"] == CHAIN_ID
+            assert _settle(poll) > before  # one connection: the loop turned after the read
+            others = [socket.create_connection(address) for _ in range(MAX_CONNECTIONS)]
+            try:
+                # the others must be set up in the server before the next read is counted
+                for other in others:
+                    assert _post(other, call("eth_chainId", []))["id"] == 1
+                before = _settle(poll)
+                for request_id in range(5):
+                    assert _post(sock, call("eth_blockNumber", [], request_id))["id"] == request_id
+                assert _settle(poll) == before  # three connections: it slept at once
+            finally:
+                for other in others:
+                    other.close()
+
+
+def test_a_server_without_a_window_never_polls(rpc_compat_memory: ethread.MemoryBackend) -> None:
+    with serve_in_thread(rpc_compat_memory, busy_poll_us=0) as thread:
+        assert thread.prepared.server.config.http.busy_poll is None
+        with socket.create_connection(("127.0.0.1", thread.port)) as sock:
+            assert _post(sock, call("eth_chainId", []))["result"] == CHAIN_ID
