@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 import uvloop
+from websockets.sync.client import connect
 
 import ethread
-from ethread.server.busy_poll import MAX_CONNECTIONS, BusyPoll
+from ethread.server.busy_poll import MAX_CONNECTIONS, BusyPoll, polling
 from ethread.server.config import ConfigError, ServerConfig, validate
-from ethread.server.http_protocol import polling
 
-from .server_harness import KEY, call, serve_in_thread
+from .server_harness import KEY, call, serve_in_thread, ws_url_of
 
 CHAIN_ID = hex(3503995874084926)  # the rpc-compat chain's (its genesis.json)
 
@@ -55,6 +55,29 @@ def test_the_loop_turns_through_the_window_then_sleeps(new_loop: Any) -> None:
     assert after_idle == during
     assert again > after_idle
     assert not poll.running
+
+
+@pytest.mark.parametrize("new_loop", [asyncio.new_event_loop, uvloop.new_event_loop],
+                         ids=["asyncio", "uvloop"])
+def test_the_window_starts_once_the_reads_work_is_done(new_loop: Any) -> None:
+    """A request answered on the loop in longer than the window is still followed by a whole
+    window, in which its client can send the next."""
+    window = 0.02
+
+    async def scenario() -> float:
+        poll = BusyPoll(window)
+        poll.touch(asyncio.get_running_loop())
+        time.sleep(window * 2)  # the read's work, done on the loop
+        done = time.perf_counter()
+        while poll.running:
+            await asyncio.sleep(0)
+        return time.perf_counter() - done
+
+    loop = new_loop()
+    try:
+        assert loop.run_until_complete(scenario()) >= window
+    finally:
+        loop.close()
 
 
 def test_a_window_is_positive_and_zero_means_none() -> None:
@@ -122,8 +145,25 @@ def test_a_server_polls_only_while_it_holds_few_connections(
                     other.close()
 
 
+def test_a_websocket_polls_with_the_servers_window(
+        rpc_compat_memory: ethread.MemoryBackend) -> None:
+    with serve_in_thread(rpc_compat_memory, busy_poll_us=3000) as thread:
+        config = thread.prepared.server.config
+        poll = config.http.busy_poll
+        assert config.ws.busy_poll is poll  # one window for the server's loop
+        with connect(ws_url_of(thread), open_timeout=10) as ws:
+            before = _settle(poll)
+            for request_id in range(3):
+                ws.send(json.dumps(call("eth_chainId", [], request_id)))
+                assert json.loads(ws.recv(10)) == {"jsonrpc": "2.0", "id": request_id,
+                                                    "result": CHAIN_ID}
+            assert _settle(poll) > before
+
+
 def test_a_server_without_a_window_never_polls(rpc_compat_memory: ethread.MemoryBackend) -> None:
     with serve_in_thread(rpc_compat_memory, busy_poll_us=0) as thread:
-        assert thread.prepared.server.config.http.busy_poll is None
+        config = thread.prepared.server.config
+        assert config.http.busy_poll is None
+        assert config.ws == "websockets-sansio"
         with socket.create_connection(("127.0.0.1", thread.port)) as sock:
             assert _post(sock, call("eth_chainId", []))["result"] == CHAIN_ID

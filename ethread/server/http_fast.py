@@ -38,10 +38,11 @@ from ..codec.pipeline import Admission, Exchange, Refused, body_too_large
 from . import refusals
 from .access_log import log_request
 from .app import HTTP_PREFIX, SUBSCRIPTIONS_NEED_WEBSOCKET, RpcApp, request_headers
-from .http_protocol import MAX_HEADER_BYTES, BoundedHttpProtocol, HeadersTooLarge, polling
+from .http_protocol import MAX_HEADER_BYTES, BoundedHttpProtocol, HeadersTooLarge
 
 if TYPE_CHECKING:
     from .auth import ApiKey
+    from .busy_poll import BusyPoll
     from .networks import Network
 
 log = logging.getLogger("ethread.server")
@@ -439,8 +440,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
                         time.perf_counter() - started)
 
 
-def rpc_protocol(app: RpcApp, header_timeout: float, busy_poll_seconds: float = 0.0) -> Any:
+def rpc_protocol(app: RpcApp, header_timeout: float, poll: BusyPoll | None = None) -> Any:
     """The protocol class uvicorn is given for ``app``: the lean path, this header timeout and
-    polling window (0: none)."""
+    polling window (None: none)."""
     return type("RpcHttpProtocol", (RpcHttpProtocol,), {
-        "rpc": app, "header_timeout": header_timeout, "busy_poll": polling(busy_poll_seconds)})
+        "rpc": app, "header_timeout": header_timeout, "busy_poll": poll})

@@ -147,13 +147,8 @@ class BoundedHttpProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
 
-def bounded_protocol(header_timeout: float, busy_poll_seconds: float = 0.0) -> Any:
+def bounded_protocol(header_timeout: float, poll: BusyPoll | None = None) -> Any:
     """The protocol class uvicorn is given, with this server's header timeout and polling
-    window (0: none)."""
+    window (None: none)."""
     return type("BoundedHttpProtocol", (BoundedHttpProtocol,), {
-        "header_timeout": header_timeout, "busy_poll": polling(busy_poll_seconds)})
-
-
-def polling(seconds: float) -> BusyPoll | None:
-    """A server's polling window of ``seconds``, or None for 0."""
-    return BusyPoll(seconds) if seconds > 0 else None
+        "header_timeout": header_timeout, "busy_poll": poll})

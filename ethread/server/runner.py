@@ -28,6 +28,7 @@ import uvicorn
 from .access_log import install_key_masking
 from .app import RpcApp
 from .auth import KeyRing
+from .busy_poll import polling, websocket_protocol
 from .config import DEFAULT_BUSY_POLL_US, DEMO_KEY, ServerConfig, ServiceLimits, validate
 from .credits import Billing, open_ledger
 from .execution import Execution
@@ -117,14 +118,14 @@ def uvicorn_config(app: Any, limits: ServiceLimits, lean: bool = False,
     runs under, so that it measures the same transport). ``lean``: ``app`` is an
     :class:`RpcApp` whose JSON-RPC requests take the lean path (:mod:`.http_fast`).
     ``busy_poll_us``: the polling window after a read (:mod:`.busy_poll`)."""
-    window = busy_poll_us / 1e6
-    protocol = (rpc_protocol(app, limits.header_timeout_seconds, window) if lean
-                else bounded_protocol(limits.header_timeout_seconds, window))
+    poll = polling(busy_poll_us / 1e6)  # one window for the server's loop, every protocol's
+    protocol = (rpc_protocol(app, limits.header_timeout_seconds, poll) if lean
+                else bounded_protocol(limits.header_timeout_seconds, poll))
     return uvicorn.Config(
         app,
         loop="uvloop",
         http=protocol,
-        ws="websockets-sansio",
+        ws=websocket_protocol(poll),
         ws_max_size=limits.max_ws_message_bytes,
         ws_per_message_deflate=False,
         lifespan="on",

@@ -1,0 +1,177 @@
+"""A client that sends one request at a time, against ``ethread serve`` with and without the
+polling window after a read (``--busy-poll-us``, :mod:`ethread.server.busy_poll`).
+
+    .venv/bin/python benchmarks/bench_busy_poll.py [--requests 5000] [--rounds 3] [--window 250]
+
+Two servers of the demo chain run side by side, one with ``--busy-poll-us WINDOW`` and one
+with ``--busy-poll-us 0``, each a single process with the default ``*.ledger`` ledger and no
+access log. One client (this process) sends ``--requests`` requests, each after the answer to
+the last, over one kept-alive HTTP connection (raw socket, pre-encoded bodies) and over one
+WebSocket (the ``websockets`` library's synchronous client, what a script would use), to
+each server in turn, ``--rounds`` times, so that the machine's slower minutes fall on both.
+Every answer is checked. Prints requests/s, the median and 99th percentile latency, and the
+server's CPU time per request (user + system, from /proc).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from websockets.sync.client import connect
+
+KEY = "bench-key-0123456789"
+LENGTH = re.compile(rb"content-length:\s*(\d+)")
+
+
+@dataclass
+class Server:
+    name: str
+    window: int
+    port: int
+    process: subprocess.Popen[bytes]
+    figures: dict[str, list[tuple[float, list[float], float]]] = field(default_factory=dict)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start(name: str, window: int, workdir: Path) -> Server:
+    port = free_port()
+    command = [sys.executable, "-c", "import sys; from ethread.cli import main; sys.exit(main())",
+               "serve", "--port", str(port), "--api-key", KEY, "--daily-credits", str(10**15),
+               "--ledger", str(workdir / f"{name}.ledger"), "--no-access-log",
+               "--log-level", "warning", "--busy-poll-us", str(window)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return Server(name, window, port, process)
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"{name}: the server did not start") from None
+            time.sleep(0.2)
+
+
+def body(method: str, params: list[object], request_id: int) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method,
+                       "params": params}).encode()
+
+
+def over_http(server: Server, bodies: list[bytes]) -> list[float]:
+    """Latencies (s) of ``bodies`` sent one after another on one kept-alive connection."""
+    requests = [(f"POST /v3/{KEY} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                 f"application/json\r\nContent-Length: {len(b)}\r\n\r\n").encode() + b
+                for b in bodies]
+    latencies = []
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        buffer = b""
+        for request in requests:
+            started = time.perf_counter()
+            sock.sendall(request)
+            while True:
+                end = buffer.find(b"\r\n\r\n")
+                if end >= 0:
+                    head = buffer[:end].lower()
+                    found = LENGTH.search(head)
+                    if found is None:
+                        raise SystemExit(f"{server.name}: an answer without a length")
+                    length = int(found.group(1))
+                    if len(buffer) >= end + 4 + length:
+                        answer = buffer[end + 4:end + 4 + length]
+                        buffer = buffer[end + 4 + length:]
+                        break
+                buffer += sock.recv(65536)
+            latencies.append(time.perf_counter() - started)
+            if not head.startswith(b"http/1.1 200") or b'"result"' not in answer:
+                raise SystemExit(f"{server.name}: a bad answer: {head[:40]!r} {answer[:200]!r}")
+    return latencies
+
+
+def over_websocket(server: Server, bodies: list[bytes]) -> list[float]:
+    """Latencies (s) of ``bodies`` sent one after another on one WebSocket."""
+    latencies = []
+    with connect(f"ws://127.0.0.1:{server.port}/ws/v3/{KEY}", open_timeout=10) as ws:
+        for payload in bodies:
+            started = time.perf_counter()
+            ws.send(payload.decode())
+            answer = ws.recv(30)
+            latencies.append(time.perf_counter() - started)
+            if '"result"' not in answer:
+                raise SystemExit(f"{server.name}: a bad answer: {answer[:200]!r}")
+    return latencies
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--window", type=int, default=250, help="--busy-poll-us of the first")
+    args = parser.parse_args()
+    if args.requests < 1 or args.rounds < 1 or args.window < 1:
+        parser.error("--requests, --rounds and --window must be at least 1")
+    scenarios = {
+        "eth_chainId, HTTP": (over_http, "eth_chainId", []),
+        "eth_getBlockByNumber latest, HTTP": (over_http, "eth_getBlockByNumber",
+                                              ["latest", False]),
+        "eth_chainId, WebSocket": (over_websocket, "eth_chainId", []),
+        "eth_getBlockByNumber latest, WebSocket": (over_websocket, "eth_getBlockByNumber",
+                                                   ["latest", False]),
+    }
+    with tempfile.TemporaryDirectory(prefix="ethread-busy-poll-") as tmp:
+        servers = [start("polling", args.window, Path(tmp)), start("no polling", 0, Path(tmp))]
+        try:
+            for _ in range(args.rounds):
+                for label, (send, method, params) in scenarios.items():
+                    bodies = [body(method, params, n) for n in range(args.requests)]
+                    for server in servers:
+                        before = cpu_seconds(server.process.pid)
+                        started = time.perf_counter()
+                        latencies = send(server, bodies)
+                        elapsed = time.perf_counter() - started
+                        cpu = cpu_seconds(server.process.pid) - before
+                        server.figures.setdefault(label, []).append((elapsed, latencies, cpu))
+        finally:
+            for server in servers:
+                server.process.terminate()
+                server.process.wait(30)
+    load = os.getloadavg()
+    print(f"{args.requests} requests one at a time x {args.rounds} rounds, servers alternating; "
+          f"load average {load[0]:.2f}; polling window {args.window} µs")
+    print(f"{'scenario':<40} {'server':<11} {'req/s':>8} {'p50 µs':>8} {'p99 µs':>8} "
+          f"{'CPU µs/req':>11}")
+    for label in scenarios:
+        for server in servers:
+            runs = server.figures[label]
+            elapsed = sum(run[0] for run in runs)
+            latencies = sorted(lat for run in runs for lat in run[1])
+            count = len(latencies)
+            cpu = sum(run[2] for run in runs)
+            print(f"{label:<40} {server.name:<11} {count / elapsed:>8.0f} "
+                  f"{statistics.median(latencies) * 1e6:>8.0f} "
+                  f"{latencies[int(count * 0.99)] * 1e6:>8.0f} {cpu / count * 1e6:>11.1f}")
+
+
+if __name__ == "__main__":
+    main()
