@@ -40,8 +40,8 @@ _yield = getattr(os, "sched_yield", lambda: None)
 
 
 class BusyPoll:
-    """The polling window of one event loop (one per server: each protocol class made for a
-    server holds its own)."""
+    """The polling window of one event loop: one per server, shared by the HTTP and WebSocket
+    protocol classes made for it."""
 
     __slots__ = ("_fresh", "_loop", "_running", "_until", "turns", "window")
 
