@@ -8,6 +8,7 @@ import asyncio
 import json
 import socket
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ import uvloop
 from websockets.sync.client import connect
 
 import ethread
+from ethread.codec.dispatch import METHODS
 from ethread.server.busy_poll import MAX_CONNECTIONS, BusyPoll, polling
 from ethread.server.config import ConfigError, ServerConfig, validate
 
@@ -158,6 +160,40 @@ def test_a_websocket_polls_with_the_servers_window(
                 assert json.loads(ws.recv(10)) == {"jsonrpc": "2.0", "id": request_id,
                                                     "result": CHAIN_ID}
             assert _settle(poll) > before
+
+
+@pytest.mark.parametrize("path", ["lean", "asgi", "websocket"])
+def test_an_answer_made_in_a_thread_is_followed_by_a_window(
+        rpc_compat_memory: ethread.MemoryBackend, monkeypatch: pytest.MonkeyPatch,
+        path: str) -> None:
+    """eth_getBalance runs in a pool thread; made to take 0.3 s there, its read's window (0.1 s)
+    is long over when the answer is written, and the answer starts a window of its own."""
+    spec = METHODS["eth_getBalance"]
+
+    def slow(*args: Any) -> Any:
+        time.sleep(0.3)
+        return spec.handler(*args)
+
+    monkeypatch.setitem(METHODS, "eth_getBalance", replace(spec, handler=slow, cacheable=False))
+    request = call("eth_getBalance", ["0x" + "00" * 20, "latest"], 7)
+    with serve_in_thread(rpc_compat_memory, busy_poll_us=100_000,
+                         lean_http=path != "asgi") as thread:
+        poll = thread.prepared.server.config.http.busy_poll
+        if path == "websocket":
+            with connect(ws_url_of(thread), open_timeout=10) as ws:
+                ws.send(json.dumps(request))
+                answer = json.loads(ws.recv(10))
+                answered = poll.turns
+                time.sleep(0.05)
+                after = poll.turns
+        else:
+            with socket.create_connection(("127.0.0.1", thread.port)) as sock:
+                answer = _post(sock, request)
+                answered = poll.turns
+                time.sleep(0.05)
+                after = poll.turns
+        assert answer["id"] == 7 and answer["result"].startswith("0x")
+        assert after > answered  # still turning 50 ms after the answer
 
 
 def test_a_server_without_a_window_never_polls(rpc_compat_memory: ethread.MemoryBackend) -> None:

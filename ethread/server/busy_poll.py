@@ -8,14 +8,16 @@ script, an indexer), more than a cached answer costs. Measured on 2 vCPUs with w
 concurrency 1, ``eth_chainId`` took 100-120 µs of server CPU a request against about 10 µs in
 process.
 
-:class:`BusyPoll` keeps the loop turning for :attr:`BusyPoll.window` seconds after each read,
-counted from the loop's first turn after it (so a request answered on the loop in a
-millisecond is still followed by a full window, in which its client sends the next one):
-every turn polls the sockets without blocking (libuv polls with a zero timeout while a
-callback is ready) and yields the core to any other runnable process, so a request that comes
-within the window is read by a running process instead of a sleeping one. Once the window
-passes with nothing read, the loop sleeps as before: an idle server costs nothing, and a
-lone request costs at most one window of polling.
+:class:`BusyPoll` keeps the loop turning for :attr:`BusyPoll.window` seconds after each read
+and after each answer written, counted from the loop's first turn after it (so a request
+answered on the loop in a millisecond, or in a thread in ten, is still followed by a full
+window, in which its client sends the next one). Every turn polls the sockets without
+blocking (libuv polls with a zero timeout while a callback is ready) and yields the core to
+any other runnable process, so a request that comes within the window is read by a running
+process instead of a sleeping one. Once the window passes with nothing read, the loop sleeps
+as before: an idle server costs nothing, and a lone request costs at most two windows of
+polling (one after its read, one after its answer, which overlap when it is answered on the
+loop).
 
 The HTTP protocols (:mod:`.http_protocol`, :mod:`.http_fast`) and the WebSocket one
 (:func:`websocket_protocol`) share their server's window. A protocol starts it only while
@@ -101,6 +103,13 @@ class PollingWebSocketProtocol(WebSocketsSansIOProtocol):
         if len(self.connections) <= MAX_CONNECTIONS:
             self.busy_poll.touch(self.loop)
         super().data_received(data)
+
+    async def send(self, message: Any) -> None:
+        """What uvicorn sends for the application; after a message, the window starts again
+        (the client may answer it)."""
+        await super().send(message)
+        if len(self.connections) <= MAX_CONNECTIONS:
+            self.busy_poll.touch(self.loop)
 
 
 def websocket_protocol(poll: BusyPoll | None) -> Any:

@@ -56,12 +56,18 @@ class BoundedHttpProtocol(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         """Parse what came (after starting the polling window, if the server polls)."""
-        self.poll_after_read()
+        self.keep_polling()
         super().data_received(data)
 
-    def poll_after_read(self) -> None:
-        """Keep the loop turning a while (:mod:`.busy_poll`) if this worker holds few
-        connections."""
+    def on_response_complete(self) -> None:
+        """A response is written (on the ASGI path): the client may send its next request,
+        so the polling window starts again."""
+        self.keep_polling()
+        super().on_response_complete()
+
+    def keep_polling(self) -> None:
+        """Something was read or an answer written: keep the loop turning a while
+        (:mod:`.busy_poll`) if this worker holds few connections."""
         poll = self.busy_poll
         if poll is not None and len(self.connections) <= MAX_CONNECTIONS:
             poll.touch(self.loop)
