@@ -1,12 +1,14 @@
 """Polling after a read (``ethread.server.busy_poll``): the loop keeps turning for the window
-after a read and then sleeps, only while the worker holds few connections, and the setting
-reaches the protocol of both HTTP paths."""
+after a read or an answer and then sleeps, only while the worker holds few connections and
+the machine has a core for every process ready to run, on the HTTP paths and WebSocket."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
+import sys
 import time
 from dataclasses import replace
 from typing import Any
@@ -17,15 +19,33 @@ from websockets.sync.client import connect
 
 import ethread
 from ethread.codec.dispatch import METHODS
-from ethread.server.busy_poll import MAX_CONNECTIONS, BusyPoll, polling
+from ethread.server import busy_poll
+from ethread.server.busy_poll import (
+    CHECK_SECONDS,
+    MAX_CONNECTIONS,
+    MISSES_BEFORE_REST,
+    REST_READS,
+    BusyPoll,
+    polling,
+    runnable_processes,
+)
 from ethread.server.config import ConfigError, ServerConfig, validate
 
 from .server_harness import KEY, call, serve_in_thread, ws_url_of
+
+
+@pytest.fixture
+def quiet_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The servers' windows see a core free for every process ready to run, however busy the
+    machine running the tests is (what these tests check is when a window starts)."""
+    monkeypatch.setattr(busy_poll, "runnable_processes", lambda: 1)
+
 
 CHAIN_ID = hex(3503995874084926)  # the rpc-compat chain's (its genesis.json)
 
 @pytest.mark.parametrize("new_loop", [asyncio.new_event_loop, uvloop.new_event_loop],
                          ids=["asyncio", "uvloop"])
+@pytest.mark.usefixtures("quiet_machine")
 def test_the_loop_turns_through_the_window_then_sleeps(new_loop: Any) -> None:
     window = 0.02
     poll = BusyPoll(window)
@@ -61,6 +81,7 @@ def test_the_loop_turns_through_the_window_then_sleeps(new_loop: Any) -> None:
 
 @pytest.mark.parametrize("new_loop", [asyncio.new_event_loop, uvloop.new_event_loop],
                          ids=["asyncio", "uvloop"])
+@pytest.mark.usefixtures("quiet_machine")
 def test_the_window_starts_once_the_reads_work_is_done(new_loop: Any) -> None:
     """A request answered on the loop in longer than the window is still followed by a whole
     window, in which its client can send the next."""
@@ -80,6 +101,86 @@ def test_the_window_starts_once_the_reads_work_is_done(new_loop: Any) -> None:
         assert loop.run_until_complete(scenario()) >= window
     finally:
         loop.close()
+
+
+@pytest.mark.usefixtures("quiet_machine")
+def test_a_client_slower_than_the_window_is_left_alone_a_while() -> None:
+    """Windows that catch no read (the client answers later than the window lasts) rest the
+    polling for REST_READS reads; a client whose reads come within the window never does."""
+    window = 0.005
+
+    async def run_out(poll: BusyPoll) -> None:
+        while poll.running:
+            await asyncio.sleep(0)
+
+    async def slow() -> list[bool]:
+        poll, loop = BusyPoll(window), asyncio.get_running_loop()
+        started = []
+        for _ in range(MISSES_BEFORE_REST + REST_READS + 1):
+            poll.touch(loop)  # a read, after the last window ran out
+            poll.touch(loop, read=False)  # its answer
+            started.append(poll.running)
+            await run_out(poll)
+        return started
+
+    async def fast() -> list[bool]:
+        poll, loop = BusyPoll(window), asyncio.get_running_loop()
+        started = []
+        for _ in range(MISSES_BEFORE_REST * 3):
+            poll.touch(loop)
+            started.append(poll.running)
+            await asyncio.sleep(window / 5)
+            poll.touch(loop)  # the next read, within the window
+            await run_out(poll)
+        return started
+
+    loop = uvloop.new_event_loop()
+    try:
+        slow_started = loop.run_until_complete(slow())
+        fast_started = loop.run_until_complete(fast())
+    finally:
+        loop.close()
+    # the last rested read's answer opens a window again (read and answer, sampled together)
+    assert slow_started == [True] * MISSES_BEFORE_REST + [False] * (REST_READS - 1) + [True] * 2
+    assert all(fast_started)
+
+
+def test_no_window_while_the_processes_ready_to_run_outnumber_the_cores() -> None:
+    cores = os.cpu_count() or 1
+    ready = [cores + 1]  # the client spins on this core, or a build runs beside the server
+    poll = BusyPoll(1.0, runnable=lambda: ready[0])
+
+    async def scenario() -> tuple[bool, int, float]:
+        loop = asyncio.get_running_loop()
+        poll.touch(loop)
+        crowded_start = poll.running
+        await asyncio.sleep(CHECK_SECONDS * 2)
+        ready[0] = 1  # the machine is quiet again: the next read opens a window
+        poll.touch(loop)
+        await asyncio.sleep(0.01)
+        turned = poll.turns
+        ready[0] = cores + 1  # crowded in the middle of a one-second window: it stops
+        crowded_at = time.perf_counter()
+        while poll.running:
+            await asyncio.sleep(0)
+        return crowded_start, turned, time.perf_counter() - crowded_at
+
+    loop = uvloop.new_event_loop()
+    try:
+        crowded_start, turned, stopped_after = loop.run_until_complete(scenario())
+    finally:
+        loop.close()
+    assert not crowded_start
+    assert turned > 0
+    assert stopped_after < 0.5  # within a check or two, not at the window's end
+
+
+def test_the_processes_ready_to_run_are_read_from_the_system() -> None:
+    ready = runnable_processes()
+    if sys.platform.startswith("linux"):
+        assert ready >= 1  # this test's own process is running
+    else:
+        assert ready == 0
 
 
 def test_a_window_is_positive_and_zero_means_none() -> None:
@@ -121,6 +222,7 @@ def _settle(poll: BusyPoll) -> int:
     return poll.turns
 
 
+@pytest.mark.usefixtures("quiet_machine")
 @pytest.mark.parametrize("lean", [True, False], ids=["lean", "asgi"])
 def test_a_server_polls_only_while_it_holds_few_connections(
         rpc_compat_memory: ethread.MemoryBackend, lean: bool) -> None:
@@ -147,6 +249,7 @@ def test_a_server_polls_only_while_it_holds_few_connections(
                     other.close()
 
 
+@pytest.mark.usefixtures("quiet_machine")
 def test_a_websocket_polls_with_the_servers_window(
         rpc_compat_memory: ethread.MemoryBackend) -> None:
     with serve_in_thread(rpc_compat_memory, busy_poll_us=3000) as thread:
@@ -162,6 +265,7 @@ def test_a_websocket_polls_with_the_servers_window(
             assert _settle(poll) > before
 
 
+@pytest.mark.usefixtures("quiet_machine")
 @pytest.mark.parametrize("path", ["lean", "asgi", "websocket"])
 def test_an_answer_made_in_a_thread_is_followed_by_a_window(
         rpc_compat_memory: ethread.MemoryBackend, monkeypatch: pytest.MonkeyPatch,

@@ -19,6 +19,20 @@ as before: an idle server costs nothing, and a lone request costs at most two wi
 polling (one after its read, one after its answer, which overlap when it is answered on the
 loop).
 
+Polling pays only while the machine has a core for every process that wants one. When it
+has not (the client spins on the same core, a build runs beside the server), a polling
+worker loses the scheduler's favour that a sleeping one earns, and the kernel may leave it
+waiting a whole tick (4 ms) behind the client: web3.py's WebSocket provider, which spins
+while it waits for an answer, went from about 0.9 to 4 ms a request that way on a busy
+2-core machine. So a window starts, and goes on, only while the processes ready to run are
+no more than the cores (:func:`runnable_processes`, read at most every
+:data:`CHECK_SECONDS`).
+
+A client slower than the window (a script that works between its calls, web3.py's WebSocket
+provider at about 0.8 ms a round trip) is never caught by it, and each window would be CPU
+spent for nothing: after :data:`MISSES_BEFORE_REST` windows in a row catch no read, the
+next :data:`REST_READS` reads start none, and then it tries again.
+
 The HTTP protocols (:mod:`.http_protocol`, :mod:`.http_fast`) and the WebSocket one
 (:func:`websocket_protocol`) share their server's window. A protocol starts it only while
 its worker holds at most :data:`MAX_CONNECTIONS` connections. With more, the loop rarely
@@ -31,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -38,20 +53,61 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 MAX_CONNECTIONS = 2
 """The most connections a worker may hold and still poll after a read."""
 
+MISSES_BEFORE_REST = 4
+"""Windows in a row that catch no read, after which polling rests (:data:`REST_READS`)."""
+REST_READS = 64
+"""Reads that start no window after :data:`MISSES_BEFORE_REST` windows caught nothing: a
+client slower than the window costs a window every 68 reads instead of one a read."""
+CHECK_SECONDS = 0.002
+"""How often a polling loop looks again whether every process ready to run has a core."""
+
 _yield = getattr(os, "sched_yield", lambda: None)
+_CORES = os.cpu_count() or 1
+
+
+class _LoadFile:
+    """``/proc/loadavg``, kept open and read again from its start (about 2 µs a read)."""
+
+    fd: int | None = None
+    tried = False
+
+    @classmethod
+    def runnable(cls) -> int:
+        if cls.fd is None:
+            if cls.tried:
+                return 0
+            cls.tried = True
+            try:
+                cls.fd = os.open("/proc/loadavg", os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                return 0  # not Linux: poll as if a core were free
+        try:
+            # "0.52 0.58 0.59 2/345 12345": processes ready to run (this one included) / all
+            return int(os.pread(cls.fd, 128, 0).split()[3].split(b"/")[0])
+        except (OSError, IndexError, ValueError):
+            return 0
+
+
+def runnable_processes() -> int:
+    """Processes (threads) on the machine ready to run now, this one included; 0 where the
+    system does not say."""
+    return _LoadFile.runnable()
 
 
 class BusyPoll:
     """The polling window of one event loop: one per server, shared by the HTTP and WebSocket
     protocol classes made for it."""
 
-    __slots__ = ("_fresh", "_loop", "_running", "_until", "turns", "window")
+    __slots__ = ("_caught", "_checked_at", "_fresh", "_loop", "_misses", "_rest", "_room",
+                 "_running", "_until", "runnable", "turns", "window")
 
-    def __init__(self, window: float) -> None:
+    def __init__(self, window: float, runnable: Callable[[], int] | None = None) -> None:
         if window <= 0:
             raise ValueError("a polling window is longer than zero")
         self.window = window
-        """Seconds the loop keeps turning after the last read."""
+        """Seconds the loop keeps turning after the last read or answer."""
+        self.runnable = runnable
+        """Processes ready to run on the machine now (None: :func:`runnable_processes`)."""
         self.turns = 0
         """Turns taken so far (what the tests read)."""
         self._until = 0.0
@@ -59,20 +115,47 @@ class BusyPoll:
         """A read came since the last turn: the window starts again at the next."""
         self._running = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._checked_at = -1.0
+        self._room = True
+        """Whether every process ready to run had a core when last looked at."""
+        self._caught = False
+        """A read came while the loop was turning, since the last window ran out."""
+        self._misses = 0
+        """Windows in a row that ran out with no read caught since the one before."""
+        self._rest = 0
+        """Reads still to come before a window may start again."""
 
     @property
     def running(self) -> bool:
         """Whether the loop is being kept turning now."""
         return self._running
 
-    def touch(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Bytes were read on ``loop``: keep it turning for :attr:`window` seconds from its next
-        turn (once what the bytes asked for has been done or handed on)."""
-        self._fresh = True
-        if not self._running:
+    def touch(self, loop: asyncio.AbstractEventLoop, read: bool = True) -> None:
+        """Bytes were read on ``loop`` (or, with ``read`` false, an answer written): keep it
+        turning for :attr:`window` seconds from its next turn (once what the bytes asked for
+        has been done or handed on)."""
+        if self._running:
+            self._fresh = True
+            if read:
+                self._caught = True
+            return
+        if self._rest:
+            if read:
+                self._rest -= 1
+            return
+        if self._has_room(time.perf_counter()):
+            self._fresh = True
             self._running = True
             self._loop = loop
             loop.call_soon(self._turn)
+
+    def _has_room(self, now: float) -> bool:
+        """Whether the machine has a core for every process ready to run (looked at again
+        once :data:`CHECK_SECONDS` have passed)."""
+        if now - self._checked_at >= CHECK_SECONDS:
+            self._checked_at = now
+            self._room = (self.runnable or runnable_processes)() <= _CORES
+        return self._room
 
     def _turn(self) -> None:
         now = time.perf_counter()
@@ -80,11 +163,28 @@ class BusyPoll:
             self._fresh = False
             self._until = now + self.window
         elif now >= self._until:
+            self._ran_out()
+            return
+        if not self._has_room(now):
             self._running = False
             return
         self.turns += 1
         _yield()
         self._loop.call_soon(self._turn)  # type: ignore[union-attr]  # set by touch
+
+    def _ran_out(self) -> None:
+        """A window passed with nothing read: the loop sleeps. A client slower than the window
+        is never caught by it; after :data:`MISSES_BEFORE_REST` such windows in a row the next
+        :data:`REST_READS` reads start none (the last one's answer starts one again)."""
+        self._running = False
+        if self._caught:
+            self._caught = False
+            self._misses = 0
+            return
+        self._misses += 1
+        if self._misses >= MISSES_BEFORE_REST:
+            self._misses = 0
+            self._rest = REST_READS
 
 
 def polling(seconds: float) -> BusyPoll | None:
@@ -109,7 +209,7 @@ class PollingWebSocketProtocol(WebSocketsSansIOProtocol):
         (the client may answer it)."""
         await super().send(message)
         if len(self.connections) <= MAX_CONNECTIONS:
-            self.busy_poll.touch(self.loop)
+            self.busy_poll.touch(self.loop, read=False)
 
 
 def websocket_protocol(poll: BusyPoll | None) -> Any:

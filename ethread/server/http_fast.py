@@ -148,7 +148,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         parse the same way, so it is what that request was (a keep-alive POST of that length,
         let in with the same key). Anything else, including a request pipelined behind
         another, is parsed."""
-        self.keep_polling()
+        self.keep_polling(True)
         if self._between and self._running is None:
             end = data.find(b"\r\n\r\n")
             if end > 0:
@@ -410,7 +410,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             self.on_response_complete()  # (which renews the polling window)
         else:  # uvicorn's end of a response, but for its keep-alive timer: the connection's
             # one deadline (http_protocol) instead of a timer armed per response
-            self.keep_polling()  # the client may send its next request now
+            self.keep_polling(False)  # the client may send its next request now
             self.server_state.total_requests += 1
             self.flow.resume_reading()
             if self._phase != "headers":  # a pipelined request's headers may have begun

@@ -56,21 +56,21 @@ class BoundedHttpProtocol(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         """Parse what came (after starting the polling window, if the server polls)."""
-        self.keep_polling()
+        self.keep_polling(True)
         super().data_received(data)
 
     def on_response_complete(self) -> None:
         """A response is written (on the ASGI path): the client may send its next request,
         so the polling window starts again."""
-        self.keep_polling()
+        self.keep_polling(False)
         super().on_response_complete()
 
-    def keep_polling(self) -> None:
-        """Something was read or an answer written: keep the loop turning a while
+    def keep_polling(self, read: bool) -> None:
+        """Something was read (``read``) or an answer written: keep the loop turning a while
         (:mod:`.busy_poll`) if this worker holds few connections."""
         poll = self.busy_poll
         if poll is not None and len(self.connections) <= MAX_CONNECTIONS:
-            poll.touch(self.loop)
+            poll.touch(self.loop, read)
 
     # -- the one deadline of a connection ------------------------------------------------------
 
