@@ -304,6 +304,6 @@ def test_a_server_without_a_window_never_polls(rpc_compat_memory: ethread.Memory
     with serve_in_thread(rpc_compat_memory, busy_poll_us=0) as thread:
         config = thread.prepared.server.config
         assert config.http.busy_poll is None
-        assert config.ws == "websockets-sansio"
+        assert config.ws.busy_poll is None
         with socket.create_connection(("127.0.0.1", thread.port)) as sock:
             assert _post(sock, call("eth_chainId", []))["result"] == CHAIN_ID

@@ -4,6 +4,7 @@ subscriptions to new heads and filtered logs, and the message size limit."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,11 +36,20 @@ def _ask(ws: Any, message: Any) -> Any:
             return answer
 
 
-def test_unknown_key_is_refused_at_the_handshake(server: Any) -> None:
-    with pytest.raises(InvalidStatus) as info:
-        connect(ws_url_of(server, "nope-nope"), open_timeout=10)
-    assert info.value.response.status_code == 401
-    assert json.loads(info.value.response.body)["error"]["code"] == -32001
+def test_unknown_key_is_refused_at_the_handshake(server: Any,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO):
+        with pytest.raises(InvalidStatus) as info:
+            connect(ws_url_of(server, "nope-nope"), open_timeout=10)
+        assert info.value.response.status_code == 401
+        assert json.loads(info.value.response.body)["error"]["code"] == -32001
+        with pytest.raises(InvalidStatus) as info:
+            connect(ws_url_of(server).replace("/ws/v3/", "/ws/v9/"), open_timeout=10)
+        assert info.value.response.status_code == 404
+    # a refusal is an answer, not a server fault: nothing at ERROR for an operator's alerts
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+    assert any("WebSocket" in r.getMessage() and "401" in r.getMessage()
+               for r in caplog.records)  # uvicorn's own INFO line for the refusal is kept
 
 
 def test_calls_batches_and_credits(server: Any) -> None:

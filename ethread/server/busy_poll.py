@@ -34,7 +34,7 @@ spent for nothing: after :data:`MISSES_BEFORE_REST` windows in a row catch no re
 next :data:`REST_READS` reads start none, and then it tries again.
 
 The HTTP protocols (:mod:`.http_protocol`, :mod:`.http_fast`) and the WebSocket one
-(:func:`websocket_protocol`) share their server's window. A protocol starts it only while
+(:mod:`.websocket_protocol`) share their server's window. A protocol starts it only while
 its worker holds at most :data:`MAX_CONNECTIONS` connections. With more, the loop rarely
 idles between requests, and turning it would take CPU from the other workers and from
 whatever else shares the machine.
@@ -46,9 +46,6 @@ import asyncio
 import os
 import time
 from collections.abc import Callable
-from typing import Any
-
-from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 MAX_CONNECTIONS = 2
 """The most connections a worker may hold and still poll after a read."""
@@ -190,31 +187,3 @@ class BusyPoll:
 def polling(seconds: float) -> BusyPoll | None:
     """A server's polling window of ``seconds``, or None for 0."""
     return BusyPoll(seconds) if seconds > 0 else None
-
-
-class PollingWebSocketProtocol(WebSocketsSansIOProtocol):
-    """uvicorn's WebSocket protocol, starting the server's polling window after a read."""
-
-    busy_poll: BusyPoll
-
-    def data_received(self, data: bytes) -> None:
-        """Keep the loop turning a while if this worker holds few connections; then what
-        uvicorn does with the bytes."""
-        if len(self.connections) <= MAX_CONNECTIONS:
-            self.busy_poll.touch(self.loop)
-        super().data_received(data)
-
-    async def send(self, message: Any) -> None:
-        """What uvicorn sends for the application; after a message, the window starts again
-        (the client may answer it)."""
-        await super().send(message)
-        if len(self.connections) <= MAX_CONNECTIONS:
-            self.busy_poll.touch(self.loop, read=False)
-
-
-def websocket_protocol(poll: BusyPoll | None) -> Any:
-    """What uvicorn is given as its WebSocket protocol: its own sans-I/O one, polling with
-    ``poll`` after each read when there is a window."""
-    if poll is None:
-        return "websockets-sansio"
-    return type("PollingWebSocketProtocol", (PollingWebSocketProtocol,), {"busy_poll": poll})

@@ -28,7 +28,7 @@ import uvicorn
 from .access_log import install_key_masking
 from .app import RpcApp
 from .auth import KeyRing
-from .busy_poll import polling, websocket_protocol
+from .busy_poll import polling
 from .config import DEFAULT_BUSY_POLL_US, DEMO_KEY, ServerConfig, ServiceLimits, validate
 from .credits import Billing, open_ledger
 from .execution import Execution
@@ -37,6 +37,7 @@ from .http_fast import rpc_protocol
 from .http_protocol import bounded_protocol
 from .networks import Network, NetworkRouter, open_networks
 from .service import Service
+from .websocket_protocol import websocket_protocol
 from .workers_board import WorkerBoard
 
 GRACEFUL_SHUTDOWN_SECONDS = 5

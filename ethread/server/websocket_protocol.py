@@ -1,0 +1,48 @@
+"""uvicorn's sans-I/O WebSocket protocol as the server runs it: it keeps the server's polling
+window (:mod:`.busy_poll`) after each read and each message sent, and a handshake the
+application refuses with an HTTP answer (a wrong key, a wrong path: :mod:`.websocket`) counts
+as a finished handshake.
+
+uvicorn logs ``ASGI callable returned without completing handshake`` at ERROR for every
+refusal sent as an HTTP answer (the ``websocket.http.response`` extension), although the
+client gets that answer: a key prober would fill an operator's error log and trip alerts.
+Once the refusal's last body part is written the handshake is over, and the protocol says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+from .busy_poll import MAX_CONNECTIONS, BusyPoll
+
+
+class ServerWebSocketProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's WebSocket protocol with the server's polling window and quiet refusals."""
+
+    busy_poll: BusyPoll | None = None
+
+    def data_received(self, data: bytes) -> None:
+        """Keep the loop turning a while if this worker holds few connections; then what
+        uvicorn does with the bytes."""
+        poll = self.busy_poll
+        if poll is not None and len(self.connections) <= MAX_CONNECTIONS:
+            poll.touch(self.loop)
+        super().data_received(data)
+
+    async def send(self, message: Any) -> None:
+        """What uvicorn sends for the application. After a message the window starts again
+        (the client may answer it); after a refusal's last body part the handshake is over."""
+        await super().send(message)
+        if (message["type"] == "websocket.http.response.body"
+                and not message.get("more_body", False) and self.initial_response is not None):
+            self.handshake_complete = True  # refused, and the refusal is written
+        poll = self.busy_poll
+        if poll is not None and len(self.connections) <= MAX_CONNECTIONS:
+            poll.touch(self.loop, read=False)
+
+
+def websocket_protocol(poll: BusyPoll | None) -> Any:
+    """The WebSocket protocol class uvicorn is given, polling with ``poll`` (None: never)."""
+    return type("ServerWebSocketProtocol", (ServerWebSocketProtocol,), {"busy_poll": poll})
