@@ -24,9 +24,9 @@ has not (the client spins on the same core, a build runs beside the server), a p
 worker loses the scheduler's favour that a sleeping one earns, and the kernel may leave it
 waiting a whole tick (4 ms) behind the client: web3.py's WebSocket provider, which spins
 while it waits for an answer, went from about 0.9 to 4 ms a request that way on a busy
-2-core machine. So a window starts, and goes on, only while the processes ready to run are
-no more than the cores (:func:`runnable_processes`, read at most every
-:data:`CHECK_SECONDS`).
+2-core machine. So no window starts, and a running one stops, once two looks in a row
+(:data:`CROWDED_CHECKS`, :data:`CHECK_SECONDS` apart) found more processes ready to run than
+cores (:func:`runnable_processes`).
 
 A client slower than the window (a script that works between its calls, web3.py's WebSocket
 provider at about 0.8 ms a round trip) is never caught by it, and each window would be CPU
@@ -57,6 +57,8 @@ REST_READS = 64
 client slower than the window costs a window every 68 reads instead of one a read."""
 CHECK_SECONDS = 0.002
 """How often a polling loop looks again whether every process ready to run has a core."""
+CROWDED_CHECKS = 2
+"""Looks in a row that must find more processes ready than cores before polling stops."""
 
 _yield = getattr(os, "sched_yield", lambda: None)
 _CORES = os.cpu_count() or 1
@@ -95,7 +97,7 @@ class BusyPoll:
     """The polling window of one event loop: one per server, shared by the HTTP and WebSocket
     protocol classes made for it."""
 
-    __slots__ = ("_caught", "_checked_at", "_fresh", "_loop", "_misses", "_rest", "_room",
+    __slots__ = ("_caught", "_checked_at", "_crowded", "_fresh", "_loop", "_misses", "_rest",
                  "_running", "_until", "runnable", "turns", "window")
 
     def __init__(self, window: float, runnable: Callable[[], int] | None = None) -> None:
@@ -113,8 +115,8 @@ class BusyPoll:
         self._running = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._checked_at = -1.0
-        self._room = True
-        """Whether every process ready to run had a core when last looked at."""
+        self._crowded = 0
+        """Looks in a row that found more processes ready to run than cores."""
         self._caught = False
         """A read came while the loop was turning, since the last window ran out."""
         self._misses = 0
@@ -147,12 +149,17 @@ class BusyPoll:
             loop.call_soon(self._turn)
 
     def _has_room(self, now: float) -> bool:
-        """Whether the machine has a core for every process ready to run (looked at again
-        once :data:`CHECK_SECONDS` have passed)."""
+        """Whether the machine has a core for every process ready to run: false once
+        :data:`CROWDED_CHECKS` looks in a row, :data:`CHECK_SECONDS` apart, found more
+        processes ready than cores (one look can catch a process in passing: at c=1 the
+        server and its client are both ready about half the time, a third in 2% of looks)."""
         if now - self._checked_at >= CHECK_SECONDS:
             self._checked_at = now
-            self._room = (self.runnable or runnable_processes)() <= _CORES
-        return self._room
+            if (self.runnable or runnable_processes)() <= _CORES:
+                self._crowded = 0
+            else:
+                self._crowded += 1
+        return self._crowded < CROWDED_CHECKS
 
     def _turn(self) -> None:
         now = time.perf_counter()
