@@ -64,33 +64,28 @@ _yield = getattr(os, "sched_yield", lambda: None)
 _CORES = os.cpu_count() or 1
 
 
-class _LoadFile:
-    """``/proc/loadavg``, kept open and read again from its start (about 2 µs a read)."""
+def _open_loadavg() -> int | None:
+    """``/proc/loadavg``, kept open and read again from its start (about 2 µs a read); None
+    where there is none (not Linux: poll as if a core were free)."""
+    try:
+        return os.open("/proc/loadavg", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
 
-    fd: int | None = None
-    tried = False
 
-    @classmethod
-    def runnable(cls) -> int:
-        if cls.fd is None:
-            if cls.tried:
-                return 0
-            cls.tried = True
-            try:
-                cls.fd = os.open("/proc/loadavg", os.O_RDONLY | os.O_CLOEXEC)
-            except OSError:
-                return 0  # not Linux: poll as if a core were free
-        try:
-            # "0.52 0.58 0.59 2/345 12345": processes ready to run (this one included) / all
-            return int(os.pread(cls.fd, 128, 0).split()[3].split(b"/")[0])
-        except (OSError, IndexError, ValueError):
-            return 0
+_LOADAVG = _open_loadavg()
 
 
 def runnable_processes() -> int:
     """Processes (threads) on the machine ready to run now, this one included; 0 where the
     system does not say."""
-    return _LoadFile.runnable()
+    if _LOADAVG is None:
+        return 0
+    try:
+        # "0.52 0.58 0.59 2/345 12345": processes ready to run (this one included) / all
+        return int(os.pread(_LOADAVG, 128, 0).split()[3].split(b"/")[0])
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 class BusyPoll:
@@ -129,10 +124,14 @@ class BusyPoll:
         """Whether the loop is being kept turning now."""
         return self._running
 
-    def touch(self, loop: asyncio.AbstractEventLoop, read: bool = True) -> None:
-        """Bytes were read on ``loop`` (or, with ``read`` false, an answer written): keep it
-        turning for :attr:`window` seconds from its next turn (once what the bytes asked for
-        has been done or handed on)."""
+    def touch(self, loop: asyncio.AbstractEventLoop, read: bool = True,
+              connections: int = 1) -> None:
+        """Bytes were read on ``loop`` (or, with ``read`` false, an answer written) by a
+        process holding ``connections``: keep it turning for :attr:`window` seconds from its
+        next turn (once what the bytes asked for has been done or handed on), unless it holds
+        more than :data:`MAX_CONNECTIONS`."""
+        if connections > MAX_CONNECTIONS:
+            return
         if self._running:
             self._fresh = True
             if read:

@@ -22,7 +22,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from .busy_poll import MAX_CONNECTIONS, BusyPoll
+from .busy_poll import BusyPoll
 
 MAX_HEADER_BYTES = 64 * 1024
 """Bytes of request line and headers one request may send (geth's Go server allows 1 MiB;
@@ -69,8 +69,8 @@ class BoundedHttpProtocol(HttpToolsProtocol):
         """Something was read (``read``) or an answer written: keep the loop turning a while
         (:mod:`.busy_poll`) if this worker holds few connections."""
         poll = self.busy_poll
-        if poll is not None and len(self.connections) <= MAX_CONNECTIONS:
-            poll.touch(self.loop, read)
+        if poll is not None:
+            poll.touch(self.loop, read, len(self.connections))
 
     # -- the one deadline of a connection ------------------------------------------------------
 

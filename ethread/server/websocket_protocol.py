@@ -15,7 +15,7 @@ from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-from .busy_poll import MAX_CONNECTIONS, BusyPoll
+from .busy_poll import BusyPoll
 
 
 class ServerWebSocketProtocol(WebSocketsSansIOProtocol):
@@ -27,8 +27,8 @@ class ServerWebSocketProtocol(WebSocketsSansIOProtocol):
         """Keep the loop turning a while if this worker holds few connections; then what
         uvicorn does with the bytes."""
         poll = self.busy_poll
-        if poll is not None and len(self.connections) <= MAX_CONNECTIONS:
-            poll.touch(self.loop)
+        if poll is not None:
+            poll.touch(self.loop, True, len(self.connections))
         super().data_received(data)
 
     async def send(self, message: Any) -> None:
@@ -39,8 +39,8 @@ class ServerWebSocketProtocol(WebSocketsSansIOProtocol):
                 and not message.get("more_body", False) and self.initial_response is not None):
             self.handshake_complete = True  # refused, and the refusal is written
         poll = self.busy_poll
-        if poll is not None and len(self.connections) <= MAX_CONNECTIONS:
-            poll.touch(self.loop, read=False)
+        if poll is not None:
+            poll.touch(self.loop, False, len(self.connections))
 
 
 def websocket_protocol(poll: BusyPoll | None) -> Any:
