@@ -30,6 +30,10 @@ from pathlib import Path
 
 from websockets.sync.client import connect
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_load import process_cpu_seconds, stop_process
+from bench_vs_anvil import ethread_command, free_port
+
 KEY = "bench-key-0123456789"
 LENGTH = re.compile(rb"content-length:\s*(\d+)")
 
@@ -43,23 +47,12 @@ class Server:
     figures: dict[str, list[tuple[float, list[float], float]]] = field(default_factory=dict)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def start(name: str, window: int, workdir: Path) -> Server:
     port = free_port()
-    command = [sys.executable, "-c", "import sys; from ethread.cli import main; sys.exit(main())",
-               "serve", "--port", str(port), "--api-key", KEY, "--daily-credits", str(10**15),
-               "--ledger", str(workdir / f"{name}.ledger"), "--no-access-log",
-               "--log-level", "warning", "--busy-poll-us", str(window)]
+    command = ethread_command(
+        "serve", "--port", str(port), "--api-key", KEY, "--daily-credits", str(10**15),
+        "--ledger", str(workdir / f"{name}.ledger"), "--no-access-log", "--log-level", "warning",
+        "--busy-poll-us", str(window))
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while True:
@@ -146,16 +139,15 @@ def main() -> None:
                 for label, (send, method, params) in scenarios.items():
                     bodies = [body(method, params, n) for n in range(args.requests)]
                     for server in servers:
-                        before = cpu_seconds(server.process.pid)
+                        before = process_cpu_seconds(server.process.pid)
                         started = time.perf_counter()
                         latencies = send(server, bodies)
                         elapsed = time.perf_counter() - started
-                        cpu = cpu_seconds(server.process.pid) - before
+                        cpu = process_cpu_seconds(server.process.pid) - before
                         server.figures.setdefault(label, []).append((elapsed, latencies, cpu))
         finally:
             for server in servers:
-                server.process.terminate()
-                server.process.wait(30)
+                stop_process(server.process)
     load = os.getloadavg()
     print(f"{args.requests} requests one at a time x {args.rounds} rounds, servers alternating; "
           f"load average {load[0]:.2f}; polling window {args.window} µs")

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import http.client
 import json
 import os
@@ -545,15 +546,11 @@ def main() -> None:
                 "asgi", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
                          "--no-verify-seals", "--no-lean-http"], workdir, args.workers,
                 args.access_log, 1800)))
-        if "store" in targets:
-            store = ensure_store(chain, workdir, args.engine)
-            servers["store"] = stack.enter_context(running(lambda: start_ethread(
-                "store", ["--db", str(store)], workdir, workers, args.access_log, 120)))
-        if "store-nopoll" in targets:
-            store = ensure_store(chain, workdir, args.engine)
-            servers["store-nopoll"] = stack.enter_context(running(lambda: start_ethread(
-                "store-nopoll", ["--db", str(store), "--busy-poll-us", "0"], workdir, workers,
-                args.access_log, 120)))
+        for name, extra in (("store", []), ("store-nopoll", ["--busy-poll-us", "0"])):
+            if name in targets:
+                store_args = ["--db", str(ensure_store(chain, workdir, args.engine)), *extra]
+                servers[name] = stack.enter_context(running(functools.partial(
+                    start_ethread, name, store_args, workdir, workers, args.access_log, 120)))
         run = run_wrk if args.client == "wrk" else run_python
         columns: list[str] = [name for name in ("anvil", "memory", "asgi", "store", "store-nopoll")
                               if name in servers]
