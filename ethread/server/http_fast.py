@@ -158,7 +158,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
                     self._replay(known, data[end + 4:])
                     return
                 self._head = head
-        HttpToolsProtocol.data_received(self, data)
+        HttpToolsProtocol.data_received(self, data)  # (the window is started above)
 
     # -- parser callbacks ------------------------------------------------------------------------
 
