@@ -14,6 +14,7 @@ import pytest
 
 import ethread
 from ethread.codec import pipeline
+from ethread.server.admission_turn import GATHER_ABOVE_CONNECTIONS, AdmissionTurn
 from ethread.server.config import KeyConfig
 from ethread.server.credits import cost_of
 from ethread.server.http_fast import RpcHttpProtocol
@@ -24,16 +25,29 @@ POOR_KEY = "poor-key-0123456789"
 FEW_KEY = "few-key-0123456789"
 FEW_BLOCKS = 3
 """FEW_KEY's daily credits pay for this many eth_getBlockByNumber calls."""
+TURN_KEY = "turn-key-0123456789"
+"""A key whose credits pay for FEW_BLOCKS eth_getBlockByNumber calls too."""
 
 
 @pytest.fixture(scope="module")
 def servers(rpc_compat_memory: ethread.MemoryBackend) -> Iterator[dict[str, Any]]:
-    """One server on each path, same chain, same keys (one of them with no credits left)."""
+    """One server on each path, same chain, same keys (one of them with no credits left); and
+    a third on the lean path that holds more connections than a worker that answers each
+    request as it is read (idle ones, open all along): it gathers every request until the end
+    of its loop's turn and charges the turn's requests together."""
     keys = (KeyConfig(key=KEY), KeyConfig(key=POOR_KEY, daily_credits=1),
-            KeyConfig(key=FEW_KEY, daily_credits=FEW_BLOCKS * cost_of("eth_getBlockByNumber")))
+            KeyConfig(key=FEW_KEY, daily_credits=FEW_BLOCKS * cost_of("eth_getBlockByNumber")),
+            KeyConfig(key=TURN_KEY, daily_credits=FEW_BLOCKS * cost_of("eth_getBlockByNumber")))
     with serve_in_thread(rpc_compat_memory, keys=keys, lean_http=True) as lean, \
-            serve_in_thread(rpc_compat_memory, keys=keys, lean_http=False) as asgi:
-        yield {"lean": lean, "asgi": asgi}
+            serve_in_thread(rpc_compat_memory, keys=keys, lean_http=False) as asgi, \
+            serve_in_thread(rpc_compat_memory, keys=keys, lean_http=True,
+                            limits={"header_timeout_seconds": 3600}) as gathered:
+        idle = [open_socket(gathered) for _ in range(GATHER_ABOVE_CONNECTIONS)]
+        try:
+            yield {"lean": lean, "asgi": asgi, "gathered": gathered}
+        finally:
+            for sock in idle:
+                sock.close()
 
 
 def request(body: bytes, *, path: str = f"/v3/{KEY}", content_type: str = "application/json",
@@ -122,7 +136,7 @@ def test_both_paths_answer_the_same_bytes(servers: dict[str, Any], name: str) ->
         [(status, headers, body)] = exchange(server, SAME_BYTES[name])
         headers.pop("date")
         answers[path] = (status, headers, body)
-    assert answers["lean"] == answers["asgi"]
+    assert answers["lean"] == answers["asgi"] == answers["gathered"]
     status, headers, body = answers["lean"]
     if status == 204:
         assert body == b""
@@ -145,11 +159,11 @@ def test_a_large_cached_answer_is_the_same_bytes_on_both_paths(
             headers.pop("date")
         assert first == second == third
         answers[path] = second
-    assert answers["lean"] == answers["asgi"]
+    assert answers["lean"] == answers["asgi"] == answers["gathered"]
     assert len(json.loads(answers["lean"][2])["result"]) > 1
 
 
-@pytest.mark.parametrize("path", ["lean", "asgi"])
+@pytest.mark.parametrize("path", ["lean", "asgi", "gathered"])
 def test_pipelined_requests_are_answered_in_order(servers: dict[str, Any], path: str) -> None:
     """Five requests in one write, the second of them run in a pool thread (eth_getLogs): the
     answers come back in the order asked, each whole."""
@@ -166,7 +180,7 @@ def test_pipelined_requests_are_answered_in_order(servers: dict[str, Any], path:
     assert isinstance(ids[1]["result"], list) and ids[1]["result"]
 
 
-@pytest.mark.parametrize("path", ["lean", "asgi"])
+@pytest.mark.parametrize("path", ["lean", "asgi", "gathered"])
 def test_each_request_of_a_connection_passes_the_gate_on_its_own(servers: dict[str, Any],
                                                                   path: str) -> None:
     """One kept-alive connection whose requests change key and content type: each is let in or
@@ -217,25 +231,58 @@ def test_a_head_sent_again_is_answered_as_the_parser_would(servers: dict[str, An
              request(rpc("eth_chainId", [], 3)), request(rpc("eth_chainId", [], 4)),
              block + request(rpc("eth_getBlockByNumber", ["0x2", False], 5))]
     answers = {path: one_by_one(server, sends) for path, server in servers.items()}
-    assert answers["lean"] == answers["asgi"]
+    assert answers["lean"] == answers["asgi"] == answers["gathered"]
     assert [json.loads(body)["id"] for _, _, body in answers["lean"]] == [1, 1, 2, 3, 4, 1, 5]
     assert [status for status, _, _ in answers["lean"]] == [200] * 7
     assert json.loads(answers["lean"][1][2])["result"]["number"] == "0x2"
     assert replays == [rpc("eth_getBlockByNumber", ["0x2", False], 1),
                        rpc("eth_getBlockByNumber", ["0x3", False], 2),
-                       rpc("eth_chainId", [], 4)]
+                       rpc("eth_chainId", [], 4)] * 2  # the lean and the gathering server
 
 
-def test_a_head_sent_again_is_charged_again(servers: dict[str, Any]) -> None:
+@pytest.mark.parametrize("path", ["lean", "gathered"])
+def test_a_head_sent_again_is_charged_again(servers: dict[str, Any], path: str) -> None:
     """A request answered without the parser pays as any other: the key's credits run out on
     time, and the refusal is what the parser's path answers."""
     send = request(rpc("eth_getBlockByNumber", ["0x1", False]), path=f"/v3/{FEW_KEY}")
-    answers = one_by_one(servers["lean"], [send] * (FEW_BLOCKS + 2))
+    answers = one_by_one(servers[path], [send] * (FEW_BLOCKS + 2))
     assert [status for status, _, _ in answers] == [200] * FEW_BLOCKS + [429, 429]
     assert json.loads(answers[-1][2])["error"]["code"] == -32005
 
 
-@pytest.mark.parametrize("path", ["lean", "asgi"])
+def test_a_server_with_many_connections_charges_each_turn_together(
+        servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server holding idle connections gathers its requests (:mod:`admission_turn`); the
+    one a single client talks to answers each as it is read. Requests sent at once on several
+    connections are charged one after another however the turns group them: a key with
+    credits for three calls gets exactly three answers of five."""
+    turns = []
+    run = AdmissionTurn.run
+
+    def counted(self: AdmissionTurn) -> None:
+        turns.append(len(self._waiting))
+        run(self)
+
+    monkeypatch.setattr(AdmissionTurn, "run", counted)
+    exchange(servers["lean"], request(rpc("eth_chainId")))
+    assert turns == []
+    [(status, _, body)] = exchange(servers["gathered"], request(rpc("eth_chainId", [], 4)))
+    assert status == 200 and json.loads(body)["id"] == 4
+    assert turns == [1]
+    send = request(rpc("eth_getBlockByNumber", ["0x1", False]), path=f"/v3/{TURN_KEY}")
+    sockets = [open_socket(servers["gathered"]) for _ in range(FEW_BLOCKS + 2)]
+    try:
+        for sock in sockets:
+            sock.sendall(send)
+        answers = [Reader(sock).response() for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+    assert sorted(status for status, _, _ in answers) == [200] * FEW_BLOCKS + [429, 429]
+    assert sum(turns) == 1 + FEW_BLOCKS + 2
+
+
+@pytest.mark.parametrize("path", ["lean", "asgi", "gathered"])
 def test_a_body_sent_in_pieces_and_a_chunked_body(servers: dict[str, Any], path: str) -> None:
     body = rpc("eth_getBlockByNumber", ["0x1", False], 7)
     with open_socket(servers[path]) as sock:
@@ -258,7 +305,7 @@ def test_a_body_sent_in_pieces_and_a_chunked_body(servers: dict[str, Any], path:
         assert status == 200 and json.loads(answer)["id"] == 7
 
 
-@pytest.mark.parametrize("path", ["lean", "asgi"])
+@pytest.mark.parametrize("path", ["lean", "asgi", "gathered"])
 def test_http_1_0_closes_after_the_answer(servers: dict[str, Any], path: str) -> None:
     with open_socket(servers[path]) as sock:
         sock.sendall(request(rpc("eth_chainId"), version="1.0"))

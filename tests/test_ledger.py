@@ -22,6 +22,7 @@ from ethread.server.ledger import (
     DAILY_LIMIT_REACHED,
     LEDGER_UNAVAILABLE,
     RATE_LIMIT_EXCEEDED,
+    Ledger,
     LedgerError,
     seconds_to_reset,
 )
@@ -35,17 +36,23 @@ KEY_ID = "k" * 64
 BLOCK_COST = 80  # eth_getBlockByNumber
 
 
-def _charge_in_processes(spec: str, processes: int, attempts: int, limit: int) -> list[int]:
-    """``processes`` Python processes each try ``attempts`` charges of 80 on ``spec`` at once;
-    the number each got through."""
+def _charge_in_processes(spec: str, processes: int, attempts: int, limit: int,
+                         together: int = 1) -> list[int]:
+    """``processes`` Python processes each try ``attempts`` charges of 80 on ``spec`` at once
+    (``together`` at a time with ``charge_many`` when more than 1); the number each got
+    through."""
     script = textwrap.dedent(f"""
         import sys, time
         from ethread.server.credits import open_ledger
         ledger = open_ledger({spec!r})
+        charge = ({KEY_ID!r}, {limit}, None, {BLOCK_COST}, 0)
         while time.time() < float(sys.argv[1]):
             pass
-        print(sum(ledger.charge({KEY_ID!r}, {limit}, None, {BLOCK_COST}) is None
-                  for _ in range({attempts})))
+        if {together} == 1:
+            print(sum(ledger.charge(*charge) is None for _ in range({attempts})))
+        else:
+            print(sum(outcome is None for _ in range({attempts} // {together})
+                      for outcome in ledger.charge_many([charge] * {together})))
         ledger.close()
     """)
     start_at = str(time.time() + 1.5)  # every process starts charging at the same instant
@@ -81,6 +88,45 @@ def test_many_processes_spend_the_balance_exactly_once(tmp_path: Path, suffix: s
     ledger = _open(path)
     try:
         assert ledger.used(KEY_ID) == 8_000
+    finally:
+        ledger.close()
+
+
+@FILE_ENGINES
+def test_many_processes_charging_several_at_once_spend_the_balance_exactly_once(
+        tmp_path: Path, suffix: str) -> None:
+    """Workers charging a turn's requests together (``charge_many``, four at a time) still
+    take each credit once: 100 of the 240 charges fit, whoever makes them."""
+    path = str(tmp_path / f"credits.{suffix}")
+    counts = _charge_in_processes(path, processes=4, attempts=60, limit=8_000, together=4)
+    assert sum(counts) == 100, counts
+    assert sum(1 for c in counts if c) > 1, f"the processes did not overlap: {counts}"
+
+
+def _charges_many_as_if_alone(ledger: Ledger) -> None:
+    """``charge_many`` on a fresh ledger: each charge is taken or refused as if it came alone,
+    after those before it, the daily limit and the rate bucket alike."""
+    other = "o" * 64
+    outcomes = ledger.charge_many([(KEY_ID, 250, None, 80, 0)] * 4
+                                  + [(other, 250, None, 5, 0), (KEY_ID, 250, None, 10, 0)])
+    assert [o if o is None else o.reason for o in outcomes] == [
+        None, None, None, DAILY_LIMIT_REACHED, None, None]
+    assert ledger.used(KEY_ID) == 250 and ledger.used(other) == 5
+    rated = "r" * 64
+    outcomes = ledger.charge_many([(rated, 10_000, 100.0, 80, 0),   # bucket 100 -> 20
+                                   (rated, 10_000, 100.0, 80, 0),   # 20 >= 0 -> -60
+                                   (rated, 10_000, 100.0, 1, 0)])   # -60: refused
+    assert [o if o is None else o.reason for o in outcomes] == [None, None, RATE_LIMIT_EXCEEDED]
+    assert outcomes[2] is not None and outcomes[2].retry_after == 1
+    assert ledger.used(rated) == 160, "the refusals took nothing"
+    assert ledger.charge_many([]) == []
+
+
+@FILE_ENGINES
+def test_charges_made_together_are_each_as_if_alone(tmp_path: Path, suffix: str) -> None:
+    ledger = _open(str(tmp_path / f"l.{suffix}"), clock=lambda: 1_800_000_000.0)
+    try:
+        _charges_many_as_if_alone(ledger)
     finally:
         ledger.close()
 
@@ -198,6 +244,21 @@ def test_redis_many_processes_spend_the_balance_exactly_once(redis_url: str) -> 
         ledger.close()
 
 
+def test_redis_many_processes_charging_several_at_once_spend_the_balance_exactly_once(
+        redis_url: str) -> None:
+    counts = _charge_in_processes(redis_url, processes=4, attempts=60, limit=8_000, together=4)
+    assert sum(counts) == 100, counts
+    assert sum(1 for c in counts if c) > 1, f"the processes did not overlap: {counts}"
+
+
+def test_redis_charges_made_together_are_each_as_if_alone(redis_url: str) -> None:
+    ledger = RedisLedger(redis_url)
+    try:
+        _charges_many_as_if_alone(ledger)
+    finally:
+        ledger.close()
+
+
 def test_redis_refused_charges_cost_nothing_and_usage_expires_at_midnight_utc(
         redis_url: str) -> None:
     import redis
@@ -257,6 +318,8 @@ def test_redis_that_is_gone_refuses_requests_instead_of_serving_them_unpaid() ->
         server.stop()
         refusal = billing.charge(KEY_ID, 1_000, None, 80)
         assert refusal is not None and refusal.reason == LEDGER_UNAVAILABLE
+        refusals = billing.charge_many([(KEY_ID, 1_000, None, 80, 0)] * 3)
+        assert [r.reason if r else None for r in refusals] == [LEDGER_UNAVAILABLE] * 3
         billing.ledger.close()
         with pytest.raises(LedgerError, match="cannot reach the Redis ledger"):
             open_ledger(server.url)

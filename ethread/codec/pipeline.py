@@ -265,15 +265,33 @@ class Pipeline:
     def submit(self, dispatcher: Responder, body: bytes, admit: Admission | None = None,
                local: Mapping[str, LocalMethod] | None = None) -> Exchange:
         """Parse, check, admit and dispatch ``body``; cheap work is done before this returns."""
+        opened = self.open(dispatcher, body, local)
+        if isinstance(opened, Exchange):
+            return opened
+        return self.dispatch(opened, None if admit is None else admit(opened.calls))
+
+    def open(self, dispatcher: Responder, body: bytes,
+             local: Mapping[str, LocalMethod] | None = None) -> Exchange | Opened:
+        """Steps 1 and 2 (and a request answered before, :meth:`Responder.answered`): an
+        :class:`Opened` request whose calls are to be admitted, or the finished exchange of one
+        that ends here (not JSON, too large, too many calls). A host that admits several
+        requests at once (one ledger transaction for all of them) opens each, admits them
+        together, then calls :meth:`dispatch` for each; :meth:`submit` does the three for one.
+        """
         limit = self.limits.max_body_bytes
         if limit is not None and len(body) > limit:
             too_large = body_too_large(limit)
             return Exchange.finished("-", too_large.body(), too_large)
         known = dispatcher.answered(body)
         if known is not None and (local is None or known[0].method not in local):
-            exchange = self._answer_again(known[0], known[1], known[2], admit)
-            if exchange is not None:
-                return exchange
+            bound = self.limits.max_response_bytes
+            if bound is None or len(known[2]) <= bound:
+                # answered again, charged as the call it holds (which may carry another id
+                # than this request's); an answer past this pipeline's bound goes the whole
+                # way instead, and answers -32003
+                call, call_id, answer = known
+                return Opened(dispatcher, body, local, call.method, False, (call,),
+                              (call_id,), answer)
         try:
             is_batch, calls, ids = parse_request(body)
         except EthreadError as exc:
@@ -287,14 +305,23 @@ class Pipeline:
         else:
             first = calls[0]
             what = first.method if isinstance(first, Call) else "invalid"
-        if admit is not None:
-            refused = admit(calls)
-            if refused is not None:
-                wanted = [i for c, i in zip(calls, ids, strict=True)
-                          if not (isinstance(c, Call) and c.is_notification)]
-                refusal = (refused.body(wanted) if is_batch
-                           else refused.body(single_id=wanted[0] if wanted else None))
-                return Exchange.finished(what, refusal, refused)
+        return Opened(dispatcher, body, local, what, is_batch, calls, ids, None)
+
+    def dispatch(self, opened: Opened, refused: Refused | None) -> Exchange:
+        """Steps 3 to 5 for an opened request, given what admitting its calls said: a refusal
+        answers each call that wanted an answer with it; otherwise the calls are dispatched."""
+        what, is_batch, calls, ids = opened.what, opened.is_batch, opened.calls, opened.ids
+        if refused is not None:
+            if opened.answer is not None:
+                return Exchange.finished(what, refused.body(single_id=ids[0]), refused)
+            wanted = [i for c, i in zip(calls, ids, strict=True)
+                      if not (isinstance(c, Call) and c.is_notification)]
+            refusal = (refused.body(wanted) if is_batch
+                       else refused.body(single_id=wanted[0] if wanted else None))
+            return Exchange.finished(what, refusal, refused)
+        if opened.answer is not None:
+            return Exchange.finished(what, opened.answer)
+        dispatcher, body, local = opened.dispatcher, opened.body, opened.local
         exchange = Exchange(dispatcher, what, is_batch, self.limits.max_response_bytes)
         exchange._answers = [None] * len(calls)
         keep = exchange._keep
@@ -328,20 +355,27 @@ class Pipeline:
                     exchange._keep_parts(call.id, result_parts(call.id, hit))
         return exchange
 
-    def _answer_again(self, call: Call, call_id: Any, answer: bytes, admit: Admission | None,
-                      ) -> Exchange | None:
-        """A request answered before (:meth:`Responder.answered`; ``call`` may carry another
-        id than this request's ``call_id``), admitted and charged as the call it holds; None
-        when the answer does not fit this pipeline's bound (the request then goes the whole
-        way, and answers -32003)."""
-        bound = self.limits.max_response_bytes
-        if bound is not None and len(answer) > bound:
-            return None
-        if admit is not None:
-            refused = admit((call,))
-            if refused is not None:
-                return Exchange.finished(call.method, refused.body(single_id=call_id), refused)
-        return Exchange.finished(call.method, answer)
+
+class Opened:
+    """A request parsed and within its limits, its calls not yet admitted
+    (:meth:`Pipeline.open`)."""
+
+    __slots__ = ("answer", "body", "calls", "dispatcher", "ids", "is_batch", "local", "what")
+
+    def __init__(self, dispatcher: Responder, body: bytes,
+                 local: Mapping[str, LocalMethod] | None, what: str, is_batch: bool,
+                 calls: Sequence[Call | EthreadError], ids: Sequence[Any],
+                 answer: bytes | None) -> None:
+        self.dispatcher = dispatcher
+        self.body = body
+        self.local = local
+        self.what = what
+        self.is_batch = is_batch
+        self.calls = calls
+        """What admission charges for."""
+        self.ids = ids
+        self.answer = answer
+        """The whole answer of a request answered before (its one call is charged still)."""
 
 
 def _cached(dispatcher: Responder, call: Call, body: bytes | None) -> bytes | None:

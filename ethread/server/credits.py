@@ -17,9 +17,12 @@ refused request is not charged at all. Balances are per key per UTC day.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
-from .ledger import LEDGER_UNAVAILABLE, Ledger, LedgerUnavailable, Refusal, ledger_engine
+from ..codec.envelope import Call
+from ..errors import EthreadError
+from .ledger import Charge, Ledger, LedgerUnavailable, Refusal, ledger_engine, unavailable
 
 CREDITS: dict[str, int] = {
     "eth_getLogs": 255,
@@ -74,6 +77,18 @@ def cost_of(method: str) -> int:
     return CREDITS.get(method, DEFAULT_COST)
 
 
+def request_cost(calls: Sequence[Call | EthreadError]) -> tuple[int, int]:
+    """What a request of ``calls`` costs, and what the key's rate bucket must hold to admit it:
+    every call of a batch counts against the rate but one, so that a request leaves the key in
+    debt by at most one call, whatever its size."""
+    if len(calls) == 1:  # most requests: spare the lists
+        call = calls[0]
+        return (cost_of(call.method) if isinstance(call, Call) else 0), 0
+    costs = [cost_of(c.method) for c in calls if isinstance(c, Call)]
+    cost = sum(costs)
+    return cost, (cost - max(costs) if costs else 0)
+
+
 def open_ledger(spec: str) -> Ledger:
     """The ledger ``spec`` names (see :func:`~.ledger.ledger_engine`): ``redis://HOST:PORT/DB``
     (or ``rediss://``), a memory-mapped ``*.ledger`` file, else a SQLite file path or
@@ -118,4 +133,12 @@ class Billing:
         try:
             return self.ledger.charge(key_id, daily_limit, rate, cost, need)
         except LedgerUnavailable:
-            return Refusal(LEDGER_UNAVAILABLE, 1)
+            return unavailable()
+
+    def charge_many(self, charges: Sequence[Charge]) -> list[Refusal | None]:
+        """:meth:`charge` for several requests in one ledger transaction; a ledger that fails
+        refuses every one of them."""
+        try:
+            return self.ledger.charge_many(charges)
+        except LedgerUnavailable:
+            return [unavailable()] * len(charges)

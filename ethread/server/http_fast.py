@@ -13,7 +13,9 @@ and shutdown, and answers JSON-RPC requests itself:
   <ethread.server.app.RpcApp.gate>`: network, key, method, content type) run at once;
 - the body is collected up to the size limit, within the body timeout (one deadline per
   connection, :mod:`.http_protocol`);
-- when it is complete the request pipeline runs right there; an answer that is ready (cached,
+- when it is complete the request pipeline runs right there (or, in a worker holding many
+  connections, at the end of the loop's turn with the turn's other requests, so that they are
+  charged in one ledger transaction: :mod:`.admission_turn`); an answer that is ready (cached,
   cheap, or a call tried on the loop) is written as **one** write of status line, headers and
   body; work left pending runs in a task as on the ASGI path, and later requests pipelined
   on the connection wait for it (uvicorn's queue);
@@ -29,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +40,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from ..codec.pipeline import Admission, Exchange, Refused, body_too_large
 from . import refusals
 from .access_log import log_request
+from .admission_turn import GATHER_ABOVE_CONNECTIONS, AdmissionTurn
 from .app import HTTP_PREFIX, SUBSCRIPTIONS_NEED_WEBSOCKET, RpcApp, request_headers
 from .http_protocol import MAX_HEADER_BYTES, BoundedHttpProtocol, HeadersTooLarge
 
@@ -120,10 +124,21 @@ class RpcHttpProtocol(BoundedHttpProtocol):
     rpc: RpcApp
     """The application: its service and checks (set on the class :func:`rpc_protocol`
     makes)."""
+    _turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AdmissionTurn]
+    """The admission turn of each loop the class serves on (set by :func:`rpc_protocol`)."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Set up the connection as uvicorn does; nothing is paused for writing yet."""
         super().connection_made(transport)
+        turns = self._turns
+        turn = turns.get(self.loop)
+        if turn is None:
+            service = self.rpc.service
+            turn = turns[self.loop] = AdmissionTurn(self.loop, service, service.http,
+                                                    SUBSCRIPTIONS_NEED_WEBSOCKET)
+        self._turn = turn
+        """Where requests read while the worker holds many connections wait for the turn's
+        end (:mod:`.admission_turn`)."""
         self._lean: _LeanRequest | None = None
         self._running: _LeanRequest | None = None
         """The lean request whose work runs in a task (later requests wait behind it)."""
@@ -321,19 +336,42 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self._log(lean.network.name, lean.key.masked, "-", 413, 0, lean.started)
 
     def _answer(self, lean: _LeanRequest, body: bytes) -> None:
-        """Answer a lean request's body; a bug must not become httptools' 400 or a closed
-        connection: it answers -32603 and the connection goes on."""
+        """Answer a lean request's body: at once, or at the end of the loop's turn when the
+        worker holds many connections (:mod:`.admission_turn`). A bug must not become
+        httptools' 400 or a closed connection: it answers -32603 and the connection goes on."""
+        if len(self.connections) > GATHER_ABOVE_CONNECTIONS:
+            self._running = lean  # the connection's next request waits for this one
+            self._turn.add(lean, body, partial(self._answer_gathered, lean))
+            return
         try:
-            self._dispatch(lean, body)
+            service = self.rpc.service
+            self._proceed(lean, service.http.submit(lean.network.dispatcher, body, lean.admit,
+                                                    SUBSCRIPTIONS_NEED_WEBSOCKET))
         except Exception:
             log.exception("answering a request failed")
             if not lean.response_complete:
                 self._write(lean, 500, refusals.internal_error().body(), ())
 
-    def _dispatch(self, lean: _LeanRequest, body: bytes) -> None:
+    def _answer_gathered(self, lean: _LeanRequest, exchange: Exchange | None) -> None:
+        """The turn's end: a gathered request is charged and dispatched (None: its client
+        left, or it failed)."""
+        self._running = None
+        if lean.disconnected:
+            lean.response_complete = True
+            return
+        try:
+            if exchange is None:
+                raise RuntimeError("the request's turn failed (logged above)")
+            self._proceed(lean, exchange)
+        except Exception:
+            if exchange is not None:
+                log.exception("answering a request failed")
+            if not lean.response_complete:
+                self._write(lean, 500, refusals.internal_error().body(), ())
+
+    def _proceed(self, lean: _LeanRequest, exchange: Exchange) -> None:
+        """Answer a dispatched request, or run its pending work in a task first."""
         service = self.rpc.service
-        exchange = service.http.submit(lean.network.dispatcher, body, lean.admit,
-                                       SUBSCRIPTIONS_NEED_WEBSOCKET)
         if exchange.pending and not service.execution.try_on_loop(exchange):
             lean.exchange = exchange
             self._running = lean
@@ -445,4 +483,5 @@ def rpc_protocol(app: RpcApp, header_timeout: float, poll: BusyPoll | None = Non
     """The protocol class uvicorn is given for ``app``: the lean path, this header timeout and
     polling window (None: none)."""
     return type("RpcHttpProtocol", (RpcHttpProtocol,), {
-        "rpc": app, "header_timeout": header_timeout, "busy_poll": poll})
+        "rpc": app, "header_timeout": header_timeout, "busy_poll": poll,
+        "_turns": weakref.WeakKeyDictionary()})

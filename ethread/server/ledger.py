@@ -10,6 +10,7 @@ one from the ``ledger`` setting with :func:`ledger_engine`.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
@@ -73,6 +74,11 @@ class Refusal:
     retry_after: int
 
 
+Charge = tuple[str, int, "float | None", int, int]
+"""One request's charge: key id, daily limit, rate (None: no rate limit), cost, need (the
+arguments of :meth:`Ledger.charge`)."""
+
+
 class Ledger(Protocol):
     """Daily usage and per-second buckets per key id, shared by whoever opens the same one."""
 
@@ -83,12 +89,24 @@ class Ledger(Protocol):
         nothing and say why. A batch needs its cost but for its dearest call, so that one
         request can leave a key in debt by at most one call, whatever its size."""
 
+    def charge_many(self, charges: Sequence[Charge]) -> list[Refusal | None]:
+        """:meth:`charge` for each of ``charges`` in order, as one transaction of the ledger
+        (one lock, one round trip), each one seeing those before it. A ledger that fails
+        part-way refuses the rest with :data:`LEDGER_UNAVAILABLE`; one that cannot tell which
+        were taken raises :class:`LedgerUnavailable` (the caller refuses them all: a debit may
+        then have been taken for a request that is not answered, never the reverse)."""
+
     def used(self, key_id: str) -> int:
         """Credits the key has spent today (UTC)."""
 
     def close(self) -> None:
         """Release the ledger's connection or file."""
         ...
+
+
+def unavailable() -> Refusal:
+    """The refusal of a request the ledger failed to charge."""
+    return Refusal(LEDGER_UNAVAILABLE, 1)
 
 
 def rate_level(tokens: float, at: float, rate: float, now: float) -> float:

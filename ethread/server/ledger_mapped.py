@@ -4,7 +4,8 @@ The file is a fixed table of slots, one per key charged recently, mapped into ev
 that opens it (``MAP_SHARED``: a store by one process is what the others read next). A charge
 takes an exclusive ``flock`` on the file, reads and writes the key's slot, and releases the
 lock: a couple of system calls and a few word reads, a few microseconds where a committed
-SQLite upsert takes tens. The lock belongs to the process's open file: the kernel drops it
+SQLite upsert takes tens. The requests a busy worker read in one turn of its loop are charged
+under one hold of the lock (:meth:`MappedLedger.charge_many`). The lock belongs to the process's open file: the kernel drops it
 when the process dies, so a worker killed while holding it never blocks the others.
 
 Layout (8-byte words in the machine's byte order, every one 8-byte aligned): a header of 8
@@ -53,15 +54,17 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .ledger import (
     DAILY_LIMIT_REACHED,
+    Charge,
     LedgerError,
     LedgerUnavailable,
     Refusal,
     rate_refusal,
     seconds_to_reset,
+    unavailable,
 )
 
 MAGIC = b"ETHLEDGR"
@@ -271,35 +274,64 @@ class MappedLedger:
             except OSError as exc:
                 raise LedgerUnavailable(f"the credit ledger {self.path} failed: {exc}") from None
             try:
-                words = self._words
-                place = self._places.get(key_id)
-                if (place is not None and words[place[0]] == place[1]
-                        and words[place[0] + TAG_B] == place[2]):
-                    base = place[0]
-                else:
-                    base = self._find(key_id, now, day, True)
-                current = words[base + DAY] == day
-                used = words[base + USED] if current else 0
-                if rate is None:
-                    level = 0.0
-                else:
-                    level = (now - self._reals[base + EMPTY_AT]) * rate
-                    if level > rate:
-                        level = rate
-                    if level < need:
-                        return rate_refusal(level - need, rate)
-                used += cost
-                if used > daily_limit or used > INT64_MAX:
-                    return Refusal(DAILY_LIMIT_REACHED, seconds_to_reset(now))
-                if not current:
-                    words[base + USED] = 0
-                    words[base + DAY] = day
-                words[base + USED] = used
-                if rate is not None:
-                    self._reals[base + EMPTY_AT] = now - (level - cost) / rate
-                return None
+                return self._take(key_id, daily_limit, rate, cost, need, now, day)
             finally:
                 flock(fd, LOCK_UN)
+
+    def charge_many(self, charges: Sequence[Charge]) -> list[Refusal | None]:
+        """Every charge under one hold of the file's lock; see :meth:`Ledger.charge_many`."""
+        now = self._clock()
+        day, day_ends = self._when
+        if now >= day_ends:
+            day = self._today(now)[0]
+        with self._lock:
+            fd = self._fd
+            try:
+                flock(fd, LOCK_EX)
+            except OSError as exc:
+                raise LedgerUnavailable(f"the credit ledger {self.path} failed: {exc}") from None
+            try:
+                outcomes: list[Refusal | None] = []
+                for key_id, daily_limit, rate, cost, need in charges:
+                    try:
+                        outcomes.append(self._take(key_id, daily_limit, rate, cost, need, now,
+                                                   day))
+                    except LedgerUnavailable:  # no slot for this key: the others go on
+                        outcomes.append(unavailable())
+                return outcomes
+            finally:
+                flock(fd, LOCK_UN)
+
+    def _take(self, key_id: str, daily_limit: int, rate: float | None, cost: int, need: int,
+              now: float, day: int) -> Refusal | None:
+        """Under the file lock: one charge."""
+        words = self._words
+        place = self._places.get(key_id)
+        if (place is not None and words[place[0]] == place[1]
+                and words[place[0] + TAG_B] == place[2]):
+            base = place[0]
+        else:
+            base = self._find(key_id, now, day, True)
+        current = words[base + DAY] == day
+        used = words[base + USED] if current else 0
+        if rate is None:
+            level = 0.0
+        else:
+            level = (now - self._reals[base + EMPTY_AT]) * rate
+            if level > rate:
+                level = rate
+            if level < need:
+                return rate_refusal(level - need, rate)
+        used += cost
+        if used > daily_limit or used > INT64_MAX:
+            return Refusal(DAILY_LIMIT_REACHED, seconds_to_reset(now))
+        if not current:
+            words[base + USED] = 0
+            words[base + DAY] = day
+        words[base + USED] = used
+        if rate is not None:
+            self._reals[base + EMPTY_AT] = now - (level - cost) / rate
+        return None
 
     def used(self, key_id: str) -> int:
         """Credits the key has spent today (UTC)."""

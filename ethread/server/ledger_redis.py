@@ -19,16 +19,19 @@ answer within :data:`SOCKET_TIMEOUT` refuses the request instead of holding the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from .ledger import (
     DAILY_LIMIT_REACHED,
+    Charge,
     LedgerError,
     LedgerUnavailable,
     Refusal,
     check_redis_url,
     rate_refusal,
+    unavailable,
 )
 
 SOCKET_TIMEOUT = 0.5
@@ -113,16 +116,26 @@ class RedisLedger:
                need: int = 0) -> Refusal | None:
         """Charge atomically in Redis (one Lua script); see :meth:`Ledger.charge`."""
         try:
-            outcome, value = self._charge(args=[self.prefix, key_id, daily_limit, cost,
-                                                repr(float(rate)) if rate else "0", need])
+            outcome = self._charge(args=[self.prefix, key_id, daily_limit, cost,
+                                         repr(float(rate)) if rate else "0", need])
         except self._errors as exc:
             raise LedgerUnavailable(f"the Redis ledger failed: {exc}") from None
-        if outcome == 0:
-            return None
-        if outcome == 1:
-            return Refusal(DAILY_LIMIT_REACHED, max(1, int(value)))
-        assert rate is not None
-        return rate_refusal(float(value), rate)
+        return _refusal(outcome, rate)
+
+    def charge_many(self, charges: Sequence[Charge]) -> list[Refusal | None]:
+        """Every charge in one round trip (a pipeline of the charge script, each run atomic
+        on its own, in order); see :meth:`Ledger.charge_many`. A connection lost mid-way
+        leaves unknown which ran, and raises."""
+        pipe = self._client.pipeline(transaction=False)
+        for key_id, daily_limit, rate, cost, need in charges:
+            self._charge(args=[self.prefix, key_id, daily_limit, cost,
+                               repr(float(rate)) if rate else "0", need], client=pipe)
+        try:
+            outcomes = pipe.execute(raise_on_error=False)
+        except self._errors as exc:
+            raise LedgerUnavailable(f"the Redis ledger failed: {exc}") from None
+        return [unavailable() if isinstance(outcome, BaseException) else _refusal(outcome, rate)
+                for outcome, (_, _, rate, _, _) in zip(outcomes, charges, strict=True)]
 
     def used(self, key_id: str) -> int:
         """Credits the key has spent today (UTC)."""
@@ -134,6 +147,17 @@ class RedisLedger:
     def close(self) -> None:
         """Close the Redis connection."""
         self._client.close()
+
+
+def _refusal(outcome: list[Any], rate: float | None) -> Refusal | None:
+    """What the charge script's answer says."""
+    kind, value = outcome
+    if kind == 0:
+        return None
+    if kind == 1:
+        return Refusal(DAILY_LIMIT_REACHED, max(1, int(value)))
+    assert rate is not None
+    return rate_refusal(float(value), rate)
 
 
 def _shown(url: str) -> str:

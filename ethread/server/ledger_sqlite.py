@@ -21,10 +21,11 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .ledger import (
     DAILY_LIMIT_REACHED,
+    Charge,
     LedgerError,
     LedgerUnavailable,
     Refusal,
@@ -32,6 +33,7 @@ from .ledger import (
     rate_level,
     rate_refusal,
     seconds_to_reset,
+    unavailable,
     utc_day,
 )
 
@@ -105,6 +107,16 @@ class SQLiteLedger:
                 return self._charge_with_rate(key_id, day, daily_limit, rate, cost, need, now)
         except sqlite3.Error as exc:
             raise LedgerUnavailable(f"the credit ledger {self.path} failed: {exc}") from None
+
+    def charge_many(self, charges: Sequence[Charge]) -> list[Refusal | None]:
+        """Each charge in its own transaction, in order; see :meth:`Ledger.charge_many`."""
+        outcomes: list[Refusal | None] = []
+        for key_id, daily_limit, rate, cost, need in charges:
+            try:
+                outcomes.append(self.charge(key_id, daily_limit, rate, cost, need))
+            except LedgerUnavailable:
+                outcomes.append(unavailable())
+        return outcomes
 
     def _charge_with_rate(self, key_id: str, day: str, daily_limit: int, rate: float,
                           cost: int, need: int, now: float) -> Refusal | None:

@@ -13,8 +13,9 @@ from . import refusals
 from .asgi import Scope, header
 from .auth import ApiKey, KeyRing
 from .config import ServiceLimits
-from .credits import Billing, cost_of
+from .credits import Billing, request_cost
 from .execution import Execution
+from .ledger import Charge
 from .networks import Network, NetworkRouter
 from .subscriptions import ChainFeed
 from .workers_board import WorkerBoard
@@ -59,16 +60,7 @@ class Service:
 
     def admit(self, key: ApiKey, calls: Sequence[Call | EthreadError]) -> Refused | None:
         """Charge every call of the request at once, or refuse it and charge nothing."""
-        if len(calls) == 1:  # most requests: spare the lists
-            call = calls[0]
-            cost = cost_of(call.method) if isinstance(call, Call) else 0
-            need = 0
-        else:
-            costs = [cost_of(c.method) for c in calls if isinstance(c, Call)]
-            cost = sum(costs)
-            # every call of a batch counts against the rate but one: a request leaves the key
-            # in debt by at most one call, whatever its size
-            need = cost - max(costs) if costs else 0
+        cost, need = request_cost(calls)
         if cost == 0:
             return None
         config = key.config
@@ -77,6 +69,29 @@ class Service:
         if refusal is None:
             return None
         return refusals.over_credits(refusal.reason, refusal.retry_after)
+
+    def admit_many(self, requests: Sequence[tuple[ApiKey, Sequence[Call | EthreadError]]],
+                   ) -> list[Refused | None]:
+        """:meth:`admit` for several requests, in their order, in one ledger transaction (each
+        is charged in full or refused as if it came alone, after those before it)."""
+        charges: list[Charge] = []
+        places: list[int] = []
+        for key, calls in requests:
+            cost, need = request_cost(calls)
+            if cost == 0:
+                places.append(-1)
+                continue
+            config = key.config
+            places.append(len(charges))
+            charges.append((key.key_id, config.daily_credits, config.credits_per_second, cost,
+                            need))
+        outcomes = self.billing.charge_many(charges) if charges else []
+        admitted: list[Refused | None] = []
+        for place in places:
+            refusal = None if place < 0 else outcomes[place]
+            admitted.append(None if refusal is None
+                            else refusals.over_credits(refusal.reason, refusal.retry_after))
+        return admitted
 
     def feed(self, network: Network) -> ChainFeed:
         """The chain feed of ``network`` (made on first use)."""

@@ -1,0 +1,111 @@
+"""Requests read in one turn of the event loop, charged together at its end.
+
+A busy worker wakes with several requests ready: one ``epoll_wait`` hands it a read on each
+of several connections (about seven at 16 connections over two workers). Charging each
+request as it is read takes the ledger's lock once a request: two system calls for the
+memory-mapped ledger, and whenever the other worker holds the lock (a worker descheduled
+while holding it holds it for a whole time slice), a sleep and a wake-up that cost more than
+the request. Charging the turn's requests together takes the lock once a turn, held for the
+charges only, never across the work of answering: the requests are parsed, then charged in
+one ledger transaction (:meth:`~ethread.server.service.Service.admit_many`), then answered in
+the order they came. Each is charged or refused exactly as if it had come alone, after those
+before it.
+
+The turn's requests wait for the end of the turn, a callback after the turn's other reads:
+microseconds. A worker holding few connections gathers nothing (one connection's next
+request comes only after its answer), so a client sending one request at a time pays no such
+hop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+
+from ..codec.envelope import Call
+from ..codec.pipeline import Exchange, LocalMethod, Opened, Pipeline, Refused
+from ..errors import EthreadError
+from .auth import ApiKey
+from .networks import Network
+from .service import Service
+
+log = logging.getLogger("ethread.server")
+
+GATHER_ABOVE_CONNECTIONS = 2
+"""A worker gathers a turn's requests only while it holds more connections than this."""
+
+Answer = Callable[[Exchange | None], None]
+"""What a request does with its exchange when the turn is charged (None: the client left, or
+something failed and an internal error is the answer)."""
+
+
+class Gathered(Protocol):
+    """A request waiting for its turn's end: whom it is for, and whether its client left."""
+
+    network: Network
+    key: ApiKey
+    disconnected: bool
+
+
+class AdmissionTurn:
+    """The requests of the current turn of one event loop, to be charged at its end."""
+
+    __slots__ = ("_loop", "_waiting", "local", "pipeline", "service")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, service: Service, pipeline: Pipeline,
+                 local: Mapping[str, LocalMethod] | None = None) -> None:
+        self._loop = loop
+        self.service = service
+        self.pipeline = pipeline
+        self.local = local
+        self._waiting: list[tuple[Gathered, bytes, Answer]] = []
+
+    def add(self, request: Gathered, body: bytes, answer: Answer) -> None:
+        """Charge and dispatch ``body`` at the turn's end, then hand the exchange to
+        ``answer`` (None if the client left before: such a request is not charged)."""
+        waiting = self._waiting
+        if not waiting:
+            self._loop.call_soon(self.run)
+        waiting.append((request, body, answer))
+
+    def run(self) -> None:
+        """Open every request of the turn, charge them in one transaction, dispatch each."""
+        waiting, self._waiting = self._waiting, []
+        pipeline, local = self.pipeline, self.local
+        opened: list[Exchange | Opened | None] = []
+        charged: list[tuple[ApiKey, Sequence[Call | EthreadError]]] = []
+        for request, body, _ in waiting:
+            if request.disconnected:
+                opened.append(None)
+                continue
+            try:
+                step = pipeline.open(request.network.dispatcher, body, local)
+            except Exception:
+                log.exception("answering a request failed")
+                step = None
+            opened.append(step)
+            if isinstance(step, Opened):
+                charged.append((request.key, step.calls))
+        try:
+            admitted: Sequence[Refused | None] = (self.service.admit_many(charged) if charged
+                                                  else ())
+        except Exception:
+            log.exception("charging a turn's requests failed")
+            for *_, answer in waiting:
+                answer(None)
+            return
+        place = 0
+        for (_, _, answer), step in zip(waiting, opened, strict=True):
+            if isinstance(step, Opened):
+                refused = admitted[place]
+                place += 1
+                try:
+                    exchange: Exchange | None = pipeline.dispatch(step, refused)
+                except Exception:
+                    log.exception("answering a request failed")
+                    exchange = None
+            else:
+                exchange = step
+            answer(exchange)
