@@ -1,7 +1,9 @@
 """What one credit debit costs, engine by engine side by side: the SQLite ledger as it is, SQLite
 with a tuned setting, the memory-mapped ledger (``*.ledger``) and Redis; with and without a
-rate limit, as one worker sees it (one synchronous charge after another); two processes
-charging one key at once (and whether the ledger then holds exactly the admitted charges);
+rate limit, as one worker sees it (one synchronous charge after another, and charges made
+:data:`TOGETHER` at a time with ``charge_many``, as a worker holding many connections charges
+a turn's requests); two processes charging one key at once, one by one and
+:data:`TOGETHER` at a time (and whether the ledger then holds exactly the admitted charges);
 and how many charge scripts one Redis runs per second when many clients pipeline them
 (``redis-benchmark``). The engines take turns within each round, so that a machine whose load
 changes from minute to minute weighs on each alike.
@@ -61,16 +63,26 @@ SQLITE_TUNED = ("PRAGMA wal_autocheckpoint=10000",)
 settings that keep its promises: ``synchronous=OFF`` is faster still but an operating-system
 crash can then corrupt the file, not only lose the last debits.)"""
 
+TOGETHER = 6
+"""Charges made at once in the ``charge_many`` columns: about what one turn of a worker's loop
+reads at 16 connections over 2 workers."""
+
 CONTENDER = """
 import sys, time
 from ethread.server.credits import open_ledger
 spec, charges, limit, start_at = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+together = int(sys.argv[5])
 ledger = open_ledger(spec)
-rate = float(sys.argv[5]) if len(sys.argv) > 5 else None
+rate = float(sys.argv[6]) if len(sys.argv) > 6 else None
+charge = (%r, limit, rate, 80, 0)
 while time.time() < start_at:
     pass
 started = time.perf_counter()
-admitted = sum(ledger.charge(%r, limit, rate, 80) is None for _ in range(charges))
+if together == 1:
+    admitted = sum(ledger.charge(*charge) is None for _ in range(charges))
+else:
+    admitted = sum(outcome is None for _ in range(charges // together)
+                   for outcome in ledger.charge_many([charge] * together))
 print(admitted, time.perf_counter() - started)
 ledger.close()
 """
@@ -86,30 +98,43 @@ def open_engine(spec: str, tuned: bool = False) -> Any:
     return ledger
 
 
-def per_charge(spec: str, rate: float | None, charges: int, tuned: bool = False) -> float:
-    """Seconds a charge, one process charging one key ``charges`` times."""
+def per_charge(spec: str, rate: float | None, charges: int, tuned: bool = False,
+               together: int = 1) -> float:
+    """Seconds a charge, one process charging one key ``charges`` times (``together`` at a
+    time with ``charge_many`` when more than 1)."""
     ledger = open_engine(spec, tuned)
     try:
         started = time.perf_counter()
-        for _ in range(charges):
-            if ledger.charge(KEY_ID, 10**15, rate, 80) is not None:
-                raise SystemExit("a charge was refused")
+        if together == 1:
+            for _ in range(charges):
+                if ledger.charge(KEY_ID, 10**15, rate, 80) is not None:
+                    raise SystemExit("a charge was refused")
+        else:
+            turn = [(KEY_ID, 10**15, rate, 80, 0)] * together
+            for _ in range(charges // together):
+                if any(outcome is not None for outcome in ledger.charge_many(turn)):
+                    raise SystemExit("a charge was refused")
+            charges = charges // together * together
         return (time.perf_counter() - started) / charges
     finally:
         ledger.close()
 
 
-def two_processes(spec: str, rate: float | None, charges: int) -> tuple[float, str]:
-    """Two processes charge one key ``charges`` times each at the same instant, against a
-    balance of 3/4 of what they try: seconds a charge as each process sees it (the mean of
-    the two), and whether the ledger holds exactly the sum of the admitted charges."""
+def two_processes(spec: str, rate: float | None, charges: int,
+                  together: int = 1) -> tuple[float, str]:
+    """Two processes charge one key ``charges`` times each at the same instant (``together``
+    at a time), against a balance of 3/4 of what they try: seconds a charge as each process
+    sees it (the mean of the two), and whether the ledger holds exactly the sum of the
+    admitted charges."""
+    charges = charges // together * together
     key = f"two-{time.monotonic_ns()}"
     limit = 80 * charges * 3 // 2
     start_at = str(time.time() + 1.0)
     extra = [repr(rate)] if rate else []
     script = CONTENDER % key
     children = [subprocess.Popen([sys.executable, "-c", script, spec, str(charges), str(limit),
-                                  start_at, *extra], stdout=subprocess.PIPE, text=True)
+                                  start_at, str(together), *extra], stdout=subprocess.PIPE,
+                                 text=True)
                 for _ in range(2)]
     admitted, seconds = 0, 0.0
     for child in children:
@@ -182,13 +207,19 @@ def main() -> None:
                     plain = "with rate limit" if rate else "no rate limit"
                     timings.setdefault((name, plain), []).append(
                         per_charge(spec, rate, args.charges, tuned))
-                seconds, verdict = two_processes(spec, None, args.charges // 2)
-                timings.setdefault((name, "2 processes"), []).append(seconds)
-                verdicts.setdefault((name, "2 processes"), set()).add(
-                    "exact" if verdict.startswith("exact") else verdict)
-        columns = ("no rate limit", "with rate limit", "2 processes")
-        print(f"µs a charge, median of {args.rounds} rounds (min-max); 2 processes: one key "
-              f"charged by both at once, µs a charge as each sees it")
+                timings.setdefault((name, f"{TOGETHER} at once"), []).append(
+                    per_charge(spec, None, args.charges, tuned, TOGETHER))
+                for together, column in ((1, "2 processes"),
+                                         (TOGETHER, f"2 processes, {TOGETHER} at once")):
+                    seconds, verdict = two_processes(spec, None, args.charges // 2, together)
+                    timings.setdefault((name, column), []).append(seconds)
+                    verdicts.setdefault((name, "2 processes"), set()).add(
+                        "exact" if verdict.startswith("exact") else verdict)
+        columns = ("no rate limit", "with rate limit", f"{TOGETHER} at once", "2 processes",
+                   f"2 processes, {TOGETHER} at once")
+        print(f"µs a charge, median of {args.rounds} rounds (min-max); {TOGETHER} at once: "
+              f"charge_many of {TOGETHER}; 2 processes: one key charged by both at once, µs a "
+              f"charge as each sees it")
         print(f"| engine | {' | '.join(columns)} | 2 processes: spent = admitted |")
         print(f"|---|{'---|' * len(columns)}---|")
         for name, _, _ in engines:

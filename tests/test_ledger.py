@@ -259,6 +259,25 @@ def test_redis_charges_made_together_are_each_as_if_alone(redis_url: str) -> Non
         ledger.close()
 
 
+def test_redis_charges_made_together_survive_a_flushed_script_cache(redis_url: str) -> None:
+    """A Redis that lost the charge script (restarted, SCRIPT FLUSH) ran none of a pipeline's
+    charges: they are made once it is loaded again, each exactly once."""
+    import redis
+
+    ledger = RedisLedger(redis_url)
+    client = redis.Redis.from_url(redis_url)
+    try:
+        assert ledger.charge_many([(KEY_ID, 250, None, 80, 0)]) == [None]
+        client.script_flush()
+        outcomes = ledger.charge_many([(KEY_ID, 250, None, 80, 0)] * 3)
+        assert [o if o is None else o.reason for o in outcomes] == [None, None,
+                                                                     DAILY_LIMIT_REACHED]
+        assert ledger.used(KEY_ID) == 240
+    finally:
+        client.close()
+        ledger.close()
+
+
 def test_redis_refused_charges_cost_nothing_and_usage_expires_at_midnight_utc(
         redis_url: str) -> None:
     import redis

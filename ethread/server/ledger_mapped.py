@@ -5,8 +5,9 @@ that opens it (``MAP_SHARED``: a store by one process is what the others read ne
 takes an exclusive ``flock`` on the file, reads and writes the key's slot, and releases the
 lock: a couple of system calls and a few word reads, a few microseconds where a committed
 SQLite upsert takes tens. The requests a busy worker read in one turn of its loop are charged
-under one hold of the lock (:meth:`MappedLedger.charge_many`). The lock belongs to the process's open file: the kernel drops it
-when the process dies, so a worker killed while holding it never blocks the others.
+under one hold of the lock (:meth:`MappedLedger.charge_many`). The lock belongs to the
+process's open file: the kernel drops it when the process dies, so a worker killed while
+holding it never blocks the others.
 
 Layout (8-byte words in the machine's byte order, every one 8-byte aligned): a header of 8
 words (the magic ``ETHLEDGR``, the format version, the number of slots, the words per slot, a

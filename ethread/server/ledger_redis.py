@@ -101,6 +101,7 @@ class RedisLedger:
         self.url = url
         self.prefix = prefix
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        self._no_script: type[BaseException] = redis.exceptions.NoScriptError
         self._client: Any = redis.Redis.from_url(
             url, socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=SOCKET_TIMEOUT,
             health_check_interval=30)
@@ -125,15 +126,27 @@ class RedisLedger:
     def charge_many(self, charges: Sequence[Charge]) -> list[Refusal | None]:
         """Every charge in one round trip (a pipeline of the charge script, each run atomic
         on its own, in order); see :meth:`Ledger.charge_many`. A connection lost mid-way
-        leaves unknown which ran, and raises."""
-        pipe = self._client.pipeline(transaction=False)
-        for key_id, daily_limit, rate, cost, need in charges:
-            self._charge(args=[self.prefix, key_id, daily_limit, cost,
-                               repr(float(rate)) if rate else "0", need], client=pipe)
-        try:
-            outcomes = pipe.execute(raise_on_error=False)
-        except self._errors as exc:
-            raise LedgerUnavailable(f"the Redis ledger failed: {exc}") from None
+        leaves unknown which ran, and raises. The script is named by its digest (``EVALSHA``);
+        a Redis that no longer holds it (restarted, or ``SCRIPT FLUSH``) ran none of those
+        charges, and they are sent again once it is loaded."""
+        outcomes: list[Any] = [None] * len(charges)
+        todo = list(range(len(charges)))
+        for _ in range(2):
+            pipe = self._client.pipeline(transaction=False)
+            for index in todo:
+                key_id, daily_limit, rate, cost, need = charges[index]
+                pipe.evalsha(self._charge.sha, 0, self.prefix, key_id, daily_limit, cost,
+                             repr(float(rate)) if rate else "0", need)
+            try:
+                answers = pipe.execute(raise_on_error=False)
+                for index, answer in zip(todo, answers, strict=True):
+                    outcomes[index] = answer
+                todo = [i for i in todo if isinstance(outcomes[i], self._no_script)]
+                if not todo:
+                    break
+                self._client.script_load(CHARGE)
+            except self._errors as exc:
+                raise LedgerUnavailable(f"the Redis ledger failed: {exc}") from None
         return [unavailable() if isinstance(outcome, BaseException) else _refusal(outcome, rate)
                 for outcome, (_, _, rate, _, _) in zip(outcomes, charges, strict=True)]
 

@@ -6,7 +6,9 @@ and a writer that finds the file busy waits up to ``busy_timeout`` seconds. With
 limit the check and the debit are one statement, an upsert that only adds the cost while the
 sum stays within the limit, so there is nothing between the check and the write for another
 process to slip into. With a rate limit the bucket and the usage are read and written in one
-``BEGIN IMMEDIATE`` transaction, which takes the write lock before reading.
+``BEGIN IMMEDIATE`` transaction, which takes the write lock before reading. The requests a
+busy worker read in one turn of its loop are charged in one such transaction, one commit for
+all of them (:meth:`SQLiteLedger.charge_many`).
 
 The file is in WAL mode with ``synchronous=NORMAL``: a commit is in the operating system's
 hands when the answer leaves, so killing a process, even with SIGKILL, loses no debit; an
@@ -33,7 +35,6 @@ from .ledger import (
     rate_level,
     rate_refusal,
     seconds_to_reset,
-    unavailable,
     utc_day,
 )
 
@@ -109,13 +110,24 @@ class SQLiteLedger:
             raise LedgerUnavailable(f"the credit ledger {self.path} failed: {exc}") from None
 
     def charge_many(self, charges: Sequence[Charge]) -> list[Refusal | None]:
-        """Each charge in its own transaction, in order; see :meth:`Ledger.charge_many`."""
-        outcomes: list[Refusal | None] = []
-        for key_id, daily_limit, rate, cost, need in charges:
-            try:
-                outcomes.append(self.charge(key_id, daily_limit, rate, cost, need))
-            except LedgerUnavailable:
-                outcomes.append(unavailable())
+        """Every charge in one ``BEGIN IMMEDIATE`` transaction, in order (one commit); see
+        :meth:`Ledger.charge_many`. A failure rolls them all back and raises."""
+        now = self._clock()
+        db = self._db
+        try:
+            with self._lock:
+                day = self._today(now)
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    outcomes = [self._take(key_id, day, daily_limit, rate, cost, need, now)
+                                for key_id, daily_limit, rate, cost, need in charges]
+                    db.execute("COMMIT")
+                except BaseException:
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+                    raise
+        except sqlite3.Error as exc:
+            raise LedgerUnavailable(f"the credit ledger {self.path} failed: {exc}") from None
         return outcomes
 
     def _charge_with_rate(self, key_id: str, day: str, daily_limit: int, rate: float,
@@ -123,23 +135,31 @@ class SQLiteLedger:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            row = db.execute("SELECT tokens, at FROM rate WHERE key_id = ?",
-                             (key_id,)).fetchone()
-            level = rate if row is None else rate_level(row[0], row[1], rate, now)
-            if level < need:
-                db.execute("ROLLBACK")
-                return rate_refusal(level - need, rate)
-            if db.execute(DEBIT, (key_id, day, cost, daily_limit)).rowcount != 1:
-                db.execute("ROLLBACK")
-                return Refusal(DAILY_LIMIT_REACHED, seconds_to_reset(now))
-            db.execute("INSERT INTO rate (key_id, tokens, at) VALUES (?, ?, ?)"
-                       " ON CONFLICT (key_id) DO UPDATE SET tokens = excluded.tokens,"
-                       " at = excluded.at", (key_id, level - cost, now))
-            db.execute("COMMIT")
+            refusal = self._take(key_id, day, daily_limit, rate, cost, need, now)
+            db.execute("ROLLBACK" if refusal is not None else "COMMIT")
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
+        return refusal
+
+    def _take(self, key_id: str, day: str, daily_limit: int, rate: float | None, cost: int,
+              need: int, now: float) -> Refusal | None:
+        """Inside a transaction: one charge. A refusal has written nothing."""
+        db = self._db
+        level = 0.0
+        if rate is not None:
+            row = db.execute("SELECT tokens, at FROM rate WHERE key_id = ?",
+                             (key_id,)).fetchone()
+            level = rate if row is None else rate_level(row[0], row[1], rate, now)
+            if level < need:
+                return rate_refusal(level - need, rate)
+        if db.execute(DEBIT, (key_id, day, cost, daily_limit)).rowcount != 1:
+            return Refusal(DAILY_LIMIT_REACHED, seconds_to_reset(now))
+        if rate is not None:
+            db.execute("INSERT INTO rate (key_id, tokens, at) VALUES (?, ?, ?)"
+                       " ON CONFLICT (key_id) DO UPDATE SET tokens = excluded.tokens,"
+                       " at = excluded.at", (key_id, level - cost, now))
         return None
 
     def close(self) -> None:
