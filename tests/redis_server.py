@@ -52,7 +52,8 @@ class RedisServer:
             self.process = subprocess.Popen(
                 [binary, "--port", str(self.port), "--bind", "127.0.0.1",
                  "--dir", self._dir.name, "--save", "", "--appendonly", "no",
-                 "--daemonize", "no", "--loglevel", "warning"],
+                 "--daemonize", "no", "--loglevel", "warning",
+                 "--enable-debug-command", "local"],  # DEBUG SLEEP: a Redis that stalls
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             if self._wait_ready(timeout):
                 return self

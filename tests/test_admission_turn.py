@@ -52,6 +52,9 @@ class Request:
     key: ApiKey
     disconnected: bool = False
 
+    def gone(self) -> bool:
+        return self.disconnected
+
 
 class Admissions:
     """A service's admission, recorded: which requests were charged together."""
@@ -133,6 +136,8 @@ def test_a_request_whose_client_left_is_not_charged() -> None:
 
 def test_a_turn_whose_charging_fails_answers_every_request(caplog: pytest.LogCaptureFixture,
                                                            ) -> None:
+    """A failure while charging (a bug) answers the requests that needed charging with an
+    internal error (None); a request finished before charging (not JSON) keeps its answer."""
     turn, admissions, rich, _, loop = make_turn(0)
 
     def broken(requests: Any) -> Any:
@@ -142,11 +147,33 @@ def test_a_turn_whose_charging_fails_answers_every_request(caplog: pytest.LogCap
     network = Network(Answers())
     got: list[Exchange | None] = []
     try:
-        for request_id in (1, 2):
-            turn.add(Request(network, rich), body("eth_getBalance", request_id), got.append)
+        for data in (body("eth_getBalance", 1), b"{not json", body("eth_getBalance", 2)):
+            turn.add(Request(network, rich), data, got.append)
         with caplog.at_level(logging.ERROR, "ethread.server"):
             loop.run_until_complete(asyncio.sleep(0))
     finally:
         loop.close()
-    assert got == [None, None], "each request hears of the failure (and answers -32603)"
+    assert got[0] is None and got[2] is None, "each hears of the failure (and answers -32603)"
+    assert got[1] is not None and json.loads(got[1].answer() or b"")["error"]["code"] == -32700
     assert "charging a turn's requests failed" in caplog.text
+
+
+def test_one_answer_that_fails_leaves_the_others_answered(caplog: pytest.LogCaptureFixture,
+                                                         ) -> None:
+    turn, _, rich, _, loop = make_turn(0)
+    network = Network(Answers())
+    got: list[Exchange | None] = []
+
+    def fails(exchange: Exchange | None) -> None:
+        raise RuntimeError("a bug in one connection")
+
+    try:
+        turn.add(Request(network, rich), body("eth_getBalance", 1), got.append)
+        turn.add(Request(network, rich), body("eth_getBalance", 2), fails)
+        turn.add(Request(network, rich), body("eth_getBalance", 3), got.append)
+        with caplog.at_level(logging.ERROR, "ethread.server"):
+            loop.run_until_complete(asyncio.sleep(0))
+    finally:
+        loop.close()
+    assert [json.loads(e.answer() or b"")["id"] for e in got if e is not None] == [1, 3]
+    assert "a bug in one connection" in caplog.text

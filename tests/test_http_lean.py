@@ -253,33 +253,56 @@ def test_a_head_sent_again_is_charged_again(servers: dict[str, Any], path: str) 
 def test_a_server_with_many_connections_charges_each_turn_together(
         servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     """The server holding idle connections gathers its requests (:mod:`admission_turn`); the
-    one a single client talks to answers each as it is read. Requests sent at once on several
-    connections are charged one after another however the turns group them: a key with
-    credits for three calls gets exactly three answers of five."""
+    one a single client talks to answers each as it is read. Five requests that arrive while
+    the server's loop is busy (its first turn made to take 0.3 s) are read in one turn and
+    charged together, one after another: a key with credits for three calls gets exactly
+    three answers of the five."""
     turns = []
     run = AdmissionTurn.run
 
     def counted(self: AdmissionTurn) -> None:
         turns.append(len(self._waiting))
+        if len(turns) == 1:
+            time.sleep(0.3)  # the loop is busy: what comes now waits for the next turn
         run(self)
 
     monkeypatch.setattr(AdmissionTurn, "run", counted)
     exchange(servers["lean"], request(rpc("eth_chainId")))
     assert turns == []
-    [(status, _, body)] = exchange(servers["gathered"], request(rpc("eth_chainId", [], 4)))
-    assert status == 200 and json.loads(body)["id"] == 4
-    assert turns == [1]
     send = request(rpc("eth_getBlockByNumber", ["0x1", False]), path=f"/v3/{TURN_KEY}")
+    first = open_socket(servers["gathered"])
     sockets = [open_socket(servers["gathered"]) for _ in range(FEW_BLOCKS + 2)]
     try:
+        first.sendall(request(rpc("eth_chainId", [], 4)))
+        time.sleep(0.1)  # the server is in its first turn
         for sock in sockets:
             sock.sendall(send)
+        status, _, body = Reader(first).response()
         answers = [Reader(sock).response() for sock in sockets]
     finally:
-        for sock in sockets:
+        for sock in [first, *sockets]:
             sock.close()
+    assert status == 200 and json.loads(body)["id"] == 4
+    assert turns == [1, FEW_BLOCKS + 2]
     assert sorted(status for status, _, _ in answers) == [200] * FEW_BLOCKS + [429, 429]
-    assert sum(turns) == 1 + FEW_BLOCKS + 2
+
+
+@pytest.mark.parametrize("path", ["lean", "gathered"])
+@pytest.mark.parametrize("method", ["eth_chainId", "eth_getLogs"])
+def test_bytes_that_cannot_be_read_behind_a_request_are_answered_400_after_it(
+        servers: dict[str, Any], path: str, method: str) -> None:
+    """A request followed in the same write by bytes that are not HTTP: the request is
+    answered (from the loop, at its turn's end, or from the pool for eth_getLogs), then the
+    400, then the connection closes; nothing is lost behind the close."""
+    params = [{"fromBlock": "0x0", "toBlock": "latest"}] if method == "eth_getLogs" else []
+    with open_socket(servers[path]) as sock:
+        sock.sendall(request(rpc(method, params, 8)) + b"NOT HTTP AT ALL\r\n\r\n")
+        reader = Reader(sock)
+        status, _, body = reader.response()
+        assert status == 200 and json.loads(body)["id"] == 8
+        status, headers, _ = reader.response()
+        assert status == 400 and headers["connection"] == "close"
+        assert reader.closed()
 
 
 @pytest.mark.parametrize("path", ["lean", "asgi", "gathered"])

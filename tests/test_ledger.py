@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -344,6 +345,36 @@ def test_redis_that_is_gone_refuses_requests_instead_of_serving_them_unpaid() ->
             open_ledger(server.url)
     finally:
         server.close()
+
+
+def test_redis_charge_whose_answer_is_late_is_refused_and_never_sent_again(
+        redis_server: RedisServer, redis_url: str) -> None:
+    """A Redis that stalls (DEBUG SLEEP) past the socket timeout: the charge is refused as the
+    ledger being unavailable after 0.5 s, and sent once. Redis runs it when it wakes, so the
+    key pays for a request it was refused (the direction the ledger allows), once: sent again
+    (redis-py's default retries), it ran twice and the loop waited through the stall."""
+    ledger = RedisLedger(redis_url)
+    try:
+        assert ledger.charge(KEY_ID, 10**6, None, 80) is None
+        stall = threading.Thread(target=redis_server.command, args=("DEBUG", "SLEEP", "1.5"))
+        stall.start()
+        time.sleep(0.2)  # Redis is asleep
+        started = time.monotonic()
+        billing = Billing(ledger)
+        refusal = billing.charge(KEY_ID, 10**6, None, 80)
+        assert refusal is not None and refusal.reason == LEDGER_UNAVAILABLE
+        assert time.monotonic() - started < 1.0, "one socket timeout, no retry"
+        stall.join()
+        assert ledger.used(KEY_ID) == 160, "the late charge ran once"
+        stall = threading.Thread(target=redis_server.command, args=("DEBUG", "SLEEP", "1.5"))
+        stall.start()
+        time.sleep(0.2)
+        refusals = billing.charge_many([(KEY_ID, 10**6, None, 80, 0)] * 3)
+        assert [r.reason if r else None for r in refusals] == [LEDGER_UNAVAILABLE] * 3
+        stall.join()
+        assert ledger.used(KEY_ID) == 160 + 240, "the late turn ran once"
+    finally:
+        ledger.close()
 
 
 def test_a_refused_answer_for_an_unreachable_ledger_is_503() -> None:

@@ -301,3 +301,20 @@ def test_a_new_ledger_beside_an_old_sqlite_one_says_so(tmp_path: Path,
     with caplog.at_level("WARNING", logger="ethread.server.credits"):
         open_ledger(str(tmp_path / "ethread-credits.ledger")).close()
     assert caplog.text == "", "only a new ledger is worth a warning"
+
+
+def test_a_full_table_refuses_only_the_new_key_of_a_turn(tmp_path: Path) -> None:
+    """Charges made together (``charge_many``) when the table has no slot for one of their
+    keys: that key's charge is refused as the ledger being unavailable, the others are taken,
+    before and after it."""
+    ledger = MappedLedger(str(tmp_path / "small.ledger"), slots=2)
+    try:
+        outcomes = ledger.charge_many([("a" * 64, 1_000, None, 80, 0),
+                                       ("b" * 64, 1_000, None, 80, 0),
+                                       ("c" * 64, 1_000, None, 80, 0),
+                                       ("a" * 64, 1_000, None, 80, 0)])
+        assert [o if o is None else o.reason for o in outcomes] == [
+            None, None, LEDGER_UNAVAILABLE, None]
+        assert [ledger.used(k * 64) for k in "abc"] == [160, 80, 0]
+    finally:
+        ledger.close()

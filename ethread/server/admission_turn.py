@@ -46,7 +46,11 @@ class Gathered(Protocol):
 
     network: Network
     key: ApiKey
-    disconnected: bool
+
+    def gone(self) -> bool:
+        """Whether its client left, or its connection is closing (nothing will be answered on
+        it): such a request is not charged."""
+        ...
 
 
 class AdmissionTurn:
@@ -77,7 +81,7 @@ class AdmissionTurn:
         opened: list[Exchange | Opened | None] = []
         charged: list[tuple[ApiKey, Sequence[Call | EthreadError]]] = []
         for request, body, _ in waiting:
-            if request.disconnected:
+            if request.gone():
                 opened.append(None)
                 continue
             try:
@@ -88,24 +92,29 @@ class AdmissionTurn:
             opened.append(step)
             if isinstance(step, Opened):
                 charged.append((request.key, step.calls))
+        admitted: Sequence[Refused | None] | None
         try:
-            admitted: Sequence[Refused | None] = (self.service.admit_many(charged) if charged
-                                                  else ())
+            admitted = self.service.admit_many(charged) if charged else ()
         except Exception:
             log.exception("charging a turn's requests failed")
-            for *_, answer in waiting:
-                answer(None)
-            return
+            admitted = None  # every request that needed charging answers the failure
         place = 0
         for (_, _, answer), step in zip(waiting, opened, strict=True):
+            exchange: Exchange | None
             if isinstance(step, Opened):
-                refused = admitted[place]
-                place += 1
-                try:
-                    exchange: Exchange | None = pipeline.dispatch(step, refused)
-                except Exception:
-                    log.exception("answering a request failed")
+                if admitted is None:
                     exchange = None
+                else:
+                    refused = admitted[place]
+                    place += 1
+                    try:
+                        exchange = pipeline.dispatch(step, refused)
+                    except Exception:
+                        log.exception("answering a request failed")
+                        exchange = None
             else:
                 exchange = step
-            answer(exchange)
+            try:
+                answer(exchange)
+            except Exception:  # one connection's failure must not leave the others unanswered
+                log.exception("answering a request failed")

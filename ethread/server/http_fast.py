@@ -92,7 +92,8 @@ class _LeanRequest:
     ``message_event`` (whose ``set`` it calls when the connection is lost)."""
 
     __slots__ = ("admit", "chunks", "disconnected", "exchange", "keep_alive", "key",
-                 "message_event", "network", "response_complete", "size", "started", "too_large")
+                 "message_event", "network", "response_complete", "size", "started", "too_large",
+                 "transport")
 
     def __init__(self, network: Network, key: ApiKey, admit: Admission, keep_alive: bool,
                  started: float) -> None:
@@ -108,6 +109,14 @@ class _LeanRequest:
         self.disconnected = False
         self.exchange: Exchange | None = None
         self.message_event = self
+        self.transport: asyncio.Transport | None = None
+        """Its connection's, while it waits for its turn's end (:mod:`.admission_turn`)."""
+
+    def gone(self) -> bool:
+        """Whether nothing can be answered to it any more: its client left, or its connection
+        is closing."""
+        transport = self.transport
+        return self.disconnected or (transport is not None and transport.is_closing())
 
     def set(self) -> None:
         """Called by uvicorn when the connection is lost: stop the work still running."""
@@ -143,6 +152,10 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self._running: _LeanRequest | None = None
         """The lean request whose work runs in a task (later requests wait behind it)."""
         self._paused_for_writes = False
+        self._late_400: str | None = None
+        """Bytes the parser could not read, behind a request still being answered: the 400
+        that answers them is written after that request's answer (:meth:`send_400_response`).
+        """
         self._passed: tuple[bytes, str | None, str | None, Network, ApiKey, Admission] | None = None
         """The path, Host and Content-Type of the connection's last request to pass the gate,
         with the network, key and admission it passed with."""
@@ -318,6 +331,18 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self.cycle = lean  # type: ignore[assignment]
         self._write(lean, refused.status, refused.body(), refused.headers)
 
+    def send_400_response(self, msg: str) -> None:
+        """Bytes the parser cannot read: answered 400, and the connection closed. Behind a
+        lean request still being answered (at its turn's end, or in a task), the 400 waits for
+        that answer, which would otherwise be lost behind the close (the request was read
+        whole, and is charged and answered as it would be alone); nothing more is read."""
+        running = self._running
+        if running is not None and not running.response_complete:
+            self._late_400 = msg
+            self.transport.pause_reading()
+            return
+        super().send_400_response(msg)
+
     def deadline_passed(self, phase: str) -> None:
         """A lean request's body late: answer 408, then close. Headers late, or idle past the
         keep-alive timeout: close."""
@@ -341,6 +366,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         httptools' 400 or a closed connection: it answers -32603 and the connection goes on."""
         if len(self.connections) > GATHER_ABOVE_CONNECTIONS:
             self._running = lean  # the connection's next request waits for this one
+            lean.transport = self.transport
             self._turn.add(lean, body, partial(self._answer_gathered, lean))
             return
         try:
@@ -356,7 +382,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         """The turn's end: a gathered request is charged and dispatched (None: its client
         left, or it failed)."""
         self._running = None
-        if lean.disconnected:
+        if lean.gone():
             lean.response_complete = True
             return
         try:
@@ -443,6 +469,9 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             transport.writelines((b"%s%s%d\r\n%s" % (head, _JSON_LENGTH, size, end), *body))
         if not lean.keep_alive:
             transport.close()
+            return
+        if self._late_400 is not None:  # what came after this request could not be read
+            HttpToolsProtocol.send_400_response(self, self._late_400)
             return
         if self.pipeline:  # ASGI requests queued behind this one: uvicorn starts the next
             self.on_response_complete()  # (which renews the polling window)

@@ -102,9 +102,14 @@ class RedisLedger:
         self.prefix = prefix
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         self._no_script: type[BaseException] = redis.exceptions.NoScriptError
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        # No retries: a charge whose answer timed out may have run, and sending it again
+        # would take its credits twice (and hold the event loop for the back-off).
         self._client: Any = redis.Redis.from_url(
             url, socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=SOCKET_TIMEOUT,
-            health_check_interval=30)
+            health_check_interval=30, retry=Retry(NoBackoff(), 0))
         self._charge = self._client.register_script(CHARGE)
         self._used = self._client.register_script(USED)
         try:
