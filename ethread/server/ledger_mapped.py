@@ -264,16 +264,9 @@ class MappedLedger:
     def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
                need: int = 0) -> Refusal | None:
         """Charge atomically under the file's lock; see :meth:`Ledger.charge`."""
-        now = self._clock()
-        day, day_ends = self._when
-        if now >= day_ends:
-            day = self._today(now)[0]
+        now, day = self._now()
         with self._lock:
-            fd = self._fd
-            try:
-                flock(fd, LOCK_EX)
-            except OSError as exc:
-                raise LedgerUnavailable(f"the credit ledger {self.path} failed: {exc}") from None
+            fd = self._hold()
             try:
                 return self._take(key_id, daily_limit, rate, cost, need, now, day)
             finally:
@@ -281,16 +274,9 @@ class MappedLedger:
 
     def charge_many(self, charges: Sequence[Charge]) -> list[Refusal | None]:
         """Every charge under one hold of the file's lock; see :meth:`Ledger.charge_many`."""
-        now = self._clock()
-        day, day_ends = self._when
-        if now >= day_ends:
-            day = self._today(now)[0]
+        now, day = self._now()
         with self._lock:
-            fd = self._fd
-            try:
-                flock(fd, LOCK_EX)
-            except OSError as exc:
-                raise LedgerUnavailable(f"the credit ledger {self.path} failed: {exc}") from None
+            fd = self._hold()
             try:
                 outcomes: list[Refusal | None] = []
                 for key_id, daily_limit, rate, cost, need in charges:
@@ -302,6 +288,23 @@ class MappedLedger:
                 return outcomes
             finally:
                 flock(fd, LOCK_UN)
+
+    def _now(self) -> tuple[float, int]:
+        """The clock's time and its UTC day number."""
+        now = self._clock()
+        day, day_ends = self._when
+        if now >= day_ends:
+            day = self._today(now)[0]
+        return now, day
+
+    def _hold(self) -> int:
+        """Take the file's lock (the thread lock held): the descriptor to release it on."""
+        fd = self._fd
+        try:
+            flock(fd, LOCK_EX)
+        except OSError as exc:
+            raise LedgerUnavailable(f"the credit ledger {self.path} failed: {exc}") from None
+        return fd
 
     def _take(self, key_id: str, daily_limit: int, rate: float | None, cost: int, need: int,
               now: float, day: int) -> Refusal | None:
