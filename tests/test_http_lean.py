@@ -273,6 +273,10 @@ def test_a_server_with_many_connections_charges_each_turn_together(
     first = open_socket(servers["gathered"])
     sockets = [open_socket(servers["gathered"]) for _ in range(FEW_BLOCKS + 2)]
     try:
+        for sock in [first, *sockets]:  # every connection taken in and read from
+            sock.sendall(request(rpc("eth_chainId", [], 3)))
+            assert Reader(sock).response()[0] == 200
+        turns.clear()
         first.sendall(request(rpc("eth_chainId", [], 4)))
         time.sleep(0.1)  # the server is in its first turn
         for sock in sockets:

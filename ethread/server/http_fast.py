@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import weakref
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -133,8 +132,9 @@ class RpcHttpProtocol(BoundedHttpProtocol):
     rpc: RpcApp
     """The application: its service and checks (set on the class :func:`rpc_protocol`
     makes)."""
-    _turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AdmissionTurn]
-    """The admission turn of each loop the class serves on (set by :func:`rpc_protocol`)."""
+    _turns: dict[asyncio.AbstractEventLoop, AdmissionTurn]
+    """The admission turn of each loop the class serves on (set by :func:`rpc_protocol`): a
+    class serves one server, so one loop (in each worker process)."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Set up the connection as uvicorn does; nothing is paused for writing yet."""
@@ -150,7 +150,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         end (:mod:`.admission_turn`)."""
         self._lean: _LeanRequest | None = None
         self._running: _LeanRequest | None = None
-        """The lean request whose work runs in a task (later requests wait behind it)."""
+        """The lean request waiting for its turn's end or whose work runs in a task (later
+        requests of the connection wait behind it)."""
         self._paused_for_writes = False
         self._late_400: str | None = None
         """Bytes the parser could not read, behind a request still being answered: the 400
@@ -385,13 +386,13 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         if lean.gone():
             lean.response_complete = True
             return
+        if exchange is None:  # its turn failed for it (logged there)
+            self._write(lean, 500, refusals.internal_error().body(), ())
+            return
         try:
-            if exchange is None:
-                raise RuntimeError("the request's turn failed (logged above)")
             self._proceed(lean, exchange)
         except Exception:
-            if exchange is not None:
-                log.exception("answering a request failed")
+            log.exception("answering a request failed")
             if not lean.response_complete:
                 self._write(lean, 500, refusals.internal_error().body(), ())
 
@@ -513,4 +514,4 @@ def rpc_protocol(app: RpcApp, header_timeout: float, poll: BusyPoll | None = Non
     polling window (None: none)."""
     return type("RpcHttpProtocol", (RpcHttpProtocol,), {
         "rpc": app, "header_timeout": header_timeout, "busy_poll": poll,
-        "_turns": weakref.WeakKeyDictionary()})
+        "_turns": {}})
