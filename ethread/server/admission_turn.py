@@ -68,7 +68,8 @@ class AdmissionTurn:
 
     def add(self, request: Gathered, body: bytes, answer: Answer) -> None:
         """Charge and dispatch ``body`` at the turn's end, then hand the exchange to
-        ``answer`` (None if the client left before: such a request is not charged)."""
+        ``answer`` (None if its connection is known lost or closing by then: such a request
+        is not charged)."""
         waiting = self._waiting
         if not waiting:
             self._loop.call_soon(self.run)
