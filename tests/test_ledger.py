@@ -7,6 +7,7 @@ threads, since that is what workers and servers are.
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 import textwrap
@@ -330,16 +331,21 @@ def test_redis_rate_limit_is_shared_by_every_server(redis_url: str) -> None:
         second.close()
 
 
-def test_redis_that_is_gone_refuses_requests_instead_of_serving_them_unpaid() -> None:
+def test_redis_that_is_gone_refuses_requests_instead_of_serving_them_unpaid(
+        caplog: pytest.LogCaptureFixture) -> None:
     server = RedisServer().start()
     try:
         billing = Billing(open_ledger(server.url))
         assert billing.charge(KEY_ID, 1_000, None, 80) is None
         server.stop()
-        refusal = billing.charge(KEY_ID, 1_000, None, 80)
-        assert refusal is not None and refusal.reason == LEDGER_UNAVAILABLE
-        refusals = billing.charge_many([(KEY_ID, 1_000, None, 80, 0)] * 3)
-        assert [r.reason if r else None for r in refusals] == [LEDGER_UNAVAILABLE] * 3
+        with caplog.at_level(logging.ERROR, "ethread.server.credits"):
+            refusal = billing.charge(KEY_ID, 1_000, None, 80)
+            assert refusal is not None and refusal.reason == LEDGER_UNAVAILABLE
+            refusals = billing.charge_many([(KEY_ID, 1_000, None, 80, 0)] * 3)
+            assert [r.reason if r else None for r in refusals] == [LEDGER_UNAVAILABLE] * 3
+        said = [r.getMessage() for r in caplog.records if r.name == "ethread.server.credits"]
+        assert len(said) == 1, "the operator is told once, not for every refused request"
+        assert said[0].startswith("the Redis ledger failed") and "refused with 503" in said[0]
         billing.ledger.close()
         with pytest.raises(LedgerError, match="cannot reach the Redis ledger"):
             open_ledger(server.url)

@@ -17,6 +17,7 @@ refused request is not charged at all. Balances are per key per UTC day.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -70,6 +71,9 @@ CREDITS: dict[str, int] = {
     "eth_createAccessList": 80,
 }
 DEFAULT_COST = 1
+REPORT_EVERY_SECONDS = 10
+"""A failing ledger is logged at most this often (each refused request would flood the log)."""
+_log = logging.getLogger(__name__)
 
 
 def cost_of(method: str) -> int:
@@ -113,7 +117,7 @@ def _warn_of_a_sqlite_ledger_beside(path: Path) -> None:
     ledger (the default before the mapped one) and now starts from full balances: say so."""
     old = path.with_suffix(".sqlite3")
     if not path.exists() and old.exists():
-        logging.getLogger(__name__).warning(
+        _log.warning(
             "starting a new credit ledger %s with every balance full; the SQLite ledger %s "
             "beside it is not read (pass --ledger %s to keep using it)", path, old, old)
 
@@ -125,6 +129,7 @@ class Billing:
 
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
+        self._quiet_until = 0.0
 
     def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
                need: int = 0) -> Refusal | None:
@@ -132,7 +137,8 @@ class Billing:
         ledger unavailable) or None when admitted."""
         try:
             return self.ledger.charge(key_id, daily_limit, rate, cost, need)
-        except LedgerUnavailable:
+        except LedgerUnavailable as exc:
+            self._failed(exc)
             return unavailable()
 
     def charge_many(self, charges: Sequence[Charge]) -> list[Refusal | None]:
@@ -140,5 +146,15 @@ class Billing:
         refuses every one of them."""
         try:
             return self.ledger.charge_many(charges)
-        except LedgerUnavailable:
+        except LedgerUnavailable as exc:
+            self._failed(exc)
             return [unavailable()] * len(charges)
+
+    def _failed(self, exc: LedgerUnavailable) -> None:
+        """Tell the operator the ledger failed (at most every :data:`REPORT_EVERY_SECONDS`):
+        meanwhile every request is refused with 503."""
+        now = time.monotonic()
+        if now >= self._quiet_until:
+            self._quiet_until = now + REPORT_EVERY_SECONDS
+            _log.error("%s: requests are refused with 503 until it answers (said at most "
+                       "every %d s)", exc, REPORT_EVERY_SECONDS)
