@@ -46,6 +46,7 @@ import asyncio
 import os
 import time
 from collections.abc import Callable
+from typing import Any
 
 MAX_CONNECTIONS = 2
 """The most connections a worker may hold and still poll after a read."""
@@ -188,6 +189,23 @@ class BusyPoll:
         if self._misses >= MISSES_BEFORE_REST:
             self._misses = 0
             self._rest = REST_READS
+
+
+class KeepsPolling:
+    """What the server's protocol classes (HTTP and WebSocket) share: their server's window,
+    kept after each read and each answer while the worker holds few connections."""
+
+    busy_poll: BusyPoll | None = None
+    """The server's polling window, or None when it does not poll (set on the class)."""
+    loop: asyncio.AbstractEventLoop
+    connections: set[Any]
+
+    def keep_polling(self, read: bool) -> None:
+        """Something was read (``read``) or an answer written: keep the loop turning a while
+        if this worker holds few connections."""
+        poll = self.busy_poll
+        if poll is not None:
+            poll.touch(self.loop, read, len(self.connections))
 
 
 def polling(seconds: float) -> BusyPoll | None:

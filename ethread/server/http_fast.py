@@ -383,11 +383,11 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         """The turn's end: a gathered request is charged and dispatched (None: its client
         left, or it failed)."""
         self._running = None
-        if lean.gone():
-            lean.response_complete = True
-            return
-        if exchange is None:  # its turn failed for it (logged there)
-            self._write(lean, 500, refusals.internal_error().body(), ())
+        if exchange is None:
+            if lean.gone():
+                lean.response_complete = True
+            else:  # its turn failed for it (logged there)
+                self._write(lean, 500, refusals.internal_error().body(), ())
             return
         try:
             self._proceed(lean, exchange)

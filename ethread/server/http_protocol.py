@@ -22,7 +22,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from .busy_poll import BusyPoll
+from .busy_poll import BusyPoll, KeepsPolling
 
 MAX_HEADER_BYTES = 64 * 1024
 """Bytes of request line and headers one request may send (geth's Go server allows 1 MiB;
@@ -34,13 +34,11 @@ class HeadersTooLarge(Exception):
     answers with a 400 and a closed connection."""
 
 
-class BoundedHttpProtocol(HttpToolsProtocol):
+class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
     """uvicorn's httptools protocol with bounds on a request's headers: their total size, and the
     time a client has to send them."""
 
     header_timeout: float = 30.0
-    busy_poll: BusyPoll | None = None
-    """The server's polling window (:mod:`.busy_poll`), or None when it does not poll."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Start the header deadline for the connection's first request."""
@@ -64,13 +62,6 @@ class BoundedHttpProtocol(HttpToolsProtocol):
         so the polling window starts again."""
         self.keep_polling(False)
         super().on_response_complete()
-
-    def keep_polling(self, read: bool) -> None:
-        """Something was read (``read``) or an answer written: keep the loop turning a while
-        (:mod:`.busy_poll`) if this worker holds few connections."""
-        poll = self.busy_poll
-        if poll is not None:
-            poll.touch(self.loop, read, len(self.connections))
 
     # -- the one deadline of a connection ------------------------------------------------------
 

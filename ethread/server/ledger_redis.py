@@ -122,8 +122,7 @@ class RedisLedger:
                need: int = 0) -> Refusal | None:
         """Charge atomically in Redis (one Lua script); see :meth:`Ledger.charge`."""
         try:
-            outcome = self._charge(args=[self.prefix, key_id, daily_limit, cost,
-                                         repr(float(rate)) if rate else "0", need])
+            outcome = self._charge(args=self._arguments(key_id, daily_limit, rate, cost, need))
         except self._errors as exc:
             raise LedgerUnavailable(f"the Redis ledger failed: {exc}") from None
         return _refusal(outcome, rate)
@@ -139,9 +138,7 @@ class RedisLedger:
         for _ in range(2):
             pipe = self._client.pipeline(transaction=False)
             for index in todo:
-                key_id, daily_limit, rate, cost, need = charges[index]
-                pipe.evalsha(self._charge.sha, 0, self.prefix, key_id, daily_limit, cost,
-                             repr(float(rate)) if rate else "0", need)
+                pipe.evalsha(self._charge.sha, 0, *self._arguments(*charges[index]))
             try:
                 answers = pipe.execute(raise_on_error=False)
                 for index, answer in zip(todo, answers, strict=True):
@@ -154,6 +151,12 @@ class RedisLedger:
                 raise LedgerUnavailable(f"the Redis ledger failed: {exc}") from None
         return [unavailable() if isinstance(outcome, BaseException) else _refusal(outcome, rate)
                 for outcome, (_, _, rate, _, _) in zip(outcomes, charges, strict=True)]
+
+    def _arguments(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
+                   need: int) -> list[str | int]:
+        """The charge script's ARGV."""
+        return [self.prefix, key_id, daily_limit, cost, repr(float(rate)) if rate else "0",
+                need]
 
     def used(self, key_id: str) -> int:
         """Credits the key has spent today (UTC)."""

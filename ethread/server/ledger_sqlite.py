@@ -105,7 +105,8 @@ class SQLiteLedger:
                     if self._db.execute(DEBIT, (key_id, day, cost, daily_limit)).rowcount == 1:
                         return None
                     return Refusal(DAILY_LIMIT_REACHED, seconds_to_reset(now))
-                return self._charge_with_rate(key_id, day, daily_limit, rate, cost, need, now)
+                return self._in_transaction(day, now,
+                                            ((key_id, daily_limit, rate, cost, need),))[0]
         except sqlite3.Error as exc:
             raise LedgerUnavailable(f"the credit ledger {self.path} failed: {exc}") from None
 
@@ -113,35 +114,27 @@ class SQLiteLedger:
         """Every charge in one ``BEGIN IMMEDIATE`` transaction, in order (one commit); see
         :meth:`Ledger.charge_many`. A failure rolls them all back and raises."""
         now = self._clock()
-        db = self._db
         try:
             with self._lock:
-                day = self._today(now)
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    outcomes = [self._take(key_id, day, daily_limit, rate, cost, need, now)
-                                for key_id, daily_limit, rate, cost, need in charges]
-                    db.execute("COMMIT")
-                except BaseException:
-                    if db.in_transaction:
-                        db.execute("ROLLBACK")
-                    raise
+                return self._in_transaction(self._today(now), now, charges)
         except sqlite3.Error as exc:
             raise LedgerUnavailable(f"the credit ledger {self.path} failed: {exc}") from None
-        return outcomes
 
-    def _charge_with_rate(self, key_id: str, day: str, daily_limit: int, rate: float,
-                          cost: int, need: int, now: float) -> Refusal | None:
+    def _in_transaction(self, day: str, now: float,
+                        charges: Sequence[Charge]) -> list[Refusal | None]:
+        """The charges in one ``BEGIN IMMEDIATE`` transaction (the write lock taken before
+        anything is read), committed; rolled back if anything fails."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            refusal = self._take(key_id, day, daily_limit, rate, cost, need, now)
-            db.execute("ROLLBACK" if refusal is not None else "COMMIT")
+            outcomes = [self._take(key_id, day, daily_limit, rate, cost, need, now)
+                        for key_id, daily_limit, rate, cost, need in charges]
+            db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
-        return refusal
+        return outcomes
 
     def _take(self, key_id: str, day: str, daily_limit: int, rate: float | None, cost: int,
               need: int, now: float) -> Refusal | None:

@@ -15,7 +15,7 @@ from .auth import ApiKey, KeyRing
 from .config import ServiceLimits
 from .credits import Billing, request_cost
 from .execution import Execution
-from .ledger import Charge
+from .ledger import Charge, Refusal
 from .networks import Network, NetworkRouter
 from .subscriptions import ChainFeed
 from .workers_board import WorkerBoard
@@ -60,38 +60,17 @@ class Service:
 
     def admit(self, key: ApiKey, calls: Sequence[Call | EthreadError]) -> Refused | None:
         """Charge every call of the request at once, or refuse it and charge nothing."""
-        cost, need = request_cost(calls)
-        if cost == 0:
-            return None
-        config = key.config
-        refusal = self.billing.charge(key.key_id, config.daily_credits,
-                                      config.credits_per_second, cost, need)
-        if refusal is None:
-            return None
-        return refusals.over_credits(refusal.reason, refusal.retry_after)
+        charge = _charge_of(key, calls)
+        return None if charge is None else _refused(self.billing.charge(*charge))
 
     def admit_many(self, requests: Sequence[tuple[ApiKey, Sequence[Call | EthreadError]]],
                    ) -> list[Refused | None]:
         """:meth:`admit` for several requests, in their order, in one ledger transaction (each
         is charged in full or refused as if it came alone, after those before it)."""
-        charges: list[Charge] = []
-        places: list[int] = []
-        for key, calls in requests:
-            cost, need = request_cost(calls)
-            if cost == 0:
-                places.append(-1)
-                continue
-            config = key.config
-            places.append(len(charges))
-            charges.append((key.key_id, config.daily_credits, config.credits_per_second, cost,
-                            need))
-        outcomes = self.billing.charge_many(charges) if charges else []
-        admitted: list[Refused | None] = []
-        for place in places:
-            refusal = None if place < 0 else outcomes[place]
-            admitted.append(None if refusal is None
-                            else refusals.over_credits(refusal.reason, refusal.retry_after))
-        return admitted
+        wanted = [_charge_of(key, calls) for key, calls in requests]
+        charges = [charge for charge in wanted if charge is not None]
+        outcomes = iter(self.billing.charge_many(charges) if charges else ())
+        return [None if charge is None else _refused(next(outcomes)) for charge in wanted]
 
     def feed(self, network: Network) -> ChainFeed:
         """The chain feed of ``network`` (made on first use)."""
@@ -99,3 +78,19 @@ class Service:
         if feed is None:
             feed = self.feeds[network.name] = ChainFeed(network.backend, self.poll_interval)
         return feed
+
+
+def _charge_of(key: ApiKey, calls: Sequence[Call | EthreadError]) -> Charge | None:
+    """What admitting ``calls`` for ``key`` charges on the ledger; None when it costs nothing
+    (no valid call)."""
+    cost, need = request_cost(calls)
+    if cost == 0:
+        return None
+    config = key.config
+    return key.key_id, config.daily_credits, config.credits_per_second, cost, need
+
+
+def _refused(refusal: Refusal | None) -> Refused | None:
+    """The answer a ledger's refusal makes (None: admitted)."""
+    return None if refusal is None else refusals.over_credits(refusal.reason,
+                                                              refusal.retry_after)

@@ -15,20 +15,16 @@ from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-from .busy_poll import BusyPoll
+from .busy_poll import BusyPoll, KeepsPolling
 
 
-class ServerWebSocketProtocol(WebSocketsSansIOProtocol):
+class ServerWebSocketProtocol(KeepsPolling, WebSocketsSansIOProtocol):
     """uvicorn's WebSocket protocol with the server's polling window and quiet refusals."""
-
-    busy_poll: BusyPoll | None = None
 
     def data_received(self, data: bytes) -> None:
         """Keep the loop turning a while if this worker holds few connections; then what
         uvicorn does with the bytes."""
-        poll = self.busy_poll
-        if poll is not None:
-            poll.touch(self.loop, True, len(self.connections))
+        self.keep_polling(True)
         super().data_received(data)
 
     async def send(self, message: Any) -> None:
@@ -38,9 +34,7 @@ class ServerWebSocketProtocol(WebSocketsSansIOProtocol):
         if (message["type"] == "websocket.http.response.body"
                 and not message.get("more_body", False) and self.initial_response is not None):
             self.handshake_complete = True  # refused, and the refusal is written
-        poll = self.busy_poll
-        if poll is not None:
-            poll.touch(self.loop, False, len(self.connections))
+        self.keep_polling(False)
 
 
 def websocket_protocol(poll: BusyPoll | None) -> Any:
