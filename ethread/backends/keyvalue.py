@@ -46,7 +46,7 @@ from trie import HexaryTrie
 from .. import canonical
 from ..backend import Pointer, pointer_number
 from ..encoding import decode_header, encode_header
-from ..errors import StoreError
+from ..errors import GenesisError, StoreError
 from ..forks import ChainConfig
 from ..models import Address, Block, Hash32, Receipt
 from .history import BlockRecord, CachedHistory
@@ -402,15 +402,16 @@ class KeyValueBackend(CachedHistory):
             return None
         try:
             doc = json.loads(raw)
+            if doc.get("source"):
+                # The genesis config it came from: read again, under today's fork table.
+                return ChainConfig.from_genesis_config(doc["source"])
             return ChainConfig(
                 chain_id=int(doc["chain_id"]),
                 block_forks=tuple((int(n), str(f)) for n, f in doc["block_forks"]),
                 time_forks=tuple((int(n), str(f)) for n, f in doc["time_forks"]),
-                blob_fractions={str(k): int(v) for k, v in doc["blob_fractions"].items()},
                 dao_fork_block=doc["dao_fork_block"],
-                source=doc.get("source") or {},
             )
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, GenesisError) as exc:
             raise StoreError(
                 f"{self.store.describe()} holds a damaged chain config: {exc}"
             ) from None
