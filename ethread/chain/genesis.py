@@ -11,7 +11,7 @@ from typing import Any
 from eth_utils import decode_hex, to_canonical_address
 
 from ..errors import GenesisError
-from ..forks import ChainConfig, fork_at_least
+from ..forks import ChainConfig
 
 AccountState = dict[str, Any]
 """py-evm's genesis account form: balance, nonce, code, storage."""
@@ -70,7 +70,7 @@ def parse_genesis(document: dict[str, Any]) -> Genesis:
     ):
         if document.get(key) is not None:
             params[name] = _quantity(document[key], key)
-    if fork_at_least(config.fork_at(0, params["timestamp"]), "cancun"):
+    if config.rules(0, params["timestamp"]).beacon_root:
         # EIP-4788: a genesis has no parent beacon block; geth hashes the zero root, where
         # py-evm would default to the empty-trie root.
         params["parent_beacon_block_root"] = _data(

@@ -36,7 +36,7 @@ from ..chain.genesis import parse_genesis
 from ..chain.importer import ChainImporter, spoof_senders
 from ..encoding import block_item, decode_header, transaction_hash
 from ..errors import EthreadError, TransactionRejected
-from ..forks import BLOCK_FORKS, FORK_ORDER, TIME_FORKS, ChainConfig, fork_at_least
+from ..forks import BLOCK_FORKS, FORK_BY_NAME, FORK_ORDER, FORKS, TIME_FORKS, ChainConfig
 from ..lru import LRU
 from ..methods.fees import next_base_fee
 from ..methods.overrides import set_account
@@ -205,7 +205,7 @@ def genesis_document(
         "timestamp": hex(timestamp),
         "extraData": "0x" + extra_data.hex(),
         "gasLimit": hex(gas_limit),
-        "difficulty": "0x0" if fork_at_least(merged, "paris") else hex(0x20000),
+        "difficulty": "0x0" if FORK_BY_NAME[merged].proof_of_stake else hex(0x20000),
         "mixHash": "0x" + ZERO_HASH.hex(),
         "coinbase": "0x" + ZERO_ADDRESS.hex(),
         "alloc": document_alloc,
@@ -217,14 +217,14 @@ def genesis_document(
 
 
 TxKind: TypeAlias = Literal["legacy", "access-list", "dynamic-fee", "blob", "set-code"]
+KIND_TYPE: dict[str, int] = {"legacy": 0, "access-list": 1, "dynamic-fee": 2, "blob": 3,
+                             "set-code": 4}
+"""The transaction type number of each kind."""
 KIND_SINCE: dict[str, str] = {
-    "legacy": "frontier",
-    "access-list": "berlin",
-    "dynamic-fee": "london",
-    "blob": "cancun",
-    "set-code": "prague",
+    kind: next(f.name for f in FORKS if tx_type in f.transaction_types)
+    for kind, tx_type in KIND_TYPE.items()
 }
-"""The first fork that accepts each transaction kind."""
+"""The first fork that accepts each transaction kind (read from the fork table)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -483,7 +483,7 @@ class DevChain:
         as_int(value, "value")
         with self._lock:
             fork = self.next_fork()
-            kind = kind or ("dynamic-fee" if fork_at_least(fork, "london") else "legacy")
+            kind = kind or ("dynamic-fee" if FORK_BY_NAME[fork].base_fee else "legacy")
             if kind not in KIND_SINCE:
                 raise ValueError(f"kind must be one of {sorted(KIND_SINCE)}, not {kind!r}")
             self._check_kind(fork, kind, to_address, blob_hashes, delegations)
@@ -497,7 +497,8 @@ class DevChain:
                 authorizations=self._authorizations(delegations, nonces),
             )
             tx = draft.unsigned(kind, self.chain_id, fees)
-            protect = kind == "legacy" and protected and fork_at_least(fork, "spurious_dragon")
+            protect = (kind == "legacy" and protected
+                       and FORK_BY_NAME[fork].replay_protection)
             signed = sign_transaction(tx, sender, self.chain_id if protect else None)
             self._admit(signed, sender.address)
             self._nonces = nonces
@@ -590,7 +591,7 @@ class DevChain:
         ))
 
     def _next_base_fee(self, head: Header, when: int) -> int | None:
-        if not fork_at_least(self.config.fork_at(head.number + 1, when), "london"):
+        if not self.config.rules(head.number + 1, when).base_fee:
             return None
         return next_base_fee(self.config, head)
 
@@ -609,7 +610,7 @@ class DevChain:
     @staticmethod
     def _check_kind(fork: str, kind: TxKind, to: Address | None, blob_hashes: Sequence[Hash32],
                     delegations: Sequence[object]) -> None:
-        if not fork_at_least(fork, KIND_SINCE[kind]):
+        if KIND_TYPE[kind] not in FORK_BY_NAME[fork].transaction_types:
             raise DevChainError(f"the next block is {fork}: no {kind} transactions before "
                                 f"{KIND_SINCE[kind]}")
         if (blob_hashes and kind != "blob") or (delegations and kind != "set-code"):
@@ -759,12 +760,12 @@ class DevChain:
             raise DevChainError(f"block timestamp {when} is not after its parent's "
                                 f"({parent.timestamp})")
         number = parent.block_number + 1
-        fork = self.config.fork_at(number, when)
-        if uncles and fork_at_least(fork, "paris"):
+        rules = self.config.rules(number, when)
+        if uncles and rules.proof_of_stake:
             raise DevChainError("there are no uncles after the merge")
-        if withdrawals and not fork_at_least(fork, "shanghai"):
+        if withdrawals and not rules.withdrawals:
             raise DevChainError("there are no withdrawals before Shanghai")
-        paid = self._withdrawals(withdrawals) if fork_at_least(fork, "shanghai") else None
+        paid = self._withdrawals(withdrawals) if rules.withdrawals else None
         pre_state = self._apply_edits(parent, edits) if edits else None
         block, vm = self._execute(parent, when, coinbase or self.coinbase, extra_data,
                                   transactions, uncles, paid, pre_state, senders)
@@ -797,7 +798,7 @@ class DevChain:
 
     def mine_until_fork(self, fork: str) -> Block:
         """Mine until the next block would be in ``fork`` (or a later one); the head."""
-        while not fork_at_least(self.next_fork(), fork):
+        while not FORK_BY_NAME[self.next_fork()].at_least(fork):
             self.mine()
         return self.block(self.head.number)
 
@@ -814,7 +815,7 @@ class DevChain:
                 raise DevChainError(f"no block {number - 1} to be the sibling's parent")
             parent = self._evm_header(parent_hash)
             when = parent.timestamp + self.block_time
-            if fork_at_least(self.config.fork_at(number, when), "paris"):
+            if self.config.rules(number, when).proof_of_stake:
                 raise DevChainError("there are no uncles after the merge")
             self._siblings += 1
             block, _ = self._execute(
@@ -863,18 +864,18 @@ class DevChain:
         fills in every root and total; and that VM. Nothing becomes canonical."""
         number = parent.block_number + 1
         vm_class = self.config.vm_class(number, timestamp)
-        fork = self.config.fork_at(number, timestamp)
+        rules = self.config.rules(number, timestamp)
         params: dict[str, Any] = {
             "timestamp": timestamp, "coinbase": coinbase, "extra_data": extra_data,
             # Zero seals before the merge (py-evm's default nonce is not zero); a made-up
             # randomness beacon after it.
             "nonce": ZERO_NONCE,
-            "mix_hash": keccak(b"prevrandao %d" % number) if fork_at_least(fork, "paris")
+            "mix_hash": keccak(b"prevrandao %d" % number) if rules.proof_of_stake
             else ZERO_HASH,
         }
-        if not (fork_at_least(fork, "london") and getattr(parent, "base_fee_per_gas", None) is None):
+        if not (rules.base_fee and getattr(parent, "base_fee_per_gas", None) is None):
             params["gas_limit"] = parent.gas_limit  # London's first block doubles it instead
-        if fork_at_least(fork, "cancun"):
+        if rules.beacon_root:
             params["parent_beacon_block_root"] = keccak(b"beacon root %d" % number)
         start = vm_class.create_header_from_parent(parent, **params)
         header = decode_header(rlp.encode(start))
@@ -893,7 +894,7 @@ class DevChain:
         try:
             return vm.import_block(template).block, vm
         except (ValidationError, ValueError) as exc:
-            raise DevChainError(f"block {number} ({fork}) cannot be built: {exc}") from exc
+            raise DevChainError(f"block {number} ({rules.name}) cannot be built: {exc}") from exc
 
     # -- test controls -------------------------------------------------------------------------
 

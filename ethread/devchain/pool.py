@@ -23,7 +23,7 @@ from ..encoding import (
     encode_transaction,
 )
 from ..errors import TransactionRejected
-from ..forks import fork_at_least
+from ..forks import FORK_BY_NAME
 from ..models import (
     AccessListTransaction,
     Address,
@@ -34,7 +34,6 @@ from ..models import (
 )
 
 KIND_NAMES = {0: "legacy", 1: "access-list", 2: "dynamic-fee", 3: "blob", 4: "set-code"}
-KIND_SINCE = {0: "frontier", 1: "berlin", 2: "london", 3: "cancun", 4: "prague"}
 MAX_RAW_SIZE = 128 * 1024
 """geth's limit on a transaction's encoded size (blob data aside)."""
 DELEGATION_PREFIX = b"\xef\x01\x00"
@@ -123,7 +122,7 @@ def admit(tx: Transaction, evm_tx: Any, sender: Address, view: PoolView) -> None
     """Raise :class:`TransactionRejected` with geth's message when the pool would refuse
     ``tx`` from ``sender``."""
     kind = tx.type
-    if not fork_at_least(view.fork, KIND_SINCE[kind]):
+    if kind not in FORK_BY_NAME[view.fork].transaction_types:
         raise TransactionRejected("transaction type not supported")
     if isinstance(tx, LegacyTransaction):
         if tx.v not in (27, 28) and (tx.v - 35) // 2 != view.chain_id:

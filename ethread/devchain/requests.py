@@ -10,7 +10,7 @@ from eth_utils import to_checksum_address
 
 from ..backend import Backend
 from ..errors import TransactionRejected
-from ..forks import fork_at_least
+from ..forks import FORK_BY_NAME
 from ..models import (
     AccessListTransaction,
     Address,
@@ -103,7 +103,7 @@ def transaction_for(chain: DevChain, request: CallRequest) -> Transaction:
                              max_fee_per_gas=max_fee, access_list=access_list,
                              max_fee_per_blob_gas=request.max_fee_per_blob_gas or 10**9,
                              blob_versioned_hashes=request.blob_versioned_hashes, **common)  # type: ignore[arg-type]
-    elif request.gas_price is not None or not fork_at_least(fork, "london"):
+    elif request.gas_price is not None or not FORK_BY_NAME[fork].base_fee:
         gas_price = request.gas_price if request.gas_price is not None else (base_fee or 0) + tip
         if request.access_list is not None:
             tx = AccessListTransaction(chain_id=chain.chain_id, gas_price=gas_price,
@@ -116,7 +116,7 @@ def transaction_for(chain: DevChain, request: CallRequest) -> Transaction:
                                    max_fee_per_gas=max_fee, access_list=access_list, **common)  # type: ignore[arg-type]
     if account is None:
         return placeholder_signature(tx, chain.chain_id)
-    protect = fork_at_least(fork, "spurious_dragon")
+    protect = FORK_BY_NAME[fork].replay_protection
     return sign_transaction(tx, account, chain.chain_id if protect else None)
 
 

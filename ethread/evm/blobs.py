@@ -25,3 +25,40 @@ class BlobParams:
     @property
     def max_gas(self) -> int:
         return self.max * GAS_PER_BLOB
+
+
+BLOB_BASE_COST = 2**13
+"""EIP-7918: the execution gas a blob's reserve price is pegged to."""
+MIN_BLOB_BASE_FEE = 1
+
+
+def fake_exponential(factor: int, numerator: int, denominator: int) -> int:
+    """EIP-4844's integer approximation of ``factor * e ** (numerator / denominator)``."""
+    i = 1
+    output = 0
+    accum = factor * denominator
+    while accum > 0:
+        output += accum
+        accum = (accum * numerator) // (denominator * i)
+        i += 1
+    return output // denominator
+
+
+def blob_base_fee(blob: BlobParams, excess_blob_gas: int) -> int:
+    """The blob base fee (wei per blob gas) at this excess blob gas."""
+    return fake_exponential(MIN_BLOB_BASE_FEE, excess_blob_gas, blob.update_fraction)
+
+
+def excess_blob_gas_after(blob: BlobParams, reserve_price: bool, parent_excess: int,
+                          parent_used: int, parent_base_fee: int) -> int:
+    """The excess blob gas of the block after a parent with these fields, under the child's
+    blob parameters ``blob``; ``reserve_price`` is EIP-7918 (Osaka on): while the parent's blob
+    price is below ``BLOB_BASE_COST`` times its base fee, the excess only grows, by the used
+    blob gas scaled by (max - target) / max."""
+    total = parent_excess + parent_used
+    if total < blob.target_gas:
+        return 0
+    if reserve_price and (BLOB_BASE_COST * parent_base_fee
+                          > GAS_PER_BLOB * blob_base_fee(blob, parent_excess)):
+        return parent_excess + parent_used * (blob.max - blob.target) // blob.max
+    return total - blob.target_gas

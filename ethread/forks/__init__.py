@@ -3,7 +3,8 @@
 the public networks' schedules (:mod:`.networks`)."""
 
 from .networks import KNOWN_NETWORKS, NETWORK_BY_CHAIN_ID, network_config, network_name
-from .schedule import BLOB_GAS_PER_BLOB, MIN_BLOB_BASE_FEE, ChainConfig, fake_exponential
+from ..evm.blobs import MIN_BLOB_BASE_FEE, fake_exponential
+from .schedule import BLOB_GAS_PER_BLOB, ChainConfig
 from .table import (
     BLOCK_FORKS,
     FORK_BY_NAME,

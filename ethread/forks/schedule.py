@@ -14,14 +14,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GenesisError
-from ..evm.blobs import GAS_PER_BLOB, BlobParams
+from ..evm.blobs import GAS_PER_BLOB, MIN_BLOB_BASE_FEE, BlobParams, fake_exponential
 from .table import FORK_BY_KEY, FORK_BY_NAME, FORKS, Fork
 
 if TYPE_CHECKING:
     from eth.abc import VirtualMachineAPI
 
 BLOB_GAS_PER_BLOB = GAS_PER_BLOB
-MIN_BLOB_BASE_FEE = 1
 
 _OTHER_SCHEDULE_KEYS = frozenset({"daoForkBlock", "eip155Block"})
 """Block keys geth reads that are not forks of their own: the DAO drain, and EIP-155, which
@@ -67,7 +66,7 @@ class ChainConfig:
                 " (known: " + ", ".join(FORK_BY_KEY) + ")")
         try:
             block_forks = [(0, "frontier")]
-            time_forks = []
+            time_forks: list[tuple[int, str]] = []
             for fork in FORKS:
                 if fork.genesis_key is None or config.get(fork.genesis_key) is None:
                     continue
@@ -189,28 +188,17 @@ def _blob_schedule(document: Any, scheduled: list[str]) -> dict[str, BlobParams]
             continue
         if not isinstance(entry, dict):
             raise GenesisError(f"genesis config: blobSchedule.{name} must be an object")
-        default = row.blob
+        default: dict[str, Any] = {}
+        if row.blob is not None:
+            default = {"target": row.blob.target, "max": row.blob.max,
+                       "baseFeeUpdateFraction": row.blob.update_fraction}
+        merged = {**default, **entry}
         try:
             schedule[name] = BlobParams(
-                target=int(entry.get("target", default.target if default else None)),
-                max=int(entry.get("max", default.max if default else None)),
-                update_fraction=int(entry.get("baseFeeUpdateFraction",
-                                              default.update_fraction if default else None)),
-            )
-        except (TypeError, ValueError):
+                target=int(merged["target"]), max=int(merged["max"]),
+                update_fraction=int(merged["baseFeeUpdateFraction"]))
+        except (KeyError, TypeError, ValueError):
             raise GenesisError(
                 f"genesis config: blobSchedule.{name} needs target, max and"
                 " baseFeeUpdateFraction as numbers") from None
     return schedule
-
-
-def fake_exponential(factor: int, numerator: int, denominator: int) -> int:
-    """EIP-4844's integer approximation of ``factor * e ** (numerator / denominator)``."""
-    i = 1
-    output = 0
-    accum = factor * denominator
-    while accum > 0:
-        output += accum
-        accum = (accum * numerator) // (denominator * i)
-        i += 1
-    return output // denominator

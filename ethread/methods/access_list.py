@@ -20,15 +20,11 @@ from typing import Any
 
 import rlp
 from eth._utils.address import generate_contract_address
-from eth._utils.calculations import fake_exponential
-from eth.vm.forks.cancun.constants import BLOB_BASE_FEE_UPDATE_FRACTION, MIN_BLOB_BASE_FEE
-from eth.vm.forks.prague.constants import BLOB_BASE_FEE_UPDATE_FRACTION_PRAGUE
 from eth_keys.datatypes import Signature
 from eth_typing import Address as EvmAddress
 
 from ..encoding import transaction_hash
 from ..errors import ExecutionFailed
-from ..forks import fork_at_least
 from ..models import (
     AccessListEntry,
     AccessListResult,
@@ -209,9 +205,7 @@ def _blob_base_fee(config: Any, header: Any) -> int | None:
     """The blob base fee of ``header``'s own excess blob gas (None before Cancun)."""
     if header.excess_blob_gas is None:
         return None
-    prague = fork_at_least(config.fork_at(header.number, header.timestamp), "prague")
-    fraction = BLOB_BASE_FEE_UPDATE_FRACTION_PRAGUE if prague else BLOB_BASE_FEE_UPDATE_FRACTION
-    return int(fake_exponential(MIN_BLOB_BASE_FEE, header.excess_blob_gas, fraction))
+    return int(config.blob_base_fee(header.number, header.timestamp, header.excess_blob_gas))
 
 
 def _authorities(request: CallRequest, run: Execution) -> set[bytes]:

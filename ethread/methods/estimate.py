@@ -21,7 +21,6 @@ from __future__ import annotations
 from eth.exceptions import OutOfGas
 
 from ..errors import ExecutionFailed
-from ..forks import fork_at_least
 from ..models import BlockOverrides, BlockRef, CallRequest, StateOverride
 from ..validation import check_instance
 from .call import raise_for_outcome
@@ -53,6 +52,8 @@ def _search(run: Execution, request: CallRequest, cap: int, predict: bool = True
     hi = int(run.state.execution_context.gas_limit)
     if request.gas is not None and min(request.gas, cap) >= TX_GAS:
         hi = min(request.gas, cap)
+    if run.rules.tx_gas_cap is not None:
+        hi = min(hi, run.rules.tx_gas_cap)  # EIP-7825, as geth's estimator caps it
     hi = _fundable(run, request, hi)
     hi = min(hi, cap)
     if not request.data and request.to is not None and not run.state.get_code(request.to):
@@ -104,7 +105,7 @@ def _fundable(run: Execution, request: CallRequest, hi: int) -> int:
         raise ExecutionFailed("insufficient funds for transfer")
     available -= request.value
     hashes = request.blob_versioned_hashes
-    if hashes and fork_at_least(run.fork, "cancun"):
+    if hashes and run.rules.blob is not None:
         blob_cost = len(hashes) * GAS_PER_BLOB * (message.blob_fee_cap or 0)
         if blob_cost >= available:
             raise ExecutionFailed("insufficient funds for gas * price + value")

@@ -19,7 +19,8 @@ from typing import Protocol
 
 from ..backend import BlockSource, ChainPointers, ConfigSource, HeaderSource, ReceiptSource
 from ..errors import EthreadError
-from ..forks import BLOB_GAS_PER_BLOB, ChainConfig, fake_exponential, fork_at_least
+from ..evm.blobs import BlobParams, excess_blob_gas_after
+from ..forks import BLOB_GAS_PER_BLOB, ChainConfig, fake_exponential
 from ..models import Block, Header, Tag
 from .resolve import resolve_number
 
@@ -28,8 +29,6 @@ ELASTICITY_MULTIPLIER = 2
 BASE_FEE_CHANGE_DENOMINATOR = 8
 MAX_PERCENTILES = 100
 """Reward percentiles one eth_feeHistory call may ask for."""
-DEFAULT_BLOB_SCHEDULE = {"cancun": (3, 6, 3338477), "prague": (6, 9, 5007716)}
-"""(target blobs, max blobs, base fee update fraction) by fork, when the genesis has none."""
 
 
 class FeeReader(HeaderSource, BlockSource, ReceiptSource, ChainPointers, ConfigSource, Protocol):
@@ -81,29 +80,15 @@ EMPTY_HISTORY = FeeHistory(0, None, (), (), (), ())
 # Per-block fee rules
 
 
-def _fork(config: ChainConfig, number: int, timestamp: int) -> str:
-    return config.fork_at(number, timestamp)
-
-
 def is_london(config: ChainConfig, number: int, timestamp: int) -> bool:
     """Whether a block of this number and timestamp runs London rules or later (has a base fee)."""
-    return fork_at_least(_fork(config, number, timestamp), "london")
+    return config.rules(number, timestamp).base_fee
 
 
-def blob_schedule(config: ChainConfig, timestamp: int, number: int) -> tuple[int, int, int] | None:
-    """(target, max, update fraction) of the blob fork active at ``timestamp``, or None
+def blob_schedule(config: ChainConfig, timestamp: int, number: int) -> BlobParams | None:
+    """The blob parameters of the fork a block of this number and timestamp runs, or None
     before Cancun."""
-    fork = _fork(config, number, timestamp)
-    if not fork_at_least(fork, "cancun"):
-        return None
-    name = "prague" if fork_at_least(fork, "prague") else "cancun"
-    entry = (config.source.get("blobSchedule") or {}).get(name)
-    target, maximum, fraction = DEFAULT_BLOB_SCHEDULE[name]
-    if isinstance(entry, dict):
-        target = int(entry.get("target", target))
-        maximum = int(entry.get("max", maximum))
-        fraction = int(entry.get("baseFeeUpdateFraction", fraction))
-    return target, maximum, fraction
+    return config.rules(number, timestamp).blob
 
 
 def next_base_fee(config: ChainConfig, parent: Header) -> int:
@@ -126,7 +111,7 @@ def blob_base_fee(config: ChainConfig, header: Header) -> int | None:
     schedule = blob_schedule(config, header.timestamp, header.number)
     if header.excess_blob_gas is None or schedule is None:
         return None
-    return fake_exponential(1, header.excess_blob_gas, schedule[2])
+    return fake_exponential(1, header.excess_blob_gas, schedule.update_fraction)
 
 
 def _next_blob_base_fee(config: ChainConfig, header: Header) -> int:
@@ -135,10 +120,10 @@ def _next_blob_base_fee(config: ChainConfig, header: Header) -> int:
     schedule = blob_schedule(config, header.timestamp, header.number)
     if schedule is None or header.excess_blob_gas is None:
         return 0
-    excess = header.excess_blob_gas + (header.blob_gas_used or 0)
-    target_gas = schedule[0] * BLOB_GAS_PER_BLOB
-    excess = 0 if excess < target_gas else excess - target_gas
-    return fake_exponential(1, excess, schedule[2])
+    rules = config.rules(header.number, header.timestamp)
+    excess = excess_blob_gas_after(schedule, rules.blob_reserve_price, header.excess_blob_gas,
+                                   header.blob_gas_used or 0, header.base_fee_per_gas or 0)
+    return fake_exponential(1, excess, schedule.update_fraction)
 
 
 def effective_tip(block: Block, gas_price: int) -> int:
@@ -177,7 +162,7 @@ def _block_fees(config: ChainConfig, block: Block, receipts: Sequence[object] | 
     blob_ratio = 0.0
     if header.blob_gas_used is not None:
         schedule = blob_schedule(config, header.timestamp, header.number)
-        max_blob_gas = schedule[1] * BLOB_GAS_PER_BLOB if schedule else 0
+        max_blob_gas = schedule.max * BLOB_GAS_PER_BLOB if schedule else 0
         if max_blob_gas:
             blob_ratio = header.blob_gas_used / max_blob_gas
     reward = _rewards(block, receipts, percentiles) if percentiles else None

@@ -33,7 +33,6 @@ from typing import Any
 
 from eth.vm import opcode_values
 
-from ..forks import fork_at_least
 from .message import Execution, Outcome, floor_data_gas
 
 SSTORE_SENTRY = 2_300
@@ -79,9 +78,9 @@ def least_gas(run: Execution, gas: int, outcome: Outcome, trace: GasTrace) -> in
     if trace.gas_dependent or outcome.error is not None:
         return None
     least = outcome.peak_gas_used  # every charge of the run fits; at least the intrinsic gas
-    if fork_at_least(run.fork, "prague"):
+    if run.rules.calldata_floor:
         least = max(least, floor_data_gas(run.message.request.data))
-    if trace.least_left_at_sstore is not None and fork_at_least(run.fork, "istanbul"):
+    if trace.least_left_at_sstore is not None and run.rules.at_least("istanbul"):
         # With g gas every SSTORE starts with (gas - g) less left than in this run.
         least = max(least, gas - trace.least_left_at_sstore + SSTORE_SENTRY + 1)
     return least

@@ -51,7 +51,9 @@ from eth_utils import ValidationError, to_checksum_address
 
 from ..backend import ConfigSource, StateSource
 from ..errors import ExecutionFailed, StateUnavailable
-from ..forks import fork_at_least as _fork_at_least
+from ..forks import FORK_BY_NAME, Fork
+from ..forks.table import ACCESS_LIST, DYNAMIC_FEE, LEGACY, SET_CODE
+from ..forks.table import BLOB as BLOB_TX
 from ..lru import LRU
 from ..models import (
     AccessListEntry,
@@ -73,16 +75,11 @@ from .overrides import (
 )
 from .resolve import ChainHeaders, require_header
 
-fork_at_least = lru_cache(maxsize=512)(_fork_at_least)
-""":func:`~ethread.forks.fork_at_least`, kept per pair of fork names (a message asks a few
-of them every run)."""
-
 GAS_CAP_FACTOR = 10
 """A call's gas is capped at this many times the block's gas limit (the interface's cap)."""
 DEFAULT_GAS = 50_000_000
 """Gas of a call that names none: geth's default RPC gas cap (still under the 10x cap)."""
 ZERO_ADDRESS = b"\x00" * 20
-MAX_INITCODE_SIZE = 49_152
 GAS_PER_BLOB = 1 << 17
 TX_GAS = 21_000
 FLOOR_COST_PER_TOKEN = 10
@@ -283,6 +280,11 @@ class Execution:
         estimation's dozen runs share it, as geth's do)."""
         self._release = release
 
+    @property
+    def rules(self) -> Fork:
+        """What the block's fork changes (its row of the fork table)."""
+        return FORK_BY_NAME[self.fork]
+
     def release(self) -> None:
         """Hand the state back to the cache it came from (once; nothing for a state of its
         own). The execution must not run again."""
@@ -345,7 +347,7 @@ class Execution:
                        for e in request.access_list or ()]
         listed = request.access_list is not None
         kind = (DYNAMIC_FEE if self.london
-                else ACCESS_LIST if listed and fork_at_least(self.fork, "berlin") else LEGACY)
+                else ACCESS_LIST if listed and ACCESS_LIST in self.rules.transaction_types else LEGACY)
         envelope = _Envelope(
             type_id=kind, sender=message.sender, to=request.to or b"", gas=gas,
             value=request.value, data=request.data, access_list=access_list,
@@ -476,7 +478,8 @@ class Execution:
             for index, blob_hash in enumerate(hashes):
                 if blob_hash[0] != BLOB_HASH_VERSION:
                     raise Rejected(f"blob {index} has invalid hash version")
-        cancun = fork_at_least(self.fork, "cancun")
+        rules = self.rules
+        cancun = rules.blob is not None
         blob_gas = GAS_PER_BLOB * len(hashes or ())
         if cancun and blob_gas and message.blob_fee_cap:
             blob_base_fee = state.blob_base_fee
@@ -488,8 +491,9 @@ class Execution:
                 raise Rejected(f"EIP-7702 transaction cannot be used to create contract (sender {sender})")
             if not request.authorization_list:
                 raise Rejected(f"EIP-7702 transaction with empty auth list (sender {sender})")
-        if request.to is None and fork_at_least(self.fork, "shanghai") and len(request.data) > MAX_INITCODE_SIZE:
-            raise Rejected(f"max initcode size exceeded: code size {len(request.data)} limit {MAX_INITCODE_SIZE}")
+        initcode_limit = rules.max_initcode_size
+        if request.to is None and initcode_limit is not None and len(request.data) > initcode_limit:
+            raise Rejected(f"max initcode size exceeded: code size {len(request.data)} limit {initcode_limit}")
         want = gas * message.fee_cap + request.value
         if cancun and blob_gas:
             want += blob_gas * (message.blob_fee_cap or 0)
@@ -499,7 +503,7 @@ class Execution:
             raise Rejected(f"insufficient funds for gas * price + value: address {sender} have {have} want {want}")
         if gas < intrinsic:
             raise Rejected(f"intrinsic gas too low: have {gas}, want {intrinsic}", intrinsic=True)
-        if fork_at_least(self.fork, "prague"):
+        if rules.calldata_floor:
             floor = floor_data_gas(request.data)
             if gas < floor:
                 raise Rejected(f"insufficient gas for floor data gas cost: have {gas}, want {floor}",
@@ -559,10 +563,6 @@ def floor_data_gas(data: bytes) -> int:
     tokens = zeros + 4 * (len(data) - zeros)
     return TX_GAS + FLOOR_COST_PER_TOKEN * tokens
 
-
-LEGACY, ACCESS_LIST, DYNAMIC_FEE = 0, 1, 2
-"""The transaction kinds a message runs as (before Berlin only legacy; access-list messages
-before London; every message from London on)."""
 
 
 @dataclass(slots=True)
@@ -716,12 +716,13 @@ def check_fields_for_fork(request: CallRequest, fork: str, london: bool, gas: in
             and not request.wants_blobs):
         return  # (a plain message: every fork carries it)
     sender = _Checksummed(request.sender or ZERO_ADDRESS)
-    for wanted, first_fork, kind in (
-        (request.access_list is not None, "berlin", "access list"),
-        (request.wants_blobs, "cancun", "blob"),
-        (request.authorization_list is not None, "prague", "setcode"),
+    carried = FORK_BY_NAME[fork].transaction_types
+    for wanted, tx_type, kind in (
+        (request.access_list is not None, ACCESS_LIST, "access list"),
+        (request.wants_blobs, BLOB_TX, "blob"),
+        (request.authorization_list is not None, SET_CODE, "setcode"),
     ):
-        if wanted and not fork_at_least(fork, first_fork):
+        if wanted and tx_type not in carried:
             raise ExecutionFailed(
                 f"err: transaction type not supported: {kind} tx (sender {sender}) (supplied gas {gas})"
             )
