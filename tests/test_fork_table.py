@@ -98,7 +98,7 @@ def test_a_bpo_fork_needs_its_blob_schedule_entry() -> None:
     config["blobSchedule"]["bpo3"] = {"target": 21, "max": 32, "baseFeeUpdateFraction": 20609697}
     assert ChainConfig.from_genesis_config(config).rules(60, 600).blob == BlobParams(21, 32, 20609697)
     config["blobSchedule"]["bpo3"] = {"target": 21}
-    with pytest.raises(GenesisError, match="blobSchedule.bpo3"):
+    with pytest.raises(GenesisError, match=r"blobSchedule\.bpo3"):
         ChainConfig.from_genesis_config(config)
 
 
