@@ -240,7 +240,8 @@ class _BlockMaker:
         sender = transfer.sender.address
         gas_price = min(tx.max_fee_per_gas, base_fee + tx.max_priority_fee_per_gas)
         included = IncludedTransaction(transaction=tx, hash=tx_hash, sender=sender,
-                                       block_hash=header.hash, block_number=number, index=0,
+                                       block_hash=header.hash, block_number=number,
+                                       block_timestamp=header.timestamp, index=0,
                                        gas_price=gas_price)
         log = Log(address=transfer.emitter, topics=transfer.topics, data=transfer.log_data,
                   block_number=number, transaction_hash=tx_hash, transaction_index=0,

@@ -15,6 +15,7 @@ from . import methods
 from .backend import Backend, WritableBackend
 from .backends.memory import MemoryBackend
 from .chain.importer import import_chain
+from .codec.answers import GETH_1_16, GETH_1_17, AnswerStyle
 from .codec.jsonrpc import handle
 from .errors import EthreadError, ImportFailed, MissingBlocks
 from .iteration import iter_blocks, iter_blocks_with_receipts
@@ -65,7 +66,10 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 __all__ = [
+    "GETH_1_16",
+    "GETH_1_17",
     "AccountProof",
+    "AnswerStyle",
     "Backend",
     "Block",
     "EraBackend",

@@ -56,8 +56,9 @@ def assemble_block(header: Header, transactions: Sequence[tuple[Transaction, byt
     models are made with :func:`~ethread.models.trusted_maker`: every value is already of
     its declared type."""
     block_hash, number, base_fee = header.hash, header.number, header.base_fee_per_gas
+    timestamp = header.timestamp
     txs = tuple(
-        _INCLUDED(tx, tx_hash, sender, block_hash, number, index,
+        _INCLUDED(tx, tx_hash, sender, block_hash, number, timestamp, index,
                   effective_gas_price(tx, base_fee))
         for index, ((tx, tx_hash), sender) in enumerate(zip(transactions, senders, strict=True))
     )

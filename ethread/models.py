@@ -332,6 +332,8 @@ class IncludedTransaction(Pretty):
     sender: Address = wire("from", D)
     block_hash: Hash32 = wire("blockHash", D)
     block_number: int = wire("blockNumber", Q)
+    block_timestamp: int = wire("blockTimestamp", Q)
+    """The block's timestamp (geth 1.17 writes it; see :mod:`ethread.codec.answers`)."""
     index: int = wire("transactionIndex", Q)
     gas_price: int = wire("gasPrice", Q)
     """The effective gas price: base fee plus the tip the fee caps allowed."""

@@ -357,6 +357,8 @@ def _other_value(declared: Any, tmp_path: Path) -> Any:
     if declared.kind is bool:
         return not declared.default
     if declared.kind is str:
+        if declared.setting.choices:
+            return next(c for c in declared.setting.choices if c != declared.default)
         return str(tmp_path / "other.sqlite3") if declared.setting.relative_path else "127.0.0.2"
     return declared.default + (1 if declared.kind is int else 0.5)
 
@@ -401,6 +403,7 @@ def test_every_setting_has_a_flag_meaning_what_the_file_says(tmp_path: Path) -> 
     (["--port", "70000"], "port must be between 0 and 65535"),
     (["--logs-timeout", "-1"], "logs_timeout_seconds must be at least 0"),
     (["--max-ws-subscriptions", "0"], "max_ws_subscriptions must be at least 1"),
+    (["--answers", "geth-1.15"], "answers must be one of geth-1.17, geth-1.16"),
 ])
 def test_flags_are_checked_like_file_entries(flags: list[str], message: str) -> None:
     from ethread.cli import build_parser

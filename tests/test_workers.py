@@ -36,7 +36,8 @@ BLOCK_CALL = "eth_getBlockByNumber"
 def _chain_args() -> list[str]:
     rpc = conformance_dir() / "rpc-compat"
     return ["--genesis", str(rpc / "genesis.json"), "--blocks", str(rpc / "chain.rlp"),
-            "--no-verify-seals", "--no-access-log"]
+            "--no-verify-seals", "--no-access-log",
+            "--answers", "geth-1.16"]  # as the rpc-compat cases recorded them
 
 
 def _workers_of(server: ServeProcess) -> list[int]:

@@ -31,6 +31,7 @@ from ..methods.filters import FilterRegistry
 from ..methods.logs import DEFAULT_LIMITS, LogLimits
 from ..methods.resolve import resolve_hash
 from ..models import Address, BlockRef
+from .answers import DEFAULT_ANSWERS, AnswerStyle
 from .devrpc import DEV_METHODS, DevChain, DevHandler, not_available
 from .hex import (
     decode_storage_key,
@@ -75,6 +76,9 @@ class Context:
     :meth:`for_backend`). Without caches every answer is computed and encoded afresh."""
 
     log_limits: LogLimits = DEFAULT_LIMITS
+    answers: AnswerStyle = DEFAULT_ANSWERS
+    """Which geth release's answers to give (:mod:`ethread.codec.answers`): geth 1.17's by
+    default, ``GETH_1_16`` for transaction objects without ``blockTimestamp``."""
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT
     """Seconds an eth_call (and gas estimation, access list creation) may execute (geth's
     ``--rpc.evmtimeout``); None: no limit."""
@@ -146,11 +150,11 @@ def _lookup(get: Callable[..., Any], parsers: tuple[Callable[[Any], Any], ...],
 
 
 def _json(value: Any, ctx: Context) -> Any:
-    return to_json(value, ctx.fragments)
+    return to_json(value, ctx.fragments, ctx.answers)
 
 
 def _header_json(block: Any, ctx: Context) -> Any:
-    return block_json(block, False, ctx.fragments)
+    return block_json(block, False, ctx.fragments, ctx.answers)
 
 
 def _quantity(value: int, ctx: Context) -> str:
@@ -176,7 +180,7 @@ def _get_block_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
     full = _arg(params, 1, parse_bool)
     return block_json_by_hash(block_hash, full,
                               lambda: methods.get_block_by_hash(backend, block_hash),
-                              ctx.fragments)
+                              ctx.fragments, ctx.answers)
 
 
 def _get_block_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
@@ -188,7 +192,7 @@ def _get_block_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
     if block_hash is None:
         return None
     return block_json_by_hash(block_hash, full, lambda: backend.block_by_hash(block_hash),
-                              ctx.fragments)
+                              ctx.fragments, ctx.answers)
 
 
 def _get_block_receipts(backend: Backend, params: Params, ctx: Context) -> Any:
@@ -197,12 +201,13 @@ def _get_block_receipts(backend: Backend, params: Params, ctx: Context) -> Any:
     block_hash = resolve_hash(backend, _arg(params, 0, _block_ref_or_decimal))
     if block_hash is None:
         return None
-    return block_receipts_json(block_hash, lambda: backend.receipts(block_hash), ctx.fragments)
+    return block_receipts_json(block_hash, lambda: backend.receipts(block_hash), ctx.fragments,
+                               ctx.answers)
 
 
 def _get_logs(backend: Backend, params: Params, ctx: Context) -> Any:
     return to_json(methods.get_logs(backend, _arg(params, 0, parse_log_filter), ctx.log_limits),
-                   ctx.fragments)
+                   ctx.fragments, ctx.answers)
 
 
 def _optional(params: Params, index: int, parse: Callable[[Any], Any], default: Any) -> Any:
@@ -419,12 +424,13 @@ def _new_block_filter(backend: Backend, params: Params, ctx: Context) -> Any:
 def _filter_changes(backend: Backend, params: Params, ctx: Context) -> Any:
     changes = _registry(ctx, "eth_getFilterChanges").changes(
         backend, _arg(params, 0, _filter_id), ctx.log_limits)
-    return ["0x" + c.hex() if isinstance(c, bytes) else to_json(c, ctx.fragments) for c in changes]
+    return ["0x" + c.hex() if isinstance(c, bytes) else to_json(c, ctx.fragments, ctx.answers)
+            for c in changes]
 
 
 def _filter_logs(backend: Backend, params: Params, ctx: Context) -> Any:
     return to_json(_registry(ctx, "eth_getFilterLogs").logs(
-        backend, _arg(params, 0, _filter_id), ctx.log_limits), ctx.fragments)
+        backend, _arg(params, 0, _filter_id), ctx.log_limits), ctx.fragments, ctx.answers)
 
 
 def _uninstall_filter(backend: Backend, params: Params, ctx: Context) -> Any:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import logging
 import weakref
+from dataclasses import replace
 from typing import Any
 
 import orjson
 
 from ..backend import Backend
 from ..errors import EthreadError, InternalError, MethodNotFound, StoreError, StoreUnreadable
+from .answers import DEFAULT_ANSWERS, AnswerStyle
 from .dispatch import DEFAULT_CONTEXT, METHODS, Context, call_method
 from .envelope import Call, error_object, error_response, parse_request, result_response
 from .pipeline import IN_PROCESS
@@ -127,19 +129,26 @@ def _cache_key(call: Call) -> tuple[str, bytes]:
     return call.method, orjson.dumps(call.params)
 
 
-_dispatchers: weakref.WeakKeyDictionary[Any, Dispatcher] = weakref.WeakKeyDictionary()
+_dispatchers: weakref.WeakKeyDictionary[Any, dict[str, Dispatcher]] = weakref.WeakKeyDictionary()
+"""The dispatchers :func:`handle` made, by backend and then by answer style."""
 
 
-def handle(backend: Backend, request: bytes) -> bytes | None:
-    """Answer a JSON-RPC 2.0 request body (single or batch) against ``backend``.
+def handle(backend: Backend, request: bytes, *,
+           answers: AnswerStyle = DEFAULT_ANSWERS) -> bytes | None:
+    """Answer a JSON-RPC 2.0 request body (single or batch) against ``backend``, as the geth
+    release ``answers`` names does (:mod:`ethread.codec.answers`; geth 1.17 by default).
 
     Returns the response body, or None when every call was a notification. Never raises:
     every failure is an error object in the answer.
     """
     try:
-        dispatcher = _dispatchers.get(backend)
-        if dispatcher is None:
-            dispatcher = _dispatchers[backend] = Dispatcher(backend)
+        by_style = _dispatchers.get(backend)
+        if by_style is None:
+            by_style = _dispatchers[backend] = {}
     except TypeError:  # a backend that cannot be weakly referenced: no shared cache
-        dispatcher = Dispatcher(backend)
+        by_style = {}
+    dispatcher = by_style.get(answers.name)
+    if dispatcher is None:
+        dispatcher = by_style[answers.name] = Dispatcher(backend, replace(DEFAULT_CONTEXT,
+                                                                          answers=answers))
     return dispatcher.handle(request)

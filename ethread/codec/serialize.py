@@ -1,7 +1,8 @@
 """Models to JSON values, derived from the field declarations in :mod:`ethread.models`.
 
-This is the one place a model becomes JSON. Each class gets a plan, built once: for every
-field its JSON key, how its value is written, and whether None leaves the key out.
+This is the one place a model becomes JSON. Each class gets a plan, built once per answer
+style (:mod:`ethread.codec.answers`: the geth release followed, which may leave fields out):
+for every field its JSON key, how its value is written, and whether None leaves the key out.
 
 History is immutable under its hash, so the JSON of a block, transaction, receipt or log can
 be encoded once and kept as an ``orjson.Fragment`` that later answers embed without
@@ -21,6 +22,7 @@ import orjson
 
 from ..methods.fees import FeeHistory
 from ..models import Block, Header, IncludedTransaction, Kind, Log, Receipt
+from .answers import DEFAULT_ANSWERS, AnswerStyle
 
 JSON = Any
 Encoded = bytes
@@ -40,7 +42,7 @@ def _slot(value: bytes) -> str:
     return _hex_bytes(value) if len(value) == 32 else _hex_int(int.from_bytes(value, "big"))
 
 
-def _scalar_writer(kind: Kind) -> Writer:
+def _scalar_writer(kind: Kind, style: AnswerStyle) -> Writer:
     if kind is Kind.QUANTITY:
         return _hex_int
     if kind is Kind.DATA:
@@ -51,11 +53,13 @@ def _scalar_writer(kind: Kind) -> Writer:
         return _slot
     if kind is Kind.TEXT:
         return str
-    return to_json
+    if style is DEFAULT_ANSWERS:
+        return to_json
+    return lambda value: to_json(value, None, style)
 
 
-def _writer(kind: Kind) -> Writer:
-    scalar = _scalar_writer(kind)
+def _writer(kind: Kind, style: AnswerStyle) -> Writer:
+    scalar = _scalar_writer(kind, style)
 
     def write(value: Any) -> JSON:
         if value is None:
@@ -70,39 +74,43 @@ def _writer(kind: Kind) -> Writer:
 Plan = tuple[tuple[str, str, Writer, bool], ...]
 
 
-_PLANS: dict[type, Plan] = {}
+_PLANS: dict[tuple[type, str], Plan] = {}
 
 
-def _plan(cls: type) -> Plan:
-    plan = _PLANS.get(cls)
+def _plan(cls: type, style: AnswerStyle) -> Plan:
+    plan = _PLANS.get((cls, style.name))
     if plan is None:
-        plan = _PLANS[cls] = _build_plan(cls)
+        plan = _PLANS[cls, style.name] = _build_plan(cls, style)
     return plan
 
 
-def _build_plan(cls: type) -> Plan:
+def _build_plan(cls: type, style: AnswerStyle) -> Plan:
+    """The plan of ``cls`` without the keys ``style`` withholds."""
+    withheld = style.withheld_keys(cls)
     steps: list[tuple[str, str, Writer, bool]] = []
     for f in dataclasses.fields(cls):
-        if "json" not in f.metadata:
+        if "json" not in f.metadata or f.metadata["json"] in withheld:
             continue
-        steps.append((f.name, f.metadata["json"], _writer(f.metadata["kind"]),
+        steps.append((f.name, f.metadata["json"], _writer(f.metadata["kind"], style),
                       f.metadata["omit_none"]))
     for key, attribute, kind in getattr(cls, "computed", ()):
-        steps.append((attribute, key, _writer(kind), True))
+        if key not in withheld:
+            steps.append((attribute, key, _writer(kind, style), True))
     return tuple(steps)
 
 
-_COMPILED: dict[type, Callable[[Any], dict[str, JSON]]] = {}
+_COMPILED: dict[tuple[type, str], Callable[[Any], dict[str, JSON]]] = {}
 _DIRECT = {(Kind.QUANTITY, int): "hex({})", (Kind.DATA, bytes): "'0x' + {}.hex()",
            (Kind.BOOL, bool): "bool({})", (Kind.TEXT, str): "{}"}
 """Expressions writing a value of a declared type straight away (no checks at run time)."""
 
 
-def _compiled(cls: type) -> Callable[[Any], dict[str, JSON]]:
-    """The function writing a model of ``cls`` as a JSON object, built once per class."""
-    write = _COMPILED.get(cls)
+def _compiled(cls: type, style: AnswerStyle) -> Callable[[Any], dict[str, JSON]]:
+    """The function writing a model of ``cls`` as a JSON object in ``style``, built once per
+    class and style."""
+    write = _COMPILED.get((cls, style.name))
     if write is None:
-        write = _COMPILED[cls] = _compile(cls)
+        write = _COMPILED[cls, style.name] = _compile(cls, style)
     return write
 
 
@@ -117,7 +125,7 @@ def _direct(kind: Kind, hint: Any, value: str) -> str | None:
     return template.format(value) if template is not None else None
 
 
-def _compile(cls: type) -> Callable[[Any], dict[str, JSON]]:
+def _compile(cls: type, style: AnswerStyle) -> Callable[[Any], dict[str, JSON]]:
     """Python source for one model class, from its plan: each field's expression chosen by its
     declared type (``int`` -> ``hex(v)``, ``bytes | None`` -> None kept or left out, a tuple of
     bytes -> a list), so a write does no type tests; fields of other types (nested models)
@@ -127,8 +135,11 @@ def _compile(cls: type) -> Callable[[Any], dict[str, JSON]]:
     spread into the object, which is then built key by key."""
     hints = typing.get_type_hints(cls)
     kinds = {f.name: f.metadata["kind"] for f in dataclasses.fields(cls) if "json" in f.metadata}
-    namespace: dict[str, Any] = {"_fields": _fields}
-    plan = _plan(cls)
+    def spread_fields(model: Any) -> dict[str, JSON]:
+        return _fields(model, style)
+
+    namespace: dict[str, Any] = {"_fields": spread_fields}
+    plan = _plan(cls, style)
     spread = any(key == "" for _, key, _, _ in plan)
     lines = ["def write(m):", "    out = {}"]
     entries: list[str] = []
@@ -256,37 +267,40 @@ class FragmentCache:
         return None if encoded is None else self.put(key, encoded, shared_name)
 
 
-def to_json(model: Any, fragments: FragmentCache | None = None) -> JSON:
-    """A model (or a tuple of models) as JSON values, keys in declaration order. With
-    ``fragments``, logs, receipts and transactions come back as pre-encoded fragments."""
+def to_json(model: Any, fragments: FragmentCache | None = None,
+            style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
+    """A model (or a tuple of models) as JSON values in ``style``, keys in declaration order.
+    With ``fragments``, logs, receipts and transactions come back as pre-encoded fragments."""
     if isinstance(model, tuple | list):
         if fragments is None:
-            return [to_json(item) for item in model]
-        return [_fragment(item, fragments) for item in model]
+            return [to_json(item, None, style) for item in model]
+        return [_fragment(item, fragments, style) for item in model]
     if fragments is None:
-        return _fields(model)
-    return _fragment(model, fragments)
+        return _fields(model, style)
+    return _fragment(model, fragments, style)
 
 
-def _fragment(model: Any, fragments: FragmentCache) -> JSON:
+def _fragment(model: Any, fragments: FragmentCache, style: AnswerStyle) -> JSON:
     """A log, receipt or transaction as its cached fragment (anything else as JSON values)."""
     kind = type(model)
     if kind is Log:
-        key: Hashable = (b"log", model.block_hash, model.log_index)
+        key: Hashable = (b"log", model.block_hash, model.log_index, style.tag)
     elif kind is Receipt:
-        key = (b"receipt", model.block_hash, model.transaction_index)
+        key = (b"receipt", model.block_hash, model.transaction_index, style.tag)
     elif kind is IncludedTransaction:
-        key = (b"tx", model.hash, model.block_hash)
+        key = (b"tx", model.hash, model.block_hash, style.tag)
     else:
-        return to_json(model, fragments) if isinstance(model, tuple | list) else _fields(model)
+        return (to_json(model, fragments, style) if isinstance(model, tuple | list)
+                else _fields(model, style))
     fragment = fragments.cached(key)
     if fragment is None:
-        fragment = fragments.put(key, orjson.dumps(_fields(model)))
+        fragment = fragments.put(key, orjson.dumps(_fields(model, style)))
     return fragment
 
 
 def block_receipts_json(block_hash: bytes, load: Callable[[], Sequence[Receipt] | None],
-                        fragments: FragmentCache | None = None) -> JSON:
+                        fragments: FragmentCache | None = None,
+                        style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
     """eth_getBlockReceipts' answer for the block with hash ``block_hash``: its receipts, which
     ``load`` reads, as a list (None when it has none held). With ``fragments`` the whole
     answer is kept as one fragment under the block's hash: the same block asked again (by
@@ -294,73 +308,77 @@ def block_receipts_json(block_hash: bytes, load: Callable[[], Sequence[Receipt] 
     their models, and a hash names the same receipts whatever the chain does next."""
     if fragments is None:
         receipts = load()
-        return None if receipts is None else [_fields(r) for r in receipts]
+        return None if receipts is None else [_fields(r, style) for r in receipts]
 
     def encode() -> Encoded | None:
         receipts = load()
-        return None if receipts is None else orjson.dumps([_fields(r) for r in receipts])
+        return None if receipts is None else orjson.dumps([_fields(r, style) for r in receipts])
 
-    return fragments.shared_or_encoded((b"receipts", block_hash), b"receipts:" + block_hash,
-                                       encode)
-
-
-def _fields(model: Any) -> dict[str, JSON]:
-    return _compiled(type(model))(model)
+    return fragments.shared_or_encoded((b"receipts", block_hash, style.tag),
+                                       b"receipts" + style.tag + b":" + block_hash, encode)
 
 
-def transaction_json(itx: IncludedTransaction) -> JSON:
+def _fields(model: Any, style: AnswerStyle = DEFAULT_ANSWERS) -> dict[str, JSON]:
+    return _compiled(type(model), style)(model)
+
+
+def transaction_json(itx: IncludedTransaction, style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
     """A transaction with its place in the chain; ``gasPrice`` is what it effectively paid."""
-    return _fields(itx)
+    return _fields(itx, style)
 
 
-def header_json(header: Header, size: int) -> dict[str, JSON]:
+def header_json(header: Header, size: int, style: AnswerStyle = DEFAULT_ANSWERS
+                ) -> dict[str, JSON]:
     """A header as the JSON-RPC block object without a body (newHeads notifications), with the
     block's ``size``."""
-    out: dict[str, JSON] = to_json(header)
+    out: dict[str, JSON] = to_json(header, None, style)
     out["size"] = _hex_int(size)
     return out
 
 
 def block_json(block: Block, full_transactions: bool,
-               fragments: FragmentCache | None = None) -> JSON:
+               fragments: FragmentCache | None = None,
+               style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
     """A block as eth_getBlockByHash answers it, with transaction hashes or, with
     ``full_transactions``, whole transactions; cached in ``fragments`` when given."""
     if fragments is None:
-        return _block_fields(block, full_transactions, None)
-    return fragments.get((b"block", block.hash, full_transactions),
-                         lambda: _block_fields(block, full_transactions, fragments))
+        return _block_fields(block, full_transactions, None, style)
+    return fragments.get((b"block", block.hash, full_transactions, style.tag),
+                         lambda: _block_fields(block, full_transactions, fragments, style))
 
 
 def block_json_by_hash(block_hash: bytes, full_transactions: bool,
                        load: Callable[[], Block | None],
-                       fragments: FragmentCache | None = None) -> JSON:
+                       fragments: FragmentCache | None = None,
+                       style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
     """:func:`block_json` of the block with hash ``block_hash``, which ``load`` reads (None
     when it is not held) only when no fragment holds its answer yet: a block asked again, in
     this process or (with a shared store) in another, is not decoded again."""
     if fragments is None:
         block = load()
-        return None if block is None else _block_fields(block, full_transactions, None)
+        return None if block is None else _block_fields(block, full_transactions, None, style)
 
     def encode() -> Encoded | None:
         block = load()
         return (None if block is None
-                else orjson.dumps(_block_fields(block, full_transactions, fragments)))
+                else orjson.dumps(_block_fields(block, full_transactions, fragments, style)))
 
     return fragments.shared_or_encoded(
-        (b"block", block_hash, full_transactions),
-        (b"block+txs:" if full_transactions else b"block:") + block_hash, encode)
+        (b"block", block_hash, full_transactions, style.tag),
+        (b"block+txs" if full_transactions else b"block") + style.tag + b":" + block_hash,
+        encode)
 
 
-def _block_fields(block: Block, full_transactions: bool,
-                  fragments: FragmentCache | None) -> dict[str, JSON]:
-    out = header_json(block.header, block.size)
+def _block_fields(block: Block, full_transactions: bool, fragments: FragmentCache | None,
+                  style: AnswerStyle) -> dict[str, JSON]:
+    out = header_json(block.header, block.size, style)
     if full_transactions:
-        out["transactions"] = [to_json(t, fragments) for t in block.transactions]
+        out["transactions"] = [to_json(t, fragments, style) for t in block.transactions]
     else:
         out["transactions"] = [_hex_bytes(t.hash) for t in block.transactions]
     out["uncles"] = [_hex_bytes(u.hash) for u in block.uncles]
     if block.withdrawals is not None:
-        out["withdrawals"] = to_json(block.withdrawals)
+        out["withdrawals"] = to_json(block.withdrawals, None, style)
     return out
 
 

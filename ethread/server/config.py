@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal, get_type_hints
 
+from ..codec.answers import ANSWER_STYLES, DEFAULT_ANSWERS
 from ..methods.logs import LogLimits
 
 BackendKind = Literal["demo", "import", "db", "era"]
@@ -51,14 +52,16 @@ class Setting:
     relative_path: bool = False
     """In a file, a relative path is relative to the file (``:memory:`` and a ``redis://``
     URL stay as they are)."""
+    choices: tuple[str, ...] | None = None
+    """The values a text setting may take (None: any)."""
 
 
 def setting(default: Any, help: str, *, minimum: float | None = None,
             maximum: float | None = None, flag: str | None = None, metavar: str | None = None,
-            relative_path: bool = False) -> Any:
+            relative_path: bool = False, choices: tuple[str, ...] | None = None) -> Any:
     """Declare a field of :class:`ServerConfig` or :class:`ServiceLimits` as a setting."""
     return field(default=default, metadata={"setting": Setting(
-        help, minimum, maximum, flag, metavar, relative_path)})
+        help, minimum, maximum, flag, metavar, relative_path, choices)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,9 @@ class Declared:
         if kind is str:
             if not isinstance(value, str):
                 raise ConfigError(f"{where} must be a string, got {value!r}")
+            if declared.choices is not None and value not in declared.choices:
+                raise ConfigError(f"{where} must be one of {', '.join(declared.choices)}, "
+                                  f"got {value!r}")
             return value
         numeric = int if kind is int else (int, float)
         if isinstance(value, bool) or not isinstance(value, numeric):
@@ -211,6 +217,10 @@ class ServerConfig:
     workers: int = setting(1, "worker processes answering on the same port(s), started and "
                            "replaced by a supervisor (1: this process serves, no supervisor)",
                            minimum=1, maximum=MAX_WORKERS, metavar="N")
+    answers: str = setting(DEFAULT_ANSWERS.name, "whose answers to give: geth-1.17 (transaction "
+                           "objects carry blockTimestamp) or geth-1.16 (they do not, as the "
+                           "2025 execution-apis suite recorded)", metavar="STYLE",
+                           choices=tuple(ANSWER_STYLES))
     access_log: bool = setting(True, "log each request (key masked)")
     lean_http: bool = setting(True, "answer JSON-RPC POSTs on the lean path: from the HTTP "
                               "parser, one write per answer, no ASGI (the same bytes as the "

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backend import Backend
+from ..codec.answers import answer_style
 from ..codec.dispatch import Context
 from ..codec.jsonrpc import Dispatcher
 from ..devchain.demo import demo_chain
@@ -142,7 +143,8 @@ def _storage_backend(config: NetworkConfig) -> Backend:
 def service_context(config: ServerConfig) -> Context:
     """The core's limits as the service's settings give them."""
     return Context(log_limits=config.limits.logs,
-                   call_timeout=config.limits.call_timeout_seconds or None)
+                   call_timeout=config.limits.call_timeout_seconds or None,
+                   answers=answer_style(config.answers))
 
 
 def open_networks(config: ServerConfig, progress: bool = True) -> list[Network]:
