@@ -1,2 +1,60 @@
 """The EVM rules ethread adds on top of py-evm: the forks py-evm does not have yet (Osaka and
-the blob-parameter-only forks), built on its Prague VM."""
+the blob-parameter-only forks), built on its Prague VM.
+
+``osaka_vm(BlobParams(...))`` is the VM class of Osaka or of any BPO fork after it (the same
+rules, other blob parameters); ``prague_vm(BlobParams(...))`` is py-evm's Prague under blob
+parameters other than its built-in ones. Both states skip py-evm's rewrite of the system
+contracts' code, as ``ethread.forks`` does for py-evm's Cancun and Prague."""
+
+from .blobs import (
+    BLOB_BASE_COST,
+    GAS_PER_BLOB,
+    BlobParams,
+    blob_base_fee,
+    excess_blob_gas_after,
+    fake_exponential,
+)
+from .modexp import ModexpInputTooLong
+from .opcodes import CLZ, GAS_CLZ
+from .osaka import (
+    MAX_BLOBS_PER_TX,
+    MAX_RLP_BLOCK_SIZE,
+    OSAKA_BLOBS,
+    TX_GAS_LIMIT_CAP,
+    OsakaComputation,
+    OsakaState,
+    OsakaVM,
+    check_block_size,
+    check_transaction,
+    osaka_vm,
+)
+from .p256 import GAS_P256VERIFY, P256VERIFY_ADDRESS
+from .prague import PRAGUE_BLOBS, BlobScheduledState, BlobScheduledVM, prague_vm
+
+__all__ = [
+    "BLOB_BASE_COST",
+    "CLZ",
+    "GAS_CLZ",
+    "GAS_P256VERIFY",
+    "GAS_PER_BLOB",
+    "MAX_BLOBS_PER_TX",
+    "MAX_RLP_BLOCK_SIZE",
+    "OSAKA_BLOBS",
+    "P256VERIFY_ADDRESS",
+    "PRAGUE_BLOBS",
+    "TX_GAS_LIMIT_CAP",
+    "BlobParams",
+    "BlobScheduledState",
+    "BlobScheduledVM",
+    "ModexpInputTooLong",
+    "OsakaComputation",
+    "OsakaState",
+    "OsakaVM",
+    "blob_base_fee",
+    "check_block_size",
+    "check_transaction",
+    "excess_blob_gas_after",
+    "fake_exponential",
+    "osaka_vm",
+    "prague_vm",
+]

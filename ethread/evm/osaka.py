@@ -1,0 +1,120 @@
+"""Osaka (Fusaka) on py-evm's Prague: what the fork changes, and nothing else.
+
+- in the EVM: CLZ (EIP-7939, :mod:`.opcodes`), P256VERIFY at 0x100 (EIP-7951, :mod:`.p256`),
+  MODEXP's input bounds and prices (EIP-7823, EIP-7883, :mod:`.modexp`);
+- for a transaction: at most :data:`TX_GAS_LIMIT_CAP` gas (EIP-7825) and at most
+  :data:`MAX_BLOBS_PER_TX` blobs (EIP-7594);
+- for a block: at most :data:`MAX_RLP_BLOCK_SIZE` bytes of RLP (EIP-7934), and the excess
+  blob gas of EIP-7918 (:func:`~ethread.evm.blobs.excess_blob_gas_after` with the reserve
+  price);
+- the blob target, maximum and update fraction come from a
+  :class:`~ethread.evm.blobs.BlobParams` (EIP-7892): BPO1, BPO2, ... are this VM with other
+  parameters (:func:`osaka_vm`).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import rlp
+from eth.abc import BlockAPI, BlockHeaderAPI, SignedTransactionAPI
+from eth.vm.forks.cancun.constants import BLOB_TX_TYPE
+from eth.vm.forks.prague.state import PragueTransactionExecutor
+from eth_utils import ValidationError
+
+from .blobs import BlobParams
+from .modexp import modexp
+from .opcodes import OSAKA_OPCODES
+from .p256 import P256VERIFY_ADDRESS, p256verify
+from .prague import MODEXP_ADDRESS, BlobScheduledState, BlobScheduledVM, CorrectedPragueComputation
+
+TX_GAS_LIMIT_CAP = 2**24
+"""EIP-7825: the most gas a transaction may carry (16,777,216)."""
+MAX_BLOBS_PER_TX = 6
+"""EIP-7594: the most blobs one transaction may carry."""
+MAX_BLOCK_SIZE = 10_485_760
+SAFETY_MARGIN = 2_097_152
+MAX_RLP_BLOCK_SIZE = MAX_BLOCK_SIZE - SAFETY_MARGIN
+"""EIP-7934: the most bytes a block's RLP may take (8 MiB: 10 MiB less room for the
+consensus layer's wrapping)."""
+OSAKA_BLOBS = BlobParams(target=6, max=9, update_fraction=5007716)
+"""Osaka's own blob parameters (Prague's, unchanged)."""
+
+OSAKA_PRECOMPILES: dict[Any, Any] = {
+    **CorrectedPragueComputation.get_precompiles(),
+    MODEXP_ADDRESS: modexp,
+    P256VERIFY_ADDRESS: p256verify,
+}
+"""Prague's precompiles with Osaka's MODEXP, and P256VERIFY."""
+
+
+class OsakaComputation(CorrectedPragueComputation):
+    """Prague's computation with Osaka's opcodes and precompiles."""
+
+    opcodes = OSAKA_OPCODES
+    _precompiles = OSAKA_PRECOMPILES
+
+
+class OsakaTransactionExecutor(PragueTransactionExecutor):
+    """Prague's executor (named for Osaka's state)."""
+
+
+class OsakaState(BlobScheduledState):
+    """Prague's state with Osaka's computation."""
+
+    computation_class = OsakaComputation
+    transaction_executor_class = OsakaTransactionExecutor
+
+
+def check_transaction(transaction: SignedTransactionAPI) -> None:
+    """Osaka's limits on one transaction, wherever it is included: its gas (EIP-7825) and its
+    blob count (EIP-7594). Raises py-evm's ``ValidationError``."""
+    if transaction.gas > TX_GAS_LIMIT_CAP:
+        raise ValidationError(
+            f"Transaction gas limit {transaction.gas} is over the cap {TX_GAS_LIMIT_CAP}")
+    if transaction.type_id != BLOB_TX_TYPE:
+        return
+    blobs = len(transaction.blob_versioned_hashes)
+    if blobs > MAX_BLOBS_PER_TX:
+        raise ValidationError(
+            f"Transaction has {blobs} blobs, more than the {MAX_BLOBS_PER_TX} allowed")
+
+
+def check_block_size(block: BlockAPI) -> None:
+    """EIP-7934's limit on a block's RLP. Raises py-evm's ``ValidationError``."""
+    size = len(rlp.encode(block))
+    if size > MAX_RLP_BLOCK_SIZE:
+        raise ValidationError(f"Block RLP is {size} bytes, over the limit {MAX_RLP_BLOCK_SIZE}")
+
+
+class OsakaVM(BlobScheduledVM):
+    """py-evm's Prague VM with Osaka's rules (this module's docstring), for
+    :attr:`blob_params` (Osaka's own by default; see :func:`osaka_vm`)."""
+
+    fork = "osaka"
+    blob_params = OSAKA_BLOBS
+    reserve_price = True
+    _state_class = OsakaState
+
+    def validate_transaction_against_header(self, base_header: BlockHeaderAPI,
+                                            transaction: SignedTransactionAPI) -> None:
+        """Prague's checks, then Osaka's limits on a transaction (:func:`check_transaction`)."""
+        super().validate_transaction_against_header(base_header, transaction)
+        check_transaction(transaction)
+
+    def validate_block(self, block: BlockAPI) -> None:
+        """EIP-7934's size limit, then Prague's checks."""
+        check_block_size(block)
+        super().validate_block(block)
+
+
+@cache
+def osaka_vm(blob: BlobParams = OSAKA_BLOBS) -> type[OsakaVM]:
+    """The Osaka VM under ``blob``: Osaka's own parameters, or a blob-parameter-only fork's
+    (EIP-7892). One class per parameters, made once."""
+    if blob == OSAKA_BLOBS:
+        return OsakaVM
+    state = type("OsakaState", (OsakaState,), {"blob_params": blob, "__module__": __name__})
+    return type("OsakaVM", (OsakaVM,),
+                {"blob_params": blob, "_state_class": state, "__module__": __name__})
