@@ -348,6 +348,20 @@ def get_blob_base_fee(backend: FeeReader) -> int | None:
     return blob_base_fee(_config(backend), header)
 
 
+def get_base_fee(backend: FeeReader) -> int | None:
+    """eth_baseFee: the base fee of the block after the head, None when that block has none
+    (before London; JSON null, as geth answers)."""
+    head = backend.pointer("latest")
+    block_hash = backend.canonical_hash(head) if head is not None else None
+    header = backend.header_by_hash(block_hash) if block_hash is not None else None
+    if header is None:
+        return None
+    config = _config(backend)
+    if not is_london(config, header.number + 1, header.timestamp):
+        return None
+    return next_base_fee(config, header)
+
+
 class TipOracle:
     """The oracle's memory between calls, as geth keeps it: the head it last priced and the
     price it suggested then (reused until the head moves, and the stand-in for blocks without
