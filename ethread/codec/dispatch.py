@@ -26,6 +26,8 @@ from ..methods import (
     state,
 )
 from ..methods.call import CallStates
+from ..methods.capabilities import get_capabilities
+from ..methods.config import get_config
 from ..methods.fees import TipOracle
 from ..methods.filters import FilterRegistry
 from ..methods.logs import DEFAULT_LIMITS, LogLimits
@@ -59,6 +61,8 @@ from .serialize import (
     block_json,
     block_json_by_hash,
     block_receipts_json,
+    capabilities_json,
+    chain_forks_json,
     fee_history_json,
     to_json,
 )
@@ -373,6 +377,24 @@ def _blob_base_fee(backend: Backend, params: Params, ctx: Context) -> Any:
     return None if fee is None else hex(fee)
 
 
+def _base_fee(backend: Backend, params: Params, ctx: Context) -> Any:
+    fee = fees.get_base_fee(backend)
+    return None if fee is None else hex(fee)
+
+
+# -- the chain's configuration and what the node serves ------------------------------------------
+
+
+def _config(backend: Backend, params: Params, ctx: Context) -> Any:
+    forks = get_config(backend)
+    return None if forks is None else chain_forks_json(forks)
+
+
+def _capabilities(backend: Backend, params: Params, ctx: Context) -> Any:
+    capabilities = get_capabilities(backend)
+    return None if capabilities is None else capabilities_json(capabilities)
+
+
 # -- the node -----------------------------------------------------------------------------------
 
 
@@ -487,6 +509,9 @@ METHODS: dict[str, MethodSpec] = {
     "eth_gasPrice": MethodSpec(_gas_price, 0, cacheable=False),
     "eth_maxPriorityFeePerGas": MethodSpec(_max_priority_fee, 0, cacheable=False),
     "eth_blobBaseFee": MethodSpec(_blob_base_fee, 0),
+    "eth_baseFee": MethodSpec(_base_fee, 0),
+    "eth_config": MethodSpec(_config, 0),
+    "eth_capabilities": MethodSpec(_capabilities, 0),
     "eth_syncing": MethodSpec(_syncing, 0),
     "eth_accounts": MethodSpec(_accounts, 0),
     "net_listening": MethodSpec(_listening, 0),

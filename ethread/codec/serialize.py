@@ -20,6 +20,8 @@ from typing import Any, Protocol
 
 import orjson
 
+from ..methods.capabilities import Availability, Capabilities
+from ..methods.config import ChainForks, ForkConfig
 from ..methods.fees import FeeHistory
 from ..models import Block, Header, IncludedTransaction, Kind, Log, Receipt
 from .answers import DEFAULT_ANSWERS, AnswerStyle
@@ -402,3 +404,55 @@ def fee_history_json(history: FeeHistory) -> dict[str, JSON]:
     if history.blob_gas_used_ratio:
         out["blobGasUsedRatio"] = [go_float(r) for r in history.blob_gas_used_ratio]
     return out
+
+
+def _named_addresses(entries: Sequence[tuple[str, bytes]]) -> dict[str, str]:
+    return {name: _hex_bytes(address) for name, address in entries}
+
+
+def _fork_config_json(fork: ForkConfig | None) -> JSON:
+    if fork is None:
+        return None
+    blob = fork.blob_schedule
+    return {
+        "activationTime": fork.activation_time,
+        "blobSchedule": None if blob is None else {
+            "target": blob.target, "max": blob.max, "baseFeeUpdateFraction": blob.update_fraction},
+        "chainId": _hex_int(fork.chain_id),
+        "forkId": _hex_bytes(fork.fork_id),
+        "precompiles": _named_addresses(fork.precompiles),
+        "systemContracts": _named_addresses(fork.system_contracts),
+    }
+
+
+def chain_forks_json(forks: ChainForks) -> dict[str, JSON]:
+    """eth_config's object (EIP-7910) as geth writes it: the activation time and the blob
+    parameters as plain JSON numbers, the chain id as a quantity, the fork id as 4 bytes of
+    data, precompiles and system contracts as objects from name to address."""
+    return {"current": _fork_config_json(forks.current), "next": _fork_config_json(forks.next),
+            "last": _fork_config_json(forks.last)}
+
+
+def _availability_json(availability: Availability) -> dict[str, JSON]:
+    out: dict[str, JSON] = {"disabled": availability.disabled}
+    if availability.oldest_block is not None:
+        out["oldestBlock"] = _hex_int(availability.oldest_block)
+    if availability.retention_blocks is not None:
+        out["deleteStrategy"] = {"type": "window",
+                                 "retentionBlocks": _hex_int(availability.retention_blocks)}
+    return out
+
+
+def capabilities_json(capabilities: Capabilities) -> dict[str, JSON]:
+    """eth_capabilities' object as geth writes it: a kind of data that is disabled has no
+    ``oldestBlock``, one that deletes nothing has no ``deleteStrategy``."""
+    return {
+        "head": {"number": _hex_int(capabilities.head_number),
+                 "hash": _hex_bytes(capabilities.head_hash)},
+        "state": _availability_json(capabilities.state),
+        "tx": _availability_json(capabilities.tx),
+        "logs": _availability_json(capabilities.logs),
+        "receipts": _availability_json(capabilities.receipts),
+        "blocks": _availability_json(capabilities.blocks),
+        "stateproofs": _availability_json(capabilities.state_proofs),
+    }

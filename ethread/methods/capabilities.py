@@ -1,0 +1,75 @@
+"""eth_capabilities: which history and state the node can answer about, so that a router can
+send a query to a node that holds what it asks for instead of meeting "history pruned".
+
+The answer names the head and, for each kind of data (state, transaction lookups, logs,
+receipts, blocks, state proofs), whether it is served at all, the oldest block it is served
+for, and how older data goes away (a sliding window of blocks), as geth reports them. ethread
+deletes nothing: every store holds its data from its earliest block to its head for good, so no
+kind has a window. A store of history only (Era1 archives) serves no state and no proofs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..backend import StateSource
+from ..errors import StateUnavailable
+from ..models import Hash32
+from .resolve import ChainHeaders
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Availability:
+    """Whether one kind of data is served, and from which block."""
+
+    disabled: bool
+    oldest_block: int | None
+    """The oldest block it is served for (None when disabled)."""
+    retention_blocks: int | None = None
+    """The window of latest blocks kept when older ones are deleted as the chain grows;
+    None when nothing is deleted."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Capabilities:
+    """eth_capabilities' answer."""
+
+    head_number: int
+    head_hash: Hash32
+    state: Availability
+    tx: Availability
+    """Transactions found by hash."""
+    logs: Availability
+    receipts: Availability
+    blocks: Availability
+    state_proofs: Availability
+
+
+class ServedChain(ChainHeaders, StateSource, Protocol):
+    """What eth_capabilities reads: the pointers, and whether the store keeps state."""
+
+
+def get_capabilities(backend: ServedChain) -> Capabilities | None:
+    """What ``backend`` serves, for the chain as it is now (None when it holds no block)."""
+    head = backend.pointer("latest")
+    head_hash = backend.canonical_hash(head) if head is not None else None
+    if head is None or head_hash is None:
+        return None
+    earliest = backend.pointer("earliest") or 0
+    history = Availability(disabled=False, oldest_block=earliest)
+    state = history if _keeps_state(backend) else Availability(disabled=True, oldest_block=None)
+    return Capabilities(head_number=head, head_hash=head_hash, state=state, tx=history,
+                        logs=history, receipts=history, blocks=history, state_proofs=state)
+
+
+def _keeps_state(backend: StateSource) -> bool:
+    """Whether the store keeps state (a store of history only says so by refusing)."""
+    try:
+        backend.evm_database()
+    except StateUnavailable:
+        return False
+    return True
+
+
+__all__ = ["Availability", "Capabilities", "ServedChain", "get_capabilities"]

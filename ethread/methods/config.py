@@ -1,0 +1,124 @@
+"""eth_config (EIP-7910): the rules the node runs now, the next fork it has scheduled and the
+last, so that an operator can check a node's configuration before a fork instead of after.
+
+geth's reading, which this follows: forks are the timestamp-scheduled ones (Shanghai on); the
+current fork is the latest one active at the head's timestamp (none before Shanghai); the next
+is the fork right after it in activation order if the chain schedules it (a fork skipped in
+between ends the list), the last is the latest fork scheduled, and both are null when nothing
+comes next. Each fork is described by its activation time (0 when active at genesis), its blob
+parameters, the chain id, the EIP-2124 fork id a node has once it is active, and its
+precompiles and system contracts by their EIP-7910 names, all read from the fork table
+(:mod:`ethread.forks.table`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..backend import ConfigSource
+from ..evm.blobs import BlobParams
+from ..forks import FORK_BY_NAME, FORKS, ChainConfig, Fork
+from ..forks.fork_id import fork_id
+from ..models import Address, Header
+from .resolve import ChainHeaders
+
+ZERO_ADDRESS = bytes(20)
+NO_HEAD = 2**64 - 1
+"""The head number a fork id of eth_config is computed at: past every block fork."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ForkConfig:
+    """One fork as eth_config describes it."""
+
+    activation_time: int
+    """When the fork activates; 0 when it is active at genesis."""
+    blob_schedule: BlobParams | None
+    """Blob target, max and update fraction; None for a fork without blobs."""
+    chain_id: int
+    fork_id: bytes
+    """The EIP-2124 fork hash (4 bytes) of a node once the fork is active."""
+    precompiles: tuple[tuple[str, Address], ...]
+    """(EIP-7910 name, address) of each precompile."""
+    system_contracts: tuple[tuple[str, Address], ...]
+    """(EIP-7910 name, address) of each system contract."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChainForks:
+    """eth_config's answer."""
+
+    current: ForkConfig | None
+    """The fork active at the head (None before Shanghai)."""
+    next: ForkConfig | None
+    """The fork scheduled right after it, if any."""
+    last: ForkConfig | None
+    """The latest fork scheduled, when there is a next one (else None)."""
+
+
+class ConfiguredChain(ChainHeaders, ConfigSource, Protocol):
+    """What eth_config reads: the schedule, the genesis and the head."""
+
+
+def get_config(backend: ConfiguredChain) -> ChainForks | None:
+    """eth_config's answer for the chain as it is now (None when the backend holds no chain or
+    no schedule)."""
+    config = backend.chain_config()
+    genesis = _header_at(backend, 0)
+    head_number = backend.pointer("latest")
+    head = _header_at(backend, head_number) if head_number is not None else None
+    if config is None or genesis is None or head is None:
+        return None
+    scheduled = {name: time for time, name in config.time_forks}
+    current = _active_at(scheduled, head.timestamp)
+    following = _following(current, scheduled)
+    last = max(scheduled, key=lambda name: FORK_BY_NAME[name].index) if scheduled else None
+
+    def describe(name: str | None) -> ForkConfig | None:
+        if name is None:
+            return None
+        return _fork_config(config, config.fork_rules(name), scheduled[name], genesis)
+
+    next_fork = describe(following)
+    return ChainForks(current=describe(current), next=next_fork,
+                      last=describe(last) if next_fork is not None else None)
+
+
+def _header_at(backend: ChainHeaders, number: int) -> Header | None:
+    block_hash = backend.canonical_hash(number)
+    return backend.header_by_hash(block_hash) if block_hash is not None else None
+
+
+def _active_at(scheduled: dict[str, int], timestamp: int) -> str | None:
+    """The latest fork (in activation order) of those scheduled at or before ``timestamp``."""
+    active = [name for name, time in scheduled.items() if time <= timestamp]
+    return max(active, key=lambda name: FORK_BY_NAME[name].index) if active else None
+
+
+def _following(current: str | None, scheduled: dict[str, int]) -> str | None:
+    """The fork after ``current`` in activation order (the first timestamp fork when there is
+    none yet), if the chain schedules it."""
+    if current is None:
+        candidate: Fork | None = next(fork for fork in FORKS if fork.by_time)
+    else:
+        index = FORK_BY_NAME[current].index + 1
+        candidate = FORKS[index] if index < len(FORKS) else None
+    return candidate.name if candidate is not None and candidate.name in scheduled else None
+
+
+def _fork_config(config: ChainConfig, rules: Fork, activation: int, genesis: Header
+                 ) -> ForkConfig:
+    deposit = config.deposit_contract or ZERO_ADDRESS
+    return ForkConfig(
+        activation_time=0 if genesis.timestamp >= activation else activation,
+        blob_schedule=rules.blob,
+        chain_id=config.chain_id,
+        fork_id=fork_id(config, genesis.hash, genesis.timestamp, NO_HEAD, activation).hash,
+        precompiles=rules.precompiles,
+        system_contracts=tuple((name, deposit if address is None else address)
+                               for name, address in rules.system_contracts),
+    )
+
+
+__all__ = ["ChainForks", "ConfiguredChain", "ForkConfig", "get_config"]
