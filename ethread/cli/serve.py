@@ -37,6 +37,9 @@ def register(subparsers: Any) -> None:
     chain.add_argument("--era", metavar="DIR", help="serve a folder of Era1 archive files")
     chain.add_argument("--block-time", type=float, metavar="S",
                        help="demo chain: mine a block every S seconds (default: no mining)")
+    chain.add_argument("--txpool", action="store_true",
+                       help="--genesis/--db: take transactions into a pool (eth_sendRawTransaction, "
+                            "txpool_*, testing_buildBlockV1), as geth does")
     chain.add_argument("--network-name", metavar="NAME", help="name of the served network")
     keys = parser.add_argument_group("keys and credits (the [[keys]] tables of --config)")
     keys.add_argument("--api-key", action="append", metavar="K", dest="api_keys",
@@ -90,6 +93,8 @@ def build_config(args: argparse.Namespace) -> Any:
         raise ConfigError("give one chain: --config, --genesis, --db or --era")
     if args.blocks and not args.genesis:
         raise ConfigError("--blocks needs --genesis")
+    if args.txpool and not (args.genesis or args.db):
+        raise ConfigError("--txpool needs a chain with state: --genesis or --db")
     if args.block_time and chain_flags:
         raise ConfigError("--block-time applies to the demo chain only")
     config = load_config(args.config) if args.config else ServerConfig()
@@ -99,10 +104,11 @@ def build_config(args: argparse.Namespace) -> Any:
             network = NetworkConfig(name=name or "main", backend="import",
                                     genesis=Path(args.genesis),
                                     blocks=Path(args.blocks) if args.blocks else None,
-                                    verify_seals=not args.no_verify_seals)
+                                    verify_seals=not args.no_verify_seals,
+                                    txpool=args.txpool)
         elif args.db or args.era:
             network = NetworkConfig(name=name or "main", backend="db" if args.db else "era",
-                                    path=Path(args.db or args.era))
+                                    path=Path(args.db or args.era), txpool=args.txpool)
         else:
             network = NetworkConfig(name=name or "demo", block_time=args.block_time or 0.0)
         config = replace(config, networks=(network,))

@@ -35,6 +35,7 @@ from ..methods.resolve import resolve_hash
 from ..models import Address, BlockRef
 from .answers import DEFAULT_ANSWERS, AnswerStyle
 from .devrpc import DEV_METHODS, DevChain, DevHandler, not_available
+from .txpool_rpc import SEND_RAW_TRANSACTION, TXPOOL_METHODS, PoolHandler, TxPoolService
 from .hex import (
     decode_storage_key,
     go_json_type,
@@ -97,11 +98,17 @@ class Context:
 
     dev: DevChain | None = field(default=None, compare=False)
     """The dev chain when the network is one: it enables sending and the test controls."""
+    txpool: TxPoolService | None = field(default=None, compare=False)
+    """A served chain's transaction pool (``--txpool``): sending, txpool_* and testing_*."""
 
     def for_dev_chain(self, chain: DevChain, accounts: tuple[Address, ...]) -> Context:
         """This context on a dev chain's network: sending and test controls on, and
         eth_accounts listing ``accounts`` (the chain's dev accounts, unlocked)."""
         return replace(self, dev=chain, accounts=accounts)
+
+    def for_txpool(self, pool: TxPoolService) -> Context:
+        """This context on a network with a transaction pool."""
+        return replace(self, txpool=pool)
 
     def for_backend(self) -> Context:
         """These limits with fresh caches, for one backend's dispatcher."""
@@ -541,6 +548,31 @@ METHODS.update({
     for name, (handler, required, optional) in DEV_METHODS.items()
 })
 
+
+
+def _pool_method(name: str, handler: PoolHandler) -> Handler:
+    def run(backend: Backend, params: Params, ctx: Context) -> Any:
+        if ctx.txpool is None:
+            raise not_available(name)
+        return handler(ctx.txpool, params)
+
+    return run
+
+
+def _send_raw_transaction(backend: Backend, params: Params, ctx: Context) -> Any:
+    """A dev chain's sending, else a served chain's pool, else -32601 (a read-only chain)."""
+    if ctx.dev is not None:
+        return DEV_METHODS["eth_sendRawTransaction"][0](ctx.dev, params)
+    if ctx.txpool is not None:
+        return SEND_RAW_TRANSACTION(ctx.txpool, params)
+    raise not_available("eth_sendRawTransaction")
+
+
+METHODS.update({
+    name: MethodSpec(_pool_method(name, handler), required, optional, cacheable=False)
+    for name, (handler, required, optional) in TXPOOL_METHODS.items()
+})
+METHODS["eth_sendRawTransaction"] = MethodSpec(_send_raw_transaction, 1, cacheable=False)
 
 def check_arity(spec: MethodSpec, params: Params) -> None:
     """geth's wording for too few or too many positional arguments."""

@@ -183,6 +183,9 @@ class NetworkConfig:
     verify_seals: bool = True
     block_time: float = 0.0
     """Seconds between blocks the demo chain mines while serving (0: no mining)."""
+    txpool: bool = False
+    """Take transactions (eth_sendRawTransaction) into a pool and answer txpool_* and
+    testing_buildBlockV1 (``import`` and ``db`` chains; the demo chain sends anyway)."""
     hosts: tuple[str, ...] = ()
     port: int | None = None
 
@@ -377,6 +380,10 @@ def _check_workers(config: ServerConfig) -> None:
             raise ConfigError(
                 f"network {network.name!r}: a mining demo chain ('block_time') grows in one "
                 "process, so workers would serve different chains: use workers = 1")
+        if network.txpool:
+            raise ConfigError(
+                f"network {network.name!r}: a transaction pool ('txpool') lives in one "
+                "process, so workers would hold different pools: use workers = 1")
 
 
 def _check_shared_store(name: str, path: Path) -> None:
@@ -408,12 +415,15 @@ def _check_network(network: NetworkConfig) -> None:
         raise ConfigError(f"{where}: backend {network.backend!r} needs 'path'")
     if network.backend != "demo" and network.block_time:
         raise ConfigError(f"{where}: only the demo chain mines ('block_time')")
+    if network.txpool and network.backend not in ("import", "db"):
+        raise ConfigError(f"{where}: a transaction pool ('txpool') needs a chain with state: "
+                          "an imported chain (--genesis) or a store (--db)")
 
 
 # -- the TOML file ---------------------------------------------------------------------------
 
 _NETWORK_KEYS = {"name", "backend", "genesis", "blocks", "path", "verify_seals", "block_time",
-                 "hosts", "port"}
+                 "hosts", "port", "txpool"}
 _KEY_KEYS = {"key", "daily_credits", "credits_per_second", "label"}
 
 
@@ -499,6 +509,7 @@ def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
             path=_path(entry.get("path"), base, f"{where}.path"),
             verify_seals=bool(entry.get("verify_seals", True)),
             block_time=_non_negative_float(entry.get("block_time", 0.0), f"{where}.block_time"),
+            txpool=bool(entry.get("txpool", False)),
             hosts=tuple(h.lower() for h in hosts),
             port=None if entry.get("port") is None else _port(entry["port"], f"{where}.port"),
         ))

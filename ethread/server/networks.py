@@ -103,6 +103,10 @@ def open_network(config: NetworkConfig, context: Context, progress: Progress | N
         backend = _imported_backend(config, progress)
     else:
         backend = _storage_backend(config)
+    if config.txpool:
+        from ..devchain.served_pool import ServedPool
+
+        context = context.for_txpool(ServedPool(backend))  # type: ignore[arg-type]
     network = make_network(config.name, backend, context, hosts=config.hosts, port=config.port,
                            miner=miner, block_time=config.block_time)
     network.info["backend"] = config.backend

@@ -1,0 +1,340 @@
+"""Building a block on top of the head without inserting it: what geth's
+``testing_buildBlockV1`` answers (its miner's ``generateWork``), from the pool or from the
+transactions given.
+
+The block runs under the chain's own rules for its number and timestamp (the fork table's
+VM). It is built twice over a throwaway overlay of the backend's state (nothing reaches the
+store): once transaction by transaction, to choose what fits and to refuse what does not in
+geth's words (the state transition's pre-checks, the block's gas and blob limits); then as a
+whole block through py-evm's import, which fills in every root, the requests and the blob
+gas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import rlp
+from eth.consensus.context import ConsensusContext
+from eth.db.atomic import AtomicDB
+from eth.db.batch import BatchDB
+from eth.db.chain import ChainDB
+from eth.vm.chain_context import ChainContext
+from eth_typing import Address as EvmAddress
+from eth_typing import Hash32 as EvmHash
+from eth_utils import ValidationError, to_checksum_address
+
+from ..codec.txpool_rpc import PayloadAttributes
+from ..encoding import block_item, decode_header, encode_transaction
+from ..errors import EthreadError, TransactionRejected
+from ..evm.blobs import GAS_PER_BLOB
+from ..forks import ChainConfig
+from ..methods.message import floor_data_gas
+from ..models import (
+    BlobTransaction,
+    Header,
+    LegacyTransaction,
+    SetCodeTransaction,
+    Transaction,
+    Withdrawal,
+)
+from .pool import DELEGATION_PREFIX, evm_transaction, recover_sender
+from .txpool import BlobSidecar, Pooled, TxPool, decode_submission, effective_tip, fee_cap, tip_cap
+
+GAS_CEIL = 60_000_000
+"""The gas limit geth's miner steers blocks towards (``--miner.gaslimit``)."""
+MIN_GAS_LIMIT = 5000
+TX_GAS = 21000
+ZERO_NONCE = b"\x00" * 8
+MAX_BUILD_TRANSACTIONS = 10_000
+"""The most transactions one testing_buildBlockV1 call may hand over."""
+
+
+class BuildFailed(EthreadError):
+    """A block could not be built (geth's -32000 with its reason)."""
+
+    code = -32000
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltPayload:
+    """A built block as the engine API hands it out."""
+
+    header: Header
+    transactions: tuple[bytes, ...]
+    """Each transaction's canonical encoding (a blob transaction without its blobs)."""
+    withdrawals: tuple[Withdrawal, ...] | None
+    block_value: int
+    """What the fee recipient earns: each transaction's effective tip times its gas used."""
+    sidecars: tuple[BlobSidecar, ...]
+    requests: tuple[bytes, ...] | None
+    """The execution-layer requests (type byte and data, the empty ones left out), from
+    Prague on."""
+
+
+def calc_gas_limit(parent_gas_limit: int, desired: int) -> int:
+    """geth's ``CalcGasLimit``: one step (1/1024 of the parent's, less one) towards
+    ``desired``."""
+    delta = parent_gas_limit // 1024 - 1
+    desired = max(desired, MIN_GAS_LIMIT)
+    if parent_gas_limit < desired:
+        return min(parent_gas_limit + delta, desired)
+    if parent_gas_limit > desired:
+        return max(parent_gas_limit - delta, desired)
+    return parent_gas_limit
+
+
+def _overlay_chaindb(backend: Any) -> ChainDB:
+    """The backend's chain database under an overlay that keeps every write in memory."""
+    return ChainDB(AtomicDB(BatchDB(backend.evm_database().db)))
+
+
+def build_payload(backend: Any, config: ChainConfig, head: Header, attributes: PayloadAttributes,
+                  transactions: Sequence[bytes] | None, extra_data: bytes,
+                  pool: TxPool | None = None) -> BuiltPayload:
+    """A block on top of ``head``: ``transactions`` (decoded, every one of which must apply)
+    when given, else the pool's executable transactions by price and nonce (``[]``: an
+    empty block)."""
+    number, timestamp = head.number + 1, attributes.timestamp
+    if timestamp <= head.timestamp:
+        raise BuildFailed(f"invalid timestamp, parent {head.timestamp} given {timestamp}")
+    rules = config.rules(number, timestamp)
+    if rules.withdrawals and attributes.withdrawals is None:
+        withdrawals: tuple[Withdrawal, ...] | None = ()
+    elif not rules.withdrawals and attributes.withdrawals is not None:
+        raise BuildFailed("unexpected withdrawals before shanghai")
+    else:
+        withdrawals = attributes.withdrawals
+    given: list[tuple[Transaction, BlobSidecar | None]] | None = None
+    if transactions is not None:
+        if len(transactions) > MAX_BUILD_TRANSACTIONS:
+            raise BuildFailed(f"too many transactions: at most {MAX_BUILD_TRANSACTIONS}")
+        given = []
+        for index, raw in enumerate(transactions):
+            try:
+                given.append(decode_submission(raw) if raw else _empty_transaction())
+            except TransactionRejected as exc:
+                raise BuildFailed(f"invalid transaction {index}: {exc.message}") from None
+
+    vm_class = config.vm_class(number, timestamp)
+    parent = _overlay_chaindb(backend).get_block_header_by_hash(EvmHash(head.hash))
+    params: dict[str, Any] = {
+        "timestamp": timestamp, "coinbase": attributes.fee_recipient, "extra_data": extra_data,
+        "nonce": ZERO_NONCE, "mix_hash": attributes.prev_randao,
+        "gas_limit": calc_gas_limit(head.gas_limit, GAS_CEIL),
+    }
+    if rules.base_fee and head.base_fee_per_gas is None:
+        params["gas_limit"] = calc_gas_limit(head.gas_limit * 2, GAS_CEIL)
+    if rules.beacon_root:
+        params["parent_beacon_block_root"] = attributes.beacon_root or b"\x00" * 32
+    start = vm_class.create_header_from_parent(parent, **params)
+
+    chosen = _choose(backend, config, vm_class, start, rules, given, pool)
+    template_header = decode_header(rlp.encode(start))
+    txs = [tx for tx, _, _ in chosen]
+    template = rlp.decode(rlp.encode(block_item(template_header, txs, (), withdrawals)),
+                          sedes=vm_class.get_block_class())
+    vm = _vm(vm_class, start, _overlay_chaindb(backend), config.chain_id)
+    try:
+        result = vm.import_block(template)
+    except (ValidationError, ValueError) as exc:
+        raise BuildFailed(f"block {number} cannot be built: {exc}") from None
+    block = result.block
+    header = decode_header(rlp.encode(block.header))
+    receipts = block.get_receipts(vm.chaindb)
+    value, used_before = 0, 0
+    for (tx, _, _), receipt in zip(chosen, receipts, strict=True):
+        used = receipt.gas_used - used_before
+        used_before = receipt.gas_used
+        value += max(effective_tip(tx, header.base_fee_per_gas), 0) * used
+    requests = None
+    if rules.requests:
+        requests = tuple(bytes(r) for r in getattr(block, "block_requests", ()) if len(r) > 1)
+    return BuiltPayload(
+        header=header,
+        transactions=tuple(encode_transaction(tx) for tx in txs),
+        withdrawals=withdrawals,
+        block_value=value,
+        sidecars=tuple(sidecar for _, sidecar, _ in chosen if sidecar is not None),
+        requests=requests,
+    )
+
+
+def _empty_transaction() -> tuple[Transaction, BlobSidecar | None]:
+    raise TransactionRejected("typed transaction too short")
+
+
+def _vm(vm_class: Any, header: Any, chaindb: ChainDB, chain_id: int) -> Any:
+    return vm_class(header=header, chaindb=chaindb, chain_context=ChainContext(chain_id),
+                    consensus_context=ConsensusContext(chaindb.db))
+
+
+def _choose(backend: Any, config: ChainConfig, vm_class: Any, start: Any, rules: Any,
+            given: list[tuple[Transaction, BlobSidecar | None]] | None,
+            pool: TxPool | None) -> list[tuple[Transaction, BlobSidecar | None, int]]:
+    """Apply transactions one by one on the new block's state: the given ones (the first
+    that cannot apply is the answer's error), or the pool's best ones that fit (one that
+    cannot apply takes its sender's later ones out). (transaction, sidecar, gas used)."""
+    vm = _vm(vm_class, start, _overlay_chaindb(backend), config.chain_id)
+    vm.block_preprocessing(vm.get_block())
+    state = vm.state
+    header = start.copy(gas_used=0)
+    max_blobs = rules.blob.max if rules.blob is not None else 0
+    blob_base_fee = (config.blob_base_fee(start.block_number, start.timestamp, start.excess_blob_gas)
+                     if rules.blob is not None else None)
+    base_fee = getattr(start, "base_fee_per_gas", None)
+    chosen: list[tuple[Transaction, BlobSidecar | None, int]] = []
+    blobs = 0
+
+    def apply(tx: Transaction, sidecar: BlobSidecar | None) -> None:
+        nonlocal header, blobs
+        have = tx.chain_id
+        if have is not None and have != config.chain_id:
+            raise TransactionRejected(f"invalid chain id for signer: have {have} want {config.chain_id}")
+        evm_tx = evm_transaction(vm_class, tx)
+        sender = recover_sender(evm_tx)
+        blob_count = len(tx.blob_versioned_hashes) if isinstance(tx, BlobTransaction) else 0
+        if isinstance(tx, BlobTransaction):
+            if sidecar is None:
+                raise TransactionRejected("blob transaction without blobs in miner")
+            if blobs + blob_count > max_blobs:
+                raise TransactionRejected("max data blobs reached")
+        _pre_check(tx, sender, state, rules, base_fee, blob_base_fee,
+                   start.gas_limit - header.gas_used, int(evm_tx.intrinsic_gas))
+        snapshot = state.snapshot()
+        try:
+            receipt, _ = vm.apply_transaction(header, evm_tx)
+        except (ValidationError, ValueError) as exc:
+            state.revert(snapshot)
+            raise TransactionRejected(str(exc)) from None
+        used = receipt.gas_used - header.gas_used
+        header = vm.add_receipt_to_header(header, receipt)
+        blobs += blob_count
+        chosen.append((tx, sidecar, used))
+
+    if given is not None:
+        for tx, sidecar in given:
+            try:
+                apply(tx, sidecar)
+            except TransactionRejected as exc:
+                raise BuildFailed(exc.message) from None
+        return chosen
+    if pool is None:
+        return chosen
+    lines = {sender: list(txs) for sender, txs in pool.executable().items()}
+    for sender, line in list(lines.items()):
+        kept = _payable_prefix(line, base_fee, blob_base_fee, pool.limits.build_min_tip, rules)
+        if kept:
+            lines[sender] = kept
+        else:
+            del lines[sender]
+    arrival = {p.hash: i for i, p in enumerate(p for line in lines.values() for p in line)}
+    while lines:
+        if start.gas_limit - header.gas_used < TX_GAS:
+            break
+        sender, best = max(((s, line[0]) for s, line in lines.items()),
+                           key=lambda item: (effective_tip(item[1].tx, base_fee), -arrival[item[1].hash]))
+        if best.tx.gas > start.gas_limit - header.gas_used or (
+                isinstance(best.tx, BlobTransaction)
+                and blobs + len(best.tx.blob_versioned_hashes) > max_blobs):
+            del lines[sender]
+            continue
+        try:
+            apply(best.tx, best.sidecar)
+        except TransactionRejected as exc:
+            if exc.message.startswith("nonce too low"):
+                lines[sender].pop(0)
+                if not lines[sender]:
+                    del lines[sender]
+                continue
+            del lines[sender]
+            continue
+        lines[sender].pop(0)
+        if not lines[sender]:
+            del lines[sender]
+    return chosen
+
+
+def _payable_prefix(line: list[Pooled], base_fee: int | None, blob_base_fee: int | None,
+                    min_tip: int, rules: Any) -> list[Pooled]:
+    """A sender's transactions up to the first the miner's filter leaves out (tip below the
+    miner's least, fee cap below the base fee, blob fee cap below the blob base fee, gas
+    above the transaction cap)."""
+    kept: list[Pooled] = []
+    for pooled in line:
+        tx = pooled.tx
+        if base_fee is not None and fee_cap(tx) < base_fee:
+            break
+        if effective_tip(tx, base_fee) < min_tip:
+            break
+        if isinstance(tx, BlobTransaction) and blob_base_fee is not None and tx.max_fee_per_blob_gas < blob_base_fee:
+            break
+        if rules.tx_gas_cap is not None and tx.gas > rules.tx_gas_cap:
+            break
+        kept.append(pooled)
+    return kept
+
+
+def _pre_check(tx: Transaction, sender: bytes, state: Any, rules: Any, base_fee: int | None,
+               blob_base_fee: int | None, gas_left: int, intrinsic: int) -> None:
+    """geth's state transition pre-checks, in its order and words."""
+    who = to_checksum_address(sender)
+    address = EvmAddress(sender)
+    nonce = state.get_nonce(address)
+    if nonce < tx.nonce:
+        raise TransactionRejected(f"nonce too high: address {who}, tx: {tx.nonce} state: {nonce}")
+    if nonce > tx.nonce:
+        raise TransactionRejected(f"nonce too low: address {who}, tx: {tx.nonce} state: {nonce}")
+    if tx.nonce + 1 > 2**64 - 1:
+        raise TransactionRejected(f"nonce has max value: address {who}, nonce: {tx.nonce}")
+    if rules.tx_gas_cap is not None and tx.gas > rules.tx_gas_cap:
+        raise TransactionRejected(f"transaction gas limit too high (cap: {rules.tx_gas_cap}, tx: {tx.gas})")
+    code = state.get_code(address)
+    if code and not code.startswith(DELEGATION_PREFIX):
+        raise TransactionRejected(f"sender not an eoa: address {who}, len(code): {len(code)}")
+    if base_fee is not None:
+        if not isinstance(tx, LegacyTransaction) and fee_cap(tx) < tip_cap(tx):
+            raise TransactionRejected(f"max priority fee per gas higher than max fee per gas: address {who}, "
+                                      f"maxPriorityFeePerGas: {tip_cap(tx)}, maxFeePerGas: {fee_cap(tx)}")
+        if fee_cap(tx) < base_fee:
+            raise TransactionRejected(f"max fee per gas less than block base fee: address {who}, "
+                                      f"maxFeePerGas: {fee_cap(tx)}, baseFee: {base_fee}")
+    blob_gas = 0
+    if isinstance(tx, BlobTransaction):
+        hashes = tx.blob_versioned_hashes
+        if not hashes:
+            raise TransactionRejected("blob transaction missing blob hashes")
+        if rules.max_blobs_per_tx is not None and len(hashes) > rules.max_blobs_per_tx:
+            raise TransactionRejected("blob transaction has too many blobs")
+        for index, blob_hash in enumerate(hashes):
+            if blob_hash[:1] != b"\x01":
+                raise TransactionRejected(f"blob {index} has invalid hash version")
+        blob_gas = GAS_PER_BLOB * len(hashes)
+        if blob_base_fee is not None and tx.max_fee_per_blob_gas < blob_base_fee:
+            raise TransactionRejected(f"max fee per blob gas less than block blob gas fee: address {who} "
+                                      f"blobGasFeeCap: {tx.max_fee_per_blob_gas}, blobBaseFee: {blob_base_fee}")
+    if isinstance(tx, SetCodeTransaction) and not tx.authorization_list:
+        raise TransactionRejected(f"EIP-7702 transaction with empty auth list (sender {who})")
+    balance = state.get_balance(address)
+    want = tx.gas * fee_cap(tx) + tx.value
+    if isinstance(tx, BlobTransaction):
+        want += blob_gas * tx.max_fee_per_blob_gas
+    if balance < want:
+        raise TransactionRejected(f"insufficient funds for gas * price + value: address {who} "
+                                  f"have {balance} want {want}")
+    if gas_left < tx.gas:
+        raise TransactionRejected("gas limit reached")
+    if tx.gas < intrinsic:
+        raise TransactionRejected(f"intrinsic gas too low: have {tx.gas}, want {intrinsic}")
+    if rules.calldata_floor:
+        floor = floor_data_gas(tx.data)
+        if tx.gas < floor:
+            raise TransactionRejected(f"insufficient gas for floor data gas cost: have {tx.gas}, want {floor}")
+    price = fee_cap(tx) if base_fee is None else min(fee_cap(tx), base_fee + tip_cap(tx))
+    if tx.value and balance - tx.gas * price < tx.value:
+        raise TransactionRejected(f"insufficient funds for transfer: address {who}")
+
+
+__all__ = ["GAS_CEIL", "BuildFailed", "BuiltPayload", "build_payload", "calc_gas_limit"]

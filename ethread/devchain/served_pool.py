@@ -1,0 +1,56 @@
+"""A served chain's transaction pool, as its JSON-RPC methods see it
+(:class:`ethread.codec.txpool_rpc.TxPoolService`): sending into the pool, reading it, and
+building a block on the head from it (``ethread serve --txpool``)."""
+
+from __future__ import annotations
+
+import threading
+
+from ..codec.txpool_rpc import PayloadAttributes
+from ..errors import GenesisError
+from ..forks import ChainConfig
+from ..methods.call import ExecutableChain
+from ..methods.resolve import require_header
+from ..models import Address, Hash32
+from .payload import BuildFailed, BuiltPayload, build_payload
+from .txpool import DEFAULT_LIMITS, BackendChain, PoolContent, PoolLimits, TxPool
+
+
+class ServedPool:
+    """One pool over a served backend (with state): eth_sendRawTransaction adds to it,
+    txpool_* read it, testing_buildBlockV1 builds on the head from it without inserting."""
+
+    def __init__(self, backend: ExecutableChain, config: ChainConfig | None = None,
+                 limits: PoolLimits = DEFAULT_LIMITS) -> None:
+        config = config or backend.chain_config()
+        if config is None:
+            raise GenesisError("a transaction pool needs the chain's config (genesis)")
+        self.backend = backend
+        self.config = config
+        self.pool = TxPool(BackendChain(backend, config), limits)
+        self._build_lock = threading.Lock()
+
+    def submit(self, raw: bytes) -> Hash32:
+        return self.pool.submit(raw)
+
+    def status(self) -> tuple[int, int]:
+        return self.pool.status()
+
+    def content(self) -> PoolContent:
+        return self.pool.content()
+
+    def content_from(self, address: Address) -> PoolContent:
+        return self.pool.content_from(address)
+
+    def build_block(self, parent_hash: Hash32, attributes: PayloadAttributes,
+                    transactions: list[bytes] | None, extra_data: bytes) -> BuiltPayload:
+        """geth's testing_buildBlockV1: only on the current head; nothing is inserted."""
+        head = require_header(self.backend, "latest")
+        if head.hash != parent_hash:
+            raise BuildFailed("parentHash is not current head")
+        with self._build_lock:
+            return build_payload(self.backend, self.config, head, attributes, transactions,
+                                 extra_data, None if transactions is not None else self.pool)
+
+
+__all__ = ["ServedPool"]

@@ -1,0 +1,816 @@
+"""A transaction pool kept as geth keeps one: what ``eth_sendRawTransaction`` adds to, what
+``txpool_*`` read and what a block is built from (:mod:`.payload`).
+
+Two sub-pools, as in geth, each with its own rules, and a sender belongs to one of them at a
+time ("address already reserved"):
+
+- plain transactions (legacy, access-list, dynamic-fee, set-code), per sender by nonce:
+  *pending* runs on from the sender's state nonce without a gap, *queued* waits for the gap
+  before it to close; a transaction at an existing nonce replaces it only with a fee cap
+  and tip each at least 10% higher;
+- blob transactions, per sender without gaps (a gapped one waits in a small reorder buffer
+  only for a sender whose nonce allows it), replaced only at twice the fees, with their
+  sidecars checked (versioned hashes, cell proofs from Osaka on).
+
+Every check is the pool's, in geth's order and words (``core/txpool/validation.go``,
+``legacypool``, ``blobpool``), against the state of the chain's head. What a client controls
+is bounded: the encoded size of a transaction, transactions per sender and in total.
+
+The pool reads its chain through :class:`PoolChain`; :class:`BackendChain` is one over any
+backend with state (a served chain). A dev chain can be another (the pool is meant to become
+its pending list).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Protocol
+
+import rlp
+from eth_keys.datatypes import Signature
+from eth_keys.exceptions import BadSignature
+
+from ..encoding import encode_transaction, transaction_hash
+from ..errors import TransactionRejected
+from ..forks import ChainConfig, Fork
+from ..methods.message import floor_data_gas
+from ..methods.resolve import require_header
+from ..methods.state import StateReader, StateView
+from ..models import (
+    AccessListTransaction,
+    Address,
+    BlobTransaction,
+    Hash32,
+    Header,
+    LegacyTransaction,
+    SetCodeTransaction,
+    Transaction,
+)
+from .pool import cost, decode_raw, evm_transaction, recover_sender
+
+ETHER = 10**18
+TX_SLOT_SIZE = 32 * 1024
+"""geth counts a plain transaction's room in the pool in slots of this many bytes."""
+MAX_TX_SIZE = 4 * TX_SLOT_SIZE
+"""The largest plain transaction (geth's legacy pool: 128 KiB)."""
+MAX_BLOB_TX_SIZE = 1024 * 1024
+"""The largest blob transaction, blobs and proofs included (geth's blob pool)."""
+MAX_BLOBS_PER_TX = 6
+"""The most blobs the pool takes in one transaction (geth's ``BlobTxMaxBlobs``)."""
+BLOB_SIZE = 131072
+COMMITMENT_SIZE = PROOF_SIZE = 48
+CELLS_PER_BLOB = 128
+"""EIP-7594: cells (and cell proofs) of an extended blob."""
+SIDECAR_VERSION_0, SIDECAR_VERSION_1 = 0, 1
+MAX_NONCE = 2**64 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class PoolLimits:
+    """geth's defaults (``--txpool.*``, ``--rpc.txfeecap``) and the bounds ethread adds."""
+
+    price_bump: int = 10
+    """Percent a replacement's fee cap and tip must each rise (plain transactions)."""
+    blob_price_bump: int = 100
+    """The same for blob transactions."""
+    min_tip: int = 1
+    """The least tip the pool takes (``--txpool.pricelimit``)."""
+    account_slots: int = 16
+    global_slots: int = 4096 + 1024
+    account_queue: int = 64
+    global_queue: int = 1024
+    blob_account_limit: int = 16
+    """Blob transactions of one sender (geth's ``maxTxsPerAccount``)."""
+    blob_total: int = 64
+    """Blob transactions in all: geth bounds its blob store by bytes on disk (2.5 GB); this
+    pool holds blobs in memory, so it bounds their number (6 blobs each at most)."""
+    gapped_blobs: int = 128
+    rpc_fee_cap: int = ETHER
+    """The most ``gas * fee cap`` one submitted transaction may cost (``--rpc.txfeecap``, 1
+    ether; 0: no cap)."""
+    allow_unprotected: bool = False
+    """Take legacy transactions without a chain id (``--rpc.allow-unprotected-txs``)."""
+    build_min_tip: int = 10**6
+    """The least effective tip a block built from the pool includes (``--miner.gasprice``)."""
+
+
+DEFAULT_LIMITS = PoolLimits()
+
+
+@dataclass(frozen=True, slots=True)
+class BlobSidecar:
+    """The blobs a blob transaction carries on the network: version 0 holds one proof per
+    blob (EIP-4844), version 1 one per cell (EIP-7594, Osaka on)."""
+
+    version: int
+    blobs: tuple[bytes, ...]
+    commitments: tuple[bytes, ...]
+    proofs: tuple[bytes, ...]
+
+    def fields(self) -> list[Any]:
+        """The sidecar's items after the transaction in the network form."""
+        lists = [list(self.blobs), list(self.commitments), list(self.proofs)]
+        return lists if self.version == SIDECAR_VERSION_0 else [b"\x01", *lists]
+
+
+@dataclass(frozen=True, slots=True)
+class Pooled:
+    """A transaction the pool holds: its sender, hash, encoded size and (blob transactions)
+    sidecar."""
+
+    tx: Transaction
+    hash: Hash32
+    sender: Address
+    size: int
+    sidecar: BlobSidecar | None = None
+
+    @property
+    def cost(self) -> int:
+        """The most it can take from its sender (gas at the fee cap, value, blob gas)."""
+        return cost(self.tx)
+
+    @property
+    def fee_cap(self) -> int:
+        return fee_cap(self.tx)
+
+    @property
+    def tip_cap(self) -> int:
+        return tip_cap(self.tx)
+
+    @property
+    def slots(self) -> int:
+        return (self.size + TX_SLOT_SIZE - 1) // TX_SLOT_SIZE
+
+    def network_bytes(self) -> bytes:
+        """What a client would send: the typed envelope, with the sidecar for a blob
+        transaction."""
+        if self.sidecar is None:
+            return bytes(encode_transaction(self.tx))
+        body = rlp.decode(encode_transaction(self.tx)[1:])
+        return b"\x03" + bytes(rlp.encode([body, *self.sidecar.fields()]))
+
+
+def fee_cap(tx: Transaction) -> int:
+    """The most a transaction pays per gas (its gas price before London's fee caps)."""
+    if isinstance(tx, LegacyTransaction | AccessListTransaction):
+        return tx.gas_price
+    return tx.max_fee_per_gas
+
+
+def tip_cap(tx: Transaction) -> int:
+    """The most a transaction tips per gas."""
+    if isinstance(tx, LegacyTransaction | AccessListTransaction):
+        return tx.gas_price
+    return tx.max_priority_fee_per_gas
+
+
+def effective_tip(tx: Transaction, base_fee: int | None) -> int:
+    """What the block's fee recipient earns per gas (may be negative below the base fee)."""
+    if base_fee is None:
+        return tip_cap(tx)
+    return min(tip_cap(tx), fee_cap(tx) - base_fee)
+
+
+# -- what the pool reads of its chain -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AccountState:
+    """A sender as the head's state holds it."""
+
+    nonce: int
+    balance: int
+    code: bytes
+
+
+class PoolChain(Protocol):
+    """The chain a pool works against: its schedule, head and the head's accounts."""
+
+    @property
+    def config(self) -> ChainConfig: ...
+
+    def head(self) -> Header: ...
+
+    def account(self, address: Address) -> AccountState: ...
+
+
+class BackendChain:
+    """A backend with state as a pool's chain; the head's state view is kept per head."""
+
+    def __init__(self, backend: StateReader, config: ChainConfig) -> None:
+        self.backend = backend
+        self._config = config
+        self._view: tuple[Hash32, StateView] | None = None
+
+    @property
+    def config(self) -> ChainConfig:
+        return self._config
+
+    def head(self) -> Header:
+        return require_header(self.backend, "latest")
+
+    def account(self, address: Address) -> AccountState:
+        head = self.head()
+        if self._view is None or self._view[0] != head.hash:
+            self._view = (head.hash, StateView(self.backend, head))
+        view = self._view[1]
+        found = view.account(address)
+        return AccountState(found.nonce, found.balance, view.code(address) if found.exists else b"")
+
+
+# -- decoding what a client sends --------------------------------------------------------------------
+
+
+def decode_submission(raw: bytes) -> tuple[Transaction, BlobSidecar | None]:
+    """A transaction as eth_sendRawTransaction takes it, and a blob transaction's sidecar
+    when it comes in the network form (``0x03 || rlp([tx, [version,] blobs, commitments,
+    proofs])``); geth's decoding errors."""
+    if raw[:1] != b"\x03":
+        return decode_raw(raw), None
+    try:
+        body = rlp.decode(raw[1:])
+    except (rlp.DecodingError, ValueError) as exc:
+        raise TransactionRejected(f"rlp: {exc}") from None
+    if not (isinstance(body, list) and body and isinstance(body[0], list)):
+        return decode_raw(raw), None
+    tx = decode_raw(b"\x03" + rlp.encode(body[0]))
+    rest = body[1:]
+    if len(rest) == 3:
+        version, lists = SIDECAR_VERSION_0, rest
+    elif len(rest) == 4 and isinstance(rest[0], bytes):
+        version, lists = int.from_bytes(rest[0], "big"), rest[1:]
+        if version != SIDECAR_VERSION_1:
+            raise TransactionRejected(f"rlp: unsupported blob sidecar version {version}")
+    else:
+        raise TransactionRejected("rlp: blob transaction sidecar has the wrong number of items")
+    sizes = (BLOB_SIZE, COMMITMENT_SIZE, PROOF_SIZE)
+    names = ("kzg4844.Blob", "kzg4844.Commitment", "kzg4844.Proof")
+    parts: list[tuple[bytes, ...]] = []
+    for items, size, name in zip(lists, sizes, names, strict=True):
+        if not isinstance(items, list) or not all(isinstance(i, bytes) for i in items):
+            raise TransactionRejected(f"rlp: expected input list for []{name}")
+        for item in items:
+            if len(item) != size:
+                which = "long" if len(item) > size else "short"
+                raise TransactionRejected(f"rlp: input string too {which} for {name}")
+        parts.append(tuple(items))
+    return tx, BlobSidecar(version, parts[0], parts[1], parts[2])
+
+
+@cache
+def _kzg_setup() -> Any:
+    """The KZG trusted setup (py-evm ships the ceremony's file), loaded once."""
+    import ckzg  # type: ignore[import-not-found]
+    from eth.precompiles.point_evaluation import TRUSTED_SETUP_PATH
+
+    return ckzg.load_trusted_setup(TRUSTED_SETUP_PATH, 0)
+
+
+def versioned_hash(commitment: bytes) -> bytes:
+    """EIP-4844's versioned hash of a KZG commitment."""
+    import hashlib
+
+    return b"\x01" + hashlib.sha256(commitment).digest()[1:]
+
+
+def to_cell_proofs(sidecar: BlobSidecar) -> BlobSidecar:
+    """A version-0 sidecar with its proofs recomputed per cell (what geth's
+    eth_sendRawTransaction does to one once Osaka is active)."""
+    import ckzg  # type: ignore[import-not-found]
+
+    proofs: list[bytes] = []
+    for blob in sidecar.blobs:
+        try:
+            _, cell_proofs = ckzg.compute_cells_and_kzg_proofs(blob, _kzg_setup())
+        except Exception as exc:  # ckzg raises RuntimeError for a blob out of the field
+            raise TransactionRejected(f"blob sidecar conversion failed: {exc}") from None
+        proofs.extend(bytes(p) for p in cell_proofs)
+    return BlobSidecar(SIDECAR_VERSION_1, sidecar.blobs, sidecar.commitments, tuple(proofs))
+
+
+def verify_sidecar(sidecar: BlobSidecar) -> None:
+    """Check the proofs against the blobs and commitments (cell proofs for version 1, one
+    proof per blob for version 0); geth's "KZG verification error"."""
+    import ckzg  # type: ignore[import-not-found]
+
+    setup = _kzg_setup()
+    try:
+        if sidecar.version == SIDECAR_VERSION_1:
+            commitments: list[bytes] = []
+            indices: list[int] = []
+            cells: list[bytes] = []
+            for blob, commitment in zip(sidecar.blobs, sidecar.commitments, strict=True):
+                cells.extend(bytes(c) for c in ckzg.compute_cells(blob, setup))
+                commitments.extend([commitment] * CELLS_PER_BLOB)
+                indices.extend(range(CELLS_PER_BLOB))
+            ok = ckzg.verify_cell_kzg_proof_batch(commitments, indices, cells, list(sidecar.proofs), setup)
+        else:
+            ok = ckzg.verify_blob_kzg_proof_batch(list(sidecar.blobs), list(sidecar.commitments),
+                                                  list(sidecar.proofs), setup)
+    except Exception as exc:  # ckzg raises RuntimeError for points off the curve
+        raise TransactionRejected(f"KZG verification error: {exc}") from None
+    if not ok:
+        raise TransactionRejected("KZG verification error: invalid proof")
+
+
+# -- the pool ----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Sender:
+    """One sender's plain transactions: pending (gapless from the state nonce) and queued."""
+
+    pending: dict[int, Pooled] = field(default_factory=dict)
+    queued: dict[int, Pooled] = field(default_factory=dict)
+
+    def pending_cost(self) -> int:
+        return sum(p.cost for p in self.pending.values())
+
+
+@dataclass(frozen=True, slots=True)
+class PoolContent:
+    """What the pool holds by sender, each sender's transactions by nonce."""
+
+    pending: dict[Address, list[Pooled]]
+    queued: dict[Address, list[Pooled]]
+
+
+class TxPool:
+    """Transactions waiting for a block, checked and kept as geth's pool keeps them."""
+
+    def __init__(self, chain: PoolChain, limits: PoolLimits = DEFAULT_LIMITS) -> None:
+        self.chain = chain
+        self.limits = limits
+        self._plain: dict[Address, _Sender] = {}
+        self._blobs: dict[Address, list[Pooled]] = {}
+        """Each sender's blob transactions, nonce after nonce from its state nonce."""
+        self._gapped: dict[Address, list[Pooled]] = {}
+        """Blob transactions waiting for the nonces before them."""
+        self._all: dict[Hash32, Pooled] = {}
+        self._head: Hash32 | None = None
+        self._lock = threading.RLock()
+
+    # -- adding ------------------------------------------------------------------------------
+
+    def submit(self, raw: bytes) -> Hash32:
+        """eth_sendRawTransaction: decode, check as geth's RPC and pool check, keep; the
+        transaction's hash. Raises :class:`TransactionRejected` in geth's words."""
+        if not raw:
+            raise TransactionRejected("typed transaction too short")
+        if len(raw) > MAX_BLOB_TX_SIZE + 4 * TX_SLOT_SIZE:
+            # Far past any transaction either sub-pool could take: refused before decoding.
+            raise TransactionRejected(f"oversized data: transaction size {len(raw)}, "
+                                      f"limit {MAX_BLOB_TX_SIZE}")
+        tx, sidecar = decode_submission(raw)
+        with self._lock:
+            self._follow_head()
+            head = self.chain.head()
+            rules = self.chain.config.rules(head.number, head.timestamp)
+            if (sidecar is not None and sidecar.version == SIDECAR_VERSION_0
+                    and rules.at_least("osaka")):
+                sidecar = to_cell_proofs(sidecar)
+            self._rpc_checks(tx)
+            return self._add(tx, sidecar, head, rules)
+
+    def _rpc_checks(self, tx: Transaction) -> None:
+        """What geth's eth_sendRawTransaction refuses before the pool sees it."""
+        cap = self.limits.rpc_fee_cap
+        if cap and fee_cap(tx) * tx.gas > cap:
+            fee, limit = fee_cap(tx) * tx.gas / ETHER, cap / ETHER
+            raise TransactionRejected(f"tx fee ({fee:.2f} ether) exceeds the configured cap "
+                                      f"({limit:.2f} ether)")
+        if (isinstance(tx, LegacyTransaction) and tx.v in (27, 28)
+                and not self.limits.allow_unprotected):
+            raise TransactionRejected("only replay-protected (EIP-155) transactions allowed over RPC")
+
+    def _add(self, tx: Transaction, sidecar: BlobSidecar | None, head: Header, rules: Fork) -> Hash32:
+        tx_hash = transaction_hash(tx)
+        blob = isinstance(tx, BlobTransaction)
+        if tx_hash in self._all or (blob and any(tx_hash == p.hash for g in self._gapped.values() for p in g)):
+            raise TransactionRejected("already known")
+        size = len(Pooled(tx, tx_hash, b"", 0, sidecar).network_bytes())
+        sender = self._validate_basics(tx, sidecar, size, head, rules)
+        pooled = Pooled(tx, tx_hash, sender, size, sidecar)
+        if blob:
+            self._add_blob(pooled)
+        else:
+            self._add_plain(pooled, head)
+        return tx_hash
+
+    def _validate_basics(self, tx: Transaction, sidecar: BlobSidecar | None, size: int,
+                         head: Header, rules: Fork) -> Address:
+        """geth's ``ValidateTransaction``: what needs no state; the sender."""
+        blob = isinstance(tx, BlobTransaction)
+        limit = MAX_BLOB_TX_SIZE if blob else MAX_TX_SIZE
+        if size > limit:
+            raise TransactionRejected(f"oversized data: transaction size {size}, limit {limit}")
+        if tx.type not in rules.transaction_types:
+            first = {1: "Berlin", 2: "London", 3: "Cancun", 4: "Prague"}.get(tx.type, "a later fork")
+            raise TransactionRejected(f"transaction type not supported: type {tx.type} rejected, "
+                                      f"pool not yet in {first}")
+        if tx.to is None and rules.max_initcode_size is not None and len(tx.data) > rules.max_initcode_size:
+            raise TransactionRejected(f"max initcode size exceeded: code size {len(tx.data)}, "
+                                      f"limit {rules.max_initcode_size}")
+        if rules.tx_gas_cap is not None and tx.gas > rules.tx_gas_cap:
+            raise TransactionRejected(f"transaction gas limit too high (cap: {rules.tx_gas_cap}, tx: {tx.gas})")
+        if head.gas_limit < tx.gas:
+            raise TransactionRejected("exceeds block gas limit")
+        if fee_cap(tx).bit_length() > 256:
+            raise TransactionRejected("max fee per gas higher than 2^256-1")
+        if tip_cap(tx).bit_length() > 256:
+            raise TransactionRejected("max priority fee per gas higher than 2^256-1")
+        if fee_cap(tx) < tip_cap(tx):
+            raise TransactionRejected("max priority fee per gas higher than max fee per gas")
+        sender = self._sender(tx, head, rules)
+        if tx.nonce >= MAX_NONCE:
+            raise TransactionRejected("nonce has max value")
+        if tx.value.bit_length() > 256:
+            raise TransactionRejected("insufficient funds for gas * price + value")
+        vm_class = self.chain.config.vm_class(head.number, head.timestamp)
+        intrinsic = int(evm_transaction(vm_class, tx).intrinsic_gas)
+        if tx.gas < intrinsic:
+            raise TransactionRejected(f"intrinsic gas too low: gas {tx.gas}, minimum needed {intrinsic}")
+        if rules.calldata_floor:
+            floor = floor_data_gas(tx.data)
+            if tx.gas < floor:
+                raise TransactionRejected(f"insufficient gas for floor data gas cost: gas {tx.gas}, "
+                                          f"minimum needed {floor}")
+        if tip_cap(tx) < self.limits.min_tip:
+            raise TransactionRejected(f"transaction gas price below minimum: gas tip cap {tip_cap(tx)}, "
+                                      f"minimum needed {self.limits.min_tip}")
+        if isinstance(tx, BlobTransaction):
+            self._validate_sidecar(tx, sidecar, rules)
+        if isinstance(tx, SetCodeTransaction) and not tx.authorization_list:
+            raise TransactionRejected("set code tx must have at least one authorization tuple")
+        return sender
+
+    def _sender(self, tx: Transaction, head: Header, rules: Fork) -> Address:
+        """The signer, as geth's signer for the head recovers it ("invalid sender: ...")."""
+        want = self.chain.config.chain_id
+        have = tx.chain_id
+        if isinstance(tx, LegacyTransaction) and tx.v in (27, 28):
+            have = None
+        elif isinstance(tx, LegacyTransaction) and not rules.replay_protection:
+            raise TransactionRejected("invalid sender: invalid transaction v, r, s values")
+        if have is not None and have != want:
+            raise TransactionRejected(f"invalid sender: invalid chain id for signer: have {have} want {want}")
+        vm_class = self.chain.config.vm_class(head.number, head.timestamp)
+        try:
+            return recover_sender(evm_transaction(vm_class, tx))
+        except TransactionRejected as exc:
+            if exc.message.startswith("invalid sender"):
+                raise
+            raise TransactionRejected(f"invalid sender: {exc.message}") from None
+
+    def _validate_sidecar(self, tx: BlobTransaction, sidecar: BlobSidecar | None, rules: Fork) -> None:
+        """geth's blob sidecar checks, then the proofs."""
+        if tx.max_fee_per_blob_gas < 1:
+            raise TransactionRejected(f"transaction gas price below minimum: blob fee cap "
+                                      f"{tx.max_fee_per_blob_gas}, minimum needed 1")
+        if sidecar is None:
+            raise TransactionRejected("missing sidecar in blob transaction")
+        hashes = tx.blob_versioned_hashes
+        if len(sidecar.commitments) != len(hashes):
+            raise TransactionRejected(f"invalid number of {len(sidecar.commitments)} blob commitments "
+                                      f"compared to {len(hashes)} blob hashes")
+        for index, (commitment, wanted) in enumerate(zip(sidecar.commitments, hashes, strict=True)):
+            computed = versioned_hash(commitment)
+            if computed != wanted:
+                raise TransactionRejected(f"blob {index}: computed hash 0x{computed.hex()} mismatches "
+                                          f"transaction one 0x{wanted.hex()}")
+        if not hashes:
+            raise TransactionRejected("blobless blob transaction")
+        if len(hashes) > MAX_BLOBS_PER_TX:
+            raise TransactionRejected(f"transaction blob limit exceeded: blob count {len(hashes)}, "
+                                      f"limit {MAX_BLOBS_PER_TX}")
+        want = SIDECAR_VERSION_1 if rules.at_least("osaka") else SIDECAR_VERSION_0
+        if sidecar.version != want:
+            raise TransactionRejected(f"Wrong sidecar format: unexpected sidecar version, want: {want}, "
+                                      f"got: {sidecar.version}")
+        proofs = len(sidecar.commitments) * (CELLS_PER_BLOB if want == SIDECAR_VERSION_1 else 1)
+        if len(sidecar.proofs) != proofs:
+            raise TransactionRejected(f"Wrong sidecar format: invalid number of {len(sidecar.proofs)} "
+                                      f"blob proofs expected {proofs}")
+        if len(sidecar.blobs) != len(sidecar.commitments):
+            raise TransactionRejected(f"invalid number of {len(sidecar.blobs)} blobs compared to "
+                                      f"{len(sidecar.commitments)} commitments")
+        verify_sidecar(sidecar)
+
+    def _check_funds(self, pooled: Pooled, account: AccountState, spent: int,
+                     previous: Pooled | None) -> None:
+        """geth's ``ValidateTransactionWithState`` past the nonce: the transaction alone, then
+        with what the sender's pending transactions may cost."""
+        balance, needed = account.balance, pooled.cost
+        if balance < needed:
+            raise TransactionRejected(f"insufficient funds for gas * price + value: balance {balance}, "
+                                      f"tx cost {needed}, overshot {needed - balance}")
+        if previous is not None:
+            bump = needed - previous.cost
+            if balance < spent + bump:
+                raise TransactionRejected(
+                    f"insufficient funds for gas * price + value: balance {balance}, queued cost {spent}, "
+                    f"tx bumped {bump}, overshot {spent + bump - balance}")
+        elif balance < spent + needed:
+            raise TransactionRejected(
+                f"insufficient funds for gas * price + value: balance {balance}, queued cost {spent}, "
+                f"tx cost {needed}, overshot {spent + needed - balance}")
+
+    @staticmethod
+    def _bumped(old: Pooled, new: Pooled, bump: int) -> bool:
+        """Whether ``new`` pays enough more than ``old`` to replace it (geth's list.Add)."""
+        if old.fee_cap >= new.fee_cap or old.tip_cap >= new.tip_cap:
+            return False
+        return (new.fee_cap >= old.fee_cap * (100 + bump) // 100
+                and new.tip_cap >= old.tip_cap * (100 + bump) // 100)
+
+    def _delegated(self, address: Address, account: AccountState) -> bool:
+        """Whether the sender's code is a delegation, or a pooled set-code transaction
+        authorizes one for it (geth keeps such senders to one transaction in flight)."""
+        if account.code:
+            return True
+        for pooled in self._all.values():
+            tx = pooled.tx
+            if isinstance(tx, SetCodeTransaction) and address in _authorities(tx):
+                return True
+        return False
+
+    def _add_plain(self, pooled: Pooled, head: Header) -> None:
+        sender = pooled.sender
+        tx = pooled.tx
+        account = self.chain.account(sender)
+        if tx.nonce < account.nonce:
+            raise TransactionRejected(f"nonce too low: next nonce {account.nonce}, tx nonce {tx.nonce}")
+        entry = self._plain.get(sender) or _Sender()
+        self._check_funds(pooled, account, entry.pending_cost(), entry.pending.get(tx.nonce))
+        if self._delegated(sender, account):
+            pending_next = account.nonce + len(entry.pending)
+            if not entry.pending:
+                if tx.nonce != pending_next:
+                    raise TransactionRejected("gapped-nonce tx from delegated accounts")
+            elif tx.nonce not in entry.pending:
+                raise TransactionRejected("in-flight transaction limit reached for delegated accounts")
+        if isinstance(tx, SetCodeTransaction):
+            for authority in _authorities(tx):
+                held = self._plain.get(authority)
+                count = len(held.pending) + len(held.queued) if held else 0
+                if count > 1 or authority in self._blobs:
+                    raise TransactionRejected("authority already reserved")
+        if sender in self._blobs or sender in self._gapped:
+            raise TransactionRejected("address already reserved")
+        replacing = entry.pending.get(tx.nonce) or entry.queued.get(tx.nonce)
+        if replacing is not None and not self._bumped(replacing, pooled, self.limits.price_bump):
+            raise TransactionRejected("replacement transaction underpriced")
+        if replacing is None:
+            self._make_room(pooled)
+        self._plain[sender] = entry
+        if replacing is not None:
+            del self._all[replacing.hash]
+        if tx.nonce in entry.pending:
+            entry.pending[tx.nonce] = pooled
+        else:
+            entry.queued[tx.nonce] = pooled
+        self._all[pooled.hash] = pooled
+        self._promote(sender, account, head)
+
+    def _make_room(self, pooled: Pooled) -> None:
+        """When plain transactions fill the pool, drop the cheapest one last in its
+        sender's line to make room, or refuse ``pooled`` if it is no better."""
+        limit = self.limits.global_slots + self.limits.global_queue
+        while sum(p.slots for p in self._all.values() if p.sidecar is None) + pooled.slots > limit:
+            tails = [max((*e.pending.values(), *e.queued.values()), key=lambda p: p.tx.nonce)
+                     for e in self._plain.values() if e.pending or e.queued]
+            cheapest = min(tails, key=lambda p: (p.tip_cap, p.fee_cap), default=None)
+            if cheapest is None or (cheapest.tip_cap, cheapest.fee_cap) >= (pooled.tip_cap, pooled.fee_cap):
+                raise TransactionRejected("transaction underpriced")
+            self._drop(cheapest)
+
+    def _drop(self, pooled: Pooled) -> None:
+        entry = self._plain.get(pooled.sender)
+        if entry is None:
+            return
+        entry.pending.pop(pooled.tx.nonce, None)
+        entry.queued.pop(pooled.tx.nonce, None)
+        self._all.pop(pooled.hash, None)
+        if not entry.pending and not entry.queued:
+            del self._plain[pooled.sender]
+
+    def _promote(self, sender: Address, account: AccountState, head: Header) -> None:
+        """geth's promotion for one sender: stale and unpayable queued transactions go,
+        queued ones that now follow the pending line join it, the queue is capped."""
+        entry = self._plain.get(sender)
+        if entry is None:
+            return
+        for nonce, pooled in sorted(entry.queued.items()):
+            if nonce < account.nonce or pooled.cost > account.balance or pooled.tx.gas > head.gas_limit:
+                del entry.queued[nonce]
+                self._all.pop(pooled.hash, None)
+        next_nonce = account.nonce + len(entry.pending)
+        while next_nonce in entry.queued:
+            entry.pending[next_nonce] = entry.queued.pop(next_nonce)
+            next_nonce += 1
+        for nonce in sorted(entry.queued)[self.limits.account_queue:]:
+            self._all.pop(entry.queued.pop(nonce).hash, None)
+        if not entry.pending and not entry.queued:
+            del self._plain[sender]
+
+    def _add_blob(self, pooled: Pooled) -> None:
+        """geth's blob pool: no gaps (a gapped transaction waits in a small buffer when the
+        sender's nonce allows one), a limit per sender, replacement at twice the fees."""
+        sender, tx = pooled.sender, pooled.tx
+        assert isinstance(tx, BlobTransaction)
+        account = self.chain.account(sender)
+        if tx.nonce < account.nonce:
+            raise TransactionRejected(f"nonce too low: next nonce {account.nonce}, tx nonce {tx.nonce}")
+        line = self._blobs.get(sender, [])
+        gap = account.nonce + len(line)
+        if tx.nonce > gap:
+            allowance = min(int(math.log10(account.nonce + 1)), self.limits.blob_account_limit - len(line))
+            allowance -= len(self._gapped.get(sender, []))
+            gapped_total = sum(len(g) for g in self._gapped.values())
+            if allowance >= 1 and gapped_total < self.limits.gapped_blobs:
+                self._gapped.setdefault(sender, []).append(pooled)
+                return
+            raise TransactionRejected(f"nonce too high: tx nonce {tx.nonce}, gapped nonce {gap}")
+        offset = tx.nonce - account.nonce
+        previous = line[offset] if offset < len(line) else None
+        spent = sum(p.cost for p in line)
+        self._check_funds(pooled, account, spent, previous)
+        if previous is None and len(line) >= self.limits.blob_account_limit:
+            raise TransactionRejected(f"account limit exceeded: pooled {len(line)} txs")
+        replacing_only = len(line) == 1 and previous is not None
+        if line and not replacing_only and self._delegated(sender, account):
+            raise TransactionRejected("in-flight transaction limit reached for delegated accounts")
+        if previous is not None:
+            self._check_blob_bump(previous, pooled)
+        if sender in self._plain:
+            raise TransactionRejected("address already reserved")
+        if previous is None and sum(len(v) for v in self._blobs.values()) >= self.limits.blob_total:
+            raise TransactionRejected("txpool is full")
+        if previous is not None:
+            del self._all[previous.hash]
+            line[offset] = pooled
+        else:
+            line.append(pooled)
+        self._blobs[sender] = line
+        self._all[pooled.hash] = pooled
+        self._take_gapped(sender)
+
+    def _check_blob_bump(self, previous: Pooled, pooled: Pooled) -> None:
+        old, new = previous.tx, pooled.tx
+        assert isinstance(old, BlobTransaction) and isinstance(new, BlobTransaction)
+        pairs = (("gas fee cap", new.max_fee_per_gas, old.max_fee_per_gas),
+                 ("gas tip cap", new.max_priority_fee_per_gas, old.max_priority_fee_per_gas),
+                 ("blob gas fee cap", new.max_fee_per_blob_gas, old.max_fee_per_blob_gas))
+        for name, have, had in pairs:
+            if have <= had:
+                raise TransactionRejected(f"replacement transaction underpriced: new tx {name} {have} "
+                                          f"<= {had} queued")
+        bump = self.limits.blob_price_bump
+        for name, have, had in pairs:
+            if have < had * (100 + bump) // 100:
+                raise TransactionRejected(f"replacement transaction underpriced: new tx {name} {have} "
+                                          f"< {had} queued + {bump}% replacement penalty")
+
+    def _take_gapped(self, sender: Address) -> None:
+        """Gapped blob transactions whose turn has come join their sender's line; stale
+        ones go."""
+        waiting = sorted(self._gapped.pop(sender, []), key=lambda p: p.tx.nonce)
+        kept: list[Pooled] = []
+        for pooled in waiting:
+            next_nonce = self.chain.account(sender).nonce + len(self._blobs.get(sender, []))
+            if pooled.tx.nonce > next_nonce:
+                kept.append(pooled)
+            elif pooled.tx.nonce == next_nonce:
+                # One that no longer fits (funds, limits) is dropped, as geth drops it.
+                with contextlib.suppress(TransactionRejected):
+                    self._add_blob(pooled)
+        if kept:
+            self._gapped[sender] = kept
+
+    # -- following the chain -------------------------------------------------------------------
+
+    def _follow_head(self) -> None:
+        """When the head has moved, drop what it included (or made stale), move what no
+        longer follows the state nonce back to the queue and promote what now does."""
+        head = self.chain.head()
+        if self._head == head.hash:
+            return
+        first = self._head is None
+        self._head = head.hash
+        if first:
+            return
+        for sender in list(self._plain):
+            account = self.chain.account(sender)
+            entry = self._plain[sender]
+            for nonce in [n for n in entry.pending if n < account.nonce]:
+                self._all.pop(entry.pending.pop(nonce).hash, None)
+            expected = account.nonce
+            line = sorted(entry.pending)
+            for index, nonce in enumerate(line):
+                if nonce != expected + index:
+                    for later in line[index:]:
+                        entry.queued[later] = entry.pending.pop(later)
+                    break
+            self._promote(sender, account, head)
+        for sender in list(self._blobs):
+            account = self.chain.account(sender)
+            kept = [p for p in self._blobs[sender] if p.tx.nonce >= account.nonce]
+            for pooled in self._blobs[sender]:
+                if pooled.tx.nonce < account.nonce:
+                    self._all.pop(pooled.hash, None)
+            if kept and kept[0].tx.nonce != account.nonce:
+                for pooled in kept:
+                    self._all.pop(pooled.hash, None)
+                kept = []
+            if kept:
+                self._blobs[sender] = kept
+            else:
+                del self._blobs[sender]
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def status(self) -> tuple[int, int]:
+        """(pending, queued) counts, as txpool_status gives them: blob transactions count as
+        pending, gapped ones as queued."""
+        with self._lock:
+            self._follow_head()
+            pending = sum(len(e.pending) for e in self._plain.values())
+            queued = sum(len(e.queued) for e in self._plain.values())
+            pending += sum(len(line) for line in self._blobs.values())
+            queued += sum(len(g) for g in self._gapped.values())
+            return pending, queued
+
+    def content(self) -> PoolContent:
+        """Plain transactions by sender and nonce (geth's blob pool shows none here)."""
+        with self._lock:
+            self._follow_head()
+            return PoolContent(
+                pending={s: [e.pending[n] for n in sorted(e.pending)] for s, e in self._plain.items() if e.pending},
+                queued={s: [e.queued[n] for n in sorted(e.queued)] for s, e in self._plain.items() if e.queued},
+            )
+
+    def content_from(self, sender: Address) -> PoolContent:
+        """:meth:`content` of one sender."""
+        with self._lock:
+            self._follow_head()
+            entry = self._plain.get(sender)
+            if entry is None:
+                return PoolContent({}, {})
+            return PoolContent(
+                pending={sender: [entry.pending[n] for n in sorted(entry.pending)]} if entry.pending else {},
+                queued={sender: [entry.queued[n] for n in sorted(entry.queued)]} if entry.queued else {},
+            )
+
+    def get(self, tx_hash: Hash32) -> Pooled | None:
+        """A pooled transaction by hash (pending or queued)."""
+        with self._lock:
+            return self._all.get(tx_hash)
+
+    def executable(self) -> dict[Address, list[Pooled]]:
+        """Every sender's pending transactions in nonce order, plain and blob: what a block
+        may take from the pool."""
+        with self._lock:
+            self._follow_head()
+            out = {s: [e.pending[n] for n in sorted(e.pending)] for s, e in self._plain.items() if e.pending}
+            for sender, line in self._blobs.items():
+                out[sender] = list(line)
+            return out
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._all)
+
+
+def _authorities(tx: SetCodeTransaction) -> Iterable[Address]:
+    """The accounts a set-code transaction's authorizations delegate (those that recover)."""
+    found: list[Address] = []
+    for auth in tx.authorization_list:
+        payload = b"\x05" + rlp.encode([auth.chain_id, auth.address, auth.nonce])
+        try:
+            signature = Signature(vrs=(auth.y_parity, auth.r, auth.s))
+            found.append(bytes(signature.recover_public_key_from_msg(payload).to_canonical_address()))
+        except (BadSignature, ValueError):
+            continue
+    return found
+
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "AccountState",
+    "BackendChain",
+    "BlobSidecar",
+    "PoolChain",
+    "PoolContent",
+    "PoolLimits",
+    "Pooled",
+    "TxPool",
+    "decode_submission",
+    "effective_tip",
+    "fee_cap",
+    "tip_cap",
+]
