@@ -120,6 +120,16 @@ def go_duration(seconds: float) -> str:
     return f"{seconds * 1000:g}ms"
 
 
+class SimulationRefused(EthreadError):
+    """eth_simulateV1 refused its input or one of its calls before running it, with the code
+    geth gives that refusal (-38010 nonce too low ... -38026 a client limit, -32602, -32603,
+    -32000)."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class StateUnavailable(EthreadError):
     """The backend holds no state for the block (a history-only archive, or pruned)."""
 

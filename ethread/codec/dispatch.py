@@ -32,6 +32,7 @@ from ..methods.fees import TipOracle
 from ..methods.filters import FilterRegistry
 from ..methods.logs import DEFAULT_LIMITS, LogLimits
 from ..methods.resolve import resolve_hash
+from ..methods.simulate import simulate
 from ..models import Address, BlockRef
 from .answers import DEFAULT_ANSWERS, AnswerStyle
 from .devrpc import DEV_METHODS, DevChain, DevHandler, not_available
@@ -67,6 +68,7 @@ from .serialize import (
     fee_history_json,
     to_json,
 )
+from .simulate import parse_simulate_options, simulated_blocks_json
 
 CLIENT_VERSION = "ethread/0.1.0"
 DEFAULT_CALL_TIMEOUT = 5.0
@@ -257,6 +259,13 @@ def _create_access_list(backend: Backend, params: Params, ctx: Context) -> Any:
         state_override=_optional(params, 2, parse_state_override, ()),
         timeout=ctx.call_timeout,
     ))
+
+
+def _simulate(backend: Backend, params: Params, ctx: Context) -> Any:
+    options = _arg(params, 0, parse_simulate_options)
+    block: BlockRef = _optional(params, 1, parse_block_ref, "latest")
+    blocks = simulate(backend, options, block, timeout=ctx.call_timeout)
+    return simulated_blocks_json(blocks, options.return_full_transactions)
 
 
 def _strings(value: Any, typename: str = "[]string") -> list[str]:
@@ -502,6 +511,7 @@ METHODS: dict[str, MethodSpec] = {
     "eth_call": MethodSpec(_call, 1, 3),
     "eth_estimateGas": MethodSpec(_estimate_gas, 1, 3),
     "eth_createAccessList": MethodSpec(_create_access_list, 1, 2),
+    "eth_simulateV1": MethodSpec(_simulate, 1, 1),
     "eth_getProof": MethodSpec(_get_proof, 2, 1),
     "eth_chainId": MethodSpec(_chain_id, 0),
     "eth_blockNumber": MethodSpec(_block_number, 0),

@@ -21,6 +21,7 @@ from .logs import LogLimits, get_logs
 from .proof import get_proof
 from .raw import get_raw_block, get_raw_header, get_raw_receipts, get_raw_transaction
 from .receipts import get_block_receipts, get_transaction_receipt
+from .simulate import simulate
 from .state import (
     get_balance,
     get_code,
@@ -70,5 +71,6 @@ __all__ = [
     "get_uncle_by_block_number_and_index",
     "get_uncle_count_by_block_hash",
     "get_uncle_count_by_block_number",
+    "simulate",
     "suggest_tip_cap",
 ]

@@ -37,6 +37,10 @@ CREDITS: dict[str, int] = {
     "eth_getBlockByNumber": 80,
     "eth_getTransactionByHash": 80,
     "eth_call": 80,
+    # A simulation runs calls like eth_call and builds a block around them (state, receipts
+    # and transactions roots), up to 256 blocks and 10,000 calls under one gas cap: priced
+    # like eth_estimateGas, the other method that runs a message several times.
+    "eth_simulateV1": 300,
     # The rest of the read side, at Infura's prices (its credit cost table); a method Infura
     # does not price (eth_getStorageValues, web3_sha3, debug_getRaw*) at its default of 80.
     "eth_getTransactionReceipt": 80,

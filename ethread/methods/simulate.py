@@ -1,0 +1,861 @@
+"""eth_simulateV1: calls run as the transactions of blocks built on top of a chain's block.
+
+The simulation follows geth's (``internal/ethapi/simulate.go``):
+
+- The blocks are checked first: numbers increase (a gap is filled with empty blocks twelve
+  seconds apart), timestamps increase (twelve seconds after the block before when not given),
+  at most :data:`MAX_BLOCKS` past the base block.
+- Each block starts from the one before: its parent hash, the fee recipient, gas limit and
+  difficulty carried over (difficulty zero after the merge), the base fee zero unless
+  overridden or under ``validation`` (then the EIP-1559 rule), the excess blob gas worked out
+  from the parent. Its state overrides are applied, then the system calls of its fork (beacon
+  root, parent hash), then its calls in order, then the requests (Prague) and withdrawals.
+- A call gets geth's defaults: its nonce is the sender's, its gas what the block has left;
+  every call's gas also comes out of one budget for the whole simulation (geth's RPC gas cap).
+  It becomes a transaction (geth's type choice, no signature) whose hash the block lists.
+  Without ``validation`` nonces are not checked and a call that pays nothing is not held to
+  the base fee; with it, nonces, fee caps and the base fee are checked as in a real block.
+- A call refused before running stops the whole simulation with geth's code for the reason
+  (:class:`~ethread.errors.SimulationRefused`); a call that runs and fails (revert, out of gas)
+  is a failed transaction of its block, and its result says why.
+- Each block is assembled as a real one: state root, transactions and receipts roots, bloom,
+  gas used, blob gas, withdrawals and requests hashes, size; its hash goes into its logs and
+  into BLOCKHASH for the blocks after it.
+
+Everything runs on py-evm (each fork's own VM) over a database that reads the backend's state
+and keeps its own writes, so nothing reaches the backend. With ``trace_transfers`` every ether
+transfer (the call's value, a nested call's or create's value, a self-destruct's balance) is
+reported among the call's logs as an ERC-7528 ``Transfer`` log from 0xeeee...eeee; a call's
+logs carry log indexes counted across the block by every log emitted, those of frames that
+later failed included, as geth's tracer counts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from hashlib import sha256
+from types import SimpleNamespace
+from typing import Any
+
+import rlp
+from eth.consensus.context import ConsensusContext
+from eth.db.atomic import AtomicDB
+from eth.db.batch import BatchDB
+from eth.db.chain import ChainDB
+from eth.exceptions import Revert
+from eth.vm.chain_context import ChainContext
+from eth.vm.spoof import SpoofTransaction
+from eth_bloom.bloom import BloomFilter
+from eth_typing import Address as EvmAddress
+from eth_typing import Hash32 as Hash32Type
+from eth_utils import keccak, to_checksum_address
+from trie import HexaryTrie
+
+from ..assemble import effective_gas_price
+from ..encoding import block_item, decode_header, encode_header, encode_transaction, withdrawal_item
+from ..errors import Cancelled, ExecutionAborted, SimulationRefused, StateUnavailable, go_duration
+from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
+from ..models import (
+    Address,
+    BlobTransaction,
+    Block,
+    BlockRef,
+    CallRequest,
+    DynamicFeeTransaction,
+    Hash32,
+    Header,
+    IncludedTransaction,
+    LegacyTransaction,
+    Log,
+    SetCodeTransaction,
+    Transaction,
+    trusted_maker,
+)
+from ..simulation import (
+    CallError,
+    CallResult,
+    SimulatedBlock,
+    SimulatedBlockCalls,
+    SimulatedBlockOverrides,
+    SimulateOptions,
+)
+from . import interrupt
+from .call import decode_revert_reason, vm_error_message
+from .fees import next_base_fee
+from .message import DEFAULT_GAS, ExecutableChain, Message, floor_data_gas, to_message
+from .overrides import apply_state_overrides, with_blob_base_fee
+from .resolve import require_header
+
+__all__ = ["MAX_BLOCKS", "MAX_CALLS", "MAX_CALLS_PER_BLOCK", "simulate"]
+
+MAX_BLOCKS = 256
+"""Blocks one simulation may build, past its base block (geth's ``maxSimulateBlocks``)."""
+MAX_CALLS_PER_BLOCK = 5_000
+MAX_CALLS = 10_000
+"""Calls one simulated block, and one simulation, may hold (geth's limits)."""
+TIMESTAMP_INCREMENT = 12
+"""Seconds between simulated blocks whose time is not given."""
+
+TRANSFER_TOPIC = keccak(b"Transfer(address,address,uint256)")
+TRANSFER_ADDRESS = bytes.fromhex("ee" * 20)
+"""ERC-7528's address standing for ether, the emitter of traced transfers."""
+
+EMPTY_UNCLES_HASH = keccak(rlp.encode([]))
+EMPTY_TRIE_ROOT = keccak(rlp.encode(b""))
+ZERO_HASH = b"\x00" * 32
+ZERO_ADDRESS = b"\x00" * 20
+MAX_NONCE = 2**64 - 1
+
+# geth's codes for what it refuses in a simulation (internal/ethapi/errors.go)
+NONCE_TOO_LOW = -38010
+NONCE_TOO_HIGH = -38011
+BASE_FEE_TOO_LOW = -38012
+INTRINSIC_GAS = -38013
+INSUFFICIENT_FUNDS = -38014
+BLOCK_GAS_LIMIT_REACHED = -38015
+BLOCK_NUMBER_INVALID = -38020
+BLOCK_TIMESTAMP_INVALID = -38021
+MAX_INITCODE_SIZE_EXCEEDED = -38025
+CLIENT_LIMIT_EXCEEDED = -38026
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+VM_ERROR = -32015
+"""A call that ran and failed other than by REVERT (its result's error code)."""
+REVERTED = 3
+
+_LOG = trusted_maker(Log)
+
+
+def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef = "latest", *,
+             gas_cap: int = DEFAULT_GAS, timeout: float | None = None,
+             ) -> tuple[SimulatedBlock, ...]:
+    """The blocks of ``options`` built on the state after ``block``; see the module docstring.
+
+    ``gas_cap`` is the gas all calls together may use (geth's RPC gas cap; 0: no cap);
+    execution stops after ``timeout`` seconds for the whole simulation (geth's
+    ``--rpc.evmtimeout``). Raises :class:`~ethread.errors.SimulationRefused` for what geth
+    refuses, with its code."""
+    check_limits(options)
+    base = require_header(backend, block)
+    config = backend.chain_config()
+    if config is None:
+        raise StateUnavailable("the backend does not know the chain's fork schedule")
+    chaindb = backend.evm_database()
+    try:
+        chaindb.get_block_header_by_hash(Hash32Type(base.hash))
+    except Exception as exc:
+        raise StateUnavailable(f"no state for block {base.number}") from exc
+    simulator = _Simulator(backend, config, base, options, _overlay(chaindb),
+                           _GasBudget(gas_cap or 2**64 - 1), interrupt.TimeLimit.start(timeout))
+    return simulator.run()
+
+
+def check_limits(options: SimulateOptions) -> None:
+    """geth's bounds on a simulation's size, checked before anything runs."""
+    blocks = options.block_state_calls
+    if not blocks:
+        raise SimulationRefused("empty input", INVALID_PARAMS)
+    if len(blocks) > MAX_BLOCKS:
+        raise SimulationRefused("too many blocks", CLIENT_LIMIT_EXCEEDED)
+    total = 0
+    for planned in blocks:
+        if len(planned.calls) > MAX_CALLS_PER_BLOCK:
+            raise SimulationRefused(f"too many calls in block: {len(planned.calls)} > "
+                                    f"{MAX_CALLS_PER_BLOCK}", CLIENT_LIMIT_EXCEEDED)
+        total += len(planned.calls)
+        if total > MAX_CALLS:
+            raise SimulationRefused(f"too many calls: {total} > {MAX_CALLS}", CLIENT_LIMIT_EXCEEDED)
+
+
+def _overlay(chaindb: Any) -> Any:
+    """A py-evm chain database that reads ``chaindb``'s and keeps its own writes (the
+    simulated blocks' state), which are never written through."""
+    return ChainDB(AtomicDB(BatchDB(chaindb.db)))
+
+
+@dataclass(slots=True)
+class _GasBudget:
+    """The gas the simulation's calls may still use, all blocks together."""
+
+    remaining: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """A block of the simulation with its number and time settled (a gap's empty block has
+    no calls)."""
+
+    number: int
+    time: int
+    overrides: SimulatedBlockOverrides
+    state_overrides: tuple[Any, ...] = ()
+    calls: tuple[CallRequest, ...] = ()
+
+
+def plan_blocks(base: Header, blocks: Sequence[SimulatedBlockCalls]) -> list[_Planned]:
+    """The blocks to build: numbers and times checked and filled in, gaps filled with empty
+    blocks (geth's ``sanitizeChain``)."""
+    planned: list[_Planned] = []
+    previous_number, previous_time = base.number, base.timestamp
+    for given in blocks:
+        overrides = given.block_overrides or SimulatedBlockOverrides()
+        number = overrides.number if overrides.number is not None else previous_number + 1
+        if number <= previous_number:
+            raise SimulationRefused(f"block numbers must be in order: {number} <= {previous_number}",
+                                    BLOCK_NUMBER_INVALID)
+        if number - base.number > MAX_BLOCKS:
+            raise SimulationRefused("too many blocks", CLIENT_LIMIT_EXCEEDED)
+        for gap_number in range(previous_number + 1, number):
+            previous_time += TIMESTAMP_INCREMENT
+            planned.append(_Planned(gap_number, previous_time, SimulatedBlockOverrides()))
+        previous_number = number
+        if overrides.time is None:
+            time = previous_time + TIMESTAMP_INCREMENT
+        else:
+            time = overrides.time
+            if time <= previous_time:
+                raise SimulationRefused(f"block timestamps must be in order: {time} <= {previous_time}",
+                                        BLOCK_TIMESTAMP_INVALID)
+        previous_time = time
+        planned.append(_Planned(number, time, overrides, given.state_overrides, given.calls))
+    return planned
+
+
+class _AncestorHashes:
+    """What BLOCKHASH sees from a simulated block: the simulated blocks before it (newest
+    first), then the base block and its canonical ancestors, read when asked."""
+
+    def __init__(self, backend: ExecutableChain, base: Header, simulated: list[Hash32]) -> None:
+        self._backend = backend
+        self._base = base
+        self._simulated = simulated
+
+    def __iter__(self) -> Iterator[Hash32]:
+        yield from reversed(self._simulated)
+        yield self._base.hash
+        number = self._base.number - 1
+        while number >= 0:
+            found = self._backend.canonical_hash(number)
+            if found is None:
+                return
+            yield found
+            number -= 1
+
+
+class _Tracer:
+    """The logs of the call running, frame by frame (geth's simulate tracer): a frame's logs
+    join its caller's when it succeeds and are dropped when it fails; with transfers traced,
+    a value moved into a frame is a ``Transfer`` log at its start. ``count`` numbers every log
+    captured in the block."""
+
+    def __init__(self, transfers: bool) -> None:
+        self.transfers = transfers
+        self.frames: list[list[tuple[bytes, tuple[bytes, ...], bytes, int]]] = []
+        self.count = 0
+        self.create_pending = False
+        """Set while a create enters, so that the message it runs does not enter again."""
+
+    def reset(self) -> None:
+        self.frames = []
+
+    def enter(self, sender: bytes, to: bytes, value: int) -> None:
+        self.frames.append([])
+        if self.transfers and value > 0:
+            self.transfer(sender, to, value)
+
+    def transfer(self, sender: bytes, to: bytes, value: int) -> None:
+        if self.transfers:
+            self.log(TRANSFER_ADDRESS, (TRANSFER_TOPIC, sender.rjust(32, b"\x00"),
+                                        to.rjust(32, b"\x00")), value.to_bytes(32, "big"))
+
+    def exit(self, failed: bool) -> None:
+        if len(self.frames) <= 1:
+            if failed and self.frames:
+                self.frames[0] = []
+            return
+        frame = self.frames.pop()
+        if not failed:
+            self.frames[-1].extend(frame)
+
+    def log(self, address: bytes, topics: tuple[bytes, ...], data: bytes) -> None:
+        if not self.frames:
+            self.frames.append([])
+        self.frames[-1].append((address, topics, data, self.count))
+        self.count += 1
+
+    def logs(self) -> list[tuple[bytes, tuple[bytes, ...], bytes, int]]:
+        return self.frames[0] if self.frames else []
+
+
+@lru_cache(maxsize=64)
+def _traced_class(computation_class: type) -> type:
+    """``computation_class`` reporting frames, logs and self-destructs to the tracer its
+    state carries (``state.simulation_tracer``)."""
+    base: Any = computation_class
+
+    def apply_message(cls: Any, state: Any, message: Any, transaction_context: Any,
+                      parent_computation: Any = None) -> Any:
+        tracer: _Tracer | None = getattr(state, "simulation_tracer", None)
+        if tracer is None:
+            return base.apply_message.__func__(cls, state, message, transaction_context,
+                                               parent_computation)
+        if tracer.create_pending:  # (the message of a create: entered by the create)
+            tracer.create_pending = False
+            return base.apply_message.__func__(cls, state, message, transaction_context,
+                                               parent_computation)
+        moves_value = message.should_transfer_value and not _is_callcode(message)
+        tracer.enter(message.sender, message.storage_address, message.value if moves_value else 0)
+        computation = base.apply_message.__func__(cls, state, message, transaction_context,
+                                                  parent_computation)
+        tracer.exit(computation.is_error)
+        return computation
+
+    def apply_create_message(cls: Any, state: Any, message: Any, transaction_context: Any,
+                             parent_computation: Any = None) -> Any:
+        tracer: _Tracer | None = getattr(state, "simulation_tracer", None)
+        if tracer is None:
+            return base.apply_create_message.__func__(cls, state, message, transaction_context,
+                                                      parent_computation)
+        tracer.enter(message.sender, message.storage_address, message.value)
+        tracer.create_pending = True
+        try:
+            computation = base.apply_create_message.__func__(cls, state, message,
+                                                             transaction_context, parent_computation)
+        finally:
+            tracer.create_pending = False
+        tracer.exit(computation.is_error)
+        return computation
+
+    def add_log_entry(self: Any, account: bytes, topics: tuple[int, ...], data: bytes) -> None:
+        base.add_log_entry(self, account, topics, data)
+        tracer: _Tracer | None = getattr(self.state, "simulation_tracer", None)
+        if tracer is not None:
+            tracer.log(account, tuple(t.to_bytes(32, "big") for t in topics), data)
+
+    opcodes = dict(base.opcodes)
+    selfdestruct = opcodes.get(0xFF)
+    if selfdestruct is not None:
+        opcodes[0xFF] = _traced_selfdestruct(selfdestruct)
+    return type(base.__name__, (base,), {
+        "apply_message": classmethod(apply_message),
+        "apply_create_message": classmethod(apply_create_message),
+        "add_log_entry": add_log_entry,
+        "opcodes": opcodes,
+    })
+
+
+def _is_callcode(message: Any) -> bool:
+    """Whether a message runs another account's code in its sender's own account with value
+    (CALLCODE): geth reports no transfer for it."""
+    return (message.sender == message.storage_address
+            and message.code_address != message.storage_address
+            and not getattr(message, "is_delegation", False))
+
+
+def _traced_selfdestruct(opcode: Any) -> Any:
+    """SELFDESTRUCT reporting the balance it moves as a transfer to its beneficiary."""
+
+    def run(computation: Any) -> None:
+        tracer: _Tracer | None = getattr(computation.state, "simulation_tracer", None)
+        if tracer is None:
+            opcode(computation=computation)
+            return
+        contract = computation.msg.storage_address
+        balance = computation.state.get_balance(contract)
+        known = len(computation.beneficiaries)
+        try:
+            opcode(computation=computation)
+        finally:
+            if len(computation.beneficiaries) > known and balance > 0:
+                tracer.transfer(contract, computation.beneficiaries[-1], balance)
+
+    run.__wrapped__ = opcode  # type: ignore[attr-defined]
+    run.mnemonic = getattr(opcode, "mnemonic", "SELFDESTRUCT")  # type: ignore[attr-defined]
+    return run
+
+
+@lru_cache(maxsize=64)
+def _simulation_vm_class(vm_class: type) -> type:
+    """``vm_class`` whose ancestors' hashes are given (``simulated_hashes``) rather than read
+    from its database (a simulated parent is not there), and whose state pays the fee
+    recipient nothing for a call that pays no fees (geth skips that payment; py-evm would pay
+    it a negative tip when the block has a base fee)."""
+    base: Any = vm_class
+    state_class: Any = base.get_state_class()
+
+    def get_tip(self: Any, transaction: Any) -> int:
+        tip: int = state_class.get_tip(self, transaction)
+        return max(tip, 0)
+
+    precompiles = frozenset(state_class.computation_class.get_precompiles())
+
+    def is_address_warm(self: Any, address: bytes) -> bool:
+        # the fork's precompiles are warm wherever overrides moved them (geth warms
+        # ActivePrecompiles(rules) at every transaction's start)
+        warm: bool = self._account_db.is_address_warm(address) or address in precompiles
+        return warm
+
+    def increment_nonce(self: Any, address: bytes) -> None:
+        # a nonce at its maximum wraps to zero, as geth's uint64 does (its checks refuse such
+        # a sender only under validation)
+        self.set_nonce(address, (self.get_nonce(address) + 1) % (MAX_NONCE + 1))
+
+    quiet_state = type(state_class.__name__, (state_class,), {
+        "get_tip": get_tip, "is_address_warm": is_address_warm,
+        "increment_nonce": increment_nonce})
+    return type(base.__name__, (base,), {
+        "_state_class": quiet_state,
+        "previous_hashes": property(lambda self: self.simulated_hashes),
+    })
+
+
+class _Refusal(Exception):
+    """A call geth refuses before running it: its bare reason and geth's code for it."""
+
+    def __init__(self, reason: str, code: int) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.code = code
+
+
+@dataclass(slots=True)
+class _BlockWork:
+    """What a block collects while its calls run."""
+
+    transactions: list[Transaction] = field(default_factory=list)
+    hashes: list[Hash32] = field(default_factory=list)
+    senders: list[Address] = field(default_factory=list)
+    receipts: list[bytes] = field(default_factory=list)
+    bloom: int = 0
+    gas_used: int = 0
+    blob_gas_used: int = 0
+    results: list[tuple[bytes, list[tuple[bytes, tuple[bytes, ...], bytes, int]], int, int,
+                        int, CallError | None]] = field(default_factory=list)
+    logs: list[tuple[bytes, tuple[bytes, ...], bytes]] = field(default_factory=list)
+    """The logs of successful calls, for deposit requests."""
+
+
+class _Simulator:
+    """One simulation: the blocks built so far and the state after them."""
+
+    def __init__(self, backend: ExecutableChain, config: Any, base: Header,
+                 options: SimulateOptions, chaindb: Any, budget: _GasBudget,
+                 limit: interrupt.TimeLimit) -> None:
+        self.backend = backend
+        self.config = config
+        self.base = base
+        self.options = options
+        self.chaindb = chaindb
+        self.budget = budget
+        self.limit = limit
+        self.validate = options.validation
+        self.hashes: list[Hash32] = []
+
+    def run(self) -> tuple[SimulatedBlock, ...]:
+        planned = plan_blocks(self.base, self.options.block_state_calls)
+        out: list[SimulatedBlock] = []
+        parent = self.base
+        coinbase, gas_limit, difficulty = parent.coinbase, parent.gas_limit, parent.difficulty
+        for item in planned:
+            rules = self.config.rules(item.number, item.time)
+            overrides = item.overrides
+            # the header fields carried from the block before (geth's makeHeaders)
+            if rules.proof_of_stake:
+                difficulty = 0
+            if overrides.difficulty is not None:
+                difficulty = overrides.difficulty
+            if overrides.gas_limit is not None:
+                gas_limit = overrides.gas_limit
+            if overrides.fee_recipient is not None:
+                coinbase = overrides.fee_recipient
+            built = self._build(item, rules, parent, coinbase, gas_limit, difficulty)
+            out.append(built)
+            parent = built.block.header
+            self.hashes.append(parent.hash)
+        return tuple(out)
+
+    # -- one block ------------------------------------------------------------------------
+
+    def _build(self, item: _Planned, rules: Any, parent: Header, coinbase: Address,
+               gas_limit: int, difficulty: int) -> SimulatedBlock:
+        overrides = item.overrides
+        base_fee: int | None = None
+        if rules.base_fee:
+            if overrides.base_fee_per_gas is not None:
+                base_fee = overrides.base_fee_per_gas
+            elif self.validate:
+                base_fee = next_base_fee(self.config, parent)
+            else:
+                base_fee = 0
+        excess_blob_gas: int | None = None
+        blob_fee: int | None = None
+        if rules.blob is not None:
+            excess_blob_gas = 0
+            parent_rules = self.config.rules(parent.number, parent.timestamp)
+            if parent_rules.blob is not None:
+                excess_blob_gas = excess_blob_gas_after(
+                    rules.blob, rules.blob_reserve_price, parent.excess_blob_gas or 0,
+                    parent.blob_gas_used or 0, parent.base_fee_per_gas or 0)
+            blob_fee = blob_base_fee(rules.blob, excess_blob_gas)
+            if overrides.blob_base_fee is not None:
+                blob_fee = overrides.blob_base_fee
+        withdrawals = (overrides.withdrawals or ()) if rules.withdrawals else None
+        draft = Header(
+            parent_hash=parent.hash, uncles_hash=EMPTY_UNCLES_HASH, coinbase=coinbase,
+            state_root=parent.state_root, transactions_root=EMPTY_TRIE_ROOT,
+            receipts_root=EMPTY_TRIE_ROOT, logs_bloom=b"\x00" * 256, difficulty=difficulty,
+            number=item.number, gas_limit=gas_limit, gas_used=0, timestamp=item.time,
+            extra_data=b"", mix_hash=overrides.prev_randao or ZERO_HASH, nonce=b"\x00" * 8,
+            base_fee_per_gas=base_fee,
+            withdrawals_root=EMPTY_TRIE_ROOT if rules.withdrawals else None,
+            blob_gas_used=0 if rules.blob is not None else None,
+            excess_blob_gas=excess_blob_gas,
+            parent_beacon_block_root=(overrides.beacon_root or ZERO_HASH) if rules.beacon_root else None,
+            requests_hash=sha256().digest() if rules.requests else None,
+        )
+        vm_class: Any = _simulation_vm_class(self.config.vm_class(item.number, item.time))
+        header_class = dict(vm_class.get_block_class()._meta.fields)["header"]
+        evm_header = rlp.decode(encode_header(draft), sedes=header_class)
+        vm = vm_class(header=evm_header, chaindb=self.chaindb,
+                      chain_context=ChainContext(self.config.chain_id),
+                      consensus_context=ConsensusContext(self.chaindb.db))
+        vm.simulated_hashes = _AncestorHashes(self.backend, self.base, self.hashes)
+        state = vm.state
+        if blob_fee is not None:
+            with_blob_base_fee(state, blob_fee)
+        state.computation_class = _traced_class(state.computation_class)
+        apply_state_overrides(state, item.state_overrides)
+        tracer = _Tracer(self.options.trace_transfers)
+        # the system calls before the transactions (beacon root, parent hash)
+        vm.block_preprocessing(SimpleNamespace(header=evm_header, number=item.number))
+        state.lock_changes()
+        work = _BlockWork()
+        for index, request in enumerate(item.calls):
+            self._run_call(vm, state, tracer, rules, draft, blob_fee, work, index, request)
+        requests_hash = self._requests_hash(vm, state, rules, work) if rules.requests else None
+        if not rules.proof_of_stake:  # the miner's reward, as ethash's Finalize pays it
+            reward = vm.get_block_reward()
+            if reward:
+                state.delta_balance(EvmAddress(coinbase), reward)
+        if withdrawals:
+            for withdrawal in withdrawals:
+                state.delta_balance(EvmAddress(withdrawal.address), withdrawal.amount * 10**9)
+            for address in {w.address for w in withdrawals}:
+                if state.account_is_empty(EvmAddress(address)):
+                    state.delete_account(EvmAddress(address))
+        state.persist()
+        header = decode_header(encode_header(replace(
+            draft,
+            state_root=state.state_root,
+            transactions_root=_trie_root([encode_transaction(tx) for tx in work.transactions]),
+            receipts_root=_trie_root(work.receipts),
+            logs_bloom=work.bloom.to_bytes(256, "big"),
+            gas_used=work.gas_used,
+            blob_gas_used=work.blob_gas_used if rules.blob is not None else None,
+            withdrawals_root=(_trie_root([rlp.encode(withdrawal_item(w)) for w in withdrawals])
+                              if withdrawals is not None else None),
+            requests_hash=requests_hash,
+        )))
+        size = len(rlp.encode(block_item(header, work.transactions, (), withdrawals)))
+        included = tuple(
+            IncludedTransaction(transaction=tx, hash=tx_hash, sender=sender,
+                                block_hash=header.hash, block_number=header.number,
+                                block_timestamp=header.timestamp, index=index,
+                                gas_price=effective_gas_price(tx, base_fee))
+            for index, (tx, tx_hash, sender) in enumerate(zip(work.transactions, work.hashes,
+                                                              work.senders, strict=True)))
+        block = Block(header=header, transactions=included, uncles=(),
+                      withdrawals=tuple(withdrawals) if withdrawals is not None else None, size=size)
+        calls = tuple(
+            CallResult(return_data=output,
+                       logs=tuple(_LOG(address, topics, data, header.number, work.hashes[index],
+                                       index, header.hash, header.timestamp, log_index, False)
+                                  for address, topics, data, log_index in logs),
+                       gas_used=used, max_used_gas=peak, status=status, error=error)
+            for index, (output, logs, used, peak, status, error) in enumerate(work.results))
+        return SimulatedBlock(block=block, calls=calls)
+
+    def _requests_hash(self, vm: Any, state: Any, rules: Any, work: _BlockWork) -> bytes:
+        """EIP-7685: the deposits the block's logs made, then what the withdrawal and
+        consolidation queues hand out (their system calls change their storage)."""
+        deposit_address = _deposit_contract(self.config)
+        deposits = b"".join(_deposit_request(data) for address, topics, data in work.logs
+                            if address == deposit_address and topics and topics[0] == DEPOSIT_TOPIC)
+        collected = SimpleNamespace(block_requests=[b"\x00" + deposits])
+        vm.process_withdrawal_request_data(collected)
+        vm.process_consolidation_request_data(collected)
+        state.lock_changes()
+        digest = sha256()
+        for request in collected.block_requests:
+            if len(request) > 1:
+                digest.update(sha256(request).digest())
+        return digest.digest()
+
+    # -- one call -------------------------------------------------------------------------
+
+    def _run_call(self, vm: Any, state: Any, tracer: _Tracer, rules: Any, header: Header,
+                  blob_fee: int | None, work: _BlockWork, index: int,
+                  request: CallRequest) -> None:
+        if self.limit.deadline.expired():
+            raise SimulationRefused(f"execution aborted (timeout = {go_duration(self.limit.timeout)})",
+                                    INTERNAL_ERROR)
+        sender = request.sender or ZERO_ADDRESS
+        nonce = request.nonce if request.nonce is not None else state.get_nonce(EvmAddress(sender))
+        remaining = header.gas_limit - work.gas_used
+        wanted = request.gas if request.gas is not None else remaining
+        if remaining < wanted:
+            raise SimulationRefused(f"block gas limit reached: remaining: {remaining}, required: {wanted}",
+                                    BLOCK_GAS_LIMIT_REACHED)
+        gas = min(wanted, self.budget.remaining)
+        capped = gas < wanted
+        message = to_message(request, header.base_fee_per_gas, self.config.chain_id)
+        transaction = _transaction_of(request, message, nonce, gas, self.config.chain_id,
+                                      header.base_fee_per_gas is not None)
+        tx_hash = keccak(encode_transaction(transaction))
+        work.transactions.append(transaction)
+        work.hashes.append(tx_hash)
+        work.senders.append(sender)
+        tracer.reset()
+        evm_tx = self._evm_transaction(vm, request, message, nonce, gas,
+                                       header.base_fee_per_gas is not None)
+        try:
+            self._pre_check(state, rules, request, message, nonce, gas, header, blob_fee,
+                            evm_tx.intrinsic_gas)
+        except _Refusal as refusal:
+            raise SimulationRefused(f"err: {refusal.reason} (supplied gas {gas})", refusal.code) from None
+        state.simulation_tracer = tracer
+        state.lock_changes()
+        try:
+            with self.limit.applied(state):
+                computation = self._execute(state, evm_tx)
+        except ExecutionAborted as exc:
+            raise SimulationRefused(exc.message, INTERNAL_ERROR) from None
+        except Cancelled:
+            raise
+        finally:
+            state.simulation_tracer = None
+        before_refund = gas - computation.get_gas_remaining()
+        refund = min(computation.get_gas_refund(), before_refund // (5 if rules.base_fee else 2))
+        used = before_refund - refund
+        peak = before_refund
+        if rules.calldata_floor:
+            floor = floor_data_gas(request.data)
+            if used < floor:
+                used = floor
+                peak = max(peak, floor)
+        self.budget.remaining -= used
+        work.gas_used += used
+        blob_gas = GAS_PER_BLOB * len(request.blob_versioned_hashes or ())
+        work.blob_gas_used += blob_gas
+        failed = computation.is_error
+        receipt_logs = [] if failed else [
+            (address, tuple(t.to_bytes(32, "big") for t in topics), data)
+            for address, topics, data in computation.get_log_entries()]
+        bloom = BloomFilter()
+        for address, topics, _ in receipt_logs:
+            bloom.add(address)
+            for topic in topics:
+                bloom.add(topic)
+        work.bloom |= int(bloom)
+        work.logs.extend(receipt_logs)
+        payload = [b"" if failed else b"\x01", _int_bytes(work.gas_used),
+                   int(bloom).to_bytes(256, "big"),
+                   [[address, list(topics), data] for address, topics, data in receipt_logs]]
+        encoded = rlp.encode(payload)
+        kind = transaction.type
+        work.receipts.append(encoded if kind == 0 else bytes([kind]) + encoded)
+        error: CallError | None = None
+        output = b""
+        if failed:
+            if isinstance(computation.error, Revert):
+                reason = decode_revert_reason(computation.output)
+                error = CallError(message="execution reverted" + (f": {reason}" if reason is not None else ""),
+                                  code=REVERTED, data=bytes(computation.output))
+            else:
+                text = vm_error_message(computation.error)
+                if capped:
+                    text += " (gas limit was capped by the RPC server's global gas cap)"
+                error = CallError(message=text, code=VM_ERROR)
+            computation.error.__traceback__ = None
+        else:
+            output = bytes(computation.output)
+        work.results.append((output, [] if failed else list(tracer.logs()), used, peak,
+                             0 if failed else 1, error))
+
+    @staticmethod
+    def _execute(state: Any, evm_tx: Any) -> Any:
+        """py-evm's steps for a transaction after its validation (which geth's checks
+        replace): buy gas and bump the nonce, run, then refunds, fees and clearing."""
+        executor = state.get_transaction_executor()
+        message = executor.build_evm_message(evm_tx)
+        computation = executor.build_computation(message, evm_tx)
+        computation = executor.finalize_computation(evm_tx, computation)
+        clear = getattr(state, "clear_transient_storage", None)
+        if clear is not None:
+            clear()
+        state.lock_changes()
+        return computation
+
+    def _pre_check(self, state: Any, rules: Any, request: CallRequest, message: Message,
+                   nonce: int, gas: int, header: Header, blob_fee: int | None,
+                   intrinsic: int) -> None:
+        """geth's checks of a message before it runs, in its order and words (``preCheck``,
+        ``buyGas``, intrinsic gas, the calldata floor, the transfer)."""
+        sender = message.sender
+        name = to_checksum_address(sender)
+        if self.validate:
+            have = state.get_nonce(EvmAddress(sender))
+            if have < nonce:
+                raise _Refusal(f"nonce too high: address {name}, tx: {nonce} state: {have}", NONCE_TOO_HIGH)
+            if have > nonce:
+                raise _Refusal(f"nonce too low: address {name}, tx: {nonce} state: {have}", NONCE_TOO_LOW)
+            if have == MAX_NONCE:
+                raise _Refusal(f"nonce has max value: address {name}, nonce: {have}", INTERNAL_ERROR)
+        if rules.base_fee:
+            skip = not self.validate and message.fee_cap == 0 and message.tip_cap == 0
+            if not skip:
+                if message.fee_cap < message.tip_cap:
+                    raise _Refusal(f"max priority fee per gas higher than max fee per gas: address {name}, "
+                                   f"maxPriorityFeePerGas: {message.tip_cap}, maxFeePerGas: {message.fee_cap}",
+                                   INVALID_PARAMS)
+                base_fee = header.base_fee_per_gas or 0
+                if message.fee_cap < base_fee:
+                    raise _Refusal(f"max fee per gas less than block base fee: address {name}, "
+                                   f"maxFeePerGas: {message.fee_cap}, baseFee: {base_fee}", BASE_FEE_TOO_LOW)
+        hashes = request.blob_versioned_hashes
+        if hashes is not None:
+            if request.to is None:
+                raise _Refusal("blob transaction of type create", INTERNAL_ERROR)
+            if not hashes:
+                raise _Refusal("blob transaction missing blob hashes", INTERNAL_ERROR)
+            if rules.max_blobs_per_tx is not None and len(hashes) > rules.max_blobs_per_tx:
+                raise _Refusal("blob transaction has too many blobs", INTERNAL_ERROR)
+            for position, blob_hash in enumerate(hashes):
+                if blob_hash[0] != 0x01:
+                    raise _Refusal(f"blob {position} has invalid hash version", INTERNAL_ERROR)
+        blob_gas = GAS_PER_BLOB * len(hashes or ()) if rules.blob is not None else 0
+        blob_fee_cap = message.blob_fee_cap or 0
+        checks_blob_fee = self.validate or blob_fee_cap != 0  # (a call paying none is let through)
+        if blob_gas and checks_blob_fee and blob_fee_cap < (blob_fee or 0):
+            raise _Refusal(f"max fee per blob gas less than block blob gas fee: address {name} "
+                           f"blobGasFeeCap: {blob_fee_cap}, blobBaseFee: {blob_fee}", INTERNAL_ERROR)
+        if request.authorization_list is not None:
+            if request.to is None:
+                raise _Refusal(f"EIP-7702 transaction cannot be used to create contract (sender {name})",
+                               INTERNAL_ERROR)
+            if not request.authorization_list:
+                raise _Refusal(f"EIP-7702 transaction with empty auth list (sender {name})", INTERNAL_ERROR)
+        limit = rules.max_initcode_size
+        if request.to is None and limit is not None and len(request.data) > limit:
+            raise _Refusal(f"max initcode size exceeded: code size {len(request.data)} limit {limit}",
+                           MAX_INITCODE_SIZE_EXCEEDED)
+        want = gas * message.fee_cap + request.value + blob_gas * blob_fee_cap
+        have_balance = state.get_balance(EvmAddress(sender))
+        if have_balance < want:
+            raise _Refusal(f"insufficient funds for gas * price + value: address {name} have "
+                           f"{have_balance} want {want}", INSUFFICIENT_FUNDS)
+        if gas < intrinsic:
+            raise _Refusal(f"intrinsic gas too low: have {gas}, want {intrinsic}", INTRINSIC_GAS)
+        if rules.calldata_floor:
+            floor = floor_data_gas(request.data)
+            if gas < floor:
+                raise _Refusal(f"insufficient gas for floor data gas cost: have {gas}, want {floor}",
+                               INTERNAL_ERROR)
+        paid = gas * message.gas_price + blob_gas * (blob_fee or 0)
+        if request.value and have_balance - paid < request.value:
+            raise _Refusal(f"insufficient funds for transfer: address {name}", INSUFFICIENT_FUNDS)
+
+    def _evm_transaction(self, vm: Any, request: CallRequest, message: Message, nonce: int,
+                         gas: int, london: bool) -> Any:
+        """The call as the unsigned py-evm transaction it executes as, from its sender."""
+        builder = vm.get_transaction_builder()
+        chain_id = self.config.chain_id
+        to = request.to or b""
+        access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
+                       for e in request.access_list or ()]
+        common: dict[str, Any] = dict(nonce=nonce, gas=gas, to=to, value=request.value, data=request.data)
+        if not london:
+            if request.access_list is not None and hasattr(builder, "new_unsigned_access_list_transaction"):
+                tx = builder.new_unsigned_access_list_transaction(
+                    chain_id=chain_id, gas_price=message.gas_price, access_list=access_list, **common)
+            else:
+                tx = builder.create_unsigned_transaction(gas_price=message.gas_price, **common)
+        else:
+            fees: dict[str, Any] = dict(chain_id=chain_id, max_priority_fee_per_gas=message.tip_cap,
+                                        max_fee_per_gas=message.fee_cap, access_list=access_list, **common)
+            if request.authorization_list is not None:
+                from eth.vm.forks.prague.transactions import Authorization as EvmAuthorization
+
+                tx = builder.new_unsigned_set_code_transaction(authorization_list=[
+                    EvmAuthorization(a.chain_id, a.address, a.nonce, a.y_parity, a.r, a.s)
+                    for a in request.authorization_list], **fees)
+            elif request.blob_versioned_hashes is not None:
+                tx = builder.new_unsigned_blob_transaction(
+                    max_fee_per_blob_gas=message.blob_fee_cap or 0,
+                    blob_versioned_hashes=list(request.blob_versioned_hashes), **fees)
+            else:
+                tx = builder.new_unsigned_dynamic_fee_transaction(**fees)
+        return SpoofTransaction(tx, from_=EvmAddress(message.sender))
+
+
+def _transaction_of(request: CallRequest, message: Message, nonce: int, gas: int, chain_id: int,
+                    london: bool) -> Transaction:
+    """The call as the unsigned transaction the block lists (geth's ``ToTransaction`` with a
+    dynamic-fee default: a legacy one when a gas price is given or before London)."""
+    access = request.access_list or ()
+    if request.gas_price is not None or not london:
+        return LegacyTransaction(nonce=nonce, gas_price=request.gas_price or 0, gas=gas, to=request.to,
+                                 value=request.value, data=request.data, v=0, r=0, s=0)
+    fee_cap = request.max_fee_per_gas or 0
+    tip = request.max_priority_fee_per_gas or 0
+    if request.authorization_list is not None:
+        return SetCodeTransaction(chain_id=chain_id, nonce=nonce, max_priority_fee_per_gas=tip,
+                                  max_fee_per_gas=fee_cap, gas=gas, to=request.to or ZERO_ADDRESS,
+                                  value=request.value, data=request.data, access_list=access,
+                                  authorization_list=request.authorization_list,
+                                  y_parity=0, r=0, s=0)
+    if request.blob_versioned_hashes is not None:
+        return BlobTransaction(chain_id=chain_id, nonce=nonce, max_priority_fee_per_gas=tip,
+                               max_fee_per_gas=fee_cap, gas=gas, to=request.to or ZERO_ADDRESS,
+                               value=request.value, data=request.data, access_list=access,
+                               max_fee_per_blob_gas=message.blob_fee_cap or 0,
+                               blob_versioned_hashes=request.blob_versioned_hashes,
+                               y_parity=0, r=0, s=0)
+    return DynamicFeeTransaction(chain_id=chain_id, nonce=nonce, max_priority_fee_per_gas=tip,
+                                 max_fee_per_gas=fee_cap, gas=gas, to=request.to, value=request.value,
+                                 data=request.data, access_list=access, y_parity=0, r=0, s=0)
+
+
+DEPOSIT_TOPIC = bytes.fromhex("649bbc62d0e31342afea4e5cd82d4049e7e1ee912fc0889aa790803be39038c5")
+"""The deposit contract's ``DepositEvent`` topic."""
+MAINNET_DEPOSIT_CONTRACT = bytes.fromhex("00000000219ab540356cbb839cbe05303d7705fa")
+
+
+def _deposit_contract(config: Any) -> bytes:
+    """The chain's deposit contract (its genesis ``depositContractAddress``, else mainnet's)."""
+    given = (getattr(config, "source", None) or {}).get("depositContractAddress")
+    if isinstance(given, str):
+        return bytes.fromhex(given[2:] if given.startswith("0x") else given)
+    return MAINNET_DEPOSIT_CONTRACT
+
+
+def _deposit_request(data: bytes) -> bytes:
+    """A deposit request's bytes from its ``DepositEvent`` data (public key, withdrawal
+    credentials, amount, signature, index)."""
+    return data[192:240] + data[288:320] + data[352:360] + data[416:512] + data[544:552]
+
+
+def _trie_root(items: Sequence[bytes]) -> bytes:
+    """The root of the trie of ``items`` keyed by their RLP-encoded positions."""
+    trie = HexaryTrie({})
+    for position, item in enumerate(items):
+        trie[rlp.encode(position)] = item
+    root: bytes = trie.root_hash
+    return root
+
+
+def _int_bytes(value: int) -> bytes:
+    return value.to_bytes((value.bit_length() + 7) // 8, "big")
+
