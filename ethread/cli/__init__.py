@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 # Modules providing subcommands; each has register(subparsers) and sets args.run.
-SUBCOMMAND_MODULES = ("ethread.cli.serve", "ethread.cli.storage")
+SUBCOMMAND_MODULES = ("ethread.cli.serve", "ethread.cli.storage", "ethread.cli.statetest")
 
 
 def build_parser() -> argparse.ArgumentParser:

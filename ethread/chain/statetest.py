@@ -1,0 +1,222 @@
+"""Run execution-spec-tests state fixtures: each vector's transaction applied with py-evm to
+its pre-state, under its fork's VM, and the resulting state root and logs compared with the
+fixture's.
+
+A fixture file maps a test name to ``env`` (the block the transaction runs in), ``pre`` (the
+accounts), ``transaction`` and ``post``: for each fork, a list of vectors, each with the signed
+transaction (``txbytes``), the post-state root (``hash``), the hash of its logs' RLP (``logs``)
+and, for a transaction that must be refused, ``expectException``. A refused transaction leaves
+the state as it was, so its vector's root is the pre-state's.
+
+The results read as geth's ``evm statetest`` writes them: one per vector, in the file's order
+(:meth:`StateTestResult.as_json`). As there, the hashes of earlier blocks (BLOCKHASH) are
+``keccak(str(number))``, since a state fixture carries none.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import rlp
+from eth.abc import VirtualMachineAPI
+from eth.chains.base import ChainContext
+from eth.consensus.context import ConsensusContext
+from eth.db.account import AccountDB
+from eth.db.atomic import AtomicDB
+from eth.db.chain import ChainDB
+from eth_hash.auto import keccak
+from eth_utils import ValidationError
+
+from ..errors import EthreadError
+from ..evm import BlobParams, osaka_vm, prague_vm
+from ..forks import ChainConfig, fork_named
+
+
+class FixtureError(EthreadError):
+    """A state fixture that cannot be read: no such file, not JSON, not a state test."""
+
+
+@dataclass(frozen=True, slots=True)
+class StateTestResult:
+    """The outcome of one vector (a test, a fork, one of its post entries)."""
+
+    name: str
+    """The test's name (the key in its file)."""
+    fork: str
+    """The fork, as the fixture names it."""
+    passed: bool
+    """Whether the state root, the logs and the refusal (or not) are the fixture's."""
+    state_root: bytes
+    """The state root after the transaction (the pre-state's when it was refused)."""
+    error: str
+    """Why the vector failed; empty when it passed."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The vector as geth's ``evm statetest`` reports one."""
+        return {"name": self.name, "pass": self.passed,
+                "stateRoot": "0x" + self.state_root.hex(), "fork": self.fork,
+                "error": self.error}
+
+
+def vm_for_fork(fork: str, blob_schedule: dict[str, Any] | None = None,
+                chain_id: int = 1) -> type[VirtualMachineAPI]:
+    """The VM class of a fixture's fork name (``"Osaka"``, ``"EIP158"``, ethread's names
+    too). Prague, Osaka and the BPO forks take their blob parameters from ``blob_schedule`` (a
+    fixture's ``config.blobSchedule``) when it names them, and run on ethread's VMs
+    (:mod:`ethread.evm`); older forks run on the VM ethread's fork table gives them. Raises
+    :class:`FixtureError` for a fork it does not know."""
+    try:
+        row = fork_named(fork)
+    except KeyError:
+        raise FixtureError(f"unknown fork {fork!r}") from None
+    if row.vm_base in ("prague", "osaka"):
+        entry = (blob_schedule or {}).get(fork)
+        blob = row.blob if entry is None else BlobParams(
+            target=_int(entry["target"]), max=_int(entry["max"]),
+            update_fraction=_int(entry["baseFeeUpdateFraction"]))
+        assert blob is not None
+        vm: Any = prague_vm(blob) if row.vm_base == "prague" else osaka_vm(blob)
+    else:
+        vm = ChainConfig.from_fork(row.name, chain_id).vm_class(0, 0)
+    return _state_test_vm(vm)  # type: ignore[no-any-return]
+
+
+@cache
+def _state_test_vm(vm_class: Any) -> Any:
+    """``vm_class`` answering BLOCKHASH with the state tests' convention (see the module)."""
+    return type(vm_class.__name__, (vm_class,), {"previous_hashes": property(_test_block_hashes),
+                                                 "__module__": __name__})
+
+
+def _test_block_hashes(vm: Any) -> tuple[bytes, ...]:
+    number = vm.get_header().block_number
+    return tuple(keccak(str(n).encode()) for n in range(number - 1, max(number - 257, -1), -1))
+
+
+def _int(value: Any) -> int:
+    return int(value, 16) if isinstance(value, str) else int(value)
+
+
+def _bytes(value: str) -> bytes:
+    return bytes.fromhex(value.removeprefix("0x"))
+
+
+def read_fixture(path: str | Path) -> dict[str, Any]:
+    """A fixture file's tests, by name. Raises :class:`FixtureError` for a file that is
+    missing, unreadable, not JSON, or not an object of state tests."""
+    try:
+        text = Path(path).read_bytes()
+    except OSError as exc:
+        raise FixtureError(f"{path}: {exc.strerror or exc}") from None
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise FixtureError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(document, dict) or not all(map(_is_state_test, document.values())):
+        raise FixtureError(f"{path}: not a state test fixture (an object of tests, each with "
+                           "env, pre, transaction and post entries with hash, logs and txbytes)")
+    return document
+
+
+def _is_state_test(test: Any) -> bool:
+    return (isinstance(test, dict) and {"env", "pre", "transaction", "post"} <= test.keys()
+            and isinstance(test["post"], dict)
+            and all(isinstance(entries, list) and all(
+                isinstance(entry, dict) and {"hash", "logs", "txbytes"} <= entry.keys()
+                for entry in entries) for entries in test["post"].values()))
+
+
+def run_file(path: str | Path) -> list[StateTestResult]:
+    """Every vector of a fixture file, in its order."""
+    return [result for name, test in read_fixture(path).items() for result in run_test(name, test)]
+
+
+def run_test(name: str, test: dict[str, Any]) -> Iterator[StateTestResult]:
+    """Every vector of one test: each fork in the file's order, each post entry in its order."""
+    db = AtomicDB()
+    pre_root = _write_pre_state(db, test["pre"])
+    config = test.get("config") or {}
+    schedule = config.get("blobSchedule")
+    chain_id = _int(config.get("chainid", 1))
+    for fork, entries in test["post"].items():
+        try:
+            vm_class = vm_for_fork(fork, schedule, chain_id)
+        except FixtureError as exc:
+            for _ in entries:
+                yield StateTestResult(name, fork, False, pre_root, str(exc))
+            continue
+        for entry in entries:
+            yield _run_vector(name, fork, vm_class, db, pre_root, chain_id, test["env"], entry)
+
+
+def _write_pre_state(db: AtomicDB, pre: dict[str, Any]) -> bytes:
+    accounts = AccountDB(db)
+    for address, account in pre.items():
+        key = _bytes(address)
+        accounts.set_balance(key, _int(account.get("balance", 0)))  # type: ignore[arg-type]
+        accounts.set_nonce(key, _int(account.get("nonce", 0)))  # type: ignore[arg-type]
+        accounts.set_code(key, _bytes(account.get("code", "0x")))  # type: ignore[arg-type]
+        for slot, value in (account.get("storage") or {}).items():
+            accounts.set_storage(key, _int(slot), _int(value))  # type: ignore[arg-type]
+    accounts.persist()
+    return bytes(accounts.state_root)
+
+
+def _header(vm_class: Any, env: dict[str, Any], state_root: bytes) -> Any:
+    """The block the vector's transaction runs in, from the fixture's ``env``."""
+    header_class = dict(vm_class.get_block_class()._meta.fields)["header"]
+    fields = {
+        "coinbase": _bytes(env["currentCoinbase"]),
+        "difficulty": _int(env.get("currentDifficulty", 0)),
+        "block_number": _int(env["currentNumber"]),
+        "gas_limit": _int(env["currentGasLimit"]),
+        "timestamp": _int(env["currentTimestamp"]),
+        "state_root": state_root,
+        "base_fee_per_gas": _int(env.get("currentBaseFee", 0)),
+        "excess_blob_gas": _int(env.get("currentExcessBlobGas", 0)),
+    }
+    if "currentRandom" in env and vm_class.consensus_class.__name__ != "PowConsensus":
+        fields["mix_hash"] = _bytes(env["currentRandom"])
+    if "currentBeaconRoot" in env:
+        fields["parent_beacon_block_root"] = _bytes(env["currentBeaconRoot"])
+    known = set(header_class._meta.field_names)
+    return header_class(**{key: value for key, value in fields.items() if key in known})
+
+
+def _run_vector(name: str, fork: str, vm_class: Any, db: AtomicDB, pre_root: bytes,
+                chain_id: int, env: dict[str, Any], entry: dict[str, Any]) -> StateTestResult:
+    expected_error = entry.get("expectException")
+    header = _header(vm_class, env, pre_root)
+    vm = vm_class(header=header, chaindb=ChainDB(db), chain_context=ChainContext(chain_id),
+                  consensus_context=ConsensusContext(db))
+    refusal = None
+    root, logs_hash = pre_root, keccak(rlp.encode([]))
+    try:
+        transaction = vm.get_transaction_builder().decode(_bytes(entry["txbytes"]))
+        receipt, _ = vm.apply_transaction(header, transaction)
+    except (ValidationError, rlp.DecodingError, rlp.DeserializationError) as exc:
+        refusal = f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # a vector py-evm cannot run fails; the run goes on
+        return StateTestResult(name, fork, False, pre_root, f"{type(exc).__name__}: {exc}")
+    else:
+        vm.state.persist()
+        root = bytes(vm.state.state_root)
+        logs_hash = keccak(rlp.encode(receipt.logs))
+    want_root = _bytes(entry["hash"])
+    if refusal is not None and expected_error is None:
+        error = f"unexpected error: {refusal}"
+    elif refusal is None and expected_error is not None:
+        error = f"expected error {expected_error}, got no error"
+    elif root != want_root:
+        error = f"post state root mismatch: got 0x{root.hex()}, want 0x{want_root.hex()}"
+    elif logs_hash != _bytes(entry["logs"]):
+        error = (f"post state logs hash mismatch: got 0x{logs_hash.hex()}, "
+                 f"want {entry['logs']}")
+    else:
+        error = ""
+    return StateTestResult(name, fork, not error, root, error)
