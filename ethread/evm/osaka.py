@@ -109,12 +109,14 @@ class OsakaVM(BlobScheduledVM):
         super().validate_block(block)
 
 
-@cache
 def osaka_vm(blob: BlobParams = OSAKA_BLOBS) -> type[OsakaVM]:
     """The Osaka VM under ``blob``: Osaka's own parameters, or a blob-parameter-only fork's
     (EIP-7892). One class per parameters, made once."""
-    if blob == OSAKA_BLOBS:
-        return OsakaVM
+    return OsakaVM if blob == OSAKA_BLOBS else _bpo_vm(blob)
+
+
+@cache
+def _bpo_vm(blob: BlobParams) -> type[OsakaVM]:
     state = type("OsakaState", (OsakaState,), {"blob_params": blob, "__module__": __name__})
     return type("OsakaVM", (OsakaVM,),
                 {"blob_params": blob, "_state_class": state, "__module__": __name__})

@@ -110,9 +110,13 @@ class BlobScheduledVM(PragueVM):
                 f"total blob gas used ({used}).")
 
 
-@cache
 def prague_vm(blob: BlobParams = PRAGUE_BLOBS) -> type[BlobScheduledVM]:
-    """Prague's VM under ``blob`` (one class per parameters)."""
+    """Prague's VM under ``blob`` (one class per parameters, made once)."""
+    return _prague_vm(blob)
+
+
+@cache
+def _prague_vm(blob: BlobParams) -> type[BlobScheduledVM]:
     state = type("PragueState", (BlobScheduledState,), {"blob_params": blob, "__module__": __name__})
     return type("PragueVM", (BlobScheduledVM,),
                 {"blob_params": blob, "_state_class": state, "__module__": __name__})
