@@ -20,13 +20,12 @@ import pytest
 
 import ethread
 from ethread.codec.dispatch import Context, call_method
-from ethread.codec.txpool_rpc import PayloadAttributes
 from ethread.devchain import DevChain
 from ethread.devchain.builder import ForkSchedule
 from ethread.devchain.payload import BuildFailed
 from ethread.devchain.served_pool import ServedPool
 from ethread.devchain.signing import DevAccount, dev_accounts, sign_transaction
-from ethread.devchain.txpool import BlobSidecar, PoolLimits, Pooled
+from ethread.devchain.txpool import BlobSidecar, Pooled, PoolLimits
 from ethread.encoding import encode_transaction, transaction_hash
 from ethread.errors import MethodNotFound, TransactionRejected
 from ethread.models import (
@@ -197,9 +196,9 @@ def test_replacement_needs_ten_percent_more(setup: Setup) -> None:
     sender = setup.accounts[3]
     old = dynamic(sender, 0, tip=GWEI, fee=10 * GWEI)
     setup.send(raw(old))
-    with pytest.raises(TransactionRejected, match="^already known$"):
+    with pytest.raises(TransactionRejected, match=r"^already known$"):
         setup.send(raw(old))
-    with pytest.raises(TransactionRejected, match="^replacement transaction underpriced$"):
+    with pytest.raises(TransactionRejected, match=r"^replacement transaction underpriced$"):
         setup.send(raw(dynamic(sender, 0, tip=GWEI * 105 // 100, fee=11 * GWEI)))
     new = dynamic(sender, 0, tip=GWEI * 110 // 100, fee=11 * GWEI)
     setup.send(raw(new))
@@ -209,7 +208,7 @@ def test_replacement_needs_ten_percent_more(setup: Setup) -> None:
     assert setup.served.pool.get(transaction_hash(old)) is None
     # a queued transaction is replaced by the same rule
     setup.send(raw(dynamic(sender, 5)))
-    with pytest.raises(TransactionRejected, match="^replacement transaction underpriced$"):
+    with pytest.raises(TransactionRejected, match=r"^replacement transaction underpriced$"):
         setup.send(raw(dynamic(sender, 5, value=2)))
 
 
@@ -311,10 +310,10 @@ def test_build_block_checks(setup: Setup) -> None:
     empty = _build(setup, [])
     assert empty["executionPayload"]["transactions"] == [] and empty["blockValue"] == "0x0"
     assert empty["executionRequests"] == [] and empty["blobsBundle"]["blobs"] == []
-    with pytest.raises(BuildFailed, match="^parentHash is not current head$"):
+    with pytest.raises(BuildFailed, match=r"^parentHash is not current head$"):
         setup.rpc("testing_buildBlockV1", "0x" + "00" * 32, _attributes(setup), [])
     stale = dict(_attributes(setup), timestamp=hex(setup.chain.head.timestamp))
-    with pytest.raises(BuildFailed, match="^invalid timestamp, parent"):
+    with pytest.raises(BuildFailed, match=r"^invalid timestamp, parent"):
         _build(setup, [], stale)
     sender = setup.accounts[9]
     address = "0x" + sender.address.hex()
@@ -339,7 +338,7 @@ def test_the_pool_in_total_is_bounded(setup: Setup) -> None:
     served = ServedPool(setup.chain.backend, limits=PoolLimits(global_slots=1, global_queue=1))
     served.submit(raw(dynamic(setup.accounts[2], 0, tip=GWEI)))
     served.submit(raw(dynamic(setup.accounts[3], 0, tip=GWEI)))
-    with pytest.raises(TransactionRejected, match="^transaction underpriced$"):
+    with pytest.raises(TransactionRejected, match=r"^transaction underpriced$"):
         served.submit(raw(dynamic(setup.accounts[4], 0, tip=GWEI)))
     served.submit(raw(dynamic(setup.accounts[4], 0, tip=2 * GWEI)))  # pushes a cheaper one out
     assert served.status() == (2, 0)
@@ -401,7 +400,7 @@ def test_blob_transactions(setup: Setup) -> None:
     assert setup.send(_network(tx, sidecar)) == "0x" + transaction_hash(tx).hex()
     assert setup.rpc("txpool_status") == {"pending": "0x1", "queued": "0x0"}
     assert setup.rpc("txpool_content") == {"pending": {}, "queued": {}}  # as geth's blob pool
-    with pytest.raises(TransactionRejected, match="^address already reserved$"):
+    with pytest.raises(TransactionRejected, match=r"^address already reserved$"):
         setup.send(raw(dynamic(sender, 1)))
     bumped, sidecar2 = _blob_tx(sender, 0, fee=15 * GWEI, tip=2 * GWEI, blob_fee=20 * GWEI)
     with pytest.raises(TransactionRejected) as caught:
@@ -420,13 +419,13 @@ def test_blob_transactions(setup: Setup) -> None:
 def test_blob_sidecar_checks(setup: Setup) -> None:
     sender = setup.accounts[7]
     tx, sidecar = _blob_tx(sender, 0, hashes=(b"\x01" + b"\x00" * 31,))
-    with pytest.raises(TransactionRejected, match="^blob 0: computed hash 0x01"):
+    with pytest.raises(TransactionRejected, match=r"^blob 0: computed hash 0x01"):
         setup.send(_network(tx, sidecar))
     tx, sidecar = _blob_tx(sender, 0)
-    with pytest.raises(TransactionRejected, match="^missing sidecar in blob transaction$"):
+    with pytest.raises(TransactionRejected, match=r"^missing sidecar in blob transaction$"):
         setup.send(raw(tx))
     broken = dataclasses.replace(sidecar, proofs=(sidecar.proofs[1],) * 128)
-    with pytest.raises(TransactionRejected, match="^KZG verification error"):
+    with pytest.raises(TransactionRejected, match=r"^KZG verification error"):
         setup.send(_network(tx, broken))
     # a version-0 sidecar is given cell proofs, as geth's eth_sendRawTransaction does
     tx0, sidecar0 = _blob_tx(sender, 0, version=0)

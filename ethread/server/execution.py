@@ -58,6 +58,7 @@ INLINE_METHODS = frozenset({"eth_chainId", "eth_blockNumber", "net_version",
                             "web3_clientVersion", "eth_syncing", "eth_accounts", "net_listening",
                             "net_peerCount"})
 SLOW_METHODS = frozenset({"eth_call", "eth_estimateGas", "eth_createAccessList", "eth_simulateV1",
+                          "eth_sendRawTransaction", "testing_buildBlockV1",
                           "eth_getLogs",
                           "eth_getProof", "eth_getStorageValues",
                           "eth_feeHistory", "eth_getFilterLogs", "eth_getFilterChanges"})
