@@ -22,7 +22,14 @@ from typing import NoReturn
 
 from ..backend import Pointer
 from ..era1.accumulator import EPOCH_SIZE
-from ..era1.file import Era1File, Era1Name
+from ..era1.archive import (
+    ArchiveFile,
+    archive_network_and_epoch,
+    archive_paths,
+    check_name,
+    lacks_receipts,
+    open_archive,
+)
 from ..errors import StateUnavailable, StoreError
 from ..forks import ChainConfig, network_config
 from ..models import Address, Hash32
@@ -51,7 +58,7 @@ class _EraRecords:
             return None
         return self._index.hash_at(number)
 
-    def _held(self, block_hash: Hash32) -> tuple[Era1File, int] | None:
+    def _held(self, block_hash: Hash32) -> tuple[ArchiveFile, int] | None:
         number = self._index.number_of(block_hash)
         era = self._file(number) if number is not None else None
         if era is None or number is None:
@@ -62,7 +69,7 @@ class _EraRecords:
         held = self._held(block_hash)
         return held[0].header_rlp(held[1]) if held is not None else None
 
-    def _block_record(self, era: Era1File, number: int) -> BlockRecord:
+    def _block_record(self, era: ArchiveFile, number: int) -> BlockRecord:
         return BlockRecord(era.header_rlp(number), era.body_rlp(number),
                            self._index.senders(number) or [])
 
@@ -134,21 +141,29 @@ class EraBackend(CachedHistory):
         self.folder = Path(folder)
         if not self.folder.is_dir():
             raise StoreError(f"no Era1 folder at {self.folder}")
-        self._files: dict[int, Era1File] = {}
+        self._files: dict[int, ArchiveFile] = {}
+        self.set_aside: list[Path] = []
+        """Files not served: an ``ere`` file of the ``noreceipts`` profile for an epoch that a
+        complete file (Era1, or ``ere`` with receipts) of the folder also holds."""
         networks: set[str] = set()
-        for path in sorted(self.folder.glob("*.era1")):
-            name = Era1Name.parse(path.name)
-            if name is None:
-                raise StoreError(f"{path}: not an Era1 file name "
-                                 "(<network>-<epoch>-<root prefix>.era1)")
-            era = Era1File(path)
-            self._check_name(era, name)
-            if name.epoch in self._files:
-                raise StoreError(f"{path}: a second file for epoch {name.epoch}")
-            self._files[name.epoch] = era
-            networks.add(name.network)
+        by_epoch: dict[int, list[Path]] = {}
+        for path in archive_paths(self.folder):
+            network, epoch = archive_network_and_epoch(path)
+            by_epoch.setdefault(epoch, []).append(path)
+            networks.add(network)
+        for epoch, paths in sorted(by_epoch.items()):
+            if len(paths) > 1:
+                complete = [p for p in paths if not lacks_receipts(p)]
+                if len(complete) != 1:
+                    raise StoreError(f"{paths[1]}: a second file for epoch {epoch} (beside "
+                                     f"{paths[0].name})")
+                self.set_aside.extend(p for p in paths if p not in complete)
+                paths = complete
+            era: ArchiveFile = open_archive(paths[0])
+            check_name(era)
+            self._files[epoch] = era
         if not self._files:
-            raise StoreError(f"no Era1 files in {self.folder}")
+            raise StoreError(f"no Era1 files (nor ere files) in {self.folder}")
         if len(networks) > 1:
             raise StoreError(f"{self.folder} mixes Era1 files of several networks: "
                              f"{', '.join(sorted(networks))}")
@@ -174,22 +189,19 @@ class EraBackend(CachedHistory):
             self._index.ensure(era, report if progress is not None else None)
             done += era.count
 
-    @staticmethod
-    def _check_name(era: Era1File, name: Era1Name) -> None:
-        if era.start != name.epoch * EPOCH_SIZE:
-            raise StoreError(f"{era.path}: holds blocks from {era.start}, but its name says "
-                             f"epoch {name.epoch} (block {name.epoch * EPOCH_SIZE})")
-        if era.accumulator()[:4].hex() != name.root_prefix:
-            raise StoreError(f"{era.path}: accumulator root 0x{era.accumulator().hex()} does "
-                             f"not match the name's {name.root_prefix}")
-
     @property
     def index_path(self) -> Path:
         """Where the SQLite sidecar index of the folder lives (see :func:`default_index_path`)."""
         return self._index.path
 
     def _location(self) -> dict[str, str]:
-        return {"folder": f"{self.folder} ({len(self._files)} Era1 files)",
+        kinds = [era.kind for era in self._files.values()]
+        held = ", ".join(f"{kinds.count(k)} {'Era1' if k == 'era1' else k} files"
+                         for k in ("era1", "ere") if k in kinds)
+        if self.set_aside:
+            held += f"; set aside, a complete file holds their epochs: " \
+                f"{', '.join(p.name for p in self.set_aside)}"
+        return {"folder": f"{self.folder} ({held})",
                 "index": str(self.index_path)}
 
     def __repr__(self) -> str:
@@ -212,11 +224,11 @@ class EraBackend(CachedHistory):
 
     # -- archive access ------------------------------------------------------------------------
 
-    def files(self) -> list[Era1File]:
-        """The open Era1 files, in block order."""
+    def files(self) -> list[ArchiveFile]:
+        """The open archive files (Era1 and ere), in block order."""
         return [self._files[epoch] for epoch in sorted(self._files)]
 
-    def _file(self, number: int) -> Era1File | None:
+    def _file(self, number: int) -> ArchiveFile | None:
         era = self._files.get(number // EPOCH_SIZE)
         if era is None or not era.start <= number < era.end:
             return None

@@ -26,8 +26,8 @@ from eth_utils import keccak
 from ..canonical import decode_consensus_receipts, recover_senders
 from ..encoding import DecodeError
 from ..era1.accumulator import accumulator_root
+from ..era1.archive import ArchiveFile
 from ..era1.e2store import FormatError
-from ..era1.file import Era1File
 from ..models import Address, Hash32
 from ..progress import Progress
 from .logindex import encode_log_record
@@ -78,7 +78,7 @@ class HistoryIndex:
         """Whether the Era1 file of this name has been indexed."""
         return self._one("SELECT 1 FROM files WHERE name = ?", name) is not None
 
-    def ensure(self, era: Era1File, progress: Progress | None = None) -> None:
+    def ensure(self, era: ArchiveFile, progress: Progress | None = None) -> None:
         """Index ``era`` unless it already is (by this process or another one)."""
         name = era.path.name
         if self.has_file(name):
@@ -96,17 +96,19 @@ class HistoryIndex:
                 self._db.execute("ROLLBACK")
                 raise
 
-    def _index_file(self, era: Era1File, progress: Progress | None) -> None:
+    def _index_file(self, era: ArchiveFile, progress: Progress | None) -> None:
         db = self._db
         records: list[tuple[Hash32, int]] = []
         for number in range(era.start, era.end):
             header, body, receipts, td = era.raw_tuple(number)
             block_hash = keccak(header)
-            records.append((block_hash, td))
             try:
+                # Era1's accumulator covers every block; ere's only the proof-of-work ones.
+                if td is not None and (era.kind == "era1" or rlp.decode(header)[7]):
+                    records.append((block_hash, td))
                 senders = recover_senders(body)
                 tx_items = rlp.decode(body)[0]
-                consensus = decode_consensus_receipts(receipts)
+                consensus = decode_consensus_receipts(receipts) if receipts is not None else []
             except (DecodeError, rlp.DecodingError, IndexError) as exc:
                 raise FormatError(str(era.path), era.offset(number),
                                   f"block {number}: {exc}") from None
@@ -136,7 +138,8 @@ class HistoryIndex:
                            (number, encode_log_record(block_hash, timestamp, entries)))
             if progress is not None and (number - era.start) % 512 == 511:
                 progress(number - era.start + 1, era.count)
-        if accumulator_root(records) != era.accumulator():
+        stored = era.accumulator()
+        if stored is not None and accumulator_root(records) != stored:
             raise FormatError(str(era.path), era.size - 1,
                               "corrupted: the accumulator recomputed from the headers and total "
                               "difficulties differs from the one the file stores")

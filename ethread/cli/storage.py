@@ -97,7 +97,7 @@ def _export_target(args: argparse.Namespace) -> str:
         raise EthreadError("give the output folder once: --era (Era1) or --out")
     target: str | None = args.out or args.era
     if target is None:
-        flag = "--era OUT (or --out OUT)" if args.format == "era1" else "--out OUT"
+        flag = "--era OUT (or --out OUT)" if args.format != "parquet" else "--out OUT"
         raise EthreadError(f"name the output folder: {flag}")
     if args.format == "parquet" and args.era:
         raise EthreadError("--era names an Era1 output folder; with --format parquet use --out")
@@ -117,6 +117,11 @@ def run_export(args: argparse.Namespace) -> int:
     try:
         if args.format == "parquet":
             written = _export_parquet(backend, target, args, bar)
+        elif args.format == "ere":
+            from ..era1.ere_export import export_ere
+
+            written = export_ere(backend, target, network=args.network, first=args.first,
+                                 last=args.last, progress=bar)
         else:
             from ..era1.export import export_era1
 
@@ -157,22 +162,28 @@ def run_verify(args: argparse.Namespace) -> int:
         raise EthreadError("give one of --era (Era1 files) or --db (a store)")
     if args.db is not None:
         return _verify_db(Path(args.db))
+    from ..era1.archive import archive_paths, open_archive
+    from ..era1.ere_verify import ere_summary, verify_ere
     from ..era1.file import Era1File
     from ..era1.verify import verify_file
 
     target = Path(args.era)
-    paths = sorted(target.glob("*.era1")) if target.is_dir() else [target]
+    paths = archive_paths(target) if target.is_dir() else [target]
     if not paths:
-        raise EthreadError(f"no Era1 files in {target}")
+        raise EthreadError(f"no Era1 files (nor ere files) in {target}")
     failed = 0
     for path in paths:
         try:
-            era = Era1File(path)
+            era = open_archive(path)
             bar = ProgressBar(path.name)
             try:
-                verify_file(era, bar)
-                summary = (f"blocks {era.start}..{era.end - 1}, "
-                           f"accumulator 0x{era.accumulator().hex()}")
+                if isinstance(era, Era1File):
+                    verify_file(era, bar)
+                    summary = (f"blocks {era.start}..{era.end - 1}, "
+                               f"accumulator 0x{era.accumulator().hex()}")
+                else:
+                    verify_ere(era, bar)
+                    summary = ere_summary(era)
             finally:
                 bar.finish()
                 era.close()
@@ -251,8 +262,9 @@ def register(subparsers: Any) -> None:
                               "files (8,192 blocks each) readable by other clients, or "
                               "(--format parquet) its blocks, transactions, receipts, logs, "
                               "withdrawals and uncles as Parquet tables.")
-    p.add_argument("--format", choices=("era1", "parquet"), default="era1",
-                   help="era1 (default) or parquet (needs the frames extra)")
+    p.add_argument("--format", choices=("era1", "ere", "parquet"), default="era1",
+                   help="era1 (default; proof-of-work blocks), ere (pre- and post-merge) or "
+                   "parquet (needs the frames extra)")
     p.add_argument("--era", help="output folder for the .era1 files")
     p.add_argument("--out", help="output folder (either format)")
     p.add_argument("--tables", help="parquet: comma-separated tables (default: all of "
@@ -278,6 +290,6 @@ def register(subparsers: Any) -> None:
                               "and the accumulator against the stored root and the file name; "
                               "or every record of a store (against LevelDB's checksums) and "
                               "every block against its header, its receipts and the indexes.")
-    p.add_argument("--era", help="an Era1 file or a folder of them")
+    p.add_argument("--era", help="an Era1 or ere file, or a folder of them")
     p.add_argument("--db", help="a store directory (LevelDB or LMDB)")
     p.set_defaults(run=_guarded(run_verify))

@@ -23,6 +23,9 @@ COMPRESSED_RECEIPTS = b"\x05\x00"
 TOTAL_DIFFICULTY = b"\x06\x00"
 ACCUMULATOR = b"\x07\x00"
 BLOCK_INDEX = b"f2"
+SLIM_RECEIPTS = b"\x0a\x00"  # ere only
+PROOF = b"\x0b\x00"  # ere only
+DYNAMIC_INDEX = b"g2"  # ere's block index
 
 TYPE_NAMES = {
     VERSION: "version",
@@ -32,6 +35,9 @@ TYPE_NAMES = {
     TOTAL_DIFFICULTY: "total difficulty",
     ACCUMULATOR: "accumulator",
     BLOCK_INDEX: "block index",
+    SLIM_RECEIPTS: "slim receipts",
+    PROOF: "proof",
+    DYNAMIC_INDEX: "dynamic block index",
 }
 
 

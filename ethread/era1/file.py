@@ -16,6 +16,7 @@ import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from ..models import Hash32
 from . import e2store
@@ -58,6 +59,8 @@ def era1_filename(network: str, epoch: int, root: Hash32) -> str:
 class Era1File:
     """One open Era1 file. Reads are bounds-checked: damage raises
     :class:`~ethread.era1.e2store.FormatError` naming the file and offset."""
+
+    kind: Literal["era1"] = "era1"
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)

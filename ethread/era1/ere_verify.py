@@ -1,0 +1,112 @@
+"""Check an ``ere`` file end to end, as a client that did not write it would.
+
+Every header must link to the one before it, every body must rebuild the transactions root,
+uncles hash and withdrawals root its header commits to, receipts (when the file holds them)
+the receipts root, total difficulties must add up to the merge and stay flat after it, the
+accumulator (when present) must be the root of the pre-merge blocks' records, proofs (when
+present) must be of a known type, and the file name must abbreviate the last block's hash.
+
+Proofs are decoded, not checked against the beacon chain's historical roots: that needs
+data no archive folder carries.
+"""
+
+from __future__ import annotations
+
+import rlp
+from eth_hash.auto import keccak
+
+from ..encoding import DecodeError, decode_header
+from ..progress import Progress
+from .accumulator import accumulator_root
+from .e2store import FormatError
+from .ere import PROOF_TYPES, EreFile, EreName
+from .ordered_trie import ordered_trie_root
+
+
+def _encoded(items: list[object]) -> list[bytes]:
+    return [rlp.encode(item) if isinstance(item, list) else item for item in items]  # type: ignore[misc]
+
+
+def verify_ere(ere: EreFile, progress: Progress | None = None) -> None:
+    """Raise :class:`FormatError` at the first inconsistency of ``ere``."""
+    where = str(ere.path)
+    parent: bytes | None = None
+    previous_td: int | None = None
+    merged = False
+    records: list[tuple[bytes, int]] = []
+    last_hash = b""
+    for number in range(ere.start, ere.end):
+        header_rlp, body_rlp, receipts_rlp, td = ere.raw_tuple(number)
+        try:
+            header = decode_header(header_rlp)
+            body = rlp.decode(body_rlp)
+            receipts = rlp.decode(receipts_rlp) if receipts_rlp is not None else None
+        except (DecodeError, rlp.DecodingError) as exc:
+            raise FormatError(where, ere.offset(number), f"block {number}: {exc}") from None
+        problem = None
+        if not isinstance(body, list) or len(body) not in (2, 3):
+            problem = "the body is not [transactions, uncles] or [transactions, uncles, withdrawals]"
+        elif header.number != number:
+            problem = f"the header says block {header.number}"
+        elif parent is not None and header.parent_hash != parent:
+            problem = "its parent hash is not the previous block's hash"
+        elif ordered_trie_root(_encoded(body[0])) != header.transactions_root:
+            problem = "transactions do not match the header's transactions root"
+        elif keccak(rlp.encode(body[1])) != header.uncles_hash:
+            problem = "uncles do not match the header's uncles hash"
+        elif (header.withdrawals_root is not None) != (len(body) == 3):
+            problem = "withdrawals are present where the header has no root, or missing"
+        elif len(body) == 3 and ordered_trie_root(_encoded(body[2])) != header.withdrawals_root:
+            problem = "withdrawals do not match the header's withdrawals root"
+        elif receipts is not None and ordered_trie_root(_encoded(receipts)) != header.receipts_root:
+            problem = "receipts do not match the header's receipts root"
+        elif ere.has_total_difficulty:
+            problem = _td_problem(header.difficulty, td, previous_td, merged)
+        if problem is None and ere.has_proofs:
+            proof = ere.proof(number)
+            if proof is not None and proof[0] not in PROOF_TYPES:
+                problem = f"a proof of unknown type {proof[0]}"
+        if problem is not None:
+            raise FormatError(where, ere.offset(number), f"block {number}: {problem}")
+        if header.difficulty > 0 and td is not None:
+            records.append((header.hash, td))
+        merged = merged or header.difficulty == 0
+        parent, previous_td, last_hash = header.hash, td, header.hash
+        if progress is not None and (number - ere.start) % 1024 == 1023:
+            progress(number - ere.start + 1, ere.count)
+    stored = ere.accumulator()
+    if stored is not None and accumulator_root(records) != stored:
+        raise FormatError(where, ere.size, "the accumulator recomputed from the pre-merge blocks "
+                          "differs from the stored one")
+    name = EreName.parse(ere.path.name)
+    if name is not None and name.last_hash_prefix != last_hash[:4].hex():
+        raise FormatError(where, 0, f"the file name says last block {name.last_hash_prefix}, "
+                          f"the blocks give {last_hash[:4].hex()}")
+    if name is not None and ("noreceipts" in name.profiles) == ere.has_receipts:
+        raise FormatError(where, 0, "the file name's profiles do not say whether it holds "
+                          "receipts")
+
+
+def _td_problem(difficulty: int, td: int | None, previous: int | None,
+                merged: bool) -> str | None:
+    if td is None:
+        return "no total difficulty"
+    if difficulty > 0:
+        if merged:
+            return "a proof-of-work block after the merge"
+        if previous is not None and td != previous + difficulty:
+            return "total difficulty is not the previous one plus the block's difficulty"
+        if previous is None and td < difficulty:
+            return "total difficulty is below the block's difficulty"
+    elif previous is not None and td != previous:
+        return "total difficulty changes after the merge"
+    return None
+
+
+def ere_summary(ere: EreFile) -> str:
+    """One line of what a verified file holds, for ``ethread verify``."""
+    accumulator = ere.accumulator()
+    parts = [f"blocks {ere.start}..{ere.end - 1}", "+".join(ere.held_components())]
+    if accumulator is not None:
+        parts.append(f"accumulator 0x{accumulator.hex()}")
+    return ", ".join(parts)
