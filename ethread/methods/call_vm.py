@@ -35,6 +35,10 @@ message a run starts with runs without py-evm's snapshot around it
 any other kind (dynamic gas, the interrupt's and the tracers' wrappers) are called as py-evm
 calls them, and with py-evm's DEBUG2 logging on the whole of py-evm's loop runs instead. The
 gas charged, the errors (the same exception with the same text) and their order are py-evm's.
+Opcodes and precompiles are read from the fork's computation class, never listed here: Osaka's
+CLZ (``ethread.evm``, a plain opcode of fixed gas) is charged in the loop and runs its own
+logic, and P256VERIFY and Osaka's MODEXP are called as every precompile is
+(``tests/test_osaka_call.py``, ``tests/test_osaka_differential.py``).
 
 Only messages use these classes: blocks are executed and imported with py-evm's own.
 """
