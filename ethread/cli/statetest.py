@@ -10,6 +10,7 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
+    """Add ``statetest`` to the ``ethread`` command's subcommands."""
     parser = subparsers.add_parser(
         "statetest", help="run state test fixtures and print the results as JSON",
         description="Run execution-spec-tests state fixtures (each vector's transaction on its "

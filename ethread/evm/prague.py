@@ -47,6 +47,7 @@ class BlobScheduledState(PragueState):
 
     @property
     def blob_base_fee(self) -> int:
+        """Wei per blob gas at this block's excess blob gas, under :attr:`blob_params`."""
         return blob_base_fee(self.blob_params, self.execution_context.excess_blob_gas or 0)
 
     def set_system_contracts(self) -> None:
@@ -79,6 +80,8 @@ class BlobScheduledVM(PragueVM):
     @classmethod
     def create_header_from_parent(cls, parent_header: BlockHeaderAPI | None,  # type: ignore[override]
                                   **header_params: Any) -> BlockHeaderAPI:
+        """py-evm's Prague header after ``parent_header``, with the excess blob gas of
+        :meth:`excess_blob_gas`."""
         header: Any = create_prague_header_from_parent(parent_header, **header_params)
         if parent_header is None:
             return header  # type: ignore[no-any-return]
