@@ -105,6 +105,16 @@ def test_cases_over_http(osaka_memory: ethread.MemoryBackend) -> None:
                 assert difference is None, f"{case.stem}: {difference}"
 
 
+def test_answer_size_bound(osaka_memory: ethread.MemoryBackend) -> None:
+    """A simulation's answer obeys the service's answer bound like any other (-32003)."""
+    case = OSAKA / "cases" / "eth_simulateV1" / (
+        "ethSimulate-add-more-non-defined-BlockStateCalls-than-fit-but-now-with-fit.io")
+    with serve_in_thread(osaka_memory, limits={"max_response_bytes": 50_000}) as server:
+        status, _, body = post(url_of(server), None, raw=read_case(case)[0].request.encode())
+    assert status == 200
+    assert body["error"]["code"] == -32003, body
+
+
 def test_through_the_web3_provider(osaka_memory: ethread.MemoryBackend) -> None:
     from web3 import Web3
 

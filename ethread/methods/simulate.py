@@ -55,7 +55,7 @@ from trie import HexaryTrie
 
 from ..assemble import effective_gas_price
 from ..encoding import block_item, decode_header, encode_header, encode_transaction, withdrawal_item
-from ..errors import Cancelled, ExecutionAborted, SimulationRefused, StateUnavailable, go_duration
+from ..errors import ExecutionAborted, SimulationRefused, StateUnavailable, go_duration
 from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
 from ..models import (
     Address,
@@ -459,6 +459,7 @@ class _Simulator:
         parent = self.base
         coinbase, gas_limit, difficulty = parent.coinbase, parent.gas_limit, parent.difficulty
         for item in planned:
+            self._check_time()
             rules = self.config.rules(item.number, item.time)
             overrides = item.overrides
             # the header fields carried from the block before (geth's makeHeaders)
@@ -475,6 +476,13 @@ class _Simulator:
             parent = built.block.header
             self.hashes.append(parent.hash)
         return tuple(out)
+
+    def _check_time(self) -> None:
+        """Stop when the simulation is past its time limit (between calls and blocks; the EVM
+        checks it while a call runs)."""
+        if self.limit.deadline.expired():
+            raise SimulationRefused(f"execution aborted (timeout = {go_duration(self.limit.timeout)})",
+                                    INTERNAL_ERROR)
 
     # -- one block ------------------------------------------------------------------------
 
@@ -598,9 +606,7 @@ class _Simulator:
     def _run_call(self, vm: Any, state: Any, tracer: _Tracer, rules: Any, header: Header,
                   blob_fee: int | None, work: _BlockWork, index: int,
                   request: CallRequest) -> None:
-        if self.limit.deadline.expired():
-            raise SimulationRefused(f"execution aborted (timeout = {go_duration(self.limit.timeout)})",
-                                    INTERNAL_ERROR)
+        self._check_time()
         sender = request.sender or ZERO_ADDRESS
         nonce = request.nonce if request.nonce is not None else state.get_nonce(EvmAddress(sender))
         remaining = header.gas_limit - work.gas_used
@@ -629,11 +635,9 @@ class _Simulator:
         state.lock_changes()
         try:
             with self.limit.applied(state):
-                computation = self._execute(state, evm_tx)
-        except ExecutionAborted as exc:
+                computation = self._execute(state, evm_tx, rules.at_least("cancun"))
+        except ExecutionAborted as exc:  # (geth answers its timeout as a refused call: -32603)
             raise SimulationRefused(exc.message, INTERNAL_ERROR) from None
-        except Cancelled:
-            raise
         finally:
             state.simulation_tracer = None
         before_refund = gas - computation.get_gas_remaining()
@@ -685,16 +689,15 @@ class _Simulator:
                              0 if failed else 1, error))
 
     @staticmethod
-    def _execute(state: Any, evm_tx: Any) -> Any:
+    def _execute(state: Any, evm_tx: Any, cancun: bool) -> Any:
         """py-evm's steps for a transaction after its validation (which geth's checks
         replace): buy gas and bump the nonce, run, then refunds, fees and clearing."""
         executor = state.get_transaction_executor()
         message = executor.build_evm_message(evm_tx)
         computation = executor.build_computation(message, evm_tx)
         computation = executor.finalize_computation(evm_tx, computation)
-        clear = getattr(state, "clear_transient_storage", None)
-        if clear is not None:
-            clear()
+        if cancun:  # (transient storage lives for one transaction)
+            state.clear_transient_storage()
         state.lock_changes()
         return computation
 
@@ -752,6 +755,9 @@ class _Simulator:
             raise _Refusal(f"max initcode size exceeded: code size {len(request.data)} limit {limit}",
                            MAX_INITCODE_SIZE_EXCEEDED)
         want = gas * message.fee_cap + request.value + blob_gas * blob_fee_cap
+        if gas * message.gas_price >= 2**256 or gas * message.fee_cap >= 2**256 or want >= 2**256:
+            raise _Refusal(f"insufficient funds for gas * price + value: address {name} required balance "
+                           "exceeds 256 bits", INSUFFICIENT_FUNDS)
         have_balance = state.get_balance(EvmAddress(sender))
         if have_balance < want:
             raise _Refusal(f"insufficient funds for gas * price + value: address {name} have "
