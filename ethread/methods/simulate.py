@@ -664,7 +664,10 @@ class _Simulator:
                 bloom.add(topic)
         work.bloom |= int(bloom)
         work.logs.extend(receipt_logs)
-        payload = [b"" if failed else b"\x01", _int_bytes(work.gas_used),
+        # a receipt commits to its outcome from Byzantium on, to the state after it before
+        outcome = ((b"" if failed else b"\x01") if rules.at_least("byzantium")
+                   else state.make_state_root())
+        payload = [outcome, _int_bytes(work.gas_used),
                    int(bloom).to_bytes(256, "big"),
                    [[address, list(topics), data] for address, topics, data in receipt_logs]]
         encoded = rlp.encode(payload)
