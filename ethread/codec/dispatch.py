@@ -39,6 +39,7 @@ from .devrpc import DEV_METHODS, DevChain, DevHandler, not_available
 from .txpool_rpc import SEND_RAW_TRANSACTION, TXPOOL_METHODS, PoolHandler, TxPoolService
 from .hex import (
     decode_storage_key,
+from .trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS, TraceHandler
     go_json_type,
     parse_address,
     parse_address_param,
@@ -604,3 +605,16 @@ def call_method(backend: Backend, method: str, params: Params,
 
 
 __all__ = ["METHODS", "Context", "EthreadError", "MethodSpec", "call_method"]
+def _trace_method(handler: TraceHandler) -> Handler:
+    def run(backend: Backend, params: Params, ctx: Context) -> Any:
+        return handler(backend, params, MAX_TRACE_TIMEOUT)
+
+    return run
+
+
+METHODS.update({
+    name: MethodSpec(_trace_method(handler), required, optional, cacheable=False)
+    for name, (handler, required, optional) in TRACE_METHODS.items()
+})
+
+

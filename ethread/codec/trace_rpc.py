@@ -1,0 +1,346 @@
+"""geth's debug namespace of tracing: the parameters in (``TraceConfig``, ``TraceCallConfig``),
+the traces out as geth 1.17 writes them. The tracing itself is :mod:`ethread.methods.tracing`.
+
+Each transaction's trace runs for at most its ``timeout`` (a Go duration; geth's 5 s by
+default), never more than :data:`MAX_TRACE_TIMEOUT`; the opcode logger's answer is bounded by
+its ``limit`` and, whatever the request asks, by :data:`MAX_STRUCT_LOG_BYTES`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..errors import InvalidParams
+from ..methods.resolve import resolve_header
+from ..methods.tracing import (
+    CallFrame,
+    CallLog,
+    FlatCall,
+    FlatCalls,
+    FourBytes,
+    LoggerConfig,
+    MuxResult,
+    NoResult,
+    NotTraceable,
+    Prestate,
+    PrestateAccount,
+    PrestateDiff,
+    StructLog,
+    StructLogResult,
+    TraceOptions,
+    TraceResult,
+    TransactionTrace,
+    block_by_ref,
+    trace_block,
+    trace_call,
+    trace_raw_block,
+    trace_transaction,
+)
+from ..models import BlockHashRef, BlockRef
+from .hex import go_json_type, go_quote, parse_bytes_param, parse_hash_param, parse_quantity
+from .params import (
+    parse_block_overrides,
+    parse_block_ref,
+    parse_call_request,
+    parse_number_or_tag,
+    parse_state_override,
+)
+
+DEFAULT_TRACE_TIMEOUT = 5.0
+MAX_TRACE_TIMEOUT = 60.0
+"""The longest a request may ask one transaction's trace to run (the service's cap)."""
+MAX_STRUCT_LOG_BYTES = 64 * 1024 * 1024
+"""The most JSON the opcode logger writes for one transaction, whatever ``limit`` asks."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameters
+
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0,
+                   "m": 60.0, "h": 3600.0}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def parse_go_duration(text: str) -> float:
+    """Seconds of a Go duration (``5s``, ``1m30s``, ``500ms``), refused in Go's words."""
+    body = text
+    sign = 1.0
+    if body[:1] in "+-" and body:
+        sign = -1.0 if body[0] == "-" else 1.0
+        body = body[1:]
+    if body == "0":
+        return 0.0
+    position, total = 0, 0.0
+    while position < len(body):
+        match = _DURATION_PART.match(body, position)
+        if match is None:
+            break
+        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        position = match.end()
+    if not body or position != len(body):
+        raise InvalidParams(f"time: invalid duration {go_quote(text)}")
+    return sign * total
+
+
+def _field(config: Mapping[str, Any], key: str, kind: type, typename: str) -> Any:
+    value = config.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go struct field "
+                            f"TraceConfig.{key} of type {typename}")
+    return value
+
+
+def parse_trace_config(value: Any, cap: float = MAX_TRACE_TIMEOUT) -> TraceOptions:
+    """geth's ``TraceConfig`` (the logger's options inline, ``tracer``, ``timeout``,
+    ``tracerConfig``)."""
+    if value is None:
+        return TraceOptions(timeout=min(DEFAULT_TRACE_TIMEOUT, cap))
+    if not isinstance(value, dict):
+        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
+                            "tracers.TraceConfig")
+    flags = {key: bool(_field(value, key, bool, "bool"))
+             for key in ("enableMemory", "disableStack", "disableStorage", "enableReturnData")}
+    limit = _field(value, "limit", int, "int") or 0
+    limit = min(limit, MAX_STRUCT_LOG_BYTES) if limit > 0 else MAX_STRUCT_LOG_BYTES
+    logger = LoggerConfig(enable_memory=flags["enableMemory"], disable_stack=flags["disableStack"],
+                          disable_storage=flags["disableStorage"],
+                          enable_return_data=flags["enableReturnData"], limit=limit)
+    tracer = _field(value, "tracer", str, "string")
+    timeout_text = _field(value, "timeout", str, "string")
+    timeout = DEFAULT_TRACE_TIMEOUT if timeout_text is None else parse_go_duration(timeout_text)
+    if cap > 0:
+        timeout = min(timeout, cap)
+    tracer_config = value.get("tracerConfig")
+    if tracer_config is not None and not isinstance(tracer_config, dict):
+        raise InvalidParams(f"json: cannot unmarshal {go_json_type(tracer_config)} into Go value "
+                            "of type map[string]interface {}")
+    return TraceOptions(tracer=tracer or None, tracer_config=tracer_config, logger=logger,
+                        timeout=timeout)
+
+
+# ---------------------------------------------------------------------------------------------
+# Answers
+
+
+def _hex(data: bytes) -> str:
+    return "0x" + data.hex()
+
+
+def struct_log_json(log: StructLog) -> dict[str, Any]:
+    """One step as geth's legacy struct log JSON."""
+    out: dict[str, Any] = {"pc": log.pc, "op": log.op, "gas": log.gas, "gasCost": log.gas_cost,
+                           "depth": log.depth}
+    if log.error:
+        out["error"] = log.error
+    if log.stack is not None:
+        out["stack"] = [hex(v) for v in log.stack]
+    if log.return_data:
+        out["returnData"] = _hex(log.return_data)
+    if log.memory:
+        memory = log.memory
+        out["memory"] = [_hex(memory[i:i + 32].ljust(32, b"\x00")) for i in range(0, len(memory), 32)]
+    if log.storage:
+        out["storage"] = {_hex(k): _hex(v) for k, v in sorted(log.storage.items())}
+    if log.refund:
+        out["refund"] = log.refund
+    return out
+
+
+def _call_log_json(log: CallLog) -> dict[str, Any]:
+    return {"address": _hex(log.address), "topics": [_hex(t) for t in log.topics],
+            "data": _hex(log.data), "index": hex(log.index), "position": hex(log.position)}
+
+
+def call_frame_json(frame: CallFrame) -> dict[str, Any]:
+    """callTracer's frame as geth writes it."""
+    out: dict[str, Any] = {"from": _hex(frame.sender), "gas": hex(frame.gas),
+                           "gasUsed": hex(frame.gas_used)}
+    if frame.to is not None:
+        out["to"] = _hex(frame.to)
+    out["input"] = _hex(frame.input)
+    if frame.output:
+        out["output"] = _hex(frame.output)
+    if frame.error:
+        out["error"] = frame.error
+    if frame.revert_reason:
+        out["revertReason"] = frame.revert_reason
+    if frame.calls:
+        out["calls"] = [call_frame_json(call) for call in frame.calls]
+    if frame.logs:
+        out["logs"] = [_call_log_json(log) for log in frame.logs]
+    if frame.value is not None:
+        out["value"] = hex(frame.value)
+    out["type"] = frame.type
+    return out
+
+
+def _account_json(account: PrestateAccount) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if account.balance is not None:
+        out["balance"] = hex(account.balance)
+    if account.code is not None:
+        out["code"] = _hex(account.code)
+    if account.code_hash is not None:
+        out["codeHash"] = _hex(account.code_hash)
+    if account.nonce:
+        out["nonce"] = account.nonce
+    if account.storage:
+        out["storage"] = {_hex(k): _hex(v) for k, v in sorted(account.storage.items())}
+    return out
+
+
+def _accounts_json(accounts: Mapping[bytes, PrestateAccount]) -> dict[str, Any]:
+    return {_hex(address): _account_json(account) for address, account in sorted(accounts.items())}
+
+
+def flat_call_json(call: FlatCall) -> dict[str, Any]:
+    """One entry of flatCallTracer's list (parity's shape)."""
+    action: dict[str, Any] = {}
+    result: dict[str, Any] | None = None
+    if call.type == "suicide":
+        action = {"address": _hex(call.address or b""), "balance": hex(call.balance or 0),
+                  "refundAddress": _hex(call.refund_address or b"")}
+    elif call.type == "create":
+        action = {"creationMethod": call.creation_method, "from": _hex(call.sender or b""),
+                  "gas": hex(call.gas or 0), "init": _hex(call.input or b""),
+                  "value": hex(call.value or 0)}
+        if call.gas_used is not None:
+            result = {"address": _hex(call.address or b""), "code": _hex(call.output or b""),
+                      "gasUsed": hex(call.gas_used)}
+    else:
+        action = {"callType": call.call_type, "from": _hex(call.sender or b""),
+                  "gas": hex(call.gas or 0), "input": _hex(call.input or b""),
+                  "to": _hex(call.to or b""), "value": hex(call.value or 0)}
+        if call.gas_used is not None:
+            result = {"gasUsed": hex(call.gas_used), "output": _hex(call.output or b"")}
+    out: dict[str, Any] = {
+        "action": action,
+        "blockHash": None if call.block_hash is None else _hex(call.block_hash),
+        "blockNumber": call.block_number,
+    }
+    if call.error:
+        out["error"] = call.error
+    if result is not None:
+        out["result"] = result
+    out.update({"subtraces": call.subtraces, "traceAddress": list(call.trace_address),
+                "transactionHash": None if call.transaction_hash is None else _hex(call.transaction_hash),
+                "transactionPosition": call.transaction_position, "type": call.type})
+    return out
+
+
+def trace_json(result: TraceResult) -> Any:
+    """Any tracer's answer as geth writes it."""
+    if isinstance(result, StructLogResult):
+        return {"gas": result.gas, "failed": result.failed, "returnValue": _hex(result.return_value),
+                "structLogs": [struct_log_json(log) for log in result.struct_logs]}
+    if isinstance(result, CallFrame):
+        return call_frame_json(result)
+    if isinstance(result, Prestate):
+        return _accounts_json(result.accounts)
+    if isinstance(result, PrestateDiff):
+        return {"post": _accounts_json(result.post), "pre": _accounts_json(result.pre)}
+    if isinstance(result, FourBytes):
+        return {f"{_hex(selector)}-{size}": count
+                for (selector, size), count in sorted(result.counts.items())}
+    if isinstance(result, NoResult):
+        return {}
+    if isinstance(result, FlatCalls):
+        return [flat_call_json(call) for call in result.calls]
+    if isinstance(result, MuxResult):
+        return {name: trace_json(value) for name, value in result.results.items()}
+    raise TypeError(f"not a trace: {type(result).__name__}")
+
+
+def block_traces_json(traces: tuple[TransactionTrace, ...]) -> list[dict[str, Any]]:
+    """A traced block: ``{txHash, result}`` (or ``error``) per transaction."""
+    out = []
+    for trace in traces:
+        entry: dict[str, Any] = {"txHash": _hex(trace.tx_hash)}
+        if trace.result is not None:
+            entry["result"] = trace_json(trace.result)
+        if trace.error:
+            entry["error"] = trace.error
+        out.append(entry)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Handlers: (backend, params, timeout cap) -> JSON value
+
+
+Params = list[Any]
+
+
+def _arg(params: Params, index: int, parse: Callable[[Any], Any]) -> Any:
+    try:
+        return parse(params[index])
+    except InvalidParams as exc:
+        raise InvalidParams(f"invalid argument {index}: {exc.message}", exc.data) from None
+
+
+def _config(params: Params, index: int, cap: float) -> TraceOptions:
+    if len(params) > index and params[index] is not None:
+        options: TraceOptions = _arg(params, index, lambda v: parse_trace_config(v, cap))
+        return options
+    return parse_trace_config(None, cap)
+
+
+def _trace_transaction(backend: Any, params: Params, cap: float) -> Any:
+    tx_hash = _arg(params, 0, parse_hash_param)
+    return trace_json(trace_transaction(backend, tx_hash, _config(params, 1, cap)))
+
+
+def _trace_block_by_number(backend: Any, params: Params, cap: float) -> Any:
+    ref = _arg(params, 0, parse_number_or_tag)
+    header = resolve_header(backend, ref)
+    if header is None:
+        raise NotTraceable(f"block #{ref} not found")
+    block = block_by_ref(backend, BlockHashRef(hash=header.hash))
+    return block_traces_json(trace_block(backend, block, _config(params, 1, cap)))
+
+
+def _trace_block_by_hash(backend: Any, params: Params, cap: float) -> Any:
+    block_hash = _arg(params, 0, parse_hash_param)
+    block = block_by_ref(backend, BlockHashRef(hash=block_hash))
+    return block_traces_json(trace_block(backend, block, _config(params, 1, cap)))
+
+
+def _trace_block(backend: Any, params: Params, cap: float) -> Any:
+    raw = _arg(params, 0, parse_bytes_param)
+    return block_traces_json(trace_raw_block(backend, raw, _config(params, 1, cap)))
+
+
+def _trace_call(backend: Any, params: Params, cap: float) -> Any:
+    request = _arg(params, 0, parse_call_request)
+    block: BlockRef = (_arg(params, 1, parse_block_ref) if len(params) > 1 and params[1] is not None
+                       else "latest")
+    raw_config = params[2] if len(params) > 2 else None
+    options = _config(params, 2, cap)
+    state_override: Any = ()
+    block_overrides = None
+    tx_index = None
+    if isinstance(raw_config, dict):
+        if raw_config.get("stateOverrides") is not None:
+            state_override = _arg(params, 2, lambda v: parse_state_override(v["stateOverrides"]))
+        if raw_config.get("blockOverrides") is not None:
+            block_overrides = _arg(params, 2, lambda v: parse_block_overrides(v["blockOverrides"]))
+        if raw_config.get("txIndex") is not None:
+            tx_index = _arg(params, 2, lambda v: parse_quantity(v["txIndex"], "hexutil.Uint", bits=64))
+    return trace_json(trace_call(backend, request, block, options, state_override=state_override,
+                                 block_overrides=block_overrides, tx_index=tx_index))
+
+
+TraceHandler = Callable[[Any, Params, float], Any]
+
+TRACE_METHODS: dict[str, tuple[TraceHandler, int, int]] = {
+    "debug_traceTransaction": (_trace_transaction, 1, 1),
+    "debug_traceBlockByNumber": (_trace_block_by_number, 1, 1),
+    "debug_traceBlockByHash": (_trace_block_by_hash, 1, 1),
+    "debug_traceBlock": (_trace_block, 1, 1),
+    "debug_traceCall": (_trace_call, 1, 2),
+}
+"""Each debug_trace* method: its handler, required and optional parameter counts."""

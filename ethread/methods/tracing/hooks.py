@@ -1,0 +1,577 @@
+"""The one tracing hook point of the EVM, in the shape of geth's ``core/tracing`` hooks.
+
+A tracer is a small object that only collects (:class:`Tracer`: ``on_tx_start``,
+``on_enter``, ``on_exit``, ``on_opcode``, ``on_log``, ``on_tx_end``). py-evm has no tracer
+interface, so a traced run swaps in, for that run alone, a computation class derived from the
+fork's own (:func:`hooked_class`): its message entry points report each frame entered and
+left, its LOG and SELFDESTRUCT opcodes report what they did, and, when the tracer wants every
+opcode, its interpreter loop (py-evm's, step by step) reports each step with what geth's
+``OnOpcode`` sees. Runs without a tracer never meet any of this: eth_call keeps its own fast
+loop (:mod:`..call_vm`), and the hooked classes are only ever installed by :func:`attached`.
+
+The tracer in use is thread-local, like the time limit of :mod:`..interrupt`, so the hooked
+classes are made once per fork's class and shared.
+
+What geth reports and py-evm computes differently is reconciled here, once, for every tracer:
+
+- geth reports a step before running it, with its full cost (fixed, dynamic, memory and, for
+  the CALL family, the gas handed to the callee; not CREATE's); py-evm charges as it goes. A
+  step is therefore reported when its cost is known: when its opcode returns, or when it
+  enters a nested frame (the gas charged by then, less a create's handed-on gas).
+- geth checks the stack before charging anything and reports stack and gas failures on the
+  failing step (``error``); failures while an opcode runs (a revert, a bad jump) are not on
+  the step. Both kinds are told apart here by py-evm's exception.
+- error texts are geth's (``execution reverted``, ``out of gas``, ``stack underflow (0 <=>
+  2)``, ``invalid opcode: INVALID``, ...).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from eth.exceptions import (
+    FullStack,
+    Halt,
+    InsufficientStack,
+    InvalidInstruction,
+    InvalidJumpDestination,
+    OutOfBoundsRead,
+    OutOfGas,
+    ReservedBytesInCode,
+    Revert,
+    StackDepthLimit,
+    VMError,
+    WriteProtection,
+)
+from eth.vm.logic.invalid import InvalidOpcode
+
+CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL = 0xF0, 0xF1, 0xF2, 0xF4, 0xF5, 0xFA
+SELFDESTRUCT, SLOAD, SSTORE = 0xFF, 0x54, 0x55
+LOG_OPCODES = range(0xA0, 0xA5)
+NESTING_OPCODES = frozenset({CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL})
+STACK_LIMIT = 1024
+
+
+def _names() -> list[str]:
+    """geth's opcode names by value ('' where geth names none)."""
+    names = [""] * 256
+    plain = {
+        0x00: "STOP ADD MUL SUB DIV SDIV MOD SMOD ADDMOD MULMOD EXP SIGNEXTEND",
+        0x10: "LT GT SLT SGT EQ ISZERO AND OR XOR NOT BYTE SHL SHR SAR CLZ",
+        0x20: "KECCAK256",
+        0x30: ("ADDRESS BALANCE ORIGIN CALLER CALLVALUE CALLDATALOAD CALLDATASIZE CALLDATACOPY "
+               "CODESIZE CODECOPY GASPRICE EXTCODESIZE EXTCODECOPY RETURNDATASIZE RETURNDATACOPY "
+               "EXTCODEHASH"),
+        0x40: ("BLOCKHASH COINBASE TIMESTAMP NUMBER DIFFICULTY GASLIMIT CHAINID SELFBALANCE BASEFEE "
+               "BLOBHASH BLOBBASEFEE"),
+        0x50: "POP MLOAD MSTORE MSTORE8 SLOAD SSTORE JUMP JUMPI PC MSIZE GAS JUMPDEST TLOAD TSTORE MCOPY PUSH0",
+        0xA0: "LOG0 LOG1 LOG2 LOG3 LOG4",
+        0xD0: "DATALOAD DATALOADN DATASIZE DATACOPY",
+        0xE0: "RJUMP RJUMPI RJUMPV CALLF RETF JUMPF DUPN SWAPN EXCHANGE",
+        0xF0: "CREATE CALL CALLCODE RETURN DELEGATECALL CREATE2",
+    }
+    for start, words in plain.items():
+        for offset, name in enumerate(words.split()):
+            names[start + offset] = name
+    for n in range(1, 33):
+        names[0x5F + n] = f"PUSH{n}"
+    for n in range(1, 17):
+        names[0x7F + n] = f"DUP{n}"
+        names[0x8F + n] = f"SWAP{n}"
+    extra = {0xEC: "EOFCREATE", 0xEE: "RETURNCONTRACT", 0xF7: "RETURNDATALOAD", 0xF8: "EXTCALL",
+             0xF9: "EXTDELEGATECALL", 0xFA: "STATICCALL", 0xFB: "EXTSTATICCALL", 0xFD: "REVERT",
+             0xFE: "INVALID", 0xFF: "SELFDESTRUCT"}
+    for value, name in extra.items():
+        names[value] = name
+    return names
+
+
+_NAMES = _names()
+
+
+def opcode_name(value: int) -> str:
+    """geth's name of an opcode (``opcode 0xc not defined`` for a value it has none for)."""
+    return _NAMES[value] or f"opcode {value:#x} not defined"
+
+
+def _stack_effects() -> list[tuple[int, int]]:
+    """(items taken, items left) of each opcode, for geth's stack checks before a step."""
+    effects = [(0, 0)] * 256
+    table = {
+        (2, 1): [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x0A, 0x0B, 0x10, 0x11, 0x12, 0x13,
+                 0x14, 0x16, 0x17, 0x18, 0x1A, 0x1B, 0x1C, 0x1D, 0x20],
+        (3, 1): [0x08, 0x09, CREATE],
+        (1, 1): [0x15, 0x19, 0x1E, 0x31, 0x35, 0x3B, 0x3F, 0x40, 0x49, 0x51, SLOAD, 0x5C],
+        (0, 1): [0x30, 0x32, 0x33, 0x34, 0x36, 0x38, 0x3A, 0x3D, 0x41, 0x42, 0x43, 0x44, 0x45,
+                 0x46, 0x47, 0x48, 0x4A, 0x58, 0x59, 0x5A, *range(0x5F, 0x80)],
+        (3, 0): [0x37, 0x39, 0x3E, 0x5E],
+        (4, 0): [0x3C],
+        (1, 0): [0x50, 0x56, SELFDESTRUCT],
+        (2, 0): [0x52, 0x53, SSTORE, 0x57, 0x5D, 0xF3, 0xFD],
+        (7, 1): [CALL, CALLCODE],
+        (6, 1): [DELEGATECALL, STATICCALL],
+        (4, 1): [CREATE2],
+    }
+    for effect, values in table.items():
+        for value in values:
+            effects[value] = effect
+    for n in range(1, 17):
+        effects[0x7F + n] = (n, n + 1)
+        effects[0x8F + n] = (n + 1, n + 1)
+    for n in range(5):
+        effects[0xA0 + n] = (n + 2, 0)
+    return effects
+
+
+_STACK_EFFECTS = _stack_effects()
+
+
+# ---------------------------------------------------------------------------------------------
+# What tracers are told
+
+
+@dataclass(slots=True)
+class TxEnv:
+    """What a tracer may read when a transaction (or a traced call) starts: the state before
+    it (py-evm's, read through :meth:`balance` and the like) and its context."""
+
+    state: Any
+    sender: bytes
+    to: bytes | None
+    """The callee, None for a contract creation."""
+    gas_limit: int
+    value: int
+    data: bytes
+    coinbase: bytes
+    block_number: int
+    timestamp: int
+    cancun: bool
+    prague: bool
+    precompiles: frozenset[bytes] = frozenset()
+    """The addresses of the fork's precompiles."""
+    authorities: tuple[bytes, ...] = ()
+    log_index: int = 0
+    """The block-wide index the transaction's first log gets."""
+
+    def balance(self, address: bytes) -> int:
+        """The account's balance now."""
+        return int(self.state.get_balance(address))
+
+    def nonce(self, address: bytes) -> int:
+        """The account's nonce now."""
+        return int(self.state.get_nonce(address))
+
+    def code(self, address: bytes) -> bytes:
+        """The account's code now."""
+        return bytes(self.state.get_code(address))
+
+    def code_hash(self, address: bytes) -> bytes:
+        """The account's code hash now (py-evm's: keccak of empty code for a missing one)."""
+        return bytes(self.state.get_code_hash(address))
+
+    def storage(self, address: bytes, slot: bytes) -> bytes:
+        """A storage slot's value now, as 32 bytes."""
+        value = self.state.get_storage(address, int.from_bytes(slot, "big"))
+        return int(value).to_bytes(32, "big")
+
+
+@dataclass(slots=True)
+class Step:
+    """One opcode as geth's ``OnOpcode`` reports it: before it runs, with its full cost."""
+
+    pc: int
+    op: int
+    gas: int
+    """Gas left before the step."""
+    depth: int
+    """1 for the transaction's own frame, as geth counts."""
+    stack: list[int] | None
+    """The stack before the step, bottom first (None: the tracer did not ask for it)."""
+    memory: bytes | None
+    """The memory before the step (None: not asked for)."""
+    return_data: bytes
+    address: bytes
+    """The account whose storage the frame works on."""
+    cost: int = 0
+    refund: int = 0
+    """The transaction's refund counter after the step's gas was charged."""
+    error: str | None = None
+    """Set when the step failed before running (geth's stack and gas checks)."""
+
+
+class Tracer:
+    """Every hook a tracer may implement; each does nothing here. ``wants_steps`` asks for
+    ``on_opcode`` (the step loop, slower); ``wants_stack`` and ``wants_memory`` for the
+    stack and memory on each step."""
+
+    wants_steps: bool = False
+    wants_stack: bool = False
+    wants_memory: bool = False
+
+    def on_tx_start(self, env: TxEnv) -> None:
+        """Before the transaction buys its gas."""
+
+    def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
+                 value: int | None) -> None:
+        """A frame starts: the transaction's own (depth 0), a nested call or create, a
+        precompile, or a SELFDESTRUCT's transfer. ``kind`` is the opcode that made it."""
+
+    def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
+                reverted: bool) -> None:
+        """The frame entered last at ``depth`` ends."""
+
+    def on_opcode_start(self, step: Step) -> None:
+        """A step about to run, its cost not known yet (only with ``wants_steps``): the
+        state is as the step finds it."""
+
+    def on_opcode(self, step: Step) -> None:
+        """One step, with its cost, once that is known (only with ``wants_steps``)."""
+
+    def on_log(self, address: bytes, topics: tuple[bytes, ...], data: bytes, index: int) -> None:
+        """A LOG opcode wrote a log, ``index`` its block-wide index as geth numbers it."""
+
+    def on_tx_end(self, gas_used: int, error: str | None) -> None:
+        """The transaction ended: its receipt's gas (after refunds), or why it could not run."""
+
+
+def vm_error_text(error: BaseException, op: int | None = None) -> str:
+    """geth's text for a py-evm execution error."""
+    if isinstance(error, Revert):
+        return "execution reverted"
+    if isinstance(error, InvalidInstruction):
+        found = re.search(r"0x([0-9a-fA-F]+)", str(error))
+        value = int(found.group(1), 16) if found else (op if op is not None else 0xFE)
+        return f"invalid opcode: {opcode_name(value)}"
+    if isinstance(error, InvalidJumpDestination):
+        return "invalid jump destination"
+    if isinstance(error, WriteProtection):
+        return "write protection"
+    if isinstance(error, OutOfBoundsRead):
+        return "return data out of bounds"
+    if isinstance(error, ReservedBytesInCode):
+        return "invalid code: must not begin with 0xef"
+    if isinstance(error, StackDepthLimit):
+        return "max call depth exceeded"
+    if isinstance(error, InsufficientStack):
+        return "stack underflow"
+    if isinstance(error, FullStack):
+        return f"stack limit reached {STACK_LIMIT}"
+    if isinstance(error, OutOfGas):
+        text = str(error)
+        if "EIP170" in text or "code size" in text.lower():
+            return "max code size exceeded"
+        if "contract code" in text.lower() or "store" in text.lower():
+            return "contract creation code storage out of gas"
+        return "out of gas"
+    return str(error) or type(error).__name__
+
+
+# ---------------------------------------------------------------------------------------------
+# The hooked computation classes
+
+
+@dataclass(slots=True)
+class _Session:
+    """The state of one traced transaction on this thread."""
+
+    tracer: Tracer
+    log_index: int = 0
+    frames: list[Any] = field(default_factory=list)
+    """The computations running, outermost first (their refunds make the counter)."""
+    log_marks: list[int] = field(default_factory=list)
+    """The log index when each running frame started (a failed frame's logs are undone)."""
+    pending: Step | None = None
+    pending_start: int = 0
+
+
+class _Active(threading.local):
+    session: _Session | None = None
+
+
+_active = _Active()
+
+
+@contextmanager
+def attached(tracer: Tracer, log_index: int = 0) -> Iterator[None]:
+    """Report to ``tracer`` what the hooked classes run on this thread inside the block."""
+    outer = _active.session
+    _active.session = _Session(tracer, log_index)
+    try:
+        yield
+    finally:
+        _active.session = outer
+
+
+def _word(value: Any) -> int:
+    return value if value.__class__ is int else int.from_bytes(value, "big")
+
+
+def _refund(session: _Session) -> int:
+    return sum(frame.get_gas_refund() for frame in session.frames)
+
+
+def _flush(session: _Session, cost: int, error: str | None = None) -> None:
+    """Report the pending step with its cost (the gas charged by now, unless given)."""
+    step = session.pending
+    if step is None:
+        return
+    session.pending = None
+    step.cost = cost
+    step.error = error
+    step.refund = _refund(session)
+    session.tracer.on_opcode(step)
+
+
+def _frame_kind(message: Any, parent: Any) -> int:
+    if parent is None:
+        return CREATE if message.is_create else CALL
+    code = parent.code
+    position = code.program_counter - 1
+    raw = code._raw_code_bytes
+    if 0 <= position < len(raw) and raw[position] in NESTING_OPCODES:
+        return int(raw[position])
+    return CREATE if message.is_create else CALL
+
+
+def _enter(session: _Session, message: Any, parent: Any) -> int:
+    """Report a frame's start; the depth it has."""
+    kind = _frame_kind(message, parent)
+    pending = session.pending
+    if pending is not None and parent is not None:
+        charged = pending.gas - parent._gas_meter.gas_remaining
+        if kind in (CREATE, CREATE2):  # (geth leaves the handed-on gas out of a create's cost)
+            charged -= message.gas
+        _flush(session, charged)
+    if message.is_create:
+        sender, to, data = message.sender, message.storage_address, message.code
+    else:
+        sender = message.sender if parent is None else parent.msg.storage_address
+        to, data = message.code_address, message.data
+    value = None if kind == STATICCALL else int(message.value)
+    depth = int(message.depth)
+    session.log_marks.append(session.log_index)
+    session.tracer.on_enter(depth, kind, bytes(sender), bytes(to), bytes(data), int(message.gas), value)
+    return depth
+
+
+def _exit(session: _Session, depth: int, message: Any, computation: Any) -> None:
+    mark = session.log_marks.pop()
+    error = None
+    if computation.is_error:
+        error = vm_error_text(computation.error)
+        session.log_index = mark  # (geth's journal takes a failed frame's logs back)
+        output = bytes(computation.output)
+    else:
+        output = bytes(computation.output)
+    gas_used = int(message.gas) - int(computation.get_gas_remaining())
+    session.tracer.on_exit(depth, output, gas_used, error, error is not None)
+
+
+def _wrap_log(opcode: Any) -> Any:
+    def log(computation: Any) -> None:
+        entries = computation._log_entries
+        before = len(entries)
+        opcode(computation=computation)
+        session = _active.session
+        if session is not None and len(entries) > before:
+            _, address, topics, data = entries[-1]
+            index = session.log_index
+            session.log_index += 1
+            session.tracer.on_log(bytes(address), tuple(t.to_bytes(32, "big") for t in topics),
+                                  bytes(data), index)
+
+    log.__wrapped__ = opcode  # type: ignore[attr-defined]
+    log.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
+    return log
+
+
+def _wrap_selfdestruct(opcode: Any) -> Any:
+    def run(computation: Any) -> None:
+        session = _active.session
+        if session is None:
+            opcode(computation=computation)
+            return
+        values = computation._stack.values
+        beneficiary = (_word(values[-1]).to_bytes(32, "big")[12:] if values else b"\x00" * 20)
+        address = bytes(computation.msg.storage_address)
+        balance = int(computation.state.get_balance(address))
+        try:
+            opcode(computation=computation)
+        except Halt:
+            _report_selfdestruct(session, computation, address, beneficiary, balance)
+            raise
+        _report_selfdestruct(session, computation, address, beneficiary, balance)
+
+    run.__wrapped__ = opcode  # type: ignore[attr-defined]
+    run.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
+    return run
+
+
+def _report_selfdestruct(session: _Session, computation: Any, address: bytes, beneficiary: bytes,
+                         balance: int) -> None:
+    step = session.pending
+    if step is not None:
+        _flush(session, step.gas - computation._gas_meter.gas_remaining)
+    depth = int(computation.msg.depth) + 1
+    session.tracer.on_enter(depth, SELFDESTRUCT, address, beneficiary, b"", 0, balance)
+    session.tracer.on_exit(depth, b"", 0, None, False)
+
+
+def _fixed_cost(opcode: Any) -> int:
+    while not hasattr(opcode, "gas_cost") and hasattr(opcode, "__wrapped__"):
+        opcode = opcode.__wrapped__
+    return int(getattr(opcode, "gas_cost", 0))
+
+
+_NEEDED = re.compile(r"Needed (\d+)")
+
+
+class _Hooks:
+    """Put before a fork's computation class by :func:`hooked_class`."""
+
+    @classmethod
+    def apply_message(cls, state: Any, message: Any, transaction_context: Any,
+                      parent_computation: Any = None) -> Any:
+        base: Any = super()
+        session = _active.session
+        if session is None:
+            return base.apply_message(state, message, transaction_context, parent_computation)
+        depth = _enter(session, message, parent_computation)
+        computation = base.apply_message(state, message, transaction_context, parent_computation)
+        _exit(session, depth, message, computation)
+        return computation
+
+    @classmethod
+    def apply_create_message(cls, state: Any, message: Any, transaction_context: Any,
+                             parent_computation: Any = None) -> Any:
+        base: Any = super()
+        session = _active.session
+        if session is None:
+            return base.apply_create_message(state, message, transaction_context, parent_computation)
+        depth = _enter(session, message, parent_computation)
+        computation = base.apply_create_message(state, message, transaction_context,
+                                                parent_computation)
+        _exit(session, depth, message, computation)
+        return computation
+
+    @classmethod
+    def apply_computation(cls, state: Any, message: Any, transaction_context: Any,
+                          parent_computation: Any = None) -> Any:
+        base: Any = super()
+        session = _active.session
+        if session is None or not session.tracer.wants_steps:
+            return base.apply_computation(state, message, transaction_context, parent_computation)
+        return _stepping_computation(cls, session, state, message, transaction_context,
+                                     parent_computation)
+
+
+def _stepping_computation(cls: Any, session: _Session, state: Any, message: Any,
+                          transaction_context: Any, parent_computation: Any) -> Any:
+    """py-evm's ``apply_computation``, each opcode reported as a :class:`Step`."""
+    tracer = session.tracer
+    want_stack, want_memory = tracer.wants_stack, tracer.wants_memory
+    with cls(state, message, transaction_context) as computation:
+        if computation.is_origin_computation:
+            computation.contracts_created = []
+            if message.is_create:
+                cls.consume_initcode_gas_cost(computation)
+        if parent_computation is not None:
+            computation.contracts_created = parent_computation.contracts_created
+        if message.is_create:
+            computation.contracts_created.append(message.storage_address)
+        precompile = computation.precompiles.get(message.code_address)
+        if precompile is not None:
+            if not message.is_delegation:
+                precompile(computation)
+            return computation
+        session.frames.append(computation)
+        try:
+            opcodes = computation.opcodes
+            meter = computation._gas_meter
+            code = computation.code
+            raw = code._raw_code_bytes
+            length = len(raw)
+            values = computation._stack.values
+            depth = int(message.depth) + 1
+            address = bytes(message.storage_address)
+            while length:  # (geth runs nothing, and reports no step, for empty code)
+                pc = code.program_counter
+                if pc < length:
+                    op = raw[pc]
+                    code.program_counter = pc + 1
+                else:
+                    op = 0
+                opcode = opcodes.get(op)
+                if opcode is None:
+                    opcode = InvalidOpcode(op)
+                gas = meter.gas_remaining
+                session.pending = step = Step(
+                    pc, op, gas, depth,
+                    [_word(v) for v in values] if want_stack else None,
+                    bytes(computation._memory._bytes) if want_memory else None,
+                    bytes(computation.return_data), address)
+                if op in opcodes:
+                    taken, left = _STACK_EFFECTS[op]
+                    height = len(values)
+                    if height < taken:
+                        _flush(session, _fixed_cost(opcode), f"stack underflow ({height} <=> {taken})")
+                        raise InsufficientStack(f"stack underflow ({height} <=> {taken})")
+                    if height - taken + left > STACK_LIMIT:
+                        limit = STACK_LIMIT + taken - left
+                        _flush(session, _fixed_cost(opcode), f"stack limit reached {height} ({limit})")
+                        raise FullStack("Stack limit reached")
+                tracer.on_opcode_start(step)
+                try:
+                    opcode(computation=computation)
+                except Halt:
+                    if session.pending is step:
+                        _flush(session, gas - meter.gas_remaining)
+                    break
+                except OutOfGas as exc:
+                    if session.pending is step:
+                        needed = _NEEDED.search(str(exc))
+                        cost = gas - meter.gas_remaining + (int(needed.group(1)) if needed else 0)
+                        _flush(session, cost, "out of gas")
+                    raise
+                except VMError:
+                    if session.pending is step:
+                        _flush(session, gas - meter.gas_remaining)
+                    raise
+                if session.pending is step:
+                    _flush(session, gas - meter.gas_remaining)
+                if pc >= length:
+                    break
+        finally:
+            session.pending = None
+            session.frames.pop()
+    return computation
+
+
+@lru_cache(maxsize=64)
+def hooked_class(computation_class: type) -> type:
+    """``computation_class`` (a fork's own) with the hooks: made once per class."""
+    base: Any = computation_class
+    opcodes = dict(base.opcodes)
+    for value in LOG_OPCODES:
+        if value in opcodes:
+            opcodes[value] = _wrap_log(opcodes[value])
+    if SELFDESTRUCT in opcodes:
+        opcodes[SELFDESTRUCT] = _wrap_selfdestruct(opcodes[SELFDESTRUCT])
+    return type(f"Traced{base.__name__}", (_Hooks, base), {"opcodes": opcodes})
+
+
+def plain_computation_class(computation_class: type) -> type:
+    """The fork's own computation class under ethread's lean one for messages (the class a
+    traced run derives from: py-evm's loop, not the lean loop)."""
+    from ..call_vm import LeanComputation
+
+    mro = computation_class.__mro__
+    if LeanComputation in mro:
+        return mro[mro.index(LeanComputation) + 1]
+    return computation_class

@@ -1,0 +1,353 @@
+"""Running what a trace asks for, with a tracer attached: a block's transactions replayed on
+its parent's state (``debug_traceTransaction``, ``debug_traceBlock*``), or a call on a block's
+state (``debug_traceCall``), the way geth's ``eth/tracers/api.go`` runs them.
+
+A block is replayed as import executes it (py-evm's VM of the block's fork, as the chain's
+configuration names it, the block's system calls first), transaction by transaction; the
+transactions before the traced one run untraced. Each traced transaction runs with the fork's
+own computation class under the hooks (:mod:`.hooks`) and under its own time limit (geth's
+5 s by default), past which it stops with geth's ``execution timeout``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import rlp
+from eth.consensus.context import ConsensusContext
+from eth.vm.chain_context import ChainContext
+from eth.vm.spoof import SpoofTransaction
+from eth_typing import Address as EvmAddress
+from eth_typing import Hash32 as EvmHash
+from eth_utils import ValidationError
+
+from ...backend import BlockSource, ReceiptSource, TransactionLocator
+from ...errors import ExecutionAborted, ExecutionFailed, StateUnavailable
+from ...models import Block, BlockHashRef, BlockOverrides, BlockRef, CallRequest, Hash32, StateOverride
+from .. import interrupt
+from ..message import ExecutableChain, Rejected, gas_for, prepare
+from ..raw import get_raw_block
+from ..resolve import require_header
+from .hooks import TxEnv, attached, hooked_class, plain_computation_class
+from .models import TraceResult, TransactionTrace
+from .tracers import LoggerConfig, ResultTracer, TraceContext, make_tracer
+
+DEFAULT_TRACE_TIMEOUT = 5.0
+"""geth's ``defaultTraceTimeout``: how long one transaction's trace may run."""
+
+
+class TraceableChain(ExecutableChain, BlockSource, TransactionLocator, ReceiptSource, Protocol):
+    """What tracing reads: blocks and where transactions are, headers, state, fork rules."""
+
+
+@dataclass(frozen=True, slots=True)
+class TraceOptions:
+    """A trace request's configuration (geth's ``TraceConfig``)."""
+
+    tracer: str | None = None
+    """A native tracer's name; None: the opcode logger."""
+    tracer_config: dict[str, Any] | None = field(default=None, compare=False)
+    logger: LoggerConfig = field(default_factory=LoggerConfig)
+    timeout: float = DEFAULT_TRACE_TIMEOUT
+    """Seconds each transaction's trace may run."""
+
+
+class NotTraceable(ExecutionFailed):
+    """A block or transaction geth will not trace (the genesis, one it does not know)."""
+
+
+def _tracer(options: TraceOptions, context: TraceContext) -> ResultTracer:
+    return make_tracer(options.tracer, options.tracer_config, options.logger, context)
+
+
+@contextmanager
+def _traced(state: Any, tracer: ResultTracer, limit: interrupt.TimeLimit,
+            log_index: int = 0) -> Iterator[None]:
+    """Run what the block does on ``state`` with ``tracer`` attached and ``limit`` applied."""
+    original = state.computation_class
+    state.computation_class = hooked_class(plain_computation_class(original))
+    try:
+        with attached(tracer, log_index), limit.applied(state):
+            yield
+    except ExecutionAborted:
+        raise ExecutionFailed("execution timeout") from None
+    finally:
+        state.computation_class = original
+
+
+def _env(vm: Any, state: Any, sender: bytes, to: bytes | None, gas: int, value: int, data: bytes,
+         log_index: int, authorities: tuple[bytes, ...] = ()) -> TxEnv:
+    context = state.execution_context
+    computation_class: Any = plain_computation_class(state.computation_class)
+    precompiles = frozenset(bytes(a) for a in computation_class.get_precompiles())
+    return TxEnv(state=state, sender=sender, to=to, gas_limit=gas, value=value, data=data,
+                 coinbase=bytes(context.coinbase), block_number=int(context.block_number),
+                 timestamp=int(context.timestamp),
+                 cancun=hasattr(state, "transient_storage"),
+                 prague=hasattr(vm, "block_postprocessing")
+                 and type(vm).block_postprocessing is not _base_postprocessing(),
+                 precompiles=precompiles, authorities=authorities, log_index=log_index)
+
+
+def _base_postprocessing() -> Any:
+    from eth.vm.base import VM
+
+    return VM.block_postprocessing
+
+
+# ---------------------------------------------------------------------------------------------
+# Blocks
+
+
+@dataclass(slots=True)
+class _Replay:
+    """A block being replayed: its VM, the header its receipts add up in, its transactions."""
+
+    vm: Any
+    header: Any
+    transactions: list[Any]
+    block_hash: bytes
+    number: int
+    logs: int = 0
+    applied: int = 0
+
+    def apply_next(self) -> tuple[Any, Any]:
+        """Apply the next transaction untraced (or, inside :func:`_traced`, traced): its
+        receipt and computation."""
+        tx = self.transactions[self.applied]
+        try:
+            receipt, computation = self.vm.apply_transaction(self.header, tx)
+        except ValidationError as exc:
+            raise ExecutionFailed(f"tracing failed: {exc}") from None
+        self.applied += 1
+        used = receipt.gas_used - self.header.gas_used
+        self.header = self.vm.add_receipt_to_header(self.header, receipt)
+        self.logs += len(receipt.logs)
+        return used, computation
+
+    def skip_to(self, index: int) -> None:
+        while self.applied < index:
+            self.apply_next()
+
+
+def _replay(backend: TraceableChain, block: Block) -> _Replay:
+    """A block ready to replay on its parent's state, its system calls done."""
+    if block.header.number == 0:
+        raise NotTraceable("genesis is not traceable")
+    config = backend.chain_config()
+    if config is None:
+        raise StateUnavailable("the backend does not know the chain's fork schedule")
+    chaindb = backend.evm_database()
+    raw = get_raw_block(backend, BlockHashRef(hash=block.hash))
+    if raw is None:
+        raise NotTraceable(f"block {'0x' + block.hash.hex()} not found")
+    header = block.header
+    vm_class = config.vm_class(header.number, header.timestamp)
+    try:
+        parent = chaindb.get_block_header_by_hash(EvmHash(header.parent_hash))
+        evm_block = rlp.decode(raw, sedes=vm_class.get_block_class())
+    except Exception as exc:
+        raise StateUnavailable(f"no state for block {header.number - 1}") from exc
+    senders = {itx.hash: itx.sender for itx in block.transactions}
+    return _replay_decoded(evm_block, parent, block.hash, senders, config.chain_id, vm_class,
+                           chaindb)
+
+
+def _replay_decoded(evm_block: Any, parent: Any, block_hash: bytes, senders: dict[bytes, bytes],
+                    chain_id: int, vm_class: Any, chaindb: Any) -> _Replay:
+    transactions = [_with_sender(tx, senders.get(bytes(tx.hash))) for tx in evm_block.transactions]
+    start = evm_block.header.copy(state_root=parent.state_root, gas_used=0)
+    vm = vm_class(header=start, chaindb=chaindb, chain_context=ChainContext(chain_id),
+                  consensus_context=ConsensusContext(chaindb.db))
+    vm.block_preprocessing(evm_block)
+    return _Replay(vm, vm.get_header().copy(gas_used=0), transactions, block_hash,
+                   int(evm_block.header.block_number))
+
+
+_SPOOFED: dict[type, type] = {}
+
+
+def _with_sender(tx: Any, sender: bytes | None) -> Any:
+    """The transaction answering the sender the chain recorded for it (a dev chain's
+    impersonated ones carry no valid signature; the others need no recovery again)."""
+    if sender is None:
+        return tx
+    base = type(tx)
+    spoofed = _SPOOFED.get(base)
+    if spoofed is None:
+        spoofed = _SPOOFED[base] = type(f"Recorded{base.__name__}", (base,), {
+            "sender": property(lambda self: self._recorded_sender),
+            "get_sender": lambda self: self._recorded_sender,
+        })
+    object.__setattr__(tx, "_recorded_sender", sender)
+    tx.__class__ = spoofed
+    return tx
+
+
+def _trace_next(replay: _Replay, options: TraceOptions, tx_hash: bytes) -> TraceResult:
+    """Trace the replay's next transaction."""
+    index = replay.applied
+    tx = replay.transactions[index]
+    vm, state = replay.vm, replay.vm.state
+    context = TraceContext(replay.block_hash, replay.number, index, tx_hash)
+    tracer = _tracer(options, context)
+    to = bytes(tx.to) if tx.to else None
+    authorities = tuple(a for a in map(_authority, _authorizations(tx)) if a is not None)
+    env = _env(vm, state, bytes(tx.sender), to, int(tx.gas), int(tx.value), bytes(tx.data),
+               replay.logs, authorities)
+    with _traced(state, tracer, interrupt.TimeLimit.start(options.timeout), replay.logs):
+        tracer.on_tx_start(env)
+        used, _ = replay.apply_next()
+        tracer.on_tx_end(used, None)
+    return tracer.result()
+
+
+def _authorizations(tx: Any) -> list[Any]:
+    try:
+        return list(tx.authorization_list or ())
+    except NotImplementedError:  # (py-evm's transactions before Prague)
+        return []
+
+
+def _authority(authorization: Any) -> bytes | None:
+    try:
+        return bytes(authorization.authority)
+    except Exception:  # (an authorization whose signature recovers nothing is skipped)
+        return None
+
+
+def trace_transaction(backend: TraceableChain, tx_hash: Hash32,
+                      options: TraceOptions = TraceOptions()) -> TraceResult:
+    """debug_traceTransaction: the transaction replayed on the state its block left before
+    it, traced."""
+    location = backend.transaction_location(tx_hash)
+    if location is None:
+        raise NotTraceable("transaction not found")
+    block = backend.block_by_hash(location[0])
+    if block is None:
+        raise NotTraceable("transaction not found")
+    replay = _replay(backend, block)
+    replay.skip_to(location[1])
+    return _trace_next(replay, options, tx_hash)
+
+
+def trace_block(backend: TraceableChain, block: Block,
+                options: TraceOptions = TraceOptions()) -> tuple[TransactionTrace, ...]:
+    """debug_traceBlockByNumber/ByHash: every transaction of ``block``, traced in turn."""
+    replay = _replay(backend, block)
+    traces = []
+    for itx in block.transactions:
+        traces.append(TransactionTrace(tx_hash=itx.hash, result=_trace_next(replay, options, itx.hash)))
+    return tuple(traces)
+
+
+def block_by_ref(backend: TraceableChain, ref: BlockRef) -> Block:
+    """The block a number, tag or hash names, in geth's words when there is none."""
+    if isinstance(ref, BlockHashRef):
+        block = backend.block_by_hash(ref.hash)
+        if block is None:
+            raise NotTraceable(f"block {'0x' + ref.hash.hex()} not found")
+        return block
+    header = require_header(backend, ref)
+    found = backend.block_by_hash(header.hash)
+    if found is None:
+        raise NotTraceable(f"block #{header.number} not found")
+    return found
+
+
+def trace_raw_block(backend: TraceableChain, raw: bytes,
+                    options: TraceOptions = TraceOptions()) -> tuple[TransactionTrace, ...]:
+    """debug_traceBlock: a block given as RLP, replayed on its parent's state (it need not be
+    in the chain)."""
+    try:
+        fields = rlp.decode(raw)[0]
+        number = int.from_bytes(fields[8], "big")
+        timestamp = int.from_bytes(fields[11], "big")
+        parent_hash = bytes(fields[0])
+    except Exception as exc:
+        raise ExecutionFailed(f"could not decode block: {exc}") from None
+    if number == 0:
+        raise NotTraceable("genesis is not traceable")
+    if backend.header_by_hash(parent_hash) is None:
+        raise NotTraceable(f"parent {'0x' + parent_hash.hex()} not found")
+    config = backend.chain_config()
+    if config is None:
+        raise StateUnavailable("the backend does not know the chain's fork schedule")
+    chaindb = backend.evm_database()
+    vm_class = config.vm_class(number, timestamp)
+    try:
+        evm_block = rlp.decode(raw, sedes=vm_class.get_block_class())
+        evm_parent = chaindb.get_block_header_by_hash(EvmHash(parent_hash))
+    except Exception as exc:
+        raise ExecutionFailed(f"could not decode block: {exc}") from None
+    replay = _replay_decoded(evm_block, evm_parent, bytes(evm_block.header.hash), {},
+                             config.chain_id, vm_class, chaindb)
+    hashes = [bytes(tx.hash) for tx in replay.transactions]
+    return tuple(TransactionTrace(tx_hash=h, result=_trace_next(replay, options, h)) for h in hashes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Calls
+
+
+def trace_call(backend: TraceableChain, request: CallRequest, block: BlockRef,
+               options: TraceOptions = TraceOptions(), *, state_override: StateOverride = (),
+               block_overrides: BlockOverrides | None = None,
+               tx_index: int | None = None) -> TraceResult:
+    """debug_traceCall: the call run as a transaction on the state after ``block`` (or, with
+    ``tx_index``, before that transaction of it), with eth_call's defaults and overrides."""
+    if block == "pending":
+        raise ExecutionFailed("tracing on top of pending is not supported")
+    header = require_header(backend, block)
+    gas = gas_for(request, header.gas_limit)
+    run = prepare(backend, request, block, state_override=state_override,
+                  block_overrides=block_overrides, own_state=True, timeout=options.timeout,
+                  header=header)
+    if tx_index is not None:
+        run = _at_transaction(backend, run, header.hash, tx_index, state_override)
+    tracer = _tracer(options, TraceContext())
+    message, state = run.message, run.state
+    try:
+        transaction = run._transaction(gas)
+        run._pre_check(transaction.intrinsic_gas, gas)
+    except Rejected as exc:
+        raise ExecutionFailed(f"tracing failed: {exc.message}") from None
+    spoofed: Any = SpoofTransaction(transaction, from_=EvmAddress(message.sender))
+    request = message.request
+    env = _env(run.vm, state, message.sender, request.to, gas, request.value, request.data, 0)
+    with _traced(state, tracer, run.limit):
+        tracer.on_tx_start(env)
+        try:
+            computation = state.apply_transaction(spoofed)
+        except ValidationError as exc:
+            raise ExecutionFailed(f"tracing failed: {exc}") from None
+        tracer.on_tx_end(type(run.vm).finalize_gas_used(transaction, computation), None)
+    return tracer.result()
+
+
+def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_index: int,
+                    state_override: StateOverride) -> Any:
+    """``run``'s message on the state before transaction ``tx_index`` of the block (geth's
+    ``StateAtTransaction``), in that block's context."""
+    from ..message import Execution
+    from ..overrides import apply_state_overrides
+
+    block = backend.block_by_hash(block_hash)
+    assert block is not None
+    if tx_index > len(block.transactions):
+        raise ExecutionFailed(f"transaction index {tx_index} out of range")
+    replay = _replay(backend, block)
+    replay.skip_to(tx_index)
+    state = replay.vm.state
+    if run.message.gas_price == 0 and getattr(state.execution_context, "base_fee_per_gas", None):
+        state.execution_context._base_fee_per_gas = 0
+    apply_state_overrides(state, state_override)
+    return Execution(replay.vm, run.message, run.fork, run.london, run.limit)
+
+
+def check_options_timeout(timeout: float, cap: float) -> float:
+    """A requested trace timeout, capped by the service's setting."""
+    return min(timeout, cap) if cap > 0 else timeout

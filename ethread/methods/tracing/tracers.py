@@ -1,0 +1,723 @@
+"""geth's tracers, each a small class that only collects what the hooks report
+(:mod:`.hooks`) and builds its typed answer (:mod:`.models`).
+
+- :class:`StructLogger`: the default opcode logger (``structLogs``);
+- :class:`CallTracer`: ``callTracer`` (``onlyTopCall``, ``withLog``);
+- :class:`PrestateTracer`: ``prestateTracer`` (``diffMode``, ``disableCode``,
+  ``disableStorage``, ``includeEmpty``);
+- :class:`FourByteTracer`, :class:`NoopTracer`, :class:`FlatCallTracer`, :class:`MuxTracer`.
+
+:func:`make_tracer` builds one from a tracer name and its configuration, refusing what geth
+refuses in geth's words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from eth._utils.address import generate_contract_address, generate_safe_contract_address
+from eth_typing import Address as EvmAddress
+from eth_utils import keccak
+
+from ...errors import ExecutionFailed
+from ..call import decode_revert_reason
+from .hooks import (
+    CALL,
+    CALLCODE,
+    CREATE,
+    CREATE2,
+    DELEGATECALL,
+    SELFDESTRUCT,
+    SLOAD,
+    SSTORE,
+    STATICCALL,
+    Step,
+    Tracer,
+    TxEnv,
+    opcode_name,
+)
+from .models import (
+    CallFrame,
+    CallLog,
+    FlatCall,
+    FlatCalls,
+    FourBytes,
+    MuxResult,
+    NoResult,
+    Prestate,
+    PrestateAccount,
+    PrestateDiff,
+    StructLog,
+    StructLogResult,
+    TraceResult,
+)
+
+EMPTY_CODE_HASH = keccak(b"")
+ZERO_WORD = b"\x00" * 32
+
+
+class ResultTracer(Tracer):
+    """A tracer with an answer."""
+
+    def result(self) -> TraceResult:
+        """The answer, once the transaction has ended."""
+        raise NotImplementedError
+
+
+# ---------------------------------------------------------------------------------------------
+# The opcode logger
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoggerConfig:
+    """The opcode logger's options (geth's ``logger.Config``)."""
+
+    enable_memory: bool = False
+    disable_stack: bool = False
+    disable_storage: bool = False
+    enable_return_data: bool = False
+    limit: int = 0
+    """Stop logging once the answer's steps take more than this many bytes of JSON (0: no
+    limit; geth counts the same way)."""
+
+
+def _hex_length(value: int) -> int:
+    return 3 if value == 0 else 2 + (value.bit_length() + 3) // 4
+
+
+def struct_log_size(log: StructLog) -> int:
+    """The length of ``log`` in geth's JSON, for the logger's ``limit``."""
+    size = 46 + len(log.op) + sum(len(str(v)) for v in (log.pc, log.gas, log.gas_cost, log.depth))
+    if log.error:
+        size += 11 + len(log.error)
+    if log.stack is not None:
+        size += 10 + sum(_hex_length(v) + 3 for v in log.stack)
+    if log.return_data:
+        size += 17 + 2 * len(log.return_data)
+    if log.memory:
+        size += 11 + (len(log.memory) + 31) // 32 * 69
+    if log.storage:
+        size += 12 + 138 * len(log.storage)
+    if log.refund:
+        size += 10 + len(str(log.refund))
+    return size
+
+
+class StructLogger(ResultTracer):
+    """geth's ``StructLogger``: one :class:`StructLog` per step, storage as read and written
+    so far by each account on SLOAD and SSTORE."""
+
+    wants_steps = True
+
+    def __init__(self, config: LoggerConfig = LoggerConfig()) -> None:
+        self.config = config
+        self.wants_stack = not config.disable_stack or not config.disable_storage
+        self.wants_memory = config.enable_memory
+        self.logs: list[StructLog] = []
+        self.size = 0
+        self.storage: dict[bytes, dict[bytes, bytes]] = {}
+        self.env: TxEnv | None = None
+        self.output = b""
+        self.error: str | None = None
+        self.gas_used = 0
+
+    def on_tx_start(self, env: TxEnv) -> None:
+        self.env = env
+
+    def on_opcode(self, step: Step) -> None:
+        config = self.config
+        if config.limit and self.size > config.limit:
+            return
+        storage = None
+        stack = step.stack
+        if not config.disable_storage and stack is not None and step.op in (SLOAD, SSTORE):
+            held = self.storage.setdefault(step.address, {})
+            if step.op == SLOAD and len(stack) >= 1:
+                slot = stack[-1].to_bytes(32, "big")
+                assert self.env is not None
+                held[slot] = self.env.storage(step.address, slot)
+                storage = dict(held)
+            elif step.op == SSTORE and len(stack) >= 2:
+                held[stack[-1].to_bytes(32, "big")] = stack[-2].to_bytes(32, "big")
+                storage = dict(held)
+        log = StructLog(
+            pc=step.pc, op=opcode_name(step.op), gas=step.gas, gas_cost=step.cost,
+            depth=step.depth, error=step.error,
+            stack=tuple(stack) if stack is not None and not config.disable_stack else None,
+            return_data=step.return_data if config.enable_return_data else None,
+            memory=step.memory if config.enable_memory else None,
+            storage=storage, refund=step.refund)
+        self.size += struct_log_size(log)
+        self.logs.append(log)
+
+    def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
+                reverted: bool) -> None:
+        if depth == 0:
+            self.output, self.error = output, error
+
+    def on_tx_end(self, gas_used: int, error: str | None) -> None:
+        self.gas_used = gas_used
+
+    def result(self) -> StructLogResult:
+        failed = self.error is not None
+        value = self.output if not failed or self.error == "execution reverted" else b""
+        return StructLogResult(gas=self.gas_used, failed=failed, return_value=value,
+                               struct_logs=tuple(self.logs))
+
+
+# ---------------------------------------------------------------------------------------------
+# callTracer
+
+
+class _OpenFrame:
+    """A call frame being collected (frozen into a :class:`CallFrame` when done)."""
+
+    __slots__ = (
+        "calls",
+        "error",
+        "gas",
+        "gas_used",
+        "input",
+        "kind",
+        "logs",
+        "output",
+        "revert_reason",
+        "reverted",
+        "sender",
+        "to",
+        "value",
+    )
+
+    def __init__(self, kind: int, sender: bytes, to: bytes | None, value: int | None, gas: int,
+                 data: bytes) -> None:
+        self.kind, self.sender, self.to, self.value, self.gas = kind, sender, to, value, gas
+        self.input = data
+        self.gas_used = 0
+        self.output = b""
+        self.error: str | None = None
+        self.revert_reason: str | None = None
+        self.calls: list[CallFrame] = []
+        self.logs: list[CallLog] = []
+        self.reverted = False
+
+    def finish(self, output: bytes, error: str | None, reverted: bool) -> None:
+        """geth's ``processOutput``: the output, or the error and what a revert returned."""
+        if error is not None and not reverted:
+            error = None
+        if error is None:
+            self.output = output
+            return
+        self.error = error
+        self.reverted = reverted
+        if self.kind in (CREATE, CREATE2):
+            self.to = None
+        if error != "execution reverted" or not output:
+            return
+        self.output = output
+        if len(output) >= 4:
+            self.revert_reason = decode_revert_reason(output)
+
+    def frozen(self) -> CallFrame:
+        return CallFrame(type=opcode_name(self.kind), sender=self.sender, to=self.to,
+                         value=self.value, gas=self.gas, gas_used=self.gas_used, input=self.input,
+                         output=self.output, error=self.error, revert_reason=self.revert_reason,
+                         calls=tuple(self.calls), logs=tuple(self.logs), reverted=self.reverted)
+
+
+class CallTracer(ResultTracer):
+    """geth's ``callTracer``: the tree of frames, each with its gas, input, output, error and
+    decoded revert reason (and its logs with ``withLog``)."""
+
+    def __init__(self, only_top_call: bool = False, with_log: bool = False) -> None:
+        self.only_top_call = only_top_call
+        self.with_log = with_log
+        self.stack: list[_OpenFrame] = []
+        self.top: CallFrame | None = None
+        self.gas_limit = 0
+        self.depth = 0
+
+    def on_tx_start(self, env: TxEnv) -> None:
+        self.gas_limit = env.gas_limit
+
+    def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
+                 value: int | None) -> None:
+        self.depth = depth
+        if self.only_top_call and depth > 0:
+            return
+        self.stack.append(_OpenFrame(kind, sender, to, value,
+                                     self.gas_limit if depth == 0 else gas, data))
+
+    def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
+                reverted: bool) -> None:
+        if depth == 0:
+            if len(self.stack) == 1:
+                self.stack[0].finish(output, error, reverted)
+            return
+        self.depth = depth - 1
+        if self.only_top_call or len(self.stack) <= 1:
+            return
+        frame = self.stack.pop()
+        frame.gas_used = gas_used
+        frame.finish(output, error, reverted)
+        self.stack[-1].calls.append(frame.frozen())
+
+    def on_log(self, address: bytes, topics: tuple[bytes, ...], data: bytes, index: int) -> None:
+        if not self.with_log or (self.only_top_call and self.depth > 0) or not self.stack:
+            return
+        frame = self.stack[-1]
+        frame.logs.append(CallLog(address=address, topics=topics, data=data, index=index,
+                                  position=len(frame.calls)))
+
+    def on_tx_end(self, gas_used: int, error: str | None) -> None:
+        if self.stack:
+            self.stack[0].gas_used = gas_used
+
+    def result(self) -> CallFrame:
+        if len(self.stack) != 1:
+            raise ExecutionFailed("incorrect number of top-level calls")
+        top = self.stack[0].frozen()
+        return _without_failed_logs(top, False) if self.with_log else top
+
+
+def _without_failed_logs(frame: CallFrame, parent_failed: bool) -> CallFrame:
+    """geth's ``clearFailedLogs``: a reverted frame keeps none of its logs, nor its calls'."""
+    failed = parent_failed or (frame.error is not None and frame.reverted)
+    calls = tuple(_without_failed_logs(call, failed) for call in frame.calls)
+    return replace(frame, calls=calls, logs=() if failed else frame.logs)
+
+
+# ---------------------------------------------------------------------------------------------
+# prestateTracer
+
+
+class _Account:
+    __slots__ = ("balance", "code", "code_hash", "empty", "nonce", "storage")
+
+    def __init__(self, balance: int, nonce: int, code: bytes | None, code_hash: bytes | None,
+                 storage: dict[bytes, bytes] | None, empty: bool) -> None:
+        self.balance, self.nonce, self.code, self.code_hash = balance, nonce, code, code_hash
+        self.storage, self.empty = storage, empty
+
+    def shown(self) -> PrestateAccount:
+        return PrestateAccount(balance=self.balance, nonce=self.nonce, code=self.code,
+                               code_hash=self.code_hash,
+                               storage=dict(sorted(self.storage.items())) if self.storage else None)
+
+
+class PrestateTracer(ResultTracer):
+    """geth's ``prestateTracer``: each account the transaction touches (its sender, recipient,
+    the coinbase, what its opcodes name) as it was before; with ``diff_mode``, only what
+    changed, before and after."""
+
+    wants_steps = True
+    wants_stack = True
+    wants_memory = True  # (CREATE2's address is the hash of its init code, read from memory)
+
+    def __init__(self, diff_mode: bool = False, disable_code: bool = False,
+                 disable_storage: bool = False, include_empty: bool = False) -> None:
+        if diff_mode and include_empty:
+            raise ExecutionFailed("cannot use diffMode with includeEmpty")
+        self.diff_mode, self.disable_code = diff_mode, disable_code
+        self.disable_storage, self.include_empty = disable_storage, include_empty
+        self.pre: dict[bytes, _Account] = {}
+        self.post: dict[bytes, PrestateAccount] = {}
+        self.created: set[bytes] = set()
+        self.deleted: set[bytes] = set()
+        self.env: TxEnv | None = None
+
+    def on_tx_start(self, env: TxEnv) -> None:
+        self.env = env
+        if env.to is None:
+            to = bytes(generate_contract_address(EvmAddress(env.sender), env.nonce(env.sender)))
+            self.created.add(to)
+        else:
+            to = env.to
+            if env.prague:
+                self._delegation(to)
+        self._account(env.sender)
+        self._account(to)
+        self._account(env.coinbase)
+        for authority in env.authorities:
+            self._account(authority)
+
+    def _delegation(self, address: bytes) -> None:
+        assert self.env is not None
+        code = self.env.code(address)
+        if len(code) == 23 and code[:3] == b"\xef\x01\x00":
+            self._account(code[3:])
+
+    def on_opcode_start(self, step: Step) -> None:
+        env, stack = self.env, step.stack
+        if env is None or stack is None:
+            return
+        op, height, caller = step.op, len(stack), step.address
+        if height >= 1 and op in (SLOAD, SSTORE):
+            self._slot(caller, stack[-1].to_bytes(32, "big"))
+        elif height >= 1 and op in (0x3C, 0x3F, 0x3B, 0x31, SELFDESTRUCT):
+            self._account(stack[-1].to_bytes(32, "big")[12:])
+            if op == SELFDESTRUCT and (not env.cancun or caller in self.created):
+                self.deleted.add(caller)
+        elif height >= 5 and op in (DELEGATECALL, CALL, STATICCALL, CALLCODE):
+            address = stack[-2].to_bytes(32, "big")[12:]
+            self._account(address)
+            if env.prague:
+                self._delegation(address)
+        elif op == CREATE:
+            address = bytes(generate_contract_address(EvmAddress(caller), env.nonce(caller)))
+            self._account(address)
+            self.created.add(address)
+        elif height >= 4 and op == CREATE2 and step.memory is not None:
+            offset, size = stack[-2], stack[-3]
+            init = step.memory[offset:offset + size].ljust(size, b"\x00")
+            address = bytes(generate_safe_contract_address(EvmAddress(caller), stack[-4], init))
+            self._account(address)
+            self.created.add(address)
+
+
+    def _account(self, address: bytes) -> None:
+        if address in self.pre:
+            return
+        env = self.env
+        assert env is not None
+        code = env.code(address)
+        balance, nonce = env.balance(address), env.nonce(address)
+        code_hash = env.code_hash(address)
+        empty = not (nonce > 0 or code or balance != 0)
+        self.pre[address] = _Account(
+            balance, nonce, None if self.disable_code or not code else code,
+            code_hash if code_hash not in (ZERO_WORD, EMPTY_CODE_HASH) else None,
+            None if self.disable_storage else {}, empty)
+
+    def _slot(self, address: bytes, slot: bytes) -> None:
+        if self.disable_storage:
+            return
+        account = self.pre.get(address)
+        if account is None or account.storage is None or slot in account.storage:
+            return
+        assert self.env is not None
+        account.storage[slot] = self.env.storage(address, slot)
+        if account.storage[slot] != ZERO_WORD:
+            account.empty = False
+
+    def on_tx_end(self, gas_used: int, error: str | None) -> None:
+        if error is not None:
+            return
+        if self.diff_mode:
+            self._diff()
+        if not self.include_empty:
+            for address in [a for a, account in self.pre.items() if account.empty]:
+                del self.pre[address]
+
+    def _diff(self) -> None:
+        env = self.env
+        assert env is not None
+        for address in list(self.pre):
+            if address in self.deleted:
+                continue
+            before = self.pre[address]
+            modified = False
+            balance = env.balance(address)
+            nonce = env.nonce(address)
+            code_hash = env.code_hash(address)
+            post: dict[str, Any] = {}
+            if balance != before.balance:
+                modified, post["balance"] = True, balance
+            if nonce != before.nonce:
+                modified, post["nonce"] = True, nonce
+            if code_hash != (before.code_hash or EMPTY_CODE_HASH):
+                modified, post["code_hash"] = True, code_hash
+            if not self.disable_code:
+                code = env.code(address)
+                if code != (before.code or b""):
+                    modified, post["code"] = True, code
+            if not self.disable_storage and before.storage is not None:
+                changed: dict[bytes, bytes] = {}
+                for slot, value in list(before.storage.items()):
+                    now = env.storage(address, slot)
+                    if value in (ZERO_WORD, now):
+                        del before.storage[slot]
+                    if value != now:
+                        modified = True
+                        if now != ZERO_WORD:
+                            changed[slot] = now
+                if changed:
+                    post["storage"] = dict(sorted(changed.items()))
+            if modified:
+                self.post[address] = PrestateAccount(**post)
+            else:
+                del self.pre[address]
+
+    def result(self) -> Prestate | PrestateDiff:
+        pre = {address: account.shown() for address, account in sorted(self.pre.items())}
+        if self.diff_mode:
+            return PrestateDiff(pre=pre, post=dict(sorted(self.post.items())))
+        return Prestate(accounts=pre)
+
+
+# ---------------------------------------------------------------------------------------------
+# The small ones
+
+
+class FourByteTracer(ResultTracer):
+    """geth's ``4byteTracer``: calls counted by selector and argument length (precompiles,
+    creates and short inputs left out)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[bytes, int], int] = {}
+        self.precompiles: frozenset[bytes] = frozenset()
+
+    def on_tx_start(self, env: TxEnv) -> None:
+        self.precompiles = env.precompiles
+
+    def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
+                 value: int | None) -> None:
+        if len(data) < 4 or kind not in (CALL, CALLCODE, DELEGATECALL, STATICCALL):
+            return
+        if to in self.precompiles:
+            return
+        key = (data[:4], len(data) - 4)
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def result(self) -> FourBytes:
+        return FourBytes(counts=dict(self.counts))
+
+
+class NoopTracer(ResultTracer):
+    """geth's ``noopTracer``: runs the hooks, answers ``{}``."""
+
+    def result(self) -> NoResult:
+        return NoResult()
+
+
+class FlatCallTracer(ResultTracer):
+    """geth's ``flatCallTracer``: callTracer's tree as parity's flat list (precompile calls
+    left out unless ``includePrecompiles``; errors in parity's words with
+    ``convertParityErrors``)."""
+
+    def __init__(self, convert_parity_errors: bool = False, include_precompiles: bool = False,
+                 context: TraceContext | None = None) -> None:
+        self.calls = CallTracer()
+        self.convert = convert_parity_errors
+        self.include_precompiles = include_precompiles
+        self.context = context or TraceContext()
+        self.precompiles: frozenset[bytes] = frozenset()
+
+    def on_tx_start(self, env: TxEnv) -> None:
+        self.calls.on_tx_start(env)
+        self.precompiles = env.precompiles
+
+    def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
+                 value: int | None) -> None:
+        self.calls.on_enter(depth, kind, sender, to, data, gas, value)
+        if depth and value is None and self.calls.stack[-1].value is None:
+            self.calls.stack[-1].value = 0
+
+    def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
+                reverted: bool) -> None:
+        self.calls.on_exit(depth, output, gas_used, error, reverted)
+        if depth == 0 or self.include_precompiles or not self.calls.stack:
+            return
+        parent = self.calls.stack[-1]
+        call = parent.calls[-1]
+        if call.type in ("CALL", "STATICCALL") and call.to in self.precompiles:
+            parent.calls.pop()
+
+    def on_tx_end(self, gas_used: int, error: str | None) -> None:
+        self.calls.on_tx_end(gas_used, error)
+
+    def result(self) -> FlatCalls:
+        return FlatCalls(calls=tuple(flatten(self.calls.result(), self.context, self.convert)))
+
+
+@dataclass(frozen=True, slots=True)
+class TraceContext:
+    """Where the traced transaction stands (geth's ``tracers.Context``), for flat answers."""
+
+    block_hash: bytes | None = None
+    block_number: int = 0
+    tx_index: int = 0
+    tx_hash: bytes | None = None
+
+
+PARITY_ERRORS = {
+    "contract creation code storage out of gas": "Out of gas",
+    "out of gas": "Out of gas",
+    "gas uint64 overflow": "Out of gas",
+    "max code size exceeded": "Out of gas",
+    "invalid jump destination": "Bad jump destination",
+    "execution reverted": "Reverted",
+    "return data out of bounds": "Out of bounds",
+    "stack limit reached 1024 (1023)": "Out of stack",
+    "precompiled failed": "Built-in failed",
+    "invalid input length": "Built-in failed",
+}
+PARITY_ERROR_PREFIXES = (("out of gas:", "Out of gas"), ("invalid opcode:", "Bad instruction"),
+                         ("stack underflow", "Stack underflow"))
+
+
+def parity_error(error: str) -> str:
+    """geth's translation of its error texts into parity's."""
+    if error in PARITY_ERRORS:
+        return PARITY_ERRORS[error]
+    for prefix, text in PARITY_ERROR_PREFIXES:
+        if error.startswith(prefix):
+            return text
+    return error
+
+
+def flatten(frame: CallFrame, context: TraceContext, convert_errors: bool = False,
+            address: tuple[int, ...] = ()) -> list[FlatCall]:
+    """A call tree as parity's flat list, each entry with its place in the tree."""
+    kind = frame.type
+    error = frame.error
+    if error is not None and convert_errors:
+        error = parity_error(error)
+    has_result = frame.error is None or frame.error == "execution reverted"
+    common: dict[str, Any] = dict(
+        trace_address=address, subtraces=len(frame.calls), error=error,
+        block_hash=context.block_hash, block_number=context.block_number,
+        transaction_hash=context.tx_hash, transaction_position=context.tx_index)
+    if kind in ("CREATE", "CREATE2"):
+        entry = FlatCall(type="create", call_type=None, creation_method=kind.lower(),
+                         sender=frame.sender, to=None, value=frame.value, gas=frame.gas,
+                         input=frame.input, gas_used=frame.gas_used if has_result else None,
+                         output=frame.output if has_result else None,
+                         address=frame.to if has_result else None, **common)
+    elif kind == "SELFDESTRUCT":
+        entry = FlatCall(type="suicide", call_type=None, creation_method=None, sender=None, to=None,
+                         value=None, gas=None, input=None, gas_used=None, output=None,
+                         address=frame.sender, refund_address=frame.to, balance=frame.value,
+                         **common)
+    else:
+        entry = FlatCall(type="call", call_type=kind.lower(), creation_method=None,
+                         sender=frame.sender, to=frame.to, value=frame.value, gas=frame.gas,
+                         input=frame.input, gas_used=frame.gas_used if has_result else None,
+                         output=frame.output if has_result else None, address=None, **common)
+    flat = [entry]
+    for index, call in enumerate(frame.calls):
+        flat.extend(flatten(call, context, convert_errors, (*address, index)))
+    return flat
+
+
+class MuxTracer(ResultTracer):
+    """geth's ``muxTracer``: several tracers on one run, each answer under its name."""
+
+    def __init__(self, tracers: Mapping[str, ResultTracer]) -> None:
+        self.tracers = dict(tracers)
+        members = list(self.tracers.values())
+        self.wants_steps = any(t.wants_steps for t in members)
+        self.wants_stack = any(t.wants_stack for t in members)
+        self.wants_memory = any(t.wants_memory for t in members)
+        self._stepping = [t for t in members if t.wants_steps]
+
+    def on_tx_start(self, env: TxEnv) -> None:
+        for tracer in self.tracers.values():
+            tracer.on_tx_start(env)
+
+    def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
+                 value: int | None) -> None:
+        for tracer in self.tracers.values():
+            tracer.on_enter(depth, kind, sender, to, data, gas, value)
+
+    def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
+                reverted: bool) -> None:
+        for tracer in self.tracers.values():
+            tracer.on_exit(depth, output, gas_used, error, reverted)
+
+    def on_opcode_start(self, step: Step) -> None:
+        for tracer in self._stepping:
+            tracer.on_opcode_start(step)
+
+    def on_opcode(self, step: Step) -> None:
+        for tracer in self._stepping:
+            tracer.on_opcode(step)
+
+    def on_log(self, address: bytes, topics: tuple[bytes, ...], data: bytes, index: int) -> None:
+        for tracer in self.tracers.values():
+            tracer.on_log(address, topics, data, index)
+
+    def on_tx_end(self, gas_used: int, error: str | None) -> None:
+        for tracer in self.tracers.values():
+            tracer.on_tx_end(gas_used, error)
+
+    def result(self) -> MuxResult:
+        return MuxResult(results={name: tracer.result() for name, tracer in self.tracers.items()})
+
+
+# ---------------------------------------------------------------------------------------------
+# Choosing a tracer
+
+
+class UnknownTracer(ExecutionFailed):
+    """A tracer name geth's directory does not hold (geth would run it as JavaScript)."""
+
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+
+
+def _flags(config: Mapping[str, Any] | None, known: tuple[str, ...]) -> dict[str, bool]:
+    """A native tracer's boolean options, refused in Go's words when not booleans."""
+    values: dict[str, bool] = {}
+    for key, value in (config or {}).items():
+        if key in known:
+            if not isinstance(value, bool):
+                raise ExecutionFailed(f"json: cannot unmarshal {_go_type(value)} into Go struct "
+                                      f"field .{key} of type bool")
+            values[key] = value
+    return values
+
+
+def _go_type(value: Any) -> str:
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+NATIVE_TRACERS = ("callTracer", "prestateTracer", "4byteTracer", "noopTracer", "flatCallTracer",
+                  "muxTracer")
+
+
+def make_tracer(name: str | None, config: Mapping[str, Any] | None = None,
+                logger: LoggerConfig = LoggerConfig(),
+                context: TraceContext | None = None) -> ResultTracer:
+    """The tracer geth's directory makes for ``name`` (None: the opcode logger) with its
+    ``tracerConfig``."""
+    if name is None:
+        return StructLogger(logger)
+    if name == "callTracer":
+        flags = _flags(config, ("onlyTopCall", "withLog"))
+        return CallTracer(flags.get("onlyTopCall", False), flags.get("withLog", False))
+    if name == "prestateTracer":
+        flags = _flags(config, ("diffMode", "disableCode", "disableStorage", "includeEmpty"))
+        return PrestateTracer(flags.get("diffMode", False), flags.get("disableCode", False),
+                              flags.get("disableStorage", False), flags.get("includeEmpty", False))
+    if name == "4byteTracer":
+        return FourByteTracer()
+    if name == "noopTracer":
+        return NoopTracer()
+    if name == "flatCallTracer":
+        flags = _flags(config, ("convertParityErrors", "includePrecompiles"))
+        return FlatCallTracer(flags.get("convertParityErrors", False),
+                              flags.get("includePrecompiles", False), context)
+    if name == "muxTracer":
+        members: dict[str, ResultTracer] = {}
+        for member, member_config in (config or {}).items():
+            if member_config is not None and not isinstance(member_config, dict):
+                raise ExecutionFailed(f"json: cannot unmarshal {_go_type(member_config)} into Go "
+                                      "value of type map[string]json.RawMessage")
+            members[member] = make_tracer(member, member_config, logger, context)
+        return MuxTracer(members)
+    if _IDENTIFIER.match(name.strip()):
+        # geth evaluates an unknown name as JavaScript: a bare name is an unbound variable
+        raise UnknownTracer(f"ReferenceError: {name.strip()} is not defined at <eval>:1:1(0)")
+    raise UnknownTracer("JavaScript tracers are not supported by ethread; use one of "
+                        + ", ".join(NATIVE_TRACERS))
