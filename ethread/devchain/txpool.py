@@ -353,6 +353,7 @@ class TxPool:
         """Blob transactions waiting for the nonces before them."""
         self._all: dict[Hash32, Pooled] = {}
         self._head: Hash32 | None = None
+        self._auth_cache: dict[Hash32, tuple[Address, ...]] = {}
         self._lock = threading.RLock()
 
     # -- adding ------------------------------------------------------------------------------
@@ -533,11 +534,18 @@ class TxPool:
         authorizes one for it (geth keeps such senders to one transaction in flight)."""
         if account.code:
             return True
-        for pooled in self._all.values():
-            tx = pooled.tx
-            if isinstance(tx, SetCodeTransaction) and address in _authorities(tx):
-                return True
-        return False
+        return any(address in self._authorities_of(pooled) for pooled in self._all.values()
+                   if isinstance(pooled.tx, SetCodeTransaction))
+
+    def _authorities_of(self, pooled: Pooled) -> tuple[Address, ...]:
+        """The authorities of a pooled set-code transaction, recovered once."""
+        found = self._auth_cache.get(pooled.hash)
+        if found is None:
+            assert isinstance(pooled.tx, SetCodeTransaction)
+            if len(self._auth_cache) > 2 * len(self._all) + 64:
+                self._auth_cache = {h: a for h, a in self._auth_cache.items() if h in self._all}
+            found = self._auth_cache[pooled.hash] = tuple(_authorities(pooled.tx))
+        return found
 
     def _add_plain(self, pooled: Pooled, head: Header) -> None:
         sender = pooled.sender
