@@ -11,11 +11,13 @@ from typing import Any, Protocol
 
 from ..errors import InvalidParams, MethodNotFound
 from ..models import Address, CallRequest, Hash32, Header
+from .devanvil import ANVIL_METHODS, AnvilChain
+from .devsign import SIGNING_METHODS, SigningChain
 from .hex import parse_address, parse_data, parse_quantity, parse_storage_key
 from .params import parse_bool, parse_call_request
 
 
-class DevChain(Protocol):
+class DevChain(SigningChain, AnvilChain, Protocol):
     """What these methods ask of a dev chain (:class:`ethread.devchain.DevChain` is one)."""
 
     automine: bool
@@ -78,8 +80,22 @@ def _send_raw_transaction(chain: DevChain, params: list[Any]) -> Any:
 
 
 def _mine(chain: DevChain, params: list[Any]) -> Any:
-    timestamp = _quantity_or_number(params[0], "timestamp") if params and params[0] is not None else None
-    chain.mine(timestamp=timestamp)
+    """evm_mine [timestamp], or anvil's options object {"timestamp": t, "blocks": n}: the
+    first block at ``t`` (when given), the others at the chain's usual interval."""
+    option = params[0] if params else None
+    blocks = 1
+    if isinstance(option, dict):
+        unknown = set(option) - {"timestamp", "blocks"}
+        if unknown:
+            raise InvalidParams(f"mine options: unknown field {sorted(unknown)[0]}")
+        blocks = _quantity_or_number(option["blocks"], "blocks") \
+            if option.get("blocks") is not None else 1
+        if blocks > MAX_MINE_BLOCKS:
+            raise InvalidParams(f"blocks: at most {MAX_MINE_BLOCKS} per call")
+        option = option.get("timestamp")
+    timestamp = _quantity_or_number(option, "timestamp") if option is not None else None
+    for index in range(blocks):
+        chain.mine(timestamp=timestamp if index == 0 else None)
     return "0x0"
 
 
@@ -171,6 +187,8 @@ for _prefix in ("anvil_", "hardhat_"):
         _prefix + "stopImpersonatingAccount": (_stop_impersonating, 1, 0),
         _prefix + "mine": (_mine_many, 0, 2),
     })
+DEV_METHODS.update(SIGNING_METHODS)
+DEV_METHODS.update(ANVIL_METHODS)
 DEV_METHODS["anvil_setAutomine"] = (_set_automine, 1, 0)
 DEV_METHODS["anvil_getAutomine"] = (_get_automine, 0, 0)
 DEV_METHODS["hardhat_getAutomine"] = (_get_automine, 0, 0)

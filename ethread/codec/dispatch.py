@@ -11,6 +11,7 @@ import orjson
 
 from .. import methods
 from ..backend import Backend
+from ..encoding import encode_transaction
 from ..errors import EthreadError, InvalidParams, MethodNotFound
 from ..methods import (
     counts,
@@ -35,6 +36,7 @@ from ..methods.resolve import resolve_hash
 from ..methods.simulate import simulate
 from ..models import Address, BlockRef
 from .answers import DEFAULT_ANSWERS, AnswerStyle
+from .client import CLIENT_VERSION
 from .devrpc import DEV_METHODS, DevChain, DevHandler, not_available
 from .txpool_rpc import SEND_RAW_TRANSACTION, TXPOOL_METHODS, PoolHandler, TxPoolService
 from .hex import (
@@ -71,7 +73,6 @@ from .serialize import (
 )
 from .simulate import parse_simulate_options, simulated_blocks_json
 
-CLIENT_VERSION = "ethread/0.1.0"
 DEFAULT_CALL_TIMEOUT = 5.0
 MAX_PROOF_KEYS = 1024
 """Storage keys one eth_getProof call may ask for (geth's limit)."""
@@ -504,6 +505,30 @@ _LOOKUPS: dict[str, tuple[Callable[..., Any], tuple[Callable[[Any], Any], ...], 
 how a found thing is rendered; see :func:`_lookup`."""
 
 
+def _raw_transaction(get: Callable[..., Any], parsers: tuple[Callable[[Any], Any], ...]) -> Handler:
+    """eth_getRawTransactionBy*: a transaction's canonical encoding; "0x" when there is none (geth
+    returns its empty byte string, not null, for an unknown hash, block or index)."""
+    indexed = tuple(enumerate(parsers))
+
+    def handler(backend: Backend, params: Params, ctx: Context) -> Any:
+        found = get(backend, *[_arg(params, index, parse) for index, parse in indexed])
+        if found is None:
+            return "0x"
+        raw_tx = found if isinstance(found, bytes) else encode_transaction(found.transaction)
+        return "0x" + raw_tx.hex()
+
+    return handler
+
+
+def _get_account_info(backend: Backend, params: Params, ctx: Context) -> Any:
+    """eth_getAccountInfo (reth's, also anvil's): balance, nonce and code from one state."""
+    address = _arg(params, 0, parse_address_param)
+    view = state.state_at(backend, _optional_block(params, 1))
+    account = view.account(address)
+    return {"balance": hex(account.balance), "nonce": hex(account.nonce),
+            "code": "0x" + view.code(address).hex()}
+
+
 METHODS: dict[str, MethodSpec] = {
     "eth_getLogs": MethodSpec(_get_logs, 1),
     "eth_getBlockByHash": MethodSpec(_get_block_by_hash, 2),
@@ -542,6 +567,12 @@ METHODS: dict[str, MethodSpec] = {
     "eth_uninstallFilter": MethodSpec(_uninstall_filter, 1, cacheable=False),
     **{name: MethodSpec(_lookup(get, parsers, render), len(parsers))
        for name, (get, parsers, render) in _LOOKUPS.items()},
+    "eth_getAccountInfo": MethodSpec(_get_account_info, 1, 1),
+    "eth_getRawTransactionByHash": MethodSpec(_raw_transaction(raw.get_raw_transaction, _BY_HASH), 1),
+    "eth_getRawTransactionByBlockHashAndIndex": MethodSpec(
+        _raw_transaction(get_transaction_by_block_hash_and_index, _BY_HASH_INDEX), 2),
+    "eth_getRawTransactionByBlockNumberAndIndex": MethodSpec(
+        _raw_transaction(get_transaction_by_block_number_and_index, _BY_NUMBER_INDEX), 2),
 }
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import rlp
@@ -67,6 +68,7 @@ from .signing import (
     sign_authorization,
     sign_transaction,
 )
+from .state_file import Preimages, encode_state, parse_state, state_document
 
 if TYPE_CHECKING:
     from eth_account.signers.local import LocalAccount
@@ -392,6 +394,13 @@ class DevChain:
         """States of recent heads, for reading (see :meth:`_head_state`)."""
         self._senders: dict[Hash32, Address] = {}
         """Pending transactions of impersonated accounts: hash to sender."""
+        self._preimages = Preimages()
+        """The addresses and slots the chain has touched, to list its state (dump_state)."""
+        self._preimages.record_alloc(self.genesis["alloc"])
+        self._gas_limit: int | None = None
+        """The gas limit evm_setBlockGasLimit asked for (None: each block keeps its parent's)."""
+        self._next_base_fee_override: int | None = None
+        """The base fee anvil_setNextBlockBaseFeePerGas asked of the next block."""
         self._lock = threading.RLock()
 
     # -- where the chain stands ----------------------------------------------------------------
@@ -695,6 +704,40 @@ class DevChain:
             out.append(sign_authorization(authority, self.chain_id, as_address(address), nonce))
         return tuple(out)
 
+    # -- signing for clients (eth_sign, eth_signTransaction, typed data) ------------------------
+
+    def signer(self, address: Address | str) -> DevAccount:
+        """The dev account that signs for ``address``; :class:`~.messages.NoSigner` when the
+        chain holds no key for it (impersonated accounts included, as in anvil)."""
+        from .messages import NoSigner
+
+        account = self.account(address)
+        if account is None:
+            raise NoSigner()
+        return account
+
+    def sign_message(self, address: Address | str, message: bytes | str) -> bytes:
+        """eth_sign: ``address``'s EIP-191 signature of ``message`` (65 bytes)."""
+        from .messages import sign_message
+
+        return sign_message(self.signer(address), as_bytes(message, "message"))
+
+    def sign_typed_data(self, address: Address | str, typed_data: Mapping[str, Any]) -> bytes:
+        """eth_signTypedData_v4: ``address``'s EIP-712 signature of ``typed_data``."""
+        from .messages import sign_typed_data
+
+        return sign_typed_data(self.signer(address), typed_data)
+
+    def sign_request(self, request: CallRequest) -> Transaction:
+        """eth_signTransaction: the transaction eth_sendTransaction would send for ``request``
+        (nonce, fees and gas filled in the same way), signed, and not sent."""
+        from .requests import transaction_for
+
+        if request.sender is not None:
+            self.signer(request.sender)
+        with self._lock:
+            return transaction_for(self, request)
+
     # -- impersonation -------------------------------------------------------------------------
 
     def impersonate(self, address: Address | str) -> None:
@@ -774,11 +817,16 @@ class DevChain:
                 raise DevChainError(
                     f"the deployment of 0x{address.hex()} (transaction 0x{tx_hash.hex()}) "
                     "failed: the constructor reverted, ran out of gas or returned no code")
-        if self.revalidate:
+        # A gas limit or base fee a test set breaks the header rules on purpose: such a
+        # block is stored as executed, without the header check against its parent.
+        overridden = self._header_overridden(parent, rules)
+        if self.revalidate and not overridden:
             self.importer.import_block(rlp.encode(block), parent_state_root=pre_state,
                                        senders=senders)
         else:
-            self.importer.store_executed(rlp.encode(block), block, origins)
+            self.importer.store_executed(rlp.encode(block), block, origins,
+                                         check_header=not overridden)
+        self._next_base_fee_override = None
         # The VM's state is now the new head's (persisted, read-only from here): the reads of
         # the next send (nonces, balances, code) take it instead of building one more.
         self._head_states.put(Hash32(block.header.hash), vm.state)
@@ -787,6 +835,12 @@ class DevChain:
         self._time_offset = 0
         self._next_timestamp = None
         return self.block(number)
+
+    def _header_overridden(self, parent: BlockHeaderAPI, rules: Any) -> bool:
+        """Whether the next block's gas limit or base fee is one a test set, not the one the
+        header rules derive from ``parent``."""
+        return ((self._gas_limit is not None and self._gas_limit != parent.gas_limit)
+                or (self._next_base_fee_override is not None and bool(rules.base_fee)))
 
     def mine_until(self, number: int) -> Block:
         """Mine blocks until the head is at ``number``; the first one takes whatever is
@@ -820,7 +874,7 @@ class DevChain:
             self._siblings += 1
             block, _ = self._execute(
                 parent, when, coinbase or b"\x0c" + self._siblings.to_bytes(19, "big"),
-                b"sibling %d" % self._siblings, (), (), None, None,
+                b"sibling %d" % self._siblings, (), (), None, None, canonical=False,
             )
             return decode_header(rlp.encode(block.header))
 
@@ -858,6 +912,7 @@ class DevChain:
         withdrawals: Sequence[Withdrawal] | None,
         pre_state: bytes | None,
         senders: Mapping[Hash32, Address] | None = None,
+        canonical: bool = True,
     ) -> tuple[BlockAPI, VirtualMachineAPI]:
         """A sealed block: the template (header from the parent, body) executed by py-evm on
         a VM at the parent (or at ``pre_state``, the parent's state with test edits), which
@@ -865,6 +920,8 @@ class DevChain:
         number = parent.block_number + 1
         vm_class = self.config.vm_class(number, timestamp)
         rules = self.config.rules(number, timestamp)
+        if canonical and self._header_overridden(parent, rules):
+            vm_class = _set_by_test(vm_class)
         params: dict[str, Any] = {
             "timestamp": timestamp, "coinbase": coinbase, "extra_data": extra_data,
             # Zero seals before the merge (py-evm's default nonce is not zero); a made-up
@@ -875,9 +932,13 @@ class DevChain:
         }
         if not (rules.base_fee and getattr(parent, "base_fee_per_gas", None) is None):
             params["gas_limit"] = parent.gas_limit  # London's first block doubles it instead
+        if self._gas_limit is not None and canonical:
+            params["gas_limit"] = self._gas_limit
         if rules.beacon_root:
             params["parent_beacon_block_root"] = keccak(b"beacon root %d" % number)
         start = vm_class.create_header_from_parent(parent, **params)
+        if self._next_base_fee_override is not None and rules.base_fee and canonical:
+            start = start.copy(base_fee_per_gas=self._next_base_fee_override)
         header = decode_header(rlp.encode(start))
         template = rlp.decode(
             rlp.encode(block_item(header, transactions, uncles, withdrawals)),
@@ -892,7 +953,10 @@ class DevChain:
             start = start.copy(state_root=pre_state)
         vm = self._vm(vm_class, start)
         try:
-            return vm.import_block(template).block, vm
+            imported = vm.import_block(template)
+            self._preimages.record_witness(imported.meta_witness)
+            self._preimages.record_system_writes(number, timestamp)
+            return imported.block, vm
         except (ValidationError, ValueError) as exc:
             raise DevChainError(f"block {number} ({rules.name}) cannot be built: {exc}") from exc
 
@@ -985,7 +1049,121 @@ class DevChain:
         parent's state had them), then block processing, with no transactions. Pending
         transactions stay pending."""
         with self._lock:
+            for change in edits:
+                self._preimages.add(change.address, (slot for slot, _ in change.storage))
             return self._mine((), edits=edits)
+
+    # -- anvil's chain controls and state files ------------------------------------------------
+
+    def reset(self) -> None:
+        """anvil_reset: back to the genesis block, as the chain was made (blocks above it
+        dropped; pending transactions, snapshots, the clock's jumps and the next block's
+        settings forgotten). Impersonations, the coinbase, a gas limit set by
+        :meth:`set_gas_limit` and the chain id stay, as in anvil."""
+        with self._lock:
+            rewind = getattr(self.backend, "rewind", None)
+            if rewind is None:
+                raise DevChainError(f"{type(self.backend).__name__} cannot drop blocks: "
+                                    "reset needs a backend with rewind()")
+            if self.head.number > 0:
+                rewind(0)
+            self._pending, self._pending_from = [], []
+            self._nonces.clear()
+            self._spent.clear()
+            self._senders.clear()
+            self._deployments.clear()
+            self._snapshots.clear()
+            self._withdrawal_index = None
+            self._time_offset = 0
+            self._next_timestamp = None
+            self._next_base_fee_override = None
+
+    def set_gas_limit(self, gas_limit: int) -> None:
+        """evm_setBlockGasLimit: the gas limit of the next blocks (anvil's and hardhat's: at
+        once, not moved towards step by step as a real chain's producers must)."""
+        as_int(gas_limit, "gas_limit")
+        if gas_limit < 5000:
+            raise DevChainError(f"gas limit {gas_limit} is below the protocol's minimum 5000")
+        with self._lock:
+            self._gas_limit = gas_limit
+
+    def next_gas_limit(self) -> int:
+        """The gas limit of the next block."""
+        return self._gas_limit if self._gas_limit is not None else self.head.gas_limit
+
+    def set_next_base_fee(self, base_fee: int) -> None:
+        """anvil_setNextBlockBaseFeePerGas: the base fee of the next block; the ones after it
+        follow from it by EIP-1559's rule."""
+        as_int(base_fee, "base_fee")
+        with self._lock:
+            if not self.config.rules(self.head.number + 1,
+                                     self._next_time(self.head.timestamp)).base_fee:
+                raise DevChainError("the next block has no base fee (before London)")
+            self._next_base_fee_override = base_fee
+
+    def set_chain_id(self, chain_id: int) -> None:
+        """anvil_setChainId: the chain id that transactions are signed for and checked against,
+        and that eth_chainId answers, from now on (blocks already made keep theirs)."""
+        from dataclasses import replace
+
+        as_int(chain_id, "chain_id")
+        if not 0 < chain_id < 1 << 64:
+            raise DevChainError("chain id: must be between 1 and 2^64 - 1")
+        with self._lock:
+            self.chain_id = chain_id
+            self.config = replace(self.config, chain_id=chain_id)
+            self.importer.config = self.config
+            self.backend.store_chain_config(self.config)
+
+    @property
+    def snapshots(self) -> dict[int, int]:
+        """The live snapshot ids, each with the block number it returns to."""
+        return {snapshot_id: saved.head for snapshot_id, saved in self._snapshots.items()}
+
+    def dump_state(self, *, compress: bool = False) -> bytes:
+        """The head's state in anvil's state-file shape (see :mod:`.state_file`): JSON bytes,
+        gzipped when ``compress`` (what anvil_dumpState returns). Every account the chain has
+        touched is listed with its nonce, balance, code and non-zero storage."""
+        from .state_file import DumpedAccount
+
+        with self._lock:
+            head = self.head
+            state = self._head_state()
+            accounts = []
+            for address, slots in self._preimages.slots.items():
+                evm_address = EvmAddress(address)
+                if not state.account_exists(evm_address):
+                    continue
+                storage = tuple(sorted(
+                    (slot, value) for slot in slots
+                    if (value := int(state.get_storage(evm_address, slot))) != 0))
+                accounts.append(DumpedAccount(
+                    address=address, nonce=int(state.get_nonce(evm_address)),
+                    balance=int(state.get_balance(evm_address)),
+                    code=bytes(state.get_code(evm_address)), storage=storage))
+            from ..methods.fees import blob_base_fee
+
+            document = state_document(
+                number=head.number, coinbase=head.coinbase, timestamp=head.timestamp,
+                gas_limit=head.gas_limit, base_fee=head.base_fee_per_gas or 0,
+                difficulty=head.difficulty, prevrandao=head.mix_hash,
+                excess_blob_gas=head.excess_blob_gas or 0,
+                blob_gas_price=blob_base_fee(self.config, head) or 1, accounts=accounts)
+        return encode_state(document, compress=compress)
+
+    def load_state(self, state: bytes | str | Mapping[str, Any]) -> Block:
+        """Write the accounts of an anvil state file (gzipped or plain JSON, or the parsed
+        object) into the chain, in one block of their own, stamped no earlier than the state's
+        block; that block. The file's blocks and transactions are not imported."""
+        loaded = parse_state(state)
+        edits = [StateEdit(account.address, balance=account.balance, nonce=account.nonce,
+                           code=account.code, storage=account.storage)
+                 for account in loaded.accounts]
+        with self._lock:
+            for change in edits:
+                self._preimages.add(change.address, (slot for slot, _ in change.storage))
+            when = max(self._next_time(self.head.timestamp), loaded.timestamp or 0)
+            return self._mine((), edits=edits, timestamp=max(when, self.head.timestamp + 1))
 
     def _apply_edits(self, parent: BlockHeaderAPI, edits: Sequence[StateEdit]) -> bytes:
         """The root of the parent's state with ``edits`` made; its nodes are stored."""
@@ -1070,6 +1248,17 @@ class DevChain:
         )
         return CallOutcome(output=bytes(computation.output), success=computation.is_success,
                            gas_used=computation.get_gas_used())
+
+
+@cache
+def _set_by_test(vm_class: type[VirtualMachineAPI]) -> type[VirtualMachineAPI]:
+    """``vm_class`` without the header's gas rules (the gas limit's bound against the parent's,
+    EIP-1559's base fee): for a block whose gas limit or base fee a test set."""
+
+    def validate_gas(cls: Any, header: BlockHeaderAPI, parent_header: BlockHeaderAPI) -> None:
+        return None
+
+    return type(vm_class.__name__, (vm_class,), {"validate_gas": classmethod(validate_gas)})
 
 
 def _word(value: int | bytes | str, what: str) -> int:

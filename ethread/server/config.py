@@ -29,6 +29,11 @@ DEMO_KEY = "ethread-demo-key"
 """The key ``ethread serve`` accepts when no key is configured. It guards nothing: the demo
 listens on loopback and the key is printed at start, so that the URL can be pasted as is."""
 DEFAULT_DAILY_CREDITS = 3_000_000
+UNLIMITED_CREDITS = 2**63 - 1
+"""The daily balance of the built-in demo key: no limit in practice (the ledgers count in
+int64). That key exists only when no key is configured, on a server its user started for
+themself; a bulk extractor (cryo spends about 1,080 credits a block on transactions) must not
+run dry there. Configure keys to meter."""
 DEFAULT_LEDGER = "ethread-credits.ledger"
 MAX_WORKERS = 256
 DEFAULT_BUSY_POLL_US = 250
@@ -243,7 +248,8 @@ class ServerConfig:
         """The demo key when no key is configured: a server with no key would refuse all."""
         if self.keys:
             return self
-        return replace(self, keys=(KeyConfig(key=DEMO_KEY, label="demo"),))
+        return replace(self, keys=(KeyConfig(key=DEMO_KEY, label="demo",
+                                             daily_credits=UNLIMITED_CREDITS),))
 
 
 # -- the declared settings --------------------------------------------------------------------

@@ -1,0 +1,266 @@
+"""A dev chain's state in anvil's state-file shape: what ``anvil_dumpState`` returns (gzipped)
+and ``anvil --dump-state``/``--state`` write (plain JSON), read back by ``anvil_loadState`` and
+``anvil --load-state``. A state dumped by anvil loads into a dev chain, and one dumped by a dev
+chain loads into anvil.
+
+The shape (anvil's ``SerializableState``)::
+
+    {"block": {"number": "0x..", "beneficiary": "0x..", "timestamp": "0x..", "gas_limit": int,
+               "basefee": int, "difficulty": "0x..", "prevrandao": "0x..",
+               "blob_excess_gas_and_price": {"excess_blob_gas": int, "blob_gasprice": int}},
+     "accounts": {"0xaddress": {"nonce": int, "balance": "0x..", "code": "0x..",
+                                "storage": {"0xslot": "0xvalue", ...}}, ...},
+     "best_block_number": int, "blocks": [...], "transactions": [...],
+     "historical_states": null}
+
+What a dev chain keeps of a loaded state is its accounts: every account is written as given
+(balance, nonce, code, and the storage slots listed; other slots are kept), in one block of
+its own, like any account edit (:meth:`DevChain.edit`). That block is stamped no earlier than
+the dumped block's timestamp, so contracts that stored times see the clock go on from there.
+anvil's blocks and transactions are history of another chain: they are not imported (the dev
+chain's own history stays), and a dump from a dev chain carries none (``[]``), which anvil
+accepts.
+
+A state trie keys accounts and slots by their hashes. To list them, the dev chain remembers
+the address of every account and every slot a block of it touched (py-evm reports them after
+executing a block), every account edit and the genesis accounts: :class:`Preimages`. A chain
+reopened from a store it did not build knows only its genesis accounts and what it touches
+from then on.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ..errors import InvalidParams
+from ..models import Address
+
+MAX_STATE_BYTES = 512 * 1024 * 1024
+"""The largest state (decompressed) :func:`parse_state` reads."""
+
+
+@dataclass
+class Preimages:
+    """Addresses, and each address's storage slots, that the chain has touched."""
+
+    slots: dict[Address, set[int]] = field(default_factory=dict)
+
+    def add(self, address: Address, slots: Iterable[int] = ()) -> None:
+        known = self.slots.get(address)
+        if known is None:
+            known = self.slots[address] = set()
+        known.update(slots)
+
+    def record_witness(self, witness: Any) -> None:
+        """What py-evm reports a block read and wrote (its ``MetaWitness``): every account,
+        and every slot (a write reads the slot first)."""
+        for address in witness.accounts_queried:
+            self.add(bytes(address), witness.get_slots_queried(address))
+
+    def record_system_writes(self, number: int, timestamp: int) -> None:
+        """The slots py-evm writes directly, outside any message, in a block's processing: the
+        beacon roots (EIP-4788, by timestamp) and the block hash history (EIP-2935, by number).
+        (A slot of a contract a chain does not have, or one left zero, is not dumped.)"""
+        from eth.vm.forks.cancun.constants import BEACON_ROOTS_ADDRESS, HISTORY_BUFFER_LENGTH
+        from eth.vm.forks.prague.constants import HISTORY_SERVE_WINDOW, HISTORY_STORAGE_ADDRESS
+
+        beacon_slot = timestamp % HISTORY_BUFFER_LENGTH
+        self.add(bytes(BEACON_ROOTS_ADDRESS), (beacon_slot, beacon_slot + HISTORY_BUFFER_LENGTH))
+        if number > 0:
+            self.add(bytes(HISTORY_STORAGE_ADDRESS), ((number - 1) % HISTORY_SERVE_WINDOW,))
+
+    def record_alloc(self, alloc: Mapping[str, Mapping[str, Any]]) -> None:
+        """A genesis alloc (geth's form: hex addresses, ``storage`` of hex slots)."""
+        for address, account in alloc.items():
+            storage = account.get("storage") or {}
+            self.add(_address(address), (int(slot, 16) for slot in storage))
+
+
+@dataclass(frozen=True, slots=True)
+class DumpedAccount:
+    """One account of a state file."""
+
+    address: Address
+    nonce: int
+    balance: int
+    code: bytes
+    storage: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedState:
+    """A state file as read: its accounts and the timestamp of its block (None if it has no
+    block)."""
+
+    accounts: tuple[DumpedAccount, ...]
+    timestamp: int | None
+    best_block_number: int | None
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+
+def _hex(value: int) -> str:
+    return hex(value)
+
+
+def _word(value: int) -> str:
+    return "0x" + value.to_bytes(32, "big").hex()
+
+
+def state_document(*, number: int, coinbase: Address, timestamp: int, gas_limit: int,
+                   base_fee: int, difficulty: int, prevrandao: bytes, excess_blob_gas: int,
+                   blob_gas_price: int, accounts: Iterable[DumpedAccount]) -> dict[str, Any]:
+    """The JSON document of a state, in anvil's field names and number forms."""
+    return {
+        "block": {
+            "number": _hex(number),
+            "beneficiary": "0x" + coinbase.hex(),
+            "timestamp": _hex(timestamp),
+            "gas_limit": gas_limit,
+            "basefee": base_fee,
+            "difficulty": _hex(difficulty),
+            "prevrandao": "0x" + prevrandao.hex(),
+            "blob_excess_gas_and_price": {"excess_blob_gas": excess_blob_gas,
+                                          "blob_gasprice": blob_gas_price},
+        },
+        "accounts": {
+            "0x" + account.address.hex(): {
+                "nonce": account.nonce,
+                "balance": _hex(account.balance),
+                "code": "0x" + account.code.hex(),
+                "storage": {_word(slot): _word(value) for slot, value in account.storage},
+            }
+            for account in sorted(accounts, key=lambda a: a.address)
+        },
+        "best_block_number": number,
+        "blocks": [],
+        "transactions": [],
+        "historical_states": None,
+    }
+
+
+def encode_state(document: Mapping[str, Any], *, compress: bool) -> bytes:
+    """The document as JSON bytes; gzipped for anvil_dumpState (``compress``)."""
+    raw = orjson.dumps(document)
+    return gzip.compress(raw, mtime=0) if compress else raw
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def parse_state(data: bytes | str | Mapping[str, Any]) -> LoadedState:
+    """A state file's document (gzipped or plain JSON bytes, text, or the parsed object)
+    checked and read. Anything else raises :class:`InvalidParams` saying what is wrong."""
+    if isinstance(data, str):
+        data = data.encode()
+    document = _decode(bytes(data)) if isinstance(data, bytes | bytearray) else data
+    if not isinstance(document, Mapping):
+        raise InvalidParams("state: expected a JSON object with accounts")
+    accounts = document.get("accounts")
+    if not isinstance(accounts, Mapping):
+        raise InvalidParams("state: no accounts object")
+    loaded = tuple(_account(address, fields) for address, fields in accounts.items())
+    block = document.get("block")
+    timestamp = None
+    if isinstance(block, Mapping) and block.get("timestamp") is not None:
+        timestamp = _number(block["timestamp"], "block.timestamp")
+    best = document.get("best_block_number")
+    return LoadedState(loaded, timestamp,
+                       None if best is None else _number(best, "best_block_number"))
+
+
+def _decode(raw: bytes) -> Any:
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            with gzip.GzipFile(fileobj=_Reader(raw)) as unzipped:
+                raw = unzipped.read(MAX_STATE_BYTES + 1)
+        except (OSError, EOFError) as exc:
+            raise InvalidParams(f"state: not valid gzip ({exc})") from None
+        if len(raw) > MAX_STATE_BYTES:
+            raise InvalidParams(f"state: larger than {MAX_STATE_BYTES} bytes")
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidParams(f"state: not valid JSON ({exc})") from None
+
+
+class _Reader:
+    """Bytes as the file object gzip reads."""
+
+    def __init__(self, raw: bytes) -> None:
+        import io
+
+        self._io = io.BytesIO(raw)
+
+    def read(self, size: int = -1) -> bytes:
+        return self._io.read(size)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._io.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._io.tell()
+
+
+def _address(text: Any) -> Address:
+    if not isinstance(text, str) or text[:2] not in ("0x", "0X") or len(text) != 42:
+        raise InvalidParams(f"state: {text!r} is not an address")
+    try:
+        return bytes.fromhex(text[2:])
+    except ValueError:
+        raise InvalidParams(f"state: {text!r} is not an address") from None
+
+
+def _number(value: Any, what: str, bits: int = 256) -> int:
+    """anvil writes some numbers as JSON numbers and some as hex strings (and reads both)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str):
+        try:
+            number = int(value, 16) if value[:2] in ("0x", "0X") else int(value)
+        except ValueError:
+            raise InvalidParams(f"state: {what}: {value!r} is not a number") from None
+    else:
+        raise InvalidParams(f"state: {what}: {value!r} is not a number")
+    if not 0 <= number < 1 << bits:
+        raise InvalidParams(f"state: {what}: out of range")
+    return number
+
+
+def _bytes(value: Any, what: str) -> bytes:
+    if value is None:
+        return b""
+    if not isinstance(value, str) or value[:2] not in ("0x", "0X"):
+        raise InvalidParams(f"state: {what}: expected 0x-prefixed hex")
+    try:
+        return bytes.fromhex(value[2:])
+    except ValueError:
+        raise InvalidParams(f"state: {what}: invalid hex") from None
+
+
+def _account(address: Any, fields: Any) -> DumpedAccount:
+    where = f"accounts[{address}]"
+    if not isinstance(fields, Mapping):
+        raise InvalidParams(f"state: {where}: expected an object")
+    storage = fields.get("storage") or {}
+    if not isinstance(storage, Mapping):
+        raise InvalidParams(f"state: {where}.storage: expected an object")
+    return DumpedAccount(
+        address=_address(address),
+        nonce=_number(fields.get("nonce", 0), f"{where}.nonce", 64),
+        balance=_number(fields.get("balance", 0), f"{where}.balance"),
+        code=_bytes(fields.get("code"), f"{where}.code"),
+        storage=tuple((_number(slot, f"{where}.storage key"),
+                       _number(value, f"{where}.storage[{slot}]"))
+                      for slot, value in storage.items()),
+    )
+
+
+__all__ = ["DumpedAccount", "LoadedState", "Preimages", "encode_state", "parse_state",
+           "state_document"]
