@@ -440,7 +440,7 @@ class _Hooks:
                       parent_computation: Any = None) -> Any:
         base: Any = super()
         session = _active.session
-        if session is None:
+        if session is None or message.is_create:  # (a create's own entry point reports it)
             return base.apply_message(state, message, transaction_context, parent_computation)
         depth = _enter(session, message, parent_computation)
         computation = base.apply_message(state, message, transaction_context, parent_computation)
