@@ -55,6 +55,13 @@ CREDITS: dict[str, int] = {
     "eth_getUncleCountByBlockNumber": 150,
     "eth_feeHistory": 80,
     "eth_gasPrice": 80,
+    # Tracing replays a block up to the traced transaction and runs it step by step: one
+    # transaction or call like a simulation, a whole block like a block's receipts.
+    "debug_traceTransaction": 300,
+    "debug_traceCall": 300,
+    "debug_traceBlockByNumber": 1000,
+    "debug_traceBlockByHash": 1000,
+    "debug_traceBlock": 1000,
     "eth_maxPriorityFeePerGas": 80,
     "eth_blobBaseFee": 300,
     "eth_syncing": 5,

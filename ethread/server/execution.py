@@ -61,7 +61,9 @@ SLOW_METHODS = frozenset({"eth_call", "eth_estimateGas", "eth_createAccessList",
                           "eth_sendRawTransaction", "testing_buildBlockV1",
                           "eth_getLogs",
                           "eth_getProof", "eth_getStorageValues",
-                          "eth_feeHistory", "eth_getFilterLogs", "eth_getFilterChanges"})
+                          "eth_feeHistory", "eth_getFilterLogs", "eth_getFilterChanges",
+                          "debug_traceTransaction", "debug_traceCall", "debug_traceBlockByNumber",
+                          "debug_traceBlockByHash", "debug_traceBlock"})
 TRIED_ON_LOOP = frozenset({"eth_call", "eth_getLogs"})
 """Single calls tried on the event loop under the budget; eth_getLogs only on a backend whose
 history is in memory (or memory-mapped), where its reads never wait for a disk."""
