@@ -269,3 +269,18 @@ def test_nonce_refusals_under_validation(osaka_memory: ethread.MemoryBackend) ->
     # without validation the nonce is not checked: the call runs
     unchecked = rpc(osaka_memory, {"blockStateCalls": [{"stateOverrides": funded, "calls": [call]}]})
     assert unchecked["result"][0]["calls"][0]["status"] == "0x1"
+
+
+def test_full_transactions_as_geth_writes_unsigned_ones(osaka_memory: ethread.MemoryBackend) -> None:
+    """A call with a gas price is a legacy transaction; unsigned (v = 0), geth derives its chain
+    id as (v - 35) / 2 in 64 bits. The others are dynamic-fee ones carrying the chain's id."""
+    funded = {"0x" + A.hex(): {"balance": "0xde0b6b3a7640000"}}
+    body = rpc(osaka_memory, {"returnFullTransactions": True, "blockStateCalls": [{
+        "stateOverrides": funded,
+        "calls": [{"from": "0x" + A.hex(), "to": "0x" + B.hex(), "gasPrice": "0x1"},
+                  {"from": "0x" + A.hex(), "to": "0x" + B.hex()}]}]})
+    legacy, dynamic = body["result"][0]["transactions"]
+    assert (legacy["type"], legacy["chainId"], legacy["v"]) == ("0x0", "0x7fffffffffffffee", "0x0")
+    assert (dynamic["type"], dynamic["chainId"]) == ("0x2", hex(osaka_memory.chain_config().chain_id))
+    assert legacy["from"] == dynamic["from"] == "0x" + A.hex()
+    assert dynamic["nonce"] == "0x1" and int(dynamic["gas"], 16) == 50_000_000 - 21_000

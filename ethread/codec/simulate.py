@@ -20,6 +20,7 @@ from .params import parse_block_overrides, parse_call_request, parse_state_overr
 from .serialize import block_json, to_json
 
 JSON = Any
+UNSIGNED_LEGACY_CHAIN_ID = hex(((0 - 35) % 2**64) // 2)
 
 
 def _unmarshal(value: Any, field: str, typename: str) -> InvalidParams:
@@ -116,6 +117,12 @@ def simulated_blocks_json(blocks: tuple[SimulatedBlock, ...], full_transactions:
 
 def _block(simulated: SimulatedBlock, full_transactions: bool) -> JSON:
     out: dict[str, JSON] = block_json(simulated.block, full_transactions)
+    if full_transactions:
+        for tx in out["transactions"]:
+            if tx.get("type") == "0x0" and tx.get("v") == "0x0":
+                # geth derives a legacy transaction's chain id from its v, (v - 35) / 2 in 64
+                # bits: an unsigned one (v = 0) shows this
+                tx["chainId"] = UNSIGNED_LEGACY_CHAIN_ID
     out["calls"] = [_call(result) for result in simulated.calls]
     return out
 
