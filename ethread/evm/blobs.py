@@ -20,10 +20,12 @@ class BlobParams:
 
     @property
     def target_gas(self) -> int:
+        """The blob gas per block the fee aims at."""
         return self.target * GAS_PER_BLOB
 
     @property
     def max_gas(self) -> int:
+        """The blob gas a block may hold at most."""
         return self.max * GAS_PER_BLOB
 
 

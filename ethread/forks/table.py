@@ -12,20 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..evm.blobs import BlobParams
+from ..evm.osaka import MAX_BLOBS_PER_TX, MAX_RLP_BLOCK_SIZE, TX_GAS_LIMIT_CAP
 
 LEGACY, ACCESS_LIST, DYNAMIC_FEE, BLOB, SET_CODE = 0, 1, 2, 3, 4
 """The transaction type numbers (EIP-2718)."""
 
 MAX_INITCODE_SIZE = 49152
 """EIP-3860 (Shanghai): the longest initcode a creation may carry."""
-TX_GAS_LIMIT_CAP = 2**24
-"""EIP-7825 (Osaka): the most gas one transaction may ask for."""
-MAX_RLP_BLOCK_SIZE = 10 * 1024 * 1024 - 2 * 1024 * 1024
-"""EIP-7934 (Osaka): the largest RLP-encoded block (10 MiB less a 2 MiB margin for the
-consensus layer's envelope)."""
-MAX_BLOBS_PER_TX = 6
-"""EIP-7594 (Osaka): the most blobs one transaction may carry."""
-
 
 def _address(number: int) -> bytes:
     return number.to_bytes(20, "big")

@@ -1,11 +1,13 @@
-"""The py-evm virtual machine class that runs a fork's blocks: py-evm's own up to Prague,
-ethread's Osaka (``ethread.evm``) after it, each BPO fork Osaka with its blob parameters."""
+"""The py-evm virtual machine class that runs a fork's blocks: py-evm's own up to Cancun,
+``ethread.evm``'s Prague (py-evm's under the chain's blob parameters) and Osaka after it, each
+BPO fork Osaka with its blob parameters."""
 
 from __future__ import annotations
 
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from ..evm import BlobParams, osaka_vm, prague_vm
 from .table import Fork
 
 if TYPE_CHECKING:
@@ -28,21 +30,25 @@ _PY_EVM_CLASSES = {
     "paris": "ParisVM",
     "shanghai": "ShanghaiVM",
     "cancun": "CancunVM",
-    "prague": "PragueVM",
 }
 
 
 def vm_class_for(fork: Fork, dao_fork_block: int | None) -> type[VirtualMachineAPI]:
     """The VM class for blocks under ``fork`` (a row with the chain's blob parameters)."""
-    return _vm_class(fork.vm_base, fork.blob if fork.vm_base == "osaka" else None, dao_fork_block)
+    blob = fork.blob if fork.vm_base in ("prague", "osaka") else None
+    return _vm_class(fork.vm_base, blob, dao_fork_block)
 
 
 @cache
-def _vm_class(base: str, blob: Any, dao_fork_block: int | None) -> type[VirtualMachineAPI]:
+def _vm_class(base: str, blob: BlobParams | None, dao_fork_block: int | None,
+              ) -> type[VirtualMachineAPI]:
     if base == "osaka":
-        from ..evm import osaka_vm
-
-        return without_code_rewrite(osaka_vm(blob))
+        assert blob is not None
+        return osaka_vm(blob)
+    if base == "prague":
+        # py-evm's Prague under the chain's blob parameters, MODEXP's answer corrected
+        assert blob is not None
+        return prague_vm(blob)
     from eth.vm import forks
 
     vm: Any = getattr(forks, _PY_EVM_CLASSES[base])
@@ -52,7 +58,7 @@ def _vm_class(base: str, blob: Any, dao_fork_block: int | None) -> type[VirtualM
             vm = vm.configure(__name__="HomesteadVM", support_dao_fork=False)
         else:
             vm = vm.configure(__name__="HomesteadVM", _dao_fork_block_number=dao_fork_block)
-    if base in ("cancun", "prague"):
+    if base == "cancun":
         vm = without_code_rewrite(vm)
     return vm  # type: ignore[no-any-return]
 
