@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ethread
 from ethread.errors import SimulationRefused
@@ -284,3 +286,37 @@ def test_full_transactions_as_geth_writes_unsigned_ones(osaka_memory: ethread.Me
     assert (dynamic["type"], dynamic["chainId"]) == ("0x2", hex(osaka_memory.chain_config().chain_id))
     assert legacy["from"] == dynamic["from"] == "0x" + A.hex()
     assert dynamic["nonce"] == "0x1" and int(dynamic["gas"], 16) == 50_000_000 - 21_000
+
+
+HEXISH = st.sampled_from(["0x", "0x0", "0x1", "0x5208", "0xffffffffffffffff", "0x" + "f" * 64, "0xzz",
+                          "0x" + "c0" + "00" * 19, "0x" + "01" + "00" * 31, "0x60006000fd", "latest", None,
+                          1, True, [], {}])
+CALL = st.dictionaries(st.sampled_from(["from", "to", "data", "input", "gas", "gasPrice", "value", "nonce",
+                                        "maxFeePerGas", "maxPriorityFeePerGas", "maxFeePerBlobGas",
+                                        "blobVersionedHashes", "accessList", "authorizationList",
+                                        "chainId"]), HEXISH, max_size=5)
+OVERRIDES = st.dictionaries(st.sampled_from(["number", "time", "gasLimit", "feeRecipient", "prevRandao",
+                                             "baseFeePerGas", "blobBaseFee", "beaconRoot", "withdrawals",
+                                             "difficulty"]), HEXISH, max_size=3)
+ACCOUNTS = st.dictionaries(st.sampled_from(["0x" + "c0" + "00" * 19, "0x" + "00" * 19 + "01", "0xzz"]),
+                           st.dictionaries(st.sampled_from(["balance", "nonce", "code", "state", "stateDiff",
+                                                            "movePrecompileToAddress"]), HEXISH, max_size=3),
+                           max_size=2)
+BLOCK = st.fixed_dictionaries({}, optional={"calls": st.lists(CALL, max_size=3), "blockOverrides": OVERRIDES,
+                                            "stateOverrides": ACCOUNTS})
+OPTIONS = st.fixed_dictionaries({"blockStateCalls": st.lists(BLOCK, max_size=3)},
+                                optional={"validation": st.booleans(), "traceTransfers": st.booleans(),
+                                          "returnFullTransactions": st.booleans()})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(options=OPTIONS | HEXISH)
+def test_random_simulations_answer_cleanly(osaka_memory: ethread.MemoryBackend, options: Any) -> None:
+    """Whatever the options, an answer or an error geth would word: never an internal fault."""
+    body = rpc(osaka_memory, options)
+    assert ("result" in body) != ("error" in body)
+    if "error" in body:
+        error = body["error"]
+        assert isinstance(error["code"], int) and isinstance(error["message"], str)
+        assert error["message"] != "internal error", body
+        assert error["code"] != -32603 or error["message"].startswith("err: "), body
