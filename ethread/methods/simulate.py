@@ -70,6 +70,7 @@ from ..models import (
     LegacyTransaction,
     Log,
     SetCodeTransaction,
+    StateOverride,
     Transaction,
     trusted_maker,
 )
@@ -190,7 +191,7 @@ class _Planned:
     number: int
     time: int
     overrides: SimulatedBlockOverrides
-    state_overrides: tuple[Any, ...] = ()
+    state_overrides: StateOverride = ()
     calls: tuple[CallRequest, ...] = ()
 
 
@@ -537,6 +538,7 @@ class _Simulator:
         apply_state_overrides(state, item.state_overrides)
         tracer = _Tracer(self.options.trace_transfers)
         # the system calls before the transactions (beacon root, parent hash)
+        # (py-evm's steps read only the block's header and number)
         vm.block_preprocessing(SimpleNamespace(header=evm_header, number=item.number))
         state.lock_changes()
         work = _BlockWork()
@@ -591,6 +593,7 @@ class _Simulator:
         deposit_address = _deposit_contract(self.config)
         deposits = b"".join(_deposit_request(data) for address, topics, data in work.logs
                             if address == deposit_address and topics and topics[0] == DEPOSIT_TOPIC)
+        # (py-evm's steps only append to the block's list of requests)
         collected = SimpleNamespace(block_requests=[b"\x00" + deposits])
         vm.process_withdrawal_request_data(collected)
         vm.process_consolidation_request_data(collected)
