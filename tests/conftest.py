@@ -1,4 +1,5 @@
-"""Shared fixtures: where the conformance data is, and the rpc-compat chain in memory."""
+"""Shared fixtures: where the conformance data is, and the rpc-compat and Osaka chains in
+memory."""
 
 from __future__ import annotations
 
@@ -37,6 +38,16 @@ def rpc_compat_memory(rpc_compat_dir: Path) -> ethread.MemoryBackend:
     backend = ethread.MemoryBackend()
     ethread.import_chain(backend, rpc_compat_dir / "genesis.json", rpc_compat_dir / "chain.rlp",
                          verify_seals=False)
+    return backend
+
+
+@pytest.fixture(scope="session")
+def osaka_memory() -> ethread.MemoryBackend:
+    """Today's execution-apis chain (``osaka/``: through Osaka, BPO1 and BPO2) imported into
+    memory, shared by the tests that only read it."""
+    osaka = conformance_dir() / "osaka"
+    backend = ethread.MemoryBackend()
+    ethread.import_chain(backend, osaka / "genesis.json", osaka / "chain.rlp", verify_seals=False)
     return backend
 
 

@@ -403,7 +403,7 @@ def test_every_setting_has_a_flag_meaning_what_the_file_says(tmp_path: Path) -> 
     (["--port", "70000"], "port must be between 0 and 65535"),
     (["--logs-timeout", "-1"], "logs_timeout_seconds must be at least 0"),
     (["--max-ws-subscriptions", "0"], "max_ws_subscriptions must be at least 1"),
-    (["--answers", "geth-1.15"], "answers must be one of geth-1.17, geth-1.16"),
+    (["--answers", "geth-1.15"], r"answers must be one of geth-1\.17, geth-1\.16"),
 ])
 def test_flags_are_checked_like_file_entries(flags: list[str], message: str) -> None:
     from ethread.cli import build_parser
