@@ -8,6 +8,8 @@ from .blocks import (
     get_uncle_by_block_number_and_index,
 )
 from .call import call, decode_revert_reason
+from .capabilities import get_capabilities
+from .config import get_config
 from .counts import (
     get_block_transaction_count_by_hash,
     get_block_transaction_count_by_number,
@@ -15,7 +17,15 @@ from .counts import (
     get_uncle_count_by_block_number,
 )
 from .estimate import estimate_gas
-from .fees import FeeHistory, OracleSettings, TipOracle, fee_history, get_blob_base_fee, suggest_tip_cap
+from .fees import (
+    FeeHistory,
+    OracleSettings,
+    TipOracle,
+    fee_history,
+    get_base_fee,
+    get_blob_base_fee,
+    suggest_tip_cap,
+)
 from .filters import FilterRegistry
 from .logs import LogLimits, get_logs
 from .proof import get_proof
@@ -47,13 +57,16 @@ __all__ = [
     "estimate_gas",
     "fee_history",
     "get_balance",
+    "get_base_fee",
     "get_blob_base_fee",
     "get_block_by_hash",
     "get_block_by_number",
     "get_block_receipts",
     "get_block_transaction_count_by_hash",
     "get_block_transaction_count_by_number",
+    "get_capabilities",
     "get_code",
+    "get_config",
     "get_logs",
     "get_proof",
     "get_raw_block",
