@@ -38,10 +38,8 @@ from ..models import Address, BlockRef
 from .answers import DEFAULT_ANSWERS, AnswerStyle
 from .client import CLIENT_VERSION
 from .devrpc import DEV_METHODS, DevChain, DevHandler, not_available
-from .txpool_rpc import SEND_RAW_TRANSACTION, TXPOOL_METHODS, PoolHandler, TxPoolService
 from .hex import (
     decode_storage_key,
-from .trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS, TraceHandler
     go_json_type,
     parse_address,
     parse_address_param,
@@ -72,6 +70,8 @@ from .serialize import (
     to_json,
 )
 from .simulate import parse_simulate_options, simulated_blocks_json
+from .trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS, TraceHandler
+from .txpool_rpc import SEND_RAW_TRANSACTION, TXPOOL_METHODS, PoolHandler, TxPoolService
 
 DEFAULT_CALL_TIMEOUT = 5.0
 MAX_PROOF_KEYS = 1024
@@ -137,6 +137,9 @@ class MethodSpec:
     """The answer depends only on the chain (and so on the backend's generation)."""
     dev_only: bool = False
     """Answered only on a dev chain's network (-32601 elsewhere)."""
+    takes_transactions: bool = False
+    """Answered only where transactions are taken: a dev chain's network or a served chain
+    with a pool (-32601 elsewhere, before its parameters are read)."""
 
 
 def _arg(params: Params, index: int, parse: Callable[[Any], Any]) -> Any:
@@ -611,10 +614,26 @@ def _send_raw_transaction(backend: Backend, params: Params, ctx: Context) -> Any
 
 
 METHODS.update({
-    name: MethodSpec(_pool_method(name, handler), required, optional, cacheable=False)
+    name: MethodSpec(_pool_method(name, handler), required, optional, cacheable=False,
+                     takes_transactions=True)
     for name, (handler, required, optional) in TXPOOL_METHODS.items()
 })
-METHODS["eth_sendRawTransaction"] = MethodSpec(_send_raw_transaction, 1, cacheable=False)
+METHODS["eth_sendRawTransaction"] = MethodSpec(_send_raw_transaction, 1, cacheable=False,
+                                               takes_transactions=True)
+
+
+def _trace_method(handler: TraceHandler) -> Handler:
+    def run(backend: Backend, params: Params, ctx: Context) -> Any:
+        return handler(backend, params, MAX_TRACE_TIMEOUT)
+
+    return run
+
+
+METHODS.update({
+    name: MethodSpec(_trace_method(handler), required, optional, cacheable=False)
+    for name, (handler, required, optional) in TRACE_METHODS.items()
+})
+
 
 def check_arity(spec: MethodSpec, params: Params) -> None:
     """geth's wording for too few or too many positional arguments."""
@@ -629,23 +648,11 @@ def call_method(backend: Backend, method: str, params: Params,
                 ctx: Context = DEFAULT_CONTEXT) -> bytes:
     """Run one method and return its result as JSON bytes. Raises EthreadError."""
     spec = METHODS[method]
-    if spec.dev_only and ctx.dev is None:
+    if (spec.dev_only and ctx.dev is None) or (
+            spec.takes_transactions and ctx.dev is None and ctx.txpool is None):
         raise not_available(method)
     check_arity(spec, params)
     return orjson.dumps(spec.handler(backend, params, ctx))
 
 
 __all__ = ["METHODS", "Context", "EthreadError", "MethodSpec", "call_method"]
-def _trace_method(handler: TraceHandler) -> Handler:
-    def run(backend: Backend, params: Params, ctx: Context) -> Any:
-        return handler(backend, params, MAX_TRACE_TIMEOUT)
-
-    return run
-
-
-METHODS.update({
-    name: MethodSpec(_trace_method(handler), required, optional, cacheable=False)
-    for name, (handler, required, optional) in TRACE_METHODS.items()
-})
-
-

@@ -2,8 +2,8 @@
 (:mod:`.schedule`, read from a geth-style genesis), the VM that runs them (:mod:`.vms`) and
 the public networks' schedules (:mod:`.networks`)."""
 
-from .networks import KNOWN_NETWORKS, NETWORK_BY_CHAIN_ID, network_config, network_name
 from ..evm.blobs import MIN_BLOB_BASE_FEE, fake_exponential
+from .networks import KNOWN_NETWORKS, NETWORK_BY_CHAIN_ID, network_config, network_name
 from .schedule import BLOB_GAS_PER_BLOB, ChainConfig
 from .table import (
     BLOCK_FORKS,
