@@ -156,9 +156,13 @@ timestamp 0, Shanghai starts at block 39, Cancun at 42 and Prague at 45."""
 PRAGUE_FORKS = ForkSchedule.from_genesis("prague")
 """Everything active from genesis: the fastest chain to build for post-merge tests."""
 
-DEFAULT_FORKS = PRAGUE_FORKS
-"""A dev chain's schedule unless asked otherwise: the newest fork from genesis, so that what
-today's compilers emit (PUSH0, MCOPY, transient storage) runs."""
+OSAKA_FORKS = ForkSchedule.from_genesis("osaka")
+"""Every fork through Osaka active from genesis."""
+
+DEFAULT_FORKS = OSAKA_FORKS
+"""A dev chain's schedule unless asked otherwise: the newest fork mainnet runs, from genesis,
+so that what today's compilers emit (PUSH0, MCOPY, transient storage, CLZ) runs and
+transactions meet today's bounds (EIP-7825's gas cap)."""
 
 
 # --------------------------------------------------------------------------------------------

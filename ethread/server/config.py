@@ -243,6 +243,23 @@ class ServerConfig:
     slow_threads: int = setting(16, "worker threads for calls that can run long (eth_call, "
                                 "eth_getLogs, eth_getProof, ...), each bounded by its deadline",
                                 minimum=1, metavar="N")
+    metrics: bool = setting(False, "answer GET /metrics in the Prometheus text format (every "
+                            "worker's counts added up)")
+    admin_token_file: str = setting(
+        "", "a file holding the admin token (at least 16 characters; or set "
+        "ETHREAD_ADMIN_TOKEN): turns on the admin API and the dashboard's admin pages on "
+        "admin_host:admin_port", metavar="FILE", relative_path=True)
+    admin_host: str = setting("127.0.0.1", "address of the admin API and dashboard (loopback: "
+                              "only this machine reaches it)")
+    admin_port: int = setting(8550, "port of the admin API and dashboard (0: any free port)",
+                              minimum=0, maximum=65535)
+    dashboard: bool = setting(False, "serve the developer dashboard at /dashboard on the "
+                              "JSON-RPC port(s) too, where a key's holder logs in with the key "
+                              "(needs the admin token: it signs the sessions)")
+    max_key_failures: int = setting(20, "unknown or revoked API keys a client address may "
+                                    "present in a minute (per worker) before it is refused "
+                                    "for a while (1 s, doubling with each time)", minimum=1,
+                                    metavar="N")
 
     def with_default_key(self) -> ServerConfig:
         """The demo key when no key is configured: a server with no key would refuse all."""
@@ -488,11 +505,12 @@ def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
             where = f"[{section}] {entry_name}"
             if entry_name in table:
                 value = declaration.check(table[entry_name], where)
-            elif declaration.setting.relative_path:
+            elif declaration.setting.relative_path and declaration.default:
                 value = declaration.default  # a file's default path is beside the file too
             else:
                 continue
-            if declaration.setting.relative_path and value != ":memory:" and not _is_url(value):
+            if (declaration.setting.relative_path and value and value != ":memory:"
+                    and not _is_url(value)):
                 value = str(_path(value, base, where))
             values[section][entry_name] = value
     networks = []
