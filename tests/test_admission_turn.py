@@ -18,7 +18,7 @@ from ethread.codec.envelope import Call
 from ethread.codec.pipeline import Exchange, Pipeline
 from ethread.errors import EthreadError
 from ethread.server.admission_turn import AdmissionTurn
-from ethread.server.auth import ApiKey, key_id, mask
+from ethread.server.auth import ApiKey
 from ethread.server.config import KeyConfig
 from ethread.server.credits import Billing, cost_of
 from ethread.server.ledger_sqlite import SQLiteLedger
@@ -70,7 +70,7 @@ class Admissions:
 
 
 def api_key(config: KeyConfig) -> ApiKey:
-    return ApiKey(config, key_id(config.key), mask(config.key))
+    return ApiKey.from_config(config)
 
 
 def body(method: str, request_id: int) -> bytes:

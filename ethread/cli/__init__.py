@@ -9,7 +9,8 @@ import sys
 from collections.abc import Sequence
 
 # Modules providing subcommands; each has register(subparsers) and sets args.run.
-SUBCOMMAND_MODULES = ("ethread.cli.serve", "ethread.cli.storage", "ethread.cli.statetest")
+SUBCOMMAND_MODULES = ("ethread.cli.serve", "ethread.cli.storage", "ethread.cli.statetest",
+                      "ethread.cli.keys")
 
 
 def build_parser() -> argparse.ArgumentParser:

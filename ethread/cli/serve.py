@@ -173,6 +173,15 @@ def run(args: argparse.Namespace) -> int:
     workers = listening.config.workers
     if workers > 1:
         print(f"{workers} worker processes", flush=True)
+    if listening.admin_port is not None:
+        base = f"http://{config.admin_host}:{listening.admin_port}"
+        source = config.admin_token_file or "the environment"
+        print(f"admin: {base}/admin/v1/keys (token from {source}); dashboard: "
+              f"{base}/dashboard", flush=True)
+    if config.dashboard:
+        print(f"dashboard: http://{config.host}:{listening.main_port}/dashboard", flush=True)
+    if config.metrics:
+        print(f"metrics: http://{config.host}:{listening.main_port}/metrics", flush=True)
     print(f"health: http://{config.host}:{listening.main_port}/health", flush=True)
     if workers > 1:
         from ..server.workers import supervise

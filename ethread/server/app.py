@@ -16,8 +16,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import partial
+from typing import Any
 
 import orjson
 
@@ -28,6 +29,7 @@ from . import refusals
 from .access_log import log_request
 from .asgi import Message, Receive, Scope, Send, send_json
 from .auth import ApiKey
+from .metrics import CONTENT_TYPE, gauge
 from .networks import Network
 from .refusals import Refused
 from .service import Service
@@ -38,6 +40,7 @@ log = logging.getLogger("ethread.server")
 
 HTTP_PREFIX = "/v3/"
 HEALTH_PATHS = ("/health", "/healthz")
+METRICS_PATH = "/metrics"
 
 
 def _needs_websocket(call: Call) -> bytes:
@@ -177,27 +180,37 @@ class RpcApp:
                 ok, report = self.health()
                 await send_json(send, 200 if ok else 503, report)
                 return
+            if path == METRICS_PATH and service.observer.metrics is not None:
+                await self.metrics(scope, send)
+                return
+            site = service.admin
+            if site is not None and site.serves(path):
+                await site(scope, receive, send)
+                return
             await self._refuse(send, refusals.not_found())
             return
         host, content_type, declared, _ = request_headers(scope.get("headers", ()))
         server = scope.get("server")
         network, key, refused = self.gate(path, scope["method"], host, content_type,
-                                          server[1] if server else None)
+                                          server[1] if server else None, scope.get("client"))
         if refused is not None or network is None or key is None:
-            await self._refuse(send, refused or refusals.unauthorized())
-            if network is not None and key is None:
-                self._log(scope, network.name, "-", "-", 401, 0, started)
+            refused = refused or refusals.unauthorized()
+            await self._refuse(send, refused)
+            if network is not None:
+                self._log(scope, network.name, key, "-", refused.status, 0, started, refused)
             return
         limit = service.limits.max_body_bytes
         try:
             body = await read_body(receive, limit, declared, service.limits.body_timeout_seconds)
         except BodyTooSlow:
-            await self._refuse(send, refusals.body_too_slow(service.limits.body_timeout_seconds))
-            self._log(scope, network.name, key.masked, "-", 408, 0, started)
+            slow = refusals.body_too_slow(service.limits.body_timeout_seconds)
+            await self._refuse(send, slow)
+            self._log(scope, network.name, key, "-", 408, 0, started, slow)
             return
         if body is None:
-            await self._refuse(send, body_too_large(limit))
-            self._log(scope, network.name, key.masked, "-", 413, 0, started)
+            too_large = body_too_large(limit)
+            await self._refuse(send, too_large)
+            self._log(scope, network.name, key, "-", 413, 0, started, too_large)
             return
         exchange = service.http.submit(network.dispatcher, body, partial(service.admit, key),
                                    SUBSCRIPTIONS_NEED_WEBSOCKET)
@@ -211,21 +224,25 @@ class RpcApp:
             await send({"type": "http.response.body", "body": b""})
         else:
             await send_json(send, status, answer, exchange.headers)
-        self._log(scope, network.name, key.masked, exchange.what, status,
-                  0 if answer is None else len(answer), started)
+        self._log(scope, network.name, key, exchange.what, status,
+                  0 if answer is None else len(answer), started, answer)
 
     def gate(self, path: str, method: str, host: str | None, content_type: str | None,
-             port: int | None) -> tuple[Network | None, ApiKey | None, Refused | None]:
+             port: int | None, client: Any = None,
+             ) -> tuple[Network | None, ApiKey | None, Refused | None]:
         """The checks of a request to ``/v3/<key>`` before its body is read, in order: the
-        network (by port and Host), the key, the HTTP method, the content type; the network
-        and key it is for (as far as they are known) and the refusal, None when it passes.
-        Shared by the ASGI path and the lean HTTP path (:mod:`.http_fast`)."""
+        network (by port and Host), the client's address (:mod:`.abuse`), the key and where it
+        may be used, the HTTP method, the content type; the network and key it is for (as far
+        as they are known) and the refusal, None when it passes. Shared by the ASGI path and
+        the lean HTTP path (:mod:`.http_fast`)."""
         service = self.service
         network = service.router.find(port, host)
         if network is None:
             return None, None, refusals.unknown_network(host, port)
-        presented = path[len(HTTP_PREFIX):].rstrip("/")
-        key = service.keys.lookup(presented) if presented and "/" not in presented else None
+        key, refused = service.authenticate(path[len(HTTP_PREFIX):].rstrip("/"), network,
+                                            client)
+        if refused is not None:
+            return network, key, refused
         if key is None:
             return network, None, refusals.unauthorized()
         if method != "POST":
@@ -279,11 +296,60 @@ class RpcApp:
     async def _refuse(self, send: Send, refused: Refused) -> None:
         await send_json(send, refused.status, refused.body(), refused.headers)
 
-    def _log(self, scope: Scope, network: str, key: str, what: str, status: int, size: int,
-             started: float) -> None:
-        if self.service.access_log:
-            log_request(scope.get("client"), network, key, what, status, size,
-                        time.perf_counter() - started)
+    def _log(self, scope: Scope, network: str, key: ApiKey | None, what: str, status: int,
+             size: int, started: float, answer: bytes | Refused | None = None) -> None:
+        """The access log line and what the request leaves in the usage counts and metrics."""
+        service = self.service
+        seconds = time.perf_counter() - started
+        if isinstance(answer, Refused):
+            answer = None
+        service.observer.request(network, key, what, status, answer, seconds)
+        if service.access_log:
+            log_request(scope.get("client"), network, "-" if key is None else key.masked, what,
+                        status, size, seconds)
+
+    async def metrics(self, scope: Scope, send: Send) -> None:
+        """``GET /metrics``: every worker's metrics in the Prometheus text format."""
+        metrics = self.service.observer.metrics
+        assert metrics is not None
+        if scope["method"] not in ("GET", "HEAD"):
+            await self._refuse(send, refusals.method_not_allowed())
+            return
+        metrics.flush()  # this worker's latest counts, written on the thread that keeps them
+        body = await self.service.execution.blocking(metrics.scrape, self._live_metrics)
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", CONTENT_TYPE.encode()),
+                                (b"content-length", str(len(body)).encode()),
+                                (b"cache-control", b"no-store")]})
+        await send({"type": "http.response.body", "body": body})
+
+    def _live_metrics(self) -> Iterator[Any]:
+        """What a scrape reads at the time: each network's store health and head, the workers
+        up, the keys held."""
+        healthy: dict[tuple[str, ...], float] = {}
+        heads: dict[tuple[str, ...], float] = {}
+        for network in self.service.router.networks:
+            try:
+                backend = network.backend
+                problem = (backend.health_problem() if isinstance(backend, SelfChecking)
+                           else None)
+                healthy[(network.name,)] = 1.0 if problem is None else 0.0
+                head = backend.pointer("latest")
+                if head is not None:
+                    heads[(network.name,)] = float(head)
+            except Exception:  # a scrape reports a broken store, never raises
+                healthy[(network.name,)] = 0.0
+        yield gauge("ethread_store_up", "1 when the network's store reads (as /health says)",
+                    healthy, ("network",))
+        yield gauge("ethread_chain_head", "the latest block number served", heads,
+                    ("network",))
+        board = self.service.workers
+        up, configured = (1, 1) if board is None else (board.up(), board.size)
+        yield gauge("ethread_workers_up", "worker processes serving", {(): float(up)})
+        yield gauge("ethread_workers_configured", "worker processes configured",
+                    {(): float(configured)})
+        yield gauge("ethread_api_keys", "API keys accepted (configured and issued)",
+                    {(): float(len(self.service.keys))})
 
     # -- lifespan ------------------------------------------------------------------------------
 
@@ -307,7 +373,11 @@ class RpcApp:
 
     def startup(self) -> None:
         """Start each network's chain feed (new heads and logs for subscriptions) and, where
-        configured, its miner."""
+        configured, its miner; and the link with the key store (:mod:`.key_sync`)."""
+        service = self.service
+        if service.key_sync is not None:
+            self._tasks.append(asyncio.create_task(service.key_sync.run(service.execution),
+                                                   name="key-sync"))
         for network in self.service.router.networks:
             feed = self.service.feed(network)
             self._tasks.append(asyncio.create_task(feed.run(), name=f"feed-{network.name}"))
@@ -323,6 +393,8 @@ class RpcApp:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
+        if self.service.key_sync is not None:
+            self.service.key_sync.close()
         self.service.billing.ledger.close()
         self.service.execution.close()
 

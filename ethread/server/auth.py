@@ -4,6 +4,11 @@ Keys are found by the SHA-256 of what the client sent, then confirmed with
 :func:`hmac.compare_digest`, so neither the lookup nor the comparison leaks through timing how
 much of a guess was right. A key never reaches a log in full: :func:`mask` keeps a prefix
 long enough to tell keys apart in an access log and no more.
+
+The ring holds the configured keys (fixed while the server runs) and the keys issued into the
+key store (:mod:`.keystore`), which :meth:`KeyRing.update` replaces while serving. A key the
+store no longer lists as live is marked :attr:`ApiKey.revoked`: whoever still holds it (a
+kept-alive connection's last gate, an open WebSocket) is refused at its next charge.
 """
 
 from __future__ import annotations
@@ -11,18 +16,49 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 from .config import KeyConfig
+from .keystore import KeyRecord
 
 
-@dataclass(frozen=True, slots=True)
 class ApiKey:
     """A known key. ``key_id`` (a digest) is what the ledger stores instead of the key."""
 
-    config: KeyConfig
-    key_id: str
-    masked: str
+    __slots__ = ("credits_per_second", "daily_credits", "key_id", "label", "masked", "methods",
+                 "networks", "revoked", "source")
+
+    def __init__(self, key_id: str, masked: str, daily_credits: int,
+                 credits_per_second: float | None, *, label: str = "",
+                 networks: frozenset[str] | None = None, methods: frozenset[str] | None = None,
+                 source: str = "config") -> None:
+        self.key_id = key_id
+        self.masked = masked
+        self.daily_credits = daily_credits
+        self.credits_per_second = credits_per_second
+        self.label = label
+        self.networks = networks
+        """The networks it may be used on (None: every one)."""
+        self.methods = methods
+        """The methods it may call (None: every one)."""
+        self.source = source
+        """``config`` (the file or a flag) or ``store`` (issued while serving)."""
+        self.revoked = False
+        """Set when the key store revokes it: its next request is refused."""
+
+    @classmethod
+    def from_config(cls, entry: KeyConfig) -> ApiKey:
+        """A key of the configuration file or of ``--api-key``."""
+        return cls(key_id(entry.key), mask(entry.key), entry.daily_credits,
+                   entry.credits_per_second, label=entry.label)
+
+    @classmethod
+    def from_record(cls, record: KeyRecord) -> ApiKey:
+        """A key issued into the key store (its text is not known here, only its prefix)."""
+        return cls(record.key_id, f"{record.prefix}…", record.daily_credits,
+                   record.credits_per_second, label=record.label,
+                   networks=frozenset(record.networks) or None,
+                   methods=frozenset(record.methods) or None, source="store")
 
 
 def key_id(key: str) -> str:
@@ -37,28 +73,67 @@ def mask(key: str) -> str:
 
 
 class KeyRing:
-    """The configured keys, looked up in constant time."""
+    """The configured and the issued keys, looked up in constant time."""
 
-    def __init__(self, keys: tuple[KeyConfig, ...]) -> None:
-        self._by_digest: dict[bytes, ApiKey] = {}
+    def __init__(self, keys: tuple[KeyConfig, ...],
+                 stored: Iterable[KeyRecord] = ()) -> None:
+        self._configured: dict[bytes, ApiKey] = {}
         for entry in keys:
             digest = hashlib.sha256(entry.key.encode()).digest()
-            self._by_digest[digest] = ApiKey(entry, digest.hex(), mask(entry.key))
+            self._configured[digest] = ApiKey.from_config(entry)
+        self._by_digest: dict[bytes, ApiKey] = dict(self._configured)
+        self.generation = 0
+        """Moves each time the issued keys change."""
+        self.update(stored)
 
     def __len__(self) -> int:
         return len(self._by_digest)
 
+    @property
+    def configured(self) -> int:
+        """How many keys come from the configuration (the rest were issued into the store)."""
+        return len(self._configured)
+
     def lookup(self, presented: str) -> ApiKey | None:
-        """The configured key matching the presented one (compared in constant time), or None."""
+        """The key matching the presented one (compared in constant time), or None."""
         digest = hashlib.sha256(presented.encode()).digest()
         found = self._by_digest.get(digest)
-        if found is None or not hmac.compare_digest(found.config.key.encode(), presented.encode()):
+        if found is None or not hmac.compare_digest(found.key_id, digest.hex()):
             return None
         return found
 
+    def by_id(self, key_id: str) -> ApiKey | None:
+        """The live key billed under ``key_id``, or None."""
+        try:
+            return self._by_digest.get(bytes.fromhex(key_id))
+        except ValueError:
+            return None
+
     def keys(self) -> list[ApiKey]:
-        """Every configured API key."""
+        """Every live API key."""
         return list(self._by_digest.values())
+
+    def update(self, stored: Iterable[KeyRecord]) -> None:
+        """Put the key store's keys in place of the issued keys held so far: new ones are
+        accepted from now on, revoked or vanished ones marked revoked. A configured key keeps
+        its configuration even if the store holds the same one."""
+        current = self._by_digest
+        fresh = dict(self._configured)
+        for record in stored:
+            if record.revoked is not None:
+                continue
+            try:
+                digest = bytes.fromhex(record.key_id)
+            except ValueError:
+                continue
+            if digest in fresh:
+                continue
+            fresh[digest] = current.get(digest) or ApiKey.from_record(record)
+        for digest, key in current.items():
+            if digest not in fresh:
+                key.revoked = True
+        self._by_digest = fresh  # one assignment: a lookup sees the old ring or the new
+        self.generation += 1
 
 
 _KEY_IN_PATH = re.compile(r"(/v3/)([^/?#\s\"']+)")

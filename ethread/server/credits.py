@@ -20,10 +20,24 @@ import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..codec.envelope import Call
 from ..errors import EthreadError
-from .ledger import Charge, Ledger, LedgerUnavailable, Refusal, ledger_engine, unavailable
+from .ledger import (
+    DAILY_LIMIT_REACHED,
+    LEDGER_UNAVAILABLE,
+    RATE_LIMIT_EXCEEDED,
+    Charge,
+    Ledger,
+    LedgerUnavailable,
+    Refusal,
+    ledger_engine,
+    unavailable,
+)
+
+if TYPE_CHECKING:
+    from .metrics import Metrics
 
 CREDITS: dict[str, int] = {
     "eth_getLogs": 255,
@@ -41,6 +55,13 @@ CREDITS: dict[str, int] = {
     # and transactions roots), up to 256 blocks and 10,000 calls under one gas cap: priced
     # like eth_estimateGas, the other method that runs a message several times.
     "eth_simulateV1": 300,
+    # Tracing replays a block up to the traced transaction and runs it step by step: one
+    # transaction or call like a simulation, a whole block like a block's receipts.
+    "debug_traceTransaction": 300,
+    "debug_traceCall": 300,
+    "debug_traceBlockByNumber": 1000,
+    "debug_traceBlockByHash": 1000,
+    "debug_traceBlock": 1000,
     # The rest of the read side, at Infura's prices (its credit cost table); a method Infura
     # does not price (eth_getStorageValues, web3_sha3, debug_getRaw*) at its default of 80.
     "eth_getTransactionReceipt": 80,
@@ -55,13 +76,6 @@ CREDITS: dict[str, int] = {
     "eth_getUncleCountByBlockNumber": 150,
     "eth_feeHistory": 80,
     "eth_gasPrice": 80,
-    # Tracing replays a block up to the traced transaction and runs it step by step: one
-    # transaction or call like a simulation, a whole block like a block's receipts.
-    "debug_traceTransaction": 300,
-    "debug_traceCall": 300,
-    "debug_traceBlockByNumber": 1000,
-    "debug_traceBlockByHash": 1000,
-    "debug_traceBlock": 1000,
     "eth_maxPriorityFeePerGas": 80,
     "eth_blobBaseFee": 300,
     "eth_syncing": 5,
@@ -82,6 +96,9 @@ CREDITS: dict[str, int] = {
     "eth_createAccessList": 80,
 }
 DEFAULT_COST = 1
+REFUSAL_REASONS = {DAILY_LIMIT_REACHED: "daily_limit", RATE_LIMIT_EXCEEDED: "rate_limit",
+                   LEDGER_UNAVAILABLE: "ledger_unavailable"}
+"""The metrics' name of each ledger refusal."""
 REPORT_EVERY_SECONDS = 10
 """A failing ledger is logged at most this often (each refused request would flood the log)."""
 _log = logging.getLogger(__name__)
@@ -138,28 +155,60 @@ class Billing:
     charge on the ledger. A ledger that fails mid-request refuses the request (the service
     does not give away work it cannot account for)."""
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, metrics: Metrics | None = None) -> None:
         self.ledger = ledger
+        self.metrics = metrics
+        """Where the ledger's latency, failures, charges and refusals are counted (None:
+        nowhere, and nothing is timed)."""
         self._quiet_until = 0.0
 
     def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
                need: int = 0) -> Refusal | None:
         """Charge ``cost`` credits to a key on the ledger; the refusal (rate limit, daily limit,
         ledger unavailable) or None when admitted."""
+        metrics = self.metrics
+        if metrics is None:
+            try:
+                return self.ledger.charge(key_id, daily_limit, rate, cost, need)
+            except LedgerUnavailable as exc:
+                self._failed(exc)
+                return unavailable()
+        started = time.perf_counter()
         try:
-            return self.ledger.charge(key_id, daily_limit, rate, cost, need)
+            refusal = self.ledger.charge(key_id, daily_limit, rate, cost, need)
         except LedgerUnavailable as exc:
+            metrics.ledger(time.perf_counter() - started, True)
             self._failed(exc)
-            return unavailable()
+            refusal = unavailable()
+        else:
+            metrics.ledger(time.perf_counter() - started, False)
+        self._count(metrics, refusal, cost)
+        return refusal
 
     def charge_many(self, charges: Sequence[Charge]) -> list[Refusal | None]:
         """:meth:`charge` for several requests in one ledger transaction; a ledger that fails
         refuses every one of them."""
+        metrics = self.metrics
+        started = time.perf_counter() if metrics is not None else 0.0
+        failed = False
         try:
-            return self.ledger.charge_many(charges)
+            outcomes = self.ledger.charge_many(charges)
         except LedgerUnavailable as exc:
             self._failed(exc)
-            return [unavailable()] * len(charges)
+            failed = True
+            outcomes = [unavailable()] * len(charges)
+        if metrics is not None:
+            metrics.ledger(time.perf_counter() - started, failed)
+            for refusal, charge in zip(outcomes, charges, strict=True):
+                self._count(metrics, refusal, charge[3])
+        return outcomes
+
+    @staticmethod
+    def _count(metrics: Metrics, refusal: Refusal | None, cost: int) -> None:
+        if refusal is None:
+            metrics.charged(cost)
+        else:
+            metrics.refused(REFUSAL_REASONS.get(refusal.reason, "other"))
 
     def _failed(self, exc: LedgerUnavailable) -> None:
         """Tell the operator the ledger failed (at most every :data:`REPORT_EVERY_SECONDS`):

@@ -295,11 +295,13 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         if (passed is None or passed[0] != url or passed[1] != host
                 or passed[2] != content_type):
             network, key, refused = rpc.gate(url.decode("latin-1"), "POST", host, content_type,
-                                             self.server[1] if self.server else None)
+                                             self.server[1] if self.server else None,
+                                             self.client)
             if refused is not None or network is None or key is None:
-                self._refuse_now(refused or refusals.unauthorized(), keep_alive)
-                if network is not None and key is None:
-                    self._log(network.name, "-", "-", 401, 0, started)
+                refused = refused or refusals.unauthorized()
+                self._refuse_now(refused, keep_alive)
+                if network is not None:
+                    self._log(network.name, key, "-", refused.status, 0, started)
                 return
             # the keys and networks are fixed while the server runs: the next request of the
             # connection with the same path and headers passes the same way
@@ -312,7 +314,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             # answered before the body is read; the connection closes, so it is never read
             lean.keep_alive = False
             self._write(lean, 413, body_too_large(limits.max_body_bytes).body(), ())
-            self._log(lean.network.name, lean.key.masked, "-", 413, 0, started)
+            self._log(lean.network.name, lean.key, "-", 413, 0, started)
             return
         if head is not None and keep_alive and declared is not None:
             heads = self._heads
@@ -322,8 +324,9 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self.set_deadline("body", limits.body_timeout_seconds)
 
     def _started(self) -> float:
-        """When a request began, for the access log (0.0 when there is none to write)."""
-        return time.perf_counter() if self.rpc.service.access_log else 0.0
+        """When a request began, for the access log and the metrics (0.0 when neither is
+        kept)."""
+        return time.perf_counter() if self.rpc.service.timed else 0.0
 
     def _refuse_now(self, refused: Refused, keep_alive: bool) -> None:
         """Answer a request refused on its headers; its body, if any, is read and dropped."""
@@ -354,12 +357,12 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         limits = self.rpc.service.limits
         lean.keep_alive = False
         self._write(lean, 408, refusals.body_too_slow(limits.body_timeout_seconds).body(), ())
-        self._log(lean.network.name, lean.key.masked, "-", 408, 0, lean.started)
+        self._log(lean.network.name, lean.key, "-", 408, 0, lean.started)
 
     def _too_large(self, lean: _LeanRequest) -> None:
         lean.keep_alive = False
         self._write(lean, 413, body_too_large(self.rpc.service.limits.max_body_bytes).body(), ())
-        self._log(lean.network.name, lean.key.masked, "-", 413, 0, lean.started)
+        self._log(lean.network.name, lean.key, "-", 413, 0, lean.started)
 
     def _answer(self, lean: _LeanRequest, body: bytes) -> None:
         """Answer a lean request's body: at once, or at the end of the loop's turn when the
@@ -444,9 +447,9 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             self._write(lean, status, parts[0], () if refused is None else refused.headers)
         else:  # a large cached answer: its pieces are written as they are
             self._write(lean, status, parts, ())
-        if self.rpc.service.access_log:
-            self._log(lean.network.name, lean.key.masked, exchange.what, status,
-                      0 if parts is None else sum(len(part) for part in parts), lean.started)
+        self._log(lean.network.name, lean.key, exchange.what, status,
+                  0 if parts is None else sum(len(part) for part in parts), lean.started,
+                  None if parts is None else parts[0])
 
     def _write(self, lean: _LeanRequest, status: int, body: bytes | tuple[bytes, ...] | None,
                extra: tuple[tuple[bytes, bytes], ...]) -> None:
@@ -502,11 +505,16 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             self._paused_for_writes = False
             self.flow.resume_reading()
 
-    def _log(self, network: str, key: str, what: str, status: int, size: int,
-             started: float) -> None:
-        if self.rpc.service.access_log:
-            log_request(self.client, network, key, what, status, size,
-                        time.perf_counter() - started)
+    def _log(self, network: str, key: ApiKey | None, what: str, status: int, size: int,
+             started: float, answer: bytes | None = None) -> None:
+        """The access log line and what the request leaves in the usage counts and metrics
+        (:mod:`.observe`)."""
+        service = self.rpc.service
+        seconds = time.perf_counter() - started if started else 0.0
+        service.observer.request(network, key, what, status, answer, seconds)
+        if service.access_log:
+            log_request(self.client, network, "-" if key is None else key.masked, what,
+                        status, size, seconds)
 
 
 def rpc_protocol(app: RpcApp, header_timeout: float, poll: BusyPoll | None = None) -> Any:

@@ -27,6 +27,20 @@ def unauthorized() -> Refused:
     return Refused(401, Unauthorized("unauthorized: the API key in the path is missing or unknown"))
 
 
+def forbidden(message: str) -> Refused:
+    """The refusal (HTTP 403) of a known key used where it is not allowed (another network, a
+    method outside its list)."""
+    return Refused(403, Unauthorized(f"forbidden: {message}"))
+
+
+def too_many_failures(retry_after: int) -> Refused:
+    """The refusal (HTTP 429) of an address that keeps presenting unknown keys or wrong
+    credentials (:mod:`.abuse`)."""
+    return Refused(429, LimitExceeded(
+        f"too many failed authentication attempts from this address: retry after "
+        f"{retry_after} s"), ((b"retry-after", str(retry_after).encode()),))
+
+
 def not_found(path_hint: str = "POST to /v3/<API_KEY>") -> Refused:
     """The refusal (HTTP 404) of a path nothing is served at."""
     return Refused(404, InvalidRequest(f"not found: {path_hint}"))
@@ -86,6 +100,18 @@ def subscriptions_need_websocket() -> MethodNotFound:
     return MethodNotFound("notifications not supported: subscribe over the WebSocket endpoint")
 
 
-__all__ = ["Refused", "Unauthorized", "body_too_slow", "method_not_allowed", "not_found",
-           "over_credits", "shutting_down", "subscriptions_need_websocket", "unauthorized", "unknown_network",
-           "unsupported_media_type"]
+__all__ = [
+    "Refused",
+    "Unauthorized",
+    "body_too_slow",
+    "forbidden",
+    "method_not_allowed",
+    "not_found",
+    "over_credits",
+    "shutting_down",
+    "subscriptions_need_websocket",
+    "too_many_failures",
+    "unauthorized",
+    "unknown_network",
+    "unsupported_media_type",
+]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import socket
 import threading
 import time
@@ -25,22 +26,37 @@ from typing import Any
 
 import uvicorn
 
+from .abuse import FailedAttempts
 from .access_log import install_key_masking
 from .app import RpcApp
 from .auth import KeyRing
 from .busy_poll import polling
-from .config import DEFAULT_BUSY_POLL_US, DEMO_KEY, ServerConfig, ServiceLimits, validate
+from .config import (
+    DEFAULT_BUSY_POLL_US,
+    DEMO_KEY,
+    ConfigError,
+    ServerConfig,
+    ServiceLimits,
+    validate,
+)
 from .credits import Billing, open_ledger
 from .execution import Execution
 from .fair_accept import ConnectionShare, FairListener
 from .http_fast import rpc_protocol
 from .http_protocol import bounded_protocol
+from .key_sync import KeySync
+from .keystore import open_keystore
+from .metrics import Metrics, count_hits, make_directory, remove_directory
 from .networks import Network, NetworkRouter, open_networks
+from .observe import Observer
 from .service import Service
 from .websocket_protocol import websocket_protocol
 from .workers_board import WorkerBoard
 
 GRACEFUL_SHUTDOWN_SECONDS = 5
+ADMIN_TOKEN_VARIABLE = "ETHREAD_ADMIN_TOKEN"
+MIN_ADMIN_TOKEN = 16
+MAX_ADMIN_TOKEN = 512
 
 
 @dataclass
@@ -51,6 +67,11 @@ class Listening:
     networks: list[Network]
     sockets: list[socket.socket]
     main_port: int
+    admin_port: int | None = None
+    """The port of the admin API and dashboard (None: no admin token, none served)."""
+    admin_token: str | None = field(default=None, repr=False)
+    metrics_dir: str | None = None
+    """Where every process writes its metrics (None: metrics off)."""
 
     def port_of(self, network: Network) -> int:
         """The port ``network`` is served on."""
@@ -70,9 +91,11 @@ class Listening:
         return out
 
     def close(self) -> None:
-        """Close the listening sockets."""
+        """Close the listening sockets; remove the metric files."""
         for sock in self.sockets:
             sock.close()
+        remove_directory(self.metrics_dir)
+        self.metrics_dir = None
 
 
 @dataclass
@@ -161,8 +184,14 @@ def listen(config: ServerConfig, networks: list[Network] | None = None, *,
     built itself)."""
     config = validate(config.with_default_key())
     install_key_masking()
+    token = admin_token(config)
+    if config.dashboard and token is None:
+        raise ConfigError("the dashboard needs an admin token (admin_token_file or "
+                          f"{ADMIN_TOKEN_VARIABLE}): it signs the dashboard's sessions")
     open_ledger(config.ledger).close()  # fails here, before any import, when unusable
+    open_keystore(config.ledger).close()
     sockets: list[socket.socket] = []
+    admin_port = None
     try:
         if networks is None:
             networks = open_networks(config, progress=progress)
@@ -179,11 +208,42 @@ def listen(config: ServerConfig, networks: list[Network] | None = None, *,
             sockets.append(extra)
             by_port[network.port] = extra.getsockname()[1]
             network.port = by_port[network.port]
+        if token is not None:
+            if config.admin_port and config.admin_port in by_port:
+                raise ConfigError(f"admin_port {config.admin_port} is a JSON-RPC port too: "
+                                  "give the admin API a port of its own")
+            admin = bind(config.admin_host, config.admin_port)
+            sockets.append(admin)
+            admin_port = admin.getsockname()[1]
     except BaseException:
         for sock in sockets:
             sock.close()
         raise
-    return Listening(config, networks, sockets, main_port)
+    return Listening(config, networks, sockets, main_port, admin_port, token,
+                     make_directory() if config.metrics else None)
+
+
+def admin_token(config: ServerConfig) -> str | None:
+    """The admin token: the file's first line, else the environment's; None when neither is
+    given. A token shorter than :data:`MIN_ADMIN_TOKEN` is refused."""
+    if config.admin_token_file:
+        try:
+            with open(config.admin_token_file, encoding="utf-8") as file:
+                token = file.read(MAX_ADMIN_TOKEN + 2).strip()
+        except OSError as exc:
+            raise ConfigError(f"admin_token_file: cannot read {config.admin_token_file}: "
+                              f"{exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise ConfigError("admin_token_file: the token must be text") from None
+    else:
+        token = os.environ.get(ADMIN_TOKEN_VARIABLE, "").strip()
+        if not token:
+            return None
+    if not MIN_ADMIN_TOKEN <= len(token) <= MAX_ADMIN_TOKEN or any(
+            c.isspace() or not c.isprintable() for c in token):
+        raise ConfigError(f"the admin token must be {MIN_ADMIN_TOKEN} to {MAX_ADMIN_TOKEN} "
+                          "printable characters without spaces")
+    return token
 
 
 def settle_heap() -> None:
@@ -203,22 +263,46 @@ def assemble(listening: Listening, board: WorkerBoard | None = None, slot: int =
     ``/health`` reports the board."""
     config = listening.config
     ledger = open_ledger(config.ledger)
+    metrics = Metrics(listening.metrics_dir) if listening.metrics_dir else None
+    observer = Observer(metrics)
+    keys = KeyRing(config.keys)
+    sync = KeySync(open_keystore(config.ledger), keys, observer)
+    sync.load()
     service = Service(
         router=NetworkRouter(listening.networks, listening.main_port),
-        keys=KeyRing(config.keys),
-        billing=Billing(ledger),
+        keys=keys,
+        billing=Billing(ledger, metrics),
         execution=Execution(config.threads, config.slow_threads),
         limits=config.limits,
         access_log=config.access_log,
         workers=board,
         slot=slot,
+        observer=observer,
+        key_sync=sync,
+        failed_keys=FailedAttempts(limit=config.max_key_failures),
     )
+    if metrics is not None:
+        for network in listening.networks:
+            _count_cache_hits(network, metrics)
+    if listening.admin_token is not None:
+        from .admin import AdminSite
+
+        service.admin = AdminSite(service, listening.admin_token, listening.admin_port,
+                                  public_dashboard=config.dashboard)
     app = RpcApp(service)
     prepared = PreparedServer(config, app, service, listening.sockets, listening.main_port,
                               listening.networks)
     if board is not None:
         prepared.on_started = lambda: board.mark(slot, True)
     return prepared
+
+
+def _count_cache_hits(network: Network, metrics: Metrics) -> None:
+    """Count the hits of the network's answer caches (the dispatcher's per call, and its
+    whole-body answers) in ``metrics``."""
+    dispatcher = network.dispatcher
+    for cache, name in ((dispatcher.cache, "calls"), (dispatcher.bodies, "bodies")):
+        cache.get = count_hits(cache.get, metrics.hit_counter(network.name, name))  # type: ignore[method-assign]
 
 
 def prepare(config: ServerConfig, networks: list[Network] | None = None, *,

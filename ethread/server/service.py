@@ -5,18 +5,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..codec.envelope import Call
 from ..codec.pipeline import Limits, Pipeline, Refused
 from ..errors import EthreadError
 from . import refusals
+from .abuse import FailedAttempts, address_of
 from .asgi import Scope, header
 from .auth import ApiKey, KeyRing
 from .config import ServiceLimits
 from .credits import Billing, request_cost
 from .execution import Execution
+from .key_sync import KeySync
 from .ledger import Charge, Refusal
 from .networks import Network, NetworkRouter
+from .observe import Observer
 from .subscriptions import ChainFeed
 from .workers_board import WorkerBoard
 
@@ -38,6 +42,14 @@ class Service:
     slot: int = 0
     """This worker's slot on the board."""
     feeds: dict[str, ChainFeed] = field(default_factory=dict)
+    observer: Observer = field(default_factory=Observer)
+    """Usage counts per key and the metrics (:mod:`.observe`)."""
+    key_sync: KeySync | None = None
+    """The link with the key store (None: the configured keys only)."""
+    failed_keys: FailedAttempts = field(default_factory=FailedAttempts)
+    """Addresses presenting unknown keys (:mod:`.abuse`)."""
+    admin: Any = None
+    """The admin API and dashboard (:mod:`.admin`), when an admin token is configured."""
     http: Pipeline = field(init=False)
     """The request pipeline of an HTTP body."""
     websocket: Pipeline = field(init=False)
@@ -58,8 +70,36 @@ class Service:
         port = server[1] if server else None
         return self.router.find(port, host if host is not None else header(scope, b"host"))
 
+    @property
+    def timed(self) -> bool:
+        """Whether requests are timed (for the access log or the metrics)."""
+        return self.access_log or self.observer.metrics is not None
+
+    def authenticate(self, presented: str, network: Network, client: Any,
+                     ) -> tuple[ApiKey | None, Refused | None]:
+        """The key a client presented on ``network``, or why it is refused: an address that
+        keeps presenting unknown keys is refused before the key is looked at (429), an unknown
+        key is 401, a key limited to other networks 403."""
+        address = address_of(client)
+        failed = self.failed_keys
+        wait = failed.refused_for(address)
+        if wait:
+            return None, refusals.too_many_failures(wait)
+        key = self.keys.lookup(presented) if presented and "/" not in presented else None
+        if key is None:
+            failed.failed(address)
+            return None, refusals.unauthorized()
+        if key.networks is not None and network.name not in key.networks:
+            return key, refusals.forbidden(f"this API key may not be used on network "
+                                           f"{network.name!r}")
+        return key, None
+
     def admit(self, key: ApiKey, calls: Sequence[Call | EthreadError]) -> Refused | None:
         """Charge every call of the request at once, or refuse it and charge nothing."""
+        if key.revoked or key.methods is not None:
+            refused = _not_allowed(key, calls)
+            if refused is not None:
+                return refused
         charge = _charge_of(key, calls)
         return None if charge is None else _refused(self.billing.charge(*charge))
 
@@ -67,10 +107,14 @@ class Service:
                    ) -> list[Refused | None]:
         """:meth:`admit` for several requests, in their order, in one ledger transaction (each
         is charged in full or refused as if it came alone, after those before it)."""
-        wanted = [_charge_of(key, calls) for key, calls in requests]
+        refused = [_not_allowed(key, calls) if key.revoked or key.methods is not None
+                   else None for key, calls in requests]
+        wanted = [None if no is not None else _charge_of(key, calls)
+                  for (key, calls), no in zip(requests, refused, strict=True)]
         charges = [charge for charge in wanted if charge is not None]
         outcomes = iter(self.billing.charge_many(charges) if charges else ())
-        return [None if charge is None else _refused(next(outcomes)) for charge in wanted]
+        return [no if no is not None else None if charge is None else _refused(next(outcomes))
+                for charge, no in zip(wanted, refused, strict=True)]
 
     def feed(self, network: Network) -> ChainFeed:
         """The chain feed of ``network`` (made on first use)."""
@@ -86,8 +130,20 @@ def _charge_of(key: ApiKey, calls: Sequence[Call | EthreadError]) -> Charge | No
     cost, need = request_cost(calls)
     if cost == 0:
         return None
-    config = key.config
-    return key.key_id, config.daily_credits, config.credits_per_second, cost, need
+    return key.key_id, key.daily_credits, key.credits_per_second, cost, need
+
+
+def _not_allowed(key: ApiKey, calls: Sequence[Call | EthreadError]) -> Refused | None:
+    """The refusal of a revoked key (401), or of a call to a method the key may not call
+    (403, the whole request); None when neither."""
+    if key.revoked:
+        return refusals.unauthorized()
+    methods = key.methods
+    if methods is not None:
+        for call in calls:
+            if isinstance(call, Call) and call.method not in methods:
+                return refusals.forbidden(f"this API key may not call {call.method[:64]!r}")
+    return None
 
 
 def _refused(refusal: Refusal | None) -> Refused | None:

@@ -61,9 +61,6 @@ class WebSocketEndpoint:
         service = self.service
         path: str = scope["path"]
         network = service.network_for(scope)
-        presented = path[len(WS_PREFIX):].rstrip("/") if path.startswith(WS_PREFIX) else ""
-        key = (service.keys.lookup(presented)
-               if presented and "/" not in presented else None)
         if not path.startswith(WS_PREFIX):
             await _reject(scope, send, refusals.not_found("connect to /ws/v3/<API_KEY>"))
             return
@@ -72,8 +69,10 @@ class WebSocketEndpoint:
             await _reject(scope, send, refusals.unknown_network(
                 header(scope, b"host"), server[1] if server else None))
             return
-        if key is None:
-            await _reject(scope, send, refusals.unauthorized())
+        key, refused = service.authenticate(path[len(WS_PREFIX):].rstrip("/"), network,
+                                            scope.get("client"))
+        if refused is not None or key is None:
+            await _reject(scope, send, refused or refusals.unauthorized())
             return
         await send({"type": "websocket.accept"})
         session = Session(service, network, key, send, scope.get("client"))
@@ -224,9 +223,12 @@ class Session:
         answer = exchange.answer()
         if answer is not None:
             self.deliver(answer)
+        seconds = time.perf_counter() - started
+        service.observer.request(self.network.name, self.key, exchange.what, exchange.status,
+                                 answer, seconds)
         if service.access_log:
             log_request(self.client, self.network.name, self.key.masked, "ws " + exchange.what,
-                        101, 0 if answer is None else len(answer), time.perf_counter() - started)
+                        101, 0 if answer is None else len(answer), seconds)
 
     def _subscribe(self, call: Call) -> bytes:
         limit = self.service.limits.max_ws_subscriptions

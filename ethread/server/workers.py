@@ -35,7 +35,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ..backend import Closeable
 from .networks import Network, open_network, service_context
@@ -75,6 +75,11 @@ class Supervisor:
         self._pause: dict[int, float] = {}
         self._due: dict[int, float] = {}
         """slot -> when its replacement starts."""
+        self._restarts: Any = None
+        if listening.metrics_dir is not None:
+            from .metrics import worker_restarts
+
+            self._restarts = worker_restarts(listening.metrics_dir)
         for network in listening.networks:
             if network.info.get("backend") in REOPENED_IN_WORKERS and isinstance(
                     network.backend, Closeable):
@@ -144,6 +149,8 @@ class Supervisor:
                 self._pause[slot] = min(MAX_RESTART_PAUSE,
                                         max(0.5, 2 * self._pause.get(slot, 0.0)))
             self._due[slot] = time.monotonic() + self._pause[slot]
+            if self._restarts is not None:
+                self._restarts.inc()
             log.warning("worker %d (pid %d) %s; %s", slot + 1, pid, how,
                         "replacing it" if not self._pause[slot]
                         else f"replacing it in {self._pause[slot]:.1f} s")

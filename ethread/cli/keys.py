@@ -1,0 +1,161 @@
+"""``ethread keys create | revoke | list | usage``: API keys issued into the key store beside a
+ledger (the ledger's SQLite file, a ``X.keys.sqlite3`` beside a mapped ``X.ledger``, or the
+ledger's Redis database). Every server spending from that ledger accepts a new key, or
+refuses a revoked one, within a second, without a restart.
+
+The ledger is named as ``ethread serve`` names it: ``--ledger PATH|URL``, or the ``ledger``
+of ``--config FILE`` (the default is the default ledger file in this directory). A new key is
+printed once, on standard output; nothing else ever shows it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``keys`` subcommand and its actions to the parser."""
+    parser = subparsers.add_parser(
+        "keys", help="issue, revoke, list API keys and show their usage",
+        description="Manage the API keys kept beside a credit ledger (SQLite or Redis).")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+
+    def common(action: argparse.ArgumentParser) -> None:
+        where = action.add_mutually_exclusive_group()
+        where.add_argument("--ledger", metavar="PATH|URL",
+                           help="the ledger the servers spend from (default: ethread serve's)")
+        where.add_argument("--config", metavar="FILE", help="take the ledger from this file")
+        action.add_argument("--json", action="store_true", help="print JSON")
+        action.set_defaults(run=run)
+
+    create = actions.add_parser("create", help="issue a key (printed once)")
+    create.add_argument("--label", default="", help="a name to recognise it by")
+    create.add_argument("--daily-credits", type=int, default=3_000_000, metavar="N",
+                        help="credits it may spend each UTC day (default 3,000,000)")
+    create.add_argument("--credits-per-second", type=float, metavar="R",
+                        help="rate limit in credits per second (default none)")
+    create.add_argument("--network", action="append", dest="networks", default=[],
+                        metavar="NAME", help="a network it may use (repeatable; default all)")
+    create.add_argument("--method", action="append", dest="methods", default=[],
+                        metavar="NAME", help="a method it may call (repeatable; default all)")
+    common(create)
+    revoke = actions.add_parser("revoke", help="revoke a key")
+    revoke.add_argument("ident", metavar="KEY", help="the key's id, its prefix, or the key")
+    common(revoke)
+    listing = actions.add_parser("list", help="list issued keys (never their text)")
+    common(listing)
+    usage = actions.add_parser("usage", help="a key's credits and requests today")
+    usage.add_argument("ident", metavar="KEY", help="the key's id, its prefix, or the key")
+    common(usage)
+    parser.set_defaults(run=lambda args: _help(parser))
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _ledger_spec(args: argparse.Namespace) -> str:
+    from ..server.config import DEFAULT_LEDGER, load_config
+
+    if args.ledger:
+        return str(args.ledger)
+    if args.config:
+        return load_config(args.config).ledger
+    return DEFAULT_LEDGER
+
+
+def run(args: argparse.Namespace) -> int:
+    """Carry out one ``ethread keys`` action; the exit status."""
+    try:
+        from ..server.config import ConfigError
+        from ..server.keystore import KeyStoreError, open_keystore
+        from ..server.ledger import LedgerError
+    except ImportError as exc:
+        print(f"ethread keys: the server extra is not installed ({exc.name} is missing): "
+              "pip install 'ethread[server]'", file=sys.stderr)
+        return 2
+    try:
+        spec = _ledger_spec(args)
+        if spec == ":memory:":
+            raise ConfigError("a ':memory:' ledger lives inside one server: keys are issued "
+                              "into a SQLite file or Redis")
+        store = open_keystore(spec)
+    except (ConfigError, LedgerError) as exc:
+        print(f"ethread keys: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return _act(args, store, spec)
+    except KeyStoreError as exc:
+        print(f"ethread keys: error: {exc}", file=sys.stderr)
+        return 1
+    except LedgerError as exc:
+        print(f"ethread keys: error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
+
+
+def _act(args: argparse.Namespace, store: Any, spec: str) -> int:
+    from ..server.key_admin import issue, revoke, usage_report
+    from ..server.keystore import KeyStoreError, find, key_id_of
+
+    if args.action == "create":
+        key, record = issue(store, {
+            "label": args.label, "daily_credits": args.daily_credits,
+            "credits_per_second": args.credits_per_second, "networks": args.networks,
+            "methods": args.methods})
+        if args.json:
+            print(json.dumps({"key": key, **record.public()}))
+        else:
+            print(key)
+            print(f"issued {record.prefix}… (id {record.key_id[:16]}…); this is the only "
+                  "time the key is shown", file=sys.stderr)
+        return 0
+    if args.action == "revoke":
+        record = revoke(store, args.ident)
+        print(json.dumps({"revoked": record.public()}) if args.json
+              else f"revoked {record.prefix}… ({record.label or 'no label'})")
+        return 0
+    if args.action == "list":
+        records = store.records()
+        if args.json:
+            print(json.dumps([r.public() for r in records]))
+            return 0
+        print(f"{'prefix':<12}{'label':<24}{'daily credits':>16}  {'state':<8} networks")
+        for r in records:
+            state = "revoked" if r.revoked is not None else "live"
+            print(f"{r.prefix + '…':<12}{r.label[:23]:<24}{r.daily_credits:>16,}  {state:<8} "
+                  f"{','.join(r.networks) or 'all'}")
+        return 0
+    from ..server.credits import open_ledger
+
+    try:
+        record = find(store.records(), args.ident)
+        key_id, daily, shown = record.key_id, record.daily_credits, record.prefix + "…"
+    except KeyStoreError:
+        # a key of a configuration file: its usage is kept under its digest all the same
+        if not args.ident.startswith("ek_") and len(args.ident) >= 8:
+            key_id, daily, shown = key_id_of(args.ident), 0, args.ident[:4] + "…"
+        else:
+            raise
+    ledger = open_ledger(spec)
+    try:
+        report = usage_report(store, ledger, key_id, daily)
+    finally:
+        ledger.close()
+    if args.json:
+        print(json.dumps({"id": key_id, **report}))
+        return 0
+    print(f"key {shown}, UTC day {report['day']}")
+    left = f", {report['credits_left']:,} left of {daily:,}" if daily else ""
+    print(f"credits spent: {report['credits_used']:,}{left}")
+    print(f"requests: {report['requests']:,} ({report['ok']:,} answered, "
+          f"{report['errors']:,} errors, {report['refused']:,} refused)")
+    for method, counts in report["methods"].items():
+        print(f"  {method:<40} {counts['ok']:>8} ok {counts['error']:>6} errors "
+              f"{counts['refused']:>6} refused")
+    return 0

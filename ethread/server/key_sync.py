@@ -1,0 +1,107 @@
+"""Each worker's link with the key store: new and revoked keys in, usage counts out.
+
+A task on the worker's event loop asks the store for its change counter every
+:data:`~.keystore.POLL_SECONDS` (a ``GET`` in Redis, a one-row ``SELECT`` in SQLite, run in
+the worker's thread pool) and reloads the keys when it moved; every
+:data:`~.keystore.FLUSH_SECONDS` it adds the usage counts kept since to the store and writes
+the pending metrics. A store that fails leaves the keys as they were (served keys stay
+served, revoked ones stay refused) and is reported at most every :data:`REPORT_EVERY`
+seconds; the counts it could not take are kept for the next try, up to
+:data:`MAX_PENDING_COUNTS` of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from .auth import KeyRing
+from .execution import Execution
+from .keystore import FLUSH_SECONDS, POLL_SECONDS, KeyStore
+from .ledger import utc_day
+from .observe import Observer
+
+log = logging.getLogger("ethread.server")
+
+REPORT_EVERY = 10.0
+MAX_PENDING_COUNTS = 100_000
+
+
+class KeySync:
+    """Keeps a worker's :class:`KeyRing` in step with the store and writes its counts."""
+
+    def __init__(self, store: KeyStore, ring: KeyRing, observer: Observer) -> None:
+        self.store = store
+        self.ring = ring
+        self.observer = observer
+        self.version = -1
+        self._unsent: dict[tuple[str, str, str], int] = {}
+        self._quiet_until = 0.0
+
+    def load(self) -> None:
+        """Read the keys now (at start, before the first request)."""
+        version = self.store.version()
+        if version != self.version:
+            self.ring.update(self.store.records())
+            self.version = version
+
+    def take(self) -> dict[tuple[str, str, str], int]:
+        """The counts to send: those kept since the last take, and those a failed send left
+        (called on the event loop's thread, where the counts are kept)."""
+        counts = self.observer.take_usage()
+        if self._unsent:
+            for slot, n in self._unsent.items():
+                counts[slot] = counts.get(slot, 0) + n
+            self._unsent = {}
+        return counts
+
+    def send(self, counts: dict[tuple[str, str, str], int]) -> None:
+        """Add ``counts`` to the store (in a thread); kept for the next try if it fails."""
+        if not counts:
+            return
+        try:
+            self.store.add_usage(utc_day(time.time()), counts)
+        except Exception:
+            if len(counts) <= MAX_PENDING_COUNTS:
+                self._unsent = counts
+            raise
+
+    async def run(self, execution: Execution) -> None:
+        """Poll and flush until cancelled."""
+        next_flush = time.monotonic() + FLUSH_SECONDS
+        while True:
+            await asyncio.sleep(POLL_SECONDS)
+            try:
+                await execution.blocking(self.load)
+                if time.monotonic() >= next_flush:
+                    next_flush = time.monotonic() + FLUSH_SECONDS
+                    metrics = self.observer.metrics
+                    if metrics is not None:
+                        metrics.flush()
+                    await execution.blocking(self.send, self.take())
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._failed(exc)
+
+    def close(self) -> None:
+        """The last counts out, then the store closed."""
+        try:
+            metrics = self.observer.metrics
+            if metrics is not None:
+                metrics.flush()
+            self.send(self.take())
+        except Exception as exc:
+            self._failed(exc)
+        self.store.close()
+
+    def _failed(self, exc: Exception) -> None:
+        metrics = self.observer.metrics
+        if metrics is not None:
+            metrics.keystore_failures.inc()
+        now = time.monotonic()
+        if now >= self._quiet_until:
+            self._quiet_until = now + REPORT_EVERY
+            log.error("the key store failed (%s); keys stay as they were until it answers "
+                      "(said at most every %.0f s)", exc, REPORT_EVERY)

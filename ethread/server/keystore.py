@@ -1,0 +1,448 @@
+"""API keys issued while the service runs, kept beside the ledger they spend from.
+
+Keys from the TOML file or ``--api-key`` are fixed for the life of a server; keys issued with
+``ethread keys create`` (or the admin API, or the dashboard) live in a store every worker of
+every server reads: the ledger's SQLite file (a ``*.ledger`` mapped file gets a SQLite file
+beside it, ``X.keys.sqlite3``), or the ledger's Redis database. Each worker asks the store for
+its change counter every :data:`POLL_SECONDS` and reloads the keys when it moved, so a key
+issued or revoked anywhere is seen everywhere within a second, without a restart.
+
+A key is stored as the SHA-256 of its text (the id the ledger bills it under) and the first
+:data:`PREFIX_LENGTH` characters for display: never as itself. An issued key carries 192 random
+bits, so a fast hash is enough (there is no dictionary to try against it); the text is shown
+once, to whoever issued it.
+
+The store also keeps what each key did each day (requests by method and outcome), added by
+the workers every :data:`FLUSH_SECONDS` from counts kept in memory: the dashboard and
+``ethread keys usage`` read it. Credits spent are the ledger's own, exact figure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from .ledger import LedgerError, check_redis_url, ledger_engine, utc_day
+
+KEY_PREFIX = "ek_"
+"""Issued keys start with this, so that a leaked one is recognisable (secret scanners)."""
+PREFIX_LENGTH = 8
+"""Characters of a key kept for display: ``ek_`` and five random ones."""
+POLL_SECONDS = 0.25
+FLUSH_SECONDS = 0.5
+USAGE_DAYS_KEPT = 8
+MAX_LABEL = 100
+MAX_LIST = 64
+"""Most networks or methods one key may be limited to."""
+MAX_DAILY_CREDITS = 10**15
+MAX_RATE = 1e12
+_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+Counts = Mapping[tuple[str, str, str], int]
+"""(key id, method, outcome) -> requests."""
+
+
+class KeyStoreError(ValueError):
+    """A request to the key store that cannot be done (unknown key, bad value); the message
+    says why and is fit to show to the caller."""
+
+
+def key_id_of(key: str) -> str:
+    """The id a key is stored and billed under: the SHA-256 hex of its text."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def new_key() -> str:
+    """A fresh key: ``ek_`` and 32 URL-safe characters (192 random bits)."""
+    return KEY_PREFIX + secrets.token_urlsafe(24)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRecord:
+    """What the store holds of one key: never its text."""
+
+    key_id: str
+    """SHA-256 hex of the key."""
+    prefix: str
+    """Its first characters, to tell keys apart in a list."""
+    label: str = ""
+    daily_credits: int = 3_000_000
+    credits_per_second: float | None = None
+    networks: tuple[str, ...] = ()
+    """Networks it may be used on (empty: every one)."""
+    methods: tuple[str, ...] = ()
+    """Methods it may call (empty: every one)."""
+    created: float = 0.0
+    revoked: float | None = None
+    """When it was revoked (None: it is live)."""
+
+    def to_json(self) -> str:
+        """The stored form."""
+        return json.dumps(asdict(self), separators=(",", ":"), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> KeyRecord:
+        """Read the stored form back (a record it cannot read raises KeyStoreError)."""
+        try:
+            data = json.loads(text)
+            return cls(key_id=str(data["key_id"]), prefix=str(data["prefix"]),
+                       label=str(data.get("label", "")),
+                       daily_credits=int(data.get("daily_credits", 0)),
+                       credits_per_second=(None if data.get("credits_per_second") is None
+                                           else float(data["credits_per_second"])),
+                       networks=tuple(str(n) for n in data.get("networks", ())),
+                       methods=tuple(str(m) for m in data.get("methods", ())),
+                       created=float(data.get("created", 0.0)),
+                       revoked=None if data.get("revoked") is None else float(data["revoked"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise KeyStoreError(f"a stored key record cannot be read: {exc}") from None
+
+    def public(self) -> dict[str, Any]:
+        """What the admin API and ``ethread keys list --json`` show of it."""
+        return {"id": self.key_id, "prefix": self.prefix, "label": self.label,
+                "daily_credits": self.daily_credits,
+                "credits_per_second": self.credits_per_second,
+                "networks": list(self.networks), "methods": list(self.methods),
+                "created": self.created, "revoked": self.revoked}
+
+
+def make_record(*, label: str = "", daily_credits: int = 3_000_000,
+                credits_per_second: float | None = None, networks: Iterable[str] = (),
+                methods: Iterable[str] = (), now: float | None = None) -> tuple[str, KeyRecord]:
+    """A new key and its record, every value checked (KeyStoreError naming the bad one)."""
+    if not isinstance(label, str) or len(label) > MAX_LABEL or any(
+            not c.isprintable() for c in label):
+        raise KeyStoreError(f"label: at most {MAX_LABEL} printable characters")
+    if (isinstance(daily_credits, bool) or not isinstance(daily_credits, int)
+            or not 0 <= daily_credits <= MAX_DAILY_CREDITS):
+        raise KeyStoreError(f"daily_credits: an integer from 0 to {MAX_DAILY_CREDITS}")
+    if credits_per_second is not None and (
+            isinstance(credits_per_second, bool)
+            or not isinstance(credits_per_second, int | float)
+            or not 0 < credits_per_second <= MAX_RATE):
+        raise KeyStoreError(f"credits_per_second: a number above 0, at most {MAX_RATE:g}")
+    nets = _names(networks, "networks")
+    meths = _names(methods, "methods")
+    key = new_key()
+    record = KeyRecord(key_id=key_id_of(key), prefix=key[:PREFIX_LENGTH], label=label,
+                       daily_credits=daily_credits,
+                       credits_per_second=(None if credits_per_second is None
+                                           else float(credits_per_second)),
+                       networks=nets, methods=meths,
+                       created=time.time() if now is None else now)
+    return key, record
+
+
+def _names(values: Iterable[str], what: str) -> tuple[str, ...]:
+    if isinstance(values, str):
+        values = [values]
+    out = []
+    for value in values:
+        if not isinstance(value, str) or not _NAME.match(value):
+            raise KeyStoreError(f"{what}: names of letters, digits and _.:- (1-64 characters), "
+                                f"got {str(value)[:70]!r}")
+        if value not in out:
+            out.append(value)
+        if len(out) > MAX_LIST:
+            raise KeyStoreError(f"{what}: at most {MAX_LIST}")
+    return tuple(out)
+
+
+def find(records: Iterable[KeyRecord], ident: str) -> KeyRecord:
+    """The record ``ident`` names: its id, a unique start of its id or of its display prefix
+    (at least 6 characters), or the key itself."""
+    ident = ident.strip()
+    if not ident or len(ident) > 200:
+        raise KeyStoreError("name a key by its id, its prefix or the key itself")
+    records = list(records)
+    by_key = key_id_of(ident)
+    for record in records:
+        if record.key_id in (ident.lower(), by_key):
+            return record
+    if len(ident) < 6:
+        raise KeyStoreError("a key's prefix needs at least 6 characters")
+    matches = [r for r in records if r.prefix.startswith(ident) or (
+        len(ident) >= 8 and r.key_id.startswith(ident.lower()))]
+    if not matches:
+        raise KeyStoreError(f"no issued key matches {ident[:PREFIX_LENGTH]!r}")
+    if len(matches) > 1:
+        raise KeyStoreError(f"{len(matches)} keys match {ident[:PREFIX_LENGTH]!r}: "
+                            "give more of the id")
+    return matches[0]
+
+
+class KeyStore(Protocol):
+    """Issued keys and their daily usage, shared by every worker that opens the same store."""
+
+    def version(self) -> int:
+        """A counter that moves whenever a key is added or revoked."""
+
+    def records(self) -> list[KeyRecord]:
+        """Every issued key, revoked ones included."""
+
+    def add(self, record: KeyRecord) -> None:
+        """Store a new key."""
+
+    def revoke(self, key_id: str, at: float) -> bool:
+        """Mark a key revoked; False when it already was."""
+
+    def add_usage(self, day: str, counts: Counts) -> None:
+        """Add requests to the day's counts."""
+
+    def usage(self, key_id: str, day: str) -> dict[tuple[str, str], int]:
+        """(method, outcome) -> requests of the key on ``day``."""
+
+    def close(self) -> None:
+        """Release the store's file or connection."""
+
+
+def keystore_path(ledger: str) -> str:
+    """Where the SQLite key store of a file ledger lives: the SQLite ledger's own file, or
+    ``X.keys.sqlite3`` beside a mapped ``X.ledger``."""
+    if ledger_engine(ledger) == "mapped":
+        return str(Path(ledger).with_suffix(".keys.sqlite3"))
+    return ledger
+
+
+def open_keystore(ledger: str) -> KeyStore:
+    """The key store beside the ledger ``ledger`` names (LedgerError when it cannot open)."""
+    if ledger_engine(ledger) == "redis":
+        return RedisKeyStore(ledger)
+    if ledger == ":memory:":
+        return MemoryKeyStore()
+    return SQLiteKeyStore(keystore_path(ledger))
+
+
+class MemoryKeyStore:
+    """A store in this process only (a ``:memory:`` ledger): nobody else sees its keys."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, KeyRecord] = {}
+        self._usage: dict[tuple[str, str, str, str], int] = {}
+        self._version = 0
+        self._lock = threading.Lock()
+
+    def version(self) -> int:
+        return self._version
+
+    def records(self) -> list[KeyRecord]:
+        with self._lock:
+            return list(self._records.values())
+
+    def add(self, record: KeyRecord) -> None:
+        with self._lock:
+            self._records[record.key_id] = record
+            self._version += 1
+
+    def revoke(self, key_id: str, at: float) -> bool:
+        with self._lock:
+            record = self._records.get(key_id)
+            if record is None or record.revoked is not None:
+                return False
+            self._records[key_id] = replace(record, revoked=at)
+            self._version += 1
+            return True
+
+    def add_usage(self, day: str, counts: Counts) -> None:
+        with self._lock:
+            for (key_id, method, outcome), n in counts.items():
+                slot = (day, key_id, method, outcome)
+                self._usage[slot] = self._usage.get(slot, 0) + n
+
+    def usage(self, key_id: str, day: str) -> dict[tuple[str, str], int]:
+        with self._lock:
+            return {(m, o): n for (d, k, m, o), n in self._usage.items()
+                    if d == day and k == key_id}
+
+    def close(self) -> None:
+        pass
+
+
+SQLITE_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS api_keys (key_id TEXT PRIMARY KEY, record TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS api_keys_version (one INTEGER PRIMARY KEY CHECK (one = 1),"
+    " version INTEGER NOT NULL)",
+    "INSERT OR IGNORE INTO api_keys_version (one, version) VALUES (1, 0)",
+    "CREATE TABLE IF NOT EXISTS api_key_usage (day TEXT NOT NULL, key_id TEXT NOT NULL,"
+    " method TEXT NOT NULL, outcome TEXT NOT NULL, requests INTEGER NOT NULL,"
+    " PRIMARY KEY (day, key_id, method, outcome))",
+)
+
+
+class SQLiteKeyStore:
+    """Keys in a SQLite file (the SQLite ledger's own, or one beside a mapped ledger)."""
+
+    def __init__(self, path: str, busy_timeout: float = 5.0) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
+                                       timeout=busy_timeout)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            for statement in SQLITE_SCHEMA:
+                self._db.execute(statement)
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot open the key store {path}: {exc}") from None
+
+    def _run(self, statements: Iterable[tuple[str, tuple[Any, ...]]]) -> int:
+        """Statements in one write transaction; the rows the last one changed."""
+        with self._lock:
+            db = self._db
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                changed = 0
+                for sql, args in statements:
+                    changed = db.execute(sql, args).rowcount
+                db.execute("COMMIT")
+                return changed
+            except sqlite3.Error as exc:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise LedgerError(f"the key store {self.path} failed: {exc}") from None
+
+    def _read(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+        with self._lock:
+            try:
+                return self._db.execute(sql, args).fetchall()
+            except sqlite3.Error as exc:
+                raise LedgerError(f"the key store {self.path} failed: {exc}") from None
+
+    def version(self) -> int:
+        return int(self._read("SELECT version FROM api_keys_version")[0][0])
+
+    def records(self) -> list[KeyRecord]:
+        return [KeyRecord.from_json(row[0])
+                for row in self._read("SELECT record FROM api_keys ORDER BY rowid")]
+
+    def add(self, record: KeyRecord) -> None:
+        self._run((("INSERT INTO api_keys (key_id, record) VALUES (?, ?)",
+                    (record.key_id, record.to_json())),
+                   ("UPDATE api_keys_version SET version = version + 1", ())))
+
+    def revoke(self, key_id: str, at: float) -> bool:
+        rows = self._read("SELECT record FROM api_keys WHERE key_id = ?", (key_id,))
+        if not rows:
+            return False
+        record = KeyRecord.from_json(rows[0][0])
+        if record.revoked is not None:
+            return False
+        self._run((("UPDATE api_keys SET record = ? WHERE key_id = ?",
+                    (replace(record, revoked=at).to_json(), key_id)),
+                   ("UPDATE api_keys_version SET version = version + 1", ())))
+        return True
+
+    def add_usage(self, day: str, counts: Counts) -> None:
+        if not counts:
+            return
+        upsert = ("INSERT INTO api_key_usage (day, key_id, method, outcome, requests)"
+                  " VALUES (?, ?, ?, ?, ?) ON CONFLICT (day, key_id, method, outcome)"
+                  " DO UPDATE SET requests = requests + excluded.requests")
+        oldest = utc_day(time.time() - USAGE_DAYS_KEPT * 86400)
+        self._run([("DELETE FROM api_key_usage WHERE day < ?", (oldest,)),
+                   *((upsert, (day, k, m, o, n)) for (k, m, o), n in counts.items())])
+
+    def usage(self, key_id: str, day: str) -> dict[tuple[str, str], int]:
+        rows = self._read("SELECT method, outcome, requests FROM api_key_usage"
+                          " WHERE day = ? AND key_id = ?", (day, key_id))
+        return {(m, o): int(n) for m, o, n in rows}
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+REDIS_PREFIX = "ethread:"
+_SEP = "\x1f"
+
+
+class RedisKeyStore:
+    """Keys in the Redis database of the ledger: the hash ``ethread:keys`` (id -> record),
+    the counter ``ethread:keys:version``, and ``ethread:keyusage:<day>:<id>`` hashes of
+    ``method\\x1foutcome`` -> requests (kept :data:`USAGE_DAYS_KEPT` days)."""
+
+    def __init__(self, url: str, prefix: str = REDIS_PREFIX) -> None:
+        problem = check_redis_url(url)
+        if problem is not None:
+            raise LedgerError(problem)
+        try:
+            import redis
+        except ImportError:
+            raise LedgerError("a Redis key store needs the redis package: "
+                              "pip install 'ethread[redis]'") from None
+        self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        self._client: Any = redis.Redis.from_url(url, socket_timeout=2.0,
+                                                 socket_connect_timeout=2.0)
+        self._keys = prefix + "keys"
+        self._version = prefix + "keys:version"
+        self._usage = prefix + "keyusage:"
+        try:
+            self._client.ping()
+        except self._errors as exc:
+            self._client.close()
+            raise LedgerError(f"cannot reach the Redis key store: {exc}") from None
+
+    def _do(self, fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except self._errors as exc:
+            raise LedgerError(f"the Redis key store failed: {exc}") from None
+
+    def version(self) -> int:
+        return int(self._do(self._client.get, self._version) or 0)
+
+    def records(self) -> list[KeyRecord]:
+        found = self._do(self._client.hgetall, self._keys)
+        records = [KeyRecord.from_json(v) for v in found.values()]
+        return sorted(records, key=lambda r: (r.created, r.key_id))
+
+    def add(self, record: KeyRecord) -> None:
+        pipe = self._client.pipeline(transaction=True)
+        pipe.hset(self._keys, record.key_id, record.to_json())
+        pipe.incr(self._version)
+        self._do(pipe.execute)
+
+    def revoke(self, key_id: str, at: float) -> bool:
+        text = self._do(self._client.hget, self._keys, key_id)
+        if text is None:
+            return False
+        record = KeyRecord.from_json(text)
+        if record.revoked is not None:
+            return False
+        pipe = self._client.pipeline(transaction=True)
+        pipe.hset(self._keys, key_id, replace(record, revoked=at).to_json())
+        pipe.incr(self._version)
+        self._do(pipe.execute)
+        return True
+
+    def add_usage(self, day: str, counts: Counts) -> None:
+        if not counts:
+            return
+        pipe = self._client.pipeline(transaction=False)
+        touched = set()
+        for (key_id, method, outcome), n in counts.items():
+            name = f"{self._usage}{day}:{key_id}"
+            pipe.hincrby(name, f"{method}{_SEP}{outcome}", n)
+            touched.add(name)
+        for name in touched:
+            pipe.expire(name, USAGE_DAYS_KEPT * 86400)
+        self._do(pipe.execute)
+
+    def usage(self, key_id: str, day: str) -> dict[tuple[str, str], int]:
+        found = self._do(self._client.hgetall, f"{self._usage}{day}:{key_id}")
+        out = {}
+        for field_name, n in found.items():
+            method, _, outcome = field_name.decode().partition(_SEP)
+            out[(method, outcome)] = int(n)
+        return out
+
+    def close(self) -> None:
+        self._client.close()

@@ -1,0 +1,74 @@
+"""What each answered request leaves behind besides its answer: the key's usage counts (for
+the dashboard and ``ethread keys usage``) and the Prometheus metrics.
+
+Both are plain dictionary increments here, on the event loop's thread; :mod:`.key_sync`
+writes them out twice a second. One request is one count: a batch counts as ``batch``, a
+WebSocket message as the request it holds.
+"""
+
+from __future__ import annotations
+
+from .auth import ApiKey
+from .credits import CREDITS
+from .metrics import Metrics
+
+KNOWN_METHODS = frozenset({*CREDITS, "eth_chainId", "eth_blockNumber", "net_version",
+                           "web3_clientVersion", "eth_subscribe", "eth_unsubscribe"})
+"""Methods that are their own label; any other name a client sends counts as ``other``."""
+OK, ERROR, REFUSED = "ok", "error", "refused"
+_ERROR_MARK = b'"error":{'
+_REASONS = {401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "bad_method",
+            408: "body_too_slow", 413: "too_large", 415: "bad_content_type"}
+"""Transport refusals by HTTP status (credit refusals are counted where they are decided)."""
+
+
+def method_label(what: str) -> str:
+    """A bounded name for what a request asked."""
+    if what in KNOWN_METHODS:
+        return what
+    if what.startswith("batch("):
+        return "batch"
+    return what if what in ("invalid", "-") else "other"
+
+
+def outcome_of(status: int, answer: bytes | None) -> str:
+    """``refused`` (the transport said no), ``error`` (a JSON-RPC error object; for a batch,
+    when its first answer is one) or ``ok``. An error object is told by its key near the
+    start: every answer is ``{"jsonrpc":"2.0","id":ID,...`` and no result holds the text."""
+    if status >= 400:
+        return REFUSED
+    if answer is not None and answer.find(_ERROR_MARK, 0, 160) >= 0:
+        return ERROR
+    return OK
+
+
+class Observer:
+    """The per-key usage counts and the metrics of one worker."""
+
+    __slots__ = ("metrics", "usage")
+
+    def __init__(self, metrics: Metrics | None = None) -> None:
+        self.metrics = metrics
+        self.usage: dict[tuple[str, str, str], int] = {}
+        """(key id, method, outcome) -> requests since the last flush."""
+
+    def request(self, network: str, key: ApiKey | None, what: str, status: int,
+                answer: bytes | None, seconds: float) -> None:
+        """One request answered (or refused) on ``network``."""
+        method = method_label(what)
+        outcome = outcome_of(status, answer)
+        if key is not None:
+            slot = (key.key_id, method, outcome)
+            usage = self.usage
+            usage[slot] = usage.get(slot, 0) + 1
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.request(network, method, outcome, seconds)
+            reason = _REASONS.get(status)
+            if reason is not None:
+                metrics.refused(reason)
+
+    def take_usage(self) -> dict[tuple[str, str, str], int]:
+        """The counts since the last call (for the key store)."""
+        usage, self.usage = self.usage, {}
+        return usage
