@@ -81,8 +81,15 @@ def _reset(chain: AnvilChain, params: list[Any]) -> Any:
     return None
 
 
+MIN_GAS_LIMIT = 5000
+"""The protocol's smallest block gas limit."""
+
+
 def _set_block_gas_limit(chain: AnvilChain, params: list[Any]) -> Any:
-    chain.set_gas_limit(_number(params[0], "gas limit"))
+    gas_limit = _number(params[0], "gas limit")
+    if not MIN_GAS_LIMIT <= gas_limit < 1 << 63:
+        raise InvalidParams(f"gas limit: must be between {MIN_GAS_LIMIT} and 2^63 - 1")
+    chain.set_gas_limit(gas_limit)
     return True
 
 
@@ -92,6 +99,8 @@ def _set_coinbase(chain: AnvilChain, params: list[Any]) -> Any:
 
 
 def _set_next_base_fee(chain: AnvilChain, params: list[Any]) -> Any:
+    if chain.next_base_fee() is None:
+        raise InvalidParams("base fee: the next block has none (it is before London)")
     chain.set_next_base_fee(_number(params[0], "base fee"))
     return None
 

@@ -606,6 +606,8 @@ class DevChain:
     def _next_base_fee(self, head: Header, when: int) -> int | None:
         if not self.config.rules(head.number + 1, when).base_fee:
             return None
+        if self._next_base_fee_override is not None:
+            return self._next_base_fee_override
         return next_base_fee(self.config, head)
 
     def _head_state(self) -> Any:
@@ -1147,12 +1149,8 @@ class DevChain:
                     code=bytes(state.get_code(evm_address)), storage=storage))
             from ..methods.fees import blob_base_fee
 
-            document = state_document(
-                number=head.number, coinbase=head.coinbase, timestamp=head.timestamp,
-                gas_limit=head.gas_limit, base_fee=head.base_fee_per_gas or 0,
-                difficulty=head.difficulty, prevrandao=head.mix_hash,
-                excess_blob_gas=head.excess_blob_gas or 0,
-                blob_gas_price=blob_base_fee(self.config, head) or 1, accounts=accounts)
+            document = state_document(head, blob_gas_price=blob_base_fee(self.config, head) or 1,
+                                      accounts=accounts)
         return encode_state(document, compress=compress)
 
     def load_state(self, state: bytes | str | Mapping[str, Any]) -> Block:

@@ -18,8 +18,8 @@ What a dev chain keeps of a loaded state is its accounts: every account is writt
 its own, like any account edit (:meth:`DevChain.edit`). That block is stamped no earlier than
 the dumped block's timestamp, so contracts that stored times see the clock go on from there.
 anvil's blocks and transactions are history of another chain: they are not imported (the dev
-chain's own history stays), and a dump from a dev chain carries none (``[]``), which anvil
-accepts.
+chain's own history stays). A dump from a dev chain carries no transactions and one block,
+the head's header, which anvil needs to name the head it continues from.
 
 A state trie keys accounts and slots by their hashes. To list them, the dev chain remembers
 the address of every account and every slot a block of it touched (py-evm reports them after
@@ -38,7 +38,7 @@ from typing import Any
 import orjson
 
 from ..errors import InvalidParams
-from ..models import Address
+from ..models import Address, Header
 
 MAX_STATE_BYTES = 512 * 1024 * 1024
 """The largest state (decompressed) :func:`parse_state` reads."""
@@ -113,20 +113,25 @@ def _word(value: int) -> str:
     return "0x" + value.to_bytes(32, "big").hex()
 
 
-def state_document(*, number: int, coinbase: Address, timestamp: int, gas_limit: int,
-                   base_fee: int, difficulty: int, prevrandao: bytes, excess_blob_gas: int,
-                   blob_gas_price: int, accounts: Iterable[DumpedAccount]) -> dict[str, Any]:
-    """The JSON document of a state, in anvil's field names and number forms."""
+def state_document(head: Header, *, blob_gas_price: int,
+                   accounts: Iterable[DumpedAccount]) -> dict[str, Any]:
+    """The JSON document of the state after block ``head``, in anvil's field names and number
+    forms. Its one block is ``head``'s header without transactions: anvil names its head by
+    a block it holds."""
+    from ..codec.serialize import to_json
+
+    header = to_json(head)
+    header.pop("hash", None)
     return {
         "block": {
-            "number": _hex(number),
-            "beneficiary": "0x" + coinbase.hex(),
-            "timestamp": _hex(timestamp),
-            "gas_limit": gas_limit,
-            "basefee": base_fee,
-            "difficulty": _hex(difficulty),
-            "prevrandao": "0x" + prevrandao.hex(),
-            "blob_excess_gas_and_price": {"excess_blob_gas": excess_blob_gas,
+            "number": _hex(head.number),
+            "beneficiary": "0x" + head.coinbase.hex(),
+            "timestamp": _hex(head.timestamp),
+            "gas_limit": head.gas_limit,
+            "basefee": head.base_fee_per_gas or 0,
+            "difficulty": _hex(head.difficulty),
+            "prevrandao": "0x" + head.mix_hash.hex(),
+            "blob_excess_gas_and_price": {"excess_blob_gas": head.excess_blob_gas or 0,
                                           "blob_gasprice": blob_gas_price},
         },
         "accounts": {
@@ -138,8 +143,8 @@ def state_document(*, number: int, coinbase: Address, timestamp: int, gas_limit:
             }
             for account in sorted(accounts, key=lambda a: a.address)
         },
-        "best_block_number": number,
-        "blocks": [],
+        "best_block_number": head.number,
+        "blocks": [{"header": header, "transactions": [], "ommers": []}],
         "transactions": [],
         "historical_states": None,
     }
