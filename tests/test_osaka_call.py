@@ -87,3 +87,23 @@ def test_osaka_messages_answer_the_same_both_ways(monkeypatch: pytest.MonkeyPatc
     assert words(6) == [1, 1, 4 << 248]
     assert words(7) == [0, 0, 0]
     assert words(8) == [1, 1, 1 << 248]
+
+
+@pytest.mark.parametrize(("fork", "refused"), [("prague", False), ("osaka", True)])
+def test_eth_call_refuses_more_than_six_blobs_from_osaka_on(fork: str, refused: bool) -> None:
+    """EIP-7594: geth's pre-check refuses a message with seven blob hashes on Osaka (eth_call
+    included: it is not one of the checks a call skips); Prague takes them."""
+    import ethread
+    from ethread.errors import ExecutionFailed
+
+    chain = DevChain(MemoryBackend(), forks=ForkSchedule.from_genesis(fork))
+    target = chain.accounts[1].address
+    hashes = tuple(b"\x01" + bytes([i]) * 31 for i in range(7))
+    request = CallRequest(to=target, blob_versioned_hashes=hashes)
+    if refused:
+        with pytest.raises(ExecutionFailed, match="blob transaction has too many blobs"):
+            ethread.methods.call(chain.backend, request, "latest")
+    else:
+        assert ethread.methods.call(chain.backend, request, "latest") == b""
+    six = CallRequest(to=target, blob_versioned_hashes=hashes[:6])
+    assert ethread.methods.call(chain.backend, six, "latest") == b""

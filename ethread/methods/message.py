@@ -470,15 +470,17 @@ class Execution:
                 raise Rejected(f"max fee per gas less than block base fee: address {sender}, "
                                f"maxFeePerGas: {message.fee_cap}, baseFee: {base_fee}")
         hashes = request.blob_versioned_hashes
+        rules = self.rules
         if hashes is not None:
             if request.to is None:
                 raise Rejected("blob transaction of type create")
             if not hashes:
                 raise Rejected("blob transaction missing blob hashes")
+            if rules.max_blobs_per_tx is not None and len(hashes) > rules.max_blobs_per_tx:
+                raise Rejected("blob transaction has too many blobs")  # EIP-7594 (Osaka)
             for index, blob_hash in enumerate(hashes):
                 if blob_hash[0] != BLOB_HASH_VERSION:
                     raise Rejected(f"blob {index} has invalid hash version")
-        rules = self.rules
         cancun = rules.blob is not None
         blob_gas = GAS_PER_BLOB * len(hashes or ())
         if cancun and blob_gas and message.blob_fee_cap:
