@@ -427,3 +427,42 @@ def test_states_travel_between_anvil_and_the_dev_chain(chain: DevChain, anvil: A
     back = _accounts(json.loads(gzip.decompress(bytes.fromhex(anvil("anvil_dumpState")[2:]))))
     for address, fields in ours.items():
         assert back[address] == fields, address
+
+
+# -- ethread serve --state ----------------------------------------------------------------------
+
+
+def test_serve_state_file_is_loaded_at_start_and_written_at_exit(tmp_path: Path) -> None:
+    from .server_harness import KEY, ServeProcess, post
+
+    state = tmp_path / "state.json"
+    receiver = "0x" + "5e" * 20
+    with ServeProcess(["--state", str(state), "--api-key", KEY], cwd=tmp_path) as served:
+        url = f"http://127.0.0.1:{served.port}/v3/{KEY}"
+        status, _, answer = post(url, {"jsonrpc": "2.0", "id": 1, "method": "anvil_setBalance",
+                                       "params": [receiver, "0x1234"]})
+        assert status == 200 and "error" not in answer, answer
+        code, err = served.stop()
+    assert code == 0 and f"state written to {state}" in err
+    assert json.loads(state.read_text())["accounts"][receiver]["balance"] == "0x1234"
+
+    with ServeProcess(["--state", str(state), "--api-key", KEY], cwd=tmp_path) as served:
+        url = f"http://127.0.0.1:{served.port}/v3/{KEY}"
+        _, _, answer = post(url, {"jsonrpc": "2.0", "id": 1, "method": "eth_getBalance",
+                                  "params": [receiver, "latest"]})
+        assert answer["result"] == "0x1234"
+
+
+def test_serve_refuses_a_file_that_is_not_a_state(tmp_path: Path) -> None:
+    from .server_harness import ethread_command
+
+    bad = tmp_path / "state.json"
+    bad.write_text('{"accounts": {"0x12": {}}}')
+    done = subprocess.run([*ethread_command(), "serve", "--state", str(bad), "--port", "0"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    assert f"state file {bad}: state: '0x12' is not an address" in done.stderr
+    assert "Traceback" not in done.stderr
+    done = subprocess.run([*ethread_command(), "serve", "--state", str(bad), "--era",
+                           str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--state applies to the demo chain only" in done.stderr

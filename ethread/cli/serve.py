@@ -37,6 +37,9 @@ def register(subparsers: Any) -> None:
     chain.add_argument("--era", metavar="DIR", help="serve a folder of Era1 archive files")
     chain.add_argument("--block-time", type=float, metavar="S",
                        help="demo chain: mine a block every S seconds (default: no mining)")
+    chain.add_argument("--state", metavar="FILE",
+                       help="demo chain: load its accounts from this anvil state file when it "
+                            "exists, and write the chain's state to it at exit")
     chain.add_argument("--txpool", action="store_true",
                        help="--genesis/--db: take transactions into a pool (eth_sendRawTransaction, "
                             "txpool_*, testing_buildBlockV1), as geth does")
@@ -97,6 +100,9 @@ def build_config(args: argparse.Namespace) -> Any:
         raise ConfigError("--txpool needs a chain with state: --genesis or --db")
     if args.block_time and chain_flags:
         raise ConfigError("--block-time applies to the demo chain only")
+    if args.state and (chain_flags or args.config):
+        raise ConfigError("--state applies to the demo chain only (in --config: a network's "
+                          "'state')")
     config = load_config(args.config) if args.config else ServerConfig()
     if not args.config:
         name = args.network_name
@@ -110,7 +116,8 @@ def build_config(args: argparse.Namespace) -> Any:
             network = NetworkConfig(name=name or "main", backend="db" if args.db else "era",
                                     path=Path(args.db or args.era), txpool=args.txpool)
         else:
-            network = NetworkConfig(name=name or "demo", block_time=args.block_time or 0.0)
+            network = NetworkConfig(name=name or "demo", block_time=args.block_time or 0.0,
+                                    state=Path(args.state) if args.state else None)
         config = replace(config, networks=(network,))
     changes: dict[str, Any] = {}
     limit_changes: dict[str, Any] = {}
@@ -189,6 +196,15 @@ def run(args: argparse.Namespace) -> int:
         code = supervise(listening, workers)
     else:
         code = _serve_here(runner, listening)
+    from ..server.networks import save_state_files
+
+    try:
+        for path in save_state_files(listening.networks):
+            print(f"ethread serve: state written to {path}", file=sys.stderr)
+    except OSError as exc:
+        print(f"ethread serve: error: the state file could not be written: {exc}",
+              file=sys.stderr)
+        code = code or 1
     print("ethread serve: stopped", file=sys.stderr)
     return code
 

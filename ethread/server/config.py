@@ -191,6 +191,9 @@ class NetworkConfig:
     txpool: bool = False
     """Take transactions (eth_sendRawTransaction) into a pool and answer txpool_* and
     testing_buildBlockV1 (``import`` and ``db`` chains; the demo chain sends anyway)."""
+    state: Path | None = None
+    """The demo chain's state file in anvil's shape (anvil's ``--state``): its accounts loaded
+    at start when the file exists, the chain's state written to it at exit."""
     hosts: tuple[str, ...] = ()
     port: int | None = None
 
@@ -407,6 +410,10 @@ def _check_workers(config: ServerConfig) -> None:
             raise ConfigError(
                 f"network {network.name!r}: a transaction pool ('txpool') lives in one "
                 "process, so workers would hold different pools: use workers = 1")
+        if network.state is not None:
+            raise ConfigError(
+                f"network {network.name!r}: a state file ('state') is one chain's, and workers "
+                "would each grow their own: use workers = 1")
 
 
 def _check_shared_store(name: str, path: Path) -> None:
@@ -438,6 +445,8 @@ def _check_network(network: NetworkConfig) -> None:
         raise ConfigError(f"{where}: backend {network.backend!r} needs 'path'")
     if network.backend != "demo" and network.block_time:
         raise ConfigError(f"{where}: only the demo chain mines ('block_time')")
+    if network.state is not None and network.backend != "demo":
+        raise ConfigError(f"{where}: only the demo chain keeps a state file ('state')")
     if network.txpool and network.backend not in ("import", "db"):
         raise ConfigError(f"{where}: a transaction pool ('txpool') needs a chain with state: "
                           "an imported chain (--genesis) or a store (--db)")
@@ -446,7 +455,7 @@ def _check_network(network: NetworkConfig) -> None:
 # -- the TOML file ---------------------------------------------------------------------------
 
 _NETWORK_KEYS = {"name", "backend", "genesis", "blocks", "path", "verify_seals", "block_time",
-                 "hosts", "port", "txpool"}
+                 "hosts", "port", "txpool", "state"}
 _KEY_KEYS = {"key", "daily_credits", "credits_per_second", "label"}
 
 
@@ -534,6 +543,7 @@ def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
             verify_seals=bool(entry.get("verify_seals", True)),
             block_time=_non_negative_float(entry.get("block_time", 0.0), f"{where}.block_time"),
             txpool=bool(entry.get("txpool", False)),
+            state=_path(entry.get("state"), base, f"{where}.state"),
             hosts=tuple(h.lower() for h in hosts),
             port=None if entry.get("port") is None else _port(entry["port"], f"{where}.port"),
         ))

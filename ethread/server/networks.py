@@ -8,6 +8,7 @@ otherwise the request gets a clear "unknown network" error, never another chain'
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..backend import Backend
@@ -107,10 +108,42 @@ def open_network(config: NetworkConfig, context: Context, progress: Progress | N
         from ..devchain.served_pool import ServedPool
 
         context = context.for_txpool(ServedPool(backend))  # type: ignore[arg-type]
+    if config.state is not None:
+        load_state_file(getattr(miner, "chain", miner), config.state)
     network = make_network(config.name, backend, context, hosts=config.hosts, port=config.port,
                            miner=miner, block_time=config.block_time)
     network.info["backend"] = config.backend
+    if config.state is not None:
+        network.info["state"] = config.state
     return network
+
+
+def load_state_file(chain: Any, path: Path) -> None:
+    """Load a dev chain's state file (anvil's ``--state``) when it exists; a file that is
+    not a state raises :class:`~ethread.errors.InvalidParams` naming what is wrong."""
+    from ..errors import InvalidParams
+
+    if path.exists():
+        try:
+            chain.load_state(path.read_bytes())
+        except InvalidParams as exc:
+            raise InvalidParams(f"state file {path}: {exc}") from None
+
+
+def save_state_files(networks: list[Network]) -> list[Path]:
+    """Write each network's dev chain state to its state file (written beside it, then
+    renamed over it, so an interrupted write leaves the old file); the files written."""
+    written = []
+    for network in networks:
+        path = network.info.get("state")
+        if path is None or network.miner is None:
+            continue
+        chain = getattr(network.miner, "chain", network.miner)
+        partial = path.with_name(path.name + ".partial")
+        partial.write_bytes(chain.dump_state())
+        partial.replace(path)
+        written.append(path)
+    return written
 
 
 def _demo_backend() -> tuple[Backend, Any]:
