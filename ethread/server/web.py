@@ -20,7 +20,7 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
      b"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
     (b"x-frame-options", b"DENY"),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # (no-referrer would make a form's Origin "null")
     (b"cache-control", b"no-store"),
     (b"cross-origin-opener-policy", b"same-origin"),
 )
