@@ -70,6 +70,7 @@ from .serialize import (
     to_json,
 )
 from .simulate import parse_simulate_options, simulated_blocks_json
+from .parity_rpc import PARITY_METHODS
 from .trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS, TraceHandler
 from .txpool_rpc import SEND_RAW_TRANSACTION, TXPOOL_METHODS, PoolHandler, TxPoolService
 
@@ -631,7 +632,7 @@ def _trace_method(handler: TraceHandler) -> Handler:
 
 METHODS.update({
     name: MethodSpec(_trace_method(handler), required, optional, cacheable=False)
-    for name, (handler, required, optional) in TRACE_METHODS.items()
+    for name, (handler, required, optional) in (TRACE_METHODS | PARITY_METHODS).items()
 })
 
 

@@ -11,7 +11,7 @@ own computation class under the hooks (:mod:`.hooks`) and under its own time lim
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -187,13 +187,14 @@ def _with_sender(tx: Any, sender: bytes | None) -> Any:
     return tx
 
 
-def _trace_next(replay: _Replay, options: TraceOptions, tx_hash: bytes) -> TraceResult:
-    """Trace the replay's next transaction."""
+def _trace_next(replay: _Replay, options: TraceOptions, tx_hash: bytes,
+                tracer: ResultTracer | None = None) -> TraceResult:
+    """Trace the replay's next transaction (with ``tracer``, or the one ``options`` names)."""
     index = replay.applied
     tx = replay.transactions[index]
     vm, state = replay.vm, replay.vm.state
-    context = TraceContext(replay.block_hash, replay.number, index, tx_hash)
-    tracer = _tracer(options, context)
+    if tracer is None:
+        tracer = _tracer(options, TraceContext(replay.block_hash, replay.number, index, tx_hash))
     to = bytes(tx.to) if tx.to else None
     authorities = tuple(a for a in map(_authority, _authorizations(tx)) if a is not None)
     env = _env(vm, state, bytes(tx.sender), to, int(tx.gas), int(tx.value), bytes(tx.data),
@@ -220,9 +221,10 @@ def _authority(authorization: Any) -> bytes | None:
 
 
 def trace_transaction(backend: TraceableChain, tx_hash: Hash32,
-                      options: TraceOptions = TraceOptions()) -> TraceResult:
+                      options: TraceOptions = TraceOptions(), *,
+                      tracer: ResultTracer | None = None) -> TraceResult:
     """debug_traceTransaction: the transaction replayed on the state its block left before
-    it, traced."""
+    it, traced (by ``tracer`` when given, else by the one ``options`` names)."""
     location = backend.transaction_location(tx_hash)
     if location is None:
         raise NotTraceable("transaction not found")
@@ -231,7 +233,7 @@ def trace_transaction(backend: TraceableChain, tx_hash: Hash32,
         raise NotTraceable("transaction not found")
     replay = _replay(backend, block)
     replay.skip_to(location[1])
-    return _trace_next(replay, options, tx_hash)
+    return _trace_next(replay, options, tx_hash, tracer)
 
 
 def trace_block(backend: TraceableChain, block: Block,
@@ -242,6 +244,17 @@ def trace_block(backend: TraceableChain, block: Block,
     for itx in block.transactions:
         traces.append(TransactionTrace(tx_hash=itx.hash, result=_trace_next(replay, options, itx.hash)))
     return tuple(traces)
+
+
+def replay_block_with(backend: TraceableChain, block: Block,
+                      make: Callable[[int, bytes], ResultTracer],
+                      timeout: float = DEFAULT_TRACE_TIMEOUT) -> None:
+    """Replay every transaction of ``block``, each traced by the tracer ``make(index, hash)``
+    gives (the parity-style traces collect their own answers)."""
+    replay = _replay(backend, block)
+    options = TraceOptions(timeout=timeout)
+    for index, itx in enumerate(block.transactions):
+        _trace_next(replay, options, itx.hash, make(index, itx.hash))
 
 
 def block_by_ref(backend: TraceableChain, ref: BlockRef) -> Block:
@@ -296,7 +309,7 @@ def trace_raw_block(backend: TraceableChain, raw: bytes,
 def trace_call(backend: TraceableChain, request: CallRequest, block: BlockRef,
                options: TraceOptions = TraceOptions(), *, state_override: StateOverride = (),
                block_overrides: BlockOverrides | None = None,
-               tx_index: int | None = None) -> TraceResult:
+               tx_index: int | None = None, tracer: ResultTracer | None = None) -> TraceResult:
     """debug_traceCall: the call run as a transaction on the state after ``block`` (or, with
     ``tx_index``, before that transaction of it), with eth_call's defaults and overrides."""
     if block == "pending":
@@ -308,7 +321,8 @@ def trace_call(backend: TraceableChain, request: CallRequest, block: BlockRef,
                   header=header)
     if tx_index is not None:
         run = _at_transaction(backend, run, header.hash, tx_index, state_override)
-    tracer = _tracer(options, TraceContext())
+    if tracer is None:
+        tracer = _tracer(options, TraceContext())
     message, state = run.message, run.state
     try:
         transaction = run._transaction(gas)

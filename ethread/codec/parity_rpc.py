@@ -1,0 +1,297 @@
+"""The parity-style ``trace_`` namespace on the wire, as reth writes it: the parameters in
+(trace types, ``trace_filter``'s filter), the traces, replays and state diffs out. The work is
+:mod:`ethread.methods.tracing.parity`.
+
+Each transaction's trace runs for at most geth's 5 s (:data:`DEFAULT_TRACE_TIMEOUT`); a method
+that replays several transactions (a block, a filter's range) stops, with ``execution
+timeout``, once the whole request has run for the service's trace cap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..backend import Deadline
+from ..errors import InvalidParams
+from ..methods.resolve import resolve_header
+from ..methods.tracing import FlatCall
+from ..methods.tracing.parity import (
+    TRACE_TYPES,
+    AccountDiff,
+    Delta,
+    ParityTrace,
+    ReplayResult,
+    RewardTrace,
+    TraceFilter,
+    block_traces,
+    call_traces,
+    filter_traces,
+    replay_block,
+    replay_transaction,
+    trace_at,
+    transaction_traces,
+)
+from ..methods.tracing.replay import DEFAULT_TRACE_TIMEOUT, block_by_ref
+from ..models import Block, BlockHashRef, BlockRef
+from .hex import go_json_type, parse_address, parse_hash_param, parse_quantity
+from .params import (
+    parse_block_overrides,
+    parse_block_ref,
+    parse_call_request,
+    parse_number_or_tag,
+    parse_state_override,
+)
+
+Params = list[Any]
+
+
+def _hex(data: bytes) -> str:
+    return "0x" + data.hex()
+
+
+# ---------------------------------------------------------------------------------------------
+# Answers
+
+
+def _action(call: FlatCall) -> dict[str, Any]:
+    if call.type == "suicide":
+        return {"address": _hex(call.address or b""), "balance": hex(call.balance or 0),
+                "refundAddress": _hex(call.refund_address or b"")}
+    if call.type == "create":
+        return {"from": _hex(call.sender or b""), "gas": hex(call.gas or 0),
+                "init": _hex(call.input or b""), "value": hex(call.value or 0),
+                "creationMethod": call.creation_method}
+    return {"from": _hex(call.sender or b""), "callType": call.call_type,
+            "gas": hex(call.gas or 0), "input": _hex(call.input or b""),
+            "to": _hex(call.to or b""), "value": hex(call.value or 0)}
+
+
+def _result(call: FlatCall) -> dict[str, Any] | None:
+    if call.gas_used is None:
+        return None
+    if call.type == "create":
+        return {"address": _hex(call.address or b""), "code": _hex(call.output or b""),
+                "gasUsed": hex(call.gas_used)}
+    return {"gasUsed": hex(call.gas_used), "output": _hex(call.output or b"")}
+
+
+def trace_entry_json(call: FlatCall) -> dict[str, Any]:
+    """One call of a replay's ``trace`` list (no block or transaction)."""
+    out: dict[str, Any] = {"type": call.type, "action": _action(call)}
+    if call.error:
+        out["error"] = call.error
+    out.update({"result": _result(call), "subtraces": call.subtraces,
+                "traceAddress": list(call.trace_address)})
+    return out
+
+
+def localized_json(entry: ParityTrace) -> dict[str, Any]:
+    """One trace of trace_transaction, trace_block, trace_get or trace_filter."""
+    if isinstance(entry, RewardTrace):
+        return {"action": {"author": _hex(entry.author), "rewardType": entry.reward_type,
+                           "value": hex(entry.value)},
+                "blockHash": _hex(entry.block_hash), "blockNumber": entry.block_number,
+                "result": None, "subtraces": 0, "traceAddress": [], "transactionHash": None,
+                "transactionPosition": None, "type": "reward"}
+    out: dict[str, Any] = {"action": _action(entry),
+                           "blockHash": None if entry.block_hash is None else _hex(entry.block_hash),
+                           "blockNumber": entry.block_number}
+    if entry.error:
+        out["error"] = entry.error
+    out.update({"result": _result(entry), "subtraces": entry.subtraces,
+                "traceAddress": list(entry.trace_address),
+                "transactionHash": None if entry.transaction_hash is None
+                else _hex(entry.transaction_hash),
+                "transactionPosition": entry.transaction_position, "type": entry.type})
+    return out
+
+
+def _value(value: int | bytes | None, data: bool) -> str:
+    if isinstance(value, bytes):
+        return _hex(value)
+    return hex(value or 0) if not data else "0x"
+
+
+def _delta_json(delta: Delta, data: bool = False) -> Any:
+    if delta.kind == "=":
+        return "="
+    if delta.kind == "+":
+        return {"+": _value(delta.after, data)}
+    if delta.kind == "-":
+        return {"-": _value(delta.before, data)}
+    return {"*": {"from": _value(delta.before, data), "to": _value(delta.after, data)}}
+
+
+def account_diff_json(diff: AccountDiff) -> dict[str, Any]:
+    """One account of a ``stateDiff``."""
+    return {"balance": _delta_json(diff.balance), "code": _delta_json(diff.code, True),
+            "nonce": _delta_json(diff.nonce),
+            "storage": {_hex(slot): _delta_json(delta, True)
+                        for slot, delta in sorted(diff.storage.items())}}
+
+
+def replay_json(result: ReplayResult) -> dict[str, Any]:
+    """A replayed transaction or call (``transactionHash`` for a block's replays)."""
+    out: dict[str, Any] = {
+        "output": _hex(result.output),
+        "stateDiff": None if result.state_diff is None else
+        {_hex(address): account_diff_json(diff) for address, diff in sorted(result.state_diff.items())},
+        "trace": [trace_entry_json(call) for call in result.trace or ()],
+        "vmTrace": None,
+    }
+    if result.tx_hash is not None:
+        out["transactionHash"] = _hex(result.tx_hash)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameters
+
+
+def _arg(params: Params, index: int, parse: Callable[[Any], Any]) -> Any:
+    try:
+        return parse(params[index])
+    except InvalidParams as exc:
+        raise InvalidParams(f"invalid argument {index}: {exc.message}", exc.data) from None
+
+
+def parse_trace_types(value: Any) -> tuple[str, ...]:
+    """A ``traceTypes`` list: each of ``trace``, ``stateDiff``, ``vmTrace``."""
+    if not isinstance(value, list):
+        raise InvalidParams(f"invalid type: {go_json_type(value)}, expected a list of trace types")
+    for item in value:
+        if item not in TRACE_TYPES:
+            shown = item if isinstance(item, str) else go_json_type(item)
+            raise InvalidParams(f"unknown trace type {shown!r}, expected one of "
+                                + ", ".join(TRACE_TYPES))
+    return tuple(value)
+
+
+def _count(obj: dict[str, Any], key: str) -> int | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise InvalidParams(f"{key}: expected a number, got {go_json_type(value)}")
+    number = value if isinstance(value, int) else parse_quantity(value, key, bits=64)
+    if number < 0:
+        raise InvalidParams(f"{key}: expected a non-negative number")
+    return number
+
+
+def _addresses(obj: dict[str, Any], key: str) -> frozenset[bytes]:
+    value = obj.get(key)
+    if value is None:
+        return frozenset()
+    if not isinstance(value, list):
+        raise InvalidParams(f"{key}: expected a list of addresses, got {go_json_type(value)}")
+    return frozenset(parse_address(item, key) for item in value)
+
+
+def parse_trace_filter(value: Any) -> TraceFilter:
+    """``trace_filter``'s object: fromBlock, toBlock, fromAddress, toAddress, after, count,
+    mode (``union`` by default, or ``intersection``)."""
+    if not isinstance(value, dict):
+        raise InvalidParams(f"invalid type: {go_json_type(value)}, expected a trace filter object")
+    mode = value.get("mode", "union")
+    if mode not in ("union", "intersection"):
+        raise InvalidParams(f"mode: expected union or intersection, got {mode!r}")
+    blocks = {key: "latest" if value.get(key) is None else parse_number_or_tag(value[key])
+              for key in ("fromBlock", "toBlock")}
+    return TraceFilter(from_block=blocks["fromBlock"], to_block=blocks["toBlock"],
+                       from_addresses=_addresses(value, "fromAddress"),
+                       to_addresses=_addresses(value, "toAddress"), mode=mode,
+                       after=_count(value, "after") or 0, count=_count(value, "count"))
+
+
+def _block(backend: Any, ref: BlockRef) -> Block | None:
+    header = resolve_header(backend, ref)
+    if header is None:
+        return None
+    return block_by_ref(backend, BlockHashRef(hash=header.hash))
+
+
+def _timeout(cap: float) -> float:
+    return min(DEFAULT_TRACE_TIMEOUT, cap) if cap > 0 else DEFAULT_TRACE_TIMEOUT
+
+
+def _deadline(cap: float) -> Deadline | None:
+    return Deadline.after(cap) if cap > 0 else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Handlers: (backend, params, timeout cap) -> JSON value
+
+
+def _trace_transaction(backend: Any, params: Params, cap: float) -> Any:
+    traces = transaction_traces(backend, _arg(params, 0, parse_hash_param), _timeout(cap))
+    return None if traces is None else [localized_json(t) for t in traces]
+
+
+def _trace_block(backend: Any, params: Params, cap: float) -> Any:
+    block = _block(backend, _arg(params, 0, parse_block_ref))
+    if block is None:
+        return None
+    return [localized_json(t) for t in block_traces(backend, block, _timeout(cap), _deadline(cap))]
+
+
+def _indices(value: Any) -> tuple[int, ...]:
+    if not isinstance(value, list):
+        raise InvalidParams(f"invalid type: {go_json_type(value)}, expected a list of indices")
+    return tuple(parse_quantity(item, "index", bits=64) if isinstance(item, str)
+                 else _count({"index": item}, "index") or 0 for item in value)
+
+
+def _trace_get(backend: Any, params: Params, cap: float) -> Any:
+    tx_hash = _arg(params, 0, parse_hash_param)
+    indices = _arg(params, 1, _indices)
+    found = trace_at(backend, tx_hash, indices, _timeout(cap))
+    return None if found is None else localized_json(found)
+
+
+def _trace_filter(backend: Any, params: Params, cap: float) -> Any:
+    query = _arg(params, 0, parse_trace_filter)
+    return [localized_json(t) for t in filter_traces(backend, query, _timeout(cap), _deadline(cap))]
+
+
+def _trace_call(backend: Any, params: Params, cap: float) -> Any:
+    request = _arg(params, 0, parse_call_request)
+    types = _arg(params, 1, parse_trace_types)
+    block: BlockRef = (_arg(params, 2, parse_block_ref) if len(params) > 2 and params[2] is not None
+                       else "latest")
+    state_override: Any = (_arg(params, 3, parse_state_override)
+                           if len(params) > 3 and params[3] is not None else ())
+    block_overrides = (_arg(params, 4, parse_block_overrides)
+                       if len(params) > 4 and params[4] is not None else None)
+    return replay_json(call_traces(backend, request, types, block, state_override=state_override,
+                                   block_overrides=block_overrides, timeout=_timeout(cap)))
+
+
+def _replay_transaction(backend: Any, params: Params, cap: float) -> Any:
+    tx_hash = _arg(params, 0, parse_hash_param)
+    types = _arg(params, 1, parse_trace_types)
+    return replay_json(replay_transaction(backend, tx_hash, types, _timeout(cap)))
+
+
+def _replay_block(backend: Any, params: Params, cap: float) -> Any:
+    ref = _arg(params, 0, parse_block_ref)
+    types = _arg(params, 1, parse_trace_types)
+    block = _block(backend, ref)
+    if block is None:
+        return None
+    return [replay_json(r) for r in replay_block(backend, block, types, _timeout(cap), _deadline(cap))]
+
+
+ParityHandler = Callable[[Any, Params, float], Any]
+
+PARITY_METHODS: dict[str, tuple[ParityHandler, int, int]] = {
+    "trace_transaction": (_trace_transaction, 1, 0),
+    "trace_block": (_trace_block, 1, 0),
+    "trace_get": (_trace_get, 2, 0),
+    "trace_filter": (_trace_filter, 1, 0),
+    "trace_call": (_trace_call, 2, 3),
+    "trace_replayTransaction": (_replay_transaction, 2, 0),
+    "trace_replayBlockTransactions": (_replay_block, 2, 0),
+}
+"""Each trace_* method: its handler, required and optional parameter counts."""

@@ -1,0 +1,469 @@
+"""The parity-style ``trace_`` namespace (what cryo, Ape's Foundry provider and indexers call),
+as reth answers it, built on the same call tree as geth's ``flatCallTracer``.
+
+- :func:`transaction_traces` (``trace_transaction``), :func:`block_traces` (``trace_block``),
+  :func:`trace_at` (``trace_get``), :func:`filter_traces` (``trace_filter``): flat call lists
+  with where each call stands (block, transaction); a block mined by proof of work adds its
+  ``reward`` entries (the miner's, each uncle's) after its transactions' calls.
+- :func:`replay_transaction`, :func:`replay_block` (``trace_replayTransaction``,
+  ``trace_replayBlockTransactions``) and :func:`call_traces` (``trace_call``): the output, the
+  flat list (``trace``) and what the transaction changed (``stateDiff``).
+
+What differs from geth's ``flatCallTracer`` is reth's (revm-inspectors' parity builder): the
+top call's ``gas`` is what the transaction had left after its intrinsic gas and its ``gasUsed``
+what its frame used (before refunds); errors are parity's words (``Reverted``, ``Out of
+gas``). Calls to precompiles are left out, as reth and geth leave them out (anvil keeps them).
+
+``vmTrace`` is refused: ethread does not build parity's VM traces (see
+:class:`VmTraceUnsupported`); the opcode logger of ``debug_traceTransaction`` is the step-level
+trace it offers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from ...backend import Deadline
+from ...errors import ExecutionFailed, InvalidParams, LimitExceeded
+from ...models import Block, BlockOverrides, BlockRef, CallRequest, Hash32, StateOverride
+from .hooks import Step, TxEnv
+from .models import CallFrame, FlatCall, NoResult
+from .replay import (
+    DEFAULT_TRACE_TIMEOUT,
+    NotTraceable,
+    TraceableChain,
+    TraceOptions,
+    block_by_ref,
+    replay_block_with,
+    trace_call,
+    trace_transaction,
+)
+from .tracers import (
+    CallTracer,
+    FlatCallTracer,
+    PrestateTracer,
+    ResultTracer,
+    TraceContext,
+    flatten,
+)
+
+TraceType = Literal["trace", "stateDiff", "vmTrace"]
+TRACE_TYPES: tuple[TraceType, ...] = ("trace", "stateDiff", "vmTrace")
+
+MAX_FILTER_BLOCKS = 100
+"""The most blocks one ``trace_filter`` may span (reth's default ``max_trace_filter_blocks``)."""
+MAX_FILTER_RESULTS = 10_000
+"""The most traces one ``trace_filter`` answers: a larger ``count``, or more matches without
+one, is refused (-32005), as eth_getLogs refuses past its bound."""
+
+
+class VmTraceUnsupported(InvalidParams):
+    """``vmTrace`` asked for: ethread does not build parity's VM traces (-32602)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Typed answers
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RewardTrace:
+    """A proof-of-work block's reward, as parity lists it after the block's calls."""
+
+    author: bytes
+    reward_type: str
+    """``block`` (the miner's, with its uncle-inclusion bonus) or ``uncle``."""
+    value: int
+    block_hash: bytes
+    block_number: int
+
+
+ParityTrace = FlatCall | RewardTrace
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """How one field of an account changed: ``=`` unchanged, ``+`` added (``after``), ``-``
+    removed (``before``), ``*`` changed from ``before`` to ``after``."""
+
+    kind: Literal["=", "+", "-", "*"]
+    before: int | bytes | None = None
+    after: int | bytes | None = None
+
+
+UNCHANGED = Delta("=")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccountDiff:
+    """What a transaction changed in one account (parity's ``stateDiff`` entry)."""
+
+    balance: Delta = UNCHANGED
+    nonce: Delta = UNCHANGED
+    code: Delta = UNCHANGED
+    storage: Mapping[bytes, Delta] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplayResult:
+    """A replayed transaction or call: its output and the traces asked for (None: not asked)."""
+
+    output: bytes
+    trace: tuple[FlatCall, ...] | None
+    state_diff: Mapping[bytes, AccountDiff] | None
+    tx_hash: bytes | None = None
+    """Set for each transaction of ``trace_replayBlockTransactions``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TraceFilter:
+    """``trace_filter``'s parameters: a block range, addresses, and a window of the answer."""
+
+    from_block: BlockRef = "latest"
+    to_block: BlockRef = "latest"
+    from_addresses: frozenset[bytes] = frozenset()
+    to_addresses: frozenset[bytes] = frozenset()
+    mode: Literal["union", "intersection"] = "union"
+    after: int = 0
+    count: int | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# The tracer
+
+
+class _ParityCalls(CallTracer):
+    """callTracer with the top frame as parity sees it: the gas the frame was given (after
+    the intrinsic gas) and what it used, not the transaction's limit and receipt gas. A
+    creating transaction's init code words (EIP-3860), which py-evm charges inside the frame,
+    count as intrinsic gas there."""
+
+    initcode_cost = 0
+
+    def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
+                 value: int | None) -> None:
+        super().on_enter(depth, kind, sender, to, data, gas, value)
+        if depth == 0 and self.stack:
+            self.stack[0].gas = gas - self.initcode_cost
+
+    def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
+                reverted: bool) -> None:
+        if depth == 0 and len(self.stack) == 1:
+            self.stack[0].gas_used = gas_used - self.initcode_cost
+        super().on_exit(depth, output, gas_used, error, reverted)
+
+    def on_tx_end(self, gas_used: int, error: str | None) -> None:
+        pass
+
+
+class ParityTracer(ResultTracer):
+    """Collects what ``trace_*`` answers: the flat call list (``trace``), what changed
+    (``stateDiff``, which needs every step: the accounts and slots the opcodes name) and the
+    transaction's output."""
+
+    def __init__(self, context: TraceContext, trace: bool = True, state_diff: bool = False) -> None:
+        self.flat = FlatCallTracer(convert_parity_errors=True, context=context)
+        self.flat.calls = _ParityCalls()
+        self.want_trace = trace
+        self.touched = PrestateTracer(include_empty=True) if state_diff else None
+        if self.touched is not None:
+            self.wants_steps = self.wants_stack = self.wants_memory = True
+        self.output = b""
+        self.env: TxEnv | None = None
+        self.diff: dict[bytes, AccountDiff] | None = None
+
+    def on_tx_start(self, env: TxEnv) -> None:
+        self.env = env
+        self.flat.on_tx_start(env)
+        if env.to is None and _charges_initcode(env.state.computation_class):
+            assert isinstance(self.flat.calls, _ParityCalls)
+            self.flat.calls.initcode_cost = 2 * ((len(env.data) + 31) // 32)
+        if self.touched is not None:
+            self.touched.on_tx_start(env)
+
+    def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
+                 value: int | None) -> None:
+        self.flat.on_enter(depth, kind, sender, to, data, gas, value)
+
+    def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
+                reverted: bool) -> None:
+        if depth == 0:
+            self.output = output if error is None or reverted else b""
+        self.flat.on_exit(depth, output, gas_used, error, reverted)
+
+    def on_opcode_start(self, step: Step) -> None:
+        if self.touched is not None:
+            self.touched.on_opcode_start(step)
+
+    def on_tx_end(self, gas_used: int, error: str | None) -> None:
+        self.flat.on_tx_end(gas_used, error)
+        if self.touched is not None and error is None:
+            self.diff = _state_diff(self.touched)
+
+    def calls(self) -> tuple[FlatCall, ...]:
+        """The flat list, parity's errors, precompile calls left out."""
+        top: CallFrame = self.flat.calls.result()
+        return tuple(flatten(top, self.flat.context, True))
+
+    def result(self) -> NoResult:
+        return NoResult()  # (what a parity trace answers is :meth:`replay`)
+
+    def replay(self) -> ReplayResult:
+        """The output and the traces asked for, once the transaction has ended."""
+        return ReplayResult(output=self.output, trace=self.calls() if self.want_trace else None,
+                            state_diff=self.diff)
+
+
+def _charges_initcode(computation_class: Any) -> bool:
+    """Whether the fork charges for init code words (Shanghai on)."""
+    from eth.vm.computation import BaseComputation
+
+    own = getattr(computation_class.consume_initcode_gas_cost, "__func__", None)
+    return own is not getattr(BaseComputation.consume_initcode_gas_cost, "__func__", None)
+
+
+def _state_diff(touched: PrestateTracer) -> dict[bytes, AccountDiff]:
+    """Each touched account's changes, as reth's parity builder reports them: an account made
+    by this transaction (and empty before) is all ``+``; one made and destroyed in it is left
+    out; any other shows ``*`` where it changed and ``=`` where not, its changed slots ``*``;
+    an account nothing changed is left out."""
+    env = touched.env
+    assert env is not None
+    diff: dict[bytes, AccountDiff] = {}
+    for address in sorted(touched.pre):
+        before = touched.pre[address]
+        created = (address in touched.created and before.nonce == 0 and not before.code
+                   and env.nonce(address) > 0)
+        if created and address in touched.deleted:
+            continue
+        balance, nonce, code = env.balance(address), env.nonce(address), env.code(address)
+        old_code = before.code or b""
+        slots = {slot: (value, env.storage(address, slot))
+                 for slot, value in sorted((before.storage or {}).items())}
+        changed_slots = {slot: pair for slot, pair in slots.items() if pair[0] != pair[1]}
+        if created and before.balance == 0:
+            diff[address] = AccountDiff(
+                balance=Delta("+", after=balance), nonce=Delta("+", after=nonce),
+                code=Delta("+", after=code),
+                storage={slot: Delta("+", after=now) for slot, (_, now) in changed_slots.items()})
+            continue
+        if (not changed_slots and balance == before.balance and nonce == before.nonce
+                and code == old_code):
+            continue
+        diff[address] = AccountDiff(
+            balance=_changed(before.balance, balance), nonce=_changed(before.nonce, nonce),
+            code=_changed(old_code, code),
+            storage={slot: Delta("*", old, now) for slot, (old, now) in changed_slots.items()})
+    return diff
+
+
+def _changed(before: Any, after: Any) -> Delta:
+    return UNCHANGED if before == after else Delta("*", before, after)
+
+
+def _types(trace_types: Iterable[str]) -> tuple[bool, bool]:
+    """(trace, stateDiff) from a ``traceTypes`` list; ``vmTrace`` refused."""
+    wanted = set(trace_types)
+    if "vmTrace" in wanted:
+        raise VmTraceUnsupported(
+            "vmTrace is not supported by ethread; ask for trace and stateDiff, or for "
+            "debug_traceTransaction's opcode logger")
+    return "trace" in wanted, "stateDiff" in wanted
+
+
+# ---------------------------------------------------------------------------------------------
+# Methods
+
+
+def transaction_traces(backend: TraceableChain, tx_hash: Hash32,
+                       timeout: float = DEFAULT_TRACE_TIMEOUT) -> tuple[FlatCall, ...] | None:
+    """trace_transaction: the transaction's calls, each with where it stands; None for a
+    transaction the chain does not hold."""
+    location = backend.transaction_location(tx_hash)
+    if location is None:
+        return None
+    block = backend.block_by_hash(location[0])
+    if block is None:
+        return None
+    context = TraceContext(block.hash, block.header.number, location[1], tx_hash)
+    tracer = ParityTracer(context)
+    trace_transaction(backend, tx_hash, TraceOptions(timeout=timeout), tracer=tracer)
+    return tracer.calls()
+
+
+def _rewards(backend: TraceableChain, block: Block) -> tuple[RewardTrace, ...]:
+    """A proof-of-work block's rewards: the miner's (with 1/32 more per uncle) and each
+    uncle's ((8 + uncle - block) / 8 of the block reward)."""
+    header = block.header
+    if header.difficulty == 0 or header.number == 0:
+        return ()
+    config = backend.chain_config()
+    if config is None:
+        return ()
+    base = int(config.vm_class(header.number, header.timestamp).get_block_reward())
+    if base == 0:
+        return ()
+    rewards = [RewardTrace(author=header.coinbase, reward_type="block",
+                           value=base + base // 32 * len(block.uncles), block_hash=block.hash,
+                           block_number=header.number)]
+    for uncle in block.uncles:
+        rewards.append(RewardTrace(author=uncle.coinbase, reward_type="uncle",
+                                   value=(8 + uncle.number - header.number) * base // 8,
+                                   block_hash=block.hash, block_number=header.number))
+    return tuple(rewards)
+
+
+def block_traces(backend: TraceableChain, block: Block, timeout: float = DEFAULT_TRACE_TIMEOUT,
+                 deadline: Deadline | None = None) -> tuple[ParityTrace, ...]:
+    """trace_block: every transaction's calls in order, then the block's rewards."""
+    if block.header.number == 0:
+        return ()
+    traces: list[ParityTrace] = []
+    for tracer in _replayed(backend, block, timeout, deadline, trace=True, state_diff=False):
+        traces.extend(tracer.calls())
+    traces.extend(_rewards(backend, block))
+    return tuple(traces)
+
+
+def _replayed(backend: TraceableChain, block: Block, timeout: float, deadline: Deadline | None,
+              *, trace: bool, state_diff: bool) -> list[ParityTracer]:
+    tracers = []
+
+    def make(index: int, tx_hash: bytes) -> ParityTracer:
+        if deadline is not None and deadline.expired():
+            raise ExecutionFailed("execution timeout")
+        tracer = ParityTracer(TraceContext(block.hash, block.header.number, index, tx_hash),
+                              trace, state_diff)
+        tracers.append(tracer)
+        return tracer
+
+    replay_block_with(backend, block, make, timeout)
+    return tracers
+
+
+def trace_at(backend: TraceableChain, tx_hash: Hash32, indices: tuple[int, ...],
+             timeout: float = DEFAULT_TRACE_TIMEOUT) -> FlatCall | None:
+    """trace_get: the transaction's trace at a position of its flat list (reth takes exactly
+    one index; any other count answers None)."""
+    if len(indices) != 1:
+        return None
+    traces = transaction_traces(backend, tx_hash, timeout)
+    if traces is None or indices[0] >= len(traces):
+        return None
+    return traces[indices[0]]
+
+
+def _matches(entry: ParityTrace, query: TraceFilter) -> bool:
+    sender: bytes | None
+    receiver: bytes | None
+    if isinstance(entry, RewardTrace):
+        sender, receiver = None, entry.author
+    elif entry.type == "suicide":
+        sender, receiver = entry.address, entry.refund_address
+    elif entry.type == "create":
+        sender, receiver = entry.sender, entry.address
+    else:
+        sender, receiver = entry.sender, entry.to
+    checks = []
+    if query.from_addresses:
+        checks.append(sender in query.from_addresses)
+    if query.to_addresses:
+        checks.append(receiver in query.to_addresses)
+    if not checks:
+        return True
+    return any(checks) if query.mode == "union" else all(checks)
+
+
+def filter_traces(backend: TraceableChain, query: TraceFilter,
+                  timeout: float = DEFAULT_TRACE_TIMEOUT,
+                  deadline: Deadline | None = None) -> tuple[ParityTrace, ...]:
+    """trace_filter: the traces of a block range (at most :data:`MAX_FILTER_BLOCKS` blocks)
+    whose sender or recipient is among the addresses (both lists empty: every trace; ``union``:
+    either list matching; ``intersection``: each given list matching), then ``after`` skipped
+    and ``count`` kept. A create's recipient is the created address; a self-destruct's sender
+    the destroyed account and its recipient the refund address; a reward's recipient its
+    author."""
+    from ..resolve import require_header
+
+    def number(ref: BlockRef) -> int:
+        return ref if isinstance(ref, int) else require_header(backend, ref).number
+
+    start, end = number(query.from_block), number(query.to_block)
+    if start > end:
+        raise InvalidParams("invalid parameters: fromBlock cannot be greater than toBlock")
+    if end - start + 1 > MAX_FILTER_BLOCKS:
+        raise InvalidParams(f"block range too large, currently limited to {MAX_FILTER_BLOCKS} blocks")
+    if query.count is not None and query.count > MAX_FILTER_RESULTS:
+        raise LimitExceeded(f"count too large, currently limited to {MAX_FILTER_RESULTS} traces")
+    wanted = MAX_FILTER_RESULTS if query.count is None else query.count
+    found: list[ParityTrace] = []
+    skipped = 0
+    for height in range(start, end + 1):
+        block = block_by_ref(backend, height)
+        for entry in block_traces(backend, block, timeout, deadline):
+            if not _matches(entry, query):
+                continue
+            if skipped < query.after:
+                skipped += 1
+                continue
+            if len(found) == wanted:
+                if query.count is None:
+                    raise LimitExceeded(f"query returned more than {MAX_FILTER_RESULTS} traces; "
+                                        "narrow the range or set count")
+                return tuple(found)
+            found.append(entry)
+    return tuple(found)
+
+
+def replay_transaction(backend: TraceableChain, tx_hash: Hash32, trace_types: Iterable[str],
+                       timeout: float = DEFAULT_TRACE_TIMEOUT) -> ReplayResult:
+    """trace_replayTransaction: the transaction replayed, with the traces asked for."""
+    trace, state_diff = _types(trace_types)
+    location = backend.transaction_location(tx_hash)
+    if location is None:
+        raise NotTraceable("transaction not found")
+    tracer = ParityTracer(TraceContext(location[0], 0, location[1], tx_hash), trace, state_diff)
+    trace_transaction(backend, tx_hash, TraceOptions(timeout=timeout), tracer=tracer)
+    return _unlocated(tracer.replay())
+
+
+def _unlocated(result: ReplayResult) -> ReplayResult:
+    """A replay's traces carry no block or transaction (parity leaves them out there)."""
+    if result.trace is None:
+        return result
+    return replace(result, trace=tuple(replace(t, block_hash=None, transaction_hash=None)
+                                       for t in result.trace))
+
+
+def replay_block(backend: TraceableChain, block: Block, trace_types: Iterable[str],
+                 timeout: float = DEFAULT_TRACE_TIMEOUT,
+                 deadline: Deadline | None = None) -> tuple[ReplayResult, ...]:
+    """trace_replayBlockTransactions: each transaction of the block replayed in turn."""
+    trace, state_diff = _types(trace_types)
+    if block.header.number == 0:
+        return ()
+    tracers = _replayed(backend, block, timeout, deadline, trace=trace, state_diff=state_diff)
+    return tuple(replace(_unlocated(tracer.replay()), tx_hash=tx.hash)
+                 for tracer, tx in zip(tracers, block.transactions, strict=True))
+
+
+def call_traces(backend: TraceableChain, request: CallRequest, trace_types: Iterable[str],
+                block: BlockRef = "latest", *, state_override: StateOverride = (),
+                block_overrides: BlockOverrides | None = None,
+                timeout: float = DEFAULT_TRACE_TIMEOUT) -> ReplayResult:
+    """trace_call: the call run as a transaction on the block's state, with eth_call's
+    defaults and overrides, and the traces asked for."""
+    trace, state_diff = _types(trace_types)
+    tracer = ParityTracer(TraceContext(), trace, state_diff)
+    trace_call(backend, request, block, TraceOptions(timeout=timeout),
+               state_override=state_override, block_overrides=block_overrides, tracer=tracer)
+    return _unlocated(tracer.replay())
+
+
+__all__ = [
+    "MAX_FILTER_BLOCKS", "MAX_FILTER_RESULTS", "TRACE_TYPES", "AccountDiff", "Delta",
+    "ParityTrace", "ParityTracer", "ReplayResult", "RewardTrace", "TraceFilter", "TraceType",
+    "VmTraceUnsupported", "block_traces", "call_traces", "filter_traces", "replay_block",
+    "replay_transaction", "trace_at", "transaction_traces",
+]
