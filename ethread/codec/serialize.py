@@ -113,7 +113,13 @@ def _compiled(cls: type, style: AnswerStyle) -> Callable[[Any], dict[str, JSON]]
     write = _COMPILED.get((cls, style.name))
     if write is None:
         write = _COMPILED[cls, style.name] = _compile(cls, style)
+        if style is DEFAULT_ANSWERS:
+            _DEFAULT_WRITERS[cls] = write
     return write
+
+
+_DEFAULT_WRITERS: dict[type, Callable[[Any], dict[str, JSON]]] = {}
+"""The default style's writers by class alone: the one lookup most writes make."""
 
 
 def _direct(kind: Kind, hint: Any, value: str) -> str | None:
@@ -321,7 +327,10 @@ def block_receipts_json(block_hash: bytes, load: Callable[[], Sequence[Receipt] 
 
 
 def _fields(model: Any, style: AnswerStyle = DEFAULT_ANSWERS) -> dict[str, JSON]:
-    return _compiled(type(model), style)(model)
+    write = _DEFAULT_WRITERS.get(type(model)) if style is DEFAULT_ANSWERS else None
+    if write is None:
+        write = _compiled(type(model), style)
+    return write(model)
 
 
 def transaction_json(itx: IncludedTransaction, style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
