@@ -231,18 +231,22 @@ class MemoryKeyStore:
         self._lock = threading.Lock()
 
     def version(self) -> int:
+        """The store's change counter."""
         return self._version
 
     def records(self) -> list[KeyRecord]:
+        """Every issued key, revoked ones included."""
         with self._lock:
             return list(self._records.values())
 
     def add(self, record: KeyRecord) -> None:
+        """Store a new key (and move the counter)."""
         with self._lock:
             self._records[record.key_id] = record
             self._version += 1
 
     def revoke(self, key_id: str, at: float) -> bool:
+        """Mark a key revoked (and move the counter); False when it already was."""
         with self._lock:
             record = self._records.get(key_id)
             if record is None or record.revoked is not None:
@@ -252,17 +256,20 @@ class MemoryKeyStore:
             return True
 
     def add_usage(self, day: str, counts: Counts) -> None:
+        """Add requests to the day's counts."""
         with self._lock:
             for (key_id, method, outcome), n in counts.items():
                 slot = (day, key_id, method, outcome)
                 self._usage[slot] = self._usage.get(slot, 0) + n
 
     def usage(self, key_id: str, day: str) -> dict[tuple[str, str], int]:
+        """(method, outcome) -> requests of the key on ``day``."""
         with self._lock:
             return {(m, o): n for (d, k, m, o), n in self._usage.items()
                     if d == day and k == key_id}
 
     def close(self) -> None:
+        """Release the store."""
         pass
 
 
@@ -317,18 +324,22 @@ class SQLiteKeyStore:
                 raise LedgerError(f"the key store {self.path} failed: {exc}") from None
 
     def version(self) -> int:
+        """The store's change counter."""
         return int(self._read("SELECT version FROM api_keys_version")[0][0])
 
     def records(self) -> list[KeyRecord]:
+        """Every issued key, revoked ones included."""
         return [KeyRecord.from_json(row[0])
                 for row in self._read("SELECT record FROM api_keys ORDER BY rowid")]
 
     def add(self, record: KeyRecord) -> None:
+        """Store a new key (and move the counter)."""
         self._run((("INSERT INTO api_keys (key_id, record) VALUES (?, ?)",
                     (record.key_id, record.to_json())),
                    ("UPDATE api_keys_version SET version = version + 1", ())))
 
     def revoke(self, key_id: str, at: float) -> bool:
+        """Mark a key revoked (and move the counter); False when it already was."""
         rows = self._read("SELECT record FROM api_keys WHERE key_id = ?", (key_id,))
         if not rows:
             return False
@@ -341,6 +352,7 @@ class SQLiteKeyStore:
         return True
 
     def add_usage(self, day: str, counts: Counts) -> None:
+        """Add requests to the day's counts."""
         if not counts:
             return
         upsert = ("INSERT INTO api_key_usage (day, key_id, method, outcome, requests)"
@@ -351,11 +363,13 @@ class SQLiteKeyStore:
                    *((upsert, (day, k, m, o, n)) for (k, m, o), n in counts.items())])
 
     def usage(self, key_id: str, day: str) -> dict[tuple[str, str], int]:
+        """(method, outcome) -> requests of the key on ``day``."""
         rows = self._read("SELECT method, outcome, requests FROM api_key_usage"
                           " WHERE day = ? AND key_id = ?", (day, key_id))
         return {(m, o): int(n) for m, o, n in rows}
 
     def close(self) -> None:
+        """Release the store."""
         with self._lock:
             self._db.close()
 
@@ -397,20 +411,24 @@ class RedisKeyStore:
             raise LedgerError(f"the Redis key store failed: {exc}") from None
 
     def version(self) -> int:
+        """The store's change counter."""
         return int(self._do(self._client.get, self._version) or 0)
 
     def records(self) -> list[KeyRecord]:
+        """Every issued key, revoked ones included."""
         found = self._do(self._client.hgetall, self._keys)
         records = [KeyRecord.from_json(v) for v in found.values()]
         return sorted(records, key=lambda r: (r.created, r.key_id))
 
     def add(self, record: KeyRecord) -> None:
+        """Store a new key (and move the counter)."""
         pipe = self._client.pipeline(transaction=True)
         pipe.hset(self._keys, record.key_id, record.to_json())
         pipe.incr(self._version)
         self._do(pipe.execute)
 
     def revoke(self, key_id: str, at: float) -> bool:
+        """Mark a key revoked (and move the counter); False when it already was."""
         text = self._do(self._client.hget, self._keys, key_id)
         if text is None:
             return False
@@ -424,6 +442,7 @@ class RedisKeyStore:
         return True
 
     def add_usage(self, day: str, counts: Counts) -> None:
+        """Add requests to the day's counts."""
         if not counts:
             return
         pipe = self._client.pipeline(transaction=False)
@@ -437,6 +456,7 @@ class RedisKeyStore:
         self._do(pipe.execute)
 
     def usage(self, key_id: str, day: str) -> dict[tuple[str, str], int]:
+        """(method, outcome) -> requests of the key on ``day``."""
         found = self._do(self._client.hgetall, f"{self._usage}{day}:{key_id}")
         out = {}
         for field_name, n in found.items():
@@ -445,4 +465,5 @@ class RedisKeyStore:
         return out
 
     def close(self) -> None:
+        """Release the store."""
         self._client.close()

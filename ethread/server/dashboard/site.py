@@ -112,6 +112,7 @@ class Dashboard:
         return (b"set-cookie", cookie(name, value, PATH, max_age, is_https(scope)))
 
     async def home(self, scope: Scope, send: Send, admin: bool) -> None:
+        """``/dashboard``: the page of the session, or the login page."""
         if admin and self._session(scope, ADMIN) is not None:
             await redirect(send, PATH + "/admin")
             return
@@ -130,6 +131,7 @@ class Dashboard:
                         (self._set(scope, LOGIN_COOKIE, nonce, 3600),))
 
     async def login(self, scope: Scope, send: Send, form: dict[str, str], admin: bool) -> None:
+        """A login with a key or (on the admin address) the admin token."""
         nonce = cookies_of(scope).get(LOGIN_COOKIE)
         if not self.sessions.csrf_ok(nonce and "login." + nonce, form.get("csrf")):
             await send_html(send, 403, pages.problem(
@@ -163,6 +165,7 @@ class Dashboard:
         await self._login_page(scope, send, admin, 401, "that key or token is not known")
 
     async def logout(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
+        """End the sessions of this browser."""
         sessions = [s for s in (self._session(scope, ADMIN), self._session(scope, KEY)) if s]
         if not any(self.sessions.csrf_ok(s.value, form.get("csrf")) for s in sessions):
             await send_html(send, 403, pages.problem(
@@ -174,6 +177,7 @@ class Dashboard:
     # -- a key's holder --------------------------------------------------------------------------
 
     async def key_page(self, scope: Scope, send: Send) -> None:
+        """A key's holder's figures of the day."""
         session = self._session(scope, KEY)
         key = None if session is None else self.service.keys.by_id(session.subject)
         if session is None or key is None:
@@ -197,6 +201,7 @@ class Dashboard:
 
     async def admin_page(self, scope: Scope, send: Send, *, status: int = 200,
                          issued: tuple[str, Any] | None = None, message: str = "") -> None:
+        """The administrator's list of keys and the issue form."""
         session = self._admin(scope)
         if session is None:
             await redirect(send, PATH)
@@ -207,6 +212,7 @@ class Dashboard:
             issued[0] if issued else None, issued[1] if issued else None, message))
 
     async def admin_key_page(self, scope: Scope, send: Send) -> None:
+        """A key's figures of the day, for the administrator."""
         session = self._admin(scope)
         if session is None:
             await redirect(send, PATH)
@@ -230,6 +236,7 @@ class Dashboard:
         return session
 
     async def issue(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
+        """Issue a key from the form; the page shows it this once."""
         if self._admin_form_ok(scope, form) is None:
             await send_html(send, 403, pages.problem(
                 "Refused", "the form's security token is missing or stale: reload the page"))
@@ -244,6 +251,7 @@ class Dashboard:
         await self.admin_page(scope, send, issued=(key, record))
 
     async def revoke(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
+        """Revoke a key from its row's form."""
         if self._admin_form_ok(scope, form) is None:
             await send_html(send, 403, pages.problem(
                 "Refused", "the form's security token is missing or stale: reload the page"))
