@@ -95,7 +95,7 @@ def test_bad_key_fields_are_named(fields: dict[str, Any], named: str) -> None:
 
 def test_keys_are_found_by_id_prefix_or_text() -> None:
     key, record = make_record()
-    other_key, other = make_record()
+    _, other = make_record()
     records = [record, other]
     assert find(records, key) is record
     assert find(records, record.key_id) is record
