@@ -4,7 +4,8 @@ The identifier's hash is a CRC32 that starts from the genesis hash and takes in,
 other, every fork activation the node has passed (block numbers first, then timestamps, each
 as 8 big-endian bytes); ``next`` is the first activation still ahead (0: none scheduled).
 Activations are those geth counts: every block-number key of the genesis ``config`` (the DAO
-block and EIP-155's included, whether or not a fork of their own), and every timestamp key;
+block and EIP-155's included, whether or not a fork of their own; a merge reached by total
+difficulty, mainnet's, is no such key), and every timestamp key;
 several forks at one point count once, forks at block 0 or at or before the genesis time not
 at all. eth_config (EIP-7910) names a fork by the identifier a node has once that fork is
 active.
@@ -35,7 +36,8 @@ class ForkId:
 def fork_activations(config: ChainConfig, genesis_time: int
                      ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The block numbers and timestamps a fork identifier counts, each ascending and distinct."""
-    blocks = {number for number, _ in config.block_forks}
+    merge_by_block = config.source.get("mergeNetsplitBlock") is not None
+    blocks = {number for number, name in config.block_forks if name != "paris" or merge_by_block}
     for key in _EXTRA_BLOCK_KEYS:
         value = config.source.get(key)
         if value is not None:

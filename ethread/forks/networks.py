@@ -37,7 +37,7 @@ MAINNET: dict[str, Any] = {
     "londonBlock": 12965000,
     "arrowGlacierBlock": 13773000,
     "grayGlacierBlock": 15050000,
-    "mergeNetsplitBlock": 15537394,
+    "terminalTotalDifficulty": 58_750_000_000_000_000_000_000,
     "shanghaiTime": 1681338455,
     "cancunTime": 1710338135,
     "pragueTime": 1746612311,

@@ -72,6 +72,10 @@ class ChainConfig:
                     continue
                 at = int(config[fork.genesis_key])
                 (time_forks if fork.by_time else block_forks).append((at, fork.name))
+            merge = _MERGED_AT_DIFFICULTY.get(
+                (int(config["chainId"]), config.get("terminalTotalDifficulty")))
+            if merge is not None and config.get("mergeNetsplitBlock") is None:
+                block_forks.append((merge, "paris"))
             blobs = _blob_schedule(config.get("blobSchedule") or {}, [n for _, n in time_forks])
             dao = config.get("daoForkBlock") if config.get("daoForkSupport") else None
             deposit = config.get("depositContractAddress")
@@ -163,6 +167,11 @@ class ChainConfig:
     def __hash__(self) -> int:
         return hash((self.chain_id, self.block_forks, self.time_forks, self.dao_fork_block))
 
+
+_MERGED_AT_DIFFICULTY = {(1, 58_750_000_000_000_000_000_000): 15_537_394}
+"""Where a chain that merged on terminal total difficulty (and names no
+``mergeNetsplitBlock``) did so: mainnet's first proof-of-stake block. ethread picks rules by
+block number; geth's config for mainnet has only the difficulty."""
 
 _KNOWN_BPO = {"bpo1": (10, 15, 8346193), "bpo2": (14, 21, 11684671)}
 """The BPO1 and BPO2 parameters mainnet, Sepolia and Hoodi run (EIP-7892)."""
