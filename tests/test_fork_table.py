@@ -157,3 +157,22 @@ def test_the_cli_refuses_a_genesis_with_an_unknown_fork_key(tmp_path: Path, comm
     assert done.returncode != 0
     assert "amsterdamTime" in done.stderr and "Traceback" not in done.stderr
     assert "Traceback" not in done.stdout
+
+
+def test_osaka_runs_pragues_blob_parameters_as_geth_does() -> None:
+    config = _genesis_config()
+    config["blobSchedule"]["prague"] = {"target": 4, "max": 8, "baseFeeUpdateFraction": 4000000}
+    config["blobSchedule"]["osaka"] = {"target": 9, "max": 12, "baseFeeUpdateFraction": 9000000}
+    chain = ChainConfig.from_genesis_config(config)
+    assert chain.rules(45, 480).blob == BlobParams(4, 8, 4000000) == chain.rules(40, 450).blob
+
+
+@pytest.mark.parametrize("entry", [
+    {"target": 1, "max": 2, "baseFeeUpdateFraction": 0},
+    {"target": -1, "max": 2, "baseFeeUpdateFraction": 5},
+])
+def test_a_blob_schedule_entry_that_cannot_price_blobs_is_refused(entry: dict[str, int]) -> None:
+    config = _genesis_config()
+    config["blobSchedule"]["bpo1"] = entry
+    with pytest.raises(GenesisError, match=r"blobSchedule\.bpo1"):
+        ChainConfig.from_genesis_config(config)

@@ -179,13 +179,18 @@ _KNOWN_BPO = {"bpo1": (10, 15, 8346193), "bpo2": (14, 21, 11684671)}
 
 def _blob_schedule(document: Any, scheduled: list[str]) -> dict[str, BlobParams]:
     """Blob parameters of every blob fork the chain schedules: the genesis ``blobSchedule``
-    entry, else the fork's default; a BPO fork has no default and needs its entry."""
+    entry, else the fork's default; a BPO fork has no default and needs its entry; Osaka runs
+    Prague's (geth reads no ``osaka`` entry)."""
     if not isinstance(document, dict):
         raise GenesisError("genesis config: blobSchedule must be an object")
     schedule: dict[str, BlobParams] = {}
     for name in ("cancun", "prague", *scheduled):
         row = FORK_BY_NAME[name]
         if not row.at_least("cancun"):
+            continue
+        if name == "osaka":
+            # geth's blobSchedule has no Osaka entry: Osaka runs Prague's parameters
+            schedule[name] = schedule["prague"]
             continue
         entry = document.get(name)
         if entry is None:
@@ -210,4 +215,9 @@ def _blob_schedule(document: Any, scheduled: list[str]) -> dict[str, BlobParams]
             raise GenesisError(
                 f"genesis config: blobSchedule.{name} needs target, max and"
                 " baseFeeUpdateFraction as numbers") from None
+        params = schedule[name]
+        if params.target < 0 or params.max < 0 or params.update_fraction <= 0:
+            raise GenesisError(
+                f"genesis config: blobSchedule.{name} needs a target and max of at least 0"
+                " and a baseFeeUpdateFraction above 0")
     return schedule
