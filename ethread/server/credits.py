@@ -94,6 +94,15 @@ CREDITS: dict[str, int] = {
     "eth_uninstallFilter": 80,
     "eth_estimateGas": 300,
     "eth_createAccessList": 80,
+    "eth_config": 80,
+    "eth_capabilities": 80,
+    "eth_baseFee": 80,
+    "eth_sendRawTransaction": 720,
+    "txpool_status": 80,
+    "txpool_content": 255,
+    "txpool_contentFrom": 80,
+    "txpool_inspect": 255,
+    "testing_buildBlockV1": 1000,
 }
 DEFAULT_COST = 1
 REFUSAL_REASONS = {DAILY_LIMIT_REACHED: "daily_limit", RATE_LIMIT_EXCEEDED: "rate_limit",
