@@ -21,6 +21,8 @@ built once with ethread's dev chain and written as genesis.json and block RLP (k
   for the next request (``ethread.server.busy_poll``);
 - **ethread, ASGI** (``--targets ...,asgi``): the memory server with ``--no-lean-http``,
   every request through uvicorn's ASGI path instead of the lean one (the choice measured);
+- **ethread, metrics** (``--targets ...,metrics``): the memory server with ``--metrics``
+  (``/metrics``, prometheus-client's multiprocess mode: what counting every request costs);
 - **bare ASGI**: a constant-body ASGI app under the same uvicorn settings as ethread's server
   (:func:`ethread.server.runner.uvicorn_config`), the floor no per-request work can go below.
 
@@ -527,9 +529,9 @@ def main() -> None:
     parser.add_argument("--only", help="rows whose label contains this (or any of several "
                                        "texts separated by |)")
     parser.add_argument("--targets", default="anvil,bare,memory,store",
-                        help="servers to load, of anvil, bare, memory, asgi (memory on "
-                             "uvicorn's ASGI path: --no-lean-http), store, store-nopoll (the "
-                             "store with --busy-poll-us 0)")
+                        help="servers to load, of anvil, bare, memory, metrics (memory with "
+                             "--metrics), asgi (memory on uvicorn's ASGI path: --no-lean-http), "
+                             "store, store-nopoll (the store with --busy-poll-us 0)")
     parser.add_argument("--workers", type=int, default=2, help="ethread serve --workers")
     parser.add_argument("--engine", default="lmdb", choices=("lmdb", "leveldb"),
                         help="the store's engine (leveldb serves with one worker only)")
@@ -567,6 +569,11 @@ def main() -> None:
             servers["memory"] = stack.enter_context(running(lambda: start_ethread(
                 "memory", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
                            "--no-verify-seals"], workdir, args.workers, args.access_log, 1800)))
+        if "metrics" in targets:
+            servers["metrics"] = stack.enter_context(running(lambda: start_ethread(
+                "metrics", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
+                            "--no-verify-seals", "--metrics"], workdir, args.workers,
+                args.access_log, 1800)))
         if "asgi" in targets:
             servers["asgi"] = stack.enter_context(running(lambda: start_ethread(
                 "asgi", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
@@ -578,8 +585,8 @@ def main() -> None:
                 servers[name] = stack.enter_context(running(functools.partial(
                     start_ethread, name, store_args, workdir, workers, args.access_log, 120)))
         run = run_wrk if args.client == "wrk" else run_python
-        columns: list[str] = [name for name in ("anvil", "memory", "asgi", "store", "store-nopoll")
-                              if name in servers]
+        columns: list[str] = [name for name in ("anvil", "memory", "metrics", "asgi", "store",
+                                                "store-nopoll") if name in servers]
         load = os.getloadavg()
         print(f"\n{os.cpu_count()} CPUs shared by the servers and the load generator "
               f"({args.client}); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "

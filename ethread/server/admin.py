@@ -61,12 +61,13 @@ class AdminSite:
         """Whether ``presented`` is the admin token (compared in constant time)."""
         return hmac.compare_digest(presented.encode()[:1024], self._token)
 
-    def reload(self) -> None:
-        """Read the keys again in this worker (after an issue or a revoke here)."""
+    async def reload(self) -> None:
+        """Read the keys again in this worker (after an issue or a revoke here), off the
+        event loop."""
         sync = self.service.key_sync
         if sync is not None:
             try:
-                sync.load()
+                await self.service.execution.blocking(sync.load)
             except LedgerError as exc:
                 log.error("reloading the keys failed: %s", exc)
 
@@ -128,14 +129,14 @@ class AdminSite:
             if not isinstance(fields, dict):
                 raise BadRequest(400, "the body is a JSON object of the key's fields")
             key, record = await blocking(issue, store, fields)
-            self.reload()
+            await self.reload()
             return 201, {"key": key, **record.public()}
         if path.startswith(API + "/"):
             rest = path[len(API) + 1:]
             ident, _, tail = rest.partition("/")
             if method == "DELETE" and not tail:
                 record = await blocking(revoke, store, ident)
-                self.reload()
+                await self.reload()
                 return 200, {"revoked": record.public()}
             if method == "GET" and tail == "usage":
                 record = find(await blocking(store.records), ident)

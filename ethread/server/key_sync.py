@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 
 from .auth import KeyRing
@@ -38,13 +39,18 @@ class KeySync:
         self.version = -1
         self._unsent: dict[tuple[str, str, str], int] = {}
         self._quiet_until = 0.0
+        self._loading = threading.Lock()
+        """One reload at a time (the poll's, in a thread, and an admin's, on the loop), so an
+        older read never replaces a newer one."""
 
     def load(self) -> None:
-        """Read the keys now (at start, before the first request)."""
-        version = self.store.version()
-        if version != self.version:
-            self.ring.update(self.store.records())
-            self.version = version
+        """Read the keys if the store's counter moved (at start, at each poll, and after an
+        issue or a revoke made by this worker)."""
+        with self._loading:
+            version = self.store.version()
+            if version != self.version:
+                self.ring.update(self.store.records())
+                self.version = version
 
     def take(self) -> dict[tuple[str, str, str], int]:
         """The counts to send: those kept since the last take, and those a failed send left

@@ -45,7 +45,7 @@ class Site(Protocol):
         """Whether ``presented`` is the admin token."""
         ...
 
-    def reload(self) -> None:
+    async def reload(self) -> None:
         """Read the keys again in this worker."""
         ...
 
@@ -247,7 +247,7 @@ class Dashboard:
         except KeyStoreError as exc:
             await self.admin_page(scope, send, status=400, message=str(exc))
             return
-        self.site.reload()
+        await self.site.reload()
         await self.admin_page(scope, send, issued=(key, record))
 
     async def revoke(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
@@ -261,7 +261,7 @@ class Dashboard:
         except KeyStoreError as exc:
             await self.admin_page(scope, send, status=400, message=str(exc))
             return
-        self.site.reload()
+        await self.site.reload()
         await redirect(send, PATH + "/admin")
 
 
