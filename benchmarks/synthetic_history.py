@@ -20,8 +20,11 @@ receipts roots, blooms, EIP-1559 base fees, gas used all consistent), but:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import rlp
 from eth.constants import BLANK_ROOT_HASH, EMPTY_UNCLE_HASH
@@ -36,16 +39,27 @@ from ethread.chain.genesis import parse_genesis
 from ethread.chain.importer import ChainImporter
 from ethread.devchain import DEV_CHAIN_ID, GWEI, PRAGUE_FORKS, DevChainError, genesis_document
 from ethread.devchain.signing import DevAccount, dev_accounts, sign_transaction
-from ethread.encoding import encode_header, encode_receipt, encode_transaction
+from ethread.encoding import encode_header, encode_receipt, encode_transaction, withdrawal_item
+from ethread.era1.ere import logs_bloom as ere_logs_bloom
+from ethread.era1.ordered_trie import ordered_trie_root
+from ethread.fastrlp import encode_nested
 from ethread.models import (
+    AccessListEntry,
+    AccessListTransaction,
     Address,
+    Authorization,
+    BlobTransaction,
     Block,
     DynamicFeeTransaction,
     Hash32,
     Header,
     IncludedTransaction,
+    LegacyTransaction,
     Log,
     Receipt,
+    SetCodeTransaction,
+    Transaction,
+    Withdrawal,
 )
 from ethread.progress import Progress
 
@@ -257,3 +271,412 @@ class _BlockMaker:
             effective_gas_price=gas_price, contract_address=None,
         )
         return block, receipt
+
+
+# --------------------------------------------------------------------------------------------
+# Dense history: blocks shaped like mainnet's
+
+
+DENSE_GAS_LIMIT = 36_000_000
+SWAP_TOPIC = keccak(b"Swap(address,uint256,uint256,uint256,uint256,address)")
+SYNC_TOPIC = keccak(b"Sync(uint112,uint112)")
+APPROVAL_TOPIC = keccak(b"Approval(address,address,uint256)")
+SWAP_SELECTOR = keccak(b"swapExactTokensForTokens(uint256,uint256,address[],address,uint256)")[:4]
+APPROVE_SELECTOR = keccak(b"approve(address,uint256)")[:4]
+GAS_PER_BLOB = 131_072
+ROLLUP_INBOX = keccak(b"synthetic rollup inbox")[:20]
+
+DENSE_MIX = (
+    # (kind, share of a block's transactions)
+    ("ether", 0.18), ("token", 0.42), ("swap", 0.20), ("approve", 0.06), ("create", 0.04),
+    ("blob", 0.03), ("set_code", 0.02), ("access_list", 0.05),
+)
+"""What a dense block's transactions do, roughly mainnet's mix: plain ether transfers (legacy or
+EIP-1559), ERC-20 transfers (one Transfer log), swaps through a pair (Transfer in, Transfer
+out, Sync, Swap), approvals, contract creations with a few kilobytes of initcode, blob
+transactions to a rollup inbox, EIP-7702 set-code transactions, and EIP-2930 calls with an
+access list; about 3% of them revert (no logs)."""
+
+
+def _signature_pool(count: int = 64) -> list[int]:
+    """x-coordinates of curve points: filler ``r`` values from which a sender can always be
+    recovered (a random ``r`` is not a point half of the time)."""
+    from coincurve import PrivateKey
+
+    return [int.from_bytes(PrivateKey((k + 1).to_bytes(32, "big")).public_key.format(False)[1:33],
+                           "big") for k in range(count)]
+
+
+@dataclass(frozen=True, slots=True)
+class DenseBlock:
+    """One dense block as models (for a store's ``write_block``) and as the records an archive
+    holds (header, body and consensus receipts RLP)."""
+
+    block: Block
+    receipts: tuple[Receipt, ...]
+    header_rlp: bytes
+    body_rlp: bytes
+    receipts_rlp: bytes
+
+
+class DenseMaker:
+    """Makes dense blocks one after another (deterministic for a given seed): each block's
+    transactions follow :data:`DENSE_MIX`, from a pool of senders whose nonces advance."""
+
+    def __init__(self, chain_id: int, transactions: int = 200, *, senders: int = 2_000,
+                 tokens: int = 64, pairs: int = 24, block_time: int = 12, seed: int = 1,
+                 recover: bool = False) -> None:
+        """``recover=True`` makes each transaction's sender the address its filler signature
+        recovers to (about 0.1 ms a transaction), so archives, whose senders are recovered
+        when indexed, answer the same ``from`` as the store; otherwise the sender is taken
+        from a pool and only the store's answer has it."""
+        import random
+
+        self.recover = recover
+        self.chain_id = chain_id
+        self.transactions = transactions
+        self.block_time = block_time
+        self.seed = seed
+        self.senders = [keccak(b"dense sender %d" % i)[:20] for i in range(senders)]
+        self.nonces = [0] * senders
+        self.tokens = [keccak(b"dense token %d" % i)[:20] for i in range(tokens)]
+        self.pairs = [keccak(b"dense pair %d" % i)[:20] for i in range(pairs)]
+        self.router = keccak(b"dense router")[:20]
+        self._r = _signature_pool()
+        rng = random.Random(seed)
+        self._code = [bytes(rng.getrandbits(8) for _ in range(256)) * rng.randint(4, 16)
+                      for _ in range(16)]  # initcode: repetitive, as compiled code is
+        kinds = [kind for kind, _ in DENSE_MIX]
+        weights = [share for _, share in DENSE_MIX]
+        self._kinds = kinds
+        self._weights = weights
+
+    def _signature(self, rng: Any) -> tuple[int, int, int]:
+        return (rng.getrandbits(1), rng.choice(self._r),
+                rng.randrange(1, SECP256K1_HALF_N))
+
+    def make(self, parent: Header, number: int) -> DenseBlock:
+        import random
+
+        rng = random.Random(self.seed * 1_000_003 + number)
+        timestamp = parent.timestamp + self.block_time
+        base_fee = next_base_fee(parent)
+        kinds = rng.choices(self._kinds, self._weights, k=self.transactions)
+        items: list[tuple[Transaction, Address, int, bool, list[tuple[Address, tuple[Hash32, ...], bytes]], int]] = []
+        blob_gas = 0
+        for kind in kinds:
+            if kind == "blob" and blob_gas >= 6 * GAS_PER_BLOB:
+                kind = "ether"
+            made = self._transaction(kind, rng, base_fee)
+            if self.recover:
+                made = (made[0], _recovered(made[0], self.chain_id), *made[2:])
+            items.append(made)
+            tx = made[0]
+            if isinstance(tx, BlobTransaction):
+                blob_gas += GAS_PER_BLOB * len(tx.blob_versioned_hashes)
+        envelopes = [encode_transaction(tx) for tx, *_ in items]
+        hashes = [keccak(e) for e in envelopes]
+        # Receipts: cumulative gas, logs (none when the transaction failed), blooms.
+        cumulative = 0
+        consensus: list[bytes] = []
+        raw_logs_per_tx = []
+        block_bloom = 0
+        for (tx, _sender, gas_used, ok, logs, _), _ in zip(items, hashes, strict=True):
+            cumulative += gas_used
+            kept = logs if ok else []
+            raw_logs_per_tx.append(kept)
+            bloom = logs_bloom_of(kept)
+            block_bloom |= int.from_bytes(bloom, "big")
+            consensus.append(_receipt_record(tx.type, 1 if ok else 0, cumulative, bloom, kept))
+        withdrawals = tuple(
+            Withdrawal(index=(number - 1) * 16 + i, validator_index=rng.randrange(1_000_000),
+                       address=keccak(b"validator %d" % rng.randrange(10_000))[:20],
+                       amount=rng.randrange(10_000, 20_000_000))
+            for i in range(16))
+        withdrawal_records = [encode_nested(withdrawal_item(w)) for w in withdrawals]
+        seed = hashlib.sha256(b"dense block %d" % number).digest()
+        header = Header(
+            parent_hash=parent.hash, uncles_hash=EMPTY_UNCLE_HASH, coinbase=FEE_RECIPIENT,
+            state_root=parent.state_root, transactions_root=ordered_trie_root(envelopes),
+            receipts_root=ordered_trie_root(consensus),
+            logs_bloom=block_bloom.to_bytes(256, "big"), difficulty=0, number=number,
+            gas_limit=DENSE_GAS_LIMIT, gas_used=cumulative, timestamp=timestamp,
+            extra_data=b"ethread dense", mix_hash=seed, nonce=b"\x00" * 8,
+            base_fee_per_gas=base_fee, withdrawals_root=ordered_trie_root(withdrawal_records),
+            blob_gas_used=blob_gas, excess_blob_gas=0, parent_beacon_block_root=seed[::-1],
+            requests_hash=EMPTY_REQUESTS_HASH,
+        )
+        header_rlp = encode_header(header)
+        object.__setattr__(header, "hash", keccak(header_rlp))
+        block_hash = header.hash
+        body_items = [e if e[0] >= 0xC0 else _rlp_string(e) for e in envelopes]
+        body_rlp = _rlp_list([_rlp_list(body_items), b"\xc0", _rlp_list(withdrawal_records)])
+        receipts_rlp = _rlp_list([c if tx.type == 0 else _rlp_string(c)
+                                  for c, (tx, *_) in zip(consensus, items, strict=True)])
+        included = []
+        receipts = []
+        log_index = 0
+        previous = 0
+        for position, ((tx, sender, gas_used, ok, _, blobs), tx_hash, kept) in enumerate(
+                zip(items, hashes, raw_logs_per_tx, strict=True)):
+            price = _effective_price(tx, base_fee)
+            included.append(IncludedTransaction(
+                transaction=tx, hash=tx_hash, sender=sender, block_hash=block_hash,
+                block_number=number, block_timestamp=timestamp, index=position, gas_price=price))
+            logs = []
+            for address, topics, data in kept:
+                logs.append(Log(address=address, topics=topics, data=data, block_number=number,
+                                transaction_hash=tx_hash, transaction_index=position,
+                                block_hash=block_hash, block_timestamp=timestamp,
+                                log_index=log_index))
+                log_index += 1
+            previous += gas_used
+            created = (keccak(encode_nested([sender, tx.nonce]))[12:] if tx.to is None else None)
+            receipts.append(Receipt(
+                type=tx.type, status=1 if ok else 0, root=None, cumulative_gas_used=previous,
+                logs_bloom=logs_bloom_of(kept), logs=tuple(logs), transaction_hash=tx_hash,
+                transaction_index=position, block_hash=block_hash, block_number=number,
+                sender=sender, to=tx.to, gas_used=gas_used, effective_gas_price=price,
+                contract_address=created,
+                blob_gas_used=GAS_PER_BLOB * blobs if blobs else None,
+                blob_gas_price=1 if blobs else None))
+        size = len(_rlp_list([header_rlp, *_list_payloads(body_rlp)]))
+        block = Block(header=header, transactions=tuple(included), uncles=(),
+                      withdrawals=withdrawals, size=size)
+        return DenseBlock(block, tuple(receipts), header_rlp, body_rlp, receipts_rlp)
+
+    def _transaction(self, kind: str, rng: Any, base_fee: int
+                     ) -> tuple[Transaction, Address, int, bool,
+                                list[tuple[Address, tuple[Hash32, ...], bytes]], int]:
+        who = rng.randrange(len(self.senders))
+        sender = self.senders[who]
+        nonce = self.nonces[who]
+        self.nonces[who] += 1
+        ok = rng.random() >= 0.03
+        tip = rng.choice((10**8, 5 * 10**8, 10**9, 2 * 10**9))
+        cap = base_fee * 2 + tip
+        y, r, s = self._signature(rng)
+        other = self.senders[rng.randrange(len(self.senders))]
+        word = other.rjust(32, b"\x00")
+        amount = rng.randrange(1, 10**24)
+        logs: list[tuple[Address, tuple[Hash32, ...], bytes]] = []
+        blobs = 0
+        tx: Transaction
+        if kind == "ether":
+            value = rng.randrange(10**15, 10**19)
+            if rng.random() < 0.3:
+                tx = LegacyTransaction(nonce=nonce, gas_price=base_fee + tip, gas=21_000, to=other,
+                                       value=value, data=b"", v=self.chain_id * 2 + 35 + y,
+                                       r=r, s=s)
+            else:
+                tx = DynamicFeeTransaction(chain_id=self.chain_id, nonce=nonce,
+                                           max_priority_fee_per_gas=tip, max_fee_per_gas=cap,
+                                           gas=21_000, to=other, value=value, data=b"",
+                                           access_list=(), y_parity=y, r=r, s=s)
+            return tx, sender, 21_000, True, logs, 0
+        if kind in ("token", "approve", "access_list"):
+            token = self.tokens[int(rng.paretovariate(1.2)) % len(self.tokens)]
+            selector, topic = ((APPROVE_SELECTOR, APPROVAL_TOPIC) if kind == "approve"
+                               else (TRANSFER_SELECTOR, TRANSFER_TOPIC))
+            data = selector + word + amount.to_bytes(32, "big")
+            logs.append((token, (topic, sender.rjust(32, b"\x00"), word), amount.to_bytes(32, "big")))
+            gas = 46_000 if kind == "approve" else 52_000
+            if kind == "access_list":
+                access = (AccessListEntry(address=token, storage_keys=(
+                    keccak(word), keccak(sender.rjust(32, b"\x00")))),)
+                tx = AccessListTransaction(chain_id=self.chain_id, nonce=nonce,
+                                           gas_price=base_fee + tip, gas=gas + 10_000, to=token,
+                                           value=0, data=data, access_list=access, y_parity=y,
+                                           r=r, s=s)
+            else:
+                tx = DynamicFeeTransaction(chain_id=self.chain_id, nonce=nonce,
+                                           max_priority_fee_per_gas=tip, max_fee_per_gas=cap,
+                                           gas=gas + 20_000, to=token, value=0, data=data,
+                                           access_list=(), y_parity=y, r=r, s=s)
+            return tx, sender, gas, ok, logs, 0
+        if kind == "swap":
+            pair = self.pairs[rng.randrange(len(self.pairs))]
+            token_in, token_out = rng.sample(self.tokens, 2)
+            out = rng.randrange(1, 10**22)
+            reserve = rng.randrange(10**20, 10**30)
+            data = (SWAP_SELECTOR + amount.to_bytes(32, "big") + out.to_bytes(32, "big")
+                    + (160).to_bytes(32, "big") + sender.rjust(32, b"\x00")
+                    + (timestamp_word := rng.randrange(2**32).to_bytes(32, "big"))
+                    + (2).to_bytes(32, "big") + token_in.rjust(32, b"\x00")
+                    + token_out.rjust(32, b"\x00"))
+            del timestamp_word
+            pad_sender, pad_pair = sender.rjust(32, b"\x00"), pair.rjust(32, b"\x00")
+            logs.extend([
+                (token_in, (TRANSFER_TOPIC, pad_sender, pad_pair), amount.to_bytes(32, "big")),
+                (token_out, (TRANSFER_TOPIC, pad_pair, pad_sender), out.to_bytes(32, "big")),
+                (pair, (SYNC_TOPIC,), reserve.to_bytes(32, "big") + (reserve // 3).to_bytes(32, "big")),
+                (pair, (SWAP_TOPIC, self.router.rjust(32, b"\x00"), pad_sender),
+                 amount.to_bytes(32, "big") + bytes(64) + out.to_bytes(32, "big")),
+            ])
+            tx = DynamicFeeTransaction(chain_id=self.chain_id, nonce=nonce,
+                                       max_priority_fee_per_gas=tip, max_fee_per_gas=cap,
+                                       gas=250_000, to=self.router, value=0, data=data,
+                                       access_list=(), y_parity=y, r=r, s=s)
+            return tx, sender, rng.randrange(110_000, 180_000), ok, logs, 0
+        if kind == "create":
+            code = self._code[rng.randrange(len(self._code))]
+            tx = DynamicFeeTransaction(chain_id=self.chain_id, nonce=nonce,
+                                       max_priority_fee_per_gas=tip, max_fee_per_gas=cap,
+                                       gas=3_000_000, to=None, value=0, data=code,
+                                       access_list=(), y_parity=y, r=r, s=s)
+            return tx, sender, 53_000 + 200 * len(code), ok, logs, 0
+        if kind == "blob":
+            blobs = rng.randint(1, 3)
+            hashes = tuple(b"\x01" + keccak(b"blob %d" % rng.getrandbits(64))[1:]
+                           for _ in range(blobs))
+            tx = BlobTransaction(chain_id=self.chain_id, nonce=nonce,
+                                 max_priority_fee_per_gas=tip, max_fee_per_gas=cap, gas=21_000,
+                                 to=ROLLUP_INBOX, value=0, data=b"", access_list=(),
+                                 max_fee_per_blob_gas=10**9, blob_versioned_hashes=hashes,
+                                 y_parity=y, r=r, s=s)
+            return tx, sender, 21_000, True, logs, blobs
+        # set_code: delegate the sender's account to a wallet contract, then call it
+        ay, ar, as_ = self._signature(rng)
+        authorization = Authorization(chain_id=self.chain_id, address=self.router, nonce=nonce + 1,
+                                      y_parity=ay, r=ar, s=as_)
+        tx = SetCodeTransaction(chain_id=self.chain_id, nonce=nonce, max_priority_fee_per_gas=tip,
+                                max_fee_per_gas=cap, gas=100_000, to=sender, value=0,
+                                data=b"", access_list=(), authorization_list=(authorization,),
+                                y_parity=y, r=r, s=s)
+        self.nonces[who] += 1
+        return tx, sender, 46_000, ok, logs, 0
+
+
+def _recovered(tx: Transaction, chain_id: int) -> Address:
+    from coincurve import PublicKey
+
+    from ethread.encoding import signing_hash
+
+    legacy = isinstance(tx, LegacyTransaction)
+    digest = signing_hash(tx, chain_id if legacy else None)
+    parity = (tx.v - 35 - 2 * chain_id) if isinstance(tx, LegacyTransaction) else tx.y_parity
+    signature = tx.r.to_bytes(32, "big") + tx.s.to_bytes(32, "big") + bytes((parity,))
+    public = PublicKey.from_signature_and_message(signature, digest, hasher=None)
+    return keccak(public.format(False)[1:])[12:]
+
+
+def logs_bloom_of(logs: Sequence[tuple[Address, tuple[Hash32, ...], bytes]]) -> bytes:
+    """The bloom of raw logs ``(address, topics, data)``."""
+    return ere_logs_bloom([[address, list(topics), data] for address, topics, data in logs])
+
+
+def _receipt_record(kind: int, status: int, cumulative: int, bloom: bytes,
+                    logs: Sequence[tuple[Address, tuple[Hash32, ...], bytes]]) -> bytes:
+    payload = encode_nested([b"\x01" if status else b"", cumulative, bloom,
+                             [[a, list(t), d] for a, t, d in logs]])
+    return payload if kind == 0 else bytes((kind,)) + payload
+
+
+def _effective_price(tx: Transaction, base_fee: int) -> int:
+    if isinstance(tx, (LegacyTransaction, AccessListTransaction)):
+        return tx.gas_price
+    return min(tx.max_fee_per_gas, base_fee + tx.max_priority_fee_per_gas)
+
+
+def _rlp_prefix(length: int, short: int) -> bytes:
+    if length < 56:
+        return bytes((short + length,))
+    size = length.to_bytes((length.bit_length() + 7) // 8, "big")
+    return bytes((short + 55 + len(size),)) + size
+
+
+def _rlp_string(data: bytes) -> bytes:
+    return _rlp_prefix(len(data), 0x80) + data
+
+
+def _rlp_list(encoded: Sequence[bytes]) -> bytes:
+    payload = b"".join(encoded)
+    return _rlp_prefix(len(payload), 0xC0) + payload
+
+
+def _list_payloads(encoded_list: bytes) -> list[bytes]:
+    """The encoded items of an encoded list (a block body's three parts)."""
+    from ethread.fastrlp import list_items
+
+    starts, _ = list_items(encoded_list)
+    return [encoded_list[a:b] for a, b in itertools.pairwise(starts)]
+
+
+@dataclass(frozen=True, slots=True)
+class DenseStores:
+    """Where :func:`dense_history` wrote the same blocks."""
+
+    lmdb: Path
+    era1: Path
+    ere: Path
+    blocks: int
+    transactions: int
+    logs: int
+
+
+def dense_history(
+    folder: str | Path,
+    blocks: int,
+    *,
+    transactions: int = 200,
+    chain_id: int = DEV_CHAIN_ID,
+    batch: int = 256,
+    recover: bool = False,
+    progress: Progress | None = None,
+) -> DenseStores:
+    """Write ``blocks`` dense blocks after a Prague genesis into an LMDB store
+    (``folder/lmdb``), Era1 files (``folder/era1``, past the merge: total difficulty flat, as
+    :func:`~ethread.era1.export_era1` with ``proof_of_work_only=False`` writes them) and
+    ``ere`` files (``folder/ere``), all from one pass that makes each block once (no execution,
+    no state: see the module docstring). Network name in the file names: ``devnet``."""
+    from ethread.backends.lmdb import LMDBBackend
+    from ethread.era1.accumulator import EPOCH_SIZE
+    from ethread.era1.ere import EreWriter
+    from ethread.era1.writer import Era1Writer
+
+    folder = Path(folder)
+    paths = DenseStores(folder / "lmdb", folder / "era1", folder / "ere", blocks, 0, 0)
+    accounts = dev_accounts(1)
+    genesis = parse_genesis(genesis_document(
+        chain_id=chain_id, forks=PRAGUE_FORKS, accounts=accounts, timestamp=1_700_000_000,
+        gas_limit=DENSE_GAS_LIMIT, extra_data=b"ethread dense"))
+    maker = DenseMaker(chain_id, transactions, recover=recover)
+    tx_count = log_count = 0
+    with LMDBBackend(paths.lmdb) as store:
+        ChainImporter(store, genesis, verify_seals=False)
+        parent = _header_at(store, 0)
+        genesis_block = store.block_by_hash(parent.hash)
+        genesis_receipts = store.receipts(parent.hash)
+        assert genesis_block is not None and genesis_receipts is not None
+        from ethread import canonical
+
+        era1 = Era1Writer(0)
+        ere = EreWriter(0)
+        genesis_records = (encode_header(parent), canonical.body_rlp(genesis_block),
+                           canonical.encode_receipts(genesis_receipts))
+        td = parent.difficulty
+        era1.add(parent.hash, *genesis_records, td)
+        ere.add(parent.hash, *genesis_records, parent.difficulty,
+                td if parent.difficulty else None)
+        numbers = range(1, blocks + 1)
+        for chunk in _chunks(numbers, batch):
+            with store.import_batch():
+                for number in chunk:
+                    if number % EPOCH_SIZE == 0:
+                        era1.write(paths.era1, "devnet")
+                        ere.write(paths.ere, "devnet")
+                        era1, ere = Era1Writer(number), EreWriter(number)
+                    made = maker.make(parent, number)
+                    store.write_block(made.block, made.receipts)
+                    era1.add(made.block.hash, made.header_rlp, made.body_rlp, made.receipts_rlp,
+                             td)
+                    ere.add(made.block.hash, made.header_rlp, made.body_rlp, made.receipts_rlp,
+                            0, None)
+                    tx_count += len(made.receipts)
+                    log_count += sum(len(r.logs) for r in made.receipts)
+                    parent = made.block.header
+            if progress is not None:
+                progress(chunk[-1], blocks)
+        era1.write(paths.era1, "devnet")
+        ere.write(paths.ere, "devnet")
+    return DenseStores(paths.lmdb, paths.era1, paths.ere, blocks, tx_count, log_count)

@@ -39,6 +39,7 @@ from .fastrlp import (
     decode_list,
     decode_list_at,
     decode_nested,
+    encode_nested,
     item_spans,
     list_items,
     payload_span,
@@ -230,7 +231,7 @@ def body_rlp(block: Block) -> bytes:
         from .encoding import withdrawal_item
 
         item.append([withdrawal_item(w) for w in block.withdrawals])
-    return bytes(rlp.encode(item))
+    return encode_nested(item)
 
 
 # --------------------------------------------------------------------------------------------
@@ -550,5 +551,5 @@ def encode_receipts(receipts: Sequence[Receipt]) -> bytes:
         one = encode_receipt(
             receipt.type, first, receipt.cumulative_gas_used, receipt.logs_bloom, receipt.logs
         )
-        encoded.append(one if receipt.type == 0 else rlp.encode(one))
+        encoded.append(one if receipt.type == 0 else encode_nested(one))
     return encode_list_of_encoded(encoded)

@@ -12,6 +12,7 @@ from typing import Any
 import rlp
 from eth_utils import keccak
 
+from .fastrlp import encode_nested
 from .models import (
     AccessListEntry,
     AccessListTransaction,
@@ -65,8 +66,7 @@ def _to(raw: Any) -> Address | None:
 
 
 def _rlp(item: Any) -> bytes:
-    encoded: bytes = rlp.encode(item)
-    return encoded
+    return encode_nested(item)
 
 
 def int_to_bytes(value: int) -> bytes:
@@ -305,7 +305,7 @@ def transaction_item(tx: Transaction) -> Any:
         elif isinstance(tx, SetCodeTransaction):
             body.append(_authorization_fields(tx.authorization_list))
     body += [int_to_bytes(tx.y_parity), int_to_bytes(tx.r), int_to_bytes(tx.s)]
-    return bytes([tx.type]) + rlp.encode(body)
+    return bytes([tx.type]) + encode_nested(body)
 
 
 def signing_hash_of_item(item: Any, chain_id: int | None = None) -> Hash32:
@@ -317,11 +317,11 @@ def signing_hash_of_item(item: Any, chain_id: int | None = None) -> Hash32:
         fields = item[:6]
         if chain_id is not None:
             fields = [*fields, int_to_bytes(chain_id), b"", b""]
-        return keccak(rlp.encode(fields))
+        return keccak(encode_nested(fields))
     if not isinstance(item, bytes) or not item:
         raise DecodeError("malformed transaction")
     unsigned = rlp.decode(item[1:])[:-3]  # drop y_parity, r, s
-    return keccak(item[:1] + rlp.encode(unsigned))
+    return keccak(item[:1] + encode_nested(unsigned))
 
 
 def signing_hash(tx: Transaction, chain_id: int | None = None) -> Hash32:

@@ -202,3 +202,26 @@ def payload_span(raw: bytes, at: int = 0) -> tuple[int, int]:
     width = first - 0xF7
     start = at + 1 + width
     return start, start + int.from_bytes(raw[at + 1:start], "big")
+
+
+def _prefix(length: int, short: int) -> bytes:
+    if length < 56:
+        return bytes((short + length,))
+    size = length.to_bytes((length.bit_length() + 7) // 8, "big")
+    return bytes((short + 55 + len(size),)) + size
+
+
+def encode_nested(item: object) -> bytes:
+    """RLP of byte strings, non-negative integers (big-endian, zero as the empty string) and
+    lists or tuples of them: the bytes pyrlp's ``rlp.encode`` gives for the same values, at a
+    fraction of its cost (no sedes are inferred)."""
+    if isinstance(item, (bytes, bytearray)):
+        if len(item) == 1 and item[0] < 0x80:
+            return bytes(item)
+        return _prefix(len(item), 0x80) + bytes(item)
+    if isinstance(item, (list, tuple)):
+        payload = b"".join([encode_nested(x) for x in item])
+        return _prefix(len(payload), 0xC0) + payload
+    if isinstance(item, int) and not isinstance(item, bool) and item >= 0:
+        return encode_nested(item.to_bytes((item.bit_length() + 7) // 8, "big"))
+    raise TypeError(f"cannot RLP-encode a {type(item).__name__}")

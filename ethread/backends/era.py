@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -30,13 +30,14 @@ from ..era1.archive import (
     lacks_receipts,
     open_archive,
 )
-from ..errors import StateUnavailable, StoreError
+from ..era1.ere import EreFile
+from ..errors import MissingBlocks, StateUnavailable, StoreError
 from ..forks import ChainConfig, network_config
 from ..models import Address, Hash32
 from ..progress import Progress
 from . import summary
 from .era_index import HistoryIndex
-from .history import BlockRecord, CachedHistory
+from .history import BlockRecord, CachedHistory, RawBlock
 
 INDEX_NAME = "ethread-index.sqlite"
 
@@ -233,6 +234,35 @@ class EraBackend(CachedHistory):
         if era is None or not era.start <= number < era.end:
             return None
         return era
+
+    def raw_blocks(self, start: int, stop: int, *, receipts: bool = True) -> Iterator[RawBlock]:
+        """The records of blocks ``range(start, stop)`` in order, read file by file with each
+        file's senders fetched from the index in one query (see
+        :meth:`CachedHistory.raw_blocks`)."""
+        missing = self.missing_ranges(start, stop)
+        if missing:
+            raise MissingBlocks(missing, f"the archive {self.folder}")
+        for era in self.files():
+            lo, hi = max(start, era.start), min(stop, era.end)
+            if lo >= hi:
+                continue
+            senders = self._index.senders_between(lo, hi - 1)
+            if isinstance(era, EreFile):  # slim receipts as stored: no bloom made for nothing
+                for number in range(lo, hi):
+                    yield RawBlock(number, era.header_rlp(number), era.body_rlp(number),
+                                   era.slim_receipts_rlp(number) if receipts else None,
+                                   senders.get(number, b""), slim=True)
+                continue
+            for number in range(lo, hi):
+                yield RawBlock(number, era.header_rlp(number), era.body_rlp(number),
+                               era.receipts_rlp(number) if receipts else None,
+                               senders.get(number, b""))
+
+    def file_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
+        """``range(start, stop)`` cut at the files' edges: one ``(lo, hi)`` per file it meets,
+        in order (how ``ethread.frames`` shares a range among processes)."""
+        return [(max(start, era.start), min(stop, era.end)) for era in self.files()
+                if max(start, era.start) < min(stop, era.end)]
 
     def missing_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
         """Inclusive ``(first, last)`` spans of ``range(start, stop)`` that no file of the

@@ -13,13 +13,13 @@ postings. The LevelDB store (:mod:`ethread.backends.keyvalue`) and the Era1 arch
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from .. import canonical
 from ..backend import LogQuery
 from ..encoding import DecodeError
-from ..errors import StoreUnreadable
+from ..errors import MissingBlocks, StoreUnreadable
 from ..lru import LRU
 from ..models import Address, Block, Hash32, Header, Log, Receipt
 from .logindex import candidate_blocks, collect_logs, decode_block_logs, logs_of_receipts
@@ -107,6 +107,21 @@ class HistoryRecords(Protocol):
         ...
 
 
+class RawBlock(NamedTuple):
+    """A block's records as stored, for readers that decode in bulk (``ethread.frames``): no
+    models are made."""
+
+    number: int
+    header_rlp: bytes
+    body_rlp: bytes
+    receipts_rlp: bytes | None
+    senders: bytes
+    """The senders of its transactions, 20 bytes each, in order."""
+    slim: bool = False
+    """Whether ``receipts_rlp`` holds ``ere``'s slim receipts (``[type, status, cumulative gas,
+    logs]``, no bloom) rather than the consensus encoding."""
+
+
 class CachedHistory:
     """Header, block, transaction, receipt and log reads over :class:`HistoryRecords`.
 
@@ -161,6 +176,26 @@ class CachedHistory:
         return value
 
     # -- the backend protocols -----------------------------------------------------------------
+
+    def raw_blocks(self, start: int, stop: int, *, receipts: bool = True) -> Iterator[RawBlock]:
+        """The records of blocks ``range(start, stop)`` in order, straight from the store (no
+        cache, nothing decoded); a block the store lacks raises
+        :class:`~ethread.errors.MissingBlocks`."""
+        records = self._records
+        for number in range(start, stop):
+            block_hash = records.hash_at(number)
+            found = None
+            if block_hash is not None:
+                if receipts:
+                    found = records.block_and_receipts_records(block_hash)
+                else:
+                    block = records.block_record(block_hash)
+                    found = (block, None) if block is not None else None
+            if found is None:
+                raise MissingBlocks([(number, number)], records.describe())
+            block, receipts_rlp = found
+            yield RawBlock(number, block.header_rlp, block.body_rlp, receipts_rlp,
+                           b"".join(block.senders))
 
     def canonical_hash(self, number: int) -> Hash32 | None:
         """The hash of the canonical block at ``number``, or None if not held."""

@@ -38,10 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import rlp
-from eth_hash.auto import keccak
-
-from ..fastrlp import Nested, decode_list
+from ..fastrlp import Nested, decode_list, encode_nested
+from ..keccak import keccak256 as keccak
 from ..models import Hash32
 from . import e2store
 from .accumulator import EPOCH_SIZE, accumulator_root
@@ -138,8 +136,8 @@ def slim_to_consensus(slim: bytes) -> bytes:
         if not isinstance(kind, bytes) or len(kind) > 1:
             raise ValueError("a slim receipt's type is one byte")
         fields = [item[1], item[2], logs_bloom(item[3]), item[3]]
-        encoded = rlp.encode(fields)
-        out.append(encoded if not kind else rlp.encode(kind + encoded))
+        encoded = encode_nested(fields)
+        out.append(encoded if not kind else encode_nested(kind + encoded))
     return _encoded_list(out)
 
 
@@ -156,7 +154,7 @@ def consensus_to_slim(consensus: bytes) -> bytes:
         if len(fields) != 4:
             raise ValueError("a receipt has 4 fields")
         slim.append([kind, fields[0], fields[1], fields[3]])
-    return bytes(rlp.encode(slim))
+    return encode_nested(slim)
 
 
 def _encoded_list(encoded: Sequence[bytes]) -> bytes:

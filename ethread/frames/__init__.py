@@ -21,6 +21,11 @@ Column types (see :mod:`ethread.frames.columns` for the reasoning):
 
 A range holding a block the backend lacks (past the head, or in a gap between Era1 archives)
 raises :class:`~ethread.errors.MissingBlocks` naming the missing blocks before any is read.
+``workers=N`` shares the range among N processes (by archive file on an Era backend, by block
+range on an LMDB store) and concatenates their tables in order: the same table as one process
+builds. Backends that hold their records (Era1 and ``ere`` archives, LMDB and LevelDB stores)
+are decoded in bulk, without a model per row (:mod:`ethread.frames.bulk`).
+
 Ranges of 2,048 blocks or more show a tqdm progress bar (in a notebook, or when stderr is a
 terminal; never in a log); ``progress=False`` turns it off.
 
@@ -38,6 +43,7 @@ from ..iteration import ReceiptRangeSource, check_range
 from ..models import Address, Hash32, TopicFilter
 from . import columns as c
 from .abi import decoded_columns, parse_abi
+from .bulk import RawBlockSource
 from .extra import MissingExtra, pyarrow
 from .tables import LOG_COLUMNS, TABLES, collect, log_row, progress_bar
 
@@ -58,51 +64,60 @@ LOG_CHUNK = 8192
 
 
 def tables(backend: ReceiptRangeSource, start: int, stop: int,
-           names: Iterable[str] = TABLES, *, progress: bool = True) -> dict[str, Any]:
+           names: Iterable[str] = TABLES, *, progress: bool = True,
+           workers: int = 1) -> dict[str, Any]:
     """Several tables of ``range(start, stop)`` from a single pass over its blocks: a dict
     from each name in ``names`` (any of ``blocks``, ``transactions``, ``receipts``, ``logs``,
     ``withdrawals``, ``uncles``) to its ``pyarrow.Table``."""
-    return collect(backend, start, stop, names, progress=progress)
+    return collect(backend, start, stop, names, progress=progress, workers=workers)
 
 
-def blocks(backend: ReceiptRangeSource, start: int, stop: int, *, progress: bool = True) -> Any:
+def blocks(backend: ReceiptRangeSource, start: int, stop: int, *, progress: bool = True,
+           workers: int = 1) -> Any:
     """One row per block of ``range(start, stop)``: number, hash, parent_hash, timestamp,
     miner, gas_limit, gas_used, base_fee_per_gas, difficulty, size, transaction_count,
     uncle_count, withdrawal_count, the roots, logs_bloom, extra_data and the fork-dependent
     header fields (null before their fork)."""
-    return collect(backend, start, stop, ["blocks"], progress=progress)["blocks"]
+    return collect(backend, start, stop, ["blocks"], progress=progress,
+                   workers=workers)["blocks"]
 
 
 def transactions(backend: ReceiptRangeSource, start: int, stop: int, *,
-                 progress: bool = True) -> Any:
+                 progress: bool = True, workers: int = 1) -> Any:
     """One row per transaction of ``range(start, stop)``, in chain order: block_number,
     block_hash, timestamp, transaction_index, hash, type, from, to (null for a contract
     creation), value, nonce, gas, gas_price (the effective price paid), the fee caps (null
     where the type has none), input, chain_id, v (``y_parity`` for typed transactions), r, s,
     access_list_size, blob_versioned_hashes and authorization_count."""
-    return collect(backend, start, stop, ["transactions"], progress=progress)["transactions"]
+    return collect(backend, start, stop, ["transactions"], progress=progress,
+                   workers=workers)["transactions"]
 
 
-def receipts(backend: ReceiptRangeSource, start: int, stop: int, *, progress: bool = True) -> Any:
+def receipts(backend: ReceiptRangeSource, start: int, stop: int, *, progress: bool = True,
+             workers: int = 1) -> Any:
     """One row per receipt of ``range(start, stop)``, with its transaction's hash, from, to
     and value beside status (null before Byzantium, where ``root`` is set instead), gas_used,
     cumulative_gas_used, effective_gas_price, contract_address, log_count, the blob gas
     fields and logs_bloom."""
-    return collect(backend, start, stop, ["receipts"], progress=progress)["receipts"]
+    return collect(backend, start, stop, ["receipts"], progress=progress,
+                   workers=workers)["receipts"]
 
 
 def withdrawals(backend: ReceiptRangeSource, start: int, stop: int, *,
-                progress: bool = True) -> Any:
+                progress: bool = True, workers: int = 1) -> Any:
     """One row per validator withdrawal of ``range(start, stop)``: block_number, block_hash,
     timestamp, index, validator_index, address and amount_gwei."""
-    return collect(backend, start, stop, ["withdrawals"], progress=progress)["withdrawals"]
+    return collect(backend, start, stop, ["withdrawals"], progress=progress,
+                   workers=workers)["withdrawals"]
 
 
-def uncles(backend: ReceiptRangeSource, start: int, stop: int, *, progress: bool = True) -> Any:
+def uncles(backend: ReceiptRangeSource, start: int, stop: int, *, progress: bool = True,
+           workers: int = 1) -> Any:
     """One row per uncle header included by a block of ``range(start, stop)``: the
     including block's number and hash, uncle_index, and the uncle's number, hash,
     parent_hash, miner, timestamp, difficulty, gas_limit and gas_used."""
-    return collect(backend, start, stop, ["uncles"], progress=progress)["uncles"]
+    return collect(backend, start, stop, ["uncles"], progress=progress,
+                   workers=workers)["uncles"]
 
 
 class _LogRangeSource(ReceiptRangeSource, LogSource):
@@ -118,6 +133,7 @@ def logs(
     topics: Sequence[TopicFilter | Hash32 | str | None] = (),
     abi: Any = None,
     progress: bool = True,
+    workers: int = 1,
 ) -> Any:
     """One row per log of ``range(start, stop)`` matching ``address`` and ``topics`` (as in
     eth_getLogs: a list of positions, each None, a topic, or a list of alternatives), read
@@ -139,6 +155,11 @@ def logs(
         wanted = [tuple(e.topic0 for e in events)]
     if len(wanted) > 4:
         raise ValueError("a log has at most 4 topics")
+    if not addresses and not any(wanted) and events is None and isinstance(backend,
+                                                                         RawBlockSource):
+        # Every log: the blocks' receipts read in bulk beat the log index's lookups.
+        return collect(backend, start, stop, ["logs"], progress=progress,
+                       workers=workers)["logs"]
     check_range(backend, start, stop)
     cols: dict[str, tuple[c.Column, list[Any]]] = {name: (kind, []) for name, kind in LOG_COLUMNS}
     raw: list[tuple[bytes | None, Sequence[bytes], bytes]] = []

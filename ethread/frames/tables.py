@@ -169,8 +169,13 @@ def _tracked(items: Iterator[Any], bar: Any) -> Iterator[Any]:
 
 
 def collect(backend: ReceiptRangeSource, start: int, stop: int, names: Iterable[str],
-            *, progress: bool = True) -> dict[str, Any]:
+            *, progress: bool = True, workers: int = 1) -> dict[str, Any]:
     """Arrow tables ``names`` (any of :data:`TABLES`) of ``range(start, stop)`` in one pass.
+
+    A backend that hands out its stored records (Era1/ere archives, LMDB and LevelDB stores)
+    is read by the bulk path (:mod:`.bulk`: no model per row); ``workers`` above 1 shares the
+    range among that many processes (:mod:`.parallel`: by archive file, or by block range on
+    an LMDB store). Others are read block by block through their models.
 
     Raises :class:`~ethread.errors.MissingBlocks` before reading anything when the backend
     lacks any block of the range.
@@ -180,9 +185,41 @@ def collect(backend: ReceiptRangeSource, start: int, stop: int, names: Iterable[
     for name in wanted:
         if name not in SPECS:
             raise ValueError(f"no table {name!r}; the tables are {', '.join(TABLES)}")
-    tables = {name: _columns(SPECS[name]) for name in wanted}
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive int, not {workers!r}")
     check_range(backend, start, stop)
-    needs_receipts = "receipts" in tables or "logs" in tables
+    needs_receipts = "receipts" in wanted or "logs" in wanted
+    from .bulk import RawBlockSource, tables_of_records
+
+    if isinstance(backend, RawBlockSource):
+        bar = progress_bar(stop - start, progress)
+        try:
+            if workers > 1 and stop > start:
+                from .parallel import collect_parallel
+
+                return collect_parallel(backend, start, stop, wanted, workers, bar)
+            records = backend.raw_blocks(start, stop, receipts=needs_receipts)
+            return tables_of_records(records, wanted, backend.chain_config(),
+                                     None if bar is None else lambda: bar.update(1))
+        finally:
+            if bar is not None:
+                bar.close()
+    if workers > 1:
+        from .parallel import opener
+
+        opener(backend)  # says why this backend is read in one process
+    return collect_models(backend, start, stop, wanted, progress=progress)
+
+
+def collect_models(backend: ReceiptRangeSource, start: int, stop: int, names: Iterable[str],
+                   *, progress: bool = True) -> dict[str, Any]:
+    """The tables of :func:`collect` built from the backend's ``Block`` and ``Receipt`` models,
+    row by row: the path of backends without stored records (memory), and the yardstick the
+    bulk path is tested against."""
+    wanted = list(dict.fromkeys(names))
+    check_range(backend, start, stop)
+    needs_receipts = "receipts" in wanted or "logs" in wanted
+    tables = {name: _columns(SPECS[name]) for name in wanted}
     bar = progress_bar(stop - start, progress)
     rows: Iterator[tuple[Block, tuple[Receipt, ...] | None]]
     if needs_receipts:

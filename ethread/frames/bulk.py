@@ -1,0 +1,435 @@
+"""Tables straight from stored records: the fast path of :mod:`ethread.frames`.
+
+A store that hands out raw records (``raw_blocks``: Era1 and ``ere`` archives, LMDB and LevelDB
+stores) is read without making a model per row: each block's header, body and receipts RLP
+are decoded once by :mod:`ethread.fastrlp` and their fields appended, as the bytes they are,
+to one list per column; the work that is the same for every row (hex strings, big-endian
+numbers into ``uint64`` or ``decimal128``) is then done on whole columns with numpy
+(:func:`hex_column`, :func:`uint_column`, :func:`decimal_column`). The tables equal those
+the model path (:func:`ethread.frames.tables.collect` over ``Block`` and ``Receipt`` models)
+builds, column for column; ``tests/test_frames_bulk.py`` holds them to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from ..backends.history import RawBlock
+from ..encoding import DecodeError
+from ..era1.ere import logs_bloom
+from ..fastrlp import decode_nested, encode_nested, item_spans, payload_span
+from ..forks import ChainConfig
+from ..keccak import keccak256 as keccak
+from . import columns as c
+from .extra import pyarrow
+
+BLOB_GAS_PER_BLOB = 131_072
+_NO_SCHEDULE = ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
+"""The schedule blob prices are worked out with when a store has none (as the model path)."""
+
+
+@runtime_checkable
+class RawBlockSource(Protocol):
+    """A backend that hands out its blocks' stored records in order."""
+
+    def raw_blocks(self, start: int, stop: int, *, receipts: bool = True
+                   ) -> Iterator[RawBlock]: ...
+
+    def chain_config(self) -> ChainConfig | None: ...
+
+
+# -- whole-column conversions ------------------------------------------------------------------
+
+
+def _numpy() -> Any:
+    import numpy
+
+    return numpy
+
+
+def _validity(mask: Any) -> Any:
+    """An Arrow validity bitmap from a boolean numpy array (True: present), or None when every
+    value is present."""
+    np = _numpy()
+    if bool(mask.all()):
+        return None
+    return pyarrow().py_buffer(np.packbits(mask, bitorder="little").tobytes())
+
+
+def hex_column(values: Sequence[bytes | None], width: int) -> Any:
+    """``0x`` hex strings of byte strings that are all ``width`` bytes (or None: null), made for
+    the whole column at once."""
+    pa, np = pyarrow(), _numpy()
+    count = len(values)
+    if count == 0:
+        return pa.array([], pa.string())
+    blank = bytes(width)
+    present = np.fromiter((v is not None for v in values), bool, count)
+    joined = b"".join([v if v is not None else blank for v in values])
+    if len(joined) != count * width:
+        return c.hex_string(values)  # a value of another width: the plain way
+    digits = np.frombuffer(b"0123456789abcdef", np.uint8)
+    raw = np.frombuffer(joined, np.uint8).reshape(count, width)
+    out = np.empty((count, 2 + 2 * width), np.uint8)
+    out[:, 0] = ord("0")
+    out[:, 1] = ord("x")
+    out[:, 2::2] = digits[raw >> 4]
+    out[:, 3::2] = digits[raw & 15]
+    offsets = np.arange(0, (count + 1) * (2 + 2 * width), 2 + 2 * width, dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), count,
+                                 [_validity(present), pa.py_buffer(offsets.tobytes()),
+                                  pa.py_buffer(out.tobytes())])
+
+
+def _padded(values: Sequence[bytes | None], width: int) -> tuple[Any, Any] | None:
+    """Big-endian byte strings right-aligned in ``width`` bytes as a (count, width) uint8
+    array, with the presence mask; None when one is wider."""
+    np = _numpy()
+    count = len(values)
+    if any(v is not None and len(v) > width for v in values):
+        return None
+    present = np.fromiter((v is not None for v in values), bool, count)
+    joined = b"".join([v.rjust(width, b"\x00") if v is not None else bytes(width)
+                       for v in values])
+    return np.frombuffer(joined, np.uint8).reshape(count, width), present
+
+
+def uint_column(values: Sequence[bytes | None]) -> Any:
+    """A ``uint64`` column from big-endian byte strings as RLP holds numbers (None: null)."""
+    pa, _np = pyarrow(), _numpy()
+    padded = _padded(values, 8)
+    if padded is None:
+        return c.uint64([None if v is None else int.from_bytes(v, "big") for v in values])
+    raw, present = padded
+    numbers = raw.copy().view(">u8").reshape(-1).astype("<u8")
+    return pa.Array.from_buffers(pa.uint64(), len(values),
+                                 [_validity(present), pa.py_buffer(numbers.tobytes())])
+
+
+_DECIMAL_LIMIT = (10**38 - 1).to_bytes(16, "big")
+
+
+def decimal_column(values: Sequence[bytes | None]) -> Any:
+    """A ``decimal128(38, 0)`` column from big-endian byte strings (None: null), built as the
+    16-byte little-endian integers Arrow stores; exact decimal strings (as
+    :func:`~ethread.frames.columns.wide`) when a value does not fit."""
+    pa = pyarrow()
+    padded = _padded(values, 16)
+    if padded is None or any(v is not None and len(v) == 16 and v > _DECIMAL_LIMIT
+                             for v in values):
+        return c.wide([None if v is None else int.from_bytes(v, "big") for v in values])
+    raw, present = padded
+    little = raw[:, ::-1].copy()
+    return pa.Array.from_buffers(pa.decimal128(38, 0), len(values),
+                                 [_validity(present), pa.py_buffer(little.tobytes())])
+
+
+def _int(value: bytes) -> int:
+    return int.from_bytes(value, "big")
+
+
+# -- the columns of each table -------------------------------------------------------------------
+
+
+class _Columns:
+    """Lists of raw values, one per column, for the tables asked for."""
+
+    def __init__(self, wanted: Iterable[str]) -> None:
+        self.wanted = set(wanted)
+        self.blocks: dict[str, list[Any]] = {}
+        self.transactions: dict[str, list[Any]] = {}
+        self.receipts: dict[str, list[Any]] = {}
+        self.logs: dict[str, list[Any]] = {}
+        self.withdrawals: dict[str, list[Any]] = {}
+        self.uncles: dict[str, list[Any]] = {}
+
+
+_BLOCK_SPEC = {
+    "number": "int", "hash": 32, "parent_hash": 32, "timestamp": "time", "miner": 20,
+    "gas_limit": "uint", "gas_used": "uint", "base_fee_per_gas": "wide", "difficulty": "wide",
+    "size": "int", "transaction_count": "int", "uncle_count": "int", "withdrawal_count": "int",
+    "state_root": 32, "transactions_root": 32, "receipts_root": 32, "uncles_hash": 32,
+    "logs_bloom": "bin", "extra_data": "bin", "mix_hash": 32, "nonce": 8,
+    "withdrawals_root": 32, "blob_gas_used": "uint", "excess_blob_gas": "uint",
+    "parent_beacon_block_root": 32, "requests_hash": 32,
+}
+_KEY_SPEC = {
+    "block_number": "int", "block_hash": 32, "timestamp": "time", "transaction_index": "int",
+    "hash": 32, "type": "int", "from": 20, "to": 20, "value": "wide",
+}
+_TRANSACTION_SPEC = {
+    **_KEY_SPEC, "nonce": "uint", "gas": "uint", "gas_price": "wide_int",
+    "max_fee_per_gas": "wide", "max_priority_fee_per_gas": "wide",
+    "max_fee_per_blob_gas": "wide", "input": "bin", "chain_id": "int", "v": "int",
+    "r": "word", "s": "word", "access_list_size": "int", "blob_versioned_hashes": "hexlist",
+    "authorization_count": "int",
+}
+_RECEIPT_SPEC = {
+    **_KEY_SPEC, "status": "int", "root": 32, "gas_used": "int", "cumulative_gas_used": "int",
+    "effective_gas_price": "wide_int", "contract_address": 20, "log_count": "int",
+    "blob_gas_used": "int", "blob_gas_price": "wide_int", "logs_bloom": "bin",
+}
+_LOG_SPEC = {
+    "block_number": "int", "block_hash": 32, "timestamp": "time", "transaction_index": "int",
+    "transaction_hash": 32, "log_index": "int", "address": 20, "topic0": 32, "topic1": 32,
+    "topic2": 32, "topic3": 32, "data": "bin",
+}
+_WITHDRAWAL_SPEC = {
+    "block_number": "int", "block_hash": 32, "timestamp": "time", "index": "uint",
+    "validator_index": "uint", "address": 20, "amount_gwei": "uint",
+}
+_UNCLE_SPEC = {
+    "block_number": "int", "block_hash": 32, "uncle_index": "int", "number": "uint",
+    "hash": 32, "parent_hash": 32, "miner": 20, "timestamp": "utime", "difficulty": "wide",
+    "gas_limit": "uint", "gas_used": "uint",
+}
+SPECS: dict[str, dict[str, Any]] = {
+    "blocks": _BLOCK_SPEC, "transactions": _TRANSACTION_SPEC, "receipts": _RECEIPT_SPEC,
+    "logs": _LOG_SPEC, "withdrawals": _WITHDRAWAL_SPEC, "uncles": _UNCLE_SPEC,
+}
+
+
+def _array(kind: Any, values: list[Any]) -> Any:
+    """One Arrow array of a column kind from its raw values."""
+    pa = pyarrow()
+    if isinstance(kind, int):
+        return hex_column(values, kind)
+    if kind == "int":
+        return c.uint64(values)
+    if kind == "uint":
+        return uint_column(values)
+    if kind == "wide":
+        return decimal_column(values)
+    if kind == "wide_int":
+        return decimal_column([None if v is None else v.to_bytes((v.bit_length() + 7) // 8, "big")
+                               for v in values])
+    if kind == "time":
+        return c.timestamp(values)
+    if kind == "utime":
+        return c.timestamp([None if v is None else _int(v) for v in values])
+    if kind == "bin":
+        return pa.array(values, pa.binary())
+    if kind == "word":
+        return hex_column([v.rjust(32, b"\x00") if len(v) <= 32 else v for v in values], 32)
+    if kind == "hexlist":
+        return c.hex_list(values)
+    raise AssertionError(kind)
+
+
+def _table(spec: dict[str, Any], columns: dict[str, list[Any]]) -> Any:
+    pa = pyarrow()
+    return pa.table({name: _array(kind, columns[name]) for name, kind in spec.items()})
+
+
+# -- decoding --------------------------------------------------------------------------------------
+
+
+def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
+                      config: ChainConfig | None, on_block: Any = None) -> dict[str, Any]:
+    """The tables ``names`` of the blocks ``records`` (in order) as Arrow tables.
+
+    ``on_block`` (if given) is called after each block, for a progress bar."""
+    wanted = set(names)
+    cols: dict[str, dict[str, list[Any]]] = {name: {col: [] for col in SPECS[name]}
+                                             for name in wanted}
+    schedule = config if config is not None else _NO_SCHEDULE
+    txs_needed = bool(wanted & {"transactions", "receipts", "logs"})
+    for raw in records:
+        try:
+            _decode_block(raw, cols, wanted, txs_needed, schedule)
+        except (ValueError, IndexError, TypeError) as exc:
+            raise DecodeError(f"block {raw.number}: {exc}") from None
+        if on_block is not None:
+            on_block()
+    return {name: _table(SPECS[name], cols[name]) for name in names}
+
+
+def _decode_block(raw: RawBlock, cols: dict[str, dict[str, list[Any]]], wanted: set[str],
+                  txs_needed: bool, config: ChainConfig) -> None:
+    header_rlp, body_rlp = raw.header_rlp, raw.body_rlp
+    h = decode_nested(header_rlp)
+    assert isinstance(h, list)
+    count = len(h)
+    number = _int(h[8])  # type: ignore[arg-type]
+    timestamp = _int(h[11])  # type: ignore[arg-type]
+    block_hash = keccak(header_rlp)
+    base_fee = _int(h[15]) if count > 15 else None  # type: ignore[arg-type]
+    body = decode_nested(body_rlp)
+    if not isinstance(body, list) or len(body) not in (2, 3):
+        raise ValueError("a block body is [transactions, uncles] or with withdrawals")
+    items: list[Any] = body[0]  # type: ignore[assignment]
+    uncles: list[Any] = body[1]  # type: ignore[assignment]
+    withdrawals: list[Any] | None = body[2] if len(body) == 3 else None  # type: ignore[assignment]
+    assert isinstance(items, list) and isinstance(uncles, list)
+    if "blocks" in wanted:
+        start, end = payload_span(body_rlp)
+        payload = len(header_rlp) + end - start
+        size = payload + (1 if payload < 56 else 1 + (payload.bit_length() + 7) // 8)
+        b = cols["blocks"]
+        for name, value in (
+            ("number", number), ("hash", block_hash), ("parent_hash", h[0]),
+            ("timestamp", timestamp), ("miner", h[2]), ("gas_limit", h[9]),
+            ("gas_used", h[10]), ("base_fee_per_gas", h[15] if count > 15 else None),
+            ("difficulty", h[7]), ("size", size), ("transaction_count", len(items)),
+            ("uncle_count", len(uncles)),
+            ("withdrawal_count", None if withdrawals is None else len(withdrawals)),  # type: ignore[arg-type]
+            ("state_root", h[3]), ("transactions_root", h[4]), ("receipts_root", h[5]),
+            ("uncles_hash", h[1]), ("logs_bloom", h[6]), ("extra_data", h[12]),
+            ("mix_hash", h[13]), ("nonce", h[14]),
+            ("withdrawals_root", h[16] if count > 16 else None),
+            ("blob_gas_used", h[17] if count > 17 else None),
+            ("excess_blob_gas", h[18] if count > 18 else None),
+            ("parent_beacon_block_root", h[19] if count > 19 else None),
+            ("requests_hash", h[20] if count > 20 else None),
+        ):
+            b[name].append(value)
+    if "withdrawals" in wanted and withdrawals:
+        w = cols["withdrawals"]
+        for entry in withdrawals:  # type: ignore[union-attr]
+            assert isinstance(entry, list)
+            w["block_number"].append(number)
+            w["block_hash"].append(block_hash)
+            w["timestamp"].append(timestamp)
+            w["index"].append(entry[0])
+            w["validator_index"].append(entry[1])
+            w["address"].append(entry[2])
+            w["amount_gwei"].append(entry[3])
+    if "uncles" in wanted and uncles:
+        _uncles(body_rlp, uncles, number, block_hash, cols["uncles"])
+    if not txs_needed or not items:
+        return
+    senders = raw.senders
+    if len(senders) != 20 * len(items):
+        raise ValueError(f"{len(items)} transactions stored with {len(senders) // 20} senders")
+    start, end = payload_span(body_rlp)
+    spans = item_spans(body_rlp, *payload_span(body_rlp, start))
+    receipts: list[Any] | None = None
+    f: list[Any]
+    if "receipts" in wanted or "logs" in wanted:
+        if raw.receipts_rlp is None:
+            raise ValueError("the store holds no receipts for it")
+        decoded = decode_nested(raw.receipts_rlp)
+        assert isinstance(decoded, list)
+        if len(decoded) != len(items):
+            raise ValueError(f"{len(items)} transactions but {len(decoded)} receipts")
+        receipts = decoded
+    tx_cols = cols.get("transactions")
+    rc_cols = cols.get("receipts")
+    log_cols = cols.get("logs")
+    tx_rows = _appenders(tx_cols, _TRANSACTION_SPEC)
+    rc_rows = _appenders(rc_cols, _RECEIPT_SPEC)
+    log_rows = _appenders(log_cols, _LOG_SPEC)
+    slim = raw.slim
+    previous = 0
+    log_index = 0
+    blob_price: int | None = None
+    excess = _int(h[18]) if count > 18 else None  # type: ignore[arg-type]
+    base = base_fee or 0
+    for index, (item, (lo, hi)) in enumerate(zip(items, spans, strict=True)):
+        sender = senders[20 * index:20 * index + 20]
+        if type(item) is list:  # legacy: [nonce, gas price, gas, to, value, data, v, r, s]
+            kind = 0
+            tx_hash = keccak(body_rlp[lo:hi])
+            nonce, price_raw, gas, to, value, data, v_raw, r, s = item
+            v = _int(v_raw)  # type: ignore[arg-type]
+            chain_id = (v - 35) // 2 if v >= 35 else None
+            tip = cap = blob_cap = access = blob_hashes = authorizations = None
+            price = _int(price_raw)  # type: ignore[arg-type]
+        else:
+            kind = item[0]  # type: ignore[index]
+            tx_hash = keccak(item)  # type: ignore[arg-type]
+            f = decode_nested(item[1:])  # type: ignore[assignment]
+            assert isinstance(f, list)
+            chain_id = _int(f[0])  # type: ignore[arg-type]
+            nonce = f[1]
+            blob_cap = blob_hashes = authorizations = None
+            if kind == 1:
+                price_raw, gas, to, value, data, access = f[2], f[3], f[4], f[5], f[6], f[7]
+                tip = cap = None
+                price = _int(price_raw)  # type: ignore[arg-type]
+            else:
+                tip, cap, gas, to, value, data, access = f[2], f[3], f[4], f[5], f[6], f[7], f[8]
+                if kind == 3:
+                    blob_cap, blob_hashes = f[9], f[10]
+                elif kind == 4:
+                    authorizations = f[9]
+                price = min(_int(cap), base + _int(tip))  # type: ignore[arg-type]
+            v = _int(f[-3])  # type: ignore[arg-type]
+            r, s = f[-2], f[-1]
+        recipient = to if to else None
+        if tx_rows is not None:
+            for append, val in zip(tx_rows, (
+                    number, block_hash, timestamp, index, tx_hash, kind, sender, recipient, value,
+                    nonce, gas, price, cap, tip, blob_cap, data, chain_id, v, r, s,
+                    None if access is None else len(access),  # type: ignore[arg-type]
+                    None if blob_hashes is None else list(blob_hashes),  # type: ignore[arg-type]
+                    None if authorizations is None else len(authorizations),  # type: ignore[arg-type]
+            ), strict=True):
+                append(val)
+        if receipts is None:
+            continue
+        entry = receipts[index]
+        if slim:
+            assert isinstance(entry, list)
+            _, first, cumulative_raw, raw_logs = entry
+            bloom = None
+        else:
+            fields = entry if type(entry) is list else decode_nested(entry[1:])  # type: ignore[index]
+            assert isinstance(fields, list)
+            first, cumulative_raw, bloom, raw_logs = fields
+        cumulative = _int(cumulative_raw)  # type: ignore[arg-type]
+        assert isinstance(raw_logs, list)
+        if rc_rows is not None:
+            if len(first) == 32:
+                status, root = None, first
+            else:
+                status, root = (1 if first == b"\x01" else 0), None
+            contract = (keccak(encode_nested([sender, nonce]))[12:]
+                        if recipient is None else None)
+            blob_gas = None
+            if blob_hashes is not None:
+                blob_gas = BLOB_GAS_PER_BLOB * len(blob_hashes)  # type: ignore[arg-type]
+                if blob_price is None and excess is not None:
+                    blob_price = config.blob_base_fee(number, timestamp, excess)
+            if bloom is None:
+                bloom = logs_bloom(raw_logs)
+            for append, val in zip(rc_rows, (
+                    number, block_hash, timestamp, index, tx_hash, kind, sender, recipient, value,
+                    status, root, cumulative - previous, cumulative, price, contract,
+                    len(raw_logs), blob_gas, blob_price if blob_gas is not None else None, bloom,
+            ), strict=True):
+                append(val)
+        previous = cumulative
+        if log_rows is not None:
+            for log in raw_logs:
+                address, topics, data_ = log  # type: ignore[misc]
+                n = len(topics)
+                for append, val in zip(log_rows, (
+                        number, block_hash, timestamp, index, tx_hash, log_index, address,
+                        topics[0] if n > 0 else None, topics[1] if n > 1 else None,
+                        topics[2] if n > 2 else None, topics[3] if n > 3 else None, data_,
+                ), strict=True):
+                    append(val)
+                log_index += 1
+        else:
+            log_index += len(raw_logs)
+
+
+def _appenders(cols: dict[str, list[Any]] | None, spec: dict[str, Any]) -> list[Any] | None:
+    """The ``append`` of each column list, in the spec's order (None: table not wanted)."""
+    return None if cols is None else [cols[name].append for name in spec]
+
+
+def _uncles(body_rlp: bytes, uncles: list[Any], number: int, block_hash: bytes,
+            u: dict[str, list[Any]]) -> None:
+    parts = item_spans(body_rlp, *payload_span(body_rlp))
+    spans = item_spans(body_rlp, *payload_span(body_rlp, parts[1][0]))
+    for position, (header, (lo, hi)) in enumerate(zip(uncles, spans, strict=True)):
+        for name, value in (
+            ("block_number", number), ("block_hash", block_hash), ("uncle_index", position),
+            ("number", header[8]), ("hash", keccak(body_rlp[lo:hi])), ("parent_hash", header[0]),
+            ("miner", header[2]), ("timestamp", header[11]), ("difficulty", header[7]),
+            ("gas_limit", header[9]), ("gas_used", header[10]),
+        ):
+            u[name].append(value)
