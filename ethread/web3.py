@@ -13,7 +13,13 @@ eth_sendRawTransaction, and the test controls (evm_snapshot, evm_revert, anvil_s
 
 Requests still go through the JSON-RPC codec as bytes, exactly as they would over HTTP, so a
 test suite on this provider sees the answers (and the errors, such as a revert that web3.py
-turns into ``ContractLogicError``) the server would give. Needs the ``web3`` extra
+turns into ``ContractLogicError``) the server would give.
+
+On a dev chain the provider also explains (:class:`Explainer`): when a transaction or call
+fails it traces it (callTracer) and keeps the call tree as text, with revert reasons and the
+custom errors of the ABIs in ``provider.abis`` decoded (:data:`FAILURES`, which the pytest
+plugin shows beside a failed test); and once a contract that calls hardhat's console has run,
+each transaction and call is traced and its ``console.log`` lines printed. Needs the ``web3`` extra
 (``pip install 'ethread[web3]'``); this module is never imported by the rest of ethread.
 """
 
@@ -21,6 +27,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
+from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -39,8 +48,153 @@ from ethread.codec.dispatch import DEFAULT_CONTEXT, Context
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import DevChain
 from ethread.errors import InternalError
+from ethread.methods.tracing.explain import (
+    CONSOLE_MARK,
+    ContractAbis,
+    console_logs,
+    render_tree,
+)
+from ethread.methods.tracing.models import CallFrame, CallLog
 
-__all__ = ["AsyncEthreadProvider", "EthreadProvider"]
+__all__ = ["FAILURES", "AsyncEthreadProvider", "EthreadProvider", "Explainer", "Failure"]
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A transaction or call that failed on a dev chain, explained."""
+
+    method: str
+    tree: str
+    """The call tree as text (see :func:`ethread.methods.tracing.explain.render_tree`)."""
+    console: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.method} failed:\n{self.tree}"
+
+
+FAILURES: deque[Failure] = deque(maxlen=16)
+"""The latest failures explained by any provider of this process (the pytest plugin empties it
+before each test and shows what a failed test left in it)."""
+
+_EXPLAINED = frozenset({"eth_sendTransaction", "eth_sendRawTransaction", "eth_call",
+                        "eth_estimateGas"})
+_CALL_TRACER = {"tracer": "callTracer"}
+
+
+class Explainer:
+    """What a dev-chain provider adds to an answer: a failure's call tree, console.log lines.
+    It asks the same dispatcher (debug_traceTransaction and debug_traceCall with callTracer),
+    only after a failure or once a contract holding the console address has been seen."""
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self.dispatcher = dispatcher
+        self.abis = ContractAbis()
+        self.console = False
+        """Whether a contract that calls the console has been seen (then everything is traced)."""
+        self.failures: deque[Failure] = deque(maxlen=16)
+
+    def _ask(self, method: str, params: list[Any]) -> Any:
+        body = orjson.dumps({"jsonrpc": "2.0", "id": 0, "method": method, "params": params})
+        answer = orjson.loads(self.dispatcher.handle(body) or b"{}")
+        return answer.get("result")
+
+    def _notice_console(self, data: Any, to: Any) -> None:
+        if self.console:
+            return
+        if isinstance(data, str) and CONSOLE_MARK.hex() in data.lower():
+            self.console = True
+        elif isinstance(to, str):
+            code = self._ask("eth_getCode", [to, "latest"])
+            self.console = isinstance(code, str) and CONSOLE_MARK.hex() in code.lower()
+
+    def after(self, method: str, params: Any, response: Any) -> None:
+        """Look at one answered request; never raises (an explanation is a courtesy)."""
+        if method not in _EXPLAINED or not isinstance(response, dict):
+            return
+        try:
+            self._after(method, list(params) if isinstance(params, list | tuple) else [], response)
+        except Exception:  # (a failed explanation must not fail the request)
+            return
+
+    def _after(self, method: str, params: list[Any], response: dict[str, Any]) -> None:
+        request = params[0] if params and isinstance(params[0], dict) else None
+        if request is not None:
+            self._notice_console(request.get("data", request.get("input")), request.get("to"))
+        error = response.get("error")
+        if error is not None:
+            if request is None or method == "eth_sendRawTransaction" or not _reverted(error):
+                return
+            block = _traceable(params[1] if len(params) > 1 and method != "eth_sendTransaction"
+                               else "latest")
+            tree = self._ask("debug_traceCall", [_without_nonce(request), block, _CALL_TRACER])
+            self._report(method, tree, failed=True)
+            return
+        if method in ("eth_call", "eth_estimateGas"):
+            if self.console and request is not None:
+                block = _traceable(params[1] if len(params) > 1 else "latest")
+                tree = self._ask("debug_traceCall", [request, block, _CALL_TRACER])
+                self._report(method, tree, failed=False)
+            return
+        tx_hash = response.get("result")
+        receipt = self._ask("eth_getTransactionReceipt", [tx_hash])
+        if not isinstance(receipt, dict):
+            return  # (not mined yet: automine is off)
+        if method == "eth_sendRawTransaction":
+            tx = self._ask("eth_getTransactionByHash", [tx_hash]) or {}
+            self._notice_console(tx.get("input"), tx.get("to"))
+        failed = receipt.get("status") == "0x0"
+        if failed or self.console:
+            tree = self._ask("debug_traceTransaction", [tx_hash, _CALL_TRACER])
+            self._report(method, tree, failed=failed)
+
+    def _report(self, method: str, tree: Any, *, failed: bool) -> None:
+        if not isinstance(tree, dict):
+            return
+        frame = frame_of(tree)
+        lines = tuple(console_logs(frame))
+        for line in lines:
+            print(line, file=sys.stdout)
+        if failed:
+            failure = Failure(method, render_tree(frame, self.abis), lines)
+            self.failures.append(failure)
+            FAILURES.append(failure)
+
+
+def _reverted(error: Any) -> bool:
+    message = str(error.get("message", "")) if isinstance(error, dict) else ""
+    return message.startswith("execution reverted") or "revert" in message
+
+
+def _traceable(block: Any) -> Any:
+    """The block a failed call is traced on (a dev chain mines at once: pending is latest)."""
+    return "latest" if block in (None, "pending") else block
+
+
+def _without_nonce(request: dict[str, Any]) -> dict[str, Any]:
+    """A failed send's request as a call (its nonce may be taken by then)."""
+    return {k: v for k, v in request.items() if k != "nonce"}
+
+
+def frame_of(data: dict[str, Any]) -> CallFrame:
+    """callTracer's JSON frame as a typed :class:`CallFrame`."""
+    def raw(key: str) -> bytes:
+        value = data.get(key)
+        return bytes.fromhex(value[2:]) if isinstance(value, str) else b""
+
+    return CallFrame(
+        type=str(data.get("type", "CALL")), sender=raw("from"),
+        to=raw("to") if data.get("to") else None,
+        value=int(data["value"], 16) if data.get("value") else None,
+        gas=int(data.get("gas", "0x0"), 16), gas_used=int(data.get("gasUsed", "0x0"), 16),
+        input=raw("input"), output=raw("output"), error=data.get("error"),
+        revert_reason=data.get("revertReason"),
+        calls=tuple(frame_of(call) for call in data.get("calls", ())),
+        logs=tuple(CallLog(address=bytes.fromhex(log["address"][2:]),
+                           topics=tuple(bytes.fromhex(t[2:]) for t in log.get("topics", ())),
+                           data=bytes.fromhex(log.get("data", "0x")[2:]),
+                           index=int(log.get("index", "0x0"), 16),
+                           position=int(log.get("position", "0x0"), 16))
+                   for log in data.get("logs", ())))
 
 
 def _no_answer() -> bytes:
@@ -96,11 +250,21 @@ class EthreadProvider(JSONBaseProvider):
         super().__init__(**kwargs)
         self.dispatcher = _dispatcher(backend, context)
         self.chain = backend if isinstance(backend, DevChain) else None
+        self.explainer = Explainer(self.dispatcher) if self.chain is not None else None
+
+    @property
+    def abis(self) -> ContractAbis:
+        """The ABIs failures are decoded with (add a contract's: ``provider.abis.add(abi)``)."""
+        return self.explainer.abis if self.explainer is not None else ContractAbis()
 
     def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
-        """Answer one web3.py request through the in-process dispatcher."""
+        """Answer one web3.py request through the in-process dispatcher (on a dev chain,
+        explained when it fails or logs to the console)."""
         raw = self.dispatcher.handle(_request_body(method, params, next(self.request_counter)))
-        return _response(raw or _no_answer())
+        response = _response(raw or _no_answer())
+        if self.explainer is not None:
+            self.explainer.after(method, params, response)
+        return response
 
     def make_batch_request(self, requests: list[tuple[RPCEndpoint, Any]],
                            ) -> list[RPCResponse] | RPCResponse:

@@ -59,6 +59,7 @@ from .params import (
     parse_percentiles,
     parse_state_override,
 )
+from .parity_rpc import PARITY_METHODS
 from .serialize import (
     FragmentCache,
     block_json,
@@ -70,7 +71,6 @@ from .serialize import (
     to_json,
 )
 from .simulate import parse_simulate_options, simulated_blocks_json
-from .parity_rpc import PARITY_METHODS
 from .trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS, TraceHandler
 from .txpool_rpc import SEND_RAW_TRANSACTION, TXPOOL_METHODS, PoolHandler, TxPoolService
 

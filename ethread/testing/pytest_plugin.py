@@ -21,11 +21,18 @@ Fixtures:
 
 Web3 is imported only by the fixtures that use it, so the plugin costs nothing to a test run
 that does not.
+
+When a transaction or call fails on a dev chain through ethread's web3 provider, a failed
+test's report gains a section with its call tree (revert reasons and the custom errors of the
+contracts the test made with ``ethread_web3.eth.contract(abi=...)`` decoded); ``console.log``
+lines of hardhat's console.sol print in the test's output (pytest shows them as captured
+stdout).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -70,8 +77,19 @@ def _ethread_session_web3(ethread_session_chain: DevChain) -> Web3:
 
     from ..web3 import EthreadProvider
 
-    w3 = Web3(EthreadProvider(ethread_session_chain))
+    provider = EthreadProvider(ethread_session_chain)
+    w3 = Web3(provider)
     w3.eth.default_account = ethread_session_chain.local_accounts[0].address
+    make_contract = w3.eth.contract
+
+    def contract(*args: Any, **kwargs: Any) -> Any:
+        """web3.py's ``eth.contract``, its ABI remembered for explaining failures."""
+        abi = kwargs.get("abi")
+        if isinstance(abi, list):
+            provider.abis.add(abi)
+        return make_contract(*args, **kwargs)
+
+    w3.eth.contract = contract  # type: ignore[method-assign]
     return w3
 
 
@@ -86,6 +104,29 @@ def ethread_web3(ethread_chain: DevChain, _ethread_session_web3: Web3) -> Web3:
 def ethread_accounts(ethread_session_chain: DevChain) -> tuple[LocalAccount, ...]:
     """The funded dev accounts as eth-account ``LocalAccount`` objects (address and key)."""
     return ethread_session_chain.local_accounts
+
+
+# -- failures explained ----------------------------------------------------------------------
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Forget the failures explained before this test."""
+    web3_module = sys.modules.get("ethread.web3")
+    if web3_module is not None:
+        web3_module.FAILURES.clear()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Add the call trees of the transactions and calls that failed during a failed test."""
+    outcome: Any = yield
+    report = outcome.get_result()
+    web3_module = sys.modules.get("ethread.web3")
+    if report.when != "call" or not report.failed or web3_module is None:
+        return
+    failures = list(web3_module.FAILURES)
+    if failures:
+        report.sections.append(("ethread call trees", "\n\n".join(map(str, failures))))
 
 
 # -- assertion output ------------------------------------------------------------------------
