@@ -29,6 +29,9 @@ are decoded in bulk, without a model per row (:mod:`ethread.frames.bulk`).
 Ranges of 2,048 blocks or more show a tqdm progress bar (in a notebook, or when stderr is a
 terminal; never in a log); ``progress=False`` turns it off.
 
+``traces`` and ``native_transfers`` (:mod:`ethread.frames.trace_tables`) replay blocks to
+list their call frames and ether transfers, as trace_block answers them.
+
 Needs the ``frames`` extra (``pip install 'ethread[frames]'``: pyarrow); without
 it these functions raise :class:`~ethread.frames.extra.MissingExtra` saying so.
 """
@@ -46,14 +49,17 @@ from .abi import decoded_columns, parse_abi
 from .bulk import RawBlockSource
 from .extra import MissingExtra, pyarrow
 from .tables import LOG_COLUMNS, TABLES, collect, log_row, progress_bar
+from .trace_tables import native_transfers, traces
 
 __all__ = [
     "TABLES",
     "MissingExtra",
     "blocks",
     "logs",
+    "native_transfers",
     "receipts",
     "tables",
+    "traces",
     "transactions",
     "uncles",
     "withdrawals",

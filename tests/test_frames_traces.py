@@ -1,0 +1,101 @@
+"""frames.traces and frames.native_transfers against the trace_block answers they are read
+from: the rpc-compat chain (proof-of-work and proof-of-stake blocks) and the router chain of
+tests/test_tracing_anvil.py (nested calls, a reverted callee, creates, self-destructs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import ethread
+from ethread import frames
+from ethread.devchain import DevChain, contracts
+from ethread.devchain.builder import PRAGUE_FORKS
+
+from .conftest import conformance_dir
+from .test_differential_anvil import answer_of
+from .test_tracing_anvil import BENEFICIARY, router
+
+pytest.importorskip("pyarrow")
+
+
+def _calls(backend: Any, start: int, stop: int) -> list[dict[str, Any]]:
+    return [t for n in range(start, stop) for t in answer_of(backend, "trace_block", hex(n))["result"]
+            if t["type"] != "reward"]
+
+
+def _check_traces(backend: Any, start: int, stop: int) -> Any:
+    table = frames.traces(backend, start, stop, progress=False)
+    ours = _calls(backend, start, stop)
+    rows = table.to_pylist()
+    assert len(rows) == len(ours)
+    for row, trace in zip(rows, ours, strict=True):
+        action, result = trace["action"], trace.get("result") or {}
+        assert row["block_number"] == trace["blockNumber"]
+        assert row["block_hash"] == trace["blockHash"]
+        assert row["transaction_index"] == trace["transactionPosition"]
+        assert row["transaction_hash"] == trace["transactionHash"]
+        assert row["trace_address"] == trace["traceAddress"]
+        assert row["depth"] == len(trace["traceAddress"])
+        assert row["type"] == trace["type"]
+        assert row["error"] == trace.get("error")
+        if trace["type"] == "suicide":
+            assert (row["from"], row["to"], int(row["value"])) == (
+                action["address"], action["refundAddress"], int(action["balance"], 16))
+            continue
+        assert row["from"] == action["from"]
+        assert row["to"] == (result.get("address") if trace["type"] == "create" else action["to"])
+        assert int(row["value"]) == int(action["value"], 16)
+        assert row["gas"] == int(action["gas"], 16)
+        assert row["gas_used"] == (int(result["gasUsed"], 16) if result else None)
+        assert row["call_type"] == action.get("callType", action.get("creationMethod"))
+    return table
+
+
+def test_rpc_compat_chain() -> None:
+    folder = conformance_dir() / "rpc-compat"
+    backend = ethread.MemoryBackend()
+    ethread.import_chain(backend, folder / "genesis.json", folder / "chain.rlp", verify_seals=False)
+    table = _check_traces(backend, 0, 46)
+    assert table.num_rows == 160  # (trace_block's 214 less its 54 rewards)
+    transfers = frames.native_transfers(backend, 0, 46, progress=False).to_pylist()
+    assert all(int(t["value"]) > 0 for t in transfers)
+    known = [t for t in transfers if t["transaction_hash"]
+             == "0x5bc704d4eb4ce7fe319705d2f888516961426a177f2799c9f934b5df7466dd33"]
+    assert [(t["from"], t["to"], int(t["value"]), t["kind"]) for t in known] == [
+        ("0x7435ed30a8b4aeb0877cef0c6e8cffe834eb865f", "0x7dcd17433742f4c0ca53122ab541d0ba67fc27df", 2, "call")]
+    succeeded = [t for t in _calls(backend, 0, 46)
+                 if "error" not in t and int(t["action"].get("value", t["action"].get("balance", "0x0")), 16)]
+    assert len(transfers) == len(succeeded)  # (no reverted parent moves value on this chain)
+
+
+def test_router_chain() -> None:
+    backend = ethread.MemoryBackend()
+    chain = DevChain(backend, forks=PRAGUE_FORKS, accounts=4)
+    a = chain.accounts
+    storage = chain.deploy_runtime(a[0], contracts.STORAGE)
+    reverter = chain.deploy_runtime(a[0], contracts.REVERTER)
+    doomed = chain.deploy_runtime(a[0], contracts.assemble(BENEFICIARY, "SELFDESTRUCT"))
+    routed = chain.deploy_runtime(a[0], router(storage, reverter))
+    chain.mine()
+    for selector, value in ((b"\x01", 0), (b"\x02", 10**6), (b"\x03", 7), (b"\x05", 0)):
+        chain.send(a[1], routed, data=selector, value=value, gas=1_000_000)
+    chain.send(a[2], doomed, value=10**15)
+    chain.send(a[3], a[2].address, value=10**12)
+    chain.mine()
+    table = _check_traces(backend, 1, 3)
+    assert table.column("depth").to_pylist().count(2) == 1  # the constructor's self-destruct
+    transfers = frames.native_transfers(backend, 0, 3, progress=False).to_pylist()
+    moved = [(t["kind"], t["to"], int(t["value"])) for t in transfers]
+    hexed = "0x" + routed.hex()
+    assert moved == [
+        ("call", hexed, 10**6),                       # into the router, which then
+        ("create", moved[1][1], 1000),                # funds a contract that self-destructs
+        ("suicide", "0x" + BENEFICIARY.hex(), 1000),  # in its constructor, to the beneficiary
+        ("call", "0x" + doomed.hex(), 10**15),
+        ("suicide", "0x" + BENEFICIARY.hex(), 10**15),
+        ("call", "0x" + a[2].address.hex(), 10**12),
+    ]  # (the 7 wei sent with the reverted custom-error call moved nothing)
+    empty = frames.traces(backend, 0, 1, progress=False)
+    assert empty.num_rows == 0 and empty.column_names == list(frames.trace_tables.TRACE_COLUMNS)
