@@ -635,6 +635,7 @@ def dense_history(
     from ethread.era1.writer import Era1Writer
 
     folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
     paths = DenseStores(folder / "lmdb", folder / "era1", folder / "ere", blocks, 0, 0)
     accounts = dev_accounts(1)
     genesis = parse_genesis(genesis_document(

@@ -1,8 +1,9 @@
 """Every core: a range shared among processes, its tables concatenated in order.
 
-A range is cut where the work divides naturally: at archive files on an Era backend (each
-process reads whole files, their indexes' senders in one query each), and into equal block
-ranges on an LMDB store (which any number of processes may read at once). Each part runs in a
+A range is cut where the work divides naturally: at archive files on an Era backend (a part
+never crosses a file; a file is cut in block ranges only when there are fewer files than
+parts wanted), and into equal block ranges on an LMDB store (which any number of processes
+may read at once). Each part runs in a
 worker process that opens the same backend again from :func:`opener` and builds its tables by
 the bulk path (:mod:`.bulk`); the parent concatenates the parts in block order, so the result
 equals the one-process table row for row.
@@ -42,11 +43,24 @@ def opener(backend: Any) -> Callable[[], Any]:
 
 
 def parts(backend: Any, start: int, stop: int, workers: int) -> list[tuple[int, int]]:
-    """``range(start, stop)`` cut into ``(lo, hi)`` parts, in order: one per archive file, or
-    about two per worker on a store (so that a slow part does not hold up the rest)."""
+    """``range(start, stop)`` cut into ``(lo, hi)`` parts, in order, about two per worker (so
+    that a slow part does not hold up the rest). On an Era backend no part crosses an archive
+    file: each file's blocks make one part, or several when there are fewer files than parts
+    wanted (a process then maps the same file and reads its own blocks of it)."""
+    wanted = max(1, 2 * workers)
     if isinstance(backend, EraBackend):
-        return backend.file_ranges(start, stop)
-    count = max(1, min(stop - start, 2 * workers))
+        files = backend.file_ranges(start, stop)
+        total = sum(hi - lo for lo, hi in files)
+        cut: list[tuple[int, int]] = []
+        for lo, hi in files:
+            pieces = max(1, round(wanted * (hi - lo) / total)) if workers > 1 else 1
+            cut.extend(_even(lo, hi, pieces))
+        return cut
+    return _even(start, stop, wanted)
+
+
+def _even(start: int, stop: int, count: int) -> list[tuple[int, int]]:
+    count = max(1, min(stop - start, count))
     edges = [start + (stop - start) * i // count for i in range(count + 1)]
     return [(lo, hi) for lo, hi in itertools.pairwise(edges) if lo < hi]
 

@@ -1,0 +1,202 @@
+"""Frames at the speed of the data: rows per second of ``ethread.frames`` on dense history, beside
+what reading the same bytes costs at the least. Prints figures; asserts no times.
+
+    python benchmarks/bench_frames_dense.py [--blocks 8191] [--transactions 150]
+                                            [--sample 1024] [--workdir DIR] [--fresh]
+
+The history is :func:`benchmarks.synthetic_history.dense_history`: ``--blocks`` blocks of
+``--transactions`` transactions each (every type; transfers, swaps, approvals, creations,
+blobs, set-code; about 1.3 logs a transaction), written as an LMDB store, Era1 files and ere
+files, kept in ``--workdir`` (default ``ethread-bench-dense`` in the temporary folder) for later
+runs; the Era folders' sidecar indexes (which recover every sender once) are built with it.
+
+For each source (Era1, ere, LMDB), over blocks 1..``--sample``, one process:
+
+- the limits: reading and decompressing the records alone (``raw_blocks``: an archive's
+  records located, read and snappy-decompressed; LMDB's read from the map), RLP-decoding them
+  alone (header, body, every typed transaction's envelope, receipts: every item to its bytes,
+  nothing else), and recovering senders from signatures (what the sidecar index spares a
+  reader, measured on the sample's first 5,000 transactions);
+- ``frames.blocks``, ``transactions``, ``receipts`` and ``logs`` each alone (rows per second
+  of its own table), and ``frames.tables`` of the four in one pass;
+- the model path (``Block``/``Receipt`` models per row, what frames did before the bulk path)
+  for the transactions table, for comparison.
+
+Then over the whole history: the four tables in one pass with 1 process and with 2
+(``workers=2``), blocks per second and the speedup. The machine is shared: the load average
+is printed with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ethread import frames
+from ethread.backends.era import EraBackend
+from ethread.backends.lmdb import LMDBBackend
+from ethread.fastrlp import decode_nested
+from ethread.frames.tables import collect_models
+
+_HERE = Path(__file__).resolve().parent
+
+
+def _synthetic() -> Any:
+    """benchmarks/synthetic_history.py, loaded by path (an installed ``benchmarks`` package of
+    some dependency would shadow the folder's name)."""
+    name = "ethread_bench_synthetic_history"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, _HERE / "synthetic_history.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} cores)"
+
+
+def line(label: str, value: str) -> None:
+    print(f"  {label:<58} {value}", flush=True)
+
+
+def rate(count: int, seconds: float, unit: str = "rows/s") -> str:
+    return f"{count / seconds:>12,.0f} {unit}   ({count:,} in {seconds:.2f} s)"
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    start = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - start
+
+
+def build(work: Path, blocks: int, transactions: int, fresh: bool) -> dict[str, Any]:
+    marker = work / "complete.json"
+    if not fresh and marker.exists():
+        made: dict[str, Any] = json.loads(marker.read_text())
+        if made.get("blocks") == blocks and made.get("transactions") == transactions:
+            print(f"reusing the {blocks:,}-block dense history in {work}")
+            return made
+    if work.exists():
+        shutil.rmtree(work)
+    print(f"building {blocks:,} dense blocks of {transactions} transactions in {work} ...",
+          flush=True)
+    stores, seconds = timed(lambda: _synthetic().dense_history(work, blocks,
+                                                               transactions=transactions))
+    made = {"blocks": blocks, "transactions": transactions, "rows": stores.transactions,
+            "logs": stores.logs, "make_s": seconds}
+    with LMDBBackend(stores.lmdb, create=False) as lmdb:
+        config = lmdb.chain_config()
+    for name in ("era1", "ere"):
+        _, made[f"index_{name}_s"] = timed(
+            lambda n=name: EraBackend(work / n, config=config).close())  # type: ignore[misc]
+    marker.write_text(json.dumps(made))
+    return made
+
+
+def _decode_all(raw: Any) -> None:
+    """Every item of a block's records to its bytes: the least any reader must do."""
+    decode_nested(raw.header_rlp)
+    body = decode_nested(raw.body_rlp)
+    assert isinstance(body, list)
+    for item in body[0]:  # type: ignore[union-attr]
+        if isinstance(item, bytes):
+            decode_nested(item[1:])
+    if raw.receipts_rlp is not None:
+        for receipt in decode_nested(raw.receipts_rlp):  # type: ignore[union-attr]
+            if isinstance(receipt, bytes):
+                decode_nested(receipt[1:])
+
+
+def _recover(records: list[Any], limit: int) -> tuple[int, float]:
+    from ethread.canonical import recover_senders
+
+    done = 0
+    start = time.perf_counter()
+    for raw in records:
+        done += len(recover_senders(raw.body_rlp))
+        if done >= limit:
+            break
+    return done, time.perf_counter() - start
+
+
+def measure(label: str, backend: Any, sample: int, head: int) -> dict[str, float]:
+    print(f"\n{label}: blocks 1..{sample} ({load()})")
+    figures: dict[str, float] = {}
+    records, read_s = timed(lambda: list(backend.raw_blocks(1, sample + 1)))
+    txs = sum(len(r.senders) // 20 for r in records)
+    line("limit: read + decompress the records", rate(txs, read_s, "txs/s"))
+    _, decode_s = timed(lambda: [_decode_all(r) for r in records])
+    line("limit: RLP-decode every item", rate(txs, decode_s, "txs/s"))
+    recovered, recover_s = _recover(records, 5_000)
+    line("limit: recover senders from signatures", rate(recovered, recover_s, "txs/s"))
+    figures.update(read=txs / read_s, decode=txs / decode_s, recover=recovered / recover_s)
+    records = []  # let the sample's records go before the tables are built
+    for name in ("blocks", "transactions", "receipts", "logs"):
+        table, seconds = timed(lambda n=name: getattr(frames, n)(backend, 1, sample + 1,
+                                                                 progress=False))
+        line(f"frames.{name}", rate(table.num_rows, seconds))
+        figures[name] = table.num_rows / seconds
+    names = ["blocks", "transactions", "receipts", "logs"]
+    tables, seconds = timed(lambda: frames.tables(backend, 1, sample + 1, names, progress=False))
+    line("frames.tables (the four, one pass): transactions", rate(
+        tables["transactions"].num_rows, seconds))
+    model, seconds = timed(lambda: collect_models(backend, 1, sample + 1, ["transactions"],
+                                                  progress=False))
+    line("model path (a Block model per block): transactions",
+         rate(model["transactions"].num_rows, seconds))
+    figures["model_transactions"] = model["transactions"].num_rows / seconds
+    for workers in (1, 2):
+        whole, seconds = timed(lambda w=workers: frames.tables(
+            backend, 1, head + 1, names, progress=False, workers=w))
+        line(f"whole history, the four tables, {workers} process(es)",
+             rate(whole["transactions"].num_rows, seconds, "txs/s"))
+        figures[f"workers{workers}"] = whole["transactions"].num_rows / seconds
+    line("speedup of 2 processes", f"{figures['workers2'] / figures['workers1']:.2f}x")
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--blocks", type=int, default=8191)
+    parser.add_argument("--transactions", type=int, default=150)
+    parser.add_argument("--sample", type=int, default=1024)
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) /
+                        "ethread-bench-dense")
+    parser.add_argument("--fresh", action="store_true")
+    parser.add_argument("--only", choices=("Era1", "ere", "LMDB"))
+    args = parser.parse_args()
+    work = args.workdir / f"dense-{args.blocks}-{args.transactions}"
+    made = build(work, args.blocks, args.transactions, args.fresh)
+    print(f"history: {made['blocks']:,} blocks, {made['rows']:,} transactions, "
+          f"{made['logs']:,} logs; made in {made['make_s']:.0f} s, Era1 index "
+          f"{made['index_era1_s']:.0f} s, ere index {made['index_ere_s']:.0f} s")
+    for label, folder in (("Era1", "era1"), ("ere", "ere"), ("LMDB", "lmdb")):
+        if args.only and args.only != label:
+            continue
+        if label == "LMDB":
+            backend: Any = LMDBBackend(work / "lmdb", create=False)
+        else:
+            with LMDBBackend(work / "lmdb", create=False) as lmdb:
+                config = lmdb.chain_config()
+            backend = EraBackend(work / folder, config=config)
+        try:
+            measure(label, backend, min(args.sample, args.blocks), args.blocks)
+        finally:
+            backend.close()
+
+
+if __name__ == "__main__":
+    main()

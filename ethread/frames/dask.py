@@ -1,0 +1,133 @@
+"""The frames as Dask DataFrames: the same extraction on many machines.
+
+    from dask.distributed import Client
+    from ethread.backends.era import EraBackend
+    from ethread.frames import dask as fd
+
+    client = Client("scheduler:8786")              # or LocalCluster(n_workers=...)
+    archive = EraBackend("/data/era1")             # every worker must see the same folder
+    txs = fd.dataframe(archive, "transactions")    # one partition per archive file
+    txs.groupby("to").value.count().compute()
+    fd.to_parquet(archive, "/data/parquet")        # <table>/<first>-<last>.parquet per partition
+
+Each partition is one archive file of an Era backend (Era1 or ``ere``) or one block range of an
+LMDB store, read on a worker by the bulk path of :mod:`ethread.frames.bulk`, so a partition
+equals the slice ``ethread.frames`` builds for the same blocks, and the whole frame (its
+partitions in order) equals the table ``frames`` builds for the whole range. Columns keep
+their Arrow types (``pandas.ArrowDtype``: decimal128 wei amounts, uint64, UTC timestamps).
+
+Why Dask rather than Ray: a Dask DataFrame is a partitioned pandas frame with Arrow-backed
+columns, which is what these tables are, and ``to_parquet`` writes one file per partition with
+no glue; the scheduler and workers are pure Python (``pip install 'ethread[dask]'``), so a CI
+job or a laptop starts a local cluster in a second. Ray brings a large native runtime and its
+own object store to move what are here plain Arrow tables between processes.
+
+Needs the ``dask`` extra (dask[dataframe], distributed); the workers need ethread and access
+to the same archive folder or store path.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..iteration import check_range
+from .bulk import SPECS, tables_of_records
+from .extra import MissingExtra, pyarrow
+from .parallel import opener, parts
+
+STORE_PARTITION = 8192
+"""Blocks per partition of an LMDB store (an archive file holds as many)."""
+
+
+def _dask() -> Any:
+    try:
+        import dask.dataframe as dd
+    except ImportError as exc:
+        raise MissingExtra("ethread.frames.dask needs dask, which is not installed: "
+                           "pip install 'ethread[dask]'") from exc
+    return dd
+
+
+def _pandas(table: Any) -> Any:
+    import pandas as pd  # type: ignore[import-untyped]
+
+    return table.to_pandas(types_mapper=pd.ArrowDtype)
+
+
+def _partition(open_backend: Callable[[], Any], name: str, block_range: tuple[int, int]) -> Any:
+    """One partition: the table ``name`` of ``range(*block_range)``, as pandas."""
+    lo, hi = block_range
+    backend = open_backend()
+    try:
+        needs_receipts = name in ("receipts", "logs")
+        tables = tables_of_records(backend.raw_blocks(lo, hi, receipts=needs_receipts), [name],
+                                   backend.chain_config())
+    finally:
+        backend.close()
+    return _pandas(tables[name])
+
+
+def partitions(backend: Any, start: int | None = None, stop: int | None = None,
+               blocks_per_partition: int = STORE_PARTITION) -> list[tuple[int, int]]:
+    """The block ranges of the partitions: each archive file's blocks in ``range(start, stop)``
+    on an Era backend (a folder with gaps gives the files it holds), ranges of
+    ``blocks_per_partition`` on a store. Defaults: everything held."""
+    first = backend.pointer("earliest") if start is None else start
+    last = backend.pointer("latest") + 1 if stop is None else stop
+    if hasattr(backend, "file_ranges"):
+        return parts(backend, first, last, 1)
+    check_range(backend, first, last)
+    return [(lo, min(last, lo + blocks_per_partition))
+            for lo in range(first, last, blocks_per_partition)]
+
+
+def dataframe(backend: Any, name: str, start: int | None = None, stop: int | None = None,
+              *, blocks_per_partition: int = STORE_PARTITION) -> Any:
+    """The table ``name`` (any of :data:`~ethread.frames.TABLES`) of ``backend`` as a Dask
+    DataFrame, one partition per archive file (or per ``blocks_per_partition`` blocks of an
+    LMDB store), read by whichever workers the current Dask scheduler has."""
+    dd = _dask()
+    if name not in SPECS:
+        raise ValueError(f"no table {name!r}; the tables are {', '.join(SPECS)}")
+    ranges = partitions(backend, start, stop, blocks_per_partition)
+    if not ranges:
+        raise ValueError("no blocks in that range")
+    meta = _pandas(tables_of_records([], [name], None)[name])
+    read = functools.partial(_partition, opener(backend), name)
+    return dd.from_map(read, ranges, meta=meta, divisions=None,
+                       label=f"ethread-{name}", enforce_metadata=False)
+
+
+def to_parquet(backend: Any, folder: str | Path, names: Iterable[str] = ("blocks",
+               "transactions", "receipts", "logs"), start: int | None = None,
+               stop: int | None = None, *, blocks_per_partition: int = STORE_PARTITION,
+               compute: bool = True) -> list[Path]:
+    """Write each table ``names`` as ``<folder>/<table>/<first>-<last>.parquet``, one file per
+    partition (block numbers zero-padded to nine digits, so names sort in block order); the
+    folders written. Query them as one table: DuckDB ``read_parquet('<folder>/logs/*.parquet')``,
+    polars ``pl.scan_parquet('<folder>/logs/*.parquet')`` (see docs/notebooks.md)."""
+    ranges = partitions(backend, start, stop, blocks_per_partition)
+    written = []
+    for name in names:
+        target = Path(folder) / name
+        frame = dataframe(backend, name, start, stop, blocks_per_partition=blocks_per_partition)
+        frame.to_parquet(target, name_function=_namer(ranges), write_index=False,
+                         compute=compute)
+        written.append(target)
+    return written
+
+
+def _namer(ranges: Sequence[tuple[int, int]]) -> Callable[[int], str]:
+    def name(i: int) -> str:
+        lo, hi = ranges[i]
+        return f"{lo:09d}-{hi - 1:09d}.parquet"
+    return name
+
+
+def arrow(frame: Any) -> Any:
+    """A computed Dask frame of this module as one Arrow table (its partitions in order)."""
+    pa = pyarrow()
+    return pa.Table.from_pandas(frame.compute(), preserve_index=False)
