@@ -40,7 +40,7 @@ class ApiKey:
         self.networks = networks
         """The networks it may be used on (None: every one)."""
         self.methods = methods
-        """The methods it may call (None: every one)."""
+        """The rules of the methods it may call (None: every one; see :mod:`.method_rules`)."""
         self.source = source
         """``config`` (the file or a flag) or ``store`` (issued while serving)."""
         self.revoked = False
@@ -50,7 +50,8 @@ class ApiKey:
     def from_config(cls, entry: KeyConfig) -> ApiKey:
         """A key of the configuration file or of ``--api-key``."""
         return cls(key_id(entry.key), mask(entry.key), entry.daily_credits,
-                   entry.credits_per_second, label=entry.label)
+                   entry.credits_per_second, label=entry.label,
+                   methods=frozenset(entry.methods) or None)
 
     @classmethod
     def from_record(cls, record: KeyRecord) -> ApiKey:

@@ -19,6 +19,7 @@ from typing import Any, Literal, get_type_hints
 
 from ..codec.answers import ANSWER_STYLES, DEFAULT_ANSWERS
 from ..methods.logs import LogLimits
+from .method_rules import invalid_rules
 
 BackendKind = Literal["demo", "import", "db", "era"]
 BACKEND_KINDS: tuple[BackendKind, ...] = ("demo", "import", "db", "era")
@@ -207,6 +208,9 @@ class KeyConfig:
     credits_per_second: float | None = None
     """Optional sustained rate; a request is admitted while the key is not in debt."""
     label: str = ""
+    methods: tuple[str, ...] = ()
+    """Rules of the methods it may call (empty: every one): names, namespaces (``debug_*``),
+    denials (``!trace_*``); see :mod:`.method_rules`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,7 +460,7 @@ def _check_network(network: NetworkConfig) -> None:
 
 _NETWORK_KEYS = {"name", "backend", "genesis", "blocks", "path", "verify_seals", "block_time",
                  "hosts", "port", "txpool", "state"}
-_KEY_KEYS = {"key", "daily_credits", "credits_per_second", "label"}
+_KEY_KEYS = {"key", "daily_credits", "credits_per_second", "label", "methods"}
 
 
 def _table(document: dict[str, Any], name: str) -> dict[str, Any]:
@@ -555,6 +559,10 @@ def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
         if not isinstance(key, str):
             raise ConfigError(f"{where}: 'key' is required")
         rate = entry.get("credits_per_second")
+        methods = entry.get("methods", [])
+        if not isinstance(methods, list) or invalid_rules(methods):
+            raise ConfigError(f"{where}.methods: a list of method names, namespaces ending in * "
+                              f"or either after ! (denied); not {invalid_rules(methods) or methods!r}")
         keys.append(KeyConfig(
             key=key,
             daily_credits=_positive_int(entry.get("daily_credits", DEFAULT_DAILY_CREDITS),
@@ -562,6 +570,7 @@ def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
             credits_per_second=None if rate is None else _non_negative_float(
                 rate, f"{where}.credits_per_second"),
             label=str(entry.get("label", "")),
+            methods=tuple(methods),
         ))
     config = ServerConfig(
         networks=tuple(networks) if networks else (NetworkConfig(name="demo"),),

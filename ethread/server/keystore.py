@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .ledger import LedgerError, check_redis_url, ledger_engine, utc_day
+from .method_rules import RULE
 
 KEY_PREFIX = "ek_"
 """Issued keys start with this, so that a leaked one is recognisable (secret scanners)."""
@@ -79,7 +80,8 @@ class KeyRecord:
     networks: tuple[str, ...] = ()
     """Networks it may be used on (empty: every one)."""
     methods: tuple[str, ...] = ()
-    """Methods it may call (empty: every one)."""
+    """Rules of the methods it may call (empty: every one): names, namespaces (``debug_*``),
+    denials (``!trace_*``); see :mod:`.method_rules`."""
     created: float = 0.0
     revoked: float | None = None
     """When it was revoked (None: it is live)."""
@@ -130,7 +132,7 @@ def make_record(*, label: str = "", daily_credits: int = 3_000_000,
             or not 0 < credits_per_second <= MAX_RATE):
         raise KeyStoreError(f"credits_per_second: a number above 0, at most {MAX_RATE:g}")
     nets = _names(networks, "networks")
-    meths = _names(methods, "methods")
+    meths = _names(methods, "methods", RULE)
     key = new_key()
     record = KeyRecord(key_id=key_id_of(key), prefix=key[:PREFIX_LENGTH], label=label,
                        daily_credits=daily_credits,
@@ -141,14 +143,16 @@ def make_record(*, label: str = "", daily_credits: int = 3_000_000,
     return key, record
 
 
-def _names(values: Iterable[str], what: str) -> tuple[str, ...]:
+def _names(values: Iterable[str], what: str, pattern: re.Pattern[str] = _NAME) -> tuple[str, ...]:
     if isinstance(values, str):
         values = [values]
     out = []
     for value in values:
-        if not isinstance(value, str) or not _NAME.match(value):
-            raise KeyStoreError(f"{what}: names of letters, digits and _.:- (1-64 characters), "
-                                f"got {str(value)[:70]!r}")
+        if not isinstance(value, str) or not pattern.match(value):
+            extra = (", optionally ending in * (a namespace) or after ! (denied)"
+                     if pattern is RULE else "")
+            raise KeyStoreError(f"{what}: names of letters, digits and _.:- (1-64 characters)"
+                                f"{extra}, got {str(value)[:70]!r}")
         if value not in out:
             out.append(value)
         if len(out) > MAX_LIST:

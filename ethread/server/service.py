@@ -19,6 +19,7 @@ from .credits import Billing, request_cost
 from .execution import Execution
 from .key_sync import KeySync
 from .ledger import Charge, Refusal
+from .method_rules import rules_of
 from .networks import Network, NetworkRouter
 from .observe import Observer
 from .subscriptions import ChainFeed
@@ -141,8 +142,10 @@ def _not_allowed(key: ApiKey, calls: Sequence[Call | EthreadError]) -> Refused |
     methods = key.methods
     if methods is not None:
         for call in calls:
-            if isinstance(call, Call) and call.method not in methods:
-                return refusals.forbidden(f"this API key may not call {call.method[:64]!r}")
+            if isinstance(call, Call):
+                reason = rules_of(methods).refusal(call.method)
+                if reason is not None:
+                    return refusals.forbidden(reason)
     return None
 
 

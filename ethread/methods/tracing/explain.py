@@ -47,6 +47,7 @@ class AbiEntry:
 
     @property
     def signature(self) -> str:
+        """``name(type,...)``, whose keccak gives the selector."""
         return f"{self.name}({','.join(self.types)})"
 
 
@@ -72,6 +73,7 @@ class ContractAbis:
             self.labels[address] = label
 
     def label(self, address: bytes | None) -> str:
+        """An address as the tree shows it: checksummed, after its registered name."""
         if address is None:
             return "(no address)"
         name = self.labels.get(address)

@@ -174,6 +174,7 @@ class ParityTracer(ResultTracer):
         self.diff: dict[bytes, AccountDiff] | None = None
 
     def on_tx_start(self, env: TxEnv) -> None:
+        """Start the call tree and, for a state diff, the touched accounts."""
         self.env = env
         self.flat.on_tx_start(env)
         if env.to is None and _charges_initcode(env.state.computation_class):
@@ -184,19 +185,23 @@ class ParityTracer(ResultTracer):
 
     def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
                  value: int | None) -> None:
+        """A frame starts (the call tree's)."""
         self.flat.on_enter(depth, kind, sender, to, data, gas, value)
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
+        """A frame ends: the transaction's own gives the output."""
         if depth == 0:
             self.output = output if error is None or reverted else b""
         self.flat.on_exit(depth, output, gas_used, error, reverted)
 
     def on_opcode_start(self, step: Step) -> None:
+        """A step: the accounts and slots it names, for the state diff."""
         if self.touched is not None:
             self.touched.on_opcode_start(step)
 
     def on_tx_end(self, gas_used: int, error: str | None) -> None:
+        """The transaction ended: what changed, compared with before."""
         self.flat.on_tx_end(gas_used, error)
         if self.touched is not None and error is None:
             self.diff = _state_diff(self.touched)
@@ -207,7 +212,8 @@ class ParityTracer(ResultTracer):
         return tuple(flatten(top, self.flat.context, True))
 
     def result(self) -> NoResult:
-        return NoResult()  # (what a parity trace answers is :meth:`replay`)
+        """Nothing: a parity trace's answer is :meth:`replay`."""
+        return NoResult()
 
     def replay(self) -> ReplayResult:
         """The output and the traces asked for, once the transaction has ended."""
