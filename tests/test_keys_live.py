@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -45,15 +46,19 @@ def sqlite_server(place: Path) -> Iterator[ProviderServer]:
         yield server
 
 
-def _answers_everywhere(urls: list[str], key: str, count: int = 24) -> bool:
+def _answers_everywhere(urls: list[str], key: str, count: int = 24,
+                        answered: list[int] | None = None) -> bool:
     """Whether ``count`` requests, each on a new connection (spread over the workers by the
-    shared accept), all answer with the key."""
+    shared accept), all answer with the key (each one answered is added to ``answered``)."""
 
     def one(i: int) -> int:
         return post(f"{urls[i % len(urls)]}/v3/{key}", call("eth_chainId"))[0]
 
     with ThreadPoolExecutor(8) as pool:
-        return all(status == 200 for status in pool.map(one, range(count)))
+        statuses = list(pool.map(one, range(count)))
+    if answered is not None:
+        answered.append(statuses.count(200))
+    return all(status == 200 for status in statuses)
 
 
 def _refused_everywhere(urls: list[str], key: str, count: int = 24) -> bool:
@@ -100,7 +105,8 @@ def test_a_key_created_answers_on_every_worker_and_revoked_is_refused(
 def test_usage_matches_the_requests_sent(sqlite_server: ProviderServer, place: Path) -> None:
     ledger = str(place / "credits.sqlite3")
     key = create_key(ledger, place, "--daily-credits", "10000")["key"]
-    within(1.0, lambda: sqlite_server.rpc(key)[0] == 200)  # 1 eth_blockNumber (1 credit)
+    time.sleep(1.0)  # every worker knows it by now (the test above checks the second)
+    assert sqlite_server.rpc(key)[0] == 200  # 1 eth_blockNumber (1 credit)
 
     def send(i: int) -> int:
         if i % 3 == 0:
@@ -243,6 +249,32 @@ def test_a_client_presenting_unknown_keys_is_refused_for_a_while(tmp_path: Path)
         within(3.0, lambda: server.rpc(KEY)[0] == 200, pause=0.2)  # 1 s the first time
 
 
+def test_a_worker_replaced_is_counted_and_its_counts_stay(sqlite_server: ProviderServer,
+                                                         ) -> None:
+    import os
+    import signal
+    from pathlib import Path as _Path
+
+    children = _Path(f"/proc/{sqlite_server.process.pid}/task/{sqlite_server.process.pid}"
+                     "/children").read_text().split()
+    assert len(children) == 2
+    before = _metrics(sqlite_server)
+    total = sum(v for (name, _), v in before.items() if name == "ethread_requests_total")
+    os.kill(int(children[0]), signal.SIGKILL)
+
+    def replaced() -> bool:
+        after = _metrics(sqlite_server)
+        return (after.get(("ethread_worker_restarts_total", ()), 0) == 1
+                and after[("ethread_workers_up", ())] == 2)
+
+    within(20.0, replaced, pause=0.2)
+    after = _metrics(sqlite_server)
+    # the dead worker's counts stay in the sum (what it had flushed; the scrapes above each
+    # made the worker that answered flush, so at most its last half second is missing)
+    assert sum(v for (name, _), v in after.items() if name == "ethread_requests_total") \
+        >= total - 10
+
+
 # -- two servers, two addresses, one Redis -----------------------------------------------------
 
 
@@ -264,14 +296,15 @@ def test_two_hosts_sharing_redis(redis_server: RedisServer, tmp_path: Path) -> N
         hosts = [one.base, two.base]
         created = create_key(url, tmp_path, "--daily-credits", "5000")
         key = created["key"]
-        within(1.0, lambda: _answers_everywhere(hosts, key, 16))
+        answered: list[int] = []  # (a host that did not know the key yet did not count it)
+        within(1.0, lambda: _answers_everywhere(hosts, key, 16, answered))
         for i in range(20):
             server = one if i % 2 else two
             assert server.rpc(key, "eth_getBlockByNumber", ["0x1", False])[0] == 200
-        expected = {"eth_chainId": {"ok": 16, "error": 0, "refused": 0},
+        expected = {"eth_chainId": {"ok": sum(answered), "error": 0, "refused": 0},
                     "eth_getBlockByNumber": {"ok": 20, "error": 0, "refused": 0}}
         within(3.0, lambda: usage(url, key[:8], tmp_path)["methods"] == expected, pause=0.2)
-        assert usage(url, key, tmp_path)["credits_used"] == 16 + 20 * 80
+        assert usage(url, key, tmp_path)["credits_used"] == sum(answered) + 20 * 80
         stored = b"".join(redis_server.command("DUMP", name.decode())
                           for name in _redis_keys(redis_server))
         names = b"".join(_redis_keys(redis_server))
