@@ -465,4 +465,4 @@ def test_serve_refuses_a_file_that_is_not_a_state(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     done = subprocess.run([*ethread_command(), "serve", "--state", str(bad), "--era",
                            str(tmp_path)], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and "--state applies to the demo chain only" in done.stderr
+    assert done.returncode == 2 and "--state applies to a dev chain only" in done.stderr

@@ -44,6 +44,8 @@ class MemoryBackend:
         self._logs: dict[Hash32, tuple[Log, ...]] = {}
         """Every log of each block that has any, in order: what a log query visits."""
         self._canonical: list[Hash32] = []
+        self._first = 0
+        """The number of the first block held: 0, or a forked chain's fork block."""
         self._tx_index: dict[Hash32, tuple[Hash32, int]] = {}
         self._by_address: defaultdict[Address, list[int]] = defaultdict(list)
         self._by_topic: defaultdict[tuple[int, Hash32], list[int]] = defaultdict(list)
@@ -67,8 +69,8 @@ class MemoryBackend:
 
     def canonical_hash(self, number: int) -> Hash32 | None:
         """The hash of the canonical block at ``number``, or None past the head."""
-        if 0 <= number < len(self._canonical):
-            return self._canonical[number]
+        if 0 <= number - self._first < len(self._canonical):
+            return self._canonical[number - self._first]
         return None
 
     def block_by_hash(self, block_hash: Hash32) -> Block | None:
@@ -85,7 +87,8 @@ class MemoryBackend:
 
     def pointer(self, name: Pointer) -> int | None:
         """The block number of a named pointer, or None while empty."""
-        return pointer_number(name, len(self._canonical) - 1 if self._canonical else None, self._pointers)
+        head = self._first + len(self._canonical) - 1 if self._canonical else None
+        return pointer_number(name, head, self._pointers, self._first)
 
     def chain_config(self) -> ChainConfig | None:
         """The fork schedule stored at import, or None before it."""
@@ -107,8 +110,9 @@ class MemoryBackend:
             lambda position, topic: _window(self._by_topic.get((position, topic), [])),
             _window(self._with_logs),
         )
-        logs, canonical = self._logs, self._canonical
-        return collect_logs(query, candidates, lambda number: logs.get(canonical[number], ()))
+        logs, canonical, first = self._logs, self._canonical, self._first
+        return collect_logs(query, candidates,
+                            lambda number: logs.get(canonical[number - first], ()))
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -129,8 +133,11 @@ class MemoryBackend:
         """Store a block and its receipts as the new head and index its transactions and logs; it
         must extend the current head."""
         number = block.number
-        if number != len(self._canonical):
-            raise ValueError(f"block {number} does not extend the head ({len(self._canonical) - 1})")
+        if not self._canonical:
+            self._first = number  # a chain forked from another starts at its fork block
+        elif number != self._first + len(self._canonical):
+            raise ValueError(f"block {number} does not extend the head "
+                             f"({self._first + len(self._canonical) - 1})")
         self._blocks[block.hash] = block
         self._receipts[block.hash] = tuple(receipts)
         for tx in block.transactions:
@@ -152,10 +159,10 @@ class MemoryBackend:
         (a dev chain reverting to a snapshot). The generation moves on, never back, so no
         cached answer of the dropped blocks is served again."""
         with self._write_lock:
-            if not 0 <= number < len(self._canonical):
+            if not 0 <= number - self._first < len(self._canonical):
                 raise ValueError(f"block {number} is not held")
-            dropped = self._canonical[number + 1:]
-            del self._canonical[number + 1:]
+            dropped = self._canonical[number - self._first + 1:]
+            del self._canonical[number - self._first + 1:]
             for block_hash in dropped:
                 block = self._blocks.pop(block_hash)
                 receipts = self._receipts.pop(block_hash, ())
@@ -177,7 +184,7 @@ class MemoryBackend:
         """Move the ``safe`` or ``finalized`` pointer to a held block."""
         if name not in ("safe", "finalized"):
             raise ValueError(f"unknown pointer {name!r}")
-        if not 0 <= number < len(self._canonical):
+        if not 0 <= number - self._first < len(self._canonical):
             raise ValueError(f"block {number} is not held")
         self._pointers[name] = number
         self._generation += 1

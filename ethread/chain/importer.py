@@ -92,6 +92,39 @@ class ChainImporter:
         self.chaindb: ChainDatabaseAPI = backend.evm_database()
         self._ensure_genesis(genesis)
 
+    @classmethod
+    def from_checkpoint(cls, backend: WritableBackend, config: ChainConfig, header: Header,
+                        ancestors: Sequence[Header] = ()) -> ChainImporter:
+        """An importer for a chain that starts at a block it takes on trust instead of a
+        genesis: a dev chain forked from another node's block ``header`` (checked against its
+        hash by the caller). An empty store gets that block, as its header without a body, as
+        its first block; ``ancestors`` (the headers before it, newest first) are kept for
+        BLOCKHASH. Blocks are imported on top of it as on any chain."""
+        importer = cls.__new__(cls)
+        importer.backend = backend
+        importer.config = config
+        importer.verify_seals = False
+        importer.chaindb = backend.evm_database()
+        if backend.canonical_hash(header.number) == header.hash:
+            return importer
+        if backend.pointer("latest") is not None:
+            raise GenesisError("the store already holds a chain: a fork needs an empty one")
+        raw_header = encode_header(header)
+        with backend.import_batch():
+            db = importer.chaindb.db
+            for ancestor in ancestors:
+                db[ancestor.hash] = encode_header(ancestor)
+            db[header.hash] = raw_header
+            evm_header = importer.chaindb.get_block_header_by_hash(Hash32(header.hash))
+            importer.chaindb.persist_checkpoint_header(evm_header, header.difficulty + 1)
+            backend.store_chain_config(config)
+            withdrawals = () if header.withdrawals_root is not None else None
+            raw = rlp.encode([rlp.decode(raw_header), [], []]
+                             + ([[]] if withdrawals is not None else []))
+            backend.write_block(Block(header=header, transactions=(), uncles=(),
+                                      withdrawals=withdrawals, size=len(raw)), ())
+        return importer
+
     # ----------------------------------------------------------------------------------------
 
     def _ensure_genesis(self, genesis: Genesis) -> None:

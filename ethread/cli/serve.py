@@ -40,6 +40,13 @@ def register(subparsers: Any) -> None:
     chain.add_argument("--state", metavar="FILE",
                        help="demo chain: load its accounts from this anvil state file when it "
                             "exists, and write the chain's state to it at exit")
+    chain.add_argument("--fork-url", metavar="URL",
+                       help="a dev chain continuing the chain of the node at URL (as anvil "
+                            "--fork-url): state fetched as it is read, checked with eth_getProof")
+    chain.add_argument("--fork-block-number", type=int, metavar="N",
+                       help="--fork-url: the block to fork (default: the node's latest)")
+    chain.add_argument("--fork-cache", metavar="DIR",
+                       help="--fork-url: keep what was fetched in this LMDB directory")
     chain.add_argument("--txpool", action="store_true",
                        help="--genesis/--db: take transactions into a pool (eth_sendRawTransaction, "
                             "txpool_*, testing_buildBlockV1), as geth does")
@@ -91,18 +98,20 @@ def build_config(args: argparse.Namespace) -> Any:
         validate,
     )
 
-    chain_flags = [f for f in ("genesis", "db", "era") if getattr(args, f)]
+    chain_flags = [f for f in ("genesis", "db", "era", "fork_url") if getattr(args, f)]
     if len(chain_flags) > 1 or (chain_flags and args.config):
-        raise ConfigError("give one chain: --config, --genesis, --db or --era")
+        raise ConfigError("give one chain: --config, --genesis, --db, --era or --fork-url")
     if args.blocks and not args.genesis:
         raise ConfigError("--blocks needs --genesis")
     if args.txpool and not (args.genesis or args.db):
         raise ConfigError("--txpool needs a chain with state: --genesis or --db")
-    if args.block_time and chain_flags:
-        raise ConfigError("--block-time applies to the demo chain only")
-    if args.state and (chain_flags or args.config):
-        raise ConfigError("--state applies to the demo chain only (in --config: a network's "
-                          "'state')")
+    if args.block_time and chain_flags and chain_flags != ["fork_url"]:
+        raise ConfigError("--block-time applies to a dev chain only (the demo, --fork-url)")
+    if args.state and (args.config or (chain_flags and chain_flags != ["fork_url"])):
+        raise ConfigError("--state applies to a dev chain only (the demo, --fork-url; in "
+                          "--config: a network's 'state')")
+    if (args.fork_block_number is not None or args.fork_cache) and not args.fork_url:
+        raise ConfigError("--fork-block-number and --fork-cache need --fork-url")
     config = load_config(args.config) if args.config else ServerConfig()
     if not args.config:
         name = args.network_name
@@ -112,6 +121,12 @@ def build_config(args: argparse.Namespace) -> Any:
                                     blocks=Path(args.blocks) if args.blocks else None,
                                     verify_seals=not args.no_verify_seals,
                                     txpool=args.txpool)
+        elif args.fork_url:
+            network = NetworkConfig(name=name or "fork", backend="fork", fork_url=args.fork_url,
+                                    fork_block=args.fork_block_number,
+                                    fork_cache=Path(args.fork_cache) if args.fork_cache else None,
+                                    block_time=args.block_time or 0.0,
+                                    state=Path(args.state) if args.state else None)
         elif args.db or args.era:
             network = NetworkConfig(name=name or "main", backend="db" if args.db else "era",
                                     path=Path(args.db or args.era), txpool=args.txpool)

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import rlp
@@ -59,6 +61,11 @@ from ..models import (
     Withdrawal,
 )
 from . import contracts
+from .fork.cache import ForkCache
+from .fork.evm import fork_chain_config
+from .fork.overlay import ForkOverlay, Writes
+from .fork.remote import RemoteLimits
+from .fork.source import ForkSource
 from .inputs import as_address, as_bytes, as_int, as_optional_address
 from .pool import PoolView, admit, cost, decode_raw, evm_transaction, recover_sender
 from .signing import (
@@ -363,9 +370,12 @@ class DevChain:
         coinbase: Address = b"\xc0" + b"\x00" * 18 + b"\x01",
         automine: bool = True,
         revalidate: bool = False,
+        fork: ForkSource | None = None,
     ) -> None:
         if block_time < 1:
             raise ValueError("block_time must be at least one second")
+        if fork is not None:
+            chain_id = fork.point.chain_id
         self.backend = backend
         self.chain_id = chain_id
         self.block_time = block_time
@@ -377,9 +387,17 @@ class DevChain:
             chain_id=chain_id, forks=forks, accounts=self.accounts, balance=balance,
             timestamp=genesis_timestamp, gas_limit=gas_limit, alloc=alloc,
         )
-        parsed = parse_genesis(self.genesis)
-        self.config: ChainConfig = parsed.config
-        self.importer = ChainImporter(backend, parsed, verify_seals=False)
+        self._overlay: ForkOverlay | None = None
+        """A forked chain's state under its own writes (see :meth:`fork`)."""
+        if fork is None:
+            parsed = parse_genesis(self.genesis)
+            self.config: ChainConfig = parsed.config
+            self.importer = ChainImporter(backend, parsed, verify_seals=False)
+        else:
+            self._overlay = ForkOverlay(fork)
+            self.config = fork_chain_config(chain_id, forks, self._overlay)
+            self.importer = ChainImporter.from_checkpoint(
+                backend, self.config, fork.point.header, fork.ancestors())
         self._chaindb: ChainDatabaseAPI = backend.evm_database()
         self._pending: list[Transaction] = []
         self._pending_from: list[Address] = []
@@ -406,6 +424,47 @@ class DevChain:
         self._next_base_fee_override: int | None = None
         """The base fee anvil_setNextBlockBaseFeePerGas asked of the next block."""
         self._lock = threading.RLock()
+        self._funding: tuple[StateEdit, ...] = ()
+        if fork is not None:
+            # The dev accounts get their balance as anvil gives it on a fork (in a block of
+            # their own, as every account edit here).
+            self._funding = tuple(StateEdit(account.address, balance=balance)
+                                  for account in self.accounts)
+            self.edit(*self._funding)
+
+    @classmethod
+    def fork(
+        cls,
+        url: str,
+        block: int | None = None,
+        *,
+        backend: WritableBackend,
+        cache: str | Path | ForkCache | None = None,
+        limits: RemoteLimits | None = None,
+        **options: Any,
+    ) -> DevChain:
+        """A dev chain continuing the chain served at ``url`` from its block ``block`` (its
+        latest when None), as ``anvil --fork-url`` does: accounts, code and storage are
+        fetched from the node as the chain first reads them, each checked against the block's
+        state root with eth_getProof (see :mod:`.fork`), and kept in ``cache`` (an LMDB
+        directory, or a :class:`~.fork.cache.ForkCache`; in memory when None). ``backend``
+        must be empty: it holds the forked block (its header) and the blocks made on it, the
+        first of which funds the dev accounts. ``options`` are :class:`DevChain`'s (the chain
+        id is the node's; ``forks`` is the schedule of a chain ethread does not know by its
+        id)."""
+        from .fork.cache import open_cache
+        from .fork.remote import RemoteLimits, RemoteNode
+
+        store = cache if cache is None or isinstance(cache, str | Path) else None
+        opened = open_cache(store) if store is not None or cache is None else cache
+        remote = RemoteNode(url, limits or RemoteLimits())
+        source = ForkSource.connect(remote, block, opened)  # type: ignore[arg-type]
+        return cls(backend, fork=source, **options)
+
+    @property
+    def forked_from(self) -> ForkSource | None:
+        """Where a forked chain's state below its own writes is read from (None if not one)."""
+        return self._overlay.source if self._overlay is not None else None
 
     # -- where the chain stands ----------------------------------------------------------------
 
@@ -815,9 +874,10 @@ class DevChain:
         if withdrawals and not rules.withdrawals:
             raise DevChainError("there are no withdrawals before Shanghai")
         paid = self._withdrawals(withdrawals) if rules.withdrawals else None
-        pre_state = self._apply_edits(parent, edits) if edits else None
-        block, vm = self._execute(parent, when, coinbase or self.coinbase, extra_data,
-                                  transactions, uncles, paid, pre_state, senders)
+        with self._recording() as writes:
+            pre_state = self._apply_edits(parent, edits) if edits else None
+            block, vm = self._execute(parent, when, coinbase or self.coinbase, extra_data,
+                                      transactions, uncles, paid, pre_state, senders)
         for tx_hash, address in (deployments or {}).items():
             if not vm.state.get_code(EvmAddress(address)):
                 raise DevChainError(
@@ -833,6 +893,8 @@ class DevChain:
             self.importer.store_executed(rlp.encode(block), block, origins,
                                          check_header=not overridden)
         self._next_base_fee_override = None
+        if self._overlay is not None and writes is not None:
+            self._overlay.commit(writes, number, bytes(block.header.state_root))
         # The VM's state is now the new head's (persisted, read-only from here): the reads of
         # the next send (nonces, balances, code) take it instead of building one more.
         self._head_states.put(Hash32(block.header.hash), vm.state)
@@ -841,6 +903,10 @@ class DevChain:
         self._time_offset = 0
         self._next_timestamp = None
         return self.block(number)
+
+    def _recording(self) -> AbstractContextManager[Writes | None]:
+        """On a forked chain, what the block being built writes (see :mod:`.fork.overlay`)."""
+        return self._overlay.recording() if self._overlay is not None else nullcontext()
 
     def _header_overridden(self, parent: BlockHeaderAPI, rules: Any) -> bool:
         """Whether the next block's gas limit or base fee is one a test set, not the one the
@@ -898,7 +964,7 @@ class DevChain:
     def _last_withdrawal_index(self) -> int:
         """Where a chain reopened from a store left off; -1 when it has no withdrawals."""
         number = self.head.number
-        while number >= 0:
+        while number >= (self.backend.pointer("earliest") or 0):
             block = self.block(number)
             if block.withdrawals is None:
                 return -1
@@ -997,6 +1063,8 @@ class DevChain:
                                     "snapshots need a backend with rewind()")
             if self.head.number > saved.head:
                 rewind(saved.head)
+            if self._overlay is not None:
+                self._overlay.rewind(saved.head)
             for later in [i for i in self._snapshots if i >= snapshot_id]:
                 del self._snapshots[later]
             self._pending = list(saved.pending)
@@ -1062,17 +1130,23 @@ class DevChain:
     # -- anvil's chain controls and state files ------------------------------------------------
 
     def reset(self) -> None:
-        """anvil_reset: back to the genesis block, as the chain was made (blocks above it
-        dropped; pending transactions, snapshots, the clock's jumps and the next block's
-        settings forgotten). Impersonations, the coinbase, a gas limit set by
-        :meth:`set_gas_limit` and the chain id stay, as in anvil."""
+        """anvil_reset: back to the genesis block (a forked chain: to the forked block, its
+        dev accounts funded again), as the chain was made (blocks above it dropped; pending
+        transactions, snapshots, the clock's jumps and the next block's settings forgotten).
+        Impersonations, the coinbase, a gas limit set by :meth:`set_gas_limit` and the chain
+        id stay, as in anvil."""
         with self._lock:
             rewind = getattr(self.backend, "rewind", None)
             if rewind is None:
                 raise DevChainError(f"{type(self.backend).__name__} cannot drop blocks: "
                                     "reset needs a backend with rewind()")
-            if self.head.number > 0:
-                rewind(0)
+            first = self.backend.pointer("earliest") or 0
+            if self.head.number > first:
+                rewind(first)
+            if self._overlay is not None:
+                self._overlay.rewind(first)
+                if self._funding:
+                    self.edit(*self._funding)
             self._pending, self._pending_from = [], []
             self._nonces.clear()
             self._spent.clear()

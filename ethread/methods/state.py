@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import rlp
 from eth.constants import BLANK_ROOT_HASH, EMPTY_SHA3
@@ -19,7 +19,7 @@ from eth_utils import keccak
 from trie import HexaryTrie
 from trie.exceptions import MissingTrieNode
 
-from ..backend import StateSource
+from ..backend import ConfigSource, StateSource
 from ..errors import ArgumentValueError, InvalidParams, LimitExceeded, StateUnavailable
 from ..models import Address, BlockRef, Header
 from ..validation import check_address, check_data
@@ -42,6 +42,42 @@ class Account:
     storage_root: bytes = BLANK_ROOT_HASH
     code_hash: bytes = EMPTY_SHA3
     exists: bool = False
+    address: bytes = b""
+    """Where it was read (its storage is read through it on a forked chain)."""
+
+
+class RemoteAccount(Protocol):
+    """An account of the block a chain was forked from."""
+
+    nonce: int
+    balance: int
+    code_hash: bytes
+
+
+class StateOverlay(Protocol):
+    """A forked chain's state (:class:`ethread.devchain.fork.overlay.ForkOverlay`): its own
+    trie for what it wrote since the fork, the forked block's state for the rest."""
+
+    def local_root(self, state_root: bytes) -> bytes: ...
+
+    def number_at(self, state_root: bytes) -> int | None: ...
+
+    def account_is_local(self, address: Address, at: int | None) -> bool: ...
+
+    def slot_is_local(self, address: Address, slot: int, at: int | None) -> bool: ...
+
+    def remote_account(self, address: Address) -> RemoteAccount | None: ...
+
+    def remote_slot(self, address: Address, slot: int) -> int: ...
+
+    def remote_code(self, code_hash: bytes) -> bytes | None: ...
+
+
+@runtime_checkable
+class ForkedConfig(Protocol):
+    """The chain config of a forked chain, which carries its overlay."""
+
+    overlay: StateOverlay | None
 
 
 class StateView:
@@ -50,7 +86,14 @@ class StateView:
     def __init__(self, backend: StateReader, header: Header) -> None:
         self._db: Any = backend.evm_database().db
         self._number = header.number
-        self._accounts = HexaryTrie(self._db, header.state_root)
+        config = backend.chain_config() if isinstance(backend, ConfigSource) else None
+        self._overlay = config.overlay if isinstance(config, ForkedConfig) else None
+        root = header.state_root
+        self._at: int | None = None
+        if self._overlay is not None:
+            self._at = self._overlay.number_at(root)
+            root = self._overlay.local_root(root)
+        self._accounts = HexaryTrie(self._db, root)
 
     def _missing(self) -> StateUnavailable:
         return StateUnavailable(f"no state for block {self._number}")
@@ -63,10 +106,16 @@ class StateView:
         except MissingTrieNode:
             raise self._missing() from None
         if not raw:
-            return Account()
+            overlay = self._overlay
+            if overlay is not None and not overlay.account_is_local(address, self._at):
+                remote = overlay.remote_account(address)
+                if remote is not None:
+                    return Account(remote.nonce, remote.balance, BLANK_ROOT_HASH,
+                                   remote.code_hash, True, address)
+            return Account(address=address)
         nonce, balance, storage_root, code_hash = rlp.decode(raw)
         return Account(int.from_bytes(nonce, "big"), int.from_bytes(balance, "big"),
-                       storage_root, code_hash, True)
+                       storage_root, code_hash, True, address)
 
     def code(self, address: Address) -> bytes:
         """The code of the account at ``address`` (empty for an account without code)."""
@@ -76,16 +125,25 @@ class StateView:
         try:
             return bytes(self._db[code_hash])
         except KeyError:
-            raise self._missing() from None
+            code = self._overlay.remote_code(code_hash) if self._overlay is not None else None
+            if code is None:
+                raise self._missing() from None
+            return code
 
     def storage(self, account: Account, slot: bytes) -> bytes:
         """The 32-byte value of a slot (``slot`` is up to 32 bytes, left-padded)."""
-        if account.storage_root == BLANK_ROOT_HASH:
-            return bytes(32)
-        try:
-            raw = HexaryTrie(self._db, account.storage_root).get(keccak(slot.rjust(32, b"\x00")))
-        except MissingTrieNode:
-            raise self._missing() from None
+        raw = b""
+        if account.storage_root != BLANK_ROOT_HASH:
+            try:
+                raw = HexaryTrie(self._db, account.storage_root).get(
+                    keccak(slot.rjust(32, b"\x00")))
+            except MissingTrieNode:
+                raise self._missing() from None
+        overlay = self._overlay
+        if not raw and overlay is not None and account.address:
+            number = int.from_bytes(slot, "big")
+            if not overlay.slot_is_local(account.address, number, self._at):
+                return overlay.remote_slot(account.address, number).to_bytes(32, "big")
         value = rlp.decode(raw) if raw else b""
         return bytes(value).rjust(32, b"\x00")
 

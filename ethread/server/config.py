@@ -21,8 +21,8 @@ from ..codec.answers import ANSWER_STYLES, DEFAULT_ANSWERS
 from ..methods.logs import LogLimits
 from .method_rules import invalid_rules
 
-BackendKind = Literal["demo", "import", "db", "era"]
-BACKEND_KINDS: tuple[BackendKind, ...] = ("demo", "import", "db", "era")
+BackendKind = Literal["demo", "import", "db", "era", "fork"]
+BACKEND_KINDS: tuple[BackendKind, ...] = ("demo", "import", "db", "era", "fork")
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8545
@@ -195,6 +195,12 @@ class NetworkConfig:
     state: Path | None = None
     """The demo chain's state file in anvil's shape (anvil's ``--state``): its accounts loaded
     at start when the file exists, the chain's state written to it at exit."""
+    fork_url: str | None = None
+    """``fork``: the JSON-RPC URL of the node whose chain the dev chain continues."""
+    fork_block: int | None = None
+    """``fork``: the block forked (the node's latest when None)."""
+    fork_cache: Path | None = None
+    """``fork``: an LMDB directory keeping what was fetched, for later runs (None: memory)."""
     hosts: tuple[str, ...] = ()
     port: int | None = None
 
@@ -414,10 +420,10 @@ def _check_workers(config: ServerConfig) -> None:
             raise ConfigError(
                 f"network {network.name!r}: a transaction pool ('txpool') lives in one "
                 "process, so workers would hold different pools: use workers = 1")
-        if network.state is not None:
+        if network.state is not None or network.backend == "fork":
             raise ConfigError(
-                f"network {network.name!r}: a state file ('state') is one chain's, and workers "
-                "would each grow their own: use workers = 1")
+                f"network {network.name!r}: a dev chain (a state file, a fork) lives in one "
+                "process, and workers would each grow their own: use workers = 1")
 
 
 def _check_shared_store(name: str, path: Path) -> None:
@@ -447,10 +453,18 @@ def _check_network(network: NetworkConfig) -> None:
         raise ConfigError(f"{where}: an imported chain needs 'genesis' (and usually 'blocks')")
     if network.backend in ("db", "era") and network.path is None:
         raise ConfigError(f"{where}: backend {network.backend!r} needs 'path'")
-    if network.backend != "demo" and network.block_time:
-        raise ConfigError(f"{where}: only the demo chain mines ('block_time')")
-    if network.state is not None and network.backend != "demo":
-        raise ConfigError(f"{where}: only the demo chain keeps a state file ('state')")
+    if network.backend not in ("demo", "fork") and network.block_time:
+        raise ConfigError(f"{where}: only a dev chain (demo, fork) mines ('block_time')")
+    if network.state is not None and network.backend not in ("demo", "fork"):
+        raise ConfigError(f"{where}: only a dev chain (demo, fork) keeps a state file ('state')")
+    if (network.backend == "fork") != (network.fork_url is not None):
+        raise ConfigError(f"{where}: a forked chain (backend 'fork') needs 'fork_url', and "
+                          "only it takes one")
+    if network.backend != "fork" and (network.fork_block is not None
+                                      or network.fork_cache is not None):
+        raise ConfigError(f"{where}: 'fork_block' and 'fork_cache' are a forked chain's")
+    if network.fork_block is not None and network.fork_block < 0:
+        raise ConfigError(f"{where}: 'fork_block' must not be negative")
     if network.txpool and network.backend not in ("import", "db"):
         raise ConfigError(f"{where}: a transaction pool ('txpool') needs a chain with state: "
                           "an imported chain (--genesis) or a store (--db)")
@@ -459,7 +473,7 @@ def _check_network(network: NetworkConfig) -> None:
 # -- the TOML file ---------------------------------------------------------------------------
 
 _NETWORK_KEYS = {"name", "backend", "genesis", "blocks", "path", "verify_seals", "block_time",
-                 "hosts", "port", "txpool", "state"}
+                 "hosts", "port", "txpool", "state", "fork_url", "fork_block", "fork_cache"}
 _KEY_KEYS = {"key", "daily_credits", "credits_per_second", "label", "methods"}
 
 
@@ -548,6 +562,9 @@ def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
             block_time=_non_negative_float(entry.get("block_time", 0.0), f"{where}.block_time"),
             txpool=bool(entry.get("txpool", False)),
             state=_path(entry.get("state"), base, f"{where}.state"),
+            fork_url=entry.get("fork_url"),
+            fork_block=entry.get("fork_block"),
+            fork_cache=_path(entry.get("fork_cache"), base, f"{where}.fork_cache"),
             hosts=tuple(h.lower() for h in hosts),
             port=None if entry.get("port") is None else _port(entry["port"], f"{where}.port"),
         ))

@@ -100,6 +100,8 @@ def open_network(config: NetworkConfig, context: Context, progress: Progress | N
     miner: Any = None
     if config.backend == "demo":
         backend, miner = _demo_backend()
+    elif config.backend == "fork":
+        backend, miner = _forked_backend(config)
     elif config.backend == "import":
         backend = _imported_backend(config, progress)
     else:
@@ -152,6 +154,18 @@ def _demo_backend() -> tuple[Backend, Any]:
 
     backend = MemoryBackend()
     chain = demo_chain(backend)
+    return backend, chain
+
+
+def _forked_backend(config: NetworkConfig) -> tuple[Backend, Any]:
+    """A dev chain in memory continuing another node's chain (``ethread serve --fork-url``)."""
+    from ..backends.memory import MemoryBackend
+    from ..devchain import DevChain
+
+    assert config.fork_url is not None
+    backend = MemoryBackend()
+    chain = DevChain.fork(config.fork_url, config.fork_block, backend=backend,
+                          cache=config.fork_cache)
     return backend, chain
 
 

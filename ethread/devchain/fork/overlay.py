@@ -1,0 +1,138 @@
+"""A forked chain's state: its own trie for what it wrote, the forked block's for the rest.
+
+A dev chain forked at remote block N starts with an empty state trie of its own. Every
+account and storage slot its blocks write (with the value the block leaves, a deletion
+included) goes into its trie as in any chain; anything it has not written is read from block
+N, through :class:`~.source.ForkSource`. So a local block's state root commits to what the
+chain wrote since the fork, not to the remote chain's whole state (anvil's forks do not give
+the remote chain's roots either); block N keeps the remote header and its hash, so the first
+local block's parent hash is the remote block's.
+
+Whether the local trie is the word on an account or a slot depends on the block read: it is
+from the first block that wrote it on (before that block, the forked value stands). The
+overlay keeps, for each account and slot, the first block that wrote it, and for each account
+whose storage was wiped (a self-destruct or a creation over it) the first block that did;
+a revert to a snapshot forgets what the dropped blocks wrote.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...models import Address, Hash32
+from .source import BLANK_ROOT, ForkSource, RemoteAccount
+
+
+@dataclass
+class Writes:
+    """What one block wrote: accounts, slots, and accounts whose storage it wiped."""
+
+    accounts: set[Address] = field(default_factory=set)
+    slots: set[tuple[Address, int]] = field(default_factory=set)
+    wiped: set[Address] = field(default_factory=set)
+
+
+class ForkOverlay:
+    """The local writes since the fork, and the forked state under them."""
+
+    def __init__(self, source: ForkSource) -> None:
+        self.source = source
+        self.fork_root: Hash32 = source.point.state_root
+        self.fork_number = source.point.number
+        self._accounts: dict[Address, int] = {}
+        self._slots: dict[tuple[Address, int], int] = {}
+        self._wiped: dict[Address, int] = {}
+        self._roots: dict[Hash32, int] = {BLANK_ROOT: self.fork_number,
+                                          self.fork_root: self.fork_number}
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self.vm_classes: dict[Any, Any] = {}
+        """py-evm VM classes made to read through this overlay, by the class they extend."""
+        self.account_classes: dict[Any, Any] = {}
+        """The same for account database classes."""
+
+    # -- which trie answers -----------------------------------------------------------------
+
+    def local_root(self, state_root: Hash32) -> Hash32:
+        """The root of the local trie for a state root a header holds: the forked block's
+        state is an empty local trie."""
+        return BLANK_ROOT if state_root == self.fork_root else state_root
+
+    def number_at(self, state_root: Hash32) -> int | None:
+        """The block whose state this root is, or None when it is none of the chain's (the
+        state a block is being built on: every write so far counts)."""
+        return self._roots.get(state_root)
+
+    def account_is_local(self, address: Address, at: int | None) -> bool:
+        """Whether the local trie is the word on ``address`` in the state after block ``at``."""
+        first = self._accounts.get(address)
+        return first is not None and (at is None or first <= at)
+
+    def slot_is_local(self, address: Address, slot: int, at: int | None) -> bool:
+        """Whether the local trie is the word on a slot of ``address`` after block ``at``."""
+        for first in (self._slots.get((address, slot)), self._wiped.get(address)):
+            if first is not None and (at is None or first <= at):
+                return True
+        return False
+
+    # -- the forked block's values ----------------------------------------------------------
+
+    def remote_account(self, address: Address) -> RemoteAccount | None:
+        return self.source.account(address)
+
+    def remote_slot(self, address: Address, slot: int) -> int:
+        return self.source.storage(address, slot)
+
+    def remote_code(self, code_hash: Hash32) -> bytes | None:
+        return self.source.code(code_hash)
+
+    # -- recording what blocks write --------------------------------------------------------
+
+    @contextmanager
+    def recording(self) -> Iterator[Writes]:
+        """Collect what the states persisted in this thread write (a block being built), for
+        :meth:`commit`."""
+        writes = Writes()
+        self._local.writes = writes
+        try:
+            yield writes
+        finally:
+            self._local.writes = None
+
+    def note(self, accounts: set[Address], slots: set[tuple[Address, int]],
+             wiped: set[Address]) -> None:
+        """What a state persisted (called by the fork's account database); kept only while
+        :meth:`recording` in this thread."""
+        writes: Writes | None = getattr(self._local, "writes", None)
+        if writes is None:
+            return
+        writes.accounts |= accounts
+        writes.slots |= slots
+        writes.wiped |= wiped
+
+    def commit(self, writes: Writes, number: int, state_root: Hash32) -> None:
+        """Block ``number`` (whose state root is ``state_root``) is part of the chain and
+        wrote ``writes``."""
+        with self._lock:
+            for address in writes.accounts:
+                self._accounts.setdefault(address, number)
+            for key in writes.slots:
+                self._slots.setdefault(key, number)
+            for address in writes.wiped:
+                self._wiped.setdefault(address, number)
+            self._roots.setdefault(state_root, number)
+
+    def rewind(self, number: int) -> None:
+        """Forget what blocks above ``number`` wrote (a revert to a snapshot, a reset)."""
+        with self._lock:
+            self._accounts = {k: n for k, n in self._accounts.items() if n <= number}
+            self._slots = {k: n for k, n in self._slots.items() if n <= number}
+            self._wiped = {k: n for k, n in self._wiped.items() if n <= number}
+            self._roots = {k: n for k, n in self._roots.items() if n <= number}
+
+
+__all__ = ["ForkOverlay", "Writes"]

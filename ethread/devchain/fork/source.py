@@ -1,0 +1,282 @@
+"""The forked block's state, read from the remote node as it is needed, and believed only
+once checked: every account against the block's state root and every slot against the
+account's storage root, through the trie nodes of an ``eth_getProof`` answer; code against
+the account's code hash; the block's header against its hash.
+
+What is checked is kept (:mod:`.cache`), so an account, a slot or a code is fetched once per
+chain and block. Many accounts or slots asked together go in batches (:mod:`.remote`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import rlp
+from eth_utils import keccak
+
+from ...encoding import encode_header
+from ...models import Address, Hash32, Header, Kind
+from ...proofs import ProofError, prove_value
+from .cache import ForkCache, MemoryCache
+from .remote import RemoteError, RemoteNode
+
+EMPTY_CODE_HASH = keccak(b"")
+BLANK_ROOT = keccak(rlp.encode(b""))
+
+
+@dataclass(frozen=True, slots=True)
+class ForkPoint:
+    """The remote block a dev chain continues from."""
+
+    chain_id: int
+    header: Header
+
+    @property
+    def number(self) -> int:
+        return self.header.number
+
+    @property
+    def state_root(self) -> Hash32:
+        return self.header.state_root
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteAccount:
+    """An account as the forked block's state trie holds it."""
+
+    nonce: int
+    balance: int
+    storage_root: Hash32
+    code_hash: Hash32
+
+
+def _hex_bytes(value: Any, what: str) -> bytes:
+    if not isinstance(value, str) or value[:2] not in ("0x", "0X"):
+        raise RemoteError(f"the forked node's {what} is not hex")
+    text = value[2:]
+    try:
+        return bytes.fromhex(text if len(text) % 2 == 0 else "0" + text)
+    except ValueError:
+        raise RemoteError(f"the forked node's {what} is not hex") from None
+
+
+def _hex_int(value: Any, what: str) -> int:
+    if not isinstance(value, str) or value[:2] not in ("0x", "0X"):
+        raise RemoteError(f"the forked node's {what} is not a hex quantity")
+    try:
+        return int(value, 16)
+    except ValueError:
+        raise RemoteError(f"the forked node's {what} is not a hex quantity") from None
+
+
+def header_from_json(block: Any) -> Header:
+    """A header from a node's block object, checked against the hash the node gave."""
+    if not isinstance(block, dict):
+        raise RemoteError("the forked node does not hold the block asked for")
+    values: dict[str, Any] = {}
+    for item in fields(Header):
+        key, kind = item.metadata.get("json"), item.metadata.get("kind")
+        if key == "hash":
+            continue
+        raw = block.get(key)
+        if raw is None:
+            if item.metadata.get("omit_none"):
+                values[item.name] = None
+                continue
+            raise RemoteError(f"the forked node's block has no {key}")
+        what = str(key)
+        values[item.name] = (_hex_int(raw, what) if kind is Kind.QUANTITY
+                             else _hex_bytes(raw, what))
+    header = Header(**values, hash=b"")
+    computed = keccak(encode_header(header))
+    claimed = _hex_bytes(block.get("hash"), "block hash")
+    if computed != claimed:
+        raise RemoteError(f"the forked node's block {header.number} does not hash to the hash "
+                          f"it claims (0x{claimed.hex()}); its header has fields ethread does "
+                          "not know")
+    return Header(**values, hash=computed)
+
+
+class ForkSource:
+    """The state of one remote block, fetched lazily, checked, and kept."""
+
+    def __init__(self, remote: RemoteNode, point: ForkPoint, cache: ForkCache | None = None,
+                 ) -> None:
+        self.remote = remote
+        self.point = point
+        self.cache: ForkCache = cache if cache is not None else MemoryCache()
+        self._prefix = point.chain_id.to_bytes(8, "big") + point.number.to_bytes(8, "big")
+        self._code_prefix = point.chain_id.to_bytes(8, "big")
+        self._block = hex(point.number)
+        self._lock = threading.Lock()
+        self.fetched = 0
+        """Remote calls made (for tests and the curious)."""
+
+    @classmethod
+    def connect(cls, remote: RemoteNode, block: int | None = None,
+                cache: ForkCache | None = None) -> ForkSource:
+        """The source of ``remote``'s block ``block`` (its latest when None)."""
+        chain_id_hex, head_hex = remote.batch([("eth_chainId", []), ("eth_blockNumber", [])])
+        chain_id, head = _hex_int(chain_id_hex, "chain id"), _hex_int(head_hex, "block number")
+        number = head if block is None else block
+        if not 0 <= number <= head:
+            raise RemoteError(f"fork block {number}: the forked node's latest block is {head}")
+        header = header_from_json(remote.call("eth_getBlockByNumber", [hex(number), False]))
+        return cls(remote, ForkPoint(chain_id, header), cache)
+
+    def ancestors(self, count: int = 256) -> list[Header]:
+        """The ``count`` headers before the forked block, newest first, each checked against
+        its hash and its child's parent hash (for BLOCKHASH, which reads 256 back)."""
+        first = max(0, self.point.number - count)
+        numbers = list(range(self.point.number - 1, first - 1, -1))
+        blocks = self.remote.batch([("eth_getBlockByNumber", [hex(n), False]) for n in numbers])
+        headers = []
+        child = self.point.header
+        for block in blocks:
+            header = header_from_json(block)
+            if header.hash != child.parent_hash:
+                raise RemoteError(f"the forked node's block {header.number} is not the parent "
+                                  f"of its block {child.number}")
+            headers.append(header)
+            child = header
+        return headers
+
+    # -- accounts ---------------------------------------------------------------------------
+
+    def account(self, address: Address) -> RemoteAccount | None:
+        """The account at the forked block, or None when it does not exist there."""
+        return self.accounts([address])[address]
+
+    def accounts(self, addresses: Iterable[Address]) -> dict[Address, RemoteAccount | None]:
+        """Several accounts, the missing ones fetched in batches (with their code)."""
+        found: dict[Address, RemoteAccount | None] = {}
+        missing = []
+        for address in dict.fromkeys(addresses):
+            cached = self.cache.get(self._prefix + b"a" + address)
+            if cached is None:
+                missing.append(address)
+            else:
+                found[address] = _decode_account(cached)
+        if missing:
+            proofs = self.remote.batch([("eth_getProof", ["0x" + a.hex(), [], self._block])
+                                        for a in missing])
+            fresh: dict[bytes, bytes] = {}
+            for address, proof in zip(missing, proofs, strict=True):
+                encoded = self._proven_account(address, proof)
+                fresh[self._prefix + b"a" + address] = encoded
+                found[address] = _decode_account(encoded)
+            self._count(len(missing))
+            self.cache.put_many(fresh)
+            self._fetch_code([(a, found[a]) for a in missing])
+        return found
+
+    def _proven_account(self, address: Address, proof: Any) -> bytes:
+        if not isinstance(proof, dict) or not isinstance(proof.get("accountProof"), list):
+            raise RemoteError(f"the forked node's eth_getProof of 0x{address.hex()} is not a "
+                              "proof")
+        nodes = [_hex_bytes(node, "proof node") for node in proof["accountProof"]]
+        try:
+            return prove_value(self.point.state_root, keccak(address), nodes)
+        except ProofError as exc:
+            raise RemoteError(f"the forked node's proof of 0x{address.hex()} does not hold "
+                              f"against block {self.point.number}'s state root: {exc}") from None
+
+    # -- code -------------------------------------------------------------------------------
+
+    def code(self, code_hash: Hash32) -> bytes | None:
+        """Code the source has fetched, by its hash."""
+        if code_hash == EMPTY_CODE_HASH:
+            return b""
+        return self.cache.get(self._code_prefix + b"c" + code_hash)
+
+    def _fetch_code(self, accounts: Sequence[tuple[Address, RemoteAccount | None]]) -> None:
+        wanted = [(address, account.code_hash) for address, account in accounts
+                  if account is not None and self.code(account.code_hash) is None]
+        if not wanted:
+            return
+        codes = self.remote.batch([("eth_getCode", ["0x" + address.hex(), self._block])
+                                   for address, _ in wanted])
+        fresh = {}
+        for (address, code_hash), text in zip(wanted, codes, strict=True):
+            code = _hex_bytes(text, "code")
+            if keccak(code) != code_hash:
+                raise RemoteError(f"the forked node's code of 0x{address.hex()} does not match "
+                                  "the code hash its account holds")
+            fresh[self._code_prefix + b"c" + code_hash] = code
+        self._count(len(wanted))
+        self.cache.put_many(fresh)
+
+    # -- storage ----------------------------------------------------------------------------
+
+    def storage(self, address: Address, slot: int) -> int:
+        """The value of a storage slot of ``address`` at the forked block."""
+        return self.storage_many(address, [slot])[slot]
+
+    def storage_many(self, address: Address, slots: Iterable[int]) -> dict[int, int]:
+        """Several slots of one account, the missing ones fetched in batches."""
+        found: dict[int, int] = {}
+        missing = []
+        for slot in dict.fromkeys(slots):
+            cached = self.cache.get(self._slot_key(address, slot))
+            if cached is None:
+                missing.append(slot)
+            else:
+                found[slot] = int.from_bytes(cached, "big")
+        if not missing:
+            return found
+        account = self.account(address)
+        if account is None or account.storage_root == BLANK_ROOT:
+            values = dict.fromkeys(missing, 0)
+        else:
+            values = self._proven_slots(address, account.storage_root, missing)
+        self.cache.put_many({self._slot_key(address, slot): value.to_bytes(32, "big")
+                             for slot, value in values.items()})
+        found.update(values)
+        return found
+
+    def _proven_slots(self, address: Address, storage_root: Hash32,
+                      slots: list[int]) -> dict[int, int]:
+        per_call = 32
+        groups = [slots[i:i + per_call] for i in range(0, len(slots), per_call)]
+        answers = self.remote.batch([
+            ("eth_getProof", ["0x" + address.hex(), ["0x" + s.to_bytes(32, "big").hex()
+                                                     for s in group], self._block])
+            for group in groups])
+        self._count(len(groups))
+        values: dict[int, int] = {}
+        for group, answer in zip(groups, answers, strict=True):
+            entries = answer.get("storageProof") if isinstance(answer, dict) else None
+            if not isinstance(entries, list) or len(entries) != len(group):
+                raise RemoteError(f"the forked node's storage proof of 0x{address.hex()} does "
+                                  "not answer the slots asked for")
+            for slot, entry in zip(group, entries, strict=True):
+                nodes = [_hex_bytes(node, "proof node") for node in entry.get("proof", [])]
+                try:
+                    raw = prove_value(storage_root, keccak(slot.to_bytes(32, "big")), nodes)
+                except ProofError as exc:
+                    raise RemoteError(f"the forked node's proof of slot {hex(slot)} of "
+                                      f"0x{address.hex()} does not hold: {exc}") from None
+                values[slot] = int.from_bytes(rlp.decode(raw), "big") if raw else 0
+        return values
+
+    def _slot_key(self, address: Address, slot: int) -> bytes:
+        return self._prefix + b"s" + address + slot.to_bytes(32, "big")
+
+    def _count(self, calls: int) -> None:
+        with self._lock:
+            self.fetched += calls
+
+
+def _decode_account(encoded: bytes) -> RemoteAccount | None:
+    if not encoded:
+        return None
+    nonce, balance, storage_root, code_hash = rlp.decode(encoded)
+    return RemoteAccount(int.from_bytes(nonce, "big"), int.from_bytes(balance, "big"),
+                         bytes(storage_root), bytes(code_hash))
+
+
+__all__ = ["BLANK_ROOT", "EMPTY_CODE_HASH", "ForkPoint", "ForkSource", "RemoteAccount",
+           "header_from_json"]

@@ -1,0 +1,244 @@
+"""A dev chain forked from another node (``DevChain.fork``, ``ethread serve --fork-url``): the
+forked state read lazily and checked against the block's state root, the chain continuing
+the remote one, writes kept locally with history reads, the LMDB cache, a node whose proofs
+do not hold, a node that is down. The remote is always on loopback: ethread's own server (the
+demo chain, in a thread) or anvil."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eth_utils import to_checksum_address
+
+import ethread
+from ethread.devchain import DevChain, contracts
+from ethread.devchain.fork.cache import LMDBCache
+from ethread.devchain.fork.remote import RemoteError, RemoteLimits
+from ethread.web3 import EthreadProvider
+
+from .server_harness import KEY, ServeProcess, demo_network, post, serve_in_thread, shared_demo
+
+FAST_FAIL = RemoteLimits(timeout=2.0, retries=1, backoff=0.01)
+
+
+@pytest.fixture(scope="module")
+def remote() -> Iterator[str]:
+    """The demo chain served over HTTP on loopback: the node forked."""
+    with serve_in_thread(networks=[demo_network()]) as thread:
+        yield f"http://127.0.0.1:{thread.port}/v3/{KEY}"
+
+
+def remote_call(url: str, method: str, *params: Any) -> Any:
+    answer = post(url, {"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)})[2]
+    assert "error" not in answer, answer
+    return answer["result"]
+
+
+def local_call(chain: DevChain, method: str, *params: Any) -> Any:
+    answer = EthreadProvider(chain).make_request(method, list(params))  # type: ignore[arg-type]
+    assert "error" not in answer, answer
+    return answer["result"]
+
+
+def test_a_fork_continues_the_remote_chain_and_reads_its_state(remote: str) -> None:
+    demo = shared_demo()
+    chain = DevChain.fork(remote, backend=ethread.MemoryBackend())
+    source = chain.forked_from
+    assert source is not None
+    head = int(remote_call(remote, "eth_blockNumber"), 16)
+    remote_head = remote_call(remote, "eth_getBlockByNumber", hex(head), False)
+    # the forked block is the remote one; the dev accounts are funded in the next block
+    assert chain.head.number == head + 1
+    assert local_call(chain, "eth_getBlockByNumber", hex(head), False)["hash"] == remote_head["hash"]
+    assert "0x" + chain.head.parent_hash.hex() == remote_head["hash"]
+    assert local_call(chain, "eth_chainId") == remote_call(remote, "eth_chainId")
+    # accounts, code and storage as the remote chain holds them, through every reader
+    for address in (demo.storage, demo.log_emitter, demo.reverter, b"\x42" * 20):
+        where = "0x" + address.hex()
+        for method in ("eth_getBalance", "eth_getCode", "eth_getTransactionCount"):
+            assert local_call(chain, method, where, "latest") == remote_call(remote, method, where,
+                                                                             "latest")
+    for slot in range(4):
+        assert (local_call(chain, "eth_getStorageAt", "0x" + demo.storage.hex(), hex(slot))
+                == remote_call(remote, "eth_getStorageAt", "0x" + demo.storage.hex(), hex(slot)))
+        assert chain.storage(demo.storage, slot) == demo.chain.storage(demo.storage, slot)
+    call = {"to": "0x" + demo.reverter.hex(), "data": "0x" + contracts.ERROR_CALL.hex()}
+    mine = EthreadProvider(chain).make_request("eth_call", [call, "latest"])  # type: ignore[arg-type]
+    theirs = post(remote, {"jsonrpc": "2.0", "id": 1, "method": "eth_call",
+                           "params": [call, "latest"]})[2]
+    assert mine["error"] == theirs["error"]  # type: ignore[typeddict-item]
+    # BLOCKHASH sees the remote chain's hashes
+    assert chain.call(demo.env_echo).success
+
+
+def test_writes_stay_local_and_history_reads_the_fork(remote: str) -> None:
+    demo = shared_demo()
+    chain = DevChain.fork(remote, backend=ethread.MemoryBackend())
+    store = demo.storage
+    before = chain.head.number
+    chain.send(chain.accounts[0], store, data=contracts.store_calldata({1: 99, 2: 0, 77: 5}))
+    written = chain.mine().number
+    assert chain.storage(store, 1) == 99 and chain.storage(store, 2) == 0
+    assert chain.storage(store, 77) == 5
+    assert chain.storage(store, 1, at=before) == demo.chain.storage(store, 1)
+    assert chain.storage(store, 2, at=before) == demo.chain.storage(store, 2)
+    where = "0x" + store.hex()
+    assert local_call(chain, "eth_getStorageAt", where, "0x2", hex(before)) == \
+        "0x" + demo.chain.storage(store, 2).to_bytes(32, "big").hex()
+    assert local_call(chain, "eth_getStorageAt", where, "0x2", hex(written)) == "0x" + "00" * 32
+    # the remote chain is untouched
+    assert int(remote_call(remote, "eth_getStorageAt", where, "0x1", "latest"), 16) != 99
+    # a value sent to a remote account adds to its remote balance
+    rich = demo.chain.accounts[3].address
+    remote_balance = chain.balance(rich)
+    chain.send(chain.accounts[1], rich, value=7)
+    chain.mine()
+    assert chain.balance(rich) == remote_balance + 7
+    # snapshots and revert forget local writes
+    snapshot = chain.snapshot()
+    chain.send(chain.accounts[0], store, data=contracts.store_calldata({1: 0}))
+    chain.mine()
+    assert chain.storage(store, 1) == 0
+    chain.revert(snapshot)
+    assert chain.storage(store, 1) == 99
+    chain.reset()
+    assert chain.head.number == before
+    assert chain.storage(store, 1) == demo.chain.storage(store, 1)
+    assert chain.balance(chain.accounts[0].address) == 10**24
+
+
+def test_a_fork_at_an_earlier_block_reads_that_block(remote: str) -> None:
+    demo = shared_demo()
+    chain = DevChain.fork(remote, 20, backend=ethread.MemoryBackend())
+    assert chain.head.number == 21
+    sender = demo.chain.accounts[0].address
+    assert chain.nonce(sender) == demo.chain.nonce(sender, at=20)
+    assert chain.balance(sender, at=20) == demo.chain.balance(sender, at=20)
+    assert chain.balance(sender) == 10**24  # the dev accounts are funded after the fork
+    with pytest.raises(RemoteError, match="latest block"):
+        DevChain.fork(remote, 10**6, backend=ethread.MemoryBackend())
+
+
+def test_the_lmdb_cache_serves_a_second_fork_without_the_node(remote: str, tmp_path: Path) -> None:
+    demo = shared_demo()
+    first = DevChain.fork(remote, 30, backend=ethread.MemoryBackend(), cache=tmp_path / "cache")
+    values = [first.storage(demo.storage, slot) for slot in range(3)]
+    code = first.code(demo.storage)
+    assert first.forked_from is not None and first.forked_from.fetched > 0
+    cache = first.forked_from.cache
+    assert isinstance(cache, LMDBCache)
+    cache.close()
+    second = DevChain.fork(remote, 30, backend=ethread.MemoryBackend(), cache=tmp_path / "cache")
+    assert [second.storage(demo.storage, slot) for slot in range(3)] == values
+    assert second.code(demo.storage) == code
+    assert second.forked_from is not None and second.forked_from.fetched == 0
+
+
+class _Tampering(BaseHTTPRequestHandler):
+    """Forwards JSON-RPC to the real node, changing a byte in every eth_getProof's last
+    account proof node."""
+
+    target = ""
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        request = urllib.request.Request(self.target, body, {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            answer = json.loads(response.read())
+        for entry in answer if isinstance(answer, list) else [answer]:
+            result = entry.get("result")
+            if isinstance(result, dict) and result.get("accountProof"):
+                last = result["accountProof"][-1]
+                result["accountProof"][-1] = last[:-2] + ("00" if last[-2:] != "00" else "01")
+        data = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_proof_that_does_not_hold_is_refused(remote: str) -> None:
+    handler = type("Tampering", (_Tampering,), {"target": remote})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        with pytest.raises(RemoteError, match="does not hold against block"):
+            DevChain.fork(url, backend=ethread.MemoryBackend())
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_node_that_is_down_is_a_clear_error() -> None:
+    import socket
+
+    with socket.socket() as sock:  # a loopback port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    with pytest.raises(RemoteError, match="cannot be reached"):
+        DevChain.fork(url, backend=ethread.MemoryBackend(), limits=FAST_FAIL)
+    with pytest.raises(RemoteError, match="http:// or https://"):
+        DevChain.fork("file:///etc/passwd", backend=ethread.MemoryBackend())
+
+
+def test_a_fork_of_anvil(tmp_path: Path) -> None:
+    from .test_devchain_anvil_controls import PEER_PACKAGES, Anvil
+
+    binaries = sorted(PEER_PACKAGES.glob("anvil-*/bin/anvil"))
+    assert binaries, "run `npm install` in tests/js first (CI does): it installs anvil"
+    anvil = Anvil(binaries[0], tmp_path)
+    try:
+        anvil("anvil_setCode", "0x" + "42" * 20, "0x6001600055")
+        anvil("anvil_setStorageAt", "0x" + "42" * 20, "0x" + "00" * 31 + "07",
+              "0x" + "00" * 31 + "2a")
+        anvil("evm_mine")
+        chain = DevChain.fork(anvil.url, backend=ethread.MemoryBackend())
+        assert chain.chain_id == 31337
+        assert chain.storage("0x" + "42" * 20, 7) == 42
+        assert chain.code("0x" + "42" * 20) == bytes.fromhex("6001600055")
+        first = to_checksum_address(chain.accounts[0].address)
+        assert chain.balance(first) == 10**24
+        chain.send(chain.accounts[0], "0x" + "42" * 20)  # runs the code: slot 0 := 1
+        chain.mine()
+        assert chain.storage("0x" + "42" * 20, 0) == 1
+    finally:
+        anvil.process.terminate()
+        anvil.process.wait(timeout=10)
+
+
+def test_serve_fork_url(remote: str, tmp_path: Path) -> None:
+    demo = shared_demo()
+    with ServeProcess(["--fork-url", remote, "--fork-block-number", "40", "--api-key", KEY],
+                      cwd=tmp_path) as served:
+        url = f"http://127.0.0.1:{served.port}/v3/{KEY}"
+        assert remote_call(url, "eth_blockNumber") == hex(41)
+        slot = remote_call(url, "eth_getStorageAt", "0x" + demo.storage.hex(), "0x1", "latest")
+        assert int(slot, 16) == demo.chain.storage(demo.storage, 1, at=40)
+        info = remote_call(url, "anvil_nodeInfo")
+        assert info["currentBlockNumber"] == hex(41)
+    done = subprocess.run(
+        [*_ethread(), "serve", "--fork-block-number", "3", "--port", "0"],
+        capture_output=True, text=True, timeout=60, env={**os.environ})
+    assert done.returncode == 2 and "--fork-block-number and --fork-cache need --fork-url" \
+        in done.stderr
+
+
+def _ethread() -> list[str]:
+    from .server_harness import ethread_command
+
+    return ethread_command()
