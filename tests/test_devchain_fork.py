@@ -231,6 +231,11 @@ def test_serve_fork_url(remote: str, tmp_path: Path) -> None:
         assert int(slot, 16) == demo.chain.storage(demo.storage, 1, at=40)
         info = remote_call(url, "anvil_nodeInfo")
         assert info["currentBlockNumber"] == hex(41)
+        assert info["forkConfig"]["forkUrl"] == remote
+        assert info["forkConfig"]["forkBlockNumber"] == 40
+        forked = remote_call(url, "anvil_metadata")["forkedNetwork"]
+        assert forked == {"chainId": 1337, "forkBlockNumber": 40, "forkBlockHash":
+                          remote_call(remote, "eth_getBlockByNumber", hex(40), False)["hash"]}
     done = subprocess.run(
         [*_ethread(), "serve", "--fork-block-number", "3", "--port", "0"],
         capture_output=True, text=True, timeout=60, env={**os.environ})

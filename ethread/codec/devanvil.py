@@ -26,6 +26,19 @@ DEFAULT_TIP = 10**9
 """The priority fee anvil adds to the base fee in the gas price it reports (1 gwei)."""
 
 
+class ForkedFrom(Protocol):
+    """Where a forked dev chain's state comes from (:class:`ethread.devchain.fork.ForkSource`)."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def chain_id(self) -> int: ...
+
+    @property
+    def header(self) -> Header: ...
+
+
 class AnvilChain(Protocol):
     """What these controls ask of a dev chain (:class:`ethread.devchain.DevChain` is one)."""
 
@@ -55,6 +68,9 @@ class AnvilChain(Protocol):
     def set_chain_id(self, chain_id: int) -> None: ...
 
     def dump_state(self, *, compress: bool = False) -> bytes: ...
+
+    @property
+    def fork_origin(self) -> ForkedFrom | None: ...
 
     def load_state(self, state: bytes | str | Mapping[str, Any]) -> object: ...
 
@@ -133,12 +149,20 @@ def _node_info(chain: AnvilChain, params: list[Any]) -> Any:
             "gasLimit": hex(chain.next_gas_limit()),
             "gasPrice": hex((base_fee or 0) + DEFAULT_TIP),
         },
-        "forkConfig": {"forkUrl": None, "forkBlockNumber": None, "forkRetryBackoff": None},
+        "forkConfig": _fork_config(chain.fork_origin),
     }
+
+
+def _fork_config(origin: ForkedFrom | None) -> dict[str, Any]:
+    if origin is None:
+        return {"forkUrl": None, "forkBlockNumber": None, "forkRetryBackoff": None}
+    return {"forkUrl": origin.url, "forkBlockNumber": origin.header.number,
+            "forkRetryBackoff": None}
 
 
 def _metadata(chain: AnvilChain, params: list[Any]) -> Any:
     head = chain.head
+    origin = chain.fork_origin
     snapshots = {}
     for snapshot_id, number in chain.snapshots.items():
         snapshots[str(snapshot_id)] = [number, "0x" + chain.block(number).hash.hex()]
@@ -148,7 +172,9 @@ def _metadata(chain: AnvilChain, params: list[Any]) -> Any:
         "instanceId": INSTANCE_ID,
         "latestBlockNumber": head.number,
         "latestBlockHash": "0x" + head.hash.hex(),
-        "forkedNetwork": None,
+        "forkedNetwork": None if origin is None else {
+            "chainId": origin.chain_id, "forkBlockNumber": origin.header.number,
+            "forkBlockHash": "0x" + origin.header.hash.hex()},
         "snapshots": snapshots,
     }
 

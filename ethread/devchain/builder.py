@@ -65,7 +65,7 @@ from .fork.cache import ForkCache
 from .fork.evm import fork_chain_config
 from .fork.overlay import ForkOverlay, Writes
 from .fork.remote import RemoteLimits
-from .fork.source import ForkSource
+from .fork.source import ForkPoint, ForkSource
 from .inputs import as_address, as_bytes, as_int, as_optional_address
 from .pool import PoolView, admit, cost, decode_raw, evm_transaction, recover_sender
 from .signing import (
@@ -465,6 +465,11 @@ class DevChain:
     def forked_from(self) -> ForkSource | None:
         """Where a forked chain's state below its own writes is read from (None if not one)."""
         return self._overlay.source if self._overlay is not None else None
+
+    @property
+    def fork_origin(self) -> ForkPoint | None:
+        """The remote node and block a forked chain continues (None if not one)."""
+        return self._overlay.source.origin if self._overlay is not None else None
 
     # -- where the chain stands ----------------------------------------------------------------
 

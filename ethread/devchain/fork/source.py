@@ -29,10 +29,11 @@ BLANK_ROOT = keccak(rlp.encode(b""))
 
 @dataclass(frozen=True, slots=True)
 class ForkPoint:
-    """The remote block a dev chain continues from."""
+    """The remote block a dev chain continues from (and the node's URL)."""
 
     chain_id: int
     header: Header
+    url: str = ""
 
     @property
     def number(self) -> int:
@@ -125,7 +126,7 @@ class ForkSource:
         if not 0 <= number <= head:
             raise RemoteError(f"fork block {number}: the forked node's latest block is {head}")
         header = header_from_json(remote.call("eth_getBlockByNumber", [hex(number), False]))
-        return cls(remote, ForkPoint(chain_id, header), cache)
+        return cls(remote, ForkPoint(chain_id, header, remote.url), cache)
 
     def ancestors(self, count: int = 256) -> list[Header]:
         """The ``count`` headers before the forked block, newest first, each checked against
@@ -143,6 +144,11 @@ class ForkSource:
             headers.append(header)
             child = header
         return headers
+
+    @property
+    def origin(self) -> ForkPoint:
+        """The forked block, its chain and the node's URL."""
+        return self.point
 
     # -- accounts ---------------------------------------------------------------------------
 
