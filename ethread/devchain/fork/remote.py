@@ -54,6 +54,10 @@ class RemoteNode:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise RemoteError(f"fork URL: expected http:// or https://, not {url!r}")
         self.url = url
+        port = f":{parts.port}" if parts.port else ""
+        self.shown_url = f"{parts.scheme}://{parts.hostname}{port}"
+        """The URL without its path, query or credentials (where a provider's key usually is):
+        what errors and anvil_nodeInfo show."""
         self.limits = limits
         self._ids = 0
         self._lock = threading.Lock()
@@ -133,8 +137,8 @@ class RemoteNode:
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 if attempt >= self.limits.retries:
                     reason = getattr(exc, "reason", exc)
-                    raise RemoteError(f"the forked node at {self.url} cannot be reached: "
-                                      f"{reason}") from None
+                    raise RemoteError(f"the forked node at {self.shown_url} cannot be "
+                                      f"reached: {reason}") from None
             except ValueError:
                 raise RemoteError("the forked node answered something that is not JSON") from None
             attempt += 1

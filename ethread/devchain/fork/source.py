@@ -29,7 +29,8 @@ BLANK_ROOT = keccak(rlp.encode(b""))
 
 @dataclass(frozen=True, slots=True)
 class ForkPoint:
-    """The remote block a dev chain continues from (and the node's URL)."""
+    """The remote block a dev chain continues from (and the node's URL, without its path or
+    query, where a provider's key may be)."""
 
     chain_id: int
     header: Header
@@ -126,7 +127,7 @@ class ForkSource:
         if not 0 <= number <= head:
             raise RemoteError(f"fork block {number}: the forked node's latest block is {head}")
         header = header_from_json(remote.call("eth_getBlockByNumber", [hex(number), False]))
-        return cls(remote, ForkPoint(chain_id, header, remote.url), cache)
+        return cls(remote, ForkPoint(chain_id, header, remote.shown_url), cache)
 
     def ancestors(self, count: int = 256) -> list[Header]:
         """The ``count`` headers before the forked block, newest first, each checked against
