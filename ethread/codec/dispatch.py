@@ -71,6 +71,7 @@ from .serialize import (
     to_json,
 )
 from .simulate import parse_simulate_options, simulated_blocks_json
+from .trace_cache import TraceCache
 from .trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS, TraceHandler
 from .txpool_rpc import SEND_RAW_TRANSACTION, TXPOOL_METHODS, PoolHandler, TxPoolService
 
@@ -100,6 +101,8 @@ class Context:
     """The polling filters of the dispatcher."""
     tips: TipOracle | None = field(default=None, compare=False)
     """The gas price oracle's memory (the last head it priced and its price)."""
+    traces: TraceCache | None = field(default=None, compare=False)
+    """Traces of mined transactions, once made (:mod:`ethread.codec.trace_cache`)."""
 
     dev: DevChain | None = field(default=None, compare=False)
     """The dev chain when the network is one: it enables sending and the test controls."""
@@ -118,7 +121,7 @@ class Context:
     def for_backend(self) -> Context:
         """These limits with fresh caches, for one backend's dispatcher."""
         return replace(self, fragments=FragmentCache(), call_states=CallStates(),
-                       filters=FilterRegistry(), tips=TipOracle())
+                       filters=FilterRegistry(), tips=TipOracle(), traces=TraceCache())
 
 
 DEFAULT_CONTEXT = Context()
@@ -623,15 +626,19 @@ METHODS["eth_sendRawTransaction"] = MethodSpec(_send_raw_transaction, 1, cacheab
                                                takes_transactions=True)
 
 
-def _trace_method(handler: TraceHandler) -> Handler:
+def _trace_method(name: str, handler: TraceHandler) -> Handler:
     def run(backend: Backend, params: Params, ctx: Context) -> Any:
-        return handler(backend, params, MAX_TRACE_TIMEOUT)
+        cache = ctx.traces
+        if cache is None:
+            return handler(backend, params, MAX_TRACE_TIMEOUT)
+        return cache.answer(cache.key(backend, name, params),
+                            lambda: handler(backend, params, MAX_TRACE_TIMEOUT))
 
     return run
 
 
 METHODS.update({
-    name: MethodSpec(_trace_method(handler), required, optional, cacheable=False)
+    name: MethodSpec(_trace_method(name, handler), required, optional, cacheable=False)
     for name, (handler, required, optional) in (TRACE_METHODS | PARITY_METHODS).items()
 })
 

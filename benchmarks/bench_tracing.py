@@ -1,0 +1,234 @@
+"""Tracing beside anvil on the same chain, in one run: requests/s of debug_traceTransaction
+with callTracer and with the opcode logger (the struct logger), each on distinct and on
+repeated transactions, at concurrency 1 and 16; and eth_call on distinct calldata on ethread
+with and without the tracing hook module loaded.
+
+    .venv/bin/python benchmarks/bench_tracing.py [--blocks 1001] [--seconds 5] [--rounds 1]
+        [--workdir DIR] [--client wrk|python] [--cpu]
+
+The chain is bench_vs_anvil.py's (``peer_chain.py``: block 1 deploys Ping, each later block
+holds one call to it, which logs and returns), started the same way: anvil from the same
+genesis with the same signed transactions replayed block by block, ethread with ``ethread
+serve --genesis --blocks`` (one worker, so that both ethread servers run the same way).
+
+- **distinct** transactions: request n asks for transaction n of the chain (each thread
+  starting at its own place), so a row shorter than the chain never asks twice;
+- **repeated**: every request asks for the same transaction, with a new id each time (a
+  client numbering its requests: no answer-by-body shortcut);
+- **ethread, no tracing**: ``ethread serve`` started with the trace method tables replaced by
+  empty ones and any import of ``ethread.methods.tracing`` refused, so the process never loads
+  the hooks (the eth_call row only: it shows what loading the tracing modules costs a call
+  that is not traced: nothing, since eth_call runs its own classes and the hooked ones are
+  only made for a traced run).
+
+anvil (the pinned release) answers the opcode logger with no steps for this chain's
+transactions (tests/test_tracing_anvil.py): its structLogs figures are not comparable.
+
+ethread keeps the trace of a mined transaction once made (a dispatcher's trace cache, keyed by
+the block's hash, the transaction and the trace's configuration: the answer never changes), so
+its repeated rows measure answering from that cache; its distinct rows each replay a block.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))  # (the benchmarks folder is not a package)
+
+from bench_vs_anvil import (
+    KEY,
+    Row,
+    Target,
+    _body,
+    free_port,
+    run_python,
+    run_wrk,
+    running,
+    sample_check,
+    start_anvil,
+    tree_cpu_seconds,
+    wait_until_up,
+)
+from peer_chain import PeerChain, build
+
+CONCURRENCY = (1, 16)
+
+NO_TRACING = """
+import importlib.abc, sys, types
+class _Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "ethread.methods.tracing" or name.startswith("ethread.methods.tracing."):
+            raise ImportError("this server runs without the tracing modules")
+        return None
+sys.meta_path.insert(0, _Refuse())
+trace_rpc = types.ModuleType("ethread.codec.trace_rpc")
+trace_rpc.MAX_TRACE_TIMEOUT = 60.0
+trace_rpc.TRACE_METHODS = {}
+trace_rpc.TraceHandler = object
+parity_rpc = types.ModuleType("ethread.codec.parity_rpc")
+parity_rpc.PARITY_METHODS = {}
+sys.modules["ethread.codec.trace_rpc"] = trace_rpc
+sys.modules["ethread.codec.parity_rpc"] = parity_rpc
+from ethread.cli import main
+sys.exit(main())
+"""
+
+
+def start_ethread(name: str, chain: PeerChain, workdir: Path, *, tracing: bool) -> Target:
+    port = free_port()
+    ledger = workdir / f"credits-{name}.ledger"
+    ledger.unlink(missing_ok=True)
+    code = NO_TRACING if not tracing else "import sys; from ethread.cli import main; sys.exit(main())"
+    command = [sys.executable, "-c", code, "serve", "--genesis", str(chain.genesis), "--blocks",
+               str(chain.blocks), "--no-verify-seals", "--port", str(port), "--api-key", KEY,
+               "--daily-credits", str(10**15), "--ledger", str(ledger), "--workers", "1",
+               "--log-level", "warning", "--no-access-log"]
+    errors = workdir / f"serve-{name}.stderr"
+    with errors.open("wb") as sink:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink)
+    target = Target(name, port, f"/v3/{KEY}", process)
+    try:
+        wait_until_up(target, 600, 1)
+    except SystemExit:
+        print(errors.read_text(errors="replace")[-3000:], file=sys.stderr)
+        raise
+    return target
+
+
+def _lua(method: str, params: str) -> str:
+    return (f"'{{\"jsonrpc\":\"2.0\",\"id\":' .. n .. ',\"method\":\"{method}\","
+            f"\"params\":' .. {params} .. '}}'")
+
+
+def _trace_rows(label: str, config: str, check: Callable[[Any, PeerChain], bool]) -> list[Row]:
+    """The distinct and repeated rows of one tracer. A distinct request also carries a timeout
+    of its own (10 s and n ms): the same work, but parameters no cache has seen, so that a
+    row longer than the chain still measures tracing."""
+    unique = config[:-1] + ("," if config != "{}" else "")
+    distinct = Row(
+        f"{label}, distinct",
+        _lua("debug_traceTransaction",
+             f"'[\"' .. hashes[((seed * 13 + n) % #hashes) + 1] .. '\",{unique}\"timeout\":\"' "
+             ".. (10000 + n) .. 'ms\"}]'"),
+        lambda rng, n, c: _body("debug_traceTransaction",
+                                f'["{c.tx_hashes[(rng.getrandbits(16) + n) % len(c.tx_hashes)]}",'
+                                f'{unique}"timeout":"{10000 + n}ms"}}]', n).encode(),
+        check)
+    repeated = Row(
+        f"{label}, repeated",
+        _lua("debug_traceTransaction", f"'[\"' .. hashes[1] .. '\",{config}]'"),
+        lambda rng, n, c: _body("debug_traceTransaction", f'["{c.tx_hashes[0]}",{config}]',
+                                n).encode(),
+        check)
+    return [distinct, repeated]
+
+
+def rows() -> list[Row]:
+    def call_tree(result: Any, chain: PeerChain) -> bool:
+        return isinstance(result, dict) and result.get("type") == "CALL" and "logs" not in result
+
+    def steps(result: Any, chain: PeerChain) -> bool:
+        return isinstance(result, dict) and len(result.get("structLogs", ())) > 10
+
+    def distinct_call(rng: random.Random, n: int, c: PeerChain) -> bytes:
+        data = f"0x{'0' * 48}{rng.getrandbits(32):08x}{n:08x}"
+        return _body("eth_call", f'[{{"to":"{c.ping}","data":"{data}"}},"latest"]', n).encode()
+
+    return [
+        *_trace_rows("traceTransaction callTracer", '{"tracer":"callTracer"}', call_tree),
+        *_trace_rows("traceTransaction structLogs", "{}", steps),
+        Row("eth_call, distinct",
+            _lua("eth_call", "'[{\"to\":\"' .. ping .. '\",\"data\":\"0x' .. string.rep('0', 48) "
+                             ".. string.format('%08x%08x', seed, n) .. '\"},\"latest\"]'"),
+            distinct_call, lambda result, c: isinstance(result, str) and len(result) == 66),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--blocks", type=int, default=1001)
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--only", help="rows whose label contains this")
+    parser.add_argument("--cpu", action="store_true", help="also print CPU us per request")
+    parser.add_argument("--client", choices=("wrk", "python"),
+                        default="wrk" if shutil.which("wrk") else "python")
+    args = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        workdir = args.workdir or Path(stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="ethread-bench-tracing-")))
+        workdir.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        chain = build(workdir / "chain", args.blocks)
+        servers = {
+            "anvil": stack.enter_context(running(lambda: start_anvil(chain))),
+            "ethread": stack.enter_context(running(lambda: start_ethread(
+                "ethread", chain, workdir, tracing=True))),
+            "no-tracing": stack.enter_context(running(lambda: start_ethread(
+                "no-tracing", chain, workdir, tracing=False))),
+        }
+        _status, answer = servers["no-tracing"].post(_body("debug_traceTransaction",
+                                                          f'["{chain.tx_hashes[0]}"]').encode())
+        assert answer.get("error", {}).get("code") == -32601, answer  # (really without tracing)
+        run = run_wrk if args.client == "wrk" else run_python
+        load = os.getloadavg()
+        print(f"\n{os.cpu_count()} CPUs shared by the servers and the load generator "
+              f"({args.client}); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+              f"{args.seconds} s x {args.rounds} round(s) per row; chain of {chain.head} blocks")
+        names = list(servers)
+        print(f"{'requests/s':<40} {'c':>3}" + "".join(f" {n:>11}" for n in names)
+              + f" {'ethread/anvil':>14}")
+        seed = random.randrange(1, 1 << 16)
+        for row in rows():
+            if args.only and args.only not in row.label:
+                continue
+            here = names if row.label.startswith("eth_call") else ["anvil", "ethread"]
+            for name in here:
+                problem = sample_check(row, servers[name], chain)
+                if problem is not None and not (name == "anvil" and "structLogs" in row.label):
+                    print(f"{row.label}: {name} answers wrongly: {problem}")
+            for concurrency in CONCURRENCY:
+                done = dict.fromkeys(here, 0.0)
+                used = dict.fromkeys(here, 0.0)
+                for _ in range(args.rounds):
+                    for name in here:
+                        seed += 1
+                        pid = servers[name].process.pid
+                        before = tree_cpu_seconds(pid)
+                        rate, failed = run(row, servers[name], chain, concurrency, args.seconds,
+                                           seed)
+                        if failed:
+                            print(f"  ({name}: {failed} failed)")
+                        used[name] += tree_cpu_seconds(pid) - before
+                        done[name] += rate * args.seconds
+                rates = {n: done[n] / (args.seconds * args.rounds) for n in here}
+                line = f"{row.label:<40} {concurrency:>3}" + "".join(
+                    f" {rates[n]:>11.0f}" if n in rates else f" {'-':>11}" for n in names)
+                line += f" {rates['ethread'] / rates['anvil']:>14.3f}" if rates["anvil"] else ""
+                print(line, flush=True)
+                if row.label.startswith("traceTransaction structLogs"):
+                    line += "  (anvil: no steps)"
+                if args.cpu:
+                    print(f"{'  server CPU us/request':<40} {concurrency:>3}" + "".join(
+                        f" {used[n] / done[n] * 1e6:>11.0f}" if done.get(n)
+                        else f" {'-':>11}" for n in names), flush=True)
+        load = os.getloadavg()
+        print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+              f"the whole run took {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""A dispatcher's cache of traces of mined transactions.
+
+A mined transaction's trace never changes: it is a pure function of the block it is in (its
+hash names its parent state and every transaction before it), the transaction and the trace's
+configuration. So the answers of the methods that trace one mined transaction
+(debug_traceTransaction, trace_transaction, trace_get, trace_replayTransaction) are kept,
+encoded, under (method, the block's hash, the parameters as sent). A dev chain that reverts and
+mines the transaction again puts it in another block, under another key; a transaction not
+(or no longer) in the chain is never looked up.
+
+Bounded by :data:`MAX_ENTRIES` answers and :data:`MAX_BYTES` of JSON; an answer over
+:data:`MAX_ENTRY_BYTES` (a long opcode log) is not kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from ..lru import LRU
+
+MAX_ENTRIES = 4096
+MAX_BYTES = 64 * 1024 * 1024
+MAX_ENTRY_BYTES = 4 * 1024 * 1024
+
+CACHED_METHODS = frozenset({"debug_traceTransaction", "trace_transaction", "trace_get",
+                            "trace_replayTransaction"})
+"""The methods whose first parameter is a mined transaction's hash and whose answer is a
+function of it and the other parameters."""
+
+Key = tuple[str, bytes, bytes]
+
+
+class TraceCache:
+    """Encoded answers of :data:`CACHED_METHODS` by (method, block hash, parameters)."""
+
+    def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES) -> None:
+        self._answers: LRU[Key, bytes] = LRU(max_entries, max_bytes=max_bytes, weigh=len)
+
+    def __len__(self) -> int:
+        return len(self._answers)
+
+    def key(self, backend: Any, method: str, params: list[Any]) -> Key | None:
+        """Where an answer is kept: None when the method is not one kept, the parameters do
+        not name a transaction by hash, or the chain does not hold it."""
+        if method not in CACHED_METHODS or not params or not isinstance(params[0], str):
+            return None
+        text = params[0]
+        if len(text) != 66 or not text.startswith("0x"):
+            return None
+        try:
+            tx_hash = bytes.fromhex(text[2:])
+        except ValueError:
+            return None
+        location = backend.transaction_location(tx_hash)
+        if location is None:
+            return None
+        return method, bytes(location[0]), orjson.dumps(params)
+
+    def answer(self, key: Key | None, compute: Callable[[], Any]) -> Any:
+        """The kept answer at ``key``, or ``compute()``'s, kept when small enough (errors
+        propagate and are never kept)."""
+        if key is None:
+            return compute()
+        found = self._answers.get(key)
+        if found is not None:
+            return orjson.Fragment(found)  # (written into the answer as it is)
+        value = compute()
+        encoded = orjson.dumps(value)
+        if len(encoded) <= MAX_ENTRY_BYTES:
+            self._answers.put(key, encoded)
+        return orjson.Fragment(encoded)

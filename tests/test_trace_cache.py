@@ -1,0 +1,108 @@
+"""The dispatcher's trace cache: a mined transaction's trace answered from the cache is the
+same, byte for byte, as the trace computed afresh, for every cached method and tracer; a
+transaction mined again in another block (a dev chain reverted) is traced afresh; errors and
+unknown transactions are never kept."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+import pytest
+
+import ethread
+from ethread.codec.jsonrpc import Dispatcher
+from ethread.codec.parity_rpc import PARITY_METHODS
+from ethread.codec.trace_cache import TraceCache
+from ethread.codec.trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS
+from ethread.devchain import DevChain, contracts
+from ethread.devchain.builder import PRAGUE_FORKS
+
+from .test_tracing_anvil import BENEFICIARY, router
+
+CONFIGS: list[tuple[str, list[Any]]] = [
+    ("debug_traceTransaction", [{"tracer": "callTracer", "tracerConfig": {"withLog": True}}]),
+    ("debug_traceTransaction", [{"tracer": "prestateTracer", "tracerConfig": {"diffMode": True}}]),
+    ("debug_traceTransaction", [{"enableMemory": True}]),
+    ("debug_traceTransaction", []),
+    ("trace_transaction", []),
+    ("trace_get", [["0x0"]]),
+    ("trace_replayTransaction", [["trace", "stateDiff"]]),
+]
+
+
+@pytest.fixture(scope="module")
+def chain() -> DevChain:
+    dev = DevChain(ethread.MemoryBackend(), forks=PRAGUE_FORKS, accounts=3)
+    a = dev.accounts
+    storage = dev.deploy_runtime(a[0], contracts.STORAGE)
+    reverter = dev.deploy_runtime(a[0], contracts.REVERTER)
+    routed = dev.deploy_runtime(a[0], router(storage, reverter))
+    dev.deploy_runtime(a[0], contracts.assemble(BENEFICIARY, "SELFDESTRUCT"))
+    dev.mine()
+    for selector, value in ((b"\x01", 0), (b"\x02", 10**6), (b"\x03", 0), (b"\x05", 0)):
+        dev.send(a[1], routed, data=selector, value=value, gas=1_000_000)
+    dev.send(a[2], a[1].address, value=10**12)
+    dev.mine()
+    return dev
+
+
+def _fresh(backend: Any, method: str, params: list[Any]) -> bytes:
+    handler = (TRACE_METHODS | PARITY_METHODS)[method][0]
+    return orjson.dumps(handler(backend, params, MAX_TRACE_TIMEOUT))
+
+
+def _dispatched(dispatcher: Dispatcher, method: str, params: list[Any]) -> Any:
+    body = orjson.dumps({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+    return json.loads(dispatcher.handle(body) or b"null")
+
+
+def test_cached_answers_equal_fresh_ones(chain: DevChain) -> None:
+    dispatcher = Dispatcher(chain.backend)
+    cache = dispatcher.context.traces
+    assert isinstance(cache, TraceCache)
+    hashes = ["0x" + itx.hash.hex() for n in (1, 2) for itx in chain.block(n).transactions]
+    for method, extra in CONFIGS:
+        for tx_hash in hashes:
+            params = [tx_hash, *extra]
+            fresh = json.loads(_fresh(chain.backend, method, params))
+            first = _dispatched(dispatcher, method, params)
+            kept = len(cache)
+            again = _dispatched(dispatcher, method, params)
+            assert len(cache) == kept  # (the second came from the cache)
+            assert first["result"] == again["result"] == fresh, (method, extra, tx_hash)
+    assert len(cache) == len(CONFIGS) * len(hashes)
+
+
+def test_what_is_not_kept(chain: DevChain) -> None:
+    dispatcher = Dispatcher(chain.backend)
+    cache = dispatcher.context.traces
+    assert cache is not None
+    unknown = "0x" + "11" * 32
+    assert _dispatched(dispatcher, "trace_transaction", [unknown])["result"] is None
+    assert "error" in _dispatched(dispatcher, "debug_traceTransaction", [unknown])
+    tx_hash = "0x" + chain.block(2).transactions[0].hash.hex()
+    refused = _dispatched(dispatcher, "trace_replayTransaction", [tx_hash, ["vmTrace"]])
+    assert refused["error"]["code"] == -32602
+    block = _dispatched(dispatcher, "trace_block", ["0x2"])
+    assert len(block["result"]) > 0
+    assert len(cache) == 0  # (blocks are not kept: only single mined transactions)
+
+
+def test_a_transaction_mined_again_is_traced_again() -> None:
+    dev = DevChain(ethread.MemoryBackend(), accounts=2)
+    a = dev.accounts
+    snapshot = dev.snapshot()
+    tx_hash = dev.send(a[0], a[1].address, value=5)
+    dev.mine()
+    dispatcher = Dispatcher(dev.backend)
+    params = ["0x" + tx_hash.hex()]
+    first = _dispatched(dispatcher, "trace_transaction", params)["result"]
+    dev.revert(snapshot)
+    dev.mine()  # (the same signed transaction now lands one block later)
+    assert dev.send(a[0], a[1].address, value=5) == tx_hash
+    dev.mine()
+    second = _dispatched(dispatcher, "trace_transaction", params)["result"]
+    assert first[0]["blockNumber"] == 1 and second[0]["blockNumber"] == 2
+    assert second == json.loads(_fresh(dev.backend, "trace_transaction", params))
