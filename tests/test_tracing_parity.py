@@ -214,3 +214,21 @@ def test_bad_input(method: str, params: list[Any], code: int, words: str) -> Non
     chain.mine()
     error = answer_of(chain.backend, method, *params)["error"]
     assert error["code"] == code and words in error["message"], error
+
+
+def test_the_time_limit_spans_a_block(traced: Traced) -> None:  # noqa: F811
+    """A request replaying several transactions stops, in geth's words, once its whole time
+    has run out (trace_block, trace_filter, trace_replayBlockTransactions)."""
+    from ethread.backend import Deadline
+    from ethread.errors import ExecutionFailed
+    from ethread.methods.tracing import block_by_ref
+    from ethread.methods.tracing.parity import TraceFilter, block_traces, filter_traces, replay_block
+
+    block = block_by_ref(traced.backend, 2)
+    spent = Deadline.after(-1.0)
+    for run in (lambda: block_traces(traced.backend, block, deadline=spent),
+                lambda: replay_block(traced.backend, block, ["trace"], deadline=spent),
+                lambda: filter_traces(traced.backend, TraceFilter(from_block=1, to_block=2),
+                                      deadline=spent)):
+        with pytest.raises(ExecutionFailed, match="execution timeout"):
+            run()
