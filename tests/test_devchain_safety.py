@@ -42,8 +42,8 @@ def chain() -> DevChain:
 
 
 def test_the_newest_fork_from_genesis(chain: DevChain) -> None:
-    assert chain.next_fork() == "prague"
-    assert chain.config.fork_at(0, 0) == "prague"
+    assert chain.next_fork() == "osaka"
+    assert chain.config.fork_at(0, 0) == "osaka"
 
 
 def test_accounts_are_anvils_and_hardhats(chain: DevChain) -> None:
