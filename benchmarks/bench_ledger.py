@@ -69,7 +69,7 @@ reads at 16 connections over 2 workers."""
 
 CONTENDER = """
 import sys, time
-from ethread.server.credits import open_ledger
+from ethread.server.billing.credits import open_ledger
 spec, charges, limit, start_at = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 together = int(sys.argv[5])
 ledger = open_ledger(spec)
@@ -89,7 +89,7 @@ ledger.close()
 
 
 def open_engine(spec: str, tuned: bool = False) -> Any:
-    from ethread.server.credits import open_ledger
+    from ethread.server.billing.credits import open_ledger
 
     ledger = open_ledger(spec)
     if tuned:
@@ -161,7 +161,7 @@ def scripts_per_second(url: str, rate: float | None) -> str:
         return "redis-benchmark not installed"
     import redis
 
-    from ethread.server.ledger_redis import CHARGE
+    from ethread.server.billing.ledger_redis import CHARGE
 
     client = redis.Redis.from_url(url)
     try:

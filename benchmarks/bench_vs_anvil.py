@@ -24,7 +24,7 @@ built once with ethread's dev chain and written as genesis.json and block RLP (k
 - **ethread, metrics** (``--targets ...,metrics``): the memory server with ``--metrics``
   (``/metrics``, prometheus-client's multiprocess mode: what counting every request costs);
 - **bare ASGI**: a constant-body ASGI app under the same uvicorn settings as ethread's server
-  (:func:`ethread.server.runner.uvicorn_config`), the floor no per-request work can go below.
+  (:func:`ethread.server.processes.runner.uvicorn_config`), the floor no per-request work can go below.
 
 Both ethread servers run with ``--workers`` processes (default 2: the kernel hands each
 connection to one of them, so at c=1 one process answers), the default credit ledger (a
@@ -385,7 +385,7 @@ def serve_bare(port: int, workers: int) -> None:
     import uvicorn
 
     from ethread.server.config import ServiceLimits
-    from ethread.server.runner import bind, uvicorn_config
+    from ethread.server.processes.runner import bind, uvicorn_config
 
     headers = [(b"content-type", b"application/json"),
                (b"content-length", str(len(BARE_BODY)).encode())]

@@ -7,7 +7,7 @@ comes from a cache).
                                                   [--ledger PATH|redis://HOST:PORT/DB]
 
 The server is this script with ``--serve``, in its own process tree: with ``--workers`` above 1
-it is the real supervisor (:mod:`ethread.server.workers`) forking its workers. Every request is
+it is the real supervisor (:mod:`ethread.server.processes.workers`) forking its workers. Every request is
 debited from the ledger as in production: the default engine (a memory-mapped ``*.ledger``
 file) in a temporary directory, or the ledger named by ``--ledger`` (a ``*.sqlite3`` file, a
 Redis).
@@ -36,7 +36,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_load import KEY, http_request, rpc, run_load, stop_process
 
-from ethread.server.ledger import ledger_engine
+from ethread.server.billing.ledger import ledger_engine
 
 
 def serve(workers: int, ledger: str) -> None:
@@ -44,7 +44,7 @@ def serve(workers: int, ledger: str) -> None:
     import ethread
     from ethread.devchain import DevChain, contracts
     from ethread.server import KeyConfig, ServerConfig, make_network
-    from ethread.server.runner import assemble, listen
+    from ethread.server.processes.runner import assemble, listen
 
     backend = ethread.MemoryBackend()
     chain = DevChain(backend)
@@ -59,7 +59,7 @@ def serve(workers: int, ledger: str) -> None:
     print(json.dumps({"port": listening.main_port, "storage": "0x" + storage.hex()}),
           flush=True)
     if workers > 1:
-        from ethread.server.workers import supervise
+        from ethread.server.processes.workers import supervise
 
         supervise(listening, workers)
         return

@@ -1,5 +1,5 @@
 """Requests gathered over one turn of the event loop and charged together
-(``ethread.server.admission_turn``): one ledger transaction a turn, each request charged as if
+(``ethread.server.http.admission_turn``): one ledger transaction a turn, each request charged as if
 it came alone and in the order read, nothing charged for a client that left, and a failure
 answered rather than lost."""
 
@@ -17,11 +17,11 @@ import pytest
 from ethread.codec.envelope import Call
 from ethread.codec.pipeline import Exchange, Pipeline
 from ethread.errors import EthreadError
-from ethread.server.admission_turn import AdmissionTurn
-from ethread.server.auth import ApiKey
+from ethread.server.billing.credits import Billing, cost_of
+from ethread.server.billing.ledger_sqlite import SQLiteLedger
 from ethread.server.config import KeyConfig
-from ethread.server.credits import Billing, cost_of
-from ethread.server.ledger_sqlite import SQLiteLedger
+from ethread.server.http.admission_turn import AdmissionTurn
+from ethread.server.keys.auth import ApiKey
 from ethread.server.service import Service
 
 

@@ -95,7 +95,7 @@ def test_the_walk_reaches_the_api_reference() -> None:
                  "ethread.backends.era.EraBackend.close", "ethread.backends.memory.MemoryBackend",
                  "ethread.backends.memory.MemoryBackend.import_batch",
                  "ethread.methods.blocks.get_block_by_number", "ethread.errors.ParseError",
-                 "ethread.server.runner.ServerThread.port"):
+                 "ethread.server.processes.runner.ServerThread.port"):
         assert name in symbols, name
     assert len(symbols) > 500
 

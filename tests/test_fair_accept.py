@@ -1,4 +1,4 @@
-"""The workers' one-at-a-time accept (ethread.server.fair_accept) on a real loopback socket."""
+"""The workers' one-at-a-time accept (ethread.server.processes.fair_accept) on a real loopback socket."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 import errno
 import socket
 
-from ethread.server.fair_accept import FairListener
+from ethread.server.processes.fair_accept import FairListener
 
 
 class Echo(asyncio.Protocol):

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ethread.server.billing.ledger import RATE_LIMIT_EXCEEDED
+from ethread.server.billing.ledger_mapped import MappedLedger
+from ethread.server.billing.ledger_redis import RedisLedger
+from ethread.server.billing.ledger_sqlite import SQLiteLedger
 from ethread.server.config import KeyConfig
-from ethread.server.ledger import RATE_LIMIT_EXCEEDED
-from ethread.server.ledger_mapped import MappedLedger
-from ethread.server.ledger_redis import RedisLedger
-from ethread.server.ledger_sqlite import SQLiteLedger
 
 from .server_harness import KEY, call, post, serve_in_thread, shared_demo, url_of
 

@@ -1,4 +1,4 @@
-"""The lean HTTP path (``ethread.server.http_fast``) against uvicorn's ASGI path: the same bytes
+"""The lean HTTP path (``ethread.server.http.lean``) against uvicorn's ASGI path: the same bytes
 for the same requests, and the HTTP/1.1 features a client may lean on (pipelining, bodies in
 pieces, chunked bodies, HTTP/1.0, early refusals), spoken over raw sockets."""
 
@@ -14,10 +14,10 @@ import pytest
 
 import ethread
 from ethread.codec import pipeline
-from ethread.server.admission_turn import GATHER_ABOVE_CONNECTIONS, AdmissionTurn
+from ethread.server.billing.credits import cost_of
 from ethread.server.config import KeyConfig
-from ethread.server.credits import cost_of
-from ethread.server.http_fast import RpcHttpProtocol
+from ethread.server.http.admission_turn import GATHER_ABOVE_CONNECTIONS, AdmissionTurn
+from ethread.server.http.lean import RpcHttpProtocol
 
 from .server_harness import KEY, call, serve_in_thread
 

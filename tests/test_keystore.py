@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 
 from ethread.cli import main
-from ethread.server.abuse import FailedAttempts, address_of
-from ethread.server.auth import KeyRing
+from ethread.server.admin.dashboard.sessions import Sessions
+from ethread.server.billing.ledger import utc_day
 from ethread.server.config import KeyConfig
-from ethread.server.dashboard.sessions import Sessions
-from ethread.server.keystore import (
+from ethread.server.keys.abuse import FailedAttempts, address_of
+from ethread.server.keys.auth import KeyRing
+from ethread.server.keys.keystore import (
     KeyStoreError,
     MemoryKeyStore,
     RedisKeyStore,
@@ -25,7 +26,6 @@ from ethread.server.keystore import (
     key_id_of,
     make_record,
 )
-from ethread.server.ledger import utc_day
 from ethread.server.observe import method_label, outcome_of
 
 from .redis_server import RedisServer

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from ethread.server.credits import Billing, open_ledger
-from ethread.server.ledger import (
+from ethread.server.billing.credits import Billing, open_ledger
+from ethread.server.billing.ledger import (
     DAILY_LIMIT_REACHED,
     LEDGER_UNAVAILABLE,
     RATE_LIMIT_EXCEEDED,
@@ -28,9 +28,9 @@ from ethread.server.ledger import (
     LedgerError,
     seconds_to_reset,
 )
-from ethread.server.ledger_mapped import MappedLedger
-from ethread.server.ledger_redis import RedisLedger
-from ethread.server.ledger_sqlite import SQLiteLedger
+from ethread.server.billing.ledger_mapped import MappedLedger
+from ethread.server.billing.ledger_redis import RedisLedger
+from ethread.server.billing.ledger_sqlite import SQLiteLedger
 
 from .redis_server import RedisServer
 
@@ -45,7 +45,7 @@ def _charge_in_processes(spec: str, processes: int, attempts: int, limit: int,
     through."""
     script = textwrap.dedent(f"""
         import sys, time
-        from ethread.server.credits import open_ledger
+        from ethread.server.billing.credits import open_ledger
         ledger = open_ledger({spec!r})
         charge = ({KEY_ID!r}, {limit}, None, {BLOCK_COST}, 0)
         while time.time() < float(sys.argv[1]):
@@ -209,7 +209,7 @@ def test_sqlite_a_sigkilled_process_loses_no_debit(tmp_path: Path) -> None:
     path = str(tmp_path / "l.sqlite3")
     script = textwrap.dedent(f"""
         import os, signal
-        from ethread.server.credits import open_ledger
+        from ethread.server.billing.credits import open_ledger
         ledger = open_ledger({path!r})
         for _ in range(250):
             assert ledger.charge({KEY_ID!r}, 10**9, None, 3) is None
@@ -338,12 +338,12 @@ def test_redis_that_is_gone_refuses_requests_instead_of_serving_them_unpaid(
         billing = Billing(open_ledger(server.url))
         assert billing.charge(KEY_ID, 1_000, None, 80) is None
         server.stop()
-        with caplog.at_level(logging.ERROR, "ethread.server.credits"):
+        with caplog.at_level(logging.ERROR, "ethread.server.billing.credits"):
             refusal = billing.charge(KEY_ID, 1_000, None, 80)
             assert refusal is not None and refusal.reason == LEDGER_UNAVAILABLE
             refusals = billing.charge_many([(KEY_ID, 1_000, None, 80, 0)] * 3)
             assert [r.reason if r else None for r in refusals] == [LEDGER_UNAVAILABLE] * 3
-        said = [r.getMessage() for r in caplog.records if r.name == "ethread.server.credits"]
+        said = [r.getMessage() for r in caplog.records if r.name == "ethread.server.billing.credits"]
         assert len(said) == 1, "the operator is told once, not for every refused request"
         assert said[0].startswith("the Redis ledger failed") and "refused with 503" in said[0]
         billing.ledger.close()

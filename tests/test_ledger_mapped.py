@@ -19,16 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from ethread.server.config import DEFAULT_LEDGER, ServerConfig
-from ethread.server.credits import Billing, open_ledger
-from ethread.server.ledger import (
+from ethread.server.billing.credits import Billing, open_ledger
+from ethread.server.billing.ledger import (
     LEDGER_UNAVAILABLE,
     RATE_LIMIT_EXCEEDED,
     LedgerError,
     LedgerUnavailable,
     ledger_engine,
 )
-from ethread.server.ledger_mapped import (
+from ethread.server.billing.ledger_mapped import (
     DAY,
     HEADER_WORDS,
     SLOT_WORDS,
@@ -37,13 +36,14 @@ from ethread.server.ledger_mapped import (
     MappedLedger,
     file_size,
 )
-from ethread.server.ledger_sqlite import SQLiteLedger
+from ethread.server.billing.ledger_sqlite import SQLiteLedger
+from ethread.server.config import DEFAULT_LEDGER, ServerConfig
 
 from .test_ledger import BLOCK_COST, KEY_ID
 
 CHARGER = """
 import sys
-from ethread.server.credits import open_ledger
+from ethread.server.billing.credits import open_ledger
 ledger = open_ledger(sys.argv[1])
 limit, cost = int(sys.argv[2]), int(sys.argv[3])
 print("ready", flush=True)
@@ -68,8 +68,8 @@ def test_the_ledger_path_picks_the_engine() -> None:
 
 def test_more_keys_than_a_mapped_ledger_holds_are_refused_at_start() -> None:
     from ethread.server import ConfigError, KeyConfig
+    from ethread.server.billing.ledger_mapped import DEFAULT_SLOTS
     from ethread.server.config import validate
-    from ethread.server.ledger_mapped import DEFAULT_SLOTS
 
     keys = tuple(KeyConfig(key=f"key{i}") for i in range(DEFAULT_SLOTS + 1))
     with pytest.raises(ConfigError, match="holds 65,536 keys a day"):
@@ -129,7 +129,7 @@ def test_a_process_killed_holding_the_lock_blocks_nobody(tmp_path: Path) -> None
     path = str(tmp_path / "credits.ledger")
     script = textwrap.dedent(f"""
         import fcntl, os, signal
-        from ethread.server.ledger_mapped import MappedLedger
+        from ethread.server.billing.ledger_mapped import MappedLedger
         ledger = MappedLedger({path!r})
         assert ledger.charge({KEY_ID!r}, 10**9, None, 3) is None
         fcntl.flock(ledger._fd, fcntl.LOCK_EX)
@@ -294,11 +294,11 @@ def test_a_new_ledger_beside_an_old_sqlite_one_says_so(tmp_path: Path,
                                                        caplog: pytest.LogCaptureFixture) -> None:
     old = SQLiteLedger(str(tmp_path / "ethread-credits.sqlite3"))
     old.close()
-    with caplog.at_level("WARNING", logger="ethread.server.credits"):
+    with caplog.at_level("WARNING", logger="ethread.server.billing.credits"):
         open_ledger(str(tmp_path / "ethread-credits.ledger")).close()
     assert "the SQLite ledger" in caplog.text and "ethread-credits.sqlite3" in caplog.text
     caplog.clear()
-    with caplog.at_level("WARNING", logger="ethread.server.credits"):
+    with caplog.at_level("WARNING", logger="ethread.server.billing.credits"):
         open_ledger(str(tmp_path / "ethread-credits.ledger")).close()
     assert caplog.text == "", "only a new ledger is worth a warning"
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from ethread.codec.envelope import Call
-from ethread.server.auth import ApiKey
+from ethread.server.billing.credits import Billing, cost_of
+from ethread.server.billing.ledger_sqlite import SQLiteLedger
 from ethread.server.config import ConfigError, KeyConfig, config_from_document
-from ethread.server.credits import Billing, cost_of
-from ethread.server.keystore import KeyStoreError, make_record
-from ethread.server.ledger_sqlite import SQLiteLedger
+from ethread.server.keys.auth import ApiKey
+from ethread.server.keys.keystore import KeyStoreError, make_record
 from ethread.server.method_rules import rules_of
 from ethread.server.service import Service
 

@@ -1,4 +1,4 @@
-"""The answers the workers of one server share (ethread.server.shared_fragments): what one
+"""The answers the workers of one server share (ethread.server.processes.shared_fragments): what one
 worker decoded, another takes instead of decoding it again, byte for byte; bounded; a failing
 store is only a cache that stops being used."""
 
@@ -25,8 +25,8 @@ from ethread.codec.serialize import (
     block_json_by_hash,
     block_receipts_json,
 )
-from ethread.server import shared_fragments
-from ethread.server.shared_fragments import SharedFragmentStore, make_directory, remove_directory
+from ethread.server.processes import shared_fragments
+from ethread.server.processes.shared_fragments import SharedFragmentStore, make_directory, remove_directory
 
 from .conftest import conformance_dir
 from .server_harness import KEY, ServeProcess

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from ethread.server.auth import key_id
-from ethread.server.credits import cost_of, open_ledger
+from ethread.server.billing.credits import cost_of, open_ledger
+from ethread.server.keys.auth import key_id
 
 from .conftest import conformance_dir
 from .server_harness import KEY, ServeProcess, get

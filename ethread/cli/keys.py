@@ -71,9 +71,9 @@ def _ledger_spec(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     """Carry out one ``ethread keys`` action; the exit status."""
     try:
+        from ..server.billing.ledger import LedgerError
         from ..server.config import ConfigError
-        from ..server.keystore import KeyStoreError, open_keystore
-        from ..server.ledger import LedgerError
+        from ..server.keys.keystore import KeyStoreError, open_keystore
     except ImportError as exc:
         print(f"ethread keys: the server extra is not installed ({exc.name} is missing): "
               "pip install 'ethread[server]'", file=sys.stderr)
@@ -100,8 +100,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _act(args: argparse.Namespace, store: Any, spec: str) -> int:
-    from ..server.key_admin import issue, revoke, usage_report
-    from ..server.keystore import KeyStoreError, find, key_id_of
+    from ..server.keys.keystore import KeyStoreError, find, key_id_of
+    from ..server.keys.manage import issue, revoke, usage_report
 
     if args.action == "create":
         key, record = issue(store, {
@@ -131,7 +131,7 @@ def _act(args: argparse.Namespace, store: Any, spec: str) -> int:
             print(f"{r.prefix + '…':<12}{r.label[:23]:<24}{r.daily_credits:>16,}  {state:<8} "
                   f"{','.join(r.networks) or 'all'}")
         return 0
-    from ..server.credits import open_ledger
+    from ..server.billing.credits import open_ledger
 
     try:
         record = find(store.records(), args.ident)

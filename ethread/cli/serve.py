@@ -159,9 +159,9 @@ def run(args: argparse.Namespace) -> int:
     """``ethread serve``: build the networks from the flags or the config file and serve them until
     stopped; returns the exit status."""
     try:
-        from ..server import runner
+        from ..server.processes import runner
+        from ..server.billing.ledger import LedgerError
         from ..server.config import ConfigError
-        from ..server.ledger import LedgerError
     except ImportError as exc:
         print(f"ethread serve: the server extra is not installed ({exc.name} is missing): "
               "pip install 'ethread[server]'", file=sys.stderr)
@@ -206,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"metrics: http://{config.host}:{listening.main_port}/metrics", flush=True)
     print(f"health: http://{config.host}:{listening.main_port}/health", flush=True)
     if workers > 1:
-        from ..server.workers import supervise
+        from ..server.processes.workers import supervise
 
         code = supervise(listening, workers)
     else:
@@ -226,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _serve_here(runner: Any, listening: Any) -> int:
     """One process: this one serves."""
-    from ..server.ledger import LedgerError
+    from ..server.billing.ledger import LedgerError
 
     try:
         prepared = runner.assemble(listening)

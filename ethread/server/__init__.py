@@ -1,26 +1,28 @@
 """The JSON-RPC service over HTTP and WebSocket: an optional extra (``ethread[server]``).
 
 Nothing in the core imports this package, so the library stays usable without uvicorn and
-websockets. The pieces, each in its own module:
+websockets. It is laid out by concern, each package owning its state:
 
 - :mod:`.config`: networks, keys, limits (from flags or a TOML file);
-- :mod:`.auth`: API keys, constant-time lookup, masking;
-- :mod:`.credits`: the price of each method and admission against a key's balance and rate;
-  :mod:`.ledger_mapped`, :mod:`.ledger_sqlite` and :mod:`.ledger_redis`: the ledger those
-  live in;
+- :mod:`.keys`: API keys (the ring in memory, the key store, issuing, failed attempts);
+- :mod:`.billing`: the price of each method, admission against a key's balance and rate,
+  and the ledger those live in (memory-mapped, SQLite or Redis);
 - :mod:`.networks`: opening backends, routing by port and Host;
 - :mod:`.service`: what every request needs (networks, keys, billing, the request
   pipelines of :mod:`ethread.codec.pipeline`); :mod:`.asgi`: the ASGI shapes;
-- :mod:`.app`: the ASGI application (HTTP and lifespan); :mod:`.websocket` and
-  :mod:`.subscriptions` for WebSocket;
+- :mod:`.http`: the ASGI application and uvicorn's HTTP protocol (with the opt-in lean path);
+  :mod:`.websocket` and :mod:`.subscriptions` for WebSocket;
 - :mod:`.refusals`: the transport's own refusals (key, route, method, content type, credits);
 - :mod:`.execution`: where blocking work runs (event loop or which thread pool);
-- :mod:`.runner`: binding sockets and running uvicorn.
+- :mod:`.observe` and :mod:`.metrics`: usage counts and Prometheus metrics;
+- :mod:`.admin`: the admin API and dashboard;
+- :mod:`.processes`: binding sockets and running uvicorn, and the workers forked after the
+  service is built.
 """
 
 from .config import ConfigError, KeyConfig, NetworkConfig, ServerConfig, ServiceLimits, load_config
 from .networks import Network, make_network
-from .runner import PreparedServer, ServerThread, prepare
+from .processes.runner import PreparedServer, ServerThread, prepare
 
 __all__ = [
     "ConfigError",

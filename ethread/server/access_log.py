@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .auth import mask_paths
+from .keys.auth import mask_paths
 
 access = logging.getLogger("ethread.access")
 

@@ -370,13 +370,13 @@ def validate(config: ServerConfig) -> ServerConfig:
 
 
 def _is_url(value: str) -> bool:
-    from .ledger import is_redis_url
+    from .billing.ledger import is_redis_url
 
     return is_redis_url(value)
 
 
 def _check_ledger(ledger: str) -> None:
-    from .ledger import check_redis_url, is_redis_url
+    from .billing.ledger import check_redis_url, is_redis_url
 
     if not isinstance(ledger, str) or not ledger:
         raise ConfigError("ledger must be a *.ledger file, a SQLite file, "
@@ -390,11 +390,11 @@ def _check_ledger(ledger: str) -> None:
 def _check_ledger_room(config: ServerConfig) -> None:
     """A mapped ledger holds a fixed number of keys a day: more configured keys than that would
     be refused one by one once it fills, so they are refused at start instead."""
-    from .ledger import ledger_engine
+    from .billing.ledger import ledger_engine
 
     if ledger_engine(config.ledger) != "mapped":
         return
-    from .ledger_mapped import DEFAULT_SLOTS
+    from .billing.ledger_mapped import DEFAULT_SLOTS
 
     if len(config.keys) > DEFAULT_SLOTS:
         raise ConfigError(f"{len(config.keys)} keys, but a *.ledger file holds {DEFAULT_SLOTS:,} "

@@ -1,15 +1,16 @@
 """What each answered request leaves behind besides its answer: the key's usage counts (for
 the dashboard and ``ethread keys usage``) and the Prometheus metrics.
 
-Both are plain dictionary increments here, on the event loop's thread; :mod:`.key_sync`
+Both are plain dictionary increments here, on the event loop's thread; :mod:`.keys.sync`
 writes them out twice a second. One request is one count: a batch counts as ``batch``, a
 WebSocket message as the request it holds.
 """
 
 from __future__ import annotations
 
-from .auth import ApiKey
-from .credits import CREDITS
+from typing import Protocol
+
+from .billing.credits import CREDITS
 from .metrics import Metrics
 
 KNOWN_METHODS = frozenset({*CREDITS, "eth_chainId", "eth_blockNumber", "net_version",
@@ -42,6 +43,16 @@ def outcome_of(status: int, answer: bytes | None) -> str:
     return OK
 
 
+class Counted(Protocol):
+    """What usage is counted by: a key's id (:class:`~ethread.server.keys.auth.ApiKey` has it;
+    the observer sits below the keys, which report their own usage through it)."""
+
+    @property
+    def key_id(self) -> str:
+        """The key's stable id."""
+        ...
+
+
 class Observer:
     """The per-key usage counts and the metrics of one worker."""
 
@@ -52,7 +63,7 @@ class Observer:
         self.usage: dict[tuple[str, str, str], int] = {}
         """(key id, method, outcome) -> requests since the last flush."""
 
-    def request(self, network: str, key: ApiKey | None, what: str, status: int,
+    def request(self, network: str, key: Counted | None, what: str, status: int,
                 answer: bytes | None, seconds: float) -> None:
         """One request answered (or refused) on ``network``."""
         method = method_label(what)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..codec.pipeline import Refused
 from ..errors import EthreadError, InternalError, InvalidRequest, LimitExceeded, MethodNotFound
-from .ledger import DAILY_LIMIT_REACHED, LEDGER_UNAVAILABLE
+from .billing.ledger import DAILY_LIMIT_REACHED, LEDGER_UNAVAILABLE
 
 UNAUTHORIZED_CODE = -32001
 

@@ -11,14 +11,14 @@ from ..codec.envelope import Call
 from ..codec.pipeline import Limits, Pipeline, Refused
 from ..errors import EthreadError
 from . import refusals
-from .abuse import FailedAttempts, address_of
 from .asgi import Scope, header
-from .auth import ApiKey, KeyRing
+from .billing.credits import Billing, request_cost
+from .billing.ledger import Charge, Refusal
 from .config import ServiceLimits
-from .credits import Billing, request_cost
 from .execution import Execution
-from .key_sync import KeySync
-from .ledger import Charge, Refusal
+from .keys.abuse import FailedAttempts, address_of
+from .keys.auth import ApiKey, KeyRing
+from .keys.sync import KeySync
 from .method_rules import rules_of
 from .networks import Network, NetworkRouter
 from .observe import Observer

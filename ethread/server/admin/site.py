@@ -23,14 +23,14 @@ from typing import Any
 
 import orjson
 
-from .abuse import FailedAttempts, address_of
-from .asgi import Receive, Scope, Send
+from ..asgi import Receive, Scope, Send
+from ..billing.ledger import LedgerError
+from ..keys.abuse import FailedAttempts, address_of
+from ..keys.keystore import KeyStore, KeyStoreError, find
+from ..keys.manage import issue, revoke, usage_report
+from ..service import Service
 from .dashboard import Dashboard
 from .dashboard.sessions import Sessions
-from .key_admin import issue, revoke, usage_report
-from .keystore import KeyStore, KeyStoreError, find
-from .ledger import LedgerError
-from .service import Service
 from .web import BadRequest, headers_of, read_body, send_json
 
 log = logging.getLogger("ethread.server")

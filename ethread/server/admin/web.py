@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl
 
 import orjson
 
-from .asgi import Receive, Scope, Send
+from ..asgi import Receive, Scope, Send
 
 MAX_FORM_BYTES = 16 * 1024
 MAX_FORM_FIELDS = 32

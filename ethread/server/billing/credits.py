@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..codec.envelope import Call
-from ..errors import EthreadError
+from ...codec.envelope import Call
+from ...errors import EthreadError
 from .ledger import (
     DAILY_LIMIT_REACHED,
     LEDGER_UNAVAILABLE,
@@ -37,7 +37,7 @@ from .ledger import (
 )
 
 if TYPE_CHECKING:
-    from .metrics import Metrics
+    from ..metrics import Metrics
 
 CREDITS: dict[str, int] = {
     "eth_getLogs": 255,

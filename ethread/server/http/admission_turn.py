@@ -24,12 +24,12 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from ..codec.envelope import Call
-from ..codec.pipeline import Exchange, LocalMethod, Opened, Pipeline, Refused
-from ..errors import EthreadError
-from .auth import ApiKey
-from .networks import Network
-from .service import Service
+from ...codec.envelope import Call
+from ...codec.pipeline import Exchange, LocalMethod, Opened, Pipeline, Refused
+from ...errors import EthreadError
+from ..keys.auth import ApiKey
+from ..networks import Network
+from ..service import Service
 
 log = logging.getLogger("ethread.server")
 

@@ -22,19 +22,19 @@ from typing import Any
 
 import orjson
 
-from ..backend import SelfChecking
-from ..codec.envelope import Call
-from ..codec.pipeline import Exchange, LocalMethod, body_too_large
-from . import refusals
-from .access_log import log_request
-from .asgi import Message, Receive, Scope, Send, send_json
-from .auth import ApiKey
-from .metrics import CONTENT_TYPE, gauge
-from .networks import Network
-from .refusals import Refused
-from .service import Service
-from .subscriptions import ChainFeed
-from .websocket import WebSocketEndpoint
+from ...backend import SelfChecking
+from ...codec.envelope import Call
+from ...codec.pipeline import Exchange, LocalMethod, body_too_large
+from .. import refusals
+from ..access_log import log_request
+from ..asgi import Message, Receive, Scope, Send, send_json
+from ..keys.auth import ApiKey
+from ..metrics import CONTENT_TYPE, gauge
+from ..networks import Network
+from ..refusals import Refused
+from ..service import Service
+from ..subscriptions import ChainFeed
+from ..websocket.endpoint import WebSocketEndpoint
 
 log = logging.getLogger("ethread.server")
 
@@ -400,7 +400,7 @@ class RpcApp:
 
     async def _mine(self, network: Network, feed: ChainFeed) -> None:
         """The demo chain gains a block every ``block_time`` seconds."""
-        from .mining import mine_one
+        from ..mining import mine_one
 
         while True:
             await asyncio.sleep(network.block_time)

@@ -36,17 +36,17 @@ from typing import TYPE_CHECKING, Any
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from ..codec.pipeline import Admission, Exchange, Refused, body_too_large
-from . import refusals
-from .access_log import log_request
+from ...codec.pipeline import Admission, Exchange, Refused, body_too_large
+from .. import refusals
+from ..access_log import log_request
 from .admission_turn import GATHER_ABOVE_CONNECTIONS, AdmissionTurn
 from .app import HTTP_PREFIX, SUBSCRIPTIONS_NEED_WEBSOCKET, RpcApp, request_headers
-from .http_protocol import MAX_HEADER_BYTES, BoundedHttpProtocol, HeadersTooLarge
+from .protocol import MAX_HEADER_BYTES, BoundedHttpProtocol, HeadersTooLarge
 
 if TYPE_CHECKING:
-    from .auth import ApiKey
-    from .busy_poll import BusyPoll
-    from .networks import Network
+    from ..busy_poll import BusyPoll
+    from ..keys.auth import ApiKey
+    from ..networks import Network
 
 log = logging.getLogger("ethread.server")
 

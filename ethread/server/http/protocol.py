@@ -22,7 +22,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from .busy_poll import BusyPoll, KeepsPolling
+from ..busy_poll import BusyPoll, KeepsPolling
 
 MAX_HEADER_BYTES = 64 * 1024
 """Bytes of request line and headers one request may send (geth's Go server allows 1 MiB;

@@ -18,7 +18,7 @@ import hmac
 import re
 from collections.abc import Iterable
 
-from .config import KeyConfig
+from ..config import KeyConfig
 from .keystore import KeyRecord
 
 

@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from .ledger import LedgerError, check_redis_url, ledger_engine, utc_day
-from .method_rules import RULE
+from ..billing.ledger import LedgerError, check_redis_url, ledger_engine, utc_day
+from ..method_rules import RULE
 
 KEY_PREFIX = "ek_"
 """Issued keys start with this, so that a leaked one is recognisable (secret scanners)."""

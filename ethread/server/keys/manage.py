@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..billing.ledger import Ledger, utc_day
+from ..observe import ERROR, OK, REFUSED
 from .keystore import KeyRecord, KeyStore, KeyStoreError, find, make_record
-from .ledger import Ledger, utc_day
-from .observe import ERROR, OK, REFUSED
 
 
 def issue(store: KeyStore, fields: dict[str, Any]) -> tuple[str, KeyRecord]:

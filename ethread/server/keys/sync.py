@@ -17,11 +17,11 @@ import logging
 import threading
 import time
 
+from ..billing.ledger import utc_day
+from ..execution import Execution
+from ..observe import Observer
 from .auth import KeyRing
-from .execution import Execution
 from .keystore import FLUSH_SECONDS, POLL_SECONDS, KeyStore
-from .ledger import utc_day
-from .observe import Observer
 
 log = logging.getLogger("ethread.server")
 

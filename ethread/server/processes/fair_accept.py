@@ -28,7 +28,7 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .workers_board import WorkerBoard
+from ..workers_board import WorkerBoard
 
 log = logging.getLogger("ethread.server")
 

@@ -26,12 +26,10 @@ from typing import Any
 
 import uvicorn
 
-from .abuse import FailedAttempts
-from .access_log import install_key_masking
-from .app import RpcApp
-from .auth import KeyRing
-from .busy_poll import polling
-from .config import (
+from ..access_log import install_key_masking
+from ..billing.credits import Billing, open_ledger
+from ..busy_poll import polling
+from ..config import (
     DEFAULT_BUSY_POLL_US,
     DEMO_KEY,
     ConfigError,
@@ -39,19 +37,21 @@ from .config import (
     ServiceLimits,
     validate,
 )
-from .credits import Billing, open_ledger
-from .execution import Execution
+from ..execution import Execution
+from ..http.app import RpcApp
+from ..http.lean import rpc_protocol
+from ..http.protocol import bounded_protocol
+from ..keys.abuse import FailedAttempts
+from ..keys.auth import KeyRing
+from ..keys.keystore import open_keystore
+from ..keys.sync import KeySync
+from ..metrics import Metrics, count_hits, make_directory, remove_directory
+from ..networks import Network, NetworkRouter, open_networks
+from ..observe import Observer
+from ..service import Service
+from ..websocket.protocol import websocket_protocol
+from ..workers_board import WorkerBoard
 from .fair_accept import ConnectionShare, FairListener
-from .http_fast import rpc_protocol
-from .http_protocol import bounded_protocol
-from .key_sync import KeySync
-from .keystore import open_keystore
-from .metrics import Metrics, count_hits, make_directory, remove_directory
-from .networks import Network, NetworkRouter, open_networks
-from .observe import Observer
-from .service import Service
-from .websocket_protocol import websocket_protocol
-from .workers_board import WorkerBoard
 
 GRACEFUL_SHUTDOWN_SECONDS = 5
 ADMIN_TOKEN_VARIABLE = "ETHREAD_ADMIN_TOKEN"
@@ -285,7 +285,7 @@ def assemble(listening: Listening, board: WorkerBoard | None = None, slot: int =
         for network in listening.networks:
             _count_cache_hits(network, metrics)
     if listening.admin_token is not None:
-        from .admin import AdminSite
+        from ..admin.site import AdminSite
 
         service.admin = AdminSite(service, listening.admin_token, listening.admin_port,
                                   public_dashboard=config.dashboard)

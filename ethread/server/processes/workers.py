@@ -37,11 +37,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..backend import Closeable
-from .networks import Network, open_network, service_context
+from ...backend import Closeable
+from ..networks import Network, open_network, service_context
+from ..workers_board import WorkerBoard
 from .runner import GRACEFUL_SHUTDOWN_SECONDS, Listening, assemble, settle_heap
 from .shared_fragments import SharedFragmentStore, make_directory, remove_directory
-from .workers_board import WorkerBoard
 
 log = logging.getLogger("ethread.workers")
 
@@ -77,7 +77,7 @@ class Supervisor:
         """slot -> when its replacement starts."""
         self._restarts: Any = None
         if listening.metrics_dir is not None:
-            from .metrics import worker_restarts
+            from ..metrics import worker_restarts
 
             self._restarts = worker_restarts(listening.metrics_dir)
         for network in listening.networks:

@@ -23,17 +23,17 @@ import time
 from functools import partial
 from typing import Any
 
-from ..codec.envelope import Call
-from ..codec.pipeline import Exchange, LocalMethod
-from ..errors import InvalidParams, LimitExceeded
-from . import refusals
-from .access_log import log_request
-from .asgi import Receive, Scope, Send, header
-from .auth import ApiKey
-from .networks import Network
-from .refusals import Refused
-from .service import Service
-from .subscriptions import ChainFeed, parse_subscription
+from ...codec.envelope import Call
+from ...codec.pipeline import Exchange, LocalMethod
+from ...errors import InvalidParams, LimitExceeded
+from .. import refusals
+from ..access_log import log_request
+from ..asgi import Receive, Scope, Send, header
+from ..keys.auth import ApiKey
+from ..networks import Network
+from ..refusals import Refused
+from ..service import Service
+from ..subscriptions import ChainFeed, parse_subscription
 
 log = logging.getLogger("ethread.server")
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-from .busy_poll import BusyPoll, KeepsPolling
+from ..busy_poll import BusyPoll, KeepsPolling
 
 
 class ServerWebSocketProtocol(KeepsPolling, WebSocketsSansIOProtocol):

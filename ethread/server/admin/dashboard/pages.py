@@ -8,7 +8,7 @@ import time
 from html import escape
 from typing import Any
 
-from ..keystore import KeyRecord
+from ...keys.keystore import KeyRecord
 
 STYLE = b"""body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:64rem;
 padding:0 1rem;color:#222}h1{font-size:1.4rem}h2{font-size:1.1rem;margin-top:2rem}

@@ -13,12 +13,12 @@ import hmac
 from typing import Any, Protocol
 from urllib.parse import parse_qs
 
-from ..abuse import FailedAttempts, address_of
-from ..asgi import Receive, Scope, Send
-from ..key_admin import issue, revoke, usage_report
-from ..keystore import KeyStore, KeyStoreError, find
-from ..ledger import LedgerError
-from ..service import Service
+from ...asgi import Receive, Scope, Send
+from ...billing.ledger import LedgerError
+from ...keys.abuse import FailedAttempts, address_of
+from ...keys.keystore import KeyStore, KeyStoreError, find
+from ...keys.manage import issue, revoke, usage_report
+from ...service import Service
 from ..web import (
     BadRequest,
     cookie,
