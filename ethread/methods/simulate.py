@@ -32,6 +32,7 @@ later failed included, as geth's tracer counts them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -88,6 +89,8 @@ from .fees import next_base_fee
 from .message import DEFAULT_GAS, ExecutableChain, Message, floor_data_gas, to_message
 from .overrides import apply_state_overrides, with_blob_base_fee
 from .resolve import require_header
+from .simulate_trie import ordered_trie_root
+from .simulate_vm import fast_vm_class
 
 __all__ = ["MAX_BLOCKS", "MAX_CALLS", "MAX_CALLS_PER_BLOCK", "simulate"]
 
@@ -126,18 +129,24 @@ VM_ERROR = -32015
 """A call that ran and failed other than by REVERT (its result's error code)."""
 REVERTED = 3
 
+FAST = os.environ.get("ETHREAD_SIMULATE_PLAIN", "") != "1"
+"""Whether simulations take the fast path (:mod:`.simulate_vm`) unless told otherwise:
+``ETHREAD_SIMULATE_PLAIN=1`` in a server's environment makes it run py-evm's own classes and
+tries instead (what the benchmark compares; both give the same answers)."""
+
 _LOG = trusted_maker(Log)
 
 
 def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef = "latest", *,
              gas_cap: int = DEFAULT_GAS, timeout: float | None = None,
-             ) -> tuple[SimulatedBlock, ...]:
+             fast: bool | None = None) -> tuple[SimulatedBlock, ...]:
     """The blocks of ``options`` built on the state after ``block``; see the module docstring.
 
     ``gas_cap`` is the gas all calls together may use (geth's RPC gas cap; 0: no cap);
     execution stops after ``timeout`` seconds for the whole simulation (geth's
     ``--rpc.evmtimeout``). Raises :class:`~ethread.errors.SimulationRefused` for what geth
-    refuses, with its code."""
+    refuses, with its code. ``fast`` chooses the lean classes and overlay tries of
+    :mod:`.simulate_vm` or py-evm's own (None: :data:`FAST`); the answers are the same."""
     check_limits(options)
     base = require_header(backend, block)
     config = backend.chain_config()
@@ -149,7 +158,8 @@ def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef
     except Exception as exc:
         raise StateUnavailable(f"no state for block {base.number}") from exc
     simulator = _Simulator(backend, config, base, options, _overlay(chaindb),
-                           _GasBudget(gas_cap or 2**64 - 1), interrupt.TimeLimit.start(timeout))
+                           _GasBudget(gas_cap or 2**64 - 1), interrupt.TimeLimit.start(timeout),
+                           FAST if fast is None else fast)
     return simulator.run()
 
 
@@ -443,7 +453,7 @@ class _Simulator:
 
     def __init__(self, backend: ExecutableChain, config: Any, base: Header,
                  options: SimulateOptions, chaindb: Any, budget: _GasBudget,
-                 limit: interrupt.TimeLimit) -> None:
+                 limit: interrupt.TimeLimit, fast: bool) -> None:
         self.backend = backend
         self.config = config
         self.base = base
@@ -453,6 +463,8 @@ class _Simulator:
         self.limit = limit
         self.validate = options.validation
         self.hashes: list[Hash32] = []
+        self.fast = fast
+        self.trie_root = ordered_trie_root if fast else _trie_root
 
     def run(self) -> tuple[SimulatedBlock, ...]:
         planned = plan_blocks(self.base, self.options.block_state_calls)
@@ -524,7 +536,8 @@ class _Simulator:
             parent_beacon_block_root=(overrides.beacon_root or ZERO_HASH) if rules.beacon_root else None,
             requests_hash=sha256().digest() if rules.requests else None,
         )
-        vm_class: Any = _simulation_vm_class(self.config.vm_class(item.number, item.time))
+        fork_vm = self.config.vm_class(item.number, item.time)
+        vm_class: Any = _simulation_vm_class(fast_vm_class(fork_vm) if self.fast else fork_vm)
         header_class = dict(vm_class.get_block_class()._meta.fields)["header"]
         evm_header = rlp.decode(encode_header(draft), sedes=header_class)
         vm = vm_class(header=evm_header, chaindb=self.chaindb,
@@ -559,12 +572,12 @@ class _Simulator:
         header = decode_header(encode_header(replace(
             draft,
             state_root=state.state_root,
-            transactions_root=_trie_root([encode_transaction(tx) for tx in work.transactions]),
-            receipts_root=_trie_root(work.receipts),
+            transactions_root=self.trie_root([encode_transaction(tx) for tx in work.transactions]),
+            receipts_root=self.trie_root(work.receipts),
             logs_bloom=work.bloom.to_bytes(256, "big"),
             gas_used=work.gas_used,
             blob_gas_used=work.blob_gas_used if rules.blob is not None else None,
-            withdrawals_root=(_trie_root([rlp.encode(withdrawal_item(w)) for w in withdrawals])
+            withdrawals_root=(self.trie_root([rlp.encode(withdrawal_item(w)) for w in withdrawals])
                               if withdrawals is not None else None),
             requests_hash=requests_hash,
         )))

@@ -1,0 +1,361 @@
+"""A Merkle-Patricia trie for simulated blocks: the nodes a change does not touch are read
+from the parent's database only when a path passes through them, and a root is hashed only
+when asked for.
+
+py-trie's ``HexaryTrie`` encodes, hashes and writes every node on the path of each single
+change and decodes its nodes with pyrlp's typed decoder; a simulated block changes a handful
+of accounts and slots, so that work is most of what building the block costs.
+:class:`OverlayTrie` keeps the nodes it changed in memory as plain tuples, hashes them once
+when its root is asked for (writing each new node under its hash, as py-trie writes it, so
+that later readers of the database find it), and decodes a stored node once: a node is the
+value of its hash, so the decoded nodes are shared by every trie in :data:`_decoded`.
+
+The root, the nodes and their encodings are those of the Ethereum trie (Yellow Paper,
+appendix D) that py-trie builds: a node whose encoding is under 32 bytes is embedded in its
+parent, the root is always hashed and stored. ``tests/test_simulate_fast.py`` compares roots
+and reads with py-trie's over random changes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, cast
+
+from trie.exceptions import MissingTrieNode
+
+from ..fastrlp import decode_nested
+from ..keccak import keccak256
+
+__all__ = ["BLANK_ROOT", "OverlayTrie", "ordered_trie_root"]
+
+BLANK_ROOT = keccak256(b"\x80")
+
+# A node in memory: a leaf (0, path, value), an extension (1, path, child) or a branch
+# (2, sixteen children, value); a child is None (none), a 32-byte hash (a stored node, read
+# when needed) or a node itself (embedded, or changed and not yet hashed). Paths are bytes of
+# nibbles (one 0-15 value a byte).
+Node = tuple[Any, ...]
+Ref = None | bytes | Node
+
+LEAF, EXTENSION, BRANCH = 0, 1, 2
+_NO_CHILDREN: tuple[Ref, ...] = (None,) * 16
+_NIBBLES = [bytes((b >> 4, b & 15)) for b in range(256)]
+
+_decoded: dict[bytes, Node] = {}
+"""Stored nodes by their hash, decoded (a hash names one node wherever it is stored)."""
+MAX_DECODED = 1 << 16
+_decoded_lock = threading.Lock()
+
+
+def nibbles_of(key: bytes) -> bytes:
+    """The nibbles of ``key``, high first."""
+    return b"".join([_NIBBLES[b] for b in key])
+
+
+def _hex_prefix(path: bytes, leaf: bool) -> bytes:
+    """The hex-prefix encoding of a node's path."""
+    flag = 0x20 if leaf else 0
+    if len(path) % 2:
+        head = bytes((flag | 0x10 | path[0],))
+        path = path[1:]
+    else:
+        head = bytes((flag,))
+    return head + bytes([path[i] << 4 | path[i + 1] for i in range(0, len(path), 2)])
+
+
+def _path_of(encoded: bytes) -> tuple[bytes, bool]:
+    """A hex-prefix encoded path's nibbles, and whether it ends a leaf."""
+    first = encoded[0]
+    nibbles = nibbles_of(encoded[1:])
+    if first & 0x10:
+        nibbles = bytes((first & 15,)) + nibbles
+    return nibbles, bool(first & 0x20)
+
+
+def _node_of(item: Any) -> Ref:
+    """A decoded RLP item as a node reference."""
+    if type(item) is list:
+        if len(item) == 17:
+            return (BRANCH, tuple([_node_of(child) for child in item[:16]]), item[16])
+        path, leaf = _path_of(item[0])
+        if leaf:
+            return (LEAF, path, item[1])
+        return (EXTENSION, path, _node_of(item[1]))
+    if not item:
+        return None
+    return cast(bytes, item)  # (a hash)
+
+
+def _string(value: bytes) -> bytes:
+    length = len(value)
+    if length == 1 and value[0] < 0x80:
+        return value
+    if length < 56:
+        return bytes((0x80 + length,)) + value
+    size = length.to_bytes((length.bit_length() + 7) // 8, "big")
+    return bytes((0xB7 + len(size),)) + size + value
+
+
+def _list(payload: bytes) -> bytes:
+    length = len(payload)
+    if length < 56:
+        return bytes((0xC0 + length,)) + payload
+    size = length.to_bytes((length.bit_length() + 7) // 8, "big")
+    return bytes((0xF7 + len(size),)) + size + payload
+
+
+class OverlayTrie:
+    """A hexary trie over ``db`` (hash -> node RLP) from ``root_hash``; what py-evm's account
+    and storage databases ask of py-trie's ``HexaryTrie``."""
+
+    __slots__ = ("_db", "_root", "_root_hash")
+
+    def __init__(self, db: Any, root_hash: bytes = BLANK_ROOT) -> None:
+        self._db = db
+        self._root_hash = root_hash
+        self._root: Ref = None if root_hash == BLANK_ROOT else root_hash
+
+    # -- the root ---------------------------------------------------------------------------
+
+    @property
+    def root_hash(self) -> bytes:
+        """The root's hash, its changed nodes written to the database first."""
+        root = self._root
+        if root is None:
+            self._root_hash = BLANK_ROOT
+        elif type(root) is tuple:
+            encoded = self._encode(root)
+            root_hash = keccak256(encoded)
+            self._store(root_hash, encoded, root)
+            self._root = self._root_hash = root_hash
+        return self._root_hash
+
+    @root_hash.setter
+    def root_hash(self, value: bytes) -> None:
+        self._root_hash = value
+        self._root = None if value == BLANK_ROOT else value
+
+    @contextmanager
+    def squash_changes(self) -> Iterator[OverlayTrie]:
+        """py-trie's batch of changes: this trie's own changes are never written before its
+        root is asked for."""
+        yield self
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def _load(self, ref: bytes, key: bytes) -> Node:
+        node = _decoded.get(ref)
+        if node is None:
+            try:
+                encoded = self._db[ref]
+            except KeyError:
+                raise MissingTrieNode(ref, self._root_hash, key) from None  # type: ignore[arg-type]
+            found = _node_of(decode_nested(encoded))
+            if type(found) is not tuple:
+                raise ValueError(f"not a trie node under {ref.hex()}")
+            node = found
+            self._remember(ref, node)
+        return node
+
+    def _node(self, ref: Ref, key: bytes) -> Node:
+        """The node ``ref`` (not None) stands for, read when it is a hash."""
+        if type(ref) is bytes:
+            return self._load(ref, key)
+        return cast(Node, ref)
+
+    def _store(self, node_hash: bytes, encoded: bytes, node: Node) -> None:
+        """Write a new node under its hash (and keep it decoded)."""
+        self._db[node_hash] = encoded
+        self._remember(node_hash, node)
+
+    @staticmethod
+    def _remember(ref: bytes, node: Node) -> None:
+        if len(_decoded) >= MAX_DECODED:
+            with _decoded_lock:
+                _decoded.clear()
+        _decoded[ref] = node
+
+    def get(self, key: bytes) -> bytes:
+        """The value under ``key`` (b"" when none)."""
+        path = nibbles_of(key)
+        node = self._root
+        at = 0
+        while True:
+            if node is None:
+                return b""
+            node = self._node(node, key)
+            kind = node[0]
+            if kind == BRANCH:
+                if at == len(path):
+                    value: bytes = node[2]
+                    return value
+                node = node[1][path[at]]
+                at += 1
+            elif kind == LEAF:
+                return node[2] if path[at:] == node[1] else b""
+            else:
+                step = node[1]
+                if path[at:at + len(step)] != step:
+                    return b""
+                at += len(step)
+                node = node[2]
+
+    def __getitem__(self, key: bytes) -> bytes:
+        return self.get(key)
+
+    def __contains__(self, key: bytes) -> bool:
+        return self.get(key) != b""
+
+    # -- changes ----------------------------------------------------------------------------
+
+    def __setitem__(self, key: bytes, value: bytes) -> None:
+        if not value:
+            self.__delitem__(key)
+            return
+        self._root = self._set(self._root, nibbles_of(key), value, key)
+
+    def set(self, key: bytes, value: bytes) -> None:
+        self[key] = value
+
+    def __delitem__(self, key: bytes) -> None:
+        self._root = self._delete(self._root, nibbles_of(key), key)
+
+    def delete(self, key: bytes) -> None:
+        del self[key]
+
+    def _set(self, ref: Ref, path: bytes, value: bytes, key: bytes) -> Node:
+        if ref is None:
+            return (LEAF, path, value)
+        node = self._node(ref, key)
+        kind = node[0]
+        if kind == BRANCH:
+            children = node[1]
+            if not path:
+                return (BRANCH, children, value)
+            index = path[0]
+            child = self._set(children[index], path[1:], value, key)
+            return (BRANCH, (*children[:index], child, *children[index + 1:]), node[2])
+        own = node[1]
+        common = 0
+        limit = min(len(own), len(path))
+        while common < limit and own[common] == path[common]:
+            common += 1
+        if kind == LEAF and common == len(own) == len(path):
+            return (LEAF, own, value)
+        if kind == EXTENSION and common == len(own):
+            return (EXTENSION, own, self._set(node[2], path[common:], value, key))
+        # the paths part at ``common``: a branch there, behind an extension of the shared part
+        children = list(_NO_CHILDREN)
+        branch_value = b""
+        rest = own[common:]
+        if kind == LEAF:
+            if rest:
+                children[rest[0]] = (LEAF, rest[1:], node[2])
+            else:
+                branch_value = node[2]
+        elif len(rest) == 1:
+            children[rest[0]] = node[2]
+        else:
+            children[rest[0]] = (EXTENSION, rest[1:], node[2])
+        new = path[common:]
+        if new:
+            children[new[0]] = (LEAF, new[1:], value)
+        else:
+            branch_value = value
+        branch: Node = (BRANCH, tuple(children), branch_value)
+        return (EXTENSION, path[:common], branch) if common else branch
+
+    def _delete(self, ref: Ref, path: bytes, key: bytes) -> Ref:
+        if ref is None:
+            return None
+        node = self._node(ref, key)
+        kind = node[0]
+        if kind == LEAF:
+            return None if node[1] == path else ref
+        if kind == EXTENSION:
+            own = node[1]
+            if path[:len(own)] != own:
+                return ref
+            child = self._delete(node[2], path[len(own):], key)
+            if child is node[2]:
+                return ref
+            return self._joined(own, child, key)
+        children = node[1]
+        if not path:
+            if not node[2]:
+                return ref
+            children_list, value = list(children), b""
+        else:
+            index = path[0]
+            child = self._delete(children[index], path[1:], key)
+            if child is children[index]:
+                return ref
+            children_list, value = list(children), node[2]
+            children_list[index] = child
+        left = [i for i, c in enumerate(children_list) if c is not None]
+        if value and not left:
+            return (LEAF, b"", value)
+        if not value and len(left) == 1:  # one child left: the branch folds into it
+            return self._joined(bytes((left[0],)), children_list[left[0]], key)
+        return (BRANCH, tuple(children_list), value)
+
+    def _joined(self, prefix: bytes, child: Ref, key: bytes) -> Ref:
+        """``child`` reached through ``prefix`` as one node (an extension, or the child with
+        the prefix put before its own path)."""
+        if child is None:
+            return None
+        node = self._node(child, key)
+        if node[0] == BRANCH:
+            return (EXTENSION, prefix, child)
+        return (node[0], prefix + node[1], node[2])
+
+    # -- encoding ---------------------------------------------------------------------------
+
+    def _reference(self, ref: Ref) -> bytes:
+        """How a parent encodes its child ``ref`` (hashing and writing a changed child)."""
+        if ref is None:
+            return b"\x80"
+        if type(ref) is bytes:
+            return b"\xa0" + ref
+        node = cast(Node, ref)
+        encoded = self._encode(node)
+        if len(encoded) < 32:
+            return encoded
+        child_hash = keccak256(encoded)
+        self._store(child_hash, encoded, node)
+        return b"\xa0" + child_hash
+
+    def _encode(self, node: Node) -> bytes:
+        kind = node[0]
+        if kind == BRANCH:
+            reference = self._reference
+            return _list(b"".join([reference(child) for child in node[1]]) + _string(node[2]))
+        if kind == LEAF:
+            return _list(_string(_hex_prefix(node[1], True)) + _string(node[2]))
+        return _list(_string(_hex_prefix(node[1], False)) + self._reference(node[2]))
+
+
+def ordered_trie_root(items: Iterable[bytes]) -> bytes:
+    """The root of the trie of ``items`` keyed by the RLP of their positions (a block's
+    transactions, receipts, withdrawals), its nodes kept nowhere."""
+    trie = _RootOnly({})
+    for position, item in enumerate(items):
+        trie[_string(position.to_bytes((position.bit_length() + 7) // 8, "big"))] = item
+    return trie.root_hash
+
+
+class _RootOnly(OverlayTrie):
+    """A trie whose new nodes are kept nowhere (only its root is wanted)."""
+
+    __slots__ = ()
+
+    def _node(self, ref: Ref, key: bytes) -> Node:
+        """The node ``ref`` (not None) stands for, read when it is a hash."""
+        if type(ref) is bytes:
+            return self._load(ref, key)
+        return cast(Node, ref)
+
+    def _store(self, node_hash: bytes, encoded: bytes, node: Node) -> None:
+        pass

@@ -1,0 +1,176 @@
+"""eth_simulateV1's fast path gives the plain path's answers byte for byte: the overlay trie
+against py-trie, every conformance case and random simulations through both paths, and the
+system calls' shortcuts against running them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import rlp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from trie import HexaryTrie
+
+import ethread
+import ethread.methods.simulate
+from ethread.codec.jsonrpc import Dispatcher
+from ethread.methods.simulate_trie import OverlayTrie, ordered_trie_root
+
+from .conftest import conformance_dir
+from .rpc_cases import read_case
+
+SIMULATE = sys.modules["ethread.methods.simulate"]
+"""The module (``ethread.methods.simulate`` names the function once the package is read)."""
+OSAKA = conformance_dir() / "osaka"
+CASES = sorted((OSAKA / "cases" / "eth_simulateV1").glob("*.io"))
+
+
+@pytest.fixture(scope="module")
+def osaka() -> ethread.MemoryBackend:
+    backend = ethread.MemoryBackend()
+    ethread.import_chain(backend, OSAKA / "genesis.json", OSAKA / "chain.rlp", verify_seals=False)
+    return backend
+
+
+def both_paths(backend: Any, body: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, bytes]:
+    """The answer to ``body`` on the plain path and on the fast one (fresh dispatchers: no
+    answer is cached between them)."""
+    answers = []
+    for fast in (False, True):
+        monkeypatch.setattr(SIMULATE, "FAST", fast)
+        answer = Dispatcher(backend).handle(body)
+        assert answer is not None
+        answers.append(answer)
+    return answers[0], answers[1]
+
+
+# -- the trie ----------------------------------------------------------------------------------
+
+KEYS = st.one_of(  # (of one length, as a state trie's: py-trie refuses a key that prefixes another)
+    st.binary(min_size=32, max_size=32),
+    st.tuples(st.sampled_from([b"\x00", b"\x00\x01", b"\x12\x34\x56"]),
+              st.binary(min_size=32, max_size=32)).map(lambda t: (t[0] + t[1])[:32]),
+    st.lists(st.sampled_from([0, 1, 0x10, 0xFF]), min_size=32, max_size=32).map(bytes))
+VALUES = st.one_of(st.just(b""), st.binary(min_size=1, max_size=3), st.binary(min_size=30, max_size=70))
+
+
+@settings(max_examples=300, deadline=None)
+@given(before=st.lists(st.tuples(KEYS, VALUES), max_size=30),
+       after=st.lists(st.tuples(KEYS, VALUES), max_size=30), peek=st.booleans())
+def test_overlay_trie_is_py_trie(before: list[tuple[bytes, bytes]], after: list[tuple[bytes, bytes]],
+                                 peek: bool) -> None:
+    """Changes on top of a stored trie: the same roots and reads as py-trie's, and the nodes
+    it writes are enough to read the new root from the database alone."""
+    db: dict[bytes, bytes] = {}
+    reference = HexaryTrie(db)
+    for key, value in before:
+        reference[key] = value
+    overlay = OverlayTrie(dict(db), reference.root_hash)
+    for key, value in after:
+        reference[key] = value
+        overlay[key] = value
+        if peek:
+            assert overlay.root_hash == reference.root_hash
+    assert overlay.root_hash == reference.root_hash
+    reopened = OverlayTrie(overlay._db, overlay.root_hash)
+    for key, _ in before + after:
+        assert overlay[key] == reference[key] == reopened[key]
+        assert (key in overlay) == (key in reference)
+
+
+@settings(max_examples=50, deadline=None)
+@given(items=st.lists(st.binary(min_size=1, max_size=80), max_size=200))
+def test_ordered_root_is_py_tries(items: list[bytes]) -> None:
+    reference = HexaryTrie({})
+    for position, item in enumerate(items):
+        reference[rlp.encode(position)] = item
+    assert ordered_trie_root(items) == reference.root_hash
+
+
+# -- whole simulations -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda path: path.stem)
+def test_case_through_both_paths(case: Path, osaka: ethread.MemoryBackend,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    for exchange in read_case(case):
+        plain, fast = both_paths(osaka, exchange.request.encode(), monkeypatch)
+        assert fast == plain
+
+
+SENDER = "0x" + "c0" * 20
+STORE = "0x" + "c1" * 20
+"""SSTORE(calldata word 0 = slot, calldata word 1 = value), then LOG1 of the slot."""
+STORE_CODE = "0x" "602035" "600035" "55" "600035" "6000" "6000" "a1" "00"
+REVERTER = "0x" + "c2" * 20
+SELF_DESTRUCT = "0x" + "c3" * 20
+"""SELFDESTRUCT to the caller."""
+FORWARD = "0x" + "c4" * 20
+"""CALLs the store contract with its calldata and all its value, then LOG0."""
+FORWARD_CODE = ("0x366000600037" "6000" "6000" "36" "6000" "34" "73" + "c1" * 20 + "5a" "f1" "50" "60006000a0" "00")
+CODES = {STORE: STORE_CODE, REVERTER: "0x60006000fd", SELF_DESTRUCT: "0x33ff", FORWARD: FORWARD_CODE}
+WORD = st.integers(min_value=0, max_value=3).map(lambda n: f"{n:064x}")
+
+
+def _call(kind: str, slot: str, value: str, wei: int, gas: int | None) -> dict[str, Any]:
+    call: dict[str, Any] = {"from": SENDER}
+    if kind == "create":
+        call["data"] = "0x60" + value[-2:] + "60" + slot[-2:] + "55"  # initcode: SSTORE, empty code
+    else:
+        call["to"] = {"store": STORE, "revert": REVERTER, "destruct": SELF_DESTRUCT,
+                      "forward": FORWARD, "plain": "0x" + "d0" * 20}[kind]
+        call["data"] = "0x" + slot + value
+    if wei:
+        call["value"] = hex(wei)
+    if gas is not None:
+        call["gas"] = hex(gas)
+    return call
+
+
+CALLS = st.builds(_call, st.sampled_from(["store", "revert", "destruct", "forward", "plain", "create"]),
+                  WORD, WORD, st.sampled_from([0, 0, 1, 10**18]),
+                  st.sampled_from([None, None, None, 22_000, 60_000, 100_000]))
+ACCOUNT = st.fixed_dictionaries({}, optional={
+    "balance": st.sampled_from(["0x0", "0x1", "0xde0b6b3a76400000"]),
+    "nonce": st.sampled_from(["0x0", "0x5"]),
+    "state": st.dictionaries(WORD.map(lambda w: "0x" + w), WORD.map(lambda w: "0x" + w), max_size=2),
+})
+BLOCK = st.fixed_dictionaries({"calls": st.lists(CALLS, max_size=4)}, optional={
+    "stateOverrides": st.dictionaries(st.sampled_from([SENDER, STORE, SELF_DESTRUCT]), ACCOUNT, max_size=2),
+    "blockOverrides": st.fixed_dictionaries({}, optional={
+        "feeRecipient": st.sampled_from([SENDER, STORE, "0x" + "00" * 20]),
+        "baseFeePerGas": st.sampled_from(["0x0", "0x7"]),
+        "withdrawals": st.lists(st.fixed_dictionaries({
+            "index": st.just("0x0"), "validatorIndex": st.just("0x1"),
+            "address": st.sampled_from([SENDER, STORE, "0x" + "e0" * 20]),
+            "amount": st.sampled_from(["0x0", "0x3"])}), max_size=2),
+        "number": st.sampled_from([hex(n) for n in range(57, 62)]),
+    }),
+})
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(blocks=st.lists(BLOCK, min_size=1, max_size=3), transfers=st.booleans(),
+       validation=st.sampled_from([False, False, True]), full=st.booleans())
+def test_random_simulations_through_both_paths(osaka: ethread.MemoryBackend,
+                                               monkeypatch: pytest.MonkeyPatch, blocks: list[Any],
+                                               transfers: bool, validation: bool, full: bool) -> None:
+    """Contracts that store, log, revert, self-destruct, create and call on, with values,
+    overrides, withdrawals and gaps: the same answer (or the same refusal) on both paths."""
+    first = blocks[0].setdefault("stateOverrides", {})
+    for address, code in CODES.items():
+        first.setdefault(address, {})["code"] = code
+    first.setdefault(SENDER, {}).setdefault("balance", "0xde0b6b3a76400000")
+    if validation:  # (a call must pay the base fee then)
+        for block in blocks:
+            for call in block["calls"]:
+                call["maxFeePerGas"] = "0x3b9aca00"
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_simulateV1", "params": [
+        {"blockStateCalls": blocks, "traceTransfers": transfers, "validation": validation,
+         "returnFullTransactions": full}, "latest"]}).encode()
+    plain, fast = both_paths(osaka, body, monkeypatch)
+    assert fast == plain
