@@ -41,38 +41,40 @@ from .web3_suite import (  # noqa: F401  (fixtures)
     w3,
 )
 
-_POOL = ("needs the pending transaction pool: the transaction must stay pending (geth mines "
-         "every 3 s), and the dev chain mines each one at once")
-_REPLACE = ("needs the pending transaction pool: replaces a pending transaction by nonce at a "
-            "higher fee")
 SKIPS: dict[str, str] = {
     # marked xfail by web3.py for geth (tests/integration/go_ethereum/common.py), and it can
     # hold on no node: it expects web3.py's own Web3ValueError, which only eth-tester raises in
     # process; a node answers the bad document with an RPC error (ethread: -32602 with the
     # same words, "Expected 2 items for array type Person[2], got 1 items")
     "test_invalid_eth_sign_typed_data": "geth-only xfail: expects an in-process ValueError",
-    "test_eth_replace_transaction_legacy": _REPLACE,
-    "test_eth_replace_transaction": _REPLACE,
-    "test_eth_replace_transaction_underpriced": _REPLACE,
-    "test_eth_replace_transaction_gas_price_defaulting_minimum": _REPLACE,
-    "test_eth_replace_transaction_gas_price_defaulting_strategy_higher": _REPLACE,
-    "test_eth_replace_transaction_gas_price_defaulting_strategy_lower": _REPLACE,
-    "test_eth_modify_transaction_legacy": _REPLACE,
-    "test_eth_modify_transaction": _REPLACE,
-    "test_eth_getBlockByHash_pending": "needs the pending pool: the pending block it builds",
-    "test_eth_getBlockByNumber_pending": "needs the pending pool: the pending block it builds",
-    "test_eth_get_transaction_receipt_unmined": _POOL,
-    "test_eth_wait_for_transaction_receipt_unmined": _POOL,
-    "test_eth_new_pending_transaction_filter": "needs the pending pool: pending transaction filters",
 }
 """Test name -> why it cannot run here."""
 
 
+PENDING = frozenset({
+    "test_eth_replace_transaction_legacy",
+    "test_eth_replace_transaction",
+    "test_eth_replace_transaction_underpriced",
+    "test_eth_replace_transaction_gas_price_defaulting_minimum",
+    "test_eth_replace_transaction_gas_price_defaulting_strategy_higher",
+    "test_eth_replace_transaction_gas_price_defaulting_strategy_lower",
+    "test_eth_modify_transaction_legacy",
+    "test_eth_modify_transaction",
+    "test_eth_get_transaction_receipt_unmined",
+    "test_eth_wait_for_transaction_receipt_unmined",
+})
+"""Tests whose transactions must stay pending: web3.py's geth mines a block every few
+seconds, so these run with automine off (the transaction waits in the dev chain's pool)."""
+
+
 @pytest.fixture(autouse=True)
-def _skip_named(request: pytest.FixtureRequest) -> None:
+def _prepare_named(request: pytest.FixtureRequest) -> None:
     reason = SKIPS.get(request.node.originalname)
     if reason:
         pytest.skip(reason)
+    if request.node.originalname in PENDING:
+        prepared: FixtureChain = request.getfixturevalue("suite_chain")
+        prepared.chain.automine = False  # (the w3 fixture turns it on again)
 
 
 class TestEth(EthModuleTest):

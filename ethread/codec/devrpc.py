@@ -12,15 +12,22 @@ from typing import Any, Protocol
 from ..errors import InvalidParams, MethodNotFound
 from ..models import Address, CallRequest, Hash32, Header
 from .devanvil import ANVIL_METHODS, AnvilChain
+from .devpending import POOL_CONTROLS, PendingChain
 from .devsign import SIGNING_METHODS, SigningChain
 from .hex import parse_address, parse_data, parse_quantity, parse_storage_key
 from .params import parse_bool, parse_call_request
+from .txpool_rpc import TxPoolService
 
 
-class DevChain(SigningChain, AnvilChain, Protocol):
+class DevChain(SigningChain, AnvilChain, PendingChain, Protocol):
     """What these methods ask of a dev chain (:class:`ethread.devchain.DevChain` is one)."""
 
     automine: bool
+
+    @property
+    def served_pool(self) -> TxPoolService:
+        """Its pool as txpool_* and testing_buildBlockV1 read it."""
+        ...
 
     @property
     def head(self) -> Header: ...
@@ -189,6 +196,7 @@ for _prefix in ("anvil_", "hardhat_"):
     })
 DEV_METHODS.update(SIGNING_METHODS)
 DEV_METHODS.update(ANVIL_METHODS)
+DEV_METHODS.update(POOL_CONTROLS)
 DEV_METHODS["anvil_setAutomine"] = (_set_automine, 1, 0)
 DEV_METHODS["anvil_getAutomine"] = (_get_automine, 0, 0)
 DEV_METHODS["hardhat_getAutomine"] = (_get_automine, 0, 0)

@@ -37,6 +37,7 @@ from ..methods.simulate import simulate
 from ..models import Address, BlockRef
 from .answers import DEFAULT_ANSWERS, AnswerStyle
 from .client import CLIENT_VERSION
+from .devpending import NOT_PENDING, PENDING_READS, PendingRead
 from .devrpc import DEV_METHODS, DevChain, DevHandler, not_available
 from .hex import (
     decode_storage_key,
@@ -112,7 +113,7 @@ class Context:
     def for_dev_chain(self, chain: DevChain, accounts: tuple[Address, ...]) -> Context:
         """This context on a dev chain's network: sending and test controls on, and
         eth_accounts listing ``accounts`` (the chain's dev accounts, unlocked)."""
-        return replace(self, dev=chain, accounts=accounts)
+        return replace(self, dev=chain, accounts=accounts, txpool=chain.served_pool)
 
     def for_txpool(self, pool: TxPoolService) -> Context:
         """This context on a network with a transaction pool."""
@@ -144,6 +145,13 @@ class MethodSpec:
     takes_transactions: bool = False
     """Answered only where transactions are taken: a dev chain's network or a served chain
     with a pool (-32601 elsewhere, before its parameters are read)."""
+    reads_pool: bool = False
+    """On a dev chain's network the answer may come from its pool, which changes with no
+    new block: not cached there."""
+
+    def cacheable_in(self, ctx: Context) -> bool:
+        """Whether answers may be cached on a network with this context."""
+        return self.cacheable and not (self.reads_pool and ctx.dev is not None)
 
 
 def _arg(params: Params, index: int, parse: Callable[[Any], Any]) -> Any:
@@ -596,6 +604,30 @@ METHODS.update({
     name: MethodSpec(_dev_method(name, handler), required, optional, cacheable=False, dev_only=True)
     for name, (handler, required, optional) in DEV_METHODS.items()
 })
+
+
+def _pool_first(spec: MethodSpec, read: PendingRead) -> MethodSpec:
+    """``spec`` answered from a dev chain's pool first (a pending transaction, nonce or
+    block), from the chain otherwise."""
+    def run(backend: Backend, params: Params, ctx: Context) -> Any:
+        if ctx.dev is not None:
+            answer = read(ctx.dev, params, ctx.answers)
+            if answer is not NOT_PENDING:
+                return answer
+        return spec.handler(backend, params, ctx)
+
+    return replace(spec, handler=run, reads_pool=True)
+
+
+def _new_pending_filter(backend: Backend, params: Params, ctx: Context) -> Any:
+    assert ctx.dev is not None  # (dev_only)
+    return _registry(ctx, "eth_newPendingTransactionFilter").new_pending_filter(
+        backend, ctx.dev.pool_arrivals)
+
+
+METHODS.update({name: _pool_first(METHODS[name], read) for name, read in PENDING_READS.items()})
+METHODS["eth_newPendingTransactionFilter"] = MethodSpec(_new_pending_filter, 0, cacheable=False,
+                                                        dev_only=True)
 
 
 

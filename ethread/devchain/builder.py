@@ -29,6 +29,9 @@ import rlp
 from eth._utils.address import generate_contract_address
 from eth.abc import BlockAPI, BlockHeaderAPI, ChainDatabaseAPI, VirtualMachineAPI
 from eth.consensus.context import ConsensusContext
+from eth.db.atomic import AtomicDB
+from eth.db.batch import BatchDB
+from eth.db.chain import ChainDB
 from eth.vm.chain_context import ChainContext
 from eth_typing import Address as EvmAddress
 from eth_typing import Hash32 as EvmHash
@@ -37,7 +40,7 @@ from eth_utils import ValidationError, keccak, to_checksum_address
 from ..backend import WritableBackend
 from ..chain.genesis import parse_genesis
 from ..chain.importer import ChainImporter, spoof_senders
-from ..encoding import block_item, decode_header, transaction_hash
+from ..encoding import block_item, decode_header
 from ..errors import EthreadError, TransactionRejected
 from ..forks import BLOCK_FORKS, FORK_BY_NAME, FORK_ORDER, FORKS, TIME_FORKS, ChainConfig
 from ..lru import LRU
@@ -67,7 +70,7 @@ from .fork.overlay import ForkOverlay, Writes
 from .fork.remote import RemoteLimits
 from .fork.source import ForkPoint, ForkSource
 from .inputs import as_address, as_bytes, as_int, as_optional_address
-from .pool import PoolView, admit, cost, decode_raw, evm_transaction, recover_sender
+from .pool import PoolView, admit, decode_raw, evm_transaction, recover_sender
 from .signing import (
     TEST_MNEMONIC,
     DevAccount,
@@ -76,9 +79,12 @@ from .signing import (
     sign_transaction,
 )
 from .state_file import Preimages, encode_state, parse_state, state_document
+from .txpool import DEV_LIMITS, AccountState, Pooled, PoolState, TxPool
 
 if TYPE_CHECKING:
     from eth_account.signers.local import LocalAccount
+
+    from .served_pool import ServedPool
 
 DEV_CHAIN_ID = 1337
 GWEI = 10**9
@@ -324,11 +330,9 @@ class StateEdit:
 @dataclass(frozen=True, slots=True)
 class _Snapshot:
     head: int
-    pending: tuple[Transaction, ...]
-    pending_from: tuple[Address, ...]
+    pool: PoolState
     nonces: tuple[tuple[Address, int], ...]
     deployments: tuple[tuple[Hash32, Address], ...]
-    spent: tuple[tuple[Address, int], ...]
     senders: tuple[tuple[Hash32, Address], ...]
     withdrawal_index: int | None
     time_offset: int
@@ -399,11 +403,12 @@ class DevChain:
             self.importer = ChainImporter.from_checkpoint(
                 backend, self.config, fork.point.header, fork.ancestors())
         self._chaindb: ChainDatabaseAPI = backend.evm_database()
-        self._pending: list[Transaction] = []
-        self._pending_from: list[Address] = []
-        """The sender of each pending transaction, known when it was taken."""
+        self.pool = TxPool(_PoolView(self), DEV_LIMITS)
+        """The pending transactions: the dev chain's own sends and what JSON-RPC sends while
+        automine is off, kept as geth's pool keeps them (see :mod:`.txpool`)."""
         self._nonces: dict[Address, int] = {}
-        self._spent: dict[Address, int] = {}
+        """Nonces pending authorizations will have taken (an authority's next transaction
+        comes after them)."""
         self._deployments: dict[Hash32, Address] = {}
         self._siblings = 0
         self._withdrawal_index: int | None = None
@@ -416,6 +421,8 @@ class DevChain:
         """States of recent heads, for reading (see :meth:`_head_state`)."""
         self._senders: dict[Hash32, Address] = {}
         """Pending transactions of impersonated accounts: hash to sender."""
+        self._pending_blocks: LRU[tuple[Hash32, tuple[Hash32, ...], int], Block] = LRU(4)
+        """Pending blocks built (:meth:`pending_block`), by head, transactions and time."""
         self._preimages = Preimages()
         """The addresses and slots the chain has touched, to list its state (dump_state)."""
         self._preimages.record_alloc(self.genesis["alloc"])
@@ -424,6 +431,7 @@ class DevChain:
         self._next_base_fee_override: int | None = None
         """The base fee anvil_setNextBlockBaseFeePerGas asked of the next block."""
         self._lock = threading.RLock()
+        self._served_pool: ServedPool | None = None
         self._funding: tuple[StateEdit, ...] = ()
         if fork is not None:
             # The dev accounts get their balance as anvil gives it on a fork (in a block of
@@ -508,8 +516,10 @@ class DevChain:
 
     @property
     def pending(self) -> tuple[Transaction, ...]:
-        """The transactions waiting for the next block, in the order they will be included."""
-        return tuple(self._pending)
+        """The transactions the next block takes, in the order it takes them (price, then
+        nonce: see :meth:`TxPool.ordered`)."""
+        with self._lock:
+            return tuple(p.tx for p in self._next_transactions())
 
     @property
     def local_accounts(self) -> tuple[LocalAccount, ...]:
@@ -564,7 +574,7 @@ class DevChain:
             if kind not in KIND_SINCE:
                 raise ValueError(f"kind must be one of {sorted(KIND_SINCE)}, not {kind!r}")
             self._check_kind(fork, kind, to_address, blob_hashes, delegations)
-            nonces = dict(self._nonces)  # committed only once the transaction is admitted
+            nonces: dict[Address, int] = {}  # committed only once the transaction is admitted
             own_nonce = self._peek_nonce(sender.address, nonces) if nonce is None else nonce
             nonces[sender.address] = own_nonce + 1
             draft = _Draft(
@@ -578,13 +588,16 @@ class DevChain:
                        and FORK_BY_NAME[fork].replay_protection)
             signed = sign_transaction(tx, sender, self.chain_id if protect else None)
             self._admit(signed, sender.address)
-            self._nonces = nonces
-            return self._queue(signed, sender.address)
+            tx_hash = self.pool.keep(signed, sender.address)
+            self._nonces.update(nonces)
+            return tx_hash
 
     def submit(self, tx: Transaction | bytes, *, sender: Address | None = None) -> Hash32:
         """Take a signed transaction as a node does (eth_sendRawTransaction): decoded when
-        given as bytes, its sender recovered, checked as geth's pool checks it, then queued,
-        and mined at once in its own block while :attr:`automine` is on.
+        given as bytes, its sender recovered. While :attr:`automine` is on it is checked as
+        the next block must take it (no nonce gap, funds, base fee) and mined at once in a
+        block of its own; while off it goes into :attr:`pool` by geth's rules (a future nonce
+        waits in the queue, the same nonce at 10% higher fees replaces).
 
         ``sender`` is for impersonated accounts only (see :meth:`impersonate`): their
         transactions carry no valid signature, and the chain takes them from that address.
@@ -603,10 +616,12 @@ class DevChain:
 
     def _take(self, tx: Transaction, origin: Address, evm_tx: Any, *,
               impersonated: bool = False) -> Hash32:
-        """Admit a transaction from ``origin``, queue it, and mine it when automining."""
-        self._admit(tx, origin, evm_tx)
-        self._nonces[origin] = tx.nonce + 1
-        tx_hash = self._queue(tx, origin)
+        """Admit a transaction from ``origin`` and mine it when automining, else pool it."""
+        if self.automine:
+            self._admit(tx, origin, evm_tx)
+            tx_hash = self.pool.keep(tx, origin)
+        else:
+            tx_hash = self.pool.add(tx, sender=origin if impersonated else None)
         if impersonated:
             self._senders[tx_hash] = origin
         if self.automine:
@@ -630,18 +645,12 @@ class DevChain:
         """The nonce the next transaction of ``address`` takes (pending ones counted)."""
         wanted = as_address(address)
         with self._lock:
-            return self._nonces.get(wanted) or self.nonce(wanted)
+            return max(self._nonces.get(wanted, 0), self.pool.next_nonce(wanted))
 
     def next_base_fee(self) -> int | None:
         """The base fee of the next block (None before London)."""
         head = self.head
         return self._next_base_fee(head, self._next_time(head.timestamp))
-
-    def _queue(self, tx: Transaction, sender: Address) -> Hash32:
-        self._pending.append(tx)
-        self._pending_from.append(sender)
-        self._spent[sender] = self._spent.get(sender, 0) + cost(tx)
-        return transaction_hash(tx)
 
     def _evm_tx(self, tx: Transaction) -> Any:
         head = self.head
@@ -662,8 +671,8 @@ class DevChain:
             fork=self.config.fork_at(head.number + 1, when),
             base_fee=base_fee,
             gas_limit=head.gas_limit,
-            next_nonce=self._nonces.get(sender, state.get_nonce(address)),
-            spendable=state.get_balance(address) - self._spent.get(sender, 0),
+            next_nonce=self.next_nonce(sender),
+            spendable=state.get_balance(address) - self.pool.pending_cost(sender),
             code=b"" if sender in self._impersonated else state.get_code(address),
         ))
 
@@ -740,7 +749,7 @@ class DevChain:
     def _create(self, sender: DevAccount, initcode: bytes, *, value: int, kind: TxKind | None,
                 gas: int | None) -> Address:
         with self._lock:
-            nonce = self._peek_nonce(sender.address, self._nonces)
+            nonce = self._peek_nonce(sender.address, {})
             tx_hash = self.send(sender, None, value=value, data=initcode, kind=kind, gas=gas)
             address = generate_contract_address(EvmAddress(sender.address), nonce)
             self._deployments[tx_hash] = address
@@ -752,7 +761,7 @@ class DevChain:
 
     def _peek_nonce(self, address: Address, nonces: dict[Address, int]) -> int:
         if address not in nonces:
-            nonces[address] = self.nonce(address)
+            nonces[address] = self.next_nonce(address)
         return nonces[address]
 
     def _default_gas(self, to: Address | None, data: bytes, kind: TxKind) -> int:
@@ -773,6 +782,91 @@ class DevChain:
             nonces[authority.address] = nonce + 1
             out.append(sign_authorization(authority, self.chain_id, as_address(address), nonce))
         return tuple(out)
+
+    # -- the pool as clients see it (pending reads, txpool_*, anvil_dropTransaction) -----------
+
+    def pool_account(self, address: Address) -> AccountState:
+        """An account at the head as the pool checks its transactions: an impersonated one
+        without its code (it sends as if it had none, as in anvil)."""
+        state = self._head_state()
+        evm_address = EvmAddress(address)
+        code = b"" if address in self._impersonated else bytes(state.get_code(evm_address))
+        return AccountState(int(state.get_nonce(evm_address)), int(state.get_balance(evm_address)),
+                            code)
+
+    def pending_transaction(self, tx_hash: Hash32) -> Pooled | None:
+        """A transaction the pool holds and no block has taken yet (pending or queued)."""
+        pooled = self.pool.get(tx_hash)
+        if pooled is None or self.backend.transaction_location(tx_hash) is not None:
+            return None
+        return pooled
+
+    def pool_arrivals(self, cursor: int) -> tuple[list[Hash32], int]:
+        """Hashes of transactions the pool took after ``cursor`` (pending filters)."""
+        return self.pool.arrivals_since(cursor)
+
+    def drop_transaction(self, tx_hash: Hash32 | str) -> bool:
+        """anvil_dropTransaction: take a transaction out of the pool (the sender's later ones
+        wait in the queue for its nonce again). False if the pool does not hold it."""
+        wanted = as_bytes(tx_hash, "tx_hash", 32)
+        with self._lock:
+            pooled = self.pool.get(wanted)
+            if not self.pool.drop(wanted):
+                return False
+            if pooled is not None:
+                self._nonces.pop(pooled.sender, None)
+            self._deployments.pop(wanted, None)
+            self._senders.pop(wanted, None)
+            return True
+
+    def drop_all_transactions(self) -> None:
+        """anvil_dropAllTransactions: empty the pool."""
+        with self._lock:
+            self.pool.clear()
+            self._nonces.clear()
+            self._deployments.clear()
+            self._senders.clear()
+
+    @property
+    def served_pool(self) -> ServedPool:
+        """The pool as txpool_* read it and testing_buildBlockV1 builds from it."""
+        if self._served_pool is None:
+            from .served_pool import ServedPool
+
+            self._served_pool = ServedPool(self.backend, pool=self.pool)  # type: ignore[arg-type]
+        return self._served_pool
+
+    def pending_block(self) -> Block:
+        """The block :meth:`mine` would make now, not stored: what geth answers for the
+        "pending" block (JSON-RPC writes it without hash, nonce and miner). Built once per
+        head, pool content and time. When the pool's transactions cannot make a block, the
+        block without them."""
+        with self._lock:
+            head = self.head
+            when = self._next_time(head.timestamp)
+            taken = self._next_transactions()
+            key = (head.hash, tuple(p.hash for p in taken), when)
+            found = self._pending_blocks.get(key)
+            if found is None:
+                try:
+                    found = self._build_pending(head, when, taken)
+                except DevChainError:
+                    found = self._build_pending(head, when, [])
+                self._pending_blocks.put(key, found)
+            return found
+
+    def _build_pending(self, head: Header, when: int, taken: Sequence[Pooled]) -> Block:
+        from ..assemble import decode_block
+
+        parent = self._evm_header(head.hash)
+        rules = self.config.rules(head.number + 1, when)
+        paid = () if rules.withdrawals else None
+        senders = {p.hash: self._senders[p.hash] for p in taken if p.hash in self._senders}
+        with self._recording():
+            block, _ = self._execute(parent, when, self.coinbase, b"", [p.tx for p in taken], (),
+                                     paid, None, senders, scratch=True)
+        raw = rlp.encode(block)
+        return decode_block(raw, rlp.decode(raw), [p.sender for p in taken])
 
     # -- signing for clients (eth_sign, eth_signTransaction, typed data) ------------------------
 
@@ -843,15 +937,45 @@ class DevChain:
         (and store nothing).
         """
         with self._lock:
-            transactions, self._pending = self._pending, []
-            origins, self._pending_from = self._pending_from, []
-            deployments, self._deployments = self._deployments, {}
-            senders, self._senders = self._senders, {}
-            self._nonces.clear()
-            self._spent.clear()
-            return self._mine(transactions, timestamp=timestamp, coinbase=coinbase,
-                              uncles=uncles, withdrawals=withdrawals, extra_data=extra_data,
-                              deployments=deployments, senders=senders, origins=origins)
+            when = None if timestamp is None else timestamp
+            taken = self._next_transactions(when)
+            hashes = {p.hash for p in taken}
+            deployments = {h: a for h, a in self._deployments.items() if h in hashes}
+            senders = {h: a for h, a in self._senders.items() if h in hashes}
+            try:
+                block = self._mine([p.tx for p in taken], timestamp=timestamp, coinbase=coinbase,
+                                   uncles=uncles, withdrawals=withdrawals, extra_data=extra_data,
+                                   deployments=deployments, senders=senders,
+                                   origins=[p.sender for p in taken])
+            except BaseException:
+                # A block that cannot be built takes what it was given out of the pool.
+                for pooled in taken:
+                    self.pool.drop(pooled.hash)
+                raise
+            finally:
+                for tx_hash in hashes:
+                    self._deployments.pop(tx_hash, None)
+                    self._senders.pop(tx_hash, None)
+                self._nonces.clear()
+            return block
+
+    def _next_transactions(self, timestamp: int | None = None) -> list[Pooled]:
+        """What the next block takes from the pool: its executable transactions by price and
+        nonce, while they fit in the block's gas."""
+        head = self.head
+        when = self._next_time(head.timestamp) if timestamp is None else timestamp
+        gas_left = self.next_gas_limit()
+        taken: list[Pooled] = []
+        skipped: set[Address] = set()
+        for pooled in self.pool.ordered(self._next_base_fee(head, when)):
+            if pooled.sender in skipped:
+                continue
+            if pooled.tx.gas > gas_left and taken:
+                skipped.add(pooled.sender)  # (it waits for the next block)
+                continue
+            gas_left -= pooled.tx.gas
+            taken.append(pooled)
+        return taken
 
     def _mine(
         self,
@@ -990,10 +1114,12 @@ class DevChain:
         pre_state: bytes | None,
         senders: Mapping[Hash32, Address] | None = None,
         canonical: bool = True,
+        scratch: bool = False,
     ) -> tuple[BlockAPI, VirtualMachineAPI]:
         """A sealed block: the template (header from the parent, body) executed by py-evm on
         a VM at the parent (or at ``pre_state``, the parent's state with test edits), which
-        fills in every root and total; and that VM. Nothing becomes canonical."""
+        fills in every root and total; and that VM. Nothing becomes canonical. With
+        ``scratch`` nothing is written to the store either (the pending block)."""
         number = parent.block_number + 1
         vm_class = self.config.vm_class(number, timestamp)
         rules = self.config.rules(number, timestamp)
@@ -1028,7 +1154,7 @@ class DevChain:
         # and the others are the parent's or derived from it.
         if pre_state is not None:
             start = start.copy(state_root=pre_state)
-        vm = self._vm(vm_class, start)
+        vm = self._vm(vm_class, start, scratch=scratch)
         try:
             imported = vm.import_block(template)
             self._preimages.record_witness(imported.meta_witness)
@@ -1045,10 +1171,9 @@ class DevChain:
         with self._lock:
             self._snapshot_ids += 1
             self._snapshots[self._snapshot_ids] = _Snapshot(
-                head=self.head.number, pending=tuple(self._pending),
-                pending_from=tuple(self._pending_from),
+                head=self.head.number, pool=self.pool.save(),
                 nonces=tuple(self._nonces.items()), deployments=tuple(self._deployments.items()),
-                spent=tuple(self._spent.items()), senders=tuple(self._senders.items()),
+                senders=tuple(self._senders.items()),
                 withdrawal_index=self._withdrawal_index, time_offset=self._time_offset,
                 next_timestamp=self._next_timestamp,
             )
@@ -1072,10 +1197,8 @@ class DevChain:
                 self._overlay.rewind(saved.head)
             for later in [i for i in self._snapshots if i >= snapshot_id]:
                 del self._snapshots[later]
-            self._pending = list(saved.pending)
-            self._pending_from = list(saved.pending_from)
+            self.pool.restore(saved.pool)
             self._nonces = dict(saved.nonces)
-            self._spent = dict(saved.spent)
             self._senders = dict(saved.senders)
             self._deployments = dict(saved.deployments)
             self._withdrawal_index = saved.withdrawal_index
@@ -1152,9 +1275,8 @@ class DevChain:
                 self._overlay.rewind(first)
                 if self._funding:
                     self.edit(*self._funding)
-            self._pending, self._pending_from = [], []
+            self.pool.clear()
             self._nonces.clear()
-            self._spent.clear()
             self._senders.clear()
             self._deployments.clear()
             self._snapshots.clear()
@@ -1261,12 +1383,16 @@ class DevChain:
 
     # -- state ---------------------------------------------------------------------------------
 
-    def _vm(self, vm_class: type[VirtualMachineAPI], header: BlockHeaderAPI) -> VirtualMachineAPI:
+    def _vm(self, vm_class: type[VirtualMachineAPI], header: BlockHeaderAPI, *,
+            scratch: bool = False) -> VirtualMachineAPI:
+        chaindb = self._chaindb
+        if scratch:  # writes kept in memory and dropped with the VM
+            chaindb = ChainDB(AtomicDB(BatchDB(self._chaindb.db)))
         return vm_class(
             header=header,
-            chaindb=self._chaindb,
+            chaindb=chaindb,
             chain_context=ChainContext(self.chain_id),
-            consensus_context=ConsensusContext(self._chaindb.db),
+            consensus_context=ConsensusContext(chaindb.db),
         )
 
     def _evm_header(self, block_hash: Hash32) -> BlockHeaderAPI:
@@ -1329,6 +1455,24 @@ class DevChain:
         )
         return CallOutcome(output=bytes(computation.output), success=computation.is_success,
                            gas_used=computation.get_gas_used())
+
+
+class _PoolView:
+    """A dev chain as its pool's chain (:class:`~.txpool.PoolChain`). It takes no lock of the
+    chain: the chain calls its pool under its own lock, and the pool calls back here."""
+
+    def __init__(self, chain: DevChain) -> None:
+        self._chain = chain
+
+    @property
+    def config(self) -> ChainConfig:
+        return self._chain.config
+
+    def head(self) -> Header:
+        return self._chain.head
+
+    def account(self, address: Address) -> AccountState:
+        return self._chain.pool_account(address)
 
 
 @cache

@@ -21,14 +21,19 @@ class ServedPool:
     txpool_* read it, testing_buildBlockV1 builds on the head from it without inserting."""
 
     def __init__(self, backend: ExecutableChain, config: ChainConfig | None = None,
-                 limits: PoolLimits = DEFAULT_LIMITS) -> None:
-        config = config or backend.chain_config()
+                 limits: PoolLimits = DEFAULT_LIMITS, *, pool: TxPool | None = None) -> None:
+        """``pool``: one kept elsewhere (a dev chain's) to serve, instead of a new one."""
+        config = config or (pool.chain.config if pool is not None else backend.chain_config())
         if config is None:
             raise GenesisError("a transaction pool needs the chain's config (genesis)")
         self.backend = backend
-        self.config = config
-        self.pool = TxPool(BackendChain(backend, config), limits)
+        self.pool = pool if pool is not None else TxPool(BackendChain(backend, config), limits)
         self._build_lock = threading.Lock()
+
+    @property
+    def config(self) -> ChainConfig:
+        """The chain's config as its pool sees it now (a dev chain may change its id)."""
+        return self.pool.chain.config
 
     def submit(self, raw: bytes) -> Hash32:
         return self.pool.submit(raw)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -97,9 +98,19 @@ class PoolLimits:
     """Take legacy transactions without a chain id (``--rpc.allow-unprotected-txs``)."""
     build_min_tip: int = 10**6
     """The least effective tip a block built from the pool includes (``--miner.gasprice``)."""
+    blob_sidecars: bool = True
+    """Whether a blob transaction must come with its blobs (a dev chain takes one with its
+    versioned hashes alone, as its blocks commit to nothing more)."""
 
 
 DEFAULT_LIMITS = PoolLimits()
+DEV_LIMITS = PoolLimits(min_tip=0, rpc_fee_cap=0, allow_unprotected=True, build_min_tip=0,
+                        blob_sidecars=False)
+"""A dev chain's pool: geth's rules for nonces, replacement and the sub-pools, and the leniency
+of anvil and hardhat for the rest (no fee cap per transaction, no least tip, unprotected legacy
+transactions, blob transactions without blobs)."""
+ARRIVALS_KEPT = 4096
+"""Hashes of recent arrivals kept for pending-transaction filters."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +344,17 @@ class _Sender:
 
 
 @dataclass(frozen=True, slots=True)
+class PoolState:
+    """A copy of what a pool holds (:meth:`TxPool.save`)."""
+
+    plain: tuple[tuple[Address, tuple[tuple[int, Pooled], ...], tuple[tuple[int, Pooled], ...]], ...]
+    blobs: tuple[tuple[Address, tuple[Pooled, ...]], ...]
+    gapped: tuple[tuple[Address, tuple[Pooled, ...]], ...]
+    arrival: tuple[Pooled, ...]
+    head: Hash32 | None
+
+
+@dataclass(frozen=True, slots=True)
 class PoolContent:
     """What the pool holds by sender, each sender's transactions by nonce."""
 
@@ -354,6 +376,9 @@ class TxPool:
         self._all: dict[Hash32, Pooled] = {}
         self._head: Hash32 | None = None
         self._auth_cache: dict[Hash32, tuple[Address, ...]] = {}
+        self._arrivals: deque[tuple[int, Hash32]] = deque(maxlen=ARRIVALS_KEPT)
+        """(sequence number, hash) of the latest transactions taken, for pending filters."""
+        self._arrived = 0
         self._lock = threading.RLock()
 
     # -- adding ------------------------------------------------------------------------------
@@ -378,6 +403,45 @@ class TxPool:
             self._rpc_checks(tx)
             return self._add(tx, sidecar, head, rules)
 
+    def add(self, tx: Transaction, *, sender: Address | None = None,
+            sidecar: BlobSidecar | None = None) -> Hash32:
+        """A decoded transaction, checked and kept as :meth:`submit` does (eth_sendTransaction
+        on a dev chain). ``sender`` is for a sender the chain lets send without a signature
+        (an impersonated account): the signature is then not recovered."""
+        with self._lock:
+            self._follow_head()
+            head = self.chain.head()
+            rules = self.chain.config.rules(head.number, head.timestamp)
+            self._rpc_checks(tx)
+            return self._add(tx, sidecar, head, rules, sender)
+
+    def keep(self, tx: Transaction, sender: Address) -> Hash32:
+        """Keep a transaction its chain has already admitted as the next of its sender's line
+        (a dev chain's own sends, checked by its stricter rules): no check is made again."""
+        tx_hash = transaction_hash(tx)
+        with self._lock:
+            self._follow_head()
+            pooled = Pooled(tx, tx_hash, sender, len(encode_transaction(tx)))
+            entry = self._plain.setdefault(sender, _Sender())
+            replaced = entry.queued.pop(tx.nonce, None) or entry.pending.get(tx.nonce)
+            if replaced is not None:
+                self._all.pop(replaced.hash, None)
+            entry.pending[tx.nonce] = pooled
+            self._all[tx_hash] = pooled
+            self._arrive(tx_hash)
+            self._promote(sender, self.chain.account(sender), self.chain.head())
+        return tx_hash
+
+    def _arrive(self, tx_hash: Hash32) -> None:
+        self._arrived += 1
+        self._arrivals.append((self._arrived, tx_hash))
+
+    def arrivals_since(self, cursor: int) -> tuple[list[Hash32], int]:
+        """The hashes of the transactions taken after ``cursor`` (those still kept among the
+        latest :data:`ARRIVALS_KEPT`), and the cursor to ask from next."""
+        with self._lock:
+            return [h for seq, h in self._arrivals if seq > cursor], self._arrived
+
     def _rpc_checks(self, tx: Transaction) -> None:
         """What geth's eth_sendRawTransaction refuses before the pool sees it."""
         cap = self.limits.rpc_fee_cap
@@ -389,22 +453,25 @@ class TxPool:
                 and not self.limits.allow_unprotected):
             raise TransactionRejected("only replay-protected (EIP-155) transactions allowed over RPC")
 
-    def _add(self, tx: Transaction, sidecar: BlobSidecar | None, head: Header, rules: Fork) -> Hash32:
+    def _add(self, tx: Transaction, sidecar: BlobSidecar | None, head: Header, rules: Fork,
+             known_sender: Address | None = None) -> Hash32:
         tx_hash = transaction_hash(tx)
         blob = isinstance(tx, BlobTransaction)
         if tx_hash in self._all or (blob and any(tx_hash == p.hash for g in self._gapped.values() for p in g)):
             raise TransactionRejected("already known")
         size = len(Pooled(tx, tx_hash, b"", 0, sidecar).network_bytes())
-        sender = self._validate_basics(tx, sidecar, size, head, rules)
+        sender = self._validate_basics(tx, sidecar, size, head, rules, known_sender)
         pooled = Pooled(tx, tx_hash, sender, size, sidecar)
         if blob:
             self._add_blob(pooled)
         else:
             self._add_plain(pooled, head)
+        if tx_hash in self._all:
+            self._arrive(tx_hash)
         return tx_hash
 
     def _validate_basics(self, tx: Transaction, sidecar: BlobSidecar | None, size: int,
-                         head: Header, rules: Fork) -> Address:
+                         head: Header, rules: Fork, known_sender: Address | None = None) -> Address:
         """geth's ``ValidateTransaction``: what needs no state; the sender."""
         blob = isinstance(tx, BlobTransaction)
         limit = MAX_BLOB_TX_SIZE if blob else MAX_TX_SIZE
@@ -427,7 +494,7 @@ class TxPool:
             raise TransactionRejected("max priority fee per gas higher than 2^256-1")
         if fee_cap(tx) < tip_cap(tx):
             raise TransactionRejected("max priority fee per gas higher than max fee per gas")
-        sender = self._sender(tx, head, rules)
+        sender = known_sender if known_sender is not None else self._sender(tx, head, rules)
         if tx.nonce >= MAX_NONCE:
             raise TransactionRejected("nonce has max value")
         if tx.value.bit_length() > 256:
@@ -444,7 +511,7 @@ class TxPool:
         if tip_cap(tx) < self.limits.min_tip:
             raise TransactionRejected(f"transaction gas price below minimum: gas tip cap {tip_cap(tx)}, "
                                       f"minimum needed {self.limits.min_tip}")
-        if isinstance(tx, BlobTransaction):
+        if isinstance(tx, BlobTransaction) and (sidecar is not None or self.limits.blob_sidecars):
             self._validate_sidecar(tx, sidecar, rules)
         if isinstance(tx, SetCodeTransaction) and not tx.authorization_list:
             raise TransactionRejected("set code tx must have at least one authorization tuple")
@@ -793,6 +860,109 @@ class TxPool:
         with self._lock:
             return len(self._all)
 
+    def next_nonce(self, address: Address) -> int:
+        """The nonce after the sender's pending line: its state nonce when it has none (what
+        geth's eth_getTransactionCount answers for "pending")."""
+        with self._lock:
+            self._follow_head()
+            nonce = self.chain.account(address).nonce
+            entry = self._plain.get(address)
+            line = self._blobs.get(address, [])
+            taken = len(entry.pending) if entry is not None else len(line)
+            return nonce + taken
+
+    def pending_cost(self, address: Address) -> int:
+        """The most the sender's pending transactions can take from it."""
+        with self._lock:
+            entry = self._plain.get(address)
+            line = self._blobs.get(address, [])
+            return (entry.pending_cost() if entry is not None else 0) + sum(p.cost for p in line)
+
+    def drop(self, tx_hash: Hash32) -> bool:
+        """Take a transaction out (anvil_dropTransaction); its sender's later pending ones wait
+        in the queue for the gap to fill again, as geth demotes them. False if not held."""
+        with self._lock:
+            pooled = self._all.get(tx_hash)
+            if pooled is None:
+                gapped = next((p for g in self._gapped.values() for p in g if p.hash == tx_hash), None)
+                if gapped is None:
+                    return False
+                self._gapped[gapped.sender].remove(gapped)
+                if not self._gapped[gapped.sender]:
+                    del self._gapped[gapped.sender]
+                return True
+            sender, nonce = pooled.sender, pooled.tx.nonce
+            line = self._blobs.get(sender)
+            if line is not None and pooled in line:
+                # A blob line has no gaps: what came after the dropped one goes with it.
+                for later in line[line.index(pooled):]:
+                    self._all.pop(later.hash, None)
+                del line[line.index(pooled):]
+                if not line:
+                    del self._blobs[sender]
+                return True
+            entry = self._plain[sender]
+            self._drop(pooled)
+            if sender in self._plain:
+                for later_nonce in [n for n in entry.pending if n > nonce]:
+                    entry.queued[later_nonce] = entry.pending.pop(later_nonce)
+            return True
+
+    def clear(self) -> None:
+        """Forget every transaction (anvil_dropAllTransactions, a chain reset)."""
+        with self._lock:
+            self._plain.clear()
+            self._blobs.clear()
+            self._gapped.clear()
+            self._all.clear()
+
+    def save(self) -> PoolState:
+        """What the pool holds, to come back to with :meth:`restore` (a dev chain's snapshot)."""
+        with self._lock:
+            return PoolState(
+                plain=tuple((s, tuple(e.pending.items()), tuple(e.queued.items()))
+                            for s, e in self._plain.items()),
+                blobs=tuple((s, tuple(line)) for s, line in self._blobs.items()),
+                gapped=tuple((s, tuple(line)) for s, line in self._gapped.items()),
+                arrival=tuple(self._all.values()),
+                head=self._head,
+            )
+
+    def restore(self, state: PoolState) -> None:
+        """Hold again what :meth:`save` saw."""
+        with self._lock:
+            self._plain = {s: _Sender(dict(pending), dict(queued)) for s, pending, queued in state.plain}
+            self._blobs = {s: list(line) for s, line in state.blobs}
+            self._gapped = {s: list(line) for s, line in state.gapped}
+            self._all = {p.hash: p for p in state.arrival}
+            self._head = state.head
+
+    def ordered(self, base_fee: int | None) -> list[Pooled]:
+        """The executable transactions in the order a block takes them: the sender whose next
+        transaction tips most goes first (the earlier arrival on a tie), each sender's in
+        nonce order. A sender's line stops at a fee cap below ``base_fee`` (geth's miner
+        leaves it for a later block)."""
+        with self._lock:
+            lines = self.executable()
+            arrival = {h: i for i, h in enumerate(self._all)}
+        heads: dict[Address, list[Pooled]] = {}
+        for sender, line in lines.items():
+            payable = []
+            for pooled in line:
+                if base_fee is not None and pooled.fee_cap < base_fee:
+                    break
+                payable.append(pooled)
+            if payable:
+                heads[sender] = payable
+        out: list[Pooled] = []
+        while heads:
+            sender = max(heads, key=lambda s: (effective_tip(heads[s][0].tx, base_fee),
+                                               -arrival.get(heads[s][0].hash, 0)))
+            out.append(heads[sender].pop(0))
+            if not heads[sender]:
+                del heads[sender]
+        return out
+
 
 def _authorities(tx: SetCodeTransaction) -> Iterable[Address]:
     """The accounts a set-code transaction's authorizations delegate (those that recover)."""
@@ -809,12 +979,14 @@ def _authorities(tx: SetCodeTransaction) -> Iterable[Address]:
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "DEV_LIMITS",
     "AccountState",
     "BackendChain",
     "BlobSidecar",
     "PoolChain",
     "PoolContent",
     "PoolLimits",
+    "PoolState",
     "Pooled",
     "TxPool",
     "decode_submission",

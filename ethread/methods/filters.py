@@ -45,15 +45,22 @@ class FilterNotFound(EthreadError):
         super().__init__("filter not found")
 
 
+Arrivals = Callable[[int], tuple[list[Hash32], int]]
+"""A transaction pool's arrivals after a cursor: their hashes, and the cursor to ask from next."""
+
+
 @dataclass(slots=True)
 class _Filter:
-    kind: Literal["logs", "blocks"]
+    kind: Literal["logs", "blocks", "pending"]
     criteria: LogFilter | None
     next_block: int
-    """The first block whose changes this filter has not reported."""
+    """The first block whose changes this filter has not reported (a pending-transaction
+    filter: the pool's cursor)."""
     expires: float
     polling: threading.Lock = field(default_factory=threading.Lock)
     """Held while a poll runs, so that two polls never report the same blocks."""
+    arrivals: Arrivals | None = None
+    """Where a pending-transaction filter reads the pool's new transactions."""
 
 
 def new_filter_id() -> str:
@@ -98,7 +105,7 @@ class FilterRegistry:
         for key in [k for k, f in self._filters.items() if f.expires <= now]:
             del self._filters[key]
 
-    def _install(self, backend: FilteredChain, kind: Literal["logs", "blocks"],
+    def _install(self, backend: FilteredChain, kind: Literal["logs", "blocks", "pending"],
                  criteria: LogFilter | None) -> str:
         head = backend.pointer("latest")
         now = self._clock()
@@ -123,6 +130,16 @@ class FilterRegistry:
         its id."""
         return self._install(backend, "blocks", None)
 
+    def new_pending_filter(self, backend: FilteredChain, arrivals: Arrivals) -> str:
+        """Install a pending-transaction filter (eth_newPendingTransactionFilter) reporting the
+        hashes of transactions a pool takes from now on; returns its id."""
+        filter_id = self._install(backend, "pending", None)
+        with self._lock:
+            found = self._filters[filter_id]
+            found.arrivals = arrivals
+            found.next_block = arrivals(-1)[1]
+        return filter_id
+
     def uninstall(self, filter_id: str) -> bool:
         """Remove a filter (eth_uninstallFilter); False if there was none with this id."""
         with self._lock:
@@ -144,6 +161,9 @@ class FilterRegistry:
         found = self._take(filter_id)
         with found.polling:
             found.expires = self._clock() + self.timeout
+            if found.arrivals is not None:
+                arrived, found.next_block = found.arrivals(found.next_block)
+                return arrived  # (at most the pool's kept arrivals)
             head = backend.pointer("latest")
             if head is None or found.next_block > head:
                 return []

@@ -1,0 +1,113 @@
+"""A dev chain's pending transactions as JSON-RPC shows them, the way geth shows its pool's:
+
+- ``eth_getTransactionByHash`` of a pooled transaction: the transaction with its block fields
+  null (``gasPrice`` its fee cap), before the chain is asked;
+- ``eth_getTransactionCount(address, "pending")``: the nonce after the sender's pending line;
+- ``eth_getBlockByNumber("pending", full)``: the block the chain would mine now, with its
+  number (the head's plus one) and the pool's transactions it would take, and ``hash``,
+  ``nonce`` and ``miner`` null, as geth writes its pending block;
+- ``anvil_dropTransaction`` (``hardhat_dropTransaction``) and ``anvil_dropAllTransactions``.
+
+The pool itself is :mod:`ethread.devchain.txpool`; a network without a dev chain answers these
+reads from its chain alone, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from ..models import Address, Block, Hash32, IncludedTransaction
+from .answers import AnswerStyle
+from .hex import parse_address_param, parse_hash_param
+from .params import parse_bool, parse_number_or_tag
+from .serialize import block_json
+from .txpool_rpc import PooledView, pending_transaction_json
+
+
+class PendingChain(Protocol):
+    """What these answers ask of a dev chain (:class:`ethread.devchain.DevChain` is one)."""
+
+    def pending_transaction(self, tx_hash: Hash32) -> PooledView | None: ...
+
+    def next_nonce(self, address: Address) -> int: ...
+
+    def pending_block(self) -> Block: ...
+
+    def pool_arrivals(self, cursor: int) -> tuple[list[Hash32], int]: ...
+
+    def drop_transaction(self, tx_hash: Hash32) -> bool: ...
+
+    def drop_all_transactions(self) -> None: ...
+
+
+class _NotPending:
+    """The answer of a pending read that leaves the question to the chain."""
+
+
+NOT_PENDING = _NotPending()
+PendingRead = Callable[[PendingChain, list[Any], AnswerStyle], Any]
+
+
+def _is_pending(value: Any) -> bool:
+    return isinstance(value, str) and value == "pending"
+
+
+def transaction_by_hash(chain: PendingChain, params: list[Any], style: AnswerStyle) -> Any:
+    pooled = chain.pending_transaction(parse_hash_param(params[0])) if params else None
+    if pooled is None:
+        return NOT_PENDING
+    answer = pending_transaction_json(pooled)
+    for key in style.withheld_keys(IncludedTransaction):
+        answer.pop(key, None)
+    return answer
+
+
+def transaction_count(chain: PendingChain, params: list[Any], style: AnswerStyle) -> Any:
+    if len(params) < 2 or not _is_pending(params[1]):
+        return NOT_PENDING
+    return hex(chain.next_nonce(parse_address_param(params[0])))
+
+
+def block_by_number(chain: PendingChain, params: list[Any], style: AnswerStyle) -> Any:
+    if len(params) != 2 or not _is_pending(params[0]):
+        return NOT_PENDING
+    parse_number_or_tag(params[0])
+    answer = dict(block_json(chain.pending_block(), parse_bool(params[1]), None, style))
+    for key in ("hash", "nonce", "miner"):  # geth's pending block has none of these
+        answer[key] = None
+    return answer
+
+
+PENDING_READS: dict[str, PendingRead] = {
+    "eth_getTransactionByHash": transaction_by_hash,
+    "eth_getTransactionCount": transaction_count,
+    "eth_getBlockByNumber": block_by_number,
+}
+"""Reads a dev chain's pool answers first (:data:`NOT_PENDING`: the chain answers)."""
+
+
+def _drop_transaction(chain: PendingChain, params: list[Any]) -> Any:
+    """anvil's answer: the hash when it was dropped, else null."""
+    tx_hash = parse_hash_param(params[0])
+    return "0x" + tx_hash.hex() if chain.drop_transaction(tx_hash) else None
+
+
+def _hardhat_drop_transaction(chain: PendingChain, params: list[Any]) -> Any:
+    """hardhat's answer: whether it was dropped."""
+    return chain.drop_transaction(parse_hash_param(params[0]))
+
+
+def _drop_all(chain: PendingChain, params: list[Any]) -> Any:
+    chain.drop_all_transactions()
+    return None
+
+
+POOL_CONTROLS: dict[str, tuple[Callable[[PendingChain, list[Any]], Any], int, int]] = {
+    "anvil_dropTransaction": (_drop_transaction, 1, 0),
+    "hardhat_dropTransaction": (_hardhat_drop_transaction, 1, 0),
+    "anvil_dropAllTransactions": (_drop_all, 0, 0),
+}
+"""name -> (handler, required params, optional params)."""
+
+__all__ = ["NOT_PENDING", "PENDING_READS", "POOL_CONTROLS", "PendingChain", "PendingRead"]
