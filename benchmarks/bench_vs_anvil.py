@@ -326,7 +326,7 @@ def ethread_command(*args: str) -> list[str]:
 
 
 def start_ethread(name: str, chain_args: list[str], workdir: Path, workers: int,
-                  access_log: bool, timeout: float) -> Target:
+                  access_log: bool, timeout: float, env: dict[str, str] | None = None) -> Target:
     port = free_port()
     ledger = workdir / f"credits-{name}.ledger"
     for stale in workdir.glob(f"credits-{name}.ledger"):
@@ -339,7 +339,8 @@ def start_ethread(name: str, chain_args: list[str], workdir: Path, workers: int,
         command.append("--no-access-log")
     errors = workdir / f"serve-{name}.stderr"  # the import's progress bar, warnings, failures
     with errors.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink)
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink,
+                                   env={**os.environ, **(env or {})})
     target = Target(name, port, f"/v3/{KEY}", process)
     started = time.perf_counter()
     try:
@@ -529,7 +530,9 @@ def main() -> None:
     parser.add_argument("--only", help="rows whose label contains this (or any of several "
                                        "texts separated by |)")
     parser.add_argument("--targets", default="anvil,bare,memory,store",
-                        help="servers to load, of anvil, bare, memory, metrics (memory with "
+                        help="servers to load, of anvil, bare, memory, memory-plain (memory "
+                             "with ETHREAD_SIMULATE_PLAIN=1: eth_simulateV1 on py-evm's own "
+                             "classes and tries), metrics (memory with "
                              "--metrics), asgi (memory on uvicorn's ASGI path: --no-lean-http), "
                              "store, store-nopoll (the store with --busy-poll-us 0)")
     parser.add_argument("--workers", type=int, default=2, help="ethread serve --workers")
@@ -569,6 +572,11 @@ def main() -> None:
             servers["memory"] = stack.enter_context(running(lambda: start_ethread(
                 "memory", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
                            "--no-verify-seals"], workdir, args.workers, args.access_log, 1800)))
+        if "memory-plain" in targets:
+            servers["memory-plain"] = stack.enter_context(running(lambda: start_ethread(
+                "memory-plain", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
+                                 "--no-verify-seals"], workdir, args.workers, args.access_log, 1800,
+                {"ETHREAD_SIMULATE_PLAIN": "1"})))
         if "metrics" in targets:
             servers["metrics"] = stack.enter_context(running(lambda: start_ethread(
                 "metrics", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
@@ -585,7 +593,7 @@ def main() -> None:
                 servers[name] = stack.enter_context(running(functools.partial(
                     start_ethread, name, store_args, workdir, workers, args.access_log, 120)))
         run = run_wrk if args.client == "wrk" else run_python
-        columns: list[str] = [name for name in ("anvil", "memory", "metrics", "asgi", "store",
+        columns: list[str] = [name for name in ("anvil", "memory", "memory-plain", "metrics", "asgi", "store",
                                                 "store-nopoll") if name in servers]
         load = os.getloadavg()
         print(f"\n{os.cpu_count()} CPUs shared by the servers and the load generator "

@@ -9,6 +9,7 @@ be moved to an address nobody else overrides.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from eth_typing import Address as EvmAddress
@@ -61,9 +62,15 @@ def with_blob_base_fee(state: Any, fee: int) -> None:
     """
     if not hasattr(state, "blob_base_fee"):
         return
-    base = type(state)
-    state.__class__ = type(base.__name__, (base,), {
-        "__slots__": (), "blob_base_fee": property(lambda self: fee)})
+    base: Any = type(state)
+    state.__class__ = _answering_blob_fee(base, fee)
+
+
+@lru_cache(maxsize=256)
+def _answering_blob_fee(base: type, fee: int) -> type:
+    """``base`` answering ``fee`` as its blob base fee (one class per state class and fee:
+    making a class costs more than a simple call)."""
+    return type(base.__name__, (base,), {"__slots__": (), "blob_base_fee": property(lambda self: fee)})
 
 
 def check_state_overrides(overrides: StateOverride, precompiles: Precompiles) -> Precompiles:

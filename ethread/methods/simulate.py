@@ -41,23 +41,28 @@ from types import SimpleNamespace
 from typing import Any
 
 import rlp
+from eth._utils.address import generate_contract_address
 from eth.consensus.context import ConsensusContext
 from eth.db.atomic import AtomicDB
 from eth.db.batch import BatchDB
 from eth.db.chain import ChainDB
 from eth.exceptions import Revert
 from eth.vm.chain_context import ChainContext
+from eth.vm.forks.cancun.state import CancunTransactionExecutor
 from eth.vm.spoof import SpoofTransaction
 from eth_bloom.bloom import BloomFilter
 from eth_typing import Address as EvmAddress
 from eth_typing import Hash32 as Hash32Type
-from eth_utils import keccak, to_checksum_address
+from eth_utils import keccak
 from trie import HexaryTrie
 
 from ..assemble import effective_gas_price
 from ..encoding import block_item, decode_header, encode_header, encode_transaction, withdrawal_item
 from ..errors import ExecutionAborted, SimulationRefused, StateUnavailable, go_duration
 from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
+from ..fastrlp import encode_nested
+from ..forks.table import DYNAMIC_FEE
+from ..lru import LRU
 from ..models import (
     Address,
     BlobTransaction,
@@ -85,8 +90,12 @@ from ..simulation import (
 )
 from . import interrupt
 from .call import decode_revert_reason, vm_error_message
+from .call_vm import CheckedMessage
 from .fees import next_base_fee
 from .message import DEFAULT_GAS, ExecutableChain, Message, floor_data_gas, to_message
+from .message import _Checksummed as Checksummed
+from .message import _Envelope as Envelope
+from .message import _intrinsic_gas_of as intrinsic_gas_rule
 from .overrides import apply_state_overrides, with_blob_base_fee
 from .resolve import require_header
 from .simulate_trie import ordered_trie_root
@@ -135,6 +144,10 @@ FAST = os.environ.get("ETHREAD_SIMULATE_PLAIN", "") != "1"
 tries instead (what the benchmark compares; both give the same answers)."""
 
 _LOG = trusted_maker(Log)
+
+_evm_headers: LRU[tuple[type, bytes], Any] = LRU(256)
+"""py-evm's header of a simulated block by its class and RLP: a block simulated on the same
+parent with the same overrides has the same draft header (an immutable value)."""
 
 
 def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef = "latest", *,
@@ -436,6 +449,8 @@ class _BlockWork:
     """What a block collects while its calls run."""
 
     transactions: list[Transaction] = field(default_factory=list)
+    encoded: list[bytes] = field(default_factory=list)
+    """The transactions' encodings (hashed, and the leaves of the transactions root)."""
     hashes: list[Hash32] = field(default_factory=list)
     senders: list[Address] = field(default_factory=list)
     receipts: list[bytes] = field(default_factory=list)
@@ -539,7 +554,12 @@ class _Simulator:
         fork_vm = self.config.vm_class(item.number, item.time)
         vm_class: Any = _simulation_vm_class(fast_vm_class(fork_vm) if self.fast else fork_vm)
         header_class = dict(vm_class.get_block_class()._meta.fields)["header"]
-        evm_header = rlp.decode(encode_header(draft), sedes=header_class)
+        encoded_draft = encode_header(draft)
+        evm_header = _evm_headers.get((header_class, encoded_draft)) if self.fast else None
+        if evm_header is None:
+            evm_header = rlp.decode(encoded_draft, sedes=header_class)
+            if self.fast:
+                _evm_headers.put((header_class, encoded_draft), evm_header)
         vm = vm_class(header=evm_header, chaindb=self.chaindb,
                       chain_context=ChainContext(self.config.chain_id),
                       consensus_context=ConsensusContext(self.chaindb.db))
@@ -572,7 +592,7 @@ class _Simulator:
         header = decode_header(encode_header(replace(
             draft,
             state_root=state.state_root,
-            transactions_root=self.trie_root([encode_transaction(tx) for tx in work.transactions]),
+            transactions_root=self.trie_root(work.encoded),
             receipts_root=self.trie_root(work.receipts),
             logs_bloom=work.bloom.to_bytes(256, "big"),
             gas_used=work.gas_used,
@@ -581,7 +601,8 @@ class _Simulator:
                               if withdrawals is not None else None),
             requests_hash=requests_hash,
         )))
-        size = len(rlp.encode(block_item(header, work.transactions, (), withdrawals)))
+        whole = block_item(header, work.transactions, (), withdrawals)
+        size = len(encode_nested(whole) if self.fast else rlp.encode(whole))
         included = tuple(
             IncludedTransaction(transaction=tx, hash=tx_hash, sender=sender,
                                 block_hash=header.hash, block_number=header.number,
@@ -635,13 +656,19 @@ class _Simulator:
         message = to_message(request, header.base_fee_per_gas, self.config.chain_id)
         transaction = _transaction_of(request, message, nonce, gas, self.config.chain_id,
                                       header.base_fee_per_gas is not None)
-        tx_hash = keccak(encode_transaction(transaction))
+        encoded_tx = encode_transaction(transaction)
+        tx_hash = keccak(encoded_tx)
         work.transactions.append(transaction)
+        work.encoded.append(encoded_tx)
         work.hashes.append(tx_hash)
         work.senders.append(sender)
         tracer.reset()
-        evm_tx = self._evm_transaction(vm, request, message, nonce, gas,
-                                       header.base_fee_per_gas is not None)
+        london = header.base_fee_per_gas is not None
+        if (self.fast and london and request.authorization_list is None
+                and request.blob_versioned_hashes is None):
+            evm_tx = self._envelope(vm, request, message, gas)
+        else:
+            evm_tx = self._evm_transaction(vm, request, message, nonce, gas, london)
         try:
             self._pre_check(state, rules, request, message, nonce, gas, header, blob_fee,
                             evm_tx.intrinsic_gas)
@@ -686,7 +713,7 @@ class _Simulator:
         payload = [outcome, _int_bytes(work.gas_used),
                    int(bloom).to_bytes(256, "big"),
                    [[address, list(topics), data] for address, topics, data in receipt_logs]]
-        encoded = rlp.encode(payload)
+        encoded = encode_nested(payload) if self.fast else rlp.encode(payload)
         kind = transaction.type
         work.receipts.append(encoded if kind == 0 else bytes([kind]) + encoded)
         error: CallError | None = None
@@ -712,7 +739,10 @@ class _Simulator:
         """py-evm's steps for a transaction after its validation (which geth's checks
         replace): buy gas and bump the nonce, run, then refunds, fees and clearing."""
         executor = state.get_transaction_executor()
-        message = executor.build_evm_message(evm_tx)
+        if type(evm_tx) is Envelope and type(executor).build_evm_message is CANCUN_MESSAGE:
+            message = _cancun_message(state, executor, evm_tx)
+        else:
+            message = executor.build_evm_message(evm_tx)
         computation = executor.build_computation(message, evm_tx)
         computation = executor.finalize_computation(evm_tx, computation)
         if cancun:  # (transient storage lives for one transaction)
@@ -726,7 +756,7 @@ class _Simulator:
         """geth's checks of a message before it runs, in its order and words (``preCheck``,
         ``buyGas``, intrinsic gas, the calldata floor, the transfer)."""
         sender = message.sender
-        name = to_checksum_address(sender)
+        name = Checksummed(sender)
         if self.validate:
             have = state.get_nonce(EvmAddress(sender))
             if have < nonce:
@@ -792,6 +822,22 @@ class _Simulator:
         if request.value and have_balance - paid < request.value:
             raise _Refusal(f"insufficient funds for transfer: address {name}", INSUFFICIENT_FUNDS)
 
+    @staticmethod
+    def _envelope(vm: Any, request: CallRequest, message: Message, gas: int) -> Envelope:
+        """The call as the fields py-evm's executor reads of the dynamic-fee transaction
+        :meth:`_evm_transaction` would build (eth_call's envelope: no py-evm transaction
+        built and validated, its intrinsic gas py-evm's rule for that transaction type)."""
+        access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
+                       for e in request.access_list or ()]
+        envelope = Envelope(type_id=DYNAMIC_FEE, sender=message.sender, to=request.to or b"",
+                            gas=gas, value=request.value, data=request.data,
+                            access_list=access_list, gas_price=message.gas_price,
+                            max_fee_per_gas=message.fee_cap,
+                            max_priority_fee_per_gas=message.tip_cap)
+        vm_class: Any = type(vm)
+        envelope.intrinsic_gas = intrinsic_gas_rule(vm_class, DYNAMIC_FEE)(envelope)
+        return envelope
+
     def _evm_transaction(self, vm: Any, request: CallRequest, message: Message, nonce: int,
                          gas: int, london: bool) -> Any:
         """The call as the unsigned py-evm transaction it executes as, from its sender."""
@@ -823,6 +869,29 @@ class _Simulator:
             else:
                 tx = builder.new_unsigned_dynamic_fee_transaction(**fees)
         return SpoofTransaction(tx, from_=EvmAddress(message.sender))
+
+
+CANCUN_MESSAGE = CancunTransactionExecutor.build_evm_message
+
+
+def _cancun_message(state: Any, executor: Any, envelope: Envelope) -> Any:
+    """Cancun's ``build_evm_message`` for a transaction that carries no blobs, step for step
+    (buy gas, bump the nonce, the message refund, the code or the creation), without the
+    debug line it formats for every transaction."""
+    sender = envelope.sender
+    state.delta_balance(sender, -1 * (envelope.gas * state.get_gas_price(envelope)))
+    state.increment_nonce(sender)
+    refund = executor.calc_message_refund(envelope)
+    if envelope.to == b"":
+        create_address = generate_contract_address(EvmAddress(sender), state.get_nonce(sender) - 1)
+        data, code, is_delegation = b"", envelope.data, False
+    else:
+        create_address = None
+        data = envelope.data
+        code, delegation = executor.get_code_at_address(envelope.to)
+        is_delegation = delegation is not None
+    return CheckedMessage(envelope.gas - envelope.intrinsic_gas, envelope.to, sender,
+                          envelope.value, data, code, create_address, is_delegation, refund)
 
 
 def _transaction_of(request: CallRequest, message: Message, nonce: int, gas: int, chain_id: int,

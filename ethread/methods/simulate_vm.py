@@ -88,6 +88,12 @@ class SimulationAccountDB(LeanAccountDB):
         self._trie_cache = CacheDB(self._trie_logger)
         self._journaltrie = LeanJournalDB(self._trie_cache)
 
+    def _set_storage_root(self, address: Address, new_storage_root: Hash32) -> None:
+        """py-evm's (the account with its new storage root), built directly."""
+        account = self._get_account(address)
+        self._set_fields(address, (account.nonce, account.balance, new_storage_root,
+                                   account.code_hash))
+
     def _get_address_store(self, address: Address) -> Any:
         stores = self._account_stores
         store = stores.get(address)
