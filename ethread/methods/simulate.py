@@ -22,8 +22,10 @@ The simulation follows geth's (``internal/ethapi/simulate.go``):
   gas used, blob gas, withdrawals and requests hashes, size; its hash goes into its logs and
   into BLOCKHASH for the blocks after it.
 
-Everything runs on py-evm (each fork's own VM) over a database that reads the backend's state
-and keeps its own writes, so nothing reaches the backend. With ``trace_transfers`` every ether
+Everything runs on py-evm over a database that reads the backend's state and keeps its own
+writes, so nothing reaches the backend: by default on eth_call's lean classes with overlay
+tries (:mod:`.simulate_vm`, :mod:`.simulate_trie`; see :data:`FAST`), else on each fork's own
+VM and py-trie, with the same answers. With ``trace_transfers`` every ether
 transfer (the call's value, a nested call's or create's value, a self-destruct's balance) is
 reported among the call's logs as an ERC-7528 ``Transfer`` log from 0xeeee...eeee; a call's
 logs carry log indexes counted across the block by every log emitted, those of frames that
