@@ -6,7 +6,9 @@
 - ``eth_getBlockByNumber("pending", full)``: the block the chain would mine now, with its
   number (the head's plus one) and the pool's transactions it would take, and ``hash``,
   ``nonce`` and ``miner`` null, as geth writes its pending block;
-- ``anvil_dropTransaction`` (``hardhat_dropTransaction``) and ``anvil_dropAllTransactions``.
+- ``anvil_dropTransaction`` (``hardhat_dropTransaction``) and ``anvil_dropAllTransactions``;
+- ``eth_getProof`` on a forked chain: the forked node's proof, checked, at the forked block
+  and before it; refused, naming the account, where no proof can hold.
 
 The pool itself is :mod:`ethread.devchain.txpool`; a network without a dev chain answers these
 reads from its chain alone, as before.
@@ -14,13 +16,14 @@ reads from its chain alone, as before.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from ..models import Address, Block, Hash32, IncludedTransaction
+from ..errors import InvalidParams
+from ..models import Address, Block, BlockRef, Hash32, IncludedTransaction
 from .answers import AnswerStyle
-from .hex import parse_address_param, parse_hash_param
-from .params import parse_bool, parse_number_or_tag
+from .hex import decode_storage_key, parse_address_param, parse_hash_param
+from .params import parse_block_ref, parse_bool, parse_number_or_tag
 from .serialize import block_json
 from .txpool_rpc import PooledView, pending_transaction_json
 
@@ -39,6 +42,12 @@ class PendingChain(Protocol):
     def drop_transaction(self, tx_hash: Hash32) -> bool: ...
 
     def drop_all_transactions(self) -> None: ...
+
+    @property
+    def fork_origin(self) -> object | None: ...
+
+    def fork_proof(self, address: Address, keys: Sequence[bytes],
+                   block: BlockRef) -> dict[str, Any] | None: ...
 
 
 class _NotPending:
@@ -79,12 +88,34 @@ def block_by_number(chain: PendingChain, params: list[Any], style: AnswerStyle) 
     return answer
 
 
+def proof(chain: PendingChain, params: list[Any], style: AnswerStyle) -> Any:
+    """eth_getProof on a forked dev chain, where the local trie is not the word (see
+    :meth:`ethread.devchain.DevChain.fork_proof`). Parameters that do not parse are left to
+    the chain's own eth_getProof, which refuses them in geth's words."""
+    if chain.fork_origin is None or len(params) < 2 or not isinstance(params[1], list):
+        return NOT_PENDING
+    try:
+        address = parse_address_param(params[0])
+        keys = [decode_storage_key(text) for text in params[1] if isinstance(text, str)]
+        block = parse_block_ref(params[2]) if len(params) > 2 and params[2] is not None else "latest"
+    except InvalidParams:
+        return NOT_PENDING
+    if len(keys) != len(params[1]) or len(keys) > MAX_PROOF_KEYS:
+        return NOT_PENDING
+    answer = chain.fork_proof(address, keys, block)
+    return NOT_PENDING if answer is None else answer
+
+
+MAX_PROOF_KEYS = 1024
+
 PENDING_READS: dict[str, PendingRead] = {
     "eth_getTransactionByHash": transaction_by_hash,
     "eth_getTransactionCount": transaction_count,
     "eth_getBlockByNumber": block_by_number,
+    "eth_getProof": proof,
 }
-"""Reads a dev chain's pool answers first (:data:`NOT_PENDING`: the chain answers)."""
+"""Reads a dev chain answers before its backend does (:data:`NOT_PENDING`: the backend
+answers): from its pool, and a forked chain's proofs."""
 
 
 def _drop_transaction(chain: PendingChain, params: list[Any]) -> Any:

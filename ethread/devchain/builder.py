@@ -46,6 +46,7 @@ from ..forks import BLOCK_FORKS, FORK_BY_NAME, FORK_ORDER, FORKS, TIME_FORKS, Ch
 from ..lru import LRU
 from ..methods.fees import next_base_fee
 from ..methods.overrides import set_account
+from ..methods.resolve import require_header
 from ..models import (
     AccessListEntry,
     AccessListTransaction,
@@ -53,6 +54,7 @@ from ..models import (
     Authorization,
     BlobTransaction,
     Block,
+    BlockRef,
     CallRequest,
     DynamicFeeTransaction,
     Hash32,
@@ -68,7 +70,7 @@ from .fork.cache import ForkCache
 from .fork.evm import fork_chain_config
 from .fork.overlay import ForkOverlay, Writes
 from .fork.remote import RemoteLimits
-from .fork.source import ForkPoint, ForkSource
+from .fork.source import BLANK_ROOT, ForkPoint, ForkSource, ProofUnavailable
 from .inputs import as_address, as_bytes, as_int, as_optional_address
 from .pool import PoolView, admit, decode_raw, evm_transaction, recover_sender
 from .signing import (
@@ -478,6 +480,43 @@ class DevChain:
     def fork_origin(self) -> ForkPoint | None:
         """The remote node and block a forked chain continues (None if not one)."""
         return self._overlay.source.origin if self._overlay is not None else None
+
+    def fork_proof(self, address: Address, keys: Sequence[bytes],
+                   block: BlockRef) -> dict[str, Any] | None:
+        """eth_getProof on a forked chain where the local trie is not the word (None: the
+        local proof holds, as on any chain). At the forked block or before it: the forked
+        node's proof, checked against that block's state root (the chain holds the same
+        header). At a local block, of an account the chain has not written (or a slot of it
+        the chain has not written, when the account has storage on the forked node):
+        :class:`~.fork.source.ProofUnavailable`, naming the account (or slot) and the forked
+        block, whose proof does hold it: the local block's state root does not commit to
+        it."""
+        overlay = self._overlay
+        if overlay is None:
+            return None
+        header = require_header(self.backend, block)
+        if header.number <= overlay.fork_number:
+            return overlay.source.proof(address, keys, header.number, header.state_root)
+        remote = overlay.remote_account(address)
+        who = to_checksum_address(address)
+        if not overlay.in_local_trie(address, header.number):
+            if remote is None:
+                return None  # (absent on both sides: the local proof of absence holds)
+            raise ProofUnavailable(
+                f"account {who} has not been written since the fork at block "
+                f"{overlay.fork_number}: its state is the forked node's, which block "
+                f"{header.number}'s state root does not commit to; ask for block "
+                f"{overlay.fork_number} (or earlier) to have it proven")
+        if remote is None or remote.storage_root == BLANK_ROOT:
+            return None
+        for key in keys:
+            if not overlay.slot_is_local(address, int.from_bytes(key, "big"), header.number):
+                raise ProofUnavailable(
+                    f"slot 0x{key.hex()} of account {who} has not been written since the fork at "
+                    f"block {overlay.fork_number}: its value is the forked node's, which block "
+                    f"{header.number}'s state root does not commit to; ask for block "
+                    f"{overlay.fork_number} (or earlier) to have it proven")
+        return None
 
     # -- where the chain stands ----------------------------------------------------------------
 

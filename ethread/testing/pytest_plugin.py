@@ -19,6 +19,12 @@ Fixtures:
 - ``ethread_chain_options``: keyword arguments for the chain; override it in a conftest.py
   (session scope) to change the fork schedule, the number of accounts or their balance.
 
+Forking a live chain, as ``anvil --fork-url`` does: ``pytest --ethread-fork-url URL
+[--ethread-fork-block N] [--ethread-fork-cache DIR]`` (or ``fork_url``, ``fork_block`` and
+``fork_cache`` in ``ethread_chain_options``) makes the session's chain
+``DevChain.fork(URL, N, cache=DIR)``; with a block number and a cache directory, a second run
+reads from the node nothing the first read.
+
 Web3 is imported only by the fixtures that use it, so the plugin costs nothing to a test run
 that does not.
 
@@ -45,6 +51,17 @@ if TYPE_CHECKING:
     from ..devchain import DevChain
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The fork options (``--ethread-fork-url`` and its companions)."""
+    group = parser.getgroup("ethread", "ethread's dev chain")
+    group.addoption("--ethread-fork-url", default=None, metavar="URL",
+                    help="fork the chain served at URL (as anvil --fork-url)")
+    group.addoption("--ethread-fork-block", type=int, default=None, metavar="N",
+                    help="the block to fork (default: the node's latest)")
+    group.addoption("--ethread-fork-cache", default=None, metavar="DIR",
+                    help="keep what the fork reads in an LMDB directory, for the next runs")
+
+
 @pytest.fixture(scope="session")
 def ethread_chain_options() -> dict[str, Any]:
     """Keyword arguments of the session's :class:`DevChain` (override to change them)."""
@@ -52,12 +69,24 @@ def ethread_chain_options() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def ethread_session_chain(ethread_chain_options: dict[str, Any]) -> DevChain:
-    """The session's dev chain, in memory, not rolled back between tests."""
+def ethread_session_chain(request: pytest.FixtureRequest,
+                          ethread_chain_options: dict[str, Any]) -> DevChain:
+    """The session's dev chain, in memory, not rolled back between tests (a fork of a live
+    chain when asked: see the module's notes)."""
     from ..backends.memory import MemoryBackend
     from ..devchain import DevChain
 
-    return DevChain(MemoryBackend(), **ethread_chain_options)
+    options = dict(ethread_chain_options)
+    url = options.pop("fork_url", None) or request.config.getoption("ethread_fork_url")
+    block = options.pop("fork_block", None)
+    cache = options.pop("fork_cache", None)
+    if url is None:
+        return DevChain(MemoryBackend(), **options)
+    if block is None:
+        block = request.config.getoption("ethread_fork_block")
+    if cache is None:
+        cache = request.config.getoption("ethread_fork_cache")
+    return DevChain.fork(url, block, backend=MemoryBackend(), cache=cache, **options)
 
 
 @pytest.fixture

@@ -79,6 +79,18 @@ class ForkOverlay:
                 return True
         return False
 
+    def in_local_trie(self, address: Address, at: int | None) -> bool:
+        """Whether the local trie holds ``address``'s record after block ``at``: a block
+        wrote the account, or one of its slots (which writes the record's storage root)."""
+        if self.account_is_local(address, at):
+            return True
+        with self._lock:
+            firsts = [n for (owner, _), n in self._slots.items() if owner == address]
+            wiped = self._wiped.get(address)
+        if wiped is not None:
+            firsts.append(wiped)
+        return any(at is None or first <= at for first in firsts)
+
     # -- the forked block's values ----------------------------------------------------------
 
     def remote_account(self, address: Address) -> RemoteAccount | None:

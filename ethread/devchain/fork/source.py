@@ -14,10 +14,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+import orjson
 import rlp
 from eth_utils import keccak
 
 from ...encoding import encode_header
+from ...errors import EthreadError
 from ...models import Address, Hash32, Header, Kind
 from ...proofs import ProofError, prove_value
 from .cache import ForkCache, MemoryCache
@@ -120,21 +122,50 @@ class ForkSource:
     @classmethod
     def connect(cls, remote: RemoteNode, block: int | None = None,
                 cache: ForkCache | None = None) -> ForkSource:
-        """The source of ``remote``'s block ``block`` (its latest when None)."""
-        chain_id_hex, head_hex = remote.batch([("eth_chainId", []), ("eth_blockNumber", [])])
-        chain_id, head = _hex_int(chain_id_hex, "chain id"), _hex_int(head_hex, "block number")
+        """The source of ``remote``'s block ``block`` (its latest when None). With a block
+        number given, a cache that holds the block's header (a second run) leaves one call
+        to the node: eth_chainId, to know which chain's cache to read."""
+        if block is None:
+            chain_id_hex, head_hex = remote.batch([("eth_chainId", []), ("eth_blockNumber", [])])
+            head = _hex_int(head_hex, "block number")
+        else:
+            chain_id_hex, head = remote.call("eth_chainId"), None
+        chain_id = _hex_int(chain_id_hex, "chain id")
         number = head if block is None else block
-        if not 0 <= number <= head:
-            raise RemoteError(f"fork block {number}: the forked node's latest block is {head}")
-        header = header_from_json(remote.call("eth_getBlockByNumber", [hex(number), False]))
+        assert number is not None
+        if number < 0:
+            raise RemoteError(f"fork block {number}: a block number is not negative")
+        kept = cache.get(_header_key(chain_id, number)) if cache is not None else None
+        if kept is not None:
+            header = header_from_json(orjson.loads(kept))
+        else:
+            found = remote.call("eth_getBlockByNumber", [hex(number), False])
+            if found is None and head is None:
+                head = _hex_int(remote.call("eth_blockNumber"), "block number")
+            if head is not None and not 0 <= number <= head:
+                raise RemoteError(f"fork block {number}: the forked node's latest block is {head}")
+            header = header_from_json(found)
+            if cache is not None:
+                cache.put_many({_header_key(chain_id, number): orjson.dumps(found)})
         return cls(remote, ForkPoint(chain_id, header, remote.shown_url), cache)
 
     def ancestors(self, count: int = 256) -> list[Header]:
         """The ``count`` headers before the forked block, newest first, each checked against
-        its hash and its child's parent hash (for BLOCKHASH, which reads 256 back)."""
+        its hash and its child's parent hash (for BLOCKHASH, which reads 256 back); kept in
+        the cache."""
         first = max(0, self.point.number - count)
         numbers = list(range(self.point.number - 1, first - 1, -1))
-        blocks = self.remote.batch([("eth_getBlockByNumber", [hex(n), False]) for n in numbers])
+        chain_id = self.point.chain_id
+        kept = {n: self.cache.get(_header_key(chain_id, n)) for n in numbers}
+        missing = [n for n in numbers if kept[n] is None]
+        fetched = self.remote.batch([("eth_getBlockByNumber", [hex(n), False]) for n in missing])
+        if missing:
+            self._count(len(missing))
+            self.cache.put_many({_header_key(chain_id, n): orjson.dumps(b)
+                                 for n, b in zip(missing, fetched, strict=True)})
+        by_number = dict(zip(missing, fetched, strict=True))
+        blocks = [by_number[n] if kept[n] is None else orjson.loads(kept[n] or b"null")
+                  for n in numbers]
         headers = []
         child = self.point.header
         for block in blocks:
@@ -186,10 +217,48 @@ class ForkSource:
                               "proof")
         nodes = [_hex_bytes(node, "proof node") for node in proof["accountProof"]]
         try:
-            return prove_value(self.point.state_root, keccak(address), nodes)
+            encoded = prove_value(self.point.state_root, keccak(address), nodes)
         except ProofError as exc:
             raise RemoteError(f"the forked node's proof of 0x{address.hex()} does not hold "
                               f"against block {self.point.number}'s state root: {exc}") from None
+        check_claims(address, proof, _decode_account(encoded), self.point.number)
+        return encoded
+
+    def proof(self, address: Address, keys: Sequence[bytes], number: int,
+              state_root: Hash32) -> dict[str, Any]:
+        """The node's eth_getProof answer at its block ``number`` (the forked block or one
+        before it, whose state root the chain holds), checked: the account against
+        ``state_root``, each slot against the account's storage root, and every value the
+        answer claims against what its proof holds. Not kept (an answer, not state)."""
+        answer = self.remote.call("eth_getProof", ["0x" + address.hex(),
+                                                   ["0x" + key.hex() for key in keys], hex(number)])
+        self._count(1)
+        if not isinstance(answer, dict) or not isinstance(answer.get("accountProof"), list):
+            raise RemoteError(f"the forked node's eth_getProof of 0x{address.hex()} is not a proof")
+        nodes = [_hex_bytes(node, "proof node") for node in answer["accountProof"]]
+        try:
+            account = _decode_account(prove_value(state_root, keccak(address), nodes))
+        except ProofError as exc:
+            raise RemoteError(f"the forked node's proof of 0x{address.hex()} does not hold "
+                              f"against block {number}'s state root: {exc}") from None
+        check_claims(address, answer, account, number)
+        entries = answer.get("storageProof")
+        if not isinstance(entries, list) or len(entries) != len(keys):
+            raise RemoteError(f"the forked node's storage proof of 0x{address.hex()} does not "
+                              "answer the slots asked for")
+        storage_root = account.storage_root if account is not None else BLANK_ROOT
+        for key, entry in zip(keys, entries, strict=True):
+            nodes = [_hex_bytes(node, "proof node") for node in entry.get("proof", [])]
+            try:
+                raw = prove_value(storage_root, keccak(key.rjust(32, b"\0")), nodes)
+            except ProofError as exc:
+                raise RemoteError(f"the forked node's proof of slot 0x{key.hex()} of "
+                                  f"0x{address.hex()} does not hold: {exc}") from None
+            held = int.from_bytes(rlp.decode(raw), "big") if raw else 0
+            if _hex_int(entry.get("value"), "storage value") != held:
+                raise RemoteError(f"the forked node's answer for slot 0x{key.hex()} of "
+                                  f"0x{address.hex()} claims a value its proof does not hold")
+        return answer
 
     # -- code -------------------------------------------------------------------------------
 
@@ -277,6 +346,37 @@ class ForkSource:
             self.fetched += calls
 
 
+class ProofUnavailable(EthreadError):
+    """eth_getProof asked of a forked chain where no proof can hold: a local block, for an
+    account or slot the chain has not written (its value is the forked block's, which the
+    local block's state root does not commit to)."""
+
+    code = -32000
+
+
+def _header_key(chain_id: int, number: int) -> bytes:
+    return chain_id.to_bytes(8, "big") + number.to_bytes(8, "big") + b"h"
+
+
+def check_claims(address: Address, answer: dict[str, Any], account: RemoteAccount | None,
+                 number: int) -> None:
+    """Refuse an eth_getProof answer whose balance, nonce, code hash or storage hash is not
+    what its own proof holds (a node, or something between, that alters a value)."""
+    held = account or RemoteAccount(0, 0, BLANK_ROOT, EMPTY_CODE_HASH)
+    claims = (("balance", held.balance, _hex_int), ("nonce", held.nonce, _hex_int),
+              ("codeHash", held.code_hash, _hex_bytes), ("storageHash", held.storage_root, _hex_bytes))
+    for key, value, parse in claims:
+        claimed = answer.get(key)
+        if claimed is None:
+            continue
+        if key in ("codeHash", "storageHash") and account is None:
+            continue  # (geth writes zeros for an account that does not exist)
+        if parse(claimed, key) != value:  # type: ignore[operator]
+            raise RemoteError(f"the forked node's answer for account 0x{address.hex()} claims "
+                              f"{key} {claimed}, but its proof against block {number}'s state "
+                              f"root holds {value if isinstance(value, int) else '0x' + value.hex()}")
+
+
 def _decode_account(encoded: bytes) -> RemoteAccount | None:
     if not encoded:
         return None
@@ -285,5 +385,6 @@ def _decode_account(encoded: bytes) -> RemoteAccount | None:
                          bytes(storage_root), bytes(code_hash))
 
 
-__all__ = ["BLANK_ROOT", "EMPTY_CODE_HASH", "ForkPoint", "ForkSource", "RemoteAccount",
+__all__ = ["BLANK_ROOT", "EMPTY_CODE_HASH", "ForkPoint", "ForkSource", "ProofUnavailable",
+           "RemoteAccount",
            "header_from_json"]

@@ -1,0 +1,93 @@
+"""A JSON-RPC proxy on loopback in front of a node, for forking checks: it counts the calls it
+forwards (by method, a batch's calls each), and can alter answers on their way back.
+
+Used by tests/test_fork_checks.py and benchmarks/bench_fork.py; it forwards only to the URL
+it is given (a loopback node in both).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.request
+from collections import Counter
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Alter = Callable[[dict[str, Any], dict[str, Any]], None]
+"""Changes one answer entry in place, given the request entry it answers."""
+
+
+class CountingProxy:
+    """Forwards POSTs to ``target``, counting each JSON-RPC call; ``alter`` (when given) sees
+    every (request, answer) pair before the answer goes back."""
+
+    def __init__(self, target: str, alter: Alter | None = None) -> None:
+        self.target = target
+        self.alter = alter
+        self.calls: Counter[str] = Counter()
+        self.requests = 0
+        self._lock = threading.Lock()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                proxy._note(json.loads(body))
+                forward = urllib.request.Request(proxy.target, body,
+                                                 {"Content-Type": "application/json"})
+                with urllib.request.urlopen(forward, timeout=60) as response:
+                    payload = response.read()
+                if proxy.alter is not None:
+                    payload = proxy._altered(json.loads(body), json.loads(payload))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def _note(self, request: Any) -> None:
+        entries = request if isinstance(request, list) else [request]
+        with self._lock:
+            self.requests += 1
+            self.calls.update(str(e.get("method")) for e in entries if isinstance(e, dict))
+
+    def _altered(self, request: Any, answer: Any) -> bytes:
+        assert self.alter is not None
+        by_id = {e.get("id"): e for e in (request if isinstance(request, list) else [request])}
+        for entry in answer if isinstance(answer, list) else [answer]:
+            asked = by_id.get(entry.get("id"))
+            if asked is not None:
+                self.alter(asked, entry)
+        return json.dumps(answer).encode()
+
+    def reset(self) -> None:
+        """Start counting afresh."""
+        with self._lock:
+            self.calls.clear()
+            self.requests = 0
+
+    @property
+    def total(self) -> int:
+        """Calls forwarded since the last :meth:`reset`."""
+        with self._lock:
+            return sum(self.calls.values())
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> CountingProxy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
