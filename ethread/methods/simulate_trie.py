@@ -34,14 +34,15 @@ BLANK_ROOT = keccak256(b"\x80")
 
 # A node in memory: a leaf (0, path, value), an extension (1, path, child) or a branch
 # (2, sixteen children, value); a child is None (none), a 32-byte hash (a stored node, read
-# when needed) or a node itself (embedded, or changed and not yet hashed). Paths are bytes of
-# nibbles (one 0-15 value a byte).
+# when needed) or a node itself (embedded, or changed and not yet hashed). Paths are strings
+# of hex digits, one a nibble (bytes.hex and bytes.fromhex convert them in C).
 Node = tuple[Any, ...]
 Ref = None | bytes | Node
 
 LEAF, EXTENSION, BRANCH = 0, 1, 2
 _NO_CHILDREN: tuple[Ref, ...] = (None,) * 16
-_NIBBLES = [bytes((b >> 4, b & 15)) for b in range(256)]
+DIGITS = "0123456789abcdef"
+_INDEX = {digit: index for index, digit in enumerate(DIGITS)}
 
 _decoded: dict[bytes, Node] = {}
 """Stored nodes by their hash, decoded (a hash names one node wherever it is stored)."""
@@ -49,29 +50,18 @@ MAX_DECODED = 1 << 16
 _decoded_lock = threading.Lock()
 
 
-def nibbles_of(key: bytes) -> bytes:
-    """The nibbles of ``key``, high first."""
-    return b"".join([_NIBBLES[b] for b in key])
-
-
-def _hex_prefix(path: bytes, leaf: bool) -> bytes:
+def _hex_prefix(path: str, leaf: bool) -> bytes:
     """The hex-prefix encoding of a node's path."""
-    flag = 0x20 if leaf else 0
     if len(path) % 2:
-        head = bytes((flag | 0x10 | path[0],))
-        path = path[1:]
-    else:
-        head = bytes((flag,))
-    return head + bytes([path[i] << 4 | path[i + 1] for i in range(0, len(path), 2)])
+        return bytes.fromhex(("3" if leaf else "1") + path)
+    return bytes.fromhex(("20" if leaf else "00") + path)
 
 
-def _path_of(encoded: bytes) -> tuple[bytes, bool]:
+def _path_of(encoded: bytes) -> tuple[str, bool]:
     """A hex-prefix encoded path's nibbles, and whether it ends a leaf."""
-    first = encoded[0]
-    nibbles = nibbles_of(encoded[1:])
-    if first & 0x10:
-        nibbles = bytes((first & 15,)) + nibbles
-    return nibbles, bool(first & 0x20)
+    digits = encoded.hex()
+    flag = digits[0]
+    return digits[1:] if flag in "13" else digits[2:], flag in "23"
 
 
 def _node_of(item: Any) -> Ref:
@@ -179,7 +169,7 @@ class OverlayTrie:
 
     def get(self, key: bytes) -> bytes:
         """The value under ``key`` (b"" when none)."""
-        path = nibbles_of(key)
+        path = key.hex()
         node = self._root
         at = 0
         while True:
@@ -191,7 +181,7 @@ class OverlayTrie:
                 if at == len(path):
                     value: bytes = node[2]
                     return value
-                node = node[1][path[at]]
+                node = node[1][_INDEX[path[at]]]
                 at += 1
             elif kind == LEAF:
                 return node[2] if path[at:] == node[1] else b""
@@ -214,18 +204,18 @@ class OverlayTrie:
         if not value:
             self.__delitem__(key)
             return
-        self._root = self._set(self._root, nibbles_of(key), value, key)
+        self._root = self._set(self._root, key.hex(), value, key)
 
     def set(self, key: bytes, value: bytes) -> None:
         self[key] = value
 
     def __delitem__(self, key: bytes) -> None:
-        self._root = self._delete(self._root, nibbles_of(key), key)
+        self._root = self._delete(self._root, key.hex(), key)
 
     def delete(self, key: bytes) -> None:
         del self[key]
 
-    def _set(self, ref: Ref, path: bytes, value: bytes, key: bytes) -> Node:
+    def _set(self, ref: Ref, path: str, value: bytes, key: bytes) -> Node:
         if ref is None:
             return (LEAF, path, value)
         node = self._node(ref, key)
@@ -234,7 +224,7 @@ class OverlayTrie:
             children = node[1]
             if not path:
                 return (BRANCH, children, value)
-            index = path[0]
+            index = _INDEX[path[0]]
             child = self._set(children[index], path[1:], value, key)
             return (BRANCH, (*children[:index], child, *children[index + 1:]), node[2])
         own = node[1]
@@ -252,22 +242,22 @@ class OverlayTrie:
         rest = own[common:]
         if kind == LEAF:
             if rest:
-                children[rest[0]] = (LEAF, rest[1:], node[2])
+                children[_INDEX[rest[0]]] = (LEAF, rest[1:], node[2])
             else:
                 branch_value = node[2]
         elif len(rest) == 1:
-            children[rest[0]] = node[2]
+            children[_INDEX[rest[0]]] = node[2]
         else:
-            children[rest[0]] = (EXTENSION, rest[1:], node[2])
+            children[_INDEX[rest[0]]] = (EXTENSION, rest[1:], node[2])
         new = path[common:]
         if new:
-            children[new[0]] = (LEAF, new[1:], value)
+            children[_INDEX[new[0]]] = (LEAF, new[1:], value)
         else:
             branch_value = value
         branch: Node = (BRANCH, tuple(children), branch_value)
         return (EXTENSION, path[:common], branch) if common else branch
 
-    def _delete(self, ref: Ref, path: bytes, key: bytes) -> Ref:
+    def _delete(self, ref: Ref, path: str, key: bytes) -> Ref:
         if ref is None:
             return None
         node = self._node(ref, key)
@@ -288,7 +278,7 @@ class OverlayTrie:
                 return ref
             children_list, value = list(children), b""
         else:
-            index = path[0]
+            index = _INDEX[path[0]]
             child = self._delete(children[index], path[1:], key)
             if child is children[index]:
                 return ref
@@ -296,12 +286,12 @@ class OverlayTrie:
             children_list[index] = child
         left = [i for i, c in enumerate(children_list) if c is not None]
         if value and not left:
-            return (LEAF, b"", value)
+            return (LEAF, "", value)
         if not value and len(left) == 1:  # one child left: the branch folds into it
-            return self._joined(bytes((left[0],)), children_list[left[0]], key)
+            return self._joined(DIGITS[left[0]], children_list[left[0]], key)
         return (BRANCH, tuple(children_list), value)
 
-    def _joined(self, prefix: bytes, child: Ref, key: bytes) -> Ref:
+    def _joined(self, prefix: str, child: Ref, key: bytes) -> Ref:
         """``child`` reached through ``prefix`` as one node (an extension, or the child with
         the prefix put before its own path)."""
         if child is None:
