@@ -174,3 +174,37 @@ def test_random_simulations_through_both_paths(osaka: ethread.MemoryBackend,
          "returnFullTransactions": full}, "latest"]}).encode()
     plain, fast = both_paths(osaka, body, monkeypatch)
     assert fast == plain
+
+
+def test_a_forked_chain_through_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a dev chain forked from a node (state read from the remote block where the chain
+    has not written it): slots written over remote storage, remote code run, logs, a
+    transfer; the same answer on both paths."""
+    from ethread.devchain import DevChain, contracts
+    from ethread.web3 import EthreadProvider
+
+    from .server_harness import KEY, demo_network, serve_in_thread, shared_demo
+
+    demo = shared_demo()
+    with serve_in_thread(networks=[demo_network()]) as thread:
+        chain = DevChain.fork(f"http://127.0.0.1:{thread.port}/v3/{KEY}",
+                              backend=ethread.MemoryBackend())
+        sender = "0x" + chain.accounts[0].address.hex()
+        calls = [
+            {"from": sender, "to": "0x" + demo.storage.hex(),
+             "data": "0x" + contracts.store_calldata({0: 7, 3: 0, 9: 1}).hex()},
+            {"from": sender, "to": "0x" + demo.storage.hex(),
+             "data": "0x" + contracts.load_calldata(1).hex()},
+            {"from": sender, "to": "0x" + demo.log_emitter.hex(),
+             "data": "0x" + contracts.log_calldata([b"\x01" * 32], b"hi").hex()},
+            {"from": sender, "to": "0x" + "42" * 20, "value": "0x1"},
+        ]
+        params = [{"blockStateCalls": [{"calls": calls}, {"calls": calls[1:2]}],
+                   "traceTransfers": True}, "latest"]
+        answers = []
+        for fast in (False, True):
+            monkeypatch.setattr(SIMULATE, "FAST", fast)
+            answers.append(json.dumps(EthreadProvider(chain).make_request(
+                "eth_simulateV1", params)))  # type: ignore[arg-type]
+    assert '"result"' in answers[0], answers[0][:300]
+    assert answers[1] == answers[0]
