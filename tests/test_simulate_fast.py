@@ -91,6 +91,22 @@ def test_ordered_root_is_py_tries(items: list[bytes]) -> None:
     assert ordered_trie_root(items) == reference.root_hash
 
 
+def test_fast_states_log_where_py_evms_do() -> None:
+    """The fast state class's logger is the one py-evm's property would make for it (and for
+    the subclasses a simulation makes of it, which keep its name)."""
+    from eth.vm.forks import BerlinVM, CancunVM, LondonVM, PragueVM
+    from eth_utils import get_extended_debug_logger
+
+    from ethread.evm import OsakaVM
+    from ethread.methods.simulate_vm import fast_vm_class
+
+    for vm_class in (BerlinVM, LondonVM, CancunVM, PragueVM, OsakaVM):
+        state_class = fast_vm_class(vm_class).get_state_class()
+        subclass = SIMULATE._simulation_vm_class(fast_vm_class(vm_class)).get_state_class()
+        for cls in (state_class, subclass):
+            assert cls.logger is get_extended_debug_logger(f"eth.vm.state.{cls.__name__}")
+
+
 # -- whole simulations -------------------------------------------------------------------------
 
 

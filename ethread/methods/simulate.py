@@ -59,10 +59,17 @@ from eth_utils import keccak
 from trie import HexaryTrie
 
 from ..assemble import effective_gas_price
-from ..encoding import block_item, decode_header, encode_header, encode_transaction, withdrawal_item
+from ..encoding import (
+    block_item,
+    decode_header,
+    encode_header,
+    encode_transaction,
+    header_from_fields,
+    withdrawal_item,
+)
 from ..errors import ExecutionAborted, SimulationRefused, StateUnavailable, go_duration
 from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
-from ..fastrlp import encode_nested
+from ..fastrlp import decode_list, encode_nested
 from ..forks.table import DYNAMIC_FEE
 from ..lru import LRU
 from ..models import (
@@ -591,7 +598,7 @@ class _Simulator:
                 if state.account_is_empty(EvmAddress(address)):
                     state.delete_account(EvmAddress(address))
         state.persist()
-        header = decode_header(encode_header(replace(
+        built = encode_header(replace(
             draft,
             state_root=state.state_root,
             transactions_root=self.trie_root(work.encoded),
@@ -602,7 +609,8 @@ class _Simulator:
             withdrawals_root=(self.trie_root([rlp.encode(withdrawal_item(w)) for w in withdrawals])
                               if withdrawals is not None else None),
             requests_hash=requests_hash,
-        )))
+        ))
+        header = header_from_fields(decode_list(built), raw=built) if self.fast else decode_header(built)
         whole = block_item(header, work.transactions, (), withdrawals)
         size = len(encode_nested(whole) if self.fast else rlp.encode(whole))
         included = tuple(

@@ -32,7 +32,7 @@ from eth.db.hash_trie import HashTrie
 from eth.db.journal import JournalDB
 from eth.db.storage import CLEAR_COUNT_KEY_NAME, AccountStorageDB, StorageLookup
 from eth_typing import Address, Hash32
-from eth_utils import to_bytes
+from eth_utils import get_extended_debug_logger, to_bytes
 
 from .call_vm import LeanAccountDB, LeanJournalDB, lean_vm_class
 from .simulate_trie import OverlayTrie
@@ -113,6 +113,9 @@ def fast_vm_class(vm_class: Any) -> Any:
     fork_computation: Any = vm_class.get_state_class().computation_class
     computation = type(state.computation_class.__name__, (state.computation_class,), {
         "apply_message": classmethod(fork_computation.apply_message.__func__)})
-    fast_state = type(state.__name__, (state,), {"account_db_class": SimulationAccountDB,
-                                                 "computation_class": computation})
+    fast_state = type(state.__name__, (state,), {
+        "account_db_class": SimulationAccountDB, "computation_class": computation,
+        # py-evm's property makes the same logger (by the class's name, which every subclass
+        # a simulation makes keeps) at each of the several reads a transaction makes
+        "logger": get_extended_debug_logger(f"eth.vm.state.{state.__name__}")})
     return lean.configure(__name__=vm_class.__name__, _state_class=fast_state)
