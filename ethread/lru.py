@@ -81,6 +81,14 @@ class LRU(Generic[K, V]):
             self._trim()
             return value
 
+    def pop(self, key: K) -> V | None:
+        """Remove the entry at ``key`` and return its value (None: there was none)."""
+        with self._lock:
+            value = self._data.pop(key, None)
+            if value is not None and self._weigh is not None:
+                self._bytes -= self._weigh(value)
+            return value
+
     def _trim(self) -> None:
         data = self._data
         while data and (len(data) > self.max_entries

@@ -662,9 +662,9 @@ def _trace_method(name: str, handler: TraceHandler) -> Handler:
     def run(backend: Backend, params: Params, ctx: Context) -> Any:
         cache = ctx.traces
         if cache is None:
-            return handler(backend, params, MAX_TRACE_TIMEOUT)
+            return handler(backend, params, MAX_TRACE_TIMEOUT, None)
         return cache.answer(cache.key(backend, name, params),
-                            lambda: handler(backend, params, MAX_TRACE_TIMEOUT))
+                            lambda: handler(backend, params, MAX_TRACE_TIMEOUT, cache.replays))
 
     return run
 

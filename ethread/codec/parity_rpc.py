@@ -15,7 +15,7 @@ from typing import Any
 from ..backend import Deadline
 from ..errors import InvalidParams
 from ..methods.resolve import resolve_header
-from ..methods.tracing import FlatCall
+from ..methods.tracing import FlatCall, ReplayStates
 from ..methods.tracing.parity import (
     TRACE_TYPES,
     AccountDiff,
@@ -221,15 +221,18 @@ def _deadline(cap: float) -> Deadline | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Handlers: (backend, params, timeout cap) -> JSON value
+# Handlers: (backend, params, timeout cap, the dispatcher's kept replays) -> JSON value
 
 
-def _trace_transaction(backend: Any, params: Params, cap: float) -> Any:
-    traces = transaction_traces(backend, _arg(params, 0, parse_hash_param), _timeout(cap))
+def _trace_transaction(backend: Any, params: Params, cap: float,
+                       replays: ReplayStates | None = None) -> Any:
+    traces = transaction_traces(backend, _arg(params, 0, parse_hash_param), _timeout(cap),
+                                replays)
     return None if traces is None else [localized_json(t) for t in traces]
 
 
-def _trace_block(backend: Any, params: Params, cap: float) -> Any:
+def _trace_block(backend: Any, params: Params, cap: float,
+                 replays: ReplayStates | None = None) -> Any:
     block = _block(backend, _arg(params, 0, parse_block_ref))
     if block is None:
         return None
@@ -243,19 +246,22 @@ def _indices(value: Any) -> tuple[int, ...]:
                  else _count({"index": item}, "index") or 0 for item in value)
 
 
-def _trace_get(backend: Any, params: Params, cap: float) -> Any:
+def _trace_get(backend: Any, params: Params, cap: float,
+               replays: ReplayStates | None = None) -> Any:
     tx_hash = _arg(params, 0, parse_hash_param)
     indices = _arg(params, 1, _indices)
-    found = trace_at(backend, tx_hash, indices, _timeout(cap))
+    found = trace_at(backend, tx_hash, indices, _timeout(cap), replays)
     return None if found is None else localized_json(found)
 
 
-def _trace_filter(backend: Any, params: Params, cap: float) -> Any:
+def _trace_filter(backend: Any, params: Params, cap: float,
+                  replays: ReplayStates | None = None) -> Any:
     query = _arg(params, 0, parse_trace_filter)
     return [localized_json(t) for t in filter_traces(backend, query, _timeout(cap), _deadline(cap))]
 
 
-def _trace_call(backend: Any, params: Params, cap: float) -> Any:
+def _trace_call(backend: Any, params: Params, cap: float,
+                replays: ReplayStates | None = None) -> Any:
     request = _arg(params, 0, parse_call_request)
     types = _arg(params, 1, parse_trace_types)
     block: BlockRef = (_arg(params, 2, parse_block_ref) if len(params) > 2 and params[2] is not None
@@ -268,13 +274,15 @@ def _trace_call(backend: Any, params: Params, cap: float) -> Any:
                                    block_overrides=block_overrides, timeout=_timeout(cap)))
 
 
-def _replay_transaction(backend: Any, params: Params, cap: float) -> Any:
+def _replay_transaction(backend: Any, params: Params, cap: float,
+                        replays: ReplayStates | None = None) -> Any:
     tx_hash = _arg(params, 0, parse_hash_param)
     types = _arg(params, 1, parse_trace_types)
-    return replay_json(replay_transaction(backend, tx_hash, types, _timeout(cap)))
+    return replay_json(replay_transaction(backend, tx_hash, types, _timeout(cap), replays))
 
 
-def _replay_block(backend: Any, params: Params, cap: float) -> Any:
+def _replay_block(backend: Any, params: Params, cap: float,
+                  replays: ReplayStates | None = None) -> Any:
     ref = _arg(params, 0, parse_block_ref)
     types = _arg(params, 1, parse_trace_types)
     block = _block(backend, ref)
@@ -283,7 +291,7 @@ def _replay_block(backend: Any, params: Params, cap: float) -> Any:
     return [replay_json(r) for r in replay_block(backend, block, types, _timeout(cap), _deadline(cap))]
 
 
-ParityHandler = Callable[[Any, Params, float], Any]
+ParityHandler = Callable[[Any, Params, float, ReplayStates | None], Any]
 
 PARITY_METHODS: dict[str, tuple[ParityHandler, int, int]] = {
     "trace_transaction": (_trace_transaction, 1, 0),

@@ -15,11 +15,14 @@ Bounded by :data:`MAX_ENTRIES` answers and :data:`MAX_BYTES` of JSON; an answer 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..lru import LRU
+
+if TYPE_CHECKING:
+    from ..methods.tracing import ReplayStates
 
 MAX_ENTRIES = 4096
 MAX_BYTES = 64 * 1024 * 1024
@@ -34,10 +37,24 @@ Key = tuple[str, bytes, bytes]
 
 
 class TraceCache:
-    """Encoded answers of :data:`CACHED_METHODS` by (method, block hash, parameters)."""
+    """Encoded answers of :data:`CACHED_METHODS` by (method, block hash, parameters), and the
+    blocks replayed recently (:class:`~ethread.methods.tracing.ReplayStates`: a trace of
+    another transaction of such a block starts from the state right before it)."""
 
     def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES) -> None:
         self._answers: LRU[Key, bytes] = LRU(max_entries, max_bytes=max_bytes, weigh=len)
+        self._replays: ReplayStates | None = None
+
+    @property
+    def replays(self) -> ReplayStates:
+        """The dispatcher's kept replays (made on the first trace: a server that never
+        traces never loads the tracing modules)."""
+        replays = self._replays
+        if replays is None:
+            from ..methods.tracing import ReplayStates
+
+            replays = self._replays = ReplayStates()
+        return replays
 
     def __len__(self) -> int:
         return len(self._answers)

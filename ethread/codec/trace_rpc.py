@@ -27,6 +27,7 @@ from ..methods.tracing import (
     Prestate,
     PrestateAccount,
     PrestateDiff,
+    ReplayStates,
     StructLog,
     StructLogResult,
     TraceOptions,
@@ -269,7 +270,7 @@ def block_traces_json(traces: tuple[TransactionTrace, ...]) -> list[dict[str, An
 
 
 # ---------------------------------------------------------------------------------------------
-# Handlers: (backend, params, timeout cap) -> JSON value
+# Handlers: (backend, params, timeout cap, the dispatcher's kept replays) -> JSON value
 
 
 Params = list[Any]
@@ -289,12 +290,14 @@ def _config(params: Params, index: int, cap: float) -> TraceOptions:
     return parse_trace_config(None, cap)
 
 
-def _trace_transaction(backend: Any, params: Params, cap: float) -> Any:
+def _trace_transaction(backend: Any, params: Params, cap: float,
+                       replays: ReplayStates | None = None) -> Any:
     tx_hash = _arg(params, 0, parse_hash_param)
-    return trace_json(trace_transaction(backend, tx_hash, _config(params, 1, cap)))
+    return trace_json(trace_transaction(backend, tx_hash, _config(params, 1, cap), states=replays))
 
 
-def _trace_block_by_number(backend: Any, params: Params, cap: float) -> Any:
+def _trace_block_by_number(backend: Any, params: Params, cap: float,
+                           replays: ReplayStates | None = None) -> Any:
     ref = _arg(params, 0, parse_number_or_tag)
     header = resolve_header(backend, ref)
     if header is None:
@@ -303,18 +306,21 @@ def _trace_block_by_number(backend: Any, params: Params, cap: float) -> Any:
     return block_traces_json(trace_block(backend, block, _config(params, 1, cap)))
 
 
-def _trace_block_by_hash(backend: Any, params: Params, cap: float) -> Any:
+def _trace_block_by_hash(backend: Any, params: Params, cap: float,
+                         replays: ReplayStates | None = None) -> Any:
     block_hash = _arg(params, 0, parse_hash_param)
     block = block_by_ref(backend, BlockHashRef(hash=block_hash))
     return block_traces_json(trace_block(backend, block, _config(params, 1, cap)))
 
 
-def _trace_block(backend: Any, params: Params, cap: float) -> Any:
+def _trace_block(backend: Any, params: Params, cap: float,
+                 replays: ReplayStates | None = None) -> Any:
     raw = _arg(params, 0, parse_bytes_param)
     return block_traces_json(trace_raw_block(backend, raw, _config(params, 1, cap)))
 
 
-def _trace_call(backend: Any, params: Params, cap: float) -> Any:
+def _trace_call(backend: Any, params: Params, cap: float,
+                replays: ReplayStates | None = None) -> Any:
     request = _arg(params, 0, parse_call_request)
     block: BlockRef = (_arg(params, 1, parse_block_ref) if len(params) > 1 and params[1] is not None
                        else "latest")
@@ -334,7 +340,7 @@ def _trace_call(backend: Any, params: Params, cap: float) -> Any:
                                  block_overrides=block_overrides, tx_index=tx_index))
 
 
-TraceHandler = Callable[[Any, Params, float], Any]
+TraceHandler = Callable[[Any, Params, float, ReplayStates | None], Any]
 
 TRACE_METHODS: dict[str, tuple[TraceHandler, int, int]] = {
     "debug_traceTransaction": (_trace_transaction, 1, 1),

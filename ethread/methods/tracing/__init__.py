@@ -29,12 +29,13 @@ from .replay import (
     trace_raw_block,
     trace_transaction,
 )
+from .states import ReplayStates
 from .tracers import LoggerConfig, TraceContext, UnknownTracer, flatten, make_tracer
 
 __all__ = [
     "DEFAULT_TRACE_TIMEOUT", "CallFrame", "CallLog", "FlatCall", "FlatCalls", "FourBytes",
     "LoggerConfig", "MuxResult", "NoResult", "NotTraceable", "Prestate", "PrestateAccount",
-    "PrestateDiff", "Step", "StructLog", "StructLogResult", "TraceContext", "TraceOptions",
+    "PrestateDiff", "ReplayStates", "Step", "StructLog", "StructLogResult", "TraceContext", "TraceOptions",
     "TraceResult", "TraceableChain", "Tracer", "TransactionTrace", "TxEnv", "UnknownTracer",
     "block_by_ref", "flatten", "make_tracer", "trace_block", "trace_call", "trace_raw_block",
     "trace_transaction",

@@ -40,6 +40,7 @@ from .replay import (
     trace_call,
     trace_transaction,
 )
+from .states import ReplayStates
 from .tracers import (
     CallTracer,
     FlatCallTracer,
@@ -283,7 +284,8 @@ def _types(trace_types: Iterable[str]) -> tuple[bool, bool]:
 
 
 def transaction_traces(backend: TraceableChain, tx_hash: Hash32,
-                       timeout: float = DEFAULT_TRACE_TIMEOUT) -> tuple[FlatCall, ...] | None:
+                       timeout: float = DEFAULT_TRACE_TIMEOUT,
+                       states: ReplayStates | None = None) -> tuple[FlatCall, ...] | None:
     """trace_transaction: the transaction's calls, each with where it stands; None for a
     transaction the chain does not hold."""
     location = backend.transaction_location(tx_hash)
@@ -294,7 +296,8 @@ def transaction_traces(backend: TraceableChain, tx_hash: Hash32,
         return None
     context = TraceContext(block.hash, block.header.number, location[1], tx_hash)
     tracer = ParityTracer(context)
-    trace_transaction(backend, tx_hash, TraceOptions(timeout=timeout), tracer=tracer)
+    trace_transaction(backend, tx_hash, TraceOptions(timeout=timeout), tracer=tracer,
+                      states=states)
     return tracer.calls()
 
 
@@ -349,12 +352,13 @@ def _replayed(backend: TraceableChain, block: Block, timeout: float, deadline: D
 
 
 def trace_at(backend: TraceableChain, tx_hash: Hash32, indices: tuple[int, ...],
-             timeout: float = DEFAULT_TRACE_TIMEOUT) -> FlatCall | None:
+             timeout: float = DEFAULT_TRACE_TIMEOUT,
+             states: ReplayStates | None = None) -> FlatCall | None:
     """trace_get: the transaction's trace at a position of its flat list (reth takes exactly
     one index; any other count answers None)."""
     if len(indices) != 1:
         return None
-    traces = transaction_traces(backend, tx_hash, timeout)
+    traces = transaction_traces(backend, tx_hash, timeout, states)
     if traces is None or indices[0] >= len(traces):
         return None
     return traces[indices[0]]
@@ -423,14 +427,16 @@ def filter_traces(backend: TraceableChain, query: TraceFilter,
 
 
 def replay_transaction(backend: TraceableChain, tx_hash: Hash32, trace_types: Iterable[str],
-                       timeout: float = DEFAULT_TRACE_TIMEOUT) -> ReplayResult:
+                       timeout: float = DEFAULT_TRACE_TIMEOUT,
+                       states: ReplayStates | None = None) -> ReplayResult:
     """trace_replayTransaction: the transaction replayed, with the traces asked for."""
     trace, state_diff = _types(trace_types)
     location = backend.transaction_location(tx_hash)
     if location is None:
         raise NotTraceable("transaction not found")
     tracer = ParityTracer(TraceContext(location[0], 0, location[1], tx_hash), trace, state_diff)
-    trace_transaction(backend, tx_hash, TraceOptions(timeout=timeout), tracer=tracer)
+    trace_transaction(backend, tx_hash, TraceOptions(timeout=timeout), tracer=tracer,
+                      states=states)
     return _unlocated(tracer.replay())
 
 

@@ -2,15 +2,23 @@
 its parent's state (``debug_traceTransaction``, ``debug_traceBlock*``), or a call on a block's
 state (``debug_traceCall``), the way geth's ``eth/tracers/api.go`` runs them.
 
-A block is replayed as import executes it (py-evm's VM of the block's fork, as the chain's
+A block is replayed as import executes it (the VM of the block's fork, as the chain's
 configuration names it, the block's system calls first), transaction by transaction; the
-transactions before the traced one run untraced. Each traced transaction runs with the fork's
-own computation class under the hooks (:mod:`.hooks`) and under its own time limit (geth's
-5 s by default), past which it stops with geth's ``execution timeout``.
+transactions before the traced one run untraced. Each traced transaction runs under the hooks
+(:mod:`.hooks`) and under its own time limit (geth's 5 s by default), past which it stops with
+geth's ``execution timeout``.
+
+By default (:data:`FAST`) the VM is eth_call's lean one with each transaction's first message
+inside py-evm's snapshot (:func:`~..simulate_vm.fast_vm_class`, the classes eth_simulateV1's
+blocks run on), and a tracer that wants no steps runs on its loop; one that wants steps runs
+on py-evm's own loop of the fork. A dispatcher keeps the blocks it replayed
+(:class:`~.states.ReplayStates`), so that tracing another transaction of a block starts from
+the state right before it rather than from the block's start.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -18,6 +26,8 @@ from typing import Any, Protocol
 
 import rlp
 from eth.consensus.context import ConsensusContext
+from eth.db.atomic import AtomicDB
+from eth.db.chain import ChainDB
 from eth.vm.chain_context import ChainContext
 from eth.vm.spoof import SpoofTransaction
 from eth_typing import Address as EvmAddress
@@ -31,12 +41,21 @@ from .. import interrupt
 from ..message import ExecutableChain, Rejected, gas_for, prepare
 from ..raw import get_raw_block
 from ..resolve import require_header
+from ..simulate_vm import fast_vm_class
 from .hooks import TxEnv, attached, hooked_class, plain_computation_class
 from .models import TraceResult, TransactionTrace
+from .states import BlockReplay, Overlay, ReplayStates
 from .tracers import LoggerConfig, ResultTracer, TraceContext, make_tracer
 
 DEFAULT_TRACE_TIMEOUT = 5.0
 """geth's ``defaultTraceTimeout``: how long one transaction's trace may run."""
+
+FAST = os.environ.get("ETHREAD_TRACE_PLAIN", "") != "1"
+"""Whether blocks are replayed on eth_call's lean classes (:func:`~..simulate_vm.fast_vm_class`:
+the lean account database and loop, each transaction's first message inside py-evm's
+snapshot) and a tracer without steps runs on the lean loop; ``ETHREAD_TRACE_PLAIN=1`` in a
+server's environment keeps py-evm's own classes (``tests/test_tracing_fast.py`` compares both
+paths' answers byte for byte)."""
 
 
 class TraceableChain(ExecutableChain, BlockSource, TransactionLocator, ReceiptSource, Protocol):
@@ -65,10 +84,14 @@ def _tracer(options: TraceOptions, context: TraceContext) -> ResultTracer:
 
 @contextmanager
 def _traced(state: Any, tracer: ResultTracer, limit: interrupt.TimeLimit,
-            log_index: int = 0) -> Iterator[None]:
-    """Run what the block does on ``state`` with ``tracer`` attached and ``limit`` applied."""
+            log_index: int = 0, fast: bool = False) -> Iterator[None]:
+    """Run what the block does on ``state`` with ``tracer`` attached and ``limit`` applied.
+    A tracer that wants no steps, on a replay's ``fast`` state, runs on the state's own lean
+    class (its loop, with the hooks' frames, logs and self-destructs); otherwise the hooks
+    go on py-evm's own class of the fork, whose loop reports each step."""
     original = state.computation_class
-    state.computation_class = hooked_class(plain_computation_class(original))
+    lean = fast and not tracer.wants_steps
+    state.computation_class = hooked_class(original if lean else plain_computation_class(original))
     try:
         with attached(tracer, log_index), limit.applied(state):
             yield
@@ -102,39 +125,10 @@ def _base_postprocessing() -> Any:
 # Blocks
 
 
-@dataclass(slots=True)
-class _Replay:
-    """A block being replayed: its VM, the header its receipts add up in, its transactions."""
-
-    vm: Any
-    header: Any
-    transactions: list[Any]
-    block_hash: bytes
-    number: int
-    logs: int = 0
-    applied: int = 0
-
-    def apply_next(self) -> tuple[Any, Any]:
-        """Apply the next transaction untraced (or, inside :func:`_traced`, traced): its
-        receipt and computation."""
-        tx = self.transactions[self.applied]
-        try:
-            receipt, computation = self.vm.apply_transaction(self.header, tx)
-        except ValidationError as exc:
-            raise ExecutionFailed(f"tracing failed: {exc}") from None
-        self.applied += 1
-        used = receipt.gas_used - self.header.gas_used
-        self.header = self.vm.add_receipt_to_header(self.header, receipt)
-        self.logs += len(receipt.logs)
-        return used, computation
-
-    def skip_to(self, index: int) -> None:
-        while self.applied < index:
-            self.apply_next()
-
-
-def _replay(backend: TraceableChain, block: Block) -> _Replay:
-    """A block ready to replay on its parent's state, its system calls done."""
+def _replay(backend: TraceableChain, block: Block, fast: bool = True,
+            keep: bool = False) -> BlockReplay:
+    """A block ready to replay on its parent's state, its system calls done (``fast``: on
+    the lean classes; ``keep``: noting its positions, to be kept in :class:`ReplayStates`)."""
     if block.header.number == 0:
         raise NotTraceable("genesis is not traceable")
     config = backend.chain_config()
@@ -153,18 +147,25 @@ def _replay(backend: TraceableChain, block: Block) -> _Replay:
         raise StateUnavailable(f"no state for block {header.number - 1}") from exc
     senders = {itx.hash: itx.sender for itx in block.transactions}
     return _replay_decoded(evm_block, parent, block.hash, senders, config.chain_id, vm_class,
-                           chaindb)
+                           chaindb, fast, keep)
 
 
 def _replay_decoded(evm_block: Any, parent: Any, block_hash: bytes, senders: dict[bytes, bytes],
-                    chain_id: int, vm_class: Any, chaindb: Any) -> _Replay:
+                    chain_id: int, vm_class: Any, chaindb: Any, fast: bool = True,
+                    keep: bool = False) -> BlockReplay:
     transactions = [_with_sender(tx, senders.get(bytes(tx.hash))) for tx in evm_block.transactions]
+    overlay = None
+    if fast:
+        vm_class = fast_vm_class(vm_class)
+    if keep:  # (the positions' states go into an overlay of the chain's database)
+        overlay = Overlay(chaindb.db)
+        chaindb = ChainDB(AtomicDB(overlay))
     start = evm_block.header.copy(state_root=parent.state_root, gas_used=0)
     vm = vm_class(header=start, chaindb=chaindb, chain_context=ChainContext(chain_id),
                   consensus_context=ConsensusContext(chaindb.db))
     vm.block_preprocessing(evm_block)
-    return _Replay(vm, vm.get_header().copy(gas_used=0), transactions, block_hash,
-                   int(evm_block.header.block_number))
+    return BlockReplay(vm, vm.get_header().copy(gas_used=0), transactions, block_hash,
+                       int(evm_block.header.block_number), overlay=overlay)
 
 
 _SPOOFED: dict[type, type] = {}
@@ -187,8 +188,8 @@ def _with_sender(tx: Any, sender: bytes | None) -> Any:
     return tx
 
 
-def _trace_next(replay: _Replay, options: TraceOptions, tx_hash: bytes,
-                tracer: ResultTracer | None = None) -> TraceResult:
+def _trace_next(replay: BlockReplay, options: TraceOptions, tx_hash: bytes,
+                tracer: ResultTracer | None = None, fast: bool = False) -> TraceResult:
     """Trace the replay's next transaction (with ``tracer``, or the one ``options`` names)."""
     index = replay.applied
     tx = replay.transactions[index]
@@ -199,7 +200,7 @@ def _trace_next(replay: _Replay, options: TraceOptions, tx_hash: bytes,
     authorities = tuple(a for a in map(_authority, _authorizations(tx)) if a is not None)
     env = _env(vm, state, bytes(tx.sender), to, int(tx.gas), int(tx.value), bytes(tx.data),
                replay.logs, authorities)
-    with _traced(state, tracer, interrupt.TimeLimit.start(options.timeout), replay.logs):
+    with _traced(state, tracer, interrupt.TimeLimit.start(options.timeout), replay.logs, fast):
         tracer.on_tx_start(env)
         used, _ = replay.apply_next()
         tracer.on_tx_end(used, None)
@@ -222,39 +223,54 @@ def _authority(authorization: Any) -> bytes | None:
 
 def trace_transaction(backend: TraceableChain, tx_hash: Hash32,
                       options: TraceOptions = TraceOptions(), *,
-                      tracer: ResultTracer | None = None) -> TraceResult:
+                      tracer: ResultTracer | None = None, states: ReplayStates | None = None,
+                      fast: bool | None = None) -> TraceResult:
     """debug_traceTransaction: the transaction replayed on the state its block left before
-    it, traced (by ``tracer`` when given, else by the one ``options`` names)."""
+    it, traced (by ``tracer`` when given, else by the one ``options`` names). With
+    ``states``, the block's replay is taken from there (or built) and kept again afterwards.
+    ``fast`` (default: :data:`FAST`) replays on eth_call's lean classes; otherwise on
+    py-evm's own, the path the fast one is tested against."""
+    fast = FAST if fast is None else fast
     location = backend.transaction_location(tx_hash)
     if location is None:
         raise NotTraceable("transaction not found")
     block = backend.block_by_hash(location[0])
     if block is None:
         raise NotTraceable("transaction not found")
-    replay = _replay(backend, block)
-    replay.skip_to(location[1])
-    return _trace_next(replay, options, tx_hash, tracer)
+    keep = states is not None and fast
+    replay = states.take(block.hash) if states is not None and keep else None
+    if replay is None or not replay.seek(location[1]):
+        replay = _replay(backend, block, fast, keep)
+        replay.seek(location[1])
+    result = _trace_next(replay, options, tx_hash, tracer, fast)
+    if states is not None and keep:
+        states.give(replay)
+    return result
 
 
 def trace_block(backend: TraceableChain, block: Block,
-                options: TraceOptions = TraceOptions()) -> tuple[TransactionTrace, ...]:
+                options: TraceOptions = TraceOptions(), *,
+                fast: bool | None = None) -> tuple[TransactionTrace, ...]:
     """debug_traceBlockByNumber/ByHash: every transaction of ``block``, traced in turn."""
-    replay = _replay(backend, block)
+    fast = FAST if fast is None else fast
+    replay = _replay(backend, block, fast)
     traces = []
     for itx in block.transactions:
-        traces.append(TransactionTrace(tx_hash=itx.hash, result=_trace_next(replay, options, itx.hash)))
+        traces.append(TransactionTrace(tx_hash=itx.hash,
+                                       result=_trace_next(replay, options, itx.hash, None, fast)))
     return tuple(traces)
 
 
 def replay_block_with(backend: TraceableChain, block: Block,
                       make: Callable[[int, bytes], ResultTracer],
-                      timeout: float = DEFAULT_TRACE_TIMEOUT) -> None:
+                      timeout: float = DEFAULT_TRACE_TIMEOUT, *, fast: bool | None = None) -> None:
     """Replay every transaction of ``block``, each traced by the tracer ``make(index, hash)``
     gives (the parity-style traces collect their own answers)."""
-    replay = _replay(backend, block)
+    fast = FAST if fast is None else fast
+    replay = _replay(backend, block, fast)
     options = TraceOptions(timeout=timeout)
     for index, itx in enumerate(block.transactions):
-        _trace_next(replay, options, itx.hash, make(index, itx.hash))
+        _trace_next(replay, options, itx.hash, make(index, itx.hash), fast)
 
 
 def block_by_ref(backend: TraceableChain, ref: BlockRef) -> Block:
@@ -272,9 +288,11 @@ def block_by_ref(backend: TraceableChain, ref: BlockRef) -> Block:
 
 
 def trace_raw_block(backend: TraceableChain, raw: bytes,
-                    options: TraceOptions = TraceOptions()) -> tuple[TransactionTrace, ...]:
+                    options: TraceOptions = TraceOptions(), *,
+                    fast: bool | None = None) -> tuple[TransactionTrace, ...]:
     """debug_traceBlock: a block given as RLP, replayed on its parent's state (it need not be
     in the chain)."""
+    fast = FAST if fast is None else fast
     try:
         fields = rlp.decode(raw)[0]
         number = int.from_bytes(fields[8], "big")
@@ -297,9 +315,10 @@ def trace_raw_block(backend: TraceableChain, raw: bytes,
     except Exception as exc:
         raise ExecutionFailed(f"could not decode block: {exc}") from None
     replay = _replay_decoded(evm_block, evm_parent, bytes(evm_block.header.hash), {},
-                             config.chain_id, vm_class, chaindb)
+                             config.chain_id, vm_class, chaindb, fast)
     hashes = [bytes(tx.hash) for tx in replay.transactions]
-    return tuple(TransactionTrace(tx_hash=h, result=_trace_next(replay, options, h)) for h in hashes)
+    return tuple(TransactionTrace(tx_hash=h, result=_trace_next(replay, options, h, None, fast))
+                 for h in hashes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -353,8 +372,8 @@ def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_ind
     assert block is not None
     if tx_index > len(block.transactions):
         raise ExecutionFailed(f"transaction index {tx_index} out of range")
-    replay = _replay(backend, block)
-    replay.skip_to(tx_index)
+    replay = _replay(backend, block, fast=False)
+    replay.seek(tx_index)  # (a replay without positions only goes forward: always there)
     state = replay.vm.state
     if run.message.gas_price == 0 and getattr(state.execution_context, "base_fee_per_gas", None):
         state.execution_context._base_fee_per_gas = 0

@@ -1,0 +1,179 @@
+"""A block being replayed, and the replays a dispatcher keeps between trace requests.
+
+Tracing transaction ``i`` of a block means running the block's system calls and its
+transactions ``0 .. i-1`` first. A :class:`BlockReplay` remembers where it has been: before
+it leaves a position (the state before transaction ``k``) it persists the state into its own
+overlay database (py-evm's ``persist``: the accounts, storage and code written so far, as
+trie nodes under their hashes; nothing reaches the backend) and notes the root, the header
+its receipts have added up in, and the logs so far. Going back to a noted position is a
+fresh account database at that root over the overlay, so a later request for any
+transaction of the block starts from the state right before it, and a request for the next
+transaction continues from where the last one stopped.
+
+Persisting between transactions changes nothing a transaction sees: every transaction starts
+from the state its predecessor committed (py-evm locks the journal at each transaction's
+start), and reads through the trie return what the journal held.
+
+:class:`ReplayStates` keeps recent replays, bounded in count and in bytes (the overlay's
+nodes and a share for the decoded block and its VM). A replay serves one request at a time:
+it is taken out while in use and given back afterwards; a request that finds none builds
+its own. A replay whose run failed part-way (a time limit, an error) is never given back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from eth.db.backends.base import BaseDB
+from eth_utils import ValidationError
+
+from ...errors import ExecutionFailed
+from ...lru import LRU
+
+MAX_REPLAYS = 64
+MAX_REPLAY_BYTES = 256 * 1024 * 1024
+BASE_WEIGHT = 64 * 1024
+"""What a kept replay counts for besides its overlay: its VM, state and decoded block."""
+
+
+class Overlay(BaseDB):
+    """A key-value store that reads through to ``base`` and keeps its own writes (content
+    addressed trie nodes and code: a key, once written, always holds the same value)."""
+
+    def __init__(self, base: Any) -> None:
+        self.base = base
+        self.written: dict[bytes, bytes | None] = {}
+        self.size = 0
+
+    def __getitem__(self, key: bytes) -> bytes:
+        written = self.written
+        if key in written:
+            value = written[key]
+            if value is None:
+                raise KeyError(key)
+            return value
+        return self.base[key]  # type: ignore[no-any-return]
+
+    def __setitem__(self, key: bytes, value: bytes) -> None:
+        if key not in self.written:
+            self.size += len(key) + len(value)
+        self.written[key] = value
+
+    def _exists(self, key: bytes) -> bool:
+        written = self.written
+        if key in written:
+            return written[key] is not None
+        return key in self.base
+
+    def __delitem__(self, key: bytes) -> None:
+        self.written[key] = None
+
+
+@dataclass(slots=True)
+class Position:
+    """A noted place in a block: the state before transaction ``applied`` of it."""
+
+    state_root: bytes
+    header: Any
+    logs: int
+
+
+@dataclass(slots=True)
+class BlockReplay:
+    """A block being replayed: its VM, the header its receipts add up in, its transactions,
+    and (with an ``overlay``) the positions it can go back to."""
+
+    vm: Any
+    header: Any
+    transactions: list[Any]
+    block_hash: bytes
+    number: int
+    logs: int = 0
+    applied: int = 0
+    overlay: Overlay | None = None
+    """Where the noted positions' states are (None: a replay that only goes forward)."""
+    positions: dict[int, Position] = field(default_factory=dict)
+
+    def apply_next(self) -> tuple[int, Any]:
+        """Apply the next transaction untraced (or, under a tracer, traced): the gas it used
+        and its computation."""
+        tx = self.transactions[self.applied]
+        try:
+            receipt, computation = self.vm.apply_transaction(self.header, tx)
+        except ValidationError as exc:
+            raise ExecutionFailed(f"tracing failed: {exc}") from None
+        self.applied += 1
+        used = receipt.gas_used - self.header.gas_used
+        self.header = self.vm.add_receipt_to_header(self.header, receipt)
+        self.logs += len(receipt.logs)
+        return used, computation
+
+    def _note(self) -> None:
+        """Persist the state here (once) and note the position."""
+        if self.overlay is None or self.applied in self.positions:
+            return
+        state = self.vm.state
+        state.persist()
+        self.positions[self.applied] = Position(bytes(state.state_root), self.header, self.logs)
+
+    def _restore(self, index: int) -> None:
+        position = self.positions[index]
+        state = self.vm.state
+        state._account_db = state.get_account_db_class()(self.vm.chaindb.db, position.state_root)
+        self.applied, self.header, self.logs = index, position.header, position.logs
+
+    def seek(self, index: int) -> bool:
+        """Stand before transaction ``index``: from the nearest noted position at or before
+        it (or from here, when that is nearer), the transactions between applied untraced.
+        False when the replay is past ``index`` with no position to go back to. A replay
+        that notes its positions notes this one too when the block has others to trace."""
+        if self.applied != index and self.overlay is not None:
+            nearest = max((p for p in self.positions if p <= index), default=None)
+            if self.applied > index or (nearest is not None and nearest > self.applied):
+                if nearest is None:
+                    return False
+                self._note()
+                self._restore(nearest)
+        if self.applied > index:
+            return False
+        while self.applied < index:
+            self._note()
+            self.apply_next()
+        if len(self.transactions) > 1:
+            self._note()
+        return True
+
+    @property
+    def weight(self) -> int:
+        """Bytes this replay holds, for :class:`ReplayStates`' bound."""
+        return BASE_WEIGHT + (self.overlay.size if self.overlay is not None else 0)
+
+
+class ReplayStates:
+    """Recently replayed blocks by hash (see the module docstring); a dispatcher owns one."""
+
+    def __init__(self, max_replays: int = MAX_REPLAYS, max_bytes: int = MAX_REPLAY_BYTES) -> None:
+        self._replays: LRU[bytes, tuple[BlockReplay, int]] = LRU(
+            max_replays, max_bytes=max_bytes, weigh=lambda kept: kept[1])
+
+    def __len__(self) -> int:
+        return len(self._replays)
+
+    @property
+    def weight(self) -> int:
+        """Bytes held by the kept replays."""
+        return self._replays.weight
+
+    def take(self, block_hash: bytes) -> BlockReplay | None:
+        """The kept replay of the block, no longer kept (None: none kept)."""
+        kept = self._replays.pop(block_hash)
+        return None if kept is None else kept[0]
+
+    def give(self, replay: BlockReplay) -> None:
+        """Keep ``replay`` (taken or built, its run complete) for the block's next request."""
+        self._replays.put(replay.block_hash, (replay, replay.weight))
+
+    def clear(self) -> None:
+        """Forget every replay."""
+        self._replays.clear()
