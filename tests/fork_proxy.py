@@ -41,11 +41,14 @@ class CountingProxy:
                     payload = response.read()
                 if proxy.alter is not None:
                     payload = proxy._altered(json.loads(body), json.loads(payload))
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # (the client left: a node being stopped)
 
             def log_message(self, *args: Any) -> None:
                 pass
