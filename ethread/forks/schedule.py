@@ -168,7 +168,7 @@ class ChainConfig:
         return hash((self.chain_id, self.block_forks, self.time_forks, self.dao_fork_block))
 
 
-_MERGED_AT_DIFFICULTY = {(1, 58_750_000_000_000_000_000_000): 15_537_394}
+_MERGED_AT_DIFFICULTY: dict[tuple[int, Any], int] = {(1, 58_750_000_000_000_000_000_000): 15_537_394}
 """Where a chain that merged on terminal total difficulty (and names no
 ``mergeNetsplitBlock``) did so: mainnet's first proof-of-stake block. ethread picks rules by
 block number; geth's config for mainnet has only the difficulty."""
