@@ -19,9 +19,9 @@ the state right before it rather than from the block's start.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import rlp
@@ -35,6 +35,7 @@ from eth_typing import Hash32 as EvmHash
 from eth_utils import ValidationError
 
 from ...backend import BlockSource, ReceiptSource, TransactionLocator
+from ...encoding import encode_header, encode_transaction
 from ...errors import ExecutionAborted, ExecutionFailed, StateUnavailable
 from ...models import Block, BlockHashRef, BlockOverrides, BlockRef, CallRequest, Hash32, StateOverride
 from .. import interrupt
@@ -44,7 +45,7 @@ from ..resolve import require_header
 from ..simulate_vm import fast_vm_class
 from .hooks import TxEnv, attached, hooked_class, plain_computation_class
 from .models import TraceResult, TransactionTrace
-from .states import BlockReplay, Overlay, ReplayStates
+from .states import BlockReplay, LazyTransactions, Overlay, ReplayStates
 from .tracers import LoggerConfig, ResultTracer, TraceContext, make_tracer
 
 DEFAULT_TRACE_TIMEOUT = 5.0
@@ -135,6 +136,8 @@ def _replay(backend: TraceableChain, block: Block, fast: bool = True,
     if config is None:
         raise StateUnavailable("the backend does not know the chain's fork schedule")
     chaindb = backend.evm_database()
+    if fast:
+        return _replay_from_models(backend, block, config, chaindb, keep)
     raw = get_raw_block(backend, BlockHashRef(hash=block.hash))
     if raw is None:
         raise NotTraceable(f"block {'0x' + block.hash.hex()} not found")
@@ -154,18 +157,64 @@ def _replay_decoded(evm_block: Any, parent: Any, block_hash: bytes, senders: dic
                     chain_id: int, vm_class: Any, chaindb: Any, fast: bool = True,
                     keep: bool = False) -> BlockReplay:
     transactions = [_with_sender(tx, senders.get(bytes(tx.hash))) for tx in evm_block.transactions]
+    start = evm_block.header.copy(state_root=parent.state_root, gas_used=0)
+    return _start(evm_block, start, block_hash, transactions, chain_id,
+                  fast_vm_class(vm_class) if fast else vm_class, chaindb, keep)
+
+
+def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chaindb: Any,
+                        keep: bool) -> BlockReplay:
+    """:func:`_replay` on the fast path, from the block's models rather than its RLP: the
+    header as py-evm's (on the parent's state root, with no gas used yet) decoded from its
+    own encoding, and each transaction decoded from its encoding when the replay reaches it
+    (the same objects the block's RLP decodes to: the block's sedes decodes each the same
+    way)."""
+    header = block.header
+    parent = backend.header_by_hash(header.parent_hash)
+    if parent is None:
+        raise StateUnavailable(f"no state for block {header.number - 1}")
+    vm_class = config.vm_class(header.number, header.timestamp)
+    header_sedes = dict(vm_class.get_block_class()._meta.fields)["header"]
+    start = rlp.decode(encode_header(replace(header, state_root=parent.state_root, gas_used=0)),
+                       sedes=header_sedes)
+    builder = vm_class.get_transaction_builder()
+    indexed = block.transactions
+
+    def decode(index: int) -> Any:
+        itx = indexed[index]
+        return _with_sender(builder.decode(encode_transaction(itx.transaction)), itx.sender)
+
+    return _start(_BlockView(start), start, block.hash, LazyTransactions(len(indexed), decode),
+                  config.chain_id, fast_vm_class(vm_class), chaindb, keep)
+
+
+@dataclass(frozen=True, slots=True)
+class _BlockView:
+    """What py-evm's ``block_preprocessing`` reads of a block: its header and number."""
+
+    header: Any
+
+    @property
+    def number(self) -> int:
+        return int(self.header.block_number)
+
+
+def _start(block: Any, start: Any, block_hash: bytes, transactions: Sequence[Any], chain_id: int,
+           vm_class: Any, chaindb: Any, keep: bool) -> BlockReplay:
+    """The replay of ``block`` from py-evm's header ``start`` (the block's, on its parent's
+    state root, no gas used), its system calls done."""
     overlay = None
-    if fast:
-        vm_class = fast_vm_class(vm_class)
     if keep:  # (the positions' states go into an overlay of the chain's database)
         overlay = Overlay(chaindb.db)
         chaindb = ChainDB(AtomicDB(overlay))
-    start = evm_block.header.copy(state_root=parent.state_root, gas_used=0)
     vm = vm_class(header=start, chaindb=chaindb, chain_context=ChainContext(chain_id),
                   consensus_context=ConsensusContext(chaindb.db))
-    vm.block_preprocessing(evm_block)
-    return BlockReplay(vm, vm.get_header().copy(gas_used=0), transactions, block_hash,
-                       int(evm_block.header.block_number), overlay=overlay)
+    vm.block_preprocessing(block)
+    header = vm.get_header()
+    if header.gas_used:
+        header = header.copy(gas_used=0)
+    return BlockReplay(vm, header, transactions, block_hash, int(start.block_number),
+                       overlay=overlay)
 
 
 _SPOOFED: dict[type, type] = {}

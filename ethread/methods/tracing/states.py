@@ -22,8 +22,9 @@ its own. A replay whose run failed part-way (a time limit, an error) is never gi
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from eth.db.backends.base import BaseDB
 from eth_utils import ValidationError
@@ -70,6 +71,32 @@ class Overlay(BaseDB):
         self.written[key] = None
 
 
+class LazyTransactions(Sequence[Any]):
+    """A block's py-evm transactions, each decoded when first asked for (a replay that
+    stops at a block's third transaction decodes three)."""
+
+    def __init__(self, count: int, decode: Callable[[int], Any]) -> None:
+        self._items: list[Any] = [None] * count
+        self._decode = decode
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        item = self._items[index]
+        if item is None:
+            item = self._items[index] = self._decode(index)
+        return item
+
+
 @dataclass(slots=True)
 class Position:
     """A noted place in a block: the state before transaction ``applied`` of it."""
@@ -86,7 +113,7 @@ class BlockReplay:
 
     vm: Any
     header: Any
-    transactions: list[Any]
+    transactions: Sequence[Any]
     block_hash: bytes
     number: int
     logs: int = 0
