@@ -495,7 +495,7 @@ class _Simulator:
         out: list[SimulatedBlock] = []
         parent = self.base
         coinbase, gas_limit, difficulty = parent.coinbase, parent.gas_limit, parent.difficulty
-        for item in planned:
+        for position, item in enumerate(planned):
             self._check_time()
             rules = self.config.rules(item.number, item.time)
             overrides = item.overrides
@@ -508,7 +508,8 @@ class _Simulator:
                 gas_limit = overrides.gas_limit
             if overrides.fee_recipient is not None:
                 coinbase = overrides.fee_recipient
-            built = self._build(item, rules, parent, coinbase, gas_limit, difficulty)
+            built = self._build(item, rules, parent, coinbase, gas_limit, difficulty,
+                                last=position == len(planned) - 1)
             out.append(built)
             parent = built.block.header
             self.hashes.append(parent.hash)
@@ -524,7 +525,7 @@ class _Simulator:
     # -- one block ------------------------------------------------------------------------
 
     def _build(self, item: _Planned, rules: Any, parent: Header, coinbase: Address,
-               gas_limit: int, difficulty: int) -> SimulatedBlock:
+               gas_limit: int, difficulty: int, last: bool) -> SimulatedBlock:
         overrides = item.overrides
         base_fee: int | None = None
         if rules.base_fee:
@@ -597,7 +598,10 @@ class _Simulator:
             for address in {w.address for w in withdrawals}:
                 if state.account_is_empty(EvmAddress(address)):
                     state.delete_account(EvmAddress(address))
-        state.persist()
+        if self.fast and last:  # (no block after it reads its state: its root is all it needs)
+            state.make_state_root()
+        else:
+            state.persist()
         built = encode_header(replace(
             draft,
             state_root=state.state_root,
