@@ -109,6 +109,10 @@ def test_conformance_cases_through_both_paths(osaka: ethread.MemoryBackend,
 
 @pytest.fixture(scope="module")
 def router_chain() -> tuple[ethread.MemoryBackend, list[str]]:
+    return build_router_chain()
+
+
+def build_router_chain() -> tuple[ethread.MemoryBackend, list[str]]:
     """tests/test_tracing_anvil.py's chain, and two more blocks of the router's transactions
     whose storage writes each later transaction reads."""
     backend = ethread.MemoryBackend()

@@ -288,6 +288,10 @@ class _Session:
     """The log index when each running frame started (a failed frame's logs are undone)."""
     pending: Step | None = None
     pending_start: int = 0
+    refund: int = 0
+    """The refund counter as last summed (see :func:`_flush`)."""
+    refund_stale: bool = True
+    """Whether a frame has ended since (its refund joins its parent's, or is dropped)."""
 
 
 class _Active(threading.local):
@@ -317,14 +321,20 @@ def _refund(session: _Session) -> int:
 
 
 def _flush(session: _Session, cost: int, error: str | None = None) -> None:
-    """Report the pending step with its cost (the gas charged by now, unless given)."""
+    """Report the pending step with its cost (the gas charged by now, unless given).
+
+    The refund counter (py-evm sums it over every frame and its finished children) changes
+    only when an SSTORE runs or a frame ends, so it is summed again only then."""
     step = session.pending
     if step is None:
         return
     session.pending = None
     step.cost = cost
     step.error = error
-    step.refund = _refund(session)
+    if step.op == SSTORE or session.refund_stale:
+        session.refund = _refund(session)
+        session.refund_stale = False
+    step.refund = session.refund
     session.tracer.on_opcode(step)
 
 
@@ -476,6 +486,8 @@ def _stepping_computation(cls: Any, session: _Session, state: Any, message: Any,
     """py-evm's ``apply_computation``, each opcode reported as a :class:`Step`."""
     tracer = session.tracer
     want_stack, want_memory = tracer.wants_stack, tracer.wants_memory
+    on_start = (tracer.on_opcode_start
+                if type(tracer).on_opcode_start is not Tracer.on_opcode_start else None)
     with cls(state, message, transaction_context) as computation:
         if computation.is_origin_computation:
             computation.contracts_created = []
@@ -508,15 +520,16 @@ def _stepping_computation(cls: Any, session: _Session, state: Any, message: Any,
                 else:
                     op = 0
                 opcode = opcodes.get(op)
-                if opcode is None:
-                    opcode = InvalidOpcode(op)
                 gas = meter.gas_remaining
                 session.pending = step = Step(
                     pc, op, gas, depth,
-                    [_word(v) for v in values] if want_stack else None,
+                    [v if v.__class__ is int else int.from_bytes(v, "big") for v in values]
+                    if want_stack else None,
                     bytes(computation._memory._bytes) if want_memory else None,
                     bytes(computation.return_data), address)
-                if op in opcodes:
+                if opcode is None:
+                    opcode = InvalidOpcode(op)
+                else:
                     taken, left = _STACK_EFFECTS[op]
                     height = len(values)
                     if height < taken:
@@ -526,7 +539,8 @@ def _stepping_computation(cls: Any, session: _Session, state: Any, message: Any,
                         limit = STACK_LIMIT + taken - left
                         _flush(session, _fixed_cost(opcode), f"stack limit reached {height} ({limit})")
                         raise FullStack("Stack limit reached")
-                tracer.on_opcode_start(step)
+                if on_start is not None:
+                    on_start(step)
                 try:
                     opcode(computation=computation)
                 except Halt:
@@ -550,6 +564,7 @@ def _stepping_computation(cls: Any, session: _Session, state: Any, message: Any,
         finally:
             session.pending = None
             session.frames.pop()
+            session.refund_stale = True
     return computation
 
 

@@ -23,6 +23,7 @@ from eth_typing import Address as EvmAddress
 from eth_utils import keccak
 
 from ...errors import ExecutionFailed
+from ...models import trusted_maker
 from ..call import decode_revert_reason
 from .hooks import (
     CALL,
@@ -84,17 +85,15 @@ class LoggerConfig:
     limit; geth counts the same way)."""
 
 
-def _hex_length(value: int) -> int:
-    return 3 if value == 0 else 2 + (value.bit_length() + 3) // 4
-
-
 def struct_log_size(log: StructLog) -> int:
     """The length of ``log`` in geth's JSON, for the logger's ``limit``."""
-    size = 46 + len(log.op) + sum(len(str(v)) for v in (log.pc, log.gas, log.gas_cost, log.depth))
+    size = (46 + len(log.op) + len(str(log.pc)) + len(str(log.gas)) + len(str(log.gas_cost))
+            + len(str(log.depth)))
     if log.error:
         size += 11 + len(log.error)
-    if log.stack is not None:
-        size += 10 + sum(_hex_length(v) + 3 for v in log.stack)
+    stack = log.stack
+    if stack is not None:  # (each item written as hex() writes it)
+        size += 10 + 3 * len(stack) + sum(map(len, map(hex, stack)))
     if log.return_data:
         size += 17 + 2 * len(log.return_data)
     if log.memory:
@@ -104,6 +103,11 @@ def struct_log_size(log: StructLog) -> int:
     if log.refund:
         size += 10 + len(str(log.refund))
     return size
+
+
+_STRUCT_LOG = trusted_maker(StructLog)
+"""A step's log made without the dataclass constructor (its fields in declaration order)."""
+_OP_NAMES = [opcode_name(value) for value in range(256)]
 
 
 class StructLogger(ResultTracer):
@@ -143,13 +147,11 @@ class StructLogger(ResultTracer):
             elif step.op == SSTORE and len(stack) >= 2:
                 held[stack[-1].to_bytes(32, "big")] = stack[-2].to_bytes(32, "big")
                 storage = dict(held)
-        log = StructLog(
-            pc=step.pc, op=opcode_name(step.op), gas=step.gas, gas_cost=step.cost,
-            depth=step.depth, error=step.error,
-            stack=tuple(stack) if stack is not None and not config.disable_stack else None,
-            return_data=step.return_data if config.enable_return_data else None,
-            memory=step.memory if config.enable_memory else None,
-            storage=storage, refund=step.refund)
+        log = _STRUCT_LOG(
+            step.pc, _OP_NAMES[step.op], step.gas, step.cost, step.depth,
+            step.error, tuple(stack) if stack is not None and not config.disable_stack else None,
+            step.return_data if config.enable_return_data else None,
+            step.memory if config.enable_memory else None, storage, step.refund)
         self.size += struct_log_size(log)
         self.logs.append(log)
 
