@@ -684,7 +684,8 @@ class DevChain:
         """The nonce the next transaction of ``address`` takes (pending ones counted)."""
         wanted = as_address(address)
         with self._lock:
-            return max(self._nonces.get(wanted, 0), self.pool.next_nonce(wanted))
+            taken = self.pool.next_nonce(wanted) if self.pool.holds(wanted) else self.nonce(wanted)
+            return max(self._nonces.get(wanted, 0), taken)
 
     def next_base_fee(self) -> int | None:
         """The base fee of the next block (None before London)."""

@@ -429,8 +429,14 @@ class TxPool:
             entry.pending[tx.nonce] = pooled
             self._all[tx_hash] = pooled
             self._arrive(tx_hash)
-            self._promote(sender, self.chain.account(sender), self.chain.head())
+            if entry.queued:
+                self._promote(sender, self.chain.account(sender), self.chain.head())
         return tx_hash
+
+    def holds(self, address: Address) -> bool:
+        """Whether the pool holds any transaction of ``address`` (pending, queued or gapped)."""
+        with self._lock:
+            return address in self._plain or address in self._blobs or address in self._gapped
 
     def _arrive(self, tx_hash: Hash32) -> None:
         self._arrived += 1
