@@ -110,8 +110,11 @@ def test_a_future_nonce_waits_until_the_gap_fills(chain: DevChain, rpc: Rpc) -> 
     assert rpc("eth_getTransactionReceipt", later) is None  # (queued: not mined)
     _send(rpc, alice, 0)
     assert rpc("txpool_status") == {"pending": "0x2", "queued": "0x0"}
+    checksummed = chain.accounts[0].local_account.address
     content = rpc("txpool_content")
-    assert sorted(content["pending"][chain.accounts[0].local_account.address]) == ["0", "1"]
+    assert sorted(content["pending"][checksummed]) == ["0", "1"]
+    assert sorted(rpc("txpool_contentFrom", alice)["pending"]) == ["0", "1"]
+    assert rpc("txpool_inspect")["pending"][checksummed]["1"].startswith(checksummed + ": 1 wei")
     rpc("evm_mine")
     assert rpc("eth_getTransactionReceipt", later)["status"] == "0x1"
     assert rpc("txpool_status") == {"pending": "0x0", "queued": "0x0"}
@@ -190,6 +193,8 @@ def test_automine_on_mines_at_once_and_refuses_gaps() -> None:
     assert rpc.error("eth_sendTransaction", {"from": alice, "to": alice, "nonce": "0x5",
                                              "gas": hex(21000)}).startswith("nonce too high")
     assert rpc("txpool_status") == {"pending": "0x0", "queued": "0x0"}
+    pending = rpc("eth_getBlockByNumber", "pending", False)  # nothing pending: an empty block
+    assert pending["number"] == "0x2" and pending["transactions"] == [] and pending["hash"] is None
 
 
 def test_code_sends_share_the_pool(chain: DevChain, rpc: Rpc) -> None:

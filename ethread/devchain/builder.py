@@ -344,15 +344,17 @@ class _Snapshot:
 class DevChain:
     """A chain grown block by block in code, on top of a writable backend.
 
-    Transactions sent in code wait in a pending list (:meth:`send`, :meth:`deploy`,
-    :meth:`fund`) until :meth:`mine` puts them all in the next block. Nonces, fees and gas
-    are filled in unless given. A transaction is checked when it is sent, before it takes a
-    nonce (:class:`~ethread.errors.TransactionRejected`); a block that still cannot be built
-    drops the pending list and raises :class:`DevChainError`.
+    Transactions sent in code wait in the chain's :attr:`pool` (:meth:`send`, :meth:`deploy`,
+    :meth:`fund`) until :meth:`mine` puts them in the next block (by price, then nonce, while
+    they fit in its gas). Nonces, fees and gas are filled in unless given. A transaction is
+    checked when it is sent, before it takes a nonce
+    (:class:`~ethread.errors.TransactionRejected`); a block that still cannot be built takes
+    what it was given out of the pool and raises :class:`DevChainError`.
 
     Transactions arriving as a node receives them (:meth:`submit`, which JSON-RPC's
     eth_sendTransaction and eth_sendRawTransaction use) are mined at once, each in its own
-    block, while :attr:`automine` is on (the default), and wait for :meth:`mine` otherwise.
+    block, while :attr:`automine` is on (the default); otherwise they go into the same pool by
+    geth's rules (replacement at 10% more, future nonces queued) and wait for :meth:`mine`.
 
     Tests control the chain with :meth:`snapshot` and :meth:`revert` (the backend loses the
     blocks above the snapshot), :meth:`set_balance`, :meth:`set_nonce`, :meth:`set_code`,
