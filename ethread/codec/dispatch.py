@@ -669,8 +669,9 @@ def _trace_method(name: str, handler: TraceHandler) -> Handler:
     return run
 
 
-METHODS.update({
-    name: MethodSpec(_trace_method(name, handler), required, optional, cacheable=False)
+METHODS.update({  # (a trace is a function of the chain and the parameters, as eth_call's
+    # answer is: kept in the answer cache, a repeated one is answered before any thread hop)
+    name: MethodSpec(_trace_method(name, handler), required, optional)
     for name, (handler, required, optional) in (TRACE_METHODS | PARITY_METHODS).items()
 })
 
