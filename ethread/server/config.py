@@ -37,7 +37,7 @@ themself; a bulk extractor (cryo spends about 1,080 credits a block on transacti
 run dry there. Configure keys to meter."""
 DEFAULT_LEDGER = "ethread-credits.ledger"
 MAX_WORKERS = 256
-DEFAULT_BUSY_POLL_US = 250
+DEFAULT_BUSY_POLL_US = 0
 
 
 class ConfigError(ValueError):
