@@ -35,6 +35,7 @@ from ..refusals import Refused
 from ..service import Service
 from ..subscriptions import ChainFeed
 from ..websocket.endpoint import WebSocketEndpoint
+from .protocol import CLOSING
 
 log = logging.getLogger("ethread.server")
 
@@ -50,6 +51,11 @@ def _needs_websocket(call: Call) -> bytes:
 SUBSCRIPTIONS_NEED_WEBSOCKET: dict[str, LocalMethod] = {
     "eth_subscribe": _needs_websocket, "eth_unsubscribe": _needs_websocket}
 """Over HTTP the subscription methods answer that they need the WebSocket endpoint."""
+
+
+_CLOSE = ((b"connection", b"close"),)
+"""Closes the connection after a 408 or 413: the rest of that body is never read, so the
+connection's next bytes could not be told from it."""
 
 
 class ClientGone(Exception):
@@ -204,16 +210,19 @@ class RpcApp:
             body = await read_body(receive, limit, declared, service.limits.body_timeout_seconds)
         except BodyTooSlow:
             slow = refusals.body_too_slow(service.limits.body_timeout_seconds)
-            await self._refuse(send, slow)
+            await self._refuse(send, slow, _CLOSE)
             self._log(scope, network.name, key, "-", 408, 0, started, slow)
             return
         if body is None:
             too_large = body_too_large(limit)
-            await self._refuse(send, too_large)
+            await self._refuse(send, too_large, _CLOSE)
             self._log(scope, network.name, key, "-", 413, 0, started, too_large)
             return
+        closing = scope.get("extensions", {}).get(CLOSING)
+        if closing is not None and closing():  # its answer could not be sent: not charged
+            return
         exchange = service.http.submit(network.dispatcher, body, partial(service.admit, key),
-                                   SUBSCRIPTIONS_NEED_WEBSOCKET)
+                                       SUBSCRIPTIONS_NEED_WEBSOCKET)
         # cheap and cached calls are answered already, a quick call on the loop here
         if exchange.pending and not service.execution.try_on_loop(exchange):
             await self._finish(exchange, receive)
@@ -293,8 +302,9 @@ class RpcApp:
                                           "networks": networks,
                                           "workers": {"up": up, "configured": configured}})
 
-    async def _refuse(self, send: Send, refused: Refused) -> None:
-        await send_json(send, refused.status, refused.body(), refused.headers)
+    async def _refuse(self, send: Send, refused: Refused,
+                      extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+        await send_json(send, refused.status, refused.body(), refused.headers + extra)
 
     def _log(self, scope: Scope, network: str, key: ApiKey | None, what: str, status: int,
              size: int, started: float, answer: bytes | Refused | None = None) -> None:

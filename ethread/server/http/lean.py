@@ -91,7 +91,7 @@ class _LeanRequest:
     ``message_event`` (whose ``set`` it calls when the connection is lost)."""
 
     __slots__ = ("admit", "chunks", "disconnected", "exchange", "keep_alive", "key",
-                 "message_event", "network", "response_complete", "size", "started", "too_large",
+                 "message_event", "network", "response_complete", "size", "started",
                  "transport")
 
     def __init__(self, network: Network, key: ApiKey, admit: Admission, keep_alive: bool,
@@ -103,7 +103,6 @@ class _LeanRequest:
         self.started = started
         self.chunks: list[bytes] = []
         self.size = 0
-        self.too_large = False
         self.response_complete = False
         self.disconnected = False
         self.exchange: Exchange | None = None
@@ -153,10 +152,6 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         """The lean request waiting for its turn's end or whose work runs in a task (later
         requests of the connection wait behind it)."""
         self._paused_for_writes = False
-        self._late_400: str | None = None
-        """Bytes the parser could not read, behind a request still being answered: the 400
-        that answers them is written after that request's answer (:meth:`send_400_response`).
-        """
         self._passed: tuple[bytes, str | None, str | None, Network, ApiKey, Admission] | None = None
         """The path, Host and Content-Type of the connection's last request to pass the gate,
         with the network, key and admission it passed with."""
@@ -194,6 +189,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
     def on_message_begin(self) -> None:
         """A new request: what uvicorn resets, without building its ASGI scope (made only if
         the request goes the ASGI way)."""
+        self._in_message = True
         self.url = b""
         self.headers = []
         self._lean = None
@@ -221,10 +217,16 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         hand it to uvicorn's ASGI path."""
         self.clear_deadline()  # the headers came in time
         head, self._head = self._head, None  # only the first request of a feed has it
+        if self.transport.is_closing() and self.cycle is not None:
+            # behind the server's decision to close: not taken up (nor charged)
+            self._lean = _LeanRequest(None, None, None, False, 0.0)  # type: ignore[arg-type]
+            self._lean.response_complete = True
+            return
         parser = self.parser
         url = self.url
         if (url.startswith(_PREFIX) and parser.get_method() == b"POST"
                 and not parser.should_upgrade() and b"?" not in url and b"%" not in url
+                and b"#" not in url
                 and (self.cycle is None or self.cycle.response_complete)
                 and self.limit_concurrency is None):
             host, content_type, declared, expect = request_headers(self.headers)
@@ -234,6 +236,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self.expect_100_continue = request_headers(self.headers)[3]
         self._asgi_scope()
         HttpToolsProtocol.on_headers_complete(self)
+        self.watch_closing()
 
     def _asgi_scope(self) -> None:
         """The ASGI scope uvicorn would have made at the request's start, with what the parser
@@ -249,28 +252,28 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         if lean is None:
             super().on_body(body)
             return
-        if lean.too_large or lean.response_complete:
+        if lean.response_complete:
             return
         lean.size += len(body)
         if lean.size > self.rpc.service.limits.max_body_bytes:
-            lean.too_large = True
+            # answered at once, as on the ASGI path; the connection closes, the rest unread
             lean.chunks = []
+            self.clear_deadline()
+            self._too_large(lean)
         else:
             lean.chunks.append(body)
 
     def on_message_complete(self) -> None:
         """A lean request's body is in: answer it."""
+        self._in_message = False
         lean = self._lean
         if lean is None:
             super().on_message_complete()
             return
+        if lean.response_complete:  # answered on its headers (401, 413...): the deadline now
+            return                  # running is the idle one its answer armed, or none
         self.clear_deadline()
-        if lean.response_complete:
-            return
         self._between = True  # until the parser begins another message
-        if lean.too_large:
-            self._too_large(lean)
-            return
         chunks = lean.chunks
         lean.chunks = []
         self._answer(lean, chunks[0] if len(chunks) == 1 else b"".join(chunks))
@@ -335,17 +338,18 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self.cycle = lean  # type: ignore[assignment]
         self._write(lean, refused.status, refused.body(), refused.headers)
 
-    def send_400_response(self, msg: str) -> None:
-        """Bytes the parser cannot read: answered 400, and the connection closed. Behind a
-        lean request still being answered (at its turn's end, or in a task), the 400 waits for
-        that answer, which would otherwise be lost behind the close (the request was read
-        whole, and is charged and answered as it would be alone); nothing more is read."""
-        running = self._running
-        if running is not None and not running.response_complete:
-            self._late_400 = msg
-            self.transport.pause_reading()
-            return
-        super().send_400_response(msg)
+    def busy(self) -> bool:
+        """Whether a request read whole is still to be answered: a lean one waiting for its
+        turn's end or running in a task, or an ASGI one."""
+        return self._running is not None or super().busy()
+
+    def _drop_partial(self) -> bool:
+        """Forget the lean request the input ended inside (its body was never complete)."""
+        lean = self._lean
+        if self._in_message and lean is not None and self.cycle is lean:  # type: ignore[comparison-overlap]
+            lean.response_complete = True
+            return True
+        return super()._drop_partial()
 
     def deadline_passed(self, phase: str) -> None:
         """A lean request's body late: answer 408, then close. Headers late, or idle past the
@@ -368,6 +372,9 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         """Answer a lean request's body: at once, or at the end of the loop's turn when the
         worker holds many connections (:mod:`.admission_turn`). A bug must not become
         httptools' 400 or a closed connection: it answers -32603 and the connection goes on."""
+        if self.transport.is_closing():  # never answered, so never charged
+            lean.response_complete = True
+            return
         if len(self.connections) > GATHER_ABOVE_CONNECTIONS:
             self._running = lean  # the connection's next request waits for this one
             lean.transport = self.transport
@@ -457,6 +464,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         are, never joined); then the connection goes on (the next pipelined request, the
         keep-alive timer) or closes."""
         lean.response_complete = True
+        if self._running is lean:
+            self._running = None
         transport = self.transport
         if transport.is_closing():
             return
@@ -474,7 +483,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         if not lean.keep_alive:
             transport.close()
             return
-        if self._late_400 is not None:  # what came after this request could not be read
+        if self._late_400 is not None and not self.pipeline:  # what came after could not be read
             HttpToolsProtocol.send_400_response(self, self._late_400)
             return
         if self.pipeline:  # ASGI requests queued behind this one: uvicorn starts the next

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..busy_poll import BusyPoll, KeepsPolling
@@ -29,20 +30,59 @@ MAX_HEADER_BYTES = 64 * 1024
 a JSON-RPC request needs a few hundred)."""
 
 
+CLOSING = "ethread.closing"
+"""The ASGI scope extension holding the connection's ``is_closing``: the application charges a
+request only while its answer can still be written."""
+
+
 class HeadersTooLarge(Exception):
     """Raised in a parser callback; httptools turns it into its parse error, which uvicorn
     answers with a 400 and a closed connection."""
 
 
+class _ClosingAwareFlow(FlowControl):
+    """uvicorn's read flow control, which does nothing once the transport is closing: a request
+    still running when its connection is closed (a 400 or 413 behind it, a client gone) would
+    otherwise resume reading on a closed uvloop transport and log a RuntimeError."""
+
+    def pause_reading(self) -> None:
+        """Pause reading, unless the connection is closing."""
+        if not self._transport.is_closing():
+            super().pause_reading()
+
+    def resume_reading(self) -> None:
+        """Resume reading, unless the connection is closing."""
+        if not self._transport.is_closing():
+            super().resume_reading()
+
+
 class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
     """uvicorn's httptools protocol with bounds on a request's headers: their total size, and the
-    time a client has to send them."""
+    time a client has to send them; and the connection's end made explicit, the same for the
+    ASGI path and the lean one (:mod:`.lean`):
+
+    - once the server has decided to close (a 400, 408 or 413, ``Connection: close``,
+      HTTP/1.0), nothing more the client sent is taken up: not answered, not charged;
+    - at the client's end of input the connection closes, as uvicorn has it (a close cannot be
+      told from a half-close, and a client gone must stop its calls): what was answered before
+      stays answered, the rest is neither answered nor charged (a request is charged only while
+      its connection is open: the ASGI app asks through :data:`CLOSING`);
+    - bytes the parser cannot read behind requests read whole are answered 400 after those
+      requests' answers, so that a request charged is always answered.
+    """
 
     header_timeout: float = 30.0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Start the header deadline for the connection's first request."""
         super().connection_made(transport)
+        self.flow = _ClosingAwareFlow(transport)
+        self._in_message = False
+        """Whether the parser is inside a request (begun, not complete)."""
+        self._late_400: str | None = None
+        """Bytes the parser could not read, behind a request still being answered: the 400
+        that answers them is written after that request's answer (:meth:`send_400_response`).
+        """
         self._header_bytes = 0
         self._watch: asyncio.TimerHandle | None = None
         self._watch_at = 0.0
@@ -59,9 +99,50 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         """A response is written (on the ASGI path): the client may send its next request,
-        so the polling window starts again."""
+        so the polling window starts again; or the connection ends (its input ended, or bytes
+        behind the request could not be read)."""
         self.keep_polling(False)
+        if self._late_400 is not None:
+            if not self.pipeline:  # every request read whole before the bytes is answered
+                if not self.transport.is_closing():
+                    HttpToolsProtocol.send_400_response(self, self._late_400)
+                return
+            super().on_response_complete()  # the next of them
+            self.flow.pause_reading()  # nothing after the bytes can be read
+            return
         super().on_response_complete()
+
+    # -- the connection's end ------------------------------------------------------------------
+
+    def busy(self) -> bool:
+        """Whether a request read whole is still to be answered (running, or queued behind
+        one)."""
+        cycle = self.cycle
+        return bool(self.pipeline) or (cycle is not None and not cycle.response_complete)
+
+    def _drop_partial(self) -> bool:
+        """Forget a request begun but not read whole (bytes that could not be parsed came inside
+        it); False when that request is the one being answered (it waits for its body: only
+        closing ends it)."""
+        cycle = self.cycle
+        if cycle is None or cycle.response_complete or not getattr(cycle, "more_body", False):
+            return True  # the last request made was read whole: nothing was made after it
+        if self.pipeline and self.pipeline[0][0] is cycle:
+            self.pipeline.popleft()
+            return True
+        return False
+
+    def send_400_response(self, msg: str) -> None:
+        """Bytes the parser cannot read: answered 400, and the connection closed. Behind a
+        request read whole and still being answered, the 400 waits for that answer (which
+        would otherwise be charged and lost behind the close); nothing more is read."""
+        if self.transport.is_closing():
+            return
+        if self._drop_partial() and self.busy():
+            self._late_400 = msg
+            self.flow.pause_reading()
+            return
+        super().send_400_response(msg)
 
     # -- the one deadline of a connection ------------------------------------------------------
 
@@ -116,6 +197,7 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         """A new request on the connection: its headers have ``header_timeout`` to arrive."""
+        self._in_message = True
         super().on_message_begin()
         if self._phase != "headers":  # a later request on a kept-alive connection
             self._expect_headers()
@@ -131,9 +213,37 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
         super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
-        """The headers are in: their deadline is met."""
+        """The headers are in: their deadline is met. A request behind the server's decision
+        to close is not taken up (uvicorn's callbacks then see the last, complete request)."""
         self.clear_deadline()
+        if self.transport.is_closing() and self.cycle is not None:
+            return
         super().on_headers_complete()
+        self.watch_closing()
+
+    def watch_closing(self) -> None:
+        """Give the request uvicorn has just made (its cycle) the connection's check: a request
+        found with its connection closing is marked gone, so that uvicorn neither answers it
+        nor logs it as left unanswered."""
+        cycle = self.cycle
+        if cycle is None or cycle.scope is not self.scope:
+            return  # an upgrade: no cycle was made
+        transport = self.transport
+
+        def closing() -> bool:
+            if transport.is_closing():
+                cycle.disconnected = True
+                return True
+            return False
+
+        extensions: dict[str, Any] = self.scope.setdefault("extensions", {})  # type: ignore[assignment]
+        extensions[CLOSING] = closing
+
+    def on_message_complete(self) -> None:
+        """The request is read whole (on the ASGI path, it may then be charged only while the
+        connection is open: its scope carries the check)."""
+        self._in_message = False
+        super().on_message_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
         """Stop the deadline timer."""
