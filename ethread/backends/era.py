@@ -1,4 +1,4 @@
-"""A read-only, history-only backend over a folder of Era1 archive files.
+"""A read-only, history-only backend over a folder of Era1 and ``ere`` archive files.
 
 Blocks are read straight from the memory-mapped files through their block indexes; what the
 files cannot answer by number (hash lookups, transaction locations, senders, the log index)
@@ -6,9 +6,11 @@ comes from a SQLite sidecar built once per file (:mod:`ethread.backends.era_inde
 state, so :meth:`EraBackend.evm_database` raises :class:`~ethread.errors.StateUnavailable`
 and eth_call / eth_getProof answer an error.
 
-Opening checks each file's name against its stored accumulator root (reading only the tail
-of each file); the first open of a file also recomputes that root from all its headers while
-building the sidecar.
+Opening checks each file's name against its stored accumulator root (Era1) or its last
+block's hash (``ere``), reading only the tail of each file; the first open of a file also
+recomputes the accumulator (where the file has one) from its headers while building the
+sidecar. A folder may mix the two kinds, one file per epoch; an ``ere`` file of the
+``noreceipts`` profile is set aside when a complete file holds its epoch.
 """
 
 from __future__ import annotations
@@ -123,7 +125,8 @@ def default_index_path(folder: Path) -> Path:
 
 
 class EraBackend(CachedHistory):
-    """Serves the blocks, transactions, receipts and logs of the Era1 files in ``folder``.
+    """Serves the blocks, transactions, receipts and logs of the Era1 and ``ere`` files in
+    ``folder``.
 
     ``config`` gives the chain config; without it the config of the network named in the
     file names is used when known (mainnet, sepolia). ``index_path`` overrides where the
