@@ -48,6 +48,7 @@ def _direct_keccak() -> Callable[[bytes], bytes]:
         return keccak
 
     def keccak256(data: bytes) -> bytes:
+        """keccak-256 of ``data``, 32 bytes, hashed by pysha3 without eth-hash between."""
         digest: bytes = keccak_256(data).digest()
         return digest
 

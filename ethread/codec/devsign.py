@@ -30,11 +30,17 @@ from .serialize import to_json
 class SigningChain(Protocol):
     """What signing asks of a dev chain (:class:`ethread.devchain.DevChain` is one)."""
 
-    def sign_message(self, address: Address, message: bytes) -> bytes: ...
+    def sign_message(self, address: Address, message: bytes) -> bytes:
+        """``address``'s EIP-191 signature of ``message``, 65 bytes."""
+        ...
 
-    def sign_typed_data(self, address: Address, typed_data: Mapping[str, Any]) -> bytes: ...
+    def sign_typed_data(self, address: Address, typed_data: Mapping[str, Any]) -> bytes:
+        """``address``'s EIP-712 signature of ``typed_data``, 65 bytes."""
+        ...
 
-    def sign_request(self, request: CallRequest) -> Transaction: ...
+    def sign_request(self, request: CallRequest) -> Transaction:
+        """The transaction eth_sendTransaction would send for ``request``, signed, not sent."""
+        ...
 
 
 def _signature(raw: bytes) -> str:

@@ -94,16 +94,26 @@ class PayloadView(Protocol):
 class TxPoolService(Protocol):
     """What these methods ask of a network's pool (:class:`ethread.devchain.ServedPool`)."""
 
-    def submit(self, raw: bytes) -> Hash32: ...
+    def submit(self, raw: bytes) -> Hash32:
+        """Decode a signed transaction, check it and keep it; its hash."""
+        ...
 
-    def status(self) -> tuple[int, int]: ...
+    def status(self) -> tuple[int, int]:
+        """How many transactions are pending and how many queued."""
+        ...
 
-    def content(self) -> ContentView: ...
+    def content(self) -> ContentView:
+        """The pooled transactions, pending and queued, by sender."""
+        ...
 
-    def content_from(self, address: Address) -> ContentView: ...
+    def content_from(self, address: Address) -> ContentView:
+        """:meth:`content` of one sender."""
+        ...
 
     def build_block(self, parent_hash: Hash32, attributes: PayloadAttributes,
-                    transactions: list[bytes] | None, extra_data: bytes) -> PayloadView: ...
+                    transactions: list[bytes] | None, extra_data: bytes) -> PayloadView:
+        """A block on ``parent_hash``, of ``transactions`` or else of the pool's, not inserted."""
+        ...
 
 
 PoolHandler = Callable[[TxPoolService, list[Any]], Any]
@@ -136,6 +146,7 @@ def _by_nonce(txs: list[Any]) -> dict[str, Any]:
 
 
 def _send_raw_transaction(pool: TxPoolService, params: list[Any]) -> Any:
+    """eth_sendRawTransaction into the pool: the transaction's hash."""
     raw = parse_bytes_param(params[0])
     if len(raw) > MAX_RAW_TRANSACTION:
         raise InvalidParams(f"raw transaction of {len(raw)} bytes: at most {MAX_RAW_TRANSACTION}")

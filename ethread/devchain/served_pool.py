@@ -36,15 +36,19 @@ class ServedPool:
         return self.pool.chain.config
 
     def submit(self, raw: bytes) -> Hash32:
+        """eth_sendRawTransaction: the pool's :meth:`~.txpool.TxPool.submit`."""
         return self.pool.submit(raw)
 
     def status(self) -> tuple[int, int]:
+        """txpool_status: (pending, queued) counts."""
         return self.pool.status()
 
     def content(self) -> PoolContent:
+        """txpool_content and txpool_inspect: the pool's transactions by sender."""
         return self.pool.content()
 
     def content_from(self, address: Address) -> PoolContent:
+        """txpool_contentFrom: :meth:`content` of one sender."""
         return self.pool.content_from(address)
 
     def build_block(self, parent_hash: Hash32, attributes: PayloadAttributes,

@@ -51,6 +51,7 @@ class Preimages:
     slots: dict[Address, set[int]] = field(default_factory=dict)
 
     def add(self, address: Address, slots: Iterable[int] = ()) -> None:
+        """Note ``address`` as touched, and ``slots`` of its storage with it."""
         known = self.slots.get(address)
         if known is None:
             known = self.slots[address] = set()

@@ -147,14 +147,17 @@ class Pooled:
 
     @property
     def fee_cap(self) -> int:
+        """The most it pays per gas (see :func:`fee_cap`)."""
         return fee_cap(self.tx)
 
     @property
     def tip_cap(self) -> int:
+        """The most it tips per gas (see :func:`tip_cap`)."""
         return tip_cap(self.tx)
 
     @property
     def slots(self) -> int:
+        """The room it takes in the pool, in geth's slots of :data:`TX_SLOT_SIZE` bytes."""
         return (self.size + TX_SLOT_SIZE - 1) // TX_SLOT_SIZE
 
     def network_bytes(self) -> bytes:
@@ -203,11 +206,17 @@ class PoolChain(Protocol):
     """The chain a pool works against: its schedule, head and the head's accounts."""
 
     @property
-    def config(self) -> ChainConfig: ...
+    def config(self) -> ChainConfig:
+        """The chain's fork schedule and id."""
+        ...
 
-    def head(self) -> Header: ...
+    def head(self) -> Header:
+        """The header of the latest block."""
+        ...
 
-    def account(self, address: Address) -> AccountState: ...
+    def account(self, address: Address) -> AccountState:
+        """``address`` as the head's state holds it."""
+        ...
 
 
 class BackendChain:
@@ -220,12 +229,15 @@ class BackendChain:
 
     @property
     def config(self) -> ChainConfig:
+        """The config the chain was given."""
         return self._config
 
     def head(self) -> Header:
+        """The backend's latest header."""
         return require_header(self.backend, "latest")
 
     def account(self, address: Address) -> AccountState:
+        """``address`` in the head's state (an account that does not exist: all zero)."""
         head = self.head()
         if self._view is None or self._view[0] != head.hash:
             self._view = (head.hash, StateView(self.backend, head))

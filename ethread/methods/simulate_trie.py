@@ -207,12 +207,14 @@ class OverlayTrie:
         self._root = self._set(self._root, key.hex(), value, key)
 
     def set(self, key: bytes, value: bytes) -> None:
+        """Put ``value`` under ``key``; an empty value deletes the key, as in py-trie."""
         self[key] = value
 
     def __delitem__(self, key: bytes) -> None:
         self._root = self._delete(self._root, key.hex(), key)
 
     def delete(self, key: bytes) -> None:
+        """Remove ``key`` and its value (nothing happens when the trie has no such key)."""
         del self[key]
 
     def _set(self, ref: Ref, path: str, value: bytes, key: bytes) -> Node:

@@ -206,6 +206,8 @@ class ForkChainConfig(ChainConfig):
     overlay: ForkOverlay | None = field(default=None, compare=False, repr=False)
 
     def vm_class(self, number: int, timestamp: int) -> Any:
+        """The schedule's VM class for that block, its states reading through the overlay
+        (made once per base class and kept on the overlay)."""
         base = super().vm_class(number, timestamp)
         overlay = self.overlay
         if overlay is None:

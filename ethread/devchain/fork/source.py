@@ -40,10 +40,12 @@ class ForkPoint:
 
     @property
     def number(self) -> int:
+        """The forked block's number."""
         return self.header.number
 
     @property
     def state_root(self) -> Hash32:
+        """The forked block's state root, which every fetched value is checked against."""
         return self.header.state_root
 
 
