@@ -97,12 +97,34 @@ def test_pool_content_matches_geth_objects_after_the_sends() -> None:
     osaka = _osaka()
     args = ["--genesis", str(osaka / "genesis.json"), "--blocks", str(osaka / "chain.rlp"),
             "--no-verify-seals", "--txpool", "--api-key", KEY]
+    sender = "0x0c2c51a0990AeE1d73C1228de158688341557508"
+
+    def count(url: str, tag: str) -> Any:
+        return post(url, {"jsonrpc": "2.0", "id": 3, "method": "eth_getTransactionCount",
+                          "params": [sender, tag]})[2]["result"]
+
     with ServeProcess(args, cwd=REPO) as server:
         url = f"http://{server.host}:{server.port}/v3/{KEY}"
+        latest = count(url, "latest")
+        assert count(url, "pending") == latest  # nothing pooled yet (and not kept in a cache)
         for path in sorted((osaka / "cases" / "eth_sendRawTransaction").glob("*.io")):
             assert _replay(url, path) is None
         _, _, status = post(url, {"jsonrpc": "2.0", "id": 1, "method": "txpool_status", "params": []})
         _, _, content = post(url, {"jsonrpc": "2.0", "id": 2, "method": "txpool_content", "params": []})
+        # the sender's pending line is one transaction (its later two wait for a gap)
+        assert count(url, "latest") == latest
+        assert count(url, "pending") == hex(int(latest, 16) + 1)
+        pooled = [tx for part in content["result"].values() for txs in part.values()
+                  for tx in txs.values()]
+        by_hash = {}
+        for tx in pooled:
+            _, _, answer = post(url, {"jsonrpc": "2.0", "id": 4, "method": "eth_getTransactionByHash",
+                                      "params": [tx["hash"]]})
+            by_hash[tx["hash"]] = answer["result"]
+    # eth_getTransactionByHash answers each pooled transaction (pending or queued) as
+    # txpool_content writes it: null block fields
+    assert by_hash == {tx["hash"]: tx for tx in pooled}
+    assert all(tx["blockHash"] is None and tx["blockNumber"] is None for tx in by_hash.values())
     # legacy nonce 0 and the blob transaction pending; nonces 2 and 3 wait for nonce 1
     assert status["result"] == {"pending": "0x2", "queued": "0x2"}
     expected = read_case(osaka / "cases" / "txpool_content" / "get-content.io")[0].expected["result"]
@@ -190,6 +212,31 @@ def test_accepts_reads_and_promotes(setup: Setup) -> None:
     assert setup.rpc("txpool_contentFrom", "0x" + sender.address.hex()) == {
         "pending": txs, "queued": {}}
     assert setup.rpc("txpool_contentFrom", "0x" + "00" * 20) == {"pending": {}, "queued": {}}
+
+
+def test_pooled_transactions_and_pending_nonces_are_read_from_the_pool(setup: Setup) -> None:
+    sender = setup.accounts[9]
+    address = "0x" + sender.address.hex()
+    assert setup.rpc("eth_getTransactionCount", address, "pending") == "0x0"
+    first, gap = dynamic(sender, 0, value=5), dynamic(sender, 2)
+    setup.send(raw(first))
+    setup.send(raw(gap))
+    # the queued nonce 2 does not count: the pending line is nonce 0 alone
+    assert setup.rpc("eth_getTransactionCount", address, "pending") == "0x1"
+    assert setup.rpc("eth_getTransactionCount", address, "latest") == "0x0"
+    answer = setup.rpc("eth_getTransactionByHash", "0x" + transaction_hash(first).hex())
+    assert answer["blockHash"] is None and answer["blockNumber"] is None
+    assert answer["transactionIndex"] is None and answer["blockTimestamp"] is None
+    assert answer["from"] == address and answer["nonce"] == "0x0" and answer["value"] == "0x5"
+    assert answer["gasPrice"] == hex(10 * GWEI)
+    queued = setup.rpc("eth_getTransactionByHash", "0x" + transaction_hash(gap).hex())
+    assert queued["nonce"] == "0x2" and queued["blockHash"] is None
+    # a mined transaction is the chain's, with its block
+    mined = setup.chain.backend.block_by_hash(setup.chain.backend.canonical_hash(1) or b"")
+    assert mined is not None
+    answer = setup.rpc("eth_getTransactionByHash", "0x" + mined.transactions[0].hash.hex())
+    assert answer["blockNumber"] == "0x1"
+    assert setup.rpc("eth_getTransactionByHash", "0x" + "ab" * 32) is None
 
 
 def test_replacement_needs_ten_percent_more(setup: Setup) -> None:

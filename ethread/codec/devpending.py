@@ -28,8 +28,9 @@ from .serialize import block_json
 from .txpool_rpc import PooledView, pending_transaction_json
 
 
-class PendingChain(Protocol):
-    """What these answers ask of a dev chain (:class:`ethread.devchain.DevChain` is one)."""
+class PoolReads(Protocol):
+    """What the two pool reads every pool answers ask: a dev chain's, and a served chain's
+    (``ethread serve --txpool``, :class:`ethread.devchain.ServedPool`)."""
 
     def pending_transaction(self, tx_hash: Hash32) -> PooledView | None:
         """The pooled transaction with this hash that no block has taken yet, or None."""
@@ -38,6 +39,10 @@ class PendingChain(Protocol):
     def next_nonce(self, address: Address) -> int:
         """The nonce ``address``'s next transaction takes, its pooled ones counted."""
         ...
+
+
+class PendingChain(PoolReads, Protocol):
+    """What these answers ask of a dev chain (:class:`ethread.devchain.DevChain` is one)."""
 
     def pending_block(self) -> Block:
         """The block the chain would mine now, not stored."""
@@ -79,7 +84,7 @@ def _is_pending(value: Any) -> bool:
     return isinstance(value, str) and value == "pending"
 
 
-def transaction_by_hash(chain: PendingChain, params: list[Any], style: AnswerStyle) -> Any:
+def transaction_by_hash(chain: PoolReads, params: list[Any], style: AnswerStyle) -> Any:
     pooled = chain.pending_transaction(parse_hash_param(params[0])) if params else None
     if pooled is None:
         return NOT_PENDING
@@ -89,7 +94,7 @@ def transaction_by_hash(chain: PendingChain, params: list[Any], style: AnswerSty
     return answer
 
 
-def transaction_count(chain: PendingChain, params: list[Any], style: AnswerStyle) -> Any:
+def transaction_count(chain: PoolReads, params: list[Any], style: AnswerStyle) -> Any:
     if len(params) < 2 or not _is_pending(params[1]):
         return NOT_PENDING
     return hex(chain.next_nonce(parse_address_param(params[0])))
@@ -134,6 +139,13 @@ PENDING_READS: dict[str, PendingRead] = {
 """Reads a dev chain answers before its backend does (:data:`NOT_PENDING`: the backend
 answers): from its pool, and a forked chain's proofs."""
 
+POOL_READS: dict[str, Callable[[PoolReads, list[Any], AnswerStyle], Any]] = {
+    "eth_getTransactionByHash": transaction_by_hash,
+    "eth_getTransactionCount": transaction_count,
+}
+"""The reads a served chain's pool answers too (``--txpool``): a pooled transaction by its
+hash, and the nonce after the sender's pending line."""
+
 
 def _drop_transaction(chain: PendingChain, params: list[Any]) -> Any:
     """anvil's answer: the hash when it was dropped, else null."""
@@ -158,4 +170,5 @@ POOL_CONTROLS: dict[str, tuple[Callable[[PendingChain, list[Any]], Any], int, in
 }
 """name -> (handler, required params, optional params)."""
 
-__all__ = ["NOT_PENDING", "PENDING_READS", "POOL_CONTROLS", "PendingChain", "PendingRead"]
+__all__ = ["NOT_PENDING", "PENDING_READS", "POOL_CONTROLS", "POOL_READS", "PendingChain",
+           "PendingRead", "PoolReads"]

@@ -37,7 +37,7 @@ from ..methods.simulate import simulate
 from ..models import Address, BlockRef
 from .answers import DEFAULT_ANSWERS, AnswerStyle
 from .client import CLIENT_VERSION
-from .devpending import NOT_PENDING, PENDING_READS, PendingRead
+from .devpending import NOT_PENDING, PENDING_READS, POOL_READS, PendingRead, PoolReads
 from .devrpc import DEV_METHODS, DevChain, DevHandler, not_available
 from .hex import (
     decode_storage_key,
@@ -148,10 +148,13 @@ class MethodSpec:
     reads_pool: bool = False
     """On a dev chain's network the answer may come from its pool, which changes with no
     new block: not cached there."""
+    reads_served_pool: bool = False
+    """The same on a served chain's network with a pool (``--txpool``)."""
 
     def cacheable_in(self, ctx: Context) -> bool:
         """Whether answers may be cached on a network with this context."""
-        return self.cacheable and not (self.reads_pool and ctx.dev is not None)
+        return self.cacheable and not (self.reads_pool and ctx.dev is not None) and not (
+            self.reads_served_pool and ctx.txpool is not None)
 
 
 def _arg(params: Params, index: int, parse: Callable[[Any], Any]) -> Any:
@@ -626,6 +629,23 @@ def _new_pending_filter(backend: Backend, params: Params, ctx: Context) -> Any:
 
 
 METHODS.update({name: _pool_first(METHODS[name], read) for name, read in PENDING_READS.items()})
+
+
+def _served_pool_first(spec: MethodSpec, read: Callable[[PoolReads, Params, AnswerStyle], Any],
+                       ) -> MethodSpec:
+    """``spec`` answered from a served chain's pool first (``--txpool``: a pooled
+    transaction, a pending nonce), as a dev chain answers it, from the chain otherwise."""
+    def run(backend: Backend, params: Params, ctx: Context) -> Any:
+        if ctx.dev is None and ctx.txpool is not None:
+            answer = read(ctx.txpool, params, ctx.answers)
+            if answer is not NOT_PENDING:
+                return answer
+        return spec.handler(backend, params, ctx)
+
+    return replace(spec, handler=run, reads_served_pool=True)
+
+
+METHODS.update({name: _served_pool_first(METHODS[name], read) for name, read in POOL_READS.items()})
 METHODS["eth_newPendingTransactionFilter"] = MethodSpec(_new_pending_filter, 0, cacheable=False,
                                                         dev_only=True)
 

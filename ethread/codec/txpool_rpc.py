@@ -98,6 +98,14 @@ class TxPoolService(Protocol):
         """Decode a signed transaction, check it and keep it; its hash."""
         ...
 
+    def pending_transaction(self, tx_hash: Hash32) -> PooledView | None:
+        """The pooled transaction with this hash that no block has taken yet, or None."""
+        ...
+
+    def next_nonce(self, address: Address) -> int:
+        """The nonce ``address``'s next transaction takes, its pooled ones counted."""
+        ...
+
     def status(self) -> tuple[int, int]:
         """How many transactions are pending and how many queued."""
         ...

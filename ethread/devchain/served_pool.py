@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+from ..backend import TransactionLocator
 from ..codec.txpool_rpc import PayloadAttributes
 from ..errors import GenesisError
 from ..forks import ChainConfig
@@ -13,7 +14,7 @@ from ..methods.call import ExecutableChain
 from ..methods.resolve import require_header
 from ..models import Address, Hash32
 from .payload import BuildFailed, BuiltPayload, build_payload
-from .txpool import DEFAULT_LIMITS, BackendChain, PoolContent, PoolLimits, TxPool
+from .txpool import DEFAULT_LIMITS, BackendChain, PoolContent, Pooled, PoolLimits, TxPool
 
 
 class ServedPool:
@@ -38,6 +39,20 @@ class ServedPool:
     def submit(self, raw: bytes) -> Hash32:
         """eth_sendRawTransaction: the pool's :meth:`~.txpool.TxPool.submit`."""
         return self.pool.submit(raw)
+
+    def pending_transaction(self, tx_hash: Hash32) -> Pooled | None:
+        """A transaction the pool holds that the chain has not included (pending or queued):
+        eth_getTransactionByHash answers it with null block fields."""
+        pooled = self.pool.get(tx_hash)
+        if pooled is None or (isinstance(self.backend, TransactionLocator)
+                              and self.backend.transaction_location(tx_hash) is not None):
+            return None
+        return pooled
+
+    def next_nonce(self, address: Address) -> int:
+        """eth_getTransactionCount(address, "pending"): the head's nonce plus the sender's
+        pending line."""
+        return self.pool.next_nonce(address)
 
     def status(self) -> tuple[int, int]:
         """txpool_status: (pending, queued) counts."""
