@@ -10,6 +10,9 @@ functions for the same chain in another backend:
                                               blocks (history only: no state)
     BUILDERS                                {"leveldb": ..., "lmdb": ..., "era1": ...}
     HISTORY_ONLY                            names of builders whose backend has no state
+    built_or_memory(name, source, tmp_path_factory)
+                                           -> a parametrized fixture's backend: source, or a
+                                              built copy closed after its tests
     spawn_importer(LMDBBackend, compat, path, pause), read_until(child, "12")
                                            -> an import in a child process, to kill or follow
 
@@ -26,6 +29,8 @@ import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from ethread.backends.leveldb import LevelDBBackend
 from ethread.backends.lmdb import LMDBBackend
@@ -98,6 +103,21 @@ BUILDERS: dict[str, Callable[[MemoryBackend, Path], Any]] = {
     "era1": era_from,
 }
 HISTORY_ONLY = frozenset({"era1"})
+
+
+def built_or_memory(name: str, source: MemoryBackend,
+                    tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The body of a fixture parametrized over backend names: ``source`` itself for
+    ``"memory"``, else its chain built by ``BUILDERS[name]`` in a new temporary folder and
+    closed once the fixture's tests are done (``yield from`` it)."""
+    if name == "memory":
+        yield source
+        return
+    built = BUILDERS[name](source, tmp_path_factory.mktemp(name))
+    yield built
+    close = getattr(built, "close", None)
+    if close is not None:
+        close()
 
 
 # An import in a child process, paused after each block, for the kill -9 and cross-process

@@ -34,7 +34,7 @@ from ethread.models import CallRequest, LogFilter
 
 from .conftest import conformance_dir
 from .rpc_cases import Exchange, first_difference, is_speconly, read_case, shape_difference
-from .storage_backends import BUILDERS, HISTORY_ONLY
+from .storage_backends import BUILDERS, HISTORY_ONLY, built_or_memory
 
 CASE_DIRS = ("cases", "read-side")
 CASES = sorted(path for folder in CASE_DIRS
@@ -69,14 +69,7 @@ CHAIN_HEAD = max(NUMBERS.values())
 @pytest.fixture(scope="session", params=BACKENDS)
 def backend(request: pytest.FixtureRequest, rpc_compat_memory: ethread.MemoryBackend,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    if request.param == "memory":
-        yield rpc_compat_memory
-        return
-    built = BUILDERS[request.param](rpc_compat_memory, tmp_path_factory.mktemp(request.param))
-    yield built
-    close = getattr(built, "close", None)
-    if close is not None:
-        close()
+    yield from built_or_memory(request.param, rpc_compat_memory, tmp_path_factory)
 
 
 def within_history(exchange: Exchange, head: int, *, state: bool = False) -> bool:

@@ -33,7 +33,7 @@ import ethread
 from .conftest import conformance_dir
 from .rpc_cases import Exchange, first_difference, is_speconly, read_case, shape_difference
 from .server_harness import KEY, ServeProcess, post
-from .storage_backends import leveldb_from, lmdb_from
+from .storage_backends import built_or_memory
 
 OSAKA = conformance_dir() / "osaka"
 CASES = OSAKA / "cases"
@@ -138,13 +138,7 @@ def test_folder_over_http_on_a_fresh_node(folder: str, tmp_path: Path) -> None:
 def osaka_backend(request: pytest.FixtureRequest, osaka_memory: ethread.MemoryBackend,
                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """The Osaka chain in each backend that holds state."""
-    if request.param == "memory":
-        yield osaka_memory
-        return
-    build = {"leveldb": leveldb_from, "lmdb": lmdb_from}[request.param]
-    backend = build(osaka_memory, tmp_path_factory.mktemp(f"osaka-{request.param}"))
-    yield backend
-    backend.close()
+    yield from built_or_memory(request.param, osaka_memory, tmp_path_factory)
 
 
 @pytest.mark.parametrize("case", READ_ONLY_CASES)

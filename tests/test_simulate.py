@@ -27,7 +27,7 @@ from ethread.simulation import (
 from .conftest import conformance_dir
 from .rpc_cases import Exchange, first_difference, is_speconly, read_case, shape_difference
 from .server_harness import post, serve_in_thread, url_of
-from .storage_backends import BUILDERS, HISTORY_ONLY
+from .storage_backends import BUILDERS, HISTORY_ONLY, built_or_memory
 
 OSAKA = conformance_dir() / "osaka"
 CASES = sorted((OSAKA / "cases" / "eth_simulateV1").glob("*.io"))
@@ -50,14 +50,7 @@ def osaka_memory() -> ethread.MemoryBackend:
 @pytest.fixture(scope="module", params=STATE_BACKENDS)
 def state_backend(request: pytest.FixtureRequest, osaka_memory: ethread.MemoryBackend,
                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    if request.param == "memory":
-        yield osaka_memory
-        return
-    built = BUILDERS[request.param](osaka_memory, tmp_path_factory.mktemp(request.param))
-    yield built
-    close = getattr(built, "close", None)
-    if close is not None:
-        close()
+    yield from built_or_memory(request.param, osaka_memory, tmp_path_factory)
 
 
 def compare(case: Path, got: Any, want: Any) -> str | None:
