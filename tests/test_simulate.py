@@ -40,13 +40,6 @@ LOOP = bytes.fromhex("5b600056")
 """JUMPDEST PUSH1 0 JUMP: runs until the gas or the time runs out."""
 
 
-@pytest.fixture(scope="module")
-def osaka_memory() -> ethread.MemoryBackend:
-    backend = ethread.MemoryBackend()
-    ethread.import_chain(backend, OSAKA / "genesis.json", OSAKA / "chain.rlp", verify_seals=False)
-    return backend
-
-
 @pytest.fixture(scope="module", params=STATE_BACKENDS)
 def state_backend(request: pytest.FixtureRequest, osaka_memory: ethread.MemoryBackend,
                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:

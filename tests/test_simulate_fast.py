@@ -29,13 +29,6 @@ OSAKA = conformance_dir() / "osaka"
 CASES = sorted((OSAKA / "cases" / "eth_simulateV1").glob("*.io"))
 
 
-@pytest.fixture(scope="module")
-def osaka() -> ethread.MemoryBackend:
-    backend = ethread.MemoryBackend()
-    ethread.import_chain(backend, OSAKA / "genesis.json", OSAKA / "chain.rlp", verify_seals=False)
-    return backend
-
-
 def both_paths(backend: Any, body: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, bytes]:
     """The answer to ``body`` on the plain path and on the fast one (fresh dispatchers: no
     answer is cached between them)."""
@@ -111,10 +104,10 @@ def test_fast_states_log_where_py_evms_do() -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda path: path.stem)
-def test_case_through_both_paths(case: Path, osaka: ethread.MemoryBackend,
+def test_case_through_both_paths(case: Path, osaka_memory: ethread.MemoryBackend,
                                  monkeypatch: pytest.MonkeyPatch) -> None:
     for exchange in read_case(case):
-        plain, fast = both_paths(osaka, exchange.request.encode(), monkeypatch)
+        plain, fast = both_paths(osaka_memory, exchange.request.encode(), monkeypatch)
         assert fast == plain
 
 
@@ -172,7 +165,7 @@ BLOCK = st.fixed_dictionaries({"calls": st.lists(CALLS, max_size=4)}, optional={
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(blocks=st.lists(BLOCK, min_size=1, max_size=3), transfers=st.booleans(),
        validation=st.sampled_from([False, False, True]), full=st.booleans())
-def test_random_simulations_through_both_paths(osaka: ethread.MemoryBackend,
+def test_random_simulations_through_both_paths(osaka_memory: ethread.MemoryBackend,
                                                monkeypatch: pytest.MonkeyPatch, blocks: list[Any],
                                                transfers: bool, validation: bool, full: bool) -> None:
     """Contracts that store, log, revert, self-destruct, create and call on, with values,
@@ -188,7 +181,7 @@ def test_random_simulations_through_both_paths(osaka: ethread.MemoryBackend,
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_simulateV1", "params": [
         {"blockStateCalls": blocks, "traceTransfers": transfers, "validation": validation,
          "returnFullTransactions": full}, "latest"]}).encode()
-    plain, fast = both_paths(osaka, body, monkeypatch)
+    plain, fast = both_paths(osaka_memory, body, monkeypatch)
     assert fast == plain
 
 
