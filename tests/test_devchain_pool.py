@@ -204,3 +204,45 @@ def test_code_sends_share_the_pool(chain: DevChain, rpc: Rpc) -> None:
     assert rpc("eth_getTransactionCount", _address(chain, 0), "pending") == "0x1"
     _send(rpc, _address(chain, 0))  # nonce 1, after the code's send
     assert len(chain.mine().transactions) == 2
+
+
+STORES_42 = bytes.fromhex("602a600055" "600b601160003960" "0b6000f3" "600054600052602060" "00f3")
+"""Init code that stores 42 in slot 0 and leaves code that returns slot 0."""
+
+
+def test_state_reads_at_pending_see_the_pending_block(chain: DevChain, rpc: Rpc) -> None:
+    import rlp
+    from eth_utils import keccak, to_checksum_address
+
+    payer, payee, deployer = _address(chain, 0), _address(chain, 1), _address(chain, 2)
+    start = int(rpc("eth_getBalance", payee, "latest"), 16)
+    assert rpc("eth_getBalance", payee, "pending") == hex(start)  # nothing pooled: the head's
+    rpc("eth_sendTransaction", {"from": payer, "to": payee, "value": hex(5)})
+    rpc("eth_sendTransaction", {"from": deployer, "data": "0x" + STORES_42.hex(),
+                                "gas": hex(200_000)})
+    contract = to_checksum_address(keccak(rlp.encode([chain.accounts[2].address, 0]))[12:])
+    word = "0x" + (42).to_bytes(32, "big").hex()
+
+    assert rpc("eth_getBalance", payee, "pending") == hex(start + 5)
+    assert rpc("eth_getBalance", payee, "latest") == hex(start)
+    assert rpc("eth_getCode", contract, "pending") == "0x600054600052602060" "00f3"
+    assert rpc("eth_getCode", contract, "latest") == "0x"
+    assert rpc("eth_getStorageAt", contract, "0x0", "pending") == word
+    assert rpc("eth_getStorageAt", contract, "0x0", "latest") == "0x" + "00" * 32
+    assert rpc("eth_call", {"to": contract}, "pending") == word
+    assert rpc("eth_call", {"to": contract}, "latest") == "0x"
+    assert int(rpc("eth_estimateGas", {"to": contract}, "pending"), 16) > 21_000 + 2_000
+    assert rpc("eth_getTransactionCount", deployer, "pending") == "0x1"
+
+    # another pooled payment, no new block: the pending answers move with the pool
+    rpc("eth_sendTransaction", {"from": payer, "to": payee, "value": hex(7)})
+    assert rpc("eth_getBalance", payee, "pending") == hex(start + 12)
+    assert rpc("eth_getBalance", payee, "latest") == hex(start)
+    rpc("anvil_dropAllTransactions")
+    assert rpc("eth_getBalance", payee, "pending") == hex(start)
+    assert rpc("eth_getCode", contract, "pending") == "0x"
+
+    rpc("eth_sendTransaction", {"from": payer, "to": payee, "value": hex(9)})
+    rpc("evm_mine")
+    assert rpc("eth_getBalance", payee, "latest") == hex(start + 9)
+    assert rpc("eth_getBalance", payee, "pending") == hex(start + 9)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from ..backend import Backend
 from ..errors import InvalidParams
 from ..models import Address, Block, BlockRef, Hash32, IncludedTransaction
 from .answers import AnswerStyle
@@ -46,6 +47,11 @@ class PendingChain(PoolReads, Protocol):
 
     def pending_block(self) -> Block:
         """The block the chain would mine now, not stored."""
+        ...
+
+    def pending_state(self) -> Backend:
+        """The chain with :meth:`pending_block` as its head: what state reads at "pending"
+        read."""
         ...
 
     def pool_arrivals(self, cursor: int) -> tuple[list[Hash32], int]:

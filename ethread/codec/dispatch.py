@@ -150,11 +150,20 @@ class MethodSpec:
     new block: not cached there."""
     reads_served_pool: bool = False
     """The same on a served chain's network with a pool (``--txpool``)."""
+    pending_param: int | None = None
+    """Where the block parameter is, for a method that reads a dev chain's pending state
+    when it is "pending" (that answer changes with the pool, with no new block: not cached)."""
 
-    def cacheable_in(self, ctx: Context) -> bool:
-        """Whether answers may be cached on a network with this context."""
-        return self.cacheable and not (self.reads_pool and ctx.dev is not None) and not (
-            self.reads_served_pool and ctx.txpool is not None)
+    def cacheable_in(self, ctx: Context, params: Params | None = None) -> bool:
+        """Whether answers may be cached on a network with this context (for ``params``:
+        unknown, any answer)."""
+        if not self.cacheable or (self.reads_pool and ctx.dev is not None) or (
+                self.reads_served_pool and ctx.txpool is not None):
+            return False
+        position = self.pending_param
+        if position is None or ctx.dev is None:
+            return True
+        return params is not None and not (len(params) > position and params[position] == "pending")
 
 
 def _arg(params: Params, index: int, parse: Callable[[Any], Any]) -> Any:
@@ -646,6 +655,25 @@ def _served_pool_first(spec: MethodSpec, read: Callable[[PoolReads, Params, Answ
 
 
 METHODS.update({name: _served_pool_first(METHODS[name], read) for name, read in POOL_READS.items()})
+
+
+def _pending_state_first(spec: MethodSpec, position: int) -> MethodSpec:
+    """``spec`` read from a dev chain's pending state when its block parameter (at
+    ``position``) is "pending": the chain with the block it would mine now as its head."""
+    def run(backend: Backend, params: Params, ctx: Context) -> Any:
+        if ctx.dev is not None and len(params) > position and params[position] == "pending":
+            # (the pending state changes with no new block: no call states kept for it)
+            return spec.handler(ctx.dev.pending_state(), params, replace(ctx, call_states=None))
+        return spec.handler(backend, params, ctx)
+
+    return replace(spec, handler=run, pending_param=position)
+
+
+PENDING_STATE_READS = {"eth_getBalance": 1, "eth_getCode": 1, "eth_getStorageAt": 2,
+                       "eth_call": 1, "eth_estimateGas": 1, "eth_createAccessList": 1}
+"""Methods that read state at a block, and where their block parameter is."""
+METHODS.update({name: _pending_state_first(METHODS[name], position)
+                for name, position in PENDING_STATE_READS.items()})
 METHODS["eth_newPendingTransactionFilter"] = MethodSpec(_new_pending_filter, 0, cacheable=False,
                                                         dev_only=True)
 

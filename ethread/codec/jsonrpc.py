@@ -52,7 +52,7 @@ class Dispatcher:
         spec = METHODS.get(call.method)
         if spec is None:
             raise MethodNotFound(f"the method {call.method} does not exist/is not available")
-        if not spec.cacheable_in(self.context):
+        if not spec.cacheable_in(self.context, call.params):
             return call_method(self.backend, call.method, call.params, self.context), None
         generation = self.backend.generation()
         key = _cache_key(call)
@@ -69,7 +69,7 @@ class Dispatcher:
         the request ``body`` (of this one call alone), the whole answer is also kept under it
         (:meth:`answered`)."""
         spec = METHODS.get(call.method)
-        if spec is None or not spec.cacheable_in(self.context):
+        if spec is None or not spec.cacheable_in(self.context, call.params):
             return None
         generation = self.backend.generation()
         result = self.cache.get(generation, _cache_key(call))
@@ -85,7 +85,7 @@ class Dispatcher:
         if known is None:
             return None
         spec = METHODS.get(known[0].method)  # the table as it is now (tests patch it)
-        return known if spec is not None and spec.cacheable_in(self.context) else None
+        return known if spec is not None and spec.cacheable_in(self.context, known[0].params) else None
 
     def respond(self, call: Call, body: bytes | None = None) -> bytes:
         """The response to one call, errors included, never raising. A store that fails

@@ -72,6 +72,7 @@ from .fork.overlay import ForkOverlay, Writes
 from .fork.remote import RemoteLimits
 from .fork.source import BLANK_ROOT, ForkPoint, ForkSource, ProofUnavailable
 from .inputs import as_address, as_bytes, as_int, as_optional_address
+from .pending_state import PendingView
 from .pool import PoolView, admit, decode_raw, evm_transaction, recover_sender
 from .signing import (
     TEST_MNEMONIC,
@@ -425,8 +426,9 @@ class DevChain:
         """States of recent heads, for reading (see :meth:`_head_state`)."""
         self._senders: dict[Hash32, Address] = {}
         """Pending transactions of impersonated accounts: hash to sender."""
-        self._pending_blocks: LRU[tuple[Hash32, tuple[Hash32, ...], int], Block] = LRU(4)
-        """Pending blocks built (:meth:`pending_block`), by head, transactions and time."""
+        self._pending_blocks: LRU[tuple[Hash32, tuple[Hash32, ...], int], PendingView] = LRU(4)
+        """Pending blocks built (:meth:`pending_block`) with the state they leave, by head,
+        transactions and time."""
         self._preimages = Preimages()
         """The addresses and slots the chain has touched, to list its state (dump_state)."""
         self._preimages.record_alloc(self.genesis["alloc"])
@@ -883,6 +885,12 @@ class DevChain:
         "pending" block (JSON-RPC writes it without hash, nonce and miner). Built once per
         head, pool content and time. When the pool's transactions cannot make a block, the
         block without them."""
+        return self.pending_state().block
+
+    def pending_state(self) -> PendingView:
+        """The chain with :meth:`pending_block` as its head, read-only: the state reads at
+        "pending" (eth_getBalance, eth_getCode, eth_getStorageAt, eth_call) answer from it,
+        as geth's do from its pending block's state."""
         with self._lock:
             head = self.head
             when = self._next_time(head.timestamp)
@@ -897,7 +905,7 @@ class DevChain:
                 self._pending_blocks.put(key, found)
             return found
 
-    def _build_pending(self, head: Header, when: int, taken: Sequence[Pooled]) -> Block:
+    def _build_pending(self, head: Header, when: int, taken: Sequence[Pooled]) -> PendingView:
         from ..assemble import decode_block
 
         parent = self._evm_header(head.hash)
@@ -905,10 +913,15 @@ class DevChain:
         paid = () if rules.withdrawals else None
         senders = {p.hash: self._senders[p.hash] for p in taken if p.hash in self._senders}
         with self._recording():
-            block, _ = self._execute(parent, when, self.coinbase, b"", [p.tx for p in taken], (),
-                                     paid, None, senders, scratch=True)
+            block, vm = self._execute(parent, when, self.coinbase, b"", [p.tx for p in taken], (),
+                                      paid, None, senders, scratch=True)
         raw = rlp.encode(block)
-        return decode_block(raw, rlp.decode(raw), [p.sender for p in taken])
+        pending = decode_block(raw, rlp.decode(raw), [p.sender for p in taken])
+        # The scratch layer holds the block's state; its header goes there too, for eth_call,
+        # which reads the block's rules from py-evm's header.
+        scratch = vm.chaindb
+        scratch.db[block.header.hash] = rlp.encode(block.header)  # (py-evm's header key)
+        return PendingView(self.backend, pending, scratch)
 
     # -- signing for clients (eth_sign, eth_signTransaction, typed data) ------------------------
 

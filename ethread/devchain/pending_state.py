@@ -1,0 +1,76 @@
+"""The chain as it would be after its pending block: what a dev chain's reads at the
+"pending" tag see (geth answers them from the state its miner's pending block leaves).
+
+The pending block is executed on a scratch layer over the chain's database
+(:meth:`~ethread.devchain.DevChain.pending_block`); that layer keeps the block's state trie
+nodes and its header. :class:`PendingView` is a backend over the real one that adds the
+pending block as the head: ``latest`` (which ``pending`` resolves to below the dev chain)
+names it and its state is read from the scratch layer. Nothing reaches the store.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..backend import Backend, LogQuery, Pointer
+from ..models import Block, Hash32, Header, Log, Receipt
+
+if TYPE_CHECKING:
+    from eth.abc import ChainDatabaseAPI
+
+    from ..forks import ChainConfig
+
+
+class PendingView:
+    """``backend`` with ``block`` (built on its head, not stored) as its head, and
+    ``chaindb`` (the store under the block's scratch writes) as its state."""
+
+    def __init__(self, backend: Backend, block: Block, chaindb: ChainDatabaseAPI) -> None:
+        self.backend = backend
+        self.block = block
+        self._chaindb = chaindb
+
+    @property
+    def header(self) -> Header:
+        return self.block.header
+
+    def header_by_hash(self, block_hash: Hash32) -> Header | None:
+        if block_hash == self.block.hash:
+            return self.block.header
+        return self.backend.header_by_hash(block_hash)
+
+    def canonical_hash(self, number: int) -> Hash32 | None:
+        if number == self.block.number:
+            return self.block.hash
+        return self.backend.canonical_hash(number)
+
+    def block_by_hash(self, block_hash: Hash32) -> Block | None:
+        if block_hash == self.block.hash:
+            return self.block
+        return self.backend.block_by_hash(block_hash)
+
+    def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
+        return self.backend.transaction_location(tx_hash)
+
+    def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None:
+        return self.backend.receipts(block_hash)
+
+    def logs(self, query: LogQuery) -> list[Log]:
+        return self.backend.logs(query)
+
+    def pointer(self, name: Pointer) -> int | None:
+        if name == "latest":
+            return self.block.number
+        return self.backend.pointer(name)
+
+    def evm_database(self) -> ChainDatabaseAPI:
+        return self._chaindb
+
+    def chain_config(self) -> ChainConfig | None:
+        return self.backend.chain_config()
+
+    def generation(self) -> int:
+        return self.backend.generation()
+
+
+__all__ = ["PendingView"]
