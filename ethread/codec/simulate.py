@@ -28,6 +28,15 @@ def _unmarshal(value: Any, field: str, typename: str) -> InvalidParams:
                          f"{field} of type {typename}")
 
 
+def _list(value: Any, field: str, typename: str) -> list[Any]:
+    """A field that holds a JSON array: null or missing is an empty one, as Go decodes it."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _unmarshal(value, field, typename)
+    return value
+
+
 def _flag(obj: dict[str, Any], key: str) -> bool:
     value = obj.get(key)
     if value is None:
@@ -44,11 +53,7 @@ def parse_simulate_options(value: Any) -> SimulateOptions:
     if not isinstance(value, dict):
         raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
                             "ethapi.simOpts")
-    blocks = value.get("blockStateCalls")
-    if blocks is None:
-        blocks = []
-    if not isinstance(blocks, list):
-        raise _unmarshal(blocks, "simOpts.blockStateCalls", "[]ethapi.simBlock")
+    blocks = _list(value.get("blockStateCalls"), "simOpts.blockStateCalls", "[]ethapi.simBlock")
     return SimulateOptions(
         block_state_calls=tuple(_block_calls(block) for block in blocks),
         trace_transfers=_flag(value, "traceTransfers"),
@@ -62,11 +67,7 @@ def _block_calls(value: Any) -> SimulatedBlockCalls:
         return SimulatedBlockCalls()
     if not isinstance(value, dict):
         raise _unmarshal(value, "simOpts.blockStateCalls", "ethapi.simBlock")
-    calls = value.get("calls")
-    if calls is None:
-        calls = []
-    if not isinstance(calls, list):
-        raise _unmarshal(calls, "simBlock.calls", "[]ethapi.TransactionArgs")
+    calls = _list(value.get("calls"), "simBlock.calls", "[]ethapi.TransactionArgs")
     return SimulatedBlockCalls(
         block_overrides=_block_overrides(value.get("blockOverrides")),
         state_overrides=parse_state_override(value.get("stateOverrides")),
