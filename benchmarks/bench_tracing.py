@@ -61,11 +61,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))  # (the benchmarks folder is not a package)
 
 from bench_vs_anvil import (
+    ANVIL_PACKAGES,
     KEY,
     Row,
     Target,
     _body,
     free_port,
+    replay,
     run_python,
     run_wrk,
     running,
@@ -99,11 +101,28 @@ sys.exit(main())
 """
 
 
-def start_ethread(name: str, chain: PeerChain, workdir: Path, *, tracing: bool) -> Target:
+PLAIN = """
+import dataclasses, os, sys
+os.environ["ETHREAD_TRACE_PLAIN"] = "1"
+from ethread.codec import dispatch
+from ethread.codec.parity_rpc import PARITY_METHODS
+from ethread.codec.trace_rpc import TRACE_METHODS
+for name in (*TRACE_METHODS, *PARITY_METHODS):
+    dispatch.METHODS[name] = dataclasses.replace(dispatch.METHODS[name], cacheable=False)
+_for_backend = dispatch.Context.for_backend
+dispatch.Context.for_backend = lambda self: dataclasses.replace(_for_backend(self), traces=None)
+from ethread.cli import main
+sys.exit(main())
+"""
+"""``ethread serve`` on tracing's plain path: py-evm's own classes, each request replaying its
+block, no answer kept (neither in the answer cache nor in the trace cache)."""
+SERVE = "import sys; from ethread.cli import main; sys.exit(main())"
+
+
+def start_ethread(name: str, chain: PeerChain, workdir: Path, *, code: str = SERVE) -> Target:
     port = free_port()
     ledger = workdir / f"credits-{name}.ledger"
     ledger.unlink(missing_ok=True)
-    code = NO_TRACING if not tracing else "import sys; from ethread.cli import main; sys.exit(main())"
     command = [sys.executable, "-c", code, "serve", "--genesis", str(chain.genesis), "--blocks",
                str(chain.blocks), "--no-verify-seals", "--port", str(port), "--api-key", KEY,
                "--daily-credits", str(10**15), "--ledger", str(ledger), "--workers", "1",
@@ -116,6 +135,30 @@ def start_ethread(name: str, chain: PeerChain, workdir: Path, *, tracing: bool) 
         wait_until_up(target, 600, 1)
     except SystemExit:
         print(errors.read_text(errors="replace")[-3000:], file=sys.stderr)
+        raise
+    return target
+
+
+def start_anvil_steps(chain: PeerChain) -> Target:
+    """anvil as :func:`start_anvil` starts it, with ``--steps-tracing``: it records each
+    transaction's steps as it mines it and answers the opcode logger from that record
+    (without the flag it records none, and every opcode log it answers is empty)."""
+    binaries = sorted(ANVIL_PACKAGES.glob("anvil-*/bin/anvil"))
+    if not binaries:
+        raise SystemExit("anvil is not installed: run `npm ci` (or npm install) in tests/js")
+    port = free_port()
+    home = Path(tempfile.mkdtemp(prefix="ethread-bench-anvil-"))
+    process = subprocess.Popen(
+        [str(binaries[0]), "--init", str(chain.genesis), "--host", "127.0.0.1", "--port",
+         str(port), "--no-mining", "--order", "fifo", "--hardfork", "prague", "--accounts", "0",
+         "--disable-default-create2-deployer", "--steps-tracing"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "HOME": str(home)})
+    target = Target("anvil-steps", port, "/", process, home)
+    try:
+        wait_until_up(target, 30)
+        replay(target, chain)
+    except BaseException:
+        target.stop()
         raise
     return target
 
@@ -169,6 +212,43 @@ def rows() -> list[Row]:
     ]
 
 
+def kept_replays(blocks: int = 6, per_block: int = 16) -> None:
+    """In process, no server: debug_traceTransaction of every transaction of blocks holding
+    ``per_block`` calls to Ping each (as an indexer traces a block's transactions, in order and
+    shuffled), on the plain path, on the fast one without kept replays, and with them."""
+    from peer_chain import PING
+
+    from ethread.backends.memory import MemoryBackend
+    from ethread.devchain import DevChain
+    from ethread.methods.tracing import ReplayStates, TraceOptions, trace_transaction
+
+    backend = MemoryBackend()
+    dev = DevChain(backend, accounts=3)
+    ping = dev.deploy_runtime(dev.accounts[0], PING)
+    dev.mine()
+    hashes: list[list[bytes]] = []
+    for block in range(blocks):
+        hashes.append([dev.send(dev.accounts[1 + i % 2], ping, data=bytes([1, i, block, 0]))
+                       for i in range(per_block)])
+        dev.mine()
+    shuffled = [random.Random(n).sample(row, len(row)) for n, row in enumerate(hashes)]
+    print(f"\nin process: {blocks} blocks of {per_block} calls, each transaction traced once "
+          "(traces/s, process CPU)")
+    print(f"{'':<44} {'plain':>9} {'fast':>9} {'fast, kept replays':>19}")
+    for label, options in (("callTracer", TraceOptions(tracer="callTracer")),
+                           ("structLogs", TraceOptions())):
+        for order, rows in (("in order", hashes), ("shuffled", shuffled)):
+            rates = []
+            for fast, states in ((False, None), (True, None), (True, ReplayStates())):
+                started = time.process_time()
+                for row in rows:
+                    for tx_hash in row:
+                        trace_transaction(backend, tx_hash, options, fast=fast, states=states)
+                rates.append(blocks * per_block / (time.process_time() - started))
+            print(f"{label + ', ' + order:<44} {rates[0]:>9.0f} {rates[1]:>9.0f} {rates[2]:>19.0f}",
+                  flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -180,7 +260,12 @@ def main() -> None:
     parser.add_argument("--cpu", action="store_true", help="also print CPU us per request")
     parser.add_argument("--client", choices=("wrk", "python"),
                         default="wrk" if shutil.which("wrk") else "python")
+    parser.add_argument("--replays-only", action="store_true",
+                        help="only the in-process rows of blocks with many transactions")
     args = parser.parse_args()
+    kept_replays()
+    if args.replays_only:
+        return
     with contextlib.ExitStack() as stack:
         workdir = args.workdir or Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="ethread-bench-tracing-")))
@@ -189,10 +274,13 @@ def main() -> None:
         chain = build(workdir / "chain", args.blocks)
         servers = {
             "anvil": stack.enter_context(running(lambda: start_anvil(chain))),
+            "anvil-steps": stack.enter_context(running(lambda: start_anvil_steps(chain))),
             "ethread": stack.enter_context(running(lambda: start_ethread(
-                "ethread", chain, workdir, tracing=True))),
+                "ethread", chain, workdir))),
+            "plain": stack.enter_context(running(lambda: start_ethread(
+                "plain", chain, workdir, code=PLAIN))),
             "no-tracing": stack.enter_context(running(lambda: start_ethread(
-                "no-tracing", chain, workdir, tracing=False))),
+                "no-tracing", chain, workdir, code=NO_TRACING))),
         }
         _status, answer = servers["no-tracing"].post(_body("debug_traceTransaction",
                                                           f'["{chain.tx_hashes[0]}"]').encode())
@@ -209,7 +297,8 @@ def main() -> None:
         for row in rows():
             if args.only and args.only not in row.label:
                 continue
-            here = names if row.label.startswith("eth_call") else ["anvil", "ethread"]
+            here = (["anvil", "ethread", "no-tracing"] if row.label.startswith("eth_call")
+                    else ["anvil", "anvil-steps", "ethread", "plain"])
             for name in here:
                 problem = sample_check(row, servers[name], chain)
                 if problem is not None and not (name == "anvil" and "structLogs" in row.label):
@@ -231,9 +320,11 @@ def main() -> None:
                 rates = {n: done[n] / (args.seconds * args.rounds) for n in here}
                 line = f"{row.label:<40} {concurrency:>3}" + "".join(
                     f" {rates[n]:>11.0f}" if n in rates else f" {'-':>11}" for n in names)
-                line += f" {rates['ethread'] / rates['anvil']:>14.3f}" if rates["anvil"] else ""
+                # the opcode logger beside the anvil that logs steps
+                peer = "anvil-steps" if "structLogs" in row.label else "anvil"
+                line += f" {rates['ethread'] / rates[peer]:>14.3f}" if rates[peer] else ""
                 if row.label.startswith("traceTransaction structLogs"):
-                    line += "  (anvil: no steps)"
+                    line += "  (anvil: no steps; ratio to anvil-steps)"
                 print(line, flush=True)
                 if args.cpu:
                     print(f"{'  server CPU us/request':<40} {concurrency:>3}" + "".join(
