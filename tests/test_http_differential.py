@@ -210,7 +210,8 @@ def talk(server: Any, writes: list[bytes], ending: str) -> tuple[list[Answer], b
                 reset = True
                 break
         if ending == "half-close" and not reset:
-            sock.shutdown(socket.SHUT_WR)
+            with contextlib.suppress(OSError):  # the server may have closed already
+                sock.shutdown(socket.SHUT_WR)
         sock.settimeout(5.0 if ending == "half-close" else 0.3)
         while True:
             try:
@@ -250,7 +251,7 @@ def settle(server: Any) -> int:
     return used(server)
 
 
-@settings(max_examples=25, deadline=None, derandomize=True,
+@settings(max_examples=40, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=streams())
 def test_both_paths_answer_the_same_bytes_with_the_same_charges(
@@ -267,9 +268,11 @@ def test_both_paths_answer_the_same_bytes_with_the_same_charges(
             assert charged == charge_of(answers, methods), (name, answers)
     (lean, lean_reset, lean_charged), (asgi, asgi_reset, asgi_charged) = seen["lean"], seen["asgi"]
     if ending == "half-close":
-        # the connection closes at the end of input: the lean path has answered what it read
-        # whole in the reads before it, the ASGI path what it began; each charged just that
-        assert lean[:len(asgi)] == asgi
+        # the connection closes at the end of input: each path has answered what it took up
+        # before it saw the end (the lean path all it read whole in one read, the ASGI path,
+        # and the lean one behind an ASGI request, what it began), and charged just that
+        shorter = min(len(lean), len(asgi))
+        assert lean[:shorter] == asgi[:shorter]
         assert not paths["problems"].records, [r.getMessage() for r in paths["problems"].records]
         return
     assert lean_charged == asgi_charged
