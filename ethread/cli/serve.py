@@ -159,9 +159,9 @@ def run(args: argparse.Namespace) -> int:
     """``ethread serve``: build the networks from the flags or the config file and serve them until
     stopped; returns the exit status."""
     try:
-        from ..server.processes import runner
         from ..server.billing.ledger import LedgerError
         from ..server.config import ConfigError
+        from ..server.processes import runner
     except ImportError as exc:
         print(f"ethread serve: the server extra is not installed ({exc.name} is missing): "
               "pip install 'ethread[server]'", file=sys.stderr)

@@ -33,8 +33,8 @@ provider at about 0.8 ms a round trip) is never caught by it, and each window wo
 spent for nothing: after :data:`MISSES_BEFORE_REST` windows in a row catch no read, the
 next :data:`REST_READS` reads start none, and then it tries again.
 
-The HTTP protocols (:mod:`.http_protocol`, :mod:`.http_fast`) and the WebSocket one
-(:mod:`.websocket_protocol`) share their server's window. A protocol starts it only while
+The HTTP protocols (:mod:`ethread.server.http.protocol`, :mod:`ethread.server.http.lean`) and the WebSocket one
+(:mod:`ethread.server.websocket.protocol`) share their server's window. A protocol starts it only while
 its worker holds at most :data:`MAX_CONNECTIONS` connections. With more, the loop rarely
 idles between requests, and turning it would take CPU from the other workers and from
 whatever else shares the machine.

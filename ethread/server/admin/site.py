@@ -5,7 +5,7 @@ listening socket of its own that serves no chain; the dashboard's pages for a ke
 are also answered on the JSON-RPC ports when ``dashboard = true``. The API takes the token as
 ``Authorization: Bearer <token>``; a client that keeps sending wrong ones is refused for a
 while (:mod:`.abuse`). Issued keys are written to the key store and this worker's keys
-reloaded at once; the other workers see them within a second (:mod:`.key_sync`).
+reloaded at once; the other workers see them within a second (:mod:`ethread.server.keys.sync`).
 
 - ``GET /admin/v1/keys``: ``{"keys": [...], "configured": N}``;
 - ``POST /admin/v1/keys`` with ``{"label", "daily_credits", "credits_per_second",

@@ -243,7 +243,7 @@ class RpcApp:
         network (by port and Host), the client's address (:mod:`.abuse`), the key and where it
         may be used, the HTTP method, the content type; the network and key it is for (as far
         as they are known) and the refusal, None when it passes. Shared by the ASGI path and
-        the lean HTTP path (:mod:`.http_fast`)."""
+        the lean HTTP path (:mod:`ethread.server.http.lean`)."""
         service = self.service
         network = service.router.find(port, host)
         if network is None:
@@ -383,7 +383,7 @@ class RpcApp:
 
     def startup(self) -> None:
         """Start each network's chain feed (new heads and logs for subscriptions) and, where
-        configured, its miner; and the link with the key store (:mod:`.key_sync`)."""
+        configured, its miner; and the link with the key store (:mod:`ethread.server.keys.sync`)."""
         service = self.service
         if service.key_sync is not None:
             self._tasks.append(asyncio.create_task(service.key_sync.run(service.execution),

@@ -7,7 +7,7 @@ clients like. Here a request's request line and headers must arrive within
 ``header_timeout`` seconds of its first byte (or of the connection's opening) and add up to
 at most :data:`MAX_HEADER_BYTES`; otherwise the connection is closed (with uvicorn's 400 for
 headers that are too large). The body has its own deadline: in the application on the ASGI
-path (:func:`ethread.server.app.read_body`), in :mod:`.http_fast` on the lean path.
+path (:func:`ethread.server.app.read_body`), in :mod:`ethread.server.http.lean` on the lean path.
 
 The deadlines cost no timer per request: each request notes when its current phase must end
 (one clock read), and one timer per connection, re-armed only when it fires, compares. A
