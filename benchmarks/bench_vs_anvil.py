@@ -16,9 +16,14 @@ built once with ethread's dev chain and written as genesis.json and block RLP (k
   memory);
 - **ethread, store**: ``ethread import --engine lmdb`` once, then ``ethread serve --db`` (the
   store a hosted deployment uses: LMDB is what several workers read at once);
-- **ethread, store, no polling** (``--targets ...,store-nopoll``): the store server with
-  ``--busy-poll-us 0``, which sleeps as soon as its loop is idle instead of polling a while
-  for the next request (``ethread.server.busy_poll``);
+- **ethread, store, polling** (``--targets ...,store-poll``): the store server with
+  ``--busy-poll-us 250``, which polls a while for the next request before its loop sleeps
+  (``ethread.server.busy_poll``, off by default);
+- **ethread, store, one piece off** (``store-nofair``, ``store-noshared``): the store server
+  with ``--no-fair-accept`` (uvicorn's greedy accept in each worker) or
+  ``--no-shared-fragments`` (each worker decodes every block it serves itself);
+- **ethread, memory, no admission turns** (``memory-noturns``): ``--no-admission-turns``, each
+  request charged as it is read even when a worker holds many connections;
 - **ethread, ASGI** (``--targets ...,asgi``): the memory server with ``--no-lean-http``,
   every request through uvicorn's ASGI path instead of the lean one (the choice measured);
 - **ethread, metrics** (``--targets ...,metrics``): the memory server with ``--metrics``
@@ -527,6 +532,15 @@ def running(start: Callable[[], Target]) -> Iterator[Target]:
         target.stop()
 
 
+STORE_VARIANTS: tuple[tuple[str, list[str]], ...] = (
+    ("store", []),
+    ("store-poll", ["--busy-poll-us", "250"]),
+    ("store-nofair", ["--no-fair-accept"]),
+    ("store-noshared", ["--no-shared-fragments"]),
+)
+"""The store server as served, and with one fast-path piece turned on or off."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -547,7 +561,9 @@ def main() -> None:
                              "with ETHREAD_SIMULATE_PLAIN=1: eth_simulateV1 on py-evm's own "
                              "classes and tries), metrics (memory with "
                              "--metrics), asgi (memory on uvicorn's ASGI path: --no-lean-http), "
-                             "store, store-nopoll (the store with --busy-poll-us 0)")
+                             "memory-noturns (memory with --no-admission-turns), store, "
+                             "store-poll (the store with --busy-poll-us 250), store-nofair "
+                             "(--no-fair-accept), store-noshared (--no-shared-fragments)")
     parser.add_argument("--workers", type=int, default=2, help="ethread serve --workers")
     parser.add_argument("--engine", default="lmdb", choices=("lmdb", "leveldb"),
                         help="the store's engine (leveldb serves with one worker only)")
@@ -600,14 +616,21 @@ def main() -> None:
                 "asgi", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
                          "--no-verify-seals", "--no-lean-http"], workdir, args.workers,
                 args.access_log, 1800)))
-        for name, extra in (("store", []), ("store-nopoll", ["--busy-poll-us", "0"])):
+        if "memory-noturns" in targets:
+            servers["memory-noturns"] = stack.enter_context(running(lambda: start_ethread(
+                "memory-noturns", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
+                                   "--no-verify-seals", "--no-admission-turns"], workdir,
+                args.workers, args.access_log, 1800)))
+        for name, extra in STORE_VARIANTS:
             if name in targets:
                 store_args = ["--db", str(ensure_store(chain, workdir, args.engine)), *extra]
                 servers[name] = stack.enter_context(running(functools.partial(
                     start_ethread, name, store_args, workdir, workers, args.access_log, 120)))
         run = run_wrk if args.client == "wrk" else run_python
-        columns: list[str] = [name for name in ("anvil", "memory", "memory-plain", "metrics", "asgi", "store",
-                                                "store-nopoll") if name in servers]
+        columns: list[str] = [name for name in ("anvil", "memory", "memory-plain", "metrics", "asgi",
+                                                "memory-noturns",
+                                                *(name for name, _ in STORE_VARIANTS))
+                              if name in servers]
         load = os.getloadavg()
         print(f"\n{os.cpu_count()} CPUs shared by the servers and the load generator "
               f"({args.client}); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "

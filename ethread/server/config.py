@@ -251,6 +251,14 @@ class ServerConfig:
         "polling them after a read before it sleeps, so that a client sending one request "
         "after another is met by a running process instead of waking a sleeping one (0: "
         "sleep at once)", minimum=0, maximum=100_000, metavar="US")
+    admission_turns: bool = setting(True, "charge together, in one ledger transaction, the "
+                                    "requests a worker holding more than two connections reads "
+                                    "in one turn of its loop (lean path)")
+    fair_accept: bool = setting(True, "let each of several workers accept one connection at a "
+                                "time, the least loaded first, instead of uvicorn's greedy "
+                                "accept")
+    shared_fragments: bool = setting(True, "share among several workers the JSON they encoded "
+                                     "for history, so that each block is decoded once")
     threads: int = setting(4, "worker threads that run the quick calls of the synchronous core "
                            "off the event loop", minimum=1, metavar="N")
     slow_threads: int = setting(16, "worker threads for calls that can run long (eth_call, "

@@ -12,7 +12,7 @@ and shutdown, and answers JSON-RPC requests itself:
   connection still being answered, the app's checks (:meth:`RpcApp.gate
   <ethread.server.app.RpcApp.gate>`: network, key, method, content type) run at once;
 - the body is collected up to the size limit, within the body timeout (one deadline per
-  connection, :mod:`.http_protocol`);
+  connection, :mod:`ethread.server.http.protocol`);
 - when it is complete the request pipeline runs right there (or, in a worker holding many
   connections, at the end of the loop's turn with the turn's other requests, so that they are
   charged in one ledger transaction: :mod:`.admission_turn`); an answer that is ready (cached,
@@ -131,6 +131,9 @@ class RpcHttpProtocol(BoundedHttpProtocol):
     rpc: RpcApp
     """The application: its service and checks (set on the class :func:`rpc_protocol`
     makes)."""
+    gather: bool = True
+    """Whether requests wait for their turn's end once the worker holds many connections (set
+    by :func:`rpc_protocol`)."""
     _turns: dict[asyncio.AbstractEventLoop, AdmissionTurn]
     """The admission turn of each loop the class serves on (set by :func:`rpc_protocol`): a
     class serves one server, so one loop (in each worker process)."""
@@ -375,7 +378,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         if self.transport.is_closing():  # never answered, so never charged
             lean.response_complete = True
             return
-        if len(self.connections) > GATHER_ABOVE_CONNECTIONS:
+        if self.gather and len(self.connections) > GATHER_ABOVE_CONNECTIONS:
             self._running = lean  # the connection's next request waits for this one
             lean.transport = self.transport
             self._turn.add(lean, body, partial(self._answer_gathered, lean))
@@ -526,9 +529,10 @@ class RpcHttpProtocol(BoundedHttpProtocol):
                         status, size, seconds)
 
 
-def rpc_protocol(app: RpcApp, header_timeout: float, poll: BusyPoll | None = None) -> Any:
+def rpc_protocol(app: RpcApp, header_timeout: float, poll: BusyPoll | None = None,
+                 gather: bool = True) -> Any:
     """The protocol class uvicorn is given for ``app``: the lean path, this header timeout and
-    polling window (None: none)."""
+    polling window (None: none); ``gather``: admission turns (:mod:`.admission_turn`)."""
     return type("RpcHttpProtocol", (RpcHttpProtocol,), {
-        "rpc": app, "header_timeout": header_timeout, "busy_poll": poll,
+        "rpc": app, "header_timeout": header_timeout, "busy_poll": poll, "gather": gather,
         "_turns": {}})

@@ -129,21 +129,25 @@ class PreparedServer:
         if self.server is None:
             config = self.config
             uv_config = uvicorn_config(self.app, config.limits, lean=config.lean_http,
-                                       busy_poll_us=config.busy_poll_us)
+                                       busy_poll_us=config.busy_poll_us,
+                                       gather=config.admission_turns)
             service = self.service
             self.server = _Server(uv_config, self.on_started, service.execution,
-                                  board=service.workers, slot=service.slot)
+                                  board=service.workers, slot=service.slot,
+                                  fair=config.fair_accept)
         return self.server
 
 
 def uvicorn_config(app: Any, limits: ServiceLimits, lean: bool = False,
-                   busy_poll_us: int = DEFAULT_BUSY_POLL_US) -> uvicorn.Config:
+                   busy_poll_us: int = DEFAULT_BUSY_POLL_US, gather: bool = True,
+                   ) -> uvicorn.Config:
     """uvicorn's settings for serving ``app`` (also what the benchmarks' bare reference app
     runs under, so that it measures the same transport). ``lean``: ``app`` is an
-    :class:`RpcApp` whose JSON-RPC requests take the lean path (:mod:`.http_fast`).
-    ``busy_poll_us``: the polling window after a read (:mod:`.busy_poll`)."""
+    :class:`RpcApp` whose JSON-RPC requests take the lean path (:mod:`ethread.server.http.lean`).
+    ``busy_poll_us``: the polling window after a read (:mod:`.busy_poll`). ``gather``: the lean
+    path's admission turns."""
     poll = polling(busy_poll_us / 1e6)  # one window for the server's loop, every protocol's
-    protocol = (rpc_protocol(app, limits.header_timeout_seconds, poll) if lean
+    protocol = (rpc_protocol(app, limits.header_timeout_seconds, poll, gather) if lean
                 else bounded_protocol(limits.header_timeout_seconds, poll))
     return uvicorn.Config(
         app,
@@ -325,7 +329,7 @@ class _Server(uvicorn.Server):
 
     def __init__(self, config: uvicorn.Config, on_started: Callable[[], None] | None,
                  execution: Execution, board: WorkerBoard | None = None, slot: int = 0,
-                 ) -> None:
+                 fair: bool = True) -> None:
         super().__init__(config)
         self._on_started = on_started
         self.execution = execution
@@ -335,6 +339,8 @@ class _Server(uvicorn.Server):
         the others (:mod:`.fair_accept`) instead of uvicorn's greedy accept, and writes how
         many it holds on the board."""
         self.slot = slot
+        self.fair = fair
+        """False: uvicorn's own accept even with a board (``--no-fair-accept``)."""
         self._listeners: list[FairListener] = []
 
     def _holding(self) -> int:
@@ -343,7 +349,7 @@ class _Server(uvicorn.Server):
             listener.pending for listener in self._listeners)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        if self.board is None or not sockets:
+        if self.board is None or not sockets or not self.fair:
             await super().startup(sockets=sockets)
         else:
             await super().startup(sockets=[])  # the lifespan; no listener of uvicorn's

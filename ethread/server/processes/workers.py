@@ -67,7 +67,8 @@ class Supervisor:
         self.listening = listening
         self.count = count
         self.board = WorkerBoard(count)
-        self.shared = make_directory() if count > 1 else None
+        self.shared = (make_directory()
+                       if count > 1 and listening.config.shared_fragments else None)
         """Where the workers share the answers they decoded (:mod:`.shared_fragments`)."""
         self._pids: dict[int, int] = {}
         """slot -> pid of the worker in that slot."""
