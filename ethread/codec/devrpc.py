@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from ..errors import InvalidParams, MethodNotFound
 from ..models import Address, CallRequest, Hash32, Header
 from .devanvil import ANVIL_METHODS, AnvilChain
+from .devfork import ForkedChain
 from .devpending import POOL_CONTROLS, PendingChain
 from .devsign import SIGNING_METHODS, SigningChain
 from .hex import parse_address, parse_data, parse_quantity, parse_storage_key
@@ -19,7 +20,7 @@ from .params import parse_bool, parse_call_request
 from .txpool_rpc import TxPoolService
 
 
-class DevChain(SigningChain, AnvilChain, PendingChain, Protocol):
+class DevChain(SigningChain, AnvilChain, PendingChain, ForkedChain, Protocol):
     """What these methods ask of a dev chain (:class:`ethread.devchain.DevChain` is one)."""
 
     automine: bool

@@ -37,6 +37,7 @@ from ..methods.simulate import simulate
 from ..models import Address, BlockRef
 from .answers import DEFAULT_ANSWERS, AnswerStyle
 from .client import CLIENT_VERSION
+from .devfork import HISTORY_READS, NOT_HISTORY, HistoryRead, Local, read_history
 from .devpending import NOT_PENDING, PENDING_READS, POOL_READS, PendingRead, PoolReads
 from .devrpc import DEV_METHODS, DevChain, DevHandler, not_available
 from .hex import (
@@ -637,6 +638,23 @@ def _new_pending_filter(backend: Backend, params: Params, ctx: Context) -> Any:
         backend, ctx.dev.pool_arrivals)
 
 
+def _history_first(spec: MethodSpec, read: HistoryRead) -> MethodSpec:
+    """``spec`` answered from the forked node on a forked dev chain when the parameters
+    name its history (at or below the fork block), from the chain otherwise."""
+    def run(backend: Backend, params: Params, ctx: Context) -> Any:
+        history = ctx.dev.fork_history if ctx.dev is not None else None
+        if history is not None:
+            local = Local(backend, lambda other: spec.handler(backend, other, ctx),
+                          ctx.log_limits.max_results)
+            answer = read_history(read, history, params, local)
+            if answer is not NOT_HISTORY:
+                return answer
+        return spec.handler(backend, params, ctx)
+
+    return replace(spec, handler=run)
+
+
+METHODS.update({name: _history_first(METHODS[name], read) for name, read in HISTORY_READS.items()})
 METHODS.update({name: _pool_first(METHODS[name], read) for name, read in PENDING_READS.items()})
 
 

@@ -68,6 +68,7 @@ from ..models import (
 from . import contracts
 from .fork.cache import ForkCache
 from .fork.evm import fork_chain_config
+from .fork.history import ForkHistory
 from .fork.overlay import ForkOverlay, Writes
 from .fork.remote import RemoteLimits
 from .fork.source import BLANK_ROOT, ForkPoint, ForkSource, ProofUnavailable
@@ -397,6 +398,7 @@ class DevChain:
             timestamp=genesis_timestamp, gas_limit=gas_limit, alloc=alloc,
         )
         self._overlay: ForkOverlay | None = None
+        self._history: ForkHistory | None = None
         """A forked chain's state under its own writes (see :meth:`fork`)."""
         if fork is None:
             parsed = parse_genesis(self.genesis)
@@ -404,6 +406,7 @@ class DevChain:
             self.importer = ChainImporter(backend, parsed, verify_seals=False)
         else:
             self._overlay = ForkOverlay(fork)
+            self._history = ForkHistory(fork)
             self.config = fork_chain_config(chain_id, forks, self._overlay)
             self.importer = ChainImporter.from_checkpoint(
                 backend, self.config, fork.point.header, fork.ancestors())
@@ -479,6 +482,12 @@ class DevChain:
     def forked_from(self) -> ForkSource | None:
         """Where a forked chain's state below its own writes is read from (None if not one)."""
         return self._overlay.source if self._overlay is not None else None
+
+    @property
+    def fork_history(self) -> ForkHistory | None:
+        """The forked node's blocks, transactions, receipts and logs at and below the fork
+        block, checked to be the fork's chain (None if not forked)."""
+        return self._history
 
     @property
     def fork_origin(self) -> ForkPoint | None:

@@ -162,8 +162,14 @@ def _forked_backend(config: NetworkConfig) -> tuple[Backend, Any]:
     from ..backends.memory import MemoryBackend
     from ..devchain import DevChain
 
+    class ForkedMemoryBackend(MemoryBackend):
+        """Its history below the fork is the forked node's, fetched when first asked: its
+        lookups are not answered on the event loop, as a memory backend's are."""
+
+        holds_history_in_memory = False
+
     assert config.fork_url is not None
-    backend = MemoryBackend()
+    backend = ForkedMemoryBackend()
     chain = DevChain.fork(config.fork_url, config.fork_block, backend=backend,
                           cache=config.fork_cache)
     return backend, chain

@@ -8,15 +8,18 @@ blocks (``DevChain.fork(url, block)``, ``ethread serve --fork-url URL``), as anv
   and each checked against the block's state root with eth_getProof;
 - :mod:`.cache`: what was fetched and checked, in memory or in an LMDB directory kept between
   runs, keyed by chain id and block;
+- :mod:`.history`: the forked node's blocks, transactions, receipts and logs at and below
+  the fork block, each checked to be in the fork's chain by parent hashes, and kept;
 - :mod:`.overlay`: the chain's own writes over the forked state, and which of the two answers
   for each block;
 - :mod:`.evm`: py-evm's account database and the chain config reading through the overlay.
 """
 
 from .cache import ForkCache, LMDBCache, MemoryCache, open_cache
+from .history import ForkHistory
 from .overlay import ForkOverlay
 from .remote import RemoteError, RemoteLimits, RemoteNode
 from .source import ForkPoint, ForkSource
 
-__all__ = ["ForkCache", "ForkOverlay", "ForkPoint", "ForkSource", "LMDBCache", "MemoryCache",
+__all__ = ["ForkCache", "ForkHistory", "ForkOverlay", "ForkPoint", "ForkSource", "LMDBCache", "MemoryCache",
            "RemoteError", "RemoteLimits", "RemoteNode", "open_cache"]

@@ -1,0 +1,268 @@
+"""A forked dev chain's history before the fork, as JSON-RPC shows it: blocks (by number,
+hash or tag), their transactions, receipts, uncles and logs at or below the fork block are
+the forked node's answers, checked and kept (:mod:`ethread.devchain.fork.history`); what
+the chain made after the fork is its own. ``eth_getLogs`` over a range across the fork block
+is the node's logs up to it followed by the chain's after it, within the usual limits.
+
+Each read here answers :data:`NOT_HISTORY` when the question is the chain's own (a block
+above the fork, a hash the chain made, a parameter that does not parse: the chain's method
+refuses it in geth's words).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..backend import Backend
+from ..errors import InvalidParams, LimitExceeded, UnknownBlock
+from ..models import BlockHashRef, Hash32
+from .hex import parse_hash_param
+from .params import parse_block_ref, parse_bool, parse_index, parse_log_filter, parse_number_or_tag
+
+MAX_TOPICS = 4
+
+
+class RemoteHistory(Protocol):
+    """What these answers ask of a forked chain's history (a
+    :class:`~ethread.devchain.fork.history.ForkHistory`)."""
+
+    @property
+    def fork_number(self) -> int: ...
+
+    def block(self, number: int, full: bool) -> Any: ...
+
+    def block_by_hash(self, block_hash: Hash32, full: bool) -> Any: ...
+
+    def number_of(self, block_hash: Hash32) -> int | None: ...
+
+    def block_receipts(self, number: int) -> Any: ...
+
+    def uncle(self, number: int, index: int) -> Any: ...
+
+    def transaction(self, tx_hash: Hash32) -> Any: ...
+
+    def receipt(self, tx_hash: Hash32) -> Any: ...
+
+    def raw_transaction(self, tx_hash: Hash32) -> Any: ...
+
+    def logs(self, begin: int, end: int, selection: dict[str, Any]) -> list[Any]: ...
+
+    def block_logs(self, block_hash: Hash32, selection: dict[str, Any]) -> list[Any]: ...
+
+
+class ForkedChain(Protocol):
+    """A dev chain that may be a fork of another node's chain."""
+
+    @property
+    def fork_history(self) -> RemoteHistory | None:
+        """The forked node's chain at and below the fork block (None if not forked)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Local:
+    """The chain's own side of a read: its backend, its own answer to other parameters, and
+    the most logs one eth_getLogs answers."""
+
+    backend: Backend
+    answer: Callable[[list[Any]], Any]
+    max_logs: int
+
+
+class _NotHistory:
+    """The answer of a read that is the chain's own."""
+
+
+NOT_HISTORY = _NotHistory()
+HistoryRead = Callable[[RemoteHistory, list[Any], Local], Any]
+
+
+def _number(history: RemoteHistory, backend: Backend, value: Any) -> int | None:
+    """The height a number or tag names when it is at or below the fork block, else None."""
+    ref = parse_number_or_tag(value)
+    if ref == "pending":
+        return None
+    if isinstance(ref, int):
+        number: int | None = ref
+    elif ref == "earliest":
+        number = 0
+    else:
+        number = backend.pointer(ref)  # type: ignore[arg-type]
+    return number if number is not None and number <= history.fork_number else None
+
+
+def _remote_hash(history: RemoteHistory, backend: Backend, value: Any) -> Hash32 | None:
+    """The hash when it is not a block the chain made after the fork (the node may hold it)."""
+    block_hash = parse_hash_param(value)
+    header = backend.header_by_hash(block_hash)
+    if header is not None and header.number > history.fork_number:
+        return None
+    return block_hash
+
+
+def _block_number(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+    number = _number(history, local.backend, params[0])
+    return NOT_HISTORY if number is None else history.block(number, parse_bool(params[1]))
+
+
+def _block_hash(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+    block_hash = _remote_hash(history, local.backend, params[0])
+    if block_hash is None:
+        return NOT_HISTORY
+    return history.block_by_hash(block_hash, parse_bool(params[1]))
+
+
+def _block_of(history: RemoteHistory, local: Local, value: Any, by_hash: bool,
+              full: bool) -> Any:
+    """The node's block a number, tag or hash names (None: no such block in the chain);
+    NOT_HISTORY when it is the chain's own."""
+    if by_hash:
+        block_hash = _remote_hash(history, local.backend, value)
+        return NOT_HISTORY if block_hash is None else history.block_by_hash(block_hash, full)
+    number = _number(history, local.backend, value)
+    return NOT_HISTORY if number is None else history.block(number, full)
+
+
+def _count(key: str, by_hash: bool) -> HistoryRead:
+    def read(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+        block = _block_of(history, local, params[0], by_hash, False)
+        if block is NOT_HISTORY or block is None:
+            return block
+        return hex(len(block.get(key) or []))
+
+    return read
+
+
+def _transaction_at(by_hash: bool, raw: bool) -> HistoryRead:
+    def read(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+        index = parse_index(params[1])
+        block = _block_of(history, local, params[0], by_hash, True)
+        if block is NOT_HISTORY:
+            return block
+        transactions = block.get("transactions") or [] if block is not None else []
+        tx = transactions[index] if index < len(transactions) else None
+        if not raw:
+            return tx
+        return "0x" if tx is None else history.raw_transaction(parse_hash_param(tx["hash"]))
+
+    return read
+
+
+def _uncle_at(by_hash: bool) -> HistoryRead:
+    def read(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+        index = parse_index(params[1])
+        if by_hash:
+            block_hash = _remote_hash(history, local.backend, params[0])
+            if block_hash is None:
+                return NOT_HISTORY
+            number = history.number_of(block_hash)
+            if number is None:
+                return None
+        else:
+            found = _number(history, local.backend, params[0])
+            if found is None:
+                return NOT_HISTORY
+            number = found
+        return history.uncle(number, index)
+
+    return read
+
+
+def _block_receipts(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+    ref = parse_block_ref(params[0])
+    if isinstance(ref, BlockHashRef):
+        header = local.backend.header_by_hash(ref.hash)
+        if header is not None and header.number > history.fork_number:
+            return NOT_HISTORY
+        number = history.number_of(ref.hash)
+        return None if number is None else history.block_receipts(number)
+    found = _number(history, local.backend, params[0])
+    return NOT_HISTORY if found is None else history.block_receipts(found)
+
+
+def _by_transaction(ask: Callable[[RemoteHistory, Hash32], Any]) -> HistoryRead:
+    def read(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+        tx_hash = parse_hash_param(params[0])
+        if local.backend.transaction_location(tx_hash) is not None:
+            return NOT_HISTORY
+        return ask(history, tx_hash)
+
+    return read
+
+
+def _logs(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+    raw = params[0]
+    log_filter = parse_log_filter(raw)
+    if len(log_filter.topics) > MAX_TOPICS:
+        return NOT_HISTORY  # (refused by the chain's own eth_getLogs, in its words)
+    selection = {key: raw[key] for key in ("address", "topics") if raw.get(key) is not None}
+    backend = local.backend
+    fork = history.fork_number
+    if log_filter.block_hash is not None:
+        header = backend.header_by_hash(log_filter.block_hash)
+        if header is not None and header.number > fork:
+            return NOT_HISTORY
+        if history.number_of(log_filter.block_hash) is None:
+            raise UnknownBlock("unknown block")
+        return _bounded(history.block_logs(log_filter.block_hash, selection), local)
+    head = backend.pointer("latest")
+    begin, end = _log_bound(backend, log_filter.from_block), _log_bound(backend, log_filter.to_block)
+    if head is None or begin is None or end is None or begin > fork or begin > end or end > head:
+        return NOT_HISTORY
+    found = list(history.logs(begin, min(end, fork), selection))
+    _bounded(found, local)
+    if end > fork:
+        found.extend(local.answer([{**raw, "fromBlock": hex(fork + 1), "toBlock": hex(end)}]))
+    return _bounded(found, local)
+
+
+def _log_bound(backend: Backend, ref: int | str) -> int | None:
+    if isinstance(ref, int):
+        return ref
+    if ref == "earliest":
+        return 0
+    return backend.pointer("latest" if ref == "pending" else ref)  # type: ignore[arg-type]
+
+
+def _bounded(logs: list[Any], local: Local) -> list[Any]:
+    if len(logs) > local.max_logs:
+        raise LimitExceeded(f"query returned more than {local.max_logs} results")
+    return logs
+
+
+HISTORY_READS: dict[str, HistoryRead] = {
+    "eth_getBlockByNumber": _block_number,
+    "eth_getBlockByHash": _block_hash,
+    "eth_getBlockTransactionCountByNumber": _count("transactions", False),
+    "eth_getBlockTransactionCountByHash": _count("transactions", True),
+    "eth_getUncleCountByBlockNumber": _count("uncles", False),
+    "eth_getUncleCountByBlockHash": _count("uncles", True),
+    "eth_getTransactionByBlockNumberAndIndex": _transaction_at(False, False),
+    "eth_getTransactionByBlockHashAndIndex": _transaction_at(True, False),
+    "eth_getRawTransactionByBlockNumberAndIndex": _transaction_at(False, True),
+    "eth_getRawTransactionByBlockHashAndIndex": _transaction_at(True, True),
+    "eth_getUncleByBlockNumberAndIndex": _uncle_at(False),
+    "eth_getUncleByBlockHashAndIndex": _uncle_at(True),
+    "eth_getBlockReceipts": _block_receipts,
+    "eth_getTransactionByHash": _by_transaction(lambda h, tx_hash: h.transaction(tx_hash)),
+    "eth_getTransactionReceipt": _by_transaction(lambda h, tx_hash: h.receipt(tx_hash)),
+    "eth_getRawTransactionByHash": _by_transaction(lambda h, tx_hash: h.raw_transaction(tx_hash)),
+    "eth_getLogs": _logs,
+}
+"""Reads a forked dev chain answers from the forked node when they name its history."""
+
+
+def read_history(read: HistoryRead, history: RemoteHistory, params: list[Any],
+                 local: Local) -> Any:
+    """``read``'s answer; NOT_HISTORY for parameters that do not parse (the chain's own
+    method refuses them, naming the argument as geth does)."""
+    try:
+        return read(history, params, local)
+    except InvalidParams:
+        return NOT_HISTORY
+
+
+__all__ = ["HISTORY_READS", "NOT_HISTORY", "ForkedChain", "HistoryRead", "Local",
+           "RemoteHistory", "read_history"]

@@ -1,0 +1,252 @@
+"""The forked node's chain at and below the fork block: blocks, transactions, receipts,
+uncles and logs answered as the node answers them (anvil does the same), each answer checked
+to belong to the chain the fork continues, and kept in the fork's cache.
+
+The check: the chain's hash at every height is learnt by walking parent hashes down from the
+fork block (each header fetched once, hashed, and kept; a second run reads them back), and an
+answer is believed only if the block it names or holds has the hash at its height. A node
+that answers a block of another chain (a reorganisation below the fork block, a proxy that
+mixes nodes) is refused with an error naming the block.
+
+What is kept: the answer, as JSON, under the chain id and fork block and the request
+(``r`` + method and parameters), once checked. The same request on a later run is answered
+from the cache without the node.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import orjson
+
+from ...models import Hash32
+from .remote import RemoteError
+from .source import ForkSource, _header_key, _hex_bytes, _hex_int, header_from_json
+
+WALK_CHUNK = 1024
+"""Headers asked for in one step of a walk down the chain (sent in batches of the remote's
+batch size, a bounded number in flight)."""
+
+
+class ForkHistory:
+    """Blocks at and below the fork block, read from the node that was forked."""
+
+    def __init__(self, source: ForkSource) -> None:
+        self.source = source
+        self.fork_number = source.point.number
+        point = source.point
+        self._chain_id = point.chain_id
+        self._prefix = point.chain_id.to_bytes(8, "big") + point.number.to_bytes(8, "big")
+        self._hashes: dict[int, Hash32] = {point.number: point.header.hash}
+        """The chain's hash at each height learnt so far (from the fork block down)."""
+        self._parent: Hash32 = point.header.parent_hash
+        """The parent hash of the lowest block learnt: the next one down must hash to it."""
+        self._lowest = point.number
+        self._lock = threading.Lock()
+
+    # -- the chain's hashes -------------------------------------------------------------------
+
+    def canonical_hash(self, number: int) -> Hash32 | None:
+        """The hash of the fork's chain at ``number`` (None above the fork block)."""
+        if not 0 <= number <= self.fork_number:
+            return None
+        with self._lock:
+            while self._lowest > number:
+                self._walk(max(number, self._lowest - WALK_CHUNK))
+            return self._hashes[number]
+
+    def _walk(self, down_to: int) -> None:
+        """Learn the hashes from below the lowest known one down to ``down_to``."""
+        numbers = list(range(self._lowest - 1, down_to - 1, -1))
+        cache = self.source.cache
+        kept = {n: cache.get(_header_key(self._chain_id, n)) for n in numbers}
+        missing = [n for n in numbers if kept[n] is None]
+        if missing:
+            fetched = self.source.remote.batch(
+                [("eth_getBlockByNumber", [hex(n), False]) for n in missing])
+            self.source._count(len(missing))
+            for n, block in zip(missing, fetched, strict=True):
+                if block is None:
+                    raise RemoteError(f"the forked node does not hold block {n}, below the "
+                                      f"fork block {self.fork_number}")
+                kept[n] = orjson.dumps(block)
+            cache.put_many({_header_key(self._chain_id, n): kept[n] or b"" for n in missing})
+        for n in numbers:
+            header = header_from_json(orjson.loads(kept[n] or b"null"))
+            if header.number != n or header.hash != self._parent:
+                raise RemoteError(f"the forked node's block {n} (0x{header.hash.hex()}) is not "
+                                  f"in the chain of the fork block {self.fork_number}: its child "
+                                  f"names parent 0x{self._parent.hex()}")
+            self._hashes[n] = header.hash
+            self._parent = header.parent_hash
+            self._lowest = n
+
+    def _check_block_hash(self, number: int, block_hash: bytes, what: str) -> None:
+        if self.canonical_hash(number) != block_hash:
+            raise RemoteError(f"the forked node answered {what} of block {number} "
+                              f"(0x{block_hash.hex()}), which is not in the chain of the fork "
+                              f"block {self.fork_number}")
+
+    # -- asking, checking, keeping ----------------------------------------------------------
+
+    def _ask(self, method: str, params: Sequence[Any], check: Callable[[Any], Any]) -> Any:
+        """The node's answer to one call, passed through ``check`` (which refuses it or gives
+        the answer to make); kept once checked."""
+        key = self._prefix + b"r" + orjson.dumps([method, list(params)])
+        kept = self.source.cache.get(key)
+        if kept is not None:
+            return orjson.loads(kept)
+        answer = check(self.source.remote.call(method, params))
+        self.source._count(1)
+        self.source.cache.put_many({key: orjson.dumps(answer)})
+        return answer
+
+    def _in_chain(self, found: Any, what: str) -> bool:
+        """Whether an object the node gave with ``blockNumber`` and ``blockHash`` (a
+        transaction, a receipt, a log) is in the fork's chain: False when it is in a block
+        above the fork block or in none; refused when its block is not the chain's."""
+        if not isinstance(found, dict) or found.get("blockNumber") is None:
+            return False
+        number = _hex_int(found["blockNumber"], "block number")
+        if number > self.fork_number:
+            return False
+        self._check_block_hash(number, _hex_bytes(found.get("blockHash"), "block hash"), what)
+        return True
+
+    # -- blocks -----------------------------------------------------------------------------
+
+    def block(self, number: int, full: bool) -> Any:
+        """eth_getBlockByNumber of a block at or below the fork block."""
+        def check(block: Any) -> Any:
+            if block is None:
+                raise RemoteError(f"the forked node does not hold block {number}")
+            header = header_from_json(block)
+            if header.number != number:
+                raise RemoteError(f"the forked node answered block {header.number} for "
+                                  f"block {number}")
+            self._check_block_hash(number, header.hash, "the block")
+            return block
+
+        return self._ask("eth_getBlockByNumber", [hex(number), full], check)
+
+    def number_of(self, block_hash: Hash32) -> int | None:
+        """The height of the chain's block with this hash at or below the fork block (None
+        when it is none of them)."""
+        header = self.block_by_hash(block_hash, False)
+        return None if header is None else _hex_int(header["number"], "block number")
+
+    def block_by_hash(self, block_hash: Hash32, full: bool) -> Any:
+        """eth_getBlockByHash: the node's block when it is the chain's at or below the fork
+        block, else None (a block above the fork, a block of a side chain, none)."""
+        def check(block: Any) -> Any:
+            if block is None:
+                return None
+            header = header_from_json(block)
+            if header.hash != block_hash or header.number > self.fork_number:
+                return None
+            if self.canonical_hash(header.number) != header.hash:
+                return None
+            return block
+
+        return self._ask("eth_getBlockByHash", ["0x" + block_hash.hex(), full], check)
+
+    def block_receipts(self, number: int) -> Any:
+        """eth_getBlockReceipts of a block at or below the fork block."""
+        def check(receipts: Any) -> Any:
+            if not isinstance(receipts, list):
+                raise RemoteError(f"the forked node does not hold the receipts of block {number}")
+            expected = self.canonical_hash(number)
+            for receipt in receipts:
+                got = _hex_bytes(receipt.get("blockHash") if isinstance(receipt, dict) else None,
+                                 "block hash")
+                if got != expected:
+                    raise RemoteError(f"the forked node answered receipts of block {number} "
+                                      f"(0x{got.hex()}), which is not in the chain of the fork "
+                                      f"block {self.fork_number}")
+            return receipts
+
+        return self._ask("eth_getBlockReceipts", [hex(number)], check)
+
+    def uncle(self, number: int, index: int) -> Any:
+        """eth_getUncleByBlockNumberAndIndex, the uncle checked against the block's list."""
+        uncles = self.block(number, False).get("uncles") or []
+
+        def check(uncle: Any) -> Any:
+            if uncle is None:
+                return None
+            header = header_from_json(uncle)
+            if index >= len(uncles) or _hex_bytes(uncles[index], "uncle hash") != header.hash:
+                raise RemoteError(f"the forked node's uncle {index} of block {number} is not "
+                                  "the one the block names")
+            return uncle
+
+        if index >= len(uncles):
+            return None
+        return self._ask("eth_getUncleByBlockNumberAndIndex", [hex(number), hex(index)], check)
+
+    # -- transactions -------------------------------------------------------------------------
+
+    def transaction(self, tx_hash: Hash32) -> Any:
+        """eth_getTransactionByHash: the node's answer when the transaction is in the fork's
+        chain, else None."""
+        def check(tx: Any) -> Any:
+            return tx if self._in_chain(tx, "a transaction") else None
+
+        return self._ask("eth_getTransactionByHash", ["0x" + tx_hash.hex()], check)
+
+    def receipt(self, tx_hash: Hash32) -> Any:
+        """eth_getTransactionReceipt, as :meth:`transaction`."""
+        def check(receipt: Any) -> Any:
+            return receipt if self._in_chain(receipt, "a receipt") else None
+
+        return self._ask("eth_getTransactionReceipt", ["0x" + tx_hash.hex()], check)
+
+    def raw_transaction(self, tx_hash: Hash32) -> Any:
+        """eth_getRawTransactionByHash ("0x" when the fork's chain does not hold it)."""
+        if self.transaction(tx_hash) is None:
+            return "0x"
+        return self._ask("eth_getRawTransactionByHash", ["0x" + tx_hash.hex()],
+                         lambda raw: raw if isinstance(raw, str) else "0x")
+
+    # -- logs -------------------------------------------------------------------------------
+
+    def logs(self, begin: int, end: int, selection: dict[str, Any]) -> list[Any]:
+        """eth_getLogs over blocks ``begin`` to ``end`` (at most the fork block), with the
+        filter's ``address`` and ``topics`` as the client wrote them."""
+        request = {"fromBlock": hex(begin), "toBlock": hex(end), **selection}
+
+        def check(logs: Any) -> Any:
+            if not isinstance(logs, list):
+                raise RemoteError("the forked node's eth_getLogs answer is not a list")
+            for log in logs:
+                number = _hex_int(log.get("blockNumber") if isinstance(log, dict) else None,
+                                  "block number")
+                if not begin <= number <= end:
+                    raise RemoteError(f"the forked node answered a log of block {number}, "
+                                      f"outside {begin} to {end}")
+                self._check_block_hash(number, _hex_bytes(log.get("blockHash"), "block hash"),
+                                       "a log")
+            return logs
+
+        return self._ask("eth_getLogs", [request], check)  # type: ignore[no-any-return]
+
+    def block_logs(self, block_hash: Hash32, selection: dict[str, Any]) -> list[Any]:
+        """eth_getLogs of one block of the fork's chain, by its hash."""
+        request = {"blockHash": "0x" + block_hash.hex(), **selection}
+
+        def check(logs: Any) -> Any:
+            if not isinstance(logs, list):
+                raise RemoteError("the forked node's eth_getLogs answer is not a list")
+            for log in logs:
+                if _hex_bytes(log.get("blockHash") if isinstance(log, dict) else None,
+                              "block hash") != block_hash:
+                    raise RemoteError("the forked node answered a log of another block than "
+                                      f"0x{block_hash.hex()}")
+            return logs
+
+        return self._ask("eth_getLogs", [request], check)  # type: ignore[no-any-return]
+
+
+__all__ = ["ForkHistory"]
