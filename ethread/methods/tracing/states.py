@@ -15,9 +15,10 @@ from the state its predecessor committed (py-evm locks the journal at each trans
 start), and reads through the trie return what the journal held.
 
 :class:`ReplayStates` keeps recent replays, bounded in count and in bytes (the overlay's
-nodes and a share for the decoded block and its VM). A replay serves one request at a time:
-it is taken out while in use and given back afterwards; a request that finds none builds
-its own. A replay whose run failed part-way (a time limit, an error) is never given back.
+nodes, and shares for its VM and the block's transactions). A replay serves one request at a
+time: it is taken out while in use and given back afterwards; a request that finds none
+builds its own. A replay whose run failed part-way (a time limit, an error) is never given
+back.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ from ...lru import LRU
 MAX_REPLAYS = 64
 MAX_REPLAY_BYTES = 256 * 1024 * 1024
 BASE_WEIGHT = 64 * 1024
-"""What a kept replay counts for besides its overlay: its VM, state and decoded block."""
+"""What a kept replay counts for besides its overlay and transactions: its VM and state."""
+TRANSACTION_WEIGHT = 2048
+"""What each of a kept replay's transactions counts for (decoded or not yet)."""
 
 
 class Overlay(BaseDB):
@@ -174,7 +177,8 @@ class BlockReplay:
     @property
     def weight(self) -> int:
         """Bytes this replay holds, for :class:`ReplayStates`' bound."""
-        return BASE_WEIGHT + (self.overlay.size if self.overlay is not None else 0)
+        return (BASE_WEIGHT + TRANSACTION_WEIGHT * len(self.transactions)
+                + (self.overlay.size if self.overlay is not None else 0))
 
 
 class ReplayStates:
