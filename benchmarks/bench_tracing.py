@@ -1,10 +1,10 @@
 """Tracing beside anvil on the same chain, in one run: requests/s of debug_traceTransaction
 with callTracer and with the opcode logger (the struct logger), each on distinct and on
-repeated transactions, at concurrency 1 and 16; and eth_call on distinct calldata on ethread
-with and without the tracing hook module loaded.
+repeated transactions, at concurrency 1 and 16, on tracing's fast path and on its plain one;
+and eth_call on distinct calldata on ethread with and without the tracing hook module loaded.
 
     .venv/bin/python benchmarks/bench_tracing.py [--blocks 1001] [--seconds 5] [--rounds 1]
-        [--workdir DIR] [--client wrk|python] [--cpu]
+        [--workdir DIR] [--client wrk|python] [--cpu] [--only TEXT] [--replays-only]
 
 The chain is bench_vs_anvil.py's (``peer_chain.py``: block 1 deploys Ping, each later block
 holds one call to it, which logs and returns), started the same way: anvil from the same
@@ -12,35 +12,50 @@ genesis with the same signed transactions replayed block by block, ethread with 
 serve --genesis --blocks`` (one worker, so that both ethread servers run the same way).
 
 - **distinct** transactions: request n asks for transaction n of the chain (each thread
-  starting at its own place), so a row shorter than the chain never asks twice;
+  starting at its own place) with a timeout of its own, so no answer is ever reused;
 - **repeated**: every request asks for the same transaction, with a new id each time (a
-  client numbering its requests: no answer-by-body shortcut);
-- **ethread, no tracing**: ``ethread serve`` started with the trace method tables replaced by
-  empty ones and any import of ``ethread.methods.tracing`` refused, so the process never loads
-  the hooks (the eth_call row only: it shows what loading the tracing modules costs a call
-  that is not traced: nothing, since eth_call runs its own classes and the hooked ones are
-  only made for a traced run).
+  client numbering its requests);
+- **anvil-steps**: anvil started with ``--steps-tracing``. Without it anvil records no steps
+  when it mines and answers every opcode log with an empty step list, whatever the request's
+  options (``enableMemory`` and the rest change nothing); with it, it answers the opcode
+  logger from the steps it recorded while mining (a lookup, no execution: tens of
+  microseconds a request), while its callTracer answers cost what a replay costs. The
+  struct logger's rows are compared with anvil-steps;
+- **plain**: ethread on tracing's plain path (``ETHREAD_TRACE_PLAIN=1``: py-evm's own classes,
+  a block replayed from its start for every request) with no trace answer kept, beside the
+  fast path in the same run;
+- **no-tracing**: ``ethread serve`` started with the trace method tables replaced by empty
+  ones and any import of ``ethread.methods.tracing`` refused, so the process never loads the
+  hooks (the eth_call row only).
 
-anvil (the pinned release) answers the opcode logger with no steps for this chain's
-transactions (tests/test_tracing_anvil.py): its structLogs figures are not comparable.
+ethread keeps answers (the answer cache: a repeated trace is answered as a cached eth_call
+is, before any thread hop; the trace cache, across new blocks) and the blocks it replayed
+lately (``methods/tracing/states.py``), which the in-process rows printed first measure:
+blocks of 16 transactions, each traced once.
 
-ethread keeps the trace of a mined transaction once made (a dispatcher's trace cache, keyed by
-the block's hash, the transaction and the trace's configuration: the answer never changes), so
-its repeated rows measure answering from that cache; its distinct rows each replay a block.
+Measured with ``--blocks 1001 --seconds 3 --rounds 2 --cpu`` (wrk, load average 4.6 to 6.4 from
+other work on the machine: the figures move with it), requests/s at c=1 / c=16 and server CPU
+per request at c=16:
 
-Measured with ``--blocks 1001 --seconds 3 --rounds 2 --cpu`` (wrk, load average 7.8 to 11:
-the figures move with the machine), requests/s at c=1 / c=16 and server CPU per request:
+| row | anvil | anvil-steps | ethread | ethread, plain |
+|---|---|---|---|---|
+| callTracer, distinct | 1,417 / 902 | 1,529 / 997 | 469 / 416 (1.9 ms) | 310 / 231 (3.3 ms) |
+| callTracer, repeated | 2,456 / 2,593 | 2,483 / 2,979 | 13,338 / 25,510 (24 us) | 237 / 323 |
+| struct logger, distinct | 19,120 / 27,244 (no steps) | 9,621 / 13,298 | 575 / 665 (1.4 ms) | 385 / 418 (2.2 ms) |
+| struct logger, repeated | 22,960 / 27,189 (no steps) | 9,775 / 16,220 | 12,058 / 12,650 (31 us) | 262 / 314 |
 
-| row | anvil | ethread | ethread, no tracing |
-|---|---|---|---|
-| callTracer, distinct | 1,208 / 1,698 | 231 / 359 (3.3 ms) | - |
-| callTracer, repeated | 2,904 / 2,593 | 2,353 / 6,683 (0.24 ms) | - |
-| struct logger, distinct | 10,242 / 21,858 (no steps) | 139 / 122 (4.0 ms) | - |
-| struct logger, repeated | 12,853 / 16,596 (no steps) | 3,585 / 5,924 (0.24 ms) | - |
-| eth_call, distinct | 2,376 / 11,517 | 1,300 / 3,846 (273 / 214 us) | 1,427 / 3,194 (285 / 204 us) |
+In process (traces/s): 16-transaction blocks, callTracer in order 151 plain, 277 fast, 1,411
+with kept replays (shuffled 142 / 255 / 718); struct logger in order 128 / 258 / 1,298
+(shuffled 118 / 199 / 982).
 
-Before the trace cache, a repeated callTracer trace ran at 171 / 110 requests/s (each one
-replayed its block); eth_call costs the same CPU with and without the tracing modules.
+eth_call, distinct, with and without the tracing modules (``--only eth_call --rounds 4
+--seconds 2``, load average 7.4 to 8.9): ethread 3,268 / 5,540 (179 / 134 us), no-tracing
+2,456 / 3,585 (193 / 151 us), anvil 3,960 / 19,618; the run before, the other way round
+(3,067 / 4,980 against 5,069 / 6,153): within the machine's noise, and in process an eth_call
+costs the same before and after 600 traces filled the trace caches (108 and 105 us).
+
+Before this work (same flags, load 7.8 to 11): callTracer distinct 231 / 359 (3.3 ms), repeated
+2,353 / 6,683; struct logger distinct 139 / 122 (4.0 ms), repeated 3,585 / 5,924.
 """
 
 from __future__ import annotations
