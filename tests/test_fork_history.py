@@ -257,3 +257,33 @@ def test_a_served_fork_answers_history_from_the_node(remote: str, tmp_path: Path
             assert call(url, method, *params) == call(remote, method, *params), (method, params)
         assert call(url, "eth_getLogs", {"fromBlock": "0x0", "toBlock": "latest"}) == \
             call(remote, "eth_getLogs", {"fromBlock": "0x0", "toBlock": hex(fork)})
+
+
+def test_the_walk_down_the_chain_is_batched_checked_and_kept(
+        remote: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ethread.devchain.fork import history
+    from ethread.devchain.fork.cache import MemoryCache
+    from ethread.devchain.fork.remote import RemoteLimits, RemoteNode
+    from ethread.devchain.fork.source import ForkSource
+
+    monkeypatch.setattr(history, "WALK_CHUNK", 7)
+    monkeypatch.setattr(history, "LOG_SPAN", 5)
+    head = int(call(remote, "eth_blockNumber"), 16)
+    node = RemoteNode(remote, RemoteLimits(batch_size=4, concurrency=2))
+    cache = MemoryCache()
+    source = ForkSource.connect(node, head, cache)  # (keeps only the fork block's header)
+    walker = history.ForkHistory(source)
+    hashes = [call(remote, "eth_getBlockByNumber", hex(n), False)["hash"] for n in range(head + 1)]
+    assert ["0x" + (walker.canonical_hash(n) or b"").hex() for n in (0, *range(head + 1))][1:] == hashes
+    assert source.fetched == head  # each header below the fork block once
+    assert walker.logs(0, head, {}) == call(remote, "eth_getLogs",
+                                            {"fromBlock": "0x0", "toBlock": hex(head)})
+    asked = source.fetched
+    assert asked == head + (head // 5 + 1)  # one call per span of five blocks
+
+    again = history.ForkHistory(ForkSource.connect(node, head, cache))
+    assert ["0x" + (again.canonical_hash(n) or b"").hex() for n in range(head + 1)] == hashes
+    assert again.logs(0, head, {}) == walker.logs(0, head, {})
+    assert again.source.fetched == 0
+    assert again.canonical_hash(head + 1) is None
+    node.close()

@@ -8,9 +8,10 @@ answer is believed only if the block it names or holds has the hash at its heigh
 that answers a block of another chain (a reorganisation below the fork block, a proxy that
 mixes nodes) is refused with an error naming the block.
 
-What is kept: the answer, as JSON, under the chain id and fork block and the request
-(``r`` + method and parameters), once checked. The same request on a later run is answered
-from the cache without the node.
+What is kept, under the chain id and fork block: each answer, as JSON, under the request
+(``r`` + method and parameters), once checked; and each height's hash and parent hash once
+learnt (``v`` + number). The same request on a later run is answered from the cache without
+the node.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from ...models import Hash32
 from .remote import RemoteError
 from .source import ForkSource, _header_key, _hex_bytes, _hex_int, header_from_json
 
+LOG_SPAN = 2000
+"""Blocks one eth_getLogs to the node covers at most."""
 WALK_CHUNK = 1024
 """Headers asked for in one step of a walk down the chain (sent in batches of the remote's
 batch size, a bounded number in flight)."""
@@ -58,11 +61,16 @@ class ForkHistory:
             return self._hashes[number]
 
     def _walk(self, down_to: int) -> None:
-        """Learn the hashes from below the lowest known one down to ``down_to``."""
+        """Learn the hashes from below the lowest known one down to ``down_to``. A height
+        learnt on an earlier run is kept as its hash and parent hash (64 bytes); others are
+        read from the headers the fork kept (the 256 before the fork block) or asked of the
+        node, and hashed."""
         numbers = list(range(self._lowest - 1, down_to - 1, -1))
         cache = self.source.cache
-        kept = {n: cache.get(_header_key(self._chain_id, n)) for n in numbers}
-        missing = [n for n in numbers if kept[n] is None]
+        learnt = {n: cache.get(self._prefix + b"v" + n.to_bytes(8, "big")) for n in numbers}
+        headers = {n: cache.get(_header_key(self._chain_id, n)) for n in numbers
+                   if learnt[n] is None}
+        missing = [n for n, kept in headers.items() if kept is None]
         if missing:
             fetched = self.source.remote.batch(
                 [("eth_getBlockByNumber", [hex(n), False]) for n in missing])
@@ -71,17 +79,27 @@ class ForkHistory:
                 if block is None:
                     raise RemoteError(f"the forked node does not hold block {n}, below the "
                                       f"fork block {self.fork_number}")
-                kept[n] = orjson.dumps(block)
-            cache.put_many({_header_key(self._chain_id, n): kept[n] or b"" for n in missing})
+                headers[n] = orjson.dumps(block)
+        fresh: dict[bytes, bytes] = {}
         for n in numbers:
-            header = header_from_json(orjson.loads(kept[n] or b"null"))
-            if header.number != n or header.hash != self._parent:
-                raise RemoteError(f"the forked node's block {n} (0x{header.hash.hex()}) is not "
+            kept = learnt[n]
+            if kept is not None:
+                block_hash, parent = kept[:32], kept[32:]
+            else:
+                header = header_from_json(orjson.loads(headers[n] or b"null"))
+                if header.number != n:
+                    raise RemoteError(f"the forked node answered block {header.number} for "
+                                      f"block {n}")
+                block_hash, parent = header.hash, header.parent_hash
+                fresh[self._prefix + b"v" + n.to_bytes(8, "big")] = block_hash + parent
+            if block_hash != self._parent:
+                raise RemoteError(f"the forked node's block {n} (0x{block_hash.hex()}) is not "
                                   f"in the chain of the fork block {self.fork_number}: its child "
                                   f"names parent 0x{self._parent.hex()}")
-            self._hashes[n] = header.hash
-            self._parent = header.parent_hash
+            self._hashes[n] = block_hash
+            self._parent = parent
             self._lowest = n
+        cache.put_many(fresh)
 
     def _check_block_hash(self, number: int, block_hash: bytes, what: str) -> None:
         if self.canonical_hash(number) != block_hash:
@@ -91,10 +109,13 @@ class ForkHistory:
 
     # -- asking, checking, keeping ----------------------------------------------------------
 
+    def _key(self, method: str, params: Sequence[Any]) -> bytes:
+        return self._prefix + b"r" + orjson.dumps([method, list(params)])
+
     def _ask(self, method: str, params: Sequence[Any], check: Callable[[Any], Any]) -> Any:
         """The node's answer to one call, passed through ``check`` (which refuses it or gives
         the answer to make); kept once checked."""
-        key = self._prefix + b"r" + orjson.dumps([method, list(params)])
+        key = self._key(method, params)
         kept = self.source.cache.get(key)
         if kept is not None:
             return orjson.loads(kept)
@@ -214,23 +235,40 @@ class ForkHistory:
 
     def logs(self, begin: int, end: int, selection: dict[str, Any]) -> list[Any]:
         """eth_getLogs over blocks ``begin`` to ``end`` (at most the fork block), with the
-        filter's ``address`` and ``topics`` as the client wrote them."""
-        request = {"fromBlock": hex(begin), "toBlock": hex(end), **selection}
+        filter's ``address`` and ``topics`` as the client wrote them. Asked in spans of
+        :data:`LOG_SPAN` blocks on fixed boundaries (what nodes and providers take in one
+        query; the same span asked again is read from the cache), in batches."""
+        spans = [(max(begin, first), min(end, first + LOG_SPAN - 1))
+                 for first in range(begin - begin % LOG_SPAN, end + 1, LOG_SPAN)]
+        requests = [{"fromBlock": hex(low), "toBlock": hex(high), **selection}
+                    for low, high in spans]
+        keys = [self._key("eth_getLogs", [request]) for request in requests]
+        kept = [self.source.cache.get(key) for key in keys]
+        wanted = [i for i, found in enumerate(kept) if found is None]
+        answers = self.source.remote.batch([("eth_getLogs", [requests[i]]) for i in wanted])
+        self.source._count(len(wanted))
+        fresh: dict[bytes, bytes] = {}
+        for i, answer in zip(wanted, answers, strict=True):
+            low, high = spans[i]
+            fresh[keys[i]] = orjson.dumps(self._checked_logs(answer, low, high))
+        self.source.cache.put_many(fresh)
+        found: list[Any] = []
+        for key, cached in zip(keys, kept, strict=True):
+            found.extend(orjson.loads(cached if cached is not None else fresh[key]))
+        return found
 
-        def check(logs: Any) -> Any:
-            if not isinstance(logs, list):
-                raise RemoteError("the forked node's eth_getLogs answer is not a list")
-            for log in logs:
-                number = _hex_int(log.get("blockNumber") if isinstance(log, dict) else None,
-                                  "block number")
-                if not begin <= number <= end:
-                    raise RemoteError(f"the forked node answered a log of block {number}, "
-                                      f"outside {begin} to {end}")
-                self._check_block_hash(number, _hex_bytes(log.get("blockHash"), "block hash"),
-                                       "a log")
-            return logs
-
-        return self._ask("eth_getLogs", [request], check)  # type: ignore[no-any-return]
+    def _checked_logs(self, logs: Any, begin: int, end: int) -> list[Any]:
+        if not isinstance(logs, list):
+            raise RemoteError("the forked node's eth_getLogs answer is not a list")
+        for log in logs:
+            number = _hex_int(log.get("blockNumber") if isinstance(log, dict) else None,
+                              "block number")
+            if not begin <= number <= end:
+                raise RemoteError(f"the forked node answered a log of block {number}, "
+                                  f"outside {begin} to {end}")
+            self._check_block_hash(number, _hex_bytes(log.get("blockHash"), "block hash"),
+                                   "a log")
+        return logs
 
     def block_logs(self, block_hash: Hash32, selection: dict[str, Any]) -> list[Any]:
         """eth_getLogs of one block of the fork's chain, by its hash."""
