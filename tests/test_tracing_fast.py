@@ -190,3 +190,36 @@ def test_kept_replays_are_bounded_and_go_back(router_chain: Any) -> None:
                                   fast=True)
         assert found == plain[position]
     assert len(small) == 0
+
+
+def test_a_replay_that_failed_is_not_kept(router_chain: Any) -> None:
+    from ethread.errors import ExecutionFailed
+
+    backend, hashes = router_chain
+    states = ReplayStates()
+    router_call = bytes.fromhex(hashes[4][2:])  # (block 2's first: the router's calls, logs)
+    with pytest.raises(ExecutionFailed, match="execution timeout"):
+        trace_transaction(backend, router_call, TraceOptions(tracer="callTracer", timeout=1e-9),
+                          states=states, fast=True)
+    assert len(states) == 0  # (its state stopped part-way through the transaction)
+    options = TraceOptions(tracer="callTracer")
+    for tx_hash in (hashes[5], hashes[4]):
+        expected = trace_transaction(backend, bytes.fromhex(tx_hash[2:]), options, fast=False)
+        assert trace_transaction(backend, bytes.fromhex(tx_hash[2:]), options, states=states,
+                                 fast=True) == expected
+    assert len(states) == 1
+
+
+def test_kept_replays_shared_by_threads(router_chain: Any) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    backend, hashes = router_chain
+    options = TraceOptions(tracer="callTracer", tracer_config={"withLog": True})
+    expected = {h: trace_transaction(backend, bytes.fromhex(h[2:]), options, fast=False)
+                for h in hashes}
+    states = ReplayStates()
+    asked = [h for order in _orders(hashes) for h in order] * 2
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda h: trace_transaction(backend, bytes.fromhex(h[2:]), options,
+                                                          states=states, fast=True), asked))
+    assert found == [expected[h] for h in asked]
