@@ -287,3 +287,20 @@ def test_the_walk_down_the_chain_is_batched_checked_and_kept(
     assert again.source.fetched == 0
     assert again.canonical_hash(head + 1) is None
     node.close()
+
+
+def test_pending_state_reads_on_a_fork(remote: str) -> None:
+    head = int(call(remote, "eth_blockNumber"), 16)
+    chain = DevChain.fork(remote, head, backend=ethread.MemoryBackend(), automine=False)
+    payer, payee = ("0x" + chain.accounts[i].address.hex() for i in (0, 1))
+    start = int(local(chain, "eth_getBalance", payee, "latest"), 16)
+    local(chain, "eth_sendTransaction", {"from": payer, "to": payee, "value": "0x7"})
+    assert local(chain, "eth_getBalance", payee, "pending") == hex(start + 7)
+    assert local(chain, "eth_getBalance", payee, "latest") == hex(start)
+    # an account the chain never wrote still reads the forked node's value at "pending"
+    (tx_hash, *_) = [h for n in range(head, 0, -1)
+                     for h in call(remote, "eth_getBlockByNumber", hex(n), False)["transactions"]]
+    sender = call(remote, "eth_getTransactionByHash", tx_hash)["from"]
+    assert int(call(remote, "eth_getBalance", sender, hex(head)), 16) > 0
+    assert local(chain, "eth_getBalance", sender, "pending") == \
+        call(remote, "eth_getBalance", sender, hex(head))
