@@ -154,6 +154,13 @@ def test_logs_across_the_fork_join_both_sides(remote: str) -> None:
         "jsonrpc": "2.0", "id": 1, "method": "eth_getLogs",
         "params": [{"fromBlock": "0x0", "toBlock": "latest"}]}).encode()) or b"{}")
     assert answer["error"]["message"] == f"query returned more than {len(remote_logs)} results"
+    many = LogLimits(max_parameters=2)
+    strict = Dispatcher(chain.backend, Context(log_limits=many).for_dev_chain(chain, ()))
+    answer = json.loads(strict.handle(json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "eth_getLogs",
+        "params": [{"fromBlock": "0x0", "toBlock": hex(fork), "topics": [[topic, topic, topic]]}],
+    }).encode()) or b"{}")
+    assert answer["error"]["code"] == -32005, answer  # (the node is not asked)
     assert "beyond current head" in local_error(chain, "eth_getLogs",
                                                 {"fromBlock": "0x0", "toBlock": hex(head + 50)})
 

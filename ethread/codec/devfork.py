@@ -64,11 +64,13 @@ class ForkedChain(Protocol):
 @dataclass(frozen=True, slots=True)
 class Local:
     """The chain's own side of a read: its backend, its own answer to other parameters, and
-    the most logs one eth_getLogs answers."""
+    the bounds of one eth_getLogs."""
 
     backend: Backend
     answer: Callable[[list[Any]], Any]
     max_logs: int
+    max_parameters: int
+    """Addresses and topics one eth_getLogs filter may name."""
 
 
 class _NotHistory:
@@ -195,7 +197,7 @@ def _by_transaction(ask: Callable[[RemoteHistory, Hash32], Any]) -> HistoryRead:
 def _logs(history: RemoteHistory, params: list[Any], local: Local) -> Any:
     raw = params[0]
     log_filter = parse_log_filter(raw)
-    if len(log_filter.topics) > MAX_TOPICS:
+    if len(log_filter.topics) > MAX_TOPICS or log_filter.parameter_count > local.max_parameters:
         return NOT_HISTORY  # (refused by the chain's own eth_getLogs, in its words)
     selection = {key: raw[key] for key in ("address", "topics") if raw.get(key) is not None}
     backend = local.backend

@@ -645,7 +645,7 @@ def _history_first(spec: MethodSpec, read: HistoryRead) -> MethodSpec:
         history = ctx.dev.fork_history if ctx.dev is not None else None
         if history is not None:
             local = Local(backend, lambda other: spec.handler(backend, other, ctx),
-                          ctx.log_limits.max_results)
+                          ctx.log_limits.max_results, ctx.log_limits.max_parameters)
             answer = read_history(read, history, params, local)
             if answer is not NOT_HISTORY:
                 return answer
