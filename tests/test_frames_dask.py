@@ -6,17 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import dask.dataframe  # noqa: F401  (the dask extra: .ci/run installs it; a missing one fails)
+import distributed
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from ethread import frames
 from ethread.backends.era import EraBackend
 
 from .conftest import conformance_dir
-
-pytest.importorskip("dask.dataframe")
-distributed = pytest.importorskip("distributed")
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
 
 
 @pytest.fixture(scope="module")
