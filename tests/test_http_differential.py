@@ -429,3 +429,35 @@ def test_a_connection_idle_after_a_refusal_is_closed(paths: dict[str, Any]) -> N
     finally:
         for sock in socks:
             sock.close()
+
+
+ENDLESS = {"data": "0x5b600056", "gas": "0x7fffffffffffffff"}
+"""Code that jumps back to its start: a call that runs until it is stopped."""
+
+
+@pytest.mark.parametrize("lean", [True, False])
+def test_a_call_that_ends_after_its_connection_closed_writes_nothing(
+        rpc_compat_memory: ethread.MemoryBackend, lean: bool) -> None:
+    """A call running in the pool, requests pipelined behind it, the client gone, then the
+    server stopped (which stops the call): the call's answer is not written to the closed
+    connection (the ASGI path wrote it, and uvloop's RuntimeError on a closed transport was
+    logged)."""
+    problems = _Problems()
+    logging.getLogger().addHandler(problems)
+    try:
+        with serve_in_thread(rpc_compat_memory, lean_http=lean,
+                             limits={"call_timeout_seconds": 0}) as server:
+            execution = server.prepared.service.execution
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            sock.sendall(request(json.dumps(call("eth_call", [ENDLESS, "latest"])).encode())
+                         + _pipelined(2))
+            deadline = time.monotonic() + 5
+            while not execution.running and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert execution.running
+            sock.close()
+            time.sleep(0.2)
+        assert not execution.running
+    finally:
+        logging.getLogger().removeHandler(problems)
+    assert not problems.records, [r.getMessage() for r in problems.records]

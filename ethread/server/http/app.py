@@ -226,6 +226,8 @@ class RpcApp:
         # cheap and cached calls are answered already, a quick call on the loop here
         if exchange.pending and not service.execution.try_on_loop(exchange):
             await self._finish(exchange, receive)
+            if closing is not None and closing():  # closed while the work ran (a shutdown,
+                return                             # a 400 behind it): nothing can be written
         answer = exchange.answer()
         status = exchange.status
         if answer is None:  # only notifications
