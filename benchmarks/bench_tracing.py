@@ -44,6 +44,19 @@ per request at c=16:
 | struct logger, distinct | 19,120 / 27,244 (no steps) | 9,621 / 13,298 | 575 / 665 (1.4 ms) | 385 / 418 (2.2 ms) |
 | struct logger, repeated | 22,960 / 27,189 (no steps) | 9,775 / 16,220 | 12,058 / 12,650 (31 us) | 262 / 314 |
 
+A later run of the trace rows alone (``--only traceTransaction``, load average 3.8 to 5.4,
+after the server's busy polling was turned off by default):
+
+| row | anvil | anvil-steps | ethread | ethread, plain |
+|---|---|---|---|---|
+| callTracer, distinct | 1,132 / 1,623 | 1,352 / 1,616 | 757 / 658 (1.3 ms) | 383 / 443 (2.1 ms) |
+| callTracer, repeated | 3,051 / 3,232 | 3,122 / 3,164 | 20,706 / 29,634 (21 us) | 413 / 453 |
+| struct logger, distinct | 22,249 / 31,255 (no steps) | 12,943 / 17,464 | 568 / 652 (1.3 ms) | 343 / 391 (2.5 ms) |
+| struct logger, repeated | 22,756 / 30,290 (no steps) | 12,900 / 14,985 | 20,408 / 17,554 (28 us) | 386 / 239 |
+
+ethread serves from one worker (one core under the interpreter lock) where anvil's threads use
+both cores: at c=16 a distinct trace's 1.3 ms of CPU caps it near 750 requests/s.
+
 In process (traces/s): 16-transaction blocks, callTracer in order 151 plain, 277 fast, 1,411
 with kept replays (shuffled 142 / 255 / 718); struct logger in order 128 / 258 / 1,298
 (shuffled 118 / 199 / 982).
