@@ -83,7 +83,7 @@ def test_truncated_blocks_file_names_the_block(tmp_path: Path,
 
 def test_verify_errors_name_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["verify", "--era", str(tmp_path)]) == 1
-    assert capsys.readouterr().err.strip() == f"ethread verify: error: no Era1 files in {tmp_path}"
+    assert capsys.readouterr().err.strip() == f"ethread verify: error: no Era1 files (nor ere files) in {tmp_path}"
 
 
 def test_serve_genesis_without_blocks_says_so(tmp_path: Path) -> None:
