@@ -34,9 +34,15 @@ class RawBlockSource(Protocol):
     """A backend that hands out its blocks' stored records in order."""
 
     def raw_blocks(self, start: int, stop: int, *, receipts: bool = True
-                   ) -> Iterator[RawBlock]: ...
+                   ) -> Iterator[RawBlock]:
+        """The records of blocks ``range(start, stop)`` in order, nothing decoded (without
+        their receipts when ``receipts`` is false); a block the backend lacks raises
+        :class:`~ethread.errors.MissingBlocks`."""
+        ...
 
-    def chain_config(self) -> ChainConfig | None: ...
+    def chain_config(self) -> ChainConfig | None:
+        """Chain id and fork schedule, when the backend knows them."""
+        ...
 
 
 # -- whole-column conversions ------------------------------------------------------------------

@@ -129,9 +129,12 @@ class StructLogger(ResultTracer):
         self.gas_used = 0
 
     def on_tx_start(self, env: TxEnv) -> None:
+        """Keep the transaction's environment, to read a slot's value on SLOAD."""
         self.env = env
 
     def on_opcode(self, step: Step) -> None:
+        """Log the step (until the steps pass ``limit``), with the account's storage as
+        read and written so far on SLOAD and SSTORE."""
         config = self.config
         if config.limit and self.size > config.limit:
             return
@@ -157,13 +160,17 @@ class StructLogger(ResultTracer):
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
+        """Keep the transaction's own output and error (the frame at depth 0)."""
         if depth == 0:
             self.output, self.error = output, error
 
     def on_tx_end(self, gas_used: int, error: str | None) -> None:
+        """Keep the gas the transaction used."""
         self.gas_used = gas_used
 
     def result(self) -> StructLogResult:
+        """The :class:`StructLogResult`: gas, whether it failed, what it returned (a revert's
+        data too) and the steps."""
         failed = self.error is not None
         value = self.output if not failed or self.error == "execution reverted" else b""
         return StructLogResult(gas=self.gas_used, failed=failed, return_value=value,
@@ -242,10 +249,12 @@ class CallTracer(ResultTracer):
         self.depth = 0
 
     def on_tx_start(self, env: TxEnv) -> None:
+        """Keep the gas limit, the top frame's gas."""
         self.gas_limit = env.gas_limit
 
     def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
                  value: int | None) -> None:
+        """Open a frame (only the top one with ``only_top_call``)."""
         self.depth = depth
         if self.only_top_call and depth > 0:
             return
@@ -254,6 +263,8 @@ class CallTracer(ResultTracer):
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
+        """Close the innermost frame into its parent's calls; the top frame only takes its
+        output or error."""
         if depth == 0:
             if len(self.stack) == 1:
                 self.stack[0].finish(output, error, reverted)
@@ -267,6 +278,7 @@ class CallTracer(ResultTracer):
         self.stack[-1].calls.append(frame.frozen())
 
     def on_log(self, address: bytes, topics: tuple[bytes, ...], data: bytes, index: int) -> None:
+        """With ``with_log``, add the log to the innermost open frame, placed among its calls."""
         if not self.with_log or (self.only_top_call and self.depth > 0) or not self.stack:
             return
         frame = self.stack[-1]
@@ -274,10 +286,13 @@ class CallTracer(ResultTracer):
                                   position=len(frame.calls)))
 
     def on_tx_end(self, gas_used: int, error: str | None) -> None:
+        """Give the top frame the transaction's gas used."""
         if self.stack:
             self.stack[0].gas_used = gas_used
 
     def result(self) -> CallFrame:
+        """The top :class:`CallFrame` (a reverted frame's logs cleared, with ``with_log``);
+        ExecutionFailed unless there is exactly one top-level call."""
         if len(self.stack) != 1:
             raise ExecutionFailed("incorrect number of top-level calls")
         top = self.stack[0].frozen()
@@ -331,6 +346,8 @@ class PrestateTracer(ResultTracer):
         self.env: TxEnv | None = None
 
     def on_tx_start(self, env: TxEnv) -> None:
+        """Note the accounts every transaction touches: its sender, its recipient (or the
+        address it creates) and a delegation's target, the coinbase, the authorities."""
         self.env = env
         if env.to is None:
             to = bytes(generate_contract_address(EvmAddress(env.sender), env.nonce(env.sender)))
@@ -352,6 +369,9 @@ class PrestateTracer(ResultTracer):
             self._account(code[3:])
 
     def on_opcode_start(self, step: Step) -> None:
+        """Note, before the step runs, the slot or account it names: SLOAD's and SSTORE's
+        slot, the account EXTCODE*, BALANCE or SELFDESTRUCT reads, a call's target, a create's
+        address."""
         env, stack = self.env, step.stack
         if env is None or stack is None:
             return
@@ -405,6 +425,8 @@ class PrestateTracer(ResultTracer):
             account.empty = False
 
     def on_tx_end(self, gas_used: int, error: str | None) -> None:
+        """With ``diff_mode``, keep only what changed and how; drop empty accounts unless
+        ``include_empty`` (nothing, when the transaction failed)."""
         if error is not None:
             return
         if self.diff_mode:
@@ -453,6 +475,8 @@ class PrestateTracer(ResultTracer):
                 del self.pre[address]
 
     def result(self) -> Prestate | PrestateDiff:
+        """The accounts as they were (:class:`Prestate`), or with ``diff_mode`` what changed,
+        before and after (:class:`PrestateDiff`)."""
         pre = {address: account.shown() for address, account in sorted(self.pre.items())}
         if self.diff_mode:
             return PrestateDiff(pre=pre, post=dict(sorted(self.post.items())))
@@ -472,10 +496,13 @@ class FourByteTracer(ResultTracer):
         self.precompiles: frozenset[bytes] = frozenset()
 
     def on_tx_start(self, env: TxEnv) -> None:
+        """Keep the fork's precompiles (calls to them are not counted)."""
         self.precompiles = env.precompiles
 
     def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
                  value: int | None) -> None:
+        """Count a call's selector and argument length (not a create, a precompile, or an
+        input shorter than four bytes)."""
         if len(data) < 4 or kind not in (CALL, CALLCODE, DELEGATECALL, STATICCALL):
             return
         if to in self.precompiles:
@@ -484,6 +511,7 @@ class FourByteTracer(ResultTracer):
         self.counts[key] = self.counts.get(key, 0) + 1
 
     def result(self) -> FourBytes:
+        """The counts, by selector and argument length (:class:`FourBytes`)."""
         return FourBytes(counts=dict(self.counts))
 
 
@@ -491,6 +519,7 @@ class NoopTracer(ResultTracer):
     """geth's ``noopTracer``: runs the hooks, answers ``{}``."""
 
     def result(self) -> NoResult:
+        """The empty answer (:class:`NoResult`)."""
         return NoResult()
 
 
@@ -508,17 +537,21 @@ class FlatCallTracer(ResultTracer):
         self.precompiles: frozenset[bytes] = frozenset()
 
     def on_tx_start(self, env: TxEnv) -> None:
+        """Pass to the inner callTracer; keep the fork's precompiles."""
         self.calls.on_tx_start(env)
         self.precompiles = env.precompiles
 
     def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
                  value: int | None) -> None:
+        """Pass to the inner callTracer; a nested frame with no value shows 0 (as parity does)."""
         self.calls.on_enter(depth, kind, sender, to, data, gas, value)
         if depth and value is None and self.calls.stack[-1].value is None:
             self.calls.stack[-1].value = 0
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
+        """Pass to the inner callTracer, then drop the frame just closed if it is a CALL or
+        STATICCALL to a precompile (unless ``include_precompiles``)."""
         self.calls.on_exit(depth, output, gas_used, error, reverted)
         if depth == 0 or self.include_precompiles or not self.calls.stack:
             return
@@ -528,9 +561,11 @@ class FlatCallTracer(ResultTracer):
             parent.calls.pop()
 
     def on_tx_end(self, gas_used: int, error: str | None) -> None:
+        """Pass to the inner callTracer."""
         self.calls.on_tx_end(gas_used, error)
 
     def result(self) -> FlatCalls:
+        """The call tree as parity's flat list (:class:`FlatCalls`), placed by the context."""
         return FlatCalls(calls=tuple(flatten(self.calls.result(), self.context, self.convert)))
 
 
@@ -616,36 +651,44 @@ class MuxTracer(ResultTracer):
         self._stepping = [t for t in members if t.wants_steps]
 
     def on_tx_start(self, env: TxEnv) -> None:
+        """Pass to every tracer."""
         for tracer in self.tracers.values():
             tracer.on_tx_start(env)
 
     def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
                  value: int | None) -> None:
+        """Pass to every tracer."""
         for tracer in self.tracers.values():
             tracer.on_enter(depth, kind, sender, to, data, gas, value)
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
+        """Pass to every tracer."""
         for tracer in self.tracers.values():
             tracer.on_exit(depth, output, gas_used, error, reverted)
 
     def on_opcode_start(self, step: Step) -> None:
+        """Pass to the tracers that want steps."""
         for tracer in self._stepping:
             tracer.on_opcode_start(step)
 
     def on_opcode(self, step: Step) -> None:
+        """Pass to the tracers that want steps."""
         for tracer in self._stepping:
             tracer.on_opcode(step)
 
     def on_log(self, address: bytes, topics: tuple[bytes, ...], data: bytes, index: int) -> None:
+        """Pass to every tracer."""
         for tracer in self.tracers.values():
             tracer.on_log(address, topics, data, index)
 
     def on_tx_end(self, gas_used: int, error: str | None) -> None:
+        """Pass to every tracer."""
         for tracer in self.tracers.values():
             tracer.on_tx_end(gas_used, error)
 
     def result(self) -> MuxResult:
+        """Each tracer's answer under its name (:class:`MuxResult`)."""
         return MuxResult(results={name: tracer.result() for name, tracer in self.tracers.items()})
 
 
