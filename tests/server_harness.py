@@ -104,6 +104,11 @@ class ServeProcess:
 
     def __init__(self, args: Sequence[str], cwd: Path, timeout: float = 120) -> None:
         self.host = "127.0.0.1"
+        if not any(a in args for a in ("--ledger", "--config", "--workers")):
+            # A single process's credits in memory: the default ledger file would land in
+            # ``cwd`` (the repository for some tests) and carry one day's spending from run to
+            # run, until a key ran dry.
+            args = [*args, "--ledger", ":memory:"]
         self.process = subprocess.Popen(
             [*ethread_command(), "serve", *args, "--port", "0"], cwd=cwd,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
