@@ -1,13 +1,11 @@
 """Today's execution-apis suite (``osaka/``: the chain through Osaka, BPO1 and BPO2, answers as
 geth 1.17 gives them) against ethread, over HTTP and in process.
 
-Every case folder is in one of three groups:
+Every case folder is in one of two groups:
 
 - owned by another suite (:data:`OWNED_ELSEWHERE`): eth_simulateV1 and the tracers have tests
-  of their own, and so have the folders that send transactions or read the pool;
-- changing the node (:data:`CHANGES_THE_NODE`): replayed each against a freshly started
-  ``ethread serve`` (none is left once the owned folders are set aside; a folder taken back
-  from :data:`OWNED_ELSEWHERE` lands here by itself);
+  of their own, and so have the folders that send transactions or read the pool, each replayed
+  against a freshly started ``ethread serve --txpool`` (tests/test_txpool_serving.py);
 - read-only (the rest): replayed against one ``ethread serve --genesis osaka/genesis.json
   --blocks osaka/chain.rlp --no-verify-seals`` shared by all of them (a start imports the
   chain and takes 3.6-4.5 s on the project's 2-core machines, about 2.5 minutes for the 32
@@ -51,9 +49,6 @@ OWNED_ELSEWHERE: dict[str, str] = {
 }
 """Case folders replayed by another suite, and which."""
 
-CHANGES_THE_NODE = frozenset({"eth_sendRawTransaction", "txpool_content", "txpool_contentFrom",
-                              "txpool_status", "testing_buildBlockV1"})
-"""Folders whose cases assume a fresh node (they send transactions or read the pool)."""
 
 KNOWN_DIFFERENCES: dict[str, str] = {
     "eth_capabilities/get-capabilities":
@@ -64,8 +59,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
 """Case -> the first difference ethread keeps on purpose, and why."""
 
 FOLDERS = sorted(p.name for p in CASES.iterdir() if p.is_dir() and p.name not in OWNED_ELSEWHERE)
-READ_ONLY = [folder for folder in FOLDERS if folder not in CHANGES_THE_NODE]
-FRESH = [folder for folder in FOLDERS if folder in CHANGES_THE_NODE]
+READ_ONLY = FOLDERS
 IN_PROCESS_BACKENDS = ["memory", "leveldb", "lmdb"]
 
 
@@ -123,15 +117,6 @@ def osaka_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.mark.parametrize("case", READ_ONLY_CASES)
 def test_read_only_case_over_http(osaka_server: str, case: Path) -> None:
     replay_over_http(osaka_server, case)
-
-
-@pytest.mark.parametrize("folder", FRESH)
-def test_folder_over_http_on_a_fresh_node(folder: str, tmp_path: Path) -> None:
-    """A folder whose cases change the node, against a server of its own."""
-    with ServeProcess(_serve_args(), cwd=tmp_path) as server:
-        url = f"http://{server.host}:{server.port}/v3/{KEY}"
-        for case in cases_of([folder]):
-            replay_over_http(url, case)
 
 
 @pytest.fixture(scope="module", params=IN_PROCESS_BACKENDS)
