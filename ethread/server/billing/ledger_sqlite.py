@@ -23,7 +23,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from .ledger import (
     DAILY_LIMIT_REACHED,
@@ -57,6 +57,23 @@ DEBIT = (
     " WHERE used + excluded.used <= ?4")
 
 
+def open_sqlite(path: str, schema: Iterable[str], busy_timeout: float,
+                what: str) -> sqlite3.Connection:
+    """A connection to the SQLite file ``path`` shared by threads and processes (WAL, autocommit:
+    transactions are begun explicitly), with ``schema`` applied; :class:`LedgerError` naming
+    ``what`` when it cannot be opened."""
+    try:
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
+                             timeout=busy_timeout)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        for statement in schema:
+            db.execute(statement)
+    except sqlite3.Error as exc:
+        raise LedgerError(f"cannot open {what} {path}: {exc}") from None
+    return db
+
+
 class SQLiteLedger:
     """Daily usage and rate buckets per key id in one SQLite file (or ``:memory:``)."""
 
@@ -65,15 +82,7 @@ class SQLiteLedger:
         self.path = path
         self._clock = clock
         self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
-                                       timeout=busy_timeout)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            for statement in SCHEMA:
-                self._db.execute(statement)
-        except sqlite3.Error as exc:
-            raise LedgerError(f"cannot open the credit ledger {path}: {exc}") from None
+        self._db = open_sqlite(path, SCHEMA, busy_timeout, "the credit ledger")
         self._day = ""
         self._day_ends = 0.0
 

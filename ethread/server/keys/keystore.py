@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..billing.ledger import LedgerError, check_redis_url, ledger_engine, utc_day
+from ..billing.ledger_sqlite import open_sqlite
 from ..method_rules import RULE
 
 KEY_PREFIX = "ek_"
@@ -294,15 +295,7 @@ class SQLiteKeyStore:
     def __init__(self, path: str, busy_timeout: float = 5.0) -> None:
         self.path = path
         self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
-                                       timeout=busy_timeout)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            for statement in SQLITE_SCHEMA:
-                self._db.execute(statement)
-        except sqlite3.Error as exc:
-            raise LedgerError(f"cannot open the key store {path}: {exc}") from None
+        self._db = open_sqlite(path, SQLITE_SCHEMA, busy_timeout, "the key store")
 
     def _run(self, statements: Iterable[tuple[str, tuple[Any, ...]]]) -> int:
         """Statements in one write transaction; the rows the last one changed."""
