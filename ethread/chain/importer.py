@@ -203,10 +203,6 @@ class ChainImporter:
         if parent is None or parent.number != head:
             raise ImportFailed(number, "parentHash",
                                f"parent {encode_hex(header.parent_hash)} is not the head")
-        size_limit = self.config.rules(number, header.timestamp).max_block_rlp_size
-        if size_limit is not None and len(raw) > size_limit:
-            raise ImportFailed(number, "size",
-                               f"block RLP size {len(raw)} exceeds the limit {size_limit} (EIP-7934)")
         vm_class = self.config.vm_class(number, header.timestamp)
         try:
             evm_block = rlp.decode(raw, sedes=vm_class.get_block_class())

@@ -7,13 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from .schedule import ChainConfig
+from .table import FORK_BY_NAME, PUBLIC_BPO_BLOBS, blob_schedule_entry
 
 _BLOB_SCHEDULE = {
-    "cancun": {"target": 3, "max": 6, "baseFeeUpdateFraction": 3338477},
-    "prague": {"target": 6, "max": 9, "baseFeeUpdateFraction": 5007716},
-    "osaka": {"target": 6, "max": 9, "baseFeeUpdateFraction": 5007716},
-    "bpo1": {"target": 10, "max": 15, "baseFeeUpdateFraction": 8346193},
-    "bpo2": {"target": 14, "max": 21, "baseFeeUpdateFraction": 11684671},
+    **{name: blob_schedule_entry(blob) for name in ("cancun", "prague")
+       if (blob := FORK_BY_NAME[name].blob) is not None},
+    **{name: blob_schedule_entry(blob) for name, blob in PUBLIC_BPO_BLOBS.items()},
 }
 
 _ALL_AT_ZERO = ("homesteadBlock", "eip150Block", "eip155Block", "eip158Block", "byzantiumBlock",

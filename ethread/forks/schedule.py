@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GenesisError
-from ..evm.blobs import GAS_PER_BLOB, MIN_BLOB_BASE_FEE, BlobParams, fake_exponential
-from .table import FORK_BY_KEY, FORK_BY_NAME, FORKS, Fork
+from ..evm.blobs import GAS_PER_BLOB, BlobParams
+from ..evm.blobs import blob_base_fee as price_blob_gas
+from .table import FORK_BY_KEY, FORK_BY_NAME, FORKS, PUBLIC_BPO_BLOBS, Fork, blob_schedule_entry
 
 if TYPE_CHECKING:
     from eth.abc import VirtualMachineAPI
@@ -105,10 +106,8 @@ class ChainConfig:
         for fork in FORKS[1:last.index + 1]:
             assert fork.genesis_key is not None
             config[fork.genesis_key] = 0
-            if fork.name in _KNOWN_BPO:
-                target, maximum, fraction = _KNOWN_BPO[fork.name]
-                schedule[fork.name] = {"target": target, "max": maximum,
-                                       "baseFeeUpdateFraction": fraction}
+            if fork.name in PUBLIC_BPO_BLOBS:
+                schedule[fork.name] = blob_schedule_entry(PUBLIC_BPO_BLOBS[fork.name])
         if last.index >= FORK_BY_NAME["spurious_dragon"].index:
             config["eip155Block"] = 0
         if schedule:
@@ -157,7 +156,7 @@ class ChainConfig:
         fork's update fraction."""
         blob = self.rules(number, timestamp).blob or FORK_BY_NAME["prague"].blob
         assert blob is not None
-        return fake_exponential(MIN_BLOB_BASE_FEE, excess_blob_gas, blob.update_fraction)
+        return price_blob_gas(blob, excess_blob_gas)
 
     def last_fork(self) -> Fork:
         """The last fork this chain schedules."""
@@ -173,8 +172,6 @@ _MERGED_AT_DIFFICULTY: dict[tuple[int, Any], int] = {(1, 58_750_000_000_000_000_
 ``mergeNetsplitBlock``) did so: mainnet's first proof-of-stake block. ethread picks rules by
 block number; geth's config for mainnet has only the difficulty."""
 
-_KNOWN_BPO = {"bpo1": (10, 15, 8346193), "bpo2": (14, 21, 11684671)}
-"""The BPO1 and BPO2 parameters mainnet, Sepolia and Hoodi run (EIP-7892)."""
 
 
 def _blob_schedule(document: Any, scheduled: list[str]) -> dict[str, BlobParams]:

@@ -151,6 +151,18 @@ _ROWS: tuple[tuple[str, str | None, bool, str, str, BlobParams | None], ...] = (
 
 FORK_INDEX: dict[str, int] = {row[0]: i for i, row in enumerate(_ROWS)}
 
+PUBLIC_BPO_BLOBS: dict[str, BlobParams] = {
+    "bpo1": BlobParams(10, 15, 8346193),
+    "bpo2": BlobParams(14, 21, 11684671),
+}
+"""The BPO forks' blob parameters as mainnet, Sepolia and Hoodi run them (EIP-7892; a BPO
+fork has no default of its own: each chain's genesis names them)."""
+
+
+def blob_schedule_entry(blob: BlobParams) -> dict[str, int]:
+    """``blob`` as a genesis ``blobSchedule`` entry."""
+    return {"target": blob.target, "max": blob.max, "baseFeeUpdateFraction": blob.update_fraction}
+
 
 def _since(name: str, first: str) -> bool:
     return FORK_INDEX[name] >= FORK_INDEX[first]

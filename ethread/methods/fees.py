@@ -20,7 +20,8 @@ from typing import Protocol
 from ..backend import BlockSource, ChainPointers, ConfigSource, HeaderSource, ReceiptSource
 from ..errors import EthreadError
 from ..evm.blobs import BlobParams, excess_blob_gas_after
-from ..forks import BLOB_GAS_PER_BLOB, ChainConfig, fake_exponential
+from ..evm.blobs import blob_base_fee as price_blob_gas
+from ..forks import BLOB_GAS_PER_BLOB, ChainConfig
 from ..models import Block, Header, Tag
 from .resolve import resolve_number
 
@@ -111,7 +112,7 @@ def blob_base_fee(config: ChainConfig, header: Header) -> int | None:
     schedule = blob_schedule(config, header.timestamp, header.number)
     if header.excess_blob_gas is None or schedule is None:
         return None
-    return fake_exponential(1, header.excess_blob_gas, schedule.update_fraction)
+    return price_blob_gas(schedule, header.excess_blob_gas)
 
 
 def _next_blob_base_fee(config: ChainConfig, header: Header) -> int:
@@ -123,7 +124,7 @@ def _next_blob_base_fee(config: ChainConfig, header: Header) -> int:
     rules = config.rules(header.number, header.timestamp)
     excess = excess_blob_gas_after(schedule, rules.blob_reserve_price, header.excess_blob_gas,
                                    header.blob_gas_used or 0, header.base_fee_per_gas or 0)
-    return fake_exponential(1, excess, schedule.update_fraction)
+    return price_blob_gas(schedule, excess)
 
 
 def effective_tip(block: Block, gas_price: int) -> int:
