@@ -15,15 +15,10 @@ from .. import canonical
 from ..backend import TotalDifficultySource
 from ..encoding import encode_header
 from ..errors import StoreError
-from ..forks import network_name
 from ..progress import Progress
 from .accumulator import EPOCH_SIZE
 from .ere import EreWriter
-
-
-def _header(backend: Any, number: int) -> Any:
-    block_hash = backend.canonical_hash(number)
-    return backend.header_by_hash(block_hash) if block_hash is not None else None
+from .export import canonical_header, export_bounds
 
 
 def export_ere(
@@ -39,25 +34,17 @@ def export_ere(
     """Export blocks ``[first, last]`` of ``backend`` (``last`` defaults to its head) into
     ``folder`` as ``ere`` files; returns the files written. ``first`` must start an epoch.
     ``receipts=False`` writes the ``noreceipts`` profile."""
-    if first % EPOCH_SIZE:
-        raise StoreError(f"ere files start at multiples of {EPOCH_SIZE}; {first} does not")
-    name = network or network_name(backend.chain_config())
-    if not name:
-        raise StoreError("the chain is not a known network: give a network name for the files")
-    head = backend.pointer("latest")
-    if head is None:
-        raise StoreError("the backend holds no blocks")
-    last = head if last is None else min(last, head)
+    name, last = export_bounds(backend, network, first, last, "ere")
     if last < first:
         raise StoreError(f"no blocks to export from block {first}")
     own_td = backend.total_difficulty if isinstance(backend, TotalDifficultySource) else None
     td: int | None = None
-    first_header = _header(backend, first)
+    first_header = canonical_header(backend, first)
     if first_header is not None and first_header.difficulty > 0 and own_td is None:
         if backend.canonical_hash(0) is None:
             raise StoreError("total difficulty needs the chain from genesis, which the backend "
                              "does not hold")
-        td = sum(_header(backend, n).difficulty for n in range(first))
+        td = sum(canonical_header(backend, n).difficulty for n in range(first))
     written: list[Path] = []
     total, done = last - first + 1, 0
     for start in range(first, last + 1, EPOCH_SIZE):

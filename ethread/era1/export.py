@@ -25,7 +25,7 @@ def _last_pre_merge(backend: Any, first: int, head: int) -> int:
     """The last proof-of-work block in ``[first, head]``."""
     last = first - 1
     for number in range(first, head + 1):
-        header = _header(backend, number)
+        header = canonical_header(backend, number)
         if header is None:
             continue
         if header.difficulty == 0 and number > 0:
@@ -34,9 +34,26 @@ def _last_pre_merge(backend: Any, first: int, head: int) -> int:
     return last
 
 
-def _header(backend: Any, number: int) -> Any:
+def canonical_header(backend: Any, number: int) -> Any:
+    """The header of ``backend``'s canonical block ``number``, or None."""
     block_hash = backend.canonical_hash(number)
     return backend.header_by_hash(block_hash) if block_hash is not None else None
+
+
+def export_bounds(backend: Any, network: str | None, first: int, last: int | None,
+                  format_name: str) -> tuple[str, int]:
+    """The file names' network and the last block of an export of ``[first, last]``
+    (``last`` at most the head); StoreError for a first block off an epoch's start, a chain
+    of no known network without a name, or an empty backend."""
+    if first % EPOCH_SIZE:
+        raise StoreError(f"{format_name} files start at multiples of {EPOCH_SIZE}; {first} does not")
+    name = network or network_name(backend.chain_config())
+    if not name:
+        raise StoreError("the chain is not a known network: give a network name for the files")
+    head = backend.pointer("latest")
+    if head is None:
+        raise StoreError("the backend holds no blocks")
+    return name, head if last is None else min(last, head)
 
 
 def export_era1(
@@ -55,15 +72,7 @@ def export_era1(
     ``proof_of_work_only=False`` exports past the merge too (total difficulty then stays
     flat): other clients reject such files, but the format carries them, which benchmarks
     use to compare storage of the same history."""
-    if first % EPOCH_SIZE:
-        raise StoreError(f"Era1 files start at multiples of {EPOCH_SIZE}; {first} does not")
-    name = network or network_name(backend.chain_config())
-    if not name:
-        raise StoreError("the chain is not a known network: give a network name for the files")
-    head = backend.pointer("latest")
-    if head is None:
-        raise StoreError("the backend holds no blocks")
-    last = head if last is None else min(last, head)
+    name, last = export_bounds(backend, network, first, last, "Era1")
     if proof_of_work_only:
         last = _last_pre_merge(backend, first, last)
     if last < first:
@@ -75,7 +84,7 @@ def export_era1(
             raise StoreError("total difficulty needs the chain from genesis, which the backend "
                              "does not hold")
         for number in range(first):
-            td += _header(backend, number).difficulty
+            td += canonical_header(backend, number).difficulty
     written: list[Path] = []
     total = last - first + 1
     done = 0
