@@ -89,13 +89,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))  # (the benchmarks folder is not a package)
 
 from bench_vs_anvil import (
-    ANVIL_PACKAGES,
     KEY,
     Row,
     Target,
     _body,
     free_port,
-    replay,
     run_python,
     run_wrk,
     running,
@@ -171,24 +169,7 @@ def start_anvil_steps(chain: PeerChain) -> Target:
     """anvil as :func:`start_anvil` starts it, with ``--steps-tracing``: it records each
     transaction's steps as it mines it and answers the opcode logger from that record
     (without the flag it records none, and every opcode log it answers is empty)."""
-    binaries = sorted(ANVIL_PACKAGES.glob("anvil-*/bin/anvil"))
-    if not binaries:
-        raise SystemExit("anvil is not installed: run `npm ci` (or npm install) in tests/js")
-    port = free_port()
-    home = Path(tempfile.mkdtemp(prefix="ethread-bench-anvil-"))
-    process = subprocess.Popen(
-        [str(binaries[0]), "--init", str(chain.genesis), "--host", "127.0.0.1", "--port",
-         str(port), "--no-mining", "--order", "fifo", "--hardfork", "prague", "--accounts", "0",
-         "--disable-default-create2-deployer", "--steps-tracing"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "HOME": str(home)})
-    target = Target("anvil-steps", port, "/", process, home)
-    try:
-        wait_until_up(target, 30)
-        replay(target, chain)
-    except BaseException:
-        target.stop()
-        raise
-    return target
+    return start_anvil(chain, name="anvil-steps", flags=("--steps-tracing",))
 
 
 def _lua(method: str, params: str) -> str:

@@ -288,7 +288,9 @@ def wait_until_up(target: Target, timeout: float, workers: int = 1) -> None:
     raise SystemExit(f"{target.name} did not come up within {timeout:.0f} s")
 
 
-def start_anvil(chain: PeerChain) -> Target:
+def start_anvil(chain: PeerChain, *, name: str = "anvil", flags: tuple[str, ...] = ()) -> Target:
+    """anvil 1.7.1 (from tests/js) on a free port with ``chain`` replayed into it; ``flags``
+    added to its command line."""
     binaries = sorted(ANVIL_PACKAGES.glob("anvil-*/bin/anvil"))
     if not binaries:
         raise SystemExit("anvil is not installed: run `npm ci` (or npm install) in tests/js")
@@ -299,9 +301,9 @@ def start_anvil(chain: PeerChain) -> Target:
     process = subprocess.Popen(
         [str(binaries[0]), "--init", str(chain.genesis), "--host", "127.0.0.1", "--port",
          str(port), "--no-mining", "--order", "fifo", "--hardfork", "prague", "--accounts", "0",
-         "--disable-default-create2-deployer"],
+         "--disable-default-create2-deployer", *flags],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "HOME": str(home)})
-    target = Target("anvil", port, "/", process, home)
+    target = Target(name, port, "/", process, home)
     try:
         wait_until_up(target, 30)
         replay(target, chain)
