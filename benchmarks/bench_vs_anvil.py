@@ -3,7 +3,7 @@ at concurrency 1 and 16, and the ratio ethread / anvil, for the reads of issue 1
 
     .venv/bin/python benchmarks/bench_vs_anvil.py [--blocks 5001] [--seconds 5] [--rounds 1]
         [--workdir DIR] [--only TEXT] [--targets anvil,bare,memory,store,...] [--workers 2]
-        [--engine lmdb|leveldb] [--access-log] [--client wrk|python] [--cpu]
+        [--engine lmdb|leveldb] [--access-log] [--client wrk|python] [--cpu] [--requests N]
 
 The chain (``peer_chain.py``): block 1 deploys the Ping contract, blocks 2..N each hold one
 call to it, so every block from 2 on has one transaction and one log from one address. It is
@@ -46,6 +46,15 @@ ethread, then anvil again), so that a minute when the machine is slower (an idle
 later, another process runs) falls on every server alike: the c=1 column moves most with
 that. The machine's load average is printed with the table, since the servers, the load
 generator and anything else running share the same cores.
+
+**Cold reads** (``--requests N``, with wrk): what a provider's workers do all day, since its
+working set never fits their caches. Each cell (a row at one concurrency) sends exactly N
+requests, timed from the first request to the last answer, to an ethread server started afresh
+for it and warmed first with N requests of the same row on the last third of the chain (so
+that the code is warm, and a forked worker has already copied the pages it writes); the
+measured requests then ask for random blocks and transactions of the first two thirds, which
+no worker has read. With ``--blocks 3001 --requests 1500`` that is 1,500 requests over 2,000
+blocks, most of them cold; anvil, which holds its chain in memory, answers the same bodies.
 
 Rows whose bodies repeat (the floor, the full-range logs, the repeated eth_call) measure what a
 server does with a request it has answered before (ethread answers the same bytes again
@@ -142,7 +151,7 @@ def rows(chain: PeerChain) -> list[Row]:
     def random_block_row(label: str, method: str, after: str) -> Row:
         """A row asking ``method`` of a random block: params ``["0x<n>"<after>]``."""
         return Row(label,
-                   lua_body(method, "'[\"' .. string.format('0x%x', math.random(1, head)) .. "
+                   lua_body(method, "'[\"' .. string.format('0x%x', math.random(lo, hi)) .. "
                             f"'\"{after}]'"),
                    lambda rng, n, c: _body(method, f'["{hex(rng.randint(1, c.head))}"{after}]',
                                            n).encode())
@@ -168,13 +177,13 @@ def rows(chain: PeerChain) -> list[Row]:
             lambda rng, n, c: _body("eth_chainId", "[]", n).encode()),
         random_block_row("blocks, full, random", "eth_getBlockByNumber", ",true"),
         Row("tx by hash, random",
-            lua_body("eth_getTransactionByHash", "'[\"' .. hashes[math.random(#hashes)] .. '\"]'"),
+            lua_body("eth_getTransactionByHash", "'[\"' .. hashes[math.random(lo, hi)] .. '\"]'"),
             lambda rng, n, c: _body("eth_getTransactionByHash",
                                     f'["{rng.choice(c.tx_hashes)}"]', n).encode()),
         random_block_row("block receipts, random", "eth_getBlockReceipts", ""),
         Row("logs, 100-block window",
             lua_body("eth_getLogs",
-                     "(function() local s = math.random(2, head - 99) return "
+                     "(function() local s = math.random(math.max(lo, 2), hi - 99) return "
                      "string.format('[{\"fromBlock\":\"0x%x\",\"toBlock\":\"0x%x\",', s, s + 99)"
                      " .. '\"address\":\"' .. ping .. '\"}]' end)()"),
             lambda rng, n, c: (lambda s: _body(
@@ -208,6 +217,7 @@ LUA = """
 local path = "%(path)s"
 local headers = {["Content-Type"] = "application/json"}
 head = %(head)d
+lo, hi = %(lo)d, %(hi)d  -- the blocks (and the transactions, one a block) random rows ask for
 ping = "%(ping)s"
 hashes = {%(hashes)s}
 n = 0
@@ -227,6 +237,49 @@ end
 request = function()
   n = n + 1
   return wrk.format("POST", path, headers, %(body)s)
+end
+"""
+
+COUNTED_LUA = """
+-- a fixed number of answers per thread, timed from the first request to the last answer (wrk's
+-- own rate divides by the whole -d, which a counted row does not fill)
+local ffi = require("ffi")
+ffi.cdef[[ typedef struct { long tv_sec; long tv_nsec; } ethread_ts;
+           int clock_gettime(int, ethread_ts *); ]]
+local clock = ffi.new("ethread_ts")
+local function now()
+  ffi.C.clock_gettime(1, clock)
+  return tonumber(clock.tv_sec) + tonumber(clock.tv_nsec) * 1e-9
+end
+local limit = %(limit)d
+local all = {}
+first, last, answered, refused = 0, 0, 0, 0
+local counted_setup = setup
+function setup(thread)
+  counted_setup(thread)
+  table.insert(all, thread)
+end
+local counted_request = request
+request = function()
+  if first == 0 then first = now() end
+  return counted_request()
+end
+response = function(status, headers, body)
+  answered = answered + 1
+  if status ~= 200 then refused = refused + 1 end
+  last = now()
+  if answered >= limit then wrk.thread:stop() end
+end
+function done(summary, latency, requests)
+  local started, ended, total, bad = math.huge, 0, 0, 0
+  for _, thread in ipairs(all) do
+    local f, l = thread:get("first"), thread:get("last")
+    if f > 0 and f < started then started = f end
+    if l > ended then ended = l end
+    total = total + thread:get("answered")
+    bad = bad + thread:get("refused")
+  end
+  io.write(string.format("COUNTED %%d %%.6f %%d\\n", total, ended - started, bad))
 end
 """
 
@@ -449,10 +502,17 @@ def serve_bare(port: int, workers: int) -> None:
 # -- load ------------------------------------------------------------------------------------
 
 
-def lua_script(row: Row, target: Target, chain: PeerChain, seed: int) -> str:
+def lua_script(row: Row, target: Target, chain: PeerChain, seed: int,
+               limit: int | None = None, blocks: tuple[int, int] | None = None) -> str:
+    """The row's wrk script; with ``limit``, each thread stops after that many answers; random
+    rows ask for ``blocks`` (first, last; default: the whole chain)."""
     hashes = ",".join(f'"{h}"' for h in chain.tx_hashes) if "hashes" in row.lua else ""
-    return LUA % {"path": target.path, "head": chain.head, "ping": chain.ping,
-                  "hashes": hashes, "seed": seed, "body": row.lua}
+    lo, hi = blocks or (1, chain.head)
+    script = LUA % {"path": target.path, "head": chain.head, "ping": chain.ping, "lo": lo,
+                    "hi": hi, "hashes": hashes, "seed": seed, "body": row.lua}
+    if limit is not None:
+        script += COUNTED_LUA % {"limit": limit}
+    return script
 
 
 def tree_cpu_seconds(pid: int) -> float:
@@ -472,18 +532,28 @@ def tree_cpu_seconds(pid: int) -> float:
 
 
 def run_wrk(row: Row, target: Target, chain: PeerChain, concurrency: int, seconds: float,
-            seed: int) -> tuple[float, int]:
-    """(requests/s, answers that were not 200)."""
+            seed: int, requests: int | None = None,
+            blocks: tuple[int, int] | None = None) -> tuple[float, int]:
+    """(requests/s, answers that were not 200); with ``requests``, the rate of that many answers
+    (fewer if ``seconds`` runs out first), timed from the first request to the last answer;
+    random rows over ``blocks`` (default: the whole chain)."""
+    threads = 1 if concurrency == 1 else 2
+    limit = None if requests is None else max(1, requests // threads)
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
-        script.write(lua_script(row, target, chain, seed))
+        script.write(lua_script(row, target, chain, seed, limit, blocks))
     try:
         done = subprocess.run(
-            ["wrk", "-t", "1" if concurrency == 1 else "2", "-c", str(concurrency),
+            ["wrk", "-t", str(threads), "-c", str(concurrency),
              "-d", f"{seconds}s", "--timeout", "30s", "-s", script.name,
              f"http://127.0.0.1:{target.port}"],
             capture_output=True, text=True, timeout=seconds + 60)
     finally:
         os.unlink(script.name)
+    if limit is not None:
+        counted = re.search(r"COUNTED (\d+) ([\d.]+) (\d+)", done.stdout)
+        if counted is None or float(counted.group(2)) <= 0:
+            raise SystemExit(f"wrk failed on {target.name}: {done.stdout}{done.stderr}")
+        return int(counted.group(1)) / float(counted.group(2)), int(counted.group(3))
     rate = re.search(r"Requests/sec:\s+([\d.]+)", done.stdout)
     if rate is None:
         raise SystemExit(f"wrk failed on {target.name}: {done.stdout}{done.stderr}")
@@ -497,17 +567,19 @@ def run_wrk(row: Row, target: Target, chain: PeerChain, concurrency: int, second
 
 
 def run_python(row: Row, target: Target, chain: PeerChain, concurrency: int, seconds: float,
-               seed: int) -> tuple[float, int]:
+               seed: int, requests: int | None = None,
+               blocks: tuple[int, int] | None = None) -> tuple[float, int]:
     import asyncio
 
     from bench_load import run_load
 
     rng = random.Random(seed)
     bodies = [row.python(rng, n, chain) for n in range(1, 50_001)]
-    requests = [(f"POST {target.path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                 f"Content-Type: application/json\r\nContent-Length: {len(b)}\r\n\r\n").encode()
-                + b for b in bodies]
-    outcome = asyncio.run(run_load(target.port, requests, concurrency, seconds, 10**9))
+    raw = [(f"POST {target.path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(b)}\r\n\r\n").encode()
+           + b for b in bodies]
+    outcome = asyncio.run(run_load(target.port, raw, concurrency, seconds,
+                                   10**9 if requests is None else requests))
     return outcome.rate, outcome.failures
 
 
@@ -533,6 +605,15 @@ def running(start: Callable[[], Target]) -> Iterator[Target]:
     finally:
         target.stop()
 
+
+MEMORY_VARIANTS: tuple[tuple[str, list[str], dict[str, str] | None], ...] = (
+    ("memory", [], None),
+    ("memory-plain", [], {"ETHREAD_SIMULATE_PLAIN": "1"}),
+    ("metrics", ["--metrics"], None),
+    ("asgi", ["--no-lean-http"], None),
+    ("memory-noturns", ["--no-admission-turns"], None),
+)
+"""The chain executed and held in memory, as served and with one piece changed."""
 
 STORE_VARIANTS: tuple[tuple[str, list[str]], ...] = (
     ("store", []),
@@ -566,6 +647,11 @@ def main() -> None:
                              "memory-noturns (memory with --no-admission-turns), store, "
                              "store-poll (the store with --busy-poll-us 250), store-nofair "
                              "(--no-fair-accept), store-noshared (--no-shared-fragments)")
+    parser.add_argument("--requests", type=int, metavar="N",
+                        help="cold reads: each cell sends N requests (at most --seconds) to an "
+                             "ethread server started afresh for it, so that most reads find "
+                             "nothing in the workers' caches; the rate is timed from the first "
+                             "request to the last answer")
     parser.add_argument("--workers", type=int, default=2, help="ethread serve --workers")
     parser.add_argument("--engine", default="lmdb", choices=("lmdb", "leveldb"),
                         help="the store's engine (leveldb serves with one worker only)")
@@ -594,43 +680,46 @@ def main() -> None:
         print(f"chain: {chain.head} blocks, Ping at {chain.ping} "
               f"({time.perf_counter() - started:.0f} s)", flush=True)
         servers: dict[str, Target] = {}
+        starters: dict[str, Callable[[], Target]] = {}
+
+        def launch(name: str, start: Callable[[], Target]) -> None:
+            """Start a server (again, with ``--requests``, before each cell) and stop whichever
+            instance is running when the run ends."""
+            starters[name] = start
+            servers[name] = start()
+            stack.callback(lambda: servers[name].stop())
+
         workers = args.workers if args.engine == "lmdb" else 1
+        memory_args = ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
+                       "--no-verify-seals"]
         if "anvil" in targets:
-            servers["anvil"] = stack.enter_context(running(lambda: start_anvil(chain)))
+            launch("anvil", lambda: start_anvil(chain))
         if "bare" in targets:
-            servers["bare"] = stack.enter_context(running(lambda: start_bare(args.workers)))
-        if "memory" in targets:
-            servers["memory"] = stack.enter_context(running(lambda: start_ethread(
-                "memory", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
-                           "--no-verify-seals"], workdir, args.workers, args.access_log, 1800)))
-        if "memory-plain" in targets:
-            servers["memory-plain"] = stack.enter_context(running(lambda: start_ethread(
-                "memory-plain", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
-                                 "--no-verify-seals"], workdir, args.workers, args.access_log, 1800,
-                {"ETHREAD_SIMULATE_PLAIN": "1"})))
-        if "metrics" in targets:
-            servers["metrics"] = stack.enter_context(running(lambda: start_ethread(
-                "metrics", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
-                            "--no-verify-seals", "--metrics"], workdir, args.workers,
-                args.access_log, 1800)))
-        if "asgi" in targets:
-            servers["asgi"] = stack.enter_context(running(lambda: start_ethread(
-                "asgi", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
-                         "--no-verify-seals", "--no-lean-http"], workdir, args.workers,
-                args.access_log, 1800)))
-        if "memory-noturns" in targets:
-            servers["memory-noturns"] = stack.enter_context(running(lambda: start_ethread(
-                "memory-noturns", ["--genesis", str(chain.genesis), "--blocks", str(chain.blocks),
-                                   "--no-verify-seals", "--no-admission-turns"], workdir,
-                args.workers, args.access_log, 1800)))
+            launch("bare", lambda: start_bare(args.workers))
+        for name, extra, env in MEMORY_VARIANTS:
+            if name in targets:
+                launch(name, functools.partial(start_ethread, name, [*memory_args, *extra],
+                                               workdir, args.workers, args.access_log, 1800,
+                                               env))
         for name, extra in STORE_VARIANTS:
             if name in targets:
                 store_args = ["--db", str(ensure_store(chain, workdir, args.engine)), *extra]
-                servers[name] = stack.enter_context(running(functools.partial(
-                    start_ethread, name, store_args, workdir, workers, args.access_log, 120)))
+                launch(name, functools.partial(start_ethread, name, store_args, workdir, workers,
+                                               args.access_log, 120))
         run = run_wrk if args.client == "wrk" else run_python
-        columns: list[str] = [name for name in ("anvil", "memory", "memory-plain", "metrics", "asgi",
-                                                "memory-noturns",
+        cold = [name for name in servers if name not in ("anvil", "bare")]
+        """With ``--requests``, the ethread servers restarted before each cell: every worker
+        starts with empty caches (anvil holds its whole chain in memory either way), then warms
+        its code (and the pages a forked worker copies on first write) with the same row on
+        the last third of the chain; the row then asks for the first two thirds."""
+        cold_blocks: tuple[int, int] | None = None
+        warm_blocks: tuple[int, int] | None = None
+        if args.requests is not None:
+            if args.client != "wrk":
+                parser.error("--requests needs wrk")
+            cold_blocks = (1, chain.head * 2 // 3)
+            warm_blocks = (cold_blocks[1] + 1, chain.head)
+        columns: list[str] = [name for name in ("anvil", *(name for name, _, _ in MEMORY_VARIANTS),
                                                 *(name for name, _ in STORE_VARIANTS))
                               if name in servers]
         load = os.getloadavg()
@@ -661,21 +750,31 @@ def main() -> None:
                 if "bare" in servers and row.label.startswith("eth_chainId"):
                     order.append("bare")
                 done = dict.fromkeys(order, 0.0)
+                answers = dict.fromkeys(order, 0.0)
                 used = dict.fromkeys(order, 0.0)
                 failures = dict.fromkeys(order, 0)
                 for _ in range(args.rounds):  # the targets take turns: both see the same minutes
                     for name in order:
                         seed += 1
+                        if args.requests is not None and name in cold:
+                            # a server that has served nothing of the measured blocks: started
+                            # afresh, then warmed with the same row on the other blocks
+                            servers[name].stop()
+                            servers[name] = starters[name]()
+                            run(row, servers[name], chain, concurrency, args.seconds, seed + 7,
+                                args.requests, warm_blocks)
                         pid = servers[name].process.pid
                         before = tree_cpu_seconds(pid)
                         rate, failed = run(row, servers[name], chain, concurrency, args.seconds,
-                                           seed)
+                                           seed, args.requests, cold_blocks)
                         used[name] += tree_cpu_seconds(pid) - before
-                        done[name] += rate * args.seconds
+                        done[name] += rate
+                        answers[name] += rate * args.seconds if args.requests is None else \
+                            min(args.requests, rate * args.seconds)
                         failures[name] += failed
                 for name in order:
-                    rates[name] = done[name] / (args.seconds * args.rounds)
-                    cpu[name] = used[name] / done[name] * 1e6 if done[name] else 0.0
+                    rates[name] = done[name] / args.rounds
+                    cpu[name] = used[name] / answers[name] * 1e6 if answers[name] else 0.0
                     if failures[name]:
                         notes.append(f"{name}: {failures[name]} failed")
                 line = f"{row.label:<34} {concurrency:>3}" + "".join(
