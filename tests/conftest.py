@@ -1,30 +1,16 @@
-"""Shared fixtures: where the conformance data is, and the rpc-compat and Osaka chains in
-memory."""
+"""Shared fixtures: the rpc-compat and Osaka chains in memory, and a real redis-server; and the
+check that a test using a fixture that starts a peer carries that peer's marker."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import ethread
-
-from .redis_server import RedisServer
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-def conformance_dir() -> Path:
-    """The external conformance data: $ETHREAD_CONFORMANCE, else ../shared/conformance.
-
-    Missing data is an error, not a skip: a suite that silently ran nothing would pass.
-    """
-    path = Path(os.environ.get("ETHREAD_CONFORMANCE", REPO.parent / "shared" / "conformance"))
-    if not (path / "rpc-compat" / "chain.rlp").is_file():
-        pytest.fail(f"conformance data not found at {path}; set ETHREAD_CONFORMANCE")
-    return path
+from tests.support.paths import conformance_dir
+from tests.support.redis_server import RedisServer
 
 
 @pytest.fixture(scope="session")
@@ -53,7 +39,7 @@ def osaka_memory() -> ethread.MemoryBackend:
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
-    """One real redis-server for the session (see ``tests/redis_server.py``)."""
+    """One real redis-server for the session (see ``tests/support/redis_server.py``)."""
     server = RedisServer().start()
     try:
         yield server
@@ -66,3 +52,17 @@ def redis_url(redis_server: RedisServer) -> str:
     """The session's Redis, emptied for this test."""
     assert redis_server.command("FLUSHALL").startswith(b"+OK")
     return redis_server.url
+
+
+NEEDS = {"redis_server": "redis", "redis_url": "redis", "traced": "anvil"}
+"""Fixtures that start something outside the virtualenv -> the marker their tests carry."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Refuse a test that uses a fixture of :data:`NEEDS` without its marker, so that
+    ``-m "not redis"`` (say) leaves out every test that would start redis-server."""
+    missing = [f"{item.nodeid} uses {name} but is not marked {mark}"
+               for item in items for name, mark in NEEDS.items()
+               if name in getattr(item, "fixturenames", ()) and item.get_closest_marker(mark) is None]
+    if missing:
+        raise pytest.UsageError("\n".join(missing))

@@ -20,9 +20,8 @@ from ethread.methods.config import get_config
 from ethread.methods.fees import get_base_fee
 from ethread.models import Hash32, Header
 from ethread.web3 import EthreadProvider
-
-from .conftest import conformance_dir
-from .storage_backends import era_from
+from tests.support.paths import conformance_dir
+from tests.support.storage_backends import era_from
 
 OSAKA_CONFIG: dict[str, Any] = json.loads(
     (conformance_dir() / "osaka" / "genesis.json").read_text())["config"]

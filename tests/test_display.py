@@ -10,8 +10,7 @@ import ethread
 from ethread.backends.era import EraBackend
 from ethread.devchain import demo_chain
 from ethread.display import short_bytes
-
-from .conftest import conformance_dir
+from tests.support.paths import conformance_dir
 
 
 @pytest.fixture(scope="module")

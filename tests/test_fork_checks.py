@@ -24,13 +24,11 @@ import ethread
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.fork.remote import RemoteError
 from ethread.web3 import EthreadProvider
+from tests.support.fork_proxy import CountingProxy
+from tests.support.paths import CONTRACTS, REPO
+from tests.support.server_harness import KEY, demo_network, serve_in_thread, shared_demo
+from tests.support.token_suite import PROVIDER_LINE, SUITE
 
-from .fork_proxy import CountingProxy
-from .server_harness import KEY, demo_network, serve_in_thread, shared_demo
-
-REPO = Path(__file__).resolve().parent.parent
-SUITE = REPO / "tests" / "test_token_web3.py"
-PROVIDER_LINE = "    return Web3(EthreadProvider(DevChain(ethread.MemoryBackend())))  # the provider line"
 FORKED_LINE = ("    import os\n"
                "    return Web3(EthreadProvider(DevChain.fork(\n"
                "        os.environ['FORK_URL'], int(os.environ['FORK_BLOCK']),\n"
@@ -45,13 +43,14 @@ def remote() -> Iterator[str]:
 
 
 def forked_token_suite(folder: Path) -> Path:
-    """tests/test_token_web3.py with its provider line forking ``FORK_URL`` at ``FORK_BLOCK``
-    (the contract's artifact beside it)."""
+    """tests/clients/test_token_web3.py with its provider line forking ``FORK_URL`` at
+    ``FORK_BLOCK`` (the contract's artifacts where it finds them, in ``../contracts``)."""
     text = SUITE.read_text()
     assert text.count(PROVIDER_LINE) == 1
-    shutil.copytree(REPO / "tests" / "contracts", folder / "contracts",
+    shutil.copytree(CONTRACTS, folder / "contracts",
                     ignore=shutil.ignore_patterns("node_modules"), dirs_exist_ok=True)
-    path = folder / "test_token_forked.py"
+    path = folder / "clients" / "test_token_forked.py"
+    path.parent.mkdir()
     path.write_text(text.replace(PROVIDER_LINE, FORKED_LINE))
     return path
 
@@ -92,9 +91,10 @@ def _guide_block(language: str, containing: str) -> str:
     return next(body for lang, body in blocks if lang == language and containing in body)
 
 
+@pytest.mark.node
 def test_the_guides_suite_runs_forked_through_the_plugin(remote: str, tmp_path: Path) -> None:
     node = shutil.which("node")
-    solc = REPO / "tests" / "contracts" / "node_modules"
+    solc = CONTRACTS / "node_modules"
     assert node, "node is needed to compile the guide's contract"
     assert (solc / "solc").is_dir(), "run `npm ci` in tests/contracts first (CI does)"
     folder = tmp_path / "guide"

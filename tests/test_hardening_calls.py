@@ -15,8 +15,7 @@ import ethread
 from ethread.codec.dispatch import Context
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.pipeline import Pipeline
-
-from .server_harness import shared_demo
+from tests.support.server_harness import shared_demo
 
 ENDLESS = {"data": "0x5b600056", "gas": "0x7fffffffffffffff"}
 """Creation code ``JUMPDEST PUSH1 0 JUMP``: a loop that only running out of gas ends."""

@@ -11,8 +11,7 @@ import pytest
 import ethread
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.pipeline import Limits, Pipeline
-
-from .server_harness import shared_demo
+from tests.support.server_harness import shared_demo
 
 BLOCK_ONE = (b'{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber",'
              b'"params":["0x1",true]}')

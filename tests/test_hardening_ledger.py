@@ -6,13 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ethread.server.billing.ledger import RATE_LIMIT_EXCEEDED
 from ethread.server.billing.ledger_mapped import MappedLedger
 from ethread.server.billing.ledger_redis import RedisLedger
 from ethread.server.billing.ledger_sqlite import SQLiteLedger
 from ethread.server.config import KeyConfig
-
-from .server_harness import KEY, call, post, serve_in_thread, shared_demo, url_of
+from tests.support.server_harness import KEY, call, post, serve_in_thread, shared_demo, url_of
 
 
 def exercise(ledger: Any) -> None:
@@ -36,6 +37,7 @@ def test_mapped_counts_a_batch_against_the_rate(tmp_path: Path) -> None:
     exercise(MappedLedger(str(tmp_path / "l.ledger")))
 
 
+@pytest.mark.redis
 def test_redis_counts_a_batch_against_the_rate(redis_url: str) -> None:
     exercise(RedisLedger(redis_url))
 

@@ -16,9 +16,9 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from .server_harness import (
+from tests.support.paths import REPO
+from tests.support.server_harness import (
     KEY,
-    REPO,
     ServeProcess,
     call,
     post,

@@ -17,9 +17,8 @@ from ethread.backends.leveldb import LevelDBBackend
 from ethread.backends.memory import MemoryBackend
 from ethread.backends.verify import verify_store
 from ethread.errors import StoreError
-
-from .server_harness import ethread_command, get, serve_in_thread
-from .storage_backends import leveldb_from
+from tests.support.server_harness import ethread_command, get, serve_in_thread
+from tests.support.storage_backends import leveldb_from
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +152,7 @@ def test_only_an_absent_or_empty_directory_becomes_a_store(tmp_path: Path) -> No
 
 def test_the_era_history_only_error_names_no_folder(tmp_path: Path,
                                                     rpc_compat_memory: MemoryBackend) -> None:
-    from .storage_backends import era_from
+    from tests.support.storage_backends import era_from
 
     backend = era_from(rpc_compat_memory, tmp_path / "era")
     body = b'{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"data":"0x"},"0x1"]}'
@@ -165,8 +164,7 @@ def test_the_era_history_only_error_names_no_folder(tmp_path: Path,
 
 def test_a_log_range_across_an_era_gap_is_a_clear_error(tmp_path: Path) -> None:
     from ethread.backends.era import EraBackend
-
-    from .conftest import conformance_dir
+    from tests.support.paths import conformance_dir
 
     sepolia = EraBackend(conformance_dir() / "era1", index_path=tmp_path / "index.sqlite")
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_getLogs", "params": [

@@ -15,9 +15,8 @@ from ethread.devchain.contracts import assemble
 from ethread.methods import message as message_module
 from ethread.methods.message import CallStates, execution, gas_for
 from ethread.models import CallRequest
-
-from .call_outcomes import outcome_of
-from .osaka_runs import p256_input
+from tests.support.call_outcomes import outcome_of
+from tests.support.osaka_runs import p256_input
 
 
 def staticcall(address: int, data: bytes, gas: int | str = "GAS") -> bytes:

@@ -11,9 +11,8 @@ import pytest
 
 from ethread import progress
 from ethread.progress import ProgressBar, is_terminal, shows_bars
-
-from .conftest import conformance_dir
-from .test_cli import ETHREAD
+from tests.support.paths import conformance_dir
+from tests.support.server_harness import ETHREAD
 
 
 class Terminal(io.StringIO):

@@ -19,9 +19,8 @@ import ethread
 import ethread.methods.simulate
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.methods.simulate_trie import OverlayTrie, ordered_trie_root
-
-from .conftest import conformance_dir
-from .rpc_cases import read_case
+from tests.support.paths import conformance_dir
+from tests.support.rpc_cases import read_case
 
 SIMULATE = sys.modules["ethread.methods.simulate"]
 """The module (``ethread.methods.simulate`` names the function once the package is read)."""
@@ -191,8 +190,7 @@ def test_a_forked_chain_through_both_paths(monkeypatch: pytest.MonkeyPatch) -> N
     transfer; the same answer on both paths."""
     from ethread.devchain import DevChain, contracts
     from ethread.web3 import EthreadProvider
-
-    from .server_harness import KEY, demo_network, serve_in_thread, shared_demo
+    from tests.support.server_harness import KEY, demo_network, serve_in_thread, shared_demo
 
     demo = shared_demo()
     with serve_in_thread(networks=[demo_network()]) as thread:

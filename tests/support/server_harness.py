@@ -19,8 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
 KEY = "test-key-0123456789"
+ETHREAD = [sys.executable, "-c", "import sys; from ethread.cli import main; sys.exit(main())"]
+"""``ethread`` as this interpreter runs it, installed or not."""
 
 
 def ethread_command() -> list[str]:

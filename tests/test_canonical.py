@@ -25,8 +25,7 @@ from ethread.encoding import DecodeError, encode_header
 from ethread.errors import StoreUnreadable
 from ethread.forks import ChainConfig
 from ethread.models import BlobTransaction, Block, Receipt
-
-from .storage_backends import BUILDERS, each_block, lmdb_from
+from tests.support.storage_backends import BUILDERS, each_block, lmdb_from
 
 DAMAGE = (DecodeError, ValueError, IndexError, TypeError)
 """What a record decoder may raise on a damaged record (a store answers StoreUnreadable)."""

@@ -1,4 +1,4 @@
-"""Read ``.io`` request/response cases and compare answers exactly."""
+"""Read ``.io`` request/response cases, ask ethread in process, and compare answers exactly."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import ethread
 
 
 @dataclass(frozen=True)
@@ -93,3 +95,11 @@ def shape_difference(got: Any, want: Any, path: str = "$") -> str | None:
     if isinstance(want, str) and want.startswith("0x") and not (isinstance(got, str) and got.startswith("0x")):
         return f"{path}: got {json.dumps(got)[:80]}, want a 0x-prefixed string"
     return None
+
+
+def answer_of(backend: ethread.MemoryBackend, method: str, *params: Any) -> dict[str, Any]:
+    """ethread's answer through its own in-process handle."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)}).encode()
+    answer = ethread.handle(backend, body)
+    assert answer is not None
+    return json.loads(answer)  # type: ignore[no-any-return]

@@ -16,9 +16,8 @@ from ethread import canonical, import_chain
 from ethread.backends.memory import MemoryBackend
 from ethread.codec.serialize import block_json, to_json
 from ethread.models import Block, trusted_maker
-
-from .conftest import conformance_dir
-from .storage_backends import each_block
+from tests.support.paths import conformance_dir
+from tests.support.storage_backends import each_block
 
 
 @pytest.fixture(scope="module")
