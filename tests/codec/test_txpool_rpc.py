@@ -35,10 +35,9 @@ from ethread.models import (
     SetCodeTransaction,
     Transaction,
 )
-
-from .conftest import conformance_dir
-from .rpc_cases import first_difference, is_speconly, read_case, shape_difference
-from .server_harness import REPO, ServeProcess, post
+from tests.support.paths import REPO, conformance_dir
+from tests.support.rpc_cases import first_difference, is_speconly, read_case, shape_difference
+from tests.support.server_harness import ServeProcess, post
 
 FOLDERS = ("eth_sendRawTransaction", "txpool_status", "txpool_content", "txpool_contentFrom",
            "testing_buildBlockV1")

@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import socket
 import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,8 +23,7 @@ import ethread
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import ForkSchedule
 from ethread.web3 import EthreadProvider
-
-PEER_PACKAGES = Path(__file__).resolve().parent / "js" / "node_modules" / "@foundry-rs"
+from tests.support.anvil import Anvil, anvil_binary
 
 TYPED_DATA: dict[str, Any] = {
     "types": {
@@ -353,47 +348,9 @@ def test_bad_states_are_invalid_params(chain: DevChain, state: str, words: str) 
     assert chain.head.number == 0
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-class Anvil:
-    """anvil on a loopback port, spoken to in JSON-RPC."""
-
-    def __init__(self, binary: Path, home: Path) -> None:
-        self.url = f"http://127.0.0.1:{_free_port()}"
-        self.process = subprocess.Popen(
-            [str(binary), "--host", "127.0.0.1", "--port", self.url.rsplit(":", 1)[1]],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={**os.environ, "HOME": str(home)})
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                self("eth_chainId")
-                return
-            except OSError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError("anvil did not start") from None
-                time.sleep(0.1)
-
-    def __call__(self, method: str, *params: Any) -> Any:
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
-                           "params": list(params)}).encode()
-        request = urllib.request.Request(self.url, body, {"content-type": "application/json"})
-        with urllib.request.urlopen(request, timeout=30) as response:
-            answer = json.loads(response.read())
-        assert "error" not in answer, (method, answer)
-        return answer["result"]
-
-
 @pytest.fixture(scope="module")
 def anvil(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Anvil]:
-    binaries = sorted(PEER_PACKAGES.glob("anvil-*/bin/anvil"))
-    assert binaries, "run `npm install` in tests/js first (CI does): it installs anvil"
-    peer = Anvil(binaries[0], tmp_path_factory.mktemp("anvil-home"))
+    peer = Anvil(anvil_binary(), tmp_path_factory.mktemp("anvil-home"))
     try:
         yield peer
     finally:
@@ -401,6 +358,7 @@ def anvil(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Anvil]:
         peer.process.wait(timeout=10)
 
 
+@pytest.mark.anvil
 def test_states_travel_between_anvil_and_the_dev_chain(chain: DevChain, anvil: Anvil) -> None:
     # anvil -> ethread: anvil's own accounts, a contract with storage, a nonce
     anvil("anvil_reset")
@@ -433,7 +391,7 @@ def test_states_travel_between_anvil_and_the_dev_chain(chain: DevChain, anvil: A
 
 
 def test_serve_state_file_is_loaded_at_start_and_written_at_exit(tmp_path: Path) -> None:
-    from .server_harness import KEY, ServeProcess, post
+    from tests.support.server_harness import KEY, ServeProcess, post
 
     state = tmp_path / "state.json"
     receiver = "0x" + "5e" * 20
@@ -454,7 +412,7 @@ def test_serve_state_file_is_loaded_at_start_and_written_at_exit(tmp_path: Path)
 
 
 def test_serve_refuses_a_file_that_is_not_a_state(tmp_path: Path) -> None:
-    from .server_harness import ethread_command
+    from tests.support.server_harness import ethread_command
 
     bad = tmp_path / "state.json"
     bad.write_text('{"accounts": {"0x12": {}}}')

@@ -18,8 +18,7 @@ from ethread.codec.trace_cache import TraceCache
 from ethread.codec.trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import PRAGUE_FORKS
-
-from .test_tracing_anvil import BENEFICIARY, router
+from tests.support.router import BENEFICIARY, router
 
 CONFIGS: list[tuple[str, list[Any]]] = [
     ("debug_traceTransaction", [{"tracer": "callTracer", "tracerConfig": {"withLog": True}}]),

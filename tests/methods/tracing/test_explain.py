@@ -7,7 +7,6 @@ which logs to the console and reverts with a custom error."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -15,11 +14,12 @@ import ethread
 from ethread.devchain import DevChain
 from ethread.methods.tracing.explain import CONSOLE_ADDRESS as CONSOLE
 from ethread.methods.tracing.explain import ContractAbis, console_line
+from tests.support.paths import CONTRACTS
 
 pytest_plugins = ["pytester"]
 web3 = pytest.importorskip("web3")  # (imported before pytester's runs, which would unload it)
 
-ARTIFACT = Path(__file__).parent / "contracts" / "Vault.json"
+ARTIFACT = CONTRACTS / "Vault.json"
 
 TEST_FILE = '''
 import json

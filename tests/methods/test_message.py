@@ -16,90 +16,22 @@ from typing import Any
 
 import pytest
 
-from ethread.backends.memory import MemoryBackend
-from ethread.devchain import DevChain
-from ethread.devchain.builder import ForkSchedule
 from ethread.devchain.contracts import assemble
 from ethread.errors import ExecutionFailed
 from ethread.forks import fork_at_least
 from ethread.methods.call import call
 from ethread.methods.message import CallStates, execution, gas_for
 from ethread.models import AccessListEntry, CallRequest
-
-from .call_outcomes import outcome_of
-
-FORKS = ("frontier", "homestead", "tangerine_whistle", "spurious_dragon", "byzantium",
-         "istanbul", "berlin", "london", "paris", "shanghai", "cancun", "prague")
-
-CHILD = bytes.fromhex("60006000f3")  # PUSH1 0 PUSH1 0 RETURN: an empty contract
-
-PROBE = assemble(
-    0, "CALLDATALOAD", 0, "BYTE", 0xFF, "EQ", "@fail", "JUMPI",  # BYTE: SHR is Constantinople
-    "CALLER", "BALANCE", 0, "MSTORE",
-    "GASPRICE", 32, "MSTORE",
-    "GAS", 64, "MSTORE",
-    "CALLVALUE", 96, "MSTORE",
-    "ORIGIN", "BALANCE", 128, "MSTORE",
-    1, 0, "SSTORE", 0, 0, "SSTORE",                 # a slot set and cleared: a refund
-    CHILD, 0xD8, "SHL", 256, "MSTORE",              # the child's initcode at memory[256:261]
-    len(CHILD), 256, 0, "CREATE", 160, "MSTORE",    # its address: this contract's nonce
-    "CALLER", 160, 32, "LOG1",
-    192, 0, "RETURN",
-    "fail:",
-    4, 0, "REVERT",                                 # an invalid opcode before Byzantium
-)
-
-SELF_AWARE_INIT = assemble("ADDRESS", 0, "MSTORE", "CALLER", "BALANCE", 32, "MSTORE", 64, 0,
-                           "RETURN")
-"""Creation code returning its own address (the sender's nonce) and the sender's balance as
-the new contract's code."""
-
-
-def _chain(fork: str) -> tuple[MemoryBackend, DevChain, bytes]:
-    backend = MemoryBackend()
-    chain = DevChain(backend, forks=ForkSchedule.from_genesis(fork), accounts=2)
-    probe = chain.deploy_runtime(chain.accounts[0], PROBE)
-    chain.mine()
-    return backend, chain, probe
-
-
-def _requests(fork: str, chain: DevChain, probe: bytes) -> list[CallRequest]:
-    funded = chain.accounts[1].address
-    price = 10**9 * 50
-    requests = [
-        CallRequest(to=probe, data=b"\x01"),
-        CallRequest(to=probe, data=b"\x01", sender=funded, gas_price=price, value=12345),
-        CallRequest(to=probe, data=b"\x01" + b"\x00" * 40 + b"\x07" * 40, sender=funded,
-                    gas=200_000, gas_price=price),
-        CallRequest(to=probe, data=b"\xff"),                      # REVERT
-        CallRequest(to=probe, data=b"\x01", gas=30_000),          # out of gas
-        CallRequest(to=probe, data=b"\x01", gas=21_000),          # intrinsic gas too low
-        CallRequest(to=probe, data=b"\x01", sender=b"\x42" * 20, gas_price=1),  # no funds
-        CallRequest(to=b"\x99" * 20, value=1, sender=funded),     # a plain transfer
-        CallRequest(to=b"\x99" * 20, data=b"\x07" * 1000),        # Prague: the calldata floor
-        CallRequest(data=SELF_AWARE_INIT, sender=funded, gas_price=price),  # a creation
-        CallRequest(data=SELF_AWARE_INIT),
-    ]
-    if fork_at_least(fork, "berlin"):
-        requests.append(CallRequest(
-            to=probe, data=b"\x01", sender=funded, gas_price=price,
-            access_list=(AccessListEntry(address=probe, storage_keys=(b"\x00" * 32, b"\x00" * 31 + b"\x01")),
-                         AccessListEntry(address=b"\x99" * 20, storage_keys=()))))
-    if fork_at_least(fork, "london"):
-        requests.append(CallRequest(to=probe, data=b"\x01", sender=funded,
-                                    max_fee_per_gas=price, max_priority_fee_per_gas=10**9))
-        requests.append(CallRequest(to=probe, data=b"\x01", sender=funded,
-                                    max_fee_per_gas=10**6, max_priority_fee_per_gas=0))
-    return requests
+from tests.support.call_outcomes import FORKS, outcome_of, probe_chain, probe_requests
 
 
 @pytest.mark.parametrize("fork", FORKS)
 def test_direct_run_answers_what_the_transaction_envelope_answers(fork: str) -> None:
-    backend, chain, probe = _chain(fork)
+    backend, chain, probe = probe_chain(fork)
     header = backend.header_by_hash(backend.canonical_hash(1))  # type: ignore[arg-type]
     assert header is not None
     outcomes = set()
-    for request in _requests(fork, chain, probe):
+    for request in probe_requests(fork, chain, probe):
         try:
             with execution(backend, request, "latest", states=CallStates()) as run:
                 gas = gas_for(request, header.gas_limit)
@@ -118,7 +50,7 @@ def test_direct_run_answers_what_the_transaction_envelope_answers(fork: str) -> 
 
 def test_probe_sees_the_gas_bought_and_the_creation_its_nonce() -> None:
     """The direct run buys gas and increments the nonce before the code runs, as geth does."""
-    backend, chain, probe = _chain("prague")
+    backend, chain, probe = probe_chain("prague")
     funded = chain.accounts[1].address
     price = 10**9 * 50
     balance = chain.balance(funded)
@@ -135,7 +67,7 @@ def test_probe_sees_the_gas_bought_and_the_creation_its_nonce() -> None:
 def test_a_tag_follows_the_chain_through_the_state_cache() -> None:
     """The header a tag names is kept with the state cache only while the chain stays the
     same: a call on ``latest`` after a new block runs on that block."""
-    backend, chain, _ = _chain("prague")
+    backend, chain, _ = probe_chain("prague")
     number = CallRequest(data=assemble("NUMBER", 0, "MSTORE", 32, 0, "RETURN"))
     states = CallStates()
     first = int.from_bytes(call(backend, number, "latest", states), "big")
@@ -166,7 +98,7 @@ def test_direct_run_warms_what_the_transaction_envelope_warms(fork: str) -> None
 
     from ethread.methods.message import BERLIN_BUILD, FRONTIER_BUILD, PY_EVM_BUILD, _executor_traits
 
-    backend, chain, _ = _chain(fork)
+    backend, chain, _ = probe_chain(fork)
     warmth = chain.deploy_runtime(chain.accounts[0], WARMTH)
     chain.mine()
     listed = (AccessListEntry(address=b"\x99" * 20, storage_keys=()),
@@ -199,11 +131,11 @@ def test_direct_run_warms_what_the_transaction_envelope_warms(fork: str) -> None
 def test_a_run_without_figures_answers_the_same_output_and_error(fork: str) -> None:
     """eth_call's run skips refunds, the calldata floor and the gas used: its output, error
     and refusals are those of the run that works them out, and its gas figures are 0."""
-    backend, chain, probe = _chain(fork)
+    backend, chain, probe = probe_chain(fork)
     header = backend.header_by_hash(backend.canonical_hash(1))  # type: ignore[arg-type]
     assert header is not None
     compared = 0
-    for request in _requests(fork, chain, probe):
+    for request in probe_requests(fork, chain, probe):
         try:
             with execution(backend, request, "latest", states=CallStates()) as run:
                 gas = gas_for(request, header.gas_limit)
@@ -232,7 +164,7 @@ def test_intrinsic_gas_kept_by_the_data_shape_is_py_evms(fork: str) -> None:
 
     from ethread.methods import message as message_module
 
-    backend, _, probe = _chain(fork)
+    backend, _, probe = probe_chain(fork)
     rng = random.Random(fork)
     datas = [b"", b"\x00", b"\x01", b"\x00\x01", b"\x01\x01", b"\x00\x00"]
     datas += [bytes(rng.choice((0, 0, 7)) for _ in range(rng.randrange(1, 90))) for _ in range(30)]

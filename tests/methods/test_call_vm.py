@@ -29,9 +29,7 @@ from ethread.methods.call_vm import (
 )
 from ethread.methods.message import CallStates, execution, gas_for
 from ethread.models import CallRequest
-
-from .call_outcomes import outcome_of
-from .test_call_direct import FORKS, _chain, _requests
+from tests.support.call_outcomes import FORKS, outcome_of, probe_chain, probe_requests
 
 FAILING_CODES = (
     bytes([0x01]),                          # ADD on an empty stack: stack underflow
@@ -140,12 +138,12 @@ def _answers(backend: Any, requests: list[CallRequest], gas_limit: int) -> list[
 @pytest.mark.parametrize("fork", FORKS)
 def test_messages_answer_what_py_evms_classes_answer(fork: str, monkeypatch: pytest.MonkeyPatch,
                                                     ) -> None:
-    backend, chain, probe = _chain(fork)
+    backend, chain, probe = probe_chain(fork)
     logger = chain.deploy_runtime(chain.accounts[0], assemble(0, 0, "LOG0", 0, 0, "RETURN"))
     chain.mine()
     header = backend.header_by_hash(backend.canonical_hash(1))  # type: ignore[arg-type]
     assert header is not None
-    requests = _requests(fork, chain, probe)
+    requests = probe_requests(fork, chain, probe)
     requests.append(CallRequest(to=logger))
     # a LOG in a static context (refused from Byzantium; STATICCALL is an invalid opcode before)
     requests.append(CallRequest(data=assemble(0, 0, 0, 0, logger, 100_000, "STATICCALL", 0,
@@ -338,8 +336,8 @@ def test_a_kept_state_is_left_as_it_was_found() -> None:
     after another on one kept state (the message a run starts with takes no snapshot of its
     own), each leave the state as they found it: every later run answers what it answers on a
     fresh state."""
-    backend, chain, probe = _chain("prague")
-    requests = _requests("prague", chain, probe) + [CallRequest(data=code) for code in FAILING_CODES]
+    backend, chain, probe = probe_chain("prague")
+    requests = probe_requests("prague", chain, probe) + [CallRequest(data=code) for code in FAILING_CODES]
     # transient storage: what one run stores, the next must not load
     requests += [CallRequest(data=assemble(0, "TLOAD", 0, "MSTORE", 7, 0, "TSTORE", 32, 0, "RETURN"))] * 2
     states = CallStates(per_block=1)
@@ -400,7 +398,7 @@ def test_log_entries_are_py_evms(fork: str, monkeypatch: pytest.MonkeyPatch) -> 
     """The lean LOG opcodes record the entries py-evm's record (counter, address, topics,
     data), directly for a class with py-evm's ``add_log_entry`` and through the class's own
     otherwise."""
-    backend, _, _ = _chain(fork)
+    backend, _, _ = probe_chain(fork)
     seen: list[Any] = []
     outcome = message_module.Execution._outcome
 
@@ -494,7 +492,7 @@ def test_a_kept_state_forgets_transient_storage(fork: str) -> None:
     kept state reads it empty, as on a state of its own."""
     from ethread.methods.call_vm import LeanSnapshots, LeanTransientSnapshots
 
-    backend, _, _ = _chain(fork)
+    backend, _, _ = probe_chain(fork)
     states = CallStates(per_block=1)
     kept: set[Any] = set()
     if fork == "byzantium":
@@ -527,7 +525,7 @@ def test_a_failed_run_leaves_no_garbage_cycle(code: bytes) -> None:
     every few failed calls)."""
     import gc
 
-    backend, _, _ = _chain("prague")
+    backend, _, _ = probe_chain("prague")
     states = CallStates()
     request = CallRequest(data=code)
 

@@ -23,11 +23,10 @@ from ethread.simulation import (
     SimulatedBlockOverrides,
     SimulateOptions,
 )
-
-from .conftest import conformance_dir
-from .rpc_cases import Exchange, first_difference, is_speconly, read_case, shape_difference
-from .server_harness import post, serve_in_thread, url_of
-from .storage_backends import BUILDERS, HISTORY_ONLY, built_or_memory
+from tests.support.paths import conformance_dir
+from tests.support.rpc_cases import Exchange, first_difference, is_speconly, read_case, shape_difference
+from tests.support.server_harness import post, serve_in_thread, url_of
+from tests.support.storage_backends import BUILDERS, HISTORY_ONLY, built_or_memory
 
 OSAKA = conformance_dir() / "osaka"
 CASES = sorted((OSAKA / "cases" / "eth_simulateV1").glob("*.io"))

@@ -5,7 +5,7 @@ tracer on py-evm's loop (``ETHREAD_TRACE_PLAIN=1``). The fast paths: blocks repl
 eth_call's lean classes, a tracer without steps on the lean loop, a dispatcher's kept replays
 (the next transaction of a block starts where the last request stopped, an earlier one from
 the state noted before it), and answers kept by the codec. Both answer every debug_trace*
-conformance case, and every transaction of the chain tests/test_tracing_anvil.py compares
+conformance case, and every transaction of the chain tests/differential/test_anvil_traces.py compares
 with anvil under every tracer, in several orders (forward, backward, shuffled: each order
 takes the kept replays a different way), over debug_trace* and trace_* alike.
 """
@@ -25,10 +25,9 @@ from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import PRAGUE_FORKS
 from ethread.methods.tracing import ReplayStates, TraceOptions, trace_transaction
-
-from .conftest import conformance_dir
-from .rpc_cases import read_case
-from .test_tracing_anvil import BENEFICIARY, CONFIGS, router
+from tests.support.paths import conformance_dir
+from tests.support.router import BENEFICIARY, CONFIGS, router
+from tests.support.rpc_cases import read_case
 
 T = TypeVar("T")
 REPLAY = sys.modules["ethread.methods.tracing.replay"]
@@ -113,7 +112,7 @@ def router_chain() -> tuple[ethread.MemoryBackend, list[str]]:
 
 
 def build_router_chain() -> tuple[ethread.MemoryBackend, list[str]]:
-    """tests/test_tracing_anvil.py's chain, and two more blocks of the router's transactions
+    """tests/differential/test_anvil_traces.py's chain, and two more blocks of the router's transactions
     whose storage writes each later transaction reads."""
     backend = ethread.MemoryBackend()
     chain = DevChain(backend, forks=PRAGUE_FORKS, accounts=4)
