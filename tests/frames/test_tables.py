@@ -16,8 +16,7 @@ from ethread import frames
 from ethread.backends.era import EraBackend
 from ethread.devchain import DevChain, contracts, demo_chain
 from ethread.errors import MissingBlocks
-
-from .conftest import conformance_dir
+from tests.support.paths import conformance_dir
 
 SEPOLIA_21 = range(21 * 8192, 22 * 8192)
 

@@ -7,7 +7,6 @@ import argparse
 import os
 import signal
 import subprocess
-import sys
 from importlib.metadata import version
 from pathlib import Path
 
@@ -17,10 +16,8 @@ import pytest
 import ethread
 from ethread import frames
 from ethread.cli import build_parser, main
-
-from .conftest import conformance_dir
-
-ETHREAD = [sys.executable, "-c", "import sys; from ethread.cli import main; sys.exit(main())"]
+from tests.support.paths import conformance_dir
+from tests.support.server_harness import ETHREAD
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,8 +14,7 @@ import pytest
 
 from ethread import frames
 from ethread.backends.era import EraBackend
-
-from .conftest import conformance_dir
+from tests.support.paths import conformance_dir
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 consistent after kill -9, and read by other processes while one process imports, including
 ``ethread serve --workers 2`` (HTTP, newHeads and logs subscriptions in every worker, and the
 45 rpc-compat cases through rpc-replay). The conformance suite runs on LMDB too
-(``tests/storage_backends.py``)."""
+(``tests/support/storage_backends.py``)."""
 
 from __future__ import annotations
 
@@ -28,10 +28,9 @@ from ethread.backends.open import open_backend, open_store, store_engine
 from ethread.chain.importer import import_chain
 from ethread.cli import storage
 from ethread.errors import StoreError
-
-from .conftest import conformance_dir
-from .server_harness import KEY, ServeProcess, call, get, post
-from .storage_backends import leveldb_from, read_until, spawn_importer
+from tests.support.paths import conformance_dir
+from tests.support.server_harness import KEY, ServeProcess, call, get, post
+from tests.support.storage_backends import leveldb_from, read_until, spawn_importer
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +90,7 @@ def test_import_makes_an_lmdb_store_that_serve_recognises(
 
 def test_verify_checks_an_lmdb_store(memory: MemoryBackend, tmp_path: Path,
                                      capsys: pytest.CaptureFixture[str]) -> None:
-    from .storage_backends import lmdb_from
+    from tests.support.storage_backends import lmdb_from
 
     lmdb_from(memory, tmp_path / "db").close()
     assert _cli("verify", "--db", str(tmp_path / "db")) == 0
@@ -147,7 +146,7 @@ def test_store_rules(tmp_path: Path) -> None:
 
 
 def test_a_full_map_grows(memory: MemoryBackend, tmp_path: Path) -> None:
-    from .storage_backends import copy_chain
+    from tests.support.storage_backends import copy_chain
 
     small = LMDBBackend(tmp_path / "small", map_size=64 * 1024)
     copy_chain(memory, small)

@@ -19,9 +19,8 @@ from ethread.era1.ere_export import export_ere
 from ethread.era1.export import export_era1
 from ethread.frames.bulk import decimal_column, hex_column, uint_column
 from ethread.frames.tables import TABLES, collect, collect_models
-
-from .conftest import conformance_dir
-from .storage_backends import lmdb_from
+from tests.support.paths import BENCHMARKS, conformance_dir
+from tests.support.storage_backends import lmdb_from
 
 pa = pytest.importorskip("pyarrow")
 
@@ -31,7 +30,7 @@ def synthetic() -> ModuleType:
     some dependency would shadow the folder's name)."""
     name = "ethread_bench_synthetic_history"
     if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "benchmarks" / "synthetic_history.py"
+        path = BENCHMARKS / "synthetic_history.py"
         spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)

@@ -16,8 +16,7 @@ from ethread.errors import GenesisError
 from ethread.evm.blobs import BlobParams, excess_blob_gas_after
 from ethread.forks import FORKS, ChainConfig, fork_named, network_config
 from ethread.forks.table import MAX_RLP_BLOCK_SIZE, TX_GAS_LIMIT_CAP
-
-from .conftest import conformance_dir
+from tests.support.paths import conformance_dir
 
 OSAKA_GENESIS = conformance_dir() / "osaka" / "genesis.json"
 

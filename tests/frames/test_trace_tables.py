@@ -1,6 +1,6 @@
 """frames.traces and frames.native_transfers against the trace_block answers they are read
 from: the rpc-compat chain (proof-of-work and proof-of-stake blocks) and the router chain of
-tests/test_tracing_anvil.py (nested calls, a reverted callee, creates, self-destructs)."""
+tests/differential/test_anvil_traces.py (nested calls, a reverted callee, creates, self-destructs)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ import ethread
 from ethread import frames
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import PRAGUE_FORKS
-
-from .conftest import conformance_dir
-from .test_differential_anvil import answer_of
-from .test_tracing_anvil import BENEFICIARY, router
+from tests.support.paths import conformance_dir
+from tests.support.router import BENEFICIARY, router
+from tests.support.rpc_cases import answer_of
 
 pytest.importorskip("pyarrow")
 

@@ -12,8 +12,7 @@ from ethread.backends.leveldb import LevelDBBackend
 from ethread.backends.open import open_backend
 from ethread.cli import storage
 from ethread.errors import StoreError
-
-from .conftest import conformance_dir
+from tests.support.paths import conformance_dir
 
 
 def run(*argv: str) -> int:

@@ -31,8 +31,7 @@ from ethread.era1.ere_verify import verify_ere
 from ethread.era1.ordered_trie import ordered_trie_root
 from ethread.era1.verify import trie_root
 from ethread.errors import StoreError
-
-from .conftest import conformance_dir
+from tests.support.paths import conformance_dir
 
 SAMPLE = "sepolia-00000-deadbeef-noreceipts.ere"
 

@@ -20,9 +20,8 @@ from ethread.backends.leveldb import LevelDBBackend
 from ethread.backends.memory import MemoryBackend
 from ethread.chain.importer import import_chain
 from ethread.errors import StoreError
-
-from .conftest import conformance_dir
-from .storage_backends import leveldb_from, read_until, spawn_importer
+from tests.support.paths import conformance_dir
+from tests.support.storage_backends import leveldb_from, read_until, spawn_importer
 
 
 @pytest.fixture(scope="module")

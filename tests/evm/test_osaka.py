@@ -33,9 +33,8 @@ from ethread.evm import (
 )
 from ethread.evm import modexp as osaka_modexp
 from ethread.evm.p256 import P256_N, P256_P, p256_verify
-
-from .conftest import conformance_dir
-from .osaka_runs import p256_input, run_py_evm
+from tests.support.osaka_runs import p256_input, run_py_evm
+from tests.support.paths import conformance_dir
 
 # ---------------------------------------------------------------------------------------- CLZ
 

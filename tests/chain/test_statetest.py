@@ -13,8 +13,7 @@ import pytest
 from ethread.chain.statetest import FixtureError, read_fixture, run_file, run_test, vm_for_fork
 from ethread.cli import main
 from ethread.evm import BlobParams, OsakaVM
-
-from .conftest import conformance_dir
+from tests.support.paths import conformance_dir
 
 EEST_VECTORS = 1230
 """Vectors in the 35 files of shared/conformance/eest-osaka (fusaka-devnet-5 fixtures)."""

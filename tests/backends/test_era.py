@@ -25,9 +25,8 @@ from ethread.chain.importer import import_chain
 from ethread.encoding import encode_header, transaction_item
 from ethread.era1 import Era1File, FormatError, export_era1, verify_file
 from ethread.errors import StateUnavailable, StoreError
-
-from .conftest import conformance_dir
-from .storage_backends import era_from
+from tests.support.paths import conformance_dir
+from tests.support.storage_backends import era_from
 
 SEPOLIA_FILES = ("sepolia-00000-643a00f7.era1", "sepolia-00021-b8814b14.era1")
 SEPOLIA_RANGES = (range(0, 8192), range(172032, 180224))
