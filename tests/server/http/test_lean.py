@@ -18,8 +18,7 @@ from ethread.server.billing.credits import cost_of
 from ethread.server.config import KeyConfig
 from ethread.server.http.admission_turn import GATHER_ABOVE_CONNECTIONS, AdmissionTurn
 from ethread.server.http.lean import RpcHttpProtocol
-
-from .server_harness import KEY, call, serve_in_thread
+from tests.support.server_harness import KEY, call, serve_in_thread
 
 POOR_KEY = "poor-key-0123456789"
 FEW_KEY = "few-key-0123456789"

@@ -27,9 +27,8 @@ from ethread.codec.serialize import (
 )
 from ethread.server.processes import shared_fragments
 from ethread.server.processes.shared_fragments import SharedFragmentStore, make_directory, remove_directory
-
-from .conftest import conformance_dir
-from .server_harness import KEY, ServeProcess
+from tests.support.paths import conformance_dir
+from tests.support.server_harness import KEY, ServeProcess
 
 
 @pytest.fixture

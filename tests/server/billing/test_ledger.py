@@ -1,7 +1,7 @@
 """The credit ledger shared by processes and machines: SQLite for one machine, Redis for many.
 
 Every test uses the real engine: SQLite files charged from several processes at once, and a
-real ``redis-server`` (``tests/redis_server.py``). Concurrency is across processes, not just
+real ``redis-server`` (``tests/support/redis_server.py``). Concurrency is across processes, not just
 threads, since that is what workers and servers are.
 """
 
@@ -31,11 +31,8 @@ from ethread.server.billing.ledger import (
 from ethread.server.billing.ledger_mapped import MappedLedger
 from ethread.server.billing.ledger_redis import RedisLedger
 from ethread.server.billing.ledger_sqlite import SQLiteLedger
-
-from .redis_server import RedisServer
-
-KEY_ID = "k" * 64
-BLOCK_COST = 80  # eth_getBlockByNumber
+from tests.support.billing import BLOCK_COST, KEY_ID
+from tests.support.redis_server import RedisServer
 
 
 def _charge_in_processes(spec: str, processes: int, attempts: int, limit: int,
@@ -235,6 +232,7 @@ def test_sqlite_ledger_that_cannot_be_opened_is_a_clear_error(tmp_path: Path) ->
 # -- Redis -------------------------------------------------------------------------------------
 
 
+@pytest.mark.redis
 def test_redis_many_processes_spend_the_balance_exactly_once(redis_url: str) -> None:
     counts = _charge_in_processes(redis_url, processes=4, attempts=60, limit=8_000)
     assert sum(counts) == 100, counts
@@ -246,6 +244,7 @@ def test_redis_many_processes_spend_the_balance_exactly_once(redis_url: str) -> 
         ledger.close()
 
 
+@pytest.mark.redis
 def test_redis_many_processes_charging_several_at_once_spend_the_balance_exactly_once(
         redis_url: str) -> None:
     counts = _charge_in_processes(redis_url, processes=4, attempts=60, limit=8_000, together=4)
@@ -253,6 +252,7 @@ def test_redis_many_processes_charging_several_at_once_spend_the_balance_exactly
     assert sum(1 for c in counts if c) > 1, f"the processes did not overlap: {counts}"
 
 
+@pytest.mark.redis
 def test_redis_charges_made_together_are_each_as_if_alone(redis_url: str) -> None:
     ledger = RedisLedger(redis_url)
     try:
@@ -261,6 +261,7 @@ def test_redis_charges_made_together_are_each_as_if_alone(redis_url: str) -> Non
         ledger.close()
 
 
+@pytest.mark.redis
 def test_redis_charges_made_together_survive_a_flushed_script_cache(redis_url: str) -> None:
     """A Redis that lost the charge script (restarted, SCRIPT FLUSH) ran none of a pipeline's
     charges: they are made once it is loaded again, each exactly once."""
@@ -280,6 +281,7 @@ def test_redis_charges_made_together_survive_a_flushed_script_cache(redis_url: s
         ledger.close()
 
 
+@pytest.mark.redis
 def test_redis_refused_charges_cost_nothing_and_usage_expires_at_midnight_utc(
         redis_url: str) -> None:
     import redis
@@ -307,6 +309,7 @@ def test_redis_refused_charges_cost_nothing_and_usage_expires_at_midnight_utc(
         client.close()
 
 
+@pytest.mark.redis
 def test_redis_rate_limit_is_shared_by_every_server(redis_url: str) -> None:
     import redis
 
@@ -331,6 +334,7 @@ def test_redis_rate_limit_is_shared_by_every_server(redis_url: str) -> None:
         second.close()
 
 
+@pytest.mark.redis
 def test_redis_that_is_gone_refuses_requests_instead_of_serving_them_unpaid(
         caplog: pytest.LogCaptureFixture) -> None:
     server = RedisServer().start()
@@ -353,6 +357,7 @@ def test_redis_that_is_gone_refuses_requests_instead_of_serving_them_unpaid(
         server.close()
 
 
+@pytest.mark.redis
 def test_redis_charge_whose_answer_is_late_is_refused_and_never_sent_again(
         redis_server: RedisServer, redis_url: str) -> None:
     """A Redis that stalls (DEBUG SLEEP) past the socket timeout: the charge is refused as the

@@ -14,8 +14,7 @@ from websockets.sync.client import connect
 
 from ethread.devchain.demo import TICK_TOPIC
 from ethread.server.config import KeyConfig
-
-from .server_harness import KEY, call, demo_network, serve_in_thread, shared_demo, ws_url_of
+from tests.support.server_harness import KEY, call, demo_network, serve_in_thread, shared_demo, ws_url_of
 
 
 @pytest.fixture(scope="module")

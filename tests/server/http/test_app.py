@@ -19,8 +19,8 @@ import pytest
 import ethread
 from ethread.server import make_network
 from ethread.server.config import KeyConfig
-
-from .server_harness import KEY, call, get, post, serve_in_thread, url_of
+from tests.support.paths import EXAMPLES
+from tests.support.server_harness import KEY, call, get, post, serve_in_thread, url_of
 
 BLOCK = call("eth_getBlockByNumber", ["0x1", True])
 LOGS_ALL = call("eth_getLogs", [{"fromBlock": "0x0", "toBlock": "latest"}])
@@ -308,7 +308,7 @@ def test_access_log_masks_keys(rpc_compat_memory: ethread.MemoryBackend,
 def test_example_config_file_loads() -> None:
     from ethread.server import load_config
 
-    config = load_config(Path(__file__).resolve().parent.parent / "examples" /
+    config = load_config(EXAMPLES /
                          "serve_config.toml")
     assert [n.name for n in config.networks] == ["compat", "demo"]
     assert config.networks[0].genesis is not None and config.networks[0].genesis.is_file()

@@ -21,8 +21,8 @@ import ethread
 from ethread.devchain import DevChain
 from ethread.devchain.fork.cache import LMDBCache
 from ethread.web3 import EthreadProvider
-
-from .server_harness import REPO, ServeProcess, post
+from tests.support.paths import REPO
+from tests.support.server_harness import ServeProcess, post
 
 RPC_COMPAT = Path("/work/shared/conformance/rpc-compat")
 KEY = "fork-history-key-0123"
@@ -223,12 +223,11 @@ def test_a_node_answering_another_chain_is_refused(remote: str) -> None:
         server.server_close()
 
 
+@pytest.mark.anvil
 def test_history_of_an_anvil_fork(tmp_path: Path) -> None:
-    from .test_devchain_anvil_controls import PEER_PACKAGES, Anvil
+    from tests.support.anvil import Anvil, anvil_binary
 
-    binaries = sorted(PEER_PACKAGES.glob("anvil-*/bin/anvil"))
-    assert binaries, "run `npm install` in tests/js first (CI does): it installs anvil"
-    anvil = Anvil(binaries[0], tmp_path)
+    anvil = Anvil(anvil_binary(), tmp_path)
     try:
         sender = anvil("eth_accounts")[0]
         for value in range(1, 4):

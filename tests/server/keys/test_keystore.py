@@ -27,8 +27,7 @@ from ethread.server.keys.keystore import (
     make_record,
 )
 from ethread.server.observe import method_label, outcome_of
-
-from .redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +39,7 @@ def redis_url() -> Iterator[str]:
         server.close()
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("redis", marks=pytest.mark.redis)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     if request.param == "memory":
         made: Any = MemoryKeyStore()

@@ -25,9 +25,8 @@ import pytest
 
 from ethread.server.billing.credits import cost_of, open_ledger
 from ethread.server.keys.auth import key_id
-
-from .conftest import conformance_dir
-from .server_harness import KEY, ServeProcess, get
+from tests.support.paths import conformance_dir
+from tests.support.server_harness import KEY, ServeProcess, get
 
 DAILY = 8_000
 BLOCK_CALL = "eth_getBlockByNumber"
@@ -205,6 +204,7 @@ def _lmdb_store(tmp_path: Path) -> Path:
     return db
 
 
+@pytest.mark.redis
 def test_two_servers_on_two_addresses_share_a_redis_ledger(tmp_path: Path,
                                                              redis_url: str) -> None:
     """Two machines, simulated: two servers on two loopback addresses, each with two workers,
@@ -357,8 +357,7 @@ def test_a_leveldb_store_with_workers_is_refused_by_the_command(tmp_path: Path) 
     import subprocess
 
     from ethread.backends.leveldb import LevelDBBackend
-
-    from .server_harness import ethread_command
+    from tests.support.server_harness import ethread_command
 
     LevelDBBackend(tmp_path).close()
     result = subprocess.run([*ethread_command(), "serve", "--db", str(tmp_path), "--workers",

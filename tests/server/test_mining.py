@@ -15,8 +15,7 @@ import ethread
 from ethread.devchain import DevChain
 from ethread.devchain.demo import demo_chain
 from ethread.server import make_network
-
-from .server_harness import KEY, serve_in_thread
+from tests.support.server_harness import KEY, serve_in_thread
 
 
 @pytest.fixture(scope="module")

@@ -32,8 +32,7 @@ from ethread.server.billing.credits import cost_of
 from ethread.server.config import KeyConfig
 from ethread.server.http.admission_turn import GATHER_ABOVE_CONNECTIONS
 from ethread.server.keys.auth import key_id
-
-from .server_harness import KEY, call, serve_in_thread
+from tests.support.server_harness import KEY, call, serve_in_thread
 
 LIMIT = 2048
 """The servers' body limit (small, so that oversize bodies are cheap to send)."""

@@ -38,8 +38,7 @@ from ethread.server.billing.ledger_mapped import (
 )
 from ethread.server.billing.ledger_sqlite import SQLiteLedger
 from ethread.server.config import DEFAULT_LEDGER, ServerConfig
-
-from .test_ledger import BLOCK_COST, KEY_ID
+from tests.support.billing import BLOCK_COST, KEY_ID
 
 CHARGER = """
 import sys

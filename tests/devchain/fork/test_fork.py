@@ -24,8 +24,7 @@ from ethread.devchain import DevChain, contracts
 from ethread.devchain.fork.cache import LMDBCache
 from ethread.devchain.fork.remote import RemoteError, RemoteLimits
 from ethread.web3 import EthreadProvider
-
-from .server_harness import KEY, ServeProcess, demo_network, post, serve_in_thread, shared_demo
+from tests.support.server_harness import KEY, ServeProcess, demo_network, post, serve_in_thread, shared_demo
 
 FAST_FAIL = RemoteLimits(timeout=2.0, retries=1, backoff=0.01)
 
@@ -196,12 +195,11 @@ def test_a_node_that_is_down_is_a_clear_error() -> None:
         DevChain.fork("file:///etc/passwd", backend=ethread.MemoryBackend())
 
 
+@pytest.mark.anvil
 def test_a_fork_of_anvil(tmp_path: Path) -> None:
-    from .test_devchain_anvil_controls import PEER_PACKAGES, Anvil
+    from tests.support.anvil import Anvil, anvil_binary
 
-    binaries = sorted(PEER_PACKAGES.glob("anvil-*/bin/anvil"))
-    assert binaries, "run `npm install` in tests/js first (CI does): it installs anvil"
-    anvil = Anvil(binaries[0], tmp_path)
+    anvil = Anvil(anvil_binary(), tmp_path)
     try:
         anvil("anvil_setCode", "0x" + "42" * 20, "0x6001600055")
         anvil("anvil_setStorageAt", "0x" + "42" * 20, "0x" + "00" * 31 + "07",
@@ -244,6 +242,6 @@ def test_serve_fork_url(remote: str, tmp_path: Path) -> None:
 
 
 def _ethread() -> list[str]:
-    from .server_harness import ethread_command
+    from tests.support.server_harness import ethread_command
 
     return ethread_command()

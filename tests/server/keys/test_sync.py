@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .provider_harness import (
+from tests.support.provider_harness import (
     ADMIN_TOKEN,
     ProviderServer,
     admin_request,
@@ -25,8 +25,8 @@ from .provider_harness import (
     usage,
     within,
 )
-from .redis_server import RedisServer
-from .server_harness import KEY, call, post
+from tests.support.redis_server import RedisServer
+from tests.support.server_harness import KEY, call, post
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
@@ -287,6 +287,7 @@ def redis_server() -> Iterator[RedisServer]:
         server.close()
 
 
+@pytest.mark.redis
 def test_two_hosts_sharing_redis(redis_server: RedisServer, tmp_path: Path) -> None:
     url = redis_server.url
     args = ["--ledger", url, "--api-key", KEY, "--no-access-log", "--max-key-failures", "1000"]

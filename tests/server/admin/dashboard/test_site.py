@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from .provider_harness import ADMIN_TOKEN, ProviderServer, within
+from tests.support.provider_harness import ADMIN_TOKEN, ProviderServer, within
 
 
 def _binary(*names: str) -> str:
@@ -103,6 +103,7 @@ def _post_form(url: str, fields: dict[str, str], cookies: str) -> int:
         return exc.code
 
 
+@pytest.mark.browser
 def test_admin_issues_a_key_sees_its_calls_and_revokes_it(browser: Any,
                                                           server: ProviderServer) -> None:
     assert server.admin is not None
@@ -184,9 +185,10 @@ def test_admin_issues_a_key_sees_its_calls_and_revokes_it(browser: Any,
     within(1.0, lambda: server.rpc(key)[0] == 401 and server.rpc(key)[0] == 401)
 
 
+@pytest.mark.browser
 def test_a_key_holder_sees_their_usage_on_the_public_port(browser: Any,
                                                           server: ProviderServer) -> None:
-    from .provider_harness import admin_request
+    from tests.support.provider_harness import admin_request
 
     status, body = admin_request(server, "POST", "/admin/v1/keys",
                                  {"label": "holder", "daily_credits": 1000})

@@ -30,8 +30,7 @@ from ethread.server.busy_poll import (
     runnable_processes,
 )
 from ethread.server.config import ConfigError, ServerConfig, validate
-
-from .server_harness import KEY, call, serve_in_thread, ws_url_of
+from tests.support.server_harness import KEY, call, serve_in_thread, ws_url_of
 
 
 @pytest.fixture
