@@ -1,5 +1,5 @@
 """Exit non-zero unless evm-trace, installed without its dependencies in the folder given (CI
-runs tests/test_evm_trace.py with that folder on the path), has what it imports: each of its
+runs tests/clients/test_evm_trace.py with that folder on the path), has what it imports: each of its
 requirements, and theirs, installed in the folder or in the virtualenv. Versions are not held
 to the pins: evm-trace 0.3 and eth-pydantic-types pin eth-utils, eth-typing and hexbytes below
 ethread's (the test shows they work with ethread's); the pins left unmet are printed. Then

@@ -1,5 +1,5 @@
 """A forked test suite's first and second run, on ethread and on anvil ``--fork-url``, against
-the same node: the token suite (tests/test_token_web3.py, 50 tests) with its provider line
+the same node: the token suite (tests/clients/test_token_web3.py, 50 tests) with its provider line
 forking the demo chain that ``ethread serve`` serves on loopback, behind a proxy that counts
 the node's JSON-RPC calls. Each chain runs the suite twice with the same cache (ethread: an
 LMDB directory given to ``DevChain.fork``; anvil: its own RPC cache under the ``HOME`` it is
@@ -27,9 +27,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.fork_proxy import CountingProxy  # noqa: E402
-from tests.server_harness import ServeProcess  # noqa: E402
-from tests.test_fork_checks import PROVIDER_LINE, SUITE  # noqa: E402
+from tests.support.fork_proxy import CountingProxy  # noqa: E402
+from tests.support.server_harness import ServeProcess  # noqa: E402
+from tests.support.token_suite import PROVIDER_LINE, SUITE  # noqa: E402
 
 PEER_PACKAGES = REPO / "tests" / "js" / "node_modules" / "@foundry-rs"
 """Where ``npm install`` in tests/js puts anvil."""
@@ -51,7 +51,8 @@ def suite_for(chain: str, folder: Path) -> Path:
     text = SUITE.read_text()
     if text.count(PROVIDER_LINE) != 1:
         raise SystemExit(f"the provider line is not in {SUITE} as expected")
-    path = folder / f"test_token_fork_{chain}.py"
+    path = folder / "clients" / f"test_token_fork_{chain}.py"  # (beside contracts/, as in tests/)
+    path.parent.mkdir(exist_ok=True)
     path.write_text(text.replace(PROVIDER_LINE, LINES[chain]))
     return path
 

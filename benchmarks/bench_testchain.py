@@ -1,4 +1,4 @@
-"""The token suite (tests/test_token_web3.py, 50 tests) on three test chains, side by side:
+"""The token suite (tests/clients/test_token_web3.py, 50 tests) on three test chains, side by side:
 ethread (``EthreadProvider(DevChain(...))`` in process), eth-tester (web3.py's
 ``EthereumTesterProvider`` on py-evm, in process) and anvil (a subprocess on loopback, through
 web3.py's ``HTTPProvider``). Each run is the suite file itself with its one provider line
@@ -29,7 +29,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SUITE = REPO / "tests" / "test_token_web3.py"
+SUITE = REPO / "tests" / "clients" / "test_token_web3.py"
 PROVIDER_LINE = "    return Web3(EthreadProvider(DevChain(ethread.MemoryBackend())))  # the provider line"
 
 LINES = {
@@ -45,7 +45,8 @@ def suite_for(chain: str, folder: Path) -> Path:
     text = SUITE.read_text()
     if text.count(PROVIDER_LINE) != 1:
         raise SystemExit(f"the provider line is not in {SUITE} as expected")
-    path = folder / f"test_token_{chain.replace('-', '_')}.py"
+    path = folder / "clients" / f"test_token_{chain.replace('-', '_')}.py"  # (beside contracts/, as in tests/)
+    path.parent.mkdir(exist_ok=True)
     path.write_text(text.replace(PROVIDER_LINE, LINES[chain]))
     return path
 

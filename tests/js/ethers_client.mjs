@@ -1,5 +1,5 @@
 // ethers.js v6, a client nobody here wrote, against a live ethread server serving the demo
-// chain. tests/test_server_ethers.py starts the server and runs:
+// chain. tests/clients/test_ethers.py starts the server and runs:
 //
 //   node ethers_client.mjs HTTP_URL WS_URL DEMO_JSON
 //

@@ -1,5 +1,5 @@
 // ethers.js v6 reading the rpc-compat chain (the execution-apis conformance chain) from a live
-// ethread server: the answers its conformance cases know. tests/test_server_ethers.py runs:
+// ethread server: the answers its conformance cases know. tests/clients/test_ethers.py runs:
 //
 //   node ethers_rpc_compat.mjs HTTP_URL
 //

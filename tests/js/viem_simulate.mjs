@@ -1,5 +1,5 @@
 // viem's simulateBlocks and simulateCalls against a live ethread server (run by
-// tests/test_simulate_viem.py): a dev chain holding the ERC-20 of tests/contracts/Token.sol.
+// tests/clients/test_viem.py): a dev chain holding the ERC-20 of tests/contracts/Token.sol.
 // Usage: node viem_simulate.mjs <http url> <json: {token, holder, recipient}>
 import { readFileSync } from 'node:fs';
 import { createPublicClient, decodeEventLog, http, parseEther } from 'viem';

@@ -1,7 +1,7 @@
 """evm-trace (the library Ape builds its call trees with) reads ethread's traces: callTracer's
 tree (``get_calltree_from_geth_call_trace``) and the opcode logger's steps
 (``create_trace_frames`` and ``get_calltree_from_geth_trace``), on the router transaction of
-tests/test_tracing_anvil.py (a call, a delegate call, two precompiles, a callee that reverts,
+tests/differential/test_anvil_traces.py (a call, a delegate call, two precompiles, a callee that reverts,
 logs) and on one that creates contracts.
 
 evm-trace 0.3 pins eth-utils below 6; it works with ethread's eth-utils 6 when installed
@@ -20,9 +20,8 @@ import pytest
 import ethread
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import PRAGUE_FORKS
-
-from .test_differential_anvil import answer_of
-from .test_tracing_anvil import router
+from tests.support.router import router
+from tests.support.rpc_cases import answer_of
 
 if os.environ.get("CI"):
     import evm_trace  # (never skipped in CI: .ci/run puts it on the path for this module)

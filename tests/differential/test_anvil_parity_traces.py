@@ -1,5 +1,5 @@
 """The parity-style trace_* namespace compared with anvil's, field by field, on the dev chain
-of tests/test_tracing_anvil.py (the same signed transactions in both: calls, delegate and
+of tests/differential/test_anvil_traces.py (the same signed transactions in both: calls, delegate and
 static calls, precompiles, a reverting callee, CREATE and CREATE2, a contract that
 self-destructs in its constructor, a custom-error revert, a revert after a successful call, a
 plain self-destruct, a plain transfer).
@@ -27,10 +27,8 @@ import pytest
 
 import ethread
 from ethread.devchain import DevChain, contracts
-
-from .rpc_cases import first_difference
-from .test_differential_anvil import answer_of
-from .test_tracing_anvil import Traced, traced  # noqa: F401  (the shared fixture)
+from tests.support.router import Traced
+from tests.support.rpc_cases import answer_of, first_difference
 
 PRECOMPILES = {"0x" + n.to_bytes(20, "big").hex() for n in range(1, 0x12)}
 
@@ -91,12 +89,13 @@ def _as_reth(mine: Any, theirs: Any, ours_hashes: dict[int, str],
 
 
 @pytest.fixture(scope="module")
-def hashes(traced: Traced) -> tuple[dict[int, str], dict[int, str]]:  # noqa: F811
+def hashes(traced: Traced) -> tuple[dict[int, str], dict[int, str]]:
     ours = _Ours(traced.backend)
     return _hashes(ours, {1, 2}), _hashes(traced.peer, {1, 2})
 
 
-def test_trace_transaction_agrees_with_anvil(traced: Traced, hashes: Any) -> None:  # noqa: F811
+@pytest.mark.anvil
+def test_trace_transaction_agrees_with_anvil(traced: Traced, hashes: Any) -> None:
     for index, tx_hash in enumerate(traced.hashes):
         mine = answer_of(traced.backend, "trace_transaction", tx_hash)["result"]
         theirs = traced.peer("trace_transaction", tx_hash)
@@ -107,16 +106,18 @@ def test_trace_transaction_agrees_with_anvil(traced: Traced, hashes: Any) -> Non
     assert counts == [1, 1, 1, 1, 4, 5, 1, 2, 2, 1]
 
 
+@pytest.mark.anvil
 @pytest.mark.parametrize("number", [1, 2])
-def test_trace_block_agrees_with_anvil(traced: Traced, hashes: Any, number: int) -> None:  # noqa: F811
+def test_trace_block_agrees_with_anvil(traced: Traced, hashes: Any, number: int) -> None:
     mine = answer_of(traced.backend, "trace_block", hex(number))["result"]
     theirs = traced.peer("trace_block", hex(number))
     assert first_difference(*_as_reth(mine, theirs, *hashes)) is None
     assert not any(entry["type"] == "reward" for entry in mine)  # (a proof-of-stake block)
 
 
+@pytest.mark.anvil
 @pytest.mark.parametrize("types", [["trace"], ["stateDiff"], ["trace", "stateDiff"]])
-def test_replays_agree_with_anvil(traced: Traced, types: list[str]) -> None:  # noqa: F811
+def test_replays_agree_with_anvil(traced: Traced, types: list[str]) -> None:
     for number in (1, 2):
         mine = answer_of(traced.backend, "trace_replayBlockTransactions", hex(number), types)["result"]
         theirs = traced.peer("trace_replayBlockTransactions", hex(number), types)
@@ -129,7 +130,8 @@ def test_replays_agree_with_anvil(traced: Traced, types: list[str]) -> None:  # 
             assert alone == {k: v for k, v in replay.items() if k != "transactionHash"}
 
 
-def test_state_diff_values(traced: Traced) -> None:  # noqa: F811
+@pytest.mark.anvil
+def test_state_diff_values(traced: Traced) -> None:
     """The creating transactions' accounts are all added; the router's CREATEs add two
     contracts (the one that self-destructed in its constructor is left out); the self-destruct
     moves its balance to a beneficiary that did not exist (a change from 0, as reth shows it)."""
@@ -141,7 +143,8 @@ def test_state_diff_values(traced: Traced) -> None:  # noqa: F811
     assert replay["result"]["trace"] == [] and replay["result"]["vmTrace"] is None
 
 
-def test_trace_filter_agrees_with_anvil(traced: Traced, hashes: Any) -> None:  # noqa: F811
+@pytest.mark.anvil
+def test_trace_filter_agrees_with_anvil(traced: Traced, hashes: Any) -> None:
     storage = "0x5fbdb2315678afecb367f032d93f642f64180aa3"
     sender = "0x90f79bf6eb2c4f870365e785982e1f101e93b906"
     for query in ({"fromBlock": "0x1", "toBlock": "0x2"},
@@ -159,7 +162,8 @@ def test_trace_filter_agrees_with_anvil(traced: Traced, hashes: Any) -> None:  #
     assert window["result"] == everything["result"][3:7]
 
 
-def test_trace_get_and_unknowns(traced: Traced) -> None:  # noqa: F811
+@pytest.mark.anvil
+def test_trace_get_and_unknowns(traced: Traced) -> None:
     tx_hash = traced.hashes[5]
     whole = answer_of(traced.backend, "trace_transaction", tx_hash)["result"]
     assert answer_of(traced.backend, "trace_get", tx_hash, ["0x2"])["result"] == whole[2]
@@ -216,7 +220,8 @@ def test_bad_input(method: str, params: list[Any], code: int, words: str) -> Non
     assert error["code"] == code and words in error["message"], error
 
 
-def test_the_time_limit_spans_a_block(traced: Traced) -> None:  # noqa: F811
+@pytest.mark.anvil
+def test_the_time_limit_spans_a_block(traced: Traced) -> None:
     """A request replaying several transactions stops, in geth's words, once its whole time
     has run out (trace_block, trace_filter, trace_replayBlockTransactions)."""
     from ethread.backend import Deadline

@@ -1,6 +1,6 @@
 """web3.py's own provider tests (``EthModuleTest``, ``Web3ModuleTest``, ``NetModuleTest``
 from ``web3._utils.module_testing``) on ethread's dev chain, through ``EthreadProvider`` and
-over HTTP: the chain prepared as web3.py's geth fixture is (see ``tests/web3_suite.py``).
+over HTTP: the chain prepared as web3.py's geth fixture is (see ``tests/support/web3_suite.py``).
 
 Tests are skipped only where they cannot hold on a dev chain, each with its reason in
 :data:`SKIPS`.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from web3._utils.module_testing import EthModuleTest, NetModuleTest, Web3ModuleTest
 
-from .web3_suite import (  # noqa: F401  (fixtures)
+from tests.support.web3_suite import (  # noqa: F401  (fixtures)
     FixtureChain,
     address_conversion_func,
     block_hash_revert_no_msg,

@@ -13,14 +13,14 @@ import json
 import shutil
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .server_harness import demo_network, serve_in_thread, shared_demo, url_of, ws_url_of
+from tests.support.paths import JS
+from tests.support.server_harness import demo_network, serve_in_thread, shared_demo, url_of, ws_url_of
 
-JS = Path(__file__).resolve().parent / "js"
+pytestmark = pytest.mark.node
 
 
 @pytest.fixture(scope="module")

@@ -22,10 +22,9 @@ from typing import Any
 import pytest
 
 import ethread
-
-from .conftest import conformance_dir
-from .rpc_cases import first_difference, is_speconly, read_case, shape_difference
-from .server_harness import post, serve_in_thread, url_of
+from tests.support.paths import conformance_dir
+from tests.support.rpc_cases import first_difference, is_speconly, read_case, shape_difference
+from tests.support.server_harness import post, serve_in_thread, url_of
 
 CASES = sorted((conformance_dir() / "osaka" / "cases").glob("debug_trace*/*.io"))
 STORAGE_STEPS = "trace-block-storage-snapshot-timing"

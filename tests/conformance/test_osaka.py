@@ -5,14 +5,14 @@ Every case folder is in one of two groups:
 
 - owned by another suite (:data:`OWNED_ELSEWHERE`): eth_simulateV1 and the tracers have tests
   of their own, and so have the folders that send transactions or read the pool, each replayed
-  against a freshly started ``ethread serve --txpool`` (tests/test_txpool_serving.py);
+  against a freshly started ``ethread serve --txpool`` (tests/codec/test_txpool_rpc.py);
 - read-only (the rest): replayed against one ``ethread serve --genesis osaka/genesis.json
   --blocks osaka/chain.rlp --no-verify-seals`` shared by all of them (a start imports the
   chain and takes 3.6-4.5 s on the project's 2-core machines, about 2.5 minutes for the 32
   folders one by one), and in process on the memory, LevelDB and LMDB backends.
 
 Answers must equal the recorded ones exactly, except ``speconly`` cases, checked for shape
-(``tests/rpc_cases.py``, the rules of the shared ``rpc-replay``). A difference ethread keeps on
+(``tests/support/rpc_cases.py``, the rules of the shared ``rpc-replay``). A difference ethread keeps on
 purpose is listed in :data:`KNOWN_DIFFERENCES` with the difference expected, so that the test
 fails if it changes in either direction.
 """
@@ -27,11 +27,10 @@ from typing import Any
 import pytest
 
 import ethread
-
-from .conftest import conformance_dir
-from .rpc_cases import Exchange, first_difference, is_speconly, read_case, shape_difference
-from .server_harness import KEY, ServeProcess, post
-from .storage_backends import built_or_memory
+from tests.support.paths import conformance_dir
+from tests.support.rpc_cases import Exchange, first_difference, is_speconly, read_case, shape_difference
+from tests.support.server_harness import KEY, ServeProcess, post
+from tests.support.storage_backends import built_or_memory
 
 OSAKA = conformance_dir() / "osaka"
 CASES = OSAKA / "cases"

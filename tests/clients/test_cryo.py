@@ -14,9 +14,10 @@ import pytest
 
 from ethread import frames
 from ethread.backends.era import EraBackend
+from tests.support.paths import conformance_dir
+from tests.support.server_harness import ServeProcess
 
-from .conftest import conformance_dir
-from .server_harness import ServeProcess
+pytestmark = pytest.mark.cryo
 
 cryo = pytest.importorskip("cryo", reason="cryo has wheels for CPython 3.11 on x86-64 Linux only")
 pq = pytest.importorskip("pyarrow.parquet")

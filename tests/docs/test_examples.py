@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+from tests.support.paths import EXAMPLES
 
 
 def run(name: str) -> str:

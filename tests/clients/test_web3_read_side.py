@@ -18,8 +18,7 @@ import ethread
 from ethread.devchain import PRAGUE_FORKS, DevChain, contracts
 from ethread.devchain.demo import TICK_TOPIC
 from ethread.web3 import EthreadProvider
-
-from .server_harness import demo_network, serve_in_thread, url_of
+from tests.support.server_harness import demo_network, serve_in_thread, url_of
 
 EMITTER = Web3.to_checksum_address("0x7dcd17433742f4c0ca53122ab541d0ba67fc27df")
 DELEGATED = Web3.to_checksum_address("0xeda8645ba6948855e3b3cd596bbb07596d59c603")
@@ -105,7 +104,7 @@ def growing_server() -> Iterator[Any]:
 
 
 def test_dev_chain_over_http_while_it_grows(growing_server: Any) -> None:
-    from .server_harness import shared_demo
+    from tests.support.server_harness import shared_demo
 
     demo = shared_demo()
     w3 = Web3(HTTPProvider(url_of(growing_server)))

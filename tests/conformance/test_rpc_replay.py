@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 
 from ethread.codec.dispatch import METHODS
-
-from .conftest import REPO, conformance_dir
-from .server_harness import KEY, ServeProcess, post
+from tests.support.paths import REPO, conformance_dir
+from tests.support.server_harness import KEY, ServeProcess, post
 
 
 def _chain_args(conformance: Path) -> list[str]:

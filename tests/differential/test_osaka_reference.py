@@ -12,8 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ethread.evm.p256 import P256_N, P256_P
-
-from .osaka_runs import p256_input, run_py_evm, run_reference
+from tests.support.osaka_runs import p256_input, run_py_evm, run_reference
 
 CLZ, MSTORE, GAS, RETURN, SHA3 = 0x1E, 0x52, 0x5A, 0xF3, 0x20
 RETURNDATASIZE, RETURNDATACOPY = 0x3D, 0x3E

@@ -4,15 +4,13 @@ outputs. Each notebook asserts its own figures; this test also checks what they 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from .conftest import conformance_dir
+from tests.support.paths import EXAMPLES, conformance_dir
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 NOTEBOOKS = sorted(p.name for p in EXAMPLES.glob("*.ipynb"))
 
 

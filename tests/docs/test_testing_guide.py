@@ -11,7 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+import pytest
+
+from tests.support.paths import REPO
+
+pytestmark = pytest.mark.node
+
 GUIDE = REPO / "docs" / "testing.md"
 SOLC = REPO / "tests" / "contracts" / "node_modules"
 

@@ -17,8 +17,7 @@ from web3.exceptions import ContractLogicError
 from web3.providers import HTTPProvider, WebSocketProvider
 
 from ethread.devchain import contracts
-
-from .server_harness import demo_network, serve_in_thread, shared_demo, url_of, ws_url_of
+from tests.support.server_harness import demo_network, serve_in_thread, shared_demo, url_of, ws_url_of
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +84,6 @@ def test_web3_over_websocket_with_a_new_heads_subscription(server: Any) -> None:
 
 
 def test_execution_methods_over_http(server: Any) -> None:
-    from .test_web3_provider import _execution_checks
+    from tests.support.web3_checks import execution_checks
 
-    _execution_checks(Web3(HTTPProvider(url_of(server))), shared_demo())
+    execution_checks(Web3(HTTPProvider(url_of(server))), shared_demo())

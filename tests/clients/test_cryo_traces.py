@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 
 import ethread
+from tests.support.paths import conformance_dir
+from tests.support.rpc_cases import answer_of
+from tests.support.server_harness import ServeProcess
 
-from .conftest import conformance_dir
-from .server_harness import ServeProcess
-from .test_differential_anvil import answer_of
+pytestmark = pytest.mark.cryo
 
 cryo = pytest.importorskip("cryo", reason="cryo has wheels for CPython 3.11 on x86-64 Linux only")
 pq = pytest.importorskip("pyarrow.parquet")

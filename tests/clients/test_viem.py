@@ -10,18 +10,19 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
+import pytest
 from web3 import Web3
 
 import ethread
 from ethread.devchain import DevChain
 from ethread.web3 import EthreadProvider
+from tests.support.paths import CONTRACTS, JS
+from tests.support.server_harness import serve_in_thread, url_of
 
-from .server_harness import serve_in_thread, url_of
+pytestmark = pytest.mark.node
 
-JS = Path(__file__).resolve().parent / "js"
-TOKEN = json.loads((Path(__file__).parent / "contracts" / "Token.json").read_text())["contracts"]["Token"]
+TOKEN = json.loads((CONTRACTS / "Token.json").read_text())["contracts"]["Token"]
 
 
 def test_viem_simulates_token_transfers() -> None:

@@ -23,7 +23,7 @@ import ethread
 from ethread.devchain import DevChain
 from ethread.web3 import EthreadProvider
 
-ARTIFACT = json.loads((Path(__file__).parent / "contracts" / "Token.json").read_text())
+ARTIFACT = json.loads((Path(__file__).resolve().parent.parent / "contracts" / "Token.json").read_text())
 TOKEN = ARTIFACT["contracts"]["Token"]
 SUPPLY = 1_000_000 * 10**18
 ETHER = 10**18

@@ -2,7 +2,7 @@
 
 The rpc-compat cases were recorded from geth 1.16, so they are answered in its style
 (``answers=GETH_1_16``: transaction objects without ``blockTimestamp``); the Osaka suite's
-are geth 1.17's (``tests/test_conformance_osaka.py``).
+are geth 1.17's (``tests/conformance/test_osaka.py``).
 
 The rpc-compat chain is imported once into memory; the same chain is then copied into LevelDB
 and exported (its pre-merge part) to Era1 files. Through one parametrized fixture:
@@ -31,10 +31,9 @@ from ethread import methods
 from ethread.encoding import decode_transaction, split_concatenated
 from ethread.errors import StateUnavailable
 from ethread.models import CallRequest, LogFilter
-
-from .conftest import conformance_dir
-from .rpc_cases import Exchange, first_difference, is_speconly, read_case, shape_difference
-from .storage_backends import BUILDERS, HISTORY_ONLY, built_or_memory
+from tests.support.paths import conformance_dir
+from tests.support.rpc_cases import Exchange, first_difference, is_speconly, read_case, shape_difference
+from tests.support.storage_backends import BUILDERS, HISTORY_ONLY, built_or_memory
 
 CASE_DIRS = ("cases", "read-side")
 CASES = sorted(path for folder in CASE_DIRS

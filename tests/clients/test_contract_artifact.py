@@ -8,14 +8,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
+import pytest
 from eth_utils import keccak
 
 import ethread
 from ethread.devchain import DevChain
+from tests.support.paths import CONTRACTS
 
-CONTRACTS = Path(__file__).resolve().parent / "contracts"
 ARTIFACT = json.loads((CONTRACTS / "Token.json").read_text())
 
 
@@ -28,6 +28,7 @@ def test_the_artifact_names_its_compiler_and_matches_its_source() -> None:
     assert ARTIFACT["compiler"].startswith(f"solc-js {version}+")
 
 
+@pytest.mark.node
 def test_solc_js_compiles_the_same_artifact_offline() -> None:
     node = shutil.which("node")
     assert node, "node is needed to compile the test contract"

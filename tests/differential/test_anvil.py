@@ -18,7 +18,7 @@ with the same timestamps and coinbases, mining on command in arrival order. Then
   eth_createAccessList (list, gas used, failure), for the same set of messages.
 
 Where anvil answers otherwise than geth (ethread's answers are held to geth's by
-tests/test_call_findings.py and tests/test_estimate_and_access_list.py), the difference is
+tests/methods/test_call.py and tests/test_estimate_and_access_list.py), the difference is
 named in a table (KNOWN_*_DIFFERENCES) and the test requires exactly those differences, so a
 new one, or one that goes away, fails it.
 
@@ -33,7 +33,7 @@ Known, explained differences, left out of the comparison on purpose:
   anvil draws its own), the parent beacon block root, and with them the state of the beacon
   roots and history system contracts;
 - eth_call error texts: anvil words refusals its own way (geth's words are held by
-  tests/test_call_findings.py); the code (-32000 or 3), the revert data and the fact of an
+  tests/methods/test_call.py); the code (-32000 or 3), the revert data and the fact of an
   error are compared;
 - a call that names no gas price: geth (and ethread) run it with a zero base fee and no fee
   charged; anvil charges the block's base fee, so BASEFEE and the sender's balance seen inside
@@ -44,13 +44,9 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -59,11 +55,12 @@ from eth_utils import keccak
 import ethread
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import GWEI, PRAGUE_FORKS, Fees
-from ethread.encoding import encode_transaction
 from ethread.methods.estimate import ERROR_RATIO
+from tests.support.anvil import Peer, anvil_binary, free_port, replay, wait_for
+from tests.support.rpc_cases import answer_of
 
-JS = Path(__file__).resolve().parent / "js"
-PEER_PACKAGES = JS / "node_modules" / "@foundry-rs"
+pytestmark = pytest.mark.anvil
+
 BLOCKS = 12
 
 
@@ -79,43 +76,10 @@ class Chains:
     slots: dict[bytes, set[int]]
 
 
-class Peer:
-    """JSON-RPC over HTTP to the peer."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    def raw(self, method: str, *params: Any) -> dict[str, Any]:
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)}).encode()
-        request = urllib.request.Request(self.url, body, {"content-type": "application/json"})
-        with urllib.request.urlopen(request, timeout=30) as response:
-            answer: dict[str, Any] = json.loads(response.read())
-        return answer
-
-    def __call__(self, method: str, *params: Any) -> Any:
-        answer = self.raw(method, *params)
-        assert "error" not in answer, (method, params, answer)
-        return answer["result"]
-
-
-def answer_of(backend: ethread.MemoryBackend, method: str, *params: Any) -> dict[str, Any]:
-    """ethread's answer through its own in-process handle."""
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)}).encode()
-    answer = ethread.handle(backend, body)
-    assert answer is not None
-    return json.loads(answer)  # type: ignore[no-any-return]
-
-
 def ours(backend: ethread.MemoryBackend, method: str, *params: Any) -> Any:
     answer = answer_of(backend, method, *params)
     assert "error" not in answer, (method, params, answer)
     return answer["result"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _build(chain: DevChain) -> tuple[bytes, bytes, bytes, dict[bytes, set[int]]]:
@@ -160,23 +124,21 @@ def _build(chain: DevChain) -> tuple[bytes, bytes, bytes, dict[bytes, set[int]]]
 
 @pytest.fixture(scope="module")
 def chains(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chains]:
-    binaries = sorted(PEER_PACKAGES.glob("anvil-*/bin/anvil"))  # the platform's own package
-    assert binaries, "run `npm install` in tests/js first (CI does): it installs the peer, anvil"
     backend = ethread.MemoryBackend()
     chain = DevChain(backend, forks=PRAGUE_FORKS, accounts=10)
     storage, log_emitter, reverter, slots = _build(chain)
     genesis = tmp_path_factory.mktemp("peer") / "genesis.json"
     genesis.write_text(json.dumps(chain.genesis))
-    port = _free_port()
+    port = free_port()
     home = tmp_path_factory.mktemp("anvil-home")  # anvil leaves the states it saves under ~/.foundry
     process = subprocess.Popen(
-        [str(binaries[0]), "--init", str(genesis), "--host", "127.0.0.1", "--port", str(port), "--no-mining",
+        [str(anvil_binary()), "--init", str(genesis), "--host", "127.0.0.1", "--port", str(port), "--no-mining",
          "--order", "fifo", "--hardfork", "prague", "--accounts", "0", "--disable-default-create2-deployer"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "HOME": str(home)})
     try:
         peer = Peer(f"http://127.0.0.1:{port}")
-        _wait_for(peer, process)
-        _replay(chain, peer)
+        wait_for(peer, process)
+        replay(chain, peer)
         touched = sorted({a.address for a in chain.accounts} | {storage, log_emitter, reverter, b"\x77" * 20}
                          | {bytes([0xC0 + i]) + b"\x00" * 18 + bytes([i]) for i in range(4)})
         yield Chains(backend, chain, peer.url, storage, log_emitter, reverter, touched, slots)
@@ -187,37 +149,6 @@ def chains(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chains]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-
-
-def _wait_for(peer: Peer, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"anvil exited with {process.returncode}")
-        try:
-            peer("eth_chainId")
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError("anvil did not start within 30 s")
-
-
-def _replay(chain: DevChain, peer: Peer) -> None:
-    """Feed the peer every block's signed transactions, with the block's time and coinbase."""
-    genesis = peer("eth_getBlockByNumber", "0x0", False)
-    assert int(genesis["baseFeePerGas"], 16) == chain.block(0).header.base_fee_per_gas
-    for number in range(1, chain.head.number + 1):
-        block = chain.block(number)
-        peer("anvil_setCoinbase", "0x" + block.header.coinbase.hex())
-        if number == 1:  # anvil starts its first block at the genesis base fee instead
-            peer("anvil_setNextBlockBaseFeePerGas", hex(block.header.base_fee_per_gas or 0))
-        peer("evm_setNextBlockTimestamp", block.header.timestamp)
-        for itx in block.transactions:
-            sent = peer("eth_sendRawTransaction", "0x" + encode_transaction(itx.transaction).hex())
-            assert sent == "0x" + itx.hash.hex()
-        peer("evm_mine")
-        theirs = peer("eth_getBlockByNumber", hex(number), False)
-        assert theirs["transactions"] == ["0x" + itx.hash.hex() for itx in block.transactions], number
 
 
 RECEIPT_FIELDS = ("transactionHash", "transactionIndex", "blockNumber", "from", "to", "status", "type",
@@ -308,7 +239,7 @@ def _calls(chains: Chains) -> dict[str, dict[str, Any]]:
 
 
 # Where anvil answers otherwise than geth; ethread's geth answers are held by
-# tests/test_call_findings.py and tests/test_estimate_and_access_list.py.
+# tests/methods/test_call.py and tests/test_estimate_and_access_list.py.
 KNOWN_CALL_DIFFERENCES = {
     "tip above the fee cap": "anvil refuses it as invalid params (-32602); geth answers -32000",
     "unfunded priced transfer": "anvil answers its own code -32003; geth answers -32000",
