@@ -177,7 +177,9 @@ def rows(chain: PeerChain) -> list[Row]:
             lambda rng, n, c: _body("eth_chainId", "[]", n).encode()),
         random_block_row("blocks, full, random", "eth_getBlockByNumber", ",true"),
         Row("tx by hash, random",
-            lua_body("eth_getTransactionByHash", "'[\"' .. hashes[math.random(lo, hi)] .. '\"]'"),
+            lua_body("eth_getTransactionByHash",
+                     "'[\"' .. hashes[math.random(math.min(lo, #hashes), math.min(hi, #hashes))]"
+                     " .. '\"]'"),
             lambda rng, n, c: _body("eth_getTransactionByHash",
                                     f'["{rng.choice(c.tx_hashes)}"]', n).encode()),
         random_block_row("block receipts, random", "eth_getBlockReceipts", ""),
