@@ -1,6 +1,7 @@
 """Era1: the real Sepolia archives are served and verified, export reproduces them byte for
 byte, damage gives errors naming file and offset, and exported rpc-compat history answers
-like memory."""
+like memory; what history alone cannot answer (state, a range across a gap between archives)
+is a clear error naming no folder."""
 
 from __future__ import annotations
 
@@ -294,3 +295,29 @@ def test_index_is_built_once(compat_era: EraBackend, monkeypatch: pytest.MonkeyP
     with EraBackend(compat_era.folder) as again:
         assert again.pointer("latest") == 35
         assert again.block_by_hash(compat_era.canonical_hash(35) or b"") is not None
+
+
+def test_the_era_history_only_error_names_no_folder(tmp_path: Path,
+                                                    rpc_compat_memory: MemoryBackend) -> None:
+    from tests.support.storage_backends import era_from
+
+    backend = era_from(rpc_compat_memory, tmp_path / "era")
+    body = b'{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"data":"0x"},"0x1"]}'
+    answer = json.loads(ethread.handle(backend, body) or b"")
+    assert answer["error"]["code"] == -32000
+    assert "history only" in answer["error"]["message"]
+    assert str(tmp_path) not in answer["error"]["message"]
+
+
+def test_a_log_range_across_an_era_gap_is_a_clear_error(tmp_path: Path) -> None:
+    from ethread.backends.era import EraBackend
+    from tests.support.paths import conformance_dir
+
+    sepolia = EraBackend(conformance_dir() / "era1", index_path=tmp_path / "index.sqlite")
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_getLogs", "params": [
+        {"fromBlock": hex(8000), "toBlock": hex(8300)}]}).encode()
+    answer = json.loads(ethread.handle(sepolia, body) or b"")
+    assert answer["error"]["code"] == -32000
+    assert "8192..8300" in answer["error"]["message"]
+    inside = body.replace(hex(8300).encode(), hex(8100).encode())
+    assert "result" in json.loads(ethread.handle(sepolia, inside) or b"")

@@ -15,6 +15,7 @@ from ethread.codec.envelope import Call, result_response
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.pipeline import LARGE_ANSWER_BYTES, Limits, Pipeline, Refused
 from ethread.errors import EthreadError, InvalidParams, LimitExceeded
+from tests.support.server_harness import shared_demo
 
 
 class Recorder:
@@ -347,3 +348,42 @@ def test_a_refusal_of_a_body_answered_under_another_id_names_the_new_id(
     refused = Pipeline().submit(dispatcher, later, refuse)
     answer = json.loads(refused.answer() or b"")
     assert refused.status == 429 and answer["id"] == 77 and answer["error"]["code"] == -32005
+
+
+BLOCK_ONE = (b'{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber",'
+             b'"params":["0x1",true]}')
+
+
+@pytest.fixture(scope="module")
+def demo() -> Any:
+    return shared_demo().chain.backend
+
+
+def test_a_batch_answer_stops_at_the_size_bound(demo: Any) -> None:
+    dispatcher = Dispatcher(demo)
+    block = json.loads(ethread.handle(demo, BLOCK_ONE) or b"")
+    one = len(json.dumps(block["result"]))
+    pipeline = Pipeline(Limits(max_response_bytes=one * 3 + 100))
+    calls = [{"jsonrpc": "2.0", "id": i, "method": "eth_getBlockByNumber",
+              "params": ["0x1", True]} for i in range(10)]
+    exchange = pipeline.submit(dispatcher, json.dumps(calls).encode())
+    exchange.run()
+    answers = json.loads(exchange.answer() or b"")
+    assert [a["id"] for a in answers] == list(range(10))
+    results = [a for a in answers if "result" in a]
+    refused = [a for a in answers if "error" in a]
+    assert 1 <= len(results) <= 3 and len(results) + len(refused) == 10
+    assert all(a["result"] == block["result"] for a in results)
+    assert {(a["error"]["code"], a["error"]["message"]) for a in refused} == {
+        (-32003, "response too large")}
+    # answers past the bound are never computed: the ones refused come after the ones answered
+    assert [a["id"] for a in results] == list(range(len(results)))
+
+
+def test_a_single_answer_over_the_bound_is_refused(demo: Any) -> None:
+    pipeline = Pipeline(Limits(max_response_bytes=200))
+    exchange = pipeline.submit(Dispatcher(demo), BLOCK_ONE.replace(b'"id":1', b'"id":"a"'))
+    exchange.run()
+    answer = json.loads(exchange.answer() or b"")
+    assert answer == {"jsonrpc": "2.0", "id": "a",
+                      "error": {"code": -32003, "message": "response too large"}}

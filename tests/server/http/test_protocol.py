@@ -26,13 +26,22 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from websockets.sync.client import connect
 
 import ethread
 from ethread.server.billing.credits import cost_of
 from ethread.server.config import KeyConfig
 from ethread.server.http.admission_turn import GATHER_ABOVE_CONNECTIONS
 from ethread.server.keys.auth import key_id
-from tests.support.server_harness import KEY, call, serve_in_thread
+from tests.support.server_harness import (
+    KEY,
+    call,
+    post,
+    serve_in_thread,
+    shared_demo,
+    url_of,
+    ws_url_of,
+)
 
 LIMIT = 2048
 """The servers' body limit (small, so that oversize bodies are cheap to send)."""
@@ -460,3 +469,92 @@ def test_a_call_that_ends_after_its_connection_closed_writes_nothing(
     finally:
         logging.getLogger().removeHandler(problems)
     assert not problems.records, [r.getMessage() for r in problems.records]
+
+
+def nested(depth: int) -> Any:
+    value: Any = "0x1"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["lean", "asgi"])
+def server(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The server on each HTTP path: the lean one (the default) and uvicorn's ASGI one."""
+    limits = {"max_response_bytes": 60_000, "call_timeout_seconds": 3.0,
+              "ws_max_unread_bytes": 300_000, "header_timeout_seconds": 0.5,
+              "body_timeout_seconds": 0.5}
+    with serve_in_thread(shared_demo().chain.backend, limits=limits,
+                         lean_http=request.param) as thread:
+        yield thread
+
+
+def full_blocks(count: int) -> list[dict[str, Any]]:
+    return [call("eth_getBlockByNumber", [hex(1 + i % 40), True], i) for i in range(count)]
+
+
+def check_bounded(answers: list[dict[str, Any]], count: int) -> None:
+    assert [a["id"] for a in answers] == list(range(count))
+    kept = [a for a in answers if "result" in a]
+    refused = [a for a in answers if "error" in a]
+    assert kept and refused
+    assert {(a["error"]["code"], a["error"]["message"]) for a in refused} == {
+        (-32003, "response too large")}
+    assert len(json.dumps(kept, separators=(",", ":"))) <= 60_000
+
+
+def test_a_batch_answer_is_bounded_over_http_and_websocket(server: Any) -> None:
+    status, headers, answers = post(url_of(server), full_blocks(300))
+    assert status == 200 and headers["content-type"] == "application/json"
+    check_bounded(answers, 300)
+    with connect(ws_url_of(server)) as ws:
+        ws.send(json.dumps(full_blocks(300)))
+        check_bounded(json.loads(ws.recv(timeout=30)), 300)
+
+
+def test_deep_params_answer_invalid_params_on_every_path(server: Any) -> None:
+    for depth in (254, 600, 1_022):
+        request = call("eth_getBalance", [nested(depth), "latest"], 5)
+        status, headers, answer = post(url_of(server), request)
+        assert status == 200 and headers["content-type"] == "application/json"
+        assert answer["id"] == 5 and answer["error"]["code"] == -32602
+        with connect(ws_url_of(server)) as ws:
+            ws.send(json.dumps(request))
+            answer = json.loads(ws.recv(timeout=30))
+            assert answer["id"] == 5 and answer["error"]["code"] == -32602
+
+
+def test_a_huge_id_is_echoed_exactly(server: Any) -> None:
+    raw = b'{"jsonrpc":"2.0","id":1' + b"0" * 100 + b',"method":"eth_chainId"}'
+    status, _, answer = post(url_of(server), None, raw=raw)
+    assert status == 200 and answer["id"] == 10**100
+
+
+def raw_http(port: int, payload: bytes) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.sendall(payload)
+    return sock
+
+
+def request_bytes(body: bytes, length: int | None = None) -> bytes:
+    return (f"POST /v3/{KEY} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body) if length is None else length}\r\n\r\n").encode() + body
+
+
+def test_slow_headers_and_bodies_are_cut_off(server: Any) -> None:
+    slow_headers = raw_http(server.port, b"POST /v3/" + KEY.encode() + b" HTTP/1.1\r\nHost: x\r\n")
+    slow_headers.settimeout(30)
+    assert slow_headers.recv(1024) == b""  # closed by the server, nothing answered
+    slow_headers.close()
+    slow_body = raw_http(server.port, request_bytes(b'{"jsonrpc"', length=200))
+    slow_body.settimeout(30)
+    answer = slow_body.recv(65536)
+    slow_body.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408")
+    assert json.loads(body)["error"]["message"] == "request body not received in time: the limit is 0.5 s"
+    huge = raw_http(server.port, b"POST /v3/" + KEY.encode() + b" HTTP/1.1\r\n"
+                    + b"X-Filler: " + b"a" * 70_000 + b"\r\n\r\n")
+    huge.settimeout(30)
+    assert huge.recv(1024).startswith(b"HTTP/1.1 400")
+    huge.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +15,14 @@ from websockets.sync.client import connect
 
 from ethread.devchain.demo import TICK_TOPIC
 from ethread.server.config import KeyConfig
-from tests.support.server_harness import KEY, call, demo_network, serve_in_thread, shared_demo, ws_url_of
+from tests.support.server_harness import (
+    KEY,
+    call,
+    demo_network,
+    serve_in_thread,
+    shared_demo,
+    ws_url_of,
+)
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +128,43 @@ def test_a_message_sent_again_is_answered_again_but_never_a_subscription(server:
         assert one != two
         for sub in (one, two):
             assert _ask(ws, call("eth_unsubscribe", [sub], 5))["result"] is True
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["lean", "asgi"])
+def bounded_server(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A server with small answer, time and unread-bytes bounds, on each HTTP path: the lean one
+    (the default) and uvicorn's ASGI one."""
+    limits = {"max_response_bytes": 60_000, "call_timeout_seconds": 3.0,
+              "ws_max_unread_bytes": 300_000, "header_timeout_seconds": 0.5,
+              "body_timeout_seconds": 0.5}
+    with serve_in_thread(shared_demo().chain.backend, limits=limits,
+                         lean_http=request.param) as thread:
+        yield thread
+
+
+def full_blocks(count: int) -> list[dict[str, Any]]:
+    return [call("eth_getBlockByNumber", [hex(1 + i % 40), True], i) for i in range(count)]
+
+
+def test_a_websocket_client_that_stops_reading_is_disconnected(bounded_server: Any) -> None:
+    ws = connect(ws_url_of(bounded_server), max_queue=1)
+    ws.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    big = json.dumps(full_blocks(40))
+    sent = 0
+    try:
+        for _ in range(400):
+            ws.send(big)
+            sent += 1
+    except (ConnectionClosed, OSError):
+        pass
+    received = 0
+    try:
+        while True:
+            ws.recv(timeout=30)
+            received += 1
+    except ConnectionClosed as exc:
+        closed = exc
+    ws.close()
+    assert received < sent
+    print(f"a client that stopped reading: {sent} batches sent, {received} answers read, "
+          f"closed with {closed.rcvd.code if closed.rcvd else 'no close frame'}")

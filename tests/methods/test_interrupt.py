@@ -1,6 +1,7 @@
-"""eth_call under a time limit and cancellation (issue 10): an endless loop stops at the limit
-with geth's error, a cancelled request stops its work, and slow calls at one block do not hold
-back a quick one at the same block."""
+"""Stopping an execution while it runs (``ethread.methods.interrupt``): an endless eth_call,
+eth_estimateGas or eth_createAccessList stops at the time limit with geth's error, a
+cancelled request stops its work, a host's budget hands a long call back with nothing left
+behind, and slow calls at one block do not hold back a quick one at the same block."""
 
 from __future__ import annotations
 
@@ -116,28 +117,3 @@ def test_a_call_past_its_hosts_budget_hands_back_with_nothing_left_behind(backen
     assert answer["result"] == "0x" + "00" * 31 + "01"
 
 
-def test_the_server_tries_a_call_on_its_loop_and_moves_a_long_one_to_the_slow_pool(
-        backend: Any) -> None:
-    import asyncio
-
-    from ethread.server.execution import Execution
-
-    dispatcher = Dispatcher(backend, Context(call_timeout=0.3))
-    pipeline = Pipeline(on_caller=lambda d, c: False)
-    quick = pipeline.submit(dispatcher, body("eth_call", [{"data": "0x600160005260206000f3"},
-                                                          "latest"]))
-    endless = pipeline.submit(dispatcher, body("eth_call", [ENDLESS, "latest"]))
-    # budgets far from what the calls take, so that no machine's speed changes the path
-    roomy = Execution(threads=1, slow_threads=1, loop_budget=60.0)
-    tight = Execution(threads=1, slow_threads=1, loop_budget=0.01)
-    try:
-        asyncio.run(roomy.finish(quick))
-        assert json.loads(quick.answer() or b"")["result"] == "0x" + "00" * 31 + "01"
-        assert not roomy.slow_pool._threads  # answered on the loop: no thread started
-        asyncio.run(tight.finish(endless))
-        assert json.loads(endless.answer() or b"")["error"] == {
-            "code": -32000, "message": "execution aborted (timeout = 300ms)"}
-        assert len(tight.slow_pool._threads) == 1  # past the budget: run in the pool
-    finally:
-        roomy.close()
-        tight.close()
