@@ -1,7 +1,8 @@
 """Models made by :func:`ethread.models.trusted_maker` (what the store decoders use) are the
 same objects the dataclass constructor makes: equal, with the same hash, repr and JSON, and
 as immutable; and a store's block and receipt models equal the memory backend's for every
-kind of transaction of the conformance chain."""
+kind of transaction of the conformance chain. A legacy transaction's chain id is derived
+from its v."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from typing import Any
 import orjson
 import pytest
 
-from ethread import canonical, import_chain
+import ethread
+from ethread import canonical, import_chain, methods
 from ethread.backends.memory import MemoryBackend
 from ethread.codec.serialize import block_json, to_json
-from ethread.models import Block, trusted_maker
+from ethread.encoding import encode_header
+from ethread.models import Block, LegacyTransaction, trusted_maker
 from tests.support.paths import conformance_dir
 from tests.support.storage_backends import each_block
 
@@ -74,7 +77,6 @@ def test_store_records_decode_to_the_models_import_made(memory: MemoryBackend,
     """The record decoders, straight: every block's header, body and receipts as a store keeps
     them decode to what the memory backend holds (its hash taken from the key, as a store
     does, or computed)."""
-    from ethread.encoding import encode_header
 
     config = memory.chain_config()
     for block_hash, block, receipts in each_block(memory):
@@ -86,3 +88,20 @@ def test_store_records_decode_to_the_models_import_made(memory: MemoryBackend,
         assert decoded == block
         assert canonical.receipts_from_consensus(
             decoded, canonical.encode_receipts(receipts), config) == receipts
+
+
+def test_legacy_chain_id_is_derived_from_v(rpc_compat_memory: ethread.MemoryBackend) -> None:
+    protected = unprotected = 0
+    for number in range(46):
+        block = methods.get_block_by_number(rpc_compat_memory, number)
+        assert block is not None
+        for itx in block.transactions:
+            tx = itx.transaction
+            if isinstance(tx, LegacyTransaction):
+                if tx.v in (27, 28):
+                    assert tx.chain_id is None
+                    unprotected += 1
+                else:
+                    assert tx.chain_id == 3503995874084926
+                    protected += 1
+    assert unprotected > 0

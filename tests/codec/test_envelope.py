@@ -12,6 +12,7 @@ import pytest
 import ethread
 from tests.support.server_harness import shared_demo
 
+
 def nested(depth: int) -> Any:
     value: Any = "0x1"
     for _ in range(depth):

@@ -1,6 +1,8 @@
-"""What a differential run against another implementation found in eth_call, one test each,
-with geth's answer as the expected one (texts from geth's core/state_transition.go,
-core/error.go and internal/ethapi/transaction_args.go; eth_call wraps a refusal as
+"""eth_call (``ethread.methods.call``) on the rpc-compat chain: reverts carry their reason and
+data, an old block sees old state, the gas is capped, revert reasons decode. And what a
+differential run against another implementation found in eth_call, one test each, with
+geth's answer as the expected one (texts from geth's core/state_transition.go, core/error.go
+and internal/ethapi/transaction_args.go; eth_call wraps a refusal as
 ``err: <reason> (supplied gas N)``)."""
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ import pytest
 from eth_utils import to_checksum_address
 
 import ethread
-from ethread import methods
+from ethread import MemoryBackend, methods
 from ethread.codec.params import parse_call_request
-from ethread.errors import EthreadError
+from ethread.devchain import DevChain
+from ethread.devchain.builder import ForkSchedule
+from ethread.errors import EthreadError, ExecutionReverted
 from ethread.models import AccountOverride, CallRequest
 
 CHAIN_ID = 3503995874084926
@@ -105,3 +109,60 @@ def test_refusals_name_the_zero_address_when_from_is_missing(rpc_compat_memory: 
     with pytest.raises(EthreadError, match="address 0x0000000000000000000000000000000000000000, "):
         methods.call(rpc_compat_memory, CallRequest(to=TARGET, max_fee_per_gas=1, max_priority_fee_per_gas=2),
                      "latest")
+
+
+def test_call_reverts_carry_reason_and_data(rpc_compat_memory: ethread.MemoryBackend) -> None:
+    target = bytes.fromhex("0ee3ab1371c93e7c0c281cc0c2107cdebc8b1930")
+    with pytest.raises(ExecutionReverted) as reverted:
+        methods.call(rpc_compat_memory, CallRequest(to=target, data=b"\x01", gas=100_000), "latest")
+    assert reverted.value.code == 3
+    assert reverted.value.message == "execution reverted: user error"
+    assert isinstance(reverted.value.data, str) and reverted.value.data.startswith("0x08c379a0")
+
+
+def test_call_at_an_old_block_sees_old_state(rpc_compat_memory: ethread.MemoryBackend) -> None:
+    callenv = bytes.fromhex("9344b07175800259691961298ca11c824e65032d")
+    for number in (27, 33, 45):  # BASEFEE, which the contract reads, exists from London on
+        output = methods.call(rpc_compat_memory, CallRequest(to=callenv), number)
+        assert int.from_bytes(output[:32], "big") == number  # NUMBER is the block's own
+    # Before Istanbul the contract's CHAINID is not an opcode yet: the call fails as geth's does.
+    with pytest.raises(ethread.EthreadError, match="invalid opcode: CHAINID"):
+        methods.call(rpc_compat_memory, CallRequest(to=callenv), 10)
+
+
+def test_call_gas_is_capped(rpc_compat_memory: ethread.MemoryBackend) -> None:
+    callenv = bytes.fromhex("9344b07175800259691961298ca11c824e65032d")
+    # Far above the cap: still runs, with the cap (10x the block gas limit) as its gas.
+    output = methods.call(rpc_compat_memory, CallRequest(to=callenv, gas=2**63), "latest")
+    assert len(output) > 0
+
+
+def test_revert_reason_decoding() -> None:
+    from ethread.methods.call import decode_revert_reason
+
+    assert decode_revert_reason(bytes.fromhex("4e487b71") + (0x11).to_bytes(32, "big")) == \
+        "arithmetic underflow or overflow"
+    assert decode_revert_reason(bytes.fromhex("4e487b71") + (0x99).to_bytes(32, "big")) == "unknown panic code: 0x99"
+    assert decode_revert_reason(b"\x12\x34") is None
+    assert decode_revert_reason(bytes.fromhex("08c379a0") + (32).to_bytes(32, "big") + (500).to_bytes(32, "big")) \
+        is None
+
+
+@pytest.mark.parametrize(("fork", "refused"), [("prague", False), ("osaka", True)])
+def test_eth_call_refuses_more_than_six_blobs_from_osaka_on(fork: str, refused: bool) -> None:
+    """EIP-7594: geth's pre-check refuses a message with seven blob hashes on Osaka (eth_call
+    included: it is not one of the checks a call skips); Prague takes them."""
+    import ethread
+    from ethread.errors import ExecutionFailed
+
+    chain = DevChain(MemoryBackend(), forks=ForkSchedule.from_genesis(fork))
+    target = chain.accounts[1].address
+    hashes = tuple(b"\x01" + bytes([i]) * 31 for i in range(7))
+    request = CallRequest(to=target, blob_versioned_hashes=hashes)
+    if refused:
+        with pytest.raises(ExecutionFailed, match="blob transaction has too many blobs"):
+            ethread.methods.call(chain.backend, request, "latest")
+    else:
+        assert ethread.methods.call(chain.backend, request, "latest") == b""
+    six = CallRequest(to=target, blob_versioned_hashes=hashes[:6])
+    assert ethread.methods.call(chain.backend, six, "latest") == b""

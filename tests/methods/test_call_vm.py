@@ -17,6 +17,9 @@ from eth.db.atomic import AtomicDB
 from eth.rlp.accounts import Account
 from eth_typing import Address
 
+from ethread import MemoryBackend
+from ethread.devchain import DevChain
+from ethread.devchain.builder import ForkSchedule
 from ethread.devchain.contracts import assemble
 from ethread.forks import fork_at_least
 from ethread.methods import message as message_module
@@ -30,6 +33,7 @@ from ethread.methods.call_vm import (
 from ethread.methods.message import CallStates, execution, gas_for
 from ethread.models import CallRequest
 from tests.support.call_outcomes import FORKS, outcome_of, probe_chain, probe_requests
+from tests.support.osaka_runs import p256_input
 
 FAILING_CODES = (
     bytes([0x01]),                          # ADD on an empty stack: stack underflow
@@ -543,3 +547,76 @@ def test_a_failed_run_leaves_no_garbage_cycle(code: bytes) -> None:
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def staticcall(address: int, data: bytes, gas: int | str = "GAS") -> bytes:
+    """Creation code that stores ``data`` in memory, STATICCALLs ``address`` with it and
+    returns (success, return data size, first returned word)."""
+    code: list[Any] = []
+    for start in range(0, len(data), 32):
+        code += [int.from_bytes(data[start:start + 32].ljust(32, b"\x00"), "big"), 0x400 + start,
+                 "MSTORE"]
+    code += [32, 64, len(data), 0x400, address, gas, "STATICCALL", 0, "MSTORE",
+             "RETURNDATASIZE", 32, "MSTORE", 96, 0, "RETURN"]
+    return assemble(*code)
+
+
+def modexp_input(base: int, exponent: int, modulus: int, body: bytes) -> bytes:
+    return b"".join(n.to_bytes(32, "big") for n in (base, exponent, modulus)) + body
+
+
+CLZ = b"\x1e"  # (the dev chain's assembler predates it)
+
+
+VALID = p256_input(0xBEEF, b"\x42" * 32)
+
+
+REQUESTS = [
+    assemble(1) + CLZ + assemble(0, "MSTORE", 32, 0, "RETURN"),  # 255
+    assemble(0) + CLZ + assemble(0, "MSTORE", 32, 0, "RETURN"),  # 256
+    CLZ,                                                         # an empty stack
+    staticcall(0x100, VALID),                                    # verifies: 1
+    staticcall(0x100, VALID[:-1]),                               # no output
+    staticcall(0x100, VALID, 6899),                              # out of gas
+    staticcall(0x05, modexp_input(1, 1, 1, b"\x03\x02\x05")),    # 9 % 5 = 4
+    staticcall(0x05, modexp_input(1025, 1, 1, b"\x03\x02\x05")),  # over EIP-7823's bound
+    staticcall(0x05, modexp_input(0, 0, 1, b"\x05")),            # 0 ** 0 % 5 = 1
+]
+
+
+def answers(backend: Any, gas_limit: int) -> list[tuple[Any, ...]]:
+    found = []
+    for data in REQUESTS:
+        request = CallRequest(data=data)
+        with execution(backend, request, "latest", states=CallStates()) as run:
+            gas = gas_for(request, gas_limit)
+            found.append((type(run.vm).get_state_class().account_db_class.__name__,
+                          outcome_of(run, gas, False), outcome_of(run, gas, True)))
+    return found
+
+
+def test_osaka_messages_answer_the_same_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = MemoryBackend()
+    chain = DevChain(backend, forks=ForkSchedule.from_genesis("osaka"), accounts=1)
+    chain.mine()
+    header = backend.header_by_hash(backend.canonical_hash(1))  # type: ignore[arg-type]
+    assert header is not None
+    lean = answers(backend, header.gas_limit)
+    monkeypatch.setattr(message_module, "lean_vm_class", lambda vm_class: vm_class)
+    reference = answers(backend, header.gas_limit)
+    assert {a[0] for a in lean} == {"LeanAccountDB"}
+    assert {a[0] for a in reference} == {"AccountDB"}
+    assert [a[1:] for a in lean] == [a[1:] for a in reference]
+
+    def words(index: int) -> list[int]:
+        output = bytes.fromhex(lean[index][1][0])
+        return [int.from_bytes(output[i:i + 32], "big") for i in range(0, len(output), 32)]
+
+    assert words(0) == [255] and words(1) == [256]
+    assert lean[2][1][3] == "InsufficientStack"
+    assert words(3) == [1, 32, 1]  # success, 32 bytes, the word 1
+    assert words(4) == [1, 0, 0]   # success, nothing returned
+    assert words(5) == [0, 0, 0]   # the call ran out of gas
+    assert words(6) == [1, 1, 4 << 248]
+    assert words(7) == [0, 0, 0]
+    assert words(8) == [1, 1, 1 << 248]

@@ -115,5 +115,3 @@ def test_a_call_past_its_hosts_budget_hands_back_with_nothing_left_behind(backen
         answer = json.loads(dispatcher.handle(body("eth_call", [
             {"data": "0x600160005260206000f3"}, "latest"])) or b"")
     assert answer["result"] == "0x" + "00" * 31 + "01"
-
-

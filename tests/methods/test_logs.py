@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -11,9 +12,11 @@ from benchmarks.synthetic_history import SyntheticHistory, synthetic_history
 from ethread.backend import Deadline, LogQuery
 from ethread.codec.dispatch import Context
 from ethread.codec.jsonrpc import Dispatcher
+from ethread.devchain import DevChain, contracts
 from ethread.errors import LimitExceeded, QueryTimeout
 from ethread.methods.logs import LogLimits, get_logs
 from ethread.models import LogFilter
+from tests.support.rpc_cases import result
 
 BLOCKS = 400
 
@@ -126,3 +129,28 @@ def test_block_hash_filter(history: tuple[ethread.MemoryBackend, SyntheticHistor
     logs = get_logs(backend, LogFilter(block_hash=block_hash))
     assert [log.block_number for log in logs] == [7]
     assert get_logs(backend, LogFilter(block_hash=block_hash, addresses=(b"\x01" * 20,))) == []
+
+
+def emit(dev: DevChain, emitter: bytes, *topics: bytes) -> None:
+    dev.send(dev.accounts[0], emitter, data=contracts.log_calldata(list(topics)))
+
+
+def test_wildcard_positions_need_a_topic_there(dev: DevChain) -> None:
+    emitter = dev.deploy_runtime(dev.accounts[0], contracts.LOG_EMITTER)
+    dev.mine()
+    a, b = b"\xaa" * 32, b"\xbb" * 32
+    for topics in ((), (a,), (a, b), (b,)):
+        emit(dev, emitter, *topics)
+    dev.mine()
+
+    def count(topics: list[Any]) -> list[int]:
+        logs = result(dev.backend, "eth_getLogs", {"fromBlock": "0x0", "toBlock": "latest",
+                                                   "address": "0x" + emitter.hex(), "topics": topics})
+        return [len(entry["topics"]) for entry in logs]
+
+    assert count([]) == [0, 1, 2, 1]
+    assert count([None]) == [1, 2, 1]  # logs with no topics do not match one position
+    assert count([[]]) == [1, 2, 1]
+    assert count(["0x" + a.hex(), None]) == [2]  # [a] alone has no second topic
+    assert count([None, None]) == [2]
+    assert count([None, None, None, None]) == []

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import ethread
+from ethread.codec.jsonrpc import Dispatcher
 
 
 @dataclass(frozen=True)
@@ -103,3 +104,25 @@ def answer_of(backend: ethread.MemoryBackend, method: str, *params: Any) -> dict
     answer = ethread.handle(backend, body)
     assert answer is not None
     return json.loads(answer)  # type: ignore[no-any-return]
+
+
+def ask(backend: Any, method: str, *params: Any, dispatcher: Dispatcher | None = None) -> Any:
+    """The JSON answer of one call, through ``dispatcher`` or ``ethread.handle(backend)``."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)})
+    raw = dispatcher.handle(body.encode()) if dispatcher else ethread.handle(backend, body.encode())
+    assert raw is not None
+    return json.loads(raw)
+
+
+def result(backend: Any, method: str, *params: Any, dispatcher: Dispatcher | None = None) -> Any:
+    """The result of one call, which must not fail."""
+    answer = ask(backend, method, *params, dispatcher=dispatcher)
+    assert "error" not in answer, answer
+    return answer["result"]
+
+
+def error(backend: Any, method: str, *params: Any) -> tuple[int, str]:
+    """(code, message) of one call, which must fail."""
+    answer = ask(backend, method, *params)
+    assert "result" not in answer, answer
+    return answer["error"]["code"], answer["error"]["message"]
