@@ -1,29 +1,21 @@
-"""The dev chain: what it builds must be a valid chain (every block re-validated by the
-importer), and hold what the tests of the read methods rely on: every transaction kind, logs,
-reverts, uncles, withdrawals, blobs, delegations. Also the synthetic benchmark history."""
+"""The dev chain (``ethread.devchain.builder``): what it builds must be a valid chain (every
+block re-validated by the importer), and hold what the tests of the read methods rely on:
+every transaction kind, logs, reverts, uncles, withdrawals, blobs, delegations. It is safe by
+default: the newest fork, creation bytecode deployed as such (a failed creation raising),
+nothing consumed by a refused send, and blocks stored as the import path makes them."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
-from itertools import pairwise
-from types import SimpleNamespace
-from typing import Any, cast
 
 import pytest
 import rlp
-from eth.vm.forks.london.headers import calculate_expected_base_fee_per_gas
+from eth_abi.abi import encode
 from eth_bloom.bloom import BloomFilter
 from eth_keys.datatypes import Signature
 from eth_utils import keccak
-from trie import HexaryTrie
 
-from benchmarks.synthetic_history import (
-    TRANSFER_TOPIC,
-    single_entry_trie_root,
-    synthetic_history,
-)
-from ethread.backend import Backend
+import ethread
 from ethread.backends.memory import MemoryBackend
 from ethread.chain.genesis import parse_genesis
 from ethread.chain.importer import ChainImporter
@@ -43,19 +35,15 @@ from ethread.devchain.signing import (
 )
 from ethread.encoding import (
     block_item,
-    encode_header,
-    encode_receipt,
-    encode_transaction,
     signing_hash,
-    transaction_hash,
 )
+from ethread.errors import TransactionRejected
 from ethread.models import (
     AccessListEntry,
-    Block,
     LegacyTransaction,
-    Receipt,
     SetCodeTransaction,
 )
+from tests.support.chain_reads import blocks_of, raw_block, receipts_of
 
 MERGE, SHANGHAI, CANCUN, PRAGUE = 36, 39, 42, 45  # RPC_COMPAT_FORKS with 10-second blocks
 
@@ -63,27 +51,6 @@ MERGE, SHANGHAI, CANCUN, PRAGUE = 36, 39, 42, 45  # RPC_COMPAT_FORKS with 10-sec
 @pytest.fixture(scope="module")
 def demo() -> Demo:
     return demo_chain(MemoryBackend())
-
-
-def blocks_of(backend: Backend) -> Iterator[Block]:
-    for number in range((backend.pointer("latest") or 0) + 1):
-        block_hash = backend.canonical_hash(number)
-        assert block_hash is not None
-        block = backend.block_by_hash(block_hash)
-        assert block is not None
-        yield block
-
-
-def receipts_of(backend: Backend, block: Block) -> tuple[Receipt, ...]:
-    receipts = backend.receipts(block.hash)
-    assert receipts is not None
-    return receipts
-
-
-def raw_block(block: Block) -> bytes:
-    txs = [t.transaction for t in block.transactions]
-    encoded: bytes = rlp.encode(block_item(block.header, txs, block.uncles, block.withdrawals))
-    return encoded
 
 
 # --------------------------------------------------------------------------------------------
@@ -434,63 +401,87 @@ def test_assembler_resolves_labels_and_rejects_mistakes() -> None:
 # Synthetic history
 
 
-@pytest.fixture(scope="module")
-def history() -> MemoryBackend:
-    backend = MemoryBackend()
-    synthetic_history(backend, 300, senders=3, emitters=2)
-    return backend
+STORE = bytes.fromhex("60003560005500")  # SSTORE(0, calldata word 0)
 
 
-def test_synthetic_history_chains_well_formed_headers(history: MemoryBackend) -> None:
-    blocks = list(blocks_of(history))
-    assert len(blocks) == 301
-    for parent, block in pairwise(blocks):
-        header = block.header
-        assert header.parent_hash == parent.hash and header.number == parent.number + 1
-        assert header.timestamp > parent.header.timestamp
-        assert keccak(encode_header(header)) == header.hash
-        # py-evm's rule reads only these three fields of the parent
-        fields = SimpleNamespace(gas_limit=parent.header.gas_limit,
-                                 gas_used=parent.header.gas_used,
-                                 base_fee_per_gas=parent.header.base_fee_per_gas)
-        assert header.base_fee_per_gas == calculate_expected_base_fee_per_gas(cast(Any, fields))
+def _constructor_storing_its_argument(runtime: bytes) -> bytes:
+    """Creation code whose constructor stores its one uint256 argument (the last 32 bytes of
+    the code) in slot 0, then returns ``runtime``."""
+
+    def prefix(start: int) -> bytes:
+        return contracts.assemble(
+            32, "CODESIZE", "SUB", 32, "SWAP1", 0, "CODECOPY",  # memory[0:32] = the argument
+            0, "MLOAD", 0, "SSTORE",
+            len(runtime).to_bytes(2, "big"), "DUP1", start.to_bytes(2, "big"), 0, "CODECOPY",
+            0, "RETURN",
+        )
+
+    return prefix(len(prefix(0))) + runtime
 
 
-def test_synthetic_blocks_match_the_canonical_encodings(history: MemoryBackend) -> None:
-    """Every synthetic block holds together: hashes, tries, size and bloom recompute."""
-    for block in list(blocks_of(history))[1:]:
-        (itx,) = block.transactions
-        (receipt,) = receipts_of(history, block)
-        assert transaction_hash(itx.transaction) == itx.hash == receipt.transaction_hash
-        tx_trie = HexaryTrie({})
-        tx_trie[rlp.encode(0)] = encode_transaction(itx.transaction)
-        assert block.header.transactions_root == tx_trie.root_hash
-        encoded = encode_receipt(receipt.type, 1, receipt.cumulative_gas_used,
-                                 receipt.logs_bloom, receipt.logs)
-        assert block.header.receipts_root == single_entry_trie_root(encoded)
-        assert block.size == len(raw_block(block))
-        (log,) = receipt.logs
-        assert log.topics[0] == TRANSFER_TOPIC and log.address == itx.transaction.to
-        bloom = BloomFilter(int.from_bytes(block.header.logs_bloom, "big"))
-        assert log.address in bloom and all(t in bloom for t in log.topics)
+CONSTRUCTOR = _constructor_storing_its_argument(STORE)
 
 
-def test_synthetic_history_resumes_to_the_same_chain(history: MemoryBackend) -> None:
-    backend = MemoryBackend()
-    synthetic_history(backend, 120, senders=3, emitters=2)
-    result = synthetic_history(backend, 300, senders=3, emitters=2)
-    assert result.head == 300
-    assert backend.canonical_hash(300) == history.canonical_hash(300)
+def test_the_newest_fork_from_genesis(chain: DevChain) -> None:
+    assert chain.next_fork() == "osaka"
+    assert chain.config.fork_at(0, 0) == "osaka"
 
 
-def test_signed_synthetic_history_recovers_its_senders() -> None:
-    backend = MemoryBackend()
-    result = synthetic_history(backend, 6, senders=2, sign=True)
-    for block in list(blocks_of(backend))[1:]:
-        (itx,) = block.transactions
-        tx = itx.transaction
-        assert not isinstance(tx, LegacyTransaction)
-        public = Signature(vrs=(tx.y_parity, tx.r, tx.s)).recover_public_key_from_msg_hash(
-            signing_hash(tx))
-        assert public.to_canonical_address() == itx.sender
-        assert itx.sender in result.senders
+def test_deploy_takes_creation_bytecode_and_constructor_arguments(chain: DevChain) -> None:
+    owner = chain.accounts[0]
+    encoded = chain.deploy(owner, CONSTRUCTOR, encode(["uint256"], [41]))
+    abi = [{"type": "constructor", "inputs": [{"name": "x", "type": "uint256"}]}]
+    by_abi = chain.deploy(owner, "0x" + CONSTRUCTOR.hex(), abi=abi, args=(42,))
+    chain.mine()
+    assert chain.code(encoded) == STORE and chain.storage(encoded, 0) == 41
+    assert chain.code(by_abi) == STORE and chain.storage(by_abi, 0) == 42
+    runtime = chain.deploy_runtime(owner, STORE)
+    chain.mine()
+    assert chain.code(runtime) == STORE
+    with pytest.raises(TypeError, match="abi"):
+        chain.deploy(owner, CONSTRUCTOR, args=(1,))
+    with pytest.raises(TypeError, match="takes 1 arguments"):
+        chain.deploy(owner, CONSTRUCTOR, abi=abi, args=())
+
+
+def test_a_failed_creation_raises_and_stores_nothing(chain: DevChain) -> None:
+    owner = chain.accounts[0]
+    chain.deploy(owner, "0x60006000fd")  # PUSH1 0 PUSH1 0 REVERT
+    with pytest.raises(DevChainError, match=r"the deployment of 0x[0-9a-f]{40} .* failed"):
+        chain.mine()
+    assert chain.head.number == 0 and chain.pending == ()
+
+
+def test_a_refused_send_consumes_no_nonce(chain: DevChain) -> None:
+    sender, other = chain.accounts[:2]
+    with pytest.raises(TransactionRejected, match="intrinsic gas too low: gas 20000, minimum needed 21000"):
+        chain.send(sender, other.address, value=1, gas=20_000)
+    with pytest.raises(TransactionRejected, match="insufficient funds"):
+        chain.send(sender, other.address, value=10**30)
+    with pytest.raises(TypeError, match="DevAccount"):
+        chain.send(sender.address, other.address)  # type: ignore[arg-type]
+    chain.send(sender, other.address, value=1)
+    block = chain.mine()
+    assert block.transactions[0].transaction.nonce == 0 and chain.nonce(sender.address) == 1
+
+
+def test_blocks_stored_without_a_second_execution_reimport_block_for_block() -> None:
+    """A test chain executes each block once (``revalidate=False``, the default); what it
+    stores is still exactly what the full import path makes of the same block."""
+    chain = DevChain(ethread.MemoryBackend(), accounts=3)
+    a, b, c = chain.accounts
+    emitter = chain.deploy_runtime(a, contracts.LOG_EMITTER)
+    chain.send(b, c.address, value=5, kind="legacy")
+    chain.mine()
+    chain.send(a, emitter, data=contracts.log_calldata([b"\x01" * 32], b"x"), kind="access-list")
+    chain.send(c, a.address, value=1, delegations=[(b, emitter)], kind="set-code")
+    chain.mine()
+    again = ethread.MemoryBackend()
+    replay = ChainImporter(again, parse_genesis(chain.genesis), verify_seals=False)
+    for number in range(1, chain.head.number + 1):
+        assert replay.import_block(rlp.encode(block_item(
+            chain.block(number).header, [t.transaction for t in chain.block(number).transactions],
+            chain.block(number).uncles, chain.block(number).withdrawals)))
+        original, copy = chain.block(number), again.block_by_hash(chain.block(number).hash)
+        assert copy == original
+        assert again.receipts(original.hash) == chain.backend.receipts(original.hash)
