@@ -1,7 +1,7 @@
 """A JSON-RPC proxy on loopback in front of a node, for forking checks: it counts the calls it
 forwards (by method, a batch's calls each), and can alter answers on their way back.
 
-Used by tests/test_fork_checks.py and benchmarks/bench_fork.py; it forwards only to the URL
+Used by tests/devchain/fork/test_cache.py and benchmarks/bench_fork.py; it forwards only to the URL
 it is given (a loopback node in both).
 """
 

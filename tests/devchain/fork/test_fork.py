@@ -1,8 +1,10 @@
 """A dev chain forked from another node (``DevChain.fork``, ``ethread serve --fork-url``): the
 forked state read lazily and checked against the block's state root, the chain continuing
 the remote one, writes kept locally with history reads, the LMDB cache, a node whose proofs
-do not hold, a node that is down. The remote is always on loopback: ethread's own server (the
-demo chain, in a thread) or anvil."""
+do not hold or that alters a balance (refused, naming the account), a node that is down, and
+eth_getProof on a fork (the forked node's values proven where a proof can hold them, refused
+clearly where none can). The remote is always on loopback: ethread's own server (the demo
+chain, in a thread) or anvil."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from ethread.devchain import DevChain, contracts
 from ethread.devchain.fork.cache import LMDBCache
 from ethread.devchain.fork.remote import RemoteError, RemoteLimits
 from ethread.web3 import EthreadProvider
+from tests.support.fork_proxy import CountingProxy
 from tests.support.server_harness import KEY, ServeProcess, demo_network, post, serve_in_thread, shared_demo
 
 FAST_FAIL = RemoteLimits(timeout=2.0, retries=1, backoff=0.01)
@@ -245,3 +248,79 @@ def _ethread() -> list[str]:
     from tests.support.server_harness import ethread_command
 
     return ethread_command()
+
+
+def test_a_node_that_alters_a_balance_is_refused_naming_the_account(remote: str) -> None:
+    victim = DevChain(ethread.MemoryBackend()).accounts[2].address  # a dev account the fork funds
+    victim_hex = "0x" + victim.hex()
+
+    def alter(request: dict[str, Any], answer: dict[str, Any]) -> None:
+        if request.get("method") == "eth_getProof" and request["params"][0].lower() == victim_hex:
+            result = answer["result"]
+            result["balance"] = hex(int(result["balance"], 16) + 10**18)
+
+    with CountingProxy(remote, alter) as proxy:
+        with pytest.raises(RemoteError, match=f"account {victim_hex} claims balance") as raised:
+            DevChain.fork(proxy.url, backend=ethread.MemoryBackend())
+        assert "its proof against block" in raised.value.message
+
+
+def _proof(chain: DevChain, address: bytes, keys: list[int], block: Any) -> dict[str, Any]:
+    answer = EthreadProvider(chain).make_request(  # type: ignore[call-overload]
+        "eth_getProof", ["0x" + address.hex(), [hex(k) for k in keys], block])
+    return answer  # type: ignore[no-any-return]
+
+
+def _verified(chain: DevChain, answer: dict[str, Any], number: int) -> None:
+    """Check an eth_getProof answer against block ``number``'s state root."""
+    from ethread.models import AccountProof, StorageProof
+
+    def raw(text: str) -> bytes:
+        digits = text[2:]
+        return bytes.fromhex(digits if len(digits) % 2 == 0 else "0" + digits)
+
+    proof = AccountProof(
+        address=raw(answer["address"]), account_proof=tuple(map(raw, answer["accountProof"])),
+        balance=int(answer["balance"], 16), code_hash=raw(answer["codeHash"]),
+        nonce=int(answer["nonce"], 16), storage_hash=raw(answer["storageHash"]),
+        storage_proof=tuple(StorageProof(key=raw(e["key"]).rjust(32, b"\0"), value=int(e["value"], 16),
+                                         proof=tuple(map(raw, e["proof"])))
+                            for e in answer["storageProof"]))
+    ethread.verify_account_proof(chain.block(number).header.state_root, proof)
+
+
+def test_get_proof_on_a_fork(remote: str) -> None:
+    demo = shared_demo()
+    store = demo.storage
+    chain = DevChain.fork(remote, backend=ethread.MemoryBackend())
+    forked = chain.head.number - 1
+    # at the forked block: the node's proof, checked, equal to what the node answers
+    mine = _proof(chain, store, [1, 2], hex(forked))["result"]
+    theirs = EthreadProvider(demo.chain).make_request(  # type: ignore[call-overload]
+        "eth_getProof", ["0x" + store.hex(), ["0x1", "0x2"], hex(forked)])["result"]
+    assert mine == theirs
+    assert int(mine["storageProof"][0]["value"], 16) == demo.chain.storage(store, 1)
+    _verified(chain, mine, forked)
+    # at a local block, an account the fork has not written has no proof there: refused
+    refused = _proof(chain, store, [1], "latest")["error"]
+    assert refused["code"] == -32000
+    assert f"account {to_checksum(store)} has not been written since the fork at block {forked}" \
+        in refused["message"]
+    # once written, the written slot is proven against the local block; another is refused
+    chain.send(chain.accounts[0], store, data=contracts.store_calldata({1: 99}))
+    chain.mine()
+    local = _proof(chain, store, [1], "latest")["result"]
+    assert int(local["storageProof"][0]["value"], 16) == 99
+    _verified(chain, local, chain.head.number)
+    refused = _proof(chain, store, [2], "latest")["error"]
+    assert refused["message"].startswith(f"slot 0x02 of account {to_checksum(store)} has not")
+    # an account absent on both sides is proven absent locally
+    absent = _proof(chain, b"\x42" * 20, [], "latest")["result"]
+    assert absent["balance"] == "0x0"
+    _verified(chain, absent, chain.head.number)
+
+
+def to_checksum(address: bytes) -> str:
+    from eth_utils import to_checksum_address
+
+    return to_checksum_address(address)
