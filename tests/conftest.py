@@ -54,7 +54,7 @@ def redis_url(redis_server: RedisServer) -> str:
     return redis_server.url
 
 
-NEEDS = {"redis_server": "redis", "redis_url": "redis", "traced": "anvil"}
+NEEDS = {"redis_server": "redis", "redis_url": "redis", "traced": "anvil", "anvil": "anvil"}
 """Fixtures that start something outside the virtualenv -> the marker their tests carry."""
 
 

@@ -7,12 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from eth_utils import to_checksum_address
 
 import ethread
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
 from ethread.codec.serialize import FragmentCache, block_receipts_json, to_json
+from ethread.devchain import DevChain, contracts
 from ethread.models import Hash32, Receipt
+from tests.support.provider_calls import address_of, error, ok
 
 
 class CountingReads:
@@ -77,3 +80,19 @@ def test_block_receipts_json_without_a_cache_and_for_a_missing_block(
     fragments = FragmentCache()
     assert block_receipts_json(b"\x01" * 32, lambda: None, fragments) is None
     assert len(fragments) == 0  # nothing is kept for a block without receipts
+
+
+def test_account_info_is_balance_nonce_and_code_of_one_state(chain: DevChain) -> None:
+    emitter = chain.deploy_runtime(chain.accounts[0], contracts.LOG_EMITTER)
+    chain.mine()
+    me = address_of(chain, 0)
+    for address in (me, to_checksum_address(emitter), "0x" + "00" * 19 + "42"):
+        info = ok(chain, "eth_getAccountInfo", address, "latest")
+        assert info == {"balance": ok(chain, "eth_getBalance", address, "latest"),
+                        "nonce": ok(chain, "eth_getTransactionCount", address, "latest"),
+                        "code": ok(chain, "eth_getCode", address, "latest")}
+    assert ok(chain, "eth_getAccountInfo", me, "0x0")["nonce"] == "0x0"
+    assert ok(chain, "eth_getAccountInfo", me)["nonce"] == "0x1"
+    code, message = error(chain, "eth_getAccountInfo", me, "0x99")
+    assert code == -32000 and "not found" in message
+    assert error(chain, "eth_getAccountInfo", "0x12")[0] == -32602

@@ -3,12 +3,15 @@ what the headers commit to, trie roots recomputed from the raw bytes."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import rlp
 from eth_utils import keccak
 from trie import HexaryTrie
 
 import ethread
 from ethread import methods
+from ethread.web3 import EthreadProvider
 from tests.support.rpc_cases import error, result
 
 
@@ -45,3 +48,27 @@ def test_raw_encodings_hash_to_what_the_headers_commit_to(rpc_compat_memory: eth
     assert error(rpc_compat_memory, "debug_getRawBlock", missing)[1].startswith("block #[1 1 ")
     assert result(rpc_compat_memory, "debug_getRawReceipts", missing) == []
     assert result(rpc_compat_memory, "debug_getRawTransaction", missing) is None
+
+
+def test_raw_transaction_getters_on_an_imported_chain(rpc_compat_memory: ethread.MemoryBackend) -> None:
+    provider = EthreadProvider(rpc_compat_memory)
+
+    def call(method: str, *params: Any) -> Any:
+        answer = provider.make_request(method, list(params))  # type: ignore[arg-type]
+        assert "error" not in answer, answer
+        return answer["result"]
+
+    number = next(n for n in range(1, 60)
+                  if len(call("eth_getBlockByNumber", hex(n), False)["transactions"]) > 1)
+    block = call("eth_getBlockByNumber", hex(number), False)
+    for index, tx_hash in enumerate(block["transactions"]):
+        raw = call("eth_getRawTransactionByHash", tx_hash)
+        assert raw == call("debug_getRawTransaction", tx_hash) and raw != "0x"
+        assert call("eth_getRawTransactionByBlockNumberAndIndex", hex(number), hex(index)) == raw
+        assert call("eth_getRawTransactionByBlockHashAndIndex", block["hash"], hex(index)) == raw
+    # geth answers its empty byte string for what it does not hold
+    assert call("eth_getRawTransactionByHash", "0x" + "ab" * 32) == "0x"
+    assert call("eth_getRawTransactionByBlockNumberAndIndex", "0xffffff", "0x0") == "0x"
+    assert call("eth_getRawTransactionByBlockHashAndIndex", block["hash"], "0x99") == "0x"
+    bad = provider.make_request("eth_getRawTransactionByHash", ["0x12"])  # type: ignore[arg-type]
+    assert bad["error"]["code"] == -32602  # type: ignore[typeddict-item]
