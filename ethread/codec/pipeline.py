@@ -132,8 +132,8 @@ class Limits:
 class Exchange:
     """One request on its way through the pipeline: what is answered, what is left to run."""
 
-    __slots__ = ("_answers", "_budget", "_final", "_parts", "dispatcher", "is_batch", "pending",
-                 "refused", "token", "what")
+    __slots__ = ("_answers", "_budget", "_final", "_parts", "calls", "dispatcher", "is_batch",
+                 "pending", "refused", "token", "what")
 
     def __init__(self, dispatcher: Responder | None, what: str, is_batch: bool = False,
                  max_response_bytes: int | None = None) -> None:
@@ -142,6 +142,9 @@ class Exchange:
         """What the request asked, for an access log: a method, ``batch(n)`` or ``invalid``."""
         self.is_batch = is_batch
         self.refused: Refused | None = None
+        self.calls: Sequence[Call | EthreadError] = ()
+        """The calls of a dispatched request (what its admission took credits for): a host
+        that charged for them and cannot send the answer gives them back."""
         self.pending: list[tuple[int, Call]] = []
         """The calls still to run (:meth:`run`), with their positions in the request."""
         self._answers: list[bytes | None] = []
@@ -320,9 +323,12 @@ class Pipeline:
                        else refused.body(single_id=wanted[0] if wanted else None))
             return Exchange.finished(what, refusal, refused)
         if opened.answer is not None:
-            return Exchange.finished(what, opened.answer)
+            exchange = Exchange.finished(what, opened.answer)
+            exchange.calls = calls
+            return exchange
         dispatcher, body, local = opened.dispatcher, opened.body, opened.local
         exchange = Exchange(dispatcher, what, is_batch, self.limits.max_response_bytes)
+        exchange.calls = calls
         exchange._answers = [None] * len(calls)
         keep = exchange._keep
         on_caller = None if self._all_on_caller else self.on_caller

@@ -87,6 +87,8 @@ class Metrics:
                                  ("network", "method"), buckets=LATENCY_BUCKETS, registry=none)
         self.credits = Counter("ethread_credits_charged", "credits charged to keys",
                                registry=none)
+        self.refunds = Counter("ethread_credits_refunded", "credits given back for answers "
+                               "that could not be sent (the client left first)", registry=none)
         self.refusals = Counter("ethread_refusals", "requests refused, by reason",
                                 ("reason",), registry=none)
         self.ledger_latency = Histogram("ethread_ledger_seconds",
@@ -108,6 +110,7 @@ class Metrics:
         self._ledger = _Histogram(len(LEDGER_BUCKETS) + 1)
         self._ledger_failures = 0
         self._credits = 0
+        self._refunded = 0
         self._hits: dict[tuple[str, str], list[int]] = {}
 
     # -- the hot path: plain increments -------------------------------------------------------
@@ -132,6 +135,10 @@ class Metrics:
     def charged(self, credits: int) -> None:
         """Credits taken from a key."""
         self._credits += credits
+
+    def refunded(self, credits: int) -> None:
+        """Credits given back to a key."""
+        self._refunded += credits
 
     def ledger(self, seconds: float, failed: bool) -> None:
         """One ledger transaction."""
@@ -160,6 +167,9 @@ class Metrics:
         if self._credits:
             credits, self._credits = self._credits, 0
             self.credits.inc(credits)
+        if self._refunded:
+            refunded, self._refunded = self._refunded, 0
+            self.refunds.inc(refunded)
         ledger, self._ledger = self._ledger, _Histogram(len(LEDGER_BUCKETS) + 1)
         if any(ledger.counts):
             _add(self.ledger_latency, ledger)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..codec.envelope import Call
-from ..codec.pipeline import Limits, Pipeline, Refused
+from ..codec.pipeline import Exchange, Limits, Pipeline, Refused
 from ..errors import EthreadError
 from . import refusals
 from .asgi import Scope, header
@@ -116,6 +116,18 @@ class Service:
         outcomes = iter(self.billing.charge_many(charges) if charges else ())
         return [no if no is not None else None if charge is None else _refused(next(outcomes))
                 for charge, no in zip(wanted, refused, strict=True)]
+
+    def refund(self, key: ApiKey, exchange: Exchange) -> None:
+        """Give back what admitting ``exchange`` took, once: its answer could not be sent (its
+        client left, or its connection closed first). Nothing for a refused request, which
+        was never charged."""
+        calls = exchange.calls
+        if not calls or exchange.refused is not None:
+            return
+        exchange.calls = ()
+        charge = _charge_of(key, calls)
+        if charge is not None:
+            self.billing.refund(charge[0], charge[3])
 
     def feed(self, network: Network) -> ChainFeed:
         """The chain feed of ``network`` (made on first use)."""

@@ -223,6 +223,18 @@ class Billing:
                 self._count(metrics, refusal, charge[3])
         return outcomes
 
+    def refund(self, key_id: str, cost: int) -> None:
+        """Give ``cost`` credits back to a key (:meth:`Ledger.refund`): its request was charged
+        but its answer could not be sent. A ledger that fails keeps them (logged, as a failed
+        charge is): the refund is not worth holding a closing connection for."""
+        try:
+            self.ledger.refund(key_id, cost)
+        except LedgerUnavailable as exc:
+            self._failed(exc)
+            return
+        if self.metrics is not None:
+            self.metrics.refunded(cost)
+
     @staticmethod
     def _count(metrics: Metrics, refusal: Refusal | None, cost: int) -> None:
         if refusal is None:

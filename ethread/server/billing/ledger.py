@@ -96,6 +96,12 @@ class Ledger(Protocol):
         were taken raises :class:`LedgerUnavailable` (the caller refuses them all: a debit may
         then have been taken for a request that is not answered, never the reverse)."""
 
+    def refund(self, key_id: str, cost: int) -> None:
+        """Give back ``cost`` credits of today's usage (never below zero): a charged request
+        whose answer could not be sent (its client left first). The rate bucket keeps what it
+        took; a refund just after midnight UTC lands on the new day, at most the cost of the
+        requests in flight then."""
+
     def used(self, key_id: str) -> int:
         """Credits the key has spent today (UTC)."""
 

@@ -337,6 +337,19 @@ class MappedLedger:
             self._reals[base + EMPTY_AT] = now - (level - cost) / rate
         return None
 
+    def refund(self, key_id: str, cost: int) -> None:
+        """Give back under the file's lock; see :meth:`Ledger.refund`."""
+        now, day = self._now()
+        with self._lock:
+            fd = self._hold()
+            try:
+                base = self._find(key_id, now, day, False)
+                words = self._words
+                if base >= 0 and words[base + DAY] == day:
+                    words[base + USED] = max(0, int(words[base + USED]) - cost)
+            finally:
+                flock(fd, LOCK_UN)
+
     def used(self, key_id: str) -> int:
         """Credits the key has spent today (UTC)."""
         now = self._clock()

@@ -79,6 +79,17 @@ end
 return {0, used}
 """
 
+# ARGV: prefix, key id, credits given back. Today's usage never goes below zero.
+REFUND = """
+local t = redis.call('TIME')
+local day = math.floor(tonumber(t[1]) / 86400)
+local usage_key = ARGV[1] .. 'usage:' .. day .. ':' .. ARGV[2]
+local used = tonumber(redis.call('GET', usage_key) or '0')
+if used > 0 then
+  redis.call('SET', usage_key, math.max(0, used - tonumber(ARGV[3])), 'KEEPTTL')
+end
+return 0
+"""
 USED = """
 local t = redis.call('TIME')
 local day = math.floor(tonumber(t[1]) / 86400)
@@ -112,6 +123,7 @@ class RedisLedger:
             health_check_interval=30, retry=Retry(NoBackoff(), 0))
         self._charge = self._client.register_script(CHARGE)
         self._used = self._client.register_script(USED)
+        self._refund = self._client.register_script(REFUND)
         try:
             self._client.ping()
         except self._errors as exc:
@@ -157,6 +169,13 @@ class RedisLedger:
         """The charge script's ARGV."""
         return [self.prefix, key_id, daily_limit, cost, repr(float(rate)) if rate else "0",
                 need]
+
+    def refund(self, key_id: str, cost: int) -> None:
+        """Give back in one script run; see :meth:`Ledger.refund`."""
+        try:
+            self._refund(args=[self.prefix, key_id, cost])
+        except self._errors as exc:
+            raise LedgerUnavailable(f"the Redis ledger failed: {exc}") from None
 
     def used(self, key_id: str) -> int:
         """Credits the key has spent today (UTC)."""

@@ -57,6 +57,10 @@ DEBIT = (
     " WHERE used + excluded.used <= ?4")
 
 
+# ?1 key id, ?2 day, ?3 credits given back (today's usage never goes below zero)
+REFUND = "UPDATE usage SET used = MAX(0, used - ?3) WHERE key_id = ?1 AND day = ?2"
+
+
 def open_sqlite(path: str, schema: Iterable[str], busy_timeout: float,
                 what: str) -> sqlite3.Connection:
     """A connection to the SQLite file ``path`` shared by threads and processes (WAL, autocommit:
@@ -102,6 +106,15 @@ class SQLiteLedger:
             row = self._db.execute("SELECT used FROM usage WHERE key_id = ? AND day = ?",
                                    (key_id, day)).fetchone()
         return int(row[0]) if row else 0
+
+    def refund(self, key_id: str, cost: int) -> None:
+        """Give back in one statement; see :meth:`Ledger.refund`."""
+        try:
+            with self._lock:
+                day = self._today(self._clock())
+                self._db.execute(REFUND, (key_id, day, cost))
+        except sqlite3.Error as exc:
+            raise LedgerUnavailable(f"the credit ledger {self.path} failed: {exc}") from None
 
     def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
                need: int = 0) -> Refusal | None:

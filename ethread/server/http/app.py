@@ -225,9 +225,14 @@ class RpcApp:
                                        SUBSCRIPTIONS_NEED_WEBSOCKET)
         # cheap and cached calls are answered already, a quick call on the loop here
         if exchange.pending and not service.execution.try_on_loop(exchange):
-            await self._finish(exchange, receive)
+            try:
+                await self._finish(exchange, receive)
+            except BaseException:  # the client left, the server stops, or the work failed:
+                service.refund(key, exchange)  # no answer of this exchange's is sent
+                raise
             if closing is not None and closing():  # closed while the work ran (a shutdown,
-                return                             # a 400 behind it): nothing can be written
+                service.refund(key, exchange)      # a 400 behind it): nothing can be written
+                return
         answer = exchange.answer()
         status = exchange.status
         if answer is None:  # only notifications

@@ -433,21 +433,30 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             await self.rpc.service.execution.finish(exchange, tried=True)
         except asyncio.CancelledError:  # the server's shutdown grace ran out
             exchange.cancel()
+            self.rpc.service.refund(lean.key, exchange)  # a 503 is no answer to pay for
             if not lean.disconnected:
                 lean.keep_alive = False
                 self._write(lean, 503, refusals.shutting_down().body(), ())
             raise
         except Exception:
             log.exception("answering a request failed")
+            self.rpc.service.refund(lean.key, exchange)
             if not lean.disconnected:
                 self._write(lean, 500, refusals.internal_error().body(), ())
             return
-        if lean.disconnected:
+        if lean.disconnected:  # its client left while the work ran: nothing is sent
             lean.response_complete = True
+            self.rpc.service.refund(lean.key, exchange)
             return
         self._send_exchange(lean, exchange)
 
     def _send_exchange(self, lean: _LeanRequest, exchange: Exchange) -> None:
+        if self.transport.is_closing():  # nothing can be written: what it paid goes back
+            lean.response_complete = True
+            if self._running is lean:
+                self._running = None
+            self.rpc.service.refund(lean.key, exchange)
+            return
         parts = exchange.answer_parts()
         refused = exchange.refused
         status = 200 if refused is None else refused.status

@@ -218,11 +218,16 @@ class Session:
             self.exchanges.add(exchange)
             try:
                 await service.execution.finish(exchange)
+            except BaseException:  # the session ends with the work in flight: not sent
+                service.refund(self.key, exchange)
+                raise
             finally:
                 self.exchanges.discard(exchange)
         answer = exchange.answer()
         if answer is not None:
             self.deliver(answer)
+            if self.closing is not None:  # the session ended first: the answer is not sent
+                service.refund(self.key, exchange)
         seconds = time.perf_counter() - started
         service.observer.request(self.network.name, self.key, exchange.what, exchange.status,
                                  answer, seconds)
