@@ -50,6 +50,10 @@ def register(subparsers: Any) -> None:
     chain.add_argument("--txpool", action="store_true",
                        help="--genesis/--db: take transactions into a pool (eth_sendRawTransaction, "
                             "txpool_*, testing_buildBlockV1), as geth does")
+    chain.add_argument("--record-traces", type=int, default=0, metavar="BLOCKS",
+                       help="trace every transaction of the latest BLOCKS blocks at start and "
+                            "answer debug_traceTransaction (opcode logger, callTracer) for them "
+                            "from the record, as anvil --steps-tracing does")
     chain.add_argument("--network-name", metavar="NAME", help="name of the served network")
     keys = parser.add_argument_group("keys and credits (the [[keys]] tables of --config)")
     keys.add_argument("--api-key", action="append", metavar="K", dest="api_keys",
@@ -112,6 +116,10 @@ def build_config(args: argparse.Namespace) -> Any:
                           "--config: a network's 'state')")
     if (args.fork_block_number is not None or args.fork_cache) and not args.fork_url:
         raise ConfigError("--fork-block-number and --fork-cache need --fork-url")
+    if args.record_traces < 0:
+        raise ConfigError("--record-traces takes a number of blocks (0: none)")
+    if args.record_traces and args.config:
+        raise ConfigError("--record-traces: in --config, a network's 'record_traces'")
     config = load_config(args.config) if args.config else ServerConfig()
     if not args.config:
         name = args.network_name
@@ -133,7 +141,7 @@ def build_config(args: argparse.Namespace) -> Any:
         else:
             network = NetworkConfig(name=name or "demo", block_time=args.block_time or 0.0,
                                     state=Path(args.state) if args.state else None)
-        config = replace(config, networks=(network,))
+        config = replace(config, networks=(replace(network, record_traces=args.record_traces),))
     changes: dict[str, Any] = {}
     limit_changes: dict[str, Any] = {}
     for declared in declared_settings():

@@ -73,7 +73,7 @@ from .serialize import (
     to_json,
 )
 from .simulate import parse_simulate_options, simulated_blocks_json
-from .trace_cache import TraceCache
+from .trace_cache import RECORDED_METHOD, TraceCache
 from .trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS, TraceHandler
 from .txpool_rpc import SEND_RAW_TRANSACTION, TXPOOL_METHODS, PoolHandler, TxPoolService
 
@@ -729,6 +729,10 @@ def _trace_method(name: str, handler: TraceHandler) -> Handler:
         cache = ctx.traces
         if cache is None:
             return handler(backend, params, MAX_TRACE_TIMEOUT, None)
+        if name == RECORDED_METHOD and cache.recording:
+            recorded = cache.recorded(backend, params)
+            if recorded is not None:
+                return orjson.Fragment(recorded)
         return cache.answer(cache.key(backend, name, params),
                             lambda: handler(backend, params, MAX_TRACE_TIMEOUT, cache.replays))
 

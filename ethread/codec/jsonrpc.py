@@ -21,6 +21,7 @@ from .dispatch import DEFAULT_CONTEXT, METHODS, Context, call_method
 from .envelope import Call, error_object, error_response, parse_request, result_response
 from .pipeline import IN_PROCESS
 from .response_cache import BodyAnswers, ResponseCache
+from .trace_cache import RECORDED_CONFIGS, RECORDED_METHOD
 
 log = logging.getLogger("ethread.rpc")
 
@@ -69,6 +70,12 @@ class Dispatcher:
         the request ``body`` (of this one call alone), the whole answer is also kept under it
         (:meth:`answered`)."""
         spec = METHODS.get(call.method)
+        if call.method == RECORDED_METHOD and spec is not None:
+            traces = self.context.traces
+            if traces is not None and traces.recording:  # a trace recorded ahead of requests
+                recorded = traces.recorded(self.backend, call.params)
+                if recorded is not None:
+                    return recorded
         if spec is None or not spec.cacheable_in(self.context, call.params):
             return None
         generation = self.backend.generation()
@@ -118,6 +125,39 @@ class Dispatcher:
             pass
         except Exception:
             log.exception("internal error in notification %s", call.method)
+
+    def record_traces(self, blocks: int) -> int:
+        """Trace every transaction of the chain's latest ``blocks`` blocks now, with the
+        opcode logger and with callTracer in their default configurations, and keep the
+        answers (:meth:`~ethread.codec.trace_cache.TraceCache.record`): debug_traceTransaction
+        asked for one of them is then answered without running anything, as anvil's
+        ``--steps-tracing`` answers from the steps it recorded while mining. The number of
+        transactions recorded. A transaction whose trace fails (its block's state is not
+        held, say) is left to be traced when asked."""
+        traces = self.context.traces
+        head = self.backend.pointer("latest")
+        if traces is None or head is None or blocks <= 0:
+            return 0
+        recorded = 0
+        for number in range(max(0, head - blocks + 1), head + 1):
+            block_hash = self.backend.canonical_hash(number)
+            block = None if block_hash is None else self.backend.block_by_hash(block_hash)
+            if block is None:
+                continue
+            for tx in block.transactions:
+                tx_hex = "0x" + tx.hash.hex()
+                for config in RECORDED_CONFIGS:
+                    call = Call(RECORDED_METHOD, [tx_hex, config] if config else [tx_hex], 1)
+                    try:
+                        encoded = call_method(self.backend, call.method, call.params,
+                                              self.context)
+                    except EthreadError as exc:
+                        log.warning("transaction %s of block %d not recorded: %s", tx_hex,
+                                    number, exc.message)
+                        continue
+                    traces.record(bytes(tx.hash), config, bytes(block.hash), encoded)
+                recorded += 1
+        return recorded
 
     def handle(self, body: bytes) -> bytes | None:
         """Answer a request body in process: the pipeline with no limits and no admission."""

@@ -10,6 +10,14 @@ mines the transaction again puts it in another block, under another key; a trans
 
 Bounded by :data:`MAX_ENTRIES` answers and :data:`MAX_BYTES` of JSON; an answer over
 :data:`MAX_ENTRY_BYTES` (a long opcode log) is not kept.
+
+A server may also record traces ahead of any request (``ethread serve --record-traces
+BLOCKS``, as anvil's ``--steps-tracing`` records steps while it mines): the
+debug_traceTransaction answers of the opcode logger and of callTracer, in their default
+configurations, for every transaction of the chain's latest blocks, kept apart from the LRU
+(never evicted: the operator chose how many). A request for one of them with that
+configuration (its ``timeout`` aside: nothing runs) is answered from the record, on the event
+loop, while the transaction is still in the block it was recorded in.
 """
 
 from __future__ import annotations
@@ -35,6 +43,10 @@ function of it and the other parameters."""
 
 Key = tuple[str, bytes, bytes]
 
+RECORDED_METHOD = "debug_traceTransaction"
+RECORDED_CONFIGS: tuple[dict[str, Any], ...] = ({}, {"tracer": "callTracer"})
+"""The configurations recorded: the opcode logger's defaults, and callTracer's."""
+
 
 class TraceCache:
     """Encoded answers of :data:`CACHED_METHODS` by (method, block hash, parameters), and the
@@ -44,6 +56,39 @@ class TraceCache:
     def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES) -> None:
         self._answers: LRU[Key, bytes] = LRU(max_entries, max_bytes=max_bytes, weigh=len)
         self._replays: ReplayStates | None = None
+        self._recorded: dict[tuple[bytes, bytes], tuple[bytes, bytes]] = {}
+        """(transaction hash, configuration) -> (the block it was in, the encoded answer)."""
+
+    @property
+    def recording(self) -> bool:
+        """Whether any trace was recorded ahead of requests."""
+        return bool(self._recorded)
+
+    def record(self, tx_hash: bytes, config: dict[str, Any], block_hash: bytes,
+               encoded: bytes) -> None:
+        """Keep ``encoded``, debug_traceTransaction's answer for the transaction ``tx_hash``
+        of block ``block_hash`` with ``config`` (one of :data:`RECORDED_CONFIGS`)."""
+        self._recorded[(tx_hash, _config_key(config))] = (block_hash, encoded)
+
+    def recorded(self, backend: Any, params: list[Any]) -> bytes | None:
+        """The recorded answer to debug_traceTransaction with ``params``, if there is one and
+        the transaction is still in the block it was recorded in; else None."""
+        if not self._recorded or not params or not isinstance(params[0], str) or len(params) > 2:
+            return None
+        text = params[0]
+        config = params[1] if len(params) == 2 else {}
+        if len(text) != 66 or not text.startswith("0x") or not isinstance(config, dict):
+            return None
+        if "timeout" in config:
+            config = {name: value for name, value in config.items() if name != "timeout"}
+        try:
+            found = self._recorded.get((bytes.fromhex(text[2:]), _config_key(config)))
+        except (ValueError, TypeError):
+            return None
+        if found is None:
+            return None
+        location = backend.transaction_location(bytes.fromhex(text[2:]))
+        return found[1] if location is not None and bytes(location[0]) == found[0] else None
 
     @property
     def replays(self) -> ReplayStates:
@@ -89,3 +134,8 @@ class TraceCache:
         if len(encoded) <= MAX_ENTRY_BYTES:
             self._answers.put(key, encoded)
         return orjson.Fragment(encoded)
+
+
+def _config_key(config: dict[str, Any]) -> bytes:
+    """A configuration as bytes, the same whatever the order of its fields."""
+    return orjson.dumps(config, option=orjson.OPT_SORT_KEYS)

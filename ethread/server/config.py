@@ -192,6 +192,10 @@ class NetworkConfig:
     txpool: bool = False
     """Take transactions (eth_sendRawTransaction) into a pool and answer txpool_* and
     testing_buildBlockV1 (``import`` and ``db`` chains; the demo chain sends anyway)."""
+    record_traces: int = 0
+    """Trace every transaction of the chain's latest this many blocks at start (the opcode
+    logger's and callTracer's default configurations) and answer debug_traceTransaction for
+    them from the record, as anvil's ``--steps-tracing`` does (0: none)."""
     state: Path | None = None
     """The demo chain's state file in anvil's shape (anvil's ``--state``): its accounts loaded
     at start when the file exists, the chain's state written to it at exit."""
@@ -481,7 +485,8 @@ def _check_network(network: NetworkConfig) -> None:
 # -- the TOML file ---------------------------------------------------------------------------
 
 _NETWORK_KEYS = {"name", "backend", "genesis", "blocks", "path", "verify_seals", "block_time",
-                 "hosts", "port", "txpool", "state", "fork_url", "fork_block", "fork_cache"}
+                 "hosts", "port", "txpool", "state", "fork_url", "fork_block", "fork_cache",
+                 "record_traces"}
 _KEY_KEYS = {"key", "daily_credits", "credits_per_second", "label", "methods"}
 
 
@@ -569,6 +574,8 @@ def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
             verify_seals=bool(entry.get("verify_seals", True)),
             block_time=_non_negative_float(entry.get("block_time", 0.0), f"{where}.block_time"),
             txpool=bool(entry.get("txpool", False)),
+            record_traces=_positive_int(entry.get("record_traces", 0), f"{where}.record_traces",
+                                        allow_zero=True),
             state=_path(entry.get("state"), base, f"{where}.state"),
             fork_url=entry.get("fork_url"),
             fork_block=entry.get("fork_block"),

@@ -7,6 +7,8 @@ otherwise the request gets a clear "unknown network" error, never another chain'
 
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,8 @@ from ..codec.jsonrpc import Dispatcher
 from ..devchain.demo import demo_chain
 from ..progress import Progress, ProgressBar
 from .config import NetworkConfig, ServerConfig
+
+log = logging.getLogger("ethread.server")
 
 
 @dataclass(eq=False)
@@ -117,6 +121,11 @@ def open_network(config: NetworkConfig, context: Context, progress: Progress | N
     network.info["backend"] = config.backend
     if config.state is not None:
         network.info["state"] = config.state
+    if config.record_traces:
+        started = time.perf_counter()
+        recorded = network.dispatcher.record_traces(config.record_traces)
+        log.info("network %s: %d transactions' traces recorded in %.1f s", config.name, recorded,
+                 time.perf_counter() - started)
     return network
 
 

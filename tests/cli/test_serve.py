@@ -36,3 +36,37 @@ def test_serve_genesis_without_blocks_says_so(tmp_path: Path) -> None:
         server.send_signal(signal.SIGTERM)
         _, err = server.communicate(timeout=60)
     assert "no --blocks given: serving the genesis block alone" in err
+
+
+def test_serve_record_traces(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--record-traces BLOCKS``: the network is opened with the latest blocks' traces
+    recorded (answered as traced when asked); a negative count is refused."""
+    from ethread.codec.envelope import Call
+    from ethread.codec.jsonrpc import Dispatcher
+    from ethread.server.config import NetworkConfig, ServerConfig
+    from ethread.server.networks import open_network, service_context
+
+    compat = conformance_dir() / "rpc-compat"
+    config = NetworkConfig(name="main", backend="import", genesis=compat / "genesis.json",
+                           blocks=compat / "chain.rlp", verify_seals=False, record_traces=4)
+    network = open_network(config, service_context(ServerConfig(networks=(config,))))
+    traces = network.dispatcher.context.traces
+    assert traces is not None and traces.recording
+    backend = network.backend
+    head = backend.pointer("latest")
+    assert head is not None
+    plain = Dispatcher(backend)  # traces when asked
+    checked = 0
+    for number in range(head - 3, head + 1):
+        block_hash = backend.canonical_hash(number)
+        block = backend.block_by_hash(block_hash) if block_hash is not None else None
+        assert block is not None
+        for tx in block.transactions:
+            params = ["0x" + tx.hash.hex(), {"tracer": "callTracer"}]
+            recorded = traces.recorded(backend, params)
+            assert recorded is not None
+            assert recorded == plain.result(Call("debug_traceTransaction", params, 1))
+            checked += 1
+    assert checked > 0
+    assert main(["serve", "--record-traces", "-1"]) == 2
+    assert "--record-traces takes a number of blocks" in capsys.readouterr().err

@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 import ethread
+import ethread.codec.envelope
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.parity_rpc import PARITY_METHODS
 from ethread.codec.trace_cache import TraceCache
@@ -105,3 +106,51 @@ def test_a_transaction_mined_again_is_traced_again() -> None:
     second = _dispatched(dispatcher, "trace_transaction", params)["result"]
     assert first[0]["blockNumber"] == 1 and second[0]["blockNumber"] == 2
     assert second == json.loads(_fresh(dev.backend, "trace_transaction", params))
+
+
+# -- traces recorded ahead of requests (--record-traces) ------------------------------------
+
+
+def test_recorded_traces_equal_traces_made_when_asked(chain: DevChain) -> None:
+    recording = Dispatcher(chain.backend)
+    hashes = ["0x" + itx.hash.hex() for n in (1, 2) for itx in chain.block(n).transactions]
+    assert recording.record_traces(2) == len(hashes)
+    traces = recording.context.traces
+    assert traces is not None and traces.recording
+    for tx_hash in hashes:
+        for config in ({}, {"tracer": "callTracer"}):
+            params = [tx_hash, config] if config else [tx_hash]
+            fresh = _fresh(chain.backend, "debug_traceTransaction", params)
+            assert traces.recorded(chain.backend, params) == fresh
+            # the same configuration with a timeout, or with its fields in another order,
+            # is the same trace: answered from the record, on the event loop's path too
+            timed = [tx_hash, {**config, "timeout": "1ms"}]
+            call = ethread.codec.envelope.Call("debug_traceTransaction", timed, 1)
+            assert recording.cached_result(call) == fresh
+            assert _dispatched(recording, "debug_traceTransaction", timed)["result"] == \
+                json.loads(fresh)
+    # another configuration is not recorded: it runs, and answers what it would have
+    other = [hashes[0], {"enableMemory": True}]
+    assert traces.recorded(chain.backend, other) is None
+    assert _dispatched(recording, "debug_traceTransaction", other)["result"] == json.loads(
+        _fresh(chain.backend, "debug_traceTransaction", other))
+
+
+def test_a_recorded_transaction_mined_again_is_traced_again() -> None:
+    dev = DevChain(ethread.MemoryBackend(), accounts=2)
+    a = dev.accounts
+    snapshot = dev.snapshot()
+    tx_hash = dev.send(a[0], a[1].address, value=5)
+    dev.mine()
+    dispatcher = Dispatcher(dev.backend)
+    assert dispatcher.record_traces(10) == 1
+    params = ["0x" + tx_hash.hex(), {"tracer": "callTracer"}]
+    assert dispatcher.context.traces is not None
+    assert dispatcher.context.traces.recorded(dev.backend, params) is not None
+    dev.revert(snapshot)
+    dev.mine()
+    assert dev.send(a[0], a[1].address, value=5) == tx_hash
+    dev.mine()  # (in block 2 now: the record of block 1 no longer answers for it)
+    assert dispatcher.context.traces.recorded(dev.backend, params) is None
+    assert _dispatched(dispatcher, "debug_traceTransaction", params)["result"] == json.loads(
+        _fresh(dev.backend, "debug_traceTransaction", params))
