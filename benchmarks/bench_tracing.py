@@ -24,6 +24,10 @@ serve --genesis --blocks`` (one worker, so that both ethread servers run the sam
 - **plain**: ethread on tracing's plain path (``ETHREAD_TRACE_PLAIN=1``: py-evm's own classes,
   a block replayed from its start for every request) with no trace answer kept, beside the
   fast path in the same run;
+- **recorded**: ``ethread serve --record-traces`` over the whole chain: every transaction
+  traced at start with the opcode logger and callTracer (default configurations), as
+  anvil-steps records its steps while mining, and answered from that record (the rows'
+  per-request ``timeout`` aside, nothing runs);
 - **no-tracing**: ``ethread serve`` started with the trace method tables replaced by empty
   ones and any import of ``ethread.methods.tracing`` refused, so the process never loads the
   hooks (the eth_call row only).
@@ -145,20 +149,21 @@ block, no answer kept (neither in the answer cache nor in the trace cache)."""
 SERVE = "import sys; from ethread.cli import main; sys.exit(main())"
 
 
-def start_ethread(name: str, chain: PeerChain, workdir: Path, *, code: str = SERVE) -> Target:
+def start_ethread(name: str, chain: PeerChain, workdir: Path, *, code: str = SERVE,
+                  workers: int = 1, extra: tuple[str, ...] = ()) -> Target:
     port = free_port()
     ledger = workdir / f"credits-{name}.ledger"
     ledger.unlink(missing_ok=True)
     command = [sys.executable, "-c", code, "serve", "--genesis", str(chain.genesis), "--blocks",
                str(chain.blocks), "--no-verify-seals", "--port", str(port), "--api-key", KEY,
-               "--daily-credits", str(10**15), "--ledger", str(ledger), "--workers", "1",
-               "--log-level", "warning", "--no-access-log"]
+               "--daily-credits", str(10**15), "--ledger", str(ledger), "--workers",
+               str(workers), "--log-level", "warning", "--no-access-log", *extra]
     errors = workdir / f"serve-{name}.stderr"
     with errors.open("wb") as sink:
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink)
     target = Target(name, port, f"/v3/{KEY}", process)
     try:
-        wait_until_up(target, 600, 1)
+        wait_until_up(target, 600, workers)
     except SystemExit:
         print(errors.read_text(errors="replace")[-3000:], file=sys.stderr)
         raise
@@ -269,6 +274,9 @@ def main() -> None:
     parser.add_argument("--cpu", action="store_true", help="also print CPU us per request")
     parser.add_argument("--client", choices=("wrk", "python"),
                         default="wrk" if shutil.which("wrk") else "python")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="ethread serve --workers for the ethread and recorded servers "
+                             "(anvil's threads use every core)")
     parser.add_argument("--replays-only", action="store_true",
                         help="only the in-process rows of blocks with many transactions")
     args = parser.parse_args()
@@ -285,7 +293,10 @@ def main() -> None:
             "anvil": stack.enter_context(running(lambda: start_anvil(chain))),
             "anvil-steps": stack.enter_context(running(lambda: start_anvil_steps(chain))),
             "ethread": stack.enter_context(running(lambda: start_ethread(
-                "ethread", chain, workdir))),
+                "ethread", chain, workdir, workers=args.workers))),
+            "recorded": stack.enter_context(running(lambda: start_ethread(
+                "recorded", chain, workdir, workers=args.workers,
+                extra=("--record-traces", str(chain.head + 1))))),
             "plain": stack.enter_context(running(lambda: start_ethread(
                 "plain", chain, workdir, code=PLAIN))),
             "no-tracing": stack.enter_context(running(lambda: start_ethread(
@@ -307,7 +318,7 @@ def main() -> None:
             if args.only and args.only not in row.label:
                 continue
             here = (["anvil", "ethread", "no-tracing"] if row.label.startswith("eth_call")
-                    else ["anvil", "anvil-steps", "ethread", "plain"])
+                    else ["anvil", "anvil-steps", "ethread", "recorded", "plain"])
             for name in here:
                 problem = sample_check(row, servers[name], chain)
                 if problem is not None and not (name == "anvil" and "structLogs" in row.label):
