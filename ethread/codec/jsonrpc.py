@@ -16,6 +16,7 @@ import orjson
 
 from ..backend import Backend
 from ..errors import EthreadError, InternalError, MethodNotFound, StoreError, StoreUnreadable
+from ..models import Block
 from .answers import DEFAULT_ANSWERS, AnswerStyle
 from .dispatch import DEFAULT_CONTEXT, METHODS, Context, call_method
 from .envelope import Call, error_object, error_response, parse_request, result_response
@@ -42,6 +43,8 @@ class Dispatcher:
         self.cache = cache if cache is not None else ResponseCache()
         self.bodies = BodyAnswers()
         """Whole answers by the request body that asked them (:meth:`answered`)."""
+        self._trace_window = 0
+        """The latest blocks whose traces are recorded (:meth:`record_traces`; 0: none)."""
 
     def result(self, call: Call) -> bytes:
         """The JSON bytes of one call's result. Raises EthreadError."""
@@ -131,32 +134,44 @@ class Dispatcher:
         opcode logger and with callTracer in their default configurations, and keep the
         answers (:meth:`~ethread.codec.trace_cache.TraceCache.record`): debug_traceTransaction
         asked for one of them is then answered without running anything, as anvil's
-        ``--steps-tracing`` answers from the steps it recorded while mining. The number of
-        transactions recorded. A transaction whose trace fails (its block's state is not
-        held, say) is left to be traced when asked."""
-        traces = self.context.traces
+        ``--steps-tracing`` answers from the steps it recorded while mining. Blocks recorded
+        later (:meth:`record_block`) keep the window at ``blocks``. The number of
+        transactions recorded. A transaction whose trace fails (its block's state is not held,
+        say) is left to be traced when asked."""
         head = self.backend.pointer("latest")
-        if traces is None or head is None or blocks <= 0:
+        if self.context.traces is None or head is None or blocks <= 0:
             return 0
+        self._trace_window = blocks
         recorded = 0
         for number in range(max(0, head - blocks + 1), head + 1):
             block_hash = self.backend.canonical_hash(number)
             block = None if block_hash is None else self.backend.block_by_hash(block_hash)
-            if block is None:
-                continue
-            for tx in block.transactions:
-                tx_hex = "0x" + tx.hash.hex()
-                for config in RECORDED_CONFIGS:
-                    call = Call(RECORDED_METHOD, [tx_hex, config] if config else [tx_hex], 1)
-                    try:
-                        encoded = call_method(self.backend, call.method, call.params,
-                                              self.context)
-                    except EthreadError as exc:
-                        log.warning("transaction %s of block %d not recorded: %s", tx_hex,
-                                    number, exc.message)
-                        continue
-                    traces.record(bytes(tx.hash), config, bytes(block.hash), encoded)
-                recorded += 1
+            if block is not None:
+                recorded += self.record_block(block)
+        return recorded
+
+    def record_block(self, block: Block) -> int:
+        """Record the traces of ``block``'s transactions (a block just mined, with
+        :meth:`record_traces` on), and forget the blocks that fall out of the window; the
+        number of transactions recorded."""
+        traces = self.context.traces
+        window = self._trace_window
+        if traces is None or not window:
+            return 0
+        traces.forget_below(block.number - window + 1)
+        recorded = 0
+        for tx in block.transactions:
+            tx_hex = "0x" + tx.hash.hex()
+            for config in RECORDED_CONFIGS:
+                params = [tx_hex, config] if config else [tx_hex]
+                try:
+                    encoded = call_method(self.backend, RECORDED_METHOD, params, self.context)
+                except EthreadError as exc:
+                    log.warning("transaction %s of block %d not recorded: %s", tx_hex,
+                                block.number, exc.message)
+                    continue
+                traces.record(bytes(tx.hash), config, bytes(block.hash), block.number, encoded)
+            recorded += 1
         return recorded
 
     def handle(self, body: bytes) -> bytes | None:

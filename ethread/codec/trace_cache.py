@@ -58,17 +58,28 @@ class TraceCache:
         self._replays: ReplayStates | None = None
         self._recorded: dict[tuple[bytes, bytes], tuple[bytes, bytes]] = {}
         """(transaction hash, configuration) -> (the block it was in, the encoded answer)."""
+        self._recorded_blocks: dict[int, list[tuple[bytes, bytes]]] = {}
+        """Block number -> the keys recorded for its transactions (to forget a block)."""
 
     @property
     def recording(self) -> bool:
         """Whether any trace was recorded ahead of requests."""
         return bool(self._recorded)
 
-    def record(self, tx_hash: bytes, config: dict[str, Any], block_hash: bytes,
+    def record(self, tx_hash: bytes, config: dict[str, Any], block_hash: bytes, number: int,
                encoded: bytes) -> None:
         """Keep ``encoded``, debug_traceTransaction's answer for the transaction ``tx_hash``
-        of block ``block_hash`` with ``config`` (one of :data:`RECORDED_CONFIGS`)."""
-        self._recorded[(tx_hash, _config_key(config))] = (block_hash, encoded)
+        of block ``number`` (hash ``block_hash``) with ``config`` (one of
+        :data:`RECORDED_CONFIGS`)."""
+        key = (tx_hash, _config_key(config))
+        self._recorded[key] = (block_hash, encoded)
+        self._recorded_blocks.setdefault(number, []).append(key)
+
+    def forget_below(self, number: int) -> None:
+        """Drop what was recorded for blocks below ``number`` (a window sliding on)."""
+        for old in [n for n in self._recorded_blocks if n < number]:
+            for key in self._recorded_blocks.pop(old):
+                self._recorded.pop(key, None)
 
     def recorded(self, backend: Any, params: list[Any]) -> bytes | None:
         """The recorded answer to debug_traceTransaction with ``params``, if there is one and

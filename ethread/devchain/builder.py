@@ -18,7 +18,7 @@ signatures) and :mod:`.demo` (the demo chain ``ethread serve`` shows).
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import cache
@@ -440,6 +440,9 @@ class DevChain:
         self._next_base_fee_override: int | None = None
         """The base fee anvil_setNextBlockBaseFeePerGas asked of the next block."""
         self._lock = threading.RLock()
+        self.after_block: list[Callable[[Block], None]] = []
+        """Called with each block this chain mines once it is stored (a server recording
+        traces as blocks are mined, as anvil's ``--steps-tracing`` does)."""
         self._served_pool: ServedPool | None = None
         self._funding: tuple[StateEdit, ...] = ()
         if fork is not None:
@@ -1095,7 +1098,10 @@ class DevChain:
             self._withdrawal_index = paid[-1].index + 1
         self._time_offset = 0
         self._next_timestamp = None
-        return self.block(number)
+        mined = self.block(number)
+        for hook in self.after_block:
+            hook(mined)
+        return mined
 
     def _recording(self) -> AbstractContextManager[Writes | None]:
         """On a forked chain, what the block being built writes (see :mod:`.fork.overlay`)."""

@@ -126,6 +126,9 @@ def open_network(config: NetworkConfig, context: Context, progress: Progress | N
         recorded = network.dispatcher.record_traces(config.record_traces)
         log.info("network %s: %d transactions' traces recorded in %.1f s", config.name, recorded,
                  time.perf_counter() - started)
+        chain = getattr(miner, "chain", miner)
+        if chain is not None:  # a dev chain: each block it mines is recorded as it is mined
+            chain.after_block.append(network.dispatcher.record_block)
     return network
 
 

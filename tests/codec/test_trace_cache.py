@@ -154,3 +154,24 @@ def test_a_recorded_transaction_mined_again_is_traced_again() -> None:
     assert dispatcher.context.traces.recorded(dev.backend, params) is None
     assert _dispatched(dispatcher, "debug_traceTransaction", params)["result"] == json.loads(
         _fresh(dev.backend, "debug_traceTransaction", params))
+
+
+def test_blocks_mined_while_recording_are_recorded_and_the_window_slides() -> None:
+    dev = DevChain(ethread.MemoryBackend(), accounts=2)
+    a = dev.accounts
+    dispatcher = Dispatcher(dev.backend)
+    assert dispatcher.record_traces(2) == 0  # nothing mined yet
+    dev.after_block.append(dispatcher.record_block)
+    traces = dispatcher.context.traces
+    assert traces is not None
+    sent = []
+    for value in (1, 2, 3):
+        sent.append("0x" + dev.send(a[0], a[1].address, value=value).hex())
+        dev.mine()
+    for tx_hash, kept in zip(sent, (False, True, True), strict=True):
+        for config in ({}, {"tracer": "callTracer"}):
+            params = [tx_hash, config] if config else [tx_hash]
+            recorded = traces.recorded(dev.backend, params)
+            assert (recorded is not None) == kept, (tx_hash, config)
+            if recorded is not None:
+                assert recorded == _fresh(dev.backend, "debug_traceTransaction", params)
