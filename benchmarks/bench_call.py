@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from peer_chain import PING
+from benchlib.peer_chain import PING
 
 from ethread.backends.memory import MemoryBackend
 from ethread.backends.open import open_store

@@ -6,8 +6,8 @@ asserts nothing.
         [--peer-blocks N] [--peer-dir DIR] [--only-peer] [--peer-engines memory,leveldb,lmdb]
         [--served N]
 
-The peer rows read the chain of ``bench_vs_anvil.py`` (``peer_chain.py``: one Ping call and
-one log a block), imported into memory and into a LevelDB and an LMDB store (kept under
+The peer rows read the chain of ``bench_vs_anvil.py`` (``benchlib/peer_chain.py``: one
+Ping call and one log a block), imported into memory and into a LevelDB and an LMDB store (kept under
 ``--peer-dir`` for the next run): a random block's receipts, a 100-block log window by
 address, a full block and a transaction by hash, each in µs a call (median), **cold** (a
 block that backend and dispatcher have never read: decoded records and JSON fragments not
@@ -26,21 +26,19 @@ import json
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+from benchlib.peer_chain import PeerChain, build
+from benchlib.synthetic_history import synthetic_history
+
 import ethread
 from ethread.backends.open import Engine, open_store
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for `benchmarks.*` run as a script
-from benchmarks.peer_chain import PeerChain, build
-from benchmarks.synthetic_history import synthetic_history
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -5,7 +5,7 @@ block, ``w3.eth.get_logs`` by window) into pandas. Prints figures; asserts no ti
 
     python benchmarks/bench_frames.py [--blocks 100000] [--workdir DIR] [--web3-blocks N]
 
-The history is :func:`benchmarks.synthetic_history.synthetic_history` (one signed transfer and
+The history is :func:`benchlib.synthetic_history.synthetic_history` (one signed transfer and
 one Transfer log per block) written into LevelDB and exported to Era1 files of the same
 blocks. Both stores are kept in ``--workdir`` (default: ``ethread-bench-frames`` in the
 temporary folder) and reused by later runs of the same ``--blocks``; ``--fresh`` rebuilds.
@@ -33,14 +33,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from bench_load import stop_process
+from benchlib.synthetic_history import synthetic_history
+
 from ethread import frames
 from ethread.backends.era import EraBackend
 from ethread.backends.leveldb import LevelDBBackend
 from ethread.era1.export import export_era1
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for `benchmarks.*` run as a script
-from benchmarks.bench_load import stop_process
-from benchmarks.synthetic_history import synthetic_history
 
 KEY = "bench-frames-0123456789"
 LOG_WINDOW = 5_000

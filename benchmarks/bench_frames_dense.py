@@ -4,7 +4,7 @@ what reading the same bytes costs at the least. Prints figures; asserts no times
     python benchmarks/bench_frames_dense.py [--blocks 8191] [--transactions 150]
                                             [--sample 1024] [--workdir DIR] [--fresh]
 
-The history is :func:`benchmarks.synthetic_history.dense_history`: ``--blocks`` blocks of
+The history is :func:`benchlib.synthetic_history.dense_history`: ``--blocks`` blocks of
 ``--transactions`` transactions each (every type; transfers, swaps, approvals, creations,
 blobs, set-code; about 1.3 logs a transaction), written as an LMDB store, Era1 files and ere
 files, kept in ``--workdir`` (default ``ethread-bench-dense`` in the temporary folder) for later
@@ -30,37 +30,22 @@ is printed with the figures.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchlib.synthetic_history import dense_history
+
 from ethread import frames
 from ethread.backends.era import EraBackend
 from ethread.backends.lmdb import LMDBBackend
 from ethread.fastrlp import decode_nested
 from ethread.frames.tables import collect_models
-
-_HERE = Path(__file__).resolve().parent
-
-
-def _synthetic() -> Any:
-    """benchmarks/synthetic_history.py, loaded by path (an installed ``benchmarks`` package of
-    some dependency would shadow the folder's name)."""
-    name = "ethread_bench_synthetic_history"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, _HERE / "synthetic_history.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def load() -> str:
@@ -93,8 +78,7 @@ def build(work: Path, blocks: int, transactions: int, fresh: bool) -> dict[str, 
         shutil.rmtree(work)
     print(f"building {blocks:,} dense blocks of {transactions} transactions in {work} ...",
           flush=True)
-    stores, seconds = timed(lambda: _synthetic().dense_history(work, blocks,
-                                                               transactions=transactions))
+    stores, seconds = timed(lambda: dense_history(work, blocks, transactions=transactions))
     made = {"blocks": blocks, "transactions": transactions, "rows": stores.transactions,
             "logs": stores.logs, "make_s": seconds}
     with LMDBBackend(stores.lmdb, create=False) as lmdb:

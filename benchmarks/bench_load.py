@@ -6,7 +6,7 @@ concurrency 1 and 16, for repeated identical requests (cache hits) and for disti
 The server runs in a subprocess (this script with ``--serve``) so that it does not share a
 GIL with the load generator. It serves two networks built at start:
 
-- ``history`` (default host): 5,000 synthetic blocks (``benchmarks.synthetic_history``),
+- ``history`` (default host): 5,000 synthetic blocks (``benchlib.synthetic_history``),
   one transaction and one log each, all logs from one contract, so that eth_getLogs by that
   address over the whole range returns 5,000 logs;
 - ``calls`` (Host ``calls.localhost``): a dev chain with a real storage contract, executed by
@@ -38,8 +38,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for `benchmarks.*` run as a script
-
 KEY = "bench-key-0000000000000000"
 CALLS_HOST = "calls.localhost"
 
@@ -49,8 +47,9 @@ CALLS_HOST = "calls.localhost"
 
 def serve(blocks: int, access_log: bool) -> None:
     """Build both chains, bind a free port, print one JSON line describing them, serve."""
+    from benchlib.synthetic_history import synthetic_history
+
     import ethread
-    from benchmarks.synthetic_history import synthetic_history
     from ethread.devchain import DevChain, contracts
     from ethread.server import KeyConfig, ServerConfig, make_network, prepare
 

@@ -5,7 +5,7 @@ LevelDB, LMDB and Era1 backends (memory as the reference). Prints figures; asser
 
 Import speed uses the rpc-compat chain (executed with py-evm, from ETHREAD_CONFORMANCE or
 ../shared/conformance) and synthetic history (written without execution). The 100,000-block
-figures use :func:`benchmarks.synthetic_history.synthetic_history` (one transfer and one
+figures use :func:`benchlib.synthetic_history.synthetic_history` (one transfer and one
 Transfer log per block) in LevelDB, copied record by record into LMDB and exported to Era1
 files of the same blocks; block reads are timed on freshly opened stores (cold caches).
 """
@@ -25,6 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchlib.synthetic_history import synthetic_history
+
 import ethread
 from ethread.backend import LogQuery
 from ethread.backends.era import EraBackend
@@ -34,9 +36,6 @@ from ethread.backends.lmdb import LMDBBackend
 from ethread.backends.memory import MemoryBackend
 from ethread.chain.importer import import_chain
 from ethread.era1.export import export_era1
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for `benchmarks.*` run as a script
-from benchmarks.synthetic_history import synthetic_history
 
 REPO = Path(__file__).resolve().parent.parent
 ENGINES: dict[str, Callable[..., KeyValueBackend]] = {"LevelDB": LevelDBBackend,

@@ -4,7 +4,7 @@ ethread (``EthreadProvider(DevChain(...))`` in process), eth-tester (web3.py's
 web3.py's ``HTTPProvider``). Each run is the suite file itself with its one provider line
 replaced, run by pytest in a fresh interpreter; per-test wall time (setup, call and teardown,
 from pytest's JUnit report) and the whole run are printed, and the CPU time the tests took
-(the test process's, plus anvil's own process's for anvil; see testchain_cputime.py), which
+(the test process's, plus anvil's own process's for anvil; see benchlib/testchain_cputime.py), which
 load from other jobs on a shared machine disturbs far less than wall time. The load average
 is printed before and after. Asserts nothing.
 
@@ -34,7 +34,7 @@ PROVIDER_LINE = "    return Web3(EthreadProvider(DevChain(ethread.MemoryBackend(
 
 LINES = {
     "ethread": PROVIDER_LINE,
-    "eth-tester": "    from benchmarks.testchain_providers import RevertingTesterProvider\n"
+    "eth-tester": "    from benchlib.testchain_providers import RevertingTesterProvider\n"
                   "    return Web3(RevertingTesterProvider())  # the provider line",
     "anvil": "    import os\n"
              "    return Web3(Web3.HTTPProvider(os.environ['BENCH_ANVIL_URL']))  # the provider line",
@@ -65,7 +65,7 @@ def run(chain: str, folder: Path, env: dict[str, str]) -> Outcome:
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider",
-         "-p", "no:randomly", "-p", "benchmarks.testchain_cputime", "-o", "addopts=",
+         "-p", "no:randomly", "-p", "benchlib.testchain_cputime", "-o", "addopts=",
          "--rootdir", str(folder), f"--junitxml={report}"],
         cwd=folder, env=env, capture_output=True, text=True,
     )
@@ -93,7 +93,8 @@ def main() -> None:
     args = parser.parse_args()
     chains = [c for c in args.only.split(",") if c]
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = os.pathsep.join(  # ethread, and benchlib for the providers and the plugin
+        [str(REPO), str(REPO / "benchmarks"), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
     results: dict[str, Outcome] = {}
     loads = [load()]
     with tempfile.TemporaryDirectory() as tmp:
@@ -102,8 +103,7 @@ def main() -> None:
                         ignore=shutil.ignore_patterns("node_modules"))
         anvil = None
         if "anvil" in chains:
-            sys.path.insert(0, str(REPO))
-            from benchmarks.testchain_providers import Anvil
+            from benchlib.testchain_providers import Anvil
 
             anvil = Anvil()
             env["BENCH_ANVIL_URL"] = anvil.url

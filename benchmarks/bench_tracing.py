@@ -6,7 +6,7 @@ and eth_call on distinct calldata on ethread with and without the tracing hook m
     .venv/bin/python benchmarks/bench_tracing.py [--blocks 1001] [--seconds 5] [--rounds 1]
         [--workdir DIR] [--client wrk|python] [--cpu] [--only TEXT] [--replays-only]
 
-The chain is bench_vs_anvil.py's (``peer_chain.py``: block 1 deploys Ping, each later block
+The chain is bench_vs_anvil.py's (``benchlib/peer_chain.py``: block 1 deploys Ping, each later block
 holds one call to it, which logs and returns), started the same way: anvil from the same
 genesis with the same signed transactions replayed block by block, ethread with ``ethread
 serve --genesis --blocks`` (one worker, so that both ethread servers run the same way).
@@ -106,7 +106,7 @@ from bench_vs_anvil import (
     tree_cpu_seconds,
     wait_until_up,
 )
-from peer_chain import PeerChain, build
+from benchlib.peer_chain import PeerChain, build
 
 CONCURRENCY = (1, 16)
 
@@ -230,7 +230,7 @@ def kept_replays(blocks: int = 6, per_block: int = 16) -> None:
     """In process, no server: debug_traceTransaction of every transaction of blocks holding
     ``per_block`` calls to Ping each (as an indexer traces a block's transactions, in order and
     shuffled), on the plain path, on the fast one without kept replays, and with them."""
-    from peer_chain import PING
+    from benchlib.peer_chain import PING
 
     from ethread.backends.memory import MemoryBackend
     from ethread.devchain import DevChain

@@ -5,8 +5,8 @@ at concurrency 1 and 16, and the ratio ethread / anvil, for the reads of issue 1
         [--workdir DIR] [--only TEXT] [--targets anvil,bare,memory,store,...] [--workers 2]
         [--engine lmdb|leveldb] [--access-log] [--client wrk|python] [--cpu] [--requests N]
 
-The chain (``peer_chain.py``): block 1 deploys the Ping contract, blocks 2..N each hold one
-call to it, so every block from 2 on has one transaction and one log from one address. It is
+The chain (``benchlib/peer_chain.py``): block 1 deploys the Ping contract, blocks 2..N each hold
+one call to it, so every block from 2 on has one transaction and one log from one address. It is
 built once with ethread's dev chain and written as genesis.json and block RLP (kept in
 ``--workdir`` for the next run, with the store imported from them); then
 
@@ -109,7 +109,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_load import process_cpu_seconds, stop_process
-from peer_chain import PeerChain, build
+from benchlib.peer_chain import PeerChain, build
 
 REPO = Path(__file__).resolve().parent.parent
 ANVIL_PACKAGES = REPO / "tests" / "js" / "node_modules" / "@foundry-rs"

@@ -1,4 +1,4 @@
-"""The synthetic benchmark history (``benchmarks/synthetic_history.py``): well-formed headers
+"""The synthetic benchmark history (``benchmarks/benchlib/synthetic_history.py``): well-formed headers
 chained by hash, blocks that match the canonical encodings, a history that resumes to the
 same chain, and signed transactions whose senders recover."""
 
@@ -10,17 +10,17 @@ from typing import Any, cast
 
 import pytest
 import rlp
+from benchlib.synthetic_history import (
+    TRANSFER_TOPIC,
+    single_entry_trie_root,
+    synthetic_history,
+)
 from eth.vm.forks.london.headers import calculate_expected_base_fee_per_gas
 from eth_bloom.bloom import BloomFilter
 from eth_keys.datatypes import Signature
 from eth_utils import keccak
 from trie import HexaryTrie
 
-from benchmarks.synthetic_history import (
-    TRANSFER_TOPIC,
-    single_entry_trie_root,
-    synthetic_history,
-)
 from ethread.backends.memory import MemoryBackend
 from ethread.encoding import (
     encode_header,

@@ -3,13 +3,11 @@ model path, and workers: the same tables from several processes as from one."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from benchlib.synthetic_history import dense_history
 
 from ethread import frames
 from ethread.backends.era import EraBackend
@@ -19,24 +17,10 @@ from ethread.era1.ere_export import export_ere
 from ethread.era1.export import export_era1
 from ethread.frames.bulk import decimal_column, hex_column, uint_column
 from ethread.frames.tables import TABLES, collect, collect_models
-from tests.support.paths import BENCHMARKS, conformance_dir
+from tests.support.paths import conformance_dir
 from tests.support.storage_backends import lmdb_from
 
 pa = pytest.importorskip("pyarrow")
-
-
-def synthetic() -> ModuleType:
-    """benchmarks/synthetic_history.py, loaded by path (a ``benchmarks`` package installed with
-    some dependency would shadow the folder's name)."""
-    name = "ethread_bench_synthetic_history"
-    if name not in sys.modules:
-        path = BENCHMARKS / "synthetic_history.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _same(bulk: dict[str, Any], model: dict[str, Any]) -> None:
@@ -85,7 +69,7 @@ def test_bulk_equals_models(compat: dict[str, Any], source: str) -> None:
 
 
 def test_dense_history_reads_alike_everywhere(tmp_path: Path) -> None:
-    stores = synthetic().dense_history(tmp_path, 6, transactions=60, recover=True)
+    stores = dense_history(tmp_path, 6, transactions=60, recover=True)
     from ethread.backends.lmdb import LMDBBackend
 
     with LMDBBackend(stores.lmdb, create=False) as lmdb:

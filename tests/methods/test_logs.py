@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 import pytest
+from benchlib.synthetic_history import SyntheticHistory, synthetic_history
 
 import ethread
-from benchmarks.synthetic_history import SyntheticHistory, synthetic_history
 from ethread.backend import Deadline, LogQuery
 from ethread.codec.dispatch import Context
 from ethread.codec.jsonrpc import Dispatcher

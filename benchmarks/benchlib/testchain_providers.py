@@ -24,7 +24,7 @@ from eth_abi import abi
 from web3 import EthereumTesterProvider
 from web3.types import RPCEndpoint, RPCResponse
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PEER_PACKAGES = REPO / "tests" / "js" / "node_modules" / "@foundry-rs"
 """Where ``npm install`` in tests/js puts anvil (pinned there for the differential run)."""
 
