@@ -22,17 +22,15 @@ import re
 import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchlib.client import http_request
+from benchlib.processes import free_port, process_cpu_seconds, stop_process, wait_for_port
+from benchlib.serve import ethread_command
 from websockets.sync.client import connect
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_load import process_cpu_seconds, stop_process
-from bench_vs_anvil import ethread_command, free_port
 
 KEY = "bench-key-0123456789"
 LENGTH = re.compile(rb"content-length:\s*(\d+)")
@@ -54,15 +52,9 @@ def start(name: str, window: int, workdir: Path) -> Server:
         "--ledger", str(workdir / f"{name}.ledger"), "--no-access-log", "--log-level", "warning",
         "--busy-poll-us", str(window))
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return Server(name, window, port, process)
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"{name}: the server did not start") from None
-            time.sleep(0.2)
+    if not wait_for_port(port, process, 120):
+        raise SystemExit(f"{name}: the server did not start")
+    return Server(name, window, port, process)
 
 
 def body(method: str, params: list[object], request_id: int) -> bytes:
@@ -72,9 +64,7 @@ def body(method: str, params: list[object], request_id: int) -> bytes:
 
 def over_http(server: Server, bodies: list[bytes]) -> list[float]:
     """Latencies (s) of ``bodies`` sent one after another on one kept-alive connection."""
-    requests = [(f"POST /v3/{KEY} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
-                 f"application/json\r\nContent-Length: {len(b)}\r\n\r\n").encode() + b
-                for b in bodies]
+    requests = [http_request(b, f"/v3/{KEY}") for b in bodies]
     latencies = []
     with socket.create_connection(("127.0.0.1", server.port)) as sock:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -1,5 +1,5 @@
-"""In-process cost of eth_call on the peer benchmark's Ping contract (``peer_chain.py``):
-distinct calldata on every call, so no answer cache helps. Prints p50/p99 of the wall time
+"""In-process cost of eth_call on the peer benchmark's Ping contract
+(``benchlib/peer_chain.py``): distinct calldata on every call, so no answer cache helps. Prints p50/p99 of the wall time
 and the mean CPU time per call, in microseconds; asserts nothing.
 
     .venv/bin/python benchmarks/bench_call.py [--calls 3000] [--profile [call|request|revert]]
@@ -25,20 +25,17 @@ import json
 import os
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib.peer_chain import PING
+from benchlib.peer_chain import ping_chain
 
 from ethread.backends.memory import MemoryBackend
 from ethread.backends.open import open_store
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
-from ethread.devchain import DevChain
 from ethread.methods.call import CallStates, call
 from ethread.models import CallRequest
 
@@ -87,12 +84,7 @@ def main() -> None:
         caller: bytes | None = None
     else:
         backend = MemoryBackend()
-        chain = DevChain(backend)
-        ping = chain.deploy_runtime(chain.accounts[0], PING)
-        chain.mine()
-        for number in range(2, 11):
-            chain.send(chain.accounts[1], ping, data=number.to_bytes(4, "big"))
-            chain.mine()
+        chain, ping = ping_chain(backend, 10)
         caller = chain.accounts[1].address
     rng = random.Random(1)
     states = CallStates()

@@ -6,8 +6,8 @@ asserts nothing.
         [--peer-blocks N] [--peer-dir DIR] [--only-peer] [--peer-engines memory,leveldb,lmdb]
         [--served N]
 
-The peer rows read the chain of ``bench_vs_anvil.py`` (``benchlib/peer_chain.py``: one
-Ping call and one log a block), imported into memory and into a LevelDB and an LMDB store (kept under
+The peer rows read the chain of ``bench_vs_anvil.py`` (``benchlib/peer_chain.py``: one Ping call
+and one log a block), imported into memory and into a LevelDB and an LMDB store (kept under
 ``--peer-dir`` for the next run): a random block's receipts, a 100-block log window by
 address, a full block and a transaction by hash, each in µs a call (median), **cold** (a
 block that backend and dispatcher have never read: decoded records and JSON fragments not
@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import random
 import statistics
 import tempfile
@@ -32,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+from benchlib import conformance
 from benchlib.peer_chain import PeerChain, build
 from benchlib.synthetic_history import synthetic_history
 
@@ -39,8 +39,6 @@ import ethread
 from ethread.backends.open import Engine, open_store
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 def timed(fn: Callable[[], object], repeat: int) -> list[float]:
@@ -249,8 +247,7 @@ def timed_each(fn: Callable[[bytes], object], bodies: list[bytes]) -> list[float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--conformance", type=Path,
-                        default=Path(os.environ.get("ETHREAD_CONFORMANCE", REPO.parent / "shared" / "conformance")))
+    parser.add_argument("--conformance", type=Path, default=conformance())
     parser.add_argument("--skip-million", action="store_true", help="only 100,000 blocks for eth_getLogs")
     parser.add_argument("--peer-blocks", type=int, default=1001,
                         help="blocks of the peer chain (bench_vs_anvil uses 5001)")

@@ -21,10 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +31,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench_load import stop_process
+from benchlib import report
+from benchlib.processes import stop_process
+from benchlib.serve import start_serving
 from benchlib.synthetic_history import synthetic_history
 
 from ethread import frames
@@ -52,8 +52,7 @@ def line(label: str, value: str) -> None:
 
 
 def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} cores)"
+    return f"load average {report.load_average()} ({os.cpu_count()} cores)"
 
 
 def progress(label: str) -> Callable[[int, int], None]:
@@ -124,24 +123,13 @@ def bench_frames(name: str, opener: Callable[[], Any], stop: int) -> None:
 @contextmanager
 def served(flag: str, path: Path) -> Iterator[str]:
     """``ethread serve`` over the store at ``path`` on a free loopback port: its URL."""
-    script = Path(sys.executable).parent / "ethread"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "ethread.cli"]
-    process = subprocess.Popen(
-        [*command, "serve", flag, str(path), "--port", "0", "--host", "127.0.0.1",
-         "--api-key", KEY, "--daily-credits", str(10**15), "--ledger", ":memory:",
-         "--no-access-log", "--log-level", "warning"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
-        assert process.stdout is not None
-        port = None
-        for text in process.stdout:
-            found = re.search(r"health: http://[^:/]+:(\d+)/health", text)
-            if found:
-                port = int(found.group(1))
-                break
-        if port is None:
-            raise SystemExit(f"ethread serve {flag} did not start")
+        process, port = start_serving(
+            [flag, str(path), "--host", "127.0.0.1", "--api-key", KEY, "--daily-credits",
+             str(10**15), "--ledger", ":memory:", "--no-access-log", "--log-level", "warning"])
+    except RuntimeError:
+        raise SystemExit(f"ethread serve {flag} did not start") from None
+    try:
         yield f"http://127.0.0.1:{port}/v3/{KEY}"
     finally:
         stop_process(process, signal.SIGTERM, 30)

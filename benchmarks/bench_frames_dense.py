@@ -39,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchlib import report
 from benchlib.synthetic_history import dense_history
 
 from ethread import frames
@@ -49,8 +50,7 @@ from ethread.frames.tables import collect_models
 
 
 def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} cores)"
+    return f"load average {report.load_average()} ({os.cpu_count()} cores)"
 
 
 def line(label: str, value: str) -> None:

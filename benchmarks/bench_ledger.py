@@ -21,7 +21,6 @@ import argparse
 import contextlib
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -30,6 +29,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from benchlib.processes import free_port, wait_for_port
 
 KEY_ID = "0" * 64
 
@@ -40,18 +41,12 @@ def local_redis(scratch: Path) -> Iterator[str | None]:
     if binary is None:
         yield None
         return
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir",
                                 str(scratch), "--save", "", "--appendonly", "no"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
-                break
-            time.sleep(0.05)
+        wait_for_port(port, process, 20)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
         process.terminate()

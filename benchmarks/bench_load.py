@@ -25,20 +25,17 @@ import asyncio
 import contextlib
 import json
 import os
-import re
-import shutil
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-KEY = "bench-key-0000000000000000"
+from benchlib import wrk
+from benchlib.client import http_request, install_uvloop, rpc, run_load
+from benchlib.processes import start_reporting, stop_process
+from benchlib.serve import KEY
+
 CALLS_HOST = "calls.localhost"
 
 
@@ -47,21 +44,16 @@ CALLS_HOST = "calls.localhost"
 
 def serve(blocks: int, access_log: bool) -> None:
     """Build both chains, bind a free port, print one JSON line describing them, serve."""
+    from benchlib.calls_chain import calls_chain
     from benchlib.synthetic_history import synthetic_history
 
     import ethread
-    from ethread.devchain import DevChain, contracts
     from ethread.server import KeyConfig, ServerConfig, make_network, prepare
 
     history_backend = ethread.MemoryBackend()
     history = synthetic_history(history_backend, blocks, emitters=1)
     calls_backend = ethread.MemoryBackend()
-    chain = DevChain(calls_backend)
-    storage = chain.deploy_runtime(chain.accounts[0], contracts.STORAGE)
-    chain.mine()
-    chain.send(chain.accounts[1], storage,
-               data=contracts.store_calldata({slot: slot * 7 + 1 for slot in range(64)}))
-    chain.mine()
+    storage = calls_chain(calls_backend)
     tx_hashes = []
     block_hashes = []
     for number in range(1, blocks + 1):
@@ -82,88 +74,6 @@ def serve(blocks: int, access_log: bool) -> None:
 
 
 # -- the load generator ----------------------------------------------------------------------
-
-
-def http_request(body: bytes, host: str) -> bytes:
-    return (f"POST /v3/{KEY} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n").encode() + body
-
-
-class Connection:
-    """One keep-alive HTTP/1.1 connection; the server always sends Content-Length."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-
-    @classmethod
-    async def open(cls, port: int) -> Connection:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=64 << 20)
-        return cls(reader, writer)
-
-    async def send(self, request: bytes) -> tuple[int, bytes]:
-        self.writer.write(request)
-        head = await self.reader.readuntil(b"\r\n\r\n")
-        status = int(head[9:12])
-        start = head.lower().find(b"content-length:")
-        end = head.find(b"\r\n", start)
-        body = await self.reader.readexactly(int(head[start + 15:end]))
-        return status, body
-
-    def close(self) -> None:
-        self.writer.close()
-
-
-@dataclass
-class Outcome:
-    count: int
-    seconds: float
-    latencies: list[float]
-    failures: int
-
-    @property
-    def rate(self) -> float:
-        return self.count / self.seconds if self.seconds else 0.0
-
-    def percentile(self, fraction: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))] * 1e3
-
-
-async def run_load(port: int, requests: Sequence[bytes], concurrency: int, seconds: float,
-                   max_requests: int) -> Outcome:
-    connections = [await Connection.open(port) for _ in range(concurrency)]
-    for conn in connections:  # warm each connection (and the server's caches for `repeated`)
-        await conn.send(requests[0])
-    latencies: list[float] = []
-    failures = 0
-    issued = 0
-    deadline = time.perf_counter() + seconds
-
-    async def worker(conn: Connection, offset: int) -> None:
-        nonlocal issued, failures
-        index = offset
-        while issued < max_requests and time.perf_counter() < deadline:
-            issued += 1
-            request = requests[index % len(requests)]
-            index += concurrency
-            started = time.perf_counter()
-            status, body = await conn.send(request)
-            latencies.append(time.perf_counter() - started)
-            if status != 200 or b'"result"' not in body[:64]:
-                failures += 1
-
-    started = time.perf_counter()
-    await asyncio.gather(*(worker(c, i) for i, c in enumerate(connections)))
-    elapsed = time.perf_counter() - started
-    for conn in connections:
-        conn.close()
-    return Outcome(len(latencies), elapsed, latencies, failures)
-
-
-def rpc(method: str, params: list[Any]) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
-                      separators=(",", ":")).encode()
 
 
 def scenarios(info: dict[str, Any], distinct: int) -> dict[str, tuple[str, list[bytes], list[bytes]]]:
@@ -214,63 +124,23 @@ end
 
 def run_wrk(port: int, host: str, bodies: list[bytes], concurrency: int,
             seconds: float) -> tuple[float, float, float] | None:
-    """The same scenario through wrk (C, from Debian's package), when it is installed: a load
-    generator far cheaper than any Python client, so the figures measure the server alone.
+    """The same scenario through wrk, when it is installed (:mod:`benchlib.wrk`).
     Returns (requests/s, p50 ms, p99 ms)."""
-    if shutil.which("wrk") is None:
+    if not wrk.installed():
         return None
     lua = ", ".join("[==[" + b.decode() + "]==]" for b in bodies[:2000])
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
-        script.write(WRK_SCRIPT % (lua, KEY, host))
-    try:
-        done = subprocess.run(
-            ["wrk", "-t", "1" if concurrency == 1 else "2", "-c", str(concurrency),
-             "-d", f"{max(1, round(seconds))}s", "--latency", "-s", script.name,
-             f"http://127.0.0.1:{port}"],
-            capture_output=True, text=True, timeout=seconds + 30)
-    finally:
-        os.unlink(script.name)
-    rate = re.search(r"Requests/sec:\s+([\d.]+)", done.stdout)
-    p50 = re.search(r"\s50%\s+([\d.]+)(us|ms|s)", done.stdout)
-    p99 = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", done.stdout)
+    output = wrk.run(WRK_SCRIPT % (lua, KEY, host), port, concurrency, seconds, "--latency")
+    rate, p50, p99 = wrk.rate(output), wrk.latency_ms(output, 50), wrk.latency_ms(output, 99)
     if rate is None or p50 is None or p99 is None:
         return None
-    scale = {"us": 1e-3, "ms": 1.0, "s": 1e3}
-    return (float(rate.group(1)), float(p50.group(1)) * scale[p50.group(2)],
-            float(p99.group(1)) * scale[p99.group(2)])
-
-
-def process_cpu_seconds(pid: int) -> float:
-    """CPU seconds (user + system) a live process has used so far, from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def stop_process(process: subprocess.Popen[Any], sig: int = signal.SIGINT,
-                 timeout: float = 20) -> None:
-    """Stop a server the benchmark started: ``sig`` (a graceful stop), then SIGKILL if it has
-    not exited within ``timeout`` seconds."""
-    if process.poll() is None:
-        process.send_signal(sig)
-    try:
-        process.wait(timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    return rate, p50, p99
 
 
 def start_server(blocks: int, access_log: bool) -> tuple[subprocess.Popen[str], dict[str, Any]]:
     command = [sys.executable, __file__, "--serve", "--blocks", str(blocks)]
     if access_log:
         command.append("--access-log")
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True,
-                               stderr=subprocess.DEVNULL if not access_log else None)
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if not line:
-        process.wait(10)
-        raise SystemExit("the benchmark server did not start")
-    return process, json.loads(line)
+    return start_reporting(command, None if access_log else subprocess.DEVNULL)
 
 
 def main() -> None:
@@ -288,12 +158,7 @@ def main() -> None:
     if args.serve:
         serve(args.blocks, args.access_log)
         return
-    try:
-        import uvloop
-
-        uvloop.install()
-    except ImportError:
-        pass
+    install_uvloop()
     started = time.perf_counter()
     process, info = start_server(args.blocks, args.access_log)
     print(f"server up in {time.perf_counter() - started:.1f} s: {args.blocks} synthetic blocks, "
@@ -305,7 +170,7 @@ def main() -> None:
             if args.only and args.only not in label:
                 continue
             for kind, bodies in (("repeated", repeated), ("distinct", distinct)):
-                requests = [http_request(b, host) for b in bodies]
+                requests = [http_request(b, f"/v3/{KEY}", host) for b in bodies]
                 for concurrency in (1, 16):
                     outcome = asyncio.run(run_load(info["port"], requests, concurrency,
                                                    args.seconds, args.max_requests))

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import shutil
 import statistics
@@ -25,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchlib import conformance
 from benchlib.synthetic_history import synthetic_history
 
 import ethread
@@ -37,13 +37,8 @@ from ethread.backends.memory import MemoryBackend
 from ethread.chain.importer import import_chain
 from ethread.era1.export import export_era1
 
-REPO = Path(__file__).resolve().parent.parent
 ENGINES: dict[str, Callable[..., KeyValueBackend]] = {"LevelDB": LevelDBBackend,
                                                      "LMDB": LMDBBackend}
-
-
-def conformance() -> Path:
-    return Path(os.environ.get("ETHREAD_CONFORMANCE", REPO.parent / "shared" / "conformance"))
 
 
 def timed(fn: Callable[[], Any], repeat: int = 5) -> tuple[float, Any]:

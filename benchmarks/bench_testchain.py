@@ -4,8 +4,9 @@ ethread (``EthreadProvider(DevChain(...))`` in process), eth-tester (web3.py's
 web3.py's ``HTTPProvider``). Each run is the suite file itself with its one provider line
 replaced, run by pytest in a fresh interpreter; per-test wall time (setup, call and teardown,
 from pytest's JUnit report) and the whole run are printed, and the CPU time the tests took
-(the test process's, plus anvil's own process's for anvil; see benchlib/testchain_cputime.py), which
-load from other jobs on a shared machine disturbs far less than wall time. The load average
+(the test process's, plus anvil's own process's for anvil; see
+``benchlib/testchain_cputime.py``), which load from other jobs on a shared machine disturbs far
+less than wall time. The load average
 is printed before and after. Asserts nothing.
 
     .venv/bin/python benchmarks/bench_testchain.py [--only ethread,eth-tester,anvil] [--rounds N]
@@ -18,19 +19,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-SUITE = REPO / "tests" / "clients" / "test_token_web3.py"
-PROVIDER_LINE = "    return Web3(EthreadProvider(DevChain(ethread.MemoryBackend())))  # the provider line"
+from benchlib import report, token_suite
+from benchlib.anvil import Anvil
+from benchlib.token_suite import PROVIDER_LINE
 
 LINES = {
     "ethread": PROVIDER_LINE,
@@ -41,49 +37,32 @@ LINES = {
 }
 
 
-def suite_for(chain: str, folder: Path) -> Path:
-    text = SUITE.read_text()
-    if text.count(PROVIDER_LINE) != 1:
-        raise SystemExit(f"the provider line is not in {SUITE} as expected")
-    path = folder / "clients" / f"test_token_{chain.replace('-', '_')}.py"  # (beside contracts/, as in tests/)
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text.replace(PROVIDER_LINE, LINES[chain]))
-    return path
-
-
 Outcome = tuple[dict[str, float], float, str, dict[str, float]]
 """Wall time per test, the whole run's wall time, pytest's summary, CPU time per test."""
 
 
 def run(chain: str, folder: Path, env: dict[str, str]) -> Outcome:
-    suite = suite_for(chain, folder)
-    report = folder / f"{suite.stem}.xml"
+    suite = token_suite.suite_for(f"test_token_{chain.replace('-', '_')}", LINES[chain], folder)
+    junit = folder / f"{suite.stem}.xml"
     cpu_report = folder / f"{suite.stem}.cpu.json"
     env = {**env, "BENCH_CPU_REPORT": str(cpu_report)}
     if chain != "anvil":
         env.pop("BENCH_CHAIN_PID", None)
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider",
-         "-p", "no:randomly", "-p", "benchlib.testchain_cputime", "-o", "addopts=",
-         "--rootdir", str(folder), f"--junitxml={report}"],
-        cwd=folder, env=env, capture_output=True, text=True,
-    )
-    wall = time.perf_counter() - started
+    wall, summary = token_suite.run_suite(suite, folder, env, "-p", "benchlib.testchain_cputime",
+                                          f"--junitxml={junit}")
     cpu: dict[str, float] = json.loads(cpu_report.read_text()) if cpu_report.exists() else {}
     times: dict[str, float] = {}
     failed: list[str] = []
-    for case in ET.parse(report).getroot().iter("testcase"):
+    for case in ET.parse(junit).getroot().iter("testcase"):
         times[case.get("name", "?")] = float(case.get("time", "0"))
         for problem in (*case.iter("failure"), *case.iter("error")):
             failed.append(f"{case.get('name')}: {problem.get('message', '')[:160]}")
-    summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-300:]
     summary += "".join(f"\n    {line}" for line in failed)
     return times, wall, summary, cpu
 
 
 def load() -> str:
-    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"load average {report.load_average()}"
 
 
 def main() -> None:
@@ -92,20 +71,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="runs per chain; the best is shown")
     args = parser.parse_args()
     chains = [c for c in args.only.split(",") if c]
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(  # ethread, and benchlib for the providers and the plugin
-        [str(REPO), str(REPO / "benchmarks"), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+    env = token_suite.environment()
     results: dict[str, Outcome] = {}
     loads = [load()]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        shutil.copytree(REPO / "tests" / "contracts", folder / "contracts",
-                        ignore=shutil.ignore_patterns("node_modules"))
+        token_suite.prepare(folder)
         anvil = None
         if "anvil" in chains:
-            from benchlib.testchain_providers import Anvil
-
-            anvil = Anvil()
+            anvil = Anvil("--silent")
             env["BENCH_ANVIL_URL"] = anvil.url
             env["BENCH_CHAIN_PID"] = str(anvil.process.pid)
         try:

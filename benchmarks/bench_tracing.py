@@ -81,32 +81,18 @@ import argparse
 import contextlib
 import os
 import random
-import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))  # (the benchmarks folder is not a package)
-
-from bench_vs_anvil import (
-    KEY,
-    Row,
-    Target,
-    _body,
-    free_port,
-    run_python,
-    run_wrk,
-    running,
-    sample_check,
-    start_anvil,
-    tree_cpu_seconds,
-    wait_until_up,
-)
+from benchlib import report, targets, wrk
 from benchlib.peer_chain import PeerChain, build
+from benchlib.processes import tree_cpu_seconds
+from benchlib.rows import Row, body, distinct_call_row, lua_body, run_python, run_wrk, sample_check
+from benchlib.serve import MAIN
+from benchlib.targets import Target, running, start_anvil
 
 CONCURRENCY = (1, 16)
 
@@ -146,28 +132,16 @@ sys.exit(main())
 """
 """``ethread serve`` on tracing's plain path: py-evm's own classes, each request replaying its
 block, no answer kept (neither in the answer cache nor in the trace cache)."""
-SERVE = "import sys; from ethread.cli import main; sys.exit(main())"
 
 
-def start_ethread(name: str, chain: PeerChain, workdir: Path, *, code: str = SERVE,
+def start_ethread(name: str, chain: PeerChain, workdir: Path, *, code: str = MAIN,
                   workers: int = 1, extra: tuple[str, ...] = ()) -> Target:
-    port = free_port()
-    ledger = workdir / f"credits-{name}.ledger"
-    ledger.unlink(missing_ok=True)
-    command = [sys.executable, "-c", code, "serve", "--genesis", str(chain.genesis), "--blocks",
-               str(chain.blocks), "--no-verify-seals", "--port", str(port), "--api-key", KEY,
-               "--daily-credits", str(10**15), "--ledger", str(ledger), "--workers",
-               str(workers), "--log-level", "warning", "--no-access-log", *extra]
-    errors = workdir / f"serve-{name}.stderr"
-    with errors.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink)
-    target = Target(name, port, f"/v3/{KEY}", process)
-    try:
-        wait_until_up(target, 600, workers)
-    except SystemExit:
-        print(errors.read_text(errors="replace")[-3000:], file=sys.stderr)
-        raise
-    return target
+    """``ethread serve`` of the chain with ``workers`` processes and ``extra`` flags; ``code``:
+    the ``python -c`` program that is the ``ethread`` command (:data:`PLAIN`,
+    :data:`NO_TRACING`)."""
+    return targets.start_ethread(name, ["--genesis", str(chain.genesis), "--blocks",
+                                        str(chain.blocks), "--no-verify-seals", *extra], workdir,
+                                 workers=workers, code=code, announce=False)
 
 
 def start_anvil_steps(chain: PeerChain) -> Target:
@@ -177,11 +151,6 @@ def start_anvil_steps(chain: PeerChain) -> Target:
     return start_anvil(chain, name="anvil-steps", flags=("--steps-tracing",))
 
 
-def _lua(method: str, params: str) -> str:
-    return (f"'{{\"jsonrpc\":\"2.0\",\"id\":' .. n .. ',\"method\":\"{method}\","
-            f"\"params\":' .. {params} .. '}}'")
-
-
 def _trace_rows(label: str, config: str, check: Callable[[Any, PeerChain], bool]) -> list[Row]:
     """The distinct and repeated rows of one tracer. A distinct request also carries a timeout
     of its own (10 s and n ms): the same work, but parameters no cache has seen, so that a
@@ -189,18 +158,18 @@ def _trace_rows(label: str, config: str, check: Callable[[Any, PeerChain], bool]
     unique = config[:-1] + ("," if config != "{}" else "")
     distinct = Row(
         f"{label}, distinct",
-        _lua("debug_traceTransaction",
-             f"'[\"' .. hashes[((seed * 13 + n) % #hashes) + 1] .. '\",{unique}\"timeout\":\"' "
-             ".. (10000 + n) .. 'ms\"}]'"),
-        lambda rng, n, c: _body("debug_traceTransaction",
-                                f'["{c.tx_hashes[(rng.getrandbits(16) + n) % len(c.tx_hashes)]}",'
-                                f'{unique}"timeout":"{10000 + n}ms"}}]', n).encode(),
+        lua_body("debug_traceTransaction",
+                 f"'[\"' .. hashes[((seed * 13 + n) % #hashes) + 1] .. '\",{unique}\"timeout\":\"' "
+                 ".. (10000 + n) .. 'ms\"}]'"),
+        lambda rng, n, c: body("debug_traceTransaction",
+                               f'["{c.tx_hashes[(rng.getrandbits(16) + n) % len(c.tx_hashes)]}",'
+                               f'{unique}"timeout":"{10000 + n}ms"}}]', n).encode(),
         check)
     repeated = Row(
         f"{label}, repeated",
-        _lua("debug_traceTransaction", f"'[\"' .. hashes[1] .. '\",{config}]'"),
-        lambda rng, n, c: _body("debug_traceTransaction", f'["{c.tx_hashes[0]}",{config}]',
-                                n).encode(),
+        lua_body("debug_traceTransaction", f"'[\"' .. hashes[1] .. '\",{config}]'"),
+        lambda rng, n, c: body("debug_traceTransaction", f'["{c.tx_hashes[0]}",{config}]',
+                               n).encode(),
         check)
     return [distinct, repeated]
 
@@ -212,17 +181,10 @@ def rows() -> list[Row]:
     def steps(result: Any, chain: PeerChain) -> bool:
         return isinstance(result, dict) and len(result.get("structLogs", ())) > 10
 
-    def distinct_call(rng: random.Random, n: int, c: PeerChain) -> bytes:
-        data = f"0x{'0' * 48}{rng.getrandbits(32):08x}{n:08x}"
-        return _body("eth_call", f'[{{"to":"{c.ping}","data":"{data}"}},"latest"]', n).encode()
-
     return [
         *_trace_rows("traceTransaction callTracer", '{"tracer":"callTracer"}', call_tree),
         *_trace_rows("traceTransaction structLogs", "{}", steps),
-        Row("eth_call, distinct",
-            _lua("eth_call", "'[{\"to\":\"' .. ping .. '\",\"data\":\"0x' .. string.rep('0', 48) "
-                             ".. string.format('%08x%08x', seed, n) .. '\"},\"latest\"]'"),
-            distinct_call, lambda result, c: isinstance(result, str) and len(result) == 66),
+        distinct_call_row(),
     ]
 
 
@@ -273,7 +235,7 @@ def main() -> None:
     parser.add_argument("--only", help="rows whose label contains this")
     parser.add_argument("--cpu", action="store_true", help="also print CPU us per request")
     parser.add_argument("--client", choices=("wrk", "python"),
-                        default="wrk" if shutil.which("wrk") else "python")
+                        default="wrk" if wrk.installed() else "python")
     parser.add_argument("--workers", type=int, default=1,
                         help="ethread serve --workers for the ethread and recorded servers "
                              "(anvil's threads use every core)")
@@ -302,13 +264,12 @@ def main() -> None:
             "no-tracing": stack.enter_context(running(lambda: start_ethread(
                 "no-tracing", chain, workdir, code=NO_TRACING))),
         }
-        _status, answer = servers["no-tracing"].post(_body("debug_traceTransaction",
-                                                          f'["{chain.tx_hashes[0]}"]').encode())
+        _status, answer = servers["no-tracing"].post(body("debug_traceTransaction",
+                                                         f'["{chain.tx_hashes[0]}"]').encode())
         assert answer.get("error", {}).get("code") == -32601, answer  # (really without tracing)
         run = run_wrk if args.client == "wrk" else run_python
-        load = os.getloadavg()
         print(f"\n{os.cpu_count()} CPUs shared by the servers and the load generator "
-              f"({args.client}); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+              f"({args.client}); load average {report.load_average()}; "
               f"{args.seconds} s x {args.rounds} round(s) per row; chain of {chain.head} blocks")
         names = list(servers)
         print(f"{'requests/s':<40} {'c':>3}" + "".join(f" {n:>11}" for n in names)
@@ -350,9 +311,7 @@ def main() -> None:
                     print(f"{'  server CPU us/request':<40} {concurrency:>3}" + "".join(
                         f" {used[n] / done[n] * 1e6:>11.0f}" if done.get(n)
                         else f" {'-':>11}" for n in names), flush=True)
-        load = os.getloadavg()
-        print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-              f"the whole run took {time.perf_counter() - started:.0f} s")
+        print(report.end_line(started))
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ access log unless ``--access-log``; every request is charged, as in production.
 The load generator is wrk (Debian's ``wrk``) with a Lua script per row that makes a fresh body
 for every request (random blocks, transactions, windows; a new calldata for each distinct
 eth_call), one thread at c=1 and two at c=16; without wrk, a keep-alive Python client
-(``bench_load.py``'s) sends bodies made the same way. Before each row a few of its bodies are
+(``benchlib/client.py``) sends bodies made the same way. Before each row a few of its bodies are
 sent to each server and must answer a result. Each row runs ``--seconds`` on each server;
 with ``--rounds N`` it runs N times as long, the servers taking turns (anvil, then each
 ethread, then anvil again), so that a minute when the machine is slower (an idle core wakes
@@ -90,48 +90,24 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import http.client
-import json
 import os
 import random
-import re
-import shutil
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_load import process_cpu_seconds, stop_process
+from benchlib import report, wrk
 from benchlib.peer_chain import PeerChain, build
+from benchlib.processes import tree_cpu_seconds
+from benchlib.rows import Row, body, distinct_call_row, lua_body, run_python, run_wrk, sample_check
+from benchlib.targets import Target, ensure_store, start_anvil, start_bare, start_ethread
 
-REPO = Path(__file__).resolve().parent.parent
-ANVIL_PACKAGES = REPO / "tests" / "js" / "node_modules" / "@foundry-rs"
-KEY = "bench-key-0000000000000000"
-BARE_BODY = b'{"jsonrpc":"2.0","id":1,"result":"0x539"}'
 CONCURRENCY = (1, 16)
 
 
-# -- rows: the same bodies from Lua (wrk) and from Python ------------------------------------
-
-
-@dataclass(frozen=True)
-class Row:
-    label: str
-    lua: str
-    """Lua returning one request body (globals: n, the request counter; head; ping; hashes)."""
-    python: Callable[[random.Random, int, PeerChain], bytes]
-    check: Callable[[Any, PeerChain], bool] = lambda result, chain: result is not None
-
-
-def _body(method: str, params: str, ident: int | str = 1) -> str:
-    return f'{{"jsonrpc":"2.0","id":{ident},"method":"{method}","params":{params}}}'
+# -- rows: the same bodies from Lua (wrk) and from Python (benchlib.rows) ---------------------
 
 
 def _window(result: Any, chain: PeerChain) -> bool:
@@ -140,55 +116,47 @@ def _window(result: Any, chain: PeerChain) -> bool:
 
 def rows(chain: PeerChain) -> list[Row]:
     head = chain.head
-    full_range = _body("eth_getLogs",
-                       f'[{{"fromBlock":"0x0","toBlock":"{hex(head)}","address":"{chain.ping}"}}]')
-    repeated_call = _body("eth_call", f'[{{"to":"{chain.ping}","data":"0x01"}},"latest"]')
-
-    def lua_body(method: str, params: str) -> str:
-        return (f"'{{\"jsonrpc\":\"2.0\",\"id\":' .. n .. ',\"method\":\"{method}\","
-                f"\"params\":' .. {params} .. '}}'")
+    full_range = body("eth_getLogs",
+                      f'[{{"fromBlock":"0x0","toBlock":"{hex(head)}","address":"{chain.ping}"}}]')
+    repeated_call = body("eth_call", f'[{{"to":"{chain.ping}","data":"0x01"}},"latest"]')
 
     def random_block_row(label: str, method: str, after: str) -> Row:
         """A row asking ``method`` of a random block: params ``["0x<n>"<after>]``."""
         return Row(label,
                    lua_body(method, "'[\"' .. string.format('0x%x', math.random(lo, hi)) .. "
                             f"'\"{after}]'"),
-                   lambda rng, n, c: _body(method, f'["{hex(rng.randint(1, c.head))}"{after}]',
-                                           n).encode())
-
-    def distinct_call(rng: random.Random, n: int, c: PeerChain) -> bytes:
-        data = f"0x{'0' * 48}{rng.getrandbits(32):08x}{n:08x}"
-        return _body("eth_call", f'[{{"to":"{c.ping}","data":"{data}"}},"latest"]', n).encode()
+                   lambda rng, n, c: body(method, f'["{hex(rng.randint(1, c.head))}"{after}]',
+                                          n).encode())
 
     def simulation(rng: random.Random, n: int, c: PeerChain) -> bytes:
         calls = ",".join(f'{{"to":"{c.ping}","data":"0x{"0" * 40}{rng.getrandbits(32):08x}{n:08x}{i:08x}"}}'
                          for i in range(1, 4))
-        return _body("eth_simulateV1", f'[{{"blockStateCalls":[{{"calls":[{calls}]}}]}},"latest"]',
-                     n).encode()
+        return body("eth_simulateV1", f'[{{"blockStateCalls":[{{"calls":[{calls}]}}]}},"latest"]',
+                    n).encode()
 
     def simulated(result: Any, c: PeerChain) -> bool:
         return (isinstance(result, list) and len(result) == 1
                 and [call.get("status") for call in result[0].get("calls", ())] == ["0x1"] * 3)
 
     return [
-        Row("eth_chainId (floor)", "'" + _body("eth_chainId", "[]") + "'",
-            lambda rng, n, c: _body("eth_chainId", "[]").encode()),
+        Row("eth_chainId (floor)", "'" + body("eth_chainId", "[]") + "'",
+            lambda rng, n, c: body("eth_chainId", "[]").encode()),
         Row("eth_chainId, new id each", lua_body("eth_chainId", "'[]'"),
-            lambda rng, n, c: _body("eth_chainId", "[]", n).encode()),
+            lambda rng, n, c: body("eth_chainId", "[]", n).encode()),
         random_block_row("blocks, full, random", "eth_getBlockByNumber", ",true"),
         Row("tx by hash, random",
             lua_body("eth_getTransactionByHash",
                      "'[\"' .. hashes[math.random(math.min(lo, #hashes), math.min(hi, #hashes))]"
                      " .. '\"]'"),
-            lambda rng, n, c: _body("eth_getTransactionByHash",
-                                    f'["{rng.choice(c.tx_hashes)}"]', n).encode()),
+            lambda rng, n, c: body("eth_getTransactionByHash",
+                                   f'["{rng.choice(c.tx_hashes)}"]', n).encode()),
         random_block_row("block receipts, random", "eth_getBlockReceipts", ""),
         Row("logs, 100-block window",
             lua_body("eth_getLogs",
                      "(function() local s = math.random(math.max(lo, 2), hi - 99) return "
                      "string.format('[{\"fromBlock\":\"0x%x\",\"toBlock\":\"0x%x\",', s, s + 99)"
                      " .. '\"address\":\"' .. ping .. '\"}]' end)()"),
-            lambda rng, n, c: (lambda s: _body(
+            lambda rng, n, c: (lambda s: body(
                 "eth_getLogs", f'[{{"fromBlock":"{hex(s)}","toBlock":"{hex(s + 99)}",'
                                f'"address":"{c.ping}"}}]', n).encode())(rng.randint(2, c.head - 99)),
             _window),
@@ -198,12 +166,7 @@ def rows(chain: PeerChain) -> list[Row]:
         Row("eth_call, repeated", "'" + repeated_call + "'",
             lambda rng, n, c: repeated_call.encode(),
             lambda result, c: isinstance(result, str) and len(result) == 66),
-        Row("eth_call, distinct",
-            lua_body("eth_call", "'[{\"to\":\"' .. ping .. '\",\"data\":\"0x' .. "
-                                 "string.rep('0', 48) .. string.format('%08x%08x', seed, n) .. "
-                                 "'\"},\"latest\"]'"),
-            distinct_call,
-            lambda result, c: isinstance(result, str) and len(result) == 66),
+        distinct_call_row(),
         Row("eth_simulateV1, 1 block of 3 distinct calls",
             lua_body("eth_simulateV1",
                      "(function() local function call(i) return '{\"to\":\"' .. ping .. "
@@ -215,397 +178,7 @@ def rows(chain: PeerChain) -> list[Row]:
     ]
 
 
-LUA = """
-local path = "%(path)s"
-local headers = {["Content-Type"] = "application/json"}
-head = %(head)d
-lo, hi = %(lo)d, %(hi)d  -- the blocks (and the transactions, one a block) random rows ask for
-ping = "%(ping)s"
-hashes = {%(hashes)s}
-n = 0
-local threads = 0
-
-function setup(thread)
-  threads = threads + 1
-  thread:set("seed", %(seed)d + threads * 7919)
-end
-
-function init(args)
-  seed = seed or %(seed)d
-  math.randomseed(seed)
-  n = 0
-end
-
-request = function()
-  n = n + 1
-  return wrk.format("POST", path, headers, %(body)s)
-end
-"""
-
-COUNTED_LUA = """
--- a fixed number of answers per thread, timed from the first request to the last answer (wrk's
--- own rate divides by the whole -d, which a counted row does not fill)
-local ffi = require("ffi")
-ffi.cdef[[ typedef struct { long tv_sec; long tv_nsec; } ethread_ts;
-           int clock_gettime(int, ethread_ts *); ]]
-local clock = ffi.new("ethread_ts")
-local function now()
-  ffi.C.clock_gettime(1, clock)
-  return tonumber(clock.tv_sec) + tonumber(clock.tv_nsec) * 1e-9
-end
-local limit = %(limit)d
-local all = {}
-first, last, answered, refused = 0, 0, 0, 0
-local counted_setup = setup
-function setup(thread)
-  counted_setup(thread)
-  table.insert(all, thread)
-end
-local counted_request = request
-request = function()
-  if first == 0 then first = now() end
-  return counted_request()
-end
-response = function(status, headers, body)
-  answered = answered + 1
-  if status ~= 200 then refused = refused + 1 end
-  last = now()
-  if answered >= limit then wrk.thread:stop() end
-end
-function done(summary, latency, requests)
-  local started, ended, total, bad = math.huge, 0, 0, 0
-  for _, thread in ipairs(all) do
-    local f, l = thread:get("first"), thread:get("last")
-    if f > 0 and f < started then started = f end
-    if l > ended then ended = l end
-    total = total + thread:get("answered")
-    bad = bad + thread:get("refused")
-  end
-  io.write(string.format("COUNTED %%d %%.6f %%d\\n", total, ended - started, bad))
-end
-"""
-
-
-# -- servers ---------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class Target:
-    name: str
-    port: int
-    path: str
-    process: subprocess.Popen[bytes]
-    scratch: Path | None = None
-    """A folder of the process's own, removed when it stops."""
-
-    def post(self, body: bytes, timeout: float = 60) -> tuple[int, Any]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            conn.request("POST", self.path, body, {"Content-Type": "application/json"})
-            answer = conn.getresponse()
-            return answer.status, json.loads(answer.read())
-        finally:
-            conn.close()
-
-    def stop(self) -> None:
-        stop_process(self.process, signal.SIGINT, 30)
-        if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-def wait_until_up(target: Target, timeout: float, workers: int = 1) -> None:
-    deadline = time.monotonic() + timeout
-    body = _body("eth_chainId", "[]").encode()
-    while time.monotonic() < deadline:
-        if target.process.poll() is not None:
-            raise SystemExit(f"{target.name} exited with {target.process.returncode}")
-        try:
-            status, answer = target.post(body, timeout=5)
-            if status == 200 and "result" in answer:
-                if workers <= 1:
-                    return
-                conn = http.client.HTTPConnection("127.0.0.1", target.port, timeout=5)
-                conn.request("GET", "/health")
-                report = json.loads(conn.getresponse().read())
-                conn.close()
-                if report.get("workers", {}).get("up") == workers:
-                    return
-        except (OSError, ValueError, http.client.HTTPException):
-            pass
-        time.sleep(0.2)
-    target.stop()
-    raise SystemExit(f"{target.name} did not come up within {timeout:.0f} s")
-
-
-def start_anvil(chain: PeerChain, *, name: str = "anvil", flags: tuple[str, ...] = ()) -> Target:
-    """anvil 1.7.1 (from tests/js) on a free port with ``chain`` replayed into it; ``flags``
-    added to its command line."""
-    binaries = sorted(ANVIL_PACKAGES.glob("anvil-*/bin/anvil"))
-    if not binaries:
-        raise SystemExit("anvil is not installed: run `npm ci` (or npm install) in tests/js")
-    port = free_port()
-    # anvil writes the states it moves out of memory under ~/.foundry/anvil/tmp and leaves
-    # them there when it stops (1.7 GB a run of this chain): a home of its own, removed after.
-    home = Path(tempfile.mkdtemp(prefix="ethread-bench-anvil-"))
-    process = subprocess.Popen(
-        [str(binaries[0]), "--init", str(chain.genesis), "--host", "127.0.0.1", "--port",
-         str(port), "--no-mining", "--order", "fifo", "--hardfork", "prague", "--accounts", "0",
-         "--disable-default-create2-deployer", *flags],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "HOME": str(home)})
-    target = Target(name, port, "/", process, home)
-    try:
-        wait_until_up(target, 30)
-        replay(target, chain)
-    except BaseException:
-        target.stop()
-        raise
-    return target
-
-
-def replay(target: Target, chain: PeerChain) -> None:
-    """The chain's blocks on anvil: each block's signed transactions at its timestamp."""
-    conn = http.client.HTTPConnection("127.0.0.1", target.port, timeout=60)
-
-    def call(method: str, *params: Any) -> Any:
-        conn.request("POST", "/", json.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
-                                             "params": list(params)}),
-                     {"Content-Type": "application/json"})
-        answer = json.loads(conn.getresponse().read())
-        if "error" in answer:
-            raise SystemExit(f"anvil refused {method}: {answer['error']}")
-        return answer["result"]
-
-    started = time.perf_counter()
-    call("anvil_setNextBlockBaseFeePerGas", hex(chain.block1_base_fee))
-    for timestamp, txs in chain.raw_blocks:
-        call("evm_setNextBlockTimestamp", timestamp)
-        for raw in txs:
-            call("eth_sendRawTransaction", raw)
-        call("evm_mine")
-    head = int(call("eth_blockNumber"), 16)
-    conn.close()
-    if head != chain.head:
-        raise SystemExit(f"anvil's head is {head} after the replay, not {chain.head}")
-    print(f"anvil: {head} blocks replayed in {time.perf_counter() - started:.1f} s", flush=True)
-
-
-def ethread_command(*args: str) -> list[str]:
-    return [sys.executable, "-c", "import sys; from ethread.cli import main; sys.exit(main())",
-            *args]
-
-
-def start_ethread(name: str, chain_args: list[str], workdir: Path, workers: int,
-                  access_log: bool, timeout: float, env: dict[str, str] | None = None) -> Target:
-    port = free_port()
-    ledger = workdir / f"credits-{name}.ledger"
-    for stale in workdir.glob(f"credits-{name}.ledger"):
-        stale.unlink()
-    command = ethread_command(
-        "serve", *chain_args, "--port", str(port), "--api-key", KEY,
-        "--daily-credits", str(10**15), "--ledger", str(ledger), "--workers", str(workers),
-        "--log-level", "warning")
-    if not access_log:
-        command.append("--no-access-log")
-    errors = workdir / f"serve-{name}.stderr"  # the import's progress bar, warnings, failures
-    with errors.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink,
-                                   env={**os.environ, **(env or {})})
-    target = Target(name, port, f"/v3/{KEY}", process)
-    started = time.perf_counter()
-    try:
-        wait_until_up(target, timeout, workers)
-    except SystemExit:
-        print(errors.read_text(errors="replace")[-3000:], file=sys.stderr)
-        raise
-    print(f"{name}: up in {time.perf_counter() - started:.1f} s", flush=True)
-    return target
-
-
-def ensure_store(chain: PeerChain, workdir: Path, engine: str) -> Path:
-    store = workdir / f"store-{engine}"
-    done = store / ".imported"
-    if done.exists() and done.read_text() == str(chain.head):
-        return store
-    if store.exists():
-        shutil.rmtree(store)
-    started = time.perf_counter()
-    subprocess.run(ethread_command("import", "--engine", engine, "--db", str(store), "--genesis",
-                                   str(chain.genesis), "--blocks", str(chain.blocks),
-                                   "--no-verify-seals"),
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    done.write_text(str(chain.head))
-    print(f"store: {engine} import of {chain.head} blocks in "
-          f"{time.perf_counter() - started:.0f} s", flush=True)
-    return store
-
-
-def start_bare(workers: int) -> Target:
-    port = free_port()
-    process = subprocess.Popen([sys.executable, __file__, "--serve-bare", str(port),
-                                "--workers", str(workers)],
-                               stdout=subprocess.DEVNULL)
-    target = Target("bare ASGI", port, "/", process)
-    wait_until_up(target, 30)
-    return target
-
-
-def serve_bare(port: int, workers: int) -> None:
-    """A constant JSON body for every request, under ethread's uvicorn settings; with several
-    workers, forked after the bind as ``ethread serve --workers`` does."""
-    import uvicorn
-
-    from ethread.server.config import ServiceLimits
-    from ethread.server.processes.runner import bind, uvicorn_config
-
-    headers = [(b"content-type", b"application/json"),
-               (b"content-length", str(len(BARE_BODY)).encode())]
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                else:
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        if scope["type"] != "http":
-            return
-        while (await receive()).get("more_body"):
-            pass
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": BARE_BODY})
-
-    sock = bind("127.0.0.1", port)
-    children: list[int] = []
-    for _ in range(workers - 1):
-        pid = os.fork()
-        if pid == 0:
-            children = []
-            break
-        children.append(pid)
-    try:
-        with contextlib.suppress(KeyboardInterrupt):
-            uvicorn.Server(uvicorn_config(app, ServiceLimits())).run(sockets=[sock])
-    finally:
-        for pid in children:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGINT)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
-
-
-# -- load ------------------------------------------------------------------------------------
-
-
-def lua_script(row: Row, target: Target, chain: PeerChain, seed: int,
-               limit: int | None = None, blocks: tuple[int, int] | None = None) -> str:
-    """The row's wrk script; with ``limit``, each thread stops after that many answers; random
-    rows ask for ``blocks`` (first, last; default: the whole chain)."""
-    hashes = ",".join(f'"{h}"' for h in chain.tx_hashes) if "hashes" in row.lua else ""
-    lo, hi = blocks or (1, chain.head)
-    script = LUA % {"path": target.path, "head": chain.head, "ping": chain.ping, "lo": lo,
-                    "hi": hi, "hashes": hashes, "seed": seed, "body": row.lua}
-    if limit is not None:
-        script += COUNTED_LUA % {"limit": limit}
-    return script
-
-
-def tree_cpu_seconds(pid: int) -> float:
-    """CPU seconds (user + system) used so far by a process and every live descendant (the
-    workers of ``ethread serve --workers``), from /proc; 0.0 where /proc is not there."""
-    total = 0.0
-    stack = [pid]
-    while stack:
-        current = stack.pop()
-        try:
-            total += process_cpu_seconds(current)
-            for task in Path(f"/proc/{current}/task").iterdir():
-                stack.extend(int(c) for c in (task / "children").read_text().split())
-        except (OSError, IndexError, ValueError):
-            continue
-    return total
-
-
-def run_wrk(row: Row, target: Target, chain: PeerChain, concurrency: int, seconds: float,
-            seed: int, requests: int | None = None,
-            blocks: tuple[int, int] | None = None) -> tuple[float, int]:
-    """(requests/s, answers that were not 200); with ``requests``, the rate of that many answers
-    (fewer if ``seconds`` runs out first), timed from the first request to the last answer;
-    random rows over ``blocks`` (default: the whole chain)."""
-    threads = 1 if concurrency == 1 else 2
-    limit = None if requests is None else max(1, requests // threads)
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
-        script.write(lua_script(row, target, chain, seed, limit, blocks))
-    try:
-        done = subprocess.run(
-            ["wrk", "-t", str(threads), "-c", str(concurrency),
-             "-d", f"{seconds}s", "--timeout", "30s", "-s", script.name,
-             f"http://127.0.0.1:{target.port}"],
-            capture_output=True, text=True, timeout=seconds + 60)
-    finally:
-        os.unlink(script.name)
-    if limit is not None:
-        counted = re.search(r"COUNTED (\d+) ([\d.]+) (\d+)", done.stdout)
-        if counted is None or float(counted.group(2)) <= 0:
-            raise SystemExit(f"wrk failed on {target.name}: {done.stdout}{done.stderr}")
-        return int(counted.group(1)) / float(counted.group(2)), int(counted.group(3))
-    rate = re.search(r"Requests/sec:\s+([\d.]+)", done.stdout)
-    if rate is None:
-        raise SystemExit(f"wrk failed on {target.name}: {done.stdout}{done.stderr}")
-    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", done.stdout)
-    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)",
-                       done.stdout)
-    failed = int(bad.group(1)) if bad else 0
-    if errors:
-        failed += sum(int(g) for g in errors.groups())
-    return float(rate.group(1)), failed
-
-
-def run_python(row: Row, target: Target, chain: PeerChain, concurrency: int, seconds: float,
-               seed: int, requests: int | None = None,
-               blocks: tuple[int, int] | None = None) -> tuple[float, int]:
-    import asyncio
-
-    from bench_load import run_load
-
-    rng = random.Random(seed)
-    bodies = [row.python(rng, n, chain) for n in range(1, 50_001)]
-    raw = [(f"POST {target.path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(b)}\r\n\r\n").encode()
-           + b for b in bodies]
-    outcome = asyncio.run(run_load(target.port, raw, concurrency, seconds,
-                                   10**9 if requests is None else requests))
-    return outcome.rate, outcome.failures
-
-
-def sample_check(row: Row, target: Target, chain: PeerChain) -> str | None:
-    """What is wrong with a few of the row's answers, or None."""
-    rng = random.Random(7)
-    for n in range(1, 4):
-        body = row.python(rng, n, chain)
-        status, answer = target.post(body)
-        if status != 200 or "result" not in answer or not row.check(answer["result"], chain):
-            return f"{status} {str(answer)[:200]}"
-    return None
-
-
 # -- main ------------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def running(start: Callable[[], Target]) -> Iterator[Target]:
-    target = start()
-    try:
-        yield target
-    finally:
-        target.stop()
 
 
 MEMORY_VARIANTS: tuple[tuple[str, list[str], dict[str, str] | None], ...] = (
@@ -662,12 +235,8 @@ def main() -> None:
                         help="also print each server's CPU time per request (user + system, "
                              "all its processes): steadier than requests/s on a busy machine")
     parser.add_argument("--client", choices=("wrk", "python"),
-                        default="wrk" if shutil.which("wrk") else "python")
-    parser.add_argument("--serve-bare", type=int, metavar="PORT", help=argparse.SUPPRESS)
+                        default="wrk" if wrk.installed() else "python")
     args = parser.parse_args()
-    if args.serve_bare is not None:
-        serve_bare(args.serve_bare, args.workers)
-        return
     if args.blocks < 102:
         parser.error("--blocks must be at least 102 (the log windows are 100 blocks)")
     if args.rounds < 1 or args.seconds < 1:
@@ -701,13 +270,15 @@ def main() -> None:
         for name, extra, env in MEMORY_VARIANTS:
             if name in targets:
                 launch(name, functools.partial(start_ethread, name, [*memory_args, *extra],
-                                               workdir, args.workers, args.access_log, 1800,
-                                               env))
+                                               workdir, workers=args.workers,
+                                               access_log=args.access_log, timeout=1800,
+                                               env=env))
         for name, extra in STORE_VARIANTS:
             if name in targets:
                 store_args = ["--db", str(ensure_store(chain, workdir, args.engine)), *extra]
-                launch(name, functools.partial(start_ethread, name, store_args, workdir, workers,
-                                               args.access_log, 120))
+                launch(name, functools.partial(start_ethread, name, store_args, workdir,
+                                               workers=workers, access_log=args.access_log,
+                                               timeout=120))
         run = run_wrk if args.client == "wrk" else run_python
         cold = [name for name in servers if name not in ("anvil", "bare")]
         """With ``--requests``, the ethread servers restarted before each cell: every worker
@@ -724,9 +295,8 @@ def main() -> None:
         columns: list[str] = [name for name in ("anvil", *(name for name, _, _ in MEMORY_VARIANTS),
                                                 *(name for name, _ in STORE_VARIANTS))
                               if name in servers]
-        load = os.getloadavg()
         print(f"\n{os.cpu_count()} CPUs shared by the servers and the load generator "
-              f"({args.client}); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+              f"({args.client}); load average {report.load_average()}; "
               f"{args.seconds} s x {args.rounds} round(s) per row; ethread: {args.workers} workers (store: {workers}, "
               f"{args.engine}), *.ledger ledger, access log {'on' if args.access_log else 'off'}")
         header = f"{'requests/s':<34} {'c':>3}" + "".join(f" {n:>9}" for n in columns)
@@ -796,9 +366,7 @@ def main() -> None:
                     if "bare" in cpu:
                         line += f" {cpu['bare']:>9.1f}"
                     print(line, flush=True)
-        load = os.getloadavg()
-        print(f"load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-              f"the whole run took {time.perf_counter() - started:.0f} s")
+        print(report.end_line(started))
 
 
 if __name__ == "__main__":

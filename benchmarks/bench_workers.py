@@ -12,8 +12,8 @@ debited from the ledger as in production: the default engine (a memory-mapped ``
 file) in a temporary directory, or the ledger named by ``--ledger`` (a ``*.sqlite3`` file, a
 Redis).
 
-The load generator (``bench_load.py``'s keep-alive asyncio client, one process) runs on the
-same machine and takes CPU from the same cores as the workers: on a 2-core machine two
+The load generator (:mod:`benchlib.client`: a keep-alive asyncio client, one process) runs on
+the same machine and takes CPU from the same cores as the workers: on a 2-core machine two
 workers compete with it, so the 2-worker figures understate what two cores serve when the load
 comes from elsewhere. Prints a table and the 2-worker/1-worker ratio; asserts nothing.
 """
@@ -33,26 +33,23 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_load import KEY, http_request, rpc, run_load, stop_process
+from benchlib.client import http_request, install_uvloop, rpc, run_load
+from benchlib.processes import start_reporting, stop_process
+from benchlib.serve import KEY
 
 from ethread.server.billing.ledger import ledger_engine
 
 
 def serve(workers: int, ledger: str) -> None:
     """Build the contract chain, bind a free port, print one JSON line, serve."""
+    from benchlib.calls_chain import calls_chain
+
     import ethread
-    from ethread.devchain import DevChain, contracts
     from ethread.server import KeyConfig, ServerConfig, make_network
     from ethread.server.processes.runner import assemble, listen
 
     backend = ethread.MemoryBackend()
-    chain = DevChain(backend)
-    storage = chain.deploy_runtime(chain.accounts[0], contracts.STORAGE)
-    chain.mine()
-    chain.send(chain.accounts[1], storage,
-               data=contracts.store_calldata({slot: slot * 7 + 1 for slot in range(64)}))
-    chain.mine()
+    storage = calls_chain(backend)
     config = ServerConfig(port=0, keys=(KeyConfig(key=KEY, daily_credits=10**15),),
                           ledger=ledger, access_log=False, workers=workers)
     listening = listen(config, [make_network("calls", backend)], progress=False)
@@ -68,15 +65,8 @@ def serve(workers: int, ledger: str) -> None:
 
 
 def start_server(workers: int, ledger: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
-    process = subprocess.Popen(
-        [sys.executable, __file__, "--serve", "--serve-workers", str(workers), "--ledger",
-         ledger], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if not line:
-        process.wait(10)
-        raise SystemExit("the benchmark server did not start")
-    info: dict[str, Any] = json.loads(line)
+    process, info = start_reporting(
+        [sys.executable, __file__, "--serve", "--serve-workers", str(workers), "--ledger", ledger])
     _wait_workers(info["port"], workers)
     return process, info
 
@@ -108,10 +98,7 @@ def main() -> None:
     if args.serve:
         serve(args.serve_workers, args.ledger)
         return
-    with contextlib.suppress(ImportError):
-        import uvloop
-
-        uvloop.install()
+    install_uvloop()
     with tempfile.TemporaryDirectory(prefix="ethread-bench-") as scratch:
         ledger = args.ledger or str(Path(scratch) / "credits.ledger")
         print(f"{os.cpu_count()} CPUs shared by the server and this load generator; load "
@@ -131,7 +118,7 @@ def main() -> None:
             }
             try:
                 for method, bodies in methods.items():
-                    requests = [http_request(b, "localhost") for b in bodies]
+                    requests = [http_request(b, f"/v3/{KEY}", "localhost") for b in bodies]
                     for concurrency in args.concurrency:
                         # a fresh slice for every run: no eth_call answer is served twice
                         offset = (concurrency * 7919 + workers * 104729) % len(requests)

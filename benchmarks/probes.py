@@ -14,15 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -33,17 +29,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_load import process_cpu_seconds
+from benchlib import conformance
+from benchlib.hostile import ENDLESS, RETURN_ONE, nested
+from benchlib.processes import process_cpu_seconds, rss_mb, stop_process
+from benchlib.serve import ETHREAD, start_serving
 
-REPO = Path(__file__).resolve().parent.parent
-CONFORMANCE = Path(os.environ.get("ETHREAD_CONFORMANCE", REPO.parent / "shared" / "conformance"))
+CONFORMANCE = conformance()
 KEY = "ethread-demo-key"
-ENDLESS = {"data": "0x5b600056", "gas": "0x7fffffffffffffff"}
-RETURN_ONE = {"data": "0x600160005260206000f3"}
 WAIT = 15.0
-ETHREAD = [sys.executable, "-c", "import sys; from ethread.cli import main; sys.exit(main())"]
-"""The ``ethread`` command of whichever ethread this Python imports (PYTHONPATH decides)."""
 
 
 def call(method: str, params: Sequence[Any] = (), request_id: Any = 1) -> dict[str, Any]:
@@ -54,30 +47,9 @@ class Server:
     """``ethread serve ARGS`` on a free loopback port, in a subprocess."""
 
     def __init__(self, *args: str) -> None:
-        self.process = subprocess.Popen(
-            [*ETHREAD, "serve", "--port", "0", "--ledger", ":memory:",
-             "--no-access-log", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
-                raise RuntimeError("ethread serve did not start: "
-                                   + (self.process.stderr.read() if self.process.stderr else ""))
-            found = re.search(r"health: http://[^:]+:(\d+)/health", line)
-            if found:
-                self.port = int(found.group(1))
-                break
-        threading.Thread(target=self._drain, daemon=True).start()
+        self.process, self.port = start_serving(["--ledger", ":memory:", "--no-access-log", *args])
         self.url = f"http://127.0.0.1:{self.port}/v3/{KEY}"
         self.ws_url = f"ws://127.0.0.1:{self.port}/ws/v3/{KEY}"
-
-    def _drain(self) -> None:
-        for stream in (self.process.stdout, self.process.stderr):
-            if stream is not None:
-                threading.Thread(target=stream.read, daemon=True).start()
 
     def rss_mb(self) -> float:
         return rss_mb(self.process.pid)
@@ -88,21 +60,8 @@ class Server:
     def stop(self, timeout: float = 60) -> float:
         """SIGTERM; seconds until the process is gone."""
         started = time.monotonic()
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process, signal.SIGTERM, timeout)
         return time.monotonic() - started
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 @contextmanager
@@ -264,13 +223,6 @@ def probe_ws_outbox() -> None:
               + (f"disconnected after {closed_after:.1f} s" if closed_after is not None
                  else "not disconnected")
               + f"; RSS 3 s after it left: {server.rss_mb():.0f} MB")
-
-
-def nested(depth: int) -> Any:
-    value: Any = "0x1"
-    for _ in range(depth):
-        value = [value]
-    return value
 
 
 def probe_nesting() -> None:

@@ -22,32 +22,22 @@ import argparse
 import contextlib
 import json
 import os
-import re
 import signal
 import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
+from benchlib.hostile import ENDLESS, RETURN_ONE, nested
+from benchlib.processes import rss_mb
+from benchlib.serve import start_serving
+
 KEY = "soak-key"
-ETHREAD = [sys.executable, "-c", "import sys; from ethread.cli import main; sys.exit(main())"]
-ENDLESS = {"data": "0x5b600056", "gas": "0x7fffffffffffffff"}
-RETURN_ONE = {"data": "0x600160005260206000f3"}
 ADDRESS = "0x" + "11" * 20
-
-
-def nested(depth: int) -> Any:
-    value: Any = "0x1"
-    for _ in range(depth):
-        value = [value]
-    return value
 
 
 class Tally:
@@ -199,13 +189,6 @@ def websocket_client(ws_url: str, tally: Tally, until: float) -> None:
                                  101)
 
 
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10.0)
@@ -215,21 +198,11 @@ def main() -> int:
                         help="the server's eth_call time limit (shorter than geth's 5 s so "
                              "that endless loops come round often)")
     args = parser.parse_args()
-    server = subprocess.Popen(
-        [*ETHREAD, "serve", "--port", "0", "--ledger", ":memory:", "--api-key", KEY,
-         "--daily-credits", str(10**15),
+    server, port = start_serving(
+        ["--ledger", ":memory:", "--api-key", KEY, "--daily-credits", str(10**15),
          "--no-access-log", "--log-level", "error", "--call-timeout", str(args.call_timeout),
          "--max-response-bytes", "2000000", "--header-timeout", "2",
-         "--ws-max-unread-bytes", "4000000"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert server.stdout is not None
-    port = 0
-    for line in server.stdout:
-        found = re.search(r"health: http://[^:]+:(\d+)/health", line)
-        if found:
-            port = int(found.group(1))
-            break
-    threading.Thread(target=server.stdout.read, daemon=True).start()
+         "--ws-max-unread-bytes", "4000000"])
     url = f"http://127.0.0.1:{port}/v3/{KEY}"
     tally = Tally()
     started = time.monotonic()

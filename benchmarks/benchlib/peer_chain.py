@@ -75,18 +75,7 @@ def build(folder: Path, head: int, log: bool = True) -> PeerChain:
         if saved["head"] == head and saved["ping_code"] == PING.hex():
             return _from_saved(folder, saved)
     folder.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
-    backend = MemoryBackend()
-    chain = DevChain(backend)
-    ping = chain.deploy_runtime(chain.accounts[0], PING)
-    chain.mine()
-    caller = chain.accounts[1]
-    for number in range(2, head + 1):
-        chain.send(caller, ping, data=number.to_bytes(4, "big"))
-        chain.mine()
-        if log and number % 500 == 0:
-            print(f"  built block {number} of {head} ({time.perf_counter() - started:.0f} s)",
-                  flush=True)
+    chain, ping = ping_chain(MemoryBackend(), head, log)
     raw_blocks: list[tuple[int, list[str]]] = []
     tx_hashes: list[str] = []
     with (folder / "chain.rlp").open("wb") as out:
@@ -105,6 +94,23 @@ def build(folder: Path, head: int, log: bool = True) -> PeerChain:
              "block1_base_fee": chain.block(1).header.base_fee_per_gas}
     meta.write_text(json.dumps(saved))
     return _from_saved(folder, saved)
+
+
+def ping_chain(backend: MemoryBackend, head: int, log: bool = False) -> tuple[DevChain, bytes]:
+    """The chain up to block ``head`` in ``backend``, built with the dev chain; Ping's
+    address."""
+    started = time.perf_counter()
+    chain = DevChain(backend)
+    ping = chain.deploy_runtime(chain.accounts[0], PING)
+    chain.mine()
+    caller = chain.accounts[1]
+    for number in range(2, head + 1):
+        chain.send(caller, ping, data=number.to_bytes(4, "big"))
+        chain.mine()
+        if log and number % 500 == 0:
+            print(f"  built block {number} of {head} ({time.perf_counter() - started:.0f} s)",
+                  flush=True)
+    return chain, ping
 
 
 def _from_saved(folder: Path, saved: dict[str, object]) -> PeerChain:

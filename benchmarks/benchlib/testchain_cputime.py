@@ -1,7 +1,7 @@
-"""A pytest plugin for bench_testchain.py: the CPU time each test takes (setup, call and
-teardown) in the test process, plus the CPU time the chain's own process spent meanwhile when
-``BENCH_CHAIN_PID`` names one (anvil). Written as JSON ({test name: seconds}) to the file
-``BENCH_CPU_REPORT`` names.
+"""A pytest plugin for bench_testchain.py (``-p benchlib.testchain_cputime``): the CPU time
+each test takes (setup, call and teardown) in the test process, plus the CPU time the chain's
+own process spent meanwhile when ``BENCH_CHAIN_PID`` names one (anvil). Written as JSON ({test
+name: seconds}) to the file ``BENCH_CPU_REPORT`` names.
 
 On a machine shared with other jobs, wall time measures the load as much as the chain; CPU
 time is what the work itself cost. A process's CPU time is read from /proc in clock ticks
@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-_TICK = 1 / os.sysconf("SC_CLK_TCK")
+from benchlib.processes import process_cpu_seconds
+
 _times: dict[str, float] = {}
 
 
@@ -27,8 +28,7 @@ def _chain_cpu() -> float:
     pid = os.environ.get("BENCH_CHAIN_PID")
     if not pid:
         return 0.0
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * _TICK  # utime, stime
+    return process_cpu_seconds(int(pid))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -1,5 +1,5 @@
-"""The comparison nodes of bench_testchain.py, each behind the one provider line the token
-suite has: eth-tester in process and anvil as a subprocess on loopback.
+"""eth-tester as bench_testchain.py puts it behind the token suite's provider line (anvil, the
+other comparison node, is :class:`benchlib.anvil.Anvil`).
 
 eth-tester through web3.py's ``EthereumTesterProvider`` raises eth-tester's own
 ``TransactionFailed`` for a revert, with the revert data flattened into a message; a node
@@ -11,22 +11,11 @@ suite runs on it unchanged; it adds one try/except per request.
 from __future__ import annotations
 
 import ast
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
-import time
-from pathlib import Path
 from typing import Any
 
 from eth_abi import abi
 from web3 import EthereumTesterProvider
 from web3.types import RPCEndpoint, RPCResponse
-
-REPO = Path(__file__).resolve().parents[2]
-PEER_PACKAGES = REPO / "tests" / "js" / "node_modules" / "@foundry-rs"
-"""Where ``npm install`` in tests/js puts anvil (pinned there for the differential run)."""
 
 
 class RevertingTesterProvider(EthereumTesterProvider):
@@ -62,59 +51,3 @@ def _revert_data(exc: Exception) -> bytes:
     if isinstance(raw, str) and raw.startswith(("b'", 'b"')):
         raw = ast.literal_eval(raw)
     return raw if isinstance(raw, bytes) else b""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Anvil:
-    """anvil (npm ``@foundry-rs/anvil``) on a free loopback port, stopped on exit: Prague,
-    automining, its default accounts (the same test mnemonic as ethread's)."""
-
-    def __init__(self) -> None:
-        installed = sorted(PEER_PACKAGES.glob("anvil-*/bin/anvil"))  # the platform's own package
-        binary = os.environ.get("ANVIL") or (str(installed[0]) if installed else shutil.which("anvil"))
-        if binary is None:
-            raise SystemExit("anvil not found: run `npm install` in tests/js (or set ANVIL)")
-        self.port = free_port()
-        # anvil leaves the states it moves out of memory under ~/.foundry/anvil/tmp when it
-        # stops: a home of its own, removed with it
-        self.home = tempfile.mkdtemp(prefix="ethread-bench-anvil-")
-        self.process = subprocess.Popen(
-            [binary, "--host", "127.0.0.1", "--port", str(self.port), "--silent"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={**os.environ, "HOME": self.home},
-        )
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    self.stop()
-                    raise SystemExit("anvil did not start") from None
-                time.sleep(0.05)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        shutil.rmtree(self.home, ignore_errors=True)
-
-    def __enter__(self) -> Anvil:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
