@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchlib import report
 from benchlib.client import http_request
 from benchlib.processes import free_port, process_cpu_seconds, stop_process, wait_for_port
 from benchlib.serve import ethread_command
@@ -111,9 +112,15 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--window", type=int, default=250, help="--busy-poll-us of the first")
+    report.add_options(parser, __file__)
     args = parser.parse_args()
     if args.requests < 1 or args.rounds < 1 or args.window < 1:
         parser.error("--requests, --rounds and --window must be at least 1")
+    with report.recorded(args):
+        run_benchmark(args)
+
+
+def run_benchmark(args: argparse.Namespace) -> None:
     scenarios = {
         "eth_chainId, HTTP": (over_http, "eth_chainId", []),
         "eth_getBlockByNumber latest, HTTP": (over_http, "eth_getBlockByNumber",

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchlib import report
 from benchlib.peer_chain import ping_chain
 
 from ethread.backends.memory import MemoryBackend
@@ -75,7 +76,13 @@ def main() -> None:
                         help="a store of the peer chain to call on (opened, never written)")
     parser.add_argument("--chain", type=Path, default=None,
                         help="the peer chain's folder (default: chain/ beside the store)")
+    report.add_options(parser, __file__)
     args = parser.parse_args()
+    with report.recorded(args):
+        run_benchmark(args)
+
+
+def run_benchmark(args: argparse.Namespace) -> None:
     backend: Any
     if args.store is not None:
         chain_file = (args.chain or args.store.parent / "chain") / "chain.json"

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from benchlib import conformance
+from benchlib import conformance, report
 from benchlib.peer_chain import PeerChain, build
 from benchlib.synthetic_history import synthetic_history
 
@@ -257,7 +257,13 @@ def main() -> None:
     parser.add_argument("--only-peer", action="store_true", help="only the peer rows")
     parser.add_argument("--served", type=int, default=30_000,
                         help="requests of the in-process receipts row with the answer cache on")
+    report.add_options(parser, __file__)
     args = parser.parse_args()
+    with report.recorded(args):
+        run_benchmark(args)
+
+
+def run_benchmark(args: argparse.Namespace) -> None:
     with contextlib.ExitStack() as stack:
         folder = args.peer_dir or Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="ethread-core-")))

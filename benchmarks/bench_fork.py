@@ -44,7 +44,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1,
                         help="first-and-second-run pairs per chain (each with a fresh cache)")
+    report.add_options(parser, __file__)
     args = parser.parse_args()
+    with report.recorded(args):
+        run_benchmark(args)
+
+
+def run_benchmark(args: argparse.Namespace) -> None:
     env = token_suite.environment()
     rows: list[tuple[str, int, str, int, dict[str, int], float, float, str]] = []
     with tempfile.TemporaryDirectory() as tmp:

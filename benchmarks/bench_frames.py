@@ -224,7 +224,13 @@ def main() -> None:
     parser.add_argument("--skip-frames", action="store_true")
     parser.add_argument("--only", choices=("Era1", "LevelDB"), default=None,
                         help="bench one backend only")
+    report.add_options(parser, __file__)
     args = parser.parse_args()
+    with report.recorded(args):
+        run_benchmark(args)
+
+
+def run_benchmark(args: argparse.Namespace) -> None:
     # Stopped with SIGTERM, still stop the servers it started (the finally blocks run).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     # Imported before any clock starts: the first table should not pay for loading them.

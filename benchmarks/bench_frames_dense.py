@@ -164,7 +164,13 @@ def main() -> None:
                         "ethread-bench-dense")
     parser.add_argument("--fresh", action="store_true")
     parser.add_argument("--only", choices=("Era1", "ere", "LMDB"))
+    report.add_options(parser, __file__)
     args = parser.parse_args()
+    with report.recorded(args):
+        run_benchmark(args)
+
+
+def run_benchmark(args: argparse.Namespace) -> None:
     work = args.workdir / f"dense-{args.blocks}-{args.transactions}"
     made = build(work, args.blocks, args.transactions, args.fresh)
     indexes = ", ".join(f"{kind} index {made[key]:.0f} s" for kind, key in

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from benchlib import report
 from benchlib.processes import free_port, wait_for_port
 
 KEY_ID = "0" * 64
@@ -180,7 +181,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5,
                         help="rounds, each measuring every engine once in turn (medians shown)")
     parser.add_argument("--redis", help="a Redis to measure (default: start one)")
+    report.add_options(parser, __file__)
     args = parser.parse_args()
+    with report.recorded(args):
+        run_benchmark(args)
+
+
+def run_benchmark(args: argparse.Namespace) -> None:
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory(prefix="ethread-ledger-bench-") as scratch, \
             local_redis(Path(scratch)) if args.redis is None else contextlib.nullcontext(

@@ -31,7 +31,7 @@ import sys
 import time
 from typing import Any
 
-from benchlib import wrk
+from benchlib import report, wrk
 from benchlib.client import http_request, install_uvloop, rpc, run_load
 from benchlib.processes import start_reporting, stop_process
 from benchlib.serve import KEY
@@ -154,10 +154,16 @@ def main() -> None:
     parser.add_argument("--access-log", action="store_true", help="server writes its access log")
     parser.add_argument("--only", help="run the methods whose label contains this")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    report.add_options(parser, __file__)
     args = parser.parse_args()
     if args.serve:
         serve(args.blocks, args.access_log)
         return
+    with report.recorded(args):
+        run_benchmark(args)
+
+
+def run_benchmark(args: argparse.Namespace) -> None:
     install_uvloop()
     started = time.perf_counter()
     process, info = start_server(args.blocks, args.access_log)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchlib import conformance
+from benchlib import conformance, report
 from benchlib.synthetic_history import synthetic_history
 
 import ethread
@@ -219,7 +219,13 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, default=100_000)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--keep", action="store_true", help="keep the stores afterwards")
+    report.add_options(parser, __file__)
     args = parser.parse_args()
+    with report.recorded(args):
+        run_benchmark(args)
+
+
+def run_benchmark(args: argparse.Namespace) -> None:
     work = args.workdir or Path(tempfile.mkdtemp(prefix="ethread-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     try:

@@ -241,11 +241,13 @@ def main() -> None:
                              "(anvil's threads use every core)")
     parser.add_argument("--replays-only", action="store_true",
                         help="only the in-process rows of blocks with many transactions")
+    report.add_options(parser, __file__)
     args = parser.parse_args()
-    kept_replays()
-    if args.replays_only:
-        return
     with contextlib.ExitStack() as stack:
+        stack.enter_context(report.recorded(args))
+        kept_replays()
+        if args.replays_only:
+            return
         workdir = args.workdir or Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="ethread-bench-tracing-")))
         workdir.mkdir(parents=True, exist_ok=True)

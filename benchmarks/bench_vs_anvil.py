@@ -236,6 +236,7 @@ def main() -> None:
                              "all its processes): steadier than requests/s on a busy machine")
     parser.add_argument("--client", choices=("wrk", "python"),
                         default="wrk" if wrk.installed() else "python")
+    report.add_options(parser, __file__)
     args = parser.parse_args()
     if args.blocks < 102:
         parser.error("--blocks must be at least 102 (the log windows are 100 blocks)")
@@ -243,6 +244,7 @@ def main() -> None:
         parser.error("--rounds and --seconds must be at least 1")
     targets = args.targets.split(",")
     with contextlib.ExitStack() as stack:
+        stack.enter_context(report.recorded(args))
         workdir = args.workdir or Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="ethread-vs-anvil-")))
         workdir.mkdir(parents=True, exist_ok=True)

@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchlib import report
 from benchlib.client import http_request, install_uvloop, rpc, run_load
 from benchlib.processes import start_reporting, stop_process
 from benchlib.serve import KEY
@@ -94,10 +95,16 @@ def main() -> None:
     parser.add_argument("--ledger", help="default: a *.ledger file in a temporary directory")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve-workers", type=int, default=1, help=argparse.SUPPRESS)
+    report.add_options(parser, __file__)
     args = parser.parse_args()
     if args.serve:
         serve(args.serve_workers, args.ledger)
         return
+    with report.recorded(args):
+        run_benchmark(args)
+
+
+def run_benchmark(args: argparse.Namespace) -> None:
     install_uvloop()
     with tempfile.TemporaryDirectory(prefix="ethread-bench-") as scratch:
         ledger = args.ledger or str(Path(scratch) / "credits.ledger")

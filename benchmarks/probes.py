@@ -29,7 +29,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from benchlib import conformance
+from benchlib import conformance, report
 from benchlib.hostile import ENDLESS, RETURN_ONE, nested
 from benchlib.processes import process_cpu_seconds, rss_mb, stop_process
 from benchlib.serve import ETHREAD, start_serving
@@ -395,8 +395,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", choices=sorted(PROBES), default=None)
     parser.add_argument("--wait", type=float, default=WAIT)
+    report.add_options(parser, __file__)
     args = parser.parse_args()
     WAIT = args.wait
+    with report.recorded(args):
+        run_benchmark(args)
+
+
+def run_benchmark(args: argparse.Namespace) -> None:
     import ethread
 
     print(f"ethread from {Path(ethread.__file__).parent}")

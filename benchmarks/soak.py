@@ -32,6 +32,7 @@ import urllib.request
 from collections import Counter
 from typing import Any
 
+from benchlib import report
 from benchlib.hostile import ENDLESS, RETURN_ONE, nested
 from benchlib.processes import rss_mb
 from benchlib.serve import start_serving
@@ -197,7 +198,13 @@ def main() -> int:
     parser.add_argument("--call-timeout", type=float, default=2.0,
                         help="the server's eth_call time limit (shorter than geth's 5 s so "
                              "that endless loops come round often)")
+    report.add_options(parser, __file__)
     args = parser.parse_args()
+    with report.recorded(args):
+        return run_benchmark(args)
+
+
+def run_benchmark(args: argparse.Namespace) -> int:
     server, port = start_serving(
         ["--ledger", ":memory:", "--api-key", KEY, "--daily-credits", str(10**15),
          "--no-access-log", "--log-level", "error", "--call-timeout", str(args.call_timeout),

@@ -25,7 +25,8 @@ at import time unless its job is building chains):
   build;
 - :mod:`benchlib.token_suite`, :mod:`benchlib.testchain_providers`,
   :mod:`benchlib.testchain_cputime`: the token suite run with another provider line;
-- :mod:`benchlib.report`: the machine's load line.
+- :mod:`benchlib.report`: the machine's load line, and the results file each script writes
+  (``benchmarks/results/<script>.txt``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from pathlib import Path
 BENCHMARKS = Path(__file__).resolve().parent.parent
 """The benchmarks folder (the scripts' own)."""
 REPO = BENCHMARKS.parent
+RESULTS = BENCHMARKS / "results"
+"""Where each script keeps the figures of its last run."""
 
 
 def conformance() -> Path:
