@@ -76,10 +76,7 @@ def main() -> None:
                         help="a store of the peer chain to call on (opened, never written)")
     parser.add_argument("--chain", type=Path, default=None,
                         help="the peer chain's folder (default: chain/ beside the store)")
-    report.add_options(parser, __file__)
-    args = parser.parse_args()
-    with report.recorded(args):
-        run_benchmark(args)
+    report.run(parser, __file__, run_benchmark)
 
 
 def run_benchmark(args: argparse.Namespace) -> None:

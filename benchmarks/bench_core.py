@@ -257,10 +257,7 @@ def main() -> None:
     parser.add_argument("--only-peer", action="store_true", help="only the peer rows")
     parser.add_argument("--served", type=int, default=30_000,
                         help="requests of the in-process receipts row with the answer cache on")
-    report.add_options(parser, __file__)
-    args = parser.parse_args()
-    with report.recorded(args):
-        run_benchmark(args)
+    report.run(parser, __file__, run_benchmark)
 
 
 def run_benchmark(args: argparse.Namespace) -> None:

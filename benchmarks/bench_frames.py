@@ -224,10 +224,7 @@ def main() -> None:
     parser.add_argument("--skip-frames", action="store_true")
     parser.add_argument("--only", choices=("Era1", "LevelDB"), default=None,
                         help="bench one backend only")
-    report.add_options(parser, __file__)
-    args = parser.parse_args()
-    with report.recorded(args):
-        run_benchmark(args)
+    report.run(parser, __file__, run_benchmark)
 
 
 def run_benchmark(args: argparse.Namespace) -> None:

@@ -164,10 +164,7 @@ def main() -> None:
                         "ethread-bench-dense")
     parser.add_argument("--fresh", action="store_true")
     parser.add_argument("--only", choices=("Era1", "ere", "LMDB"))
-    report.add_options(parser, __file__)
-    args = parser.parse_args()
-    with report.recorded(args):
-        run_benchmark(args)
+    report.run(parser, __file__, run_benchmark)
 
 
 def run_benchmark(args: argparse.Namespace) -> None:

@@ -181,10 +181,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5,
                         help="rounds, each measuring every engine once in turn (medians shown)")
     parser.add_argument("--redis", help="a Redis to measure (default: start one)")
-    report.add_options(parser, __file__)
-    args = parser.parse_args()
-    with report.recorded(args):
-        run_benchmark(args)
+    report.run(parser, __file__, run_benchmark)
 
 
 def run_benchmark(args: argparse.Namespace) -> None:

@@ -137,7 +137,7 @@ def run_wrk(port: int, host: str, bodies: list[bytes], concurrency: int,
 
 
 def start_server(blocks: int, access_log: bool) -> tuple[subprocess.Popen[str], dict[str, Any]]:
-    command = [sys.executable, __file__, "--serve", "--blocks", str(blocks)]
+    command = [sys.executable, __file__, "--serve", "--no-save", "--blocks", str(blocks)]
     if access_log:
         command.append("--access-log")
     return start_reporting(command, None if access_log else subprocess.DEVNULL)
@@ -154,16 +154,13 @@ def main() -> None:
     parser.add_argument("--access-log", action="store_true", help="server writes its access log")
     parser.add_argument("--only", help="run the methods whose label contains this")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
-    report.add_options(parser, __file__)
-    args = parser.parse_args()
-    if args.serve:
-        serve(args.blocks, args.access_log)
-        return
-    with report.recorded(args):
-        run_benchmark(args)
+    report.run(parser, __file__, run_benchmark)
 
 
 def run_benchmark(args: argparse.Namespace) -> None:
+    if args.serve:  # the server's own process (started with --no-save)
+        serve(args.blocks, args.access_log)
+        return
     install_uvloop()
     started = time.perf_counter()
     process, info = start_server(args.blocks, args.access_log)

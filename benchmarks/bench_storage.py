@@ -219,10 +219,7 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, default=100_000)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--keep", action="store_true", help="keep the stores afterwards")
-    report.add_options(parser, __file__)
-    args = parser.parse_args()
-    with report.recorded(args):
-        run_benchmark(args)
+    report.run(parser, __file__, run_benchmark)
 
 
 def run_benchmark(args: argparse.Namespace) -> None:

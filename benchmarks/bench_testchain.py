@@ -69,10 +69,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="ethread,eth-tester,anvil")
     parser.add_argument("--rounds", type=int, default=1, help="runs per chain; the best is shown")
-    report.add_options(parser, __file__)
-    args = parser.parse_args()
-    with report.recorded(args):
-        run_benchmark(args)
+    report.run(parser, __file__, run_benchmark)
 
 
 def run_benchmark(args: argparse.Namespace) -> None:

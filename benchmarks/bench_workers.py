@@ -67,7 +67,8 @@ def serve(workers: int, ledger: str) -> None:
 
 def start_server(workers: int, ledger: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
     process, info = start_reporting(
-        [sys.executable, __file__, "--serve", "--serve-workers", str(workers), "--ledger", ledger])
+        [sys.executable, __file__, "--serve", "--no-save", "--serve-workers", str(workers),
+         "--ledger", ledger])
     _wait_workers(info["port"], workers)
     return process, info
 
@@ -95,16 +96,13 @@ def main() -> None:
     parser.add_argument("--ledger", help="default: a *.ledger file in a temporary directory")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve-workers", type=int, default=1, help=argparse.SUPPRESS)
-    report.add_options(parser, __file__)
-    args = parser.parse_args()
-    if args.serve:
-        serve(args.serve_workers, args.ledger)
-        return
-    with report.recorded(args):
-        run_benchmark(args)
+    report.run(parser, __file__, run_benchmark)
 
 
 def run_benchmark(args: argparse.Namespace) -> None:
+    if args.serve:  # the server's own process (started with --no-save)
+        serve(args.serve_workers, args.ledger)
+        return
     install_uvloop()
     with tempfile.TemporaryDirectory(prefix="ethread-bench-") as scratch:
         ledger = args.ledger or str(Path(scratch) / "credits.ledger")

@@ -391,18 +391,15 @@ PROBES: dict[str, Callable[[], None]] = {
 
 
 def main() -> None:
-    global WAIT
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", choices=sorted(PROBES), default=None)
     parser.add_argument("--wait", type=float, default=WAIT)
-    report.add_options(parser, __file__)
-    args = parser.parse_args()
-    WAIT = args.wait
-    with report.recorded(args):
-        run_benchmark(args)
+    report.run(parser, __file__, run_benchmark)
 
 
 def run_benchmark(args: argparse.Namespace) -> None:
+    global WAIT
+    WAIT = args.wait
     import ethread
 
     print(f"ethread from {Path(ethread.__file__).parent}")

@@ -198,10 +198,7 @@ def main() -> int:
     parser.add_argument("--call-timeout", type=float, default=2.0,
                         help="the server's eth_call time limit (shorter than geth's 5 s so "
                              "that endless loops come round often)")
-    report.add_options(parser, __file__)
-    args = parser.parse_args()
-    with report.recorded(args):
-        return run_benchmark(args)
+    return report.run(parser, __file__, run_benchmark)
 
 
 def run_benchmark(args: argparse.Namespace) -> int:

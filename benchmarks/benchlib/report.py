@@ -18,12 +18,14 @@ import shlex
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, TextIO, TypeVar, cast
 
 from benchlib import REPO, RESULTS
+
+T = TypeVar("T")
 
 
 def load_average() -> str:
@@ -46,6 +48,16 @@ def add_options(parser: argparse.ArgumentParser, script: str) -> None:
                              f"load and the command line (default: {default.relative_to(REPO)})")
     parser.add_argument("--no-save", dest="save", action="store_const", const=None,
                         help="keep no file of this run")
+
+
+def run(parser: argparse.ArgumentParser, script: str,
+        benchmark: Callable[[argparse.Namespace], T]) -> T:
+    """What a script's main ends with: its command line parsed (with :func:`add_options`'s),
+    and ``benchmark(args)`` run :func:`recorded`. ``script``: the script's ``__file__``."""
+    add_options(parser, script)
+    args = parser.parse_args()
+    with recorded(args):
+        return benchmark(args)
 
 
 class _Tee:
