@@ -33,6 +33,7 @@ from ..encoding import (
     split_concatenated,
 )
 from ..errors import GenesisError, ImportFailed
+from ..evm.senders import with_sender
 from ..forks import ChainConfig
 from ..models import Block, Header
 from ..progress import Progress
@@ -337,26 +338,14 @@ class ChainImporter:
             raise ImportFailed(claimed.number, "header", "encoding differs")
 
 
-_SPOOFED: dict[type, type] = {}
-
-
 def spoof_senders(transactions: Iterable[Any], senders: Mapping[bytes, bytes]) -> None:
     """Make each py-evm transaction whose hash is in ``senders`` answer that address as its
     sender instead of recovering one from its signature (a dev chain's impersonation). The
     transaction's encoding, hash and everything else stay as they are."""
     for tx in transactions:
         sender = senders.get(bytes(tx.hash))
-        if sender is None:
-            continue
-        base = type(tx)
-        spoofed = _SPOOFED.get(base)
-        if spoofed is None:
-            spoofed = _SPOOFED[base] = type(f"Impersonated{base.__name__}", (base,), {
-                "sender": property(lambda self: self._impersonated_sender),
-                "get_sender": lambda self: self._impersonated_sender,
-            })
-        object.__setattr__(tx, "_impersonated_sender", sender)
-        tx.__class__ = spoofed
+        if sender is not None:
+            with_sender(tx, sender)
 
 
 def _show(value: object) -> str:

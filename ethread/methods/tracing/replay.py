@@ -37,6 +37,7 @@ from eth_utils import ValidationError
 from ...backend import BlockSource, ReceiptSource, TransactionLocator
 from ...encoding import encode_header, encode_transaction
 from ...errors import ExecutionAborted, ExecutionFailed, StateUnavailable
+from ...evm.senders import with_sender
 from ...models import Block, BlockHashRef, BlockOverrides, BlockRef, CallRequest, Hash32, StateOverride
 from .. import interrupt
 from ..message import ExecutableChain, Rejected, gas_for, prepare
@@ -217,24 +218,10 @@ def _start(block: Any, start: Any, block_hash: bytes, transactions: Sequence[Any
                        overlay=overlay)
 
 
-_SPOOFED: dict[type, type] = {}
-
-
 def _with_sender(tx: Any, sender: bytes | None) -> Any:
     """The transaction answering the sender the chain recorded for it (a dev chain's
     impersonated ones carry no valid signature; the others need no recovery again)."""
-    if sender is None:
-        return tx
-    base = type(tx)
-    spoofed = _SPOOFED.get(base)
-    if spoofed is None:
-        spoofed = _SPOOFED[base] = type(f"Recorded{base.__name__}", (base,), {
-            "sender": property(lambda self: self._recorded_sender),
-            "get_sender": lambda self: self._recorded_sender,
-        })
-    object.__setattr__(tx, "_recorded_sender", sender)
-    tx.__class__ = spoofed
-    return tx
+    return tx if sender is None else with_sender(tx, sender)
 
 
 def _trace_next(replay: BlockReplay, options: TraceOptions, tx_hash: bytes,
