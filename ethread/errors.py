@@ -120,6 +120,22 @@ def go_duration(seconds: float) -> str:
     return f"{seconds * 1000:g}ms"
 
 
+def go_json_type(value: object) -> str:
+    """The JSON type name Go's decoder uses in ``cannot unmarshal <type> into ...`` (the
+    parameters' wording in the codec, a tracer configuration's in the tracers)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
 class SimulationRefused(EthreadError):
     """eth_simulateV1 refused its input or one of its calls before running it, with the code
     geth gives that refusal (-38010 nonce too low ... -38026 a client limit, -32602, -32603,

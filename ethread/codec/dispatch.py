@@ -12,7 +12,7 @@ import orjson
 from .. import methods
 from ..backend import Backend
 from ..encoding import encode_transaction
-from ..errors import EthreadError, InvalidParams, MethodNotFound
+from ..errors import EthreadError, InvalidParams, MethodNotFound, go_json_type
 from ..methods import (
     counts,
     fees,
@@ -42,7 +42,6 @@ from .devpending import NOT_PENDING, PENDING_READS, POOL_READS, PendingRead, Poo
 from .devrpc import DEV_METHODS, DevChain, DevHandler, not_available
 from .hex import (
     decode_storage_key,
-    go_json_type,
     parse_address,
     parse_address_param,
     parse_bytes_param,

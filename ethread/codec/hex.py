@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InvalidParams
+from ..errors import InvalidParams, go_json_type
 
 _HEX = frozenset("0123456789abcdefABCDEF")
 
@@ -96,21 +96,6 @@ def go_quote(text: str) -> str:
             out.append(f"\\U{ord(char):08x}")
     out.append('"')
     return "".join(out)
-
-
-def go_json_type(value: Any) -> str:
-    """The JSON type name Go's decoder uses in ``cannot unmarshal <type> into ...``."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null"
 
 
 def _unmarshal_error(detail: str, typename: str) -> InvalidParams:

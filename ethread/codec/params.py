@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import InvalidParams
+from ..errors import InvalidParams, go_json_type
 from ..models import (
     TAGS,
     AccessListEntry,
@@ -21,7 +21,7 @@ from ..models import (
     TopicFilter,
     trusted_maker,
 )
-from .hex import go_json_type, go_quote, parse_address, parse_data, parse_hash, parse_quantity
+from .hex import go_quote, parse_address, parse_data, parse_hash, parse_quantity
 
 MAX_TOPICS = 4
 """Topic positions a log filter may have (a log has at most four topics)."""

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..backend import Deadline
-from ..errors import InvalidParams
+from ..errors import InvalidParams, go_json_type
 from ..methods.resolve import resolve_header
 from ..methods.tracing import FlatCall, ReplayStates
 from ..methods.tracing.parity import (
@@ -34,7 +34,7 @@ from ..methods.tracing.parity import (
 )
 from ..methods.tracing.replay import DEFAULT_TRACE_TIMEOUT, block_by_ref
 from ..models import Block, BlockHashRef, BlockRef
-from .hex import go_json_type, parse_address, parse_hash_param, parse_quantity
+from .hex import parse_address, parse_hash_param, parse_quantity
 from .params import (
     parse_block_overrides,
     parse_block_ref,

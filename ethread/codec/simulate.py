@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InvalidParams
+from ..errors import InvalidParams, go_json_type
 from ..models import Withdrawal
 from ..simulation import (
     CallResult,
@@ -15,7 +15,7 @@ from ..simulation import (
     SimulatedBlockOverrides,
     SimulateOptions,
 )
-from .hex import go_json_type, parse_address, parse_quantity
+from .hex import parse_address, parse_quantity
 from .params import parse_block_overrides, parse_call_request, parse_state_override
 from .serialize import block_json, to_json
 

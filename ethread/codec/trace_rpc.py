@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..errors import InvalidParams
+from ..errors import InvalidParams, go_json_type
 from ..methods.resolve import resolve_header
 from ..methods.tracing import (
     CallFrame,
@@ -40,7 +40,7 @@ from ..methods.tracing import (
     trace_transaction,
 )
 from ..models import BlockHashRef, BlockRef
-from .hex import go_json_type, go_quote, parse_bytes_param, parse_hash_param, parse_quantity
+from .hex import go_quote, parse_bytes_param, parse_hash_param, parse_quantity
 from .params import (
     parse_block_overrides,
     parse_block_ref,

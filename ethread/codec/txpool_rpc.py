@@ -14,9 +14,9 @@ from typing import Any, Protocol
 
 from eth_utils import to_checksum_address
 
-from ..errors import InvalidParams
+from ..errors import InvalidParams, go_json_type
 from ..models import Address, Hash32, Header, Transaction, Withdrawal
-from .hex import go_json_type, parse_address, parse_address_param, parse_bytes_param, parse_hash, parse_quantity
+from .hex import parse_address, parse_address_param, parse_bytes_param, parse_hash, parse_quantity
 from .serialize import to_json
 
 MAX_RAW_TRANSACTION = 2 * 1024 * 1024

@@ -22,7 +22,7 @@ from eth._utils.address import generate_contract_address, generate_safe_contract
 from eth_typing import Address as EvmAddress
 from eth_utils import keccak
 
-from ...errors import ExecutionFailed
+from ...errors import ExecutionFailed, go_json_type
 from ...models import trusted_maker
 from ..call import decode_revert_reason
 from .hooks import (
@@ -709,22 +709,10 @@ def _flags(config: Mapping[str, Any] | None, known: tuple[str, ...]) -> dict[str
     for key, value in (config or {}).items():
         if key in known:
             if not isinstance(value, bool):
-                raise ExecutionFailed(f"json: cannot unmarshal {_go_type(value)} into Go struct "
+                raise ExecutionFailed(f"json: cannot unmarshal {go_json_type(value)} into Go struct "
                                       f"field .{key} of type bool")
             values[key] = value
     return values
-
-
-def _go_type(value: Any) -> str:
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null"
 
 
 NATIVE_TRACERS = ("callTracer", "prestateTracer", "4byteTracer", "noopTracer", "flatCallTracer",
@@ -757,7 +745,7 @@ def make_tracer(name: str | None, config: Mapping[str, Any] | None = None,
         members: dict[str, ResultTracer] = {}
         for member, member_config in (config or {}).items():
             if member_config is not None and not isinstance(member_config, dict):
-                raise ExecutionFailed(f"json: cannot unmarshal {_go_type(member_config)} into Go "
+                raise ExecutionFailed(f"json: cannot unmarshal {go_json_type(member_config)} into Go "
                                       "value of type map[string]json.RawMessage")
             members[member] = make_tracer(member, member_config, logger, context)
         return MuxTracer(members)
