@@ -187,27 +187,20 @@ def parse_call_request(value: Any) -> CallRequest:
         raise InvalidParams("call object must be an object")
     if value.keys() <= _PLAIN_CALL_KEYS:  # (the usual call: the other fields are absent)
         return _plain_call_request(value)
-    data = value.get("data")
-    if data is not None:
-        data = parse_data(data, "data")
-    given_input = value.get("input")
-    if given_input is not None:
-        data = parse_data(given_input, "input")  # (checked after data, and wins over it)
+    data = _call_data(value)
     gas_price = _optional_quantity(value, "gasPrice")
     max_fee = _optional_quantity(value, "maxFeePerGas")
     tip = _optional_quantity(value, "maxPriorityFeePerGas")
-    sender = value.get("from")
-    to = value.get("to")
     # every field below comes from a parser that checked what CallRequest's constructor checks
     return _CALL_REQUEST(
-        None if sender is None else parse_address(sender),
-        None if to is None else parse_address(to),
+        _optional_address(value, "from"),
+        _optional_address(value, "to"),
         _optional_quantity(value, "gas", bits=64),
         gas_price,
         max_fee,
         tip,
         _optional_quantity(value, "value") or 0,
-        b"" if data is None else data,
+        data,
         _access_list(value.get("accessList")),
         _optional_quantity(value, "maxFeePerBlobGas"),
         _hash_list(value.get("blobVersionedHashes"), "blobVersionedHashes"),
@@ -226,20 +219,26 @@ _PLAIN_CALL_KEYS = frozenset({"from", "to", "data", "input"})
 def _plain_call_request(value: dict[str, Any]) -> CallRequest:
     """:func:`parse_call_request` of a call object with no key but ``from``, ``to``, ``data``
     and ``input`` (the same parsers in the same order, the absent fields' defaults)."""
-    data = value.get("data")
-    if data is not None:
-        data = parse_data(data, "data")
-    given_input = value.get("input")
-    if given_input is not None:
-        data = parse_data(given_input, "input")
-    sender = value.get("from")
-    to = value.get("to")
+    data = _call_data(value)
     return _CALL_REQUEST(
-        None if sender is None else parse_address(sender),
-        None if to is None else parse_address(to),
-        None, None, None, None, 0, b"" if data is None else data,
+        _optional_address(value, "from"),
+        _optional_address(value, "to"),
+        None, None, None, None, 0, data,
         None, None, None, None, None, None, None,
     )
+
+
+def _call_data(value: dict[str, Any]) -> bytes:
+    """A call object's input: ``input`` wins over ``data`` (both checked, ``data`` first)."""
+    data = value.get("data")
+    parsed = b"" if data is None else parse_data(data, "data")
+    given_input = value.get("input")
+    return parsed if given_input is None else parse_data(given_input, "input")
+
+
+def _optional_address(value: dict[str, Any], key: str) -> bytes | None:
+    given = value.get(key)
+    return None if given is None else parse_address(given)
 
 
 def _call_conflicts(gas_price: int | None, max_fee: int | None, tip: int | None) -> str | None:
