@@ -20,6 +20,7 @@ answer within :data:`SOCKET_TIMEOUT` refuses the request instead of holding the 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -97,18 +98,24 @@ return tonumber(redis.call('GET', ARGV[1] .. 'usage:' .. day .. ':' .. ARGV[2]) 
 """
 
 
+def redis_client_module(url: str, what: str) -> ModuleType:
+    """The redis package, for ``what`` (a ledger, a key store) at ``url``; LedgerError when
+    the URL is not one Redis can serve it at or the package (the ``redis`` extra) is missing."""
+    problem = check_redis_url(url)
+    if problem is not None:
+        raise LedgerError(problem)
+    try:
+        import redis
+    except ImportError:
+        raise LedgerError(f"{what} needs the redis package: pip install 'ethread[redis]'") from None
+    return redis
+
+
 class RedisLedger:
     """Daily usage and rate buckets per key id in one Redis database."""
 
     def __init__(self, url: str, *, prefix: str = KEY_PREFIX) -> None:
-        problem = check_redis_url(url)
-        if problem is not None:
-            raise LedgerError(problem)
-        try:
-            import redis
-        except ImportError:
-            raise LedgerError("a Redis ledger needs the redis package: "
-                              "pip install 'ethread[redis]'") from None
+        redis = redis_client_module(url, "a Redis ledger")
         self.url = url
         self.prefix = prefix
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)

@@ -31,7 +31,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..billing.ledger import LedgerError, check_redis_url, ledger_engine, utc_day
+from ..billing.ledger import LedgerError, ledger_engine, utc_day
+from ..billing.ledger_redis import redis_client_module
 from ..billing.ledger_sqlite import open_sqlite
 from ..method_rules import RULE
 
@@ -381,14 +382,7 @@ class RedisKeyStore:
     ``method\\x1foutcome`` -> requests (kept :data:`USAGE_DAYS_KEPT` days)."""
 
     def __init__(self, url: str, prefix: str = REDIS_PREFIX) -> None:
-        problem = check_redis_url(url)
-        if problem is not None:
-            raise LedgerError(problem)
-        try:
-            import redis
-        except ImportError:
-            raise LedgerError("a Redis key store needs the redis package: "
-                              "pip install 'ethread[redis]'") from None
+        redis = redis_client_module(url, "a Redis key store")
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         self._client: Any = redis.Redis.from_url(url, socket_timeout=2.0,
                                                  socket_connect_timeout=2.0)
