@@ -134,8 +134,7 @@ class Dashboard:
         """A login with a key or (on the admin address) the admin token."""
         nonce = cookies_of(scope).get(LOGIN_COOKIE)
         if not self.sessions.csrf_ok(nonce and "login." + nonce, form.get("csrf")):
-            await send_html(send, 403, pages.problem(
-                "Refused", "the form's security token is missing or stale: reload the page"))
+            await _refuse_stale_form(send)
             return
         address = address_of(scope.get("client"))
         failed = self.site.failed_logins
@@ -168,8 +167,7 @@ class Dashboard:
         """End the sessions of this browser."""
         sessions = [s for s in (self._session(scope, ADMIN), self._session(scope, KEY)) if s]
         if not any(self.sessions.csrf_ok(s.value, form.get("csrf")) for s in sessions):
-            await send_html(send, 403, pages.problem(
-                "Refused", "the form's security token is missing or stale: reload the page"))
+            await _refuse_stale_form(send)
             return
         await redirect(send, PATH, (self._set(scope, ADMIN_COOKIE, "", 0),
                                     self._set(scope, KEY_COOKIE, "", 0)))
@@ -238,8 +236,7 @@ class Dashboard:
     async def issue(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
         """Issue a key from the form; the page shows it this once."""
         if self._admin_form_ok(scope, form) is None:
-            await send_html(send, 403, pages.problem(
-                "Refused", "the form's security token is missing or stale: reload the page"))
+            await _refuse_stale_form(send)
             return
         try:
             fields = _key_fields(form)
@@ -253,8 +250,7 @@ class Dashboard:
     async def revoke(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
         """Revoke a key from its row's form."""
         if self._admin_form_ok(scope, form) is None:
-            await send_html(send, 403, pages.problem(
-                "Refused", "the form's security token is missing or stale: reload the page"))
+            await _refuse_stale_form(send)
             return
         try:
             await self.service.execution.blocking(revoke, self.site.store, form.get("id", ""))
@@ -263,6 +259,12 @@ class Dashboard:
             return
         await self.site.reload()
         await redirect(send, PATH + "/admin")
+
+
+async def _refuse_stale_form(send: Send) -> None:
+    """403 for a form whose security token is missing or stale (a forged or an old page)."""
+    await send_html(send, 403, pages.problem(
+        "Refused", "the form's security token is missing or stale: reload the page"))
 
 
 def _key_fields(form: dict[str, str]) -> dict[str, Any]:
