@@ -100,17 +100,14 @@ class ContractAbis:
 
 
 def _show(value: Any, kind: str) -> str:
-    if kind == "address":
-        return to_checksum_address(value)
-    if isinstance(value, bytes):
-        return "0x" + value.hex()
-    if isinstance(value, str):
-        return repr(value)
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, tuple | list):
-        return "[" + ", ".join(_show(v, kind.rstrip("[]0123456789")) for v in value) + "]"
-    return str(value)
+    """A decoded argument as a call is explained: as console.log prints it
+    (:func:`_console_text`), but strings quoted and arrays in brackets."""
+    if kind != "address":
+        if isinstance(value, str):
+            return repr(value)
+        if isinstance(value, tuple | list):
+            return "[" + ", ".join(_show(v, kind.rstrip("[]0123456789")) for v in value) + "]"
+    return _console_text(value, kind)
 
 
 def _decoded(entry: AbiEntry, body: bytes) -> str:
@@ -153,6 +150,7 @@ def _console_selectors() -> dict[bytes, tuple[str, ...]]:
 
 
 def _console_text(value: Any, kind: str) -> str:
+    """One console.log argument as it prints: a checksummed address, ``0x`` bytes, ``true``."""
     if kind == "address":
         return to_checksum_address(value)
     if isinstance(value, bytes):
