@@ -7,30 +7,28 @@ evm-trace's modules the test uses are imported from the folder."""
 
 import importlib
 import sys
-from importlib.metadata import PackageNotFoundError, distributions, version
+from importlib.metadata import distributions
 
-from packaging.requirements import Requirement
+from requirements_met import met, requirements, virtualenv_version
 
 folder = sys.argv[1]
 here = {d.metadata["Name"].lower().replace("_", "-"): d for d in distributions(path=[folder])}
 if "evm-trace" not in here:
     sys.exit(f"evm-trace is not installed in {folder}")
+
+
+def installed_here_first(name: str) -> str | None:
+    """The version in the folder, else the virtualenv's."""
+    dist = here.get(name.lower().replace("_", "-"))
+    return dist.version if dist is not None else virtualenv_version(name)
+
+
 missing, unpinned = [], []
 for name, dist in sorted(here.items()):
-    for text in dist.requires or []:
-        requirement = Requirement(text)
-        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
-            continue
-        wanted = requirement.name.lower().replace("_", "-")
-        if wanted in here:
-            installed = here[wanted].version
-        else:
-            try:
-                installed = version(requirement.name)
-            except PackageNotFoundError:
-                missing.append(f"{name} needs {requirement} (installed nowhere)")
-                continue
-        if not requirement.specifier.contains(installed, prereleases=True):
+    for requirement, installed in requirements(dist, installed_here_first):
+        if installed is None:
+            missing.append(f"{name} needs {requirement} (installed nowhere)")
+        elif not met(requirement, installed):
             unpinned.append(f"{name}: {requirement} (installed: {installed})")
 if missing:
     sys.exit("; ".join(missing))

@@ -3,23 +3,17 @@ web3.py 8 beside the virtualenv's 7) is met by the virtualenv: that web3.py is i
 without its dependencies, so that it runs on exactly the packages the rest of the suite does."""
 
 import sys
-from importlib.metadata import PackageNotFoundError, distributions, version
+from importlib.metadata import distributions
 
-from packaging.requirements import Requirement
+from requirements_met import met, requirements
 
 folder = sys.argv[1]
 web3 = next(d for d in distributions(path=[folder]) if d.metadata["Name"] == "web3")
 missing = []
-for text in web3.requires or []:
-    requirement = Requirement(text)
-    if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
-        continue
-    try:
-        installed = version(requirement.name)
-    except PackageNotFoundError:
+for requirement, installed in requirements(web3):
+    if installed is None:
         missing.append(f"{requirement} (not installed)")
-        continue
-    if not requirement.specifier.contains(installed, prereleases=True):
+    elif not met(requirement, installed):
         missing.append(f"{requirement} (installed: {installed})")
 if missing:
     sys.exit(f"web3.py {web3.version} needs: " + "; ".join(missing))
