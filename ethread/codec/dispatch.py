@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -39,7 +39,7 @@ from .answers import DEFAULT_ANSWERS, AnswerStyle
 from .client import CLIENT_VERSION
 from .devfork import HISTORY_READS, NOT_HISTORY, HistoryRead, Local, read_history
 from .devpending import NOT_PENDING, PENDING_READS, POOL_READS, PendingRead, PoolReads
-from .devrpc import DEV_METHODS, DevChain, DevHandler, not_available
+from .devrpc import DEV_METHODS, DevChain, not_available
 from .hex import (
     decode_storage_key,
     parse_address,
@@ -74,7 +74,7 @@ from .serialize import (
 from .simulate import parse_simulate_options, simulated_blocks_json
 from .trace_cache import RECORDED_METHOD, TraceCache
 from .trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS, TraceHandler
-from .txpool_rpc import SEND_RAW_TRANSACTION, TXPOOL_METHODS, PoolHandler, TxPoolService
+from .txpool_rpc import SEND_RAW_TRANSACTION, TXPOOL_METHODS, TxPoolService
 
 DEFAULT_CALL_TIMEOUT = 5.0
 MAX_PROOF_KEYS = 1024
@@ -603,17 +603,33 @@ METHODS: dict[str, MethodSpec] = {
 }
 
 
-def _dev_method(name: str, handler: DevHandler) -> Handler:
+_Part = TypeVar("_Part")
+
+
+def _served_by(name: str, part: Callable[[Context], _Part | None],
+               handler: Callable[[_Part, Params], Any]) -> Handler:
+    """``handler`` run on the part of the network it serves (``part`` of the context: its dev
+    chain, its served pool); -32601 on a network without one, as a node without it answers."""
     def run(backend: Backend, params: Params, ctx: Context) -> Any:
-        if ctx.dev is None:
+        target = part(ctx)
+        if target is None:
             raise not_available(name)
-        return handler(ctx.dev, params)
+        return handler(target, params)
 
     return run
 
 
+def _dev_chain(ctx: Context) -> DevChain | None:
+    return ctx.dev
+
+
+def _served_pool(ctx: Context) -> TxPoolService | None:
+    return ctx.txpool
+
+
 METHODS.update({
-    name: MethodSpec(_dev_method(name, handler), required, optional, cacheable=False, dev_only=True)
+    name: MethodSpec(_served_by(name, _dev_chain, handler), required, optional, cacheable=False,
+                     dev_only=True)
     for name, (handler, required, optional) in DEV_METHODS.items()
 })
 
@@ -696,15 +712,6 @@ METHODS["eth_newPendingTransactionFilter"] = MethodSpec(_new_pending_filter, 0, 
 
 
 
-def _pool_method(name: str, handler: PoolHandler) -> Handler:
-    def run(backend: Backend, params: Params, ctx: Context) -> Any:
-        if ctx.txpool is None:
-            raise not_available(name)
-        return handler(ctx.txpool, params)
-
-    return run
-
-
 def _send_raw_transaction(backend: Backend, params: Params, ctx: Context) -> Any:
     """A dev chain's sending, else a served chain's pool, else -32601 (a read-only chain)."""
     if ctx.dev is not None:
@@ -715,8 +722,8 @@ def _send_raw_transaction(backend: Backend, params: Params, ctx: Context) -> Any
 
 
 METHODS.update({
-    name: MethodSpec(_pool_method(name, handler), required, optional, cacheable=False,
-                     takes_transactions=True)
+    name: MethodSpec(_served_by(name, _served_pool, handler), required, optional,
+                     cacheable=False, takes_transactions=True)
     for name, (handler, required, optional) in TXPOOL_METHODS.items()
 })
 METHODS["eth_sendRawTransaction"] = MethodSpec(_send_raw_transaction, 1, cacheable=False,
