@@ -42,6 +42,7 @@ from .params import (
     parse_number_or_tag,
     parse_state_override,
 )
+from .trace_rpc import TraceHandler
 
 Params = list[Any]
 
@@ -291,9 +292,7 @@ def _replay_block(backend: Any, params: Params, cap: float,
     return [replay_json(r) for r in replay_block(backend, block, types, _timeout(cap), _deadline(cap))]
 
 
-ParityHandler = Callable[[Any, Params, float, ReplayStates | None], Any]
-
-PARITY_METHODS: dict[str, tuple[ParityHandler, int, int]] = {
+PARITY_METHODS: dict[str, tuple[TraceHandler, int, int]] = {
     "trace_transaction": (_trace_transaction, 1, 0),
     "trace_block": (_trace_block, 1, 0),
     "trace_get": (_trace_get, 2, 0),
@@ -302,4 +301,5 @@ PARITY_METHODS: dict[str, tuple[ParityHandler, int, int]] = {
     "trace_replayTransaction": (_replay_transaction, 2, 0),
     "trace_replayBlockTransactions": (_replay_block, 2, 0),
 }
-"""Each trace_* method: its handler, required and optional parameter counts."""
+"""Each trace_* method: its handler (run as the debug_trace* ones are), required and optional
+parameter counts."""
