@@ -42,9 +42,7 @@ from .params import (
     parse_number_or_tag,
     parse_state_override,
 )
-from .trace_rpc import TraceHandler
-
-Params = list[Any]
+from .trace_rpc import Params, TraceHandler
 
 
 def _hex(data: bytes) -> str:
