@@ -38,7 +38,7 @@ from ..forks import ChainConfig, network_config
 from ..models import Address, Hash32
 from ..progress import Progress
 from . import summary
-from .era_index import HistoryIndex
+from .era_index import BuildReport, HistoryIndex
 from .history import BlockRecord, CachedHistory, RawBlock
 
 INDEX_NAME = "ethread-index.sqlite"
@@ -130,7 +130,10 @@ class EraBackend(CachedHistory):
 
     ``config`` gives the chain config; without it the config of the network named in the
     file names is used when known (mainnet, sepolia). ``index_path`` overrides where the
-    sidecar index lives.
+    sidecar index lives. Files the index does not hold yet (or no longer holds as they are)
+    are indexed first, by ``index_workers`` processes (default: every CPU this process may
+    use; see :meth:`HistoryIndex.build <ethread.backends.era_index.HistoryIndex.build>`);
+    what that did is :attr:`index_report`.
     """
 
     def __init__(
@@ -141,6 +144,7 @@ class EraBackend(CachedHistory):
         index_path: str | Path | None = None,
         progress: Progress | None = None,
         cache_blocks: int = 4096,
+        index_workers: int | None = None,
     ) -> None:
         self.folder = Path(folder)
         if not self.folder.is_dir():
@@ -175,23 +179,12 @@ class EraBackend(CachedHistory):
         self._config = config if config is not None else network_config(self.network)
         self._index = HistoryIndex(Path(index_path) if index_path else
                                    default_index_path(self.folder))
-        self._build_index(progress)
+        self.index_report: BuildReport = self._index.build(self.files(), workers=index_workers,
+                                                           progress=progress)
+        """What opening did to the index: files indexed (and why, when indexed again)."""
         self._earliest = min(era.start for era in self._files.values())
         self._latest = max(era.end for era in self._files.values()) - 1
         super().__init__(_EraRecords(self), cache_blocks)
-
-    def _build_index(self, progress: Progress | None) -> None:
-        """Index the files not indexed yet; ``progress`` hears of the blocks of all of them."""
-        unindexed = [era for era in self.files() if not self._index.has_file(era.path.name)]
-        total = sum(era.count for era in unindexed)
-        done = 0
-        for era in unindexed:
-            def report(count: int, _of: int, before: int = done) -> None:
-                assert progress is not None
-                progress(before + count, total)
-
-            self._index.ensure(era, report if progress is not None else None)
-            done += era.count
 
     @property
     def index_path(self) -> Path:

@@ -4,21 +4,46 @@ Era1 files answer "block N" by themselves, but not "block with hash H", "transac
 hash T", "who sent it" or "which blocks logged address A". Those need every header, body and
 receipt of a file decoded once (and every sender recovered from its signature, the slow part),
 so the answers are kept in a SQLite file beside the archives: built the first time a file is
-seen, then only read. SQLite lets several processes serve one folder and lets one of them
-build while the others wait, and a file is indexed in one transaction, so a killed build
-leaves no partial entries.
+seen, then only read.
 
-While indexing, the accumulator of the file is recomputed from its headers and total
-difficulties and compared with the one it stores: a file is never indexed unverified.
+Building is split in two: the work on a file's blocks (decompressing, decoding, recovering
+senders) is cut into units of a few megabytes of archive, which several worker processes do
+at once (``workers=``); one writer, this process, puts their results into SQLite in file
+order, one transaction per file. So a build killed at any moment (Ctrl-C, ``kill -9``, a
+power cut) leaves only whole files, and the next build starts at the first file not
+recorded as complete. While a file is indexed, the accumulator is recomputed from its
+headers and total difficulties and compared with the one it stores: a file is never indexed
+unverified.
+
+Each complete file is recorded with a fingerprint (name, size, modification time, and a hash
+of its last :data:`TAIL_BYTES` bytes, which hold the block index, the accumulator and the last
+blocks). An indexed file whose size or tail changed, or another file in its place, has its
+blocks' entries deleted and is indexed again; the build's :class:`BuildReport` names it and
+why. A file merely copied or touched (new time, same tail) keeps its entries.
+
+SQLite lets several processes serve one folder; a build holds a lock file beside the index
+(``<index>.lock``), so that when several start at once one builds and the others wait, then
+find the files done.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import itertools
+import math
+import multiprocessing
+import os
+import signal
 import sqlite3
 import threading
-from collections.abc import Iterator
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import rlp
 from eth_utils import keccak
@@ -26,14 +51,21 @@ from eth_utils import keccak
 from ..canonical import decode_consensus_receipts, recover_senders
 from ..encoding import DecodeError
 from ..era1.accumulator import accumulator_root
-from ..era1.archive import ArchiveFile
+from ..era1.archive import ArchiveFile, open_archive
 from ..era1.e2store import FormatError
+from ..errors import StoreError
 from ..models import Address, Hash32
 from ..progress import Progress
 from .logindex import encode_log_record
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: builders rely on the per-file check alone
+    fcntl = None  # type: ignore[assignment]
+
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS files(name TEXT PRIMARY KEY, start INTEGER, count INTEGER);
+CREATE TABLE IF NOT EXISTS files(name TEXT PRIMARY KEY, start INTEGER, count INTEGER,
+                                 size INTEGER, mtime_ns INTEGER, tail BLOB);
 CREATE TABLE IF NOT EXISTS blocks(number INTEGER PRIMARY KEY, hash BLOB NOT NULL,
                                   senders BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS blocks_by_hash ON blocks(hash);
@@ -46,6 +78,201 @@ CREATE TABLE IF NOT EXISTS log_topic(position INTEGER, topic BLOB, number INTEGE
 CREATE TABLE IF NOT EXISTS log_blocks(number INTEGER PRIMARY KEY, logs BLOB);
 """
 
+TAIL_BYTES = 512 * 1024
+"""How much of a file's end its fingerprint hashes: the block index (64 KiB for a full Era1
+file, up to 320 KiB for an ``ere`` one), the accumulator, and the last blocks' records."""
+
+UNIT_BYTES = 4 * 1024 * 1024
+"""About how much archive one unit of work covers: a file is cut into block ranges of about
+this many bytes (a dense mainnet file into dozens, an early one not at all), so that the
+workers share even a folder of one file and an interrupted build waits for little."""
+
+POOL_BYTES = 32 * 1024 * 1024
+"""Below this much archive to index, the default is to work in this process: starting the
+worker processes (about a second) would cost more than they save."""
+
+
+def default_workers() -> int:
+    """The CPUs this process may run on (its affinity where the system tells, else the count
+    of CPUs): the index is built before anything is served, so it may use them all."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - no affinity on this platform
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What the index records of a complete file, to notice when it changes."""
+
+    size: int
+    mtime_ns: int
+    tail: bytes
+    """sha256 of the file's last :data:`TAIL_BYTES` bytes."""
+
+
+def tail_digest(path: Path, size: int) -> bytes:
+    """sha256 of the last :data:`TAIL_BYTES` bytes of the file (all of it when shorter)."""
+    with open(path, "rb") as handle:
+        handle.seek(max(0, size - TAIL_BYTES))
+        return hashlib.sha256(handle.read(TAIL_BYTES)).digest()
+
+
+@dataclass(frozen=True, slots=True)
+class BuildReport:
+    """What one :meth:`HistoryIndex.build` did."""
+
+    indexed: tuple[str, ...]
+    """Files indexed by this build, in block order (the changed ones included)."""
+    changed: tuple[tuple[str, str], ...]
+    """(file name, why) of the files indexed again because they are not what was indexed: a
+    different size or tail, or another file now holding the blocks."""
+    unchanged: int
+    """Files found complete and unchanged, left as they were."""
+    blocks: int
+    """Blocks indexed by this build."""
+    transactions: int
+    """Transactions indexed by this build."""
+    workers: int
+    """Processes that did the work on the blocks (1: this process alone)."""
+    seconds: float
+    """How long the build took, the wait for another builder included."""
+
+
+class _Block(NamedTuple):
+    """What a worker found in one block, ready for the writer."""
+
+    number: int
+    hash: Hash32
+    senders: bytes
+    tx_hashes: list[Hash32]
+    addresses: list[Address]
+    topics: list[tuple[int, bytes]]
+    logs: bytes | None
+    accumulated: int | None
+    """The total difficulty when the block counts in the file's accumulator, else None."""
+
+
+class _Unit(NamedTuple):
+    """One unit of work: blocks ``[lo, hi)`` of one file (``last``: it ends the file)."""
+
+    path: str
+    lo: int
+    hi: int
+    last: bool
+
+
+class _Failure(NamedTuple):
+    """A :class:`FormatError` raised in a worker, carried back as plain values (the exception
+    does not survive pickling: its constructor takes three arguments)."""
+
+    path: str
+    offset: int
+    detail: str
+
+
+class _Done(NamedTuple):
+    blocks: list[_Block]
+    tail: bytes | None
+    """The file's tail digest, from the unit that ends it."""
+
+
+_open_file: ArchiveFile | None = None
+
+
+def _archive(path: str) -> ArchiveFile:
+    """The archive at ``path``, kept open while consecutive units read it."""
+    global _open_file
+    if _open_file is None or str(_open_file.path) != path:
+        _close_archive()
+        _open_file = open_archive(path)
+    return _open_file
+
+
+def _close_archive() -> None:
+    global _open_file
+    if _open_file is not None:
+        _open_file.close()
+        _open_file = None
+
+
+def _index_unit(unit: _Unit) -> _Done | _Failure:
+    """Decode, hash and recover the senders of one unit's blocks (in a worker, or in the
+    builder itself with one worker)."""
+    try:
+        era = _archive(unit.path)
+        tail = tail_digest(era.path, era.size) if unit.last else None
+        return _Done([_index_block(era, number) for number in range(unit.lo, unit.hi)], tail)
+    except FormatError as exc:
+        return _Failure(exc.path, exc.offset, exc.detail)
+    except OSError as exc:
+        return _Failure(unit.path, 0, f"cannot read: {exc.strerror or exc}")
+
+
+def _index_block(era: ArchiveFile, number: int) -> _Block:
+    header, body, receipts, td = era.raw_tuple(number)
+    block_hash = keccak(header)
+    try:
+        fields = rlp.decode(header)
+        # Era1's accumulator covers every block; ere's only the proof-of-work ones.
+        counted = td is not None and (era.kind == "era1" or bool(fields[7]))
+        senders = recover_senders(body)
+        tx_items = rlp.decode(body)[0]
+        consensus = decode_consensus_receipts(receipts) if receipts is not None else []
+    except (DecodeError, rlp.DecodingError, IndexError) as exc:
+        raise FormatError(str(era.path), era.offset(number), f"block {number}: {exc}") from None
+    tx_hashes = [keccak(rlp.encode(item)) if isinstance(item, list) else keccak(item)
+                 for item in tx_items]
+    addresses: set[Address] = set()
+    topics: set[tuple[int, bytes]] = set()
+    entries = []
+    for position, receipt in enumerate(consensus):
+        raw_logs = [(log.address, [t.to_bytes(32, "big") for t in log.topics], log.data)
+                    for log in receipt.logs]
+        entries.append((position, tx_hashes[position], raw_logs))
+        for address, log_topics, _ in raw_logs:
+            addresses.add(address)
+            topics.update(enumerate(log_topics))
+    logs = None
+    if addresses:
+        timestamp = int.from_bytes(fields[11], "big")
+        logs = encode_log_record(block_hash, timestamp, entries)
+    return _Block(number, block_hash, b"".join(senders), tx_hashes, sorted(addresses),
+                  sorted(topics), logs, td if counted else None)
+
+
+def _worker_start() -> None:
+    """In each worker: leave Ctrl-C to the builder (which stops the build), and exit when the
+    builder is gone (killed), rather than wait forever for work."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="ethread-index-parent").start()
+
+
+def _context() -> Any:
+    """``forkserver`` with this module imported once in the server (each worker is then a
+    fork of a clean process: no inherited SQLite handle, thread or lock); ``spawn`` where
+    there is none."""
+    try:
+        context = multiprocessing.get_context("forkserver")
+    except ValueError:  # pragma: no cover - no forkserver on this platform
+        return multiprocessing.get_context("spawn")
+    context.set_forkserver_preload(["ethread.backends.era_index"])
+    return context
+
+
+def _units(era: ArchiveFile, unit_bytes: int) -> list[_Unit]:
+    pieces = max(1, min(era.count, math.ceil(era.size / unit_bytes)))
+    edges = [era.start + era.count * i // pieces for i in range(pieces + 1)]
+    path = str(era.path)
+    return [_Unit(path, lo, hi, hi == era.end) for lo, hi in itertools.pairwise(edges)
+            if lo < hi]
 
 
 class HistoryIndex:
@@ -58,10 +285,22 @@ class HistoryIndex:
             self._db = sqlite3.connect(path, timeout=600, isolation_level=None,
                                        check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
+            # WAL without a sync at each commit: a power cut may lose the last files' commits
+            # (they are indexed again), never leave half of one.
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
+            self._add_fingerprint_columns()
         except (OSError, sqlite3.Error) as exc:
             raise FormatError(str(path), 0, f"cannot open the Era1 index: {exc}") from None
         self._lock = threading.Lock()
+
+    def _add_fingerprint_columns(self) -> None:
+        """An index written before fingerprints has ``files(name, start, count)``: add the
+        columns; its files are fingerprinted as they are when first seen (see ``build``)."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(files)")}
+        for name, kind in (("size", "INTEGER"), ("mtime_ns", "INTEGER"), ("tail", "BLOB")):
+            if name not in columns:
+                self._db.execute(f"ALTER TABLE files ADD COLUMN {name} {kind}")
 
     def close(self) -> None:
         """Close the index's SQLite database."""
@@ -75,74 +314,229 @@ class HistoryIndex:
     # -- building --------------------------------------------------------------------------
 
     def has_file(self, name: str) -> bool:
-        """Whether the Era1 file of this name has been indexed."""
+        """Whether the Era1 file of this name has been indexed completely."""
         return self._one("SELECT 1 FROM files WHERE name = ?", name) is not None
 
-    def ensure(self, era: ArchiveFile, progress: Progress | None = None) -> None:
-        """Index ``era`` unless it already is (by this process or another one)."""
-        name = era.path.name
-        if self.has_file(name):
-            return
+    def complete_files(self) -> dict[str, tuple[int, int, Fingerprint | None]]:
+        """The files recorded as complete: name -> (first block, block count, fingerprint;
+        None for a file indexed before fingerprints were kept)."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")  # waits while another process builds
-            try:
-                if self._db.execute("SELECT 1 FROM files WHERE name = ?", (name,)).fetchone():
-                    self._db.execute("ROLLBACK")
-                    return
-                self._index_file(era, progress)
-                self._db.execute("INSERT INTO files VALUES (?, ?, ?)", (name, era.start, era.count))
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+            rows = self._db.execute("SELECT name, start, count, size, mtime_ns, tail FROM "
+                                    "files").fetchall()
+        return {name: (start, count, Fingerprint(size, mtime_ns, bytes(tail))
+                       if size is not None else None)
+                for name, start, count, size, mtime_ns, tail in rows}
 
-    def _index_file(self, era: ArchiveFile, progress: Progress | None) -> None:
-        db = self._db
-        records: list[tuple[Hash32, int]] = []
-        for number in range(era.start, era.end):
-            header, body, receipts, td = era.raw_tuple(number)
-            block_hash = keccak(header)
+    def stale(self, files: Sequence[ArchiveFile]) -> list[tuple[ArchiveFile, str | None]]:
+        """The files of ``files`` the index does not hold as they are now, in order, each with
+        why (None for a file never indexed). Reads the tail of a file only when its time
+        changed and its size did not; adopts (fingerprints) a file indexed before
+        fingerprints were kept, and records a touched file's new time."""
+        done = self.complete_files()
+        todo: list[tuple[ArchiveFile, str | None]] = []
+        for era in files:
+            name = era.path.name
+            stat = os.stat(era.path)
+            entry = done.get(name)
+            if entry is None:
+                overlap = [other for other, (start, count, _) in done.items()
+                           if start < era.end and era.start < start + count]
+                todo.append((era, f"replaces {', '.join(sorted(overlap))}" if overlap else None))
+                continue
+            start, count, known = entry
+            if (start, count) != (era.start, era.count):
+                todo.append((era, f"now holds blocks {era.start}..{era.end - 1}, indexed as "
+                                  f"{start}..{start + count - 1}"))
+            elif known is None:
+                self._record_fingerprint(name, Fingerprint(
+                    stat.st_size, stat.st_mtime_ns, tail_digest(era.path, stat.st_size)))
+            elif known.size != stat.st_size:
+                todo.append((era, f"its size changed from {known.size} to {stat.st_size} "
+                                  "bytes"))
+            elif known.mtime_ns != stat.st_mtime_ns:
+                if tail_digest(era.path, stat.st_size) != known.tail:
+                    todo.append((era, "its content changed (the hash of its block index and "
+                                      "last blocks differs)"))
+                else:
+                    self._record_fingerprint(name, Fingerprint(known.size, stat.st_mtime_ns,
+                                                               known.tail))
+        return todo
+
+    def _record_fingerprint(self, name: str, print_: Fingerprint) -> None:
+        with self._lock:
+            self._db.execute("UPDATE files SET size = ?, mtime_ns = ?, tail = ? WHERE name = ?",
+                             (print_.size, print_.mtime_ns, print_.tail, name))
+
+    @contextlib.contextmanager
+    def _build_lock(self) -> Iterator[None]:
+        """Held while building: a second builder (another process) waits here, then finds
+        the files done. The lock dies with its process, however it ends."""
+        if fcntl is None:  # pragma: no cover
+            yield
+            return
+        lock_path = Path(f"{self.path}.lock")
+        try:
+            handle = open(lock_path, "a+b")  # noqa: SIM115 - closed by the with below
+        except OSError as exc:
+            raise StoreError(f"cannot open the Era1 index's lock file {lock_path}: "
+                             f"{exc.strerror}") from None
+        with handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             try:
-                # Era1's accumulator covers every block; ere's only the proof-of-work ones.
-                if td is not None and (era.kind == "era1" or rlp.decode(header)[7]):
-                    records.append((block_hash, td))
-                senders = recover_senders(body)
-                tx_items = rlp.decode(body)[0]
-                consensus = decode_consensus_receipts(receipts) if receipts is not None else []
-            except (DecodeError, rlp.DecodingError, IndexError) as exc:
-                raise FormatError(str(era.path), era.offset(number),
-                                  f"block {number}: {exc}") from None
-            db.execute("INSERT OR REPLACE INTO blocks VALUES (?, ?, ?)",
-                       (number, block_hash, b"".join(senders)))
-            tx_hashes = [keccak(rlp.encode(item)) if isinstance(item, list) else keccak(item)
-                         for item in tx_items]
-            db.executemany("INSERT OR REPLACE INTO txs VALUES (?, ?, ?)",
-                           [(tx_hash, number, i) for i, tx_hash in enumerate(tx_hashes)])
-            addresses: set[Address] = set()
-            topics: set[tuple[int, bytes]] = set()
-            entries = []
-            for position, receipt in enumerate(consensus):
-                raw_logs = [(log.address, [t.to_bytes(32, "big") for t in log.topics], log.data)
-                            for log in receipt.logs]
-                entries.append((position, tx_hashes[position], raw_logs))
-                for address, log_topics, _ in raw_logs:
-                    addresses.add(address)
-                    topics.update(enumerate(log_topics))
-            if addresses:
-                db.executemany("INSERT OR IGNORE INTO log_address VALUES (?, ?)",
-                               [(a, number) for a in addresses])
-                db.executemany("INSERT OR IGNORE INTO log_topic VALUES (?, ?, ?)",
-                               [(p, t, number) for p, t in topics])
-                timestamp = int.from_bytes(rlp.decode(header)[11], "big")
-                db.execute("INSERT OR IGNORE INTO log_blocks VALUES (?, ?)",
-                           (number, encode_log_record(block_hash, timestamp, entries)))
-            if progress is not None and (number - era.start) % 512 == 511:
-                progress(number - era.start + 1, era.count)
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def build(self, files: Sequence[ArchiveFile], *, workers: int | None = None,
+              progress: Progress | None = None, unit_bytes: int = UNIT_BYTES) -> BuildReport:
+        """Index every file of ``files`` (in block order) that the index does not hold as it is
+        now; return what was done.
+
+        ``workers`` processes decode the blocks and recover the senders (default
+        :func:`default_workers`, or 1 for less than :data:`POOL_BYTES` of archive; never more
+        than the units of work, each about :data:`UNIT_BYTES` of one file; 1 works in this
+        process);
+        this process writes their results in file order, one SQLite transaction per file.
+        ``progress`` hears of the blocks done out of those to index. A damaged file raises
+        :class:`~ethread.era1.e2store.FormatError` naming it and where; the files before it
+        stay indexed.
+
+        Workers are started as a ``forkserver``'s are, and import the main module: a script
+        that opens an unindexed folder must guard its entry point
+        (``if __name__ == "__main__":``), or pass ``workers=1``.
+        """
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be at least 1, not {workers}")
+        if unit_bytes < 1:
+            raise ValueError(f"unit_bytes must be at least 1, not {unit_bytes}")
+        began = time.monotonic()
+        if not self.stale(files):  # the common case: no lock, no wait
+            return BuildReport((), (), len(files), 0, 0, 1, time.monotonic() - began)
+        if getattr(multiprocessing.current_process(), "_inheriting", False):
+            # A worker importing an unguarded main script that opens this folder: it would
+            # wait for the lock its parent holds while the parent waits for it.
+            raise StoreError(f"the Era1 index {self.path} is being built by the process that "
+                             "started this one: guard the script's entry point with "
+                             "if __name__ == \"__main__\":")
+        with self._build_lock():
+            todo = self.stale(files)  # again: another builder may have done some
+            units = [unit for era, _ in todo for unit in _units(era, unit_bytes)]
+            if workers is None:
+                big = sum(era.size for era, _ in todo) >= POOL_BYTES
+                workers = default_workers() if big else 1
+            count = max(1, min(workers, len(units)))
+            total = sum(era.count for era, _ in todo)
+            written = self._write(todo, units, count, total, progress)
+        return BuildReport(
+            indexed=tuple(era.path.name for era, _ in todo),
+            changed=tuple((era.path.name, why) for era, why in todo if why is not None),
+            unchanged=len(files) - len(todo), blocks=total, transactions=written,
+            workers=count, seconds=time.monotonic() - began)
+
+    def _results(self, units: list[_Unit], workers: int) -> Iterator[_Done | _Failure]:
+        """The units' results in order: computed here with one worker, else by a pool of
+        ``workers`` processes with a bounded number of units in flight (the writer's pace
+        bounds the memory results take)."""
+        if workers == 1:
+            try:
+                yield from map(_index_unit, units)
+            finally:
+                _close_archive()
+            return
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context(),
+                                   initializer=_worker_start)
+        pending: deque[Future[_Done | _Failure]] = deque()
+        queued = iter(units)
+        try:
+            for unit in queued:
+                pending.append(pool.submit(_index_unit, unit))
+                if len(pending) >= 3 * workers:
+                    break
+            while pending:
+                result = pending.popleft().result()
+                for unit in queued:
+                    pending.append(pool.submit(_index_unit, unit))
+                    break
+                yield result
+        finally:
+            # Stopped early (an error, Ctrl-C, the writer done with a failure): drop the rest.
+            # A running unit is a few megabytes of work; the workers then exit.
+            for future in pending:
+                future.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _write(self, todo: list[tuple[ArchiveFile, str | None]], units: list[_Unit],
+               workers: int, total: int, progress: Progress | None) -> int:
+        """Write the results of ``units`` file by file; returns the transactions written."""
+        by_path = {str(era.path): era for era, _ in todo}
+        results = self._results(units, workers)
+        done = transactions = 0
+        try:
+            era: ArchiveFile | None = None
+            blocks: list[_Block] = []
+            for unit, result in zip(units, results, strict=True):
+                if isinstance(result, _Failure):
+                    raise FormatError(result.path, result.offset, result.detail)
+                if era is None:
+                    era = by_path[unit.path]
+                blocks.extend(result.blocks)
+                done += unit.hi - unit.lo
+                if unit.last:
+                    assert result.tail is not None
+                    transactions += self._index_file(era, blocks, result.tail)
+                    era, blocks = None, []
+                if progress is not None:
+                    progress(done, total)
+        finally:
+            results.close()  # type: ignore[attr-defined]
+        return transactions
+
+    def _index_file(self, era: ArchiveFile, blocks: list[_Block], tail: bytes) -> int:
+        """Check the file's accumulator, then write its blocks and its fingerprint in one
+        transaction, replacing whatever the index held for its blocks; returns its
+        transactions."""
         stored = era.accumulator()
+        records = [(b.hash, b.accumulated) for b in blocks if b.accumulated is not None]
         if stored is not None and accumulator_root(records) != stored:
             raise FormatError(str(era.path), era.size - 1,
                               "corrupted: the accumulator recomputed from the headers and total "
                               "difficulties differs from the one the file stores")
+        stat = os.stat(era.path)
+        lo, hi = era.start, era.end - 1
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                overlapping = db.execute("SELECT name FROM files WHERE start <= ? AND "
+                                         "start + count > ?", (hi, lo)).fetchall()
+                if overlapping:  # a changed or replaced file: its old entries go first
+                    db.execute("DELETE FROM files WHERE start <= ? AND start + count > ?",
+                               (hi, lo))
+                    for table in ("blocks", "txs", "log_address", "log_topic", "log_blocks"):
+                        db.execute(f"DELETE FROM {table} WHERE number BETWEEN ? AND ?", (lo, hi))
+                transactions = 0
+                for block in blocks:
+                    number = block.number
+                    db.execute("INSERT OR REPLACE INTO blocks VALUES (?, ?, ?)",
+                               (number, block.hash, block.senders))
+                    db.executemany("INSERT OR REPLACE INTO txs VALUES (?, ?, ?)",
+                                   [(h, number, i) for i, h in enumerate(block.tx_hashes)])
+                    transactions += len(block.tx_hashes)
+                    if block.logs is not None:
+                        db.executemany("INSERT OR IGNORE INTO log_address VALUES (?, ?)",
+                                       [(a, number) for a in block.addresses])
+                        db.executemany("INSERT OR IGNORE INTO log_topic VALUES (?, ?, ?)",
+                                       [(p, t, number) for p, t in block.topics])
+                        db.execute("INSERT OR IGNORE INTO log_blocks VALUES (?, ?)",
+                                   (number, block.logs))
+                db.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)",
+                           (era.path.name, era.start, era.count, stat.st_size,
+                            stat.st_mtime_ns, tail))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return transactions
 
     # -- reading ---------------------------------------------------------------------------
 
