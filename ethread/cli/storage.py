@@ -1,6 +1,6 @@
 """The storage subcommands: ``import`` (a chain into LevelDB or LMDB), ``copy`` (a store into
-another engine), ``export`` (Era1 files from any backend) and ``verify`` (Era1 files or a store
-end to end).
+another engine), ``export`` (Era1 files from any backend), ``verify`` (Era1 files or a store
+end to end) and ``index`` (an Era folder's sidecar index).
 
 Each draws a progress bar on stderr (:class:`ethread.progress.ProgressBar`) and turns every ethread error into a message
 and exit status 1.
@@ -216,6 +216,37 @@ def _verify_db(path: Path) -> int:
     return 0
 
 
+def run_index(args: argparse.Namespace) -> int:
+    """``ethread index``: build an Era folder's sidecar index, or bring it up to date."""
+    from ..backends.era import EraBackend
+
+    if args.workers is not None and args.workers < 1:
+        raise EthreadError(f"--workers must be at least 1, not {args.workers}")
+    bar = ProgressBar("indexing")
+    try:
+        with EraBackend(args.era, index_path=args.index, progress=bar,
+                        index_workers=args.workers) as backend:
+            report = backend.index_report
+            path = backend.index_path
+    finally:
+        bar.finish()
+    size = sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+    for name, why in report.changed:
+        print(f"{name}: indexed again: {why}")
+    if report.indexed:
+        seconds = max(report.seconds, 1e-9)
+        print(f"indexed {len(report.indexed)} files ({report.blocks:,} blocks, "
+              f"{report.transactions:,} transactions) in {report.seconds:.1f}s with "
+              f"{report.workers} worker{'s' if report.workers > 1 else ''}: "
+              f"{len(report.indexed) / seconds:,.1f} files/s, "
+              f"{report.transactions / seconds:,.0f} transactions/s; "
+              f"{report.unchanged} files were already indexed")
+    else:
+        print(f"the index is up to date ({report.unchanged} files)")
+    print(f"index {path}: {size:,} bytes")
+    return 0
+
+
 def _with_first(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """Record whether --first was given (its default depends on the format)."""
     def wrapper(args: argparse.Namespace) -> int:
@@ -231,7 +262,8 @@ def _with_first(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
 
 
 def register(subparsers: Any) -> None:
-    """Add ``import``, ``copy``, ``export`` and ``verify`` to the ``ethread`` command."""
+    """Add ``import``, ``copy``, ``export``, ``verify`` and ``index`` to the ``ethread``
+    command."""
     p = subparsers.add_parser("import", help="execute a chain and store it (LevelDB or LMDB)",
                               description="Execute and validate a chain (genesis.json and "
                               "concatenated block RLP) into a LevelDB or LMDB store; an "
@@ -293,3 +325,19 @@ def register(subparsers: Any) -> None:
     p.add_argument("--era", help="an Era1 or ere file, or a folder of them")
     p.add_argument("--db", help="a store directory (LevelDB or LMDB)")
     p.set_defaults(run=_guarded(run_verify))
+
+    p = subparsers.add_parser("index", help="build an Era folder's sidecar index",
+                              description="Build the sidecar index of a folder of Era1 and ere "
+                              "files (block and transaction hashes, senders, logs), or bring "
+                              "it up to date: files already indexed and unchanged are "
+                              "skipped, so an interrupted build resumes at the first file "
+                              "not complete and new files are indexed alone; a file that "
+                              "changed since it was indexed is indexed again, and named.")
+    p.add_argument("--era", required=True, metavar="DIR", help="the folder of archive files")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="processes that decode blocks and recover senders (default: every "
+                   "CPU, or 1 for less than 32 MiB of files to index)")
+    p.add_argument("--index", metavar="PATH", default=None,
+                   help="where the index lives (default: ethread-index.sqlite in the folder, "
+                   "or under ~/.cache/ethread/era1/ when the folder is read-only)")
+    p.set_defaults(run=_guarded(run_index))
