@@ -41,7 +41,9 @@ import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -137,6 +139,9 @@ class BuildReport:
     """Processes that did the work on the blocks (1: this process alone)."""
     seconds: float
     """How long the build took, the wait for another builder included."""
+    cpu_seconds: float = 0.0
+    """CPU time the work on the blocks took, in all the workers (the writer's not counted):
+    over ``seconds``, how many cores the build had on average."""
 
 
 class _Block(NamedTuple):
@@ -175,6 +180,8 @@ class _Done(NamedTuple):
     blocks: list[_Block]
     tail: bytes | None
     """The file's tail digest, from the unit that ends it."""
+    cpu: float
+    """CPU seconds the unit took in its process."""
 
 
 _open_file: ArchiveFile | None = None
@@ -199,10 +206,12 @@ def _close_archive() -> None:
 def _index_unit(unit: _Unit) -> _Done | _Failure:
     """Decode, hash and recover the senders of one unit's blocks (in a worker, or in the
     builder itself with one worker)."""
+    began = time.process_time()
     try:
         era = _archive(unit.path)
         tail = tail_digest(era.path, era.size) if unit.last else None
-        return _Done([_index_block(era, number) for number in range(unit.lo, unit.hi)], tail)
+        blocks = [_index_block(era, number) for number in range(unit.lo, unit.hi)]
+        return _Done(blocks, tail, time.process_time() - began)
     except FormatError as exc:
         return _Failure(exc.path, exc.offset, exc.detail)
     except OSError as exc:
@@ -241,18 +250,20 @@ def _index_block(era: ArchiveFile, number: int) -> _Block:
                   sorted(topics), logs, td if counted else None)
 
 
-def _worker_start() -> None:
-    """In each worker: leave Ctrl-C to the builder (which stops the build), and exit when the
-    builder is gone (killed), rather than wait forever for work."""
+def _worker_start(builder: Connection) -> None:
+    """In each worker: leave Ctrl-C to the builder (which stops the build), and exit as soon
+    as the builder is gone (killed), rather than wait forever for work: ``builder`` is the
+    read end of a pipe whose only write end the builder holds, so it reads EOF then. (The
+    worker's parent is the forkserver, which outlives the builder as long as its children
+    do: watching the parent would not do.)"""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = os.getppid()
 
     def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
+        with contextlib.suppress(EOFError, OSError):
+            builder.poll(None)
         os._exit(1)
 
-    threading.Thread(target=watch, daemon=True, name="ethread-index-parent").start()
+    threading.Thread(target=watch, daemon=True, name="ethread-index-builder").start()
 
 
 def _context() -> Any:
@@ -426,12 +437,12 @@ class HistoryIndex:
                 workers = default_workers() if big else 1
             count = max(1, min(workers, len(units)))
             total = sum(era.count for era, _ in todo)
-            written = self._write(todo, units, count, total, progress)
+            written, cpu = self._write(todo, units, count, total, progress)
         return BuildReport(
             indexed=tuple(era.path.name for era, _ in todo),
             changed=tuple((era.path.name, why) for era, why in todo if why is not None),
             unchanged=len(files) - len(todo), blocks=total, transactions=written,
-            workers=count, seconds=time.monotonic() - began)
+            workers=count, seconds=time.monotonic() - began, cpu_seconds=cpu)
 
     def _results(self, units: list[_Unit], workers: int) -> Iterator[_Done | _Failure]:
         """The units' results in order: computed here with one worker, else by a pool of
@@ -443,8 +454,10 @@ class HistoryIndex:
             finally:
                 _close_archive()
             return
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context(),
-                                   initializer=_worker_start)
+        context = _context()
+        alive, held = context.Pipe(duplex=False)
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                   initializer=_worker_start, initargs=(alive,))
         pending: deque[Future[_Done | _Failure]] = deque()
         queued = iter(units)
         try:
@@ -453,7 +466,14 @@ class HistoryIndex:
                 if len(pending) >= 3 * workers:
                     break
             while pending:
-                result = pending.popleft().result()
+                try:
+                    result = pending.popleft().result()
+                except BrokenProcessPool:
+                    raise StoreError(
+                        f"a worker process building the Era1 index {self.path} died (killed, "
+                        "out of memory, or a script that opens the folder without "
+                        "if __name__ == \"__main__\": see its error above); the files done "
+                        "are kept: run again to resume, or with one worker") from None
                 for unit in queued:
                     pending.append(pool.submit(_index_unit, unit))
                     break
@@ -464,13 +484,17 @@ class HistoryIndex:
             for future in pending:
                 future.cancel()
             pool.shutdown(wait=True, cancel_futures=True)
+            alive.close()
+            held.close()
 
     def _write(self, todo: list[tuple[ArchiveFile, str | None]], units: list[_Unit],
-               workers: int, total: int, progress: Progress | None) -> int:
-        """Write the results of ``units`` file by file; returns the transactions written."""
+               workers: int, total: int, progress: Progress | None) -> tuple[int, float]:
+        """Write the results of ``units`` file by file; returns the transactions written and
+        the CPU seconds the workers spent."""
         by_path = {str(era.path): era for era, _ in todo}
         results = self._results(units, workers)
         done = transactions = 0
+        cpu = 0.0
         try:
             era: ArchiveFile | None = None
             blocks: list[_Block] = []
@@ -480,6 +504,7 @@ class HistoryIndex:
                 if era is None:
                     era = by_path[unit.path]
                 blocks.extend(result.blocks)
+                cpu += result.cpu
                 done += unit.hi - unit.lo
                 if unit.last:
                     assert result.tail is not None
@@ -489,7 +514,7 @@ class HistoryIndex:
                     progress(done, total)
         finally:
             results.close()  # type: ignore[attr-defined]
-        return transactions
+        return transactions, cpu
 
     def _index_file(self, era: ArchiveFile, blocks: list[_Block], tail: bytes) -> int:
         """Check the file's accumulator, then write its blocks and its fingerprint in one
