@@ -406,8 +406,8 @@ class HistoryIndex:
         ``workers`` processes decode the blocks and recover the senders (default
         :func:`default_workers`, or 1 for less than :data:`POOL_BYTES` of archive; never more
         than the units of work, each about :data:`UNIT_BYTES` of one file; 1 works in this
-        process);
-        this process writes their results in file order, one SQLite transaction per file.
+        process); this process writes their results in file order, one SQLite transaction
+        per file.
         ``progress`` hears of the blocks done out of those to index. A damaged file raises
         :class:`~ethread.era1.e2store.FormatError` naming it and where; the files before it
         stay indexed.
