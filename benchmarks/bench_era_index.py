@@ -2,11 +2,11 @@
 and 2 worker processes, and an interrupted build resumed. Prints figures; asserts no times.
 
     python benchmarks/bench_era_index.py [--set NAME:FILESxBLOCKSxTXS ...] [--workdir DIR]
-                                         [--fresh] [--out FILE]
+                                         [--fresh] [--save PATH | --no-save]
 
 Each ``--set`` is a folder of FILES Era1 files (one per epoch, as a mainnet folder has 1,897
 of them up to the merge), each holding BLOCKS blocks at the start of its epoch, each block
-TXS transactions of every type (``synthetic_history.DenseMaker``: transfers, swaps,
+TXS transactions of every type (``benchlib.synthetic_history.era1_epochs``: transfers, swaps,
 creations, blob and set-code transactions, about 1.3 logs a transaction, signatures from
 which a sender is always recovered). The default sets are ``many:1897x4x16`` (the count of
 files is what matters: per-file costs) and ``dense:4x256x150`` (blocks as full as today's
@@ -17,15 +17,14 @@ For each set: the index built from nothing with 1 worker, then with 2 (back to b
 2-worker build killed (SIGKILL, the builder and its workers) about half way and resumed
 with 2 workers; then one file of the next epoch added and indexed alone. The resumed index
 is checked equal, row for row, to the one built in one go. The machine is shared: the load
-average is printed beside the figures. The last results are kept in ``--out`` (default
-``benchmarks/results/bench_era_index.txt``).
+average is printed beside the figures. The last results are kept in
+``benchmarks/results/bench_era_index.txt`` (``benchlib.report``).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import os
 import shutil
 import signal
@@ -35,27 +34,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+
+from benchlib import report
+from benchlib.synthetic_history import era1_epochs
 
 from ethread.backends.era_index import BuildReport, HistoryIndex
 from ethread.era1.accumulator import EPOCH_SIZE
 from ethread.era1.archive import archive_paths, open_archive
 
-_HERE = Path(__file__).resolve().parent
 TABLES = ("files", "blocks", "txs", "log_address", "log_topic", "log_blocks")
-
-
-def _synthetic() -> Any:
-    """benchmarks/synthetic_history.py, loaded by path (a ``benchmarks`` package of some
-    dependency would shadow the folder's name); imported only to make folders."""
-    name = "ethread_bench_synthetic_history"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, _HERE / "synthetic_history.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def parse_set(text: str) -> tuple[str, int, int, int]:
@@ -68,33 +55,6 @@ def parse_set(text: str) -> tuple[str, int, int, int]:
     if not (name and files >= 1 and 1 <= blocks <= EPOCH_SIZE and txs >= 0):
         raise argparse.ArgumentTypeError(f"{text!r}: files >= 1, 1 <= blocks <= {EPOCH_SIZE}")
     return name, files, blocks, txs
-
-
-def make_folder(folder: Path, files: int, blocks: int, txs: int, first_epoch: int = 1) -> None:
-    """Era1 files of epochs ``first_epoch ..``, each with ``blocks`` blocks of ``txs``
-    transactions (network ``devnet``, total difficulty flat as after the merge). Epoch 0 is
-    left out: the maker numbers withdrawals from block 1."""
-    from ethread.era1.writer import Era1Writer
-    from ethread.models import Header
-
-    synthetic = _synthetic()
-    maker = synthetic.DenseMaker(synthetic.DEV_CHAIN_ID, txs, seed=first_epoch + 1)
-    parent = Header(
-        parent_hash=b"\x00" * 32, uncles_hash=b"\x00" * 32, coinbase=b"\x00" * 20,
-        state_root=b"\x00" * 32, transactions_root=b"\x00" * 32, receipts_root=b"\x00" * 32,
-        logs_bloom=b"\x00" * 256, difficulty=0, number=0, gas_limit=synthetic.DENSE_GAS_LIMIT,
-        gas_used=synthetic.DENSE_GAS_LIMIT // 2, timestamp=1_700_000_000, extra_data=b"",
-        mix_hash=b"\x00" * 32, nonce=b"\x00" * 8, base_fee_per_gas=10**9,
-        withdrawals_root=b"\x00" * 32, blob_gas_used=0, excess_blob_gas=0,
-        parent_beacon_block_root=b"\x00" * 32, requests_hash=b"\x00" * 32, hash=b"\x01" * 32)
-    folder.mkdir(parents=True, exist_ok=True)
-    for epoch in range(first_epoch, first_epoch + files):
-        writer = Era1Writer(epoch * EPOCH_SIZE)
-        for number in range(epoch * EPOCH_SIZE, epoch * EPOCH_SIZE + blocks):
-            made = maker.make(parent, number)
-            writer.add(made.block.hash, made.header_rlp, made.body_rlp, made.receipts_rlp, 1)
-            parent = made.block.header
-        writer.write(folder, "devnet")
 
 
 def index_size(path: Path) -> int:
@@ -158,11 +118,10 @@ def killed_build(folder: Path, index: Path, workers: int, files: int) -> int:
 
 
 def load() -> str:
-    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"load average {report.load_average()}"
 
 
-def run_set(name: str, files: int, blocks: int, txs: int, workdir: Path, fresh: bool,
-            say: Any) -> None:
+def run_set(name: str, files: int, blocks: int, txs: int, workdir: Path, fresh: bool) -> None:
     folder = workdir / f"{name}-{files}x{blocks}x{txs}"
     marker = folder / "complete"
     if fresh and folder.exists():
@@ -170,12 +129,12 @@ def run_set(name: str, files: int, blocks: int, txs: int, workdir: Path, fresh: 
     if not marker.exists():
         began = time.monotonic()
         shutil.rmtree(folder, ignore_errors=True)
-        make_folder(folder / "era1", files, blocks, txs)
+        era1_epochs(folder / "era1", files, blocks, txs)
         marker.write_text("made\n")
-        say(f"[{name}] made {files} files in {time.monotonic() - began:.0f}s")
+        print(f"[{name}] made {files} files in {time.monotonic() - began:.0f}s")
     era1 = folder / "era1"
     archive_bytes = sum(p.stat().st_size for p in archive_paths(era1))
-    say(f"== {name}: {files:,} Era1 files x {blocks} blocks x {txs} transactions "
+    print(f"== {name}: {files:,} Era1 files x {blocks} blocks x {txs} transactions "
         f"({files * blocks:,} blocks, {files * blocks * txs:,} transactions, "
         f"{archive_bytes:,} bytes of archive)")
     rows = []
@@ -199,7 +158,7 @@ def run_set(name: str, files: int, blocks: int, txs: int, workdir: Path, fresh: 
     digests[0] = digest(index)
     extra = folder / "era1-next"
     shutil.rmtree(extra, ignore_errors=True)
-    make_folder(extra, 1, blocks, txs, first_epoch=files + 1)
+    era1_epochs(extra, 1, blocks, txs, first_epoch=files + 1)
     added = next(extra.iterdir())
     target = era1 / added.name
     shutil.copy(added, target)
@@ -209,58 +168,49 @@ def run_set(name: str, files: int, blocks: int, txs: int, workdir: Path, fresh: 
     finally:
         target.unlink()
         shutil.rmtree(extra)
-    say(f"{'':<38} {'files':>6} {'blocks':>8} {'txs':>9} {'seconds':>8} {'files/s':>8} "
+    print(f"{'':<38} {'files':>6} {'blocks':>8} {'txs':>9} {'seconds':>8} {'files/s':>8} "
         f"{'txs/s':>7} {'cpu s':>6} {'cores':>5} {'index bytes':>12} {'B/block':>8} {'B/tx':>6}"
         f"  at start")
     for label, report, size, at in rows:
         seconds = max(report.seconds, 1e-9)
         held = files + 1 if label.startswith("one new") else files  # files in the index
-        say(f"{label:<38} {len(report.indexed):>6} {report.blocks:>8,} "
+        print(f"{label:<38} {len(report.indexed):>6} {report.blocks:>8,} "
             f"{report.transactions:>9,} {report.seconds:>8.1f} "
             f"{len(report.indexed) / seconds:>8.1f} {report.transactions / seconds:>7,.0f} "
             f"{report.cpu_seconds:>6.1f} {report.cpu_seconds / seconds:>5.2f} {size:>12,} "
             f"{size / (held * blocks):>8.0f} {size / max(1, held * blocks * txs):>6.0f}"
             f"  {at}")
     same = digests[1] == digests[2] == digests[0]
-    say(f"index rows: 1 worker {digests[1]}, 2 workers {digests[2]}, resumed {digests[0]}: "
+    print(f"index rows: 1 worker {digests[1]}, 2 workers {digests[2]}, resumed {digests[0]}: "
         f"{'identical' if same else 'DIFFERENT'}; speedup of 2 workers "
         f"{rows[0][1].seconds / max(rows[1][1].seconds, 1e-9):.2f}x")
-    say(f"(cpu s: CPU time of the work on the blocks in all workers, the writer's not counted; "
+    print(f"(cpu s: CPU time of the work on the blocks in all workers, the writer's not counted; "
         f"cores: cpu s over seconds, the cores the build got; index bytes: the whole index "
         f"after the build, per block and transaction it holds; {load()} at the end)")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    if sys.argv[1:2] == ["--child-build"]:  # the build killed_build starts, and kills
+        folder, index, workers = sys.argv[2:5]
+        build(Path(folder), Path(index), int(workers))
+        return 0
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--set", dest="sets", action="append", type=parse_set,
                         help="NAME:FILESxBLOCKSxTXS (repeatable; default many:1897x4x16 and "
                         "dense:4x256x150)")
     parser.add_argument("--workdir", type=Path,
                         default=Path(tempfile.gettempdir()) / "ethread-bench-eraindex")
     parser.add_argument("--fresh", action="store_true", help="make the folders again")
-    parser.add_argument("--out", type=Path, default=_HERE / "results" / "bench_era_index.txt")
-    parser.add_argument("--child-build", nargs=3, metavar=("FOLDER", "INDEX", "WORKERS"),
-                        help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child_build:
-        folder, index, workers = args.child_build
-        build(Path(folder), Path(index), int(workers))
-        return 0
-    sets = args.sets or [parse_set("many:1897x4x16"), parse_set("dense:4x256x150")]
-    lines: list[str] = []
-
-    def say(line: str) -> None:
-        print(line, flush=True)
-        lines.append(line)
-
-    say(f"bench_era_index on {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-        f"{load()}")
-    say("")
-    for name, files, blocks, txs in sets:
-        run_set(name, files, blocks, txs, args.workdir, args.fresh, say)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines) + "\n")
+    report.run(parser, __file__, run_benchmark)
     return 0
+
+
+def run_benchmark(args: argparse.Namespace) -> None:
+    sets = args.sets or [parse_set("many:1897x4x16"), parse_set("dense:4x256x150")]
+    print(f"bench_era_index on {os.cpu_count()} CPUs, {load()}")
+    for name, files, blocks, txs in sets:
+        print()
+        run_set(name, files, blocks, txs, args.workdir, args.fresh)
 
 
 if __name__ == "__main__":

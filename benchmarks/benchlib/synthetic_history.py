@@ -681,3 +681,35 @@ def dense_history(
         era1.write(paths.era1, "devnet")
         ere.write(paths.ere, "devnet")
     return DenseStores(paths.lmdb, paths.era1, paths.ere, blocks, tx_count, log_count)
+
+
+def era1_epochs(folder: str | Path, files: int, blocks: int, transactions: int, *,
+                first_epoch: int = 1) -> list[Path]:
+    """Era1 files of epochs ``first_epoch ..`` (``files`` of them, one an epoch, as a mainnet
+    folder holds 1,897), each with ``blocks`` dense blocks of ``transactions`` transactions at
+    the start of its epoch (:class:`DenseMaker`; network ``devnet``, total difficulty flat as
+    after the merge, headers chained across the gaps). Many small files, for what costs per
+    file. Epoch 0 is left out by default: the maker numbers withdrawals from block 1."""
+    from ethread.era1.accumulator import EPOCH_SIZE
+    from ethread.era1.writer import Era1Writer
+
+    if first_epoch < 1:
+        raise ValueError("the maker numbers withdrawals from block 1: first_epoch >= 1")
+    maker = DenseMaker(DEV_CHAIN_ID, transactions, seed=first_epoch + 1)
+    zero = b"\x00" * 32
+    parent = Header(
+        parent_hash=zero, uncles_hash=zero, coinbase=b"\x00" * 20, state_root=zero,
+        transactions_root=zero, receipts_root=zero, logs_bloom=b"\x00" * 256, difficulty=0,
+        number=0, gas_limit=DENSE_GAS_LIMIT, gas_used=DENSE_GAS_LIMIT // 2,
+        timestamp=1_700_000_000, extra_data=b"", mix_hash=zero, nonce=b"\x00" * 8,
+        base_fee_per_gas=GWEI, withdrawals_root=zero, blob_gas_used=0, excess_blob_gas=0,
+        parent_beacon_block_root=zero, requests_hash=zero, hash=b"\x01" * 32)
+    written = []
+    for epoch in range(first_epoch, first_epoch + files):
+        writer = Era1Writer(epoch * EPOCH_SIZE)
+        for number in range(epoch * EPOCH_SIZE, epoch * EPOCH_SIZE + blocks):
+            made = maker.make(parent, number)
+            writer.add(made.block.hash, made.header_rlp, made.body_rlp, made.receipts_rlp, 1)
+            parent = made.block.header
+        written.append(writer.write(folder, "devnet"))
+    return written

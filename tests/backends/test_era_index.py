@@ -5,7 +5,6 @@ resumed index serves."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -16,10 +15,10 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from benchlib.synthetic_history import era1_epochs
 
 import ethread
 from ethread.backends.era import INDEX_NAME, EraBackend
@@ -30,22 +29,7 @@ from ethread.era1.archive import archive_paths, open_archive
 from tests.support.paths import conformance_dir
 from tests.support.server_harness import ServeProcess, call, post
 
-REPO = Path(__file__).resolve().parents[2]
 TABLES = ("blocks", "txs", "log_address", "log_topic", "log_blocks")
-
-
-def bench() -> ModuleType:
-    """benchmarks/bench_era_index.py (its ``make_folder`` writes synthetic Era1 folders),
-    loaded by path."""
-    name = "ethread_bench_era_index"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" /
-                                                      "bench_era_index.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def rows(index: Path) -> dict[str, list[tuple[Any, ...]]]:
@@ -88,7 +72,7 @@ def sepolia_dir() -> Path:
 def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Six small Era1 files of dense blocks (every transaction type, logs), epochs 1 to 6."""
     folder = tmp_path_factory.mktemp("synthetic") / "era1"
-    bench().make_folder(folder, 6, 3, 8)
+    era1_epochs(folder, 6, 3, 8)
     return folder
 
 
@@ -330,7 +314,7 @@ def test_a_replaced_file_is_indexed_again_and_its_old_entries_go(
     old_txs = [row for row in synthetic_serial["txs"] if start <= row[1] < start + 3]
     # The epoch's file made again from other blocks (another seed): another name, same blocks.
     other = tmp_path / "other"
-    bench().make_folder(other, 1, 3, 5, first_epoch=start // 8192)
+    era1_epochs(other, 1, 3, 5, first_epoch=start // 8192)
     old.unlink()
     replacement = next(other.iterdir())
     shutil.copy2(replacement, folder / replacement.name)
