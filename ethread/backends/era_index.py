@@ -374,7 +374,9 @@ class HistoryIndex:
         return todo
 
     def _record_fingerprint(self, name: str, print_: Fingerprint) -> None:
-        with self._lock:
+        """Keep an unchanged file's new fingerprint; an index that cannot be written (on
+        read-only media) hashes the file's tail again at the next open instead."""
+        with self._lock, contextlib.suppress(sqlite3.OperationalError):
             self._db.execute("UPDATE files SET size = ?, mtime_ns = ?, tail = ? WHERE name = ?",
                              (print_.size, print_.mtime_ns, print_.tail, name))
 
