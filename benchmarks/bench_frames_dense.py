@@ -3,6 +3,7 @@ what reading the same bytes costs at the least. Prints figures; asserts no times
 
     python benchmarks/bench_frames_dense.py [--blocks 8191] [--transactions 150]
                                             [--sample 1024] [--workdir DIR] [--fresh]
+                                            [--only Era1|ere|LMDB] [--cryo]
 
 The history is :func:`benchlib.synthetic_history.dense_history`: ``--blocks`` blocks of
 ``--transactions`` transactions each (every type; transfers, swaps, approvals, creations,
@@ -22,6 +23,12 @@ For each source (Era1, ere, LMDB), over blocks 1..``--sample``, one process:
 - the model path (``Block``/``Receipt`` models per row, what frames did before the bulk path)
   for the transactions table, for comparison.
 
+With ``--cryo``, cryo (PyPI) extracts the sample's blocks, transactions and logs over RPC from
+``ethread serve --db`` on the LMDB store (2 workers, 16 requests at once), what a user would do
+instead, and each of its rates is printed beside the best one-process frames rate of the run
+(the synthetic chain is not executable, so anvil cannot hold it: cryo against anvil is
+measured on the executed chains of ``bench_vs_anvil.py``).
+
 Then over the whole history: the four tables in one pass with 1 process and with 2
 (``workers=2``), blocks per second and the speedup. The machine is shared: the load average
 is printed with the figures.
@@ -40,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import report
+from benchlib.serve import start_serving
 from benchlib.synthetic_history import dense_history
 
 from ethread import frames
@@ -164,6 +172,10 @@ def main() -> None:
                         "ethread-bench-dense")
     parser.add_argument("--fresh", action="store_true")
     parser.add_argument("--only", choices=("Era1", "ere", "LMDB"))
+    parser.add_argument("--cryo", action="store_true",
+                        help="also cryo (PyPI) extracting blocks, transactions and logs of the "
+                             "sample from `ethread serve --db` on the LMDB store (2 workers), "
+                             "beside the frames' rows/s")
     report.run(parser, __file__, run_benchmark)
 
 
@@ -174,6 +186,7 @@ def run_benchmark(args: argparse.Namespace) -> None:
                         (("Era1", "index_era1_s"), ("ere", "index_ere_s")) if made.get(key))
     print(f"history: {made['blocks']:,} blocks, {made['rows']:,} transactions, "
           f"{made['logs']:,} logs; made in {made['make_s']:.0f} s; {indexes}")
+    measured: dict[str, dict[str, float]] = {}
     for label, folder in (("Era1", "era1"), ("ere", "ere"), ("LMDB", "lmdb")):
         if args.only and args.only != label:
             continue
@@ -184,9 +197,43 @@ def run_benchmark(args: argparse.Namespace) -> None:
                 config = lmdb.chain_config()
             backend = EraBackend(work / folder, config=config)
         try:
-            measure(label, backend, min(args.sample, args.blocks), args.blocks)
+            measured[label] = measure(label, backend, min(args.sample, args.blocks), args.blocks)
         finally:
             backend.close()
+    if args.cryo:
+        beside_cryo(work, min(args.sample, args.blocks), measured)
+
+
+def beside_cryo(work: Path, sample: int, measured: dict[str, dict[str, float]]) -> None:
+    """cryo's rows/s over the sample, from ``ethread serve --db`` (2 workers) on the LMDB
+    store, beside the frames' (what a user extracting over RPC gets instead)."""
+    import cryo  # (PyPI cryo: wheels for CPython 3.11 on x86-64 Linux)
+    import pyarrow.parquet as pq
+
+    print(f"\ncryo over RPC: blocks 1..{sample} ({load()})")
+    scratch = Path(tempfile.mkdtemp(prefix="ethread-bench-cryo-"))
+    server, port = start_serving(["--db", str(work / "lmdb"), "--workers", "2",
+                                  "--ledger", str(scratch / "credits.ledger"),
+                                  "--no-access-log", "--log-level", "warning"])
+    try:
+        rpc = f"http://127.0.0.1:{port}/v3/ethread-demo-key"
+        for dataset, table in (("blocks", "blocks"), ("transactions", "transactions"),
+                               ("logs", "logs")):
+            out = scratch / dataset
+            _, seconds = timed(lambda d=dataset, o=out: cryo.freeze(
+                [d], blocks=[f"1:{sample + 1}"], rpc=rpc, output_dir=str(o), no_verbose=True,
+                requests_per_second=1_000_000, max_concurrent_requests=16))
+            rows = sum(pq.read_metadata(f).num_rows for f in out.glob("*.parquet"))
+            best = max((figures[table] for figures in measured.values() if table in figures),
+                       default=0.0)
+            line(f"cryo {dataset} (16 concurrent requests)",
+                 rate(rows, seconds) + (f"; frames, one process, best source: "
+                                        f"{best:,.0f} rows/s = {best * seconds / rows:.1f}x"
+                                        if rows and best else ""))
+    finally:
+        server.terminate()
+        server.wait(30)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
