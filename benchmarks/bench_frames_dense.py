@@ -26,8 +26,8 @@ For each source (Era1, ere, LMDB), over blocks 1..``--sample``, one process:
 With ``--cryo``, cryo (PyPI) extracts the sample's blocks, transactions and logs over RPC from
 ``ethread serve --db`` on the LMDB store (2 workers, 16 requests at once), what a user would do
 instead, and each of its rates is printed beside the best one-process frames rate of the run
-(the synthetic chain is not executable, so anvil cannot hold it: cryo against anvil is
-measured on the executed chains of ``bench_vs_anvil.py``).
+(the synthetic chain's transactions are not executable, so anvil cannot hold it, and there is
+no cryo-against-anvil figure on dense history).
 
 Then over the whole history: the four tables in one pass with 1 process and with 2
 (``workers=2``), blocks per second and the speedup. The machine is shared: the load average
