@@ -40,7 +40,7 @@ from ..models import (
 )
 from ..validation import check_instance
 from .call import vm_error_message
-from .message import CallStates, ExecutableChain, Execution, Rejected, execution, gas_for
+from .message import CallStates, ExecutableChain, PreparedMessage, Rejected, execution, gas_for
 from .resolve import require_header
 
 CALL_NEW_ACCOUNT_GAS = 25_000
@@ -208,7 +208,7 @@ def _blob_base_fee(config: Any, header: Any) -> int | None:
     return int(config.blob_base_fee(header.number, header.timestamp, header.excess_blob_gas))
 
 
-def _authorities(request: CallRequest, run: Execution) -> set[bytes]:
+def _authorities(request: CallRequest, run: PreparedMessage) -> set[bytes]:
     """Signers of the message's authorizations that the chain would accept."""
     chain_id = run.vm.chain_context.chain_id
     found: set[bytes] = set()
@@ -224,7 +224,7 @@ def _authorities(request: CallRequest, run: Execution) -> set[bytes]:
     return found
 
 
-def _unsigned_hash(run: Execution, gas: int, nonce: int) -> bytes:
+def _unsigned_hash(run: PreparedMessage, gas: int, nonce: int) -> bytes:
     """The hash geth names in a failure: the message as an unsigned transaction."""
     message, request = run.message, run.message.request
     chain_id = run.vm.chain_context.chain_id

@@ -45,7 +45,6 @@ Only messages use these classes: blocks are executed and imported with py-evm's 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -99,78 +98,99 @@ from eth.vm.opcode_values import JUMPDEST, STOP
 from eth.vm.stack import Stack, to_bytes
 from eth_typing import Address, Hash32
 
+from ..lru import LRU
 from .interrupt import LIMIT_CHECKED, check
 
 MAX_KEPT_ACCOUNTS = 1 << 13
-"""Entries in each of the two tables (decoded accounts by their RLP, and RLP by account
-fields) before a table is emptied and filled again: a few MB at most."""
+"""Entries in each of the two account tables (decoded accounts by their RLP, and RLP by
+account fields): a few MB at most."""
+MAX_KEPT_CODE_BYTES = 16 << 20
+"""The code table's bound in bytes (and :data:`MAX_KEPT_ACCOUNTS` entries); code larger than
+a 64th of it is read but not kept (a state override may carry any code: one large one must
+not flush the rest)."""
+MAX_KEPT_POSITION_CODE_BYTES = 1 << 18
+"""The jump positions' bound in bytes of code (at most one position a byte); code larger than
+a 16th of it gets position sets of its own."""
+MAX_KEPT_INTRINSIC_GAS = 4096
+"""Entries in the intrinsic gas table (small integers)."""
 
 AccountFields = tuple[int, int, bytes, bytes]
 """An account's nonce, balance, storage root and code hash."""
+JumpPositions = tuple[set[int], set[int], int]
+"""py-evm's ``CodeStream`` sets of the positions found to start an opcode and of those found
+inside PUSH data, and the length of their code (what they weigh)."""
 
-_decoded: dict[bytes, Account] = {}
-_encoded: dict[AccountFields, tuple[Account, bytes]] = {}
-"""An account and its RLP by its fields."""
 _NO_ACCOUNT = Account()
 """The account of an address with none (an immutable value: one serves every read)."""
-_code: dict[bytes, bytes] = {}
-"""Contract code by its hash."""
-_code_bytes = 0
-MAX_KEPT_CODE_BYTES = 16 << 20
-"""The code table's bound in bytes (and :data:`MAX_KEPT_ACCOUNTS` entries)."""
-_tables_lock = threading.Lock()
-"""Taken only to empty a full table (a lookup or an insert of one entry is atomic)."""
 
 
-def decode_account(encoded: bytes) -> Account:
-    """The account ``encoded`` holds (py-evm's RLP decoding, once per distinct encoding)."""
-    account = _decoded.get(encoded)
-    if account is None:
-        account = rlp.decode(encoded, sedes=Account)
-        if len(_decoded) >= MAX_KEPT_ACCOUNTS:
-            with _tables_lock:
-                _decoded.clear()
-        _decoded[encoded] = account
-    return account
+def _third(value: JumpPositions) -> int:
+    return value[2]
 
 
-def encode_account(account: Account) -> bytes:
-    """The RLP of ``account`` (py-evm's encoding, once per distinct account)."""
-    fields = (account.nonce, account.balance, account.storage_root, account.code_hash)
-    kept = _encoded.get(fields)
-    if kept is None:
-        kept = _keep(fields, account)
-    return kept[1]
+class MessageTables:
+    """What messages on any state may share, each table keyed by content and so never stale
+    (an account is an immutable value, the same RLP always decodes to an equal account and
+    back; code is addressed by its hash; a code's jump positions depend only on the code):
+    decoded accounts by their RLP, accounts and their RLP by their fields, code by its hash,
+    the jump positions of a code, and the intrinsic gas of a message's shape
+    (:mod:`.message`). Owned by the object that owns the states messages run on (a
+    :class:`~.message.CallStates`, one per dispatcher and backend), or by one run alone; each
+    table is an :class:`~ethread.lru.LRU` with the bound above."""
 
+    def __init__(self) -> None:
+        self.decoded: LRU[bytes, Account] = LRU(MAX_KEPT_ACCOUNTS)
+        self.encoded: LRU[AccountFields, tuple[Account, bytes]] = LRU(MAX_KEPT_ACCOUNTS)
+        self.code: LRU[bytes, bytes] = LRU(MAX_KEPT_ACCOUNTS, max_bytes=MAX_KEPT_CODE_BYTES,
+                                           weigh=len)
+        self.jump_positions: LRU[bytes, JumpPositions] = LRU(
+            MAX_KEPT_ACCOUNTS, max_bytes=MAX_KEPT_POSITION_CODE_BYTES, weigh=_third)
+        self.intrinsic_gas: LRU[tuple[Any, bool, int, int], int] = LRU(MAX_KEPT_INTRINSIC_GAS)
+        """py-evm's intrinsic gas of a message without an access list, by its rule, whether it
+        creates, and its data's length and zero bytes (all the rule reads of it)."""
 
-def account_with(fields: AccountFields) -> tuple[Account, bytes]:
-    """The account with these fields and its RLP (each made once per distinct account)."""
-    kept = _encoded.get(fields)
-    if kept is None:
-        kept = _keep(fields, Account(*fields))
-    return kept
+    def decode_account(self, encoded: bytes) -> Account:
+        """The account ``encoded`` holds (py-evm's RLP decoding, once per distinct encoding)."""
+        account = self.decoded.get(encoded)
+        if account is None:
+            account = rlp.decode(encoded, sedes=Account)
+            self.decoded.put(encoded, account)
+        return account
 
+    def encode_account(self, account: Account) -> bytes:
+        """The RLP of ``account`` (py-evm's encoding, once per distinct account)."""
+        fields = (account.nonce, account.balance, account.storage_root, account.code_hash)
+        kept = self.encoded.get(fields)
+        if kept is None:
+            kept = self._keep(fields, account)
+        return kept[1]
 
-def _keep_code(code_hash: bytes, code: bytes) -> None:
-    """Keep ``code`` under its hash, emptying the table first when it is full."""
-    global _code_bytes
-    if len(code) > MAX_KEPT_CODE_BYTES // 64:
-        return  # (a state override may carry any code: one large one must not flush the rest)
-    with _tables_lock:
-        if _code_bytes + len(code) > MAX_KEPT_CODE_BYTES or len(_code) >= MAX_KEPT_ACCOUNTS:
-            _code.clear()
-            _code_bytes = 0
-        _code[code_hash] = code
-        _code_bytes += len(code)
+    def account_with(self, fields: AccountFields) -> tuple[Account, bytes]:
+        """The account with these fields and its RLP (each made once per distinct account)."""
+        kept = self.encoded.get(fields)
+        if kept is None:
+            kept = self._keep(fields, Account(*fields))
+        return kept
 
+    def _keep(self, fields: AccountFields, account: Account) -> tuple[Account, bytes]:
+        kept = (account, rlp.encode(account, sedes=Account))
+        self.encoded.put(fields, kept)
+        return kept
 
-def _keep(fields: AccountFields, account: Account) -> tuple[Account, bytes]:
-    kept = (account, rlp.encode(account, sedes=Account))
-    if len(_encoded) >= MAX_KEPT_ACCOUNTS:
-        with _tables_lock:
-            _encoded.clear()
-    _encoded[fields] = kept
-    return kept
+    def keep_code(self, code_hash: bytes, code: bytes) -> None:
+        """Keep ``code`` under its hash (unless it is larger than a 64th of the bound)."""
+        if len(code) <= MAX_KEPT_CODE_BYTES // 64:
+            self.code.put(code_hash, code)
+
+    def positions(self, code: bytes) -> tuple[set[int], set[int]]:
+        """The jump positions of ``code`` (sets filled as jumps are checked), shared by every
+        computation of that code while the table keeps them."""
+        kept = self.jump_positions.get(code)
+        if kept is None:
+            kept = (set(), set(), len(code))
+            if len(code) <= MAX_KEPT_POSITION_CODE_BYTES // 16:
+                self.jump_positions.put(code, kept)
+        return kept[0], kept[1]
 
 
 def discard_journal(db: Any, checkpoint: Any) -> None:
@@ -228,13 +248,17 @@ class LeanJournalDB(JournalDB):
 
 
 class LeanAccountDB(AccountDB):
-    """py-evm's account database with shared decoding and encoding tables (see the module
-    docstring); everything it stores is what py-evm's stores."""
+    """py-evm's account database with decoding and encoding tables that outlive its
+    reverts (:class:`MessageTables`, see the module docstring); everything it stores is what
+    py-evm's stores."""
 
     def __init__(self, db: Any, state_root: Hash32 = BLANK_ROOT_HASH) -> None:
         super().__init__(db, state_root)
         self._journaldb = LeanJournalDB(self._batchdb)
         self._journaltrie = LeanJournalDB(self._trie_cache)
+        self.tables = MessageTables()
+        """The tables this database decodes, encodes and reads code through: its own until
+        the owner of its state gives it the ones its states share (:func:`share_tables`)."""
 
     _warm: set[Any]
     """Addresses and (address, slot) pairs accessed in the running transaction."""
@@ -314,18 +338,18 @@ class LeanAccountDB(AccountDB):
             if cached is not None:
                 return cached
         encoded = self._get_encoded_account(address, from_journal)
-        account = decode_account(encoded) if encoded else _NO_ACCOUNT
+        account = self.tables.decode_account(encoded) if encoded else _NO_ACCOUNT
         if from_journal:
             self._account_cache[address] = account
         return account
 
     def _set_account(self, address: Address, account: Account) -> None:
         self._account_cache[address] = account
-        self._journaltrie[address] = encode_account(account)
+        self._journaltrie[address] = self.tables.encode_account(account)
 
     def _set_fields(self, address: Address, fields: AccountFields) -> None:
         """:meth:`_set_account` of the account with ``fields``."""
-        account, encoded = account_with(fields)
+        account, encoded = self.tables.account_with(fields)
         self._account_cache[address] = account
         self._journaltrie[address] = encoded
 
@@ -378,20 +402,21 @@ class LeanAccountDB(AccountDB):
             trie.root_hash = value
 
     def get_code(self, address: Address) -> bytes:
-        """py-evm's, without noting the code for a block witness, and kept by its hash in a
-        bounded table shared by every state (code is addressed by its hash: the same hash
-        always stands for the same bytes)."""
+        """py-evm's, without noting the code for a block witness, and kept by its hash in the
+        database's :class:`MessageTables` (code is addressed by its hash: the same hash always
+        stands for the same bytes)."""
         validate_canonical_address(address, title="Storage Address")
         code_hash = self.get_code_hash(address)
         if code_hash == EMPTY_SHA3:
             return b""
-        code = _code.get(code_hash)
+        tables = self.tables
+        code = tables.code.get(code_hash)
         if code is None:
             try:
                 code = self._journaldb[code_hash]
             except KeyError:
                 raise MissingBytecode(code_hash) from KeyError
-            _keep_code(code_hash, code)
+            tables.keep_code(code_hash, code)
         return code
 
 
@@ -779,31 +804,6 @@ def _init_kind(cls: Any) -> str:
     return kept
 
 
-_jump_positions: dict[bytes, tuple[set[int], set[int]]] = {}
-"""py-evm's ``CodeStream`` sets of the positions found to start an opcode and of those found
-inside PUSH data, by the code (a jump checks its destination against them)."""
-_jump_positions_bytes = 0
-MAX_KEPT_POSITION_CODE_BYTES = 1 << 18
-"""The bound of :data:`_jump_positions` in bytes of code (at most one position a byte)."""
-
-
-def _positions(code: bytes) -> tuple[set[int], set[int]]:
-    """The shared position sets of ``code`` (new ones, kept while the table has room)."""
-    global _jump_positions_bytes
-    kept = _jump_positions.get(code)
-    if kept is None:
-        kept = (set(), set())
-        if len(code) <= MAX_KEPT_POSITION_CODE_BYTES // 16:
-            with _tables_lock:
-                if (_jump_positions_bytes + len(code) > MAX_KEPT_POSITION_CODE_BYTES
-                        or len(_jump_positions) >= MAX_KEPT_ACCOUNTS):
-                    _jump_positions.clear()
-                    _jump_positions_bytes = 0
-                _jump_positions[code] = kept
-                _jump_positions_bytes += len(code)
-    return kept
-
-
 def _fast_table(cls: Any) -> list[tuple[int, Any, str, int] | None]:
     """:func:`_fast_opcodes` of ``cls`` as a list by opcode value (None: not a plain opcode),
     each with the size of the PUSH the loop runs itself (0: call the logic), read by the loop
@@ -846,7 +846,8 @@ class LeanComputation:
             code = message.code
             self.code = stream = CodeStream(code)
             # whether a position starts an opcode depends only on the code: shared
-            stream.valid_positions, stream.invalid_positions = _positions(code)
+            stream.valid_positions, stream.invalid_positions = (
+                state._account_db.tables.positions(code))
             self._gas_meter = self._configure_gas_meter()
             self.children = []
             self.accounts_to_delete = []
@@ -1069,14 +1070,31 @@ def _snapshots(state: Any) -> tuple[type, ...]:
     return ()
 
 
+def share_tables(vm: Any, tables: MessageTables) -> None:
+    """Make ``vm``'s state read through ``tables`` (those of the object that owns the state;
+    nothing for a state of py-evm's own classes)."""
+    db = vm.state._account_db
+    if isinstance(db, LeanAccountDB):
+        db.tables = tables
+
+
 @lru_cache(maxsize=64)
-def lean_vm_class(vm_class: Any) -> Any:
+def lean_vm_class(vm_class: Any, loop: bool = True) -> Any:
     """``vm_class`` with a state class whose accounts live in a :class:`LeanAccountDB` and
-    whose messages run in a :class:`LeanComputation`."""
+    whose messages run in a :class:`LeanComputation` (with ``loop=False``, in the fork's own
+    computation class: py-evm's loop, what the lean loop is tested and measured against).
+    A memoised class build (a few per fork), not a cache of data."""
     state = vm_class.get_state_class()
     computation = state.computation_class
-    lean_computation = type(computation.__name__, (LeanComputation, computation), {})
+    if loop:
+        computation = type(computation.__name__, (LeanComputation, computation), {})
     lean = state.configure(__name__=state.__name__, account_db_class=LeanAccountDB,
-                           computation_class=lean_computation)
+                           computation_class=computation)
     lean = type(state.__name__, (*_snapshots(state), lean), {})
     return vm_class.configure(__name__=vm_class.__name__, _state_class=lean)
+
+
+def py_evm_loop_vm_class(vm_class: Any) -> Any:
+    """:func:`lean_vm_class` with py-evm's loop (the lean account database and snapshots
+    kept): the benchmark's and the tests' reference for the loop alone."""
+    return lean_vm_class(vm_class, False)

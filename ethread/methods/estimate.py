@@ -25,7 +25,17 @@ from ..models import BlockOverrides, BlockRef, CallRequest, StateOverride
 from ..validation import check_instance
 from .call import raise_for_outcome
 from .gas_trace import least_gas, traced_run
-from .message import GAS_PER_BLOB, TX_GAS, CallStates, ExecutableChain, Execution, Outcome, Rejected, execution, gas_cap
+from .message import (
+    GAS_PER_BLOB,
+    TX_GAS,
+    CallStates,
+    ExecutableChain,
+    Outcome,
+    PreparedMessage,
+    Rejected,
+    execution,
+    gas_cap,
+)
 from .resolve import require_header
 
 ERROR_RATIO = 0.015
@@ -47,7 +57,7 @@ def estimate_gas(backend: ExecutableChain, request: CallRequest, block: BlockRef
         return _search(run, request, cap)
 
 
-def _search(run: Execution, request: CallRequest, cap: int, predict: bool = True) -> int:
+def _search(run: PreparedMessage, request: CallRequest, cap: int, predict: bool = True) -> int:
     """geth's search; ``predict=False`` executes every step (to check the prediction)."""
     hi = int(run.state.execution_context.gas_limit)
     if request.gas is not None and min(request.gas, cap) >= TX_GAS:
@@ -95,7 +105,7 @@ def _search(run: Execution, request: CallRequest, cap: int, predict: bool = True
     return hi
 
 
-def _fundable(run: Execution, request: CallRequest, hi: int) -> int:
+def _fundable(run: PreparedMessage, request: CallRequest, hi: int) -> int:
     """The upper bound lowered to the gas the sender can pay for at its fee cap."""
     message = run.message
     if message.fee_cap == 0:
@@ -113,7 +123,7 @@ def _fundable(run: Execution, request: CallRequest, hi: int) -> int:
     return min(hi, int(available) // message.fee_cap)
 
 
-def _first_attempt(run: Execution, gas: int, predict: bool) -> tuple[bool, Outcome | None, int | None]:
+def _first_attempt(run: PreparedMessage, gas: int, predict: bool) -> tuple[bool, Outcome | None, int | None]:
     """As :func:`_attempt`, watched: also the least gas the message succeeds with when the
     run shows it (None otherwise, or when not ``predict``-ing)."""
     if not predict:
@@ -129,7 +139,7 @@ def _first_attempt(run: Execution, gas: int, predict: bool) -> tuple[bool, Outco
     return False, outcome, least_gas(run, gas, outcome, trace)
 
 
-def _attempt(run: Execution, gas: int) -> tuple[bool, Outcome | None]:
+def _attempt(run: PreparedMessage, gas: int) -> tuple[bool, Outcome | None]:
     """Whether the message fails with ``gas`` (and how it ran). Too little gas for the
     intrinsic cost counts as failing; any other refusal is the answer, as geth's is."""
     try:

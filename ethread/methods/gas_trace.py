@@ -33,7 +33,7 @@ from typing import Any
 
 from eth.vm import opcode_values
 
-from .message import Execution, Outcome, floor_data_gas
+from .message import Outcome, PreparedMessage, floor_data_gas
 
 SSTORE_SENTRY = 2_300
 """EIP-2200: an SSTORE with this much gas left, or less, runs out of gas."""
@@ -63,15 +63,15 @@ class _Recording(threading.local):
 _recording = _Recording()
 
 
-def traced_run(run: Execution, gas: int) -> tuple[Outcome, GasTrace]:
+def traced_run(run: PreparedMessage, gas: int) -> tuple[Outcome, GasTrace]:
     """``run.run(gas)`` with its gas-dependent opcodes and SSTOREs watched (as
-    :meth:`Execution.run`, it raises ``Rejected`` where geth refuses the message)."""
+    :meth:`PreparedMessage.run`, it raises ``Rejected`` where geth refuses the message)."""
     with _recorded() as trace:
         outcome = run.run(gas, traced(run.state.computation_class))
     return outcome, trace
 
 
-def least_gas(run: Execution, gas: int, outcome: Outcome, trace: GasTrace) -> int | None:
+def least_gas(run: PreparedMessage, gas: int, outcome: Outcome, trace: GasTrace) -> int | None:
     """The least gas limit with which the message succeeds, given its successful run with
     ``gas`` and what that run's trace saw; None when the trace cannot tell (a gas-dependent
     opcode ran)."""

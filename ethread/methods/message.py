@@ -6,12 +6,13 @@ zero address, the nonce is the state's (never checked), fee fields become a fee 
 (a legacy ``gasPrice`` is both), and a message that pays nothing runs with a zero base fee
 (and a zero blob base fee when it names no blob fee), so that an unfunded sender can call.
 
-:func:`execution` opens the state once; :meth:`Execution.run` then runs the message with a
-given gas limit on a snapshot that is reverted afterwards, as many times as the caller needs
-(gas estimation runs it a dozen times). Before py-evm runs anything, :meth:`Execution.run`
-makes geth's pre-checks in geth's order and words (fee caps, blob and set-code shape, initcode
-size, funds, intrinsic gas, the Prague calldata floor) and raises :class:`Rejected` with the
-bare reason; each method wraps it the way geth does.
+:func:`execution` opens the state once and gives a :class:`PreparedMessage`, whose
+:meth:`~PreparedMessage.run` runs the message with a given gas limit on a snapshot that is
+reverted afterwards, as many times as the caller needs (gas estimation runs it a dozen times).
+Before py-evm runs anything, :meth:`~PreparedMessage.run` makes geth's pre-checks in geth's
+order and words (fee caps, blob and set-code shape, initcode size, funds, intrinsic gas, the
+Prague calldata floor) and raises :class:`Rejected` with the bare reason; each method wraps it
+the way geth does.
 
 A message runs the way geth's ``DoCall`` applies one: py-evm's executor steps for a
 transaction (buy gas, increment the nonce, warm the addresses, run, refunds and the Prague
@@ -65,7 +66,7 @@ from ..models import (
     trusted_maker,
 )
 from . import interrupt
-from .call_vm import CheckedMessage, lean_vm_class
+from .call_vm import CheckedMessage, MessageTables, lean_vm_class, share_tables
 from .overrides import (
     apply_state_overrides,
     check_block_overrides,
@@ -121,7 +122,7 @@ class Outcome:
     output: bytes
     gas_used: int
     """Gas the run would be charged for, after refunds and the Prague calldata floor (0 for a
-    run without figures: :meth:`Execution.run`)."""
+    run without figures: :meth:`PreparedMessage.run`)."""
     peak_gas_used: int
     """Gas used before refunds: the least a successful run needs (gas estimation's hint; 0
     without figures)."""
@@ -177,7 +178,14 @@ class CallStates:
     block), and up to ``per_block`` of them are kept.
     """
 
-    def __init__(self, max_states: int = 16, per_block: int = 4) -> None:
+    def __init__(self, max_states: int = 16, per_block: int = 4,
+                 vm_classes: Callable[[Any], Any] = lean_vm_class) -> None:
+        self.vm_classes = vm_classes
+        """The VM class messages run on, from a fork's (:func:`~.call_vm.lean_vm_class`;
+        the tests and the benchmark compare it with py-evm's loop and py-evm's own classes)."""
+        self.tables = MessageTables()
+        """What messages on these states share (decoded accounts, code, jump positions,
+        intrinsic gas): keyed by content, so nothing in them goes stale."""
         self._states: LRU[tuple[int, bytes, bool], list[Any]] = LRU(max_states)
         self._blocks: LRU[tuple[int, bytes], BlockRules] = LRU(4 * max_states)
         """What messages at a block share, by (database, hash): py-evm's decoded header
@@ -207,7 +215,8 @@ class CallStates:
         key = (id(chaindb.db), block_hash)
         rules = self._blocks.get(key)
         if rules is None:
-            rules = BlockRules.of(chaindb.get_block_header_by_hash(Hash32(block_hash)), config)
+            rules = BlockRules.of(chaindb.get_block_header_by_hash(Hash32(block_hash)), config,
+                                  self.vm_classes)
             self._blocks.put(key, rules)
         return rules
 
@@ -239,7 +248,8 @@ class CallStates:
             self.give(idle, vm)
 
     def clear(self) -> None:
-        """Drop every kept state (when the chain changes under them)."""
+        """Drop every kept state (when the chain changes under them; the tables, keyed by
+        content, stay)."""
         self._states.clear()
         self._blocks.clear()
         self._headers.clear()
@@ -252,24 +262,28 @@ class BlockRules:
     header: Any
     fork: str
     vm_class: Any
-    """The fork's VM class for messages (:func:`~.call_vm.lean_vm_class`)."""
+    """The fork's VM class for messages (:func:`~.call_vm.lean_vm_class` unless the
+    :class:`CallStates` say otherwise)."""
     base_fee: int | None
 
     @classmethod
-    def of(cls, evm_header: Any, config: Any) -> BlockRules:
-        """The rules of the block with py-evm's header ``evm_header`` under ``config``."""
+    def of(cls, evm_header: Any, config: Any,
+           vm_classes: Callable[[Any], Any] = lean_vm_class) -> BlockRules:
+        """The rules of the block with py-evm's header ``evm_header`` under ``config``, its
+        messages run on ``vm_classes`` of the fork's VM."""
         number, timestamp = evm_header.block_number, evm_header.timestamp
         return cls(evm_header, config.fork_at(number, timestamp),
-                   lean_vm_class(config.vm_class(number, timestamp)),
+                   vm_classes(config.vm_class(number, timestamp)),
                    getattr(evm_header, "base_fee_per_gas", None))
 
 
-class Execution:
+class PreparedMessage:
     """A message ready to run on one block's state; see the module docstring."""
 
     def __init__(self, vm: Any, message: Message, fork: str, london: bool,
                  limit: interrupt.TimeLimit = interrupt.NO_LIMIT,
-                 release: Callable[[], None] | None = None) -> None:
+                 release: Callable[[], None] | None = None,
+                 tables: MessageTables | None = None) -> None:
         self.vm = vm
         self.state = vm.state
         self.message = message
@@ -279,6 +293,8 @@ class Execution:
         """When every run of this execution must stop (one limit for all of them: gas
         estimation's dozen runs share it, as geth's do)."""
         self._release = release
+        self.tables = tables
+        """The tables of the states' owner (None: nothing is kept between runs)."""
 
     @property
     def rules(self) -> Fork:
@@ -292,11 +308,11 @@ class Execution:
         if release is not None:
             release()
 
-    def with_access_list(self, access_list: tuple[AccessListEntry, ...]) -> Execution:
+    def with_access_list(self, access_list: tuple[AccessListEntry, ...]) -> PreparedMessage:
         """The same message on the same state, carrying ``access_list`` instead."""
         request = replace(self.message.request, access_list=access_list)
-        return Execution(self.vm, replace(self.message, request=request), self.fork, self.london,
-                         self.limit)
+        return PreparedMessage(self.vm, replace(self.message, request=request), self.fork,
+                               self.london, self.limit, tables=self.tables)
 
     def run(self, gas: int, computation_class: Any = None, *, as_transaction: bool = False,
             figures: bool = True) -> Outcome:
@@ -355,17 +371,16 @@ class Execution:
             max_priority_fee_per_gas=message.tip_cap)
         vm_class: Any = type(self.vm)
         rule = _intrinsic_gas_of(vm_class, kind)
-        if access_list:
+        tables = self.tables
+        if access_list or tables is None:
             envelope.intrinsic_gas = rule(envelope)
         else:  # (the rule reads the data's zero and other bytes, and whether it creates)
             data = request.data
             key = (rule, request.to is None, len(data), data.count(0))
-            intrinsic = _INTRINSIC_GAS.get(key)
+            intrinsic = tables.intrinsic_gas.get(key)
             if intrinsic is None:
                 intrinsic = rule(envelope)
-                if len(_INTRINSIC_GAS) >= 4096:
-                    _INTRINSIC_GAS.clear()
-                _INTRINSIC_GAS[key] = intrinsic
+                tables.intrinsic_gas.put(key, intrinsic)
             envelope.intrinsic_gas = intrinsic
         if listed and kind == LEGACY:
             # before Berlin only eth_createAccessList's own lists get here (a request's list is
@@ -381,7 +396,8 @@ class Execution:
         snapshot reverts; :meth:`_outcome` works out the gas as it would)."""
         state = self.state
         executor = state.get_transaction_executor()
-        cancun, build = _executor_traits(type(executor))
+        executor_class: Any = type(executor)
+        cancun, build = _executor_traits(executor_class)
         sender = envelope.sender
         fee = envelope.gas * state.get_gas_price(envelope)
         if fee:
@@ -538,25 +554,19 @@ executor with a build of its own), or as Frontier's (or Berlin's, which warms th
 callee and the access list first, then does Frontier's) build of a message call does."""
 
 
-_EXECUTOR_TRAITS: dict[type, tuple[bool, str]] = {}
-
-
+@lru_cache(maxsize=64)
 def _executor_traits(executor_class: type) -> tuple[bool, str]:
     """Whether ``executor_class`` has Cancun's hooks (message refunds, delegations, the data
-    floor), and how its computations are built (worked out once per class)."""
-    traits = _EXECUTOR_TRAITS.get(executor_class)
-    if traits is None:
-        from eth.vm.forks.berlin.state import BerlinTransactionExecutor
-        from eth.vm.forks.frontier.state import FrontierTransactionExecutor
+    floor), and how its computations are built (worked out once per class: a memo of a
+    class's shape, like the class builds, not a cache of data)."""
+    from eth.vm.forks.berlin.state import BerlinTransactionExecutor
+    from eth.vm.forks.frontier.state import FrontierTransactionExecutor
 
-        builds = [k for k in executor_class.__mro__ if "build_computation" in k.__dict__]
-        build = (BERLIN_BUILD if builds[:2] == [BerlinTransactionExecutor, FrontierTransactionExecutor]
-                 else FRONTIER_BUILD if builds[:1] == [FrontierTransactionExecutor]
-                 else PY_EVM_BUILD)
-        traits = (issubclass(executor_class, CancunTransactionExecutor), build)
-        if len(_EXECUTOR_TRAITS) < 256:  # (the forks' classes; a test's own need not stay)
-            _EXECUTOR_TRAITS[executor_class] = traits
-    return traits
+    builds = [k for k in executor_class.__mro__ if "build_computation" in k.__dict__]
+    build = (BERLIN_BUILD if builds[:2] == [BerlinTransactionExecutor, FrontierTransactionExecutor]
+             else FRONTIER_BUILD if builds[:1] == [FrontierTransactionExecutor]
+             else PY_EVM_BUILD)
+    return issubclass(executor_class, CancunTransactionExecutor), build
 
 
 def floor_data_gas(data: bytes) -> int:
@@ -583,11 +593,6 @@ class _Envelope:
     max_fee_per_gas: int
     max_priority_fee_per_gas: int
     intrinsic_gas: int = 0
-
-
-_INTRINSIC_GAS: dict[tuple[Any, bool, int, int], int] = {}
-"""py-evm's intrinsic gas of a message without an access list, by its rule, whether it
-creates, and its data's length and zero bytes (all the rules read of it)."""
 
 
 @lru_cache(maxsize=64)
@@ -627,7 +632,7 @@ class _Checksummed:
 def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
               state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
               states: CallStates | None = None, own_state: bool = False,
-              timeout: float | None = None) -> Iterator[Execution]:
+              timeout: float | None = None) -> Iterator[PreparedMessage]:
     """The message of ``request`` ready to run on the state after ``block``, in that block's
     context (with the overrides applied). The state is taken from (and kept in) ``states``
     unless the request needs one of its own (overrides, a changed blob fee, ``own_state``: to
@@ -646,10 +651,10 @@ def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *
 def prepare(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
             state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
             states: CallStates | None = None, own_state: bool = False,
-            timeout: float | None = None, header: Header | None = None) -> Execution:
+            timeout: float | None = None, header: Header | None = None) -> PreparedMessage:
     """:func:`execution` without the context manager: the caller calls
-    :meth:`Execution.release` when done (``header``: the one ``block`` names, when the caller
-    has it already)."""
+    :meth:`PreparedMessage.release` when done (``header``: the one ``block`` names, when the
+    caller has it already)."""
     limit = interrupt.TimeLimit.start(timeout)
     if header is None:
         header = require_header(backend, block)
@@ -657,6 +662,8 @@ def prepare(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
     config = backend.chain_config()
     if config is None:
         raise StateUnavailable("the backend does not know the chain's fork schedule")
+    vm_classes = lean_vm_class if states is None else states.vm_classes
+    tables = None if states is None else states.tables
     try:
         if states is not None:
             rules = states.block(chaindb, header.hash, config)
@@ -666,7 +673,7 @@ def prepare(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
         raise StateUnavailable(f"no state for block {header.number}") from exc
     if block_overrides is not None:
         check_block_overrides(block_overrides)
-        rules = BlockRules.of(override_header(rules.header, block_overrides), config)
+        rules = BlockRules.of(override_header(rules.header, block_overrides), config, vm_classes)
     evm_header, fork, vm_class, base_fee = rules.header, rules.fork, rules.vm_class, rules.base_fee
     if state_override:
         active: Any = vm_class.get_state_class().computation_class.get_precompiles()
@@ -682,26 +689,30 @@ def prepare(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
     private = (states is None or own_state or bool(state_override) or block_overrides is not None
                or blob_base_fee is not None)
     if private:
-        vm = _build_vm(vm_class, evm_header, zero_base_fee, chaindb, config.chain_id)
+        vm = _build_vm(vm_class, evm_header, zero_base_fee, chaindb, config.chain_id, tables)
         if blob_base_fee is not None:
             with_blob_base_fee(vm.state, blob_base_fee)
         apply_state_overrides(vm.state, state_override)
-        return Execution(vm, message, fork, base_fee is not None, limit)
+        return PreparedMessage(vm, message, fork, base_fee is not None, limit, tables=tables)
     assert states is not None
     vm, idle = states.take((id(chaindb.db), header.hash, zero_base_fee))
     if vm is None:
-        vm = _build_vm(vm_class, evm_header, zero_base_fee, chaindb, config.chain_id)
-    return Execution(vm, message, fork, base_fee is not None, limit,
-                     release=lambda: states.give(idle, vm))
+        vm = _build_vm(vm_class, evm_header, zero_base_fee, chaindb, config.chain_id, tables)
+    return PreparedMessage(vm, message, fork, base_fee is not None, limit,
+                           release=lambda: states.give(idle, vm), tables=tables)
 
 
 def _build_vm(vm_class: Any, evm_header: Any, zero_base_fee: bool, chaindb: Any,
-              chain_id: int) -> Any:
-    """A VM of ``vm_class`` on the state after ``evm_header``'s block."""
+              chain_id: int, tables: MessageTables | None) -> Any:
+    """A VM of ``vm_class`` on the state after ``evm_header``'s block, reading through
+    ``tables`` (None: its own)."""
     # a message that pays nothing runs with a zero base fee (see the module docstring)
     context = evm_header.copy(base_fee_per_gas=0) if zero_base_fee else evm_header
-    return vm_class(header=context, chaindb=chaindb, chain_context=ChainContext(chain_id),
-                    consensus_context=ConsensusContext(chaindb.db))
+    vm = vm_class(header=context, chaindb=chaindb, chain_context=ChainContext(chain_id),
+                  consensus_context=ConsensusContext(chaindb.db))
+    if tables is not None:
+        share_tables(vm, tables)
+    return vm
 
 
 def gas_for(request: CallRequest, block_gas_limit: int) -> int:

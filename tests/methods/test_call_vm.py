@@ -23,13 +23,7 @@ from ethread.devchain.builder import ForkSchedule
 from ethread.devchain.contracts import assemble
 from ethread.forks import fork_at_least
 from ethread.methods import message as message_module
-from ethread.methods.call_vm import (
-    LeanAccountDB,
-    account_with,
-    decode_account,
-    encode_account,
-    lean_vm_class,
-)
+from ethread.methods.call_vm import LeanAccountDB, MessageTables, lean_vm_class
 from ethread.methods.message import CallStates, execution, gas_for
 from ethread.models import CallRequest
 from tests.support.call_outcomes import FORKS, outcome_of, probe_chain, probe_requests
@@ -126,11 +120,13 @@ CALLDATASIZE): growth and its gas, offsets past any gas, words pushed as bytes, 
 not taken and refused, a stack too short and one too full."""
 
 
-def _answers(backend: Any, requests: list[CallRequest], gas_limit: int) -> list[Any]:
+def _answers(backend: Any, requests: list[CallRequest], gas_limit: int,
+             vm_classes: Any = lean_vm_class) -> list[Any]:
     answers: list[Any] = []
     for request in requests:
         try:
-            with execution(backend, request, "latest", states=CallStates()) as run:
+            with execution(backend, request, "latest",
+                           states=CallStates(vm_classes=vm_classes)) as run:
                 gas = gas_for(request, gas_limit)
                 answers.append((type(run.vm).get_state_class().account_db_class.__name__,
                                 outcome_of(run, gas, False), outcome_of(run, gas, True)))
@@ -166,8 +162,7 @@ def test_messages_answer_what_py_evms_classes_answer(fork: str, monkeypatch: pyt
     for extra in range(0, 240, 20):  # out of gas at each of the plain opcodes in turn
         requests.append(CallRequest(data=burner, gas=intrinsic + extra))
     lean = _answers(backend, requests, header.gas_limit)
-    monkeypatch.setattr(message_module, "lean_vm_class", lambda vm_class: vm_class)
-    reference = _answers(backend, requests, header.gas_limit)
+    reference = _answers(backend, requests, header.gas_limit, lambda vm_class: vm_class)
     assert {a[0] for a in lean if a[0] != "refused"} == {"LeanAccountDB"}
     assert {a[0] for a in reference if a[0] != "refused"} == {"AccountDB"}
     assert [a[1:] for a in lean] == [a[1:] for a in reference]
@@ -228,17 +223,18 @@ def _random_account(rng: random.Random) -> Account:
 
 def test_account_tables_agree_with_rlp() -> None:
     rng = random.Random(7)
+    tables = MessageTables()
     for _ in range(500):
         account = _random_account(rng)
         encoded = rlp.encode(account, sedes=Account)
-        assert encode_account(account) == encoded
-        assert encode_account(account) == encoded  # kept
-        made, made_encoded = account_with((account.nonce, account.balance, account.storage_root,
-                                           account.code_hash))
+        assert tables.encode_account(account) == encoded
+        assert tables.encode_account(account) == encoded  # kept
+        made, made_encoded = tables.account_with((account.nonce, account.balance,
+                                                  account.storage_root, account.code_hash))
         assert made_encoded == encoded and tuple(made) == tuple(account)
-        decoded = decode_account(encoded)
+        decoded = tables.decode_account(encoded)
         assert tuple(decoded) == tuple(account)
-        assert decode_account(encoded) is decoded
+        assert tables.decode_account(encoded) is decoded
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -366,16 +362,15 @@ def outcome_of_call(backend: Any, request: CallRequest, states: CallStates) -> A
 
 
 def test_code_is_kept_by_hash_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Code read through a lean database is kept by its hash in a table bounded in bytes and
-    in entries; code larger than a 64th of the bound is read but not kept."""
+    """Code read through a lean database is kept by its hash in its tables' code LRU, bounded
+    in bytes and in entries; code larger than a 64th of the bound is read but not kept."""
     from eth_utils import keccak
 
     from ethread.methods import call_vm
 
-    monkeypatch.setattr(call_vm, "_code", {})
-    monkeypatch.setattr(call_vm, "_code_bytes", 0)
     monkeypatch.setattr(call_vm, "MAX_KEPT_CODE_BYTES", 64 * 100)
     db = LeanAccountDB(AtomicDB())
+    kept = db.tables.code
     codes = [bytes([n % 256]) * 90 + n.to_bytes(4, "big") for n in range(200)]
     addresses = [Address(n.to_bytes(20, "big")) for n in range(1, 201)]
     for address, code in zip(addresses, codes, strict=True):
@@ -383,11 +378,27 @@ def test_code_is_kept_by_hash_within_bounds(monkeypatch: pytest.MonkeyPatch) -> 
     db.set_code(Address(b"\xee" * 20), b"\x01" * 200)  # over a 64th of the bound
     for address, code in zip(addresses, codes, strict=True):
         assert db.get_code(address) == code
-        assert call_vm._code_bytes <= 64 * 100
+        assert kept.weight <= 64 * 100
     assert db.get_code(Address(b"\xee" * 20)) == b"\x01" * 200
-    assert keccak(b"\x01" * 200) not in call_vm._code
-    assert all(keccak(code) == code_hash for code_hash, code in call_vm._code.items())
-    assert 0 < len(call_vm._code) <= 64 * 100 // 94
+    assert kept.get(keccak(b"\x01" * 200)) is None
+    assert all(kept.get(keccak(code)) in (None, code) for code in codes)
+    assert 0 < len(kept) <= 64 * 100 // 94
+
+
+def test_states_of_one_owner_share_its_tables() -> None:
+    """Every state a :class:`CallStates` builds reads through that owner's tables; a run
+    without one keeps its own."""
+    backend, _, _ = probe_chain("prague")
+    states = CallStates()
+    request = CallRequest(data=_returning("NUMBER"))
+    with execution(backend, request, "latest", states=states) as run:
+        assert run.state._account_db.tables is states.tables
+        assert run.tables is states.tables
+    with execution(backend, request, "latest", states=states, own_state=True) as run:
+        assert run.state._account_db.tables is states.tables
+    with execution(backend, request, "latest") as run:
+        assert run.state._account_db.tables is not states.tables
+        assert run.tables is None
 
 
 LOG_CODES = (
@@ -404,19 +415,19 @@ def test_log_entries_are_py_evms(fork: str, monkeypatch: pytest.MonkeyPatch) -> 
     otherwise."""
     backend, _, _ = probe_chain(fork)
     seen: list[Any] = []
-    outcome = message_module.Execution._outcome
+    outcome = message_module.PreparedMessage._outcome
 
     def recording(self: Any, transaction: Any, computation: Any, *figures: bool) -> Any:
         seen.append(computation._log_entries)
         return outcome(self, transaction, computation, *figures)
 
-    monkeypatch.setattr(message_module.Execution, "_outcome", recording)
+    monkeypatch.setattr(message_module.PreparedMessage, "_outcome", recording)
 
     def entries(vm_class: Any) -> list[Any]:
         seen.clear()
-        monkeypatch.setattr(message_module, "lean_vm_class", vm_class)
         for code in LOG_CODES:
-            with execution(backend, CallRequest(data=code), "latest", states=CallStates()) as run:
+            with execution(backend, CallRequest(data=code), "latest",
+                           states=CallStates(vm_classes=vm_class)) as run:
                 run.run(1_000_000)
         return list(seen)
 
@@ -584,26 +595,25 @@ REQUESTS = [
 ]
 
 
-def answers(backend: Any, gas_limit: int) -> list[tuple[Any, ...]]:
+def answers(backend: Any, gas_limit: int, vm_classes: Any = lean_vm_class) -> list[tuple[Any, ...]]:
     found = []
     for data in REQUESTS:
         request = CallRequest(data=data)
-        with execution(backend, request, "latest", states=CallStates()) as run:
+        with execution(backend, request, "latest", states=CallStates(vm_classes=vm_classes)) as run:
             gas = gas_for(request, gas_limit)
             found.append((type(run.vm).get_state_class().account_db_class.__name__,
                           outcome_of(run, gas, False), outcome_of(run, gas, True)))
     return found
 
 
-def test_osaka_messages_answer_the_same_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_osaka_messages_answer_the_same_both_ways() -> None:
     backend = MemoryBackend()
     chain = DevChain(backend, forks=ForkSchedule.from_genesis("osaka"), accounts=1)
     chain.mine()
     header = backend.header_by_hash(backend.canonical_hash(1))  # type: ignore[arg-type]
     assert header is not None
     lean = answers(backend, header.gas_limit)
-    monkeypatch.setattr(message_module, "lean_vm_class", lambda vm_class: vm_class)
-    reference = answers(backend, header.gas_limit)
+    reference = answers(backend, header.gas_limit, lambda vm_class: vm_class)
     assert {a[0] for a in lean} == {"LeanAccountDB"}
     assert {a[0] for a in reference} == {"AccountDB"}
     assert [a[1:] for a in lean] == [a[1:] for a in reference]

@@ -168,10 +168,11 @@ def test_intrinsic_gas_kept_by_the_data_shape_is_py_evms(fork: str) -> None:
     rng = random.Random(fork)
     datas = [b"", b"\x00", b"\x01", b"\x00\x01", b"\x01\x01", b"\x00\x00"]
     datas += [bytes(rng.choice((0, 0, 7)) for _ in range(rng.randrange(1, 90))) for _ in range(30)]
+    states = CallStates()  # (one owner: what one message keeps, the next reads)
     for data in datas:
         for to in (probe, None):
             request = CallRequest(to=to, data=data)
-            with execution(backend, request, "latest", states=CallStates()) as run:
+            with execution(backend, request, "latest", states=states) as run:
                 envelope = run._envelope(1_000_000)
                 rule = message_module._intrinsic_gas_of(type(run.vm), envelope.type_id)
                 assert envelope.intrinsic_gas == rule(envelope), (fork, data.hex(), to)

@@ -401,7 +401,7 @@ def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_ind
                     state_override: StateOverride) -> Any:
     """``run``'s message on the state before transaction ``tx_index`` of the block (geth's
     ``StateAtTransaction``), in that block's context."""
-    from ..message import Execution
+    from ..message import PreparedMessage
     from ..overrides import apply_state_overrides
 
     block = backend.block_by_hash(block_hash)
@@ -414,7 +414,7 @@ def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_ind
     if run.message.gas_price == 0 and getattr(state.execution_context, "base_fee_per_gas", None):
         state.execution_context._base_fee_per_gas = 0
     apply_state_overrides(state, state_override)
-    return Execution(replay.vm, run.message, run.fork, run.london, run.limit)
+    return PreparedMessage(replay.vm, run.message, run.fork, run.london, run.limit)
 
 
 def check_options_timeout(timeout: float, cap: float) -> float:
