@@ -293,7 +293,7 @@ def _create_access_list(backend: Backend, params: Params, ctx: Context) -> Any:
 def _simulate(backend: Backend, params: Params, ctx: Context) -> Any:
     options = _arg(params, 0, parse_simulate_options)
     block: BlockRef = _optional(params, 1, parse_block_ref, "latest")
-    blocks = simulate(backend, options, block, timeout=ctx.call_timeout)
+    blocks = simulate(backend, options, block, timeout=ctx.call_timeout, states=ctx.call_states)
     return simulated_blocks_json(blocks, options.return_full_transactions)
 
 

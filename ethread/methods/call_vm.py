@@ -113,6 +113,10 @@ MAX_KEPT_POSITION_CODE_BYTES = 1 << 18
 a 16th of it gets position sets of its own."""
 MAX_KEPT_INTRINSIC_GAS = 4096
 """Entries in the intrinsic gas table (small integers)."""
+MAX_KEPT_TRIE_NODES = 1 << 16
+"""Decoded trie nodes a simulation's overlay tries share (:mod:`.simulate_trie`)."""
+MAX_KEPT_HEADERS = 256
+"""py-evm's headers of simulated blocks (:mod:`.simulate`)."""
 
 AccountFields = tuple[int, int, bytes, bytes]
 """An account's nonce, balance, storage root and code hash."""
@@ -129,14 +133,15 @@ def _third(value: JumpPositions) -> int:
 
 
 class MessageTables:
-    """What messages on any state may share, each table keyed by content and so never stale
-    (an account is an immutable value, the same RLP always decodes to an equal account and
+    """What messages on any state may share, each table keyed by content and so never stale (an
+    account is an immutable value, the same RLP always decodes to an equal account and
     back; code is addressed by its hash; a code's jump positions depend only on the code):
-    decoded accounts by their RLP, accounts and their RLP by their fields, code by its hash,
-    the jump positions of a code, and the intrinsic gas of a message's shape
-    (:mod:`.message`). Owned by the object that owns the states messages run on (a
-    :class:`~.message.CallStates`, one per dispatcher and backend), or by one run alone; each
-    table is an :class:`~ethread.lru.LRU` with the bound above."""
+    decoded accounts by their RLP, accounts and their RLP by their fields, code by its
+    hash, the jump positions of a code, the intrinsic gas of a message's shape
+    (:mod:`.message`), and for simulations decoded trie nodes by hash and py-evm's headers
+    by their RLP. Owned by the object that owns the states messages run on (a
+    :class:`~.message.CallStates`, one per dispatcher and backend), or by one run alone;
+    each table is an :class:`~ethread.lru.LRU` with the bound above."""
 
     def __init__(self) -> None:
         self.decoded: LRU[bytes, Account] = LRU(MAX_KEPT_ACCOUNTS)
@@ -148,6 +153,12 @@ class MessageTables:
         self.intrinsic_gas: LRU[tuple[Any, bool, int, int], int] = LRU(MAX_KEPT_INTRINSIC_GAS)
         """py-evm's intrinsic gas of a message without an access list, by its rule, whether it
         creates, and its data's length and zero bytes (all the rule reads of it)."""
+        self.trie_nodes: LRU[bytes, Any] = LRU(MAX_KEPT_TRIE_NODES)
+        """Stored trie nodes by their hash, decoded (a simulation's overlay tries)."""
+        self.evm_headers: LRU[tuple[type, bytes], Any] = LRU(MAX_KEPT_HEADERS)
+        """py-evm's header of a simulated block by its class and RLP: a block simulated on
+        the same parent with the same overrides has the same draft header (an immutable
+        value)."""
 
     def decode_account(self, encoded: bytes) -> Account:
         """The account ``encoded`` holds (py-evm's RLP decoding, once per distinct encoding)."""
@@ -258,7 +269,11 @@ class LeanAccountDB(AccountDB):
         self._journaltrie = LeanJournalDB(self._trie_cache)
         self.tables = MessageTables()
         """The tables this database decodes, encodes and reads code through: its own until
-        the owner of its state gives it the ones its states share (:func:`share_tables`)."""
+        the owner of its state gives it the ones its states share (:meth:`use_tables`)."""
+
+    def use_tables(self, tables: MessageTables) -> None:
+        """Read through ``tables`` from now on (those of the object that owns the state)."""
+        self.tables = tables
 
     _warm: set[Any]
     """Addresses and (address, slot) pairs accessed in the running transaction."""
@@ -1075,7 +1090,7 @@ def share_tables(vm: Any, tables: MessageTables) -> None:
     nothing for a state of py-evm's own classes)."""
     db = vm.state._account_db
     if isinstance(db, LeanAccountDB):
-        db.tables = tables
+        db.use_tables(tables)
 
 
 @lru_cache(maxsize=64)

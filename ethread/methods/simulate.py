@@ -71,7 +71,6 @@ from ..errors import ExecutionAborted, SimulationRefused, StateUnavailable, go_d
 from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
 from ..fastrlp import decode_list, encode_nested
 from ..forks.table import DYNAMIC_FEE
-from ..lru import LRU
 from ..models import (
     Address,
     BlobTransaction,
@@ -99,9 +98,9 @@ from ..simulation import (
 )
 from . import interrupt
 from .call import decode_revert_reason, vm_error_message
-from .call_vm import CheckedMessage
+from .call_vm import CheckedMessage, MessageTables, share_tables
 from .fees import next_base_fee
-from .message import DEFAULT_GAS, ExecutableChain, Message, floor_data_gas, to_message
+from .message import DEFAULT_GAS, CallStates, ExecutableChain, Message, floor_data_gas, to_message
 from .message import _Checksummed as Checksummed
 from .message import _Envelope as Envelope
 from .message import _intrinsic_gas_of as intrinsic_gas_rule
@@ -154,21 +153,19 @@ tries instead (what the benchmark compares; both give the same answers)."""
 
 _LOG = trusted_maker(Log)
 
-_evm_headers: LRU[tuple[type, bytes], Any] = LRU(256)
-"""py-evm's header of a simulated block by its class and RLP: a block simulated on the same
-parent with the same overrides has the same draft header (an immutable value)."""
-
-
 def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef = "latest", *,
              gas_cap: int = DEFAULT_GAS, timeout: float | None = None,
-             fast: bool | None = None) -> tuple[SimulatedBlock, ...]:
+             fast: bool | None = None, states: CallStates | None = None,
+             ) -> tuple[SimulatedBlock, ...]:
     """The blocks of ``options`` built on the state after ``block``; see the module docstring.
 
     ``gas_cap`` is the gas all calls together may use (geth's RPC gas cap; 0: no cap);
     execution stops after ``timeout`` seconds for the whole simulation (geth's
     ``--rpc.evmtimeout``). Raises :class:`~ethread.errors.SimulationRefused` for what geth
     refuses, with its code. ``fast`` chooses the lean classes and overlay tries of
-    :mod:`.simulate_vm` or py-evm's own (None: :data:`FAST`); the answers are the same."""
+    :mod:`.simulate_vm` or py-evm's own (None: :data:`FAST`); the answers are the same. The
+    fast path reads through the tables of ``states`` (decoded accounts and trie nodes, code,
+    draft headers: a dispatcher's, shared with its eth_calls), or through its own."""
     check_limits(options)
     base = require_header(backend, block)
     config = backend.chain_config()
@@ -181,7 +178,8 @@ def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef
         raise StateUnavailable(f"no state for block {base.number}") from exc
     simulator = _Simulator(backend, config, base, options, _overlay(chaindb),
                            _GasBudget(gas_cap or 2**64 - 1), interrupt.TimeLimit.start(timeout),
-                           FAST if fast is None else fast)
+                           FAST if fast is None else fast,
+                           MessageTables() if states is None else states.tables)
     return simulator.run()
 
 
@@ -477,8 +475,10 @@ class _Simulator:
 
     def __init__(self, backend: ExecutableChain, config: Any, base: Header,
                  options: SimulateOptions, chaindb: Any, budget: _GasBudget,
-                 limit: interrupt.TimeLimit, fast: bool) -> None:
+                 limit: interrupt.TimeLimit, fast: bool, tables: MessageTables) -> None:
         self.backend = backend
+        self.tables = tables
+        """What the fast path's states read through (see :func:`simulate`)."""
         self.config = config
         self.base = base
         self.options = options
@@ -565,16 +565,19 @@ class _Simulator:
         vm_class: Any = _simulation_vm_class(fast_vm_class(fork_vm) if self.fast else fork_vm)
         header_class = dict(vm_class.get_block_class()._meta.fields)["header"]
         encoded_draft = encode_header(draft)
-        evm_header = _evm_headers.get((header_class, encoded_draft)) if self.fast else None
+        headers = self.tables.evm_headers
+        evm_header = headers.get((header_class, encoded_draft)) if self.fast else None
         if evm_header is None:
             evm_header = rlp.decode(encoded_draft, sedes=header_class)
             if self.fast:
-                _evm_headers.put((header_class, encoded_draft), evm_header)
+                headers.put((header_class, encoded_draft), evm_header)
         vm = vm_class(header=evm_header, chaindb=self.chaindb,
                       chain_context=ChainContext(self.config.chain_id),
                       consensus_context=ConsensusContext(self.chaindb.db))
         vm.simulated_hashes = _AncestorHashes(self.backend, self.base, self.hashes)
         state = vm.state
+        if self.fast:
+            share_tables(vm, self.tables)
         if blob_fee is not None:
             with_blob_base_fee(state, blob_fee)
         state.computation_class = _traced_class(state.computation_class)

@@ -8,7 +8,9 @@ of accounts and slots, so that work is most of what building the block costs.
 :class:`OverlayTrie` keeps the nodes it changed in memory as plain tuples, hashes them once
 when its root is asked for (writing each new node under its hash, as py-trie writes it, so
 that later readers of the database find it), and decodes a stored node once: a node is the
-value of its hash, so the decoded nodes are shared by every trie in :data:`_decoded`.
+value of its hash, so the decoded nodes are shared by every trie given the same table (an
+:class:`~ethread.lru.LRU` its owner keeps: a simulation's, or its dispatcher's
+:class:`~.call_vm.MessageTables`).
 
 The root, the nodes and their encodings are those of the Ethereum trie (Yellow Paper,
 appendix D) that py-trie builds: a node whose encoding is under 32 bytes is embedded in its
@@ -18,7 +20,6 @@ and reads with py-trie's over random changes.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, cast
@@ -27,6 +28,7 @@ from trie.exceptions import MissingTrieNode
 
 from ..fastrlp import decode_nested
 from ..keccak import keccak256
+from ..lru import LRU
 
 __all__ = ["BLANK_ROOT", "OverlayTrie", "ordered_trie_root"]
 
@@ -44,10 +46,8 @@ _NO_CHILDREN: tuple[Ref, ...] = (None,) * 16
 DIGITS = "0123456789abcdef"
 _INDEX = {digit: index for index, digit in enumerate(DIGITS)}
 
-_decoded: dict[bytes, Node] = {}
+Nodes = LRU[bytes, Any]
 """Stored nodes by their hash, decoded (a hash names one node wherever it is stored)."""
-MAX_DECODED = 1 << 16
-_decoded_lock = threading.Lock()
 
 
 def _hex_prefix(path: str, leaf: bool) -> bytes:
@@ -100,12 +100,14 @@ class OverlayTrie:
     """A hexary trie over ``db`` (hash -> node RLP) from ``root_hash``; what py-evm's account
     and storage databases ask of py-trie's ``HexaryTrie``."""
 
-    __slots__ = ("_db", "_root", "_root_hash")
+    __slots__ = ("_db", "_root", "_root_hash", "nodes")
 
-    def __init__(self, db: Any, root_hash: bytes = BLANK_ROOT) -> None:
+    def __init__(self, db: Any, root_hash: bytes = BLANK_ROOT, nodes: Nodes | None = None) -> None:
         self._db = db
         self._root_hash = root_hash
         self._root: Ref = None if root_hash == BLANK_ROOT else root_hash
+        self.nodes = nodes
+        """The decoded nodes this trie shares with others (None: each read decodes)."""
 
     # -- the root ---------------------------------------------------------------------------
 
@@ -136,7 +138,8 @@ class OverlayTrie:
     # -- reads ------------------------------------------------------------------------------
 
     def _load(self, ref: bytes, key: bytes) -> Node:
-        node = _decoded.get(ref)
+        nodes = self.nodes
+        node = None if nodes is None else nodes.get(ref)
         if node is None:
             try:
                 encoded = self._db[ref]
@@ -160,12 +163,10 @@ class OverlayTrie:
         self._db[node_hash] = encoded
         self._remember(node_hash, node)
 
-    @staticmethod
-    def _remember(ref: bytes, node: Node) -> None:
-        if len(_decoded) >= MAX_DECODED:
-            with _decoded_lock:
-                _decoded.clear()
-        _decoded[ref] = node
+    def _remember(self, ref: bytes, node: Node) -> None:
+        nodes = self.nodes
+        if nodes is not None:
+            nodes.put(ref, node)
 
     def get(self, key: bytes) -> bytes:
         """The value under ``key`` (b"" when none)."""

@@ -1,5 +1,5 @@
 """The virtual machines a simulation's blocks run on when it takes the fast path: eth_call's
-lean parts (:mod:`.call_vm`: the shared account tables, the interpreter loop, the flattened
+lean parts (:mod:`.call_vm`: the account tables, the interpreter loop, the flattened
 snapshots) with state and storage tries that are :class:`~.simulate_trie.OverlayTrie`\\ s.
 
 What differs from eth_call's classes, and why:
@@ -34,26 +34,30 @@ from eth.db.storage import CLEAR_COUNT_KEY_NAME, AccountStorageDB, StorageLookup
 from eth_typing import Address, Hash32
 from eth_utils import get_extended_debug_logger, to_bytes
 
-from .call_vm import LeanAccountDB, LeanJournalDB, lean_vm_class
+from .call_vm import LeanAccountDB, LeanJournalDB, MessageTables, lean_vm_class
 from .simulate_trie import OverlayTrie
 
 __all__ = ["SimulationAccountDB", "fast_vm_class"]
 
 
 class _OverlayStorageLookup(StorageLookup):
-    """py-evm's storage lookup with :class:`OverlayTrie`\\ s for reading and writing."""
+    """py-evm's storage lookup with :class:`OverlayTrie`\\ s for reading and writing, sharing
+    the decoded ``nodes`` of its account database's tables."""
+
+    nodes: Any
 
     def _get_write_trie(self) -> Any:
         if self._trie_nodes_batch is None:
             self._trie_nodes_batch = BatchDB(self._db, read_through_deletes=True)
         if self._write_trie is None:
-            self._write_trie = OverlayTrie(self._trie_nodes_batch, self._starting_root_hash)
+            self._write_trie = OverlayTrie(self._trie_nodes_batch, self._starting_root_hash,
+                                           self.nodes)
         return self._write_trie
 
     def _get_read_trie(self) -> Any:
         if self._write_trie is not None:
             return self._write_trie
-        return OverlayTrie(self._db, self._starting_root_hash)
+        return OverlayTrie(self._db, self._starting_root_hash, self.nodes)
 
     def commit_to(self, db: Any) -> None:
         """py-evm's, the trie's new nodes written to its batch first (an overlay trie writes
@@ -67,9 +71,10 @@ class _OverlayStorageDB(AccountStorageDB):
     """py-evm's account storage over an :class:`_OverlayStorageLookup` (its constructor's
     steps, with that lookup)."""
 
-    def __init__(self, db: Any, storage_root: Hash32, address: Address) -> None:
+    def __init__(self, db: Any, storage_root: Hash32, address: Address, nodes: Any) -> None:
         self._address = address
         self._storage_lookup = _OverlayStorageLookup(db, storage_root, address)
+        self._storage_lookup.nodes = nodes
         self._storage_cache = CacheDB(self._storage_lookup)
         self._locked_changes = JournalDB(self._storage_cache)
         self._journal_storage = JournalDB(self._locked_changes)
@@ -83,10 +88,17 @@ class SimulationAccountDB(LeanAccountDB):
 
     def __init__(self, db: Any, state_root: Hash32 = BLANK_ROOT_HASH) -> None:
         super().__init__(db, state_root)
-        self._trie = HashTrie(OverlayTrie(self._batchtrie, state_root))  # type: ignore[arg-type]
+        self._overlay = OverlayTrie(self._batchtrie, state_root, self.tables.trie_nodes)
+        self._trie = HashTrie(self._overlay)  # type: ignore[arg-type]
         self._trie_logger = KeyAccessLoggerDB(self._trie, log_missing_keys=False)
         self._trie_cache = CacheDB(self._trie_logger)
         self._journaltrie = LeanJournalDB(self._trie_cache)
+
+    def use_tables(self, tables: MessageTables) -> None:
+        """Read through ``tables`` from now on, the account trie's nodes too (a storage trie
+        takes them when it is opened)."""
+        super().use_tables(tables)
+        self._overlay.nodes = tables.trie_nodes
 
     def _set_storage_root(self, address: Address, new_storage_root: Hash32) -> None:
         """py-evm's (the account with its new storage root), built directly."""
@@ -98,7 +110,8 @@ class SimulationAccountDB(LeanAccountDB):
         stores = self._account_stores
         store = stores.get(address)
         if store is None:
-            store = _OverlayStorageDB(self._raw_store_db, self._get_storage_root(address), address)
+            store = _OverlayStorageDB(self._raw_store_db, self._get_storage_root(address), address,
+                                     self.tables.trie_nodes)
             stores[address] = store
         return store
 
