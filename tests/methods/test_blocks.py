@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 
+import rlp
 from eth_utils import keccak
 
 import ethread
 from ethread import methods
-from ethread.encoding import encode_header, encode_transaction
+from ethread.encoding import encode_header, encode_transaction, header_fields
 from ethread.models import BlockHashRef
 
 
@@ -49,6 +50,8 @@ def test_uncles_by_hash_and_number(rpc_compat_memory: ethread.MemoryBackend) -> 
             assert by_hash == by_number
             assert by_hash is not None and by_hash.header == uncle
             assert keccak(encode_header(uncle)) == uncle.hash
+            # a bodiless block's size, as pyrlp encodes [header, [], []]
+            assert by_hash.size == len(rlp.encode([header_fields(uncle), [], []]))
             assert uncle.number < number
             found += 1
         assert methods.get_uncle_by_block_hash_and_index(rpc_compat_memory, block.hash, len(block.uncles)) is None
