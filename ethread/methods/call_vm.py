@@ -6,7 +6,8 @@ A message on a kept state is run on a snapshot that is reverted afterwards (see
 snapshot is reverted: each message then decodes the sender's and the callee's accounts from
 RLP again, builds their changed copies field by field, and encodes them again, which costs
 more than a simple contract's opcodes. :class:`LeanAccountDB` keeps what it decodes and
-encodes in two bounded tables shared by every state (an account is an immutable value, so
+encodes in the bounded tables of the object that owns its state (:class:`MessageTables`;
+for eth_call, its :class:`~.message.CallStates`' own: an account is an immutable value, so
 the same bytes always decode to an equal account and back), changes one field without
 py-evm's generic copy, and reads code without the witness bookkeeping (a frozen copy of every
 trie key read so far, taken at each code read) that only block witnesses use.
@@ -31,7 +32,8 @@ limit's check (:mod:`.interrupt`) check it, then charge and jump, in one call, a
 positions a jump may land on are worked out once per code, not once per message. A
 computation is set up with the fields py-evm's constructors set, without their calls. The
 message a run starts with runs without py-evm's snapshot around it
-(:meth:`LeanComputation.apply_message`), and code read by hash is kept. Opcodes of
+(:meth:`LeanComputation.apply_message`: when it fails, its writes stay until the run's own
+snapshot is reverted, and nothing reads them before), and code read by hash is kept. Opcodes of
 any other kind (dynamic gas, the interrupt's and the tracers' wrappers) are called as py-evm
 calls them, and with py-evm's DEBUG2 logging on the whole of py-evm's loop runs instead. The
 gas charged, the errors (the same exception with the same text) and their order are py-evm's.
@@ -41,6 +43,43 @@ logic, and P256VERIFY and Osaka's MODEXP are called as every precompile is
 (``tests/test_osaka_call.py``, ``tests/test_osaka_differential.py``).
 
 Only messages use these classes: blocks are executed and imported with py-evm's own.
+
+Why keep it: eth_call costs about 1.6 times as much on py-evm's loop (the Ping call: 70 µs
+against 115), and a contract's own work 1.6 to 3.6 times as much (storage, calls,
+arithmetic: ``benchmarks/bench_call.py --loop``). What it costs: it reads py-evm's private
+state, so py-evm is pinned to one release (``py-evm==0.12.1b1`` in setup.cfg), and
+``tests/methods/test_call_vm_loop.py`` runs generated programs both ways on every fork from
+Berlin, with ``tests/methods/test_call_vm.py`` for every kind of message from Frontier. What it reads
+of py-evm beyond its public interface, to check at each upgrade:
+
+- the journal (``eth.db.journal``): ``JournalDB._journal``, ``._wrapped_db``; the journal's
+  ``_checkpoint_stack``, ``_journal_data``, ``_clears_at``, ``_current_values``,
+  ``_ignore_wrapped_db``; the markers ``DELETE_WRAPPED`` and ``REVERT_TO_WRAPPED``;
+- the account database (``eth.db.account.AccountDB``): ``_batchdb``, ``_batchtrie``,
+  ``_trie`` (a ``HashTrie`` whose ``_db`` holds ``root_hash``), ``_trie_logger``,
+  ``_trie_cache``, ``_journaldb``, ``_journaltrie``, ``_account_cache``,
+  ``_account_stores``, ``_dirty_accounts``, ``_dirty_account_stores()``,
+  ``_get_encoded_account()``, ``_get_storage_root()``, ``_set_storage_root()``,
+  ``_get_address_store()``, ``_raw_store_db``, ``_reset_access_counters()``; a storage
+  lookup's ``_trie_nodes_batch``, ``_write_trie``, ``_starting_root_hash`` and a storage
+  database's constructor fields (:mod:`.simulate_vm`);
+- states: ``BaseState.snapshot``/``revert`` and ``CancunState``'s (compared by identity
+  before they are flattened), ``_account_db``, ``_transient_storage_class``,
+  ``transient_storage._db``;
+- computations: the fields ``BaseComputation.__init__`` and ``ShanghaiComputation.__init__``
+  set (``_stack``, ``_gas_meter``, ``_memory``, ``_log_entries``, ``children``,
+  ``accounts_to_delete``, ``beneficiaries``, ``data_floor_cost``, ...),
+  ``_configure_gas_meter()``, ``Memory._bytes``, ``Stack.values``, ``CodeStream``'s
+  ``_raw_code_bytes``, ``program_counter``, ``valid_positions`` and ``invalid_positions``,
+  ``GasMeter.gas_remaining``, the loggers' ``show_debug2``, ``memory_gas_cost``,
+  ``consume_initcode_gas_cost``, ``contracts_created``,
+  ``transaction_context.get_next_log_counter()``;
+- opcodes: the class ``eth.vm.opcode._FastOpcode`` (``gas_cost``, ``logic_fn``,
+  ``mnemonic``), the identity of the logic functions in ``eth.vm.logic`` that have a lean
+  twin, and Byzantium's static-context wrapper of LOG (``__wrapped__``, its qualified name);
+- messages: ``Message.__slots__`` and ``_is_delegation`` (:class:`CheckedMessage`), and
+  the executors' ``build_computation``, ``calc_message_refund``, ``get_code_at_address``,
+  ``calculate_gas_refund``, ``calc_data_floor_gas`` (:mod:`.message`).
 """
 
 from __future__ import annotations

@@ -421,3 +421,16 @@ def test_generated_programs_run_the_same_both_ways() -> None:
             "InvalidJumpDestination", "InvalidInstruction"} <= seen, seen
     assert all(counts.values()), counts
     assert forks == set(FORKS)
+
+
+def test_py_evm_is_the_release_the_loop_was_checked_against() -> None:
+    """The loop reads py-evm's private state (the list in ``call_vm``'s docstring): the
+    py-evm installed is the one setup.cfg pins, which these tests ran against."""
+    import re
+    from importlib.metadata import version
+    from pathlib import Path
+
+    setup = (Path(__file__).resolve().parents[2] / "setup.cfg").read_text()
+    pinned = re.search(r"^\s*py-evm==(\S+)$", setup, re.MULTILINE)
+    assert pinned is not None, "py-evm is pinned to one release in setup.cfg"
+    assert version("py-evm") == pinned.group(1)
