@@ -185,7 +185,8 @@ class CallStates:
         the tests and the benchmark compare it with py-evm's loop and py-evm's own classes)."""
         self.tables = MessageTables()
         """What messages on these states share (decoded accounts, code, jump positions,
-        intrinsic gas): keyed by content, so nothing in them goes stale."""
+        intrinsic gas; a simulation's trie nodes and headers): keyed by content, so nothing in
+        them goes stale."""
         self._states: LRU[tuple[int, bytes, bool], list[Any]] = LRU(max_states)
         self._blocks: LRU[tuple[int, bytes], BlockRules] = LRU(4 * max_states)
         """What messages at a block share, by (database, hash): py-evm's decoded header

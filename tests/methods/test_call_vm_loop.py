@@ -19,10 +19,12 @@ The examples are derandomized (the same ones on every run), so the test is deter
 
 from __future__ import annotations
 
+import sys
 from functools import cache
 from typing import Any
 
 import pytest
+from eth import EVM_RECURSION_LIMIT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -307,8 +309,15 @@ def _word(value: int) -> bytes:
 
 
 def run_both_ways(case: dict[str, Any]) -> tuple[Any, Any]:
-    """What the message of ``case`` does on eth_call's classes and on py-evm's own."""
-    return (observe(case, lean_vm_class), observe(case, lambda vm_class: vm_class))
+    """What the message of ``case`` does on eth_call's classes and on py-evm's own, under
+    py-evm's recursion limit (a program that calls itself nests Python calls a thousand
+    levels deep; hypothesis lowers the limit while a test runs)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, EVM_RECURSION_LIMIT))
+    try:
+        return (observe(case, lean_vm_class), observe(case, lambda vm_class: vm_class))
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def observe(case: dict[str, Any], vm_classes: Any) -> Any:
