@@ -3,7 +3,7 @@
 and the mean CPU time per call, in microseconds; asserts nothing.
 
     .venv/bin/python benchmarks/bench_call.py [--calls 3000] [--profile [call|request|revert]]
-        [--store DIR]
+        [--store DIR] [--loop] [--loop-calls 200]
 
 With ``--store``, the calls run on a store of the peer chain (``bench_vs_anvil``'s, e.g. its
 ``store-lmdb``; ``chain.json`` beside it, or ``--chain``, names the contract) from the zero
@@ -16,6 +16,24 @@ server makes it (its answer caches on: a distinct call misses them but pays for 
 answer), a reverting call (``Error("nope")``, error 3), and eth_estimateGas for comparison.
 Every row's calls have distinct calldata. ``--profile`` profiles one of them instead (cProfile):
 the method, the whole request or the reverting request.
+
+Then (alone with ``--loop``) what eth_call's interpreter loop (``ethread.methods.call_vm``)
+buys: the same calls, interleaved in rounds in one process, on the classes eth_call uses
+(lean account database and lean loop), on the lean database with py-evm's loop, and on
+py-evm's own classes; mean CPU microseconds per call, the best of the rounds, on a dev chain
+in memory: the Ping call, a storage-heavy one (64 SSTOREs and SLOADs in a loop), a
+call-heavy one (32 CALLs into Ping) and an arithmetic loop (300 rounds of DUP/MUL/ADD/SWAP).
+Measured 2026-11-27 on the shared 2-core machine (load average 8.6 7.6 5.4: CPU time, the
+variants interleaved), best of 3 rounds of 200 calls:
+
+    contract      lean loop   py-evm loop (lean db)   py-evm's classes
+    Ping              53            102                    227
+    storage         2268           3421                   3856
+    calls           1915           4106                   5732
+    arithmetic      1855           6260                   6499
+
+A second run (load 10.5) gave 57/104/201, 2304/3335/3532, 2089/4362/5529, 1979/6523/6566: the
+lean loop takes 1.5 (storage) to 3.4 (arithmetic) times less than py-evm's, the Ping call 1.9.
 """
 
 from __future__ import annotations
@@ -31,13 +49,16 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import report
-from benchlib.peer_chain import ping_chain
+from benchlib.peer_chain import PING, ping_chain
 
 from ethread.backends.memory import MemoryBackend
 from ethread.backends.open import open_store
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
+from ethread.devchain import DevChain
+from ethread.devchain.contracts import assemble
 from ethread.methods.call import CallStates, call
+from ethread.methods.call_vm import lean_vm_class, py_evm_loop_vm_class
 from ethread.models import CallRequest
 
 
@@ -72,6 +93,10 @@ def main() -> None:
     parser.add_argument("--profile", nargs="?", const="call", choices=("call", "request", "revert"),
                         help="profile this row instead of timing the rows (cProfile)")
     parser.add_argument("--sort", default="cumulative", help="the profile's order")
+    parser.add_argument("--loop", action="store_true",
+                        help="only compare eth_call's interpreter loop with py-evm's")
+    parser.add_argument("--loop-calls", type=int, default=200,
+                        help="calls per contract, variant and round in the loop comparison")
     parser.add_argument("--store", type=Path, default=None,
                         help="a store of the peer chain to call on (opened, never written)")
     parser.add_argument("--chain", type=Path, default=None,
@@ -80,6 +105,9 @@ def main() -> None:
 
 
 def run_benchmark(args: argparse.Namespace) -> None:
+    if args.loop:
+        compare_loops(args.loop_calls)
+        return
     backend: Any
     if args.store is not None:
         chain_file = (args.chain or args.store.parent / "chain") / "chain.json"
@@ -158,6 +186,60 @@ def run_benchmark(args: argparse.Namespace) -> None:
         return lambda: dispatcher.handle(raw)
 
     show("eth_estimateGas through the dispatcher", timed(estimate, max(1, args.calls // 10)))
+    compare_loops(args.loop_calls)
+
+
+STORAGE = assemble(0, "loop:", "DUP1", 0, "CALLDATALOAD", "ADD", "DUP2", "SSTORE", "DUP1", "SLOAD",
+                   "POP", 1, "ADD", "DUP1", 64, "GT", "@loop", "JUMPI", 0, 0, "RETURN")
+"""64 rounds of SSTORE(i, i + calldata) and SLOAD(i)."""
+ARITHMETIC = assemble(0, 0, "CALLDATALOAD", "loop:", "DUP1", "DUP1", "MUL", 7, "ADD", "SWAP1",
+                      "POP", "SWAP1", 1, "ADD", "SWAP1", "DUP2", 300, "GT", "@loop", "JUMPI", 0,
+                      "MSTORE", 32, 0, "RETURN")
+"""300 rounds of x = x * x + 7 on the calldata's first word."""
+
+
+def _calls_into(target: bytes) -> bytes:
+    """32 CALLs into ``target`` with one byte of input (Ping answers the block number)."""
+    return assemble(0, "loop:", 1, 0, "MSTORE8", 32, 0, 1, 0, 0, target, "GAS", "CALL", "POP",
+                    1, "ADD", "DUP1", 32, "GT", "@loop", "JUMPI", 32, 0, "RETURN")
+
+
+def compare_loops(calls: int, rounds: int = 3) -> None:
+    """eth_call on the lean loop, on py-evm's loop over the lean account database, and on
+    py-evm's own classes: the same distinct calls, interleaved, each variant on a state cache
+    of its own; prints the best round's mean CPU time per call of each."""
+    backend = MemoryBackend()
+    chain = DevChain(backend)
+    owner = chain.accounts[0]
+    ping = chain.deploy_runtime(owner, PING)
+    contracts = {"Ping": (ping, b"\x01"), "storage": (chain.deploy_runtime(owner, STORAGE), b""),
+                 "calls": (chain.deploy_runtime(owner, _calls_into(ping)), b""),
+                 "arithmetic": (chain.deploy_runtime(owner, ARITHMETIC), b"")}
+    chain.mine()
+    variants: dict[str, Callable[[Any], Any]] = {
+        "lean loop": lean_vm_class, "py-evm loop (lean db)": py_evm_loop_vm_class,
+        "py-evm's classes": lambda vm_class: vm_class}
+    load = os.getloadavg()
+    print(f"eth_call's interpreter loop against py-evm's, CPU us per call, {calls} distinct calls "
+          f"per round (load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})", flush=True)
+    rng = random.Random(2)
+    figures: dict[tuple[str, str], list[float]] = {}
+    for _ in range(rounds):
+        for name, (address, prefix) in contracts.items():
+            for variant, vm_classes in variants.items():
+                states = CallStates(vm_classes=vm_classes)
+                requests = [CallRequest(to=address, data=prefix + rng.randbytes(32 - len(prefix)))
+                            for _ in range(calls)]
+                call(backend, requests[0], "latest", states)  # (the state built, then kept)
+                started = time.process_time()
+                for request in requests:
+                    call(backend, request, "latest", states)
+                figures.setdefault((name, variant), []).append(
+                    (time.process_time() - started) / calls * 1e6)
+    print(f"  {'contract':<12}" + "".join(f"{variant:>26}" for variant in variants))
+    for name in contracts:
+        print(f"  {name:<12}" + "".join(f"{min(figures[name, variant]):>26.0f}"
+                                        for variant in variants), flush=True)
 
 
 if __name__ == "__main__":
