@@ -211,7 +211,10 @@ def parse_call_request(value: Any) -> CallRequest:
     )
 
 
-_CALL_REQUEST = trusted_maker(CallRequest)
+_CALL_REQUEST = trusted_maker(
+    CallRequest, "sender to gas gas_price max_fee_per_gas max_priority_fee_per_gas value data "
+    "access_list max_fee_per_blob_gas blob_versioned_hashes authorization_list nonce chain_id "
+    "conflicts")
 """CallRequest's fields in declaration order, set without the constructor's checks."""
 _PLAIN_CALL_KEYS = frozenset({"from", "to", "data", "input"})
 

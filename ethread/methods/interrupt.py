@@ -75,7 +75,7 @@ class TimeLimit:
         state.computation_class = entered[0]
 
 
-_TIME_LIMIT = trusted_maker(TimeLimit)
+_TIME_LIMIT = trusted_maker(TimeLimit, "deadline timeout")
 _NEVER = float("inf")
 
 NO_LIMIT = TimeLimit(Deadline(float("inf")), 0.0)

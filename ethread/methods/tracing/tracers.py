@@ -105,7 +105,8 @@ def struct_log_size(log: StructLog) -> int:
     return size
 
 
-_STRUCT_LOG = trusted_maker(StructLog)
+_STRUCT_LOG = trusted_maker(StructLog, "pc op gas gas_cost depth error stack return_data memory "
+                                       "storage refund")
 """A step's log made without the dataclass constructor (its fields in declaration order)."""
 _OP_NAMES = [opcode_name(value) for value in range(256)]
 
