@@ -53,8 +53,8 @@ from benchlib.synthetic_history import dense_history
 from ethread import frames
 from ethread.backends.era import EraBackend
 from ethread.backends.lmdb import LMDBBackend
-from ethread.fastrlp import decode_nested
 from ethread.frames.tables import collect_models
+from ethread.rlpcodec.items import decode_nested
 
 
 def load() -> str:
@@ -113,7 +113,7 @@ def _decode_all(raw: Any) -> None:
 
 
 def _recover(records: list[Any], limit: int) -> tuple[int, float]:
-    from ethread.canonical import recover_senders
+    from ethread.rlpcodec.senders import recover_senders
 
     done = 0
     start = time.perf_counter()

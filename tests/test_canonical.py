@@ -1,6 +1,6 @@
 """A block's receipts read from its stored records without the block and transaction models
-(:func:`ethread.canonical.header_facts`, :func:`~ethread.canonical.body_facts`,
-:func:`~ethread.canonical.receipts_of_records`, the path a store's
+(:func:`ethread.rlpcodec.headers.header_facts`, :func:`~ethread.rlpcodec.blocks.body_facts`,
+:func:`~ethread.rlpcodec.receipts.receipts_of_records`, the path a store's
 :meth:`~ethread.backends.history.CachedHistory.receipts` takes for a block it has not decoded)
 make the same receipts as the full decode, byte for byte in JSON, on every kind of transaction
 and receipt; and a damaged record is an error (a store's StoreUnreadable), never a traceback
@@ -17,14 +17,16 @@ from typing import Any
 import orjson
 import pytest
 
-from ethread import canonical
 from ethread.backends.lmdb import LMDBBackend
 from ethread.backends.memory import MemoryBackend
 from ethread.codec.serialize import to_json
-from ethread.encoding import DecodeError, encode_header
 from ethread.errors import StoreUnreadable
 from ethread.forks import ChainConfig
 from ethread.models import BlobTransaction, Block, Receipt
+from ethread.rlpcodec.blocks import block_from_parts, body_facts, body_rlp
+from ethread.rlpcodec.headers import encode_header, header_facts, header_of_record
+from ethread.rlpcodec.items import DecodeError, encode_list_of_encoded
+from ethread.rlpcodec.receipts import encode_receipts, receipts_from_consensus, receipts_of_records
 from tests.support.storage_backends import BUILDERS, each_block, lmdb_from
 
 DAMAGE = (DecodeError, ValueError, IndexError, TypeError)
@@ -35,24 +37,24 @@ Records = tuple[bytes, bytes, bytes, list[bytes], bytes]
 
 
 def records_of(block: Block, receipts: tuple[Receipt, ...]) -> Records:
-    return (block.hash, encode_header(block.header), canonical.body_rlp(block),
-            [t.sender for t in block.transactions], canonical.encode_receipts(receipts))
+    return (block.hash, encode_header(block.header), body_rlp(block),
+            [t.sender for t in block.transactions], encode_receipts(receipts))
 
 
 def lean(records: Records, config: ChainConfig | None) -> tuple[Receipt, ...]:
     """The receipts by the path that builds no block."""
     block_hash, header_rlp, body_rlp, senders, receipts_rlp = records
-    header = canonical.header_facts(header_rlp)
-    facts = canonical.body_facts(body_rlp, senders, header[2])
-    return canonical.receipts_of_records(block_hash, header, facts, receipts_rlp, config)
+    header = header_facts(header_rlp)
+    facts = body_facts(body_rlp, senders, header[2])
+    return receipts_of_records(block_hash, header, facts, receipts_rlp, config)
 
 
 def full(records: Records, config: ChainConfig | None) -> tuple[Receipt, ...]:
     """The receipts by the full decode: the block's models, then its receipts."""
     block_hash, header_rlp, body_rlp, senders, receipts_rlp = records
-    block = canonical.block_from_parts(header_rlp, body_rlp, senders,
-                                       canonical.header_of_record(header_rlp, block_hash))
-    return canonical.receipts_from_consensus(block, receipts_rlp, config)
+    block = block_from_parts(header_rlp, body_rlp, senders,
+                             header_of_record(header_rlp, block_hash))
+    return receipts_from_consensus(block, receipts_rlp, config)
 
 
 def as_json(receipts: tuple[Receipt, ...]) -> bytes:
@@ -197,7 +199,7 @@ def samples(rpc_compat_memory: MemoryBackend) -> dict[str, tuple[Block, Records]
 
 
 def _rlp_list(items: list[bytes]) -> bytes:
-    return canonical.encode_list_of_encoded(items)
+    return encode_list_of_encoded(items)
 
 
 def _string(data: bytes) -> bytes:

@@ -1,4 +1,4 @@
-"""The fast RLP decoder stores read their records with (:mod:`ethread.fastrlp`) decodes as
+"""The fast RLP decoder stores read their records with (:mod:`ethread.rlpcodec.items`) decodes as
 pyrlp does, finds each item's bytes exactly, and answers a damaged record with ValueError
 (a store then says it holds a damaged record), never a wrong value."""
 
@@ -9,7 +9,7 @@ import random
 import pytest
 import rlp
 
-from ethread.fastrlp import decode_list, decode_nested, item_spans, payload_span
+from ethread.rlpcodec.items import decode_list, decode_nested, item_spans, payload_span
 
 
 def _random_item(rng: random.Random, depth: int = 0) -> object:

@@ -14,11 +14,13 @@ import orjson
 import pytest
 
 import ethread
-from ethread import canonical, import_chain, methods
+from ethread import import_chain, methods
 from ethread.backends.memory import MemoryBackend
 from ethread.codec.serialize import block_json, to_json
-from ethread.encoding import encode_header
 from ethread.models import Block, LegacyTransaction, trusted_maker
+from ethread.rlpcodec.blocks import block_from_parts, body_rlp
+from ethread.rlpcodec.headers import encode_header, header_of_record
+from ethread.rlpcodec.receipts import encode_receipts, receipts_from_consensus
 from tests.support.paths import conformance_dir
 from tests.support.storage_backends import each_block
 
@@ -81,13 +83,13 @@ def test_store_records_decode_to_the_models_import_made(memory: MemoryBackend,
     config = memory.chain_config()
     for block_hash, block, receipts in each_block(memory):
         header_rlp = encode_header(block.header)
-        assert canonical.header_of_record(header_rlp, block_hash) == block.header
-        assert canonical.header_of_record(header_rlp) == block.header
-        decoded = canonical.block_from_parts(header_rlp, canonical.body_rlp(block),
-                                             [t.sender for t in block.transactions])
+        assert header_of_record(header_rlp, block_hash) == block.header
+        assert header_of_record(header_rlp) == block.header
+        decoded = block_from_parts(header_rlp, body_rlp(block),
+                                   [t.sender for t in block.transactions])
         assert decoded == block
-        assert canonical.receipts_from_consensus(
-            decoded, canonical.encode_receipts(receipts), config) == receipts
+        assert receipts_from_consensus(
+            decoded, encode_receipts(receipts), config) == receipts
 
 
 def test_legacy_chain_id_is_derived_from_v(rpc_compat_memory: ethread.MemoryBackend) -> None:

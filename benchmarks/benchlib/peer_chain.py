@@ -22,7 +22,8 @@ from eth_utils import keccak
 from ethread.backends.memory import MemoryBackend
 from ethread.devchain import DevChain
 from ethread.devchain.contracts import ERROR_SELECTOR, assemble
-from ethread.encoding import block_item, encode_transaction
+from ethread.rlpcodec.blocks import block_item
+from ethread.rlpcodec.transactions import encode_transaction
 
 PING_TOPIC = keccak(b"Ping(address,uint256)")
 NOPE = b"nope"

@@ -34,15 +34,12 @@ from eth_utils import keccak
 from trie import HexaryTrie
 
 from ethread.backend import WritableBackend
-from ethread.canonical import rlp_list_length
 from ethread.chain.genesis import parse_genesis
 from ethread.chain.importer import ChainImporter
 from ethread.devchain import DEV_CHAIN_ID, GWEI, PRAGUE_FORKS, DevChainError, genesis_document
 from ethread.devchain.signing import DevAccount, dev_accounts, sign_transaction
-from ethread.encoding import encode_header, encode_receipt, encode_transaction, withdrawal_item
 from ethread.era1.ere import logs_bloom as ere_logs_bloom
 from ethread.era1.ordered_trie import ordered_trie_root
-from ethread.fastrlp import encode_nested
 from ethread.models import (
     AccessListEntry,
     AccessListTransaction,
@@ -62,6 +59,11 @@ from ethread.models import (
     Withdrawal,
 )
 from ethread.progress import Progress
+from ethread.rlpcodec.blocks import withdrawal_item
+from ethread.rlpcodec.headers import encode_header
+from ethread.rlpcodec.items import encode_nested, rlp_list_length
+from ethread.rlpcodec.receipts import encode_receipt
+from ethread.rlpcodec.transactions import encode_transaction
 
 TRANSFER_TOPIC = keccak(b"Transfer(address,address,uint256)")
 TRANSFER_SELECTOR = keccak(b"transfer(address,uint256)")[:4]
@@ -249,7 +251,7 @@ class _BlockMaker:
             requests_hash=EMPTY_REQUESTS_HASH,
         )
         header_rlp = encode_header(header)
-        # The hash is filled in after construction, as ethread.encoding's decoder does.
+        # The hash is keccak of the header's RLP, known only once the header is made.
         object.__setattr__(header, "hash", keccak(header_rlp))
         sender = transfer.sender.address
         gas_price = min(tx.max_fee_per_gas, base_fee + tx.max_priority_fee_per_gas)
@@ -550,7 +552,7 @@ class DenseMaker:
 def _recovered(tx: Transaction, chain_id: int) -> Address:
     from coincurve import PublicKey
 
-    from ethread.encoding import signing_hash
+    from ethread.rlpcodec.transactions import signing_hash
 
     legacy = isinstance(tx, LegacyTransaction)
     digest = signing_hash(tx, chain_id if legacy else None)
@@ -596,7 +598,7 @@ def _rlp_list(encoded: Sequence[bytes]) -> bytes:
 
 def _list_payloads(encoded_list: bytes) -> list[bytes]:
     """The encoded items of an encoded list (a block body's three parts)."""
-    from ethread.fastrlp import list_items
+    from ethread.rlpcodec.items import list_items
 
     starts, _ = list_items(encoded_list)
     return [encoded_list[a:b] for a, b in itertools.pairwise(starts)]
@@ -649,12 +651,13 @@ def dense_history(
         genesis_block = store.block_by_hash(parent.hash)
         genesis_receipts = store.receipts(parent.hash)
         assert genesis_block is not None and genesis_receipts is not None
-        from ethread import canonical
+        from ethread.rlpcodec.blocks import body_rlp
+        from ethread.rlpcodec.receipts import encode_receipts
 
         era1 = Era1Writer(0)
         ere = EreWriter(0)
-        genesis_records = (encode_header(parent), canonical.body_rlp(genesis_block),
-                           canonical.encode_receipts(genesis_receipts))
+        genesis_records = (encode_header(parent), body_rlp(genesis_block),
+                           encode_receipts(genesis_receipts))
         td = parent.difficulty
         era1.add(parent.hash, *genesis_records, td)
         ere.add(parent.hash, *genesis_records, parent.difficulty,

@@ -50,14 +50,15 @@ from typing import Any, NamedTuple
 import rlp
 from eth_utils import keccak
 
-from ..canonical import decode_consensus_receipts, recover_senders
-from ..encoding import DecodeError
 from ..era1.accumulator import accumulator_root
 from ..era1.archive import ArchiveFile, open_archive
 from ..era1.e2store import FormatError
 from ..errors import StoreError
 from ..models import Address, Hash32
 from ..progress import Progress
+from ..rlpcodec.items import DecodeError
+from ..rlpcodec.receipts import decode_consensus_receipts
+from ..rlpcodec.senders import recover_senders
 from .logindex import encode_log_record
 
 try:

@@ -16,12 +16,14 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
-from .. import canonical
 from ..backend import LogQuery
-from ..encoding import DecodeError
 from ..errors import MissingBlocks, StoreUnreadable
 from ..lru import LRU
 from ..models import Address, Block, Hash32, Header, Log, Receipt
+from ..rlpcodec.blocks import block_from_parts, body_facts
+from ..rlpcodec.headers import header_facts, header_of_record
+from ..rlpcodec.items import DecodeError
+from ..rlpcodec.receipts import receipts_from_consensus, receipts_of_records
 from .logindex import candidate_blocks, collect_logs, decode_block_logs, logs_of_receipts
 
 log = logging.getLogger("ethread.store")
@@ -204,7 +206,7 @@ class CachedHistory:
     def header_by_hash(self, block_hash: Hash32) -> Header | None:
         """The header of the block with this hash, decoded from its record and cached."""
         return self._read_block_record(self._headers, block_hash, self._records.header_record,
-                                       lambda raw: canonical.header_of_record(raw, block_hash))
+                                       lambda raw: header_of_record(raw, block_hash))
 
     def block_by_hash(self, block_hash: Hash32) -> Block | None:
         """The block with this hash, decoded from its records (with the header already decoded,
@@ -217,10 +219,10 @@ class CachedHistory:
             what = f"block 0x{block_hash.hex()}"
             header = self._headers.get(block_hash)
             if header is None:
-                header = self._decode(what, canonical.header_of_record, record.header_rlp,
+                header = self._decode(what, header_of_record, record.header_rlp,
                                       block_hash)
                 self._headers.put(block_hash, header)
-            block = self._decode(what, canonical.block_from_parts, record.header_rlp,
+            block = self._decode(what, block_from_parts, record.header_rlp,
                                  record.body_rlp, record.senders, header)
             self._blocks.put(block_hash, block)
         return block
@@ -234,7 +236,7 @@ class CachedHistory:
 
         A block not decoded already is not decoded for them: its receipts take from the
         header only the number, timestamp and fees, and from each transaction its hash,
-        sender, recipient, nonce and price (:func:`~ethread.canonical.body_facts`), so the
+        sender, recipient, nonce and price (:func:`~ethread.rlpcodec.blocks.body_facts`), so the
         block and transaction models are left for a read that asks for them."""
         cached = self._receipts.get(block_hash)
         if cached is not None:
@@ -243,7 +245,7 @@ class CachedHistory:
         if block is not None:
             config = self.chain_config()
             return self._keep(self._receipts, block_hash, f"the receipts of block {block.number}",
-                              lambda raw: canonical.receipts_from_consensus(block, raw, config),
+                              lambda raw: receipts_from_consensus(block, raw, config),
                               self._records.receipts_record(block_hash, block.number))
         records = self._records.block_and_receipts_records(block_hash)
         if records is None:
@@ -255,15 +257,15 @@ class CachedHistory:
                 facts = (header.number, header.timestamp, header.base_fee_per_gas,
                          header.excess_blob_gas)
             else:
-                facts = canonical.header_facts(record.header_rlp)
-            transactions = canonical.body_facts(record.body_rlp, record.senders, facts[2])
+                facts = header_facts(record.header_rlp)
+            transactions = body_facts(record.body_rlp, record.senders, facts[2])
         except _DAMAGE as exc:
             raise self._damaged(f"block 0x{block_hash.hex()}", exc) from None
         if raw is None:
             return None
         try:
-            receipts = canonical.receipts_of_records(block_hash, facts, transactions, raw,
-                                                     self.chain_config())
+            receipts = receipts_of_records(block_hash, facts, transactions, raw,
+                                           self.chain_config())
         except _DAMAGE as exc:
             raise self._damaged(f"the receipts of block {facts[0]}", exc) from None
         self._receipts.put(block_hash, receipts)

@@ -43,12 +43,13 @@ from eth.db.backends.base import BaseDB
 from eth.db.chain import ChainDB
 from trie import HexaryTrie
 
-from .. import canonical
 from ..backend import Pointer, pointer_number
-from ..encoding import decode_header, encode_header
 from ..errors import GenesisError, StoreError
 from ..forks import ChainConfig
 from ..models import Address, Block, Hash32, Receipt
+from ..rlpcodec.blocks import body_rlp
+from ..rlpcodec.headers import decode_header, encode_header
+from ..rlpcodec.receipts import encode_receipts
 from .history import BlockRecord, CachedHistory
 from .logindex import encode_block_logs, log_keys
 from .records import RecordStore
@@ -430,8 +431,8 @@ class KeyValueBackend(CachedHistory):
         put(b"N" + _num(number), block_hash)
         put(b"H" + block_hash, encode_header(block.header))
         put(b"B" + block_hash, _U32.pack(len(block.transactions)) + senders
-            + canonical.body_rlp(block))
-        put(b"R" + block_hash, canonical.encode_receipts(receipts))
+            + body_rlp(block))
+        put(b"R" + block_hash, encode_receipts(receipts))
         for tx in block.transactions:
             put(b"T" + tx.hash, block_hash + _U32.pack(tx.index))
         addresses, topics = log_keys(receipts)

@@ -13,8 +13,8 @@ from typing import Any
 import rlp
 
 from ..backend import LogQuery, ResultLimitReached
-from ..fastrlp import decode_nested
 from ..models import Address, Hash32, Log, Receipt
+from ..rlpcodec.items import decode_nested
 
 DEADLINE_STRIDE = 32
 """How many candidate blocks a query visits between deadline checks (a check reads the clock;

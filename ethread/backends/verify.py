@@ -18,10 +18,10 @@ import rlp
 from eth.constants import BLANK_ROOT_HASH
 from eth_utils import keccak
 
-from ..encoding import DecodeError
 from ..era1.verify import trie_root
 from ..errors import StoreError
 from ..progress import Progress
+from ..rlpcodec.items import DecodeError
 from .keyvalue import KeyValueBackend, _num
 from .logindex import decode_block_logs, log_keys, logs_of_receipts
 

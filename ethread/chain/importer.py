@@ -22,21 +22,16 @@ from eth.vm.chain_context import ChainContext
 from eth_typing import Hash32
 from eth_utils import ValidationError, encode_hex
 
-from ..assemble import build_receipts, decode_block
 from ..backend import WritableBackend
-from ..encoding import (
-    DecodeError,
-    TruncatedRLP,
-    decode_header,
-    encode_header,
-    header_from_fields,
-    split_concatenated,
-)
 from ..errors import GenesisError, ImportFailed
 from ..evm.senders import with_sender
 from ..forks import ChainConfig
 from ..models import Block, Header
 from ..progress import Progress
+from ..rlpcodec.assemble import build_receipts
+from ..rlpcodec.blocks import decode_block
+from ..rlpcodec.headers import decode_header, encode_header, header_from_fields
+from ..rlpcodec.items import DecodeError, TruncatedRLP, split_concatenated
 from .genesis import Genesis, load_genesis
 
 MAX_UNCLE_DEPTH = 6

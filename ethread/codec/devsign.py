@@ -19,9 +19,9 @@ from typing import Any, Protocol
 
 import orjson
 
-from ..encoding import encode_transaction, transaction_hash
 from ..errors import InvalidParams
 from ..models import Address, CallRequest, Transaction
+from ..rlpcodec.transactions import encode_transaction, transaction_hash
 from .hex import parse_address, parse_data
 from .params import parse_call_request
 from .serialize import to_json

@@ -11,7 +11,6 @@ import orjson
 
 from .. import methods
 from ..backend import Backend
-from ..encoding import encode_transaction
 from ..errors import EthreadError, InvalidParams, MethodNotFound, go_json_type
 from ..methods import (
     counts,
@@ -35,6 +34,7 @@ from ..methods.logs import DEFAULT_LIMITS, LogLimits
 from ..methods.resolve import resolve_hash
 from ..methods.simulate import simulate
 from ..models import Address, BlockRef
+from ..rlpcodec.transactions import encode_transaction
 from .answers import DEFAULT_ANSWERS, AnswerStyle
 from .client import CLIENT_VERSION
 from .devfork import HISTORY_READS, NOT_HISTORY, HistoryRead, Local, read_history

@@ -40,7 +40,6 @@ from eth_utils import ValidationError, keccak, to_checksum_address
 from ..backend import WritableBackend
 from ..chain.genesis import parse_genesis
 from ..chain.importer import ChainImporter, spoof_senders
-from ..encoding import block_item, decode_header
 from ..errors import EthreadError, TransactionRejected
 from ..forks import BLOCK_FORKS, FORK_BY_NAME, FORK_ORDER, FORKS, TIME_FORKS, ChainConfig
 from ..lru import LRU
@@ -65,6 +64,8 @@ from ..models import (
     Transaction,
     Withdrawal,
 )
+from ..rlpcodec.blocks import block_item
+from ..rlpcodec.headers import decode_header
 from . import contracts
 from .fork.cache import ForkCache
 from .fork.evm import fork_chain_config
@@ -918,7 +919,7 @@ class DevChain:
             return found
 
     def _build_pending(self, head: Header, when: int, taken: Sequence[Pooled]) -> PendingView:
-        from ..assemble import decode_block
+        from ..rlpcodec.blocks import decode_block
 
         parent = self._evm_header(head.hash)
         rules = self.config.rules(head.number + 1, when)

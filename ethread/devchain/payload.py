@@ -27,7 +27,6 @@ from eth_typing import Hash32 as EvmHash
 from eth_utils import ValidationError, to_checksum_address
 
 from ..codec.txpool_rpc import PayloadAttributes
-from ..encoding import block_item, decode_header, encode_transaction
 from ..errors import EthreadError, TransactionRejected
 from ..evm.blobs import GAS_PER_BLOB
 from ..forks import ChainConfig
@@ -40,6 +39,9 @@ from ..models import (
     Transaction,
     Withdrawal,
 )
+from ..rlpcodec.blocks import block_item
+from ..rlpcodec.headers import decode_header
+from ..rlpcodec.transactions import encode_transaction
 from .pool import DELEGATION_PREFIX, evm_transaction, recover_sender
 from .txpool import BlobSidecar, Pooled, TxPool, decode_submission, effective_tip, fee_cap, tip_cap
 

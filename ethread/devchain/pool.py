@@ -16,12 +16,6 @@ from typing import Any
 import rlp
 from eth_utils import ValidationError, to_checksum_address
 
-from ..encoding import (
-    DecodeError,
-    decode_transaction,
-    decode_typed_transaction,
-    encode_transaction,
-)
 from ..errors import TransactionRejected
 from ..forks import FORK_BY_NAME
 from ..models import (
@@ -31,6 +25,12 @@ from ..models import (
     LegacyTransaction,
     SetCodeTransaction,
     Transaction,
+)
+from ..rlpcodec.items import DecodeError
+from ..rlpcodec.transactions import (
+    decode_transaction,
+    decode_typed_transaction,
+    encode_transaction,
 )
 
 KIND_NAMES = {0: "legacy", 1: "access-list", 2: "dynamic-fee", 3: "blob", 4: "set-code"}

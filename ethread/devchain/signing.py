@@ -7,7 +7,7 @@ real funds with them: their keys are public.
 
 Transactions are built as :mod:`ethread.models` values and signed here, so the dev chain
 speaks the same types as everything else. The payload a signature covers is derived from the
-one canonical encoding in :mod:`ethread.encoding` (the envelope minus the signature fields),
+one canonical encoding in :mod:`ethread.rlpcodec.transactions` (the envelope minus the signature fields),
 so no transaction field is listed a second time here.
 """
 
@@ -22,8 +22,9 @@ import coincurve
 import rlp
 from eth_utils import keccak
 
-from ..encoding import int_to_bytes, signing_hash
 from ..models import Address, Authorization, Hash32, LegacyTransaction, Transaction
+from ..rlpcodec.items import int_to_bytes
+from ..rlpcodec.transactions import signing_hash
 
 if TYPE_CHECKING:
     from eth_account.signers.local import LocalAccount

@@ -36,7 +36,6 @@ import rlp
 from eth_keys.datatypes import Signature
 from eth_keys.exceptions import BadSignature
 
-from ..encoding import encode_transaction, transaction_hash
 from ..errors import TransactionRejected
 from ..forks import ChainConfig, Fork
 from ..methods.message import floor_data_gas
@@ -52,6 +51,7 @@ from ..models import (
     SetCodeTransaction,
     Transaction,
 )
+from ..rlpcodec.transactions import encode_transaction, transaction_hash
 from .pool import cost, decode_raw, evm_transaction, recover_sender
 
 ETHER = 10**18

@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..fastrlp import Nested, decode_list, encode_nested
 from ..keccak import keccak256 as keccak
 from ..models import Hash32
+from ..rlpcodec.items import Nested, decode_list, encode_nested
 from . import e2store
 from .accumulator import EPOCH_SIZE, accumulator_root
 from .e2store import FormatError, encode_record, read_record

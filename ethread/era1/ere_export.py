@@ -11,11 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import canonical
 from ..backend import TotalDifficultySource
-from ..encoding import encode_header
 from ..errors import StoreError
 from ..progress import Progress
+from ..rlpcodec.blocks import body_rlp
+from ..rlpcodec.headers import encode_header
+from ..rlpcodec.receipts import encode_receipts
 from .accumulator import EPOCH_SIZE
 from .ere import EreWriter
 from .export import canonical_header, export_bounds
@@ -67,8 +68,8 @@ def export_ere(
                         raise StoreError(f"the total difficulty of block {number} is unknown")
                     block_td = td + difficulty
                 td = block_td
-            writer.add(block.hash, encode_header(block.header), canonical.body_rlp(block),
-                       canonical.encode_receipts(held) if held is not None else None,
+            writer.add(block.hash, encode_header(block.header), body_rlp(block),
+                       encode_receipts(held) if held is not None else None,
                        difficulty, block_td)
             done += 1
             if progress is not None and done % 256 == 0:

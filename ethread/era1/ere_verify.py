@@ -15,8 +15,9 @@ from __future__ import annotations
 import rlp
 from eth_hash.auto import keccak
 
-from ..encoding import DecodeError, decode_header
 from ..progress import Progress
+from ..rlpcodec.headers import decode_header
+from ..rlpcodec.items import DecodeError
 from .accumulator import accumulator_root
 from .e2store import FormatError
 from .ere import PROOF_TYPES, EreFile, EreName

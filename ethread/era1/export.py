@@ -11,12 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import canonical
 from ..backend import TotalDifficultySource
-from ..encoding import encode_header
 from ..errors import StoreError
 from ..forks import network_name
 from ..progress import Progress
+from ..rlpcodec.blocks import body_rlp
+from ..rlpcodec.headers import encode_header
+from ..rlpcodec.receipts import encode_receipts
 from .accumulator import EPOCH_SIZE
 from .writer import Era1Writer
 
@@ -103,8 +104,8 @@ def export_era1(
             if stored_td is None:
                 raise StoreError(f"the total difficulty of block {number} is missing")
             td = stored_td
-            writer.add(block.hash, encode_header(block.header), canonical.body_rlp(block),
-                       canonical.encode_receipts(receipts), td)
+            writer.add(block.hash, encode_header(block.header), body_rlp(block),
+                       encode_receipts(receipts), td)
             done += 1
             if progress is not None and done % 256 == 0:
                 progress(done, total)

@@ -14,8 +14,9 @@ from eth.constants import BLANK_ROOT_HASH
 from eth_utils import keccak
 from trie import HexaryTrie
 
-from ..encoding import DecodeError, decode_header
 from ..progress import Progress
+from ..rlpcodec.headers import decode_header
+from ..rlpcodec.items import DecodeError
 from .accumulator import accumulator_root
 from .e2store import FormatError
 from .file import Era1File, Era1Name

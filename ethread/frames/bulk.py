@@ -2,7 +2,7 @@
 
 A store that hands out raw records (``raw_blocks``: Era1 and ``ere`` archives, LMDB and LevelDB
 stores) is read without making a model per row: each block's header, body and receipts RLP
-are decoded once by :mod:`ethread.fastrlp` and their fields appended, as the bytes they are,
+are decoded once by :mod:`ethread.rlpcodec.items` and their fields appended, as the bytes they are,
 to one list per column; the work that is the same for every row (hex strings, big-endian
 numbers into ``uint64`` or ``decimal128``) is then done on whole columns with numpy
 (:func:`hex_column`, :func:`uint_column`, :func:`decimal_column`). The tables equal those
@@ -16,11 +16,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..backends.history import RawBlock
-from ..encoding import DecodeError
 from ..era1.ere import logs_bloom
-from ..fastrlp import decode_nested, encode_nested, item_spans, payload_span
 from ..forks import ChainConfig
 from ..keccak import keccak256 as keccak
+from ..rlpcodec.items import DecodeError, decode_nested, encode_nested, item_spans, payload_span
 from . import columns as c
 from .extra import pyarrow
 

@@ -23,7 +23,6 @@ from eth._utils.address import generate_contract_address
 from eth_keys.datatypes import Signature
 from eth_typing import Address as EvmAddress
 
-from ..encoding import transaction_hash
 from ..errors import ExecutionFailed
 from ..models import (
     AccessListEntry,
@@ -38,6 +37,7 @@ from ..models import (
     StateOverride,
     Transaction,
 )
+from ..rlpcodec.transactions import transaction_hash
 from ..validation import check_instance
 from .call import vm_error_message
 from .message import CallStates, ExecutableChain, PreparedMessage, Rejected, execution, gas_for

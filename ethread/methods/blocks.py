@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..backend import BlockSource
-from ..encoding import encode_header
 from ..models import Block, BlockRef, Hash32, Header
+from ..rlpcodec.headers import encode_header
 from ..validation import check_hash, check_index
 from .resolve import ChainHeaders, resolve_header
 

@@ -12,9 +12,12 @@ from typing import Protocol
 import rlp
 
 from ..backend import BlockSource, ReceiptSource, TransactionLocator
-from ..encoding import block_item, encode_header, encode_receipt, encode_transaction
 from ..errors import EthreadError
 from ..models import Block, BlockHashRef, BlockRef, Hash32
+from ..rlpcodec.blocks import block_item
+from ..rlpcodec.headers import encode_header
+from ..rlpcodec.receipts import encode_receipt
+from ..rlpcodec.transactions import encode_transaction
 from ..validation import check_hash
 from .resolve import ChainHeaders, resolve_header
 

@@ -58,18 +58,8 @@ from eth_typing import Hash32 as Hash32Type
 from eth_utils import keccak
 from trie import HexaryTrie
 
-from ..assemble import effective_gas_price
-from ..encoding import (
-    block_item,
-    decode_header,
-    encode_header,
-    encode_transaction,
-    header_from_fields,
-    withdrawal_item,
-)
 from ..errors import ExecutionAborted, SimulationRefused, StateUnavailable, go_duration
 from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
-from ..fastrlp import decode_list, encode_nested
 from ..forks.table import DYNAMIC_FEE
 from ..models import (
     Address,
@@ -88,6 +78,11 @@ from ..models import (
     Transaction,
     trusted_maker,
 )
+from ..rlpcodec.assemble import effective_gas_price
+from ..rlpcodec.blocks import block_item, withdrawal_item
+from ..rlpcodec.headers import decode_header, encode_header, header_from_fields
+from ..rlpcodec.items import decode_list, encode_nested
+from ..rlpcodec.transactions import encode_transaction
 from ..simulation import (
     CallError,
     CallResult,
@@ -151,7 +146,8 @@ FAST = os.environ.get("ETHREAD_SIMULATE_PLAIN", "") != "1"
 ``ETHREAD_SIMULATE_PLAIN=1`` in a server's environment makes it run py-evm's own classes and
 tries instead (what the benchmark compares; both give the same answers)."""
 
-_LOG = trusted_maker(Log)
+_LOG = trusted_maker(Log, "address topics data block_number transaction_hash transaction_index "
+                          "block_hash block_timestamp log_index removed")
 
 def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef = "latest", *,
              gas_cap: int = DEFAULT_GAS, timeout: float | None = None,

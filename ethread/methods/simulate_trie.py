@@ -26,9 +26,9 @@ from typing import Any, cast
 
 from trie.exceptions import MissingTrieNode
 
-from ..fastrlp import decode_nested
 from ..keccak import keccak256
 from ..lru import LRU
+from ..rlpcodec.items import decode_nested
 
 __all__ = ["BLANK_ROOT", "OverlayTrie", "ordered_trie_root"]
 

@@ -21,11 +21,12 @@ from ethread.backend import LogQuery
 from ethread.backends.era import EraBackend
 from ethread.backends.era_index import HistoryIndex
 from ethread.backends.memory import MemoryBackend
-from ethread.canonical import encode_receipts
 from ethread.chain.importer import import_chain
-from ethread.encoding import encode_header, transaction_item
 from ethread.era1 import Era1File, FormatError, export_era1, verify_file
 from ethread.errors import StateUnavailable, StoreError
+from ethread.rlpcodec.headers import encode_header
+from ethread.rlpcodec.receipts import encode_receipts
+from ethread.rlpcodec.transactions import transaction_item
 from tests.support.paths import conformance_dir
 from tests.support.storage_backends import era_from
 

@@ -22,16 +22,12 @@ from eth_utils import keccak
 from trie import HexaryTrie
 
 from ethread.backends.memory import MemoryBackend
-from ethread.encoding import (
-    encode_header,
-    encode_receipt,
-    encode_transaction,
-    signing_hash,
-    transaction_hash,
-)
 from ethread.models import (
     LegacyTransaction,
 )
+from ethread.rlpcodec.headers import encode_header
+from ethread.rlpcodec.receipts import encode_receipt
+from ethread.rlpcodec.transactions import encode_transaction, signing_hash, transaction_hash
 from tests.support.chain_reads import blocks_of, raw_block, receipts_of
 
 

@@ -11,8 +11,8 @@ import rlp
 import ethread
 from ethread.chain.genesis import load_genesis
 from ethread.chain.importer import ChainImporter
-from ethread.encoding import split_concatenated
 from ethread.errors import GenesisError, ImportFailed
+from ethread.rlpcodec.items import split_concatenated
 
 
 def raw_blocks(rpc_compat_dir: Path) -> list[bytes]:

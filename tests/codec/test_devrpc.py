@@ -16,7 +16,6 @@ from ethread.codec.dispatch import Context
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.signing import DevAccount, sign_authorization, sign_transaction, versioned_hash
-from ethread.encoding import encode_transaction
 from ethread.models import (
     AccessListTransaction,
     BlobTransaction,
@@ -26,6 +25,7 @@ from ethread.models import (
     SetCodeTransaction,
     Transaction,
 )
+from ethread.rlpcodec.transactions import encode_transaction
 
 GWEI = 10**9
 STORE = bytes.fromhex("60003560005500")  # SSTORE(0, calldata word 0)

@@ -26,7 +26,6 @@ from ethread.devchain.payload import BuildFailed
 from ethread.devchain.served_pool import ServedPool
 from ethread.devchain.signing import DevAccount, dev_accounts, sign_transaction
 from ethread.devchain.txpool import BlobSidecar, Pooled, PoolLimits
-from ethread.encoding import encode_transaction, transaction_hash
 from ethread.errors import MethodNotFound, TransactionRejected
 from ethread.models import (
     BlobTransaction,
@@ -35,6 +34,7 @@ from ethread.models import (
     SetCodeTransaction,
     Transaction,
 )
+from ethread.rlpcodec.transactions import encode_transaction, transaction_hash
 from tests.support.paths import REPO, conformance_dir
 from tests.support.rpc_cases import first_difference, is_speconly, read_case, shape_difference
 from tests.support.server_harness import ServeProcess, post

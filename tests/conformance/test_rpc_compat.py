@@ -28,9 +28,10 @@ from eth_utils import keccak
 
 import ethread
 from ethread import methods
-from ethread.encoding import decode_transaction, split_concatenated
 from ethread.errors import StateUnavailable
 from ethread.models import CallRequest, LogFilter
+from ethread.rlpcodec.items import split_concatenated
+from ethread.rlpcodec.transactions import decode_transaction
 from tests.support.paths import conformance_dir
 from tests.support.rpc_cases import Exchange, first_difference, is_speconly, read_case, shape_difference
 from tests.support.storage_backends import BUILDERS, HISTORY_ONLY, built_or_memory

@@ -33,16 +33,14 @@ from ethread.devchain.signing import (
     sign_authorization,
     versioned_hash,
 )
-from ethread.encoding import (
-    block_item,
-    signing_hash,
-)
 from ethread.errors import TransactionRejected
 from ethread.models import (
     AccessListEntry,
     LegacyTransaction,
     SetCodeTransaction,
 )
+from ethread.rlpcodec.blocks import block_item
+from ethread.rlpcodec.transactions import signing_hash
 from tests.support.chain_reads import blocks_of, raw_block, receipts_of
 
 MERGE, SHANGHAI, CANCUN, PRAGUE = 36, 39, 42, 45  # RPC_COMPAT_FORKS with 10-second blocks

@@ -31,6 +31,8 @@ from ethread.era1.ere_verify import verify_ere
 from ethread.era1.ordered_trie import ordered_trie_root
 from ethread.era1.verify import trie_root
 from ethread.errors import StoreError
+from ethread.rlpcodec.headers import decode_header
+from ethread.rlpcodec.receipts import encode_receipts
 from tests.support.paths import conformance_dir
 
 SAMPLE = "sepolia-00000-deadbeef-noreceipts.ere"
@@ -54,7 +56,7 @@ def test_sample_reads_as_written() -> None:
         assert ere.total_difficulty(0) == 1
         assert ere.receipts_rlp(0) is None and ere.proof(0) is None
         assert ere.body_rlp(0) == bytes.fromhex("c2c0c0")
-        header = ethread.encoding.decode_header(ere.header_rlp(0))
+        header = decode_header(ere.header_rlp(0))
         assert (header.number, header.difficulty, header.gas_limit) == (0, 1, 0)
         assert ere.last_hash().hex().startswith("e0f878f2")
         with pytest.raises(KeyError):
@@ -146,7 +148,7 @@ def test_receipts_round_trip_through_slim(compat_memory: MemoryBackend) -> None:
         assert block_hash is not None
         receipts = compat_memory.receipts(block_hash)
         assert receipts is not None
-        consensus = ethread.canonical.encode_receipts(receipts)
+        consensus = encode_receipts(receipts)
         assert slim_to_consensus(consensus_to_slim(consensus)) == consensus
 
 

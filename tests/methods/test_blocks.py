@@ -10,8 +10,9 @@ from eth_utils import keccak
 
 import ethread
 from ethread import methods
-from ethread.encoding import encode_header, encode_transaction, header_fields
 from ethread.models import BlockHashRef
+from ethread.rlpcodec.headers import encode_header, header_fields
+from ethread.rlpcodec.transactions import encode_transaction
 
 
 def test_blocks_by_number_tag_and_hash(rpc_compat_memory: ethread.MemoryBackend) -> None:

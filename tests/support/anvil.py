@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ethread.devchain import DevChain
-from ethread.encoding import encode_transaction
+from ethread.rlpcodec.transactions import encode_transaction
 
 from .paths import JS
 

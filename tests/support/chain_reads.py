@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import rlp
 
 from ethread.backend import Backend
-from ethread.encoding import block_item
 from ethread.models import Block, Receipt
+from ethread.rlpcodec.blocks import block_item
 
 
 def blocks_of(backend: Backend) -> Iterator[Block]:

@@ -18,10 +18,10 @@ import orjson
 import rlp
 from eth_utils import keccak
 
-from ...encoding import encode_header
 from ...errors import EthreadError
 from ...models import Address, Hash32, Header, Kind
 from ...proofs import ProofError, prove_value
+from ...rlpcodec.headers import encode_header
 from .cache import ForkCache, MemoryCache
 from .remote import RemoteError, RemoteNode
 

@@ -35,10 +35,11 @@ from eth_typing import Hash32 as EvmHash
 from eth_utils import ValidationError
 
 from ...backend import BlockSource, ReceiptSource, TransactionLocator
-from ...encoding import encode_header, encode_transaction
 from ...errors import ExecutionAborted, ExecutionFailed, StateUnavailable
 from ...evm.senders import with_sender
 from ...models import Block, BlockHashRef, BlockOverrides, BlockRef, CallRequest, Hash32, StateOverride
+from ...rlpcodec.headers import encode_header
+from ...rlpcodec.transactions import encode_transaction
 from .. import interrupt
 from ..message import ExecutableChain, Rejected, gas_for, prepare
 from ..raw import get_raw_block

@@ -1,5 +1,7 @@
-"""Build the stored models of a block (transactions with senders, receipts with their logs)
-from its decoded RLP and what execution produced. Done once per block, at import."""
+"""Build the models of a block (transactions with senders, receipts with their logs) from its
+decoded parts and what execution produced or a store kept: what the RPC answer adds to the
+canonical bytes (senders, block-wide log indexes, per-transaction gas, contract addresses,
+effective gas prices, blob fees) is derived here, in one place, for every backend."""
 
 from __future__ import annotations
 
@@ -9,13 +11,8 @@ from typing import Any
 from eth._utils.address import generate_contract_address
 from eth_typing import Address as EvmAddress
 
-from .encoding import (
-    decode_transaction,
-    decode_withdrawal,
-    header_from_fields,
-)
-from .forks import BLOB_GAS_PER_BLOB, ChainConfig
-from .models import (
+from ..forks import BLOB_GAS_PER_BLOB, ChainConfig
+from ..models import (
     AccessListTransaction,
     Address,
     BlobTransaction,
@@ -27,6 +24,7 @@ from .models import (
     Log,
     Receipt,
     Transaction,
+    Withdrawal,
     trusted_maker,
 )
 
@@ -40,21 +38,11 @@ def effective_gas_price(tx: Transaction, base_fee: int | None) -> int:
     return min(tx.max_fee_per_gas, base_fee + tx.max_priority_fee_per_gas)
 
 
-def decode_block(raw: bytes, items: list[Any], senders: Sequence[Address]) -> Block:
-    """A block model from its RLP (``raw``, already decoded into ``items``) and the senders
-    execution recovered."""
-    header = header_from_fields(items[0])
-    return assemble_block(header, [decode_transaction(item) for item in items[1]], senders,
-                          items[2], items[3] if len(items) > 3 else None, len(raw))
-
-
 def assemble_block(header: Header, transactions: Sequence[tuple[Transaction, bytes]],
-                   senders: Sequence[Address], uncle_items: list[Any],
-                   withdrawal_items: list[Any] | None, size: int) -> Block:
+                   senders: Sequence[Address], uncles: tuple[Header, ...],
+                   withdrawals: tuple[Withdrawal, ...] | None, size: int) -> Block:
     """A block model from its decoded header, its transactions with their hashes, their
-    senders, and the decoded RLP of its uncles and withdrawals (None before Shanghai). The
-    models are made with :func:`~ethread.models.trusted_maker`: every value is already of
-    its declared type."""
+    senders, its uncles and withdrawals (None before Shanghai) and its size in bytes."""
     block_hash, number, base_fee = header.hash, header.number, header.base_fee_per_gas
     timestamp = header.timestamp
     txs = tuple(
@@ -62,22 +50,25 @@ def assemble_block(header: Header, transactions: Sequence[tuple[Transaction, byt
                   effective_gas_price(tx, base_fee))
         for index, ((tx, tx_hash), sender) in enumerate(zip(transactions, senders, strict=True))
     )
-    uncles = tuple(header_from_fields(u) for u in uncle_items)
-    withdrawals = (tuple(decode_withdrawal(w) for w in withdrawal_items)
-                   if withdrawal_items is not None else None)
-    return _BLOCK(header, txs, uncles, withdrawals, size)
+    return _BLOCK(header=header, transactions=txs, uncles=uncles, withdrawals=withdrawals,
+                  size=size)
 
 
-_BLOCK = trusted_maker(Block)
-_INCLUDED = trusted_maker(IncludedTransaction)
+_BLOCK = trusted_maker(Block, by_keyword=True)
+_INCLUDED = trusted_maker(IncludedTransaction, "transaction hash sender block_hash block_number "
+                                               "block_timestamp index gas_price")
 
 
 ReceiptRow = tuple[bytes, int, bytes, Iterable[tuple[bytes, tuple[Hash32, ...], bytes]]]
 """A receipt's consensus fields: status byte or state root, cumulative gas, 256-byte bloom, and
 its logs as (address, topics, data)."""
 
-_LOG = trusted_maker(Log)
-_RECEIPT = trusted_maker(Receipt)
+_LOG = trusted_maker(Log, "address topics data block_number transaction_hash transaction_index "
+                          "block_hash block_timestamp log_index removed")
+_RECEIPT = trusted_maker(Receipt, "type status root cumulative_gas_used logs_bloom logs "
+                                  "transaction_hash transaction_index block_hash block_number "
+                                  "sender to gas_used effective_gas_price contract_address "
+                                  "blob_gas_used blob_gas_price")
 
 
 def build_receipts(block: Block, evm_receipts: Sequence[Any], config: ChainConfig) -> tuple[Receipt, ...]:
@@ -122,7 +113,8 @@ def receipts_of_facts(block_hash: Hash32, number: int, timestamp: int,
     and the receipts' consensus fields (one of each a transaction, in order): what the RPC
     answer adds (block-wide log indexes, per-transaction gas, contract addresses, effective
     gas prices, blob fees) is derived here. The models are made with
-    :func:`~ethread.models.trusted_maker`: every value is already of its declared type."""
+    :func:`~ethread.models.trusted_maker`, positionally in the order it checks at import:
+    every value is already of its declared type."""
     blob_price = None  # worked out for the first blob transaction: most blocks have none
     receipts = []
     log_index = 0
