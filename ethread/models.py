@@ -96,13 +96,14 @@ def check_field_order(cls: type, order: str) -> None:
     declared = [f.name for f in fields(cls)]
     given = order.split()
     if given != declared:
-        moved = [f"{i}: {a} (the model has {b})"
+        wrong = [f"{i}: {a} (the model has {b})"
                  for i, (a, b) in enumerate(zip(given, declared, strict=False)) if a != b]
+        if len(given) != len(declared):
+            wrong.append(f"{len(given)} names for {len(declared)} fields")
         raise TypeError(
             f"{cls.__name__} is built positionally in the order {' '.join(given)!r}, but its "
-            f"fields are {' '.join(declared)!r}: "
-            + ("; ".join(moved) if moved else f"{len(given)} names for {len(declared)} fields")
-            + ". Update the maker's callers with the model.")
+            f"fields are {' '.join(declared)!r}: {'; '.join(wrong)}. Update the maker's "
+            "callers with the model.")
 
 
 def _make_maker(cls: type, by_keyword: bool) -> Callable[..., Any]:
