@@ -1,0 +1,137 @@
+"""The fast RLP item reader (``ethread.rlpcodec.items``) against pyrlp, on the same records.
+
+A store decodes a header, a body or a receipts record on every cache miss of a history read.
+These rows decide whether the fast reader is kept: each reads the same dense blocks (mainnet's
+mix of transaction types, from ``synthetic_history.DenseMaker``) both ways and prints the
+CPU time per record, side by side, with the ratio:
+
+- items only: ``decode_nested`` against ``rlp.decode``, for header, body and receipts records;
+- a stored block made into a ``Block`` model: the fast reader and the trusted rules (what a
+  store does, ``block_from_parts``) against pyrlp's items read by the same trusted rules, and
+  against pyrlp's items read by the strict rules (what a chain file gets, ``decode_block``).
+
+Every way is checked to give the same models before anything is timed.
+
+    python benchmarks/bench_rlp.py [--blocks 20] [--transactions 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import rlp
+from eth.constants import BLANK_ROOT_HASH, EMPTY_UNCLE_HASH
+from eth_utils import keccak
+
+from ethread.models import Address, Block, Header
+from ethread.rlpcodec.assemble import assemble_block
+from ethread.rlpcodec.blocks import block_from_parts, decode_block, decode_withdrawal
+from ethread.rlpcodec.fields import TRUSTED
+from ethread.rlpcodec.headers import header_of_record
+from ethread.rlpcodec.items import decode_nested
+from ethread.rlpcodec.transactions import transaction_of_record
+
+# synthetic_history.py loaded by its path: a package named ``benchmarks`` installed by a
+# dependency would shadow this folder's name.
+_SPEC = importlib.util.spec_from_file_location(
+    "ethread_bench_synthetic_history", Path(__file__).resolve().parent / "synthetic_history.py")
+assert _SPEC is not None and _SPEC.loader is not None
+synthetic = sys.modules.setdefault(_SPEC.name, importlib.util.module_from_spec(_SPEC))
+_SPEC.loader.exec_module(synthetic)
+
+
+def dense_blocks(count: int, transactions: int) -> list[Any]:
+    """``count`` chained dense blocks of ``transactions`` transactions each."""
+    parent = Header(
+        parent_hash=b"\x00" * 32, uncles_hash=EMPTY_UNCLE_HASH, coinbase=b"\x00" * 20,
+        state_root=BLANK_ROOT_HASH, transactions_root=BLANK_ROOT_HASH,
+        receipts_root=BLANK_ROOT_HASH, logs_bloom=b"\x00" * 256, difficulty=0, number=0,
+        gas_limit=synthetic.DENSE_GAS_LIMIT, gas_used=synthetic.DENSE_GAS_LIMIT // 2, timestamp=1_700_000_000,
+        extra_data=b"", mix_hash=b"\x00" * 32, nonce=b"\x00" * 8, base_fee_per_gas=10**9,
+        hash=keccak(b"bench_rlp parent"))
+    maker = synthetic.DenseMaker(1337, transactions)
+    blocks = []
+    for number in range(1, count + 1):
+        made = maker.make(parent, number)
+        blocks.append(made)
+        parent = made.block.header
+    return blocks
+
+
+def senders_of(made: Any) -> list[Address]:
+    return [t.sender for t in made.block.transactions]
+
+
+def block_by_pyrlp_trusted(made: Any) -> Block:
+    """What :func:`block_from_parts` does, with pyrlp's items instead of the fast reader's."""
+    header = header_of_record(made.header_rlp)
+    body = rlp.decode(made.body_rlp)
+    transactions = []
+    for item in body[0]:
+        tx = transaction_of_record(item, TRUSTED)
+        transactions.append((tx, keccak(rlp.encode(item) if isinstance(item, list) else item)))
+    return assemble_block(header, transactions, senders_of(made), (),
+                          tuple(decode_withdrawal(w) for w in body[2]), made.block.size)
+
+
+def block_by_pyrlp_strict(made: Any) -> Block:
+    """A chain file's way: pyrlp items, every field checked (:func:`decode_block`)."""
+    raw = rlp.encode([rlp.decode(made.header_rlp), *rlp.decode(made.body_rlp)])
+    return decode_block(raw, rlp.decode(raw), senders_of(made))
+
+
+def per_record(fn: Callable[[Any], object], records: Sequence[Any], repeat: int) -> float:
+    """The microseconds of CPU a record takes, the least over ``repeat`` passes (CPU time and
+    the least of several: on a shared machine, wall time mostly measures the neighbours)."""
+    passes = []
+    for _ in range(repeat):
+        start = time.process_time()
+        for record in records:
+            fn(record)
+        passes.append((time.process_time() - start) / len(records) * 1e6)
+    return min(passes)
+
+
+def row(label: str, fast: float, slow: float, slow_name: str = "pyrlp") -> None:
+    print(f"{label:<44} fast {fast:9.1f} us   {slow_name} {slow:9.1f} us   x{slow / fast:4.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--blocks", type=int, default=20)
+    parser.add_argument("--transactions", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=9)
+    args = parser.parse_args()
+    blocks = dense_blocks(args.blocks, args.transactions)
+    for made in blocks:  # the same answers every way, before anything is timed
+        fast = block_from_parts(made.header_rlp, made.body_rlp, senders_of(made))
+        assert fast == made.block, "fast reader: a different block"
+        assert block_by_pyrlp_trusted(made) == fast, "pyrlp + trusted rules: a different block"
+        strict = block_by_pyrlp_strict(made)
+        assert strict.transactions == fast.transactions and strict.header == fast.header
+        for record in (made.header_rlp, made.body_rlp, made.receipts_rlp):
+            assert decode_nested(record) == rlp.decode(record)
+    kinds = sorted({type(t.transaction).__name__ for m in blocks for t in m.block.transactions})
+    print(f"{len(blocks)} blocks of {args.transactions} transactions ({', '.join(kinds)}); "
+          f"CPU time per record, the least of {args.repeat} passes")
+    for name, records in (("header", [m.header_rlp for m in blocks]),
+                          ("body", [m.body_rlp for m in blocks]),
+                          ("receipts", [m.receipts_rlp for m in blocks])):
+        row(f"items of a {name} record", per_record(decode_nested, records, args.repeat),
+            per_record(rlp.decode, records, args.repeat))
+    fast_block = per_record(lambda m: block_from_parts(m.header_rlp, m.body_rlp, senders_of(m)),
+                            blocks, args.repeat)
+    row("stored block -> Block (trusted rules)", fast_block,
+        per_record(block_by_pyrlp_trusted, blocks, args.repeat))
+    row("stored block -> Block (pyrlp: strict rules)", fast_block,
+        per_record(block_by_pyrlp_strict, blocks, args.repeat), "strict")
+
+
+if __name__ == "__main__":
+    main()
