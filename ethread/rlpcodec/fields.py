@@ -122,7 +122,7 @@ def _trusted_record(raw: Any, count: int, wrong: str, lists_at: Sequence[int]) -
     else:
         if list not in map(type, raw[start:] if start else raw):
             return raw
-    raise DecodeError(f"{wrong.format(got=count)}: a field that must be a string is a list")
+    raise DecodeError("a record's field that must be a string is a list")
 
 
 def _same(raw: Any) -> Any:

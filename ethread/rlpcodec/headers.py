@@ -74,7 +74,13 @@ def read_header(items: Any, rules: Rules, digest: Hash32 | None = None,
     if digest is None:
         digest = keccak(encoded if encoded is not None else encode_nested(f))
     uint, exact = rules.uint, rules.exact
-    return _HEADER(
+    return _HEADER(  # the fork's fields read first, as they always were (the same error first)
+        base_fee_per_gas=uint(f[15]) if count > 15 else None,
+        withdrawals_root=exact(f[16], 32) if count > 16 else None,
+        blob_gas_used=uint(f[17]) if count > 17 else None,
+        excess_blob_gas=uint(f[18]) if count > 18 else None,
+        parent_beacon_block_root=exact(f[19], 32) if count > 19 else None,
+        requests_hash=exact(f[20], 32) if count > 20 else None,
         parent_hash=exact(f[0], 32),
         uncles_hash=exact(f[1], 32),
         coinbase=exact(f[2], 20),
@@ -90,12 +96,6 @@ def read_header(items: Any, rules: Rules, digest: Hash32 | None = None,
         extra_data=rules.string(f[12]),
         mix_hash=exact(f[13], 32),
         nonce=exact(f[14], 8),
-        base_fee_per_gas=uint(f[15]) if count > 15 else None,
-        withdrawals_root=exact(f[16], 32) if count > 16 else None,
-        blob_gas_used=uint(f[17]) if count > 17 else None,
-        excess_blob_gas=uint(f[18]) if count > 18 else None,
-        parent_beacon_block_root=exact(f[19], 32) if count > 19 else None,
-        requests_hash=exact(f[20], 32) if count > 20 else None,
         hash=digest,
     )
 

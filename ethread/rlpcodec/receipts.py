@@ -52,7 +52,8 @@ class ConsensusLog(NamedTuple):
 
 
 class ConsensusReceipt(NamedTuple):
-    """A receipt's consensus fields, in the shape :func:`build_receipts` reads from py-evm."""
+    """A receipt's consensus fields, in the shape
+    :func:`~ethread.rlpcodec.assemble.build_receipts` reads from py-evm."""
 
     state_root: bytes
     gas_used: int
@@ -126,9 +127,11 @@ archives) hold pre-merge history."""
 def receipts_of_records(block_hash: Hash32, header: tuple[int, int, int | None, int | None],
                         facts: Sequence[TxFacts], data: bytes, config: ChainConfig | None
                         ) -> tuple[Receipt, ...]:
-    """The receipts of the block ``block_hash`` from :func:`header_facts` of its header,
-    :func:`body_facts` of its body and its consensus receipts RLP as a store holds it: the
-    same models :func:`receipts_from_consensus` makes from the decoded block."""
+    """The receipts of the block ``block_hash`` from
+    :func:`~ethread.rlpcodec.headers.header_facts` of its header,
+    :func:`~ethread.rlpcodec.blocks.body_facts` of its body and its consensus receipts RLP as
+    a store holds it: the same models :func:`receipts_from_consensus` makes from the decoded
+    block."""
     number, timestamp, _, excess_blob_gas = header
     if not data:
         raise DecodeError("an empty receipts record")

@@ -161,7 +161,9 @@ _TYPED: dict[int, Callable[[Any, Rules], Transaction]] = {
 
 
 def typed_transaction_from_fields(kind: int, fields: Any, rules: Rules = STRICT) -> Transaction:
-    """A typed transaction of type ``kind`` (1 to 4) from its decoded RLP payload."""
+    """A typed transaction of type ``kind`` (1 to 4) from its decoded RLP payload (a payload
+    that is no list is refused as such, whatever its type)."""
+    fields = rules.sequence(fields)
     decoder = _TYPED.get(kind)
     if decoder is None:
         raise DecodeError(f"unknown transaction type {kind}")
