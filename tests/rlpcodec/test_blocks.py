@@ -4,49 +4,31 @@ transaction type, and the same as the models the records were written from."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from typing import Any
-
 import pytest
 import rlp
 from eth.constants import BLANK_ROOT_HASH, EMPTY_UNCLE_HASH
 from eth_utils import keccak
 
+from benchmarks.synthetic_history import DENSE_GAS_LIMIT, DenseMaker
 from ethread.models import Header
 from ethread.rlpcodec.blocks import block_from_parts, body_facts, decode_block
 from ethread.rlpcodec.headers import decode_header, header_facts, header_of_record
 from ethread.rlpcodec.receipts import receipts_of_records
 
 
-def _synthetic() -> Any:
-    """benchmarks/synthetic_history.py, loaded by its path: cchecksum 0.4.6 installs a
-    top-level ``benchmarks`` package that shadows the folder's name."""
-    name = "ethread_bench_synthetic_history"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[2] / "benchmarks" / "synthetic_history.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
 def _parent() -> Header:
-    gas_limit = _synthetic().DENSE_GAS_LIMIT
     return Header(
         parent_hash=b"\x00" * 32, uncles_hash=EMPTY_UNCLE_HASH, coinbase=b"\x00" * 20,
         state_root=BLANK_ROOT_HASH, transactions_root=BLANK_ROOT_HASH,
         receipts_root=BLANK_ROOT_HASH, logs_bloom=b"\x00" * 256, difficulty=0, number=0,
-        gas_limit=gas_limit, gas_used=gas_limit // 2, timestamp=1_700_000_000,
+        gas_limit=DENSE_GAS_LIMIT, gas_used=DENSE_GAS_LIMIT // 2, timestamp=1_700_000_000,
         extra_data=b"", mix_hash=b"\x00" * 32, nonce=b"\x00" * 8, base_fee_per_gas=10**9,
         hash=keccak(b"test parent"))
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_stored_block_reads_the_same_both_ways(seed: int) -> None:
-    maker = _synthetic().DenseMaker(1337, 120, seed=seed)
+    maker = DenseMaker(1337, 120, seed=seed)
     made = maker.make(_parent(), 1)
     kinds = {t.transaction.type for t in made.block.transactions}
     assert kinds == {0, 1, 2, 3, 4} or seed != 1, kinds  # the first block has every type
