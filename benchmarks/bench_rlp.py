@@ -2,7 +2,7 @@
 
 A store decodes a header, a body or a receipts record on every cache miss of a history read.
 These rows decide whether the fast reader is kept: each reads the same dense blocks (mainnet's
-mix of transaction types, from ``synthetic_history.DenseMaker``) both ways and prints the
+mix of transaction types, from ``benchlib.synthetic_history.DenseMaker``) both ways and prints the
 CPU time per record, side by side, with the ratio:
 
 - items only: ``decode_nested`` against ``rlp.decode``, for header, body and receipts records;
@@ -18,14 +18,13 @@ Every way is checked to give the same models before anything is timed.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import rlp
+from benchlib import report
+from benchlib.synthetic_history import DENSE_GAS_LIMIT, DenseMaker
 from eth.constants import BLANK_ROOT_HASH, EMPTY_UNCLE_HASH
 from eth_utils import keccak
 
@@ -37,14 +36,6 @@ from ethread.rlpcodec.headers import header_of_record
 from ethread.rlpcodec.items import decode_nested
 from ethread.rlpcodec.transactions import transaction_of_record
 
-# synthetic_history.py loaded by its path: a package named ``benchmarks`` installed by a
-# dependency would shadow this folder's name.
-_SPEC = importlib.util.spec_from_file_location(
-    "ethread_bench_synthetic_history", Path(__file__).resolve().parent / "synthetic_history.py")
-assert _SPEC is not None and _SPEC.loader is not None
-synthetic = sys.modules.setdefault(_SPEC.name, importlib.util.module_from_spec(_SPEC))
-_SPEC.loader.exec_module(synthetic)
-
 
 def dense_blocks(count: int, transactions: int) -> list[Any]:
     """``count`` chained dense blocks of ``transactions`` transactions each."""
@@ -52,10 +43,10 @@ def dense_blocks(count: int, transactions: int) -> list[Any]:
         parent_hash=b"\x00" * 32, uncles_hash=EMPTY_UNCLE_HASH, coinbase=b"\x00" * 20,
         state_root=BLANK_ROOT_HASH, transactions_root=BLANK_ROOT_HASH,
         receipts_root=BLANK_ROOT_HASH, logs_bloom=b"\x00" * 256, difficulty=0, number=0,
-        gas_limit=synthetic.DENSE_GAS_LIMIT, gas_used=synthetic.DENSE_GAS_LIMIT // 2, timestamp=1_700_000_000,
+        gas_limit=DENSE_GAS_LIMIT, gas_used=DENSE_GAS_LIMIT // 2, timestamp=1_700_000_000,
         extra_data=b"", mix_hash=b"\x00" * 32, nonce=b"\x00" * 8, base_fee_per_gas=10**9,
         hash=keccak(b"bench_rlp parent"))
-    maker = synthetic.DenseMaker(1337, transactions)
+    maker = DenseMaker(1337, transactions)
     blocks = []
     for number in range(1, count + 1):
         made = maker.make(parent, number)
@@ -102,12 +93,7 @@ def row(label: str, fast: float, slow: float, slow_name: str = "pyrlp") -> None:
     print(f"{label:<44} fast {fast:9.1f} us   {slow_name} {slow:9.1f} us   x{slow / fast:4.1f}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--blocks", type=int, default=20)
-    parser.add_argument("--transactions", type=int, default=200)
-    parser.add_argument("--repeat", type=int, default=9)
-    args = parser.parse_args()
+def run_benchmark(args: argparse.Namespace) -> None:
     blocks = dense_blocks(args.blocks, args.transactions)
     for made in blocks:  # the same answers every way, before anything is timed
         fast = block_from_parts(made.header_rlp, made.body_rlp, senders_of(made))
@@ -131,6 +117,15 @@ def main() -> None:
         per_record(block_by_pyrlp_trusted, blocks, args.repeat))
     row("stored block -> Block (pyrlp: strict rules)", fast_block,
         per_record(block_by_pyrlp_strict, blocks, args.repeat), "strict")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--blocks", type=int, default=20)
+    parser.add_argument("--transactions", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=9)
+    report.run(parser, __file__, run_benchmark)
 
 
 if __name__ == "__main__":

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 import rlp
+from benchlib.synthetic_history import DENSE_GAS_LIMIT, DenseMaker
 from eth.constants import BLANK_ROOT_HASH, EMPTY_UNCLE_HASH
 from eth_utils import keccak
 
-from benchmarks.synthetic_history import DENSE_GAS_LIMIT, DenseMaker
 from ethread.models import Header
 from ethread.rlpcodec.blocks import block_from_parts, body_facts, decode_block
 from ethread.rlpcodec.headers import decode_header, header_facts, header_of_record
