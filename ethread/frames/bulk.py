@@ -7,7 +7,7 @@ to one list per column; the work that is the same for every row (hex strings, bi
 numbers into ``uint64`` or ``decimal128``) is then done on whole columns with numpy
 (:func:`hex_column`, :func:`uint_column`, :func:`decimal_column`). The tables equal those
 the model path (:func:`ethread.frames.tables.collect` over ``Block`` and ``Receipt`` models)
-builds, column for column; ``tests/test_frames_bulk.py`` holds them to it.
+builds, column for column; ``tests/frames/test_bulk.py`` holds them to it.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ gas charged, the errors (the same exception with the same text) and their order 
 Opcodes and precompiles are read from the fork's computation class, never listed here: Osaka's
 CLZ (``ethread.evm``, a plain opcode of fixed gas) is charged in the loop and runs its own
 logic, and P256VERIFY and Osaka's MODEXP are called as every precompile is
-(``tests/test_osaka_call.py``, ``tests/test_osaka_differential.py``).
+(``tests/methods/test_call_vm.py``, ``tests/differential/test_osaka_reference.py``).
 
 Only messages use these classes: blocks are executed and imported with py-evm's own.
 

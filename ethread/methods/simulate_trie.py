@@ -14,7 +14,7 @@ value of its hash, so the decoded nodes are shared by every trie given the same 
 
 The root, the nodes and their encodings are those of the Ethereum trie (Yellow Paper,
 appendix D) that py-trie builds: a node whose encoding is under 32 bytes is embedded in its
-parent, the root is always hashed and stored. ``tests/test_simulate_fast.py`` compares roots
+parent, the root is always hashed and stored. ``tests/methods/test_simulate_vm.py`` compares roots
 and reads with py-trie's over random changes.
 """
 

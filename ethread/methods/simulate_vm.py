@@ -14,7 +14,7 @@ What differs from eth_call's classes, and why:
 
 Everything written is what py-evm writes (the same accounts, slots and code under the same
 keys, through the same journals), so state roots, receipts and results are py-evm's;
-``tests/test_simulate_fast.py`` runs every conformance case and random simulations through
+``tests/methods/test_simulate_vm.py`` runs every conformance case and random simulations through
 both paths and compares the answers byte for byte.
 """
 

@@ -57,7 +57,7 @@ FAST = os.environ.get("ETHREAD_TRACE_PLAIN", "") != "1"
 """Whether blocks are replayed on eth_call's lean classes (:func:`~..simulate_vm.fast_vm_class`:
 the lean account database and loop, each transaction's first message inside py-evm's
 snapshot) and a tracer without steps runs on the lean loop; ``ETHREAD_TRACE_PLAIN=1`` in a
-server's environment keeps py-evm's own classes (``tests/test_tracing_fast.py`` compares both
+server's environment keeps py-evm's own classes (``tests/methods/tracing/test_replay.py`` compares both
 paths' answers byte for byte)."""
 
 
