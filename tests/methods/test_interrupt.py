@@ -16,10 +16,10 @@ import ethread
 from ethread.codec.dispatch import Context
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.pipeline import Pipeline
-from tests.support.server_harness import shared_demo
-
-ENDLESS = {"data": "0x5b600056", "gas": "0x7fffffffffffffff"}
-"""Creation code ``JUMPDEST PUSH1 0 JUMP``: a loop that only running out of gas ends."""
+from tests.support.server_harness import (
+    ENDLESS,
+    shared_demo,
+)
 
 
 def body(method: str, params: list[Any], request_id: Any = 1) -> bytes:

@@ -20,37 +20,25 @@ from ethread.codec.dispatch import Context
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.pipeline import Pipeline
 from tests.support.server_harness import (
+    BOUNDED_LIMITS,
+    ENDLESS,
     KEY,
+    ONE,
+    RETURN_ONE,
     call,
     post,
     serve_in_thread,
     shared_demo,
     url_of,
+    wait_until,
     ws_url_of,
 )
-
-ENDLESS = {"data": "0x5b600056", "gas": "0x7fffffffffffffff"}
-RETURN_ONE = {"data": "0x600160005260206000f3"}
-ONE = "0x" + "00" * 31 + "01"
-
-
-def wait_until(condition: Any, timeout: float = 30.0) -> bool:
-    """Poll ``condition`` until it holds (True) or ``timeout`` passes (False)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 @pytest.fixture(scope="module", params=[True, False], ids=["lean", "asgi"])
 def server(request: pytest.FixtureRequest) -> Iterator[Any]:
     """The server on each HTTP path: the lean one (the default) and uvicorn's ASGI one."""
-    limits = {"max_response_bytes": 60_000, "call_timeout_seconds": 3.0,
-              "ws_max_unread_bytes": 300_000, "header_timeout_seconds": 0.5,
-              "body_timeout_seconds": 0.5}
-    with serve_in_thread(shared_demo().chain.backend, limits=limits,
+    with serve_in_thread(shared_demo().chain.backend, limits=BOUNDED_LIMITS,
                          lean_http=request.param) as thread:
         yield thread
 

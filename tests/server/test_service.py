@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,27 +22,18 @@ from ethread.server.billing.ledger_mapped import MappedLedger
 from ethread.server.billing.ledger_redis import RedisLedger
 from tests.support.billing import BLOCK_COST, KEY_ID
 from tests.support.server_harness import (
+    ENDLESS,
     KEY,
     call,
     post,
     serve_in_thread,
     shared_demo,
     url_of,
+    wait_until,
     ws_url_of,
 )
 
-ENDLESS = {"data": "0x5b600056", "gas": "0x7fffffffffffffff"}
-"""A call that jumps to itself until its time limit (none here) or its client leaves."""
 CALL_COST = cost_of("eth_call")
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 # -- the ledgers ---------------------------------------------------------------------------------

@@ -59,6 +59,28 @@ def call(method: str, params: Sequence[Any] = (), request_id: Any = 1) -> dict[s
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": list(params)}
 
 
+ENDLESS = {"data": "0x5b600056", "gas": "0x7fffffffffffffff"}
+"""An eth_call of creation code ``JUMPDEST PUSH1 0 JUMP``: a loop that only a time limit, the
+gas or a client leaving ends."""
+RETURN_ONE = {"data": "0x600160005260206000f3"}
+"""An eth_call whose creation code returns the word 1 (:data:`ONE`)."""
+ONE = "0x" + "00" * 31 + "01"
+BOUNDED_LIMITS = {"max_response_bytes": 60_000, "call_timeout_seconds": 3.0,
+                  "ws_max_unread_bytes": 300_000, "header_timeout_seconds": 0.5,
+                  "body_timeout_seconds": 0.5}
+"""Small answer, time and unread-bytes bounds, for the tests of a server's limits."""
+
+
+def wait_until(condition: Any, timeout: float = 30.0) -> bool:
+    """Poll ``condition`` until it holds (True) or ``timeout`` passes (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
+
+
 @contextmanager
 def serve_in_thread(backend: Any = None, *, networks: list[Any] | None = None,
                     **settings: Any) -> Iterator[Any]:

@@ -34,6 +34,8 @@ from ethread.server.config import KeyConfig
 from ethread.server.http.admission_turn import GATHER_ABOVE_CONNECTIONS
 from ethread.server.keys.auth import key_id
 from tests.support.server_harness import (
+    BOUNDED_LIMITS,
+    ENDLESS,
     KEY,
     call,
     post,
@@ -439,7 +441,6 @@ def test_a_connection_idle_after_a_refusal_is_closed(paths: dict[str, Any]) -> N
             sock.close()
 
 
-ENDLESS = {"data": "0x5b600056", "gas": "0x7fffffffffffffff"}
 """Code that jumps back to its start: a call that runs until it is stopped."""
 
 
@@ -481,10 +482,7 @@ def nested(depth: int) -> Any:
 @pytest.fixture(scope="module", params=[True, False], ids=["lean", "asgi"])
 def server(request: pytest.FixtureRequest) -> Iterator[Any]:
     """The server on each HTTP path: the lean one (the default) and uvicorn's ASGI one."""
-    limits = {"max_response_bytes": 60_000, "call_timeout_seconds": 3.0,
-              "ws_max_unread_bytes": 300_000, "header_timeout_seconds": 0.5,
-              "body_timeout_seconds": 0.5}
-    with serve_in_thread(shared_demo().chain.backend, limits=limits,
+    with serve_in_thread(shared_demo().chain.backend, limits=BOUNDED_LIMITS,
                          lean_http=request.param) as thread:
         yield thread
 

@@ -9,12 +9,11 @@ from typing import Any
 
 from tests.support.paths import REPO
 from tests.support.server_harness import (
+    ENDLESS,
     ServeProcess,
     call,
     post,
 )
-
-ENDLESS = {"data": "0x5b600056", "gas": "0x7fffffffffffffff"}
 
 
 def test_sigterm_answers_the_work_in_flight_and_exits(tmp_path: Any) -> None:

@@ -16,6 +16,7 @@ from websockets.sync.client import connect
 from ethread.devchain.demo import TICK_TOPIC
 from ethread.server.config import KeyConfig
 from tests.support.server_harness import (
+    BOUNDED_LIMITS,
     KEY,
     call,
     demo_network,
@@ -134,10 +135,7 @@ def test_a_message_sent_again_is_answered_again_but_never_a_subscription(server:
 def bounded_server(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A server with small answer, time and unread-bytes bounds, on each HTTP path: the lean one
     (the default) and uvicorn's ASGI one."""
-    limits = {"max_response_bytes": 60_000, "call_timeout_seconds": 3.0,
-              "ws_max_unread_bytes": 300_000, "header_timeout_seconds": 0.5,
-              "body_timeout_seconds": 0.5}
-    with serve_in_thread(shared_demo().chain.backend, limits=limits,
+    with serve_in_thread(shared_demo().chain.backend, limits=BOUNDED_LIMITS,
                          lean_http=request.param) as thread:
         yield thread
 
