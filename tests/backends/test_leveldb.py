@@ -6,9 +6,7 @@ them, and a directory that is not a complete store is never opened as a new one.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap
@@ -26,7 +24,11 @@ from ethread.chain.importer import import_chain
 from ethread.errors import StoreError
 from tests.support.paths import conformance_dir
 from tests.support.server_harness import ethread_command, get, serve_in_thread
-from tests.support.storage_backends import leveldb_from, read_until, spawn_importer
+from tests.support.storage_backends import (
+    assert_same_chain,
+    kill_import_then_resume,
+    leveldb_from,
+)
 
 
 @pytest.fixture(scope="module")
@@ -50,18 +52,6 @@ def imported(compat: Path, tmp_path_factory: pytest.TempPathFactory) -> LevelDBB
     return LevelDBBackend(path, create=False)
 
 
-def assert_same_chain(store: LevelDBBackend, memory: MemoryBackend, through: int) -> None:
-    for number in range(through + 1):
-        block_hash = memory.canonical_hash(number)
-        assert block_hash is not None
-        assert store.canonical_hash(number) == block_hash
-        assert store.header_by_hash(block_hash) == memory.header_by_hash(block_hash)
-        block = store.block_by_hash(block_hash)
-        assert block == memory.block_by_hash(block_hash)
-        assert store.receipts(block_hash) == memory.receipts(block_hash)
-        assert block is not None
-        for tx in block.transactions:
-            assert store.transaction_location(tx.hash) == (block_hash, tx.index)
 
 
 def test_reopened_store_matches_memory(imported: LevelDBBackend, memory: MemoryBackend) -> None:
@@ -169,24 +159,7 @@ def _spawn(code: str, *args: str) -> subprocess.Popen[str]:
 def test_kill_9_during_import_then_resume(
     compat: Path, memory: MemoryBackend, tmp_path: Path, pause: float, kill_after: str
 ) -> None:
-    path = tmp_path / "store"
-    child = spawn_importer(LevelDBBackend, compat, path, pause)
-    try:
-        read_until(child, kill_after)
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        child.wait(10)
-    assert child.returncode == -signal.SIGKILL
-
-    store = LevelDBBackend(path, create=False)
-    head = store.pointer("latest")
-    assert head is not None and head >= int(kill_after) - 1
-    assert_same_chain(store, memory, head)
-    resumed = import_chain(store, compat / "genesis.json", compat / "chain.rlp",
-                           verify_seals=False)
-    assert resumed == 45 - head
-    assert_same_chain(store, memory, 45)
-    store.close()
+    kill_import_then_resume(LevelDBBackend, compat, memory, tmp_path / "store", pause, kill_after)
 
 
 def test_second_process_gets_a_clear_error(imported: LevelDBBackend, tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ import argparse
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -30,7 +29,13 @@ from ethread.cli import storage
 from ethread.errors import StoreError
 from tests.support.paths import conformance_dir
 from tests.support.server_harness import KEY, ServeProcess, call, get, post
-from tests.support.storage_backends import leveldb_from, read_until, spawn_importer
+from tests.support.storage_backends import (
+    assert_same_chain,
+    kill_import_then_resume,
+    leveldb_from,
+    read_until,
+    spawn_importer,
+)
 
 
 @pytest.fixture(scope="module")
@@ -53,13 +58,6 @@ def _cli(*argv: str) -> int:
     return code
 
 
-def assert_same_chain(store: Any, memory: MemoryBackend, through: int) -> None:
-    for number in range(through + 1):
-        block_hash = memory.canonical_hash(number)
-        assert block_hash is not None
-        assert store.canonical_hash(number) == block_hash
-        assert store.block_by_hash(block_hash) == memory.block_by_hash(block_hash)
-        assert store.receipts(block_hash) == memory.receipts(block_hash)
 
 
 # --------------------------------------------------------------------------------------------
@@ -162,24 +160,7 @@ def test_a_full_map_grows(memory: MemoryBackend, tmp_path: Path) -> None:
 def test_kill_9_during_import_then_resume(
     compat: Path, memory: MemoryBackend, tmp_path: Path, pause: float, kill_after: str
 ) -> None:
-    path = tmp_path / "store"
-    child = spawn_importer(LMDBBackend, compat, path, pause)
-    try:
-        read_until(child, kill_after)
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        child.wait(10)
-    assert child.returncode == -signal.SIGKILL
-
-    store = LMDBBackend(path, create=False)
-    head = store.pointer("latest")
-    assert head is not None and head >= int(kill_after) - 1
-    assert_same_chain(store, memory, head)
-    resumed = import_chain(store, compat / "genesis.json", compat / "chain.rlp",
-                           verify_seals=False)
-    assert resumed == 45 - head
-    assert_same_chain(store, memory, 45)
-    store.close()
+    kill_import_then_resume(LMDBBackend, compat, memory, tmp_path / "store", pause, kill_after)
 
 
 def test_a_reader_follows_a_writer_in_another_process(

@@ -90,19 +90,34 @@ def test_what_is_not_kept(chain: DevChain) -> None:
     assert len(cache) == 0  # (blocks are not kept: only single mined transactions)
 
 
+class MinedTwice:
+    """A transfer mined in block 1, then (:meth:`again`) the chain reverted and the same signed
+    transfer mined in block 2."""
+
+    def __init__(self) -> None:
+        self.dev = DevChain(ethread.MemoryBackend(), accounts=2)
+        self._snapshot = self.dev.snapshot()
+        self.tx_hash = self._send()
+        self.dev.mine()
+
+    def _send(self) -> bytes:
+        a = self.dev.accounts
+        return self.dev.send(a[0], a[1].address, value=5)
+
+    def again(self) -> None:
+        self.dev.revert(self._snapshot)
+        self.dev.mine()  # (the same signed transaction now lands one block later)
+        assert self._send() == self.tx_hash
+        self.dev.mine()
+
+
 def test_a_transaction_mined_again_is_traced_again() -> None:
-    dev = DevChain(ethread.MemoryBackend(), accounts=2)
-    a = dev.accounts
-    snapshot = dev.snapshot()
-    tx_hash = dev.send(a[0], a[1].address, value=5)
-    dev.mine()
+    mined = MinedTwice()
+    dev = mined.dev
     dispatcher = Dispatcher(dev.backend)
-    params = ["0x" + tx_hash.hex()]
+    params = ["0x" + mined.tx_hash.hex()]
     first = _dispatched(dispatcher, "trace_transaction", params)["result"]
-    dev.revert(snapshot)
-    dev.mine()  # (the same signed transaction now lands one block later)
-    assert dev.send(a[0], a[1].address, value=5) == tx_hash
-    dev.mine()
+    mined.again()
     second = _dispatched(dispatcher, "trace_transaction", params)["result"]
     assert first[0]["blockNumber"] == 1 and second[0]["blockNumber"] == 2
     assert second == json.loads(_fresh(dev.backend, "trace_transaction", params))
@@ -137,20 +152,14 @@ def test_recorded_traces_equal_traces_made_when_asked(chain: DevChain) -> None:
 
 
 def test_a_recorded_transaction_mined_again_is_traced_again() -> None:
-    dev = DevChain(ethread.MemoryBackend(), accounts=2)
-    a = dev.accounts
-    snapshot = dev.snapshot()
-    tx_hash = dev.send(a[0], a[1].address, value=5)
-    dev.mine()
+    mined = MinedTwice()
+    dev = mined.dev
     dispatcher = Dispatcher(dev.backend)
     assert dispatcher.record_traces(10) == 1
-    params = ["0x" + tx_hash.hex(), {"tracer": "callTracer"}]
+    params = ["0x" + mined.tx_hash.hex(), {"tracer": "callTracer"}]
     assert dispatcher.context.traces is not None
     assert dispatcher.context.traces.recorded(dev.backend, params) is not None
-    dev.revert(snapshot)
-    dev.mine()
-    assert dev.send(a[0], a[1].address, value=5) == tx_hash
-    dev.mine()  # (in block 2 now: the record of block 1 no longer answers for it)
+    mined.again()  # (in block 2 now: the record of block 1 no longer answers for it)
     assert dispatcher.context.traces.recorded(dev.backend, params) is None
     assert _dispatched(dispatcher, "debug_traceTransaction", params)["result"] == json.loads(
         _fresh(dev.backend, "debug_traceTransaction", params))

@@ -10,27 +10,16 @@ from collections.abc import Iterator
 
 import pytest
 
-import ethread
-from ethread.devchain import DevChain, contracts
-from ethread.devchain.builder import PRAGUE_FORKS
 from tests.support.anvil import Peer, anvil_binary, free_port, replay, wait_for
-from tests.support.router import BENEFICIARY, Traced, router
+from tests.support.router import RouterChain, Traced
 
 
 @pytest.fixture(scope="module")
 def traced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Traced]:
-    backend = ethread.MemoryBackend()
-    chain = DevChain(backend, forks=PRAGUE_FORKS, accounts=4)
-    a = chain.accounts
-    storage = chain.deploy_runtime(a[0], contracts.STORAGE)
-    reverter = chain.deploy_runtime(a[0], contracts.REVERTER)
-    doomed = chain.deploy_runtime(a[0], contracts.assemble(BENEFICIARY, "SELFDESTRUCT"))
-    routed = chain.deploy_runtime(a[0], router(storage, reverter))
-    chain.mine()
-    for selector, value in ((b"\x01", 0), (b"\x02", 10**6), (b"\x03", 0), (b"\x05", 0)):
-        chain.send(a[1], routed, data=selector, value=value, gas=1_000_000)
-    chain.send(a[2], doomed, value=10**15)
-    chain.send(a[3], a[2].address, value=10**12)
+    deployed = RouterChain.deployed()
+    chain = deployed.chain
+    backend = chain.backend
+    deployed.send_calls()
     chain.mine()
     genesis = tmp_path_factory.mktemp("trace-peer") / "genesis.json"
     genesis.write_text(json.dumps(chain.genesis))

@@ -10,10 +10,8 @@ import pytest
 
 import ethread
 from ethread import frames
-from ethread.devchain import DevChain, contracts
-from ethread.devchain.builder import PRAGUE_FORKS
 from tests.support.paths import conformance_dir
-from tests.support.router import BENEFICIARY, router
+from tests.support.router import BENEFICIARY, RouterChain
 from tests.support.rpc_cases import answer_of
 
 pytest.importorskip("pyarrow")
@@ -70,18 +68,11 @@ def test_rpc_compat_chain() -> None:
 
 
 def test_router_chain() -> None:
-    backend = ethread.MemoryBackend()
-    chain = DevChain(backend, forks=PRAGUE_FORKS, accounts=4)
+    deployed = RouterChain.deployed()
+    chain, routed, doomed = deployed.chain, deployed.routed, deployed.doomed
+    backend = chain.backend
     a = chain.accounts
-    storage = chain.deploy_runtime(a[0], contracts.STORAGE)
-    reverter = chain.deploy_runtime(a[0], contracts.REVERTER)
-    doomed = chain.deploy_runtime(a[0], contracts.assemble(BENEFICIARY, "SELFDESTRUCT"))
-    routed = chain.deploy_runtime(a[0], router(storage, reverter))
-    chain.mine()
-    for selector, value in ((b"\x01", 0), (b"\x02", 10**6), (b"\x03", 7), (b"\x05", 0)):
-        chain.send(a[1], routed, data=selector, value=value, gas=1_000_000)
-    chain.send(a[2], doomed, value=10**15)
-    chain.send(a[3], a[2].address, value=10**12)
+    deployed.send_calls(logging_value=7)
     chain.mine()
     table = _check_traces(backend, 1, 3)
     assert table.column("depth").to_pylist().count(2) == 1  # the constructor's self-destruct

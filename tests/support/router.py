@@ -17,7 +17,8 @@ from typing import Any
 from eth_utils import keccak
 
 import ethread
-from ethread.devchain import contracts
+from ethread.devchain import DevChain, contracts
+from ethread.devchain.builder import PRAGUE_FORKS
 
 from .anvil import Peer
 
@@ -83,3 +84,35 @@ class Traced:
     backend: ethread.MemoryBackend
     peer: Peer
     hashes: list[str]
+
+
+@dataclass(frozen=True)
+class RouterChain:
+    """A Prague dev chain of four accounts with the router deployed beside the contracts it
+    calls (block 1), and a contract that self-destructs when paid."""
+
+    chain: DevChain
+    storage: bytes
+    routed: bytes
+    doomed: bytes
+
+    @classmethod
+    def deployed(cls) -> RouterChain:
+        chain = DevChain(ethread.MemoryBackend(), forks=PRAGUE_FORKS, accounts=4)
+        a = chain.accounts
+        storage = chain.deploy_runtime(a[0], contracts.STORAGE)
+        reverter = chain.deploy_runtime(a[0], contracts.REVERTER)
+        doomed = chain.deploy_runtime(a[0], contracts.assemble(BENEFICIARY, "SELFDESTRUCT"))
+        routed = chain.deploy_runtime(a[0], router(storage, reverter))
+        chain.mine()
+        return cls(chain, storage, routed, doomed)
+
+    def send_calls(self, logging_value: int = 0) -> None:
+        """The router's four calls (the third with ``logging_value`` wei), a payment that
+        self-destructs ``doomed``, and a plain transfer: the transactions of one block."""
+        a = self.chain.accounts
+        for selector, value in ((b"\x01", 0), (b"\x02", 10**6), (b"\x03", logging_value),
+                                (b"\x05", 0)):
+            self.chain.send(a[1], self.routed, data=selector, value=value, gas=1_000_000)
+        self.chain.send(a[2], self.doomed, value=10**15)
+        self.chain.send(a[3], a[2].address, value=10**12)

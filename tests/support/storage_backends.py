@@ -23,6 +23,8 @@ never skips, when the data is missing.
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -156,3 +158,43 @@ def read_until(child: subprocess.Popen[str], wanted: str) -> None:
         if line.strip() in (wanted, "finished"):
             return
     raise AssertionError(f"the importer ended early: {child.stderr.read() if child.stderr else ''}")
+
+
+def assert_same_chain(store: Any, memory: MemoryBackend, through: int) -> None:
+    """``store`` holds blocks 0..``through`` of ``memory``'s chain: hashes, headers, blocks,
+    receipts and transaction locations."""
+    for number in range(through + 1):
+        block_hash = memory.canonical_hash(number)
+        assert block_hash is not None
+        assert store.canonical_hash(number) == block_hash
+        assert store.header_by_hash(block_hash) == memory.header_by_hash(block_hash)
+        block = store.block_by_hash(block_hash)
+        assert block == memory.block_by_hash(block_hash)
+        assert store.receipts(block_hash) == memory.receipts(block_hash)
+        assert block is not None
+        for tx in block.transactions:
+            assert store.transaction_location(tx.hash) == (block_hash, tx.index)
+
+
+def kill_import_then_resume(backend: type[Any], compat: Path, memory: MemoryBackend, path: Path,
+                            pause: float, kill_after: str) -> None:
+    """An import into a ``backend`` store killed with SIGKILL after block ``kill_after``
+    leaves a store that holds a prefix of the chain, and importing again completes it."""
+    from ethread.chain.importer import import_chain
+
+    child = spawn_importer(backend, compat, path, pause)
+    try:
+        read_until(child, kill_after)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(10)
+    assert child.returncode == -signal.SIGKILL
+    store = backend(path, create=False)
+    head = store.pointer("latest")
+    assert head is not None and head >= int(kill_after) - 1
+    assert_same_chain(store, memory, head)
+    resumed = import_chain(store, compat / "genesis.json", compat / "chain.rlp",
+                           verify_seals=False)
+    assert resumed == 45 - head
+    assert_same_chain(store, memory, 45)
+    store.close()

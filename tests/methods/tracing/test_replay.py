@@ -22,11 +22,10 @@ import pytest
 
 import ethread
 from ethread.codec.jsonrpc import Dispatcher
-from ethread.devchain import DevChain, contracts
-from ethread.devchain.builder import PRAGUE_FORKS
+from ethread.devchain import contracts
 from ethread.methods.tracing import ReplayStates, TraceOptions, trace_transaction
 from tests.support.paths import conformance_dir
-from tests.support.router import BENEFICIARY, CONFIGS, router
+from tests.support.router import CONFIGS, RouterChain
 from tests.support.rpc_cases import read_case
 
 T = TypeVar("T")
@@ -114,20 +113,13 @@ def router_chain() -> tuple[ethread.MemoryBackend, list[str]]:
 def build_router_chain() -> tuple[ethread.MemoryBackend, list[str]]:
     """tests/differential/test_anvil_traces.py's chain, and two more blocks of the router's transactions
     whose storage writes each later transaction reads."""
-    backend = ethread.MemoryBackend()
-    chain = DevChain(backend, forks=PRAGUE_FORKS, accounts=4)
-    a = chain.accounts
-    storage = chain.deploy_runtime(a[0], contracts.STORAGE)
-    reverter = chain.deploy_runtime(a[0], contracts.REVERTER)
-    doomed = chain.deploy_runtime(a[0], contracts.assemble(BENEFICIARY, "SELFDESTRUCT"))
-    routed = chain.deploy_runtime(a[0], router(storage, reverter))
-    chain.mine()
+    deployed = RouterChain.deployed()
+    chain = deployed.chain
+    backend = chain.backend
     for _ in range(2):
-        for selector, value in ((b"\x01", 0), (b"\x02", 10**6), (b"\x03", 0), (b"\x05", 0)):
-            chain.send(a[1], routed, data=selector, value=value, gas=1_000_000)
-        chain.send(a[2], doomed, value=10**15)
-        chain.send(a[3], a[2].address, value=10**12)
-        chain.send(a[1], storage, data=contracts.store_calldata({3: 4}), gas=200_000)
+        deployed.send_calls()
+        chain.send(chain.accounts[1], deployed.storage, data=contracts.store_calldata({3: 4}),
+                   gas=200_000)
         chain.mine()
     hashes = ["0x" + itx.hash.hex() for n in (1, 2, 3) for itx in chain.block(n).transactions]
     return backend, hashes
