@@ -61,6 +61,7 @@ from ethread.models import (
 from ethread.progress import Progress
 from ethread.rlpcodec.blocks import withdrawal_item
 from ethread.rlpcodec.headers import encode_header
+from ethread.rlpcodec.items import encode_list_of_encoded as _rlp_list
 from ethread.rlpcodec.items import encode_nested, rlp_list_length
 from ethread.rlpcodec.receipts import encode_receipt
 from ethread.rlpcodec.transactions import encode_transaction
@@ -411,9 +412,9 @@ class DenseMaker:
         header_rlp = encode_header(header)
         object.__setattr__(header, "hash", keccak(header_rlp))
         block_hash = header.hash
-        body_items = [e if e[0] >= 0xC0 else _rlp_string(e) for e in envelopes]
+        body_items = [e if e[0] >= 0xC0 else encode_nested(e) for e in envelopes]
         body_rlp = _rlp_list([_rlp_list(body_items), b"\xc0", _rlp_list(withdrawal_records)])
-        receipts_rlp = _rlp_list([c if tx.type == 0 else _rlp_string(c)
+        receipts_rlp = _rlp_list([c if tx.type == 0 else encode_nested(c)
                                   for c, (tx, *_) in zip(consensus, items, strict=True)])
         included = []
         receipts = []
@@ -578,22 +579,6 @@ def _effective_price(tx: Transaction, base_fee: int) -> int:
     if isinstance(tx, (LegacyTransaction, AccessListTransaction)):
         return tx.gas_price
     return min(tx.max_fee_per_gas, base_fee + tx.max_priority_fee_per_gas)
-
-
-def _rlp_prefix(length: int, short: int) -> bytes:
-    if length < 56:
-        return bytes((short + length,))
-    size = length.to_bytes((length.bit_length() + 7) // 8, "big")
-    return bytes((short + 55 + len(size),)) + size
-
-
-def _rlp_string(data: bytes) -> bytes:
-    return _rlp_prefix(len(data), 0x80) + data
-
-
-def _rlp_list(encoded: Sequence[bytes]) -> bytes:
-    payload = b"".join(encoded)
-    return _rlp_prefix(len(payload), 0xC0) + payload
 
 
 def _list_payloads(encoded_list: bytes) -> list[bytes]:

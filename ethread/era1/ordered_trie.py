@@ -13,26 +13,11 @@ from collections.abc import Sequence
 
 from eth_hash.auto import keccak
 
+from ..rlpcodec.items import encode_list_of_encoded as _list
+from ..rlpcodec.items import encode_nested as _string
+
 BLANK_ROOT = bytes.fromhex("56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421")
 """keccak(rlp(b"")): the root of a trie with nothing in it."""
-
-
-def _length_prefix(length: int, short: int) -> bytes:
-    if length < 56:
-        return bytes((short + length,))
-    size = length.to_bytes((length.bit_length() + 7) // 8, "big")
-    return bytes((short + 55 + len(size),)) + size
-
-
-def _string(data: bytes) -> bytes:
-    if len(data) == 1 and data[0] < 0x80:
-        return data
-    return _length_prefix(len(data), 0x80) + data
-
-
-def _list(encoded_items: Sequence[bytes]) -> bytes:
-    payload = b"".join(encoded_items)
-    return _length_prefix(len(payload), 0xC0) + payload
 
 
 def _position_key(position: int) -> bytes:

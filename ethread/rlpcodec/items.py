@@ -276,16 +276,6 @@ def rlp_list_length(payload_length: int) -> int:
     return len(_prefix(payload_length, 0xC0)) + payload_length
 
 
-def list_payload(encoded: bytes) -> bytes:
-    """The payload of an RLP list encoding, without its prefix."""
-    if not encoded or encoded[0] < 0xC0:
-        raise DecodeError("expected an RLP list")
-    first = encoded[0]
-    if first <= 0xF7:
-        return encoded[1:]
-    return encoded[1 + first - 0xF7:]
-
-
 def encode_list_of_encoded(items: Sequence[bytes]) -> bytes:
     """An RLP list from items that are already RLP encoded (joins without re-encoding)."""
     payload = b"".join(items)
