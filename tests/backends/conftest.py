@@ -18,3 +18,15 @@ def pristine(rpc_compat_memory: MemoryBackend, tmp_path_factory: pytest.TempPath
     backend.compact()
     backend.close()
     return path
+
+
+@pytest.fixture(scope="session")
+def compat(rpc_compat_dir: Path) -> Path:
+    """The rpc-compat chain's folder (genesis.json, chain.rlp)."""
+    return rpc_compat_dir
+
+
+@pytest.fixture(scope="session")
+def memory(rpc_compat_memory: MemoryBackend) -> MemoryBackend:
+    """The rpc-compat chain in memory, the session's (the stores' tests only read it)."""
+    return rpc_compat_memory

@@ -21,7 +21,6 @@ from ethread.backend import LogQuery
 from ethread.backends.era import EraBackend
 from ethread.backends.era_index import HistoryIndex
 from ethread.backends.memory import MemoryBackend
-from ethread.chain.importer import import_chain
 from ethread.era1 import Era1File, FormatError, export_era1, verify_file
 from ethread.errors import StateUnavailable, StoreError
 from ethread.rlpcodec.headers import encode_header
@@ -236,16 +235,8 @@ def test_two_processes_serve_one_folder(sepolia_dir: Path, tmp_path: Path) -> No
 
 
 @pytest.fixture(scope="module")
-def compat_memory() -> MemoryBackend:
-    compat = conformance_dir() / "rpc-compat"
-    backend = MemoryBackend()
-    import_chain(backend, compat / "genesis.json", compat / "chain.rlp", verify_seals=False)
-    return backend
-
-
-@pytest.fixture(scope="module")
-def compat_era(compat_memory: MemoryBackend, tmp_path_factory: pytest.TempPathFactory) -> EraBackend:
-    return era_from(compat_memory, tmp_path_factory.mktemp("compat-era"))
+def compat_era(rpc_compat_memory: MemoryBackend, tmp_path_factory: pytest.TempPathFactory) -> EraBackend:
+    return era_from(rpc_compat_memory, tmp_path_factory.mktemp("compat-era"))
 
 
 def _ask(backend: object, method: str, *params: object) -> object:
@@ -253,31 +244,31 @@ def _ask(backend: object, method: str, *params: object) -> object:
     return json.loads(ethread.handle(backend, json.dumps(request).encode()))  # type: ignore[arg-type]
 
 
-def test_exported_history_answers_like_memory(compat_memory: MemoryBackend,
+def test_exported_history_answers_like_memory(rpc_compat_memory: MemoryBackend,
                                               compat_era: EraBackend) -> None:
     last = compat_era.pointer("latest")
     assert last == 35  # the merge is at block 36
     for number in range(last + 1):
-        block_hash = compat_memory.canonical_hash(number)
+        block_hash = rpc_compat_memory.canonical_hash(number)
         assert block_hash is not None
-        assert compat_era.block_by_hash(block_hash) == compat_memory.block_by_hash(block_hash)
-        assert compat_era.receipts(block_hash) == compat_memory.receipts(block_hash)
+        assert compat_era.block_by_hash(block_hash) == rpc_compat_memory.block_by_hash(block_hash)
+        assert compat_era.receipts(block_hash) == rpc_compat_memory.receipts(block_hash)
         for full in (False, True):
             assert _ask(compat_era, "eth_getBlockByNumber", hex(number), full) == \
-                _ask(compat_memory, "eth_getBlockByNumber", hex(number), full)
+                _ask(rpc_compat_memory, "eth_getBlockByNumber", hex(number), full)
         assert _ask(compat_era, "eth_getBlockReceipts", hex(number)) == \
-            _ask(compat_memory, "eth_getBlockReceipts", hex(number))
-        block = compat_memory.block_by_hash(block_hash)
+            _ask(rpc_compat_memory, "eth_getBlockReceipts", hex(number))
+        block = rpc_compat_memory.block_by_hash(block_hash)
         assert block is not None
         for tx in block.transactions:
             assert _ask(compat_era, "eth_getTransactionByHash", "0x" + tx.hash.hex()) == \
-                _ask(compat_memory, "eth_getTransactionByHash", "0x" + tx.hash.hex())
-    everything = compat_memory.logs(LogQuery(0, last))
+                _ask(rpc_compat_memory, "eth_getTransactionByHash", "0x" + tx.hash.hex())
+    everything = rpc_compat_memory.logs(LogQuery(0, last))
     assert compat_era.logs(LogQuery(0, last)) == everything
     for log in everything[::5]:
         query = LogQuery(0, last, addresses=(log.address,), topics=((log.topics[0],),)
                          if log.topics else ())
-        assert compat_era.logs(query) == compat_memory.logs(query)
+        assert compat_era.logs(query) == rpc_compat_memory.logs(query)
 
 
 def test_reexport_of_exported_files_is_identical(compat_era: EraBackend, tmp_path: Path) -> None:

@@ -22,25 +22,12 @@ from ethread.backends.leveldb import LevelDBBackend
 from ethread.backends.memory import MemoryBackend
 from ethread.chain.importer import import_chain
 from ethread.errors import StoreError
-from tests.support.paths import conformance_dir
 from tests.support.server_harness import ethread_command, get, serve_in_thread
 from tests.support.storage_backends import (
     assert_same_chain,
     kill_import_then_resume,
     leveldb_from,
 )
-
-
-@pytest.fixture(scope="module")
-def compat() -> Path:
-    return conformance_dir() / "rpc-compat"
-
-
-@pytest.fixture(scope="module")
-def memory(compat: Path) -> MemoryBackend:
-    backend = MemoryBackend()
-    import_chain(backend, compat / "genesis.json", compat / "chain.rlp", verify_seals=False)
-    return backend
 
 
 @pytest.fixture(scope="module")

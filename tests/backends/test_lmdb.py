@@ -24,7 +24,6 @@ from ethread.backends.leveldb import LevelDBBackend
 from ethread.backends.lmdb import LMDBBackend
 from ethread.backends.memory import MemoryBackend
 from ethread.backends.open import open_backend, open_store, store_engine
-from ethread.chain.importer import import_chain
 from ethread.cli import storage
 from ethread.errors import StoreError
 from tests.support.paths import conformance_dir
@@ -36,18 +35,6 @@ from tests.support.storage_backends import (
     read_until,
     spawn_importer,
 )
-
-
-@pytest.fixture(scope="module")
-def compat() -> Path:
-    return conformance_dir() / "rpc-compat"
-
-
-@pytest.fixture(scope="module")
-def memory(compat: Path) -> MemoryBackend:
-    backend = MemoryBackend()
-    import_chain(backend, compat / "genesis.json", compat / "chain.rlp", verify_seals=False)
-    return backend
 
 
 def _cli(*argv: str) -> int:

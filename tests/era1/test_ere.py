@@ -15,7 +15,6 @@ import ethread
 from ethread.backend import LogQuery
 from ethread.backends.era import EraBackend
 from ethread.backends.memory import MemoryBackend
-from ethread.chain.importer import import_chain
 from ethread.cli import main
 from ethread.era1 import FormatError
 from ethread.era1.ere import (
@@ -118,18 +117,10 @@ def test_writer_layout_and_index(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def compat_memory() -> MemoryBackend:
-    compat = conformance_dir() / "rpc-compat"
-    backend = MemoryBackend()
-    import_chain(backend, compat / "genesis.json", compat / "chain.rlp", verify_seals=False)
-    return backend
-
-
-@pytest.fixture(scope="module")
-def compat_ere(compat_memory: MemoryBackend, tmp_path_factory: pytest.TempPathFactory) -> EraBackend:
+def compat_ere(rpc_compat_memory: MemoryBackend, tmp_path_factory: pytest.TempPathFactory) -> EraBackend:
     folder = tmp_path_factory.mktemp("compat-ere")
-    export_ere(compat_memory, folder, network="devnet")
-    return EraBackend(folder, config=compat_memory.chain_config())
+    export_ere(rpc_compat_memory, folder, network="devnet")
+    return EraBackend(folder, config=rpc_compat_memory.chain_config())
 
 
 def test_export_holds_the_merge_as_the_format_says(compat_ere: EraBackend) -> None:
@@ -142,30 +133,30 @@ def test_export_holds_the_merge_as_the_format_says(compat_ere: EraBackend) -> No
     assert ere.accumulator() is not None
 
 
-def test_receipts_round_trip_through_slim(compat_memory: MemoryBackend) -> None:
+def test_receipts_round_trip_through_slim(rpc_compat_memory: MemoryBackend) -> None:
     for number in range(46):
-        block_hash = compat_memory.canonical_hash(number)
+        block_hash = rpc_compat_memory.canonical_hash(number)
         assert block_hash is not None
-        receipts = compat_memory.receipts(block_hash)
+        receipts = rpc_compat_memory.receipts(block_hash)
         assert receipts is not None
         consensus = encode_receipts(receipts)
         assert slim_to_consensus(consensus_to_slim(consensus)) == consensus
 
 
-def test_ere_answers_like_memory(compat_memory: MemoryBackend, compat_ere: EraBackend) -> None:
+def test_ere_answers_like_memory(rpc_compat_memory: MemoryBackend, compat_ere: EraBackend) -> None:
     assert (compat_ere.pointer("earliest"), compat_ere.pointer("latest")) == (0, 45)
     for number in range(46):
         for full in (False, True):
             assert _ask(compat_ere, "eth_getBlockByNumber", hex(number), full) == \
-                _ask(compat_memory, "eth_getBlockByNumber", hex(number), full)
+                _ask(rpc_compat_memory, "eth_getBlockByNumber", hex(number), full)
         assert _ask(compat_ere, "eth_getBlockReceipts", hex(number)) == \
-            _ask(compat_memory, "eth_getBlockReceipts", hex(number))
-        block = compat_memory.block_by_hash(compat_memory.canonical_hash(number) or b"")
+            _ask(rpc_compat_memory, "eth_getBlockReceipts", hex(number))
+        block = rpc_compat_memory.block_by_hash(rpc_compat_memory.canonical_hash(number) or b"")
         assert block is not None
         for tx in block.transactions:
             assert _ask(compat_ere, "eth_getTransactionReceipt", "0x" + tx.hash.hex()) == \
-                _ask(compat_memory, "eth_getTransactionReceipt", "0x" + tx.hash.hex())
-    assert compat_ere.logs(LogQuery(0, 45)) == compat_memory.logs(LogQuery(0, 45))
+                _ask(rpc_compat_memory, "eth_getTransactionReceipt", "0x" + tx.hash.hex())
+    assert compat_ere.logs(LogQuery(0, 45)) == rpc_compat_memory.logs(LogQuery(0, 45))
 
 
 def test_reexport_is_identical(compat_ere: EraBackend, tmp_path: Path) -> None:
@@ -173,15 +164,15 @@ def test_reexport_is_identical(compat_ere: EraBackend, tmp_path: Path) -> None:
     assert again.read_bytes() == compat_ere.files()[0].path.read_bytes()
 
 
-def test_noreceipts_profile(compat_memory: MemoryBackend, tmp_path: Path) -> None:
-    [path] = export_ere(compat_memory, tmp_path, network="devnet", receipts=False)
+def test_noreceipts_profile(rpc_compat_memory: MemoryBackend, tmp_path: Path) -> None:
+    [path] = export_ere(rpc_compat_memory, tmp_path, network="devnet", receipts=False)
     assert path.name.endswith("-noproofs-noreceipts.ere")
     ere = EreFile(path)
     verify_ere(ere)
     ere.close()
-    with EraBackend(tmp_path, config=compat_memory.chain_config()) as backend:
+    with EraBackend(tmp_path, config=rpc_compat_memory.chain_config()) as backend:
         assert _ask(backend, "eth_getBlockByNumber", "0x2d", True) == \
-            _ask(compat_memory, "eth_getBlockByNumber", "0x2d", True)
+            _ask(rpc_compat_memory, "eth_getBlockByNumber", "0x2d", True)
 
 
 def test_damage_is_named(compat_ere: EraBackend, tmp_path: Path) -> None:
