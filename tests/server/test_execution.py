@@ -6,7 +6,6 @@ and frees the pools."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -22,11 +21,12 @@ from ethread.codec.pipeline import Pipeline
 from tests.support.server_harness import (
     BOUNDED_LIMITS,
     ENDLESS,
-    KEY,
     ONE,
     RETURN_ONE,
     call,
     post,
+    raw_http,
+    request_bytes,
     serve_in_thread,
     shared_demo,
     url_of,
@@ -66,17 +66,6 @@ def test_four_endless_calls_do_not_delay_a_quick_one_at_the_same_block(server: A
     assert all(a["error"] == {"code": -32000, "message": "execution aborted (timeout = 3s)"}
                for a in answers)
     print(f"quick eth_call beside four endless loops at latest: {latency * 1000:.0f} ms")
-
-
-def raw_http(port: int, payload: bytes) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.sendall(payload)
-    return sock
-
-
-def request_bytes(body: bytes, length: int | None = None) -> bytes:
-    return (f"POST /v3/{KEY} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body) if length is None else length}\r\n\r\n").encode() + body
 
 
 def test_a_client_that_disconnects_stops_its_call(server: Any) -> None:

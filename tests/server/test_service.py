@@ -9,7 +9,6 @@ on uvicorn's ASGI path and over WebSocket."""
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +25,8 @@ from tests.support.server_harness import (
     KEY,
     call,
     post,
+    raw_http,
+    request_bytes,
     serve_in_thread,
     shared_demo,
     url_of,
@@ -108,18 +109,11 @@ def untimed(request: pytest.FixtureRequest) -> Iterator[Any]:
         yield thread
 
 
-def _endless_over_http(port: int) -> socket.socket:
-    body = json.dumps(call("eth_call", [ENDLESS, "latest"])).encode()
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.sendall(f"POST /v3/{KEY} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
-                 f"\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
-    return sock
-
-
 def test_a_call_whose_client_leaves_is_given_back(untimed: Any) -> None:
     execution = untimed.prepared.service.execution
     before = _used(untimed)
-    sock = _endless_over_http(untimed.port)
+    sock = raw_http(untimed.port, request_bytes(json.dumps(
+        call("eth_call", [ENDLESS, "latest"])).encode()))
     assert wait_until(lambda: len(execution.running) == 1)
     assert _used(untimed) == before + CALL_COST  # charged when admitted
     sock.close()

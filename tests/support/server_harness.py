@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -79,6 +80,20 @@ def wait_until(condition: Any, timeout: float = 30.0) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def raw_http(port: int, payload: bytes) -> socket.socket:
+    """A loopback connection to ``port`` that has sent ``payload`` (bytes as they are)."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.sendall(payload)
+    return sock
+
+
+def request_bytes(body: bytes, length: int | None = None) -> bytes:
+    """A POST of ``body`` to the test key, its Content-Length ``length`` (default: the
+    body's)."""
+    return (f"POST /v3/{KEY} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body) if length is None else length}\r\n\r\n").encode() + body
 
 
 @contextmanager

@@ -39,6 +39,8 @@ from tests.support.server_harness import (
     KEY,
     call,
     post,
+    raw_http,
+    request_bytes,
     serve_in_thread,
     shared_demo,
     url_of,
@@ -526,17 +528,6 @@ def test_a_huge_id_is_echoed_exactly(server: Any) -> None:
     raw = b'{"jsonrpc":"2.0","id":1' + b"0" * 100 + b',"method":"eth_chainId"}'
     status, _, answer = post(url_of(server), None, raw=raw)
     assert status == 200 and answer["id"] == 10**100
-
-
-def raw_http(port: int, payload: bytes) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.sendall(payload)
-    return sock
-
-
-def request_bytes(body: bytes, length: int | None = None) -> bytes:
-    return (f"POST /v3/{KEY} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body) if length is None else length}\r\n\r\n").encode() + body
 
 
 def test_slow_headers_and_bodies_are_cut_off(server: Any) -> None:
