@@ -84,21 +84,21 @@ class TraceCache:
     def recorded(self, backend: Any, params: list[Any]) -> bytes | None:
         """The recorded answer to debug_traceTransaction with ``params``, if there is one and
         the transaction is still in the block it was recorded in; else None."""
-        if not self._recorded or not params or not isinstance(params[0], str) or len(params) > 2:
+        if not self._recorded or len(params) > 2:
             return None
-        text = params[0]
+        tx_hash = _tx_hash(params)
         config = params[1] if len(params) == 2 else {}
-        if len(text) != 66 or not text.startswith("0x") or not isinstance(config, dict):
+        if tx_hash is None or not isinstance(config, dict):
             return None
         if "timeout" in config:
             config = {name: value for name, value in config.items() if name != "timeout"}
         try:
-            found = self._recorded.get((bytes.fromhex(text[2:]), _config_key(config)))
-        except (ValueError, TypeError):
+            found = self._recorded.get((tx_hash, _config_key(config)))
+        except TypeError:  # (a value orjson cannot write: nothing recorded under it)
             return None
         if found is None:
             return None
-        location = backend.transaction_location(bytes.fromhex(text[2:]))
+        location = backend.transaction_location(tx_hash)
         return found[1] if location is not None and bytes(location[0]) == found[0] else None
 
     @property
@@ -118,14 +118,8 @@ class TraceCache:
     def key(self, backend: Any, method: str, params: list[Any]) -> Key | None:
         """Where an answer is kept: None when the method is not one kept, the parameters do
         not name a transaction by hash, or the chain does not hold it."""
-        if method not in CACHED_METHODS or not params or not isinstance(params[0], str):
-            return None
-        text = params[0]
-        if len(text) != 66 or not text.startswith("0x"):
-            return None
-        try:
-            tx_hash = bytes.fromhex(text[2:])
-        except ValueError:
+        tx_hash = _tx_hash(params) if method in CACHED_METHODS else None
+        if tx_hash is None:
             return None
         location = backend.transaction_location(tx_hash)
         if location is None:
@@ -150,3 +144,15 @@ class TraceCache:
 def _config_key(config: dict[str, Any]) -> bytes:
     """A configuration as bytes, the same whatever the order of its fields."""
     return orjson.dumps(config, option=orjson.OPT_SORT_KEYS)
+
+
+def _tx_hash(params: list[Any]) -> bytes | None:
+    """The transaction hash a trace method's first parameter names, or None when it names
+    none (absent, not a string, not 32 bytes of hex)."""
+    text = params[0] if params else None
+    if not isinstance(text, str) or len(text) != 66 or not text.startswith("0x"):
+        return None
+    try:
+        return bytes.fromhex(text[2:])
+    except ValueError:
+        return None
