@@ -22,7 +22,7 @@ from .dispatch import DEFAULT_CONTEXT, METHODS, Context, call_method
 from .envelope import Call, error_object, error_response, parse_request, result_response
 from .pipeline import IN_PROCESS
 from .response_cache import BodyAnswers, ResponseCache
-from .trace_cache import RECORDED_CONFIGS, RECORDED_METHOD
+from .trace_cache import RECORDED_CONFIGS, RECORDED_METHOD, TraceCache
 
 log = logging.getLogger("ethread.rpc")
 
@@ -138,16 +138,17 @@ class Dispatcher:
         later (:meth:`record_block`) keep the window at ``blocks``. The number of
         transactions recorded. A transaction whose trace fails (its block's state is not held,
         say) is left to be traced when asked."""
+        traces = self.context.traces
         head = self.backend.pointer("latest")
-        if self.context.traces is None or head is None or blocks <= 0:
+        if traces is None or head is None or blocks <= 0:
             return 0
         self._trace_window = blocks
         recorded = 0
-        for number in range(max(0, head - blocks + 1), head + 1):
+        for number in range(max(0, head - blocks + 1), head + 1):  # (the window: none to forget)
             block_hash = self.backend.canonical_hash(number)
             block = None if block_hash is None else self.backend.block_by_hash(block_hash)
             if block is not None:
-                recorded += self.record_block(block)
+                recorded += self._record(traces, block)
         return recorded
 
     def record_block(self, block: Block) -> int:
@@ -159,6 +160,10 @@ class Dispatcher:
         if traces is None or not window:
             return 0
         traces.forget_below(block.number - window + 1)
+        return self._record(traces, block)
+
+    def _record(self, traces: TraceCache, block: Block) -> int:
+        """Record the traces of ``block``'s transactions; how many."""
         recorded = 0
         for tx in block.transactions:
             tx_hex = "0x" + tx.hash.hex()
