@@ -451,36 +451,35 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self._send_exchange(lean, exchange)
 
     def _send_exchange(self, lean: _LeanRequest, exchange: Exchange) -> None:
-        if self.transport.is_closing():  # nothing can be written: what it paid goes back
-            lean.response_complete = True
-            if self._running is lean:
-                self._running = None
-            self.rpc.service.refund(lean.key, exchange)
-            return
         parts = exchange.answer_parts()
         refused = exchange.refused
         status = 200 if refused is None else refused.status
         if parts is None:  # only notifications
-            self._write(lean, 204, None, ())
+            written = self._write(lean, 204, None, ())
         elif len(parts) == 1:
-            self._write(lean, status, parts[0], () if refused is None else refused.headers)
+            written = self._write(lean, status, parts[0],
+                                  () if refused is None else refused.headers)
         else:  # a large cached answer: its pieces are written as they are
-            self._write(lean, status, parts, ())
+            written = self._write(lean, status, parts, ())
+        if not written:  # the connection closed first: what it paid goes back
+            self.rpc.service.refund(lean.key, exchange)
+            return
         self._log(lean.network.name, lean.key, exchange.what, status,
                   0 if parts is None else sum(len(part) for part in parts), lean.started,
                   None if parts is None else parts[0])
 
     def _write(self, lean: _LeanRequest, status: int, body: bytes | tuple[bytes, ...] | None,
-               extra: tuple[tuple[bytes, bytes], ...]) -> None:
+               extra: tuple[tuple[bytes, bytes], ...]) -> bool:
         """The whole response in one write (a body in pieces: one call writing them as they
         are, never joined); then the connection goes on (the next pipelined request, the
-        keep-alive timer) or closes."""
+        keep-alive timer) or closes. False when the connection was closing: nothing
+        written."""
         lean.response_complete = True
         if self._running is lean:
             self._running = None
         transport = self.transport
         if transport.is_closing():
-            return
+            return False
         head = _HEADS.head(status, self.server_state.default_headers)
         end = b"\r\n" if lean.keep_alive else b"connection: close\r\n\r\n"
         if extra:
@@ -494,10 +493,10 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             transport.writelines((b"%s%s%d\r\n%s" % (head, _JSON_LENGTH, size, end), *body))
         if not lean.keep_alive:
             transport.close()
-            return
+            return True
         if self._late_400 is not None and not self.pipeline:  # what came after could not be read
             HttpToolsProtocol.send_400_response(self, self._late_400)
-            return
+            return True
         if self.pipeline:  # ASGI requests queued behind this one: uvicorn starts the next
             self.on_response_complete()  # (which renews the polling window)
         else:  # uvicorn's end of a response, but for its keep-alive timer: the connection's
@@ -511,6 +510,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             # the client does not read its answers: take no more requests until it does
             self._paused_for_writes = True
             self.flow.pause_reading()
+        return True
 
     def connection_lost(self, exc: Exception | None) -> None:
         """The client left: a lean request still running stops (uvicorn tells only the
