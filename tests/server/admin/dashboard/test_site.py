@@ -125,20 +125,19 @@ def test_admin_issues_a_key_sees_its_calls_and_revokes_it(browser: Any,
     assert key.startswith("ek_") and len(key) > 30
     prefix = key[:8]
 
+    # a worker learns the key at its next poll of the store; until then it refuses the key
+    # (401, not charged and not counted), so each call is made until it is answered
     answered = 0
 
-    def calls_answer() -> bool:
-        # both workers know the key once two calls in a row are answered; every answered call
-        # is counted (a worker that has not seen the key yet refuses, and that is not charged)
+    def chain_id_answered() -> bool:
         nonlocal answered
-        for _ in range(2):
-            if server.rpc(key, "eth_chainId")[0] != 200:
-                return False
-            answered += 1
+        if server.rpc(key, "eth_chainId")[0] != 200:
+            return False
+        answered += 1
         return True
-    within(1.0, calls_answer)
+    within(5.0, chain_id_answered)
     for _ in range(3):
-        assert server.rpc(key, "eth_getBlockByNumber", ["0x1", True])[0] == 200
+        within(5.0, lambda: server.rpc(key, "eth_getBlockByNumber", ["0x1", True])[0] == 200)
     spent = 3 * 80 + answered * 1
 
     browser.get(f"{server.admin}/dashboard/admin")
@@ -203,7 +202,7 @@ def test_a_key_holder_sees_their_usage_on_the_public_port(browser: Any,
                 return False
             answered += 1
         return True
-    within(1.0, calls_answer)
+    within(5.0, calls_answer)
     browser.delete_all_cookies()
     browser.get(f"{server.base}/dashboard")
     from selenium.webdriver.common.by import By
