@@ -52,12 +52,12 @@ from eth.exceptions import Revert
 from eth.vm.chain_context import ChainContext
 from eth.vm.forks.cancun.state import CancunTransactionExecutor
 from eth.vm.spoof import SpoofTransaction
-from eth_bloom.bloom import BloomFilter
 from eth_typing import Address as EvmAddress
 from eth_typing import Hash32 as Hash32Type
 from eth_utils import keccak
 from trie import HexaryTrie
 
+from ..bloom import logs_bloom
 from ..errors import ExecutionAborted, SimulationRefused, StateUnavailable, go_duration
 from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
 from ..forks.table import DYNAMIC_FEE
@@ -76,12 +76,13 @@ from ..models import (
     SetCodeTransaction,
     StateOverride,
     Transaction,
+    Withdrawal,
     trusted_maker,
 )
 from ..rlpcodec.assemble import effective_gas_price
 from ..rlpcodec.blocks import block_item, withdrawal_item
 from ..rlpcodec.headers import decode_header, encode_header, header_from_fields
-from ..rlpcodec.items import decode_list, encode_nested
+from ..rlpcodec.items import decode_list, encode_nested, rlp_list_length
 from ..rlpcodec.transactions import encode_transaction
 from ..simulation import (
     CallError,
@@ -614,8 +615,10 @@ class _Simulator:
             requests_hash=requests_hash,
         ))
         header = header_from_fields(decode_list(built), raw=built) if self.fast else decode_header(built)
-        whole = block_item(header, work.transactions, (), withdrawals)
-        size = len(encode_nested(whole) if self.fast else rlp.encode(whole))
+        if self.fast:
+            size = _block_size(built, work.encoded, withdrawals)
+        else:
+            size = len(rlp.encode(block_item(header, work.transactions, (), withdrawals)))
         included = tuple(
             IncludedTransaction(transaction=tx, hash=tx_hash, sender=sender,
                                 block_hash=header.hash, block_number=header.number,
@@ -713,18 +716,14 @@ class _Simulator:
         receipt_logs = [] if failed else [
             (address, tuple(t.to_bytes(32, "big") for t in topics), data)
             for address, topics, data in computation.get_log_entries()]
-        bloom = BloomFilter()
-        for address, topics, _ in receipt_logs:
-            bloom.add(address)
-            for topic in topics:
-                bloom.add(topic)
-        work.bloom |= int(bloom)
+        bloom = logs_bloom(receipt_logs)
+        work.bloom |= bloom
         work.logs.extend(receipt_logs)
         # a receipt commits to its outcome from Byzantium on, to the state after it before
         outcome = ((b"" if failed else b"\x01") if rules.at_least("byzantium")
                    else state.make_state_root())
         payload = [outcome, _int_bytes(work.gas_used),
-                   int(bloom).to_bytes(256, "big"),
+                   bloom.to_bytes(256, "big"),
                    [[address, list(topics), data] for address, topics, data in receipt_logs]]
         encoded = encode_nested(payload) if self.fast else rlp.encode(payload)
         kind = transaction.type
@@ -961,6 +960,19 @@ def _trie_root(items: Sequence[bytes]) -> bytes:
         trie[rlp.encode(position)] = item
     root: bytes = trie.root_hash
     return root
+
+
+def _block_size(header: bytes, transactions: Sequence[bytes],
+                withdrawals: Sequence[Withdrawal] | None) -> int:
+    """The length of a block's RLP (no uncles) from its header's and its transactions'
+    encodings: a legacy transaction is its list in the body, a typed one the string of its
+    envelope."""
+    listed = sum(len(encoded) if encoded[0] >= 0xC0 else len(encode_nested(encoded))
+                 for encoded in transactions)
+    payload = len(header) + rlp_list_length(listed) + rlp_list_length(0)
+    if withdrawals is not None:
+        payload += len(encode_nested([withdrawal_item(w) for w in withdrawals]))
+    return rlp_list_length(payload)
 
 
 def _int_bytes(value: int) -> bytes:
