@@ -16,15 +16,7 @@ import ethread
 from ethread.codec.dispatch import Context
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.pipeline import Pipeline
-from tests.support.server_harness import (
-    ENDLESS,
-    shared_demo,
-)
-
-
-def body(method: str, params: list[Any], request_id: Any = 1) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method,
-                       "params": params}).encode()
+from tests.support.server_harness import ENDLESS, call, call_body, shared_demo
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +27,7 @@ def backend() -> Any:
 def test_an_endless_call_stops_at_the_time_limit_with_geths_error(backend: Any) -> None:
     dispatcher = Dispatcher(backend, Context(call_timeout=0.3))
     started = time.monotonic()
-    answer = json.loads(dispatcher.handle(body("eth_call", [ENDLESS, "latest"])) or b"")
+    answer = json.loads(dispatcher.handle(call_body("eth_call", [ENDLESS, "latest"])) or b"")
     elapsed = time.monotonic() - started
     assert answer["error"] == {"code": -32000, "message": "execution aborted (timeout = 300ms)"}
     print(f"endless eth_call stopped after {elapsed:.2f} s (limit 0.3 s)")
@@ -46,13 +38,13 @@ def test_estimation_and_access_lists_stop_at_the_time_limit(backend: Any, method
     dispatcher = Dispatcher(backend, Context(call_timeout=0.5))
     rich = "0x" + shared_demo().chain.accounts[1].address.hex()
     loop = {"from": rich, "data": ENDLESS["data"], "gas": hex(30_000_000)}
-    answer = json.loads(dispatcher.handle(body(method, [loop, "latest"])) or b"")
+    answer = json.loads(dispatcher.handle(call_body(method, [loop, "latest"])) or b"")
     assert answer["error"] == {"code": -32000, "message": "execution aborted (timeout = 500ms)"}
 
 
 def test_the_library_default_is_geths_five_seconds(backend: Any) -> None:
     assert Context().call_timeout == 5.0
-    answer = json.loads(ethread.handle(backend, body("eth_call", [
+    answer = json.loads(ethread.handle(backend, call_body("eth_call", [
         {"data": "0x5b600056", "gas": "0x100000"}, "latest"])) or b"")
     assert answer["error"]["message"] == "out of gas"  # a bounded loop still ends as before
 
@@ -60,8 +52,7 @@ def test_the_library_default_is_geths_five_seconds(backend: Any) -> None:
 def test_a_cancelled_request_stops_its_call(backend: Any) -> None:
     dispatcher = Dispatcher(backend, Context(call_timeout=None))
     exchange = Pipeline(on_caller=lambda d, c: False).submit(
-        dispatcher, json.dumps([json.loads(body("eth_call", [ENDLESS, "latest"], i))
-                                for i in range(3)]).encode())
+        dispatcher, json.dumps([call("eth_call", [ENDLESS, "latest"], i) for i in range(3)]).encode())
     worker = threading.Thread(target=exchange.run)
     worker.start()
     exchange.cancel()
@@ -82,13 +73,13 @@ def test_slow_calls_at_one_block_do_not_hold_back_a_quick_one(backend: Any) -> N
         with lock:
             answered.append((name, answer))
 
-    loops = [threading.Thread(target=run, args=(f"loop{i}", body("eth_call", [ENDLESS, "latest"])))
+    loops = [threading.Thread(target=run, args=(f"loop{i}", call_body("eth_call", [ENDLESS, "latest"])))
              for i in range(4)]
     for thread in loops:
         thread.start()
     time.sleep(0.2)  # let the loops take their states (ordering holds without it too)
     started = time.monotonic()
-    quick = threading.Thread(target=run, args=("quick", body("eth_call", [
+    quick = threading.Thread(target=run, args=("quick", call_body("eth_call", [
         {"data": "0x600160005260206000f3"}, "latest"])))
     quick.start()
     quick.join(60)
@@ -110,8 +101,8 @@ def test_a_call_past_its_hosts_budget_hands_back_with_nothing_left_behind(backen
 
     dispatcher = Dispatcher(backend, Context(call_timeout=5.0))
     with pytest.raises(interrupt.BudgetSpent), interrupt.budget(0.01):
-        dispatcher.handle(body("eth_call", [ENDLESS, "latest"]))
+        dispatcher.handle(call_body("eth_call", [ENDLESS, "latest"]))
     with interrupt.budget(5.0):
-        answer = json.loads(dispatcher.handle(body("eth_call", [
+        answer = json.loads(dispatcher.handle(call_body("eth_call", [
             {"data": "0x600160005260206000f3"}, "latest"])) or b"")
     assert answer["result"] == "0x" + "00" * 31 + "01"

@@ -24,6 +24,7 @@ from tests.support.server_harness import (
     ONE,
     RETURN_ONE,
     call,
+    call_body,
     post,
     raw_http,
     request_bytes,
@@ -73,8 +74,7 @@ def test_a_client_that_disconnects_stops_its_call(server: Any) -> None:
     with serve_in_thread(shared_demo().chain.backend,
                          limits={"call_timeout_seconds": 0}) as untimed:
         execution = untimed.prepared.service.execution
-        sock = raw_http(untimed.port, request_bytes(json.dumps(
-            call("eth_call", [ENDLESS, "latest"])).encode()))
+        sock = raw_http(untimed.port, request_bytes(call_body("eth_call", [ENDLESS, "latest"])))
         assert wait_until(lambda: len(execution.running) == 1)
         sock.close()
         assert wait_until(lambda: not execution.running)
@@ -84,11 +84,6 @@ def test_a_client_that_disconnects_stops_its_call(server: Any) -> None:
         assert wait_until(lambda: not execution.running)
         # the pools are free again: a quick call answers
         assert post(url_of(untimed), call("eth_call", [RETURN_ONE, "latest"]))[2]["result"] == ONE
-
-
-def body(method: str, params: list[Any], request_id: Any = 1) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method,
-                       "params": params}).encode()
 
 
 @pytest.fixture(scope="module")
@@ -104,9 +99,9 @@ def test_the_server_tries_a_call_on_its_loop_and_moves_a_long_one_to_the_slow_po
 
     dispatcher = Dispatcher(backend, Context(call_timeout=0.3))
     pipeline = Pipeline(on_caller=lambda d, c: False)
-    quick = pipeline.submit(dispatcher, body("eth_call", [{"data": "0x600160005260206000f3"},
+    quick = pipeline.submit(dispatcher, call_body("eth_call", [{"data": "0x600160005260206000f3"},
                                                           "latest"]))
-    endless = pipeline.submit(dispatcher, body("eth_call", [ENDLESS, "latest"]))
+    endless = pipeline.submit(dispatcher, call_body("eth_call", [ENDLESS, "latest"]))
     # budgets far from what the calls take, so that no machine's speed changes the path
     roomy = Execution(threads=1, slow_threads=1, loop_budget=60.0)
     tight = Execution(threads=1, slow_threads=1, loop_budget=0.01)

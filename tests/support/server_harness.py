@@ -60,6 +60,11 @@ def call(method: str, params: Sequence[Any] = (), request_id: Any = 1) -> dict[s
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": list(params)}
 
 
+def call_body(method: str, params: Sequence[Any] = (), request_id: Any = 1) -> bytes:
+    """The JSON bytes of :func:`call`'s request, as a client sends them."""
+    return json.dumps(call(method, params, request_id)).encode()
+
+
 ENDLESS = {"data": "0x5b600056", "gas": "0x7fffffffffffffff"}
 """An eth_call of creation code ``JUMPDEST PUSH1 0 JUMP``: a loop that only a time limit, the
 gas or a client leaving ends."""
