@@ -20,16 +20,6 @@ from ethread.server.keys.keystore import (
     key_id_of,
     make_record,
 )
-from tests.support.redis_server import RedisServer
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    server = RedisServer().start()
-    try:
-        yield server.url
-    finally:
-        server.close()
 
 
 @pytest.fixture(params=["memory", "sqlite", pytest.param("redis", marks=pytest.mark.redis)])

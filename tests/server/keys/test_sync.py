@@ -278,18 +278,9 @@ def test_a_worker_replaced_is_counted_and_its_counts_stay(sqlite_server: Provide
 # -- two servers, two addresses, one Redis -----------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer]:
-    server = RedisServer().start()
-    try:
-        yield server
-    finally:
-        server.close()
-
-
 @pytest.mark.redis
-def test_two_hosts_sharing_redis(redis_server: RedisServer, tmp_path: Path) -> None:
-    url = redis_server.url
+def test_two_hosts_sharing_redis(redis_server: RedisServer, redis_url: str, tmp_path: Path) -> None:
+    url = redis_url  # the session's Redis, emptied for this test
     args = ["--ledger", url, "--api-key", KEY, "--no-access-log", "--max-key-failures", "1000"]
     with ProviderServer([*args, "--host", "127.0.0.1"], tmp_path) as one, \
             ProviderServer([*args, "--host", "127.0.0.2"], tmp_path) as two:
