@@ -8,7 +8,6 @@ chain growing while it is served.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,18 +16,12 @@ from web3.exceptions import ContractLogicError
 from web3.providers import HTTPProvider, WebSocketProvider
 
 from ethread.devchain import contracts
-from tests.support.server_harness import demo_network, serve_in_thread, shared_demo, url_of, ws_url_of
+from tests.support.server_harness import shared_demo, url_of, ws_url_of
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Any]:
-    with serve_in_thread(networks=[demo_network(block_time=0.3)]) as thread:
-        yield thread
-
-
-def test_web3_over_http(server: Any) -> None:
+def test_web3_over_http(growing_server: Any) -> None:
     demo = shared_demo()
-    w3 = Web3(HTTPProvider(url_of(server)))
+    w3 = Web3(HTTPProvider(url_of(growing_server)))
     assert w3.is_connected()
     assert w3.eth.chain_id == 1337
     block = w3.eth.get_block(10, full_transactions=True)
@@ -52,11 +45,11 @@ def test_web3_over_http(server: Any) -> None:
     assert [b["number"] for b in answers] == [1, 2]
 
 
-def test_web3_over_websocket_with_a_new_heads_subscription(server: Any) -> None:
+def test_web3_over_websocket_with_a_new_heads_subscription(growing_server: Any) -> None:
     demo = shared_demo()
 
     async def scenario() -> None:
-        async with AsyncWeb3(WebSocketProvider(ws_url_of(server))) as w3:
+        async with AsyncWeb3(WebSocketProvider(ws_url_of(growing_server))) as w3:
             assert await w3.eth.chain_id == 1337
             block = await w3.eth.get_block(10, full_transactions=True)
             assert len(block["transactions"]) == 5
@@ -83,7 +76,7 @@ def test_web3_over_websocket_with_a_new_heads_subscription(server: Any) -> None:
     asyncio.run(asyncio.wait_for(scenario(), 60))
 
 
-def test_execution_methods_over_http(server: Any) -> None:
+def test_execution_methods_over_http(growing_server: Any) -> None:
     from tests.support.web3_checks import execution_checks
 
-    execution_checks(Web3(HTTPProvider(url_of(server))), shared_demo())
+    execution_checks(Web3(HTTPProvider(url_of(growing_server))), shared_demo())

@@ -6,10 +6,8 @@ conformance cases) and on a dev chain that grows while the filters poll."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from eth_utils import keccak
 from web3 import Web3
 from web3.providers import HTTPProvider
@@ -18,7 +16,7 @@ import ethread
 from ethread.devchain import PRAGUE_FORKS, DevChain, contracts
 from ethread.devchain.demo import TICK_TOPIC
 from ethread.web3 import EthreadProvider
-from tests.support.server_harness import demo_network, serve_in_thread, url_of
+from tests.support.server_harness import serve_in_thread, url_of
 
 EMITTER = Web3.to_checksum_address("0x7dcd17433742f4c0ca53122ab541d0ba67fc27df")
 DELEGATED = Web3.to_checksum_address("0xeda8645ba6948855e3b3cd596bbb07596d59c603")
@@ -95,12 +93,6 @@ def test_dev_chain_through_the_provider() -> None:
     history = w3.eth.fee_history(2, "latest", [50])
     assert history["oldestBlock"] == block.number - 1 and len(history["reward"]) == 2
     assert history["baseFeePerGas"][-2] == block.header.base_fee_per_gas
-
-
-@pytest.fixture(scope="module")
-def growing_server() -> Iterator[Any]:
-    with serve_in_thread(networks=[demo_network(block_time=0.3)]) as thread:
-        yield thread
 
 
 def test_dev_chain_over_http_while_it_grows(growing_server: Any) -> None:
