@@ -42,9 +42,6 @@ Known, explained differences, left out of the comparison on purpose:
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -56,7 +53,7 @@ import ethread
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import GWEI, PRAGUE_FORKS, Fees
 from ethread.methods.estimate import ERROR_RATIO
-from tests.support.anvil import Peer, anvil_binary, free_port, replay, wait_for
+from tests.support.anvil import Peer, replaying_peer
 from tests.support.rpc_cases import answer_of
 
 pytestmark = pytest.mark.anvil
@@ -127,28 +124,10 @@ def chains(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chains]:
     backend = ethread.MemoryBackend()
     chain = DevChain(backend, forks=PRAGUE_FORKS, accounts=10)
     storage, log_emitter, reverter, slots = _build(chain)
-    genesis = tmp_path_factory.mktemp("peer") / "genesis.json"
-    genesis.write_text(json.dumps(chain.genesis))
-    port = free_port()
-    home = tmp_path_factory.mktemp("anvil-home")  # anvil leaves the states it saves under ~/.foundry
-    process = subprocess.Popen(
-        [str(anvil_binary()), "--init", str(genesis), "--host", "127.0.0.1", "--port", str(port), "--no-mining",
-         "--order", "fifo", "--hardfork", "prague", "--accounts", "0", "--disable-default-create2-deployer"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "HOME": str(home)})
-    try:
-        peer = Peer(f"http://127.0.0.1:{port}")
-        wait_for(peer, process)
-        replay(chain, peer)
+    with replaying_peer(chain, tmp_path_factory.mktemp("anvil")) as peer:
         touched = sorted({a.address for a in chain.accounts} | {storage, log_emitter, reverter, b"\x77" * 20}
                          | {bytes([0xC0 + i]) + b"\x00" * 18 + bytes([i]) for i in range(4)})
         yield Chains(backend, chain, peer.url, storage, log_emitter, reverter, touched, slots)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 RECEIPT_FIELDS = ("transactionHash", "transactionIndex", "blockNumber", "from", "to", "status", "type",

@@ -13,6 +13,8 @@ import socket
 import subprocess
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +88,35 @@ def replay(chain: DevChain, peer: Peer) -> None:
         peer("evm_mine")
         theirs = peer("eth_getBlockByNumber", hex(number), False)
         assert theirs["transactions"] == ["0x" + itx.hash.hex() for itx in block.transactions], number
+
+
+@contextmanager
+def replaying_peer(chain: DevChain, workdir: Path, *extra: str) -> Iterator[Peer]:
+    """anvil started at ``chain``'s genesis (Prague, no accounts, no mining, transactions in
+    arrival order; ``extra``: further arguments) with every block of ``chain`` replayed into
+    it; stopped on leaving. ``workdir`` holds the genesis file and anvil's home (anvil leaves
+    the states it saves under ~/.foundry)."""
+    genesis = workdir / "genesis.json"
+    genesis.write_text(json.dumps(chain.genesis))
+    port = free_port()
+    process = subprocess.Popen(
+        [str(anvil_binary()), "--init", str(genesis), "--host", "127.0.0.1", "--port", str(port),
+         "--no-mining", "--order", "fifo", "--hardfork", "prague", "--accounts", "0",
+         "--disable-default-create2-deployer", *extra],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "HOME": str(workdir)})
+    try:
+        peer = Peer(f"http://127.0.0.1:{port}")
+        wait_for(peer, process)
+        replay(chain, peer)
+        yield peer
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 class Anvil:
