@@ -1,7 +1,8 @@
 """A JSON-RPC proxy on loopback in front of a node, for forking checks: it counts the calls it
-forwards (by method, a batch's calls each), and can alter answers on their way back.
+forwards (by method, a batch's calls each), and can change requests on their way to the node and
+answers on their way back.
 
-Used by tests/devchain/fork/test_cache.py and benchmarks/bench_fork.py; it forwards only to the URL
+Used by tests/devchain/fork/ and benchmarks/bench_fork.py; it forwards only to the URL
 it is given (a loopback node in both).
 """
 
@@ -17,15 +18,20 @@ from typing import Any
 
 Alter = Callable[[dict[str, Any], dict[str, Any]], None]
 """Changes one answer entry in place, given the request entry it answers."""
+Rewrite = Callable[[dict[str, Any]], None]
+"""Changes one request entry in place before it is forwarded."""
 
 
 class CountingProxy:
-    """Forwards POSTs to ``target``, counting each JSON-RPC call; ``alter`` (when given) sees
-    every (request, answer) pair before the answer goes back."""
+    """Forwards POSTs to ``target``, counting each JSON-RPC call; ``rewrite`` (when given) sees
+    every request entry before it is forwarded, ``alter`` every (request, answer) pair before
+    the answer goes back."""
 
-    def __init__(self, target: str, alter: Alter | None = None) -> None:
+    def __init__(self, target: str, alter: Alter | None = None, *,
+                 rewrite: Rewrite | None = None) -> None:
         self.target = target
         self.alter = alter
+        self.rewrite = rewrite
         self.calls: Counter[str] = Counter()
         self.requests = 0
         self._lock = threading.Lock()
@@ -35,6 +41,8 @@ class CountingProxy:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 proxy._note(json.loads(body))
+                if proxy.rewrite is not None:
+                    body = proxy._rewritten(json.loads(body))
                 forward = urllib.request.Request(proxy.target, body,
                                                  {"Content-Type": "application/json"})
                 with urllib.request.urlopen(forward, timeout=60) as response:
@@ -63,6 +71,12 @@ class CountingProxy:
         with self._lock:
             self.requests += 1
             self.calls.update(str(e.get("method")) for e in entries if isinstance(e, dict))
+
+    def _rewritten(self, request: Any) -> bytes:
+        assert self.rewrite is not None
+        for entry in request if isinstance(request, list) else [request]:
+            self.rewrite(entry)
+        return json.dumps(request).encode()
 
     def _altered(self, request: Any, answer: Any) -> bytes:
         assert self.alter is not None

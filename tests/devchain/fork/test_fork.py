@@ -8,13 +8,9 @@ chain, in a thread) or anvil."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import threading
-import urllib.request
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -145,45 +141,18 @@ def test_the_lmdb_cache_serves_a_second_fork_without_the_node(remote: str, tmp_p
     assert second.forked_from is not None and second.forked_from.fetched == 0
 
 
-class _Tampering(BaseHTTPRequestHandler):
-    """Forwards JSON-RPC to the real node, changing a byte in every eth_getProof's last
-    account proof node."""
-
-    target = ""
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        request = urllib.request.Request(self.target, body, {"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=10) as response:
-            answer = json.loads(response.read())
-        for entry in answer if isinstance(answer, list) else [answer]:
-            result = entry.get("result")
-            if isinstance(result, dict) and result.get("accountProof"):
-                last = result["accountProof"][-1]
-                result["accountProof"][-1] = last[:-2] + ("00" if last[-2:] != "00" else "01")
-        data = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+def _tamper(request: dict[str, Any], answer: dict[str, Any]) -> None:
+    """Changes a byte in an eth_getProof answer's last account proof node."""
+    result = answer.get("result")
+    if isinstance(result, dict) and result.get("accountProof"):
+        last = result["accountProof"][-1]
+        result["accountProof"][-1] = last[:-2] + ("00" if last[-2:] != "00" else "01")
 
 
 def test_a_proof_that_does_not_hold_is_refused(remote: str) -> None:
-    handler = type("Tampering", (_Tampering,), {"target": remote})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/"
-        with pytest.raises(RemoteError, match="does not hold against block"):
-            DevChain.fork(url, backend=ethread.MemoryBackend())
-    finally:
-        server.shutdown()
-        server.server_close()
+    with CountingProxy(remote, _tamper) as proxy, \
+            pytest.raises(RemoteError, match="does not hold against block"):
+        DevChain.fork(proxy.url, backend=ethread.MemoryBackend())
 
 
 def test_a_node_that_is_down_is_a_clear_error() -> None:

@@ -8,10 +8,7 @@ anvil."""
 from __future__ import annotations
 
 import json
-import threading
-import urllib.request
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +18,7 @@ import ethread
 from ethread.devchain import DevChain
 from ethread.devchain.fork.cache import LMDBCache
 from ethread.web3 import EthreadProvider
+from tests.support.fork_proxy import CountingProxy
 from tests.support.paths import REPO
 from tests.support.server_harness import ServeProcess, post
 
@@ -165,44 +163,26 @@ def test_logs_across_the_fork_join_both_sides(remote: str) -> None:
                                                 {"fromBlock": "0x0", "toBlock": hex(head + 50)})
 
 
-class _Lying(BaseHTTPRequestHandler):
-    """Forwards JSON-RPC to the real node, answering full blocks with the block before the
-    one asked and receipts with another block's hash."""
+def _ask_the_block_before(request: dict[str, Any]) -> None:
+    """Asks for the block before the one a full-block request names."""
+    if request["method"] == "eth_getBlockByNumber" and request["params"][1] is True:
+        request["params"][0] = hex(int(request["params"][0], 16) - 1)
 
-    target = ""
 
-    def do_POST(self) -> None:
-        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        for entry in request if isinstance(request, list) else [request]:
-            if entry["method"] == "eth_getBlockByNumber" and entry["params"][1] is True:
-                entry["params"][0] = hex(int(entry["params"][0], 16) - 1)
-        forwarded = urllib.request.Request(self.target, json.dumps(request).encode(),
-                                           {"Content-Type": "application/json"})
-        with urllib.request.urlopen(forwarded, timeout=10) as response:
-            answer = json.loads(response.read())
-        for entry in answer if isinstance(answer, list) else [answer]:
-            result = entry.get("result")
-            if isinstance(result, dict) and "logsBloom" in result and "status" in result:
-                result["blockHash"] = "0x" + "ee" * 32
-        data = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+def _another_blocks_receipt(request: dict[str, Any], answer: dict[str, Any]) -> None:
+    """Gives a receipt another block's hash."""
+    result = answer.get("result")
+    if isinstance(result, dict) and "logsBloom" in result and "status" in result:
+        result["blockHash"] = "0x" + "ee" * 32
 
 
 def test_a_node_answering_another_chain_is_refused(remote: str) -> None:
-    handler = type("Lying", (_Lying,), {"target": remote})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    """Through a proxy that answers full blocks with the block before the one asked and
+    receipts with another block's hash."""
+    with CountingProxy(remote, _another_blocks_receipt, rewrite=_ask_the_block_before) as proxy:
         head = int(call(remote, "eth_blockNumber"), 16)
         fork = head - 2
-        chain = DevChain.fork(f"http://127.0.0.1:{server.server_address[1]}/", fork,
+        chain = DevChain.fork(proxy.url, fork,
                               backend=ethread.MemoryBackend())
         assert local_error(chain, "eth_getBlockByNumber", hex(fork - 1), True) == (
             f"the forked node answered block {fork - 2} for block {fork - 1}")
@@ -218,9 +198,6 @@ def test_a_node_answering_another_chain_is_refused(remote: str) -> None:
         # what was refused was not kept: the honest answers still come through
         assert local(chain, "eth_getBlockByNumber", hex(fork - 1), False) == \
             call(remote, "eth_getBlockByNumber", hex(fork - 1), False)
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.anvil
