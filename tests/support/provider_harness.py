@@ -23,28 +23,9 @@ class ProviderServer(ServeProcess):
     """``ethread serve`` whose admin and metrics addresses are read from what it prints."""
 
     def __init__(self, args: Sequence[str], cwd: Path, timeout: float = 120) -> None:
-        self.lines: list[str] = []
         super().__init__(args, cwd, timeout)
         self.admin = next((m.group(1) for line in self.lines
                            if (m := re.search(r"admin: (http://[^/ ]+)/admin", line))), None)
-
-    def _wait_for_port(self, timeout: float) -> int:
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
-                break
-            self.lines.append(line)
-            found = re.search(r"health: http://([^:/]+):(\d+)/health", line)
-            if found:
-                self.host = found.group(1)
-                port = int(found.group(2))
-                self._wait_healthy(port, deadline)
-                return port
-        self.stop()
-        err = self.process.stderr.read() if self.process.stderr else ""
-        raise RuntimeError(f"ethread serve did not start:\n{''.join(self.lines)}\n{err[-3000:]}")
 
     @property
     def base(self) -> str:

@@ -143,10 +143,12 @@ def ws_url_of(thread: Any, key: str = KEY) -> str:
 
 
 class ServeProcess:
-    """``ethread serve ARGS --port 0`` in a subprocess; the port is read from what it prints."""
+    """``ethread serve ARGS --port 0`` in a subprocess; the port is read from what it prints
+    (kept in ``lines``, up to the line that names the port)."""
 
     def __init__(self, args: Sequence[str], cwd: Path, timeout: float = 120) -> None:
         self.host = "127.0.0.1"
+        self.lines: list[str] = []
         if not any(a in args for a in ("--ledger", "--config", "--workers")):
             # A single process's credits in memory: the default ledger file would land in
             # ``cwd`` (the repository for some tests) and carry one day's spending from run to
@@ -161,12 +163,11 @@ class ServeProcess:
     def _wait_for_port(self, timeout: float) -> int:
         assert self.process.stdout is not None
         deadline = time.monotonic() + timeout
-        lines = []
         while time.monotonic() < deadline:
             line = self.process.stdout.readline()
             if not line:
                 break
-            lines.append(line)
+            self.lines.append(line)
             found = re.search(r"health: http://([^:/]+):(\d+)/health", line)
             if found:
                 self.host = found.group(1)
@@ -175,7 +176,7 @@ class ServeProcess:
                 return port
         self.stop()
         err = self.process.stderr.read() if self.process.stderr else ""
-        raise RuntimeError(f"ethread serve did not start:\n{''.join(lines)}\n{err[-3000:]}")
+        raise RuntimeError(f"ethread serve did not start:\n{''.join(self.lines)}\n{err[-3000:]}")
 
     def _wait_healthy(self, port: int, deadline: float) -> None:
         while time.monotonic() < deadline:
