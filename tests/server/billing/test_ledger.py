@@ -81,26 +81,31 @@ def _open(path: str, clock: Callable[[], float] = time.time) -> SQLiteLedger | M
     return SQLiteLedger(path, clock=clock)
 
 
-@FILE_ENGINES
-def test_many_processes_spend_the_balance_exactly_once(tmp_path: Path, suffix: str) -> None:
-    path = str(tmp_path / f"credits.{suffix}")
-    counts = _charge_in_processes(path, processes=4, attempts=60, limit=8_000)
+@pytest.fixture(params=["sqlite3", "ledger", pytest.param("redis", marks=pytest.mark.redis)])
+def ledger_spec(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new ledger of each engine, as ``open_ledger`` names it: a SQLite file, a mapped file,
+    the session's Redis (emptied)."""
+    if request.param == "redis":
+        return str(request.getfixturevalue("redis_url"))
+    return str(tmp_path / f"credits.{request.param}")
+
+
+def test_many_processes_spend_the_balance_exactly_once(ledger_spec: str) -> None:
+    counts = _charge_in_processes(ledger_spec, processes=4, attempts=60, limit=8_000)
     assert sum(counts) == 100, counts
     assert sum(1 for c in counts if c) > 1, f"the processes did not overlap: {counts}"
-    ledger = _open(path)
+    ledger = open_ledger(ledger_spec)
     try:
         assert ledger.used(KEY_ID) == 8_000
     finally:
         ledger.close()
 
 
-@FILE_ENGINES
 def test_many_processes_charging_several_at_once_spend_the_balance_exactly_once(
-        tmp_path: Path, suffix: str) -> None:
+        ledger_spec: str) -> None:
     """Workers charging a turn's requests together (``charge_many``, four at a time) still
     take each credit once: 100 of the 240 charges fit, whoever makes them."""
-    path = str(tmp_path / f"credits.{suffix}")
-    counts = _charge_in_processes(path, processes=4, attempts=60, limit=8_000, together=4)
+    counts = _charge_in_processes(ledger_spec, processes=4, attempts=60, limit=8_000, together=4)
     assert sum(counts) == 100, counts
     assert sum(1 for c in counts if c) > 1, f"the processes did not overlap: {counts}"
 
@@ -233,26 +238,6 @@ def test_sqlite_ledger_that_cannot_be_opened_is_a_clear_error(tmp_path: Path) ->
 
 
 # -- Redis -------------------------------------------------------------------------------------
-
-
-@pytest.mark.redis
-def test_redis_many_processes_spend_the_balance_exactly_once(redis_url: str) -> None:
-    counts = _charge_in_processes(redis_url, processes=4, attempts=60, limit=8_000)
-    assert sum(counts) == 100, counts
-    assert sum(1 for c in counts if c) > 1, f"the processes did not overlap: {counts}"
-    ledger = RedisLedger(redis_url)
-    try:
-        assert ledger.used(KEY_ID) == 8_000
-    finally:
-        ledger.close()
-
-
-@pytest.mark.redis
-def test_redis_many_processes_charging_several_at_once_spend_the_balance_exactly_once(
-        redis_url: str) -> None:
-    counts = _charge_in_processes(redis_url, processes=4, attempts=60, limit=8_000, together=4)
-    assert sum(counts) == 100, counts
-    assert sum(1 for c in counts if c) > 1, f"the processes did not overlap: {counts}"
 
 
 @pytest.mark.redis
@@ -427,17 +412,12 @@ def exercise(ledger: Any) -> None:
     assert ledger.used("k2") == 1020
 
 
-def test_sqlite_counts_a_batch_against_the_rate(tmp_path: Path) -> None:
-    exercise(SQLiteLedger(str(tmp_path / "l.sqlite3")))
-
-
-def test_mapped_counts_a_batch_against_the_rate(tmp_path: Path) -> None:
-    exercise(MappedLedger(str(tmp_path / "l.ledger")))
-
-
-@pytest.mark.redis
-def test_redis_counts_a_batch_against_the_rate(redis_url: str) -> None:
-    exercise(RedisLedger(redis_url))
+def test_a_batch_counts_against_the_rate(ledger_spec: str) -> None:
+    ledger = open_ledger(ledger_spec)
+    try:
+        exercise(ledger)
+    finally:
+        ledger.close()
 
 
 def test_a_rate_limited_key_cannot_send_one_batch_of_any_size() -> None:
