@@ -19,7 +19,9 @@ For each source (Era1, ere, LMDB), over blocks 1..``--sample``, one process:
   nothing else), and recovering senders from signatures (what the sidecar index spares a
   reader, measured on the sample's first 5,000 transactions);
 - ``frames.blocks``, ``transactions``, ``receipts`` and ``logs`` each alone (rows per second
-  of its own table), and ``frames.tables`` of the four in one pass;
+  of its own table), and ``frames.tables`` of the four in one pass; beside ``frames.blocks``,
+  its plain path (every body decoded whole, where the blocks table counts the body's lists
+  from their length prefixes);
 - the model path (``Block``/``Receipt`` models per row, what frames did before the bulk path)
   for the transactions table, for comparison.
 
@@ -30,8 +32,9 @@ instead, and each of its rates is printed beside the best one-process frames rat
 no cryo-against-anvil figure on dense history).
 
 Then over the whole history: the four tables in one pass with 1 process and with 2
-(``workers=2``), blocks per second and the speedup. The machine is shared: the load average
-is printed with the figures.
+(``workers=2``), transactions per second, the CPU time of the calling process (with
+workers: its serial part, receiving and concatenating the parts) and the speedup. The machine
+is shared: the load average is printed with the figures.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from benchlib.synthetic_history import dense_history
 from ethread import frames
 from ethread.backends.era import EraBackend
 from ethread.backends.lmdb import LMDBBackend
+from ethread.frames.bulk import tables_of_records
 from ethread.frames.tables import collect_models
 from ethread.rlpcodec.items import decode_nested
 
@@ -142,6 +146,12 @@ def measure(label: str, backend: Any, sample: int, head: int) -> dict[str, float
                                                                  progress=False))
         line(f"frames.{name}", rate(table.num_rows, seconds))
         figures[name] = table.num_rows / seconds
+        if name == "blocks":  # the plain path beside it: every body decoded whole
+            whole, seconds = timed(lambda: tables_of_records(
+                backend.raw_blocks(1, sample + 1, receipts=False), ["blocks"],
+                backend.chain_config(), whole_bodies=True))
+            line("  plain path (bodies decoded whole, not counted): blocks",
+                 rate(whole["blocks"].num_rows, seconds))
     names = ["blocks", "transactions", "receipts", "logs"]
     tables, seconds = timed(lambda: frames.tables(backend, 1, sample + 1, names, progress=False))
     line("frames.tables (the four, one pass): transactions", rate(
@@ -153,10 +163,13 @@ def measure(label: str, backend: Any, sample: int, head: int) -> dict[str, float
     figures["model_transactions"] = model["transactions"].num_rows / seconds
     frames.blocks(backend, 1, 3, progress=False, workers=2)  # the forkserver, started once
     for workers in (1, 2):
+        cpu = time.process_time()
         whole, seconds = timed(lambda w=workers: frames.tables(
             backend, 1, head + 1, names, progress=False, workers=w))
+        cpu = time.process_time() - cpu
         line(f"whole history, the four tables, {workers} process(es)",
-             rate(whole["transactions"].num_rows, seconds, "txs/s"))
+             rate(whole["transactions"].num_rows, seconds, "txs/s")
+             + f"; this process's CPU {cpu:.2f} s")
         figures[f"workers{workers}"] = whole["transactions"].num_rows / seconds
         del whole
     line("speedup of 2 processes", f"{figures['workers2'] / figures['workers1']:.2f}x")

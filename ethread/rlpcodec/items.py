@@ -236,6 +236,37 @@ def item_spans(raw: bytes, at: int, end: int) -> list[tuple[int, int]]:
     return spans
 
 
+def count_items(raw: bytes, at: int, end: int) -> int:
+    """How many items the list payload ``raw[at:end]`` holds, read from their length prefixes
+    alone (a body's transactions counted without decoding one); ValueError when the last item
+    runs past ``end``."""
+    count = 0
+    while at < end:
+        first = raw[at]
+        if first >= 0xF8:
+            width = first - 0xF7
+        elif first >= 0xC0:
+            at += first - 0xBF
+            count += 1
+            continue
+        elif first >= 0xB8:
+            width = first - 0xB7
+        else:
+            at += 1 if first < 0x80 else first - 0x7F
+            count += 1
+            continue
+        if width == 1:  # a length below 256: the common case, read without a slice
+            at += 2 + raw[at + 1]
+        elif width == 2:
+            at += 3 + (raw[at + 1] << 8 | raw[at + 2])
+        else:
+            at += 1 + width + int.from_bytes(raw[at + 1:at + 1 + width], "big")
+        count += 1
+    if at != end:
+        raise ValueError("an RLP item runs past its enclosing item")
+    return count
+
+
 def payload_span(raw: bytes, at: int = 0) -> tuple[int, int]:
     """(start, end) of the payload of the list whose encoding starts at ``at``."""
     first = raw[at]

@@ -15,7 +15,7 @@ from ethread.backends.memory import MemoryBackend
 from ethread.chain.importer import import_chain
 from ethread.era1.ere_export import export_ere
 from ethread.era1.export import export_era1
-from ethread.frames.bulk import decimal_column, hex_column, uint_column
+from ethread.frames.bulk import decimal_column, hex_column, tables_of_records, uint_column
 from ethread.frames.tables import TABLES, collect, collect_models
 from tests.support.paths import conformance_dir
 from tests.support.storage_backends import lmdb_from
@@ -68,6 +68,25 @@ def test_bulk_equals_models(compat: dict[str, Any], source: str) -> None:
     assert bulk["transactions"].num_rows > 0 and bulk["uncles"].num_rows > 0
 
 
+@pytest.mark.parametrize("source", ["lmdb", "era1", "ere"])
+def test_counted_bodies_give_the_decoded_bodies_blocks(compat: dict[str, Any],
+                                                       source: str) -> None:
+    """Blocks and withdrawals alone count each body's lists from their length prefixes; the
+    rows equal those of bodies decoded whole, and the model path's."""
+    backend = compat[source]
+    stop = backend.pointer("latest") + 1
+    config = backend.chain_config()
+    for names in (["blocks"], ["blocks", "withdrawals"], ["withdrawals"]):
+        counted = tables_of_records(backend.raw_blocks(0, stop, receipts=False), names, config)
+        whole = tables_of_records(backend.raw_blocks(0, stop, receipts=False), names, config,
+                                  whole_bodies=True)
+        _same(counted, whole)
+        _same(counted, collect_models(compat["memory"], 0, stop, names, progress=False))
+    counts = collect(backend, 0, stop, ["blocks"], progress=False)["blocks"]
+    assert max(counts.column("transaction_count").to_pylist()) > 1
+    assert max(counts.column("uncle_count").to_pylist()) > 0 or source == "ere"
+
+
 def test_dense_history_reads_alike_everywhere(tmp_path: Path) -> None:
     stores = dense_history(tmp_path, 6, transactions=60, recover=True)
     from ethread.backends.lmdb import LMDBBackend
@@ -78,9 +97,13 @@ def test_dense_history_reads_alike_everywhere(tmp_path: Path) -> None:
         assert expected["transactions"].num_rows == 360
         assert set(expected["transactions"].column("type").to_pylist()) >= {0, 2}
         _same(collect(lmdb, 0, 7, TABLES, progress=False), expected)
+        _same(collect(lmdb, 0, 7, ["blocks"], progress=False), {"blocks": expected["blocks"]})
         for folder in (stores.era1, stores.ere):
             with EraBackend(folder, config=config) as era:
                 _same(collect(era, 0, 7, TABLES, progress=False), expected)
+                alone = ["blocks", "withdrawals"]  # bodies counted, not decoded
+                _same(collect(era, 0, 7, alone, progress=False),
+                      {name: expected[name] for name in alone})
 
 
 def test_two_workers_give_the_one_worker_tables(tmp_path: Path) -> None:

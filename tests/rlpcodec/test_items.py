@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ethread.rlpcodec.items import (
+    count_items,
     decode_list,
     decode_nested,
     encode_nested,
@@ -46,6 +47,7 @@ def test_the_spans_of_a_list_are_its_items_encodings() -> None:
         assert (outer_start, outer_end)[1] == len(raw)
         start, end = payload_span(raw, outer_start + 5)  # after the 4-byte string b"head"
         assert [raw[a:b] for a, b in item_spans(raw, start, end)] == [rlp.encode(i) for i in items]
+        assert count_items(raw, start, end) == len(items)
         assert decode_list(raw)[1] == rlp.decode(raw)[1]
 
 
@@ -54,6 +56,18 @@ def test_a_long_list_and_a_long_string_find_their_ends() -> None:
     start, end = payload_span(raw)
     assert [raw[a:b] for a, b in item_spans(raw, start, end)] == [
         rlp.encode(b"x" * 70_000), rlp.encode([b"y" * 60] * 3)]
+    assert count_items(raw, start, end) == 2
+
+
+def test_counting_reads_every_width_of_length() -> None:
+    """Each prefix kind: a single byte, a short and a long string (lengths of one, two and three
+    bytes), a short and a long list (as legacy and typed transactions sit in a body)."""
+    items = [b"\x01", b"", b"ab", b"s" * 56, b"s" * 300, b"s" * 70_000, [], [b"a"], [b"l" * 60],
+             [b"l" * 300], [[b"n" * 70_000]]]
+    raw = rlp.encode(items)
+    assert count_items(raw, *payload_span(raw)) == len(items)
+    with pytest.raises(ValueError):
+        count_items(raw, payload_span(raw)[0], len(raw) - 1)  # the last item cut short
 
 
 @pytest.mark.parametrize("bad", [
@@ -75,6 +89,8 @@ def test_a_list_is_required_where_one_belongs() -> None:
         payload_span(rlp.encode(b"a string"))
     with pytest.raises(ValueError):
         item_spans(b"\x85ab", 0, 3)
+    with pytest.raises(ValueError):
+        count_items(b"\x85ab", 0, 3)
 
 
 items = st.recursive(st.binary(max_size=70),
