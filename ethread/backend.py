@@ -298,6 +298,25 @@ class Closeable(Protocol):
 
 
 @runtime_checkable
+class AnswerRecords(Protocol):
+    """A store that keeps, beside each block, answers derived from the block when it was
+    written (the codec's JSON of its receipts: :mod:`ethread.codec.stored_answers`), so that a
+    read of a block no process has decoded yet is one lookup. The store holds them as opaque
+    bytes under a name its writer chooses; the name says the format, so a writer of another
+    format finds nothing under its own and derives the answer again."""
+
+    def answer_record(self, name: bytes, block_hash: Hash32) -> bytes | None:
+        """The answer kept under ``name`` for the block with this hash, or None."""
+        ...
+
+    def put_answer_record(self, name: bytes, block_hash: Hash32, answer: bytes) -> None:
+        """Keep ``answer`` under ``name`` for a held block: inside :meth:`WritableBackend.
+        import_batch`, it lands with whatever else the batch writes (the block itself, at
+        import)."""
+        ...
+
+
+@runtime_checkable
 class WritableBackend(Backend, Protocol):
     """A backend that :func:`ethread.import_chain` can fill."""
 

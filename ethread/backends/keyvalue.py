@@ -18,6 +18,9 @@ Key layout (numbers are 8-byte big-endian so that keys sort in chain order)::
     A<address><number>             log index: blocks where an address logged
     P<position><topic><number>     log index: blocks where a topic stood at a position
     L<number>        -> logs       blocks with any log, each with its logs in one compact record
+    D<len><name><hash> -> answer   answers derived from a block when it was written, under a
+                                   name that says their format (opaque here: the codec writes
+                                   and reads them, :mod:`ethread.codec.stored_answers`)
     E<key>           -> value      py-evm's chain database (state trie nodes, headers)
 
 Opening reads a few meta keys and nothing else: no rescan. Reads of history go through
@@ -167,6 +170,12 @@ class _Records:
 
     def blocks_with_logs(self, lo: int, hi: int) -> Iterator[int]:
         return self._postings(b"L", lo, hi)
+
+
+def _answer_key(name: bytes, block_hash: bytes) -> bytes:
+    """Where an answer kept under ``name`` lies (the name's length first, so that no two names
+    share keys)."""
+    return b"D" + bytes((len(name),)) + name + block_hash
 
 
 def _block_record(header: bytes, stored: bytes) -> BlockRecord:
@@ -447,6 +456,19 @@ class KeyValueBackend(CachedHistory):
         self._stage_pointer("latest", number)
         if self._pending is not None:
             self._staged_cache.append((block, receipts))
+
+    def answer_record(self, name: bytes, block_hash: Hash32) -> bytes | None:
+        """The answer kept under ``name`` beside the block with this hash, or None (a store
+        written by an older ethread, or a name it did not keep)."""
+        return self._read(_answer_key(name, block_hash))
+
+    def put_answer_record(self, name: bytes, block_hash: Hash32, answer: bytes) -> None:
+        """Keep ``answer`` under ``name`` beside a held block; inside :meth:`import_batch` it
+        lands with the rest of the batch (the block itself, at import), so that no reader
+        sees the one without the other."""
+        if self._read(b"H" + block_hash) is None:
+            raise ValueError(f"block 0x{block_hash.hex()} is not held")
+        self._write(_answer_key(name, block_hash), answer)
 
     def _staged_head(self) -> int | None:
         if self._pending is not None and "latest" in self._staged_pointers:

@@ -7,11 +7,14 @@ genesis to the head: the canonical hash names a header that decodes to that hash
 parent link; the body decodes and rebuilds the transactions root, the uncles hash and the
 withdrawals root its header commits to; the receipts rebuild the receipts root; every
 transaction's index entry points back at its block and position; the block's log record and
-its log index entries agree with its receipts. Last, the head's state root is held.
+its log index entries agree with its receipts; every answer kept beside it (given as
+``derived``: how each is derived from the receipts) is the one derived from them now. Last, the
+head's state root is held.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import rlp
@@ -20,6 +23,7 @@ from eth_utils import keccak
 
 from ..era1.verify import trie_root
 from ..errors import StoreError
+from ..models import Receipt
 from ..progress import Progress
 from ..rlpcodec.items import DecodeError
 from .keyvalue import KeyValueBackend, _num
@@ -40,19 +44,31 @@ class VerifyReport:
     transactions: int
     logs: int
     head: int | None
+    without_answers: int = 0
+    """Blocks lacking an answer the store keeps beside its blocks (written by an older
+    ethread): answered from their records, more slowly, until ``ethread upgrade --db``."""
 
 
-def verify_store(backend: KeyValueBackend, progress: Progress | None = None) -> VerifyReport:
-    """Raise :class:`VerifyFailed` (or the store's own error) at the first inconsistency."""
+Derivation = Callable[[Sequence[Receipt]], bytes]
+"""How an answer kept beside a block is derived from its receipts."""
+
+
+def verify_store(backend: KeyValueBackend, progress: Progress | None = None,
+                 derived: Mapping[bytes, Derivation] | None = None) -> VerifyReport:
+    """Raise :class:`VerifyFailed` (or the store's own error) at the first inconsistency;
+    ``derived``: the answers kept beside blocks, by name, each checked where held."""
     store = backend.store
     records = sum(1 for _ in store.items())
     head = backend.pointer("latest")
     if head is None:
         return VerifyReport(records, 0, 0, 0, None)
-    transactions = logs = 0
+    transactions = logs = without_answers = 0
     parent: bytes | None = None
     for number in range(head + 1):
         problem, counts = _verify_block(backend, number, parent)
+        if problem is None and derived:
+            problem, missing = _verify_answers(backend, counts[0], derived)
+            without_answers += missing
         if problem is not None:
             raise VerifyFailed(f"block {number}: {problem}")
         parent, tx_count, log_count = counts
@@ -68,7 +84,7 @@ def verify_store(backend: KeyValueBackend, progress: Progress | None = None) -> 
     if last is not None and last.state_root != BLANK_ROOT_HASH \
             and store.get(b"E" + last.state_root) is None:
         raise VerifyFailed(f"block {head}: the state root of the head is not held")
-    return VerifyReport(records, head + 1, transactions, logs, head)
+    return VerifyReport(records, head + 1, transactions, logs, head, without_answers)
 
 
 def _verify_block(backend: KeyValueBackend, number: int, parent: bytes | None,
@@ -130,3 +146,21 @@ def _verify_block(backend: KeyValueBackend, number: int, parent: bytes | None,
         if position < 256 and store.get(b"P" + bytes([position]) + topic + suffix) is None:
             return "a topic of its logs is missing from the log index", none
     return None, (block_hash, len(block.transactions), len(expected))
+
+
+def _verify_answers(backend: KeyValueBackend, block_hash: bytes,
+                    derived: Mapping[bytes, Derivation]) -> tuple[str | None, int]:
+    """What is wrong with the answers kept beside the block (None: each held one is derived
+    from its receipts now byte for byte), and whether it lacks any (1 or 0)."""
+    receipts = backend.receipts(block_hash)
+    if receipts is None:
+        return "its receipts do not read back", 0
+    missing = 0
+    for name, derive in derived.items():
+        kept = backend.answer_record(name, block_hash)
+        if kept is None:
+            missing = 1
+        elif kept != derive(receipts):
+            return (f"the answer kept under {name.decode(errors='replace')!r} differs from "
+                    "the one its receipts give"), 0
+    return None, missing

@@ -23,10 +23,11 @@ from eth_typing import Hash32
 from eth_utils import ValidationError, encode_hex
 
 from ..backend import WritableBackend
+from ..codec.stored_answers import keep_answers
 from ..errors import GenesisError, ImportFailed
 from ..evm.senders import with_sender
 from ..forks import ChainConfig
-from ..models import Block, Header
+from ..models import Block, Header, Receipt
 from ..progress import Progress
 from ..rlpcodec.assemble import build_receipts
 from ..rlpcodec.blocks import decode_block
@@ -117,8 +118,8 @@ class ChainImporter:
             withdrawals = () if header.withdrawals_root is not None else None
             raw = rlp.encode([rlp.decode(raw_header), [], []]
                              + ([[]] if withdrawals is not None else []))
-            backend.write_block(Block(header=header, transactions=(), uncles=(),
-                                      withdrawals=withdrawals, size=len(raw)), ())
+            write_block(backend, Block(header=header, transactions=(), uncles=(),
+                                       withdrawals=withdrawals, size=len(raw)), ())
         return importer
 
     # ----------------------------------------------------------------------------------------
@@ -160,7 +161,7 @@ class ChainImporter:
             block = Block(header=header, transactions=(), uncles=(),
                           withdrawals=() if with_withdrawals else None, size=len(raw))
             self.backend.store_chain_config(config)
-            self.backend.write_block(block, ())
+            write_block(self.backend, block, ())
 
     # ----------------------------------------------------------------------------------------
 
@@ -256,7 +257,7 @@ class ChainImporter:
         block = decode_block(raw, items, senders)
         receipts = build_receipts(block, evm_receipts, self.config)
         self.chaindb.persist_header(result.header)
-        self.backend.write_block(block, receipts)
+        write_block(self.backend, block, receipts)
 
     # ----------------------------------------------------------------------------------------
 
@@ -331,6 +332,14 @@ class ChainImporter:
                 )
         if encode_header(claimed) != encode_header(computed):  # pragma: no cover - same fields
             raise ImportFailed(claimed.number, "header", "encoding differs")
+
+
+def write_block(backend: WritableBackend, block: Block, receipts: Sequence[Receipt]) -> None:
+    """Store a block, and beside it the answers a store keeps for its blocks
+    (:func:`~ethread.codec.stored_answers.keep_answers`), in the batch the caller holds open:
+    the one way the importer writes a block."""
+    backend.write_block(block, receipts)
+    keep_answers(backend, block, receipts)
 
 
 def spoof_senders(transactions: Iterable[Any], senders: Mapping[bytes, bytes]) -> None:

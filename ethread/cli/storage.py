@@ -1,6 +1,7 @@
 """The storage subcommands: ``import`` (a chain into LevelDB or LMDB), ``copy`` (a store into
 another engine), ``export`` (Era1 files from any backend), ``verify`` (Era1 files or a store
-end to end) and ``index`` (an Era folder's sidecar index).
+end to end), ``upgrade`` (what this ethread keeps beside each block, added to an older store)
+and ``index`` (an Era folder's sidecar index).
 
 Each draws a progress bar on stderr (:class:`ethread.progress.ProgressBar`) and turns every ethread error into a message
 and exit status 1.
@@ -199,12 +200,13 @@ def run_verify(args: argparse.Namespace) -> int:
 def _verify_db(path: Path) -> int:
     from ..backends.open import open_store
     from ..backends.verify import verify_store
+    from ..codec.stored_answers import DERIVED
 
     bar = ProgressBar("verifying")
     try:
         with open_store(path) as backend:
             try:
-                report = verify_store(backend, bar)
+                report = verify_store(backend, bar, DERIVED)
             finally:
                 bar.finish()
     except EthreadError as exc:
@@ -213,6 +215,27 @@ def _verify_db(path: Path) -> int:
     print(f"{path}: ok ({report.records} records; blocks 0..{report.head}, "
           f"{report.transactions} transactions, {report.logs} logs)"
           if report.head is not None else f"{path}: ok (an empty store)")
+    if report.without_answers:
+        print(f"{path}: {report.without_answers} blocks lack the answers this ethread keeps "
+              f"beside each block (an older ethread wrote them): they are answered from their "
+              f"records, more slowly; `ethread upgrade --db {path}` adds them")
+    return 0
+
+
+def run_upgrade(args: argparse.Namespace) -> int:
+    """``ethread upgrade``: add what this ethread keeps beside each block to a store an older
+    one wrote."""
+    from ..backends.open import open_store
+    from ..codec.stored_answers import add_answers
+
+    bar = ProgressBar("upgrading")
+    with open_store(args.db) as backend:
+        try:
+            added = add_answers(backend, bar)
+        finally:
+            bar.finish()
+    print(f"{args.db}: answers kept beside {added} more blocks" if added
+          else f"{args.db}: already up to date")
     return 0
 
 
@@ -262,8 +285,8 @@ def _with_first(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
 
 
 def register(subparsers: Any) -> None:
-    """Add ``import``, ``copy``, ``export``, ``verify`` and ``index`` to the ``ethread``
-    command."""
+    """Add ``import``, ``copy``, ``export``, ``verify``, ``upgrade`` and ``index`` to the
+    ``ethread`` command."""
     p = subparsers.add_parser("import", help="execute a chain and store it (LevelDB or LMDB)",
                               description="Execute and validate a chain (genesis.json and "
                               "concatenated block RLP) into a LevelDB or LMDB store; an "
@@ -325,6 +348,17 @@ def register(subparsers: Any) -> None:
     p.add_argument("--era", help="an Era1 or ere file, or a folder of them")
     p.add_argument("--db", help="a store directory (LevelDB or LMDB)")
     p.set_defaults(run=_guarded(run_verify))
+
+    p = subparsers.add_parser("upgrade", help="add what this ethread keeps beside each block "
+                              "to an older store",
+                              description="Keep beside each block of a store that an older "
+                              "ethread wrote the answers this one derives when it imports a "
+                              "block (eth_getBlockReceipts' answer), so that a block no "
+                              "process has read is answered with one lookup; blocks that "
+                              "have them are skipped, so an interrupted upgrade resumes. "
+                              "Another process may serve the store (LMDB) meanwhile.")
+    p.add_argument("--db", required=True, help="a store directory (LevelDB or LMDB)")
+    p.set_defaults(run=_guarded(run_upgrade))
 
     p = subparsers.add_parser("index", help="build an Era folder's sidecar index",
                               description="Build the sidecar index of a folder of Era1 and ere "

@@ -72,6 +72,7 @@ from .serialize import (
     to_json,
 )
 from .simulate import parse_simulate_options, simulated_blocks_json
+from .stored_answers import stored_receipts
 from .trace_cache import RECORDED_METHOD, TraceCache
 from .trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS, TraceHandler
 from .txpool_rpc import SEND_RAW_TRANSACTION, TXPOOL_METHODS, TxPoolService
@@ -95,6 +96,10 @@ class Context:
     """Seconds an eth_call (and gas estimation, access list creation) may execute (geth's
     ``--rpc.evmtimeout``); None: no limit."""
     fragments: FragmentCache | None = field(default=None, compare=False)
+    stored_answers: bool = True
+    """Whether answers a store keeps beside its blocks are read (:mod:`ethread.codec.
+    stored_answers`); False: every answer is derived from the records (the plain path, which
+    the tests and benchmarks compare with)."""
     call_states: CallStates | None = field(default=None, compare=False)
     accounts: tuple[Address, ...] = ()
     """What eth_accounts lists: a dev chain's accounts, else none (the hook a dev chain fills)."""
@@ -238,11 +243,17 @@ def _get_block_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
 
 
 def _get_block_receipts(backend: Backend, params: Params, ctx: Context) -> Any:
-    """As :func:`~ethread.methods.get_block_receipts` answers, with the answer's JSON kept by
-    block hash (see :func:`~ethread.codec.serialize.block_receipts_json`)."""
+    """As :func:`~ethread.methods.get_block_receipts` answers: the answer the store keeps beside
+    the block when it keeps one (:func:`~ethread.codec.stored_answers.stored_receipts`), else
+    derived from the records, with its JSON kept by block hash (see
+    :func:`~ethread.codec.serialize.block_receipts_json`)."""
     block_hash = resolve_hash(backend, _arg(params, 0, _block_ref_or_decimal))
     if block_hash is None:
         return None
+    if ctx.stored_answers:
+        stored = stored_receipts(backend, block_hash, ctx.answers)
+        if stored is not None:
+            return stored
     return block_receipts_json(block_hash, lambda: backend.receipts(block_hash), ctx.fragments,
                                ctx.answers)
 

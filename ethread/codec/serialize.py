@@ -320,10 +320,18 @@ def block_receipts_json(block_hash: bytes, load: Callable[[], Sequence[Receipt] 
 
     def encode() -> Encoded | None:
         receipts = load()
-        return None if receipts is None else orjson.dumps([_fields(r, style) for r in receipts])
+        return None if receipts is None else receipts_answer(receipts, style)
 
     return fragments.shared_or_encoded((b"receipts", block_hash, style.tag),
                                        b"receipts" + style.tag + b":" + block_hash, encode)
+
+
+def receipts_answer(receipts: Sequence[Receipt], style: AnswerStyle = DEFAULT_ANSWERS
+                    ) -> Encoded:
+    """A block's receipts as eth_getBlockReceipts' answer encodes them: the one encoding of
+    that answer, whether made for a request or kept in the store beside the block
+    (:mod:`ethread.codec.stored_answers`)."""
+    return orjson.dumps([_fields(r, style) for r in receipts])
 
 
 def _fields(model: Any, style: AnswerStyle = DEFAULT_ANSWERS) -> dict[str, JSON]:

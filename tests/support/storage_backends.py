@@ -37,6 +37,7 @@ import pytest
 from ethread.backends.leveldb import LevelDBBackend
 from ethread.backends.lmdb import LMDBBackend
 from ethread.backends.memory import MemoryBackend
+from ethread.chain.importer import write_block
 from ethread.models import Block, Receipt
 
 
@@ -68,7 +69,7 @@ def copy_chain(source: MemoryBackend, target: Any, *, with_state: bool = True) -
                 store[key] = value
     for _, block, receipts in each_block(source):
         with target.import_batch():
-            target.write_block(block, receipts)
+            write_block(target, block, receipts)  # and the answers a store keeps beside it
     for name in ("safe", "finalized"):
         number = source.pointer(name)  # type: ignore[arg-type]
         if number is not None and number != head:
@@ -193,8 +194,23 @@ def kill_import_then_resume(backend: type[Any], compat: Path, memory: MemoryBack
     head = store.pointer("latest")
     assert head is not None and head >= int(kill_after) - 1
     assert_same_chain(store, memory, head)
+    assert_answers_kept(store, head)
     resumed = import_chain(store, compat / "genesis.json", compat / "chain.rlp",
                            verify_seals=False)
     assert resumed == 45 - head
     assert_same_chain(store, memory, 45)
+    assert_answers_kept(store, 45)
     store.close()
+
+
+def assert_answers_kept(store: Any, through: int) -> None:
+    """Every block of ``store`` up to ``through`` has the answers a store keeps beside its
+    blocks, each what its receipts give now (and none lies past the head)."""
+    from ethread.backends.verify import verify_store
+    from ethread.codec.stored_answers import DERIVED, RECEIPTS_ANSWER
+
+    report = verify_store(store, None, DERIVED)
+    assert report.head == store.pointer("latest") and report.without_answers == 0
+    for number in range(through + 1):
+        block_hash = store.canonical_hash(number)
+        assert store.answer_record(RECEIPTS_ANSWER, block_hash) is not None

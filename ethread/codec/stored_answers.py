@@ -1,0 +1,136 @@
+"""Answers kept in the store beside each block, derived from it when it is written, so that a
+read of a block no process has decoded yet is one lookup instead of a decode and an encoding.
+
+One answer is kept: eth_getBlockReceipts', the JSON of a block's receipts exactly as
+:func:`~ethread.codec.serialize.receipts_answer` encodes it for a request (the default answer
+style's, which every style that writes receipts and logs the same way shares). The importer
+derives it in the batch that writes the block (:func:`keep_answers`), so a store holds both or
+neither, a ``kill -9`` included; ``ethread verify --db`` encodes it again from the stored
+receipts and requires the same bytes (:data:`DERIVED`); and ``ethread upgrade --db`` adds it
+to the blocks of a store an older ethread wrote (:func:`add_answers`), whose blocks are
+answered from their records, more slowly, until then.
+
+The name it is kept under says its format: :data:`RECEIPTS_ANSWER` carries a fingerprint of
+the receipt and log field declarations (their JSON keys, kinds and types) and of
+:data:`RECEIPTS_FORMAT`, so an ethread that writes receipts differently finds nothing under
+its own name and answers from the records, never from bytes of another format. A store keeps
+answers only where its backend is :class:`~ethread.backend.AnswerRecords` (the LevelDB and
+LMDB stores); a dispatcher asked with ``Context.stored_answers`` off never reads them (the
+plain path, for comparisons).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import typing
+from collections.abc import Callable, Sequence
+
+import orjson
+
+from ..backend import AnswerRecords, WritableBackend
+from ..models import Block, Hash32, Log, Receipt
+from ..progress import Progress
+from .answers import DEFAULT_ANSWERS, AnswerStyle
+from .serialize import receipts_answer
+
+RECEIPTS_FORMAT = 1
+"""Raised by hand when the receipts' JSON changes in a way their declarations do not show
+(how a kind of value is written, say): the stored answers of the old format are then left
+unread."""
+
+
+def _declarations_fingerprint(*classes: type) -> str:
+    """Eight hex digits naming how ``classes`` are declared for JSON: each field's name, key,
+    kind, type and whether None leaves it out, and the computed keys."""
+    parts: list[str] = [str(RECEIPTS_FORMAT)]
+    for cls in classes:
+        hints = typing.get_type_hints(cls)
+        parts.append(cls.__name__)
+        for f in dataclasses.fields(cls):
+            if "json" in f.metadata:
+                parts.append(f"{f.name}:{f.metadata['json']}:{f.metadata['kind']}:"
+                             f"{f.metadata['omit_none']}:{hints.get(f.name)}")
+        parts.extend(repr(entry) for entry in getattr(cls, "computed", ()))
+    return hashlib.blake2b("|".join(parts).encode(), digest_size=4).hexdigest()
+
+
+RECEIPTS_ANSWER = b"receipts:" + _declarations_fingerprint(Receipt, Log).encode()
+"""The name eth_getBlockReceipts' answer is kept under."""
+
+
+def encode_receipts(receipts: Sequence[Receipt]) -> bytes:
+    """What is kept under :data:`RECEIPTS_ANSWER`: the answer in the default style."""
+    return receipts_answer(receipts, DEFAULT_ANSWERS)
+
+
+DERIVED: dict[bytes, Callable[[Sequence[Receipt]], bytes]] = {RECEIPTS_ANSWER: encode_receipts}
+"""Every answer kept beside a block, by name: how it is derived from the block's receipts (what
+``ethread verify --db`` checks each kept answer against)."""
+
+
+@functools.cache
+def keeps_answers(kind: type) -> bool:
+    """Whether backends of class ``kind`` keep answers (decided once per class: checking a
+    protocol costs more than the lookup it guards)."""
+    return issubclass(kind, AnswerRecords)
+
+
+@functools.cache
+def receipts_as_stored(style: AnswerStyle) -> bool:
+    """Whether ``style`` writes receipts and their logs as the kept answer does."""
+    return not style.withheld_keys(Receipt) and not style.withheld_keys(Log)
+
+
+def keep_answers(backend: object, block: Block, receipts: Sequence[Receipt]) -> None:
+    """Keep the block's answers beside it, when ``backend`` keeps answers: called by the
+    importer right after it writes the block, in the same batch."""
+    if keeps_answers(type(backend)):
+        typing.cast(AnswerRecords, backend).put_answer_record(
+            RECEIPTS_ANSWER, block.hash, encode_receipts(receipts))
+
+
+def stored_receipts(backend: object, block_hash: Hash32, style: AnswerStyle
+                    ) -> orjson.Fragment | None:
+    """eth_getBlockReceipts' answer for the block with this hash as kept beside it, or None
+    (a backend that keeps none, a block written by an older ethread, a style that writes
+    receipts otherwise)."""
+    if not keeps_answers(type(backend)) or not receipts_as_stored(style):
+        return None
+    kept = typing.cast(AnswerRecords, backend).answer_record(RECEIPTS_ANSWER, block_hash)
+    return None if kept is None else orjson.Fragment(kept)
+
+
+class _Upgradable(WritableBackend, AnswerRecords, typing.Protocol):
+    """A store that can be given the answers an older ethread did not keep."""
+
+
+UPGRADE_BATCH = 1024
+"""Blocks whose answers are written in one batch by :func:`add_answers`."""
+
+
+def add_answers(backend: _Upgradable, progress: Progress | None = None) -> int:
+    """Keep the answers of every held block that lacks them (a store an older ethread wrote),
+    :data:`UPGRADE_BATCH` blocks to a batch, each derived from the block's receipts as the
+    importer derives them; how many blocks got them. An interrupted run loses at most its
+    last batch, and a second run completes it."""
+    head = backend.pointer("latest")
+    if head is None:
+        return 0
+    added = 0
+    for start in range(0, head + 1, UPGRADE_BATCH):
+        with backend.import_batch():
+            for number in range(start, min(start + UPGRADE_BATCH, head + 1)):
+                block_hash = backend.canonical_hash(number)
+                if block_hash is None or backend.answer_record(RECEIPTS_ANSWER,
+                                                               block_hash) is not None:
+                    continue
+                receipts = backend.receipts(block_hash)
+                if receipts is None:
+                    continue
+                backend.put_answer_record(RECEIPTS_ANSWER, block_hash, encode_receipts(receipts))
+                added += 1
+        if progress is not None:
+            progress(min(start + UPGRADE_BATCH, head + 1), head + 1)
+    return added
