@@ -15,7 +15,11 @@ cached) and **warm** (the same blocks again: both cached); the answer cache is o
 Then, per backend, the HTTP bench's receipts row in process: ``--served`` requests for random
 blocks (bodies that differ) through a dispatcher with its default caches, as a server process
 answers them from its start, in CPU µs per request (the first quarter, mostly never-read
-blocks, and the rest), beside eth_chainId's through the same dispatcher.
+blocks, and the rest), beside eth_chainId's through the same dispatcher. For the stores, the
+cold receipts row once more in CPU µs per request, on the plain path (the block's records
+decoded and its receipts encoded) and from the answer the store keeps beside each block
+(``ethread.codec.stored_answers``), side by side: bench_vs_anvil's ``--requests`` rows ask for
+such blocks.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -37,8 +42,10 @@ from benchlib.synthetic_history import synthetic_history
 
 import ethread
 from ethread.backends.open import Engine, open_store
+from ethread.codec.dispatch import DEFAULT_CONTEXT
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
+from ethread.codec.stored_answers import add_answers
 
 
 def timed(fn: Callable[[], object], repeat: int) -> list[float]:
@@ -202,6 +209,11 @@ def bench_peer_reads(blocks: int, folder: Path, engines: list[str], served: int)
                   f"(best {min(warm) * 1e6:7.1f})   n={len(bodies)}")
             if engine != "memory":
                 backend.close()
+        if engine != "memory":
+            plain, kept = cold_receipts_cpu(make, chain.head)
+            print(f"  {engine:<8} {'eth_getBlockReceipts, cold, CPU a request':<42} plain path "
+                  f"{plain:6.1f} µs   kept answer {kept:6.1f} µs   (best of 3, "
+                  f"{min(chain.head, COLD_BLOCKS)} blocks never read)")
         backend = make()
         first, rest, floor = served_receipts(backend, chain.head, served)
         print(f"  {engine:<8} {'eth_getBlockReceipts, random, answer cache on':<42} first quarter "
@@ -209,6 +221,45 @@ def bench_peer_reads(blocks: int, folder: Path, engines: list[str], served: int)
               f"n={served}")
         if engine != "memory":
             backend.close()
+
+
+COLD_BLOCKS = 2_000
+"""Blocks the cold receipts row reads, each once, through a store opened afresh."""
+
+
+def cold_receipts_cpu(make: Callable[[], Any], head: int) -> tuple[float, float]:
+    """CPU µs per eth_getBlockReceipts of a block the process has never read (a store opened
+    afresh, a dispatcher with its default caches, code warmed on other blocks first; distinct
+    blocks in random order, bodies with ids that differ), on the plain path (the block's
+    records decoded and encoded: ``stored_answers`` off) and from the answer the store keeps
+    beside the block; the best of three rounds each, taking turns."""
+    backend = make()
+    if add_answers(backend):  # a store kept from a run before the importer kept answers
+        print("  (the kept store lacked the answers the importer now keeps: added them)")
+    backend.close()
+    numbers = list(range(1, head + 1))
+    random.Random(11).shuffle(numbers)
+    cold, warm = numbers[:COLD_BLOCKS], numbers[COLD_BLOCKS:][:500] or numbers[:50]
+
+    def body(n: int, number: int) -> bytes:
+        return (b'{"jsonrpc":"2.0","id":%d,"method":"eth_getBlockReceipts","params":["%s"]}'
+                % (n, hex(number).encode()))
+
+    best: dict[bool, float] = {}
+    for _ in range(3):
+        for stored in (False, True):
+            backend = make()
+            dispatcher = Dispatcher(backend, replace(DEFAULT_CONTEXT, stored_answers=stored))
+            for n, number in enumerate(warm):
+                dispatcher.handle(body(n, number))
+            bodies = [body(100_000 + n, number) for n, number in enumerate(cold)]
+            started = time.process_time()
+            for request in bodies:
+                dispatcher.handle(request)
+            spent = (time.process_time() - started) / len(bodies) * 1e6
+            best[stored] = min(best.get(stored, spent), spent)
+            backend.close()
+    return best[False], best[True]
 
 
 def served_receipts(backend: Any, head: int, count: int) -> tuple[float, float, float]:
