@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 
 import orjson
 
-from ..backend import AnswerRecords, WritableBackend
+from ..backend import AnswerRecords, Backend, WritableBackend
 from ..models import Block, Hash32, Log, Receipt
 from ..progress import Progress
 from .answers import DEFAULT_ANSWERS, AnswerStyle
@@ -83,7 +83,7 @@ def receipts_as_stored(style: AnswerStyle) -> bool:
     return not style.withheld_keys(Receipt) and not style.withheld_keys(Log)
 
 
-def keep_answers(backend: object, block: Block, receipts: Sequence[Receipt]) -> None:
+def keep_answers(backend: WritableBackend, block: Block, receipts: Sequence[Receipt]) -> None:
     """Keep the block's answers beside it, when ``backend`` keeps answers: called by the
     importer right after it writes the block, in the same batch."""
     if keeps_answers(type(backend)):
@@ -91,7 +91,7 @@ def keep_answers(backend: object, block: Block, receipts: Sequence[Receipt]) -> 
             RECEIPTS_ANSWER, block.hash, encode_receipts(receipts))
 
 
-def stored_receipts(backend: object, block_hash: Hash32, style: AnswerStyle
+def stored_receipts(backend: Backend, block_hash: Hash32, style: AnswerStyle
                     ) -> orjson.Fragment | None:
     """eth_getBlockReceipts' answer for the block with this hash as kept beside it, or None
     (a backend that keeps none, a block written by an older ethread, a style that writes
