@@ -35,19 +35,18 @@ SEPOLIA = [
 ]
 
 
-@pytest.mark.parametrize(("number", "time", "checksum", "following"), MAINNET)
-def test_mainnet_fork_ids(number: int, time: int, checksum: int, following: int) -> None:
-    config = network_config("mainnet")
-    assert config is not None
-    found = fork_id(config, MAINNET_GENESIS, 0, number, time)
-    assert (found.hash.hex(), found.next) == (checksum.to_bytes(4, "big").hex(), following)
+NETWORKS = {"mainnet": (MAINNET_GENESIS, 0, MAINNET),
+            "sepolia": (SEPOLIA_GENESIS, SEPOLIA_GENESIS_TIME, SEPOLIA)}
+"""name -> (genesis hash, genesis time, fork ids)."""
 
 
-@pytest.mark.parametrize(("number", "time", "checksum", "following"), SEPOLIA)
-def test_sepolia_fork_ids(number: int, time: int, checksum: int, following: int) -> None:
-    config = network_config("sepolia")
+@pytest.mark.parametrize(("network", "number", "time", "checksum", "following"), [
+    (network, *row) for network, (_, _, rows) in NETWORKS.items() for row in rows])
+def test_fork_ids(network: str, number: int, time: int, checksum: int, following: int) -> None:
+    genesis, genesis_time, _ = NETWORKS[network]
+    config = network_config(network)
     assert config is not None
-    found = fork_id(config, SEPOLIA_GENESIS, SEPOLIA_GENESIS_TIME, number, time)
+    found = fork_id(config, genesis, genesis_time, number, time)
     assert (found.hash.hex(), found.next) == (checksum.to_bytes(4, "big").hex(), following)
 
 
