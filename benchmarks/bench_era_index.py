@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 from benchlib import report
+from benchlib.index_progress import complete_files
 from benchlib.synthetic_history import era1_epochs
 
 from ethread.backends.era_index import BuildReport, HistoryIndex
@@ -89,17 +90,6 @@ def build(folder: Path, index: Path, workers: int) -> BuildReport:
         built.close()
         for era in files:
             era.close()
-
-
-def complete_files(index: Path) -> int:
-    try:
-        db = sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=5)
-        try:
-            return int(db.execute("SELECT count(*) FROM files").fetchone()[0])
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
 
 
 def killed_build(folder: Path, index: Path, workers: int, files: int) -> int:

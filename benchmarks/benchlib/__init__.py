@@ -23,6 +23,7 @@ at import time unless its job is building chains):
   running a row against a target;
 - :mod:`benchlib.peer_chain`, :mod:`benchlib.synthetic_history`: the chains the scripts
   build;
+- :mod:`benchlib.index_progress`: how far a history index built in another process has got;
 - :mod:`benchlib.token_suite`, :mod:`benchlib.testchain_providers`,
   :mod:`benchlib.testchain_cputime`: the token suite run with another provider line;
 - :mod:`benchlib.report`: the machine's load line, and the results file each script writes

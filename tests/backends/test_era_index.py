@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from benchlib.index_progress import complete_files
 from benchlib.synthetic_history import era1_epochs
 
 import ethread
@@ -193,19 +194,6 @@ _KILLED_BUILD = textwrap.dedent(
 )
 
 
-def _complete_files(index: Path) -> int:
-    """Files the index records as complete, read while another process builds it (0 before
-    its tables exist)."""
-    try:
-        db = sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=5)
-        try:
-            return int(db.execute("SELECT count(*) FROM files").fetchone()[0])
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
-
-
 def _group_alive(group: int) -> list[int]:
     """Processes of the process group that are still running (not zombies)."""
     alive = []
@@ -232,7 +220,7 @@ def test_a_killed_build_resumes_identical_and_serves(
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and child.poll() is None:
-            if _complete_files(index) >= 2:
+            if complete_files(index) >= 2:
                 break
             time.sleep(0.05)
         assert child.poll() is None, child.stderr.read() if child.stderr else ""
