@@ -24,11 +24,10 @@ from typing import Any
 
 import rlp
 from benchlib import report
-from benchlib.synthetic_history import DENSE_GAS_LIMIT, DenseMaker
-from eth.constants import BLANK_ROOT_HASH, EMPTY_UNCLE_HASH
+from benchlib.synthetic_history import DenseMaker, dense_parent
 from eth_utils import keccak
 
-from ethread.models import Address, Block, Header
+from ethread.models import Address, Block
 from ethread.rlpcodec.assemble import assemble_block
 from ethread.rlpcodec.blocks import block_from_parts, decode_block, decode_withdrawal
 from ethread.rlpcodec.fields import TRUSTED
@@ -39,13 +38,7 @@ from ethread.rlpcodec.transactions import transaction_of_record
 
 def dense_blocks(count: int, transactions: int) -> list[Any]:
     """``count`` chained dense blocks of ``transactions`` transactions each."""
-    parent = Header(
-        parent_hash=b"\x00" * 32, uncles_hash=EMPTY_UNCLE_HASH, coinbase=b"\x00" * 20,
-        state_root=BLANK_ROOT_HASH, transactions_root=BLANK_ROOT_HASH,
-        receipts_root=BLANK_ROOT_HASH, logs_bloom=b"\x00" * 256, difficulty=0, number=0,
-        gas_limit=DENSE_GAS_LIMIT, gas_used=DENSE_GAS_LIMIT // 2, timestamp=1_700_000_000,
-        extra_data=b"", mix_hash=b"\x00" * 32, nonce=b"\x00" * 8, base_fee_per_gas=10**9,
-        hash=keccak(b"bench_rlp parent"))
+    parent = dense_parent(b"bench_rlp parent")
     maker = DenseMaker(1337, transactions)
     blocks = []
     for number in range(1, count + 1):

@@ -322,6 +322,18 @@ class DenseBlock:
     receipts_rlp: bytes
 
 
+def dense_parent(label: bytes) -> Header:
+    """A block 0 header for a :class:`DenseMaker` to build on: empty roots, the dense gas limit
+    half used, a 1 gwei base fee; its hash is keccak(``label``) (nothing checks it)."""
+    return Header(
+        parent_hash=b"\x00" * 32, uncles_hash=EMPTY_UNCLE_HASH, coinbase=b"\x00" * 20,
+        state_root=BLANK_ROOT_HASH, transactions_root=BLANK_ROOT_HASH,
+        receipts_root=BLANK_ROOT_HASH, logs_bloom=b"\x00" * 256, difficulty=0, number=0,
+        gas_limit=DENSE_GAS_LIMIT, gas_used=DENSE_GAS_LIMIT // 2, timestamp=1_700_000_000,
+        extra_data=b"", mix_hash=b"\x00" * 32, nonce=b"\x00" * 8, base_fee_per_gas=10**9,
+        hash=keccak(label))
+
+
 class DenseMaker:
     """Makes dense blocks one after another (deterministic for a given seed): each block's
     transactions follow :data:`DENSE_MIX`, from a pool of senders whose nonces advance."""

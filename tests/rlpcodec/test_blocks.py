@@ -6,30 +6,17 @@ from __future__ import annotations
 
 import pytest
 import rlp
-from benchlib.synthetic_history import DENSE_GAS_LIMIT, DenseMaker
-from eth.constants import BLANK_ROOT_HASH, EMPTY_UNCLE_HASH
-from eth_utils import keccak
+from benchlib.synthetic_history import DenseMaker, dense_parent
 
-from ethread.models import Header
 from ethread.rlpcodec.blocks import block_from_parts, body_facts, decode_block
 from ethread.rlpcodec.headers import decode_header, header_facts, header_of_record
 from ethread.rlpcodec.receipts import receipts_of_records
 
 
-def _parent() -> Header:
-    return Header(
-        parent_hash=b"\x00" * 32, uncles_hash=EMPTY_UNCLE_HASH, coinbase=b"\x00" * 20,
-        state_root=BLANK_ROOT_HASH, transactions_root=BLANK_ROOT_HASH,
-        receipts_root=BLANK_ROOT_HASH, logs_bloom=b"\x00" * 256, difficulty=0, number=0,
-        gas_limit=DENSE_GAS_LIMIT, gas_used=DENSE_GAS_LIMIT // 2, timestamp=1_700_000_000,
-        extra_data=b"", mix_hash=b"\x00" * 32, nonce=b"\x00" * 8, base_fee_per_gas=10**9,
-        hash=keccak(b"test parent"))
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_stored_block_reads_the_same_both_ways(seed: int) -> None:
     maker = DenseMaker(1337, 120, seed=seed)
-    made = maker.make(_parent(), 1)
+    made = maker.make(dense_parent(b"test parent"), 1)
     kinds = {t.transaction.type for t in made.block.transactions}
     assert kinds == {0, 1, 2, 3, 4} or seed != 1, kinds  # the first block has every type
     senders = [t.sender for t in made.block.transactions]
