@@ -42,7 +42,7 @@ Known, explained differences, left out of the comparison on purpose:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -248,38 +248,62 @@ def _difference(mine_answer: dict[str, Any], their_answer: dict[str, Any]) -> st
     return None
 
 
-def test_calls_agree(chains: Chains) -> None:
+Answers = list[tuple[dict[str, Any], dict[str, Any]]]
+"""(ethread's answer, anvil's answer) of each call."""
+
+
+def _compare(chains: Chains, method: str, calls: dict[str, Any], block: str,
+             results_differ: Callable[[Any, Any], str | None] | None = None,
+             ) -> tuple[dict[str, str], Answers]:
+    """ethread's and anvil's answers to ``method`` with each of ``calls`` at ``block``: how they
+    differ by label (two results by ``results_differ`` when given, anything else by
+    :func:`_difference`), and the answers."""
     peer = Peer(chains.peer_url)
+    differences: dict[str, str] = {}
+    answers: Answers = []
+    for label, call in calls.items():
+        mine_answer = answer_of(chains.ethread, method, call, block)
+        their_answer = peer.raw(method, call, block)
+        answers.append((mine_answer, their_answer))
+        if results_differ is not None and "result" in mine_answer and "result" in their_answer:
+            found = results_differ(mine_answer["result"], their_answer["result"])
+        else:
+            found = _difference(mine_answer, their_answer)
+        if found is not None:
+            differences[label] = found
+    return differences, answers
+
+
+def _both_results(answers: Answers) -> int:
+    """How many calls both nodes answered with a result."""
+    return sum(1 for mine, theirs in answers if "result" in mine and "result" in theirs)
+
+
+def _assert_only_known(differences: dict[str, str], known: dict[str, str]) -> None:
+    assert set(differences) == set(known), "\n".join(f"{k}: {v}" for k, v in differences.items())
+
+
+def test_calls_agree(chains: Chains) -> None:
     head = chains.chain.head.number
     differences: dict[str, str] = {}
     for block in (hex(head), hex(head - 4)):
-        for label, call in _calls(chains).items():
-            found = _difference(answer_of(chains.ethread, "eth_call", call, block), peer.raw("eth_call", call, block))
-            if found is not None:
-                differences[label] = found
-    assert set(differences) == set(KNOWN_CALL_DIFFERENCES), "\n".join(f"{k}: {v}" for k, v in differences.items())
+        differences |= _compare(chains, "eth_call", _calls(chains), block)[0]
+    _assert_only_known(differences, KNOWN_CALL_DIFFERENCES)
+
+
+def _gas_differs(mine: str, theirs: str) -> str | None:
+    """Both may stop once within 1.5% of the least gas that succeeds."""
+    mine_gas, their_gas = int(mine, 16), int(theirs, 16)
+    if abs(mine_gas - their_gas) > ERROR_RATIO * max(mine_gas, their_gas) + 1:
+        return f"ethread {mine_gas}, anvil {their_gas}"
+    return None
 
 
 def test_gas_estimates_agree_within_the_tolerance(chains: Chains) -> None:
-    peer = Peer(chains.peer_url)
-    block = hex(chains.chain.head.number)
-    differences: dict[str, str] = {}
-    estimated = 0
-    for label, call in _calls(chains).items():
-        mine_answer = answer_of(chains.ethread, "eth_estimateGas", call, block)
-        their_answer = peer.raw("eth_estimateGas", call, block)
-        if "result" in mine_answer and "result" in their_answer:
-            mine_gas, their_gas = int(mine_answer["result"], 16), int(their_answer["result"], 16)
-            # Both may stop once within 1.5% of the least gas that succeeds.
-            if abs(mine_gas - their_gas) > ERROR_RATIO * max(mine_gas, their_gas) + 1:
-                differences[label] = f"ethread {mine_gas}, anvil {their_gas}"
-            estimated += 1
-            continue
-        found = _difference(mine_answer, their_answer)
-        if found is not None:
-            differences[label] = found
-    assert set(differences) == set(KNOWN_ESTIMATE_DIFFERENCES), "\n".join(f"{k}: {v}" for k, v in differences.items())
-    assert estimated >= 6
+    differences, answers = _compare(chains, "eth_estimateGas", _calls(chains),
+                                    hex(chains.chain.head.number), _gas_differs)
+    _assert_only_known(differences, KNOWN_ESTIMATE_DIFFERENCES)
+    assert _both_results(answers) >= 6
 
 
 KNOWN_ACCESS_LIST_DIFFERENCES = {
@@ -293,29 +317,20 @@ KNOWN_ACCESS_LIST_DIFFERENCES = {
 }
 
 
+def _lists_differ(mine: dict[str, Any], theirs: dict[str, Any]) -> str | None:
+    if mine["accessList"] != theirs["accessList"] or mine["gasUsed"] != theirs["gasUsed"] \
+            or ("error" in mine) != ("error" in theirs):
+        return f"ethread {mine}, anvil {theirs}"
+    return None
+
+
 def test_access_lists_agree(chains: Chains) -> None:
     """geth fills in a transaction's fees before it lists (a wallet's tip, twice the base fee),
     so a sender without funds is refused: the calls here come from a funded account."""
-    peer = Peer(chains.peer_url)
-    block = hex(chains.chain.head.number)
     funded = "0x" + chains.chain.accounts[4].address.hex()
-    differences: dict[str, str] = {}
-    listed = failed = 0
-    for label, call in _calls(chains).items():
-        call = {"from": funded, **call}
-        mine_answer = answer_of(chains.ethread, "eth_createAccessList", call, block)
-        their_answer = peer.raw("eth_createAccessList", call, block)
-        failed += "error" in mine_answer.get("result", {})
-        if "result" in mine_answer and "result" in their_answer:
-            mine_list, their_list = mine_answer["result"], their_answer["result"]
-            if mine_list["accessList"] != their_list["accessList"] or mine_list["gasUsed"] != their_list["gasUsed"] \
-                    or ("error" in mine_list) != ("error" in their_list):
-                differences[label] = f"ethread {mine_list}, anvil {their_list}"
-            listed += 1
-            continue
-        found = _difference(mine_answer, their_answer)
-        if found is not None:
-            differences[label] = found
-    assert set(differences) == set(KNOWN_ACCESS_LIST_DIFFERENCES), \
-        "\n".join(f"{k}: {v}" for k, v in differences.items())
-    assert listed >= 8 and failed == 3  # the reverts answer a list and their error
+    calls = {label: {"from": funded, **call} for label, call in _calls(chains).items()}
+    differences, answers = _compare(chains, "eth_createAccessList", calls,
+                                    hex(chains.chain.head.number), _lists_differ)
+    _assert_only_known(differences, KNOWN_ACCESS_LIST_DIFFERENCES)
+    failed = sum("error" in mine.get("result", {}) for mine, _ in answers)
+    assert _both_results(answers) >= 8 and failed == 3  # the reverts answer a list and their error
