@@ -4,7 +4,10 @@ the blob-parameter-only forks), built on its Prague VM.
 ``osaka_vm(BlobParams(...))`` is the VM class of Osaka or of any BPO fork after it (the same
 rules, other blob parameters); ``prague_vm(BlobParams(...))`` is py-evm's Prague under blob
 parameters other than its built-in ones. Both states skip py-evm's rewrite of the system
-contracts' code, as ``ethread.forks`` does for py-evm's Cancun and Prague."""
+contracts' code, as ``ethread.forks`` does for py-evm's Cancun and Prague.
+
+:mod:`.computation` holds what ethread's own subclasses of py-evm's computation classes share
+(wrapped opcode tables)."""
 
 from .blobs import (
     BLOB_BASE_COST,

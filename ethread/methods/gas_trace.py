@@ -33,6 +33,7 @@ from typing import Any
 
 from eth.vm import opcode_values
 
+from ..evm.computation import wrapped_opcodes
 from .message import Outcome, PreparedMessage, floor_data_gas
 
 SSTORE_SENTRY = 2_300
@@ -126,10 +127,6 @@ def _sstore(opcode: Any) -> Callable[..., Any]:
 def traced(computation_class: type) -> type:
     """``computation_class`` with the gas-dependent opcodes and SSTORE watched."""
     base: Any = computation_class
-    opcodes = dict(base.opcodes)
-    for value in GAS_DEPENDENT_OPCODES:
-        if value in opcodes:
-            opcodes[value] = _dependent(opcodes[value])
-    if opcode_values.SSTORE in opcodes:
-        opcodes[opcode_values.SSTORE] = _sstore(opcodes[opcode_values.SSTORE])
+    opcodes = wrapped_opcodes(base.opcodes, {**dict.fromkeys(GAS_DEPENDENT_OPCODES, _dependent),
+                                             opcode_values.SSTORE: _sstore})
     return type(f"GasTraced{base.__name__}", (base,), {"opcodes": opcodes})

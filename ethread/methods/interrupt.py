@@ -25,6 +25,7 @@ from eth.vm import opcode_values
 
 from ..backend import Deadline
 from ..errors import ExecutionAborted
+from ..evm.computation import wrapped_opcodes
 from ..models import trusted_maker
 
 T = TypeVar("T")
@@ -181,10 +182,7 @@ def interruptible(computation_class: type) -> type:
     and at the start of each message (kept for the forks' classes; a tracer's class made per
     call just passes through the bounded cache)."""
     base: Any = computation_class
-    opcodes = dict(base.opcodes)
-    for value in CHECKED_OPCODES:
-        if value in opcodes:
-            opcodes[value] = _checked(opcodes[value])
+    opcodes = wrapped_opcodes(base.opcodes, dict.fromkeys(CHECKED_OPCODES, _checked))
 
     def apply_computation(cls: Any, state: Any, message: Any, transaction_context: Any,
                           parent_computation: Any = None) -> Any:

@@ -51,6 +51,8 @@ from eth.exceptions import (
 )
 from eth.vm.logic.invalid import InvalidOpcode
 
+from ...evm.computation import wrapped_opcodes
+
 CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL = 0xF0, 0xF1, 0xF2, 0xF4, 0xF5, 0xFA
 SELFDESTRUCT, SLOAD, SSTORE = 0xFF, 0x54, 0x55
 LOG_OPCODES = range(0xA0, 0xA5)
@@ -572,12 +574,8 @@ def _stepping_computation(cls: Any, session: _Session, state: Any, message: Any,
 def hooked_class(computation_class: type) -> type:
     """``computation_class`` (a fork's own) with the hooks: made once per class."""
     base: Any = computation_class
-    opcodes = dict(base.opcodes)
-    for value in LOG_OPCODES:
-        if value in opcodes:
-            opcodes[value] = _wrap_log(opcodes[value])
-    if SELFDESTRUCT in opcodes:
-        opcodes[SELFDESTRUCT] = _wrap_selfdestruct(opcodes[SELFDESTRUCT])
+    opcodes = wrapped_opcodes(base.opcodes, {**dict.fromkeys(LOG_OPCODES, _wrap_log),
+                                             SELFDESTRUCT: _wrap_selfdestruct})
     return type(f"Traced{base.__name__}", (_Hooks, base), {"opcodes": opcodes})
 
 
