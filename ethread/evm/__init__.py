@@ -7,7 +7,7 @@ parameters other than its built-in ones. Both states skip py-evm's rewrite of th
 contracts' code, as ``ethread.forks`` does for py-evm's Cancun and Prague.
 
 :mod:`.computation` holds what ethread's own subclasses of py-evm's computation classes share
-(wrapped opcode tables)."""
+(wrapped opcode tables, the start of ``apply_computation``)."""
 
 from .blobs import (
     BLOB_BASE_COST,

@@ -137,6 +137,7 @@ from eth.vm.opcode_values import JUMPDEST, STOP
 from eth.vm.stack import Stack, to_bytes
 from eth_typing import Address, Hash32
 
+from ..evm.computation import start_computation
 from ..lru import LRU
 from .interrupt import LIMIT_CHECKED, check
 
@@ -980,18 +981,7 @@ class LeanComputation:
         fast = _fast_table(cls)
         kind: Any = cls
         with kind(state, message, transaction_context) as computation:
-            if computation.is_origin_computation:
-                computation.contracts_created = []
-                if message.is_create:  # initcode gas from Shanghai (CREATE opcodes charge their own)
-                    kind.consume_initcode_gas_cost(computation)
-            if parent_computation is not None:
-                computation.contracts_created = parent_computation.contracts_created
-            if message.is_create:
-                computation.contracts_created.append(message.storage_address)
-            precompile = computation.precompiles.get(message.code_address)
-            if precompile is not None:
-                if not message.is_delegation:
-                    precompile(computation)
+            if start_computation(kind, computation, message, parent_computation):
                 return computation
             opcodes = computation.opcodes
             meter = computation._gas_meter

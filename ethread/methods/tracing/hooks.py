@@ -51,7 +51,7 @@ from eth.exceptions import (
 )
 from eth.vm.logic.invalid import InvalidOpcode
 
-from ...evm.computation import wrapped_opcodes
+from ...evm.computation import start_computation, wrapped_opcodes
 
 CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL = 0xF0, 0xF1, 0xF2, 0xF4, 0xF5, 0xFA
 SELFDESTRUCT, SLOAD, SSTORE = 0xFF, 0x54, 0x55
@@ -491,18 +491,7 @@ def _stepping_computation(cls: Any, session: _Session, state: Any, message: Any,
     on_start = (tracer.on_opcode_start
                 if type(tracer).on_opcode_start is not Tracer.on_opcode_start else None)
     with cls(state, message, transaction_context) as computation:
-        if computation.is_origin_computation:
-            computation.contracts_created = []
-            if message.is_create:
-                cls.consume_initcode_gas_cost(computation)
-        if parent_computation is not None:
-            computation.contracts_created = parent_computation.contracts_created
-        if message.is_create:
-            computation.contracts_created.append(message.storage_address)
-        precompile = computation.precompiles.get(message.code_address)
-        if precompile is not None:
-            if not message.is_delegation:
-                precompile(computation)
+        if start_computation(cls, computation, message, parent_computation):
             return computation
         session.frames.append(computation)
         try:
