@@ -169,10 +169,15 @@ def start_ethread(name: str, chain_args: list[str], workdir: Path, *, workers: i
 
 
 def ensure_store(chain: PeerChain, workdir: Path, engine: str) -> Path:
-    """The chain imported into a store of ``engine`` in ``workdir`` (kept for later runs)."""
+    """The chain imported into a store of ``engine`` in ``workdir`` (kept for later runs, and
+    brought up to date by ``ethread upgrade`` when reused)."""
     store = workdir / f"store-{engine}"
     done = store / ".imported"
     if done.exists() and done.read_text() == str(chain.head):
+        # a store kept from an older ethread gets what this one keeps beside each block (a
+        # few seconds when it lacks them, nothing to do when it has them)
+        subprocess.run(ethread_command("upgrade", "--db", str(store)), check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return store
     if store.exists():
         shutil.rmtree(store)
