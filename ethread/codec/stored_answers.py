@@ -11,7 +11,8 @@ to the blocks of a store an older ethread wrote (:func:`add_answers`), whose blo
 answered from their records, more slowly, until then.
 
 The name it is kept under says its format: :data:`RECEIPTS_ANSWER` carries a fingerprint of
-the receipt and log field declarations (their JSON keys, kinds and types) and of
+the receipt and log field declarations (their JSON keys, kinds and types), of the fork
+table's blob parameters (a receipt's blob gas price follows them) and of
 :data:`RECEIPTS_FORMAT`, so an ethread that writes receipts differently finds nothing under
 its own name and answers from the records, never from bytes of another format. A store keeps
 answers only where its backend is :class:`~ethread.backend.AnswerRecords` (the LevelDB and
@@ -30,6 +31,7 @@ from collections.abc import Callable, Sequence
 import orjson
 
 from ..backend import AnswerRecords, Backend, WritableBackend
+from ..forks.table import FORKS
 from ..models import Block, Hash32, Log, Receipt
 from ..progress import Progress
 from .answers import DEFAULT_ANSWERS, AnswerStyle
@@ -42,9 +44,12 @@ unread."""
 
 
 def _declarations_fingerprint(*classes: type) -> str:
-    """Eight hex digits naming how ``classes`` are declared for JSON: each field's name, key,
-    kind, type and whether None leaves it out, and the computed keys."""
+    """Eight hex digits naming how ``classes`` are declared for JSON (each field's name, key,
+    kind, type and whether None leaves it out, and the computed keys) and the fork table's
+    blob parameters, which a receipt's blob gas price is computed with (a store's schedule is
+    read again under today's table when it is opened)."""
     parts: list[str] = [str(RECEIPTS_FORMAT)]
+    parts.extend(f"{fork.name}:{fork.blob!r}" for fork in FORKS)
     for cls in classes:
         hints = typing.get_type_hints(cls)
         parts.append(cls.__name__)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -24,16 +24,20 @@ from ethread.backends.memory import MemoryBackend
 from ethread.backends.verify import VerifyFailed, verify_store
 from ethread.chain.importer import write_block
 from ethread.cli import storage
+from ethread.codec import stored_answers
 from ethread.codec.answers import ANSWER_STYLES, GETH_1_16
 from ethread.codec.dispatch import DEFAULT_CONTEXT
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.stored_answers import (
     DERIVED,
     RECEIPTS_ANSWER,
+    _declarations_fingerprint,
     encode_receipts,
     keeps_answers,
     receipts_as_stored,
 )
+from ethread.forks.table import FORKS, fork_named
+from ethread.models import Kind, Log, Receipt, wire
 from tests.support.storage_backends import each_block, lmdb_from
 
 
@@ -188,6 +192,26 @@ def test_only_stores_keep_answers_and_every_style_reads_them() -> None:
     assert keeps_answers(LMDBBackend) and keeps_answers(LevelDBBackend)
     assert not keeps_answers(MemoryBackend)
     assert receipts_as_stored(GETH_1_16)  # it withholds a field of transactions only
+
+
+def test_the_name_changes_with_the_declarations_and_the_blob_parameters(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    @dataclass(frozen=True)
+    class Renamed:
+        gas_used: int = wire("gasUsed", Kind.QUANTITY)
+
+    @dataclass(frozen=True)
+    class Other:
+        gas_used: int = wire("gasSpent", Kind.QUANTITY)
+
+    name = RECEIPTS_ANSWER.removeprefix(b"receipts:").decode()
+    assert _declarations_fingerprint(Receipt, Log) == name
+    assert _declarations_fingerprint(Renamed) != _declarations_fingerprint(Other)
+    osaka = fork_named("osaka")
+    assert osaka.blob is not None
+    changed = replace(osaka, blob=replace(osaka.blob, update_fraction=osaka.blob.update_fraction + 1))
+    monkeypatch.setattr(stored_answers, "FORKS", tuple(changed if f is osaka else f for f in FORKS))
+    assert _declarations_fingerprint(Receipt, Log) != name
 
 
 def _run(*argv: str) -> int:
