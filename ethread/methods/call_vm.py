@@ -178,8 +178,8 @@ class MessageTables:
     back; code is addressed by its hash; a code's jump positions depend only on the code):
     decoded accounts by their RLP, accounts and their RLP by their fields, code by its
     hash, the jump positions of a code, the intrinsic gas of a message's shape
-    (:mod:`.message`), and for simulations decoded trie nodes by hash and py-evm's headers
-    by their RLP. Owned by the object that owns the states messages run on (a
+    (:mod:`.message`), and for simulations decoded trie nodes by hash, py-evm's headers
+    by their RLP and a block's system writes by its header. Owned by the object that owns the states messages run on (a
     :class:`~.message.CallStates`, one per dispatcher and backend), or by one run alone;
     each table is an :class:`~ethread.lru.LRU` with the bound above."""
 
@@ -199,6 +199,11 @@ class MessageTables:
         """py-evm's header of a simulated block by its class and RLP: a block simulated on
         the same parent with the same overrides has the same draft header (an immutable
         value)."""
+        self.system_writes: LRU[tuple[type, bytes, int | None], Any] = LRU(MAX_KEPT_HEADERS)
+        """What a simulated block without state overrides writes before its calls (the
+        beacon root, the parent hash), by its VM class, draft header's RLP and blob base fee
+        (the header commits to the parent's state): the state root after the writes, the
+        trie nodes they made, and py-evm's header at that root (:mod:`.simulate`)."""
 
     def decode_account(self, encoded: bytes) -> Account:
         """The account ``encoded`` holds (py-evm's RLP decoding, once per distinct encoding)."""

@@ -24,8 +24,9 @@ The simulation follows geth's (``internal/ethapi/simulate.go``):
 
 Everything runs on py-evm over a database that reads the backend's state and keeps its own
 writes, so nothing reaches the backend: by default on eth_call's lean classes with overlay
-tries (:mod:`.simulate_vm`, :mod:`.simulate_trie`; see :data:`FAST`), else on each fork's own
-VM and py-trie, with the same answers. With ``trace_transfers`` every ether
+tries (:mod:`.simulate_vm`, :mod:`.simulate_trie`; see :data:`FAST`; a block without state
+overrides there starts from the state after its system writes, kept per header), else on each
+fork's own VM and py-trie, with the same answers. With ``trace_transfers`` every ether
 transfer (the call's value, a nested call's or create's value, a self-destruct's balance) is
 reported among the call's logs as an ERC-7528 ``Transfer`` log from 0xeeee...eeee; a call's
 logs carry log indexes counted across the block by every log emitted, those of frames that
@@ -568,22 +569,22 @@ class _Simulator:
             evm_header = rlp.decode(encoded_draft, sedes=header_class)
             if self.fast:
                 headers.put((header_class, encoded_draft), evm_header)
-        vm = vm_class(header=evm_header, chaindb=self.chaindb,
-                      chain_context=ChainContext(self.config.chain_id),
-                      consensus_context=ConsensusContext(self.chaindb.db))
-        vm.simulated_hashes = _AncestorHashes(self.backend, self.base, self.hashes)
+        ancestors = _AncestorHashes(self.backend, self.base, self.hashes)
+        prepared = None
+        if self.fast and not item.state_overrides:
+            prepared = self._after_system_writes(vm_class, evm_header, encoded_draft, blob_fee,
+                                                 ancestors)
+        if prepared is not None:  # (the block starts from the state after its system writes)
+            evm_header = prepared
+        vm = self._vm(vm_class, evm_header, self.chaindb, ancestors)
         state = vm.state
-        if self.fast:
-            share_tables(vm, self.tables)
         if blob_fee is not None:
             with_blob_base_fee(state, blob_fee)
         state.computation_class = _traced_class(state.computation_class)
         apply_state_overrides(state, item.state_overrides)
         tracer = _Tracer(self.options.trace_transfers)
-        # the system calls before the transactions (beacon root, parent hash)
-        # (py-evm's steps read only the block's header and number)
-        vm.block_preprocessing(SimpleNamespace(header=evm_header, number=item.number))
-        state.lock_changes()
+        if prepared is None:
+            _system_writes(vm, evm_header)
         work = _BlockWork()
         for index, request in enumerate(item.calls):
             self._run_call(vm, state, tracer, rules, draft, blob_fee, work, index, request)
@@ -636,6 +637,45 @@ class _Simulator:
                        gas_used=used, max_used_gas=peak, status=status, error=error)
             for index, (output, logs, used, peak, status, error) in enumerate(work.results))
         return SimulatedBlock(block=block, calls=calls)
+
+    def _vm(self, vm_class: Any, evm_header: Any, chaindb: Any, ancestors: _AncestorHashes) -> Any:
+        """A VM for a simulated block over ``chaindb``, its state reading through the
+        simulation's tables on the fast path."""
+        vm = vm_class(header=evm_header, chaindb=chaindb,
+                      chain_context=ChainContext(self.config.chain_id),
+                      consensus_context=ConsensusContext(chaindb.db))
+        vm.simulated_hashes = ancestors
+        if self.fast:
+            share_tables(vm, self.tables)
+        return vm
+
+    def _after_system_writes(self, vm_class: Any, evm_header: Any, encoded_draft: bytes,
+                             blob_fee: int | None, ancestors: _AncestorHashes) -> Any | None:
+        """py-evm's header of a block without state overrides at the state after its system
+        writes, whose new trie nodes are written to the simulation's database first (None
+        when the writes deleted something: then they are made on the block's own state).
+
+        The writes depend only on the parent's state and the block's header (which commits
+        to that state), so they are made once per header, on a database that records them,
+        and kept in the tables (:attr:`~.call_vm.MessageTables.system_writes`); the block's
+        state root is then the same as when they are made on its own state, since a trie's
+        root depends only on what it holds."""
+        key = (vm_class, encoded_draft, blob_fee)
+        kept = self.tables.system_writes.get(key)
+        if kept is None:
+            recording = BatchDB(self.chaindb.db)
+            vm = self._vm(vm_class, evm_header, ChainDB(AtomicDB(recording)), ancestors)
+            _system_writes(vm, evm_header)
+            vm.state.persist()
+            diff = recording.diff()
+            if tuple(diff.deleted_keys()):
+                return None
+            kept = (tuple(diff.pending_items()), evm_header.copy(state_root=vm.state.state_root))
+            self.tables.system_writes.put(key, kept)
+        db = self.chaindb.db
+        for node_key, node in kept[0]:
+            db[node_key] = node
+        return kept[1]
 
     def _requests_hash(self, vm: Any, state: Any, rules: Any, work: _BlockWork) -> bytes:
         """EIP-7685: the deposits the block's logs made, then what the withdrawal and
@@ -884,6 +924,13 @@ class _Simulator:
 
 
 CANCUN_MESSAGE = CancunTransactionExecutor.build_evm_message
+
+
+def _system_writes(vm: Any, evm_header: Any) -> None:
+    """The system calls before a block's transactions (beacon root, parent hash; py-evm's
+    steps read only the block's header and number), their changes locked."""
+    vm.block_preprocessing(SimpleNamespace(header=evm_header, number=evm_header.block_number))
+    vm.state.lock_changes()
 
 
 def _cancun_message(state: Any, executor: Any, envelope: Envelope) -> Any:

@@ -173,3 +173,34 @@ def test_a_forked_chain_through_both_paths(monkeypatch: pytest.MonkeyPatch) -> N
                 "eth_simulateV1", params)))  # type: ignore[arg-type]
     assert '"result"' in answers[0], answers[0][:300]
     assert answers[1] == answers[0]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(simulations=st.lists(st.tuples(st.lists(BLOCK, min_size=1, max_size=3), st.booleans()),
+                            min_size=2, max_size=4))
+def test_system_writes_kept_between_simulations(osaka_memory: ethread.MemoryBackend,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                simulations: list[tuple[list[Any], bool]]) -> None:
+    """Simulations answered one after another by one dispatcher on the fast path, whose blocks
+    without state overrides start from the system writes it kept for the same header (made
+    by an earlier simulation, or by this one), answer as the plain path does afresh."""
+    from ethread.codec.response_cache import ResponseCache
+
+    kept = Dispatcher(osaka_memory, cache=ResponseCache(max_entries=0))
+    plain_blocks_built = False
+    for number, (blocks, deployed) in enumerate(simulations):
+        if deployed:  # (else the first block has no state overrides either)
+            first = blocks[0].setdefault("stateOverrides", {})
+            for address, code in CODES.items():
+                first.setdefault(address, {})["code"] = code
+            first.setdefault(SENDER, {}).setdefault("balance", "0xde0b6b3a76400000")
+        body = json.dumps({"jsonrpc": "2.0", "id": number, "method": "eth_simulateV1",
+                           "params": [{"blockStateCalls": blocks}, "latest"]}).encode()
+        monkeypatch.setattr(SIMULATE, "FAST", False)
+        plain = Dispatcher(osaka_memory).handle(body)
+        monkeypatch.setattr(SIMULATE, "FAST", True)
+        assert kept.handle(body) == plain
+        plain_blocks_built |= (b'"result"' in plain
+                               and any(not block.get("stateOverrides") for block in blocks))
+    if plain_blocks_built:
+        assert len(kept.context.call_states.tables.system_writes) > 0
