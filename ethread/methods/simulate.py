@@ -52,6 +52,8 @@ from eth.db.chain import ChainDB
 from eth.exceptions import Revert
 from eth.vm.chain_context import ChainContext
 from eth.vm.forks.cancun.state import CancunTransactionExecutor
+from eth.vm.forks.spurious_dragon._utils import collect_touched_accounts
+from eth.vm.forks.spurious_dragon.state import SpuriousDragonTransactionExecutor
 from eth.vm.spoof import SpoofTransaction
 from eth_typing import Address as EvmAddress
 from eth_typing import Hash32 as Hash32Type
@@ -62,6 +64,7 @@ from ..bloom import logs_bloom
 from ..errors import ExecutionAborted, SimulationRefused, StateUnavailable, go_duration
 from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
 from ..forks.table import DYNAMIC_FEE
+from ..keccak import keccak256
 from ..models import (
     Address,
     BlobTransaction,
@@ -713,7 +716,7 @@ class _Simulator:
         transaction = _transaction_of(request, message, nonce, gas, self.config.chain_id,
                                       header.base_fee_per_gas is not None)
         encoded_tx = encode_transaction(transaction)
-        tx_hash = keccak(encoded_tx)
+        tx_hash = keccak256(encoded_tx)
         work.transactions.append(transaction)
         work.encoded.append(encoded_tx)
         work.hashes.append(tx_hash)
@@ -796,7 +799,10 @@ class _Simulator:
         else:
             message = executor.build_evm_message(evm_tx)
         computation = executor.build_computation(message, evm_tx)
-        computation = executor.finalize_computation(evm_tx, computation)
+        if type(evm_tx) is Envelope and type(executor).finalize_computation is SPURIOUS_FINALIZE:
+            _finalize(state, executor, evm_tx, computation)
+        else:
+            computation = executor.finalize_computation(evm_tx, computation)
         if cancun:  # (transient storage lives for one transaction)
             state.clear_transient_storage()
         state.lock_changes()
@@ -924,6 +930,31 @@ class _Simulator:
 
 
 CANCUN_MESSAGE = CancunTransactionExecutor.build_evm_message
+
+
+SPURIOUS_FINALIZE = SpuriousDragonTransactionExecutor.finalize_computation
+
+
+def _finalize(state: Any, executor: Any, envelope: Envelope, computation: Any) -> None:
+    """Spurious Dragon's ``finalize_computation`` (Frontier's refund and fee, then the touched
+    empty accounts cleared) step for step, the gas price read from the computation's
+    transaction context rather than a context built again, without the debug lines it
+    formats for every transaction."""
+    gas_remaining = computation.get_gas_remaining()
+    gas_used = envelope.gas - gas_remaining
+    gas_refund = executor.calculate_gas_refund(computation, gas_used)
+    floor = executor.calc_data_floor_gas(envelope, gas_used, gas_refund)
+    computation.data_floor_gas = floor
+    refund = (gas_refund + gas_remaining - floor) * computation.transaction_context.gas_price
+    if refund:
+        state.delta_balance(computation.msg.sender, refund)
+    fee = (envelope.gas - gas_remaining - gas_refund + floor) * state.get_tip(envelope)
+    state.delta_balance(state.coinbase, fee)
+    for account in computation.get_accounts_for_deletion():
+        state.delete_account(account)
+    for account in collect_touched_accounts(computation):
+        if state.account_exists(account) and state.account_is_empty(account):
+            state.delete_account(account)
 
 
 def _system_writes(vm: Any, evm_header: Any) -> None:
