@@ -5,7 +5,6 @@ traceback."""
 
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path
 
@@ -16,17 +15,14 @@ import ethread
 from ethread import frames
 from ethread.backends.leveldb import LevelDBBackend
 from ethread.backends.open import open_backend
-from ethread.cli import main, storage
+from ethread.cli import main
 from ethread.errors import StoreError
 from tests.support.paths import conformance_dir
 
 
 def run(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="ethread")
-    storage.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    result: int = args.run(args)
-    return result
+    """``ethread ARGV`` run in this process: its exit status."""
+    return main(argv)
 
 
 def test_import_export_verify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

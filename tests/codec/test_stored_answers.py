@@ -9,7 +9,6 @@ answer kept under another format's name is never read."""
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,7 +22,7 @@ from ethread.backends.lmdb import LMDBBackend
 from ethread.backends.memory import MemoryBackend
 from ethread.backends.verify import VerifyFailed, verify_store
 from ethread.chain.importer import write_block
-from ethread.cli import storage
+from ethread.cli import main
 from ethread.codec import stored_answers
 from ethread.codec.answers import ANSWER_STYLES, GETH_1_16
 from ethread.codec.dispatch import DEFAULT_CONTEXT
@@ -215,8 +214,5 @@ def test_the_name_changes_with_the_declarations_and_the_blob_parameters(
 
 
 def _run(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="ethread")
-    storage.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    result: int = args.run(args)
-    return result
+    """``ethread ARGV`` run in this process: its exit status."""
+    return main(argv)
