@@ -451,26 +451,21 @@ class _Hooks:
     def apply_message(cls, state: Any, message: Any, transaction_context: Any,
                       parent_computation: Any = None) -> Any:
         base: Any = super()
+        apply = base.apply_message
         session = _active.session
         if session is None or message.is_create:  # (a create's own entry point reports it)
-            return base.apply_message(state, message, transaction_context, parent_computation)
-        depth = _enter(session, message, parent_computation)
-        computation = base.apply_message(state, message, transaction_context, parent_computation)
-        _exit(session, depth, message, computation)
-        return computation
+            return apply(state, message, transaction_context, parent_computation)
+        return _as_frame(session, apply, state, message, transaction_context, parent_computation)
 
     @classmethod
     def apply_create_message(cls, state: Any, message: Any, transaction_context: Any,
                              parent_computation: Any = None) -> Any:
         base: Any = super()
+        apply = base.apply_create_message
         session = _active.session
         if session is None:
-            return base.apply_create_message(state, message, transaction_context, parent_computation)
-        depth = _enter(session, message, parent_computation)
-        computation = base.apply_create_message(state, message, transaction_context,
-                                                parent_computation)
-        _exit(session, depth, message, computation)
-        return computation
+            return apply(state, message, transaction_context, parent_computation)
+        return _as_frame(session, apply, state, message, transaction_context, parent_computation)
 
     @classmethod
     def apply_computation(cls, state: Any, message: Any, transaction_context: Any,
@@ -481,6 +476,16 @@ class _Hooks:
             return base.apply_computation(state, message, transaction_context, parent_computation)
         return _stepping_computation(cls, session, state, message, transaction_context,
                                      parent_computation)
+
+
+def _as_frame(session: _Session, apply: Any, state: Any, message: Any, transaction_context: Any,
+              parent_computation: Any) -> Any:
+    """py-evm's ``apply`` (``apply_message`` or ``apply_create_message``) of ``message``,
+    reported to the session's tracer as one call frame entered and left."""
+    depth = _enter(session, message, parent_computation)
+    computation = apply(state, message, transaction_context, parent_computation)
+    _exit(session, depth, message, computation)
+    return computation
 
 
 def _stepping_computation(cls: Any, session: _Session, state: Any, message: Any,
