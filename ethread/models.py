@@ -612,8 +612,9 @@ StateOverride: TypeAlias = tuple[AccountOverride, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BlockOverrides:
-    """Fields of the block context a call runs in, replaced for that call only."""
+class HeaderOverrides:
+    """The fields of a block's context a caller sets instead of the block's own (geth's
+    ``BlockOverrides``); None: the block's own."""
 
     number: int | None = None
     difficulty: int | None = None
@@ -623,8 +624,16 @@ class BlockOverrides:
     prev_randao: Hash32 | None = None
     base_fee_per_gas: int | None = None
     blob_base_fee: int | None = None
+    """Not a header field: what BLOBBASEFEE and the blob fee checks read."""
     beacon_root: Hash32 | None = None
-    """Accepted in the parameter, refused by eth_call and eth_estimateGas as geth does."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockOverrides(HeaderOverrides):
+    """Fields of the block context a call runs in, replaced for that call only.
+    ``beacon_root`` is accepted in the parameter and refused by eth_call and eth_estimateGas,
+    as geth does."""
+
     withdrawals: bool = False
     """Whether withdrawals were given (refused the same way)."""
 

@@ -9,27 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .models import Address, Block, CallRequest, Hash32, Log, StateOverride, Withdrawal
+from .models import Block, CallRequest, HeaderOverrides, Log, StateOverride, Withdrawal
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SimulatedBlockOverrides:
+class SimulatedBlockOverrides(HeaderOverrides):
     """The header fields one simulated block sets instead of deriving them; None: derived.
 
     ``number`` and ``time`` default to one and twelve seconds past the block before;
     ``withdrawals`` are paid at the end of the block (from Shanghai on).
     """
 
-    number: int | None = None
-    difficulty: int | None = None
-    time: int | None = None
-    gas_limit: int | None = None
-    fee_recipient: Address | None = None
-    prev_randao: Hash32 | None = None
-    base_fee_per_gas: int | None = None
-    blob_base_fee: int | None = None
-    """Not a header field: what BLOBBASEFEE and the blob fee checks read in this block."""
-    beacon_root: Hash32 | None = None
     withdrawals: tuple[Withdrawal, ...] | None = None
 
 
