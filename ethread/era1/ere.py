@@ -40,7 +40,7 @@ from typing import Literal
 
 from ..keccak import keccak256 as keccak
 from ..models import Hash32
-from ..rlpcodec.items import Nested, decode_list, encode_nested
+from ..rlpcodec.items import Nested, decode_list, encode_list_of_encoded, encode_nested
 from . import e2store
 from .accumulator import EPOCH_SIZE, accumulator_root
 from .e2store import FormatError, encode_record, read_record
@@ -138,7 +138,7 @@ def slim_to_consensus(slim: bytes) -> bytes:
         fields = [item[1], item[2], logs_bloom(item[3]), item[3]]
         encoded = encode_nested(fields)
         out.append(encoded if not kind else encode_nested(kind + encoded))
-    return _encoded_list(out)
+    return encode_list_of_encoded(out)
 
 
 def consensus_to_slim(consensus: bytes) -> bytes:
@@ -155,15 +155,6 @@ def consensus_to_slim(consensus: bytes) -> bytes:
             raise ValueError("a receipt has 4 fields")
         slim.append([kind, fields[0], fields[1], fields[3]])
     return encode_nested(slim)
-
-
-def _encoded_list(encoded: Sequence[bytes]) -> bytes:
-    payload = b"".join(encoded)
-    length = len(payload)
-    if length < 56:
-        return bytes((0xC0 + length,)) + payload
-    size = length.to_bytes((length.bit_length() + 7) // 8, "big")
-    return bytes((0xF7 + len(size),)) + size + payload
 
 
 # -- reading -------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from trie.exceptions import MissingTrieNode
 
 from ..keccak import keccak256
 from ..lru import LRU
-from ..rlpcodec.items import decode_nested
+from ..rlpcodec.items import decode_nested, encode_list_payload
 
 __all__ = ["BLANK_ROOT", "OverlayTrie", "ordered_trie_root"]
 
@@ -86,14 +86,6 @@ def _string(value: bytes) -> bytes:
         return bytes((0x80 + length,)) + value
     size = length.to_bytes((length.bit_length() + 7) // 8, "big")
     return bytes((0xB7 + len(size),)) + size + value
-
-
-def _list(payload: bytes) -> bytes:
-    length = len(payload)
-    if length < 56:
-        return bytes((0xC0 + length,)) + payload
-    size = length.to_bytes((length.bit_length() + 7) // 8, "big")
-    return bytes((0xF7 + len(size),)) + size + payload
 
 
 class OverlayTrie:
@@ -324,10 +316,10 @@ class OverlayTrie:
         kind = node[0]
         if kind == BRANCH:
             reference = self._reference
-            return _list(b"".join([reference(child) for child in node[1]]) + _string(node[2]))
+            return encode_list_payload(b"".join([reference(child) for child in node[1]]) + _string(node[2]))
         if kind == LEAF:
-            return _list(_string(_hex_prefix(node[1], True)) + _string(node[2]))
-        return _list(_string(_hex_prefix(node[1], False)) + self._reference(node[2]))
+            return encode_list_payload(_string(_hex_prefix(node[1], True)) + _string(node[2]))
+        return encode_list_payload(_string(_hex_prefix(node[1], False)) + self._reference(node[2]))
 
 
 def ordered_trie_root(items: Iterable[bytes]) -> bytes:

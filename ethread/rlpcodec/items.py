@@ -309,5 +309,9 @@ def rlp_list_length(payload_length: int) -> int:
 
 def encode_list_of_encoded(items: Sequence[bytes]) -> bytes:
     """An RLP list from items that are already RLP encoded (joins without re-encoding)."""
-    payload = b"".join(items)
+    return encode_list_payload(b"".join(items))
+
+
+def encode_list_payload(payload: bytes) -> bytes:
+    """An RLP list whose items, already RLP encoded, are joined in ``payload``."""
     return _prefix(len(payload), 0xC0) + payload
