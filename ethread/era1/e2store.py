@@ -8,6 +8,7 @@ last record is a block index, which is what lets a reader seek instead of scanni
 from __future__ import annotations
 
 import mmap
+import os
 import struct
 from dataclasses import dataclass
 
@@ -93,6 +94,22 @@ def read_record(buf: bytes | mmap.mmap, offset: int, path: str,
         raise FormatError(path, offset, f"corrupted: expected a {TYPE_NAMES[expected]} record, "
                           f"found type 0x{kind.hex()}")
     return record
+
+
+def map_file(path: str, least: int, what: str) -> mmap.mmap:
+    """The file at ``path`` memory-mapped read-only; :class:`FormatError` when it cannot be
+    opened or is shorter than ``least`` bytes (too short for ``what``)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        raise FormatError(path, 0, f"cannot open: {exc.strerror}") from None
+    try:
+        size = os.fstat(fd).st_size
+        if size < least:
+            raise FormatError(path, 0, f"truncated: {size} bytes is too short for {what}")
+        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)
 
 
 def encode_record(kind: bytes, data: bytes) -> bytes:

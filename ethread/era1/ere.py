@@ -29,7 +29,6 @@ included), so the Era backend, its index and the frames read both kinds of file 
 
 from __future__ import annotations
 
-import mmap
 import os
 import re
 import struct
@@ -173,19 +172,8 @@ class EreFile:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._where = str(self.path)
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError as exc:
-            raise FormatError(self._where, 0, f"cannot open: {exc.strerror}") from None
-        try:
-            size = os.fstat(fd).st_size
-            if size < e2store.HEADER_SIZE * 2 + 40:
-                raise FormatError(self._where, 0, f"truncated: {size} bytes is too short for "
-                                  "an ere file")
-            self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-        finally:
-            os.close(fd)
-        self.size = size
+        self._map = e2store.map_file(self._where, e2store.HEADER_SIZE * 2 + 40, "an ere file")
+        self.size = size = len(self._map)
         buf = self._map
         read_record(buf, 0, self._where, e2store.VERSION)
         self.count: int = _U64.unpack_from(buf, size - 8)[0]

@@ -10,8 +10,6 @@ File names are ``<network>-<epoch, 5 digits>-<first 4 bytes of the accumulator r
 
 from __future__ import annotations
 
-import mmap
-import os
 import re
 import struct
 from dataclasses import dataclass
@@ -65,21 +63,10 @@ class Era1File:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._where = str(self.path)
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError as exc:
-            raise FormatError(self._where, 0, f"cannot open: {exc.strerror}") from None
-        try:
-            size = os.fstat(fd).st_size
-            if size < e2store.HEADER_SIZE * 3 + 32 + 24:
-                raise FormatError(self._where, 0, f"truncated: {size} bytes is too short for "
-                                  "an Era1 file")
-            self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-        finally:
-            os.close(fd)
+        self._map = e2store.map_file(self._where, e2store.HEADER_SIZE * 3 + 32 + 24, "an Era1 file")
         # Slicing the map copies bytes out, so no view pins it and close() always works.
         self._buf = self._map
-        self.size = size
+        self.size = size = len(self._map)
         read_record(self._buf, 0, self._where, e2store.VERSION)
         self.count: int = _U64.unpack_from(self._buf, size - 8)[0]
         if not 1 <= self.count <= EPOCH_SIZE:
