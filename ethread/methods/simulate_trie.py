@@ -14,8 +14,10 @@ value of its hash, so the decoded nodes are shared by every trie given the same 
 
 The root, the nodes and their encodings are those of the Ethereum trie (Yellow Paper,
 appendix D) that py-trie builds: a node whose encoding is under 32 bytes is embedded in its
-parent, the root is always hashed and stored. ``tests/methods/test_simulate_vm.py`` compares roots
-and reads with py-trie's over random changes.
+parent, the root is always hashed and stored. :func:`ordered_trie_root` builds the tries
+keyed by position (a block's transactions and receipts) from their sorted keys in one pass.
+``tests/methods/test_simulate_trie.py`` compares roots and reads with py-trie's over random
+changes, and ordered roots with py-trie's.
 """
 
 from __future__ import annotations
@@ -324,23 +326,45 @@ class OverlayTrie:
 
 def ordered_trie_root(items: Iterable[bytes]) -> bytes:
     """The root of the trie of ``items`` keyed by the RLP of their positions (a block's
-    transactions, receipts, withdrawals), its nodes kept nowhere."""
-    trie = _RootOnly({})
-    for position, item in enumerate(items):
-        trie[_string(position.to_bytes((position.bit_length() + 7) // 8, "big"))] = item
-    return trie.root_hash
+    transactions, receipts, withdrawals), built bottom-up from the sorted keys: the whole key
+    set is known, so each node is encoded once, and none is kept."""
+    pairs = sorted((_string(position.to_bytes((position.bit_length() + 7) // 8, "big")).hex(),
+                    item) for position, item in enumerate(items))
+    if not pairs:
+        return BLANK_ROOT
+    return keccak256(_ordered_node(pairs, 0, len(pairs), 0))
 
 
-class _RootOnly(OverlayTrie):
-    """A trie whose new nodes are kept nowhere (only its root is wanted)."""
+def _ordered_node(pairs: list[tuple[str, bytes]], low: int, high: int, depth: int) -> bytes:
+    """The encoding of the node holding the sorted ``pairs[low:high]`` (hex paths and values),
+    whose paths share their first ``depth`` digits."""
+    first = pairs[low][0]
+    if high - low == 1:
+        return encode_list_payload(_string(_hex_prefix(first[depth:], True)) + _string(pairs[low][1]))
+    last = pairs[high - 1][0]
+    shared = depth
+    limit = min(len(first), len(last))
+    while shared < limit and first[shared] == last[shared]:
+        shared += 1
+    if shared > depth:  # (sorted: what the first and the last share, all share)
+        child = _ordered_node(pairs, low, high, shared)
+        return encode_list_payload(_string(_hex_prefix(first[depth:shared], False)) + _embedded(child))
+    children = [b"\x80"] * 16
+    value = b""
+    at = low
+    if len(first) == depth:  # (a path ending here sorts first: the branch's value)
+        value = pairs[low][1]
+        at += 1
+    while at < high:
+        digit = pairs[at][0][depth]
+        end = at + 1
+        while end < high and pairs[end][0][depth] == digit:
+            end += 1
+        children[_INDEX[digit]] = _embedded(_ordered_node(pairs, at, end, depth + 1))
+        at = end
+    return encode_list_payload(b"".join(children) + _string(value))
 
-    __slots__ = ()
 
-    def _node(self, ref: Ref, key: bytes) -> Node:
-        """The node ``ref`` (not None) stands for, read when it is a hash."""
-        if type(ref) is bytes:
-            return self._load(ref, key)
-        return cast(Node, ref)
-
-    def _store(self, node_hash: bytes, encoded: bytes, node: Node) -> None:
-        pass
+def _embedded(encoded: bytes) -> bytes:
+    """How a parent holds a child node: itself under 32 bytes, else its hash."""
+    return encoded if len(encoded) < 32 else b"\xa0" + keccak256(encoded)
