@@ -242,17 +242,18 @@ def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
                       whole_bodies: bool = False) -> dict[str, Any]:
     """The tables ``names`` of the blocks ``records`` (in order) as Arrow tables.
 
-    A body is decoded whole only when a table needs its transactions or uncles; for blocks and
-    withdrawals its lists are counted from their items' length prefixes (see
-    :func:`_counted_body`). ``whole_bodies`` decodes every body whole all the same: the plain
-    path, which tests and the benchmark hold the counting to. ``on_block`` (if given) is called
+    A body is decoded whole only when a table needs its transactions' fields (transactions,
+    receipts) or its uncles: for blocks and withdrawals its lists are counted from their items'
+    length prefixes (see :func:`_counted_body`), and for logs each transaction's hash is taken
+    from its bytes. ``whole_bodies`` decodes every body whole all the same: the plain path,
+    which tests and the benchmark hold these to. ``on_block`` (if given) is called
     after each block, for a progress bar."""
     wanted = set(names)
     cols: dict[str, dict[str, list[Any]]] = {name: {col: [] for col in SPECS[name]}
                                              for name in wanted}
     schedule = config if config is not None else _NO_SCHEDULE
     txs_needed = bool(wanted & {"transactions", "receipts", "logs"})
-    decode_body = whole_bodies or txs_needed or "uncles" in wanted
+    decode_body = whole_bodies or bool(wanted & {"transactions", "receipts", "uncles"})
     for raw in records:
         try:
             _decode_block(raw, cols, wanted, txs_needed, decode_body, schedule)
@@ -339,11 +340,11 @@ def _decode_block(raw: RawBlock, cols: dict[str, dict[str, list[Any]]], wanted: 
             w["amount_gwei"].append(entry[3])
     if "uncles" in wanted and uncles:
         _uncles(body_rlp, uncles, number, block_hash, cols["uncles"])
-    if not txs_needed or not items:
+    if not txs_needed or not tx_count:
         return
     senders = raw.senders
-    if len(senders) != 20 * len(items):
-        raise ValueError(f"{len(items)} transactions stored with {len(senders) // 20} senders")
+    if len(senders) != 20 * tx_count:
+        raise ValueError(f"{tx_count} transactions stored with {len(senders) // 20} senders")
     start, end = payload_span(body_rlp)
     spans = item_spans(body_rlp, *payload_span(body_rlp, start))
     receipts: list[Any] | None = None
@@ -353,8 +354,8 @@ def _decode_block(raw: RawBlock, cols: dict[str, dict[str, list[Any]]], wanted: 
             raise ValueError("the store holds no receipts for it")
         decoded = decode_nested(raw.receipts_rlp)
         assert isinstance(decoded, list)
-        if len(decoded) != len(items):
-            raise ValueError(f"{len(items)} transactions but {len(decoded)} receipts")
+        if len(decoded) != tx_count:
+            raise ValueError(f"{tx_count} transactions but {len(decoded)} receipts")
         receipts = decoded
     tx_cols = cols.get("transactions")
     rc_cols = cols.get("receipts")
@@ -368,9 +369,16 @@ def _decode_block(raw: RawBlock, cols: dict[str, dict[str, list[Any]]], wanted: 
     blob_price: int | None = None
     excess = _int(h[18]) if count > 18 else None  # type: ignore[arg-type]
     base = base_fee or 0
-    for index, (item, (lo, hi)) in enumerate(zip(items, spans, strict=True)):
+    for index, (lo, hi) in enumerate(spans):
         sender = senders[20 * index:20 * index + 20]
-        if type(item) is list:  # legacy: [nonce, gas price, gas, to, value, data, v, r, s]
+        if not decode_body:  # the logs alone: a transaction's hash is all they need of it
+            tx_hash = keccak(body_rlp[lo:hi] if body_rlp[lo] >= 0xC0
+                             else _string_payload(body_rlp, lo, hi))
+            kind = 0
+            recipient = value = nonce = price = blob_hashes = None
+        elif type(item := items[index]) is list:
+            # legacy: [nonce, gas price, gas, to, value, data, v, r, s]
+            kind = 0
             kind = 0
             tx_hash = keccak(body_rlp[lo:hi])
             nonce, price_raw, gas, to, value, data, v_raw, r, s = item
@@ -399,7 +407,8 @@ def _decode_block(raw: RawBlock, cols: dict[str, dict[str, list[Any]]], wanted: 
                 price = min(_int(cap), base + _int(tip))  # type: ignore[arg-type]
             v = _int(f[-3])  # type: ignore[arg-type]
             r, s = f[-2], f[-1]
-        recipient = to if to else None
+        if decode_body:
+            recipient = to if to else None
         if tx_rows is not None:
             for append, val in zip(tx_rows, (
                     number, block_hash, timestamp, index, tx_hash, kind, sender, recipient, value,
@@ -456,6 +465,14 @@ def _decode_block(raw: RawBlock, cols: dict[str, dict[str, list[Any]]], wanted: 
                 log_index += 1
         else:
             log_index += len(raw_logs)
+
+
+def _string_payload(raw: bytes, at: int, end: int) -> bytes:
+    """The payload of the string item ``raw[at:end]`` (a typed transaction's envelope)."""
+    first = raw[at]
+    if first < 0x80:
+        return raw[at:end]
+    return raw[at + 1 + (first - 0xB7 if first >= 0xB8 else 0):end]
 
 
 def _appenders(cols: dict[str, list[Any]] | None, spec: dict[str, Any]) -> list[Any] | None:

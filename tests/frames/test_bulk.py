@@ -69,21 +69,26 @@ def test_bulk_equals_models(compat: dict[str, Any], source: str) -> None:
 
 
 @pytest.mark.parametrize("source", ["lmdb", "era1", "ere"])
-def test_counted_bodies_give_the_decoded_bodies_blocks(compat: dict[str, Any],
-                                                       source: str) -> None:
-    """Blocks and withdrawals alone count each body's lists from their length prefixes; the
-    rows equal those of bodies decoded whole, and the model path's."""
+def test_bodies_read_in_part_give_the_decoded_bodies_rows(compat: dict[str, Any],
+                                                         source: str) -> None:
+    """Blocks and withdrawals alone count each body's lists from their length prefixes, and
+    logs alone hash each transaction's bytes without decoding it; the rows equal those of
+    bodies decoded whole, and the model path's."""
     backend = compat[source]
     stop = backend.pointer("latest") + 1
     config = backend.chain_config()
-    for names in (["blocks"], ["blocks", "withdrawals"], ["withdrawals"]):
-        counted = tables_of_records(backend.raw_blocks(0, stop, receipts=False), names, config)
-        whole = tables_of_records(backend.raw_blocks(0, stop, receipts=False), names, config,
+    for names in (["blocks"], ["blocks", "withdrawals"], ["withdrawals"], ["logs"],
+                  ["blocks", "logs"]):
+        receipts = "logs" in names
+        counted = tables_of_records(backend.raw_blocks(0, stop, receipts=receipts), names,
+                                    config)
+        whole = tables_of_records(backend.raw_blocks(0, stop, receipts=receipts), names, config,
                                   whole_bodies=True)
         _same(counted, whole)
         _same(counted, collect_models(compat["memory"], 0, stop, names, progress=False))
     counts = collect(backend, 0, stop, ["blocks"], progress=False)["blocks"]
     assert max(counts.column("transaction_count").to_pylist()) > 1
+    assert collect(backend, 0, stop, ["logs"], progress=False)["logs"].num_rows > 0
     assert max(counts.column("uncle_count").to_pylist()) > 0 or source == "ere"
 
 
@@ -101,7 +106,7 @@ def test_dense_history_reads_alike_everywhere(tmp_path: Path) -> None:
         for folder in (stores.era1, stores.ere):
             with EraBackend(folder, config=config) as era:
                 _same(collect(era, 0, 7, TABLES, progress=False), expected)
-                alone = ["blocks", "withdrawals"]  # bodies counted, not decoded
+                alone = ["blocks", "withdrawals", "logs"]  # bodies counted, not decoded
                 _same(collect(era, 0, 7, alone, progress=False),
                       {name: expected[name] for name in alone})
 
