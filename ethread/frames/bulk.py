@@ -26,6 +26,7 @@ from ..rlpcodec.items import (
     encode_nested,
     item_spans,
     payload_span,
+    shallow_items,
 )
 from . import columns as c
 from .extra import pyarrow
@@ -245,8 +246,9 @@ def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
     A body is decoded whole only when a table needs its transactions' fields (transactions,
     receipts) or its uncles: for blocks and withdrawals its lists are counted from their items'
     length prefixes (see :func:`_counted_body`), and for logs each transaction's hash is taken
-    from its bytes. ``whole_bodies`` decodes every body whole all the same: the plain path,
-    which tests and the benchmark hold these to. ``on_block`` (if given) is called
+    from its bytes; without the logs table, a receipt's logs are counted, not decoded (see
+    :func:`_counted_receipts`). ``whole_bodies`` decodes every body and receipt whole all the
+    same: the plain path, which tests and the benchmark hold these to. ``on_block`` (if given) is called
     after each block, for a progress bar."""
     wanted = set(names)
     cols: dict[str, dict[str, list[Any]]] = {name: {col: [] for col in SPECS[name]}
@@ -254,9 +256,10 @@ def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
     schedule = config if config is not None else _NO_SCHEDULE
     txs_needed = bool(wanted & {"transactions", "receipts", "logs"})
     decode_body = whole_bodies or bool(wanted & {"transactions", "receipts", "uncles"})
+    whole_receipts = whole_bodies or "logs" in wanted
     for raw in records:
         try:
-            _decode_block(raw, cols, wanted, txs_needed, decode_body, schedule)
+            _decode_block(raw, cols, wanted, txs_needed, decode_body, whole_receipts, schedule)
         except (ValueError, IndexError, TypeError) as exc:
             raise DecodeError(f"block {raw.number}: {exc}") from None
         if on_block is not None:
@@ -282,7 +285,8 @@ def _counted_body(body_rlp: bytes, withdrawals_wanted: bool
 
 
 def _decode_block(raw: RawBlock, cols: dict[str, dict[str, list[Any]]], wanted: set[str],
-                  txs_needed: bool, decode_body: bool, config: ChainConfig) -> None:
+                  txs_needed: bool, decode_body: bool, whole_receipts: bool,
+                  config: ChainConfig) -> None:
     header_rlp, body_rlp = raw.header_rlp, raw.body_rlp
     h = decode_nested(header_rlp)
     assert isinstance(h, list)
@@ -352,7 +356,8 @@ def _decode_block(raw: RawBlock, cols: dict[str, dict[str, list[Any]]], wanted: 
     if "receipts" in wanted or "logs" in wanted:
         if raw.receipts_rlp is None:
             raise ValueError("the store holds no receipts for it")
-        decoded = decode_nested(raw.receipts_rlp)
+        decoded = (decode_nested(raw.receipts_rlp) if whole_receipts or raw.slim
+                   else _counted_receipts(raw.receipts_rlp))
         assert isinstance(decoded, list)
         if len(decoded) != tx_count:
             raise ValueError(f"{tx_count} transactions but {len(decoded)} receipts")
@@ -425,12 +430,17 @@ def _decode_block(raw: RawBlock, cols: dict[str, dict[str, list[Any]]], wanted: 
             assert isinstance(entry, list)
             _, first, cumulative_raw, raw_logs = entry
             bloom = None
+        elif not whole_receipts:  # counted: (status or root, cumulative gas, bloom, logs)
+            first, cumulative_raw, bloom, log_count = entry
+            raw_logs = []
         else:
             fields = entry if type(entry) is list else decode_nested(entry[1:])  # type: ignore[index]
             assert isinstance(fields, list)
             first, cumulative_raw, bloom, raw_logs = fields
         cumulative = _int(cumulative_raw)  # type: ignore[arg-type]
         assert isinstance(raw_logs, list)
+        if slim or whole_receipts:
+            log_count = len(raw_logs)
         if rc_rows is not None:
             if len(first) == 32:
                 status, root = None, first
@@ -448,7 +458,7 @@ def _decode_block(raw: RawBlock, cols: dict[str, dict[str, list[Any]]], wanted: 
             for append, val in zip(rc_rows, (
                     number, block_hash, timestamp, index, tx_hash, kind, sender, recipient, value,
                     status, root, cumulative - previous, cumulative, price, contract,
-                    len(raw_logs), blob_gas, blob_price if blob_gas is not None else None, bloom,
+                    log_count, blob_gas, blob_price if blob_gas is not None else None, bloom,
             ), strict=True):
                 append(val)
         previous = cumulative
@@ -464,7 +474,25 @@ def _decode_block(raw: RawBlock, cols: dict[str, dict[str, list[Any]]], wanted: 
                     append(val)
                 log_index += 1
         else:
-            log_index += len(raw_logs)
+            log_index += log_count
+
+
+def _counted_receipts(raw: bytes) -> list[tuple[bytes, bytes, bytes, int]]:
+    """Each receipt of a block's receipts RLP (with blooms: Era1, LMDB) as its status or root,
+    cumulative gas, bloom and the number of its logs, counted from their length prefixes
+    without decoding one (the receipts table without the logs table needs no more)."""
+    counted = []
+    for entry in shallow_items(raw, *payload_span(raw)):
+        if type(entry) is tuple:  # a legacy receipt: a list
+            record, (lo, hi) = raw, entry
+        else:  # a typed receipt: its type byte, then a list
+            record = entry  # type: ignore[assignment]
+            lo, hi = payload_span(record, 1)
+        fields = shallow_items(record, lo, hi)
+        if len(fields) != 4 or type(fields[3]) is not tuple or tuple in map(type, fields[:3]):
+            raise ValueError("a receipt is [status or root, cumulative gas, bloom, logs]")
+        counted.append((fields[0], fields[1], fields[2], count_items(record, *fields[3])))
+    return counted  # type: ignore[return-value]
 
 
 def _string_payload(raw: bytes, at: int, end: int) -> bytes:

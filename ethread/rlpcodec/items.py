@@ -236,6 +236,37 @@ def item_spans(raw: bytes, at: int, end: int) -> list[tuple[int, int]]:
     return spans
 
 
+def shallow_items(raw: bytes, at: int, end: int) -> list[bytes | tuple[int, int]]:
+    """The items of the list payload ``raw[at:end]`` one level deep: a string as its bytes, a
+    list left undecoded as the ``(start, end)`` of its payload in ``raw`` (to count, decode or
+    skip later); ValueError when an item runs past ``end``."""
+    items: list[bytes | tuple[int, int]] = []
+    append = items.append
+    while at < end:
+        first = raw[at]
+        if first < 0x80:
+            append(raw[at:at + 1])
+            at += 1
+            continue
+        if first < 0xB8:
+            start = at + 1
+            stop = start + first - 0x80
+        elif first < 0xC0:
+            start = at + first - 0xB6
+            stop = start + int.from_bytes(raw[at + 1:start], "big")
+        elif first < 0xF8:
+            start = at + 1
+            stop = start + first - 0xC0
+        else:
+            start = at + first - 0xF6
+            stop = start + int.from_bytes(raw[at + 1:start], "big")
+        if stop > end:
+            raise ValueError("an RLP item runs past its enclosing item")
+        append(raw[start:stop] if first < 0xC0 else (start, stop))
+        at = stop
+    return items
+
+
 def count_items(raw: bytes, at: int, end: int) -> int:
     """How many items the list payload ``raw[at:end]`` holds, read from their length prefixes
     alone (a body's transactions counted without decoding one); ValueError when the last item

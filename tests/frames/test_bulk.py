@@ -71,15 +71,16 @@ def test_bulk_equals_models(compat: dict[str, Any], source: str) -> None:
 @pytest.mark.parametrize("source", ["lmdb", "era1", "ere"])
 def test_bodies_read_in_part_give_the_decoded_bodies_rows(compat: dict[str, Any],
                                                          source: str) -> None:
-    """Blocks and withdrawals alone count each body's lists from their length prefixes, and
-    logs alone hash each transaction's bytes without decoding it; the rows equal those of
-    bodies decoded whole, and the model path's."""
+    """Blocks and withdrawals alone count each body's lists from their length prefixes, logs
+    alone hash each transaction's bytes without decoding it, and receipts without logs count
+    each receipt's logs; the rows equal those of bodies and receipts decoded whole, and the
+    model path's."""
     backend = compat[source]
     stop = backend.pointer("latest") + 1
     config = backend.chain_config()
     for names in (["blocks"], ["blocks", "withdrawals"], ["withdrawals"], ["logs"],
-                  ["blocks", "logs"]):
-        receipts = "logs" in names
+                  ["blocks", "logs"], ["receipts"], ["transactions", "receipts"]):
+        receipts = "logs" in names or "receipts" in names
         counted = tables_of_records(backend.raw_blocks(0, stop, receipts=receipts), names,
                                     config)
         whole = tables_of_records(backend.raw_blocks(0, stop, receipts=receipts), names, config,
@@ -106,9 +107,9 @@ def test_dense_history_reads_alike_everywhere(tmp_path: Path) -> None:
         for folder in (stores.era1, stores.ere):
             with EraBackend(folder, config=config) as era:
                 _same(collect(era, 0, 7, TABLES, progress=False), expected)
-                alone = ["blocks", "withdrawals", "logs"]  # bodies counted, not decoded
-                _same(collect(era, 0, 7, alone, progress=False),
-                      {name: expected[name] for name in alone})
+                for alone in (["blocks", "withdrawals", "logs"], ["receipts"]):  # read in part
+                    _same(collect(era, 0, 7, alone, progress=False),
+                          {name: expected[name] for name in alone})
 
 
 def test_two_workers_give_the_one_worker_tables(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from ethread.rlpcodec.items import (
     encode_nested,
     item_spans,
     payload_span,
+    shallow_items,
 )
 
 
@@ -48,6 +49,11 @@ def test_the_spans_of_a_list_are_its_items_encodings() -> None:
         start, end = payload_span(raw, outer_start + 5)  # after the 4-byte string b"head"
         assert [raw[a:b] for a, b in item_spans(raw, start, end)] == [rlp.encode(i) for i in items]
         assert count_items(raw, start, end) == len(items)
+        shallow = shallow_items(raw, start, end)
+        # a string as its bytes, a list as the span of its payload (its items' encodings)
+        assert [raw[s[0]:s[1]] if isinstance(s, tuple) else s for s in shallow] == [
+            b"".join(rlp.encode(x) for x in i) if isinstance(i, list) else i for i in items]
+        assert [isinstance(s, tuple) for s in shallow] == [isinstance(i, list) for i in items]
         assert decode_list(raw)[1] == rlp.decode(raw)[1]
 
 
@@ -91,6 +97,8 @@ def test_a_list_is_required_where_one_belongs() -> None:
         item_spans(b"\x85ab", 0, 3)
     with pytest.raises(ValueError):
         count_items(b"\x85ab", 0, 3)
+    with pytest.raises(ValueError):
+        shallow_items(b"\x85ab", 0, 3)
 
 
 items = st.recursive(st.binary(max_size=70),
