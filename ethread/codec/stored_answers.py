@@ -107,6 +107,21 @@ def stored_receipts(backend: Backend, block_hash: Hash32, style: AnswerStyle
     return None if kept is None else orjson.Fragment(kept)
 
 
+def lacks_answers(backend: Backend) -> bool:
+    """Whether a store that keeps answers lacks them at its first or its last block (written
+    by an older ethread, or an upgrade left unfinished): what a server warns of when it opens
+    the store."""
+    if not keeps_answers(type(backend)):
+        return False
+    head = backend.pointer("latest")
+    for number in (0, head) if head is not None else ():
+        block_hash = backend.canonical_hash(number)
+        if block_hash is not None and typing.cast(AnswerRecords, backend).answer_record(
+                RECEIPTS_ANSWER, block_hash) is None:
+            return True
+    return False
+
+
 class _Upgradable(WritableBackend, AnswerRecords, typing.Protocol):
     """A store that can be given the answers an older ethread did not keep."""
 

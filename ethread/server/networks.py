@@ -17,6 +17,7 @@ from ..backend import Backend
 from ..codec.answers import answer_style
 from ..codec.dispatch import Context
 from ..codec.jsonrpc import Dispatcher
+from ..codec.stored_answers import lacks_answers
 from ..devchain.demo import demo_chain
 from ..progress import Progress, ProgressBar
 from .config import NetworkConfig, ServerConfig
@@ -205,7 +206,14 @@ def _storage_backend(config: NetworkConfig) -> Backend:
 
     assert config.path is not None
     if config.backend == "db":
-        return open_backend(db=config.path)
+        backend = open_backend(db=config.path)
+        if lacks_answers(backend):
+            log.warning("network %s: the store at %s lacks the answers this ethread keeps "
+                        "beside each block (an older ethread wrote it): eth_getBlockReceipts "
+                        "decodes every block no worker has read; `ethread upgrade --db %s` "
+                        "adds them, while the store is served", config.name, config.path,
+                        config.path)
+        return backend
     return open_backend(era=config.path)
 
 

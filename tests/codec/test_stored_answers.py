@@ -33,6 +33,7 @@ from ethread.codec.stored_answers import (
     _declarations_fingerprint,
     encode_receipts,
     keeps_answers,
+    lacks_answers,
     receipts_as_stored,
 )
 from ethread.forks.table import FORKS, fork_named
@@ -118,6 +119,7 @@ def test_an_older_store_is_answered_from_its_records_then_upgraded(
     for number, body in _receipts_bodies(rpc_compat_memory):
         assert reader.handle(body) == ethread.handle(rpc_compat_memory, body), number
     assert verify_store(store, None, DERIVED).without_answers == head + 1
+    assert lacks_answers(store)  # what a server warns of when it opens the store
     store.close()
 
     assert _run("verify", "--db", str(path)) == 0
@@ -132,6 +134,7 @@ def test_an_older_store_is_answered_from_its_records_then_upgraded(
 
     with LMDBBackend(path, create=False) as upgraded:
         assert verify_store(upgraded, None, DERIVED).without_answers == 0
+        assert not lacks_answers(upgraded)
         fast = Dispatcher(upgraded)
         for number, body in _receipts_bodies(rpc_compat_memory):
             block_hash = upgraded.canonical_hash(number)
@@ -190,6 +193,7 @@ def test_an_answer_lands_with_its_block_or_not_at_all(rpc_compat_memory: MemoryB
 def test_only_stores_keep_answers_and_every_style_reads_them() -> None:
     assert keeps_answers(LMDBBackend) and keeps_answers(LevelDBBackend)
     assert not keeps_answers(MemoryBackend)
+    assert not lacks_answers(MemoryBackend())
     assert receipts_as_stored(GETH_1_16)  # it withholds a field of transactions only
 
 
