@@ -16,10 +16,10 @@ Then, per backend, the HTTP bench's receipts row in process: ``--served`` reques
 blocks (bodies that differ) through a dispatcher with its default caches, as a server process
 answers them from its start, in CPU µs per request (the first quarter, mostly never-read
 blocks, and the rest), beside eth_chainId's through the same dispatcher. For the stores, the
-cold receipts row once more in CPU µs per request, on the plain path (the block's records
-decoded and its receipts encoded) and from the answer the store keeps beside each block
-(``ethread.codec.stored_answers``), side by side: bench_vs_anvil's ``--requests`` rows ask for
-such blocks.
+cold receipts row (and a transaction's receipt of such a block) once more in CPU µs per
+request, on the plain path (the block's records decoded and its receipts encoded) and from the
+answer the store keeps beside each block (``ethread.codec.stored_answers``), side by side:
+bench_vs_anvil's ``--requests`` rows ask for such blocks.
 """
 
 from __future__ import annotations
@@ -210,10 +210,10 @@ def bench_peer_reads(blocks: int, folder: Path, engines: list[str], served: int)
             if engine != "memory":
                 backend.close()
         if engine != "memory":
-            plain, kept = cold_receipts_cpu(make, chain.head)
-            print(f"  {engine:<8} {'eth_getBlockReceipts, cold, CPU a request':<42} plain path "
-                  f"{plain:6.1f} µs   kept answer {kept:6.1f} µs   (best of 3, "
-                  f"{min(chain.head, COLD_BLOCKS)} blocks never read)")
+            for method, plain, kept in cold_receipts_cpu(make, chain):
+                print(f"  {engine:<8} {method + ', cold, CPU a request':<42} plain path "
+                      f"{plain:6.1f} µs   kept answer {kept:6.1f} µs   (best of 3, "
+                      f"{min(chain.head, COLD_BLOCKS)} blocks never read)")
         backend = make()
         first, rest, floor = served_receipts(backend, chain.head, served)
         print(f"  {engine:<8} {'eth_getBlockReceipts, random, answer cache on':<42} first quarter "
@@ -227,39 +227,49 @@ COLD_BLOCKS = 2_000
 """Blocks the cold receipts row reads, each once, through a store opened afresh."""
 
 
-def cold_receipts_cpu(make: Callable[[], Any], head: int) -> tuple[float, float]:
-    """CPU µs per eth_getBlockReceipts of a block the process has never read (a store opened
-    afresh, a dispatcher with its default caches, code warmed on other blocks first; distinct
-    blocks in random order, bodies with ids that differ), on the plain path (the block's
-    records decoded and encoded: ``stored_answers`` off) and from the answer the store keeps
-    beside the block; the best of three rounds each, taking turns."""
+def cold_receipts_cpu(make: Callable[[], Any], chain: PeerChain
+                      ) -> list[tuple[str, float, float]]:
+    """CPU µs per eth_getBlockReceipts (by number) and eth_getTransactionReceipt (of each
+    block's transaction) of blocks the process has never read (a store opened afresh, a
+    dispatcher with its default caches, code warmed on other blocks first; distinct blocks in
+    random order, bodies with ids that differ), on the plain path (the block's records decoded
+    and encoded: ``stored_answers`` off) and from the answer the store keeps beside the
+    block; the best of three rounds each, taking turns."""
     backend = make()
     if add_answers(backend):  # a store kept from a run before the importer kept answers
         print("  (the kept store lacked the answers the importer now keeps: added them)")
     backend.close()
-    numbers = list(range(1, head + 1))
+    numbers = list(range(2, chain.head + 1))  # (block 1 deploys Ping: its transaction is not listed)
     random.Random(11).shuffle(numbers)
     cold, warm = numbers[:COLD_BLOCKS], numbers[COLD_BLOCKS:][:500] or numbers[:50]
 
-    def body(n: int, number: int) -> bytes:
+    def by_number(n: int, number: int) -> bytes:
         return (b'{"jsonrpc":"2.0","id":%d,"method":"eth_getBlockReceipts","params":["%s"]}'
                 % (n, hex(number).encode()))
 
-    best: dict[bool, float] = {}
-    for _ in range(3):
-        for stored in (False, True):
-            backend = make()
-            dispatcher = Dispatcher(backend, replace(DEFAULT_CONTEXT, stored_answers=stored))
-            for n, number in enumerate(warm):
-                dispatcher.handle(body(n, number))
-            bodies = [body(100_000 + n, number) for n, number in enumerate(cold)]
-            started = time.process_time()
-            for request in bodies:
-                dispatcher.handle(request)
-            spent = (time.process_time() - started) / len(bodies) * 1e6
-            best[stored] = min(best.get(stored, spent), spent)
-            backend.close()
-    return best[False], best[True]
+    def by_transaction(n: int, number: int) -> bytes:
+        return (b'{"jsonrpc":"2.0","id":%d,"method":"eth_getTransactionReceipt",'
+                b'"params":["%s"]}' % (n, chain.tx_hashes[number - 2].encode()))
+
+    rows = []
+    for method, body in (("eth_getBlockReceipts", by_number),
+                         ("eth_getTransactionReceipt", by_transaction)):
+        best: dict[bool, float] = {}
+        for _ in range(3):
+            for stored in (False, True):
+                backend = make()
+                dispatcher = Dispatcher(backend, replace(DEFAULT_CONTEXT, stored_answers=stored))
+                for n, number in enumerate(warm):
+                    dispatcher.handle(body(n, number))
+                bodies = [body(100_000 + n, number) for n, number in enumerate(cold)]
+                started = time.process_time()
+                for request in bodies:
+                    dispatcher.handle(request)
+                spent = (time.process_time() - started) / len(bodies) * 1e6
+                best[stored] = min(best.get(stored, spent), spent)
+                backend.close()
+        rows.append((method, best[False], best[True]))
+    return rows
 
 
 def served_receipts(backend: Any, head: int, count: int) -> tuple[float, float, float]:

@@ -72,7 +72,7 @@ from .serialize import (
     to_json,
 )
 from .simulate import parse_simulate_options, simulated_blocks_json
-from .stored_answers import stored_receipts
+from .stored_answers import stored_receipt, stored_receipts
 from .trace_cache import RECORDED_METHOD, TraceCache
 from .trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS, TraceHandler
 from .txpool_rpc import SEND_RAW_TRANSACTION, TXPOOL_METHODS, TxPoolService
@@ -256,6 +256,19 @@ def _get_block_receipts(backend: Backend, params: Params, ctx: Context) -> Any:
             return stored
     return block_receipts_json(block_hash, lambda: backend.receipts(block_hash), ctx.fragments,
                                ctx.answers)
+
+
+def _get_transaction_receipt(backend: Backend, params: Params, ctx: Context) -> Any:
+    """As :func:`~ethread.methods.get_transaction_receipt` answers: from the answer the store
+    keeps beside the transaction's block when it keeps one
+    (:func:`~ethread.codec.stored_answers.stored_receipt`), else from the block's receipts."""
+    tx_hash = _arg(params, 0, parse_hash_param)
+    if ctx.stored_answers:
+        stored = stored_receipt(backend, tx_hash, ctx.answers)
+        if stored is not None:
+            return stored
+    receipt = get_transaction_receipt(backend, tx_hash)
+    return None if receipt is None else _json(receipt, ctx)
 
 
 def _get_logs(backend: Backend, params: Params, ctx: Context) -> Any:
@@ -529,7 +542,6 @@ _LOOKUPS: dict[str, tuple[Callable[..., Any], tuple[Callable[[Any], Any], ...], 
     "eth_getTransactionByHash": (get_transaction_by_hash, _BY_HASH, _json),
     "eth_getTransactionByBlockHashAndIndex": (get_transaction_by_block_hash_and_index, _BY_HASH_INDEX, _json),
     "eth_getTransactionByBlockNumberAndIndex": (get_transaction_by_block_number_and_index, _BY_NUMBER_INDEX, _json),
-    "eth_getTransactionReceipt": (get_transaction_receipt, _BY_HASH, _json),
     "eth_getBlockTransactionCountByHash": (counts.get_block_transaction_count_by_hash, _BY_HASH, _quantity),
     "eth_getBlockTransactionCountByNumber": (counts.get_block_transaction_count_by_number, _BY_NUMBER, _quantity),
     "eth_getUncleCountByBlockHash": (counts.get_uncle_count_by_block_hash, _BY_HASH, _quantity),
@@ -605,6 +617,7 @@ METHODS: dict[str, MethodSpec] = {
     "eth_uninstallFilter": MethodSpec(_uninstall_filter, 1, cacheable=False),
     **{name: MethodSpec(_lookup(get, parsers, render), len(parsers))
        for name, (get, parsers, render) in _LOOKUPS.items()},
+    "eth_getTransactionReceipt": MethodSpec(_get_transaction_receipt, 1),
     "eth_getAccountInfo": MethodSpec(_get_account_info, 1, 1),
     "eth_getRawTransactionByHash": MethodSpec(_raw_transaction(raw.get_raw_transaction, _BY_HASH), 1),
     "eth_getRawTransactionByBlockHashAndIndex": MethodSpec(

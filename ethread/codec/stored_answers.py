@@ -3,7 +3,8 @@ read of a block no process has decoded yet is one lookup instead of a decode and
 
 One answer is kept: eth_getBlockReceipts', the JSON of a block's receipts exactly as
 :func:`~ethread.codec.serialize.receipts_answer` encodes it for a request (the default answer
-style's, which every style that writes receipts and logs the same way shares). The importer
+style's, which every style that writes receipts and logs the same way shares); a
+transaction's receipt is its element of that answer. The importer
 derives it in the batch that writes the block (:func:`keep_answers`), so a store holds both or
 neither, a ``kill -9`` included; ``ethread verify --db`` encodes it again from the stored
 receipts and requires the same bytes (:data:`DERIVED`); and ``ethread upgrade --db`` adds it
@@ -35,7 +36,7 @@ from ..forks.table import FORKS
 from ..models import Block, Hash32, Log, Receipt
 from ..progress import Progress
 from .answers import DEFAULT_ANSWERS, AnswerStyle
-from .serialize import receipts_answer
+from .serialize import JSON, receipts_answer
 
 RECEIPTS_FORMAT = 1
 """Raised by hand when the receipts' JSON changes in a way their declarations do not show
@@ -105,6 +106,23 @@ def stored_receipts(backend: Backend, block_hash: Hash32, style: AnswerStyle
         return None
     kept = typing.cast(AnswerRecords, backend).answer_record(RECEIPTS_ANSWER, block_hash)
     return None if kept is None else orjson.Fragment(kept)
+
+
+def stored_receipt(backend: Backend, tx_hash: Hash32, style: AnswerStyle) -> JSON | None:
+    """eth_getTransactionReceipt's answer for a canonical transaction, as its element of the
+    answer kept beside its block (decoded from it: the dispatcher encodes it again to the same
+    bytes), or None where nothing is kept for it (the caller then reads the receipts)."""
+    if not keeps_answers(type(backend)) or not receipts_as_stored(style):
+        return None
+    location = backend.transaction_location(tx_hash)
+    if location is None:
+        return None
+    block_hash, index = location
+    kept = typing.cast(AnswerRecords, backend).answer_record(RECEIPTS_ANSWER, block_hash)
+    if kept is None:
+        return None
+    receipts = orjson.loads(kept)
+    return receipts[index] if 0 <= index < len(receipts) else None
 
 
 def lacks_answers(backend: Backend) -> bool:

@@ -1,11 +1,12 @@
 """Answers kept beside each block (``ethread.codec.stored_answers``): eth_getBlockReceipts read
 from the kept answer gives the same bytes as the plain path (the block's records decoded and
 encoded) and as the memory backend, for every block of the rpc-compat and Osaka chains, in
-either answer style; and the store's rules: an answer lands with its block or not at all
-(kill -9 during an import: tests/backends/test_lmdb.py and test_leveldb.py), ``ethread
-verify --db`` checks every kept answer and counts the blocks without one, a store an older
-ethread wrote is answered from its records and upgraded by ``ethread upgrade --db``, and an
-answer kept under another format's name is never read."""
+either answer style, and so does eth_getTransactionReceipt for every transaction; and the
+store's rules: an answer lands with its block or not at all (kill -9 during an import:
+tests/backends/test_lmdb.py and test_leveldb.py), ``ethread verify --db`` checks every kept
+answer and counts the blocks without one, a store an older ethread wrote is answered from its
+records and upgraded by ``ethread upgrade --db``, and an answer kept under another format's
+name is never read."""
 
 from __future__ import annotations
 
@@ -94,6 +95,23 @@ def test_kept_answers_are_the_plain_paths_for_every_block(
         answer = fast.handle(body)
         assert answer is not None and b'"result":[' in answer
         assert answer == plain.handle(body) == reference.handle(body), number
+
+
+@pytest.mark.parametrize("style", list(ANSWER_STYLES))
+def test_each_transactions_receipt_from_the_kept_answer_is_the_plain_paths(
+        chain: MemoryBackend, store: LMDBBackend, style: str) -> None:
+    context = replace(DEFAULT_CONTEXT, answers=ANSWER_STYLES[style])
+    fast = Dispatcher(store, context)
+    plain = Dispatcher(store, replace(context, stored_answers=False))
+    reference = Dispatcher(chain, context)
+    hashes = [tx.hash for _, block, _ in each_block(chain) for tx in block.transactions]
+    assert hashes
+    for tx_hash in [*hashes, b"\x42" * 32]:
+        body = (b'{"jsonrpc":"2.0","id":3,"method":"eth_getTransactionReceipt","params":'
+                b'["0x%s"]}' % tx_hash.hex().encode())
+        answer = fast.handle(body)
+        assert answer == plain.handle(body) == reference.handle(body), tx_hash.hex()
+        assert answer is not None and (b'"result":{' in answer or tx_hash == b"\x42" * 32)
 
 
 def test_tags_and_unknown_blocks_answer_as_before(chain: MemoryBackend, store: LMDBBackend
