@@ -315,6 +315,11 @@ class AnswerRecords(Protocol):
         import)."""
         ...
 
+    def drop_answer_records(self, keep: frozenset[bytes]) -> int:
+        """Delete every kept answer whose name is not in ``keep`` (those of a format no longer
+        written, which nothing reads); how many."""
+        ...
+
 
 @runtime_checkable
 class WritableBackend(Backend, Protocol):

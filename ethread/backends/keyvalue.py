@@ -470,6 +470,21 @@ class KeyValueBackend(CachedHistory):
             raise ValueError(f"block 0x{block_hash.hex()} is not held")
         self._write(_answer_key(name, block_hash), answer)
 
+    def drop_answer_records(self, keep: frozenset[bytes], batch_size: int = 4096) -> int:
+        """Delete every kept answer whose name is not in ``keep``, ``batch_size`` to a write;
+        how many."""
+        dropped = 0
+        batch: dict[bytes, bytes | None] = {}
+        for key in self.store.keys(b"D", b"E"):
+            if key[2:2 + key[1]] not in keep:
+                batch[key] = None
+                if len(batch) >= batch_size:
+                    self.store.write(batch)
+                    dropped += len(batch)
+                    batch = {}
+        self.store.write(batch)
+        return dropped + len(batch)
+
     def _staged_head(self) -> int | None:
         if self._pending is not None and "latest" in self._staged_pointers:
             return self._staged_pointers["latest"]

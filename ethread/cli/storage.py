@@ -226,7 +226,7 @@ def run_upgrade(args: argparse.Namespace) -> int:
     """``ethread upgrade``: add what this ethread keeps beside each block to a store an older
     one wrote."""
     from ..backends.open import open_store
-    from ..codec.stored_answers import add_answers
+    from ..codec.stored_answers import add_answers, drop_old_answers
 
     bar = ProgressBar("upgrading")
     with open_store(args.db) as backend:
@@ -234,8 +234,11 @@ def run_upgrade(args: argparse.Namespace) -> int:
             added = add_answers(backend, bar)
         finally:
             bar.finish()
+        dropped = drop_old_answers(backend)
     print(f"{args.db}: answers kept beside {added} more blocks" if added
           else f"{args.db}: already up to date")
+    if dropped:
+        print(f"{args.db}: {dropped} answers of an older format (no longer read) removed")
     return 0
 
 
@@ -355,7 +358,8 @@ def register(subparsers: Any) -> None:
                               "ethread wrote the answers this one derives when it imports a "
                               "block (eth_getBlockReceipts' answer), so that a block no "
                               "process has read is answered with one lookup; blocks that "
-                              "have them are skipped, so an interrupted upgrade resumes. "
+                              "have them are skipped, so an interrupted upgrade resumes, and "
+                              "answers of an older format, which nothing reads, are removed. "
                               "Another process may serve the store (LMDB) meanwhile.")
     p.add_argument("--db", required=True, help="a store directory (LevelDB or LMDB)")
     p.set_defaults(run=_guarded(run_upgrade))

@@ -148,6 +148,12 @@ UPGRADE_BATCH = 1024
 """Blocks whose answers are written in one batch by :func:`add_answers`."""
 
 
+def drop_old_answers(backend: _Upgradable) -> int:
+    """Delete the answers kept under names this ethread does not write (an older format's,
+    which nothing reads any more); how many."""
+    return backend.drop_answer_records(frozenset(DERIVED))
+
+
 def add_answers(backend: _Upgradable, progress: Progress | None = None) -> int:
     """Keep the answers of every held block that lacks them (a store an older ethread wrote),
     :data:`UPGRADE_BATCH` blocks to a batch, each derived from the block's receipts as the

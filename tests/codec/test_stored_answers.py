@@ -172,17 +172,29 @@ def test_verify_finds_a_kept_answer_that_is_not_its_receipts(
             verify_store(store, None, DERIVED)
 
 
-def test_an_answer_of_another_format_is_never_read(rpc_compat_memory: MemoryBackend,
-                                                   tmp_path: Path) -> None:
-    with lmdb_from(rpc_compat_memory, tmp_path / "store") as store:
+def test_an_answer_of_another_format_is_never_read_and_an_upgrade_removes_it(
+        rpc_compat_memory: MemoryBackend, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "store"
+    blocks = list(each_block(rpc_compat_memory))
+    with lmdb_from(rpc_compat_memory, path) as store:
         _dropped_answers(store)
         other = b"receipts:00000000"
         assert other != RECEIPTS_ANSWER
-        for _, block, _ in each_block(rpc_compat_memory):
+        for _, block, _ in blocks:
             store.put_answer_record(other, block.hash, b'"not this"')
         fast = Dispatcher(store)
         for number, body in _receipts_bodies(rpc_compat_memory):
             assert fast.handle(body) == ethread.handle(rpc_compat_memory, body), number
+    assert _run("upgrade", "--db", str(path)) == 0
+    out = capsys.readouterr().out
+    assert f"answers kept beside {len(blocks)} more blocks" in out
+    assert f"{len(blocks)} answers of an older format (no longer read) removed" in out
+    with LMDBBackend(path, create=False) as store:
+        for block_hash, _, receipts in blocks:
+            assert store.answer_record(other, block_hash) is None
+            assert store.answer_record(RECEIPTS_ANSWER, block_hash) == encode_receipts(receipts)
+        assert len(list(store.store.keys(b"D", b"E"))) == len(blocks)
 
 
 def test_an_answer_lands_with_its_block_or_not_at_all(rpc_compat_memory: MemoryBackend,
