@@ -212,7 +212,9 @@ class OverlayTrie:
         """Remove ``key`` and its value (nothing happens when the trie has no such key)."""
         del self[key]
 
-    def _set(self, ref: Ref, path: str, value: bytes, key: bytes) -> Node:
+    def _set(self, ref: Ref, path: str, value: bytes, key: bytes) -> Ref:
+        """``ref`` with ``value`` under ``path``: ``ref`` itself when it holds that value
+        already (so that an unchanged path is neither encoded nor hashed again)."""
         if ref is None:
             return (LEAF, path, value)
         node = self._node(ref, key)
@@ -220,9 +222,11 @@ class OverlayTrie:
         if kind == BRANCH:
             children = node[1]
             if not path:
-                return (BRANCH, children, value)
+                return ref if node[2] == value else (BRANCH, children, value)
             index = _INDEX[path[0]]
             child = self._set(children[index], path[1:], value, key)
+            if child is children[index]:
+                return ref
             return (BRANCH, (*children[:index], child, *children[index + 1:]), node[2])
         own = node[1]
         common = 0
@@ -230,9 +234,10 @@ class OverlayTrie:
         while common < limit and own[common] == path[common]:
             common += 1
         if kind == LEAF and common == len(own) == len(path):
-            return (LEAF, own, value)
+            return ref if node[2] == value else (LEAF, own, value)
         if kind == EXTENSION and common == len(own):
-            return (EXTENSION, own, self._set(node[2], path[common:], value, key))
+            child = self._set(node[2], path[common:], value, key)
+            return ref if child is node[2] else (EXTENSION, own, child)
         # the paths part at ``common``: a branch there, behind an extension of the shared part
         children = list(_NO_CHILDREN)
         branch_value = b""

@@ -64,3 +64,25 @@ def test_ordered_root_at_the_edges(count: int, size: int) -> None:
     for position, item in enumerate(items):
         reference[rlp.encode(position)] = item
     assert ordered_trie_root(items) == reference.root_hash
+
+
+@settings(max_examples=100, deadline=None)
+@given(stored=st.lists(st.tuples(KEYS, VALUES.filter(bool)), min_size=1, max_size=30),
+       again=st.data())
+def test_setting_what_a_trie_holds_changes_nothing(stored: list[tuple[bytes, bytes]],
+                                                   again: st.DataObject) -> None:
+    """Values written again as they are leave the stored root as it was: nothing is encoded,
+    hashed or written anew (py-evm writes an account back unchanged, e.g. a fee recipient paid
+    nothing)."""
+    db: dict[bytes, bytes] = {}
+    trie = OverlayTrie(db)
+    for key, value in stored:
+        trie[key] = value
+    root = trie.root_hash
+    written = dict(db)
+    held = {key: value for key, value in stored}
+    for key in again.draw(st.lists(st.sampled_from(sorted(held)), min_size=1)):
+        trie[key] = held[key]
+    assert trie._root == root
+    assert trie.root_hash == root
+    assert db == written
