@@ -86,8 +86,9 @@ state root, 8% in the beacon-root and parent-hash writes, and the rest in buildi
 Since then (``benchmarks/bench_simulate.py``, the same request in process, CPU per simulation
 with the paths taking turns) the fast path starts a block without state overrides from its
 system writes kept per header, finalises a call without py-evm's debug lines, builds the
-ordered roots from sorted keys and the bloom from one keccak per item: about 1.3 ms -> 0.85 ms
-(best rounds, load average 3.5 to 4 from other work), against 5 to 6 ms on the plain path;
+ordered roots from sorted keys and the bloom from one keccak per item, and leaves a trie path
+written back unchanged as it was: 1.06-1.10 ms -> 0.71-0.75 ms (the two checkouts taking
+turns, best rounds, load average 1.3), against 4.3 to 5 ms on the plain path;
 half of it is the three calls (a third of that the opcodes, the rest py-evm's transaction,
 snapshot, journal and account steps), a third the block (state root, VM and state built,
 the requests' system calls, header and roots), a tenth parsing and the answer's JSON.
