@@ -29,8 +29,8 @@ For each source (Era1, ere, LMDB), over blocks 1..``--sample``, one process:
 With ``--cryo``, cryo (PyPI) extracts the sample's blocks, transactions and logs over RPC from
 ``ethread serve --db`` on the LMDB store (2 workers, 16 requests at once), what a user would do
 instead, and each of its rates is printed beside the best one-process frames rate of the run
-(the synthetic chain's transactions are not executable, so anvil cannot hold it, and there is
-no cryo-against-anvil figure on dense history).
+(the synthetic chain's transactions are not executable, so anvil cannot hold it:
+``bench_frames_vs_cryo.py`` puts cryo from anvil beside frames on an executable chain).
 
 Then over the whole history: the four tables in one pass with 1 process and with 2
 (``workers=2``), transactions per second, the CPU time of the calling process (with
@@ -235,7 +235,7 @@ def beside_cryo(work: Path, sample: int, measured: dict[str, dict[str, float]]) 
                                ("logs", "logs")):
             out = scratch / dataset
             _, seconds = timed(lambda d=dataset, o=out: cryo.freeze(
-                [d], blocks=[f"1:{sample + 1}"], rpc=rpc, output_dir=str(o), no_verbose=True,
+                [d], blocks=[f"1:{sample + 1}"], rpc=rpc, output_dir=str(o), verbose=False,
                 requests_per_second=1_000_000, max_concurrent_requests=16))
             rows = sum(pq.read_metadata(f).num_rows for f in out.glob("*.parquet"))
             best = max((figures[table] for figures in measured.values() if table in figures),

@@ -21,8 +21,8 @@ at import time unless its job is building chains):
 - :mod:`benchlib.wrk`: running wrk with a Lua script and reading its figures;
 - :mod:`benchlib.rows`: rows of requests made the same way in Lua (wrk) and in Python, and
   running a row against a target;
-- :mod:`benchlib.peer_chain`, :mod:`benchlib.synthetic_history`: the chains the scripts
-  build;
+- :mod:`benchlib.peer_chain`, :mod:`benchlib.synthetic_history`,
+  :mod:`benchlib.executable_history`: the chains the scripts build;
 - :mod:`benchlib.index_progress`: how far a history index built in another process has got;
 - :mod:`benchlib.token_suite`, :mod:`benchlib.testchain_providers`,
   :mod:`benchlib.testchain_cputime`: the token suite run with another provider line;
