@@ -20,7 +20,13 @@ from ..backend import LogQuery
 from ..errors import MissingBlocks, StoreUnreadable
 from ..lru import LRU
 from ..models import Address, Block, Hash32, Header, Log, Receipt
-from ..rlpcodec.blocks import block_from_parts, body_facts
+from ..rlpcodec.blocks import (
+    BlockOutline,
+    block_from_parts,
+    body_facts,
+    outline_from_parts,
+    outline_of_block,
+)
 from ..rlpcodec.headers import header_facts, header_of_record
 from ..rlpcodec.items import DecodeError
 from ..rlpcodec.receipts import receipts_from_consensus, receipts_of_records
@@ -217,15 +223,34 @@ class CachedHistory:
             if record is None:
                 return None
             what = f"block 0x{block_hash.hex()}"
-            header = self._headers.get(block_hash)
-            if header is None:
-                header = self._decode(what, header_of_record, record.header_rlp,
-                                      block_hash)
-                self._headers.put(block_hash, header)
+            header = self._record_header(what, block_hash, record.header_rlp)
             block = self._decode(what, block_from_parts, record.header_rlp,
                                  record.body_rlp, record.senders, header)
             self._blocks.put(block_hash, block)
         return block
+
+    def block_outline_by_hash(self, block_hash: Hash32) -> BlockOutline | None:
+        """The outline of the block with this hash (header, transaction and uncle hashes,
+        withdrawals, size: what a block object with transaction hashes shows): from the
+        decoded block when it is cached, else from its records without decoding a
+        transaction (not cached: a block asked again is answered from its JSON fragment)."""
+        block = self._blocks.get(block_hash)
+        if block is not None:
+            return outline_of_block(block)
+        record = self._records.block_record(block_hash)
+        if record is None:
+            return None
+        what = f"block 0x{block_hash.hex()}"
+        header = self._record_header(what, block_hash, record.header_rlp)
+        return self._decode(what, outline_from_parts, record.header_rlp, record.body_rlp, header)
+
+    def _record_header(self, what: str, block_hash: Hash32, header_rlp: bytes) -> Header:
+        """The block's header: cached, else decoded from its record and cached."""
+        header = self._headers.get(block_hash)
+        if header is None:
+            header = self._decode(what, header_of_record, header_rlp, block_hash)
+            self._headers.put(block_hash, header)
+        return header
 
     def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
         """(block hash, index in block) of a canonical transaction, or None."""

@@ -33,7 +33,8 @@ from ..methods.filters import FilterRegistry
 from ..methods.logs import DEFAULT_LIMITS, LogLimits
 from ..methods.resolve import resolve_hash
 from ..methods.simulate import simulate
-from ..models import Address, BlockRef
+from ..models import Address, Block, BlockRef, Hash32
+from ..rlpcodec.blocks import BlockOutline
 from ..rlpcodec.transactions import encode_transaction
 from .answers import DEFAULT_ANSWERS, AnswerStyle
 from .client import CLIENT_VERSION
@@ -225,8 +226,7 @@ def _get_block_by_hash(backend: Backend, params: Params, ctx: Context) -> Any:
     fragment holds the answer (see :func:`~ethread.codec.serialize.block_json_by_hash`)."""
     block_hash = _arg(params, 0, parse_hash_param)
     full = _arg(params, 1, parse_bool)
-    return block_json_by_hash(block_hash, full,
-                              lambda: methods.get_block_by_hash(backend, block_hash),
+    return block_json_by_hash(block_hash, full, _block_loader(backend, block_hash, full),
                               ctx.fragments, ctx.answers)
 
 
@@ -238,8 +238,20 @@ def _get_block_by_number(backend: Backend, params: Params, ctx: Context) -> Any:
     full = _arg(params, 1, parse_bool)
     if block_hash is None:
         return None
-    return block_json_by_hash(block_hash, full, lambda: backend.block_by_hash(block_hash),
+    return block_json_by_hash(block_hash, full, _block_loader(backend, block_hash, full),
                               ctx.fragments, ctx.answers)
+
+
+def _block_loader(backend: Backend, block_hash: Hash32, full: bool
+                  ) -> Callable[[], Block | BlockOutline | None]:
+    """What reads the block for its object: with transaction hashes only, its outline where
+    the backend reads one from its records without decoding a transaction (a store's
+    :meth:`~ethread.backends.history.HistoryBackend.block_outline_by_hash`), else the block."""
+    if not full:
+        outline = getattr(type(backend), "block_outline_by_hash", None)
+        if outline is not None:
+            return lambda: outline(backend, block_hash)
+    return lambda: backend.block_by_hash(block_hash)
 
 
 def _get_block_receipts(backend: Backend, params: Params, ctx: Context) -> Any:

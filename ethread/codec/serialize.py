@@ -24,6 +24,7 @@ from ..methods.capabilities import Availability, Capabilities
 from ..methods.config import ChainForks, ForkConfig
 from ..methods.fees import FeeHistory
 from ..models import Block, Header, IncludedTransaction, Kind, Log, Receipt
+from ..rlpcodec.blocks import BlockOutline, outline_of_block
 from .answers import DEFAULT_ANSWERS, AnswerStyle
 
 JSON = Any
@@ -367,7 +368,7 @@ def block_json(block: Block, full_transactions: bool,
 
 
 def block_json_by_hash(block_hash: bytes, full_transactions: bool,
-                       load: Callable[[], Block | None],
+                       load: Callable[[], Block | BlockOutline | None],
                        fragments: FragmentCache | None = None,
                        style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
     """:func:`block_json` of the block with hash ``block_hash``, which ``load`` reads (None
@@ -388,16 +389,28 @@ def block_json_by_hash(block_hash: bytes, full_transactions: bool,
         encode)
 
 
-def _block_fields(block: Block, full_transactions: bool, fragments: FragmentCache | None,
-                  style: AnswerStyle) -> dict[str, JSON]:
-    out = header_json(block.header, block.size, style)
-    if full_transactions:
-        out["transactions"] = [to_json(t, fragments, style) for t in block.transactions]
+def _block_fields(block: Block | BlockOutline, full_transactions: bool,
+                  fragments: FragmentCache | None, style: AnswerStyle) -> dict[str, JSON]:
+    """The block object; with transaction hashes only, ``block`` may be its outline (read
+    without decoding a transaction)."""
+    if isinstance(block, BlockOutline):
+        if full_transactions:
+            raise TypeError("whole transactions are answered from a block, not its outline")
+        outline = block
+    elif not full_transactions:
+        outline = outline_of_block(block)
     else:
-        out["transactions"] = [_hex_bytes(t.hash) for t in block.transactions]
-    out["uncles"] = [_hex_bytes(u.hash) for u in block.uncles]
-    if block.withdrawals is not None:
-        out["withdrawals"] = to_json(block.withdrawals, None, style)
+        out = header_json(block.header, block.size, style)
+        out["transactions"] = [to_json(t, fragments, style) for t in block.transactions]
+        out["uncles"] = [_hex_bytes(u.hash) for u in block.uncles]
+        if block.withdrawals is not None:
+            out["withdrawals"] = to_json(block.withdrawals, None, style)
+        return out
+    out = header_json(outline.header, outline.size, style)
+    out["transactions"] = [_hex_bytes(h) for h in outline.transaction_hashes]
+    out["uncles"] = [_hex_bytes(h) for h in outline.uncle_hashes]
+    if outline.withdrawals is not None:
+        out["withdrawals"] = to_json(outline.withdrawals, None, style)
     return out
 
 

@@ -9,11 +9,21 @@ RLP; a block decoded from either reads each transaction with the one decoder of 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from eth_hash.auto import keccak
 
-from ..models import Address, BlobTransaction, Block, Header, Transaction, Withdrawal, trusted_maker
+from ..models import (
+    Address,
+    BlobTransaction,
+    Block,
+    Hash32,
+    Header,
+    Transaction,
+    Withdrawal,
+    trusted_maker,
+)
 from .assemble import TxFacts, assemble_block, effective_gas_price
 from .fields import STRICT, TRUSTED, Rules
 from .headers import header_fields, header_from_fields, header_of_record
@@ -132,6 +142,62 @@ def block_from_parts(header_rlp: bytes, body_rlp: bytes, senders: Sequence[Addre
     size = rlp_list_length(len(header_rlp) + payload_end - payload_start)
     uncles, withdrawals = _uncles_and_withdrawals(body[1], body[2] if len(body) > 2 else None)
     return assemble_block(header, transactions, senders, uncles, withdrawals, size)
+
+
+@dataclass(frozen=True, slots=True)
+class BlockOutline:
+    """What a block object with transaction hashes (not whole transactions) is made of: the
+    header, the hashes of the transactions and the uncles, the withdrawals and the block's
+    size; read from a store's records without decoding a transaction."""
+
+    header: Header
+    transaction_hashes: tuple[Hash32, ...]
+    uncle_hashes: tuple[Hash32, ...]
+    withdrawals: tuple[Withdrawal, ...] | None
+    size: int
+
+
+def outline_of_block(block: Block) -> BlockOutline:
+    """The outline of a block already decoded."""
+    return BlockOutline(block.header, tuple(t.hash for t in block.transactions),
+                        tuple(u.hash for u in block.uncles), block.withdrawals, block.size)
+
+
+def outline_from_parts(header_rlp: bytes, body_rlp: bytes, header: Header | None = None
+                       ) -> BlockOutline:
+    """The outline of a block from its header and body records, as :func:`block_from_parts`
+    reads them (the same hashes, withdrawals and size), without decoding its transactions or
+    uncles: each is hashed from its bytes in the body (a typed transaction from its envelope,
+    inside the RLP string that holds it)."""
+    if header is None:
+        header = header_of_record(header_rlp)
+    payload_start, payload_end = payload_span(body_rlp)
+    parts = item_spans(body_rlp, payload_start, payload_end)
+    if len(parts) not in (2, 3):
+        raise DecodeError("a block body is [transactions, uncles] or with withdrawals")
+    transactions = tuple(keccak(_transaction_bytes(body_rlp, start, end))
+                         for start, end in item_spans(body_rlp, *payload_span(body_rlp,
+                                                                              parts[0][0])))
+    uncles = tuple(keccak(body_rlp[start:end])
+                   for start, end in item_spans(body_rlp, *payload_span(body_rlp, parts[1][0])))
+    withdrawals = None
+    if len(parts) == 3:
+        start, end = parts[2]
+        withdrawals = tuple(decode_withdrawal(w)
+                            for w in _as_list(decode_nested(body_rlp[start:end])))
+    size = rlp_list_length(len(header_rlp) + payload_end - payload_start)
+    return BlockOutline(header, transactions, uncles, withdrawals, size)
+
+
+def _transaction_bytes(body: bytes, start: int, end: int) -> bytes:
+    """What a transaction's hash is of: a legacy one's list as it stands, a typed one's
+    envelope (the payload of the string item at ``start``)."""
+    first = body[start]
+    if first >= 0xC0:
+        return body[start:end]
+    if first < 0x81:
+        raise DecodeError("a stored transaction is a list or a typed envelope")
+    return body[start + 1 + (first - 0xB7 if first >= 0xB8 else 0):end]
 
 
 def _as_list(item: Nested) -> list[Nested]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+import pytest
 from eth_utils import to_checksum_address
 
 import ethread
@@ -96,3 +97,42 @@ def test_account_info_is_balance_nonce_and_code_of_one_state(chain: DevChain) ->
     code, message = error(chain, "eth_getAccountInfo", me, "0x99")
     assert code == -32000 and "not found" in message
     assert error(chain, "eth_getAccountInfo", "0x12")[0] == -32602
+
+
+def test_a_stores_block_objects_with_hashes_are_the_memory_backends(
+        rpc_compat_memory: Any, osaka_memory: Any, tmp_path: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """eth_getBlockByNumber and eth_getBlockByHash with transaction hashes, answered from a
+    store's outline of each block (no block decoded: the decoder is disabled meanwhile), are
+    byte for byte the memory backend's answers (from the decoded block), for every block of
+    both conformance chains; and whole transactions asked after are unchanged."""
+    from ethread.backends import history
+    from ethread.backends.lmdb import LMDBBackend
+    from ethread.backends.memory import MemoryBackend
+    from tests.support.storage_backends import lmdb_from
+
+    def no_decoding(*args: Any) -> Any:
+        raise AssertionError("a block was decoded for its hashes")
+
+    for n, memory in enumerate((rpc_compat_memory, osaka_memory)):
+        assert isinstance(memory, MemoryBackend)
+        lmdb_from(memory, tmp_path / f"store{n}").close()
+        store = LMDBBackend(tmp_path / f"store{n}", create=False)  # nothing cached
+        try:
+            plain, outlined = Dispatcher(memory), Dispatcher(store)
+            head = memory.pointer("latest")
+            assert head is not None
+            for full in (False, True):
+                with monkeypatch.context() as patch:
+                    if not full:
+                        patch.setattr(history, "block_from_parts", no_decoding)
+                    for number in range(head + 1):
+                        block_hash = memory.canonical_hash(number)
+                        assert block_hash is not None
+                        for method, ref in (("eth_getBlockByNumber", hex(number)),
+                                            ("eth_getBlockByHash", "0x" + block_hash.hex())):
+                            body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
+                                                 "params": [ref, full]})
+                            assert outlined.handle(body) == plain.handle(body), (method, number)
+        finally:
+            store.close()
