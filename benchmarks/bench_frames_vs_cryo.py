@@ -27,7 +27,11 @@ Over blocks 1..head, for the blocks, transactions and logs tables:
   second process has nothing to do);
 - cryo's dataset of the same name (16 requests at once, no rate limit), from ``ethread serve
   --db`` on the same store (2 workers, credits for any run) and from anvil;
-- the ratios frames / cryo (the issue's target: at least 20x).
+- the ratios frames / cryo (the issue's target: at least 20x);
+- in process, what cryo's blocks dataset costs the server: eth_getBlockByNumber with
+  transaction hashes of every block, cold, from the block's outline (transaction hashes read
+  from their bytes in the body) beside the plain path (the whole block decoded), with a check
+  that both answer the same bytes.
 
 The servers wait idle while the frames are measured, and each cryo extraction runs alone;
 the machine is shared: the load average is printed with the figures.
@@ -193,6 +197,7 @@ def run_benchmark(args: argparse.Namespace) -> None:
           f"{chain.transactions:,} transactions, {chain.logs:,} logs; mined in "
           f"{chain.build_seconds:.0f} s")
     framed = measure_sources(chain, args.rounds)
+    block_objects(chain, args.rounds)
     cryos: dict[str, dict[str, float]] = {}
     scratch = Path(tempfile.mkdtemp(prefix="ethread-bench-cryo-"))
     ours = anvil = None
@@ -215,6 +220,46 @@ def run_benchmark(args: argparse.Namespace) -> None:
                 target.stop()
         shutil.rmtree(scratch, ignore_errors=True)
     summary(framed, cryos)
+
+
+class _WithoutOutlines:
+    """A backend seen without its block outlines: the dispatcher reads whole blocks (the plain
+    path of a block object with transaction hashes)."""
+
+    def __init__(self, backend: Any) -> None:
+        self._backend = backend
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._backend, name)
+
+
+def block_objects(chain: ExecutableChain, rounds: int) -> None:
+    """What cryo's blocks dataset asks a server for, in process: eth_getBlockByNumber with
+    transaction hashes of each block, cold (a store opened afresh, a new dispatcher), CPU µs a
+    block, read from the block's outline (no transaction decoded) and from the whole block."""
+    from ethread.backends.lmdb import LMDBBackend
+    from ethread.codec.jsonrpc import Dispatcher
+
+    print(f"\nblock objects with transaction hashes, in process, cold ({load()})")
+    bodies = [b'{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["%s",false]}'
+              % hex(n).encode() for n in range(1, chain.head + 1)]
+    answers: dict[str, list[bytes | None]] = {}
+    for label, plain in (("from the outline", False), ("plain path (whole block decoded)", True)):
+        best = float("inf")
+        for _ in range(rounds):
+            backend = LMDBBackend(chain.lmdb, create=False)
+            try:
+                dispatcher = Dispatcher(_WithoutOutlines(backend) if plain else backend)
+                started = time.process_time()
+                got = [dispatcher.handle(b) for b in bodies]
+                best = min(best, time.process_time() - started)
+            finally:
+                backend.close()
+            answers[label] = got
+        line(f"eth_getBlockByNumber(n, false), {label}",
+             f"{best / len(bodies) * 1e6:8.1f} µs CPU a block ({len(bodies)} blocks)")
+    if len({tuple(a) for a in answers.values()}) != 1:
+        raise SystemExit("the two paths answered differently")
 
 
 def summary(framed: dict[str, dict[str, dict[str, float]]],
