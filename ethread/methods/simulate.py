@@ -518,7 +518,10 @@ class _Simulator:
 
     def _check_time(self) -> None:
         """Stop when the simulation is past its time limit (between calls and blocks; the EVM
-        checks it while a call runs)."""
+        checks it while a call runs), or hand back to its host past the host's budget
+        (:class:`~.interrupt.BudgetSpent`: a server that tried it on its event loop runs it
+        again in a thread), so that blocks without calls hand back too."""
+        interrupt.check_budget()
         if self.limit.deadline.expired():
             raise SimulationRefused(f"execution aborted (timeout = {go_duration(self.limit.timeout)})",
                                     INTERNAL_ERROR)

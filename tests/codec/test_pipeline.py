@@ -208,6 +208,47 @@ def test_a_log_query_is_tried_on_the_loop_and_handed_back_past_its_budget(
         logs.MAX_LOGS_UNDER_BUDGET = small
 
 
+def test_a_simulation_is_tried_on_the_loop_and_handed_back_past_its_budget(
+        osaka_memory: ethread.MemoryBackend) -> None:
+    """eth_simulateV1 runs on the caller under the budget, with the answer it has run in full;
+    past the budget (here at once, before its first block) it keeps no answer and runs again
+    in full, with the same answer; blocks without calls check the budget too."""
+    from ethread.server.execution import Execution
+
+    simulation = {"blockStateCalls": [
+        {"calls": [{"to": "0x" + "11" * 20, "data": "0x01"}]}, {}, {"calls": []}]}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_simulateV1",
+                       "params": [simulation, "latest"]}).encode()
+    expected = Dispatcher(osaka_memory).handle(body)
+    assert expected is not None and len(json.loads(expected)["result"]) == 3
+    pipeline = Pipeline(Limits(), lambda d, c: False)  # nothing runs at once, nothing cached
+    for budget, taken in ((60.0, True), (1e-9, False)):
+        execution = Execution(loop_budget=budget)
+        exchange = pipeline.submit(Dispatcher(osaka_memory), body)
+        assert exchange.pending
+        assert execution.try_on_loop(exchange) is taken
+        if not taken:
+            assert exchange.pending, "the stopped simulation kept nothing"
+            exchange.run()
+        assert exchange.answer() == expected
+        execution.close()
+
+
+def test_a_simulation_without_calls_hands_back_past_its_hosts_budget(
+        osaka_memory: ethread.MemoryBackend) -> None:
+    """The budget is checked between blocks, not only in the EVM: empty blocks stop too."""
+    from ethread.methods import interrupt
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_simulateV1",
+                       "params": [{"blockStateCalls": [{}, {}]}, "latest"]}).encode()
+    exchange = Pipeline(Limits(), lambda d, c: False).submit(Dispatcher(osaka_memory), body)
+    with pytest.raises(interrupt.BudgetSpent):
+        interrupt.run_under_budget(1e-9, exchange.run)
+    assert exchange.pending
+    exchange.run()
+    assert len(json.loads(exchange.answer() or b"")["result"]) == 2
+
+
 def test_a_body_answered_before_is_answered_again_and_charged_again(
         rpc_compat_memory: ethread.MemoryBackend, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same bytes of a single call are answered again without running or parsing them,
