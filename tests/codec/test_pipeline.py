@@ -183,17 +183,7 @@ def test_a_log_query_is_tried_on_the_loop_and_handed_back_past_its_budget(
     expected = dispatcher.handle(body)
     assert expected is not None and json.loads(expected)["result"]
     pipeline = Pipeline(Limits(), lambda d, c: False)  # nothing runs at once, nothing cached
-    for budget, taken in ((1.0, True), (1e-9, False)):
-        execution = Execution(loop_budget=budget)
-        dispatcher = Dispatcher(rpc_compat_memory)
-        exchange = pipeline.submit(dispatcher, body)
-        assert exchange.pending
-        assert execution.try_on_loop(exchange) is taken
-        if not taken:
-            assert exchange.pending, "the stopped query kept nothing"
-            exchange.run()
-        assert exchange.answer() == expected
-        execution.close()
+    _on_the_loop_then_handed_back(pipeline, rpc_compat_memory, body, expected, 1.0)
     found = len(json.loads(expected)["result"])
     small = logs.MAX_LOGS_UNDER_BUDGET
     try:
@@ -213,7 +203,6 @@ def test_a_simulation_is_tried_on_the_loop_and_handed_back_past_its_budget(
     """eth_simulateV1 runs on the caller under the budget, with the answer it has run in full;
     past the budget (here at once, before its first block) it keeps no answer and runs again
     in full, with the same answer; blocks without calls check the budget too."""
-    from ethread.server.execution import Execution
 
     simulation = {"blockStateCalls": [
         {"calls": [{"to": "0x" + "11" * 20, "data": "0x01"}]}, {}, {"calls": []}]}
@@ -222,13 +211,22 @@ def test_a_simulation_is_tried_on_the_loop_and_handed_back_past_its_budget(
     expected = Dispatcher(osaka_memory).handle(body)
     assert expected is not None and len(json.loads(expected)["result"]) == 3
     pipeline = Pipeline(Limits(), lambda d, c: False)  # nothing runs at once, nothing cached
-    for budget, taken in ((60.0, True), (1e-9, False)):
-        execution = Execution(loop_budget=budget)
-        exchange = pipeline.submit(Dispatcher(osaka_memory), body)
+    _on_the_loop_then_handed_back(pipeline, osaka_memory, body, expected, 60.0)
+
+
+def _on_the_loop_then_handed_back(pipeline: Pipeline, backend: ethread.MemoryBackend,
+                                  body: bytes, expected: bytes, budget: float) -> None:
+    """``body`` runs on the loop within ``budget`` with the ``expected`` answer; with no
+    budget it is handed back keeping nothing, and runs again in full to the same answer."""
+    from ethread.server.execution import Execution
+
+    for loop_budget, taken in ((budget, True), (1e-9, False)):
+        execution = Execution(loop_budget=loop_budget)
+        exchange = pipeline.submit(Dispatcher(backend), body)
         assert exchange.pending
         assert execution.try_on_loop(exchange) is taken
         if not taken:
-            assert exchange.pending, "the stopped simulation kept nothing"
+            assert exchange.pending, "the stopped call kept nothing"
             exchange.run()
         assert exchange.answer() == expected
         execution.close()

@@ -77,13 +77,19 @@ def store(chain: MemoryBackend, tmp_path_factory: pytest.TempPathFactory
     backend.close()
 
 
+def _three_ways(chain: MemoryBackend, store: LMDBBackend, style: str
+                ) -> tuple[Dispatcher, Dispatcher, Dispatcher]:
+    """Dispatchers answering in ``style`` from the kept answers, from the store's records
+    alone (the plain path), and from the chain in memory."""
+    context = replace(DEFAULT_CONTEXT, answers=ANSWER_STYLES[style])
+    return (Dispatcher(store, context), Dispatcher(store, replace(context, stored_answers=False)),
+            Dispatcher(chain, context))
+
+
 @pytest.mark.parametrize("style", list(ANSWER_STYLES))
 def test_kept_answers_are_the_plain_paths_for_every_block(
         chain: MemoryBackend, store: LMDBBackend, style: str) -> None:
-    context = replace(DEFAULT_CONTEXT, answers=ANSWER_STYLES[style])
-    fast = Dispatcher(store, context)
-    plain = Dispatcher(store, replace(context, stored_answers=False))
-    reference = Dispatcher(chain, context)
+    fast, plain, reference = _three_ways(chain, store, style)
     assert receipts_as_stored(ANSWER_STYLES[style])
     for number, body in _receipts_bodies(chain):
         block_hash = chain.canonical_hash(number)
@@ -100,10 +106,7 @@ def test_kept_answers_are_the_plain_paths_for_every_block(
 @pytest.mark.parametrize("style", list(ANSWER_STYLES))
 def test_each_transactions_receipt_from_the_kept_answer_is_the_plain_paths(
         chain: MemoryBackend, store: LMDBBackend, style: str) -> None:
-    context = replace(DEFAULT_CONTEXT, answers=ANSWER_STYLES[style])
-    fast = Dispatcher(store, context)
-    plain = Dispatcher(store, replace(context, stored_answers=False))
-    reference = Dispatcher(chain, context)
+    fast, plain, reference = _three_ways(chain, store, style)
     hashes = [tx.hash for _, block, _ in each_block(chain) for tx in block.transactions]
     assert hashes
     for tx_hash in [*hashes, b"\x42" * 32]:
