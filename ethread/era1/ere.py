@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ..bloom import logs_bloom as bloom_of_logs
 from ..keccak import keccak256 as keccak
 from ..models import Hash32
 from ..rlpcodec.items import Nested, decode_list, encode_list_of_encoded, encode_nested
@@ -108,19 +109,8 @@ def ere_filename(network: str, epoch: int, last_hash: Hash32, *, proofs: bool = 
 
 
 def logs_bloom(logs: Sequence[Nested]) -> bytes:
-    """The 2048-bit bloom of consensus logs (``[address, [topics], data]``): three bits per
-    address and topic, taken from its keccak."""
-    bloom = 0
-    for log in logs:
-        assert isinstance(log, list)
-        address, topics = log[0], log[1]
-        assert isinstance(address, bytes) and isinstance(topics, list)
-        for item in (address, *topics):
-            digest = keccak(item)  # type: ignore[arg-type]
-            bloom |= ((1 << ((digest[0] << 8 | digest[1]) & 2047))
-                      | (1 << ((digest[2] << 8 | digest[3]) & 2047))
-                      | (1 << ((digest[4] << 8 | digest[5]) & 2047)))
-    return bloom.to_bytes(256, "big")
+    """The header-field bloom of consensus logs (``[address, [topics], data]``)."""
+    return bloom_of_logs(logs).to_bytes(256, "big")  # type: ignore[arg-type]
 
 
 def slim_to_consensus(slim: bytes) -> bytes:

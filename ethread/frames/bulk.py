@@ -144,20 +144,6 @@ def _int(value: bytes) -> int:
 
 # -- the columns of each table -------------------------------------------------------------------
 
-
-class _Columns:
-    """Lists of raw values, one per column, for the tables asked for."""
-
-    def __init__(self, wanted: Iterable[str]) -> None:
-        self.wanted = set(wanted)
-        self.blocks: dict[str, list[Any]] = {}
-        self.transactions: dict[str, list[Any]] = {}
-        self.receipts: dict[str, list[Any]] = {}
-        self.logs: dict[str, list[Any]] = {}
-        self.withdrawals: dict[str, list[Any]] = {}
-        self.uncles: dict[str, list[Any]] = {}
-
-
 _BLOCK_SPEC = {
     "number": "int", "hash": 32, "parent_hash": 32, "timestamp": "time", "miner": 20,
     "gas_limit": "uint", "gas_used": "uint", "base_fee_per_gas": "wide", "difficulty": "wide",
