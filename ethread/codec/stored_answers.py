@@ -35,7 +35,7 @@ from ..backend import AnswerRecords, Backend, WritableBackend
 from ..forks.table import FORKS
 from ..models import Block, Hash32, Log, Receipt
 from ..progress import Progress
-from .answers import DEFAULT_ANSWERS, AnswerStyle
+from .answers import AnswerStyle
 from .serialize import JSON, receipts_answer
 
 RECEIPTS_FORMAT = 1
@@ -66,13 +66,9 @@ RECEIPTS_ANSWER = b"receipts:" + _declarations_fingerprint(Receipt, Log).encode(
 """The name eth_getBlockReceipts' answer is kept under."""
 
 
-def encode_receipts(receipts: Sequence[Receipt]) -> bytes:
-    """What is kept under :data:`RECEIPTS_ANSWER`: the answer in the default style."""
-    return receipts_answer(receipts, DEFAULT_ANSWERS)
-
-
-DERIVED: dict[bytes, Callable[[Sequence[Receipt]], bytes]] = {RECEIPTS_ANSWER: encode_receipts}
-"""Every answer kept beside a block, by name: how it is derived from the block's receipts (what
+DERIVED: dict[bytes, Callable[[Sequence[Receipt]], bytes]] = {RECEIPTS_ANSWER: receipts_answer}
+"""Every answer kept beside a block, by name: how it is derived from the block's receipts (the
+receipts answer in the default style; what the importer and ``ethread upgrade --db`` write and
 ``ethread verify --db`` checks each kept answer against)."""
 
 
@@ -93,8 +89,14 @@ def keep_answers(backend: WritableBackend, block: Block, receipts: Sequence[Rece
     """Keep the block's answers beside it, when ``backend`` keeps answers: called by the
     importer right after it writes the block, in the same batch."""
     if keeps_answers(type(backend)):
-        typing.cast(AnswerRecords, backend).put_answer_record(
-            RECEIPTS_ANSWER, block.hash, encode_receipts(receipts))
+        _put_derived(typing.cast(AnswerRecords, backend), block.hash, receipts)
+
+
+def _put_derived(backend: AnswerRecords, block_hash: Hash32, receipts: Sequence[Receipt]
+                 ) -> None:
+    """Every answer of :data:`DERIVED`, derived from the block's receipts, kept beside it."""
+    for name, derive in DERIVED.items():
+        backend.put_answer_record(name, block_hash, derive(receipts))
 
 
 def stored_receipts(backend: Backend, block_hash: Hash32, style: AnswerStyle
@@ -173,7 +175,7 @@ def add_answers(backend: _Upgradable, progress: Progress | None = None) -> int:
                 receipts = backend.receipts(block_hash)
                 if receipts is None:
                     continue
-                backend.put_answer_record(RECEIPTS_ANSWER, block_hash, encode_receipts(receipts))
+                _put_derived(backend, block_hash, receipts)
                 added += 1
         if progress is not None:
             progress(min(start + UPGRADE_BATCH, head + 1), head + 1)

@@ -28,11 +28,11 @@ from ethread.codec import stored_answers
 from ethread.codec.answers import ANSWER_STYLES, GETH_1_16
 from ethread.codec.dispatch import DEFAULT_CONTEXT
 from ethread.codec.jsonrpc import Dispatcher
+from ethread.codec.serialize import receipts_answer
 from ethread.codec.stored_answers import (
     DERIVED,
     RECEIPTS_ANSWER,
     _declarations_fingerprint,
-    encode_receipts,
     keeps_answers,
     lacks_answers,
     receipts_as_stored,
@@ -97,7 +97,7 @@ def test_kept_answers_are_the_plain_paths_for_every_block(
         receipts = chain.receipts(block_hash)
         assert receipts is not None
         kept = store.answer_record(RECEIPTS_ANSWER, block_hash)
-        assert kept == encode_receipts(receipts), number  # the fast path has its answer
+        assert kept == receipts_answer(receipts), number  # the fast path has its answer
         answer = fast.handle(body)
         assert answer is not None and b'"result":[' in answer
         assert answer == plain.handle(body) == reference.handle(body), number
@@ -196,7 +196,7 @@ def test_an_answer_of_another_format_is_never_read_and_an_upgrade_removes_it(
     with LMDBBackend(path, create=False) as store:
         for block_hash, _, receipts in blocks:
             assert store.answer_record(other, block_hash) is None
-            assert store.answer_record(RECEIPTS_ANSWER, block_hash) == encode_receipts(receipts)
+            assert store.answer_record(RECEIPTS_ANSWER, block_hash) == receipts_answer(receipts)
         assert len(list(store.store.keys(b"D", b"E"))) == len(blocks)
 
 
@@ -220,7 +220,7 @@ def test_an_answer_lands_with_its_block_or_not_at_all(rpc_compat_memory: MemoryB
         assert store.answer_record(RECEIPTS_ANSWER, block_hash) is None
         assert store.answer_record(RECEIPTS_ANSWER, blocks[9][0]) is not None
         with pytest.raises(ValueError, match="is not held"):
-            store.put_answer_record(RECEIPTS_ANSWER, block_hash, encode_receipts(receipts))
+            store.put_answer_record(RECEIPTS_ANSWER, block_hash, receipts_answer(receipts))
 
 
 def test_only_stores_keep_answers_and_every_style_reads_them() -> None:
