@@ -27,6 +27,7 @@ from ..rlpcodec.items import (
     item_spans,
     payload_span,
     shallow_items,
+    string_at,
 )
 from . import columns as c
 from .extra import pyarrow
@@ -365,12 +366,11 @@ def _decode_block(raw: RawBlock, cols: dict[str, dict[str, list[Any]]], wanted: 
         sender = senders[20 * index:20 * index + 20]
         if not decode_body:  # the logs alone: a transaction's hash is all they need of it
             tx_hash = keccak(body_rlp[lo:hi] if body_rlp[lo] >= 0xC0
-                             else _string_payload(body_rlp, lo, hi))
+                             else string_at(body_rlp, lo, hi))
             kind = 0
             recipient = value = nonce = price = blob_hashes = None
         elif type(item := items[index]) is list:
             # legacy: [nonce, gas price, gas, to, value, data, v, r, s]
-            kind = 0
             kind = 0
             tx_hash = keccak(body_rlp[lo:hi])
             nonce, price_raw, gas, to, value, data, v_raw, r, s = item
@@ -480,14 +480,6 @@ def _counted_receipts(raw: bytes) -> list[tuple[bytes, bytes, bytes, int]]:
             raise ValueError("a receipt is [status or root, cumulative gas, bloom, logs]")
         counted.append((fields[0], fields[1], fields[2], count_items(record, *fields[3])))
     return counted  # type: ignore[return-value]
-
-
-def _string_payload(raw: bytes, at: int, end: int) -> bytes:
-    """The payload of the string item ``raw[at:end]`` (a typed transaction's envelope)."""
-    first = raw[at]
-    if first < 0x80:
-        return raw[at:end]
-    return raw[at + 1 + (first - 0xB7 if first >= 0xB8 else 0):end]
 
 
 def _extend(cols: dict[str, list[Any]] | None, spec: dict[str, Any],

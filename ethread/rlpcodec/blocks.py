@@ -168,14 +168,15 @@ def outline_from_parts(header_rlp: bytes, body_rlp: bytes, header: Header | None
     """The outline of a block from its header and body records, as :func:`block_from_parts`
     reads them (the same hashes, withdrawals and size), without decoding its transactions or
     uncles: each is hashed from its bytes in the body (a typed transaction from its envelope,
-    inside the RLP string that holds it)."""
+    the payload of the RLP string that holds it)."""
     if header is None:
         header = header_of_record(header_rlp)
     payload_start, payload_end = payload_span(body_rlp)
     parts = item_spans(body_rlp, payload_start, payload_end)
     if len(parts) not in (2, 3):
         raise DecodeError("a block body is [transactions, uncles] or with withdrawals")
-    transactions = tuple(keccak(_transaction_bytes(body_rlp, start, end))
+    transactions = tuple(keccak(body_rlp[start:end] if body_rlp[start] >= 0xC0
+                                else string_at(body_rlp, start, end))
                          for start, end in item_spans(body_rlp, *payload_span(body_rlp,
                                                                               parts[0][0])))
     uncles = tuple(keccak(body_rlp[start:end])
@@ -187,17 +188,6 @@ def outline_from_parts(header_rlp: bytes, body_rlp: bytes, header: Header | None
                             for w in _as_list(decode_nested(body_rlp[start:end])))
     size = rlp_list_length(len(header_rlp) + payload_end - payload_start)
     return BlockOutline(header, transactions, uncles, withdrawals, size)
-
-
-def _transaction_bytes(body: bytes, start: int, end: int) -> bytes:
-    """What a transaction's hash is of: a legacy one's list as it stands, a typed one's
-    envelope (the payload of the string item at ``start``)."""
-    first = body[start]
-    if first >= 0xC0:
-        return body[start:end]
-    if first < 0x81:
-        raise DecodeError("a stored transaction is a list or a typed envelope")
-    return body[start + 1 + (first - 0xB7 if first >= 0xB8 else 0):end]
 
 
 def _as_list(item: Nested) -> list[Nested]:
