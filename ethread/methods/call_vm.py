@@ -203,7 +203,8 @@ class MessageTables:
         """What a simulated block without state overrides writes before its calls (the
         beacon root, the parent hash), by its VM class, draft header's RLP and blob base fee
         (the header commits to the parent's state): the state root after the writes, the
-        trie nodes they made, and py-evm's header at that root (:mod:`.simulate`)."""
+        trie nodes they made, and py-evm's header at that root (:mod:`.simulate`); an empty
+        tuple where the writes deleted a node (the block then makes them on its own state)."""
 
     def decode_account(self, encoded: bytes) -> Account:
         """The account ``encoded`` holds (py-evm's RLP decoding, once per distinct encoding)."""

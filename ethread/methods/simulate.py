@@ -674,10 +674,11 @@ class _Simulator:
             _system_writes(vm, evm_header)
             vm.state.persist()
             diff = recording.diff()
-            if tuple(diff.deleted_keys()):
-                return None
-            kept = (tuple(diff.pending_items()), evm_header.copy(state_root=vm.state.state_root))
+            kept = (() if tuple(diff.deleted_keys()) else  # (kept too: not tried again)
+                    (tuple(diff.pending_items()), evm_header.copy(state_root=vm.state.state_root)))
             self.tables.system_writes.put(key, kept)
+        if not kept:
+            return None
         db = self.chaindb.db
         for node_key, node in kept[0]:
             db[node_key] = node
