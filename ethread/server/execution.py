@@ -10,9 +10,9 @@ The synchronous core blocks; the event loop must not. Four places, cheapest firs
    in memory, where they take microseconds and a thread hop would cost more than the work.
    :meth:`Execution.on_loop` is the policy the request pipeline is given;
 2. tried on the event loop first: a single eth_call or eth_simulateV1 (:data:`TRIED_ON_LOOP`)
-   runs there under
-   a budget of :data:`LOOP_BUDGET_SECONDS` of the loop thread's CPU time (time spent waiting
-   for a core does not count: :func:`~ethread.methods.interrupt.budget`); a call that is still
+   runs there under a budget of :data:`LOOP_BUDGET_SECONDS` of the loop thread's CPU time
+   (time spent waiting for a core does not count: :func:`~ethread.methods.interrupt.budget`);
+   a call that is still
    running then stops (its state reverted: :class:`~ethread.methods.interrupt.BudgetSpent`)
    and runs again in the slow pool. Most calls take one or two hundred microseconds, less
    than a hop to a thread and back (two interpreter-lock hand-offs and a wake-up of the
@@ -21,9 +21,9 @@ The synchronous core blocks; the event loop must not. Four places, cheapest firs
    millisecond, within the budget, and in the pool it paid the hop too: about 200,000 more
    instructions and six context switches a request (a simulation checks the budget between
    its blocks and calls as well as in the EVM, so that blocks without calls hand back too).
-   A single eth_getLogs on a backend whose history
-   is in memory (or memory-mapped) is tried the same way: its deadline checks also watch the
-   budget, and an answer of more than a thousand logs goes to the pool to be written;
+   A single eth_getLogs on a backend whose history is in memory (or memory-mapped) is tried
+   the same way: its deadline checks also watch the budget, and an answer of more than a
+   thousand logs goes to the pool to be written;
 3. the *fast* pool: every other call, and other blocking work of the server (mining a demo
    block: :meth:`Execution.blocking`);
 4. the *slow* pool: calls that can run long (the eth_call family, eth_getLogs, eth_getProof), so that a
