@@ -208,9 +208,20 @@ def test_a_key_holder_sees_their_usage_on_the_public_port(browser: Any,
     from selenium.webdriver.common.by import By
 
     assert not browser.find_elements(By.CSS_SELECTOR, "#admin-secret")  # not on this port
-    _fill(browser, "#key-secret", key)
-    _click(browser, "#key-login")
-    _titled(browser, "Your usage")
+    # the worker that takes the login may not have polled the store for the new key yet:
+    # it answers "not known" until it has (within a poll), and the login is tried again
+    def logged_in() -> bool:
+        from selenium.common.exceptions import WebDriverException
+
+        try:
+            _fill(browser, "#key-secret", key)
+            _click(browser, "#key-login")
+            within(10.0, lambda: str(browser.title).startswith("Your usage")
+                   or "not known" in browser.page_source, pause=0.05)
+        except WebDriverException:  # the page was being replaced
+            return False
+        return str(browser.title).startswith("Your usage")
+    within(10.0, logged_in, pause=0.3)
 
     def shown() -> bool:
         browser.refresh()
