@@ -58,3 +58,17 @@ def _direct_keccak() -> Callable[[bytes], bytes]:
 keccak256 = _direct_keccak()
 """keccak-256 of bytes through pysha3 directly when it is installed: a third of the cost of a
 call through eth-hash, for readers that hash once per row (bulk frames, ``ere`` blooms)."""
+
+
+def keccak_spans(data: bytes, starts: list[int], ends: list[int]) -> bytes:
+    """The keccak-256 digests of ``data[starts[i]:ends[i]]``, back to back (32 bytes each): the
+    hashes of many items of one record in a single call, without a Python call per item
+    between (about half the cost of :data:`keccak256` once per item)."""
+    view = memoryview(data)
+    try:
+        from sha3 import keccak_256
+    except ImportError:  # pragma: no cover - without pysha3, eth-hash's choice
+        return b"".join([keccak256(bytes(view[lo:hi])) for lo, hi in zip(starts, ends,
+                                                                        strict=True)])
+    return b"".join([keccak_256(view[lo:hi]).digest() for lo, hi in zip(starts, ends,
+                                                                       strict=True)])

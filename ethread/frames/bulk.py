@@ -30,7 +30,9 @@ from ..rlpcodec.items import (
     string_at,
 )
 from . import columns as c
+from .columns import decimal_column, hex_column, uint_column
 from .extra import pyarrow
+from .logs_arrays import logs_table
 
 BLOB_GAS_PER_BLOB = 131_072
 _NO_SCHEDULE = ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
@@ -51,92 +53,6 @@ class RawBlockSource(Protocol):
     def chain_config(self) -> ChainConfig | None:
         """Chain id and fork schedule, when the backend knows them."""
         ...
-
-
-# -- whole-column conversions ------------------------------------------------------------------
-
-
-def _numpy() -> Any:
-    import numpy
-
-    return numpy
-
-
-def _validity(mask: Any) -> Any:
-    """An Arrow validity bitmap from a boolean numpy array (True: present), or None when every
-    value is present."""
-    np = _numpy()
-    if bool(mask.all()):
-        return None
-    return pyarrow().py_buffer(np.packbits(mask, bitorder="little").tobytes())
-
-
-def hex_column(values: Sequence[bytes | None], width: int) -> Any:
-    """``0x`` hex strings of byte strings that are all ``width`` bytes (or None: null), made for
-    the whole column at once."""
-    pa, np = pyarrow(), _numpy()
-    count = len(values)
-    if count == 0:
-        return pa.array([], pa.string())
-    blank = bytes(width)
-    present = np.fromiter((v is not None for v in values), bool, count)
-    joined = b"".join([v if v is not None else blank for v in values])
-    if len(joined) != count * width:
-        return c.hex_string(values)  # a value of another width: the plain way
-    digits = np.frombuffer(b"0123456789abcdef", np.uint8)
-    raw = np.frombuffer(joined, np.uint8).reshape(count, width)
-    out = np.empty((count, 2 + 2 * width), np.uint8)
-    out[:, 0] = ord("0")
-    out[:, 1] = ord("x")
-    out[:, 2::2] = digits[raw >> 4]
-    out[:, 3::2] = digits[raw & 15]
-    offsets = np.arange(0, (count + 1) * (2 + 2 * width), 2 + 2 * width, dtype=np.int32)
-    return pa.Array.from_buffers(pa.string(), count,
-                                 [_validity(present), pa.py_buffer(offsets.tobytes()),
-                                  pa.py_buffer(out.tobytes())])
-
-
-def _padded(values: Sequence[bytes | None], width: int) -> tuple[Any, Any] | None:
-    """Big-endian byte strings right-aligned in ``width`` bytes as a (count, width) uint8
-    array, with the presence mask; None when one is wider."""
-    np = _numpy()
-    count = len(values)
-    if any(v is not None and len(v) > width for v in values):
-        return None
-    present = np.fromiter((v is not None for v in values), bool, count)
-    joined = b"".join([v.rjust(width, b"\x00") if v is not None else bytes(width)
-                       for v in values])
-    return np.frombuffer(joined, np.uint8).reshape(count, width), present
-
-
-def uint_column(values: Sequence[bytes | None]) -> Any:
-    """A ``uint64`` column from big-endian byte strings as RLP holds numbers (None: null)."""
-    pa, _np = pyarrow(), _numpy()
-    padded = _padded(values, 8)
-    if padded is None:
-        return c.uint64([None if v is None else int.from_bytes(v, "big") for v in values])
-    raw, present = padded
-    numbers = raw.copy().view(">u8").reshape(-1).astype("<u8")
-    return pa.Array.from_buffers(pa.uint64(), len(values),
-                                 [_validity(present), pa.py_buffer(numbers.tobytes())])
-
-
-_DECIMAL_LIMIT = (10**38 - 1).to_bytes(16, "big")
-
-
-def decimal_column(values: Sequence[bytes | None]) -> Any:
-    """A ``decimal128(38, 0)`` column from big-endian byte strings (None: null), built as the
-    16-byte little-endian integers Arrow stores; exact decimal strings (as
-    :func:`~ethread.frames.columns.wide`) when a value does not fit."""
-    pa = pyarrow()
-    padded = _padded(values, 16)
-    if padded is None or any(v is not None and len(v) == 16 and v > _DECIMAL_LIMIT
-                             for v in values):
-        return c.wide([None if v is None else int.from_bytes(v, "big") for v in values])
-    raw, present = padded
-    little = raw[:, ::-1].copy()
-    return pa.Array.from_buffers(pa.decimal128(38, 0), len(values),
-                                 [_validity(present), pa.py_buffer(little.tobytes())])
 
 
 def _int(value: bytes) -> int:
@@ -227,7 +143,7 @@ def _table(spec: dict[str, Any], columns: dict[str, list[Any]]) -> Any:
 
 def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
                       config: ChainConfig | None, on_block: Any = None, *,
-                      whole_bodies: bool = False) -> dict[str, Any]:
+                      whole_bodies: bool = False, arrays: bool = True) -> dict[str, Any]:
     """The tables ``names`` of the blocks ``records`` (in order) as Arrow tables.
 
     A body is decoded whole only when a table needs its transactions' fields (transactions,
@@ -236,8 +152,14 @@ def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
     from its bytes; without the logs table, a receipt's logs are counted, not decoded (see
     :func:`_counted_receipts`). ``whole_bodies`` decodes every body and receipt whole all the
     same: the plain path, which tests and the benchmark hold these to. ``on_block`` (if given) is called
-    after each block, for a progress bar."""
+    after each block, for a progress bar.
+
+    The logs table alone is read with numpy over batches of blocks (:mod:`.logs_arrays`) unless
+    ``arrays`` is false or ``whole_bodies`` true."""
     wanted = set(names)
+    if wanted == {"logs"} and arrays and not whole_bodies:
+        return {"logs": logs_table(records, lambda batch: tables_of_records(
+            batch, names, config, arrays=False)["logs"], on_block)}
     cols: dict[str, dict[str, list[Any]]] = {name: {col: [] for col in SPECS[name]}
                                              for name in wanted}
     schedule = config if config is not None else _NO_SCHEDULE

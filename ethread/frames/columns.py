@@ -99,3 +99,111 @@ def table(columns: dict[str, tuple[Column, list[Any]]]) -> Any:
     """An Arrow table of the named columns, each built by its kind from its values."""
     pa = pyarrow()
     return pa.table({name: build(values) for name, (build, values) in columns.items()})
+
+
+# -- whole columns from raw bytes, with numpy ------------------------------------------------------------------
+
+
+def numpy_module() -> Any:
+    import numpy
+
+    return numpy
+
+
+def _validity(mask: Any) -> Any:
+    """An Arrow validity bitmap from a boolean numpy array (True: present), or None when every
+    value is present."""
+    np = numpy_module()
+    if bool(mask.all()):
+        return None
+    return pyarrow().py_buffer(np.packbits(mask, bitorder="little").tobytes())
+
+
+def hex_column(values: Sequence[bytes | None], width: int) -> Any:
+    """``0x`` hex strings of byte strings that are all ``width`` bytes (or None: null), made for
+    the whole column at once."""
+    pa, np = pyarrow(), numpy_module()
+    count = len(values)
+    if count == 0:
+        return pa.array([], pa.string())
+    blank = bytes(width)
+    present = np.fromiter((v is not None for v in values), bool, count)
+    joined = b"".join([v if v is not None else blank for v in values])
+    if len(joined) != count * width:
+        return hex_string(values)  # a value of another width: the plain way
+    return hex_rows(np.frombuffer(joined, np.uint8).reshape(count, width), present)
+
+
+_PREFIX = int.from_bytes(b"0x", "little")
+
+
+def _hex_pairs() -> Any:
+    """The two hex digits of each byte value, as the uint16 whose little-endian bytes they are
+    (a column of bytes becomes its hex text in one lookup)."""
+    global _PAIRS
+    if _PAIRS is None:
+        np = numpy_module()
+        _PAIRS = np.array([int.from_bytes(b"%02x" % value, "little") for value in range(256)],
+                          np.dtype("<u2"))
+    return _PAIRS
+
+
+_PAIRS: Any = None
+
+
+def hex_rows(raw: Any, present: Any = None) -> Any:
+    """``0x`` hex strings of the rows of a (count, width) uint8 array; ``present`` (a boolean
+    array) marks the rows that are not null (default: all)."""
+    pa, np = pyarrow(), numpy_module()
+    count, width = raw.shape
+    out = np.empty((count, 1 + width), np.uint16)  # two hex digits in each
+    out[:, 0] = _PREFIX
+    out[:, 1:] = _hex_pairs()[raw]
+    offsets = np.arange(0, (count + 1) * (2 + 2 * width), 2 + 2 * width, dtype=np.int32)
+    validity = None if present is None else _validity(present)
+    return pa.Array.from_buffers(pa.string(), count,
+                                 [validity, pa.py_buffer(offsets.tobytes()),
+                                  pa.py_buffer(out.tobytes())])
+
+
+def _padded(values: Sequence[bytes | None], width: int) -> tuple[Any, Any] | None:
+    """Big-endian byte strings right-aligned in ``width`` bytes as a (count, width) uint8
+    array, with the presence mask; None when one is wider."""
+    np = numpy_module()
+    count = len(values)
+    if any(v is not None and len(v) > width for v in values):
+        return None
+    present = np.fromiter((v is not None for v in values), bool, count)
+    joined = b"".join([v.rjust(width, b"\x00") if v is not None else bytes(width)
+                       for v in values])
+    return np.frombuffer(joined, np.uint8).reshape(count, width), present
+
+
+def uint_column(values: Sequence[bytes | None]) -> Any:
+    """A ``uint64`` column from big-endian byte strings as RLP holds numbers (None: null)."""
+    pa, _np = pyarrow(), numpy_module()
+    padded = _padded(values, 8)
+    if padded is None:
+        return uint64([None if v is None else int.from_bytes(v, "big") for v in values])
+    raw, present = padded
+    numbers = raw.copy().view(">u8").reshape(-1).astype("<u8")
+    return pa.Array.from_buffers(pa.uint64(), len(values),
+                                 [_validity(present), pa.py_buffer(numbers.tobytes())])
+
+
+_DECIMAL_LIMIT = (10**38 - 1).to_bytes(16, "big")
+
+
+def decimal_column(values: Sequence[bytes | None]) -> Any:
+    """A ``decimal128(38, 0)`` column from big-endian byte strings (None: null), built as the
+    16-byte little-endian integers Arrow stores; exact decimal strings (as
+    :func:`~ethread.frames.columns.wide`) when a value does not fit."""
+    pa = pyarrow()
+    padded = _padded(values, 16)
+    if padded is None or any(v is not None and len(v) == 16 and v > _DECIMAL_LIMIT
+                             for v in values):
+        return wide([None if v is None else int.from_bytes(v, "big") for v in values])
+    raw, present = padded
+    little = raw[:, ::-1].copy()
+    return pa.Array.from_buffers(pa.decimal128(38, 0), len(values),
+                                 [_validity(present), pa.py_buffer(little.tobytes())])

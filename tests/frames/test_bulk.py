@@ -11,14 +11,9 @@ from benchlib.synthetic_history import dense_history
 
 from ethread import frames
 from ethread.backends.era import EraBackend
-from ethread.backends.memory import MemoryBackend
-from ethread.chain.importer import import_chain
-from ethread.era1.ere_export import export_ere
-from ethread.era1.export import export_era1
 from ethread.frames.bulk import decimal_column, hex_column, tables_of_records, uint_column
 from ethread.frames.tables import TABLES, collect, collect_models
 from tests.support.paths import conformance_dir
-from tests.support.storage_backends import lmdb_from
 
 pa = pytest.importorskip("pyarrow")
 
@@ -40,22 +35,6 @@ def test_column_builders() -> None:
     assert decimal_column([b"\x05", (10**38 - 1).to_bytes(16, "big")]).type == pa.decimal128(38, 0)
     assert decimal_column([b"\x05", big]).to_pylist() == ["5", str(10**38)]
     assert decimal_column([(2**127).to_bytes(16, "big")]).type == pa.string()
-
-
-@pytest.fixture(scope="module")
-def compat(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The rpc-compat chain (every transaction type, uncles, withdrawals, blobs, set-code, the
-    merge) in memory, LMDB, Era1 (its proof-of-work part) and ere."""
-    folder = conformance_dir() / "rpc-compat"
-    memory = MemoryBackend()
-    import_chain(memory, folder / "genesis.json", folder / "chain.rlp", verify_seals=False)
-    base = tmp_path_factory.mktemp("compat-frames")
-    export_era1(memory, base / "era1", network="devnet")
-    export_ere(memory, base / "ere", network="devnet")
-    config = memory.chain_config()
-    return {"memory": memory, "lmdb": lmdb_from(memory, base / "lmdb"),
-            "era1": EraBackend(base / "era1", config=config),
-            "ere": EraBackend(base / "ere", config=config)}
 
 
 @pytest.mark.parametrize("source", ["lmdb", "era1", "ere"])

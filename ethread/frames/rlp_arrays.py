@@ -1,0 +1,192 @@
+"""RLP read with numpy: the same step taken for many items at once.
+
+The bulk path of :mod:`ethread.frames` decodes each block's records item by item in Python,
+about a microsecond an item. A table whose rows all have one shape (a log is ``[address,
+[topics...], data]`` in every receipt of every block) need not be read that way: the records
+of thousands of blocks are joined into one byte array, and each step of the walk (read the
+heads of these items, list the items inside these lists, step past these items) is one numpy
+operation over every item of that depth. A walk costs a few array operations per level and per
+position in the longest list, whatever the number of rows.
+
+The walk is as strict as :func:`ethread.rlpcodec.items.decode_nested`: every item must lie
+inside its enclosing one and a list's items must fill it exactly. Like it, it does not look
+for non-canonical lengths. Where the bytes are not what a caller expects, :class:`Irregular`
+is raised, and the caller reads those records the plain way (which says exactly what is wrong,
+or reads a shape the walk does not take).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .columns import numpy_module
+
+PAD = 9
+"""Zero bytes after the joined records, so that reading a long length's bytes (at most 8 after
+the first) never indexes past the array; an item that would reach into them is refused."""
+
+
+class Irregular(ValueError):
+    """Bytes the array walk does not take: not RLP, or RLP of another shape than asked for."""
+
+
+class Heads(NamedTuple):
+    """Where the payloads of items start and end, and which items are lists."""
+
+    start: Any
+    end: Any
+    is_list: Any
+
+
+class Children(NamedTuple):
+    """The items inside some lists, in order: list by list, and within a list by position."""
+
+    position: Any
+    """Where each item starts."""
+    parent: Any
+    """Which of the given lists it is in."""
+    ordinal: Any
+    """Its place in that list (0 first)."""
+    counts: Any
+    """How many items each given list holds."""
+
+
+class Joined(NamedTuple):
+    """Records joined into one array."""
+
+    blob: bytes
+    """The records back to back, then :data:`PAD` zero bytes."""
+    data: Any
+    """``blob`` as a uint8 array (no copy)."""
+    offsets: Any
+    """Where each record starts, with the end of the last one last."""
+
+
+def joined(records: list[bytes]) -> Joined:
+    """``records`` joined into one array."""
+    np = numpy_module()
+    lengths = np.fromiter(map(len, records), np.int64, len(records))
+    offsets = np.zeros(len(records) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    blob = b"".join([*records, bytes(PAD)])
+    return Joined(blob, np.frombuffer(blob, np.uint8), offsets)
+
+
+def heads(data: Any, position: Any, limit: Any) -> Heads:
+    """The heads of the items at ``position``; :class:`Irregular` when an item runs past
+    ``limit`` (its enclosing item's end: an array, or one number for all)."""
+    np = numpy_module()
+    first = data[position].astype(np.int64)
+    start = position + 1
+    length = first - 0x80
+    single = first < 0x80
+    is_list = first >= 0xC0
+    length = np.where(is_list, first - 0xC0, length)
+    start = np.where(single, position, start)
+    length = np.where(single, 1, length)
+    # a length of 56 or more: its own length first (1 to 8 bytes), then the length itself
+    long = ((first >= 0xB8) & (first < 0xC0)) | (first >= 0xF8)
+    if long.any():
+        at = np.flatnonzero(long)
+        size = np.where(first[at] >= 0xF8, first[at] - 0xF7, first[at] - 0xB7)
+        value = np.zeros(len(at), np.int64)
+        base = position[at] + 1
+        for k in range(int(size.max())):
+            if (value >= 1 << 40).any():
+                raise Irregular("an RLP length beyond any record")
+            value = np.where(k < size, (value << 8) | data[base + k], value)
+        start[at] = base + size
+        length[at] = value
+    end = start + length
+    if (end > limit).any():
+        raise Irregular("an RLP item runs past its enclosing item")
+    return Heads(start, end, is_list)
+
+
+def item_ends(data: Any, position: Any, limit: Any) -> Any:
+    """Where the items at ``position`` end (the next item starts there): :func:`heads`' ends,
+    in fewer steps (a list walk takes one such step per position in its longest list)."""
+    np = numpy_module()
+    size = _sizes()[data[position]]
+    long = size < 0
+    if long.any():
+        at = np.flatnonzero(long)
+        own = -size[at]
+        if int(own.max()) > 4:  # a length of 2^32 bytes or more: never in a record
+            return heads(data, position, limit).end
+        after = np.lib.stride_tricks.sliding_window_view(data, 5)[position[at]].astype(np.int64)
+        value = after[:, 1] << 24 | after[:, 2] << 16 | after[:, 3] << 8 | after[:, 4]
+        size[at] = 1 + own + (value >> (8 * (4 - own)))
+    end = position + size
+    if (end > limit).any():
+        raise Irregular("an RLP item runs past its enclosing item")
+    return end
+
+
+def _sizes() -> Any:
+    """For each first byte of an item: the item's whole size when the first byte tells it,
+    else (a long string or list) minus the number of bytes its length takes."""
+    global _SIZES
+    if _SIZES is None:
+        np = numpy_module()
+        first = np.arange(256, dtype=np.int64)
+        _SIZES = np.select(
+            [first < 0x80, first < 0xB8, first < 0xC0, first < 0xF8],
+            [np.ones(256, np.int64), first - 0x7F, 0xB7 - first, first - 0xBF], 0xF7 - first)
+    return _SIZES
+
+
+_SIZES: Any = None
+
+
+def children(data: Any, start: Any, end: Any) -> Children:
+    """The items of the lists whose payloads are ``data[start[i]:end[i]]``; :class:`Irregular`
+    unless each list's items fill it exactly."""
+    np = numpy_module()
+    count = len(start)
+    found: list[tuple[Any, Any, int]] = []
+    parent = np.arange(count, dtype=np.int64)
+    here, until = start, end
+    open_ = here < until
+    here, until, parent = here[open_], until[open_], parent[open_]
+    ordinal = 0
+    while len(here):
+        found.append((here, parent, ordinal))
+        after = item_ends(data, here, until)
+        going = after < until  # an item ending past its list was refused by item_ends
+        here, until, parent = after[going], until[going], parent[going]
+        ordinal += 1
+    counts = np.zeros(count, np.int64)
+    if not found:
+        empty = np.zeros(0, np.int64)
+        return Children(empty, empty, empty, counts)
+    all_parents = np.concatenate([p for _, p, _ in found])
+    counts = np.bincount(all_parents, minlength=count).astype(np.int64)
+    first = np.zeros(count, np.int64)
+    np.cumsum(counts[:-1], out=first[1:])
+    total = len(all_parents)
+    position = np.empty(total, np.int64)
+    parents = np.empty(total, np.int64)
+    ordinals = np.empty(total, np.int64)
+    for here, parent, ordinal in found:
+        place = first[parent] + ordinal
+        position[place] = here
+        parents[place] = parent
+        ordinals[place] = ordinal
+    return Children(position, parents, ordinals, counts)
+
+
+def fields(data: Any, start: Any, end: Any, count: int) -> list[Any]:
+    """Where each of the ``count`` items of each list ``data[start[i]:end[i]]`` starts (one
+    array per field); :class:`Irregular` unless every list holds exactly ``count`` items."""
+    np = numpy_module()
+    out = []
+    here = start
+    for _ in range(count):
+        if (here >= end).any():
+            raise Irregular(f"a list of fewer than {count} items")
+        out.append(here)
+        here = item_ends(data, here, end)
+    if not np.array_equal(here, end):
+        raise Irregular(f"a list of more than {count} items")
+    return out

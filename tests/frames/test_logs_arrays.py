@@ -1,0 +1,112 @@
+"""The logs table read with numpy over batches of blocks (:mod:`ethread.frames.logs_arrays`)
+is the plain bulk path's table, on every store and on dense history; a batch of another shape
+is read the plain way (the same rows), and a damaged one fails as the plain path fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from benchlib.synthetic_history import dense_history
+
+from ethread.backends.era import EraBackend
+from ethread.backends.history import RawBlock
+from ethread.backends.lmdb import LMDBBackend
+from ethread.frames import logs_arrays
+from ethread.frames.bulk import tables_of_records
+from ethread.rlpcodec.items import DecodeError, decode_nested, encode_nested
+
+pa = pytest.importorskip("pyarrow")
+
+
+def _logs(records: list[RawBlock], config: Any, arrays: bool) -> Any:
+    return tables_of_records(records, ["logs"], config, arrays=arrays)["logs"]
+
+
+def _same_as_plain(records: list[RawBlock], config: Any) -> Any:
+    table = _logs(records, config, True)
+    plain = _logs(records, config, False)
+    assert table.schema == plain.schema
+    assert table.equals(plain)
+    return table
+
+
+@pytest.mark.parametrize("source", ["lmdb", "era1", "ere"])
+def test_the_logs_of_every_store_equal_the_plain_path(compat: dict[str, Any], source: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = compat[source]
+    records = list(backend.raw_blocks(0, backend.pointer("latest") + 1))
+    table = _same_as_plain(records, backend.chain_config())
+    assert table.num_rows > 0
+    monkeypatch.setattr(logs_arrays, "BATCH_BLOCKS", 3)  # many batches, concatenated in order
+    assert _logs(records, backend.chain_config(), True).equals(table)
+    assert _logs([], backend.chain_config(), True).equals(_logs([], None, False))
+
+
+def test_dense_history_logs_equal_the_plain_path(tmp_path: Path) -> None:
+    stores = dense_history(tmp_path, 6, transactions=60, recover=True)
+    with LMDBBackend(stores.lmdb, create=False) as lmdb:
+        config = lmdb.chain_config()
+        table = _same_as_plain(list(lmdb.raw_blocks(0, 7)), config)
+        assert table.num_rows > 100
+        widths = {sum(table.column(f"topic{k}")[row].is_valid for k in range(4))
+                  for row in range(table.num_rows)}
+        assert len(widths) > 1, widths  # logs of more than one number of topics
+        for folder in (stores.era1, stores.ere):
+            with EraBackend(folder, config=config) as era:
+                assert _same_as_plain(list(era.raw_blocks(0, 7)), config).equals(table)
+
+
+def _with_receipts(raw: RawBlock, change: Any) -> RawBlock:
+    """``raw`` with its receipts decoded, changed by ``change`` (which edits the first log of
+    the first legacy receipt that has one) and encoded again."""
+    receipts = decode_nested(raw.receipts_rlp or b"")
+    assert isinstance(receipts, list)
+    for entry in receipts:
+        if isinstance(entry, list) and entry[-1]:
+            change(entry[-1][0])
+            return raw._replace(receipts_rlp=encode_nested(receipts))
+    raise AssertionError("no legacy receipt with logs")
+
+
+def _logged_block(compat: dict[str, Any]) -> tuple[list[RawBlock], int, Any]:
+    backend = compat["lmdb"]
+    records = list(backend.raw_blocks(0, backend.pointer("latest") + 1))
+    for index, raw in enumerate(records):
+        receipts = decode_nested(raw.receipts_rlp or b"")
+        assert isinstance(receipts, list)
+        if any(isinstance(entry, list) and entry[-1] for entry in receipts):
+            return records, index, backend.chain_config()
+    raise AssertionError("no block with a legacy receipt that logs")
+
+
+def test_a_batch_of_another_shape_is_read_the_plain_way(compat: dict[str, Any]) -> None:
+    """An address that is not 20 bytes, five topics: the walk leaves the batch to the plain
+    path, and the rows are that path's."""
+    records, index, config = _logged_block(compat)
+
+    def short_address(log: list[Any]) -> None:
+        log[0] = log[0][:19]
+
+    def five_topics(log: list[Any]) -> None:
+        log[1] = [bytes([n]) * 32 for n in range(5)]
+
+    for change in (short_address, five_topics):
+        changed = [*records]
+        changed[index] = _with_receipts(records[index], change)
+        table = _same_as_plain(changed, config)
+        assert table.num_rows == _logs(records, config, False).num_rows
+
+
+def test_a_damaged_batch_fails_as_the_plain_path_fails(compat: dict[str, Any]) -> None:
+    records, index, config = _logged_block(compat)
+    damaged = [*records]
+    receipts = records[index].receipts_rlp or b""
+    damaged[index] = records[index]._replace(receipts_rlp=receipts[:-1])
+    with pytest.raises(DecodeError) as plain:
+        _logs(damaged, config, False)
+    with pytest.raises(DecodeError) as walked:
+        _logs(damaged, config, True)
+    assert str(walked.value) == str(plain.value)
+    assert str(plain.value).startswith(f"block {records[index].number}:")
