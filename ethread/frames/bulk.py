@@ -32,7 +32,7 @@ from ..rlpcodec.items import (
 from . import columns as c
 from .columns import decimal_column, hex_column, uint_column
 from .extra import pyarrow
-from .logs_arrays import logs_table
+from .logs_arrays import batch_logs, batches
 
 BLOB_GAS_PER_BLOB = 131_072
 _NO_SCHEDULE = ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
@@ -154,12 +154,11 @@ def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
     same: the plain path, which tests and the benchmark hold these to. ``on_block`` (if given) is called
     after each block, for a progress bar.
 
-    The logs table alone is read with numpy over batches of blocks (:mod:`.logs_arrays`) unless
-    ``arrays`` is false or ``whole_bodies`` true."""
+    The logs table is read with numpy over batches of blocks (:mod:`.logs_arrays`), the other
+    tables of each batch as above, unless ``arrays`` is false or ``whole_bodies`` true."""
     wanted = set(names)
-    if wanted == {"logs"} and arrays and not whole_bodies:
-        return {"logs": logs_table(records, lambda batch: tables_of_records(
-            batch, names, config, arrays=False)["logs"], on_block)}
+    if "logs" in wanted and arrays and not whole_bodies:
+        return _logs_walked(records, names, config, on_block)
     cols: dict[str, dict[str, list[Any]]] = {name: {col: [] for col in SPECS[name]}
                                              for name in wanted}
     schedule = config if config is not None else _NO_SCHEDULE
@@ -174,6 +173,31 @@ def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
         if on_block is not None:
             on_block()
     return {name: _table(SPECS[name], cols[name]) for name in names}
+
+
+def _logs_walked(records: Iterable[RawBlock], names: Sequence[str], config: ChainConfig | None,
+                 on_block: Any) -> dict[str, Any]:
+    """:func:`tables_of_records` with the logs table read by :mod:`.logs_arrays`, batch by
+    batch (each batch's other tables read the plain way beside it)."""
+    pa = pyarrow()
+    rest = [name for name in names if name != "logs"]
+    parts: dict[str, list[Any]] = {name: [] for name in names}
+
+    def plain(batch: list[RawBlock]) -> Any:
+        return tables_of_records(batch, ["logs"], config, arrays=False)["logs"]
+
+    for batch in batches(records):
+        if rest:
+            for name, table in tables_of_records(batch, rest, config, arrays=False).items():
+                parts[name].append(table)
+        parts["logs"].append(batch_logs(batch, plain))
+        if on_block is not None:
+            for _ in batch:
+                on_block()
+    if not parts["logs"]:
+        return tables_of_records([], names, config, arrays=False)
+    return {name: tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+            for name, tables in parts.items()}
 
 
 def _counted_body(body_rlp: bytes, withdrawals_wanted: bool

@@ -34,26 +34,9 @@ BATCH_BLOCKS = 8192
 """Blocks per batch at most (nearly empty blocks: the per-block arrays stay small)."""
 
 
-def logs_table(records: Iterable[RawBlock], plain: Callable[[list[RawBlock]], Any],
-               on_block: Callable[[], None] | None = None) -> Any:
-    """The logs table of ``records`` (in order); ``plain`` reads a batch the plain way."""
-    pa = pyarrow()
-    tables = []
-    for batch in _batches(records):
-        try:
-            table = _batch_table(batch)
-        except Irregular:
-            table = None
-        tables.append(plain(batch) if table is None else table)
-        if on_block is not None:
-            for _ in batch:
-                on_block()
-    if not tables:
-        return plain([])
-    return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-
-
-def _batches(records: Iterable[RawBlock]) -> Iterator[list[RawBlock]]:
+def batches(records: Iterable[RawBlock]) -> Iterator[list[RawBlock]]:
+    """``records`` in batches of about :data:`BATCH_BYTES` of receipts (at most
+    :data:`BATCH_BLOCKS` blocks)."""
     batch: list[RawBlock] = []
     size = 0
     for raw in records:
@@ -64,6 +47,16 @@ def _batches(records: Iterable[RawBlock]) -> Iterator[list[RawBlock]]:
             batch, size = [], 0
     if batch:
         yield batch
+
+
+def batch_logs(batch: list[RawBlock], plain: Callable[[list[RawBlock]], Any]) -> Any:
+    """The logs table of ``batch``; ``plain`` reads a batch the plain way, for a batch of
+    another shape (or without a log)."""
+    try:
+        table = _batch_table(batch)
+    except Irregular:
+        table = None
+    return plain(batch) if table is None else table
 
 
 def _batch_table(batch: list[RawBlock]) -> Any:

@@ -1,6 +1,7 @@
 """The logs table read with numpy over batches of blocks (:mod:`ethread.frames.logs_arrays`)
-is the plain bulk path's table, on every store and on dense history; a batch of another shape
-is read the plain way (the same rows), and a damaged one fails as the plain path fails."""
+is the plain bulk path's table, alone or beside the other tables, on every store and on dense
+history; a batch of another shape is read the plain way (the same rows), and a damaged one
+fails as the plain path fails."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ethread.backends.history import RawBlock
 from ethread.backends.lmdb import LMDBBackend
 from ethread.frames import logs_arrays
 from ethread.frames.bulk import tables_of_records
+from ethread.frames.tables import TABLES
 from ethread.rlpcodec.items import DecodeError, decode_nested, encode_nested
 
 pa = pytest.importorskip("pyarrow")
@@ -41,6 +43,11 @@ def test_the_logs_of_every_store_equal_the_plain_path(compat: dict[str, Any], so
     assert table.num_rows > 0
     monkeypatch.setattr(logs_arrays, "BATCH_BLOCKS", 3)  # many batches, concatenated in order
     assert _logs(records, backend.chain_config(), True).equals(table)
+    # with the other tables: each batch's read the plain way beside its logs
+    walked = tables_of_records(records, TABLES, backend.chain_config())
+    plain = tables_of_records(records, TABLES, backend.chain_config(), arrays=False)
+    for name in TABLES:
+        assert walked[name].equals(plain[name]), name
     assert _logs([], backend.chain_config(), True).equals(_logs([], None, False))
 
 
