@@ -33,6 +33,7 @@ from . import columns as c
 from .columns import decimal_column, hex_column, uint_column
 from .extra import pyarrow
 from .logs_arrays import batch_logs, batches
+from .transactions_arrays import batch_transactions
 
 BLOB_GAS_PER_BLOB = 131_072
 _NO_SCHEDULE = ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
@@ -154,11 +155,12 @@ def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
     same: the plain path, which tests and the benchmark hold these to. ``on_block`` (if given) is called
     after each block, for a progress bar.
 
-    The logs table is read with numpy over batches of blocks (:mod:`.logs_arrays`), the other
-    tables of each batch as above, unless ``arrays`` is false or ``whole_bodies`` true."""
+    The logs and transactions tables are read with numpy over batches of blocks
+    (:mod:`.logs_arrays`, :mod:`.transactions_arrays`), the other tables of each batch as
+    above, unless ``arrays`` is false or ``whole_bodies`` true."""
     wanted = set(names)
-    if "logs" in wanted and arrays and not whole_bodies:
-        return _logs_walked(records, names, config, on_block)
+    if wanted & WALKED.keys() and arrays and not whole_bodies:
+        return _walked(records, names, config, on_block)
     cols: dict[str, dict[str, list[Any]]] = {name: {col: [] for col in SPECS[name]}
                                              for name in wanted}
     schedule = config if config is not None else _NO_SCHEDULE
@@ -175,26 +177,32 @@ def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
     return {name: _table(SPECS[name], cols[name]) for name in names}
 
 
-def _logs_walked(records: Iterable[RawBlock], names: Sequence[str], config: ChainConfig | None,
-                 on_block: Any) -> dict[str, Any]:
-    """:func:`tables_of_records` with the logs table read by :mod:`.logs_arrays`, batch by
-    batch (each batch's other tables read the plain way beside it)."""
+WALKED = {"logs": batch_logs, "transactions": batch_transactions}
+"""The tables read by an array walk, and each one's reader of a batch."""
+
+
+def _walked(records: Iterable[RawBlock], names: Sequence[str], config: ChainConfig | None,
+            on_block: Any) -> dict[str, Any]:
+    """:func:`tables_of_records` with the tables of :data:`WALKED` read by their array walks,
+    batch by batch (each batch's other tables read the plain way beside them)."""
     pa = pyarrow()
-    rest = [name for name in names if name != "logs"]
+    rest = [name for name in names if name not in WALKED]
     parts: dict[str, list[Any]] = {name: [] for name in names}
 
-    def plain(batch: list[RawBlock]) -> Any:
-        return tables_of_records(batch, ["logs"], config, arrays=False)["logs"]
+    def plain(name: str) -> Any:
+        return lambda batch: tables_of_records(batch, [name], config, arrays=False)[name]
 
     for batch in batches(records):
         if rest:
             for name, table in tables_of_records(batch, rest, config, arrays=False).items():
                 parts[name].append(table)
-        parts["logs"].append(batch_logs(batch, plain))
+        for name in names:
+            if name in WALKED:
+                parts[name].append(WALKED[name](batch, plain(name)))
         if on_block is not None:
             for _ in batch:
                 on_block()
-    if not parts["logs"]:
+    if not any(parts.values()):
         return tables_of_records([], names, config, arrays=False)
     return {name: tables[0] if len(tables) == 1 else pa.concat_tables(tables)
             for name, tables in parts.items()}

@@ -101,7 +101,7 @@ def table(columns: dict[str, tuple[Column, list[Any]]]) -> Any:
     return pa.table({name: build(values) for name, (build, values) in columns.items()})
 
 
-# -- whole columns from raw bytes, with numpy ------------------------------------------------------------------
+# -- whole columns from raw bytes, with numpy ---------------------------------------------------
 
 
 def numpy_module() -> Any:
@@ -181,14 +181,19 @@ def _padded(values: Sequence[bytes | None], width: int) -> tuple[Any, Any] | Non
 
 def uint_column(values: Sequence[bytes | None]) -> Any:
     """A ``uint64`` column from big-endian byte strings as RLP holds numbers (None: null)."""
-    pa, _np = pyarrow(), numpy_module()
     padded = _padded(values, 8)
     if padded is None:
         return uint64([None if v is None else int.from_bytes(v, "big") for v in values])
-    raw, present = padded
+    return uint64_rows(*padded)
+
+
+def uint64_rows(raw: Any, present: Any = None) -> Any:
+    """A ``uint64`` column from a (count, 8) uint8 array of big-endian numbers; ``present``
+    marks the rows that are not null (default: all)."""
+    pa = pyarrow()
     numbers = raw.copy().view(">u8").reshape(-1).astype("<u8")
-    return pa.Array.from_buffers(pa.uint64(), len(values),
-                                 [_validity(present), pa.py_buffer(numbers.tobytes())])
+    validity = None if present is None else _validity(present)
+    return pa.Array.from_buffers(pa.uint64(), len(raw), [validity, pa.py_buffer(numbers.tobytes())])
 
 
 _DECIMAL_LIMIT = (10**38 - 1).to_bytes(16, "big")
@@ -198,12 +203,55 @@ def decimal_column(values: Sequence[bytes | None]) -> Any:
     """A ``decimal128(38, 0)`` column from big-endian byte strings (None: null), built as the
     16-byte little-endian integers Arrow stores; exact decimal strings (as
     :func:`~ethread.frames.columns.wide`) when a value does not fit."""
-    pa = pyarrow()
     padded = _padded(values, 16)
     if padded is None or any(v is not None and len(v) == 16 and v > _DECIMAL_LIMIT
                              for v in values):
         return wide([None if v is None else int.from_bytes(v, "big") for v in values])
-    raw, present = padded
+    return decimal_rows(*padded)
+
+
+def fits_decimal(raw: Any) -> bool:
+    """Whether every row of a (count, 16) uint8 array of big-endian numbers is below 10^38."""
+    np = numpy_module()
+    limit = np.frombuffer(_DECIMAL_LIMIT, np.uint8)
+    high = raw[:, :8].copy().view(">u8").reshape(-1)
+    low = raw[:, 8:].copy().view(">u8").reshape(-1)
+    limit_high, limit_low = (int(x) for x in limit.view(">u8"))
+    return not bool(((high > limit_high) | ((high == limit_high) & (low > limit_low))).any())
+
+
+def decimal_rows(raw: Any, present: Any = None) -> Any:
+    """A ``decimal128(38, 0)`` column from a (count, 16) uint8 array of big-endian numbers below
+    10^38 (see :func:`fits_decimal`), stored as the 16-byte little-endian integers Arrow
+    keeps; ``present`` marks the rows that are not null (default: all)."""
+    pa = pyarrow()
     little = raw[:, ::-1].copy()
-    return pa.Array.from_buffers(pa.decimal128(38, 0), len(values),
-                                 [_validity(present), pa.py_buffer(little.tobytes())])
+    validity = None if present is None else _validity(present)
+    return pa.Array.from_buffers(pa.decimal128(38, 0), len(raw),
+                                 [validity, pa.py_buffer(little.tobytes())])
+
+
+def binary_ranges(data: Any, start: Any, end: Any) -> Any:
+    """An Arrow ``binary`` column of ``data[start[i]:end[i]]`` (a uint8 array and two int64
+    arrays). Built as Arrow's binary views of ``data`` (each value's length and where it is, or
+    the value itself when it is short), which Arrow's cast then copies into one binary column:
+    the bytes are gathered in C++, not by a Python loop or a numpy index per byte."""
+    np, pa = numpy_module(), pyarrow()
+    count = len(start)
+    if count and int(start.max()) + 12 > len(data):  # the inline window must not run off
+        data = np.concatenate([data, np.zeros(12, np.uint8)])
+    if len(data) >= 1 << 31:
+        raise ValueError("more bytes than binary views can point into")
+    length = end - start
+    views = np.zeros((count, 4), np.int32)
+    views[:, 0] = length
+    window = np.lib.stride_tricks.sliding_window_view(data, 12)[start]
+    as_bytes = views.view(np.uint8).reshape(count, 16)
+    short = length <= 12  # kept inline, zero after the value
+    as_bytes[short, 4:] = np.where(np.arange(12) < length[short, None], window[short], 0)
+    long = ~short  # a prefix of four bytes, then buffer 0 and the offset into it
+    as_bytes[long, 4:8] = window[long, :4]
+    views[long, 3] = start[long]
+    viewed = pa.Array.from_buffers(pa.binary_view(), count, [
+        None, pa.py_buffer(views.tobytes()), pa.py_buffer(data)])
+    return viewed.cast(pa.binary())

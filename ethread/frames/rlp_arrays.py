@@ -21,9 +21,10 @@ from typing import Any, NamedTuple
 
 from .columns import numpy_module
 
-PAD = 9
+PAD = 16
 """Zero bytes after the joined records, so that reading a long length's bytes (at most 8 after
-the first) never indexes past the array; an item that would reach into them is refused."""
+the first) or a short value's 12-byte window never indexes past the array; an item that would
+reach into them is refused."""
 
 
 class Irregular(ValueError):
@@ -190,3 +191,60 @@ def fields(data: Any, start: Any, end: Any, count: int) -> list[Any]:
     if not np.array_equal(here, end):
         raise Irregular(f"a list of more than {count} items")
     return out
+
+
+def records(found: Joined) -> Heads:
+    """The heads of joined records that must each be one whole list."""
+    start, end = found.offsets[:-1], found.offsets[1:]
+    if (start >= end).any():
+        raise Irregular("an empty record")
+    heads_ = lists(found.data, start, end)
+    if not (heads_.end == end).all():
+        raise Irregular("trailing bytes after an RLP record")
+    return heads_
+
+
+def lists(data: Any, position: Any, limit: Any) -> Heads:
+    """The heads of items that must be lists."""
+    found = heads(data, position, limit)
+    if not found.is_list.all():
+        raise Irregular("expected RLP lists")
+    return found
+
+
+def strings(data: Any, position: Any, limit: Any, width: int | None = None) -> Heads:
+    """The heads of items that must be strings (of ``width`` bytes each, when given)."""
+    found = heads(data, position, limit)
+    if found.is_list.any():
+        raise Irregular("expected RLP strings")
+    if width is not None and ((found.end - found.start) != width).any():
+        raise Irregular(f"expected {width}-byte strings")
+    return found
+
+
+def gather(data: Any, start: Any, width: int) -> Any:
+    """The ``width`` bytes at each of ``start`` as a (count, width) uint8 array."""
+    np = numpy_module()
+    return np.lib.stride_tricks.sliding_window_view(data, width)[start]
+
+
+def right_aligned(data: Any, start: Any, end: Any, width: int) -> Any:
+    """The strings ``data[start[i]:end[i]]`` right-aligned in ``width`` bytes (zeros before),
+    as a (count, width) uint8 array: big-endian numbers as RLP keeps them, made fixed-width;
+    :class:`Irregular` when one is longer."""
+    np = numpy_module()
+    if ((end - start) > width).any():
+        raise Irregular(f"a number of more than {width} bytes")
+    where = end[:, None] - width + np.arange(width)
+    inside = where >= start[:, None]
+    return np.where(inside, data[np.where(inside, where, 0)], 0).astype(np.uint8)
+
+
+def check_nested(data: Any, start: Any, end: Any) -> None:
+    """Walk every list inside the lists whose payloads are ``data[start[i]:end[i]]``, at every
+    depth: :class:`Irregular` where :func:`~ethread.rlpcodec.items.decode_nested` would refuse
+    them (an item past its list, a list its items do not fill)."""
+    while len(start):
+        inner = children(data, start, end)
+        found = heads(data, inner.position, end[inner.parent])
+        start, end = found.start[found.is_list], found.end[found.is_list]

@@ -1,0 +1,129 @@
+"""The transactions table read with numpy over batches of blocks
+(:mod:`ethread.frames.transactions_arrays`) is the plain bulk path's table, on every store (every
+transaction type: legacy before and after EIP-155, access lists, fee caps, blobs, set-code)
+and on dense history; a batch the walk does not take is read the plain way (the same rows),
+and a damaged one fails as the plain path fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from benchlib.synthetic_history import dense_history
+
+from ethread.backends.era import EraBackend
+from ethread.backends.history import RawBlock
+from ethread.backends.lmdb import LMDBBackend
+from ethread.frames import logs_arrays
+from ethread.frames.bulk import tables_of_records
+from ethread.rlpcodec.items import (
+    DecodeError,
+    count_items,
+    decode_nested,
+    encode_nested,
+    item_spans,
+    payload_span,
+)
+
+pa = pytest.importorskip("pyarrow")
+
+
+def _transactions(records: list[RawBlock], config: Any, arrays: bool) -> Any:
+    return tables_of_records(records, ["transactions"], config, arrays=arrays)["transactions"]
+
+
+def _same_as_plain(records: list[RawBlock], config: Any) -> Any:
+    table = _transactions(records, config, True)
+    plain = _transactions(records, config, False)
+    assert table.schema == plain.schema
+    assert table.equals(plain)
+    return table
+
+
+@pytest.mark.parametrize("source", ["lmdb", "era1", "ere"])
+def test_the_transactions_of_every_store_equal_the_plain_path(
+        compat: dict[str, Any], source: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = compat[source]
+    records = list(backend.raw_blocks(0, backend.pointer("latest") + 1, receipts=False))
+    table = _same_as_plain(records, backend.chain_config())
+    kinds = set(table.column("type").to_pylist())
+    assert kinds >= ({0, 1, 2} if source == "era1" else {0, 1, 2, 3, 4}), kinds
+    monkeypatch.setattr(logs_arrays, "BATCH_BLOCKS", 4)  # many batches, concatenated in order
+    assert _transactions(records, backend.chain_config(), True).equals(table)
+
+
+def test_dense_history_transactions_equal_the_plain_path(tmp_path: Path) -> None:
+    stores = dense_history(tmp_path, 6, transactions=60, recover=True)
+    with LMDBBackend(stores.lmdb, create=False) as lmdb:
+        config = lmdb.chain_config()
+        table = _same_as_plain(list(lmdb.raw_blocks(0, 7, receipts=False)), config)
+        assert table.num_rows == 360
+        for folder in (stores.era1, stores.ere):
+            with EraBackend(folder, config=config) as era:
+                records = list(era.raw_blocks(0, 7, receipts=False))
+                assert _same_as_plain(records, config).equals(table)
+
+
+def _records(compat: dict[str, Any]) -> tuple[list[RawBlock], Any]:
+    backend = compat["lmdb"]
+    return (list(backend.raw_blocks(0, backend.pointer("latest") + 1, receipts=False)),
+            backend.chain_config())
+
+
+def _with_legacy_transaction(records: list[RawBlock], change: Any) -> list[RawBlock]:
+    """``records`` with the first legacy transaction changed by ``change`` (its fields, a list,
+    edited in place)."""
+    for index, raw in enumerate(records):
+        body = decode_nested(raw.body_rlp)
+        assert isinstance(body, list)
+        for tx in body[0]:  # type: ignore[union-attr]
+            if isinstance(tx, list):
+                change(tx)
+                changed = [*records]
+                changed[index] = raw._replace(body_rlp=encode_nested(body))
+                return changed
+    raise AssertionError("no legacy transaction")
+
+
+def test_a_batch_the_walk_does_not_take_is_read_the_plain_way(compat: dict[str, Any]) -> None:
+    """A nonce of nine bytes (past uint64), a value past decimal128, a signature's r of 33
+    bytes: the plain path reads them (a wide or hex column), and so the table is its own."""
+    records, config = _records(compat)
+
+    def long_nonce(tx: list[Any]) -> None:
+        tx[0] = b"\x01" * 9
+
+    def huge_value(tx: list[Any]) -> None:
+        tx[4] = b"\xff" * 17
+
+    def long_r(tx: list[Any]) -> None:
+        tx[7] = b"\x01" * 33
+
+    for change in (long_nonce, huge_value, long_r):
+        changed = _with_legacy_transaction(records, change)
+        table = _same_as_plain(changed, config)
+        assert table.num_rows == _transactions(records, config, False).num_rows
+
+
+def test_a_damaged_batch_fails_as_the_plain_path_fails(compat: dict[str, Any]) -> None:
+    """A damaged uncle header (which the transactions table does not read) fails the batch, as
+    decoding the body whole does."""
+    records, config = _records(compat)
+    index, raw = next((index, raw) for index, raw in enumerate(records)
+                      if count_items(raw.body_rlp, *payload_span(
+                          raw.body_rlp, item_spans(raw.body_rlp, *payload_span(raw.body_rlp))[1][0])))
+    parts = item_spans(raw.body_rlp, *payload_span(raw.body_rlp))
+    first_uncle, _ = payload_span(raw.body_rlp, parts[1][0])
+    body = bytearray(raw.body_rlp)
+    assert body[first_uncle] >= 0xF8  # a header: a long list, its size's last byte changed
+    size_end = first_uncle + body[first_uncle] - 0xF7
+    body[size_end] += 1 if body[size_end] < 0xFF else -1
+    damaged = [*records]
+    damaged[index] = raw._replace(body_rlp=bytes(body))
+    with pytest.raises(DecodeError) as plain:
+        _transactions(damaged, config, False)
+    with pytest.raises(DecodeError) as walked:
+        _transactions(damaged, config, True)
+    assert str(walked.value) == str(plain.value)
+    assert str(plain.value).startswith(f"block {raw.number}:")
