@@ -21,6 +21,8 @@ from .rlp_arrays import (
     Joined,
     check_nested,
     children,
+    fields,
+    heads,
     joined,
     lists,
     records,
@@ -38,6 +40,8 @@ class Blocks(NamedTuple):
     """A (blocks, 32) uint8 array."""
     base_fees: Any
     """uint64, zero before London (as the plain path takes it)."""
+    excess_blob_gas: list[int | None]
+    """From Cancun on, each block's excess blob gas (None before)."""
 
 
 class Transactions(NamedTuple):
@@ -55,6 +59,7 @@ class Transactions(NamedTuple):
 def block_heads(batch: list[RawBlock]) -> Blocks:
     np = numpy_module()
     numbers, times, hashes, base_fees = [], [], [], []
+    excess: list[int | None] = []
     for raw in batch:
         try:
             header = decode_nested(raw.header_rlp)
@@ -71,10 +76,11 @@ def block_heads(batch: list[RawBlock]) -> Blocks:
         numbers.append(int.from_bytes(fields[8], "big"))
         times.append(int.from_bytes(fields[11], "big"))
         base_fees.append(int.from_bytes(base_fee, "big"))
+        excess.append(int.from_bytes(fields[18], "big") if len(fields) > 18 else None)
         hashes.append(keccak(raw.header_rlp))
     return Blocks(np.asarray(numbers, np.uint64), np.asarray(times, np.int64),
                   np.frombuffer(b"".join(hashes), np.uint8).reshape(len(batch), 32),
-                  np.asarray(base_fees, np.uint64))
+                  np.asarray(base_fees, np.uint64), excess)
 
 
 def transactions(batch: list[RawBlock], whole: bool = False) -> Transactions:
@@ -101,3 +107,49 @@ def transactions(batch: list[RawBlock], whole: bool = False) -> Transactions:
         raise Irregular("transactions stored without their senders")
     return Transactions(bodies, tx_lists, items,
                         np.frombuffer(senders, np.uint8).reshape(len(items.position), 20))
+
+
+class Receipts(NamedTuple):
+    """Where each receipt of a batch of blocks is, and its four fields."""
+
+    stored: Joined
+    items: Children
+    """Each receipt: where it starts, its block (``parent``) and its index (``ordinal``)."""
+    fields: list[Any]
+    """Where each receipt's fields start: status or root (a type for a slim receipt), then
+    cumulative gas, then bloom (status for a slim receipt), then the list of its logs."""
+    end: Any
+    """Where each receipt's list of fields ends."""
+    slim: bool
+    """Whether these are ``ere``'s slim receipts (``[type, status, cumulative gas, logs]``)."""
+
+
+def receipts(batch: list[RawBlock], txs: Transactions) -> Receipts:
+    """The receipts of ``batch``: one for each of its transactions (``txs``)."""
+    np = numpy_module()
+    slim = batch[0].slim
+    if any(raw.receipts_rlp is None or raw.slim != slim for raw in batch):
+        raise Irregular("a block without receipts, or receipts of two encodings")
+    stored = joined([raw.receipts_rlp or b"" for raw in batch])
+    data = stored.data
+    top = records(stored)
+    items = children(data, top.start, top.end)
+    if not np.array_equal(items.counts, txs.items.counts):
+        raise Irregular("as many receipts as transactions")
+    item = heads(data, items.position, stored.offsets[1:][items.parent])
+    start, end = item.start, item.end
+    if slim:
+        if not item.is_list.all():
+            raise Irregular("a slim receipt that is not a list")
+    else:  # a typed receipt is a string: its type byte, then its list
+        typed = ~item.is_list
+        if typed.any():
+            inner_at = start[typed] + 1
+            if (inner_at >= end[typed]).any():
+                raise Irregular("a typed receipt without its list")
+            inner = lists(data, inner_at, end[typed])
+            if not np.array_equal(inner.end, end[typed]):
+                raise Irregular("a typed receipt that is not one list")
+            start = start.copy()
+            start[typed] = inner.start
+    return Receipts(stored, items, fields(data, start, end, 4), end, slim)

@@ -12,7 +12,7 @@ builds, column for column; ``tests/frames/test_bulk.py`` holds them to it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..backends.history import RawBlock
@@ -33,6 +33,7 @@ from . import columns as c
 from .columns import decimal_column, hex_column, uint_column
 from .extra import pyarrow
 from .logs_arrays import batch_logs, batches
+from .receipts_arrays import batch_receipts
 from .transactions_arrays import batch_transactions
 
 BLOB_GAS_PER_BLOB = 131_072
@@ -155,8 +156,8 @@ def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
     same: the plain path, which tests and the benchmark hold these to. ``on_block`` (if given) is called
     after each block, for a progress bar.
 
-    The logs and transactions tables are read with numpy over batches of blocks
-    (:mod:`.logs_arrays`, :mod:`.transactions_arrays`), the other tables of each batch as
+    The transactions, receipts and logs tables are read with numpy over batches of blocks
+    (:mod:`.transactions_arrays`, :mod:`.receipts_arrays`, :mod:`.logs_arrays`), the other tables of each batch as
     above, unless ``arrays`` is false or ``whole_bodies`` true."""
     wanted = set(names)
     if wanted & WALKED.keys() and arrays and not whole_bodies:
@@ -177,8 +178,14 @@ def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
     return {name: _table(SPECS[name], cols[name]) for name in names}
 
 
-WALKED = {"logs": batch_logs, "transactions": batch_transactions}
-"""The tables read by an array walk, and each one's reader of a batch."""
+Plain = Callable[[list[RawBlock]], Any]
+WALKED: dict[str, Callable[[list[RawBlock], Plain, ChainConfig], Any]] = {
+    "logs": lambda batch, plain, config: batch_logs(batch, plain),
+    "transactions": lambda batch, plain, config: batch_transactions(batch, plain),
+    "receipts": batch_receipts,
+}
+"""The tables read by an array walk, and each one's reader of a batch (given the plain path's
+reader of a batch, for a batch the walk does not take, and the chain's schedule)."""
 
 
 def _walked(records: Iterable[RawBlock], names: Sequence[str], config: ChainConfig | None,
@@ -186,6 +193,7 @@ def _walked(records: Iterable[RawBlock], names: Sequence[str], config: ChainConf
     """:func:`tables_of_records` with the tables of :data:`WALKED` read by their array walks,
     batch by batch (each batch's other tables read the plain way beside them)."""
     pa = pyarrow()
+    schedule = config if config is not None else _NO_SCHEDULE
     rest = [name for name in names if name not in WALKED]
     parts: dict[str, list[Any]] = {name: [] for name in names}
 
@@ -198,7 +206,7 @@ def _walked(records: Iterable[RawBlock], names: Sequence[str], config: ChainConf
                 parts[name].append(table)
         for name in names:
             if name in WALKED:
-                parts[name].append(WALKED[name](batch, plain(name)))
+                parts[name].append(WALKED[name](batch, plain(name), schedule))
         if on_block is not None:
             for _ in batch:
                 on_block()

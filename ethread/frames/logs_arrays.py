@@ -17,22 +17,22 @@ test_logs_arrays.py`` holds it to.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..backends.history import RawBlock
 from ..keccak import keccak_spans
-from .block_arrays import block_heads, transactions
+from .block_arrays import block_heads, receipts, transactions
 from .columns import binary_ranges, hex_rows, numpy_module
 from .extra import pyarrow
 from .rlp_arrays import (
+    Children,
+    Heads,
     Irregular,
     children,
     fields,
     gather,
     heads,
-    joined,
     lists,
-    records,
     strings,
 )
 
@@ -68,44 +68,24 @@ def batch_logs(batch: list[RawBlock], plain: Callable[[list[RawBlock]], Any]) ->
     return plain(batch) if table is None else table
 
 
-def _batch_table(batch: list[RawBlock]) -> Any:
-    """The logs table of ``batch``; None when it holds no log."""
-    np = numpy_module()
-    slim = batch[0].slim
-    if any(raw.receipts_rlp is None or raw.slim != slim for raw in batch):
-        raise Irregular("a block without receipts, or receipts of two encodings")
-    blocks = block_heads(batch)
-    txs = transactions(batch)  # where each transaction's bytes are: hashed if it logged
+class Logs(NamedTuple):
+    """The logs of some receipts, walked."""
 
-    # the receipts and their logs
-    stored = joined([raw.receipts_rlp or b"" for raw in batch])
-    data = stored.data
-    top = records(stored)
-    receipts = children(data, top.start, top.end)
-    if not np.array_equal(receipts.counts, txs.items.counts):
-        raise Irregular("as many receipts as transactions")
-    record_end = stored.offsets[1:][receipts.parent]
-    item = heads(data, receipts.position, record_end)
-    start, end = item.start, item.end
-    if slim:
-        if not item.is_list.all():
-            raise Irregular("a slim receipt that is not a list")
-    else:  # a typed receipt is a string: its type byte, then its list
-        typed = ~item.is_list
-        if typed.any():
-            inner_at = start[typed] + 1
-            if (inner_at >= end[typed]).any():
-                raise Irregular("a typed receipt without its list")
-            inner = heads(data, inner_at, end[typed])
-            if not inner.is_list.all() or not np.array_equal(inner.end, end[typed]):
-                raise Irregular("a typed receipt that is not one list")
-            start = start.copy()
-            start[typed] = inner.start
-    logs_at = fields(data, start, end, 4)[3]
-    log_lists = lists(data, logs_at, end)
+    items: Children
+    """Each log: where it starts and its receipt (``parent``)."""
+    address: Heads
+    topics: Children
+    """Each topic: where it starts, its log (``parent``) and its place (``ordinal``)."""
+    topic: Heads
+    data: Heads
+
+
+def walk_logs(data: Any, lists_at: Any, end: Any) -> Logs | None:
+    """The logs of the lists starting at ``lists_at`` (each inside a receipt ending at
+    ``end``); None when there is none."""
+    log_lists = lists(data, lists_at, end)
     logs = children(data, log_lists.start, log_lists.end)
-    count = len(logs.position)
-    if count == 0:  # nothing to walk: the plain path's empty table, read at once
+    if not len(logs.position):
         return None
     log = lists(data, logs.position, log_lists.end[logs.parent])
     address_at, topics_at, data_at = fields(data, log.start, log.end, 3)
@@ -114,13 +94,27 @@ def _batch_table(batch: list[RawBlock]) -> Any:
     topics = children(data, topic_lists.start, topic_lists.end)
     if (topics.counts > 4).any():
         raise Irregular("a log of more than four topics")
-    topic_end = topic_lists.end[topics.parent]
-    topic = strings(data, topics.position, topic_end, 32)
-    payload = strings(data, data_at, log.end)
+    topic = strings(data, topics.position, topic_lists.end[topics.parent], 32)
+    return Logs(logs, address, topics, topic, strings(data, data_at, log.end))
+
+
+def _batch_table(batch: list[RawBlock]) -> Any:
+    """The logs table of ``batch``; None when it holds no log."""
+    np = numpy_module()
+    blocks = block_heads(batch)
+    txs = transactions(batch)  # where each transaction's bytes are: hashed if it logged
+
+    found = receipts(batch, txs)
+    data, end = found.stored.data, found.end
+    walked = walk_logs(data, found.fields[3], end)
+    if walked is None:  # nothing to walk: the plain path's empty table, read at once
+        return None
+    logs, address, topics, topic, payload = walked
+    count = len(logs.position)
 
     # the rows: which block and transaction each log is of
     receipt = logs.parent
-    block = receipts.parent[receipt]
+    block = found.items.parent[receipt]
     per_block = np.bincount(block, minlength=len(batch))
     first_log = np.zeros(len(batch), np.int64)
     np.cumsum(per_block[:-1], out=first_log[1:])
@@ -136,7 +130,8 @@ def _batch_table(batch: list[RawBlock]) -> Any:
         "block_number": pa.array(blocks.numbers[block], pa.uint64()),
         "block_hash": hex_rows(blocks.hashes[block]),
         "timestamp": pa.array(blocks.times[block], pa.timestamp("s", tz="UTC")),
-        "transaction_index": pa.array(receipts.ordinal[receipt].astype(np.uint64), pa.uint64()),
+        "transaction_index": pa.array(found.items.ordinal[receipt].astype(np.uint64),
+                                      pa.uint64()),
         "transaction_hash": hex_rows(
             np.frombuffer(tx_hashes, np.uint8).reshape(len(logged), 32)[rank.reshape(-1)]),
         "log_index": pa.array(log_index.astype(np.uint64), pa.uint64()),

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from ..backends.history import RawBlock
 from ..keccak import keccak_spans
-from .block_arrays import block_heads, transactions
+from .block_arrays import Blocks, Transactions, block_heads, transactions
 from .columns import (
     binary_ranges,
     decimal_rows,
@@ -76,9 +76,24 @@ def batch_transactions(batch: list[RawBlock], plain: Callable[[list[RawBlock]], 
     return plain(batch) if table is None else table
 
 
-def _batch_table(batch: list[RawBlock]) -> Any:
-    """The transactions table of ``batch``; None when it holds no transaction."""
-    np, pa = numpy_module(), pyarrow()
+class Walked(NamedTuple):
+    """The transactions of a batch of blocks, walked."""
+
+    blocks: Blocks
+    txs: Transactions
+    kind: Any
+    """Each transaction's type (0: legacy)."""
+    hashes: Any
+    """A (transactions, 32) uint8 array of their hashes."""
+    found: dict[str, Field]
+    """Each field of :data:`LAYOUTS`, for every transaction that has it."""
+    rows: int
+    """How many transactions."""
+
+
+def walk(batch: list[RawBlock]) -> Walked | None:
+    """The transactions of ``batch``, every field found; None when it holds none."""
+    np = numpy_module()
     blocks = block_heads(batch)
     txs = transactions(batch, whole=True)
     count = len(txs.items.position)
@@ -86,8 +101,7 @@ def _batch_table(batch: list[RawBlock]) -> Any:
         return None
     data = txs.bodies.data
     position = txs.items.position
-    limit = txs.lists.end[txs.items.parent]
-    item = heads(data, position, limit)
+    item = heads(data, position, txs.lists.end[txs.items.parent])
     legacy = item.is_list
     start = item.start.copy()
     kind = np.zeros(count, np.int64)
@@ -105,25 +119,52 @@ def _batch_table(batch: list[RawBlock]) -> Any:
         raise Irregular("a transaction type the walk does not know")
     hashes = keccak_spans(txs.bodies.blob, np.where(legacy, position, item.start).tolist(),
                           item.end.tolist())
+    return Walked(blocks, txs, kind, np.frombuffer(hashes, np.uint8).reshape(count, 32),
+                  _fields(data, kind, start, item.end), count)
 
-    found = _fields(data, kind, start, item.end)
+
+def number(walked: Walked, name: str, width: int) -> tuple[Any, Any]:
+    """Field ``name`` of every transaction as a (count, ``width``) array of big-endian numbers,
+    and which transactions have it."""
+    field = walked.found[name]
+    return right_aligned(walked.txs.bodies.data, field.start, field.end, width), field.present
+
+
+def wide(walked: Walked, name: str) -> Any:
+    """Field ``name`` as a decimal128 column (null where a type has no such field)."""
+    raw, present = number(walked, name, 16)
+    if not fits_decimal(raw):
+        raise Irregular("a number past decimal128")
+    return decimal_rows(raw, present)
+
+
+def recipients(walked: Walked) -> tuple[Any, Any]:
+    """Where each transaction's recipient is, and which have one (not a contract creation)."""
+    recipient = walked.found["to"]
+    length = recipient.end - recipient.start
+    if ((length != 0) & (length != 20)).any():
+        raise Irregular("a recipient that is not 20 bytes")
+    sent_to = length == 20
+    return numpy_module().where(sent_to, recipient.start, 0), sent_to
+
+
+def _batch_table(batch: list[RawBlock]) -> Any:
+    """The transactions table of ``batch``; None when it holds no transaction."""
+    np, pa = numpy_module(), pyarrow()
+    walked = walk(batch)
+    if walked is None:
+        return None
+    blocks, txs, kind, found, count = (walked.blocks, walked.txs, walked.kind, walked.found,
+                                       walked.rows)
+    legacy = kind == 0
+    data = txs.bodies.data
     block = txs.items.parent
 
-    def number(name: str, width: int) -> Any:
-        field = found[name]
-        return right_aligned(data, field.start, field.end, width), field.present
-
     def uint(name: str) -> Any:
-        return uint64_rows(*number(name, 8))
-
-    def wide(name: str) -> Any:
-        raw, present = number(name, 16)
-        if not fits_decimal(raw):
-            raise Irregular("a number past decimal128")
-        return decimal_rows(raw, present)
+        return uint64_rows(*number(walked, name, 8))
 
     def word(name: str) -> Any:
-        return hex_rows(*number(name, 32))
+        return hex_rows(*number(walked, name, 32))
 
     def counted(name: str) -> Any:
         field = found[name]
@@ -132,36 +173,32 @@ def _batch_table(batch: list[RawBlock]) -> Any:
         sizes[where] = children(data, field.start[where], field.end[where]).counts
         return pa.array(sizes, pa.uint64(), mask=~field.present)
 
-    v_raw, _ = number("v", 8)
+    v_raw, _ = number(walked, "v", 8)
     v = v_raw.copy().view(">u8").reshape(-1).astype(np.uint64)
-    chain_raw, chain_present = number("chain_id", 8)
+    chain_raw, chain_present = number(walked, "chain_id", 8)
     chain_id = chain_raw.copy().view(">u8").reshape(-1).astype(np.uint64)
     replay_safe = legacy & (v >= 35)  # a legacy signature's v says its chain (EIP-155)
     chain_id[legacy] = np.where(replay_safe[legacy], (v[legacy] - 35) // 2, 0)
     chain_present = chain_present | replay_safe
 
-    recipient = found["to"]
-    to_length = recipient.end - recipient.start
-    if ((to_length != 0) & (to_length != 20)).any():
-        raise Irregular("a recipient that is not 20 bytes")
-    sent_to = to_length == 20
+    to_at, sent_to = recipients(walked)
 
     columns: dict[str, Any] = {
         "block_number": pa.array(blocks.numbers[block], pa.uint64()),
         "block_hash": hex_rows(blocks.hashes[block]),
         "timestamp": pa.array(blocks.times[block], pa.timestamp("s", tz="UTC")),
         "transaction_index": pa.array(txs.items.ordinal.astype(np.uint64), pa.uint64()),
-        "hash": hex_rows(np.frombuffer(hashes, np.uint8).reshape(count, 32)),
+        "hash": hex_rows(walked.hashes),
         "type": pa.array(kind.astype(np.uint64), pa.uint64()),
         "from": hex_rows(txs.senders),
-        "to": hex_rows(gather(data, np.where(sent_to, recipient.start, 0), 20), sent_to),
-        "value": wide("value"),
+        "to": hex_rows(gather(data, to_at, 20), sent_to),
+        "value": wide(walked, "value"),
         "nonce": uint("nonce"),
         "gas": uint("gas"),
-        "gas_price": _effective_price(found, data, blocks.base_fees[block], count),
-        "max_fee_per_gas": wide("cap"),
-        "max_priority_fee_per_gas": wide("tip"),
-        "max_fee_per_blob_gas": wide("blob_cap"),
+        "gas_price": effective_price(walked),
+        "max_fee_per_gas": wide(walked, "cap"),
+        "max_priority_fee_per_gas": wide(walked, "tip"),
+        "max_fee_per_blob_gas": wide(walked, "blob_cap"),
         "input": binary_ranges(data, found["input"].start, found["input"].end),
         "chain_id": pa.array(chain_id, pa.uint64(), mask=~chain_present),
         "v": pa.array(v, pa.uint64()),
@@ -198,10 +235,11 @@ def _fields(data: Any, kind: Any, start: Any, end: Any) -> dict[str, Field]:
     return found
 
 
-def _effective_price(found: dict[str, Field], data: Any, base_fee: Any, count: int) -> Any:
+def effective_price(walked: Walked) -> Any:
     """What each transaction paid a unit of gas: its gas price (legacy and type 1), else the
     lesser of its fee cap and the block's base fee plus its tip (as a decimal128 column)."""
     np = numpy_module()
+    found, data, count = walked.found, walked.txs.bodies.data, walked.rows
     price = right_aligned(data, found["gas_price"].start, found["gas_price"].end, 16)
     dynamic = found["cap"].present
     if dynamic.any():
@@ -211,6 +249,7 @@ def _effective_price(found: dict[str, Field], data: Any, base_fee: Any, count: i
         tip_value = tip.copy().view(">u8").reshape(-1).astype(np.uint64)
         if (tip_value[dynamic] >= 1 << 63).any():  # base fee (< 2^56) + tip must not wrap
             raise Irregular("a tip past 63 bits")
+        base_fee = walked.blocks.base_fees[walked.txs.items.parent]
         paid = np.minimum(cap_value, base_fee + tip_value)
         low = paid.astype(">u8").view(np.uint8).reshape(count, 8)
         price[dynamic, :8] = 0

@@ -16,6 +16,7 @@ from ethread.backends.history import RawBlock
 from ethread.backends.lmdb import LMDBBackend
 from ethread.frames import logs_arrays
 from ethread.frames.bulk import tables_of_records
+from ethread.frames.logs_arrays import batch_logs
 from ethread.frames.tables import TABLES
 from ethread.rlpcodec.items import DecodeError, decode_nested, encode_nested
 
@@ -26,11 +27,19 @@ def _logs(records: list[RawBlock], config: Any, arrays: bool) -> Any:
     return tables_of_records(records, ["logs"], config, arrays=arrays)["logs"]
 
 
-def _same_as_plain(records: list[RawBlock], config: Any) -> Any:
+def _fell_back(batch: list[RawBlock]) -> Any:
+    raise AssertionError("the walk left a batch of the usual shape to the plain path")
+
+
+def _same_as_plain(records: list[RawBlock], config: Any, walked: bool = True) -> Any:
+    """The table of ``records`` read both ways, the same; ``walked``: the walk read it itself
+    (it did not hand the batch to the plain path)."""
     table = _logs(records, config, True)
     plain = _logs(records, config, False)
     assert table.schema == plain.schema
     assert table.equals(plain)
+    if walked and plain.num_rows:
+        assert batch_logs(records, _fell_back).equals(plain)
     return table
 
 
@@ -102,7 +111,7 @@ def test_a_batch_of_another_shape_is_read_the_plain_way(compat: dict[str, Any]) 
     for change in (short_address, five_topics):
         changed = [*records]
         changed[index] = _with_receipts(records[index], change)
-        table = _same_as_plain(changed, config)
+        table = _same_as_plain(changed, config, walked=False)
         assert table.num_rows == _logs(records, config, False).num_rows
 
 

@@ -17,6 +17,7 @@ from ethread.backends.history import RawBlock
 from ethread.backends.lmdb import LMDBBackend
 from ethread.frames import logs_arrays
 from ethread.frames.bulk import tables_of_records
+from ethread.frames.transactions_arrays import batch_transactions
 from ethread.rlpcodec.items import (
     DecodeError,
     count_items,
@@ -33,11 +34,19 @@ def _transactions(records: list[RawBlock], config: Any, arrays: bool) -> Any:
     return tables_of_records(records, ["transactions"], config, arrays=arrays)["transactions"]
 
 
-def _same_as_plain(records: list[RawBlock], config: Any) -> Any:
+def _fell_back(batch: list[RawBlock]) -> Any:
+    raise AssertionError("the walk left a batch of the usual shape to the plain path")
+
+
+def _same_as_plain(records: list[RawBlock], config: Any, walked: bool = True) -> Any:
+    """The table of ``records`` read both ways, the same; ``walked``: the walk read it itself
+    (it did not hand the batch to the plain path)."""
     table = _transactions(records, config, True)
     plain = _transactions(records, config, False)
     assert table.schema == plain.schema
     assert table.equals(plain)
+    if walked and plain.num_rows:
+        assert batch_transactions(records, _fell_back).equals(plain)
     return table
 
 
@@ -102,7 +111,7 @@ def test_a_batch_the_walk_does_not_take_is_read_the_plain_way(compat: dict[str, 
 
     for change in (long_nonce, huge_value, long_r):
         changed = _with_legacy_transaction(records, change)
-        table = _same_as_plain(changed, config)
+        table = _same_as_plain(changed, config, walked=False)
         assert table.num_rows == _transactions(records, config, False).num_rows
 
 

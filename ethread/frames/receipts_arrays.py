@@ -1,0 +1,154 @@
+"""The receipts table read with numpy, many blocks at a time (:mod:`.rlp_arrays`).
+
+Each row joins a receipt (status or root, cumulative gas, bloom, its logs counted) with its
+transaction (hash, type, sender, recipient, value, effective gas price, blob gas): the
+transactions are walked as :mod:`.transactions_arrays` walks them, the receipts as
+:mod:`.logs_arrays` does, and the columns gathered from both. Python work is left per block
+(its header, the blob gas price of a block with blobs), per transaction (its hash) and per
+contract creation (the created address).
+
+``ere``'s slim receipts hold no bloom: it is made from their logs, walked whole (a Keccak per
+address and topic, the bits set with numpy). A batch of another shape is read by the plain
+path; ``tests/frames/test_receipts_arrays.py`` holds the two to the same table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..backends.history import RawBlock
+from ..forks import ChainConfig
+from ..keccak import keccak256 as keccak
+from ..keccak import keccak_spans
+from ..rlpcodec.items import encode_nested
+from .block_arrays import receipts
+from .columns import binary_ranges, decimal_rows, hex_rows, numpy_module
+from .extra import pyarrow
+from .logs_arrays import Logs, walk_logs
+from .rlp_arrays import Irregular, children, gather, lists, right_aligned, strings
+from .transactions_arrays import effective_price, recipients, walk, wide
+
+BLOB_GAS_PER_BLOB = 131_072
+
+
+def batch_receipts(batch: list[RawBlock], plain: Callable[[list[RawBlock]], Any],
+                   config: ChainConfig) -> Any:
+    """The receipts table of ``batch``; ``plain`` reads a batch the plain way, for a batch of
+    another shape (or without a transaction). ``config`` prices blob gas."""
+    try:
+        table = _batch_table(batch, config)
+    except Irregular:
+        table = None
+    return plain(batch) if table is None else table
+
+
+def _batch_table(batch: list[RawBlock], config: ChainConfig) -> Any:
+    """The receipts table of ``batch``; None when it holds no transaction."""
+    np, pa = numpy_module(), pyarrow()
+    walked = walk(batch)
+    if walked is None:
+        return None
+    blocks, txs, count = walked.blocks, walked.txs, walked.rows
+    found = receipts(batch, txs)
+    data = found.stored.data
+    block = txs.items.parent
+
+    # a slim receipt is [type, status, cumulative gas, logs]; a full one [status or root,
+    # cumulative gas, bloom, logs]
+    outcome = strings(data, found.fields[1 if found.slim else 0], found.end)
+    with_root = (outcome.end - outcome.start) == 32
+    status = np.where(with_root, 0, ((outcome.end - outcome.start) == 1)
+                      & (data[outcome.start] == 1)).astype(np.uint64)
+    cumulative_at = strings(data, found.fields[2 if found.slim else 1], found.end)
+    cumulative = right_aligned(data, cumulative_at.start, cumulative_at.end, 8).view(
+        ">u8").reshape(-1).astype(np.int64)
+    first = txs.items.ordinal == 0
+    previous = np.where(first, 0, np.concatenate([[0], cumulative[:-1]]))
+    used = cumulative - previous
+    if (used < 0).any() or (cumulative < 0).any():
+        raise Irregular("cumulative gas that falls")
+    if found.slim:  # no bloom kept: made from the logs, which are read whole as decoding would
+        logs = walk_logs(data, found.fields[3], found.end)
+        log_count = np.zeros(count, np.int64) if logs is None else np.bincount(
+            logs.items.parent, minlength=count)
+        blooms = _blooms(found.stored.blob, logs, count)
+    else:
+        bloom = strings(data, found.fields[2], found.end)
+        blooms = binary_ranges(data, bloom.start, bloom.end)
+        log_lists = lists(data, found.fields[3], found.end)
+        log_count = children(data, log_lists.start, log_lists.end).counts
+
+    to_at, sent_to = recipients(walked)
+    contract = np.zeros((count, 20), np.uint8)
+    created = np.flatnonzero(~sent_to)
+    if len(created):
+        nonce = walked.found["nonce"]
+        blob = txs.bodies.blob
+        senders = txs.senders
+        addresses = b"".join([
+            keccak(encode_nested([senders[i].tobytes(),
+                                  blob[int(nonce.start[i]):int(nonce.end[i])]]))[12:]
+            for i in created.tolist()])
+        contract[created] = np.frombuffer(addresses, np.uint8).reshape(len(created), 20)
+
+    blob_field = walked.found["blob_hashes"]
+    blobs = np.zeros(count, np.uint64)
+    where = np.flatnonzero(blob_field.present)
+    blobs[where] = children(txs.bodies.data, blob_field.start[where],
+                            blob_field.end[where]).counts
+    blob_gas = blobs * BLOB_GAS_PER_BLOB
+    blob_price = np.zeros((count, 16), np.uint8)
+    priced = np.zeros(count, bool)
+    for b in np.unique(block[where]).tolist():  # the blocks with blob transactions
+        excess = blocks.excess_blob_gas[b]
+        if excess is None:
+            continue
+        price = config.blob_base_fee(int(blocks.numbers[b]), int(blocks.times[b]), excess)
+        if price >= 10**38:
+            raise Irregular("a blob gas price past decimal128")
+        rows = where[block[where] == b]
+        blob_price[rows] = np.frombuffer(price.to_bytes(16, "big"), np.uint8)
+        priced[rows] = True
+
+    columns: dict[str, Any] = {
+        "block_number": pa.array(blocks.numbers[block], pa.uint64()),
+        "block_hash": hex_rows(blocks.hashes[block]),
+        "timestamp": pa.array(blocks.times[block], pa.timestamp("s", tz="UTC")),
+        "transaction_index": pa.array(txs.items.ordinal.astype(np.uint64), pa.uint64()),
+        "hash": hex_rows(walked.hashes),
+        "type": pa.array(walked.kind.astype(np.uint64), pa.uint64()),
+        "from": hex_rows(txs.senders),
+        "to": hex_rows(gather(txs.bodies.data, to_at, 20), sent_to),
+        "value": wide(walked, "value"),
+        "status": pa.array(status, pa.uint64(), mask=with_root),
+        "root": hex_rows(gather(data, np.where(with_root, outcome.start, 0), 32), with_root),
+        "gas_used": pa.array(used.astype(np.uint64), pa.uint64()),
+        "cumulative_gas_used": pa.array(cumulative.astype(np.uint64), pa.uint64()),
+        "effective_gas_price": effective_price(walked),
+        "contract_address": hex_rows(contract, ~sent_to),
+        "log_count": pa.array(log_count.astype(np.uint64), pa.uint64()),
+        "blob_gas_used": pa.array(blob_gas, pa.uint64(), mask=~blob_field.present),
+        "blob_gas_price": decimal_rows(blob_price, priced),
+        "logs_bloom": blooms,
+    }
+    return pa.table(columns)
+
+
+def _blooms(blob: bytes, logs: Logs | None, count: int) -> Any:
+    """Each receipt's 256-byte log bloom, made from its logs (the three bits the Keccak of its
+    address and of each topic picks, as :mod:`ethread.bloom` sets them), as a binary column."""
+    np, pa = numpy_module(), pyarrow()
+    bloom = np.zeros((count, 256), np.uint8)
+    if logs is not None:
+        receipt = np.concatenate([logs.items.parent, logs.items.parent[logs.topics.parent]])
+        starts = np.concatenate([logs.address.start, logs.topic.start])
+        ends = np.concatenate([logs.address.end, logs.topic.end])
+        digests = np.frombuffer(keccak_spans(blob, starts.tolist(), ends.tolist()),
+                                np.uint8).reshape(len(starts), 32).astype(np.int64)
+        for pair in (0, 2, 4):
+            bit = (digests[:, pair] << 8 | digests[:, pair + 1]) & 2047
+            np.bitwise_or.at(bloom, (receipt, 255 - bit // 8), (1 << (bit % 8)).astype(np.uint8))
+    offsets = np.arange(0, 256 * (count + 1), 256, dtype=np.int32)
+    return pa.Array.from_buffers(pa.binary(), count, [
+        None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(bloom.tobytes())])
