@@ -22,9 +22,10 @@ For each source (Era1, ere, LMDB), over blocks 1..``--sample``, one process:
   of its own table), and ``frames.tables`` of the four in one pass; beside blocks, receipts
   and logs, their plain path (every body and receipt decoded whole, where the blocks table
   counts a body's lists from their length prefixes, the logs table hashes transactions without
-  decoding them, and the receipts table counts each receipt's logs); beside transactions and
-  logs also the bulk path item by item (``arrays=False``: each block's body or receipts decoded
-  into Python lists), which the array walks (:mod:`ethread.frames.transactions_arrays`,
+  decoding them, and the receipts table counts each receipt's logs); beside transactions,
+  receipts and logs also the bulk path item by item (``arrays=False``: each block's body and
+  receipts decoded into Python lists), which the array walks
+  (:mod:`ethread.frames.transactions_arrays`, :mod:`ethread.frames.receipts_arrays`,
   :mod:`ethread.frames.logs_arrays`) replace, and which must give the same table;
 - the model path (``Block``/``Receipt`` models per row, what frames did before the bulk path)
   for the transactions table, for comparison.
@@ -150,9 +151,9 @@ def measure(label: str, backend: Any, sample: int, head: int) -> dict[str, float
                                                                  progress=False))
         line(f"frames.{name}", rate(table.num_rows, seconds))
         figures[name] = table.num_rows / seconds
-        if name in ("transactions", "logs"):  # the bulk path item by item beside the walk
+        if name != "blocks":  # the bulk path item by item beside the array walk
             items, seconds = timed(lambda n=name: tables_of_records(
-                backend.raw_blocks(1, sample + 1, receipts=n == "logs"), [n],
+                backend.raw_blocks(1, sample + 1, receipts=n != "transactions"), [n],
                 backend.chain_config(), arrays=False))
             if not items[name].equals(table):
                 raise SystemExit(f"the array walk's {name} differ from the item-by-item path's")
