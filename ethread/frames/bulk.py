@@ -32,9 +32,10 @@ from ..rlpcodec.items import (
 from . import columns as c
 from .columns import decimal_column, hex_column, uint_column
 from .extra import pyarrow
-from .logs_arrays import batch_logs, batches
-from .receipts_arrays import batch_receipts
-from .transactions_arrays import batch_transactions
+from .logs_arrays import batches, logs_table
+from .receipts_arrays import receipts_table
+from .rlp_arrays import Irregular
+from .transactions_arrays import transactions_table
 
 BLOB_GAS_PER_BLOB = 131_072
 _NO_SCHEDULE = ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
@@ -178,14 +179,14 @@ def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
     return {name: _table(SPECS[name], cols[name]) for name in names}
 
 
-Plain = Callable[[list[RawBlock]], Any]
-WALKED: dict[str, Callable[[list[RawBlock], Plain, ChainConfig], Any]] = {
-    "logs": lambda batch, plain, config: batch_logs(batch, plain),
-    "transactions": lambda batch, plain, config: batch_transactions(batch, plain),
-    "receipts": batch_receipts,
+WALKED: dict[str, Callable[[list[RawBlock], ChainConfig], Any]] = {
+    "logs": lambda batch, config: logs_table(batch),
+    "transactions": lambda batch, config: transactions_table(batch),
+    "receipts": receipts_table,
 }
-"""The tables read by an array walk, and each one's reader of a batch (given the plain path's
-reader of a batch, for a batch the walk does not take, and the chain's schedule)."""
+"""The tables read by an array walk, and each one's walk of a batch (given the chain's
+schedule): a table, None for a batch without a row, or :class:`.rlp_arrays.Irregular` for a
+batch of another shape; the plain path reads the batch in the last two cases."""
 
 
 def _walked(records: Iterable[RawBlock], names: Sequence[str], config: ChainConfig | None,
@@ -197,16 +198,19 @@ def _walked(records: Iterable[RawBlock], names: Sequence[str], config: ChainConf
     rest = [name for name in names if name not in WALKED]
     parts: dict[str, list[Any]] = {name: [] for name in names}
 
-    def plain(name: str) -> Any:
-        return lambda batch: tables_of_records(batch, [name], config, arrays=False)[name]
-
     for batch in batches(records):
         if rest:
             for name, table in tables_of_records(batch, rest, config, arrays=False).items():
                 parts[name].append(table)
         for name in names:
             if name in WALKED:
-                parts[name].append(WALKED[name](batch, plain(name), schedule))
+                try:
+                    table = WALKED[name](batch, schedule)
+                except Irregular:
+                    table = None
+                if table is None:
+                    table = tables_of_records(batch, [name], config, arrays=False)[name]
+                parts[name].append(table)
         if on_block is not None:
             for _ in batch:
                 on_block()

@@ -16,7 +16,7 @@ test_logs_arrays.py`` holds it to.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from ..backends.history import RawBlock
@@ -58,16 +58,6 @@ def batches(stream: Iterable[RawBlock]) -> Iterator[list[RawBlock]]:
         yield batch
 
 
-def batch_logs(batch: list[RawBlock], plain: Callable[[list[RawBlock]], Any]) -> Any:
-    """The logs table of ``batch``; ``plain`` reads a batch the plain way, for a batch of
-    another shape (or without a log)."""
-    try:
-        table = _batch_table(batch)
-    except Irregular:
-        table = None
-    return plain(batch) if table is None else table
-
-
 class Logs(NamedTuple):
     """The logs of some receipts, walked."""
 
@@ -98,7 +88,7 @@ def walk_logs(data: Any, lists_at: Any, end: Any) -> Logs | None:
     return Logs(logs, address, topics, topic, strings(data, data_at, log.end))
 
 
-def _batch_table(batch: list[RawBlock]) -> Any:
+def logs_table(batch: list[RawBlock]) -> Any:
     """The logs table of ``batch``; None when it holds no log."""
     np = numpy_module()
     blocks = block_heads(batch)

@@ -14,7 +14,6 @@ path; ``tests/frames/test_receipts_arrays.py`` holds the two to the same table.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ..backends.history import RawBlock
@@ -27,23 +26,12 @@ from .columns import binary_ranges, decimal_rows, hex_rows, numpy_module
 from .extra import pyarrow
 from .logs_arrays import Logs, walk_logs
 from .rlp_arrays import Irregular, children, gather, lists, right_aligned, strings
-from .transactions_arrays import effective_price, recipients, walk, wide
+from .transactions_arrays import effective_price, key_columns, recipients, walk
 
 BLOB_GAS_PER_BLOB = 131_072
 
 
-def batch_receipts(batch: list[RawBlock], plain: Callable[[list[RawBlock]], Any],
-                   config: ChainConfig) -> Any:
-    """The receipts table of ``batch``; ``plain`` reads a batch the plain way, for a batch of
-    another shape (or without a transaction). ``config`` prices blob gas."""
-    try:
-        table = _batch_table(batch, config)
-    except Irregular:
-        table = None
-    return plain(batch) if table is None else table
-
-
-def _batch_table(batch: list[RawBlock], config: ChainConfig) -> Any:
+def receipts_table(batch: list[RawBlock], config: ChainConfig) -> Any:
     """The receipts table of ``batch``; None when it holds no transaction."""
     np, pa = numpy_module(), pyarrow()
     walked = walk(batch)
@@ -79,7 +67,7 @@ def _batch_table(batch: list[RawBlock], config: ChainConfig) -> Any:
         log_lists = lists(data, found.fields[3], found.end)
         log_count = children(data, log_lists.start, log_lists.end).counts
 
-    to_at, sent_to = recipients(walked)
+    _, sent_to = recipients(walked)
     contract = np.zeros((count, 20), np.uint8)
     created = np.flatnonzero(~sent_to)
     if len(created):
@@ -112,15 +100,7 @@ def _batch_table(batch: list[RawBlock], config: ChainConfig) -> Any:
         priced[rows] = True
 
     columns: dict[str, Any] = {
-        "block_number": pa.array(blocks.numbers[block], pa.uint64()),
-        "block_hash": hex_rows(blocks.hashes[block]),
-        "timestamp": pa.array(blocks.times[block], pa.timestamp("s", tz="UTC")),
-        "transaction_index": pa.array(txs.items.ordinal.astype(np.uint64), pa.uint64()),
-        "hash": hex_rows(walked.hashes),
-        "type": pa.array(walked.kind.astype(np.uint64), pa.uint64()),
-        "from": hex_rows(txs.senders),
-        "to": hex_rows(gather(txs.bodies.data, to_at, 20), sent_to),
-        "value": wide(walked, "value"),
+        **key_columns(walked),
         "status": pa.array(status, pa.uint64(), mask=with_root),
         "root": hex_rows(gather(data, np.where(with_root, outcome.start, 0), 32), with_root),
         "gas_used": pa.array(used.astype(np.uint64), pa.uint64()),

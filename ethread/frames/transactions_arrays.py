@@ -14,7 +14,6 @@ same table.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..backends.history import RawBlock
@@ -64,16 +63,6 @@ class Field(NamedTuple):
     start: Any
     end: Any
     present: Any
-
-
-def batch_transactions(batch: list[RawBlock], plain: Callable[[list[RawBlock]], Any]) -> Any:
-    """The transactions table of ``batch``; ``plain`` reads a batch the plain way, for a batch
-    of another shape (or without a transaction)."""
-    try:
-        table = _batch_table(batch)
-    except Irregular:
-        table = None
-    return plain(batch) if table is None else table
 
 
 class Walked(NamedTuple):
@@ -148,17 +137,15 @@ def recipients(walked: Walked) -> tuple[Any, Any]:
     return numpy_module().where(sent_to, recipient.start, 0), sent_to
 
 
-def _batch_table(batch: list[RawBlock]) -> Any:
+def transactions_table(batch: list[RawBlock]) -> Any:
     """The transactions table of ``batch``; None when it holds no transaction."""
     np, pa = numpy_module(), pyarrow()
     walked = walk(batch)
     if walked is None:
         return None
-    blocks, txs, kind, found, count = (walked.blocks, walked.txs, walked.kind, walked.found,
-                                       walked.rows)
+    txs, kind, found, count = walked.txs, walked.kind, walked.found, walked.rows
     legacy = kind == 0
     data = txs.bodies.data
-    block = txs.items.parent
 
     def uint(name: str) -> Any:
         return uint64_rows(*number(walked, name, 8))
@@ -181,18 +168,8 @@ def _batch_table(batch: list[RawBlock]) -> Any:
     chain_id[legacy] = np.where(replay_safe[legacy], (v[legacy] - 35) // 2, 0)
     chain_present = chain_present | replay_safe
 
-    to_at, sent_to = recipients(walked)
-
     columns: dict[str, Any] = {
-        "block_number": pa.array(blocks.numbers[block], pa.uint64()),
-        "block_hash": hex_rows(blocks.hashes[block]),
-        "timestamp": pa.array(blocks.times[block], pa.timestamp("s", tz="UTC")),
-        "transaction_index": pa.array(txs.items.ordinal.astype(np.uint64), pa.uint64()),
-        "hash": hex_rows(walked.hashes),
-        "type": pa.array(kind.astype(np.uint64), pa.uint64()),
-        "from": hex_rows(txs.senders),
-        "to": hex_rows(gather(data, to_at, 20), sent_to),
-        "value": wide(walked, "value"),
+        **key_columns(walked),
         "nonce": uint("nonce"),
         "gas": uint("gas"),
         "gas_price": effective_price(walked),
@@ -233,6 +210,26 @@ def _fields(data: Any, kind: Any, start: Any, end: Any) -> dict[str, Field]:
             if name in LISTS:  # what is inside is not read but must decode
                 check_nested(data, payload.start, payload.end)
     return found
+
+
+def key_columns(walked: Walked) -> dict[str, Any]:
+    """The columns a transaction's row and its receipt's row both begin with: block number,
+    hash and time, index, hash, type, from, to (null for a creation) and value."""
+    np, pa = numpy_module(), pyarrow()
+    blocks, txs = walked.blocks, walked.txs
+    block = txs.items.parent
+    to_at, sent_to = recipients(walked)
+    return {
+        "block_number": pa.array(blocks.numbers[block], pa.uint64()),
+        "block_hash": hex_rows(blocks.hashes[block]),
+        "timestamp": pa.array(blocks.times[block], pa.timestamp("s", tz="UTC")),
+        "transaction_index": pa.array(txs.items.ordinal.astype(np.uint64), pa.uint64()),
+        "hash": hex_rows(walked.hashes),
+        "type": pa.array(walked.kind.astype(np.uint64), pa.uint64()),
+        "from": hex_rows(txs.senders),
+        "to": hex_rows(gather(txs.bodies.data, to_at, 20), sent_to),
+        "value": wide(walked, "value"),
+    }
 
 
 def effective_price(walked: Walked) -> Any:

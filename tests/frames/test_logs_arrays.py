@@ -16,31 +16,11 @@ from ethread.backends.history import RawBlock
 from ethread.backends.lmdb import LMDBBackend
 from ethread.frames import logs_arrays
 from ethread.frames.bulk import tables_of_records
-from ethread.frames.logs_arrays import batch_logs
 from ethread.frames.tables import TABLES
 from ethread.rlpcodec.items import DecodeError, decode_nested, encode_nested
+from tests.support.frames_walks import read, same_as_plain
 
 pa = pytest.importorskip("pyarrow")
-
-
-def _logs(records: list[RawBlock], config: Any, arrays: bool) -> Any:
-    return tables_of_records(records, ["logs"], config, arrays=arrays)["logs"]
-
-
-def _fell_back(batch: list[RawBlock]) -> Any:
-    raise AssertionError("the walk left a batch of the usual shape to the plain path")
-
-
-def _same_as_plain(records: list[RawBlock], config: Any, walked: bool = True) -> Any:
-    """The table of ``records`` read both ways, the same; ``walked``: the walk read it itself
-    (it did not hand the batch to the plain path)."""
-    table = _logs(records, config, True)
-    plain = _logs(records, config, False)
-    assert table.schema == plain.schema
-    assert table.equals(plain)
-    if walked and plain.num_rows:
-        assert batch_logs(records, _fell_back).equals(plain)
-    return table
 
 
 @pytest.mark.parametrize("source", ["lmdb", "era1", "ere"])
@@ -48,30 +28,30 @@ def test_the_logs_of_every_store_equal_the_plain_path(compat: dict[str, Any], so
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     backend = compat[source]
     records = list(backend.raw_blocks(0, backend.pointer("latest") + 1))
-    table = _same_as_plain(records, backend.chain_config())
+    table = same_as_plain("logs", records, backend.chain_config())
     assert table.num_rows > 0
     monkeypatch.setattr(logs_arrays, "BATCH_BLOCKS", 3)  # many batches, concatenated in order
-    assert _logs(records, backend.chain_config(), True).equals(table)
+    assert read("logs", records, backend.chain_config(), True).equals(table)
     # with the other tables: each batch's read the plain way beside its logs
     walked = tables_of_records(records, TABLES, backend.chain_config())
     plain = tables_of_records(records, TABLES, backend.chain_config(), arrays=False)
     for name in TABLES:
         assert walked[name].equals(plain[name]), name
-    assert _logs([], backend.chain_config(), True).equals(_logs([], None, False))
+    assert read("logs", [], backend.chain_config(), True).equals(read("logs", [], None, False))
 
 
 def test_dense_history_logs_equal_the_plain_path(tmp_path: Path) -> None:
     stores = dense_history(tmp_path, 6, transactions=60, recover=True)
     with LMDBBackend(stores.lmdb, create=False) as lmdb:
         config = lmdb.chain_config()
-        table = _same_as_plain(list(lmdb.raw_blocks(0, 7)), config)
+        table = same_as_plain("logs", list(lmdb.raw_blocks(0, 7)), config)
         assert table.num_rows > 100
         widths = {sum(table.column(f"topic{k}")[row].is_valid for k in range(4))
                   for row in range(table.num_rows)}
         assert len(widths) > 1, widths  # logs of more than one number of topics
         for folder in (stores.era1, stores.ere):
             with EraBackend(folder, config=config) as era:
-                assert _same_as_plain(list(era.raw_blocks(0, 7)), config).equals(table)
+                assert same_as_plain("logs", list(era.raw_blocks(0, 7)), config).equals(table)
 
 
 def _with_receipts(raw: RawBlock, change: Any) -> RawBlock:
@@ -111,8 +91,8 @@ def test_a_batch_of_another_shape_is_read_the_plain_way(compat: dict[str, Any]) 
     for change in (short_address, five_topics):
         changed = [*records]
         changed[index] = _with_receipts(records[index], change)
-        table = _same_as_plain(changed, config, walked=False)
-        assert table.num_rows == _logs(records, config, False).num_rows
+        table = same_as_plain("logs", changed, config, walked=False)
+        assert table.num_rows == read("logs", records, config, False).num_rows
 
 
 def test_a_damaged_batch_fails_as_the_plain_path_fails(compat: dict[str, Any]) -> None:
@@ -121,8 +101,8 @@ def test_a_damaged_batch_fails_as_the_plain_path_fails(compat: dict[str, Any]) -
     receipts = records[index].receipts_rlp or b""
     damaged[index] = records[index]._replace(receipts_rlp=receipts[:-1])
     with pytest.raises(DecodeError) as plain:
-        _logs(damaged, config, False)
+        read("logs", damaged, config, False)
     with pytest.raises(DecodeError) as walked:
-        _logs(damaged, config, True)
+        read("logs", damaged, config, True)
     assert str(walked.value) == str(plain.value)
     assert str(plain.value).startswith(f"block {records[index].number}:")

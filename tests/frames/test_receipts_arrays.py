@@ -16,31 +16,10 @@ from ethread.backends.era import EraBackend
 from ethread.backends.history import RawBlock
 from ethread.backends.lmdb import LMDBBackend
 from ethread.frames import logs_arrays
-from ethread.frames.bulk import tables_of_records
-from ethread.frames.receipts_arrays import batch_receipts
 from ethread.rlpcodec.items import DecodeError, decode_nested, encode_nested
+from tests.support.frames_walks import read, same_as_plain
 
 pa = pytest.importorskip("pyarrow")
-
-
-def _receipts(records: list[RawBlock], config: Any, arrays: bool) -> Any:
-    return tables_of_records(records, ["receipts"], config, arrays=arrays)["receipts"]
-
-
-def _fell_back(batch: list[RawBlock]) -> Any:
-    raise AssertionError("the walk left a batch of the usual shape to the plain path")
-
-
-def _same_as_plain(records: list[RawBlock], config: Any, walked: bool = True) -> Any:
-    """The table of ``records`` read both ways, the same; ``walked``: the walk read it itself
-    (it did not hand the batch to the plain path)."""
-    table = _receipts(records, config, True)
-    plain = _receipts(records, config, False)
-    assert table.schema == plain.schema
-    assert table.equals(plain)
-    if walked and plain.num_rows:
-        assert batch_receipts(records, _fell_back, config).equals(plain)
-    return table
 
 
 @pytest.mark.parametrize("source", ["lmdb", "era1", "ere"])
@@ -49,24 +28,24 @@ def test_the_receipts_of_every_store_equal_the_plain_path(
     backend = compat[source]
     records = list(backend.raw_blocks(0, backend.pointer("latest") + 1))
     assert records[-1].slim == (source == "ere")
-    table = _same_as_plain(records, backend.chain_config())
+    table = same_as_plain("receipts", records, backend.chain_config())
     assert table.column("contract_address").null_count < table.num_rows  # creations
     assert max(table.column("log_count").to_pylist()) > 1
     if source != "era1":  # (Era1 holds the chain before the merge: no blobs)
         assert table.column("blob_gas_price").null_count < table.num_rows
     monkeypatch.setattr(logs_arrays, "BATCH_BLOCKS", 4)  # many batches, concatenated in order
-    assert _receipts(records, backend.chain_config(), True).equals(table)
+    assert read("receipts", records, backend.chain_config(), True).equals(table)
 
 
 def test_dense_history_receipts_equal_the_plain_path(tmp_path: Path) -> None:
     stores = dense_history(tmp_path, 6, transactions=60, recover=True)
     with LMDBBackend(stores.lmdb, create=False) as lmdb:
         config = lmdb.chain_config()
-        table = _same_as_plain(list(lmdb.raw_blocks(0, 7)), config)
+        table = same_as_plain("receipts", list(lmdb.raw_blocks(0, 7)), config)
         assert table.num_rows == 360
         for folder in (stores.era1, stores.ere):
             with EraBackend(folder, config=config) as era:
-                assert _same_as_plain(list(era.raw_blocks(0, 7)), config).equals(table)
+                assert same_as_plain("receipts", list(era.raw_blocks(0, 7)), config).equals(table)
 
 
 def _records(compat: dict[str, Any]) -> tuple[list[RawBlock], Any]:
@@ -87,7 +66,7 @@ def test_receipts_with_state_roots_read_as_the_plain_path_reads_them(
             if isinstance(entry, list):  # a legacy receipt: its status becomes a root
                 entry[0] = bytes(range(32))
         changed.append(raw._replace(receipts_rlp=encode_nested(receipts)))
-    table = _same_as_plain(changed, config)
+    table = same_as_plain("receipts", changed, config)
     roots = table.column("root")
     assert 0 < roots.null_count < table.num_rows
     assert table.column("status").null_count == table.num_rows - roots.null_count
@@ -100,8 +79,8 @@ def test_a_damaged_batch_fails_as_the_plain_path_fails(compat: dict[str, Any]) -
     damaged[index] = records[index]._replace(
         receipts_rlp=(records[index].receipts_rlp or b"")[:-1])
     with pytest.raises(DecodeError) as plain:
-        _receipts(damaged, config, False)
+        read("receipts", damaged, config, False)
     with pytest.raises(DecodeError) as walked:
-        _receipts(damaged, config, True)
+        read("receipts", damaged, config, True)
     assert str(walked.value) == str(plain.value)
     assert str(plain.value).startswith(f"block {records[index].number}:")

@@ -16,8 +16,6 @@ from ethread.backends.era import EraBackend
 from ethread.backends.history import RawBlock
 from ethread.backends.lmdb import LMDBBackend
 from ethread.frames import logs_arrays
-from ethread.frames.bulk import tables_of_records
-from ethread.frames.transactions_arrays import batch_transactions
 from ethread.rlpcodec.items import (
     DecodeError,
     count_items,
@@ -26,28 +24,9 @@ from ethread.rlpcodec.items import (
     item_spans,
     payload_span,
 )
+from tests.support.frames_walks import read, same_as_plain
 
 pa = pytest.importorskip("pyarrow")
-
-
-def _transactions(records: list[RawBlock], config: Any, arrays: bool) -> Any:
-    return tables_of_records(records, ["transactions"], config, arrays=arrays)["transactions"]
-
-
-def _fell_back(batch: list[RawBlock]) -> Any:
-    raise AssertionError("the walk left a batch of the usual shape to the plain path")
-
-
-def _same_as_plain(records: list[RawBlock], config: Any, walked: bool = True) -> Any:
-    """The table of ``records`` read both ways, the same; ``walked``: the walk read it itself
-    (it did not hand the batch to the plain path)."""
-    table = _transactions(records, config, True)
-    plain = _transactions(records, config, False)
-    assert table.schema == plain.schema
-    assert table.equals(plain)
-    if walked and plain.num_rows:
-        assert batch_transactions(records, _fell_back).equals(plain)
-    return table
 
 
 @pytest.mark.parametrize("source", ["lmdb", "era1", "ere"])
@@ -55,23 +34,23 @@ def test_the_transactions_of_every_store_equal_the_plain_path(
         compat: dict[str, Any], source: str, monkeypatch: pytest.MonkeyPatch) -> None:
     backend = compat[source]
     records = list(backend.raw_blocks(0, backend.pointer("latest") + 1, receipts=False))
-    table = _same_as_plain(records, backend.chain_config())
+    table = same_as_plain("transactions", records, backend.chain_config())
     kinds = set(table.column("type").to_pylist())
     assert kinds >= ({0, 1, 2} if source == "era1" else {0, 1, 2, 3, 4}), kinds
     monkeypatch.setattr(logs_arrays, "BATCH_BLOCKS", 4)  # many batches, concatenated in order
-    assert _transactions(records, backend.chain_config(), True).equals(table)
+    assert read("transactions", records, backend.chain_config(), True).equals(table)
 
 
 def test_dense_history_transactions_equal_the_plain_path(tmp_path: Path) -> None:
     stores = dense_history(tmp_path, 6, transactions=60, recover=True)
     with LMDBBackend(stores.lmdb, create=False) as lmdb:
         config = lmdb.chain_config()
-        table = _same_as_plain(list(lmdb.raw_blocks(0, 7, receipts=False)), config)
+        table = same_as_plain("transactions", list(lmdb.raw_blocks(0, 7, receipts=False)), config)
         assert table.num_rows == 360
         for folder in (stores.era1, stores.ere):
             with EraBackend(folder, config=config) as era:
                 records = list(era.raw_blocks(0, 7, receipts=False))
-                assert _same_as_plain(records, config).equals(table)
+                assert same_as_plain("transactions", records, config).equals(table)
 
 
 def _records(compat: dict[str, Any]) -> tuple[list[RawBlock], Any]:
@@ -111,8 +90,8 @@ def test_a_batch_the_walk_does_not_take_is_read_the_plain_way(compat: dict[str, 
 
     for change in (long_nonce, huge_value, long_r):
         changed = _with_legacy_transaction(records, change)
-        table = _same_as_plain(changed, config, walked=False)
-        assert table.num_rows == _transactions(records, config, False).num_rows
+        table = same_as_plain("transactions", changed, config, walked=False)
+        assert table.num_rows == read("transactions", records, config, False).num_rows
 
 
 def test_a_damaged_batch_fails_as_the_plain_path_fails(compat: dict[str, Any]) -> None:
@@ -131,8 +110,8 @@ def test_a_damaged_batch_fails_as_the_plain_path_fails(compat: dict[str, Any]) -
     damaged = [*records]
     damaged[index] = raw._replace(body_rlp=bytes(body))
     with pytest.raises(DecodeError) as plain:
-        _transactions(damaged, config, False)
+        read("transactions", damaged, config, False)
     with pytest.raises(DecodeError) as walked:
-        _transactions(damaged, config, True)
+        read("transactions", damaged, config, True)
     assert str(walked.value) == str(plain.value)
     assert str(plain.value).startswith(f"block {raw.number}:")
