@@ -8,7 +8,8 @@ rows); the bodies are walked as arrays.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar, cast
 
 from ..backends.history import RawBlock
 from ..keccak import keccak256 as keccak
@@ -27,6 +28,8 @@ from .rlp_arrays import (
     lists,
     records,
 )
+
+T = TypeVar("T")
 
 
 class Blocks(NamedTuple):
@@ -153,3 +156,38 @@ def receipts(batch: list[RawBlock], txs: Transactions) -> Receipts:
             start = start.copy()
             start[typed] = inner.start
     return Receipts(stored, items, fields(data, start, end, 4), end, slim)
+
+
+class Batch:
+    """A batch of blocks' records and what walking them found, each walk made once for all the
+    tables read from the batch (the four tables in one pass hash and walk every transaction
+    once, not once a table). A walk that raises :class:`Irregular` is not kept: the next table
+    that needs it walks again and raises again."""
+
+    def __init__(self, raws: list[RawBlock]) -> None:
+        self.raws = raws
+        self._found: dict[str, Any] = {}
+
+    def once(self, key: str, make: Callable[[], T]) -> T:
+        """What ``make`` makes, made the first time ``key`` is asked for."""
+        if key not in self._found:
+            self._found[key] = make()
+        return cast(T, self._found[key])
+
+    def has(self, key: str) -> bool:
+        """Whether ``key`` was made already."""
+        return key in self._found
+
+    @property
+    def blocks(self) -> Blocks:
+        return self.once("blocks", lambda: block_heads(self.raws))
+
+    @property
+    def transactions(self) -> Transactions:
+        """Where each transaction is, the rest of each body walked too (as a table of
+        transactions needs; the logs table does not, but takes it when it is made)."""
+        return self.once("transactions", lambda: transactions(self.raws, whole=True))
+
+    @property
+    def receipts(self) -> Receipts:
+        return self.once("receipts", lambda: receipts(self.raws, self.transactions))

@@ -30,6 +30,7 @@ from ..rlpcodec.items import (
     string_at,
 )
 from . import columns as c
+from .block_arrays import Batch
 from .columns import decimal_column, hex_column, uint_column
 from .extra import pyarrow
 from .logs_arrays import batches, logs_table
@@ -179,7 +180,7 @@ def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
     return {name: _table(SPECS[name], cols[name]) for name in names}
 
 
-WALKED: dict[str, Callable[[list[RawBlock], ChainConfig], Any]] = {
+WALKED: dict[str, Callable[[Batch, ChainConfig], Any]] = {
     "logs": lambda batch, config: logs_table(batch),
     "transactions": lambda batch, config: transactions_table(batch),
     "receipts": receipts_table,
@@ -199,13 +200,14 @@ def _walked(records: Iterable[RawBlock], names: Sequence[str], config: ChainConf
     parts: dict[str, list[Any]] = {name: [] for name in names}
 
     for batch in batches(records):
+        walks = Batch(batch)  # each walk made once for all the tables
         if rest:
             for name, table in tables_of_records(batch, rest, config, arrays=False).items():
                 parts[name].append(table)
         for name in names:
             if name in WALKED:
                 try:
-                    table = WALKED[name](batch, schedule)
+                    table = WALKED[name](walks, schedule)
                 except Irregular:
                     table = None
                 if table is None:

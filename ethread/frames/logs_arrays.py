@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from ..backends.history import RawBlock
 from ..keccak import keccak_spans
-from .block_arrays import block_heads, receipts, transactions
+from .block_arrays import Batch
 from .columns import binary_ranges, hex_rows, numpy_module
 from .extra import pyarrow
 from .rlp_arrays import (
@@ -88,13 +88,10 @@ def walk_logs(data: Any, lists_at: Any, end: Any) -> Logs | None:
     return Logs(logs, address, topics, topic, strings(data, data_at, log.end))
 
 
-def logs_table(batch: list[RawBlock]) -> Any:
+def logs_table(batch: Batch) -> Any:
     """The logs table of ``batch``; None when it holds no log."""
     np = numpy_module()
-    blocks = block_heads(batch)
-    txs = transactions(batch)  # where each transaction's bytes are: hashed if it logged
-
-    found = receipts(batch, txs)
+    blocks, txs, found = batch.blocks, batch.transactions, batch.receipts
     data, end = found.stored.data, found.end
     walked = walk_logs(data, found.fields[3], end)
     if walked is None:  # nothing to walk: the plain path's empty table, read at once
@@ -105,15 +102,19 @@ def logs_table(batch: list[RawBlock]) -> Any:
     # the rows: which block and transaction each log is of
     receipt = logs.parent
     block = found.items.parent[receipt]
-    per_block = np.bincount(block, minlength=len(batch))
-    first_log = np.zeros(len(batch), np.int64)
+    per_block = np.bincount(block, minlength=len(batch.raws))
+    first_log = np.zeros(len(batch.raws), np.int64)
     np.cumsum(per_block[:-1], out=first_log[1:])
     log_index = np.arange(count, dtype=np.int64) - first_log[block]
     logged, rank = np.unique(receipt, return_inverse=True)
-    at = txs.items.position[logged]
-    tx = heads(txs.bodies.data, at, txs.lists.end[txs.items.parent[logged]])
-    tx_hashes = keccak_spans(txs.bodies.blob, np.where(tx.is_list, at, tx.start).tolist(),
-                             tx.end.tolist())
+    every: Any = batch.once("walked", lambda: None) if batch.has("walked") else None
+    if every is not None:  # the transactions or receipts walk hashed every transaction
+        tx_hashes = every.hashes[logged].tobytes()
+    else:  # only the transactions that logged are hashed
+        at = txs.items.position[logged]
+        tx = heads(txs.bodies.data, at, txs.lists.end[txs.items.parent[logged]])
+        tx_hashes = keccak_spans(txs.bodies.blob, np.where(tx.is_list, at, tx.start).tolist(),
+                                 tx.end.tolist())
 
     pa = pyarrow()
     columns: dict[str, Any] = {

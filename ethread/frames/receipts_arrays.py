@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..backends.history import RawBlock
 from ..forks import ChainConfig
 from ..keccak import keccak256 as keccak
 from ..keccak import keccak_spans
 from ..rlpcodec.items import encode_nested
-from .block_arrays import receipts
+from .block_arrays import Batch
 from .columns import binary_ranges, decimal_rows, hex_rows, numpy_module
 from .extra import pyarrow
 from .logs_arrays import Logs, walk_logs
@@ -31,14 +30,14 @@ from .transactions_arrays import effective_price, key_columns, recipients, walk
 BLOB_GAS_PER_BLOB = 131_072
 
 
-def receipts_table(batch: list[RawBlock], config: ChainConfig) -> Any:
+def receipts_table(batch: Batch, config: ChainConfig) -> Any:
     """The receipts table of ``batch``; None when it holds no transaction."""
     np, pa = numpy_module(), pyarrow()
     walked = walk(batch)
     if walked is None:
         return None
     blocks, txs, count = walked.blocks, walked.txs, walked.rows
-    found = receipts(batch, txs)
+    found = batch.receipts
     data = found.stored.data
     block = txs.items.parent
 

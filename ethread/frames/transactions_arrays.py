@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ..backends.history import RawBlock
 from ..keccak import keccak_spans
-from .block_arrays import Blocks, Transactions, block_heads, transactions
+from .block_arrays import Batch, Blocks, Transactions
 from .columns import (
     binary_ranges,
     decimal_rows,
@@ -80,11 +79,16 @@ class Walked(NamedTuple):
     """How many transactions."""
 
 
-def walk(batch: list[RawBlock]) -> Walked | None:
-    """The transactions of ``batch``, every field found; None when it holds none."""
+def walk(batch: Batch) -> Walked | None:
+    """The transactions of ``batch``, every field found (walked once a batch); None when it
+    holds none."""
+    return batch.once("walked", lambda: _walk(batch))
+
+
+def _walk(batch: Batch) -> Walked | None:
     np = numpy_module()
-    blocks = block_heads(batch)
-    txs = transactions(batch, whole=True)
+    blocks = batch.blocks
+    txs = batch.transactions
     count = len(txs.items.position)
     if count == 0:
         return None
@@ -137,7 +141,7 @@ def recipients(walked: Walked) -> tuple[Any, Any]:
     return numpy_module().where(sent_to, recipient.start, 0), sent_to
 
 
-def transactions_table(batch: list[RawBlock]) -> Any:
+def transactions_table(batch: Batch) -> Any:
     """The transactions table of ``batch``; None when it holds no transaction."""
     np, pa = numpy_module(), pyarrow()
     walked = walk(batch)

@@ -6,15 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from ethread.backends.history import RawBlock
+from ethread.frames.block_arrays import Batch
 from ethread.frames.bulk import tables_of_records
 from ethread.frames.logs_arrays import logs_table
 from ethread.frames.receipts_arrays import receipts_table
 from ethread.frames.transactions_arrays import transactions_table
 
 WALKS = {
-    "logs": lambda records, config: logs_table(records),
-    "transactions": lambda records, config: transactions_table(records),
-    "receipts": receipts_table,
+    "logs": lambda records, config: logs_table(Batch(records)),
+    "transactions": lambda records, config: transactions_table(Batch(records)),
+    "receipts": lambda records, config: receipts_table(Batch(records), config),
 }
 """Each walked table's walk of one batch."""
 
