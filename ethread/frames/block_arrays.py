@@ -60,6 +60,7 @@ class Transactions(NamedTuple):
 
 
 def block_heads(batch: list[RawBlock]) -> Blocks:
+    """What the rows of ``batch`` repeat from its headers, each header decoded once."""
     np = numpy_module()
     numbers, times, hashes, base_fees = [], [], [], []
     excess: list[int | None] = []
@@ -180,6 +181,7 @@ class Batch:
 
     @property
     def blocks(self) -> Blocks:
+        """What the rows repeat from the headers."""
         return self.once("blocks", lambda: block_heads(self.raws))
 
     @property
@@ -190,4 +192,5 @@ class Batch:
 
     @property
     def receipts(self) -> Receipts:
+        """Where each receipt and its fields are."""
         return self.once("receipts", lambda: receipts(self.raws, self.transactions))

@@ -105,6 +105,7 @@ def table(columns: dict[str, tuple[Column, list[Any]]]) -> Any:
 
 
 def numpy_module() -> Any:
+    """numpy, imported at first use (it comes with the ``frames`` extra, as pyarrow does)."""
     import numpy
 
     return numpy

@@ -414,6 +414,15 @@ examples hypothesis generates, and so how each ends, varies with the tests colle
 it: these make every ending compared in every run)."""
 
 
+EFFECTS = {
+    "logs": ("osaka", with_operands(0xA0, [0, 0])),  # LOG0 of no bytes
+    "creates": ("osaka", with_operands(0xF0, [0, 0, 0])),  # CREATE of empty initcode
+    "deletes": ("berlin", with_operands(0xFF, [0x77])),  # SELFDESTRUCT before Cancun
+}
+"""A program for each effect the generated test counts, run first in every run as the
+endings are (a sample can happen to hold none of one)."""
+
+
 def _ending(fork: str, code: bytes) -> dict[str, Any]:
     return {"fork": fork, "main": code, "callees": [b"" for _ in CALLEES], "data": b"",
             "value": 0, "create": False, "storage": ()}
@@ -422,6 +431,8 @@ def _ending(fork: str, code: bytes) -> dict[str, Any]:
 def _with_endings(test: Any) -> Any:
     for n, code in enumerate(ENDINGS.values()):
         test = example(case=_ending(FORKS[n % len(FORKS)], code))(test)
+    for fork, code in EFFECTS.values():
+        test = example(case=_ending(fork, code))(test)
     return test
 
 
@@ -430,6 +441,15 @@ def test_each_ending_ends_its_way(ends: str) -> None:
     lean, reference = run_both_ways(_ending("osaka", ENDINGS[ends]))
     assert lean == reference
     assert lean[5] == ends, lean
+
+
+@pytest.mark.filterwarnings("ignore:SELFDESTRUCT opcode present:DeprecationWarning")
+@pytest.mark.parametrize("effect", EFFECTS)
+def test_each_effect_program_has_its_effect(effect: str) -> None:
+    fork, code = EFFECTS[effect]
+    lean, reference = run_both_ways(_ending(fork, code))
+    assert lean == reference
+    assert bool(lean[{"logs": 7, "deletes": 8, "creates": 9}[effect]]), lean
 
 
 @pytest.mark.filterwarnings("ignore:SELFDESTRUCT opcode present:DeprecationWarning")
