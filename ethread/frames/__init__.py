@@ -24,7 +24,9 @@ raises :class:`~ethread.errors.MissingBlocks` naming the missing blocks before a
 ``workers=N`` shares the range among N processes (by archive file on an Era backend, by block
 range on an LMDB store) and concatenates their tables in order: the same table as one process
 builds. Backends that hold their records (Era1 and ``ere`` archives, LMDB and LevelDB stores)
-are decoded in bulk, without a model per row (:mod:`ethread.frames.bulk`).
+are decoded in bulk, without a model per row (:mod:`ethread.frames.bulk`); transactions,
+receipts and logs are walked with numpy over batches of blocks, no Python object per row
+(:mod:`ethread.frames.rlp_arrays` and the ``*_arrays`` modules beside it).
 
 Ranges of 2,048 blocks or more show a tqdm progress bar (in a notebook, or when stderr is a
 terminal; never in a log); ``progress=False`` turns it off.
