@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
 
-from .errors import Cancelled, QueryTimeout
+from .errors import Cancelled, Picklable, QueryTimeout
 from .models import Address, Block, Hash32, Header, Log, Receipt, TopicFilter
 
 if TYPE_CHECKING:
@@ -180,7 +180,7 @@ class LogQuery:
         return lambda log: self.matches(log.address, log.topics)
 
 
-class ResultLimitReached(Exception):
+class ResultLimitReached(Picklable, Exception):
     """A log query matched more than its limit.
 
     ``fits_through`` is the last block number such that ``[from_number, fits_through]`` stays

@@ -4,7 +4,28 @@ an error object in one place (:func:`ethread.codec.jsonrpc.error_object`)."""
 from __future__ import annotations
 
 
-class EthreadError(Exception):
+def rebuilt(kind: type[BaseException], args: tuple[object, ...],
+            state: dict[str, object]) -> BaseException:
+    """An exception of ``kind`` with ``args`` and the attributes ``state``, made without its
+    ``__init__`` (see :class:`Picklable`)."""
+    error = kind.__new__(kind, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
+
+class Picklable(BaseException):
+    """An exception whose ``__init__`` takes other arguments than the message it passes on
+    (a path and an offset, a list of missing spans) travels between processes whole: a
+    worker of ``frames.*(..., workers=N)`` raises it, the caller gets the same exception, not
+    a broken process pool. Python's default pickling calls ``__init__`` again with the
+    message alone, which such a class refuses."""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return rebuilt, (type(self), self.args, dict(self.__dict__))
+
+
+class EthreadError(Picklable, Exception):
     """Base of every error ethread raises on purpose."""
 
     code: int = -32603

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
 
+from .extra import numpy as extra_numpy
 from .extra import pyarrow
 
 WIDE_LIMIT = 10**38
@@ -105,10 +106,8 @@ def table(columns: dict[str, tuple[Column, list[Any]]]) -> Any:
 
 
 def numpy_module() -> Any:
-    """numpy, imported at first use (it comes with the ``frames`` extra, as pyarrow does)."""
-    import numpy
-
-    return numpy
+    """numpy, imported at first use (:class:`~.extra.MissingExtra` without it)."""
+    return extra_numpy()
 
 
 def _validity(mask: Any) -> Any:

@@ -1,6 +1,6 @@
 """The optional libraries of :mod:`ethread.frames`, imported on first use.
 
-``pip install 'ethread[frames]'`` brings pyarrow (tqdm and eth-abi are in the core); ethread
+``pip install 'ethread[frames]'`` brings pyarrow and numpy (tqdm and eth-abi are in the core); ethread
 installs and imports without them, and a frame asked for without them raises
 :class:`MissingExtra` saying what to install.
 """
@@ -26,6 +26,11 @@ def _load(module: str, package: str) -> ModuleType:
 def pyarrow() -> ModuleType:
     """The ``pyarrow`` module."""
     return _load("pyarrow", "pyarrow")
+
+
+def numpy() -> ModuleType:
+    """The ``numpy`` module."""
+    return _load("numpy", "numpy")
 
 
 def parquet() -> ModuleType:

@@ -30,6 +30,7 @@ import itertools
 import multiprocessing
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -37,9 +38,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..backends.era import EraBackend
-from ..backends.leveldb import LevelDBBackend
-from ..backends.lmdb import LMDBBackend
 from .extra import pyarrow
+
+
+def _is(backend: Any, module: str, name: str) -> bool:
+    """Whether ``backend`` is ``module.name``'s, without importing that module (a backend
+    whose module was never imported is not one of its; importing it would ask for its engine,
+    plyvel or lmdb, which an Era reader need not have)."""
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(backend, getattr(loaded, name))
 
 
 def opener(backend: Any) -> Callable[[], Any]:
@@ -47,9 +54,11 @@ def opener(backend: Any) -> Callable[[], Any]:
     if isinstance(backend, EraBackend):
         return functools.partial(EraBackend, backend.folder, config=backend.chain_config(),
                                  index_path=backend.index_path)
-    if isinstance(backend, LMDBBackend):
+    if _is(backend, "ethread.backends.lmdb", "LMDBBackend"):
+        from ..backends.lmdb import LMDBBackend  # (imported already: backend is one)
+
         return functools.partial(LMDBBackend, backend.path, create=False)
-    if isinstance(backend, LevelDBBackend):
+    if _is(backend, "ethread.backends.leveldb", "LevelDBBackend"):
         raise ValueError("a LevelDB store is locked by the process that opened it: copy it to "
                          "LMDB for several workers (ethread copy --db SRC --to DST --engine "
                          "lmdb), or read it with workers=1")

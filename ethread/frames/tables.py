@@ -181,7 +181,7 @@ def collect(backend: ReceiptRangeSource, start: int, stop: int, names: Iterable[
     lacks any block of the range.
     """
     pyarrow()  # say what to install before any work
-    wanted = list(dict.fromkeys(names))
+    wanted = list(dict.fromkeys([names] if isinstance(names, str) else names))  # "logs": one
     for name in wanted:
         if name not in SPECS:
             raise ValueError(f"no table {name!r}; the tables are {', '.join(TABLES)}")

@@ -61,7 +61,7 @@ from eth_utils import keccak
 from trie import HexaryTrie
 
 from ..bloom import logs_bloom
-from ..errors import ExecutionAborted, SimulationRefused, StateUnavailable, go_duration
+from ..errors import ExecutionAborted, Picklable, SimulationRefused, StateUnavailable, go_duration
 from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
 from ..forks.table import DYNAMIC_FEE
 from ..keccak import keccak256
@@ -443,7 +443,7 @@ def _simulation_vm_class(vm_class: type) -> type:
     })
 
 
-class _Refusal(Exception):
+class _Refusal(Picklable, Exception):
     """A call geth refuses before running it: its bare reason and geth's code for it."""
 
     def __init__(self, reason: str, code: int) -> None:

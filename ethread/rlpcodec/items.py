@@ -19,10 +19,12 @@ from collections.abc import Sequence
 
 import rlp
 
+from ..errors import Picklable
+
 Nested = bytes | list["Nested"]
 
 
-class DecodeError(ValueError):
+class DecodeError(Picklable, ValueError):
     """Bytes that are not the RLP form they were said to be."""
 
 

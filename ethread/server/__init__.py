@@ -20,9 +20,25 @@ websockets. It is laid out by concern, each package owning its state:
   service is built.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .config import ConfigError, KeyConfig, NetworkConfig, ServerConfig, ServiceLimits, load_config
 from .networks import Network, make_network
-from .processes.runner import PreparedServer, ServerThread, prepare
+
+if TYPE_CHECKING:
+    from .processes.runner import PreparedServer, ServerThread, prepare
+
+_RUNNER = ("PreparedServer", "ServerThread", "prepare")
+"""Names that need uvicorn, imported when first asked for: the configuration (which the
+``ethread`` command reads to build its flags) stays readable without the ``server`` extra."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RUNNER:
+        from .processes import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "ConfigError",

@@ -4,7 +4,10 @@ subcommand described. (Each subcommand's rough edges: test_serve, test_storage, 
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 
@@ -28,3 +31,29 @@ def test_every_flag_of_every_command_is_described() -> None:
         undescribed = [a.option_strings[0] for a in parser._actions
                        if a.option_strings and not a.help]
         assert undescribed == [], f"ethread {name}: no help text for {undescribed}"
+
+
+def test_the_command_runs_without_the_server_extra(tmp_path: Path) -> None:
+    """``ethread --help`` and the store commands need no uvicorn (the server's configuration,
+    which makes the serve flags, is readable without it); ``ethread serve`` then says what to
+    install."""
+    script = tmp_path / "no_server.py"
+    script.write_text(
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('uvicorn', 'uvloop', 'httptools', 'websockets'):\n"
+        "            raise ImportError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from ethread.cli import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit as exit:\n"
+        "    print('help exit', exit.code)\n"
+        "print('serve status', main(['serve']))\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "help exit 0" in done.stdout and "export" in done.stdout
+    assert "serve status 2" in done.stdout
+    assert "pip install 'ethread[server]'" in done.stderr

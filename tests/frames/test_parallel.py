@@ -85,3 +85,31 @@ def test_a_part_is_mapped_when_there_is_room_and_sent_when_not(
     for name in NAMES:
         assert sent[name].equals(expected[name]), name
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_damaged_archive_fails_in_a_worker_as_in_one_process(tmp_path: Path) -> None:
+    """A record damaged after the folder was indexed fails the worker that reads it, and the
+    caller gets that error, the same type and words as one process gives, not a broken
+    process pool (ethread's errors cross between processes whole)."""
+    from ethread import frames
+    from ethread.errors import StoreError
+
+    folder = tmp_path / "era1"
+    folder.mkdir()
+    original = conformance_dir() / "era1" / "sepolia-00000-643a00f7.era1"
+    copy = folder / original.name
+    copy.write_bytes(original.read_bytes())
+    index = tmp_path / "index.sqlite"
+    EraBackend(folder, index_path=index).close()  # indexed while whole
+    damaged = bytearray(copy.read_bytes())
+    middle = len(damaged) // 2
+    damaged[middle:middle + 64] = bytes(b ^ 0xFF for b in damaged[middle:middle + 64])
+    copy.write_bytes(bytes(damaged))
+    errors = []
+    for workers in (1, 2):
+        with EraBackend(folder, index_path=index) as era, pytest.raises(StoreError) as raised:
+            frames.blocks(era, 0, 8192, progress=False, workers=workers)
+        errors.append(raised.value)
+    assert type(errors[0]) is type(errors[1])
+    assert str(errors[0]) == str(errors[1])
+    assert original.name in str(errors[1])

@@ -210,3 +210,35 @@ def test_missing_extra_is_a_clear_error(tmp_path: Path) -> None:
     assert "missing: ethread.frames needs pyarrow" in done.stdout
     assert "pip install 'ethread[frames]'" in done.stdout
     assert "leveldb: ethread's LevelDB backend needs plyvel" in done.stdout
+
+
+def test_numpy_missing_is_a_clear_error(tmp_path: Path) -> None:
+    """numpy is an extra's library too (pyarrow no longer brings it): without it a bulk table
+    says what to install, as without pyarrow; and workers on an Era folder never ask for
+    LevelDB's or LMDB's engine."""
+    script = tmp_path / "no_numpy.py"
+    script.write_text(
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('numpy', 'plyvel', 'lmdb'):\n"
+        "            raise ImportError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from ethread import frames\n"
+        "from ethread.frames import parallel\n"
+        "print('engines imported:', sorted(m for m in ('plyvel', 'lmdb') if m in sys.modules))\n"
+        "from ethread.frames.columns import numpy_module\n"
+        "try:\n"
+        "    numpy_module()\n"
+        "except frames.MissingExtra as exc:\n"
+        "    print('missing:', exc)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "engines imported: []" in done.stdout
+    assert "missing: ethread.frames needs numpy" in done.stdout
+
+
+def test_one_table_named_as_a_string(sepolia: EraBackend) -> None:
+    """``tables(..., "logs")`` is the logs table, not one per letter."""
+    assert list(frames.tables(sepolia, 0, 10, "blocks", progress=False)) == ["blocks"]

@@ -10,6 +10,7 @@ from urllib.parse import parse_qsl
 
 import orjson
 
+from ...errors import Picklable
 from ..asgi import Receive, Scope, Send
 
 MAX_FORM_BYTES = 16 * 1024
@@ -26,7 +27,7 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
 )
 
 
-class BadRequest(Exception):
+class BadRequest(Picklable, Exception):
     """A body that is too large, too slow, or not what the endpoint reads."""
 
     def __init__(self, status: int, message: str) -> None:
