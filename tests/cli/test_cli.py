@@ -4,15 +4,13 @@ subcommand described. (Each subcommand's rough edges: test_serve, test_storage, 
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 from importlib.metadata import version
-from pathlib import Path
 
 import pytest
 
 import ethread
 from ethread.cli import build_parser, main
+from tests.support.without_modules import run_without
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -33,26 +31,17 @@ def test_every_flag_of_every_command_is_described() -> None:
         assert undescribed == [], f"ethread {name}: no help text for {undescribed}"
 
 
-def test_the_command_runs_without_the_server_extra(tmp_path: Path) -> None:
+def test_the_command_runs_without_the_server_extra() -> None:
     """``ethread --help`` and the store commands need no uvicorn (the server's configuration,
     which makes the serve flags, is readable without it); ``ethread serve`` then says what to
     install."""
-    script = tmp_path / "no_server.py"
-    script.write_text(
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('uvicorn', 'uvloop', 'httptools', 'websockets'):\n"
-        "            raise ImportError(name)\n"
-        "sys.meta_path.insert(0, Block())\n"
+    done = run_without(("uvicorn", "uvloop", "httptools", "websockets"), (
         "from ethread.cli import main\n"
         "try:\n"
         "    main(['--help'])\n"
         "except SystemExit as exit:\n"
         "    print('help exit', exit.code)\n"
-        "print('serve status', main(['serve']))\n")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=120)
+        "print('serve status', main(['serve']))\n"))
     assert done.returncode == 0, done.stderr
     assert "help exit 0" in done.stdout and "export" in done.stdout
     assert "serve status 2" in done.stdout

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from decimal import Decimal
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -17,6 +14,7 @@ from ethread.backends.era import EraBackend
 from ethread.devchain import DevChain, contracts, demo_chain
 from ethread.errors import MissingBlocks
 from tests.support.paths import conformance_dir
+from tests.support.without_modules import run_without
 
 SEPOLIA_21 = range(21 * 8192, 22 * 8192)
 
@@ -183,16 +181,9 @@ def test_logs_decoded_with_an_abi() -> None:
     assert "owner" in both.column_names and "spender" in both.column_names
 
 
-def test_missing_extra_is_a_clear_error(tmp_path: Path) -> None:
+def test_missing_extra_is_a_clear_error() -> None:
     """The core imports and runs without pyarrow; frames then say what to install."""
-    script = tmp_path / "no_pyarrow.py"
-    script.write_text(
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('pyarrow', 'tqdm', 'plyvel', 'web3'):\n"
-        "            raise ImportError(name)\n"
-        "sys.meta_path.insert(0, Block())\n"
+    done = run_without(("pyarrow", "tqdm", "plyvel", "web3"), (
         "import ethread\n"
         "from ethread import frames\n"
         "backend = ethread.MemoryBackend()\n"
@@ -203,27 +194,18 @@ def test_missing_extra_is_a_clear_error(tmp_path: Path) -> None:
         "try:\n"
         "    ethread.LevelDBBackend\n"
         "except ImportError as exc:\n"
-        "    print('leveldb:', exc)\n")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=120)
+        "    print('leveldb:', exc)\n"))
     assert done.returncode == 0, done.stderr
     assert "missing: ethread.frames needs pyarrow" in done.stdout
     assert "pip install 'ethread[frames]'" in done.stdout
     assert "leveldb: ethread's LevelDB backend needs plyvel" in done.stdout
 
 
-def test_numpy_missing_is_a_clear_error(tmp_path: Path) -> None:
+def test_numpy_missing_is_a_clear_error() -> None:
     """numpy is an extra's library too (pyarrow no longer brings it): without it a bulk table
     says what to install, as without pyarrow; and workers on an Era folder never ask for
     LevelDB's or LMDB's engine."""
-    script = tmp_path / "no_numpy.py"
-    script.write_text(
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('numpy', 'plyvel', 'lmdb'):\n"
-        "            raise ImportError(name)\n"
-        "sys.meta_path.insert(0, Block())\n"
+    done = run_without(("numpy", "plyvel", "lmdb"), (
         "from ethread import frames\n"
         "from ethread.frames import parallel\n"
         "print('engines imported:', sorted(m for m in ('plyvel', 'lmdb') if m in sys.modules))\n"
@@ -231,9 +213,7 @@ def test_numpy_missing_is_a_clear_error(tmp_path: Path) -> None:
         "try:\n"
         "    numpy_module()\n"
         "except frames.MissingExtra as exc:\n"
-        "    print('missing:', exc)\n")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=120)
+        "    print('missing:', exc)\n"))
     assert done.returncode == 0, done.stderr
     assert "engines imported: []" in done.stdout
     assert "missing: ethread.frames needs numpy" in done.stdout
