@@ -3,14 +3,21 @@ with the walk and item by item, all the same."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
+from benchlib.synthetic_history import dense_history
+
+from ethread.backends.era import EraBackend
 from ethread.backends.history import RawBlock
+from ethread.backends.lmdb import LMDBBackend
 from ethread.frames.block_arrays import Batch
 from ethread.frames.bulk import tables_of_records
 from ethread.frames.logs_arrays import logs_table
 from ethread.frames.receipts_arrays import receipts_table
 from ethread.frames.transactions_arrays import transactions_table
+from ethread.rlpcodec.items import DecodeError
 
 WALKS = {
     "logs": lambda records, config: logs_table(Batch(records)),
@@ -36,4 +43,31 @@ def same_as_plain(name: str, records: list[RawBlock], config: Any, walked: bool 
     if walked and plain.num_rows:
         alone = WALKS[name](records, config)
         assert alone is not None and alone.equals(plain), f"the {name} walk left its batch"
+    return table
+
+
+def fails_alike(name: str, damaged: list[RawBlock], config: Any) -> str:
+    """Table ``name`` of the ``damaged`` records fails the same way with the walk as item by
+    item: the same DecodeError, word for word; its message."""
+    with pytest.raises(DecodeError) as plain:
+        read(name, damaged, config, False)
+    with pytest.raises(DecodeError) as walked:
+        read(name, damaged, config, True)
+    assert str(walked.value) == str(plain.value)
+    return str(plain.value)
+
+
+def dense_same_as_plain(name: str, folder: Path) -> Any:
+    """Table ``name`` of a small dense history (every transaction type, logs of every width)
+    made in ``folder``, the same read with the walk and item by item from LMDB, Era1 and ere;
+    the table."""
+    stores = dense_history(folder, 6, transactions=60, recover=True)
+    receipts = name != "transactions"
+    with LMDBBackend(stores.lmdb, create=False) as lmdb:
+        config = lmdb.chain_config()
+        table = same_as_plain(name, list(lmdb.raw_blocks(0, 7, receipts=receipts)), config)
+    for archive in (stores.era1, stores.ere):
+        with EraBackend(archive, config=config) as era:
+            records = list(era.raw_blocks(0, 7, receipts=receipts))
+            assert same_as_plain(name, records, config).equals(table)
     return table
