@@ -16,6 +16,7 @@ from outside (a chain file, a raw transaction) still go through pyrlp.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import rlp
 
@@ -186,10 +187,11 @@ def _item(raw: bytes, at: int, limit: int) -> tuple[Nested, int]:
     return _items(raw, start, end), end
 
 
-def _items(raw: bytes, at: int, end: int) -> list[Nested]:
-    """The items of a list payload ``raw[at:end]``, every kind of prefix read here (a nested
-    list by recursion): one call a list, not one an item."""
-    items: list[Nested] = []
+def _items(raw: bytes, at: int, end: int, deep: bool = True) -> list[Any]:
+    """The items of a list payload ``raw[at:end]``, every kind of prefix read here: one call a
+    list, not one an item. A nested list is decoded by recursion, or with ``deep`` false left
+    as the ``(start, end)`` of its payload (see :func:`shallow_items`)."""
+    items: list[Any] = []
     append = items.append
     while at < end:
         first = raw[at]
@@ -211,7 +213,10 @@ def _items(raw: bytes, at: int, end: int) -> list[Nested]:
             stop = start + int.from_bytes(raw[at + 1:start], "big")
         if stop > end:
             raise ValueError("an RLP item runs past its enclosing item")
-        append(raw[start:stop] if first < 0xC0 else _items(raw, start, stop))
+        if first < 0xC0:
+            append(raw[start:stop])
+        else:
+            append(_items(raw, start, stop) if deep else (start, stop))
         at = stop
     return items
 
@@ -242,31 +247,7 @@ def shallow_items(raw: bytes, at: int, end: int) -> list[bytes | tuple[int, int]
     """The items of the list payload ``raw[at:end]`` one level deep: a string as its bytes, a
     list left undecoded as the ``(start, end)`` of its payload in ``raw`` (to count, decode or
     skip later); ValueError when an item runs past ``end``."""
-    items: list[bytes | tuple[int, int]] = []
-    append = items.append
-    while at < end:
-        first = raw[at]
-        if first < 0x80:
-            append(raw[at:at + 1])
-            at += 1
-            continue
-        if first < 0xB8:
-            start = at + 1
-            stop = start + first - 0x80
-        elif first < 0xC0:
-            start = at + first - 0xB6
-            stop = start + int.from_bytes(raw[at + 1:start], "big")
-        elif first < 0xF8:
-            start = at + 1
-            stop = start + first - 0xC0
-        else:
-            start = at + first - 0xF6
-            stop = start + int.from_bytes(raw[at + 1:start], "big")
-        if stop > end:
-            raise ValueError("an RLP item runs past its enclosing item")
-        append(raw[start:stop] if first < 0xC0 else (start, stop))
-        at = stop
-    return items
+    return _items(raw, at, end, deep=False)
 
 
 def count_items(raw: bytes, at: int, end: int) -> int:
