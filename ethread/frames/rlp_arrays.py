@@ -75,69 +75,58 @@ def joined(records: list[bytes]) -> Joined:
 
 def heads(data: Any, position: Any, limit: Any) -> Heads:
     """The heads of the items at ``position``; :class:`Irregular` when an item runs past
-    ``limit`` (its enclosing item's end: an array, or one number for all)."""
+    ``limit`` (its enclosing item's end: an array, or one number for all). The first byte
+    tells each head through two tables; a length of 56 or more follows it in 1 to 8 bytes
+    (read at once when they are at most 4, as every record's are)."""
     np = numpy_module()
-    first = data[position].astype(np.int64)
-    start = position + 1
-    length = first - 0x80
-    single = first < 0x80
-    is_list = first >= 0xC0
-    length = np.where(is_list, first - 0xC0, length)
-    start = np.where(single, position, start)
-    length = np.where(single, 1, length)
-    # a length of 56 or more: its own length first (1 to 8 bytes), then the length itself
-    long = ((first >= 0xB8) & (first < 0xC0)) | (first >= 0xF8)
+    header, short = _prefix_tables()
+    first = data[position]
+    start = position + header[first]
+    length = short[first]
+    long = length < 0
     if long.any():
         at = np.flatnonzero(long)
-        size = np.where(first[at] >= 0xF8, first[at] - 0xF7, first[at] - 0xB7)
-        value = np.zeros(len(at), np.int64)
-        base = position[at] + 1
-        for k in range(int(size.max())):
-            if (value >= 1 << 40).any():
-                raise Irregular("an RLP length beyond any record")
-            value = np.where(k < size, (value << 8) | data[base + k], value)
-        start[at] = base + size
-        length[at] = value
+        own = header[first[at]] - 1
+        if int(own.max()) <= 4:
+            after = np.lib.stride_tricks.sliding_window_view(data, 5)[position[at]].astype(
+                np.int64)
+            value = after[:, 1] << 24 | after[:, 2] << 16 | after[:, 3] << 8 | after[:, 4]
+            length[at] = value >> (8 * (4 - own))
+        else:  # up to 8 length bytes (a non-canonical length can have leading zeros)
+            value = np.zeros(len(at), np.int64)
+            for k in range(int(own.max())):
+                if (value >= 1 << 40).any():
+                    raise Irregular("an RLP length beyond any record")
+                value = np.where(k < own, (value << 8) | data[position[at] + 1 + k], value)
+            length[at] = value
     end = start + length
     if (end > limit).any():
         raise Irregular("an RLP item runs past its enclosing item")
-    return Heads(start, end, is_list)
+    return Heads(start, end, first >= 0xC0)
 
 
 def item_ends(data: Any, position: Any, limit: Any) -> Any:
-    """Where the items at ``position`` end (the next item starts there): :func:`heads`' ends,
-    in fewer steps (a list walk takes one such step per position in its longest list)."""
-    np = numpy_module()
-    size = _sizes()[data[position]]
-    long = size < 0
-    if long.any():
-        at = np.flatnonzero(long)
-        own = -size[at]
-        if int(own.max()) > 4:  # a length of 2^32 bytes or more: never in a record
-            return heads(data, position, limit).end
-        after = np.lib.stride_tricks.sliding_window_view(data, 5)[position[at]].astype(np.int64)
-        value = after[:, 1] << 24 | after[:, 2] << 16 | after[:, 3] << 8 | after[:, 4]
-        size[at] = 1 + own + (value >> (8 * (4 - own)))
-    end = position + size
-    if (end > limit).any():
-        raise Irregular("an RLP item runs past its enclosing item")
-    return end
+    """Where the items at ``position`` end (the next item starts there)."""
+    return heads(data, position, limit).end
 
 
-def _sizes() -> Any:
-    """For each first byte of an item: the item's whole size when the first byte tells it,
-    else (a long string or list) minus the number of bytes its length takes."""
-    global _SIZES
-    if _SIZES is None:
+def _prefix_tables() -> tuple[Any, Any]:
+    """For each first byte of an item: how many bytes its head takes (the first, then a long
+    length's own bytes), and its payload's length when the first byte tells it (-1 when a
+    long length follows)."""
+    global _TABLES
+    if _TABLES is None:
         np = numpy_module()
         first = np.arange(256, dtype=np.int64)
-        _SIZES = np.select(
-            [first < 0x80, first < 0xB8, first < 0xC0, first < 0xF8],
-            [np.ones(256, np.int64), first - 0x7F, 0xB7 - first, first - 0xBF], 0xF7 - first)
-    return _SIZES
+        header = np.select([first < 0x80, first < 0xB8, first < 0xC0, first < 0xF8],
+                           [0, 1, first - 0xB6, 1], first - 0xF6)
+        short = np.select([first < 0x80, first < 0xB8, first < 0xC0, first < 0xF8],
+                          [1, first - 0x80, -1, first - 0xC0], -1)
+        _TABLES = (header, short)
+    return _TABLES
 
 
-_SIZES: Any = None
+_TABLES: tuple[Any, Any] | None = None
 
 
 def children(data: Any, start: Any, end: Any) -> Children:
