@@ -8,7 +8,7 @@ rows); the bodies are walked as arrays.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple, TypeVar, cast
 
 from ..backends.history import RawBlock
@@ -87,9 +87,9 @@ def block_heads(batch: list[RawBlock]) -> Blocks:
                   np.asarray(base_fees, np.uint64), excess)
 
 
-def transactions(batch: list[RawBlock], whole: bool = False) -> Transactions:
-    """Where each transaction of ``batch`` is; ``whole``: the rest of each body (uncles,
-    withdrawals) walked too, as strictly as decoding it would."""
+def transactions(batch: list[RawBlock]) -> Transactions:
+    """Where each transaction of ``batch`` is, the rest of each body (uncles, withdrawals)
+    walked too, as strictly as decoding it would be."""
     np = numpy_module()
     bodies = joined([raw.body_rlp for raw in batch])
     body = records(bodies)
@@ -100,15 +100,13 @@ def transactions(batch: list[RawBlock], whole: bool = False) -> Transactions:
     np.cumsum(parts.counts[:-1], out=first_part[1:])
     tx_lists = lists(bodies.data, parts.position[first_part], body.end)
     items = children(bodies.data, tx_lists.start, tx_lists.end)
-    if whole:
-        rest = np.flatnonzero(parts.ordinal > 0)
-        other = lists(bodies.data, parts.position[rest], body.end[parts.parent[rest]])
-        check_nested(bodies.data, other.start, other.end)
-    senders = b"".join([raw.senders for raw in batch])
-    if (len(senders) != 20 * len(items.position)
-            or not np.array_equal(np.fromiter((len(raw.senders) for raw in batch), np.int64,
-                                              len(batch)), 20 * items.counts)):
+    rest = np.flatnonzero(parts.ordinal > 0)
+    other = lists(bodies.data, parts.position[rest], body.end[parts.parent[rest]])
+    check_nested(bodies.data, other.start, other.end)
+    stored = np.fromiter((len(raw.senders) for raw in batch), np.int64, len(batch))
+    if not np.array_equal(stored, 20 * items.counts):
         raise Irregular("transactions stored without their senders")
+    senders = b"".join([raw.senders for raw in batch])
     return Transactions(bodies, tx_lists, items,
                         np.frombuffer(senders, np.uint8).reshape(len(items.position), 20))
 
@@ -159,6 +157,28 @@ def receipts(batch: list[RawBlock], txs: Transactions) -> Receipts:
     return Receipts(stored, items, fields(data, start, end, 4), end, slim)
 
 
+BATCH_BYTES = 48 << 20
+"""Body and receipt bytes read per batch: large enough that the per-step cost of the walk
+vanishes, small enough that a batch's arrays stay a small part of memory."""
+BATCH_BLOCKS = 8192
+"""Blocks per batch at most (nearly empty blocks: the per-block arrays stay small)."""
+
+
+def batches(stream: Iterable[RawBlock]) -> Iterator[list[RawBlock]]:
+    """The blocks of ``stream`` in batches of about :data:`BATCH_BYTES` (at most
+    :data:`BATCH_BLOCKS` blocks)."""
+    batch: list[RawBlock] = []
+    size = 0
+    for raw in stream:
+        batch.append(raw)
+        size += len(raw.body_rlp) + len(raw.receipts_rlp or b"")
+        if size >= BATCH_BYTES or len(batch) >= BATCH_BLOCKS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
 class Batch:
     """A batch of blocks' records and what walking them found, each walk made once for all the
     tables read from the batch (the four tables in one pass hash and walk every transaction
@@ -175,9 +195,9 @@ class Batch:
             self._found[key] = make()
         return cast(T, self._found[key])
 
-    def has(self, key: str) -> bool:
-        """Whether ``key`` was made already."""
-        return key in self._found
+    def made(self, key: str) -> Any:
+        """What was made for ``key`` so far (None: nothing yet)."""
+        return self._found.get(key)
 
     @property
     def blocks(self) -> Blocks:
@@ -186,9 +206,8 @@ class Batch:
 
     @property
     def transactions(self) -> Transactions:
-        """Where each transaction is, the rest of each body walked too (as a table of
-        transactions needs; the logs table does not, but takes it when it is made)."""
-        return self.once("transactions", lambda: transactions(self.raws, whole=True))
+        """Where each transaction is (the rest of each body walked too)."""
+        return self.once("transactions", lambda: transactions(self.raws))
 
     @property
     def receipts(self) -> Receipts:

@@ -30,10 +30,10 @@ from ..rlpcodec.items import (
     string_at,
 )
 from . import columns as c
-from .block_arrays import Batch
+from .block_arrays import Batch, batches
 from .columns import decimal_column, hex_column, uint_column
 from .extra import pyarrow
-from .logs_arrays import batches, logs_table
+from .logs_arrays import logs_table
 from .receipts_arrays import receipts_table
 from .rlp_arrays import Irregular
 from .transactions_arrays import transactions_table

@@ -16,10 +16,8 @@ test_logs_arrays.py`` holds it to.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
-from ..backends.history import RawBlock
 from ..keccak import keccak_spans
 from .block_arrays import Batch
 from .columns import binary_ranges, hex_rows, numpy_module
@@ -35,27 +33,6 @@ from .rlp_arrays import (
     lists,
     strings,
 )
-
-BATCH_BYTES = 48 << 20
-"""Body and receipt bytes read per batch: large enough that the per-step cost of the walk vanishes, small
-enough that a batch's arrays stay a small part of memory."""
-BATCH_BLOCKS = 8192
-"""Blocks per batch at most (nearly empty blocks: the per-block arrays stay small)."""
-
-
-def batches(stream: Iterable[RawBlock]) -> Iterator[list[RawBlock]]:
-    """The blocks of ``stream`` in batches of about :data:`BATCH_BYTES` (at most
-    :data:`BATCH_BLOCKS` blocks)."""
-    batch: list[RawBlock] = []
-    size = 0
-    for raw in stream:
-        batch.append(raw)
-        size += len(raw.body_rlp) + len(raw.receipts_rlp or b"")
-        if size >= BATCH_BYTES or len(batch) >= BATCH_BLOCKS:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
 
 
 class Logs(NamedTuple):
@@ -107,7 +84,7 @@ def logs_table(batch: Batch) -> Any:
     np.cumsum(per_block[:-1], out=first_log[1:])
     log_index = np.arange(count, dtype=np.int64) - first_log[block]
     logged, rank = np.unique(receipt, return_inverse=True)
-    every: Any = batch.once("walked", lambda: None) if batch.has("walked") else None
+    every = batch.made("walked")
     if every is not None:  # the transactions or receipts walk hashed every transaction
         tx_hashes = every.hashes[logged].tobytes()
     else:  # only the transactions that logged are hashed

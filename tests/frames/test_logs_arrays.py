@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ethread.backends.history import RawBlock
-from ethread.frames import logs_arrays
+from ethread.frames import block_arrays
 from ethread.frames.bulk import tables_of_records
 from ethread.frames.tables import TABLES
 from ethread.rlpcodec.items import decode_nested, encode_nested
@@ -27,7 +27,7 @@ def test_the_logs_of_every_store_equal_the_plain_path(compat: dict[str, Any], so
     records = list(backend.raw_blocks(0, backend.pointer("latest") + 1))
     table = same_as_plain("logs", records, backend.chain_config())
     assert table.num_rows > 0
-    monkeypatch.setattr(logs_arrays, "BATCH_BLOCKS", 3)  # many batches, concatenated in order
+    monkeypatch.setattr(block_arrays, "BATCH_BLOCKS", 3)  # many batches, concatenated in order
     assert read("logs", records, backend.chain_config(), True).equals(table)
     # with the other tables: each batch's read the plain way beside its logs
     walked = tables_of_records(records, TABLES, backend.chain_config())

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ethread.backends.history import RawBlock
-from ethread.frames import logs_arrays
+from ethread.frames import block_arrays
 from ethread.rlpcodec.items import decode_nested, encode_nested
 from tests.support.frames_walks import dense_same_as_plain, fails_alike, read, same_as_plain
 
@@ -30,7 +30,7 @@ def test_the_receipts_of_every_store_equal_the_plain_path(
     assert max(table.column("log_count").to_pylist()) > 1
     if source != "era1":  # (Era1 holds the chain before the merge: no blobs)
         assert table.column("blob_gas_price").null_count < table.num_rows
-    monkeypatch.setattr(logs_arrays, "BATCH_BLOCKS", 4)  # many batches, concatenated in order
+    monkeypatch.setattr(block_arrays, "BATCH_BLOCKS", 4)  # many batches, concatenated in order
     assert read("receipts", records, backend.chain_config(), True).equals(table)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ethread.backends.history import RawBlock
-from ethread.frames import logs_arrays
+from ethread.frames import block_arrays
 from ethread.rlpcodec.items import (
     count_items,
     decode_nested,
@@ -33,7 +33,7 @@ def test_the_transactions_of_every_store_equal_the_plain_path(
     table = same_as_plain("transactions", records, backend.chain_config())
     kinds = set(table.column("type").to_pylist())
     assert kinds >= ({0, 1, 2} if source == "era1" else {0, 1, 2, 3, 4}), kinds
-    monkeypatch.setattr(logs_arrays, "BATCH_BLOCKS", 4)  # many batches, concatenated in order
+    monkeypatch.setattr(block_arrays, "BATCH_BLOCKS", 4)  # many batches, concatenated in order
     assert read("transactions", records, backend.chain_config(), True).equals(table)
 
 
