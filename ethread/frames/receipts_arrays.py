@@ -80,11 +80,8 @@ def receipts_table(batch: Batch, config: ChainConfig) -> Any:
         contract[created] = np.frombuffer(addresses, np.uint8).reshape(len(created), 20)
 
     blob_field = walked.found["blob_hashes"]
-    blobs = np.zeros(count, np.uint64)
     where = np.flatnonzero(blob_field.present)
-    blobs[where] = children(txs.bodies.data, blob_field.start[where],
-                            blob_field.end[where]).counts
-    blob_gas = blobs * BLOB_GAS_PER_BLOB
+    blob_gas = blob_field.items * BLOB_GAS_PER_BLOB
     blob_price = np.zeros((count, 16), np.uint8)
     priced = np.zeros(count, bool)
     for b in np.unique(block[where]).tolist():  # the blocks with blob transactions

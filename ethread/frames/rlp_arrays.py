@@ -229,11 +229,18 @@ def right_aligned(data: Any, start: Any, end: Any, width: int) -> Any:
     return np.where(inside, data[np.where(inside, where, 0)], 0).astype(np.uint8)
 
 
-def check_nested(data: Any, start: Any, end: Any) -> None:
+def check_nested(data: Any, start: Any, end: Any) -> Any:
     """Walk every list inside the lists whose payloads are ``data[start[i]:end[i]]``, at every
     depth: :class:`Irregular` where :func:`~ethread.rlpcodec.items.decode_nested` would refuse
-    them (an item past its list, a list its items do not fill)."""
+    them (an item past its list, a list its items do not fill). How many items each of the
+    given lists holds."""
+    np = numpy_module()
+    counts = np.zeros(len(start), np.int64)
+    first = True
     while len(start):
         inner = children(data, start, end)
+        if first:
+            counts, first = inner.counts, False
         found = heads(data, inner.position, end[inner.parent])
         start, end = found.start[found.is_list], found.end[found.is_list]
+    return counts

@@ -56,12 +56,13 @@ LISTS = {"access_list", "blob_hashes", "authorizations"}
 
 
 class Field(NamedTuple):
-    """One field of every transaction of a batch: where its payload is, and which transactions
-    have it."""
+    """One field of every transaction of a batch: where its payload is, which transactions
+    have it, and for a list field how many items each one's holds."""
 
     start: Any
     end: Any
     present: Any
+    items: Any
 
 
 class Walked(NamedTuple):
@@ -159,10 +160,7 @@ def transactions_table(batch: Batch) -> Any:
 
     def counted(name: str) -> Any:
         field = found[name]
-        where = np.flatnonzero(field.present)
-        sizes = np.zeros(count, np.uint64)
-        sizes[where] = children(data, field.start[where], field.end[where]).counts
-        return pa.array(sizes, pa.uint64(), mask=~field.present)
+        return pa.array(field.items, pa.uint64(), mask=~field.present)
 
     v_raw, _ = number(walked, "v", 8)
     v = v_raw.copy().view(">u8").reshape(-1).astype(np.uint64)
@@ -198,7 +196,7 @@ def _fields(data: Any, kind: Any, start: Any, end: Any) -> dict[str, Field]:
     count = len(kind)
     names = {name for layout in LAYOUTS.values() for name in layout}
     found = {name: Field(np.zeros(count, np.int64), np.zeros(count, np.int64),
-                         np.zeros(count, bool)) for name in names}
+                         np.zeros(count, bool), np.zeros(count, np.uint64)) for name in names}
     for code, layout in LAYOUTS.items():
         chosen = np.flatnonzero(kind == code)
         if not len(chosen):
@@ -211,8 +209,8 @@ def _fields(data: Any, kind: Any, start: Any, end: Any) -> dict[str, Field]:
             field.start[chosen] = payload.start
             field.end[chosen] = payload.end
             field.present[chosen] = True
-            if name in LISTS:  # what is inside is not read but must decode
-                check_nested(data, payload.start, payload.end)
+            if name in LISTS:  # counted; what is inside is not read but must decode
+                field.items[chosen] = check_nested(data, payload.start, payload.end)
     return found
 
 
