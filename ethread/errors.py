@@ -8,8 +8,7 @@ def rebuilt(kind: type[BaseException], args: tuple[object, ...],
             state: dict[str, object]) -> BaseException:
     """An exception of ``kind`` with ``args`` and the attributes ``state``, made without its
     ``__init__`` (see :class:`Picklable`)."""
-    error = kind.__new__(kind, *args)
-    error.args = args
+    error = kind.__new__(kind, *args)  # (which sets error.args)
     error.__dict__.update(state)
     return error
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import Any
 
 EMPTY_KECCAK = bytes.fromhex("c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470")
 """keccak-256 of no bytes, the check eth-hash itself makes of a backend."""
@@ -39,10 +40,21 @@ def use_fastest_keccak() -> str:
     return "pysha3"
 
 
-def _direct_keccak() -> Callable[[bytes], bytes]:
+def _pysha3() -> Any:
+    """pysha3's keccak-256 constructor, or None when it is not installed."""
     try:
         from sha3 import keccak_256  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - without pysha3, eth-hash's choice
+        return None
+    return keccak_256
+
+
+_KECCAK_256 = _pysha3()
+
+
+def _direct_keccak() -> Callable[[bytes], bytes]:
+    keccak_256 = _KECCAK_256
+    if keccak_256 is None:  # pragma: no cover - without pysha3, eth-hash's choice
         from eth_hash.auto import keccak
 
         return keccak
@@ -65,10 +77,8 @@ def keccak_spans(data: bytes, starts: list[int], ends: list[int]) -> bytes:
     hashes of many items of one record in a single call, without a Python call per item
     between (about half the cost of :data:`keccak256` once per item)."""
     view = memoryview(data)
-    try:
-        from sha3 import keccak_256
-    except ImportError:  # pragma: no cover - without pysha3, eth-hash's choice
-        return b"".join([keccak256(bytes(view[lo:hi])) for lo, hi in zip(starts, ends,
-                                                                        strict=True)])
-    return b"".join([keccak_256(view[lo:hi]).digest() for lo, hi in zip(starts, ends,
-                                                                       strict=True)])
+    if _KECCAK_256 is None:  # pragma: no cover - without pysha3, eth-hash's choice
+        return b"".join([keccak256(bytes(view[lo:hi]))
+                         for lo, hi in zip(starts, ends, strict=True)])
+    return b"".join([_KECCAK_256(view[lo:hi]).digest()
+                     for lo, hi in zip(starts, ends, strict=True)])
