@@ -12,7 +12,7 @@ imported) switches eth-hash to pysha3 when it is installed and nobody chose a ba
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 EMPTY_KECCAK = bytes.fromhex("c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470")
@@ -72,7 +72,7 @@ keccak256 = _direct_keccak()
 call through eth-hash, for readers that hash once per row (bulk frames, ``ere`` blooms)."""
 
 
-def keccak_spans(data: bytes, starts: list[int], ends: list[int]) -> bytes:
+def keccak_spans(data: bytes, starts: Iterable[int], ends: Iterable[int]) -> bytes:
     """The keccak-256 digests of ``data[starts[i]:ends[i]]``, back to back (32 bytes each): the
     hashes of many items of one record in a single call, without a Python call per item
     between (about half the cost of :data:`keccak256` once per item)."""

@@ -59,7 +59,7 @@ def receipts_table(batch: Batch, config: ChainConfig) -> Any:
         logs = walk_logs(data, found.fields[3], found.end)
         log_count = np.zeros(count, np.int64) if logs is None else np.bincount(
             logs.items.parent, minlength=count)
-        blooms = _blooms(found.stored.blob, logs, count)
+        blooms = _blooms(found.stored.data, logs, count)
     else:
         bloom = strings(data, found.fields[2], found.end)
         blooms = binary_ranges(data, bloom.start, bloom.end)
@@ -111,20 +111,35 @@ def receipts_table(batch: Batch, config: ChainConfig) -> Any:
     return pa.table(columns)
 
 
-def _blooms(blob: bytes, logs: Logs | None, count: int) -> Any:
+def _blooms(data: Any, logs: Logs | None, count: int) -> Any:
     """Each receipt's 256-byte log bloom, made from its logs (the three bits the Keccak of its
-    address and of each topic picks, as :mod:`ethread.bloom` sets them), as a binary column."""
+    address and of each topic picks, as :mod:`ethread.bloom` sets them), as a binary column.
+    Each distinct address and topic of the batch is hashed once: a token's address and an
+    event's signature recur in most logs of a block."""
     np, pa = numpy_module(), pyarrow()
     bloom = np.zeros((count, 256), np.uint8)
     if logs is not None:
         receipt = np.concatenate([logs.items.parent, logs.items.parent[logs.topics.parent]])
-        starts = np.concatenate([logs.address.start, logs.topic.start])
-        ends = np.concatenate([logs.address.end, logs.topic.end])
-        digests = np.frombuffer(keccak_spans(blob, starts.tolist(), ends.tolist()),
-                                np.uint8).reshape(len(starts), 32).astype(np.int64)
-        for pair in (0, 2, 4):
-            bit = (digests[:, pair] << 8 | digests[:, pair + 1]) & 2047
+        bits = np.concatenate([_bloom_bits(data, logs.address.start, 20),
+                               _bloom_bits(data, logs.topic.start, 32)])
+        for k in range(3):
+            bit = bits[:, k]
             np.bitwise_or.at(bloom, (receipt, 255 - bit // 8), (1 << (bit % 8)).astype(np.uint8))
     offsets = np.arange(0, 256 * (count + 1), 256, dtype=np.int32)
     return pa.Array.from_buffers(pa.binary(), count, [
         None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(bloom.tobytes())])
+
+
+def _bloom_bits(data: Any, start: Any, width: int) -> Any:
+    """The three bloom bits (0..2047) of each ``width``-byte value at ``start``, as a (count,
+    3) array: the Keccak of each distinct value taken once."""
+    np = numpy_module()
+    values = np.ascontiguousarray(gather(data, start, width)).view(f"V{width}").reshape(-1)
+    distinct, which = np.unique(values, return_inverse=True)
+    size = width * len(distinct)
+    digests = np.frombuffer(keccak_spans(distinct.tobytes(), range(0, size, width),
+                                         range(width, size + 1, width)),
+                            np.uint8).reshape(len(distinct), 32)
+    pairs = digests[:, :6].astype(np.int64)
+    bits = (pairs[:, 0::2] << 8 | pairs[:, 1::2]) & 2047
+    return bits[which.reshape(-1)]

@@ -88,10 +88,9 @@ def heads(data: Any, position: Any, limit: Any) -> Heads:
         at = np.flatnonzero(long)
         own = header[first[at]] - 1
         if int(own.max()) <= 4:
-            after = np.lib.stride_tricks.sliding_window_view(data, 5)[position[at]].astype(
-                np.int64)
-            value = after[:, 1] << 24 | after[:, 2] << 16 | after[:, 3] << 8 | after[:, 4]
-            length[at] = value >> (8 * (4 - own))
+            # the four bytes after each first byte, as one big-endian word (unaligned)
+            words = np.ndarray((len(data) - 4,), ">u4", data, offset=1, strides=(1,))
+            length[at] = words[position[at]].astype(np.int64) >> (8 * (4 - own))
         else:  # up to 8 length bytes (a non-canonical length can have leading zeros)
             value = np.zeros(len(at), np.int64)
             for k in range(int(own.max())):
@@ -212,21 +211,32 @@ def strings(data: Any, position: Any, limit: Any, width: int | None = None) -> H
 
 
 def gather(data: Any, start: Any, width: int) -> Any:
-    """The ``width`` bytes at each of ``start`` as a (count, width) uint8 array."""
+    """The ``width`` bytes at each of ``start`` as a (count, width) uint8 array (a copy: each
+    row taken whole, as one ``width``-byte value of an overlapping view)."""
     np = numpy_module()
-    return np.lib.stride_tricks.sliding_window_view(data, width)[start]
+    values = np.ndarray((len(data) - width + 1,), f"V{width}", data, strides=(1,))
+    return values[start].view(np.uint8).reshape(len(start), width)
 
 
 def right_aligned(data: Any, start: Any, end: Any, width: int) -> Any:
     """The strings ``data[start[i]:end[i]]`` right-aligned in ``width`` bytes (zeros before),
     as a (count, width) uint8 array: big-endian numbers as RLP keeps them, made fixed-width;
-    :class:`Irregular` when one is longer."""
+    :class:`Irregular` when one is longer. Each row is the ``width`` bytes that end where its
+    string ends, with the bytes before the string cleared (a row whose window would start
+    before the data is built byte by byte instead)."""
     np = numpy_module()
-    if ((end - start) > width).any():
+    length = end - start
+    if (length > width).any():
         raise Irregular(f"a number of more than {width} bytes")
-    where = end[:, None] - width + np.arange(width)
-    inside = where >= start[:, None]
-    return np.where(inside, data[np.where(inside, where, 0)], 0).astype(np.uint8)
+    low = end - width
+    out = gather(data, np.maximum(low, 0), width)
+    np.multiply(out, np.arange(width) >= (width - length)[:, None], out=out)
+    early = np.flatnonzero(low < 0)
+    if len(early):
+        where = end[early, None] - width + np.arange(width)
+        inside = where >= start[early, None]
+        out[early] = np.where(inside, data[np.where(inside, where, 0)], 0)
+    return out
 
 
 def check_nested(data: Any, start: Any, end: Any) -> Any:

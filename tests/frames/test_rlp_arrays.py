@@ -12,7 +12,15 @@ import rlp
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ethread.frames.rlp_arrays import Irregular, children, fields, heads, item_ends, joined
+from ethread.frames.rlp_arrays import (
+    Irregular,
+    children,
+    fields,
+    heads,
+    item_ends,
+    joined,
+    right_aligned,
+)
 from ethread.rlpcodec.items import Nested, decode_nested
 
 np = pytest.importorskip("numpy")
@@ -113,3 +121,18 @@ def test_a_length_past_every_record_is_refused() -> None:
         heads(j.data, j.offsets[:-1], j.offsets[1:])
     with pytest.raises(Irregular):
         item_ends(j.data, j.offsets[:-1], j.offsets[1:])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=12), min_size=1, max_size=20), st.sampled_from([8, 12, 16]))
+@example([b"\x01", b"\x02\x03"], 8)  # strings at the very start: windows before the data
+def test_right_aligned_pads_each_string_on_the_left(strings_: list[bytes], width: int) -> None:
+    j = joined(strings_)
+    start, end = j.offsets[:-1], j.offsets[1:]
+    if any(len(s) > width for s in strings_):
+        with pytest.raises(Irregular, match=f"more than {width} bytes"):
+            right_aligned(j.data, start, end, width)
+        return
+    rows = right_aligned(j.data, start, end, width)
+    assert rows.dtype.name == "uint8" and rows.shape == (len(strings_), width)
+    assert [bytes(row) for row in rows] == [s.rjust(width, b"\x00") for s in strings_]
