@@ -45,7 +45,10 @@ Then over the whole history: the four tables in one pass with 1 process and with
 (``workers=2``), each twice in turn (the first pass reads the history from disk, the page
 cache being smaller than what a machine holds), transactions per second, the CPU time of the
 calling process (with workers: its serial part, receiving and concatenating the parts) and
-the speedup of the best run of each. The machine
+the speedup of the best run of each; beside it the machine's own ceiling for two processes:
+the two halves of the history built by two independent processes (no worker pool, nothing
+handed back), each alone and then both at once (the sum of the times alone over the longer
+time together: what two cores give this work when nothing is shared but the machine). The machine
 is shared: the load average is printed with the figures.
 """
 
@@ -53,11 +56,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +74,7 @@ from ethread import frames
 from ethread.backends.era import EraBackend
 from ethread.backends.lmdb import LMDBBackend
 from ethread.frames.bulk import tables_of_records
+from ethread.frames.parallel import opener
 from ethread.frames.tables import collect_models
 from ethread.keccak import keccak_spans
 from ethread.rlpcodec.items import decode_nested, item_spans, payload_span
@@ -222,7 +228,35 @@ def measure(label: str, backend: Any, sample: int, head: int) -> dict[str, float
         del whole
     line("speedup of 2 processes (the best run of each)",
          f"{figures['workers2'] / figures['workers1']:.2f}x")
+    halves = [(1, head // 2 + 1), (head // 2 + 1, head + 1)]
+    opened = opener(backend)
+    alone = [_halves_timed(opened, [half])[0] for half in halves]
+    together = _halves_timed(opened, halves)
+    line("the machine's own ceiling: each half alone", " + ".join(f"{s:.2f} s" for s in alone))
+    line("  the two halves at once, two independent processes",
+         " and ".join(f"{s:.2f} s" for s in together)
+         + f": {sum(alone) / max(together):.2f}x")
     return figures
+
+
+def _half(open_backend: Callable[[], Any], lo: int, hi: int) -> float:
+    """Seconds to build the four tables of ``range(lo, hi)`` in this process (after a first
+    call on three blocks, untimed)."""
+    backend = open_backend()
+    try:
+        names = ["blocks", "transactions", "receipts", "logs"]
+        frames.tables(backend, lo, lo + 3, names, progress=False)
+        _, seconds = timed(lambda: frames.tables(backend, lo, hi, names, progress=False))
+        return seconds
+    finally:
+        backend.close()
+
+
+def _halves_timed(open_backend: Callable[[], Any], halves: list[tuple[int, int]]) -> list[float]:
+    """Each half's seconds, the halves run at once in as many independent processes."""
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(len(halves), mp_context=context) as pool:
+        return list(pool.map(_half, [open_backend] * len(halves), *zip(*halves, strict=True)))
 
 
 def main() -> None:
