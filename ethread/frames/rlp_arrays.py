@@ -214,6 +214,8 @@ def gather(data: Any, start: Any, width: int) -> Any:
     """The ``width`` bytes at each of ``start`` as a (count, width) uint8 array (a copy: each
     row taken whole, as one ``width``-byte value of an overlapping view)."""
     np = numpy_module()
+    if not len(start):
+        return np.zeros((0, width), np.uint8)
     values = np.ndarray((len(data) - width + 1,), f"V{width}", data, strides=(1,))
     return values[start].view(np.uint8).reshape(len(start), width)
 
@@ -228,15 +230,22 @@ def right_aligned(data: Any, start: Any, end: Any, width: int) -> Any:
     length = end - start
     if (length > width).any():
         raise Irregular(f"a number of more than {width} bytes")
+    if len(data) < width:
+        return _right_aligned_bytewise(data, start, end, width)
     low = end - width
     out = gather(data, np.maximum(low, 0), width)
     np.multiply(out, np.arange(width) >= (width - length)[:, None], out=out)
     early = np.flatnonzero(low < 0)
     if len(early):
-        where = end[early, None] - width + np.arange(width)
-        inside = where >= start[early, None]
-        out[early] = np.where(inside, data[np.where(inside, where, 0)], 0)
+        out[early] = _right_aligned_bytewise(data, start[early], end[early], width)
     return out
+
+
+def _right_aligned_bytewise(data: Any, start: Any, end: Any, width: int) -> Any:
+    np = numpy_module()
+    where = end[:, None] - width + np.arange(width)
+    inside = where >= start[:, None]
+    return np.where(inside, data[np.where(inside, where, 0)], 0).astype(np.uint8)
 
 
 def check_nested(data: Any, start: Any, end: Any) -> Any:

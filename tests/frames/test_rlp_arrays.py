@@ -16,6 +16,7 @@ from ethread.frames.rlp_arrays import (
     Irregular,
     children,
     fields,
+    gather,
     heads,
     item_ends,
     joined,
@@ -126,6 +127,7 @@ def test_a_length_past_every_record_is_refused() -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.binary(max_size=12), min_size=1, max_size=20), st.sampled_from([8, 12, 16]))
 @example([b"\x01", b"\x02\x03"], 8)  # strings at the very start: windows before the data
+@example([b"\x01", b""], 32)  # data (with its padding) shorter than the width
 def test_right_aligned_pads_each_string_on_the_left(strings_: list[bytes], width: int) -> None:
     j = joined(strings_)
     start, end = j.offsets[:-1], j.offsets[1:]
@@ -136,3 +138,10 @@ def test_right_aligned_pads_each_string_on_the_left(strings_: list[bytes], width
     rows = right_aligned(j.data, start, end, width)
     assert rows.dtype.name == "uint8" and rows.shape == (len(strings_), width)
     assert [bytes(row) for row in rows] == [s.rjust(width, b"\x00") for s in strings_]
+
+
+def test_gather_takes_whole_rows_and_nothing_from_no_rows() -> None:
+    j = joined([bytes(range(40))])
+    rows = gather(j.data, j.offsets[:1] + 3, 4)  # (numpy: the first offset plus 3)
+    assert rows.tolist() == [[3, 4, 5, 6]]
+    assert gather(j.data, j.offsets[:0], 64).shape == (0, 64)
