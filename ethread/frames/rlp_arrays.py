@@ -224,7 +224,7 @@ def right_aligned(data: Any, start: Any, end: Any, width: int) -> Any:
     """The strings ``data[start[i]:end[i]]`` right-aligned in ``width`` bytes (zeros before),
     as a (count, width) uint8 array: big-endian numbers as RLP keeps them, made fixed-width;
     :class:`Irregular` when one is longer. Each row is the ``width`` bytes that end where its
-    string ends, with the bytes before the string cleared (a row whose window would start
+    string ends, with the bytes before the string cleared (a string whose window would start
     before the data is built byte by byte instead)."""
     np = numpy_module()
     length = end - start
@@ -235,7 +235,7 @@ def right_aligned(data: Any, start: Any, end: Any, width: int) -> Any:
     low = end - width
     out = gather(data, np.maximum(low, 0), width)
     np.multiply(out, np.arange(width) >= (width - length)[:, None], out=out)
-    early = np.flatnonzero(low < 0)
+    early = np.flatnonzero((low < 0) & (length > 0))  # (an empty one is zeros already)
     if len(early):
         out[early] = _right_aligned_bytewise(data, start[early], end[early], width)
     return out

@@ -128,6 +128,7 @@ def test_a_length_past_every_record_is_refused() -> None:
 @given(st.lists(st.binary(max_size=12), min_size=1, max_size=20), st.sampled_from([8, 12, 16]))
 @example([b"\x01", b"\x02\x03"], 8)  # strings at the very start: windows before the data
 @example([b"\x01", b""], 32)  # data (with its padding) shorter than the width
+@example([b"", b"\x05", bytes(range(1, 31))], 32)  # empty, then early, then a whole window
 def test_right_aligned_pads_each_string_on_the_left(strings_: list[bytes], width: int) -> None:
     j = joined(strings_)
     start, end = j.offsets[:-1], j.offsets[1:]
