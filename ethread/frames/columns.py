@@ -116,7 +116,7 @@ def _validity(mask: Any) -> Any:
     np = numpy_module()
     if bool(mask.all()):
         return None
-    return pyarrow().py_buffer(np.packbits(mask, bitorder="little").tobytes())
+    return pyarrow().py_buffer(np.packbits(mask, bitorder="little"))
 
 
 def hex_column(values: Sequence[bytes | None], width: int) -> Any:
@@ -162,8 +162,8 @@ def hex_rows(raw: Any, present: Any = None) -> Any:
     offsets = np.arange(0, (count + 1) * (2 + 2 * width), 2 + 2 * width, dtype=np.int32)
     validity = None if present is None else _validity(present)
     return pa.Array.from_buffers(pa.string(), count,
-                                 [validity, pa.py_buffer(offsets.tobytes()),
-                                  pa.py_buffer(out.tobytes())])
+                                 [validity, pa.py_buffer(offsets),
+                                  pa.py_buffer(out)])
 
 
 def _padded(values: Sequence[bytes | None], width: int) -> tuple[Any, Any] | None:
@@ -193,7 +193,7 @@ def uint64_rows(raw: Any, present: Any = None) -> Any:
     pa = pyarrow()
     numbers = raw.copy().view(">u8").reshape(-1).astype("<u8")
     validity = None if present is None else _validity(present)
-    return pa.Array.from_buffers(pa.uint64(), len(raw), [validity, pa.py_buffer(numbers.tobytes())])
+    return pa.Array.from_buffers(pa.uint64(), len(raw), [validity, pa.py_buffer(numbers)])
 
 
 _DECIMAL_LIMIT = (10**38 - 1).to_bytes(16, "big")
@@ -228,7 +228,7 @@ def decimal_rows(raw: Any, present: Any = None) -> Any:
     little = raw[:, ::-1].copy()
     validity = None if present is None else _validity(present)
     return pa.Array.from_buffers(pa.decimal128(38, 0), len(raw),
-                                 [validity, pa.py_buffer(little.tobytes())])
+                                 [validity, pa.py_buffer(little)])
 
 
 def binary_ranges(data: Any, start: Any, end: Any) -> Any:
@@ -238,14 +238,17 @@ def binary_ranges(data: Any, start: Any, end: Any) -> Any:
     the bytes are gathered in C++, not by a Python loop or a numpy index per byte."""
     np, pa = numpy_module(), pyarrow()
     count = len(start)
-    if count and int(start.max()) + 12 > len(data):  # the inline window must not run off
+    if not count:
+        return pa.array([], pa.binary())
+    if int(start.max()) + 12 > len(data):  # the inline window must not run off
         data = np.concatenate([data, np.zeros(12, np.uint8)])
     if len(data) >= 1 << 31:
         raise ValueError("more bytes than binary views can point into")
     length = end - start
     views = np.zeros((count, 4), np.int32)
     views[:, 0] = length
-    window = np.lib.stride_tricks.sliding_window_view(data, 12)[start]
+    window = np.ndarray((len(data) - 11,), "V12", data, strides=(1,))[start].view(
+        np.uint8).reshape(count, 12)  # the 12 bytes at each start, each taken whole
     as_bytes = views.view(np.uint8).reshape(count, 16)
     short = length <= 12  # kept inline, zero after the value
     as_bytes[short, 4:] = np.where(np.arange(12) < length[short, None], window[short], 0)
@@ -253,5 +256,5 @@ def binary_ranges(data: Any, start: Any, end: Any) -> Any:
     as_bytes[long, 4:8] = window[long, :4]
     views[long, 3] = start[long]
     viewed = pa.Array.from_buffers(pa.binary_view(), count, [
-        None, pa.py_buffer(views.tobytes()), pa.py_buffer(data)])
+        None, pa.py_buffer(views), pa.py_buffer(data)])
     return viewed.cast(pa.binary())

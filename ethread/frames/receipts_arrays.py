@@ -127,7 +127,7 @@ def _blooms(data: Any, logs: Logs | None, count: int) -> Any:
             np.bitwise_or.at(bloom, (receipt, 255 - bit // 8), (1 << (bit % 8)).astype(np.uint8))
     offsets = np.arange(0, 256 * (count + 1), 256, dtype=np.int32)
     return pa.Array.from_buffers(pa.binary(), count, [
-        None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(bloom.tobytes())])
+        None, pa.py_buffer(offsets), pa.py_buffer(bloom)])
 
 
 def _bloom_bits(data: Any, start: Any, width: int) -> Any:
