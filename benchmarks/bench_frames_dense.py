@@ -42,14 +42,14 @@ instead, and each of its rates is printed beside the best one-process frames rat
 ``bench_frames_vs_cryo.py`` puts cryo from anvil beside frames on an executable chain).
 
 Then over the whole history: the four tables in one pass with 1 process and with 2
-(``workers=2``), each twice in turn (the first pass reads the history from disk, the page
-cache being smaller than what a machine holds), transactions per second, the CPU time of the
+(``workers=2``), each twice in turn (the first pass may read the history from disk: this
+machine's reclaim evicts the page cache), transactions per second, the CPU time of the
 calling process (with workers: its serial part, receiving and concatenating the parts) and
 the speedup of the best run of each; beside it the machine's own ceiling for two processes:
 the two halves of the history built by two independent processes (no worker pool, nothing
 handed back), each alone and then both at once (the sum of the times alone over the longer
-time together: what two cores give this work when nothing is shared but the machine). The machine
-is shared: the load average is printed with the figures.
+time together: what two cores give this work when the processes share nothing but the
+machine). The machine is shared: the load average is printed with the figures.
 """
 
 from __future__ import annotations
