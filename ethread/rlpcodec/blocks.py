@@ -14,6 +14,7 @@ from typing import Any
 
 from eth_hash.auto import keccak
 
+from ..keccak import keccak256, keccak_spans
 from ..models import (
     Address,
     BlobTransaction,
@@ -39,6 +40,7 @@ from .items import (
     payload_span,
     rlp_list_length,
     string_at,
+    string_start,
     uint_at,
 )
 from .transactions import (
@@ -138,7 +140,8 @@ def block_from_parts(header_rlp: bytes, body_rlp: bytes, senders: Sequence[Addre
     transactions: list[tuple[Transaction, bytes]] = []
     for item, (start, end) in zip(items, spans, strict=True):
         tx = transaction_of_record(item, TRUSTED)
-        transactions.append((tx, keccak(item if isinstance(item, bytes) else body_rlp[start:end])))
+        transactions.append((tx, keccak256(item if isinstance(item, bytes)
+                                           else body_rlp[start:end])))
     size = rlp_list_length(len(header_rlp) + payload_end - payload_start)
     uncles, withdrawals = _uncles_and_withdrawals(body[1], body[2] if len(body) > 2 else None)
     return assemble_block(header, transactions, senders, uncles, withdrawals, size)
@@ -175,12 +178,10 @@ def outline_from_parts(header_rlp: bytes, body_rlp: bytes, header: Header | None
     parts = item_spans(body_rlp, payload_start, payload_end)
     if len(parts) not in (2, 3):
         raise DecodeError("a block body is [transactions, uncles] or with withdrawals")
-    transactions = tuple(keccak(body_rlp[start:end] if body_rlp[start] >= 0xC0
-                                else string_at(body_rlp, start, end))
-                         for start, end in item_spans(body_rlp, *payload_span(body_rlp,
-                                                                              parts[0][0])))
-    uncles = tuple(keccak(body_rlp[start:end])
-                   for start, end in item_spans(body_rlp, *payload_span(body_rlp, parts[1][0])))
+    transactions = _hashes(body_rlp, [
+        (start if body_rlp[start] >= 0xC0 else string_start(body_rlp, start), end)
+        for start, end in item_spans(body_rlp, *payload_span(body_rlp, parts[0][0]))])
+    uncles = _hashes(body_rlp, item_spans(body_rlp, *payload_span(body_rlp, parts[1][0])))
     withdrawals = None
     if len(parts) == 3:
         start, end = parts[2]
@@ -188,6 +189,12 @@ def outline_from_parts(header_rlp: bytes, body_rlp: bytes, header: Header | None
                             for w in _as_list(decode_nested(body_rlp[start:end])))
     size = rlp_list_length(len(header_rlp) + payload_end - payload_start)
     return BlockOutline(header, transactions, uncles, withdrawals, size)
+
+
+def _hashes(raw: bytes, spans: Sequence[tuple[int, int]]) -> tuple[Hash32, ...]:
+    """The Keccak of each ``raw[start:end]``, hashed in one call."""
+    digests = keccak_spans(raw, [start for start, _ in spans], [end for _, end in spans])
+    return tuple([digests[at:at + 32] for at in range(0, len(digests), 32)])
 
 
 def _as_list(item: Nested) -> list[Nested]:

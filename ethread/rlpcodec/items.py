@@ -138,6 +138,18 @@ def list_items(raw: bytes, at: int = 0) -> tuple[list[int], int]:
     return starts, lists
 
 
+def string_start(raw: bytes, at: int) -> int:
+    """Where the payload of the string item at ``at`` starts (after its prefix)."""
+    first = raw[at]
+    if first < 0x80:
+        return at
+    if first < 0xB8:
+        return at + 1
+    if first < 0xC0:
+        return at + first - 0xB6
+    raise ValueError("expected an RLP string")
+
+
 def string_at(raw: bytes, at: int, end: int) -> bytes:
     """The bytes of the string item ``raw[at:end]`` (found by :func:`list_items`)."""
     first = raw[at]
