@@ -152,14 +152,7 @@ def string_start(raw: bytes, at: int) -> int:
 
 def string_at(raw: bytes, at: int, end: int) -> bytes:
     """The bytes of the string item ``raw[at:end]`` (found by :func:`list_items`)."""
-    first = raw[at]
-    if first < 0x80:
-        return raw[at:end]
-    if first < 0xB8:
-        return raw[at + 1:end]
-    if first < 0xC0:
-        return raw[at + first - 0xB6:end]
-    raise ValueError("expected an RLP string")
+    return raw[string_start(raw, at):end]
 
 
 def uint_at(raw: bytes, at: int, end: int) -> int:
