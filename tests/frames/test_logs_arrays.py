@@ -11,11 +11,17 @@ from typing import Any
 import pytest
 
 from ethread.backends.history import RawBlock
-from ethread.frames import block_arrays
 from ethread.frames.bulk import tables_of_records
 from ethread.frames.tables import TABLES
 from ethread.rlpcodec.items import decode_nested, encode_nested
-from tests.support.frames_walks import dense_same_as_plain, fails_alike, read, same_as_plain
+from tests.support.frames_walks import (
+    dense_same_as_plain,
+    fails_alike,
+    held,
+    read,
+    same_as_plain,
+    same_in_small_batches,
+)
 
 pa = pytest.importorskip("pyarrow")
 
@@ -23,18 +29,16 @@ pa = pytest.importorskip("pyarrow")
 @pytest.mark.parametrize("source", ["lmdb", "era1", "ere"])
 def test_the_logs_of_every_store_equal_the_plain_path(compat: dict[str, Any], source: str,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    backend = compat[source]
-    records = list(backend.raw_blocks(0, backend.pointer("latest") + 1))
-    table = same_as_plain("logs", records, backend.chain_config())
+    records, config = held(compat[source])
+    table = same_as_plain("logs", records, config)
     assert table.num_rows > 0
-    monkeypatch.setattr(block_arrays, "BATCH_BLOCKS", 3)  # many batches, concatenated in order
-    assert read("logs", records, backend.chain_config(), True).equals(table)
+    same_in_small_batches("logs", records, config, table, monkeypatch, 3)
     # with the other tables: each batch's read the plain way beside its logs
-    walked = tables_of_records(records, TABLES, backend.chain_config())
-    plain = tables_of_records(records, TABLES, backend.chain_config(), arrays=False)
+    walked = tables_of_records(records, TABLES, config)
+    plain = tables_of_records(records, TABLES, config, arrays=False)
     for name in TABLES:
         assert walked[name].equals(plain[name]), name
-    assert read("logs", [], backend.chain_config(), True).equals(read("logs", [], None, False))
+    assert read("logs", [], config, True).equals(read("logs", [], None, False))
 
 
 def test_dense_history_logs_equal_the_plain_path(tmp_path: Path) -> None:
@@ -58,13 +62,12 @@ def _with_receipts(raw: RawBlock, change: Any) -> RawBlock:
 
 
 def _logged_block(compat: dict[str, Any]) -> tuple[list[RawBlock], int, Any]:
-    backend = compat["lmdb"]
-    records = list(backend.raw_blocks(0, backend.pointer("latest") + 1))
+    records, config = held(compat["lmdb"])
     for index, raw in enumerate(records):
         receipts = decode_nested(raw.receipts_rlp or b"")
         assert isinstance(receipts, list)
         if any(isinstance(entry, list) and entry[-1] for entry in receipts):
-            return records, index, backend.chain_config()
+            return records, index, config
     raise AssertionError("no block with a legacy receipt that logs")
 
 

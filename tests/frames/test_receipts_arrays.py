@@ -11,10 +11,14 @@ from typing import Any
 
 import pytest
 
-from ethread.backends.history import RawBlock
-from ethread.frames import block_arrays
 from ethread.rlpcodec.items import decode_nested, encode_nested
-from tests.support.frames_walks import dense_same_as_plain, fails_alike, read, same_as_plain
+from tests.support.frames_walks import (
+    dense_same_as_plain,
+    fails_alike,
+    held,
+    same_as_plain,
+    same_in_small_batches,
+)
 
 pa = pytest.importorskip("pyarrow")
 
@@ -22,16 +26,14 @@ pa = pytest.importorskip("pyarrow")
 @pytest.mark.parametrize("source", ["lmdb", "era1", "ere"])
 def test_the_receipts_of_every_store_equal_the_plain_path(
         compat: dict[str, Any], source: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    backend = compat[source]
-    records = list(backend.raw_blocks(0, backend.pointer("latest") + 1))
+    records, config = held(compat[source])
     assert records[-1].slim == (source == "ere")
-    table = same_as_plain("receipts", records, backend.chain_config())
+    table = same_as_plain("receipts", records, config)
     assert table.column("contract_address").null_count < table.num_rows  # creations
     assert max(table.column("log_count").to_pylist()) > 1
     if source != "era1":  # (Era1 holds the chain before the merge: no blobs)
         assert table.column("blob_gas_price").null_count < table.num_rows
-    monkeypatch.setattr(block_arrays, "BATCH_BLOCKS", 4)  # many batches, concatenated in order
-    assert read("receipts", records, backend.chain_config(), True).equals(table)
+    same_in_small_batches("receipts", records, config, table, monkeypatch, 4)
 
 
 def test_dense_history_receipts_equal_the_plain_path(tmp_path: Path) -> None:
@@ -39,16 +41,11 @@ def test_dense_history_receipts_equal_the_plain_path(tmp_path: Path) -> None:
     assert table.num_rows == 360
 
 
-def _records(compat: dict[str, Any]) -> tuple[list[RawBlock], Any]:
-    backend = compat["lmdb"]
-    return list(backend.raw_blocks(0, backend.pointer("latest") + 1)), backend.chain_config()
-
-
 def test_receipts_with_state_roots_read_as_the_plain_path_reads_them(
         compat: dict[str, Any]) -> None:
     """Before Byzantium a receipt holds the state root after its transaction instead of a
     status: the root column is set and status is null."""
-    records, config = _records(compat)
+    records, config = held(compat["lmdb"])
     changed = []
     for raw in records:
         receipts = decode_nested(raw.receipts_rlp or b"")
@@ -64,7 +61,7 @@ def test_receipts_with_state_roots_read_as_the_plain_path_reads_them(
 
 
 def test_a_damaged_batch_fails_as_the_plain_path_fails(compat: dict[str, Any]) -> None:
-    records, config = _records(compat)
+    records, config = held(compat["lmdb"])
     index = next(i for i, raw in enumerate(records) if len(raw.senders))
     damaged = [*records]
     damaged[index] = records[index]._replace(

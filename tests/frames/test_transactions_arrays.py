@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from ethread.backends.history import RawBlock
-from ethread.frames import block_arrays
 from ethread.rlpcodec.items import (
     count_items,
     decode_nested,
@@ -20,7 +19,14 @@ from ethread.rlpcodec.items import (
     item_spans,
     payload_span,
 )
-from tests.support.frames_walks import dense_same_as_plain, fails_alike, read, same_as_plain
+from tests.support.frames_walks import (
+    dense_same_as_plain,
+    fails_alike,
+    held,
+    read,
+    same_as_plain,
+    same_in_small_batches,
+)
 
 pa = pytest.importorskip("pyarrow")
 
@@ -28,24 +34,16 @@ pa = pytest.importorskip("pyarrow")
 @pytest.mark.parametrize("source", ["lmdb", "era1", "ere"])
 def test_the_transactions_of_every_store_equal_the_plain_path(
         compat: dict[str, Any], source: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    backend = compat[source]
-    records = list(backend.raw_blocks(0, backend.pointer("latest") + 1, receipts=False))
-    table = same_as_plain("transactions", records, backend.chain_config())
+    records, config = held(compat[source], receipts=False)
+    table = same_as_plain("transactions", records, config)
     kinds = set(table.column("type").to_pylist())
     assert kinds >= ({0, 1, 2} if source == "era1" else {0, 1, 2, 3, 4}), kinds
-    monkeypatch.setattr(block_arrays, "BATCH_BLOCKS", 4)  # many batches, concatenated in order
-    assert read("transactions", records, backend.chain_config(), True).equals(table)
+    same_in_small_batches("transactions", records, config, table, monkeypatch, 4)
 
 
 def test_dense_history_transactions_equal_the_plain_path(tmp_path: Path) -> None:
     table = dense_same_as_plain("transactions", tmp_path)
     assert table.num_rows == 360
-
-
-def _records(compat: dict[str, Any]) -> tuple[list[RawBlock], Any]:
-    backend = compat["lmdb"]
-    return (list(backend.raw_blocks(0, backend.pointer("latest") + 1, receipts=False)),
-            backend.chain_config())
 
 
 def _with_legacy_transaction(records: list[RawBlock], change: Any) -> list[RawBlock]:
@@ -66,7 +64,7 @@ def _with_legacy_transaction(records: list[RawBlock], change: Any) -> list[RawBl
 def test_a_batch_the_walk_does_not_take_is_read_the_plain_way(compat: dict[str, Any]) -> None:
     """A nonce of nine bytes (past uint64), a value past decimal128, a signature's r of 33
     bytes: the plain path reads them (a wide or hex column), and so the table is its own."""
-    records, config = _records(compat)
+    records, config = held(compat["lmdb"], receipts=False)
 
     def long_nonce(tx: list[Any]) -> None:
         tx[0] = b"\x01" * 9
@@ -86,7 +84,7 @@ def test_a_batch_the_walk_does_not_take_is_read_the_plain_way(compat: dict[str, 
 def test_a_damaged_batch_fails_as_the_plain_path_fails(compat: dict[str, Any]) -> None:
     """A damaged uncle header (which the transactions table does not read) fails the batch, as
     decoding the body whole does."""
-    records, config = _records(compat)
+    records, config = held(compat["lmdb"], receipts=False)
     index, raw = next((index, raw) for index, raw in enumerate(records)
                       if count_items(raw.body_rlp, *payload_span(
                           raw.body_rlp, item_spans(raw.body_rlp, *payload_span(raw.body_rlp))[1][0])))

@@ -12,6 +12,7 @@ from benchlib.synthetic_history import dense_history
 from ethread.backends.era import EraBackend
 from ethread.backends.history import RawBlock
 from ethread.backends.lmdb import LMDBBackend
+from ethread.frames import block_arrays
 from ethread.frames.block_arrays import Batch
 from ethread.frames.bulk import tables_of_records
 from ethread.frames.logs_arrays import logs_table
@@ -30,6 +31,21 @@ WALKS = {
 def read(name: str, records: list[RawBlock], config: Any, arrays: bool) -> Any:
     """Table ``name`` of ``records`` from the bulk path, with its array walk or item by item."""
     return tables_of_records(records, [name], config, arrays=arrays)[name]
+
+
+def held(backend: Any, receipts: bool = True) -> tuple[list[RawBlock], Any]:
+    """Every block ``backend`` holds, as records (with their receipts, unless ``receipts`` is
+    false), and its chain config."""
+    return (list(backend.raw_blocks(0, backend.pointer("latest") + 1, receipts=receipts)),
+            backend.chain_config())
+
+
+def same_in_small_batches(name: str, records: list[RawBlock], config: Any, table: Any,
+                          monkeypatch: pytest.MonkeyPatch, blocks: int) -> None:
+    """Table ``name`` of ``records`` read with the walk over batches of ``blocks`` blocks (many
+    batches, concatenated in order) is ``table``."""
+    monkeypatch.setattr(block_arrays, "BATCH_BLOCKS", blocks)
+    assert read(name, records, config, True).equals(table)
 
 
 def same_as_plain(name: str, records: list[RawBlock], config: Any, walked: bool = True) -> Any:
