@@ -192,18 +192,25 @@ class CachedHistory:
         records = self._records
         for number in range(start, stop):
             block_hash = records.hash_at(number)
-            found = None
-            if block_hash is not None:
-                if receipts:
-                    found = records.block_and_receipts_records(block_hash)
-                else:
-                    block = records.block_record(block_hash)
-                    found = (block, None) if block is not None else None
-            if found is None:
+            raw = None if block_hash is None else self._raw_block(number, block_hash, receipts)
+            if raw is None:
                 raise MissingBlocks([(number, number)], records.describe())
-            block, receipts_rlp = found
-            yield RawBlock(number, block.header_rlp, block.body_rlp, receipts_rlp,
-                           b"".join(block.senders))
+            yield raw
+
+    def _raw_block(self, number: int, block_hash: Hash32, receipts: bool) -> RawBlock | None:
+        """Block ``number``'s records as :meth:`raw_blocks` hands them out, or None when the
+        store lacks them (a store that keeps them in one piece reads them its own way)."""
+        records = self._records
+        if receipts:
+            found = records.block_and_receipts_records(block_hash)
+        else:
+            block = records.block_record(block_hash)
+            found = (block, None) if block is not None else None
+        if found is None:
+            return None
+        block, receipts_rlp = found
+        return RawBlock(number, block.header_rlp, block.body_rlp, receipts_rlp,
+                        b"".join(block.senders))
 
     def canonical_hash(self, number: int) -> Hash32 | None:
         """The hash of the canonical block at ``number``, or None if not held."""

@@ -47,7 +47,7 @@ from eth.db.chain import ChainDB
 from trie import HexaryTrie
 
 from ..backend import Pointer, pointer_number
-from ..errors import GenesisError, MissingBlocks, StoreError
+from ..errors import GenesisError, StoreError
 from ..forks import ChainConfig
 from ..models import Address, Block, Hash32, Receipt
 from ..rlpcodec.blocks import body_rlp
@@ -180,10 +180,14 @@ def _answer_key(name: bytes, block_hash: bytes) -> bytes:
 
 def _block_record(header: bytes, stored: bytes) -> BlockRecord:
     """A block's record from its header and its ``B`` record (tx count, senders, body)."""
-    count = _U32.unpack_from(stored)[0] if len(stored) >= 4 else 0
-    end = 4 + 20 * count
-    senders = [stored[4:24]] if count == 1 else [stored[i:i + 20] for i in range(4, end, 20)]
+    end = _senders_end(stored)
+    senders = [stored[4:24]] if end == 24 else [stored[i:i + 20] for i in range(4, end, 20)]
     return BlockRecord(header, stored[end:], senders)
+
+
+def _senders_end(stored: bytes) -> int:
+    """Where a ``B`` record's senders end and its body begins (after the u32 count)."""
+    return 4 + 20 * (_U32.unpack_from(stored)[0] if len(stored) >= 4 else 0)
 
 
 def _release_at_exit() -> None:
@@ -272,22 +276,17 @@ class KeyValueBackend(CachedHistory):
 
     # -- reading (history comes from CachedHistory) --------------------------------------------
 
-    def raw_blocks(self, start: int, stop: int, *, receipts: bool = True) -> Iterator[RawBlock]:
-        """The records of blocks ``range(start, stop)`` in order (see
-        :meth:`CachedHistory.raw_blocks`), each block's senders sliced from its stored record as
-        they lie, without a list of them made and joined again."""
-        records = self._records
-        for number in range(start, stop):
-            block_hash = records.hash_at(number)
-            found = None if block_hash is None else self._read_many(
-                (b"H" + block_hash, b"B" + block_hash, b"R" + block_hash) if receipts
-                else (b"H" + block_hash, b"B" + block_hash))
-            if found is None or found[0] is None or found[1] is None:
-                raise MissingBlocks([(number, number)], records.describe())
-            header, stored = found[0], found[1]
-            end = 4 + 20 * (_U32.unpack_from(stored)[0] if len(stored) >= 4 else 0)
-            yield RawBlock(number, header, stored[end:], found[2] if receipts else None,
-                           stored[4:end])
+    def _raw_block(self, number: int, block_hash: Hash32, receipts: bool) -> RawBlock | None:
+        """Block ``number``'s records (see :meth:`CachedHistory.raw_blocks`), its senders sliced
+        from its stored record as they lie, without a list of them made and joined again."""
+        found = self._read_many((b"H" + block_hash, b"B" + block_hash, b"R" + block_hash)
+                                if receipts else (b"H" + block_hash, b"B" + block_hash))
+        header, stored = found[0], found[1]
+        if header is None or stored is None:
+            return None
+        end = _senders_end(stored)
+        return RawBlock(number, header, stored[end:], found[2] if receipts else None,
+                        stored[4:end])
 
     def health_problem(self, samples: int = 8) -> str | None:
         """None when the store reads. A read that failed since it was opened is the problem;

@@ -1,6 +1,7 @@
 """The key-value stores' own reads: ``raw_blocks`` slices each block's senders from its stored
 record, and must hand out exactly the records the generic path
-(:meth:`~ethread.backends.history.CachedHistory.raw_blocks`) reads, on both engines."""
+(:meth:`~ethread.backends.history.CachedHistory._raw_block`, through each block's BlockRecord) reads,
+on both engines."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def test_raw_blocks_are_the_generic_paths_records(memory: MemoryBackend, tmp_pat
         assert head is not None and head > 10
         for receipts in (True, False):
             own = list(store.raw_blocks(0, head + 1, receipts=receipts))
-            generic = list(CachedHistory.raw_blocks(store, 0, head + 1, receipts=receipts))
+            generic = [CachedHistory._raw_block(store, n, store.canonical_hash(n), receipts)
+                       for n in range(head + 1)]
             assert own == generic
             assert [raw.number for raw in own] == list(range(head + 1))
         with_txs = [raw for raw in own if raw.senders]
