@@ -77,7 +77,7 @@ from ethread.frames.bulk import tables_of_records
 from ethread.frames.parallel import opener
 from ethread.frames.tables import collect_models
 from ethread.keccak import keccak_spans
-from ethread.rlpcodec.items import decode_nested, item_spans, payload_span
+from ethread.rlpcodec.items import decode_nested, item_spans, payload_span, string_start
 
 
 def load() -> str:
@@ -155,9 +155,7 @@ def _transaction_spans(raw: Any) -> tuple[bytes, list[int], list[int]]:
     txs_at, txs_end = payload_span(body, at)
     starts, ends = [], []
     for lo, hi in item_spans(body, txs_at, txs_end):
-        if body[lo] < 0xC0:  # a typed transaction: the string's payload, after its prefix
-            lo += 1 if body[lo] < 0xB8 else 1 + body[lo] - 0xB7
-        starts.append(lo)
+        starts.append(lo if body[lo] >= 0xC0 else string_start(body, lo))  # typed: its envelope
         ends.append(hi)
     return body, starts, ends
 

@@ -134,7 +134,7 @@ def _bloom_bits(data: Any, start: Any, width: int) -> Any:
     """The three bloom bits (0..2047) of each ``width``-byte value at ``start``, as a (count,
     3) array: the Keccak of each distinct value taken once."""
     np = numpy_module()
-    values = np.ascontiguousarray(gather(data, start, width)).view(f"V{width}").reshape(-1)
+    values = gather(data, start, width).view(f"V{width}").reshape(-1)  # (a fresh, whole copy)
     distinct, which = np.unique(values, return_inverse=True)
     size = width * len(distinct)
     digests = np.frombuffer(keccak_spans(distinct.tobytes(), range(0, size, width),
