@@ -14,18 +14,8 @@ from ethread.backends.history import RawBlock
 from ethread.backends.lmdb import LMDBBackend
 from ethread.frames import block_arrays
 from ethread.frames.block_arrays import Batch
-from ethread.frames.bulk import tables_of_records
-from ethread.frames.logs_arrays import logs_table
-from ethread.frames.receipts_arrays import receipts_table
-from ethread.frames.transactions_arrays import transactions_table
+from ethread.frames.bulk import WALKED, tables_of_records
 from ethread.rlpcodec.items import DecodeError
-
-WALKS = {
-    "logs": lambda records, config: logs_table(Batch(records)),
-    "transactions": lambda records, config: transactions_table(Batch(records)),
-    "receipts": lambda records, config: receipts_table(Batch(records), config),
-}
-"""Each walked table's walk of one batch."""
 
 
 def read(name: str, records: list[RawBlock], config: Any, arrays: bool) -> Any:
@@ -57,7 +47,7 @@ def same_as_plain(name: str, records: list[RawBlock], config: Any, walked: bool 
     assert table.schema == plain.schema
     assert table.equals(plain)
     if walked and plain.num_rows:
-        alone = WALKS[name](records, config)
+        alone = WALKED[name](Batch(records), config)  # the walk of one batch, alone
         assert alone is not None and alone.equals(plain), f"the {name} walk left its batch"
     return table
 
