@@ -170,7 +170,7 @@ def test_the_trusted_reader_refuses_a_list_where_a_string_belongs() -> None:
     fields: list[Any] = _sample_fields()
     fields[12] = [b"\x01"]
     raw = rlp.encode(fields)
-    with pytest.raises(DecodeError):
+    with pytest.raises(DecodeError, match=r"^a record's field that must be a string is a list$"):
         header_of_record(raw)
     with pytest.raises(DecodeError, match=r"^a header's fields are strings$"):
         header_facts(raw)
