@@ -63,7 +63,7 @@ def test_the_banner_lists_anvils_accounts_and_keys(node: NodeProcess, tmp_path: 
 @pytest.mark.anvil
 def test_eth_accounts_are_anvils_ten_with_10000_ether(node: NodeProcess, tmp_path: Path) -> None:
     anvil = [address.lower() for address, _ in banner_accounts(_anvil_banner(tmp_path))]
-    assert node.rpc("eth_accounts") == anvil
+    assert node.rpc("eth_accounts") == anvil == node.rpc("eth_requestAccounts")
     assert node.rpc("eth_chainId") == hex(31337)
     assert node.rpc("net_version") == "31337"
     for address in anvil:
