@@ -26,6 +26,8 @@ ANVIL_ACCOUNTS = 10
 ANVIL_MNEMONIC = "test test test test test test test test test test test junk"
 ANVIL_DERIVATION_PATH = "m/44'/60'/0'/0/"
 ANVIL_GAS_LIMIT = 30_000_000
+ANVIL_COINBASE = b"\x00" * 20
+"""The blocks' beneficiary (anvil's default; anvil_setCoinbase changes it)."""
 DEFAULT_HARDFORK = "osaka"
 """What ``latest`` (anvil's default) means here: the newest fork ethread's dev chain runs.
 anvil 1.7.1 reports BPO1 (Osaka's rules with more blobs a block) for it."""
@@ -255,7 +257,7 @@ def build_chain(settings: NodeSettings) -> Any:
     options: dict[str, Any] = dict(
         accounts=settings.accounts, mnemonic=settings.mnemonic,
         derivation_path=settings.derivation_path, balance=settings.balance_wei,
-        gas_limit=settings.gas_limit, block_time=1, clock=time.time,
+        gas_limit=settings.gas_limit, block_time=1, clock=time.time, coinbase=ANVIL_COINBASE,
         forks=ForkSchedule.from_genesis(settings.hardfork))
     try:
         if settings.fork_url is not None:
