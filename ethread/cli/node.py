@@ -12,6 +12,7 @@ by :func:`run`, so ``ethread --help`` stays quick and works without the ``server
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
@@ -207,8 +208,9 @@ def settings_of(args: argparse.Namespace) -> NodeSettings:
         raise NodeError("--state is --load-state and --dump-state together: give it alone")
     if args.fork_block_number is not None and not args.fork_url:
         raise NodeError("--fork-block-number needs --fork-url")
-    if args.fork_block_number is not None and args.fork_block_number < 0:
-        raise NodeError("--fork-block-number must be a block number (0 or more)")
+    if args.fork_block_number is not None and args.fork_block_number < 1:
+        raise NodeError("--fork-block-number must be a block after the genesis block (1 or "
+                        "more)")
     if args.fork_url and args.timestamp is not None:
         raise NodeError("--timestamp sets the genesis block's time: not with --fork-url")
     if not args.derivation_path.startswith("m/"):
@@ -244,9 +246,11 @@ def settings_of(args: argparse.Namespace) -> NodeSettings:
 def build_chain(settings: NodeSettings) -> Any:
     """The dev chain (in memory) the settings describe, its state loaded; with a wall clock:
     its blocks are stamped with the time they are mined, as a node's are."""
+    from eth_utils import ValidationError
+
     from ..backends.memory import MemoryBackend
     from ..devchain import DevChain, ForkSchedule
-    from ..errors import InvalidParams
+    from ..errors import EthreadError, InvalidParams
 
     try:
         from eth_account.hdaccount import seed_from_mnemonic
@@ -261,8 +265,18 @@ def build_chain(settings: NodeSettings) -> Any:
         forks=ForkSchedule.from_genesis(settings.hardfork))
     try:
         if settings.fork_url is not None:
-            chain = DevChain.fork(settings.fork_url, settings.fork_block,
-                                  backend=_forked_backend(), **options)
+            batch_log = logging.getLogger("eth.db.AtomicDBWriteBatch")
+            level = batch_log.level
+            batch_log.setLevel(logging.CRITICAL)  # (it logs the error below as a traceback)
+            try:
+                chain = DevChain.fork(settings.fork_url, settings.fork_block,
+                                      backend=_forked_backend(), **options)
+            except ValidationError as exc:  # py-evm cannot start from the forked genesis
+                raise EthreadError(f"cannot fork {settings.fork_url} at block "
+                                   f"{settings.fork_block if settings.fork_block is not None else 'latest'}"
+                                   f": {exc} (a fork must start after the genesis block)") from None
+            finally:
+                batch_log.setLevel(level)
             if settings.chain_id is not None:
                 chain.set_chain_id(settings.chain_id)
         else:
@@ -342,8 +356,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"ethread node: the server extra is not installed ({exc.name} is missing): "
               "pip install 'ethread[server]'", file=sys.stderr)
         return 2
-    import logging
-
     from ..errors import EthreadError
 
     logging.basicConfig(level="WARNING" if settings.silent else "INFO", stream=sys.stderr,

@@ -191,6 +191,7 @@ def test_steps_tracing_answers_the_mined_transactions_traces() -> None:
     (["--load-state", "/nonexistent/state.json"], "--load-state: no file"),
     (["--state", "a.json", "--dump-state", "b.json"], "give it alone"),
     (["--fork-block-number", "5"], "needs --fork-url"),
+    (["--fork-url", "http://127.0.0.1:1", "--fork-block-number", "0"], "after the genesis block"),
     (["--mnemonic", "not a real mnemonic at all"], "--mnemonic"),
     (["--derivation-path", "44/60"], "--derivation-path must start with m/"),
     (["--port", "70000"], "--port must be 0..65535"),
@@ -203,3 +204,52 @@ def test_bad_flags_exit_2_with_a_clear_message(args: list[str], message: str) ->
     assert done.returncode == 2, done
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_fork_url_continues_another_nodes_chain() -> None:
+    with NodeProcess(["--silent"]) as origin:
+        target = "0x" + "aa" * 20
+        origin.rpc("eth_sendTransaction", {"from": FIRST, "to": target, "value": "0x5"})
+        origin.rpc("eth_sendTransaction", {"from": FIRST, "to": target, "value": "0x6"})
+        with NodeProcess(["--fork-url", f"{origin.url}@1"]) as fork:  # anvil's URL@BLOCK
+            assert "Endpoint:       " + origin.url + "@1" not in fork.banner
+            assert fork.rpc("eth_getBalance", target, "latest") == "0x5"
+            assert fork.rpc("eth_getBlockByNumber", "0x1", False)["hash"] == \
+                origin.rpc("eth_getBlockByNumber", "0x1", False)["hash"]
+            fork.rpc("eth_sendTransaction", {"from": SECOND, "to": target, "value": "0x10"})
+            assert fork.rpc("eth_getBalance", target, "latest") == "0x15"
+            assert origin.rpc("eth_getBalance", target, "latest") == "0xb"  # untouched
+    with NodeProcess(["--silent"]) as fresh:  # its latest block is its genesis
+        done = subprocess.run([*ethread_command(), "node", "--fork-url", fresh.url, "--port",
+                               str(free_port())], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1 and "cannot fork" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+
+
+@pytest.mark.anvil
+def test_a_dumped_state_loads_into_anvil(tmp_path: Path) -> None:
+    dumped = tmp_path / "state.json"
+    contract = "0x" + "cd" * 20
+    with NodeProcess(["--silent", "--dump-state", str(dumped)]) as node:
+        node.rpc("anvil_setCode", contract, "0x602a60005260206000f3")
+        node.rpc("anvil_setBalance", contract, hex(77))
+    port = free_port()
+    anvil = subprocess.Popen([str(anvil_binary()), "--port", str(port), "--load-state",
+                              str(dumped)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                answer = post(url, call("eth_getBalance", [contract, "latest"]))[2]
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "anvil did not start"
+                time.sleep(0.1)
+        assert answer["result"] == hex(77)
+        assert post(url, call("eth_getCode", [contract, "latest"]))[2]["result"] == \
+            "0x602a60005260206000f3"
+    finally:
+        anvil.terminate()
+        anvil.wait(10)
