@@ -87,6 +87,9 @@ def test_it_answers_at_the_root_and_at_v3_with_no_key_over_http_and_websocket(
         assert node.rpc("eth_chainId", path=path) == hex(31337)
     status, _, answer = post(node.url + "/v3/someone-else", call("eth_chainId"))
     assert status == 401 and "error" in answer
+    with connect(f"ws://127.0.0.1:{node.port}/ws/v3/ethread-node") as socket:
+        socket.send(json.dumps(call("eth_chainId")))
+        assert json.loads(socket.recv(timeout=10))["result"] == hex(31337)
     with connect(f"ws://127.0.0.1:{node.port}/") as socket:
         socket.send(json.dumps(call("eth_subscribe", ["newHeads"])))
         subscription = json.loads(socket.recv(timeout=10))["result"]
