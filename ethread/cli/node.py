@@ -106,6 +106,9 @@ def register(subparsers: Any) -> None:
     other.add_argument("--api-key", action="append", metavar="KEY", dest="api_keys",
                        help="answer only at /v3/KEY and /ws/v3/KEY (repeatable; default: at / "
                             "with no key)")
+    other.add_argument("--no-cors", action="store_true",
+                       help="no CORS headers (default: any origin may call the node, as anvil's "
+                            "default --allow-origin '*')")
     other.add_argument("--silent", "-q", "--quiet", action="store_true", dest="silent",
                        help="print nothing but errors (no banner, no request log)")
     parser.set_defaults(run=run)
@@ -138,6 +141,7 @@ class NodeSettings:
     steps_tracing: bool
     api_keys: tuple[str, ...]
     silent: bool
+    cors: bool
 
 
 def hardfork_name(value: str) -> str:
@@ -237,7 +241,7 @@ def settings_of(args: argparse.Namespace) -> NodeSettings:
         fork_url=fork_url, fork_block=fork_block,
         load_state=Path(load) if load else None, dump_state=dump_path,
         host=args.host, port=args.port, steps_tracing=args.steps_tracing,
-        api_keys=tuple(args.api_keys or ()), silent=args.silent)
+        api_keys=tuple(args.api_keys or ()), silent=args.silent, cors=not args.no_cors)
 
 
 # -- building and serving ---------------------------------------------------------------------
@@ -372,7 +376,7 @@ def run(args: argparse.Namespace) -> int:
     config = ServerConfig(host=settings.host, port=settings.port, ledger=":memory:",
                           keys=tuple(KeyConfig(key=k, daily_credits=UNLIMITED_CREDITS, label="node")
                                      for k in keys),
-                          access_log=not settings.silent)
+                          access_log=not settings.silent, lean_http=not settings.cors)
     network = make_network("node", chain.backend, service_context(config), miner=chain,
                            block_time=settings.block_time)
     chain.automine = settings.automine
@@ -387,6 +391,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if not settings.api_keys:
         prepared.app.root_key = NODE_KEY
+    prepared.app.cors = settings.cors
     host = settings.host if ":" not in settings.host else f"[{settings.host}]"
     address = f"{host}:{listening.main_port}"
     if not settings.silent:

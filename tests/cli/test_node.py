@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,21 @@ def test_it_answers_at_the_root_and_at_v3_with_no_key_over_http_and_websocket(
             heads.append(note["params"]["result"]["number"])
 
 
+def test_any_origin_may_call_it_as_anvils_default(node: NodeProcess) -> None:
+    preflight = urllib.request.Request(node.url + "/", method="OPTIONS", headers={
+        "Origin": "http://localhost:3000", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type"})
+    with urllib.request.urlopen(preflight, timeout=10) as answer:
+        assert answer.status == 204
+        assert answer.headers["access-control-allow-origin"] == "*"
+        assert "POST" in answer.headers["access-control-allow-methods"]
+        assert answer.headers["access-control-allow-headers"] == "content-type"
+    for path in ("/", "/v3/ethread-node"):
+        status, headers, _ = post(node.url + path, call("eth_chainId"),
+                                  headers={"Origin": "http://localhost:3000"})
+        assert status == 200 and headers["access-control-allow-origin"] == "*"
+
+
 def test_flags_shape_the_chain(tmp_path: Path) -> None:
     mnemonic = "legal winner thank year wave sausage worth useful legal winner thank yellow"
     args = ["--accounts", "3", "--balance", "5.5", "--chain-id", "99", "--mnemonic", mnemonic,
@@ -167,11 +183,13 @@ def test_state_dump_and_load_round_trip(tmp_path: Path) -> None:
         assert node.rpc("eth_getBalance", SECOND, "latest") == hex(12345)
 
 
-def test_an_api_key_closes_the_root(tmp_path: Path) -> None:
-    with NodeProcess(["--api-key", "k-1", "--silent"]) as node:
+def test_an_api_key_closes_the_root_and_no_cors_drops_the_headers(tmp_path: Path) -> None:
+    with NodeProcess(["--api-key", "k-1", "--silent", "--no-cors"]) as node:
         status, _, _ = post(node.url + "/", call("eth_chainId"))
         assert status == 404
         assert node.rpc("eth_chainId", path="/v3/k-1") == hex(31337)
+        _, headers, _ = post(node.url + "/v3/k-1", call("eth_chainId"))
+        assert "access-control-allow-origin" not in headers  # --no-cors
         assert node.banner == ""  # --silent: no banner
 
 
