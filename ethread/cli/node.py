@@ -189,6 +189,12 @@ def _fork_target(url: str, block: int | None) -> tuple[str, int | None]:
     return url, block
 
 
+def _in_folder(path: str) -> Path:
+    """A state file's path: ``path``, or ``path/state.json`` when it is a folder (anvil's)."""
+    given = Path(path)
+    return given / "state.json" if given.is_dir() else given
+
+
 def settings_of(args: argparse.Namespace) -> NodeSettings:
     """The settings the flags describe, every value checked (NodeError names the flag)."""
     if not 1 <= args.accounts <= MAX_ACCOUNTS:
@@ -222,13 +228,11 @@ def settings_of(args: argparse.Namespace) -> NodeSettings:
     for key in args.api_keys or ():
         if not key or "/" in key or any(c.isspace() for c in key):
             raise NodeError("--api-key must be non-empty, without '/' or spaces")
-    load = args.state or args.load_state
+    load = _in_folder(args.state) if args.state else args.load_state
     if args.load_state and not Path(args.load_state).is_file():
         raise NodeError(f"--load-state: no file {args.load_state}")
     dump = args.state or args.dump_state
-    dump_path = Path(dump) if dump else None
-    if dump_path is not None and dump_path.is_dir():
-        dump_path = dump_path / "state.json"
+    dump_path = _in_folder(dump) if dump else None
     fork_url, fork_block = (_fork_target(args.fork_url, args.fork_block_number)
                             if args.fork_url else (None, None))
     return NodeSettings(

@@ -176,10 +176,12 @@ def test_state_dump_and_load_round_trip(tmp_path: Path) -> None:
         assert int(node.rpc("eth_getBalance", SECOND, "latest"), 16) == 10_003 * ETHER
         assert node.rpc("eth_getCode", "0x" + "ab" * 20, "latest") == "0x6001600055"
         assert int(node.rpc("eth_getStorageAt", "0x" + "ab" * 20, "0x5", "latest"), 16) == 9
-    both = tmp_path / "both.json"
-    with NodeProcess(["--state", str(both)]) as node:  # absent: a fresh chain, dumped at exit
+    folder = tmp_path / "states"
+    folder.mkdir()
+    with NodeProcess(["--state", str(folder)]) as node:  # none yet: a fresh chain, dumped at exit
         node.rpc("anvil_setBalance", SECOND, hex(12345))
-    with NodeProcess(["--state", str(both)]) as node:
+    assert (folder / "state.json").is_file()  # a folder holds state.json, as anvil's
+    with NodeProcess(["--state", str(folder)]) as node:
         assert node.rpc("eth_getBalance", SECOND, "latest") == hex(12345)
 
 
