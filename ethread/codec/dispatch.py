@@ -619,6 +619,7 @@ METHODS: dict[str, MethodSpec] = {
     "eth_capabilities": MethodSpec(_capabilities, 0),
     "eth_syncing": MethodSpec(_syncing, 0),
     "eth_accounts": MethodSpec(_accounts, 0),
+    "eth_requestAccounts": MethodSpec(_accounts, 0),  # (EIP-1102; anvil answers it as eth_accounts)
     "net_listening": MethodSpec(_listening, 0),
     "net_peerCount": MethodSpec(_peer_count, 0),
     "web3_sha3": MethodSpec(_sha3, 1),

@@ -34,7 +34,7 @@ from ..networks import Network
 from ..refusals import Refused
 from ..service import Service
 from ..subscriptions import ChainFeed
-from ..websocket.endpoint import WebSocketEndpoint
+from ..websocket.endpoint import WS_PREFIX, WebSocketEndpoint
 from .protocol import CLOSING
 
 log = logging.getLogger("ethread.server")
@@ -56,6 +56,26 @@ SUBSCRIPTIONS_NEED_WEBSOCKET: dict[str, LocalMethod] = {
 _CLOSE = ((b"connection", b"close"),)
 """Closes the connection after a 408 or 413: the rest of that body is never read, so the
 connection's next bytes could not be told from it."""
+
+
+_CORS = ((b"access-control-allow-origin", b"*"),)
+
+
+def _cors_preflight(scope: Scope) -> list[tuple[bytes, bytes]]:
+    """What a CORS preflight is allowed: POST and GET, the headers it asks for."""
+    asked = next((value for name, value in scope.get("headers", ())
+                  if name == b"access-control-request-headers"), b"content-type")
+    return [(b"access-control-allow-methods", b"GET, POST, OPTIONS"),
+            (b"access-control-allow-headers", asked), (b"access-control-max-age", b"86400")]
+
+
+def _with_cors(send: Send) -> Send:
+    """``send`` adding the header that lets any origin read the answer."""
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), *_CORS]}
+        await send(message)
+    return sending
 
 
 class ClientGone(Exception):
@@ -152,9 +172,27 @@ class RpcApp:
         self.service = service
         self._tasks: list[asyncio.Task[None]] = []
         self._websocket = WebSocketEndpoint(service)
+        self.root_key: str | None = None
+        """The key a request to ``/`` (a POST, or a WebSocket upgrade) is answered with, as if
+        it had come to ``/v3/<key>``: anvil's keyless route, which only ``ethread node`` turns
+        on (None: ``/`` is not found)."""
+        self.cors = False
+        """Answer CORS preflights and let any origin read every answer, as anvil does (only
+        ``ethread node`` turns it on, with the lean path off so that every answer passes
+        here)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
+        if self.root_key is not None and scope.get("path") == "/" and kind != "lifespan":
+            prefix = HTTP_PREFIX if kind == "http" else WS_PREFIX
+            scope = {**scope, "path": prefix + self.root_key}
+        if self.cors and kind == "http":
+            if scope["method"] == "OPTIONS":
+                await send({"type": "http.response.start", "status": 204,
+                            "headers": [*_CORS, *_cors_preflight(scope)]})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            send = _with_cors(send)
         if kind == "http":
             started = _Started(send)
             try:
