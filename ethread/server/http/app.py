@@ -226,7 +226,7 @@ class RpcApp:
         # cheap and cached calls are answered already, a quick call on the loop here
         if exchange.pending and not service.execution.try_on_loop(exchange):
             try:
-                await self._finish(exchange, receive)
+                await self._finish(exchange, receive, key.key_id)
             except BaseException:  # the client left, the server stops, or the work failed:
                 service.refund(key, exchange)  # no answer of this exchange's is sent
                 raise
@@ -267,10 +267,11 @@ class RpcApp:
             return network, key, refusals.unsupported_media_type()
         return network, key, None
 
-    async def _finish(self, exchange: Exchange, receive: Receive) -> None:
+    async def _finish(self, exchange: Exchange, receive: Receive, owner: str) -> None:
         """Run the pending work while listening for the client: one that disconnects cancels
         its work (the running call stops at its next deadline check, the rest never start)."""
-        work = asyncio.ensure_future(self.service.execution.finish(exchange, tried=True))
+        work = asyncio.ensure_future(self.service.execution.finish(exchange, tried=True,
+                                                                   owner=owner))
         gone = asyncio.ensure_future(receive())
         try:
             await asyncio.wait((work, gone), return_when=asyncio.FIRST_COMPLETED)

@@ -430,7 +430,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
 
     async def _run_pending(self, lean: _LeanRequest, exchange: Exchange) -> None:
         try:
-            await self.rpc.service.execution.finish(exchange, tried=True)
+            await self.rpc.service.execution.finish(exchange, tried=True,
+                                                      owner=lean.key.key_id)
         except asyncio.CancelledError:  # the server's shutdown grace ran out
             exchange.cancel()
             self.rpc.service.refund(lean.key, exchange)  # a 503 is no answer to pay for

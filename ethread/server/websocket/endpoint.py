@@ -217,7 +217,7 @@ class Session:
         if exchange.pending:
             self.exchanges.add(exchange)
             try:
-                await service.execution.finish(exchange)
+                await service.execution.finish(exchange, owner=self.key.key_id)
             except BaseException:  # the session ends with the work in flight: not sent
                 service.refund(self.key, exchange)
                 raise
