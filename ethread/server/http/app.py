@@ -31,6 +31,7 @@ from ..asgi import Message, Receive, Scope, Send, send_json
 from ..keys.auth import ApiKey
 from ..metrics import CONTENT_TYPE, gauge
 from ..networks import Network
+from ..observe import CLIENT_GONE
 from ..refusals import Refused
 from ..service import Service
 from ..subscriptions import ChainFeed
@@ -227,11 +228,18 @@ class RpcApp:
         if exchange.pending and not service.execution.try_on_loop(exchange):
             try:
                 await self._finish(exchange, receive, key.key_id)
-            except BaseException:  # the client left, the server stops, or the work failed:
-                service.refund(key, exchange)  # no answer of this exchange's is sent
+            except ClientGone:  # the work was started: charged all the same, and counted
+                self._log(scope, network.name, key, exchange.what, CLIENT_GONE, 0, started)
                 raise
-            if closing is not None and closing():  # closed while the work ran (a shutdown,
-                service.refund(key, exchange)      # a 400 behind it): nothing can be written
+            except BaseException:  # the server stops, or the work failed: its fault, not
+                service.refund(key, exchange)  # the client's, so what was taken goes back
+                raise
+            if closing is not None and closing():  # closed while the work ran: nothing can
+                if service.execution.draining:     # be written (a shutdown gives it back)
+                    service.refund(key, exchange)
+                else:
+                    self._log(scope, network.name, key, exchange.what, CLIENT_GONE, 0,
+                              started)
                 return
         answer = exchange.answer()
         status = exchange.status

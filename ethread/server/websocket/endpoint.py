@@ -31,6 +31,7 @@ from ..access_log import log_request
 from ..asgi import Receive, Scope, Send, header
 from ..keys.auth import ApiKey
 from ..networks import Network
+from ..observe import CLIENT_GONE
 from ..refusals import Refused
 from ..service import Service
 from ..subscriptions import ChainFeed, parse_subscription
@@ -219,21 +220,34 @@ class Session:
             try:
                 await service.execution.finish(exchange, owner=self.key.key_id)
             except BaseException:  # the session ends with the work in flight: not sent
-                service.refund(self.key, exchange)
+                if service.execution.draining:  # (the server stops: its fault, given back)
+                    service.refund(self.key, exchange)
+                else:  # the client left: the work was started, charged and counted
+                    self._log(exchange, None, CLIENT_GONE, started)
                 raise
             finally:
                 self.exchanges.discard(exchange)
         answer = exchange.answer()
+        status = exchange.status
         if answer is not None:
             self.deliver(answer)
             if self.closing is not None:  # the session ended first: the answer is not sent
-                service.refund(self.key, exchange)
+                if service.execution.draining:
+                    service.refund(self.key, exchange)
+                status = CLIENT_GONE
+        self._log(exchange, answer, status, started)
+
+    def _log(self, exchange: Exchange, answer: bytes | None, status: int, started: float,
+             ) -> None:
+        """What a message leaves in the usage counts, the metrics and the access log."""
+        service = self.service
         seconds = time.perf_counter() - started
-        service.observer.request(self.network.name, self.key, exchange.what, exchange.status,
-                                 answer, seconds)
+        service.observer.request(self.network.name, self.key, exchange.what, status, answer,
+                                 seconds)
         if service.access_log:
             log_request(self.client, self.network.name, self.key.masked, "ws " + exchange.what,
-                        101, 0 if answer is None else len(answer), seconds)
+                        101 if status != CLIENT_GONE else status,
+                        0 if answer is None or status == CLIENT_GONE else len(answer), seconds)
 
     def _subscribe(self, call: Call) -> bytes:
         limit = self.service.limits.max_ws_subscriptions
