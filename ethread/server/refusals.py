@@ -104,6 +104,14 @@ def key_busy(limit: int, retry_after: int = 1) -> Refused:
         f"worker; retry after {retry_after} s"), ((b"retry-after", str(retry_after).encode()),))
 
 
+def too_many_connections(limit: int) -> Refused:
+    """The refusal (HTTP 429, -32005) of a WebSocket handshake from a key that holds ``limit``
+    connections open already."""
+    return Refused(429, LimitExceeded(
+        f"too many WebSocket connections for this API key: the limit is {limit}"),
+        ((b"retry-after", b"1"),))
+
+
 def subscriptions_need_websocket() -> MethodNotFound:
     """The error for eth_subscribe over HTTP."""
     return MethodNotFound("notifications not supported: subscribe over the WebSocket endpoint")
@@ -120,6 +128,7 @@ __all__ = [
     "over_credits",
     "shutting_down",
     "subscriptions_need_websocket",
+    "too_many_connections",
     "too_many_failures",
     "unauthorized",
     "unknown_network",

@@ -49,6 +49,9 @@ class Service:
     """The link with the key store (None: the configured keys only)."""
     failed_keys: FailedAttempts = field(default_factory=FailedAttempts)
     """Addresses presenting unknown keys (:mod:`.abuse`)."""
+    sessions: dict[str, set[Any]] = field(default_factory=dict)
+    """The open WebSocket sessions of each key (by key id): what its per-key limits count,
+    and what a revocation closes (:meth:`end_revoked_sessions`)."""
     admin: Any = None
     """The admin API and dashboard (:mod:`.admin`), when an admin token is configured."""
     http: Pipeline = field(init=False)
@@ -142,6 +145,18 @@ class Service:
         charge = _charge_of(key, calls)
         if charge is not None:
             self.billing.refund(charge[0], charge[3])
+
+    def end_revoked_sessions(self) -> None:
+        """Close the WebSocket sessions of keys the key store has revoked (after each poll of
+        the store: within one poll of the revocation)."""
+        for sessions in list(self.sessions.values()):
+            for session in list(sessions):
+                if session.key.revoked:
+                    session.revoked()
+
+    def subscriptions_of(self, key_id: str) -> int:
+        """Subscriptions the key holds over all its open WebSocket sessions in this worker."""
+        return sum(len(session.subscriptions) for session in self.sessions.get(key_id, ()))
 
     def feed(self, network: Network) -> ChainFeed:
         """The chain feed of ``network`` (made on first use)."""

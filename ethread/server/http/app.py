@@ -402,8 +402,9 @@ class RpcApp:
         configured, its miner; and the link with the key store (:mod:`ethread.server.keys.sync`)."""
         service = self.service
         if service.key_sync is not None:
-            self._tasks.append(asyncio.create_task(service.key_sync.run(service.execution),
-                                                   name="key-sync"))
+            self._tasks.append(asyncio.create_task(
+                service.key_sync.run(service.execution, service.end_revoked_sessions),
+                name="key-sync"))
         for network in self.service.router.networks:
             feed = self.service.feed(network)
             self._tasks.append(asyncio.create_task(feed.run(), name=f"feed-{network.name}"))
