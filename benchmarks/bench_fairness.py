@@ -1,6 +1,7 @@
 """One key's cheap and slow calls while another key floods the server with long traces.
 
     python benchmarks/bench_fairness.py [--flood N] [--seconds S] [--label TEXT]
+                                        [--serve-arg=--slow-requests-per-key=2 ...]
 
 Starts ``ethread serve`` (the demo chain, one worker, two API keys) with whichever ethread this
 Python imports (put another checkout first on PYTHONPATH to measure it), then measures key B's
@@ -96,6 +97,8 @@ def main() -> None:
     parser.add_argument("--flood", type=int, default=8, help="traces key A keeps in flight")
     parser.add_argument("--seconds", type=float, default=15.0, help="seconds per measurement")
     parser.add_argument("--label", default="", help="what this run measures (printed)")
+    parser.add_argument("--serve-arg", action="append", default=[], dest="serve_args",
+                        metavar="ARG", help="one more argument for ethread serve (repeatable)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "fair.toml"
@@ -103,11 +106,11 @@ def main() -> None:
             f'[[keys]]\nkey = "{FLOODER}"\ndaily_credits = 1000000000\n\n'
             f'[[keys]]\nkey = "{VICTIM}"\ndaily_credits = 1000000000\n')
         process, port = start_serving(["--config", str(config), "--ledger", ":memory:",
-                                       "--no-access-log"])
+                                       "--no-access-log", *args.serve_args])
         try:
             print(f"bench_fairness {args.label}".rstrip())
             print(f"  one worker, demo chain; key A floods with {args.flood} debug_traceCall "
-                  f"(endless loop, timeout 25s) in flight")
+                  f"(endless loop, timeout 25s) in flight; serve {' '.join(args.serve_args)}")
             measure(port, CHAIN_ID, 1.0)  # warm up
             alone_chain = measure(port, CHAIN_ID, args.seconds / 3)
             alone_proof = measure(port, PROOF, args.seconds / 3, 0.05)

@@ -175,7 +175,7 @@ class ServiceLimits:
         "thread; then its running call stops and the calls not done answer -32000 (0: none)",
         minimum=0, flag="--request-timeout", metavar="S")
     slow_requests_per_key: int = setting(
-        4, "requests with slow calls (eth_call, eth_getLogs, traces, ...) one API key may have "
+        2, "requests with slow calls (eth_call, eth_getLogs, traces, ...) one API key may have "
         "running at once in a worker; past it a request answers -32005 with Retry-After "
         "and is not charged (0: no limit)", minimum=0, metavar="N")
     ws_connections_per_key: int = setting(
