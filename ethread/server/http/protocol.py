@@ -266,6 +266,13 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
         connection is open: its scope carries the check)."""
         self._in_message = False
         super().on_message_complete()
+        cycle = self.cycle
+        if (cycle is not None and cycle.response_complete and not self.pipeline
+                and not self.transport.is_closing()):
+            # answered before its body was in (a refusal on the headers): the body's bytes
+            # stopped uvicorn's keep-alive timer, so the connection's idle deadline takes its
+            # place (as on the lean path), or the connection would be held open for ever
+            self.set_deadline("idle", self.timeout_keep_alive)
 
     def connection_lost(self, exc: Exception | None) -> None:
         """Stop the deadline timer."""

@@ -453,6 +453,32 @@ def test_a_connection_idle_after_a_refusal_is_closed(paths: dict[str, Any]) -> N
             sock.close()
 
 
+@pytest.mark.parametrize("path", ["lean", "asgi"])
+def test_a_connection_idle_after_a_refusal_whose_body_came_after_it_is_closed(
+        paths: dict[str, Any], path: str) -> None:
+    """A 401 answered on the headers, then the body, then nothing: closed at the keep-alive
+    timeout on both paths (the ASGI path held it open for ever: the body's bytes stopped
+    uvicorn's keep-alive timer)."""
+    whole = request(rpc("eth_chainId", 8), path="/v3/not-a-key")
+    head, _, body = whole.partition(b"\r\n\r\n")
+    server = paths[path]
+    timeout = server._server.config.timeout_keep_alive
+    with socket.create_connection(("127.0.0.1", server.port), timeout=timeout + 5) as sock:
+        sock.sendall(head + b"\r\n\r\n")
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(65536)
+        sock.sendall(body)
+        started = time.monotonic()
+        while True:
+            more = sock.recv(65536)  # a timeout here: the connection was held open
+            if not more:
+                break
+            data += more
+        assert time.monotonic() - started < timeout + 3
+    assert [status for status, _, _ in parse(data)] == [401]
+
+
 """Code that jumps back to its start: a call that runs until it is stopped."""
 
 
