@@ -42,7 +42,7 @@ from ..access_log import log_request
 from ..observe import CLIENT_GONE
 from .admission_turn import GATHER_ABOVE_CONNECTIONS, AdmissionTurn
 from .app import HTTP_PREFIX, SUBSCRIPTIONS_NEED_WEBSOCKET, RpcApp, request_headers
-from .protocol import MAX_HEADER_BYTES, BoundedHttpProtocol, HeadersTooLarge
+from .protocol import MAX_HEADER_BYTES, BoundedHttpProtocol, HeadersTooLarge, connection_gone
 
 if TYPE_CHECKING:
     from ..busy_poll import BusyPoll
@@ -376,7 +376,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         """Answer a lean request's body: at once, or at the end of the loop's turn when the
         worker holds many connections (:mod:`.admission_turn`). A bug must not become
         httptools' 400 or a closed connection: it answers -32603 and the connection goes on."""
-        if self.transport.is_closing():  # never answered, so never charged
+        if connection_gone(self.transport):  # never answered, so never charged
             lean.response_complete = True
             return
         if self.gather and len(self.connections) > GATHER_ABOVE_CONNECTIONS:

@@ -18,6 +18,7 @@ timeout instead of twice per request.
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Any
 
 from uvicorn.protocols.http.flow_control import FlowControl
@@ -33,6 +34,27 @@ a JSON-RPC request needs a few hundred)."""
 CLOSING = "ethread.closing"
 """The ASGI scope extension holding the connection's ``is_closing``: the application charges a
 request only while its answer can still be written."""
+
+
+def connection_gone(transport: asyncio.Transport) -> bool:
+    """Whether a connection is closing, or its peer has reset it (an error pending on the
+    socket that the loop has not reported yet: a client that closed is reset by its kernel as
+    soon as an answer reaches it). Asked right before a request is taken up (and charged), on
+    both paths, so that what the client's reset decides does not depend on when the loop
+    looks; a reset found here aborts the connection."""
+    if transport.is_closing():
+        return True
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return False
+    try:
+        error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    except OSError:
+        return False
+    if error:
+        transport.abort()
+        return True
+    return False
 
 
 class HeadersTooLarge(Exception):
@@ -253,7 +275,7 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
         transport = self.transport
 
         def closing() -> bool:
-            if transport.is_closing():
+            if connection_gone(transport):
                 cycle.disconnected = True
                 return True
             return False
