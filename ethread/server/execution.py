@@ -34,6 +34,11 @@ The synchronous core blocks; the event loop must not. Four places, cheapest firs
    their limit (the threads share one interpreter lock, so more of them add fairness, not
    load).
 
+Two bounds keep one client from holding the pools: an exchange running in a pool is cancelled
+once it has run ``request_timeout`` seconds (all the calls of a batch together), and the
+exchanges each key has in the slow pool are counted (:attr:`Execution.slow_in_flight`), which
+the service's admission checks against the key's limit before charging.
+
 Every exchange running in a pool is known here: :meth:`Execution.drain` cancels them all when
 the server shuts down, so that they stop at their next deadline check and answer at once.
 
