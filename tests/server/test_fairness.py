@@ -75,6 +75,26 @@ def test_a_forked_nodes_slow_answer_never_holds_the_event_loop(remote: str) -> N
     assert seconds < 10  # one deadline, not four tries of it
 
 
+def test_a_forked_read_stops_waiting_at_the_request_deadline(remote: str) -> None:
+    """A read outside any execution's time limit (the account a call is sent to) waits no
+    longer than the request may run: the request's cancellation reaches the socket."""
+    with FakeUpstream(remote, pause=60) as upstream:
+        limits = ServiceLimits(fork_timeout_seconds=60.0, request_timeout_seconds=2.0)
+        network = open_network(NetworkConfig(name="fork", backend="fork", fork_url=upstream.url),
+                               service_context_with(limits), limits=limits)
+        upstream.affects = lambda request: "eth_getProof" in str(request)
+        upstream.mode = "sleep"
+        with serve_in_thread(networks=[network], limits={"request_timeout_seconds": 2.0}) \
+                as thread:
+            seconds, (status, _, answer) = wait_seconds(lambda: post(
+                url_of(thread), call("eth_getBalance", ["0x" + "78" * 20, "latest"]),
+                timeout=60))
+    assert status == 200
+    assert answer["error"] == {"code": -32000, "message": "request timeout: the request ran "
+                               "past the server's limit of 2 s"}, answer
+    assert seconds < 10  # not the node's 60 s
+
+
 def service_context_with(limits: ServiceLimits) -> Any:
     from ethread.server.config import ServerConfig
 
