@@ -96,6 +96,9 @@ class Context:
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT
     """Seconds an eth_call (and gas estimation, access list creation) may execute (geth's
     ``--rpc.evmtimeout``); None: no limit."""
+    trace_timeout: float = MAX_TRACE_TIMEOUT
+    """The longest a trace may run, whatever ``timeout`` its request asks for (a server's
+    ``trace_timeout_seconds``)."""
     fragments: FragmentCache | None = field(default=None, compare=False)
     stored_answers: bool = True
     """Whether answers a store keeps beside its blocks are read (:mod:`ethread.codec.
@@ -770,14 +773,15 @@ METHODS["eth_sendRawTransaction"] = MethodSpec(_send_raw_transaction, 1, cacheab
 def _trace_method(name: str, handler: TraceHandler) -> Handler:
     def run(backend: Backend, params: Params, ctx: Context) -> Any:
         cache = ctx.traces
+        cap = ctx.trace_timeout
         if cache is None:
-            return handler(backend, params, MAX_TRACE_TIMEOUT, None)
+            return handler(backend, params, cap, None)
         if name == RECORDED_METHOD and cache.recording:
             recorded = cache.recorded(backend, params)
             if recorded is not None:
                 return orjson.Fragment(recorded)
         return cache.answer(cache.key(backend, name, params),
-                            lambda: handler(backend, params, MAX_TRACE_TIMEOUT, cache.replays))
+                            lambda: handler(backend, params, cap, cache.replays))
 
     return run
 

@@ -31,6 +31,7 @@ from ..asgi import Message, Receive, Scope, Send, send_json
 from ..keys.auth import ApiKey
 from ..metrics import CONTENT_TYPE, gauge
 from ..networks import Network
+from ..observe import CLIENT_GONE
 from ..refusals import Refused
 from ..service import Service
 from ..subscriptions import ChainFeed
@@ -264,12 +265,19 @@ class RpcApp:
         # cheap and cached calls are answered already, a quick call on the loop here
         if exchange.pending and not service.execution.try_on_loop(exchange):
             try:
-                await self._finish(exchange, receive)
-            except BaseException:  # the client left, the server stops, or the work failed:
-                service.refund(key, exchange)  # no answer of this exchange's is sent
+                await self._finish(exchange, receive, key.key_id)
+            except ClientGone:  # the work was started: charged all the same, and counted
+                self._log(scope, network.name, key, exchange.what, CLIENT_GONE, 0, started)
                 raise
-            if closing is not None and closing():  # closed while the work ran (a shutdown,
-                service.refund(key, exchange)      # a 400 behind it): nothing can be written
+            except BaseException:  # the server stops, or the work failed: its fault, not
+                service.refund(key, exchange)  # the client's, so what was taken goes back
+                raise
+            if closing is not None and closing():  # closed while the work ran: nothing can
+                if service.execution.draining:     # be written (a shutdown gives it back)
+                    service.refund(key, exchange)
+                else:
+                    self._log(scope, network.name, key, exchange.what, CLIENT_GONE, 0,
+                              started)
                 return
         answer = exchange.answer()
         status = exchange.status
@@ -305,10 +313,11 @@ class RpcApp:
             return network, key, refusals.unsupported_media_type()
         return network, key, None
 
-    async def _finish(self, exchange: Exchange, receive: Receive) -> None:
+    async def _finish(self, exchange: Exchange, receive: Receive, owner: str) -> None:
         """Run the pending work while listening for the client: one that disconnects cancels
         its work (the running call stops at its next deadline check, the rest never start)."""
-        work = asyncio.ensure_future(self.service.execution.finish(exchange, tried=True))
+        work = asyncio.ensure_future(self.service.execution.finish(exchange, tried=True,
+                                                                   owner=owner))
         gone = asyncio.ensure_future(receive())
         try:
             await asyncio.wait((work, gone), return_when=asyncio.FIRST_COMPLETED)
@@ -431,8 +440,9 @@ class RpcApp:
         configured, its miner; and the link with the key store (:mod:`ethread.server.keys.sync`)."""
         service = self.service
         if service.key_sync is not None:
-            self._tasks.append(asyncio.create_task(service.key_sync.run(service.execution),
-                                                   name="key-sync"))
+            self._tasks.append(asyncio.create_task(
+                service.key_sync.run(service.execution, service.end_revoked_sessions),
+                name="key-sync"))
         for network in self.service.router.networks:
             feed = self.service.feed(network)
             self._tasks.append(asyncio.create_task(feed.run(), name=f"feed-{network.name}"))
