@@ -20,6 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .deferred import defer
+
 
 def register(subparsers: Any) -> None:
     """Add the ``serve`` subcommand and its flags to the parser."""
@@ -62,12 +64,16 @@ def register(subparsers: Any) -> None:
                       help="daily credit balance of each --api-key (default 3,000,000)")
     keys.add_argument("--credits-per-second", type=float, metavar="R",
                       help="rate limit of each --api-key in credits per second")
-    add_setting_flags(parser)
+    defer(parser, add_setting_flags)  # (reads ethread.server.config: only for `serve`)
+    defer(parser, _add_operation_flags)
+    parser.set_defaults(run=run)
+
+
+def _add_operation_flags(parser: argparse.ArgumentParser) -> None:
     other = parser.add_argument_group("operation")
     other.add_argument("--log-level", default="info",
                        choices=("debug", "info", "warning", "error"),
                        help="least severe messages logged (default info)")
-    parser.set_defaults(run=run)
 
 
 def add_setting_flags(parser: argparse.ArgumentParser) -> None:

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..backend import Closeable
 from ..backends.open import ENGINES
 from ..errors import EthreadError
 from ..progress import ProgressBar
@@ -113,6 +112,8 @@ def run_export(args: argparse.Namespace) -> int:
         from ..frames.extra import parquet
 
         parquet()  # the frames extra, checked before any chain is opened
+    from ..backend import Closeable
+
     backend = _export_source(args)
     bar = ProgressBar("exporting")
     try:
