@@ -76,3 +76,15 @@ def test_each_lazy_package_gives_every_name_it_lists(package: str) -> None:
         assert getattr(module, name) is not None, f"{package}.{name}"
     with pytest.raises(AttributeError):
         module.nothing_here  # noqa: B018
+
+
+def test_a_function_named_as_its_module_stays_the_function() -> None:
+    """``ethread.methods.call`` is the function even once ``ethread.methods.call``, the module,
+    was imported by someone (which sets the package's attribute to the submodule)."""
+    import ethread.methods
+
+    importlib.import_module("ethread.methods.call")
+    importlib.import_module("ethread.methods.simulate")
+    assert callable(ethread.methods.call) and ethread.methods.call.__module__ == "ethread.methods.call"
+    assert callable(ethread.methods.simulate)
+    assert sys.modules["ethread.methods.call"].call is ethread.methods.call

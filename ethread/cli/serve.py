@@ -20,7 +20,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..extras import install_hint
 from .deferred import defer
+from .keys import shown_ledger
 
 
 def register(subparsers: Any) -> None:
@@ -178,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
         from ..server.processes import runner
     except ImportError as exc:
         print(f"ethread serve: the server extra is not installed ({exc.name} is missing): "
-              "pip install 'ethread[server]'", file=sys.stderr)
+              f"{install_hint('server')}", file=sys.stderr)
         return 2
     from ..errors import EthreadError
 
@@ -206,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
         print("demo API key: ethread-demo-key (loopback demo only)", flush=True)
     else:
         print(f"{len(keys)} API key(s) accepted; put yours in place of <API_KEY>", flush=True)
+    print(f"credit ledger: {shown_ledger(listening.config.ledger)}", flush=True)
     workers = listening.config.workers
     if workers > 1:
         print(f"{workers} worker processes", flush=True)

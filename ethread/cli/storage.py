@@ -377,6 +377,7 @@ def register(subparsers: Any) -> None:
                    help="processes that decode blocks and recover senders (default: every "
                    "CPU, or 1 for less than 32 MiB of files to index)")
     p.add_argument("--index", metavar="PATH", default=None,
-                   help="where the index lives (default: ethread-index.sqlite in the folder, "
-                   "or under ~/.cache/ethread/era1/ when the folder is read-only)")
+                   help="where the index lives (default: under era-index/ in ethread's data "
+                   "folder, $ETHREAD_HOME or ~/.local/share/ethread; an ethread-index.sqlite "
+                   "already in the archive folder is used)")
     p.set_defaults(run=_guarded(run_index))

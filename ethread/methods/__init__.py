@@ -6,6 +6,8 @@ alone does not pay for py-evm, which the call, estimate and state methods load."
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -120,6 +122,21 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
+
+
+class _Package(types.ModuleType):
+    """This package, keeping a function named as its module (``call``, ``simulate``) when that
+    module is imported: the import system then sets the package's attribute to the submodule,
+    which would hide the function ``ethread.methods.call`` names."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _LAZY.get(name) == name \
+                and value.__name__ == f"{__name__}.{name}":
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "FeeHistory",
