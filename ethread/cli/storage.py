@@ -140,7 +140,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 def _export_parquet(backend: Any, target: str, args: argparse.Namespace,
                     bar: ProgressBar) -> list[Path]:
-    from ..frames.parquet import export_parquet
+    from ..frames.parquet import export_parquet, held_spans
     from ..frames.tables import TABLES
 
     names = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else TABLES
@@ -154,8 +154,26 @@ def _export_parquet(backend: Any, target: str, args: argparse.Namespace,
     last = args.last if args.last is not None else head
     if last < first:
         raise EthreadError(f"--last {last} is before the first block {first}")
+    spans = held_spans(backend, first, last + 1)
+    if spans != [(first, last + 1)]:
+        if not spans:
+            raise EthreadError(f"the chain holds none of blocks {first}..{last} "
+                               f"({_spans_text(held_spans(backend, earliest or 0, head + 1))} "
+                               "are held)")
+        held = _spans_text(spans)
+        if args.first_given or args.last is not None:  # a range asked for: say what to ask
+            asks = " or ".join(f"--first {lo} --last {hi - 1}" for lo, hi in spans[:3])
+            raise EthreadError(f"blocks {first}..{last} have gaps: the chain holds {held} of "
+                               f"them; export {asks}, or leave --first and --last out to "
+                               "export every block held")
+        print(f"ethread export: the chain has gaps; exporting the blocks it holds: {held}",
+              file=sys.stderr)
     return export_parquet(backend, target, first, last + 1, tables=names,
-                          progress=bar)
+                          progress=bar, spans=spans)
+
+
+def _spans_text(spans: list[tuple[int, int]]) -> str:
+    return ", ".join(f"{lo}..{hi - 1}" for lo, hi in spans)
 
 
 def run_verify(args: argparse.Namespace) -> int:
