@@ -197,7 +197,9 @@ def collect(backend: ReceiptRangeSource, start: Start, stop: Stop, names: Iterab
     A backend that hands out its stored records (Era1/ere archives, LMDB and LevelDB stores)
     is read by the bulk path (:mod:`.bulk`: no model per row); ``workers`` above 1 shares the
     range among that many processes (:mod:`.parallel`: by archive file, or by block range on
-    an LMDB store). Others are read block by block through their models.
+    an LMDB store) when the range is big enough to gain from them
+    (:func:`.parallel.worth_workers`), else reads it here. Others are read block by block
+    through their models.
 
     Raises :class:`~ethread.errors.MissingBlocks` before reading anything when the backend
     lacks any block of the range.
@@ -217,7 +219,7 @@ def collect(backend: ReceiptRangeSource, start: Start, stop: Stop, names: Iterab
     if isinstance(backend, RawBlockSource):
         bar = progress_bar(stop - start, progress)
         try:
-            if workers > 1 and stop > start:
+            if workers > 1 and stop > start and _worth_workers(backend, start, stop):
                 from .parallel import collect_parallel
 
                 made = collect_parallel(backend, start, stop, wanted, workers, bar)
@@ -234,6 +236,12 @@ def collect(backend: ReceiptRangeSource, start: Start, stop: Stop, names: Iterab
 
         opener(backend)  # says why this backend is read in one process
     return collect_models(backend, start, stop, wanted, progress=progress)
+
+
+def _worth_workers(backend: Any, start: int, stop: int) -> bool:
+    from .parallel import worth_workers
+
+    return worth_workers(backend, start, stop)
 
 
 def collect_models(backend: ReceiptRangeSource, start: Start, stop: Stop, names: Iterable[str],
