@@ -45,6 +45,8 @@ def run_import(args: argparse.Namespace) -> int:
     from ..backends.open import open_store
     from ..chain.importer import import_chain
 
+    if args.blocks and not args.no_verify_seals:
+        _announce_seal_checks(args.blocks)
     bar = ProgressBar("importing")
     with open_store(args.db, engine=args.engine, create=True) as backend:
         count = import_chain(backend, args.genesis, args.blocks,
@@ -54,6 +56,48 @@ def run_import(args: argparse.Namespace) -> int:
     rate = count / elapsed if elapsed else 0.0
     print(f"imported {count} blocks in {elapsed:.1f}s ({rate:,.1f} blocks/s); head is block {head}")
     return 0
+
+
+SEAL_CACHE_SECONDS = 40
+"""About how long py-evm's pure-Python ethash takes to build the cache of an epoch (30,000
+blocks) before it can check the first seal in it, on a 2-core machine."""
+
+
+def _announce_seal_checks(blocks_path: str) -> None:
+    """Before an import that checks proof-of-work seals: fail at once when the first block
+    carries no seal at all (nonce and mix hash zero, as a dev chain or a test fixture makes:
+    checking it would build ethash's cache, about 40 s, only to refuse block 1), else say on
+    stderr that the first check waits for that cache and which flag skips it."""
+    first = _first_header(blocks_path)
+    if first is None or first.difficulty == 0:  # nothing to read, or no proof of work
+        return
+    if first.nonce == bytes(8) and first.mix_hash == bytes(32):
+        raise EthreadError(f"block {first.number} carries no proof-of-work seal (its nonce and "
+                           "mix hash are zero, as a dev chain's or a test fixture's blocks): "
+                           "import it with --no-verify-seals")
+    print(f"checking proof-of-work seals: ethash builds the cache of block {first.number}'s "
+          f"epoch first (about {SEAL_CACHE_SECONDS} s, again at each new epoch); a chain "
+          "without real seals imports with --no-verify-seals", file=sys.stderr, flush=True)
+
+
+def _first_header(blocks_path: str) -> Any:
+    """The header of the first block of a concatenated-RLP file, read alone (None when the
+    file is empty or its first item is not a block: the import then says what is wrong)."""
+    import rlp
+
+    from ..rlpcodec.headers import header_from_fields
+
+    try:
+        with open(blocks_path, "rb") as file:
+            head = file.read(9)
+            if len(head) < 2 or head[0] < 0xF8:
+                return None
+            size_bytes = head[0] - 0xF7
+            length = 1 + size_bytes + int.from_bytes(head[1:1 + size_bytes], "big")
+            raw = head + file.read(length - len(head))
+        return header_from_fields(rlp.decode(raw)[0])
+    except (OSError, rlp.DecodingError, ValueError, IndexError, TypeError):
+        return None
 
 
 def run_copy(args: argparse.Namespace) -> int:
@@ -84,6 +128,8 @@ def _export_source(args: argparse.Namespace) -> Any:
         from ..chain.importer import import_chain
 
         backend = MemoryBackend()
+        if not args.no_verify_seals:
+            _announce_seal_checks(args.blocks)
         bar = ProgressBar("importing")
         import_chain(backend, args.genesis, args.blocks, verify_seals=not args.no_verify_seals,
                      progress=bar)
