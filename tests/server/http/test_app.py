@@ -307,6 +307,7 @@ def test_access_log_masks_keys(rpc_compat_memory: ethread.MemoryBackend,
 
 def test_example_config_file_loads() -> None:
     from ethread.server import load_config
+    from ethread.server.config import DEFAULT_LEDGER
 
     config = load_config(EXAMPLES /
                          "serve_config.toml")
@@ -315,6 +316,7 @@ def test_example_config_file_loads() -> None:
     assert config.networks[1].port == 8546 and config.networks[1].block_time == 2.0
     assert config.keys[1].credits_per_second == 500
     assert config.limits.max_batch_calls == 1000 and config.limits.logs.timeout == 10
+    assert config.ledger == DEFAULT_LEDGER  # not a file beside the example
 
 
 @pytest.mark.parametrize(("text", "message"), [
