@@ -92,10 +92,14 @@ def measure_frames(label: str, backend: Any, head: int, rounds: int,
                    ) -> dict[str, dict[str, float]]:
     """rows/s of each table over blocks 1..head, one process and two."""
     from ethread import frames
+    from ethread.frames import parallel
 
     print(f"\nframes over {label}: blocks 1..{head} ({load()})")
     rates: dict[str, dict[str, float]] = {"1": {}, "2": {}}
     frames.tables(backend, 1, 2, progress=False)  # imports and first-call set-up
+    # The rows with workers=2 measure the workers whatever the range's size (ethread.frames
+    # reads a range too small to gain from them in one process: parallel.worth_workers).
+    parallel.PARALLEL_FROM_BYTES = parallel.PARALLEL_FROM_BLOCKS = 0
     frames.blocks(backend, 1, 3, progress=False, workers=2)  # the forkserver, started once
     for workers in (1, 2):
         for name in TABLES:

@@ -5,69 +5,105 @@
     ethread.import_chain(backend, "genesis.json", "chain.rlp", verify_seals=False)
     block = ethread.methods.get_block_by_number(backend, "latest")
     raw = ethread.handle(backend, b'{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}')
+
+``import ethread`` loads none of what the names below need (py-evm, the codec, the storage
+engines, pyarrow): each name is imported the first time it is read (PEP 562, :data:`_LAZY`),
+so a command's ``--help`` or a script that uses one backend pays only for what it touches.
+``from ethread import X`` reads the name, so it imports X's module then.
 """
 
+from __future__ import annotations
+
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-from . import methods
-from .backend import Backend, WritableBackend
-from .backends.memory import MemoryBackend
-from .chain.importer import import_chain
-from .codec.answers import GETH_1_16, GETH_1_17, AnswerStyle
-from .codec.jsonrpc import handle
-from .errors import EthreadError, ImportFailed, MissingBlocks
-from .iteration import iter_blocks, iter_blocks_with_receipts
-from .keccak import use_fastest_keccak
-from .models import (
-    AccountProof,
-    Block,
-    Header,
-    IncludedTransaction,
-    Log,
-    LogFilter,
-    Receipt,
-    StorageProof,
-    Transaction,
-)
-from .proofs import verify_account_proof
-
-KECCAK_BACKEND = use_fastest_keccak()
-"""The keccak-256 backend eth-hash hashes with in this process (see :mod:`ethread.keccak`)."""
+from .version import __version__
 
 if TYPE_CHECKING:
-    from . import frames
+    from . import frames, methods
+    from .backend import Backend, WritableBackend
     from .backends.era import EraBackend
     from .backends.leveldb import LevelDBBackend
     from .backends.lmdb import LMDBBackend
-
-try:
-    __version__: str = version("ethread")
-    """The installed package's version (from its metadata)."""
-except PackageNotFoundError:  # run from a source tree that was never installed
-    __version__ = "0+unknown"
+    from .backends.memory import MemoryBackend
+    from .chain.importer import import_chain
+    from .codec.answers import GETH_1_16, GETH_1_17, AnswerStyle
+    from .codec.jsonrpc import handle
+    from .errors import EthreadError, ImportFailed, MissingBlocks
+    from .iteration import iter_blocks, iter_blocks_with_receipts
+    from .keccak import BACKEND as KECCAK_BACKEND
+    from .models import (
+        AccountProof,
+        Block,
+        Header,
+        IncludedTransaction,
+        Log,
+        LogFilter,
+        Receipt,
+        StorageProof,
+        Transaction,
+    )
+    from .proofs import verify_account_proof
 
 _LAZY = {
+    "Backend": "ethread.backend",
+    "WritableBackend": "ethread.backend",
+    "MemoryBackend": "ethread.backends.memory",
     "LevelDBBackend": "ethread.backends.leveldb",
     "LMDBBackend": "ethread.backends.lmdb",
     "EraBackend": "ethread.backends.era",
+    "import_chain": "ethread.chain.importer",
+    "GETH_1_16": "ethread.codec.answers",
+    "GETH_1_17": "ethread.codec.answers",
+    "AnswerStyle": "ethread.codec.answers",
+    "handle": "ethread.codec.jsonrpc",
+    "EthreadError": "ethread.errors",
+    "ImportFailed": "ethread.errors",
+    "MissingBlocks": "ethread.errors",
+    "iter_blocks": "ethread.iteration",
+    "iter_blocks_with_receipts": "ethread.iteration",
+    "AccountProof": "ethread.models",
+    "Block": "ethread.models",
+    "Header": "ethread.models",
+    "IncludedTransaction": "ethread.models",
+    "Log": "ethread.models",
+    "LogFilter": "ethread.models",
+    "Receipt": "ethread.models",
+    "StorageProof": "ethread.models",
+    "Transaction": "ethread.models",
+    "verify_account_proof": "ethread.proofs",
 }
+"""Each public name and the module it is imported from when first read."""
+
+_SUBMODULES = ("frames", "methods")
+"""Subpackages reachable as attributes (``ethread.methods.get_logs``) before any import of
+them."""
 
 
 def __getattr__(name: str) -> Any:
-    """The disk backends load their storage libraries, and :mod:`ethread.frames` its
-    module, only when asked for."""
-    if name == "frames":
-        return importlib.import_module("ethread.frames")
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ethread' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    """Import the module of a public name the first time it is read, and keep the value in the
+    package's namespace (the next read costs nothing)."""
+    if name == "KECCAK_BACKEND":  # the keccak-256 backend eth-hash hashes with (ethread.keccak)
+        value = importlib.import_module("ethread.keccak").BACKEND
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"ethread.{name}")
+    else:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'ethread' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "GETH_1_16",
     "GETH_1_17",
+    "KECCAK_BACKEND",
     "AccountProof",
     "AnswerStyle",
     "Backend",

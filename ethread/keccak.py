@@ -4,9 +4,11 @@ eth-hash chooses a backend on the first hash, pycryptodome before pysha3 when bo
 installed. Everything ethread builds on hashes through eth-hash (eth-utils, trie, py-evm), and
 a dev chain's block hashes thousands of times (trie nodes, addresses, storage keys): pysha3's
 keccak (the ``safe-pysha3`` package) takes about 1 us a call where pycryptodome's takes about
-8 us, a tenth of a mined transaction's time. :func:`use_fastest_keccak` (run when ethread is
-imported) switches eth-hash to pysha3 when it is installed and nobody chose a backend through
-``ETH_HASH_BACKEND``. Both compute the same function; only the time differs.
+8 us, a tenth of a mined transaction's time. :func:`use_fastest_keccak` switches eth-hash to
+pysha3 when it is installed and nobody chose a backend through ``ETH_HASH_BACKEND``. Both
+compute the same function; only the time differs. It runs when this module is first imported:
+every ethread module that hashes imports it, and ``import ethread`` alone does not, so that a
+program which never hashes does not load eth-hash (a tenth of a second, for its metadata).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ def use_fastest_keccak() -> str:
     keccak.preimage = backend.preimage  # type: ignore[assignment]
     return "pysha3"
 
+
+BACKEND = use_fastest_keccak()
+"""The keccak-256 backend eth-hash hashes with in this process (``ethread.KECCAK_BACKEND``)."""
 
 def _pysha3() -> Any:
     """pysha3's keccak-256 constructor, or None when it is not installed."""

@@ -34,6 +34,8 @@ from typing import Any
 
 import orjson
 
+from ethread.extras import install_hint
+
 try:
     from web3._utils.encoding import FriendlyJsonSerde, Web3JsonEncoder
     from web3.providers.async_base import AsyncJSONBaseProvider
@@ -41,7 +43,7 @@ try:
     from web3.types import RPCEndpoint, RPCResponse
 except ImportError as _missing:  # the web3 extra is optional: say how to get it
     raise ImportError("ethread.web3 needs web3.py, which is not installed: "
-                      "pip install 'ethread[web3]'", name="web3") from _missing
+                      f"{install_hint('web3')}", name="web3") from _missing
 
 from ethread.backend import Backend
 from ethread.codec.dispatch import DEFAULT_CONTEXT, Context

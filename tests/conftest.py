@@ -3,6 +3,8 @@ check that a test using a fixture that starts a peer carries that peer's marker.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +13,11 @@ import pytest
 import ethread
 from tests.support.paths import conformance_dir
 from tests.support.redis_server import RedisServer
+
+# What ethread keeps for a user when no path is named (credit ledgers, Era indexes:
+# ethread.home) goes to a folder of this test session, never the user's own: set before any
+# test runs, so that the servers and commands the tests start inherit it.
+os.environ["ETHREAD_HOME"] = tempfile.mkdtemp(prefix="ethread-home-")
 
 
 @pytest.fixture(scope="session")

@@ -77,14 +77,18 @@ def test_leveldb_repr(tmp_path: Path) -> None:
     assert repr(backend) == f"LevelDBBackend(path={tmp_path / 'db'}, closed)"
 
 
-def test_default_index_is_not_written_into_a_read_only_folder(tmp_path: Path) -> None:
-    from ethread.backends.era import default_index_path
+def test_the_default_index_goes_to_the_data_folder_not_the_archive_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ethread.backends.era import INDEX_NAME, default_index_path
 
+    monkeypatch.setenv("ETHREAD_HOME", str(tmp_path / "home"))
     folder = tmp_path / "archive"
     folder.mkdir()
-    assert default_index_path(folder) == folder / "ethread-index.sqlite"
-    folder.chmod(0o555)
-    try:
-        assert default_index_path(folder).parent != folder
-    finally:
-        folder.chmod(0o755)
+    path = default_index_path(folder)
+    assert path.parent == tmp_path / "home" / "era-index"
+    assert path.name.startswith("archive-") and path.suffix == ".sqlite"
+    other = tmp_path / "other" / "archive"
+    other.mkdir(parents=True)
+    assert default_index_path(other) != path  # one index per folder, by its whole path
+    (folder / INDEX_NAME).touch()  # an index an older ethread built beside the files
+    assert default_index_path(folder) == folder / INDEX_NAME

@@ -15,9 +15,6 @@ sidecar. A folder may mix the two kinds, one file per epoch; an ``ere`` file of 
 
 from __future__ import annotations
 
-import hashlib
-import os
-import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NoReturn
@@ -35,6 +32,7 @@ from ..era1.archive import (
 from ..era1.ere import EreFile
 from ..errors import MissingBlocks, StateUnavailable, StoreError
 from ..forks import ChainConfig, network_config
+from ..home import era_index_path
 from ..models import Address, Hash32
 from ..progress import Progress
 from . import summary
@@ -113,15 +111,15 @@ class _EraRecords:
 
 
 def default_index_path(folder: Path) -> Path:
-    """Beside the files when the folder is writable, else in the user's cache directory
-    (archives are often on read-only media). A folder whose permission bits forbid writing
-    counts as read-only even for root, who could write there anyway: someone marked it so.
-    Where the index went shows in the backend's ``repr`` and :attr:`EraBackend.index_path`."""
-    if os.access(folder, os.W_OK) and folder.stat().st_mode & stat.S_IWUSR:
-        return folder / INDEX_NAME
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    digest = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
-    return cache / "ethread" / "era1" / f"{digest}.sqlite"
+    """Where the sidecar index of ``folder`` lives unless ``index_path`` says: in ethread's data
+    folder (:func:`ethread.home.era_index_path`: ``$ETHREAD_HOME/era-index/``), never in the
+    archive folder, which is often read-only or shared by several users. An index already
+    beside the files (``ethread-index.sqlite``, where an older ethread put it) is still used.
+    Where the index is shows in the backend's ``repr`` and :attr:`EraBackend.index_path`."""
+    beside = folder / INDEX_NAME
+    if beside.is_file():
+        return beside
+    return era_index_path(folder)
 
 
 class EraBackend(CachedHistory):

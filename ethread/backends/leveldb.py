@@ -20,11 +20,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..extras import install_hint
+
 try:
     import plyvel
 except ImportError as _missing:  # the leveldb extra is optional: say how to get it
     raise ImportError("ethread's LevelDB backend needs plyvel, which is not installed: "
-                      "pip install 'ethread[leveldb]'", name="plyvel") from _missing
+                      f"{install_hint('leveldb')}", name="plyvel") from _missing
 
 from ..display import html_table
 from ..errors import StoreError, StoreUnreadable

@@ -21,11 +21,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
+from ..extras import install_hint
+
 try:
     import lmdb
 except ImportError as _missing:  # the lmdb extra is optional: say how to get it
     raise ImportError("ethread's LMDB backend needs lmdb, which is not installed: "
-                      "pip install 'ethread[lmdb]'", name="lmdb") from _missing
+                      f"{install_hint('lmdb')}", name="lmdb") from _missing
 
 from ..display import html_table
 from ..errors import StoreError, StoreUnreadable

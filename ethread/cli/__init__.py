@@ -1,5 +1,11 @@
 """The ``ethread`` command: each subcommand lives in its own module with a ``register``
-function that adds it to the parser."""
+function that adds it to the parser.
+
+Building the parser imports every module of :data:`SUBCOMMAND_MODULES`, so those modules keep
+their imports inside the functions that run a command (``ethread --help`` loads neither
+py-evm nor the server): a flag that needs a heavy module to be declared is added only when its
+subcommand is chosen (:mod:`.deferred`).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +14,16 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from .deferred import Subcommands
+
 # Modules providing subcommands; each has register(subparsers) and sets args.run.
-SUBCOMMAND_MODULES = ("ethread.cli.serve", "ethread.cli.storage", "ethread.cli.statetest",
-                      "ethread.cli.keys", "ethread.cli.node")
+SUBCOMMAND_MODULES = (
+    "ethread.cli.serve",
+    "ethread.cli.storage",
+    "ethread.cli.statetest",
+    "ethread.cli.keys",
+    "ethread.cli.node",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,8 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ethread", description="Serve Ethereum chain data over JSON-RPC."
     )
-    from .. import __version__
+    from ..version import __version__
 
+    parser.register("action", "parsers", Subcommands)
     parser.add_argument("--version", action="version", version=f"ethread {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:

@@ -4,8 +4,10 @@ ledger's Redis database). Every server spending from that ledger accepts a new k
 refuses a revoked one, within a second, without a restart.
 
 The ledger is named as ``ethread serve`` names it: ``--ledger PATH|URL``, or the ``ledger``
-of ``--config FILE`` (the default is the default ledger file in this directory). A new key is
-printed once, on standard output; nothing else ever shows it.
+of ``--config FILE`` (the default is ``credits.ledger`` in ethread's data folder,
+:mod:`ethread.home`); each action says on standard error which ledger it used. Only ``create``
+makes a key store: the others, on a ledger where no key was issued, say so and write nothing.
+A new key is printed once, on standard output; nothing else ever shows it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
+
+from ..extras import install_hint
 
 
 def register(subparsers: Any) -> None:
@@ -68,6 +73,28 @@ def _ledger_spec(args: argparse.Namespace) -> str:
     return DEFAULT_LEDGER
 
 
+def _missing_store(spec: str) -> str | None:
+    """The key store file of the file ledger ``spec`` when it does not exist yet, else None
+    (it exists, or the ledger is Redis, whose keys live in its database)."""
+    from ..server.billing.ledger import is_redis_url
+    from ..server.keys.keystore import keystore_path
+
+    if is_redis_url(spec):
+        return None
+    path = keystore_path(spec)
+    return None if Path(path).exists() else path
+
+
+def shown_ledger(spec: str) -> str:
+    """The ledger as it may be printed: a Redis URL without its password."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(spec)
+    if parts.scheme.startswith("redis") and parts.password:
+        return parts._replace(netloc=f"***@{parts.hostname}:{parts.port or 6379}").geturl()
+    return spec
+
+
 def run(args: argparse.Namespace) -> int:
     """Carry out one ``ethread keys`` action; the exit status."""
     try:
@@ -76,13 +103,27 @@ def run(args: argparse.Namespace) -> int:
         from ..server.keys.keystore import KeyStoreError, open_keystore
     except ImportError as exc:
         print(f"ethread keys: the server extra is not installed ({exc.name} is missing): "
-              "pip install 'ethread[server]'", file=sys.stderr)
+              f"{install_hint('server')}", file=sys.stderr)
         return 2
     try:
         spec = _ledger_spec(args)
         if spec == ":memory:":
             raise ConfigError("a ':memory:' ledger lives inside one server: keys are issued "
                               "into a SQLite file or Redis")
+        print(f"ethread keys: ledger {shown_ledger(spec)}", file=sys.stderr)
+        missing = _missing_store(spec)
+        if missing is not None:
+            if args.action == "list":  # nothing issued there yet: say so, make no file
+                print(f"ethread keys: no key has been issued into this ledger (no key store at "
+                      f"{missing}; `ethread keys create` makes it)", file=sys.stderr)
+                if args.json:
+                    print("[]")
+                return 0
+            if args.action != "create":
+                raise ConfigError(f"no key store at {missing}: no key has been issued into "
+                                  "this ledger (name the servers' ledger with --ledger or "
+                                  "--config)")
+            Path(missing).parent.mkdir(parents=True, exist_ok=True)
         store = open_keystore(spec)
     except (ConfigError, LedgerError) as exc:
         print(f"ethread keys: error: {exc}", file=sys.stderr)

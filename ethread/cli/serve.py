@@ -20,6 +20,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..extras import install_hint
+from .deferred import defer
+from .keys import shown_ledger
+
 
 def register(subparsers: Any) -> None:
     """Add the ``serve`` subcommand and its flags to the parser."""
@@ -62,12 +66,16 @@ def register(subparsers: Any) -> None:
                       help="daily credit balance of each --api-key (default 3,000,000)")
     keys.add_argument("--credits-per-second", type=float, metavar="R",
                       help="rate limit of each --api-key in credits per second")
-    add_setting_flags(parser)
+    defer(parser, add_setting_flags)  # (reads ethread.server.config: only for `serve`)
+    defer(parser, _add_operation_flags)
+    parser.set_defaults(run=run)
+
+
+def _add_operation_flags(parser: argparse.ArgumentParser) -> None:
     other = parser.add_argument_group("operation")
     other.add_argument("--log-level", default="info",
                        choices=("debug", "info", "warning", "error"),
                        help="least severe messages logged (default info)")
-    parser.set_defaults(run=run)
 
 
 def add_setting_flags(parser: argparse.ArgumentParser) -> None:
@@ -172,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
         from ..server.processes import runner
     except ImportError as exc:
         print(f"ethread serve: the server extra is not installed ({exc.name} is missing): "
-              "pip install 'ethread[server]'", file=sys.stderr)
+              f"{install_hint('server')}", file=sys.stderr)
         return 2
     from ..errors import EthreadError
 
@@ -200,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
         print("demo API key: ethread-demo-key (loopback demo only)", flush=True)
     else:
         print(f"{len(keys)} API key(s) accepted; put yours in place of <API_KEY>", flush=True)
+    print(f"credit ledger: {shown_ledger(listening.config.ledger)}", flush=True)
     workers = listening.config.workers
     if workers > 1:
         print(f"{workers} worker processes", flush=True)

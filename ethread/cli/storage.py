@@ -15,7 +15,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..backend import Closeable
 from ..backends.open import ENGINES
 from ..errors import EthreadError
 from ..progress import ProgressBar
@@ -46,6 +45,8 @@ def run_import(args: argparse.Namespace) -> int:
     from ..backends.open import open_store
     from ..chain.importer import import_chain
 
+    if args.blocks and not args.no_verify_seals:
+        _announce_seal_checks(args.blocks)
     bar = ProgressBar("importing")
     with open_store(args.db, engine=args.engine, create=True) as backend:
         count = import_chain(backend, args.genesis, args.blocks,
@@ -55,6 +56,48 @@ def run_import(args: argparse.Namespace) -> int:
     rate = count / elapsed if elapsed else 0.0
     print(f"imported {count} blocks in {elapsed:.1f}s ({rate:,.1f} blocks/s); head is block {head}")
     return 0
+
+
+SEAL_CACHE_SECONDS = 40
+"""About how long py-evm's pure-Python ethash takes to build the cache of an epoch (30,000
+blocks) before it can check the first seal in it, on a 2-core machine."""
+
+
+def _announce_seal_checks(blocks_path: str) -> None:
+    """Before an import that checks proof-of-work seals: fail at once when the first block
+    carries no seal at all (nonce and mix hash zero, as a dev chain or a test fixture makes:
+    checking it would build ethash's cache, about 40 s, only to refuse block 1), else say on
+    stderr that the first check waits for that cache and which flag skips it."""
+    first = _first_header(blocks_path)
+    if first is None or first.difficulty == 0:  # nothing to read, or no proof of work
+        return
+    if first.nonce == bytes(8) and first.mix_hash == bytes(32):
+        raise EthreadError(f"block {first.number} carries no proof-of-work seal (its nonce and "
+                           "mix hash are zero, as a dev chain's or a test fixture's blocks): "
+                           "import it with --no-verify-seals")
+    print(f"checking proof-of-work seals: ethash builds the cache of block {first.number}'s "
+          f"epoch first (about {SEAL_CACHE_SECONDS} s, again at each new epoch); a chain "
+          "without real seals imports with --no-verify-seals", file=sys.stderr, flush=True)
+
+
+def _first_header(blocks_path: str) -> Any:
+    """The header of the first block of a concatenated-RLP file, read alone (None when the
+    file is empty or its first item is not a block: the import then says what is wrong)."""
+    import rlp
+
+    from ..rlpcodec.headers import header_from_fields
+
+    try:
+        with open(blocks_path, "rb") as file:
+            head = file.read(9)
+            if len(head) < 2 or head[0] < 0xF8:
+                return None
+            size_bytes = head[0] - 0xF7
+            length = 1 + size_bytes + int.from_bytes(head[1:1 + size_bytes], "big")
+            raw = head + file.read(length - len(head))
+        return header_from_fields(rlp.decode(raw)[0])
+    except (OSError, rlp.DecodingError, ValueError, IndexError, TypeError):
+        return None
 
 
 def run_copy(args: argparse.Namespace) -> int:
@@ -85,6 +128,8 @@ def _export_source(args: argparse.Namespace) -> Any:
         from ..chain.importer import import_chain
 
         backend = MemoryBackend()
+        if not args.no_verify_seals:
+            _announce_seal_checks(args.blocks)
         bar = ProgressBar("importing")
         import_chain(backend, args.genesis, args.blocks, verify_seals=not args.no_verify_seals,
                      progress=bar)
@@ -113,6 +158,8 @@ def run_export(args: argparse.Namespace) -> int:
         from ..frames.extra import parquet
 
         parquet()  # the frames extra, checked before any chain is opened
+    from ..backend import Closeable
+
     backend = _export_source(args)
     bar = ProgressBar("exporting")
     try:
@@ -139,7 +186,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 def _export_parquet(backend: Any, target: str, args: argparse.Namespace,
                     bar: ProgressBar) -> list[Path]:
-    from ..frames.parquet import export_parquet
+    from ..frames.parquet import export_parquet, held_spans
     from ..frames.tables import TABLES
 
     names = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else TABLES
@@ -153,8 +200,26 @@ def _export_parquet(backend: Any, target: str, args: argparse.Namespace,
     last = args.last if args.last is not None else head
     if last < first:
         raise EthreadError(f"--last {last} is before the first block {first}")
+    spans = held_spans(backend, first, last + 1)
+    if spans != [(first, last + 1)]:
+        if not spans:
+            raise EthreadError(f"the chain holds none of blocks {first}..{last} "
+                               f"({_spans_text(held_spans(backend, earliest or 0, head + 1))} "
+                               "are held)")
+        held = _spans_text(spans)
+        if args.first_given or args.last is not None:  # a range asked for: say what to ask
+            asks = " or ".join(f"--first {lo} --last {hi - 1}" for lo, hi in spans[:3])
+            raise EthreadError(f"blocks {first}..{last} have gaps: the chain holds {held} of "
+                               f"them; export {asks}, or leave --first and --last out to "
+                               "export every block held")
+        print(f"ethread export: the chain has gaps; exporting the blocks it holds: {held}",
+              file=sys.stderr)
     return export_parquet(backend, target, first, last + 1, tables=names,
-                          progress=bar)
+                          progress=bar, spans=spans)
+
+
+def _spans_text(spans: list[tuple[int, int]]) -> str:
+    return ", ".join(f"{lo}..{hi - 1}" for lo, hi in spans)
 
 
 def run_verify(args: argparse.Namespace) -> int:
@@ -376,6 +441,7 @@ def register(subparsers: Any) -> None:
                    help="processes that decode blocks and recover senders (default: every "
                    "CPU, or 1 for less than 32 MiB of files to index)")
     p.add_argument("--index", metavar="PATH", default=None,
-                   help="where the index lives (default: ethread-index.sqlite in the folder, "
-                   "or under ~/.cache/ethread/era1/ when the folder is read-only)")
+                   help="where the index lives (default: under era-index/ in ethread's data "
+                   "folder, $ETHREAD_HOME or ~/.local/share/ethread; an ethread-index.sqlite "
+                   "already in the archive folder is used)")
     p.set_defaults(run=_guarded(run_index))

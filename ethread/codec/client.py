@@ -1,4 +1,6 @@
 """The name this node gives itself: web3_clientVersion, and clientVersion in a dev chain's
 anvil_metadata/hardhat_metadata."""
 
-CLIENT_VERSION = "ethread/0.1.0"
+from ..version import __version__
+
+CLIENT_VERSION = f"ethread/{__version__}"

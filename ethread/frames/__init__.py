@@ -5,7 +5,8 @@
     txs = frames.transactions(backend, 0, 10_000).to_pandas()
     transfers = frames.logs(backend, 0, 10_000, address=token, abi=erc20_abi)
 
-Each function reads ``range(start, stop)`` of any backend and answers a ``pyarrow.Table``
+Each function reads ``range(start, stop)`` of any backend (``start`` may be ``"earliest"``,
+``stop`` ``"latest"``: through the head) and answers a ``pyarrow.Table``
 with one row per item (block, transaction, receipt, log, withdrawal, uncle). ``.to_pandas()``
 and ``polars.from_arrow(table)`` convert it without copying the work again.
 
@@ -50,7 +51,7 @@ from . import columns as c
 from .abi import decoded_columns, parse_abi
 from .bulk import RawBlockSource
 from .extra import MissingExtra, pyarrow
-from .tables import LOG_COLUMNS, TABLES, collect, log_row, progress_bar
+from .tables import LOG_COLUMNS, TABLES, Start, Stop, bounds, collect, log_row, progress_bar
 from .trace_tables import native_transfers, traces
 
 __all__ = [
@@ -71,7 +72,7 @@ LOG_CHUNK = 8192
 """Blocks per log query while :func:`logs` walks a range (the progress bar's step)."""
 
 
-def tables(backend: ReceiptRangeSource, start: int, stop: int,
+def tables(backend: ReceiptRangeSource, start: Start, stop: Stop,
            names: Iterable[str] = TABLES, *, progress: bool = True,
            workers: int = 1) -> dict[str, Any]:
     """Several tables of ``range(start, stop)`` from a single pass over its blocks: a dict
@@ -80,7 +81,7 @@ def tables(backend: ReceiptRangeSource, start: int, stop: int,
     return collect(backend, start, stop, names, progress=progress, workers=workers)
 
 
-def blocks(backend: ReceiptRangeSource, start: int, stop: int, *, progress: bool = True,
+def blocks(backend: ReceiptRangeSource, start: Start, stop: Stop, *, progress: bool = True,
            workers: int = 1) -> Any:
     """One row per block of ``range(start, stop)``: number, hash, parent_hash, timestamp,
     miner, gas_limit, gas_used, base_fee_per_gas, difficulty, size, transaction_count,
@@ -90,7 +91,7 @@ def blocks(backend: ReceiptRangeSource, start: int, stop: int, *, progress: bool
                    workers=workers)["blocks"]
 
 
-def transactions(backend: ReceiptRangeSource, start: int, stop: int, *,
+def transactions(backend: ReceiptRangeSource, start: Start, stop: Stop, *,
                  progress: bool = True, workers: int = 1) -> Any:
     """One row per transaction of ``range(start, stop)``, in chain order: block_number,
     block_hash, timestamp, transaction_index, hash, type, from, to (null for a contract
@@ -101,7 +102,7 @@ def transactions(backend: ReceiptRangeSource, start: int, stop: int, *,
                    workers=workers)["transactions"]
 
 
-def receipts(backend: ReceiptRangeSource, start: int, stop: int, *, progress: bool = True,
+def receipts(backend: ReceiptRangeSource, start: Start, stop: Stop, *, progress: bool = True,
              workers: int = 1) -> Any:
     """One row per receipt of ``range(start, stop)``, with its transaction's hash, from, to
     and value beside status (null before Byzantium, where ``root`` is set instead), gas_used,
@@ -111,7 +112,7 @@ def receipts(backend: ReceiptRangeSource, start: int, stop: int, *, progress: bo
                    workers=workers)["receipts"]
 
 
-def withdrawals(backend: ReceiptRangeSource, start: int, stop: int, *,
+def withdrawals(backend: ReceiptRangeSource, start: Start, stop: Stop, *,
                 progress: bool = True, workers: int = 1) -> Any:
     """One row per validator withdrawal of ``range(start, stop)``: block_number, block_hash,
     timestamp, index, validator_index, address and amount_gwei."""
@@ -119,7 +120,7 @@ def withdrawals(backend: ReceiptRangeSource, start: int, stop: int, *,
                    workers=workers)["withdrawals"]
 
 
-def uncles(backend: ReceiptRangeSource, start: int, stop: int, *, progress: bool = True,
+def uncles(backend: ReceiptRangeSource, start: Start, stop: Stop, *, progress: bool = True,
            workers: int = 1) -> Any:
     """One row per uncle header included by a block of ``range(start, stop)``: the
     including block's number and hash, uncle_index, and the uncle's number, hash,
@@ -134,8 +135,8 @@ class _LogRangeSource(ReceiptRangeSource, LogSource):
 
 def logs(
     backend: _LogRangeSource,
-    start: int,
-    stop: int,
+    start: Start,
+    stop: Stop,
     *,
     address: Address | str | Sequence[Address | str] | None = None,
     topics: Sequence[TopicFilter | Hash32 | str | None] = (),
@@ -156,6 +157,7 @@ def logs(
     :mod:`ethread.frames.abi`).
     """
     pyarrow()  # say what to install before any work
+    start, stop = bounds(backend, start, stop)
     events = parse_abi(abi) if abi is not None else None
     addresses = _addresses(address)
     wanted: list[TopicFilter] = [_topic_filter(t) for t in topics]
@@ -190,7 +192,7 @@ def logs(
     columns: dict[str, tuple[c.Column, list[Any]]] = dict(cols)
     if events is not None:
         columns.update(decoded_columns(events, set(columns), raw))
-    return c.table(columns)
+    return c.with_pandas_types(c.table(columns))
 
 
 def _bytes(value: bytes | str, size: int, what: str) -> bytes:

@@ -102,6 +102,30 @@ def table(columns: dict[str, tuple[Column, list[Any]]]) -> Any:
     return pa.table({name: build(values) for name, (build, values) in columns.items()})
 
 
+_NULLABLE_INTEGERS = {"uint8": "UInt8", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+                      "int8": "Int8", "int16": "Int16", "int32": "Int32", "int64": "Int64"}
+"""Arrow integer types and pandas' nullable dtype of each."""
+
+
+def with_pandas_types(table: Any) -> Any:
+    """``table`` with schema metadata telling ``to_pandas()`` (and ``pandas.read_parquet`` of a
+    file written from it) to make every integer column a nullable pandas integer (``UInt64``):
+    otherwise a column holding a null (``status`` before Byzantium, the blob fields before
+    Cancun, ``chain_id`` of a legacy transaction) turns into floats, which round above 2^53,
+    and the same column's dtype changes with the range read. The table's data is untouched."""
+    import json
+
+    columns = [{"name": f.name, "field_name": f.name, "pandas_type": str(f.type),
+                "numpy_type": _NULLABLE_INTEGERS[str(f.type)], "metadata": None}
+               for f in table.schema if str(f.type) in _NULLABLE_INTEGERS]
+    if not columns:
+        return table
+    metadata = {"index_columns": [], "column_indexes": [], "columns": columns,
+                "creator": {"library": "ethread"}, "pandas_version": "2.0.0"}
+    return table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                          b"pandas": json.dumps(metadata).encode()})
+
+
 # -- whole columns from raw bytes, with numpy ---------------------------------------------------
 
 

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..extras import install_hint
 from ..iteration import check_range
 from .bulk import SPECS, tables_of_records
 from .extra import MissingExtra, pyarrow
@@ -47,7 +48,7 @@ def _dask() -> Any:
         import dask.dataframe as dd
     except ImportError as exc:
         raise MissingExtra("ethread.frames.dask needs dask, which is not installed: "
-                           "pip install 'ethread[dask]'") from exc
+                           f"{install_hint('dask')}") from exc
     return dd
 
 

@@ -1,6 +1,6 @@
 """The optional libraries of :mod:`ethread.frames`, imported on first use.
 
-``pip install 'ethread[frames]'`` brings pyarrow and numpy (tqdm and eth-abi are in the core); ethread
+The ``frames`` extra brings pyarrow and numpy (tqdm and eth-abi are in the core); ethread
 installs and imports without them, and a frame asked for without them raises
 :class:`MissingExtra` saying what to install.
 """
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+
+from ..extras import install_hint
 
 
 class MissingExtra(ImportError):
@@ -20,7 +22,7 @@ def _load(module: str, package: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as exc:
         raise MissingExtra(f"ethread.frames needs {package}, which is not installed: "
-                           "pip install 'ethread[frames]'") from exc
+                           f"{install_hint('frames')}") from exc
 
 
 def pyarrow() -> ModuleType:

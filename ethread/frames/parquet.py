@@ -3,6 +3,9 @@
 ``ethread export --format parquet`` calls :func:`export_parquet`: the range is read once per
 chunk of blocks (every table of the chunk from one pass), and each chunk becomes a row group
 of ``<folder>/<table>.parquet``, so memory stays bounded however long the range.
+
+A range may be given as several spans (:func:`held_spans`: the parts of a range an archive
+folder with gaps holds), written one after the other into the same files.
 """
 
 from __future__ import annotations
@@ -12,12 +15,27 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EthreadError
-from ..iteration import ReceiptRangeSource, check_range
+from ..iteration import ReceiptRangeSource, check_range, missing_blocks
 from .extra import parquet
 from .tables import TABLES, collect
 
 CHUNK = 8192
 """Blocks per row group."""
+
+
+def held_spans(backend: ReceiptRangeSource, start: int, stop: int) -> list[tuple[int, int]]:
+    """The parts of ``range(start, stop)`` that ``backend`` holds, as ``(lo, hi)`` ranges (``hi``
+    excluded), in order: the whole range when nothing is missing; around the gaps between
+    the archives of an Era folder otherwise."""
+    spans: list[tuple[int, int]] = []
+    at = start
+    for first, last in missing_blocks(backend, start, stop):
+        if first > at:
+            spans.append((at, first))
+        at = last + 1
+    if at < stop:
+        spans.append((at, stop))
+    return spans
 
 
 def export_parquet(
@@ -28,33 +46,41 @@ def export_parquet(
     *,
     tables: Iterable[str] = TABLES,
     progress: Callable[[int, int], None] | None = None,
+    spans: Sequence[tuple[int, int]] | None = None,
 ) -> list[Path]:
-    """Write ``<folder>/<table>.parquet`` for each of ``tables`` over ``range(start, stop)``;
-    the paths written. ``progress`` is called with (blocks done, blocks in the range).
+    """Write ``<folder>/<table>.parquet`` for each of ``tables`` over ``range(start, stop)``
+    (or over each of ``spans``, ``(lo, hi)`` ranges in order, e.g. :func:`held_spans`); the
+    paths written. ``progress`` is called with (blocks done, blocks in all).
 
     Raises :class:`~ethread.errors.MissingBlocks` before writing anything when a block of the
-    range is missing.
+    range (or of a span) is missing.
     """
     pq = parquet()
     names = list(dict.fromkeys(tables))
-    check_range(backend, start, stop)
+    ranges = list(spans) if spans is not None else [(start, stop)]
+    for lo, hi in ranges:
+        check_range(backend, lo, hi)
+    total = sum(hi - lo for lo, hi in ranges)
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     paths = {name: out / f"{name}.parquet" for name in names}
     writers: dict[str, Any] = {}
+    done = 0
     try:
-        for lo in range(start, max(stop, start + 1), CHUNK):
-            hi = min(stop, lo + CHUNK)
-            chunk = collect(backend, lo, hi, names, progress=False)
-            for name, table in chunk.items():
-                writer = writers.get(name)
-                if writer is None:
-                    writer = writers[name] = pq.ParquetWriter(paths[name], table.schema)
-                elif not table.schema.equals(writer.schema):
-                    raise EthreadError(_mismatch(name, writer.schema, table.schema, lo, hi))
-                writer.write_table(table)
-            if progress is not None:
-                progress(hi - start, stop - start)
+        for span_lo, span_hi in ranges or [(start, start)]:
+            for lo in range(span_lo, max(span_hi, span_lo + 1), CHUNK):
+                hi = min(span_hi, lo + CHUNK)
+                chunk = collect(backend, lo, hi, names, progress=False)
+                for name, table in chunk.items():
+                    writer = writers.get(name)
+                    if writer is None:
+                        writer = writers[name] = pq.ParquetWriter(paths[name], table.schema)
+                    elif not table.schema.equals(writer.schema):
+                        raise EthreadError(_mismatch(name, writer.schema, table.schema, lo, hi))
+                    writer.write_table(table)
+                done += hi - lo
+                if progress is not None:
+                    progress(done, total)
     finally:
         for writer in writers.values():
             writer.close()

@@ -7,8 +7,9 @@ part that costs), then turned into Arrow arrays in bulk (:mod:`.columns`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Literal
 
+from ..backend import ChainPointers
 from ..iteration import ReceiptRangeSource, check_range, iter_blocks, iter_blocks_with_receipts
 from ..models import Block, IncludedTransaction, LegacyTransaction, Receipt
 from ..progress import shows_bars
@@ -22,6 +23,27 @@ PROGRESS_FROM = 2048
 """Ranges of at least this many blocks show a progress bar (unless asked not to)."""
 
 Columns = dict[str, tuple[c.Column, list[Any]]]
+
+Start = int | Literal["earliest"]
+"""The first block of a range: a number, or ``"earliest"`` (the backend's first block)."""
+Stop = int | Literal["latest"]
+"""The end of a range, excluded: a number, or ``"latest"`` (through the backend's head)."""
+
+
+def bounds(backend: ChainPointers, start: Start, stop: Stop) -> tuple[int, int]:
+    """``(start, stop)`` as block numbers, ``"earliest"`` and ``"latest"`` read from the
+    backend (a backend without blocks has the empty range ``(0, 0)``)."""
+    if start == "earliest":
+        start = backend.pointer("earliest") or 0
+    if stop == "latest":
+        head = backend.pointer("latest")
+        stop = 0 if head is None else head + 1
+    for name, value in (("start", start), ("stop", stop)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            allowed = '"earliest"' if name == "start" else '"latest"'
+            raise ValueError(f"{name} must be a block number or {allowed}, not {value!r}")
+    assert isinstance(start, int) and isinstance(stop, int)
+    return start, stop
 
 
 def _columns(spec: Iterable[tuple[str, c.Column]]) -> Columns:
@@ -168,19 +190,22 @@ def _tracked(items: Iterator[Any], bar: Any) -> Iterator[Any]:
         bar.close()
 
 
-def collect(backend: ReceiptRangeSource, start: int, stop: int, names: Iterable[str],
+def collect(backend: ReceiptRangeSource, start: Start, stop: Stop, names: Iterable[str],
             *, progress: bool = True, workers: int = 1) -> dict[str, Any]:
     """Arrow tables ``names`` (any of :data:`TABLES`) of ``range(start, stop)`` in one pass.
 
     A backend that hands out its stored records (Era1/ere archives, LMDB and LevelDB stores)
     is read by the bulk path (:mod:`.bulk`: no model per row); ``workers`` above 1 shares the
     range among that many processes (:mod:`.parallel`: by archive file, or by block range on
-    an LMDB store). Others are read block by block through their models.
+    an LMDB store) when the range is big enough to gain from them
+    (:func:`.parallel.worth_workers`), else reads it here. Others are read block by block
+    through their models.
 
     Raises :class:`~ethread.errors.MissingBlocks` before reading anything when the backend
     lacks any block of the range.
     """
     pyarrow()  # say what to install before any work
+    start, stop = bounds(backend, start, stop)
     wanted = list(dict.fromkeys([names] if isinstance(names, str) else names))  # "logs": one
     for name in wanted:
         if name not in SPECS:
@@ -194,16 +219,18 @@ def collect(backend: ReceiptRangeSource, start: int, stop: int, names: Iterable[
     if isinstance(backend, RawBlockSource):
         bar = progress_bar(stop - start, progress)
         try:
-            if workers > 1 and stop > start:
+            if workers > 1 and stop > start and _worth_workers(backend, start, stop):
                 from .parallel import collect_parallel
 
-                return collect_parallel(backend, start, stop, wanted, workers, bar)
-            records = backend.raw_blocks(start, stop, receipts=needs_receipts)
-            return tables_of_records(records, wanted, backend.chain_config(),
-                                     None if bar is None else lambda: bar.update(1))
+                made = collect_parallel(backend, start, stop, wanted, workers, bar)
+            else:
+                records = backend.raw_blocks(start, stop, receipts=needs_receipts)
+                made = tables_of_records(records, wanted, backend.chain_config(),
+                                         None if bar is None else lambda: bar.update(1))
         finally:
             if bar is not None:
                 bar.close()
+        return {name: c.with_pandas_types(table) for name, table in made.items()}
     if workers > 1:
         from .parallel import opener
 
@@ -211,11 +238,18 @@ def collect(backend: ReceiptRangeSource, start: int, stop: int, names: Iterable[
     return collect_models(backend, start, stop, wanted, progress=progress)
 
 
-def collect_models(backend: ReceiptRangeSource, start: int, stop: int, names: Iterable[str],
+def _worth_workers(backend: Any, start: int, stop: int) -> bool:
+    from .parallel import worth_workers
+
+    return worth_workers(backend, start, stop)
+
+
+def collect_models(backend: ReceiptRangeSource, start: Start, stop: Stop, names: Iterable[str],
                    *, progress: bool = True) -> dict[str, Any]:
     """The tables of :func:`collect` built from the backend's ``Block`` and ``Receipt`` models,
     row by row: the path of backends without stored records (memory), and the yardstick the
     bulk path is tested against."""
+    start, stop = bounds(backend, start, stop)
     wanted = list(dict.fromkeys(names))
     check_range(backend, start, stop)
     needs_receipts = "receipts" in wanted or "logs" in wanted
@@ -230,7 +264,7 @@ def collect_models(backend: ReceiptRangeSource, start: int, stop: int, names: It
     for block, receipts in _tracked(rows, bar):
         for _, fill, cols in fills:
             fill(cols, block, receipts)
-    return {name: c.table(cols) for name, cols in tables.items()}
+    return {name: c.with_pandas_types(c.table(cols)) for name, cols in tables.items()}
 
 
 def _fill_blocks(cols: Columns, block: Block, receipts: tuple[Receipt, ...] | None) -> None:

@@ -21,19 +21,19 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeVar
 
-from eth.vm import opcode_values
-
 from ..backend import Deadline
 from ..errors import ExecutionAborted
-from ..evm.computation import wrapped_opcodes
 from ..models import trusted_maker
 
 T = TypeVar("T")
 
-CHECKED_OPCODES = (opcode_values.JUMP, opcode_values.JUMPI, opcode_values.CALL,
-                   opcode_values.CALLCODE, opcode_values.DELEGATECALL, opcode_values.STATICCALL,
-                   opcode_values.CREATE, opcode_values.CREATE2)
-"""The opcodes before which the deadline is checked: every loop and every nesting."""
+JUMP, JUMPI, CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL = (
+    0x56, 0x57, 0xF0, 0xF1, 0xF2, 0xF4, 0xF5, 0xFA)
+CHECKED_OPCODES = (JUMP, JUMPI, CALL, CALLCODE, DELEGATECALL, STATICCALL, CREATE, CREATE2)
+"""The opcodes before which the deadline is checked: every loop and every nesting. (Their
+values are written here, not read from py-evm's ``eth.vm.opcode_values``: importing that loads
+all of py-evm, and the log methods, which a server's configuration reads, use only the budget
+functions of this module.)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +187,8 @@ def interruptible(computation_class: type) -> type:
     """``computation_class`` with the limit checked before each of :data:`CHECKED_OPCODES`
     and at the start of each message (kept for the forks' classes; a tracer's class made per
     call just passes through the bounded cache)."""
+    from ..evm.computation import wrapped_opcodes
+
     base: Any = computation_class
     opcodes = wrapped_opcodes(base.opcodes, dict.fromkeys(CHECKED_OPCODES, _checked))
 

@@ -20,25 +20,34 @@ websockets. It is laid out by concern, each package owning its state:
   service is built.
 """
 
+from __future__ import annotations
+
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from .config import ConfigError, KeyConfig, NetworkConfig, ServerConfig, ServiceLimits, load_config
-from .networks import Network, make_network
-
 if TYPE_CHECKING:
+    from .config import ConfigError, KeyConfig, NetworkConfig, ServerConfig, ServiceLimits, load_config
+    from .networks import Network, make_network
     from .processes.runner import PreparedServer, ServerThread, prepare
 
-_RUNNER = ("PreparedServer", "ServerThread", "prepare")
-"""Names that need uvicorn, imported when first asked for: the configuration (which the
-``ethread`` command reads to build its flags) stays readable without the ``server`` extra."""
+_LAZY = {
+    "ConfigError": "config", "KeyConfig": "config", "NetworkConfig": "config",
+    "ServerConfig": "config", "ServiceLimits": "config", "load_config": "config",
+    "Network": "networks", "make_network": "networks",
+    "PreparedServer": "processes.runner", "ServerThread": "processes.runner",
+    "prepare": "processes.runner",
+}
+"""Each name and its module, imported when first read: the configuration (which the
+``ethread`` command reads to build its flags) loads neither the chains and methods
+(:mod:`.networks`) nor uvicorn (:mod:`.processes.runner`)."""
 
 
 def __getattr__(name: str) -> Any:
-    if name in _RUNNER:
-        from .processes import runner
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
-        return getattr(runner, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "ConfigError",

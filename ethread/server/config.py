@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal, get_type_hints
 
 from ..codec.answers import ANSWER_STYLES, DEFAULT_ANSWERS
+from ..home import default_ledger
 from ..methods.logs import LogLimits
 from .method_rules import invalid_rules
 
@@ -35,7 +36,10 @@ UNLIMITED_CREDITS = 2**63 - 1
 int64). That key exists only when no key is configured, on a server its user started for
 themself; a bulk extractor (cryo spends about 1,080 credits a block on transactions) must not
 run dry there. Configure keys to meter."""
-DEFAULT_LEDGER = "ethread-credits.ledger"
+DEFAULT_LEDGER = default_ledger()
+"""The credit ledger when neither a flag nor a file names one: ``credits.ledger`` in ethread's
+data folder (:mod:`ethread.home`: ``$ETHREAD_HOME``, else ``~/.local/share/ethread``), made when
+first used; never the current folder or the folder of a configuration file."""
 MAX_WORKERS = 256
 DEFAULT_BUSY_POLL_US = 0
 
@@ -424,6 +428,12 @@ def _check_ledger(ledger: str) -> None:
         problem = check_redis_url(ledger)
         if problem is not None:
             raise ConfigError(f"ledger: {problem}")
+    if ledger == DEFAULT_LEDGER:  # ethread's data folder, made on first use
+        try:
+            Path(ledger).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"ledger: the data folder {Path(ledger).parent} cannot be made "
+                              f"({exc.strerror}); set ETHREAD_HOME or name a --ledger") from None
 
 
 def _check_ledger_room(config: ServerConfig) -> None:
@@ -573,7 +583,7 @@ def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
             if entry_name in table:
                 value = declaration.check(table[entry_name], where)
             elif declaration.setting.relative_path and declaration.default:
-                value = declaration.default  # a file's default path is beside the file too
+                value = declaration.default  # (absolute: the default ledger, in the data folder)
             else:
                 continue
             if (declaration.setting.relative_path and value and value != ":memory:"

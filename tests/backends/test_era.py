@@ -278,7 +278,7 @@ def test_reexport_of_exported_files_is_identical(compat_era: EraBackend, tmp_pat
 
 
 def test_index_is_built_once(compat_era: EraBackend, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert (compat_era.folder / "ethread-index.sqlite").is_file()
+    assert compat_era.index_path.is_file()
 
     def rebuild(*args: object) -> None:
         raise AssertionError("the sidecar index was rebuilt")

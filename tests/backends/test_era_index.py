@@ -22,11 +22,12 @@ from benchlib.index_progress import complete_files
 from benchlib.synthetic_history import era1_epochs
 
 import ethread
-from ethread.backends.era import INDEX_NAME, EraBackend
+from ethread.backends.era import EraBackend, default_index_path
 from ethread.backends.era_index import HistoryIndex
 from ethread.cli import main
 from ethread.era1 import Era1File, FormatError
 from ethread.era1.archive import archive_paths, open_archive
+from ethread.home import data_dir
 from tests.support.paths import conformance_dir
 from tests.support.server_harness import ServeProcess, call, post
 
@@ -214,7 +215,7 @@ def _group_alive(group: int) -> list[int]:
 def test_a_killed_build_resumes_identical_and_serves(
         synthetic: Path, synthetic_serial: dict[str, Any], tmp_path: Path) -> None:
     folder = copy_folder(synthetic, tmp_path / "era1")
-    index = folder / INDEX_NAME  # where ethread serve --era looks
+    index = default_index_path(folder)  # where ethread serve --era looks
     child = subprocess.Popen([sys.executable, "-c", _KILLED_BUILD, str(folder), str(index)],
                              start_new_session=True, stderr=subprocess.PIPE)
     try:
@@ -370,8 +371,10 @@ def test_the_index_command(synthetic: Path, synthetic_serial: dict[str, Any], tm
     assert main(["index", "--era", str(folder), "--workers", "2"]) == 0
     out = capsys.readouterr().out
     assert "indexed 6 files (18 blocks, 144 transactions)" in out and "2 workers" in out
-    assert f"index {folder / INDEX_NAME}: " in out
-    assert rows(folder / INDEX_NAME) == synthetic_serial
+    index = default_index_path(folder)
+    assert index.parent.parent == data_dir() and f"index {index}: " in out
+    assert not list(folder.glob("*.sqlite*"))  # nothing written into the archive folder
+    assert rows(index) == synthetic_serial
     assert main(["index", "--era", str(folder)]) == 0
     assert "the index is up to date (6 files)" in capsys.readouterr().out
     elsewhere = tmp_path / "elsewhere.sqlite"

@@ -4,12 +4,16 @@ subcommand described. (Each subcommand's rough edges: test_serve, test_storage, 
 from __future__ import annotations
 
 import argparse
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
 
 import pytest
 
 import ethread
 from ethread.cli import build_parser, main
+from ethread.cli.deferred import complete
+from ethread.version import __version__
+from tests.support.paths import REPO
 from tests.support.without_modules import run_without
 
 
@@ -17,8 +21,22 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0
-    assert capsys.readouterr().out.strip() == f"ethread {version('ethread')}"
-    assert ethread.__version__ == version("ethread")
+    assert capsys.readouterr().out.strip() == f"ethread {__version__}"
+    assert ethread.__version__ == __version__
+
+
+def test_the_version_is_written_once() -> None:
+    """setup.cfg reads ethread/version.py; an installed ethread's metadata (the wheel's)
+    says the same version as the package it installed."""
+    assert "version = attr: ethread.version.__version__" in (REPO / "setup.cfg").read_text()
+    try:
+        installed = distribution("ethread")
+    except PackageNotFoundError:  # a checkout on the path, never installed
+        return
+    package = Path(ethread.__file__).parent
+    files = [Path(str(installed.locate_file(f))) for f in installed.files or ()]
+    if any(f.parent == package for f in files):  # this package is the one installed
+        assert installed.version == __version__
 
 
 def test_every_flag_of_every_command_is_described() -> None:
@@ -26,6 +44,7 @@ def test_every_flag_of_every_command_is_described() -> None:
                     if isinstance(a, argparse._SubParsersAction))
     assert set(commands.choices) >= {"serve", "import", "export", "verify"}
     for name, parser in commands.choices.items():
+        complete(parser)  # the flags added only when the subcommand is chosen
         undescribed = [a.option_strings[0] for a in parser._actions
                        if a.option_strings and not a.help]
         assert undescribed == [], f"ethread {name}: no help text for {undescribed}"

@@ -70,3 +70,25 @@ def test_serve_record_traces(capsys: pytest.CaptureFixture[str]) -> None:
     assert checked > 0
     assert main(["serve", "--record-traces", "-1"]) == 2
     assert "--record-traces takes a number of blocks" in capsys.readouterr().err
+
+
+def test_serve_names_its_ledger_and_writes_nothing_in_the_current_folder(tmp_path: Path) -> None:
+    """Without --ledger the credits go to credits.ledger in ethread's data folder
+    ($ETHREAD_HOME), which the banner names; the folder it runs in stays empty."""
+    genesis = conformance_dir() / "rpc-compat" / "genesis.json"
+    here, home = tmp_path / "here", tmp_path / "home"
+    here.mkdir()
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ETHREAD_HOME=str(home))
+    server = subprocess.Popen(
+        [*ETHREAD, "serve", "--genesis", str(genesis), "--port", "0", "--no-access-log"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=here)
+    try:
+        assert server.stdout is not None
+        lines: list[str] = []
+        while not lines or (lines[-1] and not lines[-1].startswith("health:")):
+            lines.append(server.stdout.readline())
+        assert f"credit ledger: {home / 'credits.ledger'}\n" in lines, lines
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=60)
+    assert (home / "credits.ledger").is_file() and list(here.iterdir()) == []

@@ -5,7 +5,6 @@ traceback."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -84,16 +83,6 @@ def test_export_names_the_source_flags(tmp_path: Path, capsys: pytest.CaptureFix
     assert "name the output folder: --era OUT (or --out OUT)" in capsys.readouterr().err
 
 
-def test_seal_failure_gives_the_hint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    compat = conformance_dir() / "rpc-compat"
-    assert main(["import", "--db", str(tmp_path / "db"), "--genesis", str(compat / "genesis.json"),
-                 "--blocks", str(compat / "chain.rlp")]) == 1
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("ethread import: error: block 1: invalid nonce: proof-of-work seal: ")
-    assert "imports with --no-verify-seals" in err
-    assert len(err.splitlines()) == 1  # py-evm's several-line report is cut to its first line
-
-
 def test_truncated_blocks_file_names_the_block(tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     compat = conformance_dir() / "rpc-compat"
@@ -116,13 +105,8 @@ def test_verify_errors_name_the_command(tmp_path: Path, capsys: pytest.CaptureFi
 def test_export_parquet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     era = conformance_dir() / "era1"
     out = tmp_path / "pq"
-    env_index = tmp_path / "index"
-    os.environ["XDG_CACHE_HOME"] = str(env_index)  # keep the sidecar index out of shared data
-    try:
-        assert main(["export", "--format", "parquet", "--out", str(out), "--from-era", str(era),
-                     "--first", "172032", "--last", "180223"]) == 0
-    finally:
-        del os.environ["XDG_CACHE_HOME"]
+    assert main(["export", "--format", "parquet", "--out", str(out), "--from-era", str(era),
+                 "--first", "172032", "--last", "180223"]) == 0
     written = capsys.readouterr().out.split()
     assert [Path(p).name for p in written] == [f"{t}.parquet" for t in frames.TABLES]
     blocks = pq.read_table(out / "blocks.parquet")
@@ -136,4 +120,64 @@ def test_export_parquet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert "with --format parquet use --out" in capsys.readouterr().err
     assert main(["export", "--format", "parquet", "--out", str(out), "--from-era", str(era),
                  "--first", "8000", "--last", "8300"]) == 1
-    assert "109 blocks are missing from the backend: 8192..8300" in capsys.readouterr().err
+    assert ("blocks 8000..8300 have gaps: the chain holds 8000..8191 of them; export --first "
+            "8000 --last 8191, or leave --first and --last out") in capsys.readouterr().err
+    assert main(["export", "--format", "parquet", "--out", str(out), "--from-era", str(era),
+                 "--first", "9000", "--last", "9100"]) == 1
+    assert ("the chain holds none of blocks 9000..9100 (0..8191, 172032..180223 are held)"
+            in capsys.readouterr().err)
+
+
+def test_export_parquet_of_a_folder_with_a_gap_exports_what_it_holds(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The Sepolia folder holds blocks 0..8191 and 172032..180223: with no range given, both
+    spans are exported (in order, into the same files) and the gap is named."""
+    era = conformance_dir() / "era1"
+    out = tmp_path / "pq"
+    assert main(["export", "--format", "parquet", "--out", str(out), "--from-era", str(era),
+                 "--tables", "blocks,transactions"]) == 0
+    err = capsys.readouterr().err
+    assert "the chain has gaps; exporting the blocks it holds: 0..8191, 172032..180223" in err
+    numbers = pq.read_table(out / "blocks.parquet").column("number").to_pylist()
+    assert numbers == [*range(0, 8192), *range(172032, 180224)]
+    assert pq.read_table(out / "transactions.parquet").num_rows == 93  # none before the gap
+
+
+def test_import_of_blocks_without_seals_fails_at_once_saying_what_to_pass(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The rpc-compat chain's blocks carry zero seals: checking them would build ethash's cache
+    (about 40 s) only to refuse block 1; the command says so before opening any store."""
+    compat = conformance_dir() / "rpc-compat"
+    db = tmp_path / "db"
+    assert main(["import", "--db", str(db), "--genesis", str(compat / "genesis.json"),
+                 "--blocks", str(compat / "chain.rlp")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == ("ethread import: error: block 1 carries no proof-of-work seal (its nonce and "
+                   "mix hash are zero, as a dev chain's or a test fixture's blocks): import it "
+                   "with --no-verify-seals")
+    assert not db.exists()
+
+
+def test_seal_checks_are_announced_before_the_wait(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A first block with a seal: the wait for ethash's cache and the flag that skips it are
+    said up front; a block without proof of work (after the merge) needs no notice."""
+    import rlp
+
+    from ethread.cli.storage import _announce_seal_checks
+
+    compat = conformance_dir() / "rpc-compat"
+    first = rlp.decode((compat / "chain.rlp").read_bytes()[:200_000], strict=False)
+    header = list(first[0])
+    header[13], header[14] = b"\x01" * 32, b"\x02" * 8  # a mix hash and a nonce
+    sealed = tmp_path / "sealed.rlp"
+    sealed.write_bytes(rlp.encode([header, *first[1:]]))
+    _announce_seal_checks(str(sealed))
+    err = capsys.readouterr().err
+    assert "checking proof-of-work seals: ethash builds the cache of block 1's epoch first" in err
+    assert "imports with --no-verify-seals" in err
+    header[7] = b""  # difficulty 0: a proof-of-stake block
+    merged = tmp_path / "merged.rlp"
+    merged.write_bytes(rlp.encode([header, *first[1:]]))
+    _announce_seal_checks(str(merged))
+    assert capsys.readouterr().err == ""

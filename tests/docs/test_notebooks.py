@@ -63,3 +63,25 @@ def test_notebook_runs(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     for expected in EXPECTED[name]:
         assert expected in text, f"{name}: {expected!r} not in its output"
     assert os.environ.get("MPLBACKEND") == "Agg"
+
+
+def test_jupyter_nbconvert_executes_a_notebook_as_the_docs_say(tmp_path: object) -> None:
+    """docs/notebooks.md's command, with what the notebook extra installs (nbconvert's
+    ``jupyter nbconvert --execute``; ipywidgets, so tqdm draws widgets instead of warning)."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import ipywidgets  # noqa: F401  (the extra brings it)
+
+    jupyter = Path(sys.executable).parent / "jupyter"
+    command = [str(jupyter) if jupyter.exists() else shutil.which("jupyter") or "jupyter",
+               "nbconvert", "--to", "notebook", "--execute", str(EXAMPLES / "verify_proof.ipynb"),
+               "--output-dir", str(tmp_path), "--output", "run.ipynb"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "ETHREAD_CONFORMANCE": str(conformance_dir()),
+                               "MPLBACKEND": "Agg"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    book = nbformat.read(f"{tmp_path}/run.ipynb", as_version=4)
+    assert "proof verified against state root 0x" in _text(book)

@@ -111,7 +111,10 @@ def test_two_workers_give_the_one_worker_tables(tmp_path: Path) -> None:
     era.close()
 
 
-def test_workers_on_a_store(compat: dict[str, Any]) -> None:
+def test_workers_on_a_store(compat: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    from ethread.frames import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_FROM_BLOCKS", 0)  # workers even for 46 blocks
     lmdb = compat["lmdb"]
     one = frames.tables(lmdb, 0, 46, progress=False)
     two = frames.tables(lmdb, 0, 46, progress=False, workers=2)

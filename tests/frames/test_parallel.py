@@ -113,3 +113,57 @@ def test_a_damaged_archive_fails_in_a_worker_as_in_one_process(tmp_path: Path) -
     assert type(errors[0]) is type(errors[1])
     assert str(errors[0]) == str(errors[1])
     assert original.name in str(errors[1])
+
+
+def test_a_range_too_small_to_gain_is_read_in_this_process(
+        sepolia: EraBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """workers=2 over less than PARALLEL_FROM_BYTES of archive starts no worker; a big enough
+    range does."""
+    calls: list[tuple[int, int]] = []
+
+    def recorded(backend: object, start: int, stop: int, *args: object) -> object:
+        calls.append((start, stop))
+        raise AssertionError("workers started")
+
+    monkeypatch.setattr(parallel, "collect_parallel", recorded)
+    assert not parallel.worth_workers(sepolia, 0, 180_224)  # two files of about 3 MB
+    one = collect(sepolia, 172_032, 180_224, NAMES, progress=False)
+    two = collect(sepolia, 172_032, 180_224, NAMES, progress=False, workers=2)
+    assert calls == [] and all(two[n].equals(one[n]) for n in NAMES)
+    monkeypatch.setattr(parallel, "PARALLEL_FROM_BYTES", 1_000_000)
+    assert parallel.worth_workers(sepolia, 172_032, 180_224)
+    assert not parallel.worth_workers(sepolia, 172_032, 172_100)  # its share of one file
+    with pytest.raises(AssertionError, match="workers started"):
+        collect(sepolia, 172_032, 180_224, NAMES, progress=False, workers=2)
+    assert calls == [(172_032, 180_224)]
+
+
+UNGUARDED = """
+from ethread import frames
+from ethread.backends.era import EraBackend
+from ethread.frames import parallel
+
+parallel.PARALLEL_FROM_BYTES = 0  # workers even for this small range
+backend = EraBackend({folder!r}, index_path={index!r})
+frames.blocks(backend, 172_032, 172_100, progress=False, workers=2)
+print("done")
+"""
+
+
+def test_workers_from_a_script_without_the_main_guard_say_what_to_do(
+        sepolia: EraBackend, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED.format(folder=str(sepolia.folder), index=str(sepolia.index_path)))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 1 and "done" not in done.stdout
+    raised = [line for line in done.stderr.splitlines()
+              if line.startswith("ethread.frames.parallel.WorkersFailed: ")]
+    assert raised, done.stderr[-3000:]  # (multiprocessing may warn after it, at exit)
+    assert raised[-1].startswith("ethread.frames.parallel.WorkersFailed: a worker process ended")
+    assert f"({script})" in raised[-1] and 'if __name__ == "__main__":' in raised[-1]
+    assert "or pass workers=1" in raised[-1]
+    assert "BrokenProcessPool" not in done.stderr.split("WorkersFailed: a worker process")[-1]

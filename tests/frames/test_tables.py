@@ -222,3 +222,42 @@ def test_numpy_missing_is_a_clear_error() -> None:
 def test_one_table_named_as_a_string(sepolia: EraBackend) -> None:
     """``tables(..., "logs")`` is the logs table, not one per letter."""
     assert list(frames.tables(sepolia, 0, 10, "blocks", progress=False)) == ["blocks"]
+
+
+def test_earliest_and_latest_name_the_ends_of_the_chain(demo: ethread.MemoryBackend,
+                                                         sepolia: EraBackend) -> None:
+    head = demo.pointer("latest")
+    assert head is not None
+    whole = frames.blocks(demo, "earliest", "latest", progress=False)
+    assert whole.column("number").to_pylist() == list(range(0, head + 1))
+    assert frames.transactions(demo, 0, "latest", progress=False).equals(
+        frames.transactions(demo, 0, head + 1, progress=False))
+    tail = frames.blocks(sepolia, 180_000, "latest", progress=False)
+    assert tail.column("number").to_pylist() == list(range(180_000, 180_224))
+    assert frames.logs(demo, "earliest", "latest").num_rows == frames.logs(demo, 0, head + 1).num_rows
+    with pytest.raises(ValueError, match='stop must be a block number or "latest"'):
+        frames.blocks(demo, 0, "head", progress=False)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match='start must be a block number or "earliest"'):
+        frames.blocks(demo, "latest", 3, progress=False)  # type: ignore[arg-type]
+
+
+def test_integer_columns_stay_integers_in_pandas(sepolia: EraBackend, demo: ethread.MemoryBackend,
+                                                 tmp_path: object) -> None:
+    """A column with nulls (blob gas before Cancun, chain id of a pre-EIP-155 transaction)
+    becomes a nullable pandas integer, not floats; so does every other integer column, the
+    same dtype whatever the range; a Parquet file written from the table reads back the same."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    blocks = frames.blocks(sepolia, 0, 100, progress=False)
+    assert blocks.column("blob_gas_used").null_count == 100
+    df = blocks.to_pandas()
+    assert df["blob_gas_used"].dtype == pd.UInt64Dtype() and df["blob_gas_used"].isna().all()
+    assert df["number"].dtype == pd.UInt64Dtype() and df["number"].tolist() == list(range(100))
+    assert df["timestamp"].dtype.kind == "M"  # the rest as before
+    for backend in (demo, sepolia):  # the models' path and the bulk path
+        receipts = frames.receipts(backend, "earliest", 50, progress=False).to_pandas()
+        assert {str(receipts[n].dtype) for n in ("status", "gas_used", "log_count")} == {"UInt64"}
+    path = f"{tmp_path}/blocks.parquet"
+    pq.write_table(blocks, path)
+    assert pd.read_parquet(path)["blob_gas_used"].dtype == pd.UInt64Dtype()

@@ -307,6 +307,7 @@ def test_access_log_masks_keys(rpc_compat_memory: ethread.MemoryBackend,
 
 def test_example_config_file_loads() -> None:
     from ethread.server import load_config
+    from ethread.server.config import DEFAULT_LEDGER
 
     config = load_config(EXAMPLES /
                          "serve_config.toml")
@@ -315,6 +316,7 @@ def test_example_config_file_loads() -> None:
     assert config.networks[1].port == 8546 and config.networks[1].block_time == 2.0
     assert config.keys[1].credits_per_second == 500
     assert config.limits.max_batch_calls == 1000 and config.limits.logs.timeout == 10
+    assert config.ledger == DEFAULT_LEDGER  # not a file beside the example
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -348,8 +350,8 @@ def test_flags_and_file_mean_the_same(tmp_path: Path) -> None:
     args = build_parser().parse_args([
         "serve", "--genesis", str(tmp_path / "g.json"), "--blocks", str(tmp_path / "b.rlp"),
         "--no-verify-seals", "--port", "9000", "--api-key", "k1", "--daily-credits", "50",
-        "--max-batch-calls", "7", "--ledger", str(tmp_path / "ethread-credits.ledger")])
-    assert build_config(args) == from_file
+        "--max-batch-calls", "7"])
+    assert build_config(args) == from_file  # (one default ledger, in ethread's data folder)
 
 
 def _other_value(declared: Any, tmp_path: Path) -> Any:

@@ -1,0 +1,44 @@
+"""Flags a subcommand adds only when it is the one chosen.
+
+``ethread --help`` lists every subcommand, so each subcommand's module is imported and its
+parser made; but some flags are derived from a declaration that loads much more (``serve``'s
+settings come from :mod:`ethread.server.config`, which imports the models and the log
+methods). A subcommand hands such work to :func:`defer`; :class:`Subcommands`, the
+subcommands' action, runs it just before the chosen subcommand's parser reads its arguments,
+so ``ethread serve --help`` shows every flag and ``ethread --help`` pays for none of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from typing import Any
+
+_PENDING = "_ethread_deferred"
+
+Fill = Callable[[argparse.ArgumentParser], None]
+"""Adds flags (or groups of flags) to a subcommand's parser."""
+
+
+def defer(parser: argparse.ArgumentParser, fill: Fill) -> None:
+    """Run ``fill(parser)`` when ``parser``'s subcommand is chosen (in the order deferred)."""
+    pending: list[Fill] = parser.__dict__.setdefault(_PENDING, [])
+    pending.append(fill)
+
+
+def complete(parser: argparse.ArgumentParser) -> None:
+    """Add ``parser``'s deferred flags now (once)."""
+    for fill in parser.__dict__.pop(_PENDING, []):
+        fill(parser)
+
+
+class Subcommands(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """argparse's subcommand action, completing the chosen subcommand's parser first."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
+        if isinstance(values, Sequence) and values:
+            chosen = self._name_parser_map.get(str(values[0]))
+            if chosen is not None:
+                complete(chosen)
+        super().__call__(parser, namespace, values, option_string)
