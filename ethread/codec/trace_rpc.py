@@ -209,9 +209,10 @@ def flat_call_json(call: FlatCall) -> dict[str, Any]:
         action = {"creationMethod": call.creation_method, "from": _hex(call.sender or b""),
                   "gas": hex(call.gas or 0), "init": _hex(call.input or b""),
                   "value": hex(call.value or 0)}
-        if call.gas_used is not None:
-            result = {"address": _hex(call.address or b""), "code": _hex(call.output or b""),
-                      "gasUsed": hex(call.gas_used)}
+        if call.gas_used is not None:  # (no address for a create that reverted, as geth)
+            result = {"code": _hex(call.output or b""), "gasUsed": hex(call.gas_used)}
+            if call.address is not None:
+                result = {"address": _hex(call.address), **result}
     else:
         action = {"callType": call.call_type, "from": _hex(call.sender or b""),
                   "gas": hex(call.gas or 0), "input": _hex(call.input or b""),

@@ -242,6 +242,17 @@ class Tracer:
         """The transaction ended: its receipt's gas (after refunds), or why it could not run."""
 
 
+SENTRY_TEXT = "out of gas: not enough gas for reentrancy sentry"
+"""geth's error when an SSTORE runs with 2,300 gas or less left (EIP-2200): its gas function's
+error wrapped in ``ErrOutOfGas`` (core/vm/interpreter.go), on the step and on the frame."""
+
+
+def out_of_gas_text(error: BaseException) -> str:
+    """geth's text for running out of gas on a step: the reentrancy sentry's (py-evm's
+    "Net-metered SSTORE always fails below 2300 gas") or plain ``out of gas``."""
+    return SENTRY_TEXT if "always fails below 2300 gas" in str(error) else "out of gas"
+
+
 def vm_error_text(error: BaseException, op: int | None = None) -> str:
     """geth's text for a py-evm execution error."""
     if isinstance(error, Revert):
@@ -268,9 +279,9 @@ def vm_error_text(error: BaseException, op: int | None = None) -> str:
         text = str(error)
         if "EIP170" in text or "code size" in text.lower():
             return "max code size exceeded"
-        if "contract code" in text.lower() or "store" in text.lower():
+        if "Write contract code" in text:  # (py-evm's reason when a create's code is stored)
             return "contract creation code storage out of gas"
-        return "out of gas"
+        return out_of_gas_text(error)
     return str(error) or type(error).__name__
 
 
@@ -547,7 +558,7 @@ def _stepping_computation(cls: Any, session: _Session, state: Any, message: Any,
                     if session.pending is step:
                         needed = _NEEDED.search(str(exc))
                         cost = gas - meter.gas_remaining + (int(needed.group(1)) if needed else 0)
-                        _flush(session, cost, "out of gas")
+                        _flush(session, cost, out_of_gas_text(exc))
                     raise
                 except VMError:
                     if session.pending is step:

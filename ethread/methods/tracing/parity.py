@@ -210,7 +210,7 @@ class ParityTracer(ResultTracer):
     def calls(self) -> tuple[FlatCall, ...]:
         """The flat list, parity's errors, precompile calls left out."""
         top: CallFrame = self.flat.calls.result()
-        return tuple(flatten(top, self.flat.context, True))
+        return tuple(flatten(top, self.flat.context, True, would_be=True))
 
     def result(self) -> NoResult:
         """Nothing: a parity trace's answer is :meth:`replay`."""

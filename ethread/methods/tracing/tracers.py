@@ -187,6 +187,7 @@ class _OpenFrame:
 
     __slots__ = (
         "calls",
+        "created",
         "error",
         "gas",
         "gas_used",
@@ -204,6 +205,7 @@ class _OpenFrame:
     def __init__(self, kind: int, sender: bytes, to: bytes | None, value: int | None, gas: int,
                  data: bytes) -> None:
         self.kind, self.sender, self.to, self.value, self.gas = kind, sender, to, value, gas
+        self.created = to if kind in (CREATE, CREATE2) else None
         self.input = data
         self.gas_used = 0
         self.output = b""
@@ -234,7 +236,8 @@ class _OpenFrame:
         return CallFrame(type=opcode_name(self.kind), sender=self.sender, to=self.to,
                          value=self.value, gas=self.gas, gas_used=self.gas_used, input=self.input,
                          output=self.output, error=self.error, revert_reason=self.revert_reason,
-                         calls=tuple(self.calls), logs=tuple(self.logs), reverted=self.reverted)
+                         calls=tuple(self.calls), logs=tuple(self.logs), reverted=self.reverted,
+                         created=self.created)
 
 
 class CallTracer(ResultTracer):
@@ -607,8 +610,10 @@ def parity_error(error: str) -> str:
 
 
 def flatten(frame: CallFrame, context: TraceContext, convert_errors: bool = False,
-            address: tuple[int, ...] = ()) -> list[FlatCall]:
-    """A call tree as parity's flat list, each entry with its place in the tree."""
+            address: tuple[int, ...] = (), *, would_be: bool = False) -> list[FlatCall]:
+    """A call tree as parity's flat list, each entry with its place in the tree. A create
+    that reverted has no address in geth's list (its frame's ``to`` is gone); with
+    ``would_be`` (reth's parity traces) it has the address it would have had."""
     kind = frame.type
     error = frame.error
     if error is not None and convert_errors:
@@ -623,7 +628,8 @@ def flatten(frame: CallFrame, context: TraceContext, convert_errors: bool = Fals
                          sender=frame.sender, to=None, value=frame.value, gas=frame.gas,
                          input=frame.input, gas_used=frame.gas_used if has_result else None,
                          output=frame.output if has_result else None,
-                         address=frame.to if has_result else None, **common)
+                         address=(frame.created if would_be else frame.to) if has_result else None,
+                         **common)
     elif kind == "SELFDESTRUCT":
         entry = FlatCall(type="suicide", call_type=None, creation_method=None, sender=None, to=None,
                          value=None, gas=None, input=None, gas_used=None, output=None,
@@ -636,7 +642,7 @@ def flatten(frame: CallFrame, context: TraceContext, convert_errors: bool = Fals
                          output=frame.output if has_result else None, address=None, **common)
     flat = [entry]
     for index, call in enumerate(frame.calls):
-        flat.extend(flatten(call, context, convert_errors, (*address, index)))
+        flat.extend(flatten(call, context, convert_errors, (*address, index), would_be=would_be))
     return flat
 
 
