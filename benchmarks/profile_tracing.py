@@ -31,13 +31,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib.trace_scenario import scenario  # noqa: E402
+import orjson
+from benchlib.trace_scenario import scenario
 
-import orjson  # noqa: E402
-
-from ethread.codec import trace_rpc  # noqa: E402
-from ethread.methods.tracing import TraceOptions, replay  # noqa: E402
-from ethread.methods.tracing.tracers import TraceContext, make_tracer  # noqa: E402
+from ethread.codec import trace_rpc
+from ethread.methods.tracing import TraceOptions, replay
+from ethread.methods.tracing.tracers import TraceContext, make_tracer
 
 TRACERS: dict[str, dict[str, Any]] = {
     "callTracer": {"tracer": "callTracer"},
