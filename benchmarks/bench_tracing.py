@@ -108,6 +108,7 @@ trace_rpc = types.ModuleType("ethread.codec.trace_rpc")
 trace_rpc.MAX_TRACE_TIMEOUT = 60.0
 trace_rpc.TRACE_METHODS = {}
 trace_rpc.TraceHandler = object
+trace_rpc.TraceLimits = object
 parity_rpc = types.ModuleType("ethread.codec.parity_rpc")
 parity_rpc.PARITY_METHODS = {}
 sys.modules["ethread.codec.trace_rpc"] = trace_rpc

@@ -42,7 +42,7 @@ from .params import (
     parse_number_or_tag,
     parse_state_override,
 )
-from .trace_rpc import Params, TraceHandler
+from .trace_rpc import Params, TraceHandler, TraceLimits
 
 
 def _hex(data: bytes) -> str:
@@ -211,31 +211,32 @@ def _block(backend: Any, ref: BlockRef) -> Block | None:
     return block_by_ref(backend, BlockHashRef(hash=header.hash))
 
 
-def _timeout(cap: float) -> float:
+def _timeout(limits: TraceLimits) -> float:
+    cap = limits.timeout
     return min(DEFAULT_TRACE_TIMEOUT, cap) if cap > 0 else DEFAULT_TRACE_TIMEOUT
 
 
-def _deadline(cap: float) -> Deadline | None:
-    return Deadline.after(cap) if cap > 0 else None
+def _deadline(limits: TraceLimits) -> Deadline | None:
+    return Deadline.after(limits.timeout) if limits.timeout > 0 else None
 
 
 # ---------------------------------------------------------------------------------------------
 # Handlers: (backend, params, timeout cap, the dispatcher's kept replays) -> JSON value
 
 
-def _trace_transaction(backend: Any, params: Params, cap: float,
+def _trace_transaction(backend: Any, params: Params, limits: TraceLimits,
                        replays: ReplayStates | None = None) -> Any:
-    traces = transaction_traces(backend, _arg(params, 0, parse_hash_param), _timeout(cap),
+    traces = transaction_traces(backend, _arg(params, 0, parse_hash_param), _timeout(limits),
                                 replays)
     return None if traces is None else [localized_json(t) for t in traces]
 
 
-def _trace_block(backend: Any, params: Params, cap: float,
+def _trace_block(backend: Any, params: Params, limits: TraceLimits,
                  replays: ReplayStates | None = None) -> Any:
     block = _block(backend, _arg(params, 0, parse_block_ref))
     if block is None:
         return None
-    return [localized_json(t) for t in block_traces(backend, block, _timeout(cap), _deadline(cap))]
+    return [localized_json(t) for t in block_traces(backend, block, _timeout(limits), _deadline(limits))]
 
 
 def _indices(value: Any) -> tuple[int, ...]:
@@ -245,21 +246,21 @@ def _indices(value: Any) -> tuple[int, ...]:
                  else _count({"index": item}, "index") or 0 for item in value)
 
 
-def _trace_get(backend: Any, params: Params, cap: float,
+def _trace_get(backend: Any, params: Params, limits: TraceLimits,
                replays: ReplayStates | None = None) -> Any:
     tx_hash = _arg(params, 0, parse_hash_param)
     indices = _arg(params, 1, _indices)
-    found = trace_at(backend, tx_hash, indices, _timeout(cap), replays)
+    found = trace_at(backend, tx_hash, indices, _timeout(limits), replays)
     return None if found is None else localized_json(found)
 
 
-def _trace_filter(backend: Any, params: Params, cap: float,
+def _trace_filter(backend: Any, params: Params, limits: TraceLimits,
                   replays: ReplayStates | None = None) -> Any:
     query = _arg(params, 0, parse_trace_filter)
-    return [localized_json(t) for t in filter_traces(backend, query, _timeout(cap), _deadline(cap))]
+    return [localized_json(t) for t in filter_traces(backend, query, _timeout(limits), _deadline(limits))]
 
 
-def _trace_call(backend: Any, params: Params, cap: float,
+def _trace_call(backend: Any, params: Params, limits: TraceLimits,
                 replays: ReplayStates | None = None) -> Any:
     request = _arg(params, 0, parse_call_request)
     types = _arg(params, 1, parse_trace_types)
@@ -270,24 +271,24 @@ def _trace_call(backend: Any, params: Params, cap: float,
     block_overrides = (_arg(params, 4, parse_block_overrides)
                        if len(params) > 4 and params[4] is not None else None)
     return replay_json(call_traces(backend, request, types, block, state_override=state_override,
-                                   block_overrides=block_overrides, timeout=_timeout(cap)))
+                                   block_overrides=block_overrides, timeout=_timeout(limits)))
 
 
-def _replay_transaction(backend: Any, params: Params, cap: float,
+def _replay_transaction(backend: Any, params: Params, limits: TraceLimits,
                         replays: ReplayStates | None = None) -> Any:
     tx_hash = _arg(params, 0, parse_hash_param)
     types = _arg(params, 1, parse_trace_types)
-    return replay_json(replay_transaction(backend, tx_hash, types, _timeout(cap), replays))
+    return replay_json(replay_transaction(backend, tx_hash, types, _timeout(limits), replays))
 
 
-def _replay_block(backend: Any, params: Params, cap: float,
+def _replay_block(backend: Any, params: Params, limits: TraceLimits,
                   replays: ReplayStates | None = None) -> Any:
     ref = _arg(params, 0, parse_block_ref)
     types = _arg(params, 1, parse_trace_types)
     block = _block(backend, ref)
     if block is None:
         return None
-    return [replay_json(r) for r in replay_block(backend, block, types, _timeout(cap), _deadline(cap))]
+    return [replay_json(r) for r in replay_block(backend, block, types, _timeout(limits), _deadline(limits))]
 
 
 PARITY_METHODS: dict[str, tuple[TraceHandler, int, int]] = {

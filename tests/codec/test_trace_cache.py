@@ -16,7 +16,7 @@ import ethread.codec.envelope
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.parity_rpc import PARITY_METHODS
 from ethread.codec.trace_cache import TraceCache
-from ethread.codec.trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS
+from ethread.codec.trace_rpc import TRACE_METHODS, TraceLimits
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import PRAGUE_FORKS
 from tests.support.router import BENEFICIARY, router
@@ -50,7 +50,7 @@ def chain() -> DevChain:
 
 def _fresh(backend: Any, method: str, params: list[Any]) -> bytes:
     handler = (TRACE_METHODS | PARITY_METHODS)[method][0]
-    return orjson.dumps(handler(backend, params, MAX_TRACE_TIMEOUT))
+    return orjson.dumps(handler(backend, params, TraceLimits(), None))
 
 
 def _dispatched(dispatcher: Dispatcher, method: str, params: list[Any]) -> Any:

@@ -22,7 +22,7 @@ from eth._utils.address import generate_contract_address, generate_safe_contract
 from eth_typing import Address as EvmAddress
 from eth_utils import keccak
 
-from ...errors import ExecutionFailed, go_json_type
+from ...errors import EthreadError, ExecutionFailed, ResponseTooLarge, go_json_type
 from ...models import trusted_maker
 from ..call import decode_revert_reason
 from .hooks import (
@@ -82,7 +82,21 @@ class LoggerConfig:
     enable_return_data: bool = False
     limit: int = 0
     """Stop logging once the answer's steps take more than this many bytes of JSON (0: no
-    limit; geth counts the same way)."""
+    limit; geth counts the same way): the client's bound, a shorter answer."""
+    cap: int = 0
+    """The service's bound on the answer, in bytes of JSON (0: none): once the steps pass it
+    the trace stops with :class:`TraceTooLarge` (an answer that large would not be sent)."""
+
+
+class TraceTooLarge(ResponseTooLarge):
+    """The opcode log passed the service's answer-byte limit (-32003, as any answer too
+    large), said with what the client can do about it."""
+
+    def __init__(self, cap: int, steps: int) -> None:
+        EthreadError.__init__(
+            self, f"response too large: the opcode log passed the service's limit of {cap} "
+            f"bytes at step {steps}; ask for fewer steps (the logger's limit), without the "
+            "stack, storage or memory, or for callTracer")
 
 
 def struct_log_size(log: StructLog) -> int:
@@ -123,6 +137,8 @@ class StructLogger(ResultTracer):
         self.wants_memory = config.enable_memory
         self.logs: list[StructLog] = []
         self.size = 0
+        self.steps = 0
+        self.cap = config.cap if not config.limit or config.limit > config.cap else 0
         self.storage: dict[bytes, dict[bytes, bytes]] = {}
         self.env: TxEnv | None = None
         self.output = b""
@@ -135,10 +151,14 @@ class StructLogger(ResultTracer):
 
     def on_opcode(self, step: Step) -> None:
         """Log the step (until the steps pass ``limit``), with the account's storage as
-        read and written so far on SLOAD and SSTORE."""
+        read and written so far on SLOAD and SSTORE; past the ``cap``, stop the trace."""
         config = self.config
         if config.limit and self.size > config.limit:
             return
+        if self.cap and self.size > self.cap:
+            self.logs = []  # (what was logged goes at once, not when the error is answered)
+            raise TraceTooLarge(self.cap, self.steps)
+        self.steps += 1
         storage = None
         stack = step.stack
         if not config.disable_storage and stack is not None and step.op in (SLOAD, SSTORE):
