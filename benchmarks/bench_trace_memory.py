@@ -1,8 +1,8 @@
 """A large opcode log's memory, in process: the resident set before a trace, at its answer,
 and once the answer is dropped, with the freed heap given back to the system after a large
 answer has been sent (``codec/trace_rpc.encoded_answer``: a second later, on a timer) and
-without (``--keep-heap``: the allocator keeps its pages, as before). Also the same trace past a server's answer-byte limit: stopped with
--32003 before the log is built.
+without (``--keep-heap``: the allocator keeps its pages, as before). Also the same trace past
+a server's answer-byte limit: stopped with -32003 before the log is built.
 
     .venv/bin/python benchmarks/bench_trace_memory.py [--loops 40000] [--keep-heap]
 """
