@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import rlp
 from eth.consensus.context import ConsensusContext
 from eth.db.atomic import AtomicDB
+from eth.db.batch import BatchDB
 from eth.db.chain import ChainDB
 from eth.vm.chain_context import ChainContext
 from eth.vm.spoof import SpoofTransaction
@@ -44,6 +45,7 @@ from .. import interrupt
 from ..message import ExecutableChain, Rejected, gas_for, prepare
 from ..raw import get_raw_block
 from ..resolve import require_header
+from ..call_vm import MessageTables, share_tables
 from ..simulate_vm import fast_vm_class
 from .hooks import TxEnv, attached, hooked_class, plain_computation_class
 from .models import TraceResult, TransactionTrace
@@ -129,9 +131,10 @@ def _base_postprocessing() -> Any:
 
 
 def _replay(backend: TraceableChain, block: Block, fast: bool = True,
-            keep: bool = False) -> BlockReplay:
+            keep: bool = False, tables: MessageTables | None = None) -> BlockReplay:
     """A block ready to replay on its parent's state, its system calls done (``fast``: on
-    the lean classes; ``keep``: noting its positions, to be kept in :class:`ReplayStates`)."""
+    the lean classes, reading through ``tables`` when given; ``keep``: noting its
+    positions, to be kept in :class:`ReplayStates`)."""
     if block.header.number == 0:
         raise NotTraceable("genesis is not traceable")
     config = backend.chain_config()
@@ -139,7 +142,7 @@ def _replay(backend: TraceableChain, block: Block, fast: bool = True,
         raise StateUnavailable("the backend does not know the chain's fork schedule")
     chaindb = backend.evm_database()
     if fast:
-        return _replay_from_models(backend, block, config, chaindb, keep)
+        return _replay_from_models(backend, block, config, chaindb, keep, tables)
     raw = get_raw_block(backend, BlockHashRef(hash=block.hash))
     if raw is None:
         raise NotTraceable(f"block {'0x' + block.hash.hex()} not found")
@@ -165,7 +168,7 @@ def _replay_decoded(evm_block: Any, parent: Any, block_hash: bytes, senders: dic
 
 
 def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chaindb: Any,
-                        keep: bool) -> BlockReplay:
+                        keep: bool, tables: MessageTables | None = None) -> BlockReplay:
     """:func:`_replay` on the fast path, from the block's models rather than its RLP: the
     header as py-evm's (on the parent's state root, with no gas used yet) decoded from its
     own encoding, and each transaction decoded from its encoding when the replay reaches it
@@ -187,7 +190,7 @@ def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chai
         return _with_sender(builder.decode(encode_transaction(itx.transaction)), itx.sender)
 
     return _start(_BlockView(start), start, block.hash, LazyTransactions(len(indexed), decode),
-                  config.chain_id, fast_vm_class(vm_class), chaindb, keep)
+                  config.chain_id, fast_vm_class(vm_class), chaindb, keep, tables)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,21 +205,59 @@ class _BlockView:
 
 
 def _start(block: Any, start: Any, block_hash: bytes, transactions: Sequence[Any], chain_id: int,
-           vm_class: Any, chaindb: Any, keep: bool) -> BlockReplay:
+           vm_class: Any, chaindb: Any, keep: bool,
+           tables: MessageTables | None = None) -> BlockReplay:
     """The replay of ``block`` from py-evm's header ``start`` (the block's, on its parent's
-    state root, no gas used), its system calls done."""
+    state root, no gas used), its system calls done. With ``tables``, the state reads through
+    them, and the system calls' writes are made once per header and kept there (as a
+    simulated block's are: :meth:`~..simulate.Simulation._after_system_writes`), the replay
+    starting from the state after them."""
     overlay = None
-    if keep:  # (the positions' states go into an overlay of the chain's database)
+    if keep or tables is not None:  # (the positions' states, the system writes' nodes)
         overlay = Overlay(chaindb.db)
         chaindb = ChainDB(AtomicDB(overlay))
-    vm = vm_class(header=start, chaindb=chaindb, chain_context=ChainContext(chain_id),
+    after = (_after_system_writes(block, start, chain_id, vm_class, chaindb, tables)
+             if tables is not None else None)
+    vm = vm_class(header=start if after is None else after, chaindb=chaindb,
+                  chain_context=ChainContext(chain_id),
                   consensus_context=ConsensusContext(chaindb.db))
-    vm.block_preprocessing(block)
+    if tables is not None:
+        share_tables(vm, tables)
+    if after is None:
+        vm.block_preprocessing(block)
     header = vm.get_header()
     if header.gas_used:
         header = header.copy(gas_used=0)
     return BlockReplay(vm, header, transactions, block_hash, int(start.block_number),
-                       overlay=overlay)
+                       overlay=overlay if keep else None)
+
+
+def _after_system_writes(block: Any, start: Any, chain_id: int, vm_class: Any, chaindb: Any,
+                         tables: MessageTables) -> Any | None:
+    """py-evm's header ``start`` at the state after the block's system calls, their new trie
+    nodes written to ``chaindb`` (an overlay) first; None when the calls deleted a node (they
+    are then made on the replay's own state). The calls read only the parent's state and the
+    header (which commits to it), so they run once per header."""
+    key = (vm_class, rlp.encode(start), None)
+    kept = tables.system_writes.get(key)
+    if kept is None:
+        recording = BatchDB(chaindb.db)
+        vm = vm_class(header=start, chaindb=ChainDB(AtomicDB(recording)),
+                      chain_context=ChainContext(chain_id),
+                      consensus_context=ConsensusContext(chaindb.db))
+        share_tables(vm, tables)
+        vm.block_preprocessing(block)
+        vm.state.persist()
+        diff = recording.diff()
+        kept = (() if tuple(diff.deleted_keys()) else
+                (tuple(diff.pending_items()), start.copy(state_root=vm.state.state_root)))
+        tables.system_writes.put(key, kept)
+    if not kept:
+        return None
+    db = chaindb.db
+    for node_key, node in kept[0]:
+        db[node_key] = node
+    return kept[1]
 
 
 def _with_sender(tx: Any, sender: bytes | None) -> Any:
@@ -277,7 +318,7 @@ def trace_transaction(backend: TraceableChain, tx_hash: Hash32,
     keep = states is not None and fast
     replay = states.take(block.hash) if states is not None and keep else None
     if replay is None or not replay.seek(location[1]):
-        replay = _replay(backend, block, fast, keep)
+        replay = _replay(backend, block, fast, keep, states.tables if states is not None else None)
         replay.seek(location[1])
     result = _trace_next(replay, options, tx_hash, tracer, fast)
     if states is not None and keep:

@@ -32,6 +32,7 @@ from eth_utils import ValidationError
 
 from ...errors import ExecutionFailed
 from ...lru import LRU
+from ..call_vm import MessageTables
 
 MAX_REPLAYS = 64
 MAX_REPLAY_BYTES = 256 * 1024 * 1024
@@ -187,6 +188,10 @@ class ReplayStates:
     def __init__(self, max_replays: int = MAX_REPLAYS, max_bytes: int = MAX_REPLAY_BYTES) -> None:
         self._replays: LRU[bytes, tuple[BlockReplay, int]] = LRU(
             max_replays, max_bytes=max_bytes, weigh=lambda kept: kept[1])
+        self.tables = MessageTables()
+        """What every replay's state reads through (decoded accounts, code and trie nodes,
+        jump positions, a block's system writes: keyed by content, never stale), as eth_call's
+        states share theirs."""
 
     def __len__(self) -> int:
         return len(self._replays)
