@@ -42,10 +42,10 @@ from ...models import Block, BlockHashRef, BlockOverrides, BlockRef, CallRequest
 from ...rlpcodec.headers import encode_header
 from ...rlpcodec.transactions import encode_transaction
 from .. import interrupt
+from ..call_vm import MessageTables, share_tables
 from ..message import ExecutableChain, Rejected, gas_for, prepare
 from ..raw import get_raw_block
 from ..resolve import require_header
-from ..call_vm import MessageTables, share_tables
 from ..simulate_vm import fast_vm_class
 from .hooks import TxEnv, attached, hooked_class, plain_computation_class
 from .models import TraceResult, TransactionTrace
