@@ -25,8 +25,10 @@ from ..methods.tracing.parity import (
     RewardTrace,
     TraceFilter,
     block_traces,
+    call_many_traces,
     call_traces,
     filter_traces,
+    raw_transaction_traces,
     replay_block,
     replay_transaction,
     trace_at,
@@ -34,7 +36,7 @@ from ..methods.tracing.parity import (
 )
 from ..methods.tracing.replay import DEFAULT_TRACE_TIMEOUT, block_by_ref
 from ..models import Block, BlockHashRef, BlockRef
-from .hex import parse_address, parse_hash_param, parse_quantity
+from .hex import parse_address, parse_bytes_param, parse_hash_param, parse_quantity
 from .params import (
     parse_block_overrides,
     parse_block_ref,
@@ -291,6 +293,46 @@ def _replay_block(backend: Any, params: Params, limits: TraceLimits,
     return [replay_json(r) for r in replay_block(backend, block, types, _timeout(limits), _deadline(limits))]
 
 
+def _calls(value: Any) -> list[tuple[Any, tuple[str, ...]]]:
+    """trace_callMany's list of ``[call, traceTypes]`` pairs."""
+    if not isinstance(value, list):
+        raise InvalidParams(f"invalid type: {go_json_type(value)}, expected a list of "
+                            "[call, traceTypes] pairs")
+    calls = []
+    for index, pair in enumerate(value):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise InvalidParams(f"call {index}: expected a [call, traceTypes] pair")
+        try:
+            calls.append((parse_call_request(pair[0]), parse_trace_types(pair[1])))
+        except InvalidParams as exc:
+            raise InvalidParams(f"call {index}: {exc.message}", exc.data) from None
+    return calls
+
+
+def _optional_block(params: Params, index: int) -> BlockRef:
+    if len(params) > index and params[index] is not None:
+        ref: BlockRef = _arg(params, index, parse_block_ref)
+        return ref
+    return "latest"
+
+
+def _trace_call_many(backend: Any, params: Params, limits: TraceLimits,
+                     replays: ReplayStates | None = None) -> Any:
+    calls = _arg(params, 0, _calls)
+    block = _optional_block(params, 1)
+    return [replay_json(r) for r in call_many_traces(backend, calls, block,
+                                                     timeout=_timeout(limits))]
+
+
+def _trace_raw_transaction(backend: Any, params: Params, limits: TraceLimits,
+                           replays: ReplayStates | None = None) -> Any:
+    raw = _arg(params, 0, parse_bytes_param)
+    types = _arg(params, 1, parse_trace_types)
+    block = _optional_block(params, 2)
+    return replay_json(raw_transaction_traces(backend, raw, types, block,
+                                              timeout=_timeout(limits)))
+
+
 PARITY_METHODS: dict[str, tuple[TraceHandler, int, int]] = {
     "trace_transaction": (_trace_transaction, 1, 0),
     "trace_block": (_trace_block, 1, 0),
@@ -299,6 +341,8 @@ PARITY_METHODS: dict[str, tuple[TraceHandler, int, int]] = {
     "trace_call": (_trace_call, 2, 3),
     "trace_replayTransaction": (_replay_transaction, 2, 0),
     "trace_replayBlockTransactions": (_replay_block, 2, 0),
+    "trace_callMany": (_trace_call_many, 1, 1),
+    "trace_rawTransaction": (_trace_raw_transaction, 2, 1),
 }
 """Each trace_* method: its handler (run as the debug_trace* ones are), required and optional
 parameter counts."""

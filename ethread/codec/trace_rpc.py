@@ -40,6 +40,7 @@ from ..methods.tracing import (
     TraceResult,
     TransactionTrace,
     block_by_ref,
+    intermediate_roots,
     trace_block,
     trace_call,
     trace_raw_block,
@@ -424,6 +425,13 @@ def _trace_call(backend: Any, params: Params, limits: TraceLimits,
         block_overrides=block_overrides, tx_index=tx_index)))
 
 
+def _intermediate_roots(backend: Any, params: Params, limits: TraceLimits,
+                        replays: ReplayStates | None = None) -> Any:
+    block_hash = _arg(params, 0, parse_hash_param)
+    _config(params, 1, limits)  # (geth takes a TraceConfig and reads nothing of it)
+    return [_hex(root) for root in intermediate_roots(backend, block_hash)]
+
+
 TraceHandler = Callable[[Any, Params, TraceLimits, ReplayStates | None], Any]
 
 TRACE_METHODS: dict[str, tuple[TraceHandler, int, int]] = {
@@ -432,5 +440,6 @@ TRACE_METHODS: dict[str, tuple[TraceHandler, int, int]] = {
     "debug_traceBlockByHash": (_trace_block_by_hash, 1, 1),
     "debug_traceBlock": (_trace_block, 1, 1),
     "debug_traceCall": (_trace_call, 1, 2),
+    "debug_intermediateRoots": (_intermediate_roots, 1, 1),
 }
 """Each debug_trace* method: its handler, required and optional parameter counts."""

@@ -21,13 +21,22 @@ trace it offers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ...backend import Deadline
 from ...errors import ExecutionFailed, InvalidParams, LimitExceeded
-from ...models import Block, BlockOverrides, BlockRef, CallRequest, Hash32, StateOverride
+from ...models import (
+    AccessListTransaction,
+    Block,
+    BlockOverrides,
+    BlockRef,
+    CallRequest,
+    Hash32,
+    LegacyTransaction,
+    StateOverride,
+)
 from .hooks import Step, TxEnv
 from .models import CallFrame, FlatCall, NoResult
 from .replay import (
@@ -38,6 +47,7 @@ from .replay import (
     block_by_ref,
     replay_block_with,
     trace_call,
+    trace_calls,
     trace_transaction,
 )
 from .states import ReplayStates
@@ -460,6 +470,59 @@ def replay_block(backend: TraceableChain, block: Block, trace_types: Iterable[st
                  for tracer, tx in zip(tracers, block.transactions, strict=True))
 
 
+def call_many_traces(backend: TraceableChain,
+                     calls: Sequence[tuple[CallRequest, Iterable[str]]],
+                     block: BlockRef = "latest", *,
+                     timeout: float = DEFAULT_TRACE_TIMEOUT) -> tuple[ReplayResult, ...]:
+    """trace_callMany: each call run as a transaction on the state the calls before it left
+    (reth: "transaction n will be executed on top of a pending block with all n-1
+    transactions applied"), each with the traces it asks for."""
+    tracers = []
+    for _, types in calls:
+        trace, state_diff = _types(types)
+        tracers.append(ParityTracer(TraceContext(), trace, state_diff))
+    trace_calls(backend, [(request, tracer) for (request, _), tracer in zip(calls, tracers,
+                                                                            strict=True)],
+                block, TraceOptions(timeout=timeout))
+    return tuple(_unlocated(tracer.replay()) for tracer in tracers)
+
+
+def raw_transaction_traces(backend: TraceableChain, raw: bytes, trace_types: Iterable[str],
+                           block: BlockRef = "latest", *,
+                           timeout: float = DEFAULT_TRACE_TIMEOUT) -> ReplayResult:
+    """trace_rawTransaction: a signed transaction (not sent) run on the block's state as the
+    call it makes (its sender recovered from its signature, its gas, fees, nonce and access
+    list as signed), with the traces asked for."""
+    return call_traces(backend, signed_request(raw), trace_types, block, timeout=timeout)
+
+
+def signed_request(raw: bytes) -> CallRequest:
+    """The call a signed transaction's encoding makes, its sender recovered (InvalidParams
+    for one that does not decode or whose signature recovers nothing)."""
+    import rlp
+
+    from ...rlpcodec.senders import recover_senders
+    from ...rlpcodec.transactions import decode_transaction
+
+    try:
+        item = rlp.decode(raw) if raw[:1] >= b"\xc0" else raw
+        tx, _ = decode_transaction(item, raw if isinstance(item, list) else None)
+        sender = recover_senders(rlp.encode([[item], []]))[0]
+    except Exception as exc:  # (rlp's, the codec's and the signature's errors alike)
+        raise InvalidParams(f"invalid transaction: {exc}") from None
+    fees: dict[str, Any] = {}
+    if isinstance(tx, LegacyTransaction | AccessListTransaction):
+        fees = dict(gas_price=tx.gas_price)
+    else:
+        fees = dict(max_fee_per_gas=tx.max_fee_per_gas,
+                    max_priority_fee_per_gas=tx.max_priority_fee_per_gas)
+    return CallRequest(sender=sender, to=tx.to, gas=tx.gas, value=tx.value, data=tx.data,
+                       nonce=tx.nonce, access_list=getattr(tx, "access_list", None),
+                       max_fee_per_blob_gas=getattr(tx, "max_fee_per_blob_gas", None),
+                       blob_versioned_hashes=getattr(tx, "blob_versioned_hashes", None),
+                       authorization_list=getattr(tx, "authorization_list", None), **fees)
+
+
 def call_traces(backend: TraceableChain, request: CallRequest, trace_types: Iterable[str],
                 block: BlockRef = "latest", *, state_override: StateOverride = (),
                 block_overrides: BlockOverrides | None = None,
@@ -474,8 +537,26 @@ def call_traces(backend: TraceableChain, request: CallRequest, trace_types: Iter
 
 
 __all__ = [
-    "MAX_FILTER_BLOCKS", "MAX_FILTER_RESULTS", "TRACE_TYPES", "AccountDiff", "Delta",
-    "ParityTrace", "ParityTracer", "ReplayResult", "RewardTrace", "TraceFilter", "TraceType",
-    "VmTraceUnsupported", "block_traces", "call_traces", "filter_traces", "replay_block",
-    "replay_transaction", "trace_at", "transaction_traces",
+    "MAX_FILTER_BLOCKS",
+    "MAX_FILTER_RESULTS",
+    "TRACE_TYPES",
+    "AccountDiff",
+    "Delta",
+    "ParityTrace",
+    "ParityTracer",
+    "ReplayResult",
+    "RewardTrace",
+    "TraceFilter",
+    "TraceType",
+    "VmTraceUnsupported",
+    "block_traces",
+    "call_many_traces",
+    "call_traces",
+    "filter_traces",
+    "raw_transaction_traces",
+    "replay_block",
+    "replay_transaction",
+    "signed_request",
+    "trace_at",
+    "transaction_traces",
 ]

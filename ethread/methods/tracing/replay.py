@@ -351,6 +351,24 @@ def replay_block_with(backend: TraceableChain, block: Block,
         _trace_next(replay, options, itx.hash, make(index, itx.hash), fast)
 
 
+def intermediate_roots(backend: TraceableChain, block_hash: Hash32, *,
+                       fast: bool | None = None) -> tuple[bytes, ...]:
+    """debug_intermediateRoots: the state root after each transaction of the block, replayed
+    on its parent's state (geth's ``IntermediateRoots``: empty accounts deleted from Spurious
+    Dragon on, as the transaction's own finalization deletes them; the block's withdrawals and
+    end-of-block system calls are not in any of them)."""
+    fast = FAST if fast is None else fast
+    block = backend.block_by_hash(block_hash)
+    if block is None:
+        raise NotTraceable(f"block {'0x' + block_hash.hex()} not found")
+    replay = _replay(backend, block, fast)
+    roots = []
+    for _ in block.transactions:
+        replay.apply_next()
+        roots.append(bytes(replay.vm.state.make_state_root()))
+    return tuple(roots)
+
+
 def block_by_ref(backend: TraceableChain, ref: BlockRef) -> Block:
     """The block a number, tag or hash names, in geth's words when there is none."""
     if isinstance(ref, BlockHashRef):
@@ -409,17 +427,41 @@ def trace_call(backend: TraceableChain, request: CallRequest, block: BlockRef,
                tx_index: int | None = None, tracer: ResultTracer | None = None) -> TraceResult:
     """debug_traceCall: the call run as a transaction on the state after ``block`` (or, with
     ``tx_index``, before that transaction of it), with eth_call's defaults and overrides."""
+    if tracer is None:
+        tracer = _tracer(options, TraceContext())
+    trace_calls(backend, [(request, tracer)], block, options, state_override=state_override,
+                block_overrides=block_overrides, tx_index=tx_index)
+    return tracer.result()
+
+
+def trace_calls(backend: TraceableChain, calls: Sequence[tuple[CallRequest, ResultTracer]],
+                block: BlockRef, options: TraceOptions = TraceOptions(), *,
+                state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
+                tx_index: int | None = None) -> None:
+    """Each call run as a transaction on the state the calls before it left (the first on
+    the state after ``block``, or before its transaction ``tx_index``), traced by its own
+    tracer (reth's ``trace_callMany``): the overrides apply to the state and the block once,
+    before the first."""
     if block == "pending":
         raise ExecutionFailed("tracing on top of pending is not supported")
     header = require_header(backend, block)
-    gas = gas_for(request, header.gas_limit)
-    run = prepare(backend, request, block, state_override=state_override,
-                  block_overrides=block_overrides, own_state=True, timeout=options.timeout,
-                  header=header)
-    if tx_index is not None:
-        run = _at_transaction(backend, run, header.hash, tx_index, state_override)
-    if tracer is None:
-        tracer = _tracer(options, TraceContext())
+    vm = None
+    for request, tracer in calls:
+        run = prepare(backend, request, block, state_override=state_override if vm is None else (),
+                      block_overrides=block_overrides, own_state=True, timeout=options.timeout,
+                      header=header)
+        if vm is None and tx_index is not None:
+            run = _at_transaction(backend, run, header.hash, tx_index, state_override)
+        if vm is None:
+            vm = run.vm
+        else:
+            from ..message import PreparedMessage
+
+            run = PreparedMessage(vm, run.message, run.fork, run.london, run.limit)
+        _run_traced_call(run, gas_for(request, header.gas_limit), tracer)
+
+
+def _run_traced_call(run: Any, gas: int, tracer: ResultTracer) -> None:
     message, state = run.message, run.state
     try:
         transaction = run._transaction(gas)
@@ -436,7 +478,6 @@ def trace_call(backend: TraceableChain, request: CallRequest, block: BlockRef,
         except ValidationError as exc:
             raise ExecutionFailed(f"tracing failed: {exc}") from None
         tracer.on_tx_end(type(run.vm).finalize_gas_used(transaction, computation), None)
-    return tracer.result()
 
 
 def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_index: int,
