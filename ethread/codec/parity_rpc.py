@@ -35,6 +35,7 @@ from ..methods.tracing.parity import (
     transaction_traces,
 )
 from ..methods.tracing.replay import DEFAULT_TRACE_TIMEOUT, block_by_ref
+from ..methods.tracing.vm_trace import VmOp, VmTrace
 from ..models import Block, BlockHashRef, BlockRef
 from .hex import parse_address, parse_bytes_param, parse_hash_param, parse_quantity
 from .params import (
@@ -132,6 +133,26 @@ def account_diff_json(diff: AccountDiff) -> dict[str, Any]:
                         for slot, delta in sorted(diff.storage.items())}}
 
 
+def vm_trace_json(trace: VmTrace) -> dict[str, Any]:
+    """A frame's ``vmTrace``, as reth writes it (alloy's ``VmTrace``)."""
+    return {"code": _hex(trace.code), "ops": [_vm_op_json(op) for op in trace.ops]}
+
+
+def _vm_op_json(op: VmOp) -> dict[str, Any]:
+    memory = op.memory
+    return {
+        "cost": op.cost,
+        "ex": {"mem": None if memory is None else {"data": _hex(memory), "off": len(memory)},
+               "push": [hex(item) for item in op.push],
+               "store": None if op.store is None else {"key": hex(op.store[0]),
+                                                       "val": hex(op.store[1])},
+               "used": op.used},
+        "pc": op.pc,
+        "sub": None if op.sub is None else vm_trace_json(op.sub),
+        "op": op.op,
+    }
+
+
 def replay_json(result: ReplayResult) -> dict[str, Any]:
     """A replayed transaction or call (``transactionHash`` for a block's replays)."""
     out: dict[str, Any] = {
@@ -139,7 +160,7 @@ def replay_json(result: ReplayResult) -> dict[str, Any]:
         "stateDiff": None if result.state_diff is None else
         {_hex(address): account_diff_json(diff) for address, diff in sorted(result.state_diff.items())},
         "trace": [trace_entry_json(call) for call in result.trace or ()],
-        "vmTrace": None,
+        "vmTrace": None if result.vm_trace is None else vm_trace_json(result.vm_trace),
     }
     if result.tx_hash is not None:
         out["transactionHash"] = _hex(result.tx_hash)

@@ -83,7 +83,7 @@ def test_what_is_not_kept(chain: DevChain) -> None:
     assert _dispatched(dispatcher, "trace_transaction", [unknown])["result"] is None
     assert "error" in _dispatched(dispatcher, "debug_traceTransaction", [unknown])
     tx_hash = "0x" + chain.block(2).transactions[0].hash.hex()
-    refused = _dispatched(dispatcher, "trace_replayTransaction", [tx_hash, ["vmTrace"]])
+    refused = _dispatched(dispatcher, "trace_replayTransaction", [tx_hash, ["vmTraces"]])
     assert refused["error"]["code"] == -32602
     block = _dispatched(dispatcher, "trace_block", ["0x2"])
     assert len(block["result"]) > 0

@@ -14,9 +14,7 @@ top call's ``gas`` is what the transaction had left after its intrinsic gas and 
 what its frame used (before refunds); errors are parity's words (``Reverted``, ``Out of
 gas``). Calls to precompiles are left out, as reth and geth leave them out (anvil keeps them).
 
-``vmTrace`` is refused: ethread does not build parity's VM traces (see
-:class:`VmTraceUnsupported`); the opcode logger of ``debug_traceTransaction`` is the step-level
-trace it offers.
+``vmTrace`` is reth's (:mod:`.vm_trace`).
 """
 
 from __future__ import annotations
@@ -59,6 +57,7 @@ from .tracers import (
     TraceContext,
     flatten,
 )
+from .vm_trace import VmTrace, VmTracer
 
 TraceType = Literal["trace", "stateDiff", "vmTrace"]
 TRACE_TYPES: tuple[TraceType, ...] = ("trace", "stateDiff", "vmTrace")
@@ -68,10 +67,6 @@ MAX_FILTER_BLOCKS = 100
 MAX_FILTER_RESULTS = 10_000
 """The most traces one ``trace_filter`` answers: a larger ``count``, or more matches without
 one, is refused (-32005), as eth_getLogs refuses past its bound."""
-
-
-class VmTraceUnsupported(InvalidParams):
-    """``vmTrace`` asked for: ethread does not build parity's VM traces (-32602)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -123,6 +118,7 @@ class ReplayResult:
     output: bytes
     trace: tuple[FlatCall, ...] | None
     state_diff: Mapping[bytes, AccountDiff] | None
+    vm_trace: VmTrace | None = None
     tx_hash: bytes | None = None
     """Set for each transaction of ``trace_replayBlockTransactions``."""
 
@@ -173,12 +169,14 @@ class ParityTracer(ResultTracer):
     (``stateDiff``, which needs every step: the accounts and slots the opcodes name) and the
     transaction's output."""
 
-    def __init__(self, context: TraceContext, trace: bool = True, state_diff: bool = False) -> None:
+    def __init__(self, context: TraceContext, trace: bool = True, state_diff: bool = False,
+                 vm_trace: bool = False) -> None:
         self.flat = FlatCallTracer(convert_parity_errors=True, context=context)
         self.flat.calls = _ParityCalls()
         self.want_trace = trace
         self.touched = PrestateTracer(include_empty=True) if state_diff else None
-        if self.touched is not None:
+        self.vm = VmTracer() if vm_trace else None
+        if self.touched is not None or self.vm is not None:
             self.wants_steps = self.wants_stack = self.wants_memory = True
         self.output = b""
         self.env: TxEnv | None = None
@@ -193,11 +191,15 @@ class ParityTracer(ResultTracer):
             self.flat.calls.initcode_cost = 2 * ((len(env.data) + 31) // 32)
         if self.touched is not None:
             self.touched.on_tx_start(env)
+        if self.vm is not None:
+            self.vm.on_tx_start(env)
 
     def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
                  value: int | None) -> None:
-        """A frame starts (the call tree's)."""
+        """A frame starts (the call tree's, the VM trace's)."""
         self.flat.on_enter(depth, kind, sender, to, data, gas, value)
+        if self.vm is not None:
+            self.vm.on_enter(depth, kind, sender, to, data, gas, value)
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
@@ -205,15 +207,27 @@ class ParityTracer(ResultTracer):
         if depth == 0:
             self.output = output if error is None or reverted else b""
         self.flat.on_exit(depth, output, gas_used, error, reverted)
+        if self.vm is not None:
+            self.vm.on_exit(depth, output, gas_used, error, reverted)
 
     def on_opcode_start(self, step: Step) -> None:
-        """A step: the accounts and slots it names, for the state diff."""
+        """A step about to run: the accounts and slots it names, for the state diff; a cold
+        load, for the VM trace."""
         if self.touched is not None:
             self.touched.on_opcode_start(step)
+        if self.vm is not None:
+            self.vm.on_opcode_start(step)
+
+    def on_opcode(self, step: Step) -> None:
+        """A step, for the VM trace."""
+        if self.vm is not None:
+            self.vm.on_opcode(step)
 
     def on_tx_end(self, gas_used: int, error: str | None) -> None:
-        """The transaction ended: what changed, compared with before."""
+        """The transaction ended: what changed, compared with before; each frame's code."""
         self.flat.on_tx_end(gas_used, error)
+        if self.vm is not None:
+            self.vm.on_tx_end(gas_used, error)
         if self.touched is not None and error is None:
             self.diff = _state_diff(self.touched)
 
@@ -229,7 +243,8 @@ class ParityTracer(ResultTracer):
     def replay(self) -> ReplayResult:
         """The output and the traces asked for, once the transaction has ended."""
         return ReplayResult(output=self.output, trace=self.calls() if self.want_trace else None,
-                            state_diff=self.diff)
+                            state_diff=self.diff,
+                            vm_trace=self.vm.result_trace() if self.vm is not None else None)
 
 
 def _charges_initcode(computation_class: Any) -> bool:
@@ -279,14 +294,10 @@ def _changed(before: Any, after: Any) -> Delta:
     return UNCHANGED if before == after else Delta("*", before, after)
 
 
-def _types(trace_types: Iterable[str]) -> tuple[bool, bool]:
-    """(trace, stateDiff) from a ``traceTypes`` list; ``vmTrace`` refused."""
+def _types(trace_types: Iterable[str]) -> tuple[bool, bool, bool]:
+    """(trace, stateDiff, vmTrace) from a ``traceTypes`` list."""
     wanted = set(trace_types)
-    if "vmTrace" in wanted:
-        raise VmTraceUnsupported(
-            "vmTrace is not supported by ethread; ask for trace and stateDiff, or for "
-            "debug_traceTransaction's opcode logger")
-    return "trace" in wanted, "stateDiff" in wanted
+    return "trace" in wanted, "stateDiff" in wanted, "vmTrace" in wanted
 
 
 # ---------------------------------------------------------------------------------------------
@@ -346,14 +357,14 @@ def block_traces(backend: TraceableChain, block: Block, timeout: float = DEFAULT
 
 
 def _replayed(backend: TraceableChain, block: Block, timeout: float, deadline: Deadline | None,
-              *, trace: bool, state_diff: bool) -> list[ParityTracer]:
+              *, trace: bool, state_diff: bool, vm_trace: bool = False) -> list[ParityTracer]:
     tracers = []
 
     def make(index: int, tx_hash: bytes) -> ParityTracer:
         if deadline is not None and deadline.expired():
             raise ExecutionFailed("execution timeout")
         tracer = ParityTracer(TraceContext(block.hash, block.header.number, index, tx_hash),
-                              trace, state_diff)
+                              trace, state_diff, vm_trace)
         tracers.append(tracer)
         return tracer
 
@@ -440,11 +451,12 @@ def replay_transaction(backend: TraceableChain, tx_hash: Hash32, trace_types: It
                        timeout: float = DEFAULT_TRACE_TIMEOUT,
                        states: ReplayStates | None = None) -> ReplayResult:
     """trace_replayTransaction: the transaction replayed, with the traces asked for."""
-    trace, state_diff = _types(trace_types)
+    trace, state_diff, vm_trace = _types(trace_types)
     location = backend.transaction_location(tx_hash)
     if location is None:
         raise NotTraceable("transaction not found")
-    tracer = ParityTracer(TraceContext(location[0], 0, location[1], tx_hash), trace, state_diff)
+    tracer = ParityTracer(TraceContext(location[0], 0, location[1], tx_hash), trace, state_diff,
+                          vm_trace)
     trace_transaction(backend, tx_hash, TraceOptions(timeout=timeout), tracer=tracer,
                       states=states)
     return _unlocated(tracer.replay())
@@ -462,10 +474,11 @@ def replay_block(backend: TraceableChain, block: Block, trace_types: Iterable[st
                  timeout: float = DEFAULT_TRACE_TIMEOUT,
                  deadline: Deadline | None = None) -> tuple[ReplayResult, ...]:
     """trace_replayBlockTransactions: each transaction of the block replayed in turn."""
-    trace, state_diff = _types(trace_types)
+    trace, state_diff, vm_trace = _types(trace_types)
     if block.header.number == 0:
         return ()
-    tracers = _replayed(backend, block, timeout, deadline, trace=trace, state_diff=state_diff)
+    tracers = _replayed(backend, block, timeout, deadline, trace=trace, state_diff=state_diff,
+                        vm_trace=vm_trace)
     return tuple(replace(_unlocated(tracer.replay()), tx_hash=tx.hash)
                  for tracer, tx in zip(tracers, block.transactions, strict=True))
 
@@ -479,8 +492,8 @@ def call_many_traces(backend: TraceableChain,
     transactions applied"), each with the traces it asks for."""
     tracers = []
     for _, types in calls:
-        trace, state_diff = _types(types)
-        tracers.append(ParityTracer(TraceContext(), trace, state_diff))
+        trace, state_diff, vm_trace = _types(types)
+        tracers.append(ParityTracer(TraceContext(), trace, state_diff, vm_trace))
     trace_calls(backend, [(request, tracer) for (request, _), tracer in zip(calls, tracers,
                                                                             strict=True)],
                 block, TraceOptions(timeout=timeout))
@@ -529,8 +542,8 @@ def call_traces(backend: TraceableChain, request: CallRequest, trace_types: Iter
                 timeout: float = DEFAULT_TRACE_TIMEOUT) -> ReplayResult:
     """trace_call: the call run as a transaction on the block's state, with eth_call's
     defaults and overrides, and the traces asked for."""
-    trace, state_diff = _types(trace_types)
-    tracer = ParityTracer(TraceContext(), trace, state_diff)
+    trace, state_diff, vm_trace = _types(trace_types)
+    tracer = ParityTracer(TraceContext(), trace, state_diff, vm_trace)
     trace_call(backend, request, block, TraceOptions(timeout=timeout),
                state_override=state_override, block_overrides=block_overrides, tracer=tracer)
     return _unlocated(tracer.replay())
@@ -548,7 +561,6 @@ __all__ = [
     "RewardTrace",
     "TraceFilter",
     "TraceType",
-    "VmTraceUnsupported",
     "block_traces",
     "call_many_traces",
     "call_traces",

@@ -104,8 +104,8 @@ def test_call_many_refusals(prague: dict[str, Any]) -> None:
     assert bad["error"]["code"] == -32602 and "call 0" in bad["error"]["message"]
     shape = answer_of(chain.backend, "trace_callMany", [[{}, ["trace"], 1]])
     assert shape["error"]["code"] == -32602
-    vm = answer_of(chain.backend, "trace_callMany", [[{}, ["vmTrace"]]])
-    assert vm["error"]["code"] == -32602
+    unknown = answer_of(chain.backend, "trace_callMany", [[{}, ["vmTraces"]]])
+    assert unknown["error"]["code"] == -32602 and "unknown trace type" in unknown["error"]["message"]
 
 
 def test_raw_transaction_makes_its_replays_calls(prague: dict[str, Any]) -> None:
