@@ -12,6 +12,7 @@ and ``populate_vm_trace_bytecodes``):
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -94,7 +95,7 @@ def test_what_each_step_did(chain: dict[str, Any]) -> None:
     assert loads[1]["ex"]["store"] == {"key": "0x3", "val": "0x0"}  # (cold)
     dup = next(o for o in ops if o["op"] == "GAS")
     assert len(dup["ex"]["push"]) == 1
-    for before, after in zip(ops, ops[1:]):
+    for before, after in itertools.pairwise(ops):
         if before["op"] not in ("CALL", "CREATE"):
             assert after["ex"]["used"] == before["ex"]["used"] - before["cost"]
 
