@@ -451,7 +451,8 @@ def trace_calls(backend: TraceableChain, calls: Sequence[tuple[CallRequest, Resu
                       block_overrides=block_overrides, own_state=True, timeout=options.timeout,
                       header=header)
         if vm is None and tx_index is not None:
-            run = _at_transaction(backend, run, header.hash, tx_index, state_override)
+            run = _at_transaction(backend, run, header.hash, tx_index, state_override,
+                                  block_overrides)
         if vm is None:
             vm = run.vm
         else:
@@ -481,11 +482,14 @@ def _run_traced_call(run: Any, gas: int, tracer: ResultTracer) -> None:
 
 
 def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_index: int,
-                    state_override: StateOverride) -> Any:
+                    state_override: StateOverride,
+                    block_overrides: BlockOverrides | None = None) -> Any:
     """``run``'s message on the state before transaction ``tx_index`` of the block (geth's
-    ``StateAtTransaction``), in that block's context."""
+    ``StateAtTransaction``), in that block's context with ``block_overrides`` applied (geth
+    applies them to the block context whether or not ``txIndex`` is given), then the state
+    overrides."""
     from ..message import PreparedMessage
-    from ..overrides import apply_state_overrides
+    from ..overrides import apply_state_overrides, with_blob_base_fee
 
     block = backend.block_by_hash(block_hash)
     assert block is not None
@@ -494,10 +498,28 @@ def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_ind
     replay = _replay(backend, block, fast=False)
     replay.seek(tx_index)  # (a replay without positions only goes forward: always there)
     state = replay.vm.state
-    if run.message.gas_price == 0 and getattr(state.execution_context, "base_fee_per_gas", None):
-        state.execution_context._base_fee_per_gas = 0
+    context = state.execution_context
+    if block_overrides is not None:
+        _override_context(context, block_overrides)
+        if block_overrides.blob_base_fee is not None:
+            with_blob_base_fee(state, block_overrides.blob_base_fee)
+    if run.message.gas_price == 0 and getattr(context, "base_fee_per_gas", None):
+        context._base_fee_per_gas = 0
     apply_state_overrides(state, state_override)
     return PreparedMessage(replay.vm, run.message, run.fork, run.london, run.limit)
+
+
+def _override_context(context: Any, overrides: BlockOverrides) -> None:
+    """py-evm's execution context of a replayed block with the overridden fields (those
+    :func:`~..overrides.override_header` changes in a header)."""
+    fields = {"_block_number": overrides.number, "_difficulty": overrides.difficulty,
+              "_timestamp": overrides.time, "_gas_limit": overrides.gas_limit,
+              "_coinbase": overrides.fee_recipient, "_mix_hash": overrides.prev_randao}
+    if getattr(context, "_base_fee_per_gas", None) is not None:
+        fields["_base_fee_per_gas"] = overrides.base_fee_per_gas
+    for name, value in fields.items():
+        if value is not None:
+            setattr(context, name, value)
 
 
 def check_options_timeout(timeout: float, cap: float) -> float:
