@@ -189,8 +189,11 @@ def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chai
         itx = indexed[index]
         return _with_sender(builder.decode(encode_transaction(itx.transaction)), itx.sender)
 
-    return _start(_BlockView(start), start, block.hash, LazyTransactions(len(indexed), decode),
-                  config.chain_id, fast_vm_class(vm_class), chaindb, keep, tables)
+    replay = _start(_BlockView(start), start, block.hash,
+                    LazyTransactions(len(indexed), decode), config.chain_id,
+                    fast_vm_class(vm_class), chaindb, keep, tables)
+    replay.receipts = False  # (a block of the chain: its receipts are known, none is read)
+    return replay
 
 
 @dataclass(frozen=True, slots=True)

@@ -125,19 +125,34 @@ class BlockReplay:
     overlay: Overlay | None = None
     """Where the noted positions' states are (None: a replay that only goes forward)."""
     positions: dict[int, Position] = field(default_factory=dict)
+    receipts: bool = True
+    """Whether each transaction's receipt is made and added to the header, as import does;
+    False (a block of the chain, replayed on the fast path): only its gas is added, the
+    receipt's bloom and encoding (which no trace reads) left out."""
 
     def apply_next(self) -> tuple[int, Any]:
         """Apply the next transaction untraced (or, under a tracer, traced): the gas it used
         and its computation."""
         tx = self.transactions[self.applied]
+        vm = self.vm
         try:
-            receipt, computation = self.vm.apply_transaction(self.header, tx)
+            if self.receipts:
+                receipt, computation = vm.apply_transaction(self.header, tx)
+            else:  # (py-evm's apply_transaction without the receipt)
+                vm.validate_transaction_against_header(self.header, tx)
+                vm.state.lock_changes()
+                computation = vm.state.apply_transaction(tx)
         except ValidationError as exc:
             raise ExecutionFailed(f"tracing failed: {exc}") from None
         self.applied += 1
-        used = receipt.gas_used - self.header.gas_used
-        self.header = self.vm.add_receipt_to_header(self.header, receipt)
-        self.logs += len(receipt.logs)
+        if self.receipts:
+            used = receipt.gas_used - self.header.gas_used
+            self.header = vm.add_receipt_to_header(self.header, receipt)
+            self.logs += len(receipt.logs)
+        else:
+            used = type(vm).finalize_gas_used(tx, computation)
+            self.header = self.header.copy(gas_used=self.header.gas_used + used)
+            self.logs += len(computation.get_raw_log_entries())
         return used, computation
 
     def _note(self) -> None:
