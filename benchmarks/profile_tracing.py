@@ -60,7 +60,7 @@ def split(backend: Any, tx_hash: bytes, config: dict[str, Any]) -> dict[str, flo
     location = backend.transaction_location(tx_hash)
     block = backend.block_by_hash(location[0])
     times: dict[str, float] = {}
-    times["open"], run = _timed(lambda: replay._replay(backend, block, True, False, TABLES))
+    times["open"], run = _timed(lambda: replay._replay(backend, block, True, False, SHARED))
     times["earlier"], _ = _timed(lambda: run.seek(location[1]))
     tracer = make_tracer(options.tracer, options.tracer_config, options.logger,
                          TraceContext(block.hash, block.header.number, location[1], tx_hash))
@@ -81,8 +81,9 @@ def _run_traced(run: Any, options: TraceOptions, tx_hash: bytes, tracer: Any) ->
 
 
 STATES: Any = None
-TABLES: Any = None
-"""The tables a dispatcher's replays read through (``ReplayStates.tables``); None: ``--bare``."""
+SHARED: Any = None
+"""What a dispatcher's replays share (``ReplayStates``: its tables, decoded transactions; no
+replay is kept here); None: ``--bare``."""
 
 
 def call_floor(backend: Any, tx_hash: bytes) -> float:
@@ -115,12 +116,12 @@ def main() -> None:
     parser.add_argument("--bare", action="store_true",
                         help="replays without the dispatcher's tables (each builds its own)")
     args = parser.parse_args()
-    global STATES, TABLES
+    global STATES, SHARED
     from ethread.methods.message import CallStates
     from ethread.methods.tracing import ReplayStates
 
     STATES = CallStates()
-    TABLES = None if args.bare else ReplayStates().tables
+    SHARED = None if args.bare else ReplayStates()
     built = scenario()
     backend = built.chain.backend
     hashes = [bytes.fromhex(h[2:]) for h in built.tx_hashes]

@@ -131,9 +131,10 @@ def _base_postprocessing() -> Any:
 
 
 def _replay(backend: TraceableChain, block: Block, fast: bool = True,
-            keep: bool = False, tables: MessageTables | None = None) -> BlockReplay:
+            keep: bool = False, shared: ReplayStates | None = None) -> BlockReplay:
     """A block ready to replay on its parent's state, its system calls done (``fast``: on
-    the lean classes, reading through ``tables`` when given; ``keep``: noting its
+    the lean classes, reading through ``shared``'s tables and decoded transactions when
+    given; ``keep``: noting its
     positions, to be kept in :class:`ReplayStates`)."""
     if block.header.number == 0:
         raise NotTraceable("genesis is not traceable")
@@ -142,7 +143,7 @@ def _replay(backend: TraceableChain, block: Block, fast: bool = True,
         raise StateUnavailable("the backend does not know the chain's fork schedule")
     chaindb = backend.evm_database()
     if fast:
-        return _replay_from_models(backend, block, config, chaindb, keep, tables)
+        return _replay_from_models(backend, block, config, chaindb, keep, shared)
     raw = get_raw_block(backend, BlockHashRef(hash=block.hash))
     if raw is None:
         raise NotTraceable(f"block {'0x' + block.hash.hex()} not found")
@@ -168,7 +169,7 @@ def _replay_decoded(evm_block: Any, parent: Any, block_hash: bytes, senders: dic
 
 
 def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chaindb: Any,
-                        keep: bool, tables: MessageTables | None = None) -> BlockReplay:
+                        keep: bool, shared: ReplayStates | None = None) -> BlockReplay:
     """:func:`_replay` on the fast path, from the block's models rather than its RLP: the
     header as py-evm's (on the parent's state root, with no gas used yet) decoded from its
     own encoding, and each transaction decoded from its encoding when the replay reaches it
@@ -184,14 +185,24 @@ def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chai
                        sedes=header_sedes)
     builder = vm_class.get_transaction_builder()
     indexed = block.transactions
+    decoded = shared.transactions if shared is not None else None
 
     def decode(index: int) -> Any:
         itx = indexed[index]
-        return _with_sender(builder.decode(encode_transaction(itx.transaction)), itx.sender)
+        key = (builder, itx.hash)
+        if decoded is not None:
+            found = decoded.get(key)
+            if found is not None:
+                return found
+        tx = _with_sender(builder.decode(encode_transaction(itx.transaction)), itx.sender)
+        if decoded is not None:
+            decoded.put(key, tx)
+        return tx
 
     replay = _start(_BlockView(start), start, block.hash,
                     LazyTransactions(len(indexed), decode), config.chain_id,
-                    fast_vm_class(vm_class), chaindb, keep, tables)
+                    fast_vm_class(vm_class), chaindb, keep,
+                    shared.tables if shared is not None else None)
     replay.receipts = False  # (a block of the chain: its receipts are known, none is read)
     return replay
 
@@ -321,7 +332,7 @@ def trace_transaction(backend: TraceableChain, tx_hash: Hash32,
     keep = states is not None and fast
     replay = states.take(block.hash) if states is not None and keep else None
     if replay is None or not replay.seek(location[1]):
-        replay = _replay(backend, block, fast, keep, states.tables if states is not None else None)
+        replay = _replay(backend, block, fast, keep, states)
         replay.seek(location[1])
     result = _trace_next(replay, options, tx_hash, tracer, fast)
     if states is not None and keep:

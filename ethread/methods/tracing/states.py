@@ -36,6 +36,7 @@ from ..call_vm import MessageTables
 
 MAX_REPLAYS = 64
 MAX_REPLAY_BYTES = 256 * 1024 * 1024
+MAX_DECODED_TRANSACTIONS = 4096
 BASE_WEIGHT = 64 * 1024
 """What a kept replay counts for besides its overlay and transactions: its VM and state."""
 TRANSACTION_WEIGHT = 2048
@@ -207,6 +208,9 @@ class ReplayStates:
         """What every replay's state reads through (decoded accounts, code and trie nodes,
         jump positions, a block's system writes: keyed by content, never stale), as eth_call's
         states share theirs."""
+        self.transactions: LRU[tuple[Any, bytes], Any] = LRU(MAX_DECODED_TRANSACTIONS)
+        """py-evm's transactions (their senders set) by their builder and hash, decoded once
+        for every replay that applies them."""
 
     def __len__(self) -> int:
         return len(self._replays)
