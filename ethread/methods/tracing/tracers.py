@@ -119,6 +119,22 @@ def struct_log_size(log: StructLog) -> int:
     return size
 
 
+def _size_bound(log: StructLog) -> int:
+    """At least :func:`struct_log_size` of ``log``, cheaply: each stack item at its longest."""
+    size = 140 + len(log.op)
+    if log.error:
+        size += 11 + len(log.error)
+    if log.stack is not None:
+        size += 10 + 69 * len(log.stack)
+    if log.return_data:
+        size += 17 + 2 * len(log.return_data)
+    if log.memory:
+        size += 11 + (len(log.memory) + 31) // 32 * 69
+    if log.storage:
+        size += 12 + 138 * len(log.storage)
+    return size
+
+
 _STRUCT_LOG = trusted_maker(StructLog, "pc op gas gas_cost depth error stack return_data memory "
                                        "storage refund")
 """A step's log made without the dataclass constructor (its fields in declaration order)."""
@@ -137,8 +153,16 @@ class StructLogger(ResultTracer):
         self.wants_memory = config.enable_memory
         self.logs: list[StructLog] = []
         self.size = 0
+        """The JSON bytes of the steps logged (of the first ``measured`` of them, without
+        ``limit``)."""
         self.steps = 0
         self.cap = config.cap if not config.limit or config.limit > config.cap else 0
+        self.exact = bool(config.limit)
+        """Whether each step is measured as it is logged (geth's ``limit`` stops at the step
+        past it); without, the cap is checked against a bound that costs next to nothing (at
+        most the step's JSON), and the steps are measured only when the bound passes it."""
+        self.measured = 0
+        self.bound = 0
         self.storage: dict[bytes, dict[bytes, bytes]] = {}
         self.env: TxEnv | None = None
         self.output = b""
@@ -153,11 +177,13 @@ class StructLogger(ResultTracer):
         """Log the step (until the steps pass ``limit``), with the account's storage as
         read and written so far on SLOAD and SSTORE; past the ``cap``, stop the trace."""
         config = self.config
-        if config.limit and self.size > config.limit:
+        if self.exact and self.size > config.limit:
             return
-        if self.cap and self.size > self.cap:
-            self.logs = []  # (what was logged goes at once, not when the error is answered)
-            raise TraceTooLarge(self.cap, self.steps)
+        if self.cap and self.size + self.bound > self.cap:
+            self._measure()
+            if self.size > self.cap:
+                self.logs = []  # (what was logged goes at once, not when the error is answered)
+                raise TraceTooLarge(self.cap, self.steps)
         self.steps += 1
         storage = None
         stack = step.stack
@@ -176,8 +202,18 @@ class StructLogger(ResultTracer):
             step.error, tuple(stack) if stack is not None and not config.disable_stack else None,
             step.return_data if config.enable_return_data else None,
             step.memory if config.enable_memory else None, storage, step.refund)
-        self.size += struct_log_size(log)
+        if self.exact:
+            self.size += struct_log_size(log)
+        elif self.cap:
+            self.bound += _size_bound(log)
         self.logs.append(log)
+
+    def _measure(self) -> None:
+        """Measure the steps logged since the last measure (the bound starts again)."""
+        logs = self.logs
+        self.size += sum(map(struct_log_size, logs[self.measured:]))
+        self.measured = len(logs)
+        self.bound = 0
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
@@ -192,6 +228,11 @@ class StructLogger(ResultTracer):
     def result(self) -> StructLogResult:
         """The :class:`StructLogResult`: gas, whether it failed, what it returned (a revert's
         data too) and the steps."""
+        if self.cap and self.size + self.bound > self.cap:
+            self._measure()
+            if self.size > self.cap:
+                self.logs = []
+                raise TraceTooLarge(self.cap, self.steps)
         failed = self.error is not None
         value = self.output if not failed or self.error == "execution reverted" else b""
         return StructLogResult(gas=self.gas_used, failed=failed, return_value=value,

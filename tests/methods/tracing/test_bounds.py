@@ -74,3 +74,16 @@ def test_the_clients_limit_under_the_cap_is_geths(long_trace: tuple[Any, str]) -
 def test_the_server_passes_its_answer_limit() -> None:
     config = ServerConfig(networks=(NetworkConfig(name="demo"),))
     assert service_context(config).answer_bytes == config.limits.max_response_bytes
+
+
+def test_the_cheap_bound_is_never_under_the_size(long_trace: tuple[Any, str]) -> None:
+    """The cap is checked against a bound of each step's JSON, measured exactly only when the
+    bound passes it: the bound must never be under the exact size."""
+    from ethread.methods.tracing import TraceOptions, trace_transaction
+    from ethread.methods.tracing.tracers import LoggerConfig, _size_bound, struct_log_size
+
+    backend, tx_hash = long_trace
+    options = TraceOptions(logger=LoggerConfig(enable_memory=True, enable_return_data=True))
+    result = trace_transaction(backend, bytes.fromhex(tx_hash[2:]), options)
+    logs = result.struct_logs  # type: ignore[union-attr]
+    assert logs and all(_size_bound(log) >= struct_log_size(log) for log in logs)
