@@ -109,6 +109,7 @@ class Position:
     state_root: bytes
     header: Any
     logs: int
+    gas_used: int = 0
 
 
 @dataclass(slots=True)
@@ -128,8 +129,11 @@ class BlockReplay:
     positions: dict[int, Position] = field(default_factory=dict)
     receipts: bool = True
     """Whether each transaction's receipt is made and added to the header, as import does;
-    False (a block of the chain, replayed on the fast path): only its gas is added, the
-    receipt's bloom and encoding (which no trace reads) left out."""
+    False (a block of the chain, checked when it was imported, replayed on the fast path):
+    only its gas is counted (:attr:`gas_used`), the receipt's bloom and encoding and the
+    header's copies (which no trace reads) left out."""
+    gas_used: int = 0
+    """The gas the transactions applied so far used, without receipts."""
 
     def apply_next(self) -> tuple[int, Any]:
         """Apply the next transaction untraced (or, under a tracer, traced): the gas it used
@@ -140,7 +144,6 @@ class BlockReplay:
             if self.receipts:
                 receipt, computation = vm.apply_transaction(self.header, tx)
             else:  # (py-evm's apply_transaction without the receipt)
-                vm.validate_transaction_against_header(self.header, tx)
                 vm.state.lock_changes()
                 computation = vm.state.apply_transaction(tx)
         except ValidationError as exc:
@@ -152,7 +155,7 @@ class BlockReplay:
             self.logs += len(receipt.logs)
         else:
             used = type(vm).finalize_gas_used(tx, computation)
-            self.header = self.header.copy(gas_used=self.header.gas_used + used)
+            self.gas_used += used
             self.logs += len(computation.get_raw_log_entries())
         return used, computation
 
@@ -162,13 +165,15 @@ class BlockReplay:
             return
         state = self.vm.state
         state.persist()
-        self.positions[self.applied] = Position(bytes(state.state_root), self.header, self.logs)
+        self.positions[self.applied] = Position(bytes(state.state_root), self.header, self.logs,
+                                                self.gas_used)
 
     def _restore(self, index: int) -> None:
         position = self.positions[index]
         state = self.vm.state
         state._account_db = state.get_account_db_class()(self.vm.chaindb.db, position.state_root)
         self.applied, self.header, self.logs = index, position.header, position.logs
+        self.gas_used = position.gas_used
 
     def seek(self, index: int) -> bool:
         """Stand before transaction ``index``: from the nearest noted position at or before
