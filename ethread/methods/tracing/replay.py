@@ -180,9 +180,15 @@ def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chai
     if parent is None:
         raise StateUnavailable(f"no state for block {header.number - 1}")
     vm_class = config.vm_class(header.number, header.timestamp)
-    header_sedes = dict(vm_class.get_block_class()._meta.fields)["header"]
-    start = rlp.decode(encode_header(replace(header, state_root=parent.state_root, gas_used=0)),
-                       sedes=header_sedes)
+    kept = shared.headers.get((vm_class, block.hash)) if shared is not None else None
+    if kept is None:
+        header_sedes = dict(vm_class.get_block_class()._meta.fields)["header"]
+        start = rlp.decode(encode_header(replace(header, state_root=parent.state_root,
+                                                 gas_used=0)), sedes=header_sedes)
+        if shared is not None:
+            shared.headers.put((vm_class, block.hash), start)
+    else:
+        start = kept
     builder = vm_class.get_transaction_builder()
     indexed = block.transactions
     decoded = shared.transactions if shared is not None else None

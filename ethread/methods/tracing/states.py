@@ -37,6 +37,7 @@ from ..call_vm import MessageTables
 MAX_REPLAYS = 64
 MAX_REPLAY_BYTES = 256 * 1024 * 1024
 MAX_DECODED_TRANSACTIONS = 4096
+MAX_DECODED_HEADERS = 1024
 BASE_WEIGHT = 64 * 1024
 """What a kept replay counts for besides its overlay and transactions: its VM and state."""
 TRANSACTION_WEIGHT = 2048
@@ -216,6 +217,9 @@ class ReplayStates:
         self.transactions: LRU[tuple[Any, bytes], Any] = LRU(MAX_DECODED_TRANSACTIONS)
         """py-evm's transactions (their senders set) by their builder and hash, decoded once
         for every replay that applies them."""
+        self.headers: LRU[tuple[Any, bytes], Any] = LRU(MAX_DECODED_HEADERS)
+        """py-evm's header a block's replay starts from (on its parent's state root, no gas
+        used) by the VM class and the block's hash (immutable, as the block is)."""
 
     def __len__(self) -> int:
         return len(self._replays)
