@@ -294,7 +294,8 @@ def _trace_call(backend: Any, params: Params, limits: TraceLimits,
     block_overrides = (_arg(params, 4, parse_block_overrides)
                        if len(params) > 4 and params[4] is not None else None)
     return replay_json(call_traces(backend, request, types, block, state_override=state_override,
-                                   block_overrides=block_overrides, timeout=_timeout(limits)))
+                                   block_overrides=block_overrides, timeout=_timeout(limits),
+                                   states=replays))
 
 
 def _replay_transaction(backend: Any, params: Params, limits: TraceLimits,
@@ -342,7 +343,7 @@ def _trace_call_many(backend: Any, params: Params, limits: TraceLimits,
     calls = _arg(params, 0, _calls)
     block = _optional_block(params, 1)
     return [replay_json(r) for r in call_many_traces(backend, calls, block,
-                                                     timeout=_timeout(limits))]
+                                                     timeout=_timeout(limits), states=replays)]
 
 
 def _trace_raw_transaction(backend: Any, params: Params, limits: TraceLimits,
@@ -351,7 +352,7 @@ def _trace_raw_transaction(backend: Any, params: Params, limits: TraceLimits,
     types = _arg(params, 1, parse_trace_types)
     block = _optional_block(params, 2)
     return replay_json(raw_transaction_traces(backend, raw, types, block,
-                                              timeout=_timeout(limits)))
+                                              timeout=_timeout(limits), states=replays))
 
 
 PARITY_METHODS: dict[str, tuple[TraceHandler, int, int]] = {

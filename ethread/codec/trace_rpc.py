@@ -422,7 +422,7 @@ def _trace_call(backend: Any, params: Params, limits: TraceLimits,
             tx_index = _arg(params, 2, lambda v: parse_quantity(v["txIndex"], "hexutil.Uint", bits=64))
     return encoded_answer(lambda: trace_json(trace_call(
         backend, request, block, options, state_override=state_override,
-        block_overrides=block_overrides, tx_index=tx_index)))
+        block_overrides=block_overrides, tx_index=tx_index, states=replays)))
 
 
 def _intermediate_roots(backend: Any, params: Params, limits: TraceLimits,

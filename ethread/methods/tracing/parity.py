@@ -486,7 +486,8 @@ def replay_block(backend: TraceableChain, block: Block, trace_types: Iterable[st
 def call_many_traces(backend: TraceableChain,
                      calls: Sequence[tuple[CallRequest, Iterable[str]]],
                      block: BlockRef = "latest", *,
-                     timeout: float = DEFAULT_TRACE_TIMEOUT) -> tuple[ReplayResult, ...]:
+                     timeout: float = DEFAULT_TRACE_TIMEOUT,
+                     states: ReplayStates | None = None) -> tuple[ReplayResult, ...]:
     """trace_callMany: each call run as a transaction on the state the calls before it left
     (reth: "transaction n will be executed on top of a pending block with all n-1
     transactions applied"), each with the traces it asks for."""
@@ -496,17 +497,19 @@ def call_many_traces(backend: TraceableChain,
         tracers.append(ParityTracer(TraceContext(), trace, state_diff, vm_trace))
     trace_calls(backend, [(request, tracer) for (request, _), tracer in zip(calls, tracers,
                                                                             strict=True)],
-                block, TraceOptions(timeout=timeout))
+                block, TraceOptions(timeout=timeout), states=states)
     return tuple(_unlocated(tracer.replay()) for tracer in tracers)
 
 
 def raw_transaction_traces(backend: TraceableChain, raw: bytes, trace_types: Iterable[str],
                            block: BlockRef = "latest", *,
-                           timeout: float = DEFAULT_TRACE_TIMEOUT) -> ReplayResult:
+                           timeout: float = DEFAULT_TRACE_TIMEOUT,
+                           states: ReplayStates | None = None) -> ReplayResult:
     """trace_rawTransaction: a signed transaction (not sent) run on the block's state as the
     call it makes (its sender recovered from its signature, its gas, fees, nonce and access
     list as signed), with the traces asked for."""
-    return call_traces(backend, signed_request(raw), trace_types, block, timeout=timeout)
+    return call_traces(backend, signed_request(raw), trace_types, block, timeout=timeout,
+                       states=states)
 
 
 def signed_request(raw: bytes) -> CallRequest:
@@ -539,13 +542,15 @@ def signed_request(raw: bytes) -> CallRequest:
 def call_traces(backend: TraceableChain, request: CallRequest, trace_types: Iterable[str],
                 block: BlockRef = "latest", *, state_override: StateOverride = (),
                 block_overrides: BlockOverrides | None = None,
-                timeout: float = DEFAULT_TRACE_TIMEOUT) -> ReplayResult:
+                timeout: float = DEFAULT_TRACE_TIMEOUT,
+                states: ReplayStates | None = None) -> ReplayResult:
     """trace_call: the call run as a transaction on the block's state, with eth_call's
     defaults and overrides, and the traces asked for."""
     trace, state_diff, vm_trace = _types(trace_types)
     tracer = ParityTracer(TraceContext(), trace, state_diff, vm_trace)
     trace_call(backend, request, block, TraceOptions(timeout=timeout),
-               state_override=state_override, block_overrides=block_overrides, tracer=tracer)
+               state_override=state_override, block_overrides=block_overrides, tracer=tracer,
+               states=states)
     return _unlocated(tracer.replay())
 
 

@@ -444,20 +444,22 @@ def trace_raw_block(backend: TraceableChain, raw: bytes,
 def trace_call(backend: TraceableChain, request: CallRequest, block: BlockRef,
                options: TraceOptions = TraceOptions(), *, state_override: StateOverride = (),
                block_overrides: BlockOverrides | None = None,
-               tx_index: int | None = None, tracer: ResultTracer | None = None) -> TraceResult:
+               tx_index: int | None = None, tracer: ResultTracer | None = None,
+               states: ReplayStates | None = None) -> TraceResult:
     """debug_traceCall: the call run as a transaction on the state after ``block`` (or, with
-    ``tx_index``, before that transaction of it), with eth_call's defaults and overrides."""
+    ``tx_index``, before that transaction of it), with eth_call's defaults and overrides
+    (its state built with ``states``' block rules and tables, when given)."""
     if tracer is None:
         tracer = _tracer(options, TraceContext())
     trace_calls(backend, [(request, tracer)], block, options, state_override=state_override,
-                block_overrides=block_overrides, tx_index=tx_index)
+                block_overrides=block_overrides, tx_index=tx_index, states=states)
     return tracer.result()
 
 
 def trace_calls(backend: TraceableChain, calls: Sequence[tuple[CallRequest, ResultTracer]],
                 block: BlockRef, options: TraceOptions = TraceOptions(), *,
                 state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
-                tx_index: int | None = None) -> None:
+                tx_index: int | None = None, states: ReplayStates | None = None) -> None:
     """Each call run as a transaction on the state the calls before it left (the first on
     the state after ``block``, or before its transaction ``tx_index``), traced by its own
     tracer (reth's ``trace_callMany``): the overrides apply to the state and the block once,
@@ -467,9 +469,10 @@ def trace_calls(backend: TraceableChain, calls: Sequence[tuple[CallRequest, Resu
     header = require_header(backend, block)
     vm = None
     for request, tracer in calls:
+        fast = FAST and states is not None and tx_index is None
         run = prepare(backend, request, block, state_override=state_override if vm is None else (),
                       block_overrides=block_overrides, own_state=True, timeout=options.timeout,
-                      header=header)
+                      header=header, states=states.calls if fast and states is not None else None)
         if vm is None and tx_index is not None:
             run = _at_transaction(backend, run, header.hash, tx_index, state_override,
                                   block_overrides)
@@ -479,10 +482,10 @@ def trace_calls(backend: TraceableChain, calls: Sequence[tuple[CallRequest, Resu
             from ..message import PreparedMessage
 
             run = PreparedMessage(vm, run.message, run.fork, run.london, run.limit)
-        _run_traced_call(run, gas_for(request, header.gas_limit), tracer)
+        _run_traced_call(run, gas_for(request, header.gas_limit), tracer, fast)
 
 
-def _run_traced_call(run: Any, gas: int, tracer: ResultTracer) -> None:
+def _run_traced_call(run: Any, gas: int, tracer: ResultTracer, fast: bool = False) -> None:
     message, state = run.message, run.state
     try:
         transaction = run._transaction(gas)
@@ -492,7 +495,7 @@ def _run_traced_call(run: Any, gas: int, tracer: ResultTracer) -> None:
     spoofed: Any = SpoofTransaction(transaction, from_=EvmAddress(message.sender))
     request = message.request
     env = _env(run.vm, state, message.sender, request.to, gas, request.value, request.data, 0)
-    with _traced(state, tracer, run.limit):
+    with _traced(state, tracer, run.limit, fast=fast):
         tracer.on_tx_start(env)
         try:
             computation = state.apply_transaction(spoofed)

@@ -33,6 +33,8 @@ from eth_utils import ValidationError
 from ...errors import ExecutionFailed
 from ...lru import LRU
 from ..call_vm import MessageTables
+from ..message import CallStates
+from ..simulate_vm import fast_vm_class
 
 MAX_REPLAYS = 64
 MAX_REPLAY_BYTES = 256 * 1024 * 1024
@@ -210,10 +212,14 @@ class ReplayStates:
     def __init__(self, max_replays: int = MAX_REPLAYS, max_bytes: int = MAX_REPLAY_BYTES) -> None:
         self._replays: LRU[bytes, tuple[BlockReplay, int]] = LRU(
             max_replays, max_bytes=max_bytes, weigh=lambda kept: kept[1])
-        self.tables = MessageTables()
-        """What every replay's state reads through (decoded accounts, code and trie nodes,
-        jump positions, a block's system writes: keyed by content, never stale), as eth_call's
-        states share theirs."""
+        self.calls = CallStates(max_states=1, per_block=1, vm_classes=fast_vm_class)
+        """What a traced call's state is built with (a block's decoded header and rules, the
+        tables, the replays' VM classes: eth_call's lean ones with each transaction's first
+        message inside py-evm's snapshot): each traced call runs on a state of its own."""
+        self.tables: MessageTables = self.calls.tables
+        """What every replay's and traced call's state reads through (decoded accounts, code
+        and trie nodes, jump positions, a block's system writes: keyed by content, never
+        stale), as eth_call's states share theirs."""
         self.transactions: LRU[tuple[Any, bytes], Any] = LRU(MAX_DECODED_TRANSACTIONS)
         """py-evm's transactions (their senders set) by their builder and hash, decoded once
         for every replay that applies them."""

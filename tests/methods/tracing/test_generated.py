@@ -7,7 +7,9 @@ writes, reverts, precompiles and creates, built from the tracing benchmark's con
 The fast paths: blocks replayed on eth_call's lean classes with a dispatcher's kept replays and
 tables (a block's system calls made once), a tracer without steps on the lean loop; the plain
 path: py-evm's own classes, each request replaying its block from the start. Every tracer, and
-the parity traces, must agree byte for byte.
+the parity traces, must agree byte for byte, for the mined transactions and for the same
+programs run as calls (debug_traceCall, trace_call: the fast path's call states built with the
+replays' tables, a tracer without steps on the lean loop).
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ def _program(rng: random.Random, hops: list[bytes], leaves: dict[str, bytes]) ->
 
 
 @pytest.fixture(scope="module")
-def generated() -> tuple[Any, list[str]]:
+def generated() -> tuple[Any, list[str], list[dict[str, str]]]:
     dev = DevChain(ethread.MemoryBackend(), forks=PRAGUE_FORKS, accounts=4)
     a = dev.accounts
     hops = [dev.deploy_runtime(a[0], hop_code()) for _ in range(2)]
@@ -79,15 +81,18 @@ def generated() -> tuple[Any, list[str]]:
               "sha256": b"\x00" * 19 + b"\x02", "identity": b"\x00" * 19 + b"\x04"}
     dev.mine()
     rng = random.Random(20261207)
-    hashes = []
+    hashes, calls = [], []
     for n in range(PROGRAMS):
         program = _program(rng, hops, leaves)
-        tx_hash = dev.send(a[1 + n % 3], program["to"], data=program["data"], gas=1_000_000)
+        sender = a[1 + n % 3]
+        tx_hash = dev.send(sender, program["to"], data=program["data"], gas=1_000_000)
         hashes.append("0x" + bytes(tx_hash).hex())
+        calls.append({"from": "0x" + sender.address.hex(), "to": "0x" + program["to"].hex(),
+                      "data": "0x" + program["data"].hex(), "gas": hex(1_000_000)})
         if n % 4 == 3:
             dev.mine()
     dev.mine()
-    return dev.backend, hashes
+    return dev.backend, hashes, calls
 
 
 def _body(method: str, *params: Any) -> bytes:
@@ -101,13 +106,17 @@ def _answers(backend: Any, bodies: list[bytes], fast: bool,
     return [dispatcher.handle(body) or b"" for body in bodies]
 
 
-def test_fast_paths_answer_as_the_plain_one(generated: tuple[Any, list[str]],
+def test_fast_paths_answer_as_the_plain_one(generated: tuple[Any, list[str], list[Any]],
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    backend, hashes = generated
+    backend, hashes, calls = generated
     order = random.Random(7).sample(hashes, len(hashes))
     bodies = [_body("debug_traceTransaction", h, config) for config in CONFIGS for h in order]
     bodies += [_body("trace_replayTransaction", h, ["trace", "stateDiff", "vmTrace"])
                for h in order]
+    bodies += [_body("debug_traceCall", call, "0x2", config) for config in CONFIGS
+               for call in calls]
+    bodies += [_body("trace_call", call, ["trace", "stateDiff", "vmTrace"], "0x2")
+               for call in calls]
     fast = _answers(backend, bodies, True, monkeypatch)
     plain = _answers(backend, bodies, False, monkeypatch)
     refused = [answer[:300] for answer in fast if "error" in json.loads(answer)]
@@ -116,10 +125,10 @@ def test_fast_paths_answer_as_the_plain_one(generated: tuple[Any, list[str]],
         assert mine == theirs, body
 
 
-def test_the_programs_do_what_traces_show(generated: tuple[Any, list[str]]) -> None:
+def test_the_programs_do_what_traces_show(generated: tuple[Any, list[str], list[Any]]) -> None:
     """The generated calls cover what they are meant to: every call kind, failures of each
     sort, creates and precompiles."""
-    backend, hashes = generated
+    backend, hashes, _ = generated
     seen: set[str] = set()
     errors: set[str] = set()
 
