@@ -158,13 +158,15 @@ as eth_call keeps them) is kept."""
 
 
 def start_ethread(name: str, chain: PeerChain | ScenarioFiles, workdir: Path, *, code: str = MAIN,
-                  workers: int = 1, extra: tuple[str, ...] = ()) -> Target:
+                  workers: int = 1, extra: tuple[str, ...] = (),
+                  checkout: Path | None = None) -> Target:
     """``ethread serve`` of the chain with ``workers`` processes and ``extra`` flags; ``code``:
     the ``python -c`` program that is the ``ethread`` command (:data:`PLAIN`,
-    :data:`NO_TRACING`)."""
+    :data:`NO_TRACING`); ``checkout``: another ethread's source folder to import instead."""
+    env = None if checkout is None else {"PYTHONPATH": str(checkout)}
     return targets.start_ethread(name, ["--genesis", str(chain.genesis), "--blocks",
                                         str(chain.blocks), "--no-verify-seals", *extra], workdir,
-                                 workers=workers, code=code, announce=False)
+                                 workers=workers, code=code, announce=False, env=env)
 
 
 def start_anvil_steps(chain: PeerChain | ScenarioFiles) -> Target:
@@ -277,10 +279,13 @@ def _latency(target: Target, files: ScenarioFiles, config: str, rounds: int,
     return times, cpu
 
 
-def scenario_latency(workdir: Path, rounds: int, stack: contextlib.ExitStack) -> None:
+def scenario_latency(workdir: Path, rounds: int, stack: contextlib.ExitStack,
+                     baseline: Path | None = None) -> None:
     """Time per trace, one request at a time, on the scenario chain (``benchlib/
     trace_scenario.py``) in ethread and in anvil: callTracer beside anvil, the opcode logger
-    beside anvil ``--steps-tracing`` (without it anvil logs no steps)."""
+    beside anvil ``--steps-tracing`` (without it anvil logs no steps); with ``baseline``, also
+    that checkout's ethread uncached (the figures move with the machine's load: a before and
+    after in one run)."""
     files = write_files(workdir / "scenario")
     servers = {
         "anvil": stack.enter_context(running(lambda: start_anvil(files))),
@@ -291,6 +296,9 @@ def scenario_latency(workdir: Path, rounds: int, stack: contextlib.ExitStack) ->
         "recorded": stack.enter_context(running(lambda: start_ethread(
             "recorded", files, workdir, extra=("--record-traces", str(files.head + 1))))),
     }
+    if baseline is not None:
+        servers["baseline"] = stack.enter_context(running(lambda: start_ethread(
+            "baseline", files, workdir, code=UNCACHED, checkout=baseline)))
     print(f"\nscenario chain: {len(files.tx_hashes)} transactions in {files.head} blocks, each "
           f"traced once a round, {rounds} rounds, one request at a time; load average "
           f"{report.load_average()}")
@@ -333,6 +341,8 @@ def main() -> None:
     parser.add_argument("--scenario-only", action="store_true",
                         help="only the time per trace on the scenario chain, beside anvil")
     parser.add_argument("--scenario-rounds", type=int, default=5)
+    parser.add_argument("--baseline", type=Path, metavar="CHECKOUT",
+                        help="also time another checkout's ethread, uncached, on the scenario")
     report.add_options(parser, __file__)
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
@@ -341,7 +351,7 @@ def main() -> None:
             tempfile.TemporaryDirectory(prefix="ethread-bench-tracing-")))
         workdir.mkdir(parents=True, exist_ok=True)
         with contextlib.ExitStack() as scenario_servers:
-            scenario_latency(workdir, args.scenario_rounds, scenario_servers)
+            scenario_latency(workdir, args.scenario_rounds, scenario_servers, args.baseline)
         if args.scenario_only:
             return
         kept_replays()
