@@ -32,6 +32,19 @@ serve --genesis --blocks`` (one worker, so that both ethread servers run the sam
   ones and any import of ``ethread.methods.tracing`` refused, so the process never loads the
   hooks (the eth_call row only).
 
+**Time per trace on the scenario chain** (printed first; ``--scenario-only`` for it alone):
+the transactions of ``benchlib/trace_scenario.py`` (calls nested three deep with every call
+kind, caught and uncaught reverts, custom errors, creates that revert, run out of gas, collide
+or self-destruct, precompiles, logs at several depths, every kind of SSTORE, legacy and
+access-list transactions), each traced once a round, one request at a time, each request
+distinct: ``uncached`` keeps no answer and no replayed block (only what is keyed by content, as
+eth_call does), ``ethread`` is the default server, ``recorded`` answers from
+``--record-traces``; ``--baseline CHECKOUT`` adds another checkout's ethread, uncached. One
+run (``--scenario-only --scenario-rounds 5 --baseline /work/main``, load average 6.9, ms per
+trace, median): callTracer anvil 0.93, uncached 3.76, main before this work 7.73, recorded
+0.41; the opcode logger anvil ``--steps-tracing`` 0.52 (from its record), uncached 5.04, main
+5.67, recorded 0.56. Where an uncached trace's time goes: ``benchmarks/profile_tracing.py``.
+
 ethread keeps answers (the answer cache: a repeated trace is answered as a cached eth_call
 is, before any thread hop; the trace cache, across new blocks) and the blocks it replayed
 lately (``methods/tracing/states.py``), which the in-process rows printed first measure:
