@@ -16,6 +16,8 @@ import resource
 import time
 from pathlib import Path
 
+from benchlib import report
+
 import ethread
 from ethread.codec import trace_rpc
 from ethread.codec.dispatch import Context
@@ -35,7 +37,14 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--loops", type=int, default=40_000)
     parser.add_argument("--keep-heap", action="store_true")
+    report.add_options(parser, __file__)
     args = parser.parse_args()
+    with report.recorded(args):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    """One large trace's memory (see the module docstring)."""
     if args.keep_heap:
         trace_rpc._release_soon = lambda: None
     dev = DevChain(ethread.MemoryBackend(), forks=PRAGUE_FORKS, accounts=2)

@@ -23,15 +23,12 @@ import argparse
 import cProfile
 import pstats
 import statistics
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 import orjson
+from benchlib import report
 from benchlib.trace_scenario import scenario
 
 from ethread.codec import trace_rpc
@@ -115,7 +112,14 @@ def main() -> None:
     parser.add_argument("--cprofile", choices=sorted(TRACERS))
     parser.add_argument("--bare", action="store_true",
                         help="replays without the dispatcher's tables (each builds its own)")
+    report.add_options(parser, __file__)
     args = parser.parse_args()
+    with report.recorded(args):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    """The profile's rows (see the module docstring)."""
     global STATES, SHARED
     from ethread.methods.message import CallStates
     from ethread.methods.tracing import ReplayStates
