@@ -3,7 +3,9 @@ the traces out as geth 1.17 writes them. The tracing itself is :mod:`ethread.met
 
 Each transaction's trace runs for at most its ``timeout`` (a Go duration; geth's 5 s by
 default), never more than :data:`MAX_TRACE_TIMEOUT`; the opcode logger's answer is bounded by
-its ``limit`` and, whatever the request asks, by :data:`MAX_STRUCT_LOG_BYTES`.
+its ``limit`` (geth's: a shorter log) and, whatever the request asks, by the service's
+answer-byte limit (:class:`TraceLimits`; :data:`MAX_STRUCT_LOG_BYTES` when it names none),
+past which the trace stops with -32003.
 """
 
 from __future__ import annotations
