@@ -39,7 +39,6 @@ from ethread.chain.importer import ChainImporter
 from ethread.devchain import DEV_CHAIN_ID, GWEI, PRAGUE_FORKS, DevChainError, genesis_document
 from ethread.devchain.signing import DevAccount, dev_accounts, sign_transaction
 from ethread.era1.ere import logs_bloom as ere_logs_bloom
-from ethread.era1.ordered_trie import ordered_trie_root
 from ethread.models import (
     AccessListEntry,
     AccessListTransaction,
@@ -63,6 +62,7 @@ from ethread.rlpcodec.blocks import withdrawal_item
 from ethread.rlpcodec.headers import encode_header
 from ethread.rlpcodec.items import encode_list_of_encoded as _rlp_list
 from ethread.rlpcodec.items import encode_nested, rlp_list_length
+from ethread.rlpcodec.ordered_trie import ordered_trie_root
 from ethread.rlpcodec.receipts import encode_receipt
 from ethread.rlpcodec.transactions import encode_transaction
 

@@ -154,8 +154,9 @@ def _act(args: argparse.Namespace, store: Any, spec: str) -> int:
     left = f", {report['credits_left']:,} left of {daily:,}" if daily else ""
     print(f"credits spent: {report['credits_used']:,}{left}")
     print(f"requests: {report['requests']:,} ({report['ok']:,} answered, "
-          f"{report['errors']:,} errors, {report['refused']:,} refused)")
+          f"{report['errors']:,} errors, {report['refused']:,} refused, "
+          f"{report['abandoned']:,} abandoned)")
     for method, counts in report["methods"].items():
         print(f"  {method:<40} {counts['ok']:>8} ok {counts['error']:>6} errors "
-              f"{counts['refused']:>6} refused")
+              f"{counts['refused']:>6} refused {counts.get('abandoned', 0):>6} abandoned")
     return 0

@@ -206,7 +206,8 @@ def _block_receipts(history: RemoteHistory, params: list[Any], local: Local) -> 
             return NOT_HISTORY
         number = history.number_of(ref.hash)
         return None if number is None else history.block_receipts(number)
-    found = _number(history, local.backend, params[0])
+    value = params[0]["blockNumber"] if isinstance(params[0], dict) else params[0]  # (EIP-1898)
+    found = _number(history, local.backend, value)
     return NOT_HISTORY if found is None else history.block_receipts(found)
 
 

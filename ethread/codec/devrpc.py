@@ -113,8 +113,8 @@ def _mine_many(chain: DevChain, params: list[Any]) -> Any:
     interval = _quantity_or_number(params[1], "interval") if len(params) > 1 and params[1] is not None else None
     if count > MAX_MINE_BLOCKS:
         raise InvalidParams(f"blocks: at most {MAX_MINE_BLOCKS} per call")
-    for _ in range(count):
-        chain.mine(timestamp=None if interval is None else chain.head.timestamp + max(interval, 1))
+    for _ in range(count):  # (an interval of 0, as viem's test client sends: the chain's clock)
+        chain.mine(timestamp=chain.head.timestamp + interval if interval else None)
     return None
 
 
@@ -177,6 +177,9 @@ def _get_automine(chain: DevChain, params: list[Any]) -> Any:
 # name -> (handler, required params, optional params)
 DEV_METHODS: dict[str, tuple[DevHandler, int, int]] = {
     "eth_sendTransaction": (_send_transaction, 1, 0),
+    # anvil's: a transaction object sent as eth_sendTransaction sends it (viem's test client
+    # sends an impersonated account's transactions so)
+    "eth_sendUnsignedTransaction": (_send_transaction, 1, 0),
     "eth_sendRawTransaction": (_send_raw_transaction, 1, 0),
     "evm_mine": (_mine, 0, 1),
     "evm_snapshot": (_snapshot, 0, 0),

@@ -96,6 +96,9 @@ class Context:
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT
     """Seconds an eth_call (and gas estimation, access list creation) may execute (geth's
     ``--rpc.evmtimeout``); None: no limit."""
+    trace_timeout: float = MAX_TRACE_TIMEOUT
+    """The longest a trace may run, whatever ``timeout`` its request asks for (a server's
+    ``trace_timeout_seconds``)."""
     fragments: FragmentCache | None = field(default=None, compare=False)
     stored_answers: bool = True
     """Whether answers a store keeps beside its blocks are read (:mod:`ethread.codec.
@@ -622,6 +625,7 @@ METHODS: dict[str, MethodSpec] = {
     "eth_capabilities": MethodSpec(_capabilities, 0),
     "eth_syncing": MethodSpec(_syncing, 0),
     "eth_accounts": MethodSpec(_accounts, 0),
+    "eth_requestAccounts": MethodSpec(_accounts, 0),  # (EIP-1102; anvil answers it as eth_accounts)
     "net_listening": MethodSpec(_listening, 0),
     "net_peerCount": MethodSpec(_peer_count, 0),
     "web3_sha3": MethodSpec(_sha3, 1),
@@ -772,8 +776,8 @@ METHODS["eth_sendRawTransaction"] = MethodSpec(_send_raw_transaction, 1, cacheab
 def _trace_method(name: str, handler: TraceHandler) -> Handler:
     def run(backend: Backend, params: Params, ctx: Context) -> Any:
         cache = ctx.traces
-        limits = (TraceLimits() if ctx.answer_bytes is None
-                  else TraceLimits(MAX_TRACE_TIMEOUT, ctx.answer_bytes))
+        limits = (TraceLimits(ctx.trace_timeout) if ctx.answer_bytes is None
+                  else TraceLimits(ctx.trace_timeout, ctx.answer_bytes))
         if cache is None:
             return handler(backend, params, limits, None)
         if name == RECORDED_METHOD and cache.recording:

@@ -19,6 +19,8 @@ def parse_quantity(value: Any, what: str = "quantity", *, bits: int = 256) -> in
         raise InvalidParams(f"{what}: expected a hex string")
     if len(value) < 3 or value[:2] not in ("0x", "0X"):
         if value in ("0x", "0X"):
+            raise InvalidParams('hex string "0x"')  # (hexutil's ErrEmptyNumber)
+        if value == "":
             raise InvalidParams("empty hex string")
         raise InvalidParams("hex string without 0x prefix")
     digits = value[2:]
@@ -76,22 +78,24 @@ def parse_storage_key(value: Any, what: str = "storage key") -> bytes:
     return bytes.fromhex(digits)
 
 
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+               "\v": "\\v"}
+
+
 def go_quote(text: str) -> str:
     """A string as Go's ``%q`` writes it (printable text: double quotes, escaped)."""
     out = ['"']
     for char in text:
         if char in '"\\':
             out.append("\\" + char)
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        elif char == "\r":
-            out.append("\\r")
+        elif char in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[char])
         elif char.isprintable():
             out.append(char)
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\x{ord(char):02x}")
         elif ord(char) < 0x10000:
-            out.append(f"\\u{ord(char):04x}" if ord(char) > 0xFF else f"\\x{ord(char):02x}")
+            out.append(f"\\u{ord(char):04x}")
         else:
             out.append(f"\\U{ord(char):08x}")
     out.append('"')

@@ -21,11 +21,7 @@ from ..rlpcodec.items import DecodeError
 from .accumulator import accumulator_root
 from .e2store import FormatError
 from .ere import PROOF_TYPES, EreFile, EreName
-from .ordered_trie import ordered_trie_root
-
-
-def _encoded(items: list[object]) -> list[bytes]:
-    return [rlp.encode(item) if isinstance(item, list) else item for item in items]  # type: ignore[misc]
+from .verify import trie_root
 
 
 def verify_ere(ere: EreFile, progress: Progress | None = None) -> None:
@@ -51,15 +47,15 @@ def verify_ere(ere: EreFile, progress: Progress | None = None) -> None:
             problem = f"the header says block {header.number}"
         elif parent is not None and header.parent_hash != parent:
             problem = "its parent hash is not the previous block's hash"
-        elif ordered_trie_root(_encoded(body[0])) != header.transactions_root:
+        elif trie_root(body[0]) != header.transactions_root:
             problem = "transactions do not match the header's transactions root"
         elif keccak(rlp.encode(body[1])) != header.uncles_hash:
             problem = "uncles do not match the header's uncles hash"
         elif (header.withdrawals_root is not None) != (len(body) == 3):
             problem = "withdrawals are present where the header has no root, or missing"
-        elif len(body) == 3 and ordered_trie_root(_encoded(body[2])) != header.withdrawals_root:
+        elif len(body) == 3 and trie_root(body[2]) != header.withdrawals_root:
             problem = "withdrawals do not match the header's withdrawals root"
-        elif receipts is not None and ordered_trie_root(_encoded(receipts)) != header.receipts_root:
+        elif receipts is not None and trie_root(receipts) != header.receipts_root:
             problem = "receipts do not match the header's receipts root"
         elif ere.has_total_difficulty:
             problem = _td_problem(header.difficulty, td, previous_td, merged)

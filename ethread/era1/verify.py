@@ -10,26 +10,22 @@ the file name. Reading the file by index is cheap; this is the slow, thorough pa
 from __future__ import annotations
 
 import rlp
-from eth.constants import BLANK_ROOT_HASH
 from eth_utils import keccak
-from trie import HexaryTrie
 
 from ..progress import Progress
 from ..rlpcodec.headers import decode_header
 from ..rlpcodec.items import DecodeError
+from ..rlpcodec.ordered_trie import ordered_trie_root
 from .accumulator import accumulator_root
 from .e2store import FormatError
 from .file import Era1File, Era1Name
 
 
 def trie_root(items: list[object]) -> bytes:
-    """The root of the trie of ``items`` by position (transactions, receipts, withdrawals)."""
-    if not items:
-        return BLANK_ROOT_HASH
-    trie = HexaryTrie({})
-    for position, item in enumerate(items):
-        trie[rlp.encode(position)] = rlp.encode(item) if isinstance(item, list) else item
-    return bytes(trie.root_hash)
+    """The root of the trie of decoded ``items`` by position (transactions, receipts,
+    withdrawals): a list item is stored as its RLP, a string (a typed envelope) as it is."""
+    return ordered_trie_root([rlp.encode(item) if isinstance(item, list) else item  # type: ignore[misc]
+                              for item in items])
 
 
 def verify_file(era: Era1File, progress: Progress | None = None) -> None:

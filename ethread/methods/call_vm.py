@@ -44,9 +44,9 @@ logic, and P256VERIFY and Osaka's MODEXP are called as every precompile is
 
 Only messages use these classes: blocks are executed and imported with py-evm's own.
 
-Why keep it: eth_call costs about twice as much on py-evm's loop (the Ping call: 53 µs
-against 102), and a contract's own work 1.5 to 3.4 times as much (storage, calls,
-arithmetic: ``benchmarks/bench_call.py --loop``). What it costs: it reads py-evm's private
+Why keep it: eth_call and a contract's own work (storage, calls, arithmetic) cost more on
+py-evm's loop; ``benchmarks/bench_call.py --loop`` measures both side by side (its figures:
+``benchmarks/results/bench_call.txt``). What it costs: it reads py-evm's private
 state, so py-evm is pinned to one release (``py-evm==0.12.1b1`` in setup.cfg), and
 ``tests/methods/test_call_vm_loop.py`` runs generated programs both ways on every fork from
 Berlin, with ``tests/methods/test_call_vm.py`` for every kind of message from Frontier. What it reads

@@ -134,6 +134,12 @@ def _start_budget(seconds: float) -> tuple[float, float]:
     return outer
 
 
+def current_limit() -> TimeLimit | None:
+    """The limit of the execution running on this thread (None outside one): what it waits
+    for (a forked chain's reads of its node) keeps to the same deadline."""
+    return _running.limit
+
+
 def under_budget() -> bool:
     """Whether work on this thread runs under a host's :func:`budget`."""
     return bool(_running.budget_ends)

@@ -58,7 +58,6 @@ from eth.vm.spoof import SpoofTransaction
 from eth_typing import Address as EvmAddress
 from eth_typing import Hash32 as Hash32Type
 from eth_utils import keccak
-from trie import HexaryTrie
 
 from ..bloom import logs_bloom
 from ..errors import ExecutionAborted, Picklable, SimulationRefused, StateUnavailable, go_duration
@@ -87,6 +86,7 @@ from ..rlpcodec.assemble import effective_gas_price
 from ..rlpcodec.blocks import block_item, withdrawal_item
 from ..rlpcodec.headers import decode_header, encode_header, header_from_fields
 from ..rlpcodec.items import decode_list, encode_nested, rlp_list_length
+from ..rlpcodec.ordered_trie import ordered_trie_root
 from ..rlpcodec.transactions import encode_transaction
 from ..simulation import (
     CallError,
@@ -106,7 +106,6 @@ from .message import _Envelope as Envelope
 from .message import _intrinsic_gas_of as intrinsic_gas_rule
 from .overrides import apply_state_overrides, with_blob_base_fee
 from .resolve import require_header
-from .simulate_trie import ordered_trie_root
 from .simulate_vm import fast_vm_class
 
 __all__ = ["MAX_BLOCKS", "MAX_CALLS", "MAX_CALLS_PER_BLOCK", "simulate"]
@@ -489,7 +488,6 @@ class _Simulator:
         self.validate = options.validation
         self.hashes: list[Hash32] = []
         self.fast = fast
-        self.trie_root = ordered_trie_root if fast else _trie_root
 
     def run(self) -> tuple[SimulatedBlock, ...]:
         planned = plan_blocks(self.base, self.options.block_state_calls)
@@ -612,12 +610,12 @@ class _Simulator:
         built = encode_header(replace(
             draft,
             state_root=state.state_root,
-            transactions_root=self.trie_root(work.encoded),
-            receipts_root=self.trie_root(work.receipts),
+            transactions_root=ordered_trie_root(work.encoded),
+            receipts_root=ordered_trie_root(work.receipts),
             logs_bloom=work.bloom.to_bytes(256, "big"),
             gas_used=work.gas_used,
             blob_gas_used=work.blob_gas_used if rules.blob is not None else None,
-            withdrawals_root=(self.trie_root([rlp.encode(withdrawal_item(w)) for w in withdrawals])
+            withdrawals_root=(ordered_trie_root([rlp.encode(withdrawal_item(w)) for w in withdrawals])
                               if withdrawals is not None else None),
             requests_hash=requests_hash,
         ))
@@ -1033,15 +1031,6 @@ def _deposit_request(data: bytes) -> bytes:
     """A deposit request's bytes from its ``DepositEvent`` data (public key, withdrawal
     credentials, amount, signature, index)."""
     return data[192:240] + data[288:320] + data[352:360] + data[416:512] + data[544:552]
-
-
-def _trie_root(items: Sequence[bytes]) -> bytes:
-    """The root of the trie of ``items`` keyed by their RLP-encoded positions."""
-    trie = HexaryTrie({})
-    for position, item in enumerate(items):
-        trie[rlp.encode(position)] = item
-    root: bytes = trie.root_hash
-    return root
 
 
 def _block_size(header: bytes, transactions: Sequence[bytes],

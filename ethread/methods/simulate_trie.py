@@ -14,15 +14,15 @@ value of its hash, so the decoded nodes are shared by every trie given the same 
 
 The root, the nodes and their encodings are those of the Ethereum trie (Yellow Paper,
 appendix D) that py-trie builds: a node whose encoding is under 32 bytes is embedded in its
-parent, the root is always hashed and stored. :func:`ordered_trie_root` builds the tries
-keyed by position (a block's transactions and receipts) from their sorted keys in one pass.
+parent, the root is always hashed and stored. (The tries keyed by position, a block's
+transactions and receipts, are :mod:`ethread.rlpcodec.ordered_trie`'s.)
 ``tests/methods/test_simulate_trie.py`` compares roots and reads with py-trie's over random
-changes, and ordered roots with py-trie's.
+changes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, cast
 
@@ -31,10 +31,9 @@ from trie.exceptions import MissingTrieNode
 from ..keccak import keccak256
 from ..lru import LRU
 from ..rlpcodec.items import decode_nested, encode_list_payload
+from ..rlpcodec.ordered_trie import BLANK_ROOT, hex_prefix, rlp_string
 
-__all__ = ["BLANK_ROOT", "OverlayTrie", "ordered_trie_root"]
-
-BLANK_ROOT = keccak256(b"\x80")
+__all__ = ["BLANK_ROOT", "OverlayTrie"]
 
 # A node in memory: a leaf (0, path, value), an extension (1, path, child) or a branch
 # (2, sixteen children, value); a child is None (none), a 32-byte hash (a stored node, read
@@ -50,13 +49,6 @@ _INDEX = {digit: index for index, digit in enumerate(DIGITS)}
 
 Nodes = LRU[bytes, Any]
 """Stored nodes by their hash, decoded (a hash names one node wherever it is stored)."""
-
-
-def _hex_prefix(path: str, leaf: bool) -> bytes:
-    """The hex-prefix encoding of a node's path."""
-    if len(path) % 2:
-        return bytes.fromhex(("3" if leaf else "1") + path)
-    return bytes.fromhex(("20" if leaf else "00") + path)
 
 
 def _path_of(encoded: bytes) -> tuple[str, bool]:
@@ -78,16 +70,6 @@ def _node_of(item: Any) -> Ref:
     if not item:
         return None
     return cast(bytes, item)  # (a hash)
-
-
-def _string(value: bytes) -> bytes:
-    length = len(value)
-    if length == 1 and value[0] < 0x80:
-        return value
-    if length < 56:
-        return bytes((0x80 + length,)) + value
-    size = length.to_bytes((length.bit_length() + 7) // 8, "big")
-    return bytes((0xB7 + len(size),)) + size + value
 
 
 class OverlayTrie:
@@ -323,53 +305,7 @@ class OverlayTrie:
         kind = node[0]
         if kind == BRANCH:
             reference = self._reference
-            return encode_list_payload(b"".join([reference(child) for child in node[1]]) + _string(node[2]))
+            return encode_list_payload(b"".join([reference(child) for child in node[1]]) + rlp_string(node[2]))
         if kind == LEAF:
-            return encode_list_payload(_string(_hex_prefix(node[1], True)) + _string(node[2]))
-        return encode_list_payload(_string(_hex_prefix(node[1], False)) + self._reference(node[2]))
-
-
-def ordered_trie_root(items: Iterable[bytes]) -> bytes:
-    """The root of the trie of ``items`` keyed by the RLP of their positions (a block's
-    transactions, receipts, withdrawals), built bottom-up from the sorted keys: the whole key
-    set is known, so each node is encoded once, and none is kept."""
-    pairs = sorted((_string(position.to_bytes((position.bit_length() + 7) // 8, "big")).hex(),
-                    item) for position, item in enumerate(items))
-    if not pairs:
-        return BLANK_ROOT
-    return keccak256(_ordered_node(pairs, 0, len(pairs), 0))
-
-
-def _ordered_node(pairs: list[tuple[str, bytes]], low: int, high: int, depth: int) -> bytes:
-    """The encoding of the node holding the sorted ``pairs[low:high]`` (hex paths and values),
-    whose paths share their first ``depth`` digits."""
-    first = pairs[low][0]
-    if high - low == 1:
-        return encode_list_payload(_string(_hex_prefix(first[depth:], True)) + _string(pairs[low][1]))
-    last = pairs[high - 1][0]
-    shared = depth
-    limit = min(len(first), len(last))
-    while shared < limit and first[shared] == last[shared]:
-        shared += 1
-    if shared > depth:  # (sorted: what the first and the last share, all share)
-        child = _ordered_node(pairs, low, high, shared)
-        return encode_list_payload(_string(_hex_prefix(first[depth:shared], False)) + _embedded(child))
-    children = [b"\x80"] * 16
-    value = b""
-    at = low
-    if len(first) == depth:  # (a path ending here sorts first: the branch's value)
-        value = pairs[low][1]
-        at += 1
-    while at < high:
-        digit = pairs[at][0][depth]
-        end = at + 1
-        while end < high and pairs[end][0][depth] == digit:
-            end += 1
-        children[_INDEX[digit]] = _embedded(_ordered_node(pairs, at, end, depth + 1))
-        at = end
-    return encode_list_payload(b"".join(children) + _string(value))
-
-
-def _embedded(encoded: bytes) -> bytes:
-    """How a parent holds a child node: itself under 32 bytes, else its hash."""
-    return encoded if len(encoded) < 32 else b"\xa0" + keccak256(encoded)
+            return encode_list_payload(rlp_string(hex_prefix(node[1], True)) + rlp_string(node[2]))
+        return encode_list_payload(rlp_string(hex_prefix(node[1], False)) + self._reference(node[2]))

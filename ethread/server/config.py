@@ -165,6 +165,33 @@ class ServiceLimits:
                                        "eth_getLogs: most addresses plus topics in one filter",
                                        minimum=1, metavar="N")
 
+    # -- fairness between keys and bounds on work (issue 38) ---------------------------------
+    trace_timeout_seconds: float = setting(
+        10.0, "debug_trace*, trace_*: the longest one transaction's trace (or a traced call) "
+        "runs, whatever 'timeout' the request asks for", minimum=0.001, flag="--trace-timeout",
+        metavar="S")
+    request_timeout_seconds: float = setting(
+        30.0, "seconds one request (a batch: all its calls together) may run in a worker "
+        "thread; then its running call stops and the calls not done answer -32000 (0: none)",
+        minimum=0, flag="--request-timeout", metavar="S")
+    slow_requests_per_key: int = setting(
+        2, "requests with slow calls (eth_call, eth_getLogs, traces, ...) one API key may have "
+        "running at once in a worker; past it a request answers -32005 with Retry-After "
+        "and is not charged (0: no limit)", minimum=0, metavar="N")
+    ws_connections_per_key: int = setting(
+        20, "WebSocket connections one API key may hold open at once in a worker (0: no limit)",
+        minimum=0, metavar="N")
+    ws_subscriptions_per_key: int = setting(
+        200, "subscriptions one API key may hold at once over all its WebSocket connections "
+        "in a worker (0: no limit)", minimum=0, metavar="N")
+    fork_timeout_seconds: float = setting(
+        15.0, "a forked chain (--fork-url): seconds one exchange with the forked node may take "
+        "in all, its retries included", minimum=0.001, flag="--fork-timeout", metavar="S")
+    fork_reads_per_call: int = setting(
+        1_000, "a forked chain: values one call (an eth_call, a trace) may read from the "
+        "forked node; past it the call answers an error saying so (0: no limit)", minimum=0,
+        metavar="N")
+
     @property
     def logs(self) -> LogLimits:
         """The core's eth_getLogs limits."""

@@ -34,6 +34,11 @@ The synchronous core blocks; the event loop must not. Four places, cheapest firs
    their limit (the threads share one interpreter lock, so more of them add fairness, not
    load).
 
+Two bounds keep one client from holding the pools: an exchange running in a pool is cancelled
+once it has run ``request_timeout`` seconds (all the calls of a batch together), and the
+exchanges each key has in the slow pool are counted (:attr:`Execution.slow_in_flight`), which
+the service's admission checks against the key's limit before charging.
+
 Every exchange running in a pool is known here: :meth:`Execution.drain` cancels them all when
 the server shuts down, so that they stop at their next deadline check and answer at once.
 
@@ -91,8 +96,15 @@ class Execution:
     """The server's places to run blocking work (see the module docstring)."""
 
     def __init__(self, threads: int = 4, slow_threads: int = 16,
-                 loop_budget: float = LOOP_BUDGET_SECONDS) -> None:
+                 loop_budget: float = LOOP_BUDGET_SECONDS, request_timeout: float = 0.0,
+                 ) -> None:
         self.loop_budget = loop_budget
+        self.request_timeout = request_timeout
+        """Seconds an exchange may run in a pool (all the calls of a batch together) before
+        it is cancelled: its running call stops, the rest answer -32000 (0: no limit)."""
+        self.slow_in_flight: dict[str, int] = {}
+        """Exchanges running (or waiting) in the slow pool, by the key they are for: what
+        a key's limit of slow requests in flight is checked against."""
         """Seconds of CPU time a call tried on the loop may take (0: none is tried)."""
         self.fast_pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="ethread-rpc")
         self.slow_pool = ThreadPoolExecutor(max(1, slow_threads),
@@ -135,24 +147,46 @@ class Execution:
             return False  # nothing was kept: the call runs again in the pool
         return True
 
-    async def finish(self, exchange: Exchange, tried: bool = False) -> None:
+    async def finish(self, exchange: Exchange, tried: bool = False,
+                     owner: str | None = None) -> None:
         """Run what the pipeline left pending: on the loop when :meth:`try_on_loop` takes it
-        (unless it was ``tried`` already), else in one hop to the fitting pool."""
+        (unless it was ``tried`` already), else in one hop to the fitting pool, cancelled
+        once it runs past :attr:`request_timeout`. ``owner`` (a key's id) is counted in
+        :attr:`slow_in_flight` while its exchange is in the slow pool."""
         if not tried and self.try_on_loop(exchange):
             return
         pending = exchange.pending_calls()
         if self.draining:
             exchange.cancel(SHUTTING_DOWN)
         slow = any(c.method in SLOW_METHODS for c in pending)
+        loop = asyncio.get_running_loop()
+        counted = owner if slow else None
+        if counted is not None:
+            self.slow_in_flight[counted] = self.slow_in_flight.get(counted, 0) + 1
+        timeout = self.request_timeout
+        timer = (loop.call_later(timeout, exchange.cancel, _timed_out(timeout, exchange))
+                 if timeout else None)
         self.running.add(exchange)
         try:
-            await asyncio.shield(asyncio.get_running_loop().run_in_executor(
+            await asyncio.shield(loop.run_in_executor(
                 self.slow_pool if slow else self.fast_pool, exchange.run))
         except asyncio.CancelledError:
             exchange.cancel(SHUTTING_DOWN)  # the task awaiting the answer is being torn down
             raise
         finally:
             self.running.discard(exchange)
+            if timer is not None:
+                timer.cancel()
+            if counted is not None:
+                left = self.slow_in_flight[counted] - 1
+                if left:
+                    self.slow_in_flight[counted] = left
+                else:
+                    del self.slow_in_flight[counted]
+
+    def busy(self, owner: str) -> int:
+        """Exchanges of ``owner`` in the slow pool now."""
+        return self.slow_in_flight.get(owner, 0)
 
     def drain(self) -> None:
         """The server is shutting down: cancel the running work, refuse to start more."""
@@ -168,3 +202,8 @@ class Execution:
         """Shut the worker thread pools down without waiting for running calls."""
         self.fast_pool.shutdown(wait=False, cancel_futures=True)
         self.slow_pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _timed_out(timeout: float, exchange: Exchange) -> str:
+    what = "the batch" if exchange.is_batch else "the request"
+    return f"request timeout: {what} ran past the server's limit of {timeout:g} s"

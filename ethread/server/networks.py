@@ -20,7 +20,7 @@ from ..codec.jsonrpc import Dispatcher
 from ..codec.stored_answers import lacks_answers
 from ..devchain.demo import demo_chain
 from ..progress import Progress, ProgressBar
-from .config import NetworkConfig, ServerConfig
+from .config import NetworkConfig, ServerConfig, ServiceLimits
 
 log = logging.getLogger("ethread.server")
 
@@ -100,13 +100,14 @@ def _host_name(header: str) -> str:
 
 
 def open_network(config: NetworkConfig, context: Context, progress: Progress | None = None,
-                 ) -> Network:
-    """Open (and for ``import`` and ``demo``, build in memory) the network's backend."""
+                 limits: ServiceLimits | None = None) -> Network:
+    """Open (and for ``import`` and ``demo``, build in memory) the network's backend; a forked
+    chain speaks to its node within ``limits`` (the defaults when None)."""
     miner: Any = None
     if config.backend == "demo":
         backend, miner = _demo_backend()
     elif config.backend == "fork":
-        backend, miner = _forked_backend(config)
+        backend, miner = _forked_backend(config, limits or ServiceLimits())
     elif config.backend == "import":
         backend = _imported_backend(config, progress)
     else:
@@ -170,10 +171,11 @@ def _demo_backend() -> tuple[Backend, Any]:
     return backend, chain
 
 
-def _forked_backend(config: NetworkConfig) -> tuple[Backend, Any]:
+def _forked_backend(config: NetworkConfig, limits: ServiceLimits) -> tuple[Backend, Any]:
     """A dev chain in memory continuing another node's chain (``ethread serve --fork-url``)."""
     from ..backends.memory import MemoryBackend
     from ..devchain import DevChain
+    from ..devchain.fork import RemoteLimits
 
     class ForkedMemoryBackend(MemoryBackend):
         """Its history below the fork is the forked node's, fetched when first asked: its
@@ -183,8 +185,10 @@ def _forked_backend(config: NetworkConfig) -> tuple[Backend, Any]:
 
     assert config.fork_url is not None
     backend = ForkedMemoryBackend()
+    remote = RemoteLimits(timeout=limits.fork_timeout_seconds,
+                          max_calls_per_execution=limits.fork_reads_per_call)
     chain = DevChain.fork(config.fork_url, config.fork_block, backend=backend,
-                          cache=config.fork_cache)
+                          cache=config.fork_cache, limits=remote)
     return backend, chain
 
 
@@ -221,6 +225,7 @@ def service_context(config: ServerConfig) -> Context:
     """The core's limits as the service's settings give them."""
     return Context(log_limits=config.limits.logs,
                    call_timeout=config.limits.call_timeout_seconds or None,
+                   trace_timeout=config.limits.trace_timeout_seconds,
                    answers=answer_style(config.answers),
                    answer_bytes=config.limits.max_response_bytes)
 
@@ -230,6 +235,7 @@ def open_networks(config: ServerConfig, progress: bool = True) -> list[Network]:
     progress bar)."""
     context = service_context(config)
     return [
-        open_network(n, context, ProgressBar(f"importing {n.name}") if progress else None)
+        open_network(n, context, ProgressBar(f"importing {n.name}") if progress else None,
+                     config.limits)
         for n in config.networks
     ]

@@ -16,7 +16,10 @@ from .metrics import Metrics
 KNOWN_METHODS = frozenset({*CREDITS, "eth_chainId", "eth_blockNumber", "net_version",
                            "web3_clientVersion", "eth_subscribe", "eth_unsubscribe"})
 """Methods that are their own label; any other name a client sends counts as ``other``."""
-OK, ERROR, REFUSED = "ok", "error", "refused"
+OK, ERROR, REFUSED, ABANDONED = "ok", "error", "refused", "abandoned"
+CLIENT_GONE = 499
+"""The status an abandoned request is logged with (nginx's "client closed request"): the
+server started its work, and charged it, but its client left before the answer was sent."""
 _ERROR_MARK = b'"error":{'
 _REASONS = {401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "bad_method",
             408: "body_too_slow", 413: "too_large", 415: "bad_content_type"}
@@ -33,11 +36,12 @@ def method_label(what: str) -> str:
 
 
 def outcome_of(status: int, answer: bytes | None) -> str:
-    """``refused`` (the transport said no), ``error`` (a JSON-RPC error object; for a batch,
-    when its first answer is one) or ``ok``. An error object is told by its key near the
-    start: every answer is ``{"jsonrpc":"2.0","id":ID,...`` and no result holds the text."""
+    """``abandoned`` (:data:`CLIENT_GONE`), ``refused`` (the transport said no), ``error``
+    (a JSON-RPC error object; for a batch, when its first answer is one) or ``ok``. An error
+    object is told by its key near the start: every answer is ``{"jsonrpc":"2.0","id":ID,...``
+    and no result holds the text."""
     if status >= 400:
-        return REFUSED
+        return ABANDONED if status == CLIENT_GONE else REFUSED
     if answer is not None and answer.find(_ERROR_MARK, 0, 160) >= 0:
         return ERROR
     return OK

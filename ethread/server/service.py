@@ -15,7 +15,7 @@ from .asgi import Scope, header
 from .billing.credits import Billing, request_cost
 from .billing.ledger import Charge, Refusal
 from .config import ServiceLimits
-from .execution import Execution
+from .execution import SLOW_METHODS, Execution
 from .keys.abuse import FailedAttempts, address_of
 from .keys.auth import ApiKey, KeyRing
 from .keys.sync import KeySync
@@ -49,6 +49,9 @@ class Service:
     """The link with the key store (None: the configured keys only)."""
     failed_keys: FailedAttempts = field(default_factory=FailedAttempts)
     """Addresses presenting unknown keys (:mod:`.abuse`)."""
+    sessions: dict[str, set[Any]] = field(default_factory=dict)
+    """The open WebSocket sessions of each key (by key id): what its per-key limits count,
+    and what a revocation closes (:meth:`end_revoked_sessions`)."""
     admin: Any = None
     """The admin API and dashboard (:mod:`.admin`), when an admin token is configured."""
     http: Pipeline = field(init=False)
@@ -101,6 +104,10 @@ class Service:
             refused = _not_allowed(key, calls)
             if refused is not None:
                 return refused
+        if self.execution.slow_in_flight:
+            refused = self._busy(key, calls)
+            if refused is not None:
+                return refused
         charge = _charge_of(key, calls)
         return None if charge is None else _refused(self.billing.charge(*charge))
 
@@ -109,6 +116,7 @@ class Service:
         """:meth:`admit` for several requests, in their order, in one ledger transaction (each
         is charged in full or refused as if it came alone, after those before it)."""
         refused = [_not_allowed(key, calls) if key.revoked or key.methods is not None
+                   else self._busy(key, calls) if self.execution.slow_in_flight
                    else None for key, calls in requests]
         wanted = [None if no is not None else _charge_of(key, calls)
                   for (key, calls), no in zip(requests, refused, strict=True)]
@@ -116,6 +124,15 @@ class Service:
         outcomes = iter(self.billing.charge_many(charges) if charges else ())
         return [no if no is not None else None if charge is None else _refused(next(outcomes))
                 for charge, no in zip(wanted, refused, strict=True)]
+
+    def _busy(self, key: ApiKey, calls: Sequence[Call | EthreadError]) -> Refused | None:
+        """The refusal of a request with slow calls from a key at its limit of slow requests
+        in flight (:attr:`ServiceLimits.slow_requests_per_key`); None when it may run."""
+        limit = self.limits.slow_requests_per_key
+        if (limit and self.execution.busy(key.key_id) >= limit
+                and any(isinstance(c, Call) and c.method in SLOW_METHODS for c in calls)):
+            return refusals.key_busy(limit)
+        return None
 
     def refund(self, key: ApiKey, exchange: Exchange) -> None:
         """Give back what admitting ``exchange`` took, once: its answer could not be sent (its
@@ -128,6 +145,18 @@ class Service:
         charge = _charge_of(key, calls)
         if charge is not None:
             self.billing.refund(charge[0], charge[3])
+
+    def end_revoked_sessions(self) -> None:
+        """Close the WebSocket sessions of keys the key store has revoked (after each poll of
+        the store: within one poll of the revocation)."""
+        for sessions in list(self.sessions.values()):
+            for session in list(sessions):
+                if session.key.revoked:
+                    session.revoked()
+
+    def subscriptions_of(self, key_id: str) -> int:
+        """Subscriptions the key holds over all its open WebSocket sessions in this worker."""
+        return sum(len(session.subscriptions) for session in self.sessions.get(key_id, ()))
 
     def feed(self, network: Network) -> ChainFeed:
         """The chain feed of ``network`` (made on first use)."""

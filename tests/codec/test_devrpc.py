@@ -242,6 +242,21 @@ def test_time_controls(chain: DevChain, rpc: Rpc) -> None:
     assert rpc.error("evm_setNextBlockTimestamp", 6000)["message"].startswith("timestamp 6000 is not after")
     rpc("anvil_mine", "0x3", "0x2")
     assert chain.head.number == 7 and chain.head.timestamp == 6006
+    rpc("evm_setNextBlockTimestamp", hex(7000))
+    rpc("anvil_mine", "0x2", "0x0")  # an interval of 0 (viem's test client): the chain's clock
+    assert chain.head.number == 9 and chain.head.timestamp == 7010
+
+
+def test_request_accounts_and_unsigned_transactions_as_anvil_answers_them(
+        chain: DevChain, rpc: Rpc) -> None:
+    assert rpc("eth_requestAccounts") == rpc("eth_accounts")
+    stranger = "0x" + "5a" * 20
+    rpc("anvil_setBalance", stranger, hex(10**18))
+    rpc("anvil_impersonateAccount", stranger)
+    tx_hash = rpc("eth_sendUnsignedTransaction", {"from": stranger, "to": "0x" + "01" * 20,
+                                                  "value": "0x9"})
+    assert rpc("eth_getTransactionByHash", tx_hash)["from"] == stranger
+    assert chain.balance(b"\x01" * 20) == 9
 
 
 def test_state_controls_and_their_hardhat_aliases(chain: DevChain, rpc: Rpc) -> None:

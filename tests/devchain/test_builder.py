@@ -483,3 +483,26 @@ def test_blocks_stored_without_a_second_execution_reimport_block_for_block() -> 
         original, copy = chain.block(number), again.block_by_hash(chain.block(number).hash)
         assert copy == original
         assert again.receipts(original.hash) == chain.backend.receipts(original.hash)
+
+
+def test_a_genesis_base_fee_is_the_first_blocks() -> None:
+    chain = DevChain(MemoryBackend(), accounts=1, base_fee=7)
+    assert chain.head.base_fee_per_gas == 7
+    chain.mine()  # empty: EIP-1559 takes 7 // 8 = 0 off
+    assert chain.head.number == 1 and chain.head.base_fee_per_gas == 7
+
+
+def test_with_a_clock_blocks_follow_it_and_its_jumps_last() -> None:
+    now = [5_000]
+    chain = DevChain(MemoryBackend(), accounts=1, genesis_timestamp=4_000,
+                     clock=lambda: now[0])
+    assert chain.mine().header.timestamp == 5_000
+    assert chain.mine().header.timestamp == 5_001  # at least one second after its parent
+    chain.increase_time(100)
+    assert chain.mine().header.timestamp == 5_100
+    now[0] = 5_050
+    assert chain.mine().header.timestamp == 5_150  # the jump stays
+    chain.set_next_block_timestamp(9_000)
+    assert chain.mine().header.timestamp == 9_000
+    now[0] = 5_060
+    assert chain.mine().header.timestamp == 9_010  # the clock runs on from the time set

@@ -18,7 +18,7 @@ with the same timestamps and coinbases, mining on command in arrival order. Then
   eth_createAccessList (list, gas used, failure), for the same set of messages.
 
 Where anvil answers otherwise than geth (ethread's answers are held to geth's by
-tests/methods/test_call.py and tests/test_estimate_and_access_list.py), the difference is
+tests/methods/test_call.py, tests/methods/test_estimate.py and tests/methods/test_access_list.py), the difference is
 named in a table (KNOWN_*_DIFFERENCES) and the test requires exactly those differences, so a
 new one, or one that goes away, fails it.
 
@@ -218,7 +218,7 @@ def _calls(chains: Chains) -> dict[str, dict[str, Any]]:
 
 
 # Where anvil answers otherwise than geth; ethread's geth answers are held by
-# tests/methods/test_call.py and tests/test_estimate_and_access_list.py.
+# tests/methods/test_call.py, tests/methods/test_estimate.py and tests/methods/test_access_list.py.
 KNOWN_CALL_DIFFERENCES = {
     "tip above the fee cap": "anvil refuses it as invalid params (-32602); geth answers -32000",
     "unfunded priced transfer": "anvil answers its own code -32003; geth answers -32000",

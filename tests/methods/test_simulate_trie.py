@@ -1,15 +1,13 @@
 """eth_simulateV1's overlay trie (``ethread.methods.simulate_trie``) against py-trie: the same
-roots after any writes and deletes, and ordered roots (transactions, receipts) the same."""
+roots after any writes and deletes (the ordered roots: tests/rlpcodec/test_ordered_trie.py)."""
 
 from __future__ import annotations
 
-import pytest
-import rlp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from trie import HexaryTrie
 
-from ethread.methods.simulate_trie import OverlayTrie, ordered_trie_root
+from ethread.methods.simulate_trie import OverlayTrie
 
 KEYS = st.one_of(  # (of one length, as a state trie's: py-trie refuses a key that prefixes another)
     st.binary(min_size=32, max_size=32),
@@ -44,27 +42,6 @@ def test_overlay_trie_is_py_trie(before: list[tuple[bytes, bytes]], after: list[
     for key, _ in before + after:
         assert overlay[key] == reference[key] == reopened[key]
         assert (key in overlay) == (key in reference)
-
-
-@settings(max_examples=50, deadline=None)
-@given(items=st.lists(st.binary(min_size=1, max_size=80), max_size=200))
-def test_ordered_root_is_py_tries(items: list[bytes]) -> None:
-    reference = HexaryTrie({})
-    for position, item in enumerate(items):
-        reference[rlp.encode(position)] = item
-    assert ordered_trie_root(items) == reference.root_hash
-
-
-@pytest.mark.parametrize("count", [0, 1, 2, 3, 16, 17, 127, 128, 129, 300])
-@pytest.mark.parametrize("size", [1, 20, 110])
-def test_ordered_root_at_the_edges(count: int, size: int) -> None:
-    """Roots of as many items as a branch, a one-byte key, a two-byte key hold, with items
-    embedded in their parents (short) and hashed (long)."""
-    items = [bytes([position % 251 + 1]) * size for position in range(count)]
-    reference = HexaryTrie({})
-    for position, item in enumerate(items):
-        reference[rlp.encode(position)] = item
-    assert ordered_trie_root(items) == reference.root_hash
 
 
 @settings(max_examples=100, deadline=None)

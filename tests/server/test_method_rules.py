@@ -11,7 +11,8 @@ import pytest
 from ethread.codec.envelope import Call
 from ethread.server.billing.credits import Billing, cost_of
 from ethread.server.billing.ledger_sqlite import SQLiteLedger
-from ethread.server.config import ConfigError, KeyConfig, config_from_document
+from ethread.server.config import ConfigError, KeyConfig, ServiceLimits, config_from_document
+from ethread.server.execution import Execution
 from ethread.server.keys.auth import ApiKey
 from ethread.server.keys.keystore import KeyStoreError, make_record
 from ethread.server.method_rules import rules_of
@@ -42,8 +43,10 @@ def test_rules(rules: tuple[str, ...], method: str, refused: str | None) -> None
 
 def _service() -> tuple[Service, SQLiteLedger]:
     ledger = SQLiteLedger(":memory:")
-    service = Service.__new__(Service)  # admission needs only the billing
+    service = Service.__new__(Service)  # admission needs the billing and the work in flight
     service.billing = Billing(ledger)
+    service.execution = Execution(threads=1, slow_threads=1)
+    service.limits = ServiceLimits()
     return service, ledger
 
 

@@ -9,6 +9,9 @@ on uvicorn's ASGI path and over WebSocket."""
 from __future__ import annotations
 
 import json
+import socket
+import struct
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -109,27 +112,49 @@ def untimed(request: pytest.FixtureRequest) -> Iterator[Any]:
         yield thread
 
 
-def test_a_call_whose_client_leaves_is_given_back(untimed: Any) -> None:
+def _abandoned(server: Any, method: str) -> int:
+    """Requests of the test key counted abandoned today (flushed to the key store or not)."""
+    from ethread.server.billing.ledger import utc_day
+
+    service = server.prepared.service
+    key = service.keys.lookup(KEY)
+    pending = service.observer.usage.get((key.key_id, method, "abandoned"), 0)
+    stored = service.key_sync.store.usage(key.key_id, utc_day(time.time()))
+    return pending + stored.get((method, "abandoned"), 0)
+
+
+def test_a_call_whose_client_leaves_is_charged_and_counted_abandoned(untimed: Any) -> None:
+    """The work was started: it is charged though no one reads its answer (issue 38: three
+    traces at once, the socket closed before each answer, once cost nothing), and the key's
+    usage counts it as abandoned."""
     execution = untimed.prepared.service.execution
     before = _used(untimed)
+    abandoned = _abandoned(untimed, "eth_call")
     sock = raw_http(untimed.port, request_bytes(json.dumps(
         call("eth_call", [ENDLESS, "latest"])).encode()))
     assert wait_until(lambda: len(execution.running) == 1)
     assert _used(untimed) == before + CALL_COST  # charged when admitted
+    # the client goes away (a reset: a plain close could be a half-close, whose client still
+    # reads its answers) and the call stops
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     sock.close()
     assert wait_until(lambda: not execution.running)
-    assert wait_until(lambda: _used(untimed) == before), _used(untimed)
-    # an answer that is sent stays paid for
+    assert wait_until(lambda: _abandoned(untimed, "eth_call") == abandoned + 1)
+    assert _used(untimed) == before + CALL_COST  # and not given back
+    # an answer that is sent is paid for the same
     assert post(url_of(untimed), call("eth_blockNumber", []))[0] == 200
-    assert _used(untimed) == before + cost_of("eth_blockNumber")
+    assert _used(untimed) == before + CALL_COST + cost_of("eth_blockNumber")
 
 
-def test_a_websocket_call_whose_session_ends_is_given_back(untimed: Any) -> None:
+def test_a_websocket_call_whose_session_ends_is_charged_and_counted_abandoned(
+        untimed: Any) -> None:
     execution = untimed.prepared.service.execution
     before = _used(untimed)
+    abandoned = _abandoned(untimed, "eth_call")
     with connect(ws_url_of(untimed)) as ws:
         ws.send(json.dumps(call("eth_call", [ENDLESS, "latest"])))
         assert wait_until(lambda: len(execution.running) == 1)
         assert _used(untimed) == before + CALL_COST
     assert wait_until(lambda: not execution.running)
-    assert wait_until(lambda: _used(untimed) == before), _used(untimed)
+    assert wait_until(lambda: _abandoned(untimed, "eth_call") == abandoned + 1)
+    assert _used(untimed) == before + CALL_COST

@@ -1,14 +1,29 @@
-"""JSON-RPC to the node a dev chain forks: batched requests, a bounded number in flight, a
-timeout on each, and retries with backoff for what may pass (a connection refused or reset, a
-timeout, HTTP 429 and 5xx). An answer that is an error object is the node's word and is not
-retried.
+"""JSON-RPC to the node a dev chain forks: batched requests, a bounded number in flight, and
+retries with backoff for what may pass (a connection refused or reset, HTTP 429 and 5xx). An
+answer that is an error object is the node's word and is not retried.
+
+Every exchange with the node has one wall-clock deadline, its retries included
+(:attr:`RemoteLimits.timeout`): a node that answers slowly, or drips its answer a byte at a
+time, is cut off when it passes (a watchdog shuts the socket down, which a per-read timeout
+alone would not do). Inside an execution (an eth_call, a trace) the execution's own time limit
+bounds it too, and a cancelled request stops waiting; the node calls one execution may cause
+are bounded (:attr:`RemoteLimits.max_calls_per_execution`), so that a cheap call cannot turn
+into thousands of requests to the node.
+
+A read never waits for the network on a server's event loop: work tried there under a budget
+(:func:`ethread.methods.interrupt.budget`) hands back with
+:class:`~ethread.methods.interrupt.BudgetSpent` before its first request, and runs again in a
+thread.
 
 Only ``http://`` and ``https://`` URLs are taken; nothing is sent anywhere else.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
+import socket
 import threading
 import time
 import urllib.error
@@ -17,11 +32,16 @@ import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from ...errors import EthreadError
+from ...backend import CancelToken, Deadline
+from ...errors import Cancelled, EthreadError, ExecutionAborted
+from ...methods import interrupt
 
 RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
+MAX_ANSWER_BYTES = 256 * 1024 * 1024
+"""The most a node's answer to one request may hold (a batch of proofs is far below)."""
 
 
 class RemoteError(EthreadError):
@@ -35,15 +55,107 @@ class RemoteLimits:
     """How the dev chain speaks to the node it forks."""
 
     timeout: float = 15.0
-    """Seconds one HTTP request may take."""
-    retries: int = 3
-    """Further attempts after a failure that may pass."""
+    """Seconds one exchange with the node may take in all: connecting, sending, reading the
+    whole answer, and every retry."""
+    retries: int = 2
+    """Further attempts after a failure that may pass (within :attr:`timeout`)."""
     backoff: float = 0.25
     """Seconds before the first retry; doubled for each next one."""
     batch_size: int = 50
     """Calls sent in one JSON-RPC batch."""
     concurrency: int = 4
     """Batches in flight at once."""
+    max_calls_per_execution: int = 1_000
+    """Calls to the node one execution (an eth_call, a trace, a simulation) may cause; past it
+    the execution stops with an error saying so (0: no bound)."""
+
+
+WATCH_STEP = 0.1
+"""Seconds between two looks of a watch at its request's cancel token."""
+
+
+class _Watch:
+    """The sockets of one exchange with the node, shut down when its deadline passes or its
+    request is cancelled (the client left, the server's deadline for it passed)."""
+
+    __slots__ = ("_lock", "cut", "done", "sockets")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.sockets: list[socket.socket] = []
+        self.cut = False
+        self.done = threading.Event()
+
+    def watch(self, deadline: float, token: CancelToken | None) -> None:
+        """Wait (in a thread of its own) until the exchange is done, or cut it."""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or (token is not None and token.cancelled):
+                self.fire()
+                return
+            if self.done.wait(min(remaining, WATCH_STEP) if token is not None else remaining):
+                return
+
+    def add(self, sock: socket.socket) -> None:
+        with self._lock:
+            self.sockets.append(sock)
+            if not self.cut:
+                return
+        _shut(sock)
+
+    def fire(self) -> None:
+        with self._lock:
+            self.cut = True
+            sockets = list(self.sockets)
+        for sock in sockets:
+            _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+_watching = threading.local()
+"""The :class:`_Watch` of the exchange this thread is in (``_watching.watch``)."""
+
+
+@cache
+def _watched(connection_class: type[http.client.HTTPConnection],
+             ) -> type[http.client.HTTPConnection]:
+    """``connection_class`` whose socket, once connected, joins the thread's current watch."""
+
+    def connect(self: http.client.HTTPConnection) -> None:
+        connection_class.connect(self)
+        watch: _Watch | None = getattr(_watching, "watch", None)
+        if watch is not None and self.sock is not None:
+            watch.add(self.sock)
+
+    return type("Watched" + connection_class.__name__, (connection_class,), {"connect": connect})
+
+
+class _WatchedHTTP(urllib.request.HTTPHandler):
+    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+        return super().do_open(_watched(http_class), req, **kwargs)
+
+
+class _WatchedHTTPS(urllib.request.HTTPSHandler):
+    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+        return super().do_open(_watched(http_class), req, **kwargs)
+
+
+_OPENER = urllib.request.build_opener(_WatchedHTTP, _WatchedHTTPS)
+"""urllib's opener (proxies from the environment and all) with watched connections."""
+
+
+class _Spent(threading.local):
+    """The node calls of the execution running on this thread so far."""
+
+    limit: object | None = None
+    calls: int = 0
+
+
+_spent = _Spent()
 
 
 class RemoteNode:
@@ -62,6 +174,8 @@ class RemoteNode:
         self._ids = 0
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
+        self.requests = 0
+        """HTTP requests sent (attempts included), for tests and the curious."""
 
     def _next_ids(self, count: int) -> range:
         with self._lock:
@@ -75,18 +189,50 @@ class RemoteNode:
 
     def batch(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
         """The results of ``calls`` in their order, sent ``batch_size`` at a time with at most
-        ``concurrency`` batches in flight."""
+        ``concurrency`` batches in flight, all within one deadline (:class:`RemoteLimits`)."""
         if not calls:
             return []
+        if interrupt.under_budget():
+            raise interrupt.BudgetSpent  # waiting for the network is long work: hand it back
+        limit = interrupt.current_limit()
+        token = Deadline.after(0).token
+        deadline = time.monotonic() + self.limits.timeout
+        if limit is not None:
+            self._count(limit, len(calls))
+            if limit.deadline.expired():
+                raise ExecutionAborted(limit.timeout)
+            if limit.deadline.clock is time.monotonic:
+                deadline = min(deadline, limit.deadline.at)
+        elif token is not None and token.cancelled:
+            raise Cancelled(token.reason)
         size = self.limits.batch_size
         chunks = [list(calls[i:i + size]) for i in range(0, len(calls), size)]
-        if len(chunks) == 1:
-            return self._send(chunks[0])
-        pool = self._executor()
-        results: list[Any] = []
-        for answers in pool.map(self._send, chunks):
-            results.extend(answers)
-        return results
+        try:
+            if len(chunks) == 1:
+                return self._send(chunks[0], deadline, token)
+            pool = self._executor()
+            results: list[Any] = []
+            for answers in pool.map(lambda chunk: self._send(chunk, deadline, token), chunks):
+                results.extend(answers)
+            return results
+        except RemoteError:
+            if limit is not None and limit.deadline.expired():
+                raise ExecutionAborted(limit.timeout) from None
+            if token is not None and token.cancelled:
+                raise Cancelled(token.reason) from None
+            raise
+
+    def _count(self, limit: object, calls: int) -> None:
+        """Count ``calls`` against the execution's bound (the execution is known by its time
+        limit: one per eth_call, trace or simulation)."""
+        bound = self.limits.max_calls_per_execution
+        spent = _spent
+        if spent.limit is not limit:
+            spent.limit, spent.calls = limit, 0
+        spent.calls += calls
+        if bound and spent.calls > bound:
+            raise RemoteError(f"this call reads more than {bound:,} values of the forked node "
+                              f"({self.shown_url}), the server's bound for one call")
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._lock:
@@ -102,12 +248,13 @@ class RemoteNode:
         if pool is not None:
             pool.shutdown(wait=False)
 
-    def _send(self, calls: list[tuple[str, Sequence[Any]]]) -> list[Any]:
+    def _send(self, calls: list[tuple[str, Sequence[Any]]], deadline: float,
+              token: CancelToken | None) -> list[Any]:
         ids = self._next_ids(len(calls))
         body = [{"jsonrpc": "2.0", "id": i, "method": method, "params": list(params)}
                 for i, (method, params) in zip(ids, calls, strict=True)]
         payload = body[0] if len(body) == 1 else body
-        answer = self._post(json.dumps(payload).encode())
+        answer = self._post(json.dumps(payload).encode(), deadline, token)
         answers = answer if isinstance(answer, list) else [answer]
         by_id = {entry.get("id"): entry for entry in answers if isinstance(entry, dict)}
         results = []
@@ -122,28 +269,68 @@ class RemoteNode:
             results.append(entry.get("result"))
         return results
 
-    def _post(self, data: bytes) -> Any:
+    def _post(self, data: bytes, deadline: float, token: CancelToken | None) -> Any:
+        """The JSON answer to one request, sent again after a failure that may pass while
+        time is left before ``deadline``."""
         delay = self.limits.backoff
         attempt = 0
         while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._late()
             try:
-                request = urllib.request.Request(
-                    self.url, data, {"Content-Type": "application/json"})
-                with urllib.request.urlopen(request, timeout=self.limits.timeout) as response:
-                    return json.loads(response.read())
+                return json.loads(self._attempt(data, deadline, remaining, token))
             except urllib.error.HTTPError as exc:
                 if exc.code not in RETRY_STATUSES or attempt >= self.limits.retries:
                     raise RemoteError(f"the forked node answered HTTP {exc.code}") from None
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                if attempt >= self.limits.retries:
+            except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+                if token is not None and token.cancelled:
+                    raise RemoteError(f"stopped waiting for the forked node: "
+                                      f"{token.reason}") from None
+                if time.monotonic() >= deadline:
+                    raise self._late() from None
+                if attempt >= self.limits.retries or isinstance(exc, TimeoutError):
+                    # (a timeout took the time a retry would have had)
                     reason = getattr(exc, "reason", exc)
                     raise RemoteError(f"the forked node at {self.shown_url} cannot be "
                                       f"reached: {reason}") from None
             except ValueError:
                 raise RemoteError("the forked node answered something that is not JSON") from None
             attempt += 1
+            if time.monotonic() + delay >= deadline:
+                raise self._late()
             time.sleep(delay)
             delay *= 2
+
+    def _attempt(self, data: bytes, deadline: float, remaining: float,
+                 token: CancelToken | None) -> bytes:
+        """One HTTP request, its socket shut down when ``deadline`` passes or ``token`` is
+        cancelled."""
+        with self._lock:
+            self.requests += 1
+        watch = _Watch()
+        watcher = threading.Thread(target=watch.watch, args=(deadline, token), daemon=True,
+                                   name="ethread-fork-watch")
+        outer = getattr(_watching, "watch", None)
+        _watching.watch = watch
+        watcher.start()
+        try:
+            request = urllib.request.Request(self.url, data, {"Content-Type": "application/json"})
+            with _OPENER.open(request, timeout=remaining) as response:
+                body: bytes = response.read(MAX_ANSWER_BYTES + 1)
+            if len(body) > MAX_ANSWER_BYTES:
+                raise RemoteError(f"the forked node's answer is larger than "
+                                  f"{MAX_ANSWER_BYTES:,} bytes")
+            if watch.cut or time.monotonic() > deadline:
+                raise TimeoutError("deadline")  # (a cut answer may still parse: not believed)
+            return body
+        finally:
+            watch.done.set()
+            _watching.watch = outer
+
+    def _late(self) -> RemoteError:
+        return RemoteError(f"the forked node at {self.shown_url} did not answer within "
+                           f"{self.limits.timeout:g} s")
 
 
 __all__ = ["RemoteError", "RemoteLimits", "RemoteNode"]

@@ -210,7 +210,9 @@ class ForkSource:
                 found[address] = _decode_account(encoded)
             self._count(len(missing))
             self.cache.put_many(fresh)
-            self._fetch_code([(a, found[a]) for a in missing])
+        # Every account's code, not only the new ones': code a node sent that did not match
+        # its hash was refused and not kept, and is asked for again here, at the next read.
+        self._fetch_code(list(found.items()))
         return found
 
     def _proven_account(self, address: Address, proof: Any) -> bytes:

@@ -31,10 +31,11 @@ from ..asgi import Message, Receive, Scope, Send, send_json
 from ..keys.auth import ApiKey
 from ..metrics import CONTENT_TYPE, gauge
 from ..networks import Network
+from ..observe import CLIENT_GONE
 from ..refusals import Refused
 from ..service import Service
 from ..subscriptions import ChainFeed
-from ..websocket.endpoint import WebSocketEndpoint
+from ..websocket.endpoint import WS_PREFIX, WebSocketEndpoint
 from .protocol import CLOSING
 
 log = logging.getLogger("ethread.server")
@@ -56,6 +57,26 @@ SUBSCRIPTIONS_NEED_WEBSOCKET: dict[str, LocalMethod] = {
 _CLOSE = ((b"connection", b"close"),)
 """Closes the connection after a 408 or 413: the rest of that body is never read, so the
 connection's next bytes could not be told from it."""
+
+
+_CORS = ((b"access-control-allow-origin", b"*"),)
+
+
+def _cors_preflight(scope: Scope) -> list[tuple[bytes, bytes]]:
+    """What a CORS preflight is allowed: POST and GET, the headers it asks for."""
+    asked = next((value for name, value in scope.get("headers", ())
+                  if name == b"access-control-request-headers"), b"content-type")
+    return [(b"access-control-allow-methods", b"GET, POST, OPTIONS"),
+            (b"access-control-allow-headers", asked), (b"access-control-max-age", b"86400")]
+
+
+def _with_cors(send: Send) -> Send:
+    """``send`` adding the header that lets any origin read the answer."""
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), *_CORS]}
+        await send(message)
+    return sending
 
 
 class ClientGone(Exception):
@@ -152,9 +173,27 @@ class RpcApp:
         self.service = service
         self._tasks: list[asyncio.Task[None]] = []
         self._websocket = WebSocketEndpoint(service)
+        self.root_key: str | None = None
+        """The key a request to ``/`` (a POST, or a WebSocket upgrade) is answered with, as if
+        it had come to ``/v3/<key>``: anvil's keyless route, which only ``ethread node`` turns
+        on (None: ``/`` is not found)."""
+        self.cors = False
+        """Answer CORS preflights and let any origin read every answer, as anvil does (only
+        ``ethread node`` turns it on, with the lean path off so that every answer passes
+        here)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
+        if self.root_key is not None and scope.get("path") == "/" and kind != "lifespan":
+            prefix = HTTP_PREFIX if kind == "http" else WS_PREFIX
+            scope = {**scope, "path": prefix + self.root_key}
+        if self.cors and kind == "http":
+            if scope["method"] == "OPTIONS":
+                await send({"type": "http.response.start", "status": 204,
+                            "headers": [*_CORS, *_cors_preflight(scope)]})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            send = _with_cors(send)
         if kind == "http":
             started = _Started(send)
             try:
@@ -226,12 +265,19 @@ class RpcApp:
         # cheap and cached calls are answered already, a quick call on the loop here
         if exchange.pending and not service.execution.try_on_loop(exchange):
             try:
-                await self._finish(exchange, receive)
-            except BaseException:  # the client left, the server stops, or the work failed:
-                service.refund(key, exchange)  # no answer of this exchange's is sent
+                await self._finish(exchange, receive, key.key_id)
+            except ClientGone:  # the work was started: charged all the same, and counted
+                self._log(scope, network.name, key, exchange.what, CLIENT_GONE, 0, started)
                 raise
-            if closing is not None and closing():  # closed while the work ran (a shutdown,
-                service.refund(key, exchange)      # a 400 behind it): nothing can be written
+            except BaseException:  # the server stops, or the work failed: its fault, not
+                service.refund(key, exchange)  # the client's, so what was taken goes back
+                raise
+            if closing is not None and closing():  # closed while the work ran: nothing can
+                if service.execution.draining:     # be written (a shutdown gives it back)
+                    service.refund(key, exchange)
+                else:
+                    self._log(scope, network.name, key, exchange.what, CLIENT_GONE, 0,
+                              started)
                 return
         answer = exchange.answer()
         status = exchange.status
@@ -267,10 +313,11 @@ class RpcApp:
             return network, key, refusals.unsupported_media_type()
         return network, key, None
 
-    async def _finish(self, exchange: Exchange, receive: Receive) -> None:
+    async def _finish(self, exchange: Exchange, receive: Receive, owner: str) -> None:
         """Run the pending work while listening for the client: one that disconnects cancels
         its work (the running call stops at its next deadline check, the rest never start)."""
-        work = asyncio.ensure_future(self.service.execution.finish(exchange, tried=True))
+        work = asyncio.ensure_future(self.service.execution.finish(exchange, tried=True,
+                                                                   owner=owner))
         gone = asyncio.ensure_future(receive())
         try:
             await asyncio.wait((work, gone), return_when=asyncio.FIRST_COMPLETED)
@@ -393,8 +440,9 @@ class RpcApp:
         configured, its miner; and the link with the key store (:mod:`ethread.server.keys.sync`)."""
         service = self.service
         if service.key_sync is not None:
-            self._tasks.append(asyncio.create_task(service.key_sync.run(service.execution),
-                                                   name="key-sync"))
+            self._tasks.append(asyncio.create_task(
+                service.key_sync.run(service.execution, service.end_revoked_sessions),
+                name="key-sync"))
         for network in self.service.router.networks:
             feed = self.service.feed(network)
             self._tasks.append(asyncio.create_task(feed.run(), name=f"feed-{network.name}"))

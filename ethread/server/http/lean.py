@@ -39,9 +39,10 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from ...codec.pipeline import Admission, Exchange, Refused, body_too_large
 from .. import refusals
 from ..access_log import log_request
+from ..observe import CLIENT_GONE
 from .admission_turn import GATHER_ABOVE_CONNECTIONS, AdmissionTurn
 from .app import HTTP_PREFIX, SUBSCRIPTIONS_NEED_WEBSOCKET, RpcApp, request_headers
-from .protocol import MAX_HEADER_BYTES, BoundedHttpProtocol, HeadersTooLarge
+from .protocol import MAX_HEADER_BYTES, BoundedHttpProtocol, HeadersTooLarge, connection_gone
 
 if TYPE_CHECKING:
     from ..busy_poll import BusyPoll
@@ -375,7 +376,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         """Answer a lean request's body: at once, or at the end of the loop's turn when the
         worker holds many connections (:mod:`.admission_turn`). A bug must not become
         httptools' 400 or a closed connection: it answers -32603 and the connection goes on."""
-        if self.transport.is_closing():  # never answered, so never charged
+        if connection_gone(self.transport):  # never answered, so never charged
             lean.response_complete = True
             return
         if self.gather and len(self.connections) > GATHER_ABOVE_CONNECTIONS:
@@ -430,7 +431,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
 
     async def _run_pending(self, lean: _LeanRequest, exchange: Exchange) -> None:
         try:
-            await self.rpc.service.execution.finish(exchange, tried=True)
+            await self.rpc.service.execution.finish(exchange, tried=True,
+                                                      owner=lean.key.key_id)
         except asyncio.CancelledError:  # the server's shutdown grace ran out
             exchange.cancel()
             self.rpc.service.refund(lean.key, exchange)  # a 503 is no answer to pay for
@@ -444,9 +446,9 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             if not lean.disconnected:
                 self._write(lean, 500, refusals.internal_error().body(), ())
             return
-        if lean.disconnected:  # its client left while the work ran: nothing is sent
-            lean.response_complete = True
-            self.rpc.service.refund(lean.key, exchange)
+        if lean.disconnected:  # its client left while the work ran: nothing is sent, but
+            lean.response_complete = True  # the work was started: charged, and counted
+            self._log(lean.network.name, lean.key, exchange.what, CLIENT_GONE, 0, lean.started)
             return
         self._send_exchange(lean, exchange)
 
@@ -461,8 +463,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
                                   () if refused is None else refused.headers)
         else:  # a large cached answer: its pieces are written as they are
             written = self._write(lean, status, parts, ())
-        if not written:  # the connection closed first: what it paid goes back
-            self.rpc.service.refund(lean.key, exchange)
+        if not written:  # the connection closed first: the work was done all the same
+            self._log(lean.network.name, lean.key, exchange.what, CLIENT_GONE, 0, lean.started)
             return
         self._log(lean.network.name, lean.key, exchange.what, status,
                   0 if parts is None else sum(len(part) for part in parts), lean.started,
@@ -499,6 +501,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             return True
         if self.pipeline:  # ASGI requests queued behind this one: uvicorn starts the next
             self.on_response_complete()  # (which renews the polling window)
+        elif self._input_ended:  # the client sent nothing more: this was the last answer
+            self.close_if_input_ended()
         else:  # uvicorn's end of a response, but for its keep-alive timer: the connection's
             # one deadline (http_protocol) instead of a timer armed per response
             self.keep_polling(False)  # the client may send its next request now

@@ -18,6 +18,7 @@ timeout instead of twice per request.
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Any
 
 from uvicorn.protocols.http.flow_control import FlowControl
@@ -33,6 +34,27 @@ a JSON-RPC request needs a few hundred)."""
 CLOSING = "ethread.closing"
 """The ASGI scope extension holding the connection's ``is_closing``: the application charges a
 request only while its answer can still be written."""
+
+
+def connection_gone(transport: asyncio.Transport) -> bool:
+    """Whether a connection is closing, or its peer has reset it (an error pending on the
+    socket that the loop has not reported yet: a client that closed is reset by its kernel as
+    soon as an answer reaches it). Asked right before a request is taken up (and charged), on
+    both paths, so that what the client's reset decides does not depend on when the loop
+    looks; a reset found here aborts the connection."""
+    if transport.is_closing():
+        return True
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return False
+    try:
+        error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    except OSError:
+        return False
+    if error:
+        transport.abort()
+        return True
+    return False
 
 
 class HeadersTooLarge(Exception):
@@ -63,10 +85,12 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
 
     - once the server has decided to close (a 400, 408 or 413, ``Connection: close``,
       HTTP/1.0), nothing more the client sent is taken up: not answered, not charged;
-    - at the client's end of input the connection closes, as uvicorn has it (a close cannot be
-      told from a half-close, and a client gone must stop its calls): what was answered before
-      stays answered, the rest is neither answered nor charged (a request is charged only while
-      its connection is open: the ASGI app asks through :data:`CLOSING`);
+    - at the client's end of input (a half-close, or a close: they look alike) the requests it
+      sent whole are answered, in order, and then the connection closes; a request cut short
+      by the end is dropped. A request is taken up (and charged) only while its connection is
+      open (the ASGI app asks through :data:`CLOSING`); once taken up it is charged whether
+      or not its client stays to read the answer (a client that resets the connection stops
+      the work running, and what is queued behind it is never started);
     - bytes the parser cannot read behind requests read whole are answered 400 after those
       requests' answers, so that a request charged is always answered.
     """
@@ -83,6 +107,9 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
         """Bytes the parser could not read, behind a request still being answered: the 400
         that answers them is written after that request's answer (:meth:`send_400_response`).
         """
+        self._input_ended = False
+        """Whether the client's input ended (:meth:`eof_received`) while requests were still
+        to be answered: the connection closes after the last of them."""
         self._header_bytes = 0
         self._watch: asyncio.TimerHandle | None = None
         self._watch_at = 0.0
@@ -111,8 +138,25 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
             self.flow.pause_reading()  # nothing after the bytes can be read
             return
         super().on_response_complete()
+        self.close_if_input_ended()
 
     # -- the connection's end ------------------------------------------------------------------
+
+    def eof_received(self) -> bool | None:  # type: ignore[override]  # (asyncio's allows True)
+        """The client's input ended: with requests read whole still to answer, the connection
+        stays open for their answers (:meth:`close_if_input_ended` closes it after the last);
+        otherwise it closes now (a request begun and cut short is dropped)."""
+        if not self.transport.is_closing() and self._drop_partial() and self.busy():
+            self._input_ended = True
+            self.clear_deadline()
+            return True
+        return None
+
+    def close_if_input_ended(self) -> None:
+        """After an answer: close the connection if its input ended and nothing is left to
+        answer."""
+        if self._input_ended and not self.busy() and not self.transport.is_closing():
+            self.transport.close()
 
     def busy(self) -> bool:
         """Whether a request read whole is still to be answered (running, or queued behind
@@ -231,7 +275,7 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
         transport = self.transport
 
         def closing() -> bool:
-            if transport.is_closing():
+            if connection_gone(transport):
                 cycle.disconnected = True
                 return True
             return False
@@ -244,6 +288,13 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
         connection is open: its scope carries the check)."""
         self._in_message = False
         super().on_message_complete()
+        cycle = self.cycle
+        if (cycle is not None and cycle.response_complete and not self.pipeline
+                and not self.transport.is_closing()):
+            # answered before its body was in (a refusal on the headers): the body's bytes
+            # stopped uvicorn's keep-alive timer, so the connection's idle deadline takes its
+            # place (as on the lean path), or the connection would be held open for ever
+            self.set_deadline("idle", self.timeout_keep_alive)
 
     def connection_lost(self, exc: Exception | None) -> None:
         """Stop the deadline timer."""

@@ -206,6 +206,13 @@ class KeyStore(Protocol):
     def usage(self, key_id: str, day: str) -> dict[tuple[str, str], int]:
         """(method, outcome) -> requests of the key on ``day``."""
 
+    def end_session(self, session: str, until: float) -> None:
+        """Mark a dashboard session (its random part) logged out, until ``until`` (Unix time:
+        when it would have expired anyway)."""
+
+    def session_ended(self, session: str) -> bool:
+        """Whether a dashboard session was logged out."""
+
     def close(self) -> None:
         """Release the store's file or connection."""
 
@@ -234,6 +241,7 @@ class MemoryKeyStore:
         self._records: dict[str, KeyRecord] = {}
         self._usage: dict[tuple[str, str, str, str], int] = {}
         self._version = 0
+        self._ended: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def version(self) -> int:
@@ -274,6 +282,18 @@ class MemoryKeyStore:
             return {(m, o): n for (d, k, m, o), n in self._usage.items()
                     if d == day and k == key_id}
 
+    def end_session(self, session: str, until: float) -> None:
+        """Mark a dashboard session logged out until ``until``."""
+        now = time.time()
+        with self._lock:
+            self._ended = {k: v for k, v in self._ended.items() if v >= now}
+            self._ended[session] = until
+
+    def session_ended(self, session: str) -> bool:
+        """Whether a dashboard session was logged out."""
+        with self._lock:
+            return self._ended.get(session, 0.0) >= time.time()
+
     def close(self) -> None:
         """Release the store."""
         pass
@@ -287,6 +307,8 @@ SQLITE_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS api_key_usage (day TEXT NOT NULL, key_id TEXT NOT NULL,"
     " method TEXT NOT NULL, outcome TEXT NOT NULL, requests INTEGER NOT NULL,"
     " PRIMARY KEY (day, key_id, method, outcome))",
+    "CREATE TABLE IF NOT EXISTS dashboard_sessions_ended (session TEXT PRIMARY KEY,"
+    " until REAL NOT NULL)",
 )
 
 
@@ -366,6 +388,17 @@ class SQLiteKeyStore:
                           " WHERE day = ? AND key_id = ?", (day, key_id))
         return {(m, o): int(n) for m, o, n in rows}
 
+    def end_session(self, session: str, until: float) -> None:
+        """Mark a dashboard session logged out until ``until`` (and forget those past theirs)."""
+        self._run([("DELETE FROM dashboard_sessions_ended WHERE until < ?", (time.time(),)),
+                   ("INSERT OR REPLACE INTO dashboard_sessions_ended (session, until)"
+                    " VALUES (?, ?)", (session, until))])
+
+    def session_ended(self, session: str) -> bool:
+        """Whether a dashboard session was logged out."""
+        return bool(self._read("SELECT 1 FROM dashboard_sessions_ended WHERE session = ? AND"
+                               " until >= ?", (session, time.time())))
+
     def close(self) -> None:
         """Release the store."""
         with self._lock:
@@ -389,6 +422,7 @@ class RedisKeyStore:
         self._keys = prefix + "keys"
         self._version = prefix + "keys:version"
         self._usage = prefix + "keyusage:"
+        self._sessions = prefix + "session-ended:"
         try:
             self._client.ping()
         except self._errors as exc:
@@ -454,6 +488,15 @@ class RedisKeyStore:
             method, _, outcome = field_name.decode().partition(_SEP)
             out[(method, outcome)] = int(n)
         return out
+
+    def end_session(self, session: str, until: float) -> None:
+        """Mark a dashboard session logged out until ``until`` (a key that expires then)."""
+        seconds = max(1, int(until - time.time()) + 1)
+        self._do(self._client.set, f"{self._sessions}{session}", b"1", seconds)
+
+    def session_ended(self, session: str) -> bool:
+        """Whether a dashboard session was logged out."""
+        return bool(self._do(self._client.exists, f"{self._sessions}{session}"))
 
     def close(self) -> None:
         """Release the store."""

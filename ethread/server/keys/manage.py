@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from ..billing.ledger import Ledger, utc_day
-from ..observe import ERROR, OK, REFUSED
+from ..observe import ABANDONED, ERROR, OK, REFUSED
 from .keystore import KeyRecord, KeyStore, KeyStoreError, find, make_record
 
 
@@ -35,16 +35,17 @@ def revoke(store: KeyStore, ident: str) -> KeyRecord:
 def usage_report(store: KeyStore, ledger: Ledger, key_id: str, daily_credits: int,
                  ) -> dict[str, Any]:
     """Today's figures of a key: credits spent (the ledger's, exact) and left; requests by
-    method and outcome (the workers' counts, at most a second behind)."""
+    method and outcome (the workers' counts, at most a second behind): answered, errors,
+    refused, and abandoned (started and charged, but the client left before the answer)."""
     day = utc_day(time.time())
     used = ledger.used(key_id)
     counts = store.usage(key_id, day)
     methods: dict[str, dict[str, int]] = {}
-    totals = {OK: 0, ERROR: 0, REFUSED: 0}
+    totals = {OK: 0, ERROR: 0, REFUSED: 0, ABANDONED: 0}
     for (method, outcome), n in sorted(counts.items()):
-        methods.setdefault(method, {OK: 0, ERROR: 0, REFUSED: 0})[outcome] = n
+        methods.setdefault(method, {OK: 0, ERROR: 0, REFUSED: 0, ABANDONED: 0})[outcome] = n
         totals[outcome] = totals.get(outcome, 0) + n
     return {"day": day, "credits_used": used, "daily_credits": daily_credits,
             "credits_left": max(0, daily_credits - used),
             "requests": sum(totals.values()), "ok": totals[OK], "errors": totals[ERROR],
-            "refused": totals[REFUSED], "methods": methods}
+            "refused": totals[REFUSED], "abandoned": totals[ABANDONED], "methods": methods}

@@ -16,6 +16,7 @@ import asyncio
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 from ..billing.ledger import utc_day
 from ..execution import Execution
@@ -73,13 +74,17 @@ class KeySync:
                 self._unsent = counts
             raise
 
-    async def run(self, execution: Execution) -> None:
-        """Poll and flush until cancelled."""
+    async def run(self, execution: Execution,
+                  after_poll: Callable[[], None] | None = None) -> None:
+        """Poll and flush until cancelled; ``after_poll`` runs on the loop after each poll (the
+        service ends what revoked keys still hold open there)."""
         next_flush = time.monotonic() + FLUSH_SECONDS
         while True:
             await asyncio.sleep(POLL_SECONDS)
             try:
                 await execution.blocking(self.load)
+                if after_poll is not None:
+                    after_poll()
                 if time.monotonic() >= next_flush:
                     next_flush = time.monotonic() + FLUSH_SECONDS
                     metrics = self.observer.metrics

@@ -31,6 +31,7 @@ from ..access_log import log_request
 from ..asgi import Receive, Scope, Send, header
 from ..keys.auth import ApiKey
 from ..networks import Network
+from ..observe import CLIENT_GONE
 from ..refusals import Refused
 from ..service import Service
 from ..subscriptions import ChainFeed, parse_subscription
@@ -43,6 +44,8 @@ CLOSE_GRACE_SECONDS = 1.0
 """How long a closing session waits for its close frame to go out to a client that may have
 stopped reading."""
 CLOSE_POLICY = 1008
+REVOKED = "the API key was revoked"
+"""The reason a revoked key's sessions are closed with (code :data:`CLOSE_POLICY`)."""
 CLOSE_TOO_BIG = 1009
 WS_PREFIX = "/ws/v3/"
 
@@ -74,9 +77,21 @@ class WebSocketEndpoint:
         if refused is not None or key is None:
             await _reject(scope, send, refused or refusals.unauthorized())
             return
+        limit = service.limits.ws_connections_per_key
+        open_now = service.sessions.get(key.key_id, ())
+        if limit and len(open_now) >= limit:
+            await _reject(scope, send, refusals.too_many_connections(limit))
+            return
         await send({"type": "websocket.accept"})
         session = Session(service, network, key, send, scope.get("client"))
-        await session.run(receive)
+        sessions = service.sessions.setdefault(key.key_id, set())
+        sessions.add(session)
+        try:
+            await session.run(receive)
+        finally:
+            sessions.discard(session)
+            if not sessions and service.sessions.get(key.key_id) is sessions:
+                del service.sessions[key.key_id]
 
 
 async def _reject(scope: Scope, send: Send, refused: Refused) -> None:
@@ -109,6 +124,7 @@ class Session:
         self.unread = 0
         """Bytes queued in the outbox, not yet handed to the socket."""
         self.closing: int | None = None
+        self.close_reason = ""
         self._runner: asyncio.Task[Any] | None = None
         self.admit = partial(service.admit, key)
         self.local: dict[str, LocalMethod] = {"eth_subscribe": self._subscribe,
@@ -191,19 +207,29 @@ class Session:
         self.unread += len(message)
         self.outbox.put_nowait(message)
 
-    def close(self, code: int) -> None:
+    def close(self, code: int, reason: str = "") -> None:
         """End the session: stop reading, cancel the work in flight, drop what is unread."""
         if self.closing is None:
             self.closing = code
+            self.close_reason = reason
             self._drop_unread()
             if self._runner is not None:
                 self._runner.cancel()
+
+    def revoked(self) -> None:
+        """The key was revoked: its subscriptions end now, and so does the session (close code
+        1008, reason :data:`REVOKED`)."""
+        for subscription in self.subscriptions:
+            self.feed.unsubscribe(subscription)
+        self.subscriptions.clear()
+        self.close(CLOSE_POLICY, REVOKED)
 
     async def _write(self) -> None:
         while True:
             message = await self.outbox.get()
             if message is None or self.closing is not None:
-                await self.send({"type": "websocket.close", "code": self.closing or 1000})
+                await self.send({"type": "websocket.close", "code": self.closing or 1000,
+                                 "reason": self.close_reason})
                 return
             self.unread -= len(message)
             text = message.decode()
@@ -217,29 +243,47 @@ class Session:
         if exchange.pending:
             self.exchanges.add(exchange)
             try:
-                await service.execution.finish(exchange)
+                await service.execution.finish(exchange, owner=self.key.key_id)
             except BaseException:  # the session ends with the work in flight: not sent
-                service.refund(self.key, exchange)
+                if service.execution.draining:  # (the server stops: its fault, given back)
+                    service.refund(self.key, exchange)
+                else:  # the client left: the work was started, charged and counted
+                    self._log(exchange, None, CLIENT_GONE, started)
                 raise
             finally:
                 self.exchanges.discard(exchange)
         answer = exchange.answer()
+        status = exchange.status
         if answer is not None:
             self.deliver(answer)
             if self.closing is not None:  # the session ended first: the answer is not sent
-                service.refund(self.key, exchange)
+                if service.execution.draining:
+                    service.refund(self.key, exchange)
+                status = CLIENT_GONE
+        self._log(exchange, answer, status, started)
+
+    def _log(self, exchange: Exchange, answer: bytes | None, status: int, started: float,
+             ) -> None:
+        """What a message leaves in the usage counts, the metrics and the access log."""
+        service = self.service
         seconds = time.perf_counter() - started
-        service.observer.request(self.network.name, self.key, exchange.what, exchange.status,
-                                 answer, seconds)
+        service.observer.request(self.network.name, self.key, exchange.what, status, answer,
+                                 seconds)
         if service.access_log:
             log_request(self.client, self.network.name, self.key.masked, "ws " + exchange.what,
-                        101, 0 if answer is None else len(answer), seconds)
+                        101 if status != CLIENT_GONE else status,
+                        0 if answer is None or status == CLIENT_GONE else len(answer), seconds)
 
     def _subscribe(self, call: Call) -> bytes:
-        limit = self.service.limits.max_ws_subscriptions
+        limits = self.service.limits
+        limit = limits.max_ws_subscriptions
         if len(self.subscriptions) >= limit:
             raise LimitExceeded(
                 f"too many subscriptions on this connection: the limit is {limit}")
+        per_key = limits.ws_subscriptions_per_key
+        if per_key and self.service.subscriptions_of(self.key.key_id) >= per_key:
+            raise LimitExceeded(f"too many subscriptions for this API key: the limit is "
+                                f"{per_key} over all its connections")
         kind, matcher = parse_subscription(call.params)
         subscription = self.feed.subscribe(kind, self.deliver, matcher)
         self.subscriptions.add(subscription)

@@ -19,7 +19,8 @@ from ethread.codec.pipeline import Exchange, Pipeline
 from ethread.errors import EthreadError
 from ethread.server.billing.credits import Billing, cost_of
 from ethread.server.billing.ledger_sqlite import SQLiteLedger
-from ethread.server.config import KeyConfig
+from ethread.server.config import KeyConfig, ServiceLimits
+from ethread.server.execution import Execution
 from ethread.server.http.admission_turn import AdmissionTurn
 from ethread.server.keys.auth import ApiKey
 from ethread.server.service import Service
@@ -81,8 +82,10 @@ def make_turn(daily_credits: int) -> tuple[AdmissionTurn, Admissions, ApiKey, Ap
                                            asyncio.AbstractEventLoop]:
     loop = asyncio.new_event_loop()
     ledger = SQLiteLedger(":memory:")
-    service = Service.__new__(Service)  # admission needs only the billing
+    service = Service.__new__(Service)  # admission needs the billing and the work in flight
     service.billing = Billing(ledger)
+    service.execution = Execution(threads=1, slow_threads=1)
+    service.limits = ServiceLimits()
     rich = api_key(KeyConfig(key="rich-key-0123456789"))
     poor = api_key(KeyConfig(key="poor-key-0123456789", daily_credits=daily_credits))
     admissions = Admissions(service)

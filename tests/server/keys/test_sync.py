@@ -117,10 +117,10 @@ def test_usage_matches_the_requests_sent(sqlite_server: ProviderServer, place: P
 
     with ThreadPoolExecutor(6) as pool:
         assert set(pool.map(send, range(30))) == {200}
-    expected = {"eth_blockNumber": {"ok": 1, "error": 0, "refused": 0},
-                "eth_getBlockByNumber": {"ok": 10, "error": 0, "refused": 0},
-                "eth_getBalance": {"ok": 0, "error": 10, "refused": 0},
-                "eth_chainId": {"ok": 10, "error": 0, "refused": 0}}
+    expected = {"eth_blockNumber": {"ok": 1, "error": 0, "refused": 0, "abandoned": 0},
+                "eth_getBlockByNumber": {"ok": 10, "error": 0, "refused": 0, "abandoned": 0},
+                "eth_getBalance": {"ok": 0, "error": 10, "refused": 0, "abandoned": 0},
+                "eth_chainId": {"ok": 10, "error": 0, "refused": 0, "abandoned": 0}}
 
     def counted() -> bool:
         return usage(ledger, key[:8], place)["methods"] == expected
@@ -293,8 +293,8 @@ def test_two_hosts_sharing_redis(redis_server: RedisServer, redis_url: str, tmp_
         for i in range(20):
             server = one if i % 2 else two
             assert server.rpc(key, "eth_getBlockByNumber", ["0x1", False])[0] == 200
-        expected = {"eth_chainId": {"ok": sum(answered), "error": 0, "refused": 0},
-                    "eth_getBlockByNumber": {"ok": 20, "error": 0, "refused": 0}}
+        expected = {"eth_chainId": {"ok": sum(answered), "error": 0, "refused": 0, "abandoned": 0},
+                    "eth_getBlockByNumber": {"ok": 20, "error": 0, "refused": 0, "abandoned": 0}}
         within(3.0, lambda: usage(url, key[:8], tmp_path)["methods"] == expected, pause=0.2)
         assert usage(url, key, tmp_path)["credits_used"] == sum(answered) + 20 * 80
         stored = b"".join(redis_server.command("DUMP", name.decode())

@@ -22,6 +22,7 @@ from tests.support.server_harness import (
     demo_network,
     serve_in_thread,
     shared_demo,
+    wait_until,
     ws_url_of,
 )
 
@@ -166,3 +167,58 @@ def test_a_websocket_client_that_stops_reading_is_disconnected(bounded_server: A
     assert received < sent
     print(f"a client that stopped reading: {sent} batches sent, {received} answers read, "
           f"closed with {closed.rcvd.code if closed.rcvd else 'no close frame'}")
+
+
+# -- issue 38: revocation ends everything; per-key bounds -------------------------------------------
+
+def test_a_revoked_keys_websockets_close_and_their_notifications_stop() -> None:
+    """Calls of a revoked key were refused at once, but its subscriptions kept delivering for
+    9 s: now its sessions end (close code 1008, the reason said) within one key-store poll."""
+    import time
+
+    from ethread.server.keys.keystore import POLL_SECONDS
+    from ethread.server.keys.manage import issue, revoke
+
+    with serve_in_thread(networks=[demo_network(block_time=0.1)]) as thread:
+        service = thread.prepared.service
+        key, record = issue(service.key_sync.store, {"label": "to revoke"})
+        service.key_sync.load()
+        with connect(ws_url_of(thread, key), open_timeout=10) as ws, \
+                connect(ws_url_of(thread, key), open_timeout=10) as other:
+            assert "result" in _ask(ws, call("eth_subscribe", ["newHeads"]))
+            assert "result" in _ask(other, call("eth_subscribe", ["logs", {}]))
+            assert json.loads(ws.recv(timeout=10))["method"] == "eth_subscription"
+            revoke(service.key_sync.store, record.prefix)
+            revoked_at = time.monotonic()
+            for session in (ws, other):
+                with pytest.raises(ConnectionClosed) as closed:
+                    while True:  # notifications already sent may come first
+                        assert json.loads(session.recv(timeout=10))["method"] == \
+                            "eth_subscription"
+                assert closed.value.rcvd is not None
+                assert closed.value.rcvd.code == 1008
+                assert closed.value.rcvd.reason == "the API key was revoked"
+            assert time.monotonic() - revoked_at < 2 * POLL_SECONDS + 1.0
+        assert wait_until(lambda: not service.sessions.get(record.key_id), 5)
+
+
+def test_a_key_may_hold_only_so_many_connections_and_subscriptions() -> None:
+    limits = {"ws_connections_per_key": 2, "ws_subscriptions_per_key": 3}
+    with serve_in_thread(networks=[demo_network()], limits=limits) as thread:
+        with connect(ws_url_of(thread), open_timeout=10) as first, \
+                connect(ws_url_of(thread), open_timeout=10) as second:
+            with pytest.raises(InvalidStatus) as refused:
+                connect(ws_url_of(thread), open_timeout=10)
+            assert refused.value.response.status_code == 429
+            error = json.loads(refused.value.response.body)["error"]
+            assert error["code"] == -32005
+            assert error["message"] == ("too many WebSocket connections for this API key: the "
+                                        "limit is 2")
+            for ws in (first, second, first):
+                assert "result" in _ask(ws, call("eth_subscribe", ["newHeads"]))
+            over = _ask(second, call("eth_subscribe", ["newHeads"]))
+            assert over["error"] == {"code": -32005, "message": "too many subscriptions for "
+                                     "this API key: the limit is 3 over all its connections"}
+        # closed connections give their places back
+        with connect(ws_url_of(thread), open_timeout=10) as again:
+            assert "result" in _ask(again, call("eth_subscribe", ["newHeads"]))

@@ -67,10 +67,12 @@ def usage(title: str, record: dict[str, Any], report: dict[str, Any], csrf: str,
     rows = "".join(
         f'<tr><td>{escape(method)}</td><td class="n">{counts.get("ok", 0)}</td>'
         f'<td class="n">{counts.get("error", 0)}</td>'
-        f'<td class="n">{counts.get("refused", 0)}</td></tr>'
+        f'<td class="n">{counts.get("refused", 0)}</td>'
+        f'<td class="n">{counts.get("abandoned", 0)}</td></tr>'
         for method, counts in report["methods"].items())
     table = (f'<table id="methods"><tr><th>Method</th><th class="n">Answered</th>'
-             f'<th class="n">Errors</th><th class="n">Refused</th></tr>{rows}</table>'
+             f'<th class="n">Errors</th><th class="n">Refused</th>'
+             f'<th class="n">Abandoned</th></tr>{rows}</table>'
              if rows else '<p class="muted">No requests today.</p>')
     link = '<p><a href="/dashboard/admin">All keys</a></p>' if back else ""
     body = (f'{link}<p>Key <code>{escape(record["prefix"])}</code> '
@@ -84,6 +86,8 @@ def usage(title: str, record: dict[str, Any], report: dict[str, Any], csrf: str,
             f'<tr><th>Requests</th><td class="n" id="requests">{report["requests"]}</td></tr>'
             f'<tr><th>Errors</th><td class="n" id="errors">{report["errors"]}</td></tr>'
             f'<tr><th>Refused</th><td class="n" id="refused">{report["refused"]}</td></tr>'
+            f'<tr><th>Abandoned (charged, the client left before the answer)</th>'
+            f'<td class="n" id="abandoned">{report.get("abandoned", 0)}</td></tr>'
             f'</table><h2>Requests by method</h2>{table}'
             f'<p class="muted">Credits are the ledger\'s own figure; requests are counted by '
             f'the workers and may be a second behind.</p>')

@@ -1,6 +1,8 @@
-"""Sessions without server state: a cookie that says who (``admin``, or a key's id) and until
+"""Sessions in a signed cookie: a cookie that says who (``admin``, or a key's id) and until
 when, signed with a key derived from the admin token, so every worker of every server that
-shares the token accepts it, and none can be forged without the token.
+shares the token accepts it, and none can be forged without the token. The one server state
+is what a logout ends: the session's random part, kept in the key store until the session
+would have expired, so that a copy of the cookie opens nothing after a logout.
 
 Each form carries a CSRF token that is an HMAC of the session it was served to (or, on the
 login page, of a random cookie set with the page): a form posted without it, or from another
@@ -30,6 +32,10 @@ class Session:
     """``admin``, or the key's id."""
     value: str
     """The cookie's value (what the CSRF token is made from)."""
+    nonce: str = ""
+    """The session's random part: what a logout ends it by (in the key store)."""
+    expires: float = 0.0
+    """When it would have expired (a logout is kept until then)."""
 
 
 class Sessions:
@@ -61,7 +67,7 @@ class Sessions:
             return None
         if int(parts[2]) < (time.time() if now is None else now):
             return None
-        return Session(kind, parts[1], value)
+        return Session(kind, parts[1], value, parts[3], float(parts[2]))
 
     def csrf(self, bound_to: str) -> str:
         """The CSRF token of forms served to the session (or login cookie) ``bound_to``."""

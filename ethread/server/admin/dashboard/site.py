@@ -104,19 +104,27 @@ class Dashboard:
 
     # -- sessions ------------------------------------------------------------------------------
 
-    def _session(self, scope: Scope, kind: str) -> Any:
+    async def _session(self, scope: Scope, kind: str) -> Any:
+        """The signed, unexpired session of ``kind`` the request's cookie holds, unless it was
+        logged out (the key store keeps the sessions ended until they would have expired, so
+        every worker refuses them)."""
         name = ADMIN_COOKIE if kind == ADMIN else KEY_COOKIE
-        return self.sessions.check(cookies_of(scope).get(name), kind)
+        session = self.sessions.check(cookies_of(scope).get(name), kind)
+        if session is None:
+            return None
+        ended = await self.service.execution.blocking(self.site.store.session_ended,
+                                                      session.nonce)
+        return None if ended else session
 
     def _set(self, scope: Scope, name: str, value: str, max_age: int) -> tuple[bytes, bytes]:
         return (b"set-cookie", cookie(name, value, PATH, max_age, is_https(scope)))
 
     async def home(self, scope: Scope, send: Send, admin: bool) -> None:
         """``/dashboard``: the page of the session, or the login page."""
-        if admin and self._session(scope, ADMIN) is not None:
+        if admin and (await self._session(scope, ADMIN)) is not None:
             await redirect(send, PATH + "/admin")
             return
-        if self._session(scope, KEY) is not None:
+        if (await self._session(scope, KEY)) is not None:
             await redirect(send, PATH + "/key")
             return
         await self._login_page(scope, send, admin, 200)
@@ -164,11 +172,17 @@ class Dashboard:
         await self._login_page(scope, send, admin, 401, "that key or token is not known")
 
     async def logout(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
-        """End the sessions of this browser."""
-        sessions = [s for s in (self._session(scope, ADMIN), self._session(scope, KEY)) if s]
+        """End the sessions of this browser: its cookies are cleared, and the sessions are
+        ended on the server side (a copy of a cookie no longer opens them)."""
+        sessions = [s for s in (await self._session(scope, ADMIN),
+                                await self._session(scope, KEY)) if s]
         if not any(self.sessions.csrf_ok(s.value, form.get("csrf")) for s in sessions):
             await _refuse_stale_form(send)
             return
+        store = self.site.store
+        for session in sessions:  # ended on the server too: a copy of the cookie is refused
+            await self.service.execution.blocking(store.end_session, session.nonce,
+                                                  session.expires)
         await redirect(send, PATH, (self._set(scope, ADMIN_COOKIE, "", 0),
                                     self._set(scope, KEY_COOKIE, "", 0)))
 
@@ -176,7 +190,7 @@ class Dashboard:
 
     async def key_page(self, scope: Scope, send: Send) -> None:
         """A key's holder's figures of the day."""
-        session = self._session(scope, KEY)
+        session = await self._session(scope, KEY)
         key = None if session is None else self.service.keys.by_id(session.subject)
         if session is None or key is None:
             await redirect(send, PATH, (self._set(scope, KEY_COOKIE, "", 0),))
@@ -194,13 +208,13 @@ class Dashboard:
 
     # -- the administrator -----------------------------------------------------------------------
 
-    def _admin(self, scope: Scope) -> Any:
-        return self._session(scope, ADMIN)
+    async def _admin(self, scope: Scope) -> Any:
+        return await self._session(scope, ADMIN)
 
     async def admin_page(self, scope: Scope, send: Send, *, status: int = 200,
                          issued: tuple[str, Any] | None = None, message: str = "") -> None:
         """The administrator's list of keys and the issue form."""
-        session = self._admin(scope)
+        session = await self._admin(scope)
         if session is None:
             await redirect(send, PATH)
             return
@@ -211,7 +225,7 @@ class Dashboard:
 
     async def admin_key_page(self, scope: Scope, send: Send) -> None:
         """A key's figures of the day, for the administrator."""
-        session = self._admin(scope)
+        session = await self._admin(scope)
         if session is None:
             await redirect(send, PATH)
             return
@@ -227,15 +241,15 @@ class Dashboard:
             "Key usage", {"prefix": record.prefix + "…", "label": record.label}, report,
             self.sessions.csrf(session.value), back=True))
 
-    def _admin_form_ok(self, scope: Scope, form: dict[str, str]) -> Any:
-        session = self._admin(scope)
+    async def _admin_form_ok(self, scope: Scope, form: dict[str, str]) -> Any:
+        session = await self._admin(scope)
         if session is None or not self.sessions.csrf_ok(session.value, form.get("csrf")):
             return None
         return session
 
     async def issue(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
         """Issue a key from the form; the page shows it this once."""
-        if self._admin_form_ok(scope, form) is None:
+        if (await self._admin_form_ok(scope, form)) is None:
             await _refuse_stale_form(send)
             return
         try:
@@ -249,7 +263,7 @@ class Dashboard:
 
     async def revoke(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
         """Revoke a key from its row's form."""
-        if self._admin_form_ok(scope, form) is None:
+        if (await self._admin_form_ok(scope, form)) is None:
             await _refuse_stale_form(send)
             return
         try:

@@ -1,0 +1,112 @@
+"""A misbehaving node on loopback, in front of a real one, for the fork's bounds: it forwards
+JSON-RPC POSTs to ``target`` until told to misbehave, then sleeps before answering, drips its
+answer (or its status line) a byte at a time, or answers with whatever a function makes.
+
+Only the requests ``affects`` picks misbehave (by default every one), so that a dev chain can
+fork through it first and meet the misbehaviour on a later read.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeUpstream:
+    """``mode`` is one of ``forward``, ``sleep`` (``pause`` seconds, then the answer), ``drip``
+    (headers at once, then the body one byte every ``pause`` seconds), ``drip_status`` (the
+    status line itself one byte every ``pause`` seconds)."""
+
+    def __init__(self, target: str, *, pause: float = 1.0) -> None:
+        self.target = target
+        self.mode = "forward"
+        self.pause = pause
+        self.affects: Callable[[Any], bool] = lambda request: True
+        self.requests = 0
+        self.methods: list[str] = []
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                request = json.loads(body)
+                upstream._note(request)
+                mode = upstream.mode if upstream.affects(request) else "forward"
+                if mode == "drip_status":
+                    upstream._drip(self.connection, b"HTTP/1.1 200 OK\r\n" * 1000)
+                    return
+                if mode == "sleep":
+                    upstream._stopped.wait(upstream.pause)
+                forward = urllib.request.Request(upstream.target, body,
+                                                 {"Content-Type": "application/json"})
+                with urllib.request.urlopen(forward, timeout=60) as response:
+                    payload = response.read()
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    if mode == "drip":
+                        upstream._drip(self.connection, payload)
+                    else:
+                        self.wfile.write(payload)
+                except OSError:
+                    pass  # (the client left)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def _note(self, request: Any) -> None:
+        entries = request if isinstance(request, list) else [request]
+        with self._lock:
+            self.requests += 1
+            self.methods.extend(str(e.get("method")) for e in entries if isinstance(e, dict))
+
+    def _drip(self, connection: socket.socket, data: bytes) -> None:
+        for index in range(len(data)):
+            if self._stopped.wait(self.pause):
+                return
+            try:
+                connection.sendall(data[index:index + 1])
+            except OSError:
+                return
+
+    def count(self, method: str) -> int:
+        with self._lock:
+            return self.methods.count(method)
+
+    def close(self) -> None:
+        self._stopped.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> FakeUpstream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def wait_seconds(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """(seconds ``fn`` took, what it returned or the exception it raised)."""
+    started = time.monotonic()
+    try:
+        result: Any = fn()
+    except BaseException as exc:
+        result = exc
+    return time.monotonic() - started, result
