@@ -39,11 +39,15 @@ or self-destruct, precompiles, logs at several depths, every kind of SSTORE, leg
 access-list transactions), each traced once a round, one request at a time, each request
 distinct: ``uncached`` keeps no answer and no replayed block (only what is keyed by content, as
 eth_call does), ``ethread`` is the default server, ``recorded`` answers from
-``--record-traces``; ``--baseline CHECKOUT`` adds another checkout's ethread, uncached. One
-run (``--scenario-only --scenario-rounds 5 --baseline /work/main``, load average 6.9, ms per
-trace, median): callTracer anvil 0.93, uncached 3.76, main before this work 7.73, recorded
-0.41; the opcode logger anvil ``--steps-tracing`` 0.52 (from its record), uncached 5.04, main
-5.67, recorded 0.56. Where an uncached trace's time goes: ``benchmarks/profile_tracing.py``.
+``--record-traces``; ``--baseline CHECKOUT`` adds another checkout's ethread, uncached. Runs
+of ``--scenario-only --scenario-rounds 5 --baseline /work/main`` (load average 5 to 12, ms per
+trace, median): callTracer anvil 0.9 to 1.6, uncached 3.3 to 4.0, recorded 0.3 to 0.4; the
+opcode logger anvil ``--steps-tracing`` 0.4 to 0.5 (from its record), uncached 3.5 to 5.0,
+recorded 0.3 to 0.6. The baseline's figures moved more than the others' between runs (7.7 ms
+in one, 2.9 to 3.1 in two later ones on a newer main): ``bench_trace_inprocess.py`` compares
+checkouts on CPU time without the server (this branch 3.1 / 3.4 ms, main 6.7 / 6.2 ms for
+callTracer / the opcode logger). Where an uncached trace's time goes:
+``benchmarks/profile_tracing.py``.
 
 ethread keeps answers (the answer cache: a repeated trace is answered as a cached eth_call
 is, before any thread hop; the trace cache, across new blocks) and the blocks it replayed
