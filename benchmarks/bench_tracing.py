@@ -32,6 +32,23 @@ serve --genesis --blocks`` (one worker, so that both ethread servers run the sam
   ones and any import of ``ethread.methods.tracing`` refused, so the process never loads the
   hooks (the eth_call row only).
 
+**Time per trace on the scenario chain** (printed first; ``--scenario-only`` for it alone):
+the transactions of ``benchlib/trace_scenario.py`` (calls nested three deep with every call
+kind, caught and uncaught reverts, custom errors, creates that revert, run out of gas, collide
+or self-destruct, precompiles, logs at several depths, every kind of SSTORE, legacy and
+access-list transactions), each traced once a round, one request at a time, each request
+distinct: ``uncached`` keeps no answer and no replayed block (only what is keyed by content, as
+eth_call does), ``ethread`` is the default server, ``recorded`` answers from
+``--record-traces``; ``--baseline CHECKOUT`` adds another checkout's ethread, uncached. Runs
+of ``--scenario-only --scenario-rounds 5 --baseline /work/main`` (load average 5 to 12, ms per
+trace, median): callTracer anvil 0.9 to 1.6, uncached 3.3 to 4.0, recorded 0.3 to 0.4; the
+opcode logger anvil ``--steps-tracing`` 0.4 to 0.5 (from its record), uncached 3.5 to 5.0,
+recorded 0.3 to 0.6. The baseline's figures moved more than the others' between runs (7.7 ms
+in one, 2.9 to 3.1 in two later ones on a newer main): ``bench_trace_inprocess.py`` compares
+checkouts on CPU time without the server (this branch 3.1 / 3.4 ms, main 6.7 / 6.2 ms for
+callTracer / the opcode logger). Where an uncached trace's time goes:
+``benchmarks/profile_tracing.py``.
+
 ethread keeps answers (the answer cache: a repeated trace is answered as a cached eth_call
 is, before any thread hop; the trace cache, across new blocks) and the blocks it replayed
 lately (``methods/tracing/states.py``), which the in-process rows printed first measure:
@@ -79,8 +96,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import http.client
 import os
 import random
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -93,6 +112,7 @@ from benchlib.processes import tree_cpu_seconds
 from benchlib.rows import Row, body, distinct_call_row, lua_body, run_python, run_wrk, sample_check
 from benchlib.serve import MAIN
 from benchlib.targets import Target, running, start_anvil
+from benchlib.trace_scenario import ScenarioFiles, write_files
 
 CONCURRENCY = (1, 16)
 
@@ -108,6 +128,7 @@ trace_rpc = types.ModuleType("ethread.codec.trace_rpc")
 trace_rpc.MAX_TRACE_TIMEOUT = 60.0
 trace_rpc.TRACE_METHODS = {}
 trace_rpc.TraceHandler = object
+trace_rpc.TraceLimits = object
 parity_rpc = types.ModuleType("ethread.codec.parity_rpc")
 parity_rpc.PARITY_METHODS = {}
 sys.modules["ethread.codec.trace_rpc"] = trace_rpc
@@ -134,17 +155,38 @@ sys.exit(main())
 block, no answer kept (neither in the answer cache nor in the trace cache)."""
 
 
-def start_ethread(name: str, chain: PeerChain, workdir: Path, *, code: str = MAIN,
-                  workers: int = 1, extra: tuple[str, ...] = ()) -> Target:
+UNCACHED = """
+import dataclasses, sys
+from ethread.codec import dispatch, trace_cache
+from ethread.codec.parity_rpc import PARITY_METHODS
+from ethread.codec.trace_rpc import TRACE_METHODS
+from ethread.methods.tracing import ReplayStates
+for name in (*TRACE_METHODS, *PARITY_METHODS):
+    dispatch.METHODS[name] = dataclasses.replace(dispatch.METHODS[name], cacheable=False)
+trace_cache.TraceCache.answer = lambda self, key, compute: compute()
+ReplayStates.give = lambda self, replay: None
+from ethread.cli import main
+sys.exit(main())
+"""
+"""``ethread serve`` on tracing's fast path with no answer kept (in the answer cache or the
+trace cache) and no replayed block kept, so every trace replays its block from the parent's
+state; what is keyed by content (decoded accounts, code, trie nodes, a block's system writes,
+as eth_call keeps them) is kept."""
+
+
+def start_ethread(name: str, chain: PeerChain | ScenarioFiles, workdir: Path, *, code: str = MAIN,
+                  workers: int = 1, extra: tuple[str, ...] = (),
+                  checkout: Path | None = None) -> Target:
     """``ethread serve`` of the chain with ``workers`` processes and ``extra`` flags; ``code``:
     the ``python -c`` program that is the ``ethread`` command (:data:`PLAIN`,
-    :data:`NO_TRACING`)."""
+    :data:`NO_TRACING`); ``checkout``: another ethread's source folder to import instead."""
+    env = None if checkout is None else {"PYTHONPATH": str(checkout)}
     return targets.start_ethread(name, ["--genesis", str(chain.genesis), "--blocks",
                                         str(chain.blocks), "--no-verify-seals", *extra], workdir,
-                                 workers=workers, code=code, announce=False)
+                                 workers=workers, code=code, announce=False, env=env)
 
 
-def start_anvil_steps(chain: PeerChain) -> Target:
+def start_anvil_steps(chain: PeerChain | ScenarioFiles) -> Target:
     """anvil as :func:`start_anvil` starts it, with ``--steps-tracing``: it records each
     transaction's steps as it mines it and answers the opcode logger from that record
     (without the flag it records none, and every opcode log it answers is empty)."""
@@ -225,6 +267,78 @@ def kept_replays(blocks: int = 6, per_block: int = 16) -> None:
                   flush=True)
 
 
+SCENARIO_CONFIGS = {"callTracer": '{"tracer":"callTracer","timeout":"%dms"}',
+                    "structLogs": '{"timeout":"%dms"}'}
+
+
+def _latency(target: Target, files: ScenarioFiles, config: str, rounds: int,
+             seed: int) -> tuple[list[float], float]:
+    """Each scenario transaction traced once a round, one request at a time over one
+    connection, in a shuffled order; every request distinct (its own timeout); the seconds
+    of each, and the server's CPU seconds per request."""
+    conn = http.client.HTTPConnection("127.0.0.1", target.port, timeout=120)
+    times = []
+    rng = random.Random(seed)
+    n = seed * 1000
+    before = tree_cpu_seconds(target.process.pid)
+    for _ in range(rounds):
+        for tx_hash in rng.sample(files.tx_hashes, len(files.tx_hashes)):
+            n += 1
+            payload = body("debug_traceTransaction", f'["{tx_hash}",{config % (10000 + n)}]', n)
+            started = time.perf_counter()
+            conn.request("POST", target.path, payload, {"Content-Type": "application/json"})
+            answer = conn.getresponse().read()
+            times.append(time.perf_counter() - started)
+            if b'"error"' in answer[:40]:
+                raise SystemExit(f"{target.name}: {answer[:300]!r}")
+    cpu = (tree_cpu_seconds(target.process.pid) - before) / len(times)
+    conn.close()
+    return times, cpu
+
+
+def scenario_latency(workdir: Path, rounds: int, stack: contextlib.ExitStack,
+                     baseline: Path | None = None) -> None:
+    """Time per trace, one request at a time, on the scenario chain (``benchlib/
+    trace_scenario.py``) in ethread and in anvil: callTracer beside anvil, the opcode logger
+    beside anvil ``--steps-tracing`` (without it anvil logs no steps); with ``baseline``, also
+    that checkout's ethread uncached (the figures move with the machine's load: a before and
+    after in one run)."""
+    files = write_files(workdir / "scenario")
+    servers = {
+        "anvil": stack.enter_context(running(lambda: start_anvil(files))),
+        "anvil-steps": stack.enter_context(running(lambda: start_anvil_steps(files))),
+        "uncached": stack.enter_context(running(lambda: start_ethread(
+            "uncached", files, workdir, code=UNCACHED))),
+        "ethread": stack.enter_context(running(lambda: start_ethread("ethread", files, workdir))),
+        "recorded": stack.enter_context(running(lambda: start_ethread(
+            "recorded", files, workdir, extra=("--record-traces", str(files.head + 1))))),
+    }
+    if baseline is not None:
+        servers["baseline"] = stack.enter_context(running(lambda: start_ethread(
+            "baseline", files, workdir, code=UNCACHED, checkout=baseline)))
+    print(f"\nscenario chain: {len(files.tx_hashes)} transactions in {files.head} blocks, each "
+          f"traced once a round, {rounds} rounds, one request at a time; load average "
+          f"{report.load_average()}")
+    print("ms per trace (median; 90th percentile); server CPU ms per trace")
+    names = list(servers)
+    print(f"{'':<14}" + "".join(f"{n:>22}" for n in names) + f"{'uncached/peer':>15}")
+    for label, config in SCENARIO_CONFIGS.items():
+        here = [n for n in names if not (label == "structLogs" and n == "anvil")
+                and not (label == "callTracer" and n == "anvil-steps")]
+        medians: dict[str, float] = {}
+        cells: dict[str, str] = {}
+        for offset, name in enumerate(here):  # (a warm-up round apart)
+            _latency(servers[name], files, config, 1, 7 + offset)
+            times, cpu = _latency(servers[name], files, config, rounds, 100 + offset)
+            times.sort()
+            medians[name] = statistics.median(times)
+            cells[name] = (f"{medians[name] * 1e3:.2f}; {times[len(times) * 9 // 10] * 1e3:.2f}; "
+                           f"{cpu * 1e3:.2f}")
+        peer = "anvil" if label == "callTracer" else "anvil-steps"
+        print(f"{label:<14}" + "".join(f"{cells.get(n, '-'):>22}" for n in names)
+              + f"{medians['uncached'] / medians[peer]:>15.2f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -241,16 +355,25 @@ def main() -> None:
                              "(anvil's threads use every core)")
     parser.add_argument("--replays-only", action="store_true",
                         help="only the in-process rows of blocks with many transactions")
+    parser.add_argument("--scenario-only", action="store_true",
+                        help="only the time per trace on the scenario chain, beside anvil")
+    parser.add_argument("--scenario-rounds", type=int, default=5)
+    parser.add_argument("--baseline", type=Path, metavar="CHECKOUT",
+                        help="also time another checkout's ethread, uncached, on the scenario")
     report.add_options(parser, __file__)
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         stack.enter_context(report.recorded(args))
-        kept_replays()
-        if args.replays_only:
-            return
         workdir = args.workdir or Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="ethread-bench-tracing-")))
         workdir.mkdir(parents=True, exist_ok=True)
+        with contextlib.ExitStack() as scenario_servers:
+            scenario_latency(workdir, args.scenario_rounds, scenario_servers, args.baseline)
+        if args.scenario_only:
+            return
+        kept_replays()
+        if args.replays_only:
+            return
         started = time.perf_counter()
         chain = build(workdir / "chain", args.blocks)
         servers = {

@@ -75,7 +75,7 @@ from .serialize import (
 from .simulate import parse_simulate_options, simulated_blocks_json
 from .stored_answers import stored_receipt, stored_receipts
 from .trace_cache import RECORDED_METHOD, TraceCache
-from .trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS, TraceHandler
+from .trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS, TraceHandler, TraceLimits
 from .txpool_rpc import SEND_RAW_TRANSACTION, TXPOOL_METHODS, TxPoolService
 
 DEFAULT_CALL_TIMEOUT = 5.0
@@ -113,6 +113,9 @@ class Context:
     """The gas price oracle's memory (the last head it priced and its price)."""
     traces: TraceCache | None = field(default=None, compare=False)
     """Traces of mined transactions, once made (:mod:`ethread.codec.trace_cache`)."""
+    answer_bytes: int | None = None
+    """The service's bound on one answer in bytes (a server's ``max_response_bytes``): an
+    opcode log stops with -32003 once past it (None: the tracers' own bound)."""
 
     dev: DevChain | None = field(default=None, compare=False)
     """The dev chain when the network is one: it enables sending and the test controls."""
@@ -773,15 +776,16 @@ METHODS["eth_sendRawTransaction"] = MethodSpec(_send_raw_transaction, 1, cacheab
 def _trace_method(name: str, handler: TraceHandler) -> Handler:
     def run(backend: Backend, params: Params, ctx: Context) -> Any:
         cache = ctx.traces
-        cap = ctx.trace_timeout
+        limits = (TraceLimits(ctx.trace_timeout) if ctx.answer_bytes is None
+                  else TraceLimits(ctx.trace_timeout, ctx.answer_bytes))
         if cache is None:
-            return handler(backend, params, cap, None)
+            return handler(backend, params, limits, None)
         if name == RECORDED_METHOD and cache.recording:
             recorded = cache.recorded(backend, params)
             if recorded is not None:
                 return orjson.Fragment(recorded)
         return cache.answer(cache.key(backend, name, params),
-                            lambda: handler(backend, params, cap, cache.replays))
+                            lambda: handler(backend, params, limits, cache.replays))
 
     return run
 

@@ -25,16 +25,19 @@ from ..methods.tracing.parity import (
     RewardTrace,
     TraceFilter,
     block_traces,
+    call_many_traces,
     call_traces,
     filter_traces,
+    raw_transaction_traces,
     replay_block,
     replay_transaction,
     trace_at,
     transaction_traces,
 )
 from ..methods.tracing.replay import DEFAULT_TRACE_TIMEOUT, block_by_ref
+from ..methods.tracing.vm_trace import VmOp, VmTrace
 from ..models import Block, BlockHashRef, BlockRef
-from .hex import parse_address, parse_hash_param, parse_quantity
+from .hex import parse_address, parse_bytes_param, parse_hash_param, parse_quantity
 from .params import (
     parse_block_overrides,
     parse_block_ref,
@@ -42,7 +45,7 @@ from .params import (
     parse_number_or_tag,
     parse_state_override,
 )
-from .trace_rpc import Params, TraceHandler
+from .trace_rpc import Params, TraceHandler, TraceLimits
 
 
 def _hex(data: bytes) -> str:
@@ -130,6 +133,26 @@ def account_diff_json(diff: AccountDiff) -> dict[str, Any]:
                         for slot, delta in sorted(diff.storage.items())}}
 
 
+def vm_trace_json(trace: VmTrace) -> dict[str, Any]:
+    """A frame's ``vmTrace``, as reth writes it (alloy's ``VmTrace``)."""
+    return {"code": _hex(trace.code), "ops": [_vm_op_json(op) for op in trace.ops]}
+
+
+def _vm_op_json(op: VmOp) -> dict[str, Any]:
+    memory = op.memory
+    return {
+        "cost": op.cost,
+        "ex": {"mem": None if memory is None else {"data": _hex(memory), "off": len(memory)},
+               "push": [hex(item) for item in op.push],
+               "store": None if op.store is None else {"key": hex(op.store[0]),
+                                                       "val": hex(op.store[1])},
+               "used": op.used},
+        "pc": op.pc,
+        "sub": None if op.sub is None else vm_trace_json(op.sub),
+        "op": op.op,
+    }
+
+
 def replay_json(result: ReplayResult) -> dict[str, Any]:
     """A replayed transaction or call (``transactionHash`` for a block's replays)."""
     out: dict[str, Any] = {
@@ -137,7 +160,7 @@ def replay_json(result: ReplayResult) -> dict[str, Any]:
         "stateDiff": None if result.state_diff is None else
         {_hex(address): account_diff_json(diff) for address, diff in sorted(result.state_diff.items())},
         "trace": [trace_entry_json(call) for call in result.trace or ()],
-        "vmTrace": None,
+        "vmTrace": None if result.vm_trace is None else vm_trace_json(result.vm_trace),
     }
     if result.tx_hash is not None:
         out["transactionHash"] = _hex(result.tx_hash)
@@ -211,31 +234,32 @@ def _block(backend: Any, ref: BlockRef) -> Block | None:
     return block_by_ref(backend, BlockHashRef(hash=header.hash))
 
 
-def _timeout(cap: float) -> float:
+def _timeout(limits: TraceLimits) -> float:
+    cap = limits.timeout
     return min(DEFAULT_TRACE_TIMEOUT, cap) if cap > 0 else DEFAULT_TRACE_TIMEOUT
 
 
-def _deadline(cap: float) -> Deadline | None:
-    return Deadline.after(cap) if cap > 0 else None
+def _deadline(limits: TraceLimits) -> Deadline | None:
+    return Deadline.after(limits.timeout) if limits.timeout > 0 else None
 
 
 # ---------------------------------------------------------------------------------------------
 # Handlers: (backend, params, timeout cap, the dispatcher's kept replays) -> JSON value
 
 
-def _trace_transaction(backend: Any, params: Params, cap: float,
+def _trace_transaction(backend: Any, params: Params, limits: TraceLimits,
                        replays: ReplayStates | None = None) -> Any:
-    traces = transaction_traces(backend, _arg(params, 0, parse_hash_param), _timeout(cap),
+    traces = transaction_traces(backend, _arg(params, 0, parse_hash_param), _timeout(limits),
                                 replays)
     return None if traces is None else [localized_json(t) for t in traces]
 
 
-def _trace_block(backend: Any, params: Params, cap: float,
+def _trace_block(backend: Any, params: Params, limits: TraceLimits,
                  replays: ReplayStates | None = None) -> Any:
     block = _block(backend, _arg(params, 0, parse_block_ref))
     if block is None:
         return None
-    return [localized_json(t) for t in block_traces(backend, block, _timeout(cap), _deadline(cap))]
+    return [localized_json(t) for t in block_traces(backend, block, _timeout(limits), _deadline(limits))]
 
 
 def _indices(value: Any) -> tuple[int, ...]:
@@ -245,21 +269,21 @@ def _indices(value: Any) -> tuple[int, ...]:
                  else _count({"index": item}, "index") or 0 for item in value)
 
 
-def _trace_get(backend: Any, params: Params, cap: float,
+def _trace_get(backend: Any, params: Params, limits: TraceLimits,
                replays: ReplayStates | None = None) -> Any:
     tx_hash = _arg(params, 0, parse_hash_param)
     indices = _arg(params, 1, _indices)
-    found = trace_at(backend, tx_hash, indices, _timeout(cap), replays)
+    found = trace_at(backend, tx_hash, indices, _timeout(limits), replays)
     return None if found is None else localized_json(found)
 
 
-def _trace_filter(backend: Any, params: Params, cap: float,
+def _trace_filter(backend: Any, params: Params, limits: TraceLimits,
                   replays: ReplayStates | None = None) -> Any:
     query = _arg(params, 0, parse_trace_filter)
-    return [localized_json(t) for t in filter_traces(backend, query, _timeout(cap), _deadline(cap))]
+    return [localized_json(t) for t in filter_traces(backend, query, _timeout(limits), _deadline(limits))]
 
 
-def _trace_call(backend: Any, params: Params, cap: float,
+def _trace_call(backend: Any, params: Params, limits: TraceLimits,
                 replays: ReplayStates | None = None) -> Any:
     request = _arg(params, 0, parse_call_request)
     types = _arg(params, 1, parse_trace_types)
@@ -270,24 +294,65 @@ def _trace_call(backend: Any, params: Params, cap: float,
     block_overrides = (_arg(params, 4, parse_block_overrides)
                        if len(params) > 4 and params[4] is not None else None)
     return replay_json(call_traces(backend, request, types, block, state_override=state_override,
-                                   block_overrides=block_overrides, timeout=_timeout(cap)))
+                                   block_overrides=block_overrides, timeout=_timeout(limits),
+                                   states=replays))
 
 
-def _replay_transaction(backend: Any, params: Params, cap: float,
+def _replay_transaction(backend: Any, params: Params, limits: TraceLimits,
                         replays: ReplayStates | None = None) -> Any:
     tx_hash = _arg(params, 0, parse_hash_param)
     types = _arg(params, 1, parse_trace_types)
-    return replay_json(replay_transaction(backend, tx_hash, types, _timeout(cap), replays))
+    return replay_json(replay_transaction(backend, tx_hash, types, _timeout(limits), replays))
 
 
-def _replay_block(backend: Any, params: Params, cap: float,
+def _replay_block(backend: Any, params: Params, limits: TraceLimits,
                   replays: ReplayStates | None = None) -> Any:
     ref = _arg(params, 0, parse_block_ref)
     types = _arg(params, 1, parse_trace_types)
     block = _block(backend, ref)
     if block is None:
         return None
-    return [replay_json(r) for r in replay_block(backend, block, types, _timeout(cap), _deadline(cap))]
+    return [replay_json(r) for r in replay_block(backend, block, types, _timeout(limits), _deadline(limits))]
+
+
+def _calls(value: Any) -> list[tuple[Any, tuple[str, ...]]]:
+    """trace_callMany's list of ``[call, traceTypes]`` pairs."""
+    if not isinstance(value, list):
+        raise InvalidParams(f"invalid type: {go_json_type(value)}, expected a list of "
+                            "[call, traceTypes] pairs")
+    calls = []
+    for index, pair in enumerate(value):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise InvalidParams(f"call {index}: expected a [call, traceTypes] pair")
+        try:
+            calls.append((parse_call_request(pair[0]), parse_trace_types(pair[1])))
+        except InvalidParams as exc:
+            raise InvalidParams(f"call {index}: {exc.message}", exc.data) from None
+    return calls
+
+
+def _optional_block(params: Params, index: int) -> BlockRef:
+    if len(params) > index and params[index] is not None:
+        ref: BlockRef = _arg(params, index, parse_block_ref)
+        return ref
+    return "latest"
+
+
+def _trace_call_many(backend: Any, params: Params, limits: TraceLimits,
+                     replays: ReplayStates | None = None) -> Any:
+    calls = _arg(params, 0, _calls)
+    block = _optional_block(params, 1)
+    return [replay_json(r) for r in call_many_traces(backend, calls, block,
+                                                     timeout=_timeout(limits), states=replays)]
+
+
+def _trace_raw_transaction(backend: Any, params: Params, limits: TraceLimits,
+                           replays: ReplayStates | None = None) -> Any:
+    raw = _arg(params, 0, parse_bytes_param)
+    types = _arg(params, 1, parse_trace_types)
+    block = _optional_block(params, 2)
+    return replay_json(raw_transaction_traces(backend, raw, types, block,
+                                              timeout=_timeout(limits), states=replays))
 
 
 PARITY_METHODS: dict[str, tuple[TraceHandler, int, int]] = {
@@ -298,6 +363,8 @@ PARITY_METHODS: dict[str, tuple[TraceHandler, int, int]] = {
     "trace_call": (_trace_call, 2, 3),
     "trace_replayTransaction": (_replay_transaction, 2, 0),
     "trace_replayBlockTransactions": (_replay_block, 2, 0),
+    "trace_callMany": (_trace_call_many, 1, 1),
+    "trace_rawTransaction": (_trace_raw_transaction, 2, 1),
 }
 """Each trace_* method: its handler (run as the debug_trace* ones are), required and optional
 parameter counts."""

@@ -3,14 +3,22 @@ the traces out as geth 1.17 writes them. The tracing itself is :mod:`ethread.met
 
 Each transaction's trace runs for at most its ``timeout`` (a Go duration; geth's 5 s by
 default), never more than :data:`MAX_TRACE_TIMEOUT`; the opcode logger's answer is bounded by
-its ``limit`` and, whatever the request asks, by :data:`MAX_STRUCT_LOG_BYTES`.
+its ``limit`` (geth's: a shorter log) and, whatever the request asks, by the service's
+answer-byte limit (:class:`TraceLimits`; :data:`MAX_STRUCT_LOG_BYTES` when it names none),
+past which the trace stops with -32003.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import re
+import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from ..errors import InvalidParams, go_json_type
 from ..methods.resolve import resolve_header
@@ -34,6 +42,7 @@ from ..methods.tracing import (
     TraceResult,
     TransactionTrace,
     block_by_ref,
+    intermediate_roots,
     trace_block,
     trace_call,
     trace_raw_block,
@@ -53,7 +62,19 @@ DEFAULT_TRACE_TIMEOUT = 5.0
 MAX_TRACE_TIMEOUT = 60.0
 """The longest a request may ask one transaction's trace to run (the service's cap)."""
 MAX_STRUCT_LOG_BYTES = 64 * 1024 * 1024
-"""The most JSON the opcode logger writes for one transaction, whatever ``limit`` asks."""
+"""The most JSON the opcode logger writes for one transaction when the service names no
+bound of its own (a server passes its answer-byte limit: :class:`TraceLimits`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TraceLimits:
+    """What the service allows one trace request: how long each transaction's trace may run
+    (its cap on ``timeout``) and how many bytes of JSON an answer may take (a server's
+    answer-byte limit, ``--max-response-bytes``): the opcode logger stops with an error
+    once its steps pass it, rather than building an answer no one will be sent."""
+
+    timeout: float = MAX_TRACE_TIMEOUT
+    answer_bytes: int = MAX_STRUCT_LOG_BYTES
 
 
 # ---------------------------------------------------------------------------------------------
@@ -95,21 +116,24 @@ def _field(config: Mapping[str, Any], key: str, kind: type, typename: str) -> An
     return value
 
 
-def parse_trace_config(value: Any, cap: float = MAX_TRACE_TIMEOUT) -> TraceOptions:
+def parse_trace_config(value: Any, cap: float = MAX_TRACE_TIMEOUT,
+                       answer_bytes: int = MAX_STRUCT_LOG_BYTES) -> TraceOptions:
     """geth's ``TraceConfig`` (the logger's options inline, ``tracer``, ``timeout``,
-    ``tracerConfig``)."""
+    ``tracerConfig``); ``cap`` bounds the timeout and ``answer_bytes`` the opcode log (see
+    :class:`TraceLimits`)."""
     if value is None:
-        return TraceOptions(timeout=min(DEFAULT_TRACE_TIMEOUT, cap))
+        return TraceOptions(timeout=min(DEFAULT_TRACE_TIMEOUT, cap),
+                            logger=LoggerConfig(cap=answer_bytes))
     if not isinstance(value, dict):
         raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
                             "tracers.TraceConfig")
     flags = {key: bool(_field(value, key, bool, "bool"))
              for key in ("enableMemory", "disableStack", "disableStorage", "enableReturnData")}
-    limit = _field(value, "limit", int, "int") or 0
-    limit = min(limit, MAX_STRUCT_LOG_BYTES) if limit > 0 else MAX_STRUCT_LOG_BYTES
+    limit = max(_field(value, "limit", int, "int") or 0, 0)
     logger = LoggerConfig(enable_memory=flags["enableMemory"], disable_stack=flags["disableStack"],
                           disable_storage=flags["disableStorage"],
-                          enable_return_data=flags["enableReturnData"], limit=limit)
+                          enable_return_data=flags["enableReturnData"], limit=limit,
+                          cap=answer_bytes)
     tracer = _field(value, "tracer", str, "string")
     timeout_text = _field(value, "timeout", str, "string")
     timeout = DEFAULT_TRACE_TIMEOUT if timeout_text is None else parse_go_duration(timeout_text)
@@ -209,9 +233,10 @@ def flat_call_json(call: FlatCall) -> dict[str, Any]:
         action = {"creationMethod": call.creation_method, "from": _hex(call.sender or b""),
                   "gas": hex(call.gas or 0), "init": _hex(call.input or b""),
                   "value": hex(call.value or 0)}
-        if call.gas_used is not None:
-            result = {"address": _hex(call.address or b""), "code": _hex(call.output or b""),
-                      "gasUsed": hex(call.gas_used)}
+        if call.gas_used is not None:  # (no address for a create that reverted, as geth)
+            result = {"code": _hex(call.output or b""), "gasUsed": hex(call.gas_used)}
+            if call.address is not None:
+                result = {"address": _hex(call.address), **result}
     else:
         action = {"callType": call.call_type, "from": _hex(call.sender or b""),
                   "gas": hex(call.gas or 0), "input": _hex(call.input or b""),
@@ -270,7 +295,62 @@ def block_traces_json(traces: tuple[TransactionTrace, ...]) -> list[dict[str, An
 
 
 # ---------------------------------------------------------------------------------------------
-# Handlers: (backend, params, timeout cap, the dispatcher's kept replays) -> JSON value
+# Handlers: (backend, params, the service's limits, the dispatcher's kept replays) -> JSON value
+
+LARGE_ANSWER_BYTES = 8 * 1024 * 1024
+"""An answer past this size gives the process's freed memory back to the system once sent."""
+RELEASE_DELAY = 1.0
+"""Seconds after a large answer is made that the freed memory is given back (by then the
+server has written the answer and dropped it)."""
+
+
+def encoded_answer(build: Callable[[], Any]) -> orjson.Fragment:
+    """``build()``'s JSON value written at once, the typed answer and the JSON objects freed
+    before it returns. A large one (a long opcode log: millions of small objects, then
+    megabytes of JSON) leaves the allocator holding the pages it freed; they are handed back
+    to the system once the answer has been sent (:func:`release_memory`, on a timer), so
+    that a server's memory returns after a large trace."""
+    encoded = orjson.dumps(build())
+    if len(encoded) > LARGE_ANSWER_BYTES:
+        _release_soon()
+    return orjson.Fragment(encoded)
+
+
+_release_lock = threading.Lock()
+_release_timer: threading.Timer | None = None
+
+
+def _release_soon() -> None:
+    global _release_timer
+    with _release_lock:
+        if _release_timer is not None:
+            return
+        _release_timer = threading.Timer(RELEASE_DELAY, _release_now)
+        _release_timer.daemon = True
+        _release_timer.start()
+
+
+def _release_now() -> None:
+    global _release_timer
+    with _release_lock:
+        _release_timer = None
+    release_memory()
+
+
+def release_memory() -> None:
+    """Give the heap's free pages back to the system (glibc's ``malloc_trim``; elsewhere,
+    nothing)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
 
 
 Params = list[Any]
@@ -283,49 +363,55 @@ def _arg(params: Params, index: int, parse: Callable[[Any], Any]) -> Any:
         raise InvalidParams(f"invalid argument {index}: {exc.message}", exc.data) from None
 
 
-def _config(params: Params, index: int, cap: float) -> TraceOptions:
+def _config(params: Params, index: int, limits: TraceLimits) -> TraceOptions:
     if len(params) > index and params[index] is not None:
-        options: TraceOptions = _arg(params, index, lambda v: parse_trace_config(v, cap))
+        options: TraceOptions = _arg(params, index, lambda v: parse_trace_config(
+            v, limits.timeout, limits.answer_bytes))
         return options
-    return parse_trace_config(None, cap)
+    return parse_trace_config(None, limits.timeout, limits.answer_bytes)
 
 
-def _trace_transaction(backend: Any, params: Params, cap: float,
+def _trace_transaction(backend: Any, params: Params, limits: TraceLimits,
                        replays: ReplayStates | None = None) -> Any:
     tx_hash = _arg(params, 0, parse_hash_param)
-    return trace_json(trace_transaction(backend, tx_hash, _config(params, 1, cap), states=replays))
+    options = _config(params, 1, limits)
+    return encoded_answer(lambda: trace_json(trace_transaction(backend, tx_hash, options,
+                                                               states=replays)))
 
 
-def _trace_block_by_number(backend: Any, params: Params, cap: float,
+def _trace_block_by_number(backend: Any, params: Params, limits: TraceLimits,
                            replays: ReplayStates | None = None) -> Any:
     ref = _arg(params, 0, parse_number_or_tag)
     header = resolve_header(backend, ref)
     if header is None:
         raise NotTraceable(f"block #{ref} not found")
     block = block_by_ref(backend, BlockHashRef(hash=header.hash))
-    return block_traces_json(trace_block(backend, block, _config(params, 1, cap)))
+    options = _config(params, 1, limits)
+    return encoded_answer(lambda: block_traces_json(trace_block(backend, block, options)))
 
 
-def _trace_block_by_hash(backend: Any, params: Params, cap: float,
+def _trace_block_by_hash(backend: Any, params: Params, limits: TraceLimits,
                          replays: ReplayStates | None = None) -> Any:
     block_hash = _arg(params, 0, parse_hash_param)
     block = block_by_ref(backend, BlockHashRef(hash=block_hash))
-    return block_traces_json(trace_block(backend, block, _config(params, 1, cap)))
+    options = _config(params, 1, limits)
+    return encoded_answer(lambda: block_traces_json(trace_block(backend, block, options)))
 
 
-def _trace_block(backend: Any, params: Params, cap: float,
+def _trace_block(backend: Any, params: Params, limits: TraceLimits,
                  replays: ReplayStates | None = None) -> Any:
     raw = _arg(params, 0, parse_bytes_param)
-    return block_traces_json(trace_raw_block(backend, raw, _config(params, 1, cap)))
+    options = _config(params, 1, limits)
+    return encoded_answer(lambda: block_traces_json(trace_raw_block(backend, raw, options)))
 
 
-def _trace_call(backend: Any, params: Params, cap: float,
+def _trace_call(backend: Any, params: Params, limits: TraceLimits,
                 replays: ReplayStates | None = None) -> Any:
     request = _arg(params, 0, parse_call_request)
     block: BlockRef = (_arg(params, 1, parse_block_ref) if len(params) > 1 and params[1] is not None
                        else "latest")
     raw_config = params[2] if len(params) > 2 else None
-    options = _config(params, 2, cap)
+    options = _config(params, 2, limits)
     state_override: Any = ()
     block_overrides = None
     tx_index = None
@@ -336,11 +422,19 @@ def _trace_call(backend: Any, params: Params, cap: float,
             block_overrides = _arg(params, 2, lambda v: parse_block_overrides(v["blockOverrides"]))
         if raw_config.get("txIndex") is not None:
             tx_index = _arg(params, 2, lambda v: parse_quantity(v["txIndex"], "hexutil.Uint", bits=64))
-    return trace_json(trace_call(backend, request, block, options, state_override=state_override,
-                                 block_overrides=block_overrides, tx_index=tx_index))
+    return encoded_answer(lambda: trace_json(trace_call(
+        backend, request, block, options, state_override=state_override,
+        block_overrides=block_overrides, tx_index=tx_index, states=replays)))
 
 
-TraceHandler = Callable[[Any, Params, float, ReplayStates | None], Any]
+def _intermediate_roots(backend: Any, params: Params, limits: TraceLimits,
+                        replays: ReplayStates | None = None) -> Any:
+    block_hash = _arg(params, 0, parse_hash_param)
+    _config(params, 1, limits)  # (geth takes a TraceConfig and reads nothing of it)
+    return [_hex(root) for root in intermediate_roots(backend, block_hash)]
+
+
+TraceHandler = Callable[[Any, Params, TraceLimits, ReplayStates | None], Any]
 
 TRACE_METHODS: dict[str, tuple[TraceHandler, int, int]] = {
     "debug_traceTransaction": (_trace_transaction, 1, 1),
@@ -348,5 +442,6 @@ TRACE_METHODS: dict[str, tuple[TraceHandler, int, int]] = {
     "debug_traceBlockByHash": (_trace_block_by_hash, 1, 1),
     "debug_traceBlock": (_trace_block, 1, 1),
     "debug_traceCall": (_trace_call, 1, 2),
+    "debug_intermediateRoots": (_intermediate_roots, 1, 1),
 }
 """Each debug_trace* method: its handler, required and optional parameter counts."""

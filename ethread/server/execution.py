@@ -75,7 +75,8 @@ SLOW_METHODS = frozenset({"eth_call", "eth_estimateGas", "eth_createAccessList",
                           "debug_traceTransaction", "debug_traceCall", "debug_traceBlockByNumber",
                           "debug_traceBlockByHash", "debug_traceBlock", "trace_transaction",
                           "trace_block", "trace_get", "trace_filter", "trace_call",
-                          "trace_replayTransaction", "trace_replayBlockTransactions"})
+                          "trace_replayTransaction", "trace_replayBlockTransactions",
+                          "trace_callMany", "trace_rawTransaction", "debug_intermediateRoots"})
 TRIED_ON_LOOP = frozenset({"eth_call", "eth_simulateV1", "eth_getLogs"})
 """Single calls tried on the event loop under the budget; eth_getLogs only on a backend whose
 history is in memory (or memory-mapped), where its reads never wait for a disk."""

@@ -226,7 +226,8 @@ def service_context(config: ServerConfig) -> Context:
     return Context(log_limits=config.limits.logs,
                    call_timeout=config.limits.call_timeout_seconds or None,
                    trace_timeout=config.limits.trace_timeout_seconds,
-                   answers=answer_style(config.answers))
+                   answers=answer_style(config.answers),
+                   answer_bytes=config.limits.max_response_bytes)
 
 
 def open_networks(config: ServerConfig, progress: bool = True) -> list[Network]:

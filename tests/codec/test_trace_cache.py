@@ -16,7 +16,7 @@ import ethread.codec.envelope
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.parity_rpc import PARITY_METHODS
 from ethread.codec.trace_cache import TraceCache
-from ethread.codec.trace_rpc import MAX_TRACE_TIMEOUT, TRACE_METHODS
+from ethread.codec.trace_rpc import TRACE_METHODS, TraceLimits
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import PRAGUE_FORKS
 from tests.support.router import BENEFICIARY, router
@@ -50,7 +50,7 @@ def chain() -> DevChain:
 
 def _fresh(backend: Any, method: str, params: list[Any]) -> bytes:
     handler = (TRACE_METHODS | PARITY_METHODS)[method][0]
-    return orjson.dumps(handler(backend, params, MAX_TRACE_TIMEOUT))
+    return orjson.dumps(handler(backend, params, TraceLimits(), None))
 
 
 def _dispatched(dispatcher: Dispatcher, method: str, params: list[Any]) -> Any:
@@ -83,7 +83,7 @@ def test_what_is_not_kept(chain: DevChain) -> None:
     assert _dispatched(dispatcher, "trace_transaction", [unknown])["result"] is None
     assert "error" in _dispatched(dispatcher, "debug_traceTransaction", [unknown])
     tx_hash = "0x" + chain.block(2).transactions[0].hash.hex()
-    refused = _dispatched(dispatcher, "trace_replayTransaction", [tx_hash, ["vmTrace"]])
+    refused = _dispatched(dispatcher, "trace_replayTransaction", [tx_hash, ["vmTraces"]])
     assert refused["error"]["code"] == -32602
     block = _dispatched(dispatcher, "trace_block", ["0x2"])
     assert len(block["result"]) > 0

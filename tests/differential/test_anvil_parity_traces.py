@@ -193,12 +193,10 @@ def test_trace_call() -> None:
 
 
 @pytest.mark.parametrize(("method", "params", "code", "words"), [
-    ("trace_replayTransaction", ["0x" + "11" * 32, ["vmTrace"]], -32602, "vmTrace is not supported"),
     ("trace_replayTransaction", ["0x" + "11" * 32, ["trace"]], -32000, "transaction not found"),
     ("trace_replayTransaction", ["0x" + "11" * 32, ["traces"]], -32602, "unknown trace type"),
     ("trace_replayTransaction", ["0x" + "11" * 32, "trace"], -32602, "expected a list"),
-    ("trace_replayBlockTransactions", ["0x1", ["vmTrace", "trace"]], -32602, "vmTrace"),
-    ("trace_call", [{"to": "0x" + "00" * 20}, ["vmTrace"]], -32602, "vmTrace"),
+    ("trace_replayBlockTransactions", ["0x1", ["vmtrace", "trace"]], -32602, "unknown trace type"),
     ("trace_filter", [{"fromBlock": "0x0", "toBlock": "0x64"}], -32602, "limited to 100 blocks"),
     ("trace_filter", [{"fromBlock": "0x2", "toBlock": "0x1"}], -32602, "greater than toBlock"),
     ("trace_filter", [{"count": 10_001}], -32005, "limited to 10000 traces"),

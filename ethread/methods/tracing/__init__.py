@@ -24,6 +24,7 @@ from .replay import (
     TraceableChain,
     TraceOptions,
     block_by_ref,
+    intermediate_roots,
     trace_block,
     trace_call,
     trace_raw_block,
@@ -37,6 +38,6 @@ __all__ = [
     "LoggerConfig", "MuxResult", "NoResult", "NotTraceable", "Prestate", "PrestateAccount",
     "PrestateDiff", "ReplayStates", "Step", "StructLog", "StructLogResult", "TraceContext", "TraceOptions",
     "TraceResult", "TraceableChain", "Tracer", "TransactionTrace", "TxEnv", "UnknownTracer",
-    "block_by_ref", "flatten", "make_tracer", "trace_block", "trace_call", "trace_raw_block",
+    "block_by_ref", "flatten", "intermediate_roots", "make_tracer", "trace_block", "trace_call", "trace_raw_block",
     "trace_transaction",
 ]

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+import rlp
 from eth.exceptions import (
     FullStack,
     Halt,
@@ -50,6 +51,7 @@ from eth.exceptions import (
     WriteProtection,
 )
 from eth.vm.logic.invalid import InvalidOpcode
+from eth_utils import keccak
 
 from ...evm.computation import start_computation, wrapped_opcodes
 
@@ -242,6 +244,17 @@ class Tracer:
         """The transaction ended: its receipt's gas (after refunds), or why it could not run."""
 
 
+SENTRY_TEXT = "out of gas: not enough gas for reentrancy sentry"
+"""geth's error when an SSTORE runs with 2,300 gas or less left (EIP-2200): its gas function's
+error wrapped in ``ErrOutOfGas`` (core/vm/interpreter.go), on the step and on the frame."""
+
+
+def out_of_gas_text(error: BaseException) -> str:
+    """geth's text for running out of gas on a step: the reentrancy sentry's (py-evm's
+    "Net-metered SSTORE always fails below 2300 gas") or plain ``out of gas``."""
+    return SENTRY_TEXT if "always fails below 2300 gas" in str(error) else "out of gas"
+
+
 def vm_error_text(error: BaseException, op: int | None = None) -> str:
     """geth's text for a py-evm execution error."""
     if isinstance(error, Revert):
@@ -268,9 +281,9 @@ def vm_error_text(error: BaseException, op: int | None = None) -> str:
         text = str(error)
         if "EIP170" in text or "code size" in text.lower():
             return "max code size exceeded"
-        if "contract code" in text.lower() or "store" in text.lower():
+        if "Write contract code" in text:  # (py-evm's reason when a create's code is stored)
             return "contract creation code storage out of gas"
-        return "out of gas"
+        return out_of_gas_text(error)
     return str(error) or type(error).__name__
 
 
@@ -294,6 +307,8 @@ class _Session:
     """The refund counter as last summed (see :func:`_flush`)."""
     refund_stale: bool = True
     """Whether a frame has ended since (its refund joins its parent's, or is dropped)."""
+    entered: int = 0
+    """How many frames have started (a CALL or CREATE that started none was refused)."""
 
 
 class _Active(threading.local):
@@ -367,6 +382,7 @@ def _enter(session: _Session, message: Any, parent: Any) -> int:
         to, data = message.code_address, message.data
     value = None if kind == STATICCALL else int(message.value)
     depth = int(message.depth)
+    session.entered += 1
     session.log_marks.append(session.log_index)
     session.tracer.on_enter(depth, kind, bytes(sender), bytes(to), bytes(data), int(message.gas), value)
     return depth
@@ -423,6 +439,160 @@ def _wrap_selfdestruct(opcode: Any) -> Any:
     run.__wrapped__ = opcode  # type: ignore[attr-defined]
     run.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
     return run
+
+
+class _MeterWatch:
+    """The amounts a computation's gas meter charges and gives back while one opcode runs
+    (the gas a refused call would have handed on, a colliding create's)."""
+
+    def __init__(self, meter: Any) -> None:
+        self.meter = meter
+        self.consumed: list[int] = []
+        self.returned: list[int] = []
+        kind = type(meter)
+
+        def consume(amount: int, reason: str) -> None:
+            self.consumed.append(amount)
+            kind.consume_gas(meter, amount, reason)
+
+        def give_back(amount: int) -> None:
+            self.returned.append(amount)
+            kind.return_gas(meter, amount)
+
+        meter.consume_gas, meter.return_gas = consume, give_back
+
+    def close(self) -> None:
+        del self.meter.consume_gas, self.meter.return_gas
+
+
+def _refusal(computation: Any, value: int) -> str:
+    """Why a CALL or CREATE started no frame (geth's checks, in its order), short of a
+    collision."""
+    if int(computation.msg.depth) + 1 > STACK_DEPTH:
+        return "max call depth exceeded"
+    if value and int(computation.state.get_balance(computation.msg.storage_address)) < value:
+        return "insufficient balance for transfer"
+    return ""
+
+
+STACK_DEPTH = 1024
+_WORD = 1 << 256
+
+
+def _memory(computation: Any, start: int, size: int) -> bytes:
+    if not size:
+        return b""
+    data = bytes(computation._memory._bytes[start:start + size])
+    return data.ljust(size, b"\x00")
+
+
+def _wrap_call(op: int) -> Any:
+    """CALL, CALLCODE, DELEGATECALL, STATICCALL reporting a call py-evm refuses before it
+    runs (the value more than the caller holds, the depth limit) as geth does: a frame
+    entered and left with the error, its gas the gas it was to be given, none used."""
+
+    def wrap(opcode: Any) -> Any:
+        def run(computation: Any) -> None:
+            session = _active.session
+            if session is None:
+                opcode(computation=computation)
+                return
+            values = computation._stack.values
+            if len(values) < _STACK_EFFECTS[op][0]:
+                opcode(computation=computation)
+                return
+            words = [_word(v) for v in values[-7:]][::-1]  # (top first)
+            to = (words[1] % _WORD).to_bytes(32, "big")[12:]
+            if op in (CALL, CALLCODE):
+                value: int | None = words[2]
+                start, size = words[3], words[4]
+            else:
+                value = None if op == STATICCALL else int(computation.msg.value)
+                start, size = words[2], words[3]
+            entered = session.entered
+            watch = _MeterWatch(computation._gas_meter)
+            try:
+                opcode(computation=computation)
+            finally:
+                watch.close()
+            if session.entered != entered or not watch.returned:
+                return
+            moved = value if op in (CALL, CALLCODE) else 0
+            error = _refusal(computation, moved or 0)
+            if not error:
+                return
+            handed = watch.returned[-1]
+            step = session.pending
+            if step is not None:
+                _flush(session, step.gas - computation._gas_meter.gas_remaining + handed)
+            depth = int(computation.msg.depth) + 1
+            session.tracer.on_enter(depth, op, bytes(computation.msg.storage_address), to,
+                                    _memory(computation, start, size), handed, value)
+            session.tracer.on_exit(depth, b"", 0, error, True)
+
+        run.__wrapped__ = opcode  # type: ignore[attr-defined]
+        run.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
+        return run
+
+    return wrap
+
+
+def _wrap_create(op: int) -> Any:
+    """CREATE and CREATE2 reporting a create py-evm refuses before it runs (the endowment more
+    than the creator holds, the depth limit) and one whose address is taken (geth's
+    ``contract address collision``, all its gas used) as geth does: a frame entered and left
+    with the error."""
+
+    def wrap(opcode: Any) -> Any:
+        def run(computation: Any) -> None:
+            session = _active.session
+            if session is None:
+                opcode(computation=computation)
+                return
+            values = computation._stack.values
+            if len(values) < _STACK_EFFECTS[op][0]:
+                opcode(computation=computation)
+                return
+            words = [_word(v) for v in values[-4:]][::-1]
+            value, start, size = words[0], words[1], words[2]
+            sender = bytes(computation.msg.storage_address)
+            nonce = int(computation.state.get_nonce(sender))
+            entered = session.entered
+            meter = computation._gas_meter
+            watch = _MeterWatch(meter)
+            try:
+                opcode(computation=computation)
+            finally:
+                watch.close()
+            if session.entered != entered:
+                return
+            error = _refusal(computation, value)
+            init = _memory(computation, start, size)
+            if error:
+                gas = meter.gas_remaining - meter.gas_remaining // 64
+                used = 0
+            elif len(watch.consumed) >= 2 and nonce + 1 <= 0xFFFFFFFFFFFFFFFF:
+                error, gas = "contract address collision", watch.consumed[-1]
+                used = gas
+            else:
+                return
+            step = session.pending
+            if step is not None:
+                _flush(session, step.gas - meter.gas_remaining - (used if used else 0))
+            if op == CREATE:
+                address = keccak(rlp.encode([sender, nonce]))[12:]
+            else:
+                salt = words[3].to_bytes(32, "big")
+                address = keccak(b"\xff" + sender + salt + keccak(init))[12:]
+            depth = int(computation.msg.depth) + 1
+            session.tracer.on_enter(depth, op, sender, address, init, gas, value)
+            session.tracer.on_exit(depth, b"", used, error, True)
+
+        run.__wrapped__ = opcode  # type: ignore[attr-defined]
+        run.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
+        return run
+
+    return wrap
 
 
 def _report_selfdestruct(session: _Session, computation: Any, address: bytes, beneficiary: bytes,
@@ -547,7 +717,7 @@ def _stepping_computation(cls: Any, session: _Session, state: Any, message: Any,
                     if session.pending is step:
                         needed = _NEEDED.search(str(exc))
                         cost = gas - meter.gas_remaining + (int(needed.group(1)) if needed else 0)
-                        _flush(session, cost, "out of gas")
+                        _flush(session, cost, out_of_gas_text(exc))
                     raise
                 except VMError:
                     if session.pending is step:
@@ -569,7 +739,12 @@ def hooked_class(computation_class: type) -> type:
     """``computation_class`` (a fork's own) with the hooks: made once per class."""
     base: Any = computation_class
     opcodes = wrapped_opcodes(base.opcodes, {**dict.fromkeys(LOG_OPCODES, _wrap_log),
-                                             SELFDESTRUCT: _wrap_selfdestruct})
+                                             SELFDESTRUCT: _wrap_selfdestruct,
+                                             **{op: _wrap_call(op) for op in (CALL, CALLCODE,
+                                                                              DELEGATECALL,
+                                                                              STATICCALL)},
+                                             CREATE: _wrap_create(CREATE),
+                                             CREATE2: _wrap_create(CREATE2)})
     return type(f"Traced{base.__name__}", (_Hooks, base), {"opcodes": opcodes})
 
 

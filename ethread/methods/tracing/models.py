@@ -75,6 +75,9 @@ class CallFrame:
     logs: tuple[CallLog, ...] = ()
     reverted: bool = field(default=False, compare=False)
     """Whether the frame's changes were undone (its logs then dropped with ``withLog``)."""
+    created: bytes | None = field(default=None, compare=False)
+    """A create's address, even when the create failed (``to`` is then None, as geth has
+    it; reth's parity traces give this one)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

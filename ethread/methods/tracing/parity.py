@@ -14,20 +14,27 @@ top call's ``gas`` is what the transaction had left after its intrinsic gas and 
 what its frame used (before refunds); errors are parity's words (``Reverted``, ``Out of
 gas``). Calls to precompiles are left out, as reth and geth leave them out (anvil keeps them).
 
-``vmTrace`` is refused: ethread does not build parity's VM traces (see
-:class:`VmTraceUnsupported`); the opcode logger of ``debug_traceTransaction`` is the step-level
-trace it offers.
+``vmTrace`` is reth's (:mod:`.vm_trace`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ...backend import Deadline
 from ...errors import ExecutionFailed, InvalidParams, LimitExceeded
-from ...models import Block, BlockOverrides, BlockRef, CallRequest, Hash32, StateOverride
+from ...models import (
+    AccessListTransaction,
+    Block,
+    BlockOverrides,
+    BlockRef,
+    CallRequest,
+    Hash32,
+    LegacyTransaction,
+    StateOverride,
+)
 from .hooks import Step, TxEnv
 from .models import CallFrame, FlatCall, NoResult
 from .replay import (
@@ -38,6 +45,7 @@ from .replay import (
     block_by_ref,
     replay_block_with,
     trace_call,
+    trace_calls,
     trace_transaction,
 )
 from .states import ReplayStates
@@ -49,6 +57,7 @@ from .tracers import (
     TraceContext,
     flatten,
 )
+from .vm_trace import VmTrace, VmTracer
 
 TraceType = Literal["trace", "stateDiff", "vmTrace"]
 TRACE_TYPES: tuple[TraceType, ...] = ("trace", "stateDiff", "vmTrace")
@@ -58,10 +67,6 @@ MAX_FILTER_BLOCKS = 100
 MAX_FILTER_RESULTS = 10_000
 """The most traces one ``trace_filter`` answers: a larger ``count``, or more matches without
 one, is refused (-32005), as eth_getLogs refuses past its bound."""
-
-
-class VmTraceUnsupported(InvalidParams):
-    """``vmTrace`` asked for: ethread does not build parity's VM traces (-32602)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -113,6 +118,7 @@ class ReplayResult:
     output: bytes
     trace: tuple[FlatCall, ...] | None
     state_diff: Mapping[bytes, AccountDiff] | None
+    vm_trace: VmTrace | None = None
     tx_hash: bytes | None = None
     """Set for each transaction of ``trace_replayBlockTransactions``."""
 
@@ -163,12 +169,14 @@ class ParityTracer(ResultTracer):
     (``stateDiff``, which needs every step: the accounts and slots the opcodes name) and the
     transaction's output."""
 
-    def __init__(self, context: TraceContext, trace: bool = True, state_diff: bool = False) -> None:
+    def __init__(self, context: TraceContext, trace: bool = True, state_diff: bool = False,
+                 vm_trace: bool = False) -> None:
         self.flat = FlatCallTracer(convert_parity_errors=True, context=context)
         self.flat.calls = _ParityCalls()
         self.want_trace = trace
         self.touched = PrestateTracer(include_empty=True) if state_diff else None
-        if self.touched is not None:
+        self.vm = VmTracer() if vm_trace else None
+        if self.touched is not None or self.vm is not None:
             self.wants_steps = self.wants_stack = self.wants_memory = True
         self.output = b""
         self.env: TxEnv | None = None
@@ -183,11 +191,15 @@ class ParityTracer(ResultTracer):
             self.flat.calls.initcode_cost = 2 * ((len(env.data) + 31) // 32)
         if self.touched is not None:
             self.touched.on_tx_start(env)
+        if self.vm is not None:
+            self.vm.on_tx_start(env)
 
     def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
                  value: int | None) -> None:
-        """A frame starts (the call tree's)."""
+        """A frame starts (the call tree's, the VM trace's)."""
         self.flat.on_enter(depth, kind, sender, to, data, gas, value)
+        if self.vm is not None:
+            self.vm.on_enter(depth, kind, sender, to, data, gas, value)
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
@@ -195,22 +207,34 @@ class ParityTracer(ResultTracer):
         if depth == 0:
             self.output = output if error is None or reverted else b""
         self.flat.on_exit(depth, output, gas_used, error, reverted)
+        if self.vm is not None:
+            self.vm.on_exit(depth, output, gas_used, error, reverted)
 
     def on_opcode_start(self, step: Step) -> None:
-        """A step: the accounts and slots it names, for the state diff."""
+        """A step about to run: the accounts and slots it names, for the state diff; a cold
+        load, for the VM trace."""
         if self.touched is not None:
             self.touched.on_opcode_start(step)
+        if self.vm is not None:
+            self.vm.on_opcode_start(step)
+
+    def on_opcode(self, step: Step) -> None:
+        """A step, for the VM trace."""
+        if self.vm is not None:
+            self.vm.on_opcode(step)
 
     def on_tx_end(self, gas_used: int, error: str | None) -> None:
-        """The transaction ended: what changed, compared with before."""
+        """The transaction ended: what changed, compared with before; each frame's code."""
         self.flat.on_tx_end(gas_used, error)
+        if self.vm is not None:
+            self.vm.on_tx_end(gas_used, error)
         if self.touched is not None and error is None:
             self.diff = _state_diff(self.touched)
 
     def calls(self) -> tuple[FlatCall, ...]:
         """The flat list, parity's errors, precompile calls left out."""
         top: CallFrame = self.flat.calls.result()
-        return tuple(flatten(top, self.flat.context, True))
+        return tuple(flatten(top, self.flat.context, True, would_be=True))
 
     def result(self) -> NoResult:
         """Nothing: a parity trace's answer is :meth:`replay`."""
@@ -219,7 +243,8 @@ class ParityTracer(ResultTracer):
     def replay(self) -> ReplayResult:
         """The output and the traces asked for, once the transaction has ended."""
         return ReplayResult(output=self.output, trace=self.calls() if self.want_trace else None,
-                            state_diff=self.diff)
+                            state_diff=self.diff,
+                            vm_trace=self.vm.result_trace() if self.vm is not None else None)
 
 
 def _charges_initcode(computation_class: Any) -> bool:
@@ -269,14 +294,10 @@ def _changed(before: Any, after: Any) -> Delta:
     return UNCHANGED if before == after else Delta("*", before, after)
 
 
-def _types(trace_types: Iterable[str]) -> tuple[bool, bool]:
-    """(trace, stateDiff) from a ``traceTypes`` list; ``vmTrace`` refused."""
+def _types(trace_types: Iterable[str]) -> tuple[bool, bool, bool]:
+    """(trace, stateDiff, vmTrace) from a ``traceTypes`` list."""
     wanted = set(trace_types)
-    if "vmTrace" in wanted:
-        raise VmTraceUnsupported(
-            "vmTrace is not supported by ethread; ask for trace and stateDiff, or for "
-            "debug_traceTransaction's opcode logger")
-    return "trace" in wanted, "stateDiff" in wanted
+    return "trace" in wanted, "stateDiff" in wanted, "vmTrace" in wanted
 
 
 # ---------------------------------------------------------------------------------------------
@@ -336,14 +357,14 @@ def block_traces(backend: TraceableChain, block: Block, timeout: float = DEFAULT
 
 
 def _replayed(backend: TraceableChain, block: Block, timeout: float, deadline: Deadline | None,
-              *, trace: bool, state_diff: bool) -> list[ParityTracer]:
+              *, trace: bool, state_diff: bool, vm_trace: bool = False) -> list[ParityTracer]:
     tracers = []
 
     def make(index: int, tx_hash: bytes) -> ParityTracer:
         if deadline is not None and deadline.expired():
             raise ExecutionFailed("execution timeout")
         tracer = ParityTracer(TraceContext(block.hash, block.header.number, index, tx_hash),
-                              trace, state_diff)
+                              trace, state_diff, vm_trace)
         tracers.append(tracer)
         return tracer
 
@@ -430,11 +451,12 @@ def replay_transaction(backend: TraceableChain, tx_hash: Hash32, trace_types: It
                        timeout: float = DEFAULT_TRACE_TIMEOUT,
                        states: ReplayStates | None = None) -> ReplayResult:
     """trace_replayTransaction: the transaction replayed, with the traces asked for."""
-    trace, state_diff = _types(trace_types)
+    trace, state_diff, vm_trace = _types(trace_types)
     location = backend.transaction_location(tx_hash)
     if location is None:
         raise NotTraceable("transaction not found")
-    tracer = ParityTracer(TraceContext(location[0], 0, location[1], tx_hash), trace, state_diff)
+    tracer = ParityTracer(TraceContext(location[0], 0, location[1], tx_hash), trace, state_diff,
+                          vm_trace)
     trace_transaction(backend, tx_hash, TraceOptions(timeout=timeout), tracer=tracer,
                       states=states)
     return _unlocated(tracer.replay())
@@ -452,30 +474,106 @@ def replay_block(backend: TraceableChain, block: Block, trace_types: Iterable[st
                  timeout: float = DEFAULT_TRACE_TIMEOUT,
                  deadline: Deadline | None = None) -> tuple[ReplayResult, ...]:
     """trace_replayBlockTransactions: each transaction of the block replayed in turn."""
-    trace, state_diff = _types(trace_types)
+    trace, state_diff, vm_trace = _types(trace_types)
     if block.header.number == 0:
         return ()
-    tracers = _replayed(backend, block, timeout, deadline, trace=trace, state_diff=state_diff)
+    tracers = _replayed(backend, block, timeout, deadline, trace=trace, state_diff=state_diff,
+                        vm_trace=vm_trace)
     return tuple(replace(_unlocated(tracer.replay()), tx_hash=tx.hash)
                  for tracer, tx in zip(tracers, block.transactions, strict=True))
+
+
+def call_many_traces(backend: TraceableChain,
+                     calls: Sequence[tuple[CallRequest, Iterable[str]]],
+                     block: BlockRef = "latest", *,
+                     timeout: float = DEFAULT_TRACE_TIMEOUT,
+                     states: ReplayStates | None = None) -> tuple[ReplayResult, ...]:
+    """trace_callMany: each call run as a transaction on the state the calls before it left
+    (reth: "transaction n will be executed on top of a pending block with all n-1
+    transactions applied"), each with the traces it asks for."""
+    tracers = []
+    for _, types in calls:
+        trace, state_diff, vm_trace = _types(types)
+        tracers.append(ParityTracer(TraceContext(), trace, state_diff, vm_trace))
+    trace_calls(backend, [(request, tracer) for (request, _), tracer in zip(calls, tracers,
+                                                                            strict=True)],
+                block, TraceOptions(timeout=timeout), states=states)
+    return tuple(_unlocated(tracer.replay()) for tracer in tracers)
+
+
+def raw_transaction_traces(backend: TraceableChain, raw: bytes, trace_types: Iterable[str],
+                           block: BlockRef = "latest", *,
+                           timeout: float = DEFAULT_TRACE_TIMEOUT,
+                           states: ReplayStates | None = None) -> ReplayResult:
+    """trace_rawTransaction: a signed transaction (not sent) run on the block's state as the
+    call it makes (its sender recovered from its signature, its gas, fees, nonce and access
+    list as signed), with the traces asked for."""
+    return call_traces(backend, signed_request(raw), trace_types, block, timeout=timeout,
+                       states=states)
+
+
+def signed_request(raw: bytes) -> CallRequest:
+    """The call a signed transaction's encoding makes, its sender recovered (InvalidParams
+    for one that does not decode or whose signature recovers nothing)."""
+    import rlp
+
+    from ...rlpcodec.senders import recover_senders
+    from ...rlpcodec.transactions import decode_transaction
+
+    try:
+        item = rlp.decode(raw) if raw[:1] >= b"\xc0" else raw
+        tx, _ = decode_transaction(item, raw if isinstance(item, list) else None)
+        sender = recover_senders(rlp.encode([[item], []]))[0]
+    except Exception as exc:  # (rlp's, the codec's and the signature's errors alike)
+        raise InvalidParams(f"invalid transaction: {exc}") from None
+    fees: dict[str, Any] = {}
+    if isinstance(tx, LegacyTransaction | AccessListTransaction):
+        fees = dict(gas_price=tx.gas_price)
+    else:
+        fees = dict(max_fee_per_gas=tx.max_fee_per_gas,
+                    max_priority_fee_per_gas=tx.max_priority_fee_per_gas)
+    return CallRequest(sender=sender, to=tx.to, gas=tx.gas, value=tx.value, data=tx.data,
+                       nonce=tx.nonce, access_list=getattr(tx, "access_list", None),
+                       max_fee_per_blob_gas=getattr(tx, "max_fee_per_blob_gas", None),
+                       blob_versioned_hashes=getattr(tx, "blob_versioned_hashes", None),
+                       authorization_list=getattr(tx, "authorization_list", None), **fees)
 
 
 def call_traces(backend: TraceableChain, request: CallRequest, trace_types: Iterable[str],
                 block: BlockRef = "latest", *, state_override: StateOverride = (),
                 block_overrides: BlockOverrides | None = None,
-                timeout: float = DEFAULT_TRACE_TIMEOUT) -> ReplayResult:
+                timeout: float = DEFAULT_TRACE_TIMEOUT,
+                states: ReplayStates | None = None) -> ReplayResult:
     """trace_call: the call run as a transaction on the block's state, with eth_call's
     defaults and overrides, and the traces asked for."""
-    trace, state_diff = _types(trace_types)
-    tracer = ParityTracer(TraceContext(), trace, state_diff)
+    trace, state_diff, vm_trace = _types(trace_types)
+    tracer = ParityTracer(TraceContext(), trace, state_diff, vm_trace)
     trace_call(backend, request, block, TraceOptions(timeout=timeout),
-               state_override=state_override, block_overrides=block_overrides, tracer=tracer)
+               state_override=state_override, block_overrides=block_overrides, tracer=tracer,
+               states=states)
     return _unlocated(tracer.replay())
 
 
 __all__ = [
-    "MAX_FILTER_BLOCKS", "MAX_FILTER_RESULTS", "TRACE_TYPES", "AccountDiff", "Delta",
-    "ParityTrace", "ParityTracer", "ReplayResult", "RewardTrace", "TraceFilter", "TraceType",
-    "VmTraceUnsupported", "block_traces", "call_traces", "filter_traces", "replay_block",
-    "replay_transaction", "trace_at", "transaction_traces",
+    "MAX_FILTER_BLOCKS",
+    "MAX_FILTER_RESULTS",
+    "TRACE_TYPES",
+    "AccountDiff",
+    "Delta",
+    "ParityTrace",
+    "ParityTracer",
+    "ReplayResult",
+    "RewardTrace",
+    "TraceFilter",
+    "TraceType",
+    "block_traces",
+    "call_many_traces",
+    "call_traces",
+    "filter_traces",
+    "raw_transaction_traces",
+    "replay_block",
+    "replay_transaction",
+    "signed_request",
+    "trace_at",
+    "transaction_traces",
 ]

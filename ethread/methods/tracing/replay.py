@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import rlp
 from eth.consensus.context import ConsensusContext
 from eth.db.atomic import AtomicDB
+from eth.db.batch import BatchDB
 from eth.db.chain import ChainDB
 from eth.vm.chain_context import ChainContext
 from eth.vm.spoof import SpoofTransaction
@@ -41,6 +42,7 @@ from ...models import Block, BlockHashRef, BlockOverrides, BlockRef, CallRequest
 from ...rlpcodec.headers import encode_header
 from ...rlpcodec.transactions import encode_transaction
 from .. import interrupt
+from ..call_vm import MessageTables, share_tables
 from ..message import ExecutableChain, Rejected, gas_for, prepare
 from ..raw import get_raw_block
 from ..resolve import require_header
@@ -129,9 +131,11 @@ def _base_postprocessing() -> Any:
 
 
 def _replay(backend: TraceableChain, block: Block, fast: bool = True,
-            keep: bool = False) -> BlockReplay:
+            keep: bool = False, shared: ReplayStates | None = None) -> BlockReplay:
     """A block ready to replay on its parent's state, its system calls done (``fast``: on
-    the lean classes; ``keep``: noting its positions, to be kept in :class:`ReplayStates`)."""
+    the lean classes, reading through ``shared``'s tables and decoded transactions when
+    given; ``keep``: noting its
+    positions, to be kept in :class:`ReplayStates`)."""
     if block.header.number == 0:
         raise NotTraceable("genesis is not traceable")
     config = backend.chain_config()
@@ -139,7 +143,7 @@ def _replay(backend: TraceableChain, block: Block, fast: bool = True,
         raise StateUnavailable("the backend does not know the chain's fork schedule")
     chaindb = backend.evm_database()
     if fast:
-        return _replay_from_models(backend, block, config, chaindb, keep)
+        return _replay_from_models(backend, block, config, chaindb, keep, shared)
     raw = get_raw_block(backend, BlockHashRef(hash=block.hash))
     if raw is None:
         raise NotTraceable(f"block {'0x' + block.hash.hex()} not found")
@@ -165,7 +169,7 @@ def _replay_decoded(evm_block: Any, parent: Any, block_hash: bytes, senders: dic
 
 
 def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chaindb: Any,
-                        keep: bool) -> BlockReplay:
+                        keep: bool, shared: ReplayStates | None = None) -> BlockReplay:
     """:func:`_replay` on the fast path, from the block's models rather than its RLP: the
     header as py-evm's (on the parent's state root, with no gas used yet) decoded from its
     own encoding, and each transaction decoded from its encoding when the replay reaches it
@@ -176,18 +180,37 @@ def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chai
     if parent is None:
         raise StateUnavailable(f"no state for block {header.number - 1}")
     vm_class = config.vm_class(header.number, header.timestamp)
-    header_sedes = dict(vm_class.get_block_class()._meta.fields)["header"]
-    start = rlp.decode(encode_header(replace(header, state_root=parent.state_root, gas_used=0)),
-                       sedes=header_sedes)
+    kept = shared.headers.get((vm_class, block.hash)) if shared is not None else None
+    if kept is None:
+        header_sedes = dict(vm_class.get_block_class()._meta.fields)["header"]
+        start = rlp.decode(encode_header(replace(header, state_root=parent.state_root,
+                                                 gas_used=0)), sedes=header_sedes)
+        if shared is not None:
+            shared.headers.put((vm_class, block.hash), start)
+    else:
+        start = kept
     builder = vm_class.get_transaction_builder()
     indexed = block.transactions
+    decoded = shared.transactions if shared is not None else None
 
     def decode(index: int) -> Any:
         itx = indexed[index]
-        return _with_sender(builder.decode(encode_transaction(itx.transaction)), itx.sender)
+        key = (builder, itx.hash)
+        if decoded is not None:
+            found = decoded.get(key)
+            if found is not None:
+                return found
+        tx = _with_sender(builder.decode(encode_transaction(itx.transaction)), itx.sender)
+        if decoded is not None:
+            decoded.put(key, tx)
+        return tx
 
-    return _start(_BlockView(start), start, block.hash, LazyTransactions(len(indexed), decode),
-                  config.chain_id, fast_vm_class(vm_class), chaindb, keep)
+    replay = _start(_BlockView(start), start, block.hash,
+                    LazyTransactions(len(indexed), decode), config.chain_id,
+                    fast_vm_class(vm_class), chaindb, keep,
+                    shared.tables if shared is not None else None)
+    replay.receipts = False  # (a block of the chain: its receipts are known, none is read)
+    return replay
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,21 +225,59 @@ class _BlockView:
 
 
 def _start(block: Any, start: Any, block_hash: bytes, transactions: Sequence[Any], chain_id: int,
-           vm_class: Any, chaindb: Any, keep: bool) -> BlockReplay:
+           vm_class: Any, chaindb: Any, keep: bool,
+           tables: MessageTables | None = None) -> BlockReplay:
     """The replay of ``block`` from py-evm's header ``start`` (the block's, on its parent's
-    state root, no gas used), its system calls done."""
+    state root, no gas used), its system calls done. With ``tables``, the state reads through
+    them, and the system calls' writes are made once per header and kept there (as a
+    simulated block's are: :meth:`~..simulate.Simulation._after_system_writes`), the replay
+    starting from the state after them."""
     overlay = None
-    if keep:  # (the positions' states go into an overlay of the chain's database)
+    if keep or tables is not None:  # (the positions' states, the system writes' nodes)
         overlay = Overlay(chaindb.db)
         chaindb = ChainDB(AtomicDB(overlay))
-    vm = vm_class(header=start, chaindb=chaindb, chain_context=ChainContext(chain_id),
+    after = (_after_system_writes(block, start, chain_id, vm_class, chaindb, tables)
+             if tables is not None else None)
+    vm = vm_class(header=start if after is None else after, chaindb=chaindb,
+                  chain_context=ChainContext(chain_id),
                   consensus_context=ConsensusContext(chaindb.db))
-    vm.block_preprocessing(block)
+    if tables is not None:
+        share_tables(vm, tables)
+    if after is None:
+        vm.block_preprocessing(block)
     header = vm.get_header()
     if header.gas_used:
         header = header.copy(gas_used=0)
     return BlockReplay(vm, header, transactions, block_hash, int(start.block_number),
-                       overlay=overlay)
+                       overlay=overlay if keep else None)
+
+
+def _after_system_writes(block: Any, start: Any, chain_id: int, vm_class: Any, chaindb: Any,
+                         tables: MessageTables) -> Any | None:
+    """py-evm's header ``start`` at the state after the block's system calls, their new trie
+    nodes written to ``chaindb`` (an overlay) first; None when the calls deleted a node (they
+    are then made on the replay's own state). The calls read only the parent's state and the
+    header (which commits to it), so they run once per header."""
+    key = (vm_class, rlp.encode(start), None)
+    kept = tables.system_writes.get(key)
+    if kept is None:
+        recording = BatchDB(chaindb.db)
+        vm = vm_class(header=start, chaindb=ChainDB(AtomicDB(recording)),
+                      chain_context=ChainContext(chain_id),
+                      consensus_context=ConsensusContext(chaindb.db))
+        share_tables(vm, tables)
+        vm.block_preprocessing(block)
+        vm.state.persist()
+        diff = recording.diff()
+        kept = (() if tuple(diff.deleted_keys()) else
+                (tuple(diff.pending_items()), start.copy(state_root=vm.state.state_root)))
+        tables.system_writes.put(key, kept)
+    if not kept:
+        return None
+    db = chaindb.db
+    for node_key, node in kept[0]:
+        db[node_key] = node
+    return kept[1]
 
 
 def _with_sender(tx: Any, sender: bytes | None) -> Any:
@@ -277,7 +338,7 @@ def trace_transaction(backend: TraceableChain, tx_hash: Hash32,
     keep = states is not None and fast
     replay = states.take(block.hash) if states is not None and keep else None
     if replay is None or not replay.seek(location[1]):
-        replay = _replay(backend, block, fast, keep)
+        replay = _replay(backend, block, fast, keep, states)
         replay.seek(location[1])
     result = _trace_next(replay, options, tx_hash, tracer, fast)
     if states is not None and keep:
@@ -308,6 +369,24 @@ def replay_block_with(backend: TraceableChain, block: Block,
     options = TraceOptions(timeout=timeout)
     for index, itx in enumerate(block.transactions):
         _trace_next(replay, options, itx.hash, make(index, itx.hash), fast)
+
+
+def intermediate_roots(backend: TraceableChain, block_hash: Hash32, *,
+                       fast: bool | None = None) -> tuple[bytes, ...]:
+    """debug_intermediateRoots: the state root after each transaction of the block, replayed
+    on its parent's state (geth's ``IntermediateRoots``: empty accounts deleted from Spurious
+    Dragon on, as the transaction's own finalization deletes them; the block's withdrawals and
+    end-of-block system calls are not in any of them)."""
+    fast = FAST if fast is None else fast
+    block = backend.block_by_hash(block_hash)
+    if block is None:
+        raise NotTraceable(f"block {'0x' + block_hash.hex()} not found")
+    replay = _replay(backend, block, fast)
+    roots = []
+    for _ in block.transactions:
+        replay.apply_next()
+        roots.append(bytes(replay.vm.state.make_state_root()))
+    return tuple(roots)
 
 
 def block_by_ref(backend: TraceableChain, ref: BlockRef) -> Block:
@@ -365,20 +444,48 @@ def trace_raw_block(backend: TraceableChain, raw: bytes,
 def trace_call(backend: TraceableChain, request: CallRequest, block: BlockRef,
                options: TraceOptions = TraceOptions(), *, state_override: StateOverride = (),
                block_overrides: BlockOverrides | None = None,
-               tx_index: int | None = None, tracer: ResultTracer | None = None) -> TraceResult:
+               tx_index: int | None = None, tracer: ResultTracer | None = None,
+               states: ReplayStates | None = None) -> TraceResult:
     """debug_traceCall: the call run as a transaction on the state after ``block`` (or, with
-    ``tx_index``, before that transaction of it), with eth_call's defaults and overrides."""
+    ``tx_index``, before that transaction of it), with eth_call's defaults and overrides
+    (its state built with ``states``' block rules and tables, when given)."""
+    if tracer is None:
+        tracer = _tracer(options, TraceContext())
+    trace_calls(backend, [(request, tracer)], block, options, state_override=state_override,
+                block_overrides=block_overrides, tx_index=tx_index, states=states)
+    return tracer.result()
+
+
+def trace_calls(backend: TraceableChain, calls: Sequence[tuple[CallRequest, ResultTracer]],
+                block: BlockRef, options: TraceOptions = TraceOptions(), *,
+                state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
+                tx_index: int | None = None, states: ReplayStates | None = None) -> None:
+    """Each call run as a transaction on the state the calls before it left (the first on
+    the state after ``block``, or before its transaction ``tx_index``), traced by its own
+    tracer (reth's ``trace_callMany``): the overrides apply to the state and the block once,
+    before the first."""
     if block == "pending":
         raise ExecutionFailed("tracing on top of pending is not supported")
     header = require_header(backend, block)
-    gas = gas_for(request, header.gas_limit)
-    run = prepare(backend, request, block, state_override=state_override,
-                  block_overrides=block_overrides, own_state=True, timeout=options.timeout,
-                  header=header)
-    if tx_index is not None:
-        run = _at_transaction(backend, run, header.hash, tx_index, state_override)
-    if tracer is None:
-        tracer = _tracer(options, TraceContext())
+    vm = None
+    for request, tracer in calls:
+        fast = FAST and states is not None and tx_index is None
+        run = prepare(backend, request, block, state_override=state_override if vm is None else (),
+                      block_overrides=block_overrides, own_state=True, timeout=options.timeout,
+                      header=header, states=states.calls if fast and states is not None else None)
+        if vm is None and tx_index is not None:
+            run = _at_transaction(backend, run, header.hash, tx_index, state_override,
+                                  block_overrides)
+        if vm is None:
+            vm = run.vm
+        else:
+            from ..message import PreparedMessage
+
+            run = PreparedMessage(vm, run.message, run.fork, run.london, run.limit)
+        _run_traced_call(run, gas_for(request, header.gas_limit), tracer, fast)
+
+
+def _run_traced_call(run: Any, gas: int, tracer: ResultTracer, fast: bool = False) -> None:
     message, state = run.message, run.state
     try:
         transaction = run._transaction(gas)
@@ -388,22 +495,24 @@ def trace_call(backend: TraceableChain, request: CallRequest, block: BlockRef,
     spoofed: Any = SpoofTransaction(transaction, from_=EvmAddress(message.sender))
     request = message.request
     env = _env(run.vm, state, message.sender, request.to, gas, request.value, request.data, 0)
-    with _traced(state, tracer, run.limit):
+    with _traced(state, tracer, run.limit, fast=fast):
         tracer.on_tx_start(env)
         try:
             computation = state.apply_transaction(spoofed)
         except ValidationError as exc:
             raise ExecutionFailed(f"tracing failed: {exc}") from None
         tracer.on_tx_end(type(run.vm).finalize_gas_used(transaction, computation), None)
-    return tracer.result()
 
 
 def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_index: int,
-                    state_override: StateOverride) -> Any:
+                    state_override: StateOverride,
+                    block_overrides: BlockOverrides | None = None) -> Any:
     """``run``'s message on the state before transaction ``tx_index`` of the block (geth's
-    ``StateAtTransaction``), in that block's context."""
+    ``StateAtTransaction``), in that block's context with ``block_overrides`` applied (geth
+    applies them to the block context whether or not ``txIndex`` is given), then the state
+    overrides."""
     from ..message import PreparedMessage
-    from ..overrides import apply_state_overrides
+    from ..overrides import apply_state_overrides, with_blob_base_fee
 
     block = backend.block_by_hash(block_hash)
     assert block is not None
@@ -412,10 +521,28 @@ def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_ind
     replay = _replay(backend, block, fast=False)
     replay.seek(tx_index)  # (a replay without positions only goes forward: always there)
     state = replay.vm.state
-    if run.message.gas_price == 0 and getattr(state.execution_context, "base_fee_per_gas", None):
-        state.execution_context._base_fee_per_gas = 0
+    context = state.execution_context
+    if block_overrides is not None:
+        _override_context(context, block_overrides)
+        if block_overrides.blob_base_fee is not None:
+            with_blob_base_fee(state, block_overrides.blob_base_fee)
+    if run.message.gas_price == 0 and getattr(context, "base_fee_per_gas", None):
+        context._base_fee_per_gas = 0
     apply_state_overrides(state, state_override)
     return PreparedMessage(replay.vm, run.message, run.fork, run.london, run.limit)
+
+
+def _override_context(context: Any, overrides: BlockOverrides) -> None:
+    """py-evm's execution context of a replayed block with the overridden fields (those
+    :func:`~..overrides.override_header` changes in a header)."""
+    fields = {"_block_number": overrides.number, "_difficulty": overrides.difficulty,
+              "_timestamp": overrides.time, "_gas_limit": overrides.gas_limit,
+              "_coinbase": overrides.fee_recipient, "_mix_hash": overrides.prev_randao}
+    if getattr(context, "_base_fee_per_gas", None) is not None:
+        fields["_base_fee_per_gas"] = overrides.base_fee_per_gas
+    for name, value in fields.items():
+        if value is not None:
+            setattr(context, name, value)
 
 
 def check_options_timeout(timeout: float, cap: float) -> float:

@@ -32,9 +32,14 @@ from eth_utils import ValidationError
 
 from ...errors import ExecutionFailed
 from ...lru import LRU
+from ..call_vm import MessageTables
+from ..message import CallStates
+from ..simulate_vm import fast_vm_class
 
 MAX_REPLAYS = 64
 MAX_REPLAY_BYTES = 256 * 1024 * 1024
+MAX_DECODED_TRANSACTIONS = 4096
+MAX_DECODED_HEADERS = 1024
 BASE_WEIGHT = 64 * 1024
 """What a kept replay counts for besides its overlay and transactions: its VM and state."""
 TRANSACTION_WEIGHT = 2048
@@ -107,6 +112,7 @@ class Position:
     state_root: bytes
     header: Any
     logs: int
+    gas_used: int = 0
 
 
 @dataclass(slots=True)
@@ -124,19 +130,36 @@ class BlockReplay:
     overlay: Overlay | None = None
     """Where the noted positions' states are (None: a replay that only goes forward)."""
     positions: dict[int, Position] = field(default_factory=dict)
+    receipts: bool = True
+    """Whether each transaction's receipt is made and added to the header, as import does;
+    False (a block of the chain, checked when it was imported, replayed on the fast path):
+    only its gas is counted (:attr:`gas_used`), the receipt's bloom and encoding and the
+    header's copies (which no trace reads) left out."""
+    gas_used: int = 0
+    """The gas the transactions applied so far used, without receipts."""
 
     def apply_next(self) -> tuple[int, Any]:
         """Apply the next transaction untraced (or, under a tracer, traced): the gas it used
         and its computation."""
         tx = self.transactions[self.applied]
+        vm = self.vm
         try:
-            receipt, computation = self.vm.apply_transaction(self.header, tx)
+            if self.receipts:
+                receipt, computation = vm.apply_transaction(self.header, tx)
+            else:  # (py-evm's apply_transaction without the receipt)
+                vm.state.lock_changes()
+                computation = vm.state.apply_transaction(tx)
         except ValidationError as exc:
             raise ExecutionFailed(f"tracing failed: {exc}") from None
         self.applied += 1
-        used = receipt.gas_used - self.header.gas_used
-        self.header = self.vm.add_receipt_to_header(self.header, receipt)
-        self.logs += len(receipt.logs)
+        if self.receipts:
+            used = receipt.gas_used - self.header.gas_used
+            self.header = vm.add_receipt_to_header(self.header, receipt)
+            self.logs += len(receipt.logs)
+        else:
+            used = type(vm).finalize_gas_used(tx, computation)
+            self.gas_used += used
+            self.logs += len(computation.get_raw_log_entries())
         return used, computation
 
     def _note(self) -> None:
@@ -145,13 +168,15 @@ class BlockReplay:
             return
         state = self.vm.state
         state.persist()
-        self.positions[self.applied] = Position(bytes(state.state_root), self.header, self.logs)
+        self.positions[self.applied] = Position(bytes(state.state_root), self.header, self.logs,
+                                                self.gas_used)
 
     def _restore(self, index: int) -> None:
         position = self.positions[index]
         state = self.vm.state
         state._account_db = state.get_account_db_class()(self.vm.chaindb.db, position.state_root)
         self.applied, self.header, self.logs = index, position.header, position.logs
+        self.gas_used = position.gas_used
 
     def seek(self, index: int) -> bool:
         """Stand before transaction ``index``: from the nearest noted position at or before
@@ -187,6 +212,20 @@ class ReplayStates:
     def __init__(self, max_replays: int = MAX_REPLAYS, max_bytes: int = MAX_REPLAY_BYTES) -> None:
         self._replays: LRU[bytes, tuple[BlockReplay, int]] = LRU(
             max_replays, max_bytes=max_bytes, weigh=lambda kept: kept[1])
+        self.calls = CallStates(max_states=1, per_block=1, vm_classes=fast_vm_class)
+        """What a traced call's state is built with (a block's decoded header and rules, the
+        tables, the replays' VM classes: eth_call's lean ones with each transaction's first
+        message inside py-evm's snapshot): each traced call runs on a state of its own."""
+        self.tables: MessageTables = self.calls.tables
+        """What every replay's and traced call's state reads through (decoded accounts, code
+        and trie nodes, jump positions, a block's system writes: keyed by content, never
+        stale), as eth_call's states share theirs."""
+        self.transactions: LRU[tuple[Any, bytes], Any] = LRU(MAX_DECODED_TRANSACTIONS)
+        """py-evm's transactions (their senders set) by their builder and hash, decoded once
+        for every replay that applies them."""
+        self.headers: LRU[tuple[Any, bytes], Any] = LRU(MAX_DECODED_HEADERS)
+        """py-evm's header a block's replay starts from (on its parent's state root, no gas
+        used) by the VM class and the block's hash (immutable, as the block is)."""
 
     def __len__(self) -> int:
         return len(self._replays)

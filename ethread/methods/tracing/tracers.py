@@ -22,7 +22,7 @@ from eth._utils.address import generate_contract_address, generate_safe_contract
 from eth_typing import Address as EvmAddress
 from eth_utils import keccak
 
-from ...errors import ExecutionFailed, go_json_type
+from ...errors import EthreadError, ExecutionFailed, ResponseTooLarge, go_json_type
 from ...models import trusted_maker
 from ..call import decode_revert_reason
 from .hooks import (
@@ -82,7 +82,21 @@ class LoggerConfig:
     enable_return_data: bool = False
     limit: int = 0
     """Stop logging once the answer's steps take more than this many bytes of JSON (0: no
-    limit; geth counts the same way)."""
+    limit; geth counts the same way): the client's bound, a shorter answer."""
+    cap: int = 0
+    """The service's bound on the answer, in bytes of JSON (0: none): once the steps pass it
+    the trace stops with :class:`TraceTooLarge` (an answer that large would not be sent)."""
+
+
+class TraceTooLarge(ResponseTooLarge):
+    """The opcode log passed the service's answer-byte limit (-32003, as any answer too
+    large), said with what the client can do about it."""
+
+    def __init__(self, cap: int, steps: int) -> None:
+        EthreadError.__init__(
+            self, f"response too large: the opcode log passed the service's limit of {cap} "
+            f"bytes at step {steps}; ask for fewer steps (the logger's limit), without the "
+            "stack, storage or memory, or for callTracer")
 
 
 def struct_log_size(log: StructLog) -> int:
@@ -105,6 +119,22 @@ def struct_log_size(log: StructLog) -> int:
     return size
 
 
+def _size_bound(log: StructLog) -> int:
+    """At least :func:`struct_log_size` of ``log``, cheaply: each stack item at its longest."""
+    size = 140 + len(log.op)
+    if log.error:
+        size += 11 + len(log.error)
+    if log.stack is not None:
+        size += 10 + 69 * len(log.stack)
+    if log.return_data:
+        size += 17 + 2 * len(log.return_data)
+    if log.memory:
+        size += 11 + (len(log.memory) + 31) // 32 * 69
+    if log.storage:
+        size += 12 + 138 * len(log.storage)
+    return size
+
+
 _STRUCT_LOG = trusted_maker(StructLog, "pc op gas gas_cost depth error stack return_data memory "
                                        "storage refund")
 """A step's log made without the dataclass constructor (its fields in declaration order)."""
@@ -123,6 +153,16 @@ class StructLogger(ResultTracer):
         self.wants_memory = config.enable_memory
         self.logs: list[StructLog] = []
         self.size = 0
+        """The JSON bytes of the steps logged (of the first ``measured`` of them, without
+        ``limit``)."""
+        self.steps = 0
+        self.cap = config.cap if not config.limit or config.limit > config.cap else 0
+        self.exact = bool(config.limit)
+        """Whether each step is measured as it is logged (geth's ``limit`` stops at the step
+        past it); without, the cap is checked against a bound that costs next to nothing (at
+        most the step's JSON), and the steps are measured only when the bound passes it."""
+        self.measured = 0
+        self.bound = 0
         self.storage: dict[bytes, dict[bytes, bytes]] = {}
         self.env: TxEnv | None = None
         self.output = b""
@@ -135,10 +175,16 @@ class StructLogger(ResultTracer):
 
     def on_opcode(self, step: Step) -> None:
         """Log the step (until the steps pass ``limit``), with the account's storage as
-        read and written so far on SLOAD and SSTORE."""
+        read and written so far on SLOAD and SSTORE; past the ``cap``, stop the trace."""
         config = self.config
-        if config.limit and self.size > config.limit:
+        if self.exact and self.size > config.limit:
             return
+        if self.cap and self.size + self.bound > self.cap:
+            self._measure()
+            if self.size > self.cap:
+                self.logs = []  # (what was logged goes at once, not when the error is answered)
+                raise TraceTooLarge(self.cap, self.steps)
+        self.steps += 1
         storage = None
         stack = step.stack
         if not config.disable_storage and stack is not None and step.op in (SLOAD, SSTORE):
@@ -156,8 +202,18 @@ class StructLogger(ResultTracer):
             step.error, tuple(stack) if stack is not None and not config.disable_stack else None,
             step.return_data if config.enable_return_data else None,
             step.memory if config.enable_memory else None, storage, step.refund)
-        self.size += struct_log_size(log)
+        if self.exact:
+            self.size += struct_log_size(log)
+        elif self.cap:
+            self.bound += _size_bound(log)
         self.logs.append(log)
+
+    def _measure(self) -> None:
+        """Measure the steps logged since the last measure (the bound starts again)."""
+        logs = self.logs
+        self.size += sum(map(struct_log_size, logs[self.measured:]))
+        self.measured = len(logs)
+        self.bound = 0
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
@@ -172,6 +228,11 @@ class StructLogger(ResultTracer):
     def result(self) -> StructLogResult:
         """The :class:`StructLogResult`: gas, whether it failed, what it returned (a revert's
         data too) and the steps."""
+        if self.cap and self.size + self.bound > self.cap:
+            self._measure()
+            if self.size > self.cap:
+                self.logs = []
+                raise TraceTooLarge(self.cap, self.steps)
         failed = self.error is not None
         value = self.output if not failed or self.error == "execution reverted" else b""
         return StructLogResult(gas=self.gas_used, failed=failed, return_value=value,
@@ -187,6 +248,7 @@ class _OpenFrame:
 
     __slots__ = (
         "calls",
+        "created",
         "error",
         "gas",
         "gas_used",
@@ -204,6 +266,7 @@ class _OpenFrame:
     def __init__(self, kind: int, sender: bytes, to: bytes | None, value: int | None, gas: int,
                  data: bytes) -> None:
         self.kind, self.sender, self.to, self.value, self.gas = kind, sender, to, value, gas
+        self.created = to if kind in (CREATE, CREATE2) else None
         self.input = data
         self.gas_used = 0
         self.output = b""
@@ -234,7 +297,8 @@ class _OpenFrame:
         return CallFrame(type=opcode_name(self.kind), sender=self.sender, to=self.to,
                          value=self.value, gas=self.gas, gas_used=self.gas_used, input=self.input,
                          output=self.output, error=self.error, revert_reason=self.revert_reason,
-                         calls=tuple(self.calls), logs=tuple(self.logs), reverted=self.reverted)
+                         calls=tuple(self.calls), logs=tuple(self.logs), reverted=self.reverted,
+                         created=self.created)
 
 
 class CallTracer(ResultTracer):
@@ -607,8 +671,10 @@ def parity_error(error: str) -> str:
 
 
 def flatten(frame: CallFrame, context: TraceContext, convert_errors: bool = False,
-            address: tuple[int, ...] = ()) -> list[FlatCall]:
-    """A call tree as parity's flat list, each entry with its place in the tree."""
+            address: tuple[int, ...] = (), *, would_be: bool = False) -> list[FlatCall]:
+    """A call tree as parity's flat list, each entry with its place in the tree. A create
+    that reverted has no address in geth's list (its frame's ``to`` is gone); with
+    ``would_be`` (reth's parity traces) it has the address it would have had."""
     kind = frame.type
     error = frame.error
     if error is not None and convert_errors:
@@ -623,7 +689,8 @@ def flatten(frame: CallFrame, context: TraceContext, convert_errors: bool = Fals
                          sender=frame.sender, to=None, value=frame.value, gas=frame.gas,
                          input=frame.input, gas_used=frame.gas_used if has_result else None,
                          output=frame.output if has_result else None,
-                         address=frame.to if has_result else None, **common)
+                         address=(frame.created if would_be else frame.to) if has_result else None,
+                         **common)
     elif kind == "SELFDESTRUCT":
         entry = FlatCall(type="suicide", call_type=None, creation_method=None, sender=None, to=None,
                          value=None, gas=None, input=None, gas_used=None, output=None,
@@ -636,7 +703,7 @@ def flatten(frame: CallFrame, context: TraceContext, convert_errors: bool = Fals
                          output=frame.output if has_result else None, address=None, **common)
     flat = [entry]
     for index, call in enumerate(frame.calls):
-        flat.extend(flatten(call, context, convert_errors, (*address, index)))
+        flat.extend(flatten(call, context, convert_errors, (*address, index), would_be=would_be))
     return flat
 
 

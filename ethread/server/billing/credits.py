@@ -62,6 +62,7 @@ CREDITS: dict[str, int] = {
     "debug_traceBlockByNumber": 1000,
     "debug_traceBlockByHash": 1000,
     "debug_traceBlock": 1000,
+    "debug_intermediateRoots": 1000,
     # The parity-style namespace replays the same way: one transaction (or call) as
     # debug_traceTransaction, one block as debug_traceBlock; trace_filter replays up to 100
     # blocks (its bound), so it costs ten blocks' worth (most ranges asked for hold few
@@ -70,8 +71,10 @@ CREDITS: dict[str, int] = {
     "trace_get": 300,
     "trace_call": 300,
     "trace_replayTransaction": 300,
+    "trace_rawTransaction": 300,
     "trace_block": 1000,
     "trace_replayBlockTransactions": 1000,
+    "trace_callMany": 1000,  # (several calls in a row, like a block's transactions)
     "trace_filter": 10_000,
     # The rest of the read side, at Infura's prices (its credit cost table); a method Infura
     # does not price (eth_getStorageValues, web3_sha3, debug_getRaw*) at its default of 80.
