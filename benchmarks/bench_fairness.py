@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from benchlib import report
 from benchlib.hostile import ENDLESS
 from benchlib.processes import stop_process
 from benchlib.serve import start_serving
@@ -99,7 +100,11 @@ def main() -> None:
     parser.add_argument("--label", default="", help="what this run measures (printed)")
     parser.add_argument("--serve-arg", action="append", default=[], dest="serve_args",
                         metavar="ARG", help="one more argument for ethread serve (repeatable)")
-    args = parser.parse_args()
+    report.run(parser, __file__, run_benchmark)
+
+
+def run_benchmark(args: argparse.Namespace) -> None:
+    """Key B's figures alone and beside key A's flood, on one served demo chain."""
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "fair.toml"
         config.write_text(
