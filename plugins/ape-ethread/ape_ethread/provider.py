@@ -348,7 +348,8 @@ class EthreadProvider(SubprocessProvider, Web3Provider, TestProviderAPI):
         show_trace = kwargs.pop("show_trace", False)
         arguments = self._prepare_call(txn, **kwargs)
         tracking = runner is not None and runner.gas_tracker.enabled
-        trace = EthreadCallTrace(  # type: ignore[call-arg] (an extra field, as Ape passes it)
+        # (use_symbol_for_tokens: an extra field, as Ape passes it to its own CallTrace)
+        trace = EthreadCallTrace(  # type: ignore[call-arg]
             tx=arguments[0], arguments=arguments[1:],
             use_symbol_for_tokens=tracking or show_gas)
         frame = trace._call_frame
