@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 # Modules providing subcommands; each has register(subparsers) and sets args.run.
 SUBCOMMAND_MODULES = ("ethread.cli.serve", "ethread.cli.storage", "ethread.cli.statetest",
-                      "ethread.cli.keys")
+                      "ethread.cli.keys", "ethread.cli.node")
 
 
 def build_parser() -> argparse.ArgumentParser:

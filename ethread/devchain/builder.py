@@ -77,6 +77,7 @@ from .inputs import as_address, as_bytes, as_int, as_optional_address
 from .pending_state import PendingView
 from .pool import PoolView, admit, decode_raw, evm_transaction, recover_sender
 from .signing import (
+    DERIVATION_PATH,
     TEST_MNEMONIC,
     DevAccount,
     dev_accounts,
@@ -215,15 +216,19 @@ def genesis_document(
     gas_limit: int = 30_000_000,
     extra_data: bytes = b"ethread dev",
     alloc: Mapping[str, Mapping[str, Any]] | None = None,
+    base_fee: int | None = None,
 ) -> dict[str, Any]:
     """A geth-style genesis.json document (as a dict): ``accounts`` funded with ``balance``,
-    the system contracts, and ``alloc`` (geth's alloc form, hex strings) on top."""
+    the system contracts, and ``alloc`` (geth's alloc form, hex strings) on top. ``base_fee``:
+    the genesis block's base fee from London on (None: the EIP-1559 initial 1 gwei)."""
     merged = ChainConfig.from_genesis_config(forks.genesis_config(chain_id)).fork_at(0, timestamp)
     document_alloc: dict[str, Any] = system_contracts()
     for account in accounts:
         document_alloc["0x" + account.address.hex()] = {"balance": hex(balance)}
     document_alloc.update(alloc or {})
+    fee = {} if base_fee is None else {"baseFeePerGas": hex(base_fee)}
     return {
+        **fee,
         "config": forks.genesis_config(chain_id),
         "nonce": "0x0",
         "timestamp": hex(timestamp),
@@ -373,6 +378,7 @@ class DevChain:
         forks: ForkSchedule = DEFAULT_FORKS,
         accounts: int = 10,
         mnemonic: str = TEST_MNEMONIC,
+        derivation_path: str = DERIVATION_PATH,
         balance: int = DEV_BALANCE,
         block_time: int = 10,
         genesis_timestamp: int = 0,
@@ -382,6 +388,8 @@ class DevChain:
         automine: bool = True,
         revalidate: bool = False,
         fork: ForkSource | None = None,
+        base_fee: int | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         if block_time < 1:
             raise ValueError("block_time must be at least one second")
@@ -393,10 +401,14 @@ class DevChain:
         self.coinbase = as_address(coinbase, "coinbase")
         self.automine = automine
         self.revalidate = revalidate
-        self.accounts = dev_accounts(accounts, mnemonic)
+        self.clock = clock
+        """A wall clock (as ``time.time``) the next block's time follows, as a node's does: at
+        least one second after its parent, and ``increase_time`` moves it for good (None:
+        each block comes ``block_time`` after its parent)."""
+        self.accounts = dev_accounts(accounts, mnemonic, derivation_path)
         self.genesis = genesis_document(
             chain_id=chain_id, forks=forks, accounts=self.accounts, balance=balance,
-            timestamp=genesis_timestamp, gas_limit=gas_limit, alloc=alloc,
+            timestamp=genesis_timestamp, gas_limit=gas_limit, alloc=alloc, base_fee=base_fee,
         )
         self._overlay: ForkOverlay | None = None
         self._history: ForkHistory | None = None
@@ -1097,7 +1109,10 @@ class DevChain:
         self._head_states.put(Hash32(block.header.hash), vm.state)
         if paid:
             self._withdrawal_index = paid[-1].index + 1
-        self._time_offset = 0
+        if self.clock is None:
+            self._time_offset = 0
+        elif self._next_timestamp is not None:  # the clock runs on from the time it was set
+            self._time_offset = self._next_timestamp - int(self.clock())
         self._next_timestamp = None
         mined = self.block(number)
         for hook in self.after_block:
@@ -1297,6 +1312,8 @@ class DevChain:
     def _next_time(self, parent_timestamp: int) -> int:
         if self._next_timestamp is not None:
             return self._next_timestamp
+        if self.clock is not None:
+            return max(parent_timestamp + 1, int(self.clock()) + self._time_offset)
         return parent_timestamp + self.block_time + self._time_offset
 
     def set_balance(self, address: Address | str, balance: int) -> Block:

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 TEST_MNEMONIC = "test test test test test test test test test test test junk"
 """The public test mnemonic of anvil and hardhat."""
-DERIVATION_PATH = "m/44'/60'/0'/0/{index}"
+DERIVATION_PATH = "m/44'/60'/0'/0/"
+"""Where the dev accounts are derived: the account index is appended (anvil's default)."""
 
 AUTHORIZATION_MAGIC = b"\x05"
 """EIP-7702: what an authorization's signed payload starts with."""
@@ -47,11 +48,12 @@ def _seed(mnemonic: str) -> bytes:
 
 
 @lru_cache(maxsize=1024)
-def derive_key(index: int, mnemonic: str = TEST_MNEMONIC) -> bytes:
-    """The private key at ``m/44'/60'/0'/0/index`` of ``mnemonic`` (BIP-39/BIP-32)."""
+def derive_key(index: int, mnemonic: str = TEST_MNEMONIC, path: str = DERIVATION_PATH) -> bytes:
+    """The private key at ``path`` followed by ``index`` (``m/44'/60'/0'/0/index`` by default)
+    of ``mnemonic`` (BIP-39/BIP-32)."""
     from eth_account.hdaccount import key_from_seed
 
-    return key_from_seed(_seed(mnemonic), DERIVATION_PATH.format(index=index))
+    return key_from_seed(_seed(mnemonic), f"{path}{index}")
 
 
 @dataclass(frozen=True)
@@ -62,10 +64,12 @@ class DevAccount:
 
     index: int
     mnemonic: str = TEST_MNEMONIC
+    path: str = DERIVATION_PATH
+    """The derivation path the index is appended to."""
 
     @cached_property
     def private_key(self) -> bytes:
-        return derive_key(self.index, self.mnemonic)
+        return derive_key(self.index, self.mnemonic, self.path)
 
     @cached_property
     def key(self) -> coincurve.PrivateKey:
@@ -94,10 +98,11 @@ class DevAccount:
         return f"DevAccount({self.index}, 0x{self.address.hex()})"
 
 
-def dev_accounts(count: int, mnemonic: str = TEST_MNEMONIC) -> tuple[DevAccount, ...]:
+def dev_accounts(count: int, mnemonic: str = TEST_MNEMONIC,
+                 path: str = DERIVATION_PATH) -> tuple[DevAccount, ...]:
     """The first ``count`` accounts derived from ``mnemonic`` (the well-known test mnemonic by
-    default), with their keys."""
-    return tuple(DevAccount(i, mnemonic) for i in range(count))
+    default) along ``path`` followed by each index, with their keys."""
+    return tuple(DevAccount(i, mnemonic, path) for i in range(count))
 
 
 def sign_transaction(tx: Transaction, account: DevAccount, chain_id: int | None = None) -> Transaction:

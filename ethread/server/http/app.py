@@ -34,7 +34,7 @@ from ..networks import Network
 from ..refusals import Refused
 from ..service import Service
 from ..subscriptions import ChainFeed
-from ..websocket.endpoint import WebSocketEndpoint
+from ..websocket.endpoint import WS_PREFIX, WebSocketEndpoint
 from .protocol import CLOSING
 
 log = logging.getLogger("ethread.server")
@@ -152,9 +152,16 @@ class RpcApp:
         self.service = service
         self._tasks: list[asyncio.Task[None]] = []
         self._websocket = WebSocketEndpoint(service)
+        self.root_key: str | None = None
+        """The key a request to ``/`` (a POST, or a WebSocket upgrade) is answered with, as if
+        it had come to ``/v3/<key>``: anvil's keyless route, which only ``ethread node`` turns
+        on (None: ``/`` is not found)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
+        if self.root_key is not None and scope.get("path") == "/" and kind != "lifespan":
+            prefix = HTTP_PREFIX if kind == "http" else WS_PREFIX
+            scope = {**scope, "path": prefix + self.root_key}
         if kind == "http":
             started = _Started(send)
             try:
