@@ -53,8 +53,6 @@ class EthreadConfig(PluginConfig):
     hardfork: str | None = None
     """The fork the dev chain runs (``cancun``, ``prague``, ...; ethread's newest when None)."""
     auto_mine: bool = True
-    block_time: int = 1
-    """Seconds of chain time between two blocks mined one after the other."""
     gas_limit: int = 30_000_000
     request_timeout: int = 30
     fork: dict[str, dict[str, EthreadForkConfig]] = {}

@@ -16,10 +16,10 @@ with the contract's ABI, the custom error's own class).
 
 from __future__ import annotations
 
-import shutil
 import socket
 import sys
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ape.api import ForkedNetworkAPI, SubprocessProvider, TestProviderAPI
@@ -55,8 +55,6 @@ if TYPE_CHECKING:
 ETHER = 10**18
 TX_GAS_CAP = 2**24
 """EIP-7825: no transaction takes more gas, from Osaka on."""
-DEFAULT_HD_PATH = "m/44'/60'/0'/0"
-"""The path ethread's dev chain derives its accounts along (as Ape's test config does)."""
 
 
 class EthreadProviderError(ProviderError):
@@ -124,6 +122,11 @@ class EthreadProvider(SubprocessProvider, Web3Provider, TestProviderAPI):
             return False
         if self.in_process:
             return True
+        if self.process is not None and self.process.poll() is not None:
+            raise EthreadProviderError(
+                f"ethread node exited with code {self.process.returncode} (its output: "
+                f"{self.stderr_logs_path}; the node needs ethread's server extra: "
+                "pip install 'ethread[server]')")
         try:
             return bool(self._web3.is_connected())
         except Exception:  # (a node not up yet)
@@ -152,30 +155,21 @@ class EthreadProvider(SubprocessProvider, Web3Provider, TestProviderAPI):
         return DevChain(MemoryBackend(), **options)
 
     def _chain_options(self) -> dict[str, Any]:
-        """DevChain's options for Ape's test accounts: the mnemonic's first accounts along
-        Ape's path, each with the configured balance (derived by ethread when the path is the
-        one it derives along, else by Ape and funded at genesis)."""
+        """DevChain's options for Ape's test config: its mnemonic's first accounts along its
+        path, each with its balance; a wall clock for block times (as eth-tester and anvil
+        keep them)."""
         import time
 
         from ethread.devchain import ForkSchedule
 
         test = self._test_config
         options: dict[str, Any] = {
-            "chain_id": self.settings.chain_id, "block_time": self.settings.block_time,
-            "gas_limit": self.settings.gas_limit, "genesis_timestamp": int(time.time()),
+            "chain_id": self.settings.chain_id, "gas_limit": self.settings.gas_limit,
+            "genesis_timestamp": int(time.time()), "clock": time.time, "accounts": test.number_of_accounts, "mnemonic": test.mnemonic,
+            "derivation_path": _derivation_path(test.hd_path), "balance": test.balance,
         }
         if self.settings.hardfork:
             options["forks"] = ForkSchedule.from_genesis(self.settings.hardfork)
-        if test.hd_path.rstrip("/") == DEFAULT_HD_PATH:
-            options.update(accounts=test.number_of_accounts, mnemonic=test.mnemonic,
-                           balance=test.balance)
-        else:
-            from ape.utils.testing import generate_dev_accounts
-
-            funded = generate_dev_accounts(test.mnemonic, test.number_of_accounts,
-                                           hd_path=test.hd_path)
-            options.update(accounts=0, alloc={account.address: {"balance": hex(test.balance)}
-                                              for account in funded})
         return options
 
     def _connect_node(self) -> None:
@@ -201,7 +195,7 @@ class EthreadProvider(SubprocessProvider, Web3Provider, TestProviderAPI):
             *_ethread_command(), "node", "--host", "127.0.0.1", "--port", str(_port(self.uri)),
             "--chain-id", str(self.settings.chain_id),
             "--mnemonic", test.mnemonic, "--accounts", str(test.number_of_accounts),
-            "--derivation-path", test.hd_path.rstrip("/") + "/",
+            "--derivation-path", _derivation_path(test.hd_path),
             "--balance", f"{int(balance)}" if balance == int(balance) else f"{balance}",
             "--gas-limit", str(self.settings.gas_limit),
         ]
@@ -441,6 +435,12 @@ class EthreadForkProvider(EthreadProvider):
         return command
 
 
+def _derivation_path(hd_path: str) -> str:
+    """Ape's ``hd_path`` as ethread (and anvil) take it: the prefix the index is appended to
+    (Ape also accepts a ``{}`` placeholder at the end)."""
+    return hd_path.removesuffix("{}").rstrip("/") + "/"
+
+
 def _capped(hardfork: str | None) -> bool:
     """Whether a chain running ``hardfork`` (ethread's newest when None) caps a
     transaction's gas (EIP-7825, from Osaka)."""
@@ -451,9 +451,12 @@ def _capped(hardfork: str | None) -> bool:
 
 
 def _ethread_command() -> list[str]:
-    """``ethread`` as installed beside this Python (or ``python -m ethread.cli``)."""
-    found = shutil.which("ethread")
-    return [found] if found else [sys.executable, "-m", "ethread.cli"]
+    """``ethread`` as installed with this Python (the console script beside it, else the same
+    entry point through this interpreter): never another environment's from ``PATH``."""
+    beside = Path(sys.executable).with_name("ethread")
+    if beside.is_file():
+        return [str(beside)]
+    return [sys.executable, "-c", "import sys; from ethread.cli import main; sys.exit(main())"]
 
 
 def _port(uri: str) -> int:
