@@ -165,7 +165,8 @@ class EthreadProvider(SubprocessProvider, Web3Provider, TestProviderAPI):
         test = self._test_config
         options: dict[str, Any] = {
             "chain_id": self.settings.chain_id, "gas_limit": self.settings.gas_limit,
-            "genesis_timestamp": int(time.time()), "clock": time.time, "accounts": test.number_of_accounts, "mnemonic": test.mnemonic,
+            "genesis_timestamp": int(time.time()), "clock": time.time,
+            "accounts": test.number_of_accounts, "mnemonic": test.mnemonic,
             "derivation_path": _derivation_path(test.hd_path), "balance": test.balance,
         }
         if self.settings.hardfork:
