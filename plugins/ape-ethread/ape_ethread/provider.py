@@ -145,7 +145,9 @@ class EthreadProvider(SubprocessProvider, Web3Provider, TestProviderAPI):
         from ethread.web3 import EthreadProvider as InProcess
 
         self._chain = self._build_chain()
-        self._web3 = Web3(InProcess(self._chain))
+        provider = InProcess(self._chain)
+        provider.explainer = None  # (Ape traces and shows failures itself)
+        self._web3 = Web3(provider)
 
     def _build_chain(self) -> DevChain:
         from ethread import MemoryBackend

@@ -1,6 +1,14 @@
 import pytest
 
 
+def pytest_configure(config):
+    # What Ape's eth-tester provider (ethereum:local:test) does not offer: the benchmark
+    # (benchmarks/bench_ape.py) deselects these to run the same tests on every provider.
+    config.addinivalue_line("markers", "chain_edits: set_balance, set_code, impersonation, "
+                            "automine off, mining with a time delta")
+    config.addinivalue_line("markers", "traces: call trees, show_trace, gas reports")
+
+
 @pytest.fixture(scope="session")
 def owner(accounts):
     return accounts[0]

@@ -30,6 +30,7 @@ def test_mine_counts_blocks():
     assert ape.chain.blocks.height == height + 5
 
 
+@pytest.mark.chain_edits
 def test_mine_with_a_time_delta():
     head = ape.chain.blocks.head
     ape.chain.mine(3, deltatime=3600)
@@ -61,6 +62,7 @@ def test_time_lock_releases_only_after_its_time(token, timelock, owner):
         timelock.release(sender=owner)
 
 
+@pytest.mark.chain_edits
 def test_automine_off_keeps_transactions_pending(token, owner, alice):
     provider = ape.chain.provider
     height = ape.chain.blocks.height
@@ -80,11 +82,13 @@ def test_automine_off_keeps_transactions_pending(token, owner, alice):
     assert token.balanceOf(alice) == 11
 
 
+@pytest.mark.chain_edits
 def test_set_balance(alice):
     ape.chain.set_balance(alice, "5 ether")
     assert alice.balance == 5 * 10**18
 
 
+@pytest.mark.chain_edits
 def test_impersonated_account_sends_without_a_key(token, owner):
     stranger = ape.accounts["0x000000000000000000000000000000000000dEaD"]
     ape.chain.set_balance(stranger, "1 ether")
@@ -93,6 +97,7 @@ def test_impersonated_account_sends_without_a_key(token, owner):
     assert token.balanceOf(stranger) == 30
 
 
+@pytest.mark.chain_edits
 def test_set_code_and_storage(token, alice):
     provider = ape.chain.provider
     code = ape.chain.provider.get_code(token.address)

@@ -4,6 +4,9 @@ from it."""
 import io
 
 import ape
+import pytest
+
+pytestmark = pytest.mark.traces
 
 
 def token_label(token):
