@@ -349,12 +349,11 @@ class EthreadProvider(SubprocessProvider, Web3Provider, TestProviderAPI):
         trace = EthreadCallTrace(  # type: ignore[call-arg]
             tx=arguments[0], arguments=arguments[1:],
             use_symbol_for_tokens=tracking or show_gas)
-        frame = trace._call_frame
-        if "error" in frame:  # a reverted call: raised (or returned) as eth_call has it
-            return self._eth_call(arguments, raise_on_revert=kwargs.get(
-                "raise_on_revert", txn.raise_on_revert))
         if tracking and runner is not None and txn.receiver:
             runner.gas_tracker.append_gas(trace, txn.receiver)
+        if "error" in trace._call_frame:  # reverted: raised (or returned) as eth_call has it
+            return self._eth_call(arguments, raise_on_revert=kwargs.get(
+                "raise_on_revert", txn.raise_on_revert))
         if show_gas:
             trace.show_gas_report()
         if show_trace:

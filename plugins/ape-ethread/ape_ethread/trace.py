@@ -1,11 +1,11 @@
-"""Traces as Ape reads them, asked of ethread with geth's callTracer.
+"""Traces as Ape reads them.
 
-A transaction's trace is one ``debug_traceTransaction`` with ``callTracer`` (every frame's
-gas, input, output, revert reason and logs in one answer: what ``receipt.trace``,
-``receipt.show_trace()`` and ``ape test --gas`` read). A call's trace (the gas report of a
-view call, the tree shown when a call reverts) is one ``debug_traceCall`` with the same
-tracer, where Ape's own :class:`~ape_ethereum.trace.CallTrace` would replay the call with the
-struct logger and rebuild the tree from every opcode.
+A transaction's trace is one ``trace_transaction`` (parity's frames, as ape-foundry asks
+anvil: what ``receipt.trace``, ``receipt.show_trace()`` and ``ape test --gas`` read). A call's
+trace (the gas report of a view call, the tree shown when a call reverts) is one
+``debug_traceCall`` with geth's ``callTracer``, where Ape's own
+:class:`~ape_ethereum.trace.CallTrace` would replay the call with the struct logger and
+rebuild the tree from every opcode.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
+from ape.exceptions import TransactionNotFoundError
 from ape_ethereum.trace import CallTrace, TraceApproach, TransactionTrace
-from evm_trace import CallTreeNode
+from evm_trace import CallTreeNode, ParityTraceList, get_calltree_from_parity_trace
 from hexbytes import HexBytes
 
 CALL_TRACER = {"tracer": "callTracer"}
@@ -40,24 +41,37 @@ def call_tree(frame: dict[str, Any], depth: int = 0) -> CallTreeNode:
 
 
 class EthreadTransactionTrace(TransactionTrace):
-    """A mined transaction's trace: callTracer's tree, asked once and kept."""
+    """A mined transaction's trace: parity's ``trace_transaction``, asked once and kept.
 
-    call_trace_approach: TraceApproach | None = TraceApproach.GETH_CALL_TRACER
+    Parity's frames say the gas each call used without the transaction's intrinsic gas (as
+    ape-foundry reads anvil's), so ``ape test --gas`` tables match theirs row for row."""
 
-    @cached_property
-    def _call_frame(self) -> dict[str, Any]:
-        return self.provider.make_request(  # type: ignore[no-any-return]
-            "debug_traceTransaction", [self.transaction_hash, CALL_TRACER])
+    call_trace_approach: TraceApproach | None = TraceApproach.PARITY
+
+    _frames_kept: list[dict[str, Any]] | None = None
+
+    @property
+    def _parity_frames(self) -> list[dict[str, Any]]:
+        """The transaction's frames; kept once it is mined (a transaction still pending, with
+        automine off, has none yet: TransactionNotFoundError, asked again next time)."""
+        if self._frames_kept is None:
+            frames = self.provider.make_request("trace_transaction", [self.transaction_hash])
+            if frames is None:
+                raise TransactionNotFoundError(transaction_hash=self.transaction_hash)
+            self._frames_kept = frames
+        return self._frames_kept
 
     def get_calltree(self) -> CallTreeNode:
-        return call_tree(self._call_frame)
+        return get_calltree_from_parity_trace(
+            ParityTraceList.model_validate(self._parity_frames))
 
     @cached_property
     def return_value(self) -> Any:
         if self._enriched_calltree:
             return self._return_value_from_enriched_calltree
         abi = self.root_method_abi
-        output = self._call_frame.get("output")
+        frames = self._parity_frames
+        output = (frames[0].get("result") or {}).get("output") if frames else None
         if abi is None or not output:
             return (None,) * (len(abi.outputs) if abi is not None else 1)
         return self._ecosystem.decode_returndata(abi, HexBytes(output))
