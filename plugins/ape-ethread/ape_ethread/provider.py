@@ -31,6 +31,7 @@ from ape.exceptions import (
 from ape.logging import logger
 from ape.types.gas import AutoGasLimit
 from ape.utils.misc import gas_estimation_error_message
+from ape_ethereum._print import CONSOLE_ADDRESS
 from ape_ethereum.provider import Web3Provider
 from ape_test.config import ApeTestConfig
 from eth_pydantic_types import HexBytes
@@ -66,6 +67,10 @@ class EthreadProvider(SubprocessProvider, Web3Provider, TestProviderAPI):
 
     _chain: DevChain | None = None
     _host: str | None = None
+    _console_seen: bool = False
+    """Whether a transaction or code edit has carried the console's address (hardhat's
+    console.sol, Vyper's ``print``): until then no contract on an in-process chain can call it,
+    and the debug logs Ape looks for after each transaction need no trace."""
 
     # -- settings ------------------------------------------------------------------------------
 
@@ -84,6 +89,23 @@ class EthreadProvider(SubprocessProvider, Web3Provider, TestProviderAPI):
     @property
     def process_name(self) -> str:
         return "ethread node"
+
+    @property
+    def may_log_to_console(self) -> bool:
+        """Whether a transaction may have called the console (so that its debug logs need its
+        trace): always on a node (other clients deploy there too) and on a fork (its contracts
+        were not seen deployed); in process, once the console's address has been seen."""
+        return not self.in_process or self._console_seen or self.network.is_fork
+
+    def _notice_console(self, data: bytes | str | None) -> None:
+        if self._console_seen or not data:
+            return
+        # (the address's non-zero bytes, "console.log": compilers push it without its zeros)
+        self._console_seen = HexBytes(CONSOLE_ADDRESS).lstrip(b"\x00") in HexBytes(data)
+
+    def _send_transaction(self, txn: TransactionAPI) -> str:
+        self._notice_console(txn.data)
+        return super()._send_transaction(txn)
 
     @property
     def chain(self) -> DevChain | None:
@@ -294,6 +316,7 @@ class EthreadProvider(SubprocessProvider, Web3Provider, TestProviderAPI):
     def set_code(self, address: AddressType, code: ContractCode) -> bool:
         data = to_hex(code) if isinstance(code, bytes) else \
             (code if code.startswith("0x") else "0x" + code)
+        self._notice_console(data)
         self.make_request("anvil_setCode", [address, data])
         return True
 

@@ -61,6 +61,14 @@ class EthreadTransactionTrace(TransactionTrace):
             self._frames_kept = frames
         return self._frames_kept
 
+    @cached_property
+    def debug_logs(self) -> Any:
+        """console.log lines (Ape prints them after each transaction): none, with no trace asked,
+        while no contract can have called the console (see the provider)."""
+        if not getattr(self.provider, "may_log_to_console", True):
+            return []
+        return super().debug_logs
+
     def get_calltree(self) -> CallTreeNode:
         return get_calltree_from_parity_trace(
             ParityTraceList.model_validate(self._parity_frames))

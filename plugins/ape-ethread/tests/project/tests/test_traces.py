@@ -72,3 +72,10 @@ def test_call_with_show_trace(token, owner, capfd):
 def test_contract_at_an_address_reads_the_same(token):
     again = ape.Contract(token.address)
     assert again.totalSupply() == token.totalSupply()
+
+
+def test_console_log_lines_are_read_from_the_trace(project, owner):
+    logger = owner.deploy(project.Logger)
+    receipt = logger.ping(7, sender=owner)
+    assert list(receipt.debug_logs_typed) == [("ping", 7)]
+    assert logger.pings() == 1
