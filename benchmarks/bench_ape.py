@@ -45,7 +45,7 @@ PROVIDERS: tuple[tuple[str, str, dict[str, str]], ...] = (
     ("eth-tester (test)", "ethereum:local:test", {}),
     ("anvil (foundry)", "ethereum:local:foundry", {}),
 )
-SUMMARY = re.compile(r"=+ (.*) in ([\d.]+)s")
+SUMMARY = re.compile(r"^=* ?(\d+ (?:passed|failed)[^=\n]*?) in ([\d.]+)s", re.MULTILINE)
 TABLE = re.compile(r"^\s*(\S+) Gas\s*$")
 ROW = re.compile(r"^\s*(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
 
