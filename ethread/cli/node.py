@@ -14,12 +14,13 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .serve import serve_until_stopped
 
 ANVIL_CHAIN_ID = 31337
 ANVIL_BALANCE_ETHER = 10_000
@@ -403,7 +404,7 @@ def run(args: argparse.Namespace) -> int:
         if settings.api_keys:
             print(f"JSON-RPC at http://{address}/v3/<KEY>, WebSocket at ws://{address}/ws/v3/"
                   "<KEY> (no answer at / with --api-key)", flush=True)
-    code = _serve(runner, prepared, listening)
+    code = serve_until_stopped(runner, prepared, listening)
     if settings.dump_state is not None:
         try:
             partial = settings.dump_state.with_name(settings.dump_state.name + ".partial")
@@ -416,25 +417,3 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             code = code or 1
     return code
-
-
-def _serve(runner: Any, prepared: Any, listening: Any) -> int:
-    """Serve in this process until SIGINT or SIGTERM; 0 after a graceful stop."""
-    previous = signal.signal(signal.SIGTERM, _stop_requested)
-    runner.settle_heap()
-    try:
-        prepared.run()
-    except (KeyboardInterrupt, _Stopped):
-        pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        listening.close()
-    return 0
-
-
-class _Stopped(Exception):
-    """SIGTERM, turned into an exception so that the node exits 0 after shutting down."""
-
-
-def _stop_requested(signum: int, frame: object) -> None:
-    raise _Stopped

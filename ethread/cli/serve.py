@@ -251,6 +251,12 @@ def _serve_here(runner: Any, listening: Any) -> int:
         listening.close()
         print(f"ethread serve: error: {exc}", file=sys.stderr)
         return 2
+    return serve_until_stopped(runner, prepared, listening)
+
+
+def serve_until_stopped(runner: Any, prepared: Any, listening: Any) -> int:
+    """Serve ``prepared`` in this process until SIGINT or SIGTERM; 0 after a graceful stop
+    (``ethread serve`` and ``ethread node`` alike)."""
     previous = signal.signal(signal.SIGTERM, _stop_requested)
     runner.settle_heap()
     try:
