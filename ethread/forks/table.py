@@ -85,6 +85,12 @@ class Fork:
     parameters)."""
     transaction_types: frozenset[int]
     """The transaction types a block may carry."""
+    low_s: bool
+    """EIP-2: a signature's ``s`` in the lower half of the curve's order (Homestead on)."""
+    creation_gas: int
+    """What a creating transaction adds to its intrinsic gas (EIP-2: 32,000 from Homestead)."""
+    nonzero_byte_gas: int
+    """Intrinsic gas per non-zero calldata byte (EIP-2028: 16 from Istanbul, 68 before)."""
     replay_protection: bool
     """EIP-155 chain ids in legacy signatures (Spurious Dragon on)."""
     base_fee: bool
@@ -111,6 +117,8 @@ class Fork:
     """EIP-7594's per-transaction blob bound (None: only the block's max bounds it)."""
     blob_reserve_price: bool
     """EIP-7918's blob base fee floor in the excess blob gas rule (Osaka on)."""
+    cell_proofs: bool
+    """EIP-7594: a blob transaction's sidecar carries cell proofs (version 1, Osaka on)."""
     precompiles: tuple[tuple[str, bytes], ...]
     """(EIP-7910 name, address) of every precompile active."""
     system_contracts: tuple[tuple[str, bytes | None], ...]
@@ -179,6 +187,9 @@ def _row(index: int, name: str, key: str | None, by_time: bool, title: str, base
     return Fork(
         name=name, index=index, genesis_key=key, by_time=by_time, title=title, vm_base=base,
         transaction_types=frozenset(types),
+        low_s=_since(name, "homestead"),
+        creation_gas=32000 if _since(name, "homestead") else 0,
+        nonzero_byte_gas=16 if _since(name, "istanbul") else 68,
         replay_protection=_since(name, "spurious_dragon"),
         base_fee=_since(name, "london"),
         proof_of_stake=_since(name, "paris"),
@@ -192,6 +203,7 @@ def _row(index: int, name: str, key: str | None, by_time: bool, title: str, base
         max_block_rlp_size=MAX_RLP_BLOCK_SIZE if osaka else None,
         max_blobs_per_tx=MAX_BLOBS_PER_TX if osaka else None,
         blob_reserve_price=osaka,
+        cell_proofs=osaka,
         precompiles=tuple((label, address) for first, label, address in _PRECOMPILES
                           if _since(name, first)),
         system_contracts=tuple((label, address) for first, label, address in _SYSTEM_CONTRACTS
