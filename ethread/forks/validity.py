@@ -595,28 +595,26 @@ def effective_gas_price(tx: TxFields, base_fee: int | None) -> int:
 
 def validate_transaction(fork: Fork, tx: TxFields, block: BlockContext,
                          account: SenderAccount, *, sender: bytes | None = None,
-                         account_checks: bool = True, no_base_fee: bool = False,
-                         intrinsic: int | None = None) -> int:
+                         message: bool = False, intrinsic: int | None = None) -> int:
     """Raise the :class:`InvalidTransaction` that keeps ``tx`` out of a block under ``fork``
     (in geth's order of its state transition's checks), or return its intrinsic gas.
 
-    ``account_checks=False`` skips the nonce and the sender's code (an eth_call's message);
-    ``no_base_fee`` is geth's for calls: fee caps of zero skip the fee checks (and a blob fee
-    cap of zero the blob fee check). ``intrinsic`` is the caller's figure of the intrinsic
-    gas, when it has one."""
+    ``message`` is for eth_call's and gas estimation's messages, which geth checks with its
+    call settings: no nonce, sender-code or transaction gas cap checks, and fee caps of zero
+    skip the fee checks (a blob fee cap of zero the blob fee check). ``intrinsic`` is the
+    caller's figure of the intrinsic gas, when it has one."""
     check_type(fork, tx.kind, sender)
     check_signature(fork, tx, sender)
-    if account_checks:
+    if not message:
         check_nonce(tx, account.nonce, sender)
-    check_nonce_cap(tx, sender)
-    check_gas_cap(fork, tx, sender)
-    if account_checks:
+        check_nonce_cap(tx, sender)
+        check_gas_cap(fork, tx, sender)
         check_sender_code(fork, account.code, sender)
-    if fork.base_fee and not (no_base_fee and tx.fee_cap == 0 and tx.tip_cap == 0):
+    if fork.base_fee and not (message and tx.fee_cap == 0 and tx.tip_cap == 0):
         check_fee_caps(tx, sender)
         check_base_fee(tx, block.base_fee, sender)
     check_blobs(fork, tx, sender)
-    if not (no_base_fee and tx.blob_fee_cap == 0):
+    if not (message and tx.blob_fee_cap == 0):
         check_blob_fee(tx, block.blob_base_fee, sender)
     check_blob_gas_available(fork, tx, block, sender)
     check_authorizations(tx, sender)

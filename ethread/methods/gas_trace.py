@@ -34,7 +34,8 @@ from typing import Any
 from eth.vm import opcode_values
 
 from ..evm.computation import wrapped_opcodes
-from .message import Outcome, PreparedMessage, floor_data_gas
+from ..forks.validity import floor_data_gas
+from .message import Outcome, PreparedMessage
 
 SSTORE_SENTRY = 2_300
 """EIP-2200: an SSTORE with this much gas left, or less, runs out of gas."""

@@ -64,6 +64,7 @@ from ..bloom import logs_bloom
 from ..errors import ExecutionAborted, Picklable, SimulationRefused, StateUnavailable, go_duration
 from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
 from ..forks.table import DYNAMIC_FEE
+from ..forks.validity import floor_data_gas
 from ..keccak import keccak256
 from ..models import (
     Address,
@@ -100,7 +101,7 @@ from . import interrupt
 from .call import decode_revert_reason, vm_error_message
 from .call_vm import CheckedMessage, MessageTables, share_tables
 from .fees import next_base_fee
-from .message import DEFAULT_GAS, CallStates, ExecutableChain, Message, floor_data_gas, to_message
+from .message import DEFAULT_GAS, CallStates, ExecutableChain, Message, to_message
 from .message import _Checksummed as Checksummed
 from .message import _Envelope as Envelope
 from .message import _intrinsic_gas_of as intrinsic_gas_rule
