@@ -42,8 +42,8 @@ from ..chain.genesis import parse_genesis
 from ..chain.importer import ChainImporter, spoof_senders
 from ..errors import EthreadError, TransactionRejected
 from ..forks import BLOCK_FORKS, FORK_BY_NAME, FORK_ORDER, FORKS, TIME_FORKS, ChainConfig
+from ..forks.base_fee import next_base_fee
 from ..lru import LRU
-from ..methods.fees import next_base_fee
 from ..methods.overrides import set_account
 from ..methods.resolve import require_header
 from ..models import (

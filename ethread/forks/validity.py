@@ -282,10 +282,10 @@ class NoBlobs(InvalidTransaction):
 
 
 class TooManyBlobs(InvalidTransaction):
-    """More blobs than one transaction may carry: EIP-7594's bound from Osaka, the block's
-    maximum before it (EIP-4844)."""
+    """More blobs than one transaction may carry (EIP-7594, Osaka on; before it only the
+    block's blob gas bounds them, :class:`BlobGasLimitReached`)."""
 
-    eip = "EIP-4844"
+    eip = "EIP-7594"
 
     def __init__(self, count: int, limit: int, sender: bytes | None = None) -> None:
         super().__init__(sender)
@@ -357,11 +357,15 @@ class InitcodeTooLarge(InvalidTransaction):
 class InsufficientFunds(InvalidTransaction):
     """The balance does not cover the upfront cost (:func:`upfront_cost`)."""
 
-    def __init__(self, balance: int, cost: int, sender: bytes | None = None) -> None:
+    def __init__(self, balance: int, cost: int, sender: bytes | None = None, *,
+                 overflow: bool = False) -> None:
         super().__init__(sender)
-        self.balance, self.cost = balance, cost
+        self.balance, self.cost, self.overflow = balance, cost, overflow
 
     def __str__(self) -> str:
+        if self.overflow:
+            return (f"insufficient funds for gas * price + value: address {self.who} "
+                    "required balance exceeds 256 bits")
         return (f"insufficient funds for gas * price + value: address {self.who} "
                 f"have {self.balance} want {self.cost}")
 
@@ -457,17 +461,9 @@ def check_base_fee(tx: TxFields, base_fee: int | None, sender: bytes | None = No
         raise FeeCapBelowBaseFee(tx.fee_cap, base_fee, sender)
 
 
-def max_blobs_per_tx(fork: Fork) -> int:
-    """The most blobs one transaction may carry: EIP-7594's bound (Osaka on), else all the
-    block may hold (0 before Cancun)."""
-    if fork.max_blobs_per_tx is not None:
-        return fork.max_blobs_per_tx
-    return fork.blob.max if fork.blob is not None else 0
-
-
 def check_blobs(fork: Fork, tx: TxFields, sender: bytes | None = None) -> None:
-    """EIP-4844: a blob transaction calls, carries at least one blob and at most the fork's
-    limit (:func:`max_blobs_per_tx`), each hash of version 1."""
+    """EIP-4844: a blob transaction calls, carries at least one blob (from Osaka at most
+    EIP-7594's number), each hash of version 1."""
     hashes = tx.blob_hashes
     if hashes is None:
         return
@@ -475,8 +471,9 @@ def check_blobs(fork: Fork, tx: TxFields, sender: bytes | None = None) -> None:
         raise BlobCreate(sender)
     if not hashes:
         raise NoBlobs(sender)
-    if len(hashes) > max_blobs_per_tx(fork):
-        raise TooManyBlobs(len(hashes), max_blobs_per_tx(fork), sender)
+    limit = fork.max_blobs_per_tx
+    if limit is not None and len(hashes) > limit:
+        raise TooManyBlobs(len(hashes), limit, sender)
     for index, blob_hash in enumerate(hashes):
         if blob_hash[:1] != bytes([BLOB_HASH_VERSION]):
             raise BadBlobHashVersion(index, sender)
@@ -563,8 +560,10 @@ def upfront_cost(tx: TxFields) -> int:
 
 
 def check_balance(tx: TxFields, balance: int, sender: bytes | None = None) -> None:
-    """A balance covering the upfront cost."""
+    """A balance covering the upfront cost (which must fit in 256 bits)."""
     cost = upfront_cost(tx)
+    if cost >= 2**256 or tx.gas * tx.fee_cap >= 2**256:
+        raise InsufficientFunds(balance, cost, sender, overflow=True)
     if balance < cost:
         raise InsufficientFunds(balance, cost, sender)
 
@@ -593,45 +592,77 @@ def effective_gas_price(tx: TxFields, base_fee: int | None) -> int:
     return min(tx.fee_cap, base_fee + tx.tip_cap)
 
 
+@dataclass(frozen=True, slots=True)
+class Checks:
+    """Which of the rules a caller applies (geth's message flags)."""
+
+    tx_type: bool = True
+    """A type the fork carries (a call's message has none: its fields were checked against
+    the fork when it was read)."""
+    nonce: bool = True
+    """The sender's nonce (and EIP-2681's cap on it)."""
+    sender_code: bool = True
+    """EIP-3607: a sender without code."""
+    gas_cap: bool = True
+    """EIP-7825's per-transaction gas cap."""
+    block_limits: bool = True
+    """Gas and blob gas the block has left."""
+    free_fees: bool = False
+    """Fee caps of zero skip the fee checks, a blob fee cap of zero the blob fee check
+    (geth's ``NoBaseFee`` for calls)."""
+
+
+BLOCK = Checks()
+"""Every rule: a transaction joining a block (import, block building, state tests)."""
+CALL = Checks(tx_type=False, nonce=False, sender_code=False, gas_cap=False, block_limits=False,
+              free_fees=True)
+"""eth_call's and gas estimation's messages, as geth checks them."""
+
+
 def validate_transaction(fork: Fork, tx: TxFields, block: BlockContext,
                          account: SenderAccount, *, sender: bytes | None = None,
-                         message: bool = False, intrinsic: int | None = None) -> int:
+                         checks: Checks = BLOCK, intrinsic: int | None = None) -> int:
     """Raise the :class:`InvalidTransaction` that keeps ``tx`` out of a block under ``fork``
     (in geth's order of its state transition's checks), or return its intrinsic gas.
 
-    ``message`` is for eth_call's and gas estimation's messages, which geth checks with its
-    call settings: no nonce, sender-code or transaction gas cap checks, and fee caps of zero
-    skip the fee checks (a blob fee cap of zero the blob fee check). ``intrinsic`` is the
-    caller's figure of the intrinsic gas, when it has one."""
-    check_type(fork, tx.kind, sender)
+    ``checks`` says which rules apply (all of them for a block; see :data:`CALL`).
+    ``intrinsic`` is the caller's figure of the intrinsic gas, when it has one."""
+    if checks.tx_type:
+        check_type(fork, tx.kind, sender)
     check_signature(fork, tx, sender)
-    if not message:
+    if checks.nonce:
         check_nonce(tx, account.nonce, sender)
         check_nonce_cap(tx, sender)
+    if checks.gas_cap:
         check_gas_cap(fork, tx, sender)
+    if checks.sender_code:
         check_sender_code(fork, account.code, sender)
-    if fork.base_fee and not (message and tx.fee_cap == 0 and tx.tip_cap == 0):
+    if fork.base_fee and not (checks.free_fees and tx.fee_cap == 0 and tx.tip_cap == 0):
         check_fee_caps(tx, sender)
         check_base_fee(tx, block.base_fee, sender)
     check_blobs(fork, tx, sender)
-    if not (message and tx.blob_fee_cap == 0):
+    if not (checks.free_fees and tx.blob_fee_cap == 0):
         check_blob_fee(tx, block.blob_base_fee, sender)
-    check_blob_gas_available(fork, tx, block, sender)
+    if checks.block_limits:
+        check_blob_gas_available(fork, tx, block, sender)
     check_authorizations(tx, sender)
     check_initcode(fork, tx, sender)
     check_balance(tx, account.balance, sender)
-    check_gas_available(tx, block, sender)
+    if checks.block_limits:
+        check_gas_available(tx, block, sender)
     needed = check_intrinsic_gas(fork, tx, sender, intrinsic)
-    price = effective_gas_price(tx, block.base_fee)
-    if tx.value and account.balance - tx.gas * price < tx.value:
+    paid = tx.gas * effective_gas_price(tx, block.base_fee) + tx.blob_gas * (block.blob_base_fee or 0)
+    if tx.value and account.balance - paid < tx.value:
         raise InsufficientFundsForTransfer(sender)
     return needed
 
 
 __all__ = [
-    "BlockContext", "InvalidTransaction", "SenderAccount", "TxFields", "check_authorizations",
-    "check_balance", "check_base_fee", "check_blob_fee", "check_blobs", "check_fee_caps",
+    "BLOCK", "CALL", "BlockContext", "Checks", "InvalidTransaction", "SenderAccount", "TxFields",
+    "check_authorizations", "check_balance", "check_base_fee", "check_blob_fee",
+    "check_blob_gas_available", "check_blobs", "check_fee_caps", "check_gas_available",
     "check_gas_cap", "check_initcode", "check_intrinsic_gas", "check_nonce", "check_nonce_cap",
-    "check_sender_code", "check_type", "fields_of", "fields_of_evm", "floor_data_gas",
-    "intrinsic_gas", "introduced", "max_blobs_per_tx", "upfront_cost", "validate_transaction",
+    "check_sender_code", "check_signature", "check_type", "effective_gas_price", "fields_of",
+    "fields_of_evm", "floor_data_gas", "intrinsic_gas", "introduced", "upfront_cost",
+    "validate_transaction",
 ]

@@ -56,6 +56,7 @@ from ..forks import FORK_BY_NAME, Fork
 from ..forks.table import ACCESS_LIST, DYNAMIC_FEE, LEGACY, SET_CODE
 from ..forks.table import BLOB as BLOB_TX
 from ..forks.validity import (
+    CALL,
     BlockContext,
     FloorGasTooLow,
     IntrinsicGasTooLow,
@@ -482,7 +483,7 @@ class PreparedMessage:
         no nonce, sender-code or gas-cap checks); ``intrinsic`` is py-evm's intrinsic gas of
         the message. Raises :class:`Rejected` with geth's words."""
         message, request, state, rules = self.message, self.message.request, self.state, self.rules
-        tx = _message_fields(message, gas, self.london)
+        tx = message_fields(message, gas, self.london)
         blob_base_fee = None
         if tx.blob_hashes and rules.blob is not None and message.blob_fee_cap:
             blob_base_fee = state.blob_base_fee
@@ -494,7 +495,7 @@ class PreparedMessage:
         balance = state.get_balance(EvmAddress(message.sender)) if cost or request.value else 0
         try:
             validate_transaction(rules, tx, block, SenderAccount(0, balance),
-                                 sender=message.sender, message=True, intrinsic=intrinsic)
+                                 sender=message.sender, checks=CALL, intrinsic=intrinsic)
         except (IntrinsicGasTooLow, FloorGasTooLow) as exc:
             raise Rejected(str(exc), intrinsic=True) from None
         except InvalidTransaction as exc:
@@ -540,7 +541,7 @@ def _executor_traits(executor_class: type) -> tuple[bool, str]:
     return issubclass(executor_class, CancunTransactionExecutor), build
 
 
-def _message_fields(message: Message, gas: int, london: bool) -> TxFields:
+def message_fields(message: Message, gas: int, london: bool) -> TxFields:
     """A message as :mod:`ethread.forks.validity` reads a transaction (of the type it runs
     as; its nonce is never checked)."""
     request = message.request

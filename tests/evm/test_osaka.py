@@ -35,7 +35,16 @@ from ethread.evm import modexp as osaka_modexp
 from ethread.evm.p256 import P256_N, P256_P, p256_verify
 from ethread.forks import FORK_BY_NAME
 from ethread.forks.table import BLOB, LEGACY
-from ethread.forks.validity import GasCapExceeded, TooManyBlobs, TxFields, check_blobs, check_gas_cap
+from ethread.forks.validity import (
+    BlobGasLimitReached,
+    BlockContext,
+    GasCapExceeded,
+    TooManyBlobs,
+    TxFields,
+    check_blob_gas_available,
+    check_blobs,
+    check_gas_cap,
+)
 from tests.support.osaka_runs import p256_input, run_py_evm
 from tests.support.paths import conformance_dir
 
@@ -285,9 +294,10 @@ def test_blobs_per_transaction() -> None:
     bpo = replace(FORK_BY_NAME["bpo1"], blob=BlobParams(10, 15, 8346193))
     with pytest.raises(TooManyBlobs):
         check_blobs(bpo, fields(blobs=7))
-    check_blobs(prague, fields(blobs=7))  # Prague: as many as the block takes (9)
-    with pytest.raises(TooManyBlobs):
-        check_blobs(prague, fields(blobs=10))
+    check_blobs(prague, fields(blobs=10))  # Prague: only the block's blob gas bounds them
+    check_blob_gas_available(prague, fields(blobs=9), BlockContext())
+    with pytest.raises(BlobGasLimitReached):
+        check_blob_gas_available(prague, fields(blobs=10), BlockContext())
 
 
 def test_blobs_per_block() -> None:
