@@ -93,6 +93,10 @@ class Fork:
     """Intrinsic gas per non-zero calldata byte (EIP-2028: 16 from Istanbul, 68 before)."""
     replay_protection: bool
     """EIP-155 chain ids in legacy signatures (Spurious Dragon on)."""
+    receipt_status: bool
+    """EIP-658: a receipt commits to its outcome, not to the state after it (Byzantium on)."""
+    sstore_sentry: bool
+    """EIP-2200: SSTORE fails with no more than the call stipend left (Istanbul on)."""
     base_fee: bool
     """EIP-1559 base fee in headers (London on)."""
     proof_of_stake: bool
@@ -105,6 +109,8 @@ class Fork:
     """Blob target, max and update fraction; None before Cancun."""
     beacon_root: bool
     """The parent beacon block root in headers and its system call (Cancun on)."""
+    transient_storage: bool
+    """EIP-1153's transient storage, cleared after each transaction (Cancun on)."""
     requests: bool
     """Execution-layer requests and the requests hash (Prague on)."""
     calldata_floor: bool
@@ -191,12 +197,15 @@ def _row(index: int, name: str, key: str | None, by_time: bool, title: str, base
         creation_gas=32000 if _since(name, "homestead") else 0,
         nonzero_byte_gas=16 if _since(name, "istanbul") else 68,
         replay_protection=_since(name, "spurious_dragon"),
+        receipt_status=_since(name, "byzantium"),
+        sstore_sentry=_since(name, "istanbul"),
         base_fee=_since(name, "london"),
         proof_of_stake=_since(name, "paris"),
         withdrawals=_since(name, "shanghai"),
         max_initcode_size=MAX_INITCODE_SIZE if _since(name, "shanghai") else None,
         blob=blob,
         beacon_root=_since(name, "cancun"),
+        transient_storage=_since(name, "cancun"),
         requests=_since(name, "prague"),
         calldata_floor=_since(name, "prague"),
         tx_gas_cap=TX_GAS_LIMIT_CAP if osaka else None,

@@ -763,7 +763,7 @@ class _Simulator:
         state.lock_changes()
         try:
             with self.limit.applied(state):
-                computation = self._execute(state, evm_tx, rules.at_least("cancun"))
+                computation = self._execute(state, evm_tx, rules.transient_storage)
         except ExecutionAborted as exc:  # (geth answers its timeout as a refused call: -32603)
             raise SimulationRefused(exc.message, INTERNAL_ERROR) from None
         finally:
@@ -789,7 +789,7 @@ class _Simulator:
         work.bloom |= bloom
         work.logs.extend(receipt_logs)
         # a receipt commits to its outcome from Byzantium on, to the state after it before
-        outcome = ((b"" if failed else b"\x01") if rules.at_least("byzantium")
+        outcome = ((b"" if failed else b"\x01") if rules.receipt_status
                    else state.make_state_root())
         payload = [outcome, _int_bytes(work.gas_used),
                    bloom.to_bytes(256, "big"),
