@@ -545,19 +545,16 @@ def message_fields(message: Message, gas: int, london: bool) -> TxFields:
     """A message as :mod:`ethread.forks.validity` reads a transaction (of the type it runs
     as; its nonce is never checked)."""
     request = message.request
-    entries = request.access_list or ()
+    entries = request.access_list
     hashes = request.blob_versioned_hashes
     authorizations = request.authorization_list
     kind = (SET_CODE if authorizations is not None else BLOB_TX if hashes is not None
             else DYNAMIC_FEE if london else LEGACY)
-    return TxFields(
-        kind=kind, nonce=0, gas=gas, to=request.to, value=request.value, data=request.data,
-        fee_cap=message.fee_cap, tip_cap=message.tip_cap,
-        access_list_addresses=len(entries),
-        access_list_keys=sum(len(e.storage_keys) for e in entries),
-        blob_hashes=None if hashes is None else tuple(hashes),
-        blob_fee_cap=message.blob_fee_cap or 0,
-        authorizations=None if authorizations is None else len(authorizations))
+    return TxFields(kind, 0, gas, request.to, request.value, request.data, message.fee_cap,
+                    message.tip_cap, len(entries) if entries else 0,
+                    sum(len(e.storage_keys) for e in entries) if entries else 0,
+                    None if hashes is None else tuple(hashes), message.blob_fee_cap or 0,
+                    None if authorizations is None else len(authorizations))
 
 
 
