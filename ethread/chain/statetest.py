@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -33,8 +33,10 @@ from eth_hash.auto import keccak
 from eth_utils import ValidationError
 
 from ..errors import EthreadError
-from ..evm import BlobParams, osaka_vm, prague_vm
-from ..forks import ChainConfig, fork_named
+from ..evm import BlobParams
+from ..forks import Fork, fork_named
+from ..forks.validity import InvalidTransaction, check_type
+from ..forks.vms import vm_class_for
 
 
 class FixtureError(EthreadError):
@@ -67,23 +69,19 @@ def vm_for_fork(fork: str, blob_schedule: dict[str, Any] | None = None,
                 chain_id: int = 1) -> type[VirtualMachineAPI]:
     """The VM class of a fixture's fork name (``"Osaka"``, ``"EIP158"``, ethread's names
     too). Prague, Osaka and the BPO forks take their blob parameters from ``blob_schedule`` (a
-    fixture's ``config.blobSchedule``) when it names them, and run on ethread's VMs
-    (:mod:`ethread.evm`); older forks run on the VM ethread's fork table gives them. Raises
+    fixture's ``config.blobSchedule``) when it names them; every fork runs on the VM
+    ethread's fork table gives it (:func:`~ethread.forks.vms.vm_class_for`). Raises
     :class:`FixtureError` for a fork it does not know."""
     try:
         row = fork_named(fork)
     except KeyError:
         raise FixtureError(f"unknown fork {fork!r}") from None
-    if row.vm_base in ("prague", "osaka"):
-        entry = (blob_schedule or {}).get(fork)
-        blob = row.blob if entry is None else BlobParams(
+    entry = (blob_schedule or {}).get(fork)
+    if entry is not None:
+        row = replace(row, blob=BlobParams(
             target=_int(entry["target"]), max=_int(entry["max"]),
-            update_fraction=_int(entry["baseFeeUpdateFraction"]))
-        assert blob is not None
-        vm: Any = prague_vm(blob) if row.vm_base == "prague" else osaka_vm(blob)
-    else:
-        vm = ChainConfig.from_fork(row.name, chain_id).vm_class(0, 0)
-    return _state_test_vm(vm)  # type: ignore[no-any-return]
+            update_fraction=_int(entry["baseFeeUpdateFraction"])))
+    return _state_test_vm(vm_class_for(row, None))  # type: ignore[no-any-return]
 
 
 @cache
@@ -154,6 +152,11 @@ def run_test(name: str, test: dict[str, Any]) -> Iterator[StateTestResult]:
             yield _run_vector(name, fork, vm_class, db, pre_root, chain_id, test["env"], entry)
 
 
+def _typed_kind(raw: bytes) -> int:
+    """The type of a transaction's encoding (0 for a legacy RLP list)."""
+    return raw[0] if raw and raw[0] <= 0x7F else 0
+
+
 def _write_pre_state(db: AtomicDB, pre: dict[str, Any]) -> bytes:
     accounts = AccountDB(db)
     for address, account in pre.items():
@@ -196,10 +199,14 @@ def _run_vector(name: str, fork: str, vm_class: Any, db: AtomicDB, pre_root: byt
                   consensus_context=ConsensusContext(db))
     refusal = None
     root, logs_hash = pre_root, keccak(rlp.encode([]))
+    rules: Fork = vm_class.fork_rules
     try:
-        transaction = vm.get_transaction_builder().decode(_bytes(entry["txbytes"]))
+        raw = _bytes(entry["txbytes"])
+        check_type(rules, _typed_kind(raw))  # (a type the fork's decoder does not know)
+        transaction = vm.get_transaction_builder().decode(raw)
         receipt, _ = vm.apply_transaction(header, transaction)
-    except (ValidationError, rlp.DecodingError, rlp.DeserializationError) as exc:
+    except (InvalidTransaction, ValidationError, rlp.DecodingError,
+            rlp.DeserializationError) as exc:
         refusal = f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # a vector py-evm cannot run fails; the run goes on
         return StateTestResult(name, fork, False, pre_root, f"{type(exc).__name__}: {exc}")

@@ -42,8 +42,8 @@ from ..chain.genesis import parse_genesis
 from ..chain.importer import ChainImporter, spoof_senders
 from ..errors import EthreadError, TransactionRejected
 from ..forks import BLOCK_FORKS, FORK_BY_NAME, FORK_ORDER, FORKS, TIME_FORKS, ChainConfig
+from ..forks.base_fee import next_base_fee
 from ..lru import LRU
-from ..methods.fees import next_base_fee
 from ..methods.overrides import set_account
 from ..methods.resolve import require_header
 from ..models import (
@@ -726,16 +726,14 @@ class DevChain:
         return evm_transaction(self.config.vm_class(head.number + 1, self._next_time(head.timestamp)), tx)
 
     def _admit(self, tx: Transaction, sender: Address, evm_tx: Any = None) -> None:
-        """Refuse, in geth's words, what the next block could not take from ``sender``."""
+        """Refuse, in geth's words, what the next block could not take from ``sender``
+        (``evm_tx``: py-evm's form of ``tx``, which the rules do not need)."""
         head = self.head
         when = self._next_time(head.timestamp)
-        vm_class = self.config.vm_class(head.number + 1, when)
-        if evm_tx is None:
-            evm_tx = evm_transaction(vm_class, tx)
         state = self._head_state()
         address = EvmAddress(sender)
         base_fee = self._next_base_fee(head, when)
-        admit(tx, evm_tx, sender, PoolView(
+        admit(tx, sender, PoolView(
             chain_id=self.chain_id,
             fork=self.config.fork_at(head.number + 1, when),
             base_fee=base_fee,

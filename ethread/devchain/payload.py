@@ -24,26 +24,29 @@ from eth.db.chain import ChainDB
 from eth.vm.chain_context import ChainContext
 from eth_typing import Address as EvmAddress
 from eth_typing import Hash32 as EvmHash
-from eth_utils import ValidationError, to_checksum_address
+from eth_utils import ValidationError
 
 from ..codec.txpool_rpc import PayloadAttributes
 from ..errors import EthreadError, TransactionRejected
-from ..evm.blobs import GAS_PER_BLOB
-from ..forks import ChainConfig
-from ..methods.message import floor_data_gas
+from ..forks import ChainConfig, Fork
+from ..forks.validity import (
+    BlockContext,
+    InvalidTransaction,
+    SenderAccount,
+    fields_of,
+    validate_transaction,
+)
 from ..models import (
     BlobTransaction,
     Header,
-    LegacyTransaction,
-    SetCodeTransaction,
     Transaction,
     Withdrawal,
 )
 from ..rlpcodec.blocks import block_item
 from ..rlpcodec.headers import decode_header
 from ..rlpcodec.transactions import encode_transaction
-from .pool import DELEGATION_PREFIX, evm_transaction, recover_sender
-from .txpool import BlobSidecar, Pooled, TxPool, decode_submission, effective_tip, fee_cap, tip_cap
+from .pool import evm_transaction, recover_sender
+from .txpool import BlobSidecar, Pooled, TxPool, decode_submission, effective_tip, fee_cap
 
 GAS_CEIL = 60_000_000
 """The gas limit geth's miner steers blocks towards (``--miner.gaslimit``)."""
@@ -204,7 +207,7 @@ def _choose(backend: Any, config: ChainConfig, vm_class: Any, start: Any, rules:
             if blobs + blob_count > max_blobs:
                 raise TransactionRejected("max data blobs reached")
         _pre_check(tx, sender, state, rules, base_fee, blob_base_fee,
-                   start.gas_limit - header.gas_used, int(evm_tx.intrinsic_gas))
+                   start.gas_limit - header.gas_used)
         snapshot = state.snapshot()
         try:
             receipt, _ = vm.apply_transaction(header, evm_tx)
@@ -279,64 +282,18 @@ def _payable_prefix(line: list[Pooled], base_fee: int | None, blob_base_fee: int
     return kept
 
 
-def _pre_check(tx: Transaction, sender: bytes, state: Any, rules: Any, base_fee: int | None,
-               blob_base_fee: int | None, gas_left: int, intrinsic: int) -> None:
-    """geth's state transition pre-checks, in its order and words."""
-    who = to_checksum_address(sender)
+def _pre_check(tx: Transaction, sender: bytes, state: Any, rules: Fork, base_fee: int | None,
+               blob_base_fee: int | None, gas_left: int) -> None:
+    """geth's state transition pre-checks (:func:`~ethread.forks.validity.validate_transaction`),
+    in its order and words."""
     address = EvmAddress(sender)
-    nonce = state.get_nonce(address)
-    if nonce < tx.nonce:
-        raise TransactionRejected(f"nonce too high: address {who}, tx: {tx.nonce} state: {nonce}")
-    if nonce > tx.nonce:
-        raise TransactionRejected(f"nonce too low: address {who}, tx: {tx.nonce} state: {nonce}")
-    if tx.nonce + 1 > 2**64 - 1:
-        raise TransactionRejected(f"nonce has max value: address {who}, nonce: {tx.nonce}")
-    if rules.tx_gas_cap is not None and tx.gas > rules.tx_gas_cap:
-        raise TransactionRejected(f"transaction gas limit too high (cap: {rules.tx_gas_cap}, tx: {tx.gas})")
-    code = state.get_code(address)
-    if code and not code.startswith(DELEGATION_PREFIX):
-        raise TransactionRejected(f"sender not an eoa: address {who}, len(code): {len(code)}")
-    if base_fee is not None:
-        if not isinstance(tx, LegacyTransaction) and fee_cap(tx) < tip_cap(tx):
-            raise TransactionRejected(f"max priority fee per gas higher than max fee per gas: address {who}, "
-                                      f"maxPriorityFeePerGas: {tip_cap(tx)}, maxFeePerGas: {fee_cap(tx)}")
-        if fee_cap(tx) < base_fee:
-            raise TransactionRejected(f"max fee per gas less than block base fee: address {who}, "
-                                      f"maxFeePerGas: {fee_cap(tx)}, baseFee: {base_fee}")
-    blob_gas = 0
-    if isinstance(tx, BlobTransaction):
-        hashes = tx.blob_versioned_hashes
-        if not hashes:
-            raise TransactionRejected("blob transaction missing blob hashes")
-        if rules.max_blobs_per_tx is not None and len(hashes) > rules.max_blobs_per_tx:
-            raise TransactionRejected("blob transaction has too many blobs")
-        for index, blob_hash in enumerate(hashes):
-            if blob_hash[:1] != b"\x01":
-                raise TransactionRejected(f"blob {index} has invalid hash version")
-        blob_gas = GAS_PER_BLOB * len(hashes)
-        if blob_base_fee is not None and tx.max_fee_per_blob_gas < blob_base_fee:
-            raise TransactionRejected(f"max fee per blob gas less than block blob gas fee: address {who} "
-                                      f"blobGasFeeCap: {tx.max_fee_per_blob_gas}, blobBaseFee: {blob_base_fee}")
-    if isinstance(tx, SetCodeTransaction) and not tx.authorization_list:
-        raise TransactionRejected(f"EIP-7702 transaction with empty auth list (sender {who})")
-    balance = state.get_balance(address)
-    want = tx.gas * fee_cap(tx) + tx.value
-    if isinstance(tx, BlobTransaction):
-        want += blob_gas * tx.max_fee_per_blob_gas
-    if balance < want:
-        raise TransactionRejected(f"insufficient funds for gas * price + value: address {who} "
-                                  f"have {balance} want {want}")
-    if gas_left < tx.gas:
-        raise TransactionRejected("gas limit reached")
-    if tx.gas < intrinsic:
-        raise TransactionRejected(f"intrinsic gas too low: have {tx.gas}, want {intrinsic}")
-    if rules.calldata_floor:
-        floor = floor_data_gas(tx.data)
-        if tx.gas < floor:
-            raise TransactionRejected(f"insufficient gas for floor data gas cost: have {tx.gas}, want {floor}")
-    price = fee_cap(tx) if base_fee is None else min(fee_cap(tx), base_fee + tip_cap(tx))
-    if tx.value and balance - tx.gas * price < tx.value:
-        raise TransactionRejected(f"insufficient funds for transfer: address {who}")
+    account = SenderAccount(state.get_nonce(address), state.get_balance(address),
+                            state.get_code(address))
+    block = BlockContext(base_fee=base_fee, blob_base_fee=blob_base_fee, gas_available=gas_left)
+    try:
+        validate_transaction(rules, fields_of(tx), block, account, sender=sender)
+    except InvalidTransaction as exc:
+        raise TransactionRejected(str(exc)) from None
 
 
 __all__ = ["GAS_CEIL", "BuildFailed", "BuiltPayload", "build_payload", "calc_gas_limit"]

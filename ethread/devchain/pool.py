@@ -14,18 +14,30 @@ from dataclasses import dataclass
 from typing import Any
 
 import rlp
-from eth_utils import ValidationError, to_checksum_address
+from eth_utils import ValidationError
 
 from ..errors import TransactionRejected
-from ..forks import FORK_BY_NAME
-from ..models import (
-    AccessListTransaction,
-    Address,
-    BlobTransaction,
-    LegacyTransaction,
-    SetCodeTransaction,
-    Transaction,
+from ..forks import FORK_BY_NAME, validity
+from ..forks.validity import (
+    FeeCapBelowBaseFee,
+    FeeCapTooHigh,
+    FloorGasTooLow,
+    InitcodeTooLarge,
+    InsufficientFunds,
+    IntrinsicGasTooLow,
+    InvalidTransaction,
+    NoAuthorizations,
+    NoBlobs,
+    NonceMax,
+    NonceTooHigh,
+    NonceTooLow,
+    SenderNotEOA,
+    TipAboveFeeCap,
+    TypeNotSupported,
+    fields_of,
+    upfront_cost,
 )
+from ..models import Address, LegacyTransaction, Transaction
 from ..rlpcodec.items import DecodeError
 from ..rlpcodec.transactions import (
     decode_transaction,
@@ -36,7 +48,6 @@ from ..rlpcodec.transactions import (
 KIND_NAMES = {0: "legacy", 1: "access-list", 2: "dynamic-fee", 3: "blob", 4: "set-code"}
 MAX_RAW_SIZE = 128 * 1024
 """geth's limit on a transaction's encoded size (blob data aside)."""
-DELEGATION_PREFIX = b"\xef\x01\x00"
 
 
 def decode_raw(raw: bytes) -> Transaction:
@@ -108,21 +119,53 @@ class PoolView:
 
 
 def cost(tx: Transaction) -> int:
-    """The most a transaction can take from its sender: gas at its fee cap, value, blob gas."""
-    if isinstance(tx, LegacyTransaction | AccessListTransaction):
-        total = tx.gas * tx.gas_price
-    else:
-        total = tx.gas * tx.max_fee_per_gas
-    if isinstance(tx, BlobTransaction):
-        total += 131_072 * len(tx.blob_versioned_hashes) * tx.max_fee_per_blob_gas
-    return total + tx.value
+    """The most a transaction can take from its sender: gas at its fee cap, value, blob gas
+    at its blob fee cap (:func:`~ethread.forks.validity.upfront_cost`)."""
+    return upfront_cost(fields_of(tx))
 
 
-def admit(tx: Transaction, evm_tx: Any, sender: Address, view: PoolView) -> None:
+def pool_words(error: InvalidTransaction) -> str:
+    """``error`` in the words of geth's transaction pool (``core/txpool/validation.go``)
+    where they differ from its state transition's (``str(error)``)."""
+    match error:
+        case TypeNotSupported(kind=kind, first=first):
+            later = first.title if first is not None else "a later fork"
+            return f"transaction type not supported: type {kind} rejected, pool not yet in {later}"
+        case InitcodeTooLarge(size=size, limit=limit):
+            return f"max initcode size exceeded: code size {size}, limit {limit}"
+        case FeeCapTooHigh(tip=tip):
+            return f"max {'priority ' if tip else ''}fee per gas higher than 2^256-1"
+        case TipAboveFeeCap():
+            return "max priority fee per gas higher than max fee per gas"
+        case NonceMax():
+            return "nonce has max value"
+        case NonceTooLow(nonce=nonce, state=state):
+            return f"nonce too low: next nonce {state}, tx nonce {nonce}"
+        case NonceTooHigh(nonce=nonce, state=state):
+            return f"nonce too high: next nonce {state}, tx nonce {nonce}"
+        case IntrinsicGasTooLow(gas=gas, needed=needed):
+            return f"intrinsic gas too low: gas {gas}, minimum needed {needed}"
+        case FloorGasTooLow(gas=gas, needed=needed):
+            return f"insufficient gas for floor data gas cost: gas {gas}, minimum needed {needed}"
+        case NoAuthorizations():
+            return "set code tx must have at least one authorization tuple"
+        case NoBlobs():
+            return "blobless blob transaction"
+        case SenderNotEOA():
+            return f"sender not an eoa: address {error.who}"
+        case InsufficientFunds(balance=balance, cost=needed):
+            return (f"insufficient funds for gas * price + value: balance {balance}, "
+                    f"tx cost {needed}, overshot {needed - balance}")
+    return str(error)
+
+
+def admit(tx: Transaction, sender: Address, view: PoolView) -> None:
     """Raise :class:`TransactionRejected` with geth's message when the pool would refuse
-    ``tx`` from ``sender``."""
-    kind = tx.type
-    if kind not in FORK_BY_NAME[view.fork].transaction_types:
+    ``tx`` from ``sender`` (the rules of :mod:`ethread.forks.validity`, in the pool's order
+    and words)."""
+    fork = FORK_BY_NAME[view.fork]
+    fields = fields_of(tx)
+    if tx.type not in fork.transaction_types:
         raise TransactionRejected("transaction type not supported")
     if isinstance(tx, LegacyTransaction):
         if tx.v not in (27, 28) and (tx.v - 35) // 2 != view.chain_id:
@@ -130,38 +173,25 @@ def admit(tx: Transaction, evm_tx: Any, sender: Address, view: PoolView) -> None
                 f"invalid chain id for signer: have {(tx.v - 35) // 2} want {view.chain_id}")
     elif tx.chain_id != view.chain_id:
         raise TransactionRejected(f"invalid chain id for signer: have {tx.chain_id} want {view.chain_id}")
-    if tx.gas > view.gas_limit:
-        raise TransactionRejected("exceeds block gas limit")
-    if (not isinstance(tx, LegacyTransaction | AccessListTransaction)
-            and tx.max_priority_fee_per_gas > tx.max_fee_per_gas):
-            raise TransactionRejected(
-                "max priority fee per gas higher than max fee per gas: address "
-                f"{to_checksum_address(sender)}, maxPriorityFeePerGas: "
-                f"{tx.max_priority_fee_per_gas}, maxFeePerGas: {tx.max_fee_per_gas}")
-    if isinstance(tx, SetCodeTransaction) and not tx.authorization_list:
-        raise TransactionRejected("EIP-7702 transaction with empty auth list")
-    if isinstance(tx, BlobTransaction) and not tx.blob_versioned_hashes:
-        raise TransactionRejected("blobless blob transaction")
-    intrinsic = int(evm_tx.intrinsic_gas)
-    if tx.gas < intrinsic:
-        raise TransactionRejected(f"intrinsic gas too low: gas {tx.gas}, minimum needed {intrinsic}")
-    if tx.nonce < view.next_nonce:
-        raise TransactionRejected(f"nonce too low: next nonce {view.next_nonce}, tx nonce {tx.nonce}")
-    if tx.nonce > view.next_nonce:
-        raise TransactionRejected(f"nonce too high: next nonce {view.next_nonce}, tx nonce {tx.nonce}")
-    if view.code and not view.code.startswith(DELEGATION_PREFIX):
-        raise TransactionRejected(f"sender not an eoa: address {to_checksum_address(sender)}")
-    fee_cap = tx.gas_price if isinstance(tx, LegacyTransaction | AccessListTransaction) else tx.max_fee_per_gas
-    if view.base_fee is not None and fee_cap < view.base_fee:
-        raise TransactionRejected(
-            f"max fee per gas less than block base fee: address {to_checksum_address(sender)}, "
-            f"maxFeePerGas: {fee_cap}, baseFee: {view.base_fee}")
-    needed = cost(tx)
-    if needed > view.spendable:
-        raise TransactionRejected(
-            f"insufficient funds for gas * price + value: balance {view.spendable}, "
-            f"tx cost {needed}, overshot {needed - view.spendable}")
+    try:
+        validity.check_initcode(fork, fields, sender)
+        validity.check_gas_cap(fork, fields, sender)
+        if tx.gas > view.gas_limit:
+            raise TransactionRejected("exceeds block gas limit")
+        validity.check_fee_caps(fields, sender)
+        validity.check_authorizations(fields, sender)
+        validity.check_blobs(fork, fields, sender)
+        validity.check_intrinsic_gas(fork, fields, sender)
+        validity.check_nonce(fields, view.next_nonce, sender)
+        validity.check_nonce_cap(fields, sender)
+        validity.check_sender_code(fork, view.code, sender)
+        validity.check_base_fee(fields, view.base_fee, sender)
+        validity.check_balance(fields, view.spendable, sender)
+    except (TipAboveFeeCap, FeeCapBelowBaseFee, NoAuthorizations) as exc:
+        raise TransactionRejected(str(exc)) from None
+    except InvalidTransaction as exc:
+        raise TransactionRejected(pool_words(exc)) from None
 
 
 __all__ = ["KIND_NAMES", "PoolView", "admit", "cost", "decode_raw", "evm_transaction",
-           "placeholder_signature", "recover_sender"]
+           "placeholder_signature", "pool_words", "recover_sender"]

@@ -37,8 +37,8 @@ from eth_keys.datatypes import Signature
 from eth_keys.exceptions import BadSignature
 
 from ..errors import TransactionRejected
-from ..forks import ChainConfig, Fork
-from ..methods.message import floor_data_gas
+from ..forks import ChainConfig, Fork, validity
+from ..forks.validity import InvalidTransaction, fields_of
 from ..methods.resolve import require_header
 from ..methods.state import StateReader, StateView
 from ..models import (
@@ -52,7 +52,7 @@ from ..models import (
     Transaction,
 )
 from ..rlpcodec.transactions import encode_transaction, transaction_hash
-from .pool import cost, decode_raw, evm_transaction, recover_sender
+from .pool import cost, decode_raw, evm_transaction, pool_words, recover_sender
 
 ETHER = 10**18
 TX_SLOT_SIZE = 32 * 1024
@@ -68,7 +68,6 @@ COMMITMENT_SIZE = PROOF_SIZE = 48
 CELLS_PER_BLOB = 128
 """EIP-7594: cells (and cell proofs) of an extended blob."""
 SIDECAR_VERSION_0, SIDECAR_VERSION_1 = 0, 1
-MAX_NONCE = 2**64 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,8 +408,7 @@ class TxPool:
             self._follow_head()
             head = self.chain.head()
             rules = self.chain.config.rules(head.number, head.timestamp)
-            if (sidecar is not None and sidecar.version == SIDECAR_VERSION_0
-                    and rules.at_least("osaka")):
+            if sidecar is not None and sidecar.version == SIDECAR_VERSION_0 and rules.cell_proofs:
                 sidecar = to_cell_proofs(sidecar)
             self._rpc_checks(tx)
             return self._add(tx, sidecar, head, rules)
@@ -495,44 +493,30 @@ class TxPool:
         limit = MAX_BLOB_TX_SIZE if blob else MAX_TX_SIZE
         if size > limit:
             raise TransactionRejected(f"oversized data: transaction size {size}, limit {limit}")
-        if tx.type not in rules.transaction_types:
-            first = {1: "Berlin", 2: "London", 3: "Cancun", 4: "Prague"}.get(tx.type, "a later fork")
-            raise TransactionRejected(f"transaction type not supported: type {tx.type} rejected, "
-                                      f"pool not yet in {first}")
-        if tx.to is None and rules.max_initcode_size is not None and len(tx.data) > rules.max_initcode_size:
-            raise TransactionRejected(f"max initcode size exceeded: code size {len(tx.data)}, "
-                                      f"limit {rules.max_initcode_size}")
-        if rules.tx_gas_cap is not None and tx.gas > rules.tx_gas_cap:
-            raise TransactionRejected(f"transaction gas limit too high (cap: {rules.tx_gas_cap}, tx: {tx.gas})")
-        if head.gas_limit < tx.gas:
-            raise TransactionRejected("exceeds block gas limit")
-        if fee_cap(tx).bit_length() > 256:
-            raise TransactionRejected("max fee per gas higher than 2^256-1")
-        if tip_cap(tx).bit_length() > 256:
-            raise TransactionRejected("max priority fee per gas higher than 2^256-1")
-        if fee_cap(tx) < tip_cap(tx):
-            raise TransactionRejected("max priority fee per gas higher than max fee per gas")
-        sender = known_sender if known_sender is not None else self._sender(tx, head, rules)
-        if tx.nonce >= MAX_NONCE:
-            raise TransactionRejected("nonce has max value")
-        if tx.value.bit_length() > 256:
-            raise TransactionRejected("insufficient funds for gas * price + value")
-        vm_class = self.chain.config.vm_class(head.number, head.timestamp)
-        intrinsic = int(evm_transaction(vm_class, tx).intrinsic_gas)
-        if tx.gas < intrinsic:
-            raise TransactionRejected(f"intrinsic gas too low: gas {tx.gas}, minimum needed {intrinsic}")
-        if rules.calldata_floor:
-            floor = floor_data_gas(tx.data)
-            if tx.gas < floor:
-                raise TransactionRejected(f"insufficient gas for floor data gas cost: gas {tx.gas}, "
-                                          f"minimum needed {floor}")
+        fields = fields_of(tx)
+        try:
+            validity.check_type(rules, tx.type)
+            validity.check_initcode(rules, fields)
+            validity.check_gas_cap(rules, fields)
+            if head.gas_limit < tx.gas:
+                raise TransactionRejected("exceeds block gas limit")
+            validity.check_fee_caps(fields)
+            sender = known_sender if known_sender is not None else self._sender(tx, head, rules)
+            validity.check_nonce_cap(fields)
+            if tx.value.bit_length() > 256:
+                raise TransactionRejected("insufficient funds for gas * price + value")
+            validity.check_intrinsic_gas(rules, fields)
+        except InvalidTransaction as exc:
+            raise TransactionRejected(pool_words(exc)) from None
         if tip_cap(tx) < self.limits.min_tip:
             raise TransactionRejected(f"transaction gas price below minimum: gas tip cap {tip_cap(tx)}, "
                                       f"minimum needed {self.limits.min_tip}")
         if isinstance(tx, BlobTransaction) and (sidecar is not None or self.limits.blob_sidecars):
             self._validate_sidecar(tx, sidecar, rules)
-        if isinstance(tx, SetCodeTransaction) and not tx.authorization_list:
-            raise TransactionRejected("set code tx must have at least one authorization tuple")
+        try:
+            validity.check_authorizations(fields, sender)
+        except InvalidTransaction as exc:
+            raise TransactionRejected(pool_words(exc)) from None
         return sender
 
     def _sender(self, tx: Transaction, head: Header, rules: Fork) -> Address:
@@ -574,7 +558,7 @@ class TxPool:
         if len(hashes) > MAX_BLOBS_PER_TX:
             raise TransactionRejected(f"transaction blob limit exceeded: blob count {len(hashes)}, "
                                       f"limit {MAX_BLOBS_PER_TX}")
-        want = SIDECAR_VERSION_1 if rules.at_least("osaka") else SIDECAR_VERSION_0
+        want = SIDECAR_VERSION_1 if rules.cell_proofs else SIDECAR_VERSION_0
         if sidecar.version != want:
             raise TransactionRejected(f"Wrong sidecar format: unexpected sidecar version, want: {want}, "
                                       f"got: {sidecar.version}")

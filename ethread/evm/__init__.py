@@ -28,7 +28,6 @@ from .osaka import (
     OsakaState,
     OsakaVM,
     check_block_size,
-    check_transaction,
     osaka_vm,
 )
 from .p256 import GAS_P256VERIFY, P256VERIFY_ADDRESS
@@ -55,7 +54,6 @@ __all__ = [
     "OsakaVM",
     "blob_base_fee",
     "check_block_size",
-    "check_transaction",
     "excess_blob_gas_after",
     "fake_exponential",
     "osaka_vm",

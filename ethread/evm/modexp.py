@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from eth.exceptions import VMError
+from eth.precompiles.modexp import _compute_modexp_gas_fee_eip_198
 from eth.vm.forks.berlin.computation import _compute_modexp_gas_fee_eip_2565
 
 MAX_INPUT_LENGTH = 1024
@@ -87,12 +88,22 @@ def modexp(computation: Any) -> Any:
     return computation
 
 
+def modexp_eip198(computation: Any) -> Any:
+    """MODEXP from Byzantium to Istanbul: py-evm's EIP-198 price, with :func:`result` (the
+    empty base corrected as in :func:`modexp_eip2565`)."""
+    data = computation.msg.data_as_bytes
+    computation.consume_gas(_compute_modexp_gas_fee_eip_198(data), reason="MODEXP Precompile")
+    computation.output = result(data)
+    return computation
+
+
 def modexp_eip2565(computation: Any) -> Any:
     """MODEXP from Berlin to Prague: py-evm's EIP-2565 price, with :func:`result`.
 
     py-evm's own answers zero whenever the base is empty, but an empty base is the number 0
     and ``0 ** 0 % m`` is ``1 % m``: with a zero exponent and a modulus above 1 the answer is
-    1 (execution-spec-tests' ``geth-fail-length`` vector, Prague)."""
+    1 (execution-spec-tests' ``geth-fail-length`` vector, Prague; every fork since Byzantium,
+    see :mod:`ethread.forks.vms`)."""
     data = computation.msg.data_as_bytes
     computation.consume_gas(_compute_modexp_gas_fee_eip_2565(data), reason="MODEXP Precompile")
     computation.output = result(data)

@@ -3,7 +3,8 @@
 - in the EVM: CLZ (EIP-7939, :mod:`.opcodes`), P256VERIFY at 0x100 (EIP-7951, :mod:`.p256`),
   MODEXP's input bounds and prices (EIP-7823, EIP-7883, :mod:`.modexp`);
 - for a transaction: at most :data:`TX_GAS_LIMIT_CAP` gas (EIP-7825) and at most
-  :data:`MAX_BLOBS_PER_TX` blobs (EIP-7594);
+  :data:`MAX_BLOBS_PER_TX` blobs (EIP-7594), which the fork table declares and
+  :mod:`ethread.forks.validity` checks, with every other rule of a transaction;
 - for a block: at most :data:`MAX_RLP_BLOCK_SIZE` bytes of RLP (EIP-7934), and the excess
   blob gas of EIP-7918 (:func:`~ethread.evm.blobs.excess_blob_gas_after` with the reserve
   price);
@@ -18,8 +19,7 @@ from functools import cache
 from typing import Any
 
 import rlp
-from eth.abc import BlockAPI, BlockHeaderAPI, SignedTransactionAPI
-from eth.vm.forks.cancun.constants import BLOB_TX_TYPE
+from eth.abc import BlockAPI
 from eth.vm.forks.prague.state import PragueTransactionExecutor
 from eth_utils import ValidationError
 
@@ -67,20 +67,6 @@ class OsakaState(BlobScheduledState):
     transaction_executor_class = OsakaTransactionExecutor
 
 
-def check_transaction(transaction: SignedTransactionAPI) -> None:
-    """Osaka's limits on one transaction, wherever it is included: its gas (EIP-7825) and its
-    blob count (EIP-7594). Raises py-evm's ``ValidationError``."""
-    if transaction.gas > TX_GAS_LIMIT_CAP:
-        raise ValidationError(
-            f"Transaction gas limit {transaction.gas} is over the cap {TX_GAS_LIMIT_CAP}")
-    if transaction.type_id != BLOB_TX_TYPE:
-        return
-    blobs = len(transaction.blob_versioned_hashes)
-    if blobs > MAX_BLOBS_PER_TX:
-        raise ValidationError(
-            f"Transaction has {blobs} blobs, more than the {MAX_BLOBS_PER_TX} allowed")
-
-
 def check_block_size(block: BlockAPI) -> None:
     """EIP-7934's limit on a block's RLP. Raises py-evm's ``ValidationError``."""
     size = len(rlp.encode(block))
@@ -96,12 +82,6 @@ class OsakaVM(BlobScheduledVM):
     blob_params = OSAKA_BLOBS
     reserve_price = True
     _state_class = OsakaState
-
-    def validate_transaction_against_header(self, base_header: BlockHeaderAPI,
-                                            transaction: SignedTransactionAPI) -> None:
-        """Prague's checks, then Osaka's limits on a transaction (:func:`check_transaction`)."""
-        super().validate_transaction_against_header(base_header, transaction)
-        check_transaction(transaction)
 
     def validate_block(self, block: BlockAPI) -> None:
         """EIP-7934's size limit, then Prague's checks."""

@@ -85,8 +85,18 @@ class Fork:
     parameters)."""
     transaction_types: frozenset[int]
     """The transaction types a block may carry."""
+    low_s: bool
+    """EIP-2: a signature's ``s`` in the lower half of the curve's order (Homestead on)."""
+    creation_gas: int
+    """What a creating transaction adds to its intrinsic gas (EIP-2: 32,000 from Homestead)."""
+    nonzero_byte_gas: int
+    """Intrinsic gas per non-zero calldata byte (EIP-2028: 16 from Istanbul, 68 before)."""
     replay_protection: bool
     """EIP-155 chain ids in legacy signatures (Spurious Dragon on)."""
+    receipt_status: bool
+    """EIP-658: a receipt commits to its outcome, not to the state after it (Byzantium on)."""
+    sstore_sentry: bool
+    """EIP-2200: SSTORE fails with no more than the call stipend left (Istanbul on)."""
     base_fee: bool
     """EIP-1559 base fee in headers (London on)."""
     proof_of_stake: bool
@@ -99,6 +109,8 @@ class Fork:
     """Blob target, max and update fraction; None before Cancun."""
     beacon_root: bool
     """The parent beacon block root in headers and its system call (Cancun on)."""
+    transient_storage: bool
+    """EIP-1153's transient storage, cleared after each transaction (Cancun on)."""
     requests: bool
     """Execution-layer requests and the requests hash (Prague on)."""
     calldata_floor: bool
@@ -111,6 +123,8 @@ class Fork:
     """EIP-7594's per-transaction blob bound (None: only the block's max bounds it)."""
     blob_reserve_price: bool
     """EIP-7918's blob base fee floor in the excess blob gas rule (Osaka on)."""
+    cell_proofs: bool
+    """EIP-7594: a blob transaction's sidecar carries cell proofs (version 1, Osaka on)."""
     precompiles: tuple[tuple[str, bytes], ...]
     """(EIP-7910 name, address) of every precompile active."""
     system_contracts: tuple[tuple[str, bytes | None], ...]
@@ -179,19 +193,26 @@ def _row(index: int, name: str, key: str | None, by_time: bool, title: str, base
     return Fork(
         name=name, index=index, genesis_key=key, by_time=by_time, title=title, vm_base=base,
         transaction_types=frozenset(types),
+        low_s=_since(name, "homestead"),
+        creation_gas=32000 if _since(name, "homestead") else 0,
+        nonzero_byte_gas=16 if _since(name, "istanbul") else 68,
         replay_protection=_since(name, "spurious_dragon"),
+        receipt_status=_since(name, "byzantium"),
+        sstore_sentry=_since(name, "istanbul"),
         base_fee=_since(name, "london"),
         proof_of_stake=_since(name, "paris"),
         withdrawals=_since(name, "shanghai"),
         max_initcode_size=MAX_INITCODE_SIZE if _since(name, "shanghai") else None,
         blob=blob,
         beacon_root=_since(name, "cancun"),
+        transient_storage=_since(name, "cancun"),
         requests=_since(name, "prague"),
         calldata_floor=_since(name, "prague"),
         tx_gas_cap=TX_GAS_LIMIT_CAP if osaka else None,
         max_block_rlp_size=MAX_RLP_BLOCK_SIZE if osaka else None,
         max_blobs_per_tx=MAX_BLOBS_PER_TX if osaka else None,
         blob_reserve_price=osaka,
+        cell_proofs=osaka,
         precompiles=tuple((label, address) for first, label, address in _PRECOMPILES
                           if _since(name, first)),
         system_contracts=tuple((label, address) for first, label, address in _SYSTEM_CONTRACTS

@@ -21,13 +21,13 @@ from __future__ import annotations
 from eth.exceptions import OutOfGas
 
 from ..errors import ExecutionFailed
+from ..evm.blobs import GAS_PER_BLOB
+from ..forks.validity import TX_GAS
 from ..models import BlockOverrides, BlockRef, CallRequest, StateOverride
 from ..validation import check_instance
 from .call import raise_for_outcome
 from .gas_trace import least_gas, traced_run
 from .message import (
-    GAS_PER_BLOB,
-    TX_GAS,
     CallStates,
     ExecutableChain,
     Outcome,

@@ -22,12 +22,10 @@ from ..errors import EthreadError
 from ..evm.blobs import BlobParams, excess_blob_gas_after
 from ..evm.blobs import blob_base_fee as price_blob_gas
 from ..forks import BLOB_GAS_PER_BLOB, ChainConfig
+from ..forks.base_fee import next_base_fee
 from ..models import Block, Header, Tag
 from .resolve import resolve_number
 
-INITIAL_BASE_FEE = 1_000_000_000
-ELASTICITY_MULTIPLIER = 2
-BASE_FEE_CHANGE_DENOMINATOR = 8
 MAX_PERCENTILES = 100
 """Reward percentiles one eth_feeHistory call may ask for."""
 
@@ -90,21 +88,6 @@ def blob_schedule(config: ChainConfig, timestamp: int, number: int) -> BlobParam
     """The blob parameters of the fork a block of this number and timestamp runs, or None
     before Cancun."""
     return config.rules(number, timestamp).blob
-
-
-def next_base_fee(config: ChainConfig, parent: Header) -> int:
-    """The base fee of the block after ``parent`` (EIP-1559)."""
-    if not is_london(config, parent.number, parent.timestamp) or parent.base_fee_per_gas is None:
-        return INITIAL_BASE_FEE
-    base_fee = parent.base_fee_per_gas
-    target = parent.gas_limit // ELASTICITY_MULTIPLIER
-    if parent.gas_used == target:
-        return base_fee
-    if parent.gas_used > target:
-        delta = base_fee * (parent.gas_used - target) // target // BASE_FEE_CHANGE_DENOMINATOR
-        return base_fee + max(delta, 1)
-    delta = base_fee * (target - parent.gas_used) // target // BASE_FEE_CHANGE_DENOMINATOR
-    return max(base_fee - delta, 0)
 
 
 def blob_base_fee(config: ChainConfig, header: Header) -> int | None:

@@ -34,7 +34,8 @@ from typing import Any
 from eth.vm import opcode_values
 
 from ..evm.computation import wrapped_opcodes
-from .message import Outcome, PreparedMessage, floor_data_gas
+from ..forks.validity import floor_data_gas
+from .message import Outcome, PreparedMessage
 
 SSTORE_SENTRY = 2_300
 """EIP-2200: an SSTORE with this much gas left, or less, runs out of gas."""
@@ -81,7 +82,7 @@ def least_gas(run: PreparedMessage, gas: int, outcome: Outcome, trace: GasTrace)
     least = outcome.peak_gas_used  # every charge of the run fits; at least the intrinsic gas
     if run.rules.calldata_floor:
         least = max(least, floor_data_gas(run.message.request.data))
-    if trace.least_left_at_sstore is not None and run.rules.at_least("istanbul"):
+    if trace.least_left_at_sstore is not None and run.rules.sstore_sentry:
         # With g gas every SSTORE starts with (gas - g) less left than in this run.
         least = max(least, gas - trace.least_left_at_sstore + SSTORE_SENTRY + 1)
     return least

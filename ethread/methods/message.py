@@ -55,6 +55,17 @@ from ..errors import ExecutionFailed, StateUnavailable
 from ..forks import FORK_BY_NAME, Fork
 from ..forks.table import ACCESS_LIST, DYNAMIC_FEE, LEGACY, SET_CODE
 from ..forks.table import BLOB as BLOB_TX
+from ..forks.validity import (
+    CALL,
+    BlockContext,
+    FloorGasTooLow,
+    IntrinsicGasTooLow,
+    InvalidTransaction,
+    SenderAccount,
+    TxFields,
+    upfront_cost,
+    validate_transaction,
+)
 from ..lru import LRU
 from ..models import (
     AccessListEntry,
@@ -81,11 +92,6 @@ GAS_CAP_FACTOR = 10
 DEFAULT_GAS = 50_000_000
 """Gas of a call that names none: geth's default RPC gas cap (still under the 10x cap)."""
 ZERO_ADDRESS = b"\x00" * 20
-GAS_PER_BLOB = 1 << 17
-TX_GAS = 21_000
-FLOOR_COST_PER_TOKEN = 10
-BLOB_HASH_VERSION = 0x01
-DELEGATION_PREFIX = b"\xef\x01\x00"
 
 
 class ExecutableChain(ChainHeaders, StateSource, ConfigSource, Protocol):
@@ -472,63 +478,28 @@ class PreparedMessage:
         return builder.new_unsigned_dynamic_fee_transaction(**fees)
 
     def _pre_check(self, intrinsic: int, gas: int) -> None:
-        """geth's ``preCheck`` and intrinsic-gas checks for a call (nonce and sender-code
-        checks skipped, as geth skips them for calls); ``intrinsic`` is py-evm's intrinsic
-        gas of the message."""
-        message, request, state = self.message, self.message.request, self.state
-        sender = _Checksummed(message.sender)
-        zero_fees = message.fee_cap == 0 and message.tip_cap == 0
-        if self.london and not zero_fees:
-            if message.fee_cap < message.tip_cap:
-                raise Rejected(f"max priority fee per gas higher than max fee per gas: address {sender}, "
-                               f"maxPriorityFeePerGas: {message.tip_cap}, maxFeePerGas: {message.fee_cap}")
-            base_fee = state.execution_context.base_fee_per_gas
-            if message.fee_cap < base_fee:
-                raise Rejected(f"max fee per gas less than block base fee: address {sender}, "
-                               f"maxFeePerGas: {message.fee_cap}, baseFee: {base_fee}")
-        hashes = request.blob_versioned_hashes
-        rules = self.rules
-        if hashes is not None:
-            if request.to is None:
-                raise Rejected("blob transaction of type create")
-            if not hashes:
-                raise Rejected("blob transaction missing blob hashes")
-            if rules.max_blobs_per_tx is not None and len(hashes) > rules.max_blobs_per_tx:
-                raise Rejected("blob transaction has too many blobs")  # EIP-7594 (Osaka)
-            for index, blob_hash in enumerate(hashes):
-                if blob_hash[0] != BLOB_HASH_VERSION:
-                    raise Rejected(f"blob {index} has invalid hash version")
-        cancun = rules.blob is not None
-        blob_gas = GAS_PER_BLOB * len(hashes or ())
-        if cancun and blob_gas and message.blob_fee_cap:
+        """geth's ``preCheck`` and intrinsic-gas checks for a call
+        (:func:`~ethread.forks.validity.validate_transaction` with geth's call settings:
+        no nonce, sender-code or gas-cap checks); ``intrinsic`` is py-evm's intrinsic gas of
+        the message. Raises :class:`Rejected` with geth's words."""
+        message, request, state, rules = self.message, self.message.request, self.state, self.rules
+        tx = message_fields(message, gas, self.london)
+        blob_base_fee = None
+        if tx.blob_hashes and rules.blob is not None and message.blob_fee_cap:
             blob_base_fee = state.blob_base_fee
-            if message.blob_fee_cap < blob_base_fee:
-                raise Rejected(f"max fee per blob gas less than block blob gas fee: address {sender} "
-                               f"blobGasFeeCap: {message.blob_fee_cap}, blobBaseFee: {blob_base_fee}")
-        if request.authorization_list is not None:
-            if request.to is None:
-                raise Rejected(f"EIP-7702 transaction cannot be used to create contract (sender {sender})")
-            if not request.authorization_list:
-                raise Rejected(f"EIP-7702 transaction with empty auth list (sender {sender})")
-        initcode_limit = rules.max_initcode_size
-        if request.to is None and initcode_limit is not None and len(request.data) > initcode_limit:
-            raise Rejected(f"max initcode size exceeded: code size {len(request.data)} limit {initcode_limit}")
-        want = gas * message.fee_cap + request.value
-        if cancun and blob_gas:
-            want += blob_gas * (message.blob_fee_cap or 0)
+        block = BlockContext(
+            base_fee=state.execution_context.base_fee_per_gas if self.london else None,
+            blob_base_fee=blob_base_fee)
         # (an unfunded message, the usual call, cannot fall short: no balance to read)
-        have = state.get_balance(EvmAddress(message.sender)) if want or request.value else 0
-        if have < want:
-            raise Rejected(f"insufficient funds for gas * price + value: address {sender} have {have} want {want}")
-        if gas < intrinsic:
-            raise Rejected(f"intrinsic gas too low: have {gas}, want {intrinsic}", intrinsic=True)
-        if rules.calldata_floor:
-            floor = floor_data_gas(request.data)
-            if gas < floor:
-                raise Rejected(f"insufficient gas for floor data gas cost: have {gas}, want {floor}",
-                               intrinsic=True)
-        if request.value and have - gas * message.gas_price < request.value:
-            raise Rejected(f"insufficient funds for transfer: address {sender}")
+        cost = upfront_cost(tx)
+        balance = state.get_balance(EvmAddress(message.sender)) if cost or request.value else 0
+        try:
+            validate_transaction(rules, tx, block, SenderAccount(0, balance),
+                                 sender=message.sender, checks=CALL, intrinsic=intrinsic)
+        except (IntrinsicGasTooLow, FloorGasTooLow) as exc:
+            raise Rejected(str(exc), intrinsic=True) from None
+        except InvalidTransaction as exc:
+            raise Rejected(str(exc)) from None
 
     def _outcome(self, transaction: Any, computation: ComputationAPI, figures: bool = True,
                  ) -> Outcome:
@@ -570,11 +541,20 @@ def _executor_traits(executor_class: type) -> tuple[bool, str]:
     return issubclass(executor_class, CancunTransactionExecutor), build
 
 
-def floor_data_gas(data: bytes) -> int:
-    """EIP-7623: the least gas a transaction with this calldata pays from Prague on."""
-    zeros = data.count(0)
-    tokens = zeros + 4 * (len(data) - zeros)
-    return TX_GAS + FLOOR_COST_PER_TOKEN * tokens
+def message_fields(message: Message, gas: int, london: bool) -> TxFields:
+    """A message as :mod:`ethread.forks.validity` reads a transaction (of the type it runs
+    as; its nonce is never checked)."""
+    request = message.request
+    entries = request.access_list
+    hashes = request.blob_versioned_hashes
+    authorizations = request.authorization_list
+    kind = (SET_CODE if authorizations is not None else BLOB_TX if hashes is not None
+            else DYNAMIC_FEE if london else LEGACY)
+    return TxFields(kind, 0, gas, request.to, request.value, request.data, message.fee_cap,
+                    message.tip_cap, len(entries) if entries else 0,
+                    sum(len(e.storage_keys) for e in entries) if entries else 0,
+                    None if hashes is None else tuple(hashes), message.blob_fee_cap or 0,
+                    None if authorizations is None else len(authorizations))
 
 
 

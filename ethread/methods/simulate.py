@@ -62,7 +62,24 @@ from eth_utils import keccak
 from ..bloom import logs_bloom
 from ..errors import ExecutionAborted, Picklable, SimulationRefused, StateUnavailable, go_duration
 from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
+from ..forks.base_fee import next_base_fee
 from ..forks.table import DYNAMIC_FEE
+from ..forks.validity import (
+    BlockContext,
+    Checks,
+    FeeCapBelowBaseFee,
+    InitcodeTooLarge,
+    InsufficientFunds,
+    InsufficientFundsForTransfer,
+    IntrinsicGasTooLow,
+    InvalidTransaction,
+    NonceTooHigh,
+    NonceTooLow,
+    SenderAccount,
+    TipAboveFeeCap,
+    floor_data_gas,
+    validate_transaction,
+)
 from ..keccak import keccak256
 from ..models import (
     Address,
@@ -99,9 +116,7 @@ from ..simulation import (
 from . import interrupt
 from .call import decode_revert_reason, vm_error_message
 from .call_vm import CheckedMessage, MessageTables, share_tables
-from .fees import next_base_fee
-from .message import DEFAULT_GAS, CallStates, ExecutableChain, Message, floor_data_gas, to_message
-from .message import _Checksummed as Checksummed
+from .message import DEFAULT_GAS, CallStates, ExecutableChain, Message, message_fields, to_message
 from .message import _Envelope as Envelope
 from .message import _intrinsic_gas_of as intrinsic_gas_rule
 from .overrides import apply_state_overrides, with_blob_base_fee
@@ -143,6 +158,13 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 VM_ERROR = -32015
 """A call that ran and failed other than by REVERT (its result's error code)."""
+_REFUSAL_CODES: dict[type[InvalidTransaction], int] = {
+    NonceTooLow: NONCE_TOO_LOW, NonceTooHigh: NONCE_TOO_HIGH, TipAboveFeeCap: INVALID_PARAMS,
+    FeeCapBelowBaseFee: BASE_FEE_TOO_LOW, IntrinsicGasTooLow: INTRINSIC_GAS,
+    InsufficientFunds: INSUFFICIENT_FUNDS, InsufficientFundsForTransfer: INSUFFICIENT_FUNDS,
+    InitcodeTooLarge: MAX_INITCODE_SIZE_EXCEEDED,
+}
+"""geth's simulation code of each refusal (any other: an internal error)."""
 REVERTED = 3
 
 FAST = os.environ.get("ETHREAD_SIMULATE_PLAIN", "") != "1"
@@ -739,7 +761,7 @@ class _Simulator:
         state.lock_changes()
         try:
             with self.limit.applied(state):
-                computation = self._execute(state, evm_tx, rules.at_least("cancun"))
+                computation = self._execute(state, evm_tx, rules.transient_storage)
         except ExecutionAborted as exc:  # (geth answers its timeout as a refused call: -32603)
             raise SimulationRefused(exc.message, INTERNAL_ERROR) from None
         finally:
@@ -765,7 +787,7 @@ class _Simulator:
         work.bloom |= bloom
         work.logs.extend(receipt_logs)
         # a receipt commits to its outcome from Byzantium on, to the state after it before
-        outcome = ((b"" if failed else b"\x01") if rules.at_least("byzantium")
+        outcome = ((b"" if failed else b"\x01") if rules.receipt_status
                    else state.make_state_root())
         payload = [outcome, _int_bytes(work.gas_used),
                    bloom.to_bytes(256, "big"),
@@ -813,74 +835,23 @@ class _Simulator:
     def _pre_check(self, state: Any, rules: Any, request: CallRequest, message: Message,
                    nonce: int, gas: int, header: Header, blob_fee: int | None,
                    intrinsic: int) -> None:
-        """geth's checks of a message before it runs, in its order and words (``preCheck``,
-        ``buyGas``, intrinsic gas, the calldata floor, the transfer)."""
-        sender = message.sender
-        name = Checksummed(sender)
-        if self.validate:
-            have = state.get_nonce(EvmAddress(sender))
-            if have < nonce:
-                raise _Refusal(f"nonce too high: address {name}, tx: {nonce} state: {have}", NONCE_TOO_HIGH)
-            if have > nonce:
-                raise _Refusal(f"nonce too low: address {name}, tx: {nonce} state: {have}", NONCE_TOO_LOW)
-            if have == MAX_NONCE:
-                raise _Refusal(f"nonce has max value: address {name}, nonce: {have}", INTERNAL_ERROR)
-        if rules.base_fee:
-            skip = not self.validate and message.fee_cap == 0 and message.tip_cap == 0
-            if not skip:
-                if message.fee_cap < message.tip_cap:
-                    raise _Refusal(f"max priority fee per gas higher than max fee per gas: address {name}, "
-                                   f"maxPriorityFeePerGas: {message.tip_cap}, maxFeePerGas: {message.fee_cap}",
-                                   INVALID_PARAMS)
-                base_fee = header.base_fee_per_gas or 0
-                if message.fee_cap < base_fee:
-                    raise _Refusal(f"max fee per gas less than block base fee: address {name}, "
-                                   f"maxFeePerGas: {message.fee_cap}, baseFee: {base_fee}", BASE_FEE_TOO_LOW)
-        hashes = request.blob_versioned_hashes
-        if hashes is not None:
-            if request.to is None:
-                raise _Refusal("blob transaction of type create", INTERNAL_ERROR)
-            if not hashes:
-                raise _Refusal("blob transaction missing blob hashes", INTERNAL_ERROR)
-            if rules.max_blobs_per_tx is not None and len(hashes) > rules.max_blobs_per_tx:
-                raise _Refusal("blob transaction has too many blobs", INTERNAL_ERROR)
-            for position, blob_hash in enumerate(hashes):
-                if blob_hash[0] != 0x01:
-                    raise _Refusal(f"blob {position} has invalid hash version", INTERNAL_ERROR)
-        blob_gas = GAS_PER_BLOB * len(hashes or ()) if rules.blob is not None else 0
-        blob_fee_cap = message.blob_fee_cap or 0
-        checks_blob_fee = self.validate or blob_fee_cap != 0  # (a call paying none is let through)
-        if blob_gas and checks_blob_fee and blob_fee_cap < (blob_fee or 0):
-            raise _Refusal(f"max fee per blob gas less than block blob gas fee: address {name} "
-                           f"blobGasFeeCap: {blob_fee_cap}, blobBaseFee: {blob_fee}", INTERNAL_ERROR)
-        if request.authorization_list is not None:
-            if request.to is None:
-                raise _Refusal(f"EIP-7702 transaction cannot be used to create contract (sender {name})",
-                               INTERNAL_ERROR)
-            if not request.authorization_list:
-                raise _Refusal(f"EIP-7702 transaction with empty auth list (sender {name})", INTERNAL_ERROR)
-        limit = rules.max_initcode_size
-        if request.to is None and limit is not None and len(request.data) > limit:
-            raise _Refusal(f"max initcode size exceeded: code size {len(request.data)} limit {limit}",
-                           MAX_INITCODE_SIZE_EXCEEDED)
-        want = gas * message.fee_cap + request.value + blob_gas * blob_fee_cap
-        if gas * message.gas_price >= 2**256 or gas * message.fee_cap >= 2**256 or want >= 2**256:
-            raise _Refusal(f"insufficient funds for gas * price + value: address {name} required balance "
-                           "exceeds 256 bits", INSUFFICIENT_FUNDS)
-        have_balance = state.get_balance(EvmAddress(sender))
-        if have_balance < want:
-            raise _Refusal(f"insufficient funds for gas * price + value: address {name} have "
-                           f"{have_balance} want {want}", INSUFFICIENT_FUNDS)
-        if gas < intrinsic:
-            raise _Refusal(f"intrinsic gas too low: have {gas}, want {intrinsic}", INTRINSIC_GAS)
-        if rules.calldata_floor:
-            floor = floor_data_gas(request.data)
-            if gas < floor:
-                raise _Refusal(f"insufficient gas for floor data gas cost: have {gas}, want {floor}",
-                               INTERNAL_ERROR)
-        paid = gas * message.gas_price + blob_gas * (blob_fee or 0)
-        if request.value and have_balance - paid < request.value:
-            raise _Refusal(f"insufficient funds for transfer: address {name}", INSUFFICIENT_FUNDS)
+        """geth's checks of a message before it runs, in its order and words
+        (:func:`~ethread.forks.validity.validate_transaction` with a simulation's settings:
+        the nonce only when validating, fees of zero let through when not), with geth's
+        simulation codes."""
+        address = EvmAddress(message.sender)
+        tx = replace(message_fields(message, gas, rules.base_fee), nonce=nonce)
+        checks = Checks(tx_type=False, nonce=self.validate, sender_code=False, gas_cap=False,
+                        block_limits=False, free_fees=not self.validate)
+        block = BlockContext(base_fee=(header.base_fee_per_gas or 0) if rules.base_fee else None,
+                             blob_base_fee=blob_fee if rules.blob is not None else None)
+        account = SenderAccount(state.get_nonce(address) if self.validate else 0,
+                                state.get_balance(address))
+        try:
+            validate_transaction(rules, tx, block, account, sender=message.sender, checks=checks,
+                                 intrinsic=intrinsic)
+        except InvalidTransaction as exc:
+            raise _Refusal(str(exc), _REFUSAL_CODES.get(type(exc), INTERNAL_ERROR)) from None
 
     @staticmethod
     def _envelope(vm: Any, request: CallRequest, message: Message, gas: int) -> Envelope:

@@ -6,6 +6,7 @@ block size bound, and one VM class per blob parameters."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -27,12 +28,23 @@ from ethread.evm import (
     BlobParams,
     OsakaVM,
     check_block_size,
-    check_transaction,
     osaka_vm,
     prague_vm,
 )
 from ethread.evm import modexp as osaka_modexp
 from ethread.evm.p256 import P256_N, P256_P, p256_verify
+from ethread.forks import FORK_BY_NAME
+from ethread.forks.table import BLOB, LEGACY
+from ethread.forks.validity import (
+    BlobGasLimitReached,
+    BlockContext,
+    GasCapExceeded,
+    TooManyBlobs,
+    TxFields,
+    check_blob_gas_available,
+    check_blobs,
+    check_gas_cap,
+)
 from tests.support.osaka_runs import p256_input, run_py_evm
 from tests.support.paths import conformance_dir
 
@@ -258,24 +270,34 @@ def validate(vm_class: Any, tx: Any, base: Any) -> None:
     vm_class.validate_transaction_against_header(vm_class.__new__(vm_class), base, tx)
 
 
+def fields(gas: int = 21_000, blobs: int | None = None) -> TxFields:
+    """A call (or a blob transaction) with this gas, as ``ethread.forks.validity`` reads it."""
+    hashes = None if blobs is None else (b"\x01" + bytes(31),) * blobs
+    return TxFields(kind=LEGACY if blobs is None else BLOB, nonce=0, gas=gas, to=bytes(20),
+                    value=0, data=b"", fee_cap=1, tip_cap=1, blob_hashes=hashes)
+
+
 def test_transaction_gas_cap() -> None:
-    check_transaction(transaction(TX_GAS_LIMIT_CAP))
-    with pytest.raises(ValidationError, match="over the cap 16777216"):
-        check_transaction(transaction(TX_GAS_LIMIT_CAP + 1))
-    with pytest.raises(ValidationError, match="over the cap"):
-        validate(osaka_vm(), transaction(TX_GAS_LIMIT_CAP + 1), header())
-    validate(prague_vm(), transaction(TX_GAS_LIMIT_CAP + 1), header())  # Prague: no cap
+    osaka, prague = FORK_BY_NAME["osaka"], FORK_BY_NAME["prague"]
+    check_gas_cap(osaka, fields(TX_GAS_LIMIT_CAP))
+    with pytest.raises(GasCapExceeded, match=r"\(cap: 16777216, tx: 16777217\)"):
+        check_gas_cap(osaka, fields(TX_GAS_LIMIT_CAP + 1))
+    check_gas_cap(prague, fields(TX_GAS_LIMIT_CAP + 1))  # Prague: no cap
 
 
 def test_blobs_per_transaction() -> None:
-    check_transaction(transaction(blobs=MAX_BLOBS_PER_TX))
-    with pytest.raises(ValidationError, match="7 blobs, more than the 6 allowed"):
-        check_transaction(transaction(blobs=MAX_BLOBS_PER_TX + 1))
+    osaka, prague = FORK_BY_NAME["osaka"], FORK_BY_NAME["prague"]
+    check_blobs(osaka, fields(blobs=MAX_BLOBS_PER_TX))
+    with pytest.raises(TooManyBlobs, match="too many blobs"):
+        check_blobs(osaka, fields(blobs=MAX_BLOBS_PER_TX + 1))
     # a BPO fork with room for 15 blobs a block still allows 6 a transaction
-    bpo = osaka_vm(BlobParams(10, 15, 8346193))
-    with pytest.raises(ValidationError, match="more than the 6 allowed"):
-        validate(bpo, transaction(blobs=7), header())
-    validate(prague_vm(), transaction(blobs=7), header())
+    bpo = replace(FORK_BY_NAME["bpo1"], blob=BlobParams(10, 15, 8346193))
+    with pytest.raises(TooManyBlobs):
+        check_blobs(bpo, fields(blobs=7))
+    check_blobs(prague, fields(blobs=10))  # Prague: only the block's blob gas bounds them
+    check_blob_gas_available(prague, fields(blobs=9), BlockContext())
+    with pytest.raises(BlobGasLimitReached):
+        check_blob_gas_available(prague, fields(blobs=10), BlockContext())
 
 
 def test_blobs_per_block() -> None:

@@ -166,3 +166,17 @@ def test_eth_call_refuses_more_than_six_blobs_from_osaka_on(fork: str, refused: 
         assert ethread.methods.call(chain.backend, request, "latest") == b""
     six = CallRequest(to=target, blob_versioned_hashes=hashes[:6])
     assert ethread.methods.call(chain.backend, six, "latest") == b""
+
+
+MODEXP_ZERO_POWER_INPUT = ((0).to_bytes(32, "big") + (1).to_bytes(32, "big")
+                           + (1).to_bytes(32, "big") + b"\x00\x05")
+"""MODEXP of an empty base (0), exponent 0, modulus 5."""
+
+
+@pytest.mark.parametrize("fork", ["byzantium", "istanbul", "berlin", "cancun", "prague", "osaka"])
+def test_eth_call_modexp_of_an_empty_base_to_the_power_zero_is_one(fork: str) -> None:
+    """EIP-198: 0 ** 0 % 5 is 1 on every fork with the precompile (py-evm answers 0 for an
+    empty base; an eth_call at an old block runs the fork table's corrected VM)."""
+    chain = DevChain(MemoryBackend(), forks=ForkSchedule.from_genesis(fork))
+    request = CallRequest(to=(5).to_bytes(20, "big"), data=MODEXP_ZERO_POWER_INPUT)
+    assert methods.call(chain.backend, request, "latest") == b"\x01"

@@ -1,0 +1,675 @@
+"""Whether a transaction is valid under a fork: the one place that decides it (as
+execution-specs' ``validate_transaction`` and ``check_transaction`` do for each fork).
+
+Every caller asks here: block import and ``ethread statetest`` (through the VM classes of
+:mod:`.vms`), the dev chain's and the served transaction pools, block building, and the
+pre-checks of eth_call and gas estimation. A rule that differs between forks reads the
+fork's row (:class:`~.table.Fork`), never a fork name.
+
+A transaction is read as :class:`TxFields` (from an ethread model, a py-evm transaction or
+a call's message), the block it would join as :class:`BlockContext`, its sender's account
+as :class:`SenderAccount`. Each rule is a function raising one :class:`InvalidTransaction`
+subclass that carries its figures; ``str()`` of one is geth's state-transition wording
+(what eth_call and block building answer), and a transaction pool words the same error its
+own way from the figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from eth_utils import ValidationError, to_checksum_address
+
+from ..evm.blobs import GAS_PER_BLOB
+from ..models import AccessListTransaction, BlobTransaction, LegacyTransaction, SetCodeTransaction
+from ..models import Transaction as ModelTransaction
+from .table import ACCESS_LIST, BLOB, FORKS, LEGACY, SET_CODE, Fork
+
+TX_GAS = 21_000
+"""Every transaction's base cost."""
+ZERO_BYTE_GAS = 4
+ACCESS_LIST_ADDRESS_GAS = 2400
+ACCESS_LIST_KEY_GAS = 1900
+INITCODE_WORD_GAS = 2
+"""EIP-3860: per 32-byte word of a creation's initcode (Shanghai on)."""
+AUTHORIZATION_GAS = 25_000
+"""EIP-7702: per authorization (an empty account's cost)."""
+FLOOR_GAS_PER_TOKEN = 10
+"""EIP-7623 (Prague on): the calldata floor's price per token."""
+MAX_NONCE = 2**64 - 1
+"""EIP-2681: a nonce this high cannot be incremented."""
+BLOB_HASH_VERSION = 0x01
+"""EIP-4844: the version byte of a KZG commitment's versioned hash."""
+DELEGATION_PREFIX = b"\xef\x01\x00"
+"""EIP-7702: the code of an account that delegates (a designator, not code of its own)."""
+SECP256K1_HALF_N = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0
+"""EIP-2 (Homestead on): the largest signature ``s`` a transaction may carry."""
+
+
+# -- what is read of a transaction, its block and its sender -------------------------------------
+
+
+@dataclass(slots=True)
+class TxFields:
+    """The fields of a transaction that its validity depends on (not frozen: one is made
+    for every message eth_call runs, and a frozen dataclass costs twice as much to make)."""
+
+    kind: int
+    """Its type (EIP-2718; 0 for legacy)."""
+    nonce: int
+    gas: int
+    to: bytes | None
+    """The recipient; None for a creation."""
+    value: int
+    data: bytes
+    fee_cap: int
+    """The most it pays per gas (a legacy or access-list gas price)."""
+    tip_cap: int
+    """The most it tips per gas (a legacy or access-list gas price)."""
+    access_list_addresses: int = 0
+    access_list_keys: int = 0
+    blob_hashes: tuple[bytes, ...] | None = None
+    """A blob transaction's versioned hashes (None for any other type)."""
+    blob_fee_cap: int = 0
+    authorizations: int | None = None
+    """How many authorizations a set-code transaction carries (None for any other type)."""
+    s: int = 0
+    """The signature's ``s`` (0: not signed, EIP-2's bound is not checked)."""
+
+    @property
+    def blob_gas(self) -> int:
+        """The blob gas it uses (EIP-4844)."""
+        return GAS_PER_BLOB * len(self.blob_hashes) if self.blob_hashes else 0
+
+
+def fields_of(tx: ModelTransaction) -> TxFields:
+    """An ethread transaction model's fields."""
+    if isinstance(tx, LegacyTransaction | AccessListTransaction):
+        fee_cap = tip_cap = tx.gas_price
+    else:
+        fee_cap, tip_cap = tx.max_fee_per_gas, tx.max_priority_fee_per_gas
+    entries = () if isinstance(tx, LegacyTransaction) else tx.access_list
+    return TxFields(
+        kind=tx.type, nonce=tx.nonce, gas=tx.gas, to=tx.to, value=tx.value, data=tx.data,
+        fee_cap=fee_cap, tip_cap=tip_cap,
+        access_list_addresses=len(entries),
+        access_list_keys=sum(len(e.storage_keys) for e in entries),
+        blob_hashes=tuple(tx.blob_versioned_hashes) if isinstance(tx, BlobTransaction) else None,
+        blob_fee_cap=tx.max_fee_per_blob_gas if isinstance(tx, BlobTransaction) else 0,
+        authorizations=len(tx.authorization_list) if isinstance(tx, SetCodeTransaction) else None,
+        s=tx.s,
+    )
+
+
+def fields_of_evm(tx: Any) -> TxFields:
+    """A py-evm signed transaction's fields."""
+    kind = getattr(tx, "type_id", None) or LEGACY
+    if kind in (LEGACY, ACCESS_LIST):
+        fee_cap = tip_cap = tx.gas_price
+    else:
+        fee_cap, tip_cap = tx.max_fee_per_gas, tx.max_priority_fee_per_gas
+    entries = tx.access_list if kind != LEGACY else ()
+    return TxFields(
+        kind=kind, nonce=tx.nonce, gas=tx.gas, to=bytes(tx.to) or None, value=tx.value,
+        data=bytes(tx.data), fee_cap=fee_cap, tip_cap=tip_cap,
+        access_list_addresses=len(entries),
+        access_list_keys=sum(len(keys) for _, keys in entries),
+        blob_hashes=tuple(map(bytes, tx.blob_versioned_hashes)) if kind == BLOB else None,
+        blob_fee_cap=tx.max_fee_per_blob_gas if kind == BLOB else 0,
+        authorizations=len(tx.authorization_list) if kind == SET_CODE else None,
+        s=tx.s,
+    )
+
+
+@dataclass(slots=True)
+class BlockContext:
+    """What a transaction is checked against in the block it would join."""
+
+    base_fee: int | None = None
+    """The block's base fee (None before London)."""
+    blob_base_fee: int | None = None
+    """The block's blob base fee (None before Cancun)."""
+    gas_available: int | None = None
+    """Gas the block has left (None: not checked)."""
+    blob_gas_available: int | None = None
+    """Blob gas the block has left (None: the fork's per-block maximum)."""
+
+
+@dataclass(slots=True)
+class SenderAccount:
+    """The sender as the state holds it."""
+
+    nonce: int
+    balance: int
+    code: bytes = b""
+
+
+# -- the errors -------------------------------------------------------------------------------------
+
+
+class InvalidTransaction(ValidationError):
+    """A transaction that cannot be included under the fork (a py-evm ``ValidationError``, so
+    that block import and state tests count it as one). ``sender`` is the address the
+    message names, when known."""
+
+    eip: str = ""
+    """The EIP whose rule it breaks, if one does."""
+
+    def __init__(self, sender: bytes | None = None) -> None:
+        super().__init__()
+        self.sender = sender
+
+    @property
+    def who(self) -> str:
+        """The sender, checksummed (empty when not known)."""
+        return to_checksum_address(self.sender) if self.sender else ""
+
+    def __str__(self) -> str:
+        return type(self).__name__
+
+
+class TypeNotSupported(InvalidTransaction):
+    """The fork carries no transaction of this type (EIP-2718)."""
+
+    def __init__(self, kind: int, first: Fork | None, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.kind, self.first = kind, first
+
+    def __str__(self) -> str:
+        return "transaction type not supported"
+
+
+class NonceTooHigh(InvalidTransaction):
+    def __init__(self, nonce: int, state: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.nonce, self.state = nonce, state
+
+    def __str__(self) -> str:
+        return f"nonce too high: address {self.who}, tx: {self.nonce} state: {self.state}"
+
+
+class NonceTooLow(InvalidTransaction):
+    def __init__(self, nonce: int, state: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.nonce, self.state = nonce, state
+
+    def __str__(self) -> str:
+        return f"nonce too low: address {self.who}, tx: {self.nonce} state: {self.state}"
+
+
+class NonceMax(InvalidTransaction):
+    eip = "EIP-2681"
+
+    def __init__(self, nonce: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.nonce = nonce
+
+    def __str__(self) -> str:
+        return f"nonce has max value: address {self.who}, nonce: {self.nonce}"
+
+
+class GasCapExceeded(InvalidTransaction):
+    eip = "EIP-7825"
+
+    def __init__(self, gas: int, cap: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.gas, self.cap = gas, cap
+
+    def __str__(self) -> str:
+        return f"transaction gas limit too high (cap: {self.cap}, tx: {self.gas})"
+
+
+class SenderNotEOA(InvalidTransaction):
+    eip = "EIP-3607"
+
+    def __init__(self, code_size: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.code_size = code_size
+
+    def __str__(self) -> str:
+        return f"sender not an eoa: address {self.who}, len(code): {self.code_size}"
+
+
+class FeeCapTooHigh(InvalidTransaction):
+    """A fee cap or tip cap past 256 bits."""
+
+    def __init__(self, tip: bool, bits: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.tip, self.bits = tip, bits
+
+    def __str__(self) -> str:
+        name = "max priority fee per gas" if self.tip else "max fee per gas"
+        field = "maxPriorityFeePerGas" if self.tip else "maxFeePerGas"
+        return f"{name} higher than 2^256-1: address {self.who}, {field} bit length: {self.bits}"
+
+
+class TipAboveFeeCap(InvalidTransaction):
+    eip = "EIP-1559"
+
+    def __init__(self, tip_cap: int, fee_cap: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.tip_cap, self.fee_cap = tip_cap, fee_cap
+
+    def __str__(self) -> str:
+        return (f"max priority fee per gas higher than max fee per gas: address {self.who}, "
+                f"maxPriorityFeePerGas: {self.tip_cap}, maxFeePerGas: {self.fee_cap}")
+
+
+class FeeCapBelowBaseFee(InvalidTransaction):
+    eip = "EIP-1559"
+
+    def __init__(self, fee_cap: int, base_fee: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.fee_cap, self.base_fee = fee_cap, base_fee
+
+    def __str__(self) -> str:
+        return (f"max fee per gas less than block base fee: address {self.who}, "
+                f"maxFeePerGas: {self.fee_cap}, baseFee: {self.base_fee}")
+
+
+class BlobCreate(InvalidTransaction):
+    eip = "EIP-4844"
+
+    def __str__(self) -> str:
+        return "blob transaction of type create"
+
+
+class NoBlobs(InvalidTransaction):
+    eip = "EIP-4844"
+
+    def __str__(self) -> str:
+        return "blob transaction missing blob hashes"
+
+
+class TooManyBlobs(InvalidTransaction):
+    """More blobs than one transaction may carry (EIP-7594, Osaka on; before it only the
+    block's blob gas bounds them, :class:`BlobGasLimitReached`)."""
+
+    eip = "EIP-7594"
+
+    def __init__(self, count: int, limit: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.count, self.limit = count, limit
+
+    def __str__(self) -> str:
+        return "blob transaction has too many blobs"
+
+
+class BadBlobHashVersion(InvalidTransaction):
+    eip = "EIP-4844"
+
+    def __init__(self, index: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.index = index
+
+    def __str__(self) -> str:
+        return f"blob {self.index} has invalid hash version"
+
+
+class BlobFeeCapTooLow(InvalidTransaction):
+    eip = "EIP-4844"
+
+    def __init__(self, blob_fee_cap: int, blob_base_fee: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.blob_fee_cap, self.blob_base_fee = blob_fee_cap, blob_base_fee
+
+    def __str__(self) -> str:
+        return (f"max fee per blob gas less than block blob gas fee: address {self.who} "
+                f"blobGasFeeCap: {self.blob_fee_cap}, blobBaseFee: {self.blob_base_fee}")
+
+
+class BlobGasLimitReached(InvalidTransaction):
+    eip = "EIP-4844"
+
+    def __init__(self, blob_gas: int, available: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.blob_gas, self.available = blob_gas, available
+
+    def __str__(self) -> str:
+        return "blob gas limit reached"
+
+
+class SetCodeCreate(InvalidTransaction):
+    eip = "EIP-7702"
+
+    def __str__(self) -> str:
+        return f"EIP-7702 transaction cannot be used to create contract (sender {self.who})"
+
+
+class NoAuthorizations(InvalidTransaction):
+    eip = "EIP-7702"
+
+    def __str__(self) -> str:
+        return f"EIP-7702 transaction with empty auth list (sender {self.who})"
+
+
+class InitcodeTooLarge(InvalidTransaction):
+    eip = "EIP-3860"
+
+    def __init__(self, size: int, limit: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.size, self.limit = size, limit
+
+    def __str__(self) -> str:
+        return f"max initcode size exceeded: code size {self.size} limit {self.limit}"
+
+
+class InsufficientFunds(InvalidTransaction):
+    """The balance does not cover the upfront cost (:func:`upfront_cost`)."""
+
+    def __init__(self, balance: int, cost: int, sender: bytes | None = None, *,
+                 overflow: bool = False) -> None:
+        super().__init__(sender)
+        self.balance, self.cost, self.overflow = balance, cost, overflow
+
+    def __str__(self) -> str:
+        if self.overflow:
+            return (f"insufficient funds for gas * price + value: address {self.who} "
+                    "required balance exceeds 256 bits")
+        return (f"insufficient funds for gas * price + value: address {self.who} "
+                f"have {self.balance} want {self.cost}")
+
+
+class GasLimitReached(InvalidTransaction):
+    """More gas than the block has left."""
+
+    def __init__(self, gas: int, available: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.gas, self.available = gas, available
+
+    def __str__(self) -> str:
+        return "gas limit reached"
+
+
+class IntrinsicGasTooLow(InvalidTransaction):
+    def __init__(self, gas: int, needed: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.gas, self.needed = gas, needed
+
+    def __str__(self) -> str:
+        return f"intrinsic gas too low: have {self.gas}, want {self.needed}"
+
+
+class FloorGasTooLow(InvalidTransaction):
+    eip = "EIP-7623"
+
+    def __init__(self, gas: int, needed: int, sender: bytes | None = None) -> None:
+        super().__init__(sender)
+        self.gas, self.needed = gas, needed
+
+    def __str__(self) -> str:
+        return f"insufficient gas for floor data gas cost: have {self.gas}, want {self.needed}"
+
+
+class InsufficientFundsForTransfer(InvalidTransaction):
+    def __str__(self) -> str:
+        return f"insufficient funds for transfer: address {self.who}"
+
+
+class HighSignatureS(InvalidTransaction):
+    eip = "EIP-2"
+
+    def __str__(self) -> str:
+        return "invalid transaction v, r, s values"
+
+
+# -- the rules, one function each ------------------------------------------------------------------
+
+
+def introduced(kind: int) -> Fork | None:
+    """The first fork that carries transactions of type ``kind`` (None: none does)."""
+    return next((fork for fork in FORKS if kind in fork.transaction_types), None)
+
+
+def check_type(fork: Fork, kind: int, sender: bytes | None = None) -> None:
+    """EIP-2718: a type the fork carries."""
+    if kind not in fork.transaction_types:
+        raise TypeNotSupported(kind, introduced(kind), sender)
+
+
+def check_nonce_cap(tx: TxFields, sender: bytes | None = None) -> None:
+    """EIP-2681: a nonce below 2^64 - 1 (every fork)."""
+    if tx.nonce >= MAX_NONCE:
+        raise NonceMax(tx.nonce, sender)
+
+
+def check_gas_cap(fork: Fork, tx: TxFields, sender: bytes | None = None) -> None:
+    """EIP-7825 (Osaka on): at most the fork's per-transaction gas."""
+    if fork.tx_gas_cap is not None and tx.gas > fork.tx_gas_cap:
+        raise GasCapExceeded(tx.gas, fork.tx_gas_cap, sender)
+
+
+def check_signature(fork: Fork, tx: TxFields, sender: bytes | None = None) -> None:
+    """EIP-2 (Homestead on): a signature's ``s`` in the lower half of the curve's order."""
+    if fork.low_s and tx.s > SECP256K1_HALF_N:
+        raise HighSignatureS(sender)
+
+
+def check_fee_caps(tx: TxFields, sender: bytes | None = None) -> None:
+    """Fee caps within 256 bits, the tip at most the fee cap (EIP-1559)."""
+    if tx.fee_cap.bit_length() > 256:
+        raise FeeCapTooHigh(False, tx.fee_cap.bit_length(), sender)
+    if tx.tip_cap.bit_length() > 256:
+        raise FeeCapTooHigh(True, tx.tip_cap.bit_length(), sender)
+    if tx.fee_cap < tx.tip_cap:
+        raise TipAboveFeeCap(tx.tip_cap, tx.fee_cap, sender)
+
+
+def check_base_fee(tx: TxFields, base_fee: int | None, sender: bytes | None = None) -> None:
+    """EIP-1559 (London on): a fee cap at least the block's base fee."""
+    if base_fee is not None and tx.fee_cap < base_fee:
+        raise FeeCapBelowBaseFee(tx.fee_cap, base_fee, sender)
+
+
+def check_blobs(fork: Fork, tx: TxFields, sender: bytes | None = None) -> None:
+    """EIP-4844: a blob transaction calls, carries at least one blob (from Osaka at most
+    EIP-7594's number), each hash of version 1."""
+    hashes = tx.blob_hashes
+    if hashes is None:
+        return
+    if tx.to is None:
+        raise BlobCreate(sender)
+    if not hashes:
+        raise NoBlobs(sender)
+    limit = fork.max_blobs_per_tx
+    if limit is not None and len(hashes) > limit:
+        raise TooManyBlobs(len(hashes), limit, sender)
+    for index, blob_hash in enumerate(hashes):
+        if blob_hash[:1] != bytes([BLOB_HASH_VERSION]):
+            raise BadBlobHashVersion(index, sender)
+
+
+def check_blob_fee(tx: TxFields, blob_base_fee: int | None, sender: bytes | None = None) -> None:
+    """EIP-4844: a blob fee cap at least the block's blob base fee."""
+    if tx.blob_hashes is not None and blob_base_fee is not None and tx.blob_fee_cap < blob_base_fee:
+        raise BlobFeeCapTooLow(tx.blob_fee_cap, blob_base_fee, sender)
+
+
+def check_authorizations(tx: TxFields, sender: bytes | None = None) -> None:
+    """EIP-7702: a set-code transaction calls and carries at least one authorization."""
+    if tx.authorizations is None:
+        return
+    if tx.to is None:
+        raise SetCodeCreate(sender)
+    if not tx.authorizations:
+        raise NoAuthorizations(sender)
+
+
+def check_initcode(fork: Fork, tx: TxFields, sender: bytes | None = None) -> None:
+    """EIP-3860 (Shanghai on): a creation's initcode at most the fork's bound."""
+    limit = fork.max_initcode_size
+    if tx.to is None and limit is not None and len(tx.data) > limit:
+        raise InitcodeTooLarge(len(tx.data), limit, sender)
+
+
+def intrinsic_gas(fork: Fork, tx: TxFields) -> int:
+    """The gas charged before the code runs: the base cost, calldata (EIP-2028's price from
+    Istanbul), a creation's cost (Homestead on) and its initcode words (EIP-3860), the
+    access list (EIP-2930), the authorizations (EIP-7702)."""
+    zeros = tx.data.count(0)
+    gas = (TX_GAS + ZERO_BYTE_GAS * zeros + fork.nonzero_byte_gas * (len(tx.data) - zeros)
+           + ACCESS_LIST_ADDRESS_GAS * tx.access_list_addresses
+           + ACCESS_LIST_KEY_GAS * tx.access_list_keys
+           + AUTHORIZATION_GAS * (tx.authorizations or 0))
+    if tx.to is None:
+        gas += fork.creation_gas
+        if fork.max_initcode_size is not None:
+            gas += INITCODE_WORD_GAS * ((len(tx.data) + 31) // 32)
+    return gas
+
+
+def floor_data_gas(data: bytes) -> int:
+    """EIP-7623: the least gas a transaction with this calldata pays (Prague on)."""
+    zeros = data.count(0)
+    return TX_GAS + FLOOR_GAS_PER_TOKEN * (zeros + 4 * (len(data) - zeros))
+
+
+def check_intrinsic_gas(fork: Fork, tx: TxFields, sender: bytes | None = None,
+                        intrinsic: int | None = None) -> int:
+    """Gas for the intrinsic cost and (Prague on) the calldata floor; the intrinsic gas
+    (``intrinsic``: the caller's own figure of it)."""
+    needed = intrinsic_gas(fork, tx) if intrinsic is None else intrinsic
+    if tx.gas < needed:
+        raise IntrinsicGasTooLow(tx.gas, needed, sender)
+    if fork.calldata_floor:
+        floor = floor_data_gas(tx.data)
+        if tx.gas < floor:
+            raise FloorGasTooLow(tx.gas, floor, sender)
+    return needed
+
+
+def check_sender_code(fork: Fork, code: bytes, sender: bytes | None = None) -> None:
+    """EIP-3607 (every fork): a sender without code, but for an EIP-7702 delegation (from
+    Prague)."""
+    if code and not (SET_CODE in fork.transaction_types and code.startswith(DELEGATION_PREFIX)):
+        raise SenderNotEOA(len(code), sender)
+
+
+def check_nonce(tx: TxFields, state_nonce: int, sender: bytes | None = None) -> None:
+    """The sender's next nonce."""
+    if tx.nonce > state_nonce:
+        raise NonceTooHigh(tx.nonce, state_nonce, sender)
+    if tx.nonce < state_nonce:
+        raise NonceTooLow(tx.nonce, state_nonce, sender)
+
+
+def upfront_cost(tx: TxFields) -> int:
+    """The most a transaction can take from its sender, which its balance must cover: the
+    gas at its fee cap, the value, and the blob gas at its blob fee cap."""
+    return tx.gas * tx.fee_cap + tx.value + tx.blob_gas * tx.blob_fee_cap
+
+
+def check_balance(tx: TxFields, balance: int, sender: bytes | None = None) -> None:
+    """A balance covering the upfront cost (which must fit in 256 bits)."""
+    cost = upfront_cost(tx)
+    if cost >= 2**256 or tx.gas * tx.fee_cap >= 2**256:
+        raise InsufficientFunds(balance, cost, sender, overflow=True)
+    if balance < cost:
+        raise InsufficientFunds(balance, cost, sender)
+
+
+def check_gas_available(tx: TxFields, block: BlockContext, sender: bytes | None = None) -> None:
+    """Gas the block has left."""
+    if block.gas_available is not None and tx.gas > block.gas_available:
+        raise GasLimitReached(tx.gas, block.gas_available, sender)
+
+
+def check_blob_gas_available(fork: Fork, tx: TxFields, block: BlockContext,
+                             sender: bytes | None = None) -> None:
+    """Blob gas the block has left (all of it at most the fork's per-block maximum)."""
+    if not tx.blob_gas or fork.blob is None:
+        return
+    available = fork.blob.max_gas if block.blob_gas_available is None else block.blob_gas_available
+    if tx.blob_gas > available:
+        raise BlobGasLimitReached(tx.blob_gas, available, sender)
+
+
+def effective_gas_price(tx: TxFields, base_fee: int | None) -> int:
+    """What the sender pays per gas: its price, or from London the base fee and the tip
+    the fee cap leaves room for."""
+    if base_fee is None:
+        return tx.fee_cap
+    return min(tx.fee_cap, base_fee + tx.tip_cap)
+
+
+@dataclass(frozen=True, slots=True)
+class Checks:
+    """Which of the rules a caller applies (geth's message flags)."""
+
+    tx_type: bool = True
+    """A type the fork carries (a call's message has none: its fields were checked against
+    the fork when it was read)."""
+    nonce: bool = True
+    """The sender's nonce (and EIP-2681's cap on it)."""
+    sender_code: bool = True
+    """EIP-3607: a sender without code."""
+    gas_cap: bool = True
+    """EIP-7825's per-transaction gas cap."""
+    block_limits: bool = True
+    """Gas and blob gas the block has left."""
+    free_fees: bool = False
+    """Fee caps of zero skip the fee checks, a blob fee cap of zero the blob fee check
+    (geth's ``NoBaseFee`` for calls)."""
+
+
+BLOCK = Checks()
+"""Every rule: a transaction joining a block (import, block building, state tests)."""
+CALL = Checks(tx_type=False, nonce=False, sender_code=False, gas_cap=False, block_limits=False,
+              free_fees=True)
+"""eth_call's and gas estimation's messages, as geth checks them."""
+
+
+def validate_transaction(fork: Fork, tx: TxFields, block: BlockContext,
+                         account: SenderAccount, *, sender: bytes | None = None,
+                         checks: Checks = BLOCK, intrinsic: int | None = None) -> int:
+    """Raise the :class:`InvalidTransaction` that keeps ``tx`` out of a block under ``fork``
+    (in geth's order of its state transition's checks), or return its intrinsic gas.
+
+    ``checks`` says which rules apply (all of them for a block; see :data:`CALL`).
+    ``intrinsic`` is the caller's figure of the intrinsic gas, when it has one."""
+    if checks.tx_type:
+        check_type(fork, tx.kind, sender)
+    check_signature(fork, tx, sender)
+    if checks.nonce:
+        check_nonce(tx, account.nonce, sender)
+        check_nonce_cap(tx, sender)
+    if checks.gas_cap:
+        check_gas_cap(fork, tx, sender)
+    if checks.sender_code:
+        check_sender_code(fork, account.code, sender)
+    if fork.base_fee and not (checks.free_fees and tx.fee_cap == 0 and tx.tip_cap == 0):
+        check_fee_caps(tx, sender)
+        check_base_fee(tx, block.base_fee, sender)
+    if tx.blob_hashes is not None:
+        check_blobs(fork, tx, sender)
+        if not (checks.free_fees and tx.blob_fee_cap == 0):
+            check_blob_fee(tx, block.blob_base_fee, sender)
+        if checks.block_limits:
+            check_blob_gas_available(fork, tx, block, sender)
+    if tx.authorizations is not None:
+        check_authorizations(tx, sender)
+    if tx.to is None:
+        check_initcode(fork, tx, sender)
+    check_balance(tx, account.balance, sender)
+    if checks.block_limits:
+        check_gas_available(tx, block, sender)
+    needed = check_intrinsic_gas(fork, tx, sender, intrinsic)
+    if tx.value:
+        paid = tx.gas * effective_gas_price(tx, block.base_fee)
+        if tx.blob_hashes:
+            paid += tx.blob_gas * (block.blob_base_fee or 0)
+        if account.balance - paid < tx.value:
+            raise InsufficientFundsForTransfer(sender)
+    return needed
+
+
+__all__ = [
+    "BLOCK", "CALL", "BlockContext", "Checks", "InvalidTransaction", "SenderAccount", "TxFields",
+    "check_authorizations", "check_balance", "check_base_fee", "check_blob_fee",
+    "check_blob_gas_available", "check_blobs", "check_fee_caps", "check_gas_available",
+    "check_gas_cap", "check_initcode", "check_intrinsic_gas", "check_nonce", "check_nonce_cap",
+    "check_sender_code", "check_signature", "check_type", "effective_gas_price", "fields_of",
+    "fields_of_evm", "floor_data_gas", "intrinsic_gas", "introduced", "upfront_cost",
+    "validate_transaction",
+]
