@@ -24,6 +24,10 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+from benchlib import report  # noqa: E402  (benchlib: beside this script)
 
 CHILD = r"""
 import json, statistics, sys, time
@@ -76,9 +80,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=2,
                         help="runs of each checkout, alternating; the best figures are shown")
-    args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(HERE))
+    report.run(parser, __file__, run_benchmark)
+
+
+def run_benchmark(args: argparse.Namespace) -> None:
+    """Import, eth_call and eth_estimateGas timed in each checkout, alternating."""
     from benchlib.peer_chain import build
 
     from ethread.devchain.signing import DevAccount
