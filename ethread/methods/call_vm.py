@@ -1129,22 +1129,14 @@ def share_tables(vm: Any, tables: MessageTables) -> None:
 
 
 @lru_cache(maxsize=64)
-def lean_vm_class(vm_class: Any, loop: bool = True) -> Any:
+def lean_vm_class(vm_class: Any) -> Any:
     """``vm_class`` with a state class whose accounts live in a :class:`LeanAccountDB` and
-    whose messages run in a :class:`LeanComputation` (with ``loop=False``, in the fork's own
-    computation class: py-evm's loop, what the lean loop is tested and measured against).
-    A memoised class build (a few per fork), not a cache of data."""
+    whose messages run in a :class:`LeanComputation`. A memoised class build (a few per
+    fork), not a cache of data."""
     state = vm_class.get_state_class()
     computation = state.computation_class
-    if loop:
-        computation = type(computation.__name__, (LeanComputation, computation), {})
+    computation = type(computation.__name__, (LeanComputation, computation), {})
     lean = state.configure(__name__=state.__name__, account_db_class=LeanAccountDB,
                            computation_class=computation)
     lean = type(state.__name__, (*_snapshots(state), lean), {})
     return vm_class.configure(__name__=vm_class.__name__, _state_class=lean)
-
-
-def py_evm_loop_vm_class(vm_class: Any) -> Any:
-    """:func:`lean_vm_class` with py-evm's loop (the lean account database and snapshots
-    kept): the benchmark's and the tests' reference for the loop alone."""
-    return lean_vm_class(vm_class, False)
