@@ -35,7 +35,6 @@ later failed included, as geth's tracer counts them.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -167,10 +166,11 @@ _REFUSAL_CODES: dict[type[InvalidTransaction], int] = {
 """geth's simulation code of each refusal (any other: an internal error)."""
 REVERTED = 3
 
-FAST = os.environ.get("ETHREAD_SIMULATE_PLAIN", "") != "1"
-"""Whether simulations take the fast path (:mod:`.simulate_vm`) unless told otherwise:
-``ETHREAD_SIMULATE_PLAIN=1`` in a server's environment makes it run py-evm's own classes and
-tries instead (what the benchmark compares; both give the same answers)."""
+FAST = True
+"""Whether simulations take the fast path (:mod:`.simulate_vm`) unless told otherwise. No
+setting of a server turns it off: the tests set it to False to compare the answers with py-evm's
+own classes and tries, and ``benchmarks/bench_simulate.py`` and ``bench_vs_anvil.py``'s
+``memory-plain`` server to measure them."""
 
 _LOG = trusted_maker(Log, "address topics data block_number transaction_hash transaction_index "
                           "block_hash block_timestamp log_index removed")

@@ -18,7 +18,6 @@ the state right before it rather than from the block's start.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -55,12 +54,13 @@ from .tracers import LoggerConfig, ResultTracer, TraceContext, make_tracer
 DEFAULT_TRACE_TIMEOUT = 5.0
 """geth's ``defaultTraceTimeout``: how long one transaction's trace may run."""
 
-FAST = os.environ.get("ETHREAD_TRACE_PLAIN", "") != "1"
+FAST = True
 """Whether blocks are replayed on eth_call's lean classes (:func:`~..simulate_vm.fast_vm_class`:
 the lean account database and loop, each transaction's first message inside py-evm's
-snapshot) and a tracer without steps runs on the lean loop; ``ETHREAD_TRACE_PLAIN=1`` in a
-server's environment keeps py-evm's own classes (``tests/methods/tracing/test_replay.py`` compares both
-paths' answers byte for byte)."""
+snapshot) and a tracer without steps runs on the lean loop. No setting of a server turns it
+off: the tests set it to False to compare both paths' answers byte for byte
+(``tests/methods/tracing/test_replay.py``), and ``benchmarks/bench_tracing.py``'s plain
+server to measure py-evm's own classes."""
 
 
 class TraceableChain(ExecutableChain, BlockSource, TransactionLocator, ReceiptSource, Protocol):
