@@ -62,7 +62,7 @@ of py-evm beyond its public interface, to check at each upgrade:
   ``_get_encoded_account()``, ``_get_storage_root()``, ``_set_storage_root()``,
   ``_get_address_store()``, ``_raw_store_db``, ``_reset_access_counters()``; a storage
   lookup's ``_trie_nodes_batch``, ``_write_trie``, ``_starting_root_hash`` and a storage
-  database's constructor fields (:mod:`.simulate_vm`);
+  database's constructor fields (:mod:`.block_vm`);
 - states: ``BaseState.snapshot``/``revert`` and ``CancunState``'s (compared by identity
   before they are flattened), ``_account_db``, ``_transient_storage_class``,
   ``transient_storage._db``;
@@ -154,7 +154,7 @@ a 16th of it gets position sets of its own."""
 MAX_KEPT_INTRINSIC_GAS = 4096
 """Entries in the intrinsic gas table (small integers)."""
 MAX_KEPT_TRIE_NODES = 1 << 16
-"""Decoded trie nodes a simulation's overlay tries share (:mod:`.simulate_trie`)."""
+"""Decoded trie nodes a simulation's overlay tries share (:mod:`.overlay_trie`)."""
 MAX_KEPT_HEADERS = 256
 """py-evm's headers of simulated blocks (:mod:`.simulate`)."""
 
