@@ -45,12 +45,13 @@ import json
 import os
 import random
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchlib import report
+from benchlib import REPO, report
 from benchlib.peer_chain import PING, ping_chain
 
 from ethread.backends.memory import MemoryBackend
@@ -60,8 +61,11 @@ from ethread.codec.response_cache import ResponseCache
 from ethread.devchain import DevChain
 from ethread.devchain.contracts import assemble
 from ethread.methods.call import CallStates, call
-from ethread.methods.call_vm import lean_vm_class, py_evm_loop_vm_class
+from ethread.methods.call_vm import lean_vm_class
 from ethread.models import CallRequest
+
+sys.path.insert(0, str(REPO))  # the tests' reference classes: py-evm's loop on the lean state
+from tests.support.py_evm_loop import py_evm_loop_vm_class
 
 
 def show(label: str, timing: tuple[list[float], float]) -> None:

@@ -3,7 +3,7 @@ block of three calls to the peer chain's Ping contract (``benchlib/peer_chain.py
 new calldata, on top of "latest", so no answer cache helps. CPU microseconds per simulation,
 the whole request through the dispatcher (parse, :func:`ethread.methods.simulate.simulate`,
 serialise), on the fast path (eth_call's lean classes, overlay tries) and on the plain one
-(py-evm's own classes and py-trie: ``ETHREAD_SIMULATE_PLAIN=1``); the paths take turns in
+(py-evm's own classes and py-trie: ``simulate.FAST`` set to False); the paths take turns in
 each round and the best round of each is printed. Asserts nothing but that every call
 succeeds.
 

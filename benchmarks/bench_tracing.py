@@ -21,7 +21,7 @@ serve --genesis --blocks`` (one worker, so that both ethread servers run the sam
   logger from the steps it recorded while mining (a lookup, no execution: tens of
   microseconds a request), while its callTracer answers cost what a replay costs. The
   struct logger's rows are compared with anvil-steps;
-- **plain**: ethread on tracing's plain path (``ETHREAD_TRACE_PLAIN=1``: py-evm's own classes,
+- **plain**: ethread on tracing's plain path (``replay.FAST`` set to False: py-evm's own classes,
   a block replayed from its start for every request) with no trace answer kept, beside the
   fast path in the same run;
 - **recorded**: ``ethread serve --record-traces`` over the whole chain: every transaction
@@ -139,8 +139,7 @@ sys.exit(main())
 
 
 PLAIN = """
-import dataclasses, os, sys
-os.environ["ETHREAD_TRACE_PLAIN"] = "1"
+import dataclasses, importlib, sys
 from ethread.codec import dispatch
 from ethread.codec.parity_rpc import PARITY_METHODS
 from ethread.codec.trace_rpc import TRACE_METHODS
@@ -148,6 +147,7 @@ for name in (*TRACE_METHODS, *PARITY_METHODS):
     dispatch.METHODS[name] = dataclasses.replace(dispatch.METHODS[name], cacheable=False)
 _for_backend = dispatch.Context.for_backend
 dispatch.Context.for_backend = lambda self: dataclasses.replace(_for_backend(self), traces=None)
+importlib.import_module("ethread.methods.tracing.replay").FAST = False
 from ethread.cli import main
 sys.exit(main())
 """

@@ -66,7 +66,7 @@ they would in service); distinct eth_calls never do.
 The eth_simulateV1 row asks for one simulated block of three calls to Ping, each with new
 calldata (no cache helps): a server builds a whole block for it (state, receipts and
 transactions roots, the withdrawal and consolidation queues' system calls from Prague on).
-``memory-plain`` is the memory server with ``ETHREAD_SIMULATE_PLAIN=1``: simulations on
+``memory-plain`` is the memory server with ``simulate.FAST`` set to False: simulations on
 py-evm's own classes and py-trie (what ethread did before its fast path; the same answers).
 Measured with ``--blocks 300 --seconds 5 --rounds 3 --only simulateV1 --targets
 anvil,memory,memory-plain --workers 1 --cpu`` (wrk, load average 5 from other work on the two
@@ -111,6 +111,7 @@ from benchlib import report, wrk
 from benchlib.peer_chain import PeerChain, build
 from benchlib.processes import tree_cpu_seconds
 from benchlib.rows import Row, body, distinct_call_row, lua_body, run_python, run_wrk, sample_check
+from benchlib.serve import MAIN
 from benchlib.targets import Target, ensure_store, start_anvil, start_bare, start_ethread
 
 CONCURRENCY = (1, 16)
@@ -190,14 +191,24 @@ def rows(chain: PeerChain) -> list[Row]:
 # -- main ------------------------------------------------------------------------------------
 
 
-MEMORY_VARIANTS: tuple[tuple[str, list[str], dict[str, str] | None], ...] = (
-    ("memory", [], None),
-    ("memory-plain", [], {"ETHREAD_SIMULATE_PLAIN": "1"}),
-    ("metrics", ["--metrics"], None),
-    ("asgi", ["--no-lean-http"], None),
-    ("memory-noturns", ["--no-admission-turns"], None),
+PLAIN_SIMULATE = """
+import importlib, sys
+importlib.import_module("ethread.methods.simulate").FAST = False
+from ethread.cli import main
+sys.exit(main())
+"""
+"""``ethread serve`` with eth_simulateV1 on py-evm's own classes and tries (its workers are
+forked: they keep the setting)."""
+
+MEMORY_VARIANTS: tuple[tuple[str, list[str], str], ...] = (
+    ("memory", [], MAIN),
+    ("memory-plain", [], PLAIN_SIMULATE),
+    ("metrics", ["--metrics"], MAIN),
+    ("asgi", ["--no-lean-http"], MAIN),
+    ("memory-noturns", ["--no-admission-turns"], MAIN),
 )
-"""The chain executed and held in memory, as served and with one piece changed."""
+"""The chain executed and held in memory, as served and with one piece changed (the
+``python -c`` program that is its ``ethread`` command)."""
 
 STORE_VARIANTS: tuple[tuple[str, list[str]], ...] = (
     ("store", []),
@@ -225,7 +236,7 @@ def main() -> None:
                                        "texts separated by |)")
     parser.add_argument("--targets", default="anvil,bare,memory,store",
                         help="servers to load, of anvil, bare, memory, memory-plain (memory "
-                             "with ETHREAD_SIMULATE_PLAIN=1: eth_simulateV1 on py-evm's own "
+                             "with simulate.FAST off: eth_simulateV1 on py-evm's own "
                              "classes and tries), metrics (memory with "
                              "--metrics), asgi (memory on uvicorn's ASGI path: --no-lean-http), "
                              "memory-noturns (memory with --no-admission-turns), store, "
@@ -278,12 +289,12 @@ def main() -> None:
             launch("anvil", lambda: start_anvil(chain))
         if "bare" in targets:
             launch("bare", lambda: start_bare(args.workers))
-        for name, extra, env in MEMORY_VARIANTS:
+        for name, extra, code in MEMORY_VARIANTS:
             if name in targets:
                 launch(name, functools.partial(start_ethread, name, [*memory_args, *extra],
                                                workdir, workers=args.workers,
                                                access_log=args.access_log, timeout=1800,
-                                               env=env))
+                                               code=code))
         for name, extra in STORE_VARIANTS:
             if name in targets:
                 store_args = ["--db", str(ensure_store(chain, workdir, args.engine)), *extra]

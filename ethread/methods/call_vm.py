@@ -62,7 +62,7 @@ of py-evm beyond its public interface, to check at each upgrade:
   ``_get_encoded_account()``, ``_get_storage_root()``, ``_set_storage_root()``,
   ``_get_address_store()``, ``_raw_store_db``, ``_reset_access_counters()``; a storage
   lookup's ``_trie_nodes_batch``, ``_write_trie``, ``_starting_root_hash`` and a storage
-  database's constructor fields (:mod:`.simulate_vm`);
+  database's constructor fields (:mod:`.block_vm`);
 - states: ``BaseState.snapshot``/``revert`` and ``CancunState``'s (compared by identity
   before they are flattened), ``_account_db``, ``_transient_storage_class``,
   ``transient_storage._db``;
@@ -154,7 +154,7 @@ a 16th of it gets position sets of its own."""
 MAX_KEPT_INTRINSIC_GAS = 4096
 """Entries in the intrinsic gas table (small integers)."""
 MAX_KEPT_TRIE_NODES = 1 << 16
-"""Decoded trie nodes a simulation's overlay tries share (:mod:`.simulate_trie`)."""
+"""Decoded trie nodes a simulation's overlay tries share (:mod:`.overlay_trie`)."""
 MAX_KEPT_HEADERS = 256
 """py-evm's headers of simulated blocks (:mod:`.simulate`)."""
 
@@ -1129,22 +1129,14 @@ def share_tables(vm: Any, tables: MessageTables) -> None:
 
 
 @lru_cache(maxsize=64)
-def lean_vm_class(vm_class: Any, loop: bool = True) -> Any:
+def lean_vm_class(vm_class: Any) -> Any:
     """``vm_class`` with a state class whose accounts live in a :class:`LeanAccountDB` and
-    whose messages run in a :class:`LeanComputation` (with ``loop=False``, in the fork's own
-    computation class: py-evm's loop, what the lean loop is tested and measured against).
-    A memoised class build (a few per fork), not a cache of data."""
+    whose messages run in a :class:`LeanComputation`. A memoised class build (a few per
+    fork), not a cache of data."""
     state = vm_class.get_state_class()
     computation = state.computation_class
-    if loop:
-        computation = type(computation.__name__, (LeanComputation, computation), {})
+    computation = type(computation.__name__, (LeanComputation, computation), {})
     lean = state.configure(__name__=state.__name__, account_db_class=LeanAccountDB,
                            computation_class=computation)
     lean = type(state.__name__, (*_snapshots(state), lean), {})
     return vm_class.configure(__name__=vm_class.__name__, _state_class=lean)
-
-
-def py_evm_loop_vm_class(vm_class: Any) -> Any:
-    """:func:`lean_vm_class` with py-evm's loop (the lean account database and snapshots
-    kept): the benchmark's and the tests' reference for the loop alone."""
-    return lean_vm_class(vm_class, False)

@@ -24,7 +24,7 @@ The simulation follows geth's (``internal/ethapi/simulate.go``):
 
 Everything runs on py-evm over a database that reads the backend's state and keeps its own
 writes, so nothing reaches the backend: by default on eth_call's lean classes with overlay
-tries (:mod:`.simulate_vm`, :mod:`.simulate_trie`; see :data:`FAST`; a block without state
+tries (:mod:`.block_vm`, :mod:`.overlay_trie`; see :data:`FAST`; a block without state
 overrides there starts from the state after its system writes, kept per header), else on each
 fork's own VM and py-trie, with the same answers. With ``trace_transfers`` every ether
 transfer (the call's value, a nested call's or create's value, a self-destruct's balance) is
@@ -35,7 +35,6 @@ later failed included, as geth's tracer counts them.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -114,6 +113,7 @@ from ..simulation import (
     SimulateOptions,
 )
 from . import interrupt
+from .block_vm import block_vm_class
 from .call import decode_revert_reason, vm_error_message
 from .call_vm import CheckedMessage, MessageTables, share_tables
 from .message import DEFAULT_GAS, CallStates, ExecutableChain, Message, message_fields, to_message
@@ -121,7 +121,6 @@ from .message import _Envelope as Envelope
 from .message import _intrinsic_gas_of as intrinsic_gas_rule
 from .overrides import apply_state_overrides, with_blob_base_fee
 from .resolve import require_header
-from .simulate_vm import fast_vm_class
 
 __all__ = ["MAX_BLOCKS", "MAX_CALLS", "MAX_CALLS_PER_BLOCK", "simulate"]
 
@@ -167,10 +166,11 @@ _REFUSAL_CODES: dict[type[InvalidTransaction], int] = {
 """geth's simulation code of each refusal (any other: an internal error)."""
 REVERTED = 3
 
-FAST = os.environ.get("ETHREAD_SIMULATE_PLAIN", "") != "1"
-"""Whether simulations take the fast path (:mod:`.simulate_vm`) unless told otherwise:
-``ETHREAD_SIMULATE_PLAIN=1`` in a server's environment makes it run py-evm's own classes and
-tries instead (what the benchmark compares; both give the same answers)."""
+FAST = True
+"""Whether simulations take the fast path (:mod:`.block_vm`) unless told otherwise. No
+setting of a server turns it off: the tests set it to False to compare the answers with py-evm's
+own classes and tries, and ``benchmarks/bench_simulate.py`` and ``bench_vs_anvil.py``'s
+``memory-plain`` server to measure them."""
 
 _LOG = trusted_maker(Log, "address topics data block_number transaction_hash transaction_index "
                           "block_hash block_timestamp log_index removed")
@@ -185,7 +185,7 @@ def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef
     execution stops after ``timeout`` seconds for the whole simulation (geth's
     ``--rpc.evmtimeout``). Raises :class:`~ethread.errors.SimulationRefused` for what geth
     refuses, with its code. ``fast`` chooses the lean classes and overlay tries of
-    :mod:`.simulate_vm` or py-evm's own (None: :data:`FAST`); the answers are the same. The
+    :mod:`.block_vm` or py-evm's own (None: :data:`FAST`); the answers are the same. The
     fast path reads through the tables of ``states`` (decoded accounts and trie nodes, code,
     draft headers: a dispatcher's, shared with its eth_calls), or through its own."""
     check_limits(options)
@@ -586,7 +586,7 @@ class _Simulator:
             requests_hash=sha256().digest() if rules.requests else None,
         )
         fork_vm = self.config.vm_class(item.number, item.time)
-        vm_class: Any = _simulation_vm_class(fast_vm_class(fork_vm) if self.fast else fork_vm)
+        vm_class: Any = _simulation_vm_class(block_vm_class(fork_vm) if self.fast else fork_vm)
         header_class = dict(vm_class.get_block_class()._meta.fields)["header"]
         encoded_draft = encode_header(draft)
         headers = self.tables.evm_headers

@@ -495,3 +495,29 @@ def test_py_evm_is_the_release_the_loop_was_checked_against() -> None:
     pinned = re.search(r"^\s*py-evm==(\S+)$", setup, re.MULTILINE)
     assert pinned is not None, "py-evm is pinned to one release in setup.cfg"
     assert version("py-evm") == pinned.group(1)
+
+
+def test_the_py_evm_loop_reference_runs_the_forks_own_loop_on_the_lean_state() -> None:
+    """The benchmark's reference (``tests/support/py_evm_loop.py``): the lean account
+    database with the fork's own computation class, answering as the lean loop does."""
+    from ethread.methods.call import call
+    from tests.support.py_evm_loop import py_evm_loop_vm_class
+
+    # 7 stored in slot 0, read back, returned with the caller's balance
+    program = bytes.fromhex("6007600055600054600052" "3331602052" "60406000f3")
+    override = (AccountOverride(address=SENDER, balance=10**20),
+                AccountOverride(address=MAIN, code=program))
+    request = CallRequest(sender=SENDER, to=MAIN, gas=GAS)
+    for fork in FORKS:
+        backend = _chain(fork)
+        answers = []
+        for vm_classes in (lean_vm_class, py_evm_loop_vm_class):
+            states = CallStates(vm_classes=vm_classes)
+            answers.append(call(backend, request, "latest", states, state_override=override))
+        assert answers[0] == answers[1] == (7).to_bytes(32, "big") + (10**20).to_bytes(32, "big")
+        vm_class = backend.chain_config().vm_class(1, 0)  # type: ignore[union-attr]
+        state = py_evm_loop_vm_class(vm_class).get_state_class()
+        assert state.account_db_class is LeanAccountDB
+        assert state.computation_class is vm_class.get_state_class().computation_class
+        assert not issubclass(state.computation_class, LeanComputation)
+        assert py_evm_loop_vm_class(vm_class) is py_evm_loop_vm_class(vm_class)

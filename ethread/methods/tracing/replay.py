@@ -9,7 +9,7 @@ transactions before the traced one run untraced. Each traced transaction runs un
 geth's ``execution timeout``.
 
 By default (:data:`FAST`) the VM is eth_call's lean one with each transaction's first message
-inside py-evm's snapshot (:func:`~..simulate_vm.fast_vm_class`, the classes eth_simulateV1's
+inside py-evm's snapshot (:func:`~..block_vm.block_vm_class`, the classes eth_simulateV1's
 blocks run on), and a tracer that wants no steps runs on its loop; one that wants steps runs
 on py-evm's own loop of the fork. A dispatcher keeps the blocks it replayed
 (:class:`~.states.ReplayStates`), so that tracing another transaction of a block starts from
@@ -18,7 +18,6 @@ the state right before it rather than from the block's start.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -42,11 +41,11 @@ from ...models import Block, BlockHashRef, BlockOverrides, BlockRef, CallRequest
 from ...rlpcodec.headers import encode_header
 from ...rlpcodec.transactions import encode_transaction
 from .. import interrupt
+from ..block_vm import block_vm_class
 from ..call_vm import MessageTables, share_tables
 from ..message import ExecutableChain, Rejected, gas_for, prepare
 from ..raw import get_raw_block
 from ..resolve import require_header
-from ..simulate_vm import fast_vm_class
 from .hooks import TxEnv, attached, hooked_class, plain_computation_class
 from .models import TraceResult, TransactionTrace
 from .states import BlockReplay, LazyTransactions, Overlay, ReplayStates
@@ -55,12 +54,13 @@ from .tracers import LoggerConfig, ResultTracer, TraceContext, make_tracer
 DEFAULT_TRACE_TIMEOUT = 5.0
 """geth's ``defaultTraceTimeout``: how long one transaction's trace may run."""
 
-FAST = os.environ.get("ETHREAD_TRACE_PLAIN", "") != "1"
-"""Whether blocks are replayed on eth_call's lean classes (:func:`~..simulate_vm.fast_vm_class`:
+FAST = True
+"""Whether blocks are replayed on eth_call's lean classes (:func:`~..block_vm.block_vm_class`:
 the lean account database and loop, each transaction's first message inside py-evm's
-snapshot) and a tracer without steps runs on the lean loop; ``ETHREAD_TRACE_PLAIN=1`` in a
-server's environment keeps py-evm's own classes (``tests/methods/tracing/test_replay.py`` compares both
-paths' answers byte for byte)."""
+snapshot) and a tracer without steps runs on the lean loop. No setting of a server turns it
+off: the tests set it to False to compare both paths' answers byte for byte
+(``tests/methods/tracing/test_replay.py``), and ``benchmarks/bench_tracing.py``'s plain
+server to measure py-evm's own classes."""
 
 
 class TraceableChain(ExecutableChain, BlockSource, TransactionLocator, ReceiptSource, Protocol):
@@ -165,7 +165,7 @@ def _replay_decoded(evm_block: Any, parent: Any, block_hash: bytes, senders: dic
     transactions = [_with_sender(tx, senders.get(bytes(tx.hash))) for tx in evm_block.transactions]
     start = evm_block.header.copy(state_root=parent.state_root, gas_used=0)
     return _start(evm_block, start, block_hash, transactions, chain_id,
-                  fast_vm_class(vm_class) if fast else vm_class, chaindb, keep)
+                  block_vm_class(vm_class) if fast else vm_class, chaindb, keep)
 
 
 def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chaindb: Any,
@@ -207,7 +207,7 @@ def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chai
 
     replay = _start(_BlockView(start), start, block.hash,
                     LazyTransactions(len(indexed), decode), config.chain_id,
-                    fast_vm_class(vm_class), chaindb, keep,
+                    block_vm_class(vm_class), chaindb, keep,
                     shared.tables if shared is not None else None)
     replay.receipts = False  # (a block of the chain: its receipts are known, none is read)
     return replay

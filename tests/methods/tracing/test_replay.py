@@ -1,7 +1,7 @@
 """Tracing's fast paths give the plain path's answers byte for byte.
 
 The plain path replays each request's block from scratch on py-evm's own classes, every
-tracer on py-evm's loop (``ETHREAD_TRACE_PLAIN=1``). The fast paths: blocks replayed on
+tracer on py-evm's loop (``replay.FAST`` set to False). The fast paths: blocks replayed on
 eth_call's lean classes, a tracer without steps on the lean loop, a dispatcher's kept replays
 (the next transaction of a block starts where the last request stopped, an earlier one from
 the state noted before it), and answers kept by the codec. Both answer every debug_trace*

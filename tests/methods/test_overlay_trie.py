@@ -1,4 +1,4 @@
-"""eth_simulateV1's overlay trie (``ethread.methods.simulate_trie``) against py-trie: the same
+"""eth_simulateV1's overlay trie (``ethread.methods.overlay_trie``) against py-trie: the same
 roots after any writes and deletes (the ordered roots: tests/rlpcodec/test_ordered_trie.py)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from trie import HexaryTrie
 
-from ethread.methods.simulate_trie import OverlayTrie
+from ethread.methods.overlay_trie import OverlayTrie
 
 KEYS = st.one_of(  # (of one length, as a state trie's: py-trie refuses a key that prefixes another)
     st.binary(min_size=32, max_size=32),

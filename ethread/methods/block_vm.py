@@ -1,6 +1,7 @@
-"""The virtual machines a simulation's blocks run on when it takes the fast path: eth_call's
-lean parts (:mod:`.call_vm`: the account tables, the interpreter loop, the flattened
-snapshots) with state and storage tries that are :class:`~.simulate_trie.OverlayTrie`\\ s.
+"""The virtual machines whole blocks run on, a simulation's (:mod:`.simulate`) and a traced
+replay's (:mod:`.tracing.replay`): eth_call's lean parts (:mod:`.call_vm`: the account
+tables, the interpreter loop, the flattened snapshots) with state and storage tries that are
+:class:`~.overlay_trie.OverlayTrie`\\ s.
 
 What differs from eth_call's classes, and why:
 
@@ -35,9 +36,9 @@ from eth_typing import Address, Hash32
 from eth_utils import get_extended_debug_logger, to_bytes
 
 from .call_vm import LeanAccountDB, LeanJournalDB, MessageTables, lean_vm_class
-from .simulate_trie import OverlayTrie
+from .overlay_trie import OverlayTrie
 
-__all__ = ["SimulationAccountDB", "fast_vm_class"]
+__all__ = ["SimulationAccountDB", "block_vm_class"]
 
 
 class _OverlayStorageLookup(StorageLookup):
@@ -117,7 +118,7 @@ class SimulationAccountDB(LeanAccountDB):
 
 
 @lru_cache(maxsize=64)
-def fast_vm_class(vm_class: Any) -> Any:
+def block_vm_class(vm_class: Any) -> Any:
     """``vm_class`` as eth_call's lean class (:func:`~.call_vm.lean_vm_class`) with a
     :class:`SimulationAccountDB`, whose transactions' first messages run inside py-evm's
     snapshot (see the module docstring)."""

@@ -16,7 +16,7 @@ The root, the nodes and their encodings are those of the Ethereum trie (Yellow P
 appendix D) that py-trie builds: a node whose encoding is under 32 bytes is embedded in its
 parent, the root is always hashed and stored. (The tries keyed by position, a block's
 transactions and receipts, are :mod:`ethread.rlpcodec.ordered_trie`'s.)
-``tests/methods/test_simulate_trie.py`` compares roots and reads with py-trie's over random
+``tests/methods/test_overlay_trie.py`` compares roots and reads with py-trie's over random
 changes.
 """
 
