@@ -2,21 +2,11 @@
 gas limit and base fee, the chain id, and anvil_reset.
 """
 
-
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..models import (
-    Address,
-    Block,
-)
-from .inputs import as_address, as_bytes, as_int
-
-if TYPE_CHECKING:
-
-    pass
+from ..models import Address, Block
 from .core import DevChainError, StateEdit
+from .inputs import as_address, as_bytes, as_int
 from .mining import BlockMining
 
 

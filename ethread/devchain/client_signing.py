@@ -1,26 +1,15 @@
 """Signing for clients on a dev chain: eth_sign, eth_signTypedData_v4, eth_signTransaction.
 """
 
-
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..models import (
-    Address,
-    CallRequest,
-    Transaction,
-)
+from ..models import Address, CallRequest, Transaction
 from .inputs import as_bytes
-from .signing import (
-    DevAccount,
-)
-
-if TYPE_CHECKING:
-
-    pass
 from .sending import TransactionSending
+from .signing import DevAccount
 
 
 class ClientSigning(TransactionSending):

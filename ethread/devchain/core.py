@@ -3,7 +3,6 @@ importer, pool, accounts and the bookkeeping the other parts share), its clock (
 block's time) and its reads (head, blocks, receipts, balances, code, storage, calls).
 """
 
-
 from __future__ import annotations
 
 import threading
@@ -28,25 +27,15 @@ from ..errors import EthreadError
 from ..forks import ChainConfig
 from ..forks.base_fee import next_base_fee
 from ..lru import LRU
-from ..models import (
-    Address,
-    Block,
-    Hash32,
-    Header,
-    Receipt,
-)
+from ..models import Address, Block, Hash32, Header, Receipt
 from .fork.evm import fork_chain_config
 from .fork.history import ForkHistory
 from .fork.overlay import ForkOverlay
 from .fork.source import ForkSource
+from .genesis import DEFAULT_FORKS, DEV_BALANCE, DEV_CHAIN_ID, ZERO_ADDRESS, ForkSchedule, genesis_document
 from .inputs import as_address, as_bytes
 from .pending_state import PendingView
-from .signing import (
-    DERIVATION_PATH,
-    TEST_MNEMONIC,
-    DevAccount,
-    dev_accounts,
-)
+from .signing import DERIVATION_PATH, TEST_MNEMONIC, DevAccount, dev_accounts
 from .state_file import Preimages
 from .txpool import DEV_LIMITS, AccountState, PoolState, TxPool
 
@@ -54,7 +43,6 @@ if TYPE_CHECKING:
     from eth_account.signers.local import LocalAccount
 
     from .served_pool import ServedPool
-from .genesis import DEFAULT_FORKS, DEV_BALANCE, DEV_CHAIN_ID, ZERO_ADDRESS, ForkSchedule, genesis_document
 
 HEAD_STATES = 4
 """Recent heads whose py-evm state a dev chain keeps for its reads."""

@@ -2,26 +2,18 @@
 where it forked and eth_getProof where its own trie is not the word.
 """
 
-
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eth_utils import to_checksum_address
 
 from ..methods.resolve import require_header
-from ..models import (
-    Address,
-    BlockRef,
-)
+from ..models import Address, BlockRef
+from .core import ChainCore
 from .fork.history import ForkHistory
 from .fork.source import BLANK_ROOT, ForkPoint, ForkSource, ProofUnavailable
-
-if TYPE_CHECKING:
-
-    pass
-from .core import ChainCore
 
 
 class ForkedReads(ChainCore):

@@ -2,22 +2,14 @@
 constants both use (chain id, balances, zero fields).
 """
 
-
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..forks import BLOCK_FORKS, FORK_BY_NAME, FORK_ORDER, TIME_FORKS, ChainConfig
-from .signing import (
-    DevAccount,
-)
-
-if TYPE_CHECKING:
-
-    pass
-
+from .signing import DevAccount
 
 DEV_CHAIN_ID = 1337
 

@@ -2,13 +2,12 @@
 stored through the importer; account edits (anvil_setBalance and friends) are blocks too.
 """
 
-
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import rlp
 from eth.abc import BlockAPI, BlockHeaderAPI, VirtualMachineAPI
@@ -18,24 +17,13 @@ from eth_utils import ValidationError, keccak
 from ..chain.importer import spoof_senders
 from ..forks import FORK_BY_NAME
 from ..methods.overrides import set_account
-from ..models import (
-    Address,
-    Block,
-    Hash32,
-    Header,
-    Transaction,
-    Withdrawal,
-)
+from ..models import Address, Block, Hash32, Header, Transaction, Withdrawal
 from ..rlpcodec.blocks import block_item
 from ..rlpcodec.headers import decode_header
-from .fork.overlay import Writes
-from .txpool import Pooled
-
-if TYPE_CHECKING:
-
-    pass
 from .core import ChainCore, DevChainError, StateEdit
+from .fork.overlay import Writes
 from .genesis import ZERO_HASH, ZERO_NONCE
+from .txpool import Pooled
 
 
 class BlockMining(ChainCore):

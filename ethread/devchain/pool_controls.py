@@ -2,7 +2,6 @@
 transactions, filters' arrivals, txpool_* and anvil_dropTransaction.
 """
 
-
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -10,20 +9,16 @@ from typing import TYPE_CHECKING
 
 import rlp
 
-from ..models import (
-    Block,
-    Hash32,
-    Header,
-)
+from ..models import Block, Hash32, Header
+from .core import DevChainError
 from .inputs import as_bytes
+from .mining import BlockMining
 from .pending_state import PendingView
 from .txpool import Pooled
 
 if TYPE_CHECKING:
 
     from .served_pool import ServedPool
-from .core import DevChainError
-from .mining import BlockMining
 
 
 class PoolControls(BlockMining):

@@ -3,12 +3,11 @@
 eth_sendTransaction), checked by the pool's rules before they take a nonce.
 """
 
-
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from eth._utils.address import generate_contract_address
 from eth_typing import Address as EvmAddress
@@ -30,20 +29,12 @@ from ..models import (
     Transaction,
 )
 from . import contracts
-from .inputs import as_address, as_bytes, as_int, as_optional_address
-from .pool import PoolView, admit, decode_raw, evm_transaction, recover_sender
-from .signing import (
-    DevAccount,
-    sign_authorization,
-    sign_transaction,
-)
-
-if TYPE_CHECKING:
-
-    pass
 from .core import DevChainError
 from .genesis import GWEI
+from .inputs import as_address, as_bytes, as_int, as_optional_address
 from .mining import BlockMining
+from .pool import PoolView, admit, decode_raw, evm_transaction, recover_sender
+from .signing import DevAccount, sign_authorization, sign_transaction
 
 TRANSFER_GAS = 21_000
 

@@ -1,14 +1,8 @@
 """evm_snapshot and evm_revert on a dev chain.
 """
 
-
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-
-    pass
 from .core import ChainCore, DevChainError, _Snapshot
 
 

@@ -1,24 +1,17 @@
 """anvil_dumpState and anvil_loadState on a dev chain (the file's shape is :mod:`.state_file`'s).
 """
 
-
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eth_typing import Address as EvmAddress
 
-from ..models import (
-    Block,
-)
-from .state_file import encode_state, parse_state, state_document
-
-if TYPE_CHECKING:
-
-    pass
+from ..models import Block
 from .core import StateEdit
 from .mining import BlockMining
+from .state_file import encode_state, parse_state, state_document
 
 
 class StateFiles(BlockMining):
