@@ -1,6 +1,5 @@
 """anvil's (and hardhat's) controls of a dev chain: account edits, the clock, the next block's
-gas limit and base fee, the chain id, and anvil_reset.
-"""
+gas limit and base fee, the chain id, and anvil_reset."""
 
 from __future__ import annotations
 

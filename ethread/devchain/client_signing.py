@@ -1,5 +1,4 @@
-"""Signing for clients on a dev chain: eth_sign, eth_signTypedData_v4, eth_signTransaction.
-"""
+"""Signing for clients on a dev chain: eth_sign, eth_signTypedData_v4, eth_signTransaction."""
 
 from __future__ import annotations
 

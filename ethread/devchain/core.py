@@ -1,7 +1,6 @@
 """What every part of :class:`~.builder.DevChain` stands on: the chain's state (backend, config,
 importer, pool, accounts and the bookkeeping the other parts share), its clock (the next
-block's time) and its reads (head, blocks, receipts, balances, code, storage, calls).
-"""
+block's time) and its reads (head, blocks, receipts, balances, code, storage, calls)."""
 
 from __future__ import annotations
 
@@ -74,7 +73,9 @@ class StateEdit:
 
 
 @dataclass(frozen=True, slots=True)
-class _Snapshot:
+class SavedChain:
+    """The chain as :meth:`~.snapshots.Snapshots.snapshot` saw it, to revert to."""
+
     head: int
     pool: PoolState
     nonces: tuple[tuple[Address, int], ...]
@@ -154,7 +155,7 @@ class ChainCore:
         self._withdrawal_index: int | None = None
         self._time_offset = 0
         self._next_timestamp: int | None = None
-        self._snapshots: dict[int, _Snapshot] = {}
+        self._snapshots: dict[int, SavedChain] = {}
         self._snapshot_ids = 0
         self._impersonated: set[Address] = set()
         self._head_states: LRU[Hash32, Any] = LRU(HEAD_STATES)

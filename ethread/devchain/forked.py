@@ -1,6 +1,5 @@
 """What a forked dev chain (:meth:`.builder.DevChain.fork`) answers from the node it forked:
-where it forked and eth_getProof where its own trie is not the word.
-"""
+where it forked and eth_getProof where its own trie is not the word."""
 
 from __future__ import annotations
 

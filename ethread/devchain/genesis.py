@@ -1,6 +1,5 @@
 """A dev chain's fork schedules (:class:`ForkSchedule`) and its genesis document, with the
-constants both use (chain id, balances, zero fields).
-"""
+constants both use (chain id, balances, zero fields)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """A dev chain's blocks: made from the pool, executed by py-evm on a VM at their parent and
-stored through the importer; account edits (anvil_setBalance and friends) are blocks too.
-"""
+stored through the importer; account edits (anvil_setBalance and friends) are blocks too."""
 
 from __future__ import annotations
 

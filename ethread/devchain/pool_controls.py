@@ -1,6 +1,5 @@
 """A dev chain's pool as clients see it: the pending block and its state, pending
-transactions, filters' arrivals, txpool_* and anvil_dropTransaction.
-"""
+transactions, filters' arrivals, txpool_* and anvil_dropTransaction."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Transactions into a dev chain: made and signed in code (:meth:`TransactionSending.send`,
 ``deploy``, ``fund``) with their kinds and fees, or taken as a node takes them (``submit``,
-eth_sendTransaction), checked by the pool's rules before they take a nonce.
-"""
+eth_sendTransaction), checked by the pool's rules before they take a nonce."""
 
 from __future__ import annotations
 

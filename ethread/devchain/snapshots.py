@@ -1,9 +1,8 @@
-"""evm_snapshot and evm_revert on a dev chain.
-"""
+"""evm_snapshot and evm_revert on a dev chain."""
 
 from __future__ import annotations
 
-from .core import ChainCore, DevChainError, _Snapshot
+from .core import ChainCore, DevChainError, SavedChain
 
 
 class Snapshots(ChainCore):
@@ -14,7 +13,7 @@ class Snapshots(ChainCore):
         :meth:`revert`. Cheap: nothing is copied but the pending list."""
         with self._lock:
             self._snapshot_ids += 1
-            self._snapshots[self._snapshot_ids] = _Snapshot(
+            self._snapshots[self._snapshot_ids] = SavedChain(
                 head=self.head.number, pool=self.pool.save(),
                 nonces=tuple(self._nonces.items()), deployments=tuple(self._deployments.items()),
                 senders=tuple(self._senders.items()),
