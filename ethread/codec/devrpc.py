@@ -20,8 +20,9 @@ from .params import parse_bool, parse_call_request
 from .txpool_rpc import TxPoolService
 
 
-class DevChain(SigningChain, AnvilChain, PendingChain, ForkedChain, Protocol):
-    """What these methods ask of a dev chain (:class:`ethread.devchain.DevChain` is one)."""
+class DevControls(SigningChain, AnvilChain, PendingChain, ForkedChain, Protocol):
+    """The dev methods' (anvil_*, evm_*, eth_sendTransaction and friends) view of a dev chain:
+    what they read and control (:class:`ethread.devchain.DevChain` is one)."""
 
     automine: bool
 
@@ -60,7 +61,7 @@ class DevChain(SigningChain, AnvilChain, PendingChain, ForkedChain, Protocol):
     def stop_impersonating(self, address: Address) -> None: ...
 
 
-DevHandler = Callable[[DevChain, list[Any]], Any]
+DevHandler = Callable[[DevControls, list[Any]], Any]
 MAX_MINE_BLOCKS = 10_000
 """The most blocks one anvil_mine/hardhat_mine call makes."""
 
@@ -79,15 +80,15 @@ def _word(value: Any, what: str) -> int:
     return int.from_bytes(parse_storage_key(value, what), "big")
 
 
-def _send_transaction(chain: DevChain, params: list[Any]) -> Any:
+def _send_transaction(chain: DevControls, params: list[Any]) -> Any:
     return "0x" + chain.send_request(parse_call_request(params[0])).hex()
 
 
-def _send_raw_transaction(chain: DevChain, params: list[Any]) -> Any:
+def _send_raw_transaction(chain: DevControls, params: list[Any]) -> Any:
     return "0x" + chain.submit(parse_data(params[0], "raw transaction")).hex()
 
 
-def _mine(chain: DevChain, params: list[Any]) -> Any:
+def _mine(chain: DevControls, params: list[Any]) -> Any:
     """evm_mine [timestamp], or anvil's options object {"timestamp": t, "blocks": n}: the
     first block at ``t`` (when given), the others at the chain's usual interval."""
     option = params[0] if params else None
@@ -107,7 +108,7 @@ def _mine(chain: DevChain, params: list[Any]) -> Any:
     return "0x0"
 
 
-def _mine_many(chain: DevChain, params: list[Any]) -> Any:
+def _mine_many(chain: DevControls, params: list[Any]) -> Any:
     """anvil_mine / hardhat_mine: ``count`` blocks (default 1), ``interval`` seconds apart."""
     count = _quantity_or_number(params[0], "blocks") if params and params[0] is not None else 1
     interval = _quantity_or_number(params[1], "interval") if len(params) > 1 and params[1] is not None else None
@@ -118,59 +119,59 @@ def _mine_many(chain: DevChain, params: list[Any]) -> Any:
     return None
 
 
-def _snapshot(chain: DevChain, params: list[Any]) -> Any:
+def _snapshot(chain: DevControls, params: list[Any]) -> Any:
     return hex(chain.snapshot())
 
 
-def _revert(chain: DevChain, params: list[Any]) -> Any:
+def _revert(chain: DevControls, params: list[Any]) -> Any:
     return chain.revert(_quantity_or_number(params[0], "snapshot id"))
 
 
-def _increase_time(chain: DevChain, params: list[Any]) -> Any:
+def _increase_time(chain: DevControls, params: list[Any]) -> Any:
     return chain.increase_time(_quantity_or_number(params[0], "seconds"))
 
 
-def _set_next_block_timestamp(chain: DevChain, params: list[Any]) -> Any:
+def _set_next_block_timestamp(chain: DevControls, params: list[Any]) -> Any:
     chain.set_next_block_timestamp(_quantity_or_number(params[0], "timestamp"))
     return None
 
 
-def _set_balance(chain: DevChain, params: list[Any]) -> Any:
+def _set_balance(chain: DevControls, params: list[Any]) -> Any:
     chain.set_balance(parse_address(params[0]), parse_quantity(params[1], "balance"))
     return None
 
 
-def _set_code(chain: DevChain, params: list[Any]) -> Any:
+def _set_code(chain: DevControls, params: list[Any]) -> Any:
     chain.set_code(parse_address(params[0]), parse_data(params[1], "code"))
     return None
 
 
-def _set_storage_at(chain: DevChain, params: list[Any]) -> Any:
+def _set_storage_at(chain: DevControls, params: list[Any]) -> Any:
     chain.set_storage(parse_address(params[0]), _word(params[1], "slot"), _word(params[2], "value"))
     return True
 
 
-def _set_nonce(chain: DevChain, params: list[Any]) -> Any:
+def _set_nonce(chain: DevControls, params: list[Any]) -> Any:
     chain.set_nonce(parse_address(params[0]), parse_quantity(params[1], "nonce", bits=64))
     return None
 
 
-def _impersonate(chain: DevChain, params: list[Any]) -> Any:
+def _impersonate(chain: DevControls, params: list[Any]) -> Any:
     chain.impersonate(parse_address(params[0]))
     return None
 
 
-def _stop_impersonating(chain: DevChain, params: list[Any]) -> Any:
+def _stop_impersonating(chain: DevControls, params: list[Any]) -> Any:
     chain.stop_impersonating(parse_address(params[0]))
     return None
 
 
-def _set_automine(chain: DevChain, params: list[Any]) -> Any:
+def _set_automine(chain: DevControls, params: list[Any]) -> Any:
     chain.automine = parse_bool(params[0])
     return None
 
 
-def _get_automine(chain: DevChain, params: list[Any]) -> Any:
+def _get_automine(chain: DevControls, params: list[Any]) -> Any:
     return chain.automine
 
 

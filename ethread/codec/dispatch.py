@@ -40,7 +40,7 @@ from .answers import DEFAULT_ANSWERS, AnswerStyle
 from .client import CLIENT_VERSION
 from .devfork import HISTORY_READS, NOT_HISTORY, HistoryRead, Local, read_history
 from .devpending import NOT_PENDING, PENDING_READS, POOL_READS, PendingRead, PoolReads
-from .devrpc import DEV_METHODS, DevChain, not_available
+from .devrpc import DEV_METHODS, DevControls, not_available
 from .hex import (
     decode_storage_key,
     parse_address,
@@ -117,12 +117,12 @@ class Context:
     """The service's bound on one answer in bytes (a server's ``max_response_bytes``): an
     opcode log stops with -32003 once past it (None: the tracers' own bound)."""
 
-    dev: DevChain | None = field(default=None, compare=False)
+    dev: DevControls | None = field(default=None, compare=False)
     """The dev chain when the network is one: it enables sending and the test controls."""
     txpool: TxPoolService | None = field(default=None, compare=False)
     """A served chain's transaction pool (``--txpool``): sending, txpool_* and testing_*."""
 
-    def for_dev_chain(self, chain: DevChain, accounts: tuple[Address, ...]) -> Context:
+    def for_dev_chain(self, chain: DevControls, accounts: tuple[Address, ...]) -> Context:
         """This context on a dev chain's network: sending and test controls on, and
         eth_accounts listing ``accounts`` (the chain's dev accounts, unlocked)."""
         return replace(self, dev=chain, accounts=accounts, txpool=chain.served_pool)
@@ -662,7 +662,7 @@ def _served_by(name: str, part: Callable[[Context], _Part | None],
     return run
 
 
-def _dev_chain(ctx: Context) -> DevChain | None:
+def _dev_chain(ctx: Context) -> DevControls | None:
     return ctx.dev
 
 

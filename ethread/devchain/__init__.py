@@ -2,7 +2,11 @@
 ``ethread serve`` demo.
 
 - :mod:`.builder`: :class:`DevChain` (blocks made with py-evm and imported through the real
-  import path), its fork schedules, fees and genesis document, snapshots and test controls;
+  import path), joined from one part per concern: :mod:`.core` (state, clock, reads),
+  :mod:`.forked`, :mod:`.mining`, :mod:`.pool_controls`, :mod:`.sending` (with fees and
+  transaction kinds), :mod:`.client_signing`, :mod:`.anvil_controls`, :mod:`.snapshots`,
+  :mod:`.state_files`;
+- :mod:`.genesis`: fork schedules and the genesis document;
 - :mod:`.pool`: what a transaction must pass before the chain takes it (geth's pool checks);
 - :mod:`.requests`: eth_sendTransaction's transaction objects made into transactions;
 - :mod:`.inputs`: hex strings accepted where bytes are wanted, converted once;

@@ -26,8 +26,9 @@ from .pool import placeholder_signature
 from .signing import DevAccount, sign_transaction
 
 
-class DevChain(Protocol):
-    """What filling in a request reads of the chain (:class:`.builder.DevChain` is one)."""
+class TransactionSource(Protocol):
+    """Where a request's left-out fields are filled in from: what filling in a request reads of
+    the chain (:class:`.builder.DevChain` is one)."""
 
     chain_id: int
 
@@ -65,7 +66,7 @@ DEFAULT_TIP = 10**9
 """The priority fee a request that names none pays (1 gwei, as geth suggests on a quiet chain)."""
 
 
-def transaction_for(chain: DevChain, request: CallRequest) -> Transaction:
+def transaction_for(chain: TransactionSource, request: CallRequest) -> Transaction:
     """The transaction ``request`` asks ``chain`` to send, signed by its dev account (or, for
     an impersonated sender, unsigned: the chain takes it from that address)."""
     if request.conflicts is not None:
@@ -120,7 +121,7 @@ def transaction_for(chain: DevChain, request: CallRequest) -> Transaction:
     return sign_transaction(tx, account, chain.chain_id if protect else None)
 
 
-def estimate_gas(chain: DevChain, request: CallRequest, cap: int) -> int:
+def estimate_gas(chain: TransactionSource, request: CallRequest, cap: int) -> int:
     """The gas geth would fill in: eth_estimateGas on the head's state (a revert raises its
     error, code 3 with its reason and data, as geth's eth_sendTransaction answers it)."""
     from ..methods.estimate import estimate_gas as estimate

@@ -373,8 +373,10 @@ class PoolContent:
     queued: dict[Address, list[Pooled]]
 
 
-class TxPool:
-    """Transactions waiting for a block, checked and kept as geth's pool keeps them."""
+class PoolLines:
+    """What a pool holds and how it follows its chain: each sender's lines (plain pending and
+    queued, blob, gapped blob), kept in step with the head, and read (txpool_*, a block's
+    order, snapshots). :class:`TxPool` adds what comes in, by geth's rules."""
 
     def __init__(self, chain: PoolChain, limits: PoolLimits = DEFAULT_LIMITS) -> None:
         self.chain = chain
@@ -392,7 +394,246 @@ class TxPool:
         self._arrived = 0
         self._lock = threading.RLock()
 
-    # -- adding ------------------------------------------------------------------------------
+    def holds(self, address: Address) -> bool:
+        """Whether the pool holds any transaction of ``address`` (pending, queued or gapped)."""
+        with self._lock:
+            return address in self._plain or address in self._blobs or address in self._gapped
+
+    def _arrive(self, tx_hash: Hash32) -> None:
+        self._arrived += 1
+        self._arrivals.append((self._arrived, tx_hash))
+
+    def arrivals_since(self, cursor: int) -> tuple[list[Hash32], int]:
+        """The hashes of the transactions taken after ``cursor`` (those still kept among the
+        latest :data:`ARRIVALS_KEPT`), and the cursor to ask from next."""
+        with self._lock:
+            return [h for seq, h in self._arrivals if seq > cursor], self._arrived
+
+    def _drop(self, pooled: Pooled) -> None:
+        entry = self._plain.get(pooled.sender)
+        if entry is None:
+            return
+        entry.pending.pop(pooled.tx.nonce, None)
+        entry.queued.pop(pooled.tx.nonce, None)
+        self._all.pop(pooled.hash, None)
+        if not entry.pending and not entry.queued:
+            del self._plain[pooled.sender]
+
+    def _promote(self, sender: Address, account: AccountState, head: Header) -> None:
+        """geth's promotion for one sender: stale and unpayable queued transactions go,
+        queued ones that now follow the pending line join it, the queue is capped."""
+        entry = self._plain.get(sender)
+        if entry is None:
+            return
+        for nonce, pooled in sorted(entry.queued.items()):
+            if nonce < account.nonce or pooled.cost > account.balance or pooled.tx.gas > head.gas_limit:
+                del entry.queued[nonce]
+                self._all.pop(pooled.hash, None)
+        next_nonce = account.nonce + len(entry.pending)
+        while next_nonce in entry.queued:
+            entry.pending[next_nonce] = entry.queued.pop(next_nonce)
+            next_nonce += 1
+        for nonce in sorted(entry.queued)[self.limits.account_queue:]:
+            self._all.pop(entry.queued.pop(nonce).hash, None)
+        if not entry.pending and not entry.queued:
+            del self._plain[sender]
+
+    def _follow_head(self) -> None:
+        """When the head has moved, drop what it included (or made stale), move what no
+        longer follows the state nonce back to the queue and promote what now does."""
+        head = self.chain.head()
+        if self._head == head.hash:
+            return
+        first = self._head is None
+        self._head = head.hash
+        if first:
+            return
+        for sender in list(self._plain):
+            account = self.chain.account(sender)
+            entry = self._plain[sender]
+            for nonce in [n for n in entry.pending if n < account.nonce]:
+                self._all.pop(entry.pending.pop(nonce).hash, None)
+            expected = account.nonce
+            line = sorted(entry.pending)
+            for index, nonce in enumerate(line):
+                if nonce != expected + index:
+                    for later in line[index:]:
+                        entry.queued[later] = entry.pending.pop(later)
+                    break
+            self._promote(sender, account, head)
+        for sender in list(self._blobs):
+            account = self.chain.account(sender)
+            kept = [p for p in self._blobs[sender] if p.tx.nonce >= account.nonce]
+            for pooled in self._blobs[sender]:
+                if pooled.tx.nonce < account.nonce:
+                    self._all.pop(pooled.hash, None)
+            if kept and kept[0].tx.nonce != account.nonce:
+                for pooled in kept:
+                    self._all.pop(pooled.hash, None)
+                kept = []
+            if kept:
+                self._blobs[sender] = kept
+            else:
+                del self._blobs[sender]
+
+    def status(self) -> tuple[int, int]:
+        """(pending, queued) counts, as txpool_status gives them: blob transactions count as
+        pending, gapped ones as queued."""
+        with self._lock:
+            self._follow_head()
+            pending = sum(len(e.pending) for e in self._plain.values())
+            queued = sum(len(e.queued) for e in self._plain.values())
+            pending += sum(len(line) for line in self._blobs.values())
+            queued += sum(len(g) for g in self._gapped.values())
+            return pending, queued
+
+    def content(self) -> PoolContent:
+        """Plain transactions by sender and nonce (geth's blob pool shows none here)."""
+        with self._lock:
+            self._follow_head()
+            return PoolContent(
+                pending={s: [e.pending[n] for n in sorted(e.pending)] for s, e in self._plain.items() if e.pending},
+                queued={s: [e.queued[n] for n in sorted(e.queued)] for s, e in self._plain.items() if e.queued},
+            )
+
+    def content_from(self, sender: Address) -> PoolContent:
+        """:meth:`content` of one sender."""
+        with self._lock:
+            self._follow_head()
+            entry = self._plain.get(sender)
+            if entry is None:
+                return PoolContent({}, {})
+            return PoolContent(
+                pending={sender: [entry.pending[n] for n in sorted(entry.pending)]} if entry.pending else {},
+                queued={sender: [entry.queued[n] for n in sorted(entry.queued)]} if entry.queued else {},
+            )
+
+    def get(self, tx_hash: Hash32) -> Pooled | None:
+        """A pooled transaction by hash (pending or queued)."""
+        with self._lock:
+            return self._all.get(tx_hash)
+
+    def executable(self) -> dict[Address, list[Pooled]]:
+        """Every sender's pending transactions in nonce order, plain and blob: what a block
+        may take from the pool."""
+        with self._lock:
+            self._follow_head()
+            out = {s: [e.pending[n] for n in sorted(e.pending)] for s, e in self._plain.items() if e.pending}
+            for sender, line in self._blobs.items():
+                out[sender] = list(line)
+            return out
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._all)
+
+    def next_nonce(self, address: Address) -> int:
+        """The nonce after the sender's pending line: its state nonce when it has none (what
+        geth's eth_getTransactionCount answers for "pending")."""
+        with self._lock:
+            self._follow_head()
+            nonce = self.chain.account(address).nonce
+            entry = self._plain.get(address)
+            line = self._blobs.get(address, [])
+            taken = len(entry.pending) if entry is not None else len(line)
+            return nonce + taken
+
+    def pending_cost(self, address: Address) -> int:
+        """The most the sender's pending transactions can take from it."""
+        with self._lock:
+            entry = self._plain.get(address)
+            line = self._blobs.get(address, [])
+            return (entry.pending_cost() if entry is not None else 0) + sum(p.cost for p in line)
+
+    def drop(self, tx_hash: Hash32) -> bool:
+        """Take a transaction out (anvil_dropTransaction); its sender's later pending ones wait
+        in the queue for the gap to fill again, as geth demotes them. False if not held."""
+        with self._lock:
+            pooled = self._all.get(tx_hash)
+            if pooled is None:
+                gapped = next((p for g in self._gapped.values() for p in g if p.hash == tx_hash), None)
+                if gapped is None:
+                    return False
+                self._gapped[gapped.sender].remove(gapped)
+                if not self._gapped[gapped.sender]:
+                    del self._gapped[gapped.sender]
+                return True
+            sender, nonce = pooled.sender, pooled.tx.nonce
+            line = self._blobs.get(sender)
+            if line is not None and pooled in line:
+                # A blob line has no gaps: what came after the dropped one goes with it.
+                for later in line[line.index(pooled):]:
+                    self._all.pop(later.hash, None)
+                del line[line.index(pooled):]
+                if not line:
+                    del self._blobs[sender]
+                return True
+            entry = self._plain[sender]
+            self._drop(pooled)
+            if sender in self._plain:
+                for later_nonce in [n for n in entry.pending if n > nonce]:
+                    entry.queued[later_nonce] = entry.pending.pop(later_nonce)
+            return True
+
+    def clear(self) -> None:
+        """Forget every transaction (anvil_dropAllTransactions, a chain reset)."""
+        with self._lock:
+            self._plain.clear()
+            self._blobs.clear()
+            self._gapped.clear()
+            self._all.clear()
+
+    def save(self) -> PoolState:
+        """What the pool holds, to come back to with :meth:`restore` (a dev chain's snapshot)."""
+        with self._lock:
+            return PoolState(
+                plain=tuple((s, tuple(e.pending.items()), tuple(e.queued.items()))
+                            for s, e in self._plain.items()),
+                blobs=tuple((s, tuple(line)) for s, line in self._blobs.items()),
+                gapped=tuple((s, tuple(line)) for s, line in self._gapped.items()),
+                arrival=tuple(self._all.values()),
+                head=self._head,
+            )
+
+    def restore(self, state: PoolState) -> None:
+        """Hold again what :meth:`save` saw."""
+        with self._lock:
+            self._plain = {s: _Sender(dict(pending), dict(queued)) for s, pending, queued in state.plain}
+            self._blobs = {s: list(line) for s, line in state.blobs}
+            self._gapped = {s: list(line) for s, line in state.gapped}
+            self._all = {p.hash: p for p in state.arrival}
+            self._head = state.head
+
+    def ordered(self, base_fee: int | None) -> list[Pooled]:
+        """The executable transactions in the order a block takes them: the sender whose next
+        transaction tips most goes first (the earlier arrival on a tie), each sender's in
+        nonce order. A sender's line stops at a fee cap below ``base_fee`` (geth's miner
+        leaves it for a later block)."""
+        with self._lock:
+            lines = self.executable()
+            arrival = {h: i for i, h in enumerate(self._all)}
+        heads: dict[Address, list[Pooled]] = {}
+        for sender, line in lines.items():
+            payable = []
+            for pooled in line:
+                if base_fee is not None and pooled.fee_cap < base_fee:
+                    break
+                payable.append(pooled)
+            if payable:
+                heads[sender] = payable
+        out: list[Pooled] = []
+        while heads:
+            sender = max(heads, key=lambda s: (effective_tip(heads[s][0].tx, base_fee),
+                                               -arrival.get(heads[s][0].hash, 0)))
+            out.append(heads[sender].pop(0))
+            if not heads[sender]:
+                del heads[sender]
+        return out
+
+
+class TxPool(PoolLines):
+    """Transactions waiting for a block, checked and kept as geth's pool keeps them (what the
+    pool holds, and how it follows its chain, is :class:`PoolLines`')."""
 
     def submit(self, raw: bytes) -> Hash32:
         """eth_sendRawTransaction: decode, check as geth's RPC and pool check, keep; the
@@ -442,21 +683,6 @@ class TxPool:
             if entry.queued:
                 self._promote(sender, self.chain.account(sender), self.chain.head())
         return tx_hash
-
-    def holds(self, address: Address) -> bool:
-        """Whether the pool holds any transaction of ``address`` (pending, queued or gapped)."""
-        with self._lock:
-            return address in self._plain or address in self._blobs or address in self._gapped
-
-    def _arrive(self, tx_hash: Hash32) -> None:
-        self._arrived += 1
-        self._arrivals.append((self._arrived, tx_hash))
-
-    def arrivals_since(self, cursor: int) -> tuple[list[Hash32], int]:
-        """The hashes of the transactions taken after ``cursor`` (those still kept among the
-        latest :data:`ARRIVALS_KEPT`), and the cursor to ask from next."""
-        with self._lock:
-            return [h for seq, h in self._arrivals if seq > cursor], self._arrived
 
     def _rpc_checks(self, tx: Transaction) -> None:
         """What geth's eth_sendRawTransaction refuses before the pool sees it."""
@@ -666,35 +892,6 @@ class TxPool:
                 raise TransactionRejected("transaction underpriced")
             self._drop(cheapest)
 
-    def _drop(self, pooled: Pooled) -> None:
-        entry = self._plain.get(pooled.sender)
-        if entry is None:
-            return
-        entry.pending.pop(pooled.tx.nonce, None)
-        entry.queued.pop(pooled.tx.nonce, None)
-        self._all.pop(pooled.hash, None)
-        if not entry.pending and not entry.queued:
-            del self._plain[pooled.sender]
-
-    def _promote(self, sender: Address, account: AccountState, head: Header) -> None:
-        """geth's promotion for one sender: stale and unpayable queued transactions go,
-        queued ones that now follow the pending line join it, the queue is capped."""
-        entry = self._plain.get(sender)
-        if entry is None:
-            return
-        for nonce, pooled in sorted(entry.queued.items()):
-            if nonce < account.nonce or pooled.cost > account.balance or pooled.tx.gas > head.gas_limit:
-                del entry.queued[nonce]
-                self._all.pop(pooled.hash, None)
-        next_nonce = account.nonce + len(entry.pending)
-        while next_nonce in entry.queued:
-            entry.pending[next_nonce] = entry.queued.pop(next_nonce)
-            next_nonce += 1
-        for nonce in sorted(entry.queued)[self.limits.account_queue:]:
-            self._all.pop(entry.queued.pop(nonce).hash, None)
-        if not entry.pending and not entry.queued:
-            del self._plain[sender]
-
     def _add_blob(self, pooled: Pooled) -> None:
         """geth's blob pool: no gaps (a gapped transaction waits in a small buffer when the
         sender's nonce allows one), a limit per sender, replacement at twice the fees."""
@@ -768,202 +965,6 @@ class TxPool:
                     self._add_blob(pooled)
         if kept:
             self._gapped[sender] = kept
-
-    # -- following the chain -------------------------------------------------------------------
-
-    def _follow_head(self) -> None:
-        """When the head has moved, drop what it included (or made stale), move what no
-        longer follows the state nonce back to the queue and promote what now does."""
-        head = self.chain.head()
-        if self._head == head.hash:
-            return
-        first = self._head is None
-        self._head = head.hash
-        if first:
-            return
-        for sender in list(self._plain):
-            account = self.chain.account(sender)
-            entry = self._plain[sender]
-            for nonce in [n for n in entry.pending if n < account.nonce]:
-                self._all.pop(entry.pending.pop(nonce).hash, None)
-            expected = account.nonce
-            line = sorted(entry.pending)
-            for index, nonce in enumerate(line):
-                if nonce != expected + index:
-                    for later in line[index:]:
-                        entry.queued[later] = entry.pending.pop(later)
-                    break
-            self._promote(sender, account, head)
-        for sender in list(self._blobs):
-            account = self.chain.account(sender)
-            kept = [p for p in self._blobs[sender] if p.tx.nonce >= account.nonce]
-            for pooled in self._blobs[sender]:
-                if pooled.tx.nonce < account.nonce:
-                    self._all.pop(pooled.hash, None)
-            if kept and kept[0].tx.nonce != account.nonce:
-                for pooled in kept:
-                    self._all.pop(pooled.hash, None)
-                kept = []
-            if kept:
-                self._blobs[sender] = kept
-            else:
-                del self._blobs[sender]
-
-    # -- reading ---------------------------------------------------------------------------------
-
-    def status(self) -> tuple[int, int]:
-        """(pending, queued) counts, as txpool_status gives them: blob transactions count as
-        pending, gapped ones as queued."""
-        with self._lock:
-            self._follow_head()
-            pending = sum(len(e.pending) for e in self._plain.values())
-            queued = sum(len(e.queued) for e in self._plain.values())
-            pending += sum(len(line) for line in self._blobs.values())
-            queued += sum(len(g) for g in self._gapped.values())
-            return pending, queued
-
-    def content(self) -> PoolContent:
-        """Plain transactions by sender and nonce (geth's blob pool shows none here)."""
-        with self._lock:
-            self._follow_head()
-            return PoolContent(
-                pending={s: [e.pending[n] for n in sorted(e.pending)] for s, e in self._plain.items() if e.pending},
-                queued={s: [e.queued[n] for n in sorted(e.queued)] for s, e in self._plain.items() if e.queued},
-            )
-
-    def content_from(self, sender: Address) -> PoolContent:
-        """:meth:`content` of one sender."""
-        with self._lock:
-            self._follow_head()
-            entry = self._plain.get(sender)
-            if entry is None:
-                return PoolContent({}, {})
-            return PoolContent(
-                pending={sender: [entry.pending[n] for n in sorted(entry.pending)]} if entry.pending else {},
-                queued={sender: [entry.queued[n] for n in sorted(entry.queued)]} if entry.queued else {},
-            )
-
-    def get(self, tx_hash: Hash32) -> Pooled | None:
-        """A pooled transaction by hash (pending or queued)."""
-        with self._lock:
-            return self._all.get(tx_hash)
-
-    def executable(self) -> dict[Address, list[Pooled]]:
-        """Every sender's pending transactions in nonce order, plain and blob: what a block
-        may take from the pool."""
-        with self._lock:
-            self._follow_head()
-            out = {s: [e.pending[n] for n in sorted(e.pending)] for s, e in self._plain.items() if e.pending}
-            for sender, line in self._blobs.items():
-                out[sender] = list(line)
-            return out
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._all)
-
-    def next_nonce(self, address: Address) -> int:
-        """The nonce after the sender's pending line: its state nonce when it has none (what
-        geth's eth_getTransactionCount answers for "pending")."""
-        with self._lock:
-            self._follow_head()
-            nonce = self.chain.account(address).nonce
-            entry = self._plain.get(address)
-            line = self._blobs.get(address, [])
-            taken = len(entry.pending) if entry is not None else len(line)
-            return nonce + taken
-
-    def pending_cost(self, address: Address) -> int:
-        """The most the sender's pending transactions can take from it."""
-        with self._lock:
-            entry = self._plain.get(address)
-            line = self._blobs.get(address, [])
-            return (entry.pending_cost() if entry is not None else 0) + sum(p.cost for p in line)
-
-    def drop(self, tx_hash: Hash32) -> bool:
-        """Take a transaction out (anvil_dropTransaction); its sender's later pending ones wait
-        in the queue for the gap to fill again, as geth demotes them. False if not held."""
-        with self._lock:
-            pooled = self._all.get(tx_hash)
-            if pooled is None:
-                gapped = next((p for g in self._gapped.values() for p in g if p.hash == tx_hash), None)
-                if gapped is None:
-                    return False
-                self._gapped[gapped.sender].remove(gapped)
-                if not self._gapped[gapped.sender]:
-                    del self._gapped[gapped.sender]
-                return True
-            sender, nonce = pooled.sender, pooled.tx.nonce
-            line = self._blobs.get(sender)
-            if line is not None and pooled in line:
-                # A blob line has no gaps: what came after the dropped one goes with it.
-                for later in line[line.index(pooled):]:
-                    self._all.pop(later.hash, None)
-                del line[line.index(pooled):]
-                if not line:
-                    del self._blobs[sender]
-                return True
-            entry = self._plain[sender]
-            self._drop(pooled)
-            if sender in self._plain:
-                for later_nonce in [n for n in entry.pending if n > nonce]:
-                    entry.queued[later_nonce] = entry.pending.pop(later_nonce)
-            return True
-
-    def clear(self) -> None:
-        """Forget every transaction (anvil_dropAllTransactions, a chain reset)."""
-        with self._lock:
-            self._plain.clear()
-            self._blobs.clear()
-            self._gapped.clear()
-            self._all.clear()
-
-    def save(self) -> PoolState:
-        """What the pool holds, to come back to with :meth:`restore` (a dev chain's snapshot)."""
-        with self._lock:
-            return PoolState(
-                plain=tuple((s, tuple(e.pending.items()), tuple(e.queued.items()))
-                            for s, e in self._plain.items()),
-                blobs=tuple((s, tuple(line)) for s, line in self._blobs.items()),
-                gapped=tuple((s, tuple(line)) for s, line in self._gapped.items()),
-                arrival=tuple(self._all.values()),
-                head=self._head,
-            )
-
-    def restore(self, state: PoolState) -> None:
-        """Hold again what :meth:`save` saw."""
-        with self._lock:
-            self._plain = {s: _Sender(dict(pending), dict(queued)) for s, pending, queued in state.plain}
-            self._blobs = {s: list(line) for s, line in state.blobs}
-            self._gapped = {s: list(line) for s, line in state.gapped}
-            self._all = {p.hash: p for p in state.arrival}
-            self._head = state.head
-
-    def ordered(self, base_fee: int | None) -> list[Pooled]:
-        """The executable transactions in the order a block takes them: the sender whose next
-        transaction tips most goes first (the earlier arrival on a tie), each sender's in
-        nonce order. A sender's line stops at a fee cap below ``base_fee`` (geth's miner
-        leaves it for a later block)."""
-        with self._lock:
-            lines = self.executable()
-            arrival = {h: i for i, h in enumerate(self._all)}
-        heads: dict[Address, list[Pooled]] = {}
-        for sender, line in lines.items():
-            payable = []
-            for pooled in line:
-                if base_fee is not None and pooled.fee_cap < base_fee:
-                    break
-                payable.append(pooled)
-            if payable:
-                heads[sender] = payable
-        out: list[Pooled] = []
-        while heads:
-            sender = max(heads, key=lambda s: (effective_tip(heads[s][0].tx, base_fee),
-                                               -arrival.get(heads[s][0].hash, 0)))
-            out.append(heads[sender].pop(0))
-            if not heads[sender]:
-                del heads[sender]
-        return out
 
 
 def _authorities(tx: SetCodeTransaction) -> Iterable[Address]:

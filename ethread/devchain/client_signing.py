@@ -1,0 +1,47 @@
+"""Signing for clients on a dev chain: eth_sign, eth_signTypedData_v4, eth_signTransaction."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..models import Address, CallRequest, Transaction
+from .inputs import as_bytes
+from .sending import TransactionSending
+from .signing import DevAccount
+
+
+class ClientSigning(TransactionSending):
+    """Signatures the dev accounts make for clients (impersonated accounts have no key)."""
+
+    def signer(self, address: Address | str) -> DevAccount:
+        """The dev account that signs for ``address``; :class:`~.messages.NoSigner` when the
+        chain holds no key for it (impersonated accounts included, as in anvil)."""
+        from .messages import NoSigner
+
+        account = self.account(address)
+        if account is None:
+            raise NoSigner()
+        return account
+
+    def sign_message(self, address: Address | str, message: bytes | str) -> bytes:
+        """eth_sign: ``address``'s EIP-191 signature of ``message`` (65 bytes)."""
+        from .messages import sign_message
+
+        return sign_message(self.signer(address), as_bytes(message, "message"))
+
+    def sign_typed_data(self, address: Address | str, typed_data: Mapping[str, Any]) -> bytes:
+        """eth_signTypedData_v4: ``address``'s EIP-712 signature of ``typed_data``."""
+        from .messages import sign_typed_data
+
+        return sign_typed_data(self.signer(address), typed_data)
+
+    def sign_request(self, request: CallRequest) -> Transaction:
+        """eth_signTransaction: the transaction eth_sendTransaction would send for ``request``
+        (nonce, fees and gas filled in the same way), signed, and not sent."""
+        from .requests import transaction_for
+
+        if request.sender is not None:
+            self.signer(request.sender)
+        with self._lock:
+            return transaction_for(self, request)

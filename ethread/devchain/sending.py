@@ -1,0 +1,362 @@
+"""Transactions into a dev chain: made and signed in code (:meth:`TransactionSending.send`,
+``deploy``, ``fund``) with their kinds and fees, or taken as a node takes them (``submit``,
+eth_sendTransaction), checked by the pool's rules before they take a nonce."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from eth._utils.address import generate_contract_address
+from eth_typing import Address as EvmAddress
+from eth_utils import to_checksum_address
+
+from ..errors import TransactionRejected
+from ..forks import FORK_BY_NAME, FORKS
+from ..models import (
+    AccessListEntry,
+    AccessListTransaction,
+    Address,
+    Authorization,
+    BlobTransaction,
+    CallRequest,
+    DynamicFeeTransaction,
+    Hash32,
+    LegacyTransaction,
+    SetCodeTransaction,
+    Transaction,
+)
+from . import contracts
+from .core import DevChainError
+from .genesis import GWEI
+from .inputs import as_address, as_bytes, as_int, as_optional_address
+from .mining import BlockMining
+from .pool import PoolView, admit, decode_raw, evm_transaction, recover_sender
+from .signing import DevAccount, sign_authorization, sign_transaction
+
+TRANSFER_GAS = 21_000
+
+
+CONTRACT_GAS = 1_000_000
+
+
+TxKind: TypeAlias = Literal["legacy", "access-list", "dynamic-fee", "blob", "set-code"]
+
+
+KIND_TYPE: dict[str, int] = {"legacy": 0, "access-list": 1, "dynamic-fee": 2, "blob": 3,
+                             "set-code": 4}
+"""The transaction type number of each kind."""
+
+
+KIND_SINCE: dict[str, str] = {
+    kind: next(f.name for f in FORKS if tx_type in f.transaction_types)
+    for kind, tx_type in KIND_TYPE.items()
+}
+"""The first fork that accepts each transaction kind (read from the fork table)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fees:
+    """The fee fields of a transaction; each kind uses those it has. The defaults clear any
+    base fee a dev chain reaches: base fees start at 1 gwei (London) and fall on blocks this
+    empty, blob base fees start at 1 wei."""
+
+    gas_price: int = 3 * GWEI
+    max_fee_per_gas: int = 30 * GWEI
+    max_priority_fee_per_gas: int = 1 * GWEI
+    max_fee_per_blob_gas: int = 1 * GWEI
+
+
+DEFAULT_FEES = Fees()
+
+
+@dataclass(frozen=True, slots=True)
+class _Draft:
+    """A transaction's fields before its kind and fees are applied."""
+
+    nonce: int
+    to: Address | None
+    value: int
+    data: bytes
+    gas: int
+    access_list: tuple[AccessListEntry, ...]
+    blob_hashes: tuple[Hash32, ...]
+    authorizations: tuple[Authorization, ...]
+
+    def unsigned(self, kind: TxKind, chain_id: int, fees: Fees) -> Transaction:
+        """The transaction of ``kind``, with an empty signature."""
+        if kind == "legacy":
+            return LegacyTransaction(
+                nonce=self.nonce, gas_price=fees.gas_price, gas=self.gas, to=self.to,
+                value=self.value, data=self.data, v=0, r=0, s=0,
+            )
+        if kind == "access-list":
+            return AccessListTransaction(
+                chain_id=chain_id, nonce=self.nonce, gas_price=fees.gas_price, gas=self.gas,
+                to=self.to, value=self.value, data=self.data, access_list=self.access_list,
+                y_parity=0, r=0, s=0,
+            )
+        # The EIP-1559 fields, which the blob (EIP-4844) and set-code (EIP-7702) kinds keep.
+        fee_market: dict[str, Any] = {
+            "chain_id": chain_id, "nonce": self.nonce,
+            "max_priority_fee_per_gas": fees.max_priority_fee_per_gas,
+            "max_fee_per_gas": fees.max_fee_per_gas, "gas": self.gas, "to": self.to,
+            "value": self.value, "data": self.data, "access_list": self.access_list,
+            "y_parity": 0, "r": 0, "s": 0,
+        }
+        if kind == "dynamic-fee":
+            return DynamicFeeTransaction(**fee_market)
+        if self.to is None:
+            raise DevChainError(f"a {kind} transaction cannot create a contract")
+        if kind == "blob":
+            return BlobTransaction(**fee_market, max_fee_per_blob_gas=fees.max_fee_per_blob_gas,
+                                   blob_versioned_hashes=self.blob_hashes)
+        return SetCodeTransaction(**fee_market, authorization_list=self.authorizations)
+
+
+class TransactionSending(BlockMining):
+    """Transactions made in code or received, checked, pooled (and mined at once when automining)."""
+
+    def send(
+        self,
+        sender: DevAccount,
+        to: Address | str | None = None,
+        *,
+        value: int = 0,
+        data: bytes | str = b"",
+        kind: TxKind | None = None,
+        gas: int | None = None,
+        nonce: int | None = None,
+        protected: bool = True,
+        access_list: Sequence[AccessListEntry] = (),
+        blob_hashes: Sequence[Hash32] = (),
+        delegations: Sequence[tuple[DevAccount, Address] | Authorization] = (),
+        fees: Fees = DEFAULT_FEES,
+    ) -> Hash32:
+        """Sign a transaction from ``sender`` and queue it for the next block; its hash.
+
+        ``to`` and ``data`` are bytes or ``0x`` hex strings. ``kind`` defaults to dynamic-fee
+        from London on and legacy before; blob and set-code transactions must be asked for.
+        A legacy transaction is replay-protected (EIP-155) from Spurious Dragon on unless
+        ``protected`` is False. ``delegations`` are (authority, code address) pairs the chain
+        signs with the right nonces, or authorizations signed beforehand (see
+        :func:`sign_authorization`). Gas defaults to 21,000 for a plain transfer and
+        :data:`CONTRACT_GAS` otherwise.
+
+        The transaction is checked as a node's pool would check it (nonce, funds, fees,
+        intrinsic gas) before it takes its nonce: a refused one raises
+        :class:`~ethread.errors.TransactionRejected` and leaves nothing behind.
+        """
+        if not isinstance(sender, DevAccount):
+            raise TypeError(f"sender: pass a DevAccount (chain.accounts[i]), not {type(sender).__name__}")
+        to_address = as_optional_address(to, "to")
+        payload = as_bytes(data, "data")
+        as_int(value, "value")
+        with self._lock:
+            fork = self.next_fork()
+            kind = kind or ("dynamic-fee" if FORK_BY_NAME[fork].base_fee else "legacy")
+            if kind not in KIND_SINCE:
+                raise ValueError(f"kind must be one of {sorted(KIND_SINCE)}, not {kind!r}")
+            self._check_kind(fork, kind, to_address, blob_hashes, delegations)
+            nonces: dict[Address, int] = {}  # committed only once the transaction is admitted
+            own_nonce = self._peek_nonce(sender.address, nonces) if nonce is None else nonce
+            nonces[sender.address] = own_nonce + 1
+            draft = _Draft(
+                nonce=own_nonce, to=to_address, value=value, data=payload,
+                gas=gas if gas is not None else self._default_gas(to_address, payload, kind),
+                access_list=tuple(access_list), blob_hashes=tuple(blob_hashes),
+                authorizations=self._authorizations(delegations, nonces),
+            )
+            tx = draft.unsigned(kind, self.chain_id, fees)
+            protect = (kind == "legacy" and protected
+                       and FORK_BY_NAME[fork].replay_protection)
+            signed = sign_transaction(tx, sender, self.chain_id if protect else None)
+            self._admit(signed, sender.address)
+            tx_hash = self.pool.keep(signed, sender.address)
+            self._nonces.update(nonces)
+            return tx_hash
+
+    def submit(self, tx: Transaction | bytes, *, sender: Address | None = None) -> Hash32:
+        """Take a signed transaction as a node does (eth_sendRawTransaction): decoded when
+        given as bytes, its sender recovered. While :attr:`automine` is on it is checked as
+        the next block must take it (no nonce gap, funds, base fee) and mined at once in a
+        block of its own; while off it goes into :attr:`pool` by geth's rules (a future nonce
+        waits in the queue, the same nonce at 10% higher fees replaces).
+
+        ``sender`` is for impersonated accounts only (see :meth:`impersonate`): their
+        transactions carry no valid signature, and the chain takes them from that address.
+        """
+        if isinstance(tx, bytes | bytearray | str):
+            tx = decode_raw(as_bytes(tx, "raw transaction"))
+        with self._lock:
+            evm_tx = self._evm_tx(tx)
+            if sender is None:
+                return self._take(tx, recover_sender(evm_tx), evm_tx)
+            origin = as_address(sender, "sender")
+            if origin not in self._impersonated:
+                raise TransactionRejected(f"invalid sender: {to_checksum_address(origin)} "
+                                          "is not impersonated")
+            return self._take(tx, origin, evm_tx, impersonated=True)
+
+    def _take(self, tx: Transaction, origin: Address, evm_tx: Any, *,
+              impersonated: bool = False) -> Hash32:
+        """Admit a transaction from ``origin`` and mine it when automining, else pool it."""
+        if self.automine:
+            self._admit(tx, origin, evm_tx)
+            tx_hash = self.pool.keep(tx, origin)
+        else:
+            tx_hash = self.pool.add(tx, sender=origin if impersonated else None)
+        if impersonated:
+            self._senders[tx_hash] = origin
+        if self.automine:
+            self.mine()
+        return tx_hash
+
+    def send_request(self, request: CallRequest) -> Hash32:
+        """eth_sendTransaction: the transaction ``request`` describes, from a dev account (or
+        an impersonated one), with nonce, fees and gas filled in when left out; then as
+        :meth:`submit`."""
+        from .requests import transaction_for
+
+        with self._lock:
+            tx = transaction_for(self, request)
+            assert request.sender is not None
+            if self.account(request.sender) is None:
+                return self.submit(tx, sender=request.sender)
+            return self._take(tx, request.sender, self._evm_tx(tx))
+
+    def next_nonce(self, address: Address | str) -> int:
+        """The nonce the next transaction of ``address`` takes (pending ones counted)."""
+        wanted = as_address(address)
+        with self._lock:
+            taken = self.pool.next_nonce(wanted) if self.pool.holds(wanted) else self.nonce(wanted)
+            return max(self._nonces.get(wanted, 0), taken)
+
+    def _evm_tx(self, tx: Transaction) -> Any:
+        head = self.head
+        return evm_transaction(self.config.vm_class(head.number + 1, self._next_time(head.timestamp)), tx)
+
+    def _admit(self, tx: Transaction, sender: Address, evm_tx: Any = None) -> None:
+        """Refuse, in geth's words, what the next block could not take from ``sender``
+        (``evm_tx``: py-evm's form of ``tx``, which the rules do not need)."""
+        head = self.head
+        when = self._next_time(head.timestamp)
+        state = self._head_state()
+        address = EvmAddress(sender)
+        base_fee = self._next_base_fee(head, when)
+        admit(tx, sender, PoolView(
+            chain_id=self.chain_id,
+            fork=self.config.fork_at(head.number + 1, when),
+            base_fee=base_fee,
+            gas_limit=head.gas_limit,
+            next_nonce=self.next_nonce(sender),
+            spendable=state.get_balance(address) - self.pool.pending_cost(sender),
+            code=b"" if sender in self._impersonated else state.get_code(address),
+        ))
+
+    @staticmethod
+    def _check_kind(fork: str, kind: TxKind, to: Address | None, blob_hashes: Sequence[Hash32],
+                    delegations: Sequence[object]) -> None:
+        if KIND_TYPE[kind] not in FORK_BY_NAME[fork].transaction_types:
+            raise DevChainError(f"the next block is {fork}: no {kind} transactions before "
+                                f"{KIND_SINCE[kind]}")
+        if (blob_hashes and kind != "blob") or (delegations and kind != "set-code"):
+            raise DevChainError("blob hashes need kind='blob', delegations kind='set-code'")
+        if kind in ("blob", "set-code") and to is None:
+            raise DevChainError(f"a {kind} transaction cannot create a contract")
+
+    def deploy(
+        self,
+        sender: DevAccount,
+        bytecode: bytes | str,
+        constructor_args: bytes | str = b"",
+        *,
+        abi: Sequence[Mapping[str, Any]] | None = None,
+        args: Sequence[Any] = (),
+        value: int = 0,
+        kind: TxKind | None = None,
+        gas: int | None = None,
+    ) -> Address:
+        """Queue the creation of a contract from its creation bytecode (what solc's
+        ``bytecode`` holds), with ABI-encoded constructor arguments appended: given encoded
+        as ``constructor_args``, or encoded here from ``args`` by the constructor of ``abi``.
+        The address the contract will have.
+
+        When the creation fails (the constructor reverts, runs out of gas, or leaves no code)
+        :meth:`mine` raises :class:`DevChainError` and stores nothing. To install runtime
+        code as it is, use :meth:`deploy_runtime`.
+        """
+        code = as_bytes(bytecode, "bytecode")
+        if not code:
+            raise ValueError("bytecode: empty; pass the contract's creation bytecode")
+        encoded = as_bytes(constructor_args, "constructor_args")
+        if abi is not None:
+            if encoded:
+                raise TypeError("pass constructor_args (encoded) or abi and args, not both")
+            encoded = encode_constructor_args(abi, args)
+        elif args:
+            raise TypeError("args need the contract's abi to be encoded")
+        return self._create(sender, code + encoded, value=value, kind=kind, gas=gas)
+
+    def deploy_runtime(self, sender: DevAccount, runtime: bytes | str, *, value: int = 0,
+                       kind: TxKind | None = None, gas: int | None = None) -> Address:
+        """Queue a creation that installs ``runtime`` as the contract's code, as it is (no
+        constructor runs); the address it will have."""
+        code = as_bytes(runtime, "runtime")
+        return self._create(sender, contracts.initcode(code), value=value, kind=kind, gas=gas)
+
+    def _create(self, sender: DevAccount, initcode: bytes, *, value: int, kind: TxKind | None,
+                gas: int | None) -> Address:
+        with self._lock:
+            nonce = self._peek_nonce(sender.address, {})
+            tx_hash = self.send(sender, None, value=value, data=initcode, kind=kind, gas=gas)
+            address = generate_contract_address(EvmAddress(sender.address), nonce)
+            self._deployments[tx_hash] = address
+            return address
+
+    def fund(self, address: Address | str, value: int, *, sender: DevAccount | None = None) -> Hash32:
+        """Queue a plain transfer of ``value`` wei to ``address`` (from the first dev account)."""
+        return self.send(sender or self.accounts[0], address, value=value)
+
+    def _peek_nonce(self, address: Address, nonces: dict[Address, int]) -> int:
+        if address not in nonces:
+            nonces[address] = self.next_nonce(address)
+        return nonces[address]
+
+    def _default_gas(self, to: Address | None, data: bytes, kind: TxKind) -> int:
+        plain = to is not None and not data and kind != "set-code" and not self.code(to)
+        return TRANSFER_GAS if plain else CONTRACT_GAS
+
+    def _authorizations(self, delegations: Sequence[tuple[DevAccount, Address] | Authorization],
+                        nonces: dict[Address, int]) -> tuple[Authorization, ...]:
+        """Sign (authority, address) pairs with the nonce each authority will have when its
+        authorization applies: after the sender's nonce was raised for the transaction."""
+        out = []
+        for item in delegations:
+            if isinstance(item, Authorization):
+                out.append(item)
+                continue
+            authority, address = item
+            nonce = self._peek_nonce(authority.address, nonces)
+            nonces[authority.address] = nonce + 1
+            out.append(sign_authorization(authority, self.chain_id, as_address(address), nonce))
+        return tuple(out)
+
+
+def encode_constructor_args(abi: Sequence[Mapping[str, Any]], args: Sequence[Any]) -> bytes:
+    """ABI-encode ``args`` for the constructor of ``abi`` (none when it has no constructor)."""
+    from eth_abi.abi import encode
+
+    constructor = next((item for item in abi if item.get("type") == "constructor"), None)
+    inputs = constructor.get("inputs", []) if constructor else []
+    if len(inputs) != len(args):
+        raise TypeError(f"the constructor takes {len(inputs)} arguments, {len(args)} given")
+    return encode([_abi_type(i) for i in inputs], list(args))
+
+
+def _abi_type(item: Mapping[str, Any]) -> str:
+    kind: str = item["type"]
+    if kind.startswith("tuple"):
+        return "(" + ",".join(_abi_type(c) for c in item["components"]) + ")" + kind[5:]
+    return kind
