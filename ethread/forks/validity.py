@@ -21,6 +21,7 @@ from typing import Any
 
 from eth_utils import ValidationError, to_checksum_address
 
+from ..errors import Picklable
 from ..evm.blobs import GAS_PER_BLOB
 from ..models import AccessListTransaction, BlobTransaction, LegacyTransaction, SetCodeTransaction
 from ..models import Transaction as ModelTransaction
@@ -148,7 +149,7 @@ class SenderAccount:
 # -- the errors -------------------------------------------------------------------------------------
 
 
-class InvalidTransaction(ValidationError):
+class InvalidTransaction(Picklable, ValidationError):
     """A transaction that cannot be included under the fork (a py-evm ``ValidationError``, so
     that block import and state tests count it as one). ``sender`` is the address the
     message names, when known."""
