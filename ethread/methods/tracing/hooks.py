@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-import rlp
+from eth._utils.address import generate_contract_address, generate_safe_contract_address
 from eth.exceptions import (
     FullStack,
     Halt,
@@ -51,7 +51,7 @@ from eth.exceptions import (
     WriteProtection,
 )
 from eth.vm.logic.invalid import InvalidOpcode
-from eth_utils import keccak
+from eth_typing import Address
 
 from ...evm.computation import start_computation, wrapped_opcodes
 
@@ -414,9 +414,14 @@ def _wrap_log(opcode: Any) -> Any:
             session.tracer.on_log(bytes(address), tuple(t.to_bytes(32, "big") for t in topics),
                                   bytes(data), index)
 
-    log.__wrapped__ = opcode  # type: ignore[attr-defined]
-    log.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
-    return log
+    return _standing_for(opcode, log)
+
+
+def _standing_for(opcode: Any, run: Any) -> Any:
+    """``run``, marked as the wrapper of ``opcode`` (its ``__wrapped__`` and mnemonic)."""
+    run.__wrapped__ = opcode
+    run.mnemonic = getattr(opcode, "mnemonic", "")
+    return run
 
 
 def _wrap_selfdestruct(opcode: Any) -> Any:
@@ -436,9 +441,7 @@ def _wrap_selfdestruct(opcode: Any) -> Any:
             raise
         _report_selfdestruct(session, computation, address, beneficiary, balance)
 
-    run.__wrapped__ = opcode  # type: ignore[attr-defined]
-    run.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
-    return run
+    return _standing_for(opcode, run)
 
 
 class _MeterWatch:
@@ -530,9 +533,7 @@ def _wrap_call(op: int) -> Any:
                                     _memory(computation, start, size), handed, value)
             session.tracer.on_exit(depth, b"", 0, error, True)
 
-        run.__wrapped__ = opcode  # type: ignore[attr-defined]
-        run.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
-        return run
+        return _standing_for(opcode, run)
 
     return wrap
 
@@ -555,7 +556,7 @@ def _wrap_create(op: int) -> Any:
                 return
             words = [_word(v) for v in values[-4:]][::-1]
             value, start, size = words[0], words[1], words[2]
-            sender = bytes(computation.msg.storage_address)
+            sender = Address(bytes(computation.msg.storage_address))
             nonce = int(computation.state.get_nonce(sender))
             entered = session.entered
             meter = computation._gas_meter
@@ -578,19 +579,14 @@ def _wrap_create(op: int) -> Any:
                 return
             step = session.pending
             if step is not None:
-                _flush(session, step.gas - meter.gas_remaining - (used if used else 0))
-            if op == CREATE:
-                address = keccak(rlp.encode([sender, nonce]))[12:]
-            else:
-                salt = words[3].to_bytes(32, "big")
-                address = keccak(b"\xff" + sender + salt + keccak(init))[12:]
+                _flush(session, step.gas - meter.gas_remaining - used)
+            address = (generate_contract_address(sender, nonce) if op == CREATE
+                       else generate_safe_contract_address(sender, words[3], init))
             depth = int(computation.msg.depth) + 1
             session.tracer.on_enter(depth, op, sender, address, init, gas, value)
             session.tracer.on_exit(depth, b"", used, error, True)
 
-        run.__wrapped__ = opcode  # type: ignore[attr-defined]
-        run.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
-        return run
+        return _standing_for(opcode, run)
 
     return wrap
 
