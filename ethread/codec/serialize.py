@@ -20,10 +20,8 @@ from typing import Any, Protocol
 
 import orjson
 
-from ..methods.capabilities import Availability, Capabilities
-from ..methods.config import ChainForks, ForkConfig
-from ..methods.fees import FeeHistory
 from ..models import Block, Header, IncludedTransaction, Kind, Log, Receipt
+from ..results import Availability, Capabilities, ChainForks, FeeHistory, ForkConfig
 from ..rlpcodec.blocks import BlockOutline, outline_of_block
 from .answers import DEFAULT_ANSWERS, AnswerStyle
 

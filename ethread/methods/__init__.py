@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     )
     from .estimate import estimate_gas
     from .fees import (
-        FeeHistory,
         OracleSettings,
         TipOracle,
         fee_history,
@@ -85,7 +84,6 @@ _LAZY = {
     "get_uncle_count_by_block_hash": "counts",
     "get_uncle_count_by_block_number": "counts",
     "estimate_gas": "estimate",
-    "FeeHistory": "fees",
     "OracleSettings": "fees",
     "TipOracle": "fees",
     "fee_history": "fees",
@@ -139,7 +137,6 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 __all__ = [
-    "FeeHistory",
     "FilterRegistry",
     "LogLimits",
     "OracleSettings",

@@ -10,40 +10,12 @@ kind has a window. A store of history only (Era1 archives) serves no state and n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 from ..backend import StateSource
 from ..errors import StateUnavailable
-from ..models import Hash32
+from ..results import Availability, Capabilities
 from .resolve import ChainHeaders
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Availability:
-    """Whether one kind of data is served, and from which block."""
-
-    disabled: bool
-    oldest_block: int | None
-    """The oldest block it is served for (None when disabled)."""
-    retention_blocks: int | None = None
-    """The window of latest blocks kept when older ones are deleted as the chain grows;
-    None when nothing is deleted."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Capabilities:
-    """eth_capabilities' answer."""
-
-    head_number: int
-    head_hash: Hash32
-    state: Availability
-    tx: Availability
-    """Transactions found by hash."""
-    logs: Availability
-    receipts: Availability
-    blocks: Availability
-    state_proofs: Availability
 
 
 class ServedChain(ChainHeaders, StateSource, Protocol):
@@ -72,4 +44,4 @@ def _keeps_state(backend: StateSource) -> bool:
     return True
 
 
-__all__ = ["Availability", "Capabilities", "ServedChain", "get_capabilities"]
+__all__ = ["ServedChain", "get_capabilities"]

@@ -13,48 +13,18 @@ precompiles and system contracts by their EIP-7910 names, all read from the fork
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 from ..backend import ConfigSource
-from ..evm.blobs import BlobParams
 from ..forks import FORK_BY_NAME, FORKS, ChainConfig, Fork
 from ..forks.fork_id import fork_id
-from ..models import Address, Header
+from ..models import Header
+from ..results import ChainForks, ForkConfig
 from .resolve import ChainHeaders
 
 ZERO_ADDRESS = bytes(20)
 NO_HEAD = 2**64 - 1
 """The head number a fork id of eth_config is computed at: past every block fork."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ForkConfig:
-    """One fork as eth_config describes it."""
-
-    activation_time: int
-    """When the fork activates; 0 when it is active at genesis."""
-    blob_schedule: BlobParams | None
-    """Blob target, max and update fraction; None for a fork without blobs."""
-    chain_id: int
-    fork_id: bytes
-    """The EIP-2124 fork hash (4 bytes) of a node once the fork is active."""
-    precompiles: tuple[tuple[str, Address], ...]
-    """(EIP-7910 name, address) of each precompile."""
-    system_contracts: tuple[tuple[str, Address], ...]
-    """(EIP-7910 name, address) of each system contract."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ChainForks:
-    """eth_config's answer."""
-
-    current: ForkConfig | None
-    """The fork active at the head (None before Shanghai)."""
-    next: ForkConfig | None
-    """The fork scheduled right after it, if any."""
-    last: ForkConfig | None
-    """The latest fork scheduled, when there is a next one (else None)."""
 
 
 class ConfiguredChain(ChainHeaders, ConfigSource, Protocol):
@@ -121,4 +91,4 @@ def _fork_config(config: ChainConfig, rules: Fork, activation: int, genesis: Hea
     )
 
 
-__all__ = ["ChainForks", "ConfiguredChain", "ForkConfig", "get_config"]
+__all__ = ["ConfiguredChain", "get_config"]

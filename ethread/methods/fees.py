@@ -24,6 +24,7 @@ from ..evm.blobs import blob_base_fee as price_blob_gas
 from ..forks import BLOB_GAS_PER_BLOB, ChainConfig
 from ..forks.base_fee import next_base_fee
 from ..models import Block, Header, Tag
+from ..results import EMPTY_HISTORY, FeeHistory
 from .resolve import resolve_number
 
 MAX_PERCENTILES = 100
@@ -58,21 +59,6 @@ class OracleSettings:
 DEFAULT_ORACLE = OracleSettings()
 
 
-@dataclass(frozen=True, slots=True)
-class FeeHistory:
-    """eth_feeHistory's answer. ``base_fee_per_gas`` and ``base_fee_per_blob_gas`` have one
-    entry more than blocks: the fee of the block after the newest. ``reward`` is None when no
-    percentiles were asked."""
-
-    oldest_block: int
-    reward: tuple[tuple[int, ...], ...] | None
-    base_fee_per_gas: tuple[int, ...]
-    gas_used_ratio: tuple[float, ...]
-    base_fee_per_blob_gas: tuple[int, ...]
-    blob_gas_used_ratio: tuple[float, ...]
-
-
-EMPTY_HISTORY = FeeHistory(0, None, (), (), (), ())
 
 
 # --------------------------------------------------------------------------------------------

@@ -29,10 +29,10 @@ from ethread.codec.serialize import (
     to_json,
     transaction_json,
 )
-from ethread.methods.capabilities import Availability, Capabilities
 from ethread.methods.config import get_config
-from ethread.methods.fees import EMPTY_HISTORY, FeeHistory, fee_history
+from ethread.methods.fees import fee_history
 from ethread.models import Block
+from ethread.results import EMPTY_HISTORY, Availability, Capabilities, FeeHistory
 from ethread.rlpcodec.blocks import outline_of_block
 from tests.support.paths import conformance_dir
 from tests.support.rpc_cases import read_case
