@@ -9,7 +9,8 @@ import pytest
 
 import ethread
 from ethread import methods
-from ethread.devchain.demo import Demo, demo_chain
+from ethread.devchain import PRAGUE_FORKS, DevChain, contracts
+from ethread.devchain.demo import TICK_TOPIC, Demo, demo_chain
 from ethread.errors import ExecutionReverted
 from ethread.models import (
     AccessListTransaction,
@@ -19,6 +20,7 @@ from ethread.models import (
     LegacyTransaction,
     SetCodeTransaction,
 )
+from tests.support.chain_reads import receipts_of
 
 TYPED_KEYS = {"chainId", "accessList", "yParity", "v", "r", "s"}
 FEE_KEYS = {"maxFeePerGas", "maxPriorityFeePerGas"}
@@ -165,3 +167,19 @@ def test_calls_on_a_reused_state_see_no_other_call(demo: tuple[ethread.MemoryBac
     assert len(states._states) == 2  # one state per block, reused by every later call
     assert outcomes(None) == cached
     assert cached[0] == cached[4]  # the store between them left no trace
+
+
+def test_next_block_adds_a_block_with_a_tick_log() -> None:
+    backend = ethread.MemoryBackend()
+    chain = DevChain(backend, forks=PRAGUE_FORKS, accounts=3)
+    demo = Demo(chain=chain, log_emitter=chain.deploy_runtime(chain.accounts[0], contracts.LOG_EMITTER),
+                storage=chain.deploy_runtime(chain.accounts[0], contracts.STORAGE))
+    chain.mine()
+    chain.mine()
+    block = demo.next_block()
+    assert block.number == 3 and backend.pointer("finalized") == 1
+    (receipt,) = receipts_of(backend, block)
+    (log,) = receipt.logs
+    assert log.address == demo.log_emitter and log.topics[0] == TICK_TOPIC
+    assert log.topics[1] == (3).to_bytes(32, "big")
+
