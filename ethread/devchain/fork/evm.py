@@ -161,6 +161,15 @@ class ForkedAccountsMixin:
             self._account_stores[address] = store
         return store
 
+    def _apply_account_diff_without_proof(self, diff: Any, trie: Any) -> None:
+        # py-evm writes the accounts' diff straight into the trie, past the wrappers above:
+        # the accounts written (or deleted) are taken from the diff, so that the overlay
+        # knows them (a deleted one is not read from the fork again; eth_getProof proves a
+        # written one against the local block).
+        self._forked.written.update(bytes(key) for key in diff.pending_keys())
+        self._forked.written.update(bytes(key) for key in diff.deleted_keys())
+        super()._apply_account_diff_without_proof(diff, trie)  # type: ignore[misc]
+
     def persist(self) -> Any:
         """py-evm's, and what it wrote noted for the block being built (if one is)."""
         # The stores' last writes reach their tries in make_state_root, and persist forgets

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,29 +21,10 @@ from ethread.devchain import DevChain, contracts
 from ethread.devchain.fork.cache import LMDBCache
 from ethread.devchain.fork.remote import RemoteError, RemoteLimits
 from ethread.web3 import EthreadProvider
-from tests.support.fork_proxy import CountingProxy
-from tests.support.server_harness import KEY, ServeProcess, demo_network, post, serve_in_thread, shared_demo
+from tests.support.inprocess_node import local_call, remote_call
+from tests.support.server_harness import KEY, ServeProcess, post, shared_demo
 
 FAST_FAIL = RemoteLimits(timeout=2.0, retries=1, backoff=0.01)
-
-
-@pytest.fixture(scope="module")
-def remote() -> Iterator[str]:
-    """The demo chain served over HTTP on loopback: the node forked."""
-    with serve_in_thread(networks=[demo_network()]) as thread:
-        yield f"http://127.0.0.1:{thread.port}/v3/{KEY}"
-
-
-def remote_call(url: str, method: str, *params: Any) -> Any:
-    answer = post(url, {"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)})[2]
-    assert "error" not in answer, answer
-    return answer["result"]
-
-
-def local_call(chain: DevChain, method: str, *params: Any) -> Any:
-    answer = EthreadProvider(chain).make_request(method, list(params))  # type: ignore[arg-type]
-    assert "error" not in answer, answer
-    return answer["result"]
 
 
 def test_a_fork_continues_the_remote_chain_and_reads_its_state(remote: str) -> None:
@@ -78,42 +58,6 @@ def test_a_fork_continues_the_remote_chain_and_reads_its_state(remote: str) -> N
     assert chain.call(demo.env_echo).success
 
 
-def test_writes_stay_local_and_history_reads_the_fork(remote: str) -> None:
-    demo = shared_demo()
-    chain = DevChain.fork(remote, backend=ethread.MemoryBackend())
-    store = demo.storage
-    before = chain.head.number
-    chain.send(chain.accounts[0], store, data=contracts.store_calldata({1: 99, 2: 0, 77: 5}))
-    written = chain.mine().number
-    assert chain.storage(store, 1) == 99 and chain.storage(store, 2) == 0
-    assert chain.storage(store, 77) == 5
-    assert chain.storage(store, 1, at=before) == demo.chain.storage(store, 1)
-    assert chain.storage(store, 2, at=before) == demo.chain.storage(store, 2)
-    where = "0x" + store.hex()
-    assert local_call(chain, "eth_getStorageAt", where, "0x2", hex(before)) == \
-        "0x" + demo.chain.storage(store, 2).to_bytes(32, "big").hex()
-    assert local_call(chain, "eth_getStorageAt", where, "0x2", hex(written)) == "0x" + "00" * 32
-    # the remote chain is untouched
-    assert int(remote_call(remote, "eth_getStorageAt", where, "0x1", "latest"), 16) != 99
-    # a value sent to a remote account adds to its remote balance
-    rich = demo.chain.accounts[3].address
-    remote_balance = chain.balance(rich)
-    chain.send(chain.accounts[1], rich, value=7)
-    chain.mine()
-    assert chain.balance(rich) == remote_balance + 7
-    # snapshots and revert forget local writes
-    snapshot = chain.snapshot()
-    chain.send(chain.accounts[0], store, data=contracts.store_calldata({1: 0}))
-    chain.mine()
-    assert chain.storage(store, 1) == 0
-    chain.revert(snapshot)
-    assert chain.storage(store, 1) == 99
-    chain.reset()
-    assert chain.head.number == before
-    assert chain.storage(store, 1) == demo.chain.storage(store, 1)
-    assert chain.balance(chain.accounts[0].address) == 10**24
-
-
 def test_a_fork_at_an_earlier_block_reads_that_block(remote: str) -> None:
     demo = shared_demo()
     chain = DevChain.fork(remote, 20, backend=ethread.MemoryBackend())
@@ -139,20 +83,6 @@ def test_the_lmdb_cache_serves_a_second_fork_without_the_node(remote: str, tmp_p
     assert [second.storage(demo.storage, slot) for slot in range(3)] == values
     assert second.code(demo.storage) == code
     assert second.forked_from is not None and second.forked_from.fetched == 0
-
-
-def _tamper(request: dict[str, Any], answer: dict[str, Any]) -> None:
-    """Changes a byte in an eth_getProof answer's last account proof node."""
-    result = answer.get("result")
-    if isinstance(result, dict) and result.get("accountProof"):
-        last = result["accountProof"][-1]
-        result["accountProof"][-1] = last[:-2] + ("00" if last[-2:] != "00" else "01")
-
-
-def test_a_proof_that_does_not_hold_is_refused(remote: str) -> None:
-    with CountingProxy(remote, _tamper) as proxy, \
-            pytest.raises(RemoteError, match="does not hold against block"):
-        DevChain.fork(proxy.url, backend=ethread.MemoryBackend())
 
 
 def test_a_node_that_is_down_is_a_clear_error() -> None:
@@ -217,21 +147,6 @@ def _ethread() -> list[str]:
     from tests.support.server_harness import ethread_command
 
     return ethread_command()
-
-
-def test_a_node_that_alters_a_balance_is_refused_naming_the_account(remote: str) -> None:
-    victim = DevChain(ethread.MemoryBackend()).accounts[2].address  # a dev account the fork funds
-    victim_hex = "0x" + victim.hex()
-
-    def alter(request: dict[str, Any], answer: dict[str, Any]) -> None:
-        if request.get("method") == "eth_getProof" and request["params"][0].lower() == victim_hex:
-            result = answer["result"]
-            result["balance"] = hex(int(result["balance"], 16) + 10**18)
-
-    with CountingProxy(remote, alter) as proxy:
-        with pytest.raises(RemoteError, match=f"account {victim_hex} claims balance") as raised:
-            DevChain.fork(proxy.url, backend=ethread.MemoryBackend())
-        assert "its proof against block" in raised.value.message
 
 
 def _proof(chain: DevChain, address: bytes, keys: list[int], block: Any) -> dict[str, Any]:
