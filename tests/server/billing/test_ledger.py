@@ -2,16 +2,16 @@
 
 Every test uses the real engine: SQLite files charged from several processes at once, and a
 real ``redis-server`` (``tests/support/redis_server.py``). Concurrency is across processes, not just
-threads, since that is what workers and servers are.
+threads, since that is what workers and servers are. What one engine alone guarantees is tested
+beside it (test_ledger_sqlite, test_ledger_redis, test_ledger_mapped); admission through
+``Billing`` in test_credits.
 """
 
 from __future__ import annotations
 
-import logging
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -20,12 +20,10 @@ from typing import Any
 
 import pytest
 
-from ethread.server.billing.credits import Billing, open_ledger
+from ethread.server.billing.credits import open_ledger
 from ethread.server.billing.ledger import (
     DAILY_LIMIT_REACHED,
-    LEDGER_UNAVAILABLE,
     RATE_LIMIT_EXCEEDED,
-    LedgerError,
     seconds_to_reset,
 )
 from ethread.server.billing.ledger_mapped import MappedLedger
@@ -33,7 +31,6 @@ from ethread.server.billing.ledger_redis import RedisLedger
 from ethread.server.billing.ledger_sqlite import SQLiteLedger
 from ethread.server.config import KeyConfig
 from tests.support.billing import BLOCK_COST, KEY_ID
-from tests.support.redis_server import RedisServer
 from tests.support.server_harness import KEY, call, post, serve_in_thread, shared_demo, url_of
 
 
@@ -198,183 +195,6 @@ def test_usage_is_per_utc_day(tmp_path: Path, suffix: str) -> None:
 
         with sqlite3.connect(path) as db:
             assert db.execute("SELECT day, used FROM usage").fetchall() == [("2026-11-24", 80)]
-
-
-# -- SQLite ------------------------------------------------------------------------------------
-
-
-def test_sqlite_a_sigkilled_process_loses_no_debit(tmp_path: Path) -> None:
-    """What a SIGKILL can lose, measured: the process charges, then kills itself at once,
-    without closing anything; every debit it made is in the file."""
-    path = str(tmp_path / "l.sqlite3")
-    script = textwrap.dedent(f"""
-        import os, signal
-        from ethread.server.billing.credits import open_ledger
-        ledger = open_ledger({path!r})
-        for _ in range(250):
-            assert ledger.charge({KEY_ID!r}, 10**9, None, 3) is None
-        os.kill(os.getpid(), signal.SIGKILL)
-    """)
-    child = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
-    assert child.returncode == -9, child.stderr
-    ledger = SQLiteLedger(path)
-    try:
-        assert ledger.used(KEY_ID) == 750
-    finally:
-        ledger.close()
-
-
-def test_sqlite_ledger_that_cannot_be_opened_is_a_clear_error(tmp_path: Path) -> None:
-    (tmp_path / "not-a-db").write_bytes(b"this is not a SQLite file" * 100)
-    with pytest.raises(LedgerError, match="cannot open the credit ledger"):
-        open_ledger(str(tmp_path / "not-a-db"))
-    with pytest.raises(LedgerError, match="cannot open the credit ledger"):
-        open_ledger(str(tmp_path / "missing-dir" / "l.sqlite3"))
-
-
-# -- Redis -------------------------------------------------------------------------------------
-
-
-@pytest.mark.redis
-def test_redis_charges_made_together_survive_a_flushed_script_cache(redis_url: str) -> None:
-    """A Redis that lost the charge script (restarted, SCRIPT FLUSH) ran none of a pipeline's
-    charges: they are made once it is loaded again, each exactly once."""
-    import redis
-
-    ledger = RedisLedger(redis_url)
-    client = redis.Redis.from_url(redis_url)
-    try:
-        assert ledger.charge_many([(KEY_ID, 250, None, 80, 0)]) == [None]
-        client.script_flush()
-        outcomes = ledger.charge_many([(KEY_ID, 250, None, 80, 0)] * 3)
-        assert [o if o is None else o.reason for o in outcomes] == [None, None,
-                                                                     DAILY_LIMIT_REACHED]
-        assert ledger.used(KEY_ID) == 240
-    finally:
-        client.close()
-        ledger.close()
-
-
-@pytest.mark.redis
-def test_redis_usage_expires_at_midnight_utc(redis_url: str) -> None:
-    """A day's usage is one Redis key that expires when the UTC day ends; a refused charge
-    adds nothing to it, and a key without a rate keeps no bucket."""
-    import redis
-
-    ledger = open_ledger(redis_url)
-    try:
-        assert ledger.charge(KEY_ID, 200, None, 80) is None
-        assert ledger.charge(KEY_ID, 200, None, 81) is None
-        assert ledger.charge(KEY_ID, 200, None, 80) is not None
-    finally:
-        ledger.close()
-    client = redis.Redis.from_url(redis_url)
-    try:
-        day = int(time.time()) // 86400
-        usage_key = f"ethread:usage:{day}:{KEY_ID}"
-        assert client.get(usage_key) == b"161"
-        assert abs(client.ttl(usage_key) - seconds_to_reset(time.time())) <= 2
-        assert client.keys("ethread:*") == [usage_key.encode()], "no bucket without a rate"
-    finally:
-        client.close()
-
-
-@pytest.mark.redis
-def test_redis_rate_limit_is_shared_by_every_server(redis_url: str) -> None:
-    import redis
-
-    first, second = RedisLedger(redis_url), RedisLedger(redis_url)
-    try:
-        assert first.charge(KEY_ID, 10_000, 100.0, 80) is None   # 100 -> 20
-        assert second.charge(KEY_ID, 10_000, 100.0, 80) is None  # 20: admitted -> -60
-        refusal = first.charge(KEY_ID, 10_000, 100.0, 1)
-        assert refusal is not None and refusal.reason == RATE_LIMIT_EXCEEDED
-        assert refusal.retry_after == 1
-        assert second.used(KEY_ID) == 160
-        time.sleep(0.7)
-        assert second.charge(KEY_ID, 10_000, 100.0, 1) is None
-        client = redis.Redis.from_url(redis_url)
-        try:
-            ttl = client.ttl(f"ethread:rate:{KEY_ID}")
-            assert 1 <= ttl <= 3, "a bucket is forgotten once it would be full again"
-        finally:
-            client.close()
-    finally:
-        first.close()
-        second.close()
-
-
-@pytest.mark.redis
-def test_redis_that_is_gone_refuses_requests_instead_of_serving_them_unpaid(
-        caplog: pytest.LogCaptureFixture) -> None:
-    server = RedisServer().start()
-    try:
-        billing = Billing(open_ledger(server.url))
-        assert billing.charge(KEY_ID, 1_000, None, 80) is None
-        server.stop()
-        with caplog.at_level(logging.ERROR, "ethread.server.billing.credits"):
-            refusal = billing.charge(KEY_ID, 1_000, None, 80)
-            assert refusal is not None and refusal.reason == LEDGER_UNAVAILABLE
-            refusals = billing.charge_many([(KEY_ID, 1_000, None, 80, 0)] * 3)
-            assert [r.reason if r else None for r in refusals] == [LEDGER_UNAVAILABLE] * 3
-        said = [r.getMessage() for r in caplog.records if r.name == "ethread.server.billing.credits"]
-        assert len(said) == 1, "the operator is told once, not for every refused request"
-        assert said[0].startswith("the Redis ledger failed") and "refused with 503" in said[0]
-        billing.ledger.close()
-        with pytest.raises(LedgerError, match="cannot reach the Redis ledger"):
-            open_ledger(server.url)
-    finally:
-        server.close()
-
-
-@pytest.mark.redis
-def test_redis_charge_whose_answer_is_late_is_refused_and_never_sent_again(
-        redis_server: RedisServer, redis_url: str) -> None:
-    """A Redis that stalls (DEBUG SLEEP) past the socket timeout: the charge is refused as the
-    ledger being unavailable after 0.5 s, and sent once. Redis runs it when it wakes, so the
-    key pays for a request it was refused (the direction the ledger allows), once: sent again
-    (redis-py's default retries), it ran twice and the loop waited through the stall."""
-    ledger = RedisLedger(redis_url)
-    try:
-        assert ledger.charge(KEY_ID, 10**6, None, 80) is None
-        stall = threading.Thread(target=redis_server.command, args=("DEBUG", "SLEEP", "1.5"))
-        stall.start()
-        time.sleep(0.2)  # Redis is asleep
-        billing = Billing(ledger)
-        refusal = billing.charge(KEY_ID, 10**6, None, 80)
-        assert refusal is not None and refusal.reason == LEDGER_UNAVAILABLE
-        stall.join()
-        assert ledger.used(KEY_ID) == 160, "the late charge ran once (sent again, twice)"
-        stall = threading.Thread(target=redis_server.command, args=("DEBUG", "SLEEP", "1.5"))
-        stall.start()
-        time.sleep(0.2)
-        refusals = billing.charge_many([(KEY_ID, 10**6, None, 80, 0)] * 3)
-        assert [r.reason if r else None for r in refusals] == [LEDGER_UNAVAILABLE] * 3
-        stall.join()
-        assert ledger.used(KEY_ID) == 160 + 240, "the late turn ran once"
-    finally:
-        ledger.close()
-
-
-def test_a_refused_answer_for_an_unreachable_ledger_is_503() -> None:
-    from ethread.server import refusals
-
-    refused = refusals.over_credits(LEDGER_UNAVAILABLE, 1)
-    assert refused.status == 503 and (b"retry-after", b"1") in refused.headers
-    assert b"credit ledger unavailable" in refused.body()
-
-
-@pytest.mark.parametrize(("url", "message"), [
-    ("redis://:6379/0", "needs a host"),
-    ("redis://localhost:port/0", "not a port"),
-    ("redis://localhost:6379/zero", "database"),
-])
-def test_bad_redis_addresses_are_config_errors(url: str, message: str) -> None:
-    from ethread.server import ConfigError, ServerConfig
-    from ethread.server.config import validate
-
-    with pytest.raises(ConfigError, match=message):
-        validate(ServerConfig(ledger=url))
 
 
 # A rate-limited key cannot take one batch of any size: every call of a batch counts against
