@@ -34,7 +34,8 @@ _GAPPY: dict[type, bool] = {}
 
 def may_have_gaps(backend: object) -> TypeGuard[GapSource]:
     """Whether ``backend`` is a :class:`GapSource`, decided once per backend class (a
-    protocol check costs about 20 us, a log query's worth of work on a small window)."""
+    runtime protocol check looks up every member the protocol names: as much work as a log
+    query over a small window)."""
     kind = type(backend)
     known = _GAPPY.get(kind)
     if known is None:

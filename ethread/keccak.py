@@ -3,12 +3,13 @@
 eth-hash chooses a backend on the first hash, pycryptodome before pysha3 when both are
 installed. Everything ethread builds on hashes through eth-hash (eth-utils, trie, py-evm), and
 a dev chain's block hashes thousands of times (trie nodes, addresses, storage keys): pysha3's
-keccak (the ``safe-pysha3`` package) takes about 1 us a call where pycryptodome's takes about
-8 us, a tenth of a mined transaction's time. :func:`use_fastest_keccak` switches eth-hash to
+keccak (the ``safe-pysha3`` package) costs a fraction of pycryptodome's a call, which a mined
+transaction feels (docs/testing.md tells what a dev chain gained). :func:`use_fastest_keccak` switches eth-hash to
 pysha3 when it is installed and nobody chose a backend through ``ETH_HASH_BACKEND``. Both
 compute the same function; only the time differs. It runs when this module is first imported:
 every ethread module that hashes imports it, and ``import ethread`` alone does not, so that a
-program which never hashes does not load eth-hash (a tenth of a second, for its metadata).
+program which never hashes does not load eth-hash (which reads its packages' metadata;
+``benchmarks/bench_startup.py`` measures what ``import ethread`` costs).
 """
 
 from __future__ import annotations
@@ -73,14 +74,14 @@ def _direct_keccak() -> Callable[[bytes], bytes]:
 
 
 keccak256 = _direct_keccak()
-"""keccak-256 of bytes through pysha3 directly when it is installed: a third of the cost of a
-call through eth-hash, for readers that hash once per row (bulk frames, ``ere`` blooms)."""
+"""keccak-256 of bytes through pysha3 directly when it is installed: cheaper than a call
+through eth-hash, for readers that hash once per row (bulk frames, ``ere`` blooms)."""
 
 
 def keccak_spans(data: bytes, starts: Iterable[int], ends: Iterable[int]) -> bytes:
     """The keccak-256 digests of ``data[starts[i]:ends[i]]``, back to back (32 bytes each): the
     hashes of many items of one record in a single call, without a Python call per item
-    between (about half the cost of :data:`keccak256` once per item). Each span is sliced as
+    between (cheaper than :data:`keccak256` once per item). Each span is sliced as
     bytes: a copy, but cheaper for pysha3 to take than a memoryview."""
     spans = zip(starts, ends, strict=True)
     if _KECCAK_256 is None:  # pragma: no cover - without pysha3, eth-hash's choice

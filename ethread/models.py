@@ -68,11 +68,11 @@ def trusted_maker(cls: type[_M], order: str | None = None, *,
                   by_keyword: bool = False) -> Callable[..., _M]:
     """A constructor of the frozen model ``cls`` that sets each slot directly instead of going
     through the dataclass ``__init__`` (its keyword handling and one ``object.__setattr__``
-    per field take about twice as long).
+    per field cost more).
 
     Every caller says how it names the values, so that a field moved in the model can never
     silently swap two values of every object built: ``by_keyword=True`` gives a maker that
-    takes keyword arguments only (about a quarter slower a call than positional ones: for
+    takes keyword arguments only (slower a call than positional ones: for
     makers off the hottest paths), and ``order`` names every field of ``cls``, space-separated,
     in the order a caller passes them positionally, checked against the class now, at import
     (TypeError when a field was moved, added or renamed). A maker made with neither takes

@@ -76,8 +76,8 @@ def _num(number: int) -> bytes:
 
 
 FOLLOW_INTERVAL = 0.001
-"""Seconds between two looks at a shared store's version. Asking LMDB costs about 2 us,
-more than a cached answer, and a request asks once or twice; another process's writes are
+"""Seconds between two looks at a shared store's version. Asking LMDB costs more than a
+cached answer, and a request asks once or twice; another process's writes are
 seen at most this late, and every read in between sees one consistent chain."""
 
 

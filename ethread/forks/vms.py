@@ -153,7 +153,8 @@ def without_code_rewrite(vm: Any) -> Any:
     at its address when the address holds exactly that code already, and does nothing
     otherwise (``if not get_code(...) != CODE``). Writing what is there changes no account, no
     state root and no warm address; it only costs the state two account reads from the trie
-    and a code write, about 0.4 ms a state. tests/forks/test_vms.py holds py-evm to that."""
+    and a code write, for every state built (docs/testing.md tells what skipping it saved).
+    tests/forks/test_vms.py holds py-evm to that."""
     state = vm.get_state_class()
     quiet = state.configure(__name__=state.__name__, set_system_contracts=_keep_system_contracts)
     return vm.configure(__name__=vm.__name__, _state_class=quiet)

@@ -226,7 +226,7 @@ def _counted_body(body_rlp: bytes, withdrawals_wanted: bool
                   ) -> tuple[int, int, int | None, list[Any] | None]:
     """The transaction, uncle and withdrawal counts of a body (None: a body from before
     withdrawals), read from the length prefixes of its lists' items without decoding one
-    (a block row needs no more: about a third of what decoding a dense body costs), and its
+    (a block row needs no more, and it costs far less than decoding a dense body), and its
     withdrawals decoded when they are wanted."""
     lists = item_spans(body_rlp, *payload_span(body_rlp))
     if len(lists) not in (2, 3):

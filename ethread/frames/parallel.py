@@ -12,8 +12,8 @@ concatenates the parts in block order, so the result equals the one-process tabl
 A worker hands its tables back as Arrow IPC files in shared memory (``/dev/shm``), which the
 parent maps without copying and unlinks at once (the mapping keeps the pages until the table
 is dropped): pickling them through a pipe instead cost the parent a copy and an unpickling of
-every byte, about 7 s of its CPU for the four tables of 8,191 dense blocks (2.7 GB), time the
-workers then spent waiting to send. Where shared memory is missing or lacks room for a
+every byte (seconds of its CPU for the tables of a dense archive), time the workers then spent
+waiting to send. Where shared memory is missing or lacks room for a
 part, that part's tables come back pickled.
 
 Workers are forks of a ``forkserver`` process that imported the frames once (a clean
@@ -74,8 +74,8 @@ def opener(backend: Any) -> Callable[[], Any]:
 
 PARALLEL_FROM_BYTES = 64 * 2**20
 """Archive bytes a range must span for ``workers`` above 1 to use them: below it, starting the
-forkserver and its workers (about 2 s on a 2-core machine) costs more than they save (two
-workers took 2.6 s where one process took 0.8 s over a small Sepolia range)."""
+forkserver and its workers costs more than they save (over a small range, two workers took
+longer than one process; ``benchmarks/bench_frames.py`` measures both)."""
 
 PARALLEL_FROM_BLOCKS = 16_384
 """The same for a store, whose bytes per block are not known in advance: blocks of the range."""
@@ -231,15 +231,13 @@ PRELOAD = ["ethread.frames.bulk", "ethread.frames.parallel", "numpy", "pyarrow",
 """What the forkserver imports once for every worker: the frames, and what they import only
 when first used (numpy, pyarrow; and pandas, which pyarrow imports, when installed, the first
 time it makes an array from a list); a module that is not installed is skipped. Without them,
-each worker's first part spent about 1.2 s importing (measured on a 2-core machine under
-load), in every call with workers."""
+each worker's first part spent most of its time importing, in every call with workers."""
 
 
 def _context() -> Any:
     """``forkserver`` with the frames' modules imported once in the server: each worker then
-    starts as a fork of a clean process that has them (milliseconds, where ``spawn`` imports
-    ethread, py-evm and pyarrow again, about 2 s of CPU a worker); ``spawn`` where there is no
-    forkserver."""
+    starts as a fork of a clean process that has them (where ``spawn`` imports ethread, py-evm
+    and pyarrow again in every worker); ``spawn`` where there is no forkserver."""
     try:
         context = multiprocessing.get_context("forkserver")
     except ValueError:  # pragma: no cover - no forkserver on this platform

@@ -1,5 +1,5 @@
 """The log records a persistent store keeps per block decode to their logs (the fast decoder
-they use, :mod:`ethread.rlpcodec.items`, is checked against pyrlp in test_fastrlp.py), and a damaged
+they use, :mod:`ethread.rlpcodec.items`, is checked against pyrlp in tests/rlpcodec/test_items.py), and a damaged
 record is a ValueError (a store then answers that it holds a damaged record), never a wrong
 answer."""
 

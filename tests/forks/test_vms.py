@@ -1,4 +1,4 @@
-"""The VM classes ethread executes with (ethread/forks.py): on Cancun and Prague their states
+"""The VM classes ethread executes with (ethread/forks/vms.py): on Cancun and Prague their states
 skip py-evm's ``set_system_contracts``, which is exact only while py-evm's own call changes
 nothing. These tests hold py-evm to that, with the system contracts in place, missing and
 holding other code, and check that both classes give the same state."""
