@@ -1,5 +1,5 @@
-"""What the tracers answer, as typed values (their JSON forms are geth's, written in
-:mod:`ethread.codec.trace_json`)."""
+"""What the tracers answer, as typed values (their JSON forms are geth's, written where the
+debug_trace* methods are answered)."""
 
 from __future__ import annotations
 
