@@ -45,6 +45,7 @@ from ethread.backends.open import Engine, open_store
 from ethread.codec.dispatch import DEFAULT_CONTEXT
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
+from ethread.errors import StoreError
 from ethread.codec.stored_answers import add_answers
 
 
@@ -184,7 +185,7 @@ def peer_backends(engine: str, chain: PeerChain, folder: Path) -> Callable[[], A
             ethread.import_chain(store, chain.genesis, chain.blocks, verify_seals=False)
             store.close()
             print(f"  ({engine} store imported in {time.perf_counter() - started:.0f} s)")
-    except ethread.StoreError as exc:
+    except StoreError as exc:
         print(f"  {engine}: skipped ({exc})")
         return None
     return lambda: open_store(path)

@@ -6,7 +6,7 @@ with its help text and bounds (:func:`setting`); the TOML schema check here and 
 ``ethread serve`` (:mod:`ethread.cli.serve`) are both derived from those declarations, so a
 flag and a file entry always mean the same thing and go through the same checks
 (:func:`validate`). Nothing here opens a chain or a socket: :mod:`ethread.server.networks` and
-:mod:`ethread.server.runner` do that from the values.
+:mod:`ethread.server.processes.runner` do that from the values.
 """
 
 from __future__ import annotations

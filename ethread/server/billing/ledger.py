@@ -3,7 +3,7 @@ arithmetic of days and rate buckets they share.
 
 The engines are :mod:`.ledger_mapped` (a memory-mapped file, ``*.ledger``: the processes of
 one machine, the default), :mod:`.ledger_sqlite` (any other path, or ``:memory:``) and
-:mod:`.ledger_redis` (``redis://``: a fleet); :func:`ethread.server.credits.open_ledger` picks
+:mod:`.ledger_redis` (``redis://``: a fleet); :func:`ethread.server.billing.credits.open_ledger` picks
 one from the ``ledger`` setting with :func:`ledger_engine`.
 """
 
