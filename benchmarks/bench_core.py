@@ -45,8 +45,8 @@ from ethread.backends.open import Engine, open_store
 from ethread.codec.dispatch import DEFAULT_CONTEXT
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
-from ethread.errors import StoreError
 from ethread.codec.stored_answers import add_answers
+from ethread.errors import StoreError
 
 
 def timed(fn: Callable[[], object], repeat: int) -> list[float]:
