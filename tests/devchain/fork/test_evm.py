@@ -81,3 +81,20 @@ def test_a_write_the_transaction_reverts_never_reaches_the_overlay(node_chain: N
     assert not overlay.slot_is_local(store, 9, None) and not overlay.in_local_trie(store, None)
     assert overlay.account_is_local(forked.accounts[0].address, block.number)  # its nonce and fee
     assert forked.storage(store, 9) == 0 and forked.storage(store, 1) == 11
+
+
+def test_an_account_a_block_deleted_is_not_read_from_the_node_again() -> None:
+    from eth_typing import Address as EvmAddress
+
+    empty = b"\xee" * 20  # held by the node's state, empty: a touch deletes it (EIP-161)
+    node = DevChain(ethread.MemoryBackend(), accounts=1, alloc={"0x" + empty.hex(): {"balance": "0x0"}})
+    node.mine()
+    forked = DevChain(ethread.MemoryBackend(), fork=ForkSource.connect(InProcessNode(node)),
+                      accounts=1)
+    assert forked._vm_at(None).state.account_exists(EvmAddress(empty))
+    tx_hash = forked.send(forked.accounts[0], empty, value=0)
+    forked.mine()
+    receipt = forked.receipt(tx_hash)
+    assert receipt is not None and receipt.status == 1
+    assert _overlay(forked).account_is_local(empty, None)
+    assert not forked._vm_at(None).state.account_exists(EvmAddress(empty))
