@@ -60,7 +60,6 @@ _KINDS = {
 }
 _TYPE_OF = {kind: record_type for record_type, kind in _KINDS.items()}
 
-PROFILES = ("noproofs", "noreceipts")
 PROOF_TYPES = {
     0: "BlockProofHistoricalHashesAccumulator",
     1: "BlockProofHistoricalRoots",

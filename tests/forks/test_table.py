@@ -65,7 +65,7 @@ def test_the_osaka_chain_schedule_and_its_blob_parameters() -> None:
     assert config.rules(50, 539).blob == BlobParams(10, 15, 8346193)
     assert config.rules(54, 540).blob == BlobParams(14, 21, 11684671)
     assert config.rules(30, 0).blob is None
-    assert config.last_fork().name == "bpo2"
+    assert config.time_forks[-1][1] == "bpo2"
     assert config.deposit_contract == bytes(20)
     # the blob base fee follows each fork's update fraction
     assert config.blob_base_fee(54, 540, 10**7) < config.blob_base_fee(50, 510, 10**7) \
@@ -87,7 +87,7 @@ def test_an_unknown_fork_key_is_refused_naming_it(key: str) -> None:
 def test_keys_that_are_not_forks_are_read_as_before() -> None:
     config = ChainConfig.from_genesis_config(_genesis_config(amsterdamTime=None, ethash={},
                                                              terminalTotalDifficulty=0))
-    assert config.last_fork().name == "bpo2"
+    assert config.time_forks[-1][1] == "bpo2"
 
 
 def test_a_bpo_fork_needs_its_blob_schedule_entry() -> None:
@@ -114,15 +114,6 @@ def test_public_networks_run_through_bpo2(network: str, chain_id: int, osaka: in
     assert config.rules(30_000_000, osaka).name == "osaka"
     assert config.rules(30_000_000, bpo2).name == "bpo2"
     assert config.rules(30_000_000, bpo2).blob == BlobParams(14, 21, 11684671)
-
-
-def test_from_fork_activates_every_fork_up_to_it() -> None:
-    config = ChainConfig.from_fork("Osaka")
-    assert config.rules(0, 0).name == "osaka"
-    assert ChainConfig.from_fork("BPO2").rules(0, 0).blob == BlobParams(14, 21, 11684671)
-    assert ChainConfig.from_fork("Byzantium").rules(0, 0).name == "byzantium"
-    with pytest.raises(KeyError, match="unknown fork"):
-        ChainConfig.from_fork("Amsterdam")
 
 
 def test_excess_blob_gas_with_and_without_the_reserve_price() -> None:
