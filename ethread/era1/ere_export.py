@@ -20,16 +20,9 @@ from .ere import EreWriter
 from .export import canonical_header, export_bounds, held_epochs
 
 
-def export_ere(
-    backend: Any,
-    folder: str | Path,
-    *,
-    network: str | None = None,
-    first: int = 0,
-    last: int | None = None,
-    receipts: bool = True,
-    progress: Progress | None = None,
-) -> list[Path]:
+def export_ere(backend: Any, folder: str | Path, *, network: str | None = None, first: int = 0,
+               last: int | None = None, receipts: bool = True,
+               progress: Progress | None = None) -> list[Path]:
     """Export blocks ``[first, last]`` of ``backend`` (``last`` defaults to its head) into
     ``folder`` as ``ere`` files; returns the files written. ``first`` must start an epoch.
     ``receipts=False`` writes the ``noreceipts`` profile."""

@@ -105,16 +105,9 @@ def held_epochs(backend: Any, first: int, last: int, *, receipts: bool, td_from_
         progress(done, total)
 
 
-def export_era1(
-    backend: Any,
-    folder: str | Path,
-    *,
-    network: str | None = None,
-    first: int = 0,
-    last: int | None = None,
-    progress: Progress | None = None,
-    proof_of_work_only: bool = True,
-) -> list[Path]:
+def export_era1(backend: Any, folder: str | Path, *, network: str | None = None, first: int = 0,
+                last: int | None = None, progress: Progress | None = None,
+                proof_of_work_only: bool = True) -> list[Path]:
     """Export the pre-merge blocks ``[first, last]`` of ``backend`` into ``folder``; returns the
     files written. ``first`` must start an epoch (a multiple of 8,192).
 
