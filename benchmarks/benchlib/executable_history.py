@@ -35,10 +35,10 @@ from pathlib import Path
 from eth_utils import keccak
 
 from benchlib import REPO
+from benchlib.chain_files import ChainFiles, loaded_raw_blocks, raw_blocks
 from ethread.backends.lmdb import LMDBBackend
 from ethread.devchain import PRAGUE_FORKS, DevChain, TxKind, contracts
 from ethread.devchain.signing import DevAccount
-from ethread.rlpcodec.transactions import encode_transaction
 
 SENDERS = 31
 """Dev accounts 1..31 send the dense blocks' transactions (account 0 deploys)."""
@@ -55,23 +55,15 @@ FORMAT = 1
 
 
 @dataclass(frozen=True)
-class ExecutableChain:
-    """Where a built chain's files are, and what a peer needs to replay it."""
+class ExecutableChain(ChainFiles):
+    """Where a built chain's files are (an LMDB store, no chain.rlp), and what a peer needs to
+    replay it."""
 
-    folder: Path
-    head: int
     per_block: int
     transactions: int
     """Every transaction of blocks 1..head."""
     logs: int
-    raw_blocks: tuple[tuple[int, tuple[str, ...]], ...]
-    """(timestamp, signed raw transactions, 0x-hex) per block from 1, in block order."""
-    block1_base_fee: int
     build_seconds: float
-
-    @property
-    def genesis(self) -> Path:
-        return self.folder / "genesis.json"
 
     @property
     def lmdb(self) -> Path:
@@ -148,15 +140,13 @@ def build(folder: Path, blocks: int, per_block: int = 150, log: bool = True) -> 
             if log and number % 64 == 0:
                 print(f"  mined block {number} of {blocks} "
                       f"({time.perf_counter() - started:.0f} s)", flush=True)
-        raw_blocks, transactions, logs = [], 0, 0
+        transactions, logs = 0, 0
         for number in range(1, blocks + 1):
             block = chain.block(number)
-            raw_blocks.append((block.header.timestamp, [
-                "0x" + encode_transaction(t.transaction).hex() for t in block.transactions]))
             transactions += len(block.transactions)
             logs += sum(len(r.logs) for r in backend.receipts(block.header.hash) or ())
         saved = {"format": FORMAT, "head": blocks, "per_block": per_block,
-                 "transactions": transactions, "logs": logs, "raw_blocks": raw_blocks,
+                 "transactions": transactions, "logs": logs, "raw_blocks": raw_blocks(chain),
                  "block1_base_fee": chain.block(1).header.base_fee_per_gas,
                  "build_seconds": time.perf_counter() - started}
         (folder / "genesis.json").write_text(json.dumps(chain.genesis))
@@ -179,12 +169,10 @@ def export_ere(chain: ExecutableChain) -> Path:
 
 
 def _from_saved(folder: Path, saved: dict[str, object]) -> ExecutableChain:
-    raw = saved["raw_blocks"]
-    assert isinstance(raw, list)
     return ExecutableChain(
         folder=folder, head=int(str(saved["head"])), per_block=int(str(saved["per_block"])),
         transactions=int(str(saved["transactions"])), logs=int(str(saved["logs"])),
-        raw_blocks=tuple((int(t), tuple(txs)) for t, txs in raw),
+        raw_blocks=loaded_raw_blocks(saved["raw_blocks"]),
         block1_base_fee=int(str(saved["block1_base_fee"])),
         build_seconds=float(str(saved["build_seconds"])))
 

@@ -16,14 +16,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import rlp
 from eth_utils import keccak
 
+from benchlib.chain_files import ChainFiles, loaded_raw_blocks, raw_blocks, write_chain
 from ethread.backends.memory import MemoryBackend
 from ethread.devchain import DevChain
 from ethread.devchain.contracts import ERROR_SELECTOR, assemble
-from ethread.rlpcodec.blocks import block_item
-from ethread.rlpcodec.transactions import encode_transaction
 
 PING_TOPIC = keccak(b"Ping(address,uint256)")
 NOPE = b"nope"
@@ -45,27 +43,13 @@ PING = assemble(
 
 
 @dataclass(frozen=True)
-class PeerChain:
+class PeerChain(ChainFiles):
     """Where the chain's files are and what the load aims at."""
 
-    folder: Path
-    head: int
     ping: str
     """The contract's address, 0x-hex."""
     tx_hashes: tuple[str, ...]
     """Every transaction of blocks 2..head (the calls), 0x-hex."""
-    raw_blocks: tuple[tuple[int, tuple[str, ...]], ...]
-    """(timestamp, signed raw transactions) per block from 1, for a peer to replay."""
-    genesis_base_fee: int
-    block1_base_fee: int
-
-    @property
-    def genesis(self) -> Path:
-        return self.folder / "genesis.json"
-
-    @property
-    def blocks(self) -> Path:
-        return self.folder / "chain.rlp"
 
 
 def build(folder: Path, head: int, log: bool = True) -> PeerChain:
@@ -75,23 +59,12 @@ def build(folder: Path, head: int, log: bool = True) -> PeerChain:
         saved = json.loads(meta.read_text())
         if saved["head"] == head and saved["ping_code"] == PING.hex():
             return _from_saved(folder, saved)
-    folder.mkdir(parents=True, exist_ok=True)
     chain, ping = ping_chain(MemoryBackend(), head, log)
-    raw_blocks: list[tuple[int, list[str]]] = []
-    tx_hashes: list[str] = []
-    with (folder / "chain.rlp").open("wb") as out:
-        for number in range(1, head + 1):
-            block = chain.block(number)
-            txs = [t.transaction for t in block.transactions]
-            out.write(rlp.encode(block_item(block.header, txs, block.uncles, block.withdrawals)))
-            raw_blocks.append((block.header.timestamp,
-                               ["0x" + encode_transaction(tx).hex() for tx in txs]))
-            if number >= 2:
-                tx_hashes.extend("0x" + t.hash.hex() for t in block.transactions)
-    (folder / "genesis.json").write_text(json.dumps(chain.genesis))
+    write_chain(chain, folder)
+    tx_hashes = ["0x" + t.hash.hex() for number in range(2, head + 1)
+                 for t in chain.block(number).transactions]
     saved = {"head": head, "ping": "0x" + ping.hex(), "ping_code": PING.hex(),
-             "tx_hashes": tx_hashes, "raw_blocks": raw_blocks,
-             "genesis_base_fee": chain.block(0).header.base_fee_per_gas,
+             "tx_hashes": tx_hashes, "raw_blocks": raw_blocks(chain),
              "block1_base_fee": chain.block(1).header.base_fee_per_gas}
     meta.write_text(json.dumps(saved))
     return _from_saved(folder, saved)
@@ -115,11 +88,8 @@ def ping_chain(backend: MemoryBackend, head: int, log: bool = False) -> tuple[De
 
 
 def _from_saved(folder: Path, saved: dict[str, object]) -> PeerChain:
-    raw = saved["raw_blocks"]
     hashes = saved["tx_hashes"]
-    assert isinstance(raw, list) and isinstance(hashes, list)
+    assert isinstance(hashes, list)
     return PeerChain(folder=folder, head=int(str(saved["head"])), ping=str(saved["ping"]),
-                     tx_hashes=tuple(hashes),
-                     raw_blocks=tuple((int(t), tuple(txs)) for t, txs in raw),
-                     genesis_base_fee=int(str(saved["genesis_base_fee"])),
+                     tx_hashes=tuple(hashes), raw_blocks=loaded_raw_blocks(saved["raw_blocks"]),
                      block1_base_fee=int(str(saved["block1_base_fee"])))

@@ -17,10 +17,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from benchlib import BENCHMARKS
 from benchlib.anvil import Anvil
+from benchlib.chain_files import ChainFiles
 from benchlib.peer_chain import PeerChain
 from benchlib.processes import free_port, stop_process
 from benchlib.serve import KEY, MAIN, ethread_command
@@ -89,24 +90,7 @@ def wait_until_up(target: Target, timeout: float, workers: int = 1) -> None:
 # -- anvil -----------------------------------------------------------------------------------
 
 
-class Replayable(Protocol):
-    """A chain anvil can replay (:class:`~benchlib.peer_chain.PeerChain`,
-    :class:`~benchlib.executable_history.ExecutableChain`)."""
-
-    @property
-    def genesis(self) -> Path: ...
-
-    @property
-    def head(self) -> int: ...
-
-    @property
-    def raw_blocks(self) -> tuple[tuple[int, tuple[str, ...]], ...]: ...
-
-    @property
-    def block1_base_fee(self) -> int: ...
-
-
-def start_anvil(chain: Replayable, *, name: str = "anvil", flags: tuple[str, ...] = ()) -> Target:
+def start_anvil(chain: ChainFiles, *, name: str = "anvil", flags: tuple[str, ...] = ()) -> Target:
     """anvil 1.7.1 (from tests/js) on a free port with ``chain`` replayed into it; ``flags``
     added to its command line."""
     anvil = Anvil("--init", str(chain.genesis), "--no-mining", "--order", "fifo", "--hardfork",
@@ -121,7 +105,7 @@ def start_anvil(chain: Replayable, *, name: str = "anvil", flags: tuple[str, ...
     return target
 
 
-def replay(target: Target, chain: Replayable) -> None:
+def replay(target: Target, chain: ChainFiles) -> None:
     """The chain's blocks on anvil: each block's signed transactions at its timestamp."""
     conn = http.client.HTTPConnection("127.0.0.1", target.port, timeout=60)
 

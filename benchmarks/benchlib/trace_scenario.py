@@ -20,19 +20,16 @@ Hops chain: a hop's ``rest`` may be another hop's calldata, so ``nest`` builds t
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import rlp
 from eth_utils import keccak
 
+from benchlib.chain_files import ChainFiles, raw_blocks, write_chain
 from ethread.backends.memory import MemoryBackend
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import PRAGUE_FORKS
 from ethread.models import AccessListEntry
-from ethread.rlpcodec.blocks import block_item
-from ethread.rlpcodec.transactions import encode_transaction
 
 CALL, CALLCODE, DELEGATECALL, STATICCALL = 0xF1, 0xF2, 0xF4, 0xFA
 TOPIC = keccak(b"hop")
@@ -213,41 +210,18 @@ def scenario(backend: MemoryBackend | None = None) -> Scenario:
 
 
 @dataclass(frozen=True)
-class ScenarioFiles:
-    """The scenario's chain as files (``ethread serve --genesis --blocks``) and as what anvil
-    replays (``benchlib.targets.start_anvil``)."""
+class ScenarioFiles(ChainFiles):
+    """The scenario's chain as files."""
 
-    folder: Path
-    head: int
     tx_hashes: tuple[str, ...]
     labels: tuple[str, ...]
-    raw_blocks: tuple[tuple[int, tuple[str, ...]], ...]
-    genesis_base_fee: int
-    block1_base_fee: int
-
-    @property
-    def genesis(self) -> Path:
-        return self.folder / "genesis.json"
-
-    @property
-    def blocks(self) -> Path:
-        return self.folder / "chain.rlp"
 
 
 def write_files(folder: Path) -> ScenarioFiles:
     """The scenario chain written under ``folder``."""
     built = scenario()
     chain = built.chain
-    folder.mkdir(parents=True, exist_ok=True)
-    raw_blocks = []
-    with (folder / "chain.rlp").open("wb") as out:
-        for number in range(1, chain.head.number + 1):
-            block = chain.block(number)
-            txs = [t.transaction for t in block.transactions]
-            out.write(rlp.encode(block_item(block.header, txs, block.uncles, block.withdrawals)))
-            raw_blocks.append((block.header.timestamp,
-                               tuple("0x" + encode_transaction(tx).hex() for tx in txs)))
-    (folder / "genesis.json").write_text(json.dumps(chain.genesis))
-    return ScenarioFiles(folder, chain.head.number, built.tx_hashes, built.labels,
-                         tuple(raw_blocks), int(chain.block(0).header.base_fee_per_gas or 0),
-                         int(chain.block(1).header.base_fee_per_gas or 0))
+    write_chain(chain, folder)
+    return ScenarioFiles(folder=folder, head=chain.head.number, tx_hashes=built.tx_hashes,
+                         labels=built.labels, raw_blocks=raw_blocks(chain),
+                         block1_base_fee=int(chain.block(1).header.base_fee_per_gas or 0))

@@ -325,10 +325,6 @@ class HistoryIndex:
 
     # -- building --------------------------------------------------------------------------
 
-    def has_file(self, name: str) -> bool:
-        """Whether the Era1 file of this name has been indexed completely."""
-        return self._one("SELECT 1 FROM files WHERE name = ?", name) is not None
-
     def complete_files(self) -> dict[str, tuple[int, int, Fingerprint | None]]:
         """The files recorded as complete: name -> (first block, block count, fingerprint;
         None for a file indexed before fingerprints were kept)."""

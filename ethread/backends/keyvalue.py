@@ -39,7 +39,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Self
 
 from eth.db.atomic import AtomicDB
 from eth.db.backends.base import BaseDB
@@ -47,12 +47,14 @@ from eth.db.chain import ChainDB
 from trie import HexaryTrie
 
 from ..backend import Pointer, pointer_number
+from ..display import html_table
 from ..errors import GenesisError, StoreError
 from ..forks import ChainConfig
 from ..models import Address, Block, Hash32, Receipt
 from ..rlpcodec.blocks import body_rlp
 from ..rlpcodec.headers import decode_header, encode_header
 from ..rlpcodec.receipts import encode_receipts
+from . import summary
 from .history import BlockRecord, CachedHistory, RawBlock
 from .logindex import encode_block_logs, log_keys
 from .records import RecordStore
@@ -245,11 +247,23 @@ class KeyValueBackend(CachedHistory):
         """Release the store (and any lock on it) for another process."""
         self.store.close()
 
-    def __enter__(self) -> KeyValueBackend:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def __repr__(self) -> str:
+        kind, path = type(self).__name__, str(self.store.path)
+        if self.store.closed:
+            return f"{kind}(path={path}, closed)"
+        return summary.backend_repr(self, kind, {"path": path})
+
+    def _repr_html_(self) -> str:
+        kind, path = type(self).__name__, str(self.store.path)
+        if self.store.closed:
+            return html_table(kind, [("path", path), ("state", "closed")])
+        return summary.backend_html(self, kind, {"path": path})
 
     # -- raw access ---------------------------------------------------------------------------
 

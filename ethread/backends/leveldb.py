@@ -28,9 +28,7 @@ except ImportError as _missing:  # the leveldb extra is optional: say how to get
     raise ImportError("ethread's LevelDB backend needs plyvel, which is not installed: "
                       f"{install_hint('leveldb')}", name="plyvel") from _missing
 
-from ..display import html_table
 from ..errors import StoreError, StoreUnreadable
-from . import summary
 from .keyvalue import KeyValueBackend
 from .records import Batch, store_exists
 
@@ -67,6 +65,11 @@ class LevelDBStore:
             raise StoreError(f"cannot open the store at {self.path}: {text}") from None
         except plyvel.Error as exc:
             raise StoreError(f"the store at {self.path} is damaged: {exc}") from None
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has been called."""
+        return bool(self._db.closed)
 
     def describe(self) -> str:
         """Names the store in messages ("the store at PATH")."""
@@ -154,16 +157,3 @@ class LevelDBBackend(KeyValueBackend):
     def compact(self) -> None:
         """Compact the LevelDB files (reclaims space after a large import)."""
         self._leveldb.compact()
-
-    def __enter__(self) -> LevelDBBackend:
-        return self
-
-    def __repr__(self) -> str:
-        if self._leveldb._db.closed:
-            return f"LevelDBBackend(path={self.path}, closed)"
-        return summary.backend_repr(self, "LevelDBBackend", {"path": str(self.path)})
-
-    def _repr_html_(self) -> str:
-        if self._leveldb._db.closed:
-            return html_table("LevelDBBackend", [("path", str(self.path)), ("state", "closed")])
-        return summary.backend_html(self, "LevelDBBackend", {"path": str(self.path)})

@@ -29,9 +29,7 @@ except ImportError as _missing:  # the lmdb extra is optional: say how to get it
     raise ImportError("ethread's LMDB backend needs lmdb, which is not installed: "
                       f"{install_hint('lmdb')}", name="lmdb") from _missing
 
-from ..display import html_table
 from ..errors import StoreError, StoreUnreadable
-from . import summary
 from .keyvalue import KeyValueBackend
 from .records import Batch, store_exists
 
@@ -201,16 +199,3 @@ class LMDBBackend(KeyValueBackend):
         self.path = Path(path)
         self.store: LMDBStore = LMDBStore(self.path, create=create, map_size=map_size)
         super().__init__(self.store, cache_blocks=cache_blocks)
-
-    def __enter__(self) -> LMDBBackend:
-        return self
-
-    def __repr__(self) -> str:
-        if self.store.closed:
-            return f"LMDBBackend(path={self.path}, closed)"
-        return summary.backend_repr(self, "LMDBBackend", {"path": str(self.path)})
-
-    def _repr_html_(self) -> str:
-        if self.store.closed:
-            return html_table("LMDBBackend", [("path", str(self.path)), ("state", "closed")])
-        return summary.backend_html(self, "LMDBBackend", {"path": str(self.path)})

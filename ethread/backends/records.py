@@ -33,6 +33,12 @@ class RecordStore(Protocol):
     """What the first failed read said (None while every read has succeeded)."""
     shared: bool
     """Whether other processes may write the store while this one has it open."""
+    path: Path
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has been called."""
+        ...
 
     def describe(self) -> str:
         """Names the store in messages: "the store at /data/chain"."""

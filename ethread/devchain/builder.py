@@ -11,17 +11,8 @@ decoded, executed again and validated like any block of a real chain. Blocks bef
 merge carry zero proof-of-work seals, which is why the importer runs with
 ``verify_seals=False``; everything else is checked.
 
-The class is put together from one part per concern, each in its own module:
-:mod:`.core` (the chain's state, its clock and reads), :mod:`.forked` (reads a forked chain
-answers from the forked node), :mod:`.mining` (blocks), :mod:`.pool_controls` (the pool as
-clients see it), :mod:`.sending` (transactions made and taken), :mod:`.client_signing`
-(eth_sign and friends), :mod:`.anvil_controls` (account edits, clock and next-block
-settings), :mod:`.snapshots` and :mod:`.state_files` (anvil's dump and load); fork schedules
-and the genesis document are :mod:`.genesis`'s. This module joins them and keeps the names
-callers import from it.
-
-Related modules: :mod:`.contracts` (hand-assembled contracts), :mod:`.signing` (dev accounts,
-signatures) and :mod:`.demo` (the demo chain ``ethread serve`` shows).
+This module joins :class:`DevChain` from its parts (listed in the package's docstring) and
+keeps the names callers import from it.
 """
 
 from __future__ import annotations

@@ -45,7 +45,6 @@ from ..rlpcodec.transactions import (
     encode_transaction,
 )
 
-KIND_NAMES = {0: "legacy", 1: "access-list", 2: "dynamic-fee", 3: "blob", 4: "set-code"}
 MAX_RAW_SIZE = 128 * 1024
 """geth's limit on a transaction's encoded size (blob data aside)."""
 
@@ -193,5 +192,5 @@ def admit(tx: Transaction, sender: Address, view: PoolView) -> None:
         raise TransactionRejected(pool_words(exc)) from None
 
 
-__all__ = ["KIND_NAMES", "PoolView", "admit", "cost", "decode_raw", "evm_transaction",
+__all__ = ["PoolView", "admit", "cost", "decode_raw", "evm_transaction",
            "placeholder_signature", "pool_words", "recover_sender"]

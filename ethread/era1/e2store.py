@@ -11,8 +11,10 @@ import mmap
 import os
 import struct
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import StoreError
+from .snappy import SnappyError, decompress
 
 HEADER = struct.Struct("<2sIH")
 HEADER_SIZE = HEADER.size
@@ -110,6 +112,38 @@ def map_file(path: str, least: int, what: str) -> mmap.mmap:
         return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     finally:
         os.close(fd)
+
+
+class MappedFile:
+    """An e2store file mapped read-only (``path``, ``size``), starting with its version record;
+    a subclass reads its block index into ``start`` and ``count``."""
+
+    start: int
+    count: int
+
+    def __init__(self, path: str | Path, least: int, what: str) -> None:
+        self.path = Path(path)
+        self._where = str(self.path)
+        # Slicing the map copies bytes out, so no view pins it and close() always works.
+        self._map = map_file(self._where, least, what)
+        self.size = len(self._map)
+        read_record(self._map, 0, self._where, VERSION)
+
+    def close(self) -> None:
+        """Unmap the file."""
+        self._map.close()
+
+    @property
+    def end(self) -> int:
+        """One past the last block number held."""
+        return self.start + self.count
+
+    def _inflate(self, record: Record) -> bytes:
+        try:
+            return decompress(self._map[record.data_offset:record.end])
+        except SnappyError as exc:
+            raise FormatError(self._where, record.offset,
+                              f"corrupted {TYPE_NAMES[record.type]} record: {exc}") from None
 
 
 def encode_record(kind: bytes, data: bytes) -> bytes:

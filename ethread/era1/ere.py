@@ -43,8 +43,8 @@ from ..models import Hash32
 from ..rlpcodec.items import Nested, decode_list, encode_list_of_encoded, encode_nested
 from . import e2store
 from .accumulator import EPOCH_SIZE, accumulator_root
-from .e2store import FormatError, encode_record, read_record
-from .snappy import SnappyError, compress, decompress
+from .e2store import FormatError, MappedFile, encode_record, read_record
+from .snappy import compress
 
 SLIM_RECEIPTS = e2store.SLIM_RECEIPTS
 PROOF = e2store.PROOF
@@ -60,7 +60,6 @@ _KINDS = {
 }
 _TYPE_OF = {kind: record_type for record_type, kind in _KINDS.items()}
 
-PROFILES = ("noproofs", "noreceipts")
 PROOF_TYPES = {
     0: "BlockProofHistoricalHashesAccumulator",
     1: "BlockProofHistoricalRoots",
@@ -149,7 +148,7 @@ def consensus_to_slim(consensus: bytes) -> bytes:
 # -- reading -------------------------------------------------------------------------------------
 
 
-class EreFile:
+class EreFile(MappedFile):
     """One open ``ere`` file, memory-mapped and read through its dynamic block index.
 
     Reads are bounds-checked: damage raises :class:`~ethread.era1.e2store.FormatError` naming
@@ -160,13 +159,9 @@ class EreFile:
     kind: Literal["ere"] = "ere"
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._where = str(self.path)
-        self._map = e2store.map_file(self._where, e2store.HEADER_SIZE * 2 + 40, "an ere file")
-        self.size = size = len(self._map)
-        buf = self._map
-        read_record(buf, 0, self._where, e2store.VERSION)
-        self.count: int = _U64.unpack_from(buf, size - 8)[0]
+        super().__init__(path, e2store.HEADER_SIZE * 2 + 40, "an ere file")
+        size, buf = self.size, self._map
+        self.count = _U64.unpack_from(buf, size - 8)[0]
         self.components: int = _U64.unpack_from(buf, size - 16)[0]
         if not 1 <= self.count <= EPOCH_SIZE or not 2 <= self.components <= 5:
             raise FormatError(self._where, size - 16, "truncated or corrupted: the block index "
@@ -178,7 +173,7 @@ class EreFile:
             raise FormatError(self._where, index_at, "corrupted: block index length does not "
                               "match its counts")
         self._index_at = index_at
-        self.start: int = _U64.unpack_from(buf, index.data_offset)[0]
+        self.start = _U64.unpack_from(buf, index.data_offset)[0]
         relative = struct.unpack_from(f"<{self.count * self.components}q", buf,
                                       index.data_offset + 8)
         self._slots: dict[str, list[int]] = {}
@@ -204,16 +199,7 @@ class EreFile:
             if kind == e2store.ACCUMULATOR and length == 32:
                 self._accumulator_at = at
 
-    def close(self) -> None:
-        """Unmap the file."""
-        self._map.close()
-
     # -- what the file holds ----------------------------------------------------------------
-
-    @property
-    def end(self) -> int:
-        """One past the last block number held."""
-        return self.start + self.count
 
     @property
     def has_receipts(self) -> bool:
@@ -257,18 +243,6 @@ class EreFile:
             return None
         return read_record(self._map, offsets[self._position(number)], self._where,
                            _TYPE_OF[kind])
-
-    def _inflate(self, record: e2store.Record) -> bytes:
-        try:
-            return decompress(self._map[record.data_offset:record.end])
-        except SnappyError as exc:
-            raise FormatError(self._where, record.offset,
-                              f"corrupted {e2store.TYPE_NAMES[record.type]} record: {exc}") from None
-
-    def compressed(self, kind: str, number: int) -> bytes | None:
-        """The stored (still compressed) bytes of one component of block ``number``."""
-        record = self._record(kind, number)
-        return None if record is None else self._map[record.data_offset:record.end]
 
     # -- per block ---------------------------------------------------------------------------
 

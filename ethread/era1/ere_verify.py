@@ -13,7 +13,6 @@ data no archive folder carries.
 from __future__ import annotations
 
 import rlp
-from eth_hash.auto import keccak
 
 from ..progress import Progress
 from ..rlpcodec.headers import decode_header
@@ -21,7 +20,7 @@ from ..rlpcodec.items import DecodeError
 from .accumulator import accumulator_root
 from .e2store import FormatError
 from .ere import PROOF_TYPES, EreFile, EreName
-from .verify import trie_root
+from .verify import block_problem
 
 
 def verify_ere(ere: EreFile, progress: Progress | None = None) -> None:
@@ -40,24 +39,8 @@ def verify_ere(ere: EreFile, progress: Progress | None = None) -> None:
             receipts = rlp.decode(receipts_rlp) if receipts_rlp is not None else None
         except (DecodeError, rlp.DecodingError) as exc:
             raise FormatError(where, ere.offset(number), f"block {number}: {exc}") from None
-        problem = None
-        if not isinstance(body, list) or len(body) not in (2, 3):
-            problem = "the body is not [transactions, uncles] or [transactions, uncles, withdrawals]"
-        elif header.number != number:
-            problem = f"the header says block {header.number}"
-        elif parent is not None and header.parent_hash != parent:
-            problem = "its parent hash is not the previous block's hash"
-        elif trie_root(body[0]) != header.transactions_root:
-            problem = "transactions do not match the header's transactions root"
-        elif keccak(rlp.encode(body[1])) != header.uncles_hash:
-            problem = "uncles do not match the header's uncles hash"
-        elif (header.withdrawals_root is not None) != (len(body) == 3):
-            problem = "withdrawals are present where the header has no root, or missing"
-        elif len(body) == 3 and trie_root(body[2]) != header.withdrawals_root:
-            problem = "withdrawals do not match the header's withdrawals root"
-        elif receipts is not None and trie_root(receipts) != header.receipts_root:
-            problem = "receipts do not match the header's receipts root"
-        elif ere.has_total_difficulty:
+        problem = block_problem(number, header, body, receipts, parent)
+        if problem is None and ere.has_total_difficulty:
             problem = _td_problem(header.difficulty, td, previous_td, merged)
         if problem is None and ere.has_proofs:
             proof = ere.proof(number)

@@ -19,8 +19,7 @@ from typing import Literal
 from ..models import Hash32
 from . import e2store
 from .accumulator import EPOCH_SIZE
-from .e2store import FormatError, Record, read_record
-from .snappy import SnappyError, decompress
+from .e2store import FormatError, MappedFile, Record, read_record
 
 _U64 = struct.Struct("<Q")
 _I64 = struct.Struct("<q")
@@ -54,21 +53,17 @@ def era1_filename(network: str, epoch: int, root: Hash32) -> str:
     return str(Era1Name(network, epoch, root[:4].hex()))
 
 
-class Era1File:
+class Era1File(MappedFile):
     """One open Era1 file. Reads are bounds-checked: damage raises
     :class:`~ethread.era1.e2store.FormatError` naming the file and offset."""
 
     kind: Literal["era1"] = "era1"
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._where = str(self.path)
-        self._map = e2store.map_file(self._where, e2store.HEADER_SIZE * 3 + 32 + 24, "an Era1 file")
-        # Slicing the map copies bytes out, so no view pins it and close() always works.
+        super().__init__(path, e2store.HEADER_SIZE * 3 + 32 + 24, "an Era1 file")
         self._buf = self._map
-        self.size = size = len(self._map)
-        read_record(self._buf, 0, self._where, e2store.VERSION)
-        self.count: int = _U64.unpack_from(self._buf, size - 8)[0]
+        size = self.size
+        self.count = _U64.unpack_from(self._buf, size - 8)[0]
         if not 1 <= self.count <= EPOCH_SIZE:
             raise FormatError(self._where, size - 8, f"truncated or corrupted: the block index "
                               f"count reads {self.count}")
@@ -78,7 +73,7 @@ class Era1File:
         if index.length != index_length:
             raise FormatError(self._where, index_at, "corrupted: block index length does not "
                               "match its count")
-        self.start: int = _U64.unpack_from(self._buf, index.data_offset)[0]
+        self.start = _U64.unpack_from(self._buf, index.data_offset)[0]
         self._offsets = [
             index_at + _I64.unpack_from(self._buf, index.data_offset + 8 + 8 * i)[0]
             for i in range(self.count)
@@ -86,16 +81,7 @@ class Era1File:
         self._accumulator_at = index_at - e2store.HEADER_SIZE - 32
         read_record(self._buf, self._accumulator_at, self._where, e2store.ACCUMULATOR)
 
-    def close(self) -> None:
-        """Unmap the file."""
-        self._map.close()
-
     # ----------------------------------------------------------------------------------------
-
-    @property
-    def end(self) -> int:
-        """One past the last block number held."""
-        return self.start + self.count
 
     def accumulator(self) -> Hash32:
         """The file's accumulator root: the hash tree root of its blocks' header records."""
@@ -117,13 +103,6 @@ class Era1File:
         receipts = read_record(self._buf, body.end, self._where, e2store.COMPRESSED_RECEIPTS)
         td = read_record(self._buf, receipts.end, self._where, e2store.TOTAL_DIFFICULTY)
         return header, body, receipts, td
-
-    def _inflate(self, record: Record) -> bytes:
-        try:
-            return decompress(self._map[record.data_offset:record.end])
-        except SnappyError as exc:
-            raise FormatError(self._where, record.offset,
-                              f"corrupted {e2store.TYPE_NAMES[record.type]} record: {exc}") from None
 
     def header_rlp(self, number: int) -> bytes:
         """The RLP header of block ``number``, decompressed."""

@@ -9,9 +9,12 @@ the file name. Reading the file by index is cheap; this is the slow, thorough pa
 
 from __future__ import annotations
 
+from typing import Any
+
 import rlp
 from eth_utils import keccak
 
+from ..models import Header
 from ..progress import Progress
 from ..rlpcodec.headers import decode_header
 from ..rlpcodec.items import DecodeError
@@ -28,6 +31,30 @@ def trie_root(items: list[object]) -> bytes:
                               for item in items])
 
 
+def block_problem(number: int, header: Header, body: Any, receipts: Any,
+                  parent: bytes | None) -> str | None:
+    """What is wrong with the decoded block ``number`` of an archive file (None: nothing): its
+    number, its link to ``parent``, the roots its body and its receipts (unless None) must
+    rebuild."""
+    if not isinstance(body, list) or len(body) not in (2, 3):
+        return "the body is not [transactions, uncles] or [transactions, uncles, withdrawals]"
+    if header.number != number:
+        return f"the header says block {header.number}"
+    if parent is not None and header.parent_hash != parent:
+        return "its parent hash is not the previous block's hash"
+    if trie_root(body[0]) != header.transactions_root:
+        return "transactions do not match the header's transactions root"
+    if keccak(rlp.encode(body[1])) != header.uncles_hash:
+        return "uncles do not match the header's uncles hash"
+    if (header.withdrawals_root is not None) != (len(body) == 3):
+        return "withdrawals are present where the header has no root, or missing"
+    if len(body) == 3 and trie_root(body[2]) != header.withdrawals_root:
+        return "withdrawals do not match the header's withdrawals root"
+    if receipts is not None and trie_root(receipts) != header.receipts_root:
+        return "receipts do not match the header's receipts root"
+    return None
+
+
 def verify_file(era: Era1File, progress: Progress | None = None) -> None:
     """Raise :class:`FormatError` at the first inconsistency of ``era``."""
     where = str(era.path)
@@ -42,19 +69,9 @@ def verify_file(era: Era1File, progress: Progress | None = None) -> None:
             receipts = rlp.decode(receipts_rlp)
         except (DecodeError, rlp.DecodingError) as exc:
             raise FormatError(where, era.offset(number), f"block {number}: {exc}") from None
-        problem = None
-        if header.number != number:
-            problem = f"the header says block {header.number}"
-        elif parent is not None and header.parent_hash != parent:
-            problem = "its parent hash is not the previous block's hash"
-        elif previous_td is not None and td != previous_td + header.difficulty:
+        problem = block_problem(number, header, body, receipts, parent)
+        if problem is None and previous_td is not None and td != previous_td + header.difficulty:
             problem = "total difficulty is not the previous one plus the block's difficulty"
-        elif trie_root(body[0]) != header.transactions_root:
-            problem = "transactions do not match the header's transactions root"
-        elif trie_root(receipts) != header.receipts_root:
-            problem = "receipts do not match the header's receipts root"
-        elif keccak(rlp.encode(body[1])) != header.uncles_hash:
-            problem = "uncles do not match the header's uncles hash"
         if problem is not None:
             raise FormatError(where, era.offset(number), f"block {number}: {problem}")
         parent, previous_td = header.hash, td

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import GenesisError
 from ..evm.blobs import GAS_PER_BLOB, BlobParams
 from ..evm.blobs import blob_base_fee as price_blob_gas
-from .table import FORK_BY_KEY, FORK_BY_NAME, FORKS, PUBLIC_BPO_BLOBS, Fork, blob_schedule_entry
+from .table import FORK_BY_KEY, FORK_BY_NAME, FORKS, Fork
 
 if TYPE_CHECKING:
     from eth.abc import VirtualMachineAPI
@@ -93,27 +93,6 @@ class ChainConfig:
         except (TypeError, ValueError) as exc:
             raise GenesisError(f"genesis config: {exc}") from None
 
-    @classmethod
-    def from_fork(cls, name: str, chain_id: int = 1) -> ChainConfig:
-        """A chain with every fork up to and including ``name`` (ethread's name or a fixture
-        title such as ``"Osaka"``) active from genesis; BPO forks get their mainnet blob
-        parameters. For running state tests."""
-        from .table import fork_named
-
-        last = fork_named(name)
-        config: dict[str, Any] = {"chainId": chain_id}
-        schedule: dict[str, Any] = {}
-        for fork in FORKS[1:last.index + 1]:
-            assert fork.genesis_key is not None
-            config[fork.genesis_key] = 0
-            if fork.name in PUBLIC_BPO_BLOBS:
-                schedule[fork.name] = blob_schedule_entry(PUBLIC_BPO_BLOBS[fork.name])
-        if last.index >= FORK_BY_NAME["spurious_dragon"].index:
-            config["eip155Block"] = 0
-        if schedule:
-            config["blobSchedule"] = schedule
-        return cls.from_genesis_config(config)
-
     def fork_at(self, number: int, timestamp: int) -> str:
         """The name of the fork whose rules apply to a block of this number and timestamp."""
         name = "frontier"
@@ -157,11 +136,6 @@ class ChainConfig:
         blob = self.rules(number, timestamp).blob or FORK_BY_NAME["prague"].blob
         assert blob is not None
         return price_blob_gas(blob, excess_blob_gas)
-
-    def last_fork(self) -> Fork:
-        """The last fork this chain schedules."""
-        name = (self.time_forks or self.block_forks)[-1][1]
-        return self.fork_rules(name)
 
     def __hash__(self) -> int:
         return hash((self.chain_id, self.block_forks, self.time_forks, self.dao_fork_block))

@@ -36,7 +36,7 @@ from typing import Any
 from ..extras import install_hint
 from ..iteration import check_range
 from .bulk import SPECS, tables_of_records
-from .extra import MissingExtra, pyarrow
+from .extra import MissingExtra
 from .parallel import opener, parts
 
 STORE_PARTITION = 8192
@@ -126,9 +126,3 @@ def _namer(ranges: Sequence[tuple[int, int]]) -> Callable[[int], str]:
         lo, hi = ranges[i]
         return f"{lo:09d}-{hi - 1:09d}.parquet"
     return name
-
-
-def arrow(frame: Any) -> Any:
-    """A computed Dask frame of this module as one Arrow table (its partitions in order)."""
-    pa = pyarrow()
-    return pa.Table.from_pandas(frame.compute(), preserve_index=False)

@@ -35,7 +35,7 @@ def test_the_osaka_chain_schedule_and_its_blob_parameters() -> None:
     assert config.rules(50, 539).blob == BlobParams(10, 15, 8346193)
     assert config.rules(54, 540).blob == BlobParams(14, 21, 11684671)
     assert config.rules(30, 0).blob is None
-    assert config.last_fork().name == "bpo2"
+    assert config.time_forks[-1][1] == "bpo2"
     assert config.deposit_contract == bytes(20)
     # the blob base fee follows each fork's update fraction
     assert config.blob_base_fee(54, 540, 10**7) < config.blob_base_fee(50, 510, 10**7) \
@@ -57,7 +57,7 @@ def test_an_unknown_fork_key_is_refused_naming_it(key: str) -> None:
 def test_keys_that_are_not_forks_are_read_as_before() -> None:
     config = ChainConfig.from_genesis_config(_genesis_config(amsterdamTime=None, ethash={},
                                                              terminalTotalDifficulty=0))
-    assert config.last_fork().name == "bpo2"
+    assert config.time_forks[-1][1] == "bpo2"
 
 
 def test_a_bpo_fork_needs_its_blob_schedule_entry() -> None:
@@ -69,15 +69,6 @@ def test_a_bpo_fork_needs_its_blob_schedule_entry() -> None:
     config["blobSchedule"]["bpo3"] = {"target": 21}
     with pytest.raises(GenesisError, match=r"blobSchedule\.bpo3"):
         ChainConfig.from_genesis_config(config)
-
-
-def test_from_fork_activates_every_fork_up_to_it() -> None:
-    config = ChainConfig.from_fork("Osaka")
-    assert config.rules(0, 0).name == "osaka"
-    assert ChainConfig.from_fork("BPO2").rules(0, 0).blob == BlobParams(14, 21, 11684671)
-    assert ChainConfig.from_fork("Byzantium").rules(0, 0).name == "byzantium"
-    with pytest.raises(KeyError, match="unknown fork"):
-        ChainConfig.from_fork("Amsterdam")
 
 
 def _run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -130,7 +121,7 @@ def test_block_forks_then_time_forks() -> None:
     assert [config.fork_at(n, 0) for n in (0, 1, 2, 3, 4, 6, 8)] == [
         "frontier", "frontier", "homestead", "homestead", "byzantium", "london", "paris"]
     assert config.fork_at(9, 99) == "paris" and config.fork_at(9, 100) == "shanghai"
-    assert config.fork_at(9, 250) == "cancun" and config.last_fork().name == "cancun"
+    assert config.fork_at(9, 250) == "cancun" and config.time_forks[-1][1] == "cancun"
     assert config.rules(9, 250).blob == FORK_BY_NAME["cancun"].blob
     assert config.blob_fractions == {"cancun": FORK_BY_NAME["cancun"].blob.update_fraction,  # type: ignore[union-attr]
                                      "prague": FORK_BY_NAME["prague"].blob.update_fraction}  # type: ignore[union-attr]

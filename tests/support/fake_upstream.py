@@ -14,11 +14,12 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support.loopback_server import LoopbackServer, QuietHandler
 
-class FakeUpstream:
+
+class FakeUpstream(LoopbackServer):
     """``mode`` is one of ``forward``, ``sleep`` (``pause`` seconds, then the answer), ``drip``
     (headers at once, then the body one byte every ``pause`` seconds), ``drip_status`` (the
     status line itself one byte every ``pause`` seconds)."""
@@ -34,7 +35,7 @@ class FakeUpstream:
         self._stopped = threading.Event()
         upstream = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
             def do_POST(self) -> None:
@@ -63,13 +64,7 @@ class FakeUpstream:
                 except OSError:
                     pass  # (the client left)
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        super().__init__(Handler)
 
     def _note(self, request: Any) -> None:
         entries = request if isinstance(request, list) else [request]
@@ -92,14 +87,7 @@ class FakeUpstream:
 
     def close(self) -> None:
         self._stopped.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-    def __enter__(self) -> FakeUpstream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().close()
 
 
 def wait_seconds(fn: Callable[[], Any]) -> tuple[float, Any]:

@@ -13,8 +13,9 @@ import threading
 import urllib.request
 from collections import Counter
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.loopback_server import LoopbackServer, QuietHandler
 
 Alter = Callable[[dict[str, Any], dict[str, Any]], None]
 """Changes one answer entry in place, given the request entry it answers."""
@@ -22,7 +23,7 @@ Rewrite = Callable[[dict[str, Any]], None]
 """Changes one request entry in place before it is forwarded."""
 
 
-class CountingProxy:
+class CountingProxy(LoopbackServer):
     """Forwards POSTs to ``target``, counting each JSON-RPC call; ``rewrite`` (when given) sees
     every request entry before it is forwarded, ``alter`` every (request, answer) pair before
     the answer goes back."""
@@ -37,7 +38,7 @@ class CountingProxy:
         self._lock = threading.Lock()
         proxy = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 proxy._note(json.loads(body))
@@ -58,13 +59,7 @@ class CountingProxy:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # (the client left: a node being stopped)
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self._thread.start()
+        super().__init__(Handler)
 
     def _note(self, request: Any) -> None:
         entries = request if isinstance(request, list) else [request]
@@ -98,13 +93,3 @@ class CountingProxy:
         """Calls forwarded since the last :meth:`reset`."""
         with self._lock:
             return sum(self.calls.values())
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def __enter__(self) -> CountingProxy:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -229,74 +229,7 @@ def open_keystore(ledger: str) -> KeyStore:
     """The key store beside the ledger ``ledger`` names (LedgerError when it cannot open)."""
     if ledger_engine(ledger) == "redis":
         return RedisKeyStore(ledger)
-    if ledger == ":memory:":
-        return MemoryKeyStore()
-    return SQLiteKeyStore(keystore_path(ledger))
-
-
-class MemoryKeyStore:
-    """A store in this process only (a ``:memory:`` ledger): nobody else sees its keys."""
-
-    def __init__(self) -> None:
-        self._records: dict[str, KeyRecord] = {}
-        self._usage: dict[tuple[str, str, str, str], int] = {}
-        self._version = 0
-        self._ended: dict[str, float] = {}
-        self._lock = threading.Lock()
-
-    def version(self) -> int:
-        """The store's change counter."""
-        return self._version
-
-    def records(self) -> list[KeyRecord]:
-        """Every issued key, revoked ones included."""
-        with self._lock:
-            return list(self._records.values())
-
-    def add(self, record: KeyRecord) -> None:
-        """Store a new key (and move the counter)."""
-        with self._lock:
-            self._records[record.key_id] = record
-            self._version += 1
-
-    def revoke(self, key_id: str, at: float) -> bool:
-        """Mark a key revoked (and move the counter); False when it already was."""
-        with self._lock:
-            record = self._records.get(key_id)
-            if record is None or record.revoked is not None:
-                return False
-            self._records[key_id] = replace(record, revoked=at)
-            self._version += 1
-            return True
-
-    def add_usage(self, day: str, counts: Counts) -> None:
-        """Add requests to the day's counts."""
-        with self._lock:
-            for (key_id, method, outcome), n in counts.items():
-                slot = (day, key_id, method, outcome)
-                self._usage[slot] = self._usage.get(slot, 0) + n
-
-    def usage(self, key_id: str, day: str) -> dict[tuple[str, str], int]:
-        """(method, outcome) -> requests of the key on ``day``."""
-        with self._lock:
-            return {(m, o): n for (d, k, m, o), n in self._usage.items()
-                    if d == day and k == key_id}
-
-    def end_session(self, session: str, until: float) -> None:
-        """Mark a dashboard session logged out until ``until``."""
-        now = time.time()
-        with self._lock:
-            self._ended = {k: v for k, v in self._ended.items() if v >= now}
-            self._ended[session] = until
-
-    def session_ended(self, session: str) -> bool:
-        """Whether a dashboard session was logged out."""
-        with self._lock:
-            return self._ended.get(session, 0.0) >= time.time()
-
-    def close(self) -> None:
-        """Release the store."""
-        pass
+    return SQLiteKeyStore(keystore_path(ledger))  # (":memory:": a store in this process only)
 
 
 SQLITE_SCHEMA = (
@@ -313,7 +246,8 @@ SQLITE_SCHEMA = (
 
 
 class SQLiteKeyStore:
-    """Keys in a SQLite file (the SQLite ledger's own, or one beside a mapped ledger)."""
+    """Keys in a SQLite file (the SQLite ledger's own, or one beside a mapped ledger), or in
+    this process's memory only (``:memory:``, beside a ``:memory:`` ledger)."""
 
     def __init__(self, path: str, busy_timeout: float = 5.0) -> None:
         self.path = path

@@ -13,7 +13,6 @@ import pytest
 from ethread.server.billing.ledger import utc_day
 from ethread.server.keys.keystore import (
     KeyStoreError,
-    MemoryKeyStore,
     RedisKeyStore,
     SQLiteKeyStore,
     find,
@@ -25,7 +24,7 @@ from ethread.server.keys.keystore import (
 @pytest.fixture(params=["memory", "sqlite", pytest.param("redis", marks=pytest.mark.redis)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     if request.param == "memory":
-        made: Any = MemoryKeyStore()
+        made: Any = SQLiteKeyStore(":memory:")
     elif request.param == "sqlite":
         made = SQLiteKeyStore(str(tmp_path / "keys.sqlite3"))
     else:

@@ -88,9 +88,9 @@ def test_a_logged_out_session_is_refused_even_with_a_copy_of_its_cookie(
 def test_the_key_store_keeps_an_ended_session_until_it_would_expire(tmp_path: Path) -> None:
     import time
 
-    from ethread.server.keys.keystore import MemoryKeyStore, SQLiteKeyStore
+    from ethread.server.keys.keystore import SQLiteKeyStore
 
-    for store in (MemoryKeyStore(), SQLiteKeyStore(str(tmp_path / "keys.sqlite3"))):
+    for store in (SQLiteKeyStore(":memory:"), SQLiteKeyStore(str(tmp_path / "keys.sqlite3"))):
         assert not store.session_ended("abc")
         store.end_session("abc", time.time() + 60)
         store.end_session("old", time.time() - 1)

@@ -1,0 +1,62 @@
+"""A benchmark chain kept as files: a geth-style genesis.json, for ethread the blocks as
+concatenated RLP (``ethread serve --genesis --blocks``, ``ethread import``), and for anvil
+each block's signed raw transactions (``--init`` and ``eth_sendRawTransaction``, see
+:func:`benchlib.targets.replay`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import rlp
+
+from ethread.devchain import DevChain
+from ethread.rlpcodec.blocks import block_item
+from ethread.rlpcodec.transactions import encode_transaction
+
+RawBlocks = tuple[tuple[int, tuple[str, ...]], ...]
+"""(timestamp, signed raw transactions, 0x-hex) per block from 1, in block order."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChainFiles:
+    """Where a built chain's files are, and what anvil needs to replay it."""
+
+    folder: Path
+    head: int
+    raw_blocks: RawBlocks
+    block1_base_fee: int
+
+    @property
+    def genesis(self) -> Path:
+        return self.folder / "genesis.json"
+
+    @property
+    def blocks(self) -> Path:
+        return self.folder / "chain.rlp"
+
+
+def raw_blocks(chain: DevChain) -> RawBlocks:
+    """Each of the chain's blocks from 1 as anvil replays it."""
+    return tuple(
+        (block.header.timestamp,
+         tuple("0x" + encode_transaction(t.transaction).hex() for t in block.transactions))
+        for block in map(chain.block, range(1, chain.head.number + 1)))
+
+
+def write_chain(chain: DevChain, folder: Path) -> None:
+    """``chain``'s genesis.json and its blocks from 1 as chain.rlp in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "chain.rlp").open("wb") as out:
+        for number in range(1, chain.head.number + 1):
+            block = chain.block(number)
+            txs = [t.transaction for t in block.transactions]
+            out.write(rlp.encode(block_item(block.header, txs, block.uncles, block.withdrawals)))
+    (folder / "genesis.json").write_text(json.dumps(chain.genesis))
+
+
+def loaded_raw_blocks(saved: object) -> RawBlocks:
+    """:data:`RawBlocks` from their JSON form."""
+    assert isinstance(saved, list | tuple)
+    return tuple((int(t), tuple(txs)) for t, txs in saved)
