@@ -103,29 +103,27 @@ def struct_log_size(log: StructLog) -> int:
     """The length of ``log`` in geth's JSON, for the logger's ``limit``."""
     size = (46 + len(log.op) + len(str(log.pc)) + len(str(log.gas)) + len(str(log.gas_cost))
             + len(str(log.depth)))
-    if log.error:
-        size += 11 + len(log.error)
     stack = log.stack
     if stack is not None:  # (each item written as hex() writes it)
         size += 10 + 3 * len(stack) + sum(map(len, map(hex, stack)))
-    if log.return_data:
-        size += 17 + 2 * len(log.return_data)
-    if log.memory:
-        size += 11 + (len(log.memory) + 31) // 32 * 69
-    if log.storage:
-        size += 12 + 138 * len(log.storage)
     if log.refund:
         size += 10 + len(str(log.refund))
-    return size
+    return size + _optional_size(log)
 
 
 def _size_bound(log: StructLog) -> int:
     """At least :func:`struct_log_size` of ``log``, cheaply: each stack item at its longest."""
     size = 140 + len(log.op)
-    if log.error:
-        size += 11 + len(log.error)
     if log.stack is not None:
         size += 10 + 69 * len(log.stack)
+    return size + _optional_size(log)
+
+
+def _optional_size(log: StructLog) -> int:
+    """The JSON length of ``log``'s error, return data, memory and storage (0 when absent)."""
+    size = 0
+    if log.error:
+        size += 11 + len(log.error)
     if log.return_data:
         size += 17 + 2 * len(log.return_data)
     if log.memory:
@@ -179,11 +177,7 @@ class StructLogger(ResultTracer):
         config = self.config
         if self.exact and self.size > config.limit:
             return
-        if self.cap and self.size + self.bound > self.cap:
-            self._measure()
-            if self.size > self.cap:
-                self.logs = []  # (what was logged goes at once, not when the error is answered)
-                raise TraceTooLarge(self.cap, self.steps)
+        self._check_cap()
         self.steps += 1
         storage = None
         stack = step.stack
@@ -208,12 +202,16 @@ class StructLogger(ResultTracer):
             self.bound += _size_bound(log)
         self.logs.append(log)
 
-    def _measure(self) -> None:
-        """Measure the steps logged since the last measure (the bound starts again)."""
-        logs = self.logs
-        self.size += sum(map(struct_log_size, logs[self.measured:]))
-        self.measured = len(logs)
-        self.bound = 0
+    def _check_cap(self) -> None:
+        """Past the ``cap`` (the bound first, then the steps measured), stop the trace."""
+        if self.cap and self.size + self.bound > self.cap:
+            logs = self.logs
+            self.size += sum(map(struct_log_size, logs[self.measured:]))
+            self.measured = len(logs)
+            self.bound = 0
+            if self.size > self.cap:
+                self.logs = []  # (what was logged goes at once, not when the error is answered)
+                raise TraceTooLarge(self.cap, self.steps)
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
@@ -228,11 +226,7 @@ class StructLogger(ResultTracer):
     def result(self) -> StructLogResult:
         """The :class:`StructLogResult`: gas, whether it failed, what it returned (a revert's
         data too) and the steps."""
-        if self.cap and self.size + self.bound > self.cap:
-            self._measure()
-            if self.size > self.cap:
-                self.logs = []
-                raise TraceTooLarge(self.cap, self.steps)
+        self._check_cap()
         failed = self.error is not None
         value = self.output if not failed or self.error == "execution reverted" else b""
         return StructLogResult(gas=self.gas_used, failed=failed, return_value=value,
