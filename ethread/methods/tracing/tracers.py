@@ -14,7 +14,7 @@ refuses in geth's words.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -701,53 +701,61 @@ def flatten(frame: CallFrame, context: TraceContext, convert_errors: bool = Fals
     return flat
 
 
-class MuxTracer(ResultTracer):
-    """geth's ``muxTracer``: several tracers on one run, each answer under its name."""
+class Fanout(Tracer):
+    """Tracers run together on one transaction: each hook passed to every member in order
+    (the steps to the members that want them)."""
 
-    def __init__(self, tracers: Mapping[str, ResultTracer]) -> None:
-        self.tracers = dict(tracers)
-        members = list(self.tracers.values())
+    def __init__(self, members: Sequence[Tracer]) -> None:
+        self.members = list(members)
         self.wants_steps = any(t.wants_steps for t in members)
         self.wants_stack = any(t.wants_stack for t in members)
         self.wants_memory = any(t.wants_memory for t in members)
         self._stepping = [t for t in members if t.wants_steps]
 
     def on_tx_start(self, env: TxEnv) -> None:
-        """Pass to every tracer."""
-        for tracer in self.tracers.values():
+        """Pass to every member."""
+        for tracer in self.members:
             tracer.on_tx_start(env)
 
     def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
                  value: int | None) -> None:
-        """Pass to every tracer."""
-        for tracer in self.tracers.values():
+        """Pass to every member."""
+        for tracer in self.members:
             tracer.on_enter(depth, kind, sender, to, data, gas, value)
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
-        """Pass to every tracer."""
-        for tracer in self.tracers.values():
+        """Pass to every member."""
+        for tracer in self.members:
             tracer.on_exit(depth, output, gas_used, error, reverted)
 
     def on_opcode_start(self, step: Step) -> None:
-        """Pass to the tracers that want steps."""
+        """Pass to the members that want steps."""
         for tracer in self._stepping:
             tracer.on_opcode_start(step)
 
     def on_opcode(self, step: Step) -> None:
-        """Pass to the tracers that want steps."""
+        """Pass to the members that want steps."""
         for tracer in self._stepping:
             tracer.on_opcode(step)
 
     def on_log(self, address: bytes, topics: tuple[bytes, ...], data: bytes, index: int) -> None:
-        """Pass to every tracer."""
-        for tracer in self.tracers.values():
+        """Pass to every member."""
+        for tracer in self.members:
             tracer.on_log(address, topics, data, index)
 
     def on_tx_end(self, gas_used: int, error: str | None) -> None:
-        """Pass to every tracer."""
-        for tracer in self.tracers.values():
+        """Pass to every member."""
+        for tracer in self.members:
             tracer.on_tx_end(gas_used, error)
+
+
+class MuxTracer(Fanout, ResultTracer):
+    """geth's ``muxTracer``: several tracers on one run, each answer under its name."""
+
+    def __init__(self, tracers: Mapping[str, ResultTracer]) -> None:
+        self.tracers = dict(tracers)
+        super().__init__(list(self.tracers.values()))
 
     def result(self) -> MuxResult:
         """Each tracer's answer under its name (:class:`MuxResult`)."""
