@@ -227,32 +227,22 @@ class CallStates:
             self._blocks.put(key, rules)
         return rules
 
-    def take(self, key: tuple[int, bytes, bool], build: Callable[[], Any] | None = None,
-             ) -> tuple[Any, list[Any]]:
-        """A VM under ``key`` that no one else uses (a kept one, else a new one from
-        ``build``; None without it), and the list to :meth:`give` it back to."""
+    def take(self, key: tuple[int, bytes, bool]) -> tuple[Any, list[Any]]:
+        """A kept VM under ``key`` that no one else uses (None if there is none), and the
+        list to :meth:`give` it back to."""
         idle = self._states.get(key)
         if idle is None:
             idle = self._states.get_or_put(key, list)
         try:
             vm = idle.pop()  # atomic: two threads never take the same VM
         except IndexError:
-            vm = None if build is None else build()
+            vm = None
         return vm, idle
 
     def give(self, idle: list[Any], vm: Any) -> None:
         """Keep ``vm`` (taken with :meth:`take`) for the next message, up to ``per_block``."""
         if len(idle) < self.per_block:
             idle.append(vm)
-
-    @contextmanager
-    def vm_at(self, key: tuple[int, bytes, bool], build: Callable[[], Any]) -> Iterator[Any]:
-        """A VM under ``key`` that no one else uses, kept again afterwards."""
-        vm, idle = self.take(key, build)
-        try:
-            yield vm
-        finally:
-            self.give(idle, vm)
 
     def clear(self) -> None:
         """Drop every kept state (when the chain changes under them; the tables, keyed by
