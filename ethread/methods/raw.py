@@ -18,8 +18,8 @@ from ..rlpcodec.blocks import block_item
 from ..rlpcodec.headers import encode_header
 from ..rlpcodec.receipts import encode_receipt
 from ..rlpcodec.transactions import encode_transaction
-from ..validation import check_hash
 from .resolve import ChainHeaders, resolve_header
+from .transactions import get_transaction_by_hash
 
 
 class RawChain(ChainHeaders, BlockSource, ReceiptSource, TransactionLocator, Protocol):
@@ -84,10 +84,5 @@ def get_raw_receipts(backend: RawChain, ref: BlockRef) -> tuple[bytes, ...] | No
 def get_raw_transaction(backend: RawChain, tx_hash: Hash32) -> bytes | None:
     """debug_getRawTransaction: the canonical encoding of the transaction with this hash, or None.
     """
-    location = backend.transaction_location(check_hash(tx_hash, "tx_hash"))
-    if location is None:
-        return None
-    block = backend.block_by_hash(location[0])
-    if block is None:
-        return None
-    return encode_transaction(block.transactions[location[1]].transaction)
+    found = get_transaction_by_hash(backend, tx_hash)
+    return None if found is None else encode_transaction(found.transaction)

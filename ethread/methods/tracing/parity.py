@@ -35,6 +35,7 @@ from ...models import (
     LegacyTransaction,
     StateOverride,
 )
+from ..transactions import get_transaction_by_hash
 from .hooks import TxEnv
 from .models import CallFrame, FlatCall, NoResult
 from .replay import (
@@ -282,14 +283,10 @@ def transaction_traces(backend: TraceableChain, tx_hash: Hash32,
                        states: ReplayStates | None = None) -> tuple[FlatCall, ...] | None:
     """trace_transaction: the transaction's calls, each with where it stands; None for a
     transaction the chain does not hold."""
-    location = backend.transaction_location(tx_hash)
-    if location is None:
+    found = get_transaction_by_hash(backend, tx_hash)
+    if found is None:
         return None
-    block = backend.block_by_hash(location[0])
-    if block is None:
-        return None
-    context = TraceContext(block.hash, block.header.number, location[1], tx_hash)
-    tracer = ParityTracer(context)
+    tracer = ParityTracer(TraceContext(found.block_hash, found.block_number, found.index, tx_hash))
     trace_transaction(backend, tx_hash, TraceOptions(timeout=timeout), tracer=tracer,
                       states=states)
     return tracer.calls()
