@@ -25,7 +25,7 @@ from ..forks import BLOB_GAS_PER_BLOB, ChainConfig
 from ..forks.base_fee import next_base_fee
 from ..models import Block, Header, Tag
 from ..results import EMPTY_HISTORY, FeeHistory
-from .resolve import resolve_number
+from .resolve import header_at, resolve_number
 
 MAX_PERCENTILES = 100
 """Reward percentiles one eth_feeHistory call may ask for."""
@@ -284,8 +284,7 @@ def _block_at(backend: FeeReader, number: int) -> Block | None:
 
 def _head_header(backend: FeeReader) -> Header | None:
     head = backend.pointer("latest")
-    block_hash = backend.canonical_hash(head) if head is not None else None
-    return None if block_hash is None else backend.header_by_hash(block_hash)
+    return None if head is None else header_at(backend, head)
 
 
 def head_base_fee(backend: FeeReader) -> int | None:
