@@ -584,21 +584,6 @@ def _intrinsic_gas_of(vm_class: Any, kind: int) -> Callable[[Any], int]:
     return rule
 
 
-class _Checksummed:
-    """An address in its checksummed form, worked out only when a message is formatted."""
-
-    __slots__ = ("address",)
-
-    def __init__(self, address: bytes) -> None:
-        self.address = address
-
-    def __str__(self) -> str:
-        return to_checksum_address(self.address)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self), spec)
-
-
 @contextmanager
 def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
               state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
@@ -699,7 +684,6 @@ def check_fields_for_fork(request: CallRequest, fork: str, london: bool, gas: in
     if (request.access_list is None and request.authorization_list is None
             and not request.wants_blobs):
         return  # (a plain message: every fork carries it)
-    sender = _Checksummed(request.sender or ZERO_ADDRESS)
     carried = FORK_BY_NAME[fork].transaction_types
     for wanted, tx_type, kind in (
         (request.access_list is not None, ACCESS_LIST, "access list"),
@@ -707,6 +691,7 @@ def check_fields_for_fork(request: CallRequest, fork: str, london: bool, gas: in
         (request.authorization_list is not None, SET_CODE, "setcode"),
     ):
         if wanted and tx_type not in carried:
+            sender = to_checksum_address(request.sender or ZERO_ADDRESS)
             raise ExecutionFailed(
                 f"err: transaction type not supported: {kind} tx (sender {sender}) (supplied gas {gas})"
             )
