@@ -773,16 +773,17 @@ class UnknownTracer(ExecutionFailed):
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
 
-def _flags(config: Mapping[str, Any] | None, known: tuple[str, ...]) -> dict[str, bool]:
-    """A native tracer's boolean options, refused in Go's words when not booleans."""
-    values: dict[str, bool] = {}
+def _flags(config: Mapping[str, Any] | None, known: tuple[str, ...]) -> list[bool]:
+    """A native tracer's boolean options, in the order of ``known`` (False when not given),
+    refused in Go's words when not booleans."""
+    values = dict.fromkeys(known, False)
     for key, value in (config or {}).items():
-        if key in known:
+        if key in values:
             if not isinstance(value, bool):
                 raise ExecutionFailed(f"json: cannot unmarshal {go_json_type(value)} into Go struct "
                                       f"field .{key} of type bool")
             values[key] = value
-    return values
+    return list(values.values())
 
 
 NATIVE_TRACERS = ("callTracer", "prestateTracer", "4byteTracer", "noopTracer", "flatCallTracer",
@@ -797,20 +798,17 @@ def make_tracer(name: str | None, config: Mapping[str, Any] | None = None,
     if name is None:
         return StructLogger(logger)
     if name == "callTracer":
-        flags = _flags(config, ("onlyTopCall", "withLog"))
-        return CallTracer(flags.get("onlyTopCall", False), flags.get("withLog", False))
+        return CallTracer(*_flags(config, ("onlyTopCall", "withLog")))
     if name == "prestateTracer":
-        flags = _flags(config, ("diffMode", "disableCode", "disableStorage", "includeEmpty"))
-        return PrestateTracer(flags.get("diffMode", False), flags.get("disableCode", False),
-                              flags.get("disableStorage", False), flags.get("includeEmpty", False))
+        return PrestateTracer(*_flags(config, ("diffMode", "disableCode", "disableStorage",
+                                               "includeEmpty")))
     if name == "4byteTracer":
         return FourByteTracer()
     if name == "noopTracer":
         return NoopTracer()
     if name == "flatCallTracer":
-        flags = _flags(config, ("convertParityErrors", "includePrecompiles"))
-        return FlatCallTracer(flags.get("convertParityErrors", False),
-                              flags.get("includePrecompiles", False), context)
+        convert, precompiles = _flags(config, ("convertParityErrors", "includePrecompiles"))
+        return FlatCallTracer(convert, precompiles, context)
     if name == "muxTracer":
         members: dict[str, ResultTracer] = {}
         for member, member_config in (config or {}).items():
