@@ -62,12 +62,7 @@ def prove_value(root: Hash32, key: bytes, proof: Sequence[bytes]) -> bytes:
                     if index != len(nodes) - 1:
                         raise ProofError("proof continues past an absent branch")
                     return b""
-                if isinstance(child, list):
-                    node = child
-                    continue
-                expected = child
-                break
-            if len(node) == 2:
+            elif len(node) == 2:
                 segment, is_leaf = _decode_path(node[0])
                 if path[position:position + len(segment)] != segment:
                     return b""  # the path diverges: the key is absent
@@ -75,13 +70,22 @@ def prove_value(root: Hash32, key: bytes, proof: Sequence[bytes]) -> bytes:
                 if is_leaf:
                     return bytes(node[1]) if position == len(path) else b""
                 child = node[1]
-                if isinstance(child, list):
-                    node = child
-                    continue
+            else:
+                raise ProofError(f"proof node {index} is not a trie node")
+            if not isinstance(child, list):  # (a reference: the next proof node is the child)
                 expected = child
                 break
-            raise ProofError(f"proof node {index} is not a trie node")
+            node = child  # (a child shorter than 32 bytes, embedded in its parent)
     raise ProofError("proof ends before reaching a value")
+
+
+def account_fields(account_rlp: bytes) -> tuple[int, int, bytes, bytes]:
+    """(nonce, balance, storage root, code hash) of an account's trie value; for an account
+    the state does not hold (no value), geth's zeros."""
+    if not account_rlp:
+        return 0, 0, ZERO_HASH, ZERO_HASH
+    nonce, balance, storage_root, code_hash = rlp.decode(account_rlp)
+    return int.from_bytes(nonce, "big"), int.from_bytes(balance, "big"), storage_root, code_hash
 
 
 def verify_account_proof(state_root: Hash32, proof: AccountProof) -> None:
@@ -89,13 +93,7 @@ def verify_account_proof(state_root: Hash32, proof: AccountProof) -> None:
 
     Raises ProofError naming the first claim the proof does not support.
     """
-    account_rlp = prove_value(state_root, keccak(proof.address), proof.account_proof)
-    if account_rlp:
-        nonce, balance, storage_root, code_hash = rlp.decode(account_rlp)
-        claimed = (int.from_bytes(nonce, "big"), int.from_bytes(balance, "big"),
-                   storage_root, code_hash)
-    else:
-        claimed = (0, 0, ZERO_HASH, ZERO_HASH)
+    claimed = account_fields(prove_value(state_root, keccak(proof.address), proof.account_proof))
     if claimed != (proof.nonce, proof.balance, proof.storage_hash, proof.code_hash):
         raise ProofError("account fields differ from what the account proof shows")
     for slot in proof.storage_proof:

@@ -20,7 +20,7 @@ from ..forks import FORK_BY_NAME, FORKS, ChainConfig, Fork
 from ..forks.fork_id import fork_id
 from ..models import Header
 from ..results import ChainForks, ForkConfig
-from .resolve import ChainHeaders
+from .resolve import ChainHeaders, header_at
 
 ZERO_ADDRESS = bytes(20)
 NO_HEAD = 2**64 - 1
@@ -35,9 +35,9 @@ def get_config(backend: ConfiguredChain) -> ChainForks | None:
     """eth_config's answer for the chain as it is now (None when the backend holds no chain or
     no schedule)."""
     config = backend.chain_config()
-    genesis = _header_at(backend, 0)
+    genesis = header_at(backend, 0)
     head_number = backend.pointer("latest")
-    head = _header_at(backend, head_number) if head_number is not None else None
+    head = header_at(backend, head_number) if head_number is not None else None
     if config is None or genesis is None or head is None:
         return None
     scheduled = {name: time for time, name in config.time_forks}
@@ -53,11 +53,6 @@ def get_config(backend: ConfiguredChain) -> ChainForks | None:
     next_fork = describe(following)
     return ChainForks(current=describe(current), next=next_fork,
                       last=describe(last) if next_fork is not None else None)
-
-
-def _header_at(backend: ChainHeaders, number: int) -> Header | None:
-    block_hash = backend.canonical_hash(number)
-    return backend.header_by_hash(block_hash) if block_hash is not None else None
 
 
 def _active_at(scheduled: dict[str, int], timestamp: int) -> str | None:

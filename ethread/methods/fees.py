@@ -19,13 +19,13 @@ from typing import Protocol
 
 from ..backend import BlockSource, ChainPointers, ConfigSource, HeaderSource, ReceiptSource
 from ..errors import EthreadError
-from ..evm.blobs import BlobParams, excess_blob_gas_after
 from ..evm.blobs import blob_base_fee as price_blob_gas
+from ..evm.blobs import excess_blob_gas_after
 from ..forks import BLOB_GAS_PER_BLOB, ChainConfig
 from ..forks.base_fee import next_base_fee
 from ..models import Block, Header, Tag
 from ..results import EMPTY_HISTORY, FeeHistory
-from .resolve import resolve_number
+from .resolve import header_at, resolve_number
 
 MAX_PERCENTILES = 100
 """Reward percentiles one eth_feeHistory call may ask for."""
@@ -59,26 +59,13 @@ class OracleSettings:
 DEFAULT_ORACLE = OracleSettings()
 
 
-
-
 # --------------------------------------------------------------------------------------------
 # Per-block fee rules
 
 
-def is_london(config: ChainConfig, number: int, timestamp: int) -> bool:
-    """Whether a block of this number and timestamp runs London rules or later (has a base fee)."""
-    return config.rules(number, timestamp).base_fee
-
-
-def blob_schedule(config: ChainConfig, timestamp: int, number: int) -> BlobParams | None:
-    """The blob parameters of the fork a block of this number and timestamp runs, or None
-    before Cancun."""
-    return config.rules(number, timestamp).blob
-
-
 def blob_base_fee(config: ChainConfig, header: Header) -> int | None:
     """The blob base fee of ``header``'s block, or None before Cancun."""
-    schedule = blob_schedule(config, header.timestamp, header.number)
+    schedule = config.rules(header.number, header.timestamp).blob
     if header.excess_blob_gas is None or schedule is None:
         return None
     return price_blob_gas(schedule, header.excess_blob_gas)
@@ -87,10 +74,10 @@ def blob_base_fee(config: ChainConfig, header: Header) -> int | None:
 def _next_blob_base_fee(config: ChainConfig, header: Header) -> int:
     """What geth's fee history gives as the blob base fee after ``header``: the next excess
     blob gas priced at ``header``'s own fork."""
-    schedule = blob_schedule(config, header.timestamp, header.number)
+    rules = config.rules(header.number, header.timestamp)
+    schedule = rules.blob
     if schedule is None or header.excess_blob_gas is None:
         return 0
-    rules = config.rules(header.number, header.timestamp)
     excess = excess_blob_gas_after(schedule, rules.blob_reserve_price, header.excess_blob_gas,
                                    header.blob_gas_used or 0, header.base_fee_per_gas or 0)
     return price_blob_gas(schedule, excess)
@@ -127,11 +114,11 @@ def _config(backend: FeeReader) -> ChainConfig:
 def _block_fees(config: ChainConfig, block: Block, receipts: Sequence[object] | None,
                 percentiles: Sequence[float]) -> _BlockFees:
     header = block.header
-    london_next = is_london(config, header.number + 1, header.timestamp)
+    london_next = config.rules(header.number + 1, header.timestamp).base_fee
     blob_fee = blob_base_fee(config, header)
     blob_ratio = 0.0
     if header.blob_gas_used is not None:
-        schedule = blob_schedule(config, header.timestamp, header.number)
+        schedule = config.rules(header.number, header.timestamp).blob
         max_blob_gas = schedule.max * BLOB_GAS_PER_BLOB if schedule else 0
         if max_blob_gas:
             blob_ratio = header.blob_gas_used / max_blob_gas
@@ -206,26 +193,23 @@ def fee_history(backend: FeeReader, block_count: int, newest: int | Tag,
         if newest > head:
             raise FeeHistoryError(f"request beyond head block: requested {newest}, head {head}")
         last = newest
+    elif newest == "pending":
+        # No pending block here: geth then covers the blocks up to the head, one fewer.
+        block_count -= 1
+        last = head
     else:
-        if newest == "pending":
-            # No pending block here: geth then covers the blocks up to the head, one fewer.
-            block_count -= 1
-            resolved = head
-        else:
-            number = resolve_number(backend, newest)
-            if number is None:
-                return EMPTY_HISTORY
-            resolved = number
-        last = resolved
-        if block_count == 0:
+        number = resolve_number(backend, newest)
+        if number is None:
             return EMPTY_HISTORY
+        last = number
+    if block_count == 0:
+        return EMPTY_HISTORY
     block_count = min(block_count, last + 1)
     oldest = last + 1 - block_count
     config = _config(backend)
     rows: list[_BlockFees] = []
     for number in range(oldest, last + 1):
-        block_hash = backend.canonical_hash(number)
-        block = backend.block_by_hash(block_hash) if block_hash is not None else None
+        block = _block_at(backend, number)
         if block is None:
             break
         receipts = backend.receipts(block.hash) if percentiles else None
@@ -277,9 +261,7 @@ def suggest_tip_cap(backend: FeeReader, last_price: int | None = None,
         pending.append(number)
         number -= 1
     while pending:
-        current = pending.pop(0)
-        block_hash = backend.canonical_hash(current)
-        block = backend.block_by_hash(block_hash) if block_hash is not None else None
+        block = _block_at(backend, pending.pop(0))
         values = _block_tips(block, settings) if block is not None else []
         if not values:
             values = [fallback]
@@ -295,11 +277,19 @@ def suggest_tip_cap(backend: FeeReader, last_price: int | None = None,
     return min(price, settings.max_price)
 
 
+def _block_at(backend: FeeReader, number: int) -> Block | None:
+    block_hash = backend.canonical_hash(number)
+    return None if block_hash is None else backend.block_by_hash(block_hash)
+
+
+def _head_header(backend: FeeReader) -> Header | None:
+    head = backend.pointer("latest")
+    return None if head is None else header_at(backend, head)
+
+
 def head_base_fee(backend: FeeReader) -> int | None:
     """The base fee of the head block, or None before London (or on an empty backend)."""
-    head = backend.pointer("latest")
-    block_hash = backend.canonical_hash(head) if head is not None else None
-    header = backend.header_by_hash(block_hash) if block_hash is not None else None
+    header = _head_header(backend)
     return None if header is None else header.base_fee_per_gas
 
 
@@ -310,9 +300,7 @@ def gas_price(tip: int, base_fee: int | None) -> int:
 
 def get_blob_base_fee(backend: FeeReader) -> int | None:
     """The head block's blob base fee, None before Cancun (JSON null, as geth answers)."""
-    head = backend.pointer("latest")
-    block_hash = backend.canonical_hash(head) if head is not None else None
-    header = backend.header_by_hash(block_hash) if block_hash is not None else None
+    header = _head_header(backend)
     if header is None:
         return None
     return blob_base_fee(_config(backend), header)
@@ -321,13 +309,11 @@ def get_blob_base_fee(backend: FeeReader) -> int | None:
 def get_base_fee(backend: FeeReader) -> int | None:
     """eth_baseFee: the base fee of the block after the head, None when that block has none
     (before London; JSON null, as geth answers)."""
-    head = backend.pointer("latest")
-    block_hash = backend.canonical_hash(head) if head is not None else None
-    header = backend.header_by_hash(block_hash) if block_hash is not None else None
+    header = _head_header(backend)
     if header is None:
         return None
     config = _config(backend)
-    if not is_london(config, header.number + 1, header.timestamp):
+    if not config.rules(header.number + 1, header.timestamp).base_fee:
         return None
     return next_base_fee(config, header)
 

@@ -227,32 +227,22 @@ class CallStates:
             self._blocks.put(key, rules)
         return rules
 
-    def take(self, key: tuple[int, bytes, bool], build: Callable[[], Any] | None = None,
-             ) -> tuple[Any, list[Any]]:
-        """A VM under ``key`` that no one else uses (a kept one, else a new one from
-        ``build``; None without it), and the list to :meth:`give` it back to."""
+    def take(self, key: tuple[int, bytes, bool]) -> tuple[Any, list[Any]]:
+        """A kept VM under ``key`` that no one else uses (None if there is none), and the
+        list to :meth:`give` it back to."""
         idle = self._states.get(key)
         if idle is None:
             idle = self._states.get_or_put(key, list)
         try:
             vm = idle.pop()  # atomic: two threads never take the same VM
         except IndexError:
-            vm = None if build is None else build()
+            vm = None
         return vm, idle
 
     def give(self, idle: list[Any], vm: Any) -> None:
         """Keep ``vm`` (taken with :meth:`take`) for the next message, up to ``per_block``."""
         if len(idle) < self.per_block:
             idle.append(vm)
-
-    @contextmanager
-    def vm_at(self, key: tuple[int, bytes, bool], build: Callable[[], Any]) -> Iterator[Any]:
-        """A VM under ``key`` that no one else uses, kept again afterwards."""
-        vm, idle = self.take(key, build)
-        try:
-            yield vm
-        finally:
-            self.give(idle, vm)
 
     def clear(self) -> None:
         """Drop every kept state (when the chain changes under them; the tables, keyed by
@@ -594,21 +584,6 @@ def _intrinsic_gas_of(vm_class: Any, kind: int) -> Callable[[Any], int]:
     return rule
 
 
-class _Checksummed:
-    """An address in its checksummed form, worked out only when a message is formatted."""
-
-    __slots__ = ("address",)
-
-    def __init__(self, address: bytes) -> None:
-        self.address = address
-
-    def __str__(self) -> str:
-        return to_checksum_address(self.address)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self), spec)
-
-
 @contextmanager
 def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
               state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
@@ -709,7 +684,6 @@ def check_fields_for_fork(request: CallRequest, fork: str, london: bool, gas: in
     if (request.access_list is None and request.authorization_list is None
             and not request.wants_blobs):
         return  # (a plain message: every fork carries it)
-    sender = _Checksummed(request.sender or ZERO_ADDRESS)
     carried = FORK_BY_NAME[fork].transaction_types
     for wanted, tx_type, kind in (
         (request.access_list is not None, ACCESS_LIST, "access list"),
@@ -717,6 +691,7 @@ def check_fields_for_fork(request: CallRequest, fork: str, london: bool, gas: in
         (request.authorization_list is not None, SET_CODE, "setcode"),
     ):
         if wanted and tx_type not in carried:
+            sender = to_checksum_address(request.sender or ZERO_ADDRESS)
             raise ExecutionFailed(
                 f"err: transaction type not supported: {kind} tx (sender {sender}) (supplied gas {gas})"
             )

@@ -29,6 +29,11 @@ def check_block_overrides(overrides: BlockOverrides) -> None:
         raise ExecutionFailed('block override "withdrawals" is not supported for this RPC method')
 
 
+_HEADER_FIELDS = (("number", "block_number"), ("difficulty", "difficulty"), ("time", "timestamp"),
+                  ("gas_limit", "gas_limit"), ("prev_randao", "mix_hash"))
+"""Block override fields and the py-evm header fields they set as they are."""
+
+
 def override_header(header: Any, overrides: BlockOverrides) -> Any:
     """A copy of a py-evm header with the overridden fields of the block context.
 
@@ -36,19 +41,10 @@ def override_header(header: Any, overrides: BlockOverrides) -> Any:
     (see :func:`with_blob_base_fee`); ``difficulty`` is read by the EVM only before the merge,
     ``prevRandao`` (the mix hash) only after it, as in geth.
     """
-    changes: dict[str, Any] = {}
-    if overrides.number is not None:
-        changes["block_number"] = overrides.number
-    if overrides.difficulty is not None:
-        changes["difficulty"] = overrides.difficulty
-    if overrides.time is not None:
-        changes["timestamp"] = overrides.time
-    if overrides.gas_limit is not None:
-        changes["gas_limit"] = overrides.gas_limit
+    changes: dict[str, Any] = {field: value for name, field in _HEADER_FIELDS
+                               if (value := getattr(overrides, name)) is not None}
     if overrides.fee_recipient is not None:
         changes["coinbase"] = EvmAddress(overrides.fee_recipient)
-    if overrides.prev_randao is not None:
-        changes["mix_hash"] = overrides.prev_randao
     if overrides.base_fee_per_gas is not None and hasattr(header, "base_fee_per_gas"):
         changes["base_fee_per_gas"] = overrides.base_fee_per_gas
     return header.copy(**changes) if changes else header

@@ -14,10 +14,9 @@ from trie.exceptions import MissingTrieNode
 from ..backend import StateSource
 from ..errors import ArgumentTypeError, ArgumentValueError, StateUnavailable
 from ..models import AccountProof, Address, BlockRef, StorageProof
+from ..proofs import ZERO_HASH, account_fields
 from ..validation import check_address, check_data
 from .resolve import ChainHeaders, require_header
-
-ZERO_HASH = bytes(32)
 
 
 class ProvableChain(ChainHeaders, StateSource, Protocol):
@@ -46,13 +45,8 @@ def get_proof(
     try:
         state = HexaryTrie(db, header.state_root)
         account_key = keccak(address)
-        account_rlp = state.get(account_key)
+        nonce, balance, storage_root, code_hash = account_fields(state.get(account_key))
         account_proof = _encoded(state.get_proof(account_key))  # type: ignore[no-untyped-call]
-        if account_rlp:
-            nonce, balance, storage_root, code_hash = rlp.decode(account_rlp)
-            nonce, balance = int.from_bytes(nonce, "big"), int.from_bytes(balance, "big")
-        else:
-            nonce, balance, storage_root, code_hash = 0, 0, ZERO_HASH, ZERO_HASH
         slots = []
         has_storage = storage_root not in (BLANK_ROOT_HASH, ZERO_HASH)
         storage = HexaryTrie(db, storage_root) if has_storage else None

@@ -18,8 +18,8 @@ from ..rlpcodec.blocks import block_item
 from ..rlpcodec.headers import encode_header
 from ..rlpcodec.receipts import encode_receipt
 from ..rlpcodec.transactions import encode_transaction
-from ..validation import check_hash
 from .resolve import ChainHeaders, resolve_header
+from .transactions import get_transaction_by_hash
 
 
 class RawChain(ChainHeaders, BlockSource, ReceiptSource, TransactionLocator, Protocol):
@@ -36,14 +36,19 @@ def _hash_words(block_hash: Hash32) -> str:
     return "[" + " ".join(str(b) for b in block_hash) + "]"
 
 
-def _block_named(backend: RawChain, ref: BlockRef, what: str) -> Block | None:
+def _block_hash(backend: RawChain, ref: BlockRef) -> Hash32 | None:
     if isinstance(ref, BlockHashRef):
-        block = backend.block_by_hash(ref.hash)
-        if block is None:
-            raise RawNotFound(f"{what} #{_hash_words(ref.hash)} not found")
-        return block
+        return ref.hash
     header = resolve_header(backend, ref)
-    return None if header is None else backend.block_by_hash(header.hash)
+    return None if header is None else header.hash
+
+
+def _block_named(backend: RawChain, ref: BlockRef, what: str) -> Block | None:
+    block_hash = _block_hash(backend, ref)
+    block = None if block_hash is None else backend.block_by_hash(block_hash)
+    if block is None and isinstance(ref, BlockHashRef):
+        raise RawNotFound(f"{what} #{_hash_words(ref.hash)} not found")
+    return block
 
 
 def get_raw_header(backend: RawChain, ref: BlockRef) -> bytes | None:
@@ -65,13 +70,9 @@ def get_raw_block(backend: RawChain, ref: BlockRef) -> bytes | None:
 def get_raw_receipts(backend: RawChain, ref: BlockRef) -> tuple[bytes, ...] | None:
     """Each receipt as ``MarshalBinary`` writes it: a legacy receipt's RLP list, or a typed
     receipt's type byte and payload."""
-    if isinstance(ref, BlockHashRef):
-        block_hash: Hash32 = ref.hash
-    else:
-        header = resolve_header(backend, ref)
-        if header is None:
-            return None
-        block_hash = header.hash
+    block_hash = _block_hash(backend, ref)
+    if block_hash is None:
+        return None
     receipts = backend.receipts(block_hash) or ()
     return tuple(
         encode_receipt(r.type, r.root if r.root is not None else (r.status or 0),
@@ -83,10 +84,5 @@ def get_raw_receipts(backend: RawChain, ref: BlockRef) -> tuple[bytes, ...] | No
 def get_raw_transaction(backend: RawChain, tx_hash: Hash32) -> bytes | None:
     """debug_getRawTransaction: the canonical encoding of the transaction with this hash, or None.
     """
-    location = backend.transaction_location(check_hash(tx_hash, "tx_hash"))
-    if location is None:
-        return None
-    block = backend.block_by_hash(location[0])
-    if block is None:
-        return None
-    return encode_transaction(block.transactions[location[1]].transaction)
+    found = get_transaction_by_hash(backend, tx_hash)
+    return None if found is None else encode_transaction(found.transaction)

@@ -51,8 +51,11 @@ def resolve_header(backend: ChainHeaders, ref: BlockRef) -> Header | None:
             return None
         return header
     number = resolve_number(backend, ref)
-    if number is None:
-        return None
+    return None if number is None else header_at(backend, number)
+
+
+def header_at(backend: HeaderSource, number: int) -> Header | None:
+    """The canonical header at ``number``, or None."""
     block_hash = backend.canonical_hash(number)
     return backend.header_by_hash(block_hash) if block_hash is not None else None
 

@@ -35,7 +35,8 @@ from ...models import (
     LegacyTransaction,
     StateOverride,
 )
-from .hooks import Step, TxEnv
+from ..transactions import get_transaction_by_hash
+from .hooks import TxEnv
 from .models import CallFrame, FlatCall, NoResult
 from .replay import (
     DEFAULT_TRACE_TIMEOUT,
@@ -51,6 +52,7 @@ from .replay import (
 from .states import ReplayStates
 from .tracers import (
     CallTracer,
+    Fanout,
     FlatCallTracer,
     PrestateTracer,
     ResultTracer,
@@ -164,7 +166,7 @@ class _ParityCalls(CallTracer):
         pass
 
 
-class ParityTracer(ResultTracer):
+class ParityTracer(Fanout, ResultTracer):
     """Collects what ``trace_*`` answers: the flat call list (``trace``), what changed
     (``stateDiff``, which needs every step: the accounts and slots the opcodes name) and the
     transaction's output."""
@@ -176,58 +178,30 @@ class ParityTracer(ResultTracer):
         self.want_trace = trace
         self.touched = PrestateTracer(include_empty=True) if state_diff else None
         self.vm = VmTracer() if vm_trace else None
-        if self.touched is not None or self.vm is not None:
-            self.wants_steps = self.wants_stack = self.wants_memory = True
+        super().__init__([t for t in (self.flat, self.touched, self.vm) if t is not None])
         self.output = b""
         self.env: TxEnv | None = None
         self.diff: dict[bytes, AccountDiff] | None = None
 
     def on_tx_start(self, env: TxEnv) -> None:
-        """Start the call tree and, for a state diff, the touched accounts."""
+        """Start the call tree (a creation's init code words counted as intrinsic gas) and,
+        for a state diff, the touched accounts."""
         self.env = env
-        self.flat.on_tx_start(env)
         if env.to is None and _charges_initcode(env.state.computation_class):
             assert isinstance(self.flat.calls, _ParityCalls)
             self.flat.calls.initcode_cost = 2 * ((len(env.data) + 31) // 32)
-        if self.touched is not None:
-            self.touched.on_tx_start(env)
-        if self.vm is not None:
-            self.vm.on_tx_start(env)
-
-    def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
-                 value: int | None) -> None:
-        """A frame starts (the call tree's, the VM trace's)."""
-        self.flat.on_enter(depth, kind, sender, to, data, gas, value)
-        if self.vm is not None:
-            self.vm.on_enter(depth, kind, sender, to, data, gas, value)
+        super().on_tx_start(env)
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
         """A frame ends: the transaction's own gives the output."""
         if depth == 0:
             self.output = output if error is None or reverted else b""
-        self.flat.on_exit(depth, output, gas_used, error, reverted)
-        if self.vm is not None:
-            self.vm.on_exit(depth, output, gas_used, error, reverted)
-
-    def on_opcode_start(self, step: Step) -> None:
-        """A step about to run: the accounts and slots it names, for the state diff; a cold
-        load, for the VM trace."""
-        if self.touched is not None:
-            self.touched.on_opcode_start(step)
-        if self.vm is not None:
-            self.vm.on_opcode_start(step)
-
-    def on_opcode(self, step: Step) -> None:
-        """A step, for the VM trace."""
-        if self.vm is not None:
-            self.vm.on_opcode(step)
+        super().on_exit(depth, output, gas_used, error, reverted)
 
     def on_tx_end(self, gas_used: int, error: str | None) -> None:
         """The transaction ended: what changed, compared with before; each frame's code."""
-        self.flat.on_tx_end(gas_used, error)
-        if self.vm is not None:
-            self.vm.on_tx_end(gas_used, error)
+        super().on_tx_end(gas_used, error)
         if self.touched is not None and error is None:
             self.diff = _state_diff(self.touched)
 
@@ -309,14 +283,10 @@ def transaction_traces(backend: TraceableChain, tx_hash: Hash32,
                        states: ReplayStates | None = None) -> tuple[FlatCall, ...] | None:
     """trace_transaction: the transaction's calls, each with where it stands; None for a
     transaction the chain does not hold."""
-    location = backend.transaction_location(tx_hash)
-    if location is None:
+    found = get_transaction_by_hash(backend, tx_hash)
+    if found is None:
         return None
-    block = backend.block_by_hash(location[0])
-    if block is None:
-        return None
-    context = TraceContext(block.hash, block.header.number, location[1], tx_hash)
-    tracer = ParityTracer(context)
+    tracer = ParityTracer(TraceContext(found.block_hash, found.block_number, found.index, tx_hash))
     trace_transaction(backend, tx_hash, TraceOptions(timeout=timeout), tracer=tracer,
                       states=states)
     return tracer.calls()

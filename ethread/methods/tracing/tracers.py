@@ -14,7 +14,7 @@ refuses in geth's words.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -103,29 +103,27 @@ def struct_log_size(log: StructLog) -> int:
     """The length of ``log`` in geth's JSON, for the logger's ``limit``."""
     size = (46 + len(log.op) + len(str(log.pc)) + len(str(log.gas)) + len(str(log.gas_cost))
             + len(str(log.depth)))
-    if log.error:
-        size += 11 + len(log.error)
     stack = log.stack
     if stack is not None:  # (each item written as hex() writes it)
         size += 10 + 3 * len(stack) + sum(map(len, map(hex, stack)))
-    if log.return_data:
-        size += 17 + 2 * len(log.return_data)
-    if log.memory:
-        size += 11 + (len(log.memory) + 31) // 32 * 69
-    if log.storage:
-        size += 12 + 138 * len(log.storage)
     if log.refund:
         size += 10 + len(str(log.refund))
-    return size
+    return size + _optional_size(log)
 
 
 def _size_bound(log: StructLog) -> int:
     """At least :func:`struct_log_size` of ``log``, cheaply: each stack item at its longest."""
     size = 140 + len(log.op)
-    if log.error:
-        size += 11 + len(log.error)
     if log.stack is not None:
         size += 10 + 69 * len(log.stack)
+    return size + _optional_size(log)
+
+
+def _optional_size(log: StructLog) -> int:
+    """The JSON length of ``log``'s error, return data, memory and storage (0 when absent)."""
+    size = 0
+    if log.error:
+        size += 11 + len(log.error)
     if log.return_data:
         size += 17 + 2 * len(log.return_data)
     if log.memory:
@@ -179,11 +177,7 @@ class StructLogger(ResultTracer):
         config = self.config
         if self.exact and self.size > config.limit:
             return
-        if self.cap and self.size + self.bound > self.cap:
-            self._measure()
-            if self.size > self.cap:
-                self.logs = []  # (what was logged goes at once, not when the error is answered)
-                raise TraceTooLarge(self.cap, self.steps)
+        self._check_cap()
         self.steps += 1
         storage = None
         stack = step.stack
@@ -208,12 +202,16 @@ class StructLogger(ResultTracer):
             self.bound += _size_bound(log)
         self.logs.append(log)
 
-    def _measure(self) -> None:
-        """Measure the steps logged since the last measure (the bound starts again)."""
-        logs = self.logs
-        self.size += sum(map(struct_log_size, logs[self.measured:]))
-        self.measured = len(logs)
-        self.bound = 0
+    def _check_cap(self) -> None:
+        """Past the ``cap`` (the bound first, then the steps measured), stop the trace."""
+        if self.cap and self.size + self.bound > self.cap:
+            logs = self.logs
+            self.size += sum(map(struct_log_size, logs[self.measured:]))
+            self.measured = len(logs)
+            self.bound = 0
+            if self.size > self.cap:
+                self.logs = []  # (what was logged goes at once, not when the error is answered)
+                raise TraceTooLarge(self.cap, self.steps)
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
@@ -228,11 +226,7 @@ class StructLogger(ResultTracer):
     def result(self) -> StructLogResult:
         """The :class:`StructLogResult`: gas, whether it failed, what it returned (a revert's
         data too) and the steps."""
-        if self.cap and self.size + self.bound > self.cap:
-            self._measure()
-            if self.size > self.cap:
-                self.logs = []
-                raise TraceTooLarge(self.cap, self.steps)
+        self._check_cap()
         failed = self.error is not None
         value = self.output if not failed or self.error == "execution reverted" else b""
         return StructLogResult(gas=self.gas_used, failed=failed, return_value=value,
@@ -707,53 +701,61 @@ def flatten(frame: CallFrame, context: TraceContext, convert_errors: bool = Fals
     return flat
 
 
-class MuxTracer(ResultTracer):
-    """geth's ``muxTracer``: several tracers on one run, each answer under its name."""
+class Fanout(Tracer):
+    """Tracers run together on one transaction: each hook passed to every member in order
+    (the steps to the members that want them)."""
 
-    def __init__(self, tracers: Mapping[str, ResultTracer]) -> None:
-        self.tracers = dict(tracers)
-        members = list(self.tracers.values())
+    def __init__(self, members: Sequence[Tracer]) -> None:
+        self.members = list(members)
         self.wants_steps = any(t.wants_steps for t in members)
         self.wants_stack = any(t.wants_stack for t in members)
         self.wants_memory = any(t.wants_memory for t in members)
         self._stepping = [t for t in members if t.wants_steps]
 
     def on_tx_start(self, env: TxEnv) -> None:
-        """Pass to every tracer."""
-        for tracer in self.tracers.values():
+        """Pass to every member."""
+        for tracer in self.members:
             tracer.on_tx_start(env)
 
     def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
                  value: int | None) -> None:
-        """Pass to every tracer."""
-        for tracer in self.tracers.values():
+        """Pass to every member."""
+        for tracer in self.members:
             tracer.on_enter(depth, kind, sender, to, data, gas, value)
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
-        """Pass to every tracer."""
-        for tracer in self.tracers.values():
+        """Pass to every member."""
+        for tracer in self.members:
             tracer.on_exit(depth, output, gas_used, error, reverted)
 
     def on_opcode_start(self, step: Step) -> None:
-        """Pass to the tracers that want steps."""
+        """Pass to the members that want steps."""
         for tracer in self._stepping:
             tracer.on_opcode_start(step)
 
     def on_opcode(self, step: Step) -> None:
-        """Pass to the tracers that want steps."""
+        """Pass to the members that want steps."""
         for tracer in self._stepping:
             tracer.on_opcode(step)
 
     def on_log(self, address: bytes, topics: tuple[bytes, ...], data: bytes, index: int) -> None:
-        """Pass to every tracer."""
-        for tracer in self.tracers.values():
+        """Pass to every member."""
+        for tracer in self.members:
             tracer.on_log(address, topics, data, index)
 
     def on_tx_end(self, gas_used: int, error: str | None) -> None:
-        """Pass to every tracer."""
-        for tracer in self.tracers.values():
+        """Pass to every member."""
+        for tracer in self.members:
             tracer.on_tx_end(gas_used, error)
+
+
+class MuxTracer(Fanout, ResultTracer):
+    """geth's ``muxTracer``: several tracers on one run, each answer under its name."""
+
+    def __init__(self, tracers: Mapping[str, ResultTracer]) -> None:
+        self.tracers = dict(tracers)
+        super().__init__(list(self.tracers.values()))
 
     def result(self) -> MuxResult:
         """Each tracer's answer under its name (:class:`MuxResult`)."""
@@ -771,16 +773,17 @@ class UnknownTracer(ExecutionFailed):
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
 
-def _flags(config: Mapping[str, Any] | None, known: tuple[str, ...]) -> dict[str, bool]:
-    """A native tracer's boolean options, refused in Go's words when not booleans."""
-    values: dict[str, bool] = {}
+def _flags(config: Mapping[str, Any] | None, known: tuple[str, ...]) -> list[bool]:
+    """A native tracer's boolean options, in the order of ``known`` (False when not given),
+    refused in Go's words when not booleans."""
+    values = dict.fromkeys(known, False)
     for key, value in (config or {}).items():
-        if key in known:
+        if key in values:
             if not isinstance(value, bool):
                 raise ExecutionFailed(f"json: cannot unmarshal {go_json_type(value)} into Go struct "
                                       f"field .{key} of type bool")
             values[key] = value
-    return values
+    return list(values.values())
 
 
 NATIVE_TRACERS = ("callTracer", "prestateTracer", "4byteTracer", "noopTracer", "flatCallTracer",
@@ -795,20 +798,17 @@ def make_tracer(name: str | None, config: Mapping[str, Any] | None = None,
     if name is None:
         return StructLogger(logger)
     if name == "callTracer":
-        flags = _flags(config, ("onlyTopCall", "withLog"))
-        return CallTracer(flags.get("onlyTopCall", False), flags.get("withLog", False))
+        return CallTracer(*_flags(config, ("onlyTopCall", "withLog")))
     if name == "prestateTracer":
-        flags = _flags(config, ("diffMode", "disableCode", "disableStorage", "includeEmpty"))
-        return PrestateTracer(flags.get("diffMode", False), flags.get("disableCode", False),
-                              flags.get("disableStorage", False), flags.get("includeEmpty", False))
+        return PrestateTracer(*_flags(config, ("diffMode", "disableCode", "disableStorage",
+                                               "includeEmpty")))
     if name == "4byteTracer":
         return FourByteTracer()
     if name == "noopTracer":
         return NoopTracer()
     if name == "flatCallTracer":
-        flags = _flags(config, ("convertParityErrors", "includePrecompiles"))
-        return FlatCallTracer(flags.get("convertParityErrors", False),
-                              flags.get("includePrecompiles", False), context)
+        convert, precompiles = _flags(config, ("convertParityErrors", "includePrecompiles"))
+        return FlatCallTracer(convert, precompiles, context)
     if name == "muxTracer":
         members: dict[str, ResultTracer] = {}
         for member, member_config in (config or {}).items():

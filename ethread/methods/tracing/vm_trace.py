@@ -26,22 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .hooks import _STACK_EFFECTS as STACK_EFFECTS
-from .hooks import (
-    CALL,
-    CALLCODE,
-    CREATE,
-    CREATE2,
-    DELEGATECALL,
-    NESTING_OPCODES,
-    SELFDESTRUCT,
-    SLOAD,
-    SSTORE,
-    STATICCALL,
-    Step,
-    Tracer,
-    TxEnv,
-    opcode_name,
-)
+from .hooks import CREATE, CREATE2, NESTING_OPCODES, SELFDESTRUCT, SLOAD, SSTORE, Step, Tracer, TxEnv, opcode_name
 
 STOP = 0x00
 
@@ -177,5 +162,3 @@ class VmTracer(Tracer):
             top.ops = []
         return top
 
-
-__all__ = ["CALL", "CALLCODE", "DELEGATECALL", "STATICCALL", "VmOp", "VmTrace", "VmTracer"]
