@@ -60,7 +60,9 @@ from eth_utils import keccak
 
 from ..bloom import logs_bloom
 from ..errors import ExecutionAborted, Picklable, SimulationRefused, StateUnavailable, go_duration
+from ..evm import time_limit
 from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
+from ..evm.lean_interpreter import CheckedMessage, MessageTables, share_tables
 from ..forks.base_fee import next_base_fee
 from ..forks.table import DYNAMIC_FEE
 from ..forks.validity import (
@@ -112,13 +114,11 @@ from ..simulation import (
     SimulatedBlockOverrides,
     SimulateOptions,
 )
-from . import interrupt
-from .block_vm import block_vm_class
 from .call import decode_revert_reason, vm_error_message
-from .call_vm import CheckedMessage, MessageTables, share_tables
 from .message import DEFAULT_GAS, CallStates, ExecutableChain, Message, message_fields, to_message
 from .message import _Envelope as Envelope
 from .message import _intrinsic_gas_of as intrinsic_gas_rule
+from .overlay_trie import simulation_vm_class
 from .overrides import apply_state_overrides, with_blob_base_fee
 from .resolve import require_header
 
@@ -199,7 +199,7 @@ def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef
     except Exception as exc:
         raise StateUnavailable(f"no state for block {base.number}") from exc
     simulator = _Simulator(backend, config, base, options, _overlay(chaindb),
-                           _GasBudget(gas_cap or 2**64 - 1), interrupt.TimeLimit.start(timeout),
+                           _GasBudget(gas_cap or 2**64 - 1), time_limit.TimeLimit.start(timeout),
                            FAST if fast is None else fast,
                            MessageTables() if states is None else states.tables)
     return simulator.run()
@@ -497,7 +497,7 @@ class _Simulator:
 
     def __init__(self, backend: ExecutableChain, config: Any, base: Header,
                  options: SimulateOptions, chaindb: Any, budget: _GasBudget,
-                 limit: interrupt.TimeLimit, fast: bool, tables: MessageTables) -> None:
+                 limit: time_limit.TimeLimit, fast: bool, tables: MessageTables) -> None:
         self.backend = backend
         self.tables = tables
         """What the fast path's states read through (see :func:`simulate`)."""
@@ -539,9 +539,9 @@ class _Simulator:
     def _check_time(self) -> None:
         """Stop when the simulation is past its time limit (between calls and blocks; the EVM
         checks it while a call runs), or hand back to its host past the host's budget
-        (:class:`~.interrupt.BudgetSpent`: a server that tried it on its event loop runs it
+        (:class:`~.time_limit.BudgetSpent`: a server that tried it on its event loop runs it
         again in a thread), so that blocks without calls hand back too."""
-        interrupt.check_budget()
+        time_limit.check_budget()
         if self.limit.deadline.expired():
             raise SimulationRefused(f"execution aborted (timeout = {go_duration(self.limit.timeout)})",
                                     INTERNAL_ERROR)
@@ -586,7 +586,7 @@ class _Simulator:
             requests_hash=sha256().digest() if rules.requests else None,
         )
         fork_vm = self.config.vm_class(item.number, item.time)
-        vm_class: Any = _simulation_vm_class(block_vm_class(fork_vm) if self.fast else fork_vm)
+        vm_class: Any = _simulation_vm_class(simulation_vm_class(fork_vm) if self.fast else fork_vm)
         header_class = dict(vm_class.get_block_class()._meta.fields)["header"]
         encoded_draft = encode_header(draft)
         headers = self.tables.evm_headers

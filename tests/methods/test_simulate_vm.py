@@ -1,7 +1,7 @@
-"""eth_simulateV1's fast path (``ethread.methods.block_vm``) gives the plain path's answers
+"""eth_simulateV1's fast path (``ethread.evm.block_vm``) gives the plain path's answers
 byte for byte: every conformance case, random simulations and a forked chain through both
 paths, and the system calls' shortcuts against running them. (The overlay trie against
-py-trie: tests/methods/test_overlay_trie.py.)"""
+py-trie: tests/evm/test_overlay_trie.py.)"""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_fast_states_log_where_py_evms_do() -> None:
     from eth_utils import get_extended_debug_logger
 
     from ethread.evm import OsakaVM
-    from ethread.methods.block_vm import block_vm_class
+    from ethread.methods.overlay_trie import simulation_vm_class as block_vm_class
 
     for vm_class in (BerlinVM, LondonVM, CancunVM, PragueVM, OsakaVM):
         state_class = block_vm_class(vm_class).get_state_class()

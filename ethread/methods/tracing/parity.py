@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from ...backend import Deadline
 from ...errors import ExecutionFailed, InvalidParams, LimitExceeded
+from ...evm.hooks import Step, TxEnv
 from ...models import (
     AccessListTransaction,
     Block,
@@ -35,7 +36,6 @@ from ...models import (
     LegacyTransaction,
     StateOverride,
 )
-from .hooks import Step, TxEnv
 from .models import CallFrame, FlatCall, NoResult
 from .replay import (
     DEFAULT_TRACE_TIMEOUT,

@@ -9,7 +9,7 @@ transactions before the traced one run untraced. Each traced transaction runs un
 geth's ``execution timeout``.
 
 By default (:data:`FAST`) the VM is eth_call's lean one with each transaction's first message
-inside py-evm's snapshot (:func:`~..block_vm.block_vm_class`, the classes eth_simulateV1's
+inside py-evm's snapshot (:func:`~..overlay_trie.simulation_vm_class`, the classes eth_simulateV1's
 blocks run on), and a tracer that wants no steps runs on its loop; one that wants steps runs
 on py-evm's own loop of the fork. A dispatcher keeps the blocks it replayed
 (:class:`~.states.ReplayStates`), so that tracing another transaction of a block starts from
@@ -36,17 +36,17 @@ from eth_utils import ValidationError
 
 from ...backend import BlockSource, ReceiptSource, TransactionLocator
 from ...errors import ExecutionAborted, ExecutionFailed, StateUnavailable
+from ...evm import time_limit
+from ...evm.hooks import TxEnv, attached, hooked_class
+from ...evm.lean_interpreter import MessageTables, plain_computation_class, share_tables
 from ...evm.senders import with_sender
 from ...models import Block, BlockHashRef, BlockOverrides, BlockRef, CallRequest, Hash32, StateOverride
 from ...rlpcodec.headers import encode_header
 from ...rlpcodec.transactions import encode_transaction
-from .. import interrupt
-from ..block_vm import block_vm_class
-from ..call_vm import MessageTables, share_tables
 from ..message import ExecutableChain, Rejected, gas_for, prepare
+from ..overlay_trie import simulation_vm_class
 from ..raw import get_raw_block
 from ..resolve import require_header
-from .hooks import TxEnv, attached, hooked_class, plain_computation_class
 from .models import TraceResult, TransactionTrace
 from .states import BlockReplay, LazyTransactions, Overlay, ReplayStates
 from .tracers import LoggerConfig, ResultTracer, TraceContext, make_tracer
@@ -55,7 +55,7 @@ DEFAULT_TRACE_TIMEOUT = 5.0
 """geth's ``defaultTraceTimeout``: how long one transaction's trace may run."""
 
 FAST = True
-"""Whether blocks are replayed on eth_call's lean classes (:func:`~..block_vm.block_vm_class`:
+"""Whether blocks are replayed on eth_call's lean classes (:func:`~..overlay_trie.simulation_vm_class`:
 the lean account database and loop, each transaction's first message inside py-evm's
 snapshot) and a tracer without steps runs on the lean loop. No setting of a server turns it
 off: the tests set it to False to compare both paths' answers byte for byte
@@ -88,7 +88,7 @@ def _tracer(options: TraceOptions, context: TraceContext) -> ResultTracer:
 
 
 @contextmanager
-def _traced(state: Any, tracer: ResultTracer, limit: interrupt.TimeLimit,
+def _traced(state: Any, tracer: ResultTracer, limit: time_limit.TimeLimit,
             log_index: int = 0, fast: bool = False) -> Iterator[None]:
     """Run what the block does on ``state`` with ``tracer`` attached and ``limit`` applied.
     A tracer that wants no steps, on a replay's ``fast`` state, runs on the state's own lean
@@ -165,7 +165,7 @@ def _replay_decoded(evm_block: Any, parent: Any, block_hash: bytes, senders: dic
     transactions = [_with_sender(tx, senders.get(bytes(tx.hash))) for tx in evm_block.transactions]
     start = evm_block.header.copy(state_root=parent.state_root, gas_used=0)
     return _start(evm_block, start, block_hash, transactions, chain_id,
-                  block_vm_class(vm_class) if fast else vm_class, chaindb, keep)
+                  simulation_vm_class(vm_class) if fast else vm_class, chaindb, keep)
 
 
 def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chaindb: Any,
@@ -207,7 +207,7 @@ def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chai
 
     replay = _start(_BlockView(start), start, block.hash,
                     LazyTransactions(len(indexed), decode), config.chain_id,
-                    block_vm_class(vm_class), chaindb, keep,
+                    simulation_vm_class(vm_class), chaindb, keep,
                     shared.tables if shared is not None else None)
     replay.receipts = False  # (a block of the chain: its receipts are known, none is read)
     return replay
@@ -298,7 +298,7 @@ def _trace_next(replay: BlockReplay, options: TraceOptions, tx_hash: bytes,
     authorities = tuple(a for a in map(_authority, _authorizations(tx)) if a is not None)
     env = _env(vm, state, bytes(tx.sender), to, int(tx.gas), int(tx.value), bytes(tx.data),
                replay.logs, authorities)
-    with _traced(state, tracer, interrupt.TimeLimit.start(options.timeout), replay.logs, fast):
+    with _traced(state, tracer, time_limit.TimeLimit.start(options.timeout), replay.logs, fast):
         tracer.on_tx_start(env)
         used, _ = replay.apply_next()
         tracer.on_tx_end(used, None)

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .hooks import _STACK_EFFECTS as STACK_EFFECTS
-from .hooks import (
+from ...evm.hooks import _STACK_EFFECTS as STACK_EFFECTS
+from ...evm.hooks import (
     CALL,
     CALLCODE,
     CREATE,

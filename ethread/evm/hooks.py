@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import partial
 from typing import Any
 
 from eth._utils.address import generate_contract_address, generate_safe_contract_address
@@ -53,7 +53,7 @@ from eth.exceptions import (
 from eth.vm.logic.invalid import InvalidOpcode
 from eth_typing import Address
 
-from ...evm.computation import start_computation, wrapped_opcodes
+from .classes import made, start_computation, subclass, wrapped_opcodes
 
 CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL = 0xF0, 0xF1, 0xF2, 0xF4, 0xF5, 0xFA
 SELFDESTRUCT, SLOAD, SSTORE = 0xFF, 0x54, 0x55
@@ -417,6 +417,50 @@ def _wrap_log(opcode: Any) -> Any:
     return _standing_for(opcode, log)
 
 
+WATCHED = "watched_by"
+"""The attribute of an opcode :func:`watched_class` wraps: (the function it calls first, the
+opcode). The lean loop runs a plain opcode so wrapped as one step: that call, the charge, the
+logic."""
+
+
+def watched_class(computation_class: type, watchers: tuple[tuple[int, Watcher], ...],
+                  on_message: Watcher | None = None, prefix: str = "Watched") -> type:
+    """``computation_class`` in which ``watcher(computation)`` runs before each opcode
+    ``watchers`` names (the time limit's checks, an access list's and a gas estimate's
+    notes), and ``on_message(message)`` at the start of each message: made once per class
+    and watchers, which are module functions reading what they note into from their
+    thread."""
+    return made(_watched_class, computation_class, watchers, on_message, prefix)  # type: ignore[no-any-return]
+
+
+Watcher = Callable[[Any], None]
+
+
+def _watched_class(base: Any, watchers: tuple[tuple[int, Watcher], ...],
+                   on_message: Watcher | None, prefix: str) -> Any:
+    opcodes = wrapped_opcodes(base.opcodes, {value: partial(_watching, before=before)
+                                             for value, before in watchers})
+    namespace: dict[str, Any] = {"opcodes": opcodes}
+    if on_message is not None:
+        def apply_computation(cls: Any, state: Any, message: Any, transaction_context: Any,
+                              parent_computation: Any = None) -> Any:
+            on_message(message)
+            return base.apply_computation.__func__(cls, state, message, transaction_context,
+                                                   parent_computation)
+
+        namespace["apply_computation"] = classmethod(apply_computation)
+    return subclass(base, namespace, f"{prefix}{base.__name__}")
+
+
+def _watching(opcode: Any, before: Watcher) -> Any:
+    def run(computation: Any) -> None:
+        before(computation)
+        opcode(computation=computation)
+
+    setattr(run, WATCHED, (before, opcode))
+    return _standing_for(opcode, run)
+
+
 def _standing_for(opcode: Any, run: Any) -> Any:
     """``run``, marked as the wrapper of ``opcode`` (its ``__wrapped__`` and mnemonic)."""
     run.__wrapped__ = opcode
@@ -730,10 +774,12 @@ def _stepping_computation(cls: Any, session: _Session, state: Any, message: Any,
     return computation
 
 
-@lru_cache(maxsize=64)
 def hooked_class(computation_class: type) -> type:
     """``computation_class`` (a fork's own) with the hooks: made once per class."""
-    base: Any = computation_class
+    return made(_hooked_class, computation_class)  # type: ignore[no-any-return]
+
+
+def _hooked_class(base: Any) -> Any:
     opcodes = wrapped_opcodes(base.opcodes, {**dict.fromkeys(LOG_OPCODES, _wrap_log),
                                              SELFDESTRUCT: _wrap_selfdestruct,
                                              **{op: _wrap_call(op) for op in (CALL, CALLCODE,
@@ -741,15 +787,4 @@ def hooked_class(computation_class: type) -> type:
                                                                               STATICCALL)},
                                              CREATE: _wrap_create(CREATE),
                                              CREATE2: _wrap_create(CREATE2)})
-    return type(f"Traced{base.__name__}", (_Hooks, base), {"opcodes": opcodes})
-
-
-def plain_computation_class(computation_class: type) -> type:
-    """The fork's own computation class under ethread's lean one for messages (the class a
-    traced run derives from: py-evm's loop, not the lean loop)."""
-    from ..call_vm import LeanComputation
-
-    mro = computation_class.__mro__
-    if LeanComputation in mro:
-        return mro[mro.index(LeanComputation) + 1]
-    return computation_class
+    return subclass(base, {"opcodes": opcodes}, f"Traced{base.__name__}", mixins=(_Hooks,))
