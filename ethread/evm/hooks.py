@@ -1,16 +1,20 @@
-"""The one tracing hook point of the EVM, in the shape of geth's ``core/tracing`` hooks.
+"""The one hook point of the EVM, in the shape of geth's ``core/tracing`` hooks.
 
 A tracer is a small object that only collects (:class:`Tracer`: ``on_tx_start``,
-``on_enter``, ``on_exit``, ``on_opcode``, ``on_log``, ``on_tx_end``). py-evm has no tracer
+``on_enter``, ``on_exit``, ``on_transfer``, ``on_opcode``, ``on_log``, ``on_tx_end``): the
+debug and parity tracers, and eth_simulateV1's logs and ether transfers. py-evm has no tracer
 interface, so a traced run swaps in, for that run alone, a computation class derived from the
 fork's own (:func:`hooked_class`): its message entry points report each frame entered and
-left, its LOG and SELFDESTRUCT opcodes report what they did, and, when the tracer wants every
+left, its log entries and SELFDESTRUCT what they did, and, when the tracer wants every
 opcode, its interpreter loop (py-evm's, step by step) reports each step with what geth's
-``OnOpcode`` sees. Runs without a tracer never meet any of this: eth_call keeps its own fast
-loop (:mod:`..call_vm`), and the hooked classes are only ever installed by :func:`attached`.
+``OnOpcode`` sees. The tracer in use is thread-local (:func:`attached`), so the hooked classes
+are made once per fork's class and shared.
 
-The tracer in use is thread-local, like the time limit of :mod:`..interrupt`, so the hooked
-classes are made once per fork's class and shared.
+What needs a few opcodes alone, before they run, watches them (:func:`watched_class`): the
+time limit (:mod:`.time_limit`) at every jump, call and create, an access list's notes of the
+slots and accounts touched, a gas estimate's notes of what reads the gas left. Runs with
+neither never meet any of this: eth_call keeps the lean loop (:mod:`.lean_interpreter`),
+which runs a watched plain opcode in one step.
 
 What geth reports and py-evm computes differently is reconciled here, once, for every tracer:
 
@@ -57,7 +61,6 @@ from .classes import made, start_computation, subclass, wrapped_opcodes
 
 CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL = 0xF0, 0xF1, 0xF2, 0xF4, 0xF5, 0xFA
 SELFDESTRUCT, SLOAD, SSTORE = 0xFF, 0x54, 0x55
-LOG_OPCODES = range(0xA0, 0xA5)
 NESTING_OPCODES = frozenset({CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL})
 STACK_LIMIT = 1024
 
@@ -237,6 +240,12 @@ class Tracer:
     def on_opcode(self, step: Step) -> None:
         """One step, with its cost, once that is known (only with ``wants_steps``)."""
 
+    def on_transfer(self, sender: bytes, recipient: bytes, value: int) -> None:
+        """Ether moves: the value of the frame just entered (a call's, not a CALLCODE's or
+        DELEGATECALL's; a create's), or a self-destruct's balance to its beneficiary (in the
+        frame its ``on_enter`` opened). ``recipient`` is the account credited (a delegated
+        account itself, not its code's)."""
+
     def on_log(self, address: bytes, topics: tuple[bytes, ...], data: bytes, index: int) -> None:
         """A LOG opcode wrote a log, ``index`` its block-wide index as geth numbers it."""
 
@@ -384,7 +393,10 @@ def _enter(session: _Session, message: Any, parent: Any) -> int:
     depth = int(message.depth)
     session.entered += 1
     session.log_marks.append(session.log_index)
-    session.tracer.on_enter(depth, kind, bytes(sender), bytes(to), bytes(data), int(message.gas), value)
+    tracer = session.tracer
+    tracer.on_enter(depth, kind, bytes(sender), bytes(to), bytes(data), int(message.gas), value)
+    if value and kind in (CALL, CREATE, CREATE2):
+        tracer.on_transfer(bytes(message.sender), bytes(message.storage_address), value)
     return depth
 
 
@@ -399,22 +411,6 @@ def _exit(session: _Session, depth: int, message: Any, computation: Any) -> None
         output = bytes(computation.output)
     gas_used = int(message.gas) - int(computation.get_gas_remaining())
     session.tracer.on_exit(depth, output, gas_used, error, error is not None)
-
-
-def _wrap_log(opcode: Any) -> Any:
-    def log(computation: Any) -> None:
-        entries = computation._log_entries
-        before = len(entries)
-        opcode(computation=computation)
-        session = _active.session
-        if session is not None and len(entries) > before:
-            _, address, topics, data = entries[-1]
-            index = session.log_index
-            session.log_index += 1
-            session.tracer.on_log(bytes(address), tuple(t.to_bytes(32, "big") for t in topics),
-                                  bytes(data), index)
-
-    return _standing_for(opcode, log)
 
 
 WATCHED = "watched_by"
@@ -641,8 +637,11 @@ def _report_selfdestruct(session: _Session, computation: Any, address: bytes, be
     if step is not None:
         _flush(session, step.gas - computation._gas_meter.gas_remaining)
     depth = int(computation.msg.depth) + 1
-    session.tracer.on_enter(depth, SELFDESTRUCT, address, beneficiary, b"", 0, balance)
-    session.tracer.on_exit(depth, b"", 0, None, False)
+    tracer = session.tracer
+    tracer.on_enter(depth, SELFDESTRUCT, address, beneficiary, b"", 0, balance)
+    if balance:
+        tracer.on_transfer(address, beneficiary, balance)
+    tracer.on_exit(depth, b"", 0, None, False)
 
 
 def _fixed_cost(opcode: Any) -> int:
@@ -656,6 +655,16 @@ _NEEDED = re.compile(r"Needed (\d+)")
 
 class _Hooks:
     """Put before a fork's computation class by :func:`hooked_class`."""
+
+    def add_log_entry(self, account: Any, topics: tuple[int, ...], data: bytes) -> None:
+        base: Any = super()
+        base.add_log_entry(account, topics, data)
+        session = _active.session
+        if session is not None:
+            index = session.log_index
+            session.log_index += 1
+            session.tracer.on_log(bytes(account), tuple(t.to_bytes(32, "big") for t in topics),
+                                  bytes(data), index)
 
     @classmethod
     def apply_message(cls, state: Any, message: Any, transaction_context: Any,
@@ -780,8 +789,7 @@ def hooked_class(computation_class: type) -> type:
 
 
 def _hooked_class(base: Any) -> Any:
-    opcodes = wrapped_opcodes(base.opcodes, {**dict.fromkeys(LOG_OPCODES, _wrap_log),
-                                             SELFDESTRUCT: _wrap_selfdestruct,
+    opcodes = wrapped_opcodes(base.opcodes, {SELFDESTRUCT: _wrap_selfdestruct,
                                              **{op: _wrap_call(op) for op in (CALL, CALLCODE,
                                                                               DELEGATECALL,
                                                                               STATICCALL)},

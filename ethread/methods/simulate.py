@@ -37,7 +37,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from hashlib import sha256
 from types import SimpleNamespace
 from typing import Any
@@ -62,6 +61,8 @@ from ..bloom import logs_bloom
 from ..errors import ExecutionAborted, Picklable, SimulationRefused, StateUnavailable, go_duration
 from ..evm import time_limit
 from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
+from ..evm.classes import made, subclass
+from ..evm.hooks import Tracer, attached, hooked_class
 from ..evm.lean_interpreter import CheckedMessage, MessageTables, share_tables
 from ..forks.base_fee import next_base_fee
 from ..forks.table import DYNAMIC_FEE
@@ -297,42 +298,40 @@ class _AncestorHashes:
             number -= 1
 
 
-class _Tracer:
-    """The logs of the call running, frame by frame (geth's simulate tracer): a frame's logs
-    join its caller's when it succeeds and are dropped when it fails; with transfers traced,
-    a value moved into a frame is a ``Transfer`` log at its start. ``count`` numbers every log
-    captured in the block."""
+class _BlockLogs(Tracer):
+    """The logs of the call running, frame by frame (geth's simulate tracer, on the EVM's
+    hooks): a frame's logs join its caller's when it succeeds and are dropped when it fails;
+    with transfers traced, ether moved (into a frame, or by a self-destruct) is a
+    ``Transfer`` log. ``count`` numbers every log captured in the block."""
 
     def __init__(self, transfers: bool) -> None:
         self.transfers = transfers
         self.frames: list[list[tuple[bytes, tuple[bytes, ...], bytes, int]]] = []
         self.count = 0
-        self.create_pending = False
-        """Set while a create enters, so that the message it runs does not enter again."""
 
     def reset(self) -> None:
         self.frames = []
 
-    def enter(self, sender: bytes, to: bytes, value: int) -> None:
+    def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
+                 value: int | None) -> None:
         self.frames.append([])
-        if self.transfers and value > 0:
-            self.transfer(sender, to, value)
 
-    def transfer(self, sender: bytes, to: bytes, value: int) -> None:
+    def on_transfer(self, sender: bytes, recipient: bytes, value: int) -> None:
         if self.transfers:
-            self.log(TRANSFER_ADDRESS, (TRANSFER_TOPIC, sender.rjust(32, b"\x00"),
-                                        to.rjust(32, b"\x00")), value.to_bytes(32, "big"))
+            self.on_log(TRANSFER_ADDRESS, (TRANSFER_TOPIC, sender.rjust(32, b"\x00"),
+                                           recipient.rjust(32, b"\x00")), value.to_bytes(32, "big"))
 
-    def exit(self, failed: bool) -> None:
+    def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
+                reverted: bool) -> None:
         if len(self.frames) <= 1:
-            if failed and self.frames:
+            if reverted and self.frames:
                 self.frames[0] = []
             return
         frame = self.frames.pop()
-        if not failed:
+        if not reverted:
             self.frames[-1].extend(frame)
 
-    def log(self, address: bytes, topics: tuple[bytes, ...], data: bytes) -> None:
+    def on_log(self, address: bytes, topics: tuple[bytes, ...], data: bytes, index: int = 0) -> None:
         if not self.frames:
             self.frames.append([])
         self.frames[-1].append((address, topics, data, self.count))
@@ -342,100 +341,15 @@ class _Tracer:
         return self.frames[0] if self.frames else []
 
 
-@lru_cache(maxsize=64)
-def _traced_class(computation_class: type) -> type:
-    """``computation_class`` reporting frames, logs and self-destructs to the tracer its
-    state carries (``state.simulation_tracer``)."""
-    base: Any = computation_class
-
-    def apply_message(cls: Any, state: Any, message: Any, transaction_context: Any,
-                      parent_computation: Any = None) -> Any:
-        tracer: _Tracer | None = getattr(state, "simulation_tracer", None)
-        if tracer is None:
-            return base.apply_message.__func__(cls, state, message, transaction_context,
-                                               parent_computation)
-        if tracer.create_pending:  # (the message of a create: entered by the create)
-            tracer.create_pending = False
-            return base.apply_message.__func__(cls, state, message, transaction_context,
-                                               parent_computation)
-        moves_value = message.should_transfer_value and not _is_callcode(message)
-        tracer.enter(message.sender, message.storage_address, message.value if moves_value else 0)
-        computation = base.apply_message.__func__(cls, state, message, transaction_context,
-                                                  parent_computation)
-        tracer.exit(computation.is_error)
-        return computation
-
-    def apply_create_message(cls: Any, state: Any, message: Any, transaction_context: Any,
-                             parent_computation: Any = None) -> Any:
-        tracer: _Tracer | None = getattr(state, "simulation_tracer", None)
-        if tracer is None:
-            return base.apply_create_message.__func__(cls, state, message, transaction_context,
-                                                      parent_computation)
-        tracer.enter(message.sender, message.storage_address, message.value)
-        tracer.create_pending = True
-        try:
-            computation = base.apply_create_message.__func__(cls, state, message,
-                                                             transaction_context, parent_computation)
-        finally:
-            tracer.create_pending = False
-        tracer.exit(computation.is_error)
-        return computation
-
-    def add_log_entry(self: Any, account: bytes, topics: tuple[int, ...], data: bytes) -> None:
-        base.add_log_entry(self, account, topics, data)
-        tracer: _Tracer | None = getattr(self.state, "simulation_tracer", None)
-        if tracer is not None:
-            tracer.log(account, tuple(t.to_bytes(32, "big") for t in topics), data)
-
-    opcodes = dict(base.opcodes)
-    selfdestruct = opcodes.get(0xFF)
-    if selfdestruct is not None:
-        opcodes[0xFF] = _traced_selfdestruct(selfdestruct)
-    return type(base.__name__, (base,), {
-        "apply_message": classmethod(apply_message),
-        "apply_create_message": classmethod(apply_create_message),
-        "add_log_entry": add_log_entry,
-        "opcodes": opcodes,
-    })
-
-
-def _is_callcode(message: Any) -> bool:
-    """Whether a message runs another account's code in its sender's own account with value
-    (CALLCODE): geth reports no transfer for it."""
-    return (message.sender == message.storage_address
-            and message.code_address != message.storage_address
-            and not getattr(message, "is_delegation", False))
-
-
-def _traced_selfdestruct(opcode: Any) -> Any:
-    """SELFDESTRUCT reporting the balance it moves as a transfer to its beneficiary."""
-
-    def run(computation: Any) -> None:
-        tracer: _Tracer | None = getattr(computation.state, "simulation_tracer", None)
-        if tracer is None:
-            opcode(computation=computation)
-            return
-        contract = computation.msg.storage_address
-        balance = computation.state.get_balance(contract)
-        known = len(computation.beneficiaries)
-        try:
-            opcode(computation=computation)
-        finally:
-            if len(computation.beneficiaries) > known and balance > 0:
-                tracer.transfer(contract, computation.beneficiaries[-1], balance)
-
-    run.__wrapped__ = opcode  # type: ignore[attr-defined]
-    run.mnemonic = getattr(opcode, "mnemonic", "SELFDESTRUCT")  # type: ignore[attr-defined]
-    return run
-
-
-@lru_cache(maxsize=64)
 def _simulation_vm_class(vm_class: type) -> type:
     """``vm_class`` whose ancestors' hashes are given (``simulated_hashes``) rather than read
     from its database (a simulated parent is not there), and whose state pays the fee
     recipient nothing for a call that pays no fees (geth skips that payment; py-evm would pay
     it a negative tip when the block has a base fee)."""
-    base: Any = vm_class
+    return made(_make_simulation_vm_class, vm_class)  # type: ignore[no-any-return]
+
+
+def _make_simulation_vm_class(base: Any) -> Any:
     state_class: Any = base.get_state_class()
 
     def get_tip(self: Any, transaction: Any) -> int:
@@ -455,13 +369,10 @@ def _simulation_vm_class(vm_class: type) -> type:
         # a sender only under validation)
         self.set_nonce(address, (self.get_nonce(address) + 1) % (MAX_NONCE + 1))
 
-    quiet_state = type(state_class.__name__, (state_class,), {
-        "get_tip": get_tip, "is_address_warm": is_address_warm,
-        "increment_nonce": increment_nonce})
-    return type(base.__name__, (base,), {
-        "_state_class": quiet_state,
-        "previous_hashes": property(lambda self: self.simulated_hashes),
-    })
+    quiet_state = subclass(state_class, {"get_tip": get_tip, "is_address_warm": is_address_warm,
+                                         "increment_nonce": increment_nonce})
+    return subclass(base, {"_state_class": quiet_state,
+                           "previous_hashes": property(lambda self: self.simulated_hashes)})
 
 
 class _Refusal(Picklable, Exception):
@@ -606,9 +517,9 @@ class _Simulator:
         state = vm.state
         if blob_fee is not None:
             with_blob_base_fee(state, blob_fee)
-        state.computation_class = _traced_class(state.computation_class)
+        state.computation_class = hooked_class(state.computation_class)
         apply_state_overrides(state, item.state_overrides)
-        tracer = _Tracer(self.options.trace_transfers)
+        tracer = _BlockLogs(self.options.trace_transfers)
         if prepared is None:
             _system_writes(vm, evm_header)
         work = _BlockWork()
@@ -723,7 +634,7 @@ class _Simulator:
 
     # -- one call -------------------------------------------------------------------------
 
-    def _run_call(self, vm: Any, state: Any, tracer: _Tracer, rules: Any, header: Header,
+    def _run_call(self, vm: Any, state: Any, tracer: _BlockLogs, rules: Any, header: Header,
                   blob_fee: int | None, work: _BlockWork, index: int,
                   request: CallRequest) -> None:
         self._check_time()
@@ -757,15 +668,12 @@ class _Simulator:
                             evm_tx.intrinsic_gas)
         except _Refusal as refusal:
             raise SimulationRefused(f"err: {refusal.reason} (supplied gas {gas})", refusal.code) from None
-        state.simulation_tracer = tracer
         state.lock_changes()
         try:
-            with self.limit.applied(state):
+            with attached(tracer), self.limit.applied(state):
                 computation = self._execute(state, evm_tx, rules.transient_storage)
         except ExecutionAborted as exc:  # (geth answers its timeout as a refused call: -32603)
             raise SimulationRefused(exc.message, INTERNAL_ERROR) from None
-        finally:
-            state.simulation_tracer = None
         before_refund = gas - computation.get_gas_remaining()
         refund = min(computation.get_gas_refund(), before_refund // (5 if rules.base_fee else 2))
         used = before_refund - refund
