@@ -23,14 +23,15 @@ The simulation follows geth's (``internal/ethapi/simulate.go``):
   into BLOCKHASH for the blocks after it.
 
 Everything runs on py-evm over a database that reads the backend's state and keeps its own
-writes, so nothing reaches the backend: by default on eth_call's lean classes with overlay
-tries (:mod:`.block_vm`, :mod:`.overlay_trie`; see :data:`FAST`; a block without state
-overrides there starts from the state after its system writes, kept per header), else on each
-fork's own VM and py-trie, with the same answers. With ``trace_transfers`` every ether
-transfer (the call's value, a nested call's or create's value, a self-destruct's balance) is
-reported among the call's logs as an ERC-7528 ``Transfer`` log from 0xeeee...eeee; a call's
-logs carry log indexes counted across the block by every log emitted, those of frames that
-later failed included, as geth's tracer counts them.
+writes, so nothing reaches the backend: on eth_call's lean classes with overlay tries
+(``ethread.evm.block_vm``, :mod:`.overlay_trie`; a block without state overrides starts from
+the state after its system writes, kept per header). ``tests/support/plain_simulate.py`` runs
+the same simulation on each fork's own VM and py-trie, and the tests prove the answers the
+same. A call's logs come from the EVM's hooks (``ethread.evm.hooks``); with
+``trace_transfers`` every ether transfer (the call's value, a nested call's or create's value,
+a self-destruct's balance) is reported among them as an ERC-7528 ``Transfer`` log from
+0xeeee...eeee; a call's logs carry log indexes counted across the block by every log emitted,
+those of frames that later failed included, as geth's tracer counts them.
 """
 
 from __future__ import annotations
@@ -102,8 +103,8 @@ from ..models import (
     trusted_maker,
 )
 from ..rlpcodec.assemble import effective_gas_price
-from ..rlpcodec.blocks import block_item, withdrawal_item
-from ..rlpcodec.headers import decode_header, encode_header, header_from_fields
+from ..rlpcodec.blocks import withdrawal_item
+from ..rlpcodec.headers import encode_header, header_from_fields
 from ..rlpcodec.items import decode_list, encode_nested, rlp_list_length
 from ..rlpcodec.ordered_trie import ordered_trie_root
 from ..rlpcodec.transactions import encode_transaction
@@ -167,28 +168,21 @@ _REFUSAL_CODES: dict[type[InvalidTransaction], int] = {
 """geth's simulation code of each refusal (any other: an internal error)."""
 REVERTED = 3
 
-FAST = True
-"""Whether simulations take the fast path (:mod:`.block_vm`) unless told otherwise. No
-setting of a server turns it off: the tests set it to False to compare the answers with py-evm's
-own classes and tries, and ``benchmarks/bench_simulate.py`` and ``bench_vs_anvil.py``'s
-``memory-plain`` server to measure them."""
 
 _LOG = trusted_maker(Log, "address topics data block_number transaction_hash transaction_index "
                           "block_hash block_timestamp log_index removed")
 
 def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef = "latest", *,
              gas_cap: int = DEFAULT_GAS, timeout: float | None = None,
-             fast: bool | None = None, states: CallStates | None = None,
-             ) -> tuple[SimulatedBlock, ...]:
+             states: CallStates | None = None) -> tuple[SimulatedBlock, ...]:
     """The blocks of ``options`` built on the state after ``block``; see the module docstring.
 
     ``gas_cap`` is the gas all calls together may use (geth's RPC gas cap; 0: no cap);
     execution stops after ``timeout`` seconds for the whole simulation (geth's
     ``--rpc.evmtimeout``). Raises :class:`~ethread.errors.SimulationRefused` for what geth
-    refuses, with its code. ``fast`` chooses the lean classes and overlay tries of
-    :mod:`.block_vm` or py-evm's own (None: :data:`FAST`); the answers are the same. The
-    fast path reads through the tables of ``states`` (decoded accounts and trie nodes, code,
-    draft headers: a dispatcher's, shared with its eth_calls), or through its own."""
+    refuses, with its code. The blocks' states read through the tables of ``states``
+    (decoded accounts and trie nodes, code, draft headers: a dispatcher's, shared with its
+    eth_calls), or through their own."""
     check_limits(options)
     base = require_header(backend, block)
     config = backend.chain_config()
@@ -201,7 +195,6 @@ def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef
         raise StateUnavailable(f"no state for block {base.number}") from exc
     simulator = _Simulator(backend, config, base, options, _overlay(chaindb),
                            _GasBudget(gas_cap or 2**64 - 1), time_limit.TimeLimit.start(timeout),
-                           FAST if fast is None else fast,
                            MessageTables() if states is None else states.tables)
     return simulator.run()
 
@@ -408,10 +401,10 @@ class _Simulator:
 
     def __init__(self, backend: ExecutableChain, config: Any, base: Header,
                  options: SimulateOptions, chaindb: Any, budget: _GasBudget,
-                 limit: time_limit.TimeLimit, fast: bool, tables: MessageTables) -> None:
+                 limit: time_limit.TimeLimit, tables: MessageTables) -> None:
         self.backend = backend
         self.tables = tables
-        """What the fast path's states read through (see :func:`simulate`)."""
+        """What the blocks' states read through (see :func:`simulate`)."""
         self.config = config
         self.base = base
         self.options = options
@@ -420,7 +413,6 @@ class _Simulator:
         self.limit = limit
         self.validate = options.validation
         self.hashes: list[Hash32] = []
-        self.fast = fast
 
     def run(self) -> tuple[SimulatedBlock, ...]:
         planned = plan_blocks(self.base, self.options.block_state_calls)
@@ -497,18 +489,13 @@ class _Simulator:
             requests_hash=sha256().digest() if rules.requests else None,
         )
         fork_vm = self.config.vm_class(item.number, item.time)
-        vm_class: Any = _simulation_vm_class(simulation_vm_class(fork_vm) if self.fast else fork_vm)
-        header_class = dict(vm_class.get_block_class()._meta.fields)["header"]
+        vm_class = self._vm_class(fork_vm)
         encoded_draft = encode_header(draft)
-        headers = self.tables.evm_headers
-        evm_header = headers.get((header_class, encoded_draft)) if self.fast else None
-        if evm_header is None:
-            evm_header = rlp.decode(encoded_draft, sedes=header_class)
-            if self.fast:
-                headers.put((header_class, encoded_draft), evm_header)
+        evm_header = self._evm_header(dict(vm_class.get_block_class()._meta.fields)["header"],
+                                      encoded_draft)
         ancestors = _AncestorHashes(self.backend, self.base, self.hashes)
         prepared = None
-        if self.fast and not item.state_overrides:
+        if not item.state_overrides:
             prepared = self._after_system_writes(vm_class, evm_header, encoded_draft, blob_fee,
                                                  ancestors)
         if prepared is not None:  # (the block starts from the state after its system writes)
@@ -536,7 +523,7 @@ class _Simulator:
             for address in {w.address for w in withdrawals}:
                 if state.account_is_empty(EvmAddress(address)):
                     state.delete_account(EvmAddress(address))
-        if self.fast and last:  # (no block after it reads its state: its root is all it needs)
+        if last:  # (no block after it reads its state: its root is all it needs)
             state.make_state_root()
         else:
             state.persist()
@@ -552,11 +539,7 @@ class _Simulator:
                               if withdrawals is not None else None),
             requests_hash=requests_hash,
         ))
-        header = header_from_fields(decode_list(built), raw=built) if self.fast else decode_header(built)
-        if self.fast:
-            size = _block_size(built, work.encoded, withdrawals)
-        else:
-            size = len(rlp.encode(block_item(header, work.transactions, (), withdrawals)))
+        header, size = self._header_and_size(built, work, withdrawals)
         included = tuple(
             IncludedTransaction(transaction=tx, hash=tx_hash, sender=sender,
                                 block_hash=header.hash, block_number=header.number,
@@ -575,15 +558,43 @@ class _Simulator:
             for index, (output, logs, used, peak, status, error) in enumerate(work.results))
         return SimulatedBlock(block=block, calls=calls)
 
+    # (the steps ``tests/support/plain_simulate.py`` takes on py-evm's own classes instead)
+
+    def _vm_class(self, fork_vm: Any) -> Any:
+        """The VM class a block of the fork of ``fork_vm`` runs on: the lean classes with
+        overlay tries (:func:`~.overlay_trie.simulation_vm_class`), as a simulation runs them."""
+        return _simulation_vm_class(simulation_vm_class(fork_vm))
+
+    def _evm_header(self, header_class: Any, encoded: bytes) -> Any:
+        """py-evm's header decoded from ``encoded``, kept in the tables."""
+        headers = self.tables.evm_headers
+        evm_header = headers.get((header_class, encoded))
+        if evm_header is None:
+            evm_header = rlp.decode(encoded, sedes=header_class)
+            headers.put((header_class, encoded), evm_header)
+        return evm_header
+
+    def _header_and_size(self, built: bytes, work: _BlockWork,
+                         withdrawals: Sequence[Withdrawal] | None) -> tuple[Header, int]:
+        """The block's header from its encoding ``built``, and the block's size."""
+        return (header_from_fields(decode_list(built), raw=built),
+                _block_size(built, work.encoded, withdrawals))
+
+    def _evm_tx(self, vm: Any, request: CallRequest, message: Message, nonce: int, gas: int,
+                london: bool) -> Any:
+        """What py-evm's executor runs for the call: eth_call's envelope where it will do."""
+        if london and request.authorization_list is None and request.blob_versioned_hashes is None:
+            return self._envelope(vm, request, message, gas)
+        return self._evm_transaction(vm, request, message, nonce, gas, london)
+
     def _vm(self, vm_class: Any, evm_header: Any, chaindb: Any, ancestors: _AncestorHashes) -> Any:
         """A VM for a simulated block over ``chaindb``, its state reading through the
-        simulation's tables on the fast path."""
+        simulation's tables."""
         vm = vm_class(header=evm_header, chaindb=chaindb,
                       chain_context=ChainContext(self.config.chain_id),
                       consensus_context=ConsensusContext(chaindb.db))
         vm.simulated_hashes = ancestors
-        if self.fast:
-            share_tables(vm, self.tables)
+        share_tables(vm, self.tables)
         return vm
 
     def _after_system_writes(self, vm_class: Any, evm_header: Any, encoded_draft: bytes,
@@ -658,11 +669,7 @@ class _Simulator:
         work.senders.append(sender)
         tracer.reset()
         london = header.base_fee_per_gas is not None
-        if (self.fast and london and request.authorization_list is None
-                and request.blob_versioned_hashes is None):
-            evm_tx = self._envelope(vm, request, message, gas)
-        else:
-            evm_tx = self._evm_transaction(vm, request, message, nonce, gas, london)
+        evm_tx = self._evm_tx(vm, request, message, nonce, gas, london)
         try:
             self._pre_check(state, rules, request, message, nonce, gas, header, blob_fee,
                             evm_tx.intrinsic_gas)
@@ -700,7 +707,7 @@ class _Simulator:
         payload = [outcome, _int_bytes(work.gas_used),
                    bloom.to_bytes(256, "big"),
                    [[address, list(topics), data] for address, topics, data in receipt_logs]]
-        encoded = encode_nested(payload) if self.fast else rlp.encode(payload)
+        encoded = encode_nested(payload)
         kind = transaction.type
         work.receipts.append(encoded if kind == 0 else bytes([kind]) + encoded)
         error: CallError | None = None
