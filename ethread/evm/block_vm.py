@@ -18,14 +18,18 @@ answers byte for byte.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from eth.db.atomic import AtomicDB
+from eth.db.batch import BatchDB
+from eth.db.chain import ChainDB
 from eth_utils import get_extended_debug_logger
 
 from .classes import made, subclass
-from .lean_interpreter import lean_vm_class
+from .lean_interpreter import MessageTables, lean_vm_class
 
-__all__ = ["block_vm_class"]
+__all__ = ["after_system_writes", "block_vm_class"]
 
 
 def block_vm_class(vm_class: Any, account_db_class: type) -> Any:
@@ -47,3 +51,30 @@ def _block_vm_class(vm_class: Any, account_db_class: type) -> Any:
         # a simulation makes keeps) at each of the several reads a transaction makes
         "logger": get_extended_debug_logger(f"eth.vm.state.{state.__name__}")})
     return subclass(lean, {"_state_class": block_state}, vm_class.__name__)
+
+
+def after_system_writes(tables: MessageTables, key: Any, db: Any,
+                        write: Callable[[Any], Any]) -> Any | None:
+    """py-evm's header of a block at the state after its system writes (beacon root, parent
+    hash), whose new trie nodes are written to ``db`` first; None when the writes deleted
+    something (then they are made on the block's own state). ``write(chaindb)`` makes them on
+    a VM over ``chaindb`` and answers that VM's header with its state root.
+
+    The writes depend only on the parent's state and the block's header (which commits to
+    that state), so they are made once per ``key`` (the VM class and the header), on a
+    database that records them, and kept in ``tables`` (their ``system_writes``); the block's
+    state root is then the same as when they are made on its own state, since a trie's root
+    depends only on what it holds. A simulated block and a replayed one start from here."""
+    kept = tables.system_writes.get(key)
+    if kept is None:
+        recording = BatchDB(db)
+        header = write(ChainDB(AtomicDB(recording)))
+        diff = recording.diff()
+        kept = (() if tuple(diff.deleted_keys()) else  # (kept too: not tried again)
+                (tuple(diff.pending_items()), header))
+        tables.system_writes.put(key, kept)
+    if not kept:
+        return None
+    for node_key, node in kept[0]:
+        db[node_key] = node
+    return kept[1]

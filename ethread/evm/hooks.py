@@ -529,75 +529,25 @@ def _memory(computation: Any, start: int, size: int) -> bytes:
     return data.ljust(size, b"\x00")
 
 
-def _wrap_call(op: int) -> Any:
-    """CALL, CALLCODE, DELEGATECALL, STATICCALL reporting a call py-evm refuses before it
-    runs (the value more than the caller holds, the depth limit) as geth does: a frame
-    entered and left with the error, its gas the gas it was to be given, none used."""
+def _wrap_nesting(op: int) -> Any:
+    """CALL, CALLCODE, DELEGATECALL, STATICCALL, CREATE and CREATE2 reporting a call or create
+    py-evm refuses before it runs (the value more than the caller holds, the depth limit) and
+    a create whose address is taken (geth's ``contract address collision``, all its gas used)
+    as geth does: a frame entered and left with the error (:func:`_refused_call`,
+    :func:`_refused_create`)."""
+    taken = _STACK_EFFECTS[op][0]
+    creates = op in (CREATE, CREATE2)
+    refused = _refused_create if creates else _refused_call
 
     def wrap(opcode: Any) -> Any:
         def run(computation: Any) -> None:
             session = _active.session
-            if session is None:
-                opcode(computation=computation)
-                return
             values = computation._stack.values
-            if len(values) < _STACK_EFFECTS[op][0]:
+            if session is None or len(values) < taken:
                 opcode(computation=computation)
                 return
-            words = [_word(v) for v in values[-7:]][::-1]  # (top first)
-            to = (words[1] % _WORD).to_bytes(32, "big")[12:]
-            if op in (CALL, CALLCODE):
-                value: int | None = words[2]
-                start, size = words[3], words[4]
-            else:
-                value = None if op == STATICCALL else int(computation.msg.value)
-                start, size = words[2], words[3]
-            entered = session.entered
-            watch = _MeterWatch(computation._gas_meter)
-            try:
-                opcode(computation=computation)
-            finally:
-                watch.close()
-            if session.entered != entered or not watch.returned:
-                return
-            moved = value if op in (CALL, CALLCODE) else 0
-            error = _refusal(computation, moved or 0)
-            if not error:
-                return
-            handed = watch.returned[-1]
-            step = session.pending
-            if step is not None:
-                _flush(session, step.gas - computation._gas_meter.gas_remaining + handed)
-            depth = int(computation.msg.depth) + 1
-            session.tracer.on_enter(depth, op, bytes(computation.msg.storage_address), to,
-                                    _memory(computation, start, size), handed, value)
-            session.tracer.on_exit(depth, b"", 0, error, True)
-
-        return _standing_for(opcode, run)
-
-    return wrap
-
-
-def _wrap_create(op: int) -> Any:
-    """CREATE and CREATE2 reporting a create py-evm refuses before it runs (the endowment more
-    than the creator holds, the depth limit) and one whose address is taken (geth's
-    ``contract address collision``, all its gas used) as geth does: a frame entered and left
-    with the error."""
-
-    def wrap(opcode: Any) -> Any:
-        def run(computation: Any) -> None:
-            session = _active.session
-            if session is None:
-                opcode(computation=computation)
-                return
-            values = computation._stack.values
-            if len(values) < _STACK_EFFECTS[op][0]:
-                opcode(computation=computation)
-                return
-            words = [_word(v) for v in values[-4:]][::-1]
-            value, start, size = words[0], words[1], words[2]
-            sender = Address(bytes(computation.msg.storage_address))
-            nonce = int(computation.state.get_nonce(sender))
+            words = [_word(v) for v in values[-taken:]][::-1]  # (top first)
+            nonce = int(computation.state.get_nonce(computation.msg.storage_address)) if creates else 0
             entered = session.entered
             meter = computation._gas_meter
             watch = _MeterWatch(meter)
@@ -605,30 +555,64 @@ def _wrap_create(op: int) -> Any:
                 opcode(computation=computation)
             finally:
                 watch.close()
-            if session.entered != entered:
+            frame = None if session.entered != entered else refused(op, computation, words,
+                                                                    watch, nonce)
+            if frame is None:
                 return
-            error = _refusal(computation, value)
-            init = _memory(computation, start, size)
-            if error:
-                gas = meter.gas_remaining - meter.gas_remaining // 64
-                used = 0
-            elif len(watch.consumed) >= 2 and nonce + 1 <= 0xFFFFFFFFFFFFFFFF:
-                error, gas = "contract address collision", watch.consumed[-1]
-                used = gas
-            else:
-                return
+            extra, sender, to, data, gas, value, used, error = frame
             step = session.pending
             if step is not None:
-                _flush(session, step.gas - meter.gas_remaining - used)
-            address = (generate_contract_address(sender, nonce) if op == CREATE
-                       else generate_safe_contract_address(sender, words[3], init))
+                _flush(session, step.gas - meter.gas_remaining + extra)
             depth = int(computation.msg.depth) + 1
-            session.tracer.on_enter(depth, op, sender, address, init, gas, value)
+            session.tracer.on_enter(depth, op, sender, to, data, gas, value)
             session.tracer.on_exit(depth, b"", used, error, True)
 
         return _standing_for(opcode, run)
 
     return wrap
+
+
+Refused = tuple[int, bytes, bytes, bytes, int, "int | None", int, str]
+"""A refused frame: the step's cost beyond the gas charged by then, the frame's sender,
+callee, input, gas and value, the gas it used, and geth's error."""
+
+
+def _refused_call(op: int, computation: Any, words: list[int], watch: _MeterWatch,
+                  nonce: int) -> Refused | None:
+    if not watch.returned:
+        return None
+    to = (words[1] % _WORD).to_bytes(32, "big")[12:]
+    if op in (CALL, CALLCODE):
+        value: int | None = words[2]
+        start, size, moved = words[3], words[4], words[2]
+    else:
+        value = None if op == STATICCALL else int(computation.msg.value)
+        start, size, moved = words[2], words[3], 0
+    error = _refusal(computation, moved)
+    if not error:
+        return None
+    handed = watch.returned[-1]
+    return (handed, bytes(computation.msg.storage_address), to, _memory(computation, start, size),
+            handed, value, 0, error)
+
+
+def _refused_create(op: int, computation: Any, words: list[int], watch: _MeterWatch,
+                    nonce: int) -> Refused | None:
+    value, start, size = words[0], words[1], words[2]
+    meter = computation._gas_meter
+    error = _refusal(computation, value)
+    if error:
+        gas, used = meter.gas_remaining - meter.gas_remaining // 64, 0
+    elif len(watch.consumed) >= 2 and nonce + 1 <= 0xFFFFFFFFFFFFFFFF:
+        error, gas = "contract address collision", watch.consumed[-1]
+        used = gas
+    else:
+        return None
+    sender = Address(bytes(computation.msg.storage_address))
+    init = _memory(computation, start, size)
+    address = (generate_contract_address(sender, nonce) if op == CREATE
+               else generate_safe_contract_address(sender, words[3], init))
+    return -used, sender, address, init, gas, value, used, error
 
 
 def _report_selfdestruct(session: _Session, computation: Any, address: bytes, beneficiary: bytes,
@@ -790,9 +774,5 @@ def hooked_class(computation_class: type) -> type:
 
 def _hooked_class(base: Any) -> Any:
     opcodes = wrapped_opcodes(base.opcodes, {SELFDESTRUCT: _wrap_selfdestruct,
-                                             **{op: _wrap_call(op) for op in (CALL, CALLCODE,
-                                                                              DELEGATECALL,
-                                                                              STATICCALL)},
-                                             CREATE: _wrap_create(CREATE),
-                                             CREATE2: _wrap_create(CREATE2)})
+                                             **{op: _wrap_nesting(op) for op in NESTING_OPCODES}})
     return subclass(base, {"opcodes": opcodes}, f"Traced{base.__name__}", mixins=(_Hooks,))

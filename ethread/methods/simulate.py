@@ -62,6 +62,7 @@ from ..bloom import logs_bloom
 from ..errors import ExecutionAborted, Picklable, SimulationRefused, StateUnavailable, go_duration
 from ..evm import time_limit
 from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
+from ..evm.block_vm import after_system_writes
 from ..evm.classes import made, subclass
 from ..evm.hooks import Tracer, attached, hooked_class
 from ..evm.lean_interpreter import CheckedMessage, MessageTables, share_tables
@@ -600,31 +601,16 @@ class _Simulator:
     def _after_system_writes(self, vm_class: Any, evm_header: Any, encoded_draft: bytes,
                              blob_fee: int | None, ancestors: _AncestorHashes) -> Any | None:
         """py-evm's header of a block without state overrides at the state after its system
-        writes, whose new trie nodes are written to the simulation's database first (None
-        when the writes deleted something: then they are made on the block's own state).
+        writes, made once per header (:func:`~ethread.evm.block_vm.after_system_writes`)."""
 
-        The writes depend only on the parent's state and the block's header (which commits
-        to that state), so they are made once per header, on a database that records them,
-        and kept in the tables (:attr:`~.call_vm.MessageTables.system_writes`); the block's
-        state root is then the same as when they are made on its own state, since a trie's
-        root depends only on what it holds."""
-        key = (vm_class, encoded_draft, blob_fee)
-        kept = self.tables.system_writes.get(key)
-        if kept is None:
-            recording = BatchDB(self.chaindb.db)
-            vm = self._vm(vm_class, evm_header, ChainDB(AtomicDB(recording)), ancestors)
+        def write(chaindb: Any) -> Any:
+            vm = self._vm(vm_class, evm_header, chaindb, ancestors)
             _system_writes(vm, evm_header)
             vm.state.persist()
-            diff = recording.diff()
-            kept = (() if tuple(diff.deleted_keys()) else  # (kept too: not tried again)
-                    (tuple(diff.pending_items()), evm_header.copy(state_root=vm.state.state_root)))
-            self.tables.system_writes.put(key, kept)
-        if not kept:
-            return None
-        db = self.chaindb.db
-        for node_key, node in kept[0]:
-            db[node_key] = node
-        return kept[1]
+            return evm_header.copy(state_root=vm.state.state_root)
+
+        return after_system_writes(self.tables, (vm_class, encoded_draft, blob_fee),
+                                   self.chaindb.db, write)
 
     def _requests_hash(self, vm: Any, state: Any, rules: Any, work: _BlockWork) -> bytes:
         """EIP-7685: the deposits the block's logs made, then what the withdrawal and

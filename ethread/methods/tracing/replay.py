@@ -27,7 +27,6 @@ from typing import Any, Protocol
 import rlp
 from eth.consensus.context import ConsensusContext
 from eth.db.atomic import AtomicDB
-from eth.db.batch import BatchDB
 from eth.db.chain import ChainDB
 from eth.vm.chain_context import ChainContext
 from eth.vm.spoof import SpoofTransaction
@@ -38,6 +37,7 @@ from eth_utils import ValidationError
 from ...backend import BlockSource, ReceiptSource, TransactionLocator
 from ...errors import ExecutionAborted, ExecutionFailed, StateUnavailable
 from ...evm import time_limit
+from ...evm.block_vm import after_system_writes
 from ...evm.hooks import TxEnv, attached, hooked_class
 from ...evm.lean_interpreter import MessageTables, plain_computation_class, share_tables
 from ...evm.senders import with_sender
@@ -256,30 +256,18 @@ def _start(block: Any, start: Any, block_hash: bytes, transactions: Sequence[Any
 
 def _after_system_writes(block: Any, start: Any, chain_id: int, vm_class: Any, chaindb: Any,
                          tables: MessageTables) -> Any | None:
-    """py-evm's header ``start`` at the state after the block's system calls, their new trie
-    nodes written to ``chaindb`` (an overlay) first; None when the calls deleted a node (they
-    are then made on the replay's own state). The calls read only the parent's state and the
-    header (which commits to it), so they run once per header."""
-    key = (vm_class, rlp.encode(start), None)
-    kept = tables.system_writes.get(key)
-    if kept is None:
-        recording = BatchDB(chaindb.db)
-        vm = vm_class(header=start, chaindb=ChainDB(AtomicDB(recording)),
-                      chain_context=ChainContext(chain_id),
+    """py-evm's header ``start`` at the state after the block's system calls, made once per
+    header (:func:`~ethread.evm.block_vm.after_system_writes`)."""
+
+    def write(recording: Any) -> Any:
+        vm = vm_class(header=start, chaindb=recording, chain_context=ChainContext(chain_id),
                       consensus_context=ConsensusContext(chaindb.db))
         share_tables(vm, tables)
         vm.block_preprocessing(block)
         vm.state.persist()
-        diff = recording.diff()
-        kept = (() if tuple(diff.deleted_keys()) else
-                (tuple(diff.pending_items()), start.copy(state_root=vm.state.state_root)))
-        tables.system_writes.put(key, kept)
-    if not kept:
-        return None
-    db = chaindb.db
-    for node_key, node in kept[0]:
-        db[node_key] = node
-    return kept[1]
+        return start.copy(state_root=vm.state.state_root)
+
+    return after_system_writes(tables, (vm_class, rlp.encode(start), None), chaindb.db, write)
 
 
 def _with_sender(tx: Any, sender: bytes | None) -> Any:
