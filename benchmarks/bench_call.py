@@ -17,7 +17,7 @@ answer), a reverting call (``Error("nope")``, error 3), and eth_estimateGas for 
 Every row's calls have distinct calldata. ``--profile`` profiles one of them instead (cProfile):
 the method, the whole request or the reverting request.
 
-Then (alone with ``--loop``) what eth_call's interpreter loop (``ethread.methods.call_vm``)
+Then (alone with ``--loop``) what eth_call's interpreter loop (``ethread.evm.lean_interpreter``)
 buys: the same calls, interleaved in rounds in one process, on the classes eth_call uses
 (lean account database and lean loop), on the lean database with py-evm's loop, and on
 py-evm's own classes; mean CPU microseconds per call, the best of the rounds, on a dev chain
@@ -60,8 +60,8 @@ from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
 from ethread.devchain import DevChain
 from ethread.devchain.contracts import assemble
+from ethread.evm.lean_interpreter import lean_vm_class
 from ethread.methods.call import CallStates, call
-from ethread.methods.call_vm import lean_vm_class
 from ethread.models import CallRequest
 
 sys.path.insert(0, str(REPO))  # the tests' reference classes: py-evm's loop on the lean state

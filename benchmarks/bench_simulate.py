@@ -3,7 +3,7 @@ block of three calls to the peer chain's Ping contract (``benchlib/peer_chain.py
 new calldata, on top of "latest", so no answer cache helps. CPU microseconds per simulation,
 the whole request through the dispatcher (parse, :func:`ethread.methods.simulate.simulate`,
 serialise), on the fast path (eth_call's lean classes, overlay tries) and on the plain one
-(py-evm's own classes and py-trie: ``simulate.FAST`` set to False); the paths take turns in
+(py-evm's own classes and py-trie: ``tests/support/plain_simulate.py``); the paths take turns in
 each round and the best round of each is printed. Asserts nothing but that every call
 succeeds.
 
@@ -18,20 +18,26 @@ The anvil comparison over HTTP (a quiet machine): ``benchmarks/bench_vs_anvil.py
 from __future__ import annotations
 
 import argparse
-import importlib
+import contextlib
 import json
 import random
+import sys
 import time
 
-from benchlib import report
+from benchlib import REPO, report
 from benchlib.peer_chain import ping_chain
 
 from ethread.backends.memory import MemoryBackend
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
 
-simulate_module = importlib.import_module("ethread.methods.simulate")
-"""The module (``ethread.methods.simulate`` names its function), whose ``FAST`` picks the path."""
+sys.path.insert(0, str(REPO))  # the tests' oracle: simulate's plain path
+from tests.support.plain_simulate import plain_simulation
+
+
+def on_path(fast: bool) -> contextlib.AbstractContextManager[None]:
+    """The simulations inside the block on the package's path, or on the plain one."""
+    return contextlib.nullcontext() if fast else plain_simulation()
 
 
 def body(ping: bytes, rng: random.Random, n: int) -> bytes:
@@ -67,26 +73,27 @@ def run_benchmark(args: argparse.Namespace) -> None:
         return [body(ping, rng, serial - i) for i in range(count)]
 
     def check(fast: bool) -> None:
-        simulate_module.FAST = fast
-        answer = json.loads(dispatcher.handle(bodies(1)[0]))  # type: ignore[arg-type]
+        with on_path(fast):
+            answer = json.loads(dispatcher.handle(bodies(1)[0]))  # type: ignore[arg-type]
         calls = answer["result"][0]["calls"]
         assert [call["status"] for call in calls] == ["0x1"] * 3, answer
 
     for fast in (True, False):  # (each path's classes built and its tables warm)
         check(fast)
-        for raw in bodies(20):
-            dispatcher.handle(raw)
+        with on_path(fast):
+            for raw in bodies(20):
+                dispatcher.handle(raw)
     if args.profile:
         import cProfile
         import pstats
 
-        simulate_module.FAST = not args.plain
         todo = bodies(args.requests)
         profile = cProfile.Profile()
-        profile.enable()
-        for raw in todo:
-            dispatcher.handle(raw)
-        profile.disable()
+        with on_path(not args.plain):
+            profile.enable()
+            for raw in todo:
+                dispatcher.handle(raw)
+            profile.disable()
         pstats.Stats(profile).sort_stats("cumulative").print_stats(60)
         return
     print(f"eth_simulateV1, 1 block of 3 distinct Ping calls on a {args.blocks}-block chain in "
@@ -95,11 +102,11 @@ def run_benchmark(args: argparse.Namespace) -> None:
     best: dict[bool, float] = {}
     for _ in range(args.rounds):
         for fast in (True, False):
-            simulate_module.FAST = fast
             todo = bodies(args.requests if fast else max(1, args.requests // 4))
-            started = time.process_time()
-            for raw in todo:
-                dispatcher.handle(raw)
+            with on_path(fast):
+                started = time.process_time()
+                for raw in todo:
+                    dispatcher.handle(raw)
             spent = (time.process_time() - started) / len(todo) * 1e6
             best[fast] = min(best.get(fast, spent), spent)
     print(f"  {'fast path (lean classes, overlay tries)':<48} {best[True]:8.0f} us")

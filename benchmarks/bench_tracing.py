@@ -21,7 +21,7 @@ serve --genesis --blocks`` (one worker, so that both ethread servers run the sam
   logger from the steps it recorded while mining (a lookup, no execution: tens of
   microseconds a request), while its callTracer answers cost what a replay costs. The
   struct logger's rows are compared with anvil-steps;
-- **plain**: ethread on tracing's plain path (``replay.FAST`` set to False: py-evm's own classes,
+- **plain**: ethread on tracing's plain path (``tests/support/plain_replay.py``: py-evm's own classes,
   a block replayed from its start for every request) with no trace answer kept, beside the
   fast path in the same run;
 - **recorded**: ``ethread serve --record-traces`` over the whole chain: every transaction
@@ -100,13 +100,14 @@ import http.client
 import os
 import random
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchlib import report, targets, wrk
+from benchlib import REPO, report, targets, wrk
 from benchlib.peer_chain import PeerChain, build
 from benchlib.processes import tree_cpu_seconds
 from benchlib.rows import Row, body, distinct_call_row, lua_body, run_python, run_wrk, sample_check
@@ -139,7 +140,7 @@ sys.exit(main())
 
 
 PLAIN = """
-import dataclasses, importlib, sys
+import dataclasses, sys
 from ethread.codec import dispatch
 from ethread.codec.parity_rpc import PARITY_METHODS
 from ethread.codec.trace_rpc import TRACE_METHODS
@@ -147,12 +148,15 @@ for name in (*TRACE_METHODS, *PARITY_METHODS):
     dispatch.METHODS[name] = dataclasses.replace(dispatch.METHODS[name], cacheable=False)
 _for_backend = dispatch.Context.for_backend
 dispatch.Context.for_backend = lambda self: dataclasses.replace(_for_backend(self), traces=None)
-importlib.import_module("ethread.methods.tracing.replay").FAST = False
+sys.path.insert(0, REPO)
+from tests.support.plain_replay import plain_tracing
+plain_tracing().__enter__()
 from ethread.cli import main
 sys.exit(main())
-"""
-"""``ethread serve`` on tracing's plain path: py-evm's own classes, each request replaying its
-block, no answer kept (neither in the answer cache nor in the trace cache)."""
+""".replace("REPO", repr(str(REPO)))
+"""``ethread serve`` on tracing's plain path (``tests/support/plain_replay.py``): py-evm's own
+classes, each request replaying its block, no answer kept (neither in the answer cache nor in
+the trace cache)."""
 
 
 UNCACHED = """
@@ -240,6 +244,9 @@ def kept_replays(blocks: int = 6, per_block: int = 16) -> None:
     from ethread.devchain import DevChain
     from ethread.methods.tracing import ReplayStates, TraceOptions, trace_transaction
 
+    sys.path.insert(0, str(REPO))  # the tests' oracle: tracing's plain path
+    from tests.support.plain_replay import plain_trace_transaction
+
     backend = MemoryBackend()
     dev = DevChain(backend, accounts=3)
     ping = dev.deploy_runtime(dev.accounts[0], PING)
@@ -257,11 +264,12 @@ def kept_replays(blocks: int = 6, per_block: int = 16) -> None:
                            ("structLogs", TraceOptions())):
         for order, rows in (("in order", hashes), ("shuffled", shuffled)):
             rates = []
-            for fast, states in ((False, None), (True, None), (True, ReplayStates())):
+            for trace, states in ((plain_trace_transaction, None), (trace_transaction, None),
+                                  (trace_transaction, ReplayStates())):
                 started = time.process_time()
                 for row in rows:
                     for tx_hash in row:
-                        trace_transaction(backend, tx_hash, options, fast=fast, states=states)
+                        trace(backend, tx_hash, options, states=states)
                 rates.append(blocks * per_block / (time.process_time() - started))
             print(f"{label + ', ' + order:<44} {rates[0]:>9.0f} {rates[1]:>9.0f} {rates[2]:>19.0f}",
                   flush=True)

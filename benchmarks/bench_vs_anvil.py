@@ -66,7 +66,7 @@ they would in service); distinct eth_calls never do.
 The eth_simulateV1 row asks for one simulated block of three calls to Ping, each with new
 calldata (no cache helps): a server builds a whole block for it (state, receipts and
 transactions roots, the withdrawal and consolidation queues' system calls from Prague on).
-``memory-plain`` is the memory server with ``simulate.FAST`` set to False: simulations on
+``memory-plain`` is the memory server on simulate's plain path (``tests/support/plain_simulate.py``):
 py-evm's own classes and py-trie (what ethread did before its fast path; the same answers).
 Measured with ``--blocks 300 --seconds 5 --rounds 3 --only simulateV1 --targets
 anvil,memory,memory-plain --workers 1 --cpu`` (wrk, load average 5 from other work on the two
@@ -107,7 +107,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchlib import report, wrk
+from benchlib import REPO, report, wrk
 from benchlib.peer_chain import PeerChain, build
 from benchlib.processes import tree_cpu_seconds
 from benchlib.rows import Row, body, distinct_call_row, lua_body, run_python, run_wrk, sample_check
@@ -192,11 +192,13 @@ def rows(chain: PeerChain) -> list[Row]:
 
 
 PLAIN_SIMULATE = """
-import importlib, sys
-importlib.import_module("ethread.methods.simulate").FAST = False
+import sys
+sys.path.insert(0, REPO)
+from tests.support.plain_simulate import plain_simulation
+plain_simulation().__enter__()
 from ethread.cli import main
 sys.exit(main())
-"""
+""".replace("REPO", repr(str(REPO)))
 """``ethread serve`` with eth_simulateV1 on py-evm's own classes and tries (its workers are
 forked: they keep the setting)."""
 
@@ -236,7 +238,7 @@ def main() -> None:
                                        "texts separated by |)")
     parser.add_argument("--targets", default="anvil,bare,memory,store",
                         help="servers to load, of anvil, bare, memory, memory-plain (memory "
-                             "with simulate.FAST off: eth_simulateV1 on py-evm's own "
+                             "on simulate's plain path: eth_simulateV1 on py-evm's own "
                              "classes and tries), metrics (memory with "
                              "--metrics), asgi (memory on uvicorn's ASGI path: --no-lean-http), "
                              "memory-noturns (memory with --no-admission-turns), store, "

@@ -57,7 +57,7 @@ def split(backend: Any, tx_hash: bytes, config: dict[str, Any]) -> dict[str, flo
     location = backend.transaction_location(tx_hash)
     block = backend.block_by_hash(location[0])
     times: dict[str, float] = {}
-    times["open"], run = _timed(lambda: replay._replay(backend, block, True, False, SHARED))
+    times["open"], run = _timed(lambda: replay._replay(backend, block, False, SHARED))
     times["earlier"], _ = _timed(lambda: run.seek(location[1]))
     tracer = make_tracer(options.tracer, options.tracer_config, options.logger,
                          TraceContext(block.hash, block.header.number, location[1], tx_hash))
@@ -72,7 +72,7 @@ def _run_traced(run: Any, options: TraceOptions, tx_hash: bytes, tracer: Any) ->
     result = tracer.result
     tracer.result = lambda: None
     try:
-        replay._trace_next(run, options, tx_hash, tracer, True)
+        replay._trace_next(run, options, tx_hash, tracer)
     finally:
         tracer.result = result
 

@@ -9,14 +9,16 @@ archive files; the last holds history only and answers :class:`StateSource` with
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
 
-from .errors import Cancelled, Picklable, QueryTimeout
+from .deadline import NO_DEADLINE as NO_DEADLINE
+from .deadline import CancelToken as CancelToken
+from .deadline import Deadline as Deadline
+from .deadline import cancellable as cancellable
+from .errors import Picklable
 from .models import Address, Block, Hash32, Header, Log, Receipt, TopicFilter
 
 if TYPE_CHECKING:
@@ -69,36 +71,6 @@ class ReceiptSource(Protocol):
         ...
 
 
-class CancelToken:
-    """Set when the work of a request is no longer wanted (its client went away, the server is
-    shutting down). Whatever checks a :class:`Deadline` made while the token is current
-    (:func:`cancellable`) stops with :class:`~ethread.errors.Cancelled`."""
-
-    __slots__ = ("cancelled", "reason")
-
-    def __init__(self) -> None:
-        self.cancelled = False
-        self.reason = ""
-
-    def cancel(self, reason: str = "request cancelled: the client disconnected") -> None:
-        """Mark the request's work unwanted, with the reason the running query reports; later calls
-        keep the first reason."""
-        if not self.cancelled:
-            self.reason = reason
-            self.cancelled = True
-
-
-_CURRENT_TOKEN: ContextVar[CancelToken | None] = ContextVar("ethread_cancel_token", default=None)
-
-
-@contextmanager
-def cancellable(token: CancelToken | None) -> Iterator[None]:
-    """Make ``token`` the one that deadlines made inside the block obey."""
-    reset = _CURRENT_TOKEN.set(token)
-    try:
-        yield
-    finally:
-        _CURRENT_TOKEN.reset(reset)
 
 
 @runtime_checkable
@@ -108,41 +80,6 @@ class SelfChecking(Protocol):
     def health_problem(self) -> str | None:
         """None when the store reads; else what is wrong, naming no server path."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class Deadline:
-    """A point in time after which a query must stop working, not only stop waiting.
-
-    ``clock`` reads the time ``at`` is on (the process's monotonic clock unless a caller, such
-    as a test, brings its own). ``token`` stops the work earlier when it is cancelled;
-    :meth:`after` takes the current one (:func:`cancellable`)."""
-
-    at: float
-    clock: Callable[[], float] = field(default=time.monotonic, compare=False)
-    token: CancelToken | None = field(default=None, compare=False)
-
-    @classmethod
-    def after(cls, seconds: float, clock: Callable[[], float] = time.monotonic) -> Deadline:
-        """A deadline ``seconds`` from now on ``clock``, tied to the current request's cancel
-        token."""
-        return cls(clock() + seconds, clock, _CURRENT_TOKEN.get())
-
-    def expired(self) -> bool:
-        """Whether the time is up; raises :class:`Cancelled` when the token was cancelled."""
-        token = self.token
-        if token is not None and token.cancelled:
-            raise Cancelled(token.reason)
-        return self.clock() > self.at
-
-    def check(self) -> None:
-        """Raise :class:`~ethread.errors.QueryTimeout` if the deadline has passed (long scans call
-        it between steps)."""
-        if self.expired():
-            raise QueryTimeout()
-
-
-NO_DEADLINE = Deadline(float("inf"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -215,7 +215,7 @@ class Exchange:
 
     def run(self) -> None:
         """Run the pending calls. Blocking; safe in a worker thread; never raises, but for
-        :class:`~ethread.methods.interrupt.BudgetSpent` of a call run under its host's budget
+        :class:`~ethread.evm.time_limit.BudgetSpent` of a call run under its host's budget
         (then the call kept no answer and runs again with the next :meth:`run`)."""
         dispatcher = self.dispatcher
         token = self.token

@@ -8,12 +8,13 @@ family name, except the sender, the recipient (or the created contract), the pre
 the authorities of the message's own authorizations. The answer carries the gas the last run
 used and, when it failed, why (the list is answered all the same).
 
-py-evm has no opcode tracer: a run here uses a computation class whose watched opcodes note
-what they touch before running as usual.
+py-evm has no opcode tracer: a run here watches those opcodes through the EVM's hooks
+(:func:`~ethread.evm.hooks.watched_class`), noting what they touch before they run.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -24,6 +25,7 @@ from eth_keys.datatypes import Signature
 from eth_typing import Address as EvmAddress
 
 from ..errors import ExecutionFailed
+from ..evm.hooks import watched_class
 from ..models import (
     AccessListEntry,
     AccessListResult,
@@ -40,7 +42,7 @@ from ..models import (
 from ..rlpcodec.transactions import transaction_hash
 from ..validation import check_instance
 from .call import vm_error_message
-from .message import CallStates, ExecutableChain, PreparedMessage, Rejected, execution, gas_for
+from .message import CallStates, ExecutableChain, Outcome, PreparedMessage, Rejected, execution, gas_for
 from .resolve import require_header
 
 CALL_NEW_ACCOUNT_GAS = 25_000
@@ -84,44 +86,49 @@ def _word(value: int | bytes) -> bytes:
     return bytes(value).rjust(32, b"\x00")
 
 
-def tracing_computation(base: Any, touched: Touched) -> Any:
-    """A subclass of py-evm's computation class ``base`` that notes into ``touched``."""
-    opcodes = dict(base.opcodes)
+class _Touching(threading.local):
+    touched: Touched | None = None
 
-    def watch(value: int, note: Callable[[Any], None]) -> None:
-        original = opcodes.get(value)
-        if original is None:
-            return
 
-        def traced(computation: Any) -> Any:
-            note(computation)
-            return original(computation=computation)
+_touching = _Touching()
 
-        traced.mnemonic = getattr(original, "mnemonic", "")  # type: ignore[attr-defined]
-        opcodes[value] = traced
 
-    def note_slot(computation: Any) -> None:
-        stack = computation._stack.values
-        if stack:
-            touched.slot(bytes(computation.msg.storage_address), _word(stack[-1]))
+def _note_slot(computation: Any) -> None:
+    stack = computation._stack.values
+    touched = _touching.touched
+    if stack and touched is not None:
+        touched.slot(bytes(computation.msg.storage_address), _word(stack[-1]))
 
-    def note_account(computation: Any) -> None:
-        stack = computation._stack.values
-        if stack:
-            touched.account(_word(stack[-1])[12:])
 
-    def note_callee(computation: Any) -> None:
-        stack = computation._stack.values
-        if len(stack) >= 5:
-            touched.account(_word(stack[-2])[12:])
+def _note_account(computation: Any) -> None:
+    stack = computation._stack.values
+    touched = _touching.touched
+    if stack and touched is not None:
+        touched.account(_word(stack[-1])[12:])
 
-    for value in _SLOT_OPS:
-        watch(value, note_slot)
-    for value in _ADDRESS_OPS:
-        watch(value, note_account)
-    for value in _CALL_OPS:
-        watch(value, note_callee)
-    return type(base.__name__, (base,), {"opcodes": opcodes})
+
+def _note_callee(computation: Any) -> None:
+    stack = computation._stack.values
+    touched = _touching.touched
+    if len(stack) >= 5 and touched is not None:
+        touched.account(_word(stack[-2])[12:])
+
+
+_WATCHERS = (*((value, _note_slot) for value in sorted(_SLOT_OPS)),
+             *((value, _note_account) for value in sorted(_ADDRESS_OPS)),
+             *((value, _note_callee) for value in sorted(_CALL_OPS)))
+
+
+def _run_noting(attempt: PreparedMessage, gas: int, touched: Touched) -> Outcome:
+    """``attempt.run(gas)`` noting into ``touched`` what its watched opcodes touch (through
+    the hooks: :func:`~ethread.evm.hooks.watched_class`)."""
+    outer = _touching.touched
+    _touching.touched = touched
+    try:
+        return attempt.run(gas, watched_class(attempt.state.computation_class, _WATCHERS,
+                                              prefix=""))
+    finally:
+        _touching.touched = outer
 
 
 def create_access_list(backend: ExecutableChain, request: CallRequest, block: BlockRef,
@@ -154,7 +161,7 @@ def create_access_list(backend: ExecutableChain, request: CallRequest, block: Bl
             attempt = run.with_access_list(access_list)
             touched = Touched(access_list, excluded)
             try:
-                outcome = attempt.run(gas, tracing_computation(run.state.computation_class, touched))
+                outcome = _run_noting(attempt, gas, touched)
             except Rejected as exc:
                 unsigned = _unsigned_hash(attempt, gas, nonce).hex()
                 raise ExecutionFailed(f"failed to apply transaction: 0x{unsigned} err: {exc.message}") from None

@@ -18,22 +18,21 @@ stop it:
 
 So :class:`GasTrace` records, during that one run, whether any of those opcodes ran and the
 least gas left at any SSTORE; :func:`least_gas` turns that into the least limit with which the
-message succeeds. The opcodes are watched by a computation class derived from the fork's, made
-once per fork class, that wraps just those opcodes.
+message succeeds. The opcodes are watched through the EVM's hooks
+(:func:`~ethread.evm.hooks.watched_class`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from eth.vm import opcode_values
 
-from ..evm.computation import wrapped_opcodes
+from ..evm.hooks import watched_class
 from ..forks.validity import floor_data_gas
 from .message import Outcome, PreparedMessage
 
@@ -98,36 +97,25 @@ def _recorded() -> Iterator[GasTrace]:
         _recording.trace = outer
 
 
-def _dependent(opcode: Any) -> Callable[..., Any]:
-    def run(computation: Any) -> None:
-        trace = _recording.trace
-        if trace is not None:
-            trace.gas_dependent = True
-        opcode(computation=computation)
-
-    run.__wrapped__ = opcode  # type: ignore[attr-defined]  # py-evm's debug log reads it
-    run.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
-    return run
+def _note_dependent(computation: Any) -> None:
+    trace = _recording.trace
+    if trace is not None:
+        trace.gas_dependent = True
 
 
-def _sstore(opcode: Any) -> Callable[..., Any]:
-    def run(computation: Any) -> None:
-        trace = _recording.trace
-        if trace is not None:
-            left = computation.get_gas_remaining()
-            if trace.least_left_at_sstore is None or left < trace.least_left_at_sstore:
-                trace.least_left_at_sstore = left
-        opcode(computation=computation)
-
-    run.__wrapped__ = opcode  # type: ignore[attr-defined]
-    run.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
-    return run
+def _note_sstore(computation: Any) -> None:
+    trace = _recording.trace
+    if trace is not None:
+        left = computation.get_gas_remaining()
+        if trace.least_left_at_sstore is None or left < trace.least_left_at_sstore:
+            trace.least_left_at_sstore = left
 
 
-@lru_cache(maxsize=64)
+_WATCHERS = (*((value, _note_dependent) for value in GAS_DEPENDENT_OPCODES),
+             (opcode_values.SSTORE, _note_sstore))
+
+
 def traced(computation_class: type) -> type:
-    """``computation_class`` with the gas-dependent opcodes and SSTORE watched."""
-    base: Any = computation_class
-    opcodes = wrapped_opcodes(base.opcodes, {**dict.fromkeys(GAS_DEPENDENT_OPCODES, _dependent),
-                                             opcode_values.SSTORE: _sstore})
-    return type(f"GasTraced{base.__name__}", (base,), {"opcodes": opcodes})
+    """``computation_class`` with the gas-dependent opcodes and SSTORE watched (through the
+    hooks: :func:`~ethread.evm.hooks.watched_class`)."""
+    return watched_class(computation_class, _WATCHERS, prefix="GasTraced")

@@ -13,10 +13,10 @@ from typing import Protocol
 
 from ..backend import ChainPointers, Deadline, LogQuery, LogSource, ReceiptSource, ResultLimitReached
 from ..errors import InvalidParams, LimitExceeded, MissingHistory, UnknownBlock
+from ..evm import time_limit
 from ..iteration import may_have_gaps
 from ..models import Log, LogFilter
 from ..validation import check_instance
-from . import interrupt
 from .resolve import resolve_number
 
 MAX_TOPICS = 4
@@ -40,20 +40,20 @@ DEFAULT_LIMITS = LogLimits()
 
 
 MAX_LOGS_UNDER_BUDGET = 1_000
-"""Most logs a query run under a host's budget (:func:`.interrupt.budget`, a server trying it
+"""Most logs a query run under a host's budget (:func:`.time_limit.budget`, a server trying it
 on its event loop) may answer: turning more into JSON is work the budget cannot stop, so a
 larger answer hands the query back to the host (it runs again where long work belongs)."""
 
 
 class _BudgetedDeadline(Deadline):
     """The query's deadline that also stops it once the host's budget is spent
-    (:class:`~.interrupt.BudgetSpent`, not an error: the host runs it again elsewhere)."""
+    (:class:`~.time_limit.BudgetSpent`, not an error: the host runs it again elsewhere)."""
 
     __slots__ = ()
 
     def expired(self) -> bool:
         """Whether the time is up; raises BudgetSpent past the host's budget."""
-        interrupt.check_budget()
+        time_limit.check_budget()
         return Deadline.expired(self)
 
 
@@ -70,7 +70,7 @@ def get_logs(backend: ChainLogs, log_filter: LogFilter, limits: LogLimits = DEFA
             f"{limits.max_parameters}"
         )
     deadline = Deadline.after(limits.timeout)
-    if interrupt.under_budget():
+    if time_limit.under_budget():
         deadline = _BudgetedDeadline(deadline.at, deadline.clock, deadline.token)
     if log_filter.block_hash is not None:
         return _logs_of_block(backend, log_filter, limits)
@@ -100,8 +100,8 @@ def get_logs(backend: ChainLogs, log_filter: LogFilter, limits: LogLimits = DEFA
         found = backend.logs(query)
     except ResultLimitReached as exc:
         raise _too_many(limits, query.from_number, exc.fits_through) from None
-    if len(found) > MAX_LOGS_UNDER_BUDGET and interrupt.under_budget():
-        raise interrupt.BudgetSpent
+    if len(found) > MAX_LOGS_UNDER_BUDGET and time_limit.under_budget():
+        raise time_limit.BudgetSpent
     return found
 
 

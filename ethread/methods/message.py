@@ -52,6 +52,8 @@ from eth_utils import ValidationError, to_checksum_address
 
 from ..backend import ConfigSource, StateSource
 from ..errors import ExecutionFailed, StateUnavailable
+from ..evm import time_limit
+from ..evm.lean_interpreter import CheckedMessage, MessageTables, lean_vm_class, share_tables
 from ..forks import FORK_BY_NAME, Fork
 from ..forks.table import ACCESS_LIST, DYNAMIC_FEE, LEGACY, SET_CODE
 from ..forks.table import BLOB as BLOB_TX
@@ -76,8 +78,6 @@ from ..models import (
     StateOverride,
     trusted_maker,
 )
-from . import interrupt
-from .call_vm import CheckedMessage, MessageTables, lean_vm_class, share_tables
 from .overrides import (
     apply_state_overrides,
     check_block_overrides,
@@ -278,7 +278,7 @@ class PreparedMessage:
     """A message ready to run on one block's state; see the module docstring."""
 
     def __init__(self, vm: Any, message: Message, fork: str, london: bool,
-                 limit: interrupt.TimeLimit = interrupt.NO_LIMIT,
+                 limit: time_limit.TimeLimit = time_limit.NO_LIMIT,
                  release: Callable[[], None] | None = None,
                  tables: MessageTables | None = None) -> None:
         self.vm = vm
@@ -611,7 +611,7 @@ def prepare(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
     """:func:`execution` without the context manager: the caller calls
     :meth:`PreparedMessage.release` when done (``header``: the one ``block`` names, when the
     caller has it already)."""
-    limit = interrupt.TimeLimit.start(timeout)
+    limit = time_limit.TimeLimit.start(timeout)
     if header is None:
         header = require_header(backend, block)
     chaindb = backend.evm_database()

@@ -16,7 +16,7 @@ The root, the nodes and their encodings are those of the Ethereum trie (Yellow P
 appendix D) that py-trie builds: a node whose encoding is under 32 bytes is embedded in its
 parent, the root is always hashed and stored. (The tries keyed by position, a block's
 transactions and receipts, are :mod:`ethread.rlpcodec.ordered_trie`'s.)
-``tests/methods/test_overlay_trie.py`` compares roots and reads with py-trie's over random
+``tests/evm/test_overlay_trie.py`` compares roots and reads with py-trie's over random
 changes.
 """
 
@@ -26,14 +26,26 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, cast
 
+from eth.constants import BLANK_ROOT_HASH
+from eth.db.accesslog import KeyAccessLoggerDB
+from eth.db.backends.memory import MemoryDB
+from eth.db.batch import BatchDB
+from eth.db.cache import CacheDB
+from eth.db.hash_trie import HashTrie
+from eth.db.journal import JournalDB
+from eth.db.storage import CLEAR_COUNT_KEY_NAME, AccountStorageDB, StorageLookup
+from eth_typing import Address, Hash32
+from eth_utils import to_bytes
 from trie.exceptions import MissingTrieNode
 
+from ..evm.block_vm import block_vm_class
+from ..evm.lean_interpreter import LeanAccountDB, LeanJournalDB, MessageTables
 from ..keccak import keccak256
 from ..lru import LRU
 from ..rlpcodec.items import decode_nested, encode_list_payload
 from ..rlpcodec.ordered_trie import BLANK_ROOT, hex_prefix, rlp_string
 
-__all__ = ["BLANK_ROOT", "OverlayTrie"]
+__all__ = ["BLANK_ROOT", "OverlayTrie", "SimulationAccountDB", "simulation_vm_class"]
 
 # A node in memory: a leaf (0, path, value), an extension (1, path, child) or a branch
 # (2, sixteen children, value); a child is None (none), a 32-byte hash (a stored node, read
@@ -309,3 +321,89 @@ class OverlayTrie:
         if kind == LEAF:
             return encode_list_payload(rlp_string(hex_prefix(node[1], True)) + rlp_string(node[2]))
         return encode_list_payload(rlp_string(hex_prefix(node[1], False)) + self._reference(node[2]))
+
+
+# ---------------------------------------------------------------------------------------------
+# The account database over overlay tries
+
+
+class _OverlayStorageLookup(StorageLookup):
+    """py-evm's storage lookup with :class:`OverlayTrie`\\ s for reading and writing, sharing
+    the decoded ``nodes`` of its account database's tables."""
+
+    nodes: Any
+
+    def _get_write_trie(self) -> Any:
+        if self._trie_nodes_batch is None:
+            self._trie_nodes_batch = BatchDB(self._db, read_through_deletes=True)
+        if self._write_trie is None:
+            self._write_trie = OverlayTrie(self._trie_nodes_batch, self._starting_root_hash,
+                                           self.nodes)
+        return self._write_trie
+
+    def _get_read_trie(self) -> Any:
+        if self._write_trie is not None:
+            return self._write_trie
+        return OverlayTrie(self._db, self._starting_root_hash, self.nodes)
+
+    def commit_to(self, db: Any) -> None:
+        """py-evm's, the trie's new nodes written to its batch first (an overlay trie writes
+        them when its root is hashed, py-trie's at every change)."""
+        if self._write_trie is not None:
+            _ = self._write_trie.root_hash
+        super().commit_to(db)
+
+
+class _OverlayStorageDB(AccountStorageDB):
+    """py-evm's account storage over an :class:`_OverlayStorageLookup` (its constructor's
+    steps, with that lookup)."""
+
+    def __init__(self, db: Any, storage_root: Hash32, address: Address, nodes: Any) -> None:
+        self._address = address
+        self._storage_lookup = _OverlayStorageLookup(db, storage_root, address)
+        self._storage_lookup.nodes = nodes
+        self._storage_cache = CacheDB(self._storage_lookup)
+        self._locked_changes = JournalDB(self._storage_cache)
+        self._journal_storage = JournalDB(self._locked_changes)
+        self._accessed_slots: set[int] = set()
+        self._clear_count = JournalDB(MemoryDB({CLEAR_COUNT_KEY_NAME: to_bytes(0)}))
+
+
+class SimulationAccountDB(LeanAccountDB):
+    """eth_call's lean account database whose account trie and storage tries are overlay
+    tries."""
+
+    def __init__(self, db: Any, state_root: Hash32 = BLANK_ROOT_HASH) -> None:
+        super().__init__(db, state_root)
+        self._overlay = OverlayTrie(self._batchtrie, state_root, self.tables.trie_nodes)
+        self._trie = HashTrie(self._overlay)  # type: ignore[arg-type]
+        self._trie_logger = KeyAccessLoggerDB(self._trie, log_missing_keys=False)
+        self._trie_cache = CacheDB(self._trie_logger)
+        self._journaltrie = LeanJournalDB(self._trie_cache)
+
+    def use_tables(self, tables: MessageTables) -> None:
+        """Read through ``tables`` from now on, the account trie's nodes too (a storage trie
+        takes them when it is opened)."""
+        super().use_tables(tables)
+        self._overlay.nodes = tables.trie_nodes
+
+    def _set_storage_root(self, address: Address, new_storage_root: Hash32) -> None:
+        """py-evm's (the account with its new storage root), built directly."""
+        account = self._get_account(address)
+        self._set_fields(address, (account.nonce, account.balance, new_storage_root,
+                                   account.code_hash))
+
+    def _get_address_store(self, address: Address) -> Any:
+        stores = self._account_stores
+        store = stores.get(address)
+        if store is None:
+            store = _OverlayStorageDB(self._raw_store_db, self._get_storage_root(address), address,
+                                     self.tables.trie_nodes)
+            stores[address] = store
+        return store
+
+
+def simulation_vm_class(vm_class: Any) -> Any:
+    """``vm_class`` as whole blocks run it (:func:`~ethread.evm.block_vm.block_vm_class`) on
+    a :class:`SimulationAccountDB`: a simulation's blocks and a traced replay's."""
+    return block_vm_class(vm_class, SimulationAccountDB)

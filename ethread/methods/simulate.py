@@ -23,21 +23,21 @@ The simulation follows geth's (``internal/ethapi/simulate.go``):
   into BLOCKHASH for the blocks after it.
 
 Everything runs on py-evm over a database that reads the backend's state and keeps its own
-writes, so nothing reaches the backend: by default on eth_call's lean classes with overlay
-tries (:mod:`.block_vm`, :mod:`.overlay_trie`; see :data:`FAST`; a block without state
-overrides there starts from the state after its system writes, kept per header), else on each
-fork's own VM and py-trie, with the same answers. With ``trace_transfers`` every ether
-transfer (the call's value, a nested call's or create's value, a self-destruct's balance) is
-reported among the call's logs as an ERC-7528 ``Transfer`` log from 0xeeee...eeee; a call's
-logs carry log indexes counted across the block by every log emitted, those of frames that
-later failed included, as geth's tracer counts them.
+writes, so nothing reaches the backend: on eth_call's lean classes with overlay tries
+(``ethread.evm.block_vm``, :mod:`.overlay_trie`; a block without state overrides starts from
+the state after its system writes, kept per header). ``tests/support/plain_simulate.py`` runs
+the same simulation on each fork's own VM and py-trie, and the tests prove the answers the
+same. A call's logs come from the EVM's hooks (``ethread.evm.hooks``); with
+``trace_transfers`` every ether transfer (the call's value, a nested call's or create's value,
+a self-destruct's balance) is reported among them as an ERC-7528 ``Transfer`` log from
+0xeeee...eeee; a call's logs carry log indexes counted across the block by every log emitted,
+those of frames that later failed included, as geth's tracer counts them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from hashlib import sha256
 from types import SimpleNamespace
 from typing import Any
@@ -60,7 +60,12 @@ from eth_utils import keccak
 
 from ..bloom import logs_bloom
 from ..errors import ExecutionAborted, Picklable, SimulationRefused, StateUnavailable, go_duration
+from ..evm import time_limit
 from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
+from ..evm.block_vm import after_system_writes
+from ..evm.classes import made, subclass
+from ..evm.hooks import Tracer, attached, hooked_class
+from ..evm.lean_interpreter import CheckedMessage, MessageTables, share_tables
 from ..forks.base_fee import next_base_fee
 from ..forks.table import DYNAMIC_FEE
 from ..forks.validity import (
@@ -99,8 +104,8 @@ from ..models import (
     trusted_maker,
 )
 from ..rlpcodec.assemble import effective_gas_price
-from ..rlpcodec.blocks import block_item, withdrawal_item
-from ..rlpcodec.headers import decode_header, encode_header, header_from_fields
+from ..rlpcodec.blocks import withdrawal_item
+from ..rlpcodec.headers import encode_header, header_from_fields
 from ..rlpcodec.items import decode_list, encode_nested, rlp_list_length
 from ..rlpcodec.ordered_trie import ordered_trie_root
 from ..rlpcodec.transactions import encode_transaction
@@ -112,13 +117,11 @@ from ..simulation import (
     SimulatedBlockOverrides,
     SimulateOptions,
 )
-from . import interrupt
-from .block_vm import block_vm_class
 from .call import decode_revert_reason, vm_error_message
-from .call_vm import CheckedMessage, MessageTables, share_tables
 from .message import DEFAULT_GAS, CallStates, ExecutableChain, Message, message_fields, to_message
 from .message import _Envelope as Envelope
 from .message import _intrinsic_gas_of as intrinsic_gas_rule
+from .overlay_trie import simulation_vm_class
 from .overrides import apply_state_overrides, with_blob_base_fee
 from .resolve import require_header
 
@@ -166,28 +169,21 @@ _REFUSAL_CODES: dict[type[InvalidTransaction], int] = {
 """geth's simulation code of each refusal (any other: an internal error)."""
 REVERTED = 3
 
-FAST = True
-"""Whether simulations take the fast path (:mod:`.block_vm`) unless told otherwise. No
-setting of a server turns it off: the tests set it to False to compare the answers with py-evm's
-own classes and tries, and ``benchmarks/bench_simulate.py`` and ``bench_vs_anvil.py``'s
-``memory-plain`` server to measure them."""
 
 _LOG = trusted_maker(Log, "address topics data block_number transaction_hash transaction_index "
                           "block_hash block_timestamp log_index removed")
 
 def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef = "latest", *,
              gas_cap: int = DEFAULT_GAS, timeout: float | None = None,
-             fast: bool | None = None, states: CallStates | None = None,
-             ) -> tuple[SimulatedBlock, ...]:
+             states: CallStates | None = None) -> tuple[SimulatedBlock, ...]:
     """The blocks of ``options`` built on the state after ``block``; see the module docstring.
 
     ``gas_cap`` is the gas all calls together may use (geth's RPC gas cap; 0: no cap);
     execution stops after ``timeout`` seconds for the whole simulation (geth's
     ``--rpc.evmtimeout``). Raises :class:`~ethread.errors.SimulationRefused` for what geth
-    refuses, with its code. ``fast`` chooses the lean classes and overlay tries of
-    :mod:`.block_vm` or py-evm's own (None: :data:`FAST`); the answers are the same. The
-    fast path reads through the tables of ``states`` (decoded accounts and trie nodes, code,
-    draft headers: a dispatcher's, shared with its eth_calls), or through its own."""
+    refuses, with its code. The blocks' states read through the tables of ``states``
+    (decoded accounts and trie nodes, code, draft headers: a dispatcher's, shared with its
+    eth_calls), or through their own."""
     check_limits(options)
     base = require_header(backend, block)
     config = backend.chain_config()
@@ -199,8 +195,7 @@ def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef
     except Exception as exc:
         raise StateUnavailable(f"no state for block {base.number}") from exc
     simulator = _Simulator(backend, config, base, options, _overlay(chaindb),
-                           _GasBudget(gas_cap or 2**64 - 1), interrupt.TimeLimit.start(timeout),
-                           FAST if fast is None else fast,
+                           _GasBudget(gas_cap or 2**64 - 1), time_limit.TimeLimit.start(timeout),
                            MessageTables() if states is None else states.tables)
     return simulator.run()
 
@@ -297,42 +292,40 @@ class _AncestorHashes:
             number -= 1
 
 
-class _Tracer:
-    """The logs of the call running, frame by frame (geth's simulate tracer): a frame's logs
-    join its caller's when it succeeds and are dropped when it fails; with transfers traced,
-    a value moved into a frame is a ``Transfer`` log at its start. ``count`` numbers every log
-    captured in the block."""
+class _BlockLogs(Tracer):
+    """The logs of the call running, frame by frame (geth's simulate tracer, on the EVM's
+    hooks): a frame's logs join its caller's when it succeeds and are dropped when it fails;
+    with transfers traced, ether moved (into a frame, or by a self-destruct) is a
+    ``Transfer`` log. ``count`` numbers every log captured in the block."""
 
     def __init__(self, transfers: bool) -> None:
         self.transfers = transfers
         self.frames: list[list[tuple[bytes, tuple[bytes, ...], bytes, int]]] = []
         self.count = 0
-        self.create_pending = False
-        """Set while a create enters, so that the message it runs does not enter again."""
 
     def reset(self) -> None:
         self.frames = []
 
-    def enter(self, sender: bytes, to: bytes, value: int) -> None:
+    def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
+                 value: int | None) -> None:
         self.frames.append([])
-        if self.transfers and value > 0:
-            self.transfer(sender, to, value)
 
-    def transfer(self, sender: bytes, to: bytes, value: int) -> None:
+    def on_transfer(self, sender: bytes, recipient: bytes, value: int) -> None:
         if self.transfers:
-            self.log(TRANSFER_ADDRESS, (TRANSFER_TOPIC, sender.rjust(32, b"\x00"),
-                                        to.rjust(32, b"\x00")), value.to_bytes(32, "big"))
+            self.on_log(TRANSFER_ADDRESS, (TRANSFER_TOPIC, sender.rjust(32, b"\x00"),
+                                           recipient.rjust(32, b"\x00")), value.to_bytes(32, "big"))
 
-    def exit(self, failed: bool) -> None:
+    def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
+                reverted: bool) -> None:
         if len(self.frames) <= 1:
-            if failed and self.frames:
+            if reverted and self.frames:
                 self.frames[0] = []
             return
         frame = self.frames.pop()
-        if not failed:
+        if not reverted:
             self.frames[-1].extend(frame)
 
-    def log(self, address: bytes, topics: tuple[bytes, ...], data: bytes) -> None:
+    def on_log(self, address: bytes, topics: tuple[bytes, ...], data: bytes, index: int = 0) -> None:
         if not self.frames:
             self.frames.append([])
         self.frames[-1].append((address, topics, data, self.count))
@@ -342,100 +335,15 @@ class _Tracer:
         return self.frames[0] if self.frames else []
 
 
-@lru_cache(maxsize=64)
-def _traced_class(computation_class: type) -> type:
-    """``computation_class`` reporting frames, logs and self-destructs to the tracer its
-    state carries (``state.simulation_tracer``)."""
-    base: Any = computation_class
-
-    def apply_message(cls: Any, state: Any, message: Any, transaction_context: Any,
-                      parent_computation: Any = None) -> Any:
-        tracer: _Tracer | None = getattr(state, "simulation_tracer", None)
-        if tracer is None:
-            return base.apply_message.__func__(cls, state, message, transaction_context,
-                                               parent_computation)
-        if tracer.create_pending:  # (the message of a create: entered by the create)
-            tracer.create_pending = False
-            return base.apply_message.__func__(cls, state, message, transaction_context,
-                                               parent_computation)
-        moves_value = message.should_transfer_value and not _is_callcode(message)
-        tracer.enter(message.sender, message.storage_address, message.value if moves_value else 0)
-        computation = base.apply_message.__func__(cls, state, message, transaction_context,
-                                                  parent_computation)
-        tracer.exit(computation.is_error)
-        return computation
-
-    def apply_create_message(cls: Any, state: Any, message: Any, transaction_context: Any,
-                             parent_computation: Any = None) -> Any:
-        tracer: _Tracer | None = getattr(state, "simulation_tracer", None)
-        if tracer is None:
-            return base.apply_create_message.__func__(cls, state, message, transaction_context,
-                                                      parent_computation)
-        tracer.enter(message.sender, message.storage_address, message.value)
-        tracer.create_pending = True
-        try:
-            computation = base.apply_create_message.__func__(cls, state, message,
-                                                             transaction_context, parent_computation)
-        finally:
-            tracer.create_pending = False
-        tracer.exit(computation.is_error)
-        return computation
-
-    def add_log_entry(self: Any, account: bytes, topics: tuple[int, ...], data: bytes) -> None:
-        base.add_log_entry(self, account, topics, data)
-        tracer: _Tracer | None = getattr(self.state, "simulation_tracer", None)
-        if tracer is not None:
-            tracer.log(account, tuple(t.to_bytes(32, "big") for t in topics), data)
-
-    opcodes = dict(base.opcodes)
-    selfdestruct = opcodes.get(0xFF)
-    if selfdestruct is not None:
-        opcodes[0xFF] = _traced_selfdestruct(selfdestruct)
-    return type(base.__name__, (base,), {
-        "apply_message": classmethod(apply_message),
-        "apply_create_message": classmethod(apply_create_message),
-        "add_log_entry": add_log_entry,
-        "opcodes": opcodes,
-    })
-
-
-def _is_callcode(message: Any) -> bool:
-    """Whether a message runs another account's code in its sender's own account with value
-    (CALLCODE): geth reports no transfer for it."""
-    return (message.sender == message.storage_address
-            and message.code_address != message.storage_address
-            and not getattr(message, "is_delegation", False))
-
-
-def _traced_selfdestruct(opcode: Any) -> Any:
-    """SELFDESTRUCT reporting the balance it moves as a transfer to its beneficiary."""
-
-    def run(computation: Any) -> None:
-        tracer: _Tracer | None = getattr(computation.state, "simulation_tracer", None)
-        if tracer is None:
-            opcode(computation=computation)
-            return
-        contract = computation.msg.storage_address
-        balance = computation.state.get_balance(contract)
-        known = len(computation.beneficiaries)
-        try:
-            opcode(computation=computation)
-        finally:
-            if len(computation.beneficiaries) > known and balance > 0:
-                tracer.transfer(contract, computation.beneficiaries[-1], balance)
-
-    run.__wrapped__ = opcode  # type: ignore[attr-defined]
-    run.mnemonic = getattr(opcode, "mnemonic", "SELFDESTRUCT")  # type: ignore[attr-defined]
-    return run
-
-
-@lru_cache(maxsize=64)
 def _simulation_vm_class(vm_class: type) -> type:
     """``vm_class`` whose ancestors' hashes are given (``simulated_hashes``) rather than read
     from its database (a simulated parent is not there), and whose state pays the fee
     recipient nothing for a call that pays no fees (geth skips that payment; py-evm would pay
     it a negative tip when the block has a base fee)."""
-    base: Any = vm_class
+    return made(_make_simulation_vm_class, vm_class)  # type: ignore[no-any-return]
+
+
+def _make_simulation_vm_class(base: Any) -> Any:
     state_class: Any = base.get_state_class()
 
     def get_tip(self: Any, transaction: Any) -> int:
@@ -455,13 +363,10 @@ def _simulation_vm_class(vm_class: type) -> type:
         # a sender only under validation)
         self.set_nonce(address, (self.get_nonce(address) + 1) % (MAX_NONCE + 1))
 
-    quiet_state = type(state_class.__name__, (state_class,), {
-        "get_tip": get_tip, "is_address_warm": is_address_warm,
-        "increment_nonce": increment_nonce})
-    return type(base.__name__, (base,), {
-        "_state_class": quiet_state,
-        "previous_hashes": property(lambda self: self.simulated_hashes),
-    })
+    quiet_state = subclass(state_class, {"get_tip": get_tip, "is_address_warm": is_address_warm,
+                                         "increment_nonce": increment_nonce})
+    return subclass(base, {"_state_class": quiet_state,
+                           "previous_hashes": property(lambda self: self.simulated_hashes)})
 
 
 class _Refusal(Picklable, Exception):
@@ -497,10 +402,10 @@ class _Simulator:
 
     def __init__(self, backend: ExecutableChain, config: Any, base: Header,
                  options: SimulateOptions, chaindb: Any, budget: _GasBudget,
-                 limit: interrupt.TimeLimit, fast: bool, tables: MessageTables) -> None:
+                 limit: time_limit.TimeLimit, tables: MessageTables) -> None:
         self.backend = backend
         self.tables = tables
-        """What the fast path's states read through (see :func:`simulate`)."""
+        """What the blocks' states read through (see :func:`simulate`)."""
         self.config = config
         self.base = base
         self.options = options
@@ -509,7 +414,6 @@ class _Simulator:
         self.limit = limit
         self.validate = options.validation
         self.hashes: list[Hash32] = []
-        self.fast = fast
 
     def run(self) -> tuple[SimulatedBlock, ...]:
         planned = plan_blocks(self.base, self.options.block_state_calls)
@@ -539,9 +443,9 @@ class _Simulator:
     def _check_time(self) -> None:
         """Stop when the simulation is past its time limit (between calls and blocks; the EVM
         checks it while a call runs), or hand back to its host past the host's budget
-        (:class:`~.interrupt.BudgetSpent`: a server that tried it on its event loop runs it
+        (:class:`~.time_limit.BudgetSpent`: a server that tried it on its event loop runs it
         again in a thread), so that blocks without calls hand back too."""
-        interrupt.check_budget()
+        time_limit.check_budget()
         if self.limit.deadline.expired():
             raise SimulationRefused(f"execution aborted (timeout = {go_duration(self.limit.timeout)})",
                                     INTERNAL_ERROR)
@@ -586,18 +490,13 @@ class _Simulator:
             requests_hash=sha256().digest() if rules.requests else None,
         )
         fork_vm = self.config.vm_class(item.number, item.time)
-        vm_class: Any = _simulation_vm_class(block_vm_class(fork_vm) if self.fast else fork_vm)
-        header_class = dict(vm_class.get_block_class()._meta.fields)["header"]
+        vm_class = self._vm_class(fork_vm)
         encoded_draft = encode_header(draft)
-        headers = self.tables.evm_headers
-        evm_header = headers.get((header_class, encoded_draft)) if self.fast else None
-        if evm_header is None:
-            evm_header = rlp.decode(encoded_draft, sedes=header_class)
-            if self.fast:
-                headers.put((header_class, encoded_draft), evm_header)
+        evm_header = self._evm_header(dict(vm_class.get_block_class()._meta.fields)["header"],
+                                      encoded_draft)
         ancestors = _AncestorHashes(self.backend, self.base, self.hashes)
         prepared = None
-        if self.fast and not item.state_overrides:
+        if not item.state_overrides:
             prepared = self._after_system_writes(vm_class, evm_header, encoded_draft, blob_fee,
                                                  ancestors)
         if prepared is not None:  # (the block starts from the state after its system writes)
@@ -606,9 +505,9 @@ class _Simulator:
         state = vm.state
         if blob_fee is not None:
             with_blob_base_fee(state, blob_fee)
-        state.computation_class = _traced_class(state.computation_class)
+        state.computation_class = hooked_class(state.computation_class)
         apply_state_overrides(state, item.state_overrides)
-        tracer = _Tracer(self.options.trace_transfers)
+        tracer = _BlockLogs(self.options.trace_transfers)
         if prepared is None:
             _system_writes(vm, evm_header)
         work = _BlockWork()
@@ -625,7 +524,7 @@ class _Simulator:
             for address in {w.address for w in withdrawals}:
                 if state.account_is_empty(EvmAddress(address)):
                     state.delete_account(EvmAddress(address))
-        if self.fast and last:  # (no block after it reads its state: its root is all it needs)
+        if last:  # (no block after it reads its state: its root is all it needs)
             state.make_state_root()
         else:
             state.persist()
@@ -641,11 +540,7 @@ class _Simulator:
                               if withdrawals is not None else None),
             requests_hash=requests_hash,
         ))
-        header = header_from_fields(decode_list(built), raw=built) if self.fast else decode_header(built)
-        if self.fast:
-            size = _block_size(built, work.encoded, withdrawals)
-        else:
-            size = len(rlp.encode(block_item(header, work.transactions, (), withdrawals)))
+        header, size = self._header_and_size(built, work, withdrawals)
         included = tuple(
             IncludedTransaction(transaction=tx, hash=tx_hash, sender=sender,
                                 block_hash=header.hash, block_number=header.number,
@@ -664,45 +559,58 @@ class _Simulator:
             for index, (output, logs, used, peak, status, error) in enumerate(work.results))
         return SimulatedBlock(block=block, calls=calls)
 
+    # (the steps ``tests/support/plain_simulate.py`` takes on py-evm's own classes instead)
+
+    def _vm_class(self, fork_vm: Any) -> Any:
+        """The VM class a block of the fork of ``fork_vm`` runs on: the lean classes with
+        overlay tries (:func:`~.overlay_trie.simulation_vm_class`), as a simulation runs them."""
+        return _simulation_vm_class(simulation_vm_class(fork_vm))
+
+    def _evm_header(self, header_class: Any, encoded: bytes) -> Any:
+        """py-evm's header decoded from ``encoded``, kept in the tables."""
+        headers = self.tables.evm_headers
+        evm_header = headers.get((header_class, encoded))
+        if evm_header is None:
+            evm_header = rlp.decode(encoded, sedes=header_class)
+            headers.put((header_class, encoded), evm_header)
+        return evm_header
+
+    def _header_and_size(self, built: bytes, work: _BlockWork,
+                         withdrawals: Sequence[Withdrawal] | None) -> tuple[Header, int]:
+        """The block's header from its encoding ``built``, and the block's size."""
+        return (header_from_fields(decode_list(built), raw=built),
+                _block_size(built, work.encoded, withdrawals))
+
+    def _evm_tx(self, vm: Any, request: CallRequest, message: Message, nonce: int, gas: int,
+                london: bool) -> Any:
+        """What py-evm's executor runs for the call: eth_call's envelope where it will do."""
+        if london and request.authorization_list is None and request.blob_versioned_hashes is None:
+            return self._envelope(vm, request, message, gas)
+        return self._evm_transaction(vm, request, message, nonce, gas, london)
+
     def _vm(self, vm_class: Any, evm_header: Any, chaindb: Any, ancestors: _AncestorHashes) -> Any:
         """A VM for a simulated block over ``chaindb``, its state reading through the
-        simulation's tables on the fast path."""
+        simulation's tables."""
         vm = vm_class(header=evm_header, chaindb=chaindb,
                       chain_context=ChainContext(self.config.chain_id),
                       consensus_context=ConsensusContext(chaindb.db))
         vm.simulated_hashes = ancestors
-        if self.fast:
-            share_tables(vm, self.tables)
+        share_tables(vm, self.tables)
         return vm
 
     def _after_system_writes(self, vm_class: Any, evm_header: Any, encoded_draft: bytes,
                              blob_fee: int | None, ancestors: _AncestorHashes) -> Any | None:
         """py-evm's header of a block without state overrides at the state after its system
-        writes, whose new trie nodes are written to the simulation's database first (None
-        when the writes deleted something: then they are made on the block's own state).
+        writes, made once per header (:func:`~ethread.evm.block_vm.after_system_writes`)."""
 
-        The writes depend only on the parent's state and the block's header (which commits
-        to that state), so they are made once per header, on a database that records them,
-        and kept in the tables (:attr:`~.call_vm.MessageTables.system_writes`); the block's
-        state root is then the same as when they are made on its own state, since a trie's
-        root depends only on what it holds."""
-        key = (vm_class, encoded_draft, blob_fee)
-        kept = self.tables.system_writes.get(key)
-        if kept is None:
-            recording = BatchDB(self.chaindb.db)
-            vm = self._vm(vm_class, evm_header, ChainDB(AtomicDB(recording)), ancestors)
+        def write(chaindb: Any) -> Any:
+            vm = self._vm(vm_class, evm_header, chaindb, ancestors)
             _system_writes(vm, evm_header)
             vm.state.persist()
-            diff = recording.diff()
-            kept = (() if tuple(diff.deleted_keys()) else  # (kept too: not tried again)
-                    (tuple(diff.pending_items()), evm_header.copy(state_root=vm.state.state_root)))
-            self.tables.system_writes.put(key, kept)
-        if not kept:
-            return None
-        db = self.chaindb.db
-        for node_key, node in kept[0]:
-            db[node_key] = node
-        return kept[1]
+            return evm_header.copy(state_root=vm.state.state_root)
+
+        return after_system_writes(self.tables, (vm_class, encoded_draft, blob_fee),
+                                   self.chaindb.db, write)
 
     def _requests_hash(self, vm: Any, state: Any, rules: Any, work: _BlockWork) -> bytes:
         """EIP-7685: the deposits the block's logs made, then what the withdrawal and
@@ -723,7 +631,7 @@ class _Simulator:
 
     # -- one call -------------------------------------------------------------------------
 
-    def _run_call(self, vm: Any, state: Any, tracer: _Tracer, rules: Any, header: Header,
+    def _run_call(self, vm: Any, state: Any, tracer: _BlockLogs, rules: Any, header: Header,
                   blob_fee: int | None, work: _BlockWork, index: int,
                   request: CallRequest) -> None:
         self._check_time()
@@ -747,25 +655,18 @@ class _Simulator:
         work.senders.append(sender)
         tracer.reset()
         london = header.base_fee_per_gas is not None
-        if (self.fast and london and request.authorization_list is None
-                and request.blob_versioned_hashes is None):
-            evm_tx = self._envelope(vm, request, message, gas)
-        else:
-            evm_tx = self._evm_transaction(vm, request, message, nonce, gas, london)
+        evm_tx = self._evm_tx(vm, request, message, nonce, gas, london)
         try:
             self._pre_check(state, rules, request, message, nonce, gas, header, blob_fee,
                             evm_tx.intrinsic_gas)
         except _Refusal as refusal:
             raise SimulationRefused(f"err: {refusal.reason} (supplied gas {gas})", refusal.code) from None
-        state.simulation_tracer = tracer
         state.lock_changes()
         try:
-            with self.limit.applied(state):
+            with attached(tracer), self.limit.applied(state):
                 computation = self._execute(state, evm_tx, rules.transient_storage)
         except ExecutionAborted as exc:  # (geth answers its timeout as a refused call: -32603)
             raise SimulationRefused(exc.message, INTERNAL_ERROR) from None
-        finally:
-            state.simulation_tracer = None
         before_refund = gas - computation.get_gas_remaining()
         refund = min(computation.get_gas_refund(), before_refund // (5 if rules.base_fee else 2))
         used = before_refund - refund
@@ -792,7 +693,7 @@ class _Simulator:
         payload = [outcome, _int_bytes(work.gas_used),
                    bloom.to_bytes(256, "big"),
                    [[address, list(topics), data] for address, topics, data in receipt_logs]]
-        encoded = encode_nested(payload) if self.fast else rlp.encode(payload)
+        encoded = encode_nested(payload)
         kind = transaction.type
         work.receipts.append(encoded if kind == 0 else bytes([kind]) + encoded)
         error: CallError | None = None

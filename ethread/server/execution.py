@@ -11,9 +11,9 @@ The synchronous core blocks; the event loop must not. Four places, cheapest firs
    :meth:`Execution.on_loop` is the policy the request pipeline is given;
 2. tried on the event loop first: a single eth_call or eth_simulateV1 (:data:`TRIED_ON_LOOP`)
    runs there under a budget of :data:`LOOP_BUDGET_SECONDS` of the loop thread's CPU time
-   (time spent waiting for a core does not count: :func:`~ethread.methods.interrupt.budget`);
+   (time spent waiting for a core does not count: :func:`~ethread.evm.time_limit.budget`);
    a call that is still
-   running then stops (its state reverted: :class:`~ethread.methods.interrupt.BudgetSpent`)
+   running then stops (its state reverted: :class:`~ethread.evm.time_limit.BudgetSpent`)
    and runs again in the slow pool. Most calls take one or two hundred microseconds, less
    than a hop to a thread and back (two interpreter-lock hand-offs and a wake-up of the
    loop), and running in a thread of the same process gains no parallelism; a long call
@@ -58,7 +58,7 @@ from ..backend import HistoryInMemory
 from ..codec.envelope import Call
 from ..codec.jsonrpc import Dispatcher
 from ..codec.pipeline import Exchange
-from ..methods import interrupt
+from ..evm import time_limit
 
 log = logging.getLogger("ethread.rpc")
 T = TypeVar("T")
@@ -142,8 +142,8 @@ class Execution:
                 getattr(exchange.dispatcher, "backend", None)):
             return False
         try:
-            interrupt.run_under_budget(self.loop_budget, exchange.run)
-        except interrupt.BudgetSpent:
+            time_limit.run_under_budget(self.loop_budget, exchange.run)
+        except time_limit.BudgetSpent:
             return False  # nothing was kept: the call runs again in the pool
         return True
 

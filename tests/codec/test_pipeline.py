@@ -235,13 +235,13 @@ def _on_the_loop_then_handed_back(pipeline: Pipeline, backend: ethread.MemoryBac
 def test_a_simulation_without_calls_hands_back_past_its_hosts_budget(
         osaka_memory: ethread.MemoryBackend) -> None:
     """The budget is checked between blocks, not only in the EVM: empty blocks stop too."""
-    from ethread.methods import interrupt
+    from ethread.evm import time_limit
 
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_simulateV1",
                        "params": [{"blockStateCalls": [{}, {}]}, "latest"]}).encode()
     exchange = Pipeline(Limits(), lambda d, c: False).submit(Dispatcher(osaka_memory), body)
-    with pytest.raises(interrupt.BudgetSpent):
-        interrupt.run_under_budget(1e-9, exchange.run)
+    with pytest.raises(time_limit.BudgetSpent):
+        time_limit.run_under_budget(1e-9, exchange.run)
     assert exchange.pending
     exchange.run()
     assert len(json.loads(exchange.answer() or b"")["result"]) == 2

@@ -2,7 +2,7 @@
 generated programs that count leading zeros (CLZ) and call P256VERIFY and MODEXP with valid
 and broken inputs, at every call kind and at gas that may run out, give the same output, gas
 used and success on the reference, on py-evm with ethread's Osaka classes, and through
-eth_call's lean interpreter (``ethread.methods.call_vm``)."""
+eth_call's lean interpreter (``ethread.evm.lean_interpreter``)."""
 
 from __future__ import annotations
 

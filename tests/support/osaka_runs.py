@@ -1,6 +1,6 @@
 """Running one message (a contract's code, called with some data and gas) three ways: on
 ethread's Osaka VM as py-evm runs it, on the same VM through eth_call's lean classes
-(``ethread.methods.call_vm``), and on the execution specs' Osaka (``ethereum-execution``,
+(``ethread.evm.lean_interpreter``), and on the execution specs' Osaka (``ethereum-execution``,
 the reference); and signing P-256 inputs for P256VERIFY."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ethereum_types.bytes import Bytes20, Bytes32
 from ethereum_types.numeric import U64, U256, Uint
 
 from ethread.evm import BlobParams, osaka_vm
-from ethread.methods.call_vm import lean_vm_class
+from ethread.evm.lean_interpreter import lean_vm_class
 
 SENDER = bytes.fromhex("a94f5374fce5edbc8e2a8697c15331677e6ebf0b")
 CONTRACT = bytes.fromhex("0000000000000000000000000000000000c0de00")

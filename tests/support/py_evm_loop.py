@@ -7,12 +7,12 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from ethread.methods.call_vm import lean_vm_class
+from ethread.evm.lean_interpreter import lean_vm_class
 
 
 @cache
 def py_evm_loop_vm_class(vm_class: Any) -> Any:
-    """:func:`~ethread.methods.call_vm.lean_vm_class` of ``vm_class`` (its lean account
+    """:func:`~ethread.evm.lean_interpreter.lean_vm_class` of ``vm_class`` (its lean account
     database and snapshots) with the fork's own computation class, py-evm's loop, in place
     of the lean one. A memoised class build (one per fork)."""
     lean = lean_vm_class(vm_class)

@@ -11,8 +11,8 @@ are bounded (:attr:`RemoteLimits.max_calls_per_execution`), so that a cheap call
 into thousands of requests to the node.
 
 A read never waits for the network on a server's event loop: work tried there under a budget
-(:func:`ethread.methods.interrupt.budget`) hands back with
-:class:`~ethread.methods.interrupt.BudgetSpent` before its first request, and runs again in a
+(:func:`ethread.evm.time_limit.budget`) hands back with
+:class:`~ethread.evm.time_limit.BudgetSpent` before its first request, and runs again in a
 thread.
 
 Only ``http://`` and ``https://`` URLs are taken; nothing is sent anywhere else.
@@ -37,7 +37,7 @@ from typing import Any
 
 from ...backend import CancelToken, Deadline
 from ...errors import Cancelled, EthreadError, ExecutionAborted
-from ...methods import interrupt
+from ...evm import time_limit
 
 RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
 MAX_ANSWER_BYTES = 256 * 1024 * 1024
@@ -192,9 +192,9 @@ class RemoteNode:
         ``concurrency`` batches in flight, all within one deadline (:class:`RemoteLimits`)."""
         if not calls:
             return []
-        if interrupt.under_budget():
-            raise interrupt.BudgetSpent  # waiting for the network is long work: hand it back
-        limit = interrupt.current_limit()
+        if time_limit.under_budget():
+            raise time_limit.BudgetSpent  # waiting for the network is long work: hand it back
+        limit = time_limit.current_limit()
         token = Deadline.after(0).token
         deadline = time.monotonic() + self.limits.timeout
         if limit is not None:

@@ -1,7 +1,7 @@
 """Tracing: geth's debug_trace* methods as pure functions returning typed answers, over one
 hook point in the EVM (:mod:`.hooks`) that every tracer (:mod:`.tracers`) shares."""
 
-from .hooks import Step, Tracer, TxEnv
+from ...evm.hooks import Step, Tracer, TxEnv
 from .models import (
     CallFrame,
     CallLog,

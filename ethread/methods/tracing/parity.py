@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from ...backend import Deadline
 from ...errors import ExecutionFailed, InvalidParams, LimitExceeded
+from ...evm.hooks import TxEnv
 from ...models import (
     AccessListTransaction,
     Block,
@@ -36,7 +37,6 @@ from ...models import (
     StateOverride,
 )
 from ..transactions import get_transaction_by_hash
-from .hooks import TxEnv
 from .models import CallFrame, FlatCall, NoResult
 from .replay import (
     DEFAULT_TRACE_TIMEOUT,

@@ -8,10 +8,11 @@ transactions before the traced one run untraced. Each traced transaction runs un
 (:mod:`.hooks`) and under its own time limit (geth's 5 s by default), past which it stops with
 geth's ``execution timeout``.
 
-By default (:data:`FAST`) the VM is eth_call's lean one with each transaction's first message
-inside py-evm's snapshot (:func:`~..block_vm.block_vm_class`, the classes eth_simulateV1's
-blocks run on), and a tracer that wants no steps runs on its loop; one that wants steps runs
-on py-evm's own loop of the fork. A dispatcher keeps the blocks it replayed
+The VM is eth_call's lean one with each transaction's first message inside py-evm's snapshot
+(:func:`~..overlay_trie.simulation_vm_class`, the classes eth_simulateV1's blocks run on), and
+a tracer that wants no steps runs on its loop; one that wants steps runs on py-evm's own loop
+of the fork. ``tests/support/plain_replay.py`` replays on py-evm's own classes and loop, and
+``tests/methods/tracing/test_replay.py`` proves the answers the same. A dispatcher keeps the blocks it replayed
 (:class:`~.states.ReplayStates`), so that tracing another transaction of a block starts from
 the state right before it rather than from the block's start.
 """
@@ -26,7 +27,6 @@ from typing import Any, Protocol
 import rlp
 from eth.consensus.context import ConsensusContext
 from eth.db.atomic import AtomicDB
-from eth.db.batch import BatchDB
 from eth.db.chain import ChainDB
 from eth.vm.chain_context import ChainContext
 from eth.vm.spoof import SpoofTransaction
@@ -36,32 +36,24 @@ from eth_utils import ValidationError
 
 from ...backend import BlockSource, ReceiptSource, TransactionLocator
 from ...errors import ExecutionAborted, ExecutionFailed, StateUnavailable
+from ...evm import time_limit
+from ...evm.block_vm import after_system_writes
+from ...evm.hooks import TxEnv, attached, hooked_class
+from ...evm.lean_interpreter import MessageTables, plain_computation_class, share_tables
 from ...evm.senders import with_sender
 from ...models import Block, BlockHashRef, BlockOverrides, BlockRef, CallRequest, Hash32, StateOverride
 from ...rlpcodec.headers import encode_header
 from ...rlpcodec.transactions import encode_transaction
-from .. import interrupt
-from ..block_vm import block_vm_class
-from ..call_vm import MessageTables, share_tables
 from ..message import ExecutableChain, Rejected, gas_for, prepare
+from ..overlay_trie import simulation_vm_class
 from ..raw import get_raw_block
 from ..resolve import require_header
-from .hooks import TxEnv, attached, hooked_class, plain_computation_class
 from .models import TraceResult, TransactionTrace
 from .states import BlockReplay, LazyTransactions, Overlay, ReplayStates
 from .tracers import LoggerConfig, ResultTracer, TraceContext, make_tracer
 
 DEFAULT_TRACE_TIMEOUT = 5.0
 """geth's ``defaultTraceTimeout``: how long one transaction's trace may run."""
-
-FAST = True
-"""Whether blocks are replayed on eth_call's lean classes (:func:`~..block_vm.block_vm_class`:
-the lean account database and loop, each transaction's first message inside py-evm's
-snapshot) and a tracer without steps runs on the lean loop. No setting of a server turns it
-off: the tests set it to False to compare both paths' answers byte for byte
-(``tests/methods/tracing/test_replay.py``), and ``benchmarks/bench_tracing.py``'s plain
-server to measure py-evm's own classes."""
-
 
 class TraceableChain(ExecutableChain, BlockSource, TransactionLocator, ReceiptSource, Protocol):
     """What tracing reads: blocks and where transactions are, headers, state, fork rules."""
@@ -88,14 +80,15 @@ def _tracer(options: TraceOptions, context: TraceContext) -> ResultTracer:
 
 
 @contextmanager
-def _traced(state: Any, tracer: ResultTracer, limit: interrupt.TimeLimit,
-            log_index: int = 0, fast: bool = False) -> Iterator[None]:
+def _traced(state: Any, tracer: ResultTracer, limit: time_limit.TimeLimit,
+            log_index: int = 0, block_classes: bool = True) -> Iterator[None]:
     """Run what the block does on ``state`` with ``tracer`` attached and ``limit`` applied.
-    A tracer that wants no steps, on a replay's ``fast`` state, runs on the state's own lean
-    class (its loop, with the hooks' frames, logs and self-destructs); otherwise the hooks
-    go on py-evm's own class of the fork, whose loop reports each step."""
+    A tracer that wants no steps, on a state of the block classes (a replay's: each
+    transaction's first message inside py-evm's snapshot), runs on the state's own lean class
+    (its loop, with the hooks' frames, logs and self-destructs); otherwise the hooks go on
+    py-evm's own class of the fork, whose loop reports each step."""
     original = state.computation_class
-    lean = fast and not tracer.wants_steps
+    lean = block_classes and not tracer.wants_steps
     state.computation_class = hooked_class(original if lean else plain_computation_class(original))
     try:
         with attached(tracer, log_index), limit.applied(state):
@@ -130,20 +123,30 @@ def _base_postprocessing() -> Any:
 # Blocks
 
 
-def _replay(backend: TraceableChain, block: Block, fast: bool = True,
-            keep: bool = False, shared: ReplayStates | None = None) -> BlockReplay:
-    """A block ready to replay on its parent's state, its system calls done (``fast``: on
-    the lean classes, reading through ``shared``'s tables and decoded transactions when
-    given; ``keep``: noting its
-    positions, to be kept in :class:`ReplayStates`)."""
+def _replay(backend: TraceableChain, block: Block, keep: bool = False,
+            shared: ReplayStates | None = None) -> BlockReplay:
+    """A block ready to replay on its parent's state, its system calls done, on the block
+    classes, reading through ``shared``'s tables and decoded transactions when given
+    (``keep``: noting its positions, to be kept in :class:`ReplayStates`)."""
+    config, chaindb = _replayable(backend, block)
+    return _replay_from_models(backend, block, config, chaindb, keep, shared)
+
+
+def _replayable(backend: TraceableChain, block: Block) -> tuple[Any, Any]:
+    """The chain's configuration and py-evm database, for a block that can be replayed."""
     if block.header.number == 0:
         raise NotTraceable("genesis is not traceable")
     config = backend.chain_config()
     if config is None:
         raise StateUnavailable("the backend does not know the chain's fork schedule")
-    chaindb = backend.evm_database()
-    if fast:
-        return _replay_from_models(backend, block, config, chaindb, keep, shared)
+    return config, backend.evm_database()
+
+
+def replay_on_fork_classes(backend: TraceableChain, block: Block) -> BlockReplay:
+    """A block ready to replay on its parent's state, its system calls done, decoded from its
+    RLP and run on the fork's own VM class (py-evm's classes and tries): the state
+    debug_traceCall's ``txIndex`` runs on."""
+    config, chaindb = _replayable(backend, block)
     raw = get_raw_block(backend, BlockHashRef(hash=block.hash))
     if raw is None:
         raise NotTraceable(f"block {'0x' + block.hash.hex()} not found")
@@ -156,21 +159,20 @@ def _replay(backend: TraceableChain, block: Block, fast: bool = True,
         raise StateUnavailable(f"no state for block {header.number - 1}") from exc
     senders = {itx.hash: itx.sender for itx in block.transactions}
     return _replay_decoded(evm_block, parent, block.hash, senders, config.chain_id, vm_class,
-                           chaindb, fast, keep)
+                           chaindb)
 
 
 def _replay_decoded(evm_block: Any, parent: Any, block_hash: bytes, senders: dict[bytes, bytes],
-                    chain_id: int, vm_class: Any, chaindb: Any, fast: bool = True,
-                    keep: bool = False) -> BlockReplay:
+                    chain_id: int, vm_class: Any, chaindb: Any) -> BlockReplay:
+    """The replay of a decoded block on ``vm_class``."""
     transactions = [_with_sender(tx, senders.get(bytes(tx.hash))) for tx in evm_block.transactions]
     start = evm_block.header.copy(state_root=parent.state_root, gas_used=0)
-    return _start(evm_block, start, block_hash, transactions, chain_id,
-                  block_vm_class(vm_class) if fast else vm_class, chaindb, keep)
+    return _start(evm_block, start, block_hash, transactions, chain_id, vm_class, chaindb, False)
 
 
 def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chaindb: Any,
                         keep: bool, shared: ReplayStates | None = None) -> BlockReplay:
-    """:func:`_replay` on the fast path, from the block's models rather than its RLP: the
+    """:func:`_replay`, from the block's models rather than its RLP: the
     header as py-evm's (on the parent's state root, with no gas used yet) decoded from its
     own encoding, and each transaction decoded from its encoding when the replay reaches it
     (the same objects the block's RLP decodes to: the block's sedes decodes each the same
@@ -207,7 +209,7 @@ def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chai
 
     replay = _start(_BlockView(start), start, block.hash,
                     LazyTransactions(len(indexed), decode), config.chain_id,
-                    block_vm_class(vm_class), chaindb, keep,
+                    simulation_vm_class(vm_class), chaindb, keep,
                     shared.tables if shared is not None else None)
     replay.receipts = False  # (a block of the chain: its receipts are known, none is read)
     return replay
@@ -254,30 +256,18 @@ def _start(block: Any, start: Any, block_hash: bytes, transactions: Sequence[Any
 
 def _after_system_writes(block: Any, start: Any, chain_id: int, vm_class: Any, chaindb: Any,
                          tables: MessageTables) -> Any | None:
-    """py-evm's header ``start`` at the state after the block's system calls, their new trie
-    nodes written to ``chaindb`` (an overlay) first; None when the calls deleted a node (they
-    are then made on the replay's own state). The calls read only the parent's state and the
-    header (which commits to it), so they run once per header."""
-    key = (vm_class, rlp.encode(start), None)
-    kept = tables.system_writes.get(key)
-    if kept is None:
-        recording = BatchDB(chaindb.db)
-        vm = vm_class(header=start, chaindb=ChainDB(AtomicDB(recording)),
-                      chain_context=ChainContext(chain_id),
+    """py-evm's header ``start`` at the state after the block's system calls, made once per
+    header (:func:`~ethread.evm.block_vm.after_system_writes`)."""
+
+    def write(recording: Any) -> Any:
+        vm = vm_class(header=start, chaindb=recording, chain_context=ChainContext(chain_id),
                       consensus_context=ConsensusContext(chaindb.db))
         share_tables(vm, tables)
         vm.block_preprocessing(block)
         vm.state.persist()
-        diff = recording.diff()
-        kept = (() if tuple(diff.deleted_keys()) else
-                (tuple(diff.pending_items()), start.copy(state_root=vm.state.state_root)))
-        tables.system_writes.put(key, kept)
-    if not kept:
-        return None
-    db = chaindb.db
-    for node_key, node in kept[0]:
-        db[node_key] = node
-    return kept[1]
+        return start.copy(state_root=vm.state.state_root)
+
+    return after_system_writes(tables, (vm_class, rlp.encode(start), None), chaindb.db, write)
 
 
 def _with_sender(tx: Any, sender: bytes | None) -> Any:
@@ -287,7 +277,7 @@ def _with_sender(tx: Any, sender: bytes | None) -> Any:
 
 
 def _trace_next(replay: BlockReplay, options: TraceOptions, tx_hash: bytes,
-                tracer: ResultTracer | None = None, fast: bool = False) -> TraceResult:
+                tracer: ResultTracer | None = None) -> TraceResult:
     """Trace the replay's next transaction (with ``tracer``, or the one ``options`` names)."""
     index = replay.applied
     tx = replay.transactions[index]
@@ -298,7 +288,7 @@ def _trace_next(replay: BlockReplay, options: TraceOptions, tx_hash: bytes,
     authorities = tuple(a for a in map(_authority, _authorizations(tx)) if a is not None)
     env = _env(vm, state, bytes(tx.sender), to, int(tx.gas), int(tx.value), bytes(tx.data),
                replay.logs, authorities)
-    with _traced(state, tracer, interrupt.TimeLimit.start(options.timeout), replay.logs, fast):
+    with _traced(state, tracer, time_limit.TimeLimit.start(options.timeout), replay.logs):
         tracer.on_tx_start(env)
         used, _ = replay.apply_next()
         tracer.on_tx_end(used, None)
@@ -321,67 +311,58 @@ def _authority(authorization: Any) -> bytes | None:
 
 def trace_transaction(backend: TraceableChain, tx_hash: Hash32,
                       options: TraceOptions = TraceOptions(), *,
-                      tracer: ResultTracer | None = None, states: ReplayStates | None = None,
-                      fast: bool | None = None) -> TraceResult:
+                      tracer: ResultTracer | None = None,
+                      states: ReplayStates | None = None) -> TraceResult:
     """debug_traceTransaction: the transaction replayed on the state its block left before
     it, traced (by ``tracer`` when given, else by the one ``options`` names). With
-    ``states``, the block's replay is taken from there (or built) and kept again afterwards.
-    ``fast`` (default: :data:`FAST`) replays on eth_call's lean classes; otherwise on
-    py-evm's own, the path the fast one is tested against."""
-    fast = FAST if fast is None else fast
+    ``states``, the block's replay is taken from there (or built) and kept again afterwards."""
     location = backend.transaction_location(tx_hash)
     if location is None:
         raise NotTraceable("transaction not found")
     block = backend.block_by_hash(location[0])
     if block is None:
         raise NotTraceable("transaction not found")
-    keep = states is not None and fast
-    replay = states.take(block.hash) if states is not None and keep else None
+    replay = states.take(block.hash) if states is not None else None
     if replay is None or not replay.seek(location[1]):
-        replay = _replay(backend, block, fast, keep, states)
+        replay = _replay(backend, block, states is not None, states)
         replay.seek(location[1])
-    result = _trace_next(replay, options, tx_hash, tracer, fast)
-    if states is not None and keep:
+    result = _trace_next(replay, options, tx_hash, tracer)
+    if states is not None:
         states.give(replay)
     return result
 
 
 def trace_block(backend: TraceableChain, block: Block,
-                options: TraceOptions = TraceOptions(), *,
-                fast: bool | None = None) -> tuple[TransactionTrace, ...]:
+                options: TraceOptions = TraceOptions()) -> tuple[TransactionTrace, ...]:
     """debug_traceBlockByNumber/ByHash: every transaction of ``block``, traced in turn."""
-    fast = FAST if fast is None else fast
-    replay = _replay(backend, block, fast)
+    replay = _replay(backend, block)
     traces = []
     for itx in block.transactions:
         traces.append(TransactionTrace(tx_hash=itx.hash,
-                                       result=_trace_next(replay, options, itx.hash, None, fast)))
+                                       result=_trace_next(replay, options, itx.hash)))
     return tuple(traces)
 
 
 def replay_block_with(backend: TraceableChain, block: Block,
                       make: Callable[[int, bytes], ResultTracer],
-                      timeout: float = DEFAULT_TRACE_TIMEOUT, *, fast: bool | None = None) -> None:
+                      timeout: float = DEFAULT_TRACE_TIMEOUT) -> None:
     """Replay every transaction of ``block``, each traced by the tracer ``make(index, hash)``
     gives (the parity-style traces collect their own answers)."""
-    fast = FAST if fast is None else fast
-    replay = _replay(backend, block, fast)
+    replay = _replay(backend, block)
     options = TraceOptions(timeout=timeout)
     for index, itx in enumerate(block.transactions):
-        _trace_next(replay, options, itx.hash, make(index, itx.hash), fast)
+        _trace_next(replay, options, itx.hash, make(index, itx.hash))
 
 
-def intermediate_roots(backend: TraceableChain, block_hash: Hash32, *,
-                       fast: bool | None = None) -> tuple[bytes, ...]:
+def intermediate_roots(backend: TraceableChain, block_hash: Hash32) -> tuple[bytes, ...]:
     """debug_intermediateRoots: the state root after each transaction of the block, replayed
     on its parent's state (geth's ``IntermediateRoots``: empty accounts deleted from Spurious
     Dragon on, as the transaction's own finalization deletes them; the block's withdrawals and
     end-of-block system calls are not in any of them)."""
-    fast = FAST if fast is None else fast
     block = backend.block_by_hash(block_hash)
     if block is None:
         raise NotTraceable(f"block {'0x' + block_hash.hex()} not found")
-    replay = _replay(backend, block, fast)
+    replay = _replay(backend, block)
     roots = []
     for _ in block.transactions:
         replay.apply_next()
@@ -404,11 +385,9 @@ def block_by_ref(backend: TraceableChain, ref: BlockRef) -> Block:
 
 
 def trace_raw_block(backend: TraceableChain, raw: bytes,
-                    options: TraceOptions = TraceOptions(), *,
-                    fast: bool | None = None) -> tuple[TransactionTrace, ...]:
+                    options: TraceOptions = TraceOptions()) -> tuple[TransactionTrace, ...]:
     """debug_traceBlock: a block given as RLP, replayed on its parent's state (it need not be
     in the chain)."""
-    fast = FAST if fast is None else fast
     try:
         fields = rlp.decode(raw)[0]
         number = int.from_bytes(fields[8], "big")
@@ -431,9 +410,9 @@ def trace_raw_block(backend: TraceableChain, raw: bytes,
     except Exception as exc:
         raise ExecutionFailed(f"could not decode block: {exc}") from None
     replay = _replay_decoded(evm_block, evm_parent, bytes(evm_block.header.hash), {},
-                             config.chain_id, vm_class, chaindb, fast)
+                             config.chain_id, simulation_vm_class(vm_class), chaindb)
     hashes = [bytes(tx.hash) for tx in replay.transactions]
-    return tuple(TransactionTrace(tx_hash=h, result=_trace_next(replay, options, h, None, fast))
+    return tuple(TransactionTrace(tx_hash=h, result=_trace_next(replay, options, h))
                  for h in hashes)
 
 
@@ -469,10 +448,10 @@ def trace_calls(backend: TraceableChain, calls: Sequence[tuple[CallRequest, Resu
     header = require_header(backend, block)
     vm = None
     for request, tracer in calls:
-        fast = FAST and states is not None and tx_index is None
+        block_classes = states is not None and tx_index is None
         run = prepare(backend, request, block, state_override=state_override if vm is None else (),
                       block_overrides=block_overrides, own_state=True, timeout=options.timeout,
-                      header=header, states=states.calls if fast and states is not None else None)
+                      header=header, states=states.calls if block_classes and states is not None else None)
         if vm is None and tx_index is not None:
             run = _at_transaction(backend, run, header.hash, tx_index, state_override,
                                   block_overrides)
@@ -482,10 +461,10 @@ def trace_calls(backend: TraceableChain, calls: Sequence[tuple[CallRequest, Resu
             from ..message import PreparedMessage
 
             run = PreparedMessage(vm, run.message, run.fork, run.london, run.limit)
-        _run_traced_call(run, gas_for(request, header.gas_limit), tracer, fast)
+        _run_traced_call(run, gas_for(request, header.gas_limit), tracer, block_classes)
 
 
-def _run_traced_call(run: Any, gas: int, tracer: ResultTracer, fast: bool = False) -> None:
+def _run_traced_call(run: Any, gas: int, tracer: ResultTracer, block_classes: bool) -> None:
     message, state = run.message, run.state
     try:
         transaction = run._transaction(gas)
@@ -495,7 +474,7 @@ def _run_traced_call(run: Any, gas: int, tracer: ResultTracer, fast: bool = Fals
     spoofed: Any = SpoofTransaction(transaction, from_=EvmAddress(message.sender))
     request = message.request
     env = _env(run.vm, state, message.sender, request.to, gas, request.value, request.data, 0)
-    with _traced(state, tracer, run.limit, fast=fast):
+    with _traced(state, tracer, run.limit, block_classes=block_classes):
         tracer.on_tx_start(env)
         try:
             computation = state.apply_transaction(spoofed)
@@ -518,7 +497,7 @@ def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_ind
     assert block is not None
     if tx_index > len(block.transactions):
         raise ExecutionFailed(f"transaction index {tx_index} out of range")
-    replay = _replay(backend, block, fast=False)
+    replay = replay_on_fork_classes(backend, block)
     replay.seek(tx_index)  # (a replay without positions only goes forward: always there)
     state = replay.vm.state
     context = state.execution_context

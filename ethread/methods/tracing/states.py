@@ -31,10 +31,10 @@ from eth.db.backends.base import BaseDB
 from eth_utils import ValidationError
 
 from ...errors import ExecutionFailed
+from ...evm.lean_interpreter import MessageTables
 from ...lru import LRU
-from ..block_vm import block_vm_class
-from ..call_vm import MessageTables
 from ..message import CallStates
+from ..overlay_trie import simulation_vm_class
 
 MAX_REPLAYS = 64
 MAX_REPLAY_BYTES = 256 * 1024 * 1024
@@ -212,7 +212,7 @@ class ReplayStates:
     def __init__(self, max_replays: int = MAX_REPLAYS, max_bytes: int = MAX_REPLAY_BYTES) -> None:
         self._replays: LRU[bytes, tuple[BlockReplay, int]] = LRU(
             max_replays, max_bytes=max_bytes, weigh=lambda kept: kept[1])
-        self.calls = CallStates(max_states=1, per_block=1, vm_classes=block_vm_class)
+        self.calls = CallStates(max_states=1, per_block=1, vm_classes=simulation_vm_class)
         """What a traced call's state is built with (a block's decoded header and rules, the
         tables, the replays' VM classes: eth_call's lean ones with each transaction's first
         message inside py-evm's snapshot): each traced call runs on a state of its own."""

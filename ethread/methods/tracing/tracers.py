@@ -23,9 +23,7 @@ from eth_typing import Address as EvmAddress
 from eth_utils import keccak
 
 from ...errors import EthreadError, ExecutionFailed, ResponseTooLarge, go_json_type
-from ...models import trusted_maker
-from ..call import decode_revert_reason
-from .hooks import (
+from ...evm.hooks import (
     CALL,
     CALLCODE,
     CREATE,
@@ -40,6 +38,8 @@ from .hooks import (
     TxEnv,
     opcode_name,
 )
+from ...models import trusted_maker
+from ..call import decode_revert_reason
 from .models import (
     CallFrame,
     CallLog,

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .hooks import _STACK_EFFECTS as STACK_EFFECTS
-from .hooks import CREATE, CREATE2, NESTING_OPCODES, SELFDESTRUCT, SLOAD, SSTORE, Step, Tracer, TxEnv, opcode_name
+from ...evm.hooks import _STACK_EFFECTS as STACK_EFFECTS
+from ...evm.hooks import CREATE, CREATE2, NESTING_OPCODES, SELFDESTRUCT, SLOAD, SSTORE, Step, Tracer, TxEnv, opcode_name
 
 STOP = 0x00
 

@@ -14,7 +14,7 @@ import pytest
 import ethread
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.fork.remote import RemoteError, RemoteLimits, RemoteNode
-from ethread.methods import interrupt
+from ethread.evm import time_limit
 from ethread.web3 import EthreadProvider
 from tests.support.fake_upstream import FakeUpstream, wait_seconds
 from tests.support.fork_proxy import CountingProxy
@@ -51,7 +51,7 @@ def test_an_exchange_ends_at_its_deadline_whatever_the_node_does(remote: str, mo
 def test_a_read_under_a_loop_budget_hands_back_before_any_request(remote: str) -> None:
     with FakeUpstream(remote) as upstream:
         node = RemoteNode(upstream.url)
-        with interrupt.budget(10.0), pytest.raises(interrupt.BudgetSpent):
+        with time_limit.budget(10.0), pytest.raises(time_limit.BudgetSpent):
             node.call("eth_chainId")
         assert upstream.requests == 0
         assert node.call("eth_chainId") == hex(1337)  # off the budget it reads

@@ -14,9 +14,9 @@ replays' tables, a tracer without steps on the lean loop).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
-import sys
 from typing import Any
 
 import pytest
@@ -36,8 +36,8 @@ import ethread
 from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import PRAGUE_FORKS
+from tests.support.plain_replay import plain_tracing
 
-REPLAY = sys.modules["ethread.methods.tracing.replay"]
 PROGRAMS = 24
 CONFIGS: list[Any] = [
     {"tracer": "callTracer", "tracerConfig": {"withLog": True}},
@@ -101,9 +101,9 @@ def _body(method: str, *params: Any) -> bytes:
 
 def _answers(backend: Any, bodies: list[bytes], fast: bool,
              monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
-    monkeypatch.setattr(REPLAY, "FAST", fast)
     dispatcher = Dispatcher(backend)
-    return [dispatcher.handle(body) or b"" for body in bodies]
+    with contextlib.nullcontext() if fast else plain_tracing():
+        return [dispatcher.handle(body) or b"" for body in bodies]
 
 
 def test_fast_paths_answer_as_the_plain_one(generated: tuple[Any, list[str], list[Any]],

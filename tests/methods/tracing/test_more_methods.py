@@ -13,7 +13,7 @@ checked against what it must equal:
 
 from __future__ import annotations
 
-import sys
+import contextlib
 from typing import Any
 
 import pytest
@@ -22,9 +22,8 @@ import ethread
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import PRAGUE_FORKS, ForkSchedule
 from ethread.rlpcodec.transactions import encode_transaction
+from tests.support.plain_replay import plain_tracing
 from tests.support.rpc_cases import answer_of
-
-REPLAY = sys.modules["ethread.methods.tracing.replay"]
 
 
 def _hex(data: bytes) -> str:
@@ -48,9 +47,9 @@ def homestead() -> DevChain:
 @pytest.mark.parametrize("fast", [True, False])
 def test_intermediate_roots_are_the_receipts_roots(homestead: DevChain, fast: bool,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(REPLAY, "FAST", fast)
     block = homestead.block(2)
-    answer = answer_of(homestead.backend, "debug_intermediateRoots", _hex(block.hash))
+    with contextlib.nullcontext() if fast else plain_tracing():
+        answer = answer_of(homestead.backend, "debug_intermediateRoots", _hex(block.hash))
     receipts = answer_of(homestead.backend, "eth_getBlockReceipts", _hex(block.hash))["result"]
     assert len(receipts) == 3
     assert answer["result"] == [r["root"] for r in receipts]

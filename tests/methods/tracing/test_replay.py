@@ -1,7 +1,7 @@
 """Tracing's fast paths give the plain path's answers byte for byte.
 
-The plain path replays each request's block from scratch on py-evm's own classes, every
-tracer on py-evm's loop (``replay.FAST`` set to False). The fast paths: blocks replayed on
+The plain path (``tests/support/plain_replay.py``) replays each request's block from scratch
+on py-evm's own classes, every tracer on py-evm's loop. The fast paths: blocks replayed on
 eth_call's lean classes, a tracer without steps on the lean loop, a dispatcher's kept replays
 (the next transaction of a block starts where the last request stopped, an earlier one from
 the state noted before it), and answers kept by the codec. Both answer every debug_trace*
@@ -12,6 +12,7 @@ takes the kept replays a different way), over debug_trace* and trace_* alike.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import sys
@@ -25,6 +26,7 @@ from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import contracts
 from ethread.methods.tracing import ReplayStates, TraceOptions, trace_transaction
 from tests.support.paths import conformance_dir
+from tests.support.plain_replay import plain_trace_transaction, plain_tracing
 from tests.support.router import CONFIGS, RouterChain
 from tests.support.rpc_cases import read_case
 
@@ -52,20 +54,20 @@ MORE_CONFIGS: dict[str, Any] = {
 
 
 @pytest.fixture
-def plain(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(REPLAY, "FAST", False)
-    yield
+def plain() -> Iterator[None]:
+    with plain_tracing():
+        yield
 
 
 def _answers(backend: Any, bodies: list[bytes], fast: bool, monkeypatch: pytest.MonkeyPatch,
              dispatcher: Dispatcher | None = None) -> list[bytes]:
-    monkeypatch.setattr(REPLAY, "FAST", fast)
     dispatcher = dispatcher or Dispatcher(backend)
     out = []
-    for body in bodies:
-        answer = dispatcher.handle(body)
-        assert answer is not None
-        out.append(answer)
+    with contextlib.nullcontext() if fast else plain_tracing():
+        for body in bodies:
+            answer = dispatcher.handle(body)
+            assert answer is not None
+            out.append(answer)
     return out
 
 
@@ -168,17 +170,16 @@ def test_kept_replays_are_bounded_and_go_back(router_chain: Any) -> None:
     backend, hashes = router_chain
     options = TraceOptions(tracer="callTracer")
     states = ReplayStates(max_replays=8, max_bytes=10**9)
-    plain = [trace_transaction(backend, bytes.fromhex(h[2:]), options, fast=False) for h in hashes]
+    plain = [plain_trace_transaction(backend, bytes.fromhex(h[2:]), options) for h in hashes]
     for order in _orders(list(range(len(hashes)))):
         for index in order:
             found = trace_transaction(backend, bytes.fromhex(hashes[index][2:]), options,
-                                      states=states, fast=True)
+                                      states=states)
             assert found == plain[index]
     assert 0 < len(states) <= 3 and states.weight > 0
     small = ReplayStates(max_replays=8, max_bytes=1)  # (nothing fits: each request builds)
     for position, tx_hash in enumerate(hashes):
-        found = trace_transaction(backend, bytes.fromhex(tx_hash[2:]), options, states=small,
-                                  fast=True)
+        found = trace_transaction(backend, bytes.fromhex(tx_hash[2:]), options, states=small)
         assert found == plain[position]
     assert len(small) == 0
 
@@ -191,13 +192,12 @@ def test_a_replay_that_failed_is_not_kept(router_chain: Any) -> None:
     router_call = bytes.fromhex(hashes[4][2:])  # (block 2's first: the router's calls, logs)
     with pytest.raises(ExecutionFailed, match="execution timeout"):
         trace_transaction(backend, router_call, TraceOptions(tracer="callTracer", timeout=1e-9),
-                          states=states, fast=True)
+                          states=states)
     assert len(states) == 0  # (its state stopped part-way through the transaction)
     options = TraceOptions(tracer="callTracer")
     for tx_hash in (hashes[5], hashes[4]):
-        expected = trace_transaction(backend, bytes.fromhex(tx_hash[2:]), options, fast=False)
-        assert trace_transaction(backend, bytes.fromhex(tx_hash[2:]), options, states=states,
-                                 fast=True) == expected
+        expected = plain_trace_transaction(backend, bytes.fromhex(tx_hash[2:]), options)
+        assert trace_transaction(backend, bytes.fromhex(tx_hash[2:]), options, states=states) == expected
     assert len(states) == 1
 
 
@@ -206,11 +206,11 @@ def test_kept_replays_shared_by_threads(router_chain: Any) -> None:
 
     backend, hashes = router_chain
     options = TraceOptions(tracer="callTracer", tracer_config={"withLog": True})
-    expected = {h: trace_transaction(backend, bytes.fromhex(h[2:]), options, fast=False)
+    expected = {h: plain_trace_transaction(backend, bytes.fromhex(h[2:]), options)
                 for h in hashes}
     states = ReplayStates()
     asked = [h for order in _orders(hashes) for h in order] * 2
     with ThreadPoolExecutor(4) as pool:
         found = list(pool.map(lambda h: trace_transaction(backend, bytes.fromhex(h[2:]), options,
-                                                          states=states, fast=True), asked))
+                                                          states=states), asked))
     assert found == [expected[h] for h in asked]

@@ -1,4 +1,4 @@
-"""The virtual machines messages run on (:mod:`ethread.methods.call_vm`) answer what py-evm's
+"""The virtual machines messages run on (:mod:`ethread.evm.lean_interpreter`) answer what py-evm's
 own classes answer: the same output, gas, errors and error texts for every kind of message on
 every fork, and an account database that writes the same state (reads, snapshots, reverts and
 state roots) as py-evm's.
@@ -22,9 +22,9 @@ from ethread import MemoryBackend
 from ethread.devchain import DevChain
 from ethread.devchain.builder import ForkSchedule
 from ethread.devchain.contracts import assemble
+from ethread.evm.lean_interpreter import LeanAccountDB, MessageTables, lean_vm_class
 from ethread.forks import fork_at_least
 from ethread.methods import message as message_module
-from ethread.methods.call_vm import LeanAccountDB, MessageTables, lean_vm_class
 from ethread.methods.message import CallStates, execution, gas_for
 from ethread.models import CallRequest
 from tests.support.call_outcomes import FORKS, outcome_of, probe_chain, probe_requests
@@ -185,8 +185,8 @@ def test_lean_computations_set_up_without_py_evms_constructors_where_they_can() 
     of its own goes through py-evm's."""
     from eth.vm import forks
 
-    from ethread.methods.call_vm import BASE_INIT, PY_EVM_INIT, SHANGHAI_INIT, _init_kind
-    from ethread.methods.interrupt import interruptible
+    from ethread.evm.lean_interpreter import BASE_INIT, PY_EVM_INIT, SHANGHAI_INIT, _init_kind
+    from ethread.evm.time_limit import interruptible
 
     kinds = {}
     for name in ("FrontierVM", "ByzantiumVM", "BerlinVM", "LondonVM", "ShanghaiVM", "CancunVM",
@@ -367,9 +367,9 @@ def test_code_is_kept_by_hash_within_bounds(monkeypatch: pytest.MonkeyPatch) -> 
     in bytes and in entries; code larger than a 64th of the bound is read but not kept."""
     from eth_utils import keccak
 
-    from ethread.methods import call_vm
+    from ethread.evm import lean_interpreter
 
-    monkeypatch.setattr(call_vm, "MAX_KEPT_CODE_BYTES", 64 * 100)
+    monkeypatch.setattr(lean_interpreter, "MAX_KEPT_CODE_BYTES", 64 * 100)
     db = LeanAccountDB(AtomicDB())
     kept = db.tables.code
     codes = [bytes([n % 256]) * 90 + n.to_bytes(4, "big") for n in range(200)]
@@ -462,7 +462,7 @@ def test_journal_discard_rolls_back_what_py_evms_rolls_back(seed: int) -> None:
     from eth.db.journal import JournalDB
     from eth_utils import ValidationError
 
-    from ethread.methods.call_vm import discard_journal
+    from ethread.evm.lean_interpreter import discard_journal
 
     rng = random.Random(seed)
     keys = [bytes([k]) for k in range(6)]
@@ -506,7 +506,7 @@ def test_journal_discard_rolls_back_what_py_evms_rolls_back(seed: int) -> None:
 def test_a_kept_state_forgets_transient_storage(fork: str) -> None:
     """A message's transient storage goes with its snapshot: the next message on the same
     kept state reads it empty, as on a state of its own."""
-    from ethread.methods.call_vm import LeanSnapshots, LeanTransientSnapshots
+    from ethread.evm.lean_interpreter import LeanSnapshots, LeanTransientSnapshots
 
     backend, _, _ = probe_chain(fork)
     states = CallStates(per_block=1)

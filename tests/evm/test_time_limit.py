@@ -1,4 +1,4 @@
-"""Stopping an execution while it runs (``ethread.methods.interrupt``): an endless eth_call,
+"""Stopping an execution while it runs (``ethread.evm.time_limit``): an endless eth_call,
 eth_estimateGas or eth_createAccessList stops at the time limit with geth's error, a
 cancelled request stops its work, a host's budget hands a long call back with nothing left
 behind, and slow calls at one block do not hold back a quick one at the same block."""
@@ -95,14 +95,14 @@ def test_slow_calls_at_one_block_do_not_hold_back_a_quick_one(backend: Any) -> N
 
 
 def test_a_call_past_its_hosts_budget_hands_back_with_nothing_left_behind(backend: Any) -> None:
-    """Under :func:`interrupt.budget` a long call stops with BudgetSpent (not an answer), and
+    """Under :func:`time_limit.budget` a long call stops with BudgetSpent (not an answer), and
     the state it ran on serves the next call as before."""
-    from ethread.methods import interrupt
+    from ethread.evm import time_limit
 
     dispatcher = Dispatcher(backend, Context(call_timeout=5.0))
-    with pytest.raises(interrupt.BudgetSpent), interrupt.budget(0.01):
+    with pytest.raises(time_limit.BudgetSpent), time_limit.budget(0.01):
         dispatcher.handle(call_body("eth_call", [ENDLESS, "latest"]))
-    with interrupt.budget(5.0):
+    with time_limit.budget(5.0):
         answer = json.loads(dispatcher.handle(call_body("eth_call", [
             {"data": "0x600160005260206000f3"}, "latest"])) or b"")
     assert answer["result"] == "0x" + "00" * 31 + "01"

@@ -18,12 +18,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, TypeVar
 
-from ..backend import Deadline
+from ..deadline import Deadline
 from ..errors import ExecutionAborted
 from ..models import trusted_maker
+from .hooks import watched_class
 
 T = TypeVar("T")
 
@@ -153,7 +153,7 @@ def check_budget() -> None:
         raise BudgetSpent
 
 
-def check() -> None:
+def check(_: Any = None) -> None:
     """Raise :class:`ExecutionAborted` (or :class:`~ethread.errors.Cancelled`) when the
     execution running on this thread is past its limit or no longer wanted, and
     :class:`BudgetSpent` past its host's budget."""
@@ -166,37 +166,10 @@ def check() -> None:
         raise ExecutionAborted(limit.timeout)
 
 
-LIMIT_CHECKED = "limit_checked"
-"""The attribute holding the opcode a :data:`CHECKED_OPCODES` wrapper checks the limit before
-(a lean interpreter that runs the opcode itself checks it the same way)."""
-
-
-def _checked(opcode: Any) -> Callable[..., Any]:
-    def run(computation: Any) -> None:
-        check()
-        opcode(computation=computation)
-
-    run.__wrapped__ = opcode  # type: ignore[attr-defined]  # py-evm's debug log reads it
-    run.mnemonic = getattr(opcode, "mnemonic", "")  # type: ignore[attr-defined]
-    setattr(run, LIMIT_CHECKED, opcode)
-    return run
-
-
-@lru_cache(maxsize=64)
 def interruptible(computation_class: type) -> type:
     """``computation_class`` with the limit checked before each of :data:`CHECKED_OPCODES`
-    and at the start of each message (kept for the forks' classes; a tracer's class made per
-    call just passes through the bounded cache)."""
-    from ..evm.computation import wrapped_opcodes
+    and at the start of each message (the hooks' :func:`~.hooks.watched_class`)."""
+    return watched_class(computation_class, _CHECKS, check, "Interruptible")
 
-    base: Any = computation_class
-    opcodes = wrapped_opcodes(base.opcodes, dict.fromkeys(CHECKED_OPCODES, _checked))
 
-    def apply_computation(cls: Any, state: Any, message: Any, transaction_context: Any,
-                          parent_computation: Any = None) -> Any:
-        check()
-        return base.apply_computation.__func__(cls, state, message, transaction_context,
-                                               parent_computation)
-
-    return type(f"Interruptible{base.__name__}", (base,), {
-        "opcodes": opcodes, "apply_computation": classmethod(apply_computation)})
+_CHECKS = tuple((value, check) for value in CHECKED_OPCODES)

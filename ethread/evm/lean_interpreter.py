@@ -40,7 +40,7 @@ gas charged, the errors (the same exception with the same text) and their order 
 Opcodes and precompiles are read from the fork's computation class, never listed here: Osaka's
 CLZ (``ethread.evm``, a plain opcode of fixed gas) is charged in the loop and runs its own
 logic, and P256VERIFY and Osaka's MODEXP are called as every precompile is
-(``tests/methods/test_call_vm.py``, ``tests/differential/test_osaka_reference.py``).
+(``tests/evm/test_lean_interpreter.py``, ``tests/differential/test_osaka_reference.py``).
 
 Only messages use these classes: blocks are executed and imported with py-evm's own.
 
@@ -48,8 +48,8 @@ Why keep it: eth_call and a contract's own work (storage, calls, arithmetic) cos
 py-evm's loop; ``benchmarks/bench_call.py --loop`` measures both side by side (its figures:
 ``benchmarks/results/bench_call.txt``). What it costs: it reads py-evm's private
 state, so py-evm is pinned to one release (``py-evm==0.12.1b1`` in setup.cfg), and
-``tests/methods/test_call_vm_loop.py`` runs generated programs both ways on every fork from
-Berlin, with ``tests/methods/test_call_vm.py`` for every kind of message from Frontier. What it reads
+``tests/evm/test_lean_interpreter_loop.py`` runs generated programs both ways on every fork from
+Berlin, with ``tests/evm/test_lean_interpreter.py`` for every kind of message from Frontier. What it reads
 of py-evm beyond its public interface, to check at each upgrade:
 
 - the journal (``eth.db.journal``): ``JournalDB._journal``, ``._wrapped_db``; the journal's
@@ -85,7 +85,6 @@ of py-evm beyond its public interface, to check at each upgrade:
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 import rlp
@@ -137,9 +136,9 @@ from eth.vm.opcode_values import JUMPDEST, STOP
 from eth.vm.stack import Stack, to_bytes
 from eth_typing import Address, Hash32
 
-from ..evm.computation import start_computation
 from ..lru import LRU
-from .interrupt import LIMIT_CHECKED, check
+from .classes import made, start_computation, subclass
+from .hooks import WATCHED
 
 MAX_KEPT_ACCOUNTS = 1 << 13
 """Entries in each of the two account tables (decoded accounts by their RLP, and RLP by
@@ -724,13 +723,13 @@ def _jumpi(computation: Any) -> None:
         _jump_to(computation, destination)
 
 
-def _limit_checked(cost: int, logic: Any, mnemonic: str) -> Any:
-    """A plain opcode behind the time limit's check (:mod:`.interrupt`): the check, then
-    the opcode's gas, then its logic, in the order the interrupt's wrapper runs them (so the
-    loop charges it nothing itself)."""
+def _watched(before: Any, cost: int, logic: Any, mnemonic: str) -> Any:
+    """A plain opcode behind a watcher of the hooks (:func:`~.hooks.watched_class`: the time
+    limit's check before JUMP and JUMPI): the watcher, then the opcode's gas, then its logic,
+    in the order the watcher's wrapper runs them (so the loop charges it nothing itself)."""
 
     def run(computation: Any) -> None:
-        check()
+        before(computation)
         meter = computation._gas_meter
         remaining = meter.gas_remaining
         if cost > remaining:
@@ -834,15 +833,15 @@ def _fast_opcodes(cls: Any) -> FastOpcodes | None:
         own_entries = cls.add_log_entry is BaseComputation.add_log_entry
         if cls.consume_gas is BaseComputation.consume_gas:  # no class charges gas its own way
             for value, opcode in cls.opcodes.items():
-                inner = getattr(opcode, LIMIT_CHECKED, None)
+                before, inner = getattr(opcode, WATCHED, (None, None))
                 if type(opcode) is _FastOpcode:
                     logic = (_LEAN_LOGIC.get(opcode.logic_fn)
                              or _lean_log(opcode.logic_fn, own_entries)
                              or opcode.logic_fn)
                     kept[value] = (opcode.gas_cost, logic, opcode.mnemonic)
                 elif type(inner) is _FastOpcode and inner.logic_fn in _LEAN_LOGIC:
-                    kept[value] = (0, _limit_checked(inner.gas_cost, _LEAN_LOGIC[inner.logic_fn],
-                                                     inner.mnemonic), inner.mnemonic)
+                    kept[value] = (0, _watched(before, inner.gas_cost, _LEAN_LOGIC[inner.logic_fn],
+                                               inner.mnemonic), inner.mnemonic)
         cls._fast_opcodes = kept
     return kept
 
@@ -1128,15 +1127,24 @@ def share_tables(vm: Any, tables: MessageTables) -> None:
         db.use_tables(tables)
 
 
-@lru_cache(maxsize=64)
 def lean_vm_class(vm_class: Any) -> Any:
     """``vm_class`` with a state class whose accounts live in a :class:`LeanAccountDB` and
-    whose messages run in a :class:`LeanComputation`. A memoised class build (a few per
-    fork), not a cache of data."""
+    whose messages run in a :class:`LeanComputation` (made once per fork's class)."""
+    return made(_lean_vm_class, vm_class)
+
+
+def _lean_vm_class(vm_class: Any) -> Any:
     state = vm_class.get_state_class()
-    computation = state.computation_class
-    computation = type(computation.__name__, (LeanComputation, computation), {})
-    lean = state.configure(__name__=state.__name__, account_db_class=LeanAccountDB,
-                           computation_class=computation)
-    lean = type(state.__name__, (*_snapshots(state), lean), {})
-    return vm_class.configure(__name__=vm_class.__name__, _state_class=lean)
+    computation = subclass(state.computation_class, {}, mixins=(LeanComputation,))
+    lean = subclass(state, {"account_db_class": LeanAccountDB, "computation_class": computation},
+                    mixins=_snapshots(state))
+    return subclass(vm_class, {"_state_class": lean})
+
+
+def plain_computation_class(computation_class: type) -> type:
+    """The fork's own computation class under the lean one (py-evm's loop, not the lean
+    loop: what a tracer that wants every step runs on)."""
+    mro = computation_class.__mro__
+    if LeanComputation in mro:
+        return mro[mro.index(LeanComputation) + 1]
+    return computation_class

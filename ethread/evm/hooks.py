@@ -1,16 +1,20 @@
-"""The one tracing hook point of the EVM, in the shape of geth's ``core/tracing`` hooks.
+"""The one hook point of the EVM, in the shape of geth's ``core/tracing`` hooks.
 
 A tracer is a small object that only collects (:class:`Tracer`: ``on_tx_start``,
-``on_enter``, ``on_exit``, ``on_opcode``, ``on_log``, ``on_tx_end``). py-evm has no tracer
+``on_enter``, ``on_exit``, ``on_transfer``, ``on_opcode``, ``on_log``, ``on_tx_end``): the
+debug and parity tracers, and eth_simulateV1's logs and ether transfers. py-evm has no tracer
 interface, so a traced run swaps in, for that run alone, a computation class derived from the
 fork's own (:func:`hooked_class`): its message entry points report each frame entered and
-left, its LOG and SELFDESTRUCT opcodes report what they did, and, when the tracer wants every
+left, its log entries and SELFDESTRUCT what they did, and, when the tracer wants every
 opcode, its interpreter loop (py-evm's, step by step) reports each step with what geth's
-``OnOpcode`` sees. Runs without a tracer never meet any of this: eth_call keeps its own fast
-loop (:mod:`..call_vm`), and the hooked classes are only ever installed by :func:`attached`.
+``OnOpcode`` sees. The tracer in use is thread-local (:func:`attached`), so the hooked classes
+are made once per fork's class and shared.
 
-The tracer in use is thread-local, like the time limit of :mod:`..interrupt`, so the hooked
-classes are made once per fork's class and shared.
+What needs a few opcodes alone, before they run, watches them (:func:`watched_class`): the
+time limit (:mod:`.time_limit`) at every jump, call and create, an access list's notes of the
+slots and accounts touched, a gas estimate's notes of what reads the gas left. Runs with
+neither never meet any of this: eth_call keeps the lean loop (:mod:`.lean_interpreter`),
+which runs a watched plain opcode in one step.
 
 What geth reports and py-evm computes differently is reconciled here, once, for every tracer:
 
@@ -29,10 +33,10 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import partial
 from typing import Any
 
 from eth._utils.address import generate_contract_address, generate_safe_contract_address
@@ -53,11 +57,10 @@ from eth.exceptions import (
 from eth.vm.logic.invalid import InvalidOpcode
 from eth_typing import Address
 
-from ...evm.computation import start_computation, wrapped_opcodes
+from .classes import made, start_computation, subclass, wrapped_opcodes
 
 CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL = 0xF0, 0xF1, 0xF2, 0xF4, 0xF5, 0xFA
 SELFDESTRUCT, SLOAD, SSTORE = 0xFF, 0x54, 0x55
-LOG_OPCODES = range(0xA0, 0xA5)
 NESTING_OPCODES = frozenset({CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL})
 STACK_LIMIT = 1024
 
@@ -237,6 +240,12 @@ class Tracer:
     def on_opcode(self, step: Step) -> None:
         """One step, with its cost, once that is known (only with ``wants_steps``)."""
 
+    def on_transfer(self, sender: bytes, recipient: bytes, value: int) -> None:
+        """Ether moves: the value of the frame just entered (a call's, not a CALLCODE's or
+        DELEGATECALL's; a create's), or a self-destruct's balance to its beneficiary (in the
+        frame its ``on_enter`` opened). ``recipient`` is the account credited (a delegated
+        account itself, not its code's)."""
+
     def on_log(self, address: bytes, topics: tuple[bytes, ...], data: bytes, index: int) -> None:
         """A LOG opcode wrote a log, ``index`` its block-wide index as geth numbers it."""
 
@@ -384,7 +393,10 @@ def _enter(session: _Session, message: Any, parent: Any) -> int:
     depth = int(message.depth)
     session.entered += 1
     session.log_marks.append(session.log_index)
-    session.tracer.on_enter(depth, kind, bytes(sender), bytes(to), bytes(data), int(message.gas), value)
+    tracer = session.tracer
+    tracer.on_enter(depth, kind, bytes(sender), bytes(to), bytes(data), int(message.gas), value)
+    if value and kind in (CALL, CREATE, CREATE2):
+        tracer.on_transfer(bytes(message.sender), bytes(message.storage_address), value)
     return depth
 
 
@@ -401,20 +413,48 @@ def _exit(session: _Session, depth: int, message: Any, computation: Any) -> None
     session.tracer.on_exit(depth, output, gas_used, error, error is not None)
 
 
-def _wrap_log(opcode: Any) -> Any:
-    def log(computation: Any) -> None:
-        entries = computation._log_entries
-        before = len(entries)
-        opcode(computation=computation)
-        session = _active.session
-        if session is not None and len(entries) > before:
-            _, address, topics, data = entries[-1]
-            index = session.log_index
-            session.log_index += 1
-            session.tracer.on_log(bytes(address), tuple(t.to_bytes(32, "big") for t in topics),
-                                  bytes(data), index)
+WATCHED = "watched_by"
+"""The attribute of an opcode :func:`watched_class` wraps: (the function it calls first, the
+opcode). The lean loop runs a plain opcode so wrapped as one step: that call, the charge, the
+logic."""
 
-    return _standing_for(opcode, log)
+
+def watched_class(computation_class: type, watchers: tuple[tuple[int, Watcher], ...],
+                  on_message: Watcher | None = None, prefix: str = "Watched") -> type:
+    """``computation_class`` in which ``watcher(computation)`` runs before each opcode
+    ``watchers`` names (the time limit's checks, an access list's and a gas estimate's
+    notes), and ``on_message(message)`` at the start of each message: made once per class
+    and watchers, which are module functions reading what they note into from their
+    thread."""
+    return made(_watched_class, computation_class, watchers, on_message, prefix)  # type: ignore[no-any-return]
+
+
+Watcher = Callable[[Any], None]
+
+
+def _watched_class(base: Any, watchers: tuple[tuple[int, Watcher], ...],
+                   on_message: Watcher | None, prefix: str) -> Any:
+    opcodes = wrapped_opcodes(base.opcodes, {value: partial(_watching, before=before)
+                                             for value, before in watchers})
+    namespace: dict[str, Any] = {"opcodes": opcodes}
+    if on_message is not None:
+        def apply_computation(cls: Any, state: Any, message: Any, transaction_context: Any,
+                              parent_computation: Any = None) -> Any:
+            on_message(message)
+            return base.apply_computation.__func__(cls, state, message, transaction_context,
+                                                   parent_computation)
+
+        namespace["apply_computation"] = classmethod(apply_computation)
+    return subclass(base, namespace, f"{prefix}{base.__name__}")
+
+
+def _watching(opcode: Any, before: Watcher) -> Any:
+    def run(computation: Any) -> None:
+        before(computation)
+        opcode(computation=computation)
+
+    setattr(run, WATCHED, (before, opcode))
+    return _standing_for(opcode, run)
 
 
 def _standing_for(opcode: Any, run: Any) -> Any:
@@ -489,75 +529,25 @@ def _memory(computation: Any, start: int, size: int) -> bytes:
     return data.ljust(size, b"\x00")
 
 
-def _wrap_call(op: int) -> Any:
-    """CALL, CALLCODE, DELEGATECALL, STATICCALL reporting a call py-evm refuses before it
-    runs (the value more than the caller holds, the depth limit) as geth does: a frame
-    entered and left with the error, its gas the gas it was to be given, none used."""
+def _wrap_nesting(op: int) -> Any:
+    """CALL, CALLCODE, DELEGATECALL, STATICCALL, CREATE and CREATE2 reporting a call or create
+    py-evm refuses before it runs (the value more than the caller holds, the depth limit) and
+    a create whose address is taken (geth's ``contract address collision``, all its gas used)
+    as geth does: a frame entered and left with the error (:func:`_refused_call`,
+    :func:`_refused_create`)."""
+    taken = _STACK_EFFECTS[op][0]
+    creates = op in (CREATE, CREATE2)
+    refused = _refused_create if creates else _refused_call
 
     def wrap(opcode: Any) -> Any:
         def run(computation: Any) -> None:
             session = _active.session
-            if session is None:
-                opcode(computation=computation)
-                return
             values = computation._stack.values
-            if len(values) < _STACK_EFFECTS[op][0]:
+            if session is None or len(values) < taken:
                 opcode(computation=computation)
                 return
-            words = [_word(v) for v in values[-7:]][::-1]  # (top first)
-            to = (words[1] % _WORD).to_bytes(32, "big")[12:]
-            if op in (CALL, CALLCODE):
-                value: int | None = words[2]
-                start, size = words[3], words[4]
-            else:
-                value = None if op == STATICCALL else int(computation.msg.value)
-                start, size = words[2], words[3]
-            entered = session.entered
-            watch = _MeterWatch(computation._gas_meter)
-            try:
-                opcode(computation=computation)
-            finally:
-                watch.close()
-            if session.entered != entered or not watch.returned:
-                return
-            moved = value if op in (CALL, CALLCODE) else 0
-            error = _refusal(computation, moved or 0)
-            if not error:
-                return
-            handed = watch.returned[-1]
-            step = session.pending
-            if step is not None:
-                _flush(session, step.gas - computation._gas_meter.gas_remaining + handed)
-            depth = int(computation.msg.depth) + 1
-            session.tracer.on_enter(depth, op, bytes(computation.msg.storage_address), to,
-                                    _memory(computation, start, size), handed, value)
-            session.tracer.on_exit(depth, b"", 0, error, True)
-
-        return _standing_for(opcode, run)
-
-    return wrap
-
-
-def _wrap_create(op: int) -> Any:
-    """CREATE and CREATE2 reporting a create py-evm refuses before it runs (the endowment more
-    than the creator holds, the depth limit) and one whose address is taken (geth's
-    ``contract address collision``, all its gas used) as geth does: a frame entered and left
-    with the error."""
-
-    def wrap(opcode: Any) -> Any:
-        def run(computation: Any) -> None:
-            session = _active.session
-            if session is None:
-                opcode(computation=computation)
-                return
-            values = computation._stack.values
-            if len(values) < _STACK_EFFECTS[op][0]:
-                opcode(computation=computation)
-                return
-            words = [_word(v) for v in values[-4:]][::-1]
-            value, start, size = words[0], words[1], words[2]
-            sender = Address(bytes(computation.msg.storage_address))
-            nonce = int(computation.state.get_nonce(sender))
+            words = [_word(v) for v in values[-taken:]][::-1]  # (top first)
+            nonce = int(computation.state.get_nonce(computation.msg.storage_address)) if creates else 0
             entered = session.entered
             meter = computation._gas_meter
             watch = _MeterWatch(meter)
@@ -565,30 +555,64 @@ def _wrap_create(op: int) -> Any:
                 opcode(computation=computation)
             finally:
                 watch.close()
-            if session.entered != entered:
+            frame = None if session.entered != entered else refused(op, computation, words,
+                                                                    watch, nonce)
+            if frame is None:
                 return
-            error = _refusal(computation, value)
-            init = _memory(computation, start, size)
-            if error:
-                gas = meter.gas_remaining - meter.gas_remaining // 64
-                used = 0
-            elif len(watch.consumed) >= 2 and nonce + 1 <= 0xFFFFFFFFFFFFFFFF:
-                error, gas = "contract address collision", watch.consumed[-1]
-                used = gas
-            else:
-                return
+            extra, sender, to, data, gas, value, used, error = frame
             step = session.pending
             if step is not None:
-                _flush(session, step.gas - meter.gas_remaining - used)
-            address = (generate_contract_address(sender, nonce) if op == CREATE
-                       else generate_safe_contract_address(sender, words[3], init))
+                _flush(session, step.gas - meter.gas_remaining + extra)
             depth = int(computation.msg.depth) + 1
-            session.tracer.on_enter(depth, op, sender, address, init, gas, value)
+            session.tracer.on_enter(depth, op, sender, to, data, gas, value)
             session.tracer.on_exit(depth, b"", used, error, True)
 
         return _standing_for(opcode, run)
 
     return wrap
+
+
+Refused = tuple[int, bytes, bytes, bytes, int, "int | None", int, str]
+"""A refused frame: the step's cost beyond the gas charged by then, the frame's sender,
+callee, input, gas and value, the gas it used, and geth's error."""
+
+
+def _refused_call(op: int, computation: Any, words: list[int], watch: _MeterWatch,
+                  nonce: int) -> Refused | None:
+    if not watch.returned:
+        return None
+    to = (words[1] % _WORD).to_bytes(32, "big")[12:]
+    if op in (CALL, CALLCODE):
+        value: int | None = words[2]
+        start, size, moved = words[3], words[4], words[2]
+    else:
+        value = None if op == STATICCALL else int(computation.msg.value)
+        start, size, moved = words[2], words[3], 0
+    error = _refusal(computation, moved)
+    if not error:
+        return None
+    handed = watch.returned[-1]
+    return (handed, bytes(computation.msg.storage_address), to, _memory(computation, start, size),
+            handed, value, 0, error)
+
+
+def _refused_create(op: int, computation: Any, words: list[int], watch: _MeterWatch,
+                    nonce: int) -> Refused | None:
+    value, start, size = words[0], words[1], words[2]
+    meter = computation._gas_meter
+    error = _refusal(computation, value)
+    if error:
+        gas, used = meter.gas_remaining - meter.gas_remaining // 64, 0
+    elif len(watch.consumed) >= 2 and nonce + 1 <= 0xFFFFFFFFFFFFFFFF:
+        error, gas = "contract address collision", watch.consumed[-1]
+        used = gas
+    else:
+        return None
+    sender = Address(bytes(computation.msg.storage_address))
+    init = _memory(computation, start, size)
+    address = (generate_contract_address(sender, nonce) if op == CREATE
+               else generate_safe_contract_address(sender, words[3], init))
+    return -used, sender, address, init, gas, value, used, error
 
 
 def _report_selfdestruct(session: _Session, computation: Any, address: bytes, beneficiary: bytes,
@@ -597,8 +621,11 @@ def _report_selfdestruct(session: _Session, computation: Any, address: bytes, be
     if step is not None:
         _flush(session, step.gas - computation._gas_meter.gas_remaining)
     depth = int(computation.msg.depth) + 1
-    session.tracer.on_enter(depth, SELFDESTRUCT, address, beneficiary, b"", 0, balance)
-    session.tracer.on_exit(depth, b"", 0, None, False)
+    tracer = session.tracer
+    tracer.on_enter(depth, SELFDESTRUCT, address, beneficiary, b"", 0, balance)
+    if balance:
+        tracer.on_transfer(address, beneficiary, balance)
+    tracer.on_exit(depth, b"", 0, None, False)
 
 
 def _fixed_cost(opcode: Any) -> int:
@@ -612,6 +639,16 @@ _NEEDED = re.compile(r"Needed (\d+)")
 
 class _Hooks:
     """Put before a fork's computation class by :func:`hooked_class`."""
+
+    def add_log_entry(self, account: Any, topics: tuple[int, ...], data: bytes) -> None:
+        base: Any = super()
+        base.add_log_entry(account, topics, data)
+        session = _active.session
+        if session is not None:
+            index = session.log_index
+            session.log_index += 1
+            session.tracer.on_log(bytes(account), tuple(t.to_bytes(32, "big") for t in topics),
+                                  bytes(data), index)
 
     @classmethod
     def apply_message(cls, state: Any, message: Any, transaction_context: Any,
@@ -730,26 +767,12 @@ def _stepping_computation(cls: Any, session: _Session, state: Any, message: Any,
     return computation
 
 
-@lru_cache(maxsize=64)
 def hooked_class(computation_class: type) -> type:
     """``computation_class`` (a fork's own) with the hooks: made once per class."""
-    base: Any = computation_class
-    opcodes = wrapped_opcodes(base.opcodes, {**dict.fromkeys(LOG_OPCODES, _wrap_log),
-                                             SELFDESTRUCT: _wrap_selfdestruct,
-                                             **{op: _wrap_call(op) for op in (CALL, CALLCODE,
-                                                                              DELEGATECALL,
-                                                                              STATICCALL)},
-                                             CREATE: _wrap_create(CREATE),
-                                             CREATE2: _wrap_create(CREATE2)})
-    return type(f"Traced{base.__name__}", (_Hooks, base), {"opcodes": opcodes})
+    return made(_hooked_class, computation_class)  # type: ignore[no-any-return]
 
 
-def plain_computation_class(computation_class: type) -> type:
-    """The fork's own computation class under ethread's lean one for messages (the class a
-    traced run derives from: py-evm's loop, not the lean loop)."""
-    from ..call_vm import LeanComputation
-
-    mro = computation_class.__mro__
-    if LeanComputation in mro:
-        return mro[mro.index(LeanComputation) + 1]
-    return computation_class
+def _hooked_class(base: Any) -> Any:
+    opcodes = wrapped_opcodes(base.opcodes, {SELFDESTRUCT: _wrap_selfdestruct,
+                                             **{op: _wrap_nesting(op) for op in NESTING_OPCODES}})
+    return subclass(base, {"opcodes": opcodes}, f"Traced{base.__name__}", mixins=(_Hooks,))
