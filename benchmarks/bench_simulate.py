@@ -27,8 +27,8 @@ from benchlib import report
 from benchlib.peer_chain import ping_chain
 
 from ethread.backends.memory import MemoryBackend
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
+from ethread.rpc.dispatcher import Dispatcher
 
 simulate_module = importlib.import_module("ethread.methods.simulate")
 """The module (``ethread.methods.simulate`` names its function), whose ``FAST`` picks the path."""

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import ethread
 import ethread.methods.simulate
-from ethread.codec.jsonrpc import Dispatcher
+from ethread.rpc.dispatcher import Dispatcher
 from tests.support.paths import conformance_dir
 from tests.support.rpc_cases import read_case
 
