@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ..backend import Backend
 from ..errors import InvalidParams, MethodNotFound
@@ -126,9 +126,14 @@ class Method:
                 found |= source
         return found
 
-    @property
-    def required(self) -> int:
-        return sum(param.required for param in self.params)
+    required: int = field(init=False)
+    """How many parameters must be given (the required ones come first)."""
+
+    def __post_init__(self) -> None:
+        required = sum(param.required for param in self.params)
+        if any(param.required for param in self.params[required:]):
+            raise ValueError(f"{self.name}: an optional parameter before a required one")
+        object.__setattr__(self, "required", required)
 
 
 def control(name: str, answer: Callable[..., Any], *params: Param) -> Method:
@@ -147,6 +152,8 @@ def anvil_and_hardhat(name: str, answer: Callable[..., Any], *params: Param
 def read_args(method: Method, params: Sequence[Any]) -> list[Any]:
     """The parameters parsed, in order, defaults filled in (their count checked before, by
     :func:`check_arity`); geth's words for one that does not parse."""
+    if not method.params:
+        return []
     args = []
     for index, param in enumerate(method.params):
         value = params[index] if index < len(params) else None
@@ -164,11 +171,11 @@ def read_args(method: Method, params: Sequence[Any]) -> list[Any]:
 
 def check_arity(method: Method, params: Sequence[Any]) -> None:
     """geth's words for too few or too many positional arguments, before any is read."""
-    if len(params) > len(method.params):
+    given = len(params)
+    if given > len(method.params):
         raise InvalidParams(f"too many arguments, want at most {len(method.params)}")
-    for index, param in enumerate(method.params):
-        if param.required and index >= len(params):
-            raise InvalidParams(f"missing value for required argument {index}")
+    if given < method.required:
+        raise InvalidParams(f"missing value for required argument {given}")
 
 
 def not_available(method: str) -> MethodNotFound:
@@ -176,10 +183,9 @@ def not_available(method: str) -> MethodNotFound:
     return MethodNotFound(f"the method {method} does not exist/is not available")
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
+class Scope(NamedTuple):
     """What a method's answer reads besides its parameters: the backend that answers and the
-    context."""
+    context. (A tuple: one is made for every call.)"""
 
     backend: Backend
     ctx: Context

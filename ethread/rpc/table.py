@@ -58,7 +58,7 @@ def call_method(backend: Backend, method: str, params: list[Any],
     """Run one method and return its result as JSON bytes. Raises EthreadError (-32601 for
     a method not in the table or not available on this network)."""
     row = TABLE.get(method)
-    if row is None or not available(row, ctx):
+    if row is None or (row.where is not Where.ANYWHERE and not available(row, ctx)):
         raise not_available(method)
     check_arity(row, params)
     return orjson.dumps(answer(row, backend, params, ctx))

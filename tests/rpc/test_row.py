@@ -121,3 +121,8 @@ def test_the_scope_of_a_network_without_a_dev_chain_or_pool_refuses_them(
         _ = scope.dev
     with pytest.raises(MethodNotFound):
         _ = scope.pool
+
+
+def test_a_required_parameter_after_an_optional_one_is_refused_when_declared() -> None:
+    with pytest.raises(ValueError, match="test_bad: an optional parameter before a required one"):
+        Method("test_bad", _echo, (opt("a", _number), Param("b", _number)))
