@@ -56,13 +56,13 @@ from benchlib.peer_chain import PING, ping_chain
 
 from ethread.backends.memory import MemoryBackend
 from ethread.backends.open import open_store
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
 from ethread.devchain import DevChain
 from ethread.devchain.contracts import assemble
 from ethread.evm.lean_interpreter import lean_vm_class
 from ethread.methods.call import CallStates, call
 from ethread.models import CallRequest
+from ethread.rpc.dispatcher import Dispatcher
 
 sys.path.insert(0, str(REPO))  # the tests' reference classes: py-evm's loop on the lean state
 from tests.support.py_evm_loop import py_evm_loop_vm_class

@@ -42,11 +42,11 @@ from benchlib.synthetic_history import synthetic_history
 
 import ethread
 from ethread.backends.open import Engine, open_store
-from ethread.codec.dispatch import DEFAULT_CONTEXT
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
 from ethread.codec.stored_answers import add_answers
 from ethread.errors import StoreError
+from ethread.rpc.context import DEFAULT_CONTEXT
+from ethread.rpc.dispatcher import Dispatcher
 
 
 def timed(fn: Callable[[], object], repeat: int) -> list[float]:

@@ -242,7 +242,7 @@ def block_objects(chain: ExecutableChain, rounds: int) -> None:
     transaction hashes of each block, cold (a store opened afresh, a new dispatcher), CPU µs a
     block, read from the block's outline (no transaction decoded) and from the whole block."""
     from ethread.backends.lmdb import LMDBBackend
-    from ethread.codec.jsonrpc import Dispatcher
+    from ethread.rpc.dispatcher import Dispatcher
 
     print(f"\nblock objects with transaction hashes, in process, cold ({load()})")
     bodies = [b'{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["%s",false]}'

@@ -28,8 +28,8 @@ from benchlib import REPO, report
 from benchlib.peer_chain import ping_chain
 
 from ethread.backends.memory import MemoryBackend
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
+from ethread.rpc.dispatcher import Dispatcher
 
 sys.path.insert(0, str(REPO))  # the tests' oracle: simulate's plain path
 from tests.support.plain_simulate import plain_simulation

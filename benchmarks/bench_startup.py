@@ -44,7 +44,7 @@ ROWS: list[tuple[str, list[str]]] = [
     ("import ethread", ["-c", "import ethread"]),
     ("ethread --help", ["-c", MAIN, "--help"]),
     ("what import ethread loaded before (eager)",
-     ["-c", "import ethread.methods, ethread.codec.jsonrpc, ethread.chain.importer, "
+     ["-c", "import ethread.methods, ethread.rpc.dispatcher, ethread.chain.importer, "
             "ethread.backends.memory"]),
     ("import ethread; ethread.MemoryBackend", ["-c", "import ethread; ethread.MemoryBackend"]),
     ("from ethread import frames; frames.pyarrow()", ["-c", "from ethread import frames; "

@@ -1,6 +1,6 @@
 """A large opcode log's memory, in process: the resident set before a trace, at its answer,
 and once the answer is dropped, with the freed heap given back to the system after a large
-answer has been sent (``codec/trace_rpc.encoded_answer``: a second later, on a timer) and
+answer has been sent (``rpc/debug.encoded_answer``: a second later, on a timer) and
 without (``--keep-heap``: the allocator keeps its pages, as before). Also the same trace past
 a server's answer-byte limit: stopped with -32003 before the log is built.
 
@@ -19,11 +19,11 @@ from pathlib import Path
 from benchlib import report
 
 import ethread
-from ethread.codec import trace_rpc
-from ethread.codec.dispatch import Context
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import PRAGUE_FORKS
+from ethread.rpc import debug
+from ethread.rpc.context import Context
+from ethread.rpc.dispatcher import Dispatcher
 
 
 def rss_mb() -> float:
@@ -46,7 +46,7 @@ def main() -> None:
 def run(args: argparse.Namespace) -> None:
     """One large trace's memory (see the module docstring)."""
     if args.keep_heap:
-        trace_rpc._release_soon = lambda: None
+        debug._release_soon = lambda: None
     dev = DevChain(ethread.MemoryBackend(), forks=PRAGUE_FORKS, accounts=2)
     a = dev.accounts
     looper = dev.deploy_runtime(a[0], contracts.assemble(
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> None:
     size = len(answer)
     del answer
     del dispatcher
-    time.sleep(trace_rpc.RELEASE_DELAY + 0.5)  # (as a server would have sent the answer)
+    time.sleep(debug.RELEASE_DELAY + 0.5)  # (as a server would have sent the answer)
     gc.collect()
     after = rss_mb()
     print(f"{args.loops * 7 + 2} steps, answer {size / 1e6:.1f} MB in {took:.1f} s"

@@ -125,29 +125,23 @@ class _Refuse(importlib.abc.MetaPathFinder):
             raise ImportError("this server runs without the tracing modules")
         return None
 sys.meta_path.insert(0, _Refuse())
-trace_rpc = types.ModuleType("ethread.codec.trace_rpc")
-trace_rpc.MAX_TRACE_TIMEOUT = 60.0
-trace_rpc.TRACE_METHODS = {}
-trace_rpc.TraceHandler = object
-trace_rpc.TraceLimits = object
-parity_rpc = types.ModuleType("ethread.codec.parity_rpc")
-parity_rpc.PARITY_METHODS = {}
-sys.modules["ethread.codec.trace_rpc"] = trace_rpc
-sys.modules["ethread.codec.parity_rpc"] = parity_rpc
+for namespace in ("debug", "trace"):  # (the table without their rows)
+    stub = types.ModuleType("ethread.rpc." + namespace)
+    stub.ROWS = ()
+    sys.modules[stub.__name__] = stub
 from ethread.cli import main
 sys.exit(main())
 """
 
 
 PLAIN = """
-import dataclasses, sys
-from ethread.codec import dispatch
-from ethread.codec.parity_rpc import PARITY_METHODS
-from ethread.codec.trace_rpc import TRACE_METHODS
-for name in (*TRACE_METHODS, *PARITY_METHODS):
-    dispatch.METHODS[name] = dataclasses.replace(dispatch.METHODS[name], cacheable=False)
-_for_backend = dispatch.Context.for_backend
-dispatch.Context.for_backend = lambda self: dataclasses.replace(_for_backend(self), traces=None)
+import dataclasses, sys, types
+from ethread.rpc import context, debug, table, trace
+table.TABLE = types.MappingProxyType({**table.TABLE, **{
+    row.name: dataclasses.replace(row, cacheable=False) for row in (*debug.ROWS, *trace.ROWS)
+    if row.slow}})
+_for_backend = context.Context.for_backend
+context.Context.for_backend = lambda self: dataclasses.replace(_for_backend(self), traces=None)
 sys.path.insert(0, REPO)
 from tests.support.plain_replay import plain_tracing
 plain_tracing().__enter__()
@@ -160,13 +154,12 @@ the trace cache)."""
 
 
 UNCACHED = """
-import dataclasses, sys
-from ethread.codec import dispatch, trace_cache
-from ethread.codec.parity_rpc import PARITY_METHODS
-from ethread.codec.trace_rpc import TRACE_METHODS
+import dataclasses, sys, types
+from ethread.rpc import debug, table, trace, trace_cache
 from ethread.methods.tracing import ReplayStates
-for name in (*TRACE_METHODS, *PARITY_METHODS):
-    dispatch.METHODS[name] = dataclasses.replace(dispatch.METHODS[name], cacheable=False)
+table.TABLE = types.MappingProxyType({**table.TABLE, **{
+    row.name: dataclasses.replace(row, cacheable=False) for row in (*debug.ROWS, *trace.ROWS)
+    if row.slow}})
 trace_cache.TraceCache.answer = lambda self, key, compute: compute()
 ReplayStates.give = lambda self, replay: None
 from ethread.cli import main

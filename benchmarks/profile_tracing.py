@@ -31,9 +31,9 @@ import orjson
 from benchlib import report
 from benchlib.trace_scenario import scenario
 
-from ethread.codec import trace_rpc
 from ethread.methods.tracing import TraceOptions, replay
 from ethread.methods.tracing.tracers import TraceContext, make_tracer
+from ethread.rpc import debug
 
 TRACERS: dict[str, dict[str, Any]] = {
     "callTracer": {"tracer": "callTracer"},
@@ -53,7 +53,7 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 def split(backend: Any, tx_hash: bytes, config: dict[str, Any]) -> dict[str, float]:
     """One uncached trace of ``tx_hash``, each step timed."""
-    options = trace_rpc.parse_trace_config(config)
+    options = debug.parse_trace_config(config)
     location = backend.transaction_location(tx_hash)
     block = backend.block_by_hash(location[0])
     times: dict[str, float] = {}
@@ -63,7 +63,7 @@ def split(backend: Any, tx_hash: bytes, config: dict[str, Any]) -> dict[str, flo
                          TraceContext(block.hash, block.header.number, location[1], tx_hash))
     times["traced"], _ = _timed(lambda: _run_traced(run, options, tx_hash, tracer))
     times["result"], result = _timed(tracer.result)
-    times["encode"], _ = _timed(lambda: orjson.dumps(trace_rpc.trace_json(result)))
+    times["encode"], _ = _timed(lambda: orjson.dumps(debug.trace_json(result)))
     return times
 
 

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from .backends.memory import MemoryBackend
     from .chain.importer import import_chain
     from .codec.answers import GETH_1_16, GETH_1_17, AnswerStyle
-    from .codec.jsonrpc import handle
     from .errors import EthreadError, ImportFailed, MissingBlocks
     from .iteration import iter_blocks, iter_blocks_with_receipts
     from .keccak import BACKEND as KECCAK_BACKEND
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
         Transaction,
     )
     from .proofs import verify_account_proof
+    from .rpc.dispatcher import handle
 
 _LAZY = {
     "Backend": "ethread.backend",
@@ -56,7 +56,7 @@ _LAZY = {
     "GETH_1_16": "ethread.codec.answers",
     "GETH_1_17": "ethread.codec.answers",
     "AnswerStyle": "ethread.codec.answers",
-    "handle": "ethread.codec.jsonrpc",
+    "handle": "ethread.rpc.dispatcher",
     "EthreadError": "ethread.errors",
     "ImportFailed": "ethread.errors",
     "MissingBlocks": "ethread.errors",

@@ -1,5 +1,5 @@
 """One exception tree. Each class knows its JSON-RPC error code; the codec maps any of them to
-an error object in one place (:func:`ethread.codec.jsonrpc.error_object`)."""
+an error object in one place (:func:`ethread.codec.envelope.error_object`)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 A simulation is a list of blocks, each with optional block and state overrides and the calls
 to run in it; the answer is each block as built (a :class:`~ethread.models.Block`) with what
-each of its calls did. The JSON shapes live in :mod:`ethread.codec.simulate`.
+each of its calls did. The JSON shapes live in :mod:`ethread.rpc.simulate`.
 """
 
 from __future__ import annotations

@@ -46,8 +46,6 @@ except ImportError as _missing:  # the web3 extra is optional: say how to get it
                       f"{install_hint('web3')}", name="web3") from _missing
 
 from ethread.backend import Backend
-from ethread.codec.dispatch import DEFAULT_CONTEXT, Context
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import DevChain
 from ethread.errors import InternalError
 from ethread.methods.tracing.explain import (
@@ -57,6 +55,8 @@ from ethread.methods.tracing.explain import (
     render_tree,
 )
 from ethread.methods.tracing.models import CallFrame, CallLog
+from ethread.rpc.context import DEFAULT_CONTEXT, Context
+from ethread.rpc.dispatcher import Dispatcher
 
 __all__ = ["FAILURES", "AsyncEthreadProvider", "EthreadProvider", "Explainer", "Failure"]
 

@@ -1,5 +1,5 @@
 """``import ethread`` and ``ethread --help`` load only what they use (PEP 562 names in
-``ethread/__init__.py``, ``ethread.methods``, ``ethread.codec`` and ``ethread.server``; the
+``ethread/__init__.py``, ``ethread.methods`` and ``ethread.server``; the
 subcommands' flags deferred in :mod:`ethread.cli.deferred`): neither py-evm nor numpy,
 pyarrow, web3.py nor the server, while every public name still imports as before."""
 
@@ -15,7 +15,7 @@ import pytest
 import ethread
 
 HEAVY = ("eth", "numpy", "pyarrow", "web3", "uvicorn", "plyvel", "lmdb", "eth_hash",
-         "ethread.server.networks", "ethread.codec.dispatch", "ethread.methods.call")
+         "ethread.server.networks", "ethread.rpc.table", "ethread.methods.call")
 """Modules a plain ``import ethread`` or ``ethread --help`` must not load."""
 
 
@@ -69,7 +69,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         ethread.nothing_here  # noqa: B018
 
 
-@pytest.mark.parametrize("package", ["ethread.methods", "ethread.codec", "ethread.server"])
+@pytest.mark.parametrize("package", ["ethread.methods", "ethread.server"])
 def test_each_lazy_package_gives_every_name_it_lists(package: str) -> None:
     module = importlib.import_module(package)
     for name in module.__all__:

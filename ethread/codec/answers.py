@@ -4,7 +4,7 @@ ethread answers as geth does, and geth's answers change between releases: geth 1
 ``blockTimestamp`` to transaction objects (blocks with full transactions and the transaction
 getters), which geth 1.16 does not write. Clients and recorded test suites pinned to one
 release compare answers exactly, so the release followed is chosen, once per dispatcher
-(:attr:`ethread.codec.dispatch.Context.answers`), ``ethread serve --answers``, or the
+(:attr:`ethread.rpc.context.Context.answers`), ``ethread serve --answers``, or the
 ``answers`` entry of a served configuration's ``[server]`` table. The default is the newest
 geth ethread follows.
 

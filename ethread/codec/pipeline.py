@@ -47,7 +47,7 @@ log = logging.getLogger("ethread.rpc")
 
 
 class Responder(Protocol):
-    """What the pipeline needs of a dispatcher (:class:`~ethread.codec.jsonrpc.Dispatcher`)."""
+    """What the pipeline needs of a dispatcher (:class:`~ethread.rpc.dispatcher.Dispatcher`)."""
 
     def respond(self, call: Call, body: bytes | None = None) -> bytes:
         """The JSON bytes answering one call (a result or an error object). With ``body`` (the

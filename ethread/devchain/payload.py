@@ -26,7 +26,6 @@ from eth_typing import Address as EvmAddress
 from eth_typing import Hash32 as EvmHash
 from eth_utils import ValidationError
 
-from ..codec.txpool_rpc import PayloadAttributes
 from ..errors import EthreadError, TransactionRejected
 from ..forks import ChainConfig, Fork
 from ..forks.validity import (
@@ -37,7 +36,9 @@ from ..forks.validity import (
     validate_transaction,
 )
 from ..models import (
+    Address,
     BlobTransaction,
+    Hash32,
     Header,
     Transaction,
     Withdrawal,
@@ -55,6 +56,18 @@ TX_GAS = 21000
 ZERO_NONCE = b"\x00" * 8
 MAX_BUILD_TRANSACTIONS = 10_000
 """The most transactions one testing_buildBlockV1 call may hand over."""
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadAttributes:
+    """The engine API's payload attributes: what the consensus layer fixes of a new block."""
+
+    timestamp: int
+    prev_randao: Hash32
+    fee_recipient: Address
+    withdrawals: tuple[Withdrawal, ...] | None
+    beacon_root: Hash32 | None
+
 
 
 class BuildFailed(EthreadError):

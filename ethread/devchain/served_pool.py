@@ -1,5 +1,5 @@
 """A served chain's transaction pool, as its JSON-RPC methods see it
-(:class:`ethread.codec.txpool_rpc.TxPoolService`): sending into the pool, reading it, and
+(:class:`ethread.rpc.txpool.TxPoolService`): sending into the pool, reading it, and
 building a block on the head from it (``ethread serve --txpool``)."""
 
 from __future__ import annotations
@@ -7,13 +7,12 @@ from __future__ import annotations
 import threading
 
 from ..backend import TransactionLocator
-from ..codec.txpool_rpc import PayloadAttributes
 from ..errors import GenesisError
 from ..forks import ChainConfig
 from ..methods.call import ExecutableChain
 from ..methods.resolve import require_header
 from ..models import Address, Hash32
-from .payload import BuildFailed, BuiltPayload, build_payload
+from .payload import BuildFailed, BuiltPayload, PayloadAttributes, build_payload
 from .txpool import DEFAULT_LIMITS, BackendChain, PoolContent, Pooled, PoolLimits, TxPool
 
 

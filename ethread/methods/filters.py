@@ -8,7 +8,7 @@ would. A filter not polled with eth_getFilterChanges for ``timeout`` seconds (ge
 minutes) is gone.
 
 The registry is state, so it is owned by the object whose lifetime it shares: one per
-:class:`~ethread.codec.jsonrpc.Dispatcher` (one per served network), never a module global.
+:class:`~ethread.rpc.dispatcher.Dispatcher` (one per served network), never a module global.
 It holds at most ``max_filters`` filters, and one poll answers at most the service's log
 result limit (a filter far behind catches up over several polls).
 """

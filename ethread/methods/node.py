@@ -3,7 +3,7 @@ net_listening, net_peerCount, web3_sha3.
 
 ethread serves a chain it already holds: it is never syncing, has no peers, and listens while
 it answers. It holds no keys; a dev chain that has accounts hands them to the dispatcher
-(:attr:`ethread.codec.dispatch.Context.accounts`), which eth_accounts then lists.
+(:attr:`ethread.rpc.context.Context.accounts`), which eth_accounts then lists.
 """
 
 from __future__ import annotations

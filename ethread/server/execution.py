@@ -56,9 +56,10 @@ from typing import Any, TypeVar
 
 from ..backend import HistoryInMemory
 from ..codec.envelope import Call
-from ..codec.jsonrpc import Dispatcher
 from ..codec.pipeline import Exchange
 from ..evm import time_limit
+from ..rpc.dispatcher import Dispatcher
+from ..rpc.table import TABLE
 
 log = logging.getLogger("ethread.rpc")
 T = TypeVar("T")
@@ -67,16 +68,8 @@ SHUTTING_DOWN = "request cancelled: the server is shutting down"
 INLINE_METHODS = frozenset({"eth_chainId", "eth_blockNumber", "net_version",
                             "web3_clientVersion", "eth_syncing", "eth_accounts", "net_listening",
                             "net_peerCount"})
-SLOW_METHODS = frozenset({"eth_call", "eth_estimateGas", "eth_createAccessList", "eth_simulateV1",
-                          "eth_sendRawTransaction", "testing_buildBlockV1",
-                          "eth_getLogs",
-                          "eth_getProof", "eth_getStorageValues",
-                          "eth_feeHistory", "eth_getFilterLogs", "eth_getFilterChanges",
-                          "debug_traceTransaction", "debug_traceCall", "debug_traceBlockByNumber",
-                          "debug_traceBlockByHash", "debug_traceBlock", "trace_transaction",
-                          "trace_block", "trace_get", "trace_filter", "trace_call",
-                          "trace_replayTransaction", "trace_replayBlockTransactions",
-                          "trace_callMany", "trace_rawTransaction", "debug_intermediateRoots"})
+SLOW_METHODS = frozenset(name for name, row in TABLE.items() if row.slow)
+"""The methods whose rows say they may run long (:attr:`ethread.rpc.row.Method.slow`)."""
 TRIED_ON_LOOP = frozenset({"eth_call", "eth_simulateV1", "eth_getLogs"})
 """Single calls tried on the event loop under the budget; eth_getLogs only on a backend whose
 history is in memory (or memory-mapped), where its reads never wait for a disk."""

@@ -15,11 +15,11 @@ from typing import Any
 
 from ..backend import Backend
 from ..codec.answers import answer_style
-from ..codec.dispatch import Context
-from ..codec.jsonrpc import Dispatcher
 from ..codec.stored_answers import lacks_answers
 from ..devchain.demo import demo_chain
 from ..progress import Progress, ProgressBar
+from ..rpc.context import Context
+from ..rpc.dispatcher import Dispatcher
 from .config import NetworkConfig, ServerConfig, ServiceLimits
 
 log = logging.getLogger("ethread.server")

@@ -331,7 +331,7 @@ def test_a_server_answers_lmdb_block_lookups_on_its_event_loop(tmp_path: Path) -
     """LMDB is memory-mapped and its readers never wait: one-block lookups run on the loop
     (no thread hop), as on the memory backend; a LevelDB store's still go to a thread."""
     from ethread.codec.envelope import Call
-    from ethread.codec.jsonrpc import Dispatcher
+    from ethread.rpc.dispatcher import Dispatcher
     from ethread.server.execution import Execution
 
     execution = Execution(threads=1, slow_threads=1)

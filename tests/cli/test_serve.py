@@ -42,7 +42,7 @@ def test_serve_record_traces(capsys: pytest.CaptureFixture[str]) -> None:
     """``--record-traces BLOCKS``: the network is opened with the latest blocks' traces
     recorded (answered as traced when asked); a negative count is refused."""
     from ethread.codec.envelope import Call
-    from ethread.codec.jsonrpc import Dispatcher
+    from ethread.rpc.dispatcher import Dispatcher
     from ethread.server.config import NetworkConfig, ServerConfig
     from ethread.server.networks import open_network, service_context
 

@@ -12,9 +12,9 @@ import pytest
 
 import ethread
 from ethread.codec.envelope import Call, result_response
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.pipeline import LARGE_ANSWER_BYTES, Limits, Pipeline, Refused
 from ethread.errors import EthreadError, InvalidParams, LimitExceeded
+from ethread.rpc.dispatcher import Dispatcher
 from tests.support.server_harness import shared_demo
 
 

@@ -26,8 +26,6 @@ from ethread.chain.importer import write_block
 from ethread.cli import main
 from ethread.codec import stored_answers
 from ethread.codec.answers import ANSWER_STYLES, GETH_1_16
-from ethread.codec.dispatch import DEFAULT_CONTEXT
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.serialize import receipts_answer
 from ethread.codec.stored_answers import (
     DERIVED,
@@ -39,6 +37,8 @@ from ethread.codec.stored_answers import (
 )
 from ethread.forks.table import FORKS, fork_named
 from ethread.models import Kind, Log, Receipt, wire
+from ethread.rpc.context import DEFAULT_CONTEXT
+from ethread.rpc.dispatcher import Dispatcher
 from tests.support.storage_backends import each_block, lmdb_from
 
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 import ethread
-from ethread.codec.dispatch import Context
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import DevChain
+from ethread.rpc.context import Context
+from ethread.rpc.dispatcher import Dispatcher
 
 GWEI = 10**9
 

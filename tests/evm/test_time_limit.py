@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 import ethread
-from ethread.codec.dispatch import Context
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.pipeline import Pipeline
+from ethread.rpc.context import Context
+from ethread.rpc.dispatcher import Dispatcher
 from tests.support.server_harness import ENDLESS, call, call_body, shared_demo
 
 

@@ -11,8 +11,8 @@ from web3 import Web3
 
 import ethread
 from ethread.codec.answers import GETH_1_16
-from ethread.codec.dispatch import Context
 from ethread.methods.config import get_config
+from ethread.rpc.context import Context
 from ethread.web3 import EthreadProvider
 from tests.support.paths import conformance_dir
 from tests.support.rescheduled import Rescheduled

@@ -9,10 +9,10 @@ from typing import Any
 
 import ethread
 from ethread import methods
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import DevChain, Fees
 from ethread.methods.fees import get_base_fee, next_base_fee
 from ethread.models import Header
+from ethread.rpc.dispatcher import Dispatcher
 from tests.support.paths import conformance_dir
 from tests.support.rescheduled import Rescheduled
 from tests.support.rpc_cases import error, result

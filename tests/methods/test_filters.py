@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 import ethread
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import DevChain, contracts
 from ethread.methods.filters import FilterRegistry
 from ethread.models import LogFilter
+from ethread.rpc.dispatcher import Dispatcher
 from tests.support.rpc_cases import ask, result
 
 

@@ -10,12 +10,12 @@ from benchlib.synthetic_history import SyntheticHistory, synthetic_history
 
 import ethread
 from ethread.backend import Deadline, LogQuery
-from ethread.codec.dispatch import Context
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import DevChain, contracts
 from ethread.errors import LimitExceeded, QueryTimeout
 from ethread.methods.logs import LogLimits, get_logs
 from ethread.models import LogFilter
+from ethread.rpc.context import Context
+from ethread.rpc.dispatcher import Dispatcher
 from tests.support.rpc_cases import result
 
 BLOCKS = 400

@@ -6,9 +6,9 @@ from __future__ import annotations
 from eth_utils import keccak
 
 import ethread
-from ethread.codec.dispatch import Context
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import DevChain
+from ethread.rpc.context import Context
+from ethread.rpc.dispatcher import Dispatcher
 from tests.support.rpc_cases import error, result
 
 

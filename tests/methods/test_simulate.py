@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ethread
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.errors import SimulationRefused
 from ethread.methods.simulate import MAX_BLOCKS, _simulation_vm_class, simulate
 from ethread.models import CallRequest
+from ethread.rpc.dispatcher import Dispatcher
 from ethread.simulation import (
     SimulatedBlockCalls,
     SimulatedBlockOverrides,

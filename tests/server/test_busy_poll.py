@@ -11,6 +11,7 @@ import socket
 import sys
 import time
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ import uvloop
 from websockets.sync.client import connect
 
 import ethread
-from ethread.codec.dispatch import METHODS
+from ethread.rpc import table
 from ethread.server import busy_poll
 from ethread.server.busy_poll import (
     CHECK_SECONDS,
@@ -281,13 +282,14 @@ def test_an_answer_made_in_a_thread_is_followed_by_a_window(
         path: str) -> None:
     """eth_getBalance runs in a pool thread; made to take 0.3 s there, its read's window (0.1 s)
     is long over when the answer is written, and the answer starts a window of its own."""
-    spec = METHODS["eth_getBalance"]
+    row = table.TABLE["eth_getBalance"]
 
     def slow(*args: Any) -> Any:
         time.sleep(0.3)
-        return spec.handler(*args)
+        return row.answer(*args)
 
-    monkeypatch.setitem(METHODS, "eth_getBalance", replace(spec, handler=slow, cacheable=False))
+    monkeypatch.setattr(table, "TABLE", MappingProxyType(
+        {**table.TABLE, "eth_getBalance": replace(row, answer=slow, cacheable=False)}))
     request = call("eth_getBalance", ["0x" + "00" * 20, "latest"], 7)
     with serve_in_thread(rpc_compat_memory, busy_poll_us=100_000,
                          lean_http=path != "asgi") as thread:

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from websockets.sync.client import connect
 
-from ethread.codec.dispatch import Context
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.pipeline import Pipeline
+from ethread.rpc.context import Context
+from ethread.rpc.dispatcher import Dispatcher
 from tests.support.server_harness import (
     BOUNDED_LIMITS,
     ENDLESS,

@@ -13,7 +13,7 @@ import pytest
 from ethread.backends.lmdb import LMDBBackend
 from ethread.backends.memory import MemoryBackend
 from ethread.codec.envelope import Call
-from ethread.codec.jsonrpc import Dispatcher
+from ethread.rpc.dispatcher import Dispatcher
 from ethread.server.config import NetworkConfig, ServerConfig
 from ethread.server.networks import open_network, service_context
 from tests.support.storage_backends import lmdb_from

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import ethread
-from ethread.codec.jsonrpc import Dispatcher
+from ethread.rpc.dispatcher import Dispatcher
 
 
 @dataclass(frozen=True)

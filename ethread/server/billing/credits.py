@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 
 from ...codec.envelope import Call
 from ...errors import EthreadError
+from ...rpc.row import DEFAULT_PRICE
+from ...rpc.table import TABLE
 from .ledger import (
     DAILY_LIMIT_REACHED,
     LEDGER_UNAVAILABLE,
@@ -39,86 +41,10 @@ from .ledger import (
 if TYPE_CHECKING:
     from ..metrics import Metrics
 
-CREDITS: dict[str, int] = {
-    "eth_getLogs": 255,
-    "eth_getBlockReceipts": 1000,
-    "eth_getUncleByBlockNumberAndIndex": 150,
-    "eth_getUncleByBlockHashAndIndex": 150,
-    "eth_getTransactionByBlockHashAndIndex": 150,
-    "eth_getTransactionByBlockNumberAndIndex": 150,
-    "eth_getProof": 150,
-    "eth_getBlockByHash": 80,
-    "eth_getBlockByNumber": 80,
-    "eth_getTransactionByHash": 80,
-    "eth_call": 80,
-    # A simulation runs calls like eth_call and builds a block around them (state, receipts
-    # and transactions roots), up to 256 blocks and 10,000 calls under one gas cap: priced
-    # like eth_estimateGas, the other method that runs a message several times.
-    "eth_simulateV1": 300,
-    # Tracing replays a block up to the traced transaction and runs it step by step: one
-    # transaction or call like a simulation, a whole block like a block's receipts.
-    "debug_traceTransaction": 300,
-    "debug_traceCall": 300,
-    "debug_traceBlockByNumber": 1000,
-    "debug_traceBlockByHash": 1000,
-    "debug_traceBlock": 1000,
-    "debug_intermediateRoots": 1000,
-    # The parity-style namespace replays the same way: one transaction (or call) as
-    # debug_traceTransaction, one block as debug_traceBlock; trace_filter replays up to 100
-    # blocks (its bound), so it costs ten blocks' worth (most ranges asked for hold few
-    # transactions; a busy full range runs into the trace time cap first).
-    "trace_transaction": 300,
-    "trace_get": 300,
-    "trace_call": 300,
-    "trace_replayTransaction": 300,
-    "trace_rawTransaction": 300,
-    "trace_block": 1000,
-    "trace_replayBlockTransactions": 1000,
-    "trace_callMany": 1000,  # (several calls in a row, like a block's transactions)
-    "trace_filter": 10_000,
-    # The rest of the read side, at Infura's prices (its credit cost table); a method Infura
-    # does not price (eth_getStorageValues, web3_sha3, debug_getRaw*) at its default of 80.
-    "eth_getTransactionReceipt": 80,
-    "eth_getBalance": 80,
-    "eth_getCode": 80,
-    "eth_getStorageAt": 80,
-    "eth_getStorageValues": 80,
-    "eth_getTransactionCount": 80,
-    "eth_getBlockTransactionCountByHash": 150,
-    "eth_getBlockTransactionCountByNumber": 150,
-    "eth_getUncleCountByBlockHash": 150,
-    "eth_getUncleCountByBlockNumber": 150,
-    "eth_feeHistory": 80,
-    "eth_gasPrice": 80,
-    "eth_maxPriorityFeePerGas": 80,
-    "eth_blobBaseFee": 300,
-    "eth_syncing": 5,
-    "eth_accounts": 80,
-    "net_listening": 5,
-    "net_peerCount": 80,
-    "web3_sha3": 80,
-    "debug_getRawHeader": 80,
-    "debug_getRawBlock": 80,
-    "debug_getRawReceipts": 80,
-    "debug_getRawTransaction": 80,
-    "eth_newFilter": 80,
-    "eth_newBlockFilter": 80,
-    "eth_getFilterChanges": 140,
-    "eth_getFilterLogs": 255,
-    "eth_uninstallFilter": 80,
-    "eth_estimateGas": 300,
-    "eth_createAccessList": 80,
-    "eth_config": 80,
-    "eth_capabilities": 80,
-    "eth_baseFee": 80,
-    "eth_sendRawTransaction": 720,
-    "txpool_status": 80,
-    "txpool_content": 255,
-    "txpool_contentFrom": 80,
-    "txpool_inspect": 255,
-    "testing_buildBlockV1": 1000,
-}
-DEFAULT_COST = 1
+CREDITS: dict[str, int] = {name: row.price for name, row in TABLE.items()}
+"""Each method's price, as its row in the method table declares it
+(:attr:`ethread.rpc.row.Method.price`)."""
+DEFAULT_COST = DEFAULT_PRICE
 REFUSAL_REASONS = {DAILY_LIMIT_REACHED: "daily_limit", RATE_LIMIT_EXCEEDED: "rate_limit",
                    LEDGER_UNAVAILABLE: "ledger_unavailable"}
 """The metrics' name of each ledger refusal."""

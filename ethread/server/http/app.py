@@ -1,7 +1,7 @@
 """The ASGI application: ``POST /v3/<key>``, ``/ws/v3/<key>``, ``GET /health``.
 
 A bare ASGI callable rather than a framework: a JSON-RPC endpoint needs one route, and every
-layer between the socket and :class:`~ethread.codec.jsonrpc.Dispatcher` costs time on each
+layer between the socket and :class:`~ethread.rpc.dispatcher.Dispatcher` costs time on each
 request. The order of checks on a request is: network (by port and Host), key, HTTP method,
 content type, body size; then the request pipeline (:mod:`ethread.codec.pipeline`, shared with
 the WebSocket endpoint) parses, checks the batch size, charges credits and dispatches, and

@@ -142,9 +142,9 @@ def test_logs_across_the_fork_join_both_sides(remote: str) -> None:
     assert local(chain, "eth_getLogs", {"fromBlock": "0x0", "topics": [topic]}) == \
         call(remote, "eth_getLogs", {"fromBlock": "0x0", "toBlock": hex(fork), "topics": [topic]})
     # the usual bound on results holds over both sides together
-    from ethread.codec.dispatch import Context
-    from ethread.codec.jsonrpc import Dispatcher
     from ethread.methods.logs import LogLimits
+    from ethread.rpc.context import Context
+    from ethread.rpc.dispatcher import Dispatcher
 
     tight = Dispatcher(chain.backend, Context(log_limits=LogLimits(max_results=len(remote_logs)))
                        .for_dev_chain(chain, ()))

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 import ethread
-from ethread.codec.dispatch import Context
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import PRAGUE_FORKS
+from ethread.rpc.context import Context
+from ethread.rpc.dispatcher import Dispatcher
 from ethread.server.config import NetworkConfig, ServerConfig
 from ethread.server.networks import service_context
 

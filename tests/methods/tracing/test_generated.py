@@ -33,9 +33,9 @@ from benchlib.trace_scenario import (
 )
 
 import ethread
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import PRAGUE_FORKS
+from ethread.rpc.dispatcher import Dispatcher
 from tests.support.plain_replay import plain_tracing
 
 PROGRAMS = 24

@@ -22,9 +22,9 @@ from typing import Any, TypeVar
 import pytest
 
 import ethread
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import contracts
 from ethread.methods.tracing import ReplayStates, TraceOptions, trace_transaction
+from ethread.rpc.dispatcher import Dispatcher
 from tests.support.paths import conformance_dir
 from tests.support.plain_replay import plain_trace_transaction, plain_tracing
 from tests.support.router import CONFIGS, RouterChain

@@ -127,8 +127,8 @@ def test_body_and_batch_limits(rpc_compat_memory: ethread.MemoryBackend) -> None
 
 
 def test_get_logs_timeout_stops_the_query(rpc_compat_memory: ethread.MemoryBackend) -> None:
-    from ethread.codec.dispatch import Context
     from ethread.methods.logs import LogLimits
+    from ethread.rpc.context import Context
 
     limits = LogLimits(timeout=1e-9)
     network = make_network("main", rpc_compat_memory, Context(log_limits=limits))
@@ -138,8 +138,8 @@ def test_get_logs_timeout_stops_the_query(rpc_compat_memory: ethread.MemoryBacke
 
 
 def test_get_logs_result_limit(rpc_compat_memory: ethread.MemoryBackend) -> None:
-    from ethread.codec.dispatch import Context
     from ethread.methods.logs import LogLimits
+    from ethread.rpc.context import Context
 
     network = make_network("main", rpc_compat_memory, Context(log_limits=LogLimits(max_results=2)))
     with serve_in_thread(networks=[network]) as thread:

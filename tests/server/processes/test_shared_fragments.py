@@ -18,13 +18,13 @@ import orjson
 import pytest
 
 from ethread.backends.memory import MemoryBackend
-from ethread.codec.jsonrpc import handle
 from ethread.codec.serialize import (
     FragmentCache,
     block_json,
     block_json_by_hash,
     block_receipts_json,
 )
+from ethread.rpc.dispatcher import handle
 from ethread.server.processes import shared_fragments
 from ethread.server.processes.shared_fragments import SharedFragmentStore, make_directory, remove_directory
 from tests.support.paths import conformance_dir

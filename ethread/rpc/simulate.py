@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..codec.hex import parse_address, parse_quantity
+from ..codec.params import parse_block_overrides, parse_call_request, parse_state_override
+from ..codec.serialize import block_json, to_json
 from ..errors import InvalidParams, go_json_type
 from ..models import Withdrawal
 from ..simulation import (
@@ -15,9 +18,6 @@ from ..simulation import (
     SimulatedBlockOverrides,
     SimulateOptions,
 )
-from .hex import parse_address, parse_quantity
-from .params import parse_block_overrides, parse_call_request, parse_state_override
-from .serialize import block_json, to_json
 
 JSON = Any
 UNSIGNED_LEGACY_CHAIN_ID = hex(((0 - 35) % 2**64) // 2)

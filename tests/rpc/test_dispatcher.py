@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from types import MappingProxyType
 
 import orjson
 import pytest
@@ -10,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ethread
-from ethread.codec.dispatch import METHODS
+from ethread.rpc import table
+from ethread.rpc.table import TABLE
 
 HEAD_HASH = "0xe27a3e81bd7cfe2aec2cc9e832c73a17c93e7efcf659cf4b39883b96c48708c2"
 
@@ -125,8 +128,8 @@ def test_internal_fault_hides_traceback(rpc_compat_memory: ethread.MemoryBackend
     def broken(*args: object) -> object:
         raise RuntimeError("secret detail /home/user/file.py line 3")
 
-    spec = METHODS["eth_chainId"]
-    monkeypatch.setitem(METHODS, "eth_chainId", type(spec)(broken, 0, cacheable=False))
+    row = replace(TABLE["eth_chainId"], answer=broken, cacheable=False)
+    monkeypatch.setattr(table, "TABLE", MappingProxyType({**TABLE, "eth_chainId": row}))
     answer = ask(rpc_compat_memory, req("eth_chainId"))
     assert answer == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "internal error"}}
 
@@ -134,7 +137,7 @@ def test_internal_fault_hides_traceback(rpc_compat_memory: ethread.MemoryBackend
 def test_answer_keys_are_in_a_fixed_order(rpc_compat_memory: ethread.MemoryBackend) -> None:
     first = ethread.handle(rpc_compat_memory, json.dumps(req("eth_getBlockByNumber", "0x2", True)).encode())
     # A fresh dispatcher (no cache) must write the very same bytes.
-    from ethread.codec.jsonrpc import Dispatcher
+    from ethread.rpc.dispatcher import Dispatcher
 
     again = Dispatcher(rpc_compat_memory).handle(json.dumps(req("eth_getBlockByNumber", "0x2", True)).encode())
     assert first == again
@@ -166,7 +169,7 @@ def _check_well_formed(answer: object, request_id: object) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(method=st.sampled_from(sorted(METHODS)), params=st.lists(PARAM, max_size=4),
+@given(method=st.sampled_from(sorted(TABLE)), params=st.lists(PARAM, max_size=4),
        request_id=st.integers(0, 1000) | st.text(max_size=5))
 def test_random_requests_get_well_formed_answers(rpc_compat_memory: ethread.MemoryBackend, method: str,
                                                  params: list[object], request_id: object) -> None:

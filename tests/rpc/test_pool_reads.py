@@ -1,4 +1,4 @@
-"""codec/devpending.py: the reads a dev chain answers from its pool before its backend does,
+"""rpc/pool_reads.py: the reads a dev chain answers from its pool before its backend does,
 on a real dev chain with automine off. A pooled transaction is the transaction the chain later
 mines with its block fields null (its own hash, sender and nonce, recomputed here with
 eth-account); the pending nonce counts the pool; the pending block is the next number, with
@@ -10,27 +10,27 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 from eth_account import Account
 from eth_hash.auto import keccak
 
 import ethread
 from ethread.codec.answers import DEFAULT_ANSWERS, GETH_1_16
-from ethread.codec.devpending import (
-    NOT_PENDING,
-    PENDING_READS,
-    POOL_CONTROLS,
-    POOL_READS,
-    block_by_number,
-    proof,
-    transaction_by_hash,
-    transaction_count,
-)
 from ethread.codec.serialize import transaction_json
 from ethread.devchain import DevChain
 from ethread.errors import InvalidParams
 from ethread.models import BlockHashRef
 from ethread.rlpcodec.transactions import encode_transaction
+from ethread.rpc.context import Context
+from ethread.rpc.pool_reads import (
+    NOT_PENDING,
+    block_by_number,
+    proof,
+    transaction_by_hash,
+    transaction_count,
+)
+from ethread.rpc.table import TABLE, call_method
 
 
 @pytest.fixture
@@ -148,17 +148,19 @@ def test_drops_answer_as_anvil_and_hardhat_do(paused: DevChain) -> None:
     sender = paused.accounts[0]
     first = paused.send(sender, paused.accounts[1].address, value=1)
     second = paused.send(paused.accounts[1], sender.address, value=1)
-    drop, required, optional = POOL_CONTROLS["anvil_dropTransaction"]
-    assert (required, optional) == (1, 0)
-    assert drop(paused, [_hex(first)]) == _hex(first)
-    assert drop(paused, [_hex(first)]) is None  # no longer there
+    ctx = Context().for_dev_chain(paused, ())
+
+    def drop(method: str, *params: Any) -> Any:
+        assert TABLE[method].required == len(params) == len(TABLE[method].params)
+        return orjson.loads(call_method(paused.backend, method, list(params), ctx))
+
+    assert drop("anvil_dropTransaction", _hex(first)) == _hex(first)
+    assert drop("anvil_dropTransaction", _hex(first)) is None  # no longer there
     assert paused.pending_transaction(first) is None
-    hardhat, _, _ = POOL_CONTROLS["hardhat_dropTransaction"]
-    assert hardhat(paused, [_hex(first)]) is False
+    assert drop("hardhat_dropTransaction", _hex(first)) is False
     third = paused.send(paused.accounts[2], sender.address, value=1)
-    assert hardhat(paused, [_hex(third)]) is True
-    drop_all, required, _ = POOL_CONTROLS["anvil_dropAllTransactions"]
-    assert required == 0 and drop_all(paused, []) is None
+    assert drop("hardhat_dropTransaction", _hex(third)) is True
+    assert drop("anvil_dropAllTransactions") is None
     assert paused.pending_transaction(second) is None and paused.pending == ()
 
 
@@ -214,8 +216,10 @@ def test_a_proof_the_local_trie_holds_is_left_to_the_chain() -> None:
     assert len(chain.asked) == 1 and len(chain.asked[0][1]) == 1024
 
 
-def test_the_tables_name_the_reads_each_kind_of_chain_answers() -> None:
-    assert {"eth_getTransactionByHash": transaction_by_hash,
-                             "eth_getTransactionCount": transaction_count,
-                             "eth_getBlockByNumber": block_by_number, "eth_getProof": proof} == PENDING_READS
-    assert POOL_READS.items() <= PENDING_READS.items() and len(POOL_READS) == 2
+def test_the_rows_name_the_reads_each_kind_of_pool_answers() -> None:
+    dev_pool = {name: row.pool for name, row in TABLE.items() if row.pool is not None}
+    assert dev_pool == {"eth_getTransactionByHash": transaction_by_hash,
+                        "eth_getTransactionCount": transaction_count,
+                        "eth_getBlockByNumber": block_by_number, "eth_getProof": proof}
+    served = {name for name, row in TABLE.items() if row.served_pool}
+    assert served == {"eth_getTransactionByHash", "eth_getTransactionCount"}

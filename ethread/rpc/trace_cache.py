@@ -36,11 +36,6 @@ MAX_ENTRIES = 4096
 MAX_BYTES = 64 * 1024 * 1024
 MAX_ENTRY_BYTES = 4 * 1024 * 1024
 
-CACHED_METHODS = frozenset({"debug_traceTransaction", "trace_transaction", "trace_get",
-                            "trace_replayTransaction"})
-"""The methods whose first parameter is a mined transaction's hash and whose answer is a
-function of it and the other parameters."""
-
 Key = tuple[str, bytes, bytes]
 
 RECORDED_METHOD = "debug_traceTransaction"
@@ -49,9 +44,12 @@ RECORDED_CONFIGS: tuple[dict[str, Any], ...] = ({}, {"tracer": "callTracer"})
 
 
 class TraceCache:
-    """Encoded answers of :data:`CACHED_METHODS` by (method, block hash, parameters), and the
-    blocks replayed recently (:class:`~ethread.methods.tracing.ReplayStates`: a trace of
-    another transaction of such a block starts from the state right before it)."""
+    """Encoded answers of the methods whose rows keep their traces
+    (:attr:`~ethread.rpc.row.Method.keeps_traces`: their first parameter is a mined
+    transaction's hash, their answer a function of it and the other parameters) by (method,
+    block hash, parameters), and the blocks replayed recently
+    (:class:`~ethread.methods.tracing.ReplayStates`: a trace of another transaction of such
+    a block starts from the state right before it)."""
 
     def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES) -> None:
         self._answers: LRU[Key, bytes] = LRU(max_entries, max_bytes=max_bytes, weigh=len)
@@ -116,9 +114,9 @@ class TraceCache:
         return len(self._answers)
 
     def key(self, backend: Any, method: str, params: list[Any]) -> Key | None:
-        """Where an answer is kept: None when the method is not one kept, the parameters do
-        not name a transaction by hash, or the chain does not hold it."""
-        tx_hash = _tx_hash(params) if method in CACHED_METHODS else None
+        """Where an answer of ``method`` (one that keeps its traces) is kept: None when the
+        parameters do not name a transaction by hash, or the chain does not hold it."""
+        tx_hash = _tx_hash(params)
         if tx_hash is None:
             return None
         location = backend.transaction_location(tx_hash)

@@ -4,87 +4,27 @@ the forked node's answers, checked and kept (:mod:`ethread.devchain.fork.history
 the chain made after the fork is its own. ``eth_getLogs`` over a range across the fork block
 is the node's logs up to it followed by the chain's after it, within the usual limits.
 
-Each read here answers :data:`NOT_HISTORY` when the question is the chain's own (a block
-above the fork, a hash the chain made, a parameter that does not parse: the chain's method
-refuses it in geth's words).
+Each read here (a row's :attr:`~ethread.rpc.row.Method.history`) answers :data:`NOT_HISTORY`
+when the question is the chain's own (a block above the fork, a hash the chain made, a
+parameter that does not parse: the chain's method refuses it in geth's words).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ..backend import Backend
+from ..codec.hex import parse_hash_param
+from ..codec.params import parse_block_ref, parse_bool, parse_index, parse_log_filter, parse_number_or_tag
 from ..errors import InvalidParams, LimitExceeded, UnknownBlock
 from ..models import BlockHashRef, Hash32
-from .hex import parse_hash_param
-from .params import parse_block_ref, parse_bool, parse_index, parse_log_filter, parse_number_or_tag
+
+if TYPE_CHECKING:
+    from ..devchain.fork.history import ForkHistory
 
 MAX_TOPICS = 4
-
-
-class RemoteHistory(Protocol):
-    """What these answers ask of a forked chain's history (a
-    :class:`~ethread.devchain.fork.history.ForkHistory`)."""
-
-    @property
-    def fork_number(self) -> int:
-        """The fork block's number: the forked node answers for the blocks at or below it."""
-        ...
-
-    def block(self, number: int, full: bool) -> Any:
-        """eth_getBlockByNumber of a block at or below the fork block."""
-        ...
-
-    def block_by_hash(self, block_hash: Hash32, full: bool) -> Any:
-        """eth_getBlockByHash: the node's block when it is the chain's at or below the fork
-        block, else None."""
-        ...
-
-    def number_of(self, block_hash: Hash32) -> int | None:
-        """The height of the chain's block with this hash at or below the fork block (None
-        when it is none of them)."""
-        ...
-
-    def block_receipts(self, number: int) -> Any:
-        """eth_getBlockReceipts of a block at or below the fork block."""
-        ...
-
-    def uncle(self, number: int, index: int) -> Any:
-        """eth_getUncleByBlockNumberAndIndex of a block at or below the fork block."""
-        ...
-
-    def transaction(self, tx_hash: Hash32) -> Any:
-        """eth_getTransactionByHash: the node's answer when the transaction is in the fork's
-        chain, else None."""
-        ...
-
-    def receipt(self, tx_hash: Hash32) -> Any:
-        """eth_getTransactionReceipt, as :meth:`transaction`."""
-        ...
-
-    def raw_transaction(self, tx_hash: Hash32) -> Any:
-        """eth_getRawTransactionByHash (``"0x"`` when the fork's chain does not hold it)."""
-        ...
-
-    def logs(self, begin: int, end: int, selection: dict[str, Any]) -> list[Any]:
-        """eth_getLogs over blocks ``begin`` to ``end`` (at most the fork block), with the
-        filter's ``address`` and ``topics`` (``selection``) as the client wrote them."""
-        ...
-
-    def block_logs(self, block_hash: Hash32, selection: dict[str, Any]) -> list[Any]:
-        """eth_getLogs of one block of the fork's chain, by its hash."""
-        ...
-
-
-class ForkedChain(Protocol):
-    """A dev chain that may be a fork of another node's chain."""
-
-    @property
-    def fork_history(self) -> RemoteHistory | None:
-        """The forked node's chain at and below the fork block (None if not forked)."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +44,10 @@ class _NotHistory:
 
 
 NOT_HISTORY = _NotHistory()
-HistoryRead = Callable[[RemoteHistory, list[Any], Local], Any]
+HistoryRead = Callable[["ForkHistory", list[Any], Local], Any]
 
 
-def _number(history: RemoteHistory, backend: Backend, value: Any) -> int | None:
+def _number(history: ForkHistory, backend: Backend, value: Any) -> int | None:
     """The height a number or tag names when it is at or below the fork block, else None."""
     ref = parse_number_or_tag(value)
     if ref == "pending":
@@ -121,7 +61,7 @@ def _number(history: RemoteHistory, backend: Backend, value: Any) -> int | None:
     return number if number is not None and number <= history.fork_number else None
 
 
-def _remote_hash(history: RemoteHistory, backend: Backend, value: Any) -> Hash32 | None:
+def _remote_hash(history: ForkHistory, backend: Backend, value: Any) -> Hash32 | None:
     """The hash when it is not a block the chain made after the fork (the node may hold it)."""
     block_hash = parse_hash_param(value)
     header = backend.header_by_hash(block_hash)
@@ -130,19 +70,19 @@ def _remote_hash(history: RemoteHistory, backend: Backend, value: Any) -> Hash32
     return block_hash
 
 
-def _block_number(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+def block_number(history: ForkHistory, params: list[Any], local: Local) -> Any:
     number = _number(history, local.backend, params[0])
     return NOT_HISTORY if number is None else history.block(number, parse_bool(params[1]))
 
 
-def _block_hash(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+def block_hash(history: ForkHistory, params: list[Any], local: Local) -> Any:
     block_hash = _remote_hash(history, local.backend, params[0])
     if block_hash is None:
         return NOT_HISTORY
     return history.block_by_hash(block_hash, parse_bool(params[1]))
 
 
-def _block_of(history: RemoteHistory, local: Local, value: Any, by_hash: bool,
+def _block_of(history: ForkHistory, local: Local, value: Any, by_hash: bool,
               full: bool) -> Any:
     """The node's block a number, tag or hash names (None: no such block in the chain);
     NOT_HISTORY when it is the chain's own."""
@@ -153,8 +93,8 @@ def _block_of(history: RemoteHistory, local: Local, value: Any, by_hash: bool,
     return NOT_HISTORY if number is None else history.block(number, full)
 
 
-def _count(key: str, by_hash: bool) -> HistoryRead:
-    def read(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+def count(key: str, by_hash: bool) -> HistoryRead:
+    def read(history: ForkHistory, params: list[Any], local: Local) -> Any:
         block = _block_of(history, local, params[0], by_hash, False)
         if block is NOT_HISTORY or block is None:
             return block
@@ -163,8 +103,8 @@ def _count(key: str, by_hash: bool) -> HistoryRead:
     return read
 
 
-def _transaction_at(by_hash: bool, raw: bool) -> HistoryRead:
-    def read(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+def transaction_at(by_hash: bool, raw: bool) -> HistoryRead:
+    def read(history: ForkHistory, params: list[Any], local: Local) -> Any:
         index = parse_index(params[1])
         block = _block_of(history, local, params[0], by_hash, True)
         if block is NOT_HISTORY:
@@ -178,8 +118,8 @@ def _transaction_at(by_hash: bool, raw: bool) -> HistoryRead:
     return read
 
 
-def _uncle_at(by_hash: bool) -> HistoryRead:
-    def read(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+def uncle_at(by_hash: bool) -> HistoryRead:
+    def read(history: ForkHistory, params: list[Any], local: Local) -> Any:
         index = parse_index(params[1])
         if by_hash:
             block_hash = _remote_hash(history, local.backend, params[0])
@@ -198,7 +138,7 @@ def _uncle_at(by_hash: bool) -> HistoryRead:
     return read
 
 
-def _block_receipts(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+def block_receipts(history: ForkHistory, params: list[Any], local: Local) -> Any:
     ref = parse_block_ref(params[0])
     if isinstance(ref, BlockHashRef):
         header = local.backend.header_by_hash(ref.hash)
@@ -211,8 +151,8 @@ def _block_receipts(history: RemoteHistory, params: list[Any], local: Local) -> 
     return NOT_HISTORY if found is None else history.block_receipts(found)
 
 
-def _by_transaction(ask: Callable[[RemoteHistory, Hash32], Any]) -> HistoryRead:
-    def read(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+def _by_transaction(ask: Callable[[ForkHistory, Hash32], Any]) -> HistoryRead:
+    def read(history: ForkHistory, params: list[Any], local: Local) -> Any:
         tx_hash = parse_hash_param(params[0])
         if local.backend.transaction_location(tx_hash) is not None:
             return NOT_HISTORY
@@ -221,7 +161,12 @@ def _by_transaction(ask: Callable[[RemoteHistory, Hash32], Any]) -> HistoryRead:
     return read
 
 
-def _logs(history: RemoteHistory, params: list[Any], local: Local) -> Any:
+transaction = _by_transaction(lambda h, tx_hash: h.transaction(tx_hash))
+receipt = _by_transaction(lambda h, tx_hash: h.receipt(tx_hash))
+raw_transaction = _by_transaction(lambda h, tx_hash: h.raw_transaction(tx_hash))
+
+
+def logs(history: ForkHistory, params: list[Any], local: Local) -> Any:
     raw = params[0]
     log_filter = parse_log_filter(raw)
     if len(log_filter.topics) > MAX_TOPICS or log_filter.parameter_count > local.max_parameters:
@@ -261,29 +206,7 @@ def _bounded(logs: list[Any], local: Local) -> list[Any]:
     return logs
 
 
-HISTORY_READS: dict[str, HistoryRead] = {
-    "eth_getBlockByNumber": _block_number,
-    "eth_getBlockByHash": _block_hash,
-    "eth_getBlockTransactionCountByNumber": _count("transactions", False),
-    "eth_getBlockTransactionCountByHash": _count("transactions", True),
-    "eth_getUncleCountByBlockNumber": _count("uncles", False),
-    "eth_getUncleCountByBlockHash": _count("uncles", True),
-    "eth_getTransactionByBlockNumberAndIndex": _transaction_at(False, False),
-    "eth_getTransactionByBlockHashAndIndex": _transaction_at(True, False),
-    "eth_getRawTransactionByBlockNumberAndIndex": _transaction_at(False, True),
-    "eth_getRawTransactionByBlockHashAndIndex": _transaction_at(True, True),
-    "eth_getUncleByBlockNumberAndIndex": _uncle_at(False),
-    "eth_getUncleByBlockHashAndIndex": _uncle_at(True),
-    "eth_getBlockReceipts": _block_receipts,
-    "eth_getTransactionByHash": _by_transaction(lambda h, tx_hash: h.transaction(tx_hash)),
-    "eth_getTransactionReceipt": _by_transaction(lambda h, tx_hash: h.receipt(tx_hash)),
-    "eth_getRawTransactionByHash": _by_transaction(lambda h, tx_hash: h.raw_transaction(tx_hash)),
-    "eth_getLogs": _logs,
-}
-"""Reads a forked dev chain answers from the forked node when they name its history."""
-
-
-def read_history(read: HistoryRead, history: RemoteHistory, params: list[Any],
+def read_history(read: HistoryRead, history: ForkHistory, params: list[Any],
                  local: Local) -> Any:
     """``read``'s answer; NOT_HISTORY for parameters that do not parse (the chain's own
     method refuses them, naming the argument as geth does)."""
@@ -293,5 +216,9 @@ def read_history(read: HistoryRead, history: RemoteHistory, params: list[Any],
         return NOT_HISTORY
 
 
-__all__ = ["HISTORY_READS", "NOT_HISTORY", "ForkedChain", "HistoryRead", "Local",
-           "RemoteHistory", "read_history"]
+__all__ = [
+    "NOT_HISTORY",
+    "HistoryRead",
+    "Local",
+    "read_history",
+]

@@ -11,11 +11,11 @@ import pytest
 from eth_utils import to_checksum_address
 
 import ethread
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.codec.response_cache import ResponseCache
 from ethread.codec.serialize import FragmentCache, block_receipts_json, to_json
 from ethread.devchain import DevChain, contracts
 from ethread.models import Hash32, Receipt
+from ethread.rpc.dispatcher import Dispatcher
 from tests.support.provider_calls import address_of, error, ok
 
 

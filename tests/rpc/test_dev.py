@@ -12,8 +12,6 @@ import pytest
 from eth_utils import to_checksum_address
 
 import ethread
-from ethread.codec.dispatch import Context
-from ethread.codec.jsonrpc import Dispatcher
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.signing import DevAccount, sign_authorization, sign_transaction, versioned_hash
 from ethread.models import (
@@ -26,6 +24,8 @@ from ethread.models import (
     Transaction,
 )
 from ethread.rlpcodec.transactions import encode_transaction
+from ethread.rpc.context import Context
+from ethread.rpc.dispatcher import Dispatcher
 
 GWEI = 10**9
 STORE = bytes.fromhex("60003560005500")  # SSTORE(0, calldata word 0)

@@ -1,4 +1,4 @@
-"""Fixtures the codec's tests share."""
+"""Fixtures the RPC surface's tests share."""
 
 from __future__ import annotations
 

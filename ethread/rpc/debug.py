@@ -15,12 +15,21 @@ import functools
 import re
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
 
+from ..codec.hex import go_quote, parse_bytes_param, parse_hash_param, parse_quantity
+from ..codec.params import (
+    parse_block_overrides,
+    parse_block_ref,
+    parse_call_request,
+    parse_number_or_tag,
+    parse_state_override,
+)
 from ..errors import InvalidParams, go_json_type
+from ..methods import raw
 from ..methods.resolve import resolve_header
 from ..methods.tracing import (
     CallFrame,
@@ -48,19 +57,11 @@ from ..methods.tracing import (
     trace_raw_block,
     trace_transaction,
 )
-from ..models import BlockHashRef, BlockRef
-from .hex import go_quote, parse_bytes_param, parse_hash_param, parse_quantity
-from .params import (
-    parse_block_overrides,
-    parse_block_ref,
-    parse_call_request,
-    parse_number_or_tag,
-    parse_state_override,
-)
+from ..models import BlockHashRef, BlockRef, Hash32
+from .context import MAX_TRACE_TIMEOUT, Context
+from .row import Method, Param, Scope, opt
 
 DEFAULT_TRACE_TIMEOUT = 5.0
-MAX_TRACE_TIMEOUT = 60.0
-"""The longest a request may ask one transaction's trace to run (the service's cap)."""
 MAX_STRUCT_LOG_BYTES = 64 * 1024 * 1024
 """The most JSON the opcode logger writes for one transaction when the service names no
 bound of its own (a server passes its answer-byte limit: :class:`TraceLimits`)."""
@@ -295,7 +296,7 @@ def block_traces_json(traces: tuple[TransactionTrace, ...]) -> list[dict[str, An
 
 
 # ---------------------------------------------------------------------------------------------
-# Handlers: (backend, params, the service's limits, the dispatcher's kept replays) -> JSON value
+# The methods
 
 LARGE_ANSWER_BYTES = 8 * 1024 * 1024
 """An answer past this size gives the process's freed memory back to the system once sent."""
@@ -353,95 +354,131 @@ def _malloc_trim() -> Any:
         return None
 
 
-Params = list[Any]
+def trace_limits(ctx: Context) -> TraceLimits:
+    """The service's limits on one trace request."""
+    return (TraceLimits(ctx.trace_timeout) if ctx.answer_bytes is None
+            else TraceLimits(ctx.trace_timeout, ctx.answer_bytes))
 
 
-def _arg(params: Params, index: int, parse: Callable[[Any], Any]) -> Any:
-    try:
-        return parse(params[index])
-    except InvalidParams as exc:
-        raise InvalidParams(f"invalid argument {index}: {exc.message}", exc.data) from None
+def replays(scope: Scope) -> ReplayStates | None:
+    """The dispatcher's kept replays (None without a trace cache)."""
+    return None if scope.ctx.traces is None else scope.ctx.traces.replays
 
 
-def _config(params: Params, index: int, limits: TraceLimits) -> TraceOptions:
-    if len(params) > index and params[index] is not None:
-        options: TraceOptions = _arg(params, index, lambda v: parse_trace_config(
-            v, limits.timeout, limits.answer_bytes))
-        return options
-    return parse_trace_config(None, limits.timeout, limits.answer_bytes)
+def _read_config(value: Any) -> TraceOptions:
+    """A ``TraceConfig`` as the request wrote it: its timeout not yet capped (see
+    :func:`_limited`)."""
+    return parse_trace_config(value, 0)
 
 
-def _trace_transaction(backend: Any, params: Params, limits: TraceLimits,
-                       replays: ReplayStates | None = None) -> Any:
-    tx_hash = _arg(params, 0, parse_hash_param)
-    options = _config(params, 1, limits)
-    return encoded_answer(lambda: trace_json(trace_transaction(backend, tx_hash, options,
-                                                               states=replays)))
+def _limited(options: TraceOptions | None, scope: Scope) -> TraceOptions:
+    """``options`` (None: the defaults) within the service's limits: its timeout capped, its
+    opcode log bounded by the answer-byte limit."""
+    limits = trace_limits(scope.ctx)
+    if options is None:
+        return parse_trace_config(None, limits.timeout, limits.answer_bytes)
+    timeout = min(options.timeout, limits.timeout) if limits.timeout > 0 else options.timeout
+    return replace(options, timeout=timeout, logger=replace(options.logger, cap=limits.answer_bytes))
 
 
-def _trace_block_by_number(backend: Any, params: Params, limits: TraceLimits,
-                           replays: ReplayStates | None = None) -> Any:
-    ref = _arg(params, 0, parse_number_or_tag)
+def _trace_transaction(scope: Scope, tx_hash: Hash32, options: TraceOptions | None) -> Any:
+    backend, limited = scope.backend, _limited(options, scope)
+    return encoded_answer(lambda: trace_json(trace_transaction(backend, tx_hash, limited,
+                                                               states=replays(scope))))
+
+
+def _trace_block_by_number(scope: Scope, ref: Any, options: TraceOptions | None) -> Any:
+    backend = scope.backend
     header = resolve_header(backend, ref)
     if header is None:
         raise NotTraceable(f"block #{ref} not found")
-    block = block_by_ref(backend, BlockHashRef(hash=header.hash))
-    options = _config(params, 1, limits)
-    return encoded_answer(lambda: block_traces_json(trace_block(backend, block, options)))
+    return _traced_block(scope, block_by_ref(backend, BlockHashRef(hash=header.hash)), options)
 
 
-def _trace_block_by_hash(backend: Any, params: Params, limits: TraceLimits,
-                         replays: ReplayStates | None = None) -> Any:
-    block_hash = _arg(params, 0, parse_hash_param)
-    block = block_by_ref(backend, BlockHashRef(hash=block_hash))
-    options = _config(params, 1, limits)
-    return encoded_answer(lambda: block_traces_json(trace_block(backend, block, options)))
+def _trace_block_by_hash(scope: Scope, block_hash: Hash32, options: TraceOptions | None) -> Any:
+    return _traced_block(scope, block_by_ref(scope.backend, BlockHashRef(hash=block_hash)),
+                         options)
 
 
-def _trace_block(backend: Any, params: Params, limits: TraceLimits,
-                 replays: ReplayStates | None = None) -> Any:
-    raw = _arg(params, 0, parse_bytes_param)
-    options = _config(params, 1, limits)
-    return encoded_answer(lambda: block_traces_json(trace_raw_block(backend, raw, options)))
+def _traced_block(scope: Scope, block: Any, options: TraceOptions | None) -> Any:
+    backend, limited = scope.backend, _limited(options, scope)
+    return encoded_answer(lambda: block_traces_json(trace_block(backend, block, limited)))
 
 
-def _trace_call(backend: Any, params: Params, limits: TraceLimits,
-                replays: ReplayStates | None = None) -> Any:
-    request = _arg(params, 0, parse_call_request)
-    block: BlockRef = (_arg(params, 1, parse_block_ref) if len(params) > 1 and params[1] is not None
-                       else "latest")
-    raw_config = params[2] if len(params) > 2 else None
-    options = _config(params, 2, limits)
+def _trace_block(scope: Scope, raw: bytes, options: TraceOptions | None) -> Any:
+    backend, limited = scope.backend, _limited(options, scope)
+    return encoded_answer(lambda: block_traces_json(trace_raw_block(backend, raw, limited)))
+
+
+CallConfig = tuple[TraceOptions | None, Any, Any, int | None]
+
+
+def _call_config(value: Any) -> CallConfig:
+    """geth's ``TraceCallConfig``: a ``TraceConfig`` with ``stateOverrides``,
+    ``blockOverrides`` and ``txIndex``."""
+    options = _read_config(value)
     state_override: Any = ()
-    block_overrides = None
-    tx_index = None
-    if isinstance(raw_config, dict):
-        if raw_config.get("stateOverrides") is not None:
-            state_override = _arg(params, 2, lambda v: parse_state_override(v["stateOverrides"]))
-        if raw_config.get("blockOverrides") is not None:
-            block_overrides = _arg(params, 2, lambda v: parse_block_overrides(v["blockOverrides"]))
-        if raw_config.get("txIndex") is not None:
-            tx_index = _arg(params, 2, lambda v: parse_quantity(v["txIndex"], "hexutil.Uint", bits=64))
+    block_overrides = tx_index = None
+    if isinstance(value, dict):
+        if value.get("stateOverrides") is not None:
+            state_override = parse_state_override(value["stateOverrides"])
+        if value.get("blockOverrides") is not None:
+            block_overrides = parse_block_overrides(value["blockOverrides"])
+        if value.get("txIndex") is not None:
+            tx_index = parse_quantity(value["txIndex"], "hexutil.Uint", bits=64)
+    return options, state_override, block_overrides, tx_index
+
+
+def _trace_call(scope: Scope, request: Any, block: BlockRef, config: CallConfig) -> Any:
+    options, state_override, block_overrides, tx_index = config
+    backend, limited = scope.backend, _limited(options, scope)
     return encoded_answer(lambda: trace_json(trace_call(
-        backend, request, block, options, state_override=state_override,
-        block_overrides=block_overrides, tx_index=tx_index, states=replays)))
+        backend, request, block, limited, state_override=state_override,
+        block_overrides=block_overrides, tx_index=tx_index, states=replays(scope))))
 
 
-def _intermediate_roots(backend: Any, params: Params, limits: TraceLimits,
-                        replays: ReplayStates | None = None) -> Any:
-    block_hash = _arg(params, 0, parse_hash_param)
-    _config(params, 1, limits)  # (geth takes a TraceConfig and reads nothing of it)
-    return [_hex(root) for root in intermediate_roots(backend, block_hash)]
+def _intermediate_roots(scope: Scope, block_hash: Hash32, options: TraceOptions | None) -> Any:
+    # (geth takes a TraceConfig and reads nothing of it)
+    return [_hex(root) for root in intermediate_roots(scope.backend, block_hash)]
 
 
-TraceHandler = Callable[[Any, Params, TraceLimits, ReplayStates | None], Any]
+def _raw(get: Callable[..., Any], render: Callable[[Any], Any]) -> Callable[..., Any]:
+    """debug_getRaw*: the encoding of what the parameters name, or null."""
+    def answer(scope: Scope, *args: Any) -> Any:
+        found = get(scope.backend, *args)
+        return None if found is None else render(found)
 
-TRACE_METHODS: dict[str, tuple[TraceHandler, int, int]] = {
-    "debug_traceTransaction": (_trace_transaction, 1, 1),
-    "debug_traceBlockByNumber": (_trace_block_by_number, 1, 1),
-    "debug_traceBlockByHash": (_trace_block_by_hash, 1, 1),
-    "debug_traceBlock": (_trace_block, 1, 1),
-    "debug_traceCall": (_trace_call, 1, 2),
-    "debug_intermediateRoots": (_intermediate_roots, 1, 1),
-}
-"""Each debug_trace* method: its handler, required and optional parameter counts."""
+    answer.__wrapped__ = get  # type: ignore[attr-defined]
+    return answer
+
+
+def _data_list(values: tuple[bytes, ...]) -> list[str]:
+    return [_hex(value) for value in values]
+
+
+CONFIG = opt("config", _read_config)
+HASH = Param("hash", parse_hash_param)
+BLOCK_REF = Param("block", parse_block_ref)
+
+
+def traced(name: str, answer: Callable[..., Any], price: int, *params: Param,
+           keeps_traces: bool = False) -> Method:
+    """A trace method: slow, its answer kept in the answer cache (a trace is a function of
+    the chain and the parameters, as eth_call's answer is)."""
+    return Method(name, answer, params, price, slow=True, keeps_traces=keeps_traces)
+
+
+ROWS = (
+    Method("debug_getRawHeader", _raw(raw.get_raw_header, _hex), (BLOCK_REF,), 80),
+    Method("debug_getRawBlock", _raw(raw.get_raw_block, _hex), (BLOCK_REF,), 80),
+    Method("debug_getRawReceipts", _raw(raw.get_raw_receipts, _data_list), (BLOCK_REF,), 80),
+    Method("debug_getRawTransaction", _raw(raw.get_raw_transaction, _hex), (HASH,), 80),
+    traced("debug_traceTransaction", _trace_transaction, 300, HASH, CONFIG, keeps_traces=True),
+    traced("debug_traceBlockByNumber", _trace_block_by_number, 1000,
+           Param("block", parse_number_or_tag), CONFIG),
+    traced("debug_traceBlockByHash", _trace_block_by_hash, 1000, HASH, CONFIG),
+    traced("debug_traceBlock", _trace_block, 1000, Param("rlp", parse_bytes_param), CONFIG),
+    traced("debug_traceCall", _trace_call, 300, Param("call", parse_call_request),
+           opt("block", parse_block_ref, "latest"), opt("config", _call_config, (None, (), None, None))),
+    traced("debug_intermediateRoots", _intermediate_roots, 1000, HASH, CONFIG),
+)

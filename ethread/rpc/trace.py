@@ -9,13 +9,20 @@ timeout``, once the whole request has run for the service's trace cap.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ..backend import Deadline
+from ..codec.hex import parse_address, parse_bytes_param, parse_hash_param, parse_quantity
+from ..codec.params import (
+    parse_block_overrides,
+    parse_block_ref,
+    parse_call_request,
+    parse_number_or_tag,
+    parse_state_override,
+)
 from ..errors import InvalidParams, go_json_type
 from ..methods.resolve import resolve_header
-from ..methods.tracing import FlatCall, ReplayStates
+from ..methods.tracing import FlatCall
 from ..methods.tracing.parity import (
     TRACE_TYPES,
     AccountDiff,
@@ -36,16 +43,9 @@ from ..methods.tracing.parity import (
 )
 from ..methods.tracing.replay import DEFAULT_TRACE_TIMEOUT, block_by_ref
 from ..methods.tracing.vm_trace import VmOp, VmTrace
-from ..models import Block, BlockHashRef, BlockRef
-from .hex import parse_address, parse_bytes_param, parse_hash_param, parse_quantity
-from .params import (
-    parse_block_overrides,
-    parse_block_ref,
-    parse_call_request,
-    parse_number_or_tag,
-    parse_state_override,
-)
-from .trace_rpc import Params, TraceHandler, TraceLimits
+from ..models import Block, BlockHashRef, BlockRef, Hash32
+from .debug import replays, trace_limits, traced
+from .row import Param, Scope, opt
 
 
 def _hex(data: bytes) -> str:
@@ -171,13 +171,6 @@ def replay_json(result: ReplayResult) -> dict[str, Any]:
 # Parameters
 
 
-def _arg(params: Params, index: int, parse: Callable[[Any], Any]) -> Any:
-    try:
-        return parse(params[index])
-    except InvalidParams as exc:
-        raise InvalidParams(f"invalid argument {index}: {exc.message}", exc.data) from None
-
-
 def parse_trace_types(value: Any) -> tuple[str, ...]:
     """A ``traceTypes`` list: each of ``trace``, ``stateDiff``, ``vmTrace``."""
     if not isinstance(value, list):
@@ -234,32 +227,31 @@ def _block(backend: Any, ref: BlockRef) -> Block | None:
     return block_by_ref(backend, BlockHashRef(hash=header.hash))
 
 
-def _timeout(limits: TraceLimits) -> float:
-    cap = limits.timeout
+def _timeout(scope: Scope) -> float:
+    cap = trace_limits(scope.ctx).timeout
     return min(DEFAULT_TRACE_TIMEOUT, cap) if cap > 0 else DEFAULT_TRACE_TIMEOUT
 
 
-def _deadline(limits: TraceLimits) -> Deadline | None:
-    return Deadline.after(limits.timeout) if limits.timeout > 0 else None
+def _deadline(scope: Scope) -> Deadline | None:
+    cap = trace_limits(scope.ctx).timeout
+    return Deadline.after(cap) if cap > 0 else None
 
 
 # ---------------------------------------------------------------------------------------------
-# Handlers: (backend, params, timeout cap, the dispatcher's kept replays) -> JSON value
+# The methods
 
 
-def _trace_transaction(backend: Any, params: Params, limits: TraceLimits,
-                       replays: ReplayStates | None = None) -> Any:
-    traces = transaction_traces(backend, _arg(params, 0, parse_hash_param), _timeout(limits),
-                                replays)
+def _trace_transaction(scope: Scope, tx_hash: Hash32) -> Any:
+    traces = transaction_traces(scope.backend, tx_hash, _timeout(scope), replays(scope))
     return None if traces is None else [localized_json(t) for t in traces]
 
 
-def _trace_block(backend: Any, params: Params, limits: TraceLimits,
-                 replays: ReplayStates | None = None) -> Any:
-    block = _block(backend, _arg(params, 0, parse_block_ref))
+def _trace_block(scope: Scope, ref: BlockRef) -> Any:
+    block = _block(scope.backend, ref)
     if block is None:
         return None
-    return [localized_json(t) for t in block_traces(backend, block, _timeout(limits), _deadline(limits))]
+    return [localized_json(t)
+            for t in block_traces(scope.backend, block, _timeout(scope), _deadline(scope))]
 
 
 def _indices(value: Any) -> tuple[int, ...]:
@@ -269,50 +261,34 @@ def _indices(value: Any) -> tuple[int, ...]:
                  else _count({"index": item}, "index") or 0 for item in value)
 
 
-def _trace_get(backend: Any, params: Params, limits: TraceLimits,
-               replays: ReplayStates | None = None) -> Any:
-    tx_hash = _arg(params, 0, parse_hash_param)
-    indices = _arg(params, 1, _indices)
-    found = trace_at(backend, tx_hash, indices, _timeout(limits), replays)
+def _trace_get(scope: Scope, tx_hash: Hash32, indices: tuple[int, ...]) -> Any:
+    found = trace_at(scope.backend, tx_hash, indices, _timeout(scope), replays(scope))
     return None if found is None else localized_json(found)
 
 
-def _trace_filter(backend: Any, params: Params, limits: TraceLimits,
-                  replays: ReplayStates | None = None) -> Any:
-    query = _arg(params, 0, parse_trace_filter)
-    return [localized_json(t) for t in filter_traces(backend, query, _timeout(limits), _deadline(limits))]
+def _trace_filter(scope: Scope, query: TraceFilter) -> Any:
+    return [localized_json(t)
+            for t in filter_traces(scope.backend, query, _timeout(scope), _deadline(scope))]
 
 
-def _trace_call(backend: Any, params: Params, limits: TraceLimits,
-                replays: ReplayStates | None = None) -> Any:
-    request = _arg(params, 0, parse_call_request)
-    types = _arg(params, 1, parse_trace_types)
-    block: BlockRef = (_arg(params, 2, parse_block_ref) if len(params) > 2 and params[2] is not None
-                       else "latest")
-    state_override: Any = (_arg(params, 3, parse_state_override)
-                           if len(params) > 3 and params[3] is not None else ())
-    block_overrides = (_arg(params, 4, parse_block_overrides)
-                       if len(params) > 4 and params[4] is not None else None)
-    return replay_json(call_traces(backend, request, types, block, state_override=state_override,
-                                   block_overrides=block_overrides, timeout=_timeout(limits),
-                                   states=replays))
+def _trace_call(scope: Scope, request: Any, types: tuple[str, ...], block: BlockRef,
+                state_override: Any, block_overrides: Any) -> Any:
+    return replay_json(call_traces(scope.backend, request, types, block,
+                                   state_override=state_override, block_overrides=block_overrides,
+                                   timeout=_timeout(scope), states=replays(scope)))
 
 
-def _replay_transaction(backend: Any, params: Params, limits: TraceLimits,
-                        replays: ReplayStates | None = None) -> Any:
-    tx_hash = _arg(params, 0, parse_hash_param)
-    types = _arg(params, 1, parse_trace_types)
-    return replay_json(replay_transaction(backend, tx_hash, types, _timeout(limits), replays))
+def _replay_transaction(scope: Scope, tx_hash: Hash32, types: tuple[str, ...]) -> Any:
+    return replay_json(replay_transaction(scope.backend, tx_hash, types, _timeout(scope),
+                                          replays(scope)))
 
 
-def _replay_block(backend: Any, params: Params, limits: TraceLimits,
-                  replays: ReplayStates | None = None) -> Any:
-    ref = _arg(params, 0, parse_block_ref)
-    types = _arg(params, 1, parse_trace_types)
-    block = _block(backend, ref)
+def _replay_block(scope: Scope, ref: BlockRef, types: tuple[str, ...]) -> Any:
+    block = _block(scope.backend, ref)
     if block is None:
         return None
-    return [replay_json(r) for r in replay_block(backend, block, types, _timeout(limits), _deadline(limits))]
+    return [replay_json(r) for r in replay_block(scope.backend, block, types, _timeout(scope),
+                                                 _deadline(scope))]
 
 
 def _calls(value: Any) -> list[tuple[Any, tuple[str, ...]]]:
@@ -331,40 +307,35 @@ def _calls(value: Any) -> list[tuple[Any, tuple[str, ...]]]:
     return calls
 
 
-def _optional_block(params: Params, index: int) -> BlockRef:
-    if len(params) > index and params[index] is not None:
-        ref: BlockRef = _arg(params, index, parse_block_ref)
-        return ref
-    return "latest"
+def _trace_call_many(scope: Scope, calls: list[Any], block: BlockRef) -> Any:
+    return [replay_json(r) for r in call_many_traces(scope.backend, calls, block,
+                                                     timeout=_timeout(scope), states=replays(scope))]
 
 
-def _trace_call_many(backend: Any, params: Params, limits: TraceLimits,
-                     replays: ReplayStates | None = None) -> Any:
-    calls = _arg(params, 0, _calls)
-    block = _optional_block(params, 1)
-    return [replay_json(r) for r in call_many_traces(backend, calls, block,
-                                                     timeout=_timeout(limits), states=replays)]
+def _trace_raw_transaction(scope: Scope, raw: bytes, types: tuple[str, ...], block: BlockRef) -> Any:
+    return replay_json(raw_transaction_traces(scope.backend, raw, types, block,
+                                              timeout=_timeout(scope), states=replays(scope)))
 
 
-def _trace_raw_transaction(backend: Any, params: Params, limits: TraceLimits,
-                           replays: ReplayStates | None = None) -> Any:
-    raw = _arg(params, 0, parse_bytes_param)
-    types = _arg(params, 1, parse_trace_types)
-    block = _optional_block(params, 2)
-    return replay_json(raw_transaction_traces(backend, raw, types, block,
-                                              timeout=_timeout(limits), states=replays))
+HASH = Param("hash", parse_hash_param)
+BLOCK = Param("block", parse_block_ref)
+LATEST = opt("block", parse_block_ref, "latest")
+TYPES = Param("traceTypes", parse_trace_types)
 
 
-PARITY_METHODS: dict[str, tuple[TraceHandler, int, int]] = {
-    "trace_transaction": (_trace_transaction, 1, 0),
-    "trace_block": (_trace_block, 1, 0),
-    "trace_get": (_trace_get, 2, 0),
-    "trace_filter": (_trace_filter, 1, 0),
-    "trace_call": (_trace_call, 2, 3),
-    "trace_replayTransaction": (_replay_transaction, 2, 0),
-    "trace_replayBlockTransactions": (_replay_block, 2, 0),
-    "trace_callMany": (_trace_call_many, 1, 1),
-    "trace_rawTransaction": (_trace_raw_transaction, 2, 1),
-}
-"""Each trace_* method: its handler (run as the debug_trace* ones are), required and optional
-parameter counts."""
+# One transaction (or call) costs as debug_traceTransaction, one block as debug_traceBlock;
+# trace_filter replays up to 100 blocks (its bound), so it costs ten blocks' worth (most
+# ranges asked for hold few transactions; a busy full range runs into the trace time cap first).
+ROWS = (
+    traced("trace_transaction", _trace_transaction, 300, HASH, keeps_traces=True),
+    traced("trace_get", _trace_get, 300, HASH, Param("indices", _indices), keeps_traces=True),
+    traced("trace_call", _trace_call, 300, Param("call", parse_call_request), TYPES, LATEST,
+           opt("stateOverride", parse_state_override, ()), opt("blockOverrides", parse_block_overrides)),
+    traced("trace_replayTransaction", _replay_transaction, 300, HASH, TYPES, keeps_traces=True),
+    traced("trace_rawTransaction", _trace_raw_transaction, 300, Param("data", parse_bytes_param),
+           TYPES, LATEST),
+    traced("trace_block", _trace_block, 1000, BLOCK),
+    traced("trace_replayBlockTransactions", _replay_block, 1000, BLOCK, TYPES),
+    traced("trace_callMany", _trace_call_many, 1000, Param("calls", _calls), LATEST),
+    traced("trace_filter", _trace_filter, 10_000, Param("filter", parse_trace_filter)),
+)

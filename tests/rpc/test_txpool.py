@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 import ethread
-from ethread.codec.dispatch import Context, call_method
 from ethread.devchain import DevChain
 from ethread.devchain.builder import ForkSchedule
 from ethread.devchain.payload import BuildFailed
@@ -35,6 +34,8 @@ from ethread.models import (
     Transaction,
 )
 from ethread.rlpcodec.transactions import encode_transaction, transaction_hash
+from ethread.rpc.context import Context
+from ethread.rpc.table import call_method
 from tests.support.paths import REPO, conformance_dir
 from tests.support.rpc_cases import first_difference, is_speconly, read_case, shape_difference
 from tests.support.server_harness import ServeProcess, post

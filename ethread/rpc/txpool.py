@@ -8,16 +8,25 @@ the answers out, and :class:`TxPoolService`, what these methods ask of it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 from eth_utils import to_checksum_address
 
+from ..codec.hex import (
+    parse_address,
+    parse_address_param,
+    parse_bytes_param,
+    parse_data,
+    parse_hash,
+    parse_quantity,
+)
+from ..codec.serialize import to_json
+from ..devchain.payload import BuiltPayload, PayloadAttributes
+from ..devchain.txpool import Pooled
 from ..errors import InvalidParams, go_json_type
-from ..models import Address, Hash32, Header, Transaction, Withdrawal
-from .hex import parse_address, parse_address_param, parse_bytes_param, parse_hash, parse_quantity
-from .serialize import to_json
+from ..models import Address, Hash32, Transaction, Withdrawal
+from .row import Method, Param, Scope, Where, opt
 
 MAX_RAW_TRANSACTION = 2 * 1024 * 1024
 """The longest raw transaction taken (hex decoded): above the largest blob transaction the
@@ -26,106 +35,6 @@ MAX_WITHDRAWALS = 65536
 MAX_BUILD_TRANSACTIONS = 10_000
 
 
-@dataclass(frozen=True, slots=True)
-class PayloadAttributes:
-    """The engine API's payload attributes: what the consensus layer fixes of a new block."""
-
-    timestamp: int
-    prev_randao: Hash32
-    fee_recipient: Address
-    withdrawals: tuple[Withdrawal, ...] | None
-    beacon_root: Hash32 | None
-
-
-class PooledView(Protocol):
-    """A pooled transaction as the answers need it."""
-
-    @property
-    def tx(self) -> Transaction: ...
-
-    @property
-    def hash(self) -> Hash32: ...
-
-    @property
-    def sender(self) -> Address: ...
-
-
-class ContentView(Protocol):
-    @property
-    def pending(self) -> dict[Address, list[Any]]: ...
-
-    @property
-    def queued(self) -> dict[Address, list[Any]]: ...
-
-
-class SidecarView(Protocol):
-    @property
-    def blobs(self) -> tuple[bytes, ...]: ...
-
-    @property
-    def commitments(self) -> tuple[bytes, ...]: ...
-
-    @property
-    def proofs(self) -> tuple[bytes, ...]: ...
-
-
-class PayloadView(Protocol):
-    """A built block as the engine API hands it out."""
-
-    @property
-    def header(self) -> Header: ...
-
-    @property
-    def transactions(self) -> tuple[bytes, ...]: ...
-
-    @property
-    def withdrawals(self) -> tuple[Withdrawal, ...] | None: ...
-
-    @property
-    def block_value(self) -> int: ...
-
-    @property
-    def sidecars(self) -> Sequence[Any]: ...
-
-    @property
-    def requests(self) -> tuple[bytes, ...] | None: ...
-
-
-class TxPoolService(Protocol):
-    """What these methods ask of a network's pool (:class:`ethread.devchain.ServedPool`)."""
-
-    def submit(self, raw: bytes) -> Hash32:
-        """Decode a signed transaction, check it and keep it; its hash."""
-        ...
-
-    def pending_transaction(self, tx_hash: Hash32) -> PooledView | None:
-        """The pooled transaction with this hash that no block has taken yet, or None."""
-        ...
-
-    def next_nonce(self, address: Address) -> int:
-        """The nonce ``address``'s next transaction takes, its pooled ones counted."""
-        ...
-
-    def status(self) -> tuple[int, int]:
-        """How many transactions are pending and how many queued."""
-        ...
-
-    def content(self) -> ContentView:
-        """The pooled transactions, pending and queued, by sender."""
-        ...
-
-    def content_from(self, address: Address) -> ContentView:
-        """:meth:`content` of one sender."""
-        ...
-
-    def build_block(self, parent_hash: Hash32, attributes: PayloadAttributes,
-                    transactions: list[bytes] | None, extra_data: bytes) -> PayloadView:
-        """A block on ``parent_hash``, of ``transactions`` or else of the pool's, not inserted."""
-        ...
-
-
-PoolHandler = Callable[[TxPoolService, list[Any]], Any]
-
 # geth's RPCTransaction field order; what a transaction kind lacks is left out.
 _TX_KEYS = ("blockHash", "blockNumber", "blockTimestamp", "from", "gas", "gasPrice", "maxFeePerGas",
             "maxPriorityFeePerGas", "maxFeePerBlobGas", "hash", "input", "nonce", "to",
@@ -133,7 +42,7 @@ _TX_KEYS = ("blockHash", "blockNumber", "blockTimestamp", "from", "gas", "gasPri
             "authorizationList", "v", "r", "s", "yParity")
 
 
-def pending_transaction_json(pooled: PooledView) -> dict[str, Any]:
+def pending_transaction_json(pooled: Pooled) -> dict[str, Any]:
     """A pooled transaction as geth writes one not yet in a block: the block fields null,
     ``gasPrice`` the fee cap."""
     fields: dict[str, Any] = dict(to_json(pooled.tx))
@@ -153,34 +62,37 @@ def _by_nonce(txs: list[Any]) -> dict[str, Any]:
     return {str(p.tx.nonce): pending_transaction_json(p) for p in txs}
 
 
-def _send_raw_transaction(pool: TxPoolService, params: list[Any]) -> Any:
-    """eth_sendRawTransaction into the pool: the transaction's hash."""
-    raw = parse_bytes_param(params[0])
+def _send_raw_transaction(scope: Scope, value: Any) -> Any:
+    """eth_sendRawTransaction: into a dev chain (which mines it at once when it automines),
+    else into the served chain's pool; the transaction's hash."""
+    if scope.ctx.dev is not None:
+        return "0x" + scope.ctx.dev.submit(parse_data(value, "raw transaction")).hex()
+    raw = parse_bytes_param(value)
     if len(raw) > MAX_RAW_TRANSACTION:
         raise InvalidParams(f"raw transaction of {len(raw)} bytes: at most {MAX_RAW_TRANSACTION}")
-    return "0x" + pool.submit(raw).hex()
+    return "0x" + scope.pool.submit(raw).hex()
 
 
-def _status(pool: TxPoolService, params: list[Any]) -> Any:
-    pending, queued = pool.status()
+def _status(scope: Scope) -> Any:
+    pending, queued = scope.pool.status()
     return {"pending": hex(pending), "queued": hex(queued)}
 
 
-def _content(pool: TxPoolService, params: list[Any]) -> Any:
-    content = pool.content()
+def _content(scope: Scope) -> Any:
+    content = scope.pool.content()
     return {
         "pending": {to_checksum_address(s): _by_nonce(txs) for s, txs in content.pending.items()},
         "queued": {to_checksum_address(s): _by_nonce(txs) for s, txs in content.queued.items()},
     }
 
 
-def _content_from(pool: TxPoolService, params: list[Any]) -> Any:
-    content = pool.content_from(parse_address_param(params[0]))
+def _content_from(scope: Scope, address: Address) -> Any:
+    content = scope.pool.content_from(address)
     return {"pending": _by_nonce([p for txs in content.pending.values() for p in txs]),
             "queued": _by_nonce([p for txs in content.queued.values() for p in txs])}
 
 
-def _inspect_line(pooled: PooledView) -> str:
+def _inspect_line(pooled: Pooled) -> str:
     tx = pooled.tx
     price = fields_price(tx)
     target = to_checksum_address(tx.to) if tx.to is not None else "contract creation"
@@ -193,8 +105,8 @@ def fields_price(tx: Transaction) -> int:
     return int(price if price is not None else tx.max_fee_per_gas)  # type: ignore[union-attr]
 
 
-def _inspect(pool: TxPoolService, params: list[Any]) -> Any:
-    content = pool.content()
+def _inspect(scope: Scope) -> Any:
+    content = scope.pool.content()
     return {
         "pending": {to_checksum_address(s): {str(p.tx.nonce): _inspect_line(p) for p in txs}
                     for s, txs in content.pending.items()},
@@ -259,7 +171,7 @@ def _transactions(value: Any) -> list[bytes] | None:
     return [parse_bytes_param(item) for item in value]
 
 
-def payload_json(payload: PayloadView) -> dict[str, Any]:
+def payload_json(payload: BuiltPayload) -> dict[str, Any]:
     """geth's ``ExecutionPayloadEnvelope``."""
     header = payload.header
     body: dict[str, Any] = {
@@ -298,33 +210,32 @@ def payload_json(payload: PayloadView) -> dict[str, Any]:
     }
 
 
-def _build_block(pool: TxPoolService, params: list[Any]) -> Any:
-    parent = _param(params, 0, parse_hash)
-    attributes = _param(params, 1, parse_payload_attributes)
-    transactions = _param(params, 2, _transactions) if len(params) > 2 else None
-    extra = _param(params, 3, parse_bytes_param) if len(params) > 3 and params[3] is not None else b""
+def _build_block(scope: Scope, parent: Hash32, attributes: PayloadAttributes,
+                 transactions: list[bytes] | None, extra: bytes) -> Any:
     if len(extra) > 32:
         raise InvalidParams(f"extraData: {len(extra)} bytes, at most 32")
-    return payload_json(pool.build_block(parent, attributes, transactions, extra))
+    return payload_json(scope.pool.build_block(parent, attributes, transactions, extra))
 
 
-def _param(params: list[Any], index: int, parse: Callable[[Any], Any]) -> Any:
-    try:
-        return parse(params[index])
-    except InvalidParams as exc:
-        raise InvalidParams(f"invalid argument {index}: {exc.message}", exc.data) from None
+def _pool_method(name: str, answer: Callable[..., Any], price: int, *params: Param,
+                 names_argument: bool = False, slow: bool = False) -> Method:
+    """A method of a network that takes transactions (-32601 elsewhere), never cached."""
+    return Method(name, answer, params, price, where=Where.TAKES_TRANSACTIONS, cacheable=False,
+                  slow=slow, names_argument=names_argument)
 
 
-# name -> (handler, required params, optional params)
-TXPOOL_METHODS: dict[str, tuple[PoolHandler, int, int]] = {
-    "txpool_status": (_status, 0, 0),
-    "txpool_content": (_content, 0, 0),
-    "txpool_contentFrom": (_content_from, 1, 0),
-    "txpool_inspect": (_inspect, 0, 0),
-    "testing_buildBlockV1": (_build_block, 2, 2),
-}
-SEND_RAW_TRANSACTION: PoolHandler = _send_raw_transaction
+ROWS = (
+    _pool_method("eth_sendRawTransaction", _send_raw_transaction, 720,
+                 Param("transaction", lambda value: value), slow=True),
+    _pool_method("txpool_status", _status, 80),
+    _pool_method("txpool_content", _content, 255),
+    _pool_method("txpool_contentFrom", _content_from, 80, Param("address", parse_address_param)),
+    _pool_method("txpool_inspect", _inspect, 255),
+    _pool_method("testing_buildBlockV1", _build_block, 1000, Param("parent", parse_hash),
+                 Param("attributes", parse_payload_attributes),
+                 opt("transactions", _transactions), opt("extraData", parse_bytes_param, b""),
+                 names_argument=True, slow=True),
+)
 
-
-__all__ = ["SEND_RAW_TRANSACTION", "TXPOOL_METHODS", "PayloadAttributes", "TxPoolService",
-           "parse_payload_attributes", "payload_json", "pending_transaction_json"]
+__all__ = ["ROWS", "PayloadAttributes", "parse_payload_attributes",
+           "payload_json", "pending_transaction_json"]

@@ -1,8 +1,8 @@
-"""Answering JSON-RPC against one backend: the :class:`Dispatcher` (method table, answer
-cache) and :func:`handle`, the whole codec in one call: bytes in, bytes out, never an
-exception. Any host (an HTTP server, a WebSocket, a web3.py provider) embeds it as it is; the
-steps a request goes through are :mod:`ethread.codec.pipeline`'s, the wire format
-:mod:`ethread.codec.envelope`'s.
+"""Answering JSON-RPC against one backend: the :class:`Dispatcher` (the method table of
+:mod:`ethread.rpc.table`, the answer cache) and :func:`handle`, the whole service in one call:
+bytes in, bytes out, never an exception. Any host (an HTTP server, a WebSocket, a web3.py
+provider) embeds it as it is; the steps a request goes through are
+:mod:`ethread.codec.pipeline`'s, the wire format :mod:`ethread.codec.envelope`'s.
 """
 
 from __future__ import annotations
@@ -15,13 +15,16 @@ from typing import Any
 import orjson
 
 from ..backend import Backend
+from ..codec.answers import DEFAULT_ANSWERS, AnswerStyle
+from ..codec.envelope import Call, error_object, error_response, parse_request, result_response
+from ..codec.pipeline import IN_PROCESS
+from ..codec.response_cache import BodyAnswers, ResponseCache
 from ..errors import EthreadError, InternalError, MethodNotFound, StoreError, StoreUnreadable
 from ..models import Block
-from .answers import DEFAULT_ANSWERS, AnswerStyle
-from .dispatch import DEFAULT_CONTEXT, METHODS, Context, call_method
-from .envelope import Call, error_object, error_response, parse_request, result_response
-from .pipeline import IN_PROCESS
-from .response_cache import BodyAnswers, ResponseCache
+from . import table
+from .context import DEFAULT_CONTEXT, Context
+from .sources import cacheable
+from .table import call_method
 from .trace_cache import RECORDED_CONFIGS, RECORDED_METHOD, TraceCache
 
 log = logging.getLogger("ethread.rpc")
@@ -53,10 +56,10 @@ class Dispatcher:
     def _result(self, call: Call) -> tuple[bytes, int | None]:
         """The result and the chain generation it holds for (None for a method whose answers
         are not cached: it holds only now)."""
-        spec = METHODS.get(call.method)
-        if spec is None:
+        row = table.TABLE.get(call.method)
+        if row is None:
             raise MethodNotFound(f"the method {call.method} does not exist/is not available")
-        if not spec.cacheable_in(self.context, call.params):
+        if not cacheable(row, self.context, call.params):
             return call_method(self.backend, call.method, call.params, self.context), None
         generation = self.backend.generation()
         key = _cache_key(call)
@@ -72,14 +75,14 @@ class Dispatcher:
         enough for a server to try on its event loop before handing work to a thread. With
         the request ``body`` (of this one call alone), the whole answer is also kept under it
         (:meth:`answered`)."""
-        spec = METHODS.get(call.method)
-        if call.method == RECORDED_METHOD and spec is not None:
+        row = table.TABLE.get(call.method)
+        if call.method == RECORDED_METHOD and row is not None:
             traces = self.context.traces
             if traces is not None and traces.recording:  # a trace recorded ahead of requests
                 recorded = traces.recorded(self.backend, call.params)
                 if recorded is not None:
                     return recorded
-        if spec is None or not spec.cacheable_in(self.context, call.params):
+        if row is None or not cacheable(row, self.context, call.params):
             return None
         generation = self.backend.generation()
         result = self.cache.get(generation, _cache_key(call))
@@ -94,8 +97,8 @@ class Dispatcher:
         known = self.bodies.get(self.backend.generation(), body)
         if known is None:
             return None
-        spec = METHODS.get(known[0].method)  # the table as it is now (tests patch it)
-        return known if spec is not None and spec.cacheable_in(self.context, known[0].params) else None
+        row = table.TABLE.get(known[0].method)  # the table as it is now (tests patch it)
+        return known if row is not None and cacheable(row, self.context, known[0].params) else None
 
     def respond(self, call: Call, body: bytes | None = None) -> bytes:
         """The response to one call, errors included, never raising. A store that fails
@@ -132,7 +135,7 @@ class Dispatcher:
     def record_traces(self, blocks: int) -> int:
         """Trace every transaction of the chain's latest ``blocks`` blocks now, with the
         opcode logger and with callTracer in their default configurations, and keep the
-        answers (:meth:`~ethread.codec.trace_cache.TraceCache.record`): debug_traceTransaction
+        answers (:meth:`~ethread.rpc.trace_cache.TraceCache.record`): debug_traceTransaction
         asked for one of them is then answered without running anything, as anvil's
         ``--steps-tracing`` answers from the steps it recorded while mining. Blocks recorded
         later (:meth:`record_block`) keep the window at ``blocks``. The number of

@@ -1,4 +1,4 @@
-"""anvil's controls on a dev chain (``ethread.codec.devanvil``): the next blocks' gas limit, base
+"""anvil's controls on a dev chain (``ethread.rpc.anvil``): the next blocks' gas limit, base
 fee and coinbase, the chain id, reset, mining with a count, interval and options, and the node
 info and metadata in anvil's shapes. (Signing: tests/codec/test_devsign.py; state files:
 tests/devchain/test_state_file.py.)"""

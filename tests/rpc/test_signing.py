@@ -1,4 +1,4 @@
-"""The dev chain's signing methods (``ethread.codec.devsign``): eth_sign and personal_sign,
+"""The dev chain's signing methods (``ethread.rpc.signing``): eth_sign and personal_sign,
 typed data (v4, as an object or as text), eth_signTransaction without sending, no key no
 signature, bad input as invalid params, and a plain backend that does not sign."""
 

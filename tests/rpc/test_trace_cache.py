@@ -13,12 +13,11 @@ import pytest
 
 import ethread
 import ethread.codec.envelope
-from ethread.codec.jsonrpc import Dispatcher
-from ethread.codec.parity_rpc import PARITY_METHODS
-from ethread.codec.trace_cache import TraceCache
-from ethread.codec.trace_rpc import TRACE_METHODS, TraceLimits
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import PRAGUE_FORKS
+from ethread.rpc.dispatcher import Dispatcher
+from ethread.rpc.table import call_method
+from ethread.rpc.trace_cache import TraceCache
 from tests.support.router import BENEFICIARY, router
 
 CONFIGS: list[tuple[str, list[Any]]] = [
@@ -49,8 +48,7 @@ def chain() -> DevChain:
 
 
 def _fresh(backend: Any, method: str, params: list[Any]) -> bytes:
-    handler = (TRACE_METHODS | PARITY_METHODS)[method][0]
-    return orjson.dumps(handler(backend, params, TraceLimits(), None))
+    return call_method(backend, method, params)  # (the default context keeps no trace)
 
 
 def _dispatched(dispatcher: Dispatcher, method: str, params: list[Any]) -> Any:

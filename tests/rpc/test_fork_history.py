@@ -1,4 +1,4 @@
-"""codec/devfork.py: which reads of a forked dev chain go to the forked node and which stay
+"""rpc/fork_history.py: which reads of a forked dev chain go to the forked node and which stay
 with the chain. The chain here is the rpc-compat chain from block 30 on (a memory backend
 that starts at its fork block, as a forked chain's does); the node is a plain double that
 answers from a table and notes what it was asked. Blocks at or below the fork go to the node,
@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from ethread.backends.memory import MemoryBackend
-from ethread.codec.devfork import HISTORY_READS, NOT_HISTORY, Local, read_history
 from ethread.errors import InvalidParams, LimitExceeded, UnknownBlock
+from ethread.rpc.fork_history import NOT_HISTORY, HistoryRead, Local, read_history
+from ethread.rpc.table import TABLE
 from tests.support.storage_backends import each_block
 
 FORK = 30
@@ -109,8 +110,15 @@ def _local(forked: tuple[MemoryBackend, dict[int, bytes]], chain: Chain | None =
     return Local(forked[0], chain or Chain(), max_logs, max_parameters)
 
 
+def _history(method: str) -> HistoryRead:
+    """The read the method's row declares for a forked chain's history."""
+    read = TABLE[method].history
+    assert read is not None
+    return read
+
+
 def _read(method: str, node: Node, local: Local, *params: Any) -> Any:
-    return read_history(HISTORY_READS[method], node, list(params), local)
+    return read_history(_history(method), node, list(params), local)  # type: ignore[arg-type]
 
 
 def _hex(raw: bytes) -> str:
@@ -161,7 +169,7 @@ def test_parameters_that_do_not_parse_are_the_chains_to_refuse(
         forked: Any, node: Node, method: str, params: list[Any]) -> None:
     assert _read(method, node, _local(forked), *params) is NOT_HISTORY
     with pytest.raises(InvalidParams):
-        HISTORY_READS[method](node, params, _local(forked))
+        _history(method)(node, params, _local(forked))  # type: ignore[arg-type]
     assert [a for a in node.asked if a[0] != "block"] == []
 
 

@@ -1,0 +1,82 @@
+"""What a method may need besides the backend: the service's limits, the caches that live as
+long as one backend's dispatcher, and the parts of the network that answer some methods (its
+dev chain, its served pool)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from ..codec.answers import DEFAULT_ANSWERS, AnswerStyle
+from ..codec.serialize import FragmentCache
+from ..methods.call import CallStates
+from ..methods.fees import TipOracle
+from ..methods.filters import FilterRegistry
+from ..methods.logs import DEFAULT_LIMITS, LogLimits
+from ..models import Address
+from .trace_cache import TraceCache
+
+if TYPE_CHECKING:
+    from ..devchain import DevChain
+    from ..devchain.served_pool import ServedPool
+
+DEFAULT_CALL_TIMEOUT = 5.0
+MAX_TRACE_TIMEOUT = 60.0
+"""The longest a request may ask one transaction's trace to run (the service's cap)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a method may need besides the backend: the service's limits and the caches that
+    live as long as the backend's dispatcher (give each dispatcher its own, see
+    :meth:`for_backend`). Without caches every answer is computed and encoded afresh."""
+
+    log_limits: LogLimits = DEFAULT_LIMITS
+    answers: AnswerStyle = DEFAULT_ANSWERS
+    """Which geth release's answers to give (:mod:`ethread.codec.answers`): geth 1.17's by
+    default, ``GETH_1_16`` for transaction objects without ``blockTimestamp``."""
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT
+    """Seconds an eth_call (and gas estimation, access list creation) may execute (geth's
+    ``--rpc.evmtimeout``); None: no limit."""
+    trace_timeout: float = MAX_TRACE_TIMEOUT
+    """The longest a trace may run, whatever ``timeout`` its request asks for (a server's
+    ``trace_timeout_seconds``)."""
+    fragments: FragmentCache | None = field(default=None, compare=False)
+    stored_answers: bool = True
+    """Whether answers a store keeps beside its blocks are read (:mod:`ethread.codec.
+    stored_answers`); False: every answer is derived from the records (the plain path, which
+    the tests and benchmarks compare with)."""
+    call_states: CallStates | None = field(default=None, compare=False)
+    accounts: tuple[Address, ...] = ()
+    """What eth_accounts lists: a dev chain's accounts, else none (the hook a dev chain fills)."""
+    filters: FilterRegistry | None = field(default=None, compare=False)
+    """The polling filters of the dispatcher."""
+    tips: TipOracle | None = field(default=None, compare=False)
+    """The gas price oracle's memory (the last head it priced and its price)."""
+    traces: TraceCache | None = field(default=None, compare=False)
+    """Traces of mined transactions, once made (:mod:`ethread.rpc.trace_cache`)."""
+    answer_bytes: int | None = None
+    """The service's bound on one answer in bytes (a server's ``max_response_bytes``): an
+    opcode log stops with -32003 once past it (None: the tracers' own bound)."""
+
+    dev: DevChain | None = field(default=None, compare=False)
+    """The dev chain when the network is one: it enables sending and the test controls."""
+    txpool: ServedPool | None = field(default=None, compare=False)
+    """A served chain's transaction pool (``--txpool``): sending, txpool_* and testing_*."""
+
+    def for_dev_chain(self, chain: DevChain, accounts: tuple[Address, ...]) -> Context:
+        """This context on a dev chain's network: sending and test controls on, and
+        eth_accounts listing ``accounts`` (the chain's dev accounts, unlocked)."""
+        return replace(self, dev=chain, accounts=accounts, txpool=chain.served_pool)
+
+    def for_txpool(self, pool: ServedPool) -> Context:
+        """This context on a network with a transaction pool."""
+        return replace(self, txpool=pool)
+
+    def for_backend(self) -> Context:
+        """These limits with fresh caches, for one backend's dispatcher."""
+        return replace(self, fragments=FragmentCache(), call_states=CallStates(),
+                       filters=FilterRegistry(), tips=TipOracle(), traces=TraceCache())
+
+
+DEFAULT_CONTEXT = Context()
