@@ -65,8 +65,10 @@ SQLite). The rows are the floor with a new id each, full blocks, block receipts 
 100-block log window, at c=1 and 16, with each worker count. Reads are cold: each round
 starts a server afresh for each state (the state that goes first alternating round by
 round), warms it on the chain's last blocks, then gives each cell ``--requests`` (default
-1,000) reads of blocks no other cell reads; ``--blocks`` must leave each of the seven ranges
-200 blocks at least (``--blocks 7001`` for 1,000 blocks a range). The table holds each
+1,000) reads of blocks no other cell reads, for at most ``--seconds`` (wrk runs that long
+whatever the count, so ``--seconds 1`` keeps a knob's run to about four minutes; a slow row
+then counts fewer answers); ``--blocks`` must leave each of the seven ranges 200 blocks at
+least (``--blocks 7001`` for 1,000 blocks a range). The table holds each
 state's requests/s, p50 and p99 latency (wrk's) and server CPU a request, medians of
 ``--rounds``; one knob's run is kept in ``results/bench_vs_anvil_knob_NAME.txt``.
 
