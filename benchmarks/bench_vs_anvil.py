@@ -4,6 +4,7 @@ at concurrency 1 and 16, and the ratio ethread / anvil, for the reads of issue 1
     .venv/bin/python benchmarks/bench_vs_anvil.py [--blocks 5001] [--seconds 5] [--rounds 1]
         [--workdir DIR] [--only TEXT] [--targets anvil,bare,memory,store,...] [--workers 2]
         [--engine lmdb|leveldb] [--access-log] [--client wrk|python] [--cpu] [--requests N]
+        [--knobs [busy_poll,admission_turns,...] [--knob-workers 1,2]]
 
 The chain (``benchlib/peer_chain.py``): block 1 deploys the Ping contract, blocks 2..N each hold
 one call to it, so every block from 2 on has one transaction and one log from one address. It is
@@ -56,6 +57,21 @@ measured requests then ask for random blocks and transactions of the first two t
 no worker has read. With ``--blocks 3001 --requests 1500`` that is 1,500 requests over 2,000
 blocks, most of them cold; anvil, which holds its chain in memory, answers the same bodies.
 
+**Each throughput knob on and off** (``--knobs [NAMES] --knob-workers 1,2``): the store
+server alone, once with the knob on and once off, everything else at its default, for busy
+polling (``--busy-poll-us 250`` / ``0``), admission turns, fair accept, shared fragments,
+the lean HTTP path (each ``--no-...`` when off) and the ledger (the mapped ``*.ledger`` file /
+SQLite). The rows are the floor with a new id each, full blocks, block receipts and the
+100-block log window, at c=1 and 16, with each worker count. Reads are cold: each round
+starts a server afresh for each state (the state that goes first alternating round by
+round), warms it on the chain's last blocks, then gives each cell ``--requests`` (default
+1,000) reads of blocks no other cell reads, for at most ``--seconds`` (wrk runs that long
+whatever the count, so ``--seconds 1`` keeps a knob's run to about four minutes; a slow row
+then counts fewer answers); ``--blocks`` must leave each of the seven ranges 200 blocks at
+least (``--blocks 7001`` for 1,000 blocks a range). The table holds each
+state's requests/s, p50 and p99 latency (wrk's) and server CPU a request, medians of
+``--rounds``; one knob's run is kept in ``results/bench_vs_anvil_knob_NAME.txt``.
+
 Rows whose bodies repeat (the floor, the full-range logs, the repeated eth_call) measure what a
 server does with a request it has answered before (ethread answers the same bytes again
 without parsing them: its answers by body); the floor with a new id in each body is what a
@@ -101,16 +117,19 @@ import contextlib
 import functools
 import os
 import random
+import re
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchlib import REPO, report, wrk
+from benchlib import REPO, RESULTS, report, wrk
 from benchlib.peer_chain import PeerChain, build
 from benchlib.processes import tree_cpu_seconds
-from benchlib.rows import Row, body, distinct_call_row, lua_body, run_python, run_wrk, sample_check
+from benchlib.rows import Row, body, distinct_call_row, lua_body, lua_script, run_python, run_wrk, sample_check
 from benchlib.serve import MAIN
 from benchlib.targets import Target, ensure_store, start_anvil, start_bare, start_ethread
 
@@ -188,6 +207,156 @@ def rows(chain: PeerChain) -> list[Row]:
     ]
 
 
+# -- the knobs, each on and off --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A server setting that exists only for speed, and the ``ethread serve`` flags that turn
+    it on and off (everything else at its default)."""
+
+    name: str
+    on: tuple[str, ...]
+    off: tuple[str, ...]
+    ledgers: tuple[str, str] = (".ledger", ".ledger")
+    """The credit ledger's suffix, on and off (the ledger knob: the mapped file or SQLite)."""
+
+    def flags(self, on: bool) -> str:
+        if self.ledgers[0] != self.ledgers[1]:
+            return f"--ledger X{self.ledgers[0 if on else 1]}"
+        return " ".join(self.on if on else self.off) or "(default)"
+
+
+KNOBS = (
+    Knob("busy_poll", ("--busy-poll-us", "250"), ("--busy-poll-us", "0")),
+    Knob("admission_turns", (), ("--no-admission-turns",)),
+    Knob("fair_accept", (), ("--no-fair-accept",)),
+    Knob("shared_fragments", (), ("--no-shared-fragments",)),
+    Knob("lean_http", (), ("--no-lean-http",)),
+    Knob("ledger", (), (), (".ledger", ".sqlite3")),
+)
+"""Each knob with its flags; a default-on knob's "on" is the default."""
+
+KNOB_ROWS = ("eth_chainId, new id each", "blocks, full, random", "block receipts, random",
+             "logs, 100-block window")
+"""The rows each knob is measured on: the floor (parsing, dispatch, the charge, the HTTP path),
+two block reads and a log window, all of them cold but the floor."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    rate: float
+    """Requests/s, from the first request to the last answer."""
+    p50: float
+    p99: float
+    """Latency percentiles, milliseconds (wrk's)."""
+    cpu: float
+    """Server CPU (every process of it) per request, microseconds."""
+    failed: int
+
+
+def counted_run(row: Row, target: Target, chain: PeerChain, concurrency: int, seconds: float,
+                seed: int, requests: int, blocks: tuple[int, int]) -> Cell:
+    """``requests`` answers of ``row`` on ``blocks`` (as :func:`benchlib.rows.run_wrk`), with
+    wrk's latency percentiles and the server's CPU time."""
+    limit = max(1, requests // wrk.threads(concurrency))
+    before = tree_cpu_seconds(target.process.pid)
+    output = wrk.run(lua_script(row, target, chain, seed, limit, blocks), target.port,
+                     concurrency, seconds, "--timeout", "30s", "--latency")
+    used = tree_cpu_seconds(target.process.pid) - before
+    counted = re.search(r"COUNTED (\d+) ([\d.]+) (\d+)", output)
+    p50, p99 = wrk.latency_ms(output, 50), wrk.latency_ms(output, 99)
+    if counted is None or float(counted.group(2)) <= 0 or p50 is None or p99 is None:
+        raise SystemExit(f"wrk failed on {target.name}: {output}")
+    answered = int(counted.group(1))
+    return Cell(answered / float(counted.group(2)), p50, p99, used / answered * 1e6,
+                int(counted.group(3)))
+
+
+def median_cell(cells: list[Cell]) -> Cell:
+    return Cell(*(statistics.median(getattr(c, f) for c in cells)
+                  for f in ("rate", "p50", "p99", "cpu")), sum(c.failed for c in cells))
+
+
+def knob_cells(chain: PeerChain, selected: list[Row]) -> tuple[list[tuple[Row, int, tuple[int, int]]],
+                                                                  tuple[int, int]]:
+    """The cells of a knob's table (row, concurrency, the blocks it reads), each row of
+    random blocks given blocks of its own that no other cell reads, and the blocks the servers
+    are warmed on (the chain's last range)."""
+    reading = [(row, c) for row in selected for c in CONCURRENCY]
+    random_blocks = {row.label for row in selected if re.search(r"\blo\b", row.lua)}
+    ranges = sum(1 for row, _ in reading if row.label in random_blocks) + 1
+    size = (chain.head - 1) // ranges
+    if size < 200:
+        raise SystemExit(f"--blocks {chain.head} is too few for {ranges} ranges of 200 blocks")
+    cells = []
+    first = 2
+    for row, c in reading:
+        blocks = (first, first + size - 1)
+        if row.label in random_blocks:
+            first += size
+        cells.append((row, c, blocks))
+    return cells, (first, chain.head)
+
+
+def run_knobs(args: argparse.Namespace, knobs: list[Knob], chain: PeerChain,
+              workdir: Path) -> None:
+    """Each knob on and off, for each worker count, on :data:`KNOB_ROWS` at each concurrency.
+    A round starts a store server afresh for each state of the knob (the state that goes
+    first alternating round by round), warms it on the chain's last blocks, then measures
+    each cell: ``--requests`` reads of blocks no other cell reads (cold: no worker has met
+    them). Each column of the table is the median over the rounds."""
+    store = ensure_store(chain, workdir, "lmdb")
+    requests = args.requests or 1000
+    selected = [row for row in rows(chain) if row.label in KNOB_ROWS]
+    cells, warm_blocks = knob_cells(chain, selected)
+    seed = random.randrange(1, 1 << 20)
+    print(f"\n{os.cpu_count()} CPUs shared by the servers and wrk; load average "
+          f"{report.load_average()}; LMDB store; cold reads: {requests} requests a cell, each "
+          f"row of random blocks reading {cells[-1][2][1] - cells[-1][2][0] + 1} blocks of its "
+          f"own at each concurrency, on servers started afresh for each round and state, and "
+          f"warmed on blocks {warm_blocks[0]}..{warm_blocks[1]}; medians of {args.rounds} "
+          f"round(s), on and off taking turns; p50/p99: latency in ms; CPU: server µs a request")
+    for knob in knobs:
+        print(f"\n{knob.name}: on = {knob.flags(True)}, off = {knob.flags(False)}")
+        print(f"{'workers':>7} {'row':<26} {'c':>3} {'on req/s':>9} {'off req/s':>9} "
+              f"{'on/off':>6} {'p50 on/off':>13} {'p99 on/off':>15} {'CPU on/off':>11}",
+              flush=True)
+        for workers in args.knob_workers:
+            measured: dict[tuple[str, int, bool], list[Cell]] = {}
+            for turn in range(args.rounds):
+                seed += 1  # the same bodies for on and off, new ones each round
+                for on in ((True, False) if turn % 2 == 0 else (False, True)):
+                    server = start_ethread(
+                        f"{knob.name}-{'on' if on else 'off'}",
+                        ["--db", str(store), *(knob.on if on else knob.off)], workdir,
+                        workers=workers, timeout=120, announce=False,
+                        ledger_suffix=knob.ledgers[0 if on else 1])
+                    try:
+                        for row in selected:
+                            run_wrk(row, server, chain, 16, args.seconds, seed + 7, requests // 2,
+                                    warm_blocks)
+                        for row, c, blocks in cells:
+                            measured.setdefault((row.label, c, on), []).append(counted_run(
+                                row, server, chain, c, args.seconds, seed, requests, blocks))
+                        for row in selected:
+                            problem = sample_check(row, server, chain)
+                            if problem is not None:
+                                raise SystemExit(f"{knob.name} {'on' if on else 'off'} answers "
+                                                 f"{row.label} wrongly: {problem}")
+                    finally:
+                        server.stop()
+            for row, c, _ in cells:
+                a = median_cell(measured[row.label, c, True])
+                b = median_cell(measured[row.label, c, False])
+                line = (f"{workers:>7} {row.label:<26} {c:>3} {a.rate:>9.0f} {b.rate:>9.0f} "
+                        f"{a.rate / b.rate:>6.2f} {a.p50:>6.2f}/{b.p50:<6.2f} "
+                        f"{a.p99:>7.2f}/{b.p99:<7.2f} {a.cpu:>5.0f}/{b.cpu:<5.0f}")
+                if a.failed or b.failed:
+                    line += f"  ({a.failed} / {b.failed} not 200)"
+                print(line, flush=True)
+
+
 # -- main ------------------------------------------------------------------------------------
 
 
@@ -258,8 +427,29 @@ def main() -> None:
                              "all its processes): steadier than requests/s on a busy machine")
     parser.add_argument("--client", choices=("wrk", "python"),
                         default="wrk" if wrk.installed() else "python")
+    parser.add_argument("--knobs", nargs="?", const=",".join(k.name for k in KNOBS),
+                        metavar="NAMES",
+                        help="instead of the servers side by side: each knob on and off (of "
+                             f"{', '.join(k.name for k in KNOBS)}; comma-separated, default "
+                             "all), the LMDB store with cold reads (--requests, default 1500), "
+                             "for each --knob-workers; saved by default in "
+                             "results/bench_vs_anvil_knob_NAME.txt (one knob) or "
+                             "bench_vs_anvil_knobs.txt")
+    parser.add_argument("--knob-workers", default="1,2",
+                        type=lambda text: [int(n) for n in text.split(",")],
+                        help="with --knobs: the worker counts, comma-separated (default 1,2)")
     report.add_options(parser, __file__)
     args = parser.parse_args()
+    if args.knobs is not None:
+        known = {k.name: k for k in KNOBS}
+        names = args.knobs.split(",")
+        if unknown := [n for n in names if n not in known]:
+            parser.error(f"--knobs: unknown {', '.join(unknown)}")
+        if not wrk.installed():
+            parser.error("--knobs needs wrk (Debian's wrk package)")
+        if args.save == RESULTS / "bench_vs_anvil.txt":
+            args.save = RESULTS / (f"bench_vs_anvil_knob_{names[0]}.txt" if len(names) == 1
+                                   else "bench_vs_anvil_knobs.txt")
     if args.blocks < 102:
         parser.error("--blocks must be at least 102 (the log windows are 100 blocks)")
     if args.rounds < 1 or args.seconds < 1:
@@ -274,6 +464,10 @@ def main() -> None:
         chain = build(workdir / "chain", args.blocks)
         print(f"chain: {chain.head} blocks, Ping at {chain.ping} "
               f"({time.perf_counter() - started:.0f} s)", flush=True)
+        if args.knobs is not None:
+            run_knobs(args, [known[n] for n in names], chain, workdir)
+            print(report.end_line(started))
+            return
         servers: dict[str, Target] = {}
         starters: dict[str, Callable[[], Target]] = {}
 

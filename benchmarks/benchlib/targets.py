@@ -138,15 +138,18 @@ def replay(target: Target, chain: ChainFiles) -> None:
 def start_ethread(name: str, chain_args: list[str], workdir: Path, *, workers: int = 1,
                   access_log: bool = False, timeout: float = 600,
                   env: dict[str, str] | None = None, code: str = MAIN,
-                  announce: bool = True) -> Target:
+                  announce: bool = True, ledger_suffix: str = ".ledger") -> Target:
     """``ethread serve CHAIN_ARGS`` on a free port with ``workers`` processes, key
     :data:`~benchlib.serve.KEY` with credits for any run, a ``*.ledger`` ledger of its own in
     ``workdir`` (its stderr there too, printed if it fails to come up); ``code``: the
     ``python -c`` program that is the ``ethread`` command (another one patches ethread first);
-    ``announce``: print how long it took to come up."""
+    ``announce``: print how long it took to come up; ``ledger_suffix``: ``.sqlite3`` for a
+    SQLite ledger instead of the mapped file."""
     port = free_port()
-    ledger = workdir / f"credits-{name}.ledger"
-    ledger.unlink(missing_ok=True)
+    ledger = workdir / f"credits-{name}{ledger_suffix}"
+    for leftover in (ledger, ledger.with_name(ledger.name + "-wal"),
+                     ledger.with_name(ledger.name + "-shm")):
+        leftover.unlink(missing_ok=True)
     command = [sys.executable, "-c", code,
                "serve", *chain_args, "--port", str(port), "--api-key", KEY,
                "--daily-credits", str(10**15), "--ledger", str(ledger), "--workers", str(workers),
