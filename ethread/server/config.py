@@ -41,7 +41,11 @@ DEFAULT_LEDGER = default_ledger()
 data folder (:mod:`ethread.home`: ``$ETHREAD_HOME``, else ``~/.local/share/ethread``), made when
 first used; never the current folder or the folder of a configuration file."""
 MAX_WORKERS = 256
-DEFAULT_BUSY_POLL_US = 0
+DEFAULT_BUSY_POLL_US = 250
+"""On by default: at concurrency 1, 20-40% more requests/s on most rows of
+``bench_vs_anvil.py --knobs busy_poll`` (benchmarks/results/bench_vs_anvil_knob_busy_poll.txt);
+a process holding more than two connections, or on a machine without a free core, never
+polls."""
 
 
 class ConfigError(ValueError):
