@@ -46,7 +46,6 @@ from ...rlpcodec.headers import encode_header
 from ...rlpcodec.transactions import encode_transaction
 from ..message import ExecutableChain, Rejected, gas_for, prepare
 from ..overlay_trie import simulation_vm_class
-from ..raw import get_raw_block
 from ..resolve import require_header
 from .models import TraceResult, TransactionTrace
 from .states import BlockReplay, LazyTransactions, Overlay, ReplayStates
@@ -140,26 +139,6 @@ def _replayable(backend: TraceableChain, block: Block) -> tuple[Any, Any]:
     if config is None:
         raise StateUnavailable("the backend does not know the chain's fork schedule")
     return config, backend.evm_database()
-
-
-def replay_on_fork_classes(backend: TraceableChain, block: Block) -> BlockReplay:
-    """A block ready to replay on its parent's state, its system calls done, decoded from its
-    RLP and run on the fork's own VM class (py-evm's classes and tries): the state
-    debug_traceCall's ``txIndex`` runs on."""
-    config, chaindb = _replayable(backend, block)
-    raw = get_raw_block(backend, BlockHashRef(hash=block.hash))
-    if raw is None:
-        raise NotTraceable(f"block {'0x' + block.hash.hex()} not found")
-    header = block.header
-    vm_class = config.vm_class(header.number, header.timestamp)
-    try:
-        parent = chaindb.get_block_header_by_hash(EvmHash(header.parent_hash))
-        evm_block = rlp.decode(raw, sedes=vm_class.get_block_class())
-    except Exception as exc:
-        raise StateUnavailable(f"no state for block {header.number - 1}") from exc
-    senders = {itx.hash: itx.sender for itx in block.transactions}
-    return _replay_decoded(evm_block, parent, block.hash, senders, config.chain_id, vm_class,
-                           chaindb)
 
 
 def _replay_decoded(evm_block: Any, parent: Any, block_hash: bytes, senders: dict[bytes, bytes],
@@ -497,7 +476,7 @@ def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_ind
     assert block is not None
     if tx_index > len(block.transactions):
         raise ExecutionFailed(f"transaction index {tx_index} out of range")
-    replay = replay_on_fork_classes(backend, block)
+    replay = _replay(backend, block)
     replay.seek(tx_index)  # (a replay without positions only goes forward: always there)
     state = replay.vm.state
     context = state.execution_context
