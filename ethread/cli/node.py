@@ -148,18 +148,17 @@ class NodeSettings:
 def hardfork_name(value: str) -> str:
     """ethread's fork name for an anvil ``--hardfork`` value (anvil's spellings, any case,
     ``latest``); NodeError naming the known ones otherwise."""
-    from ..forks import FORK_ORDER
+    from ..forks.table import FORK_ORDER, SHORT_NAMES
 
     wanted = value.lower().replace("_", "").replace("-", "")
     if wanted == "latest":
         return DEFAULT_HARDFORK
-    aliases = {"tangerine": "tangerine_whistle", "spurious": "spurious_dragon", "merge": "paris"}
     runs = FORK_ORDER[:FORK_ORDER.index(DEFAULT_HARDFORK) + 1]
     for name in runs:
         if wanted == name.replace("_", ""):
             return name
-    if wanted in aliases:
-        return aliases[wanted]
+    if wanted in SHORT_NAMES:
+        return SHORT_NAMES[wanted]
     later = [name for name in FORK_ORDER if name not in runs]
     if wanted in later:
         raise NodeError(f"--hardfork {value}: ethread's dev chain runs forks up to "

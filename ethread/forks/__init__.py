@@ -4,7 +4,7 @@ the public networks' schedules (:mod:`.networks`)."""
 
 from ..evm.blobs import MIN_BLOB_BASE_FEE, fake_exponential
 from .networks import KNOWN_NETWORKS, NETWORK_BY_CHAIN_ID, network_config, network_name
-from .schedule import BLOB_GAS_PER_BLOB, ChainConfig
+from .schedule import BLOB_GAS_PER_BLOB, NO_SCHEDULE, ChainConfig
 from .table import (
     BLOCK_FORKS,
     FORK_BY_NAME,
@@ -25,6 +25,7 @@ __all__ = [
     "KNOWN_NETWORKS",
     "MIN_BLOB_BASE_FEE",
     "NETWORK_BY_CHAIN_ID",
+    "NO_SCHEDULE",
     "TIME_FORKS",
     "ChainConfig",
     "Fork",

@@ -21,7 +21,7 @@ from ..backend import BlockSource, ChainPointers, ConfigSource, HeaderSource, Re
 from ..errors import EthreadError
 from ..evm.blobs import blob_base_fee as price_blob_gas
 from ..evm.blobs import excess_blob_gas_after
-from ..forks import BLOB_GAS_PER_BLOB, ChainConfig
+from ..forks import BLOB_GAS_PER_BLOB, NO_SCHEDULE, ChainConfig
 from ..forks.base_fee import next_base_fee
 from ..models import Block, Header, Tag
 from ..results import EMPTY_HISTORY, FeeHistory
@@ -106,9 +106,7 @@ class _BlockFees:
 
 def _config(backend: FeeReader) -> ChainConfig:
     config = backend.chain_config()
-    if config is None:
-        return ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
-    return config
+    return NO_SCHEDULE if config is None else config
 
 
 def _block_fees(config: ChainConfig, block: Block, receipts: Sequence[object] | None,
