@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -319,9 +320,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         limits = rpc.service.limits
         if declared is not None and declared > limits.max_body_bytes:
             # answered before the body is read; the connection closes, so it is never read
-            lean.keep_alive = False
-            self._write(lean, 413, body_too_large(limits.max_body_bytes).body(), ())
-            self._log(lean.network.name, lean.key, "-", 413, 0, started)
+            self._too_large(lean)
             return
         if head is not None and keep_alive and declared is not None:
             heads = self._heads
@@ -374,8 +373,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
 
     def _answer(self, lean: _LeanRequest, body: bytes) -> None:
         """Answer a lean request's body: at once, or at the end of the loop's turn when the
-        worker holds many connections (:mod:`.admission_turn`). A bug must not become
-        httptools' 400 or a closed connection: it answers -32603 and the connection goes on."""
+        worker holds many connections (:mod:`.admission_turn`)."""
         if connection_gone(self.transport):  # never answered, so never charged
             lean.response_complete = True
             return
@@ -384,14 +382,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             lean.transport = self.transport
             self._turn.add(lean, body, partial(self._answer_gathered, lean))
             return
-        try:
-            service = self.rpc.service
-            self._proceed(lean, service.http.submit(lean.network.dispatcher, body, lean.admit,
-                                                    SUBSCRIPTIONS_NEED_WEBSOCKET))
-        except Exception:
-            log.exception("answering a request failed")
-            if not lean.response_complete:
-                self._write(lean, 500, refusals.internal_error().body(), ())
+        self._proceed(lean, partial(self.rpc.service.http.submit, lean.network.dispatcher, body,
+                                    lean.admit, SUBSCRIPTIONS_NEED_WEBSOCKET))
 
     def _answer_gathered(self, lean: _LeanRequest, exchange: Exchange | None) -> None:
         """The turn's end: a gathered request is charged and dispatched (None: its client
@@ -403,33 +395,29 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             else:  # its turn failed for it (logged there)
                 self._write(lean, 500, refusals.internal_error().body(), ())
             return
+        self._proceed(lean, lambda: exchange)
+
+    def _proceed(self, lean: _LeanRequest, dispatched: Callable[[], Exchange]) -> None:
+        """Answer the request ``dispatched`` returns, or run its pending work in a task first.
+        A bug must not become httptools' 400 or a closed connection: it answers -32603 and the
+        connection goes on."""
         try:
-            self._proceed(lean, exchange)
+            exchange = dispatched()
+            if exchange.pending and not self.rpc.service.execution.try_on_loop(exchange):
+                lean.exchange = exchange
+                self._running = lean
+                task = self.loop.create_task(self._finish(lean, exchange))
+                task.add_done_callback(self.tasks.discard)
+                self.tasks.add(task)
+                return
+            self._send_exchange(lean, exchange)
         except Exception:
             log.exception("answering a request failed")
             if not lean.response_complete:
                 self._write(lean, 500, refusals.internal_error().body(), ())
 
-    def _proceed(self, lean: _LeanRequest, exchange: Exchange) -> None:
-        """Answer a dispatched request, or run its pending work in a task first."""
-        service = self.rpc.service
-        if exchange.pending and not service.execution.try_on_loop(exchange):
-            lean.exchange = exchange
-            self._running = lean
-            task = self.loop.create_task(self._finish(lean, exchange))
-            task.add_done_callback(self.tasks.discard)
-            self.tasks.add(task)
-            return
-        self._send_exchange(lean, exchange)
-
     async def _finish(self, lean: _LeanRequest, exchange: Exchange) -> None:
         """Run the pending work off the loop, then answer (unless the client left)."""
-        try:
-            await self._run_pending(lean, exchange)
-        finally:
-            self._running = None
-
-    async def _run_pending(self, lean: _LeanRequest, exchange: Exchange) -> None:
         try:
             await self.rpc.service.execution.finish(exchange, tried=True,
                                                       owner=lean.key.key_id)
@@ -446,6 +434,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             if not lean.disconnected:
                 self._write(lean, 500, refusals.internal_error().body(), ())
             return
+        finally:
+            self._running = None
         if lean.disconnected:  # its client left while the work ran: nothing is sent, but
             lean.response_complete = True  # the work was started: charged, and counted
             self._log(lean.network.name, lean.key, exchange.what, CLIENT_GONE, 0, lean.started)
