@@ -85,20 +85,10 @@ def _missing_store(spec: str) -> str | None:
     return None if Path(path).exists() else path
 
 
-def shown_ledger(spec: str) -> str:
-    """The ledger as it may be printed: a Redis URL without its password."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(spec)
-    if parts.scheme.startswith("redis") and parts.password:
-        return parts._replace(netloc=f"***@{parts.hostname}:{parts.port or 6379}").geturl()
-    return spec
-
-
 def run(args: argparse.Namespace) -> int:
     """Carry out one ``ethread keys`` action; the exit status."""
     try:
-        from ..server.billing.ledger import LedgerError
+        from ..server.billing.ledger import LedgerError, shown_ledger
         from ..server.config import ConfigError
         from ..server.keys.keystore import KeyStoreError, open_keystore
     except ImportError as exc:

@@ -22,7 +22,6 @@ from typing import Any
 
 from ..extras import install_hint
 from .deferred import defer
-from .keys import shown_ledger
 
 
 def register(subparsers: Any) -> None:
@@ -175,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     """``ethread serve``: build the networks from the flags or the config file and serve them until
     stopped; returns the exit status."""
     try:
-        from ..server.billing.ledger import LedgerError
+        from ..server.billing.ledger import LedgerError, shown_ledger
         from ..server.config import ConfigError
         from ..server.processes import runner
     except ImportError as exc:

@@ -92,13 +92,13 @@ class Execution:
                  loop_budget: float = LOOP_BUDGET_SECONDS, request_timeout: float = 0.0,
                  ) -> None:
         self.loop_budget = loop_budget
+        """Seconds of CPU time a call tried on the loop may take (0: none is tried)."""
         self.request_timeout = request_timeout
         """Seconds an exchange may run in a pool (all the calls of a batch together) before
         it is cancelled: its running call stops, the rest answer -32000 (0: no limit)."""
         self.slow_in_flight: dict[str, int] = {}
         """Exchanges running (or waiting) in the slow pool, by the key they are for: what
         a key's limit of slow requests in flight is checked against."""
-        """Seconds of CPU time a call tried on the loop may take (0: none is tried)."""
         self.fast_pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="ethread-rpc")
         self.slow_pool = ThreadPoolExecutor(max(1, slow_threads),
                                             thread_name_prefix="ethread-slow")

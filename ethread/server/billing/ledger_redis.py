@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
-from urllib.parse import urlsplit
 
 from .ledger import (
     DAILY_LIMIT_REACHED,
@@ -32,6 +31,7 @@ from .ledger import (
     Refusal,
     check_redis_url,
     rate_refusal,
+    shown_ledger,
     unavailable,
 )
 
@@ -135,7 +135,8 @@ class RedisLedger:
             self._client.ping()
         except self._errors as exc:
             self._client.close()
-            raise LedgerError(f"cannot reach the Redis ledger at {_shown(url)}: {exc}") from None
+            raise LedgerError(f"cannot reach the Redis ledger at {shown_ledger(url)}: {exc}"
+                              ) from None
 
     def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
                need: int = 0) -> Refusal | None:
@@ -205,14 +206,3 @@ def _refusal(outcome: list[Any], rate: float | None) -> Refusal | None:
         return Refusal(DAILY_LIMIT_REACHED, max(1, int(value)))
     assert rate is not None
     return rate_refusal(float(value), rate)
-
-
-def _shown(url: str) -> str:
-    """The address without a password."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = f"{parts.username or ''}:***@{parts.hostname}"
-    if parts.port is not None:
-        netloc += f":{parts.port}"
-    return parts._replace(netloc=netloc).geturl()
