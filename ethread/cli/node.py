@@ -260,6 +260,7 @@ def build_chain(settings: NodeSettings) -> Any:
     from ..backends.memory import MemoryBackend
     from ..devchain import DevChain, ForkSchedule
     from ..errors import EthreadError, InvalidParams
+    from ..server.networks import forked_memory_backend
 
     try:
         from eth_account.hdaccount import seed_from_mnemonic
@@ -279,7 +280,7 @@ def build_chain(settings: NodeSettings) -> Any:
             batch_log.setLevel(logging.CRITICAL)  # (it logs the error below as a traceback)
             try:
                 chain = DevChain.fork(settings.fork_url, settings.fork_block,
-                                      backend=_forked_backend(), **options)
+                                      backend=forked_memory_backend(), **options)
             except ValidationError as exc:  # py-evm cannot start from the forked genesis
                 raise EthreadError(f"cannot fork {settings.fork_url} at block "
                                    f"{settings.fork_block if settings.fork_block is not None else 'latest'}"
@@ -301,18 +302,6 @@ def build_chain(settings: NodeSettings) -> Any:
         except InvalidParams as exc:
             raise NodeError(f"state file {settings.load_state}: {exc}") from None
     return chain
-
-
-def _forked_backend() -> Any:
-    """An empty memory backend for a forked chain: its history below the fork is the forked
-    node's, fetched when first asked, so its lookups are not answered on the event loop, as
-    a memory backend's are (as ``ethread serve --fork-url`` serves it)."""
-    from ..backends.memory import MemoryBackend
-
-    class ForkedMemoryBackend(MemoryBackend):
-        holds_history_in_memory = False
-
-    return ForkedMemoryBackend()
 
 
 def banner(chain: Any, settings: NodeSettings, listening: str) -> str:

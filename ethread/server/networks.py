@@ -167,24 +167,28 @@ def _demo_backend() -> tuple[Backend, Any]:
     from ..backends.memory import MemoryBackend
 
     backend = MemoryBackend()
-    chain = demo_chain(backend)
-    return backend, chain
+    return backend, demo_chain(backend)
+
+
+def forked_memory_backend() -> Backend:
+    """An empty memory backend for a forked chain (``serve --fork-url``, ``node --fork-url``):
+    its history below the fork is the forked node's, fetched when first asked, so its lookups
+    are not answered on the event loop, as a memory backend's are."""
+    from ..backends.memory import MemoryBackend
+
+    class ForkedMemoryBackend(MemoryBackend):
+        holds_history_in_memory = False
+
+    return ForkedMemoryBackend()
 
 
 def _forked_backend(config: NetworkConfig, limits: ServiceLimits) -> tuple[Backend, Any]:
     """A dev chain in memory continuing another node's chain (``ethread serve --fork-url``)."""
-    from ..backends.memory import MemoryBackend
     from ..devchain import DevChain
     from ..devchain.fork import RemoteLimits
 
-    class ForkedMemoryBackend(MemoryBackend):
-        """Its history below the fork is the forked node's, fetched when first asked: its
-        lookups are not answered on the event loop, as a memory backend's are."""
-
-        holds_history_in_memory = False
-
     assert config.fork_url is not None
-    backend = ForkedMemoryBackend()
+    backend = forked_memory_backend()
     remote = RemoteLimits(timeout=limits.fork_timeout_seconds,
                           max_calls_per_execution=limits.fork_reads_per_call)
     chain = DevChain.fork(config.fork_url, config.fork_block, backend=backend,
