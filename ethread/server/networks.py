@@ -71,10 +71,6 @@ class NetworkRouter:
             if not network.hosts:
                 self._default[port] = network
 
-    def ports(self) -> set[int]:
-        """Every port some network is served on."""
-        return {self.main_port if n.port is None else n.port for n in self.networks}
-
     def find(self, port: int | None, host_header: str | None) -> Network | None:
         """The network served for a request on ``port`` with this Host header, or None."""
         if port is None:

@@ -59,7 +59,8 @@ class KeyStoreError(ValueError):
 
 
 def key_id_of(key: str) -> str:
-    """The id a key is stored and billed under: the SHA-256 hex of its text."""
+    """The id a key is stored, billed and logged under: the SHA-256 hex of its text, never
+    the key itself."""
     return hashlib.sha256(key.encode()).hexdigest()
 
 

@@ -107,10 +107,6 @@ class Supervisor:
             self.listening.close()
             remove_directory(self.shared)
 
-    def pids(self) -> list[int]:
-        """The process ids of the running workers."""
-        return list(self._pids.values())
-
     # -- starting and replacing ----------------------------------------------------------------
 
     def _start(self, slot: int) -> None:
