@@ -260,7 +260,7 @@ def build_chain(settings: NodeSettings) -> Any:
     from ..backends.memory import MemoryBackend
     from ..devchain import DevChain, ForkSchedule
     from ..errors import EthreadError, InvalidParams
-    from ..server.networks import forked_memory_backend
+    from ..server.networks import forked_memory_backend, load_state_file
 
     try:
         from eth_account.hdaccount import seed_from_mnemonic
@@ -296,11 +296,11 @@ def build_chain(settings: NodeSettings) -> Any:
                                                 else settings.timestamp), **options)
     except ValueError as exc:  # a derivation path eth-account cannot read
         raise NodeError(f"--derivation-path: {exc}") from None
-    if settings.load_state is not None and settings.load_state.is_file():
+    if settings.load_state is not None:
         try:
-            chain.load_state(settings.load_state.read_bytes())
+            load_state_file(chain, settings.load_state)
         except InvalidParams as exc:
-            raise NodeError(f"state file {settings.load_state}: {exc}") from None
+            raise NodeError(str(exc)) from None
     return chain
 
 
@@ -348,7 +348,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         from ..server.config import UNLIMITED_CREDITS, KeyConfig, ServerConfig
-        from ..server.networks import make_network, service_context
+        from ..server.networks import make_network, service_context, write_state_file
         from ..server.processes import runner
     except ImportError as exc:
         print(f"ethread node: the server extra is not installed ({exc.name} is missing): "
@@ -396,9 +396,7 @@ def run(args: argparse.Namespace) -> int:
     code = serve_until_stopped(runner, prepared, listening)
     if settings.dump_state is not None:
         try:
-            partial = settings.dump_state.with_name(settings.dump_state.name + ".partial")
-            partial.write_bytes(chain.dump_state())
-            partial.replace(settings.dump_state)
+            write_state_file(chain, settings.dump_state)
             if not settings.silent:
                 print(f"ethread node: state written to {settings.dump_state}", file=sys.stderr)
         except OSError as exc:

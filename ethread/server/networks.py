@@ -142,19 +142,22 @@ def load_state_file(chain: Any, path: Path) -> None:
             raise InvalidParams(f"state file {path}: {exc}") from None
 
 
+def write_state_file(chain: Any, path: Path) -> None:
+    """Write a dev chain's state to ``path``: beside it, then renamed over it, so that an
+    interrupted write leaves the old file."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_bytes(chain.dump_state())
+    partial.replace(path)
+
+
 def save_state_files(networks: list[Network]) -> list[Path]:
-    """Write each network's dev chain state to its state file (written beside it, then
-    renamed over it, so an interrupted write leaves the old file); the files written."""
+    """Write each network's dev chain state to its state file; the files written."""
     written = []
     for network in networks:
         path = network.info.get("state")
-        if path is None or network.miner is None:
-            continue
-        chain = getattr(network.miner, "chain", network.miner)
-        partial = path.with_name(path.name + ".partial")
-        partial.write_bytes(chain.dump_state())
-        partial.replace(path)
-        written.append(path)
+        if path is not None and network.miner is not None:
+            write_state_file(getattr(network.miner, "chain", network.miner), path)
+            written.append(path)
     return written
 
 
