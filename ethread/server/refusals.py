@@ -41,9 +41,9 @@ def too_many_failures(retry_after: int) -> Refused:
         f"{retry_after} s"), ((b"retry-after", str(retry_after).encode()),))
 
 
-def not_found() -> Refused:
+def not_found(path_hint: str = "POST to /v3/<API_KEY>") -> Refused:
     """The refusal (HTTP 404) of a path nothing is served at."""
-    return Refused(404, InvalidRequest("not found: POST to /v3/<API_KEY>"))
+    return Refused(404, InvalidRequest(f"not found: {path_hint}"))
 
 
 def unknown_network(host: str | None, port: int | None) -> Refused:
