@@ -24,7 +24,7 @@ import orjson
 
 from ...backend import SelfChecking
 from ...codec.envelope import Call
-from ...codec.pipeline import Exchange, LocalMethod, body_too_large
+from ...codec.pipeline import Exchange, LocalMethod, Refused, body_too_large
 from .. import refusals
 from ..access_log import log_request
 from ..asgi import Message, Receive, Scope, Send, send_json
@@ -32,7 +32,6 @@ from ..keys.auth import ApiKey
 from ..metrics import CONTENT_TYPE, gauge
 from ..networks import Network
 from ..observe import CLIENT_GONE
-from ..refusals import Refused
 from ..service import Service
 from ..subscriptions import ChainFeed
 from ..websocket.endpoint import WS_PREFIX, WebSocketEndpoint

@@ -24,7 +24,7 @@ from functools import partial
 from typing import Any
 
 from ...codec.envelope import Call
-from ...codec.pipeline import Exchange, LocalMethod
+from ...codec.pipeline import Exchange, LocalMethod, Refused
 from ...errors import InvalidParams, LimitExceeded
 from .. import refusals
 from ..access_log import log_request
@@ -32,7 +32,6 @@ from ..asgi import Receive, Scope, Send, header
 from ..keys.auth import ApiKey
 from ..networks import Network
 from ..observe import CLIENT_GONE
-from ..refusals import Refused
 from ..service import Service
 from ..subscriptions import ChainFeed, parse_subscription
 
