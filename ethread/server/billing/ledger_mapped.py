@@ -351,6 +351,7 @@ class MappedLedger:
                 flock(fd, LOCK_UN)
 
     def used(self, key_id: str) -> int:
+        """Credits the key has spent today (UTC)."""
         now = self._clock()
         day = self._today(now)[0]
         with self._lock:
@@ -364,6 +365,7 @@ class MappedLedger:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
+        """Unmap and close the file."""
         with self._lock:
             if self._fd < 0:
                 return

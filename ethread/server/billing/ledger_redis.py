@@ -186,12 +186,14 @@ class RedisLedger:
             raise LedgerUnavailable(f"the Redis ledger failed: {exc}") from None
 
     def used(self, key_id: str) -> int:
+        """Credits the key has spent today (UTC)."""
         try:
             return int(self._used(args=[self.prefix, key_id]))
         except self._errors as exc:
             raise LedgerUnavailable(f"the Redis ledger failed: {exc}") from None
 
     def close(self) -> None:
+        """Close the Redis connection."""
         self._client.close()
 
 

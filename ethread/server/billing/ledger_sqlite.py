@@ -100,6 +100,7 @@ class SQLiteLedger:
         return self._day
 
     def used(self, key_id: str) -> int:
+        """Credits the key has spent today (UTC)."""
         with self._lock:
             day = self._today(self._clock())
             row = self._db.execute("SELECT used FROM usage WHERE key_id = ? AND day = ?",
@@ -177,5 +178,6 @@ class SQLiteLedger:
         return None
 
     def close(self) -> None:
+        """Close the database."""
         with self._lock:
             self._db.close()

@@ -279,18 +279,22 @@ class SQLiteKeyStore:
                 raise LedgerError(f"the key store {self.path} failed: {exc}") from None
 
     def version(self) -> int:
+        """The store's change counter."""
         return int(self._read("SELECT version FROM api_keys_version")[0][0])
 
     def records(self) -> list[KeyRecord]:
+        """Every issued key, revoked ones included."""
         return [KeyRecord.from_json(row[0])
                 for row in self._read("SELECT record FROM api_keys ORDER BY rowid")]
 
     def add(self, record: KeyRecord) -> None:
+        """Store a new key (and move the counter)."""
         self._run((("INSERT INTO api_keys (key_id, record) VALUES (?, ?)",
                     (record.key_id, record.to_json())),
                    ("UPDATE api_keys_version SET version = version + 1", ())))
 
     def revoke(self, key_id: str, at: float) -> bool:
+        """Mark a key revoked (and move the counter); False when it already was."""
         rows = self._read("SELECT record FROM api_keys WHERE key_id = ?", (key_id,))
         if not rows:
             return False
@@ -303,6 +307,7 @@ class SQLiteKeyStore:
         return True
 
     def add_usage(self, day: str, counts: Counts) -> None:
+        """Add requests to the day's counts."""
         if not counts:
             return
         upsert = ("INSERT INTO api_key_usage (day, key_id, method, outcome, requests)"
@@ -313,6 +318,7 @@ class SQLiteKeyStore:
                    *((upsert, (day, k, m, o, n)) for (k, m, o), n in counts.items())])
 
     def usage(self, key_id: str, day: str) -> dict[tuple[str, str], int]:
+        """(method, outcome) -> requests of the key on ``day``."""
         rows = self._read("SELECT method, outcome, requests FROM api_key_usage"
                           " WHERE day = ? AND key_id = ?", (day, key_id))
         return {(m, o): int(n) for m, o, n in rows}
@@ -324,10 +330,12 @@ class SQLiteKeyStore:
                     " VALUES (?, ?)", (session, until))])
 
     def session_ended(self, session: str) -> bool:
+        """Whether a dashboard session was logged out."""
         return bool(self._read("SELECT 1 FROM dashboard_sessions_ended WHERE session = ? AND"
                                " until >= ?", (session, time.time())))
 
     def close(self) -> None:
+        """Release the store."""
         with self._lock:
             self._db.close()
 
@@ -363,20 +371,24 @@ class RedisKeyStore:
             raise LedgerError(f"the Redis key store failed: {exc}") from None
 
     def version(self) -> int:
+        """The store's change counter."""
         return int(self._do(self._client.get, self._version) or 0)
 
     def records(self) -> list[KeyRecord]:
+        """Every issued key, revoked ones included."""
         found = self._do(self._client.hgetall, self._keys)
         records = [KeyRecord.from_json(v) for v in found.values()]
         return sorted(records, key=lambda r: (r.created, r.key_id))
 
     def add(self, record: KeyRecord) -> None:
+        """Store a new key (and move the counter)."""
         pipe = self._client.pipeline(transaction=True)
         pipe.hset(self._keys, record.key_id, record.to_json())
         pipe.incr(self._version)
         self._do(pipe.execute)
 
     def revoke(self, key_id: str, at: float) -> bool:
+        """Mark a key revoked (and move the counter); False when it already was."""
         text = self._do(self._client.hget, self._keys, key_id)
         if text is None:
             return False
@@ -390,6 +402,7 @@ class RedisKeyStore:
         return True
 
     def add_usage(self, day: str, counts: Counts) -> None:
+        """Add requests to the day's counts."""
         if not counts:
             return
         pipe = self._client.pipeline(transaction=False)
@@ -403,6 +416,7 @@ class RedisKeyStore:
         self._do(pipe.execute)
 
     def usage(self, key_id: str, day: str) -> dict[tuple[str, str], int]:
+        """(method, outcome) -> requests of the key on ``day``."""
         found = self._do(self._client.hgetall, f"{self._usage}{day}:{key_id}")
         out = {}
         for field_name, n in found.items():
@@ -416,7 +430,9 @@ class RedisKeyStore:
         self._do(self._client.set, f"{self._sessions}{session}", b"1", seconds)
 
     def session_ended(self, session: str) -> bool:
+        """Whether a dashboard session was logged out."""
         return bool(self._do(self._client.exists, f"{self._sessions}{session}"))
 
     def close(self) -> None:
+        """Release the store."""
         self._client.close()
