@@ -112,10 +112,6 @@ class PreparedServer:
     on_started: Callable[[], None] | None = None
     """Called in the serving thread once uvicorn accepts connections (a worker reports in)."""
 
-    def urls(self) -> list[tuple[str, str, str]]:
-        """(network, HTTP URL, WebSocket URL) of each network served, as printed at start."""
-        return Listening(self.config, self.networks, self.sockets, self.main_port).urls()
-
     def run(self) -> None:
         """Serve until SIGINT/SIGTERM (or :meth:`stop`); returns after a graceful shutdown."""
         self._server().run(sockets=self.sockets)
