@@ -1,29 +1,18 @@
-"""The lean HTTP path: ``POST /v3/<key>`` answered from the parser's callbacks, without ASGI.
+"""The lean HTTP path: ``POST /v3/<key>`` answered from the parser's callbacks, without ASGI
+(docs/server.md, "The HTTP path").
 
-uvicorn turns every request into an ASGI exchange: a scope dict, a task, receive and send
-coroutines, two message dicts, and two writes to the socket (the status line and headers,
-then the body). For a JSON-RPC call answered from memory that machinery costs several times
-the answer itself, and on loopback each write is a system call that also delivers the data
-to the reader. This protocol keeps uvicorn's parser, connection handling, WebSocket upgrade
-and shutdown, and answers JSON-RPC requests itself:
-
-- when a request's headers are in and they are ``POST /v3/...`` (no query string, no
-  percent-escapes, no ``Expect: 100-continue``, no upgrade) with no earlier request of the
-  connection still being answered, the app's checks (:meth:`RpcApp.gate
-  <ethread.server.app.RpcApp.gate>`: network, key, method, content type) run at once;
-- the body is collected up to the size limit, within the body timeout (one deadline per
-  connection, :mod:`ethread.server.http.protocol`);
-- when it is complete the request pipeline runs right there (or, in a worker holding many
-  connections, at the end of the loop's turn with the turn's other requests, so that they are
-  charged in one ledger transaction: :mod:`.admission_turn`); an answer that is ready (cached,
-  cheap, or a call tried on the loop) is written as **one** write of status line, headers and
-  body; work left pending runs in a task as on the ASGI path, and later requests pipelined
-  on the connection wait for it (uvicorn's queue);
-- everything else (health checks, other paths, WebSocket upgrades, requests pipelined behind
-  a pending one) goes through uvicorn's ASGI path to :class:`~ethread.server.app.RpcApp`.
-
-The answers are the same bytes with the same status and headers either way (the tests run the
-HTTP suite on both paths); only the cost differs.
+For a call answered from memory, uvicorn's ASGI exchange (scope, task, receive and send, two
+writes) costs several times the answer. This protocol keeps uvicorn's parser, connection
+handling, WebSocket upgrade and shutdown, and answers JSON-RPC itself: once the headers of a
+``POST /v3/...`` (no query, no percent-escapes, no ``Expect: 100-continue``, no upgrade, no
+earlier request of the connection still being answered) are in, the app's checks
+(:meth:`RpcApp.gate <ethread.server.http.app.RpcApp.gate>`) run; the body is collected up to
+the size limit within the body timeout; then the pipeline runs (or, in a worker holding many
+connections, at the end of the loop's turn: :mod:`.admission_turn`), and an answer that is
+ready is written as **one** write of status line, headers and body. Work left pending runs in a
+task, and later requests of the connection wait behind it. Everything else goes through
+uvicorn's ASGI path to :class:`~ethread.server.http.app.RpcApp`; the answers are the same
+bytes either way (the HTTP tests run on both paths).
 """
 
 from __future__ import annotations

@@ -1,27 +1,19 @@
-"""``ethread serve --workers N``: one supervisor, N worker processes on the same sockets.
+"""``ethread serve --workers N``: one supervisor, N worker processes on the same sockets
+(docs/scaling.md, "Workers on one machine"; docs/server.md, "Workers: built once, then forked").
 
-The supervisor does everything that is done once: it validates the configuration, checks that
-the ledger opens, builds or opens every network (a demo or imported chain is built here, once;
-an Era1 folder's sidecar index is built here, once), binds the listening sockets, then forks
-the workers. Each worker inherits the sockets (each new connection goes to one of the
-processes waiting on the shared socket, so a worker that dies leaves nothing unserved in a
-queue of its own; each accepts one connection per wake-up, :mod:`.fair_accept`, so a burst of
-connections spreads over the workers by load) and the chains built in memory (shared copy-on-write pages, not rebuilt),
-and opens what must not cross a fork itself: its ledger connection, its thread pools, its
-event loop, a store's LMDB environment, and the Era1 files and index (reopened from the shared
-sidecar index, which takes milliseconds).
+The supervisor does once what is done once: it validates the configuration, checks the
+ledger, builds or opens every network (a chain in memory, an Era1 folder's index) and binds
+the sockets, then forks. Each worker inherits the sockets (accepting as :mod:`.fair_accept`
+says) and the chains (pages shared copy-on-write), and opens itself what must not cross a
+fork: its ledger connection, thread pools, event loop, LMDB environment, Era1 files and index.
 
-The supervisor then only watches. A worker that exits or is killed, even by SIGKILL, is
-replaced at once while the others go on answering (one that dies within
-:data:`QUICK_DEATH_SECONDS` of starting is restarted after a growing pause, so a worker that
-cannot start does not spin). SIGTERM or SIGINT (Ctrl-C) stops the workers gracefully (each
-finishes its requests in flight, up to the graceful shutdown time) and then the supervisor;
-workers still running after :data:`STOP_SECONDS` are killed. On Linux a worker whose
-supervisor dies gets SIGTERM. A board in shared memory (:mod:`.workers_board`) tells
-``/health`` in every worker how many are up.
-
-No threads run in the supervisor when it forks, and it never runs an event loop: it waits for
-signals with ``sigtimedwait``, the signals blocked so that none is lost between two waits.
+Then the supervisor only watches: a worker that exits or is killed is replaced at once (one
+dying within :data:`QUICK_DEATH_SECONDS` of its start after a growing pause); SIGTERM or
+SIGINT stops the workers gracefully, then the supervisor, killing those still running after
+:data:`STOP_SECONDS`; on Linux a worker whose supervisor dies gets SIGTERM. A board in shared
+memory (:mod:`ethread.server.workers_board`) tells ``/health`` how many are up. No threads
+run in the supervisor when it forks, and it never runs an event loop: it waits for signals
+with ``sigtimedwait``, the signals blocked so that none is lost between two waits.
 """
 
 from __future__ import annotations
