@@ -26,7 +26,6 @@ from ...backend import SelfChecking
 from ...codec.envelope import Call
 from ...codec.pipeline import Exchange, LocalMethod, Refused, body_too_large
 from .. import refusals
-from ..access_log import log_request
 from ..asgi import Message, Receive, Scope, Send, send_json
 from ..keys.auth import ApiKey
 from ..metrics import CONTENT_TYPE, gauge
@@ -246,20 +245,19 @@ class RpcApp:
             refused = refused or refusals.unauthorized()
             await self._refuse(send, refused)
             if network is not None:
-                self._log(scope, network.name, key, "-", refused.status, 0, started, refused)
+                self._log(scope, network.name, key, "-", refused.status, 0, started)
             return
         limit = service.limits.max_body_bytes
         try:
             body = await read_body(receive, limit, declared, service.limits.body_timeout_seconds)
         except BodyTooSlow:
-            slow = refusals.body_too_slow(service.limits.body_timeout_seconds)
-            await self._refuse(send, slow, _CLOSE)
-            self._log(scope, network.name, key, "-", 408, 0, started, slow)
+            await self._refuse(send, refusals.body_too_slow(service.limits.body_timeout_seconds),
+                               _CLOSE)
+            self._log(scope, network.name, key, "-", 408, 0, started)
             return
         if body is None:
-            too_large = body_too_large(limit)
-            await self._refuse(send, too_large, _CLOSE)
-            self._log(scope, network.name, key, "-", 413, 0, started, too_large)
+            await self._refuse(send, body_too_large(limit), _CLOSE)
+            self._log(scope, network.name, key, "-", 413, 0, started)
             return
         closing = scope.get("extensions", {}).get(CLOSING)
         if closing is not None and closing():  # its answer could not be sent: not charged
@@ -362,16 +360,9 @@ class RpcApp:
         await send_json(send, refused.status, refused.body(), refused.headers + extra)
 
     def _log(self, scope: Scope, network: str, key: ApiKey | None, what: str, status: int,
-             size: int, started: float, answer: bytes | Refused | None = None) -> None:
-        """The access log line and what the request leaves in the usage counts and metrics."""
-        service = self.service
-        seconds = time.perf_counter() - started
-        if isinstance(answer, Refused):
-            answer = None
-        service.observer.request(network, key, what, status, answer, seconds)
-        if service.access_log:
-            log_request(scope.get("client"), network, "-" if key is None else key.masked, what,
-                        status, size, seconds)
+             size: int, started: float, answer: bytes | None = None) -> None:
+        self.service.record(scope.get("client"), network, key, what, status, size,
+                            time.perf_counter() - started, answer)
 
     async def metrics(self, scope: Scope, send: Send) -> None:
         """``GET /metrics``: every worker's metrics in the Prometheus text format."""

@@ -28,7 +28,6 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from ...codec.pipeline import Admission, Exchange, Refused, body_too_large
 from .. import refusals
-from ..access_log import log_request
 from ..observe import CLIENT_GONE
 from .admission_turn import GATHER_ABOVE_CONNECTIONS, AdmissionTurn
 from .app import HTTP_PREFIX, SUBSCRIPTIONS_NEED_WEBSOCKET, RpcApp, request_headers
@@ -511,14 +510,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
 
     def _log(self, network: str, key: ApiKey | None, what: str, status: int, size: int,
              started: float, answer: bytes | None = None) -> None:
-        """The access log line and what the request leaves in the usage counts and metrics
-        (:mod:`.observe`)."""
-        service = self.rpc.service
-        seconds = time.perf_counter() - started if started else 0.0
-        service.observer.request(network, key, what, status, answer, seconds)
-        if service.access_log:
-            log_request(self.client, network, "-" if key is None else key.masked, what,
-                        status, size, seconds)
+        self.rpc.service.record(self.client, network, key, what, status, size,
+                                time.perf_counter() - started if started else 0.0, answer)
 
 
 def rpc_protocol(app: RpcApp, header_timeout: float, poll: BusyPoll | None = None,
