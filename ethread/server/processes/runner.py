@@ -246,6 +246,16 @@ def admin_token(config: ServerConfig) -> str | None:
     return token
 
 
+class Stopped(Exception):
+    """SIGTERM (or, in a worker, SIGINT) after uvicorn's graceful shutdown has run: a serving
+    process then exits 0."""
+
+
+def stop_requested(signum: int, frame: object) -> None:
+    """The signal handler that turns a stop into :class:`Stopped`."""
+    raise Stopped
+
+
 def settle_heap() -> None:
     """Before a serving process takes its first request: what it loaded (a chain held in
     memory is millions of objects) moves out of the garbage collector's sight. The collector

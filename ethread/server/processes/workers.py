@@ -32,7 +32,14 @@ from typing import Any, NoReturn
 from ...backend import Closeable
 from ..networks import Network, open_network, service_context
 from ..workers_board import WorkerBoard
-from .runner import GRACEFUL_SHUTDOWN_SECONDS, Listening, assemble, settle_heap
+from .runner import (
+    GRACEFUL_SHUTDOWN_SECONDS,
+    Listening,
+    Stopped,
+    assemble,
+    settle_heap,
+    stop_requested,
+)
 from .shared_fragments import SharedFragmentStore, make_directory, remove_directory
 
 log = logging.getLogger("ethread.workers")
@@ -183,14 +190,6 @@ def _signal(pid: int, signum: int) -> None:
 # -- a worker ----------------------------------------------------------------------------------
 
 
-class _Stopped(Exception):
-    """SIGTERM or SIGINT in a worker, after uvicorn's graceful shutdown has run."""
-
-
-def _stop_requested(signum: int, frame: object) -> None:
-    raise _Stopped
-
-
 def _worker(listening: Listening, board: WorkerBoard, slot: int, parent: int,
             shared: Path | None) -> NoReturn:
     """The body of a forked worker: never returns to the supervisor's code."""
@@ -199,7 +198,7 @@ def _worker(listening: Listening, board: WorkerBoard, slot: int, parent: int,
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for signum in _STOPPING:
-            signal.signal(signum, _stop_requested)  # uvicorn restores and re-raises these
+            signal.signal(signum, stop_requested)  # uvicorn restores and re-raises these
         _die_with(parent)
         networks = [_reopened(network, listening) for network in listening.networks]
         if shared is not None:
@@ -208,7 +207,7 @@ def _worker(listening: Listening, board: WorkerBoard, slot: int, parent: int,
         settle_heap()
         prepared.run()
         code = 0
-    except _Stopped:
+    except Stopped:
         code = 0
     except BaseException:
         log.exception("worker %d failed", slot + 1)
@@ -251,7 +250,7 @@ def _die_with(parent: int) -> None:
         pr_set_pdeathsig = 1
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
     if os.getppid() != parent:
-        raise _Stopped
+        raise Stopped
 
 
 def supervise(listening: Listening, count: int) -> int:
