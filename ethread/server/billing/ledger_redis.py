@@ -1,19 +1,13 @@
-"""The credit ledger in Redis, shared by every worker of every server of a fleet.
+"""The credit ledger in Redis, shared by every worker of every server of a fleet
+(docs/scaling.md, "The ledger", compares the engines).
 
-A charge is one round trip: a Lua script that Redis runs atomically (no other command runs
-while it does), which reads the key's rate bucket and today's usage, and either refuses or
-takes the cost from both. The clock is Redis's own (``TIME``), so every server agrees on the
-day and on the buckets whatever its own clock says. Usage of a day is the integer at
-``ethread:usage:<day number>:<key id>``, set to expire at the end of that UTC day; a bucket is
-the hash ``ethread:rate:<key id>``, set to expire once it would be full again.
-
-A debit is in Redis before the request runs, so killing a worker or a whole server, even with
-SIGKILL, loses nothing. What Redis itself keeps across its own restart is its persistence
-setting (``appendonly yes`` with ``appendfsync everysec``: at most about a second).
-
-This needs a single Redis server (or a primary with replicas), not Redis Cluster: the script
-names its keys from the server's clock. The call is synchronous, made on the worker's event
-loop: on loopback it takes tens of microseconds (see docs/scaling.md); a Redis that does not
+A charge is one round trip: a Lua script Redis runs atomically, reading the key's rate bucket
+and today's usage and either refusing or taking the cost from both. The clock is Redis's own
+(``TIME``), so every server agrees on the day and the buckets. Usage of a day is the integer at
+``ethread:usage:<day number>:<key id>``, expiring at the end of that UTC day; a bucket is the
+hash ``ethread:rate:<key id>``, expiring once it would be full again. This needs a single Redis
+server (or a primary with replicas), not Redis Cluster: the script names its keys from the
+server's clock. The call is synchronous, on the worker's event loop; a Redis that does not
 answer within :data:`SOCKET_TIMEOUT` refuses the request instead of holding the loop longer.
 """
 
