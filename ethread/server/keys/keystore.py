@@ -105,12 +105,10 @@ class KeyRecord:
             raise KeyStoreError(f"a stored key record cannot be read: {exc}") from None
 
     def public(self) -> dict[str, Any]:
-        """What the admin API and ``ethread keys list --json`` show of it."""
-        return {"id": self.key_id, "prefix": self.prefix, "label": self.label,
-                "daily_credits": self.daily_credits,
-                "credits_per_second": self.credits_per_second,
-                "networks": list(self.networks), "methods": list(self.methods),
-                "created": self.created, "revoked": self.revoked}
+        """What the admin API and ``ethread keys list --json`` show of it: its fields in order,
+        ``key_id`` named ``id``."""
+        shown = asdict(self)
+        return {"id": shown.pop("key_id"), **shown}
 
 
 def make_record(*, label: str = "", daily_credits: int = 3_000_000,
