@@ -135,7 +135,7 @@ class Dashboard:
         if not nonce or len(nonce) > 64:
             nonce = new_login_nonce()
         await send_html(send, status,
-                        pages.login(self.sessions.csrf("login." + nonce), admin, True, message),
+                        pages.login(self.sessions.csrf("login." + nonce), admin, message),
                         (self._set(scope, LOGIN_COOKIE, nonce, 3600),))
 
     async def login(self, scope: Scope, send: Send, form: dict[str, str], admin: bool) -> None:
