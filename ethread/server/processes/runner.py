@@ -1,15 +1,12 @@
 """Putting a service together and running it under uvicorn.
 
-The order matters for failing early and cheaply: the credit ledger is opened first (a file
-that cannot be used or a Redis server that does not answer stops here, before any chain is
-imported), then the networks (an import shows its progress), then every listening socket is
-bound (port 0 becomes a real port, which tests and the benchmark use), and only then does
-uvicorn start. :func:`listen` does the first three (it is all a supervisor of several worker
-processes does before forking, :mod:`.workers`), :func:`assemble` builds the service on the
-bound sockets (what each worker does), :func:`prepare` both. uvicorn runs with uvloop
-and httptools for speed, the ``websockets`` library for WebSocket, its own access log off (it
-would print keys), and a graceful shutdown on SIGINT/SIGTERM: in-flight requests finish, open
-WebSockets are closed, the ledger is closed.
+The order fails early and cheaply: the ledger is opened first (an unusable file or a silent
+Redis stops here, before any chain is imported), then the networks, then every socket is
+bound (port 0 becomes a real port), and only then does uvicorn start. :func:`listen` does the
+first three (all a supervisor does before forking, :mod:`.workers`), :func:`assemble` builds
+the service on the bound sockets (what each worker does), :func:`prepare` both. uvicorn runs
+with uvloop and httptools, ``websockets`` for WebSocket, its own access log off (it would print
+keys), and a graceful shutdown on SIGINT/SIGTERM.
 """
 
 from __future__ import annotations
