@@ -11,7 +11,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..backend import Backend
 from ..codec.answers import answer_style
@@ -21,6 +21,9 @@ from ..progress import Progress, ProgressBar
 from ..rpc.context import Context
 from ..rpc.dispatcher import Dispatcher
 from .config import NetworkConfig, ServerConfig, ServiceLimits
+
+if TYPE_CHECKING:
+    from ..backends.memory import MemoryBackend
 
 log = logging.getLogger("ethread.server")
 
@@ -169,7 +172,7 @@ def _demo_backend() -> tuple[Backend, Any]:
     return backend, demo_chain(backend)
 
 
-def forked_memory_backend() -> Backend:
+def forked_memory_backend() -> MemoryBackend:
     """An empty memory backend for a forked chain (``serve --fork-url``, ``node --fork-url``):
     its history below the fork is the forked node's, fetched when first asked, so its lookups
     are not answered on the event loop, as a memory backend's are."""
