@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 ENVIRONMENT = "PROMETHEUS_MULTIPROC_DIR"
@@ -47,8 +48,9 @@ def use_directory(directory: str) -> None:
         values.ValueClass = values.MultiProcessValue()  # type: ignore[no-untyped-call]
 
 
-def remove_directory(directory: str | None) -> None:
-    """Remove the metric files (the server has stopped)."""
+def remove_directory(directory: str | Path | None) -> None:
+    """Remove a directory the server made for itself once it has stopped: the metric files,
+    or the workers' shared answers (:mod:`.processes.shared_fragments`)."""
     if directory:
         shutil.rmtree(directory, ignore_errors=True)
 

@@ -61,12 +61,6 @@ def _remove_orphans(folder: Path) -> None:
             pass  # a process of another user: running
 
 
-def remove_directory(path: Path | None) -> None:
-    """Remove what :func:`make_directory` made (the supervisor, when it stops)."""
-    if path is not None:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 class SharedFragmentStore:
     """An LMDB environment in ``path`` holding encoded JSON by name, for the processes that
     open it (each after any fork). :meth:`for_network` gives a network its own names."""

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ...backend import Closeable
+from ..metrics import remove_directory
 from ..networks import Network, open_network, service_context
 from ..workers_board import WorkerBoard
 from .runner import (
@@ -40,7 +41,7 @@ from .runner import (
     settle_heap,
     stop_requested,
 )
-from .shared_fragments import SharedFragmentStore, make_directory, remove_directory
+from .shared_fragments import SharedFragmentStore, make_directory
 
 log = logging.getLogger("ethread.workers")
 
