@@ -501,8 +501,3 @@ def _override_context(context: Any, overrides: BlockOverrides) -> None:
     for name, value in fields.items():
         if value is not None:
             setattr(context, name, value)
-
-
-def check_options_timeout(timeout: float, cap: float) -> float:
-    """A requested trace timeout, capped by the service's setting."""
-    return min(timeout, cap) if cap > 0 else timeout
