@@ -146,25 +146,18 @@ ZERO_ADDRESS = b"\x00" * 20
 MAX_NONCE = 2**64 - 1
 
 # geth's codes for what it refuses in a simulation (internal/ethapi/errors.go)
-NONCE_TOO_LOW = -38010
-NONCE_TOO_HIGH = -38011
-BASE_FEE_TOO_LOW = -38012
-INTRINSIC_GAS = -38013
-INSUFFICIENT_FUNDS = -38014
 BLOCK_GAS_LIMIT_REACHED = -38015
 BLOCK_NUMBER_INVALID = -38020
 BLOCK_TIMESTAMP_INVALID = -38021
-MAX_INITCODE_SIZE_EXCEEDED = -38025
 CLIENT_LIMIT_EXCEEDED = -38026
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 VM_ERROR = -32015
 """A call that ran and failed other than by REVERT (its result's error code)."""
 _REFUSAL_CODES: dict[type[InvalidTransaction], int] = {
-    NonceTooLow: NONCE_TOO_LOW, NonceTooHigh: NONCE_TOO_HIGH, TipAboveFeeCap: INVALID_PARAMS,
-    FeeCapBelowBaseFee: BASE_FEE_TOO_LOW, IntrinsicGasTooLow: INTRINSIC_GAS,
-    InsufficientFunds: INSUFFICIENT_FUNDS, InsufficientFundsForTransfer: INSUFFICIENT_FUNDS,
-    InitcodeTooLarge: MAX_INITCODE_SIZE_EXCEEDED,
+    NonceTooLow: -38010, NonceTooHigh: -38011, FeeCapBelowBaseFee: -38012,
+    IntrinsicGasTooLow: -38013, InsufficientFunds: -38014, InsufficientFundsForTransfer: -38014,
+    InitcodeTooLarge: -38025, TipAboveFeeCap: INVALID_PARAMS,
 }
 """geth's simulation code of each refusal (any other: an internal error)."""
 REVERTED = 3
