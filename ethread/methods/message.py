@@ -339,7 +339,10 @@ class PreparedMessage:
                 finally:
                     self.limit.leave(state, entered)
                 return self._outcome(envelope, computation, figures)
-            transaction = self._transaction(gas)
+            transaction = unsigned_transaction(
+                self.vm.get_transaction_builder(), self.message,
+                state.get_nonce(EvmAddress(self.message.sender)), gas,
+                self.vm.chain_context.chain_id, self.london)
             self._pre_check(transaction.intrinsic_gas, gas)
             spoofed: Any = SpoofTransaction(transaction, from_=EvmAddress(self.message.sender))
             try:
@@ -356,8 +359,7 @@ class PreparedMessage:
     def _envelope(self, gas: int) -> _Envelope:
         """The message as the fields py-evm's executor reads of a transaction."""
         message, request = self.message, self.message.request
-        access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
-                       for e in request.access_list or ()]
+        access_list = evm_access_list(request.access_list)
         listed = request.access_list is not None
         kind = (DYNAMIC_FEE if self.london
                 else ACCESS_LIST if listed and ACCESS_LIST in self.rules.transaction_types else LEGACY)
@@ -439,34 +441,6 @@ class PreparedMessage:
             computation.data_floor_gas = executor.calc_data_floor_gas(envelope, used, gas_refund)
         return computation
 
-    def _transaction(self, gas: int) -> Any:
-        message, request = self.message, self.message.request
-        vm, builder = self.vm, self.vm.get_transaction_builder()
-        nonce = self.state.get_nonce(EvmAddress(message.sender))
-        chain_id = vm.chain_context.chain_id
-        to = request.to or b""
-        access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
-                       for e in request.access_list or ()]
-        common: dict[str, Any] = dict(nonce=nonce, gas=gas, to=to, value=request.value, data=request.data)
-        if not self.london:
-            if request.access_list is not None:
-                return builder.new_unsigned_access_list_transaction(
-                    chain_id=chain_id, gas_price=message.gas_price, access_list=access_list, **common)
-            return builder.create_unsigned_transaction(gas_price=message.gas_price, **common)
-        fees: dict[str, Any] = dict(chain_id=chain_id, max_priority_fee_per_gas=message.tip_cap,
-                                    max_fee_per_gas=message.fee_cap, access_list=access_list, **common)
-        if request.authorization_list is not None:
-            from eth.vm.forks.prague.transactions import Authorization as EvmAuthorization
-
-            authorizations = [EvmAuthorization(a.chain_id, a.address, a.nonce, a.y_parity, a.r, a.s)
-                              for a in request.authorization_list]
-            return builder.new_unsigned_set_code_transaction(authorization_list=authorizations, **fees)
-        if request.blob_versioned_hashes is not None:
-            return builder.new_unsigned_blob_transaction(
-                max_fee_per_blob_gas=message.blob_fee_cap or 0,
-                blob_versioned_hashes=list(request.blob_versioned_hashes), **fees)
-        return builder.new_unsigned_dynamic_fee_transaction(**fees)
-
     def _pre_check(self, intrinsic: int, gas: int) -> None:
         """geth's ``preCheck`` and intrinsic-gas checks for a call
         (:func:`~ethread.forks.validity.validate_transaction` with geth's call settings:
@@ -546,6 +520,40 @@ def message_fields(message: Message, gas: int, london: bool) -> TxFields:
                     None if hashes is None else tuple(hashes), message.blob_fee_cap or 0,
                     None if authorizations is None else len(authorizations))
 
+
+
+def evm_access_list(entries: tuple[AccessListEntry, ...] | None) -> list[tuple[bytes, list[int]]]:
+    """An access list as py-evm's transactions take it (storage keys as integers)."""
+    return [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys]) for e in entries or ()]
+
+
+def unsigned_transaction(builder: Any, message: Message, nonce: int, gas: int, chain_id: int,
+                         london: bool) -> Any:
+    """The message as an unsigned py-evm transaction of ``builder``: before London a legacy
+    one (with an access list where the fork has them), then a set-code, blob or dynamic-fee
+    one."""
+    request = message.request
+    access_list = evm_access_list(request.access_list)
+    common: dict[str, Any] = dict(nonce=nonce, gas=gas, to=request.to or b"", value=request.value,
+                                  data=request.data)
+    if not london:
+        if request.access_list is not None and hasattr(builder, "new_unsigned_access_list_transaction"):
+            return builder.new_unsigned_access_list_transaction(
+                chain_id=chain_id, gas_price=message.gas_price, access_list=access_list, **common)
+        return builder.create_unsigned_transaction(gas_price=message.gas_price, **common)
+    fees: dict[str, Any] = dict(chain_id=chain_id, max_priority_fee_per_gas=message.tip_cap,
+                                max_fee_per_gas=message.fee_cap, access_list=access_list, **common)
+    if request.authorization_list is not None:
+        from eth.vm.forks.prague.transactions import Authorization as EvmAuthorization
+
+        authorizations = [EvmAuthorization(a.chain_id, a.address, a.nonce, a.y_parity, a.r, a.s)
+                          for a in request.authorization_list]
+        return builder.new_unsigned_set_code_transaction(authorization_list=authorizations, **fees)
+    if request.blob_versioned_hashes is not None:
+        return builder.new_unsigned_blob_transaction(
+            max_fee_per_blob_gas=message.blob_fee_cap or 0,
+            blob_versioned_hashes=list(request.blob_versioned_hashes), **fees)
+    return builder.new_unsigned_dynamic_fee_transaction(**fees)
 
 
 @dataclass(slots=True)

@@ -118,7 +118,16 @@ from ..simulation import (
     SimulateOptions,
 )
 from .call import decode_revert_reason, vm_error_message
-from .message import DEFAULT_GAS, CallStates, ExecutableChain, Message, message_fields, to_message
+from .message import (
+    DEFAULT_GAS,
+    CallStates,
+    ExecutableChain,
+    Message,
+    evm_access_list,
+    message_fields,
+    to_message,
+    unsigned_transaction,
+)
 from .message import _Envelope as Envelope
 from .message import _intrinsic_gas_of as intrinsic_gas_rule
 from .overlay_trie import simulation_vm_class
@@ -752,11 +761,10 @@ class _Simulator:
         """The call as the fields py-evm's executor reads of the dynamic-fee transaction
         :meth:`_evm_transaction` would build (eth_call's envelope: no py-evm transaction
         built and validated, its intrinsic gas py-evm's rule for that transaction type)."""
-        access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
-                       for e in request.access_list or ()]
         envelope = Envelope(type_id=DYNAMIC_FEE, sender=message.sender, to=request.to or b"",
                             gas=gas, value=request.value, data=request.data,
-                            access_list=access_list, gas_price=message.gas_price,
+                            access_list=evm_access_list(request.access_list),
+                            gas_price=message.gas_price,
                             max_fee_per_gas=message.fee_cap,
                             max_priority_fee_per_gas=message.tip_cap)
         vm_class: Any = type(vm)
@@ -766,33 +774,8 @@ class _Simulator:
     def _evm_transaction(self, vm: Any, request: CallRequest, message: Message, nonce: int,
                          gas: int, london: bool) -> Any:
         """The call as the unsigned py-evm transaction it executes as, from its sender."""
-        builder = vm.get_transaction_builder()
-        chain_id = self.config.chain_id
-        to = request.to or b""
-        access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
-                       for e in request.access_list or ()]
-        common: dict[str, Any] = dict(nonce=nonce, gas=gas, to=to, value=request.value, data=request.data)
-        if not london:
-            if request.access_list is not None and hasattr(builder, "new_unsigned_access_list_transaction"):
-                tx = builder.new_unsigned_access_list_transaction(
-                    chain_id=chain_id, gas_price=message.gas_price, access_list=access_list, **common)
-            else:
-                tx = builder.create_unsigned_transaction(gas_price=message.gas_price, **common)
-        else:
-            fees: dict[str, Any] = dict(chain_id=chain_id, max_priority_fee_per_gas=message.tip_cap,
-                                        max_fee_per_gas=message.fee_cap, access_list=access_list, **common)
-            if request.authorization_list is not None:
-                from eth.vm.forks.prague.transactions import Authorization as EvmAuthorization
-
-                tx = builder.new_unsigned_set_code_transaction(authorization_list=[
-                    EvmAuthorization(a.chain_id, a.address, a.nonce, a.y_parity, a.r, a.s)
-                    for a in request.authorization_list], **fees)
-            elif request.blob_versioned_hashes is not None:
-                tx = builder.new_unsigned_blob_transaction(
-                    max_fee_per_blob_gas=message.blob_fee_cap or 0,
-                    blob_versioned_hashes=list(request.blob_versioned_hashes), **fees)
-            else:
-                tx = builder.new_unsigned_dynamic_fee_transaction(**fees)
+        tx = unsigned_transaction(vm.get_transaction_builder(), message, nonce, gas,
+                                  self.config.chain_id, london)
         return SpoofTransaction(tx, from_=EvmAddress(message.sender))
 
 
