@@ -26,7 +26,6 @@ class GapSource(Protocol):
 
     def missing_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
         """Inclusive ``(first, last)`` spans of ``range(start, stop)`` not held, in order."""
-        ...
 
 
 _GAPPY: dict[type, bool] = {}
