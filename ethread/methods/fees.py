@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..backend import BlockSource, ChainPointers, ConfigSource, HeaderSource, ReceiptSource
-from ..errors import EthreadError
+from ..errors import ServerError
 from ..evm.blobs import blob_base_fee as price_blob_gas
 from ..evm.blobs import excess_blob_gas_after
 from ..forks import BLOB_GAS_PER_BLOB, NO_SCHEDULE, ChainConfig
@@ -35,10 +35,8 @@ class FeeReader(HeaderSource, BlockSource, ReceiptSource, ChainPointers, ConfigS
     """What the fee methods read: blocks by number, their receipts, the fork schedule."""
 
 
-class FeeHistoryError(EthreadError):
+class FeeHistoryError(ServerError):
     """A fee history request geth refuses (a bad percentile, a block past the head)."""
-
-    code = -32000
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from ..backend import Deadline, HeaderSource, LogQuery, ResultLimitReached
-from ..errors import EthreadError, InvalidParams, LimitExceeded
+from ..errors import InvalidParams, LimitExceeded, ServerError
 from ..models import Hash32, Log, LogFilter
 from .logs import DEFAULT_LIMITS, ChainLogs, LogLimits, get_logs
 
@@ -36,10 +36,8 @@ class FilteredChain(ChainLogs, HeaderSource, Protocol):
     """What filters read: the head, canonical hashes, and logs over a range or of a block."""
 
 
-class FilterNotFound(EthreadError):
+class FilterNotFound(ServerError):
     """An unknown or expired filter id (-32000, "filter not found")."""
-
-    code = -32000
 
     def __init__(self) -> None:
         super().__init__("filter not found")

@@ -12,7 +12,7 @@ from typing import Protocol
 import rlp
 
 from ..backend import BlockSource, ReceiptSource, TransactionLocator
-from ..errors import EthreadError
+from ..errors import ServerError
 from ..models import Block, BlockHashRef, BlockRef, Hash32
 from ..rlpcodec.blocks import block_item
 from ..rlpcodec.headers import encode_header
@@ -26,10 +26,8 @@ class RawChain(ChainHeaders, BlockSource, ReceiptSource, TransactionLocator, Pro
     """Blocks by hash or block parameter, their receipts, and transactions by hash."""
 
 
-class RawNotFound(EthreadError):
+class RawNotFound(ServerError):
     """A block named by hash is not held (geth prints the hash as a byte array)."""
-
-    code = -32000
 
 
 def _hash_words(block_hash: Hash32) -> str:
