@@ -838,28 +838,20 @@ def _transaction_of(request: CallRequest, message: Message, nonce: int, gas: int
                     london: bool) -> Transaction:
     """The call as the unsigned transaction the block lists (geth's ``ToTransaction`` with a
     dynamic-fee default: a legacy one when a gas price is given or before London)."""
-    access = request.access_list or ()
     if request.gas_price is not None or not london:
         return LegacyTransaction(nonce=nonce, gas_price=request.gas_price or 0, gas=gas, to=request.to,
                                  value=request.value, data=request.data, v=0, r=0, s=0)
-    fee_cap = request.max_fee_per_gas or 0
-    tip = request.max_priority_fee_per_gas or 0
+    fields: dict[str, Any] = dict(
+        chain_id=chain_id, nonce=nonce, max_priority_fee_per_gas=request.max_priority_fee_per_gas or 0,
+        max_fee_per_gas=request.max_fee_per_gas or 0, gas=gas, to=request.to or ZERO_ADDRESS,
+        value=request.value, data=request.data, access_list=request.access_list or (),
+        y_parity=0, r=0, s=0)
     if request.authorization_list is not None:
-        return SetCodeTransaction(chain_id=chain_id, nonce=nonce, max_priority_fee_per_gas=tip,
-                                  max_fee_per_gas=fee_cap, gas=gas, to=request.to or ZERO_ADDRESS,
-                                  value=request.value, data=request.data, access_list=access,
-                                  authorization_list=request.authorization_list,
-                                  y_parity=0, r=0, s=0)
+        return SetCodeTransaction(authorization_list=request.authorization_list, **fields)
     if request.blob_versioned_hashes is not None:
-        return BlobTransaction(chain_id=chain_id, nonce=nonce, max_priority_fee_per_gas=tip,
-                               max_fee_per_gas=fee_cap, gas=gas, to=request.to or ZERO_ADDRESS,
-                               value=request.value, data=request.data, access_list=access,
-                               max_fee_per_blob_gas=message.blob_fee_cap or 0,
-                               blob_versioned_hashes=request.blob_versioned_hashes,
-                               y_parity=0, r=0, s=0)
-    return DynamicFeeTransaction(chain_id=chain_id, nonce=nonce, max_priority_fee_per_gas=tip,
-                                 max_fee_per_gas=fee_cap, gas=gas, to=request.to, value=request.value,
-                                 data=request.data, access_list=access, y_parity=0, r=0, s=0)
+        return BlobTransaction(max_fee_per_blob_gas=message.blob_fee_cap or 0,
+                               blob_versioned_hashes=request.blob_versioned_hashes, **fields)
+    return DynamicFeeTransaction(**{**fields, "to": request.to})
 
 
 DEPOSIT_TOPIC = bytes.fromhex("649bbc62d0e31342afea4e5cd82d4049e7e1ee912fc0889aa790803be39038c5")

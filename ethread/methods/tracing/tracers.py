@@ -502,16 +502,14 @@ class PrestateTracer(ResultTracer):
                 continue
             before = self.pre[address]
             modified = False
-            balance = env.balance(address)
-            nonce = env.nonce(address)
-            code_hash = env.code_hash(address)
             post: dict[str, Any] = {}
-            if balance != before.balance:
-                modified, post["balance"] = True, balance
-            if nonce != before.nonce:
-                modified, post["nonce"] = True, nonce
-            if code_hash != (before.code_hash or EMPTY_CODE_HASH):
-                modified, post["code_hash"] = True, code_hash
+            fields: tuple[tuple[str, object, object], ...] = (
+                ("balance", before.balance, env.balance(address)),
+                ("nonce", before.nonce, env.nonce(address)),
+                ("code_hash", before.code_hash or EMPTY_CODE_HASH, env.code_hash(address)))
+            for name, was, after in fields:
+                if after != was:
+                    modified, post[name] = True, after
             if not self.disable_code:
                 code = env.code(address)
                 if code != (before.code or b""):
@@ -678,23 +676,20 @@ def flatten(frame: CallFrame, context: TraceContext, convert_errors: bool = Fals
         trace_address=address, subtraces=len(frame.calls), error=error,
         block_hash=context.block_hash, block_number=context.block_number,
         transaction_hash=context.tx_hash, transaction_position=context.tx_index)
-    if kind in ("CREATE", "CREATE2"):
-        entry = FlatCall(type="create", call_type=None, creation_method=kind.lower(),
-                         sender=frame.sender, to=None, value=frame.value, gas=frame.gas,
-                         input=frame.input, gas_used=frame.gas_used if has_result else None,
-                         output=frame.output if has_result else None,
-                         address=(frame.created if would_be else frame.to) if has_result else None,
-                         **common)
-    elif kind == "SELFDESTRUCT":
+    if kind == "SELFDESTRUCT":
         entry = FlatCall(type="suicide", call_type=None, creation_method=None, sender=None, to=None,
                          value=None, gas=None, input=None, gas_used=None, output=None,
                          address=frame.sender, refund_address=frame.to, balance=frame.value,
                          **common)
     else:
-        entry = FlatCall(type="call", call_type=kind.lower(), creation_method=None,
-                         sender=frame.sender, to=frame.to, value=frame.value, gas=frame.gas,
+        create = kind in ("CREATE", "CREATE2")
+        entry = FlatCall(type="create" if create else "call", call_type=None if create else kind.lower(),
+                         creation_method=kind.lower() if create else None, sender=frame.sender,
+                         to=None if create else frame.to, value=frame.value, gas=frame.gas,
                          input=frame.input, gas_used=frame.gas_used if has_result else None,
-                         output=frame.output if has_result else None, address=None, **common)
+                         output=frame.output if has_result else None,
+                         address=((frame.created if would_be else frame.to)
+                                  if create and has_result else None), **common)
     flat = [entry]
     for index, call in enumerate(frame.calls):
         flat.extend(flatten(call, context, convert_errors, (*address, index), would_be=would_be))
