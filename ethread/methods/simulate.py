@@ -1,37 +1,32 @@
-"""eth_simulateV1: calls run as the transactions of blocks built on top of a chain's block.
+"""eth_simulateV1: calls run as the transactions of blocks built on top of a chain's block,
+as geth's ``internal/ethapi/simulate.go`` runs them:
 
-The simulation follows geth's (``internal/ethapi/simulate.go``):
+- Block numbers and timestamps must increase (a gap is filled with empty blocks, a time not
+  given is twelve seconds after the block before), at most :data:`MAX_BLOCKS` past the base.
+- Each block carries over its parent's hash, fee recipient, gas limit and difficulty (zero
+  after the merge); its base fee is zero unless overridden or under ``validation`` (then
+  EIP-1559's), its excess blob gas follows the parent. Then come its state overrides, its
+  fork's system calls (beacon root, parent hash), its calls in order, the requests (Prague)
+  and withdrawals.
+- A call gets geth's defaults (the sender's nonce, the gas the block has left; all calls' gas
+  comes out of one budget, geth's RPC gas cap) and becomes an unsigned transaction of geth's
+  type choice. Without ``validation`` nonces are not checked and a call paying nothing is not
+  held to the base fee; with it, both are checked as in a real block.
+- A call refused before running stops the simulation with geth's code for the reason
+  (:class:`~ethread.errors.SimulationRefused`); one that runs and fails (revert, out of gas)
+  is a failed transaction of its block, its result saying why.
+- Each block is assembled as a real one (roots, bloom, gas, blob gas, withdrawals and requests
+  hashes, size); its hash goes into its logs and into BLOCKHASH for the blocks after it.
 
-- The blocks are checked first: numbers increase (a gap is filled with empty blocks twelve
-  seconds apart), timestamps increase (twelve seconds after the block before when not given),
-  at most :data:`MAX_BLOCKS` past the base block.
-- Each block starts from the one before: its parent hash, the fee recipient, gas limit and
-  difficulty carried over (difficulty zero after the merge), the base fee zero unless
-  overridden or under ``validation`` (then the EIP-1559 rule), the excess blob gas worked out
-  from the parent. Its state overrides are applied, then the system calls of its fork (beacon
-  root, parent hash), then its calls in order, then the requests (Prague) and withdrawals.
-- A call gets geth's defaults: its nonce is the sender's, its gas what the block has left;
-  every call's gas also comes out of one budget for the whole simulation (geth's RPC gas cap).
-  It becomes a transaction (geth's type choice, no signature) whose hash the block lists.
-  Without ``validation`` nonces are not checked and a call that pays nothing is not held to
-  the base fee; with it, nonces, fee caps and the base fee are checked as in a real block.
-- A call refused before running stops the whole simulation with geth's code for the reason
-  (:class:`~ethread.errors.SimulationRefused`); a call that runs and fails (revert, out of gas)
-  is a failed transaction of its block, and its result says why.
-- Each block is assembled as a real one: state root, transactions and receipts roots, bloom,
-  gas used, blob gas, withdrawals and requests hashes, size; its hash goes into its logs and
-  into BLOCKHASH for the blocks after it.
-
-Everything runs on py-evm over a database that reads the backend's state and keeps its own
-writes, so nothing reaches the backend: on eth_call's lean classes with overlay tries
-(``ethread.evm.block_vm``, :mod:`.overlay_trie`; a block without state overrides starts from
-the state after its system writes, kept per header). ``tests/support/plain_simulate.py`` runs
-the same simulation on each fork's own VM and py-trie, and the tests prove the answers the
-same. A call's logs come from the EVM's hooks (``ethread.evm.hooks``); with
-``trace_transfers`` every ether transfer (the call's value, a nested call's or create's value,
-a self-destruct's balance) is reported among them as an ERC-7528 ``Transfer`` log from
-0xeeee...eeee; a call's logs carry log indexes counted across the block by every log emitted,
-those of frames that later failed included, as geth's tracer counts them.
+Nothing reaches the backend: py-evm runs over a database that reads the backend's state and
+keeps its own writes, on eth_call's lean classes with overlay tries (``ethread.evm.block_vm``,
+:mod:`.overlay_trie`; a block without state overrides starts from the state after its system
+writes, kept per header). ``tests/support/plain_simulate.py`` runs the same on each fork's own
+VM and py-trie, and the tests prove the answers the same. A call's logs come from the EVM's
+hooks; with ``trace_transfers`` every ether transfer (a call's or create's value, a
+self-destruct's balance) is an ERC-7528 ``Transfer`` log from 0xeeee...eeee. Log indexes count
+every log emitted in the block, those of frames that later failed included, as geth's tracer
+counts them.
 """
 
 from __future__ import annotations
@@ -178,14 +173,10 @@ _LOG = trusted_maker(Log, "address topics data block_number transaction_hash tra
 def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef = "latest", *,
              gas_cap: int = DEFAULT_GAS, timeout: float | None = None,
              states: CallStates | None = None) -> tuple[SimulatedBlock, ...]:
-    """The blocks of ``options`` built on the state after ``block``; see the module docstring.
-
-    ``gas_cap`` is the gas all calls together may use (geth's RPC gas cap; 0: no cap);
-    execution stops after ``timeout`` seconds for the whole simulation (geth's
-    ``--rpc.evmtimeout``). Raises :class:`~ethread.errors.SimulationRefused` for what geth
-    refuses, with its code. The blocks' states read through the tables of ``states``
-    (decoded accounts and trie nodes, code, draft headers: a dispatcher's, shared with its
-    eth_calls), or through their own."""
+    """The blocks of ``options`` built on the state after ``block``. ``gas_cap`` is the gas all
+    calls together may use (geth's RPC gas cap; 0: no cap); the whole simulation stops after
+    ``timeout`` seconds (geth's ``--rpc.evmtimeout``). The states read through the tables of
+    ``states`` (a dispatcher's, shared with its eth_calls), or through their own."""
     check_limits(options)
     base = require_header(backend, block)
     config = backend.chain_config()
@@ -338,10 +329,9 @@ class _BlockLogs(Tracer):
 
 
 def _simulation_vm_class(vm_class: type) -> type:
-    """``vm_class`` whose ancestors' hashes are given (``simulated_hashes``) rather than read
-    from its database (a simulated parent is not there), and whose state pays the fee
-    recipient nothing for a call that pays no fees (geth skips that payment; py-evm would pay
-    it a negative tip when the block has a base fee)."""
+    """``vm_class`` whose ancestors' hashes are given (``simulated_hashes``: a simulated parent
+    is not in its database), and whose state pays the fee recipient nothing for a call paying
+    no fees (geth skips that payment; py-evm would pay a negative tip under a base fee)."""
     return made(_make_simulation_vm_class, vm_class)  # type: ignore[no-any-return]
 
 
@@ -443,10 +433,9 @@ class _Simulator:
         return tuple(out)
 
     def _check_time(self) -> None:
-        """Stop when the simulation is past its time limit (between calls and blocks; the EVM
-        checks it while a call runs), or hand back to its host past the host's budget
-        (:class:`~.time_limit.BudgetSpent`: a server that tried it on its event loop runs it
-        again in a thread), so that blocks without calls hand back too."""
+        """Stop past the time limit (between calls and blocks; the EVM checks it within a call),
+        or hand back to a host past its budget (:class:`~.time_limit.BudgetSpent`), so that
+        blocks without calls hand back too."""
         time_limit.check_budget()
         if self.limit.deadline.expired():
             raise SimulationRefused(f"execution aborted (timeout = {go_duration(self.limit.timeout)})",
@@ -738,10 +727,8 @@ class _Simulator:
     def _pre_check(self, state: Any, rules: Any, request: CallRequest, message: Message,
                    nonce: int, gas: int, header: Header, blob_fee: int | None,
                    intrinsic: int) -> None:
-        """geth's checks of a message before it runs, in its order and words
-        (:func:`~ethread.forks.validity.validate_transaction` with a simulation's settings:
-        the nonce only when validating, fees of zero let through when not), with geth's
-        simulation codes."""
+        """geth's checks before a call runs (:func:`~ethread.forks.validity.validate_transaction`:
+        the nonce only when validating, zero fees let through when not), with its codes."""
         address = EvmAddress(message.sender)
         tx = replace(message_fields(message, gas, rules.base_fee), nonce=nonce)
         checks = Checks(tx_type=False, nonce=self.validate, sender_code=False, gas_cap=False,
@@ -758,9 +745,8 @@ class _Simulator:
 
     @staticmethod
     def _envelope(vm: Any, request: CallRequest, message: Message, gas: int) -> Envelope:
-        """The call as the fields py-evm's executor reads of the dynamic-fee transaction
-        :meth:`_evm_transaction` would build (eth_call's envelope: no py-evm transaction
-        built and validated, its intrinsic gas py-evm's rule for that transaction type)."""
+        """The call as eth_call's envelope: the fields py-evm's executor reads of the dynamic-fee
+        transaction :meth:`_evm_transaction` would build, none built or validated."""
         envelope = Envelope(type_id=DYNAMIC_FEE, sender=message.sender, to=request.to or b"",
                             gas=gas, value=request.value, data=request.data,
                             access_list=evm_access_list(request.access_list),
@@ -787,9 +773,8 @@ SPURIOUS_FINALIZE = SpuriousDragonTransactionExecutor.finalize_computation
 
 def _finalize(state: Any, executor: Any, envelope: Envelope, computation: Any) -> None:
     """Spurious Dragon's ``finalize_computation`` (Frontier's refund and fee, then the touched
-    empty accounts cleared) step for step, the gas price read from the computation's
-    transaction context rather than a context built again, without the debug lines it
-    formats for every transaction."""
+    empty accounts cleared) step for step, with the computation's gas price and without the
+    debug lines it formats for every transaction."""
     gas_remaining = computation.get_gas_remaining()
     gas_used = envelope.gas - gas_remaining
     gas_refund = executor.calculate_gas_refund(computation, gas_used)
@@ -815,9 +800,8 @@ def _system_writes(vm: Any, evm_header: Any) -> None:
 
 
 def _cancun_message(state: Any, executor: Any, envelope: Envelope) -> Any:
-    """Cancun's ``build_evm_message`` for a transaction that carries no blobs, step for step
-    (buy gas, bump the nonce, the message refund, the code or the creation), without the
-    debug line it formats for every transaction."""
+    """Cancun's ``build_evm_message`` for a transaction without blobs, step for step (buy gas,
+    bump the nonce, the refund, the code or the creation), without its debug line."""
     sender = envelope.sender
     state.delta_balance(sender, -1 * (envelope.gas * state.get_gas_price(envelope)))
     state.increment_nonce(sender)
