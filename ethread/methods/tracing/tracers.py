@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from eth._utils.address import generate_contract_address, generate_safe_contract_address
@@ -237,38 +237,28 @@ class StructLogger(ResultTracer):
 # callTracer
 
 
+@dataclass(slots=True)
 class _OpenFrame:
     """A call frame being collected (frozen into a :class:`CallFrame` when done)."""
 
-    __slots__ = (
-        "calls",
-        "created",
-        "error",
-        "gas",
-        "gas_used",
-        "input",
-        "kind",
-        "logs",
-        "output",
-        "revert_reason",
-        "reverted",
-        "sender",
-        "to",
-        "value",
-    )
+    kind: int
+    sender: bytes
+    to: bytes | None
+    value: int | None
+    gas: int
+    input: bytes
+    created: bytes | None = None
+    gas_used: int = 0
+    output: bytes = b""
+    error: str | None = None
+    revert_reason: str | None = None
+    calls: list[CallFrame] = field(default_factory=list)
+    logs: list[CallLog] = field(default_factory=list)
+    reverted: bool = False
 
-    def __init__(self, kind: int, sender: bytes, to: bytes | None, value: int | None, gas: int,
-                 data: bytes) -> None:
-        self.kind, self.sender, self.to, self.value, self.gas = kind, sender, to, value, gas
-        self.created = to if kind in (CREATE, CREATE2) else None
-        self.input = data
-        self.gas_used = 0
-        self.output = b""
-        self.error: str | None = None
-        self.revert_reason: str | None = None
-        self.calls: list[CallFrame] = []
-        self.logs: list[CallLog] = []
-        self.reverted = False
+    def __post_init__(self) -> None:
+        if self.kind in (CREATE, CREATE2):
+            self.created = self.to
 
     def finish(self, output: bytes, error: str | None, reverted: bool) -> None:
         """geth's ``processOutput``: the output, or the error and what a revert returned."""
