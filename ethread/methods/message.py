@@ -339,10 +339,7 @@ class PreparedMessage:
                 finally:
                     self.limit.leave(state, entered)
                 return self._outcome(envelope, computation, figures)
-            transaction = unsigned_transaction(
-                self.vm.get_transaction_builder(), self.message,
-                state.get_nonce(EvmAddress(self.message.sender)), gas,
-                self.vm.chain_context.chain_id, self.london)
+            transaction = self._transaction(gas)
             self._pre_check(transaction.intrinsic_gas, gas)
             spoofed: Any = SpoofTransaction(transaction, from_=EvmAddress(self.message.sender))
             try:
@@ -440,6 +437,12 @@ class PreparedMessage:
             gas_refund = executor.calculate_gas_refund(computation, used)
             computation.data_floor_gas = executor.calc_data_floor_gas(envelope, used, gas_refund)
         return computation
+
+    def _transaction(self, gas: int) -> Any:
+        """The message as the unsigned py-evm transaction it runs as, at the sender's nonce."""
+        return unsigned_transaction(self.vm.get_transaction_builder(), self.message,
+                                    self.state.get_nonce(EvmAddress(self.message.sender)), gas,
+                                    self.vm.chain_context.chain_id, self.london)
 
     def _pre_check(self, intrinsic: int, gas: int) -> None:
         """geth's ``preCheck`` and intrinsic-gas checks for a call
