@@ -421,12 +421,10 @@ def replay_transaction(backend: TraceableChain, tx_hash: Hash32, trace_types: It
                        timeout: float = DEFAULT_TRACE_TIMEOUT,
                        states: ReplayStates | None = None) -> ReplayResult:
     """trace_replayTransaction: the transaction replayed, with the traces asked for."""
-    trace, state_diff, vm_trace = _types(trace_types)
     location = backend.transaction_location(tx_hash)
     if location is None:
         raise NotTraceable("transaction not found")
-    tracer = ParityTracer(TraceContext(location[0], 0, location[1], tx_hash), trace, state_diff,
-                          vm_trace)
+    tracer = ParityTracer(TraceContext(location[0], 0, location[1], tx_hash), *_types(trace_types))
     trace_transaction(backend, tx_hash, TraceOptions(timeout=timeout), tracer=tracer,
                       states=states)
     return _unlocated(tracer.replay())
@@ -461,10 +459,7 @@ def call_many_traces(backend: TraceableChain,
     """trace_callMany: each call run as a transaction on the state the calls before it left
     (reth: "transaction n will be executed on top of a pending block with all n-1
     transactions applied"), each with the traces it asks for."""
-    tracers = []
-    for _, types in calls:
-        trace, state_diff, vm_trace = _types(types)
-        tracers.append(ParityTracer(TraceContext(), trace, state_diff, vm_trace))
+    tracers = [ParityTracer(TraceContext(), *_types(types)) for _, types in calls]
     trace_calls(backend, [(request, tracer) for (request, _), tracer in zip(calls, tracers,
                                                                             strict=True)],
                 block, TraceOptions(timeout=timeout), states=states)
@@ -496,7 +491,7 @@ def signed_request(raw: bytes) -> CallRequest:
         sender = recover_senders(rlp.encode([[item], []]))[0]
     except Exception as exc:  # (rlp's, the codec's and the signature's errors alike)
         raise InvalidParams(f"invalid transaction: {exc}") from None
-    fees: dict[str, Any] = {}
+    fees: dict[str, Any]
     if isinstance(tx, LegacyTransaction | AccessListTransaction):
         fees = dict(gas_price=tx.gas_price)
     else:
@@ -516,8 +511,7 @@ def call_traces(backend: TraceableChain, request: CallRequest, trace_types: Iter
                 states: ReplayStates | None = None) -> ReplayResult:
     """trace_call: the call run as a transaction on the block's state, with eth_call's
     defaults and overrides, and the traces asked for."""
-    trace, state_diff, vm_trace = _types(trace_types)
-    tracer = ParityTracer(TraceContext(), trace, state_diff, vm_trace)
+    tracer = ParityTracer(TraceContext(), *_types(trace_types))
     trace_call(backend, request, block, TraceOptions(timeout=timeout),
                state_override=state_override, block_overrides=block_overrides, tracer=tracer,
                states=states)

@@ -315,11 +315,8 @@ def trace_block(backend: TraceableChain, block: Block,
                 options: TraceOptions = TraceOptions()) -> tuple[TransactionTrace, ...]:
     """debug_traceBlockByNumber/ByHash: every transaction of ``block``, traced in turn."""
     replay = _replay(backend, block)
-    traces = []
-    for itx in block.transactions:
-        traces.append(TransactionTrace(tx_hash=itx.hash,
-                                       result=_trace_next(replay, options, itx.hash)))
-    return tuple(traces)
+    return tuple(TransactionTrace(tx_hash=itx.hash, result=_trace_next(replay, options, itx.hash))
+                 for itx in block.transactions)
 
 
 def replay_block_with(backend: TraceableChain, block: Block,
