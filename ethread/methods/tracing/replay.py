@@ -81,11 +81,9 @@ def _tracer(options: TraceOptions, context: TraceContext) -> ResultTracer:
 @contextmanager
 def _traced(state: Any, tracer: ResultTracer, limit: time_limit.TimeLimit,
             log_index: int = 0, block_classes: bool = True) -> Iterator[None]:
-    """Run what the block does on ``state`` with ``tracer`` attached and ``limit`` applied.
-    A tracer that wants no steps, on a state of the block classes (a replay's: each
-    transaction's first message inside py-evm's snapshot), runs on the state's own lean class
-    (its loop, with the hooks' frames, logs and self-destructs); otherwise the hooks go on
-    py-evm's own class of the fork, whose loop reports each step."""
+    """Run what the block does on ``state`` with ``tracer`` attached and ``limit`` applied: on
+    the state's own lean class for a tracer that wants no steps (on the block classes), else
+    on py-evm's own class of the fork, whose loop reports each step."""
     original = state.computation_class
     lean = block_classes and not tracer.wants_steps
     state.computation_class = hooked_class(original if lean else plain_computation_class(original))
@@ -151,11 +149,9 @@ def _replay_decoded(evm_block: Any, parent: Any, block_hash: bytes, senders: dic
 
 def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chaindb: Any,
                         keep: bool, shared: ReplayStates | None = None) -> BlockReplay:
-    """:func:`_replay`, from the block's models rather than its RLP: the
-    header as py-evm's (on the parent's state root, with no gas used yet) decoded from its
-    own encoding, and each transaction decoded from its encoding when the replay reaches it
-    (the same objects the block's RLP decodes to: the block's sedes decodes each the same
-    way)."""
+    """:func:`_replay` from the block's models rather than its RLP: py-evm's header (on the
+    parent's state root, no gas used) decoded from its encoding, and each transaction decoded
+    from its own when the replay reaches it (the objects the block's RLP decodes to)."""
     header = block.header
     parent = backend.header_by_hash(header.parent_hash)
     if parent is None:
@@ -208,11 +204,10 @@ class _BlockView:
 def _start(block: Any, start: Any, block_hash: bytes, transactions: Sequence[Any], chain_id: int,
            vm_class: Any, chaindb: Any, keep: bool,
            tables: MessageTables | None = None) -> BlockReplay:
-    """The replay of ``block`` from py-evm's header ``start`` (the block's, on its parent's
-    state root, no gas used), its system calls done. With ``tables``, the state reads through
-    them, and the system calls' writes are made once per header and kept there (as a
-    simulated block's are: :meth:`~..simulate.Simulation._after_system_writes`), the replay
-    starting from the state after them."""
+    """The replay of ``block`` from py-evm's header ``start`` (on its parent's state root, no
+    gas used), its system calls done. With ``tables``, the state reads through them and
+    starts after the system calls' writes, made once per header and kept there (as a
+    simulated block's are)."""
     overlay = None
     if keep or tables is not None:  # (the positions' states, the system writes' nodes)
         overlay = Overlay(chaindb.db)
@@ -292,9 +287,9 @@ def trace_transaction(backend: TraceableChain, tx_hash: Hash32,
                       options: TraceOptions = TraceOptions(), *,
                       tracer: ResultTracer | None = None,
                       states: ReplayStates | None = None) -> TraceResult:
-    """debug_traceTransaction: the transaction replayed on the state its block left before
-    it, traced (by ``tracer`` when given, else by the one ``options`` names). With
-    ``states``, the block's replay is taken from there (or built) and kept again afterwards."""
+    """debug_traceTransaction: the transaction replayed on its block's state before it, traced
+    by ``tracer`` or the one ``options`` names; the block's replay taken from ``states`` (or
+    built) and kept there again."""
     location = backend.transaction_location(tx_hash)
     if location is None:
         raise NotTraceable("transaction not found")
@@ -463,9 +458,8 @@ def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_ind
                     state_override: StateOverride,
                     block_overrides: BlockOverrides | None = None) -> Any:
     """``run``'s message on the state before transaction ``tx_index`` of the block (geth's
-    ``StateAtTransaction``), in that block's context with ``block_overrides`` applied (geth
-    applies them to the block context whether or not ``txIndex`` is given), then the state
-    overrides."""
+    ``StateAtTransaction``), in its context with ``block_overrides`` (as geth applies them with
+    or without ``txIndex``), then the state overrides."""
     from ..message import PreparedMessage
     from ..overrides import apply_state_overrides, with_blob_base_fee
 
