@@ -18,7 +18,7 @@ from ..rlpcodec.blocks import block_item
 from ..rlpcodec.headers import encode_header
 from ..rlpcodec.receipts import encode_receipt
 from ..rlpcodec.transactions import encode_transaction
-from .resolve import ChainHeaders, resolve_header
+from .resolve import ChainHeaders, resolve_hash
 from .transactions import get_transaction_by_hash
 
 
@@ -35,10 +35,7 @@ def _hash_words(block_hash: Hash32) -> str:
 
 
 def _block_hash(backend: RawChain, ref: BlockRef) -> Hash32 | None:
-    if isinstance(ref, BlockHashRef):
-        return ref.hash
-    header = resolve_header(backend, ref)
-    return None if header is None else header.hash
+    return ref.hash if isinstance(ref, BlockHashRef) else resolve_hash(backend, ref)
 
 
 def _block_named(backend: RawChain, ref: BlockRef, what: str) -> Block | None:
