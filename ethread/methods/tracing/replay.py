@@ -484,9 +484,10 @@ def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_ind
 def _override_context(context: Any, overrides: BlockOverrides) -> None:
     """py-evm's execution context of a replayed block with the overridden fields (those
     :func:`~..overrides.override_header` changes in a header)."""
-    fields = {"_block_number": overrides.number, "_difficulty": overrides.difficulty,
-              "_timestamp": overrides.time, "_gas_limit": overrides.gas_limit,
-              "_coinbase": overrides.fee_recipient, "_mix_hash": overrides.prev_randao}
+    from ..overrides import HEADER_FIELDS
+
+    fields = {"_" + field: getattr(overrides, name) for name, field in HEADER_FIELDS}
+    fields["_coinbase"] = overrides.fee_recipient
     if getattr(context, "_base_fee_per_gas", None) is not None:
         fields["_base_fee_per_gas"] = overrides.base_fee_per_gas
     for name, value in fields.items():
