@@ -19,7 +19,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from ..backend import Deadline, HeaderSource, LogQuery, ResultLimitReached
@@ -189,8 +189,7 @@ def _new_logs(backend: FilteredChain, criteria: LogFilter, start: int, head: int
               limits: LogLimits) -> tuple[list[Log], int]:
     """Logs of blocks ``start..head`` that match, within the filter's numeric bounds; and the
     last block covered (short of ``head`` when the result limit stopped the query)."""
-    low = start
-    high = head
+    low, high = start, head
     if isinstance(criteria.from_block, int):
         low = max(low, criteria.from_block)
     if isinstance(criteria.to_block, int):
@@ -205,7 +204,4 @@ def _new_logs(backend: FilteredChain, criteria: LogFilter, start: int, head: int
     except ResultLimitReached as exc:
         if exc.fits_through < low:
             raise LimitExceeded(f"query returned more than {limits.max_results} results") from None
-        shorter = LogQuery(from_number=low, to_number=exc.fits_through,
-                           addresses=criteria.addresses, topics=criteria.topics,
-                           deadline=query.deadline)
-        return backend.logs(shorter), exc.fits_through
+        return backend.logs(replace(query, to_number=exc.fits_through, limit=None)), exc.fits_through
