@@ -90,22 +90,16 @@ _MAKERS: dict[tuple[type, bool], Callable[..., Any]] = {}
 
 def trusted_maker(cls: type[_M], order: str | None = None, *,
                   by_keyword: bool = False) -> Callable[..., _M]:
-    """A constructor of the frozen model ``cls`` that sets each slot directly instead of going
-    through the dataclass ``__init__`` (its keyword handling and one ``object.__setattr__``
-    per field cost more).
+    """A constructor of the frozen model ``cls`` that sets each slot directly (the dataclass
+    ``__init__``'s keyword handling and ``object.__setattr__`` per field cost more), for
+    decoders of records ethread wrote itself: nothing is checked and no ``__post_init__`` runs;
+    the object equals one the dataclass constructor makes. Made once per class.
 
-    Every caller says how it names the values, so that a field moved in the model can never
-    silently swap two values of every object built: ``by_keyword=True`` gives a maker that
-    takes keyword arguments only (slower a call than positional ones: for
-    makers off the hottest paths), and ``order`` names every field of ``cls``, space-separated,
-    in the order a caller passes them positionally, checked against the class now, at import
-    (TypeError when a field was moved, added or renamed). A maker made with neither takes
-    the fields positionally unchecked; only callers not yet moved to one of the two do so.
-
-    For decoders of records ethread wrote itself (a store's blocks and receipts), whose values
-    already have the declared types: it checks nothing, and runs no ``__post_init__``. The
-    object is an ordinary instance of ``cls``, equal to one the dataclass constructor makes
-    from the same values. Made once per class."""
+    So that a moved field never silently swaps values, a caller names how it passes them:
+    ``by_keyword=True`` (keywords only: slower a call, for makers off the hottest paths), or
+    ``order``, every field's name in the order it passes them positionally, checked now
+    against the class (TypeError when a field was moved, added or renamed). With neither, the
+    fields are taken positionally unchecked."""
     if order is not None:
         check_field_order(cls, order)
     key = (cls, by_keyword)
