@@ -49,7 +49,7 @@ from ..backend import ConfigSource, StateSource
 from ..errors import ExecutionFailed, StateUnavailable
 from ..evm import time_limit
 from ..evm.lean_interpreter import CheckedMessage, MessageTables, lean_vm_class, share_tables
-from ..forks import FORK_BY_NAME, Fork
+from ..forks import FORK_BY_NAME, ChainConfig, Fork
 from ..forks.table import ACCESS_LIST, DYNAMIC_FEE, LEGACY, SET_CODE
 from ..forks.table import BLOB as BLOB_TX
 from ..forks.validity import (
@@ -140,6 +140,14 @@ _MESSAGE = trusted_maker(Message)
 _OUTCOME = trusted_maker(Outcome)
 """The two records' fields in declaration order, set without the dataclass constructor
 (values made here, of the declared types)."""
+
+
+def chain_config(backend: ConfigSource) -> ChainConfig:
+    """The backend's fork schedule; StateUnavailable when it knows none (nothing can run)."""
+    config = backend.chain_config()
+    if config is None:
+        raise StateUnavailable("the backend does not know the chain's fork schedule")
+    return config
 
 
 def gas_cap(block_gas_limit: int) -> int:
@@ -610,9 +618,7 @@ def prepare(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
     if header is None:
         header = require_header(backend, block)
     chaindb = backend.evm_database()
-    config = backend.chain_config()
-    if config is None:
-        raise StateUnavailable("the backend does not know the chain's fork schedule")
+    config = chain_config(backend)
     vm_classes = lean_vm_class if states is None else states.vm_classes
     tables = None if states is None else states.tables
     try:

@@ -118,6 +118,7 @@ from .message import (
     CallStates,
     ExecutableChain,
     Message,
+    chain_config,
     evm_access_list,
     message_fields,
     to_message,
@@ -179,9 +180,7 @@ def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef
     ``states`` (a dispatcher's, shared with its eth_calls), or through their own."""
     check_limits(options)
     base = require_header(backend, block)
-    config = backend.chain_config()
-    if config is None:
-        raise StateUnavailable("the backend does not know the chain's fork schedule")
+    config = chain_config(backend)
     chaindb = backend.evm_database()
     try:
         chaindb.get_block_header_by_hash(Hash32Type(base.hash))

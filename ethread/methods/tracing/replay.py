@@ -44,7 +44,7 @@ from ...evm.senders import with_sender
 from ...models import Block, BlockHashRef, BlockOverrides, BlockRef, CallRequest, Hash32, StateOverride
 from ...rlpcodec.headers import encode_header
 from ...rlpcodec.transactions import encode_transaction
-from ..message import ExecutableChain, Rejected, gas_for, prepare
+from ..message import ExecutableChain, Rejected, chain_config, gas_for, prepare
 from ..overlay_trie import simulation_vm_class
 from ..resolve import require_header
 from .models import TraceResult, TransactionTrace
@@ -133,9 +133,7 @@ def _replayable(backend: TraceableChain, block: Block) -> tuple[Any, Any]:
     """The chain's configuration and py-evm database, for a block that can be replayed."""
     if block.header.number == 0:
         raise NotTraceable("genesis is not traceable")
-    config = backend.chain_config()
-    if config is None:
-        raise StateUnavailable("the backend does not know the chain's fork schedule")
+    config = chain_config(backend)
     return config, backend.evm_database()
 
 
@@ -370,9 +368,7 @@ def trace_raw_block(backend: TraceableChain, raw: bytes,
         raise NotTraceable("genesis is not traceable")
     if backend.header_by_hash(parent_hash) is None:
         raise NotTraceable(f"parent {'0x' + parent_hash.hex()} not found")
-    config = backend.chain_config()
-    if config is None:
-        raise StateUnavailable("the backend does not know the chain's fork schedule")
+    config = chain_config(backend)
     chaindb = backend.evm_database()
     vm_class = config.vm_class(number, timestamp)
     try:
