@@ -221,11 +221,10 @@ class Closeable(Protocol):
 
 @runtime_checkable
 class AnswerRecords(Protocol):
-    """A store that keeps, beside each block, answers derived from the block when it was
-    written (the codec's JSON of its receipts: :mod:`ethread.codec.stored_answers`), so that a
-    read of a block no process has decoded yet is one lookup. The store holds them as opaque
-    bytes under a name its writer chooses; the name says the format, so a writer of another
-    format finds nothing under its own and derives the answer again."""
+    """A store that keeps, beside each block, answers derived from it when it was written (the
+    codec's JSON of its receipts: :mod:`ethread.codec.stored_answers`), so that reading a block
+    no process has decoded is one lookup: opaque bytes under a name that says their format (a
+    writer of another format finds nothing under its own, and derives the answer again)."""
 
     def answer_record(self, name: bytes, block_hash: Hash32) -> bytes | None:
         """The answer kept under ``name`` for the block with this hash, or None."""
