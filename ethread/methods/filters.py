@@ -2,15 +2,13 @@
 eth_getFilterLogs, eth_uninstallFilter, as geth's filter API answers them.
 
 A filter reports what the chain gained after it was installed: a block filter the hashes of
-new blocks, a log filter the new logs that match it (its ``fromBlock``/``toBlock`` numbers
-bound them; tags do not). eth_getFilterLogs runs the filter's whole query as eth_getLogs
-would. A filter not polled with eth_getFilterChanges for ``timeout`` seconds (geth: five
-minutes) is gone.
+new blocks, a log filter the new logs that match it (bounded by its ``fromBlock``/``toBlock``
+numbers, not tags). eth_getFilterLogs runs its whole query as eth_getLogs would. A filter not
+polled for ``timeout`` seconds (geth: five minutes) is gone.
 
-The registry is state, so it is owned by the object whose lifetime it shares: one per
-:class:`~ethread.rpc.dispatcher.Dispatcher` (one per served network), never a module global.
-It holds at most ``max_filters`` filters, and one poll answers at most the service's log
-result limit (a filter far behind catches up over several polls).
+The registry is state owned by each :class:`~ethread.rpc.dispatcher.Dispatcher` (one per
+served network): at most ``max_filters`` filters, and one poll answers at most the log result
+limit (a filter far behind catches up over several polls).
 """
 
 from __future__ import annotations
