@@ -187,7 +187,7 @@ def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef
     except Exception as exc:
         raise StateUnavailable(f"no state for block {base.number}") from exc
     simulator = _Simulator(backend, config, base, options, _overlay(chaindb),
-                           _GasBudget(gas_cap or 2**64 - 1), time_limit.TimeLimit.start(timeout),
+                           gas_cap or 2**64 - 1, time_limit.TimeLimit.start(timeout),
                            MessageTables() if states is None else states.tables)
     return simulator.run()
 
@@ -213,13 +213,6 @@ def _overlay(chaindb: Any) -> Any:
     """A py-evm chain database that reads ``chaindb``'s and keeps its own writes (the
     simulated blocks' state), which are never written through."""
     return ChainDB(AtomicDB(BatchDB(chaindb.db)))
-
-
-@dataclass(slots=True)
-class _GasBudget:
-    """The gas the simulation's calls may still use, all blocks together."""
-
-    remaining: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,7 +385,7 @@ class _Simulator:
     """One simulation: the blocks built so far and the state after them."""
 
     def __init__(self, backend: ExecutableChain, config: Any, base: Header,
-                 options: SimulateOptions, chaindb: Any, budget: _GasBudget,
+                 options: SimulateOptions, chaindb: Any, budget: int,
                  limit: time_limit.TimeLimit, tables: MessageTables) -> None:
         self.backend = backend
         self.tables = tables
@@ -402,6 +395,7 @@ class _Simulator:
         self.options = options
         self.chaindb = chaindb
         self.budget = budget
+        """The gas the calls may still use, all blocks together."""
         self.limit = limit
         self.validate = options.validation
         self.hashes: list[Hash32] = []
@@ -632,7 +626,7 @@ class _Simulator:
         if remaining < wanted:
             raise SimulationRefused(f"block gas limit reached: remaining: {remaining}, required: {wanted}",
                                     BLOCK_GAS_LIMIT_REACHED)
-        gas = min(wanted, self.budget.remaining)
+        gas = min(wanted, self.budget)
         capped = gas < wanted
         message = to_message(request, header.base_fee_per_gas, self.config.chain_id)
         transaction = _transaction_of(request, message, nonce, gas, self.config.chain_id,
@@ -666,7 +660,7 @@ class _Simulator:
             if used < floor:
                 used = floor
                 peak = max(peak, floor)
-        self.budget.remaining -= used
+        self.budget -= used
         work.gas_used += used
         blob_gas = GAS_PER_BLOB * len(request.blob_versioned_hashes or ())
         work.blob_gas_used += blob_gas
