@@ -186,8 +186,10 @@ def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef
         chaindb.get_block_header_by_hash(Hash32Type(base.hash))
     except Exception as exc:
         raise StateUnavailable(f"no state for block {base.number}") from exc
-    simulator = _Simulator(backend, config, base, options, _overlay(chaindb),
-                           gas_cap or 2**64 - 1, time_limit.TimeLimit.start(timeout),
+    # the blocks' state: read through to the backend's, written into the overlay alone
+    overlay = ChainDB(AtomicDB(BatchDB(chaindb.db)))
+    simulator = _Simulator(backend, config, base, options, overlay, gas_cap or 2**64 - 1,
+                           time_limit.TimeLimit.start(timeout),
                            MessageTables() if states is None else states.tables)
     return simulator.run()
 
@@ -207,12 +209,6 @@ def check_limits(options: SimulateOptions) -> None:
         total += len(planned.calls)
         if total > MAX_CALLS:
             raise SimulationRefused(f"too many calls: {total} > {MAX_CALLS}", CLIENT_LIMIT_EXCEEDED)
-
-
-def _overlay(chaindb: Any) -> Any:
-    """A py-evm chain database that reads ``chaindb``'s and keeps its own writes (the
-    simulated blocks' state), which are never written through."""
-    return ChainDB(AtomicDB(BatchDB(chaindb.db)))
 
 
 @dataclass(frozen=True, slots=True)
