@@ -101,7 +101,7 @@ from ..models import (
 from ..rlpcodec.assemble import effective_gas_price
 from ..rlpcodec.blocks import withdrawal_item
 from ..rlpcodec.headers import encode_header, header_from_fields
-from ..rlpcodec.items import decode_list, encode_nested, rlp_list_length
+from ..rlpcodec.items import decode_list, encode_nested, int_to_bytes, rlp_list_length
 from ..rlpcodec.ordered_trie import ordered_trie_root
 from ..rlpcodec.transactions import encode_transaction
 from ..simulation import (
@@ -670,7 +670,7 @@ class _Simulator:
         # a receipt commits to its outcome from Byzantium on, to the state after it before
         outcome = ((b"" if failed else b"\x01") if rules.receipt_status
                    else state.make_state_root())
-        payload = [outcome, _int_bytes(work.gas_used),
+        payload = [outcome, int_to_bytes(work.gas_used),
                    bloom.to_bytes(256, "big"),
                    [[address, list(topics), data] for address, topics, data in receipt_logs]]
         encoded = encode_nested(payload)
@@ -857,8 +857,3 @@ def _block_size(header: bytes, transactions: Sequence[bytes],
     if withdrawals is not None:
         payload += len(encode_nested([withdrawal_item(w) for w in withdrawals]))
     return rlp_list_length(payload)
-
-
-def _int_bytes(value: int) -> bytes:
-    return value.to_bytes((value.bit_length() + 7) // 8, "big")
-
