@@ -1,14 +1,8 @@
 """geth's tracers, each a small class that only collects what the hooks report
-(:mod:`.hooks`) and builds its typed answer (:mod:`.models`).
-
-- :class:`StructLogger`: the default opcode logger (``structLogs``);
-- :class:`CallTracer`: ``callTracer`` (``onlyTopCall``, ``withLog``);
-- :class:`PrestateTracer`: ``prestateTracer`` (``diffMode``, ``disableCode``,
-  ``disableStorage``, ``includeEmpty``);
-- :class:`FourByteTracer`, :class:`NoopTracer`, :class:`FlatCallTracer`, :class:`MuxTracer`.
-
-:func:`make_tracer` builds one from a tracer name and its configuration, refusing what geth
-refuses in geth's words.
+(:mod:`.hooks`) and builds its typed answer (:mod:`.models`): :class:`StructLogger` (the
+default opcode logger), :class:`CallTracer`, :class:`PrestateTracer`, :class:`FourByteTracer`,
+:class:`NoopTracer`, :class:`FlatCallTracer`, :class:`MuxTracer`. :func:`make_tracer` builds
+one from a tracer name and its configuration, refusing what geth refuses in geth's words.
 """
 
 from __future__ import annotations
@@ -151,14 +145,12 @@ class StructLogger(ResultTracer):
         self.wants_memory = config.enable_memory
         self.logs: list[StructLog] = []
         self.size = 0
-        """The JSON bytes of the steps logged (of the first ``measured`` of them, without
-        ``limit``)."""
+        """The JSON bytes of the steps logged (without ``limit``: of the first ``measured``)."""
         self.steps = 0
         self.cap = config.cap if not config.limit or config.limit > config.cap else 0
         self.exact = bool(config.limit)
-        """Whether each step is measured as it is logged (geth's ``limit`` stops at the step
-        past it); without, the cap is checked against a bound that costs next to nothing (at
-        most the step's JSON), and the steps are measured only when the bound passes it."""
+        """Whether each step is measured as logged (geth's ``limit`` stops at the step past it);
+        else the cap is checked against a cheap bound, the steps measured once it passes."""
         self.measured = 0
         self.bound = 0
         self.storage: dict[bytes, dict[bytes, bytes]] = {}
