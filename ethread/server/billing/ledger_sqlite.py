@@ -60,16 +60,28 @@ def open_sqlite(path: str, schema: Iterable[str], busy_timeout: float,
     """A connection to the SQLite file ``path`` shared by threads and processes (WAL, autocommit:
     transactions are begun explicitly), with ``schema`` applied; :class:`LedgerError` naming
     ``what`` when it cannot be opened."""
-    try:
-        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
-                             timeout=busy_timeout)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        for statement in schema:
-            db.execute(statement)
-    except sqlite3.Error as exc:
-        raise LedgerError(f"cannot open {what} {path}: {exc}") from None
-    return db
+    # Processes opening a new file at once can meet "database is locked" without SQLite's busy
+    # handler being asked (switching to WAL, the first schema write): tried again until
+    # the busy timeout has passed.
+    deadline = time.monotonic() + busy_timeout
+    while True:
+        db = None
+        try:
+            db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
+                                 timeout=busy_timeout)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            for statement in schema:
+                db.execute(statement)
+            return db
+        except sqlite3.OperationalError as exc:
+            if db is not None:
+                db.close()
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise LedgerError(f"cannot open {what} {path}: {exc}") from None
+            time.sleep(0.01)
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot open {what} {path}: {exc}") from None
 
 
 class SQLiteLedger:
