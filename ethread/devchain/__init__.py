@@ -15,23 +15,20 @@
 - :mod:`.demo`: the demo chain ``ethread serve`` shows when given no chain.
 """
 
-from .builder import (
+from .builder import DevChain
+from .core import CallOutcome, DevChainError, StateEdit
+from .demo import Demo, demo_chain
+from .genesis import (
     DEFAULT_FORKS,
     DEV_CHAIN_ID,
     GWEI,
     OSAKA_FORKS,
     PRAGUE_FORKS,
     RPC_COMPAT_FORKS,
-    CallOutcome,
-    DevChain,
-    DevChainError,
-    Fees,
     ForkSchedule,
-    StateEdit,
-    TxKind,
     genesis_document,
 )
-from .demo import Demo, demo_chain
+from .sending import Fees, TxKind
 from .signing import (
     TEST_MNEMONIC,
     DevAccount,

@@ -11,8 +11,7 @@ decoded, executed again and validated like any block of a real chain. Blocks bef
 merge carry zero proof-of-work seals, which is why the importer runs with
 ``verify_seals=False``; everything else is checked.
 
-This module joins :class:`DevChain` from its parts (listed in the package's docstring) and
-keeps the names callers import from it.
+This module joins :class:`DevChain` from its parts (listed in the package's docstring).
 """
 
 from __future__ import annotations
@@ -23,52 +22,19 @@ from typing import Any
 from ..backend import WritableBackend
 from .anvil_controls import AnvilControls
 from .client_signing import ClientSigning
-from .core import CallOutcome, DevChainError, StateEdit
-from .fork.cache import ForkCache
-from .fork.remote import RemoteLimits
+from .fork.cache import ForkCache, open_cache
+from .fork.remote import RemoteLimits, RemoteNode
 from .fork.source import ForkSource
 from .forked import ForkedReads
-from .genesis import (
-    DEFAULT_FORKS,
-    DEV_BALANCE,
-    DEV_CHAIN_ID,
-    ETHER,
-    GWEI,
-    OSAKA_FORKS,
-    PRAGUE_FORKS,
-    RPC_COMPAT_FORKS,
-    ForkSchedule,
-    genesis_document,
-    system_contracts,
-)
+from .genesis import GWEI, PRAGUE_FORKS, ForkSchedule
 from .pool_controls import PoolControls
-from .sending import CONTRACT_GAS, DEFAULT_FEES, TRANSFER_GAS, Fees, TxKind, encode_constructor_args
+from .sending import Fees
 from .snapshots import Snapshots
 from .state_files import StateFiles
 
-__all__ = [
-    "CONTRACT_GAS",
-    "DEFAULT_FEES",
-    "DEFAULT_FORKS",
-    "DEV_BALANCE",
-    "DEV_CHAIN_ID",
-    "ETHER",
-    "GWEI",
-    "OSAKA_FORKS",
-    "PRAGUE_FORKS",
-    "RPC_COMPAT_FORKS",
-    "TRANSFER_GAS",
-    "CallOutcome",
-    "DevChain",
-    "DevChainError",
-    "Fees",
-    "ForkSchedule",
-    "StateEdit",
-    "TxKind",
-    "encode_constructor_args",
-    "genesis_document",
-    "system_contracts",
-]
+# The names besides DevChain are the package's (:mod:`ethread.devchain`), kept here for the
+# tests and benchmarks that import them from this module.
+__all__ = ["GWEI", "PRAGUE_FORKS", "DevChain", "Fees", "ForkSchedule"]
 
 
 class DevChain(ForkedReads, PoolControls, ClientSigning, AnvilControls, Snapshots,
@@ -113,9 +79,6 @@ class DevChain(ForkedReads, PoolControls, ClientSigning, AnvilControls, Snapshot
         first of which funds the dev accounts. ``options`` are :class:`DevChain`'s (the chain
         id is the node's; ``forks`` is the schedule of a chain ethread does not know by its
         id)."""
-        from .fork.cache import open_cache
-        from .fork.remote import RemoteLimits, RemoteNode
-
         store = cache if cache is None or isinstance(cache, str | Path) else None
         opened = open_cache(store) if store is not None or cache is None else cache
         remote = RemoteNode(url, limits or RemoteLimits())
