@@ -11,11 +11,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eth.abc import BlockHeaderAPI, ChainDatabaseAPI, VirtualMachineAPI
-from eth.consensus.context import ConsensusContext
-from eth.db.atomic import AtomicDB
-from eth.db.batch import BatchDB
-from eth.db.chain import ChainDB
-from eth.vm.chain_context import ChainContext
 from eth_typing import Address as EvmAddress
 from eth_typing import Hash32 as EvmHash
 
@@ -34,6 +29,7 @@ from .fork.source import ForkSource
 from .genesis import DEFAULT_FORKS, DEV_BALANCE, DEV_CHAIN_ID, ZERO_ADDRESS, ForkSchedule, genesis_document
 from .inputs import as_address, as_bytes
 from .pending_state import PendingView
+from .pool import evm_vm, scratch_chaindb
 from .signing import DERIVATION_PATH, TEST_MNEMONIC, DevAccount, dev_accounts
 from .state_file import Preimages
 from .txpool import DEV_LIMITS, AccountState, PoolState, TxPool
@@ -293,15 +289,8 @@ class ChainCore:
 
     def _vm(self, vm_class: type[VirtualMachineAPI], header: BlockHeaderAPI, *,
             scratch: bool = False) -> VirtualMachineAPI:
-        chaindb = self._chaindb
-        if scratch:  # writes kept in memory and dropped with the VM
-            chaindb = ChainDB(AtomicDB(BatchDB(self._chaindb.db)))
-        return vm_class(
-            header=header,
-            chaindb=chaindb,
-            chain_context=ChainContext(self.chain_id),
-            consensus_context=ConsensusContext(chaindb.db),
-        )
+        chaindb = scratch_chaindb(self._chaindb) if scratch else self._chaindb
+        return evm_vm(vm_class, header, chaindb, self.chain_id)  # type: ignore[no-any-return]
 
     def _evm_header(self, block_hash: Hash32) -> BlockHeaderAPI:
         return self._chaindb.get_block_header_by_hash(EvmHash(block_hash))
