@@ -31,6 +31,7 @@ from then on.
 from __future__ import annotations
 
 import gzip
+import io
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,10 +107,6 @@ class LoadedState:
 # -- writing ------------------------------------------------------------------------------------
 
 
-def _hex(value: int) -> str:
-    return hex(value)
-
-
 def _word(value: int) -> str:
     return "0x" + value.to_bytes(32, "big").hex()
 
@@ -125,12 +122,12 @@ def state_document(head: Header, *, blob_gas_price: int,
     header.pop("hash", None)
     return {
         "block": {
-            "number": _hex(head.number),
+            "number": hex(head.number),
             "beneficiary": "0x" + head.coinbase.hex(),
-            "timestamp": _hex(head.timestamp),
+            "timestamp": hex(head.timestamp),
             "gas_limit": head.gas_limit,
             "basefee": head.base_fee_per_gas or 0,
-            "difficulty": _hex(head.difficulty),
+            "difficulty": hex(head.difficulty),
             "prevrandao": "0x" + head.mix_hash.hex(),
             "blob_excess_gas_and_price": {"excess_blob_gas": head.excess_blob_gas or 0,
                                           "blob_gasprice": blob_gas_price},
@@ -138,7 +135,7 @@ def state_document(head: Header, *, blob_gas_price: int,
         "accounts": {
             "0x" + account.address.hex(): {
                 "nonce": account.nonce,
-                "balance": _hex(account.balance),
+                "balance": hex(account.balance),
                 "code": "0x" + account.code.hex(),
                 "storage": {_word(slot): _word(value) for slot, value in account.storage},
             }
@@ -184,7 +181,7 @@ def parse_state(data: bytes | str | Mapping[str, Any]) -> LoadedState:
 def _decode(raw: bytes) -> Any:
     if raw[:2] == b"\x1f\x8b":
         try:
-            with gzip.GzipFile(fileobj=_Reader(raw)) as unzipped:
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
                 raw = unzipped.read(MAX_STATE_BYTES + 1)
         except (OSError, EOFError) as exc:
             raise InvalidParams(f"state: not valid gzip ({exc})") from None
@@ -194,24 +191,6 @@ def _decode(raw: bytes) -> Any:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise InvalidParams(f"state: not valid JSON ({exc})") from None
-
-
-class _Reader:
-    """Bytes as the file object gzip reads."""
-
-    def __init__(self, raw: bytes) -> None:
-        import io
-
-        self._io = io.BytesIO(raw)
-
-    def read(self, size: int = -1) -> bytes:
-        return self._io.read(size)
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return self._io.seek(offset, whence)
-
-    def tell(self) -> int:
-        return self._io.tell()
 
 
 def _address(text: Any) -> Address:
