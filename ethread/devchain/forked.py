@@ -32,7 +32,7 @@ class ForkedReads(ChainCore):
     @property
     def fork_origin(self) -> ForkPoint | None:
         """The remote node and block a forked chain continues (None if not one)."""
-        return self._overlay.source.origin if self._overlay is not None else None
+        return self._overlay.source.point if self._overlay is not None else None
 
     def fork_proof(self, address: Address, keys: Sequence[bytes],
                    block: BlockRef) -> dict[str, Any] | None:
