@@ -16,9 +16,8 @@ Every check is the pool's, in geth's order and words (``core/txpool/validation.g
 ``legacypool``, ``blobpool``), against the state of the chain's head. What a client controls
 is bounded: the encoded size of a transaction, transactions per sender and in total.
 
-The pool reads its chain through :class:`PoolChain`; :class:`BackendChain` is one over any
-backend with state (a served chain). A dev chain can be another (the pool is meant to become
-its pending list).
+The pool reads its chain through :class:`PoolChain`: :class:`BackendChain` over any backend
+with state (a served chain), or a dev chain (whose pending list it is).
 """
 
 from __future__ import annotations
@@ -80,7 +79,6 @@ class PoolLimits:
     """The same for blob transactions."""
     min_tip: int = 1
     """The least tip the pool takes (``--txpool.pricelimit``)."""
-    account_slots: int = 16
     global_slots: int = 4096 + 1024
     account_queue: int = 64
     global_queue: int = 1024
@@ -130,8 +128,7 @@ class BlobSidecar:
 
 @dataclass(frozen=True, slots=True)
 class Pooled:
-    """A transaction the pool holds: its sender, hash, encoded size and (blob transactions)
-    sidecar."""
+    """A transaction the pool holds, with its sender, hash, encoded size and sidecar."""
 
     tx: Transaction
     hash: Hash32
@@ -160,8 +157,7 @@ class Pooled:
         return (self.size + TX_SLOT_SIZE - 1) // TX_SLOT_SIZE
 
     def network_bytes(self) -> bytes:
-        """What a client would send: the typed envelope, with the sidecar for a blob
-        transaction."""
+        """What a client sends: the typed envelope, with a blob transaction's sidecar."""
         if self.sidecar is None:
             return bytes(encode_transaction(self.tx))
         body = rlp.decode(encode_transaction(self.tx)[1:])
@@ -206,15 +202,12 @@ class PoolChain(Protocol):
 
     @property
     def config(self) -> ChainConfig:
-        """The chain's fork schedule and id."""
         ...
 
     def head(self) -> Header:
-        """The header of the latest block."""
         ...
 
     def account(self, address: Address) -> AccountState:
-        """``address`` as the head's state holds it."""
         ...
 
 
@@ -223,16 +216,10 @@ class BackendChain:
 
     def __init__(self, backend: StateReader, config: ChainConfig) -> None:
         self.backend = backend
-        self._config = config
+        self.config = config
         self._view: tuple[Hash32, StateView] | None = None
 
-    @property
-    def config(self) -> ChainConfig:
-        """The config the chain was given."""
-        return self._config
-
     def head(self) -> Header:
-        """The backend's latest header."""
         return require_header(self.backend, "latest")
 
     def account(self, address: Address) -> AccountState:
@@ -374,9 +361,8 @@ class PoolContent:
 
 
 class PoolLines:
-    """What a pool holds and how it follows its chain: each sender's lines (plain pending and
-    queued, blob, gapped blob), kept in step with the head, and read (txpool_*, a block's
-    order, snapshots). :class:`TxPool` adds what comes in, by geth's rules."""
+    """What a pool holds (each sender's plain pending and queued, blob and gapped blob lines),
+    kept in step with the head and read (txpool_*, a block's order, snapshots)."""
 
     def __init__(self, chain: PoolChain, limits: PoolLimits = DEFAULT_LIMITS) -> None:
         self.chain = chain
@@ -487,25 +473,15 @@ class PoolLines:
             queued += sum(len(g) for g in self._gapped.values())
             return pending, queued
 
-    def content(self) -> PoolContent:
-        """Plain transactions by sender and nonce (geth's blob pool shows none here)."""
+    def content(self, sender: Address | None = None) -> PoolContent:
+        """Plain transactions by sender and nonce, of every sender or of ``sender`` alone
+        (txpool_contentFrom); geth's blob pool shows none here."""
         with self._lock:
             self._follow_head()
+            entries = [(s, e) for s, e in self._plain.items() if sender is None or s == sender]
             return PoolContent(
-                pending={s: [e.pending[n] for n in sorted(e.pending)] for s, e in self._plain.items() if e.pending},
-                queued={s: [e.queued[n] for n in sorted(e.queued)] for s, e in self._plain.items() if e.queued},
-            )
-
-    def content_from(self, sender: Address) -> PoolContent:
-        """:meth:`content` of one sender."""
-        with self._lock:
-            self._follow_head()
-            entry = self._plain.get(sender)
-            if entry is None:
-                return PoolContent({}, {})
-            return PoolContent(
-                pending={sender: [entry.pending[n] for n in sorted(entry.pending)]} if entry.pending else {},
-                queued={sender: [entry.queued[n] for n in sorted(entry.queued)]} if entry.queued else {},
+                pending={s: [e.pending[n] for n in sorted(e.pending)] for s, e in entries if e.pending},
+                queued={s: [e.queued[n] for n in sorted(e.queued)] for s, e in entries if e.queued},
             )
 
     def get(self, tx_hash: Hash32) -> Pooled | None:
@@ -517,10 +493,8 @@ class PoolLines:
         """Every sender's pending transactions in nonce order, plain and blob: what a block
         may take from the pool."""
         with self._lock:
-            self._follow_head()
-            out = {s: [e.pending[n] for n in sorted(e.pending)] for s, e in self._plain.items() if e.pending}
-            for sender, line in self._blobs.items():
-                out[sender] = list(line)
+            out = self.content().pending
+            out.update((sender, list(line)) for sender, line in self._blobs.items())
             return out
 
     def __len__(self) -> int:
@@ -632,14 +606,11 @@ class PoolLines:
 
 
 class TxPool(PoolLines):
-    """Transactions waiting for a block, checked and kept as geth's pool keeps them (what the
-    pool holds, and how it follows its chain, is :class:`PoolLines`')."""
+    """Transactions waiting for a block, checked and kept by geth's rules."""
 
     def submit(self, raw: bytes) -> Hash32:
         """eth_sendRawTransaction: decode, check as geth's RPC and pool check, keep; the
         transaction's hash. Raises :class:`TransactionRejected` in geth's words."""
-        if not raw:
-            raise TransactionRejected("typed transaction too short")
         if len(raw) > MAX_BLOB_TX_SIZE + 4 * TX_SLOT_SIZE:
             # Far past any transaction either sub-pool could take: refused before decoding.
             raise TransactionRejected(f"oversized data: transaction size {len(raw)}, "
