@@ -11,26 +11,12 @@ from ..forks import BLOCK_FORKS, FORK_BY_NAME, FORK_ORDER, TIME_FORKS, ChainConf
 from .signing import DevAccount
 
 DEV_CHAIN_ID = 1337
-
-
 GWEI = 10**9
-
-
 ETHER = 10**18
-
-
 DEV_BALANCE = 1_000_000 * ETHER
-
-
 ZERO_ADDRESS = b"\x00" * 20
-
-
 ZERO_HASH = b"\x00" * 32
-
-
 ZERO_NONCE = b"\x00" * 8
-
-
 _GENESIS_KEY = {name: key for key, name in BLOCK_FORKS + TIME_FORKS}
 
 

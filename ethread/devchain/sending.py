@@ -36,19 +36,11 @@ from .pool import PoolView, admit, decode_raw, evm_transaction, recover_sender
 from .signing import DevAccount, sign_authorization, sign_transaction
 
 TRANSFER_GAS = 21_000
-
-
 CONTRACT_GAS = 1_000_000
-
-
 TxKind: TypeAlias = Literal["legacy", "access-list", "dynamic-fee", "blob", "set-code"]
-
-
 KIND_TYPE: dict[str, int] = {"legacy": 0, "access-list": 1, "dynamic-fee": 2, "blob": 3,
                              "set-code": 4}
 """The transaction type number of each kind."""
-
-
 KIND_SINCE: dict[str, str] = {
     kind: next(f.name for f in FORKS if tx_type in f.transaction_types)
     for kind, tx_type in KIND_TYPE.items()
