@@ -8,7 +8,7 @@
   :mod:`.state_files`;
 - :mod:`.genesis`: fork schedules and the genesis document;
 - :mod:`.pool`: what a transaction must pass before the chain takes it (geth's pool checks);
-- :mod:`.requests`: eth_sendTransaction's transaction objects made into transactions;
+- :mod:`.requests`: transaction kinds and fees; eth_sendTransaction's objects made into them;
 - :mod:`.inputs`: hex strings accepted where bytes are wanted, converted once;
 - :mod:`.signing`: dev accounts, transaction and authorization signatures;
 - :mod:`.contracts`: small hand-assembled contracts;
@@ -28,7 +28,7 @@ from .genesis import (
     ForkSchedule,
     genesis_document,
 )
-from .sending import Fees, TxKind
+from .requests import Fees, TxKind
 from .signing import (
     TEST_MNEMONIC,
     DevAccount,
