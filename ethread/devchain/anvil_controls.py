@@ -54,21 +54,11 @@ class AnvilControls(BlockMining):
         Impersonations, the coinbase, a gas limit set by :meth:`set_gas_limit` and the chain
         id stay, as in anvil."""
         with self._lock:
-            rewind = getattr(self.backend, "rewind", None)
-            if rewind is None:
-                raise DevChainError(f"{type(self.backend).__name__} cannot drop blocks: "
-                                    "reset needs a backend with rewind()")
             first = self.backend.pointer("earliest") or 0
-            if self.head.number > first:
-                rewind(first)
-            if self._overlay is not None:
-                self._overlay.rewind(first)
-                if self._funding:
-                    self.edit(*self._funding)
-            self.pool.clear()
-            self._nonces.clear()
-            self._senders.clear()
-            self._deployments.clear()
+            self._rewind(first, "reset needs")
+            if self._funding:  # (a fork's)
+                self.edit(*self._funding)
+            self._forget_pending()
             self._snapshots.clear()
             self._withdrawal_index = None
             self._time_offset = 0

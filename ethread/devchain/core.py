@@ -197,8 +197,7 @@ class ChainCore:
         return header
 
     def block(self, number: int) -> Block:
-        """Canonical block ``number``; raises :class:`DevChainError` if the chain does not hold it.
-        """
+        """Canonical block ``number``; :class:`DevChainError` if the chain does not hold it."""
         block_hash = self.backend.canonical_hash(number)
         block = self.backend.block_by_hash(block_hash) if block_hash is not None else None
         if block is None:
@@ -228,6 +227,24 @@ class ChainCore:
         """The dev account with this address, if it is one."""
         wanted = as_address(address)
         return next((a for a in self.accounts if a.address == wanted), None)
+
+    def _rewind(self, number: int, needs: str) -> None:
+        """Drop the blocks above ``number`` (and a fork's record of what they wrote)."""
+        rewind = getattr(self.backend, "rewind", None)
+        if rewind is None:
+            raise DevChainError(f"{type(self.backend).__name__} cannot drop blocks: "
+                                f"{needs} a backend with rewind()")
+        if self.head.number > number:
+            rewind(number)
+        if self._overlay is not None:
+            self._overlay.rewind(number)
+
+    def _forget_pending(self) -> None:
+        """Empty the pool and what the chain keeps of its transactions."""
+        self.pool.clear()
+        self._nonces.clear()
+        self._deployments.clear()
+        self._senders.clear()
 
     def _next_time(self, parent_timestamp: int) -> int:
         if self._next_timestamp is not None:
@@ -276,10 +293,9 @@ class ChainCore:
                             code)
 
     def _head_state(self) -> Any:
-        """The head's state for reading (nonces, balances, code), built once per head: a
-        py-evm state costs more to build than the reads a send makes of it. A few recent
-        heads' are kept, since a test that reverts to a snapshot returns to the same head
-        again and again (a block's state never changes: it is the one its state root names)."""
+        """The head's state for reading, built once per head (a py-evm state costs more to
+        build than a send's reads of it); a few recent heads' are kept, as a test reverting to
+        a snapshot returns to the same head again and again."""
         head_hash = self.head.hash
         state = self._head_states.get(head_hash)
         if state is None:

@@ -45,8 +45,7 @@ class BlockMining(ChainCore):
         (and store nothing).
         """
         with self._lock:
-            when = None if timestamp is None else timestamp
-            taken = self._next_transactions(when)
+            taken = self._next_transactions(timestamp)
             hashes = {p.hash for p in taken}
             deployments = {h: a for h, a in self._deployments.items() if h in hashes}
             senders = {h: a for h, a in self._senders.items() if h in hashes}

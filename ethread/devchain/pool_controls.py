@@ -51,10 +51,7 @@ class PoolControls(BlockMining):
     def drop_all_transactions(self) -> None:
         """anvil_dropAllTransactions: empty the pool."""
         with self._lock:
-            self.pool.clear()
-            self._nonces.clear()
-            self._deployments.clear()
-            self._senders.clear()
+            self._forget_pending()
 
     @property
     def served_pool(self) -> ServedPool:

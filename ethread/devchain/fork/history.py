@@ -178,14 +178,10 @@ class ForkHistory:
         def check(receipts: Any) -> Any:
             if not isinstance(receipts, list):
                 raise RemoteError(f"the forked node does not hold the receipts of block {number}")
-            expected = self.canonical_hash(number)
             for receipt in receipts:
                 got = _hex_bytes(receipt.get("blockHash") if isinstance(receipt, dict) else None,
                                  "block hash")
-                if got != expected:
-                    raise RemoteError(f"the forked node answered receipts of block {number} "
-                                      f"(0x{got.hex()}), which is not in the chain of the fork "
-                                      f"block {self.fork_number}")
+                self._check_block_hash(number, got, "receipts")
             return receipts
 
         return self._ask("eth_getBlockReceipts", [hex(number)], check)
@@ -212,17 +208,13 @@ class ForkHistory:
     def transaction(self, tx_hash: Hash32) -> Any:
         """eth_getTransactionByHash: the node's answer when the transaction is in the fork's
         chain, else None."""
-        def check(tx: Any) -> Any:
-            return tx if self._in_chain(tx, "a transaction") else None
-
-        return self._ask("eth_getTransactionByHash", ["0x" + tx_hash.hex()], check)
+        return self._ask("eth_getTransactionByHash", ["0x" + tx_hash.hex()],
+                         lambda tx: tx if self._in_chain(tx, "a transaction") else None)
 
     def receipt(self, tx_hash: Hash32) -> Any:
         """eth_getTransactionReceipt, as :meth:`transaction`."""
-        def check(receipt: Any) -> Any:
-            return receipt if self._in_chain(receipt, "a receipt") else None
-
-        return self._ask("eth_getTransactionReceipt", ["0x" + tx_hash.hex()], check)
+        return self._ask("eth_getTransactionReceipt", ["0x" + tx_hash.hex()],
+                         lambda receipt: receipt if self._in_chain(receipt, "a receipt") else None)
 
     def raw_transaction(self, tx_hash: Hash32) -> Any:
         """eth_getRawTransactionByHash ("0x" when the fork's chain does not hold it)."""
