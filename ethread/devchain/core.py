@@ -20,6 +20,7 @@ from ..chain.importer import ChainImporter
 from ..errors import EthreadError
 from ..forks import ChainConfig
 from ..forks.base_fee import next_base_fee
+from ..forks.validity import SenderAccount
 from ..lru import LRU
 from ..models import Address, Block, Hash32, Header, Receipt
 from .fork.evm import fork_chain_config
@@ -32,7 +33,7 @@ from .pending_state import PendingView
 from .pool import evm_vm, scratch_chaindb
 from .signing import DERIVATION_PATH, TEST_MNEMONIC, DevAccount, dev_accounts
 from .state_file import Preimages
-from .txpool import DEV_LIMITS, AccountState, PoolState, TxPool
+from .txpool import DEV_LIMITS, PoolState, TxPool
 
 if TYPE_CHECKING:
     from eth_account.signers.local import LocalAccount
@@ -283,13 +284,13 @@ class ChainCore:
         """Whether transactions from ``address`` are accepted without a signature."""
         return address in self._impersonated
 
-    def pool_account(self, address: Address) -> AccountState:
+    def pool_account(self, address: Address) -> SenderAccount:
         """An account at the head as the pool checks its transactions: an impersonated one
         without its code (it sends as if it had none, as in anvil)."""
         state = self._head_state()
         evm_address = EvmAddress(address)
         code = b"" if address in self._impersonated else bytes(state.get_code(evm_address))
-        return AccountState(int(state.get_nonce(evm_address)), int(state.get_balance(evm_address)),
+        return SenderAccount(int(state.get_nonce(evm_address)), int(state.get_balance(evm_address)),
                             code)
 
     def _head_state(self) -> Any:
@@ -384,5 +385,5 @@ class _PoolView:
     def head(self) -> Header:
         return self._chain.head
 
-    def account(self, address: Address) -> AccountState:
+    def account(self, address: Address) -> SenderAccount:
         return self._chain.pool_account(address)

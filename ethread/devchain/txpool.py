@@ -37,7 +37,7 @@ from eth_keys.exceptions import BadSignature
 
 from ..errors import TransactionRejected
 from ..forks import ChainConfig, Fork, validity
-from ..forks.validity import InvalidTransaction, fields_of
+from ..forks.validity import InvalidTransaction, SenderAccount, fields_of
 from ..methods.resolve import require_header
 from ..methods.state import StateReader, StateView
 from ..models import (
@@ -120,11 +120,6 @@ class BlobSidecar:
     commitments: tuple[bytes, ...]
     proofs: tuple[bytes, ...]
 
-    def fields(self) -> list[Any]:
-        """The sidecar's items after the transaction in the network form."""
-        lists = [list(self.blobs), list(self.commitments), list(self.proofs)]
-        return lists if self.version == SIDECAR_VERSION_0 else [b"\x01", *lists]
-
 
 @dataclass(frozen=True, slots=True)
 class Pooled:
@@ -158,10 +153,13 @@ class Pooled:
 
     def network_bytes(self) -> bytes:
         """What a client sends: the typed envelope, with a blob transaction's sidecar."""
-        if self.sidecar is None:
+        sidecar = self.sidecar
+        if sidecar is None:
             return bytes(encode_transaction(self.tx))
         body = rlp.decode(encode_transaction(self.tx)[1:])
-        return b"\x03" + bytes(rlp.encode([body, *self.sidecar.fields()]))
+        lists = [list(sidecar.blobs), list(sidecar.commitments), list(sidecar.proofs)]
+        items = lists if sidecar.version == SIDECAR_VERSION_0 else [b"\x01", *lists]
+        return b"\x03" + bytes(rlp.encode([body, *items]))
 
 
 def fee_cap(tx: Transaction) -> int:
@@ -188,15 +186,6 @@ def effective_tip(tx: Transaction, base_fee: int | None) -> int:
 # -- what the pool reads of its chain -------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class AccountState:
-    """A sender as the head's state holds it."""
-
-    nonce: int
-    balance: int
-    code: bytes
-
-
 class PoolChain(Protocol):
     """The chain a pool works against: its schedule, head and the head's accounts."""
 
@@ -207,7 +196,7 @@ class PoolChain(Protocol):
     def head(self) -> Header:
         ...
 
-    def account(self, address: Address) -> AccountState:
+    def account(self, address: Address) -> SenderAccount:
         ...
 
 
@@ -222,14 +211,14 @@ class BackendChain:
     def head(self) -> Header:
         return require_header(self.backend, "latest")
 
-    def account(self, address: Address) -> AccountState:
+    def account(self, address: Address) -> SenderAccount:
         """``address`` in the head's state (an account that does not exist: all zero)."""
         head = self.head()
         if self._view is None or self._view[0] != head.hash:
             self._view = (head.hash, StateView(self.backend, head))
         view = self._view[1]
         found = view.account(address)
-        return AccountState(found.nonce, found.balance, view.code(address) if found.exists else b"")
+        return SenderAccount(found.nonce, found.balance, view.code(address) if found.exists else b"")
 
 
 # -- decoding what a client sends --------------------------------------------------------------------
@@ -405,7 +394,7 @@ class PoolLines:
         if not entry.pending and not entry.queued:
             del self._plain[pooled.sender]
 
-    def _promote(self, sender: Address, account: AccountState, head: Header) -> None:
+    def _promote(self, sender: Address, account: SenderAccount, head: Header) -> None:
         """geth's promotion for one sender: stale and unpayable queued transactions go,
         queued ones that now follow the pending line join it, the queue is capped."""
         entry = self._plain.get(sender)
@@ -768,7 +757,7 @@ class TxPool(PoolLines):
                                       f"{len(sidecar.commitments)} commitments")
         verify_sidecar(sidecar)
 
-    def _check_funds(self, pooled: Pooled, account: AccountState, spent: int,
+    def _check_funds(self, pooled: Pooled, account: SenderAccount, spent: int,
                      previous: Pooled | None) -> None:
         """geth's ``ValidateTransactionWithState`` past the nonce: the transaction alone, then
         with what the sender's pending transactions may cost."""
@@ -795,7 +784,7 @@ class TxPool(PoolLines):
         return (new.fee_cap >= old.fee_cap * (100 + bump) // 100
                 and new.tip_cap >= old.tip_cap * (100 + bump) // 100)
 
-    def _delegated(self, address: Address, account: AccountState) -> bool:
+    def _delegated(self, address: Address, account: SenderAccount) -> bool:
         """Whether the sender's code is a delegation, or a pooled set-code transaction
         authorizes one for it (geth keeps such senders to one transaction in flight)."""
         if account.code:
@@ -954,7 +943,6 @@ def _authorities(tx: SetCodeTransaction) -> Iterable[Address]:
 __all__ = [
     "DEFAULT_LIMITS",
     "DEV_LIMITS",
-    "AccountState",
     "BackendChain",
     "BlobSidecar",
     "PoolChain",
