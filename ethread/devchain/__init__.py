@@ -8,9 +8,10 @@
   :mod:`.state_files`;
 - :mod:`.genesis`: fork schedules and the genesis document;
 - :mod:`.pool`: what a transaction must pass before the chain takes it (geth's pool checks);
-- :mod:`.requests`: transaction kinds and fees; eth_sendTransaction's objects made into them;
+- :mod:`.requests`: eth_sendTransaction's transaction objects made into transactions;
 - :mod:`.inputs`: hex strings accepted where bytes are wanted, converted once;
-- :mod:`.signing`: dev accounts, transaction and authorization signatures;
+- :mod:`.signing`: dev accounts, transaction kinds and fees, transaction and authorization
+  signatures;
 - :mod:`.contracts`: small hand-assembled contracts;
 - :mod:`.demo`: the demo chain ``ethread serve`` shows when given no chain.
 """
@@ -28,10 +29,11 @@ from .genesis import (
     ForkSchedule,
     genesis_document,
 )
-from .requests import Fees, TxKind
 from .signing import (
     TEST_MNEMONIC,
     DevAccount,
+    Fees,
+    TxKind,
     dev_accounts,
     sign_authorization,
     sign_transaction,

@@ -28,7 +28,7 @@ from .fork.source import ForkSource
 from .forked import ForkedReads
 from .genesis import GWEI, PRAGUE_FORKS, ForkSchedule
 from .pool_controls import PoolControls
-from .requests import Fees
+from .signing import Fees
 from .snapshots import Snapshots
 from .state_files import StateFiles
 

@@ -29,8 +29,7 @@ from ..models import AccessListEntry, Address, Block
 from . import contracts
 from .builder import DevChain
 from .genesis import DEV_CHAIN_ID, GWEI, RPC_COMPAT_FORKS
-from .requests import Fees, TxKind
-from .signing import DevAccount, versioned_hash
+from .signing import DevAccount, Fees, TxKind, versioned_hash
 
 TICK_TOPIC = keccak(b"Tick(uint256,address)")
 """Topic 0 of the log each :meth:`Demo.next_block` transaction emits."""

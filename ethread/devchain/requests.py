@@ -1,102 +1,20 @@
 """eth_sendTransaction on a dev chain: a transaction object (as ``eth_call`` takes it) made
 into a signed transaction of the dev account it names, with what it leaves out filled in as
-geth fills it: the next nonce, fees from the next block's base fee, gas estimated. The
-transaction kinds and fees it builds with are those of :meth:`DevChain.send` too."""
+geth fills it: the next nonce, fees from the next block's base fee, gas estimated."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, Literal, Protocol, TypeAlias
+from dataclasses import replace
+from typing import Protocol
 
 from eth_utils import to_checksum_address
 
 from ..backend import Backend
 from ..errors import TransactionRejected
-from ..forks import FORK_BY_NAME, FORKS
-from ..models import (
-    AccessListEntry,
-    AccessListTransaction,
-    Address,
-    Authorization,
-    BlobTransaction,
-    CallRequest,
-    DynamicFeeTransaction,
-    Hash32,
-    LegacyTransaction,
-    SetCodeTransaction,
-    Transaction,
-)
-from .genesis import GWEI
+from ..forks import FORK_BY_NAME
+from ..models import Address, CallRequest, Transaction
 from .pool import placeholder_signature
-from .signing import DevAccount, sign_transaction
-
-TxKind: TypeAlias = Literal["legacy", "access-list", "dynamic-fee", "blob", "set-code"]
-KIND_TYPE: dict[str, int] = {"legacy": 0, "access-list": 1, "dynamic-fee": 2, "blob": 3,
-                             "set-code": 4}
-"""The transaction type number of each kind."""
-KIND_SINCE: dict[str, str] = {
-    kind: next(f.name for f in FORKS if tx_type in f.transaction_types)
-    for kind, tx_type in KIND_TYPE.items()
-}
-"""The first fork that accepts each transaction kind (read from the fork table)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Fees:
-    """The fee fields of a transaction; each kind uses those it has. The defaults clear any
-    base fee a dev chain reaches: base fees start at 1 gwei (London) and fall on blocks this
-    empty, blob base fees start at 1 wei."""
-
-    gas_price: int = 3 * GWEI
-    max_fee_per_gas: int = 30 * GWEI
-    max_priority_fee_per_gas: int = 1 * GWEI
-    max_fee_per_blob_gas: int = 1 * GWEI
-
-
-DEFAULT_FEES = Fees()
-
-
-@dataclass(frozen=True, slots=True)
-class Draft:
-    """A transaction's fields before its kind and fees are applied (a blob or set-code one
-    has a recipient: its callers check)."""
-
-    nonce: int
-    to: Address | None
-    value: int
-    data: bytes
-    gas: int
-    access_list: tuple[AccessListEntry, ...]
-    blob_hashes: tuple[Hash32, ...]
-    authorizations: tuple[Authorization, ...]
-
-    def unsigned(self, kind: TxKind, chain_id: int, fees: Fees) -> Transaction:
-        """The transaction of ``kind``, with an empty signature."""
-        if kind == "legacy":
-            return LegacyTransaction(
-                nonce=self.nonce, gas_price=fees.gas_price, gas=self.gas, to=self.to,
-                value=self.value, data=self.data, v=0, r=0, s=0,
-            )
-        if kind == "access-list":
-            return AccessListTransaction(
-                chain_id=chain_id, nonce=self.nonce, gas_price=fees.gas_price, gas=self.gas,
-                to=self.to, value=self.value, data=self.data, access_list=self.access_list,
-                y_parity=0, r=0, s=0,
-            )
-        # The EIP-1559 fields, which the blob (EIP-4844) and set-code (EIP-7702) kinds keep.
-        fee_market: dict[str, Any] = {
-            "chain_id": chain_id, "nonce": self.nonce,
-            "max_priority_fee_per_gas": fees.max_priority_fee_per_gas,
-            "max_fee_per_gas": fees.max_fee_per_gas, "gas": self.gas, "to": self.to,
-            "value": self.value, "data": self.data, "access_list": self.access_list,
-            "y_parity": 0, "r": 0, "s": 0,
-        }
-        if kind == "dynamic-fee":
-            return DynamicFeeTransaction(**fee_market)
-        if kind == "blob":
-            return BlobTransaction(**fee_market, max_fee_per_blob_gas=fees.max_fee_per_blob_gas,
-                                   blob_versioned_hashes=self.blob_hashes)
-        return SetCodeTransaction(**fee_market, authorization_list=self.authorizations)
+from .signing import DevAccount, Draft, Fees, TxKind, sign_transaction
 
 
 class TransactionSource(Protocol):

@@ -19,8 +19,18 @@ from .core import DevChainError
 from .inputs import as_address, as_bytes, as_int, as_optional_address
 from .mining import BlockMining
 from .pool import PoolView, admit, decode_raw, evm_transaction, recover_sender
-from .requests import DEFAULT_FEES, KIND_SINCE, KIND_TYPE, Draft, Fees, TxKind, transaction_for
-from .signing import DevAccount, sign_authorization, sign_transaction
+from .requests import transaction_for
+from .signing import (
+    DEFAULT_FEES,
+    KIND_SINCE,
+    KIND_TYPE,
+    DevAccount,
+    Draft,
+    Fees,
+    TxKind,
+    sign_authorization,
+    sign_transaction,
+)
 
 TRANSFER_GAS = 21_000
 CONTRACT_GAS = 1_000_000

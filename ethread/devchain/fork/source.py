@@ -216,8 +216,8 @@ class ForkSource:
         before it, whose state root the chain holds), checked: the account against
         ``state_root``, each slot against the account's storage root, and every value the
         answer claims against what its proof holds. Not kept (an answer, not state)."""
-        answer = self.remote.call("eth_getProof", ["0x" + address.hex(),
-                                                   ["0x" + key.hex() for key in keys], hex(number)])
+        answer: dict[str, Any] = self.remote.call(  # (checked to be one by _proven_account)
+            "eth_getProof", ["0x" + address.hex(), ["0x" + key.hex() for key in keys], hex(number)])
         self._count(1)
         account = _decode_account(_proven_account(address, answer, state_root, number))
         storage_root = account.storage_root if account is not None else BLANK_ROOT
