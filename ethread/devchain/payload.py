@@ -1,13 +1,10 @@
-"""Building a block on top of the head without inserting it: what geth's
-``testing_buildBlockV1`` answers (its miner's ``generateWork``), from the pool or from the
-transactions given.
+"""Building a block on the head without inserting it, from the pool or the transactions
+given: geth's ``testing_buildBlockV1`` (its miner's ``generateWork``).
 
-The block runs under the chain's own rules for its number and timestamp (the fork table's
-VM). It is built twice over a throwaway overlay of the backend's state (nothing reaches the
-store): once transaction by transaction, to choose what fits and to refuse what does not in
-geth's words (the state transition's pre-checks, the block's gas and blob limits); then as a
-whole block through py-evm's import, which fills in every root, the requests and the blob
-gas.
+The block is built twice over a throwaway overlay of the backend's state: transaction by
+transaction, to choose what fits and refuse what does not in geth's words (the state
+transition's pre-checks, the block's gas and blob limits); then whole, through py-evm's
+import, which fills in every root, the requests and the blob gas.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Admitting a transaction to a dev chain's pending list: the checks geth's transaction pool
-makes, in its order and words, before anything is kept (no nonce is taken by a transaction
-that is refused).
-
-The state checked against is the head's, with the transactions already pending counted in:
-the next nonce of a sender is its state nonce plus what it has pending, and what it can spend
-is its balance less the cost of what it has pending.
+"""Admitting a transaction to a dev chain's pending list: geth's pool checks, in its order
+and words, before anything is kept (a refused transaction takes no nonce), against the
+head's state with what is pending counted in (the next nonce, the balance left to spend).
+Also the py-evm helpers the pool, the chain and block building share.
 """
 
 from __future__ import annotations

@@ -1,31 +1,17 @@
-"""A dev chain's state in anvil's state-file shape: what ``anvil_dumpState`` returns (gzipped)
-and ``anvil --dump-state``/``--state`` write (plain JSON), read back by ``anvil_loadState`` and
-``anvil --load-state``. A state dumped by anvil loads into a dev chain, and one dumped by a dev
-chain loads into anvil.
+"""A dev chain's state in anvil's state-file shape (its ``SerializableState``, written by
+:func:`state_document`): what ``anvil_dumpState`` returns (gzipped) and ``anvil
+--dump-state`` writes, read back by ``anvil_loadState`` and ``--load-state``, both ways
+between anvil and a dev chain.
 
-The shape (anvil's ``SerializableState``)::
+Of a loaded state a dev chain keeps the accounts, written as given (other storage slots are
+kept) in one block of their own (:meth:`DevChain.edit`), stamped no earlier than the dumped
+block so that stored times see the clock go on; anvil's blocks and transactions, another
+chain's history, are not imported. A dump carries one block, the head's header, by which
+anvil names the head it continues from.
 
-    {"block": {"number": "0x..", "beneficiary": "0x..", "timestamp": "0x..", "gas_limit": int,
-               "basefee": int, "difficulty": "0x..", "prevrandao": "0x..",
-               "blob_excess_gas_and_price": {"excess_blob_gas": int, "blob_gasprice": int}},
-     "accounts": {"0xaddress": {"nonce": int, "balance": "0x..", "code": "0x..",
-                                "storage": {"0xslot": "0xvalue", ...}}, ...},
-     "best_block_number": int, "blocks": [...], "transactions": [...],
-     "historical_states": null}
-
-What a dev chain keeps of a loaded state is its accounts: every account is written as given
-(balance, nonce, code, and the storage slots listed; other slots are kept), in one block of
-its own, like any account edit (:meth:`DevChain.edit`). That block is stamped no earlier than
-the dumped block's timestamp, so contracts that stored times see the clock go on from there.
-anvil's blocks and transactions are history of another chain: they are not imported (the dev
-chain's own history stays). A dump from a dev chain carries no transactions and one block,
-the head's header, which anvil needs to name the head it continues from.
-
-A state trie keys accounts and slots by their hashes. To list them, the dev chain remembers
-the address of every account and every slot a block of it touched (py-evm reports them after
-executing a block), every account edit and the genesis accounts: :class:`Preimages`. A chain
-reopened from a store it did not build knows only its genesis accounts and what it touches
-from then on.
+A state trie keys accounts and slots by their hashes, so to list them the chain remembers
+(:class:`Preimages`) every account and slot its blocks touched (py-evm reports them), every
+edit and the genesis accounts; a chain reopened from a store knows only these from then on.
 """
 
 from __future__ import annotations

@@ -1,20 +1,15 @@
 """A transaction pool kept as geth keeps one: what ``eth_sendRawTransaction`` adds to, what
-``txpool_*`` read and what a block is built from (:mod:`.payload`).
+``txpool_*`` read and what a block is built from (:mod:`.payload`). Two sub-pools, a sender
+in one at a time ("address already reserved"):
 
-Two sub-pools, as in geth, each with its own rules, and a sender belongs to one of them at a
-time ("address already reserved"):
-
-- plain transactions (legacy, access-list, dynamic-fee, set-code), per sender by nonce:
-  *pending* runs on from the sender's state nonce without a gap, *queued* waits for the gap
-  before it to close; a transaction at an existing nonce replaces it only with a fee cap
-  and tip each at least 10% higher;
+- plain transactions, per sender by nonce: *pending* runs on from the state nonce without a
+  gap, *queued* waits for the gap before it; a replacement pays 10% more fee cap and tip;
 - blob transactions, per sender without gaps (a gapped one waits in a small reorder buffer
-  only for a sender whose nonce allows it), replaced only at twice the fees, with their
-  sidecars checked (versioned hashes, cell proofs from Osaka on).
+  when the sender's nonce allows), replaced at twice the fees, their sidecars checked.
 
-Every check is the pool's, in geth's order and words (``core/txpool/validation.go``,
-``legacypool``, ``blobpool``), against the state of the chain's head. What a client controls
-is bounded: the encoded size of a transaction, transactions per sender and in total.
+Every check is in geth's order and words (``core/txpool/validation.go``, ``legacypool``,
+``blobpool``), against the head's state; a transaction's size, and transactions per sender
+and in total, are bounded.
 
 The pool reads its chain through :class:`PoolChain`: :class:`BackendChain` over any backend
 with state (a served chain), or a dev chain (whose pending list it is).

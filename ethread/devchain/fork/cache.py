@@ -1,10 +1,6 @@
-"""Where a fork keeps what it fetched: accounts, storage slots and code of the forked block,
-already checked against its state root. In memory, or in an LMDB file that later forks of the
-same chain and block read again (``ethread serve --fork-url`` run after run, a test session
-after another).
-
-Keys start with the chain id and the block number (8 bytes each), so one file holds any
-number of chains and blocks:
+"""Where a fork keeps what it fetched and checked of the forked block: in memory, or in an
+LMDB file that later forks of the same chain and block read again. Keys start with the chain
+id and the block number (8 bytes each), so one file holds any number of chains and blocks:
 
 - ``a`` + address: the account's RLP ``[nonce, balance, storage root, code hash]``, or empty
   for an account that does not exist;

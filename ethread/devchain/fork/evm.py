@@ -1,12 +1,8 @@
 """py-evm on a forked chain: an account database that reads what the chain has not written
-from the forked block (:mod:`.overlay`), and the chain config whose VMs use it, so that every
-part of ethread that builds a VM from the chain's config (the dev chain's blocks, eth_call,
-gas estimation, tracing) sees the forked state.
-
-The fallback sits under py-evm's journals, where only the values a transaction leaves reach
-(a reverted write never does): an account or slot the local trie does not hold, and that no
-block (nor this state, so far) has written, is the forked block's. Whatever account database
-a VM's state uses (py-evm's, or the lean one eth_call runs on) gets the fallback mixed in.
+from the forked block (:mod:`.overlay`), and the chain config whose VMs use it, so that
+everything building a VM from the config (blocks, eth_call, gas estimation, tracing) sees
+the forked state. The fallback sits under py-evm's journals, which a reverted write never
+passes, and is mixed into whatever account database a state uses (py-evm's or eth_call's).
 """
 
 from __future__ import annotations
