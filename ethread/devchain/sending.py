@@ -56,18 +56,14 @@ class TransactionSending(BlockMining):
         fees: Fees = DEFAULT_FEES,
     ) -> Hash32:
         """Sign a transaction from ``sender`` and queue it for the next block; its hash.
+        Checked as a node's pool checks it before it takes its nonce (a refused one raises
+        :class:`~ethread.errors.TransactionRejected` and leaves nothing behind).
 
-        ``to`` and ``data`` are bytes or ``0x`` hex strings. ``kind`` defaults to dynamic-fee
-        from London on and legacy before; blob and set-code transactions must be asked for.
-        A legacy transaction is replay-protected (EIP-155) from Spurious Dragon on unless
-        ``protected`` is False. ``delegations`` are (authority, code address) pairs the chain
-        signs with the right nonces, or authorizations signed beforehand (see
-        :func:`sign_authorization`). Gas defaults to 21,000 for a plain transfer and
-        :data:`CONTRACT_GAS` otherwise.
-
-        The transaction is checked as a node's pool would check it (nonce, funds, fees,
-        intrinsic gas) before it takes its nonce: a refused one raises
-        :class:`~ethread.errors.TransactionRejected` and leaves nothing behind.
+        ``kind`` defaults to dynamic-fee from London on, legacy before; a legacy one is
+        replay-protected (EIP-155) from Spurious Dragon on unless ``protected`` is False.
+        ``delegations`` are (authority, code address) pairs the chain signs with the right
+        nonces, or signed authorizations (:func:`sign_authorization`). Gas defaults to
+        :data:`TRANSFER_GAS` for a plain transfer, :data:`CONTRACT_GAS` otherwise.
         """
         if not isinstance(sender, DevAccount):
             raise TypeError(f"sender: pass a DevAccount (chain.accounts[i]), not {type(sender).__name__}")
@@ -99,15 +95,11 @@ class TransactionSending(BlockMining):
             return tx_hash
 
     def submit(self, tx: Transaction | bytes, *, sender: Address | None = None) -> Hash32:
-        """Take a signed transaction as a node does (eth_sendRawTransaction): decoded when
-        given as bytes, its sender recovered. While :attr:`automine` is on it is checked as
-        the next block must take it (no nonce gap, funds, base fee) and mined at once in a
-        block of its own; while off it goes into :attr:`pool` by geth's rules (a future nonce
-        waits in the queue, the same nonce at 10% higher fees replaces).
-
-        ``sender`` is for impersonated accounts only (see :meth:`impersonate`): their
-        transactions carry no valid signature, and the chain takes them from that address.
-        """
+        """Take a signed transaction (or its bytes) as a node does (eth_sendRawTransaction).
+        While :attr:`automine` is on it is checked as the next block must take it and mined
+        at once in a block of its own; while off it goes into :attr:`pool` by geth's rules.
+        ``sender``: an impersonated account's (:meth:`impersonate`), whose transactions carry
+        no valid signature."""
         if isinstance(tx, bytes | bytearray | str):
             tx = decode_raw(as_bytes(tx, "raw transaction"))
         with self._lock:
@@ -197,15 +189,10 @@ class TransactionSending(BlockMining):
         kind: TxKind | None = None,
         gas: int | None = None,
     ) -> Address:
-        """Queue the creation of a contract from its creation bytecode (what solc's
-        ``bytecode`` holds), with ABI-encoded constructor arguments appended: given encoded
-        as ``constructor_args``, or encoded here from ``args`` by the constructor of ``abi``.
-        The address the contract will have.
-
-        When the creation fails (the constructor reverts, runs out of gas, or leaves no code)
-        :meth:`mine` raises :class:`DevChainError` and stores nothing. To install runtime
-        code as it is, use :meth:`deploy_runtime`.
-        """
+        """Queue the creation of a contract from its creation bytecode (solc's ``bytecode``)
+        and constructor arguments (encoded, or ``args`` encoded by ``abi``'s constructor);
+        the address it will have. A creation that fails (reverts, runs out of gas, leaves no
+        code) makes :meth:`mine` raise :class:`DevChainError` and store nothing."""
         code = as_bytes(bytecode, "bytecode")
         if not code:
             raise ValueError("bytecode: empty; pass the contract's creation bytecode")
