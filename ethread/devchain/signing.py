@@ -22,19 +22,9 @@ import coincurve
 import rlp
 from eth_utils import keccak
 
+from .. import models
 from ..forks import FORKS
-from ..models import (
-    AccessListEntry,
-    AccessListTransaction,
-    Address,
-    Authorization,
-    BlobTransaction,
-    DynamicFeeTransaction,
-    Hash32,
-    LegacyTransaction,
-    SetCodeTransaction,
-    Transaction,
-)
+from ..models import AccessListEntry, Address, Authorization, Hash32, LegacyTransaction, Transaction
 from ..rlpcodec.items import int_to_bytes
 from ..rlpcodec.transactions import signing_hash
 
@@ -196,7 +186,7 @@ class Draft:
                 value=self.value, data=self.data, v=0, r=0, s=0,
             )
         if kind == "access-list":
-            return AccessListTransaction(
+            return models.AccessListTransaction(
                 chain_id=chain_id, nonce=self.nonce, gas_price=fees.gas_price, gas=self.gas,
                 to=self.to, value=self.value, data=self.data, access_list=self.access_list,
                 y_parity=0, r=0, s=0,
@@ -210,8 +200,8 @@ class Draft:
             "y_parity": 0, "r": 0, "s": 0,
         }
         if kind == "dynamic-fee":
-            return DynamicFeeTransaction(**fee_market)
+            return models.DynamicFeeTransaction(**fee_market)
         if kind == "blob":
-            return BlobTransaction(**fee_market, max_fee_per_blob_gas=fees.max_fee_per_blob_gas,
+            return models.BlobTransaction(**fee_market, max_fee_per_blob_gas=fees.max_fee_per_blob_gas,
                                    blob_versioned_hashes=self.blob_hashes)
-        return SetCodeTransaction(**fee_market, authorization_list=self.authorizations)
+        return models.SetCodeTransaction(**fee_market, authorization_list=self.authorizations)
