@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import Any
 
 import rlp
@@ -218,13 +219,9 @@ def _choose(backend: Any, config: ChainConfig, vm_class: Any, start: Any, rules:
         return chosen
     if pool is None:
         return chosen
-    lines = {sender: list(txs) for sender, txs in pool.executable().items()}
-    for sender, line in list(lines.items()):
-        kept = _payable_prefix(line, base_fee, blob_base_fee, pool.limits.build_min_tip, rules)
-        if kept:
-            lines[sender] = kept
-        else:
-            del lines[sender]
+    min_tip = pool.limits.build_min_tip
+    lines = {sender: kept for sender, line in pool.executable().items()
+             if (kept := _payable_prefix(line, base_fee, blob_base_fee, min_tip, rules))}
     arrival = {p.hash: i for i, p in enumerate(p for line in lines.values() for p in line)}
     while lines:
         if start.gas_limit - header.gas_used < TX_GAS:
@@ -253,19 +250,14 @@ def _payable_prefix(line: list[Pooled], base_fee: int | None, blob_base_fee: int
     """A sender's transactions up to the first the miner's filter leaves out (tip below the
     miner's least, fee cap below the base fee, blob fee cap below the blob base fee, gas
     above the transaction cap)."""
-    kept: list[Pooled] = []
-    for pooled in line:
+    def payable(pooled: Pooled) -> bool:
         tx = pooled.tx
-        if base_fee is not None and fee_cap(tx) < base_fee:
-            break
-        if effective_tip(tx, base_fee) < min_tip:
-            break
-        if isinstance(tx, BlobTransaction) and blob_base_fee is not None and tx.max_fee_per_blob_gas < blob_base_fee:
-            break
-        if rules.tx_gas_cap is not None and tx.gas > rules.tx_gas_cap:
-            break
-        kept.append(pooled)
-    return kept
+        blob_fee_low = (isinstance(tx, BlobTransaction) and blob_base_fee is not None
+                        and tx.max_fee_per_blob_gas < blob_base_fee)
+        return ((base_fee is None or fee_cap(tx) >= base_fee) and effective_tip(tx, base_fee) >= min_tip
+                and not blob_fee_low and (rules.tx_gas_cap is None or tx.gas <= rules.tx_gas_cap))
+
+    return list(takewhile(payable, line))
 
 
 def _pre_check(tx: Transaction, sender: bytes, state: Any, rules: Fork, base_fee: int | None,

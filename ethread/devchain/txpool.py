@@ -24,6 +24,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import takewhile
 from typing import Any, Protocol
 
 import rlp
@@ -433,14 +434,12 @@ class PoolLines:
             self._promote(sender, account, head)
         for sender in list(self._blobs):
             account = self.chain.account(sender)
-            kept = [p for p in self._blobs[sender] if p.tx.nonce >= account.nonce]
-            for pooled in self._blobs[sender]:
-                if pooled.tx.nonce < account.nonce:
-                    self._all.pop(pooled.hash, None)
+            blobs = self._blobs[sender]  # (in nonce order)
+            kept = [p for p in blobs if p.tx.nonce >= account.nonce]
             if kept and kept[0].tx.nonce != account.nonce:
-                for pooled in kept:
-                    self._all.pop(pooled.hash, None)
-                kept = []
+                kept = []  # (a gap below them)
+            for pooled in blobs[:len(blobs) - len(kept)]:
+                self._all.pop(pooled.hash, None)
             if kept:
                 self._blobs[sender] = kept
             else:
@@ -451,10 +450,8 @@ class PoolLines:
         pending, gapped ones as queued."""
         with self._lock:
             self._follow_head()
-            pending = sum(len(e.pending) for e in self._plain.values())
-            queued = sum(len(e.queued) for e in self._plain.values())
-            pending += sum(len(line) for line in self._blobs.values())
-            queued += sum(len(g) for g in self._gapped.values())
+            pending = sum(len(e.pending) for e in self._plain.values()) + sum(map(len, self._blobs.values()))
+            queued = sum(len(e.queued) for e in self._plain.values()) + sum(map(len, self._gapped.values()))
             return pending, queued
 
     def content(self, sender: Address | None = None) -> PoolContent:
@@ -572,11 +569,7 @@ class PoolLines:
             arrival = {h: i for i, h in enumerate(self._all)}
         heads: dict[Address, list[Pooled]] = {}
         for sender, line in lines.items():
-            payable = []
-            for pooled in line:
-                if base_fee is not None and pooled.fee_cap < base_fee:
-                    break
-                payable.append(pooled)
+            payable = list(takewhile(lambda p: base_fee is None or p.fee_cap >= base_fee, line))
             if payable:
                 heads[sender] = payable
         out: list[Pooled] = []
