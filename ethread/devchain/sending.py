@@ -16,7 +16,7 @@ from ..forks import FORK_BY_NAME
 from ..models import AccessListEntry, Address, Authorization, CallRequest, Hash32, Transaction
 from . import contracts
 from .core import DevChainError
-from .inputs import as_address, as_bytes, as_int, as_optional_address
+from .inputs import as_address, as_bytes, as_int
 from .mining import BlockMining
 from .pool import PoolView, admit, decode_raw, evm_transaction, recover_sender
 from .requests import transaction_for
@@ -67,7 +67,7 @@ class TransactionSending(BlockMining):
         """
         if not isinstance(sender, DevAccount):
             raise TypeError(f"sender: pass a DevAccount (chain.accounts[i]), not {type(sender).__name__}")
-        to_address = as_optional_address(to, "to")
+        to_address = None if to is None else as_address(to, "to")
         payload = as_bytes(data, "data")
         as_int(value, "value")
         with self._lock:
