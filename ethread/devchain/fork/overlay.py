@@ -87,18 +87,15 @@ class ForkOverlay:
             firsts.append(wiped)
         return any(at is None or first <= at for first in firsts)
 
-    # -- the forked block's values ----------------------------------------------------------
+    # -- the forked block's values, checked (methods.state.StateOverlay names them) ---------
 
     def remote_account(self, address: Address) -> RemoteAccount | None:
-        """``address`` at the forked block (None where it does not exist there), checked."""
         return self.source.account(address)
 
     def remote_slot(self, address: Address, slot: int) -> int:
-        """A storage slot of ``address`` at the forked block, checked."""
         return self.source.storage(address, slot)
 
     def remote_code(self, code_hash: Hash32) -> bytes | None:
-        """Code the source has fetched, by its hash (None if it has not)."""
         return self.source.code(code_hash)
 
     # -- recording what blocks write --------------------------------------------------------

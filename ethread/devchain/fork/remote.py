@@ -204,11 +204,8 @@ class RemoteNode:
         try:
             if len(chunks) == 1:
                 return self._send(chunks[0], deadline, token)
-            pool = self._executor()
-            results: list[Any] = []
-            for answers in pool.map(lambda chunk: self._send(chunk, deadline, token), chunks):
-                results.extend(answers)
-            return results
+            answered = self._executor().map(lambda chunk: self._send(chunk, deadline, token), chunks)
+            return [result for answers in answered for result in answers]
         except RemoteError:
             if limit is not None and limit.deadline.expired():
                 raise ExecutionAborted(limit.timeout) from None
