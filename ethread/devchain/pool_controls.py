@@ -16,7 +16,6 @@ from .pending_state import PendingView
 from .txpool import Pooled
 
 if TYPE_CHECKING:
-
     from .served_pool import ServedPool
 
 
@@ -25,10 +24,7 @@ class PoolControls(BlockMining):
 
     def pending_transaction(self, tx_hash: Hash32) -> Pooled | None:
         """A transaction the pool holds and no block has taken yet (pending or queued)."""
-        pooled = self.pool.get(tx_hash)
-        if pooled is None or self.backend.transaction_location(tx_hash) is not None:
-            return None
-        return pooled
+        return self.served_pool.pending_transaction(tx_hash)
 
     def pool_arrivals(self, cursor: int) -> tuple[list[Hash32], int]:
         """Hashes of transactions the pool took after ``cursor`` (pending filters)."""
