@@ -3,6 +3,8 @@ gas limit and base fee, the chain id, and anvil_reset."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..models import Address, Block
 from .core import DevChainError, StateEdit
 from .inputs import as_address, as_bytes, as_int
@@ -87,8 +89,6 @@ class AnvilControls(BlockMining):
     def set_chain_id(self, chain_id: int) -> None:
         """anvil_setChainId: the chain id that transactions are signed for and checked against,
         and that eth_chainId answers, from now on (blocks already made keep theirs)."""
-        from dataclasses import replace
-
         as_int(chain_id, "chain_id")
         if not 0 < chain_id < 1 << 64:
             raise DevChainError("chain id: must be between 1 and 2^64 - 1")

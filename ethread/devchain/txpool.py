@@ -18,6 +18,7 @@ with state (a served chain), or a dev chain (whose pending list it is).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import threading
 from collections import deque
@@ -267,8 +268,6 @@ def _kzg_setup() -> Any:
 
 def versioned_hash(commitment: bytes) -> bytes:
     """EIP-4844's versioned hash of a KZG commitment."""
-    import hashlib
-
     return b"\x01" + hashlib.sha256(commitment).digest()[1:]
 
 
