@@ -66,8 +66,7 @@ class DevChain(ForkedReads, PoolControls, ClientSigning, AnvilControls, Snapshot
         must be empty: it gets the forked header and the blocks made on it, the first of
         which funds the dev accounts. ``options`` are :class:`DevChain`'s (the chain id is
         the node's; ``forks`` the schedule of a chain ethread does not know by its id)."""
-        store = cache if cache is None or isinstance(cache, str | Path) else None
-        opened = open_cache(store) if store is not None or cache is None else cache
-        remote = RemoteNode(url, limits or RemoteLimits())
-        source = ForkSource.connect(remote, block, opened)  # type: ignore[arg-type]
+        if cache is None or isinstance(cache, str | Path):
+            cache = open_cache(cache)
+        source = ForkSource.connect(RemoteNode(url, limits or RemoteLimits()), block, cache)
         return cls(backend, fork=source, **options)

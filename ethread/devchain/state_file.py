@@ -39,10 +39,7 @@ class Preimages:
 
     def add(self, address: Address, slots: Iterable[int] = ()) -> None:
         """Note ``address`` as touched, and ``slots`` of its storage with it."""
-        known = self.slots.get(address)
-        if known is None:
-            known = self.slots[address] = set()
-        known.update(slots)
+        self.slots.setdefault(address, set()).update(slots)
 
     def record_witness(self, witness: Any) -> None:
         """What py-evm reports a block read and wrote (its ``MetaWitness``): every account,
