@@ -59,7 +59,8 @@ class TransactionSending(BlockMining):
         Checked as a node's pool checks it before it takes its nonce (a refused one raises
         :class:`~ethread.errors.TransactionRejected` and leaves nothing behind).
 
-        ``kind`` defaults to dynamic-fee from London on, legacy before; a legacy one is
+        ``to`` and ``data`` are bytes or ``0x`` hex. ``kind`` defaults to dynamic-fee from
+        London on, legacy before (blob and set-code ones are asked for); a legacy one is
         replay-protected (EIP-155) from Spurious Dragon on unless ``protected`` is False.
         ``delegations`` are (authority, code address) pairs the chain signs with the right
         nonces, or signed authorizations (:func:`sign_authorization`). Gas defaults to
