@@ -559,10 +559,9 @@ class PoolLines:
             self._head = state.head
 
     def ordered(self, base_fee: int | None) -> list[Pooled]:
-        """The executable transactions in the order a block takes them: the sender whose next
-        transaction tips most goes first (the earlier arrival on a tie), each sender's in
-        nonce order. A sender's line stops at a fee cap below ``base_fee`` (geth's miner
-        leaves it for a later block)."""
+        """The executable transactions in a block's order: the best-tipping sender's next first
+        (the earlier arrival on a tie); a line stops at a fee cap below ``base_fee`` (geth's
+        miner leaves it for a later block)."""
         with self._lock:
             lines = self.executable()
             arrival = {h: i for i, h in enumerate(self._all)}
@@ -603,9 +602,8 @@ class TxPool(PoolLines):
 
     def add(self, tx: Transaction, *, sender: Address | None = None,
             sidecar: BlobSidecar | None = None) -> Hash32:
-        """A decoded transaction, checked and kept as :meth:`submit` does (eth_sendTransaction
-        on a dev chain). ``sender`` is for a sender the chain lets send without a signature
-        (an impersonated account): the signature is then not recovered."""
+        """A decoded transaction, checked and kept as :meth:`submit` does; ``sender``: an
+        impersonated account's, whose signature is not recovered."""
         with self._lock:
             self._follow_head()
             head = self.chain.head()
@@ -840,8 +838,7 @@ class TxPool(PoolLines):
             self._drop(cheapest)
 
     def _add_blob(self, pooled: Pooled) -> None:
-        """geth's blob pool: no gaps (a gapped transaction waits in a small buffer when the
-        sender's nonce allows one), a limit per sender, replacement at twice the fees."""
+        """geth's blob pool (see the module docstring)."""
         sender, tx = pooled.sender, pooled.tx
         assert isinstance(tx, BlobTransaction)
         account = self.chain.account(sender)
@@ -898,8 +895,7 @@ class TxPool(PoolLines):
                                           f"< {had} queued + {bump}% replacement penalty")
 
     def _take_gapped(self, sender: Address) -> None:
-        """Gapped blob transactions whose turn has come join their sender's line; stale
-        ones go."""
+        """Gapped blob transactions whose turn has come join their sender's line."""
         waiting = sorted(self._gapped.pop(sender, []), key=lambda p: p.tx.nonce)
         kept: list[Pooled] = []
         for pooled in waiting:
