@@ -895,7 +895,7 @@ class TxPool(PoolLines):
                                           f"< {had} queued + {bump}% replacement penalty")
 
     def _take_gapped(self, sender: Address) -> None:
-        """Gapped blob transactions whose turn has come join their sender's line."""
+        """Gapped blob transactions whose turn has come join their sender's line; stale ones go."""
         waiting = sorted(self._gapped.pop(sender, []), key=lambda p: p.tx.nonce)
         kept: list[Pooled] = []
         for pooled in waiting:
