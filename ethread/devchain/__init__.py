@@ -10,31 +10,30 @@
 - :mod:`.pool`: what a transaction must pass before the chain takes it (geth's pool checks);
 - :mod:`.requests`: eth_sendTransaction's transaction objects made into transactions;
 - :mod:`.inputs`: hex strings accepted where bytes are wanted, converted once;
-- :mod:`.signing`: dev accounts, transaction and authorization signatures;
+- :mod:`.signing`: dev accounts, transaction kinds and fees, transaction and authorization
+  signatures;
 - :mod:`.contracts`: small hand-assembled contracts;
 - :mod:`.demo`: the demo chain ``ethread serve`` shows when given no chain.
 """
 
-from .builder import (
+from .builder import DevChain
+from .core import CallOutcome, DevChainError, StateEdit
+from .demo import Demo, demo_chain
+from .genesis import (
     DEFAULT_FORKS,
     DEV_CHAIN_ID,
     GWEI,
     OSAKA_FORKS,
     PRAGUE_FORKS,
     RPC_COMPAT_FORKS,
-    CallOutcome,
-    DevChain,
-    DevChainError,
-    Fees,
     ForkSchedule,
-    StateEdit,
-    TxKind,
     genesis_document,
 )
-from .demo import Demo, demo_chain
 from .signing import (
     TEST_MNEMONIC,
     DevAccount,
+    Fees,
+    TxKind,
     dev_accounts,
     sign_authorization,
     sign_transaction,

@@ -3,6 +3,8 @@ gas limit and base fee, the chain id, and anvil_reset."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..models import Address, Block
 from .core import DevChainError, StateEdit
 from .inputs import as_address, as_bytes, as_int
@@ -54,21 +56,11 @@ class AnvilControls(BlockMining):
         Impersonations, the coinbase, a gas limit set by :meth:`set_gas_limit` and the chain
         id stay, as in anvil."""
         with self._lock:
-            rewind = getattr(self.backend, "rewind", None)
-            if rewind is None:
-                raise DevChainError(f"{type(self.backend).__name__} cannot drop blocks: "
-                                    "reset needs a backend with rewind()")
             first = self.backend.pointer("earliest") or 0
-            if self.head.number > first:
-                rewind(first)
-            if self._overlay is not None:
-                self._overlay.rewind(first)
-                if self._funding:
-                    self.edit(*self._funding)
-            self.pool.clear()
-            self._nonces.clear()
-            self._senders.clear()
-            self._deployments.clear()
+            self._rewind(first, "reset needs")
+            if self._funding:  # (a fork's)
+                self.edit(*self._funding)
+            self._forget_pending()
             self._snapshots.clear()
             self._withdrawal_index = None
             self._time_offset = 0
@@ -97,8 +89,6 @@ class AnvilControls(BlockMining):
     def set_chain_id(self, chain_id: int) -> None:
         """anvil_setChainId: the chain id that transactions are signed for and checked against,
         and that eth_chainId answers, from now on (blocks already made keep theirs)."""
-        from dataclasses import replace
-
         as_int(chain_id, "chain_id")
         if not 0 < chain_id < 1 << 64:
             raise DevChainError("chain id: must be between 1 and 2^64 - 1")

@@ -7,6 +7,8 @@ from typing import Any
 
 from ..models import Address, CallRequest, Transaction
 from .inputs import as_bytes
+from .messages import NoSigner, sign_message, sign_typed_data
+from .requests import transaction_for
 from .sending import TransactionSending
 from .signing import DevAccount
 
@@ -17,8 +19,6 @@ class ClientSigning(TransactionSending):
     def signer(self, address: Address | str) -> DevAccount:
         """The dev account that signs for ``address``; :class:`~.messages.NoSigner` when the
         chain holds no key for it (impersonated accounts included, as in anvil)."""
-        from .messages import NoSigner
-
         account = self.account(address)
         if account is None:
             raise NoSigner()
@@ -26,21 +26,15 @@ class ClientSigning(TransactionSending):
 
     def sign_message(self, address: Address | str, message: bytes | str) -> bytes:
         """eth_sign: ``address``'s EIP-191 signature of ``message`` (65 bytes)."""
-        from .messages import sign_message
-
         return sign_message(self.signer(address), as_bytes(message, "message"))
 
     def sign_typed_data(self, address: Address | str, typed_data: Mapping[str, Any]) -> bytes:
         """eth_signTypedData_v4: ``address``'s EIP-712 signature of ``typed_data``."""
-        from .messages import sign_typed_data
-
         return sign_typed_data(self.signer(address), typed_data)
 
     def sign_request(self, request: CallRequest) -> Transaction:
         """eth_signTransaction: the transaction eth_sendTransaction would send for ``request``
         (nonce, fees and gas filled in the same way), signed, and not sent."""
-        from .requests import transaction_for
-
         if request.sender is not None:
             self.signer(request.sender)
         with self._lock:

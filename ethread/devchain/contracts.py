@@ -110,9 +110,7 @@ def store_bytes(offset: int, data: bytes) -> list[Item]:
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# Log emitter
-
+# -- log emitter -------------------------------------------------------------------------------
 
 LOG_EMITTER = assemble(
     # Calldata: one byte n (0..4), n topics of 32 bytes, then the log data. Empty calldata
@@ -144,8 +142,7 @@ def log_calldata(topics: Sequence[bytes], data: bytes = b"") -> bytes:
     return bytes([len(topics)]) + b"".join(topics) + data
 
 
-# --------------------------------------------------------------------------------------------
-# Reverts
+# -- reverts -----------------------------------------------------------------------------------
 
 PANIC_SELECTOR = keccak(b"Panic(uint256)")[:4]
 ERROR_SELECTOR = keccak(b"Error(string)")[:4]
@@ -185,9 +182,7 @@ REVERTER = assemble(
 PANIC_CALL, ERROR_CALL, BARE_REVERT_CALL = b"\x00", b"\x01", b"\x02"
 
 
-# --------------------------------------------------------------------------------------------
-# Storage
-
+# -- storage -----------------------------------------------------------------------------------
 
 STORAGE = assemble(
     # 32 bytes of calldata: return the slot they name. Otherwise calldata is (slot, value)
@@ -212,13 +207,7 @@ def store_calldata(slots: dict[int, int]) -> bytes:
     return b"".join(s.to_bytes(32, "big") + v.to_bytes(32, "big") for s, v in slots.items())
 
 
-def load_calldata(slot: int) -> bytes:
-    """Calldata that makes :data:`STORAGE` return the value of ``slot``."""
-    return slot.to_bytes(32, "big")
-
-
-# --------------------------------------------------------------------------------------------
-# Environment echo
+# -- environment echo --------------------------------------------------------------------------
 
 ENV_FIELDS: tuple[str, ...] = (
     "NUMBER", "TIMESTAMP", "CHAINID", "COINBASE", "BASEFEE", "GASLIMIT", "PREVRANDAO",
@@ -239,12 +228,3 @@ def env_echo_code(fields: Sequence[str] = ENV_FIELDS) -> bytes:
 
 
 ENV_ECHO = env_echo_code()
-
-
-def decode_env(output: bytes, fields: Sequence[str] = ENV_FIELDS) -> dict[str, int]:
-    """The words an environment echo returned, by field name."""
-    if len(output) != 32 * len(fields):
-        raise ValueError(f"expected {32 * len(fields)} bytes, got {len(output)}")
-    return {
-        name: int.from_bytes(output[32 * i:32 * i + 32], "big") for i, name in enumerate(fields)
-    }

@@ -11,11 +11,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eth.abc import BlockHeaderAPI, ChainDatabaseAPI, VirtualMachineAPI
-from eth.consensus.context import ConsensusContext
-from eth.db.atomic import AtomicDB
-from eth.db.batch import BatchDB
-from eth.db.chain import ChainDB
-from eth.vm.chain_context import ChainContext
 from eth_typing import Address as EvmAddress
 from eth_typing import Hash32 as EvmHash
 
@@ -25,6 +20,7 @@ from ..chain.importer import ChainImporter
 from ..errors import EthreadError
 from ..forks import ChainConfig
 from ..forks.base_fee import next_base_fee
+from ..forks.validity import SenderAccount
 from ..lru import LRU
 from ..models import Address, Block, Hash32, Header, Receipt
 from .fork.evm import fork_chain_config
@@ -34,9 +30,10 @@ from .fork.source import ForkSource
 from .genesis import DEFAULT_FORKS, DEV_BALANCE, DEV_CHAIN_ID, ZERO_ADDRESS, ForkSchedule, genesis_document
 from .inputs import as_address, as_bytes
 from .pending_state import PendingView
+from .pool import evm_vm, scratch_chaindb
 from .signing import DERIVATION_PATH, TEST_MNEMONIC, DevAccount, dev_accounts
 from .state_file import Preimages
-from .txpool import DEV_LIMITS, AccountState, PoolState, TxPool
+from .txpool import DEV_LIMITS, PoolState, TxPool
 
 if TYPE_CHECKING:
     from eth_account.signers.local import LocalAccount
@@ -201,8 +198,7 @@ class ChainCore:
         return header
 
     def block(self, number: int) -> Block:
-        """Canonical block ``number``; raises :class:`DevChainError` if the chain does not hold it.
-        """
+        """Canonical block ``number``; :class:`DevChainError` if the chain does not hold it."""
         block_hash = self.backend.canonical_hash(number)
         block = self.backend.block_by_hash(block_hash) if block_hash is not None else None
         if block is None:
@@ -232,6 +228,24 @@ class ChainCore:
         """The dev account with this address, if it is one."""
         wanted = as_address(address)
         return next((a for a in self.accounts if a.address == wanted), None)
+
+    def _rewind(self, number: int, needs: str) -> None:
+        """Drop the blocks above ``number`` (and a fork's record of what they wrote)."""
+        rewind = getattr(self.backend, "rewind", None)
+        if rewind is None:
+            raise DevChainError(f"{type(self.backend).__name__} cannot drop blocks: "
+                                f"{needs} a backend with rewind()")
+        if self.head.number > number:
+            rewind(number)
+        if self._overlay is not None:
+            self._overlay.rewind(number)
+
+    def _forget_pending(self) -> None:
+        """Empty the pool and what the chain keeps of its transactions."""
+        self.pool.clear()
+        self._nonces.clear()
+        self._deployments.clear()
+        self._senders.clear()
 
     def _next_time(self, parent_timestamp: int) -> int:
         if self._next_timestamp is not None:
@@ -270,20 +284,19 @@ class ChainCore:
         """Whether transactions from ``address`` are accepted without a signature."""
         return address in self._impersonated
 
-    def pool_account(self, address: Address) -> AccountState:
+    def pool_account(self, address: Address) -> SenderAccount:
         """An account at the head as the pool checks its transactions: an impersonated one
         without its code (it sends as if it had none, as in anvil)."""
         state = self._head_state()
         evm_address = EvmAddress(address)
         code = b"" if address in self._impersonated else bytes(state.get_code(evm_address))
-        return AccountState(int(state.get_nonce(evm_address)), int(state.get_balance(evm_address)),
+        return SenderAccount(int(state.get_nonce(evm_address)), int(state.get_balance(evm_address)),
                             code)
 
     def _head_state(self) -> Any:
-        """The head's state for reading (nonces, balances, code), built once per head: a
-        py-evm state costs more to build than the reads a send makes of it. A few recent
-        heads' are kept, since a test that reverts to a snapshot returns to the same head
-        again and again (a block's state never changes: it is the one its state root names)."""
+        """The head's state for reading, built once per head (a py-evm state costs more to
+        build than a send's reads of it); a few recent heads' are kept, as a test reverting to
+        a snapshot returns to the same head again and again."""
         head_hash = self.head.hash
         state = self._head_states.get(head_hash)
         if state is None:
@@ -293,15 +306,8 @@ class ChainCore:
 
     def _vm(self, vm_class: type[VirtualMachineAPI], header: BlockHeaderAPI, *,
             scratch: bool = False) -> VirtualMachineAPI:
-        chaindb = self._chaindb
-        if scratch:  # writes kept in memory and dropped with the VM
-            chaindb = ChainDB(AtomicDB(BatchDB(self._chaindb.db)))
-        return vm_class(
-            header=header,
-            chaindb=chaindb,
-            chain_context=ChainContext(self.chain_id),
-            consensus_context=ConsensusContext(chaindb.db),
-        )
+        chaindb = scratch_chaindb(self._chaindb) if scratch else self._chaindb
+        return evm_vm(vm_class, header, chaindb, self.chain_id)  # type: ignore[no-any-return]
 
     def _evm_header(self, block_hash: Hash32) -> BlockHeaderAPI:
         return self._chaindb.get_block_header_by_hash(EvmHash(block_hash))
@@ -379,5 +385,5 @@ class _PoolView:
     def head(self) -> Header:
         return self._chain.head
 
-    def account(self, address: Address) -> AccountState:
+    def account(self, address: Address) -> SenderAccount:
         return self._chain.pool_account(address)

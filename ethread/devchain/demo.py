@@ -1,7 +1,7 @@
 """The demo chain: small, built in about a second, and rich enough to exercise every read
 method. It is what ``ethread serve`` shows when given no chain.
 
-Fifty blocks on :data:`~ethread.devchain.builder.RPC_COMPAT_FORKS` (the rpc-compat schedule):
+Fifty blocks on :data:`~ethread.devchain.genesis.RPC_COMPAT_FORKS` (the rpc-compat schedule):
 
 - Homestead to Gray Glacier (blocks 1-35, proof of work with zero seals): contract creations,
   plain transfers, legacy transactions with and without EIP-155 protection, logs with 0 to 4
@@ -27,15 +27,9 @@ from eth_utils import keccak
 from ..backend import WritableBackend
 from ..models import AccessListEntry, Address, Block
 from . import contracts
-from .builder import (
-    DEV_CHAIN_ID,
-    GWEI,
-    RPC_COMPAT_FORKS,
-    DevChain,
-    Fees,
-    TxKind,
-)
-from .signing import DevAccount, versioned_hash
+from .builder import DevChain
+from .genesis import DEV_CHAIN_ID, GWEI, RPC_COMPAT_FORKS
+from .signing import DevAccount, Fees, TxKind, versioned_hash
 
 TICK_TOPIC = keccak(b"Tick(uint256,address)")
 """Topic 0 of the log each :meth:`Demo.next_block` transaction emits."""

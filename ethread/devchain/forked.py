@@ -20,30 +20,25 @@ class ForkedReads(ChainCore):
 
     @property
     def forked_from(self) -> ForkSource | None:
-        """Where a forked chain's state below its own writes is read from (None if not one)."""
+        """Where a forked chain's state below its own writes is read from."""
         return self._overlay.source if self._overlay is not None else None
 
     @property
     def fork_history(self) -> ForkHistory | None:
-        """The forked node's blocks, transactions, receipts and logs at and below the fork
-        block, checked to be the fork's chain (None if not forked)."""
+        """The forked node's blocks, receipts and logs at and below the fork block."""
         return self._history
 
     @property
     def fork_origin(self) -> ForkPoint | None:
-        """The remote node and block a forked chain continues (None if not one)."""
-        return self._overlay.source.origin if self._overlay is not None else None
+        """The remote node and block a forked chain continues."""
+        return self._overlay.source.point if self._overlay is not None else None
 
     def fork_proof(self, address: Address, keys: Sequence[bytes],
                    block: BlockRef) -> dict[str, Any] | None:
         """eth_getProof on a forked chain where the local trie is not the word (None: the
-        local proof holds, as on any chain). At the forked block or before it: the forked
-        node's proof, checked against that block's state root (the chain holds the same
-        header). At a local block, of an account the chain has not written (or a slot of it
-        the chain has not written, when the account has storage on the forked node):
-        :class:`~.fork.source.ProofUnavailable`, naming the account (or slot) and the forked
-        block, whose proof does hold it: the local block's state root does not commit to
-        it."""
+        local proof holds). At or before the forked block: the node's proof, checked against
+        that block's state root. At a local block, for an account (or slot) the chain has not
+        written: :class:`~.fork.source.ProofUnavailable`, naming the block that proves it."""
         overlay = self._overlay
         if overlay is None:
             return None

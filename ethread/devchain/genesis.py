@@ -11,27 +11,14 @@ from ..forks import BLOCK_FORKS, FORK_BY_NAME, FORK_ORDER, TIME_FORKS, ChainConf
 from .signing import DevAccount
 
 DEV_CHAIN_ID = 1337
-
-
 GWEI = 10**9
-
-
 ETHER = 10**18
-
-
 DEV_BALANCE = 1_000_000 * ETHER
-
-
 ZERO_ADDRESS = b"\x00" * 20
-
-
 ZERO_HASH = b"\x00" * 32
-
-
 ZERO_NONCE = b"\x00" * 8
-
-
 _GENESIS_KEY = {name: key for key, name in BLOCK_FORKS + TIME_FORKS}
+_BLOCK_NAMES = {name for _, name in BLOCK_FORKS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +30,9 @@ class ForkSchedule:
     times: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
-        block_names = {name for _, name in BLOCK_FORKS}
         time_names = {name for _, name in TIME_FORKS}
-        if any(name not in block_names for name, _ in self.blocks):
-            raise ValueError(f"block forks are among {sorted(block_names)}")
+        if any(name not in _BLOCK_NAMES for name, _ in self.blocks):
+            raise ValueError(f"block forks are among {sorted(_BLOCK_NAMES)}")
         if any(name not in time_names for name, _ in self.times):
             raise ValueError(f"timestamp forks are among {sorted(time_names)}")
         if self.times and "paris" not in dict(self.blocks):
@@ -60,10 +46,9 @@ class ForkSchedule:
     def from_genesis(cls, fork: str) -> ForkSchedule:
         """Every fork up to and including ``fork`` active from block 0."""
         upto = FORK_ORDER[1:FORK_ORDER.index(fork) + 1]
-        block_names = {name for _, name in BLOCK_FORKS}
         return cls(
-            blocks=tuple((name, 0) for name in upto if name in block_names),
-            times=tuple((name, 0) for name in upto if name not in block_names),
+            blocks=tuple((name, 0) for name in upto if name in _BLOCK_NAMES),
+            times=tuple((name, 0) for name in upto if name not in _BLOCK_NAMES),
         )
 
     def genesis_config(self, chain_id: int) -> dict[str, Any]:

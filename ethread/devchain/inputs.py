@@ -39,11 +39,6 @@ def as_address(value: Any, what: str = "address") -> Address:
     return as_bytes(value, what, 20)
 
 
-def as_optional_address(value: Any, what: str = "to") -> Address | None:
-    """None, or an address as :func:`as_address` accepts it."""
-    return None if value is None else as_address(value, what)
-
-
 def as_int(value: Any, what: str) -> int:
     """A non-negative integer (not a bool, not a string)."""
     if isinstance(value, bool) or not isinstance(value, int):

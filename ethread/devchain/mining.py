@@ -37,16 +37,12 @@ class BlockMining(ChainCore):
         withdrawals: Sequence[tuple[Address, int]] = (),
         extra_data: bytes = b"",
     ) -> Block:
-        """Put every pending transaction into a new block, import it, and return it as stored.
-
-        ``withdrawals`` are (address, amount in gwei) pairs, from Shanghai on; indexes run on
-        from the last withdrawal of the chain. ``uncles`` come from :meth:`sibling`. A
-        contract queued by :meth:`deploy` that the block would not create makes this raise
-        (and store nothing).
-        """
+        """Put the pending transactions into a new block, import it, and return it as stored.
+        ``withdrawals`` are (address, gwei) pairs (Shanghai on), numbered on from the chain's
+        last; ``uncles`` come from :meth:`sibling`. A queued :meth:`deploy` that the block
+        would not create makes this raise (and store nothing)."""
         with self._lock:
-            when = None if timestamp is None else timestamp
-            taken = self._next_transactions(when)
+            taken = self._next_transactions(timestamp)
             hashes = {p.hash for p in taken}
             deployments = {h: a for h, a in self._deployments.items() if h in hashes}
             senders = {h: a for h, a in self._senders.items() if h in hashes}

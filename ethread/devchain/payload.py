@@ -1,27 +1,20 @@
-"""Building a block on top of the head without inserting it: what geth's
-``testing_buildBlockV1`` answers (its miner's ``generateWork``), from the pool or from the
-transactions given.
+"""Building a block on the head without inserting it, from the pool or the transactions
+given: geth's ``testing_buildBlockV1`` (its miner's ``generateWork``).
 
-The block runs under the chain's own rules for its number and timestamp (the fork table's
-VM). It is built twice over a throwaway overlay of the backend's state (nothing reaches the
-store): once transaction by transaction, to choose what fits and to refuse what does not in
-geth's words (the state transition's pre-checks, the block's gas and blob limits); then as a
-whole block through py-evm's import, which fills in every root, the requests and the blob
-gas.
+The block is built twice over a throwaway overlay of the backend's state: transaction by
+transaction, to choose what fits and refuse what does not in geth's words (the state
+transition's pre-checks, the block's gas and blob limits); then whole, through py-evm's
+import, which fills in every root, the requests and the blob gas.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import Any
 
 import rlp
-from eth.consensus.context import ConsensusContext
-from eth.db.atomic import AtomicDB
-from eth.db.batch import BatchDB
-from eth.db.chain import ChainDB
-from eth.vm.chain_context import ChainContext
 from eth_typing import Address as EvmAddress
 from eth_typing import Hash32 as EvmHash
 from eth_utils import ValidationError
@@ -46,7 +39,7 @@ from ..models import (
 from ..rlpcodec.blocks import block_item
 from ..rlpcodec.headers import decode_header
 from ..rlpcodec.transactions import encode_transaction
-from .pool import evm_transaction, recover_sender
+from .pool import evm_transaction, evm_vm, recover_sender, scratch_chaindb
 from .txpool import BlobSidecar, Pooled, TxPool, decode_submission, effective_tip, fee_cap
 
 GAS_CEIL = 60_000_000
@@ -67,7 +60,6 @@ class PayloadAttributes:
     fee_recipient: Address
     withdrawals: tuple[Withdrawal, ...] | None
     beacon_root: Hash32 | None
-
 
 
 class BuildFailed(EthreadError):
@@ -104,11 +96,6 @@ def calc_gas_limit(parent_gas_limit: int, desired: int) -> int:
     return parent_gas_limit
 
 
-def _overlay_chaindb(backend: Any) -> ChainDB:
-    """The backend's chain database under an overlay that keeps every write in memory."""
-    return ChainDB(AtomicDB(BatchDB(backend.evm_database().db)))
-
-
 def build_payload(backend: Any, config: ChainConfig, head: Header, attributes: PayloadAttributes,
                   transactions: Sequence[bytes] | None, extra_data: bytes,
                   pool: TxPool | None = None) -> BuiltPayload:
@@ -132,12 +119,12 @@ def build_payload(backend: Any, config: ChainConfig, head: Header, attributes: P
         given = []
         for index, raw in enumerate(transactions):
             try:
-                given.append(decode_submission(raw) if raw else _empty_transaction())
+                given.append(decode_submission(raw))
             except TransactionRejected as exc:
                 raise BuildFailed(f"invalid transaction {index}: {exc.message}") from None
 
     vm_class = config.vm_class(number, timestamp)
-    parent = _overlay_chaindb(backend).get_block_header_by_hash(EvmHash(head.hash))
+    parent = backend.evm_database().get_block_header_by_hash(EvmHash(head.hash))
     params: dict[str, Any] = {
         "timestamp": timestamp, "coinbase": attributes.fee_recipient, "extra_data": extra_data,
         "nonce": ZERO_NONCE, "mix_hash": attributes.prev_randao,
@@ -154,7 +141,7 @@ def build_payload(backend: Any, config: ChainConfig, head: Header, attributes: P
     txs = [tx for tx, _, _ in chosen]
     template = rlp.decode(rlp.encode(block_item(template_header, txs, (), withdrawals)),
                           sedes=vm_class.get_block_class())
-    vm = _vm(vm_class, start, _overlay_chaindb(backend), config.chain_id)
+    vm = evm_vm(vm_class, start, scratch_chaindb(backend.evm_database()), config.chain_id)
     try:
         result = vm.import_block(template)
     except (ValidationError, ValueError) as exc:
@@ -180,22 +167,13 @@ def build_payload(backend: Any, config: ChainConfig, head: Header, attributes: P
     )
 
 
-def _empty_transaction() -> tuple[Transaction, BlobSidecar | None]:
-    raise TransactionRejected("typed transaction too short")
-
-
-def _vm(vm_class: Any, header: Any, chaindb: ChainDB, chain_id: int) -> Any:
-    return vm_class(header=header, chaindb=chaindb, chain_context=ChainContext(chain_id),
-                    consensus_context=ConsensusContext(chaindb.db))
-
-
 def _choose(backend: Any, config: ChainConfig, vm_class: Any, start: Any, rules: Any,
             given: list[tuple[Transaction, BlobSidecar | None]] | None,
             pool: TxPool | None) -> list[tuple[Transaction, BlobSidecar | None, int]]:
     """Apply transactions one by one on the new block's state: the given ones (the first
     that cannot apply is the answer's error), or the pool's best ones that fit (one that
     cannot apply takes its sender's later ones out). (transaction, sidecar, gas used)."""
-    vm = _vm(vm_class, start, _overlay_chaindb(backend), config.chain_id)
+    vm = evm_vm(vm_class, start, scratch_chaindb(backend.evm_database()), config.chain_id)
     vm.block_preprocessing(vm.get_block())
     state = vm.state
     header = start.copy(gas_used=0)
@@ -241,13 +219,9 @@ def _choose(backend: Any, config: ChainConfig, vm_class: Any, start: Any, rules:
         return chosen
     if pool is None:
         return chosen
-    lines = {sender: list(txs) for sender, txs in pool.executable().items()}
-    for sender, line in list(lines.items()):
-        kept = _payable_prefix(line, base_fee, blob_base_fee, pool.limits.build_min_tip, rules)
-        if kept:
-            lines[sender] = kept
-        else:
-            del lines[sender]
+    min_tip = pool.limits.build_min_tip
+    lines = {sender: kept for sender, line in pool.executable().items()
+             if (kept := _payable_prefix(line, base_fee, blob_base_fee, min_tip, rules))}
     arrival = {p.hash: i for i, p in enumerate(p for line in lines.values() for p in line)}
     while lines:
         if start.gas_limit - header.gas_used < TX_GAS:
@@ -262,13 +236,9 @@ def _choose(backend: Any, config: ChainConfig, vm_class: Any, start: Any, rules:
         try:
             apply(best.tx, best.sidecar)
         except TransactionRejected as exc:
-            if exc.message.startswith("nonce too low"):
-                lines[sender].pop(0)
-                if not lines[sender]:
-                    del lines[sender]
+            if not exc.message.startswith("nonce too low"):  # (a stale one is only skipped)
+                del lines[sender]
                 continue
-            del lines[sender]
-            continue
         lines[sender].pop(0)
         if not lines[sender]:
             del lines[sender]
@@ -280,19 +250,14 @@ def _payable_prefix(line: list[Pooled], base_fee: int | None, blob_base_fee: int
     """A sender's transactions up to the first the miner's filter leaves out (tip below the
     miner's least, fee cap below the base fee, blob fee cap below the blob base fee, gas
     above the transaction cap)."""
-    kept: list[Pooled] = []
-    for pooled in line:
+    def payable(pooled: Pooled) -> bool:
         tx = pooled.tx
-        if base_fee is not None and fee_cap(tx) < base_fee:
-            break
-        if effective_tip(tx, base_fee) < min_tip:
-            break
-        if isinstance(tx, BlobTransaction) and blob_base_fee is not None and tx.max_fee_per_blob_gas < blob_base_fee:
-            break
-        if rules.tx_gas_cap is not None and tx.gas > rules.tx_gas_cap:
-            break
-        kept.append(pooled)
-    return kept
+        blob_fee_low = (isinstance(tx, BlobTransaction) and blob_base_fee is not None
+                        and tx.max_fee_per_blob_gas < blob_base_fee)
+        return ((base_fee is None or fee_cap(tx) >= base_fee) and effective_tip(tx, base_fee) >= min_tip
+                and not blob_fee_low and (rules.tx_gas_cap is None or tx.gas <= rules.tx_gas_cap))
+
+    return list(takewhile(payable, line))
 
 
 def _pre_check(tx: Transaction, sender: bytes, state: Any, rules: Fork, base_fee: int | None,

@@ -1,10 +1,7 @@
-"""Admitting a transaction to a dev chain's pending list: the checks geth's transaction pool
-makes, in its order and words, before anything is kept (no nonce is taken by a transaction
-that is refused).
-
-The state checked against is the head's, with the transactions already pending counted in:
-the next nonce of a sender is its state nonce plus what it has pending, and what it can spend
-is its balance less the cost of what it has pending.
+"""Admitting a transaction to a dev chain's pending list: geth's pool checks, in its order
+and words, before anything is kept (a refused transaction takes no nonce), against the
+head's state with what is pending counted in (the next nonce, the balance left to spend).
+Also the py-evm helpers the pool, the chain and block building share.
 """
 
 from __future__ import annotations
@@ -14,6 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import rlp
+from eth.consensus.context import ConsensusContext
+from eth.db.atomic import AtomicDB
+from eth.db.batch import BatchDB
+from eth.db.chain import ChainDB
+from eth.vm.chain_context import ChainContext
 from eth_utils import ValidationError
 
 from ..errors import TransactionRejected
@@ -92,6 +94,17 @@ def evm_transaction(vm_class: Any, tx: Transaction) -> Any:
         return builder.decode(encoded)
     except (ValidationError, ValueError, rlp.DeserializationError) as exc:
         raise TransactionRejected(f"transaction type not supported: {exc}") from None
+
+
+def scratch_chaindb(chaindb: Any) -> ChainDB:
+    """``chaindb`` under an overlay that keeps every write in memory (dropped with it)."""
+    return ChainDB(AtomicDB(BatchDB(chaindb.db)))
+
+
+def evm_vm(vm_class: Any, header: Any, chaindb: Any, chain_id: int) -> Any:
+    """A py-evm VM of ``vm_class`` at ``header`` over ``chaindb``."""
+    return vm_class(header=header, chaindb=chaindb, chain_context=ChainContext(chain_id),
+                    consensus_context=ConsensusContext(chaindb.db))
 
 
 def recover_sender(evm_tx: Any) -> Address:
@@ -192,5 +205,5 @@ def admit(tx: Transaction, sender: Address, view: PoolView) -> None:
         raise TransactionRejected(pool_words(exc)) from None
 
 
-__all__ = ["PoolView", "admit", "cost", "decode_raw", "evm_transaction",
-           "placeholder_signature", "pool_words", "recover_sender"]
+__all__ = ["PoolView", "admit", "cost", "decode_raw", "evm_transaction", "evm_vm",
+           "placeholder_signature", "pool_words", "recover_sender", "scratch_chaindb"]

@@ -4,20 +4,17 @@ transactions, filters' arrivals, txpool_* and anvil_dropTransaction."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import rlp
 
 from ..models import Block, Hash32, Header
+from ..rlpcodec.blocks import decode_block
 from .core import DevChainError
 from .inputs import as_bytes
 from .mining import BlockMining
 from .pending_state import PendingView
+from .served_pool import ServedPool
 from .txpool import Pooled
-
-if TYPE_CHECKING:
-
-    from .served_pool import ServedPool
 
 
 class PoolControls(BlockMining):
@@ -25,10 +22,7 @@ class PoolControls(BlockMining):
 
     def pending_transaction(self, tx_hash: Hash32) -> Pooled | None:
         """A transaction the pool holds and no block has taken yet (pending or queued)."""
-        pooled = self.pool.get(tx_hash)
-        if pooled is None or self.backend.transaction_location(tx_hash) is not None:
-            return None
-        return pooled
+        return self.served_pool.pending_transaction(tx_hash)
 
     def pool_arrivals(self, cursor: int) -> tuple[list[Hash32], int]:
         """Hashes of transactions the pool took after ``cursor`` (pending filters)."""
@@ -51,17 +45,12 @@ class PoolControls(BlockMining):
     def drop_all_transactions(self) -> None:
         """anvil_dropAllTransactions: empty the pool."""
         with self._lock:
-            self.pool.clear()
-            self._nonces.clear()
-            self._deployments.clear()
-            self._senders.clear()
+            self._forget_pending()
 
     @property
     def served_pool(self) -> ServedPool:
         """The pool as txpool_* read it and testing_buildBlockV1 builds from it."""
         if self._served_pool is None:
-            from .served_pool import ServedPool
-
             self._served_pool = ServedPool(self.backend, pool=self.pool)  # type: ignore[arg-type]
         return self._served_pool
 
@@ -91,8 +80,6 @@ class PoolControls(BlockMining):
             return found
 
     def _build_pending(self, head: Header, when: int, taken: Sequence[Pooled]) -> PendingView:
-        from ..rlpcodec.blocks import decode_block
-
         parent = self._evm_header(head.hash)
         rules = self.config.rules(head.number + 1, when)
         paid = () if rules.withdrawals else None

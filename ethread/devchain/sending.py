@@ -5,114 +5,35 @@ eth_sendTransaction), checked by the pool's rules before they take a nonce."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 from eth._utils.address import generate_contract_address
 from eth_typing import Address as EvmAddress
 from eth_utils import to_checksum_address
 
 from ..errors import TransactionRejected
-from ..forks import FORK_BY_NAME, FORKS
-from ..models import (
-    AccessListEntry,
-    AccessListTransaction,
-    Address,
-    Authorization,
-    BlobTransaction,
-    CallRequest,
-    DynamicFeeTransaction,
-    Hash32,
-    LegacyTransaction,
-    SetCodeTransaction,
-    Transaction,
-)
+from ..forks import FORK_BY_NAME
+from ..models import AccessListEntry, Address, Authorization, CallRequest, Hash32, Transaction
 from . import contracts
 from .core import DevChainError
-from .genesis import GWEI
-from .inputs import as_address, as_bytes, as_int, as_optional_address
+from .inputs import as_address, as_bytes, as_int
 from .mining import BlockMining
 from .pool import PoolView, admit, decode_raw, evm_transaction, recover_sender
-from .signing import DevAccount, sign_authorization, sign_transaction
+from .requests import transaction_for
+from .signing import (
+    DEFAULT_FEES,
+    KIND_SINCE,
+    KIND_TYPE,
+    DevAccount,
+    Draft,
+    Fees,
+    TxKind,
+    sign_authorization,
+    sign_transaction,
+)
 
 TRANSFER_GAS = 21_000
-
-
 CONTRACT_GAS = 1_000_000
-
-
-TxKind: TypeAlias = Literal["legacy", "access-list", "dynamic-fee", "blob", "set-code"]
-
-
-KIND_TYPE: dict[str, int] = {"legacy": 0, "access-list": 1, "dynamic-fee": 2, "blob": 3,
-                             "set-code": 4}
-"""The transaction type number of each kind."""
-
-
-KIND_SINCE: dict[str, str] = {
-    kind: next(f.name for f in FORKS if tx_type in f.transaction_types)
-    for kind, tx_type in KIND_TYPE.items()
-}
-"""The first fork that accepts each transaction kind (read from the fork table)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Fees:
-    """The fee fields of a transaction; each kind uses those it has. The defaults clear any
-    base fee a dev chain reaches: base fees start at 1 gwei (London) and fall on blocks this
-    empty, blob base fees start at 1 wei."""
-
-    gas_price: int = 3 * GWEI
-    max_fee_per_gas: int = 30 * GWEI
-    max_priority_fee_per_gas: int = 1 * GWEI
-    max_fee_per_blob_gas: int = 1 * GWEI
-
-
-DEFAULT_FEES = Fees()
-
-
-@dataclass(frozen=True, slots=True)
-class _Draft:
-    """A transaction's fields before its kind and fees are applied."""
-
-    nonce: int
-    to: Address | None
-    value: int
-    data: bytes
-    gas: int
-    access_list: tuple[AccessListEntry, ...]
-    blob_hashes: tuple[Hash32, ...]
-    authorizations: tuple[Authorization, ...]
-
-    def unsigned(self, kind: TxKind, chain_id: int, fees: Fees) -> Transaction:
-        """The transaction of ``kind``, with an empty signature."""
-        if kind == "legacy":
-            return LegacyTransaction(
-                nonce=self.nonce, gas_price=fees.gas_price, gas=self.gas, to=self.to,
-                value=self.value, data=self.data, v=0, r=0, s=0,
-            )
-        if kind == "access-list":
-            return AccessListTransaction(
-                chain_id=chain_id, nonce=self.nonce, gas_price=fees.gas_price, gas=self.gas,
-                to=self.to, value=self.value, data=self.data, access_list=self.access_list,
-                y_parity=0, r=0, s=0,
-            )
-        # The EIP-1559 fields, which the blob (EIP-4844) and set-code (EIP-7702) kinds keep.
-        fee_market: dict[str, Any] = {
-            "chain_id": chain_id, "nonce": self.nonce,
-            "max_priority_fee_per_gas": fees.max_priority_fee_per_gas,
-            "max_fee_per_gas": fees.max_fee_per_gas, "gas": self.gas, "to": self.to,
-            "value": self.value, "data": self.data, "access_list": self.access_list,
-            "y_parity": 0, "r": 0, "s": 0,
-        }
-        if kind == "dynamic-fee":
-            return DynamicFeeTransaction(**fee_market)
-        if self.to is None:
-            raise DevChainError(f"a {kind} transaction cannot create a contract")
-        if kind == "blob":
-            return BlobTransaction(**fee_market, max_fee_per_blob_gas=fees.max_fee_per_blob_gas,
-                                   blob_versioned_hashes=self.blob_hashes)
-        return SetCodeTransaction(**fee_market, authorization_list=self.authorizations)
 
 
 class TransactionSending(BlockMining):
@@ -135,22 +56,19 @@ class TransactionSending(BlockMining):
         fees: Fees = DEFAULT_FEES,
     ) -> Hash32:
         """Sign a transaction from ``sender`` and queue it for the next block; its hash.
+        Checked as a node's pool checks it before it takes its nonce (a refused one raises
+        :class:`~ethread.errors.TransactionRejected` and leaves nothing behind).
 
-        ``to`` and ``data`` are bytes or ``0x`` hex strings. ``kind`` defaults to dynamic-fee
-        from London on and legacy before; blob and set-code transactions must be asked for.
-        A legacy transaction is replay-protected (EIP-155) from Spurious Dragon on unless
-        ``protected`` is False. ``delegations`` are (authority, code address) pairs the chain
-        signs with the right nonces, or authorizations signed beforehand (see
-        :func:`sign_authorization`). Gas defaults to 21,000 for a plain transfer and
-        :data:`CONTRACT_GAS` otherwise.
-
-        The transaction is checked as a node's pool would check it (nonce, funds, fees,
-        intrinsic gas) before it takes its nonce: a refused one raises
-        :class:`~ethread.errors.TransactionRejected` and leaves nothing behind.
+        ``to`` and ``data`` are bytes or ``0x`` hex. ``kind`` defaults to dynamic-fee from
+        London on, legacy before (blob and set-code ones are asked for); a legacy one is
+        replay-protected (EIP-155) from Spurious Dragon on unless ``protected`` is False.
+        ``delegations`` are (authority, code address) pairs the chain signs with the right
+        nonces, or signed authorizations (:func:`sign_authorization`). Gas defaults to
+        :data:`TRANSFER_GAS` for a plain transfer, :data:`CONTRACT_GAS` otherwise.
         """
         if not isinstance(sender, DevAccount):
             raise TypeError(f"sender: pass a DevAccount (chain.accounts[i]), not {type(sender).__name__}")
-        to_address = as_optional_address(to, "to")
+        to_address = None if to is None else as_address(to, "to")
         payload = as_bytes(data, "data")
         as_int(value, "value")
         with self._lock:
@@ -162,7 +80,7 @@ class TransactionSending(BlockMining):
             nonces: dict[Address, int] = {}  # committed only once the transaction is admitted
             own_nonce = self._peek_nonce(sender.address, nonces) if nonce is None else nonce
             nonces[sender.address] = own_nonce + 1
-            draft = _Draft(
+            draft = Draft(
                 nonce=own_nonce, to=to_address, value=value, data=payload,
                 gas=gas if gas is not None else self._default_gas(to_address, payload, kind),
                 access_list=tuple(access_list), blob_hashes=tuple(blob_hashes),
@@ -178,15 +96,11 @@ class TransactionSending(BlockMining):
             return tx_hash
 
     def submit(self, tx: Transaction | bytes, *, sender: Address | None = None) -> Hash32:
-        """Take a signed transaction as a node does (eth_sendRawTransaction): decoded when
-        given as bytes, its sender recovered. While :attr:`automine` is on it is checked as
-        the next block must take it (no nonce gap, funds, base fee) and mined at once in a
-        block of its own; while off it goes into :attr:`pool` by geth's rules (a future nonce
-        waits in the queue, the same nonce at 10% higher fees replaces).
-
-        ``sender`` is for impersonated accounts only (see :meth:`impersonate`): their
-        transactions carry no valid signature, and the chain takes them from that address.
-        """
+        """Take a signed transaction (or its bytes) as a node does (eth_sendRawTransaction).
+        While :attr:`automine` is on it is checked as the next block must take it and mined
+        at once in a block of its own; while off it goes into :attr:`pool` by geth's rules.
+        ``sender``: an impersonated account's (:meth:`impersonate`), whose transactions carry
+        no valid signature."""
         if isinstance(tx, bytes | bytearray | str):
             tx = decode_raw(as_bytes(tx, "raw transaction"))
         with self._lock:
@@ -217,8 +131,6 @@ class TransactionSending(BlockMining):
         """eth_sendTransaction: the transaction ``request`` describes, from a dev account (or
         an impersonated one), with nonce, fees and gas filled in when left out; then as
         :meth:`submit`."""
-        from .requests import transaction_for
-
         with self._lock:
             tx = transaction_for(self, request)
             assert request.sender is not None
@@ -278,15 +190,10 @@ class TransactionSending(BlockMining):
         kind: TxKind | None = None,
         gas: int | None = None,
     ) -> Address:
-        """Queue the creation of a contract from its creation bytecode (what solc's
-        ``bytecode`` holds), with ABI-encoded constructor arguments appended: given encoded
-        as ``constructor_args``, or encoded here from ``args`` by the constructor of ``abi``.
-        The address the contract will have.
-
-        When the creation fails (the constructor reverts, runs out of gas, or leaves no code)
-        :meth:`mine` raises :class:`DevChainError` and stores nothing. To install runtime
-        code as it is, use :meth:`deploy_runtime`.
-        """
+        """Queue the creation of a contract from its creation bytecode (solc's ``bytecode``)
+        and constructor arguments (encoded, or ``args`` encoded by ``abi``'s constructor);
+        the address it will have. A creation that fails (reverts, runs out of gas, leaves no
+        code) makes :meth:`mine` raise :class:`DevChainError` and store nothing."""
         code = as_bytes(bytecode, "bytecode")
         if not code:
             raise ValueError("bytecode: empty; pass the contract's creation bytecode")

@@ -63,7 +63,7 @@ class ServedPool:
 
     def content_from(self, address: Address) -> PoolContent:
         """txpool_contentFrom: :meth:`content` of one sender."""
-        return self.pool.content_from(address)
+        return self.pool.content(address)
 
     def build_block(self, parent_hash: Hash32, attributes: PayloadAttributes,
                     transactions: list[bytes] | None, extra_data: bytes) -> BuiltPayload:

@@ -5,10 +5,10 @@ mnemonic ``test test ... junk`` along ``m/44'/60'/0'/0/i`` (as anvil and hardhat
 test written against one of those tools finds the same addresses and keys here. Never hold
 real funds with them: their keys are public.
 
-Transactions are built as :mod:`ethread.models` values and signed here, so the dev chain
-speaks the same types as everything else. The payload a signature covers is derived from the
-one canonical encoding in :mod:`ethread.rlpcodec.transactions` (the envelope minus the signature fields),
-so no transaction field is listed a second time here.
+Transactions are built as :mod:`ethread.models` values (:class:`Draft`, of a kind, with
+:class:`Fees`) and signed here, so the dev chain speaks the same types as everything else;
+a signature covers :func:`~ethread.rlpcodec.transactions.signing_hash`, derived from the one
+canonical encoding, so no transaction field is listed a second time here.
 """
 
 from __future__ import annotations
@@ -16,13 +16,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import coincurve
 import rlp
 from eth_utils import keccak
 
-from ..models import Address, Authorization, Hash32, LegacyTransaction, Transaction
+from .. import models
+from ..forks import FORKS
+from ..models import AccessListEntry, Address, Authorization, Hash32, LegacyTransaction, Transaction
 from ..rlpcodec.items import int_to_bytes
 from ..rlpcodec.transactions import signing_hash
 
@@ -134,3 +136,72 @@ def versioned_hash(seed: bytes) -> Hash32:
     """A well-formed blob versioned hash (version byte 0x01) standing for a blob nobody has:
     blocks commit only to these hashes, so import needs no blob data."""
     return BLOB_HASH_VERSION + keccak(seed)[1:]
+
+
+TxKind: TypeAlias = Literal["legacy", "access-list", "dynamic-fee", "blob", "set-code"]
+KIND_TYPE: dict[str, int] = {"legacy": 0, "access-list": 1, "dynamic-fee": 2, "blob": 3,
+                             "set-code": 4}
+"""The transaction type number of each kind."""
+KIND_SINCE: dict[str, str] = {
+    kind: next(f.name for f in FORKS if tx_type in f.transaction_types)
+    for kind, tx_type in KIND_TYPE.items()
+}
+"""The first fork that accepts each transaction kind (read from the fork table)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fees:
+    """The fee fields of a transaction; each kind uses those it has. The defaults clear any
+    base fee a dev chain reaches: base fees start at 1 gwei (London) and fall on blocks this
+    empty, blob base fees start at 1 wei."""
+
+    gas_price: int = 3 * 10**9
+    max_fee_per_gas: int = 30 * 10**9
+    max_priority_fee_per_gas: int = 1 * 10**9
+    max_fee_per_blob_gas: int = 1 * 10**9
+
+
+DEFAULT_FEES = Fees()
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """A transaction's fields before its kind and fees are applied (a blob or set-code one
+    has a recipient: its callers check)."""
+
+    nonce: int
+    to: Address | None
+    value: int
+    data: bytes
+    gas: int
+    access_list: tuple[AccessListEntry, ...]
+    blob_hashes: tuple[Hash32, ...]
+    authorizations: tuple[Authorization, ...]
+
+    def unsigned(self, kind: TxKind, chain_id: int, fees: Fees) -> Transaction:
+        """The transaction of ``kind``, with an empty signature."""
+        if kind == "legacy":
+            return LegacyTransaction(
+                nonce=self.nonce, gas_price=fees.gas_price, gas=self.gas, to=self.to,
+                value=self.value, data=self.data, v=0, r=0, s=0,
+            )
+        if kind == "access-list":
+            return models.AccessListTransaction(
+                chain_id=chain_id, nonce=self.nonce, gas_price=fees.gas_price, gas=self.gas,
+                to=self.to, value=self.value, data=self.data, access_list=self.access_list,
+                y_parity=0, r=0, s=0,
+            )
+        # The EIP-1559 fields, which the blob (EIP-4844) and set-code (EIP-7702) kinds keep.
+        fee_market: dict[str, Any] = {
+            "chain_id": chain_id, "nonce": self.nonce,
+            "max_priority_fee_per_gas": fees.max_priority_fee_per_gas,
+            "max_fee_per_gas": fees.max_fee_per_gas, "gas": self.gas, "to": self.to,
+            "value": self.value, "data": self.data, "access_list": self.access_list,
+            "y_parity": 0, "r": 0, "s": 0,
+        }
+        if kind == "dynamic-fee":
+            return models.DynamicFeeTransaction(**fee_market)
+        if kind == "blob":
+            return models.BlobTransaction(**fee_market, max_fee_per_blob_gas=fees.max_fee_per_blob_gas,
+                                   blob_versioned_hashes=self.blob_hashes)
+        return models.SetCodeTransaction(**fee_market, authorization_list=self.authorizations)

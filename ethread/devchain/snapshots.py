@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .core import ChainCore, DevChainError, SavedChain
+from .core import ChainCore, SavedChain
 
 
 class Snapshots(ChainCore):
@@ -30,14 +30,7 @@ class Snapshots(ChainCore):
             saved = self._snapshots.get(snapshot_id)
             if saved is None:
                 return False
-            rewind = getattr(self.backend, "rewind", None)
-            if rewind is None:
-                raise DevChainError(f"{type(self.backend).__name__} cannot drop blocks: "
-                                    "snapshots need a backend with rewind()")
-            if self.head.number > saved.head:
-                rewind(saved.head)
-            if self._overlay is not None:
-                self._overlay.rewind(saved.head)
+            self._rewind(saved.head, "snapshots need")
             for later in [i for i in self._snapshots if i >= snapshot_id]:
                 del self._snapshots[later]
             self.pool.restore(saved.pool)

@@ -1,36 +1,23 @@
-"""A dev chain's state in anvil's state-file shape: what ``anvil_dumpState`` returns (gzipped)
-and ``anvil --dump-state``/``--state`` write (plain JSON), read back by ``anvil_loadState`` and
-``anvil --load-state``. A state dumped by anvil loads into a dev chain, and one dumped by a dev
-chain loads into anvil.
+"""A dev chain's state in anvil's state-file shape (its ``SerializableState``, written by
+:func:`state_document`): what ``anvil_dumpState`` returns (gzipped) and ``anvil
+--dump-state`` writes, read back by ``anvil_loadState`` and ``--load-state``, both ways
+between anvil and a dev chain.
 
-The shape (anvil's ``SerializableState``)::
+Of a loaded state a dev chain keeps the accounts, written as given (other storage slots are
+kept) in one block of their own (:meth:`DevChain.edit`), stamped no earlier than the dumped
+block so that stored times see the clock go on; anvil's blocks and transactions, another
+chain's history, are not imported. A dump carries one block, the head's header, by which
+anvil names the head it continues from.
 
-    {"block": {"number": "0x..", "beneficiary": "0x..", "timestamp": "0x..", "gas_limit": int,
-               "basefee": int, "difficulty": "0x..", "prevrandao": "0x..",
-               "blob_excess_gas_and_price": {"excess_blob_gas": int, "blob_gasprice": int}},
-     "accounts": {"0xaddress": {"nonce": int, "balance": "0x..", "code": "0x..",
-                                "storage": {"0xslot": "0xvalue", ...}}, ...},
-     "best_block_number": int, "blocks": [...], "transactions": [...],
-     "historical_states": null}
-
-What a dev chain keeps of a loaded state is its accounts: every account is written as given
-(balance, nonce, code, and the storage slots listed; other slots are kept), in one block of
-its own, like any account edit (:meth:`DevChain.edit`). That block is stamped no earlier than
-the dumped block's timestamp, so contracts that stored times see the clock go on from there.
-anvil's blocks and transactions are history of another chain: they are not imported (the dev
-chain's own history stays). A dump from a dev chain carries no transactions and one block,
-the head's header, which anvil needs to name the head it continues from.
-
-A state trie keys accounts and slots by their hashes. To list them, the dev chain remembers
-the address of every account and every slot a block of it touched (py-evm reports them after
-executing a block), every account edit and the genesis accounts: :class:`Preimages`. A chain
-reopened from a store it did not build knows only its genesis accounts and what it touches
-from then on.
+A state trie keys accounts and slots by their hashes, so to list them the chain remembers
+(:class:`Preimages`) every account and slot its blocks touched (py-evm reports them), every
+edit and the genesis accounts; a chain reopened from a store knows only these from then on.
 """
 
 from __future__ import annotations
 
 import gzip
+import io
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,10 +39,7 @@ class Preimages:
 
     def add(self, address: Address, slots: Iterable[int] = ()) -> None:
         """Note ``address`` as touched, and ``slots`` of its storage with it."""
-        known = self.slots.get(address)
-        if known is None:
-            known = self.slots[address] = set()
-        known.update(slots)
+        self.slots.setdefault(address, set()).update(slots)
 
     def record_witness(self, witness: Any) -> None:
         """What py-evm reports a block read and wrote (its ``MetaWitness``): every account,
@@ -106,10 +90,6 @@ class LoadedState:
 # -- writing ------------------------------------------------------------------------------------
 
 
-def _hex(value: int) -> str:
-    return hex(value)
-
-
 def _word(value: int) -> str:
     return "0x" + value.to_bytes(32, "big").hex()
 
@@ -125,12 +105,12 @@ def state_document(head: Header, *, blob_gas_price: int,
     header.pop("hash", None)
     return {
         "block": {
-            "number": _hex(head.number),
+            "number": hex(head.number),
             "beneficiary": "0x" + head.coinbase.hex(),
-            "timestamp": _hex(head.timestamp),
+            "timestamp": hex(head.timestamp),
             "gas_limit": head.gas_limit,
             "basefee": head.base_fee_per_gas or 0,
-            "difficulty": _hex(head.difficulty),
+            "difficulty": hex(head.difficulty),
             "prevrandao": "0x" + head.mix_hash.hex(),
             "blob_excess_gas_and_price": {"excess_blob_gas": head.excess_blob_gas or 0,
                                           "blob_gasprice": blob_gas_price},
@@ -138,7 +118,7 @@ def state_document(head: Header, *, blob_gas_price: int,
         "accounts": {
             "0x" + account.address.hex(): {
                 "nonce": account.nonce,
-                "balance": _hex(account.balance),
+                "balance": hex(account.balance),
                 "code": "0x" + account.code.hex(),
                 "storage": {_word(slot): _word(value) for slot, value in account.storage},
             }
@@ -184,7 +164,7 @@ def parse_state(data: bytes | str | Mapping[str, Any]) -> LoadedState:
 def _decode(raw: bytes) -> Any:
     if raw[:2] == b"\x1f\x8b":
         try:
-            with gzip.GzipFile(fileobj=_Reader(raw)) as unzipped:
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
                 raw = unzipped.read(MAX_STATE_BYTES + 1)
         except (OSError, EOFError) as exc:
             raise InvalidParams(f"state: not valid gzip ({exc})") from None
@@ -194,24 +174,6 @@ def _decode(raw: bytes) -> Any:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise InvalidParams(f"state: not valid JSON ({exc})") from None
-
-
-class _Reader:
-    """Bytes as the file object gzip reads."""
-
-    def __init__(self, raw: bytes) -> None:
-        import io
-
-        self._io = io.BytesIO(raw)
-
-    def read(self, size: int = -1) -> bytes:
-        return self._io.read(size)
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return self._io.seek(offset, whence)
-
-    def tell(self) -> int:
-        return self._io.tell()
 
 
 def _address(text: Any) -> Address:

@@ -8,10 +8,11 @@ from typing import Any
 
 from eth_typing import Address as EvmAddress
 
+from ..methods.fees import blob_base_fee
 from ..models import Block
 from .core import StateEdit
 from .mining import BlockMining
-from .state_file import encode_state, parse_state, state_document
+from .state_file import DumpedAccount, encode_state, parse_state, state_document
 
 
 class StateFiles(BlockMining):
@@ -21,8 +22,6 @@ class StateFiles(BlockMining):
         """The head's state in anvil's state-file shape (see :mod:`.state_file`): JSON bytes,
         gzipped when ``compress`` (what anvil_dumpState returns). Every account the chain has
         touched is listed with its nonce, balance, code and non-zero storage."""
-        from .state_file import DumpedAccount
-
         with self._lock:
             head = self.head
             state = self._head_state()
@@ -38,8 +37,6 @@ class StateFiles(BlockMining):
                     address=address, nonce=int(state.get_nonce(evm_address)),
                     balance=int(state.get_balance(evm_address)),
                     code=bytes(state.get_code(evm_address)), storage=storage))
-            from ..methods.fees import blob_base_fee
-
             document = state_document(head, blob_gas_price=blob_base_fee(self.config, head) or 1,
                                       accounts=accounts)
         return encode_state(document, compress=compress)

@@ -1,35 +1,31 @@
 """A transaction pool kept as geth keeps one: what ``eth_sendRawTransaction`` adds to, what
-``txpool_*`` read and what a block is built from (:mod:`.payload`).
+``txpool_*`` read and what a block is built from (:mod:`.payload`). Two sub-pools, a sender
+in one at a time ("address already reserved"):
 
-Two sub-pools, as in geth, each with its own rules, and a sender belongs to one of them at a
-time ("address already reserved"):
-
-- plain transactions (legacy, access-list, dynamic-fee, set-code), per sender by nonce:
-  *pending* runs on from the sender's state nonce without a gap, *queued* waits for the gap
-  before it to close; a transaction at an existing nonce replaces it only with a fee cap
-  and tip each at least 10% higher;
+- plain transactions, per sender by nonce: *pending* runs on from the state nonce without a
+  gap, *queued* waits for the gap before it; a replacement pays 10% more fee cap and tip;
 - blob transactions, per sender without gaps (a gapped one waits in a small reorder buffer
-  only for a sender whose nonce allows it), replaced only at twice the fees, with their
-  sidecars checked (versioned hashes, cell proofs from Osaka on).
+  when the sender's nonce allows), replaced at twice the fees, their sidecars checked.
 
-Every check is the pool's, in geth's order and words (``core/txpool/validation.go``,
-``legacypool``, ``blobpool``), against the state of the chain's head. What a client controls
-is bounded: the encoded size of a transaction, transactions per sender and in total.
+Every check is in geth's order and words (``core/txpool/validation.go``, ``legacypool``,
+``blobpool``), against the head's state; a transaction's size, and transactions per sender
+and in total, are bounded.
 
-The pool reads its chain through :class:`PoolChain`; :class:`BackendChain` is one over any
-backend with state (a served chain). A dev chain can be another (the pool is meant to become
-its pending list).
+The pool reads its chain through :class:`PoolChain`: :class:`BackendChain` over any backend
+with state (a served chain), or a dev chain (whose pending list it is).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import threading
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import takewhile
 from typing import Any, Protocol
 
 import rlp
@@ -38,7 +34,7 @@ from eth_keys.exceptions import BadSignature
 
 from ..errors import TransactionRejected
 from ..forks import ChainConfig, Fork, validity
-from ..forks.validity import InvalidTransaction, fields_of
+from ..forks.validity import InvalidTransaction, SenderAccount, fields_of
 from ..methods.resolve import require_header
 from ..methods.state import StateReader, StateView
 from ..models import (
@@ -80,7 +76,6 @@ class PoolLimits:
     """The same for blob transactions."""
     min_tip: int = 1
     """The least tip the pool takes (``--txpool.pricelimit``)."""
-    account_slots: int = 16
     global_slots: int = 4096 + 1024
     account_queue: int = 64
     global_queue: int = 1024
@@ -122,16 +117,10 @@ class BlobSidecar:
     commitments: tuple[bytes, ...]
     proofs: tuple[bytes, ...]
 
-    def fields(self) -> list[Any]:
-        """The sidecar's items after the transaction in the network form."""
-        lists = [list(self.blobs), list(self.commitments), list(self.proofs)]
-        return lists if self.version == SIDECAR_VERSION_0 else [b"\x01", *lists]
-
 
 @dataclass(frozen=True, slots=True)
 class Pooled:
-    """A transaction the pool holds: its sender, hash, encoded size and (blob transactions)
-    sidecar."""
+    """A transaction the pool holds, with its sender, hash, encoded size and sidecar."""
 
     tx: Transaction
     hash: Hash32
@@ -160,12 +149,14 @@ class Pooled:
         return (self.size + TX_SLOT_SIZE - 1) // TX_SLOT_SIZE
 
     def network_bytes(self) -> bytes:
-        """What a client would send: the typed envelope, with the sidecar for a blob
-        transaction."""
-        if self.sidecar is None:
+        """What a client sends: the typed envelope, with a blob transaction's sidecar."""
+        sidecar = self.sidecar
+        if sidecar is None:
             return bytes(encode_transaction(self.tx))
         body = rlp.decode(encode_transaction(self.tx)[1:])
-        return b"\x03" + bytes(rlp.encode([body, *self.sidecar.fields()]))
+        lists = [list(sidecar.blobs), list(sidecar.commitments), list(sidecar.proofs)]
+        items = lists if sidecar.version == SIDECAR_VERSION_0 else [b"\x01", *lists]
+        return b"\x03" + bytes(rlp.encode([body, *items]))
 
 
 def fee_cap(tx: Transaction) -> int:
@@ -192,29 +183,17 @@ def effective_tip(tx: Transaction, base_fee: int | None) -> int:
 # -- what the pool reads of its chain -------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class AccountState:
-    """A sender as the head's state holds it."""
-
-    nonce: int
-    balance: int
-    code: bytes
-
-
 class PoolChain(Protocol):
     """The chain a pool works against: its schedule, head and the head's accounts."""
 
     @property
     def config(self) -> ChainConfig:
-        """The chain's fork schedule and id."""
         ...
 
     def head(self) -> Header:
-        """The header of the latest block."""
         ...
 
-    def account(self, address: Address) -> AccountState:
-        """``address`` as the head's state holds it."""
+    def account(self, address: Address) -> SenderAccount:
         ...
 
 
@@ -223,26 +202,20 @@ class BackendChain:
 
     def __init__(self, backend: StateReader, config: ChainConfig) -> None:
         self.backend = backend
-        self._config = config
+        self.config = config
         self._view: tuple[Hash32, StateView] | None = None
 
-    @property
-    def config(self) -> ChainConfig:
-        """The config the chain was given."""
-        return self._config
-
     def head(self) -> Header:
-        """The backend's latest header."""
         return require_header(self.backend, "latest")
 
-    def account(self, address: Address) -> AccountState:
+    def account(self, address: Address) -> SenderAccount:
         """``address`` in the head's state (an account that does not exist: all zero)."""
         head = self.head()
         if self._view is None or self._view[0] != head.hash:
             self._view = (head.hash, StateView(self.backend, head))
         view = self._view[1]
         found = view.account(address)
-        return AccountState(found.nonce, found.balance, view.code(address) if found.exists else b"")
+        return SenderAccount(found.nonce, found.balance, view.code(address) if found.exists else b"")
 
 
 # -- decoding what a client sends --------------------------------------------------------------------
@@ -295,8 +268,6 @@ def _kzg_setup() -> Any:
 
 def versioned_hash(commitment: bytes) -> bytes:
     """EIP-4844's versioned hash of a KZG commitment."""
-    import hashlib
-
     return b"\x01" + hashlib.sha256(commitment).digest()[1:]
 
 
@@ -374,9 +345,8 @@ class PoolContent:
 
 
 class PoolLines:
-    """What a pool holds and how it follows its chain: each sender's lines (plain pending and
-    queued, blob, gapped blob), kept in step with the head, and read (txpool_*, a block's
-    order, snapshots). :class:`TxPool` adds what comes in, by geth's rules."""
+    """What a pool holds (each sender's plain pending and queued, blob and gapped blob lines),
+    kept in step with the head and read (txpool_*, a block's order, snapshots)."""
 
     def __init__(self, chain: PoolChain, limits: PoolLimits = DEFAULT_LIMITS) -> None:
         self.chain = chain
@@ -419,7 +389,7 @@ class PoolLines:
         if not entry.pending and not entry.queued:
             del self._plain[pooled.sender]
 
-    def _promote(self, sender: Address, account: AccountState, head: Header) -> None:
+    def _promote(self, sender: Address, account: SenderAccount, head: Header) -> None:
         """geth's promotion for one sender: stale and unpayable queued transactions go,
         queued ones that now follow the pending line join it, the queue is capped."""
         entry = self._plain.get(sender)
@@ -463,14 +433,12 @@ class PoolLines:
             self._promote(sender, account, head)
         for sender in list(self._blobs):
             account = self.chain.account(sender)
-            kept = [p for p in self._blobs[sender] if p.tx.nonce >= account.nonce]
-            for pooled in self._blobs[sender]:
-                if pooled.tx.nonce < account.nonce:
-                    self._all.pop(pooled.hash, None)
+            blobs = self._blobs[sender]  # (in nonce order)
+            kept = [p for p in blobs if p.tx.nonce >= account.nonce]
             if kept and kept[0].tx.nonce != account.nonce:
-                for pooled in kept:
-                    self._all.pop(pooled.hash, None)
-                kept = []
+                kept = []  # (a gap below them)
+            for pooled in blobs[:len(blobs) - len(kept)]:
+                self._all.pop(pooled.hash, None)
             if kept:
                 self._blobs[sender] = kept
             else:
@@ -481,31 +449,19 @@ class PoolLines:
         pending, gapped ones as queued."""
         with self._lock:
             self._follow_head()
-            pending = sum(len(e.pending) for e in self._plain.values())
-            queued = sum(len(e.queued) for e in self._plain.values())
-            pending += sum(len(line) for line in self._blobs.values())
-            queued += sum(len(g) for g in self._gapped.values())
+            pending = sum(len(e.pending) for e in self._plain.values()) + sum(map(len, self._blobs.values()))
+            queued = sum(len(e.queued) for e in self._plain.values()) + sum(map(len, self._gapped.values()))
             return pending, queued
 
-    def content(self) -> PoolContent:
-        """Plain transactions by sender and nonce (geth's blob pool shows none here)."""
+    def content(self, sender: Address | None = None) -> PoolContent:
+        """Plain transactions by sender and nonce, of every sender or of ``sender`` alone
+        (txpool_contentFrom); geth's blob pool shows none here."""
         with self._lock:
             self._follow_head()
+            entries = [(s, e) for s, e in self._plain.items() if sender is None or s == sender]
             return PoolContent(
-                pending={s: [e.pending[n] for n in sorted(e.pending)] for s, e in self._plain.items() if e.pending},
-                queued={s: [e.queued[n] for n in sorted(e.queued)] for s, e in self._plain.items() if e.queued},
-            )
-
-    def content_from(self, sender: Address) -> PoolContent:
-        """:meth:`content` of one sender."""
-        with self._lock:
-            self._follow_head()
-            entry = self._plain.get(sender)
-            if entry is None:
-                return PoolContent({}, {})
-            return PoolContent(
-                pending={sender: [entry.pending[n] for n in sorted(entry.pending)]} if entry.pending else {},
-                queued={sender: [entry.queued[n] for n in sorted(entry.queued)]} if entry.queued else {},
+                pending={s: [e.pending[n] for n in sorted(e.pending)] for s, e in entries if e.pending},
+                queued={s: [e.queued[n] for n in sorted(e.queued)] for s, e in entries if e.queued},
             )
 
     def get(self, tx_hash: Hash32) -> Pooled | None:
@@ -517,10 +473,8 @@ class PoolLines:
         """Every sender's pending transactions in nonce order, plain and blob: what a block
         may take from the pool."""
         with self._lock:
-            self._follow_head()
-            out = {s: [e.pending[n] for n in sorted(e.pending)] for s, e in self._plain.items() if e.pending}
-            for sender, line in self._blobs.items():
-                out[sender] = list(line)
+            out = self.content().pending
+            out.update((sender, list(line)) for sender, line in self._blobs.items())
             return out
 
     def __len__(self) -> int:
@@ -605,20 +559,15 @@ class PoolLines:
             self._head = state.head
 
     def ordered(self, base_fee: int | None) -> list[Pooled]:
-        """The executable transactions in the order a block takes them: the sender whose next
-        transaction tips most goes first (the earlier arrival on a tie), each sender's in
-        nonce order. A sender's line stops at a fee cap below ``base_fee`` (geth's miner
-        leaves it for a later block)."""
+        """The executable transactions in a block's order: the best-tipping sender's next first
+        (the earlier arrival on a tie); a line stops at a fee cap below ``base_fee`` (geth's
+        miner leaves it for a later block)."""
         with self._lock:
             lines = self.executable()
             arrival = {h: i for i, h in enumerate(self._all)}
         heads: dict[Address, list[Pooled]] = {}
         for sender, line in lines.items():
-            payable = []
-            for pooled in line:
-                if base_fee is not None and pooled.fee_cap < base_fee:
-                    break
-                payable.append(pooled)
+            payable = list(takewhile(lambda p: base_fee is None or p.fee_cap >= base_fee, line))
             if payable:
                 heads[sender] = payable
         out: list[Pooled] = []
@@ -632,14 +581,11 @@ class PoolLines:
 
 
 class TxPool(PoolLines):
-    """Transactions waiting for a block, checked and kept as geth's pool keeps them (what the
-    pool holds, and how it follows its chain, is :class:`PoolLines`')."""
+    """Transactions waiting for a block, checked and kept by geth's rules."""
 
     def submit(self, raw: bytes) -> Hash32:
         """eth_sendRawTransaction: decode, check as geth's RPC and pool check, keep; the
         transaction's hash. Raises :class:`TransactionRejected` in geth's words."""
-        if not raw:
-            raise TransactionRejected("typed transaction too short")
         if len(raw) > MAX_BLOB_TX_SIZE + 4 * TX_SLOT_SIZE:
             # Far past any transaction either sub-pool could take: refused before decoding.
             raise TransactionRejected(f"oversized data: transaction size {len(raw)}, "
@@ -656,9 +602,8 @@ class TxPool(PoolLines):
 
     def add(self, tx: Transaction, *, sender: Address | None = None,
             sidecar: BlobSidecar | None = None) -> Hash32:
-        """A decoded transaction, checked and kept as :meth:`submit` does (eth_sendTransaction
-        on a dev chain). ``sender`` is for a sender the chain lets send without a signature
-        (an impersonated account): the signature is then not recovered."""
+        """A decoded transaction, checked and kept as :meth:`submit` does; ``sender``: an
+        impersonated account's, whose signature is not recovered."""
         with self._lock:
             self._follow_head()
             head = self.chain.head()
@@ -797,7 +742,7 @@ class TxPool(PoolLines):
                                       f"{len(sidecar.commitments)} commitments")
         verify_sidecar(sidecar)
 
-    def _check_funds(self, pooled: Pooled, account: AccountState, spent: int,
+    def _check_funds(self, pooled: Pooled, account: SenderAccount, spent: int,
                      previous: Pooled | None) -> None:
         """geth's ``ValidateTransactionWithState`` past the nonce: the transaction alone, then
         with what the sender's pending transactions may cost."""
@@ -824,7 +769,7 @@ class TxPool(PoolLines):
         return (new.fee_cap >= old.fee_cap * (100 + bump) // 100
                 and new.tip_cap >= old.tip_cap * (100 + bump) // 100)
 
-    def _delegated(self, address: Address, account: AccountState) -> bool:
+    def _delegated(self, address: Address, account: SenderAccount) -> bool:
         """Whether the sender's code is a delegation, or a pooled set-code transaction
         authorizes one for it (geth keeps such senders to one transaction in flight)."""
         if account.code:
@@ -893,8 +838,7 @@ class TxPool(PoolLines):
             self._drop(cheapest)
 
     def _add_blob(self, pooled: Pooled) -> None:
-        """geth's blob pool: no gaps (a gapped transaction waits in a small buffer when the
-        sender's nonce allows one), a limit per sender, replacement at twice the fees."""
+        """geth's blob pool (see the module docstring)."""
         sender, tx = pooled.sender, pooled.tx
         assert isinstance(tx, BlobTransaction)
         account = self.chain.account(sender)
@@ -951,8 +895,7 @@ class TxPool(PoolLines):
                                           f"< {had} queued + {bump}% replacement penalty")
 
     def _take_gapped(self, sender: Address) -> None:
-        """Gapped blob transactions whose turn has come join their sender's line; stale
-        ones go."""
+        """Gapped blob transactions whose turn has come join their sender's line; stale ones go."""
         waiting = sorted(self._gapped.pop(sender, []), key=lambda p: p.tx.nonce)
         kept: list[Pooled] = []
         for pooled in waiting:
@@ -983,7 +926,6 @@ def _authorities(tx: SetCodeTransaction) -> Iterable[Address]:
 __all__ = [
     "DEFAULT_LIMITS",
     "DEV_LIMITS",
-    "AccountState",
     "BackendChain",
     "BlobSidecar",
     "PoolChain",

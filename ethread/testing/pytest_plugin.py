@@ -1,38 +1,13 @@
-"""ethread's pytest plugin: a dev chain, a web3.py instance bound to it and funded accounts as
-fixtures, each test isolated by a snapshot taken before it and reverted after it (no chain is
-rebuilt), and assertion output that shows ethread's models with hex, not bytes.
-
-Installed with ethread (the ``pytest11`` entry point), so nothing needs registering:
-
-    def test_transfer(ethread_web3, ethread_accounts):
-        alice, bob = ethread_accounts[:2]
-        ethread_web3.eth.send_transaction({"from": alice.address, "to": bob.address, "value": 1})
-
-Fixtures:
-
-- ``ethread_chain``: a :class:`~ethread.devchain.DevChain` (Prague, the ten test-mnemonic
-  accounts with 1,000,000 ether each), shared by the session, rolled back after each test.
-- ``ethread_web3``: ``Web3(EthreadProvider(chain))`` with the first account as default sender.
-- ``ethread_accounts``: the dev accounts as eth-account ``LocalAccount`` objects.
-- ``ethread_session_chain``: the same chain without the rollback, for module- or
-  session-scoped setup (a contract deployed once for many tests).
-- ``ethread_chain_options``: keyword arguments for the chain; override it in a conftest.py
-  (session scope) to change the fork schedule, the number of accounts or their balance.
-
-Forking a live chain, as ``anvil --fork-url`` does: ``pytest --ethread-fork-url URL
-[--ethread-fork-block N] [--ethread-fork-cache DIR]`` (or ``fork_url``, ``fork_block`` and
-``fork_cache`` in ``ethread_chain_options``) makes the session's chain
-``DevChain.fork(URL, N, cache=DIR)``; with a block number and a cache directory, a second run
-reads from the node nothing the first read.
+"""ethread's pytest plugin (the ``pytest11`` entry point, so nothing needs registering): a dev
+chain, a web3.py instance bound to it and funded accounts as fixtures, each test isolated by a
+snapshot taken before it and reverted after it (no chain is rebuilt); ``--ethread-fork-url``
+(or ``fork_url`` in ``ethread_chain_options``) makes the chain a fork of a live one. A failed
+test's report gains the call trees of the transactions and calls that failed through ethread's
+web3 provider, and assertions show ethread's models field by field, with hex for bytes.
+docs/testing.md describes each fixture and option.
 
 Web3 is imported only by the fixtures that use it, so the plugin costs nothing to a test run
 that does not.
-
-When a transaction or call fails on a dev chain through ethread's web3 provider, a failed
-test's report gains a section with its call tree (revert reasons and the custom errors of the
-contracts the test made with ``ethread_web3.eth.contract(abi=...)`` decoded); ``console.log``
-lines of hardhat's console.sol print in the test's output (pytest shows them as captured
-stdout).
 """
 
 from __future__ import annotations
@@ -71,8 +46,7 @@ def ethread_chain_options() -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def ethread_session_chain(request: pytest.FixtureRequest,
                           ethread_chain_options: dict[str, Any]) -> DevChain:
-    """The session's dev chain, in memory, not rolled back between tests (a fork of a live
-    chain when asked: see the module's notes)."""
+    """The session's dev chain, in memory, not rolled back between tests (a fork when asked)."""
     from ..backends.memory import MemoryBackend
     from ..devchain import DevChain
 

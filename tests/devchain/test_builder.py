@@ -24,6 +24,7 @@ from ethread.models import (
 )
 from ethread.rlpcodec.transactions import signing_hash
 from tests.support.chain_reads import blocks_of, raw_block, receipts_of
+from tests.support.contracts import decode_env, load_calldata
 
 MERGE, SHANGHAI, CANCUN, PRAGUE = 36, 39, 42, 45  # RPC_COMPAT_FORKS with 10-second blocks
 
@@ -234,10 +235,10 @@ def test_storage_and_environment_are_readable(demo: Demo) -> None:
     assert demo.env_echo is not None
     assert [chain.storage(demo.storage, slot) for slot in range(7)] == [1, 20, 3, 4, 5, 6, 7]
     assert chain.storage(demo.storage, 1, at=23) == 2  # before block 24 rewrote it
-    loaded = chain.call(demo.storage, contracts.load_calldata(6)).output
+    loaded = chain.call(demo.storage, load_calldata(6)).output
     assert int.from_bytes(loaded, "big") == 7
     sender = chain.accounts[1].address
-    env = contracts.decode_env(chain.call(demo.env_echo, sender=sender, at=CANCUN).output)
+    env = decode_env(chain.call(demo.env_echo, sender=sender, at=CANCUN).output)
     header = chain.block(CANCUN).header
     assert env["NUMBER"] == CANCUN and env["TIMESTAMP"] == header.timestamp
     assert env["CHAINID"] == chain.chain_id

@@ -29,16 +29,15 @@ from ethread.devchain.contracts import (
     USER_ERROR,
     AssemblyError,
     assemble,
-    decode_env,
     env_echo_code,
     error_data,
     initcode,
-    load_calldata,
     log_calldata,
     panic_data,
     store_bytes,
     store_calldata,
 )
+from tests.support.contracts import decode_env, load_calldata
 
 # the assembler
 

@@ -11,6 +11,7 @@ import ethread
 from ethread.backends.memory import MemoryBackend
 from ethread.devchain import PRAGUE_FORKS, DevChain, DevChainError, ForkSchedule, contracts
 from ethread.devchain.core import CallOutcome
+from tests.support.contracts import load_calldata
 
 
 def test_reopening_a_store_continues_the_chain() -> None:
@@ -69,16 +70,16 @@ def test_a_call_is_run_and_forgotten_and_follows_a_delegation(chain: DevChain) -
     chain.mine()
     chain.send(a, store, data=contracts.store_calldata({1: 5}))
     chain.mine()
-    read = chain.call(store, contracts.load_calldata(1))
+    read = chain.call(store, load_calldata(1))
     assert read == CallOutcome(output=(5).to_bytes(32, "big"), success=True, gas_used=read.gas_used)
     assert read.gas_used > 0
     written = chain.call(store, contracts.store_calldata({1: 6}), sender=a.address)
     assert written.success and chain.storage(store, 1) == 5  # the call's write is forgotten
-    assert chain.call(store, contracts.load_calldata(1), at=1).output == bytes(32)
+    assert chain.call(store, load_calldata(1), at=1).output == bytes(32)
     chain.send(b, b.address, kind="set-code", delegations=[(b, store)])
     chain.mine()
     assert chain.code(b.address) == b"\xef\x01\x00" + store
-    assert chain.call(b.address, contracts.load_calldata(1)).output == bytes(32)  # b's storage
+    assert chain.call(b.address, load_calldata(1)).output == bytes(32)  # b's storage
 
 
 def test_accounts_the_receipt_of_nothing_and_the_next_blocks_fields() -> None:

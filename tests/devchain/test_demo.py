@@ -21,6 +21,7 @@ from ethread.models import (
     SetCodeTransaction,
 )
 from tests.support.chain_reads import receipts_of
+from tests.support.contracts import load_calldata
 
 TYPED_KEYS = {"chainId", "accessList", "yParity", "v", "r", "s"}
 FEE_KEYS = {"maxFeePerGas", "maxPriorityFeePerGas"}
@@ -144,12 +145,12 @@ def test_calls_on_a_reused_state_see_no_other_call(demo: tuple[ethread.MemoryBac
     backend, info = demo
     rich = info.chain.accounts[1].address
     sequence = [
-        CallRequest(to=info.storage, data=contracts.load_calldata(0)),
+        CallRequest(to=info.storage, data=load_calldata(0)),
         CallRequest(to=info.storage, data=contracts.store_calldata({0: 99, 1: 98})),
-        CallRequest(to=info.storage, data=contracts.load_calldata(0)),
-        CallRequest(sender=rich, to=info.storage, value=10**18, data=contracts.load_calldata(1)),
+        CallRequest(to=info.storage, data=load_calldata(0)),
+        CallRequest(sender=rich, to=info.storage, value=10**18, data=load_calldata(1)),
         CallRequest(to=info.reverter, data=b"\x00"),
-        CallRequest(to=info.storage, data=contracts.load_calldata(1)),
+        CallRequest(to=info.storage, data=load_calldata(1)),
     ]
 
     def outcomes(states: CallStates | None) -> list[object]:

@@ -54,6 +54,7 @@ from ethread.devchain import DevChain, contracts
 from ethread.devchain.builder import GWEI, PRAGUE_FORKS, Fees
 from ethread.methods.estimate import ERROR_RATIO
 from tests.support.anvil import Peer, replaying_peer
+from tests.support.contracts import load_calldata
 from tests.support.rpc_cases import answer_of
 
 pytestmark = pytest.mark.anvil
@@ -192,8 +193,8 @@ def _calls(chains: Chains) -> dict[str, dict[str, Any]]:
     a = chains.chain.accounts
     storage, reverter = "0x" + chains.storage.hex(), "0x" + chains.reverter.hex()
     return {
-        "load a slot written twice": {"to": storage, "input": "0x" + contracts.load_calldata(12).hex()},
-        "load the access-listed slot": {"to": storage, "input": "0x" + contracts.load_calldata(3).hex()},
+        "load a slot written twice": {"to": storage, "input": "0x" + load_calldata(12).hex()},
+        "load the access-listed slot": {"to": storage, "input": "0x" + load_calldata(3).hex()},
         "store": {"from": "0x" + a[1].address.hex(), "to": storage,
                   "input": "0x" + contracts.store_calldata({1: 2}).hex()},
         "emit a log": {"to": "0x" + chains.log_emitter.hex(),

@@ -3,12 +3,12 @@
 // anvil's accounts, its anvil_*/evm_* controls. Prints one JSON line of what it saw, for the
 // Python side to check against the chain; exits 1 naming each check that failed.
 // Usage: node node_test_client.mjs <http url>
-import { readFileSync } from 'node:fs';
 import {
   createPublicClient, createTestClient, createWalletClient, http, parseEther, webSocket,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
+import { TOKEN as token, checks, same } from './checks.mjs';
 
 const [url] = process.argv.slice(2);
 const chain = { ...foundry, rpcUrls: { default: { http: [url] } } };
@@ -18,16 +18,8 @@ const test = createTestClient({ chain, mode: 'anvil', transport });
 const client = createPublicClient({ chain, transport, cacheTime: 0 });
 const first = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80');
 const wallet = createWalletClient({ account: first, chain, transport });
-const token = JSON.parse(readFileSync(new URL('../contracts/Token.json', import.meta.url))).contracts.Token;
-
-let failures = 0;
-function check(ok, what) {
-  if (!ok) {
-    failures += 1;
-    console.error(`FAILED: ${what}`);
-  }
-}
-const same = (a, b) => a.toLowerCase() === b.toLowerCase();
+const run = checks(console.error); // (stdout carries the JSON line)
+const { check } = run;
 const seen = {};
 
 check(await client.getChainId() === 31337, 'chain id 31337');
@@ -134,4 +126,4 @@ await ws.transport.getRpcClient().then((c) => c.close());
 
 seen.head = Number(await client.getBlockNumber());
 console.log(JSON.stringify(seen));
-if (failures) process.exit(1);
+if (run.failures) process.exit(1);

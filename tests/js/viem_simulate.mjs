@@ -1,23 +1,17 @@
 // viem's simulateBlocks and simulateCalls against a live ethread server (run by
 // tests/clients/test_viem.py): a dev chain holding the ERC-20 of tests/contracts/Token.sol.
 // Usage: node viem_simulate.mjs <http url> <json: {token, holder, recipient}>
-import { readFileSync } from 'node:fs';
 import { createPublicClient, decodeEventLog, http, parseEther } from 'viem';
+import { TOKEN, checks, same } from './checks.mjs';
 
 const [url, infoText] = process.argv.slice(2);
 const { token, holder, recipient } = JSON.parse(infoText);
-const abi = JSON.parse(readFileSync(new URL('../contracts/Token.json', import.meta.url))).contracts.Token.abi;
+const { abi } = TOKEN;
 const client = createPublicClient({ transport: http(url) });
 const ETH = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
 
-let failures = 0;
-function check(ok, what) {
-  if (!ok) {
-    failures += 1;
-    console.log(`FAILED: ${what}`);
-  }
-}
-const same = (a, b) => a.toLowerCase() === b.toLowerCase();
+const run = checks(console.log);
+const { check } = run;
 
 // One block, three calls: a transfer, a read that sees it, a transfer the sender cannot pay.
 const [block] = await client.simulateBlocks({
@@ -68,8 +62,8 @@ check(results[0].status === 'success', 'simulateCalls runs the transfer');
 const change = assetChanges.find((c) => same(c.token.address, token));
 check(change !== undefined && change.value.diff === -250n, `asset change of the token (${change?.value?.diff})`);
 
-if (failures) {
-  console.log(`${failures} viem checks failed`);
+if (run.failures) {
+  console.log(`${run.failures} viem checks failed`);
   process.exit(1);
 }
 console.log('all viem checks passed');

@@ -29,6 +29,7 @@ from ethread.simulation import (
     SimulatedBlockOverrides,
     SimulateOptions,
 )
+from tests.support.contracts import load_calldata
 from tests.support.paths import conformance_dir
 from tests.support.plain_simulate import plain_simulation
 from tests.support.rpc_cases import Exchange, first_difference, is_speconly, read_case, shape_difference
@@ -440,7 +441,7 @@ def test_a_forked_chain_through_both_paths() -> None:
             {"from": sender, "to": "0x" + demo.storage.hex(),
              "data": "0x" + contracts.store_calldata({0: 7, 3: 0, 9: 1}).hex()},
             {"from": sender, "to": "0x" + demo.storage.hex(),
-             "data": "0x" + contracts.load_calldata(1).hex()},
+             "data": "0x" + load_calldata(1).hex()},
             {"from": sender, "to": "0x" + demo.log_emitter.hex(),
              "data": "0x" + contracts.log_calldata([b"\x01" * 32], b"hi").hex()},
             {"from": sender, "to": "0x" + "42" * 20, "value": "0x1"},

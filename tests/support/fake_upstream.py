@@ -12,11 +12,10 @@ import json
 import socket
 import threading
 import time
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
-from tests.support.loopback_server import LoopbackServer, QuietHandler
+from tests.support.loopback_server import LoopbackServer, QuietHandler, methods_of, post_json
 
 
 class FakeUpstream(LoopbackServer):
@@ -48,15 +47,9 @@ class FakeUpstream(LoopbackServer):
                     return
                 if mode == "sleep":
                     upstream._stopped.wait(upstream.pause)
-                forward = urllib.request.Request(upstream.target, body,
-                                                 {"Content-Type": "application/json"})
-                with urllib.request.urlopen(forward, timeout=60) as response:
-                    payload = response.read()
+                payload = post_json(upstream.target, body)
                 try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
+                    self.start_json(len(payload))
                     if mode == "drip":
                         upstream._drip(self.connection, payload)
                     else:
@@ -67,10 +60,9 @@ class FakeUpstream(LoopbackServer):
         super().__init__(Handler)
 
     def _note(self, request: Any) -> None:
-        entries = request if isinstance(request, list) else [request]
         with self._lock:
             self.requests += 1
-            self.methods.extend(str(e.get("method")) for e in entries if isinstance(e, dict))
+            self.methods.extend(methods_of(request))
 
     def _drip(self, connection: socket.socket, data: bytes) -> None:
         for index in range(len(data)):

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import threading
-import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from tests.support.loopback_server import LoopbackServer, QuietHandler
+from tests.support.loopback_server import LoopbackServer, QuietHandler, methods_of, post_json
 
 Alter = Callable[[dict[str, Any], dict[str, Any]], None]
 """Changes one answer entry in place, given the request entry it answers."""
@@ -44,17 +43,11 @@ class CountingProxy(LoopbackServer):
                 proxy._note(json.loads(body))
                 if proxy.rewrite is not None:
                     body = proxy._rewritten(json.loads(body))
-                forward = urllib.request.Request(proxy.target, body,
-                                                 {"Content-Type": "application/json"})
-                with urllib.request.urlopen(forward, timeout=60) as response:
-                    payload = response.read()
+                payload = post_json(proxy.target, body)
                 if proxy.alter is not None:
                     payload = proxy._altered(json.loads(body), json.loads(payload))
                 try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
+                    self.start_json(len(payload))
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # (the client left: a node being stopped)
@@ -62,10 +55,9 @@ class CountingProxy(LoopbackServer):
         super().__init__(Handler)
 
     def _note(self, request: Any) -> None:
-        entries = request if isinstance(request, list) else [request]
         with self._lock:
             self.requests += 1
-            self.calls.update(str(e.get("method")) for e in entries if isinstance(e, dict))
+            self.calls.update(methods_of(request))
 
     def _rewritten(self, request: Any) -> bytes:
         assert self.rewrite is not None

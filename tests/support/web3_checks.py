@@ -11,6 +11,7 @@ from web3.exceptions import ContractLogicError
 
 from ethread.devchain import contracts
 from ethread.devchain.demo import Demo
+from tests.support.contracts import load_calldata
 
 
 def execution_checks(w3: Web3, demo: Demo) -> None:
@@ -30,5 +31,5 @@ def execution_checks(w3: Web3, demo: Demo) -> None:
         w3.eth.estimate_gas({"to": Web3.to_checksum_address(reverter), "data": contracts.ERROR_CALL})
     slot, value = "0x" + (5).to_bytes(32, "big").hex(), "0x" + (99).to_bytes(32, "big").hex()
     override: Any = {storage: {"stateDiff": {slot: value}}}
-    answer = w3.eth.call({"to": storage, "data": contracts.load_calldata(5)}, "latest", override)
+    answer = w3.eth.call({"to": storage, "data": load_calldata(5)}, "latest", override)
     assert int.from_bytes(answer, "big") == 99

@@ -162,28 +162,57 @@ def geth_fixture_data(suite_chain: FixtureChain) -> dict[str, Any]:
     return suite_chain.data
 
 
-@pytest.fixture
-def math_contract_deploy_txn_hash(geth_fixture_data: dict[str, Any]) -> Any:
-    return geth_fixture_data["math_deploy_txn_hash"]
+def _datum(key: str) -> Any:
+    """A fixture of one value of the prepared chain's data (under web3.py's fixture names)."""
+
+    @pytest.fixture
+    def datum(geth_fixture_data: dict[str, Any]) -> Any:
+        return geth_fixture_data[key]
+
+    return datum
 
 
-def _contract(w3: Web3, contract_data: dict[str, Any], address: str) -> Any:
-    return w3.eth.contract(address=address, **contract_data)
+def _block(key: str) -> Any:
+    """A fixture of the block whose hash the prepared chain's data holds under ``key``."""
+
+    @pytest.fixture
+    def block(w3: Web3, geth_fixture_data: dict[str, Any]) -> Any:
+        return w3.eth.get_block(geth_fixture_data[key])
+
+    return block
 
 
-@pytest.fixture
-def math_contract(w3: Web3, geth_fixture_data: dict[str, Any]) -> Any:
-    return _contract(w3, MATH_CONTRACT_DATA, geth_fixture_data["math_address"])
+def _contract(contract_data: dict[str, Any], key: str) -> Any:
+    """A fixture of the contract deployed at the address the data holds under ``key``."""
+
+    @pytest.fixture
+    def contract(w3: Web3, geth_fixture_data: dict[str, Any]) -> Any:
+        return w3.eth.contract(address=geth_fixture_data[key], **contract_data)
+
+    return contract
+
+
+math_contract_deploy_txn_hash = _datum("math_deploy_txn_hash")
+keyfile_account_pkey = _datum("keyfile_account_pkey")
+keyfile_account_address = _datum("keyfile_account_address")
+mined_txn_hash = _datum("mined_txn_hash")
+txn_hash_with_log = _datum("txn_hash_with_log")
+block_hash_revert_no_msg = _datum("block_hash_revert_no_msg")
+block_hash_revert_with_msg = _datum("block_hash_revert_with_msg")
+empty_block = _block("empty_block_hash")
+block_with_txn = _block("block_with_txn_hash")
+block_with_txn_with_log = _block("block_hash_with_log")
+math_contract = _contract(MATH_CONTRACT_DATA, "math_address")
+emitter_contract = _contract(EMITTER_CONTRACT_DATA, "emitter_address")
+revert_contract = _contract(REVERT_CONTRACT_DATA, "revert_address")
+offchain_lookup_contract = _contract(OFFCHAIN_LOOKUP_DATA, "offchain_lookup_address")
+panic_errors_contract = _contract(PANIC_ERRORS_CONTRACT_DATA, "panic_errors_contract_address")
+storage_contract = _contract(STORAGE_CONTRACT_DATA, "storage_contract_address")
 
 
 @pytest.fixture
 def math_contract_address(math_contract: Any, address_conversion_func: Callable[[str], Any]) -> Any:
     return address_conversion_func(math_contract.address)
-
-
-@pytest.fixture
-def emitter_contract(w3: Web3, geth_fixture_data: dict[str, Any]) -> Any:
-    return _contract(w3, EMITTER_CONTRACT_DATA, geth_fixture_data["emitter_address"])
 
 
 @pytest.fixture
@@ -193,71 +222,5 @@ def emitter_contract_address(emitter_contract: Any,
 
 
 @pytest.fixture
-def revert_contract(w3: Web3, geth_fixture_data: dict[str, Any]) -> Any:
-    return _contract(w3, REVERT_CONTRACT_DATA, geth_fixture_data["revert_address"])
-
-
-@pytest.fixture
-def offchain_lookup_contract(w3: Web3, geth_fixture_data: dict[str, Any]) -> Any:
-    return _contract(w3, OFFCHAIN_LOOKUP_DATA, geth_fixture_data["offchain_lookup_address"])
-
-
-@pytest.fixture
-def panic_errors_contract(w3: Web3, geth_fixture_data: dict[str, Any]) -> Any:
-    return _contract(w3, PANIC_ERRORS_CONTRACT_DATA,
-                     geth_fixture_data["panic_errors_contract_address"])
-
-
-@pytest.fixture
-def storage_contract(w3: Web3, geth_fixture_data: dict[str, Any]) -> Any:
-    return _contract(w3, STORAGE_CONTRACT_DATA, geth_fixture_data["storage_contract_address"])
-
-
-@pytest.fixture
-def keyfile_account_pkey(geth_fixture_data: dict[str, Any]) -> str:
-    return geth_fixture_data["keyfile_account_pkey"]  # type: ignore[no-any-return]
-
-
-@pytest.fixture
-def keyfile_account_address(geth_fixture_data: dict[str, Any]) -> str:
-    return geth_fixture_data["keyfile_account_address"]  # type: ignore[no-any-return]
-
-
-@pytest.fixture
 def keyfile_account_address_dual_type(keyfile_account_address: str) -> str:
     return keyfile_account_address
-
-
-@pytest.fixture
-def empty_block(w3: Web3, geth_fixture_data: dict[str, Any]) -> Any:
-    return w3.eth.get_block(geth_fixture_data["empty_block_hash"])
-
-
-@pytest.fixture
-def block_with_txn(w3: Web3, geth_fixture_data: dict[str, Any]) -> Any:
-    return w3.eth.get_block(geth_fixture_data["block_with_txn_hash"])
-
-
-@pytest.fixture
-def mined_txn_hash(geth_fixture_data: dict[str, Any]) -> Any:
-    return geth_fixture_data["mined_txn_hash"]
-
-
-@pytest.fixture
-def block_with_txn_with_log(w3: Web3, geth_fixture_data: dict[str, Any]) -> Any:
-    return w3.eth.get_block(geth_fixture_data["block_hash_with_log"])
-
-
-@pytest.fixture
-def txn_hash_with_log(geth_fixture_data: dict[str, Any]) -> Any:
-    return geth_fixture_data["txn_hash_with_log"]
-
-
-@pytest.fixture
-def block_hash_revert_no_msg(geth_fixture_data: dict[str, Any]) -> Any:
-    return geth_fixture_data["block_hash_revert_no_msg"]
-
-
-@pytest.fixture
-def block_hash_revert_with_msg(geth_fixture_data: dict[str, Any]) -> Any:
-    return geth_fixture_data["block_hash_revert_with_msg"]

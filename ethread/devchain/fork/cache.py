@@ -1,10 +1,6 @@
-"""Where a fork keeps what it fetched: accounts, storage slots and code of the forked block,
-already checked against its state root. In memory, or in an LMDB file that later forks of the
-same chain and block read again (``ethread serve --fork-url`` run after run, a test session
-after another).
-
-Keys start with the chain id and the block number (8 bytes each), so one file holds any
-number of chains and blocks:
+"""Where a fork keeps what it fetched and checked of the forked block: in memory, or in an
+LMDB file that later forks of the same chain and block read again. Keys start with the chain
+id and the block number (8 bytes each), so one file holds any number of chains and blocks:
 
 - ``a`` + address: the account's RLP ``[nonce, balance, storage root, code hash]``, or empty
   for an account that does not exist;
@@ -43,11 +39,9 @@ class MemoryCache:
         self._lock = threading.Lock()
 
     def get(self, key: bytes) -> bytes | None:
-        """The value stored under ``key``, or None if none is."""
         return self._items.get(key)
 
     def put_many(self, items: Mapping[bytes, bytes]) -> None:
-        """Store every key and value of ``items``."""
         with self._lock:
             self._items.update(items)
 
@@ -69,13 +63,11 @@ class LMDBCache:
         self._env: Any = lmdb.open(str(path), map_size=map_size, subdir=True, max_dbs=0)
 
     def get(self, key: bytes) -> bytes | None:
-        """The value stored under ``key`` (read in a transaction of its own), or None."""
         with self._env.begin(buffers=False) as txn:
             value = txn.get(key)
         return None if value is None else bytes(value)
 
     def put_many(self, items: Mapping[bytes, bytes]) -> None:
-        """Store every key and value of ``items`` in one write transaction."""
         if not items:
             return
         with self._env.begin(write=True) as txn:

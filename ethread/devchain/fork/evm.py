@@ -1,18 +1,14 @@
 """py-evm on a forked chain: an account database that reads what the chain has not written
-from the forked block (:mod:`.overlay`), and the chain config whose VMs use it, so that every
-part of ethread that builds a VM from the chain's config (the dev chain's blocks, eth_call,
-gas estimation, tracing) sees the forked state.
-
-The fallback sits under py-evm's journals, where only the values a transaction leaves reach
-(a reverted write never does): an account or slot the local trie does not hold, and that no
-block (nor this state, so far) has written, is the forked block's. Whatever account database
-a VM's state uses (py-evm's, or the lean one eth_call runs on) gets the fallback mixed in.
+from the forked block (:mod:`.overlay`), and the chain config whose VMs use it, so that
+everything building a VM from the config (blocks, eth_call, gas estimation, tracing) sees
+the forked state. The fallback sits under py-evm's journals, which a reverted write never
+passes, and is mixed into whatever account database a state uses (py-evm's or eth_call's).
 """
 
 from __future__ import annotations
 
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import rlp
@@ -24,7 +20,7 @@ from eth.db.storage import AccountStorageDB, StorageLookup
 from eth_typing import Address as EvmAddress
 from eth_typing import Hash32 as EvmHash
 
-from ...forks import ChainConfig
+from ...forks import KNOWN_NETWORKS, NETWORK_BY_CHAIN_ID, ChainConfig
 from ...models import Address, Hash32
 from .overlay import ForkOverlay
 from .source import BLANK_ROOT
@@ -230,15 +226,11 @@ class ForkChainConfig(ChainConfig):
 def fork_chain_config(chain_id: int, schedule: Any, overlay: ForkOverlay) -> ForkChainConfig:
     """The config of a chain forked from chain ``chain_id``: a public network's schedule when
     ethread knows the id, else ``schedule`` (a :class:`~ethread.devchain.ForkSchedule`)."""
-    from dataclasses import fields as dataclass_fields
-
-    from ...forks import KNOWN_NETWORKS, NETWORK_BY_CHAIN_ID
-
     name = NETWORK_BY_CHAIN_ID.get(chain_id)
     document = (dict(KNOWN_NETWORKS[name]) if name is not None
                 else schedule.genesis_config(chain_id))
     base = ChainConfig.from_genesis_config(document)
-    values = {item.name: getattr(base, item.name) for item in dataclass_fields(base)
+    values = {item.name: getattr(base, item.name) for item in fields(base)
               if item.init}
     return ForkChainConfig(**values, overlay=overlay)
 

@@ -1,17 +1,12 @@
 """The forked node's chain at and below the fork block: blocks, transactions, receipts,
-uncles and logs answered as the node answers them (anvil does the same), each answer checked
-to belong to the chain the fork continues, and kept in the fork's cache.
+uncles and logs answered as the node answers them (as anvil does), each answer checked to
+belong to the chain the fork continues, and kept in the fork's cache.
 
-The check: the chain's hash at every height is learnt by walking parent hashes down from the
-fork block (each header fetched once, hashed, and kept; a second run reads them back), and an
-answer is believed only if the block it names or holds has the hash at its height. A node
-that answers a block of another chain (a reorganisation below the fork block, a proxy that
-mixes nodes) is refused with an error naming the block.
-
-What is kept, under the chain id and fork block: each answer, as JSON, under the request
-(``r`` + method and parameters), once checked; and each height's hash and parent hash once
-learnt (``v`` + number). The same request on a later run is answered from the cache without
-the node.
+The chain's hash at every height is learnt by walking parent hashes down from the fork block,
+and an answer is believed only if the block it names or holds has the hash at its height (a
+block of another chain, from a reorganisation or a proxy mixing nodes, is refused by name).
+Kept under the chain id and fork block: each checked answer as JSON under ``r`` + method and
+parameters, each height's hash and parent hash under ``v`` + number.
 """
 
 from __future__ import annotations
@@ -61,10 +56,8 @@ class ForkHistory:
             return self._hashes[number]
 
     def _walk(self, down_to: int) -> None:
-        """Learn the hashes from below the lowest known one down to ``down_to``. A height
-        learnt on an earlier run is kept as its hash and parent hash (64 bytes); others are
-        read from the headers the fork kept (the 256 before the fork block) or asked of the
-        node, and hashed."""
+        """Learn the hashes from below the lowest known one down to ``down_to``: from an
+        earlier run's hash and parent hash, else from a kept or fetched header, hashed."""
         numbers = list(range(self._lowest - 1, down_to - 1, -1))
         cache = self.source.cache
         learnt = {n: cache.get(self._prefix + b"v" + n.to_bytes(8, "big")) for n in numbers}
@@ -178,14 +171,10 @@ class ForkHistory:
         def check(receipts: Any) -> Any:
             if not isinstance(receipts, list):
                 raise RemoteError(f"the forked node does not hold the receipts of block {number}")
-            expected = self.canonical_hash(number)
             for receipt in receipts:
                 got = _hex_bytes(receipt.get("blockHash") if isinstance(receipt, dict) else None,
                                  "block hash")
-                if got != expected:
-                    raise RemoteError(f"the forked node answered receipts of block {number} "
-                                      f"(0x{got.hex()}), which is not in the chain of the fork "
-                                      f"block {self.fork_number}")
+                self._check_block_hash(number, got, "receipts")
             return receipts
 
         return self._ask("eth_getBlockReceipts", [hex(number)], check)
@@ -212,17 +201,13 @@ class ForkHistory:
     def transaction(self, tx_hash: Hash32) -> Any:
         """eth_getTransactionByHash: the node's answer when the transaction is in the fork's
         chain, else None."""
-        def check(tx: Any) -> Any:
-            return tx if self._in_chain(tx, "a transaction") else None
-
-        return self._ask("eth_getTransactionByHash", ["0x" + tx_hash.hex()], check)
+        return self._ask("eth_getTransactionByHash", ["0x" + tx_hash.hex()],
+                         lambda tx: tx if self._in_chain(tx, "a transaction") else None)
 
     def receipt(self, tx_hash: Hash32) -> Any:
         """eth_getTransactionReceipt, as :meth:`transaction`."""
-        def check(receipt: Any) -> Any:
-            return receipt if self._in_chain(receipt, "a receipt") else None
-
-        return self._ask("eth_getTransactionReceipt", ["0x" + tx_hash.hex()], check)
+        return self._ask("eth_getTransactionReceipt", ["0x" + tx_hash.hex()],
+                         lambda receipt: receipt if self._in_chain(receipt, "a receipt") else None)
 
     def raw_transaction(self, tx_hash: Hash32) -> Any:
         """eth_getRawTransactionByHash ("0x" when the fork's chain does not hold it)."""

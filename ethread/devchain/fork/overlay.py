@@ -1,18 +1,14 @@
 """A forked chain's state: its own trie for what it wrote, the forked block's for the rest.
 
-A dev chain forked at remote block N starts with an empty state trie of its own. Every
-account and storage slot its blocks write (with the value the block leaves, a deletion
-included) goes into its trie as in any chain; anything it has not written is read from block
-N, through :class:`~.source.ForkSource`. So a local block's state root commits to what the
-chain wrote since the fork, not to the remote chain's whole state (anvil's forks do not give
-the remote chain's roots either); block N keeps the remote header and its hash, so the first
-local block's parent hash is the remote block's.
+A dev chain forked at remote block N starts with an empty state trie of its own, into which
+its blocks write (deletions included) as in any chain; what it has not written is read from
+block N through :class:`~.source.ForkSource`. So a local state root commits to what the chain
+wrote since the fork, not to the remote chain's whole state (nor do anvil's forks); block N
+keeps the remote header, so the first local block's parent hash is the remote block's.
 
-Whether the local trie is the word on an account or a slot depends on the block read: it is
-from the first block that wrote it on (before that block, the forked value stands). The
-overlay keeps, for each account and slot, the first block that wrote it, and for each account
-whose storage was wiped (a self-destruct or a creation over it) the first block that did;
-a revert to a snapshot forgets what the dropped blocks wrote.
+The local trie is the word on an account or slot from the first block that wrote it (or, for
+a slot, wiped its account's storage) on; the overlay keeps that block for each, and a revert
+to a snapshot forgets what the dropped blocks wrote.
 """
 
 from __future__ import annotations
@@ -91,18 +87,15 @@ class ForkOverlay:
             firsts.append(wiped)
         return any(at is None or first <= at for first in firsts)
 
-    # -- the forked block's values ----------------------------------------------------------
+    # -- the forked block's values, checked (methods.state.StateOverlay names them) ---------
 
     def remote_account(self, address: Address) -> RemoteAccount | None:
-        """``address`` at the forked block (None where it does not exist there), checked."""
         return self.source.account(address)
 
     def remote_slot(self, address: Address, slot: int) -> int:
-        """A storage slot of ``address`` at the forked block, checked."""
         return self.source.storage(address, slot)
 
     def remote_code(self, code_hash: Hash32) -> bytes | None:
-        """Code the source has fetched, by its hash (None if it has not)."""
         return self.source.code(code_hash)
 
     # -- recording what blocks write --------------------------------------------------------

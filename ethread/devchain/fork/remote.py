@@ -1,21 +1,15 @@
-"""JSON-RPC to the node a dev chain forks: batched requests, a bounded number in flight, and
-retries with backoff for what may pass (a connection refused or reset, HTTP 429 and 5xx). An
-answer that is an error object is the node's word and is not retried.
+"""JSON-RPC to the node a dev chain forks (``http://`` and ``https://`` only): batched
+requests, a bounded number in flight, retries with backoff for what may pass (a connection
+refused or reset, HTTP 429 and 5xx; an error object is the node's word, not retried).
 
-Every exchange with the node has one wall-clock deadline, its retries included
-(:attr:`RemoteLimits.timeout`): a node that answers slowly, or drips its answer a byte at a
-time, is cut off when it passes (a watchdog shuts the socket down, which a per-read timeout
-alone would not do). Inside an execution (an eth_call, a trace) the execution's own time limit
-bounds it too, and a cancelled request stops waiting; the node calls one execution may cause
-are bounded (:attr:`RemoteLimits.max_calls_per_execution`), so that a cheap call cannot turn
-into thousands of requests to the node.
-
-A read never waits for the network on a server's event loop: work tried there under a budget
-(:func:`ethread.evm.time_limit.budget`) hands back with
-:class:`~ethread.evm.time_limit.BudgetSpent` before its first request, and runs again in a
-thread.
-
-Only ``http://`` and ``https://`` URLs are taken; nothing is sent anywhere else.
+Every exchange has one wall-clock deadline, retries included (:attr:`RemoteLimits.timeout`):
+a node that answers slowly, or drips its answer, is cut off when it passes (a watchdog shuts
+the socket down, which a per-read timeout alone would not do). Inside an execution the
+execution's own time limit bounds it too, a cancelled request stops waiting, and the calls
+one execution may cause are bounded (:attr:`RemoteLimits.max_calls_per_execution`). Work
+tried on a server's event loop under a budget (:func:`ethread.evm.time_limit.budget`) hands
+back with :class:`~ethread.evm.time_limit.BudgetSpent` before its first request, to run again
+in a thread: a read never waits for the network on the loop.
 """
 
 from __future__ import annotations
@@ -210,11 +204,8 @@ class RemoteNode:
         try:
             if len(chunks) == 1:
                 return self._send(chunks[0], deadline, token)
-            pool = self._executor()
-            results: list[Any] = []
-            for answers in pool.map(lambda chunk: self._send(chunk, deadline, token), chunks):
-                results.extend(answers)
-            return results
+            answered = self._executor().map(lambda chunk: self._send(chunk, deadline, token), chunks)
+            return [result for answers in answered for result in answers]
         except RemoteError:
             if limit is not None and limit.deadline.expired():
                 raise ExecutionAborted(limit.timeout) from None

@@ -179,11 +179,6 @@ class ForkSource:
             child = header
         return headers
 
-    @property
-    def origin(self) -> ForkPoint:
-        """The forked block, its chain and the node's URL."""
-        return self.point
-
     # -- accounts ---------------------------------------------------------------------------
 
     def account(self, address: Address) -> RemoteAccount | None:
@@ -205,7 +200,7 @@ class ForkSource:
                                         for a in missing])
             fresh: dict[bytes, bytes] = {}
             for address, proof in zip(missing, proofs, strict=True):
-                encoded = self._proven_account(address, proof)
+                encoded = _proven_account(address, proof, self.point.state_root, self.point.number)
                 fresh[self._prefix + b"a" + address] = encoded
                 found[address] = _decode_account(encoded)
             self._count(len(missing))
@@ -215,50 +210,19 @@ class ForkSource:
         self._fetch_code(list(found.items()))
         return found
 
-    def _proven_account(self, address: Address, proof: Any) -> bytes:
-        if not isinstance(proof, dict) or not isinstance(proof.get("accountProof"), list):
-            raise RemoteError(f"the forked node's eth_getProof of 0x{address.hex()} is not a "
-                              "proof")
-        nodes = [_hex_bytes(node, "proof node") for node in proof["accountProof"]]
-        try:
-            encoded = prove_value(self.point.state_root, keccak(address), nodes)
-        except ProofError as exc:
-            raise RemoteError(f"the forked node's proof of 0x{address.hex()} does not hold "
-                              f"against block {self.point.number}'s state root: {exc}") from None
-        check_claims(address, proof, _decode_account(encoded), self.point.number)
-        return encoded
-
     def proof(self, address: Address, keys: Sequence[bytes], number: int,
               state_root: Hash32) -> dict[str, Any]:
         """The node's eth_getProof answer at its block ``number`` (the forked block or one
         before it, whose state root the chain holds), checked: the account against
         ``state_root``, each slot against the account's storage root, and every value the
         answer claims against what its proof holds. Not kept (an answer, not state)."""
-        answer = self.remote.call("eth_getProof", ["0x" + address.hex(),
-                                                   ["0x" + key.hex() for key in keys], hex(number)])
+        answer: dict[str, Any] = self.remote.call(  # (checked to be one by _proven_account)
+            "eth_getProof", ["0x" + address.hex(), ["0x" + key.hex() for key in keys], hex(number)])
         self._count(1)
-        if not isinstance(answer, dict) or not isinstance(answer.get("accountProof"), list):
-            raise RemoteError(f"the forked node's eth_getProof of 0x{address.hex()} is not a proof")
-        nodes = [_hex_bytes(node, "proof node") for node in answer["accountProof"]]
-        try:
-            account = _decode_account(prove_value(state_root, keccak(address), nodes))
-        except ProofError as exc:
-            raise RemoteError(f"the forked node's proof of 0x{address.hex()} does not hold "
-                              f"against block {number}'s state root: {exc}") from None
-        check_claims(address, answer, account, number)
-        entries = answer.get("storageProof")
-        if not isinstance(entries, list) or len(entries) != len(keys):
-            raise RemoteError(f"the forked node's storage proof of 0x{address.hex()} does not "
-                              "answer the slots asked for")
+        account = _decode_account(_proven_account(address, answer, state_root, number))
         storage_root = account.storage_root if account is not None else BLANK_ROOT
-        for key, entry in zip(keys, entries, strict=True):
-            nodes = [_hex_bytes(node, "proof node") for node in entry.get("proof", [])]
-            try:
-                raw = prove_value(storage_root, keccak(key.rjust(32, b"\0")), nodes)
-            except ProofError as exc:
-                raise RemoteError(f"the forked node's proof of slot 0x{key.hex()} of "
-                                  f"0x{address.hex()} does not hold: {exc}") from None
-            held = int.from_bytes(rlp.decode(raw), "big") if raw else 0
+        for key, entry in zip(keys, _storage_entries(address, answer, len(keys)), strict=True):
+            held = _proven_slot(address, storage_root, key.rjust(32, b"\0"), entry, f"0x{key.hex()}")
             if _hex_int(entry.get("value"), "storage value") != held:
                 raise RemoteError(f"the forked node's answer for slot 0x{key.hex()} of "
                                   f"0x{address.hex()} claims a value its proof does not hold")
@@ -328,18 +292,10 @@ class ForkSource:
         self._count(len(groups))
         values: dict[int, int] = {}
         for group, answer in zip(groups, answers, strict=True):
-            entries = answer.get("storageProof") if isinstance(answer, dict) else None
-            if not isinstance(entries, list) or len(entries) != len(group):
-                raise RemoteError(f"the forked node's storage proof of 0x{address.hex()} does "
-                                  "not answer the slots asked for")
+            entries = _storage_entries(address, answer, len(group))
             for slot, entry in zip(group, entries, strict=True):
-                nodes = [_hex_bytes(node, "proof node") for node in entry.get("proof", [])]
-                try:
-                    raw = prove_value(storage_root, keccak(slot.to_bytes(32, "big")), nodes)
-                except ProofError as exc:
-                    raise RemoteError(f"the forked node's proof of slot {hex(slot)} of "
-                                      f"0x{address.hex()} does not hold: {exc}") from None
-                values[slot] = int.from_bytes(rlp.decode(raw), "big") if raw else 0
+                values[slot] = _proven_slot(address, storage_root, slot.to_bytes(32, "big"), entry,
+                                            hex(slot))
         return values
 
     def _slot_key(self, address: Address, slot: int) -> bytes:
@@ -360,6 +316,41 @@ class ProofUnavailable(EthreadError):
 
 def _header_key(chain_id: int, number: int) -> bytes:
     return chain_id.to_bytes(8, "big") + number.to_bytes(8, "big") + b"h"
+
+
+def _proven_account(address: Address, answer: Any, state_root: Hash32, number: int) -> bytes:
+    """The account record (empty: none) an eth_getProof answer proves against ``state_root``
+    (block ``number``'s), its claimed values checked too."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("accountProof"), list):
+        raise RemoteError(f"the forked node's eth_getProof of 0x{address.hex()} is not a proof")
+    nodes = [_hex_bytes(node, "proof node") for node in answer["accountProof"]]
+    try:
+        encoded = prove_value(state_root, keccak(address), nodes)
+    except ProofError as exc:
+        raise RemoteError(f"the forked node's proof of 0x{address.hex()} does not hold "
+                          f"against block {number}'s state root: {exc}") from None
+    check_claims(address, answer, _decode_account(encoded), number)
+    return encoded
+
+
+def _storage_entries(address: Address, answer: Any, count: int) -> list[Any]:
+    entries = answer.get("storageProof") if isinstance(answer, dict) else None
+    if not isinstance(entries, list) or len(entries) != count:
+        raise RemoteError(f"the forked node's storage proof of 0x{address.hex()} does not "
+                          "answer the slots asked for")
+    return entries
+
+
+def _proven_slot(address: Address, storage_root: Hash32, key: bytes, entry: Any, shown: str) -> int:
+    """The value of slot ``key`` (32 bytes; ``shown`` in errors) that one ``storageProof``
+    entry proves against ``storage_root``."""
+    nodes = [_hex_bytes(node, "proof node") for node in entry.get("proof", [])]
+    try:
+        raw = prove_value(storage_root, keccak(key), nodes)
+    except ProofError as exc:
+        raise RemoteError(f"the forked node's proof of slot {shown} of 0x{address.hex()} does "
+                          f"not hold: {exc}") from None
+    return int.from_bytes(rlp.decode(raw), "big") if raw else 0
 
 
 def check_claims(address: Address, answer: dict[str, Any], account: RemoteAccount | None,

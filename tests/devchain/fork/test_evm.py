@@ -13,6 +13,7 @@ from ethread.devchain import DevChain, ForkSchedule, contracts
 from ethread.devchain.fork.evm import ForkChainConfig, fork_chain_config
 from ethread.devchain.fork.overlay import ForkOverlay
 from ethread.devchain.fork.source import ForkSource
+from tests.support.contracts import load_calldata
 from tests.support.inprocess_node import InProcessNode, NodeChain
 
 
@@ -54,7 +55,7 @@ def test_a_vm_reads_the_forked_state_below_the_chains_writes(node_chain: NodeCha
     store, node = node_chain.storage, node_chain.chain
     assert forked.storage(store, 2) == 22 and forked.code(store) == node.code(store)
     assert forked.balance(node_chain.rich) == 10**18
-    call = forked.call(store, contracts.load_calldata(3))
+    call = forked.call(store, load_calldata(3))
     assert call.success and int.from_bytes(call.output, "big") == 33
     forked.send(forked.accounts[0], store, data=contracts.store_calldata({2: 5}))
     forked.send(forked.accounts[1], node_chain.rich, value=3)

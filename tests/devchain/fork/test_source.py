@@ -32,7 +32,7 @@ def test_connect_takes_the_latest_block_or_the_one_asked(node_chain: NodeChain) 
     chain = node_chain.chain
     latest = ForkSource.connect(InProcessNode(chain))
     assert latest.point.number == chain.head.number and latest.point.chain_id == chain.chain_id
-    assert latest.point.header == chain.head and latest.origin.url == "in-process"
+    assert latest.point.header == chain.head and latest.point.url == "in-process"
     earlier = ForkSource.connect(InProcessNode(chain), 1)
     assert earlier.point.header == chain.block(1).header
     with pytest.raises(RemoteError, match=f"latest block is {chain.head.number}"):

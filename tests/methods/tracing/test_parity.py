@@ -36,6 +36,7 @@ from ethread.methods.tracing.parity import (
 from ethread.models import CallRequest, LegacyTransaction
 from ethread.rlpcodec.transactions import encode_transaction
 from tests.methods.tracing import FORWARDER
+from tests.support.contracts import load_calldata
 
 ETHER = 10**18
 
@@ -142,7 +143,7 @@ def test_a_replay_gives_what_was_asked(scene: dict[str, Any]) -> None:
 def test_trace_call_and_the_call_a_signed_transaction_makes(scene: dict[str, Any]) -> None:
     backend, store, a = scene["backend"], scene["store"], scene["a"]
     read = call_traces(backend, CallRequest(sender=a[0].address, to=store,
-                                            data=contracts.load_calldata(1)), ["trace"])
+                                            data=load_calldata(1)), ["trace"])
     assert read.output == (7).to_bytes(32, "big") and read.state_diff is None
     assert read.trace is not None and read.trace[0].to == store
     tx = sign_transaction(LegacyTransaction(nonce=9, gas_price=3, gas=50_000, to=store, value=1,

@@ -18,6 +18,7 @@ from ethread.devchain.builder import PRAGUE_FORKS
 from ethread.errors import ExecutionFailed
 from ethread.methods.tracing import ReplayStates, TraceOptions, trace_transaction
 from ethread.methods.tracing.states import BASE_WEIGHT, LazyTransactions, Overlay
+from tests.support.contracts import load_calldata
 
 OPTIONS = TraceOptions(tracer="callTracer", tracer_config={"withLog": True})
 
@@ -33,7 +34,7 @@ def block() -> tuple[Any, list[bytes]]:
         chain.send(a[1], store, data=contracts.store_calldata({1: 5})),
         chain.send(a[2], emitter, data=contracts.log_calldata([b"\x01" * 32])),
         chain.send(a[1], store, data=contracts.store_calldata({1: 6, 2: 1})),
-        chain.send(a[2], store, data=contracts.load_calldata(1)),
+        chain.send(a[2], store, data=load_calldata(1)),
         chain.send(a[0], a[1].address, value=1),
     ]
     chain.mine()

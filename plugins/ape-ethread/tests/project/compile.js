@@ -1,15 +1,18 @@
-// Compile sources/*.sol with solc-js (npm `solc`, offline: the compiler is JavaScript) into
-// Ape contract types, contracts/<Name>.json, which Ape loads with no compiler plugin.
+// Compile sources/*.sol and the test suites' ERC-20 (tests/contracts/Token.sol, the one
+// source of the token every client test uses) with solc-js (npm `solc`, offline: the compiler
+// is JavaScript) into Ape contract types, contracts/<Name>.json, which Ape loads with no
+// compiler plugin.
 //
 //   node compile.js [OUT_DIR]      (solc from ../../../../tests/contracts: npm ci there first)
 "use strict";
 const fs = require("fs");
 const path = require("path");
-const solc = require(path.join(__dirname, "../../../../tests/contracts/node_modules/solc"));
+const shared = path.join(__dirname, "../../../../tests/contracts");
+const solc = require(path.join(shared, "node_modules/solc"));
 
 const out = process.argv[2] || path.join(__dirname, "contracts");
 const folder = path.join(__dirname, "sources");
-const sources = {};
+const sources = { "Token.sol": { content: fs.readFileSync(path.join(shared, "Token.sol"), "utf8") } };
 for (const file of fs.readdirSync(folder).filter((f) => f.endsWith(".sol")).sort()) {
   sources[file] = { content: fs.readFileSync(path.join(folder, file), "utf8") };
 }

@@ -104,7 +104,7 @@ def test_set_code_and_storage(token, alice):
     target = to_checksum_address("0x" + "c0de".rjust(40, "0"))
     assert provider.set_code(target, code)
     copy = ape.Contract(target, contract_type=token.contract_type)
-    # slot 2 is totalSupply (after name and symbol: sources/Token.sol's layout)
+    # slot 2 is totalSupply (after name and symbol: tests/contracts/Token.sol's layout)
     provider.set_storage(target, 2, (77).to_bytes(32, "big"))
     assert copy.totalSupply() == 77
     assert int.from_bytes(provider.get_storage(target, 2), "big") == 77

@@ -34,7 +34,7 @@ def test_show_trace_names_contracts_and_methods(token, timelock, owner):
     text = shown.getvalue()
     assert "TimeLock.lock(amount=500, duration=60)" in text
     # (a token is named by its symbol, except in `ape test --gas` runs, where by its name)
-    assert f"{token_label(token)}.transferFrom(from=tx.origin, to=TimeLock, amount=500) -> 1" \
+    assert f"{token_label(token)}.transferFrom(from=tx.origin, to=TimeLock, value=500) -> 1" \
         in text
     assert "log Locked(" in text
     assert text.count("gas]") == 2
