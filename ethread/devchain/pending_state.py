@@ -2,9 +2,10 @@
 "pending" tag see (geth answers them from the state its miner's pending block leaves).
 
 The pending block is executed on a scratch layer over the chain's database
-(:meth:`~ethread.devchain.DevChain.pending_block`), which keeps the block's state and header.
-:class:`PendingView` is the backend with that block as its head: ``latest`` (which
-``pending`` resolves to below the dev chain) names it. Nothing reaches the store.
+(:meth:`~ethread.devchain.DevChain.pending_block`); that layer keeps the block's state trie
+nodes and its header. :class:`PendingView` is a backend over the real one that adds the
+pending block as the head: ``latest`` (which ``pending`` resolves to below the dev chain)
+names it and its state is read from the scratch layer. Nothing reaches the store.
 """
 
 from __future__ import annotations
@@ -22,8 +23,7 @@ if TYPE_CHECKING:
 
 class PendingView:
     """``backend`` with ``block`` (built on its head, not stored) as its head, and
-    ``chaindb`` (the store under the block's scratch writes) as its state; the rest (receipts,
-    logs, transaction locations: the pending block has none stored) is the backend's."""
+    ``chaindb`` (the store under the block's scratch writes) as its state."""
 
     def __init__(self, backend: Backend, block: Block, chaindb: ChainDatabaseAPI) -> None:
         self.backend = backend
@@ -32,44 +32,55 @@ class PendingView:
 
     @property
     def header(self) -> Header:
+        """The pending block's header."""
         return self.block.header
 
     def header_by_hash(self, block_hash: Hash32) -> Header | None:
+        """The pending block's header for its hash, else the backend's."""
         if block_hash == self.block.hash:
             return self.block.header
         return self.backend.header_by_hash(block_hash)
 
     def canonical_hash(self, number: int) -> Hash32 | None:
+        """The pending block's hash at its number, else the backend's."""
         if number == self.block.number:
             return self.block.hash
         return self.backend.canonical_hash(number)
 
     def block_by_hash(self, block_hash: Hash32) -> Block | None:
+        """The pending block for its hash, else the backend's."""
         if block_hash == self.block.hash:
             return self.block
         return self.backend.block_by_hash(block_hash)
 
     def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
+        """The backend's: the pending block's transactions are in no stored block yet."""
         return self.backend.transaction_location(tx_hash)
 
     def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None:
+        """The backend's (the pending block has no stored receipts)."""
         return self.backend.receipts(block_hash)
 
     def logs(self, query: LogQuery) -> list[Log]:
+        """The backend's logs."""
         return self.backend.logs(query)
 
     def pointer(self, name: Pointer) -> int | None:
+        """The pending block's number for ``latest``; the backend's other pointers."""
         if name == "latest":
             return self.block.number
         return self.backend.pointer(name)
 
     def evm_database(self) -> ChainDatabaseAPI:
+        """The store holding the pending block's state (its scratch writes over the backend's)."""
         return self._chaindb
 
     def chain_config(self) -> ChainConfig | None:
+        """The backend's chain config."""
         return self.backend.chain_config()
 
     def generation(self) -> int:
+        """The backend's generation."""
         return self.backend.generation()
 
 

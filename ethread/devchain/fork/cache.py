@@ -39,9 +39,11 @@ class MemoryCache:
         self._lock = threading.Lock()
 
     def get(self, key: bytes) -> bytes | None:
+        """The value stored under ``key``, or None if none is."""
         return self._items.get(key)
 
     def put_many(self, items: Mapping[bytes, bytes]) -> None:
+        """Store every key and value of ``items``."""
         with self._lock:
             self._items.update(items)
 
@@ -63,11 +65,13 @@ class LMDBCache:
         self._env: Any = lmdb.open(str(path), map_size=map_size, subdir=True, max_dbs=0)
 
     def get(self, key: bytes) -> bytes | None:
+        """The value stored under ``key`` (read in a transaction of its own), or None."""
         with self._env.begin(buffers=False) as txn:
             value = txn.get(key)
         return None if value is None else bytes(value)
 
     def put_many(self, items: Mapping[bytes, bytes]) -> None:
+        """Store every key and value of ``items`` in one write transaction."""
         if not items:
             return
         with self._env.begin(write=True) as txn:
