@@ -25,22 +25,22 @@ class TransactionSource(Protocol):
 
     @property
     def backend(self) -> Backend:
-        ...
+        """The backend holding the chain."""
 
     def account(self, address: Address) -> DevAccount | None:
-        ...
+        """The dev account (with its key) at ``address``, or None if it is not one."""
 
     def is_impersonated(self, address: Address) -> bool:
-        ...
+        """Whether transactions from ``address`` are accepted without a signature."""
 
     def next_fork(self) -> str:
-        ...
+        """The fork the next block will run under."""
 
     def next_base_fee(self) -> int | None:
-        ...
+        """The base fee of the next block, or None before London."""
 
     def next_nonce(self, address: Address) -> int:
-        ...
+        """The nonce the next transaction of ``address`` needs, pending transactions counted."""
 
 
 DEFAULT_TIP = 10**9

@@ -188,13 +188,13 @@ class PoolChain(Protocol):
 
     @property
     def config(self) -> ChainConfig:
-        ...
+        """The chain's fork schedule and id."""
 
     def head(self) -> Header:
-        ...
+        """The header of the latest block."""
 
     def account(self, address: Address) -> SenderAccount:
-        ...
+        """``address`` as the head's state holds it."""
 
 
 class BackendChain:
@@ -206,6 +206,7 @@ class BackendChain:
         self._view: tuple[Hash32, StateView] | None = None
 
     def head(self) -> Header:
+        """The backend's latest header."""
         return require_header(self.backend, "latest")
 
     def account(self, address: Address) -> SenderAccount:

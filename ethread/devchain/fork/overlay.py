@@ -90,12 +90,15 @@ class ForkOverlay:
     # -- the forked block's values, checked (methods.state.StateOverlay names them) ---------
 
     def remote_account(self, address: Address) -> RemoteAccount | None:
+        """``address`` at the forked block (None where it does not exist there), checked."""
         return self.source.account(address)
 
     def remote_slot(self, address: Address, slot: int) -> int:
+        """A storage slot of ``address`` at the forked block, checked."""
         return self.source.storage(address, slot)
 
     def remote_code(self, code_hash: Hash32) -> bytes | None:
+        """Code the source has fetched, by its hash (None if it has not)."""
         return self.source.code(code_hash)
 
     # -- recording what blocks write --------------------------------------------------------
