@@ -205,13 +205,9 @@ def _as_list(item: Nested) -> list[Nested]:
 
 def body_rlp(block: Block) -> bytes:
     """The body of a block as Era1 stores it: ``[txs, uncles]`` plus withdrawals if any."""
-    item: list[Any] = [
-        [transaction_item(tx.transaction) for tx in block.transactions],
-        [header_fields(u) for u in block.uncles],
-    ]
-    if block.withdrawals is not None:
-        item.append([withdrawal_item(w) for w in block.withdrawals])
-    return encode_nested(item)
+    transactions = [tx.transaction for tx in block.transactions]
+    return encode_nested(block_item(block.header, transactions, block.uncles,
+                                    block.withdrawals)[1:])
 
 
 # --------------------------------------------------------------------------------------------
@@ -242,7 +238,6 @@ def body_facts(body_rlp: bytes, senders: Sequence[Address], base_fee: int | None
     if len(senders) != count:
         raise DecodeError(f"a body of {count} transactions stored with {len(senders)} senders")
     raw = body_rlp
-    number = int.from_bytes
     hasher = keccak.hasher  # eth-hash's backend, without its type check on every call
     facts: list[TxFacts] = []
     for index, sender in enumerate(senders):
@@ -276,24 +271,11 @@ def body_facts(body_rlp: bytes, senders: Sequence[Address], base_fee: int | None
             raise DecodeError("a typed transaction's fields are strings but its access list")
         if raw[f[access]] != 0xC0:  # entries to check
             access_list(decode_list_at(raw, f[access], f[access + 1]), TRUSTED)
-        # The nonce, fees and recipient read in line, as header_facts reads its numbers.
-        i = f[1]
-        first = raw[i]
-        nonce = first if first < 0x80 else number(
-            raw[i + 1 if first < 0xB8 else i + first - 0xB6:f[2]], "big")
-        i = f[2]
-        first = raw[i]
-        price = first if first < 0x80 else number(  # the gas price, or the tip
-            raw[i + 1 if first < 0xB8 else i + first - 0xB6:f[3]], "big")
+        nonce = uint_at(raw, f[1], f[2])
+        price = uint_at(raw, f[2], f[3])  # the gas price, or the tip
         if kind == 2:
-            i = f[3]
-            first = raw[i]
-            max_fee = first if first < 0x80 else number(
-                raw[i + 1 if first < 0xB8 else i + first - 0xB6:f[4]], "big")
+            max_fee = uint_at(raw, f[3], f[4])
             price = max_fee if base_fee is None else min(max_fee, base_fee + price)
-        i = f[access - 3]
-        first = raw[i]
-        to = raw[i:i + 1] if first < 0x80 else raw[i + 1 if first < 0xB8 else i + first - 0xB6:
-                                                    f[access - 2]]
+        to = string_at(raw, f[access - 3], f[access - 2])
         facts.append((hasher(raw[envelope:stop]), sender, to or None, kind, nonce, price, None))
     return facts
