@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from ..codec.hex import go_quote, parse_bytes_param, parse_hash_param, parse_quantity
+from ..codec.hex import go_quote, parse_bytes_param, parse_hash_param, parse_quantity, wrong_type
 from ..codec.params import (
     parse_block_overrides,
     parse_block_ref,
@@ -126,8 +126,7 @@ def parse_trace_config(value: Any, cap: float = MAX_TRACE_TIMEOUT,
         return TraceOptions(timeout=min(DEFAULT_TRACE_TIMEOUT, cap),
                             logger=LoggerConfig(cap=answer_bytes))
     if not isinstance(value, dict):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
-                            "tracers.TraceConfig")
+        raise wrong_type(value, "tracers.TraceConfig")
     flags = {key: bool(_field(value, key, bool, "bool"))
              for key in ("enableMemory", "disableStack", "disableStorage", "enableReturnData")}
     limit = max(_field(value, "limit", int, "int") or 0, 0)
@@ -142,8 +141,7 @@ def parse_trace_config(value: Any, cap: float = MAX_TRACE_TIMEOUT,
         timeout = min(timeout, cap)
     tracer_config = value.get("tracerConfig")
     if tracer_config is not None and not isinstance(tracer_config, dict):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(tracer_config)} into Go value "
-                            "of type map[string]interface {}")
+        raise wrong_type(tracer_config, "map[string]interface {}")
     return TraceOptions(tracer=tracer or None, tracer_config=tracer_config, logger=logger,
                         timeout=timeout)
 
