@@ -17,12 +17,11 @@ built once with ethread's dev chain and written as genesis.json and block RLP (k
   memory);
 - **ethread, store**: ``ethread import --engine lmdb`` once, then ``ethread serve --db`` (the
   store a hosted deployment uses: LMDB is what several workers read at once);
-- **ethread, store, polling** (``--targets ...,store-poll``): the store server with
-  ``--busy-poll-us 250``, which polls a while for the next request before its loop sleeps
-  (``ethread.server.busy_poll``, off by default);
-- **ethread, store, one piece off** (``store-nofair``, ``store-noshared``): the store server
-  with ``--no-fair-accept`` (uvicorn's greedy accept in each worker) or
-  ``--no-shared-fragments`` (each worker decodes every block it serves itself);
+- **ethread, store, one piece off** (``store-nopoll``, ``store-nofair``, ``store-noshared``):
+  the store server with ``--busy-poll-us 0`` (its loop sleeps at once instead of polling
+  250 µs for the next request: ``ethread.server.busy_poll``), ``--no-fair-accept`` (uvicorn's
+  greedy accept in each worker) or ``--no-shared-fragments`` (each worker decodes every block
+  it serves itself);
 - **ethread, memory, no admission turns** (``memory-noturns``): ``--no-admission-turns``, each
   request charged as it is read even when a worker holds many connections;
 - **ethread, ASGI** (``--targets ...,asgi``): the memory server with ``--no-lean-http``,
@@ -383,7 +382,7 @@ MEMORY_VARIANTS: tuple[tuple[str, list[str], str], ...] = (
 
 STORE_VARIANTS: tuple[tuple[str, list[str]], ...] = (
     ("store", []),
-    ("store-poll", ["--busy-poll-us", "250"]),
+    ("store-nopoll", ["--busy-poll-us", "0"]),
     ("store-nofair", ["--no-fair-accept"]),
     ("store-noshared", ["--no-shared-fragments"]),
 )
@@ -410,7 +409,7 @@ def main() -> None:
                              "classes and tries), metrics (memory with "
                              "--metrics), asgi (memory on uvicorn's ASGI path: --no-lean-http), "
                              "memory-noturns (memory with --no-admission-turns), store, "
-                             "store-poll (the store with --busy-poll-us 250), store-nofair "
+                             "store-nopoll (the store with --busy-poll-us 0), store-nofair "
                              "(--no-fair-accept), store-noshared (--no-shared-fragments)")
     parser.add_argument("--requests", type=int, metavar="N",
                         help="cold reads: each cell sends N requests (at most --seconds) to an "

@@ -45,34 +45,22 @@ if TYPE_CHECKING:
     from .proofs import verify_account_proof
     from .rpc.dispatcher import handle
 
-_LAZY = {
-    "Backend": "ethread.backend",
-    "WritableBackend": "ethread.backend",
-    "MemoryBackend": "ethread.backends.memory",
-    "LevelDBBackend": "ethread.backends.leveldb",
-    "LMDBBackend": "ethread.backends.lmdb",
-    "EraBackend": "ethread.backends.era",
-    "import_chain": "ethread.chain.importer",
-    "GETH_1_16": "ethread.codec.answers",
-    "GETH_1_17": "ethread.codec.answers",
-    "AnswerStyle": "ethread.codec.answers",
-    "handle": "ethread.rpc.dispatcher",
-    "EthreadError": "ethread.errors",
-    "ImportFailed": "ethread.errors",
-    "MissingBlocks": "ethread.errors",
-    "iter_blocks": "ethread.iteration",
-    "iter_blocks_with_receipts": "ethread.iteration",
-    "AccountProof": "ethread.models",
-    "Block": "ethread.models",
-    "Header": "ethread.models",
-    "IncludedTransaction": "ethread.models",
-    "Log": "ethread.models",
-    "LogFilter": "ethread.models",
-    "Receipt": "ethread.models",
-    "StorageProof": "ethread.models",
-    "Transaction": "ethread.models",
-    "verify_account_proof": "ethread.proofs",
+_NAMES = {
+    "backend": ("Backend", "WritableBackend"),
+    "backends.memory": ("MemoryBackend",),
+    "backends.leveldb": ("LevelDBBackend",),
+    "backends.lmdb": ("LMDBBackend",),
+    "backends.era": ("EraBackend",),
+    "chain.importer": ("import_chain",),
+    "codec.answers": ("GETH_1_16", "GETH_1_17", "AnswerStyle"),
+    "rpc.dispatcher": ("handle",),
+    "errors": ("EthreadError", "ImportFailed", "MissingBlocks"),
+    "iteration": ("iter_blocks", "iter_blocks_with_receipts"),
+    "models": ("AccountProof", "Block", "Header", "IncludedTransaction", "Log", "LogFilter",
+               "Receipt", "StorageProof", "Transaction"),
+    "proofs": ("verify_account_proof",),
 }
+_LAZY = {name: f"ethread.{module}" for module, names in _NAMES.items() for name in names}
 """Each public name and the module it is imported from when first read."""
 
 _SUBMODULES = ("frames", "methods")

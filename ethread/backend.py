@@ -35,12 +35,10 @@ class HeaderSource(Protocol):
 
     def header_by_hash(self, block_hash: Hash32) -> Header | None:
         """The header of the block with this hash, or None if the backend does not hold it."""
-        ...
 
     def canonical_hash(self, number: int) -> Hash32 | None:
         """Hash of the canonical block at ``number``, or None past the head or before the
         earliest block held."""
-        ...
 
 
 @runtime_checkable
@@ -49,7 +47,6 @@ class BlockSource(Protocol):
 
     def block_by_hash(self, block_hash: Hash32) -> Block | None:
         """The block with its transactions (senders included), uncles and withdrawals."""
-        ...
 
 
 @runtime_checkable
@@ -58,7 +55,6 @@ class TransactionLocator(Protocol):
 
     def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
         """(block hash, index in block) of a canonical transaction."""
-        ...
 
 
 @runtime_checkable
@@ -68,9 +64,6 @@ class ReceiptSource(Protocol):
     def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None:
         """The receipts of the block with this hash, in transaction order, or None if the block is
         not held."""
-        ...
-
-
 
 
 @runtime_checkable
@@ -79,7 +72,6 @@ class SelfChecking(Protocol):
 
     def health_problem(self) -> str | None:
         """None when the store reads; else what is wrong, naming no server path."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +129,6 @@ class LogSource(Protocol):
         """Matching canonical logs in chain order. A backend answers from an index so that a
         selective query does not visit every block of the range; it calls
         ``query.deadline.check()`` as it goes."""
-        ...
 
 
 @runtime_checkable
@@ -147,7 +138,6 @@ class ChainPointers(Protocol):
     def pointer(self, name: Pointer) -> int | None:
         """Block number of the head (latest), safe, finalized or earliest block held; None
         when the store is empty."""
-        ...
 
 
 def pointer_number(name: Pointer, head: int | None, stored: Mapping[str, int], earliest: int = 0) -> int | None:
@@ -169,7 +159,6 @@ class StateSource(Protocol):
     def evm_database(self) -> ChainDatabaseAPI:
         """py-evm chain database holding the headers and the state trie nodes of every block
         whose state this backend keeps. Raises StateUnavailable when it keeps none."""
-        ...
 
 
 @runtime_checkable
@@ -179,7 +168,6 @@ class ConfigSource(Protocol):
 
     def chain_config(self) -> ChainConfig | None:
         """Chain id and fork schedule, when the backend knows them."""
-        ...
 
 
 @runtime_checkable
@@ -200,7 +188,6 @@ class Backend(
     def generation(self) -> int:
         """A number that changes whenever anything the methods read changes (a block added,
         a pointer moved). Caches of answers key on it."""
-        ...
 
 
 # -- optional capabilities, checked with isinstance -------------------------------------------
@@ -222,7 +209,6 @@ class TotalDifficultySource(Protocol):
     def total_difficulty(self, number: int) -> int | None:
         """The total difficulty of the chain up to and including block ``number``, or None if not
         held."""
-        ...
 
 
 @runtime_checkable
@@ -231,31 +217,26 @@ class Closeable(Protocol):
 
     def close(self) -> None:
         """Release the files and locks the backend holds; it answers nothing afterwards."""
-        ...
 
 
 @runtime_checkable
 class AnswerRecords(Protocol):
-    """A store that keeps, beside each block, answers derived from the block when it was
-    written (the codec's JSON of its receipts: :mod:`ethread.codec.stored_answers`), so that a
-    read of a block no process has decoded yet is one lookup. The store holds them as opaque
-    bytes under a name its writer chooses; the name says the format, so a writer of another
-    format finds nothing under its own and derives the answer again."""
+    """A store that keeps, beside each block, answers derived from it when it was written (the
+    codec's JSON of its receipts: :mod:`ethread.codec.stored_answers`), so that reading a block
+    no process has decoded is one lookup: opaque bytes under a name that says their format (a
+    writer of another format finds nothing under its own, and derives the answer again)."""
 
     def answer_record(self, name: bytes, block_hash: Hash32) -> bytes | None:
         """The answer kept under ``name`` for the block with this hash, or None."""
-        ...
 
     def put_answer_record(self, name: bytes, block_hash: Hash32, answer: bytes) -> None:
         """Keep ``answer`` under ``name`` for a held block: inside :meth:`WritableBackend.
         import_batch`, it lands with whatever else the batch writes (the block itself, at
         import)."""
-        ...
 
     def drop_answer_records(self, keep: frozenset[bytes]) -> int:
         """Delete every kept answer whose name is not in ``keep`` (those of a format no longer
         written, which nothing reads); how many."""
-        ...
 
 
 @runtime_checkable
@@ -265,16 +246,12 @@ class WritableBackend(Backend, Protocol):
     def import_batch(self) -> AbstractContextManager[None]:
         """Everything written inside (state nodes through :meth:`evm_database`, and
         :meth:`write_block`) lands together or not at all."""
-        ...
 
     def store_chain_config(self, config: ChainConfig) -> None:
         """Remember the chain's fork schedule (written once, at import of the genesis)."""
-        ...
 
     def write_block(self, block: Block, receipts: Sequence[Receipt]) -> None:
         """Store a block as the new canonical head (its parent is the current head)."""
-        ...
 
     def set_pointer(self, name: Literal["safe", "finalized"], number: int) -> None:
         """Move the ``safe`` or ``finalized`` pointer to a held block."""
-        ...

@@ -28,6 +28,12 @@ class EthreadError(Picklable, Exception):
     """Base of every error ethread raises on purpose."""
 
     code: int = -32603
+    """The JSON-RPC error code; a subclass names its own: ``class X(EthreadError, code=-32000)``."""
+
+    def __init_subclass__(cls, code: int | None = None, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
 
     def __init__(self, message: str, data: object = None) -> None:
         super().__init__(message)
@@ -38,55 +44,43 @@ class EthreadError(Picklable, Exception):
 # JSON-RPC envelope errors
 
 
-class ParseError(EthreadError):
-    """The request body is not JSON (-32700)."""
-
-    code = -32700
+class ParseError(EthreadError, code=-32700):
+    """The request body is not JSON."""
 
 
-class InvalidRequest(EthreadError):
-    """The JSON is not a valid JSON-RPC request (-32600)."""
-
-    code = -32600
+class InvalidRequest(EthreadError, code=-32600):
+    """The JSON is not a valid JSON-RPC request."""
 
 
-class MethodNotFound(EthreadError):
-    """No such method, or one this service does not offer (-32601)."""
-
-    code = -32601
+class MethodNotFound(EthreadError, code=-32601):
+    """No such method, or one this service does not offer."""
 
 
-class InvalidParams(EthreadError):
-    """The method's parameters are missing, malformed or out of range (-32602)."""
-
-    code = -32602
+class InvalidParams(EthreadError, code=-32602):
+    """The method's parameters are missing, malformed or out of range."""
 
 
-class InternalError(EthreadError):
-    """Something failed inside ethread while answering (-32603)."""
-
-    code = -32603
+class InternalError(EthreadError, code=-32603):
+    """Something failed inside ethread while answering."""
 
 
 # Method errors
 
 
-class HeaderNotFound(EthreadError):
+class ServerError(EthreadError, code=-32000):
+    """Base of the errors answered with geth's generic server error code, -32000."""
+
+
+class HeaderNotFound(ServerError):
     """A method that needs a block (eth_call, eth_getProof) was given one that is not held."""
 
-    code = -32000
 
-
-class UnknownBlock(EthreadError):
+class UnknownBlock(ServerError):
     """eth_getLogs named a block hash that is not held."""
 
-    code = -32000
 
-
-class LimitExceeded(EthreadError):
-    """A query went past one of the service's limits (-32005)."""
-
-    code = -32005
+class LimitExceeded(EthreadError, code=-32005):
+    """A query went past one of the service's limits."""
 
 
 class QueryTimeout(LimitExceeded):
@@ -107,23 +101,17 @@ class ResponseTooLarge(EthreadError):
         super().__init__("response too large")
 
 
-class Cancelled(EthreadError):
+class Cancelled(ServerError):
     """The work of a request stopped because its client went away (no one reads that answer)
     or the server is shutting down."""
 
-    code = -32000
 
-
-class ExecutionReverted(EthreadError):
+class ExecutionReverted(EthreadError, code=3):
     """eth_call hit REVERT; ``data`` is the hex revert payload."""
 
-    code = 3
 
-
-class ExecutionFailed(EthreadError):
+class ExecutionFailed(ServerError):
     """eth_call failed for a reason other than REVERT (out of gas, bad opcode, ...)."""
-
-    code = -32000
 
 
 class ExecutionAborted(ExecutionFailed):
@@ -143,17 +131,14 @@ def go_duration(seconds: float) -> str:
 def go_json_type(value: object) -> str:
     """The JSON type name Go's decoder uses in ``cannot unmarshal <type> into ...`` (the
     parameters' wording in the codec, a tracer configuration's in the tracers)."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
+    for kind, name in _GO_JSON_TYPES:
+        if isinstance(value, kind):
+            return name
     return "null"
+
+
+_GO_JSON_TYPES = ((bool, "bool"), (str, "string"), (int | float, "number"), (list, "array"),
+                  (dict, "object"))
 
 
 class SimulationRefused(EthreadError):
@@ -166,10 +151,8 @@ class SimulationRefused(EthreadError):
         self.code = code
 
 
-class StateUnavailable(EthreadError):
+class StateUnavailable(ServerError):
     """The backend holds no state for the block (a history-only archive, or pruned)."""
-
-    code = -32000
 
 
 # Chain import errors (raised to Python callers, not over JSON-RPC)
@@ -195,19 +178,17 @@ class StoreError(EthreadError):
     """A backend's store could not be opened or is damaged."""
 
 
-class StoreUnreadable(StoreError):
+class StoreUnreadable(StoreError, ServerError):
     """A store could not be read while answering (a damaged file, a failed checksum). The
     message names what failed, never where the store is on the server's disk."""
 
-    code = -32000
+
 # Dev chain errors
 
 
-class TransactionRejected(EthreadError):
+class TransactionRejected(ServerError):
     """A dev chain refused a transaction before taking it (bad nonce, fees, funds, gas or
     signature), in geth's words; nothing of it was kept."""
-
-    code = -32000
 
 
 # Arguments a Python caller passed to the typed API (ethread.methods, ethread.models)
@@ -242,8 +223,6 @@ class MissingBlocks(EthreadError):
         self.missing = missing
 
 
-class MissingHistory(MissingBlocks):
+class MissingHistory(MissingBlocks, ServerError):
     """An RPC log range over blocks the node does not hold below its head (a gap between Era1
     archives): a clear -32000 instead of logs silently missing from the answer."""
-
-    code = -32000

@@ -4,8 +4,7 @@ indexes of Era1/ere archive folders.
 
 ``$ETHREAD_HOME`` when set; else ``$XDG_DATA_HOME/ethread``; else ``~/.local/share/ethread``.
 Nothing is written into the current folder, beside a configuration file, or into an archive
-folder (often read-only, or shared) unless asked for by a flag or a setting. The folder is
-created on first use.
+folder (often read-only, or shared) unless a flag or a setting asks; created on first use.
 """
 
 from __future__ import annotations

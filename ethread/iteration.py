@@ -26,7 +26,6 @@ class GapSource(Protocol):
 
     def missing_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
         """Inclusive ``(first, last)`` spans of ``range(start, stop)`` not held, in order."""
-        ...
 
 
 _GAPPY: dict[type, bool] = {}
@@ -81,11 +80,8 @@ def check_range(backend: RangeSource, start: int, stop: int) -> None:
 
 
 def iter_blocks(backend: RangeSource, start: int, stop: int) -> Iterator[Block]:
-    """The canonical blocks ``start, start + 1, ..., stop - 1`` in order.
-
-    The range is checked when this is called (not when iteration begins): a range that
-    crosses a gap raises :class:`~ethread.errors.MissingBlocks` naming the missing blocks.
-    """
+    """The canonical blocks ``start, start + 1, ..., stop - 1`` in order; the range is checked
+    now, not when iteration begins (:class:`~ethread.errors.MissingBlocks` naming a gap)."""
     check_range(backend, start, stop)
     return _blocks(backend, start, stop)
 

@@ -1,10 +1,8 @@
 """The package's one bounded cache: least recently used entries go first.
 
-Every cache in ethread is owned by the object whose lifetime it shares (a backend keeps its
-decoded history, a dispatcher its answers, JSON fragments, EVM states and the tables messages
-share); the list, with owners, bounds and what invalidates each, is in docs/design.md
-("Caches"). They are this class, bounded in entries and, when a weight is given, in bytes
-(two named exceptions there).
+Every cache in ethread is owned by the object whose lifetime it shares and is this class,
+bounded in entries and, with a weight, in bytes; docs/design.md ("Caches") lists them with
+their owners, bounds and invalidation (and the two named exceptions).
 """
 
 from __future__ import annotations

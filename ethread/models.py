@@ -1,8 +1,8 @@
 """Typed values of the read interface.
 
-Every model is a frozen, slotted dataclass. Each field is declared once, with the JSON key and
-the wire kind it takes on (see :func:`wire`); :mod:`ethread.codec.serialize` derives every JSON
-shape from those declarations, so adding a field is one edit here.
+Every model is a frozen, slotted dataclass. Each field is declared once: its JSON key and wire
+kind follow from its name and type (:func:`wired`), or :func:`wire` names them;
+:mod:`ethread.codec.serialize` derives every JSON shape from that, so adding a field is one edit.
 
 Byte strings are raw ``bytes`` (addresses 20 bytes, hashes 32), numbers are ``int``: hex
 appears only at the edge, and in the short ``repr`` and notebook HTML every model has
@@ -12,9 +12,11 @@ appears only at the edge, and in the short ``repr`` and notebook HTML every mode
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, ClassVar, Literal, TypeAlias, TypeVar
+from types import MappingProxyType
+from typing import Any, ClassVar, Literal, TypeAlias, TypeVar, dataclass_transform
 
 from .display import Pretty, utc
 from .validation import (
@@ -46,10 +48,12 @@ class Kind(enum.Enum):
 
 
 Q, D, B, OBJ = Kind.QUANTITY, Kind.DATA, Kind.BOOL, Kind.OBJECT
+_M = TypeVar("_M")
 
 
-def wire(key: str, kind: Kind, *, omit_none: bool = False, default: Any = MISSING) -> Any:
-    """Declare a model field with its JSON key and kind.
+def wire(key: str | None = None, kind: Kind | None = None, *, omit_none: bool = False,
+         default: Any = MISSING) -> Any:
+    """A field of a :func:`wired` model whose JSON key or kind is not the one derived.
 
     ``omit_none`` leaves the key out when the value is None (fork-dependent header fields);
     otherwise None travels as JSON null (``to`` of a contract creation).
@@ -60,28 +64,42 @@ def wire(key: str, kind: Kind, *, omit_none: bool = False, default: Any = MISSIN
     return field(default=default, metadata=meta)
 
 
-_M = TypeVar("_M")
+_KINDS = {"int": Q, "bytes": D, "Hash32": D, "Address": D, "bool": B, "str": Kind.TEXT}
+"""The kind of each scalar annotation; any other (a model, a union of them) is an object."""
+
+
+@dataclass_transform(kw_only_default=True, frozen_default=True)
+def wired(cls: type[_M]) -> type[_M]:
+    """``cls`` as a frozen, slotted, keyword-only dataclass that travels as JSON: each field's
+    key is its name in camelCase and its kind follows its annotation (``int``: quantity,
+    bytes: data, a tuple: its items' kind), unless :func:`wire` names them."""
+    made: Any = dataclass(frozen=True, slots=True, kw_only=True, repr=Pretty not in cls.__mro__)(cls)
+    for f in fields(made):
+        given = f.metadata or {"json": None, "kind": None, "omit_none": False}
+        annotation = str(f.type).removesuffix(" | None").removeprefix("tuple[").removesuffix(", ...]")
+        key = given["json"]
+        f.metadata = MappingProxyType({
+            "json": re.sub(r"_(\w)", lambda m: m[1].upper(), f.name) if key is None else key,
+            "kind": given["kind"] or _KINDS.get(annotation, OBJ),
+            "omit_none": given["omit_none"]})
+    return made  # type: ignore[no-any-return]
+
+
 _MAKERS: dict[tuple[type, bool], Callable[..., Any]] = {}
 
 
 def trusted_maker(cls: type[_M], order: str | None = None, *,
                   by_keyword: bool = False) -> Callable[..., _M]:
-    """A constructor of the frozen model ``cls`` that sets each slot directly instead of going
-    through the dataclass ``__init__`` (its keyword handling and one ``object.__setattr__``
-    per field cost more).
+    """A constructor of the frozen model ``cls`` that sets each slot directly (the dataclass
+    ``__init__``'s keyword handling and ``object.__setattr__`` per field cost more), for
+    decoders of records ethread wrote itself: nothing is checked and no ``__post_init__`` runs;
+    the object equals one the dataclass constructor makes. Made once per class.
 
-    Every caller says how it names the values, so that a field moved in the model can never
-    silently swap two values of every object built: ``by_keyword=True`` gives a maker that
-    takes keyword arguments only (slower a call than positional ones: for
-    makers off the hottest paths), and ``order`` names every field of ``cls``, space-separated,
-    in the order a caller passes them positionally, checked against the class now, at import
-    (TypeError when a field was moved, added or renamed). A maker made with neither takes
-    the fields positionally unchecked; only callers not yet moved to one of the two do so.
-
-    For decoders of records ethread wrote itself (a store's blocks and receipts), whose values
-    already have the declared types: it checks nothing, and runs no ``__post_init__``. The
-    object is an ordinary instance of ``cls``, equal to one the dataclass constructor makes
-    from the same values. Made once per class."""
+    So that a moved field never silently swaps values, a caller names how it passes them:
+    ``by_keyword=True`` (keywords only: slower a call, for makers off the hottest paths), or
+    ``order``, every field's name in the order it passes them positionally, checked now
+    against the class (TypeError when a field was moved, added or renamed). With neither, the
+    fields are taken positionally unchecked."""
     if order is not None:
         check_field_order(cls, order)
     key = (cls, by_keyword)
@@ -150,32 +168,32 @@ def _writable_twin(cls: type) -> type | None:
 # Blocks
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@wired
 class Header(Pretty):
     """A block header, with every field through Prague."""
 
-    parent_hash: Hash32 = wire("parentHash", D)
-    uncles_hash: Hash32 = wire("sha3Uncles", D)
-    coinbase: Address = wire("miner", D)
-    state_root: Hash32 = wire("stateRoot", D)
-    transactions_root: Hash32 = wire("transactionsRoot", D)
-    receipts_root: Hash32 = wire("receiptsRoot", D)
-    logs_bloom: bytes = wire("logsBloom", D)
-    difficulty: int = wire("difficulty", Q)
-    number: int = wire("number", Q)
-    gas_limit: int = wire("gasLimit", Q)
-    gas_used: int = wire("gasUsed", Q)
-    timestamp: int = wire("timestamp", Q)
-    extra_data: bytes = wire("extraData", D)
-    mix_hash: Hash32 = wire("mixHash", D)
-    nonce: bytes = wire("nonce", D)
-    base_fee_per_gas: int | None = wire("baseFeePerGas", Q, omit_none=True)
-    withdrawals_root: Hash32 | None = wire("withdrawalsRoot", D, omit_none=True)
-    blob_gas_used: int | None = wire("blobGasUsed", Q, omit_none=True)
-    excess_blob_gas: int | None = wire("excessBlobGas", Q, omit_none=True)
-    parent_beacon_block_root: Hash32 | None = wire("parentBeaconBlockRoot", D, omit_none=True)
-    requests_hash: Hash32 | None = wire("requestsHash", D, omit_none=True)
-    hash: Hash32 = wire("hash", D, default=b"")
+    parent_hash: Hash32
+    uncles_hash: Hash32 = wire("sha3Uncles")
+    coinbase: Address = wire("miner")
+    state_root: Hash32
+    transactions_root: Hash32
+    receipts_root: Hash32
+    logs_bloom: bytes
+    difficulty: int
+    number: int
+    gas_limit: int
+    gas_used: int
+    timestamp: int
+    extra_data: bytes
+    mix_hash: Hash32
+    nonce: bytes
+    base_fee_per_gas: int | None = wire(omit_none=True)
+    withdrawals_root: Hash32 | None = wire(omit_none=True)
+    blob_gas_used: int | None = wire(omit_none=True)
+    excess_blob_gas: int | None = wire(omit_none=True)
+    parent_beacon_block_root: Hash32 | None = wire(omit_none=True)
+    requests_hash: Hash32 | None = wire(omit_none=True)
+    hash: Hash32 = b""
     """keccak of the header's RLP; filled by the decoder, never by hand."""
 
     def _summary(self) -> Iterator[tuple[str, Any]]:
@@ -188,54 +206,54 @@ class Header(Pretty):
             yield "difficulty", self.difficulty
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@wired
 class Withdrawal(Pretty):
     """A validator withdrawal (Shanghai and later); amount in gwei."""
 
-    index: int = wire("index", Q)
-    validator_index: int = wire("validatorIndex", Q)
-    address: Address = wire("address", D)
-    amount: int = wire("amount", Q)
+    index: int
+    validator_index: int
+    address: Address
+    amount: int
 
 
 # --------------------------------------------------------------------------------------------
 # Transactions
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@wired
 class AccessListEntry(Pretty):
     """One entry of an access list (EIP-2930): an address and the storage keys a transaction
     declares it will touch."""
 
-    address: Address = wire("address", D)
-    storage_keys: tuple[Hash32, ...] = wire("storageKeys", D)
+    address: Address
+    storage_keys: tuple[Hash32, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@wired
 class Authorization(Pretty):
     """A set-code authorization: the signer delegates its code to ``address``."""
 
-    chain_id: int = wire("chainId", Q)
-    address: Address = wire("address", D)
-    nonce: int = wire("nonce", Q)
-    y_parity: int = wire("yParity", Q)
-    r: int = wire("r", Q)
-    s: int = wire("s", Q)
+    chain_id: int
+    address: Address
+    nonce: int
+    y_parity: int
+    r: int
+    s: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@wired
 class LegacyTransaction(Pretty):
     """A pre-typed transaction; ``v`` carries the chain id when replay-protected."""
 
-    nonce: int = wire("nonce", Q)
-    gas_price: int = wire("gasPrice", Q)
-    gas: int = wire("gas", Q)
-    to: Address | None = wire("to", D)
-    value: int = wire("value", Q)
-    data: bytes = wire("input", D)
-    v: int = wire("v", Q)
-    r: int = wire("r", Q)
-    s: int = wire("s", Q)
+    nonce: int
+    gas_price: int
+    gas: int
+    to: Address | None
+    value: int
+    data: bytes = wire("input")
+    v: int
+    r: int
+    s: int
 
     type: ClassVar[int] = 0
     computed: ClassVar[tuple[tuple[str, str, Kind], ...]] = (
@@ -249,93 +267,96 @@ class LegacyTransaction(Pretty):
         return (self.v - 35) // 2 if self.v >= 35 else None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class AccessListTransaction(Pretty):
-    """A type-1 transaction (EIP-2930, Berlin): a legacy gas price plus an access list."""
+class _Typed(Pretty):
+    """Base of the typed (EIP-2718) transactions: ``v`` is their ``y_parity``."""
 
-    chain_id: int = wire("chainId", Q)
-    nonce: int = wire("nonce", Q)
-    gas_price: int = wire("gasPrice", Q)
-    gas: int = wire("gas", Q)
-    to: Address | None = wire("to", D)
-    value: int = wire("value", Q)
-    data: bytes = wire("input", D)
-    access_list: tuple[AccessListEntry, ...] = wire("accessList", OBJ)
-    y_parity: int = wire("yParity", Q)
-    r: int = wire("r", Q)
-    s: int = wire("s", Q)
-
-    type: ClassVar[int] = 1
+    __slots__ = ()
     computed: ClassVar[tuple[tuple[str, str, Kind], ...]] = (("type", "type", Q), ("v", "y_parity", Q))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class DynamicFeeTransaction(Pretty):
+@wired
+class AccessListTransaction(_Typed):
+    """A type-1 transaction (EIP-2930, Berlin): a legacy gas price plus an access list."""
+
+    chain_id: int
+    nonce: int
+    gas_price: int
+    gas: int
+    to: Address | None
+    value: int
+    data: bytes = wire("input")
+    access_list: tuple[AccessListEntry, ...]
+    y_parity: int
+    r: int
+    s: int
+
+    type: ClassVar[int] = 1
+
+
+@wired
+class DynamicFeeTransaction(_Typed):
     """A type-2 transaction (EIP-1559, London): a fee cap and a priority fee (tip) cap instead of a
     gas price."""
 
-    chain_id: int = wire("chainId", Q)
-    nonce: int = wire("nonce", Q)
-    max_priority_fee_per_gas: int = wire("maxPriorityFeePerGas", Q)
-    max_fee_per_gas: int = wire("maxFeePerGas", Q)
-    gas: int = wire("gas", Q)
-    to: Address | None = wire("to", D)
-    value: int = wire("value", Q)
-    data: bytes = wire("input", D)
-    access_list: tuple[AccessListEntry, ...] = wire("accessList", OBJ)
-    y_parity: int = wire("yParity", Q)
-    r: int = wire("r", Q)
-    s: int = wire("s", Q)
+    chain_id: int
+    nonce: int
+    max_priority_fee_per_gas: int
+    max_fee_per_gas: int
+    gas: int
+    to: Address | None
+    value: int
+    data: bytes = wire("input")
+    access_list: tuple[AccessListEntry, ...]
+    y_parity: int
+    r: int
+    s: int
 
     type: ClassVar[int] = 2
-    computed: ClassVar[tuple[tuple[str, str, Kind], ...]] = (("type", "type", Q), ("v", "y_parity", Q))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class BlobTransaction(Pretty):
+@wired
+class BlobTransaction(_Typed):
     """A type-3 transaction (EIP-4844, Cancun): a dynamic-fee transaction carrying blob versioned
     hashes and a blob fee cap."""
 
-    chain_id: int = wire("chainId", Q)
-    nonce: int = wire("nonce", Q)
-    max_priority_fee_per_gas: int = wire("maxPriorityFeePerGas", Q)
-    max_fee_per_gas: int = wire("maxFeePerGas", Q)
-    gas: int = wire("gas", Q)
-    to: Address = wire("to", D)
-    value: int = wire("value", Q)
-    data: bytes = wire("input", D)
-    access_list: tuple[AccessListEntry, ...] = wire("accessList", OBJ)
-    max_fee_per_blob_gas: int = wire("maxFeePerBlobGas", Q)
-    blob_versioned_hashes: tuple[Hash32, ...] = wire("blobVersionedHashes", D)
-    y_parity: int = wire("yParity", Q)
-    r: int = wire("r", Q)
-    s: int = wire("s", Q)
+    chain_id: int
+    nonce: int
+    max_priority_fee_per_gas: int
+    max_fee_per_gas: int
+    gas: int
+    to: Address
+    value: int
+    data: bytes = wire("input")
+    access_list: tuple[AccessListEntry, ...]
+    max_fee_per_blob_gas: int
+    blob_versioned_hashes: tuple[Hash32, ...]
+    y_parity: int
+    r: int
+    s: int
 
     type: ClassVar[int] = 3
-    computed: ClassVar[tuple[tuple[str, str, Kind], ...]] = (("type", "type", Q), ("v", "y_parity", Q))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class SetCodeTransaction(Pretty):
+@wired
+class SetCodeTransaction(_Typed):
     """A type-4 transaction (EIP-7702, Prague): a dynamic-fee transaction carrying authorizations
     that set accounts' code to a delegation."""
 
-    chain_id: int = wire("chainId", Q)
-    nonce: int = wire("nonce", Q)
-    max_priority_fee_per_gas: int = wire("maxPriorityFeePerGas", Q)
-    max_fee_per_gas: int = wire("maxFeePerGas", Q)
-    gas: int = wire("gas", Q)
-    to: Address = wire("to", D)
-    value: int = wire("value", Q)
-    data: bytes = wire("input", D)
-    access_list: tuple[AccessListEntry, ...] = wire("accessList", OBJ)
-    authorization_list: tuple[Authorization, ...] = wire("authorizationList", OBJ)
-    y_parity: int = wire("yParity", Q)
-    r: int = wire("r", Q)
-    s: int = wire("s", Q)
+    chain_id: int
+    nonce: int
+    max_priority_fee_per_gas: int
+    max_fee_per_gas: int
+    gas: int
+    to: Address
+    value: int
+    data: bytes = wire("input")
+    access_list: tuple[AccessListEntry, ...]
+    authorization_list: tuple[Authorization, ...]
+    y_parity: int
+    r: int
+    s: int
 
     type: ClassVar[int] = 4
-    computed: ClassVar[tuple[tuple[str, str, Kind], ...]] = (("type", "type", Q), ("v", "y_parity", Q))
 
 
 Transaction: TypeAlias = (
@@ -347,22 +368,22 @@ Transaction: TypeAlias = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@wired
 class IncludedTransaction(Pretty):
     """A transaction as it stands in a block: where it is, who sent it, what gas price it paid.
 
     The sender is recovered once, at import, and stored.
     """
 
-    transaction: Transaction = wire("", OBJ)
-    hash: Hash32 = wire("hash", D)
-    sender: Address = wire("from", D)
-    block_hash: Hash32 = wire("blockHash", D)
-    block_number: int = wire("blockNumber", Q)
-    block_timestamp: int = wire("blockTimestamp", Q)
+    transaction: Transaction = wire("")
+    hash: Hash32
+    sender: Address = wire("from")
+    block_hash: Hash32
+    block_number: int
+    block_timestamp: int
     """The block's timestamp (geth 1.17 writes it; see :mod:`ethread.codec.answers`)."""
-    index: int = wire("transactionIndex", Q)
-    gas_price: int = wire("gasPrice", Q)
+    index: int = wire("transactionIndex")
+    gas_price: int
     """The effective gas price: base fee plus the tip the fee caps allowed."""
 
     def _summary(self) -> Iterator[tuple[str, Any]]:
@@ -406,25 +427,25 @@ class Block(Pretty):
 # Receipts and logs
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@wired
 class Log(Pretty):
     """An event emitted by a contract, with where it was emitted: block, transaction and position
     in the block."""
 
-    address: Address = wire("address", D)
-    topics: tuple[Hash32, ...] = wire("topics", D)
-    data: bytes = wire("data", D)
-    block_number: int = wire("blockNumber", Q)
-    transaction_hash: Hash32 = wire("transactionHash", D)
-    transaction_index: int = wire("transactionIndex", Q)
-    block_hash: Hash32 = wire("blockHash", D)
-    block_timestamp: int = wire("blockTimestamp", Q)
-    log_index: int = wire("logIndex", Q)
+    address: Address
+    topics: tuple[Hash32, ...]
+    data: bytes
+    block_number: int
+    transaction_hash: Hash32
+    transaction_index: int
+    block_hash: Hash32
+    block_timestamp: int
+    log_index: int
     """Position among all logs of the block, not of the transaction."""
-    removed: bool = wire("removed", B, default=False)
+    removed: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@wired
 class Receipt(Pretty):
     """A transaction's receipt with the context the RPC answer carries.
 
@@ -432,23 +453,23 @@ class Receipt(Pretty):
     ``status``. Exactly one of the two is set.
     """
 
-    type: int = wire("type", Q)
-    status: int | None = wire("status", Q, omit_none=True)
-    root: Hash32 | None = wire("root", D, omit_none=True)
-    cumulative_gas_used: int = wire("cumulativeGasUsed", Q)
-    logs_bloom: bytes = wire("logsBloom", D)
-    logs: tuple[Log, ...] = wire("logs", OBJ)
-    transaction_hash: Hash32 = wire("transactionHash", D)
-    transaction_index: int = wire("transactionIndex", Q)
-    block_hash: Hash32 = wire("blockHash", D)
-    block_number: int = wire("blockNumber", Q)
-    sender: Address = wire("from", D)
-    to: Address | None = wire("to", D)
-    gas_used: int = wire("gasUsed", Q)
-    effective_gas_price: int = wire("effectiveGasPrice", Q)
-    contract_address: Address | None = wire("contractAddress", D)
-    blob_gas_used: int | None = wire("blobGasUsed", Q, omit_none=True)
-    blob_gas_price: int | None = wire("blobGasPrice", Q, omit_none=True)
+    type: int
+    status: int | None = wire(omit_none=True)
+    root: Hash32 | None = wire(omit_none=True)
+    cumulative_gas_used: int
+    logs_bloom: bytes
+    logs: tuple[Log, ...]
+    transaction_hash: Hash32
+    transaction_index: int
+    block_hash: Hash32
+    block_number: int
+    sender: Address = wire("from")
+    to: Address | None
+    gas_used: int
+    effective_gas_price: int
+    contract_address: Address | None
+    blob_gas_used: int | None = wire(omit_none=True)
+    blob_gas_price: int | None = wire(omit_none=True)
 
     def _summary(self) -> Iterator[tuple[str, Any]]:
         yield from (("transaction_hash", self.transaction_hash),
@@ -466,28 +487,28 @@ class Receipt(Pretty):
 # Proofs
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@wired
 class StorageProof(Pretty):
     """An EIP-1186 proof of one storage slot: its key, value and the trie nodes from the storage
     root."""
 
-    key: bytes = wire("key", Kind.SLOT)
+    key: bytes = wire(kind=Kind.SLOT)
     """The key as the caller wrote it (32 bytes, or shorter: then answered as a quantity)."""
-    value: int = wire("value", Q)
-    proof: tuple[bytes, ...] = wire("proof", D)
+    value: int
+    proof: tuple[bytes, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+@wired
 class AccountProof(Pretty):
     """An EIP-1186 proof of one account and some of its storage slots."""
 
-    address: Address = wire("address", D)
-    account_proof: tuple[bytes, ...] = wire("accountProof", D)
-    balance: int = wire("balance", Q)
-    code_hash: Hash32 = wire("codeHash", D)
-    nonce: int = wire("nonce", Q)
-    storage_hash: Hash32 = wire("storageHash", D)
-    storage_proof: tuple[StorageProof, ...] = wire("storageProof", OBJ)
+    address: Address
+    account_proof: tuple[bytes, ...]
+    balance: int
+    code_hash: Hash32
+    nonce: int
+    storage_hash: Hash32
+    storage_proof: tuple[StorageProof, ...]
 
 
 # --------------------------------------------------------------------------------------------
@@ -642,7 +663,7 @@ class BlockOverrides(HeaderOverrides):
 # Results of execution methods
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@wired
 class AccessListResult:
     """eth_createAccessList: the list a transaction would touch, the gas it would use with
     that list, and why it failed when it does (the list is still answered)."""

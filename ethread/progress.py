@@ -1,13 +1,9 @@
 """How long work reports how far it has got.
 
-Imports, exports, verification and index building take a ``progress`` callable and call it
-with (items done, items in all) as they go, often enough to draw a bar and seldom enough to
-cost nothing. The command line draws them with tqdm (:class:`ProgressBar`); a library caller
-passes what it likes, or None.
-
-Bars are drawn only where someone watches them: on a terminal, or in a notebook (where tqdm
-draws a widget). Written to a log file or CI output, a bar's redraws would be lines of noise;
-there :func:`shows_bars` says no and nothing is drawn.
+Imports, exports, verification and index building call a ``progress`` callable with (items
+done, items in all) as they go, often enough to draw a bar and seldom enough to cost nothing.
+The command line draws them with tqdm (:class:`ProgressBar`), only where someone watches: on a
+terminal or in a notebook, not into a log file or CI output (:func:`shows_bars`).
 """
 
 from __future__ import annotations
@@ -45,11 +41,9 @@ def shows_bars(stream: TextIO | None = None) -> bool:
 
 
 class ProgressBar:
-    """A :data:`Progress` drawn on a terminal by tqdm: ``label: 42%|####  | 420/1000
-    [00:02<00:03, 210 blocks/s]``, redrawn at most 10 times a second so that drawing does not
-    slow what it measures. The command line (``import``, ``export``, ``verify`` and the
-    imports of ``serve``) shows its work with it. On a stream that is not a terminal (a log
-    file, CI output) it draws nothing (:func:`shows_bars`)."""
+    """A :data:`Progress` drawn by tqdm: ``label: 42%|####  | 420/1000 [00:02<00:03, 210
+    blocks/s]``, redrawn at most 10 times a second so that drawing does not slow what it
+    measures; nothing on a stream that is not a terminal (:func:`shows_bars`)."""
 
     def __init__(self, label: str, unit: str = "blocks", stream: TextIO | None = None) -> None:
         self.label = label

@@ -5,22 +5,20 @@
     w3 = Web3(EthreadProvider(backend))
     w3.eth.get_block("latest")
 
-Given a :class:`~ethread.devchain.DevChain` instead of a backend, the provider serves
-its backend and can also send: eth_accounts (the dev accounts, unlocked), eth_sendTransaction,
-eth_sendRawTransaction, and the test controls (evm_snapshot, evm_revert, anvil_setBalance...):
+Given a :class:`~ethread.devchain.DevChain` instead, it can also send: eth_accounts (the dev
+accounts, unlocked), eth_sendTransaction, eth_sendRawTransaction, and the test controls
+(evm_snapshot, evm_revert, anvil_setBalance...):
 
     w3 = Web3(EthreadProvider(DevChain(ethread.MemoryBackend())))
 
-Requests still go through the JSON-RPC codec as bytes, exactly as they would over HTTP, so a
-test suite on this provider sees the answers (and the errors, such as a revert that web3.py
-turns into ``ContractLogicError``) the server would give.
-
-On a dev chain the provider also explains (:class:`Explainer`): when a transaction or call
-fails it traces it (callTracer) and keeps the call tree as text, with revert reasons and the
-custom errors of the ABIs in ``provider.abis`` decoded (:data:`FAILURES`, which the pytest
-plugin shows beside a failed test); and once a contract that calls hardhat's console has run,
-each transaction and call is traced and its ``console.log`` lines printed. Needs the ``web3`` extra
-(``pip install 'ethread[web3]'``); this module is never imported by the rest of ethread.
+Requests go through the JSON-RPC codec as bytes, as over HTTP, so a test suite sees the
+answers (and errors, such as a revert web3.py turns into ``ContractLogicError``) the server
+would give. On a dev chain the provider also explains (:class:`Explainer`): a failed
+transaction or call is traced (callTracer) and kept as a call tree in text, revert reasons and
+the custom errors of the ABIs in ``provider.abis`` decoded (:data:`FAILURES`, which the pytest
+plugin shows beside a failed test); once a contract that calls hardhat's console has run, each
+transaction and call is traced and its ``console.log`` lines printed. Needs the ``web3`` extra
+(``pip install 'ethread[web3]'``); nothing else in ethread imports this module.
 """
 
 from __future__ import annotations
@@ -208,10 +206,9 @@ _WEB3_JSON = Web3JsonEncoder()
 
 
 def _request_body(method: RPCEndpoint, params: Any, request_id: int) -> bytes:
-    """The request as web3.py's providers encode it, with orjson: web3.py's own encoder
-    (``json`` with a class for bytes and attribute dicts) costs more than a dev chain's
-    quick answers. Anything orjson cannot take (an integer beyond 64 bits) goes through
-    web3.py's encoder as before."""
+    """The request as web3.py encodes it, but with orjson (web3.py's ``json`` encoder costs more
+    than a dev chain's quick answers); what orjson cannot take (an integer beyond 64 bits)
+    goes through web3.py's encoder."""
     body = {"jsonrpc": "2.0", "method": method, "params": params or [], "id": request_id}
     try:
         return orjson.dumps(body, default=_WEB3_JSON.default)

@@ -1,13 +1,10 @@
 """``ethread keys create | revoke | list | usage``: API keys issued into the key store beside a
-ledger (the ledger's SQLite file, a ``X.keys.sqlite3`` beside a mapped ``X.ledger``, or the
-ledger's Redis database). Every server spending from that ledger accepts a new key, or
-refuses a revoked one, within a second, without a restart.
+ledger (docs/server.md, "Issuing keys while serving").
 
-The ledger is named as ``ethread serve`` names it: ``--ledger PATH|URL``, or the ``ledger``
-of ``--config FILE`` (the default is ``credits.ledger`` in ethread's data folder,
-:mod:`ethread.home`); each action says on standard error which ledger it used. Only ``create``
-makes a key store: the others, on a ledger where no key was issued, say so and write nothing.
-A new key is printed once, on standard output; nothing else ever shows it.
+The ledger is named as ``ethread serve`` names it (``--ledger PATH|URL``, or ``--config
+FILE``'s; by default ``credits.ledger`` in ethread's data folder), and each action says on
+standard error which it used. Only ``create`` makes a key store: on a ledger where no key was
+issued the others say so and write nothing. A new key is printed once, on standard output.
 """
 
 from __future__ import annotations
@@ -85,20 +82,10 @@ def _missing_store(spec: str) -> str | None:
     return None if Path(path).exists() else path
 
 
-def shown_ledger(spec: str) -> str:
-    """The ledger as it may be printed: a Redis URL without its password."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(spec)
-    if parts.scheme.startswith("redis") and parts.password:
-        return parts._replace(netloc=f"***@{parts.hostname}:{parts.port or 6379}").geturl()
-    return spec
-
-
 def run(args: argparse.Namespace) -> int:
     """Carry out one ``ethread keys`` action; the exit status."""
     try:
-        from ..server.billing.ledger import LedgerError
+        from ..server.billing.ledger import LedgerError, shown_ledger
         from ..server.config import ConfigError
         from ..server.keys.keystore import KeyStoreError, open_keystore
     except ImportError as exc:

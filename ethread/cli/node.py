@@ -148,18 +148,17 @@ class NodeSettings:
 def hardfork_name(value: str) -> str:
     """ethread's fork name for an anvil ``--hardfork`` value (anvil's spellings, any case,
     ``latest``); NodeError naming the known ones otherwise."""
-    from ..forks import FORK_ORDER
+    from ..forks.table import FORK_ORDER, SHORT_NAMES
 
     wanted = value.lower().replace("_", "").replace("-", "")
     if wanted == "latest":
         return DEFAULT_HARDFORK
-    aliases = {"tangerine": "tangerine_whistle", "spurious": "spurious_dragon", "merge": "paris"}
     runs = FORK_ORDER[:FORK_ORDER.index(DEFAULT_HARDFORK) + 1]
     for name in runs:
         if wanted == name.replace("_", ""):
             return name
-    if wanted in aliases:
-        return aliases[wanted]
+    if wanted in SHORT_NAMES:
+        return SHORT_NAMES[wanted]
     later = [name for name in FORK_ORDER if name not in runs]
     if wanted in later:
         raise NodeError(f"--hardfork {value}: ethread's dev chain runs forks up to "
@@ -260,6 +259,7 @@ def build_chain(settings: NodeSettings) -> Any:
     from ..backends.memory import MemoryBackend
     from ..devchain import DevChain, ForkSchedule
     from ..errors import EthreadError, InvalidParams
+    from ..server.networks import forked_memory_backend, load_state_file
 
     try:
         from eth_account.hdaccount import seed_from_mnemonic
@@ -279,7 +279,7 @@ def build_chain(settings: NodeSettings) -> Any:
             batch_log.setLevel(logging.CRITICAL)  # (it logs the error below as a traceback)
             try:
                 chain = DevChain.fork(settings.fork_url, settings.fork_block,
-                                      backend=_forked_backend(), **options)
+                                      backend=forked_memory_backend(), **options)
             except ValidationError as exc:  # py-evm cannot start from the forked genesis
                 raise EthreadError(f"cannot fork {settings.fork_url} at block "
                                    f"{settings.fork_block if settings.fork_block is not None else 'latest'}"
@@ -295,24 +295,12 @@ def build_chain(settings: NodeSettings) -> Any:
                                                 else settings.timestamp), **options)
     except ValueError as exc:  # a derivation path eth-account cannot read
         raise NodeError(f"--derivation-path: {exc}") from None
-    if settings.load_state is not None and settings.load_state.is_file():
+    if settings.load_state is not None:
         try:
-            chain.load_state(settings.load_state.read_bytes())
+            load_state_file(chain, settings.load_state)
         except InvalidParams as exc:
-            raise NodeError(f"state file {settings.load_state}: {exc}") from None
+            raise NodeError(str(exc)) from None
     return chain
-
-
-def _forked_backend() -> Any:
-    """An empty memory backend for a forked chain: its history below the fork is the forked
-    node's, fetched when first asked, so its lookups are not answered on the event loop, as
-    a memory backend's are (as ``ethread serve --fork-url`` serves it)."""
-    from ..backends.memory import MemoryBackend
-
-    class ForkedMemoryBackend(MemoryBackend):
-        holds_history_in_memory = False
-
-    return ForkedMemoryBackend()
 
 
 def banner(chain: Any, settings: NodeSettings, listening: str) -> str:
@@ -359,7 +347,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         from ..server.config import UNLIMITED_CREDITS, KeyConfig, ServerConfig
-        from ..server.networks import make_network, service_context
+        from ..server.networks import make_network, service_context, write_state_file
         from ..server.processes import runner
     except ImportError as exc:
         print(f"ethread node: the server extra is not installed ({exc.name} is missing): "
@@ -407,9 +395,7 @@ def run(args: argparse.Namespace) -> int:
     code = serve_until_stopped(runner, prepared, listening)
     if settings.dump_state is not None:
         try:
-            partial = settings.dump_state.with_name(settings.dump_state.name + ".partial")
-            partial.write_bytes(chain.dump_state())
-            partial.replace(settings.dump_state)
+            write_state_file(chain, settings.dump_state)
             if not settings.silent:
                 print(f"ethread node: state written to {settings.dump_state}", file=sys.stderr)
         except OSError as exc:

@@ -22,7 +22,6 @@ from typing import Any
 
 from ..extras import install_hint
 from .deferred import defer
-from .keys import shown_ledger
 
 
 def register(subparsers: Any) -> None:
@@ -175,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     """``ethread serve``: build the networks from the flags or the config file and serve them until
     stopped; returns the exit status."""
     try:
-        from ..server.billing.ledger import LedgerError
+        from ..server.billing.ledger import LedgerError, shown_ledger
         from ..server.config import ConfigError
         from ..server.processes import runner
     except ImportError as exc:
@@ -257,21 +256,13 @@ def _serve_here(runner: Any, listening: Any) -> int:
 def serve_until_stopped(runner: Any, prepared: Any, listening: Any) -> int:
     """Serve ``prepared`` in this process until SIGINT or SIGTERM; 0 after a graceful stop
     (``ethread serve`` and ``ethread node`` alike)."""
-    previous = signal.signal(signal.SIGTERM, _stop_requested)
+    previous = signal.signal(signal.SIGTERM, runner.stop_requested)
     runner.settle_heap()
     try:
         prepared.run()
-    except (KeyboardInterrupt, _Stopped):
+    except (KeyboardInterrupt, runner.Stopped):
         pass  # uvicorn re-raises the signal once its graceful shutdown is done
     finally:
         signal.signal(signal.SIGTERM, previous)
         listening.close()
     return 0
-
-
-class _Stopped(Exception):
-    """SIGTERM, turned into an exception so that the command exits 0 after shutting down."""
-
-
-def _stop_requested(signum: int, frame: object) -> None:
-    raise _Stopped

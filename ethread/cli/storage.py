@@ -37,9 +37,6 @@ def _guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
     return wrapper
 
 
-# --------------------------------------------------------------------------------------------
-
-
 def run_import(args: argparse.Namespace) -> int:
     """``ethread import``: execute a genesis and RLP blocks into a store."""
     from ..backends.open import open_store
@@ -347,9 +344,6 @@ def _with_first(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
         return run(args)
     wrapper.__name__ = run.__name__
     return wrapper
-
-
-# --------------------------------------------------------------------------------------------
 
 
 def register(subparsers: Any) -> None:

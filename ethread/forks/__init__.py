@@ -3,7 +3,7 @@
 the public networks' schedules (:mod:`.networks`)."""
 
 from .networks import KNOWN_NETWORKS, NETWORK_BY_CHAIN_ID, network_config, network_name
-from .schedule import BLOB_GAS_PER_BLOB, ChainConfig
+from .schedule import BLOB_GAS_PER_BLOB, NO_SCHEDULE, ChainConfig
 from .table import (
     BLOCK_FORKS,
     FORK_BY_NAME,
@@ -23,6 +23,7 @@ __all__ = [
     "FORK_ORDER",
     "KNOWN_NETWORKS",
     "NETWORK_BY_CHAIN_ID",
+    "NO_SCHEDULE",
     "TIME_FORKS",
     "ChainConfig",
     "Fork",

@@ -146,6 +146,10 @@ _MERGED_AT_DIFFICULTY: dict[tuple[int, Any], int] = {(1, 58_750_000_000_000_000_
 ``mergeNetsplitBlock``) did so: mainnet's first proof-of-stake block. ethread picks rules by
 block number; geth's config for mainnet has only the difficulty."""
 
+NO_SCHEDULE = ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
+"""What a store that holds no schedule is read with (Frontier's rules from block 0): receipts'
+and blobs' derived fields come out as the model path gives them."""
+
 
 
 def _blob_schedule(document: Any, scheduled: list[str]) -> dict[str, BlobParams]:

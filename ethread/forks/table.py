@@ -234,6 +234,9 @@ BLOCK_FORKS: tuple[tuple[str, str], ...] = tuple(
 TIME_FORKS: tuple[tuple[str, str], ...] = tuple(
     (f.genesis_key, f.name) for f in FORKS if f.genesis_key and f.by_time)
 """(genesis config key, fork name) of the forks scheduled by timestamp."""
+SHORT_NAMES: dict[str, str] = {"tangerine": "tangerine_whistle", "spurious": "spurious_dragon",
+                               "merge": "paris"}
+"""anvil's short spellings of forks ethread names in full."""
 
 
 def fork_named(name: str) -> Fork:

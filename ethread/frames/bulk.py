@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..backends.history import RawBlock
 from ..era1.ere import logs_bloom
-from ..forks import ChainConfig
+from ..forks import NO_SCHEDULE, ChainConfig
 from ..keccak import keccak256 as keccak
 from ..rlpcodec.items import (
     DecodeError,
@@ -39,8 +39,6 @@ from .rlp_arrays import Irregular
 from .transactions_arrays import transactions_table
 
 BLOB_GAS_PER_BLOB = 131_072
-_NO_SCHEDULE = ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
-"""The schedule blob prices are worked out with when a store has none (as the model path)."""
 
 
 @runtime_checkable
@@ -166,7 +164,7 @@ def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
         return _walked(records, names, config, on_block)
     cols: dict[str, dict[str, list[Any]]] = {name: {col: [] for col in SPECS[name]}
                                              for name in wanted}
-    schedule = config if config is not None else _NO_SCHEDULE
+    schedule = config if config is not None else NO_SCHEDULE
     txs_needed = bool(wanted & {"transactions", "receipts", "logs"})
     decode_body = whole_bodies or bool(wanted & {"transactions", "receipts", "uncles"})
     whole_receipts = whole_bodies or "logs" in wanted
@@ -195,7 +193,7 @@ def _walked(records: Iterable[RawBlock], names: Sequence[str], config: ChainConf
     """:func:`tables_of_records` with the tables of :data:`WALKED` read by their array walks,
     batch by batch (each batch's other tables read the plain way beside them)."""
     pa = pyarrow()
-    schedule = config if config is not None else _NO_SCHEDULE
+    schedule = config if config is not None else NO_SCHEDULE
     rest = [name for name in names if name not in WALKED]
     parts: dict[str, list[Any]] = {name: [] for name in names}
 

@@ -1,15 +1,12 @@
 """eth_createAccessList: the accounts and storage slots a message touches, found as geth does.
 
-geth fills the fee fields as it would for a transaction (a suggested tip, a fee cap of tip
-plus twice the base fee), then runs the message with an access list again and again, each
-time with the list the previous run touched, until a run touches nothing new. A run records
-the slots SLOAD and SSTORE read, and the accounts BALANCE, EXTCODE*, SELFDESTRUCT and the CALL
-family name, except the sender, the recipient (or the created contract), the precompiles and
-the authorities of the message's own authorizations. The answer carries the gas the last run
-used and, when it failed, why (the list is answered all the same).
-
-py-evm has no opcode tracer: a run here watches those opcodes through the EVM's hooks
-(:func:`~ethread.evm.hooks.watched_class`), noting what they touch before they run.
+geth fills the fee fields as for a transaction (a suggested tip, a fee cap of tip plus twice
+the base fee), then runs the message again and again, each time with the access list the
+previous run touched, until a run touches nothing new. A run notes (through the EVM's hooks,
+:func:`~ethread.evm.hooks.watched_class`) the slots SLOAD and SSTORE read and the accounts
+BALANCE, EXTCODE*, SELFDESTRUCT and the CALL family name, except the sender, the recipient (or
+the created contract), the precompiles and the authorities of the message's authorizations.
+The answer carries the gas the last run used and, when it failed, why (with the list still).
 """
 
 from __future__ import annotations
@@ -238,21 +235,17 @@ def _unsigned_hash(run: PreparedMessage, gas: int, nonce: int) -> bytes:
     access_list = request.access_list or ()
     unsigned: Transaction
     base: dict[str, Any] = dict(nonce=nonce, gas=gas, value=request.value, data=request.data)
+    fee_market: dict[str, Any] = dict(
+        chain_id=chain_id, max_priority_fee_per_gas=message.tip_cap, max_fee_per_gas=message.fee_cap,
+        access_list=access_list, y_parity=0, r=0, s=0, **base)
     if request.authorization_list is not None and request.to is not None:
-        unsigned = SetCodeTransaction(chain_id=chain_id, max_priority_fee_per_gas=message.tip_cap,
-                                      max_fee_per_gas=message.fee_cap, to=request.to,
-                                      access_list=access_list, authorization_list=request.authorization_list,
-                                      y_parity=0, r=0, s=0, **base)
+        unsigned = SetCodeTransaction(to=request.to, authorization_list=request.authorization_list,
+                                      **fee_market)
     elif request.blob_versioned_hashes is not None and request.to is not None:
-        unsigned = BlobTransaction(chain_id=chain_id, max_priority_fee_per_gas=message.tip_cap,
-                                   max_fee_per_gas=message.fee_cap, to=request.to, access_list=access_list,
-                                   max_fee_per_blob_gas=message.blob_fee_cap or 0,
-                                   blob_versioned_hashes=request.blob_versioned_hashes,
-                                   y_parity=0, r=0, s=0, **base)
+        unsigned = BlobTransaction(to=request.to, max_fee_per_blob_gas=message.blob_fee_cap or 0,
+                                   blob_versioned_hashes=request.blob_versioned_hashes, **fee_market)
     elif request.max_fee_per_gas is not None:
-        unsigned = DynamicFeeTransaction(chain_id=chain_id, max_priority_fee_per_gas=message.tip_cap,
-                                         max_fee_per_gas=message.fee_cap, to=request.to,
-                                         access_list=access_list, y_parity=0, r=0, s=0, **base)
+        unsigned = DynamicFeeTransaction(to=request.to, **fee_market)
     elif request.access_list is not None:
         unsigned = AccessListTransaction(chain_id=chain_id, gas_price=message.gas_price, to=request.to,
                                          access_list=access_list, y_parity=0, r=0, s=0, **base)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..backend import BlockSource
-from ..models import Block, BlockRef, Hash32, Header
+from ..models import Block, BlockRef, Hash32
 from ..rlpcodec.headers import encode_header
+from ..rlpcodec.items import rlp_list_length
 from ..validation import check_hash, check_index
 from .resolve import ChainHeaders, resolve_header
 
@@ -31,16 +32,10 @@ def _uncle_at(parent: Block | None, index: int) -> Block | None:
     if parent is None or not 0 <= index < len(parent.uncles):
         return None
     uncle = parent.uncles[index]
-    # Answered as geth does: a block of the uncle's header with no body.
-    return Block(header=uncle, transactions=(), uncles=(), withdrawals=None, size=_bodiless_size(uncle))
-
-
-def _bodiless_size(header: Header) -> int:
-    """RLP length of ``[header, [], []]``: the header's encoding, two empty lists, and the
-    list's own prefix (worked out each time: ethread's encoder takes tens of microseconds, and
-    uncles are seldom asked for)."""
-    payload = len(encode_header(header)) + 2
-    return payload + (1 if payload < 56 else 1 + (payload.bit_length() + 7) // 8)
+    # Answered as geth does: a block of the uncle's header with no body, sized as the RLP of
+    # [header, [], []] (worked out when asked: uncles are seldom asked for).
+    return Block(header=uncle, transactions=(), uncles=(), withdrawals=None,
+                 size=rlp_list_length(len(encode_header(uncle)) + 2))
 
 
 def get_uncle_by_block_hash_and_index(backend: BlockSource, block_hash: Hash32, index: int) -> Block | None:

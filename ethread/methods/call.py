@@ -63,13 +63,11 @@ def decode_revert_reason(payload: bytes) -> str | None:
 def call(backend: ExecutableChain, request: CallRequest, block: BlockRef, states: CallStates | None = None,
          *, state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
          timeout: float | None = None) -> bytes:
-    """Return data of the call, or raise ExecutionReverted / ExecutionFailed. With ``states``,
-    the post-block state is taken from (and kept in) that cache.
-
-    ``state_override`` and ``block_overrides`` change the state and the block context for this
-    call only (eth_call's third and fourth parameters). Execution stops after ``timeout``
-    seconds with ExecutionAborted (geth's ``--rpc.evmtimeout``).
-    """
+    """Return data of the call, or raise ExecutionReverted / ExecutionFailed. The state comes
+    from (and is kept in) ``states`` when given; ``state_override`` and ``block_overrides``
+    (eth_call's third and fourth parameters) change it and the block context for this call
+    only. Execution stops after ``timeout`` seconds (ExecutionAborted, geth's
+    ``--rpc.evmtimeout``)."""
     check_instance(request, CallRequest, "request")
     header = require_header(backend, block) if states is None else states.header(backend, block)
     gas = gas_for(request, header.gas_limit)

@@ -2,10 +2,9 @@
 send a query to a node that holds what it asks for instead of meeting "history pruned".
 
 The answer names the head and, for each kind of data (state, transaction lookups, logs,
-receipts, blocks, state proofs), whether it is served at all, the oldest block it is served
-for, and how older data goes away (a sliding window of blocks), as geth reports them. ethread
-deletes nothing: every store holds its data from its earliest block to its head for good, so no
-kind has a window. A store of history only (Era1 archives) serves no state and no proofs.
+receipts, blocks, state proofs), whether it is served, from which block, and the sliding window
+older data goes away in, as geth reports them. ethread deletes nothing, so no kind has a
+window; a store of history only (Era1 archives) serves no state and no proofs.
 """
 
 from __future__ import annotations

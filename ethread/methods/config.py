@@ -1,14 +1,12 @@
 """eth_config (EIP-7910): the rules the node runs now, the next fork it has scheduled and the
 last, so that an operator can check a node's configuration before a fork instead of after.
 
-geth's reading, which this follows: forks are the timestamp-scheduled ones (Shanghai on); the
-current fork is the latest one active at the head's timestamp (none before Shanghai); the next
-is the fork right after it in activation order if the chain schedules it (a fork skipped in
-between ends the list), the last is the latest fork scheduled, and both are null when nothing
-comes next. Each fork is described by its activation time (0 when active at genesis), its blob
-parameters, the chain id, the EIP-2124 fork id a node has once it is active, and its
-precompiles and system contracts by their EIP-7910 names, all read from the fork table
-(:mod:`ethread.forks.table`).
+As geth reads it: forks are the timestamp-scheduled ones (Shanghai on); the current one is
+the latest active at the head's timestamp (none before Shanghai); the next is the fork right
+after it in activation order if scheduled (a fork skipped in between ends the list), the last
+is the latest scheduled, both null when nothing comes next. Each is described by its
+activation time (0 when active at genesis), blob parameters, chain id, EIP-2124 fork id once
+active, and precompiles and system contracts by EIP-7910 name, from :mod:`ethread.forks.table`.
 """
 
 from __future__ import annotations

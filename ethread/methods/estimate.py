@@ -9,11 +9,10 @@ stipend, times 64/63, is tried next, since most messages succeed there. Then a b
 skewed to the low side, which stops once the bounds are within 1.5% of each other: the answer
 errs upwards by at most that much, as geth's does.
 
-The search is geth's step for step, but its steps are not all executions: when the run at the
-upper bound shows that the message's path cannot depend on its gas (:mod:`.gas_trace`), the
-least gas it succeeds with is known from that run, and every later step compares against it
-instead of running the message again. Same answer, usually one execution instead of four or
-five.
+The steps are geth's, but not all executions: when the run at the upper bound shows that the
+message's path cannot depend on its gas (:mod:`.gas_trace`), the least gas it succeeds with
+is known from that run and later steps compare against it. Same answer, usually one execution
+instead of four or five.
 """
 
 from __future__ import annotations

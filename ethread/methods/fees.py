@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..backend import BlockSource, ChainPointers, ConfigSource, HeaderSource, ReceiptSource
-from ..errors import EthreadError
+from ..errors import ServerError
 from ..evm.blobs import blob_base_fee as price_blob_gas
 from ..evm.blobs import excess_blob_gas_after
-from ..forks import BLOB_GAS_PER_BLOB, ChainConfig
+from ..forks import BLOB_GAS_PER_BLOB, NO_SCHEDULE, ChainConfig
 from ..forks.base_fee import next_base_fee
 from ..models import Block, Header, Tag
 from ..results import EMPTY_HISTORY, FeeHistory
@@ -35,10 +35,8 @@ class FeeReader(HeaderSource, BlockSource, ReceiptSource, ChainPointers, ConfigS
     """What the fee methods read: blocks by number, their receipts, the fork schedule."""
 
 
-class FeeHistoryError(EthreadError):
+class FeeHistoryError(ServerError):
     """A fee history request geth refuses (a bad percentile, a block past the head)."""
-
-    code = -32000
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,45 +91,15 @@ def effective_tip(block: Block, gas_price: int) -> int:
 # eth_feeHistory
 
 
-@dataclass(frozen=True, slots=True)
-class _BlockFees:
-    reward: tuple[int, ...] | None
-    base_fee: int
-    next_base_fee: int
-    gas_used_ratio: float
-    blob_base_fee: int
-    next_blob_base_fee: int
-    blob_gas_used_ratio: float
-
-
 def _config(backend: FeeReader) -> ChainConfig:
     config = backend.chain_config()
-    if config is None:
-        return ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
-    return config
+    return NO_SCHEDULE if config is None else config
 
 
-def _block_fees(config: ChainConfig, block: Block, receipts: Sequence[object] | None,
-                percentiles: Sequence[float]) -> _BlockFees:
-    header = block.header
-    london_next = config.rules(header.number + 1, header.timestamp).base_fee
-    blob_fee = blob_base_fee(config, header)
-    blob_ratio = 0.0
-    if header.blob_gas_used is not None:
-        schedule = config.rules(header.number, header.timestamp).blob
-        max_blob_gas = schedule.max * BLOB_GAS_PER_BLOB if schedule else 0
-        if max_blob_gas:
-            blob_ratio = header.blob_gas_used / max_blob_gas
-    reward = _rewards(block, receipts, percentiles) if percentiles else None
-    return _BlockFees(
-        reward=reward,
-        base_fee=header.base_fee_per_gas or 0,
-        next_base_fee=next_base_fee(config, header) if london_next else 0,
-        gas_used_ratio=header.gas_used / header.gas_limit,
-        blob_base_fee=blob_fee or 0,
-        next_blob_base_fee=_next_blob_base_fee(config, header) if blob_fee is not None else 0,
-        blob_gas_used_ratio=blob_ratio,
-    )
+def _blob_gas_used_ratio(config: ChainConfig, header: Header) -> float:
+    schedule = config.rules(header.number, header.timestamp).blob
+    max_blob_gas = schedule.max * BLOB_GAS_PER_BLOB if schedule else 0
+    return header.blob_gas_used / max_blob_gas if header.blob_gas_used is not None and max_blob_gas else 0.0
 
 
 def _rewards(block: Block, receipts: Sequence[object] | None,
@@ -207,22 +175,27 @@ def fee_history(backend: FeeReader, block_count: int, newest: int | Tag,
     block_count = min(block_count, last + 1)
     oldest = last + 1 - block_count
     config = _config(backend)
-    rows: list[_BlockFees] = []
+    blocks: list[Block] = []
     for number in range(oldest, last + 1):
         block = _block_at(backend, number)
         if block is None:
             break
-        receipts = backend.receipts(block.hash) if percentiles else None
-        rows.append(_block_fees(config, block, receipts, percentiles))
-    if not rows:
+        blocks.append(block)
+    if not blocks:
         return EMPTY_HISTORY
+    headers = [block.header for block in blocks]
+    newest_header = headers[-1]
+    london_next = config.rules(newest_header.number + 1, newest_header.timestamp).base_fee
     return FeeHistory(
         oldest_block=oldest,
-        reward=tuple(r.reward or () for r in rows) if percentiles else None,
-        base_fee_per_gas=(*(r.base_fee for r in rows), rows[-1].next_base_fee),
-        gas_used_ratio=tuple(r.gas_used_ratio for r in rows),
-        base_fee_per_blob_gas=(*(r.blob_base_fee for r in rows), rows[-1].next_blob_base_fee),
-        blob_gas_used_ratio=tuple(r.blob_gas_used_ratio for r in rows),
+        reward=(tuple(_rewards(block, backend.receipts(block.hash), percentiles) for block in blocks)
+                if percentiles else None),
+        base_fee_per_gas=(*(h.base_fee_per_gas or 0 for h in headers),
+                          next_base_fee(config, newest_header) if london_next else 0),
+        gas_used_ratio=tuple(h.gas_used / h.gas_limit for h in headers),
+        base_fee_per_blob_gas=(*(blob_base_fee(config, h) or 0 for h in headers),
+                               _next_blob_base_fee(config, newest_header)),
+        blob_gas_used_ratio=tuple(_blob_gas_used_ratio(config, h) for h in headers),
     )
 
 

@@ -2,15 +2,13 @@
 eth_getFilterLogs, eth_uninstallFilter, as geth's filter API answers them.
 
 A filter reports what the chain gained after it was installed: a block filter the hashes of
-new blocks, a log filter the new logs that match it (its ``fromBlock``/``toBlock`` numbers
-bound them; tags do not). eth_getFilterLogs runs the filter's whole query as eth_getLogs
-would. A filter not polled with eth_getFilterChanges for ``timeout`` seconds (geth: five
-minutes) is gone.
+new blocks, a log filter the new logs that match it (bounded by its ``fromBlock``/``toBlock``
+numbers, not tags). eth_getFilterLogs runs its whole query as eth_getLogs would. A filter not
+polled for ``timeout`` seconds (geth: five minutes) is gone.
 
-The registry is state, so it is owned by the object whose lifetime it shares: one per
-:class:`~ethread.rpc.dispatcher.Dispatcher` (one per served network), never a module global.
-It holds at most ``max_filters`` filters, and one poll answers at most the service's log
-result limit (a filter far behind catches up over several polls).
+The registry is state owned by each :class:`~ethread.rpc.dispatcher.Dispatcher` (one per
+served network): at most ``max_filters`` filters, and one poll answers at most the log result
+limit (a filter far behind catches up over several polls).
 """
 
 from __future__ import annotations
@@ -19,11 +17,11 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from ..backend import Deadline, HeaderSource, LogQuery, ResultLimitReached
-from ..errors import EthreadError, InvalidParams, LimitExceeded
+from ..errors import InvalidParams, LimitExceeded, ServerError
 from ..models import Hash32, Log, LogFilter
 from .logs import DEFAULT_LIMITS, ChainLogs, LogLimits, get_logs
 
@@ -36,10 +34,8 @@ class FilteredChain(ChainLogs, HeaderSource, Protocol):
     """What filters read: the head, canonical hashes, and logs over a range or of a block."""
 
 
-class FilterNotFound(EthreadError):
+class FilterNotFound(ServerError):
     """An unknown or expired filter id (-32000, "filter not found")."""
-
-    code = -32000
 
     def __init__(self) -> None:
         super().__init__("filter not found")
@@ -191,8 +187,7 @@ def _new_logs(backend: FilteredChain, criteria: LogFilter, start: int, head: int
               limits: LogLimits) -> tuple[list[Log], int]:
     """Logs of blocks ``start..head`` that match, within the filter's numeric bounds; and the
     last block covered (short of ``head`` when the result limit stopped the query)."""
-    low = start
-    high = head
+    low, high = start, head
     if isinstance(criteria.from_block, int):
         low = max(low, criteria.from_block)
     if isinstance(criteria.to_block, int):
@@ -207,7 +202,4 @@ def _new_logs(backend: FilteredChain, criteria: LogFilter, start: int, head: int
     except ResultLimitReached as exc:
         if exc.fits_through < low:
             raise LimitExceeded(f"query returned more than {limits.max_results} results") from None
-        shorter = LogQuery(from_number=low, to_number=exc.fits_through,
-                           addresses=criteria.addresses, topics=criteria.topics,
-                           deadline=query.deadline)
-        return backend.logs(shorter), exc.fits_through
+        return backend.logs(replace(query, to_number=exc.fits_through, limit=None)), exc.fits_through

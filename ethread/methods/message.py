@@ -1,30 +1,25 @@
 """One message run on a block's state, the way geth runs eth_call, eth_estimateGas and
 eth_createAccessList.
 
-A :class:`Message` is the call object after geth's call defaults: a missing ``from`` is the
+A :class:`Message` is the call object after geth's call defaults: ``from`` defaults to the
 zero address, the nonce is the state's (never checked), fee fields become a fee cap and a tip
-(a legacy ``gasPrice`` is both), and a message that pays nothing runs with a zero base fee
-(and a zero blob base fee when it names no blob fee), so that an unfunded sender can call.
+(a legacy ``gasPrice`` is both), and a message paying nothing runs with a zero base fee (and a
+zero blob base fee when it names no blob fee), so that an unfunded sender can call.
 
-:func:`execution` opens the state once and gives a :class:`PreparedMessage`, whose
-:meth:`~PreparedMessage.run` runs the message with a given gas limit on a snapshot that is
-reverted afterwards, as many times as the caller needs (gas estimation runs it a dozen times).
-Before py-evm runs anything, :meth:`~PreparedMessage.run` makes geth's pre-checks in geth's
-order and words (fee caps, blob and set-code shape, initcode size, funds, intrinsic gas, the
-Prague calldata floor) and raises :class:`Rejected` with the bare reason; each method wraps it
-the way geth does.
+:func:`execution` opens the state once; :meth:`PreparedMessage.run` runs the message with a
+gas limit on a snapshot reverted afterwards, as often as the caller needs (gas estimation: a
+dozen times). It first makes geth's pre-checks in geth's order and words (fee caps, blob and
+set-code shape, initcode size, funds, intrinsic gas, the Prague calldata floor), raising
+:class:`Rejected` with the bare reason, which each method wraps as geth does.
 
-A message runs the way geth's ``DoCall`` applies one: py-evm's executor steps for a
-transaction (buy gas, increment the nonce, warm the addresses, run, refunds and the Prague
-calldata floor) on a plain record of the message's fields, without building, validating or
-logging a py-evm transaction (geth's checks above replace py-evm's, and what finalisation
-would write, the refund and the coinbase's fee, is reverted with the snapshot anyway). A
-message with an authorization list or blob hashes still runs as a spoofed py-evm transaction,
-whose executor processes those.
+A message runs as geth's ``DoCall`` applies one: py-evm's executor steps (buy gas, increment
+the nonce, warm the addresses, run, refunds, the calldata floor) on a plain record of its
+fields, no py-evm transaction built, validated or logged (geth's checks replace py-evm's; what
+finalisation would write is reverted with the snapshot anyway). A message with authorizations
+or blob hashes runs as a spoofed py-evm transaction, whose executor processes those.
 
-States come from the backend's cache of post-block states when the request changes nothing
-but the snapshot; a request with overrides, a blob fee to zero or a tracer gets a state of its
-own, so nothing it changes can reach a later call.
+A request that changes nothing but the snapshot runs on a cached post-block state; one with
+overrides, a blob fee to zero or a tracer gets a state of its own, which no later call sees.
 """
 
 from __future__ import annotations
@@ -54,7 +49,7 @@ from ..backend import ConfigSource, StateSource
 from ..errors import ExecutionFailed, StateUnavailable
 from ..evm import time_limit
 from ..evm.lean_interpreter import CheckedMessage, MessageTables, lean_vm_class, share_tables
-from ..forks import FORK_BY_NAME, Fork
+from ..forks import FORK_BY_NAME, ChainConfig, Fork
 from ..forks.table import ACCESS_LIST, DYNAMIC_FEE, LEGACY, SET_CODE
 from ..forks.table import BLOB as BLOB_TX
 from ..forks.validity import (
@@ -147,6 +142,14 @@ _OUTCOME = trusted_maker(Outcome)
 (values made here, of the declared types)."""
 
 
+def chain_config(backend: ConfigSource) -> ChainConfig:
+    """The backend's fork schedule; StateUnavailable when it knows none (nothing can run)."""
+    config = backend.chain_config()
+    if config is None:
+        raise StateUnavailable("the backend does not know the chain's fork schedule")
+    return config
+
+
 def gas_cap(block_gas_limit: int) -> int:
     """The most gas a call may use in a block with this gas limit."""
     return GAS_CAP_FACTOR * block_gas_limit
@@ -173,15 +176,13 @@ def to_message(request: CallRequest, base_fee: int | None, chain_id: int) -> Mes
 
 
 class CallStates:
-    """Recently used post-block states, reused across calls (a dispatcher owns one per
-    backend).
+    """Recently used post-block states, reused across calls (a dispatcher owns one per backend):
+    building one (and, from Prague, reading its system contracts) costs more than most calls.
 
-    Building a py-evm state (and, from Prague, reading its system contracts) costs more than
-    most calls. A call runs on a snapshot of a cached state and is reverted afterwards, the
-    mechanism py-evm itself uses to undo a failed transaction, so no call sees another's
-    writes. A state serves one call at a time; a call that finds every state of its block busy
-    builds one more rather than wait (a slow call never holds back a quick one at the same
-    block), and up to ``per_block`` of them are kept.
+    A call runs on a snapshot of a cached state, reverted afterwards (as py-evm undoes a failed
+    transaction), so no call sees another's writes. A state serves one call at a time; a call
+    finding every state of its block busy builds one more rather than wait, and up to
+    ``per_block`` of them are kept.
     """
 
     def __init__(self, max_states: int = 16, per_block: int = 4,
@@ -190,9 +191,8 @@ class CallStates:
         """The VM class messages run on, from a fork's (:func:`~.call_vm.lean_vm_class`;
         the tests and the benchmark compare it with py-evm's loop and py-evm's own classes)."""
         self.tables = MessageTables()
-        """What messages on these states share (decoded accounts, code, jump positions,
-        intrinsic gas; a simulation's trie nodes and headers): keyed by content, so nothing in
-        them goes stale."""
+        """What messages on these states share (accounts, code, jump positions, intrinsic gas,
+        a simulation's trie nodes and headers): keyed by content, never stale."""
         self._states: LRU[tuple[int, bytes, bool], list[Any]] = LRU(max_states)
         self._blocks: LRU[tuple[int, bytes], BlockRules] = LRU(4 * max_states)
         """What messages at a block share, by (database, hash): py-evm's decoded header
@@ -202,9 +202,8 @@ class CallStates:
         self.per_block = per_block
 
     def header(self, backend: ChainHeaders, ref: BlockRef) -> Header:
-        """:func:`~.resolve.require_header` of ``ref``, kept while the backend's generation
-        stays the same (a tag or a number names the same block until a block is added or a
-        pointer moves)."""
+        """:func:`~.resolve.require_header` of ``ref``, kept while the backend's generation stays
+        the same (until a block is added or a pointer moves)."""
         current = getattr(backend, "generation", None)
         if current is None:  # (a backend that does not say when it changes: nothing is kept)
             return require_header(backend, ref)
@@ -313,13 +312,11 @@ class PreparedMessage:
 
     def run(self, gas: int, computation_class: Any = None, *, as_transaction: bool = False,
             figures: bool = True) -> Outcome:
-        """Run the message with ``gas`` on a snapshot, reverted afterwards. Raises
-        :class:`Rejected` where geth refuses the message before running it.
-        ``as_transaction`` runs it as a spoofed py-evm transaction instead (what a message
-        with authorizations or blob hashes always does; the reference the direct run is
-        tested against). Without ``figures`` the run's refunds, calldata floor and gas used
-        are not worked out (the outcome's gas figures are 0): eth_call answers with the
-        output or the error alone."""
+        """Run the message with ``gas`` on a snapshot, reverted afterwards (:class:`Rejected`
+        where geth refuses it first). ``as_transaction`` runs it as a spoofed py-evm
+        transaction (as a message with authorizations or blob hashes always runs; the direct
+        run's reference in the tests). Without ``figures`` the gas figures are 0 (eth_call
+        answers with the output or the error alone)."""
         state = self.state
         snapshot = state.snapshot()
         original_class = state.computation_class
@@ -356,8 +353,7 @@ class PreparedMessage:
     def _envelope(self, gas: int) -> _Envelope:
         """The message as the fields py-evm's executor reads of a transaction."""
         message, request = self.message, self.message.request
-        access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
-                       for e in request.access_list or ()]
+        access_list = evm_access_list(request.access_list)
         listed = request.access_list is not None
         kind = (DYNAMIC_FEE if self.london
                 else ACCESS_LIST if listed and ACCESS_LIST in self.rules.transaction_types else LEGACY)
@@ -388,9 +384,8 @@ class PreparedMessage:
         return envelope
 
     def _apply(self, envelope: _Envelope, figures: bool = True) -> ComputationAPI:
-        """py-evm's executor on ``envelope``: what ``apply_transaction`` does after its
-        validation, up to the computation (finalisation only writes to the state, which the
-        snapshot reverts; :meth:`_outcome` works out the gas as it would)."""
+        """What py-evm's ``apply_transaction`` does after validation, up to the computation
+        (finalisation's writes would be reverted; :meth:`_outcome` works out its gas)."""
         state = self.state
         executor = state.get_transaction_executor()
         executor_class: Any = type(executor)
@@ -440,38 +435,14 @@ class PreparedMessage:
         return computation
 
     def _transaction(self, gas: int) -> Any:
-        message, request = self.message, self.message.request
-        vm, builder = self.vm, self.vm.get_transaction_builder()
-        nonce = self.state.get_nonce(EvmAddress(message.sender))
-        chain_id = vm.chain_context.chain_id
-        to = request.to or b""
-        access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
-                       for e in request.access_list or ()]
-        common: dict[str, Any] = dict(nonce=nonce, gas=gas, to=to, value=request.value, data=request.data)
-        if not self.london:
-            if request.access_list is not None:
-                return builder.new_unsigned_access_list_transaction(
-                    chain_id=chain_id, gas_price=message.gas_price, access_list=access_list, **common)
-            return builder.create_unsigned_transaction(gas_price=message.gas_price, **common)
-        fees: dict[str, Any] = dict(chain_id=chain_id, max_priority_fee_per_gas=message.tip_cap,
-                                    max_fee_per_gas=message.fee_cap, access_list=access_list, **common)
-        if request.authorization_list is not None:
-            from eth.vm.forks.prague.transactions import Authorization as EvmAuthorization
-
-            authorizations = [EvmAuthorization(a.chain_id, a.address, a.nonce, a.y_parity, a.r, a.s)
-                              for a in request.authorization_list]
-            return builder.new_unsigned_set_code_transaction(authorization_list=authorizations, **fees)
-        if request.blob_versioned_hashes is not None:
-            return builder.new_unsigned_blob_transaction(
-                max_fee_per_blob_gas=message.blob_fee_cap or 0,
-                blob_versioned_hashes=list(request.blob_versioned_hashes), **fees)
-        return builder.new_unsigned_dynamic_fee_transaction(**fees)
+        """The message as the unsigned py-evm transaction it runs as, at the sender's nonce."""
+        return unsigned_transaction(self.vm.get_transaction_builder(), self.message,
+                                    self.state.get_nonce(EvmAddress(self.message.sender)), gas,
+                                    self.vm.chain_context.chain_id, self.london)
 
     def _pre_check(self, intrinsic: int, gas: int) -> None:
-        """geth's ``preCheck`` and intrinsic-gas checks for a call
-        (:func:`~ethread.forks.validity.validate_transaction` with geth's call settings:
-        no nonce, sender-code or gas-cap checks); ``intrinsic`` is py-evm's intrinsic gas of
-        the message. Raises :class:`Rejected` with geth's words."""
+        """geth's ``preCheck`` and intrinsic-gas checks for a call (``validate_transaction``
+        without nonce, sender-code or gas-cap checks), :class:`Rejected` in geth's words."""
         message, request, state, rules = self.message, self.message.request, self.state, self.rules
         tx = message_fields(message, gas, self.london)
         blob_base_fee = None
@@ -548,6 +519,39 @@ def message_fields(message: Message, gas: int, london: bool) -> TxFields:
 
 
 
+def evm_access_list(entries: tuple[AccessListEntry, ...] | None) -> list[tuple[bytes, list[int]]]:
+    """An access list as py-evm's transactions take it (storage keys as integers)."""
+    return [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys]) for e in entries or ()]
+
+
+def unsigned_transaction(builder: Any, message: Message, nonce: int, gas: int, chain_id: int,
+                         london: bool) -> Any:
+    """The message as an unsigned py-evm transaction of ``builder``: legacy (or access-list)
+    before London, else set-code, blob or dynamic-fee."""
+    request = message.request
+    access_list = evm_access_list(request.access_list)
+    common: dict[str, Any] = dict(nonce=nonce, gas=gas, to=request.to or b"", value=request.value,
+                                  data=request.data)
+    if not london:
+        if request.access_list is not None and hasattr(builder, "new_unsigned_access_list_transaction"):
+            return builder.new_unsigned_access_list_transaction(
+                chain_id=chain_id, gas_price=message.gas_price, access_list=access_list, **common)
+        return builder.create_unsigned_transaction(gas_price=message.gas_price, **common)
+    fees: dict[str, Any] = dict(chain_id=chain_id, max_priority_fee_per_gas=message.tip_cap,
+                                max_fee_per_gas=message.fee_cap, access_list=access_list, **common)
+    if request.authorization_list is not None:
+        from eth.vm.forks.prague.transactions import Authorization as EvmAuthorization
+
+        authorizations = [EvmAuthorization(a.chain_id, a.address, a.nonce, a.y_parity, a.r, a.s)
+                          for a in request.authorization_list]
+        return builder.new_unsigned_set_code_transaction(authorization_list=authorizations, **fees)
+    if request.blob_versioned_hashes is not None:
+        return builder.new_unsigned_blob_transaction(
+            max_fee_per_blob_gas=message.blob_fee_cap or 0,
+            blob_versioned_hashes=list(request.blob_versioned_hashes), **fees)
+    return builder.new_unsigned_dynamic_fee_transaction(**fees)
+
+
 @dataclass(slots=True)
 class _Envelope:
     """A message as the transaction fields py-evm's executor, intrinsic gas and fee rules
@@ -589,11 +593,10 @@ def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *
               state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
               states: CallStates | None = None, own_state: bool = False,
               timeout: float | None = None) -> Iterator[PreparedMessage]:
-    """The message of ``request`` ready to run on the state after ``block``, in that block's
-    context (with the overrides applied). The state is taken from (and kept in) ``states``
-    unless the request needs one of its own (overrides, a changed blob fee, ``own_state``: to
-    change the classes py-evm runs with); without ``states`` it is built afresh. Its runs stop
-    with :class:`~ethread.errors.ExecutionAborted` ``timeout`` seconds from now (None: no
+    """The message of ``request`` ready to run on the state after ``block``, in its context
+    (overrides applied), on a state taken from (and kept in) ``states`` unless it needs its own
+    (overrides, a changed blob fee, ``own_state``); without ``states``, built afresh. Its runs
+    stop with :class:`~ethread.errors.ExecutionAborted` ``timeout`` seconds from now (None: no
     limit, though a cancelled request still stops them)."""
     run = prepare(backend, request, block, state_override=state_override,
                   block_overrides=block_overrides, states=states, own_state=own_state,
@@ -615,9 +618,7 @@ def prepare(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
     if header is None:
         header = require_header(backend, block)
     chaindb = backend.evm_database()
-    config = backend.chain_config()
-    if config is None:
-        raise StateUnavailable("the backend does not know the chain's fork schedule")
+    config = chain_config(backend)
     vm_classes = lean_vm_class if states is None else states.vm_classes
     tables = None if states is None else states.tables
     try:

@@ -2,15 +2,13 @@
 from the parent's database only when a path passes through them, and a root is hashed only
 when asked for.
 
-py-trie's ``HexaryTrie`` encodes, hashes and writes every node on the path of each single
-change and decodes its nodes with pyrlp's typed decoder; a simulated block changes a handful
-of accounts and slots, so that work is most of what building the block costs.
-:class:`OverlayTrie` keeps the nodes it changed in memory as plain tuples, hashes them once
-when its root is asked for (writing each new node under its hash, as py-trie writes it, so
-that later readers of the database find it), and decodes a stored node once: a node is the
-value of its hash, so the decoded nodes are shared by every trie given the same table (an
-:class:`~ethread.lru.LRU` its owner keeps: a simulation's, or its dispatcher's
-:class:`~.call_vm.MessageTables`).
+py-trie's ``HexaryTrie`` encodes, hashes and writes every node on the path of each change
+and decodes nodes with pyrlp's typed decoder: most of what building a simulated block (a
+handful of changed accounts and slots) would cost. :class:`OverlayTrie` keeps changed nodes
+in memory as plain tuples, hashes them once when its root is asked for (writing each new node
+under its hash, as py-trie does), and decodes a stored node once, sharing decoded nodes with
+every trie given the same table (a node is the value of its hash; the table is an
+:class:`~ethread.lru.LRU` of a simulation's, or its dispatcher's ``MessageTables``).
 
 The root, the nodes and their encodings are those of the Ethereum trie (Yellow Paper,
 appendix D) that py-trie builds: a node whose encoding is under 32 bytes is embedded in its

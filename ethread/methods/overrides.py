@@ -29,7 +29,7 @@ def check_block_overrides(overrides: BlockOverrides) -> None:
         raise ExecutionFailed('block override "withdrawals" is not supported for this RPC method')
 
 
-_HEADER_FIELDS = (("number", "block_number"), ("difficulty", "difficulty"), ("time", "timestamp"),
+HEADER_FIELDS = (("number", "block_number"), ("difficulty", "difficulty"), ("time", "timestamp"),
                   ("gas_limit", "gas_limit"), ("prev_randao", "mix_hash"))
 """Block override fields and the py-evm header fields they set as they are."""
 
@@ -41,7 +41,7 @@ def override_header(header: Any, overrides: BlockOverrides) -> Any:
     (see :func:`with_blob_base_fee`); ``difficulty`` is read by the EVM only before the merge,
     ``prevRandao`` (the mix hash) only after it, as in geth.
     """
-    changes: dict[str, Any] = {field: value for name, field in _HEADER_FIELDS
+    changes: dict[str, Any] = {field: value for name, field in HEADER_FIELDS
                                if (value := getattr(overrides, name)) is not None}
     if overrides.fee_recipient is not None:
         changes["coinbase"] = EvmAddress(overrides.fee_recipient)

@@ -12,13 +12,13 @@ from typing import Protocol
 import rlp
 
 from ..backend import BlockSource, ReceiptSource, TransactionLocator
-from ..errors import EthreadError
+from ..errors import ServerError
 from ..models import Block, BlockHashRef, BlockRef, Hash32
 from ..rlpcodec.blocks import block_item
 from ..rlpcodec.headers import encode_header
 from ..rlpcodec.receipts import encode_receipt
 from ..rlpcodec.transactions import encode_transaction
-from .resolve import ChainHeaders, resolve_header
+from .resolve import ChainHeaders, resolve_hash
 from .transactions import get_transaction_by_hash
 
 
@@ -26,10 +26,8 @@ class RawChain(ChainHeaders, BlockSource, ReceiptSource, TransactionLocator, Pro
     """Blocks by hash or block parameter, their receipts, and transactions by hash."""
 
 
-class RawNotFound(EthreadError):
+class RawNotFound(ServerError):
     """A block named by hash is not held (geth prints the hash as a byte array)."""
-
-    code = -32000
 
 
 def _hash_words(block_hash: Hash32) -> str:
@@ -37,10 +35,7 @@ def _hash_words(block_hash: Hash32) -> str:
 
 
 def _block_hash(backend: RawChain, ref: BlockRef) -> Hash32 | None:
-    if isinstance(ref, BlockHashRef):
-        return ref.hash
-    header = resolve_header(backend, ref)
-    return None if header is None else header.hash
+    return ref.hash if isinstance(ref, BlockHashRef) else resolve_hash(backend, ref)
 
 
 def _block_named(backend: RawChain, ref: BlockRef, what: str) -> Block | None:

@@ -1,37 +1,32 @@
-"""eth_simulateV1: calls run as the transactions of blocks built on top of a chain's block.
+"""eth_simulateV1: calls run as the transactions of blocks built on top of a chain's block,
+as geth's ``internal/ethapi/simulate.go`` runs them:
 
-The simulation follows geth's (``internal/ethapi/simulate.go``):
+- Block numbers and timestamps must increase (a gap is filled with empty blocks, a time not
+  given is twelve seconds after the block before), at most :data:`MAX_BLOCKS` past the base.
+- Each block carries over its parent's hash, fee recipient, gas limit and difficulty (zero
+  after the merge); its base fee is zero unless overridden or under ``validation`` (then
+  EIP-1559's), its excess blob gas follows the parent. Then come its state overrides, its
+  fork's system calls (beacon root, parent hash), its calls in order, the requests (Prague)
+  and withdrawals.
+- A call gets geth's defaults (the sender's nonce, the gas the block has left; all calls' gas
+  comes out of one budget, geth's RPC gas cap) and becomes an unsigned transaction of geth's
+  type choice. Without ``validation`` nonces are not checked and a call paying nothing is not
+  held to the base fee; with it, both are checked as in a real block.
+- A call refused before running stops the simulation with geth's code for the reason
+  (:class:`~ethread.errors.SimulationRefused`); one that runs and fails (revert, out of gas)
+  is a failed transaction of its block, its result saying why.
+- Each block is assembled as a real one (roots, bloom, gas, blob gas, withdrawals and requests
+  hashes, size); its hash goes into its logs and into BLOCKHASH for the blocks after it.
 
-- The blocks are checked first: numbers increase (a gap is filled with empty blocks twelve
-  seconds apart), timestamps increase (twelve seconds after the block before when not given),
-  at most :data:`MAX_BLOCKS` past the base block.
-- Each block starts from the one before: its parent hash, the fee recipient, gas limit and
-  difficulty carried over (difficulty zero after the merge), the base fee zero unless
-  overridden or under ``validation`` (then the EIP-1559 rule), the excess blob gas worked out
-  from the parent. Its state overrides are applied, then the system calls of its fork (beacon
-  root, parent hash), then its calls in order, then the requests (Prague) and withdrawals.
-- A call gets geth's defaults: its nonce is the sender's, its gas what the block has left;
-  every call's gas also comes out of one budget for the whole simulation (geth's RPC gas cap).
-  It becomes a transaction (geth's type choice, no signature) whose hash the block lists.
-  Without ``validation`` nonces are not checked and a call that pays nothing is not held to
-  the base fee; with it, nonces, fee caps and the base fee are checked as in a real block.
-- A call refused before running stops the whole simulation with geth's code for the reason
-  (:class:`~ethread.errors.SimulationRefused`); a call that runs and fails (revert, out of gas)
-  is a failed transaction of its block, and its result says why.
-- Each block is assembled as a real one: state root, transactions and receipts roots, bloom,
-  gas used, blob gas, withdrawals and requests hashes, size; its hash goes into its logs and
-  into BLOCKHASH for the blocks after it.
-
-Everything runs on py-evm over a database that reads the backend's state and keeps its own
-writes, so nothing reaches the backend: on eth_call's lean classes with overlay tries
-(``ethread.evm.block_vm``, :mod:`.overlay_trie`; a block without state overrides starts from
-the state after its system writes, kept per header). ``tests/support/plain_simulate.py`` runs
-the same simulation on each fork's own VM and py-trie, and the tests prove the answers the
-same. A call's logs come from the EVM's hooks (``ethread.evm.hooks``); with
-``trace_transfers`` every ether transfer (the call's value, a nested call's or create's value,
-a self-destruct's balance) is reported among them as an ERC-7528 ``Transfer`` log from
-0xeeee...eeee; a call's logs carry log indexes counted across the block by every log emitted,
-those of frames that later failed included, as geth's tracer counts them.
+Nothing reaches the backend: py-evm runs over a database that reads the backend's state and
+keeps its own writes, on eth_call's lean classes with overlay tries (``ethread.evm.block_vm``,
+:mod:`.overlay_trie`; a block without state overrides starts from the state after its system
+writes, kept per header). ``tests/support/plain_simulate.py`` runs the same on each fork's own
+VM and py-trie, and the tests prove the answers the same. A call's logs come from the EVM's
+hooks; with ``trace_transfers`` every ether transfer (a call's or create's value, a
+self-destruct's balance) is an ERC-7528 ``Transfer`` log from 0xeeee...eeee. Log indexes count
+every log emitted in the block, those of frames that later failed included, as geth's tracer
+counts them.
 """
 
 from __future__ import annotations
@@ -106,7 +101,7 @@ from ..models import (
 from ..rlpcodec.assemble import effective_gas_price
 from ..rlpcodec.blocks import withdrawal_item
 from ..rlpcodec.headers import encode_header, header_from_fields
-from ..rlpcodec.items import decode_list, encode_nested, rlp_list_length
+from ..rlpcodec.items import decode_list, encode_nested, int_to_bytes, rlp_list_length
 from ..rlpcodec.ordered_trie import ordered_trie_root
 from ..rlpcodec.transactions import encode_transaction
 from ..simulation import (
@@ -118,7 +113,17 @@ from ..simulation import (
     SimulateOptions,
 )
 from .call import decode_revert_reason, vm_error_message
-from .message import DEFAULT_GAS, CallStates, ExecutableChain, Message, message_fields, to_message
+from .message import (
+    DEFAULT_GAS,
+    CallStates,
+    ExecutableChain,
+    Message,
+    chain_config,
+    evm_access_list,
+    message_fields,
+    to_message,
+    unsigned_transaction,
+)
 from .message import _Envelope as Envelope
 from .message import _intrinsic_gas_of as intrinsic_gas_rule
 from .overlay_trie import simulation_vm_class
@@ -146,25 +151,18 @@ ZERO_ADDRESS = b"\x00" * 20
 MAX_NONCE = 2**64 - 1
 
 # geth's codes for what it refuses in a simulation (internal/ethapi/errors.go)
-NONCE_TOO_LOW = -38010
-NONCE_TOO_HIGH = -38011
-BASE_FEE_TOO_LOW = -38012
-INTRINSIC_GAS = -38013
-INSUFFICIENT_FUNDS = -38014
 BLOCK_GAS_LIMIT_REACHED = -38015
 BLOCK_NUMBER_INVALID = -38020
 BLOCK_TIMESTAMP_INVALID = -38021
-MAX_INITCODE_SIZE_EXCEEDED = -38025
 CLIENT_LIMIT_EXCEEDED = -38026
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 VM_ERROR = -32015
 """A call that ran and failed other than by REVERT (its result's error code)."""
 _REFUSAL_CODES: dict[type[InvalidTransaction], int] = {
-    NonceTooLow: NONCE_TOO_LOW, NonceTooHigh: NONCE_TOO_HIGH, TipAboveFeeCap: INVALID_PARAMS,
-    FeeCapBelowBaseFee: BASE_FEE_TOO_LOW, IntrinsicGasTooLow: INTRINSIC_GAS,
-    InsufficientFunds: INSUFFICIENT_FUNDS, InsufficientFundsForTransfer: INSUFFICIENT_FUNDS,
-    InitcodeTooLarge: MAX_INITCODE_SIZE_EXCEEDED,
+    NonceTooLow: -38010, NonceTooHigh: -38011, FeeCapBelowBaseFee: -38012,
+    IntrinsicGasTooLow: -38013, InsufficientFunds: -38014, InsufficientFundsForTransfer: -38014,
+    InitcodeTooLarge: -38025, TipAboveFeeCap: INVALID_PARAMS,
 }
 """geth's simulation code of each refusal (any other: an internal error)."""
 REVERTED = 3
@@ -176,26 +174,22 @@ _LOG = trusted_maker(Log, "address topics data block_number transaction_hash tra
 def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef = "latest", *,
              gas_cap: int = DEFAULT_GAS, timeout: float | None = None,
              states: CallStates | None = None) -> tuple[SimulatedBlock, ...]:
-    """The blocks of ``options`` built on the state after ``block``; see the module docstring.
-
-    ``gas_cap`` is the gas all calls together may use (geth's RPC gas cap; 0: no cap);
-    execution stops after ``timeout`` seconds for the whole simulation (geth's
-    ``--rpc.evmtimeout``). Raises :class:`~ethread.errors.SimulationRefused` for what geth
-    refuses, with its code. The blocks' states read through the tables of ``states``
-    (decoded accounts and trie nodes, code, draft headers: a dispatcher's, shared with its
-    eth_calls), or through their own."""
+    """The blocks of ``options`` built on the state after ``block``. ``gas_cap`` is the gas all
+    calls together may use (geth's RPC gas cap; 0: no cap); the whole simulation stops after
+    ``timeout`` seconds (geth's ``--rpc.evmtimeout``). The states read through the tables of
+    ``states`` (a dispatcher's, shared with its eth_calls), or through their own."""
     check_limits(options)
     base = require_header(backend, block)
-    config = backend.chain_config()
-    if config is None:
-        raise StateUnavailable("the backend does not know the chain's fork schedule")
+    config = chain_config(backend)
     chaindb = backend.evm_database()
     try:
         chaindb.get_block_header_by_hash(Hash32Type(base.hash))
     except Exception as exc:
         raise StateUnavailable(f"no state for block {base.number}") from exc
-    simulator = _Simulator(backend, config, base, options, _overlay(chaindb),
-                           _GasBudget(gas_cap or 2**64 - 1), time_limit.TimeLimit.start(timeout),
+    # the blocks' state: read through to the backend's, written into the overlay alone
+    overlay = ChainDB(AtomicDB(BatchDB(chaindb.db)))
+    simulator = _Simulator(backend, config, base, options, overlay, gas_cap or 2**64 - 1,
+                           time_limit.TimeLimit.start(timeout),
                            MessageTables() if states is None else states.tables)
     return simulator.run()
 
@@ -215,19 +209,6 @@ def check_limits(options: SimulateOptions) -> None:
         total += len(planned.calls)
         if total > MAX_CALLS:
             raise SimulationRefused(f"too many calls: {total} > {MAX_CALLS}", CLIENT_LIMIT_EXCEEDED)
-
-
-def _overlay(chaindb: Any) -> Any:
-    """A py-evm chain database that reads ``chaindb``'s and keeps its own writes (the
-    simulated blocks' state), which are never written through."""
-    return ChainDB(AtomicDB(BatchDB(chaindb.db)))
-
-
-@dataclass(slots=True)
-class _GasBudget:
-    """The gas the simulation's calls may still use, all blocks together."""
-
-    remaining: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,10 +317,9 @@ class _BlockLogs(Tracer):
 
 
 def _simulation_vm_class(vm_class: type) -> type:
-    """``vm_class`` whose ancestors' hashes are given (``simulated_hashes``) rather than read
-    from its database (a simulated parent is not there), and whose state pays the fee
-    recipient nothing for a call that pays no fees (geth skips that payment; py-evm would pay
-    it a negative tip when the block has a base fee)."""
+    """``vm_class`` whose ancestors' hashes are given (``simulated_hashes``: a simulated parent
+    is not in its database), and whose state pays the fee recipient nothing for a call paying
+    no fees (geth skips that payment; py-evm would pay a negative tip under a base fee)."""
     return made(_make_simulation_vm_class, vm_class)  # type: ignore[no-any-return]
 
 
@@ -401,7 +381,7 @@ class _Simulator:
     """One simulation: the blocks built so far and the state after them."""
 
     def __init__(self, backend: ExecutableChain, config: Any, base: Header,
-                 options: SimulateOptions, chaindb: Any, budget: _GasBudget,
+                 options: SimulateOptions, chaindb: Any, budget: int,
                  limit: time_limit.TimeLimit, tables: MessageTables) -> None:
         self.backend = backend
         self.tables = tables
@@ -411,6 +391,7 @@ class _Simulator:
         self.options = options
         self.chaindb = chaindb
         self.budget = budget
+        """The gas the calls may still use, all blocks together."""
         self.limit = limit
         self.validate = options.validation
         self.hashes: list[Hash32] = []
@@ -441,10 +422,9 @@ class _Simulator:
         return tuple(out)
 
     def _check_time(self) -> None:
-        """Stop when the simulation is past its time limit (between calls and blocks; the EVM
-        checks it while a call runs), or hand back to its host past the host's budget
-        (:class:`~.time_limit.BudgetSpent`: a server that tried it on its event loop runs it
-        again in a thread), so that blocks without calls hand back too."""
+        """Stop past the time limit (between calls and blocks; the EVM checks it within a call),
+        or hand back to a host past its budget (:class:`~.time_limit.BudgetSpent`), so that
+        blocks without calls hand back too."""
         time_limit.check_budget()
         if self.limit.deadline.expired():
             raise SimulationRefused(f"execution aborted (timeout = {go_duration(self.limit.timeout)})",
@@ -642,7 +622,7 @@ class _Simulator:
         if remaining < wanted:
             raise SimulationRefused(f"block gas limit reached: remaining: {remaining}, required: {wanted}",
                                     BLOCK_GAS_LIMIT_REACHED)
-        gas = min(wanted, self.budget.remaining)
+        gas = min(wanted, self.budget)
         capped = gas < wanted
         message = to_message(request, header.base_fee_per_gas, self.config.chain_id)
         transaction = _transaction_of(request, message, nonce, gas, self.config.chain_id,
@@ -676,7 +656,7 @@ class _Simulator:
             if used < floor:
                 used = floor
                 peak = max(peak, floor)
-        self.budget.remaining -= used
+        self.budget -= used
         work.gas_used += used
         blob_gas = GAS_PER_BLOB * len(request.blob_versioned_hashes or ())
         work.blob_gas_used += blob_gas
@@ -690,7 +670,7 @@ class _Simulator:
         # a receipt commits to its outcome from Byzantium on, to the state after it before
         outcome = ((b"" if failed else b"\x01") if rules.receipt_status
                    else state.make_state_root())
-        payload = [outcome, _int_bytes(work.gas_used),
+        payload = [outcome, int_to_bytes(work.gas_used),
                    bloom.to_bytes(256, "big"),
                    [[address, list(topics), data] for address, topics, data in receipt_logs]]
         encoded = encode_nested(payload)
@@ -736,10 +716,8 @@ class _Simulator:
     def _pre_check(self, state: Any, rules: Any, request: CallRequest, message: Message,
                    nonce: int, gas: int, header: Header, blob_fee: int | None,
                    intrinsic: int) -> None:
-        """geth's checks of a message before it runs, in its order and words
-        (:func:`~ethread.forks.validity.validate_transaction` with a simulation's settings:
-        the nonce only when validating, fees of zero let through when not), with geth's
-        simulation codes."""
+        """geth's checks before a call runs (:func:`~ethread.forks.validity.validate_transaction`:
+        the nonce only when validating, zero fees let through when not), with its codes."""
         address = EvmAddress(message.sender)
         tx = replace(message_fields(message, gas, rules.base_fee), nonce=nonce)
         checks = Checks(tx_type=False, nonce=self.validate, sender_code=False, gas_cap=False,
@@ -756,14 +734,12 @@ class _Simulator:
 
     @staticmethod
     def _envelope(vm: Any, request: CallRequest, message: Message, gas: int) -> Envelope:
-        """The call as the fields py-evm's executor reads of the dynamic-fee transaction
-        :meth:`_evm_transaction` would build (eth_call's envelope: no py-evm transaction
-        built and validated, its intrinsic gas py-evm's rule for that transaction type)."""
-        access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
-                       for e in request.access_list or ()]
+        """The call as eth_call's envelope: the fields py-evm's executor reads of the dynamic-fee
+        transaction :meth:`_evm_transaction` would build, none built or validated."""
         envelope = Envelope(type_id=DYNAMIC_FEE, sender=message.sender, to=request.to or b"",
                             gas=gas, value=request.value, data=request.data,
-                            access_list=access_list, gas_price=message.gas_price,
+                            access_list=evm_access_list(request.access_list),
+                            gas_price=message.gas_price,
                             max_fee_per_gas=message.fee_cap,
                             max_priority_fee_per_gas=message.tip_cap)
         vm_class: Any = type(vm)
@@ -773,33 +749,8 @@ class _Simulator:
     def _evm_transaction(self, vm: Any, request: CallRequest, message: Message, nonce: int,
                          gas: int, london: bool) -> Any:
         """The call as the unsigned py-evm transaction it executes as, from its sender."""
-        builder = vm.get_transaction_builder()
-        chain_id = self.config.chain_id
-        to = request.to or b""
-        access_list = [(e.address, [int.from_bytes(k, "big") for k in e.storage_keys])
-                       for e in request.access_list or ()]
-        common: dict[str, Any] = dict(nonce=nonce, gas=gas, to=to, value=request.value, data=request.data)
-        if not london:
-            if request.access_list is not None and hasattr(builder, "new_unsigned_access_list_transaction"):
-                tx = builder.new_unsigned_access_list_transaction(
-                    chain_id=chain_id, gas_price=message.gas_price, access_list=access_list, **common)
-            else:
-                tx = builder.create_unsigned_transaction(gas_price=message.gas_price, **common)
-        else:
-            fees: dict[str, Any] = dict(chain_id=chain_id, max_priority_fee_per_gas=message.tip_cap,
-                                        max_fee_per_gas=message.fee_cap, access_list=access_list, **common)
-            if request.authorization_list is not None:
-                from eth.vm.forks.prague.transactions import Authorization as EvmAuthorization
-
-                tx = builder.new_unsigned_set_code_transaction(authorization_list=[
-                    EvmAuthorization(a.chain_id, a.address, a.nonce, a.y_parity, a.r, a.s)
-                    for a in request.authorization_list], **fees)
-            elif request.blob_versioned_hashes is not None:
-                tx = builder.new_unsigned_blob_transaction(
-                    max_fee_per_blob_gas=message.blob_fee_cap or 0,
-                    blob_versioned_hashes=list(request.blob_versioned_hashes), **fees)
-            else:
-                tx = builder.new_unsigned_dynamic_fee_transaction(**fees)
+        tx = unsigned_transaction(vm.get_transaction_builder(), message, nonce, gas,
+                                  self.config.chain_id, london)
         return SpoofTransaction(tx, from_=EvmAddress(message.sender))
 
 
@@ -811,9 +762,8 @@ SPURIOUS_FINALIZE = SpuriousDragonTransactionExecutor.finalize_computation
 
 def _finalize(state: Any, executor: Any, envelope: Envelope, computation: Any) -> None:
     """Spurious Dragon's ``finalize_computation`` (Frontier's refund and fee, then the touched
-    empty accounts cleared) step for step, the gas price read from the computation's
-    transaction context rather than a context built again, without the debug lines it
-    formats for every transaction."""
+    empty accounts cleared) step for step, with the computation's gas price and without the
+    debug lines it formats for every transaction."""
     gas_remaining = computation.get_gas_remaining()
     gas_used = envelope.gas - gas_remaining
     gas_refund = executor.calculate_gas_refund(computation, gas_used)
@@ -839,9 +789,8 @@ def _system_writes(vm: Any, evm_header: Any) -> None:
 
 
 def _cancun_message(state: Any, executor: Any, envelope: Envelope) -> Any:
-    """Cancun's ``build_evm_message`` for a transaction that carries no blobs, step for step
-    (buy gas, bump the nonce, the message refund, the code or the creation), without the
-    debug line it formats for every transaction."""
+    """Cancun's ``build_evm_message`` for a transaction without blobs, step for step (buy gas,
+    bump the nonce, the refund, the code or the creation), without its debug line."""
     sender = envelope.sender
     state.delta_balance(sender, -1 * (envelope.gas * state.get_gas_price(envelope)))
     state.increment_nonce(sender)
@@ -862,28 +811,20 @@ def _transaction_of(request: CallRequest, message: Message, nonce: int, gas: int
                     london: bool) -> Transaction:
     """The call as the unsigned transaction the block lists (geth's ``ToTransaction`` with a
     dynamic-fee default: a legacy one when a gas price is given or before London)."""
-    access = request.access_list or ()
     if request.gas_price is not None or not london:
         return LegacyTransaction(nonce=nonce, gas_price=request.gas_price or 0, gas=gas, to=request.to,
                                  value=request.value, data=request.data, v=0, r=0, s=0)
-    fee_cap = request.max_fee_per_gas or 0
-    tip = request.max_priority_fee_per_gas or 0
+    fields: dict[str, Any] = dict(
+        chain_id=chain_id, nonce=nonce, max_priority_fee_per_gas=request.max_priority_fee_per_gas or 0,
+        max_fee_per_gas=request.max_fee_per_gas or 0, gas=gas, to=request.to or ZERO_ADDRESS,
+        value=request.value, data=request.data, access_list=request.access_list or (),
+        y_parity=0, r=0, s=0)
     if request.authorization_list is not None:
-        return SetCodeTransaction(chain_id=chain_id, nonce=nonce, max_priority_fee_per_gas=tip,
-                                  max_fee_per_gas=fee_cap, gas=gas, to=request.to or ZERO_ADDRESS,
-                                  value=request.value, data=request.data, access_list=access,
-                                  authorization_list=request.authorization_list,
-                                  y_parity=0, r=0, s=0)
+        return SetCodeTransaction(authorization_list=request.authorization_list, **fields)
     if request.blob_versioned_hashes is not None:
-        return BlobTransaction(chain_id=chain_id, nonce=nonce, max_priority_fee_per_gas=tip,
-                               max_fee_per_gas=fee_cap, gas=gas, to=request.to or ZERO_ADDRESS,
-                               value=request.value, data=request.data, access_list=access,
-                               max_fee_per_blob_gas=message.blob_fee_cap or 0,
-                               blob_versioned_hashes=request.blob_versioned_hashes,
-                               y_parity=0, r=0, s=0)
-    return DynamicFeeTransaction(chain_id=chain_id, nonce=nonce, max_priority_fee_per_gas=tip,
-                                 max_fee_per_gas=fee_cap, gas=gas, to=request.to, value=request.value,
-                                 data=request.data, access_list=access, y_parity=0, r=0, s=0)
+        return BlobTransaction(max_fee_per_blob_gas=message.blob_fee_cap or 0,
+                               blob_versioned_hashes=request.blob_versioned_hashes, **fields)
+    return DynamicFeeTransaction(**{**fields, "to": request.to})
 
 
 DEPOSIT_TOPIC = bytes.fromhex("649bbc62d0e31342afea4e5cd82d4049e7e1ee912fc0889aa790803be39038c5")
@@ -916,8 +857,3 @@ def _block_size(header: bytes, transactions: Sequence[bytes],
     if withdrawals is not None:
         payload += len(encode_nested([withdrawal_item(w) for w in withdrawals]))
     return rlp_list_length(payload)
-
-
-def _int_bytes(value: int) -> bytes:
-    return value.to_bytes((value.bit_length() + 7) // 8, "big")
-

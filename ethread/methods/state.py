@@ -60,31 +60,24 @@ class StateOverlay(Protocol):
 
     def local_root(self, state_root: bytes) -> bytes:
         """The root of the chain's own trie for the state root a header holds."""
-        ...
 
     def number_at(self, state_root: bytes) -> int | None:
         """The block this state root is the state of (None: a state being built)."""
-        ...
 
     def account_is_local(self, address: Address, at: int | None) -> bool:
         """Whether the chain's own trie is the word on ``address`` after block ``at``."""
-        ...
 
     def slot_is_local(self, address: Address, slot: int, at: int | None) -> bool:
         """Whether the chain's own trie is the word on a slot of ``address`` after ``at``."""
-        ...
 
     def remote_account(self, address: Address) -> RemoteAccount | None:
         """``address`` at the forked block, or None where it does not exist there."""
-        ...
 
     def remote_slot(self, address: Address, slot: int) -> int:
         """A storage slot of ``address`` at the forked block."""
-        ...
 
     def remote_code(self, code_hash: bytes) -> bytes | None:
         """Code fetched from the forked node, by its hash (None if it was not)."""
-        ...
 
 
 @runtime_checkable

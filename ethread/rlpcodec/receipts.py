@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 import rlp
 
-from ..forks import ChainConfig
+from ..forks import NO_SCHEDULE, ChainConfig
 from ..models import Block, Hash32, Log, Receipt
 from .assemble import ReceiptRow, TxFacts, receipts_of_facts, receipts_of_rows
 from .items import (
@@ -114,14 +114,9 @@ def receipts_from_consensus(
             f"block {block.number} has {len(block.transactions)} transactions but "
             f"{len(items)} receipts"
         )
-    return receipts_of_rows(block, map(_receipt_row, items), config if config is not None else _NO_SCHEDULE)
+    return receipts_of_rows(block, map(_receipt_row, items), config if config is not None else NO_SCHEDULE)
 
 
-_NO_SCHEDULE = ChainConfig(chain_id=0, block_forks=((0, "frontier"),))
-"""The schedule receipts are made with when a store has none. Only the blob base fee needs
-the fork schedule, and only blocks with blob gas (Cancun on) have one. Without a schedule
-those would get Prague's update fraction; the backends that come here without one (Era1
-archives) hold pre-merge history."""
 
 
 def receipts_of_records(block_hash: Hash32, header: tuple[int, int, int | None, int | None],
@@ -153,7 +148,7 @@ def receipts_of_records(block_hash: Hash32, header: tuple[int, int, int | None, 
                 raise DecodeError("empty typed receipt")
         rows.append(_receipt_row(decode_list_at(data, at, stop)))
     return receipts_of_facts(block_hash, number, timestamp, excess_blob_gas, facts, rows,
-                             config if config is not None else _NO_SCHEDULE)
+                             config if config is not None else NO_SCHEDULE)
 
 
 def _receipt_row(item: Nested) -> ReceiptRow:

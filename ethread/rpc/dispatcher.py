@@ -24,7 +24,7 @@ from ..models import Block
 from . import table
 from .context import DEFAULT_CONTEXT, Context
 from .sources import cacheable
-from .table import call_method
+from .table import call_method, call_row
 from .trace_cache import RECORDED_CONFIGS, RECORDED_METHOD, TraceCache
 
 log = logging.getLogger("ethread.rpc")
@@ -60,13 +60,13 @@ class Dispatcher:
         if row is None:
             raise MethodNotFound(f"the method {call.method} does not exist/is not available")
         if not cacheable(row, self.context, call.params):
-            return call_method(self.backend, call.method, call.params, self.context), None
+            return call_row(row, self.backend, call.params, self.context), None
         generation = self.backend.generation()
         key = _cache_key(call)
         cached = self.cache.get(generation, key)
         if cached is not None:
             return cached, generation
-        result = call_method(self.backend, call.method, call.params, self.context)
+        result = call_row(row, self.backend, call.params, self.context)
         self.cache.put(generation, key, result)
         return result, generation
 

@@ -48,6 +48,7 @@ def _is_pending(value: Any) -> bool:
 
 
 def transaction_by_hash(chain: PoolReads, params: list[Any], style: AnswerStyle) -> Any:
+    """eth_getTransactionByHash of a pooled transaction (its block fields null)."""
     pooled = chain.pending_transaction(parse_hash_param(params[0])) if params else None
     if pooled is None:
         return NOT_PENDING
@@ -58,12 +59,14 @@ def transaction_by_hash(chain: PoolReads, params: list[Any], style: AnswerStyle)
 
 
 def transaction_count(chain: PoolReads, params: list[Any], style: AnswerStyle) -> Any:
+    """eth_getTransactionCount at ``pending``: the pool's next nonce for the address."""
     if len(params) < 2 or not _is_pending(params[1]):
         return NOT_PENDING
     return hex(chain.next_nonce(parse_address_param(params[0])))
 
 
 def block_by_number(chain: DevChain, params: list[Any], style: AnswerStyle) -> Any:
+    """eth_getBlockByNumber at ``pending``: the block the pool would make next."""
     if len(params) != 2 or not _is_pending(params[0]):
         return NOT_PENDING
     parse_number_or_tag(params[0])

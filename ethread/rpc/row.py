@@ -73,6 +73,7 @@ class Param:
 
     @property
     def required(self) -> bool:
+        """Whether the parameter must be given (it has no default)."""
         return self.default is REQUIRED
 
 

@@ -58,10 +58,17 @@ def call_method(backend: Backend, method: str, params: list[Any],
     """Run one method and return its result as JSON bytes. Raises EthreadError (-32601 for
     a method not in the table or not available on this network)."""
     row = TABLE.get(method)
-    if row is None or (row.where is not Where.ANYWHERE and not available(row, ctx)):
+    if row is None:
         raise not_available(method)
+    return call_row(row, backend, params, ctx)
+
+
+def call_row(row: Method, backend: Backend, params: list[Any], ctx: Context) -> bytes:
+    """:func:`call_method` for a row already found."""
+    if row.where is not Where.ANYWHERE and not available(row, ctx):
+        raise not_available(row.name)
     check_arity(row, params)
     return orjson.dumps(answer(row, backend, params, ctx))
 
 
-__all__ = ["TABLE", "Context", "EthreadError", "Method", "call_method"]
+__all__ = ["TABLE", "Context", "EthreadError", "Method", "call_method", "call_row"]

@@ -1,23 +1,9 @@
 """The JSON-RPC service over HTTP and WebSocket: an optional extra (``ethread[server]``).
 
 Nothing in the core imports this package, so the library stays usable without uvicorn and
-websockets. It is laid out by concern, each package owning its state:
-
-- :mod:`.config`: networks, keys, limits (from flags or a TOML file);
-- :mod:`.keys`: API keys (the ring in memory, the key store, issuing, failed attempts);
-- :mod:`.billing`: the price of each method, admission against a key's balance and rate,
-  and the ledger those live in (memory-mapped, SQLite or Redis);
-- :mod:`.networks`: opening backends, routing by port and Host;
-- :mod:`.service`: what every request needs (networks, keys, billing, the request
-  pipelines of :mod:`ethread.codec.pipeline`); :mod:`.asgi`: the ASGI shapes;
-- :mod:`.http`: the ASGI application and uvicorn's HTTP protocol (with the opt-in lean path);
-  :mod:`.websocket` and :mod:`.subscriptions` for WebSocket;
-- :mod:`.refusals`: the transport's own refusals (key, route, method, content type, credits);
-- :mod:`.execution`: where blocking work runs (event loop or which thread pool);
-- :mod:`.observe` and :mod:`.metrics`: usage counts and Prometheus metrics;
-- :mod:`.admin`: the admin API and dashboard;
-- :mod:`.processes`: binding sockets and running uvicorn, and the workers forked after the
-  service is built.
+websockets. It is laid out by concern, each package owning its state (docs/design.md, "The
+service"): configuration, networks, keys, billing, the HTTP and WebSocket transports, where
+blocking work runs, observation, the admin site, and the processes that serve.
 """
 
 from __future__ import annotations

@@ -10,9 +10,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-JSON_HEADERS = [(b"content-type", b"application/json")]
-
-
 def header(scope: Scope, name: bytes) -> str | None:
     """The value of the request header ``name`` (lowercase bytes), or None."""
     for key, value in scope.get("headers", ()):
@@ -24,6 +21,7 @@ def header(scope: Scope, name: bytes) -> str | None:
 async def send_json(send: Send, status: int, body: bytes,
                     extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
     """Send a complete JSON response with this status and body."""
-    headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode()), *extra]
+    headers = [(b"content-type", b"application/json"),
+               (b"content-length", str(len(body)).encode()), *extra]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

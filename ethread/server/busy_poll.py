@@ -1,43 +1,24 @@
-"""Polling for a short while before sleeping, for clients that send one request at a time.
+"""Polling for a short while before sleeping, for clients that send one request at a time
+(docs/scaling.md, "One request at a time", has the measurements).
 
-When a worker has answered and its event loop has nothing left to do, it sleeps in
-``epoll_wait`` until the next request arrives, and the kernel has to wake it. On the virtual
-machines servers run on, that wake-up takes tens of microseconds of CPU and more of wall time:
-for a client that sends its requests one after another on one connection (a test suite, a
-script, an indexer), more than a cached answer costs. Measured on 2 vCPUs with wrk at
-concurrency 1, ``eth_chainId`` took 100-120 µs of server CPU a request against about 10 µs in
-process.
-
+An idle worker sleeps in ``epoll_wait`` and the kernel has to wake it for the next request;
+on a virtual machine that wake-up costs more than a cached answer (``eth_chainId`` at
+concurrency 1: 100-120 µs of server CPU a request against about 10 µs in process).
 :class:`BusyPoll` keeps the loop turning for :attr:`BusyPoll.window` seconds after each read
-and after each answer written, counted from the loop's first turn after it (so a request
-answered on the loop in a millisecond, or in a thread in ten, is still followed by a full
-window, in which its client sends the next one). Every turn polls the sockets without
-blocking (libuv polls with a zero timeout while a callback is ready) and yields the core to
-any other runnable process, so a request that comes within the window is read by a running
-process instead of a sleeping one. Once the window passes with nothing read, the loop sleeps
-as before: an idle server costs nothing, and a lone request costs at most two windows of
-polling (one after its read, one after its answer, which overlap when it is answered on the
-loop).
+and each answer written, counted from the loop's first turn after it (so a request answered
+in a thread is still followed by a full window). Every turn polls the sockets without
+blocking and yields the core to any other runnable process; once a window passes with nothing
+read the loop sleeps as before, so an idle server costs nothing.
 
-Polling pays only while the machine has a core for every process that wants one. When it
-has not (the client spins on the same core, a build runs beside the server), a polling
-worker loses the scheduler's favour that a sleeping one earns, and the kernel may leave it
-waiting a whole tick (4 ms) behind the client: web3.py's WebSocket provider, which spins
-while it waits for an answer, went from about 0.9 to 4 ms a request that way on a busy
-2-core machine. So no window starts, and a running one stops, once two looks in a row
-(:data:`CROWDED_CHECKS`, :data:`CHECK_SECONDS` apart) found more processes ready to run than
-cores (:func:`runnable_processes`).
-
-A client slower than the window (a script that works between its calls, web3.py's WebSocket
-provider at about 0.8 ms a round trip) is never caught by it, and each window would be CPU
-spent for nothing: after :data:`MISSES_BEFORE_REST` windows in a row catch no read, the
-next :data:`REST_READS` reads start none, and then it tries again.
-
-The HTTP protocols (:mod:`ethread.server.http.protocol`, :mod:`ethread.server.http.lean`) and the WebSocket one
-(:mod:`ethread.server.websocket.protocol`) share their server's window. A protocol starts it only while
-its worker holds at most :data:`MAX_CONNECTIONS` connections. With more, the loop rarely
-idles between requests, and turning it would take CPU from the other workers and from
-whatever else shares the machine.
+The bounds on what it costs: no window starts, and a running one stops, once
+:data:`CROWDED_CHECKS` looks in a row (:data:`CHECK_SECONDS` apart) found more processes ready
+to run than cores (:func:`runnable_processes`), since a polling worker loses the scheduler's
+favour a sleeping one earns (web3.py's spinning WebSocket provider went from about 0.9 to 4
+ms a request on a busy 2-core machine); after :data:`MISSES_BEFORE_REST` windows in a row
+catch no read, the next :data:`REST_READS` reads start none (a client slower than the
+window); and a protocol starts the window only while its worker holds at most
+:data:`MAX_CONNECTIONS` connections, since with more the loop rarely idles. The HTTP and
+WebSocket protocols of a server share its window.
 """
 
 from __future__ import annotations

@@ -41,7 +41,11 @@ DEFAULT_LEDGER = default_ledger()
 data folder (:mod:`ethread.home`: ``$ETHREAD_HOME``, else ``~/.local/share/ethread``), made when
 first used; never the current folder or the folder of a configuration file."""
 MAX_WORKERS = 256
-DEFAULT_BUSY_POLL_US = 0
+DEFAULT_BUSY_POLL_US = 250
+"""On by default: at concurrency 1, 20-40% more requests/s on most rows of
+``bench_vs_anvil.py --knobs busy_poll`` (benchmarks/results/bench_vs_anvil_knob_busy_poll.txt);
+a process holding more than two connections, or on a machine without a free core, never
+polls."""
 
 
 class ConfigError(ValueError):
@@ -412,12 +416,6 @@ def validate(config: ServerConfig) -> ServerConfig:
     return config
 
 
-def _is_url(value: str) -> bool:
-    from .billing.ledger import is_redis_url
-
-    return is_redis_url(value)
-
-
 def _check_ledger(ledger: str) -> None:
     from .billing.ledger import check_redis_url, is_redis_url
 
@@ -521,10 +519,8 @@ def _check_network(network: NetworkConfig) -> None:
 
 # -- the TOML file ---------------------------------------------------------------------------
 
-_NETWORK_KEYS = {"name", "backend", "genesis", "blocks", "path", "verify_seals", "block_time",
-                 "hosts", "port", "txpool", "state", "fork_url", "fork_block", "fork_cache",
-                 "record_traces"}
-_KEY_KEYS = {"key", "daily_credits", "credits_per_second", "label", "methods"}
+_NETWORK_KEYS = {f.name for f in fields(NetworkConfig)}
+_KEY_KEYS = {f.name for f in fields(KeyConfig)}
 
 
 def _table(document: dict[str, Any], name: str) -> dict[str, Any]:
@@ -571,6 +567,8 @@ def load_config(path: str | Path) -> ServerConfig:
 def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
     """The server configuration a parsed TOML document describes (paths relative to ``base``);
     unknown keys are errors."""
+    from .billing.ledger import is_redis_url
+
     _unknown(document, {*SECTIONS, "networks", "keys"}, "top level")
     values: dict[str, dict[str, Any]] = {}
     for section in SECTIONS:
@@ -587,7 +585,7 @@ def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
             else:
                 continue
             if (declaration.setting.relative_path and value and value != ":memory:"
-                    and not _is_url(value)):
+                    and not is_redis_url(value)):
                 value = str(_path(value, base, where))
             values[section][entry_name] = value
     networks = []

@@ -1,49 +1,31 @@
-"""Where the server's blocking work runs: the one place that decides between the event loop,
-a thread pool, or elsewhere.
+"""Where the server's blocking work runs: the one place that decides between the event loop
+and the thread pools (docs/server.md, "Not blocking the event loop", has the measurements).
 
 The synchronous core blocks; the event loop must not. Four places, cheapest first:
 
-1. on the event loop itself: a cached answer (the pipeline takes it before anything else:
-   no thread hop, which is most of the cost of a cheap call); the chain-metadata methods
-   (chain id, head number, client version), which read one value; and the one-block lookups
-   (a block, a transaction, an uncle, a block's receipts) on a backend that holds its history
-   in memory, where they take microseconds and a thread hop would cost more than the work.
-   :meth:`Execution.on_loop` is the policy the request pipeline is given;
-2. tried on the event loop first: a single eth_call or eth_simulateV1 (:data:`TRIED_ON_LOOP`)
-   runs there under a budget of :data:`LOOP_BUDGET_SECONDS` of the loop thread's CPU time
-   (time spent waiting for a core does not count: :func:`~ethread.evm.time_limit.budget`);
-   a call that is still
-   running then stops (its state reverted: :class:`~ethread.evm.time_limit.BudgetSpent`)
-   and runs again in the slow pool. Most calls take one or two hundred microseconds, less
-   than a hop to a thread and back (two interpreter-lock hand-offs and a wake-up of the
-   loop), and running in a thread of the same process gains no parallelism; a long call
-   costs the loop at most the budget once. A simulation of a block or two takes about a
-   millisecond, within the budget, and in the pool it paid the hop too: about 200,000 more
-   instructions and six context switches a request (a simulation checks the budget between
-   its blocks and calls as well as in the EVM, so that blocks without calls hand back too).
-   A single eth_getLogs on a backend whose history is in memory (or memory-mapped) is tried
-   the same way: its deadline checks also watch the budget, and an answer of more than a
-   thousand logs goes to the pool to be written;
-3. the *fast* pool: every other call, and other blocking work of the server (mining a demo
-   block: :meth:`Execution.blocking`);
-4. the *slow* pool: calls that can run long (the eth_call family, eth_getLogs, eth_getProof), so that a
-   few of them cannot starve the block and transaction getters of threads. A batch runs in one
-   hop, in the slow pool when any of its pending calls is slow. The slow pool has more threads
-   (``slow_threads``, 16 by default) than the fast one: its calls are bounded in time (the call
-   and log deadlines), and a quick eth_call must find a free thread beside a few that run to
-   their limit (the threads share one interpreter lock, so more of them add fairness, not
-   load).
+1. the event loop: a cached answer (the pipeline takes it first), :data:`INLINE_METHODS` (one
+   value read) and :data:`LOOKUP_METHODS` on a backend that holds its history in memory, which
+   take microseconds, less than a thread hop (:meth:`Execution.on_loop`, the pipeline's policy);
+2. tried on the loop first: a single call of :data:`TRIED_ON_LOOP` runs under
+   :data:`LOOP_BUDGET_SECONDS` of the loop thread's CPU time (time spent waiting for a core
+   does not count: :func:`~ethread.evm.time_limit.budget`); one still running then stops, its
+   state reverted (:class:`~ethread.evm.time_limit.BudgetSpent`), and runs again in the slow
+   pool. Most calls take less than a hop to a thread and back, which in one process buys no
+   parallelism, and a long call costs the loop at most the budget once; a simulation checks
+   the budget between its blocks and calls as well as in the EVM. eth_getLogs is tried only on
+   a backend whose history is in memory, and an answer of over a thousand logs goes to the pool;
+3. the *fast* pool: every other call, and the server's other blocking work
+   (:meth:`Execution.blocking`);
+4. the *slow* pool: calls that can run long (:data:`SLOW_METHODS`), so that a few cannot
+   starve the getters of threads. It has more threads (``slow_threads``): its calls are bounded
+   by their deadlines, a quick eth_call must find a free thread beside a few that run to their
+   limit, and threads sharing one interpreter lock add fairness, not load. A batch runs in one
+   hop, in the slow pool when any of its pending calls is slow.
 
-Two bounds keep one client from holding the pools: an exchange running in a pool is cancelled
-once it has run ``request_timeout`` seconds (all the calls of a batch together), and the
-exchanges each key has in the slow pool are counted (:attr:`Execution.slow_in_flight`), which
-the service's admission checks against the key's limit before charging.
-
-Every exchange running in a pool is known here: :meth:`Execution.drain` cancels them all when
-the server shuts down, so that they stop at their next deadline check and answer at once.
-
-The event loop keeps serving other clients while a pool thread works: Python switches threads
-every few milliseconds, and eth_getLogs stops its own work at its deadline.
+An exchange in a pool is cancelled once it has run ``request_timeout`` seconds (a batch's calls
+together); the slow exchanges of each key are counted (:attr:`Execution.slow_in_flight`) for
+the service's admission; :meth:`Execution.drain` cancels every running one at shutdown, so that
+each stops at its next deadline check and answers at once.
 """
 
 from __future__ import annotations
@@ -92,13 +74,13 @@ class Execution:
                  loop_budget: float = LOOP_BUDGET_SECONDS, request_timeout: float = 0.0,
                  ) -> None:
         self.loop_budget = loop_budget
+        """Seconds of CPU time a call tried on the loop may take (0: none is tried)."""
         self.request_timeout = request_timeout
         """Seconds an exchange may run in a pool (all the calls of a batch together) before
         it is cancelled: its running call stops, the rest answer -32000 (0: no limit)."""
         self.slow_in_flight: dict[str, int] = {}
         """Exchanges running (or waiting) in the slow pool, by the key they are for: what
         a key's limit of slow requests in flight is checked against."""
-        """Seconds of CPU time a call tried on the loop may take (0: none is tried)."""
         self.fast_pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="ethread-rpc")
         self.slow_pool = ThreadPoolExecutor(max(1, slow_threads),
                                             thread_name_prefix="ethread-slow")

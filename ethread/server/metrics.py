@@ -1,20 +1,14 @@
-"""``/metrics``: the service in the Prometheus text format, summed over every worker.
+"""``/metrics``: the service in the Prometheus text format, summed over every worker
+(docs/server.md, "Metrics", lists them).
 
-prometheus-client's multiprocess mode keeps each process's values in memory-mapped files of
-one directory (``PROMETHEUS_MULTIPROC_DIR``), and a scrape answered by any worker reads them
-all, so the figures are the server's, not the worker's that happened to take the scrape.
-The directory is made by whoever binds the sockets (the supervisor, before it forks) and
-removed when it stops; a worker that dies leaves its files, so its counts still add up.
-
-What a request adds is kept in plain dictionaries on the event loop's thread and written
-into those files every :data:`FLUSH_SECONDS` (and before each scrape of the worker that takes
-it): one dictionary increment per request instead of several locked writes to the mapped
-files. A worker's last half second can be missing from a scrape by another worker, and is
-lost if the worker is killed with SIGKILL; a graceful stop writes it.
-
-Labels are bounded: ``method`` is a method the service prices or ``other`` (a client cannot
-mint label values), ``batch`` for a batch, ``invalid`` for a body that is not a call.
-Store health, workers up and keys held are read when a scrape comes.
+prometheus-client's multiprocess mode keeps each process's values in memory-mapped files of one
+directory, made by whoever binds the sockets and removed when it stops, so a scrape answered
+by any worker reads them all (a dead worker's files still add up). A request's counts are
+plain dictionary increments on the event loop's thread, written into those files every
+:data:`FLUSH_SECONDS` and before each scrape: a worker's last half second can be missing from
+another's scrape, and is lost to SIGKILL. Labels are bounded: ``method`` is a priced method or
+``other``, ``batch``, ``invalid``. Store health, workers up and keys held are read at scrape
+time.
 """
 
 from __future__ import annotations
@@ -24,6 +18,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 ENVIRONMENT = "PROMETHEUS_MULTIPROC_DIR"
@@ -53,8 +48,9 @@ def use_directory(directory: str) -> None:
         values.ValueClass = values.MultiProcessValue()  # type: ignore[no-untyped-call]
 
 
-def remove_directory(directory: str | None) -> None:
-    """Remove the metric files (the server has stopped)."""
+def remove_directory(directory: str | Path | None) -> None:
+    """Remove a directory the server made for itself once it has stopped: the metric files,
+    or the workers' shared answers (:mod:`.processes.shared_fragments`)."""
     if directory:
         shutil.rmtree(directory, ignore_errors=True)
 

@@ -11,7 +11,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..backend import Backend
 from ..codec.answers import answer_style
@@ -21,6 +21,9 @@ from ..progress import Progress, ProgressBar
 from ..rpc.context import Context
 from ..rpc.dispatcher import Dispatcher
 from .config import NetworkConfig, ServerConfig, ServiceLimits
+
+if TYPE_CHECKING:
+    from ..backends.memory import MemoryBackend
 
 log = logging.getLogger("ethread.server")
 
@@ -70,10 +73,6 @@ class NetworkRouter:
                 self._by_host[(port, host)] = network
             if not network.hosts:
                 self._default[port] = network
-
-    def ports(self) -> set[int]:
-        """Every port some network is served on."""
-        return {self.main_port if n.port is None else n.port for n in self.networks}
 
     def find(self, port: int | None, host_header: str | None) -> Network | None:
         """The network served for a request on ``port`` with this Host header, or None."""
@@ -146,19 +145,22 @@ def load_state_file(chain: Any, path: Path) -> None:
             raise InvalidParams(f"state file {path}: {exc}") from None
 
 
+def write_state_file(chain: Any, path: Path) -> None:
+    """Write a dev chain's state to ``path``: beside it, then renamed over it, so that an
+    interrupted write leaves the old file."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_bytes(chain.dump_state())
+    partial.replace(path)
+
+
 def save_state_files(networks: list[Network]) -> list[Path]:
-    """Write each network's dev chain state to its state file (written beside it, then
-    renamed over it, so an interrupted write leaves the old file); the files written."""
+    """Write each network's dev chain state to its state file; the files written."""
     written = []
     for network in networks:
         path = network.info.get("state")
-        if path is None or network.miner is None:
-            continue
-        chain = getattr(network.miner, "chain", network.miner)
-        partial = path.with_name(path.name + ".partial")
-        partial.write_bytes(chain.dump_state())
-        partial.replace(path)
-        written.append(path)
+        if path is not None and network.miner is not None:
+            write_state_file(getattr(network.miner, "chain", network.miner), path)
+            written.append(path)
     return written
 
 
@@ -167,24 +169,28 @@ def _demo_backend() -> tuple[Backend, Any]:
     from ..backends.memory import MemoryBackend
 
     backend = MemoryBackend()
-    chain = demo_chain(backend)
-    return backend, chain
+    return backend, demo_chain(backend)
+
+
+def forked_memory_backend() -> MemoryBackend:
+    """An empty memory backend for a forked chain (``serve --fork-url``, ``node --fork-url``):
+    its history below the fork is the forked node's, fetched when first asked, so its lookups
+    are not answered on the event loop, as a memory backend's are."""
+    from ..backends.memory import MemoryBackend
+
+    class ForkedMemoryBackend(MemoryBackend):
+        holds_history_in_memory = False
+
+    return ForkedMemoryBackend()
 
 
 def _forked_backend(config: NetworkConfig, limits: ServiceLimits) -> tuple[Backend, Any]:
     """A dev chain in memory continuing another node's chain (``ethread serve --fork-url``)."""
-    from ..backends.memory import MemoryBackend
     from ..devchain import DevChain
     from ..devchain.fork import RemoteLimits
 
-    class ForkedMemoryBackend(MemoryBackend):
-        """Its history below the fork is the forked node's, fetched when first asked: its
-        lookups are not answered on the event loop, as a memory backend's are."""
-
-        holds_history_in_memory = False
-
     assert config.fork_url is not None
-    backend = ForkedMemoryBackend()
+    backend = forked_memory_backend()
     remote = RemoteLimits(timeout=limits.fork_timeout_seconds,
                           max_calls_per_execution=limits.fork_reads_per_call)
     chain = DevChain.fork(config.fork_url, config.fork_block, backend=backend,

@@ -95,13 +95,13 @@ def over_credits(reason: str, retry_after: int) -> Refused:
                    ((b"retry-after", str(retry_after).encode()),))
 
 
-def key_busy(limit: int, retry_after: int = 1) -> Refused:
+def key_busy(limit: int) -> Refused:
     """The refusal (HTTP 429, -32005, Retry-After) of a request with slow calls from a key
     that has ``limit`` such requests running already: one key cannot fill the worker threads
     that every key shares. It is not charged."""
     return Refused(429, LimitExceeded(
         f"too many slow requests in flight for this API key: at most {limit} at once in a "
-        f"worker; retry after {retry_after} s"), ((b"retry-after", str(retry_after).encode()),))
+        f"worker; retry after 1 s"), ((b"retry-after", b"1"),))
 
 
 def too_many_connections(limit: int) -> Refused:
@@ -116,21 +116,3 @@ def subscriptions_need_websocket() -> MethodNotFound:
     """The error for eth_subscribe over HTTP."""
     return MethodNotFound("notifications not supported: subscribe over the WebSocket endpoint")
 
-
-__all__ = [
-    "Refused",
-    "Unauthorized",
-    "body_too_slow",
-    "forbidden",
-    "key_busy",
-    "method_not_allowed",
-    "not_found",
-    "over_credits",
-    "shutting_down",
-    "subscriptions_need_websocket",
-    "too_many_connections",
-    "too_many_failures",
-    "unauthorized",
-    "unknown_network",
-    "unsupported_media_type",
-]

@@ -11,6 +11,7 @@ from ..codec.envelope import Call
 from ..codec.pipeline import Exchange, Limits, Pipeline, Refused
 from ..errors import EthreadError
 from . import refusals
+from .access_log import log_request
 from .asgi import Scope, header
 from .billing.credits import Billing, request_cost
 from .billing.ledger import Charge, Refusal
@@ -157,6 +158,15 @@ class Service:
     def subscriptions_of(self, key_id: str) -> int:
         """Subscriptions the key holds over all its open WebSocket sessions in this worker."""
         return sum(len(session.subscriptions) for session in self.sessions.get(key_id, ()))
+
+    def record(self, client: Any, network: str, key: ApiKey | None, what: str, status: int,
+               size: int, seconds: float, answer: bytes | None = None) -> None:
+        """What an HTTP request leaves behind: its usage count and metrics (:mod:`.observe`),
+        and its access log line."""
+        self.observer.request(network, key, what, status, answer, seconds)
+        if self.access_log:
+            log_request(client, network, "-" if key is None else key.masked, what, status, size,
+                        seconds)
 
     def feed(self, network: Network) -> ChainFeed:
         """The chain feed of ``network`` (made on first use)."""

@@ -28,10 +28,6 @@ class WorkerBoard:
         """Mark the worker in ``slot`` up or down."""
         self._map[slot] = 1 if up else 0
 
-    def is_up(self, slot: int) -> bool:
-        """Whether the worker in ``slot`` is marked up."""
-        return self._map[slot] == 1
-
     def up(self) -> int:
         """How many workers are marked up."""
         return sum(self._map[:self.size])

@@ -201,7 +201,7 @@ def test_a_window_is_positive_and_zero_means_none() -> None:
 
 
 def test_the_setting_is_bounded() -> None:
-    assert ServerConfig().busy_poll_us == 0  # off unless asked for
+    assert ServerConfig().busy_poll_us == 250  # on unless turned off (its figure: scaling.md)
     with pytest.raises(ConfigError, match="busy_poll_us"):
         validate(ServerConfig(busy_poll_us=-1))
     with pytest.raises(ConfigError, match="busy_poll_us"):

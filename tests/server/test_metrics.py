@@ -22,15 +22,7 @@ from ethread.server.metrics import (
     gauge,
     remove_directory,
 )
-
-
-def _scraped(metrics: Metrics) -> dict[str, float]:
-    values = {}
-    for line in metrics.scrape(lambda: iter(())).decode().splitlines():
-        if line and not line.startswith("#"):
-            name, value = line.rsplit(" ", 1)
-            values[name] = float(value)
-    return values
+from tests.support.billing import scraped
 
 
 def test_counts_wait_for_the_flush_then_add_up(metrics: Metrics) -> None:
@@ -43,9 +35,9 @@ def test_counts_wait_for_the_flush_then_add_up(metrics: Metrics) -> None:
     metrics.refunded(5)
     metrics.ledger(0.00002, False)
     metrics.ledger(0.3, True)
-    assert _scraped(metrics)["ethread_credits_charged_total"] == 0, "nothing before the flush"
+    assert scraped(metrics)["ethread_credits_charged_total"] == 0, "nothing before the flush"
     metrics.flush()
-    seen = _scraped(metrics)
+    seen = scraped(metrics)
     assert seen['ethread_requests_total{method="eth_call",network="main",outcome="ok"}'] == 2
     assert seen['ethread_requests_total{method="batch",network="main",outcome="error"}'] == 1
     assert seen['ethread_refusals_total{reason="rate_limit"}'] == 1
@@ -63,7 +55,7 @@ def test_counts_wait_for_the_flush_then_add_up(metrics: Metrics) -> None:
     # a request answered with no time measured adds no latency
     assert not any("batch" in name for name in seen if name.startswith("ethread_request_dur"))
     metrics.flush()  # nothing pending: nothing added twice
-    assert _scraped(metrics)["ethread_credits_charged_total"] == 160
+    assert scraped(metrics)["ethread_credits_charged_total"] == 160
 
 
 def test_a_scrape_sums_every_processs_files(metrics: Metrics) -> None:
@@ -79,7 +71,7 @@ def test_a_scrape_sums_every_processs_files(metrics: Metrics) -> None:
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60,
                           env={**os.environ, ENVIRONMENT: metrics.directory})
     assert done.returncode == 0, done.stderr
-    seen = _scraped(metrics)
+    seen = scraped(metrics)
     assert seen["ethread_credits_charged_total"] == 42
     assert seen['ethread_requests_total{method="eth_call",network="main",outcome="ok"}'] == 1
 
@@ -102,13 +94,13 @@ def test_cache_hits_are_counted_by_the_getter(metrics: Metrics) -> None:
     assert counter == [2] and metrics.hit_counter("main", "calls") is counter
     metrics.flush()
     assert counter == [0]
-    assert _scraped(metrics)['ethread_answer_cache_hits_total{cache="calls",network="main"}'] == 2
+    assert scraped(metrics)['ethread_answer_cache_hits_total{cache="calls",network="main"}'] == 2
 
 
 def test_the_supervisors_restarts_and_the_directorys_life(metrics: Metrics, tmp_path: Path) -> None:
     restarts = metrics_module.worker_restarts(metrics.directory)
     restarts.inc()
-    assert _scraped(metrics)["ethread_worker_restarts_total"] == 1
+    assert scraped(metrics)["ethread_worker_restarts_total"] == 1
     remove_directory(None)  # no metrics: nothing to remove
     gone = tmp_path / "gone"
     gone.mkdir()

@@ -114,6 +114,9 @@ def serve_in_thread(backend: Any = None, *, networks: list[Any] | None = None,
 
     limits = settings.pop("limits", None)
     keys = settings.pop("keys", (KeyConfig(key=KEY),))
+    # (no busy polling unless asked: a polling loop in the test's own process would take
+    # turns at the interpreter with the client it waits for)
+    settings.setdefault("busy_poll_us", 0)
     config = ServerConfig(port=0, keys=keys, ledger=settings.pop("ledger", ":memory:"),
                           access_log=settings.pop("access_log", False), **settings)
     if limits:
@@ -174,8 +177,7 @@ class ServeProcess:
                 port = int(found.group(2))
                 self._wait_healthy(port, deadline)
                 return port
-        self.stop()
-        err = self.process.stderr.read() if self.process.stderr else ""
+        _, err = self.stop()
         raise RuntimeError(f"ethread serve did not start:\n{''.join(self.lines)}\n{err[-3000:]}")
 
     def _wait_healthy(self, port: int, deadline: float) -> None:

@@ -10,7 +10,7 @@ transaction or call fails, or when a contract that logs to the console runs.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -238,10 +238,5 @@ def _render(frame: CallFrame, abis: ContractAbis, lead: str, child_lead: str,
                 child_lead + ("   " if last else "│  "), lines)
 
 
-def has_console_calls(codes: Sequence[bytes]) -> bool:
-    """Whether any of these codes may call the console (it holds the console address)."""
-    return any(CONSOLE_MARK in code for code in codes)
-
-
 __all__ = ["CONSOLE_ADDRESS", "AbiEntry", "ContractAbis", "console_line", "console_logs",
-           "has_console_calls", "render_tree"]
+           "render_tree"]

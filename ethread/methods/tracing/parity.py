@@ -9,12 +9,11 @@ as reth answers it, built on the same call tree as geth's ``flatCallTracer``.
   ``trace_replayBlockTransactions``) and :func:`call_traces` (``trace_call``): the output, the
   flat list (``trace``) and what the transaction changed (``stateDiff``).
 
-What differs from geth's ``flatCallTracer`` is reth's (revm-inspectors' parity builder): the
-top call's ``gas`` is what the transaction had left after its intrinsic gas and its ``gasUsed``
-what its frame used (before refunds); errors are parity's words (``Reverted``, ``Out of
-gas``). Calls to precompiles are left out, as reth and geth leave them out (anvil keeps them).
-
-``vmTrace`` is reth's (:mod:`.vm_trace`).
+Unlike geth's ``flatCallTracer``, as reth's parity builder: the top call's ``gas`` is what
+the transaction had left after its intrinsic gas and its ``gasUsed`` what its frame used
+(before refunds); errors are parity's words (``Reverted``, ``Out of gas``). Calls to
+precompiles are left out, as reth and geth leave them (anvil keeps them). ``vmTrace`` is
+reth's (:mod:`.vm_trace`).
 """
 
 from __future__ import annotations
@@ -143,10 +142,8 @@ class TraceFilter:
 
 
 class _ParityCalls(CallTracer):
-    """callTracer with the top frame as parity sees it: the gas the frame was given (after
-    the intrinsic gas) and what it used, not the transaction's limit and receipt gas. A
-    creating transaction's init code words (EIP-3860), which py-evm charges inside the frame,
-    count as intrinsic gas there."""
+    """callTracer with the top frame's gas as parity has it: what the frame was given (after the
+    intrinsic gas, which counts a creation's init code words, EIP-3860) and what it used."""
 
     initcode_cost = 0
 
@@ -231,9 +228,8 @@ def _charges_initcode(computation_class: Any) -> bool:
 
 def _state_diff(touched: PrestateTracer) -> dict[bytes, AccountDiff]:
     """Each touched account's changes, as reth's parity builder reports them: an account made
-    by this transaction (and empty before) is all ``+``; one made and destroyed in it is left
-    out; any other shows ``*`` where it changed and ``=`` where not, its changed slots ``*``;
-    an account nothing changed is left out."""
+    by this transaction (empty before) is all ``+``; any other shows ``*`` where it changed
+    and ``=`` where not; one made and destroyed in it, or unchanged, is left out."""
     env = touched.env
     assert env is not None
     diff: dict[bytes, AccountDiff] = {}
@@ -379,12 +375,11 @@ def _matches(entry: ParityTrace, query: TraceFilter) -> bool:
 def filter_traces(backend: TraceableChain, query: TraceFilter,
                   timeout: float = DEFAULT_TRACE_TIMEOUT,
                   deadline: Deadline | None = None) -> tuple[ParityTrace, ...]:
-    """trace_filter: the traces of a block range (at most :data:`MAX_FILTER_BLOCKS` blocks)
-    whose sender or recipient is among the addresses (both lists empty: every trace; ``union``:
-    either list matching; ``intersection``: each given list matching), then ``after`` skipped
-    and ``count`` kept. A create's recipient is the created address; a self-destruct's sender
-    the destroyed account and its recipient the refund address; a reward's recipient its
-    author."""
+    """trace_filter: the traces of at most :data:`MAX_FILTER_BLOCKS` blocks whose sender or
+    recipient is among the addresses (no lists: every trace; ``union``: either list matching;
+    ``intersection``: each given one), ``after`` skipped and ``count`` kept. A create's
+    recipient is the created address, a self-destruct's sender and recipient the destroyed
+    account and the refund address, a reward's recipient its author."""
     from ..resolve import require_header
 
     def number(ref: BlockRef) -> int:
@@ -421,12 +416,10 @@ def replay_transaction(backend: TraceableChain, tx_hash: Hash32, trace_types: It
                        timeout: float = DEFAULT_TRACE_TIMEOUT,
                        states: ReplayStates | None = None) -> ReplayResult:
     """trace_replayTransaction: the transaction replayed, with the traces asked for."""
-    trace, state_diff, vm_trace = _types(trace_types)
     location = backend.transaction_location(tx_hash)
     if location is None:
         raise NotTraceable("transaction not found")
-    tracer = ParityTracer(TraceContext(location[0], 0, location[1], tx_hash), trace, state_diff,
-                          vm_trace)
+    tracer = ParityTracer(TraceContext(location[0], 0, location[1], tx_hash), *_types(trace_types))
     trace_transaction(backend, tx_hash, TraceOptions(timeout=timeout), tracer=tracer,
                       states=states)
     return _unlocated(tracer.replay())
@@ -461,10 +454,7 @@ def call_many_traces(backend: TraceableChain,
     """trace_callMany: each call run as a transaction on the state the calls before it left
     (reth: "transaction n will be executed on top of a pending block with all n-1
     transactions applied"), each with the traces it asks for."""
-    tracers = []
-    for _, types in calls:
-        trace, state_diff, vm_trace = _types(types)
-        tracers.append(ParityTracer(TraceContext(), trace, state_diff, vm_trace))
+    tracers = [ParityTracer(TraceContext(), *_types(types)) for _, types in calls]
     trace_calls(backend, [(request, tracer) for (request, _), tracer in zip(calls, tracers,
                                                                             strict=True)],
                 block, TraceOptions(timeout=timeout), states=states)
@@ -496,7 +486,7 @@ def signed_request(raw: bytes) -> CallRequest:
         sender = recover_senders(rlp.encode([[item], []]))[0]
     except Exception as exc:  # (rlp's, the codec's and the signature's errors alike)
         raise InvalidParams(f"invalid transaction: {exc}") from None
-    fees: dict[str, Any] = {}
+    fees: dict[str, Any]
     if isinstance(tx, LegacyTransaction | AccessListTransaction):
         fees = dict(gas_price=tx.gas_price)
     else:
@@ -516,8 +506,7 @@ def call_traces(backend: TraceableChain, request: CallRequest, trace_types: Iter
                 states: ReplayStates | None = None) -> ReplayResult:
     """trace_call: the call run as a transaction on the block's state, with eth_call's
     defaults and overrides, and the traces asked for."""
-    trace, state_diff, vm_trace = _types(trace_types)
-    tracer = ParityTracer(TraceContext(), trace, state_diff, vm_trace)
+    tracer = ParityTracer(TraceContext(), *_types(trace_types))
     trace_call(backend, request, block, TraceOptions(timeout=timeout),
                state_override=state_override, block_overrides=block_overrides, tracer=tracer,
                states=states)

@@ -44,9 +44,8 @@ from ...evm.senders import with_sender
 from ...models import Block, BlockHashRef, BlockOverrides, BlockRef, CallRequest, Hash32, StateOverride
 from ...rlpcodec.headers import encode_header
 from ...rlpcodec.transactions import encode_transaction
-from ..message import ExecutableChain, Rejected, gas_for, prepare
+from ..message import ExecutableChain, Rejected, chain_config, gas_for, prepare
 from ..overlay_trie import simulation_vm_class
-from ..raw import get_raw_block
 from ..resolve import require_header
 from .models import TraceResult, TransactionTrace
 from .states import BlockReplay, LazyTransactions, Overlay, ReplayStates
@@ -82,11 +81,9 @@ def _tracer(options: TraceOptions, context: TraceContext) -> ResultTracer:
 @contextmanager
 def _traced(state: Any, tracer: ResultTracer, limit: time_limit.TimeLimit,
             log_index: int = 0, block_classes: bool = True) -> Iterator[None]:
-    """Run what the block does on ``state`` with ``tracer`` attached and ``limit`` applied.
-    A tracer that wants no steps, on a state of the block classes (a replay's: each
-    transaction's first message inside py-evm's snapshot), runs on the state's own lean class
-    (its loop, with the hooks' frames, logs and self-destructs); otherwise the hooks go on
-    py-evm's own class of the fork, whose loop reports each step."""
+    """Run what the block does on ``state`` with ``tracer`` attached and ``limit`` applied: on
+    the state's own lean class for a tracer that wants no steps (on the block classes), else
+    on py-evm's own class of the fork, whose loop reports each step."""
     original = state.computation_class
     lean = block_classes and not tracer.wants_steps
     state.computation_class = hooked_class(original if lean else plain_computation_class(original))
@@ -136,30 +133,8 @@ def _replayable(backend: TraceableChain, block: Block) -> tuple[Any, Any]:
     """The chain's configuration and py-evm database, for a block that can be replayed."""
     if block.header.number == 0:
         raise NotTraceable("genesis is not traceable")
-    config = backend.chain_config()
-    if config is None:
-        raise StateUnavailable("the backend does not know the chain's fork schedule")
+    config = chain_config(backend)
     return config, backend.evm_database()
-
-
-def replay_on_fork_classes(backend: TraceableChain, block: Block) -> BlockReplay:
-    """A block ready to replay on its parent's state, its system calls done, decoded from its
-    RLP and run on the fork's own VM class (py-evm's classes and tries): the state
-    debug_traceCall's ``txIndex`` runs on."""
-    config, chaindb = _replayable(backend, block)
-    raw = get_raw_block(backend, BlockHashRef(hash=block.hash))
-    if raw is None:
-        raise NotTraceable(f"block {'0x' + block.hash.hex()} not found")
-    header = block.header
-    vm_class = config.vm_class(header.number, header.timestamp)
-    try:
-        parent = chaindb.get_block_header_by_hash(EvmHash(header.parent_hash))
-        evm_block = rlp.decode(raw, sedes=vm_class.get_block_class())
-    except Exception as exc:
-        raise StateUnavailable(f"no state for block {header.number - 1}") from exc
-    senders = {itx.hash: itx.sender for itx in block.transactions}
-    return _replay_decoded(evm_block, parent, block.hash, senders, config.chain_id, vm_class,
-                           chaindb)
 
 
 def _replay_decoded(evm_block: Any, parent: Any, block_hash: bytes, senders: dict[bytes, bytes],
@@ -172,11 +147,9 @@ def _replay_decoded(evm_block: Any, parent: Any, block_hash: bytes, senders: dic
 
 def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chaindb: Any,
                         keep: bool, shared: ReplayStates | None = None) -> BlockReplay:
-    """:func:`_replay`, from the block's models rather than its RLP: the
-    header as py-evm's (on the parent's state root, with no gas used yet) decoded from its
-    own encoding, and each transaction decoded from its encoding when the replay reaches it
-    (the same objects the block's RLP decodes to: the block's sedes decodes each the same
-    way)."""
+    """:func:`_replay` from the block's models rather than its RLP: py-evm's header (on the
+    parent's state root, no gas used) decoded from its encoding, and each transaction decoded
+    from its own when the replay reaches it (the objects the block's RLP decodes to)."""
     header = block.header
     parent = backend.header_by_hash(header.parent_hash)
     if parent is None:
@@ -229,11 +202,10 @@ class _BlockView:
 def _start(block: Any, start: Any, block_hash: bytes, transactions: Sequence[Any], chain_id: int,
            vm_class: Any, chaindb: Any, keep: bool,
            tables: MessageTables | None = None) -> BlockReplay:
-    """The replay of ``block`` from py-evm's header ``start`` (the block's, on its parent's
-    state root, no gas used), its system calls done. With ``tables``, the state reads through
-    them, and the system calls' writes are made once per header and kept there (as a
-    simulated block's are: :meth:`~..simulate.Simulation._after_system_writes`), the replay
-    starting from the state after them."""
+    """The replay of ``block`` from py-evm's header ``start`` (on its parent's state root, no
+    gas used), its system calls done. With ``tables``, the state reads through them and
+    starts after the system calls' writes, made once per header and kept there (as a
+    simulated block's are)."""
     overlay = None
     if keep or tables is not None:  # (the positions' states, the system writes' nodes)
         overlay = Overlay(chaindb.db)
@@ -313,9 +285,9 @@ def trace_transaction(backend: TraceableChain, tx_hash: Hash32,
                       options: TraceOptions = TraceOptions(), *,
                       tracer: ResultTracer | None = None,
                       states: ReplayStates | None = None) -> TraceResult:
-    """debug_traceTransaction: the transaction replayed on the state its block left before
-    it, traced (by ``tracer`` when given, else by the one ``options`` names). With
-    ``states``, the block's replay is taken from there (or built) and kept again afterwards."""
+    """debug_traceTransaction: the transaction replayed on its block's state before it, traced
+    by ``tracer`` or the one ``options`` names; the block's replay taken from ``states`` (or
+    built) and kept there again."""
     location = backend.transaction_location(tx_hash)
     if location is None:
         raise NotTraceable("transaction not found")
@@ -336,11 +308,8 @@ def trace_block(backend: TraceableChain, block: Block,
                 options: TraceOptions = TraceOptions()) -> tuple[TransactionTrace, ...]:
     """debug_traceBlockByNumber/ByHash: every transaction of ``block``, traced in turn."""
     replay = _replay(backend, block)
-    traces = []
-    for itx in block.transactions:
-        traces.append(TransactionTrace(tx_hash=itx.hash,
-                                       result=_trace_next(replay, options, itx.hash)))
-    return tuple(traces)
+    return tuple(TransactionTrace(tx_hash=itx.hash, result=_trace_next(replay, options, itx.hash))
+                 for itx in block.transactions)
 
 
 def replay_block_with(backend: TraceableChain, block: Block,
@@ -399,9 +368,7 @@ def trace_raw_block(backend: TraceableChain, raw: bytes,
         raise NotTraceable("genesis is not traceable")
     if backend.header_by_hash(parent_hash) is None:
         raise NotTraceable(f"parent {'0x' + parent_hash.hex()} not found")
-    config = backend.chain_config()
-    if config is None:
-        raise StateUnavailable("the backend does not know the chain's fork schedule")
+    config = chain_config(backend)
     chaindb = backend.evm_database()
     vm_class = config.vm_class(number, timestamp)
     try:
@@ -487,9 +454,8 @@ def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_ind
                     state_override: StateOverride,
                     block_overrides: BlockOverrides | None = None) -> Any:
     """``run``'s message on the state before transaction ``tx_index`` of the block (geth's
-    ``StateAtTransaction``), in that block's context with ``block_overrides`` applied (geth
-    applies them to the block context whether or not ``txIndex`` is given), then the state
-    overrides."""
+    ``StateAtTransaction``), in its context with ``block_overrides`` (as geth applies them with
+    or without ``txIndex``), then the state overrides."""
     from ..message import PreparedMessage
     from ..overrides import apply_state_overrides, with_blob_base_fee
 
@@ -497,7 +463,7 @@ def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_ind
     assert block is not None
     if tx_index > len(block.transactions):
         raise ExecutionFailed(f"transaction index {tx_index} out of range")
-    replay = replay_on_fork_classes(backend, block)
+    replay = _replay(backend, block)
     replay.seek(tx_index)  # (a replay without positions only goes forward: always there)
     state = replay.vm.state
     context = state.execution_context
@@ -514,16 +480,12 @@ def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_ind
 def _override_context(context: Any, overrides: BlockOverrides) -> None:
     """py-evm's execution context of a replayed block with the overridden fields (those
     :func:`~..overrides.override_header` changes in a header)."""
-    fields = {"_block_number": overrides.number, "_difficulty": overrides.difficulty,
-              "_timestamp": overrides.time, "_gas_limit": overrides.gas_limit,
-              "_coinbase": overrides.fee_recipient, "_mix_hash": overrides.prev_randao}
+    from ..overrides import HEADER_FIELDS
+
+    fields = {"_" + field: getattr(overrides, name) for name, field in HEADER_FIELDS}
+    fields["_coinbase"] = overrides.fee_recipient
     if getattr(context, "_base_fee_per_gas", None) is not None:
         fields["_base_fee_per_gas"] = overrides.base_fee_per_gas
     for name, value in fields.items():
         if value is not None:
             setattr(context, name, value)
-
-
-def check_options_timeout(timeout: float, cap: float) -> float:
-    """A requested trace timeout, capped by the service's setting."""
-    return min(timeout, cap) if cap > 0 else timeout

@@ -1,24 +1,19 @@
 """A block being replayed, and the replays a dispatcher keeps between trace requests.
 
-Tracing transaction ``i`` of a block means running the block's system calls and its
-transactions ``0 .. i-1`` first. A :class:`BlockReplay` remembers where it has been: before
-it leaves a position (the state before transaction ``k``) it persists the state into its own
-overlay database (py-evm's ``persist``: the accounts, storage and code written so far, as
-trie nodes under their hashes; nothing reaches the backend) and notes the root, the header
-its receipts have added up in, and the logs so far. Going back to a noted position is a
-fresh account database at that root over the overlay, so a later request for any
-transaction of the block starts from the state right before it, and a request for the next
-transaction continues from where the last one stopped.
-
-Persisting between transactions changes nothing a transaction sees: every transaction starts
-from the state its predecessor committed (py-evm locks the journal at each transaction's
-start), and reads through the trie return what the journal held.
+Tracing transaction ``i`` of a block means running its system calls and transactions
+``0 .. i-1`` first. Before a :class:`BlockReplay` leaves a position (the state before
+transaction ``k``) it persists the state into its own overlay database (py-evm's ``persist``:
+trie nodes and code under their hashes; nothing reaches the backend) and notes the root, the
+header its receipts have added up in, and the logs so far. Going back to a noted position is
+a fresh account database at that root over the overlay, so a later request for any
+transaction of the block starts right before it, and one for the next transaction continues
+where the last stopped. Persisting changes nothing a transaction sees: each starts from the
+state its predecessor committed (py-evm locks the journal at a transaction's start).
 
 :class:`ReplayStates` keeps recent replays, bounded in count and in bytes (the overlay's
-nodes, and shares for its VM and the block's transactions). A replay serves one request at a
-time: it is taken out while in use and given back afterwards; a request that finds none
-builds its own. A replay whose run failed part-way (a time limit, an error) is never given
-back.
+nodes, shares for the VM and the transactions). A replay serves one request at a time (taken
+out while in use; a request that finds none builds its own), and one whose run failed
+part-way (a time limit, an error) is never given back.
 """
 
 from __future__ import annotations

@@ -1,21 +1,15 @@
 """geth's tracers, each a small class that only collects what the hooks report
-(:mod:`.hooks`) and builds its typed answer (:mod:`.models`).
-
-- :class:`StructLogger`: the default opcode logger (``structLogs``);
-- :class:`CallTracer`: ``callTracer`` (``onlyTopCall``, ``withLog``);
-- :class:`PrestateTracer`: ``prestateTracer`` (``diffMode``, ``disableCode``,
-  ``disableStorage``, ``includeEmpty``);
-- :class:`FourByteTracer`, :class:`NoopTracer`, :class:`FlatCallTracer`, :class:`MuxTracer`.
-
-:func:`make_tracer` builds one from a tracer name and its configuration, refusing what geth
-refuses in geth's words.
+(:mod:`.hooks`) and builds its typed answer (:mod:`.models`): :class:`StructLogger` (the
+default opcode logger), :class:`CallTracer`, :class:`PrestateTracer`, :class:`FourByteTracer`,
+:class:`NoopTracer`, :class:`FlatCallTracer`, :class:`MuxTracer`. :func:`make_tracer` builds
+one from a tracer name and its configuration, refusing what geth refuses in geth's words.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from eth._utils.address import generate_contract_address, generate_safe_contract_address
@@ -151,14 +145,12 @@ class StructLogger(ResultTracer):
         self.wants_memory = config.enable_memory
         self.logs: list[StructLog] = []
         self.size = 0
-        """The JSON bytes of the steps logged (of the first ``measured`` of them, without
-        ``limit``)."""
+        """The JSON bytes of the steps logged (without ``limit``: of the first ``measured``)."""
         self.steps = 0
         self.cap = config.cap if not config.limit or config.limit > config.cap else 0
         self.exact = bool(config.limit)
-        """Whether each step is measured as it is logged (geth's ``limit`` stops at the step
-        past it); without, the cap is checked against a bound that costs next to nothing (at
-        most the step's JSON), and the steps are measured only when the bound passes it."""
+        """Whether each step is measured as logged (geth's ``limit`` stops at the step past it);
+        else the cap is checked against a cheap bound, the steps measured once it passes."""
         self.measured = 0
         self.bound = 0
         self.storage: dict[bytes, dict[bytes, bytes]] = {}
@@ -237,38 +229,28 @@ class StructLogger(ResultTracer):
 # callTracer
 
 
+@dataclass(slots=True)
 class _OpenFrame:
     """A call frame being collected (frozen into a :class:`CallFrame` when done)."""
 
-    __slots__ = (
-        "calls",
-        "created",
-        "error",
-        "gas",
-        "gas_used",
-        "input",
-        "kind",
-        "logs",
-        "output",
-        "revert_reason",
-        "reverted",
-        "sender",
-        "to",
-        "value",
-    )
+    kind: int
+    sender: bytes
+    to: bytes | None
+    value: int | None
+    gas: int
+    input: bytes
+    created: bytes | None = None
+    gas_used: int = 0
+    output: bytes = b""
+    error: str | None = None
+    revert_reason: str | None = None
+    calls: list[CallFrame] = field(default_factory=list)
+    logs: list[CallLog] = field(default_factory=list)
+    reverted: bool = False
 
-    def __init__(self, kind: int, sender: bytes, to: bytes | None, value: int | None, gas: int,
-                 data: bytes) -> None:
-        self.kind, self.sender, self.to, self.value, self.gas = kind, sender, to, value, gas
-        self.created = to if kind in (CREATE, CREATE2) else None
-        self.input = data
-        self.gas_used = 0
-        self.output = b""
-        self.error: str | None = None
-        self.revert_reason: str | None = None
-        self.calls: list[CallFrame] = []
-        self.logs: list[CallLog] = []
-        self.reverted = False
+    def __post_init__(self) -> None:
+        if self.kind in (CREATE, CREATE2):
+            self.created = self.to
 
     def finish(self, output: bytes, error: str | None, reverted: bool) -> None:
         """geth's ``processOutput``: the output, or the error and what a revert returned."""
@@ -502,16 +484,14 @@ class PrestateTracer(ResultTracer):
                 continue
             before = self.pre[address]
             modified = False
-            balance = env.balance(address)
-            nonce = env.nonce(address)
-            code_hash = env.code_hash(address)
             post: dict[str, Any] = {}
-            if balance != before.balance:
-                modified, post["balance"] = True, balance
-            if nonce != before.nonce:
-                modified, post["nonce"] = True, nonce
-            if code_hash != (before.code_hash or EMPTY_CODE_HASH):
-                modified, post["code_hash"] = True, code_hash
+            fields: tuple[tuple[str, object, object], ...] = (
+                ("balance", before.balance, env.balance(address)),
+                ("nonce", before.nonce, env.nonce(address)),
+                ("code_hash", before.code_hash or EMPTY_CODE_HASH, env.code_hash(address)))
+            for name, was, after in fields:
+                if after != was:
+                    modified, post[name] = True, after
             if not self.disable_code:
                 code = env.code(address)
                 if code != (before.code or b""):
@@ -678,23 +658,20 @@ def flatten(frame: CallFrame, context: TraceContext, convert_errors: bool = Fals
         trace_address=address, subtraces=len(frame.calls), error=error,
         block_hash=context.block_hash, block_number=context.block_number,
         transaction_hash=context.tx_hash, transaction_position=context.tx_index)
-    if kind in ("CREATE", "CREATE2"):
-        entry = FlatCall(type="create", call_type=None, creation_method=kind.lower(),
-                         sender=frame.sender, to=None, value=frame.value, gas=frame.gas,
-                         input=frame.input, gas_used=frame.gas_used if has_result else None,
-                         output=frame.output if has_result else None,
-                         address=(frame.created if would_be else frame.to) if has_result else None,
-                         **common)
-    elif kind == "SELFDESTRUCT":
+    if kind == "SELFDESTRUCT":
         entry = FlatCall(type="suicide", call_type=None, creation_method=None, sender=None, to=None,
                          value=None, gas=None, input=None, gas_used=None, output=None,
                          address=frame.sender, refund_address=frame.to, balance=frame.value,
                          **common)
     else:
-        entry = FlatCall(type="call", call_type=kind.lower(), creation_method=None,
-                         sender=frame.sender, to=frame.to, value=frame.value, gas=frame.gas,
+        create = kind in ("CREATE", "CREATE2")
+        entry = FlatCall(type="create" if create else "call", call_type=None if create else kind.lower(),
+                         creation_method=kind.lower() if create else None, sender=frame.sender,
+                         to=None if create else frame.to, value=frame.value, gas=frame.gas,
                          input=frame.input, gas_used=frame.gas_used if has_result else None,
-                         output=frame.output if has_result else None, address=None, **common)
+                         output=frame.output if has_result else None,
+                         address=((frame.created if would_be else frame.to)
+                                  if create and has_result else None), **common)
     flat = [entry]
     for index, call in enumerate(frame.calls):
         flat.extend(flatten(call, context, convert_errors, (*address, index), would_be=would_be))

@@ -1,24 +1,19 @@
 """Parity's ``vmTrace`` as reth answers it (revm-inspectors' parity builder): for each frame,
 the code at its address once the transaction is done and one entry per step, each with the
-frame the step opened (``sub``, for the CALL and CREATE family).
-
-What reth writes, step by step (``make_instruction``), and how the hooks' steps give it:
+frame the step opened (``sub``, for the CALL and CREATE family). What reth writes per step
+(``make_instruction``), from the hooks' steps:
 
 - ``pc``, ``op`` (the opcode's name) and ``cost``: the gas the step took, the gas handed to a
-  callee included (revm ends a CALL or CREATE step once the callee's gas is taken; geth's
-  cost leaves a create's handed-on gas out, so it is added back here);
-- ``ex.used``: the gas left *before* the step (reth's ``gas_remaining`` is taken when the
-  step starts);
+  callee included (geth's cost leaves a create's handed-on gas out: it is added back here);
+- ``ex.used``: the gas left *before* the step (reth takes ``gas_remaining`` at its start);
 - ``ex.push``: the stack items the step leaves (as many as the opcode outputs, read from the
   stack the frame's next step finds; none for the frame's last step);
-- ``ex.mem``: the memory before the step, whole, at offset its length (reth records memory
-  when a step starts and writes it so);
+- ``ex.mem``: the memory before the step, whole, at offset its length;
 - ``ex.store``: an SSTORE's slot and new value; an SLOAD's slot and value when the load was
   cold (revm journals a change then, not for a warm slot).
 
 ``code`` is the frame's code account's code after the transaction (a create's: the code it
-deployed; none for an account without code). A transaction whose only step is a STOP, or
-with no steps, has no ops.
+deployed). A transaction whose only step is a STOP, or with no steps, has no ops.
 """
 
 from __future__ import annotations

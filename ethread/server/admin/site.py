@@ -1,18 +1,12 @@
-"""The admin API (``/admin/v1/...``) and the dashboard, for a server with an admin token.
+"""The admin API (``/admin/v1/keys``) and the dashboard, for a server with an admin token
+(docs/server.md, "The admin API and the dashboard", lists the requests and answers).
 
 Both are answered on the admin address (``admin_host:admin_port``, loopback by default), a
-listening socket of its own that serves no chain; the dashboard's pages for a key's holder
-are also answered on the JSON-RPC ports when ``dashboard = true``. The API takes the token as
+socket of its own that serves no chain; the dashboard's pages for a key's holder are also
+answered on the JSON-RPC ports when ``dashboard = true``. The API takes the token as
 ``Authorization: Bearer <token>``; a client that keeps sending wrong ones is refused for a
-while (:mod:`.abuse`). Issued keys are written to the key store and this worker's keys
-reloaded at once; the other workers see them within a second (:mod:`ethread.server.keys.sync`).
-
-- ``GET /admin/v1/keys``: ``{"keys": [...], "configured": N}``;
-- ``POST /admin/v1/keys`` with ``{"label", "daily_credits", "credits_per_second",
-  "networks", "methods"}`` (all optional): 201 ``{"key": "ek_...", ...}``, the key shown
-  this once;
-- ``DELETE /admin/v1/keys/<id or prefix>``: ``{"revoked": {...}}``;
-- ``GET /admin/v1/keys/<id or prefix>/usage``: today's credits and requests.
+while (:mod:`..keys.abuse`). An issued or revoked key is written to the key store and this
+worker's keys reloaded at once; the other workers see it within a second (:mod:`..keys.sync`).
 """
 
 from __future__ import annotations

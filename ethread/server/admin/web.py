@@ -110,11 +110,7 @@ def is_https(scope: Scope) -> bool:
 async def send_html(send: Send, status: int, html: str,
                     extra: Iterable[tuple[bytes, bytes]] = ()) -> None:
     """A page, with the security headers."""
-    body = html.encode()
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"text/html; charset=utf-8"),
-        (b"content-length", str(len(body)).encode()), *SECURITY_HEADERS, *extra]})
-    await send({"type": "http.response.body", "body": body})
+    await send_bytes(send, status, html.encode(), b"text/html; charset=utf-8", extra)
 
 
 async def send_bytes(send: Send, status: int, body: bytes, content_type: bytes,

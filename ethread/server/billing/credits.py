@@ -1,17 +1,11 @@
 """What each call costs, and admission of a request against a key's balance and rate.
 
-Costs follow the interface's table for its eleven methods and a hosted provider's (Infura's)
-for the rest of the read side (docs/server.md lists them all); every other method costs
-:data:`DEFAULT_COST` (1 credit): eth_chainId, eth_blockNumber, net_version,
-web3_clientVersion, eth_subscribe, eth_unsubscribe, and unknown methods (which still take a
-parse and a lookup). A request that is not even a valid call costs nothing.
-
-The balance lives in a :class:`Ledger` that every worker of every server may share: a
-memory-mapped file (:mod:`.ledger_mapped`, the default) or a SQLite file
-(:mod:`.ledger_sqlite`) for the processes of one machine, or a Redis server for a fleet
-(:mod:`.ledger_redis`). Either way the check and the debit are one atomic step on the
-ledger's side, so concurrent requests anywhere never spend more than the balance, and a
-refused request is not charged at all. Balances are per key per UTC day.
+Each method's price is its row's in the method table (docs/server.md, "Credits", lists them);
+any other method costs :data:`DEFAULT_COST`, and a request that is not a valid call nothing.
+The balance lives in a :class:`Ledger` every worker of every server may share (a mapped or
+SQLite file for one machine, Redis for a fleet); the check and the debit are one atomic step
+on the ledger's side, so concurrent requests never spend more than the balance, and a refused
+request is not charged. Balances are per key per UTC day.
 """
 
 from __future__ import annotations

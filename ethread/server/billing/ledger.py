@@ -126,6 +126,17 @@ def rate_refusal(short: float, rate: float) -> Refusal:
     return Refusal(RATE_LIMIT_EXCEEDED, max(1, math.ceil(-short / rate)))
 
 
+def shown_ledger(spec: str) -> str:
+    """The ledger as it may be printed: a Redis URL without its password."""
+    parts = urlsplit(spec)
+    if not is_redis_url(spec) or parts.password is None:
+        return spec
+    netloc = f"{parts.username or ''}:***@{parts.hostname}"
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return parts._replace(netloc=netloc).geturl()
+
+
 def check_redis_url(url: str) -> str | None:
     """What is wrong with a ``redis://HOST:PORT/DB`` address, or None when it is usable."""
     parts = urlsplit(url)

@@ -1,16 +1,15 @@
-"""The credit ledger in a memory-mapped file, shared by every process of one machine.
+"""The credit ledger in a memory-mapped file, shared by every process of one machine
+(docs/scaling.md, "The ledger", compares the engines).
 
-The file is a fixed table of slots, one per key charged recently, mapped into every process
-that opens it (``MAP_SHARED``: a store by one process is what the others read next). A charge
-takes an exclusive ``flock`` on the file, reads and writes the key's slot, and releases the
-lock: a couple of system calls and a few word reads, a few microseconds where a committed
-SQLite upsert takes tens. The requests a busy worker read in one turn of its loop are charged
-under one hold of the lock (:meth:`MappedLedger.charge_many`). The lock belongs to the
-process's open file: the kernel drops it when the process dies, so a worker killed while
-holding it never blocks the others.
+The file is a fixed table of slots, one per key charged recently, mapped ``MAP_SHARED`` into
+every process that opens it. A charge takes an exclusive ``flock`` on the file, reads and
+writes the key's slot and releases the lock: a few microseconds where a committed SQLite upsert
+takes tens; a busy worker's turn of requests is charged under one hold
+(:meth:`MappedLedger.charge_many`). The lock belongs to the process's open file, so the kernel
+drops it when a process dies.
 
-Layout (8-byte words in the machine's byte order, every one 8-byte aligned): a header of 8
-words (the magic ``ETHLEDGR``, the format version, the number of slots, the words per slot, a
+Layout (8-byte words in the machine's byte order, each 8-byte aligned): a header of 8 words
+(the magic ``ETHLEDGR``, the format version, the number of slots, the words per slot, a
 byte-order mark), then the slots, 8 words each:
 
 - ``tag_a``, ``tag_b``: a 128-bit digest of the key id (``tag_a`` is never 0 in a used slot;
@@ -22,25 +21,18 @@ byte-order mark), then the slots, 8 words each:
   it holds ``min(rate, (now - empty_at) * rate)`` now. One word is the whole bucket, so no
   kill can leave half of it written; 0 is a full bucket.
 
-Each field is written by one aligned 8-byte store (a memoryview cast to 8-byte items copies
-the value with one move), so a process killed mid-update leaves each word old or new, never
-torn, and the writes are ordered so that any prefix of them is harmless: a slot is published
-by writing ``tag_a`` last, a new day zeroes ``used`` before it changes ``day``, and the debit
-is stored before the bucket (a charge interrupted between the two took credits for a request
-that was never answered, never the reverse). Killing a process, even with SIGKILL, therefore
-loses no debit and corrupts nothing: its stores are in the kernel's page cache when the
-charge returns. An operating-system crash or power cut can lose the debits the kernel had not
-yet written back to the disk (normally those of the last half minute or so; no fsync is made
-per charge), the same kind of loss as the SQLite ledger's ``synchronous=NORMAL``.
+Each field is written by one aligned 8-byte store, so a process killed mid-update leaves each
+word old or new, never torn, and the writes are ordered so that any prefix of them is
+harmless: a slot is published by writing ``tag_a`` last, a new day zeroes ``used`` before it
+changes ``day``, and the debit is stored before the bucket (an interrupted charge took credits
+for a request never answered, never the reverse). A kill therefore loses no debit; an
+operating-system crash can lose what the kernel had not written back (no fsync per charge).
 
-The table holds :data:`DEFAULT_SLOTS` keys (a file of 4 MiB): that many keys can be charged
-within one UTC day. A new key when every slot holds a key charged today (or whose rate bucket
-is still refilling) is refused as :class:`~.ledger.LedgerUnavailable` (HTTP 503) with a logged
-error, never by dropping another key's usage. The file must be on a local disk (``flock``
-over a network file system is not a lock every host honours).
-
-A file that does not start with the header, or whose size, version or slot table disagrees
-with it, is refused at open with a :class:`~.ledger.LedgerError`; it is never rewritten.
+The table holds :data:`DEFAULT_SLOTS` keys charged within one UTC day; a new key when every
+slot is taken is refused as :class:`~.ledger.LedgerUnavailable` (HTTP 503, logged), never by
+dropping another key's usage. The file must be on a local disk (``flock`` over a network file
+system is not a lock every host honours). A file whose header, size, version or slots disagree
+is refused at open with a :class:`~.ledger.LedgerError` and never rewritten.
 """
 
 from __future__ import annotations

@@ -1,19 +1,13 @@
-"""The credit ledger in Redis, shared by every worker of every server of a fleet.
+"""The credit ledger in Redis, shared by every worker of every server of a fleet
+(docs/scaling.md, "The ledger", compares the engines).
 
-A charge is one round trip: a Lua script that Redis runs atomically (no other command runs
-while it does), which reads the key's rate bucket and today's usage, and either refuses or
-takes the cost from both. The clock is Redis's own (``TIME``), so every server agrees on the
-day and on the buckets whatever its own clock says. Usage of a day is the integer at
-``ethread:usage:<day number>:<key id>``, set to expire at the end of that UTC day; a bucket is
-the hash ``ethread:rate:<key id>``, set to expire once it would be full again.
-
-A debit is in Redis before the request runs, so killing a worker or a whole server, even with
-SIGKILL, loses nothing. What Redis itself keeps across its own restart is its persistence
-setting (``appendonly yes`` with ``appendfsync everysec``: at most about a second).
-
-This needs a single Redis server (or a primary with replicas), not Redis Cluster: the script
-names its keys from the server's clock. The call is synchronous, made on the worker's event
-loop: on loopback it takes tens of microseconds (see docs/scaling.md); a Redis that does not
+A charge is one round trip: a Lua script Redis runs atomically, reading the key's rate bucket
+and today's usage and either refusing or taking the cost from both. The clock is Redis's own
+(``TIME``), so every server agrees on the day and the buckets. Usage of a day is the integer at
+``ethread:usage:<day number>:<key id>``, expiring at the end of that UTC day; a bucket is the
+hash ``ethread:rate:<key id>``, expiring once it would be full again. This needs a single Redis
+server (or a primary with replicas), not Redis Cluster: the script names its keys from the
+server's clock. The call is synchronous, on the worker's event loop; a Redis that does not
 answer within :data:`SOCKET_TIMEOUT` refuses the request instead of holding the loop longer.
 """
 
@@ -22,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
-from urllib.parse import urlsplit
 
 from .ledger import (
     DAILY_LIMIT_REACHED,
@@ -32,6 +25,7 @@ from .ledger import (
     Refusal,
     check_redis_url,
     rate_refusal,
+    shown_ledger,
     unavailable,
 )
 
@@ -135,7 +129,8 @@ class RedisLedger:
             self._client.ping()
         except self._errors as exc:
             self._client.close()
-            raise LedgerError(f"cannot reach the Redis ledger at {_shown(url)}: {exc}") from None
+            raise LedgerError(f"cannot reach the Redis ledger at {shown_ledger(url)}: {exc}"
+                              ) from None
 
     def charge(self, key_id: str, daily_limit: int, rate: float | None, cost: int,
                need: int = 0) -> Refusal | None:
@@ -205,14 +200,3 @@ def _refusal(outcome: list[Any], rate: float | None) -> Refusal | None:
         return Refusal(DAILY_LIMIT_REACHED, max(1, int(value)))
     assert rate is not None
     return rate_refusal(float(value), rate)
-
-
-def _shown(url: str) -> str:
-    """The address without a password."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = f"{parts.username or ''}:***@{parts.hostname}"
-    if parts.port is not None:
-        netloc += f":{parts.port}"
-    return parts._replace(netloc=netloc).geturl()

@@ -1,21 +1,15 @@
-"""The credit ledger in a SQLite file, shared by every process of one machine.
+"""The credit ledger in a SQLite file, shared by every process of one machine (docs/scaling.md,
+"The ledger", compares the engines).
 
-Each debit is its own short transaction, so any number of processes (the workers of one
-server, or several servers on one host) can charge the same file: SQLite serialises writers,
-and a writer that finds the file busy waits up to ``busy_timeout`` seconds. Without a rate
-limit the check and the debit are one statement, an upsert that only adds the cost while the
-sum stays within the limit, so there is nothing between the check and the write for another
-process to slip into. With a rate limit the bucket and the usage are read and written in one
-``BEGIN IMMEDIATE`` transaction, which takes the write lock before reading. The requests a
-busy worker read in one turn of its loop are charged in one such transaction, one commit for
-all of them (:meth:`SQLiteLedger.charge_many`).
-
-The file is in WAL mode with ``synchronous=NORMAL``: a commit is in the operating system's
-hands when the answer leaves, so killing a process, even with SIGKILL, loses no debit; an
-operating-system crash or power cut can lose the commits since the last WAL checkpoint
-(SQLite's trade for not calling fsync on every commit). Keys are stored as digests (the
-caller's ``key_id``), never as themselves. Rows of past days are deleted when a process first
-charges on a new day.
+Each debit is its own short transaction, so any number of processes can charge the same file:
+SQLite serialises writers, and a writer that finds the file busy waits up to ``busy_timeout``
+seconds. Without a rate limit the check and the debit are one upsert that adds the cost only
+while the sum stays within the limit, so nothing can slip between them; with one, the bucket
+and the usage are read and written in one ``BEGIN IMMEDIATE`` transaction (the write lock
+taken before reading), as are the requests of one turn of a busy worker
+(:meth:`SQLiteLedger.charge_many`). WAL mode with ``synchronous=NORMAL``: a kill loses no
+debit, an operating-system crash the commits since the last checkpoint. Rows of past days go
+when a process first charges on a new day.
 """
 
 from __future__ import annotations

@@ -1,20 +1,14 @@
-"""Requests read in one turn of the event loop, charged together at its end.
+"""Requests read in one turn of the event loop, charged together at its end (docs/scaling.md,
+"Many connections").
 
-A busy worker wakes with several requests ready: one ``epoll_wait`` hands it a read on each
-of several connections (about seven at 16 connections over two workers). Charging each
-request as it is read takes the ledger's lock once a request: two system calls for the
-memory-mapped ledger, and whenever the other worker holds the lock (a worker descheduled
-while holding it holds it for a whole time slice), a sleep and a wake-up that cost more than
-the request. Charging the turn's requests together takes the lock once a turn, held for the
-charges only, never across the work of answering: the requests are parsed, then charged in
-one ledger transaction (:meth:`~ethread.server.service.Service.admit_many`), then answered in
-the order they came. Each is charged or refused exactly as if it had come alone, after those
-before it.
-
-The turn's requests wait for the end of the turn, a callback after the turn's other reads:
-microseconds. A worker holding few connections gathers nothing (one connection's next
-request comes only after its answer), so a client sending one request at a time pays no such
-hop.
+A busy worker wakes with several requests ready; charging each as it is read takes the
+ledger's lock once a request, and a lock held by a descheduled worker costs a sleep and a
+wake-up each time. Here the turn's requests are parsed, charged in one ledger transaction
+(:meth:`~ethread.server.service.Service.admit_many`; the lock held for the charges only) and
+answered in the order they came, each charged or refused as if it had come alone, after those
+before it. They wait for a callback after the turn's other reads: microseconds. A worker
+holding few connections gathers nothing, so a client sending one request at a time pays no
+such hop.
 """
 
 from __future__ import annotations

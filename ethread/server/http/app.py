@@ -24,15 +24,13 @@ import orjson
 
 from ...backend import SelfChecking
 from ...codec.envelope import Call
-from ...codec.pipeline import Exchange, LocalMethod, body_too_large
+from ...codec.pipeline import Exchange, LocalMethod, Refused, body_too_large
 from .. import refusals
-from ..access_log import log_request
 from ..asgi import Message, Receive, Scope, Send, send_json
 from ..keys.auth import ApiKey
 from ..metrics import CONTENT_TYPE, gauge
 from ..networks import Network
 from ..observe import CLIENT_GONE
-from ..refusals import Refused
 from ..service import Service
 from ..subscriptions import ChainFeed
 from ..websocket.endpoint import WS_PREFIX, WebSocketEndpoint
@@ -115,25 +113,19 @@ async def read_body(receive: Receive, limit: int, declared: int | None,
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    message = await receive()
-    if message["type"] == "http.disconnect":
-        raise ClientGone
-    body: bytes = message.get("body", b"")
-    if not message.get("more_body"):
-        return body if len(body) <= limit else None
-    chunks = [body]
-    size = len(body)
+    chunks: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
             raise ClientGone
-        chunk = message.get("body", b"")
+        chunk: bytes = message.get("body", b"")
         size += len(chunk)
         if size > limit:
             return None
-        chunks.append(chunk)
         if not message.get("more_body"):
-            return b"".join(chunks)
+            return b"".join((*chunks, chunk)) if chunks else chunk
+        chunks.append(chunk)
 
 
 def request_headers(headers: Iterable[tuple[bytes, bytes]],
@@ -163,6 +155,17 @@ def _is_json(content_type: str | None) -> bool:
         return False
     media = content_type.split(";", 1)[0].strip().lower()
     return media in ("application/json", "application/json-rpc", "application/jsonrequest")
+
+
+def _store_status(network: Network) -> tuple[str | None, int | None]:
+    """(what is wrong with the network's store or None, its head): a health check or a scrape
+    reports a broken store, never raises."""
+    try:
+        backend = network.backend
+        problem = backend.health_problem() if isinstance(backend, SelfChecking) else None
+        return problem, backend.pointer("latest")
+    except Exception as exc:
+        return type(exc).__name__, None
 
 
 class RpcApp:
@@ -242,20 +245,19 @@ class RpcApp:
             refused = refused or refusals.unauthorized()
             await self._refuse(send, refused)
             if network is not None:
-                self._log(scope, network.name, key, "-", refused.status, 0, started, refused)
+                self._log(scope, network.name, key, "-", refused.status, 0, started)
             return
         limit = service.limits.max_body_bytes
         try:
             body = await read_body(receive, limit, declared, service.limits.body_timeout_seconds)
         except BodyTooSlow:
-            slow = refusals.body_too_slow(service.limits.body_timeout_seconds)
-            await self._refuse(send, slow, _CLOSE)
-            self._log(scope, network.name, key, "-", 408, 0, started, slow)
+            await self._refuse(send, refusals.body_too_slow(service.limits.body_timeout_seconds),
+                               _CLOSE)
+            self._log(scope, network.name, key, "-", 408, 0, started)
             return
         if body is None:
-            too_large = body_too_large(limit)
-            await self._refuse(send, too_large, _CLOSE)
-            self._log(scope, network.name, key, "-", 413, 0, started, too_large)
+            await self._refuse(send, body_too_large(limit), _CLOSE)
+            self._log(scope, network.name, key, "-", 413, 0, started)
             return
         closing = scope.get("extensions", {}).get(CLOSING)
         if closing is not None and closing():  # its answer could not be sent: not charged
@@ -339,38 +341,28 @@ class RpcApp:
         makes it "degraded")."""
         networks = {}
         for network in self.service.router.networks:
-            try:
-                backend = network.backend
-                problem = (backend.health_problem() if isinstance(backend, SelfChecking)
-                           else None)
-                networks[network.name] = {"head": backend.pointer("latest"),
-                                          "status": "ok" if problem is None
-                                          else f"error: {problem}"}
-            except Exception as exc:  # a health check reports a broken store, never raises
-                networks[network.name] = {"head": None, "status": f"error: {type(exc).__name__}"}
-        board = self.service.workers
-        up, configured = (1, 1) if board is None else (board.up(), board.size)
+            problem, head = _store_status(network)
+            networks[network.name] = {"head": head,
+                                      "status": "ok" if problem is None else f"error: {problem}"}
+        up, configured = self._workers_up()
         stores_read = all(n["status"] == "ok" for n in networks.values())
         ok = stores_read and up == configured
         return stores_read, orjson.dumps({"status": "ok" if ok else "degraded",
                                           "networks": networks,
                                           "workers": {"up": up, "configured": configured}})
 
+    def _workers_up(self) -> tuple[int, int]:
+        board = self.service.workers
+        return (1, 1) if board is None else (board.up(), board.size)
+
     async def _refuse(self, send: Send, refused: Refused,
                       extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
         await send_json(send, refused.status, refused.body(), refused.headers + extra)
 
     def _log(self, scope: Scope, network: str, key: ApiKey | None, what: str, status: int,
-             size: int, started: float, answer: bytes | Refused | None = None) -> None:
-        """The access log line and what the request leaves in the usage counts and metrics."""
-        service = self.service
-        seconds = time.perf_counter() - started
-        if isinstance(answer, Refused):
-            answer = None
-        service.observer.request(network, key, what, status, answer, seconds)
-        if service.access_log:
-            log_request(scope.get("client"), network, "-" if key is None else key.masked, what,
-                        status, size, seconds)
+             size: int, started: float, answer: bytes | None = None) -> None:
+        self.service.record(scope.get("client"), network, key, what, status, size,
+                            time.perf_counter() - started, answer)
 
     async def metrics(self, scope: Scope, send: Send) -> None:
         """``GET /metrics``: every worker's metrics in the Prometheus text format."""
@@ -393,22 +385,15 @@ class RpcApp:
         healthy: dict[tuple[str, ...], float] = {}
         heads: dict[tuple[str, ...], float] = {}
         for network in self.service.router.networks:
-            try:
-                backend = network.backend
-                problem = (backend.health_problem() if isinstance(backend, SelfChecking)
-                           else None)
-                healthy[(network.name,)] = 1.0 if problem is None else 0.0
-                head = backend.pointer("latest")
-                if head is not None:
-                    heads[(network.name,)] = float(head)
-            except Exception:  # a scrape reports a broken store, never raises
-                healthy[(network.name,)] = 0.0
+            problem, head = _store_status(network)
+            healthy[(network.name,)] = 1.0 if problem is None else 0.0
+            if head is not None:
+                heads[(network.name,)] = float(head)
         yield gauge("ethread_store_up", "1 when the network's store reads (as /health says)",
                     healthy, ("network",))
         yield gauge("ethread_chain_head", "the latest block number served", heads,
                     ("network",))
-        board = self.service.workers
-        up, configured = (1, 1) if board is None else (board.up(), board.size)
+        up, configured = self._workers_up()
         yield gauge("ethread_workers_up", "worker processes serving", {(): float(up)})
         yield gauge("ethread_workers_configured", "worker processes configured",
                     {(): float(configured)})

@@ -1,29 +1,18 @@
-"""The lean HTTP path: ``POST /v3/<key>`` answered from the parser's callbacks, without ASGI.
+"""The lean HTTP path: ``POST /v3/<key>`` answered from the parser's callbacks, without ASGI
+(docs/server.md, "The HTTP path").
 
-uvicorn turns every request into an ASGI exchange: a scope dict, a task, receive and send
-coroutines, two message dicts, and two writes to the socket (the status line and headers,
-then the body). For a JSON-RPC call answered from memory that machinery costs several times
-the answer itself, and on loopback each write is a system call that also delivers the data
-to the reader. This protocol keeps uvicorn's parser, connection handling, WebSocket upgrade
-and shutdown, and answers JSON-RPC requests itself:
-
-- when a request's headers are in and they are ``POST /v3/...`` (no query string, no
-  percent-escapes, no ``Expect: 100-continue``, no upgrade) with no earlier request of the
-  connection still being answered, the app's checks (:meth:`RpcApp.gate
-  <ethread.server.app.RpcApp.gate>`: network, key, method, content type) run at once;
-- the body is collected up to the size limit, within the body timeout (one deadline per
-  connection, :mod:`ethread.server.http.protocol`);
-- when it is complete the request pipeline runs right there (or, in a worker holding many
-  connections, at the end of the loop's turn with the turn's other requests, so that they are
-  charged in one ledger transaction: :mod:`.admission_turn`); an answer that is ready (cached,
-  cheap, or a call tried on the loop) is written as **one** write of status line, headers and
-  body; work left pending runs in a task as on the ASGI path, and later requests pipelined
-  on the connection wait for it (uvicorn's queue);
-- everything else (health checks, other paths, WebSocket upgrades, requests pipelined behind
-  a pending one) goes through uvicorn's ASGI path to :class:`~ethread.server.app.RpcApp`.
-
-The answers are the same bytes with the same status and headers either way (the tests run the
-HTTP suite on both paths); only the cost differs.
+For a call answered from memory, uvicorn's ASGI exchange (scope, task, receive and send, two
+writes) costs several times the answer. This protocol keeps uvicorn's parser, connection
+handling, WebSocket upgrade and shutdown, and answers JSON-RPC itself: once the headers of a
+``POST /v3/...`` (no query, no percent-escapes, no ``Expect: 100-continue``, no upgrade, no
+earlier request of the connection still being answered) are in, the app's checks
+(:meth:`RpcApp.gate <ethread.server.http.app.RpcApp.gate>`) run; the body is collected up to
+the size limit within the body timeout; then the pipeline runs (or, in a worker holding many
+connections, at the end of the loop's turn: :mod:`.admission_turn`), and an answer that is
+ready is written as **one** write of status line, headers and body. Work left pending runs in a
+task, and later requests of the connection wait behind it. Everything else goes through
+uvicorn's ASGI path to :class:`~ethread.server.http.app.RpcApp`; the answers are the same
+bytes either way (the HTTP tests run on both paths).
 """
 
 from __future__ import annotations
@@ -31,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +28,6 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from ...codec.pipeline import Admission, Exchange, Refused, body_too_large
 from .. import refusals
-from ..access_log import log_request
 from ..observe import CLIENT_GONE
 from .admission_turn import GATHER_ABOVE_CONNECTIONS, AdmissionTurn
 from .app import HTTP_PREFIX, SUBSCRIPTIONS_NEED_WEBSOCKET, RpcApp, request_headers
@@ -319,9 +308,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         limits = rpc.service.limits
         if declared is not None and declared > limits.max_body_bytes:
             # answered before the body is read; the connection closes, so it is never read
-            lean.keep_alive = False
-            self._write(lean, 413, body_too_large(limits.max_body_bytes).body(), ())
-            self._log(lean.network.name, lean.key, "-", 413, 0, started)
+            self._too_large(lean)
             return
         if head is not None and keep_alive and declared is not None:
             heads = self._heads
@@ -374,8 +361,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
 
     def _answer(self, lean: _LeanRequest, body: bytes) -> None:
         """Answer a lean request's body: at once, or at the end of the loop's turn when the
-        worker holds many connections (:mod:`.admission_turn`). A bug must not become
-        httptools' 400 or a closed connection: it answers -32603 and the connection goes on."""
+        worker holds many connections (:mod:`.admission_turn`)."""
         if connection_gone(self.transport):  # never answered, so never charged
             lean.response_complete = True
             return
@@ -384,14 +370,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             lean.transport = self.transport
             self._turn.add(lean, body, partial(self._answer_gathered, lean))
             return
-        try:
-            service = self.rpc.service
-            self._proceed(lean, service.http.submit(lean.network.dispatcher, body, lean.admit,
-                                                    SUBSCRIPTIONS_NEED_WEBSOCKET))
-        except Exception:
-            log.exception("answering a request failed")
-            if not lean.response_complete:
-                self._write(lean, 500, refusals.internal_error().body(), ())
+        self._proceed(lean, partial(self.rpc.service.http.submit, lean.network.dispatcher, body,
+                                    lean.admit, SUBSCRIPTIONS_NEED_WEBSOCKET))
 
     def _answer_gathered(self, lean: _LeanRequest, exchange: Exchange | None) -> None:
         """The turn's end: a gathered request is charged and dispatched (None: its client
@@ -403,33 +383,29 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             else:  # its turn failed for it (logged there)
                 self._write(lean, 500, refusals.internal_error().body(), ())
             return
+        self._proceed(lean, lambda: exchange)
+
+    def _proceed(self, lean: _LeanRequest, dispatched: Callable[[], Exchange]) -> None:
+        """Answer the request ``dispatched`` returns, or run its pending work in a task first.
+        A bug must not become httptools' 400 or a closed connection: it answers -32603 and the
+        connection goes on."""
         try:
-            self._proceed(lean, exchange)
+            exchange = dispatched()
+            if exchange.pending and not self.rpc.service.execution.try_on_loop(exchange):
+                lean.exchange = exchange
+                self._running = lean
+                task = self.loop.create_task(self._finish(lean, exchange))
+                task.add_done_callback(self.tasks.discard)
+                self.tasks.add(task)
+                return
+            self._send_exchange(lean, exchange)
         except Exception:
             log.exception("answering a request failed")
             if not lean.response_complete:
                 self._write(lean, 500, refusals.internal_error().body(), ())
 
-    def _proceed(self, lean: _LeanRequest, exchange: Exchange) -> None:
-        """Answer a dispatched request, or run its pending work in a task first."""
-        service = self.rpc.service
-        if exchange.pending and not service.execution.try_on_loop(exchange):
-            lean.exchange = exchange
-            self._running = lean
-            task = self.loop.create_task(self._finish(lean, exchange))
-            task.add_done_callback(self.tasks.discard)
-            self.tasks.add(task)
-            return
-        self._send_exchange(lean, exchange)
-
     async def _finish(self, lean: _LeanRequest, exchange: Exchange) -> None:
         """Run the pending work off the loop, then answer (unless the client left)."""
-        try:
-            await self._run_pending(lean, exchange)
-        finally:
-            self._running = None
-
-    async def _run_pending(self, lean: _LeanRequest, exchange: Exchange) -> None:
         try:
             await self.rpc.service.execution.finish(exchange, tried=True,
                                                       owner=lean.key.key_id)
@@ -446,6 +422,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             if not lean.disconnected:
                 self._write(lean, 500, refusals.internal_error().body(), ())
             return
+        finally:
+            self._running = None
         if lean.disconnected:  # its client left while the work ran: nothing is sent, but
             lean.response_complete = True  # the work was started: charged, and counted
             self._log(lean.network.name, lean.key, exchange.what, CLIENT_GONE, 0, lean.started)
@@ -532,14 +510,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
 
     def _log(self, network: str, key: ApiKey | None, what: str, status: int, size: int,
              started: float, answer: bytes | None = None) -> None:
-        """The access log line and what the request leaves in the usage counts and metrics
-        (:mod:`.observe`)."""
-        service = self.rpc.service
-        seconds = time.perf_counter() - started if started else 0.0
-        service.observer.request(network, key, what, status, answer, seconds)
-        if service.access_log:
-            log_request(self.client, network, "-" if key is None else key.masked, what,
-                        status, size, seconds)
+        self.rpc.service.record(self.client, network, key, what, status, size,
+                                time.perf_counter() - started if started else 0.0, answer)
 
 
 def rpc_protocol(app: RpcApp, header_timeout: float, poll: BusyPoll | None = None,

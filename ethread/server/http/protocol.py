@@ -1,18 +1,13 @@
-"""uvicorn's httptools protocol with a bound on how a request's headers arrive.
+"""uvicorn's httptools protocol with a bound on how a request's headers arrive, and the rules
+of a connection's end both HTTP paths follow (docs/server.md, "The HTTP path").
 
-uvicorn closes a connection left idle between requests (its keep-alive timeout) but waits for
-ever on a request whose headers trickle in, and keeps every header line it is sent: a few
-hundred such connections (slowloris) hold file descriptors and memory for as long as their
-clients like. Here a request's request line and headers must arrive within
-``header_timeout`` seconds of its first byte (or of the connection's opening) and add up to
-at most :data:`MAX_HEADER_BYTES`; otherwise the connection is closed (with uvicorn's 400 for
-headers that are too large). The body has its own deadline: in the application on the ASGI
-path (:func:`ethread.server.app.read_body`), in :mod:`ethread.server.http.lean` on the lean path.
-
-The deadlines cost no timer per request: each request notes when its current phase must end
-(one clock read), and one timer per connection, re-armed only when it fires, compares. A
-kept-alive connection answering thousands of requests a second arms it about once per
-timeout instead of twice per request.
+uvicorn waits for ever on headers that trickle in and keeps every header line (slowloris).
+Here a request's request line and headers must arrive within ``header_timeout`` seconds of its
+first byte and add up to at most :data:`MAX_HEADER_BYTES`, or the connection is closed (with
+uvicorn's 400 for headers too large). The body's deadline is the ASGI app's
+(:func:`ethread.server.http.app.read_body`) or the lean path's. The deadlines cost no timer per
+request: each request notes when its phase must end, and one timer per connection, re-armed
+only when it fires, compares (about once per timeout instead of twice per request).
 """
 
 from __future__ import annotations
@@ -79,21 +74,13 @@ class _ClosingAwareFlow(FlowControl):
 
 
 class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
-    """uvicorn's httptools protocol with bounds on a request's headers: their total size, and the
-    time a client has to send them; and the connection's end made explicit, the same for the
-    ASGI path and the lean one (:mod:`.lean`):
-
-    - once the server has decided to close (a 400, 408 or 413, ``Connection: close``,
-      HTTP/1.0), nothing more the client sent is taken up: not answered, not charged;
-    - at the client's end of input (a half-close, or a close: they look alike) the requests it
-      sent whole are answered, in order, and then the connection closes; a request cut short
-      by the end is dropped. A request is taken up (and charged) only while its connection is
-      open (the ASGI app asks through :data:`CLOSING`); once taken up it is charged whether
-      or not its client stays to read the answer (a client that resets the connection stops
-      the work running, and what is queued behind it is never started);
-    - bytes the parser cannot read behind requests read whole are answered 400 after those
-      requests' answers, so that a request charged is always answered.
-    """
+    """uvicorn's httptools protocol with bounds on a request's headers (size and time), and
+    the connection's end made explicit, the same for the ASGI path and the lean one: nothing
+    after the server's decision to close is taken up; at the end of the client's input the
+    requests it sent whole are answered, then the connection closes; a request is taken up
+    (and charged) only while its connection is open (the ASGI app asks through
+    :data:`CLOSING`); bytes the parser cannot read behind requests read whole are answered 400
+    after those requests' answers, so that a request charged is always answered."""
 
     header_timeout: float = 30.0
 

@@ -19,19 +19,19 @@ import re
 from collections.abc import Iterable
 
 from ..config import KeyConfig
-from .keystore import KeyRecord
+from .keystore import KeyRecord, key_id_of
 
 
 class ApiKey:
     """A known key. ``key_id`` (a digest) is what the ledger stores instead of the key."""
 
     __slots__ = ("credits_per_second", "daily_credits", "key_id", "label", "masked", "methods",
-                 "networks", "revoked", "source")
+                 "networks", "revoked")
 
     def __init__(self, key_id: str, masked: str, daily_credits: int,
                  credits_per_second: float | None, *, label: str = "",
                  networks: frozenset[str] | None = None, methods: frozenset[str] | None = None,
-                 source: str = "config") -> None:
+                 ) -> None:
         self.key_id = key_id
         self.masked = masked
         self.daily_credits = daily_credits
@@ -41,15 +41,13 @@ class ApiKey:
         """The networks it may be used on (None: every one)."""
         self.methods = methods
         """The rules of the methods it may call (None: every one; see :mod:`.method_rules`)."""
-        self.source = source
-        """``config`` (the file or a flag) or ``store`` (issued while serving)."""
         self.revoked = False
         """Set when the key store revokes it: its next request is refused."""
 
     @classmethod
     def from_config(cls, entry: KeyConfig) -> ApiKey:
         """A key of the configuration file or of ``--api-key``."""
-        return cls(key_id(entry.key), mask(entry.key), entry.daily_credits,
+        return cls(key_id_of(entry.key), mask(entry.key), entry.daily_credits,
                    entry.credits_per_second, label=entry.label,
                    methods=frozenset(entry.methods) or None)
 
@@ -59,13 +57,7 @@ class ApiKey:
         return cls(record.key_id, f"{record.prefix}…", record.daily_credits,
                    record.credits_per_second, label=record.label,
                    networks=frozenset(record.networks) or None,
-                   methods=frozenset(record.methods) or None, source="store")
-
-
-def key_id(key: str) -> str:
-    """The id a key is billed and logged under: the SHA-256 hex of the key, never the key itself.
-    """
-    return hashlib.sha256(key.encode()).hexdigest()
+                   methods=frozenset(record.methods) or None)
 
 
 def mask(key: str) -> str:
@@ -83,8 +75,6 @@ class KeyRing:
             digest = hashlib.sha256(entry.key.encode()).digest()
             self._configured[digest] = ApiKey.from_config(entry)
         self._by_digest: dict[bytes, ApiKey] = dict(self._configured)
-        self.generation = 0
-        """Moves each time the issued keys change."""
         self.update(stored)
 
     def __len__(self) -> int:
@@ -110,10 +100,6 @@ class KeyRing:
         except ValueError:
             return None
 
-    def keys(self) -> list[ApiKey]:
-        """Every live API key."""
-        return list(self._by_digest.values())
-
     def update(self, stored: Iterable[KeyRecord]) -> None:
         """Put the key store's keys in place of the issued keys held so far: new ones are
         accepted from now on, revoked or vanished ones marked revoked. A configured key keeps
@@ -134,7 +120,6 @@ class KeyRing:
             if digest not in fresh:
                 key.revoked = True
         self._by_digest = fresh  # one assignment: a lookup sees the old ring or the new
-        self.generation += 1
 
 
 _KEY_IN_PATH = re.compile(r"(/v3/)([^/?#\s\"']+)")

@@ -1,20 +1,14 @@
-"""API keys issued while the service runs, kept beside the ledger they spend from.
+"""API keys issued while the service runs, kept beside the ledger they spend from
+(docs/server.md, "Issuing keys while serving").
 
-Keys from the TOML file or ``--api-key`` are fixed for the life of a server; keys issued with
-``ethread keys create`` (or the admin API, or the dashboard) live in a store every worker of
-every server reads: the ledger's SQLite file (a ``*.ledger`` mapped file gets a SQLite file
-beside it, ``X.keys.sqlite3``), or the ledger's Redis database. Each worker asks the store for
-its change counter every :data:`POLL_SECONDS` and reloads the keys when it moved, so a key
-issued or revoked anywhere is seen everywhere within a second, without a restart.
-
-A key is stored as the SHA-256 of its text (the id the ledger bills it under) and the first
-:data:`PREFIX_LENGTH` characters for display: never as itself. An issued key carries 192 random
-bits, so a fast hash is enough (there is no dictionary to try against it); the text is shown
-once, to whoever issued it.
-
-The store also keeps what each key did each day (requests by method and outcome), added by
-the workers every :data:`FLUSH_SECONDS` from counts kept in memory: the dashboard and
-``ethread keys usage`` read it. Credits spent are the ledger's own, exact figure.
+Keys issued with ``ethread keys create``, the admin API or the dashboard live in a store every
+worker of every server reads: the ledger's SQLite file (``X.keys.sqlite3`` beside a mapped
+``X.ledger``) or the ledger's Redis database. Each worker polls the store's change counter
+every :data:`POLL_SECONDS` and reloads the keys when it moved (:mod:`.sync`). A key is stored
+as the SHA-256 of its text (the id the ledger bills it under) and its first
+:data:`PREFIX_LENGTH` characters, never as itself: an issued key carries 192 random bits, so a
+fast hash is enough. The store also keeps each key's requests a day by method and outcome,
+added by the workers every :data:`FLUSH_SECONDS`; credits spent are the ledger's own figure.
 """
 
 from __future__ import annotations
@@ -59,7 +53,8 @@ class KeyStoreError(ValueError):
 
 
 def key_id_of(key: str) -> str:
-    """The id a key is stored and billed under: the SHA-256 hex of its text."""
+    """The id a key is stored, billed and logged under: the SHA-256 hex of its text, never
+    the key itself."""
     return hashlib.sha256(key.encode()).hexdigest()
 
 
@@ -110,12 +105,10 @@ class KeyRecord:
             raise KeyStoreError(f"a stored key record cannot be read: {exc}") from None
 
     def public(self) -> dict[str, Any]:
-        """What the admin API and ``ethread keys list --json`` show of it."""
-        return {"id": self.key_id, "prefix": self.prefix, "label": self.label,
-                "daily_credits": self.daily_credits,
-                "credits_per_second": self.credits_per_second,
-                "networks": list(self.networks), "methods": list(self.methods),
-                "created": self.created, "revoked": self.revoked}
+        """What the admin API and ``ethread keys list --json`` show of it: its fields in order,
+        ``key_id`` named ``id``."""
+        shown = asdict(self)
+        return {"id": shown.pop("key_id"), **shown}
 
 
 def make_record(*, label: str = "", daily_credits: int = 3_000_000,

@@ -1,12 +1,10 @@
 """Each worker's link with the key store: new and revoked keys in, usage counts out.
 
 A task on the worker's event loop asks the store for its change counter every
-:data:`~.keystore.POLL_SECONDS` (a ``GET`` in Redis, a one-row ``SELECT`` in SQLite, run in
-the worker's thread pool) and reloads the keys when it moved; every
-:data:`~.keystore.FLUSH_SECONDS` it adds the usage counts kept since to the store and writes
-the pending metrics. A store that fails leaves the keys as they were (served keys stay
-served, revoked ones stay refused) and is reported at most every :data:`REPORT_EVERY`
-seconds; the counts it could not take are kept for the next try, up to
+:data:`~.keystore.POLL_SECONDS` (in the thread pool) and reloads the keys when it moved; every
+:data:`~.keystore.FLUSH_SECONDS` it adds the usage counts kept since and writes the pending
+metrics. A store that fails leaves the keys as they were and is reported at most every
+:data:`REPORT_EVERY` seconds; the counts it could not take are kept for the next try, up to
 :data:`MAX_PENDING_COUNTS` of them.
 """
 

@@ -1,22 +1,14 @@
-"""Accepting connections on a socket shared by worker processes, one at a time.
+"""Accepting connections on a socket shared by worker processes, one at a time
+(docs/scaling.md, "Workers on one machine").
 
-The workers of ``ethread serve --workers N`` wait on the same listening socket, so that a
-worker that dies leaves no queue of its own behind. But an event loop's server accepts
-greedily: when the socket turns readable it accepts every connection waiting, so the first
-worker to wake can take all sixteen connections a load balancer or a client pool opens at
-once, and the others stay idle while it saturates one core. :class:`FairListener` accepts
-**one** connection each time the socket is readable and goes back to its loop: every idle
-worker wakes on the same readiness and takes the next one, and a worker busy answering
-accepts less, so connections spread by load. A connection costs one extra Python call to
-accept; the requests on it cost nothing more.
-
-That alone still lets one worker take a whole burst: the worker that is awake and running
-accepts the next connection before a sleeping one has been scheduled (on a busy machine that
-takes milliseconds), and keep-alive clients then load that worker alone for as long as they
-stay. So each worker writes how many connections it holds on the supervisor's board
-(:class:`ConnectionShare`), and a worker that holds more than another one that is up leaves the
-next connection to it for :data:`YIELD_SECONDS`; a connection still waiting then is taken
-anyway, so a worker that is stuck or slow never leaves one unserved for longer.
+An event loop's server accepts greedily: the first worker to wake takes every connection
+waiting, and the others idle while it saturates one core. :class:`FairListener` accepts
+**one** connection each time the socket is readable, so every idle worker wakes on the same
+readiness and a worker busy answering accepts less (one extra Python call a connection).
+That alone still lets the worker that is awake take a whole burst before a sleeping one is
+scheduled, so each worker writes how many connections it holds on the supervisor's board
+(:class:`ConnectionShare`), and one holding more than another that is up leaves the next
+connection to it for :data:`YIELD_SECONDS`, then takes it anyway, so none waits longer.
 """
 
 from __future__ import annotations

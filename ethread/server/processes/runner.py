@@ -1,15 +1,12 @@
 """Putting a service together and running it under uvicorn.
 
-The order matters for failing early and cheaply: the credit ledger is opened first (a file
-that cannot be used or a Redis server that does not answer stops here, before any chain is
-imported), then the networks (an import shows its progress), then every listening socket is
-bound (port 0 becomes a real port, which tests and the benchmark use), and only then does
-uvicorn start. :func:`listen` does the first three (it is all a supervisor of several worker
-processes does before forking, :mod:`.workers`), :func:`assemble` builds the service on the
-bound sockets (what each worker does), :func:`prepare` both. uvicorn runs with uvloop
-and httptools for speed, the ``websockets`` library for WebSocket, its own access log off (it
-would print keys), and a graceful shutdown on SIGINT/SIGTERM: in-flight requests finish, open
-WebSockets are closed, the ledger is closed.
+The order fails early and cheaply: the ledger is opened first (an unusable file or a silent
+Redis stops here, before any chain is imported), then the networks, then every socket is
+bound (port 0 becomes a real port), and only then does uvicorn start. :func:`listen` does the
+first three (all a supervisor does before forking, :mod:`.workers`), :func:`assemble` builds
+the service on the bound sockets (what each worker does), :func:`prepare` both. uvicorn runs
+with uvloop and httptools, ``websockets`` for WebSocket, its own access log off (it would print
+keys), and a graceful shutdown on SIGINT/SIGTERM.
 """
 
 from __future__ import annotations
@@ -111,10 +108,6 @@ class PreparedServer:
     server: Any = field(default=None)
     on_started: Callable[[], None] | None = None
     """Called in the serving thread once uvicorn accepts connections (a worker reports in)."""
-
-    def urls(self) -> list[tuple[str, str, str]]:
-        """(network, HTTP URL, WebSocket URL) of each network served, as printed at start."""
-        return Listening(self.config, self.networks, self.sockets, self.main_port).urls()
 
     def run(self) -> None:
         """Serve until SIGINT/SIGTERM (or :meth:`stop`); returns after a graceful shutdown."""
@@ -248,6 +241,16 @@ def admin_token(config: ServerConfig) -> str | None:
         raise ConfigError(f"the admin token must be {MIN_ADMIN_TOKEN} to {MAX_ADMIN_TOKEN} "
                           "printable characters without spaces")
     return token
+
+
+class Stopped(Exception):
+    """SIGTERM (or, in a worker, SIGINT) after uvicorn's graceful shutdown has run: a serving
+    process then exits 0."""
+
+
+def stop_requested(signum: int, frame: object) -> None:
+    """The signal handler that turns a stop into :class:`Stopped`."""
+    raise Stopped
 
 
 def settle_heap() -> None:

@@ -1,23 +1,15 @@
-"""Answers the workers of one server share, so that each block is decoded by one of them.
+"""Answers the workers of one server share, so that each block is decoded by one of them
+(docs/scaling.md, "Answers the workers share").
 
-Every worker keeps the JSON it encoded for history in its own
-:class:`~ethread.codec.serialize.FragmentCache`; with several workers, each would otherwise
-decode every block it is asked for once more (about 100-200 us a block on a store). The
-supervisor makes a directory for an LMDB environment of its own (not the chain store: nothing
-of the chain is written), each worker opens it after the fork, and the fragment caches look
-there before decoding and put there what they encoded (:class:`SharedFragmentStore`); a put
-made on the event loop is written once the callback that answered is done, with the others
-of that turn in one transaction, so a first answer does not wait for it. The names say what
-they hold by block hash, and the JSON under a hash never changes, so nothing in it goes
-stale; each network's names carry its own prefix.
-
-Bounded: the environment's map is :data:`MAP_BYTES`; when it is full it starts over (one
-decode again per block), as the fragment caches do, and an answer over
-:data:`MAX_SHARED_BYTES` is not shared. It is a cache only: a failing environment (a full
-disk, say) is logged once and no longer used, and the workers go on answering from their own
-caches. The supervisor removes the directory when it stops (and the next one removes those
-of supervisors that were killed). Without the ``lmdb`` package
-(``pip install 'ethread[lmdb]'``) nothing is shared.
+Each worker's :class:`~ethread.codec.serialize.FragmentCache` looks in an LMDB environment the
+supervisor made (apart from the chain store, which is never written) before decoding, and puts
+there what it encoded (:class:`SharedFragmentStore`); a put made on the event loop is written
+after the callback that answered, with the others of that turn in one transaction. Names say
+what they hold by block hash, which never changes, so nothing goes stale; each network's names
+carry its own prefix. Bounded: a map of :data:`MAP_BYTES` that starts over when full, and no
+answer over :data:`MAX_SHARED_BYTES`. A cache only: a failing environment is logged once and
+no longer used. The supervisor removes the directory when it stops (and the next one removes
+those of supervisors that were killed). Without the ``lmdb`` package nothing is shared.
 """
 
 from __future__ import annotations
@@ -67,12 +59,6 @@ def _remove_orphans(folder: Path) -> None:
             shutil.rmtree(path, ignore_errors=True)
         except OSError:
             pass  # a process of another user: running
-
-
-def remove_directory(path: Path | None) -> None:
-    """Remove what :func:`make_directory` made (the supervisor, when it stops)."""
-    if path is not None:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 class SharedFragmentStore:

@@ -1,27 +1,19 @@
-"""``ethread serve --workers N``: one supervisor, N worker processes on the same sockets.
+"""``ethread serve --workers N``: one supervisor, N worker processes on the same sockets
+(docs/scaling.md, "Workers on one machine"; docs/server.md, "Workers: built once, then forked").
 
-The supervisor does everything that is done once: it validates the configuration, checks that
-the ledger opens, builds or opens every network (a demo or imported chain is built here, once;
-an Era1 folder's sidecar index is built here, once), binds the listening sockets, then forks
-the workers. Each worker inherits the sockets (each new connection goes to one of the
-processes waiting on the shared socket, so a worker that dies leaves nothing unserved in a
-queue of its own; each accepts one connection per wake-up, :mod:`.fair_accept`, so a burst of
-connections spreads over the workers by load) and the chains built in memory (shared copy-on-write pages, not rebuilt),
-and opens what must not cross a fork itself: its ledger connection, its thread pools, its
-event loop, a store's LMDB environment, and the Era1 files and index (reopened from the shared
-sidecar index, which takes milliseconds).
+The supervisor does once what is done once: it validates the configuration, checks the
+ledger, builds or opens every network (a chain in memory, an Era1 folder's index) and binds
+the sockets, then forks. Each worker inherits the sockets (accepting as :mod:`.fair_accept`
+says) and the chains (pages shared copy-on-write), and opens itself what must not cross a
+fork: its ledger connection, thread pools, event loop, LMDB environment, Era1 files and index.
 
-The supervisor then only watches. A worker that exits or is killed, even by SIGKILL, is
-replaced at once while the others go on answering (one that dies within
-:data:`QUICK_DEATH_SECONDS` of starting is restarted after a growing pause, so a worker that
-cannot start does not spin). SIGTERM or SIGINT (Ctrl-C) stops the workers gracefully (each
-finishes its requests in flight, up to the graceful shutdown time) and then the supervisor;
-workers still running after :data:`STOP_SECONDS` are killed. On Linux a worker whose
-supervisor dies gets SIGTERM. A board in shared memory (:mod:`.workers_board`) tells
-``/health`` in every worker how many are up.
-
-No threads run in the supervisor when it forks, and it never runs an event loop: it waits for
-signals with ``sigtimedwait``, the signals blocked so that none is lost between two waits.
+Then the supervisor only watches: a worker that exits or is killed is replaced at once (one
+dying within :data:`QUICK_DEATH_SECONDS` of its start after a growing pause); SIGTERM or
+SIGINT stops the workers gracefully, then the supervisor, killing those still running after
+:data:`STOP_SECONDS`; on Linux a worker whose supervisor dies gets SIGTERM. A board in shared
+memory (:mod:`ethread.server.workers_board`) tells ``/health`` how many are up. No threads
+run in the supervisor when it forks, and it never runs an event loop: it waits for signals
+with ``sigtimedwait``, the signals blocked so that none is lost between two waits.
 """
 
 from __future__ import annotations
@@ -38,10 +30,18 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ...backend import Closeable
+from ..metrics import remove_directory
 from ..networks import Network, open_network, service_context
 from ..workers_board import WorkerBoard
-from .runner import GRACEFUL_SHUTDOWN_SECONDS, Listening, assemble, settle_heap
-from .shared_fragments import SharedFragmentStore, make_directory, remove_directory
+from .runner import (
+    GRACEFUL_SHUTDOWN_SECONDS,
+    Listening,
+    Stopped,
+    assemble,
+    settle_heap,
+    stop_requested,
+)
+from .shared_fragments import SharedFragmentStore, make_directory
 
 log = logging.getLogger("ethread.workers")
 
@@ -106,10 +106,6 @@ class Supervisor:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
             self.listening.close()
             remove_directory(self.shared)
-
-    def pids(self) -> list[int]:
-        """The process ids of the running workers."""
-        return list(self._pids.values())
 
     # -- starting and replacing ----------------------------------------------------------------
 
@@ -195,14 +191,6 @@ def _signal(pid: int, signum: int) -> None:
 # -- a worker ----------------------------------------------------------------------------------
 
 
-class _Stopped(Exception):
-    """SIGTERM or SIGINT in a worker, after uvicorn's graceful shutdown has run."""
-
-
-def _stop_requested(signum: int, frame: object) -> None:
-    raise _Stopped
-
-
 def _worker(listening: Listening, board: WorkerBoard, slot: int, parent: int,
             shared: Path | None) -> NoReturn:
     """The body of a forked worker: never returns to the supervisor's code."""
@@ -211,7 +199,7 @@ def _worker(listening: Listening, board: WorkerBoard, slot: int, parent: int,
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for signum in _STOPPING:
-            signal.signal(signum, _stop_requested)  # uvicorn restores and re-raises these
+            signal.signal(signum, stop_requested)  # uvicorn restores and re-raises these
         _die_with(parent)
         networks = [_reopened(network, listening) for network in listening.networks]
         if shared is not None:
@@ -220,7 +208,7 @@ def _worker(listening: Listening, board: WorkerBoard, slot: int, parent: int,
         settle_heap()
         prepared.run()
         code = 0
-    except _Stopped:
+    except Stopped:
         code = 0
     except BaseException:
         log.exception("worker %d failed", slot + 1)
@@ -263,7 +251,7 @@ def _die_with(parent: int) -> None:
         pr_set_pdeathsig = 1
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
     if os.getppid() != parent:
-        raise _Stopped
+        raise Stopped
 
 
 def supervise(listening: Listening, count: int) -> int:

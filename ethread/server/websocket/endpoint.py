@@ -1,17 +1,14 @@
 """The WebSocket endpoint ``/ws/v3/<key>``: the same JSON-RPC text messages, plus
 subscriptions.
 
-The handshake is refused (HTTP 401 with a JSON body where the server supports sending one,
-otherwise a plain refusal) unless the key is known: an unauthenticated client never gets an
-open socket. Each message is charged like an HTTP request and answered as soon as it is done;
-up to :data:`MAX_IN_FLIGHT` messages of one connection run at once, so a slow eth_getLogs
-does not hold back a cheap call sent after it. One writer task per connection sends answers
-and notifications in the order they are ready; a client that stops reading until more than
-``ws_max_unread_bytes`` (or :data:`OUTBOX_LIMIT` messages) pile up is disconnected (close
-code 1008) rather than allowed to grow the server's memory, and what it left unread is
-dropped at once. One answer of any size (up to ``max_response_bytes``) is always let through
-when nothing else is unread. A client that goes away cancels the work of its calls still
-running.
+The handshake is refused (HTTP 401 with a JSON body where the server can send one, otherwise
+a plain refusal) unless the key is known. Each message is charged like an HTTP request and
+answered as soon as it is done; up to :data:`MAX_IN_FLIGHT` messages of one connection run at
+once, so a slow call does not hold back a cheap one sent after it. One writer task per
+connection sends answers and notifications in the order they are ready; a client that leaves
+more than ``ws_max_unread_bytes`` (or :data:`OUTBOX_LIMIT` messages) unread is disconnected
+(close code 1008) and what it left is dropped, though one answer of any size is always let
+through when nothing else is unread. A client that goes away cancels its calls still running.
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ from functools import partial
 from typing import Any
 
 from ...codec.envelope import Call
-from ...codec.pipeline import Exchange, LocalMethod
+from ...codec.pipeline import Exchange, LocalMethod, Refused
 from ...errors import InvalidParams, LimitExceeded
 from .. import refusals
 from ..access_log import log_request
@@ -32,7 +29,6 @@ from ..asgi import Receive, Scope, Send, header
 from ..keys.auth import ApiKey
 from ..networks import Network
 from ..observe import CLIENT_GONE
-from ..refusals import Refused
 from ..service import Service
 from ..subscriptions import ChainFeed, parse_subscription
 

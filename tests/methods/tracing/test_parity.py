@@ -35,11 +35,8 @@ from ethread.methods.tracing.parity import (
 )
 from ethread.models import CallRequest, LegacyTransaction
 from ethread.rlpcodec.transactions import encode_transaction
+from tests.methods.tracing import FORWARDER
 
-FORWARDER = contracts.assemble(
-    20, "CALLDATASIZE", "SUB", 20, 0, "CALLDATACOPY",
-    0, 0, 20, "CALLDATASIZE", "SUB", 0, 0, 0, "CALLDATALOAD", 96, "SHR", "GAS", "CALL",
-    "POP", "STOP")
 ETHER = 10**18
 
 

@@ -32,7 +32,7 @@ from ethread.server.billing.ledger import (
 from ethread.server.billing.ledger_mapped import MappedLedger
 from ethread.server.billing.ledger_sqlite import SQLiteLedger
 from ethread.server.metrics import Metrics
-from tests.support.billing import KEY_ID
+from tests.support.billing import KEY_ID, scraped
 from tests.support.redis_server import RedisServer
 
 
@@ -93,16 +93,6 @@ class _Failing:
         pass
 
 
-def _scraped(metrics: Metrics) -> dict[str, float]:
-    metrics.flush()
-    values = {}
-    for line in metrics.scrape(lambda: iter(())).decode().splitlines():
-        if line and not line.startswith("#"):
-            name, value = line.rsplit(" ", 1)
-            values[name] = float(value)
-    return values
-
-
 def test_billing_counts_charges_refusals_and_refunds(metrics: Metrics) -> None:
     billing = Billing(SQLiteLedger(), metrics)
     assert billing.charge(KEY_ID, 100, None, 80) is None
@@ -111,7 +101,8 @@ def test_billing_counts_charges_refusals_and_refunds(metrics: Metrics) -> None:
     assert billing.charge_many([(KEY_ID, 100, None, 15, 0), (KEY_ID, 100, None, 15, 0)])[0] is None
     billing.refund(KEY_ID, 30)
     assert billing.ledger.used(KEY_ID) == 65
-    seen = _scraped(metrics)
+    metrics.flush()
+    seen = scraped(metrics)
     assert seen["ethread_credits_charged_total"] == 95
     assert seen["ethread_credits_refunded_total"] == 30
     assert seen['ethread_refusals_total{reason="daily_limit"}'] == 2
@@ -130,7 +121,8 @@ def test_a_failing_ledger_refuses_everything_and_is_reported_once(
         billing.refund(KEY_ID, 1)  # kept by the ledger, not raised
     (said,) = [r.getMessage() for r in caplog.records]
     assert said.startswith("the test ledger failed: gone: requests are refused with 503")
-    seen = _scraped(metrics)
+    metrics.flush()
+    seen = scraped(metrics)
     assert seen["ethread_ledger_failures_total"] == 2
     assert seen['ethread_refusals_total{reason="ledger_unavailable"}'] == 3
     unmetered = Billing(_Failing())

@@ -35,7 +35,7 @@ import ethread
 from ethread.server.billing.credits import cost_of
 from ethread.server.config import KeyConfig
 from ethread.server.http.admission_turn import GATHER_ABOVE_CONNECTIONS
-from ethread.server.keys.auth import key_id
+from ethread.server.keys.keystore import key_id_of
 from tests.support.server_harness import (
     BOUNDED_LIMITS,
     ENDLESS,
@@ -109,7 +109,7 @@ def paths(rpc_compat_memory: ethread.MemoryBackend) -> Iterator[dict[str, Any]]:
 
 
 def used(server: Any) -> int:
-    return int(server.prepared.service.billing.ledger.used(key_id(KEY)))
+    return int(server.prepared.service.billing.ledger.used(key_id_of(KEY)))
 
 
 def open_connections(server: Any) -> int:

@@ -25,8 +25,9 @@ from ethread.codec.serialize import (
     block_receipts_json,
 )
 from ethread.rpc.dispatcher import handle
+from ethread.server.metrics import remove_directory
 from ethread.server.processes import shared_fragments
-from ethread.server.processes.shared_fragments import SharedFragmentStore, make_directory, remove_directory
+from ethread.server.processes.shared_fragments import SharedFragmentStore, make_directory
 from tests.support.paths import conformance_dir
 from tests.support.server_harness import KEY, ServeProcess
 

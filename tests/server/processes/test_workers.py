@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from ethread.server.billing.credits import cost_of, open_ledger
-from ethread.server.keys.auth import key_id
+from ethread.server.keys.keystore import key_id_of
 from tests.support.paths import conformance_dir
 from tests.support.server_harness import KEY, ServeProcess, get
 
@@ -136,7 +136,7 @@ def test_two_workers_on_one_file_spend_a_balance_exactly_once(tmp_path: Path,
     assert all(ticks > 0 for ticks in busy.values()), f"a worker did nothing: {busy}"
     stored = open_ledger(str(ledger))
     try:
-        assert stored.used(key_id(KEY)) == DAILY
+        assert stored.used(key_id_of(KEY)) == DAILY
     finally:
         stored.close()
 
@@ -226,7 +226,7 @@ def test_two_servers_on_two_addresses_share_a_redis_ledger(tmp_path: Path,
     assert all(by_server), f"one server answered nothing: {by_server}"
     stored = open_ledger(redis_url)
     try:
-        assert stored.used(key_id(KEY)) == DAILY
+        assert stored.used(key_id_of(KEY)) == DAILY
     finally:
         stored.close()
 
@@ -301,7 +301,7 @@ def test_a_worker_killed_under_load_is_replaced_while_the_others_answer(tmp_path
     # charges are the requests in flight on the killed worker (each eth_blockNumber is 1).
     stored = open_ledger(str(ledger))
     try:
-        used = stored.used(key_id(KEY))
+        used = stored.used(key_id_of(KEY))
     finally:
         stored.close()
     assert answered <= used <= answered + failed

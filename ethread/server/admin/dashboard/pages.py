@@ -32,27 +32,21 @@ def _page(title: str, body: str, csrf: str | None = None) -> str:
             f'<body>{logout}<h1>{escape(title)}</h1>{body}</body></html>')
 
 
-def login(csrf: str, admin: bool, key_login: bool, message: str = "") -> str:
+def login(csrf: str, admin: bool, message: str = "") -> str:
     """The login page: with an API key, and (on the admin address) with the admin token."""
     error = f'<p class="error" id="error">{escape(message)}</p>' if message else ""
-    forms = []
-    if key_login:
-        forms.append(
-            '<form method="post" action="/dashboard/login"><fieldset><legend>API key'
-            '</legend><input type="hidden" name="kind" value="key">'
-            f'<input type="hidden" name="csrf" value="{escape(csrf)}">'
-            '<label>Your key <input type="password" name="secret" id="key-secret" '
-            'autocomplete="off" required maxlength="200"></label>'
-            '<button type="submit" id="key-login">See my usage</button></fieldset></form>')
+    logins = [("key", "API key", "Your key", 200, "See my usage")]
     if admin:
-        forms.append(
-            '<form method="post" action="/dashboard/login"><fieldset><legend>Administrator'
-            '</legend><input type="hidden" name="kind" value="admin">'
-            f'<input type="hidden" name="csrf" value="{escape(csrf)}">'
-            '<label>Admin token <input type="password" name="secret" id="admin-secret" '
-            'autocomplete="off" required maxlength="600"></label>'
-            '<button type="submit" id="admin-login">Log in</button></fieldset></form>')
-    return _page("Dashboard", error + "".join(forms))
+        logins.append(("admin", "Administrator", "Admin token", 600, "Log in"))
+    forms = "".join(
+        f'<form method="post" action="/dashboard/login"><fieldset><legend>{legend}'
+        f'</legend><input type="hidden" name="kind" value="{kind}">'
+        f'<input type="hidden" name="csrf" value="{escape(csrf)}">'
+        f'<label>{label} <input type="password" name="secret" id="{kind}-secret" '
+        f'autocomplete="off" required maxlength="{size}"></label>'
+        f'<button type="submit" id="{kind}-login">{button}</button></fieldset></form>'
+        for kind, legend, label, size, button in logins)
+    return _page("Dashboard", error + forms)
 
 
 def _when(moment: float | None) -> str:

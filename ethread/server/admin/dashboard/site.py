@@ -135,7 +135,7 @@ class Dashboard:
         if not nonce or len(nonce) > 64:
             nonce = new_login_nonce()
         await send_html(send, status,
-                        pages.login(self.sessions.csrf("login." + nonce), admin, True, message),
+                        pages.login(self.sessions.csrf("login." + nonce), admin, message),
                         (self._set(scope, LOGIN_COOKIE, nonce, 3600),))
 
     async def login(self, scope: Scope, send: Send, form: dict[str, str], admin: bool) -> None:
@@ -208,15 +208,11 @@ class Dashboard:
 
     # -- the administrator -----------------------------------------------------------------------
 
-    async def _admin(self, scope: Scope) -> Any:
-        return await self._session(scope, ADMIN)
-
     async def admin_page(self, scope: Scope, send: Send, *, status: int = 200,
                          issued: tuple[str, Any] | None = None, message: str = "") -> None:
         """The administrator's list of keys and the issue form."""
-        session = await self._admin(scope)
+        session = await self._admin_session(scope, send)
         if session is None:
-            await redirect(send, PATH)
             return
         records = await self.service.execution.blocking(self.site.store.records)
         await send_html(send, status, pages.admin(
@@ -225,9 +221,8 @@ class Dashboard:
 
     async def admin_key_page(self, scope: Scope, send: Send) -> None:
         """A key's figures of the day, for the administrator."""
-        session = await self._admin(scope)
+        session = await self._admin_session(scope, send)
         if session is None:
-            await redirect(send, PATH)
             return
         ident = parse_qs(scope.get("query_string", b"").decode("latin-1")[:300]).get("id", [""])
         try:
@@ -241,16 +236,24 @@ class Dashboard:
             "Key usage", {"prefix": record.prefix + "…", "label": record.label}, report,
             self.sessions.csrf(session.value), back=True))
 
-    async def _admin_form_ok(self, scope: Scope, form: dict[str, str]) -> Any:
-        session = await self._admin(scope)
-        if session is None or not self.sessions.csrf_ok(session.value, form.get("csrf")):
-            return None
+    async def _admin_session(self, scope: Scope, send: Send) -> Any:
+        """The administrator's session; without one, the browser is sent to the login page."""
+        session = await self._session(scope, ADMIN)
+        if session is None:
+            await redirect(send, PATH)
         return session
+
+    async def _admin_form_ok(self, scope: Scope, send: Send, form: dict[str, str]) -> bool:
+        """Whether a form comes from the administrator's session; refused (403) if not."""
+        session = await self._session(scope, ADMIN)
+        if session is None or not self.sessions.csrf_ok(session.value, form.get("csrf")):
+            await _refuse_stale_form(send)
+            return False
+        return True
 
     async def issue(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
         """Issue a key from the form; the page shows it this once."""
-        if (await self._admin_form_ok(scope, form)) is None:
-            await _refuse_stale_form(send)
+        if not await self._admin_form_ok(scope, send, form):
             return
         try:
             fields = _key_fields(form)
@@ -263,8 +266,7 @@ class Dashboard:
 
     async def revoke(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
         """Revoke a key from its row's form."""
-        if (await self._admin_form_ok(scope, form)) is None:
-            await _refuse_stale_form(send)
+        if not await self._admin_form_ok(scope, send, form):
             return
         try:
             await self.service.execution.blocking(revoke, self.site.store, form.get("id", ""))
