@@ -238,6 +238,7 @@ def body_facts(body_rlp: bytes, senders: Sequence[Address], base_fee: int | None
     if len(senders) != count:
         raise DecodeError(f"a body of {count} transactions stored with {len(senders)} senders")
     raw = body_rlp
+    number = int.from_bytes
     hasher = keccak.hasher  # eth-hash's backend, without its type check on every call
     facts: list[TxFacts] = []
     for index, sender in enumerate(senders):
@@ -271,11 +272,26 @@ def body_facts(body_rlp: bytes, senders: Sequence[Address], base_fee: int | None
             raise DecodeError("a typed transaction's fields are strings but its access list")
         if raw[f[access]] != 0xC0:  # entries to check
             access_list(decode_list_at(raw, f[access], f[access + 1]), TRUSTED)
-        nonce = uint_at(raw, f[1], f[2])
-        price = uint_at(raw, f[2], f[3])  # the gas price, or the tip
+        # The nonce, fees and recipient read in line (a call apiece costs more than the read:
+        # about 8% of a dense body's facts): a string item's bytes follow its one-byte
+        # prefix, or its length, or are the item itself (below 0x80).
+        i = f[1]
+        first = raw[i]
+        nonce = first if first < 0x80 else number(
+            raw[i + 1 if first < 0xB8 else i + first - 0xB6:f[2]], "big")
+        i = f[2]
+        first = raw[i]
+        price = first if first < 0x80 else number(  # the gas price, or the tip
+            raw[i + 1 if first < 0xB8 else i + first - 0xB6:f[3]], "big")
         if kind == 2:
-            max_fee = uint_at(raw, f[3], f[4])
+            i = f[3]
+            first = raw[i]
+            max_fee = first if first < 0x80 else number(
+                raw[i + 1 if first < 0xB8 else i + first - 0xB6:f[4]], "big")
             price = max_fee if base_fee is None else min(max_fee, base_fee + price)
-        to = string_at(raw, f[access - 3], f[access - 2])
+        i = f[access - 3]
+        first = raw[i]
+        to = raw[i:i + 1] if first < 0x80 else raw[i + 1 if first < 0xB8 else i + first - 0xB6:
+                                                    f[access - 2]]
         facts.append((hasher(raw[envelope:stop]), sender, to or None, kind, nonce, price, None))
     return facts
