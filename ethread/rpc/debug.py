@@ -57,7 +57,7 @@ from ..methods.tracing import (
     trace_raw_block,
     trace_transaction,
 )
-from ..models import BlockHashRef, BlockRef, Hash32
+from ..models import Block, BlockHashRef, BlockRef, Hash32
 from .context import MAX_TRACE_TIMEOUT, Context
 from .row import Method, Param, Scope, opt
 
@@ -385,12 +385,17 @@ def _trace_transaction(scope: Scope, tx_hash: Hash32, options: TraceOptions | No
                                                                states=replays(scope))))
 
 
-def _trace_block_by_number(scope: Scope, ref: Any, options: TraceOptions | None) -> Any:
-    backend = scope.backend
+def block_at(backend: Any, ref: BlockRef) -> Block | None:
+    """The block a number, tag or hash names, read as a replay reads it (None: not held)."""
     header = resolve_header(backend, ref)
-    if header is None:
+    return None if header is None else block_by_ref(backend, BlockHashRef(hash=header.hash))
+
+
+def _trace_block_by_number(scope: Scope, ref: Any, options: TraceOptions | None) -> Any:
+    block = block_at(scope.backend, ref)
+    if block is None:
         raise NotTraceable(f"block #{ref} not found")
-    return _traced_block(scope, block_by_ref(backend, BlockHashRef(hash=header.hash)), options)
+    return _traced_block(scope, block, options)
 
 
 def _trace_block_by_hash(scope: Scope, block_hash: Hash32, options: TraceOptions | None) -> Any:
