@@ -107,8 +107,7 @@ def over_websocket(server: Server, bodies: list[bytes]) -> list[float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = report.parser(__doc__)
     parser.add_argument("--requests", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--window", type=int, default=250, help="--busy-poll-us of the first")

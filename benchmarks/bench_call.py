@@ -93,8 +93,7 @@ def timed(make: Callable[[int], Callable[[], object]], count: int) -> tuple[list
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = report.parser(__doc__)
     parser.add_argument("--calls", type=int, default=3000, help="calls per row")
     parser.add_argument("--profile", nargs="?", const="call", choices=("call", "request", "revert"),
                         help="profile this row instead of timing the rows (cProfile)")

@@ -12,7 +12,6 @@ failing transaction is in a block of its own (automine), so its trace replays no
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import statistics
 import time
@@ -37,8 +36,7 @@ def _timed(fn: Any, n: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = report.parser(__doc__)
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--blocks", type=int, default=200)
     report.add_options(parser, __file__)

@@ -175,8 +175,7 @@ def scripts_per_second(url: str, rate: float | None) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = report.parser(__doc__)
     parser.add_argument("--charges", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=5,
                         help="rounds, each measuring every engine once in turn (medians shown)")

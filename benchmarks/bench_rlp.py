@@ -113,8 +113,7 @@ def run_benchmark(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = report.parser(__doc__)
     parser.add_argument("--blocks", type=int, default=20)
     parser.add_argument("--transactions", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=9)

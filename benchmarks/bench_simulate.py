@@ -49,8 +49,7 @@ def body(ping: bytes, rng: random.Random, n: int) -> bytes:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = report.parser(__doc__)
     parser.add_argument("--blocks", type=int, default=30, help="head of the Ping chain")
     parser.add_argument("--requests", type=int, default=300,
                         help="simulations per path and round")

@@ -107,8 +107,7 @@ def run_benchmark(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = report.parser(__doc__)
     parser.add_argument("--runs", type=int, default=15, help="runs of each row (default 15)")
     parser.add_argument("--before", type=Path, metavar="PATH",
                         help="a checkout of an older ethread to measure beside this one")

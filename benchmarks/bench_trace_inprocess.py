@@ -9,7 +9,6 @@ replays are never kept (as ``bench_tracing.py``'s uncached server), CPU ms per t
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from typing import Any
@@ -29,8 +28,7 @@ class NothingKept(ReplayStates):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = report.parser(__doc__)
     parser.add_argument("--rounds", type=int, default=3)
     report.add_options(parser, __file__)
     args = parser.parse_args()

@@ -33,8 +33,7 @@ def rss_mb() -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = report.parser(__doc__)
     parser.add_argument("--loops", type=int, default=40_000)
     parser.add_argument("--keep-heap", action="store_true")
     report.add_options(parser, __file__)

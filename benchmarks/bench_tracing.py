@@ -94,7 +94,6 @@ Before this work (same flags, load 7.8 to 11): callTracer distinct 231 / 359 (3.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import http.client
 import os
@@ -341,8 +340,7 @@ def scenario_latency(workdir: Path, rounds: int, stack: contextlib.ExitStack,
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = report.parser(__doc__)
     parser.add_argument("--blocks", type=int, default=1001)
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=1)

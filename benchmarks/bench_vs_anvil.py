@@ -390,8 +390,7 @@ STORE_VARIANTS: tuple[tuple[str, list[str]], ...] = (
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = report.parser(__doc__)
     parser.add_argument("--blocks", type=int, default=5001,
                         help="head of the chain (block 1 deploys, 2..head call)")
     parser.add_argument("--seconds", type=int, default=5,

@@ -106,8 +106,7 @@ def _quiet(fn: Callable[[], Any]) -> Any:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = report.parser(__doc__)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cprofile", choices=sorted(TRACERS))
     parser.add_argument("--bare", action="store_true",

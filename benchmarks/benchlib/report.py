@@ -40,6 +40,12 @@ def end_line(started: float) -> str:
             f"the whole run took {time.perf_counter() - started:.0f} s")
 
 
+def parser(doc: str | None) -> argparse.ArgumentParser:
+    """A benchmark's command line, its help the script's docstring as written."""
+    return argparse.ArgumentParser(description=doc,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def add_options(parser: argparse.ArgumentParser, script: str) -> None:
     """``--save PATH`` and ``--no-save``; ``script``: the script's ``__file__``."""
     default = RESULTS / f"{Path(script).stem}.txt"

@@ -241,16 +241,12 @@ class EraBackend(CachedHistory):
             if lo >= hi:
                 continue
             senders = self._index.senders_between(lo, hi - 1)
-            if isinstance(era, EreFile):  # slim receipts as stored: no bloom made for nothing
-                for number in range(lo, hi):
-                    yield RawBlock(number, era.header_rlp(number), era.body_rlp(number),
-                                   era.slim_receipts_rlp(number) if receipts else None,
-                                   senders.get(number, b""), slim=True)
-                continue
+            slim = isinstance(era, EreFile)  # slim receipts as stored: no bloom made for nothing
+            read_receipts = era.slim_receipts_rlp if isinstance(era, EreFile) else era.receipts_rlp
             for number in range(lo, hi):
                 yield RawBlock(number, era.header_rlp(number), era.body_rlp(number),
-                               era.receipts_rlp(number) if receipts else None,
-                               senders.get(number, b""))
+                               read_receipts(number) if receipts else None,
+                               senders.get(number, b""), slim=slim)
 
     def file_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
         """``range(start, stop)`` cut at the files' edges: one ``(lo, hi)`` per file it meets,
@@ -283,7 +279,6 @@ class EraBackend(CachedHistory):
     def pointer(self, name: Pointer) -> int | None:
         """The earliest block held for ``earliest``, and the last block held for every other name
         (archived history is final)."""
-        # Archived history is final: safe and finalized are the last block held.
         return self._earliest if name == "earliest" else self._latest
 
     def chain_config(self) -> ChainConfig | None:

@@ -267,15 +267,15 @@ def _worker_start(builder: Connection) -> None:
     threading.Thread(target=watch, daemon=True, name="ethread-index-builder").start()
 
 
-def _context() -> Any:
-    """``forkserver`` with this module imported once in the server (each worker is then a
-    fork of a clean process: no inherited SQLite handle, thread or lock); ``spawn`` where
-    there is none."""
+def forkserver_context(preload: list[str]) -> Any:
+    """``forkserver`` with the modules ``preload`` imported once in the server: each worker
+    is then a fork of a clean process that has them (no inherited store handle, thread or
+    lock, and no import paid per worker); ``spawn`` where there is no forkserver."""
     try:
         context = multiprocessing.get_context("forkserver")
     except ValueError:  # pragma: no cover - no forkserver on this platform
         return multiprocessing.get_context("spawn")
-    context.set_forkserver_preload(["ethread.backends.era_index"])
+    context.set_forkserver_preload(preload)
     return context
 
 
@@ -453,7 +453,7 @@ class HistoryIndex:
             finally:
                 _close_archive()
             return
-        context = _context()
+        context = forkserver_context(["ethread.backends.era_index"])
         alive, held = context.Pipe(duplex=False)
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
                                    initializer=_worker_start, initargs=(alive,))

@@ -14,7 +14,6 @@ directory with files but no ``CURRENT`` is a damaged store, which LevelDB would 
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,13 +29,12 @@ except ImportError as _missing:  # the leveldb extra is optional: say how to get
 
 from ..errors import StoreError, StoreUnreadable
 from .keyvalue import KeyValueBackend
-from .records import Batch, store_exists
+from .records import Batch, Engine, store_exists
 
-log = logging.getLogger("ethread.store")
 _PATHS = re.compile(r"/[^\s:,'\"]+")
 
 
-class LevelDBStore:
+class LevelDBStore(Engine):
     """A LevelDB directory at ``path``; ``create`` says whether a missing one may be made."""
 
     read_only = False
@@ -44,8 +42,6 @@ class LevelDBStore:
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
-        self.failure: str | None = None
-        """What the first failed read said, for a health check (no server path in it)."""
         exists = store_exists(self.path, "CURRENT", create=create)
         if not exists:
             try:
@@ -70,10 +66,6 @@ class LevelDBStore:
     def closed(self) -> bool:
         """Whether :meth:`close` has been called."""
         return bool(self._db.closed)
-
-    def describe(self) -> str:
-        """Names the store in messages ("the store at PATH")."""
-        return f"the store at {self.path}"
 
     def get(self, key: bytes) -> bytes | None:
         """The value at ``key``, or None; checksums are verified."""
@@ -105,17 +97,9 @@ class LevelDBStore:
             raise self._unreadable(exc) from None
 
     def _unreadable(self, exc: Exception) -> StoreUnreadable:
-        """The error a failed read answers: what LevelDB said, without the store's path
-        (which goes to the log)."""
         said = exc.args[0] if exc.args else ""
         detail = said.decode("utf-8", "replace") if isinstance(said, bytes) else str(said)
-        detail = detail.replace(str(self.path), "")
-        detail = _PATHS.sub("", detail).strip(" :")
-        log.error("the store at %s failed a read: %s", self.path, exc)
-        message = f"the chain store cannot be read: {detail or type(exc).__name__}"
-        if self.failure is None:
-            self.failure = message
-        return StoreUnreadable(message)
+        return self.unreadable(exc, _PATHS.sub("", detail.replace(str(self.path), "")).strip(" :"))
 
     def write(self, batch: Batch) -> None:
         """Apply a batch of puts and deletes (None values) atomically."""

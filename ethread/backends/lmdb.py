@@ -16,7 +16,6 @@ The key layout and everything above it live in :mod:`ethread.backends.keyvalue`.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
@@ -31,9 +30,7 @@ except ImportError as _missing:  # the lmdb extra is optional: say how to get it
 
 from ..errors import StoreError, StoreUnreadable
 from .keyvalue import KeyValueBackend
-from .records import Batch, store_exists
-
-log = logging.getLogger("ethread.store")
+from .records import Batch, Engine, store_exists
 
 DEFAULT_MAP_SIZE = 1 << 40
 """1 TiB of address space; the file itself holds only what is written."""
@@ -41,7 +38,7 @@ _MAX_READERS = 1022
 """Read transactions open at once across every process (threads of a server included)."""
 
 
-class LMDBStore:
+class LMDBStore(Engine):
     """An LMDB environment in the directory ``path``; ``create`` says whether a missing store
     may be made (in a missing or empty directory only)."""
 
@@ -52,8 +49,6 @@ class LMDBStore:
     def __init__(self, path: str | Path, *, create: bool = True,
                  map_size: int = DEFAULT_MAP_SIZE) -> None:
         self.path = Path(path)
-        self.failure: str | None = None
-        """What the first failed read said, for a health check (no server path in it)."""
         store_exists(self.path, "data.mdb", create=create)
         try:
             self._env = lmdb.open(str(self.path), map_size=map_size, subdir=True,
@@ -67,10 +62,6 @@ class LMDBStore:
     def closed(self) -> bool:
         """Whether :meth:`close` has been called."""
         return self._closed
-
-    def describe(self) -> str:
-        """Names the store in messages ("the store at PATH")."""
-        return f"the store at {self.path}"
 
     def _begin(self, write: bool = False) -> lmdb.Transaction:
         if self._closed:
@@ -139,14 +130,7 @@ class LMDBStore:
             txn.abort()
 
     def _unreadable(self, exc: Exception) -> StoreUnreadable:
-        """The error a failed read answers: what LMDB said, without the store's path (which
-        goes to the log)."""
-        log.error("the store at %s failed a read: %s", self.path, exc)
-        detail = str(exc).replace(str(self.path), "").strip(" :")
-        message = f"the chain store cannot be read: {detail or type(exc).__name__}"
-        if self.failure is None:
-            self.failure = message
-        return StoreUnreadable(message)
+        return self.unreadable(exc, str(exc).replace(str(self.path), "").strip(" :"))
 
     def write(self, batch: Batch) -> None:
         """Apply a batch of puts and deletes (None values) in one write transaction, growing the

@@ -9,11 +9,14 @@ and naming it where stores are opened.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Protocol
 
-from ..errors import StoreError
+from ..errors import StoreError, StoreUnreadable
+
+log = logging.getLogger("ethread.store")
 
 Batch = Mapping[bytes, "bytes | None"]
 """Puts (a value) and deletes (None), applied together."""
@@ -83,3 +86,24 @@ def store_exists(path: Path, marker: str, *, create: bool) -> bool:
             f"{path} is not empty but holds no complete store (no {marker} file): refusing "
             "to create a new store over it; restore the store or give an empty directory")
     return False
+
+
+class Engine:
+    """What the engines' stores share: their name in messages, and the error a failed read
+    answers."""
+
+    path: Path
+    failure: str | None = None
+
+    def describe(self) -> str:
+        """Names the store in messages ("the store at PATH")."""
+        return f"the store at {self.path}"
+
+    def unreadable(self, exc: Exception, detail: str) -> StoreUnreadable:
+        """The error a failed read answers: ``detail``, what the engine said without the
+        store's path (which goes to the log)."""
+        log.error("the store at %s failed a read: %s", self.path, exc)
+        message = f"the chain store cannot be read: {detail or type(exc).__name__}"
+        if self.failure is None:
+            self.failure = message
+        return StoreUnreadable(message)

@@ -19,9 +19,8 @@ from dataclasses import dataclass
 
 import rlp
 from eth.constants import BLANK_ROOT_HASH
-from eth_utils import keccak
 
-from ..era1.verify import trie_root
+from ..era1.verify import block_problem
 from ..errors import StoreError
 from ..models import Receipt
 from ..progress import Progress
@@ -99,10 +98,6 @@ def _verify_block(backend: KeyValueBackend, number: int, parent: bytes | None,
         return "no header for its canonical hash", none
     if header.hash != block_hash:
         return "the header does not hash to the canonical hash", none
-    if header.number != number:
-        return f"the header says block {header.number}", none
-    if parent is not None and header.parent_hash != parent:
-        return "its parent hash is not the previous block's hash", none
     stored = store.get(b"B" + block_hash)
     raw_receipts = store.get(b"R" + block_hash)
     if stored is None or raw_receipts is None:
@@ -113,17 +108,11 @@ def _verify_block(backend: KeyValueBackend, number: int, parent: bytes | None,
         receipt_items = rlp.decode(raw_receipts)
     except (rlp.DecodingError, DecodeError) as exc:
         return f"a record does not decode: {exc}", none
+    problem = block_problem(number, header, body, receipt_items, parent)
+    if problem is not None:
+        return problem, none
     if len(body[0]) != count:
         return f"the body holds {len(body[0])} transactions, the record says {count}", none
-    if trie_root(body[0]) != header.transactions_root:
-        return "transactions do not match the header's transactions root", none
-    if keccak(rlp.encode(body[1])) != header.uncles_hash:
-        return "uncles do not match the header's uncles hash", none
-    if header.withdrawals_root is not None and (
-            len(body) < 3 or trie_root(body[2]) != header.withdrawals_root):
-        return "withdrawals do not match the header's withdrawals root", none
-    if trie_root(receipt_items) != header.receipts_root:
-        return "receipts do not match the header's receipts root", none
     block = backend.block_by_hash(block_hash)
     receipts = backend.receipts(block_hash)
     if block is None or receipts is None:

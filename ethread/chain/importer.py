@@ -36,7 +36,7 @@ from ..rlpcodec.items import DecodeError, TruncatedRLP, split_concatenated
 from .genesis import Genesis, load_genesis
 
 MAX_UNCLE_DEPTH = 6
-"""Called with (blocks done, blocks in total) as an import goes."""
+"""Generations back an uncle may come from (the yellow paper's 6)."""
 
 
 def import_chain(
@@ -115,11 +115,7 @@ class ChainImporter:
             evm_header = importer.chaindb.get_block_header_by_hash(Hash32(header.hash))
             importer.chaindb.persist_checkpoint_header(evm_header, header.difficulty + 1)
             backend.store_chain_config(config)
-            withdrawals = () if header.withdrawals_root is not None else None
-            raw = rlp.encode([rlp.decode(raw_header), [], []]
-                             + ([[]] if withdrawals is not None else []))
-            write_block(backend, Block(header=header, transactions=(), uncles=(),
-                                       withdrawals=withdrawals, size=len(raw)), ())
+            write_block(backend, _bodiless(header, raw_header), ())
         return importer
 
     # ----------------------------------------------------------------------------------------
@@ -153,15 +149,9 @@ class ChainImporter:
                     )
                 return
             chain = chain_class.from_genesis(self.chaindb.db, genesis.header_params, genesis.alloc)  # type: ignore[arg-type]
-            evm_header = chain.get_canonical_head()
-            header = decode_header(rlp.encode(evm_header))
-            with_withdrawals = header.withdrawals_root is not None
-            raw = rlp.encode([rlp.decode(rlp.encode(evm_header)), [], []]
-                             + ([[]] if with_withdrawals else []))
-            block = Block(header=header, transactions=(), uncles=(),
-                          withdrawals=() if with_withdrawals else None, size=len(raw))
+            raw_header = rlp.encode(chain.get_canonical_head())
             self.backend.store_chain_config(config)
-            write_block(self.backend, block, ())
+            write_block(self.backend, _bodiless(decode_header(raw_header), raw_header), ())
 
     # ----------------------------------------------------------------------------------------
 
@@ -195,11 +185,7 @@ class ChainImporter:
         number = header.number
         if self.backend.canonical_hash(number) == header.hash:
             return False
-        head = self.backend.pointer("latest")
-        parent = self.backend.header_by_hash(header.parent_hash)
-        if parent is None or parent.number != head:
-            raise ImportFailed(number, "parentHash",
-                               f"parent {encode_hex(header.parent_hash)} is not the head")
+        self._check_parent(header)
         vm_class = self.config.vm_class(number, header.timestamp)
         try:
             evm_block = rlp.decode(raw, sedes=vm_class.get_block_class())
@@ -240,16 +226,19 @@ class ChainImporter:
         items = rlp.decode(raw)
         header = header_from_fields(items[0])
         number = header.number
-        parent = self.backend.header_by_hash(header.parent_hash)
-        if parent is None or parent.number != self.backend.pointer("latest"):
-            raise ImportFailed(number, "parentHash",
-                               f"parent {encode_hex(header.parent_hash)} is not the head")
+        self._check_parent(header)
         vm_class = self.config.vm_class(number, header.timestamp)
         evm_parent = self.chaindb.get_block_header_by_hash(Hash32(header.parent_hash))
         with self.backend.import_batch():
             if check_header:
                 self._validate_header(vm_class, result, evm_parent, number)
             self._store(raw, items, result, vm_class, senders)
+
+    def _check_parent(self, header: Header) -> None:
+        parent = self.backend.header_by_hash(header.parent_hash)
+        if parent is None or parent.number != self.backend.pointer("latest"):
+            raise ImportFailed(header.number, "parentHash",
+                               f"parent {encode_hex(header.parent_hash)} is not the head")
 
     def _store(self, raw: bytes, items: Any, result: Any, vm_class: Any,
                senders: Sequence[bytes]) -> None:
@@ -332,6 +321,13 @@ class ChainImporter:
                 )
         if encode_header(claimed) != encode_header(computed):  # pragma: no cover - same fields
             raise ImportFailed(claimed.number, "header", "encoding differs")
+
+
+def _bodiless(header: Header, header_rlp: bytes) -> Block:
+    """The block of ``header`` with an empty body (a genesis, a fork's checkpoint)."""
+    withdrawals = () if header.withdrawals_root is not None else None
+    raw = rlp.encode([rlp.decode(header_rlp), [], []] + ([[]] if withdrawals is not None else []))
+    return Block(header=header, transactions=(), uncles=(), withdrawals=withdrawals, size=len(raw))
 
 
 def write_block(backend: WritableBackend, block: Block, receipts: Sequence[Receipt]) -> None:

@@ -129,11 +129,6 @@ def _is_state_test(test: Any) -> bool:
                 for entry in entries) for entries in test["post"].values()))
 
 
-def run_file(path: str | Path) -> list[StateTestResult]:
-    """Every vector of a fixture file, in its order."""
-    return [result for name, test in read_fixture(path).items() for result in run_test(name, test)]
-
-
 def run_test(name: str, test: dict[str, Any]) -> Iterator[StateTestResult]:
     """Every vector of one test: each fork in the file's order, each post entry in its order."""
     db = AtomicDB()

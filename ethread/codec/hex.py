@@ -106,19 +106,30 @@ def _unmarshal_error(detail: str, typename: str) -> InvalidParams:
     return InvalidParams(f"json: cannot unmarshal {detail} into Go value of type {typename}")
 
 
+def wrong_type(value: Any, typename: str) -> InvalidParams:
+    """geth's refusal of a JSON value of another type than the Go type ``typename`` reads."""
+    return _unmarshal_error(go_json_type(value), typename)
+
+
+def _hex_digits(value: Any, typename: str) -> str:
+    """The digits of a top-level hex argument, refused as geth's JSON decoder refuses one (not
+    a string, no ``0x`` prefix, an odd length)."""
+    if not isinstance(value, str):
+        raise _unmarshal_error("non-string", typename)
+    if value[:2] not in ("0x", "0X"):
+        raise _unmarshal_error("hex string without 0x prefix", typename)
+    if len(value) % 2:
+        raise _unmarshal_error("hex string of odd length", typename)
+    return value[2:]
+
+
 def parse_fixed_param(value: Any, length: int, typename: str) -> bytes:
     """A top-level hash or address argument, with the wording of geth's JSON decoder: format
     errors are wrapped as ``json: cannot unmarshal <reason> into Go value of type <type>``;
     a wrong length is not."""
-    if not isinstance(value, str):
-        raise _unmarshal_error("non-string", typename)
     if value == "":
         raise InvalidParams(f"hex string has length 0, want {2 * length} for {typename}")
-    if value[:2] not in ("0x", "0X"):
-        raise _unmarshal_error("hex string without 0x prefix", typename)
-    digits = value[2:]
-    if len(digits) % 2:
-        raise _unmarshal_error("hex string of odd length", typename)
+    digits = _hex_digits(value, typename)
     if len(digits) != 2 * length:
         raise InvalidParams(f"hex string has length {len(digits)}, want {2 * length} for {typename}")
     if not _HEX.issuperset(digits):
@@ -138,15 +149,9 @@ def parse_address_param(value: Any) -> bytes:
 
 def parse_bytes_param(value: Any, typename: str = "hexutil.Bytes") -> bytes:
     """A top-level ``hexutil.Bytes`` argument: any even number of hex digits, ``""`` for none."""
-    if not isinstance(value, str):
-        raise _unmarshal_error("non-string", typename)
     if value == "":
         return b""
-    if value[:2] not in ("0x", "0X"):
-        raise _unmarshal_error("hex string without 0x prefix", typename)
-    digits = value[2:]
-    if len(digits) % 2:
-        raise _unmarshal_error("hex string of odd length", typename)
+    digits = _hex_digits(value, typename)
     if not _HEX.issuperset(digits):
         raise _unmarshal_error("invalid hex string", typename)
     return bytes.fromhex(digits)
@@ -155,7 +160,7 @@ def parse_bytes_param(value: Any, typename: str = "hexutil.Bytes") -> bytes:
 def parse_string_param(value: Any) -> str:
     """A string parameter, refusing any other JSON type as geth does."""
     if not isinstance(value, str):
-        raise _unmarshal_error(go_json_type(value), "string")
+        raise wrong_type(value, "string")
     return value
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import InvalidParams, go_json_type
+from ..errors import InvalidParams
 from ..models import (
     TAGS,
     AccessListEntry,
@@ -21,7 +21,7 @@ from ..models import (
     TopicFilter,
     trusted_maker,
 )
-from .hex import go_quote, parse_address, parse_data, parse_hash, parse_quantity
+from .hex import go_quote, parse_address, parse_data, parse_hash, parse_quantity, wrong_type
 
 MAX_TOPICS = 4
 """Topic positions a log filter may have (a log has at most four topics)."""
@@ -33,7 +33,7 @@ def parse_bool(value: Any) -> bool:
     """A boolean parameter (such as full_transactions), refusing any other JSON type as geth does.
     """
     if not isinstance(value, bool):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type bool")
+        raise wrong_type(value, "bool")
     return value
 
 
@@ -254,17 +254,13 @@ MAX_OVERRIDE_ACCOUNTS = 1_000
 MAX_OVERRIDE_SLOTS = 10_000
 """Bounds on one state override set (geth has none; a request body bounds it there)."""
 
-_ACCOUNT_OVERRIDE_KEYS = ("nonce", "code", "balance", "state", "stateDiff", "movePrecompileToAddress")
-
-
 def parse_state_override(value: Any) -> StateOverride:
     """eth_call's third parameter: address -> {balance, nonce, code, state | stateDiff,
     movePrecompileToAddress}. Unknown keys are ignored, as geth's decoder ignores them."""
     if value is None:
         return ()
     if not isinstance(value, dict):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
-                            "override.StateOverride")
+        raise wrong_type(value, "override.StateOverride")
     if len(value) > MAX_OVERRIDE_ACCOUNTS:
         raise InvalidParams(f"too many accounts in the state override (at most {MAX_OVERRIDE_ACCOUNTS})")
     accounts: dict[bytes, AccountOverride] = {}
@@ -274,8 +270,7 @@ def parse_state_override(value: Any) -> StateOverride:
         if fields is None:
             fields = {}
         if not isinstance(fields, dict):
-            raise InvalidParams(f"json: cannot unmarshal {go_json_type(fields)} into Go value of type "
-                                "override.OverrideAccount")
+            raise wrong_type(fields, "override.OverrideAccount")
         state = _storage_map(fields.get("state"))
         state_diff = _storage_map(fields.get("stateDiff"))
         slots += len(state or ()) + len(state_diff or ())
@@ -299,8 +294,7 @@ def _storage_map(value: Any) -> tuple[tuple[bytes, bytes], ...] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
-                            "map[common.Hash]common.Hash")
+        raise wrong_type(value, "map[common.Hash]common.Hash")
     return tuple((parse_hash(k), parse_hash(v)) for k, v in value.items())
 
 
@@ -310,8 +304,7 @@ def parse_block_overrides(value: Any) -> BlockOverrides | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
-                            "override.BlockOverrides")
+        raise wrong_type(value, "override.BlockOverrides")
     recipient = value.get("feeRecipient")
     randao = value.get("prevRandao")
     beacon_root = value.get("beaconRoot")
@@ -360,10 +353,10 @@ def parse_percentiles(value: Any) -> tuple[float, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type []float64")
+        raise wrong_type(value, "[]float64")
     out = []
     for item in value:
         if isinstance(item, bool) or not isinstance(item, int | float):
-            raise InvalidParams(f"json: cannot unmarshal {go_json_type(item)} into Go value of type float64")
+            raise wrong_type(item, "float64")
         out.append(float(item))
     return tuple(out)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import orjson
 
@@ -362,26 +362,20 @@ class Pipeline:
         return exchange
 
 
-class Opened:
+class Opened(NamedTuple):
     """A request parsed and within its limits, its calls not yet admitted
     (:meth:`Pipeline.open`)."""
 
-    __slots__ = ("answer", "body", "calls", "dispatcher", "ids", "is_batch", "local", "what")
-
-    def __init__(self, dispatcher: Responder, body: bytes,
-                 local: Mapping[str, LocalMethod] | None, what: str, is_batch: bool,
-                 calls: Sequence[Call | EthreadError], ids: Sequence[Any],
-                 answer: bytes | None) -> None:
-        self.dispatcher = dispatcher
-        self.body = body
-        self.local = local
-        self.what = what
-        self.is_batch = is_batch
-        self.calls = calls
-        """What admission charges for."""
-        self.ids = ids
-        self.answer = answer
-        """The whole answer of a request answered before (its one call is charged still)."""
+    dispatcher: Responder
+    body: bytes
+    local: Mapping[str, LocalMethod] | None
+    what: str
+    is_batch: bool
+    calls: Sequence[Call | EthreadError]
+    """What admission charges for."""
+    ids: Sequence[Any]
+    answer: bytes | None
+    """The whole answer of a request answered before (its one call is charged still)."""
 
 
 def _cached(dispatcher: Responder, call: Call, body: bytes | None) -> bytes | None:

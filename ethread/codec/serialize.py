@@ -340,11 +340,6 @@ def _fields(model: Any, style: AnswerStyle = DEFAULT_ANSWERS) -> dict[str, JSON]
     return write(model)
 
 
-def transaction_json(itx: IncludedTransaction, style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
-    """A transaction with its place in the chain; ``gasPrice`` is what it effectively paid."""
-    return _fields(itx, style)
-
-
 def header_json(header: Header, size: int, style: AnswerStyle = DEFAULT_ANSWERS
                 ) -> dict[str, JSON]:
     """A header as the JSON-RPC block object without a body (newHeads notifications), with the

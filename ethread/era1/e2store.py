@@ -149,3 +149,14 @@ class MappedFile:
 def encode_record(kind: bytes, data: bytes) -> bytes:
     """An e2store record: the 8-byte header (type, length, reserved) followed by ``data``."""
     return HEADER.pack(kind, len(data), 0) + data
+
+
+def write_file(folder: str | Path, name: str, data: bytes) -> Path:
+    """Write an archive file into ``folder`` (made if missing) atomically: a reader never sees
+    half a file."""
+    path = Path(folder) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(name + ".partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)
+    return path

@@ -29,7 +29,6 @@ included), so the Era backend, its index and the frames read both kinds of file 
 
 from __future__ import annotations
 
-import os
 import re
 import struct
 from collections.abc import Sequence
@@ -43,7 +42,7 @@ from ..models import Hash32
 from ..rlpcodec.items import Nested, decode_list, encode_list_of_encoded, encode_nested
 from . import e2store
 from .accumulator import EPOCH_SIZE, accumulator_root
-from .e2store import FormatError, MappedFile, encode_record, read_record
+from .e2store import FormatError, MappedFile, encode_record, read_record, write_file
 from .snappy import compress
 
 SLIM_RECEIPTS = e2store.SLIM_RECEIPTS
@@ -246,22 +245,21 @@ class EreFile(MappedFile):
 
     # -- per block ---------------------------------------------------------------------------
 
+    def _inflated(self, kind: str, number: int) -> bytes | None:
+        record = self._record(kind, number)
+        return None if record is None else self._inflate(record)
+
     def header_rlp(self, number: int) -> bytes:
         """The RLP header of block ``number``, decompressed."""
-        record = self._record("header", number)
-        assert record is not None
-        return self._inflate(record)
+        return self._inflated("header", number) or b""  # (every file holds headers)
 
     def body_rlp(self, number: int) -> bytes:
         """The RLP block body of block ``number``, decompressed."""
-        record = self._record("body", number)
-        assert record is not None
-        return self._inflate(record)
+        return self._inflated("body", number) or b""  # (and bodies)
 
     def slim_receipts_rlp(self, number: int) -> bytes | None:
         """Block ``number``'s receipts as the file stores them (slim), or None without receipts."""
-        record = self._record("receipts", number)
-        return None if record is None else self._inflate(record)
+        return self._inflated("receipts", number)
 
     def receipts_rlp(self, number: int) -> bytes | None:
         """Block ``number``'s receipts in consensus form (blooms recomputed), or None when the
@@ -414,12 +412,5 @@ class EreWriter:
         """Write the file into ``folder`` under its standard name, atomically."""
         data = self.finish()
         assert self._last is not None
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        name = ere_filename(network, self.start // EPOCH_SIZE, self._last,
-                            receipts=bool(self._with_receipts))
-        path = folder / name
-        partial = path.with_name(path.name + ".partial")
-        partial.write_bytes(data)
-        os.replace(partial, path)
-        return path
+        return write_file(folder, ere_filename(network, self.start // EPOCH_SIZE, self._last,
+                                               receipts=bool(self._with_receipts)), data)

@@ -12,56 +12,41 @@ data no archive folder carries.
 
 from __future__ import annotations
 
-import rlp
-
+from ..models import Header
 from ..progress import Progress
-from ..rlpcodec.headers import decode_header
-from ..rlpcodec.items import DecodeError
 from .accumulator import accumulator_root
 from .e2store import FormatError
 from .ere import PROOF_TYPES, EreFile, EreName
-from .verify import block_problem
+from .verify import check_named, checked_blocks
 
 
 def verify_ere(ere: EreFile, progress: Progress | None = None) -> None:
     """Raise :class:`FormatError` at the first inconsistency of ``ere``."""
     where = str(ere.path)
-    parent: bytes | None = None
-    previous_td: int | None = None
     merged = False
     records: list[tuple[bytes, int]] = []
     last_hash = b""
-    for number in range(ere.start, ere.end):
-        header_rlp, body_rlp, receipts_rlp, td = ere.raw_tuple(number)
-        try:
-            header = decode_header(header_rlp)
-            body = rlp.decode(body_rlp)
-            receipts = rlp.decode(receipts_rlp) if receipts_rlp is not None else None
-        except (DecodeError, rlp.DecodingError) as exc:
-            raise FormatError(where, ere.offset(number), f"block {number}: {exc}") from None
-        problem = block_problem(number, header, body, receipts, parent)
-        if problem is None and ere.has_total_difficulty:
-            problem = _td_problem(header.difficulty, td, previous_td, merged)
+
+    def more(number: int, header: Header, td: int | None, previous: int | None) -> str | None:
+        problem = (_td_problem(header.difficulty, td, previous, merged)
+                   if ere.has_total_difficulty else None)
         if problem is None and ere.has_proofs:
             proof = ere.proof(number)
             if proof is not None and proof[0] not in PROOF_TYPES:
                 problem = f"a proof of unknown type {proof[0]}"
-        if problem is not None:
-            raise FormatError(where, ere.offset(number), f"block {number}: {problem}")
+        return problem
+
+    for header, td in checked_blocks(ere, progress, more):
         if header.difficulty > 0 and td is not None:
             records.append((header.hash, td))
         merged = merged or header.difficulty == 0
-        parent, previous_td, last_hash = header.hash, td, header.hash
-        if progress is not None and (number - ere.start) % 1024 == 1023:
-            progress(number - ere.start + 1, ere.count)
+        last_hash = header.hash
     stored = ere.accumulator()
     if stored is not None and accumulator_root(records) != stored:
         raise FormatError(where, ere.size, "the accumulator recomputed from the pre-merge blocks "
                           "differs from the stored one")
     name = EreName.parse(ere.path.name)
-    if name is not None and name.last_hash_prefix != last_hash[:4].hex():
-        raise FormatError(where, 0, f"the file name says last block {name.last_hash_prefix}, "
-                          f"the blocks give {last_hash[:4].hex()}")
+    check_named(where, None if name is None else name.last_hash_prefix, last_hash, "last block")
     if name is not None and ("noreceipts" in name.profiles) == ere.has_receipts:
         raise FormatError(where, 0, "the file name's profiles do not say whether it holds "
                           "receipts")

@@ -9,7 +9,8 @@ the file name. Reading the file by index is cheap; this is the slow, thorough pa
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import rlp
 from eth_utils import keccak
@@ -22,6 +23,9 @@ from ..rlpcodec.ordered_trie import ordered_trie_root
 from .accumulator import accumulator_root
 from .e2store import FormatError
 from .file import Era1File, Era1Name
+
+if TYPE_CHECKING:
+    from .archive import ArchiveFile
 
 
 def trie_root(items: list[object]) -> bytes:
@@ -55,34 +59,55 @@ def block_problem(number: int, header: Header, body: Any, receipts: Any,
     return None
 
 
+def checked_blocks(archive: ArchiveFile, progress: Progress | None,
+                   more: Callable[[int, Header, int | None, int | None], str | None]
+                   ) -> Iterator[tuple[Header, int | None]]:
+    """Each block of ``archive`` with its total difficulty, decoded and checked by
+    :func:`block_problem`, then by ``more(number, header, total difficulty, the previous
+    block's)``; :class:`FormatError` at the first problem (None: nothing wrong)."""
+    where, parent, previous_td = str(archive.path), None, None
+    for number in range(archive.start, archive.end):
+        header_rlp, body_rlp, receipts_rlp, td = archive.raw_tuple(number)
+        try:
+            header = decode_header(header_rlp)
+            body = rlp.decode(body_rlp)
+            receipts = None if receipts_rlp is None else rlp.decode(receipts_rlp)
+        except (DecodeError, rlp.DecodingError) as exc:
+            raise FormatError(where, archive.offset(number), f"block {number}: {exc}") from None
+        problem = (block_problem(number, header, body, receipts, parent)
+                   or more(number, header, td, previous_td))
+        if problem is not None:
+            raise FormatError(where, archive.offset(number), f"block {number}: {problem}")
+        yield header, td
+        parent, previous_td = header.hash, td
+        if progress is not None and (number - archive.start) % 1024 == 1023:
+            progress(number - archive.start + 1, archive.count)
+
+
+def _adds_up(number: int, header: Header, td: int | None, previous: int | None) -> str | None:
+    if previous is not None and td != previous + header.difficulty:
+        return "total difficulty is not the previous one plus the block's difficulty"
+    return None
+
+
 def verify_file(era: Era1File, progress: Progress | None = None) -> None:
     """Raise :class:`FormatError` at the first inconsistency of ``era``."""
     where = str(era.path)
     records = []
-    parent: bytes | None = None
-    previous_td: int | None = None
-    for number in range(era.start, era.end):
-        header_rlp, body_rlp, receipts_rlp, td = era.raw_tuple(number)
-        try:
-            header = decode_header(header_rlp)
-            body = rlp.decode(body_rlp)
-            receipts = rlp.decode(receipts_rlp)
-        except (DecodeError, rlp.DecodingError) as exc:
-            raise FormatError(where, era.offset(number), f"block {number}: {exc}") from None
-        problem = block_problem(number, header, body, receipts, parent)
-        if problem is None and previous_td is not None and td != previous_td + header.difficulty:
-            problem = "total difficulty is not the previous one plus the block's difficulty"
-        if problem is not None:
-            raise FormatError(where, era.offset(number), f"block {number}: {problem}")
-        parent, previous_td = header.hash, td
+    for header, td in checked_blocks(era, progress, _adds_up):
+        assert td is not None  # (an Era1 file holds every block's)
         records.append((header.hash, td))
-        if progress is not None and (number - era.start) % 1024 == 1023:
-            progress(number - era.start + 1, era.count)
     root = accumulator_root(records)
     if root != era.accumulator():
         raise FormatError(where, era.size, "the accumulator recomputed from the blocks differs "
                           "from the stored one")
     name = Era1Name.parse(era.path.name)
-    if name is not None and name.root_prefix != root[:4].hex():
-        raise FormatError(where, 0, f"the file name says accumulator {name.root_prefix}, the "
-                          f"blocks give {root[:4].hex()}")
+    check_named(where, None if name is None else name.root_prefix, root, "accumulator")
+
+
+def check_named(where: str, named: str | None, found: bytes, what: str) -> None:
+    """:class:`FormatError` unless the hex the file name gives (None: a name of another form)
+    starts ``found``."""
+    if named is not None and named != found[:4].hex():
+        raise FormatError(where, 0, f"the file name says {what} {named}, the blocks give "
+                          f"{found[:4].hex()}")

@@ -7,14 +7,13 @@ history gives the same bytes whoever exported it.
 
 from __future__ import annotations
 
-import os
 import struct
 from pathlib import Path
 
 from ..models import Hash32
 from . import e2store
 from .accumulator import EPOCH_SIZE, accumulator_root
-from .e2store import encode_record
+from .e2store import encode_record, write_file
 from .file import era1_filename
 from .snappy import compress
 
@@ -67,13 +66,6 @@ class Era1Writer:
         return b"".join(parts), root
 
     def write(self, folder: str | Path, network: str) -> Path:
-        """Write the file into ``folder`` under its canonical name, atomically (a reader
-        never sees half a file)."""
+        """Write the file into ``folder`` under its canonical name, atomically."""
         data, root = self.finish()
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / era1_filename(network, self.start // EPOCH_SIZE, root)
-        partial = path.with_name(path.name + ".partial")
-        partial.write_bytes(data)
-        os.replace(partial, path)
-        return path
+        return write_file(folder, era1_filename(network, self.start // EPOCH_SIZE, root), data)

@@ -6,56 +6,33 @@ rules, other blob parameters); ``prague_vm(BlobParams(...))`` is py-evm's Prague
 parameters other than its built-in ones. Both states skip py-evm's rewrite of the system
 contracts' code, as ``ethread.forks`` does for py-evm's Cancun and Prague.
 
-:mod:`.computation` holds what ethread's own subclasses of py-evm's computation classes share
+:mod:`.classes` holds what ethread's own subclasses of py-evm's computation classes share
 (wrapped opcode tables, the start of ``apply_computation``)."""
 
-from .blobs import (
-    BLOB_BASE_COST,
-    GAS_PER_BLOB,
-    BlobParams,
-    blob_base_fee,
-    excess_blob_gas_after,
-    fake_exponential,
-)
-from .modexp import ModexpInputTooLong
-from .opcodes import CLZ, GAS_CLZ
+from .blobs import GAS_PER_BLOB, BlobParams
 from .osaka import (
     MAX_BLOBS_PER_TX,
     MAX_RLP_BLOCK_SIZE,
     OSAKA_BLOBS,
     TX_GAS_LIMIT_CAP,
-    OsakaComputation,
-    OsakaState,
     OsakaVM,
     check_block_size,
     osaka_vm,
 )
 from .p256 import GAS_P256VERIFY, P256VERIFY_ADDRESS
-from .prague import PRAGUE_BLOBS, BlobScheduledState, BlobScheduledVM, prague_vm
+from .prague import prague_vm
 
 __all__ = [
-    "BLOB_BASE_COST",
-    "CLZ",
-    "GAS_CLZ",
     "GAS_P256VERIFY",
     "GAS_PER_BLOB",
     "MAX_BLOBS_PER_TX",
     "MAX_RLP_BLOCK_SIZE",
     "OSAKA_BLOBS",
     "P256VERIFY_ADDRESS",
-    "PRAGUE_BLOBS",
     "TX_GAS_LIMIT_CAP",
     "BlobParams",
-    "BlobScheduledState",
-    "BlobScheduledVM",
-    "ModexpInputTooLong",
-    "OsakaComputation",
-    "OsakaState",
     "OsakaVM",
-    "blob_base_fee",
     "check_block_size",
-    "excess_blob_gas_after",
-    "fake_exponential",
     "osaka_vm",
     "prague_vm",
 ]

@@ -264,6 +264,15 @@ def out_of_gas_text(error: BaseException) -> str:
     return SENTRY_TEXT if "always fails below 2300 gas" in str(error) else "out of gas"
 
 
+_ERROR_TEXTS = (
+    (InvalidJumpDestination, "invalid jump destination"), (WriteProtection, "write protection"),
+    (OutOfBoundsRead, "return data out of bounds"),
+    (ReservedBytesInCode, "invalid code: must not begin with 0xef"),
+    (StackDepthLimit, "max call depth exceeded"), (InsufficientStack, "stack underflow"),
+    (FullStack, f"stack limit reached {STACK_LIMIT}"),
+)
+
+
 def vm_error_text(error: BaseException, op: int | None = None) -> str:
     """geth's text for a py-evm execution error."""
     if isinstance(error, Revert):
@@ -272,20 +281,9 @@ def vm_error_text(error: BaseException, op: int | None = None) -> str:
         found = re.search(r"0x([0-9a-fA-F]+)", str(error))
         value = int(found.group(1), 16) if found else (op if op is not None else 0xFE)
         return f"invalid opcode: {opcode_name(value)}"
-    if isinstance(error, InvalidJumpDestination):
-        return "invalid jump destination"
-    if isinstance(error, WriteProtection):
-        return "write protection"
-    if isinstance(error, OutOfBoundsRead):
-        return "return data out of bounds"
-    if isinstance(error, ReservedBytesInCode):
-        return "invalid code: must not begin with 0xef"
-    if isinstance(error, StackDepthLimit):
-        return "max call depth exceeded"
-    if isinstance(error, InsufficientStack):
-        return "stack underflow"
-    if isinstance(error, FullStack):
-        return f"stack limit reached {STACK_LIMIT}"
+    for kind, text in _ERROR_TEXTS:
+        if isinstance(error, kind):
+            return text
     if isinstance(error, OutOfGas):
         text = str(error)
         if "EIP170" in text or "code size" in text.lower():
@@ -406,11 +404,8 @@ def _exit(session: _Session, depth: int, message: Any, computation: Any) -> None
     if computation.is_error:
         error = vm_error_text(computation.error)
         session.log_index = mark  # (geth's journal takes a failed frame's logs back)
-        output = bytes(computation.output)
-    else:
-        output = bytes(computation.output)
     gas_used = int(message.gas) - int(computation.get_gas_remaining())
-    session.tracer.on_exit(depth, output, gas_used, error, error is not None)
+    session.tracer.on_exit(depth, bytes(computation.output), gas_used, error, error is not None)
 
 
 WATCHED = "watched_by"
@@ -654,21 +649,16 @@ class _Hooks:
     def apply_message(cls, state: Any, message: Any, transaction_context: Any,
                       parent_computation: Any = None) -> Any:
         base: Any = super()
-        apply = base.apply_message
-        session = _active.session
-        if session is None or message.is_create:  # (a create's own entry point reports it)
-            return apply(state, message, transaction_context, parent_computation)
-        return _as_frame(session, apply, state, message, transaction_context, parent_computation)
+        # (a create's own entry point, below, reports it)
+        return _as_frame(base.apply_message, state, message, transaction_context,
+                         parent_computation, skip=message.is_create)
 
     @classmethod
     def apply_create_message(cls, state: Any, message: Any, transaction_context: Any,
                              parent_computation: Any = None) -> Any:
         base: Any = super()
-        apply = base.apply_create_message
-        session = _active.session
-        if session is None:
-            return apply(state, message, transaction_context, parent_computation)
-        return _as_frame(session, apply, state, message, transaction_context, parent_computation)
+        return _as_frame(base.apply_create_message, state, message, transaction_context,
+                         parent_computation)
 
     @classmethod
     def apply_computation(cls, state: Any, message: Any, transaction_context: Any,
@@ -681,10 +671,14 @@ class _Hooks:
                                      parent_computation)
 
 
-def _as_frame(session: _Session, apply: Any, state: Any, message: Any, transaction_context: Any,
-              parent_computation: Any) -> Any:
+def _as_frame(apply: Any, state: Any, message: Any, transaction_context: Any,
+              parent_computation: Any, skip: bool = False) -> Any:
     """py-evm's ``apply`` (``apply_message`` or ``apply_create_message``) of ``message``,
-    reported to the session's tracer as one call frame entered and left."""
+    reported to the active session's tracer, if any and not ``skip``, as one call frame
+    entered and left."""
+    session = _active.session
+    if session is None or skip:
+        return apply(state, message, transaction_context, parent_computation)
     depth = _enter(session, message, parent_computation)
     computation = apply(state, message, transaction_context, parent_computation)
     _exit(session, depth, message, computation)

@@ -1,48 +1,40 @@
 """py-evm's virtual machines for running messages (eth_call, gas estimation, access lists),
 with an account database and an interpreter loop that do less per message than py-evm's.
 
-A message on a kept state is run on a snapshot that is reverted afterwards (see
-:mod:`.message`), and py-evm's account database forgets every decoded account when a
-snapshot is reverted: each message then decodes the sender's and the callee's accounts from
-RLP again, builds their changed copies field by field, and encodes them again, which costs
-more than a simple contract's opcodes. :class:`LeanAccountDB` keeps what it decodes and
-encodes in the bounded tables of the object that owns its state (:class:`MessageTables`;
-for eth_call, its :class:`~.message.CallStates`' own: an account is an immutable value, so
-the same bytes always decode to an equal account and back), changes one field without
-py-evm's generic copy, and reads code without the witness bookkeeping (a frozen copy of every
-trie key read so far, taken at each code read) that only block witnesses use.
+A message on a kept state runs on a snapshot reverted afterwards (:mod:`.message`), and
+py-evm's account database forgets every decoded account at a revert: each message would
+decode the sender's and callee's accounts again, copy them field by field and encode them
+again, costing more than a simple contract's opcodes. :class:`LeanAccountDB` keeps what it
+decodes and encodes in bounded tables (:class:`MessageTables`, owned by the owner of its
+state, for eth_call its :class:`~.message.CallStates`: an account is an immutable value, so
+equal bytes always decode to an equal account and back), changes one field without py-evm's
+generic copy, and reads code without the witness bookkeeping (a frozen copy of every trie key
+read so far, at each code read) that only block witnesses use. It writes exactly what
+py-evm's database writes (the same RLP under the same keys, through the same journal), so
+state roots, snapshots and reverts behave the same. Snapshots and reverts
+(:class:`LeanSnapshots`, :class:`LeanTransientSnapshots` for Cancun's transient storage) take
+py-evm's steps without the layers between them, and a message's checkpoint, the journal's
+last, is rolled back in place (:func:`discard_journal`).
 
-It writes exactly what py-evm's database writes (the same RLP under the same keys, through
-the same journal), so state roots, snapshots and reverts behave the same. A state's snapshot
-and its revert (:class:`LeanSnapshots`, :class:`LeanTransientSnapshots` for Cancun's
-transient storage) take py-evm's steps without the layers between them, and a message's
-checkpoint, the journal's last, is rolled back in place (:func:`discard_journal`).
-
-:class:`LeanComputation` runs py-evm's own opcodes with py-evm's loop, but charges the fixed
-gas of a plain opcode (py-evm's ``_FastOpcode``: most of them) in the loop itself instead of
-through three nested calls, and binds the stack's methods when a computation is made instead
-of on first use through a property that asks asyncio whether each is a coroutine; PUSH, DUP,
-SWAP and POP, the pure arithmetic and comparison opcodes (ADD, SUB, MUL, SHL, SHR, LT, GT,
-EQ, AND, OR, XOR, ISZERO, NOT, with py-evm's formulas), and MSTORE, MLOAD, RETURN, REVERT,
-CALLDATALOAD, LOG0-LOG4 (their gas and entry in place), JUMP, JUMPI, NUMBER, CALLER, ADDRESS,
-CALLVALUE and CALLDATASIZE work on the stack's list and the memory's bytes directly instead of
-through three nested calls; a memory range the memory already holds costs no call into
-py-evm's expansion (which charges and grows nothing then). JUMP and JUMPI behind the time
-limit's check (:mod:`.interrupt`) check it, then charge and jump, in one call, and the
-positions a jump may land on are worked out once per code, not once per message. A
-computation is set up with the fields py-evm's constructors set, without their calls. The
-message a run starts with runs without py-evm's snapshot around it
-(:meth:`LeanComputation.apply_message`: when it fails, its writes stay until the run's own
-snapshot is reverted, and nothing reads them before), and code read by hash is kept. Opcodes of
-any other kind (dynamic gas, the interrupt's and the tracers' wrappers) are called as py-evm
+:class:`LeanComputation` runs py-evm's opcodes with py-evm's loop, but charges a plain
+opcode's fixed gas (py-evm's ``_FastOpcode``: most of them) in the loop instead of through
+three nested calls, and binds the stack's methods when a computation is made (not on first
+use through a property that asks asyncio whether each is a coroutine). The opcodes of
+:data:`_LEAN_LOGIC` (PUSH, DUP, SWAP, POP, the pure arithmetic and comparison ones with
+py-evm's formulas, MSTORE, MLOAD, RETURN, REVERT, CALLDATALOAD, LOG0-LOG4, JUMP, JUMPI and a
+few context reads) work on the stack's list and the memory's bytes directly; a memory range
+already held costs no call into py-evm's expansion. JUMP and JUMPI behind the time limit's
+check (:mod:`.interrupt`) check, charge and jump in one call, and the positions a jump may
+land on are worked out once per code. A computation is set up with the fields py-evm's
+constructors set, without their calls; the message a run starts with runs without py-evm's
+snapshot around it (:meth:`LeanComputation.apply_message`), and code read by hash is kept.
+Other opcodes (dynamic gas, the interrupt's and the tracers' wrappers) are called as py-evm
 calls them, and with py-evm's DEBUG2 logging on the whole of py-evm's loop runs instead. The
-gas charged, the errors (the same exception with the same text) and their order are py-evm's.
-Opcodes and precompiles are read from the fork's computation class, never listed here: Osaka's
-CLZ (``ethread.evm``, a plain opcode of fixed gas) is charged in the loop and runs its own
-logic, and P256VERIFY and Osaka's MODEXP are called as every precompile is
-(``tests/evm/test_lean_interpreter.py``, ``tests/differential/test_osaka_reference.py``).
-
-Only messages use these classes: blocks are executed and imported with py-evm's own.
+gas charged, the errors (the same exception and text) and their order are py-evm's. Opcodes
+and precompiles are read from the fork's computation class, never listed here (Osaka's CLZ,
+P256VERIFY and MODEXP included: ``tests/evm/test_lean_interpreter.py``,
+``tests/differential/test_osaka_reference.py``). Only messages use these classes: blocks are
+executed and imported with py-evm's own.
 
 Why keep it: eth_call and a contract's own work (storage, calls, arithmetic) cost more on
 py-evm's loop; ``benchmarks/bench_call.py --loop`` measures both side by side (its figures:

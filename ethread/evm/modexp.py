@@ -1,5 +1,5 @@
 """MODEXP (precompile 0x05) from Osaka on: EIP-7823's bounds on its inputs and EIP-7883's
-prices; and before Osaka with its result corrected (:func:`modexp_eip2565`).
+prices; and before Osaka with its result corrected (:data:`modexp_eip2565`).
 
 Any of the three lengths above 1024 bytes makes the call fail and keep all its gas (checked
 before anything is priced); otherwise the price is ``max(500, complexity * iterations)`` with
@@ -8,6 +8,7 @@ of base and modulus), and iterations that count 16 per exponent byte past the fi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from eth.exceptions import VMError
@@ -79,32 +80,31 @@ def result(data: bytes) -> bytes:
     return pow(base, exponent, modulus).to_bytes(modulus_length, "big")
 
 
-def modexp(computation: Any) -> Any:
-    """The precompile, as py-evm calls one: bounds, then gas, then the result."""
-    data = computation.msg.data_as_bytes
-    check_bounds(data)
-    computation.consume_gas(gas_cost(data), reason="MODEXP Precompile")
-    computation.output = result(data)
-    return computation
+def _precompile(price: Callable[[bytes], int]) -> Callable[[Any], Any]:
+    """MODEXP as py-evm calls a precompile: ``price(data)`` charged, then :func:`result`."""
+
+    def run(computation: Any) -> Any:
+        """MODEXP as py-evm calls a precompile: its price charged, then its result."""
+        data = computation.msg.data_as_bytes
+        computation.consume_gas(price(data), reason="MODEXP Precompile")
+        computation.output = result(data)
+        return computation
+
+    return run
 
 
-def modexp_eip198(computation: Any) -> Any:
-    """MODEXP from Byzantium to Istanbul: py-evm's EIP-198 price, with :func:`result` (the
-    empty base corrected as in :func:`modexp_eip2565`)."""
-    data = computation.msg.data_as_bytes
-    computation.consume_gas(_compute_modexp_gas_fee_eip_198(data), reason="MODEXP Precompile")
-    computation.output = result(data)
-    return computation
+def _bounded_cost(data: bytes) -> int:
+    check_bounds(data)  # (before anything is priced)
+    return gas_cost(data)
 
 
-def modexp_eip2565(computation: Any) -> Any:
-    """MODEXP from Berlin to Prague: py-evm's EIP-2565 price, with :func:`result`.
-
-    py-evm's own answers zero whenever the base is empty, but an empty base is the number 0
-    and ``0 ** 0 % m`` is ``1 % m``: with a zero exponent and a modulus above 1 the answer is
-    1 (execution-spec-tests' ``geth-fail-length`` vector, Prague; every fork since Byzantium,
-    see :mod:`ethread.forks.vms`)."""
-    data = computation.msg.data_as_bytes
-    computation.consume_gas(_compute_modexp_gas_fee_eip_2565(data), reason="MODEXP Precompile")
-    computation.output = result(data)
-    return computation
+modexp = _precompile(_bounded_cost)
+"""The precompile from Osaka on: bounds, then gas, then the result."""
+modexp_eip198 = _precompile(_compute_modexp_gas_fee_eip_198)
+"""MODEXP from Byzantium to Istanbul: py-evm's EIP-198 price, with :func:`result` (the empty
+base corrected as in :data:`modexp_eip2565`)."""
+modexp_eip2565 = _precompile(_compute_modexp_gas_fee_eip_2565)
+"""MODEXP from Berlin to Prague: py-evm's EIP-2565 price, with :func:`result`. py-evm's own
+answers zero whenever the base is empty, but an empty base is the number 0 and ``0 ** 0 % m``
+is ``1 % m``: with a zero exponent and a modulus above 1 the answer is 1 (execution-spec-tests'
+``geth-fail-length`` vector, Prague; every fork since Byzantium, see :mod:`ethread.forks.vms`)."""

@@ -51,11 +51,8 @@ class BlobScheduledState(PragueState):
         return blob_base_fee(self.blob_params, self.execution_context.excess_blob_gas or 0)
 
     def set_system_contracts(self) -> None:
-        """Nothing. py-evm's Cancun and Prague states write the beacon-roots and block-history
-        contracts' code at their address whenever a state is built, but only when the address
-        holds that very code already: the write changes no account and no root, and costs two
-        trie reads and a code write a state (``ethread.forks`` skips it for py-evm's own Cancun
-        and Prague in the same way)."""
+        """Nothing: the write py-evm makes here changes nothing and costs every state built
+        (see :func:`ethread.forks.vms.without_code_rewrite`, the same skip for py-evm's own)."""
 
 
 class BlobScheduledVM(PragueVM):

@@ -2,7 +2,6 @@
 (:mod:`.schedule`, read from a geth-style genesis), the VM that runs them (:mod:`.vms`) and
 the public networks' schedules (:mod:`.networks`)."""
 
-from ..evm.blobs import MIN_BLOB_BASE_FEE, fake_exponential
 from .networks import KNOWN_NETWORKS, NETWORK_BY_CHAIN_ID, network_config, network_name
 from .schedule import BLOB_GAS_PER_BLOB, NO_SCHEDULE, ChainConfig
 from .table import (
@@ -23,13 +22,11 @@ __all__ = [
     "FORK_BY_NAME",
     "FORK_ORDER",
     "KNOWN_NETWORKS",
-    "MIN_BLOB_BASE_FEE",
     "NETWORK_BY_CHAIN_ID",
     "NO_SCHEDULE",
     "TIME_FORKS",
     "ChainConfig",
     "Fork",
-    "fake_exponential",
     "fork_at_least",
     "fork_named",
     "network_config",

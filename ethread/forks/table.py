@@ -178,8 +178,9 @@ def blob_schedule_entry(blob: BlobParams) -> dict[str, int]:
     return {"target": blob.target, "max": blob.max, "baseFeeUpdateFraction": blob.update_fraction}
 
 
-def _since(name: str, first: str) -> bool:
-    return FORK_INDEX[name] >= FORK_INDEX[first]
+def fork_at_least(fork: str, minimum: str) -> bool:
+    """Whether the fork named ``fork`` is ``minimum`` or a later one."""
+    return FORK_INDEX[fork] >= FORK_INDEX[minimum]
 
 
 def _row(index: int, name: str, key: str | None, by_time: bool, title: str, base: str,
@@ -187,36 +188,36 @@ def _row(index: int, name: str, key: str | None, by_time: bool, title: str, base
     types = {LEGACY}
     for first, kind in (("berlin", ACCESS_LIST), ("london", DYNAMIC_FEE), ("cancun", BLOB),
                         ("prague", SET_CODE)):
-        if _since(name, first):
+        if fork_at_least(name, first):
             types.add(kind)
-    osaka = _since(name, "osaka")
+    osaka = fork_at_least(name, "osaka")
     return Fork(
         name=name, index=index, genesis_key=key, by_time=by_time, title=title, vm_base=base,
         transaction_types=frozenset(types),
-        low_s=_since(name, "homestead"),
-        creation_gas=32000 if _since(name, "homestead") else 0,
-        nonzero_byte_gas=16 if _since(name, "istanbul") else 68,
-        replay_protection=_since(name, "spurious_dragon"),
-        receipt_status=_since(name, "byzantium"),
-        sstore_sentry=_since(name, "istanbul"),
-        base_fee=_since(name, "london"),
-        proof_of_stake=_since(name, "paris"),
-        withdrawals=_since(name, "shanghai"),
-        max_initcode_size=MAX_INITCODE_SIZE if _since(name, "shanghai") else None,
+        low_s=fork_at_least(name, "homestead"),
+        creation_gas=32000 if fork_at_least(name, "homestead") else 0,
+        nonzero_byte_gas=16 if fork_at_least(name, "istanbul") else 68,
+        replay_protection=fork_at_least(name, "spurious_dragon"),
+        receipt_status=fork_at_least(name, "byzantium"),
+        sstore_sentry=fork_at_least(name, "istanbul"),
+        base_fee=fork_at_least(name, "london"),
+        proof_of_stake=fork_at_least(name, "paris"),
+        withdrawals=fork_at_least(name, "shanghai"),
+        max_initcode_size=MAX_INITCODE_SIZE if fork_at_least(name, "shanghai") else None,
         blob=blob,
-        beacon_root=_since(name, "cancun"),
-        transient_storage=_since(name, "cancun"),
-        requests=_since(name, "prague"),
-        calldata_floor=_since(name, "prague"),
+        beacon_root=fork_at_least(name, "cancun"),
+        transient_storage=fork_at_least(name, "cancun"),
+        requests=fork_at_least(name, "prague"),
+        calldata_floor=fork_at_least(name, "prague"),
         tx_gas_cap=TX_GAS_LIMIT_CAP if osaka else None,
         max_block_rlp_size=MAX_RLP_BLOCK_SIZE if osaka else None,
         max_blobs_per_tx=MAX_BLOBS_PER_TX if osaka else None,
         blob_reserve_price=osaka,
         cell_proofs=osaka,
         precompiles=tuple((label, address) for first, label, address in _PRECOMPILES
-                          if _since(name, first)),
+                          if fork_at_least(name, first)),
         system_contracts=tuple((label, address) for first, label, address in _SYSTEM_CONTRACTS
-                               if _since(name, first)),
+                               if fork_at_least(name, first)),
     )
 
 
@@ -246,7 +247,3 @@ def fork_named(name: str) -> Fork:
         raise KeyError(f"unknown fork {name!r}; known: {', '.join(FORK_ORDER)}")
     return fork
 
-
-def fork_at_least(fork: str, minimum: str) -> bool:
-    """Whether the fork named ``fork`` is ``minimum`` or a later one."""
-    return FORK_INDEX[fork] >= FORK_INDEX[minimum]

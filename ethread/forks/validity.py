@@ -152,14 +152,20 @@ class SenderAccount:
 class InvalidTransaction(Picklable, ValidationError):
     """A transaction that cannot be included under the fork (a py-evm ``ValidationError``, so
     that block import and state tests count it as one). ``sender`` is the address the
-    message names, when known."""
+    message names, when known.
+
+    A subclass declares its figures as annotations (taken positionally, in that order, or
+    by name) and its ``str()`` as :attr:`wording`, a format string over them and ``who``."""
 
     eip: str = ""
     """The EIP whose rule it breaks, if one does."""
+    wording: str = ""
 
-    def __init__(self, sender: bytes | None = None) -> None:
+    def __init__(self, *figures: Any, sender: bytes | None = None, **named: Any) -> None:
         super().__init__()
         self.sender = sender
+        names = vars(type(self)).get("__annotations__", {})  # (a trailing one may default)
+        self.__dict__.update(zip(names, figures, strict=False), **named)
 
     @property
     def who(self) -> str:
@@ -167,77 +173,53 @@ class InvalidTransaction(Picklable, ValidationError):
         return to_checksum_address(self.sender) if self.sender else ""
 
     def __str__(self) -> str:
-        return type(self).__name__
+        return self.wording.format(who=self.who, **vars(self)) or type(self).__name__
 
 
 class TypeNotSupported(InvalidTransaction):
     """The fork carries no transaction of this type (EIP-2718)."""
 
-    def __init__(self, kind: int, first: Fork | None, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.kind, self.first = kind, first
-
-    def __str__(self) -> str:
-        return "transaction type not supported"
+    kind: int
+    first: Fork | None
+    wording = "transaction type not supported"
 
 
 class NonceTooHigh(InvalidTransaction):
-    def __init__(self, nonce: int, state: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.nonce, self.state = nonce, state
-
-    def __str__(self) -> str:
-        return f"nonce too high: address {self.who}, tx: {self.nonce} state: {self.state}"
+    nonce: int
+    state: int
+    wording = "nonce too high: address {who}, tx: {nonce} state: {state}"
 
 
 class NonceTooLow(InvalidTransaction):
-    def __init__(self, nonce: int, state: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.nonce, self.state = nonce, state
-
-    def __str__(self) -> str:
-        return f"nonce too low: address {self.who}, tx: {self.nonce} state: {self.state}"
+    nonce: int
+    state: int
+    wording = "nonce too low: address {who}, tx: {nonce} state: {state}"
 
 
 class NonceMax(InvalidTransaction):
+    nonce: int
     eip = "EIP-2681"
-
-    def __init__(self, nonce: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.nonce = nonce
-
-    def __str__(self) -> str:
-        return f"nonce has max value: address {self.who}, nonce: {self.nonce}"
+    wording = "nonce has max value: address {who}, nonce: {nonce}"
 
 
 class GasCapExceeded(InvalidTransaction):
+    gas: int
+    cap: int
     eip = "EIP-7825"
-
-    def __init__(self, gas: int, cap: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.gas, self.cap = gas, cap
-
-    def __str__(self) -> str:
-        return f"transaction gas limit too high (cap: {self.cap}, tx: {self.gas})"
+    wording = "transaction gas limit too high (cap: {cap}, tx: {gas})"
 
 
 class SenderNotEOA(InvalidTransaction):
+    code_size: int
     eip = "EIP-3607"
-
-    def __init__(self, code_size: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.code_size = code_size
-
-    def __str__(self) -> str:
-        return f"sender not an eoa: address {self.who}, len(code): {self.code_size}"
+    wording = "sender not an eoa: address {who}, len(code): {code_size}"
 
 
 class FeeCapTooHigh(InvalidTransaction):
     """A fee cap or tip cap past 256 bits."""
 
-    def __init__(self, tip: bool, bits: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.tip, self.bits = tip, bits
+    tip: bool
+    bits: int
 
     def __str__(self) -> str:
         name = "max priority fee per gas" if self.tip else "max fee per gas"
@@ -246,173 +228,121 @@ class FeeCapTooHigh(InvalidTransaction):
 
 
 class TipAboveFeeCap(InvalidTransaction):
+    tip_cap: int
+    fee_cap: int
     eip = "EIP-1559"
-
-    def __init__(self, tip_cap: int, fee_cap: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.tip_cap, self.fee_cap = tip_cap, fee_cap
-
-    def __str__(self) -> str:
-        return (f"max priority fee per gas higher than max fee per gas: address {self.who}, "
-                f"maxPriorityFeePerGas: {self.tip_cap}, maxFeePerGas: {self.fee_cap}")
+    wording = ("max priority fee per gas higher than max fee per gas: address {who}, "
+               "maxPriorityFeePerGas: {tip_cap}, maxFeePerGas: {fee_cap}")
 
 
 class FeeCapBelowBaseFee(InvalidTransaction):
+    fee_cap: int
+    base_fee: int
     eip = "EIP-1559"
-
-    def __init__(self, fee_cap: int, base_fee: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.fee_cap, self.base_fee = fee_cap, base_fee
-
-    def __str__(self) -> str:
-        return (f"max fee per gas less than block base fee: address {self.who}, "
-                f"maxFeePerGas: {self.fee_cap}, baseFee: {self.base_fee}")
+    wording = ("max fee per gas less than block base fee: address {who}, "
+               "maxFeePerGas: {fee_cap}, baseFee: {base_fee}")
 
 
 class BlobCreate(InvalidTransaction):
     eip = "EIP-4844"
-
-    def __str__(self) -> str:
-        return "blob transaction of type create"
+    wording = "blob transaction of type create"
 
 
 class NoBlobs(InvalidTransaction):
     eip = "EIP-4844"
-
-    def __str__(self) -> str:
-        return "blob transaction missing blob hashes"
+    wording = "blob transaction missing blob hashes"
 
 
 class TooManyBlobs(InvalidTransaction):
     """More blobs than one transaction may carry (EIP-7594, Osaka on; before it only the
     block's blob gas bounds them, :class:`BlobGasLimitReached`)."""
 
+    count: int
+    limit: int
     eip = "EIP-7594"
-
-    def __init__(self, count: int, limit: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.count, self.limit = count, limit
-
-    def __str__(self) -> str:
-        return "blob transaction has too many blobs"
+    wording = "blob transaction has too many blobs"
 
 
 class BadBlobHashVersion(InvalidTransaction):
+    index: int
     eip = "EIP-4844"
-
-    def __init__(self, index: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.index = index
-
-    def __str__(self) -> str:
-        return f"blob {self.index} has invalid hash version"
+    wording = "blob {index} has invalid hash version"
 
 
 class BlobFeeCapTooLow(InvalidTransaction):
+    blob_fee_cap: int
+    blob_base_fee: int
     eip = "EIP-4844"
-
-    def __init__(self, blob_fee_cap: int, blob_base_fee: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.blob_fee_cap, self.blob_base_fee = blob_fee_cap, blob_base_fee
-
-    def __str__(self) -> str:
-        return (f"max fee per blob gas less than block blob gas fee: address {self.who} "
-                f"blobGasFeeCap: {self.blob_fee_cap}, blobBaseFee: {self.blob_base_fee}")
+    wording = ("max fee per blob gas less than block blob gas fee: address {who} "
+               "blobGasFeeCap: {blob_fee_cap}, blobBaseFee: {blob_base_fee}")
 
 
 class BlobGasLimitReached(InvalidTransaction):
+    blob_gas: int
+    available: int
     eip = "EIP-4844"
-
-    def __init__(self, blob_gas: int, available: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.blob_gas, self.available = blob_gas, available
-
-    def __str__(self) -> str:
-        return "blob gas limit reached"
+    wording = "blob gas limit reached"
 
 
 class SetCodeCreate(InvalidTransaction):
     eip = "EIP-7702"
-
-    def __str__(self) -> str:
-        return f"EIP-7702 transaction cannot be used to create contract (sender {self.who})"
+    wording = "EIP-7702 transaction cannot be used to create contract (sender {who})"
 
 
 class NoAuthorizations(InvalidTransaction):
     eip = "EIP-7702"
-
-    def __str__(self) -> str:
-        return f"EIP-7702 transaction with empty auth list (sender {self.who})"
+    wording = "EIP-7702 transaction with empty auth list (sender {who})"
 
 
 class InitcodeTooLarge(InvalidTransaction):
+    size: int
+    limit: int
     eip = "EIP-3860"
-
-    def __init__(self, size: int, limit: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.size, self.limit = size, limit
-
-    def __str__(self) -> str:
-        return f"max initcode size exceeded: code size {self.size} limit {self.limit}"
+    wording = "max initcode size exceeded: code size {size} limit {limit}"
 
 
 class InsufficientFunds(InvalidTransaction):
-    """The balance does not cover the upfront cost (:func:`upfront_cost`)."""
+    """The balance does not cover the upfront cost (:func:`upfront_cost`; ``overflow``: it
+    does not fit in 256 bits)."""
 
-    def __init__(self, balance: int, cost: int, sender: bytes | None = None, *,
-                 overflow: bool = False) -> None:
-        super().__init__(sender)
-        self.balance, self.cost, self.overflow = balance, cost, overflow
+    balance: int
+    cost: int
+    overflow: bool = False
 
     def __str__(self) -> str:
-        if self.overflow:
-            return (f"insufficient funds for gas * price + value: address {self.who} "
-                    "required balance exceeds 256 bits")
-        return (f"insufficient funds for gas * price + value: address {self.who} "
-                f"have {self.balance} want {self.cost}")
+        want = ("required balance exceeds 256 bits" if self.overflow
+                else f"have {self.balance} want {self.cost}")
+        return f"insufficient funds for gas * price + value: address {self.who} {want}"
 
 
 class GasLimitReached(InvalidTransaction):
     """More gas than the block has left."""
 
-    def __init__(self, gas: int, available: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.gas, self.available = gas, available
-
-    def __str__(self) -> str:
-        return "gas limit reached"
+    gas: int
+    available: int
+    wording = "gas limit reached"
 
 
 class IntrinsicGasTooLow(InvalidTransaction):
-    def __init__(self, gas: int, needed: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.gas, self.needed = gas, needed
-
-    def __str__(self) -> str:
-        return f"intrinsic gas too low: have {self.gas}, want {self.needed}"
+    gas: int
+    needed: int
+    wording = "intrinsic gas too low: have {gas}, want {needed}"
 
 
 class FloorGasTooLow(InvalidTransaction):
+    gas: int
+    needed: int
     eip = "EIP-7623"
-
-    def __init__(self, gas: int, needed: int, sender: bytes | None = None) -> None:
-        super().__init__(sender)
-        self.gas, self.needed = gas, needed
-
-    def __str__(self) -> str:
-        return f"insufficient gas for floor data gas cost: have {self.gas}, want {self.needed}"
+    wording = "insufficient gas for floor data gas cost: have {gas}, want {needed}"
 
 
 class InsufficientFundsForTransfer(InvalidTransaction):
-    def __str__(self) -> str:
-        return f"insufficient funds for transfer: address {self.who}"
+    wording = "insufficient funds for transfer: address {who}"
 
 
 class HighSignatureS(InvalidTransaction):
     eip = "EIP-2"
-
-    def __str__(self) -> str:
-        return "invalid transaction v, r, s values"
+    wording = "invalid transaction v, r, s values"
 
 
 # -- the rules, one function each ------------------------------------------------------------------
@@ -426,41 +356,41 @@ def introduced(kind: int) -> Fork | None:
 def check_type(fork: Fork, kind: int, sender: bytes | None = None) -> None:
     """EIP-2718: a type the fork carries."""
     if kind not in fork.transaction_types:
-        raise TypeNotSupported(kind, introduced(kind), sender)
+        raise TypeNotSupported(kind, introduced(kind), sender=sender)
 
 
 def check_nonce_cap(tx: TxFields, sender: bytes | None = None) -> None:
     """EIP-2681: a nonce below 2^64 - 1 (every fork)."""
     if tx.nonce >= MAX_NONCE:
-        raise NonceMax(tx.nonce, sender)
+        raise NonceMax(tx.nonce, sender=sender)
 
 
 def check_gas_cap(fork: Fork, tx: TxFields, sender: bytes | None = None) -> None:
     """EIP-7825 (Osaka on): at most the fork's per-transaction gas."""
     if fork.tx_gas_cap is not None and tx.gas > fork.tx_gas_cap:
-        raise GasCapExceeded(tx.gas, fork.tx_gas_cap, sender)
+        raise GasCapExceeded(tx.gas, fork.tx_gas_cap, sender=sender)
 
 
 def check_signature(fork: Fork, tx: TxFields, sender: bytes | None = None) -> None:
     """EIP-2 (Homestead on): a signature's ``s`` in the lower half of the curve's order."""
     if fork.low_s and tx.s > SECP256K1_HALF_N:
-        raise HighSignatureS(sender)
+        raise HighSignatureS(sender=sender)
 
 
 def check_fee_caps(tx: TxFields, sender: bytes | None = None) -> None:
     """Fee caps within 256 bits, the tip at most the fee cap (EIP-1559)."""
     if tx.fee_cap.bit_length() > 256:
-        raise FeeCapTooHigh(False, tx.fee_cap.bit_length(), sender)
+        raise FeeCapTooHigh(False, tx.fee_cap.bit_length(), sender=sender)
     if tx.tip_cap.bit_length() > 256:
-        raise FeeCapTooHigh(True, tx.tip_cap.bit_length(), sender)
+        raise FeeCapTooHigh(True, tx.tip_cap.bit_length(), sender=sender)
     if tx.fee_cap < tx.tip_cap:
-        raise TipAboveFeeCap(tx.tip_cap, tx.fee_cap, sender)
+        raise TipAboveFeeCap(tx.tip_cap, tx.fee_cap, sender=sender)
 
 
 def check_base_fee(tx: TxFields, base_fee: int | None, sender: bytes | None = None) -> None:
     """EIP-1559 (London on): a fee cap at least the block's base fee."""
     if base_fee is not None and tx.fee_cap < base_fee:
-        raise FeeCapBelowBaseFee(tx.fee_cap, base_fee, sender)
+        raise FeeCapBelowBaseFee(tx.fee_cap, base_fee, sender=sender)
 
 
 def check_blobs(fork: Fork, tx: TxFields, sender: bytes | None = None) -> None:
@@ -470,21 +400,21 @@ def check_blobs(fork: Fork, tx: TxFields, sender: bytes | None = None) -> None:
     if hashes is None:
         return
     if tx.to is None:
-        raise BlobCreate(sender)
+        raise BlobCreate(sender=sender)
     if not hashes:
-        raise NoBlobs(sender)
+        raise NoBlobs(sender=sender)
     limit = fork.max_blobs_per_tx
     if limit is not None and len(hashes) > limit:
-        raise TooManyBlobs(len(hashes), limit, sender)
+        raise TooManyBlobs(len(hashes), limit, sender=sender)
     for index, blob_hash in enumerate(hashes):
         if blob_hash[:1] != bytes([BLOB_HASH_VERSION]):
-            raise BadBlobHashVersion(index, sender)
+            raise BadBlobHashVersion(index, sender=sender)
 
 
 def check_blob_fee(tx: TxFields, blob_base_fee: int | None, sender: bytes | None = None) -> None:
     """EIP-4844: a blob fee cap at least the block's blob base fee."""
     if tx.blob_hashes is not None and blob_base_fee is not None and tx.blob_fee_cap < blob_base_fee:
-        raise BlobFeeCapTooLow(tx.blob_fee_cap, blob_base_fee, sender)
+        raise BlobFeeCapTooLow(tx.blob_fee_cap, blob_base_fee, sender=sender)
 
 
 def check_authorizations(tx: TxFields, sender: bytes | None = None) -> None:
@@ -492,16 +422,16 @@ def check_authorizations(tx: TxFields, sender: bytes | None = None) -> None:
     if tx.authorizations is None:
         return
     if tx.to is None:
-        raise SetCodeCreate(sender)
+        raise SetCodeCreate(sender=sender)
     if not tx.authorizations:
-        raise NoAuthorizations(sender)
+        raise NoAuthorizations(sender=sender)
 
 
 def check_initcode(fork: Fork, tx: TxFields, sender: bytes | None = None) -> None:
     """EIP-3860 (Shanghai on): a creation's initcode at most the fork's bound."""
     limit = fork.max_initcode_size
     if tx.to is None and limit is not None and len(tx.data) > limit:
-        raise InitcodeTooLarge(len(tx.data), limit, sender)
+        raise InitcodeTooLarge(len(tx.data), limit, sender=sender)
 
 
 def intrinsic_gas(fork: Fork, tx: TxFields) -> int:
@@ -532,11 +462,11 @@ def check_intrinsic_gas(fork: Fork, tx: TxFields, sender: bytes | None = None,
     (``intrinsic``: the caller's own figure of it)."""
     needed = intrinsic_gas(fork, tx) if intrinsic is None else intrinsic
     if tx.gas < needed:
-        raise IntrinsicGasTooLow(tx.gas, needed, sender)
+        raise IntrinsicGasTooLow(tx.gas, needed, sender=sender)
     if fork.calldata_floor:
         floor = floor_data_gas(tx.data)
         if tx.gas < floor:
-            raise FloorGasTooLow(tx.gas, floor, sender)
+            raise FloorGasTooLow(tx.gas, floor, sender=sender)
     return needed
 
 
@@ -544,15 +474,15 @@ def check_sender_code(fork: Fork, code: bytes, sender: bytes | None = None) -> N
     """EIP-3607 (every fork): a sender without code, but for an EIP-7702 delegation (from
     Prague)."""
     if code and not (SET_CODE in fork.transaction_types and code.startswith(DELEGATION_PREFIX)):
-        raise SenderNotEOA(len(code), sender)
+        raise SenderNotEOA(len(code), sender=sender)
 
 
 def check_nonce(tx: TxFields, state_nonce: int, sender: bytes | None = None) -> None:
     """The sender's next nonce."""
     if tx.nonce > state_nonce:
-        raise NonceTooHigh(tx.nonce, state_nonce, sender)
+        raise NonceTooHigh(tx.nonce, state_nonce, sender=sender)
     if tx.nonce < state_nonce:
-        raise NonceTooLow(tx.nonce, state_nonce, sender)
+        raise NonceTooLow(tx.nonce, state_nonce, sender=sender)
 
 
 def upfront_cost(tx: TxFields) -> int:
@@ -565,15 +495,15 @@ def check_balance(tx: TxFields, balance: int, sender: bytes | None = None) -> No
     """A balance covering the upfront cost (which must fit in 256 bits)."""
     cost = upfront_cost(tx)
     if cost >= 2**256 or tx.gas * tx.fee_cap >= 2**256:
-        raise InsufficientFunds(balance, cost, sender, overflow=True)
+        raise InsufficientFunds(balance, cost, sender=sender, overflow=True)
     if balance < cost:
-        raise InsufficientFunds(balance, cost, sender)
+        raise InsufficientFunds(balance, cost, sender=sender)
 
 
 def check_gas_available(tx: TxFields, block: BlockContext, sender: bytes | None = None) -> None:
     """Gas the block has left."""
     if block.gas_available is not None and tx.gas > block.gas_available:
-        raise GasLimitReached(tx.gas, block.gas_available, sender)
+        raise GasLimitReached(tx.gas, block.gas_available, sender=sender)
 
 
 def check_blob_gas_available(fork: Fork, tx: TxFields, block: BlockContext,
@@ -583,7 +513,7 @@ def check_blob_gas_available(fork: Fork, tx: TxFields, block: BlockContext,
         return
     available = fork.blob.max_gas if block.blob_gas_available is None else block.blob_gas_available
     if tx.blob_gas > available:
-        raise BlobGasLimitReached(tx.blob_gas, available, sender)
+        raise BlobGasLimitReached(tx.blob_gas, available, sender=sender)
 
 
 def effective_gas_price(tx: TxFields, base_fee: int | None) -> int:
@@ -661,7 +591,7 @@ def validate_transaction(fork: Fork, tx: TxFields, block: BlockContext,
         if tx.blob_hashes:
             paid += tx.blob_gas * (block.blob_base_fee or 0)
         if account.balance - paid < tx.value:
-            raise InsufficientFundsForTransfer(sender)
+            raise InsufficientFundsForTransfer(sender=sender)
     return needed
 
 

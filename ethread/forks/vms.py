@@ -23,33 +23,10 @@ from .table import Fork
 if TYPE_CHECKING:
     from eth.abc import VirtualMachineAPI
 
-_PY_EVM_CLASSES = {
-    "frontier": "FrontierVM",
-    "homestead": "HomesteadVM",
-    "tangerine_whistle": "TangerineWhistleVM",
-    "spurious_dragon": "SpuriousDragonVM",
-    "byzantium": "ByzantiumVM",
-    "constantinople": "ConstantinopleVM",
-    "petersburg": "PetersburgVM",
-    "istanbul": "IstanbulVM",
-    "muir_glacier": "MuirGlacierVM",
-    "berlin": "BerlinVM",
-    "london": "LondonVM",
-    "arrow_glacier": "ArrowGlacierVM",
-    "gray_glacier": "GrayGlacierVM",
-    "paris": "ParisVM",
-    "shanghai": "ShanghaiVM",
-    "cancun": "CancunVM",
-}
-
-
-def vm_class_for(fork: Fork, dao_fork_block: int | None) -> type[VirtualMachineAPI]:
-    """The VM class for blocks under ``fork`` (a row with the chain's blob parameters)."""
-    return _ruled_vm_class(fork, dao_fork_block)
-
 
 @cache
-def _ruled_vm_class(fork: Fork, dao_fork_block: int | None) -> type[VirtualMachineAPI]:
+def vm_class_for(fork: Fork, dao_fork_block: int | None) -> type[VirtualMachineAPI]:
+    """The VM class for blocks under ``fork`` (a row with the chain's blob parameters)."""
     blob = fork.blob if fork.vm_base in ("prague", "osaka") else None
     return ruled(_vm_class(fork.vm_base, blob, dao_fork_block), fork)  # type: ignore[no-any-return]
 
@@ -133,7 +110,7 @@ def _vm_class(base: str, blob: BlobParams | None, dao_fork_block: int | None,
         return prague_vm(blob)
     from eth.vm import forks
 
-    vm: Any = getattr(forks, _PY_EVM_CLASSES[base])
+    vm: Any = getattr(forks, base.title().replace("_", "") + "VM")  # (py-evm's names: ByzantiumVM)
     if base == "homestead":
         # py-evm's Homestead applies the mainnet DAO drain unless told otherwise.
         if dao_fork_block is None:

@@ -207,17 +207,16 @@ def _bytes(value: bytes | str, size: int, what: str) -> bytes:
     return value
 
 
+def _each(value: bytes | str | Sequence[bytes | str], size: int, what: str) -> tuple[bytes, ...]:
+    """One value or several, each as ``size`` bytes."""
+    if isinstance(value, (bytes, str)):
+        return (_bytes(value, size, what),)
+    return tuple(_bytes(one, size, what) for one in value)
+
+
 def _addresses(address: Address | str | Sequence[Address | str] | None) -> tuple[Address, ...]:
-    if address is None:
-        return ()
-    if isinstance(address, (bytes, str)):
-        return (_bytes(address, 20, "address"),)
-    return tuple(_bytes(a, 20, "address") for a in address)
+    return () if address is None else _each(address, 20, "address")
 
 
 def _topic_filter(topic: TopicFilter | Hash32 | str | None) -> TopicFilter:
-    if topic is None:
-        return None
-    if isinstance(topic, (bytes, str)):
-        return (_bytes(topic, 32, "topic"),)
-    return tuple(_bytes(t, 32, "topic") for t in topic)
+    return None if topic is None else _each(topic, 32, "topic")

@@ -33,15 +33,12 @@ def canonical_type(item: AbiInput) -> str:
 
 
 def _column_kind(abi_type: str, indexed: bool) -> c.Column:
-    if indexed and (abi_type in ("string", "bytes") or abi_type.endswith("]")
-                    or abi_type.startswith("(")):
+    if indexed and _is_dynamic_indexed(abi_type):
         return c.hex_string  # the topic holds keccak(value)
-    if abi_type == "address":
+    if abi_type in ("address", "string"):
         return c.string
     if abi_type == "bool":
         return c.boolean
-    if abi_type == "string":
-        return c.string
     if abi_type.startswith("bytes"):
         return c.binary
     for prefix, narrow in (("uint", c.uint64), ("int", c.int64)):

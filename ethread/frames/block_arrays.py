@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, TypeVar, cast
 from ..backends.history import RawBlock
 from ..keccak import keccak256 as keccak
 from ..rlpcodec.items import decode_nested
-from .columns import numpy_module
+from .extra import numpy
 from .rlp_arrays import (
     Children,
     Heads,
@@ -61,7 +61,7 @@ class Transactions(NamedTuple):
 
 def block_heads(batch: list[RawBlock]) -> Blocks:
     """What the rows of ``batch`` repeat from its headers, each header decoded once."""
-    np = numpy_module()
+    np = numpy()
     numbers, times, hashes, base_fees = [], [], [], []
     excess: list[int | None] = []
     for raw in batch:
@@ -90,7 +90,7 @@ def block_heads(batch: list[RawBlock]) -> Blocks:
 def transactions(batch: list[RawBlock]) -> Transactions:
     """Where each transaction of ``batch`` is, the rest of each body (uncles, withdrawals)
     walked too, as strictly as decoding it would be."""
-    np = numpy_module()
+    np = numpy()
     bodies = joined([raw.body_rlp for raw in batch])
     body = records(bodies)
     parts = children(bodies.data, body.start, body.end)
@@ -128,7 +128,7 @@ class Receipts(NamedTuple):
 
 def receipts(batch: list[RawBlock], txs: Transactions) -> Receipts:
     """The receipts of ``batch``: one for each of its transactions (``txs``)."""
-    np = numpy_module()
+    np = numpy()
     slim = batch[0].slim
     if any(raw.receipts_rlp is None or raw.slim != slim for raw in batch):
         raise Irregular("a block without receipts, or receipts of two encodings")

@@ -284,17 +284,9 @@ def _decode_block(raw: RawBlock, cols: dict[str, dict[str, list[Any]]], wanted: 
             ("requests_hash", h[20] if count > 20 else None),
         ):
             b[name].append(value)
-    if "withdrawals" in wanted and withdrawals:
-        w = cols["withdrawals"]
-        for entry in withdrawals:  # type: ignore[union-attr]
-            assert isinstance(entry, list)
-            w["block_number"].append(number)
-            w["block_hash"].append(block_hash)
-            w["timestamp"].append(timestamp)
-            w["index"].append(entry[0])
-            w["validator_index"].append(entry[1])
-            w["address"].append(entry[2])
-            w["amount_gwei"].append(entry[3])
+    if "withdrawals" in wanted and withdrawals:  # (index, validator index, address, amount)
+        _extend(cols["withdrawals"], _WITHDRAWAL_SPEC,
+                [(number, block_hash, timestamp, e[0], e[1], e[2], e[3]) for e in withdrawals])
     if "uncles" in wanted and uncles:
         _uncles(body_rlp, uncles, number, block_hash, cols["uncles"])
     if not txs_needed or not tx_count:

@@ -21,8 +21,7 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
 
-from .extra import numpy as extra_numpy
-from .extra import pyarrow
+from .extra import numpy, pyarrow
 
 WIDE_LIMIT = 10**38
 """The first integer a ``decimal128(38, 0)`` column cannot hold."""
@@ -129,15 +128,10 @@ def with_pandas_types(table: Any) -> Any:
 # -- whole columns from raw bytes, with numpy ---------------------------------------------------
 
 
-def numpy_module() -> Any:
-    """numpy, imported at first use (:class:`~.extra.MissingExtra` without it)."""
-    return extra_numpy()
-
-
 def _validity(mask: Any) -> Any:
     """An Arrow validity bitmap from a boolean numpy array (True: present), or None when every
     value is present."""
-    np = numpy_module()
+    np = numpy()
     if bool(mask.all()):
         return None
     return pyarrow().py_buffer(np.packbits(mask, bitorder="little"))
@@ -146,7 +140,7 @@ def _validity(mask: Any) -> Any:
 def hex_column(values: Sequence[bytes | None], width: int) -> Any:
     """``0x`` hex strings of byte strings that are all ``width`` bytes (or None: null), made for
     the whole column at once."""
-    pa, np = pyarrow(), numpy_module()
+    pa, np = pyarrow(), numpy()
     count = len(values)
     if count == 0:
         return pa.array([], pa.string())
@@ -166,7 +160,7 @@ def _hex_pairs() -> Any:
     (a column of bytes becomes its hex text in one lookup)."""
     global _PAIRS
     if _PAIRS is None:
-        np = numpy_module()
+        np = numpy()
         _PAIRS = np.array([int.from_bytes(b"%02x" % value, "little") for value in range(256)],
                           np.dtype("<u2"))
     return _PAIRS
@@ -178,7 +172,7 @@ _PAIRS: Any = None
 def hex_rows(raw: Any, present: Any = None) -> Any:
     """``0x`` hex strings of the rows of a (count, width) uint8 array; ``present`` (a boolean
     array) marks the rows that are not null (default: all)."""
-    pa, np = pyarrow(), numpy_module()
+    pa, np = pyarrow(), numpy()
     count, width = raw.shape
     out = np.empty((count, 1 + width), np.uint16)  # two hex digits in each
     out[:, 0] = _PREFIX
@@ -193,7 +187,7 @@ def hex_rows(raw: Any, present: Any = None) -> Any:
 def _padded(values: Sequence[bytes | None], width: int) -> tuple[Any, Any] | None:
     """Big-endian byte strings right-aligned in ``width`` bytes as a (count, width) uint8
     array, with the presence mask; None when one is wider."""
-    np = numpy_module()
+    np = numpy()
     count = len(values)
     if any(v is not None and len(v) > width for v in values):
         return None
@@ -236,7 +230,7 @@ def decimal_column(values: Sequence[bytes | None]) -> Any:
 
 def fits_decimal(raw: Any) -> bool:
     """Whether every row of a (count, 16) uint8 array of big-endian numbers is below 10^38."""
-    np = numpy_module()
+    np = numpy()
     limit = np.frombuffer(_DECIMAL_LIMIT, np.uint8)
     high = raw[:, :8].copy().view(">u8").reshape(-1)
     low = raw[:, 8:].copy().view(">u8").reshape(-1)
@@ -260,7 +254,7 @@ def binary_ranges(data: Any, start: Any, end: Any) -> Any:
     arrays). Built as Arrow's binary views of ``data`` (each value's length and where it is, or
     the value itself when it is short), which Arrow's cast then copies into one binary column:
     the bytes are gathered in C++, not by a Python loop or a numpy index per byte."""
-    np, pa = numpy_module(), pyarrow()
+    np, pa = numpy(), pyarrow()
     count = len(start)
     if not count:
         return pa.array([], pa.binary())

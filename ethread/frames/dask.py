@@ -37,7 +37,7 @@ from ..extras import install_hint
 from ..iteration import check_range
 from .bulk import SPECS, tables_of_records
 from .extra import MissingExtra
-from .parallel import opener, parts
+from .parallel import opener, parts, read_part
 
 STORE_PARTITION = 8192
 """Blocks per partition of an LMDB store (an archive file holds as many)."""
@@ -60,15 +60,7 @@ def _pandas(table: Any) -> Any:
 
 def _partition(open_backend: Callable[[], Any], name: str, block_range: tuple[int, int]) -> Any:
     """One partition: the table ``name`` of ``range(*block_range)``, as pandas."""
-    lo, hi = block_range
-    backend = open_backend()
-    try:
-        needs_receipts = name in ("receipts", "logs")
-        tables = tables_of_records(backend.raw_blocks(lo, hi, receipts=needs_receipts), [name],
-                                   backend.chain_config())
-    finally:
-        backend.close()
-    return _pandas(tables[name])
+    return _pandas(read_part(open_backend, *block_range, [name])[name])
 
 
 def partitions(backend: Any, start: int | None = None, stop: int | None = None,

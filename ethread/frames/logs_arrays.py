@@ -20,8 +20,8 @@ from typing import Any, NamedTuple
 
 from ..keccak import keccak_spans
 from .block_arrays import Batch
-from .columns import binary_ranges, hex_rows, numpy_module
-from .extra import pyarrow
+from .columns import binary_ranges, hex_rows
+from .extra import numpy, pyarrow
 from .rlp_arrays import (
     Children,
     Heads,
@@ -67,7 +67,7 @@ def walk_logs(data: Any, lists_at: Any, end: Any) -> Logs | None:
 
 def logs_table(batch: Batch) -> Any:
     """The logs table of ``batch``; None when it holds no log."""
-    np = numpy_module()
+    np = numpy()
     blocks, txs, found = batch.blocks, batch.transactions, batch.receipts
     data, end = found.stored.data, found.end
     walked = walk_logs(data, found.fields[3], end)

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..backends.era import EraBackend
+from ..backends.era_index import forkserver_context
 from .extra import pyarrow
 
 
@@ -161,7 +162,7 @@ class _Mapped(NamedTuple):
     path: str
 
 
-def _part(open_backend: Callable[[], Any], lo: int, hi: int, names: Sequence[str],
+def read_part(open_backend: Callable[[], Any], lo: int, hi: int, names: Sequence[str],
           shared: str | None = None) -> dict[str, Any]:
     """The tables ``names`` of ``range(lo, hi)``, each written to the folder ``shared`` when
     it has room (a :class:`_Mapped`), else the table itself."""
@@ -234,18 +235,6 @@ time it makes an array from a list); a module that is not installed is skipped. 
 each worker's first part spent most of its time importing, in every call with workers."""
 
 
-def _context() -> Any:
-    """``forkserver`` with the frames' modules imported once in the server: each worker then
-    starts as a fork of a clean process that has them (where ``spawn`` imports ethread, py-evm
-    and pyarrow again in every worker); ``spawn`` where there is no forkserver."""
-    try:
-        context = multiprocessing.get_context("forkserver")
-    except ValueError:  # pragma: no cover - no forkserver on this platform
-        return multiprocessing.get_context("spawn")
-    context.set_forkserver_preload(PRELOAD)
-    return context
-
-
 def _shared_folder() -> str | None:
     """A fresh folder in shared memory for the workers' tables, or None where there is none."""
     if not (SHARED_MEMORY.is_dir() and os.access(SHARED_MEMORY, os.W_OK)):
@@ -259,11 +248,11 @@ def collect_parallel(backend: Any, start: int, stop: int, names: Sequence[str], 
     _refuse_while_bootstrapping()
     open_backend = opener(backend)
     pieces = parts(backend, start, stop, workers)
-    context = _context()
+    context = forkserver_context(PRELOAD)
     shared = _shared_folder()
     pool = ProcessPoolExecutor(max_workers=min(workers, len(pieces)), mp_context=context)
     try:
-        futures = [pool.submit(_part, open_backend, lo, hi, list(names), shared)
+        futures = [pool.submit(read_part, open_backend, lo, hi, list(names), shared)
                    for lo, hi in pieces]
         results = []
         for (lo, hi), future in zip(pieces, futures, strict=True):

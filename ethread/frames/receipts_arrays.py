@@ -21,8 +21,8 @@ from ..keccak import keccak256 as keccak
 from ..keccak import keccak_spans
 from ..rlpcodec.items import encode_nested
 from .block_arrays import Batch
-from .columns import binary_ranges, decimal_rows, hex_rows, numpy_module
-from .extra import pyarrow
+from .columns import binary_ranges, decimal_rows, hex_rows
+from .extra import numpy, pyarrow
 from .logs_arrays import Logs, walk_logs
 from .rlp_arrays import Irregular, children, gather, lists, right_aligned, strings
 from .transactions_arrays import effective_price, key_columns, recipients, walk
@@ -32,7 +32,7 @@ BLOB_GAS_PER_BLOB = 131_072
 
 def receipts_table(batch: Batch, config: ChainConfig) -> Any:
     """The receipts table of ``batch``; None when it holds no transaction."""
-    np, pa = numpy_module(), pyarrow()
+    np, pa = numpy(), pyarrow()
     walked = walk(batch)
     if walked is None:
         return None
@@ -116,7 +116,7 @@ def _blooms(data: Any, logs: Logs | None, count: int) -> Any:
     address and of each topic picks, as :mod:`ethread.bloom` sets them), as a binary column.
     Each distinct address and topic of the batch is hashed once: a token's address and an
     event's signature recur in most logs of a block."""
-    np, pa = numpy_module(), pyarrow()
+    np, pa = numpy(), pyarrow()
     bloom = np.zeros((count, 256), np.uint8)
     if logs is not None:
         receipt = np.concatenate([logs.items.parent, logs.items.parent[logs.topics.parent]])
@@ -133,7 +133,7 @@ def _blooms(data: Any, logs: Logs | None, count: int) -> Any:
 def _bloom_bits(data: Any, start: Any, width: int) -> Any:
     """The three bloom bits (0..2047) of each ``width``-byte value at ``start``, as a (count,
     3) array: the Keccak of each distinct value taken once."""
-    np = numpy_module()
+    np = numpy()
     values = gather(data, start, width).view(f"V{width}").reshape(-1)  # (a fresh, whole copy)
     distinct, which = np.unique(values, return_inverse=True)
     size = width * len(distinct)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from .columns import numpy_module
+from .extra import numpy
 
 PAD = 16
 """Zero bytes after the joined records, so that reading a long length's bytes (at most 8 after
@@ -65,7 +65,7 @@ class Joined(NamedTuple):
 
 def joined(records: list[bytes]) -> Joined:
     """``records`` joined into one array."""
-    np = numpy_module()
+    np = numpy()
     lengths = np.fromiter(map(len, records), np.int64, len(records))
     offsets = np.zeros(len(records) + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
@@ -78,7 +78,7 @@ def heads(data: Any, position: Any, limit: Any) -> Heads:
     ``limit`` (its enclosing item's end: an array, or one number for all). The first byte
     tells each head through two tables; a length of 56 or more follows it in 1 to 8 bytes
     (read at once when they are at most 4, as every record's are)."""
-    np = numpy_module()
+    np = numpy()
     header, short = _prefix_tables()
     first = data[position]
     start = position + header[first]
@@ -115,7 +115,7 @@ def _prefix_tables() -> tuple[Any, Any]:
     long length follows)."""
     global _TABLES
     if _TABLES is None:
-        np = numpy_module()
+        np = numpy()
         first = np.arange(256, dtype=np.int64)
         header = np.select([first < 0x80, first < 0xB8, first < 0xC0, first < 0xF8],
                            [0, 1, first - 0xB6, 1], first - 0xF6)
@@ -131,7 +131,7 @@ _TABLES: tuple[Any, Any] | None = None
 def children(data: Any, start: Any, end: Any) -> Children:
     """The items of the lists whose payloads are ``data[start[i]:end[i]]``; :class:`Irregular`
     unless each list's items fill it exactly."""
-    np = numpy_module()
+    np = numpy()
     count = len(start)
     found: list[tuple[Any, Any, int]] = []
     parent = np.arange(count, dtype=np.int64)
@@ -168,7 +168,7 @@ def children(data: Any, start: Any, end: Any) -> Children:
 def fields(data: Any, start: Any, end: Any, count: int) -> list[Any]:
     """Where each of the ``count`` items of each list ``data[start[i]:end[i]]`` starts (one
     array per field); :class:`Irregular` unless every list holds exactly ``count`` items."""
-    np = numpy_module()
+    np = numpy()
     out = []
     here = start
     for _ in range(count):
@@ -213,7 +213,7 @@ def strings(data: Any, position: Any, limit: Any, width: int | None = None) -> H
 def gather(data: Any, start: Any, width: int) -> Any:
     """The ``width`` bytes at each of ``start`` as a (count, width) uint8 array (a copy: each
     row taken whole, as one ``width``-byte value of an overlapping view)."""
-    np = numpy_module()
+    np = numpy()
     if not len(start):
         return np.zeros((0, width), np.uint8)
     values = np.ndarray((len(data) - width + 1,), f"V{width}", data, strides=(1,))
@@ -226,7 +226,7 @@ def right_aligned(data: Any, start: Any, end: Any, width: int) -> Any:
     :class:`Irregular` when one is longer. Each row is the ``width`` bytes that end where its
     string ends, with the bytes before the string cleared (a string whose window would start
     before the data is built byte by byte instead)."""
-    np = numpy_module()
+    np = numpy()
     length = end - start
     if (length > width).any():
         raise Irregular(f"a number of more than {width} bytes")
@@ -242,7 +242,7 @@ def right_aligned(data: Any, start: Any, end: Any, width: int) -> Any:
 
 
 def _right_aligned_bytewise(data: Any, start: Any, end: Any, width: int) -> Any:
-    np = numpy_module()
+    np = numpy()
     where = end[:, None] - width + np.arange(width)
     inside = where >= start[:, None]
     return np.where(inside, data[np.where(inside, where, 0)], 0).astype(np.uint8)
@@ -253,7 +253,7 @@ def check_nested(data: Any, start: Any, end: Any) -> Any:
     depth: :class:`Irregular` where :func:`~ethread.rlpcodec.items.decode_nested` would refuse
     them (an item past its list, a list its items do not fill). How many items each of the
     given lists holds."""
-    np = numpy_module()
+    np = numpy()
     counts = np.zeros(len(start), np.int64)
     first = True
     while len(start):

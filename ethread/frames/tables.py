@@ -178,7 +178,8 @@ def progress_bar(total: int, wanted: bool, unit: str = "blocks") -> Any:
                        leave=False)
 
 
-def _tracked(items: Iterator[Any], bar: Any) -> Iterator[Any]:
+def tracked(items: Iterator[Any], bar: Any) -> Iterator[Any]:
+    """``items``, the progress ``bar`` (None: none) moved on after each and closed at the end."""
     if bar is None:
         yield from items
         return
@@ -261,7 +262,7 @@ def collect_models(backend: ReceiptRangeSource, start: Start, stop: Stop, names:
     else:
         rows = ((block, None) for block in iter_blocks(backend, start, stop))
     fills = [(name, _FILLERS[name], cols) for name, cols in tables.items()]
-    for block, receipts in _tracked(rows, bar):
+    for block, receipts in tracked(rows, bar):
         for _, fill, cols in fills:
             fill(cols, block, receipts)
     return {name: c.with_pandas_types(c.table(cols)) for name, cols in tables.items()}

@@ -19,9 +19,10 @@ from ..methods.tracing.parity import block_traces
 from ..methods.tracing.replay import TraceableChain
 from . import columns as c
 from .extra import pyarrow
-from .tables import progress_bar
+from .tables import progress_bar, tracked
 
 __all__ = ["TRACE_COLUMNS", "TRANSFER_COLUMNS", "native_transfers", "traces"]
+
 
 def _positions(values: Sequence[tuple[int, ...]]) -> Any:
     """An Arrow list-of-``uint64`` column (trace addresses)."""
@@ -58,17 +59,9 @@ def _addresses(call: FlatCall) -> tuple[bytes | None, bytes | None]:
 
 def _calls(backend: TraceableChain, start: int, stop: int, progress: bool) -> Iterator[FlatCall]:
     check_range(backend, start, stop)
-    bar = progress_bar(stop - start, progress)
-    try:
-        for block in iter_blocks(backend, max(start, 1), stop):
-            for entry in block_traces(backend, block):
-                if isinstance(entry, FlatCall):
-                    yield entry
-            if bar is not None:
-                bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
+    blocks = iter_blocks(backend, max(start, 1), stop)
+    for block in tracked(blocks, progress_bar(stop - start, progress)):
+        yield from (entry for entry in block_traces(backend, block) if isinstance(entry, FlatCall))
 
 
 def _table(spec: dict[str, c.Column], rows: list[tuple[Any, ...]]) -> Any:

@@ -23,10 +23,9 @@ from .columns import (
     decimal_rows,
     fits_decimal,
     hex_rows,
-    numpy_module,
     uint64_rows,
 )
-from .extra import pyarrow
+from .extra import numpy, pyarrow
 from .rlp_arrays import (
     Irregular,
     check_nested,
@@ -87,7 +86,7 @@ def walk(batch: Batch) -> Walked | None:
 
 
 def _walk(batch: Batch) -> Walked | None:
-    np = numpy_module()
+    np = numpy()
     blocks = batch.blocks
     txs = batch.transactions
     count = len(txs.items.position)
@@ -139,12 +138,12 @@ def recipients(walked: Walked) -> tuple[Any, Any]:
     if ((length != 0) & (length != 20)).any():
         raise Irregular("a recipient that is not 20 bytes")
     sent_to = length == 20
-    return numpy_module().where(sent_to, recipient.start, 0), sent_to
+    return numpy().where(sent_to, recipient.start, 0), sent_to
 
 
 def transactions_table(batch: Batch) -> Any:
     """The transactions table of ``batch``; None when it holds no transaction."""
-    np, pa = numpy_module(), pyarrow()
+    np, pa = numpy(), pyarrow()
     walked = walk(batch)
     if walked is None:
         return None
@@ -192,7 +191,7 @@ def transactions_table(batch: Batch) -> Any:
 
 def _fields(data: Any, kind: Any, start: Any, end: Any) -> dict[str, Field]:
     """Every field of every transaction, type by type (absent where a type has none)."""
-    np = numpy_module()
+    np = numpy()
     count = len(kind)
     names = {name for layout in LAYOUTS.values() for name in layout}
     found = {name: Field(np.zeros(count, np.int64), np.zeros(count, np.int64),
@@ -217,7 +216,7 @@ def _fields(data: Any, kind: Any, start: Any, end: Any) -> dict[str, Field]:
 def key_columns(walked: Walked) -> dict[str, Any]:
     """The columns a transaction's row and its receipt's row both begin with: block number,
     hash and time, index, hash, type, from, to (null for a creation) and value."""
-    np, pa = numpy_module(), pyarrow()
+    np, pa = numpy(), pyarrow()
     blocks, txs = walked.blocks, walked.txs
     block = txs.items.parent
     to_at, sent_to = recipients(walked)
@@ -237,7 +236,7 @@ def key_columns(walked: Walked) -> dict[str, Any]:
 def effective_price(walked: Walked) -> Any:
     """What each transaction paid a unit of gas: its gas price (legacy and type 1), else the
     lesser of its fee cap and the block's base fee plus its tip (as a decimal128 column)."""
-    np = numpy_module()
+    np = numpy()
     found, data, count = walked.found, walked.txs.bodies.data, walked.rows
     price = right_aligned(data, found["gas_price"].start, found["gas_price"].end, 16)
     dynamic = found["cap"].present
@@ -261,7 +260,7 @@ def effective_price(walked: Walked) -> Any:
 def _blob_hashes(data: Any, field: Field, count: int) -> Any:
     """Each type-3 transaction's blob versioned hashes as a list of hex strings (null for other
     types)."""
-    np, pa = numpy_module(), pyarrow()
+    np, pa = numpy(), pyarrow()
     where = np.flatnonzero(field.present)
     inner = children(data, field.start[where], field.end[where])
     hashes = strings(data, inner.position, field.end[where][inner.parent], 32)

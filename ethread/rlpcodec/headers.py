@@ -10,7 +10,7 @@ from eth_hash.auto import keccak
 
 from ..models import Hash32, Header, trusted_maker
 from .fields import STRICT, TRUSTED, Rules
-from .items import DecodeError, decode_list, encode_nested, int_to_bytes, list_items
+from .items import DecodeError, decode_list, encode_nested, int_to_bytes, list_items, uint_at
 
 _HEADER_BASE = 15
 _HEADER_OPTIONAL = (
@@ -141,27 +141,8 @@ def header_facts(header_rlp: bytes) -> tuple[int, int, int | None, int | None]:
         raise DecodeError(f"a header has 15 to 21 fields, got {count}")
     if lists:
         raise DecodeError("a header's fields are strings")
-    # Each number read in line (a call apiece costs more than the read): a string item's
-    # bytes follow its one-byte prefix, or its length, or are the item itself (below 0x80).
-    raw = header_rlp
-    number = int.from_bytes
-    i = at[8]
-    first = raw[i]
-    block_number = first if first < 0x80 else number(
-        raw[i + 1 if first < 0xB8 else i + first - 0xB6:at[9]], "big")
-    i = at[11]
-    first = raw[i]
-    timestamp = first if first < 0x80 else number(
-        raw[i + 1 if first < 0xB8 else i + first - 0xB6:at[12]], "big")
-    base_fee = excess_blob_gas = None
-    if count > 15:
-        i = at[15]
-        first = raw[i]
-        base_fee = first if first < 0x80 else number(
-            raw[i + 1 if first < 0xB8 else i + first - 0xB6:at[16]], "big")
-        if count > 18:
-            i = at[18]
-            first = raw[i]
-            excess_blob_gas = first if first < 0x80 else number(
-                raw[i + 1 if first < 0xB8 else i + first - 0xB6:at[19]], "big")
+    block_number = uint_at(header_rlp, at[8], at[9])
+    timestamp = uint_at(header_rlp, at[11], at[12])
+    base_fee = uint_at(header_rlp, at[15], at[16]) if count > 15 else None
+    excess_blob_gas = uint_at(header_rlp, at[18], at[19]) if count > 18 else None
     return block_number, timestamp, base_fee, excess_blob_gas

@@ -66,33 +66,30 @@ def int_to_bytes(value: int) -> bytes:
 def decode_nested(raw: bytes) -> Nested:
     """``raw`` decoded into byte strings and lists; ValueError when it is not one whole RLP
     item."""
-    if not raw:
-        raise ValueError("an empty RLP record")
-    item, end = _item(raw, 0, len(raw))
-    if end != len(raw):
-        raise ValueError("trailing bytes after an RLP record")
-    return item
+    return _whole(raw, 0, len(raw))
 
 
 def decode_list(raw: bytes) -> list[Nested]:
     """``raw`` decoded, when it must be a list (ValueError otherwise)."""
-    item = decode_nested(raw)
-    if not isinstance(item, list):
-        raise ValueError("expected an RLP list")
-    return item
+    return decode_list_at(raw, 0, len(raw))
 
 
 def decode_list_at(raw: bytes, at: int, end: int) -> list[Nested]:
     """The list whose encoding is exactly ``raw[at:end]``, decoded (ValueError when it is not
     one list filling that span): an item inside a larger record, read without copying it out
     first."""
+    item = _whole(raw, at, end)
+    if type(item) is not list:
+        raise ValueError("expected an RLP list")
+    return item
+
+
+def _whole(raw: bytes, at: int, end: int) -> Nested:
     if at >= end:
         raise ValueError("an empty RLP record")
     item, stop = _item(raw, at, end)
     if stop != end:
         raise ValueError("trailing bytes after an RLP record")
-    if type(item) is not list:
-        raise ValueError("expected an RLP list")
     return item
 
 

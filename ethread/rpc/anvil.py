@@ -15,22 +15,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..codec.client import CLIENT_VERSION
 from ..codec.hex import parse_address, parse_data
 from ..devchain.fork.source import ForkPoint
 from ..errors import InvalidParams
 from ..models import Address
-from .dev import quantity_or_number
+from .dev import chain_call, quantity_or_number
 from .row import Param, Scope, anvil_and_hardhat, control, opt
 
 DEFAULT_TIP = 10**9
 """The priority fee anvil adds to the base fee in the gas price it reports (1 gwei)."""
-
-
-if TYPE_CHECKING:
-    from ..devchain.fork.source import ForkPoint
 
 INSTANCE_ID = "0x" + os.urandom(32).hex()
 """anvil_metadata's instanceId: one per process, as anvil draws one per instance."""
@@ -134,17 +130,13 @@ def _dump_state(scope: Scope) -> Any:
     return "0x" + scope.dev.dump_state(compress=True).hex()
 
 
-def _load_state(scope: Scope, state: bytes) -> Any:
-    scope.dev.load_state(state)
-    return True
-
-
 ROWS = (
     control("evm_setBlockGasLimit", _set_block_gas_limit, Param("gasLimit", _number("gas limit"))),
     control("anvil_setChainId", _set_chain_id, Param("chainId", _number("chain id"))),
     control("anvil_nodeInfo", _node_info),
     control("anvil_dumpState", _dump_state),
-    control("anvil_loadState", _load_state, Param("state", lambda value: parse_data(value, "state"))),
+    control("anvil_loadState", chain_call("load_state", True),
+            Param("state", lambda value: parse_data(value, "state"))),
     *anvil_and_hardhat("metadata", _metadata),
     *anvil_and_hardhat("reset", _reset, opt("options", _forking)),
     *anvil_and_hardhat("setCoinbase", _set_coinbase, Param("address", parse_address)),

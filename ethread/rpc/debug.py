@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from ..codec.hex import go_quote, parse_bytes_param, parse_hash_param, parse_quantity
+from ..codec.hex import go_quote, parse_bytes_param, parse_hash_param, parse_quantity, wrong_type
 from ..codec.params import (
     parse_block_overrides,
     parse_block_ref,
@@ -57,7 +57,7 @@ from ..methods.tracing import (
     trace_raw_block,
     trace_transaction,
 )
-from ..models import BlockHashRef, BlockRef, Hash32
+from ..models import Block, BlockHashRef, BlockRef, Hash32
 from .context import MAX_TRACE_TIMEOUT, Context
 from .row import Method, Param, Scope, opt
 
@@ -126,8 +126,7 @@ def parse_trace_config(value: Any, cap: float = MAX_TRACE_TIMEOUT,
         return TraceOptions(timeout=min(DEFAULT_TRACE_TIMEOUT, cap),
                             logger=LoggerConfig(cap=answer_bytes))
     if not isinstance(value, dict):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
-                            "tracers.TraceConfig")
+        raise wrong_type(value, "tracers.TraceConfig")
     flags = {key: bool(_field(value, key, bool, "bool"))
              for key in ("enableMemory", "disableStack", "disableStorage", "enableReturnData")}
     limit = max(_field(value, "limit", int, "int") or 0, 0)
@@ -142,8 +141,7 @@ def parse_trace_config(value: Any, cap: float = MAX_TRACE_TIMEOUT,
         timeout = min(timeout, cap)
     tracer_config = value.get("tracerConfig")
     if tracer_config is not None and not isinstance(tracer_config, dict):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(tracer_config)} into Go value "
-                            "of type map[string]interface {}")
+        raise wrong_type(tracer_config, "map[string]interface {}")
     return TraceOptions(tracer=tracer or None, tracer_config=tracer_config, logger=logger,
                         timeout=timeout)
 
@@ -387,12 +385,17 @@ def _trace_transaction(scope: Scope, tx_hash: Hash32, options: TraceOptions | No
                                                                states=replays(scope))))
 
 
-def _trace_block_by_number(scope: Scope, ref: Any, options: TraceOptions | None) -> Any:
-    backend = scope.backend
+def block_at(backend: Any, ref: BlockRef) -> Block | None:
+    """The block a number, tag or hash names, read as a replay reads it (None: not held)."""
     header = resolve_header(backend, ref)
-    if header is None:
+    return None if header is None else block_by_ref(backend, BlockHashRef(hash=header.hash))
+
+
+def _trace_block_by_number(scope: Scope, ref: Any, options: TraceOptions | None) -> Any:
+    block = block_at(scope.backend, ref)
+    if block is None:
         raise NotTraceable(f"block #{ref} not found")
-    return _traced_block(scope, block_by_ref(backend, BlockHashRef(hash=header.hash)), options)
+    return _traced_block(scope, block, options)
 
 
 def _trace_block_by_hash(scope: Scope, block_hash: Hash32, options: TraceOptions | None) -> Any:

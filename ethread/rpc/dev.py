@@ -12,8 +12,9 @@ from typing import Any
 
 from ..codec.hex import parse_address, parse_data, parse_hash_param, parse_quantity, parse_storage_key
 from ..codec.params import parse_bool, parse_call_request
+from ..devchain import DevChain
 from ..errors import InvalidParams
-from ..models import Address, CallRequest, Hash32
+from ..models import CallRequest, Hash32
 from .row import Param, Scope, anvil_and_hardhat, control, opt
 
 MAX_MINE_BLOCKS = 10_000
@@ -35,6 +36,17 @@ def quantity_or_number(what: str, bits: int = 64) -> Callable[[Any], int]:
 def _word(what: str) -> Callable[[Any], int]:
     """A storage value: hex of at most 32 bytes (leading zeros allowed, as tools pad them)."""
     return lambda value: int.from_bytes(parse_storage_key(value, what), "big")
+
+
+def chain_call(name: str, answer: Any = None) -> Callable[..., Any]:
+    """A control that calls the dev chain's method ``name`` with its parameters and answers
+    ``answer`` (null by default)."""
+    def run(scope: Scope, *args: Any) -> Any:
+        getattr(scope.dev, name)(*args)
+        return answer
+
+    run.__wrapped__ = getattr(DevChain, name)  # type: ignore[attr-defined]  # (what the docs name)
+    return run
 
 
 def _send_transaction(scope: Scope, request: CallRequest) -> Any:
@@ -88,35 +100,6 @@ def _increase_time(scope: Scope, seconds: int) -> Any:
     return scope.dev.increase_time(seconds)
 
 
-def _set_next_block_timestamp(scope: Scope, timestamp: int) -> Any:
-    scope.dev.set_next_block_timestamp(timestamp)
-
-
-def _set_balance(scope: Scope, address: Address, balance: int) -> Any:
-    scope.dev.set_balance(address, balance)
-
-
-def _set_code(scope: Scope, address: Address, code: bytes) -> Any:
-    scope.dev.set_code(address, code)
-
-
-def _set_storage_at(scope: Scope, address: Address, slot: int, value: int) -> Any:
-    scope.dev.set_storage(address, slot, value)
-    return True
-
-
-def _set_nonce(scope: Scope, address: Address, nonce: int) -> Any:
-    scope.dev.set_nonce(address, nonce)
-
-
-def _impersonate(scope: Scope, address: Address) -> Any:
-    scope.dev.impersonate(address)
-
-
-def _stop_impersonating(scope: Scope, address: Address) -> Any:
-    scope.dev.stop_impersonating(address)
-
-
 def _set_automine(scope: Scope, on: bool) -> Any:
     scope.dev.automine = on
 
@@ -135,10 +118,6 @@ def _hardhat_drop_transaction(scope: Scope, tx_hash: Hash32) -> Any:
     return scope.dev.drop_transaction(tx_hash)
 
 
-def _drop_all(scope: Scope) -> Any:
-    scope.dev.drop_all_transactions()
-
-
 ADDRESS = Param("address", parse_address)
 TX_HASH = Param("hash", parse_hash_param)
 ON = Param("enabled", parse_bool)
@@ -153,24 +132,25 @@ ROWS = (
     control("evm_snapshot", _snapshot),
     control("evm_revert", _revert, Param("id", quantity_or_number("snapshot id"))),
     control("evm_increaseTime", _increase_time, Param("seconds", quantity_or_number("seconds"))),
-    control("evm_setNextBlockTimestamp", _set_next_block_timestamp,
+    control("evm_setNextBlockTimestamp", chain_call("set_next_block_timestamp"),
                Param("timestamp", quantity_or_number("timestamp"))),
     control("evm_setAutomine", _set_automine, ON),
     control("anvil_setAutomine", _set_automine, ON),
     control("anvil_getAutomine", _get_automine),
     control("hardhat_getAutomine", _get_automine),
-    *anvil_and_hardhat("setBalance", _set_balance, ADDRESS,
+    *anvil_and_hardhat("setBalance", chain_call("set_balance"), ADDRESS,
            Param("balance", lambda value: parse_quantity(value, "balance"))),
-    *anvil_and_hardhat("setCode", _set_code, ADDRESS, Param("code", lambda value: parse_data(value, "code"))),
-    *anvil_and_hardhat("setStorageAt", _set_storage_at, ADDRESS, Param("slot", _word("slot")),
+    *anvil_and_hardhat("setCode", chain_call("set_code"), ADDRESS,
+           Param("code", lambda value: parse_data(value, "code"))),
+    *anvil_and_hardhat("setStorageAt", chain_call("set_storage", True), ADDRESS, Param("slot", _word("slot")),
            Param("value", _word("value"))),
-    *anvil_and_hardhat("setNonce", _set_nonce, ADDRESS,
+    *anvil_and_hardhat("setNonce", chain_call("set_nonce"), ADDRESS,
            Param("nonce", lambda value: parse_quantity(value, "nonce", bits=64))),
-    *anvil_and_hardhat("impersonateAccount", _impersonate, ADDRESS),
-    *anvil_and_hardhat("stopImpersonatingAccount", _stop_impersonating, ADDRESS),
+    *anvil_and_hardhat("impersonateAccount", chain_call("impersonate"), ADDRESS),
+    *anvil_and_hardhat("stopImpersonatingAccount", chain_call("stop_impersonating"), ADDRESS),
     *anvil_and_hardhat("mine", _mine_many, opt("blocks", quantity_or_number("blocks"), 1),
            opt("interval", quantity_or_number("interval"))),
     control("anvil_dropTransaction", _drop_transaction, TX_HASH),
     control("hardhat_dropTransaction", _hardhat_drop_transaction, TX_HASH),
-    control("anvil_dropAllTransactions", _drop_all),
+    control("anvil_dropAllTransactions", chain_call("drop_all_transactions")),
 )

@@ -7,7 +7,14 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import methods
-from ..codec.hex import decode_storage_key, parse_address, parse_address_param, parse_hash_param, parse_string_param
+from ..codec.hex import (
+    decode_storage_key,
+    parse_address,
+    parse_address_param,
+    parse_hash_param,
+    parse_string_param,
+    wrong_type,
+)
 from ..codec.params import (
     parse_block_overrides,
     parse_block_ref,
@@ -30,7 +37,7 @@ from ..codec.serialize import (
     to_json,
 )
 from ..codec.stored_answers import stored_receipt, stored_receipts
-from ..errors import InvalidParams, MethodNotFound, go_json_type
+from ..errors import InvalidParams, MethodNotFound
 from ..methods import (
     counts,
     fees,
@@ -216,7 +223,7 @@ def _strings(value: Any) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type []string")
+        raise wrong_type(value, "[]string")
     return [parse_string_param(v) for v in value]
 
 
@@ -248,16 +255,14 @@ def _storage_at(scope: Scope, address: Address, text: str, block: BlockRef) -> A
 
 def _storage_requests(value: Any) -> dict[bytes, list[bytes]]:
     if not isinstance(value, dict):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
-                            "map[common.Address][]common.Hash")
+        raise wrong_type(value, "map[common.Address][]common.Hash")
     out: dict[bytes, list[bytes]] = {}
     for key, slots in value.items():
         address = parse_address(key, "Address")
         if slots is None:
             slots = []
         if not isinstance(slots, list):
-            raise InvalidParams(f"json: cannot unmarshal {go_json_type(slots)} into Go value of "
-                                "type []common.Hash")
+            raise wrong_type(slots, "[]common.Hash")
         out[address] = [parse_hash_param(slot) for slot in slots]
     return out
 
@@ -305,26 +310,6 @@ def _gas_price(scope: Scope) -> Any:
     return hex(fees.gas_price(tip, fees.head_base_fee(scope.backend)))
 
 
-def _blob_base_fee(scope: Scope) -> Any:
-    fee = fees.get_blob_base_fee(scope.backend)
-    return None if fee is None else hex(fee)
-
-
-def _base_fee(scope: Scope) -> Any:
-    fee = fees.get_base_fee(scope.backend)
-    return None if fee is None else hex(fee)
-
-
-def _config(scope: Scope) -> Any:
-    forks = get_config(scope.backend)
-    return None if forks is None else chain_forks_json(forks)
-
-
-def _capabilities(scope: Scope) -> Any:
-    capabilities = get_capabilities(scope.backend)
-    return None if capabilities is None else capabilities_json(capabilities)
-
-
 def _syncing(scope: Scope) -> Any:
     return node.syncing()
 
@@ -345,7 +330,7 @@ def _registry(scope: Scope) -> FilterRegistry:
 
 def _filter_id(value: Any) -> str:
     if not isinstance(value, str):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type rpc.ID")
+        raise wrong_type(value, "rpc.ID")
     return value
 
 
@@ -451,10 +436,11 @@ ROWS = (
             Param("rewardPercentiles", parse_percentiles)), 80, slow=True),
     Method("eth_gasPrice", _gas_price, (), 80, cacheable=False),
     Method("eth_maxPriorityFeePerGas", _max_priority_fee, (), 80, cacheable=False),
-    Method("eth_blobBaseFee", _blob_base_fee, (), 300),
-    Method("eth_baseFee", _base_fee, (), 80),
-    Method("eth_config", _config, (), 80),
-    Method("eth_capabilities", _capabilities, (), 80),
+    Method("eth_blobBaseFee", _lookup(fees.get_blob_base_fee, _quantity), (), 300),
+    Method("eth_baseFee", _lookup(fees.get_base_fee, _quantity), (), 80),
+    Method("eth_config", _lookup(get_config, lambda forks, ctx: chain_forks_json(forks)), (), 80),
+    Method("eth_capabilities", _lookup(get_capabilities, lambda found, ctx: capabilities_json(found)),
+           (), 80),
     Method("eth_syncing", _syncing, (), 5),
     Method("eth_accounts", _accounts, (), 80),
     Method("eth_requestAccounts", _accounts),  # (EIP-1102; anvil answers it as eth_accounts)

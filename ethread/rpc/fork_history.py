@@ -70,18 +70,6 @@ def _remote_hash(history: ForkHistory, backend: Backend, value: Any) -> Hash32 |
     return block_hash
 
 
-def block_number(history: ForkHistory, params: list[Any], local: Local) -> Any:
-    number = _number(history, local.backend, params[0])
-    return NOT_HISTORY if number is None else history.block(number, parse_bool(params[1]))
-
-
-def block_hash(history: ForkHistory, params: list[Any], local: Local) -> Any:
-    block_hash = _remote_hash(history, local.backend, params[0])
-    if block_hash is None:
-        return NOT_HISTORY
-    return history.block_by_hash(block_hash, parse_bool(params[1]))
-
-
 def _block_of(history: ForkHistory, local: Local, value: Any, by_hash: bool,
               full: bool) -> Any:
     """The node's block a number, tag or hash names (None: no such block in the chain);
@@ -91,6 +79,26 @@ def _block_of(history: ForkHistory, local: Local, value: Any, by_hash: bool,
         return NOT_HISTORY if block_hash is None else history.block_by_hash(block_hash, full)
     number = _number(history, local.backend, value)
     return NOT_HISTORY if number is None else history.block(number, full)
+
+
+def _block(by_hash: bool) -> HistoryRead:
+    def read(history: ForkHistory, params: list[Any], local: Local) -> Any:
+        return _block_of(history, local, params[0], by_hash, parse_bool(params[1]))
+
+    return read
+
+
+block_number, block_hash = _block(False), _block(True)
+
+
+def _height(history: ForkHistory, local: Local, value: Any, by_hash: bool) -> Any:
+    """The height of the node's block a number, tag or hash names (None: no such block in the
+    chain); NOT_HISTORY when it is the chain's own."""
+    if by_hash:
+        block_hash = _remote_hash(history, local.backend, value)
+        return NOT_HISTORY if block_hash is None else history.number_of(block_hash)
+    number = _number(history, local.backend, value)
+    return NOT_HISTORY if number is None else number
 
 
 def count(key: str, by_hash: bool) -> HistoryRead:
@@ -121,19 +129,8 @@ def transaction_at(by_hash: bool, raw: bool) -> HistoryRead:
 def uncle_at(by_hash: bool) -> HistoryRead:
     def read(history: ForkHistory, params: list[Any], local: Local) -> Any:
         index = parse_index(params[1])
-        if by_hash:
-            block_hash = _remote_hash(history, local.backend, params[0])
-            if block_hash is None:
-                return NOT_HISTORY
-            number = history.number_of(block_hash)
-            if number is None:
-                return None
-        else:
-            found = _number(history, local.backend, params[0])
-            if found is None:
-                return NOT_HISTORY
-            number = found
-        return history.uncle(number, index)
+        number = _height(history, local, params[0], by_hash)
+        return number if number is NOT_HISTORY or number is None else history.uncle(number, index)
 
     return read
 

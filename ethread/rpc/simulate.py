@@ -4,13 +4,14 @@ block as eth_getBlockByHash does, with a ``calls`` list beside)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from ..codec.hex import parse_address, parse_quantity
+from ..codec.hex import parse_address, parse_quantity, wrong_type
 from ..codec.params import parse_block_overrides, parse_call_request, parse_state_override
 from ..codec.serialize import block_json, to_json
 from ..errors import InvalidParams, go_json_type
-from ..models import Withdrawal
+from ..models import HeaderOverrides, Withdrawal
 from ..simulation import (
     CallResult,
     SimulatedBlock,
@@ -51,8 +52,7 @@ def parse_simulate_options(value: Any) -> SimulateOptions:
     ``stateOverrides`` and ``calls``), ``traceTransfers``, ``validation`` and
     ``returnFullTransactions``. Unknown keys are ignored, as geth's decoder ignores them."""
     if not isinstance(value, dict):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
-                            "ethapi.simOpts")
+        raise wrong_type(value, "ethapi.simOpts")
     blocks = _list(value.get("blockStateCalls"), "simOpts.blockStateCalls", "[]ethapi.simBlock")
     return SimulateOptions(
         block_state_calls=tuple(_block_calls(block) for block in blocks),
@@ -80,13 +80,8 @@ def _block_overrides(value: Any) -> SimulatedBlockOverrides | None:
     if common is None:
         return None
     assert isinstance(value, dict)
-    return SimulatedBlockOverrides(
-        number=common.number, difficulty=common.difficulty, time=common.time,
-        gas_limit=common.gas_limit, fee_recipient=common.fee_recipient,
-        prev_randao=common.prev_randao, base_fee_per_gas=common.base_fee_per_gas,
-        blob_base_fee=common.blob_base_fee, beacon_root=common.beacon_root,
-        withdrawals=_withdrawals(value.get("withdrawals")),
-    )
+    header = {f.name: getattr(common, f.name) for f in dataclasses.fields(HeaderOverrides)}
+    return SimulatedBlockOverrides(**header, withdrawals=_withdrawals(value.get("withdrawals")))
 
 
 def _withdrawals(value: Any) -> tuple[Withdrawal, ...] | None:

@@ -21,7 +21,6 @@ from ..codec.params import (
     parse_state_override,
 )
 from ..errors import InvalidParams, go_json_type
-from ..methods.resolve import resolve_header
 from ..methods.tracing import FlatCall
 from ..methods.tracing.parity import (
     TRACE_TYPES,
@@ -41,10 +40,10 @@ from ..methods.tracing.parity import (
     trace_at,
     transaction_traces,
 )
-from ..methods.tracing.replay import DEFAULT_TRACE_TIMEOUT, block_by_ref
+from ..methods.tracing.replay import DEFAULT_TRACE_TIMEOUT
 from ..methods.tracing.vm_trace import VmOp, VmTrace
-from ..models import Block, BlockHashRef, BlockRef, Hash32
-from .debug import replays, trace_limits, traced
+from ..models import BlockRef, Hash32
+from .debug import block_at, replays, trace_limits, traced
 from .row import Param, Scope, opt
 
 
@@ -220,13 +219,6 @@ def parse_trace_filter(value: Any) -> TraceFilter:
                        after=_count(value, "after") or 0, count=_count(value, "count"))
 
 
-def _block(backend: Any, ref: BlockRef) -> Block | None:
-    header = resolve_header(backend, ref)
-    if header is None:
-        return None
-    return block_by_ref(backend, BlockHashRef(hash=header.hash))
-
-
 def _timeout(scope: Scope) -> float:
     cap = trace_limits(scope.ctx).timeout
     return min(DEFAULT_TRACE_TIMEOUT, cap) if cap > 0 else DEFAULT_TRACE_TIMEOUT
@@ -247,7 +239,7 @@ def _trace_transaction(scope: Scope, tx_hash: Hash32) -> Any:
 
 
 def _trace_block(scope: Scope, ref: BlockRef) -> Any:
-    block = _block(scope.backend, ref)
+    block = block_at(scope.backend, ref)
     if block is None:
         return None
     return [localized_json(t)
@@ -284,7 +276,7 @@ def _replay_transaction(scope: Scope, tx_hash: Hash32, types: tuple[str, ...]) -
 
 
 def _replay_block(scope: Scope, ref: BlockRef, types: tuple[str, ...]) -> Any:
-    block = _block(scope.backend, ref)
+    block = block_at(scope.backend, ref)
     if block is None:
         return None
     return [replay_json(r) for r in replay_block(scope.backend, block, types, _timeout(scope),

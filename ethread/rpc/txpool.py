@@ -20,11 +20,12 @@ from ..codec.hex import (
     parse_data,
     parse_hash,
     parse_quantity,
+    wrong_type,
 )
 from ..codec.serialize import to_json
 from ..devchain.payload import BuiltPayload, PayloadAttributes
 from ..devchain.txpool import Pooled
-from ..errors import InvalidParams, go_json_type
+from ..errors import InvalidParams
 from ..models import Address, Hash32, Transaction, Withdrawal
 from .row import Method, Param, Scope, Where, opt
 
@@ -78,12 +79,16 @@ def _status(scope: Scope) -> Any:
     return {"pending": hex(pending), "queued": hex(queued)}
 
 
-def _content(scope: Scope) -> Any:
+def _by_sender(scope: Scope, render: Callable[[list[Any]], Any]) -> Any:
+    """The pool's pending and queued transactions, each sender's ``render``ed."""
     content = scope.pool.content()
-    return {
-        "pending": {to_checksum_address(s): _by_nonce(txs) for s, txs in content.pending.items()},
-        "queued": {to_checksum_address(s): _by_nonce(txs) for s, txs in content.queued.items()},
-    }
+    return {section: {to_checksum_address(s): render(txs)
+                      for s, txs in getattr(content, section).items()}
+            for section in ("pending", "queued")}
+
+
+def _content(scope: Scope) -> Any:
+    return _by_sender(scope, _by_nonce)
 
 
 def _content_from(scope: Scope, address: Address) -> Any:
@@ -106,13 +111,7 @@ def fields_price(tx: Transaction) -> int:
 
 
 def _inspect(scope: Scope) -> Any:
-    content = scope.pool.content()
-    return {
-        "pending": {to_checksum_address(s): {str(p.tx.nonce): _inspect_line(p) for p in txs}
-                    for s, txs in content.pending.items()},
-        "queued": {to_checksum_address(s): {str(p.tx.nonce): _inspect_line(p) for p in txs}
-                   for s, txs in content.queued.items()},
-    }
+    return _by_sender(scope, lambda txs: {str(p.tx.nonce): _inspect_line(p) for p in txs})
 
 
 # -- testing_buildBlockV1 -----------------------------------------------------------------------
@@ -126,8 +125,7 @@ def _required(obj: dict[str, Any], key: str, kind: str) -> Any:
 
 def _withdrawal(value: Any) -> Withdrawal:
     if not isinstance(value, dict):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
-                            "types.Withdrawal")
+        raise wrong_type(value, "types.Withdrawal")
     return Withdrawal(
         index=parse_quantity(_required(value, "index", "Withdrawal"), "index", bits=64),
         validator_index=parse_quantity(_required(value, "validatorIndex", "Withdrawal"),
@@ -140,14 +138,12 @@ def _withdrawal(value: Any) -> Withdrawal:
 def parse_payload_attributes(value: Any) -> PayloadAttributes:
     """The engine API's ``PayloadAttributes`` object, with geth's words for a missing field."""
     if not isinstance(value, dict):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
-                            "engine.PayloadAttributes")
+        raise wrong_type(value, "engine.PayloadAttributes")
     kind = "PayloadAttributes"
     withdrawals = value.get("withdrawals")
     if withdrawals is not None:
         if not isinstance(withdrawals, list):
-            raise InvalidParams(f"json: cannot unmarshal {go_json_type(withdrawals)} into Go value of "
-                                "type []*types.Withdrawal")
+            raise wrong_type(withdrawals, "[]*types.Withdrawal")
         if len(withdrawals) > MAX_WITHDRAWALS:
             raise InvalidParams(f"too many withdrawals: at most {MAX_WITHDRAWALS}")
     root = value.get("parentBeaconBlockRoot")
@@ -164,8 +160,7 @@ def _transactions(value: Any) -> list[bytes] | None:
     if value is None:
         return None
     if not isinstance(value, list):
-        raise InvalidParams(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
-                            "[]hexutil.Bytes")
+        raise wrong_type(value, "[]hexutil.Bytes")
     if len(value) > MAX_BUILD_TRANSACTIONS:
         raise InvalidParams(f"too many transactions: at most {MAX_BUILD_TRANSACTIONS}")
     return [parse_bytes_param(item) for item in value]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ethread.chain.statetest import FixtureError, read_fixture, run_file, run_test, vm_for_fork
+from ethread.chain.statetest import FixtureError, StateTestResult, read_fixture, run_test, vm_for_fork
 from ethread.cli import main
 from ethread.evm import BlobParams, OsakaVM
 from tests.support.paths import conformance_dir
@@ -25,6 +25,11 @@ def eest_files() -> list[Path]:
     if not files:
         pytest.fail(f"no state fixtures under {root}")
     return files
+
+
+def run_file(path: Path) -> list[StateTestResult]:
+    """Every vector of a fixture file, in its order."""
+    return [result for name, test in read_fixture(path).items() for result in run_test(name, test)]
 
 
 def expected_vectors(path: Path) -> list[tuple[str, str, dict[str, Any]]]:

@@ -27,7 +27,6 @@ from ethread.codec.serialize import (
     header_json,
     receipts_answer,
     to_json,
-    transaction_json,
 )
 from ethread.methods.config import get_config
 from ethread.methods.fees import fee_history
@@ -148,7 +147,6 @@ def test_a_transaction_is_written_as_geth_wrote_it(chains: dict[str, MemoryBacke
     block = backend.block_by_hash(location[0])
     assert block is not None
     itx = block.transactions[location[1]]
-    assert transaction_json(itx, style) == expected
     assert to_json(itx, None, style) == expected
     assert _plain(to_json(itx, FragmentCache(), style)) == expected
 

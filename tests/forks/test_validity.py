@@ -110,18 +110,18 @@ def test_the_upfront_cost_counts_value_and_blob_gas_at_the_blob_fee_cap() -> Non
 
 
 REFUSALS: list[tuple[InvalidTransaction, str, str]] = [
-    (NonceTooLow(1, 2, SENDER.address), f"nonce too low: address {WHO}, tx: 1 state: 2",
+    (NonceTooLow(1, 2, sender=SENDER.address), f"nonce too low: address {WHO}, tx: 1 state: 2",
      "nonce too low: next nonce 2, tx nonce 1"),
     (IntrinsicGasTooLow(21_000, 22_600), "intrinsic gas too low: have 21000, want 22600",
      "intrinsic gas too low: gas 21000, minimum needed 22600"),
     (InitcodeTooLarge(49_153, 49_152), "max initcode size exceeded: code size 49153 limit 49152",
      "max initcode size exceeded: code size 49153, limit 49152"),
-    (InsufficientFunds(0, 7, SENDER.address),
+    (InsufficientFunds(0, 7, sender=SENDER.address),
      f"insufficient funds for gas * price + value: address {WHO} have 0 want 7",
      "insufficient funds for gas * price + value: balance 0, tx cost 7, overshot 7"),
-    (SenderNotEOA(2, SENDER.address), f"sender not an eoa: address {WHO}, len(code): 2",
+    (SenderNotEOA(2, sender=SENDER.address), f"sender not an eoa: address {WHO}, len(code): 2",
      f"sender not an eoa: address {WHO}"),
-    (TipAboveFeeCap(2, 1, SENDER.address),
+    (TipAboveFeeCap(2, 1, sender=SENDER.address),
      f"max priority fee per gas higher than max fee per gas: address {WHO}, "
      "maxPriorityFeePerGas: 2, maxFeePerGas: 1",
      "max priority fee per gas higher than max fee per gas"),

@@ -14,14 +14,7 @@ from ethread.backends.history import RawBlock
 from ethread.frames.bulk import tables_of_records
 from ethread.frames.tables import TABLES
 from ethread.rlpcodec.items import decode_nested, encode_nested
-from tests.support.frames_walks import (
-    dense_same_as_plain,
-    fails_alike,
-    held,
-    read,
-    same_as_plain,
-    same_in_small_batches,
-)
+from tests.support import frames_walks as walks
 
 pa = pytest.importorskip("pyarrow")
 
@@ -29,20 +22,20 @@ pa = pytest.importorskip("pyarrow")
 @pytest.mark.parametrize("source", ["lmdb", "era1", "ere"])
 def test_the_logs_of_every_store_equal_the_plain_path(compat: dict[str, Any], source: str,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    records, config = held(compat[source])
-    table = same_as_plain("logs", records, config)
+    records, config = walks.held(compat[source])
+    table = walks.same_as_plain("logs", records, config)
     assert table.num_rows > 0
-    same_in_small_batches("logs", records, config, table, monkeypatch, 3)
+    walks.same_in_small_batches("logs", records, config, table, monkeypatch, 3)
     # with the other tables: each batch's read the plain way beside its logs
     walked = tables_of_records(records, TABLES, config)
     plain = tables_of_records(records, TABLES, config, arrays=False)
     for name in TABLES:
         assert walked[name].equals(plain[name]), name
-    assert read("logs", [], config, True).equals(read("logs", [], None, False))
+    assert walks.read("logs", [], config, True).equals(walks.read("logs", [], None, False))
 
 
 def test_dense_history_logs_equal_the_plain_path(tmp_path: Path) -> None:
-    table = dense_same_as_plain("logs", tmp_path)
+    table = walks.dense_same_as_plain("logs", tmp_path)
     assert table.num_rows > 100
     widths = {sum(table.column(f"topic{k}")[row].is_valid for k in range(4))
               for row in range(table.num_rows)}
@@ -62,7 +55,7 @@ def _with_receipts(raw: RawBlock, change: Any) -> RawBlock:
 
 
 def _logged_block(compat: dict[str, Any]) -> tuple[list[RawBlock], int, Any]:
-    records, config = held(compat["lmdb"])
+    records, config = walks.held(compat["lmdb"])
     for index, raw in enumerate(records):
         receipts = decode_nested(raw.receipts_rlp or b"")
         assert isinstance(receipts, list)
@@ -85,8 +78,8 @@ def test_a_batch_of_another_shape_is_read_the_plain_way(compat: dict[str, Any]) 
     for change in (short_address, five_topics):
         changed = [*records]
         changed[index] = _with_receipts(records[index], change)
-        table = same_as_plain("logs", changed, config, walked=False)
-        assert table.num_rows == read("logs", records, config, False).num_rows
+        table = walks.same_as_plain("logs", changed, config, walked=False)
+        assert table.num_rows == walks.read("logs", records, config, False).num_rows
 
 
 def test_a_damaged_batch_fails_as_the_plain_path_fails(compat: dict[str, Any]) -> None:
@@ -94,5 +87,5 @@ def test_a_damaged_batch_fails_as_the_plain_path_fails(compat: dict[str, Any]) -
     damaged = [*records]
     receipts = records[index].receipts_rlp or b""
     damaged[index] = records[index]._replace(receipts_rlp=receipts[:-1])
-    message = fails_alike("logs", damaged, config)
+    message = walks.fails_alike("logs", damaged, config)
     assert message.startswith(f"block {records[index].number}:")

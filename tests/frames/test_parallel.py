@@ -74,14 +74,14 @@ def test_a_part_is_mapped_when_there_is_room_and_sent_when_not(
     expected = collect(sepolia, lo, hi, NAMES, progress=False)
     assert expected["transactions"].num_rows > 0
     monkeypatch.setattr(parallel, "SHARED_RESERVE", 0)
-    mapped = parallel._part(open_backend, lo, hi, NAMES, str(tmp_path))
+    mapped = parallel.read_part(open_backend, lo, hi, NAMES, str(tmp_path))
     assert all(isinstance(value, parallel._Mapped) for value in mapped.values())
     assert len(list(tmp_path.iterdir())) == len(NAMES)
     for name in NAMES:
         assert parallel._received(mapped[name]).equals(expected[name]), name
     assert list(tmp_path.iterdir()) == []
     monkeypatch.setattr(parallel, "SHARED_RESERVE", 2**62)
-    sent = parallel._part(open_backend, lo, hi, NAMES, str(tmp_path))
+    sent = parallel.read_part(open_backend, lo, hi, NAMES, str(tmp_path))
     for name in NAMES:
         assert sent[name].equals(expected[name]), name
     assert list(tmp_path.iterdir()) == []

@@ -181,20 +181,17 @@ def test_logs_decoded_with_an_abi() -> None:
     assert "owner" in both.column_names and "spender" in both.column_names
 
 
+def _printed(statement: str, error: str, label: str) -> str:
+    """Script lines running ``statement`` and printing ``label`` and the ``error`` it raises."""
+    return f"try:\n    {statement}\nexcept {error} as exc:\n    print('{label}:', exc)\n"
+
+
 def test_missing_extra_is_a_clear_error() -> None:
     """The core imports and runs without pyarrow; frames then say what to install."""
     done = run_without(("pyarrow", "tqdm", "plyvel", "web3"), (
-        "import ethread\n"
-        "from ethread import frames\n"
-        "backend = ethread.MemoryBackend()\n"
-        "try:\n"
-        "    frames.blocks(backend, 0, 1)\n"
-        "except frames.MissingExtra as exc:\n"
-        "    print('missing:', exc)\n"
-        "try:\n"
-        "    ethread.LevelDBBackend\n"
-        "except ImportError as exc:\n"
-        "    print('leveldb:', exc)\n"))
+        "import ethread\nfrom ethread import frames\nbackend = ethread.MemoryBackend()\n"
+        + _printed("frames.blocks(backend, 0, 1)", "frames.MissingExtra", "missing")
+        + _printed("ethread.LevelDBBackend", "ImportError", "leveldb")))
     assert done.returncode == 0, done.stderr
     assert "missing: ethread.frames needs pyarrow" in done.stdout
     assert "pip install 'ethread[frames]'" in done.stdout
@@ -209,11 +206,8 @@ def test_numpy_missing_is_a_clear_error() -> None:
         "from ethread import frames\n"
         "from ethread.frames import parallel\n"
         "print('engines imported:', sorted(m for m in ('plyvel', 'lmdb') if m in sys.modules))\n"
-        "from ethread.frames.columns import numpy_module\n"
-        "try:\n"
-        "    numpy_module()\n"
-        "except frames.MissingExtra as exc:\n"
-        "    print('missing:', exc)\n"))
+        "from ethread.frames.extra import numpy\n"
+        + _printed("numpy()", "frames.MissingExtra", "missing")))
     assert done.returncode == 0, done.stderr
     assert "engines imported: []" in done.stdout
     assert "missing: ethread.frames needs numpy" in done.stdout

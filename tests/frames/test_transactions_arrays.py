@@ -19,14 +19,7 @@ from ethread.rlpcodec.items import (
     item_spans,
     payload_span,
 )
-from tests.support.frames_walks import (
-    dense_same_as_plain,
-    fails_alike,
-    held,
-    read,
-    same_as_plain,
-    same_in_small_batches,
-)
+from tests.support import frames_walks as walks
 
 pa = pytest.importorskip("pyarrow")
 
@@ -34,15 +27,15 @@ pa = pytest.importorskip("pyarrow")
 @pytest.mark.parametrize("source", ["lmdb", "era1", "ere"])
 def test_the_transactions_of_every_store_equal_the_plain_path(
         compat: dict[str, Any], source: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    records, config = held(compat[source], receipts=False)
-    table = same_as_plain("transactions", records, config)
+    records, config = walks.held(compat[source], receipts=False)
+    table = walks.same_as_plain("transactions", records, config)
     kinds = set(table.column("type").to_pylist())
     assert kinds >= ({0, 1, 2} if source == "era1" else {0, 1, 2, 3, 4}), kinds
-    same_in_small_batches("transactions", records, config, table, monkeypatch, 4)
+    walks.same_in_small_batches("transactions", records, config, table, monkeypatch, 4)
 
 
 def test_dense_history_transactions_equal_the_plain_path(tmp_path: Path) -> None:
-    table = dense_same_as_plain("transactions", tmp_path)
+    table = walks.dense_same_as_plain("transactions", tmp_path)
     assert table.num_rows == 360
 
 
@@ -64,7 +57,7 @@ def _with_legacy_transaction(records: list[RawBlock], change: Any) -> list[RawBl
 def test_a_batch_the_walk_does_not_take_is_read_the_plain_way(compat: dict[str, Any]) -> None:
     """A nonce of nine bytes (past uint64), a value past decimal128, a signature's r of 33
     bytes: the plain path reads them (a wide or hex column), and so the table is its own."""
-    records, config = held(compat["lmdb"], receipts=False)
+    records, config = walks.held(compat["lmdb"], receipts=False)
 
     def long_nonce(tx: list[Any]) -> None:
         tx[0] = b"\x01" * 9
@@ -77,14 +70,14 @@ def test_a_batch_the_walk_does_not_take_is_read_the_plain_way(compat: dict[str, 
 
     for change in (long_nonce, huge_value, long_r):
         changed = _with_legacy_transaction(records, change)
-        table = same_as_plain("transactions", changed, config, walked=False)
-        assert table.num_rows == read("transactions", records, config, False).num_rows
+        table = walks.same_as_plain("transactions", changed, config, walked=False)
+        assert table.num_rows == walks.read("transactions", records, config, False).num_rows
 
 
 def test_a_damaged_batch_fails_as_the_plain_path_fails(compat: dict[str, Any]) -> None:
     """A damaged uncle header (which the transactions table does not read) fails the batch, as
     decoding the body whole does."""
-    records, config = held(compat["lmdb"], receipts=False)
+    records, config = walks.held(compat["lmdb"], receipts=False)
     index, raw = next((index, raw) for index, raw in enumerate(records)
                       if count_items(raw.body_rlp, *payload_span(
                           raw.body_rlp, item_spans(raw.body_rlp, *payload_span(raw.body_rlp))[1][0])))
@@ -96,5 +89,5 @@ def test_a_damaged_batch_fails_as_the_plain_path_fails(compat: dict[str, Any]) -
     body[size_end] += 1 if body[size_end] < 0xFF else -1
     damaged = [*records]
     damaged[index] = raw._replace(body_rlp=bytes(body))
-    message = fails_alike("transactions", damaged, config)
+    message = walks.fails_alike("transactions", damaged, config)
     assert message.startswith(f"block {raw.number}:")

@@ -17,7 +17,7 @@ from eth_hash.auto import keccak
 
 import ethread
 from ethread.codec.answers import DEFAULT_ANSWERS, GETH_1_16
-from ethread.codec.serialize import transaction_json
+from ethread.codec.serialize import to_json
 from ethread.devchain import DevChain
 from ethread.errors import InvalidParams
 from ethread.models import BlockHashRef
@@ -71,7 +71,7 @@ def test_a_pooled_transaction_is_the_mined_one_without_its_block(paused: DevChai
     assert location is not None
     block = paused.backend.block_by_hash(location[0])
     assert block is not None
-    mined = transaction_json(block.transactions[location[1]])
+    mined = to_json(block.transactions[location[1]])
     block_keys = {"blockHash", "blockNumber", "blockTimestamp", "transactionIndex", "gasPrice"}
     assert {k: v for k, v in answer.items() if k not in block_keys} == {
         k: v for k, v in mined.items() if k not in block_keys}
