@@ -19,6 +19,9 @@ ZERO_HASH = b"\x00" * 32
 ZERO_NONCE = b"\x00" * 8
 _GENESIS_KEY = {name: key for key, name in BLOCK_FORKS + TIME_FORKS}
 _BLOCK_NAMES = {name for _, name in BLOCK_FORKS}
+_MERGE = next(name for name in FORK_ORDER if FORK_BY_NAME[name].proof_of_stake)
+_EIP155 = next(name for name in FORK_ORDER if FORK_BY_NAME[name].replay_protection)
+"""The forks that bring the merge and EIP-155's replay protection (paris, spurious_dragon)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +38,8 @@ class ForkSchedule:
             raise ValueError(f"block forks are among {sorted(_BLOCK_NAMES)}")
         if any(name not in time_names for name, _ in self.times):
             raise ValueError(f"timestamp forks are among {sorted(time_names)}")
-        if self.times and "paris" not in dict(self.blocks):
-            raise ValueError("shanghai and later need the merge (paris) first")
+        if self.times and _MERGE not in dict(self.blocks):
+            raise ValueError(f"{TIME_FORKS[0][1]} and later need the merge ({_MERGE}) first")
         for schedule in (self.blocks, self.times):
             ordered = sorted(schedule, key=lambda f: FORK_ORDER.index(f[0]))
             if [at for _, at in ordered] != sorted(at for _, at in ordered):
@@ -56,9 +59,9 @@ class ForkSchedule:
         config: dict[str, Any] = {"chainId": chain_id}
         for name, at in (*self.blocks, *self.times):
             config[_GENESIS_KEY[name]] = at
-        if "spurious_dragon" in dict(self.blocks):  # geth names EIP-155 on its own
-            config["eip155Block"] = dict(self.blocks)["spurious_dragon"]
-        if "paris" in dict(self.blocks):
+        if _EIP155 in dict(self.blocks):  # geth names EIP-155 on its own
+            config["eip155Block"] = dict(self.blocks)[_EIP155]
+        if _MERGE in dict(self.blocks):
             config["terminalTotalDifficultyPassed"] = True
         return config
 
