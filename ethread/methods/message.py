@@ -481,10 +481,10 @@ class PreparedMessage:
         return _OUTCOME(bytes(computation.output), gas_used, peak, error)
 
 
-PY_EVM_BUILD, FRONTIER_BUILD, BERLIN_BUILD = "py-evm", "frontier", "berlin"
+PY_EVM_BUILD, FRONTIER_BUILD, BERLIN_BUILD = "executor's own", "message call", "warm message call"
 """How a run builds its computation: through the executor's ``build_computation`` (an
-executor with a build of its own), or as Frontier's (or Berlin's, which warms the sender, the
-callee and the access list first, then does Frontier's) build of a message call does."""
+executor with a build of its own), or as Frontier's executor (or Berlin's, which warms the
+sender, the callee and the access list first, then does Frontier's) builds a message call."""
 
 
 @lru_cache(maxsize=64)
