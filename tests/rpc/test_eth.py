@@ -1,6 +1,7 @@
 """eth_getBlockReceipts keeps each block's answer under the block's hash: asked again by
 number (hex or a JSON number), hash or tag (with no answer cache) it answers the same bytes without
-reading the receipts again, and those bytes are the receipts' JSON."""
+reading the receipts again, and those bytes are the receipts' JSON. The block rows, which read
+the store through the fragment cache, answer as the methods they skip."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from eth_utils import to_checksum_address
 
 import ethread
 from ethread.codec.response_cache import ResponseCache
-from ethread.codec.serialize import FragmentCache, block_receipts_json, to_json
+from ethread.codec.serialize import FragmentCache, block_json, block_receipts_json, to_json
 from ethread.devchain import DevChain, contracts
 from ethread.models import Hash32, Receipt
 from ethread.rpc.dispatcher import Dispatcher
@@ -136,3 +137,34 @@ def test_a_stores_block_objects_with_hashes_are_the_memory_backends(
                             assert outlined.handle(body) == plain.handle(body), (method, number)
         finally:
             store.close()
+
+
+def test_the_block_rows_answer_as_the_methods_they_skip(rpc_compat_memory: ethread.MemoryBackend
+                                                         ) -> None:
+    """eth_getBlockByHash, eth_getBlockByNumber and eth_getBlockReceipts read the store through
+    the fragment cache instead of calling ``ethread.methods``: on every block of the rpc-compat
+    chain (both ways for full transactions), asked twice so that the second answer comes from
+    the cache, they are the JSON of what the methods return."""
+    from ethread import methods
+    from ethread.rpc.context import DEFAULT_CONTEXT
+    from ethread.rpc.table import call_method
+
+    ctx = DEFAULT_CONTEXT.for_backend()
+    head = rpc_compat_memory.pointer("latest")
+    assert head is not None and head > 30
+    for number in range(head + 1):
+        block_hash = rpc_compat_memory.canonical_hash(number)
+        assert block_hash is not None
+        for full in (False, True):
+            block = methods.get_block_by_hash(rpc_compat_memory, block_hash)
+            assert block is not None
+            expected = orjson.dumps(block_json(block, full))
+            for _ in range(2):
+                assert call_method(rpc_compat_memory, "eth_getBlockByHash",
+                                   ["0x" + block_hash.hex(), full], ctx) == expected
+                assert call_method(rpc_compat_memory, "eth_getBlockByNumber",
+                                   [hex(number), full], ctx) == expected
+        receipts = orjson.dumps(to_json(methods.get_block_receipts(rpc_compat_memory, number)))
+        for _ in range(2):
+            assert call_method(rpc_compat_memory, "eth_getBlockReceipts", [hex(number)],
+                               ctx) == receipts
