@@ -1,12 +1,11 @@
 """eth_createAccessList: the accounts and storage slots a message touches, found as geth does.
 
 geth fills the fee fields as for a transaction (a suggested tip, a fee cap of tip plus twice
-the base fee), then runs the message again and again, each time with the access list the
-previous run touched, until a run touches nothing new. A run notes (through the EVM's hooks,
-:func:`~ethread.evm.hooks.watched_class`) the slots SLOAD and SSTORE read and the accounts
-BALANCE, EXTCODE*, SELFDESTRUCT and the CALL family name, except the sender, the recipient (or
-the created contract), the precompiles and the authorities of the message's authorizations.
-The answer carries the gas the last run used and, when it failed, why (with the list still).
+the base fee), then runs the message with the access list the previous run touched until a
+run touches nothing new. A run notes (:func:`~ethread.evm.hooks.watched_class`) the slots
+SLOAD and SSTORE read and the accounts BALANCE, EXTCODE*, SELFDESTRUCT and the CALL family
+name, except the sender, the recipient (or created contract), the precompiles and the
+authorities. The answer carries the last run's gas used and, when it failed, why.
 """
 
 from __future__ import annotations

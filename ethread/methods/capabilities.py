@@ -1,10 +1,8 @@
 """eth_capabilities: which history and state the node can answer about, so that a router can
-send a query to a node that holds what it asks for instead of meeting "history pruned".
-
-The answer names the head and, for each kind of data (state, transaction lookups, logs,
-receipts, blocks, state proofs), whether it is served, from which block, and the sliding window
-older data goes away in, as geth reports them. ethread deletes nothing, so no kind has a
-window; a store of history only (Era1 archives) serves no state and no proofs.
+send a query to a node that holds it. For each kind of data (state, transaction lookups,
+logs, receipts, blocks, state proofs): whether it is served, from which block, and its
+pruning window, as geth reports them. ethread prunes nothing, so no kind has a window; a
+history-only store (Era1 archives) serves no state and no proofs.
 """
 
 from __future__ import annotations

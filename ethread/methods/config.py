@@ -1,12 +1,11 @@
 """eth_config (EIP-7910): the rules the node runs now, the next fork it has scheduled and the
-last, so that an operator can check a node's configuration before a fork instead of after.
+last, as geth reads them.
 
-As geth reads it: forks are the timestamp-scheduled ones (Shanghai on); the current one is
-the latest active at the head's timestamp (none before Shanghai); the next is the fork right
-after it in activation order if scheduled (a fork skipped in between ends the list), the last
-is the latest scheduled, both null when nothing comes next. Each is described by its
-activation time (0 when active at genesis), blob parameters, chain id, EIP-2124 fork id once
-active, and precompiles and system contracts by EIP-7910 name, from :mod:`ethread.forks.table`.
+Forks are the timestamp-scheduled ones (Shanghai on); the current one is the latest active at
+the head's timestamp (none before Shanghai); the next is the fork right after it if scheduled
+(a fork skipped in between ends the list), the last the latest scheduled, both null when
+nothing comes next. Each carries its activation time (0 at genesis), blob parameters, chain
+id, EIP-2124 fork id once active, and precompiles and system contracts by EIP-7910 name.
 """
 
 from __future__ import annotations

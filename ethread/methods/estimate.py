@@ -3,16 +3,11 @@
 geth's search (``eth/gasestimator``): the upper bound is the block's gas limit (or the gas the
 caller names), lowered to what the sender's balance can pay at its fee cap and to the gas cap;
 a plain transfer to an account without code is tried at 21,000 first; one run at the upper
-bound decides whether the message can succeed at all (a revert answers error 3 with its data);
-its gas used (minus one) is the lower bound, and its gas used before refunds plus the call
-stipend, times 64/63, is tried next, since most messages succeed there. Then a bisection
-skewed to the low side, which stops once the bounds are within 1.5% of each other: the answer
-errs upwards by at most that much, as geth's does.
-
-The steps are geth's, but not all executions: when the run at the upper bound shows that the
-message's path cannot depend on its gas (:mod:`.gas_trace`), the least gas it succeeds with
-is known from that run and later steps compare against it. Same answer, usually one execution
-instead of four or five.
+bound decides whether the message can succeed at all; its gas used before refunds plus the
+call stipend, times 64/63, is tried next; then a bisection skewed to the low side stops once
+the bounds are within 1.5% of each other. When the run at the upper bound shows that the
+message's path cannot depend on its gas (:mod:`.gas_trace`), the later steps compare against
+the least gas known from that run instead of executing.
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """Fees: eth_feeHistory, eth_gasPrice, eth_maxPriorityFeePerGas and eth_blobBaseFee, with
-geth's rules (its gas price oracle and fee history in ``eth/gasprice``).
+geth's rules (``eth/gasprice``). The next base fee follows EIP-1559 (1 gwei for the first
+London block), the blob base fee EIP-4844 with the fork's blob schedule.
 
-- A block's next base fee follows EIP-1559 (the first London block gets 1 gwei); its blob
-  base fee follows EIP-4844 with the fork's blob schedule (the genesis ``blobSchedule``, else
-  Cancun's 3/6 and Prague's 6/9 blobs).
-- The suggested tip samples the three lowest tips of at least 2 wei in each of the last 20
-  blocks (from senders other than the block's miner), reaching back up to 40 blocks when
-  blocks give one sample or none, and answers the 60th percentile, capped at 500 gwei. A
-  block with no usable tip stands for the last price suggested (at first, 0.001 gwei).
+The suggested tip samples the three lowest tips of at least 2 wei in each of the last 20
+blocks (from senders other than the block's miner), reaching back up to 40 blocks when blocks
+give one sample or none, and answers the 60th percentile, capped at 500 gwei. A block with no
+usable tip stands for the last price suggested (at first, 0.001 gwei).
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
-"""Polling filters: eth_newFilter, eth_newBlockFilter, eth_getFilterChanges,
-eth_getFilterLogs, eth_uninstallFilter, as geth's filter API answers them.
+"""Polling filters (eth_newFilter, eth_newBlockFilter, eth_getFilterChanges,
+eth_getFilterLogs, eth_uninstallFilter) as geth's filter API answers them.
 
 A filter reports what the chain gained after it was installed: a block filter the hashes of
-new blocks, a log filter the new logs that match it (bounded by its ``fromBlock``/``toBlock``
-numbers, not tags). eth_getFilterLogs runs its whole query as eth_getLogs would. A filter not
-polled for ``timeout`` seconds (geth: five minutes) is gone.
-
-The registry is state owned by each :class:`~ethread.rpc.dispatcher.Dispatcher` (one per
-served network): at most ``max_filters`` filters, and one poll answers at most the log result
-limit (a filter far behind catches up over several polls).
+new blocks, a log filter the new matching logs (bounded by its ``fromBlock``/``toBlock``
+numbers, not tags). A filter not polled for ``timeout`` seconds (geth: five minutes) is gone.
+Each :class:`~ethread.rpc.dispatcher.Dispatcher` owns a registry of at most ``max_filters``;
+one poll answers at most the log result limit (a filter far behind catches up over polls).
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
 """What one successful run of a message tells about the same message with less gas.
 
-Gas estimation asks again and again "does the message succeed with g gas?", each answer a
-full execution, unless the run at the upper bound shows that the execution cannot depend on
-its gas: then any gas that lets it finish takes the same path, and every answer follows from
-that one run.
-
 An execution depends on its gas only through what reads the gas left or the sender's balance
 (which the gas limit lowers): GAS, the calls and creates (which hand on all but 1/64 of the
-gas left), BALANCE, SELFBALANCE and SELFDESTRUCT. A run that executes none of these consumes
-the same gas at each step whatever the limit, and fails with a smaller limit exactly when one
-of py-evm's two gas checks would stop it:
-
-- a charge larger than the gas left: the limit is below the gas the run used before refunds
-  (or, from Prague, below the calldata floor);
-- an SSTORE with 2,300 gas or less left (EIP-2200's sentry, from Istanbul on).
-
-So :class:`GasTrace` records during that run whether any of those opcodes ran and the least
-gas left at any SSTORE (watched through :func:`~ethread.evm.hooks.watched_class`), and
-:func:`least_gas` turns that into the least limit with which the message succeeds.
+gas left), BALANCE, SELFBALANCE and SELFDESTRUCT. A run that executes none of these fails
+with a smaller limit exactly when one of py-evm's two gas checks would stop it: a charge
+larger than the gas left (the limit is below the gas used before refunds or, from Prague,
+the calldata floor), or an SSTORE with 2,300 gas or less left (EIP-2200's sentry). So
+:class:`GasTrace` records whether any of those opcodes ran and the least gas left at any
+SSTORE, and :func:`least_gas` turns that into the least limit with which the message succeeds.
 """
 
 from __future__ import annotations

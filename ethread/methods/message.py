@@ -6,20 +6,12 @@ zero address, the nonce is the state's (never checked), fee fields become a fee 
 (a legacy ``gasPrice`` is both), and a message paying nothing runs with a zero base fee (and a
 zero blob base fee when it names no blob fee), so that an unfunded sender can call.
 
-:func:`execution` opens the state once; :meth:`PreparedMessage.run` runs the message with a
-gas limit on a snapshot reverted afterwards, as often as the caller needs (gas estimation: a
-dozen times). It first makes geth's pre-checks in geth's order and words (fee caps, blob and
-set-code shape, initcode size, funds, intrinsic gas, the Prague calldata floor), raising
-:class:`Rejected` with the bare reason, which each method wraps as geth does.
-
-A message runs as geth's ``DoCall`` applies one: py-evm's executor steps (buy gas, increment
-the nonce, warm the addresses, run, refunds, the calldata floor) on a plain record of its
-fields, no py-evm transaction built, validated or logged (geth's checks replace py-evm's; what
-finalisation would write is reverted with the snapshot anyway). A message with authorizations
-or blob hashes runs as a spoofed py-evm transaction, whose executor processes those.
-
-A request that changes nothing but the snapshot runs on a cached post-block state; one with
-overrides, a blob fee to zero or a tracer gets a state of its own, which no later call sees.
+:meth:`PreparedMessage.run` runs it with a gas limit on a snapshot reverted afterwards, after
+geth's pre-checks in geth's order and words (:class:`Rejected`). It takes py-evm's executor
+steps on a plain record of the fields, no py-evm transaction built or validated; a message
+with authorizations or blob hashes runs as a spoofed py-evm transaction. A request that
+changes nothing but the snapshot runs on a cached post-block state; one with overrides, a
+blob fee to zero or a tracer gets a state of its own.
 """
 
 from __future__ import annotations

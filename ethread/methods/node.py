@@ -1,9 +1,7 @@
 """What a client asks about the node rather than the chain: eth_syncing, eth_accounts,
-net_listening, net_peerCount, web3_sha3.
-
-ethread serves a chain it already holds: it is never syncing, has no peers, and listens while
-it answers. It holds no keys; a dev chain that has accounts hands them to the dispatcher
-(:attr:`ethread.rpc.context.Context.accounts`), which eth_accounts then lists.
+net_listening, net_peerCount, web3_sha3. ethread is never syncing, has no peers, listens
+while it answers, and holds no keys (a dev chain's accounts come from the dispatcher's
+:attr:`ethread.rpc.context.Context.accounts`).
 """
 
 from __future__ import annotations

@@ -1,21 +1,13 @@
-"""A Merkle-Patricia trie for simulated blocks: the nodes a change does not touch are read
-from the parent's database only when a path passes through them, and a root is hashed only
-when asked for.
+"""A Merkle-Patricia trie for simulated blocks: untouched nodes are read from the parent's
+database only when a path passes through them, and a root is hashed only when asked for.
 
-py-trie's ``HexaryTrie`` encodes, hashes and writes every node on the path of each change
-and decodes nodes with pyrlp's typed decoder: most of what building a simulated block (a
-handful of changed accounts and slots) would cost. :class:`OverlayTrie` keeps changed nodes
-in memory as plain tuples, hashes them once when its root is asked for (writing each new node
-under its hash, as py-trie does), and decodes a stored node once, sharing decoded nodes with
-every trie given the same table (a node is the value of its hash; the table is an
-:class:`~ethread.lru.LRU` of a simulation's, or its dispatcher's ``MessageTables``).
-
-The root, the nodes and their encodings are those of the Ethereum trie (Yellow Paper,
-appendix D) that py-trie builds: a node whose encoding is under 32 bytes is embedded in its
-parent, the root is always hashed and stored. (The tries keyed by position, a block's
-transactions and receipts, are :mod:`ethread.rlpcodec.ordered_trie`'s.)
-``tests/evm/test_overlay_trie.py`` compares roots and reads with py-trie's over random
-changes.
+Unlike py-trie's ``HexaryTrie``, which encodes, hashes and writes every node on each change's
+path, :class:`OverlayTrie` keeps changed nodes in memory as plain tuples, hashes them once
+when its root is asked for (writing each new node under its hash, as py-trie does), and
+shares decoded stored nodes through a table (an :class:`~ethread.lru.LRU` of
+``MessageTables``). The nodes are the Yellow Paper's (appendix D): one under 32 bytes is
+embedded in its parent, the root always hashed and stored.
+``tests/evm/test_overlay_trie.py`` compares it with py-trie over random changes.
 """
 
 from __future__ import annotations

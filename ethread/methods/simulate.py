@@ -1,32 +1,24 @@
 """eth_simulateV1: calls run as the transactions of blocks built on top of a chain's block,
 as geth's ``internal/ethapi/simulate.go`` runs them:
 
-- Block numbers and timestamps must increase (a gap is filled with empty blocks, a time not
-  given is twelve seconds after the block before), at most :data:`MAX_BLOCKS` past the base.
+- Block numbers and timestamps must increase (gaps filled with empty blocks, a missing time
+  twelve seconds after the block before), at most :data:`MAX_BLOCKS` past the base.
 - Each block carries over its parent's hash, fee recipient, gas limit and difficulty (zero
   after the merge); its base fee is zero unless overridden or under ``validation`` (then
-  EIP-1559's), its excess blob gas follows the parent. Then come its state overrides, its
-  fork's system calls (beacon root, parent hash), its calls in order, the requests (Prague)
-  and withdrawals.
-- A call gets geth's defaults (the sender's nonce, the gas the block has left; all calls' gas
-  comes out of one budget, geth's RPC gas cap) and becomes an unsigned transaction of geth's
-  type choice. Without ``validation`` nonces are not checked and a call paying nothing is not
-  held to the base fee; with it, both are checked as in a real block.
-- A call refused before running stops the simulation with geth's code for the reason
-  (:class:`~ethread.errors.SimulationRefused`); one that runs and fails (revert, out of gas)
-  is a failed transaction of its block, its result saying why.
-- Each block is assembled as a real one (roots, bloom, gas, blob gas, withdrawals and requests
-  hashes, size); its hash goes into its logs and into BLOCKHASH for the blocks after it.
+  EIP-1559's). Then come its state overrides, its fork's system calls, its calls in order,
+  the requests (Prague) and withdrawals; it is assembled as a real block.
+- A call gets geth's defaults (the sender's nonce, the gas the block has left, all out of one
+  budget: geth's RPC gas cap) and becomes an unsigned transaction of geth's type choice.
+  Nonces and the base fee are checked only under ``validation``.
+- A call refused before running stops the simulation with geth's code
+  (:class:`~ethread.errors.SimulationRefused`); one that runs and fails is a failed
+  transaction of its block.
 
-Nothing reaches the backend: py-evm runs over a database that reads the backend's state and
-keeps its own writes, on eth_call's lean classes with overlay tries (``ethread.evm.block_vm``,
-:mod:`.overlay_trie`; a block without state overrides starts from the state after its system
-writes, kept per header). ``tests/support/plain_simulate.py`` runs the same on each fork's own
-VM and py-trie, and the tests prove the answers the same. A call's logs come from the EVM's
-hooks; with ``trace_transfers`` every ether transfer (a call's or create's value, a
-self-destruct's balance) is an ERC-7528 ``Transfer`` log from 0xeeee...eeee. Log indexes count
-every log emitted in the block, those of frames that later failed included, as geth's tracer
-counts them.
+Nothing reaches the backend: py-evm runs over an overlay database on eth_call's lean classes
+with overlay tries (:mod:`.overlay_trie`); ``tests/support/plain_simulate.py`` runs the same
+on py-evm's own classes for comparison. With ``trace_transfers`` every ether transfer is an
+ERC-7528 ``Transfer`` log from 0xeeee...eeee. Log indexes count every log emitted in the
+block, those of frames that later failed included, as geth's tracer counts them.
 """
 
 from __future__ import annotations

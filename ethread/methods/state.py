@@ -1,10 +1,7 @@
 """Account state at a block: eth_getBalance, eth_getTransactionCount, eth_getCode,
-eth_getStorageAt and geth's eth_getStorageValues.
-
-Each reads the state trie the block's header commits to, straight from the backend's trie
-nodes (no EVM is built). A backend that keeps no state (an Era1 archive) answers
-:class:`~ethread.errors.StateUnavailable` from :meth:`StateSource.evm_database`, the same
-error eth_call gives; a block whose trie nodes are not held answers it too.
+eth_getStorageAt and geth's eth_getStorageValues, read from the trie the header commits to
+(no EVM is built). A backend without state, or a block whose trie nodes are not held,
+answers :class:`~ethread.errors.StateUnavailable`, as eth_call does.
 """
 
 from __future__ import annotations

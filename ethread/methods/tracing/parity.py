@@ -1,19 +1,13 @@
-"""The parity-style ``trace_`` namespace (what cryo, Ape's Foundry provider and indexers call),
-as reth answers it, built on the same call tree as geth's ``flatCallTracer``.
-
-- :func:`transaction_traces` (``trace_transaction``), :func:`block_traces` (``trace_block``),
-  :func:`trace_at` (``trace_get``), :func:`filter_traces` (``trace_filter``): flat call lists
-  with where each call stands (block, transaction); a block mined by proof of work adds its
-  ``reward`` entries (the miner's, each uncle's) after its transactions' calls.
-- :func:`replay_transaction`, :func:`replay_block` (``trace_replayTransaction``,
-  ``trace_replayBlockTransactions``) and :func:`call_traces` (``trace_call``): the output, the
-  flat list (``trace``) and what the transaction changed (``stateDiff``).
+"""The parity-style ``trace_`` namespace as reth answers it, built on the call tree of geth's
+``flatCallTracer``: flat call lists (``trace_transaction``, ``trace_block``, ``trace_get``,
+``trace_filter``; a proof-of-work block adds its ``reward`` entries after its calls), and
+replays with ``trace``, ``stateDiff`` and ``vmTrace`` (:mod:`.vm_trace`)
+(``trace_replayTransaction``, ``trace_replayBlockTransactions``, ``trace_call``).
 
 Unlike geth's ``flatCallTracer``, as reth's parity builder: the top call's ``gas`` is what
 the transaction had left after its intrinsic gas and its ``gasUsed`` what its frame used
-(before refunds); errors are parity's words (``Reverted``, ``Out of gas``). Calls to
-precompiles are left out, as reth and geth leave them (anvil keeps them). ``vmTrace`` is
-reth's (:mod:`.vm_trace`).
+(before refunds); errors are parity's words (``Reverted``, ``Out of gas``); calls to
+precompiles are left out (anvil keeps them).
 """
 
 from __future__ import annotations
@@ -164,9 +158,8 @@ class _ParityCalls(CallTracer):
 
 
 class ParityTracer(Fanout, ResultTracer):
-    """Collects what ``trace_*`` answers: the flat call list (``trace``), what changed
-    (``stateDiff``, which needs every step: the accounts and slots the opcodes name) and the
-    transaction's output."""
+    """Collects what ``trace_*`` answers: the flat call list, the state diff, the vmTrace and
+    the transaction's output."""
 
     def __init__(self, context: TraceContext, trace: bool = True, state_diff: bool = False,
                  vm_trace: bool = False) -> None:
@@ -452,8 +445,7 @@ def call_many_traces(backend: TraceableChain,
                      timeout: float = DEFAULT_TRACE_TIMEOUT,
                      states: ReplayStates | None = None) -> tuple[ReplayResult, ...]:
     """trace_callMany: each call run as a transaction on the state the calls before it left
-    (reth: "transaction n will be executed on top of a pending block with all n-1
-    transactions applied"), each with the traces it asks for."""
+    (as reth runs them), each with the traces it asks for."""
     tracers = [ParityTracer(TraceContext(), *_types(types)) for _, types in calls]
     trace_calls(backend, [(request, tracer) for (request, _), tracer in zip(calls, tracers,
                                                                             strict=True)],
@@ -466,8 +458,7 @@ def raw_transaction_traces(backend: TraceableChain, raw: bytes, trace_types: Ite
                            timeout: float = DEFAULT_TRACE_TIMEOUT,
                            states: ReplayStates | None = None) -> ReplayResult:
     """trace_rawTransaction: a signed transaction (not sent) run on the block's state as the
-    call it makes (its sender recovered from its signature, its gas, fees, nonce and access
-    list as signed), with the traces asked for."""
+    call it makes (:func:`signed_request`), with the traces asked for."""
     return call_traces(backend, signed_request(raw), trace_types, block, timeout=timeout,
                        states=states)
 
@@ -514,25 +505,8 @@ def call_traces(backend: TraceableChain, request: CallRequest, trace_types: Iter
 
 
 __all__ = [
-    "MAX_FILTER_BLOCKS",
-    "MAX_FILTER_RESULTS",
-    "TRACE_TYPES",
-    "AccountDiff",
-    "Delta",
-    "ParityTrace",
-    "ParityTracer",
-    "ReplayResult",
-    "RewardTrace",
-    "TraceFilter",
-    "TraceType",
-    "block_traces",
-    "call_many_traces",
-    "call_traces",
-    "filter_traces",
-    "raw_transaction_traces",
-    "replay_block",
-    "replay_transaction",
-    "signed_request",
-    "trace_at",
-    "transaction_traces",
+    "MAX_FILTER_BLOCKS", "MAX_FILTER_RESULTS", "TRACE_TYPES", "AccountDiff", "Delta", "ParityTrace",
+    "ParityTracer", "ReplayResult", "RewardTrace", "TraceFilter", "TraceType", "block_traces",
+    "call_many_traces", "call_traces", "filter_traces", "raw_transaction_traces", "replay_block",
+    "replay_transaction", "signed_request", "trace_at", "transaction_traces",
 ]

@@ -2,19 +2,14 @@
 its parent's state (``debug_traceTransaction``, ``debug_traceBlock*``), or a call on a block's
 state (``debug_traceCall``), the way geth's ``eth/tracers/api.go`` runs them.
 
-A block is replayed as import executes it (the VM of the block's fork, as the chain's
-configuration names it, the block's system calls first), transaction by transaction; the
-transactions before the traced one run untraced. Each traced transaction runs under the hooks
-(:mod:`.hooks`) and under its own time limit (geth's 5 s by default), past which it stops with
-geth's ``execution timeout``.
-
-The VM is eth_call's lean one with each transaction's first message inside py-evm's snapshot
-(:func:`~..overlay_trie.simulation_vm_class`, the classes eth_simulateV1's blocks run on), and
-a tracer that wants no steps runs on its loop; one that wants steps runs on py-evm's own loop
-of the fork. ``tests/support/plain_replay.py`` replays on py-evm's own classes and loop, and
-``tests/methods/tracing/test_replay.py`` proves the answers the same. A dispatcher keeps the blocks it replayed
+A block is replayed as import executes it (its fork's VM, its system calls first); the
+transactions before the traced one run untraced, each traced one under the hooks
+(:mod:`.hooks`) and its own time limit (geth's 5 s by default, then ``execution timeout``).
+The VM is :func:`~..overlay_trie.simulation_vm_class`'s; a tracer that wants steps runs on
+py-evm's own loop of the fork (``tests/support/plain_replay.py`` replays on py-evm's own
+classes for comparison). A dispatcher keeps the blocks it replayed
 (:class:`~.states.ReplayStates`), so that tracing another transaction of a block starts from
-the state right before it rather than from the block's start.
+the state right before it.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """A block being replayed, and the replays a dispatcher keeps between trace requests.
 
-Tracing transaction ``i`` of a block means running its system calls and transactions
-``0 .. i-1`` first. Before a :class:`BlockReplay` leaves a position (the state before
-transaction ``k``) it persists the state into its own overlay database (py-evm's ``persist``:
-trie nodes and code under their hashes; nothing reaches the backend) and notes the root, the
-header its receipts have added up in, and the logs so far. Going back to a noted position is
-a fresh account database at that root over the overlay, so a later request for any
-transaction of the block starts right before it, and one for the next transaction continues
-where the last stopped. Persisting changes nothing a transaction sees: each starts from the
-state its predecessor committed (py-evm locks the journal at a transaction's start).
-
-:class:`ReplayStates` keeps recent replays, bounded in count and in bytes (the overlay's
-nodes, shares for the VM and the transactions). A replay serves one request at a time (taken
-out while in use; a request that finds none builds its own), and one whose run failed
-part-way (a time limit, an error) is never given back.
+Before a :class:`BlockReplay` leaves a position (the state before transaction ``k``) it
+persists the state into its own overlay database (nothing reaches the backend) and notes the
+root, the header its receipts have added up in, and the logs so far; going back is a fresh
+account database at that root, so a later request for any transaction of the block starts
+right before it. Persisting changes nothing a transaction sees (py-evm locks the journal at
+a transaction's start). :class:`ReplayStates` keeps recent replays, bounded in count and in
+bytes; a replay serves one request at a time, and one whose run failed part-way is dropped.
 """
 
 from __future__ import annotations

@@ -1,19 +1,17 @@
 """Parity's ``vmTrace`` as reth answers it (revm-inspectors' parity builder): for each frame,
-the code at its address once the transaction is done and one entry per step, each with the
-frame the step opened (``sub``, for the CALL and CREATE family). What reth writes per step
-(``make_instruction``), from the hooks' steps:
+its code account's code after the transaction (a create's: the code it deployed) and one
+entry per step, with the frame the step opened (``sub``). Per step, as reth's
+``make_instruction``:
 
-- ``pc``, ``op`` (the opcode's name) and ``cost``: the gas the step took, the gas handed to a
-  callee included (geth's cost leaves a create's handed-on gas out: it is added back here);
-- ``ex.used``: the gas left *before* the step (reth takes ``gas_remaining`` at its start);
-- ``ex.push``: the stack items the step leaves (as many as the opcode outputs, read from the
-  stack the frame's next step finds; none for the frame's last step);
-- ``ex.mem``: the memory before the step, whole, at offset its length;
-- ``ex.store``: an SSTORE's slot and new value; an SLOAD's slot and value when the load was
-  cold (revm journals a change then, not for a warm slot).
+- ``pc``, ``op`` and ``cost``: the gas the step took, a callee's gas included (geth's cost
+  leaves a create's handed-on gas out: it is added back here);
+- ``ex.used``: the gas left *before* the step;
+- ``ex.push``: the stack items the step leaves (read from the stack the frame's next step
+  finds; none for the frame's last step);
+- ``ex.mem``: the memory before the step, whole; ``ex.store``: an SSTORE's slot and new
+  value, a cold SLOAD's slot and value (revm journals no warm load).
 
-``code`` is the frame's code account's code after the transaction (a create's: the code it
-deployed). A transaction whose only step is a STOP, or with no steps, has no ops.
+A transaction whose only step is a STOP, or with no steps, has no ops.
 """
 
 from __future__ import annotations
