@@ -106,9 +106,8 @@ def __getattr__(name: str) -> Any:
 
 
 class _Package(types.ModuleType):
-    """This package, keeping a function named as its module (``call``, ``simulate``) when that
-    module is imported: the import system then sets the package's attribute to the submodule,
-    which would hide the function ``ethread.methods.call`` names."""
+    """This package, keeping a function named as its module (``call``, ``simulate``) when the
+    import system sets the package's attribute to that submodule."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if isinstance(value, types.ModuleType) and _LAZY.get(name) == name \

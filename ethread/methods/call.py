@@ -63,10 +63,8 @@ def decode_revert_reason(payload: bytes) -> str | None:
 def call(backend: ExecutableChain, request: CallRequest, block: BlockRef, states: CallStates | None = None,
          *, state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
          timeout: float | None = None) -> bytes:
-    """Return data of the call, or raise ExecutionReverted / ExecutionFailed. The state comes
-    from (and is kept in) ``states`` when given; ``state_override`` and ``block_overrides``
-    (eth_call's third and fourth parameters) change it and the block context for this call
-    only. Execution stops after ``timeout`` seconds (ExecutionAborted, geth's
+    """Return data of the call, or ExecutionReverted / ExecutionFailed; the overrides apply
+    to this call only. Execution stops after ``timeout`` seconds (ExecutionAborted, geth's
     ``--rpc.evmtimeout``)."""
     check_instance(request, CallRequest, "request")
     header = require_header(backend, block) if states is None else states.header(backend, block)

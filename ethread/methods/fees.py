@@ -290,9 +290,8 @@ def get_base_fee(backend: FeeReader) -> int | None:
 
 
 class TipOracle:
-    """The oracle's memory between calls, as geth keeps it: the head it last priced and the
-    price it suggested then (reused until the head moves, and the stand-in for blocks without
-    a usable tip when it does). Owned by a dispatcher, like the rest of its state."""
+    """The oracle's memory between calls, as geth keeps it (one per dispatcher): the head it
+    last priced and its price then, the stand-in for blocks without a usable tip."""
 
     def __init__(self, settings: OracleSettings = DEFAULT_ORACLE) -> None:
         self.settings = settings

@@ -61,9 +61,8 @@ def traced_run(run: PreparedMessage, gas: int) -> tuple[Outcome, GasTrace]:
 
 
 def least_gas(run: PreparedMessage, gas: int, outcome: Outcome, trace: GasTrace) -> int | None:
-    """The least gas limit with which the message succeeds, given its successful run with
-    ``gas`` and what that run's trace saw; None when the trace cannot tell (a gas-dependent
-    opcode ran)."""
+    """The least gas limit with which the message succeeds, from its run with ``gas``; None
+    when the trace cannot tell."""
     if trace.gas_dependent or outcome.error is not None:
         return None
     least = outcome.peak_gas_used  # every charge of the run fits; at least the intrinsic gas

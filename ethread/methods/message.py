@@ -86,9 +86,8 @@ class ExecutableChain(ChainHeaders, StateSource, ConfigSource, Protocol):
 
 
 class Rejected(ExecutionFailed):
-    """geth refuses the message before running it (its consensus checks); ``message`` is the
-    bare reason, which each method words its own way. ``intrinsic`` marks a gas limit below
-    the intrinsic gas (or the calldata floor), which gas estimation treats as "too little"."""
+    """geth refuses the message before running it; ``message`` is the bare reason.
+    ``intrinsic`` marks a gas limit below the intrinsic gas or the calldata floor."""
 
     def __init__(self, message: str, *, intrinsic: bool = False) -> None:
         super().__init__(message)
@@ -148,8 +147,7 @@ def gas_cap(block_gas_limit: int) -> int:
 
 
 def to_message(request: CallRequest, base_fee: int | None, chain_id: int) -> Message:
-    """geth's ``CallDefaults`` and ``ToMessage``: refuse what cannot be combined, fill the
-    fee fields and work out the price the sender pays."""
+    """geth's ``CallDefaults`` and ``ToMessage``: the fee fields and the price the sender pays."""
     if request.conflicts is not None:
         raise ExecutionFailed(request.conflicts)
     if request.chain_id is not None and request.chain_id != chain_id:
@@ -168,23 +166,17 @@ def to_message(request: CallRequest, base_fee: int | None, chain_id: int) -> Mes
 
 
 class CallStates:
-    """Recently used post-block states, reused across calls (a dispatcher owns one per backend):
-    building one (and, from Prague, reading its system contracts) costs more than most calls.
-
-    A call runs on a snapshot of a cached state, reverted afterwards (as py-evm undoes a failed
-    transaction), so no call sees another's writes. A state serves one call at a time; a call
-    finding every state of its block busy builds one more rather than wait, and up to
-    ``per_block`` of them are kept.
-    """
+    """Recently used post-block states, reused across calls (a dispatcher owns one per
+    backend): building one costs more than most calls. A call runs on a snapshot reverted
+    afterwards; a state serves one call at a time, a call finding every state of its block
+    busy builds one more, and up to ``per_block`` of them are kept."""
 
     def __init__(self, max_states: int = 16, per_block: int = 4,
                  vm_classes: Callable[[Any], Any] = lean_vm_class) -> None:
         self.vm_classes = vm_classes
-        """The VM class messages run on, from a fork's (:func:`~.call_vm.lean_vm_class`;
-        the tests and the benchmark compare it with py-evm's loop and py-evm's own classes)."""
+        """The VM class messages run on, from a fork's (:func:`~.call_vm.lean_vm_class`)."""
         self.tables = MessageTables()
-        """What messages on these states share (accounts, code, jump positions, intrinsic gas,
-        a simulation's trie nodes and headers): keyed by content, never stale."""
+        """What messages on these states share, keyed by content (never stale)."""
         self._states: LRU[tuple[int, bytes, bool], list[Any]] = LRU(max_states)
         self._blocks: LRU[tuple[int, bytes], BlockRules] = LRU(4 * max_states)
         """What messages at a block share, by (database, hash): py-evm's decoded header
@@ -236,8 +228,7 @@ class CallStates:
             idle.append(vm)
 
     def clear(self) -> None:
-        """Drop every kept state (when the chain changes under them; the tables, keyed by
-        content, stay)."""
+        """Drop every kept state (the tables, keyed by content, stay)."""
         self._states.clear()
         self._blocks.clear()
         self._headers.clear()
@@ -250,15 +241,13 @@ class BlockRules:
     header: Any
     fork: str
     vm_class: Any
-    """The fork's VM class for messages (:func:`~.call_vm.lean_vm_class` unless the
-    :class:`CallStates` say otherwise)."""
+    """The fork's VM class for messages (:func:`~.call_vm.lean_vm_class` by default)."""
     base_fee: int | None
 
     @classmethod
     def of(cls, evm_header: Any, config: Any,
            vm_classes: Callable[[Any], Any] = lean_vm_class) -> BlockRules:
-        """The rules of the block with py-evm's header ``evm_header`` under ``config``, its
-        messages run on ``vm_classes`` of the fork's VM."""
+        """The rules of the block with py-evm's header ``evm_header`` under ``config``."""
         number, timestamp = evm_header.block_number, evm_header.timestamp
         return cls(evm_header, config.fork_at(number, timestamp),
                    vm_classes(config.vm_class(number, timestamp)),
@@ -278,8 +267,7 @@ class PreparedMessage:
         self.fork = fork
         self.london = london
         self.limit = limit
-        """When every run of this execution must stop (one limit for all of them: gas
-        estimation's dozen runs share it, as geth's do)."""
+        """When every run of this execution must stop (gas estimation's runs share one limit)."""
         self._release = release
         self.tables = tables
         """The tables of the states' owner (None: nothing is kept between runs)."""
@@ -306,9 +294,8 @@ class PreparedMessage:
             figures: bool = True) -> Outcome:
         """Run the message with ``gas`` on a snapshot, reverted afterwards (:class:`Rejected`
         where geth refuses it first). ``as_transaction`` runs it as a spoofed py-evm
-        transaction (as a message with authorizations or blob hashes always runs; the direct
-        run's reference in the tests). Without ``figures`` the gas figures are 0 (eth_call
-        answers with the output or the error alone)."""
+        transaction, as a message with authorizations or blob hashes always runs. Without
+        ``figures`` the gas figures are 0."""
         state = self.state
         snapshot = state.snapshot()
         original_class = state.computation_class
@@ -482,8 +469,7 @@ sender, the callee and the access list first, then does Frontier's) builds a mes
 @lru_cache(maxsize=64)
 def _executor_traits(executor_class: type) -> tuple[bool, str]:
     """Whether ``executor_class`` has Cancun's hooks (message refunds, delegations, the data
-    floor), and how its computations are built (worked out once per class: a memo of a
-    class's shape, like the class builds, not a cache of data)."""
+    floor), and how its computations are built (a memo of the class's shape)."""
     from eth.vm.forks.berlin.state import BerlinTransactionExecutor
     from eth.vm.forks.frontier.state import FrontierTransactionExecutor
 
@@ -495,8 +481,7 @@ def _executor_traits(executor_class: type) -> tuple[bool, str]:
 
 
 def message_fields(message: Message, gas: int, london: bool) -> TxFields:
-    """A message as :mod:`ethread.forks.validity` reads a transaction (of the type it runs
-    as; its nonce is never checked)."""
+    """A message as :mod:`ethread.forks.validity` reads a transaction (its nonce never checked)."""
     request = message.request
     entries = request.access_list
     hashes = request.blob_versioned_hashes
@@ -546,8 +531,7 @@ def unsigned_transaction(builder: Any, message: Message, nonce: int, gas: int, c
 
 @dataclass(slots=True)
 class _Envelope:
-    """A message as the transaction fields py-evm's executor, intrinsic gas and fee rules
-    read (what a ``SpoofTransaction`` of an unsigned transaction would answer)."""
+    """A message as the transaction fields py-evm's executor, intrinsic gas and fee rules read."""
 
     type_id: int
     sender: bytes
@@ -564,8 +548,7 @@ class _Envelope:
 
 @lru_cache(maxsize=64)
 def _intrinsic_gas_of(vm_class: Any, kind: int) -> Callable[[Any], int]:
-    """The intrinsic-gas rule of the unsigned transaction class ``vm_class`` builds for
-    ``kind`` (py-evm's own function, applied to an envelope)."""
+    """py-evm's intrinsic-gas rule of the unsigned transaction ``vm_class`` builds for ``kind``."""
     builder = vm_class.get_transaction_builder()
     common: dict[str, Any] = dict(nonce=0, gas=0, to=b"", value=0, data=b"")
     if kind == LEGACY:
@@ -585,11 +568,10 @@ def execution(backend: ExecutableChain, request: CallRequest, block: BlockRef, *
               state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
               states: CallStates | None = None, own_state: bool = False,
               timeout: float | None = None) -> Iterator[PreparedMessage]:
-    """The message of ``request`` ready to run on the state after ``block``, in its context
-    (overrides applied), on a state taken from (and kept in) ``states`` unless it needs its own
-    (overrides, a changed blob fee, ``own_state``); without ``states``, built afresh. Its runs
-    stop with :class:`~ethread.errors.ExecutionAborted` ``timeout`` seconds from now (None: no
-    limit, though a cancelled request still stops them)."""
+    """The message of ``request`` ready to run on the state after ``block`` (overrides
+    applied), on a state from ``states`` unless it needs its own (overrides, a changed blob
+    fee, ``own_state``). Its runs stop with :class:`~ethread.errors.ExecutionAborted`
+    ``timeout`` seconds from now (None: when the request is cancelled)."""
     run = prepare(backend, request, block, state_override=state_override,
                   block_overrides=block_overrides, states=states, own_state=own_state,
                   timeout=timeout)
@@ -603,9 +585,8 @@ def prepare(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
             state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
             states: CallStates | None = None, own_state: bool = False,
             timeout: float | None = None, header: Header | None = None) -> PreparedMessage:
-    """:func:`execution` without the context manager: the caller calls
-    :meth:`PreparedMessage.release` when done (``header``: the one ``block`` names, when the
-    caller has it already)."""
+    """:func:`execution` without the context manager (the caller calls
+    :meth:`PreparedMessage.release`); ``header``: the one ``block`` names, if known."""
     limit = time_limit.TimeLimit.start(timeout)
     if header is None:
         header = require_header(backend, block)

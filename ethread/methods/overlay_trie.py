@@ -278,8 +278,7 @@ class OverlayTrie:
         return (BRANCH, tuple(children_list), value)
 
     def _joined(self, prefix: str, child: Ref, key: bytes) -> Ref:
-        """``child`` reached through ``prefix`` as one node (an extension, or the child with
-        the prefix put before its own path)."""
+        """``child`` reached through ``prefix``, as one node."""
         if child is None:
             return None
         node = self._node(child, key)
@@ -345,8 +344,7 @@ class _OverlayStorageLookup(StorageLookup):
 
 
 class _OverlayStorageDB(AccountStorageDB):
-    """py-evm's account storage over an :class:`_OverlayStorageLookup` (its constructor's
-    steps, with that lookup)."""
+    """py-evm's account storage over an :class:`_OverlayStorageLookup`."""
 
     def __init__(self, db: Any, storage_root: Hash32, address: Address, nodes: Any) -> None:
         self._address = address
@@ -360,8 +358,7 @@ class _OverlayStorageDB(AccountStorageDB):
 
 
 class SimulationAccountDB(LeanAccountDB):
-    """eth_call's lean account database whose account trie and storage tries are overlay
-    tries."""
+    """eth_call's lean account database on overlay tries (the account trie and storage tries)."""
 
     def __init__(self, db: Any, state_root: Hash32 = BLANK_ROOT_HASH) -> None:
         super().__init__(db, state_root)
@@ -372,8 +369,7 @@ class SimulationAccountDB(LeanAccountDB):
         self._journaltrie = LeanJournalDB(self._trie_cache)
 
     def use_tables(self, tables: MessageTables) -> None:
-        """Read through ``tables`` from now on, the account trie's nodes too (a storage trie
-        takes them when it is opened)."""
+        """Read through ``tables`` from now on, the account trie's nodes too."""
         super().use_tables(tables)
         self._overlay.nodes = tables.trie_nodes
 

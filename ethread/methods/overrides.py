@@ -35,12 +35,8 @@ HEADER_FIELDS = (("number", "block_number"), ("difficulty", "difficulty"), ("tim
 
 
 def override_header(header: Any, overrides: BlockOverrides) -> Any:
-    """A copy of a py-evm header with the overridden fields of the block context.
-
-    ``baseFeePerGas`` is ignored before London and ``blobBaseFee`` is not a header field
-    (see :func:`with_blob_base_fee`); ``difficulty`` is read by the EVM only before the merge,
-    ``prevRandao`` (the mix hash) only after it, as in geth.
-    """
+    """A copy of a py-evm header with the overridden fields of the block context
+    (``baseFeePerGas`` ignored before London; ``blobBaseFee``: :func:`with_blob_base_fee`)."""
     changes: dict[str, Any] = {field: value for name, field in HEADER_FIELDS
                                if (value := getattr(overrides, name)) is not None}
     if overrides.fee_recipient is not None:
@@ -51,11 +47,8 @@ def override_header(header: Any, overrides: BlockOverrides) -> Any:
 
 
 def with_blob_base_fee(state: Any, fee: int) -> None:
-    """Make a state (built for one request) answer ``fee`` as its blob base fee.
-
-    py-evm derives the blob base fee from the header's excess blob gas, which no value maps
-    back to exactly; the state's class is swapped for a subclass that answers the fee.
-    """
+    """Make a state (built for one request) answer ``fee`` as its blob base fee (py-evm
+    derives it from the excess blob gas, which no fee maps back to exactly)."""
     if not hasattr(state, "blob_base_fee"):
         return
     base: Any = type(state)
@@ -108,11 +101,8 @@ def set_account(state: Any, address: EvmAddress, *, balance: int | None, nonce: 
 
 
 def apply_state_overrides(state: Any, overrides: StateOverride) -> None:
-    """Write the overridden accounts into ``state`` (one built for this request only).
-
-    Afterwards the changes are locked in, so that the call sees the overrides as the values
-    its transaction started from (SSTORE prices against them), as geth finalises them.
-    """
+    """Write the overridden accounts into ``state`` (one built for this request only), then
+    lock them in so that SSTORE prices against them, as geth finalises them."""
     if not overrides:
         return
     computation = state.computation_class

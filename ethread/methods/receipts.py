@@ -25,10 +25,8 @@ class LocatedReceipts(TransactionLocator, ReceiptSource, Protocol):
 
 
 def get_transaction_receipt(backend: LocatedReceipts, tx_hash: Hash32) -> Receipt | None:
-    """The receipt of a canonical transaction, or None for a hash the chain does not hold.
-
-    Its shape follows the transaction: ``root`` before Byzantium and ``status`` after, the
-    blob gas fields for blob transactions only (the model leaves the others out)."""
+    """The receipt of a canonical transaction, or None for a hash the chain does not hold
+    (``root`` before Byzantium, ``status`` after; blob gas fields for blob transactions)."""
     location = backend.transaction_location(check_hash(tx_hash, "tx_hash"))
     if location is None:
         return None

@@ -16,9 +16,8 @@ from ..validation import check_number_or_tag
 
 
 def check_block_ref(value: Any, what: str = "block") -> BlockRef:
-    """A block number, a tag, or a :class:`~ethread.models.BlockHashRef`, as a Python caller
-    must pass it (see :mod:`ethread.validation`); every method taking a block parameter
-    checks it here, through :func:`resolve_header`."""
+    """Refuse what is not a block number, a tag or a :class:`~ethread.models.BlockHashRef`
+    (every method checks its block parameter here, through :func:`resolve_header`)."""
     if isinstance(value, BlockHashRef):
         return value
     if isinstance(value, bytes | bytearray):

@@ -167,9 +167,8 @@ def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef
              gas_cap: int = DEFAULT_GAS, timeout: float | None = None,
              states: CallStates | None = None) -> tuple[SimulatedBlock, ...]:
     """The blocks of ``options`` built on the state after ``block``. ``gas_cap`` is the gas all
-    calls together may use (geth's RPC gas cap; 0: no cap); the whole simulation stops after
-    ``timeout`` seconds (geth's ``--rpc.evmtimeout``). The states read through the tables of
-    ``states`` (a dispatcher's, shared with its eth_calls), or through their own."""
+    calls together may use (0: no cap); the whole simulation stops after ``timeout`` seconds
+    (geth's ``--rpc.evmtimeout``). The states read through the tables of ``states``."""
     check_limits(options)
     base = require_header(backend, block)
     config = chain_config(backend)
@@ -205,8 +204,7 @@ def check_limits(options: SimulateOptions) -> None:
 
 @dataclass(frozen=True, slots=True)
 class _Planned:
-    """A block of the simulation with its number and time settled (a gap's empty block has
-    no calls)."""
+    """A block of the simulation, its number and time settled (a gap's block has no calls)."""
 
     number: int
     time: int
@@ -216,8 +214,7 @@ class _Planned:
 
 
 def plan_blocks(base: Header, blocks: Sequence[SimulatedBlockCalls]) -> list[_Planned]:
-    """The blocks to build: numbers and times checked and filled in, gaps filled with empty
-    blocks (geth's ``sanitizeChain``)."""
+    """The blocks to build, numbers and times checked, gaps filled (geth's ``sanitizeChain``)."""
     planned: list[_Planned] = []
     previous_number, previous_time = base.number, base.timestamp
     for given in blocks:
@@ -245,8 +242,7 @@ def plan_blocks(base: Header, blocks: Sequence[SimulatedBlockCalls]) -> list[_Pl
 
 
 class _AncestorHashes:
-    """What BLOCKHASH sees from a simulated block: the simulated blocks before it (newest
-    first), then the base block and its canonical ancestors, read when asked."""
+    """What BLOCKHASH sees: the simulated blocks before (newest first), then the canonical ones."""
 
     def __init__(self, backend: ExecutableChain, base: Header, simulated: list[Hash32]) -> None:
         self._backend = backend
@@ -266,10 +262,9 @@ class _AncestorHashes:
 
 
 class _BlockLogs(Tracer):
-    """The logs of the call running, frame by frame (geth's simulate tracer, on the EVM's
-    hooks): a frame's logs join its caller's when it succeeds and are dropped when it fails;
-    with transfers traced, ether moved (into a frame, or by a self-destruct) is a
-    ``Transfer`` log. ``count`` numbers every log captured in the block."""
+    """The logs of the call running, frame by frame (geth's simulate tracer): a frame's logs
+    join its caller's when it succeeds, are dropped when it fails; ``count`` numbers every log
+    captured in the block."""
 
     def __init__(self, transfers: bool) -> None:
         self.transfers = transfers
@@ -414,9 +409,8 @@ class _Simulator:
         return tuple(out)
 
     def _check_time(self) -> None:
-        """Stop past the time limit (between calls and blocks; the EVM checks it within a call),
-        or hand back to a host past its budget (:class:`~.time_limit.BudgetSpent`), so that
-        blocks without calls hand back too."""
+        """Stop past the time limit (the EVM checks it within a call), or hand back to a host
+        past its budget (:class:`~.time_limit.BudgetSpent`)."""
         time_limit.check_budget()
         if self.limit.deadline.expired():
             raise SimulationRefused(f"execution aborted (timeout = {go_duration(self.limit.timeout)})",
@@ -534,8 +528,7 @@ class _Simulator:
     # (the steps ``tests/support/plain_simulate.py`` takes on py-evm's own classes instead)
 
     def _vm_class(self, fork_vm: Any) -> Any:
-        """The VM class a block of the fork of ``fork_vm`` runs on: the lean classes with
-        overlay tries (:func:`~.overlay_trie.simulation_vm_class`), as a simulation runs them."""
+        """The VM class a block of ``fork_vm``'s fork runs on (lean classes with overlay tries)."""
         return _simulation_vm_class(simulation_vm_class(fork_vm))
 
     def _evm_header(self, header_class: Any, encoded: bytes) -> Any:
@@ -561,8 +554,7 @@ class _Simulator:
         return self._evm_transaction(vm, request, message, nonce, gas, london)
 
     def _vm(self, vm_class: Any, evm_header: Any, chaindb: Any, ancestors: _AncestorHashes) -> Any:
-        """A VM for a simulated block over ``chaindb``, its state reading through the
-        simulation's tables."""
+        """A VM for a simulated block over ``chaindb``, reading through the simulation's tables."""
         vm = vm_class(header=evm_header, chaindb=chaindb,
                       chain_context=ChainContext(self.config.chain_id),
                       consensus_context=ConsensusContext(chaindb.db))
@@ -688,8 +680,7 @@ class _Simulator:
 
     @staticmethod
     def _execute(state: Any, evm_tx: Any, cancun: bool) -> Any:
-        """py-evm's steps for a transaction after its validation (which geth's checks
-        replace): buy gas and bump the nonce, run, then refunds, fees and clearing."""
+        """py-evm's steps for a transaction after its validation (which geth's checks replace)."""
         executor = state.get_transaction_executor()
         if type(evm_tx) is Envelope and type(executor).build_evm_message is CANCUN_MESSAGE:
             message = _cancun_message(state, executor, evm_tx)
@@ -726,8 +717,7 @@ class _Simulator:
 
     @staticmethod
     def _envelope(vm: Any, request: CallRequest, message: Message, gas: int) -> Envelope:
-        """The call as eth_call's envelope: the fields py-evm's executor reads of the dynamic-fee
-        transaction :meth:`_evm_transaction` would build, none built or validated."""
+        """The call as eth_call's envelope: what py-evm's executor reads, nothing validated."""
         envelope = Envelope(type_id=DYNAMIC_FEE, sender=message.sender, to=request.to or b"",
                             gas=gas, value=request.value, data=request.data,
                             access_list=evm_access_list(request.access_list),
@@ -753,9 +743,7 @@ SPURIOUS_FINALIZE = SpuriousDragonTransactionExecutor.finalize_computation
 
 
 def _finalize(state: Any, executor: Any, envelope: Envelope, computation: Any) -> None:
-    """Spurious Dragon's ``finalize_computation`` (Frontier's refund and fee, then the touched
-    empty accounts cleared) step for step, with the computation's gas price and without the
-    debug lines it formats for every transaction."""
+    """Spurious Dragon's ``finalize_computation`` at the computation's gas price, no debug lines."""
     gas_remaining = computation.get_gas_remaining()
     gas_used = envelope.gas - gas_remaining
     gas_refund = executor.calculate_gas_refund(computation, gas_used)
@@ -774,15 +762,13 @@ def _finalize(state: Any, executor: Any, envelope: Envelope, computation: Any) -
 
 
 def _system_writes(vm: Any, evm_header: Any) -> None:
-    """The system calls before a block's transactions (beacon root, parent hash; py-evm's
-    steps read only the block's header and number), their changes locked."""
+    """The system calls before a block's transactions (beacon root, parent hash), changes locked."""
     vm.block_preprocessing(SimpleNamespace(header=evm_header, number=evm_header.block_number))
     vm.state.lock_changes()
 
 
 def _cancun_message(state: Any, executor: Any, envelope: Envelope) -> Any:
-    """Cancun's ``build_evm_message`` for a transaction without blobs, step for step (buy gas,
-    bump the nonce, the refund, the code or the creation), without its debug line."""
+    """Cancun's ``build_evm_message`` for a transaction without blobs, without its debug line."""
     sender = envelope.sender
     state.delta_balance(sender, -1 * (envelope.gas * state.get_gas_price(envelope)))
     state.increment_nonce(sender)
@@ -833,16 +819,13 @@ def _deposit_contract(config: Any) -> bytes:
 
 
 def _deposit_request(data: bytes) -> bytes:
-    """A deposit request's bytes from its ``DepositEvent`` data (public key, withdrawal
-    credentials, amount, signature, index)."""
+    """A deposit request's bytes from its ``DepositEvent`` data."""
     return data[192:240] + data[288:320] + data[352:360] + data[416:512] + data[544:552]
 
 
 def _block_size(header: bytes, transactions: Sequence[bytes],
                 withdrawals: Sequence[Withdrawal] | None) -> int:
-    """The length of a block's RLP (no uncles) from its header's and its transactions'
-    encodings: a legacy transaction is its list in the body, a typed one the string of its
-    envelope."""
+    """The length of a block's RLP (no uncles) from its header's and transactions' encodings."""
     listed = sum(len(encoded) if encoded[0] >= 0xC0 else len(encode_nested(encoded))
                  for encoded in transactions)
     payload = len(header) + rlp_list_length(listed) + rlp_list_length(0)

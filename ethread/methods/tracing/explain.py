@@ -131,9 +131,8 @@ _CONSOLE_TYPES = ("uint256", "int256", "string", "bool", "address", "bytes")
 
 @lru_cache(maxsize=1)
 def _console_selectors() -> dict[bytes, tuple[str, ...]]:
-    """console.sol's overloads by selector: ``log`` with up to four arguments of the basic
-    types (also spelt ``uint``/``int``, as older console.sol versions hash them), and the
-    single-typed ``logUint``, ``logString``, ``logBytes1``... ``logBytes32``."""
+    """console.sol's overloads by selector: ``log`` with up to four basic-typed arguments
+    (also spelt ``uint``/``int``, as older versions hash them), and ``logUint``... ``logBytes32``."""
     table: dict[bytes, tuple[str, ...]] = {}
     for count in range(5):
         for types in itertools.product(_CONSOLE_TYPES, repeat=count):

@@ -220,9 +220,9 @@ def _charges_initcode(computation_class: Any) -> bool:
 
 
 def _state_diff(touched: PrestateTracer) -> dict[bytes, AccountDiff]:
-    """Each touched account's changes, as reth's parity builder reports them: an account made
-    by this transaction (empty before) is all ``+``; any other shows ``*`` where it changed
-    and ``=`` where not; one made and destroyed in it, or unchanged, is left out."""
+    """Each touched account's changes, as reth reports them: an account made by this
+    transaction is all ``+``, any other ``*`` or ``=`` field by field; one made and destroyed
+    in it, or unchanged, is left out."""
     env = touched.env
     assert env is not None
     diff: dict[bytes, AccountDiff] = {}
@@ -369,10 +369,8 @@ def filter_traces(backend: TraceableChain, query: TraceFilter,
                   timeout: float = DEFAULT_TRACE_TIMEOUT,
                   deadline: Deadline | None = None) -> tuple[ParityTrace, ...]:
     """trace_filter: the traces of at most :data:`MAX_FILTER_BLOCKS` blocks whose sender or
-    recipient is among the addresses (no lists: every trace; ``union``: either list matching;
-    ``intersection``: each given one), ``after`` skipped and ``count`` kept. A create's
-    recipient is the created address, a self-destruct's sender and recipient the destroyed
-    account and the refund address, a reward's recipient its author."""
+    recipient is among the addresses (``union``: either list matching; ``intersection``: each
+    given one), ``after`` skipped and ``count`` kept."""
     from ..resolve import require_header
 
     def number(ref: BlockRef) -> int:

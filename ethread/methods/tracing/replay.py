@@ -76,9 +76,8 @@ def _tracer(options: TraceOptions, context: TraceContext) -> ResultTracer:
 @contextmanager
 def _traced(state: Any, tracer: ResultTracer, limit: time_limit.TimeLimit,
             log_index: int = 0, block_classes: bool = True) -> Iterator[None]:
-    """Run what the block does on ``state`` with ``tracer`` attached and ``limit`` applied: on
-    the state's own lean class for a tracer that wants no steps (on the block classes), else
-    on py-evm's own class of the fork, whose loop reports each step."""
+    """Run what the block does on ``state`` with ``tracer`` attached and ``limit`` applied, on
+    py-evm's own computation class when the tracer wants steps."""
     original = state.computation_class
     lean = block_classes and not tracer.wants_steps
     state.computation_class = hooked_class(original if lean else plain_computation_class(original))
@@ -117,9 +116,8 @@ def _base_postprocessing() -> Any:
 
 def _replay(backend: TraceableChain, block: Block, keep: bool = False,
             shared: ReplayStates | None = None) -> BlockReplay:
-    """A block ready to replay on its parent's state, its system calls done, on the block
-    classes, reading through ``shared``'s tables and decoded transactions when given
-    (``keep``: noting its positions, to be kept in :class:`ReplayStates`)."""
+    """A block ready to replay on its parent's state, its system calls done (``keep``: noting
+    its positions, to be kept in :class:`ReplayStates`)."""
     config, chaindb = _replayable(backend, block)
     return _replay_from_models(backend, block, config, chaindb, keep, shared)
 
@@ -142,9 +140,8 @@ def _replay_decoded(evm_block: Any, parent: Any, block_hash: bytes, senders: dic
 
 def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chaindb: Any,
                         keep: bool, shared: ReplayStates | None = None) -> BlockReplay:
-    """:func:`_replay` from the block's models rather than its RLP: py-evm's header (on the
-    parent's state root, no gas used) decoded from its encoding, and each transaction decoded
-    from its own when the replay reaches it (the objects the block's RLP decodes to)."""
+    """:func:`_replay` from the block's models rather than its RLP, each transaction decoded
+    when the replay reaches it."""
     header = block.header
     parent = backend.header_by_hash(header.parent_hash)
     if parent is None:
@@ -198,9 +195,7 @@ def _start(block: Any, start: Any, block_hash: bytes, transactions: Sequence[Any
            vm_class: Any, chaindb: Any, keep: bool,
            tables: MessageTables | None = None) -> BlockReplay:
     """The replay of ``block`` from py-evm's header ``start`` (on its parent's state root, no
-    gas used), its system calls done. With ``tables``, the state reads through them and
-    starts after the system calls' writes, made once per header and kept there (as a
-    simulated block's are)."""
+    gas used), its system calls done (with ``tables``, their writes made once per header)."""
     overlay = None
     if keep or tables is not None:  # (the positions' states, the system writes' nodes)
         overlay = Overlay(chaindb.db)
@@ -281,8 +276,7 @@ def trace_transaction(backend: TraceableChain, tx_hash: Hash32,
                       tracer: ResultTracer | None = None,
                       states: ReplayStates | None = None) -> TraceResult:
     """debug_traceTransaction: the transaction replayed on its block's state before it, traced
-    by ``tracer`` or the one ``options`` names; the block's replay taken from ``states`` (or
-    built) and kept there again."""
+    by ``tracer`` or the one ``options`` names."""
     location = backend.transaction_location(tx_hash)
     if location is None:
         raise NotTraceable("transaction not found")
@@ -319,10 +313,8 @@ def replay_block_with(backend: TraceableChain, block: Block,
 
 
 def intermediate_roots(backend: TraceableChain, block_hash: Hash32) -> tuple[bytes, ...]:
-    """debug_intermediateRoots: the state root after each transaction of the block, replayed
-    on its parent's state (geth's ``IntermediateRoots``: empty accounts deleted from Spurious
-    Dragon on, as the transaction's own finalization deletes them; the block's withdrawals and
-    end-of-block system calls are not in any of them)."""
+    """debug_intermediateRoots: the state root after each transaction of the block (as
+    geth's, without the block's withdrawals and end-of-block system calls)."""
     block = backend.block_by_hash(block_hash)
     if block is None:
         raise NotTraceable(f"block {'0x' + block_hash.hex()} not found")
@@ -388,8 +380,7 @@ def trace_call(backend: TraceableChain, request: CallRequest, block: BlockRef,
                tx_index: int | None = None, tracer: ResultTracer | None = None,
                states: ReplayStates | None = None) -> TraceResult:
     """debug_traceCall: the call run as a transaction on the state after ``block`` (or, with
-    ``tx_index``, before that transaction of it), with eth_call's defaults and overrides
-    (its state built with ``states``' block rules and tables, when given)."""
+    ``tx_index``, before that transaction of it), with eth_call's defaults and overrides."""
     if tracer is None:
         tracer = _tracer(options, TraceContext())
     trace_calls(backend, [(request, tracer)], block, options, state_override=state_override,
@@ -401,10 +392,8 @@ def trace_calls(backend: TraceableChain, calls: Sequence[tuple[CallRequest, Resu
                 block: BlockRef, options: TraceOptions = TraceOptions(), *,
                 state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
                 tx_index: int | None = None, states: ReplayStates | None = None) -> None:
-    """Each call run as a transaction on the state the calls before it left (the first on
-    the state after ``block``, or before its transaction ``tx_index``), traced by its own
-    tracer (reth's ``trace_callMany``): the overrides apply to the state and the block once,
-    before the first."""
+    """Each call run as a transaction on the state the calls before it left, traced by its
+    own tracer (reth's ``trace_callMany``); the overrides apply once, before the first."""
     if block == "pending":
         raise ExecutionFailed("tracing on top of pending is not supported")
     header = require_header(backend, block)
@@ -449,8 +438,7 @@ def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_ind
                     state_override: StateOverride,
                     block_overrides: BlockOverrides | None = None) -> Any:
     """``run``'s message on the state before transaction ``tx_index`` of the block (geth's
-    ``StateAtTransaction``), in its context with ``block_overrides`` (as geth applies them with
-    or without ``txIndex``), then the state overrides."""
+    ``StateAtTransaction``), with the block and then the state overrides."""
     from ..message import PreparedMessage
     from ..overrides import apply_state_overrides, with_blob_base_fee
 

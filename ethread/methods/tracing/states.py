@@ -167,10 +167,9 @@ class BlockReplay:
         self.gas_used = position.gas_used
 
     def seek(self, index: int) -> bool:
-        """Stand before transaction ``index``: from the nearest noted position at or before
-        it (or from here, when that is nearer), the transactions between applied untraced.
-        False when the replay is past ``index`` with no position to go back to. A replay
-        that notes its positions notes this one too when the block has others to trace."""
+        """Stand before transaction ``index``, from the nearest noted position or from here,
+        the transactions between applied untraced (and note it, for a replay that notes).
+        False when the replay is past ``index`` with no position to go back to."""
         if self.applied != index and self.overlay is not None:
             nearest = max((p for p in self.positions if p <= index), default=None)
             if self.applied > index or (nearest is not None and nearest > self.applied):
@@ -202,11 +201,9 @@ class ReplayStates:
             max_replays, max_bytes=max_bytes, weigh=lambda kept: kept[1])
         self.calls = CallStates(max_states=1, per_block=1, vm_classes=simulation_vm_class)
         """What a traced call's state is built with (a block's decoded header and rules, the
-        tables, the replays' VM classes: eth_call's lean ones with each transaction's first
-        message inside py-evm's snapshot): each traced call runs on a state of its own."""
+        tables, the replays' VM classes); each traced call runs on a state of its own."""
         self.tables: MessageTables = self.calls.tables
-        """What every replay's and traced call's state reads through (decoded accounts, code
-        and trie nodes, jump positions, a block's system writes: keyed by content, never
+        """What every replay's and traced call's state reads through (keyed by content, never
         stale), as eth_call's states share theirs."""
         self.transactions: LRU[tuple[Any, bytes], Any] = LRU(MAX_DECODED_TRANSACTIONS)
         """py-evm's transactions (their senders set) by their builder and hash, decoded once

@@ -366,9 +366,8 @@ class _Account:
 
 
 class PrestateTracer(ResultTracer):
-    """geth's ``prestateTracer``: each account the transaction touches (its sender, recipient,
-    the coinbase, what its opcodes name) as it was before; with ``diff_mode``, only what
-    changed, before and after."""
+    """geth's ``prestateTracer``: each account the transaction touches as it was before; with
+    ``diff_mode``, only what changed, before and after."""
 
     wants_steps = True
     wants_stack = True
@@ -410,9 +409,8 @@ class PrestateTracer(ResultTracer):
             self._account(code[3:])
 
     def on_opcode_start(self, step: Step) -> None:
-        """Note, before the step runs, the slot or account it names: SLOAD's and SSTORE's
-        slot, the account EXTCODE*, BALANCE or SELFDESTRUCT reads, a call's target, a create's
-        address."""
+        """Note, before the step runs, the slot or account it names (SLOAD, SSTORE, EXTCODE*,
+        BALANCE, SELFDESTRUCT, the calls and creates)."""
         env, stack = self.env, step.stack
         if env is None or stack is None:
             return
@@ -564,8 +562,7 @@ class NoopTracer(ResultTracer):
 
 class FlatCallTracer(ResultTracer):
     """geth's ``flatCallTracer``: callTracer's tree as parity's flat list (precompile calls
-    left out unless ``includePrecompiles``; errors in parity's words with
-    ``convertParityErrors``)."""
+    left out unless ``includePrecompiles``)."""
 
     def __init__(self, convert_parity_errors: bool = False, include_precompiles: bool = False,
                  context: TraceContext | None = None) -> None:
@@ -646,9 +643,8 @@ def parity_error(error: str) -> str:
 
 def flatten(frame: CallFrame, context: TraceContext, convert_errors: bool = False,
             address: tuple[int, ...] = (), *, would_be: bool = False) -> list[FlatCall]:
-    """A call tree as parity's flat list, each entry with its place in the tree. A create
-    that reverted has no address in geth's list (its frame's ``to`` is gone); with
-    ``would_be`` (reth's parity traces) it has the address it would have had."""
+    """A call tree as parity's flat list. A reverted create has no address in geth's list;
+    with ``would_be`` (reth's) it has the address it would have had."""
     kind = frame.type
     error = frame.error
     if error is not None and convert_errors:
