@@ -65,8 +65,7 @@ class Touched:
         self.accounts.setdefault(address, set()).add(slot)
 
     def account(self, address: bytes) -> None:
-        """Record an account as touched, unless it is one the access list leaves out (sender,
-        recipient, precompiles)."""
+        """Record an account as touched, unless the access list leaves it out."""
         if address not in self.excluded:
             self.accounts.setdefault(address, set())
 
@@ -116,8 +115,7 @@ _WATCHERS = (*((value, _note_slot) for value in sorted(_SLOT_OPS)),
 
 
 def _run_noting(attempt: PreparedMessage, gas: int, touched: Touched) -> Outcome:
-    """``attempt.run(gas)`` noting into ``touched`` what its watched opcodes touch (through
-    the hooks: :func:`~ethread.evm.hooks.watched_class`)."""
+    """``attempt.run(gas)`` noting into ``touched`` what its watched opcodes touch."""
     outer = _touching.touched
     _touching.touched = touched
     try:

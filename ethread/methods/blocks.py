@@ -39,12 +39,10 @@ def _uncle_at(parent: Block | None, index: int) -> Block | None:
 
 
 def get_uncle_by_block_hash_and_index(backend: BlockSource, block_hash: Hash32, index: int) -> Block | None:
-    """eth_getUncleByBlockHashAndIndex: the uncle at ``index`` of the block with this hash, as a
-    block without body, or None."""
+    """eth_getUncleByBlockHashAndIndex: the uncle at ``index``, as a bodiless block, or None."""
     return _uncle_at(backend.block_by_hash(check_hash(block_hash, "block_hash")), check_index(index))
 
 
 def get_uncle_by_block_number_and_index(backend: ChainBlocks, block: BlockRef, index: int) -> Block | None:
-    """eth_getUncleByBlockNumberAndIndex: the uncle at ``index`` of the block at a number or tag,
-    or None."""
+    """eth_getUncleByBlockNumberAndIndex: the uncle at ``index``, or None."""
     return _uncle_at(get_block_by_number(backend, block), check_index(index))

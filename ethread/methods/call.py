@@ -82,8 +82,7 @@ def call(backend: ExecutableChain, request: CallRequest, block: BlockRef, states
 
 
 def raise_for_outcome(outcome: Outcome) -> None:
-    """A failed run as geth answers it: REVERT as error 3 with its payload, anything else as
-    the VM error's text."""
+    """A failed run as geth answers it: REVERT as error 3 with its payload, else the VM error."""
     if outcome.error is None:
         return
     if outcome.reverted:
@@ -105,8 +104,7 @@ _VM_ERROR_MESSAGES: dict[type[Exception], str] = {
 
 
 def vm_error_message(error: Exception) -> str:
-    """The message geth gives for a py-evm execution error (``invalid opcode: ...``, ``out of
-    gas``, ...)."""
+    """The message geth gives for a py-evm execution error (``out of gas``, ...)."""
     if isinstance(error, vm_errors.InvalidInstruction):
         return f"invalid opcode: {_opcode_name(str(error))}"
     for kind, message in _VM_ERROR_MESSAGES.items():

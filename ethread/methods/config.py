@@ -29,8 +29,7 @@ class ConfiguredChain(ChainHeaders, ConfigSource, Protocol):
 
 
 def get_config(backend: ConfiguredChain) -> ChainForks | None:
-    """eth_config's answer for the chain as it is now (None when the backend holds no chain or
-    no schedule)."""
+    """eth_config's answer for the chain now (None without a chain or a schedule)."""
     config = backend.chain_config()
     genesis = header_at(backend, 0)
     head_number = backend.pointer("latest")

@@ -20,24 +20,20 @@ def _uncles(block: Block | None) -> int | None:
 
 
 def get_block_transaction_count_by_hash(backend: BlockSource, block_hash: Hash32) -> int | None:
-    """eth_getBlockTransactionCountByHash: how many transactions the block holds, or None if it is
-    not held."""
+    """eth_getBlockTransactionCountByHash: the block's transaction count, or None."""
     return _transactions(backend.block_by_hash(check_hash(block_hash, "block_hash")))
 
 
 def get_block_transaction_count_by_number(backend: ChainBlocks, block: BlockRef) -> int | None:
-    """eth_getBlockTransactionCountByNumber: how many transactions the block holds, or None if it
-    is not held."""
+    """eth_getBlockTransactionCountByNumber: the block's transaction count, or None."""
     return _transactions(get_block_by_number(backend, block))
 
 
 def get_uncle_count_by_block_hash(backend: BlockSource, block_hash: Hash32) -> int | None:
-    """eth_getUncleCountByBlockHash: how many uncles the block includes, or None if it is not held.
-    """
+    """eth_getUncleCountByBlockHash: the block's uncle count, or None."""
     return _uncles(backend.block_by_hash(check_hash(block_hash, "block_hash")))
 
 
 def get_uncle_count_by_block_number(backend: ChainBlocks, block: BlockRef) -> int | None:
-    """eth_getUncleCountByBlockNumber: how many uncles the block includes, or None if it is not
-    held."""
+    """eth_getUncleCountByBlockNumber: the block's uncle count, or None."""
     return _uncles(get_block_by_number(backend, block))

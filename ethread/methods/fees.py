@@ -130,8 +130,7 @@ def _go_float(value: float) -> str:
 
 
 def check_percentiles(percentiles: Sequence[float]) -> None:
-    """Refuse eth_feeHistory reward percentiles that are too many, out of [0, 100] or not
-    increasing, as geth does."""
+    """Refuse reward percentiles too many, out of [0, 100] or not increasing, as geth does."""
     if len(percentiles) > MAX_PERCENTILES:
         raise FeeHistoryError(f"invalid reward percentile: over the query limit {MAX_PERCENTILES}")
     for i, p in enumerate(percentiles):
@@ -146,8 +145,7 @@ def check_percentiles(percentiles: Sequence[float]) -> None:
 def fee_history(backend: FeeReader, block_count: int, newest: int | Tag,
                 percentiles: Sequence[float] = (),
                 settings: OracleSettings = DEFAULT_ORACLE) -> FeeHistory:
-    """Base fees, gas used ratios, blob fees and (if asked) tip percentiles of up to
-    ``block_count`` blocks ending at ``newest``."""
+    """Base fees, gas used ratios, blob fees and tips of ``block_count`` blocks up to ``newest``."""
     if block_count < 1:
         return EMPTY_HISTORY
     check_percentiles(percentiles)
@@ -300,8 +298,7 @@ class TipOracle:
         self._price: int | None = None
 
     def suggest_tip_cap(self, backend: FeeReader) -> int:
-        """The suggested priority fee (eth_maxPriorityFeePerGas), computed once per head block and
-        remembered until the head moves."""
+        """The suggested priority fee (eth_maxPriorityFeePerGas), kept until the head moves."""
         head = backend.pointer("latest")
         head_hash = backend.canonical_hash(head) if head is not None else None
         with self._lock:

@@ -119,8 +119,7 @@ class FilterRegistry:
         return self._install(backend, "logs", criteria)
 
     def new_block_filter(self, backend: FilteredChain) -> str:
-        """Install a block filter (eth_newBlockFilter) reporting the hashes of new blocks; returns
-        its id."""
+        """Install a block filter (eth_newBlockFilter); returns its id."""
         return self._install(backend, "blocks", None)
 
     def new_pending_filter(self, backend: FilteredChain, arrivals: Arrivals) -> str:

@@ -53,8 +53,7 @@ _recording = _Recording()
 
 
 def traced_run(run: PreparedMessage, gas: int) -> tuple[Outcome, GasTrace]:
-    """``run.run(gas)`` with its gas-dependent opcodes and SSTOREs watched (as
-    :meth:`PreparedMessage.run`, it raises ``Rejected`` where geth refuses the message)."""
+    """``run.run(gas)`` with its gas-dependent opcodes and SSTOREs watched."""
     with _recorded() as trace:
         outcome = run.run(gas, traced(run.state.computation_class))
     return outcome, trace
@@ -103,6 +102,5 @@ _WATCHERS = (*((value, _note_dependent) for value in GAS_DEPENDENT_OPCODES),
 
 
 def traced(computation_class: type) -> type:
-    """``computation_class`` with the gas-dependent opcodes and SSTORE watched (through the
-    hooks: :func:`~ethread.evm.hooks.watched_class`)."""
+    """``computation_class`` with the gas-dependent opcodes and SSTORE watched."""
     return watched_class(computation_class, _WATCHERS, prefix="GasTraced")

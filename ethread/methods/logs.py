@@ -28,8 +28,7 @@ class ChainLogs(LogSource, ChainPointers, ReceiptSource, Protocol):
 
 @dataclass(frozen=True, slots=True)
 class LogLimits:
-    """Bounds on one eth_getLogs query: most logs answered, seconds allowed, and most addresses
-    plus topics in the filter."""
+    """Bounds on one eth_getLogs query: logs, seconds, and addresses plus topics."""
 
     max_results: int = 10_000
     timeout: float = 10.0

@@ -77,7 +77,6 @@ def get_raw_receipts(backend: RawChain, ref: BlockRef) -> tuple[bytes, ...] | No
 
 
 def get_raw_transaction(backend: RawChain, tx_hash: Hash32) -> bytes | None:
-    """debug_getRawTransaction: the canonical encoding of the transaction with this hash, or None.
-    """
+    """debug_getRawTransaction: the transaction's canonical encoding, or None."""
     found = get_transaction_by_hash(backend, tx_hash)
     return None if found is None else encode_transaction(found.transaction)

@@ -39,8 +39,7 @@ def resolve_number(backend: ChainPointers, ref: int | str) -> int | None:
 
 
 def resolve_header(backend: ChainHeaders, ref: BlockRef) -> Header | None:
-    """The header a block reference (number, tag or :class:`~ethread.models.BlockHashRef`) names,
-    or None."""
+    """The header a block reference names, or None."""
     ref = check_block_ref(ref)
     if isinstance(ref, BlockHashRef):
         header = backend.header_by_hash(ref.hash)
@@ -71,8 +70,7 @@ def resolve_hash(backend: ChainHeaders, ref: BlockRef) -> bytes | None:
 
 
 def require_header(backend: ChainHeaders, ref: BlockRef) -> Header:
-    """The header a block reference names; raises :class:`~ethread.errors.HeaderNotFound` when it
-    is not held."""
+    """The header a block reference names; :class:`~ethread.errors.HeaderNotFound` if not held."""
     header = resolve_header(backend, ref)
     if header is None:
         if isinstance(ref, BlockHashRef):

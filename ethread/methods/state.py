@@ -103,8 +103,7 @@ class StateView:
         return StateUnavailable(f"no state for block {self._number}")
 
     def account(self, address: Address) -> Account:
-        """The account at ``address`` (an empty account when it does not exist); raises when the
-        state is not held."""
+        """The account at ``address`` (empty when it does not exist); raises when not held."""
         try:
             raw = self._accounts.get(keccak(address))
         except MissingTrieNode:

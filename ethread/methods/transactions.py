@@ -32,14 +32,12 @@ def _at(block: Block | None, index: int) -> IncludedTransaction | None:
 def get_transaction_by_block_hash_and_index(
     backend: BlockSource, block_hash: Hash32, index: int
 ) -> IncludedTransaction | None:
-    """eth_getTransactionByBlockHashAndIndex: the transaction at ``index`` of the block with this
-    hash, or None."""
+    """eth_getTransactionByBlockHashAndIndex: the transaction at ``index``, or None."""
     return _at(backend.block_by_hash(check_hash(block_hash, "block_hash")), check_index(index))
 
 
 def get_transaction_by_block_number_and_index(
     backend: ChainBlocks, block: BlockRef, index: int
 ) -> IncludedTransaction | None:
-    """eth_getTransactionByBlockNumberAndIndex: the transaction at ``index`` of the block at a
-    number or tag, or None."""
+    """eth_getTransactionByBlockNumberAndIndex: the transaction at ``index``, or None."""
     return _at(get_block_by_number(backend, block), check_index(index))

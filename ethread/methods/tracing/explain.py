@@ -90,8 +90,7 @@ class ContractAbis:
         return _decoded(entry, data[4:])
 
     def error(self, data: bytes) -> str | None:
-        """What a revert returned: ``Error(string)`` and ``Panic`` as the reason, a custom error
-        by its ABI, else None."""
+        """What a revert returned: ``Error``/``Panic`` as the reason, a custom error by its ABI."""
         reason = decode_revert_reason(data) if len(data) >= 4 else None
         if reason is not None:
             return repr(reason)
@@ -100,8 +99,7 @@ class ContractAbis:
 
 
 def _show(value: Any, kind: str) -> str:
-    """A decoded argument as a call is explained: as console.log prints it
-    (:func:`_console_text`), but strings quoted and arrays in brackets."""
+    """A decoded argument as a call is explained: as console.log prints it, strings quoted."""
     if kind != "address":
         if isinstance(value, str):
             return repr(value)
@@ -183,8 +181,7 @@ def console_line(data: bytes) -> str:
 
 
 def console_logs(frame: CallFrame) -> list[str]:
-    """Every console.log line of a call tree, in the order the calls ran (also inside frames
-    that later reverted, as hardhat prints them)."""
+    """Every console.log line of a call tree in call order (reverted frames' too, as hardhat)."""
     lines = []
     for call in frame.calls:
         if call.to == CONSOLE_ADDRESS:
@@ -210,8 +207,7 @@ def _outcome(frame: CallFrame, abis: ContractAbis) -> str:
 
 
 def render_tree(frame: CallFrame, abis: ContractAbis | None = None) -> str:
-    """The call tree as indented lines: each frame's kind, callee, decoded call, value, gas
-    used and outcome; console.log calls shown as what they print."""
+    """The call tree as indented lines, console.log calls shown as what they print."""
     abis = abis if abis is not None else ContractAbis()
     lines: list[str] = []
     _render(frame, abis, "", "", lines)

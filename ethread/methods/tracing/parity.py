@@ -158,8 +158,7 @@ class _ParityCalls(CallTracer):
 
 
 class ParityTracer(Fanout, ResultTracer):
-    """Collects what ``trace_*`` answers: the flat call list, the state diff, the vmTrace and
-    the transaction's output."""
+    """Collects what ``trace_*`` answers: the trace, state diff, vmTrace and output."""
 
     def __init__(self, context: TraceContext, trace: bool = True, state_diff: bool = False,
                  vm_trace: bool = False) -> None:
@@ -174,8 +173,7 @@ class ParityTracer(Fanout, ResultTracer):
         self.diff: dict[bytes, AccountDiff] | None = None
 
     def on_tx_start(self, env: TxEnv) -> None:
-        """Start the call tree (a creation's init code words counted as intrinsic gas) and,
-        for a state diff, the touched accounts."""
+        """Start the call tree (init code words as intrinsic gas) and the touched accounts."""
         self.env = env
         if env.to is None and _charges_initcode(env.state.computation_class):
             assert isinstance(self.flat.calls, _ParityCalls)
@@ -270,8 +268,7 @@ def _types(trace_types: Iterable[str]) -> tuple[bool, bool, bool]:
 def transaction_traces(backend: TraceableChain, tx_hash: Hash32,
                        timeout: float = DEFAULT_TRACE_TIMEOUT,
                        states: ReplayStates | None = None) -> tuple[FlatCall, ...] | None:
-    """trace_transaction: the transaction's calls, each with where it stands; None for a
-    transaction the chain does not hold."""
+    """trace_transaction: the transaction's calls; None for one the chain does not hold."""
     found = get_transaction_by_hash(backend, tx_hash)
     if found is None:
         return None
@@ -442,8 +439,7 @@ def call_many_traces(backend: TraceableChain,
                      block: BlockRef = "latest", *,
                      timeout: float = DEFAULT_TRACE_TIMEOUT,
                      states: ReplayStates | None = None) -> tuple[ReplayResult, ...]:
-    """trace_callMany: each call run as a transaction on the state the calls before it left
-    (as reth runs them), each with the traces it asks for."""
+    """trace_callMany: each call run on the state the calls before it left, as reth runs them."""
     tracers = [ParityTracer(TraceContext(), *_types(types)) for _, types in calls]
     trace_calls(backend, [(request, tracer) for (request, _), tracer in zip(calls, tracers,
                                                                             strict=True)],
@@ -455,8 +451,7 @@ def raw_transaction_traces(backend: TraceableChain, raw: bytes, trace_types: Ite
                            block: BlockRef = "latest", *,
                            timeout: float = DEFAULT_TRACE_TIMEOUT,
                            states: ReplayStates | None = None) -> ReplayResult:
-    """trace_rawTransaction: a signed transaction (not sent) run on the block's state as the
-    call it makes (:func:`signed_request`), with the traces asked for."""
+    """trace_rawTransaction: a signed transaction run on the block's state as the call it makes."""
     return call_traces(backend, signed_request(raw), trace_types, block, timeout=timeout,
                        states=states)
 
@@ -493,8 +488,7 @@ def call_traces(backend: TraceableChain, request: CallRequest, trace_types: Iter
                 block_overrides: BlockOverrides | None = None,
                 timeout: float = DEFAULT_TRACE_TIMEOUT,
                 states: ReplayStates | None = None) -> ReplayResult:
-    """trace_call: the call run as a transaction on the block's state, with eth_call's
-    defaults and overrides, and the traces asked for."""
+    """trace_call: the call run as a transaction with eth_call's defaults and overrides."""
     tracer = ParityTracer(TraceContext(), *_types(trace_types))
     trace_call(backend, request, block, TraceOptions(timeout=timeout),
                state_override=state_override, block_overrides=block_overrides, tracer=tracer,

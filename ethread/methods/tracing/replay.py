@@ -76,8 +76,7 @@ def _tracer(options: TraceOptions, context: TraceContext) -> ResultTracer:
 @contextmanager
 def _traced(state: Any, tracer: ResultTracer, limit: time_limit.TimeLimit,
             log_index: int = 0, block_classes: bool = True) -> Iterator[None]:
-    """Run what the block does on ``state`` with ``tracer`` attached and ``limit`` applied, on
-    py-evm's own computation class when the tracer wants steps."""
+    """Run on ``state`` with ``tracer`` attached and ``limit`` applied."""
     original = state.computation_class
     lean = block_classes and not tracer.wants_steps
     state.computation_class = hooked_class(original if lean else plain_computation_class(original))
@@ -116,8 +115,7 @@ def _base_postprocessing() -> Any:
 
 def _replay(backend: TraceableChain, block: Block, keep: bool = False,
             shared: ReplayStates | None = None) -> BlockReplay:
-    """A block ready to replay on its parent's state, its system calls done (``keep``: noting
-    its positions, to be kept in :class:`ReplayStates`)."""
+    """A block ready to replay on its parent's state, its system calls done."""
     config, chaindb = _replayable(backend, block)
     return _replay_from_models(backend, block, config, chaindb, keep, shared)
 
@@ -140,8 +138,7 @@ def _replay_decoded(evm_block: Any, parent: Any, block_hash: bytes, senders: dic
 
 def _replay_from_models(backend: TraceableChain, block: Block, config: Any, chaindb: Any,
                         keep: bool, shared: ReplayStates | None = None) -> BlockReplay:
-    """:func:`_replay` from the block's models rather than its RLP, each transaction decoded
-    when the replay reaches it."""
+    """:func:`_replay` from the block's models, each transaction decoded when reached."""
     header = block.header
     parent = backend.header_by_hash(header.parent_hash)
     if parent is None:
@@ -194,8 +191,7 @@ class _BlockView:
 def _start(block: Any, start: Any, block_hash: bytes, transactions: Sequence[Any], chain_id: int,
            vm_class: Any, chaindb: Any, keep: bool,
            tables: MessageTables | None = None) -> BlockReplay:
-    """The replay of ``block`` from py-evm's header ``start`` (on its parent's state root, no
-    gas used), its system calls done (with ``tables``, their writes made once per header)."""
+    """The replay of ``block`` from py-evm's header ``start``, its system calls done."""
     overlay = None
     if keep or tables is not None:  # (the positions' states, the system writes' nodes)
         overlay = Overlay(chaindb.db)
@@ -218,8 +214,7 @@ def _start(block: Any, start: Any, block_hash: bytes, transactions: Sequence[Any
 
 def _after_system_writes(block: Any, start: Any, chain_id: int, vm_class: Any, chaindb: Any,
                          tables: MessageTables) -> Any | None:
-    """py-evm's header ``start`` at the state after the block's system calls, made once per
-    header (:func:`~ethread.evm.block_vm.after_system_writes`)."""
+    """py-evm's header ``start`` at the state after the block's system calls."""
 
     def write(recording: Any) -> Any:
         vm = vm_class(header=start, chaindb=recording, chain_context=ChainContext(chain_id),
@@ -233,8 +228,7 @@ def _after_system_writes(block: Any, start: Any, chain_id: int, vm_class: Any, c
 
 
 def _with_sender(tx: Any, sender: bytes | None) -> Any:
-    """The transaction answering the sender the chain recorded for it (a dev chain's
-    impersonated ones carry no valid signature; the others need no recovery again)."""
+    """The transaction answering the sender the chain recorded for it (no recovery again)."""
     return tx if sender is None else with_sender(tx, sender)
 
 
@@ -275,8 +269,7 @@ def trace_transaction(backend: TraceableChain, tx_hash: Hash32,
                       options: TraceOptions = TraceOptions(), *,
                       tracer: ResultTracer | None = None,
                       states: ReplayStates | None = None) -> TraceResult:
-    """debug_traceTransaction: the transaction replayed on its block's state before it, traced
-    by ``tracer`` or the one ``options`` names."""
+    """debug_traceTransaction: the transaction replayed on its block's state before it."""
     location = backend.transaction_location(tx_hash)
     if location is None:
         raise NotTraceable("transaction not found")
@@ -304,8 +297,7 @@ def trace_block(backend: TraceableChain, block: Block,
 def replay_block_with(backend: TraceableChain, block: Block,
                       make: Callable[[int, bytes], ResultTracer],
                       timeout: float = DEFAULT_TRACE_TIMEOUT) -> None:
-    """Replay every transaction of ``block``, each traced by the tracer ``make(index, hash)``
-    gives (the parity-style traces collect their own answers)."""
+    """Replay every transaction of ``block``, each traced by ``make(index, hash)``'s tracer."""
     replay = _replay(backend, block)
     options = TraceOptions(timeout=timeout)
     for index, itx in enumerate(block.transactions):
@@ -342,8 +334,7 @@ def block_by_ref(backend: TraceableChain, ref: BlockRef) -> Block:
 
 def trace_raw_block(backend: TraceableChain, raw: bytes,
                     options: TraceOptions = TraceOptions()) -> tuple[TransactionTrace, ...]:
-    """debug_traceBlock: a block given as RLP, replayed on its parent's state (it need not be
-    in the chain)."""
+    """debug_traceBlock: a block given as RLP (it need not be in the chain), replayed."""
     try:
         fields = rlp.decode(raw)[0]
         number = int.from_bytes(fields[8], "big")
@@ -461,8 +452,7 @@ def _at_transaction(backend: TraceableChain, run: Any, block_hash: bytes, tx_ind
 
 
 def _override_context(context: Any, overrides: BlockOverrides) -> None:
-    """py-evm's execution context of a replayed block with the overridden fields (those
-    :func:`~..overrides.override_header` changes in a header)."""
+    """py-evm's execution context of a replayed block with the overridden fields."""
     from ..overrides import HEADER_FIELDS
 
     fields = {"_" + field: getattr(overrides, name) for name, field in HEADER_FIELDS}

@@ -68,8 +68,7 @@ class Overlay(BaseDB):
 
 
 class LazyTransactions(Sequence[Any]):
-    """A block's py-evm transactions, each decoded when first asked for (a replay that
-    stops at a block's third transaction decodes three)."""
+    """A block's py-evm transactions, each decoded when first asked for."""
 
     def __init__(self, count: int, decode: Callable[[int], Any]) -> None:
         self._items: list[Any] = [None] * count
@@ -127,8 +126,7 @@ class BlockReplay:
     """The gas the transactions applied so far used, without receipts."""
 
     def apply_next(self) -> tuple[int, Any]:
-        """Apply the next transaction untraced (or, under a tracer, traced): the gas it used
-        and its computation."""
+        """Apply the next transaction (traced under a tracer): its gas used and computation."""
         tx = self.transactions[self.applied]
         vm = self.vm
         try:
@@ -206,11 +204,9 @@ class ReplayStates:
         """What every replay's and traced call's state reads through (keyed by content, never
         stale), as eth_call's states share theirs."""
         self.transactions: LRU[tuple[Any, bytes], Any] = LRU(MAX_DECODED_TRANSACTIONS)
-        """py-evm's transactions (their senders set) by their builder and hash, decoded once
-        for every replay that applies them."""
+        """py-evm's transactions (their senders set) by their builder and hash, decoded once."""
         self.headers: LRU[tuple[Any, bytes], Any] = LRU(MAX_DECODED_HEADERS)
-        """py-evm's header a block's replay starts from (on its parent's state root, no gas
-        used) by the VM class and the block's hash (immutable, as the block is)."""
+        """py-evm's header a block's replay starts from, by the VM class and the block's hash."""
 
     def __len__(self) -> int:
         return len(self._replays)

@@ -134,8 +134,7 @@ _OP_NAMES = [opcode_name(value) for value in range(256)]
 
 
 class StructLogger(ResultTracer):
-    """geth's ``StructLogger``: one :class:`StructLog` per step, storage as read and written
-    so far by each account on SLOAD and SSTORE."""
+    """geth's ``StructLogger``: one :class:`StructLog` per step."""
 
     wants_steps = True
 
@@ -216,8 +215,7 @@ class StructLogger(ResultTracer):
         self.gas_used = gas_used
 
     def result(self) -> StructLogResult:
-        """The :class:`StructLogResult`: gas, whether it failed, what it returned (a revert's
-        data too) and the steps."""
+        """The :class:`StructLogResult`: gas, failure, return value (a revert's too), steps."""
         self._check_cap()
         failed = self.error is not None
         value = self.output if not failed or self.error == "execution reverted" else b""
@@ -278,8 +276,7 @@ class _OpenFrame:
 
 
 class CallTracer(ResultTracer):
-    """geth's ``callTracer``: the tree of frames, each with its gas, input, output, error and
-    decoded revert reason (and its logs with ``withLog``)."""
+    """geth's ``callTracer``: the tree of frames (and their logs with ``withLog``)."""
 
     def __init__(self, only_top_call: bool = False, with_log: bool = False) -> None:
         self.only_top_call = only_top_call
@@ -304,8 +301,7 @@ class CallTracer(ResultTracer):
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
-        """Close the innermost frame into its parent's calls; the top frame only takes its
-        output or error."""
+        """Close the innermost frame into its parent's calls (the top frame: its output)."""
         if depth == 0:
             if len(self.stack) == 1:
                 self.stack[0].finish(output, error, reverted)
@@ -332,8 +328,7 @@ class CallTracer(ResultTracer):
             self.stack[0].gas_used = gas_used
 
     def result(self) -> CallFrame:
-        """The top :class:`CallFrame` (a reverted frame's logs cleared, with ``with_log``);
-        ExecutionFailed unless there is exactly one top-level call."""
+        """The top :class:`CallFrame`; ExecutionFailed unless there is one top-level call."""
         if len(self.stack) != 1:
             raise ExecutionFailed("incorrect number of top-level calls")
         top = self.stack[0].frozen()
@@ -464,8 +459,7 @@ class PrestateTracer(ResultTracer):
             account.empty = False
 
     def on_tx_end(self, gas_used: int, error: str | None) -> None:
-        """With ``diff_mode``, keep only what changed and how; drop empty accounts unless
-        ``include_empty`` (nothing, when the transaction failed)."""
+        """With ``diff_mode``, keep only what changed; drop empty accounts unless asked."""
         if error is not None:
             return
         if self.diff_mode:
@@ -512,8 +506,7 @@ class PrestateTracer(ResultTracer):
                 del self.pre[address]
 
     def result(self) -> Prestate | PrestateDiff:
-        """The accounts as they were (:class:`Prestate`), or with ``diff_mode`` what changed,
-        before and after (:class:`PrestateDiff`)."""
+        """The accounts as they were, or with ``diff_mode`` what changed, before and after."""
         pre = {address: account.shown() for address, account in sorted(self.pre.items())}
         if self.diff_mode:
             return PrestateDiff(pre=pre, post=dict(sorted(self.post.items())))
@@ -525,8 +518,7 @@ class PrestateTracer(ResultTracer):
 
 
 class FourByteTracer(ResultTracer):
-    """geth's ``4byteTracer``: calls counted by selector and argument length (precompiles,
-    creates and short inputs left out)."""
+    """geth's ``4byteTracer``: calls counted by selector and argument length."""
 
     def __init__(self) -> None:
         self.counts: dict[tuple[bytes, int], int] = {}
@@ -538,8 +530,7 @@ class FourByteTracer(ResultTracer):
 
     def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
                  value: int | None) -> None:
-        """Count a call's selector and argument length (not a create, a precompile, or an
-        input shorter than four bytes)."""
+        """Count a call's selector and argument length (not creates, precompiles, short inputs)."""
         if len(data) < 4 or kind not in (CALL, CALLCODE, DELEGATECALL, STATICCALL):
             return
         if to in self.precompiles:
@@ -561,8 +552,7 @@ class NoopTracer(ResultTracer):
 
 
 class FlatCallTracer(ResultTracer):
-    """geth's ``flatCallTracer``: callTracer's tree as parity's flat list (precompile calls
-    left out unless ``includePrecompiles``)."""
+    """geth's ``flatCallTracer``: callTracer's tree as parity's flat list."""
 
     def __init__(self, convert_parity_errors: bool = False, include_precompiles: bool = False,
                  context: TraceContext | None = None) -> None:
@@ -586,8 +576,7 @@ class FlatCallTracer(ResultTracer):
 
     def on_exit(self, depth: int, output: bytes, gas_used: int, error: str | None,
                 reverted: bool) -> None:
-        """Pass to the inner callTracer, then drop the frame just closed if it is a CALL or
-        STATICCALL to a precompile (unless ``include_precompiles``)."""
+        """Pass to the inner callTracer, then drop a CALL or STATICCALL to a precompile."""
         self.calls.on_exit(depth, output, gas_used, error, reverted)
         if depth == 0 or self.include_precompiles or not self.calls.stack:
             return
@@ -675,8 +664,7 @@ def flatten(frame: CallFrame, context: TraceContext, convert_errors: bool = Fals
 
 
 class Fanout(Tracer):
-    """Tracers run together on one transaction: each hook passed to every member in order
-    (the steps to the members that want them)."""
+    """Tracers run together on one transaction, each hook passed to every member in order."""
 
     def __init__(self, members: Sequence[Tracer]) -> None:
         self.members = list(members)
@@ -766,8 +754,7 @@ NATIVE_TRACERS = ("callTracer", "prestateTracer", "4byteTracer", "noopTracer", "
 def make_tracer(name: str | None, config: Mapping[str, Any] | None = None,
                 logger: LoggerConfig = LoggerConfig(),
                 context: TraceContext | None = None) -> ResultTracer:
-    """The tracer geth's directory makes for ``name`` (None: the opcode logger) with its
-    ``tracerConfig``."""
+    """The tracer geth's directory makes for ``name`` (None: the opcode logger)."""
     if name is None:
         return StructLogger(logger)
     if name == "callTracer":
