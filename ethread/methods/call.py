@@ -1,10 +1,7 @@
-"""eth_call: execute a message on the state after a block, in that block's context.
-
-Semantics follow geth: a missing ``from`` is the zero address; the nonce is not checked; gas
-defaults to geth's 50,000,000 and is capped at ``GAS_CAP_FACTOR`` times the block's gas limit; a call that
-names no gas price runs with a zero base fee, so an unfunded sender can call (see
-:mod:`.message`). A REVERT answers error code 3 with the decoded reason and the raw payload;
-a message geth refuses before running it answers ``err: <reason> (supplied gas N)``.
+"""eth_call: execute a message on the state after a block, in that block's context, as geth
+does (defaults: :mod:`.message`). A REVERT answers error code 3 with the decoded reason and
+the raw payload; a message geth refuses before running it answers ``err: <reason> (supplied
+gas N)``.
 """
 
 from __future__ import annotations

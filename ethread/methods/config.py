@@ -58,8 +58,7 @@ def _active_at(scheduled: dict[str, int], timestamp: int) -> str | None:
 
 
 def _following(current: str | None, scheduled: dict[str, int]) -> str | None:
-    """The fork after ``current`` in activation order (the first timestamp fork when there is
-    none yet), if the chain schedules it."""
+    """The fork after ``current`` (None: the first timestamp fork), if the chain schedules it."""
     if current is None:
         candidate: Fork | None = next(fork for fork in FORKS if fork.by_time)
     else:

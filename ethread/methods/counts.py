@@ -1,7 +1,5 @@
-"""eth_getBlockTransactionCountByHash/ByNumber and eth_getUncleCountByBlockHash/ByNumber.
-
-Each answers None for a block the backend does not hold (JSON null), as geth does.
-"""
+"""eth_getBlockTransactionCountByHash/ByNumber and eth_getUncleCountByBlockHash/ByNumber; each
+answers None (JSON null) for a block not held, as geth does."""
 
 from __future__ import annotations
 

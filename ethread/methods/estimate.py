@@ -41,8 +41,7 @@ def estimate_gas(backend: ExecutableChain, request: CallRequest, block: BlockRef
                  states: CallStates | None = None, *, state_override: StateOverride = (),
                  block_overrides: BlockOverrides | None = None,
                  timeout: float | None = None) -> int:
-    """The gas limit to give the message, or ExecutionReverted / ExecutionFailed as geth
-    answers them. The whole search stops after ``timeout`` seconds (ExecutionAborted)."""
+    """The gas limit to give the message, or geth's error; the search stops after ``timeout`` s."""
     check_instance(request, CallRequest, "request")
     header = require_header(backend, block)
     cap = gas_cap(header.gas_limit)
@@ -118,8 +117,7 @@ def _fundable(run: PreparedMessage, request: CallRequest, hi: int) -> int:
 
 
 def _first_attempt(run: PreparedMessage, gas: int, predict: bool) -> tuple[bool, Outcome | None, int | None]:
-    """As :func:`_attempt`, watched: also the least gas the message succeeds with when the
-    run shows it (None otherwise, or when not ``predict``-ing)."""
+    """As :func:`_attempt`, watched: also the least gas the run shows (when ``predict``-ing)."""
     if not predict:
         return (*_attempt(run, gas), None)
     try:

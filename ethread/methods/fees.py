@@ -68,8 +68,7 @@ def blob_base_fee(config: ChainConfig, header: Header) -> int | None:
 
 
 def _next_blob_base_fee(config: ChainConfig, header: Header) -> int:
-    """What geth's fee history gives as the blob base fee after ``header``: the next excess
-    blob gas priced at ``header``'s own fork."""
+    """The blob base fee after ``header`` in geth's fee history (priced at ``header``'s fork)."""
     rules = config.rules(header.number, header.timestamp)
     schedule = rules.blob
     if schedule is None or header.excess_blob_gas is None:
@@ -102,8 +101,7 @@ def _blob_gas_used_ratio(config: ChainConfig, header: Header) -> float:
 
 def _rewards(block: Block, receipts: Sequence[object] | None,
              percentiles: Sequence[float]) -> tuple[int, ...]:
-    """The tip at each gas-weighted percentile of the block's transactions (all zero for an
-    empty block), as geth's fee history computes them."""
+    """The tip at each gas-weighted percentile of the block's transactions, as geth has them."""
     if not block.transactions:
         return tuple(0 for _ in percentiles)
     gas_used = [getattr(r, "gas_used", 0) for r in receipts or ()]
@@ -217,8 +215,7 @@ def _block_tips(block: Block, settings: OracleSettings) -> list[int]:
 
 def suggest_tip_cap(backend: FeeReader, last_price: int | None = None,
                     settings: OracleSettings = DEFAULT_ORACLE) -> int:
-    """The tip geth's oracle suggests at the head; ``last_price`` is the one it suggested
-    before (its stand-in for blocks without a usable tip)."""
+    """The tip geth's oracle suggests at the head (``last_price``: its previous suggestion)."""
     fallback = settings.start_price if last_price is None else last_price
     head = backend.pointer("latest")
     if head is None:
@@ -276,8 +273,7 @@ def get_blob_base_fee(backend: FeeReader) -> int | None:
 
 
 def get_base_fee(backend: FeeReader) -> int | None:
-    """eth_baseFee: the base fee of the block after the head, None when that block has none
-    (before London; JSON null, as geth answers)."""
+    """eth_baseFee: the base fee of the block after the head, None before London."""
     header = _head_header(backend)
     if header is None:
         return None

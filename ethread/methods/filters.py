@@ -47,8 +47,7 @@ class _Filter:
     kind: Literal["logs", "blocks", "pending"]
     criteria: LogFilter | None
     next_block: int
-    """The first block whose changes this filter has not reported (a pending-transaction
-    filter: the pool's cursor)."""
+    """The first block whose changes this filter has not reported (pending: the pool's cursor)."""
     expires: float
     polling: threading.Lock = field(default_factory=threading.Lock)
     """Held while a poll runs, so that two polls never report the same blocks."""
@@ -63,8 +62,7 @@ def new_filter_id() -> str:
 
 
 def check_live_range(criteria: LogFilter) -> None:
-    """The block ranges geth accepts for a filter that follows the chain: both ends latest,
-    a number to latest, or two numbers in order."""
+    """Refuse a range geth refuses for a live filter (latest-latest, n-latest, n-m in order)."""
     begin, end = criteria.from_block, criteria.to_block
     if begin == "pending" or end == "pending":
         raise InvalidParams("pending logs are not supported")

@@ -1,9 +1,6 @@
-"""eth_getLogs, with the service's limits.
-
-Blocks are chosen by the backend's log index; a query that runs past its deadline stops
-working (the backend checks the deadline as it goes) and answers -32005. A range over blocks
-the backend lacks below its head (a gap between Era1 archives) answers -32000 naming them,
-never an answer with their logs silently missing.
+"""eth_getLogs, with the service's limits: a query past its deadline answers -32005; a range
+over blocks the backend lacks below its head (a gap between Era1 archives) answers -32000
+naming them, never an answer with their logs silently missing.
 """
 
 from __future__ import annotations
@@ -45,8 +42,7 @@ larger answer hands the query back to the host (it runs again where long work be
 
 
 class _BudgetedDeadline(Deadline):
-    """The query's deadline that also stops it once the host's budget is spent
-    (:class:`~.time_limit.BudgetSpent`, not an error: the host runs it again elsewhere)."""
+    """The query's deadline, which also stops it once the host's budget is spent."""
 
     __slots__ = ()
 

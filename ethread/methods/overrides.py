@@ -57,8 +57,7 @@ def with_blob_base_fee(state: Any, fee: int) -> None:
 
 @lru_cache(maxsize=256)
 def _answering_blob_fee(base: type, fee: int) -> type:
-    """``base`` answering ``fee`` as its blob base fee (one class per state class and fee:
-    making a class costs more than a simple call)."""
+    """``base`` answering ``fee`` as its blob base fee (one class per state class and fee)."""
     return type(base.__name__, (base,), {"__slots__": (), "blob_base_fee": property(lambda self: fee)})
 
 
@@ -90,8 +89,7 @@ def check_state_overrides(overrides: StateOverride, precompiles: Precompiles) ->
 
 def set_account(state: Any, address: EvmAddress, *, balance: int | None, nonce: int | None,
                 code: bytes | None) -> None:
-    """Write an account's balance, nonce and code into a py-evm ``state``; None keeps one.
-    Both a call's state overrides and the dev chain's account edits come here."""
+    """Write an account's balance, nonce and code into a py-evm ``state``; None keeps one."""
     if balance is not None:
         state.set_balance(address, balance)
     if nonce is not None:

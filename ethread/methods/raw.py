@@ -1,8 +1,6 @@
-"""The debug namespace's raw getters: a header, a block, a block's receipts and a transaction
-in their consensus (RLP) encodings, as geth's debug_getRaw* answer them.
-
-A block named by number that is not held answers None; one named by hash that is not held is
-an error for the header and the block (geth's words) and no receipts for the receipts.
+"""debug_getRaw*: a header, a block, a block's receipts and a transaction in their consensus
+(RLP) encodings. A block number not held answers None; a hash not held is an error for the
+header and the block (geth's words) and no receipts for the receipts.
 """
 
 from __future__ import annotations
@@ -63,8 +61,7 @@ def get_raw_block(backend: RawChain, ref: BlockRef) -> bytes | None:
 
 
 def get_raw_receipts(backend: RawChain, ref: BlockRef) -> tuple[bytes, ...] | None:
-    """Each receipt as ``MarshalBinary`` writes it: a legacy receipt's RLP list, or a typed
-    receipt's type byte and payload."""
+    """Each receipt as ``MarshalBinary`` writes it (a typed one: its type byte and payload)."""
     block_hash = _block_hash(backend, ref)
     if block_hash is None:
         return None

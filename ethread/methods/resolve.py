@@ -1,8 +1,6 @@
-"""Turn a block parameter (number, tag or hash) into a stored block.
-
-Tags are resolved here, above storage, from the backend's pointers. A backend without a
-pending pool answers ``pending`` as ``latest``. Lookups that miss answer None; methods that
-need the block (eth_call, eth_getProof) use :func:`require_header`, which raises.
+"""Turn a block parameter (number, tag or hash) into a stored block, tags from the backend's
+pointers (``pending`` is ``latest`` without a pool). Lookups that miss answer None;
+:func:`require_header` raises.
 """
 
 from __future__ import annotations
@@ -59,8 +57,7 @@ def header_at(backend: HeaderSource, number: int) -> Header | None:
 
 
 def resolve_hash(backend: ChainHeaders, ref: BlockRef) -> bytes | None:
-    """The hash of the block a reference names, or None: :func:`resolve_header`'s block,
-    without reading its header for a number or a tag (the canonical index has the hash)."""
+    """The hash of the block a reference names, or None, without reading its header."""
     ref = check_block_ref(ref)
     if isinstance(ref, BlockHashRef):
         header = resolve_header(backend, ref)

@@ -1,10 +1,7 @@
 """Traces made readable in a test's output: callTracer's tree as indented text, with revert
 reasons and custom errors decoded (by the ABIs a test registered, :class:`ContractAbis`), and
-the ``console.log`` calls of hardhat's ``console.sol`` (calls to :data:`CONSOLE_ADDRESS`,
-which holds no code) decoded into the lines they print.
-
-Nothing here runs unless asked: the web3 provider and the pytest plugin call it when a
-transaction or call fails, or when a contract that logs to the console runs.
+the ``console.log`` calls of hardhat's ``console.sol`` (calls to :data:`CONSOLE_ADDRESS`)
+decoded into the lines they print. The web3 provider and the pytest plugin call it.
 """
 
 from __future__ import annotations
