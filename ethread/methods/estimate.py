@@ -61,12 +61,12 @@ def _search(run: PreparedMessage, request: CallRequest, cap: int, predict: bool 
     hi = min(hi, cap)
     if not request.data and request.to is not None and not run.state.get_code(request.to):
         try:
-            failed, _ = _attempt(run, TX_GAS)
+            failed = _attempt(run, TX_GAS)[0]
         except ExecutionFailed:
             failed = True  # the run at the upper bound below answers why
         if not failed:
             return TX_GAS
-    failed, outcome, least = _first_attempt(run, hi, predict)
+    failed, outcome, least = _attempt(run, hi, watched=predict)
     if failed:
         if outcome is not None and not isinstance(outcome.error, OutOfGas):
             raise_for_outcome(outcome)
@@ -116,28 +116,17 @@ def _fundable(run: PreparedMessage, request: CallRequest, hi: int) -> int:
     return min(hi, int(available) // message.fee_cap)
 
 
-def _first_attempt(run: PreparedMessage, gas: int, predict: bool) -> tuple[bool, Outcome | None, int | None]:
-    """As :func:`_attempt`, watched: also the least gas the run shows (when ``predict``-ing)."""
-    if not predict:
-        return (*_attempt(run, gas), None)
+def _attempt(run: PreparedMessage, gas: int,
+             watched: bool = False) -> tuple[bool, Outcome | None, int | None]:
+    """Whether the message fails with ``gas``, how it ran, and (``watched``) the least gas it
+    succeeds with when the run shows it. Too little gas for the intrinsic cost counts as
+    failing; any other refusal is the answer, as geth's is."""
     try:
-        outcome, trace = traced_run(run, gas)
+        outcome, trace = traced_run(run, gas) if watched else (run.run(gas), None)
     except Rejected as exc:
         if exc.intrinsic:
             return True, None, None
         raise ExecutionFailed(f"failed with {gas} gas: {exc.message}") from None
     if outcome.error is not None:
         return True, outcome, None
-    return False, outcome, least_gas(run, gas, outcome, trace)
-
-
-def _attempt(run: PreparedMessage, gas: int) -> tuple[bool, Outcome | None]:
-    """Whether the message fails with ``gas`` (and how it ran). Too little gas for the
-    intrinsic cost counts as failing; any other refusal is the answer, as geth's is."""
-    try:
-        outcome = run.run(gas)
-    except Rejected as exc:
-        if exc.intrinsic:
-            return True, None
-        raise ExecutionFailed(f"failed with {gas} gas: {exc.message}") from None
-    return outcome.error is not None, outcome
+    return False, outcome, None if trace is None else least_gas(run, gas, outcome, trace)

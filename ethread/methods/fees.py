@@ -122,22 +122,16 @@ def _rewards(block: Block, receipts: Sequence[object] | None,
     return tuple(out)
 
 
-def _go_float(value: float) -> str:
-    """A float as Go's ``%f`` writes it."""
-    return f"{value:f}"
-
-
 def check_percentiles(percentiles: Sequence[float]) -> None:
     """Refuse reward percentiles too many, out of [0, 100] or not increasing, as geth does."""
     if len(percentiles) > MAX_PERCENTILES:
         raise FeeHistoryError(f"invalid reward percentile: over the query limit {MAX_PERCENTILES}")
     for i, p in enumerate(percentiles):
         if p < 0 or p > 100:
-            raise FeeHistoryError(f"invalid reward percentile: {_go_float(p)}")
+            raise FeeHistoryError(f"invalid reward percentile: {p:f}")  # (Go's %f)
         if i > 0 and p <= percentiles[i - 1]:
             raise FeeHistoryError(
-                f"invalid reward percentile: #{i - 1}:{_go_float(percentiles[i - 1])} >= "
-                f"#{i}:{_go_float(p)}")
+                f"invalid reward percentile: #{i - 1}:{percentiles[i - 1]:f} >= #{i}:{p:f}")
 
 
 def fee_history(backend: FeeReader, block_count: int, newest: int | Tag,
@@ -221,11 +215,8 @@ def suggest_tip_cap(backend: FeeReader, last_price: int | None = None,
     if head is None:
         return fallback
     samples: list[int] = []
-    number = head
-    pending: list[int] = []
-    while len(pending) < settings.blocks and number > 0:
-        pending.append(number)
-        number -= 1
+    number = head - min(settings.blocks, head)
+    pending = list(range(head, number, -1))
     while pending:
         block = _block_at(backend, pending.pop(0))
         values = _block_tips(block, settings) if block is not None else []

@@ -113,11 +113,9 @@ class Outcome:
 
     output: bytes
     gas_used: int
-    """Gas the run would be charged for, after refunds and the Prague calldata floor (0 for a
-    run without figures: :meth:`PreparedMessage.run`)."""
+    """Gas the run is charged for, after refunds and the Prague calldata floor."""
     peak_gas_used: int
-    """Gas used before refunds: the least a successful run needs (gas estimation's hint; 0
-    without figures)."""
+    """Gas used before refunds: the least a successful run needs."""
     error: Exception | None
     """None on success; py-evm's error otherwise (``Revert`` for REVERT)."""
 
@@ -179,8 +177,7 @@ class CallStates:
         """What messages on these states share, keyed by content (never stale)."""
         self._states: LRU[tuple[int, bytes, bool], list[Any]] = LRU(max_states)
         self._blocks: LRU[tuple[int, bytes], BlockRules] = LRU(4 * max_states)
-        """What messages at a block share, by (database, hash): py-evm's decoded header
-        (decoding one costs more than a simple call's opcodes), the fork and its VM class."""
+        """What messages at a block share, by (database, hash): its header, fork and VM class."""
         self._headers: LRU[tuple[int, BlockRef], tuple[int, Header]] = LRU(4 * max_states)
         """The header each block reference named, and the backend's generation then."""
         self.per_block = per_block
@@ -211,8 +208,7 @@ class CallStates:
         return rules
 
     def take(self, key: tuple[int, bytes, bool]) -> tuple[Any, list[Any]]:
-        """A kept VM under ``key`` that no one else uses (None if there is none), and the
-        list to :meth:`give` it back to."""
+        """A kept VM under ``key`` no one else uses (or None), and its list."""
         idle = self._states.get(key)
         if idle is None:
             idle = self._states.get_or_put(key, list)
@@ -278,8 +274,7 @@ class PreparedMessage:
         return FORK_BY_NAME[self.fork]
 
     def release(self) -> None:
-        """Hand the state back to the cache it came from (once; nothing for a state of its
-        own). The execution must not run again."""
+        """Hand the state back to the cache it came from; the execution must not run again."""
         release, self._release = self._release, None
         if release is not None:
             release()
@@ -363,8 +358,7 @@ class PreparedMessage:
         return envelope
 
     def _apply(self, envelope: _Envelope, figures: bool = True) -> ComputationAPI:
-        """What py-evm's ``apply_transaction`` does after validation, up to the computation
-        (finalisation's writes would be reverted; :meth:`_outcome` works out its gas)."""
+        """What py-evm's ``apply_transaction`` does after validation, up to the computation."""
         state = self.state
         executor = state.get_transaction_executor()
         executor_class: Any = type(executor)
@@ -388,8 +382,7 @@ class PreparedMessage:
             else:
                 code = state.get_code(envelope.to)
         refund = executor.calc_message_refund(envelope) if cancun else 0
-        # (every field checked: the request's parsed fields, gas between the intrinsic gas
-        # and the cap, code from the state)
+        # (every field is checked already: the parsed request, the gas, code from the state)
         evm_message = CheckedMessage(envelope.gas - envelope.intrinsic_gas, envelope.to, sender,
                                      envelope.value, data, code, create_address, is_delegation,
                                      refund)
@@ -443,8 +436,7 @@ class PreparedMessage:
 
     def _outcome(self, transaction: Any, computation: ComputationAPI, figures: bool = True,
                  ) -> Outcome:
-        """What the run did; ``transaction`` is the envelope or py-evm's transaction (whose
-        ``gas`` is all the gas figures read); without ``figures``, gas figures of 0."""
+        """What the run did (``transaction``: the envelope or py-evm's transaction)."""
         if figures:
             gas_used = type(self.vm).finalize_gas_used(transaction, computation)
             before_refund = transaction.gas - computation.get_gas_remaining()
@@ -453,9 +445,7 @@ class PreparedMessage:
             gas_used = peak = 0
         error = computation.error if computation.is_error else None
         if error is not None:
-            # the error's traceback holds the frames that ran the computation, which hold the
-            # computation, which holds the error: a cycle only the garbage collector would
-            # free (after every failed run, dozens of objects); the error itself is kept
+            # (break the cycle traceback -> frames -> computation -> error, left to the GC)
             error.__traceback__ = None
         return _OUTCOME(bytes(computation.output), gas_used, peak, error)
 
@@ -503,8 +493,7 @@ def evm_access_list(entries: tuple[AccessListEntry, ...] | None) -> list[tuple[b
 
 def unsigned_transaction(builder: Any, message: Message, nonce: int, gas: int, chain_id: int,
                          london: bool) -> Any:
-    """The message as an unsigned py-evm transaction of ``builder``: legacy (or access-list)
-    before London, else set-code, blob or dynamic-fee."""
+    """The message as an unsigned py-evm transaction of ``builder``."""
     request = message.request
     access_list = evm_access_list(request.access_list)
     common: dict[str, Any] = dict(nonce=nonce, gas=gas, to=request.to or b"", value=request.value,
@@ -634,8 +623,7 @@ def prepare(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
 
 def _build_vm(vm_class: Any, evm_header: Any, zero_base_fee: bool, chaindb: Any,
               chain_id: int, tables: MessageTables | None) -> Any:
-    """A VM of ``vm_class`` on the state after ``evm_header``'s block, reading through
-    ``tables`` (None: its own)."""
+    """A VM of ``vm_class`` on the state after ``evm_header``'s block."""
     # a message that pays nothing runs with a zero base fee (see the module docstring)
     context = evm_header.copy(base_fee_per_gas=0) if zero_base_fee else evm_header
     vm = vm_class(header=context, chaindb=chaindb, chain_context=ChainContext(chain_id),

@@ -320,14 +320,12 @@ def _make_simulation_vm_class(base: Any) -> Any:
     precompiles = frozenset(state_class.computation_class.get_precompiles())
 
     def is_address_warm(self: Any, address: bytes) -> bool:
-        # the fork's precompiles are warm wherever overrides moved them (geth warms
-        # ActivePrecompiles(rules) at every transaction's start)
+        # geth warms ActivePrecompiles(rules), wherever overrides moved them
         warm: bool = self._account_db.is_address_warm(address) or address in precompiles
         return warm
 
     def increment_nonce(self: Any, address: bytes) -> None:
-        # a nonce at its maximum wraps to zero, as geth's uint64 does (its checks refuse such
-        # a sender only under validation)
+        # a nonce at its maximum wraps to zero, as geth's uint64 does
         self.set_nonce(address, (self.get_nonce(address) + 1) % (MAX_NONCE + 1))
 
     quiet_state = subclass(state_class, {"get_tip": get_tip, "is_address_warm": is_address_warm,
@@ -409,8 +407,7 @@ class _Simulator:
         return tuple(out)
 
     def _check_time(self) -> None:
-        """Stop past the time limit (the EVM checks it within a call), or hand back to a host
-        past its budget (:class:`~.time_limit.BudgetSpent`)."""
+        """Stop past the time limit, or hand back to a host past its budget."""
         time_limit.check_budget()
         if self.limit.deadline.expired():
             raise SimulationRefused(f"execution aborted (timeout = {go_duration(self.limit.timeout)})",
@@ -564,8 +561,7 @@ class _Simulator:
 
     def _after_system_writes(self, vm_class: Any, evm_header: Any, encoded_draft: bytes,
                              blob_fee: int | None, ancestors: _AncestorHashes) -> Any | None:
-        """py-evm's header of a block without state overrides at the state after its system
-        writes, made once per header (:func:`~ethread.evm.block_vm.after_system_writes`)."""
+        """py-evm's header of a block without state overrides, after its system writes."""
 
         def write(chaindb: Any) -> Any:
             vm = self._vm(vm_class, evm_header, chaindb, ancestors)
@@ -699,8 +695,7 @@ class _Simulator:
     def _pre_check(self, state: Any, rules: Any, request: CallRequest, message: Message,
                    nonce: int, gas: int, header: Header, blob_fee: int | None,
                    intrinsic: int) -> None:
-        """geth's checks before a call runs (:func:`~ethread.forks.validity.validate_transaction`:
-        the nonce only when validating, zero fees let through when not), with its codes."""
+        """geth's checks before a call runs (the nonce only when validating), with its codes."""
         address = EvmAddress(message.sender)
         tx = replace(message_fields(message, gas, rules.base_fee), nonce=nonce)
         checks = Checks(tx_type=False, nonce=self.validate, sender_code=False, gas_cap=False,
@@ -787,8 +782,7 @@ def _cancun_message(state: Any, executor: Any, envelope: Envelope) -> Any:
 
 def _transaction_of(request: CallRequest, message: Message, nonce: int, gas: int, chain_id: int,
                     london: bool) -> Transaction:
-    """The call as the unsigned transaction the block lists (geth's ``ToTransaction`` with a
-    dynamic-fee default: a legacy one when a gas price is given or before London)."""
+    """The call as the unsigned transaction the block lists (geth's ``ToTransaction``)."""
     if request.gas_price is not None or not london:
         return LegacyTransaction(nonce=nonce, gas_price=request.gas_price or 0, gas=gas, to=request.to,
                                  value=request.value, data=request.data, v=0, r=0, s=0)

@@ -182,8 +182,7 @@ def get_storage_at(backend: StateReader, address: Address, slot: bytes,
 
 def get_storage_values(backend: StateReader, requests: Mapping[Address, Sequence[bytes]],
                        block: BlockRef = "latest") -> dict[Address, tuple[bytes, ...]]:
-    """Many slots of many accounts at one block: each address to its values, in the order
-    its slots were asked. At most :data:`MAX_STORAGE_SLOTS` slots in all, and at least one."""
+    """geth's eth_getStorageValues: each address's slots' values, 1 to :data:`MAX_STORAGE_SLOTS`."""
     total = 0
     for slots in requests.values():
         total += len(slots)
