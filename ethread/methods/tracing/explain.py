@@ -50,8 +50,7 @@ class AbiEntry:
 
 @dataclass
 class ContractAbis:
-    """The functions and custom errors of every ABI registered, by selector, and a label for
-    each address registered (``Vault``), so that a call tree reads as the test's source does."""
+    """Registered ABIs' functions and custom errors by selector, and address labels (``Vault``)."""
 
     entries: dict[bytes, AbiEntry] = field(default_factory=dict)
     labels: dict[bytes, str] = field(default_factory=dict)
@@ -155,8 +154,7 @@ def _console_text(value: Any, kind: str) -> str:
 
 
 def console_line(data: bytes) -> str:
-    """What one console.log call prints: its arguments joined by spaces (``%s``, ``%d`` and
-    ``%i`` in a leading string filled in, as hardhat's formatting does)."""
+    """What one console.log call prints (a leading string's ``%s``/``%d``/``%i`` filled in)."""
     types = _console_selectors().get(data[:4])
     if types is None:
         return f"console.log: unknown selector 0x{data[:4].hex()}"

@@ -136,8 +136,7 @@ class TraceFilter:
 
 
 class _ParityCalls(CallTracer):
-    """callTracer with the top frame's gas as parity has it: what the frame was given (after the
-    intrinsic gas, which counts a creation's init code words, EIP-3860) and what it used."""
+    """callTracer with the top frame's gas as parity has it (after EIP-3860's init code charge)."""
 
     initcode_cost = 0
 
@@ -331,8 +330,7 @@ def _replayed(backend: TraceableChain, block: Block, timeout: float, deadline: D
 def trace_at(backend: TraceableChain, tx_hash: Hash32, indices: tuple[int, ...],
              timeout: float = DEFAULT_TRACE_TIMEOUT,
              states: ReplayStates | None = None) -> FlatCall | None:
-    """trace_get: the transaction's trace at a position of its flat list (reth takes exactly
-    one index; any other count answers None)."""
+    """trace_get: the trace at a position of the flat list (reth takes exactly one index)."""
     if len(indices) != 1:
         return None
     traces = transaction_traces(backend, tx_hash, timeout, states)
@@ -457,8 +455,7 @@ def raw_transaction_traces(backend: TraceableChain, raw: bytes, trace_types: Ite
 
 
 def signed_request(raw: bytes) -> CallRequest:
-    """The call a signed transaction's encoding makes, its sender recovered (InvalidParams
-    for one that does not decode or whose signature recovers nothing)."""
+    """The call a signed transaction makes, its sender recovered (InvalidParams if none)."""
     import rlp
 
     from ...rlpcodec.senders import recover_senders

@@ -35,8 +35,7 @@ TRANSACTION_WEIGHT = 2048
 
 
 class Overlay(BaseDB):
-    """A key-value store that reads through to ``base`` and keeps its own writes (content
-    addressed trie nodes and code: a key, once written, always holds the same value)."""
+    """Reads through to ``base``, keeps its own writes (content-addressed: a key never changes)."""
 
     def __init__(self, base: Any) -> None:
         self.base = base
@@ -104,8 +103,7 @@ class Position:
 
 @dataclass(slots=True)
 class BlockReplay:
-    """A block being replayed: its VM, the header its receipts add up in, its transactions,
-    and (with an ``overlay``) the positions it can go back to."""
+    """A block being replayed, and (with an ``overlay``) the positions it can go back to."""
 
     vm: Any
     header: Any
@@ -119,9 +117,7 @@ class BlockReplay:
     positions: dict[int, Position] = field(default_factory=dict)
     receipts: bool = True
     """Whether each transaction's receipt is made and added to the header, as import does;
-    False (a block of the chain, checked when it was imported, replayed on the fast path):
-    only its gas is counted (:attr:`gas_used`), the receipt's bloom and encoding and the
-    header's copies (which no trace reads) left out."""
+    False (a block of the chain, replayed on the fast path): only :attr:`gas_used` counts."""
     gas_used: int = 0
     """The gas the transactions applied so far used, without receipts."""
 
@@ -198,11 +194,9 @@ class ReplayStates:
         self._replays: LRU[bytes, tuple[BlockReplay, int]] = LRU(
             max_replays, max_bytes=max_bytes, weigh=lambda kept: kept[1])
         self.calls = CallStates(max_states=1, per_block=1, vm_classes=simulation_vm_class)
-        """What a traced call's state is built with (a block's decoded header and rules, the
-        tables, the replays' VM classes); each traced call runs on a state of its own."""
+        """What a traced call's state is built with (each traced call has a state of its own)."""
         self.tables: MessageTables = self.calls.tables
-        """What every replay's and traced call's state reads through (keyed by content, never
-        stale), as eth_call's states share theirs."""
+        """What every replay's and traced call's state reads through, as eth_call's do."""
         self.transactions: LRU[tuple[Any, bytes], Any] = LRU(MAX_DECODED_TRANSACTIONS)
         """py-evm's transactions (their senders set) by their builder and hash, decoded once."""
         self.headers: LRU[tuple[Any, bytes], Any] = LRU(MAX_DECODED_HEADERS)

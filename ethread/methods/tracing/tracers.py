@@ -75,16 +75,14 @@ class LoggerConfig:
     disable_storage: bool = False
     enable_return_data: bool = False
     limit: int = 0
-    """Stop logging once the answer's steps take more than this many bytes of JSON (0: no
-    limit; geth counts the same way): the client's bound, a shorter answer."""
+    """Stop logging past this many bytes of JSON of steps (0: no limit), counted as geth does."""
     cap: int = 0
     """The service's bound on the answer, in bytes of JSON (0: none): once the steps pass it
     the trace stops with :class:`TraceTooLarge` (an answer that large would not be sent)."""
 
 
 class TraceTooLarge(ResponseTooLarge):
-    """The opcode log passed the service's answer-byte limit (-32003, as any answer too
-    large), said with what the client can do about it."""
+    """The opcode log passed the service's answer-byte limit (-32003)."""
 
     def __init__(self, cap: int, steps: int) -> None:
         EthreadError.__init__(
@@ -163,8 +161,7 @@ class StructLogger(ResultTracer):
         self.env = env
 
     def on_opcode(self, step: Step) -> None:
-        """Log the step (until the steps pass ``limit``), with the account's storage as
-        read and written so far on SLOAD and SSTORE; past the ``cap``, stop the trace."""
+        """Log the step (until past ``limit``); past the ``cap``, stop the trace."""
         config = self.config
         if self.exact and self.size > config.limit:
             return

@@ -52,8 +52,7 @@ class _Frame:
     address: bytes
     """The account whose code the frame runs (its code is read once the transaction ends)."""
     pending: tuple[VmOp, int, int | None] | None = None
-    """The last step, its opcode and (for a cold SLOAD) its slot: what it pushed is still to
-    be read."""
+    """The last step, its opcode and (a cold SLOAD's) slot, its pushed items still to read."""
     cold_slot: int | None = None
     """The slot the step about to run loads, when it is cold."""
 
@@ -78,8 +77,7 @@ class VmTracer(Tracer):
 
     def on_enter(self, depth: int, kind: int, sender: bytes, to: bytes, data: bytes, gas: int,
                  value: int | None) -> None:
-        """A frame opens (a self-destruct's report is no frame to reth): the sub of its
-        parent's last step; a create's step costs the gas handed on too."""
+        """A frame opens (not a self-destruct's): the sub of its parent's last step."""
         if kind == SELFDESTRUCT:
             return
         trace = VmTrace()
