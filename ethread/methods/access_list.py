@@ -129,8 +129,7 @@ def create_access_list(backend: ExecutableChain, request: CallRequest, block: Bl
                        suggested_tip: Callable[[], int], states: CallStates | None = None, *,
                        state_override: StateOverride = (),
                        timeout: float | None = None) -> AccessListResult:
-    """eth_createAccessList. ``suggested_tip`` is the oracle's tip, asked for only when the
-    request names no fees; all runs together stop after ``timeout`` seconds."""
+    """eth_createAccessList (``suggested_tip``: asked for only when the request names no fees)."""
     check_instance(request, CallRequest, "request")
     header = require_header(backend, block)
     config = backend.chain_config()

@@ -192,8 +192,7 @@ def fee_history(backend: FeeReader, block_count: int, newest: int | Tag,
 
 
 def _block_tips(block: Block, settings: OracleSettings) -> list[int]:
-    """The lowest tips of ``block`` the oracle samples: at least ``ignore_price``, from
-    senders other than the block's miner, at most ``samples_per_block`` of them."""
+    """The lowest tips the oracle samples from ``block`` (see the module docstring)."""
     tips = sorted(
         (effective_tip(block, tx.gas_price), tx.sender) for tx in block.transactions
     )
@@ -275,8 +274,7 @@ def get_base_fee(backend: FeeReader) -> int | None:
 
 
 class TipOracle:
-    """The oracle's memory between calls, as geth keeps it (one per dispatcher): the head it
-    last priced and its price then, the stand-in for blocks without a usable tip."""
+    """The oracle's memory between calls, as geth keeps it: the head last priced, its price."""
 
     def __init__(self, settings: OracleSettings = DEFAULT_ORACLE) -> None:
         self.settings = settings

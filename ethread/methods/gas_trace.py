@@ -60,8 +60,7 @@ def traced_run(run: PreparedMessage, gas: int) -> tuple[Outcome, GasTrace]:
 
 
 def least_gas(run: PreparedMessage, gas: int, outcome: Outcome, trace: GasTrace) -> int | None:
-    """The least gas limit with which the message succeeds, from its run with ``gas``; None
-    when the trace cannot tell."""
+    """The least gas limit the message succeeds with, from its run with ``gas`` (None: unknown)."""
     if trace.gas_dependent or outcome.error is not None:
         return None
     least = outcome.peak_gas_used  # every charge of the run fits; at least the intrinsic gas

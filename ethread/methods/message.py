@@ -574,8 +574,7 @@ def prepare(backend: ExecutableChain, request: CallRequest, block: BlockRef, *,
             state_override: StateOverride = (), block_overrides: BlockOverrides | None = None,
             states: CallStates | None = None, own_state: bool = False,
             timeout: float | None = None, header: Header | None = None) -> PreparedMessage:
-    """:func:`execution` without the context manager (the caller calls
-    :meth:`PreparedMessage.release`); ``header``: the one ``block`` names, if known."""
+    """:func:`execution` without the context manager; ``header``: ``block``'s, when known."""
     limit = time_limit.TimeLimit.start(timeout)
     if header is None:
         header = require_header(backend, block)

@@ -109,8 +109,7 @@ class OverlayTrie:
 
     @contextmanager
     def squash_changes(self) -> Iterator[OverlayTrie]:
-        """py-trie's batch of changes: this trie's own changes are never written before its
-        root is asked for."""
+        """py-trie's batch of changes (nothing is written before the root is asked for)."""
         yield self
 
     # -- reads ------------------------------------------------------------------------------
@@ -390,6 +389,5 @@ class SimulationAccountDB(LeanAccountDB):
 
 
 def simulation_vm_class(vm_class: Any) -> Any:
-    """``vm_class`` as whole blocks run it (:func:`~ethread.evm.block_vm.block_vm_class`) on
-    a :class:`SimulationAccountDB`: a simulation's blocks and a traced replay's."""
+    """``vm_class`` as whole blocks run it, on a :class:`SimulationAccountDB`."""
     return block_vm_class(vm_class, SimulationAccountDB)

@@ -401,8 +401,7 @@ class PrestateTracer(ResultTracer):
             self._account(code[3:])
 
     def on_opcode_start(self, step: Step) -> None:
-        """Note, before the step runs, the slot or account it names (SLOAD, SSTORE, EXTCODE*,
-        BALANCE, SELFDESTRUCT, the calls and creates)."""
+        """Note, before the step runs, the slot or account it names."""
         env, stack = self.env, step.stack
         if env is None or stack is None:
             return
