@@ -1,9 +1,7 @@
 """The access log, and a filter that keeps API keys out of every other log line.
 
-uvicorn's own access log would print the request path, which holds the key, so the server
-turns it off and writes this one instead: client, network, masked key, method(s), status,
-size and time. :class:`KeyMaskingFilter` is attached to uvicorn's loggers for the lines we
-do not write (a WebSocket handshake, an error report).
+uvicorn's access log would print the key in the path, so this one is written instead, with
+the key masked; :class:`KeyMaskingFilter` masks uvicorn's other log lines.
 """
 
 from __future__ import annotations

@@ -1,24 +1,16 @@
 """Polling for a short while before sleeping, for clients that send one request at a time
 (docs/scaling.md, "One request at a time", has the measurements).
 
-An idle worker sleeps in ``epoll_wait`` and the kernel has to wake it for the next request;
-on a virtual machine that wake-up costs more than a cached answer (``eth_chainId`` at
-concurrency 1: 100-120 µs of server CPU a request against about 10 µs in process).
-:class:`BusyPoll` keeps the loop turning for :attr:`BusyPoll.window` seconds after each read
-and each answer written, counted from the loop's first turn after it (so a request answered
-in a thread is still followed by a full window). Every turn polls the sockets without
-blocking and yields the core to any other runnable process; once a window passes with nothing
-read the loop sleeps as before, so an idle server costs nothing.
+Waking a worker asleep in ``epoll_wait`` costs, on a virtual machine, more than a cached
+answer. :class:`BusyPoll` keeps the loop turning for :attr:`BusyPoll.window` seconds after each
+read and each answer written, counted from the loop's next turn; each turn polls the sockets
+without blocking and yields the core. A window with nothing read lets the loop sleep.
 
-The bounds on what it costs: no window starts, and a running one stops, once
-:data:`CROWDED_CHECKS` looks in a row (:data:`CHECK_SECONDS` apart) found more processes ready
-to run than cores (:func:`runnable_processes`), since a polling worker loses the scheduler's
-favour a sleeping one earns (web3.py's spinning WebSocket provider went from about 0.9 to 4
-ms a request on a busy 2-core machine); after :data:`MISSES_BEFORE_REST` windows in a row
-catch no read, the next :data:`REST_READS` reads start none (a client slower than the
-window); and a protocol starts the window only while its worker holds at most
-:data:`MAX_CONNECTIONS` connections, since with more the loop rarely idles. The HTTP and
-WebSocket protocols of a server share its window.
+Bounds: no window runs once :data:`CROWDED_CHECKS` looks in a row found more processes ready
+than cores (:func:`runnable_processes`: a polling worker loses the scheduler's favour); after
+:data:`MISSES_BEFORE_REST` windows in a row catch no read, the next :data:`REST_READS` reads
+start none; and only a worker holding at most :data:`MAX_CONNECTIONS` connections polls. The
+HTTP and WebSocket protocols of a server share its window.
 """
 
 from __future__ import annotations
@@ -47,8 +39,8 @@ _CORES = os.cpu_count() or 1
 
 
 def _open_loadavg() -> int | None:
-    """``/proc/loadavg``, kept open and read again from its start (about 2 µs a read); None
-    where there is none (not Linux: poll as if a core were free)."""
+    """``/proc/loadavg``, kept open and re-read from its start; None where there is none (not
+    Linux: poll as if a core were free)."""
     try:
         return os.open("/proc/loadavg", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
@@ -108,10 +100,9 @@ class BusyPoll:
 
     def touch(self, loop: asyncio.AbstractEventLoop, read: bool = True,
               connections: int = 1) -> None:
-        """Bytes were read on ``loop`` (or, with ``read`` false, an answer written) by a
-        process holding ``connections``: keep it turning for :attr:`window` seconds from its
-        next turn (once what the bytes asked for has been done or handed on), unless it holds
-        more than :data:`MAX_CONNECTIONS`."""
+        """Bytes were read on ``loop`` (with ``read`` false: an answer written) by a process
+        holding ``connections``: keep it turning for :attr:`window` seconds from its next turn,
+        unless it holds more than :data:`MAX_CONNECTIONS`."""
         if connections > MAX_CONNECTIONS:
             return
         if self._running:
@@ -131,9 +122,8 @@ class BusyPoll:
 
     def _has_room(self, now: float) -> bool:
         """Whether the machine has a core for every process ready to run: false once
-        :data:`CROWDED_CHECKS` looks in a row, :data:`CHECK_SECONDS` apart, found more
-        processes ready than cores (one look can catch a process in passing: at c=1 the
-        server and its client are both ready about half the time, a third in 2% of looks)."""
+        :data:`CROWDED_CHECKS` looks in a row, :data:`CHECK_SECONDS` apart, found more ready
+        than cores (one look can catch a process in passing)."""
         if now - self._checked_at >= CHECK_SECONDS:
             self._checked_at = now
             if (self.runnable or runnable_processes)() <= _CORES:
@@ -158,9 +148,8 @@ class BusyPoll:
         self._loop.call_soon(self._turn)  # type: ignore[union-attr]  # set by touch
 
     def _ran_out(self) -> None:
-        """A window passed with nothing read: the loop sleeps. A client slower than the window
-        is never caught by it; after :data:`MISSES_BEFORE_REST` such windows in a row the next
-        :data:`REST_READS` reads start none (the last one's answer starts one again)."""
+        """A window passed with nothing read: the loop sleeps; after :data:`MISSES_BEFORE_REST`
+        such windows in a row the next :data:`REST_READS` reads start none."""
         self._running = False
         if self._caught:
             self._caught = False
@@ -173,8 +162,7 @@ class BusyPoll:
 
 
 class KeepsPolling:
-    """What the server's protocol classes (HTTP and WebSocket) share: their server's window,
-    kept after each read and each answer while the worker holds few connections."""
+    """The polling window the server's HTTP and WebSocket protocol classes share."""
 
     busy_poll: BusyPoll | None = None
     """The server's polling window, or None when it does not poll (set on the class)."""
@@ -182,8 +170,7 @@ class KeepsPolling:
     connections: set[Any]
 
     def keep_polling(self, read: bool) -> None:
-        """Something was read (``read``) or an answer written: keep the loop turning a while
-        if this worker holds few connections."""
+        """Something was read (``read``) or an answer written: see :meth:`BusyPoll.touch`."""
         poll = self.busy_poll
         if poll is not None:
             poll.touch(self.loop, read, len(self.connections))

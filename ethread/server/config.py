@@ -1,12 +1,9 @@
 """What a running service is made of: networks, API keys, limits, the credit ledger.
 
-One dataclass tree, built either from ``ethread serve`` flags or from a TOML file. Every scalar
-setting of the ``[server]`` and ``[limits]`` tables is declared once, as a dataclass field
-with its help text and bounds (:func:`setting`); the TOML schema check here and the flags of
-``ethread serve`` (:mod:`ethread.cli.serve`) are both derived from those declarations, so a
-flag and a file entry always mean the same thing and go through the same checks
-(:func:`validate`). Nothing here opens a chain or a socket: :mod:`ethread.server.networks` and
-:mod:`ethread.server.processes.runner` do that from the values.
+One dataclass tree, built from ``ethread serve`` flags or a TOML file. Every scalar setting of
+the ``[server]`` and ``[limits]`` tables is declared once, with its help text and bounds
+(:func:`setting`); the TOML check here and the flags (:mod:`ethread.cli.serve`) both derive
+from the declarations, so a flag and a file entry mean the same and pass the same checks.
 """
 
 from __future__ import annotations
@@ -32,20 +29,15 @@ DEMO_KEY = "ethread-demo-key"
 listens on loopback and the key is printed at start, so that the URL can be pasted as is."""
 DEFAULT_DAILY_CREDITS = 3_000_000
 UNLIMITED_CREDITS = 2**63 - 1
-"""The daily balance of the built-in demo key: no limit in practice (the ledgers count in
-int64). That key exists only when no key is configured, on a server its user started for
-themself; a bulk extractor (cryo spends about 1,080 credits a block on transactions) must not
-run dry there. Configure keys to meter."""
+"""The daily balance of the built-in demo key (the ledgers count in int64): a bulk extractor
+must not run dry on a server its user started for themself. Configure keys to meter."""
 DEFAULT_LEDGER = default_ledger()
-"""The credit ledger when neither a flag nor a file names one: ``credits.ledger`` in ethread's
-data folder (:mod:`ethread.home`: ``$ETHREAD_HOME``, else ``~/.local/share/ethread``), made when
-first used; never the current folder or the folder of a configuration file."""
+"""The credit ledger when none is named: ``credits.ledger`` in ethread's data folder
+(:mod:`ethread.home`), made when first used."""
 MAX_WORKERS = 256
 DEFAULT_BUSY_POLL_US = 250
-"""On by default: at concurrency 1, 20-40% more requests/s on most rows of
-``bench_vs_anvil.py --knobs busy_poll`` (benchmarks/results/bench_vs_anvil_knob_busy_poll.txt);
-a process holding more than two connections, or on a machine without a free core, never
-polls."""
+"""On by default (benchmarks/results/bench_vs_anvil_knob_busy_poll.txt); a process holding more
+than two connections, or on a machine without a free core, never polls."""
 
 
 class ConfigError(ValueError):
@@ -129,13 +121,10 @@ _LOG_DEFAULTS = LogLimits()
 
 @dataclass(frozen=True, slots=True)
 class ServiceLimits:
-    """Size limits of the transport, plus the core's eth_getLogs limits: the ``[limits]``
-    table.
+    """The ``[limits]`` table: the transport's limits and the core's eth_getLogs limits.
 
-    Defaults follow geth: a 5 MiB body, 1,000 calls per batch, a 25 MB answer, 5 seconds for
-    an eth_call, 30 seconds to receive a request's headers and as long for its body; a
-    WebSocket message may be as large as a body. The eth_call gas cap is the core's (10 times
-    the block gas limit).
+    Defaults follow geth: a 5 MiB body, 1,000 calls per batch, a 25 MB answer, 5 s for an
+    eth_call, 30 s each for a request's headers and body.
     """
 
     max_body_bytes: int = setting(5 * 1024 * 1024, "largest HTTP request body in bytes",
@@ -209,11 +198,8 @@ class ServiceLimits:
 
 @dataclass(frozen=True, slots=True)
 class NetworkConfig:
-    """One chain served at its own base address.
-
-    ``hosts`` are the Host header names (without port) that select this network; ``port`` a
-    listening port of its own. A network with neither is the default of the main port.
-    """
+    """One chain served: ``hosts`` (Host header names) and ``port`` (a port of its own)
+    select it; a network with neither is the default of the main port."""
 
     name: str
     backend: BackendKind = "demo"
@@ -232,8 +218,7 @@ class NetworkConfig:
     logger's and callTracer's default configurations) and answer debug_traceTransaction for
     them from the record, as anvil's ``--steps-tracing`` does (0: none)."""
     state: Path | None = None
-    """The demo chain's state file in anvil's shape (anvil's ``--state``): its accounts loaded
-    at start when the file exists, the chain's state written to it at exit."""
+    """The dev chain's state file (anvil's ``--state``): loaded at start, written at exit."""
     fork_url: str | None = None
     """``fork``: the JSON-RPC URL of the node whose chain the dev chain continues."""
     fork_block: int | None = None

@@ -1,31 +1,26 @@
 """Where the server's blocking work runs: the one place that decides between the event loop
 and the thread pools (docs/server.md, "Not blocking the event loop", has the measurements).
 
-The synchronous core blocks; the event loop must not. Four places, cheapest first:
+Four places, cheapest first:
 
-1. the event loop: a cached answer (the pipeline takes it first), :data:`INLINE_METHODS` (one
-   value read) and :data:`LOOKUP_METHODS` on a backend that holds its history in memory, which
-   take microseconds, less than a thread hop (:meth:`Execution.on_loop`, the pipeline's policy);
-2. tried on the loop first: a single call of :data:`TRIED_ON_LOOP` runs under
-   :data:`LOOP_BUDGET_SECONDS` of the loop thread's CPU time (time spent waiting for a core
-   does not count: :func:`~ethread.evm.time_limit.budget`); one still running then stops, its
-   state reverted (:class:`~ethread.evm.time_limit.BudgetSpent`), and runs again in the slow
-   pool. Most calls take less than a hop to a thread and back, which in one process buys no
-   parallelism, and a long call costs the loop at most the budget once; a simulation checks
-   the budget between its blocks and calls as well as in the EVM. eth_getLogs is tried only on
-   a backend whose history is in memory, and an answer of over a thousand logs goes to the pool;
+1. the event loop: a cached answer, :data:`INLINE_METHODS` and, on a backend holding its
+   history in memory, :data:`LOOKUP_METHODS`: microseconds, less than a thread hop
+   (:meth:`Execution.on_loop`);
+2. tried on the loop: a single call of :data:`TRIED_ON_LOOP` runs under
+   :data:`LOOP_BUDGET_SECONDS` of the loop thread's CPU time
+   (:func:`~ethread.evm.time_limit.budget`); one still running then stops, its state reverted
+   (:class:`~ethread.evm.time_limit.BudgetSpent`), and runs again in the slow pool, so a long
+   call costs the loop at most the budget once;
 3. the *fast* pool: every other call, and the server's other blocking work
    (:meth:`Execution.blocking`);
 4. the *slow* pool: calls that can run long (:data:`SLOW_METHODS`), so that a few cannot
-   starve the getters of threads. It has more threads (``slow_threads``): its calls are bounded
-   by their deadlines, a quick eth_call must find a free thread beside a few that run to their
-   limit, and threads sharing one interpreter lock add fairness, not load. A batch runs in one
-   hop, in the slow pool when any of its pending calls is slow.
+   starve the getters. It has more threads: its calls are bounded by their deadlines, and a
+   quick eth_call must find a free thread beside a few running to their limit. A batch runs in
+   one hop, in the slow pool when any of its pending calls is slow.
 
-An exchange in a pool is cancelled once it has run ``request_timeout`` seconds (a batch's calls
-together); the slow exchanges of each key are counted (:attr:`Execution.slow_in_flight`) for
-the service's admission; :meth:`Execution.drain` cancels every running one at shutdown, so that
-each stops at its next deadline check and answers at once.
+An exchange in a pool is cancelled after ``request_timeout`` seconds; each key's slow
+exchanges are counted (:attr:`Execution.slow_in_flight`); :meth:`Execution.drain` cancels every
+running one at shutdown.
 """
 
 from __future__ import annotations
@@ -76,11 +71,10 @@ class Execution:
         self.loop_budget = loop_budget
         """Seconds of CPU time a call tried on the loop may take (0: none is tried)."""
         self.request_timeout = request_timeout
-        """Seconds an exchange may run in a pool (all the calls of a batch together) before
-        it is cancelled: its running call stops, the rest answer -32000 (0: no limit)."""
+        """Seconds an exchange (a whole batch) may run in a pool before it is cancelled: its
+        running call stops, the rest answer -32000 (0: no limit)."""
         self.slow_in_flight: dict[str, int] = {}
-        """Exchanges running (or waiting) in the slow pool, by the key they are for: what
-        a key's limit of slow requests in flight is checked against."""
+        """Exchanges running (or waiting) in the slow pool, by key id."""
         self.fast_pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="ethread-rpc")
         self.slow_pool = ThreadPoolExecutor(max(1, slow_threads),
                                             thread_name_prefix="ethread-slow")
@@ -96,8 +90,8 @@ class Execution:
         return method in LOOKUP_METHODS and self._history_in_memory(dispatcher.backend)
 
     def _history_in_memory(self, backend: object) -> bool:
-        """Whether ``backend`` is :class:`HistoryInMemory`, decided once per backend class: a
-        protocol check costs tens of microseconds, too much for every request."""
+        """Whether ``backend`` is :class:`HistoryInMemory`, decided once per backend class (a
+        protocol check is too slow for every request)."""
         kind = type(backend)
         known = self._in_memory.get(kind)
         if known is None:
@@ -106,9 +100,8 @@ class Execution:
         return known
 
     def try_on_loop(self, exchange: Exchange) -> bool:
-        """Run ``exchange`` here, on the event loop, when it is a single call worth trying
-        (:data:`TRIED_ON_LOOP`), under the loop budget; whether it is answered (False: it is
-        left pending, for :meth:`finish`)."""
+        """Run a single call of :data:`TRIED_ON_LOOP` on the event loop under the loop budget;
+        whether it is answered (False: left pending, for :meth:`finish`)."""
         pending = exchange.pending
         if (self.draining or not self.loop_budget or len(pending) != 1 or exchange.is_batch
                 or pending[0][1].method not in TRIED_ON_LOOP):
@@ -124,10 +117,9 @@ class Execution:
 
     async def finish(self, exchange: Exchange, tried: bool = False,
                      owner: str | None = None) -> None:
-        """Run what the pipeline left pending: on the loop when :meth:`try_on_loop` takes it
-        (unless it was ``tried`` already), else in one hop to the fitting pool, cancelled
-        once it runs past :attr:`request_timeout`. ``owner`` (a key's id) is counted in
-        :attr:`slow_in_flight` while its exchange is in the slow pool."""
+        """Run what the pipeline left pending: on the loop if :meth:`try_on_loop` takes it
+        (unless already ``tried``), else in the fitting pool until :attr:`request_timeout`.
+        ``owner`` (a key id) is counted in :attr:`slow_in_flight` while in the slow pool."""
         if not tried and self.try_on_loop(exchange):
             return
         pending = exchange.pending_calls()

@@ -2,13 +2,9 @@
 (docs/server.md, "Metrics", lists them).
 
 prometheus-client's multiprocess mode keeps each process's values in memory-mapped files of one
-directory, made by whoever binds the sockets and removed when it stops, so a scrape answered
-by any worker reads them all (a dead worker's files still add up). A request's counts are
-plain dictionary increments on the event loop's thread, written into those files every
-:data:`FLUSH_SECONDS` and before each scrape: a worker's last half second can be missing from
-another's scrape, and is lost to SIGKILL. Labels are bounded: ``method`` is a priced method or
-``other``, ``batch``, ``invalid``. Store health, workers up and keys held are read at scrape
-time.
+directory, so any worker's scrape reads them all. Counts are dictionary increments, written to
+the files every :data:`FLUSH_SECONDS` and before each scrape. Labels are bounded: ``method`` is a
+priced method or ``other``, ``batch``, ``invalid``.
 """
 
 from __future__ import annotations
@@ -31,8 +27,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 def make_directory() -> str:
-    """A fresh directory for the processes' metric files, named in the environment so that
-    every worker forked from here writes there."""
+    """A fresh directory for the metric files, named in the environment for forked workers."""
     directory = tempfile.mkdtemp(prefix="ethread-metrics-")
     use_directory(directory)
     return directory
@@ -49,8 +44,7 @@ def use_directory(directory: str) -> None:
 
 
 def remove_directory(directory: str | Path | None) -> None:
-    """Remove a directory the server made for itself once it has stopped: the metric files,
-    or the workers' shared answers (:mod:`.processes.shared_fragments`)."""
+    """Remove a directory the server made for itself (metrics, shared answers) once stopped."""
     if directory:
         shutil.rmtree(directory, ignore_errors=True)
 
@@ -190,8 +184,8 @@ class Metrics:
 
 
 def _add(child: Any, histogram: _Histogram) -> None:
-    """Add a batch of observations to a prometheus-client histogram: its bucket values (kept
-    per bucket, summed when collected) and its sum, as ``observe`` does one at a time."""
+    """Add a batch of observations to a prometheus-client histogram, as ``observe`` does one
+    at a time."""
     buckets = child._buckets
     for index, n in enumerate(histogram.counts):
         if n:

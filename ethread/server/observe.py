@@ -1,9 +1,6 @@
-"""What each answered request leaves behind besides its answer: the key's usage counts (for
-the dashboard and ``ethread keys usage``) and the Prometheus metrics.
-
-Both are plain dictionary increments here, on the event loop's thread; :mod:`.keys.sync`
-writes them out twice a second. One request is one count: a batch counts as ``batch``, a
-WebSocket message as the request it holds.
+"""What each answered request leaves behind: the key's usage counts and the metrics, as plain
+dictionary increments on the event loop's thread (:mod:`.keys.sync` writes them out). A batch
+counts once, as ``batch``.
 """
 
 from __future__ import annotations
@@ -18,8 +15,8 @@ KNOWN_METHODS = frozenset({*CREDITS, "eth_chainId", "eth_blockNumber", "net_vers
 """Methods that are their own label; any other name a client sends counts as ``other``."""
 OK, ERROR, REFUSED, ABANDONED = "ok", "error", "refused", "abandoned"
 CLIENT_GONE = 499
-"""The status an abandoned request is logged with (nginx's "client closed request"): the
-server started its work, and charged it, but its client left before the answer was sent."""
+"""The status of a request whose client left after its work started (and was charged), as
+nginx's "client closed request"."""
 _ERROR_MARK = b'"error":{'
 _REASONS = {401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "bad_method",
             408: "body_too_slow", 413: "too_large", 415: "bad_content_type"}
@@ -36,10 +33,8 @@ def method_label(what: str) -> str:
 
 
 def outcome_of(status: int, answer: bytes | None) -> str:
-    """``abandoned`` (:data:`CLIENT_GONE`), ``refused`` (the transport said no), ``error``
-    (a JSON-RPC error object; for a batch, when its first answer is one) or ``ok``. An error
-    object is told by its key near the start: every answer is ``{"jsonrpc":"2.0","id":ID,...``
-    and no result holds the text."""
+    """``abandoned`` (:data:`CLIENT_GONE`), ``refused`` (by the transport), ``error`` (a
+    JSON-RPC error object, near the start of the answer; a batch's first) or ``ok``."""
     if status >= 400:
         return ABANDONED if status == CLIENT_GONE else REFUSED
     if answer is not None and answer.find(_ERROR_MARK, 0, 160) >= 0:
@@ -48,8 +43,7 @@ def outcome_of(status: int, answer: bytes | None) -> str:
 
 
 class Counted(Protocol):
-    """What usage is counted by: a key's id (:class:`~ethread.server.keys.auth.ApiKey` has it;
-    the observer sits below the keys, which report their own usage through it)."""
+    """What usage is counted by: a key's id (as :class:`~ethread.server.keys.auth.ApiKey`)."""
 
     @property
     def key_id(self) -> str:

@@ -1,10 +1,6 @@
-"""The service's own refusals: each one an HTTP status plus a JSON-RPC error object
-(:class:`~ethread.codec.pipeline.Refused`, whose body the envelope's one error builder
-writes).
-
-Every answer the transport gives is JSON-RPC shaped, so a client library reports the message
-instead of choking on an HTML page. The table is documented in ``docs/server.md``. The size
-refusals (body, batch) belong to the request pipeline and live there.
+"""The service's own refusals: each an HTTP status plus a JSON-RPC error object
+(:class:`~ethread.codec.pipeline.Refused`), so a client library reports the message instead of
+choking on an HTML page (the table: ``docs/server.md``; the size refusals are the pipeline's).
 """
 
 from __future__ import annotations
@@ -14,6 +10,10 @@ from ..errors import EthreadError, InternalError, InvalidRequest, LimitExceeded,
 from .billing.ledger import DAILY_LIMIT_REACHED, LEDGER_UNAVAILABLE
 
 UNAUTHORIZED_CODE = -32001
+
+
+def _retry_after(seconds: int) -> tuple[tuple[bytes, bytes], ...]:
+    return ((b"retry-after", str(seconds).encode()),)
 
 
 class Unauthorized(EthreadError):
@@ -38,7 +38,7 @@ def too_many_failures(retry_after: int) -> Refused:
     credentials (:mod:`.abuse`)."""
     return Refused(429, LimitExceeded(
         f"too many failed authentication attempts from this address: retry after "
-        f"{retry_after} s"), ((b"retry-after", str(retry_after).encode()),))
+        f"{retry_after} s"), _retry_after(retry_after))
 
 
 def not_found(path_hint: str = "POST to /v3/<API_KEY>") -> Refused:
@@ -84,21 +84,17 @@ def internal_error() -> Refused:
 def over_credits(reason: str, retry_after: int) -> Refused:
     """Out of daily credits or over the rate: -32005, with Retry-After in seconds. A ledger
     that cannot be reached is the service's fault, not the key's: 503 with the same shape."""
-    if reason == LEDGER_UNAVAILABLE:
-        return Refused(503, LimitExceeded(f"{reason}: retry after {retry_after} s"),
-                       ((b"retry-after", str(retry_after).encode()),))
     if reason == DAILY_LIMIT_REACHED:
         message = "daily credit limit reached: the balance resets at 00:00 UTC"
     else:
         message = f"{reason}: retry after {retry_after} s"
-    return Refused(429, LimitExceeded(message),
-                   ((b"retry-after", str(retry_after).encode()),))
+    return Refused(503 if reason == LEDGER_UNAVAILABLE else 429, LimitExceeded(message),
+                   _retry_after(retry_after))
 
 
 def key_busy(limit: int) -> Refused:
     """The refusal (HTTP 429, -32005, Retry-After) of a request with slow calls from a key
-    that has ``limit`` such requests running already: one key cannot fill the worker threads
-    that every key shares. It is not charged."""
+    with ``limit`` such requests running already, so that no key fills the shared threads."""
     return Refused(429, LimitExceeded(
         f"too many slow requests in flight for this API key: at most {limit} at once in a "
         f"worker; retry after 1 s"), ((b"retry-after", b"1"),))

@@ -1,13 +1,9 @@
 """eth_subscribe on WebSocket: ``newHeads`` and ``logs``, fed as the served chain grows.
 
-Backends have no change events, so one :class:`ChainFeed` per network watches the head: it
-wakes when told (the demo miner pokes it right after a block) or every ``poll_interval``
-seconds (a store grown by another process), and sends each new canonical block once to every
-subscriber, in order. Notifications are built once per block and subscription kind and
-handed to each subscriber's sink, which queues them without waiting.
-
-Reorganisations are not replayed: the served chains only grow (imports, the dev chain), so a
-``logs`` notification always has ``removed: false``.
+One :class:`ChainFeed` per network watches the head, woken by the miner or every
+``poll_interval`` seconds, and sends each new canonical block once to every subscriber, in
+order, each notification built once. Served chains only grow, so no reorganisation is replayed
+and ``removed`` is always false.
 """
 
 from __future__ import annotations
@@ -36,8 +32,7 @@ Sink = Callable[[bytes], None]
 
 @dataclass(frozen=True, slots=True)
 class Subscription:
-    """One eth_subscribe subscription: its id, kind (newHeads or logs), where its notifications go
-    and, for logs, its filter."""
+    """One eth_subscribe subscription (``matcher``: a logs filter)."""
 
     id: str
     kind: Kind
@@ -99,8 +94,7 @@ class ChainFeed:
         self._wake.set()
 
     async def run(self) -> None:
-        """Watch the chain (woken by a new block or every poll interval) and publish new blocks
-        until cancelled."""
+        """Publish new blocks until cancelled."""
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.poll_interval)

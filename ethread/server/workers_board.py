@@ -1,9 +1,6 @@
-"""Which worker processes are serving, and how many connections each holds: one byte and one
-count per worker slot in memory shared by the supervisor and every worker it forks (anonymous
-shared mappings, made before the first fork). A worker marks its slot once it accepts
-connections; the supervisor clears it when the worker exits, however it died. ``/health`` in
-any worker reads the whole board; a worker about to accept a connection reads the others'
-counts (:mod:`.fair_accept`)."""
+"""Which worker processes are serving, and how many connections each holds: a byte and a count
+per slot in anonymous shared memory mapped before the first fork. A worker marks its slot once
+it accepts connections; the supervisor clears it when the worker exits."""
 
 from __future__ import annotations
 

@@ -1,12 +1,10 @@
 """The admin API (``/admin/v1/keys``) and the dashboard, for a server with an admin token
 (docs/server.md, "The admin API and the dashboard", lists the requests and answers).
 
-Both are answered on the admin address (``admin_host:admin_port``, loopback by default), a
-socket of its own that serves no chain; the dashboard's pages for a key's holder are also
-answered on the JSON-RPC ports when ``dashboard = true``. The API takes the token as
-``Authorization: Bearer <token>``; a client that keeps sending wrong ones is refused for a
-while (:mod:`..keys.abuse`). An issued or revoked key is written to the key store and this
-worker's keys reloaded at once; the other workers see it within a second (:mod:`..keys.sync`).
+Both are answered on the admin address, a socket of its own; a key holder's dashboard pages
+also on the JSON-RPC ports when ``dashboard = true``. The API takes ``Authorization: Bearer
+<token>`` (wrong ones count against the address: :mod:`..keys.abuse`). An issued or revoked key
+reloads this worker's keys at once; the others within a second (:mod:`..keys.sync`).
 """
 
 from __future__ import annotations
@@ -56,8 +54,7 @@ class AdminSite:
         return hmac.compare_digest(presented.encode()[:1024], self._token)
 
     async def reload(self) -> None:
-        """Read the keys again in this worker (after an issue or a revoke here), off the
-        event loop."""
+        """Read the keys again in this worker, off the event loop."""
         sync = self.service.key_sync
         if sync is not None:
             try:

@@ -1,11 +1,9 @@
 """What each call costs, and admission of a request against a key's balance and rate.
 
-Each method's price is its row's in the method table (docs/server.md, "Credits", lists them);
-any other method costs :data:`DEFAULT_COST`, and a request that is not a valid call nothing.
-The balance lives in a :class:`Ledger` every worker of every server may share (a mapped or
-SQLite file for one machine, Redis for a fleet); the check and the debit are one atomic step
-on the ledger's side, so concurrent requests never spend more than the balance, and a refused
-request is not charged. Balances are per key per UTC day.
+Prices are the method table's (docs/server.md, "Credits"); any other method costs
+:data:`DEFAULT_COST`, an invalid call nothing. Balances are per key per UTC day, in a shared
+:class:`Ledger` whose check and debit are one atomic step: concurrent requests never overspend,
+and a refused request is not charged.
 """
 
 from __future__ import annotations
@@ -110,22 +108,17 @@ class Billing:
         """Charge ``cost`` credits to a key on the ledger; the refusal (rate limit, daily limit,
         ledger unavailable) or None when admitted."""
         metrics = self.metrics
-        if metrics is None:
-            try:
-                return self.ledger.charge(key_id, daily_limit, rate, cost, need)
-            except LedgerUnavailable as exc:
-                self._failed(exc)
-                return unavailable()
-        started = time.perf_counter()
+        started = time.perf_counter() if metrics is not None else 0.0
+        failed = False
         try:
             refusal = self.ledger.charge(key_id, daily_limit, rate, cost, need)
         except LedgerUnavailable as exc:
-            metrics.ledger(time.perf_counter() - started, True)
             self._failed(exc)
+            failed = True
             refusal = unavailable()
-        else:
-            metrics.ledger(time.perf_counter() - started, False)
-        self._count(metrics, refusal, cost)
+        if metrics is not None:
+            metrics.ledger(time.perf_counter() - started, failed)
+            self._count(metrics, refusal, cost)
         return refusal
 
     def charge_many(self, charges: Sequence[Charge]) -> list[Refusal | None]:

@@ -1,38 +1,30 @@
 """The credit ledger in a memory-mapped file, shared by every process of one machine
 (docs/scaling.md, "The ledger", compares the engines).
 
-The file is a fixed table of slots, one per key charged recently, mapped ``MAP_SHARED`` into
-every process that opens it. A charge takes an exclusive ``flock`` on the file, reads and
-writes the key's slot and releases the lock: a few microseconds where a committed SQLite upsert
-takes tens; a busy worker's turn of requests is charged under one hold
-(:meth:`MappedLedger.charge_many`). The lock belongs to the process's open file, so the kernel
-drops it when a process dies.
+A fixed table of slots, one per key charged recently, mapped ``MAP_SHARED``; a charge holds an
+exclusive ``flock`` on the file while it reads and writes the key's slot (a busy worker's turn
+is charged under one hold: :meth:`MappedLedger.charge_many`). The kernel drops the lock when a
+process dies.
 
-Layout (8-byte words in the machine's byte order, each 8-byte aligned): a header of 8 words
-(the magic ``ETHLEDGR``, the format version, the number of slots, the words per slot, a
-byte-order mark), then the slots, 8 words each:
+Layout (8-byte words in the machine's byte order): a header of 8 words (magic ``ETHLEDGR``,
+version, slot count, words per slot, byte-order mark), then slots of 8 words:
 
-- ``tag_a``, ``tag_b``: a 128-bit digest of the key id (``tag_a`` is never 0 in a used slot;
-  0 marks a slot never used, the end of a probe chain). Keys are placed by open addressing
-  with linear probing; a slot is never emptied, only given to another key once its key's usage
-  is of an earlier day and its rate bucket is full again.
+- ``tag_a``, ``tag_b``: a 128-bit digest of the key id (``tag_a`` is 0 only in a slot never
+  used, which ends a probe chain). Linear probing; a slot is never emptied, only given to
+  another key once its usage is of an earlier day and its rate bucket is full again.
 - ``day``: the UTC day number (Unix time // 86400) that ``used`` counts; ``used``: credits.
-- ``empty_at`` (a double): the instant the key's rate bucket was (or will be) empty, so that
-  it holds ``min(rate, (now - empty_at) * rate)`` now. One word is the whole bucket, so no
-  kill can leave half of it written; 0 is a full bucket.
+- ``empty_at`` (a double): when the rate bucket was (or will be) empty, so that it holds
+  ``min(rate, (now - empty_at) * rate)``; 0 is a full bucket.
 
-Each field is written by one aligned 8-byte store, so a process killed mid-update leaves each
-word old or new, never torn, and the writes are ordered so that any prefix of them is
-harmless: a slot is published by writing ``tag_a`` last, a new day zeroes ``used`` before it
-changes ``day``, and the debit is stored before the bucket (an interrupted charge took credits
-for a request never answered, never the reverse). A kill therefore loses no debit; an
-operating-system crash can lose what the kernel had not written back (no fsync per charge).
+Each field is one aligned 8-byte store, so a killed process leaves each word old or new, and
+the writes are ordered so that any prefix is harmless: ``tag_a`` is written last, a new day
+zeroes ``used`` before it changes ``day``, the debit is stored before the bucket. A kill loses
+no debit; an OS crash can lose what was not written back (no fsync per charge).
 
-The table holds :data:`DEFAULT_SLOTS` keys charged within one UTC day; a new key when every
-slot is taken is refused as :class:`~.ledger.LedgerUnavailable` (HTTP 503, logged), never by
-dropping another key's usage. The file must be on a local disk (``flock`` over a network file
-system is not a lock every host honours). A file whose header, size, version or slots disagree
-is refused at open with a :class:`~.ledger.LedgerError` and never rewritten.
+When all :data:`DEFAULT_SLOTS` slots hold keys charged today, a new key is refused with
+:class:`~.ledger.LedgerUnavailable` (HTTP 503), never by dropping another key's usage. The
+file must be on a local disk (``flock``). A file whose header, size, version or slots disagree
+is refused with :class:`~.ledger.LedgerError` and never rewritten.
 """
 
 from __future__ import annotations
@@ -284,10 +276,7 @@ class MappedLedger:
     def _now(self) -> tuple[float, int]:
         """The clock's time and its UTC day number."""
         now = self._clock()
-        day, day_ends = self._when
-        if now >= day_ends:
-            day = self._today(now)[0]
-        return now, day
+        return now, self._today(now)[0]
 
     def _hold(self) -> int:
         """Take the file's lock (the thread lock held): the descriptor to release it on."""
@@ -302,12 +291,7 @@ class MappedLedger:
               now: float, day: int) -> Refusal | None:
         """Under the file lock: one charge."""
         words = self._words
-        place = self._places.get(key_id)
-        if (place is not None and words[place[0]] == place[1]
-                and words[place[0] + TAG_B] == place[2]):
-            base = place[0]
-        else:
-            base = self._find(key_id, now, day, True)
+        base = self._find(key_id, now, day, True)
         current = words[base + DAY] == day
         used = words[base + USED] if current else 0
         if rate is None:
@@ -344,8 +328,7 @@ class MappedLedger:
 
     def used(self, key_id: str) -> int:
         """Credits the key has spent today (UTC)."""
-        now = self._clock()
-        day = self._today(now)[0]
+        now, day = self._now()
         with self._lock:
             fcntl.flock(self._fd, fcntl.LOCK_EX)
             try:

@@ -1,14 +1,11 @@
 """The credit ledger in Redis, shared by every worker of every server of a fleet
 (docs/scaling.md, "The ledger", compares the engines).
 
-A charge is one round trip: a Lua script Redis runs atomically, reading the key's rate bucket
-and today's usage and either refusing or taking the cost from both. The clock is Redis's own
-(``TIME``), so every server agrees on the day and the buckets. Usage of a day is the integer at
-``ethread:usage:<day number>:<key id>``, expiring at the end of that UTC day; a bucket is the
-hash ``ethread:rate:<key id>``, expiring once it would be full again. This needs a single Redis
-server (or a primary with replicas), not Redis Cluster: the script names its keys from the
-server's clock. The call is synchronous, on the worker's event loop; a Redis that does not
-answer within :data:`SOCKET_TIMEOUT` refuses the request instead of holding the loop longer.
+A charge is one round trip: a Lua script, run atomically, on Redis's own clock (``TIME``), so
+every server agrees on the day. A day's usage is ``ethread:usage:<day number>:<key id>``,
+expiring at that UTC day's end; a bucket is the hash ``ethread:rate:<key id>``, expiring once
+full again. Not Redis Cluster: the script names its keys from the server's clock. The call is
+synchronous on the event loop; no answer within :data:`SOCKET_TIMEOUT` refuses the request.
 """
 
 from __future__ import annotations
@@ -142,11 +139,9 @@ class RedisLedger:
         return _refusal(outcome, rate)
 
     def charge_many(self, charges: Sequence[Charge]) -> list[Refusal | None]:
-        """Every charge in one round trip (a pipeline of the charge script, each run atomic
-        on its own, in order); see :meth:`Ledger.charge_many`. A connection lost mid-way
-        leaves unknown which ran, and raises. The script is named by its digest (``EVALSHA``);
-        a Redis that no longer holds it (restarted, or ``SCRIPT FLUSH``) ran none of those
-        charges, and they are sent again once it is loaded."""
+        """Every charge in one pipeline of the charge script; see :meth:`Ledger.charge_many`.
+        A connection lost mid-way raises (which ran is unknown). Charges ``EVALSHA`` found no
+        script for (a restart, ``SCRIPT FLUSH``) did not run, and are sent again once loaded."""
         outcomes: list[Any] = [None] * len(charges)
         todo = list(range(len(charges)))
         for _ in range(2):

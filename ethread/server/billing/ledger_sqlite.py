@@ -1,15 +1,11 @@
 """The credit ledger in a SQLite file, shared by every process of one machine (docs/scaling.md,
 "The ledger", compares the engines).
 
-Each debit is its own short transaction, so any number of processes can charge the same file:
-SQLite serialises writers, and a writer that finds the file busy waits up to ``busy_timeout``
-seconds. Without a rate limit the check and the debit are one upsert that adds the cost only
-while the sum stays within the limit, so nothing can slip between them; with one, the bucket
-and the usage are read and written in one ``BEGIN IMMEDIATE`` transaction (the write lock
-taken before reading), as are the requests of one turn of a busy worker
-(:meth:`SQLiteLedger.charge_many`). WAL mode with ``synchronous=NORMAL``: a kill loses no
-debit, an operating-system crash the commits since the last checkpoint. Rows of past days go
-when a process first charges on a new day.
+Each debit is its own short transaction (a busy writer waits up to ``busy_timeout``). Without
+a rate limit, check and debit are one conditional upsert; with one, bucket and usage are read
+and written in one ``BEGIN IMMEDIATE`` transaction, as is a busy worker's turn
+(:meth:`SQLiteLedger.charge_many`). WAL with ``synchronous=NORMAL``: a kill loses no debit, an
+OS crash the commits since the last checkpoint. Past days' rows go on a new day's first charge.
 """
 
 from __future__ import annotations
@@ -57,12 +53,10 @@ REFUND = "UPDATE usage SET used = MAX(0, used - ?3) WHERE key_id = ?1 AND day = 
 
 def open_sqlite(path: str, schema: Iterable[str], busy_timeout: float,
                 what: str) -> sqlite3.Connection:
-    """A connection to the SQLite file ``path`` shared by threads and processes (WAL, autocommit:
-    transactions are begun explicitly), with ``schema`` applied; :class:`LedgerError` naming
-    ``what`` when it cannot be opened."""
+    """A connection to ``path`` shared by threads and processes (WAL, autocommit), with
+    ``schema`` applied; :class:`LedgerError` naming ``what`` when it cannot be opened."""
     # Processes opening a new file at once can meet "database is locked" without SQLite's busy
-    # handler being asked (switching to WAL, the first schema write): tried again until
-    # the busy timeout has passed.
+    # handler being asked (switching to WAL, the first schema write): retried until the timeout.
     deadline = time.monotonic() + busy_timeout
     while True:
         db = None
@@ -97,8 +91,7 @@ class SQLiteLedger:
         self._day_ends = 0.0
 
     def _today(self, now: float) -> str:
-        """Today's name, checked against a precomputed instant (one comparison per debit);
-        on a new day, the rows of earlier days go."""
+        """Today's name (one comparison per debit); on a new day, earlier days' rows go."""
         if now >= self._day_ends:
             self._day = utc_day(now)
             self._day_ends = next_midnight(now)
@@ -139,7 +132,7 @@ class SQLiteLedger:
             raise LedgerUnavailable(f"the credit ledger {self.path} failed: {exc}") from None
 
     def charge_many(self, charges: Sequence[Charge]) -> list[Refusal | None]:
-        """Every charge in one ``BEGIN IMMEDIATE`` transaction, in order (one commit); see
+        """Every charge in one transaction (:meth:`_in_transaction`); see
         :meth:`Ledger.charge_many`. A failure rolls them all back and raises."""
         now = self._clock()
         try:

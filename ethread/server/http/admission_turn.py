@@ -1,14 +1,11 @@
 """Requests read in one turn of the event loop, charged together at its end (docs/scaling.md,
 "Many connections").
 
-A busy worker wakes with several requests ready; charging each as it is read takes the
-ledger's lock once a request, and a lock held by a descheduled worker costs a sleep and a
-wake-up each time. Here the turn's requests are parsed, charged in one ledger transaction
-(:meth:`~ethread.server.service.Service.admit_many`; the lock held for the charges only) and
-answered in the order they came, each charged or refused as if it had come alone, after those
-before it. They wait for a callback after the turn's other reads: microseconds. A worker
-holding few connections gathers nothing, so a client sending one request at a time pays no
-such hop.
+A busy worker wakes with several requests ready; charging each takes the ledger's lock once a
+request. Here the turn's requests are parsed, charged in one ledger transaction
+(:meth:`~ethread.server.service.Service.admit_many`) and answered in order, each charged or
+refused as if it came alone after those before it. A worker holding few connections gathers
+nothing.
 """
 
 from __future__ import annotations
@@ -31,8 +28,8 @@ GATHER_ABOVE_CONNECTIONS = 2
 """A worker gathers a turn's requests only while it holds more connections than this."""
 
 Answer = Callable[[Exchange | None], None]
-"""What a request does with its exchange when the turn is charged (None: the client left, or
-something failed and an internal error is the answer)."""
+"""What a request does with its exchange when the turn is charged (None: client gone, or
+failed)."""
 
 
 class Gathered(Protocol):
@@ -42,8 +39,7 @@ class Gathered(Protocol):
     key: ApiKey
 
     def gone(self) -> bool:
-        """Whether its client left, or its connection is closing (nothing will be answered on
-        it): such a request is not charged."""
+        """Whether its client left or its connection is closing (then it is not charged)."""
         ...
 
 
@@ -62,8 +58,7 @@ class AdmissionTurn:
 
     def add(self, request: Gathered, body: bytes, answer: Answer) -> None:
         """Charge and dispatch ``body`` at the turn's end, then hand the exchange to
-        ``answer`` (None if its connection is known lost or closing by then: such a request
-        is not charged)."""
+        ``answer``."""
         waiting = self._waiting
         if not waiting:
             self._loop.call_soon(self.run)

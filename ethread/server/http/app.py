@@ -1,13 +1,10 @@
 """The ASGI application: ``POST /v3/<key>``, ``/ws/v3/<key>``, ``GET /health``.
 
-A bare ASGI callable rather than a framework: a JSON-RPC endpoint needs one route, and every
-layer between the socket and :class:`~ethread.rpc.dispatcher.Dispatcher` costs time on each
-request. The order of checks on a request is: network (by port and Host), key, HTTP method,
-content type, body size; then the request pipeline (:mod:`ethread.codec.pipeline`, shared with
-the WebSocket endpoint) parses, checks the batch size, charges credits and dispatches, and
-:mod:`.execution` runs what it leaves pending off the event loop. Whatever
-fails, the answer is a JSON-RPC error object with a fitting HTTP status, and a request turned
-away is never charged.
+A bare ASGI callable, not a framework: one route, and no layer between the socket and the
+dispatcher. Checks come in order: network (by port and Host), key, HTTP method, content type,
+body size; then the pipeline (:mod:`ethread.codec.pipeline`) parses, charges and dispatches,
+and :mod:`.execution` runs what it leaves pending. A failure answers a JSON-RPC error with a
+fitting HTTP status, and a request turned away is never charged.
 """
 
 from __future__ import annotations
@@ -53,8 +50,7 @@ SUBSCRIPTIONS_NEED_WEBSOCKET: dict[str, LocalMethod] = {
 
 
 _CLOSE = ((b"connection", b"close"),)
-"""Closes the connection after a 408 or 413: the rest of that body is never read, so the
-connection's next bytes could not be told from it."""
+"""Closes the connection after a 408 or 413, whose body's rest is never read."""
 
 
 _CORS = ((b"access-control-allow-origin", b"*"),)
@@ -101,8 +97,8 @@ class BodyTooSlow(Exception):
 
 async def read_body(receive: Receive, limit: int, declared: int | None,
                     timeout: float | None = None) -> bytes | None:
-    """The request body, or None when it is larger than ``limit``. Raises
-    :class:`BodyTooSlow` when it takes longer than ``timeout`` seconds to arrive."""
+    """The request body, or None when larger than ``limit``; :class:`BodyTooSlow` when it
+    takes longer than ``timeout`` seconds."""
     if declared is not None and declared > limit:
         return None
     try:
@@ -158,8 +154,7 @@ def _is_json(content_type: str | None) -> bool:
 
 
 def _store_status(network: Network) -> tuple[str | None, int | None]:
-    """(what is wrong with the network's store or None, its head): a health check or a scrape
-    reports a broken store, never raises."""
+    """(what is wrong with the network's store or None, its head); never raises."""
     try:
         backend = network.backend
         problem = backend.health_problem() if isinstance(backend, SelfChecking) else None
@@ -177,13 +172,11 @@ class RpcApp:
         self._tasks: list[asyncio.Task[None]] = []
         self._websocket = WebSocketEndpoint(service)
         self.root_key: str | None = None
-        """The key a request to ``/`` (a POST, or a WebSocket upgrade) is answered with, as if
-        it had come to ``/v3/<key>``: anvil's keyless route, which only ``ethread node`` turns
-        on (None: ``/`` is not found)."""
+        """The key a request to ``/`` is answered with, as if it came to ``/v3/<key>``:
+        anvil's keyless route, for ``ethread node`` (None: ``/`` is not found)."""
         self.cors = False
-        """Answer CORS preflights and let any origin read every answer, as anvil does (only
-        ``ethread node`` turns it on, with the lean path off so that every answer passes
-        here)."""
+        """Answer CORS preflights and let any origin read every answer, as anvil does (for
+        ``ethread node``, with the lean path off)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -218,8 +211,7 @@ class RpcApp:
     # -- HTTP ----------------------------------------------------------------------------------
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Answer one HTTP request: health checks, or JSON-RPC at ``/v3/<API_KEY>`` after the key
-        and its credits are checked."""
+        """Answer one HTTP request: health, metrics, the admin site, or JSON-RPC."""
         started = time.perf_counter()
         service = self.service
         path: str = scope["path"]
@@ -294,11 +286,9 @@ class RpcApp:
     def gate(self, path: str, method: str, host: str | None, content_type: str | None,
              port: int | None, client: Any = None,
              ) -> tuple[Network | None, ApiKey | None, Refused | None]:
-        """The checks of a request to ``/v3/<key>`` before its body is read, in order: the
-        network (by port and Host), the client's address (:mod:`.abuse`), the key and where it
-        may be used, the HTTP method, the content type; the network and key it is for (as far
-        as they are known) and the refusal, None when it passes. Shared by the ASGI path and
-        the lean HTTP path (:mod:`ethread.server.http.lean`)."""
+        """The checks of a request to ``/v3/<key>`` before its body is read (network, client
+        address, key, HTTP method, content type), for both HTTP paths: the network and key
+        as far as known, and the refusal (None: it passes)."""
         service = self.service
         network = service.router.find(port, host)
         if network is None:
@@ -316,8 +306,7 @@ class RpcApp:
         return network, key, None
 
     async def _finish(self, exchange: Exchange, receive: Receive, owner: str) -> None:
-        """Run the pending work while listening for the client: one that disconnects cancels
-        its work (the running call stops at its next deadline check, the rest never start)."""
+        """Run the pending work while listening for the client: a disconnect cancels it."""
         work = asyncio.ensure_future(self.service.execution.finish(exchange, tried=True,
                                                                    owner=owner))
         gone = asyncio.ensure_future(receive())
@@ -336,9 +325,8 @@ class RpcApp:
         raise ClientGone
 
     def health(self) -> tuple[bool, bytes]:
-        """Whether every network's store reads, and the report (answered with 503 when a
-        store does not, so that a load balancer takes the server out; a worker down only
-        makes it "degraded")."""
+        """Whether every network's store reads (else 503), and the report ("degraded" when a
+        worker is down)."""
         networks = {}
         for network in self.service.router.networks:
             problem, head = _store_status(network)
@@ -380,8 +368,7 @@ class RpcApp:
         await send({"type": "http.response.body", "body": body})
 
     def _live_metrics(self) -> Iterator[Any]:
-        """What a scrape reads at the time: each network's store health and head, the workers
-        up, the keys held."""
+        """The gauges a scrape reads live."""
         healthy: dict[tuple[str, ...], float] = {}
         heads: dict[tuple[str, ...], float] = {}
         for network in self.service.router.networks:
@@ -403,8 +390,7 @@ class RpcApp:
     # -- lifespan ------------------------------------------------------------------------------
 
     async def lifespan(self, receive: Receive, send: Send) -> None:
-        """Handle the ASGI lifespan messages: start the chain feeds and miners, then stop them at
-        shutdown."""
+        """Handle the ASGI lifespan messages (:meth:`startup`, :meth:`shutdown`)."""
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
@@ -421,8 +407,8 @@ class RpcApp:
                 return
 
     def startup(self) -> None:
-        """Start each network's chain feed (new heads and logs for subscriptions) and, where
-        configured, its miner; and the link with the key store (:mod:`ethread.server.keys.sync`)."""
+        """Start each network's chain feed and miner, and the key store's sync
+        (:mod:`ethread.server.keys.sync`)."""
         service = self.service
         if service.key_sync is not None:
             self._tasks.append(asyncio.create_task(

@@ -1,18 +1,15 @@
 """The lean HTTP path: ``POST /v3/<key>`` answered from the parser's callbacks, without ASGI
 (docs/server.md, "The HTTP path").
 
-For a call answered from memory, uvicorn's ASGI exchange (scope, task, receive and send, two
-writes) costs several times the answer. This protocol keeps uvicorn's parser, connection
-handling, WebSocket upgrade and shutdown, and answers JSON-RPC itself: once the headers of a
-``POST /v3/...`` (no query, no percent-escapes, no ``Expect: 100-continue``, no upgrade, no
-earlier request of the connection still being answered) are in, the app's checks
-(:meth:`RpcApp.gate <ethread.server.http.app.RpcApp.gate>`) run; the body is collected up to
-the size limit within the body timeout; then the pipeline runs (or, in a worker holding many
-connections, at the end of the loop's turn: :mod:`.admission_turn`), and an answer that is
-ready is written as **one** write of status line, headers and body. Work left pending runs in a
-task, and later requests of the connection wait behind it. Everything else goes through
-uvicorn's ASGI path to :class:`~ethread.server.http.app.RpcApp`; the answers are the same
-bytes either way (the HTTP tests run on both paths).
+For a call answered from memory, uvicorn's ASGI exchange costs several times the answer. This
+protocol keeps uvicorn's parser, connection handling, upgrade and shutdown, and answers
+JSON-RPC itself: once the headers of a plain ``POST /v3/...`` (no query, percent-escape,
+``Expect: 100-continue`` or upgrade, nothing earlier still being answered) are in,
+:meth:`RpcApp.gate <ethread.server.http.app.RpcApp.gate>` runs; the body is collected within
+its limits; the pipeline runs (or at the end of the loop's turn: :mod:`.admission_turn`), and
+the answer is **one** write of status line, headers and body. Pending work runs in a task, the
+connection's later requests waiting behind it. Everything else goes through uvicorn's ASGI path
+to :class:`~ethread.server.http.app.RpcApp`, with the same bytes (the HTTP tests run both).
 """
 
 from __future__ import annotations
@@ -48,10 +45,9 @@ _JSON_LENGTH = b"content-type: application/json\r\ncontent-length: "
 
 
 class _Heads:
-    """Each status's line followed by the server's default headers (date and server), made
-    once for each list of defaults (uvicorn puts a new list in place each second). The list
-    and the heads made from it are swapped as one, so servers in several threads of one
-    process never mix their heads."""
+    """Each status's line and the server's default headers, made once per list of defaults
+    (uvicorn makes a new one each second); list and heads are swapped as one, so servers in
+    several threads never mix them."""
 
     __slots__ = ("_current",)
 
@@ -75,10 +71,9 @@ _HEADS = _Heads()
 
 
 class _LeanRequest:
-    """One request on the lean path. It stands in for uvicorn's request cycle, so that
-    uvicorn's connection bookkeeping (pipelining, disconnects, shutdown) works unchanged: the
-    attributes it reads are ``response_complete``, ``keep_alive``, ``disconnected`` and
-    ``message_event`` (whose ``set`` it calls when the connection is lost)."""
+    """One request on the lean path, standing in for uvicorn's request cycle (which
+    uvicorn's connection bookkeeping reads: ``response_complete``, ``keep_alive``,
+    ``disconnected``, ``message_event.set``)."""
 
     __slots__ = ("admit", "chunks", "disconnected", "exchange", "keep_alive", "key",
                  "message_event", "network", "response_complete", "size", "started",
@@ -101,8 +96,7 @@ class _LeanRequest:
         """Its connection's, while it waits for its turn's end (:mod:`.admission_turn`)."""
 
     def gone(self) -> bool:
-        """Whether nothing can be answered to it any more: its client left, or its connection
-        is closing."""
+        """Whether its client left or its connection is closing."""
         transport = self.transport
         return self.disconnected or (transport is not None and transport.is_closing())
 
@@ -115,18 +109,14 @@ class _LeanRequest:
 
 
 class RpcHttpProtocol(BoundedHttpProtocol):
-    """uvicorn's httptools protocol with the lean path for JSON-RPC requests (see the module
-    docstring)."""
+    """uvicorn's httptools protocol with the lean path for JSON-RPC requests."""
 
     rpc: RpcApp
-    """The application: its service and checks (set on the class :func:`rpc_protocol`
-    makes)."""
+    """The application (set, as the next two, on the class :func:`rpc_protocol` makes)."""
     gather: bool = True
-    """Whether requests wait for their turn's end once the worker holds many connections (set
-    by :func:`rpc_protocol`)."""
+    """Whether requests wait for their turn's end once the worker holds many connections."""
     _turns: dict[asyncio.AbstractEventLoop, AdmissionTurn]
-    """The admission turn of each loop the class serves on (set by :func:`rpc_protocol`): a
-    class serves one server, so one loop (in each worker process)."""
+    """The admission turn of each loop the class serves on."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Set up the connection as uvicorn does; nothing is paused for writing yet."""
@@ -138,33 +128,25 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             turn = turns[self.loop] = AdmissionTurn(self.loop, service, service.http,
                                                     SUBSCRIPTIONS_NEED_WEBSOCKET)
         self._turn = turn
-        """Where requests read while the worker holds many connections wait for the turn's
-        end (:mod:`.admission_turn`)."""
         self._lean: _LeanRequest | None = None
         self._running: _LeanRequest | None = None
-        """The lean request waiting for its turn's end or whose work runs in a task (later
-        requests of the connection wait behind it)."""
+        """The lean request waiting for its turn's end or running in a task."""
         self._paused_for_writes = False
         self._passed: tuple[bytes, str | None, str | None, Network, ApiKey, Admission] | None = None
         """The path, Host and Content-Type of the connection's last request to pass the gate,
         with the network, key and admission it passed with."""
         self._heads: dict[bytes, tuple[int, Network, ApiKey, Admission]] = {}
-        """Request heads (request line and headers, as sent) the connection has had answered
-        on the lean path, kept alive: each with its Content-Length and what it passed the gate
-        with (:meth:`data_received`)."""
+        """Request heads (as sent) answered on the lean path and kept alive, with their
+        Content-Length and what they passed the gate with (:meth:`data_received`)."""
         self._between = True
-        """Whether the parser is between requests: the last one's message is complete and it
-        has seen no byte of the next."""
+        """Whether the parser has completed a request and seen no byte of the next."""
         self._head: bytes | None = None
-        """The head of the request the parser is fed, when it came whole at a request's start
-        (kept in :attr:`_heads` if the request turns out to be a lean one)."""
+        """The head of the request being parsed, when it came whole at a request's start."""
 
     def data_received(self, data: bytes) -> None:
-        """A request whose head the connection has sent before, byte for byte, and whose body
-        came with it, complete and alone, is answered without the parser: the same bytes
-        parse the same way, so it is what that request was (a keep-alive POST of that length,
-        let in with the same key). Anything else, including a request pipelined behind
-        another, is parsed."""
+        """A request whose head the connection sent before, byte for byte, with its whole body
+        and nothing more, is answered without the parser (the same bytes parse the same way).
+        Anything else is parsed."""
         self.keep_polling(True)
         if self._between and self._running is None:
             end = data.find(b"\r\n\r\n")
@@ -180,8 +162,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
     # -- parser callbacks ------------------------------------------------------------------------
 
     def on_message_begin(self) -> None:
-        """A new request: what uvicorn resets, without building its ASGI scope (made only if
-        the request goes the ASGI way)."""
+        """A new request: what uvicorn resets, without building its ASGI scope."""
         self._in_message = True
         self.url = b""
         self.headers = []
@@ -198,8 +179,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self.url += url
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        """What uvicorn and the header bound do with a header, in one call (``Expect`` is
-        looked for once the headers are in)."""
+        """What uvicorn and the header bound do with a header, in one call."""
         self._header_bytes += len(name) + len(value) + 4
         if self._header_bytes > MAX_HEADER_BYTES:
             raise HeadersTooLarge
@@ -232,8 +212,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self.watch_closing()
 
     def _asgi_scope(self) -> None:
-        """The ASGI scope uvicorn would have made at the request's start, with what the parser
-        has delivered since."""
+        """The ASGI scope uvicorn would have made, with what the parser delivered since."""
         url, headers, expect = self.url, self.headers, self.expect_100_continue
         HttpToolsProtocol.on_message_begin(self)  # resets expect_100_continue
         self.url, self.headers, self.expect_100_continue = url, headers, expect
@@ -318,8 +297,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self.set_deadline("body", limits.body_timeout_seconds)
 
     def _started(self) -> float:
-        """When a request began, for the access log and the metrics (0.0 when neither is
-        kept)."""
+        """When a request began, for the access log and metrics (0.0 when neither is kept)."""
         return time.perf_counter() if self.rpc.service.timed else 0.0
 
     def _refuse_now(self, refused: Refused, keep_alive: bool) -> None:
@@ -330,8 +308,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self._write(lean, refused.status, refused.body(), refused.headers)
 
     def busy(self) -> bool:
-        """Whether a request read whole is still to be answered: a lean one waiting for its
-        turn's end or running in a task, or an ASGI one."""
+        """Whether a request read whole (lean or ASGI) is still to be answered."""
         return self._running is not None or super().busy()
 
     def _drop_partial(self) -> bool:
@@ -360,8 +337,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         self._log(lean.network.name, lean.key, "-", 413, 0, lean.started)
 
     def _answer(self, lean: _LeanRequest, body: bytes) -> None:
-        """Answer a lean request's body: at once, or at the end of the loop's turn when the
-        worker holds many connections (:mod:`.admission_turn`)."""
+        """Answer a lean request's body, at once or at the turn's end (:mod:`.admission_turn`)."""
         if connection_gone(self.transport):  # never answered, so never charged
             lean.response_complete = True
             return
@@ -374,8 +350,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
                                     lean.admit, SUBSCRIPTIONS_NEED_WEBSOCKET))
 
     def _answer_gathered(self, lean: _LeanRequest, exchange: Exchange | None) -> None:
-        """The turn's end: a gathered request is charged and dispatched (None: its client
-        left, or it failed)."""
+        """The turn's end: a gathered request was dispatched (None: client gone, or failed)."""
         self._running = None
         if exchange is None:
             if lean.gone():
@@ -387,8 +362,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
 
     def _proceed(self, lean: _LeanRequest, dispatched: Callable[[], Exchange]) -> None:
         """Answer the request ``dispatched`` returns, or run its pending work in a task first.
-        A bug must not become httptools' 400 or a closed connection: it answers -32603 and the
-        connection goes on."""
+        A bug answers -32603 (not httptools' 400) and the connection goes on."""
         try:
             exchange = dispatched()
             if exchange.pending and not self.rpc.service.execution.try_on_loop(exchange):
@@ -450,10 +424,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
 
     def _write(self, lean: _LeanRequest, status: int, body: bytes | tuple[bytes, ...] | None,
                extra: tuple[tuple[bytes, bytes], ...]) -> bool:
-        """The whole response in one write (a body in pieces: one call writing them as they
-        are, never joined); then the connection goes on (the next pipelined request, the
-        keep-alive timer) or closes. False when the connection was closing: nothing
-        written."""
+        """The whole response in one write (a body in pieces: one ``writelines``); then the
+        connection goes on or closes. False when it was closing: nothing written."""
         lean.response_complete = True
         if self._running is lean:
             self._running = None
@@ -495,8 +467,7 @@ class RpcHttpProtocol(BoundedHttpProtocol):
         return True
 
     def connection_lost(self, exc: Exception | None) -> None:
-        """The client left: a lean request still running stops (uvicorn tells only the
-        request it knows as current)."""
+        """The client left: a lean request still running stops too."""
         if self._running is not None:
             self._running.set()
         super().connection_lost(exc)
@@ -516,8 +487,8 @@ class RpcHttpProtocol(BoundedHttpProtocol):
 
 def rpc_protocol(app: RpcApp, header_timeout: float, poll: BusyPoll | None = None,
                  gather: bool = True) -> Any:
-    """The protocol class uvicorn is given for ``app``: the lean path, this header timeout and
-    polling window (None: none); ``gather``: admission turns (:mod:`.admission_turn`)."""
+    """The protocol class uvicorn is given for ``app``, with this header timeout, polling
+    window (None: none) and ``gather`` (:mod:`.admission_turn`)."""
     return type("RpcHttpProtocol", (RpcHttpProtocol,), {
         "rpc": app, "header_timeout": header_timeout, "busy_poll": poll, "gather": gather,
         "_turns": {}})

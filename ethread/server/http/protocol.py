@@ -1,13 +1,12 @@
 """uvicorn's httptools protocol with a bound on how a request's headers arrive, and the rules
 of a connection's end both HTTP paths follow (docs/server.md, "The HTTP path").
 
-uvicorn waits for ever on headers that trickle in and keeps every header line (slowloris).
-Here a request's request line and headers must arrive within ``header_timeout`` seconds of its
-first byte and add up to at most :data:`MAX_HEADER_BYTES`, or the connection is closed (with
-uvicorn's 400 for headers too large). The body's deadline is the ASGI app's
-(:func:`ethread.server.http.app.read_body`) or the lean path's. The deadlines cost no timer per
-request: each request notes when its phase must end, and one timer per connection, re-armed
-only when it fires, compares (about once per timeout instead of twice per request).
+uvicorn waits for ever on headers that trickle in (slowloris). Here a request's line and
+headers must arrive within ``header_timeout`` seconds of its first byte and add up to at most
+:data:`MAX_HEADER_BYTES`, or the connection is closed (with a 400 for headers too large). The
+body's deadline is the ASGI app's (:func:`ethread.server.http.app.read_body`) or the lean
+path's. One timer per connection, re-armed only when it fires, checks the deadline each
+request notes, instead of a timer per request.
 """
 
 from __future__ import annotations
@@ -33,10 +32,8 @@ request only while its answer can still be written."""
 
 def connection_gone(transport: asyncio.Transport) -> bool:
     """Whether a connection is closing, or its peer has reset it (an error pending on the
-    socket that the loop has not reported yet: a client that closed is reset by its kernel as
-    soon as an answer reaches it). Asked right before a request is taken up (and charged), on
-    both paths, so that what the client's reset decides does not depend on when the loop
-    looks; a reset found here aborts the connection."""
+    socket that the loop has not reported yet), which aborts it. Asked right before a request
+    is taken up (and charged), on both paths."""
     if transport.is_closing():
         return True
     sock = transport.get_extra_info("socket")
@@ -58,9 +55,8 @@ class HeadersTooLarge(Exception):
 
 
 class _ClosingAwareFlow(FlowControl):
-    """uvicorn's read flow control, which does nothing once the transport is closing: a request
-    still running when its connection is closed (a 400 or 413 behind it, a client gone) would
-    otherwise resume reading on a closed uvloop transport and log a RuntimeError."""
+    """uvicorn's read flow control, doing nothing once the transport is closing (resuming a
+    closed uvloop transport logs a RuntimeError)."""
 
     def pause_reading(self) -> None:
         """Pause reading, unless the connection is closing."""
@@ -75,12 +71,10 @@ class _ClosingAwareFlow(FlowControl):
 
 class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
     """uvicorn's httptools protocol with bounds on a request's headers (size and time), and
-    the connection's end made explicit, the same for the ASGI path and the lean one: nothing
-    after the server's decision to close is taken up; at the end of the client's input the
-    requests it sent whole are answered, then the connection closes; a request is taken up
-    (and charged) only while its connection is open (the ASGI app asks through
-    :data:`CLOSING`); bytes the parser cannot read behind requests read whole are answered 400
-    after those requests' answers, so that a request charged is always answered."""
+    the connection's end made explicit for both paths: nothing after the server's decision to
+    close is taken up; requests sent whole before the client's input ended are answered; a
+    request is charged only while its connection is open (:data:`CLOSING`); unreadable bytes
+    are answered 400 after the requests before them, so a request charged is answered."""
 
     header_timeout: float = 30.0
 
@@ -91,19 +85,15 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
         self._in_message = False
         """Whether the parser is inside a request (begun, not complete)."""
         self._late_400: str | None = None
-        """Bytes the parser could not read, behind a request still being answered: the 400
-        that answers them is written after that request's answer (:meth:`send_400_response`).
-        """
+        """A 400 to write after the answer of the request still being answered."""
         self._input_ended = False
-        """Whether the client's input ended (:meth:`eof_received`) while requests were still
-        to be answered: the connection closes after the last of them."""
+        """Whether the client's input ended while requests were still to be answered."""
         self._header_bytes = 0
         self._watch: asyncio.TimerHandle | None = None
         self._watch_at = 0.0
         self._deadline: float | None = None
         self._phase = ""
-        """What the deadline is for: "headers", "body" (lean path), "idle" (lean path, between
-        requests: the keep-alive timeout), or "" when none runs."""
+        """What the deadline is for: "headers", "body" or "idle" (keep-alive), or "" (none)."""
         self._expect_headers()
 
     def data_received(self, data: bytes) -> None:
@@ -112,9 +102,8 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
         super().data_received(data)
 
     def on_response_complete(self) -> None:
-        """A response is written (on the ASGI path): the client may send its next request,
-        so the polling window starts again; or the connection ends (its input ended, or bytes
-        behind the request could not be read)."""
+        """A response is written (ASGI path): the polling window starts again, or the
+        connection ends (its input ended, or a 400 is due)."""
         self.keep_polling(False)
         if self._late_400 is not None:
             if not self.pipeline:  # every request read whole before the bytes is answered
@@ -130,9 +119,8 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
     # -- the connection's end ------------------------------------------------------------------
 
     def eof_received(self) -> bool | None:  # type: ignore[override]  # (asyncio's allows True)
-        """The client's input ended: with requests read whole still to answer, the connection
-        stays open for their answers (:meth:`close_if_input_ended` closes it after the last);
-        otherwise it closes now (a request begun and cut short is dropped)."""
+        """The client's input ended: the connection stays open for the answers of requests read
+        whole (:meth:`close_if_input_ended`), else closes now."""
         if not self.transport.is_closing() and self._drop_partial() and self.busy():
             self._input_ended = True
             self.clear_deadline()
@@ -140,21 +128,18 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
         return None
 
     def close_if_input_ended(self) -> None:
-        """After an answer: close the connection if its input ended and nothing is left to
-        answer."""
+        """After an answer: close if the input ended and nothing is left to answer."""
         if self._input_ended and not self.busy() and not self.transport.is_closing():
             self.transport.close()
 
     def busy(self) -> bool:
-        """Whether a request read whole is still to be answered (running, or queued behind
-        one)."""
+        """Whether a request read whole is still to be answered (running or queued)."""
         cycle = self.cycle
         return bool(self.pipeline) or (cycle is not None and not cycle.response_complete)
 
     def _drop_partial(self) -> bool:
-        """Forget a request begun but not read whole (bytes that could not be parsed came inside
-        it); False when that request is the one being answered (it waits for its body: only
-        closing ends it)."""
+        """Forget a request begun but not read whole; False when it is the one being answered
+        (waiting for its body: only closing ends it)."""
         cycle = self.cycle
         if cycle is None or cycle.response_complete or not getattr(cycle, "more_body", False):
             return True  # the last request made was read whole: nothing was made after it
@@ -164,9 +149,8 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
         return False
 
     def send_400_response(self, msg: str) -> None:
-        """Bytes the parser cannot read: answered 400, and the connection closed. Behind a
-        request read whole and still being answered, the 400 waits for that answer (which
-        would otherwise be charged and lost behind the close); nothing more is read."""
+        """Bytes the parser cannot read: answered 400, and the connection closed; behind a
+        request still being answered, after that answer (nothing more is read)."""
         if self.transport.is_closing():
             return
         if self._drop_partial() and self.busy():
@@ -178,8 +162,7 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
     # -- the one deadline of a connection ------------------------------------------------------
 
     def set_deadline(self, phase: str, seconds: float) -> None:
-        """The connection's current ``phase`` must end within ``seconds``;
-        :meth:`deadline_passed` runs otherwise."""
+        """``phase`` must end within ``seconds``, else :meth:`deadline_passed` runs."""
         deadline = self.loop.time() + seconds
         self._deadline = deadline
         self._phase = phase
@@ -190,7 +173,7 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
             self._arm(deadline)
 
     def clear_deadline(self) -> None:
-        """The current phase ended in time (the timer, if armed, finds nothing to do)."""
+        """The current phase ended in time."""
         self._deadline = None
         self._phase = ""
 
@@ -211,8 +194,7 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
             self._arm(deadline)
 
     def deadline_passed(self, phase: str) -> None:
-        """The headers did not arrive in time (or the connection idled past its keep-alive
-        timeout): close the connection."""
+        """Headers late, or idle past the keep-alive timeout: close the connection."""
         self.transport.close()
 
     # -- headers -------------------------------------------------------------------------------
@@ -244,8 +226,8 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
         super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
-        """The headers are in: their deadline is met. A request behind the server's decision
-        to close is not taken up (uvicorn's callbacks then see the last, complete request)."""
+        """The headers are in, in time; a request behind the server's decision to close is
+        not taken up."""
         self.clear_deadline()
         if self.transport.is_closing() and self.cycle is not None:
             return
@@ -253,9 +235,8 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
         self.watch_closing()
 
     def watch_closing(self) -> None:
-        """Give the request uvicorn has just made (its cycle) the connection's check: a request
-        found with its connection closing is marked gone, so that uvicorn neither answers it
-        nor logs it as left unanswered."""
+        """Give the request uvicorn has just made the connection's check (:data:`CLOSING`),
+        which marks it gone when the connection is closing."""
         cycle = self.cycle
         if cycle is None or cycle.scope is not self.scope:
             return  # an upgrade: no cycle was made
@@ -271,8 +252,7 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
         extensions[CLOSING] = closing
 
     def on_message_complete(self) -> None:
-        """The request is read whole (on the ASGI path, it may then be charged only while the
-        connection is open: its scope carries the check)."""
+        """The request is read whole."""
         self._in_message = False
         super().on_message_complete()
         cycle = self.cycle
@@ -293,7 +273,6 @@ class BoundedHttpProtocol(KeepsPolling, HttpToolsProtocol):
 
 
 def bounded_protocol(header_timeout: float, poll: BusyPoll | None = None) -> Any:
-    """The protocol class uvicorn is given, with this server's header timeout and polling
-    window (None: none)."""
+    """The protocol class uvicorn is given, with this header timeout and polling window."""
     return type("BoundedHttpProtocol", (BoundedHttpProtocol,), {
         "header_timeout": header_timeout, "busy_poll": poll})

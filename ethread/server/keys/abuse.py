@@ -1,16 +1,11 @@
 """Slowing down whoever keeps presenting wrong credentials.
 
-A client address that presents :attr:`FailedAttempts.limit` unknown API keys (or wrong admin
-tokens, or wrong dashboard logins) within :attr:`FailedAttempts.window` seconds is refused for
-a while: 1 s the first time (10 s for admin tokens and dashboard logins), doubling with each
-new strike up to :data:`MAX_PENALTY` (a strike is forgotten with its address). While refused
-it gets HTTP 429 before its key is even looked at, so guessing costs the guesser time, not the
-server work. A revoked key counts as an unknown one.
-
-The table is per worker process and bounded: at most :attr:`FailedAttempts.max_addresses`
-addresses, the least recently seen forgotten first, so a flood of addresses cannot grow the
-server's memory (it only makes the table forget sooner). An IPv6 client counts by its /64,
-which one host can fill with addresses of its own.
+A client address presenting :attr:`FailedAttempts.limit` unknown API keys (or wrong admin
+tokens or dashboard logins) within :attr:`FailedAttempts.window` seconds gets HTTP 429 before
+its key is looked at: 1 s the first time (10 s for admin tokens and logins), doubling with
+each strike up to :data:`MAX_PENALTY`. A revoked key counts as unknown. The table is per
+worker and holds at most :attr:`FailedAttempts.max_addresses` addresses (least recently seen
+forgotten first); an IPv6 client counts by its /64.
 """
 
 from __future__ import annotations
@@ -90,8 +85,7 @@ class FailedAttempts:
             entry[0], entry[1] = now, 0.0
 
     def succeeded(self, address: str | None) -> None:
-        """A right credential: forget the address's failures (its strikes stay while it is
-        refused)."""
+        """A right credential: forget the address's failures (unless it is refused now)."""
         entry = self._entries.get(address) if address is not None else None
         if entry is not None and entry[2] <= self._clock():
             del self._entries[address]  # type: ignore[arg-type]

@@ -1,14 +1,10 @@
 """API keys: the path segment after ``/v3/`` is the only credential.
 
-Keys are found by the SHA-256 of what the client sent, then confirmed with
-:func:`hmac.compare_digest`, so neither the lookup nor the comparison leaks through timing how
-much of a guess was right. A key never reaches a log in full: :func:`mask` keeps a prefix
-long enough to tell keys apart in an access log and no more.
-
-The ring holds the configured keys (fixed while the server runs) and the keys issued into the
-key store (:mod:`.keystore`), which :meth:`KeyRing.update` replaces while serving. A key the
-store no longer lists as live is marked :attr:`ApiKey.revoked`: whoever still holds it (a
-kept-alive connection's last gate, an open WebSocket) is refused at its next charge.
+Keys are found by the SHA-256 of what the client sent and confirmed with
+:func:`hmac.compare_digest`, so timing leaks nothing of a guess; logs see only :func:`mask`.
+The ring holds the configured keys and those issued into the key store (:mod:`.keystore`),
+replaced while serving by :meth:`KeyRing.update`; a key the store no longer lists as live is
+marked :attr:`ApiKey.revoked` and refused at its next charge.
 """
 
 from __future__ import annotations
@@ -101,9 +97,8 @@ class KeyRing:
             return None
 
     def update(self, stored: Iterable[KeyRecord]) -> None:
-        """Put the key store's keys in place of the issued keys held so far: new ones are
-        accepted from now on, revoked or vanished ones marked revoked. A configured key keeps
-        its configuration even if the store holds the same one."""
+        """Put the key store's keys in place of the issued keys held so far (revoked or
+        vanished ones are marked revoked); a configured key keeps its configuration."""
         current = self._by_digest
         fresh = dict(self._configured)
         for record in stored:

@@ -1,14 +1,11 @@
 """API keys issued while the service runs, kept beside the ledger they spend from
 (docs/server.md, "Issuing keys while serving").
 
-Keys issued with ``ethread keys create``, the admin API or the dashboard live in a store every
-worker of every server reads: the ledger's SQLite file (``X.keys.sqlite3`` beside a mapped
-``X.ledger``) or the ledger's Redis database. Each worker polls the store's change counter
-every :data:`POLL_SECONDS` and reloads the keys when it moved (:mod:`.sync`). A key is stored
-as the SHA-256 of its text (the id the ledger bills it under) and its first
-:data:`PREFIX_LENGTH` characters, never as itself: an issued key carries 192 random bits, so a
-fast hash is enough. The store also keeps each key's requests a day by method and outcome,
-added by the workers every :data:`FLUSH_SECONDS`; credits spent are the ledger's own figure.
+Issued keys live in a store every worker reads: the ledger's SQLite file (``X.keys.sqlite3``
+beside a mapped ``X.ledger``) or its Redis database, polled by :mod:`.sync`. A key is stored as
+the SHA-256 of its text (its ledger id) and its first :data:`PREFIX_LENGTH` characters, never
+as itself (192 random bits make a fast hash enough). The store also keeps each key's requests a
+day by method and outcome; credits spent are the ledger's figure.
 """
 
 from __future__ import annotations
@@ -236,6 +233,7 @@ SQLITE_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS dashboard_sessions_ended (session TEXT PRIMARY KEY,"
     " until REAL NOT NULL)",
 )
+_BUMP_VERSION = ("UPDATE api_keys_version SET version = version + 1", ())
 
 
 class SQLiteKeyStore:
@@ -282,8 +280,7 @@ class SQLiteKeyStore:
     def add(self, record: KeyRecord) -> None:
         """Store a new key (and move the counter)."""
         self._run((("INSERT INTO api_keys (key_id, record) VALUES (?, ?)",
-                    (record.key_id, record.to_json())),
-                   ("UPDATE api_keys_version SET version = version + 1", ())))
+                    (record.key_id, record.to_json())), _BUMP_VERSION))
 
     def revoke(self, key_id: str, at: float) -> bool:
         """Mark a key revoked (and move the counter); False when it already was."""
@@ -294,8 +291,7 @@ class SQLiteKeyStore:
         if record.revoked is not None:
             return False
         self._run((("UPDATE api_keys SET record = ? WHERE key_id = ?",
-                    (replace(record, revoked=at).to_json(), key_id)),
-                   ("UPDATE api_keys_version SET version = version + 1", ())))
+                    (replace(record, revoked=at).to_json(), key_id)), _BUMP_VERSION))
         return True
 
     def add_usage(self, day: str, counts: Counts) -> None:
@@ -374,10 +370,7 @@ class RedisKeyStore:
 
     def add(self, record: KeyRecord) -> None:
         """Store a new key (and move the counter)."""
-        pipe = self._client.pipeline(transaction=True)
-        pipe.hset(self._keys, record.key_id, record.to_json())
-        pipe.incr(self._version)
-        self._do(pipe.execute)
+        self._put(record)
 
     def revoke(self, key_id: str, at: float) -> bool:
         """Mark a key revoked (and move the counter); False when it already was."""
@@ -387,11 +380,14 @@ class RedisKeyStore:
         record = KeyRecord.from_json(text)
         if record.revoked is not None:
             return False
+        self._put(replace(record, revoked=at))
+        return True
+
+    def _put(self, record: KeyRecord) -> None:
         pipe = self._client.pipeline(transaction=True)
-        pipe.hset(self._keys, key_id, replace(record, revoked=at).to_json())
+        pipe.hset(self._keys, record.key_id, record.to_json())
         pipe.incr(self._version)
         self._do(pipe.execute)
-        return True
 
     def add_usage(self, day: str, counts: Counts) -> None:
         """Add requests to the day's counts."""

@@ -1,11 +1,9 @@
 """Each worker's link with the key store: new and revoked keys in, usage counts out.
 
-A task on the worker's event loop asks the store for its change counter every
-:data:`~.keystore.POLL_SECONDS` (in the thread pool) and reloads the keys when it moved; every
-:data:`~.keystore.FLUSH_SECONDS` it adds the usage counts kept since and writes the pending
-metrics. A store that fails leaves the keys as they were and is reported at most every
-:data:`REPORT_EVERY` seconds; the counts it could not take are kept for the next try, up to
-:data:`MAX_PENDING_COUNTS` of them.
+A task polls the store's change counter every :data:`~.keystore.POLL_SECONDS` and reloads
+the keys when it moved; every :data:`~.keystore.FLUSH_SECONDS` it sends the usage counts and
+flushes the metrics. A failing store leaves the keys as they were (reported at most every
+:data:`REPORT_EVERY` seconds) and keeps up to :data:`MAX_PENDING_COUNTS` counts for the next try.
 """
 
 from __future__ import annotations
@@ -39,12 +37,10 @@ class KeySync:
         self._unsent: dict[tuple[str, str, str], int] = {}
         self._quiet_until = 0.0
         self._loading = threading.Lock()
-        """One reload at a time (the poll's, in a thread, and an admin's, on the loop), so an
-        older read never replaces a newer one."""
+        """One reload at a time, so an older read never replaces a newer one."""
 
     def load(self) -> None:
-        """Read the keys if the store's counter moved (at start, at each poll, and after an
-        issue or a revoke made by this worker)."""
+        """Read the keys if the store's counter moved."""
         with self._loading:
             version = self.store.version()
             if version != self.version:
@@ -52,8 +48,7 @@ class KeySync:
                 self.version = version
 
     def take(self) -> dict[tuple[str, str, str], int]:
-        """The counts to send: those kept since the last take, and those a failed send left
-        (called on the event loop's thread, where the counts are kept)."""
+        """The counts to send, those a failed send left included (on the loop's thread)."""
         counts = self.observer.take_usage()
         if self._unsent:
             for slot, n in self._unsent.items():
@@ -85,9 +80,7 @@ class KeySync:
                     after_poll()
                 if time.monotonic() >= next_flush:
                     next_flush = time.monotonic() + FLUSH_SECONDS
-                    metrics = self.observer.metrics
-                    if metrics is not None:
-                        metrics.flush()
+                    self._flush_metrics()
                     await execution.blocking(self.send, self.take())
             except asyncio.CancelledError:
                 raise
@@ -97,13 +90,15 @@ class KeySync:
     def close(self) -> None:
         """The last counts out, then the store closed."""
         try:
-            metrics = self.observer.metrics
-            if metrics is not None:
-                metrics.flush()
+            self._flush_metrics()
             self.send(self.take())
         except Exception as exc:
             self._failed(exc)
         self.store.close()
+
+    def _flush_metrics(self) -> None:
+        if self.observer.metrics is not None:
+            self.observer.metrics.flush()
 
     def _failed(self, exc: Exception) -> None:
         metrics = self.observer.metrics

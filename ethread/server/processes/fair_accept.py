@@ -2,13 +2,10 @@
 (docs/scaling.md, "Workers on one machine").
 
 An event loop's server accepts greedily: the first worker to wake takes every connection
-waiting, and the others idle while it saturates one core. :class:`FairListener` accepts
-**one** connection each time the socket is readable, so every idle worker wakes on the same
-readiness and a worker busy answering accepts less (one extra Python call a connection).
-That alone still lets the worker that is awake take a whole burst before a sleeping one is
-scheduled, so each worker writes how many connections it holds on the supervisor's board
-(:class:`ConnectionShare`), and one holding more than another that is up leaves the next
-connection to it for :data:`YIELD_SECONDS`, then takes it anyway, so none waits longer.
+waiting. :class:`FairListener` accepts **one** each time the socket is readable, and each
+worker writes how many connections it holds on the supervisor's board
+(:class:`ConnectionShare`): one holding more than another that is up leaves the next
+connection to it for :data:`YIELD_SECONDS`, then takes it anyway.
 """
 
 from __future__ import annotations
@@ -25,8 +22,8 @@ from ..workers_board import WorkerBoard
 log = logging.getLogger("ethread.server")
 
 RETRY_SECONDS = 0.1
-"""After an accept fails for want of resources (file descriptors, memory), how long the
-listener rests before trying again, rather than spinning on a socket that stays readable."""
+"""How long the listener rests after an accept fails for want of resources (descriptors,
+memory), rather than spinning on a socket that stays readable."""
 _RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 YIELD_SECONDS = 0.001
 """How long a worker holding more connections than another leaves a waiting connection to it
@@ -85,7 +82,7 @@ class FairListener:
 
     def _accept(self) -> bool:
         """Accept one connection if one waits; False when accepting rests for want of
-        resources (the listener is resumed later)."""
+        resources."""
         try:
             conn, _ = self.sock.accept()
         except (BlockingIOError, InterruptedError, ConnectionAbortedError):

@@ -1,12 +1,10 @@
 """Putting a service together and running it under uvicorn.
 
-The order fails early and cheaply: the ledger is opened first (an unusable file or a silent
-Redis stops here, before any chain is imported), then the networks, then every socket is
-bound (port 0 becomes a real port), and only then does uvicorn start. :func:`listen` does the
-first three (all a supervisor does before forking, :mod:`.workers`), :func:`assemble` builds
-the service on the bound sockets (what each worker does), :func:`prepare` both. uvicorn runs
-with uvloop and httptools, ``websockets`` for WebSocket, its own access log off (it would print
-keys), and a graceful shutdown on SIGINT/SIGTERM.
+To fail early and cheaply, the ledger is opened first, then the networks, then the sockets are
+bound, and only then does uvicorn start. :func:`listen` does the first three (all a supervisor
+does before forking, :mod:`.workers`), :func:`assemble` builds the service on the bound sockets
+(what each worker does), :func:`prepare` both. uvicorn's own access log is off (it would print
+keys).
 """
 
 from __future__ import annotations
@@ -115,8 +113,7 @@ class PreparedServer:
 
     def stop(self) -> None:
         """Ask the server to exit (it finishes the requests in flight)."""
-        server = self._server()
-        server.should_exit = True
+        self._server().should_exit = True
 
     def _server(self) -> Any:
         if self.server is None:
@@ -134,11 +131,9 @@ class PreparedServer:
 def uvicorn_config(app: Any, limits: ServiceLimits, lean: bool = False,
                    busy_poll_us: int = DEFAULT_BUSY_POLL_US, gather: bool = True,
                    ) -> uvicorn.Config:
-    """uvicorn's settings for serving ``app`` (also what the benchmarks' bare reference app
-    runs under, so that it measures the same transport). ``lean``: ``app`` is an
-    :class:`RpcApp` whose JSON-RPC requests take the lean path (:mod:`ethread.server.http.lean`).
-    ``busy_poll_us``: the polling window after a read (:mod:`.busy_poll`). ``gather``: the lean
-    path's admission turns."""
+    """uvicorn's settings for serving ``app`` (also the benchmarks' bare reference app's).
+    ``lean``: take the lean path (:mod:`ethread.server.http.lean`); ``busy_poll_us``: the
+    polling window (:mod:`.busy_poll`); ``gather``: the lean path's admission turns."""
     poll = polling(busy_poll_us / 1e6)  # one window for the server's loop, every protocol's
     protocol = (rpc_protocol(app, limits.header_timeout_seconds, poll, gather) if lean
                 else bounded_protocol(limits.header_timeout_seconds, poll))
@@ -176,9 +171,8 @@ def bind(host: str, port: int) -> socket.socket:
 
 def listen(config: ServerConfig, networks: list[Network] | None = None, *,
            progress: bool = True) -> Listening:
-    """Validate, check that the ledger opens, open the networks, bind the sockets (see the
-    module docstring). ``networks`` replaces the configured ones (a test serving a chain it
-    built itself)."""
+    """Validate, check that the ledger opens, open the networks, bind the sockets.
+    ``networks`` replaces the configured ones (a test serving a chain it built)."""
     config = validate(config.with_default_key())
     install_key_masking()
     token = admin_token(config)
@@ -254,11 +248,9 @@ def stop_requested(signum: int, frame: object) -> None:
 
 
 def settle_heap() -> None:
-    """Before a serving process takes its first request: what it loaded (a chain held in
-    memory is millions of objects) moves out of the garbage collector's sight. The collector
-    otherwise walks all of it now and then (tens of milliseconds, felt by whichever request
-    is running), though none of it ever becomes garbage; objects made while serving are
-    collected as before."""
+    """Before a serving process takes its first request: what it loaded (a chain in memory
+    is millions of objects, none of which becomes garbage) moves out of the garbage
+    collector's sight, which would otherwise walk it all now and then."""
     gc.collect()
     gc.freeze()
 
@@ -326,10 +318,8 @@ def prepare(config: ServerConfig, networks: list[Network] | None = None, *,
 
 class _Server(uvicorn.Server):
     """uvicorn's server, telling ``on_started`` when it accepts connections, and on shutdown
-    (SIGTERM, SIGINT or a stop) first cancelling the work in flight: each running call stops
-    at its next deadline check and answers its client with a JSON-RPC error at once, instead
-    of holding the shutdown until uvicorn's grace period runs out and the client gets a
-    text/plain 500."""
+    first cancelling the work in flight, so that each running call answers a JSON-RPC error at
+    once rather than a text/plain 500 when uvicorn's grace period runs out."""
 
     def __init__(self, config: uvicorn.Config, on_started: Callable[[], None] | None,
                  execution: Execution, board: WorkerBoard | None = None, slot: int = 0,
@@ -338,10 +328,8 @@ class _Server(uvicorn.Server):
         self._on_started = on_started
         self.execution = execution
         self.board = board
-        """The supervisor's board when this process is one of several workers (``slot`` is its
-        place there): then it accepts one connection at a time on the sockets it shares with
-        the others (:mod:`.fair_accept`) instead of uvicorn's greedy accept, and writes how
-        many it holds on the board."""
+        """The supervisor's board when this process is one of several workers (at ``slot``):
+        then it accepts as :mod:`.fair_accept` says instead of uvicorn's greedy accept."""
         self.slot = slot
         self.fair = fair
         """False: uvicorn's own accept even with a board (``--no-fair-accept``)."""

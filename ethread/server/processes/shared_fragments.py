@@ -2,14 +2,10 @@
 (docs/scaling.md, "Answers the workers share").
 
 Each worker's :class:`~ethread.codec.serialize.FragmentCache` looks in an LMDB environment the
-supervisor made (apart from the chain store, which is never written) before decoding, and puts
-there what it encoded (:class:`SharedFragmentStore`); a put made on the event loop is written
-after the callback that answered, with the others of that turn in one transaction. Names say
-what they hold by block hash, which never changes, so nothing goes stale; each network's names
-carry its own prefix. Bounded: a map of :data:`MAP_BYTES` that starts over when full, and no
-answer over :data:`MAX_SHARED_BYTES`. A cache only: a failing environment is logged once and
-no longer used. The supervisor removes the directory when it stops (and the next one removes
-those of supervisors that were killed). Without the ``lmdb`` package nothing is shared.
+supervisor made before decoding, and puts there what it encoded (:class:`SharedFragmentStore`).
+Names hold a block hash, so nothing goes stale. Bounded: a map of :data:`MAP_BYTES` that starts
+over when full, no answer over :data:`MAX_SHARED_BYTES`. A cache only: a failing environment is
+logged once and no longer used. Without the ``lmdb`` package nothing is shared.
 """
 
 from __future__ import annotations
@@ -33,10 +29,8 @@ _MAX_READERS = 1022
 
 
 def make_directory() -> Path | None:
-    """A new directory for the workers' shared fragments (in the system's temporary folder,
-    named after this process), or None when there is no ``lmdb`` package to share them with.
-    Directories that supervisors which no longer run left behind (killed before they could
-    remove them) are removed first."""
+    """A new temporary directory for the workers' shared fragments, named after this process
+    (None without the ``lmdb`` package); those left by killed supervisors are removed first."""
     try:
         import lmdb  # noqa: F401  # the extra that shares them
     except ImportError:
@@ -95,9 +89,8 @@ class SharedFragmentStore:
         return value
 
     def put(self, key: bytes, value: bytes) -> None:
-        """Keep ``value`` under ``key``. On an event loop's thread it is written once the
-        current callback is done (the answer that made it is on its way by then), together
-        with the others put in the same turn of the loop; elsewhere at once."""
+        """Keep ``value`` under ``key``: on an event loop's thread, with the turn's other puts
+        once the current callback is done (the answer is on its way); elsewhere at once."""
         if self._failed or len(value) > MAX_SHARED_BYTES:
             return
         try:

@@ -1,19 +1,15 @@
 """``ethread serve --workers N``: one supervisor, N worker processes on the same sockets
 (docs/scaling.md, "Workers on one machine"; docs/server.md, "Workers: built once, then forked").
 
-The supervisor does once what is done once: it validates the configuration, checks the
-ledger, builds or opens every network (a chain in memory, an Era1 folder's index) and binds
-the sockets, then forks. Each worker inherits the sockets (accepting as :mod:`.fair_accept`
-says) and the chains (pages shared copy-on-write), and opens itself what must not cross a
-fork: its ledger connection, thread pools, event loop, LMDB environment, Era1 files and index.
+The supervisor validates the configuration, checks the ledger, builds every network and binds
+the sockets, then forks. Each worker inherits the sockets (:mod:`.fair_accept`) and the chains
+(copy-on-write), and opens what must not cross a fork: its ledger connection, thread pools,
+event loop, LMDB environment, Era1 files.
 
-Then the supervisor only watches: a worker that exits or is killed is replaced at once (one
-dying within :data:`QUICK_DEATH_SECONDS` of its start after a growing pause); SIGTERM or
-SIGINT stops the workers gracefully, then the supervisor, killing those still running after
-:data:`STOP_SECONDS`; on Linux a worker whose supervisor dies gets SIGTERM. A board in shared
-memory (:mod:`ethread.server.workers_board`) tells ``/health`` how many are up. No threads
-run in the supervisor when it forks, and it never runs an event loop: it waits for signals
-with ``sigtimedwait``, the signals blocked so that none is lost between two waits.
+A worker that exits is replaced at once (one dying within :data:`QUICK_DEATH_SECONDS` after a
+growing pause); SIGTERM or SIGINT stops the workers gracefully, killing those still running
+after :data:`STOP_SECONDS`; on Linux a worker whose supervisor dies gets SIGTERM. The
+supervisor runs no threads and no event loop: it waits for signals with ``sigtimedwait``.
 """
 
 from __future__ import annotations
@@ -51,10 +47,9 @@ MAX_RESTART_PAUSE = 10.0
 STOP_SECONDS = GRACEFUL_SHUTDOWN_SECONDS + 5.0
 """How long a stop waits for the workers' graceful shutdown before killing them."""
 REOPENED_IN_WORKERS = ("era", "db")
-"""Network backends that hold open files, so each worker opens its own after the fork: an Era1
-folder (files and a SQLite index) and a store (an LMDB environment must not be used across a
-fork: its reader slots carry the pid that opened it, so slots a killed worker held would never
-be reclaimed). Every other network is built once in the supervisor and inherited."""
+"""Backends each worker opens again after the fork: they hold open files (an LMDB
+environment's reader slots carry the pid that opened it, and a killed worker's would never be
+reclaimed). Every other network is built once in the supervisor and inherited."""
 
 _WATCHED = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT}
 _STOPPING = {signal.SIGTERM, signal.SIGINT}
@@ -230,8 +225,7 @@ def _reopened(network: Network, listening: Listening) -> Network:
 
 
 def _share_fragments(networks: list[Network], directory: Path) -> None:
-    """Give each network's fragment cache the workers' shared store (opened here, after the
-    fork); without it each worker still answers from its own."""
+    """Give each network's fragment cache the workers' shared store (opened after the fork)."""
     try:
         store = SharedFragmentStore(directory)
     except Exception as exc:
@@ -245,8 +239,7 @@ def _share_fragments(networks: list[Network], directory: Path) -> None:
 
 
 def _die_with(parent: int) -> None:
-    """Linux: SIGTERM this worker when the supervisor dies (an orphan would keep serving with
-    nobody to replace it or stop it)."""
+    """Linux: SIGTERM this worker when the supervisor dies, so that no orphan keeps serving."""
     if sys.platform.startswith("linux"):
         pr_set_pdeathsig = 1
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)

@@ -1,14 +1,11 @@
 """The WebSocket endpoint ``/ws/v3/<key>``: the same JSON-RPC text messages, plus
 subscriptions.
 
-The handshake is refused (HTTP 401 with a JSON body where the server can send one, otherwise
-a plain refusal) unless the key is known. Each message is charged like an HTTP request and
-answered as soon as it is done; up to :data:`MAX_IN_FLIGHT` messages of one connection run at
-once, so a slow call does not hold back a cheap one sent after it. One writer task per
-connection sends answers and notifications in the order they are ready; a client that leaves
-more than ``ws_max_unread_bytes`` (or :data:`OUTBOX_LIMIT` messages) unread is disconnected
-(close code 1008) and what it left is dropped, though one answer of any size is always let
-through when nothing else is unread. A client that goes away cancels its calls still running.
+The handshake of an unknown key is refused (HTTP 401 with a JSON body where possible). Each
+message is charged like an HTTP request; up to :data:`MAX_IN_FLIGHT` of a connection run at
+once, answered as each is done. A client leaving more than ``ws_max_unread_bytes`` (or
+:data:`OUTBOX_LIMIT` messages) unread is disconnected (1008), though one answer of any size
+always passes when nothing else is unread. A client that leaves cancels its running calls.
 """
 
 from __future__ import annotations
@@ -37,8 +34,7 @@ log = logging.getLogger("ethread.server")
 MAX_IN_FLIGHT = 32
 OUTBOX_LIMIT = 4096
 CLOSE_GRACE_SECONDS = 1.0
-"""How long a closing session waits for its close frame to go out to a client that may have
-stopped reading."""
+"""How long a closing session waits for its close frame to go out."""
 CLOSE_POLICY = 1008
 REVOKED = "the API key was revoked"
 """The reason a revoked key's sessions are closed with (code :data:`CLOSE_POLICY`)."""
@@ -161,9 +157,7 @@ class Session:
             current.uncancel()  # :meth:`deliver` woke the reader to close an overflowing session
 
     async def _end(self, writer: asyncio.Task[None]) -> None:
-        for subscription in self.subscriptions:
-            self.feed.unsubscribe(subscription)
-        self.subscriptions.clear()
+        self._unsubscribe_all()
         for exchange in list(self.exchanges):
             exchange.cancel()
         for task in list(self.tasks):
@@ -215,10 +209,13 @@ class Session:
     def revoked(self) -> None:
         """The key was revoked: its subscriptions end now, and so does the session (close code
         1008, reason :data:`REVOKED`)."""
+        self._unsubscribe_all()
+        self.close(CLOSE_POLICY, REVOKED)
+
+    def _unsubscribe_all(self) -> None:
         for subscription in self.subscriptions:
             self.feed.unsubscribe(subscription)
         self.subscriptions.clear()
-        self.close(CLOSE_POLICY, REVOKED)
 
     async def _write(self) -> None:
         while True:

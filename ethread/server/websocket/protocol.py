@@ -1,12 +1,7 @@
 """uvicorn's sans-I/O WebSocket protocol as the server runs it: it keeps the server's polling
-window (:mod:`.busy_poll`) after each read and each message sent, and a handshake the
-application refuses with an HTTP answer (a wrong key, a wrong path: :mod:`.websocket`) counts
-as a finished handshake.
-
-uvicorn logs ``ASGI callable returned without completing handshake`` at ERROR for every
-refusal sent as an HTTP answer (the ``websocket.http.response`` extension), although the
-client gets that answer: a key prober would fill an operator's error log and trip alerts.
-Once the refusal's last body part is written the handshake is over, and the protocol says so.
+window (:mod:`.busy_poll`), and a handshake refused with an HTTP answer counts as finished, or
+uvicorn would log ``ASGI callable returned without completing handshake`` at ERROR for every
+refusal (a key prober would fill the error log).
 """
 
 from __future__ import annotations
@@ -22,14 +17,12 @@ class ServerWebSocketProtocol(KeepsPolling, WebSocketsSansIOProtocol):
     """uvicorn's WebSocket protocol with the server's polling window and quiet refusals."""
 
     def data_received(self, data: bytes) -> None:
-        """Keep the loop turning a while if this worker holds few connections; then what
-        uvicorn does with the bytes."""
+        """Keep polling, then what uvicorn does with the bytes."""
         self.keep_polling(True)
         super().data_received(data)
 
     async def send(self, message: Any) -> None:
-        """What uvicorn sends for the application. After a message the window starts again
-        (the client may answer it); after a refusal's last body part the handshake is over."""
+        """What uvicorn sends; after a refusal's last body part the handshake is over."""
         await super().send(message)
         if (message["type"] == "websocket.http.response.body"
                 and not message.get("more_body", False) and self.initial_response is not None):

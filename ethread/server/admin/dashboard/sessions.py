@@ -1,12 +1,8 @@
-"""Sessions in a signed cookie: a cookie that says who (``admin``, or a key's id) and until
-when, signed with a key derived from the admin token, so every worker of every server that
-shares the token accepts it, and none can be forged without the token. The one server state
-is what a logout ends: the session's random part, kept in the key store until the session
-would have expired, so that a copy of the cookie opens nothing after a logout.
-
-Each form carries a CSRF token that is an HMAC of the session it was served to (or, on the
-login page, of a random cookie set with the page): a form posted without it, or from another
-session, is refused. The cookies are HttpOnly and SameSite=Strict (Secure over HTTPS).
+"""Sessions in a cookie saying who (``admin``, or a key's id) and until when, signed with a key
+derived from the admin token, so every server sharing the token accepts it. A logout keeps
+the session's random part in the key store until it would have expired. Each form carries a
+CSRF token, an HMAC of its session (or of the login page's random cookie). The cookies are
+HttpOnly and SameSite=Strict (Secure over HTTPS).
 """
 
 from __future__ import annotations
