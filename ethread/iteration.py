@@ -3,11 +3,9 @@
     for block in ethread.iter_blocks(backend, 0, 1000):   # blocks 0..999, as range() counts
         ...
 
-Single-block lookups (:mod:`ethread.methods`, the backend protocols) answer None for a block
-that is not held, as the JSON-RPC interface requires. Code that walks a range instead wants to
-know: :func:`check_range` raises :class:`~ethread.errors.MissingBlocks` naming every missing
-span (past the head, before the earliest block held, or in a gap between Era1 archives) before
-any block is read, and the iterators raise it too should a block vanish while they run.
+Unlike single-block lookups, which answer None, :func:`check_range` raises
+:class:`~ethread.errors.MissingBlocks` naming every missing span before any block is read, and
+the iterators raise it should a block vanish while they run.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Which keccak-256 implementation this process hashes with.
 
-eth-hash chooses a backend on the first hash, pycryptodome before pysha3 when both are
-installed. Everything ethread builds on hashes through eth-hash (eth-utils, trie, py-evm), a
-dev chain's block thousands of times, and pysha3's keccak (``safe-pysha3``) costs a fraction of
-pycryptodome's a call (docs/testing.md tells what a dev chain gained).
-:func:`use_fastest_keccak` switches eth-hash to pysha3 when it is installed and nobody chose a
-backend through ``ETH_HASH_BACKEND`` (same function, less time). It runs when this module is
-first imported: every module that hashes imports it, ``import ethread`` alone does not, so a
-program that never hashes does not load eth-hash (``benchmarks/bench_startup.py``).
+eth-hash picks pycryptodome before pysha3 when both are installed, though pysha3's keccak
+(``safe-pysha3``) costs a fraction of pycryptodome's a call (docs/testing.md).
+:func:`use_fastest_keccak` switches eth-hash to pysha3 when it is installed and
+``ETH_HASH_BACKEND`` is unset. It runs when this module is first imported: every module that
+hashes imports it, ``import ethread`` alone does not.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""Checks on what Python callers hand the typed API: made once, where a value enters
-(:mod:`ethread.methods`' functions, the request models' constructors), so that nothing answers
-wrong for a value it cannot take. A string where bytes are wanted, a block number given as a
-string, a mistyped tag, a bare topic where a tuple is wanted: each raises
-:class:`~ethread.errors.ArgumentTypeError` or :class:`~ethread.errors.ArgumentValueError`
-(both are ``InvalidParams``, and a ``TypeError`` or ``ValueError``), naming what to pass.
-
-The JSON-RPC codec parses hex into these types first, so over the wire the same mistakes
-never get this far.
+"""Checks on what Python callers hand the typed API, made where a value enters
+(:mod:`ethread.methods`' functions, the request models' constructors): a wrong type or value
+raises :class:`~ethread.errors.ArgumentTypeError` or :class:`~ethread.errors.ArgumentValueError`
+(both ``InvalidParams``, and a ``TypeError`` or ``ValueError``), naming what to pass. The
+JSON-RPC codec parses hex into these types first.
 """
 
 from __future__ import annotations

@@ -1,24 +1,15 @@
 """web3.py providers that answer from a backend in this process: no server, no socket.
 
-    from web3 import Web3
-    from ethread.web3 import EthreadProvider
     w3 = Web3(EthreadProvider(backend))
-    w3.eth.get_block("latest")
 
-Given a :class:`~ethread.devchain.DevChain` instead, it can also send: eth_accounts (the dev
-accounts, unlocked), eth_sendTransaction, eth_sendRawTransaction, and the test controls
-(evm_snapshot, evm_revert, anvil_setBalance...):
-
-    w3 = Web3(EthreadProvider(DevChain(ethread.MemoryBackend())))
-
-Requests go through the JSON-RPC codec as bytes, as over HTTP, so a test suite sees the
-answers (and errors, such as a revert web3.py turns into ``ContractLogicError``) the server
-would give. On a dev chain the provider also explains (:class:`Explainer`): a failed
-transaction or call is traced (callTracer) and kept as a call tree in text, revert reasons and
-the custom errors of the ABIs in ``provider.abis`` decoded (:data:`FAILURES`, which the pytest
-plugin shows beside a failed test); once a contract that calls hardhat's console has run, each
-transaction and call is traced and its ``console.log`` lines printed. Needs the ``web3`` extra
-(``pip install 'ethread[web3]'``); nothing else in ethread imports this module.
+Given a :class:`~ethread.devchain.DevChain`, it can also send: eth_accounts (unlocked dev
+accounts), eth_sendTransaction, eth_sendRawTransaction, and the test controls (evm_snapshot,
+evm_revert, anvil_setBalance...). Requests go through the JSON-RPC codec as bytes, so a test
+suite sees the answers and errors the server would give. On a dev chain the provider also
+explains (:class:`Explainer`): a failed transaction or call is traced and kept as a call tree
+with revert reasons and custom errors of ``provider.abis`` decoded (:data:`FAILURES`, shown
+by the pytest plugin); once a contract calls hardhat's console, its ``console.log`` lines are
+printed. Needs the ``web3`` extra; nothing else in ethread imports this module.
 """
 
 from __future__ import annotations

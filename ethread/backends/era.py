@@ -1,16 +1,13 @@
 """A read-only, history-only backend over a folder of Era1 and ``ere`` archive files.
 
-Blocks are read straight from the memory-mapped files through their block indexes; what the
-files cannot answer by number (hash lookups, transaction locations, senders, the log index)
-comes from a SQLite sidecar built once per file (:mod:`ethread.backends.era_index`). Era1 holds no
-state, so :meth:`EraBackend.evm_database` raises :class:`~ethread.errors.StateUnavailable`
-and eth_call / eth_getProof answer an error.
+Blocks are read from the memory-mapped files through their block indexes; hash lookups,
+transaction locations, senders and the log index come from a SQLite sidecar
+(:mod:`ethread.backends.era_index`). Archives hold no state: :meth:`EraBackend.evm_database`
+raises :class:`~ethread.errors.StateUnavailable`.
 
-Opening checks each file's name against its stored accumulator root (Era1) or its last
-block's hash (``ere``), reading only the tail of each file; the first open of a file also
-recomputes the accumulator (where the file has one) from its headers while building the
-sidecar. A folder may mix the two kinds, one file per epoch; an ``ere`` file of the
-``noreceipts`` profile is set aside when a complete file holds its epoch.
+Opening checks each file's name against its accumulator root (Era1) or last block's hash
+(``ere``), reading only file tails. A folder may mix the two kinds, one file per epoch; an
+``ere`` file of the ``noreceipts`` profile is set aside when a complete file holds its epoch.
 """
 
 from __future__ import annotations

@@ -1,29 +1,15 @@
-"""The sidecar index of an Era1 folder, in SQLite.
+"""The sidecar index of an Era1 folder, in SQLite: block by hash, transaction by hash, senders,
+and blocks by log address and topic, built the first time a file is seen, then only read.
 
-Era1 files answer "block N" by themselves, but not "block with hash H", "transaction with
-hash T", "who sent it" or "which blocks logged address A". Those need every header, body and
-receipt of a file decoded once (and every sender recovered from its signature, the slow part),
-so the answers are kept in a SQLite file beside the archives: built the first time a file is
-seen, then only read.
+Worker processes (``workers=``) decode units of a few megabytes of archive and recover the
+senders (the slow part); this process writes their results in file order, one transaction per
+file, so a build killed at any moment leaves only whole files and the next one resumes. A
+file's accumulator is recomputed from its headers and checked before it is indexed.
 
-Building is split in two: the work on a file's blocks (decompressing, decoding, recovering
-senders) is cut into units of a few megabytes of archive, which several worker processes do
-at once (``workers=``); one writer, this process, puts their results into SQLite in file
-order, one transaction per file. So a build killed at any moment (Ctrl-C, ``kill -9``, a
-power cut) leaves only whole files, and the next build starts at the first file not
-recorded as complete. While a file is indexed, the accumulator is recomputed from its
-headers and total difficulties and compared with the one it stores: a file is never indexed
-unverified.
-
-Each complete file is recorded with a fingerprint (name, size, modification time, and a hash
-of its last :data:`TAIL_BYTES` bytes, which hold the block index, the accumulator and the last
-blocks). An indexed file whose size or tail changed, or another file in its place, has its
-blocks' entries deleted and is indexed again; the build's :class:`BuildReport` names it and
-why. A file merely copied or touched (new time, same tail) keeps its entries.
-
-SQLite lets several processes serve one folder; a build holds a lock file beside the index
-(``<index>.lock``), so that when several start at once one builds and the others wait, then
-find the files done.
+Each complete file is recorded with a fingerprint (size, modification time, and a hash of its
+last :data:`TAIL_BYTES`). A file whose size or tail changed, or another file in its place, is
+indexed again (the :class:`BuildReport` says why); a file merely touched keeps its entries.
+A build holds a lock file (``<index>.lock``): of several builders one builds, the others wait.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """One cached reader of history for the persistent backends, over their raw records.
 
-A persistent backend keeps blocks as records: header RLP, body RLP with the senders beside
-it, receipts in consensus RLP, a compact record of each block's logs, and postings lists
-that say which blocks logged an address or a topic. :class:`HistoryRecords` is what such a
-backend must answer about those records; :class:`CachedHistory` turns them into models,
-keeps recently decoded ones (history below the head never changes), reports a record that
-does not decode as a :class:`~ethread.errors.StoreError`, and answers log queries from the
-postings. The LevelDB store (:mod:`ethread.backends.keyvalue`) and the Era1 archive
-(:mod:`ethread.backends.era`) both read through it.
+:class:`HistoryRecords` is what such a backend must answer about its records (header, body
+with senders, consensus receipts, compact log records, log postings); :class:`CachedHistory`
+turns them into models, caches them (history below the head never changes), reports a record
+that does not decode as :class:`~ethread.errors.StoreError`, and answers log queries.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """A persistent backend over any sorted byte-key store (:class:`~.records.RecordStore`).
 
-Everything lives under one-letter key prefixes of a single store, so that one write batch
-can carry a whole block: its state trie nodes, its header and body, its receipts, its
-transaction and log index entries and the new head pointer. The engine applies a batch
-entirely or not at all, so a crash during an import leaves a store that holds every block
-written before it and none of the interrupted one; the importer then resumes past what is
-held.
+One write batch carries a whole block (state trie nodes, header, body, receipts, index
+entries, head pointer), applied entirely or not at all: a crash during an import leaves every
+block written before it, and the importer resumes past them.
 
 Key layout (numbers are 8-byte big-endian so that keys sort in chain order)::
 
@@ -19,11 +16,10 @@ Key layout (numbers are 8-byte big-endian so that keys sort in chain order)::
     P<position><topic><number>     log index: blocks where a topic stood at a position
     L<number>        -> logs       blocks with any log, each with its logs in one compact record
     D<len><name><hash> -> answer   answers derived from a block when it was written, under a
-                                   name that says their format (opaque here: the codec writes
-                                   and reads them, :mod:`ethread.codec.stored_answers`)
+                                   name that says their format (:mod:`ethread.codec.stored_answers`)
     E<key>           -> value      py-evm's chain database (state trie nodes, headers)
 
-Opening reads a few meta keys and nothing else: no rescan. Reads of history go through
+Opening reads a few meta keys, no rescan; history reads go through
 :class:`~.history.CachedHistory`.
 """
 

@@ -1,17 +1,11 @@
 """LMDB as a record store, and the backend over it.
 
-LMDB keeps the whole store in one memory-mapped file (``data.mdb``, with ``lock.mdb`` beside
-it): any number of processes read it at once while one process writes, and every write
-transaction is applied entirely or not at all, a ``kill -9`` included. Readers see a
-committed transaction at once; :meth:`LMDBStore.version` (LMDB's last transaction id, read
-from the shared map without a transaction) tells them cheaply that something changed.
-
-The map size is the largest the file may grow to, not what it takes: the file is sparse and
-grows with the data. Stores open with a 1 TiB map (``map_size=`` to choose); a writer that
-fills it doubles it and retries, and a reader that finds the file grown past its map adopts
-the new size.
-
-The key layout and everything above it live in :mod:`ethread.backends.keyvalue`.
+LMDB keeps the store in one memory-mapped file (``data.mdb``, ``lock.mdb`` beside it): many
+processes read while one writes, each write transaction applied whole (a ``kill -9``
+included). :meth:`LMDBStore.version` tells readers cheaply that something changed. The map
+size (1 TiB by default, ``map_size=``) bounds the sparse file's growth; a writer that fills it
+doubles it, a reader that finds the file grown adopts the new size. The key layout lives in
+:mod:`ethread.backends.keyvalue`.
 """
 
 from __future__ import annotations

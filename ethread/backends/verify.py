@@ -1,15 +1,10 @@
-"""Check a key-value store (LevelDB or LMDB) end to end, the way ``ethread verify --era`` checks Era1
-files: the slow, thorough pass behind ``ethread verify --db``.
+"""Check a key-value store (LevelDB or LMDB) end to end: the pass behind ``ethread verify --db``.
 
-First every record of the store is read once with the engine's checksums verified, so a
-damaged table anywhere is found even where no block points. Then, block by block from
-genesis to the head: the canonical hash names a header that decodes to that hash, number and
-parent link; the body decodes and rebuilds the transactions root, the uncles hash and the
-withdrawals root its header commits to; the receipts rebuild the receipts root; every
-transaction's index entry points back at its block and position; the block's log record and
-its log index entries agree with its receipts; every answer kept beside it (given as
-``derived``: how each is derived from the receipts) is the one derived from them now. Last, the
-head's state root is held.
+Every record is first read once with the engine's checksums verified. Then, block by block
+from genesis to the head: the canonical hash, header, parent link; the transactions root,
+uncles hash and withdrawals root from the body; the receipts root; each transaction's index
+entry; the log record and log index; every answer kept beside the block (``derived``) against
+the one derived now. Last, the head's state root is held.
 """
 
 from __future__ import annotations

@@ -1,30 +1,22 @@
 """The ``ere`` archive format (Era execution files): e2store files of pre- and post-merge history.
 
-Since geth 1.16 dropped pre-merge history from nodes, archives are how history travels; ``ere``
-extends Era1 past the merge. Layout, by sections rather than by block::
+Layout, by sections rather than by block::
 
     version | header* | body* | slim receipts* | proof* | total difficulty* | other* |
     accumulator? | dynamic block index
 
 - headers and bodies are snappy-framed RLP, as in Era1;
-- *slim* receipts are snappy-framed ``rlp([[type, status-or-root, cumulative gas, logs], ...])``:
-  no bloom (it follows from the logs) but the transaction type;
-- proofs (optional) are snappy-framed ``rlp([proof type, ssz bytes])``;
-- total difficulty (little-endian uint256) only for epochs that start before the merge,
-  with the final total difficulty repeated on the epoch's post-merge blocks; the accumulator
-  root (over the pre-merge blocks only) likewise;
-- the dynamic block index holds the first block number, then for every block one offset per
-  component (header, body, then whichever of receipts, total difficulty and proof the file
-  holds), then the number of components and the number of blocks. Offsets are signed and
-  relative to the index record; which slot holds which component is read from the record
-  types the first block's offsets point at.
+- *slim* receipts are snappy-framed ``rlp([[type, status-or-root, cumulative gas, logs], ...])``
+  (no bloom); proofs (optional) are snappy-framed ``rlp([proof type, ssz bytes])``;
+- total difficulty (little-endian uint256) and the accumulator root (over pre-merge blocks)
+  only for epochs that start before the merge, the final total difficulty repeated after it;
+- the dynamic block index holds the first block number, one signed offset (relative to the
+  index record) per component and block, then the component and block counts; which slot
+  holds which component is read from the record types the first block's offsets point at.
 
 File names are ``<network>-<epoch>-<first 4 bytes of the last block's hash>(-<profile>)*.ere``,
-profiles in alphabetical order: ``noproofs`` (no proof entries) and ``noreceipts``.
-
-:class:`EreFile` answers the same calls as :class:`~ethread.era1.file.Era1File` (header, body
-and receipts RLP by number, with receipts turned back into their consensus encoding, blooms
-included), so the Era backend, its index and the frames read both kinds of file alike.
+profiles sorted: ``noproofs``, ``noreceipts``. :class:`EreFile` answers the same calls as
+:class:`~ethread.era1.file.Era1File` (receipts turned back into consensus encoding).
 """
 
 from __future__ import annotations

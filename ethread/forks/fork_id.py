@@ -1,14 +1,11 @@
 """EIP-2124 fork identifiers: which rules a node runs, in four bytes.
 
-The identifier's hash is a CRC32 that starts from the genesis hash and takes in, one after the
-other, every fork activation the node has passed (block numbers first, then timestamps, each
-as 8 big-endian bytes); ``next`` is the first activation still ahead (0: none scheduled).
+The hash is a CRC32 over the genesis hash and every activation passed (block numbers, then
+timestamps, each 8 big-endian bytes); ``next`` is the first activation ahead (0: none).
 Activations are those geth counts: every block-number key of the genesis ``config`` (the DAO
-block and EIP-155's included, whether or not a fork of their own; a merge reached by total
-difficulty, mainnet's, is no such key), and every timestamp key;
+block and EIP-155's included; a merge by total difficulty is none), and every timestamp key;
 several forks at one point count once, forks at block 0 or at or before the genesis time not
-at all. eth_config (EIP-7910) names a fork by the identifier a node has once that fork is
-active.
+at all. eth_config (EIP-7910) names a fork by this identifier.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Whether a transaction is valid under a fork: the one place that decides it (as
-execution-specs' ``validate_transaction`` and ``check_transaction`` do for each fork).
+execution-specs' ``validate_transaction`` and ``check_transaction`` do).
 
-Every caller asks here: block import and ``ethread statetest`` (through the VM classes of
-:mod:`.vms`), the dev chain's and the served transaction pools, block building, and the
-pre-checks of eth_call and gas estimation. A rule that differs between forks reads the
-fork's row (:class:`~.table.Fork`), never a fork name.
-
-A transaction is read as :class:`TxFields` (from an ethread model, a py-evm transaction or
-a call's message), the block it would join as :class:`BlockContext`, its sender's account
-as :class:`SenderAccount`. Each rule is a function raising one :class:`InvalidTransaction`
-subclass that carries its figures; ``str()`` of one is geth's state-transition wording
-(what eth_call and block building answer), and a transaction pool words the same error its
-own way from the figures.
+Block import, ``ethread statetest``, the transaction pools, block building and the
+pre-checks of eth_call and gas estimation all ask here; a rule that differs between forks
+reads the fork's row (:class:`~.table.Fork`), never a fork name. Each rule raises one
+:class:`InvalidTransaction` subclass carrying its figures, whose ``str()`` is geth's
+state-transition wording.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Tables straight from stored records: the fast path of :mod:`ethread.frames`.
 
-A store that hands out raw records (``raw_blocks``: Era1 and ``ere`` archives, LMDB and LevelDB
-stores) is read without making a model per row: each block's header, body and receipts RLP
-are decoded once by :mod:`ethread.rlpcodec.items` and their fields appended, as the bytes they are,
-to one list per column; the work that is the same for every row (hex strings, big-endian
-numbers into ``uint64`` or ``decimal128``) is then done on whole columns with numpy
-(:func:`hex_column`, :func:`uint_column`, :func:`decimal_column`). The tables equal those
-the model path (:func:`ethread.frames.tables.collect` over ``Block`` and ``Receipt`` models)
-builds, column for column; ``tests/frames/test_bulk.py`` holds them to it.
+A store that hands out raw records (``raw_blocks``) is read without a model per row: each
+block's RLP is decoded once by :mod:`ethread.rlpcodec.items` into one list per column, and the
+per-row work (hex strings, big-endian numbers) is done on whole columns with numpy. The tables
+equal those of the model path (:func:`ethread.frames.tables.collect`); ``tests/frames/
+test_bulk.py`` holds them to it.
 """
 
 from __future__ import annotations

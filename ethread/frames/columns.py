@@ -1,18 +1,12 @@
 """Column kinds of the frames and how each becomes an Arrow array.
 
 Numbers that fit 64 bits by rule (block numbers, gas, nonces, indexes) are ``uint64``.
-Numbers that can be wei-sized (values, gas prices and fee caps, base fees, difficulty, decoded
-``uint256`` event arguments) are ``decimal128(38, 0)``: exact integers up to 10^38 - 1 (about
-2^126), more than 10^12 times all the ether that exists, which ``to_pandas()`` turns into
-Python ``Decimal`` and polars into its own ``Decimal`` without loss. A float would round wei
-(float64 is exact only to 2^53), and ``decimal256`` is neither accepted by polars nor wide
-enough for 2^256 - 1 either. A column that does hold a larger number (only a ``uint256`` set
-near its maximum does: an "unlimited" ERC-20 approval, a fee cap of 2^256 - 1 on a dev chain)
-is built as exact base-10 strings instead, so nothing is ever rounded or cut.
-
-Hashes and addresses are ``0x``-prefixed lowercase hex strings; arbitrary byte strings
-(transaction input, log data, extra data, blooms) are ``binary``; timestamps are
-``timestamp[s, tz=UTC]``.
+Wei-sized numbers (values, gas prices and fee caps, base fees, difficulty, decoded ``uint256``)
+are ``decimal128(38, 0)``: exact to 10^38 - 1, read by pandas and polars without loss (a float
+rounds wei; ``decimal256`` polars does not accept, and it would not hold 2^256 - 1 either). A
+column holding a larger number (a ``uint256`` near its maximum) is built as exact base-10
+strings instead. Hashes and addresses are ``0x`` lowercase hex strings; other byte strings
+are ``binary``; timestamps are ``timestamp[s, tz=UTC]``.
 """
 
 from __future__ import annotations

@@ -1,29 +1,14 @@
 """The frames as Dask DataFrames: the same extraction on many machines.
 
-    from dask.distributed import Client
-    from ethread.backends.era import EraBackend
     from ethread.frames import dask as fd
-
-    client = Client("scheduler:8786")              # or LocalCluster(n_workers=...)
-    archive = EraBackend("/data/era1")             # every worker must see the same folder
     txs = fd.dataframe(archive, "transactions")    # one partition per archive file
-    txs.groupby("to").value.count().compute()
     fd.to_parquet(archive, "/data/parquet")        # <table>/<first>-<last>.parquet per partition
 
 Each partition is one archive file of an Era backend (Era1 or ``ere``) or one block range of an
-LMDB store, read on a worker by the bulk path of :mod:`ethread.frames.bulk`, so a partition
-equals the slice ``ethread.frames`` builds for the same blocks, and the whole frame (its
-partitions in order) equals the table ``frames`` builds for the whole range. Columns keep
-their Arrow types (``pandas.ArrowDtype``: decimal128 wei amounts, uint64, UTC timestamps).
-
-Why Dask rather than Ray: a Dask DataFrame is a partitioned pandas frame with Arrow-backed
-columns, which is what these tables are, and ``to_parquet`` writes one file per partition with
-no glue; the scheduler and workers are pure Python (``pip install 'ethread[dask]'``), so a CI
-job or a laptop starts a local cluster in a second. Ray brings a large native runtime and its
-own object store to move what are here plain Arrow tables between processes.
-
-Needs the ``dask`` extra (dask[dataframe], distributed); the workers need ethread and access
-to the same archive folder or store path.
+LMDB store, read on a worker by the bulk path (:mod:`ethread.frames.bulk`): the whole frame
+equals the table ``ethread.frames`` builds for the range. Columns keep their Arrow types
+(``pandas.ArrowDtype``). Needs the ``dask`` extra; every worker needs ethread and the same
+archive folder or store path. Why Dask rather than Ray: docs/notebooks.md.
 """
 
 from __future__ import annotations

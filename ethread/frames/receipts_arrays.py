@@ -1,15 +1,10 @@
 """The receipts table read with numpy, many blocks at a time (:mod:`.rlp_arrays`).
 
-Each row joins a receipt (status or root, cumulative gas, bloom, its logs counted) with its
-transaction (hash, type, sender, recipient, value, effective gas price, blob gas): the
-transactions are walked as :mod:`.transactions_arrays` walks them, the receipts as
-:mod:`.logs_arrays` does, and the columns gathered from both. Python work is left per block
-(its header, the blob gas price of a block with blobs), per transaction (its hash) and per
-contract creation (the created address).
-
-``ere``'s slim receipts hold no bloom: it is made from their logs, walked whole (a Keccak per
-address and topic, the bits set with numpy). A batch of another shape is read by the plain
-path; ``tests/frames/test_receipts_arrays.py`` holds the two to the same table.
+Each row joins a receipt with its transaction, walked as :mod:`.transactions_arrays` and
+:mod:`.logs_arrays` walk them. Python work is left per block (its header, a blob gas price),
+per transaction (its hash) and per contract creation (the created address). ``ere``'s slim
+receipts hold no bloom: it is made from their logs. A batch of another shape is read by the
+plain path; ``tests/frames/test_receipts_arrays.py`` holds the two to the same table.
 """
 
 from __future__ import annotations

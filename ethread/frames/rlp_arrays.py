@@ -1,18 +1,13 @@
 """RLP read with numpy: the same step taken for many items at once.
 
-The bulk path of :mod:`ethread.frames` decodes each block's records item by item in Python,
-about a microsecond an item. A table whose rows all have one shape (a log is ``[address,
-[topics...], data]`` in every receipt of every block) need not be read that way: the records
-of thousands of blocks are joined into one byte array, and each step of the walk (read the
-heads of these items, list the items inside these lists, step past these items) is one numpy
-operation over every item of that depth. A walk costs a few array operations per level and per
-position in the longest list, whatever the number of rows.
+A table whose rows all have one shape (a log is ``[address, [topics...], data]`` everywhere)
+is read by joining the records of thousands of blocks into one byte array and walking it level
+by level, each step one numpy operation over every item of that depth: a few array operations
+per level and list position, whatever the number of rows.
 
-The walk is as strict as :func:`ethread.rlpcodec.items.decode_nested`: every item must lie
-inside its enclosing one and a list's items must fill it exactly. Like it, it does not look
-for non-canonical lengths. Where the bytes are not what a caller expects, :class:`Irregular`
-is raised, and the caller reads those records the plain way (which says exactly what is wrong,
-or reads a shape the walk does not take).
+The walk is as strict as :func:`ethread.rlpcodec.items.decode_nested` (and, like it, does not
+look for non-canonical lengths). Bytes not of the expected shape raise :class:`Irregular`, and
+the caller reads those records the plain way.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """RLP items: nested byte strings and lists, read and written without sedes.
 
-The decoder here reads the records a store holds faster than pyrlp's generic decoder
-(``benchmarks/bench_rlp.py`` measures both; its figures: ``benchmarks/results/bench_rlp.txt``).
-
-A store reads back headers, bodies, receipts and log records that ethread encoded itself
-(checked against their hashes at import, and again by ``ethread verify``; an Era1 archive's
-bodies and receipts were decoded by pyrlp when it was indexed), and a history read decodes
-one or more of them on every cache miss, so the decoder's cost is a history read's.
-:func:`decode_nested` is as strict about the structure as pyrlp (every
-length must fit its enclosing item, and the item must fill the record exactly: ValueError
-otherwise) but does not look for non-canonical lengths, which ethread never writes. Bytes
-from outside (a chain file, a raw transaction) still go through pyrlp.
+:func:`decode_nested` reads the records a store holds faster than pyrlp
+(``benchmarks/bench_rlp.py``). It is as strict about structure as pyrlp (every length must fit
+its enclosing item, and the item must fill the record exactly: ValueError otherwise) but does
+not look for non-canonical lengths, which ethread never writes: a store's records were checked
+against their hashes at import. Bytes from outside (a chain file, a raw transaction) still go
+through pyrlp.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """The root of a Merkle-Patricia trie keyed by position (``rlp(0)``, ``rlp(1)``, ...): the
 transactions, receipts and withdrawals roots a header commits to.
 
-The whole key set is known up front, so the trie is built bottom-up in one recursion over the
-sorted keys, each node encoded once and none kept (py-trie's ``HexaryTrie`` inserts item by
-item into a node database). Paths are strings of hex digits, one a nibble, which
-``bytes.hex`` and ``bytes.fromhex`` convert in C. Nodes are those of the Yellow Paper's
-appendix D: a node whose encoding is under 32 bytes is embedded in its parent, the root is
-always hashed. ``tests/rlpcodec/test_ordered_trie.py`` holds it to py-trie's roots.
+Built bottom-up in one recursion over the sorted keys, each node encoded once and none kept;
+paths are hex-digit strings. Nodes are the Yellow Paper's (appendix D): one encoded in under
+32 bytes is embedded in its parent, the root always hashed. ``tests/rlpcodec/
+test_ordered_trie.py`` holds it to py-trie's roots.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
-"""Transactions: one decoder per type (legacy, access-list, dynamic-fee, blob, set-code), one
-access-list reader, one authorization reader, the encodings a body and a hash take, and the
-hash a sender signs.
+"""Transactions: one decoder per type (legacy, access-list, dynamic-fee, blob, set-code), the
+access-list and authorization readers, a transaction's encodings, and its signing hash.
 
-Each decoder reads the fields of its type, in RLP order, and builds the model by keyword; the
-:class:`~ethread.rlpcodec.fields.Rules` it is given decide how strictly (see
-:mod:`ethread.rlpcodec.fields`): a chain file's or a raw transaction's fields are checked one
-by one, a store's own records only for their shape. The fields come from pyrlp (bytes from
-outside, whose canonical form it checks) or from :mod:`ethread.rlpcodec.items` (a store's
-records): both give the same nested bytes and lists.
+Each decoder reads its type's fields in RLP order as the :class:`~ethread.rlpcodec.fields.Rules`
+it is given say; the fields come from pyrlp (bytes from outside) or from
+:mod:`ethread.rlpcodec.items` (a store's records) alike.
 """
 
 from __future__ import annotations
