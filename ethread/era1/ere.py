@@ -142,10 +142,8 @@ def consensus_to_slim(consensus: bytes) -> bytes:
 class EreFile(MappedFile):
     """One open ``ere`` file, memory-mapped and read through its dynamic block index.
 
-    Reads are bounds-checked: damage raises :class:`~ethread.era1.e2store.FormatError` naming
-    the file and offset. Answers the calls of :class:`~ethread.era1.file.Era1File`; a component
-    the file lacks answers None (receipts of a ``noreceipts`` file, total difficulty of a
-    post-merge epoch)."""
+    Damage raises :class:`~ethread.era1.e2store.FormatError` naming the file and offset; a
+    component the file lacks answers None."""
 
     kind: Literal["ere"] = "ere"
 
@@ -163,7 +161,6 @@ class EreFile(MappedFile):
         if index.length != index_length:
             raise FormatError(self._where, index_at, "corrupted: block index length does not "
                               "match its counts")
-        self._index_at = index_at
         self.start = _U64.unpack_from(buf, index.data_offset)[0]
         relative = struct.unpack_from(f"<{self.count * self.components}q", buf,
                                       index.data_offset + 8)
@@ -309,11 +306,9 @@ class EreFile(MappedFile):
 class EreWriter:
     """Collects consecutive blocks of one epoch, then writes an ``ere`` file.
 
-    Total difficulty and the accumulator follow the format's merge rules: an epoch whose first
-    block has difficulty keeps a total difficulty for every block (the final one repeated after
-    the merge) and an accumulator over its pre-merge blocks; an epoch after the merge keeps
-    neither. Receipts are all given or all absent (the ``noreceipts`` profile). No proofs are
-    written (the ``noproofs`` profile): they need the beacon chain's historical roots."""
+    An epoch starting before the merge keeps a total difficulty per block and an accumulator
+    (see the module docstring); receipts are all given or all absent (``noreceipts``). No
+    proofs are written (``noproofs``): they need the beacon chain's historical roots."""
 
     def __init__(self, start: int) -> None:
         self.start = start
