@@ -109,10 +109,8 @@ class _EraRecords:
 
 def default_index_path(folder: Path) -> Path:
     """Where the sidecar index of ``folder`` lives unless ``index_path`` says: in ethread's data
-    folder (:func:`ethread.home.era_index_path`: ``$ETHREAD_HOME/era-index/``), never in the
-    archive folder, which is often read-only or shared by several users. An index already
-    beside the files (``ethread-index.sqlite``, where an older ethread put it) is still used.
-    Where the index is shows in the backend's ``repr`` and :attr:`EraBackend.index_path`."""
+    folder (:func:`ethread.home.era_index_path`), not the often read-only archive folder; an
+    index already beside the files (``ethread-index.sqlite``, from an older ethread) is used."""
     beside = folder / INDEX_NAME
     if beside.is_file():
         return beside
@@ -123,12 +121,10 @@ class EraBackend(CachedHistory):
     """Serves the blocks, transactions, receipts and logs of the Era1 and ``ere`` files in
     ``folder``.
 
-    ``config`` gives the chain config; without it the config of the network named in the
-    file names is used when known (mainnet, sepolia). ``index_path`` overrides where the
-    sidecar index lives. Files the index does not hold yet (or no longer holds as they are)
-    are indexed first, by ``index_workers`` processes (default: every CPU this process may
-    use; see :meth:`HistoryIndex.build <ethread.backends.era_index.HistoryIndex.build>`);
-    what that did is :attr:`index_report`.
+    ``config`` defaults to that of the network the file names name, when known. Files the
+    index does not hold as they are are indexed first, by ``index_workers`` processes (see
+    :meth:`HistoryIndex.build <ethread.backends.era_index.HistoryIndex.build>`); what that
+    did is :attr:`index_report`.
     """
 
     def __init__(
@@ -227,8 +223,7 @@ class EraBackend(CachedHistory):
         return era
 
     def raw_blocks(self, start: int, stop: int, *, receipts: bool = True) -> Iterator[RawBlock]:
-        """The records of blocks ``range(start, stop)`` in order, read file by file with each
-        file's senders fetched from the index in one query (see
+        """The records of blocks ``range(start, stop)`` in order (see
         :meth:`CachedHistory.raw_blocks`)."""
         missing = self.missing_ranges(start, stop)
         if missing:
@@ -252,8 +247,7 @@ class EraBackend(CachedHistory):
                 if max(start, era.start) < min(stop, era.end)]
 
     def missing_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
-        """Inclusive ``(first, last)`` spans of ``range(start, stop)`` that no file of the
-        folder holds (a gap between two archives, or outside them all), in order."""
+        """Inclusive ``(first, last)`` spans of ``range(start, stop)`` that no file holds."""
         missing: list[tuple[int, int]] = []
         number = start
         for era in self.files():
@@ -274,21 +268,18 @@ class EraBackend(CachedHistory):
         return era.total_difficulty(number) if era is not None else None
 
     def pointer(self, name: Pointer) -> int | None:
-        """The earliest block held for ``earliest``, and the last block held for every other name
-        (archived history is final)."""
+        """The earliest block held for ``earliest``, else the last (archived history is final)."""
         return self._earliest if name == "earliest" else self._latest
 
     def chain_config(self) -> ChainConfig | None:
-        """The fork schedule given when the backend was opened (None if none was: Era1 files do not
-        carry one)."""
+        """The fork schedule given or found when the backend was opened, or None."""
         return self._config
 
     def evm_database(self) -> NoReturn:
-        """Always raises :class:`~ethread.errors.StateUnavailable`: Era1 archives hold history, not
-        state."""
+        """Always raises :class:`~ethread.errors.StateUnavailable`: archives hold no state."""
         raise StateUnavailable(
             "the Era1 archive holds history only: no state to execute or prove against")
 
     def generation(self) -> int:
         """Always 1: archives do not change while open, so cached answers stay valid."""
-        return 1  # archives never change while served
+        return 1

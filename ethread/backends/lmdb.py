@@ -33,8 +33,7 @@ _MAX_READERS = 1022
 
 
 class LMDBStore(Engine):
-    """An LMDB environment in the directory ``path``; ``create`` says whether a missing store
-    may be made (in a missing or empty directory only)."""
+    """An LMDB environment in the directory ``path``; ``create``: a missing store may be made."""
 
     read_only = False
     shared = True
@@ -77,8 +76,7 @@ class LMDBStore(Engine):
         return value
 
     def get_many(self, keys: tuple[bytes, ...]) -> list[bytes | None]:
-        """The values at ``keys`` (None where absent), read in one transaction: a block's
-        records, say, as one snapshot and for one transaction's cost."""
+        """The values at ``keys`` (None where absent), read in one transaction."""
         try:
             with self._begin() as txn:
                 values = cast("list[bytes | None]", list(map(txn.get, keys)))
@@ -109,8 +107,7 @@ class LMDBStore(Engine):
             txn.abort()
 
     def items(self) -> Iterator[tuple[bytes, bytes]]:
-        """Every record in key order, in one read transaction (for ``ethread verify --db``;
-        LMDB keeps no checksums, so damage shows as a structural error or in the records)."""
+        """Every record in key order, in one read transaction (LMDB keeps no checksums)."""
         try:
             txn = self._begin()
         except lmdb.Error as exc:
@@ -127,8 +124,7 @@ class LMDBStore(Engine):
         return self.unreadable(exc, str(exc).replace(str(self.path), "").strip(" :"))
 
     def write(self, batch: Batch) -> None:
-        """Apply a batch of puts and deletes (None values) in one write transaction, growing the
-        map when it is full."""
+        """Apply puts and deletes (None values) in one write transaction, growing a full map."""
         while True:
             try:
                 with self._begin(write=True) as txn:
@@ -168,9 +164,8 @@ class LMDBBackend(KeyValueBackend):
     serve it while this one imports (and this one sees their blocks)."""
 
     holds_history_in_memory = True
-    """The store is memory-mapped and its readers never wait for a writer: a one-block lookup
-    reads pages the operating system keeps in memory, in microseconds, so a server answers
-    it on its event loop (:class:`~ethread.backend.HistoryInMemory`)."""
+    """Memory-mapped, readers never wait: one-block lookups take microseconds
+    (:class:`~ethread.backend.HistoryInMemory`)."""
 
     def __init__(self, path: str | Path, *, create: bool = True, cache_blocks: int = 4096,
                  map_size: int = DEFAULT_MAP_SIZE) -> None:

@@ -27,67 +27,53 @@ class ArchiveFile(Protocol):
     @property
     def kind(self) -> Literal["era1", "ere"]:
         """Which kind of file it is: ``"era1"`` or ``"ere"``."""
-        ...
 
     @property
     def path(self) -> Path:
         """Where the file is."""
-        ...
 
     @property
     def start(self) -> int:
         """The number of its first block."""
-        ...
 
     @property
     def count(self) -> int:
         """How many blocks it holds."""
-        ...
 
     @property
     def size(self) -> int:
         """Its length in bytes."""
-        ...
 
     @property
     def end(self) -> int:
         """One past the last block number held."""
-        ...
 
     def close(self) -> None:
         """Unmap the file."""
-        ...
 
     def offset(self, number: int) -> int:
         """Where block ``number``'s records start (for error messages)."""
-        ...
 
     def accumulator(self) -> Hash32 | None:
         """The accumulator root over its pre-merge blocks, or None when it has none (an ``ere``
         file of a post-merge epoch, or whose writer left it out)."""
-        ...
 
     def header_rlp(self, number: int) -> bytes:
         """The RLP header of block ``number``, decompressed."""
-        ...
 
     def body_rlp(self, number: int) -> bytes:
         """The RLP block body of block ``number``, decompressed."""
-        ...
 
     def receipts_rlp(self, number: int) -> bytes | None:
         """The RLP receipts of block ``number`` in consensus form, decompressed, or None when the
         file holds no receipts."""
-        ...
 
     def total_difficulty(self, number: int) -> int | None:
         """The chain's total difficulty through block ``number``, or None when the file holds
         none."""
-        ...
 
     def raw_tuple(self, number: int) -> tuple[bytes, bytes, bytes | None, int | None]:
         """(header RLP, body RLP, receipts RLP or None, total difficulty or None) of one block."""
-        ...
 
 
 def is_archive(path: Path) -> bool:

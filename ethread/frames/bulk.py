@@ -47,11 +47,9 @@ class RawBlockSource(Protocol):
         """The records of blocks ``range(start, stop)`` in order, nothing decoded (without
         their receipts when ``receipts`` is false); a block the backend lacks raises
         :class:`~ethread.errors.MissingBlocks`."""
-        ...
 
     def chain_config(self) -> ChainConfig | None:
         """Chain id and fork schedule, when the backend knows them."""
-        ...
 
 
 def _int(value: bytes) -> int:
