@@ -47,8 +47,7 @@ SIGNATURE_WORDS = ("r", "s")
 
 
 def field_items(model: Any) -> list[tuple[str, Any]]:
-    """(name, value) of a model's fields, leaving out None (fork-dependent fields); the
-    signature words r and s as hex."""
+    """(name, value) of a model's fields but None ones; signature words r and s as hex."""
     items = []
     for f in fields(model):
         value = getattr(model, f.name)
@@ -80,8 +79,7 @@ def repr_of(model: Any) -> str:
 
 
 def html_table(title: str, rows: Iterable[tuple[str, Any]]) -> str:
-    """A two-column HTML table under a bold title; values shown as :func:`short_value`
-    (strings as they are)."""
+    """A two-column HTML table under a bold title; values as :func:`short_value` (strings as is)."""
     body = "".join(
         f"<tr><th style='text-align:left'>{html.escape(name)}</th>"
         f"<td style='text-align:left'><code>"

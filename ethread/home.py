@@ -36,9 +36,8 @@ def default_ledger() -> str:
 
 
 def era_index_path(folder: Path) -> Path:
-    """Where the sidecar index of the archive folder ``folder`` lives by default: one SQLite file
-    per folder under ``era-index/``, named by the folder's resolved path (a short digest) and
-    its last component, so that a listing says which folder each index belongs to."""
+    """Where the sidecar index of the archive folder ``folder`` lives by default: under
+    ``era-index/``, named by a digest of the folder's resolved path and its last component."""
     resolved = folder.resolve()
     digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in resolved.name) or "root"

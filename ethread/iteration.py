@@ -30,9 +30,8 @@ _GAPPY: dict[type, bool] = {}
 
 
 def may_have_gaps(backend: object) -> TypeGuard[GapSource]:
-    """Whether ``backend`` is a :class:`GapSource`, decided once per backend class (a
-    runtime protocol check looks up every member the protocol names: as much work as a log
-    query over a small window)."""
+    """Whether ``backend`` is a :class:`GapSource`, decided once per backend class (a runtime
+    protocol check is slow)."""
     kind = type(backend)
     known = _GAPPY.get(kind)
     if known is None:
@@ -49,8 +48,7 @@ class ReceiptRangeSource(RangeSource, ReceiptSource, Protocol):
 
 
 def missing_blocks(backend: RangeSource, start: int, stop: int) -> list[tuple[int, int]]:
-    """The inclusive ``(first, last)`` spans of ``range(start, stop)`` that ``backend`` does
-    not hold, in order (empty when it holds them all)."""
+    """The inclusive ``(first, last)`` spans of ``range(start, stop)`` that ``backend`` lacks."""
     _check_bounds(start, stop)
     if start == stop:
         return []

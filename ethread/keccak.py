@@ -74,10 +74,8 @@ through eth-hash, for readers that hash once per row (bulk frames, ``ere`` bloom
 
 
 def keccak_spans(data: bytes, starts: Iterable[int], ends: Iterable[int]) -> bytes:
-    """The keccak-256 digests of ``data[starts[i]:ends[i]]``, back to back (32 bytes each): the
-    hashes of many items of one record in a single call, without a Python call per item
-    between (cheaper than :data:`keccak256` once per item). Each span is sliced as
-    bytes: a copy, but cheaper for pysha3 to take than a memoryview."""
+    """The keccak-256 digests of ``data[starts[i]:ends[i]]``, back to back (32 bytes each), in
+    one call (each span sliced as bytes: cheaper for pysha3 than a memoryview)."""
     spans = zip(starts, ends, strict=True)
     if _KECCAK_256 is None:  # pragma: no cover - without pysha3, eth-hash's choice
         return b"".join([keccak256(bytes(data[lo:hi])) for lo, hi in spans])

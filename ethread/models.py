@@ -53,11 +53,8 @@ _M = TypeVar("_M")
 
 def wire(key: str | None = None, kind: Kind | None = None, *, omit_none: bool = False,
          default: Any = MISSING) -> Any:
-    """A field of a :func:`wired` model whose JSON key or kind is not the one derived.
-
-    ``omit_none`` leaves the key out when the value is None (fork-dependent header fields);
-    otherwise None travels as JSON null (``to`` of a contract creation).
-    """
+    """A field of a :func:`wired` model whose JSON key or kind is not the one derived;
+    ``omit_none`` leaves the key out when the value is None (else it travels as null)."""
     meta = {"json": key, "kind": kind, "omit_none": omit_none}
     if default is MISSING and omit_none:
         default = None
@@ -90,16 +87,13 @@ _MAKERS: dict[tuple[type, bool], Callable[..., Any]] = {}
 
 def trusted_maker(cls: type[_M], order: str | None = None, *,
                   by_keyword: bool = False) -> Callable[..., _M]:
-    """A constructor of the frozen model ``cls`` that sets each slot directly (the dataclass
-    ``__init__``'s keyword handling and ``object.__setattr__`` per field cost more), for
-    decoders of records ethread wrote itself: nothing is checked and no ``__post_init__`` runs;
-    the object equals one the dataclass constructor makes. Made once per class.
+    """A constructor of the frozen model ``cls`` that sets each slot directly, for decoders of
+    records ethread wrote itself: nothing is checked and no ``__post_init__`` runs; the object
+    equals one the dataclass constructor makes. Made once per class.
 
-    So that a moved field never silently swaps values, a caller names how it passes them:
-    ``by_keyword=True`` (keywords only: slower a call, for makers off the hottest paths), or
-    ``order``, every field's name in the order it passes them positionally, checked now
-    against the class (TypeError when a field was moved, added or renamed). With neither, the
-    fields are taken positionally unchecked."""
+    ``by_keyword=True`` takes keywords only; ``order`` names every field in the order a caller
+    passes them positionally, checked now (TypeError when a field moved, was added or renamed);
+    with neither, fields are taken positionally unchecked."""
     if order is not None:
         check_field_order(cls, order)
     key = (cls, by_keyword)
@@ -370,10 +364,8 @@ Transaction: TypeAlias = (
 
 @wired
 class IncludedTransaction(Pretty):
-    """A transaction as it stands in a block: where it is, who sent it, what gas price it paid.
-
-    The sender is recovered once, at import, and stored.
-    """
+    """A transaction as it stands in a block: where it is, who sent it (recovered at import),
+    what gas price it paid."""
 
     transaction: Transaction = wire("")
     hash: Hash32
@@ -447,11 +439,8 @@ class Log(Pretty):
 
 @wired
 class Receipt(Pretty):
-    """A transaction's receipt with the context the RPC answer carries.
-
-    Before Byzantium a receipt commits to the intermediate state ``root``; later ones carry a
-    ``status``. Exactly one of the two is set.
-    """
+    """A transaction's receipt with the context the RPC answer carries; exactly one of ``root``
+    (before Byzantium) and ``status`` is set."""
 
     type: int
     status: int | None = wire(omit_none=True)
@@ -613,11 +602,8 @@ class CallRequest(Pretty):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AccountOverride:
-    """One account of an eth_call state override set; None means "leave as it is".
-
-    ``state`` replaces the account's whole storage, ``state_diff`` changes only the slots it
-    names; geth refuses both at once, when the call runs.
-    """
+    """One account of an eth_call state override set; None means "leave as it is". ``state``
+    replaces the whole storage, ``state_diff`` only the slots it names (not both, as in geth)."""
 
     address: Address
     nonce: int | None = None

@@ -30,8 +30,7 @@ class VerifyFailed(StoreError):
 
 @dataclass(frozen=True, slots=True)
 class VerifyReport:
-    """What ``ethread verify --db`` checked: counts of records, blocks, transactions and logs read
-    back."""
+    """What ``ethread verify --db`` checked: counts of what it read back."""
 
     records: int
     blocks: int
@@ -134,8 +133,8 @@ def _verify_block(backend: KeyValueBackend, number: int, parent: bytes | None,
 
 def _verify_answers(backend: KeyValueBackend, block_hash: bytes,
                     derived: Mapping[bytes, Derivation]) -> tuple[str | None, int]:
-    """What is wrong with the answers kept beside the block (None: each held one is derived
-    from its receipts now byte for byte), and whether it lacks any (1 or 0)."""
+    """What is wrong with the answers kept beside the block (None: each matches a fresh
+    derivation), and whether it lacks any (1 or 0)."""
     receipts = backend.receipts(block_hash)
     if receipts is None:
         return "its receipts do not read back", 0

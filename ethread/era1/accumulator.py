@@ -21,8 +21,7 @@ for _ in range(_DEPTH):
 
 
 def header_record_root(block_hash: Hash32, total_difficulty: int) -> bytes:
-    """The hash tree root of one header record (block hash, total difficulty), a leaf of the epoch
-    accumulator."""
+    """The hash tree root of one header record (block hash, total difficulty)."""
     return sha256(block_hash + total_difficulty.to_bytes(32, "little")).digest()
 
 

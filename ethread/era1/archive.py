@@ -55,8 +55,7 @@ class ArchiveFile(Protocol):
         """Where block ``number``'s records start (for error messages)."""
 
     def accumulator(self) -> Hash32 | None:
-        """The accumulator root over its pre-merge blocks, or None when it has none (an ``ere``
-        file of a post-merge epoch, or whose writer left it out)."""
+        """The accumulator root over its pre-merge blocks, or None when it has none."""
 
     def header_rlp(self, number: int) -> bytes:
         """The RLP header of block ``number``, decompressed."""
@@ -65,12 +64,10 @@ class ArchiveFile(Protocol):
         """The RLP block body of block ``number``, decompressed."""
 
     def receipts_rlp(self, number: int) -> bytes | None:
-        """The RLP receipts of block ``number`` in consensus form, decompressed, or None when the
-        file holds no receipts."""
+        """The RLP receipts of block ``number`` in consensus form, or None without receipts."""
 
     def total_difficulty(self, number: int) -> int | None:
-        """The chain's total difficulty through block ``number``, or None when the file holds
-        none."""
+        """The chain's total difficulty through block ``number``, or None when not held."""
 
     def raw_tuple(self, number: int) -> tuple[bytes, bytes, bytes | None, int | None]:
         """(header RLP, body RLP, receipts RLP or None, total difficulty or None) of one block."""

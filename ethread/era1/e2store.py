@@ -45,11 +45,8 @@ TYPE_NAMES = {
 
 
 class FormatError(StoreError):
-    """An archive file that is truncated or does not hold what its format says.
-
-    The message names the file and the byte offset, so a damaged file can be found and
-    replaced rather than guessed at.
-    """
+    """An archive file that is truncated or does not hold what its format says; the message
+    names the file and the byte offset."""
 
     def __init__(self, path: str, offset: int, detail: str) -> None:
         super().__init__(f"{path}: at byte {offset}: {detail}")
@@ -60,8 +57,7 @@ class FormatError(StoreError):
 
 @dataclass(frozen=True, slots=True)
 class Record:
-    """One e2store record of an Era1 file: its type, where its header starts and its data's length.
-    """
+    """One e2store record: its type, where its header starts and its data's length."""
 
     type: bytes
     offset: int
@@ -152,8 +148,7 @@ def encode_record(kind: bytes, data: bytes) -> bytes:
 
 
 def write_file(folder: str | Path, name: str, data: bytes) -> Path:
-    """Write an archive file into ``folder`` (made if missing) atomically: a reader never sees
-    half a file."""
+    """Write an archive file into ``folder`` (made if missing) atomically."""
     path = Path(folder) / name
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(name + ".partial")

@@ -209,8 +209,7 @@ class EreFile(MappedFile):
         return tuple(c for c in COMPONENTS if c in self._slots)
 
     def accumulator(self) -> Hash32 | None:
-        """The accumulator root over the file's pre-merge blocks, or None (post-merge epoch, or a
-        writer that left it out)."""
+        """The accumulator root over the file's pre-merge blocks, or None."""
         if self._accumulator_at is None:
             return None
         at = self._accumulator_at + e2store.HEADER_SIZE
@@ -251,8 +250,7 @@ class EreFile(MappedFile):
         return self._inflated("receipts", number)
 
     def receipts_rlp(self, number: int) -> bytes | None:
-        """Block ``number``'s receipts in consensus form (blooms recomputed), or None when the
-        file holds no receipts."""
+        """Block ``number``'s receipts in consensus form (blooms recomputed), or None."""
         slim = self.slim_receipts_rlp(number)
         if slim is None:
             return None
@@ -265,8 +263,7 @@ class EreFile(MappedFile):
                               f"block {number}: slim receipts: {exc}") from None
 
     def total_difficulty(self, number: int) -> int | None:
-        """The chain's total difficulty through block ``number``, or None when the file holds
-        none."""
+        """The chain's total difficulty through block ``number``, or None when not held."""
         record = self._record("total_difficulty", number)
         if record is None:
             return None

@@ -110,10 +110,7 @@ def export_era1(backend: Any, folder: str | Path, *, network: str | None = None,
                 proof_of_work_only: bool = True) -> list[Path]:
     """Export the pre-merge blocks ``[first, last]`` of ``backend`` into ``folder``; returns the
     files written. ``first`` must start an epoch (a multiple of 8,192).
-
-    ``proof_of_work_only=False`` exports past the merge too (total difficulty then stays
-    flat): other clients reject such files, but the format carries them, which benchmarks
-    use to compare storage of the same history."""
+    ``proof_of_work_only=False`` exports past the merge too (other clients reject such files)."""
     name, last = export_bounds(backend, network, first, last, "Era1")
     if proof_of_work_only:
         last = _last_pre_merge(backend, first, last)

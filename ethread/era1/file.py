@@ -48,8 +48,7 @@ class Era1Name:
 
 
 def era1_filename(network: str, epoch: int, root: Hash32) -> str:
-    """The standard file name of an epoch's Era1 file: network, five-digit epoch and the first four
-    bytes of its accumulator root."""
+    """The standard name of an epoch's Era1 file (network, epoch, accumulator root prefix)."""
     return str(Era1Name(network, epoch, root[:4].hex()))
 
 

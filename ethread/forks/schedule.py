@@ -34,8 +34,7 @@ def _is_schedule_key(key: str) -> bool:
 
 @dataclass(frozen=True)
 class ChainConfig:
-    """A chain's id and fork schedule (by block number, then by timestamp), read from a genesis
-    ``config`` object: which rules a block runs under."""
+    """A chain's id and fork schedule (by block number, then by timestamp), from a genesis."""
 
     chain_id: int
     block_forks: tuple[tuple[int, str], ...]
@@ -53,9 +52,8 @@ class ChainConfig:
 
     @classmethod
     def from_genesis_config(cls, config: dict[str, Any]) -> ChainConfig:
-        """The schedule described by a genesis file's ``config`` object (geth's key names); raises
-        :class:`~ethread.errors.GenesisError` on a malformed one or one that schedules a fork
-        ethread does not know."""
+        """The schedule of a genesis file's ``config`` object (geth's keys);
+        :class:`~ethread.errors.GenesisError` when malformed or naming an unknown fork."""
         if not isinstance(config, dict) or "chainId" not in config:
             raise GenesisError("genesis config must be an object with a chainId")
         unknown = sorted(key for key, value in config.items()
@@ -105,8 +103,7 @@ class ChainConfig:
         return name
 
     def rules(self, number: int, timestamp: int) -> Fork:
-        """The rules of a block of this number and timestamp, with this chain's blob
-        parameters."""
+        """The rules of a block of this number and timestamp, with this chain's blob parameters."""
         return self.fork_rules(self.fork_at(number, timestamp))
 
     def fork_rules(self, name: str) -> Fork:
@@ -131,8 +128,7 @@ class ChainConfig:
         return vm_class_for(self.rules(number, timestamp), self.dao_fork_block)
 
     def blob_base_fee(self, number: int, timestamp: int, excess_blob_gas: int) -> int:
-        """The blob base fee (wei per blob gas) of a block with this excess blob gas, under its
-        fork's update fraction."""
+        """The blob base fee (wei per blob gas) of a block with this excess blob gas."""
         blob = self.rules(number, timestamp).blob or FORK_BY_NAME["prague"].blob
         assert blob is not None
         return price_blob_gas(blob, excess_blob_gas)

@@ -47,8 +47,7 @@ SECP256K1_HALF_N = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681
 
 @dataclass(slots=True)
 class TxFields:
-    """The fields of a transaction that its validity depends on (not frozen: one is made
-    for every message eth_call runs, and a frozen dataclass costs twice as much to make)."""
+    """The fields of a transaction that its validity depends on (not frozen: cheaper to make)."""
 
     kind: int
     """Its type (EIP-2718; 0 for legacy)."""
@@ -144,12 +143,9 @@ class SenderAccount:
 
 
 class InvalidTransaction(Picklable, ValidationError):
-    """A transaction that cannot be included under the fork (a py-evm ``ValidationError``, so
-    that block import and state tests count it as one). ``sender`` is the address the
-    message names, when known.
-
-    A subclass declares its figures as annotations (taken positionally, in that order, or
-    by name) and its ``str()`` as :attr:`wording`, a format string over them and ``who``."""
+    """A transaction that cannot be included under the fork (a py-evm ``ValidationError``);
+    ``sender`` is the address the message names, when known. A subclass declares its figures as
+    annotations (positional in that order, or by name) and :attr:`wording` over them and ``who``."""
 
     eip: str = ""
     """The EIP whose rule it breaks, if one does."""
@@ -452,8 +448,8 @@ def floor_data_gas(data: bytes) -> int:
 
 def check_intrinsic_gas(fork: Fork, tx: TxFields, sender: bytes | None = None,
                         intrinsic: int | None = None) -> int:
-    """Gas for the intrinsic cost and (Prague on) the calldata floor; the intrinsic gas
-    (``intrinsic``: the caller's own figure of it)."""
+    """Gas for the intrinsic cost (``intrinsic``: the caller's figure) and (Prague on) the
+    calldata floor; returns the intrinsic gas."""
     needed = intrinsic_gas(fork, tx) if intrinsic is None else intrinsic
     if tx.gas < needed:
         raise IntrinsicGasTooLow(tx.gas, needed, sender=sender)
@@ -480,8 +476,7 @@ def check_nonce(tx: TxFields, state_nonce: int, sender: bytes | None = None) -> 
 
 
 def upfront_cost(tx: TxFields) -> int:
-    """The most a transaction can take from its sender, which its balance must cover: the
-    gas at its fee cap, the value, and the blob gas at its blob fee cap."""
+    """The most a transaction can take from its sender: gas and blob gas at their caps, and value."""
     return tx.gas * tx.fee_cap + tx.value + tx.blob_gas * tx.blob_fee_cap
 
 
@@ -548,11 +543,8 @@ CALL = Checks(tx_type=False, nonce=False, sender_code=False, gas_cap=False, bloc
 def validate_transaction(fork: Fork, tx: TxFields, block: BlockContext,
                          account: SenderAccount, *, sender: bytes | None = None,
                          checks: Checks = BLOCK, intrinsic: int | None = None) -> int:
-    """Raise the :class:`InvalidTransaction` that keeps ``tx`` out of a block under ``fork``
-    (in geth's order of its state transition's checks), or return its intrinsic gas.
-
-    ``checks`` says which rules apply (all of them for a block; see :data:`CALL`).
-    ``intrinsic`` is the caller's figure of the intrinsic gas, when it has one."""
+    """Raise the :class:`InvalidTransaction` that keeps ``tx`` out of a block under ``fork`` (in
+    geth's order), or return its intrinsic gas. ``checks``: which rules apply (see :data:`CALL`)."""
     if checks.tx_type:
         check_type(fork, tx.kind, sender)
     check_signature(fork, tx, sender)

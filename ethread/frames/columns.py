@@ -101,11 +101,9 @@ _NULLABLE_INTEGERS = {"uint8": "UInt8", "uint16": "UInt16", "uint32": "UInt32", 
 
 
 def with_pandas_types(table: Any) -> Any:
-    """``table`` with schema metadata telling ``to_pandas()`` (and ``pandas.read_parquet`` of a
-    file written from it) to make every integer column a nullable pandas integer (``UInt64``):
-    otherwise a column holding a null (``status`` before Byzantium, the blob fields before
-    Cancun, ``chain_id`` of a legacy transaction) turns into floats, which round above 2^53,
-    and the same column's dtype changes with the range read. The table's data is untouched."""
+    """``table`` with schema metadata telling ``to_pandas()`` (and ``pandas.read_parquet``) to make
+    every integer column a nullable ``UInt64``, not floats that round above 2^53 where a column
+    holds a null. The table's data is untouched."""
     import json
 
     columns = [{"name": f.name, "field_name": f.name, "pandas_type": str(f.type),
@@ -123,8 +121,7 @@ def with_pandas_types(table: Any) -> Any:
 
 
 def _validity(mask: Any) -> Any:
-    """An Arrow validity bitmap from a boolean numpy array (True: present), or None when every
-    value is present."""
+    """An Arrow validity bitmap from a boolean numpy array (True: present), or None for all."""
     np = numpy()
     if bool(mask.all()):
         return None
@@ -150,8 +147,7 @@ _PREFIX = int.from_bytes(b"0x", "little")
 
 
 def _hex_pairs() -> Any:
-    """The two hex digits of each byte value, as the uint16 whose little-endian bytes they are
-    (a column of bytes becomes its hex text in one lookup)."""
+    """The two hex digits of each byte value, as the uint16 whose little-endian bytes they are."""
     global _PAIRS
     if _PAIRS is None:
         np = numpy()
@@ -245,9 +241,7 @@ def decimal_rows(raw: Any, present: Any = None) -> Any:
 
 def binary_ranges(data: Any, start: Any, end: Any) -> Any:
     """An Arrow ``binary`` column of ``data[start[i]:end[i]]`` (a uint8 array and two int64
-    arrays). Built as Arrow's binary views of ``data`` (each value's length and where it is, or
-    the value itself when it is short), which Arrow's cast then copies into one binary column:
-    the bytes are gathered in C++, not by a Python loop or a numpy index per byte."""
+    arrays), built as Arrow binary views of ``data`` that Arrow's cast copies in C++."""
     np, pa = numpy(), pyarrow()
     count = len(start)
     if not count:

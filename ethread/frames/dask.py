@@ -51,8 +51,7 @@ def _partition(open_backend: Callable[[], Any], name: str, block_range: tuple[in
 def partitions(backend: Any, start: int | None = None, stop: int | None = None,
                blocks_per_partition: int = STORE_PARTITION) -> list[tuple[int, int]]:
     """The block ranges of the partitions: each archive file's blocks in ``range(start, stop)``
-    on an Era backend (a folder with gaps gives the files it holds), ranges of
-    ``blocks_per_partition`` on a store. Defaults: everything held."""
+    on an Era backend, ranges of ``blocks_per_partition`` on a store (default: all held)."""
     first = backend.pointer("earliest") if start is None else start
     last = backend.pointer("latest") + 1 if stop is None else stop
     if hasattr(backend, "file_ranges"):
@@ -84,9 +83,7 @@ def to_parquet(backend: Any, folder: str | Path, names: Iterable[str] = ("blocks
                stop: int | None = None, *, blocks_per_partition: int = STORE_PARTITION,
                compute: bool = True) -> list[Path]:
     """Write each table ``names`` as ``<folder>/<table>/<first>-<last>.parquet``, one file per
-    partition (block numbers zero-padded to nine digits, so names sort in block order); the
-    folders written. Query them as one table: DuckDB ``read_parquet('<folder>/logs/*.parquet')``,
-    polars ``pl.scan_parquet('<folder>/logs/*.parquet')`` (see docs/notebooks.md)."""
+    partition (numbers zero-padded to nine digits, so names sort); the folders written."""
     ranges = partitions(backend, start, stop, blocks_per_partition)
     written = []
     for name in names:

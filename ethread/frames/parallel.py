@@ -102,8 +102,7 @@ def _guard_hint() -> str:
 
 
 def _refuse_while_bootstrapping() -> None:
-    """In a worker importing its parent's main module: asking for workers there is the
-    unguarded script running again, which would only end in a broken pool."""
+    """Refuse workers asked for in a worker importing its parent's unguarded main module."""
     process = multiprocessing.current_process()
     if multiprocessing.parent_process() is not None and getattr(process, "_inheriting", False):
         raise WorkersFailed("ethread.frames was asked for workers while a worker process was "
@@ -125,9 +124,7 @@ them is sent back pickled instead."""
 def parts(backend: Any, start: int, stop: int, workers: int) -> list[tuple[int, int]]:
     """``range(start, stop)`` cut into ``(lo, hi)`` parts, in order: one per archive file with
     a single worker, else about :data:`PARTS_PER_WORKER` per worker. On an Era backend no part
-    crosses an archive file: each file's blocks make one part, or several when there are fewer
-    files than parts wanted (a process then maps the same file and reads its own blocks of
-    it)."""
+    crosses an archive file."""
     wanted = PARTS_PER_WORKER * workers if workers > 1 else 1
     if isinstance(backend, EraBackend):
         files = backend.file_ranges(start, stop)
@@ -185,8 +182,7 @@ def _hand_back(table: Any, path: Path) -> Any:
 
 
 def _received(value: Any) -> Any:
-    """A worker's table: mapped from its file (which is unlinked at once: the mapping keeps
-    the pages while the table lives), or as it came."""
+    """A worker's table: mapped from its file (unlinked at once), or as it came."""
     if not isinstance(value, _Mapped):
         return value
     pa = pyarrow()

@@ -107,10 +107,8 @@ def receipts_table(batch: Batch, config: ChainConfig) -> Any:
 
 
 def _blooms(data: Any, logs: Logs | None, count: int) -> Any:
-    """Each receipt's 256-byte log bloom, made from its logs (the three bits the Keccak of its
-    address and of each topic picks, as :mod:`ethread.bloom` sets them), as a binary column.
-    Each distinct address and topic of the batch is hashed once: a token's address and an
-    event's signature recur in most logs of a block."""
+    """Each receipt's 256-byte log bloom made from its logs (as :mod:`ethread.bloom` does), as a
+    binary column; each distinct address and topic of the batch is hashed once."""
     np, pa = numpy(), pyarrow()
     bloom = np.zeros((count, 256), np.uint8)
     if logs is not None:
@@ -126,8 +124,7 @@ def _blooms(data: Any, logs: Logs | None, count: int) -> Any:
 
 
 def _bloom_bits(data: Any, start: Any, width: int) -> Any:
-    """The three bloom bits (0..2047) of each ``width``-byte value at ``start``, as a (count,
-    3) array: the Keccak of each distinct value taken once."""
+    """The three bloom bits (0..2047) of each ``width``-byte value at ``start``, as a (count, 3) array."""
     np = numpy()
     values = gather(data, start, width).view(f"V{width}").reshape(-1)  # (a fresh, whole copy)
     distinct, which = np.unique(values, return_inverse=True)

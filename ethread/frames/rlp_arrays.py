@@ -70,9 +70,7 @@ def joined(records: list[bytes]) -> Joined:
 
 def heads(data: Any, position: Any, limit: Any) -> Heads:
     """The heads of the items at ``position``; :class:`Irregular` when an item runs past
-    ``limit`` (its enclosing item's end: an array, or one number for all). The first byte
-    tells each head through two tables; a length of 56 or more follows it in 1 to 8 bytes
-    (read at once when they are at most 4, as every record's are)."""
+    ``limit`` (its enclosing item's end: an array, or one number for all)."""
     np = numpy()
     header, short = _prefix_tables()
     first = data[position]
@@ -217,10 +215,7 @@ def gather(data: Any, start: Any, width: int) -> Any:
 
 def right_aligned(data: Any, start: Any, end: Any, width: int) -> Any:
     """The strings ``data[start[i]:end[i]]`` right-aligned in ``width`` bytes (zeros before),
-    as a (count, width) uint8 array: big-endian numbers as RLP keeps them, made fixed-width;
-    :class:`Irregular` when one is longer. Each row is the ``width`` bytes that end where its
-    string ends, with the bytes before the string cleared (a string whose window would start
-    before the data is built byte by byte instead)."""
+    as a (count, width) uint8 array; :class:`Irregular` when one is longer."""
     np = numpy()
     length = end - start
     if (length > width).any():
@@ -244,10 +239,8 @@ def _right_aligned_bytewise(data: Any, start: Any, end: Any, width: int) -> Any:
 
 
 def check_nested(data: Any, start: Any, end: Any) -> Any:
-    """Walk every list inside the lists whose payloads are ``data[start[i]:end[i]]``, at every
-    depth: :class:`Irregular` where :func:`~ethread.rlpcodec.items.decode_nested` would refuse
-    them (an item past its list, a list its items do not fill). How many items each of the
-    given lists holds."""
+    """How many items each list ``data[start[i]:end[i]]`` holds, every list inside walked:
+    :class:`Irregular` where :func:`~ethread.rlpcodec.items.decode_nested` would refuse them."""
     np = numpy()
     counts = np.zeros(len(start), np.int64)
     first = True

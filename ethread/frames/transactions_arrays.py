@@ -74,8 +74,7 @@ class Walked(NamedTuple):
 
 
 def walk(batch: Batch) -> Walked | None:
-    """The transactions of ``batch``, every field found (walked once a batch); None when it
-    holds none."""
+    """The transactions of ``batch``, every field found; None when it holds none."""
     return batch.once("walked", lambda: _walk(batch))
 
 
@@ -252,8 +251,7 @@ def effective_price(walked: Walked) -> Any:
 
 
 def _blob_hashes(data: Any, field: Field, count: int) -> Any:
-    """Each type-3 transaction's blob versioned hashes as a list of hex strings (null for other
-    types)."""
+    """Each type-3 transaction's blob versioned hashes as a list of hex strings (else null)."""
     np, pa = numpy(), pyarrow()
     where = np.flatnonzero(field.present)
     inner = children(data, field.start[where], field.end[where])
