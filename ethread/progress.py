@@ -26,8 +26,7 @@ def is_terminal(stream: TextIO) -> bool:
 
 
 def in_notebook() -> bool:
-    """Whether this process is a Jupyter kernel (IPython's ZMQ shell), where tqdm.auto draws
-    a widget rather than text. IPython is not imported to find out."""
+    """Whether this process is a Jupyter kernel (IPython is not imported to find out)."""
     ipython = sys.modules.get("IPython")
     get_ipython = getattr(ipython, "get_ipython", None)
     shell = get_ipython() if callable(get_ipython) else None
@@ -41,9 +40,7 @@ def shows_bars(stream: TextIO | None = None) -> bool:
 
 
 class ProgressBar:
-    """A :data:`Progress` drawn by tqdm: ``label: 42%|####  | 420/1000 [00:02<00:03, 210
-    blocks/s]``, redrawn at most 10 times a second so that drawing does not slow what it
-    measures; nothing on a stream that is not a terminal (:func:`shows_bars`)."""
+    """A :data:`Progress` drawn by tqdm at most 10 times a second, where :func:`shows_bars`."""
 
     def __init__(self, label: str, unit: str = "blocks", stream: TextIO | None = None) -> None:
         self.label = label

@@ -89,10 +89,8 @@ def account_fields(account_rlp: bytes) -> tuple[int, int, bytes, bytes]:
 
 
 def verify_account_proof(state_root: Hash32, proof: AccountProof) -> None:
-    """Check every part of an eth_getProof answer against the block's state root.
-
-    Raises ProofError naming the first claim the proof does not support.
-    """
+    """Check every part of an eth_getProof answer against the block's state root; ProofError
+    names the first claim the proof does not support."""
     claimed = account_fields(prove_value(state_root, keccak(proof.address), proof.account_proof))
     if claimed != (proof.nonce, proof.balance, proof.storage_hash, proof.code_hash):
         raise ProofError("account fields differ from what the account proof shows")

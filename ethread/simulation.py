@@ -14,13 +14,11 @@ from .models import Block, CallRequest, HeaderOverrides, Log, StateOverride, Wit
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SimulatedBlockOverrides(HeaderOverrides):
-    """The header fields one simulated block sets instead of deriving them; None: derived.
-
-    ``number`` and ``time`` default to one and twelve seconds past the block before;
-    ``withdrawals`` are paid at the end of the block (from Shanghai on).
-    """
+    """The header fields one simulated block sets instead of deriving them; None: derived
+    (``number`` and ``time``: one and twelve seconds past the block before)."""
 
     withdrawals: tuple[Withdrawal, ...] | None = None
+    """Paid at the end of the block (from Shanghai on)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -73,9 +73,8 @@ _CALL_TRACER = {"tracer": "callTracer"}
 
 
 class Explainer:
-    """What a dev-chain provider adds to an answer: a failure's call tree, console.log lines.
-    It asks the same dispatcher (debug_traceTransaction and debug_traceCall with callTracer),
-    only after a failure or once a contract holding the console address has been seen."""
+    """What a dev-chain provider adds to an answer: a failure's call tree, console.log lines
+    (traced with callTracer after a failure, or once the console address has been seen)."""
 
     def __init__(self, dispatcher: Dispatcher) -> None:
         self.dispatcher = dispatcher
@@ -197,9 +196,8 @@ _WEB3_JSON = Web3JsonEncoder()
 
 
 def _request_body(method: RPCEndpoint, params: Any, request_id: int) -> bytes:
-    """The request as web3.py encodes it, but with orjson (web3.py's ``json`` encoder costs more
-    than a dev chain's quick answers); what orjson cannot take (an integer beyond 64 bits)
-    goes through web3.py's encoder."""
+    """The request as web3.py encodes it, but with orjson (faster); what orjson cannot take (an
+    integer beyond 64 bits) goes through web3.py's encoder."""
     body = {"jsonrpc": "2.0", "method": method, "params": params or [], "id": request_id}
     try:
         return orjson.dumps(body, default=_WEB3_JSON.default)
@@ -268,8 +266,7 @@ class EthreadProvider(JSONBaseProvider):
 
 
 class AsyncEthreadProvider(AsyncJSONBaseProvider):
-    """Asynchronous provider over ``backend``: each request runs in a worker thread, so a slow
-    call (a wide eth_getLogs, a long eth_call) does not stall the caller's event loop."""
+    """Asynchronous provider over ``backend``: each request runs in a worker thread."""
 
     def __init__(self, backend: Backend | DevChain, context: Context = DEFAULT_CONTEXT,
                  **kwargs: Any) -> None:

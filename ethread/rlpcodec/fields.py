@@ -39,8 +39,7 @@ class Rules:
     """A list of 32-byte hashes."""
 
 
-# --------------------------------------------------------------------------------------------
-# Strict: bytes from outside
+# -- Strict: bytes from outside --------------------------------------------------------------------
 
 
 def _strict_list(raw: Any) -> list[Any]:
@@ -95,8 +94,7 @@ STRICT = Rules(record=_strict_record, sequence=_strict_list, uint=_strict_uint,
 """Every field checked: for bytes from outside (a chain file, a raw transaction, an archive)."""
 
 
-# --------------------------------------------------------------------------------------------
-# Trusted: a store's own records
+# -- Trusted: a store's own records ----------------------------------------------------------------
 
 
 def _trusted_list(raw: Any) -> list[Any]:

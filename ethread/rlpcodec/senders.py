@@ -30,11 +30,8 @@ def _signature(item: Any) -> tuple[bytes, int, int, int]:
 
 
 def recover_senders(body: bytes) -> list[Address]:
-    """Recover the sender of every transaction of a body RLP from its signature.
-
-    Done once per block (at import, or when an Era1 file is first indexed) because it is the
-    slowest step of reading history: senders are then stored or cached, never recomputed.
-    """
+    """Recover the sender of every transaction of a body RLP from its signature (once per
+    block, at import or indexing: the slowest step of reading history)."""
     try:
         items = rlp.decode(body)
     except rlp.DecodingError as exc:

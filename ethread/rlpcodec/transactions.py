@@ -38,8 +38,7 @@ _BLOB = trusted_maker(BlobTransaction, by_keyword=True)
 _SET_CODE = trusted_maker(SetCodeTransaction, by_keyword=True)
 
 
-# --------------------------------------------------------------------------------------------
-# Access lists and authorizations
+# -- Access lists and authorizations ---------------------------------------------------------------
 
 
 def access_list(raw: Nested, rules: Rules) -> tuple[AccessListEntry, ...]:
@@ -79,21 +78,18 @@ def _authorization_fields(auths: Sequence[Authorization]) -> list[Any]:
     ]
 
 
-# --------------------------------------------------------------------------------------------
-# One decoder per type
+# -- One decoder per type --------------------------------------------------------------------------
 
 
 def _fields(raw: Nested, rules: Rules, count: int, kind: str, *lists_at: int) -> list[Any]:
-    """The ``count`` fields of a ``kind`` transaction. (The decoders below read ``to`` after
-    the access list in the fee-market types, the order the checks were always made in, so
-    that a payload with two bad fields is refused naming the same one.)"""
+    """The ``count`` fields of a ``kind`` transaction. (The fee-market decoders read ``to``
+    after the access list, so that a payload with two bad fields names the same one as ever.)"""
     return rules.record(raw, count, f"{kind} transaction has {count} fields, got {{got}}",
                         lists_at)
 
 
 def legacy_transaction(raw: Nested, rules: Rules) -> LegacyTransaction:
-    """A legacy transaction from its 9 fields: nonce, gas price, gas, to, value, data, v, r,
-    s."""
+    """A legacy transaction from its 9 fields: nonce, gas price, gas, to, value, data, v, r, s."""
     f = _fields(raw, rules, 9, "legacy")
     uint = rules.uint
     return _LEGACY(nonce=uint(f[0]), gas_price=uint(f[1]), gas=uint(f[2]), to=rules.to(f[3]),
@@ -114,9 +110,7 @@ def access_list_transaction(raw: Nested, rules: Rules) -> AccessListTransaction:
 
 def _fee_market(f: list[Any], rules: Rules) -> dict[str, Any]:
     """The nine fields the blob and set-code types open with, as a type-2 transaction's:
-    chain id, nonce, tip cap, fee cap, gas, to (never empty), value, data, access list (read
-    in this order, ``to`` after the access list, so that a payload with two bad fields is
-    refused naming the same one)."""
+    chain id, nonce, tip cap, fee cap, gas, to (never empty), value, data, access list."""
     uint = rules.uint
     return {"chain_id": uint(f[0]), "nonce": uint(f[1]), "max_priority_fee_per_gas": uint(f[2]),
             "max_fee_per_gas": uint(f[3]), "gas": uint(f[4]), "value": uint(f[6]),
@@ -126,8 +120,7 @@ def _fee_market(f: list[Any], rules: Rules) -> dict[str, Any]:
 
 def dynamic_fee_transaction(raw: Nested, rules: Rules) -> DynamicFeeTransaction:
     """A type-2 transaction from its 12 fields: the nine of :func:`_fee_market`, y parity, r,
-    s (read in line: most transactions are of this type, and the keyword dictionary the
-    other fee-market types share costs it a sixth more)."""
+    s (read in line: the most common type)."""
     f = _fields(raw, rules, 12, "dynamic-fee", 8)
     uint = rules.uint
     return _DYNAMIC_FEE(
@@ -186,10 +179,9 @@ def decode_typed_transaction(envelope: bytes) -> Transaction:
 
 
 def decode_transaction(item: Any, encoded: bytes | None = None) -> tuple[Transaction, bytes]:
-    """Decode one transaction as it appears in a block body from outside (a list for legacy, a
-    string holding ``type || rlp(payload)`` for typed ones), every field checked. Returns it
-    with its hash. ``encoded``, when the caller has it, is a legacy item's own RLP (hashed
-    instead of encoding the item again)."""
+    """Decode one transaction of a block body from outside (a list for legacy, a string holding
+    ``type || rlp(payload)`` for typed ones), every field checked, with its hash; ``encoded``:
+    a legacy item's own RLP, when the caller has it."""
     if isinstance(item, list):
         tx: Transaction = legacy_transaction(item, STRICT)
         return tx, keccak(encoded if encoded is not None else rlp.encode(item))
@@ -206,8 +198,7 @@ def transaction_of_record(item: Nested, rules: Rules) -> Transaction:
     return typed_transaction_from_fields(item[0], decode_list(item[1:]), rules)
 
 
-# --------------------------------------------------------------------------------------------
-# Encoding, hashes
+# -- Encoding, hashes ------------------------------------------------------------------------------
 
 
 def transaction_item(tx: Transaction) -> Any:
@@ -238,10 +229,9 @@ def typed_signing_hash(kind: bytes, fields: Sequence[Any]) -> Hash32:
 
 
 def signing_hash_of_item(item: Any, chain_id: int | None = None) -> Hash32:
-    """The hash a sender signs, from the transaction as a block body holds it (see
-    :func:`transaction_item`): the envelope without its signature fields. ``chain_id`` only
-    matters for a legacy transaction: given, the signature is replay-protected (EIP-155);
-    None, it is valid on any chain. Typed transactions carry their chain id themselves."""
+    """The hash a sender signs, from the transaction as a block body holds it: the envelope
+    without its signature fields. ``chain_id`` matters for a legacy transaction only: given,
+    it is replay-protected (EIP-155)."""
     if isinstance(item, list):
         fields = item[:6]
         if chain_id is not None:
