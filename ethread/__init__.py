@@ -6,10 +6,8 @@
     block = ethread.methods.get_block_by_number(backend, "latest")
     raw = ethread.handle(backend, b'{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}')
 
-``import ethread`` loads none of what the names below need (py-evm, the codec, the storage
-engines, pyarrow): each name is imported the first time it is read (PEP 562, :data:`_LAZY`),
-so a command's ``--help`` or a script that uses one backend pays only for what it touches.
-``from ethread import X`` reads the name, so it imports X's module then.
+Each name below is imported the first time it is read (PEP 562, :data:`_LAZY`), so
+``import ethread`` loads none of py-evm, the codec, the storage engines or pyarrow.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Short text and HTML renderings of models and backends, for the REPL and notebooks.
 
-Byte strings print as ``0x`` hex; those longer than 32 bytes (blooms, input data, proofs) are
-abridged to their first and last bytes and their length, so a block or receipt fits on a line
-or two. Nested lists of models print as counts. In Jupyter, ``_repr_html_`` shows a table of
-the same values.
+Byte strings print as ``0x`` hex, abridged past 32 bytes to their ends and length; nested lists
+of models print as counts. In Jupyter, ``_repr_html_`` shows a table of the same values.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""The one folder where ethread keeps the files it makes for a user when none is named: the
-credit ledger of ``ethread serve`` and its key store (``ethread keys``), and the sidecar
-indexes of Era1/ere archive folders.
-
-``$ETHREAD_HOME`` when set; else ``$XDG_DATA_HOME/ethread``; else ``~/.local/share/ethread``.
-Nothing is written into the current folder, beside a configuration file, or into an archive
-folder (often read-only, or shared) unless a flag or a setting asks; created on first use.
+"""The one folder where ethread keeps the files it makes for a user when none is named (the
+credit ledger and key store of ``ethread serve``, the sidecar indexes of archive folders):
+``$ETHREAD_HOME``, else ``$XDG_DATA_HOME/ethread``, else ``~/.local/share/ethread``; created on
+first use.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The package's one bounded cache: least recently used entries go first.
-
-Every cache in ethread is owned by the object whose lifetime it shares and is this class,
-bounded in entries and, with a weight, in bytes; docs/design.md ("Caches") lists them with
-their owners, bounds and invalidation (and the two named exceptions).
+"""The package's one bounded cache: least recently used entries go first. Bounded in entries
+and, with a weight, in bytes; docs/design.md ("Caches") lists every cache ethread keeps.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""How long work reports how far it has got.
-
-Imports, exports, verification and index building call a ``progress`` callable with (items
-done, items in all) as they go, often enough to draw a bar and seldom enough to cost nothing.
-The command line draws them with tqdm (:class:`ProgressBar`), only where someone watches: on a
-terminal or in a notebook, not into a log file or CI output (:func:`shows_bars`).
+"""How long work reports how far it has got: a ``progress`` callable hears (items done, items in
+all). The command line draws it with tqdm (:class:`ProgressBar`) only on a terminal or in a
+notebook (:func:`shows_bars`).
 """
 
 from __future__ import annotations

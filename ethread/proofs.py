@@ -1,7 +1,5 @@
-"""Verify EIP-1186 proofs against a state root, for users of eth_getProof.
-
-A proof is checked by walking the trie path from the root: each node must hash to the
-reference its parent holds (or be embedded in it, when shorter than 32 bytes).
+"""Verify EIP-1186 proofs against a state root, for users of eth_getProof: each node of the path
+must hash to the reference its parent holds (or be embedded in it, under 32 bytes).
 """
 
 from __future__ import annotations

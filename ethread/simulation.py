@@ -1,8 +1,5 @@
-"""Typed arguments and results of eth_simulateV1.
-
-A simulation is a list of blocks, each with optional block and state overrides and the calls
-to run in it; the answer is each block as built (a :class:`~ethread.models.Block`) with what
-each of its calls did. The JSON shapes live in :mod:`ethread.rpc.simulate`.
+"""Typed arguments and results of eth_simulateV1: blocks, each with optional overrides and calls
+to run; the JSON shapes live in :mod:`ethread.rpc.simulate`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Answer a log query from posting lists, shared by the persistent backends.
-
-A backend's log index maps an address, or a (topic position, topic) pair, to the sorted block
-numbers where it occurs, plus the list of blocks with any log. A query visits only the blocks
-in the intersection of its filters' postings; receipts of those blocks confirm each log.
+"""Answer a log query from posting lists (the sorted numbers of the blocks where an address, or a
+(topic position, topic) pair, occurs, and of blocks with any log), shared by the persistent
+backends: a query visits only the blocks its filters' postings intersect in.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The in-memory backend: dictionaries and sorted posting lists, for test suites and notebooks.
-
-Indexes: number -> hash, transaction hash -> (block, index), and a log index (address ->
-block numbers, (topic position, topic) -> block numbers, blocks with any log) so that
-eth_getLogs visits only the blocks that can match.
+"""The in-memory backend, for test suites and notebooks: dictionaries, and sorted posting lists
+by address, by (topic position, topic) and of blocks with any log, for eth_getLogs.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """What a storage engine provides: byte keys to byte values, read, scanned and written in
-atomic batches.
-
-The key layout, the caches and everything Ethereum live above this
-(:mod:`ethread.backends.keyvalue`); an engine is one small class over its library
-(:class:`ethread.backends.leveldb.LevelDBStore`). Adding an engine means writing that class
-and naming it where stores are opened.
+atomic batches. Everything Ethereum lives above (:mod:`ethread.backends.keyvalue`); an engine
+is one small class over its library (:class:`ethread.backends.leveldb.LevelDBStore`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""What Era1 and ``ere`` files have in common, for readers that take either.
-
-The Era backend, its sidecar index, ``verify`` and the frames read a folder that may mix the
-two kinds: :func:`open_archive` opens a file by its name's extension, :func:`archive_epoch`
-checks that a file is the one its name says, and :class:`ArchiveFile` is the set of calls both
-answer (a component one kind lacks answers None: receipts of a ``noreceipts`` file, total
-difficulty after the merge).
+"""What Era1 and ``ere`` files have in common, for readers that take either: :func:`open_archive`
+opens a file by its extension, and :class:`ArchiveFile` is the set of calls both answer (a
+component one kind lacks answers None).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The e2store container: a flat sequence of typed records.
-
-Each record is an 8-byte header (type: 2 bytes, length: u32 little-endian, reserved: u16
-that must be zero) followed by ``length`` bytes of data. Era1 files are e2store files whose
-last record is a block index, which is what lets a reader seek instead of scanning.
+"""The e2store container: a flat sequence of typed records, each an 8-byte header (type: 2 bytes,
+length: u32 little-endian, reserved: u16 zero) followed by ``length`` bytes of data.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Write Era1 files from any backend.
 
-Era1 covers proof-of-work history: export stops before the first block with zero difficulty
-(the merge). Files hold whole epochs of 8,192 blocks starting at multiples of 8,192, the last
-one possibly partial, and are named ``<network>-<epoch>-<accumulator root prefix>.era1`` so
-other clients can read them.
+Era1 covers proof-of-work history: export stops at the merge. Files hold whole epochs of 8,192
+blocks (the last possibly partial), named ``<network>-<epoch>-<accumulator root prefix>.era1``.
 """
 
 from __future__ import annotations

@@ -2,10 +2,8 @@
 
 Layout: ``version | (header, body, receipts, total difficulty)* | accumulator | block index``.
 The block index (last record) holds the first block number, one offset per block (relative to
-the index record itself) and the count, so opening a file reads its last few kilobytes and
-nothing else; a block is then three record reads and three snappy decompressions.
-
-File names are ``<network>-<epoch, 5 digits>-<first 4 bytes of the accumulator root>.era1``.
+the index record) and the count. File names are
+``<network>-<epoch, 5 digits>-<first 4 bytes of the accumulator root>.era1``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Check an Era1 file end to end, the way a client that did not write it would.
-
-Every header must hash into the parent link of the next, every block's transactions and
-receipts must rebuild the roots its header commits to, total difficulties must add up, and
-the accumulator recomputed from all of that must equal both the stored one and the prefix in
-the file name. Reading the file by index is cheap; this is the slow, thorough pass behind
-``ethread verify``.
+"""Check an Era1 file end to end, the way a client that did not write it would (``ethread
+verify``): header links, the roots each block's transactions and receipts rebuild, total
+difficulties, and the accumulator against the stored one and the file name's prefix.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Write one Era1 file: the inverse of :class:`~ethread.era1.file.Era1File`.
-
-Records go in the order other clients write them (version, then header, body, receipts and
-total difficulty per block, then the accumulator and the block index), so that the same
-history gives the same bytes whoever exported it.
+"""Write one Era1 file: the inverse of :class:`~ethread.era1.file.Era1File`, records in the order
+other clients write them, so that the same history gives the same bytes.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Chain id and fork schedule, read from a geth-style genesis ``config``.
 
-Forks activate by block number up to the merge and by timestamp after it; :meth:`ChainConfig.rules`
-gives the :class:`~ethread.forks.table.Fork` row of any (number, timestamp) pair, with the
-chain's own blob parameters filled in. A genesis that schedules a fork ethread does not know is
-refused, naming the key: running a later fork's blocks under older rules would answer wrong
-without a word.
+:meth:`ChainConfig.rules` gives the :class:`~ethread.forks.table.Fork` row of any (number,
+timestamp), with the chain's blob parameters. A genesis that schedules a fork ethread does not
+know is refused, naming the key, rather than run under older rules.
 """
 
 from __future__ import annotations

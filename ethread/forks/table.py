@@ -1,10 +1,8 @@
 """What each fork changes, declared once: one :class:`Fork` row per fork, in activation order.
 
-Everything that behaves differently from one fork to the next (block import, eth_call,
-estimation, fees, the dev chain, the transaction pool, ``eth_config``) reads the row of the
-block it works on (:meth:`~ethread.forks.schedule.ChainConfig.rules`) instead of comparing
-fork names. A row's blob parameters are the fork's defaults; the schedule fills in what a
-genesis ``blobSchedule`` says.
+Whatever behaves differently between forks reads the row of its block
+(:meth:`~ethread.forks.schedule.ChainConfig.rules`) instead of comparing fork names. A row's
+blob parameters are the fork's defaults; the schedule applies a genesis ``blobSchedule``.
 """
 
 from __future__ import annotations

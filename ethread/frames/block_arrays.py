@@ -1,9 +1,6 @@
-"""A batch of blocks read for the array walks of :mod:`ethread.frames` (:mod:`.rlp_arrays`): the
-header fields every row repeats (number, time, hash, base fee), and where each transaction's
+"""A batch of blocks read for the array walks (:mod:`.rlp_arrays`): the header fields every row
+repeats (number, time, hash, base fee), decoded block by block, and where each transaction's
 bytes are in the batch's joined bodies.
-
-The headers are decoded one by one (a handful of fields per block, whatever the number of its
-rows); the bodies are walked as arrays.
 """
 
 from __future__ import annotations

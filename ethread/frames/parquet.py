@@ -1,11 +1,7 @@
-"""Write the frames of a block range as Parquet files, one per table.
-
-``ethread export --format parquet`` calls :func:`export_parquet`: the range is read once per
-chunk of blocks (every table of the chunk from one pass), and each chunk becomes a row group
-of ``<folder>/<table>.parquet``, so memory stays bounded however long the range.
-
-A range may be given as several spans (:func:`held_spans`: the parts of a range an archive
-folder with gaps holds), written one after the other into the same files.
+"""Write the frames of a block range as Parquet files, one per table (``ethread export --format
+parquet``): each chunk of blocks is read in one pass and becomes a row group of
+``<folder>/<table>.parquet``, so memory stays bounded. Several spans (:func:`held_spans`) are
+written one after the other into the same files.
 """
 
 from __future__ import annotations
