@@ -62,13 +62,11 @@ _LAZY = {name: f"ethread.{module}" for module, names in _NAMES.items() for name 
 """Each public name and the module it is imported from when first read."""
 
 _SUBMODULES = ("frames", "methods")
-"""Subpackages reachable as attributes (``ethread.methods.get_logs``) before any import of
-them."""
+"""Subpackages reachable as attributes (``ethread.methods.get_logs``) before any import of them."""
 
 
 def __getattr__(name: str) -> Any:
-    """Import the module of a public name the first time it is read, and keep the value in the
-    package's namespace (the next read costs nothing)."""
+    """Import the module of a public name the first time it is read, and keep the value."""
     if name == "KECCAK_BACKEND":  # the keccak-256 backend eth-hash hashes with (ethread.keccak)
         value = importlib.import_module("ethread.keccak").BACKEND
     elif name in _SUBMODULES:

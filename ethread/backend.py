@@ -116,8 +116,7 @@ class LogSource(Protocol):
     """Answers log queries (eth_getLogs) from a backend's log index."""
 
     def logs(self, query: LogQuery) -> list[Log]:
-        """Matching canonical logs in chain order, from an index; calls
-        ``query.deadline.check()`` as it goes."""
+        """Matching canonical logs in chain order, from an index, checking ``query.deadline``."""
 
 
 @runtime_checkable
@@ -169,8 +168,7 @@ class Backend(
     ConfigSource,
     Protocol,
 ):
-    """Everything the eleven methods read. A test double may implement only the parts the
-    method under test calls."""
+    """Everything the eleven methods read (a test double may implement only what it needs)."""
 
     def generation(self) -> int:
         """A number that changes whenever anything the methods read changes (caches key on it)."""
@@ -181,8 +179,7 @@ class Backend(
 
 @runtime_checkable
 class HistoryInMemory(Protocol):
-    """A backend whose one-block lookups take microseconds, so that a server may answer them
-    on its event loop instead of a worker thread."""
+    """A backend whose one-block lookups take microseconds (a server answers on its loop)."""
 
     holds_history_in_memory: bool
 

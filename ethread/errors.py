@@ -6,8 +6,7 @@ from __future__ import annotations
 
 def rebuilt(kind: type[BaseException], args: tuple[object, ...],
             state: dict[str, object]) -> BaseException:
-    """An exception of ``kind`` with ``args`` and the attributes ``state``, made without its
-    ``__init__`` (see :class:`Picklable`)."""
+    """An exception of ``kind`` with ``args`` and attributes ``state``, without its ``__init__``."""
     error = kind.__new__(kind, *args)  # (which sets error.args)
     error.__dict__.update(state)
     return error
@@ -90,8 +89,7 @@ class QueryTimeout(LimitExceeded):
 
 
 class ResponseTooLarge(EthreadError):
-    """An answer (or a batch's calls past the size bound) larger than the service allows
-    (geth's -32003)."""
+    """An answer (or a batch's calls past it) larger than the service allows (geth's -32003)."""
 
     code = -32003
 
@@ -156,8 +154,7 @@ class StateUnavailable(ServerError):
 
 
 class ImportFailed(EthreadError):
-    """A block could not be imported; ``number`` (None: too damaged to tell) and ``field`` say
-    which and why."""
+    """A block could not be imported; ``number`` (None: unknown) and ``field`` say which and why."""
 
     def __init__(self, number: int | None, field: str, detail: str) -> None:
         where = f"block {number}: " if number is not None else ""

@@ -30,8 +30,7 @@ _GAPPY: dict[type, bool] = {}
 
 
 def may_have_gaps(backend: object) -> TypeGuard[GapSource]:
-    """Whether ``backend`` is a :class:`GapSource`, decided once per backend class (a runtime
-    protocol check is slow)."""
+    """Whether ``backend`` is a :class:`GapSource`, decided once per backend class."""
     kind = type(backend)
     known = _GAPPY.get(kind)
     if known is None:
@@ -68,8 +67,7 @@ def missing_blocks(backend: RangeSource, start: int, stop: int) -> list[tuple[in
 
 
 def check_range(backend: RangeSource, start: int, stop: int) -> None:
-    """Raise :class:`~ethread.errors.MissingBlocks` unless ``backend`` holds every block of
-    ``range(start, stop)``."""
+    """Raise :class:`~ethread.errors.MissingBlocks` unless ``backend`` holds all the range."""
     missing = missing_blocks(backend, start, stop)
     if missing:
         raise MissingBlocks(missing, _held(backend))

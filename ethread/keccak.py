@@ -18,9 +18,8 @@ EMPTY_KECCAK = bytes.fromhex("c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7b
 
 
 def use_fastest_keccak() -> str:
-    """Make eth-hash's shared hasher (``eth_hash.auto.keccak``) pysha3's when that is
-    installed and ``ETH_HASH_BACKEND`` names no backend; the backend in use: ``"pysha3"``, or
-    ``"auto"`` when eth-hash keeps choosing (the environment's choice, or pysha3 missing)."""
+    """Make eth-hash's shared hasher pysha3's when that is installed and ``ETH_HASH_BACKEND``
+    names no backend; the backend in use: ``"pysha3"``, or ``"auto"`` when eth-hash chooses."""
     if os.environ.get("ETH_HASH_BACKEND"):
         return "auto"
     try:

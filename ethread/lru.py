@@ -50,8 +50,7 @@ class LRU(Generic[K, V]):
         return value
 
     def put(self, key: K, value: V) -> None:
-        """Store ``value`` at ``key``, evicting the least recently used entries past the item or
-        byte bound."""
+        """Store ``value`` at ``key``, evicting the least recently used entries past the bounds."""
         weight = 0
         if self._weigh is not None:
             assert self.max_bytes is not None

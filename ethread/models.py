@@ -142,8 +142,7 @@ def _make_maker(cls: type, by_keyword: bool) -> Callable[..., Any]:
 
 def _writable_twin(cls: type) -> type | None:
     """A class with the slots of ``cls`` over the same bases but no frozen ``__setattr__``,
-    whose instances may become instances of ``cls`` (same layout); None when ``cls`` has
-    no such twin (no slots of its own, or a base that intercepts attribute stores)."""
+    whose instances may become instances of ``cls``; None when ``cls`` has no such twin."""
     slots = cls.__dict__.get("__slots__")
     if slots is None:
         return None
@@ -214,8 +213,7 @@ class Withdrawal(Pretty):
 
 @wired
 class AccessListEntry(Pretty):
-    """One entry of an access list (EIP-2930): an address and the storage keys a transaction
-    declares it will touch."""
+    """One entry of an access list (EIP-2930): an address and the storage keys to touch."""
 
     address: Address
     storage_keys: tuple[Hash32, ...]
@@ -287,8 +285,7 @@ class AccessListTransaction(_Typed):
 
 @wired
 class DynamicFeeTransaction(_Typed):
-    """A type-2 transaction (EIP-1559, London): a fee cap and a priority fee (tip) cap instead of a
-    gas price."""
+    """A type-2 transaction (EIP-1559, London): a fee cap and a tip cap instead of a gas price."""
 
     chain_id: int
     nonce: int
@@ -308,8 +305,7 @@ class DynamicFeeTransaction(_Typed):
 
 @wired
 class BlobTransaction(_Typed):
-    """A type-3 transaction (EIP-4844, Cancun): a dynamic-fee transaction carrying blob versioned
-    hashes and a blob fee cap."""
+    """A type-3 transaction (EIP-4844, Cancun): blob versioned hashes and a blob fee cap."""
 
     chain_id: int
     nonce: int
@@ -331,8 +327,7 @@ class BlobTransaction(_Typed):
 
 @wired
 class SetCodeTransaction(_Typed):
-    """A type-4 transaction (EIP-7702, Prague): a dynamic-fee transaction carrying authorizations
-    that set accounts' code to a delegation."""
+    """A type-4 transaction (EIP-7702, Prague): authorizations delegating accounts' code."""
 
     chain_id: int
     nonce: int
@@ -418,8 +413,7 @@ class Block(Pretty):
 
 @wired
 class Log(Pretty):
-    """An event emitted by a contract, with where it was emitted: block, transaction and position
-    in the block."""
+    """An event emitted by a contract, with its block, transaction and position in the block."""
 
     address: Address
     topics: tuple[Hash32, ...]
@@ -474,8 +468,7 @@ class Receipt(Pretty):
 
 @wired
 class StorageProof(Pretty):
-    """An EIP-1186 proof of one storage slot: its key, value and the trie nodes from the storage
-    root."""
+    """An EIP-1186 proof of one storage slot: its key, value and the trie nodes from the storage root."""
 
     key: bytes = wire(kind=Kind.SLOT)
     """The key as the caller wrote it (32 bytes, or shorter: then answered as a quantity)."""
@@ -524,8 +517,7 @@ TopicFilter: TypeAlias = tuple[Hash32, ...] | None
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class LogFilter(Pretty):
-    """The filter object of eth_getLogs and eth_newFilter: a block range or one block hash,
-    addresses and topic positions."""
+    """The filter object of eth_getLogs and eth_newFilter."""
 
     from_block: int | Tag = "latest"
     to_block: int | Tag = "latest"

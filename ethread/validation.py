@@ -113,8 +113,7 @@ def check_tuple(value: Any, what: str, item: str) -> tuple[Any, ...]:
 
 
 def check_topics(value: Any) -> tuple[tuple[bytes, ...] | None, ...]:
-    """Topic positions: each None (any topic) or a non-empty tuple of 32-byte topics (any of
-    them)."""
+    """Topic positions: each None (any topic) or a non-empty tuple of 32-byte topics (any of them)."""
     positions = check_tuple(value, "topics", "topic positions (None or a tuple of 32-byte topics)")
     out: list[tuple[bytes, ...] | None] = []
     for position, wanted in enumerate(positions):

@@ -40,8 +40,7 @@ INDEX_NAME = "ethread-index.sqlite"
 
 
 class _EraRecords:
-    """History records from the files (headers, bodies, receipts) and from the sidecar index
-    (hashes, senders, transactions, logs)."""
+    """History records from the files and from the sidecar index."""
 
     def __init__(self, backend: EraBackend) -> None:
         self._backend = backend
@@ -223,8 +222,7 @@ class EraBackend(CachedHistory):
         return era
 
     def raw_blocks(self, start: int, stop: int, *, receipts: bool = True) -> Iterator[RawBlock]:
-        """The records of blocks ``range(start, stop)`` in order (see
-        :meth:`CachedHistory.raw_blocks`)."""
+        """The records of blocks ``range(start, stop)`` (see :meth:`CachedHistory.raw_blocks`)."""
         missing = self.missing_ranges(start, stop)
         if missing:
             raise MissingBlocks(missing, f"the archive {self.folder}")
@@ -241,8 +239,7 @@ class EraBackend(CachedHistory):
                                senders.get(number, b""), slim=slim)
 
     def file_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
-        """``range(start, stop)`` cut at the files' edges: one ``(lo, hi)`` per file it meets,
-        in order (how ``ethread.frames`` shares a range among processes)."""
+        """``range(start, stop)`` cut at the files' edges: one ``(lo, hi)`` per file it meets."""
         return [(max(start, era.start), min(stop, era.end)) for era in self.files()
                 if max(start, era.start) < min(stop, era.end)]
 

@@ -72,8 +72,7 @@ TAIL_BYTES = 512 * 1024
 ``ere`` file), the accumulator, and the last blocks' records."""
 
 UNIT_BYTES = 4 * 1024 * 1024
-"""About how much archive one unit of work covers, so that workers share even a folder of
-one file."""
+"""About how much archive one unit of work covers, so that workers share even a folder of one file."""
 
 POOL_BYTES = 32 * 1024 * 1024
 """Below this much archive to index, the default is this process alone (starting workers
@@ -233,9 +232,8 @@ def _index_block(era: ArchiveFile, number: int) -> _Block:
 
 
 def _worker_start(builder: Connection) -> None:
-    """In each worker: leave Ctrl-C to the builder, and exit once the builder is gone:
-    ``builder`` is the read end of a pipe whose only write end the builder holds (the
-    worker's parent is the forkserver, which outlives the builder)."""
+    """In each worker: leave Ctrl-C to the builder, and exit once the builder is gone (``builder``:
+    the read end of a pipe whose write end only it holds; the forkserver parent outlives it)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
@@ -413,8 +411,7 @@ class HistoryIndex:
             workers=count, seconds=time.monotonic() - began, cpu_seconds=cpu)
 
     def _results(self, units: list[_Unit], workers: int) -> Iterator[_Done | _Failure]:
-        """The units' results in order: computed here with one worker, else by a pool with a
-        bounded number of units in flight."""
+        """The units' results in order, from this process or a pool with few units in flight."""
         if workers == 1:
             try:
                 yield from map(_index_unit, units)
@@ -456,8 +453,7 @@ class HistoryIndex:
 
     def _write(self, todo: list[tuple[ArchiveFile, str | None]], units: list[_Unit],
                workers: int, total: int, progress: Progress | None) -> tuple[int, float]:
-        """Write the results of ``units`` file by file; returns the transactions written and
-        the CPU seconds the workers spent."""
+        """Write the results of ``units`` file by file; (transactions written, worker CPU seconds)."""
         by_path = {str(era.path): era for era, _ in todo}
         results = self._results(units, workers)
         done = transactions = 0
@@ -484,8 +480,7 @@ class HistoryIndex:
         return transactions, cpu
 
     def _index_file(self, era: ArchiveFile, blocks: list[_Block], tail: bytes) -> int:
-        """Check the file's accumulator, then write its blocks and fingerprint in one
-        transaction; returns its transaction count."""
+        """Check the file's accumulator, then write it in one transaction; its transaction count."""
         stored = era.accumulator()
         records = [(b.hash, b.accumulated) for b in blocks if b.accumulated is not None]
         if stored is not None and accumulator_root(records) != stored:
@@ -550,8 +545,7 @@ class HistoryIndex:
         return [blob[i:i + 20] for i in range(0, len(blob), 20)]
 
     def senders_between(self, lo: int, hi: int) -> dict[int, bytes]:
-        """The senders of every indexed block in ``[lo, hi]``, 20 bytes each concatenated, by
-        number."""
+        """The senders of every indexed block in ``[lo, hi]``, 20 bytes each concatenated, by number."""
         with self._lock:
             rows = self._db.execute("SELECT number, senders FROM blocks WHERE number BETWEEN ? "
                                     "AND ?", (lo, hi)).fetchall()
@@ -573,8 +567,7 @@ class HistoryIndex:
                              "BETWEEN ? AND ? ORDER BY number", address, lo, hi)
 
     def blocks_with_topic(self, position: int, topic: Hash32, lo: int, hi: int) -> Iterator[int]:
-        """Numbers of the blocks in ``[lo, hi]`` holding a log with ``topic`` at ``position``,
-        ascending."""
+        """Numbers of the blocks in ``[lo, hi]`` holding a log with ``topic`` at ``position``."""
         return self._numbers("SELECT number FROM log_topic WHERE position = ? AND topic = ? AND "
                              "number BETWEEN ? AND ? ORDER BY number", position, topic, lo, hi)
 

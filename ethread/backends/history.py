@@ -43,8 +43,7 @@ R = TypeVar("R")
 
 
 class BlockRecord(NamedTuple):
-    """A block as stored: header and body in RLP, and the senders of its transactions (which
-    the body does not carry and recovering costs a signature check each)."""
+    """A block as stored: header and body in RLP, and the senders of its transactions."""
 
     header_rlp: bytes
     body_rlp: bytes
@@ -86,8 +85,7 @@ class HistoryRecords(Protocol):
         """(block hash, index) of a canonical transaction."""
 
     def logs_record(self, number: int) -> bytes | None:
-        """The block's :func:`~ethread.backends.logindex.encode_block_logs` record; None or
-        empty: read the receipts."""
+        """The block's :func:`~ethread.backends.logindex.encode_block_logs` record; None or empty: read receipts."""
 
     def blocks_with_address(self, address: Address, lo: int, hi: int) -> Iterable[int]:
         """Ascending numbers in ``[lo, hi]`` of blocks where ``address`` logged."""

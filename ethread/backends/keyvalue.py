@@ -470,8 +470,7 @@ class KeyValueBackend(CachedHistory):
         return self._read(_answer_key(name, block_hash))
 
     def put_answer_record(self, name: bytes, block_hash: Hash32, answer: bytes) -> None:
-        """Keep ``answer`` under ``name`` beside a held block (inside :meth:`import_batch`, in
-        the same write as the block)."""
+        """Keep ``answer`` under ``name`` beside a held block (in the current batch, if any)."""
         if self._read(b"H" + block_hash) is None:
             raise ValueError(f"block 0x{block_hash.hex()} is not held")
         self._write(_answer_key(name, block_hash), answer)

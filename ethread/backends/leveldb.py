@@ -112,8 +112,7 @@ class LevelDBStore(Engine):
             raise StoreError(f"the store at {self.path} is closed") from None
 
     def version(self) -> int:
-        """Always 0: a LevelDB store is opened by one process, so it never sees changes made
-        elsewhere."""
+        """Always 0: a LevelDB store is opened by one process, so it never sees changes made elsewhere."""
         return 0  # one process at a time: this backend made every change it could see
 
     def compact(self) -> None:

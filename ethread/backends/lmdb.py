@@ -164,8 +164,7 @@ class LMDBBackend(KeyValueBackend):
     serve it while this one imports (and this one sees their blocks)."""
 
     holds_history_in_memory = True
-    """Memory-mapped, readers never wait: one-block lookups take microseconds
-    (:class:`~ethread.backend.HistoryInMemory`)."""
+    """Memory-mapped, readers never wait (:class:`~ethread.backend.HistoryInMemory`)."""
 
     def __init__(self, path: str | Path, *, create: bool = True, cache_blocks: int = 4096,
                  map_size: int = DEFAULT_MAP_SIZE) -> None:

@@ -61,8 +61,7 @@ def collect_logs(
     candidates: Sequence[int],
     logs_at: Callable[[int], Iterable[Log]],
 ) -> list[Log]:
-    """Matching logs of ``candidates`` in chain order, honouring the query's limit and
-    deadline. ``logs_at`` gives every log of a block."""
+    """Matching logs of ``candidates`` in chain order (``logs_at``: every log of a block)."""
     out: list[Log] = []
     matches = query.log_matcher()
     limit = query.limit

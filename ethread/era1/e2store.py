@@ -42,8 +42,7 @@ TYPE_NAMES = {
 
 
 class FormatError(StoreError):
-    """An archive file that is truncated or does not hold what its format says; the message
-    names the file and the byte offset."""
+    """An archive file that is truncated or malformed; the message names file and byte offset."""
 
     def __init__(self, path: str, offset: int, detail: str) -> None:
         super().__init__(f"{path}: at byte {offset}: {detail}")

@@ -62,11 +62,10 @@ def export_bounds(backend: Any, network: str | None, first: int, last: int | Non
 
 def held_epochs(backend: Any, first: int, last: int, *, receipts: bool, td_from_genesis: bool,
                 progress: Progress | None) -> Iterator[tuple[int, Iterator[EpochBlock]]]:
-    """The epochs of ``[first, last]`` the backend holds (a gap's are skipped), each as its
-    first block and its blocks with their receipts (None unless ``receipts``) and total
-    difficulty. The total difficulty is the backend's own when it keeps one, else summed from
-    genesis when ``td_from_genesis``, else unknown (None) until a proof-of-work block needs it
-    (StoreError then); it stays flat past the merge."""
+    """The epochs of ``[first, last]`` the backend holds, each as its first block and its blocks
+    with receipts (None unless ``receipts``) and total difficulty: the backend's own, else summed
+    from genesis with ``td_from_genesis``, else None (StoreError where proof of work needs it);
+    flat past the merge; a gap's epochs are skipped."""
     own_td = backend.total_difficulty if isinstance(backend, TotalDifficultySource) else None
     td: int | None = None
     if own_td is None and td_from_genesis:

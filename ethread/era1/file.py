@@ -51,8 +51,7 @@ def era1_filename(network: str, epoch: int, root: Hash32) -> str:
 
 
 class Era1File(MappedFile):
-    """One open Era1 file. Reads are bounds-checked: damage raises
-    :class:`~ethread.era1.e2store.FormatError` naming the file and offset."""
+    """One open Era1 file; damage raises :class:`~ethread.era1.e2store.FormatError`."""
 
     kind: Literal["era1"] = "era1"
 

@@ -34,8 +34,7 @@ def trie_root(items: list[object]) -> bytes:
 def block_problem(number: int, header: Header, body: Any, receipts: Any,
                   parent: bytes | None) -> str | None:
     """What is wrong with the decoded block ``number`` of an archive file (None: nothing): its
-    number, its link to ``parent``, the roots its body and its receipts (unless None) must
-    rebuild."""
+    number, its link to ``parent``, the roots its body and receipts must rebuild."""
     if not isinstance(body, list) or len(body) not in (2, 3):
         return "the body is not [transactions, uncles] or [transactions, uncles, withdrawals]"
     if header.number != number:

@@ -46,8 +46,7 @@ def fork_activations(config: ChainConfig, genesis_time: int
 
 def fork_id(config: ChainConfig, genesis_hash: bytes, genesis_time: int, head_number: int,
             head_time: int) -> ForkId:
-    """The identifier of a node of this chain whose head is at ``head_number`` and
-    ``head_time``."""
+    """The identifier of a node of this chain whose head is at ``head_number`` and ``head_time``."""
     checksum = zlib.crc32(genesis_hash)
     blocks, times = fork_activations(config, genesis_time)
     for activations, reached in ((blocks, head_number), (times, head_time)):

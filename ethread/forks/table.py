@@ -79,8 +79,7 @@ class Fork:
     title: str
     """The name execution-spec-tests fixtures use (``"Osaka"``, ``"BPO1"``)."""
     vm_base: str
-    """The fork whose execution rules it runs (a BPO fork runs Osaka's with other blob
-    parameters)."""
+    """The fork whose execution rules it runs (a BPO fork runs Osaka's with other blob parameters)."""
     transaction_types: frozenset[int]
     """The transaction types a block may carry."""
     low_s: bool

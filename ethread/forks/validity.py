@@ -461,8 +461,7 @@ def check_intrinsic_gas(fork: Fork, tx: TxFields, sender: bytes | None = None,
 
 
 def check_sender_code(fork: Fork, code: bytes, sender: bytes | None = None) -> None:
-    """EIP-3607 (every fork): a sender without code, but for an EIP-7702 delegation (from
-    Prague)."""
+    """EIP-3607 (every fork): a sender without code, but for an EIP-7702 delegation (from Prague)."""
     if code and not (SET_CODE in fork.transaction_types and code.startswith(DELEGATION_PREFIX)):
         raise SenderNotEOA(len(code), sender=sender)
 

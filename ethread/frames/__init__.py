@@ -172,10 +172,9 @@ def logs(
     finally:
         if bar is not None:
             bar.close()
-    columns: dict[str, tuple[c.Column, list[Any]]] = dict(cols)
     if events is not None:
-        columns.update(decoded_columns(events, set(columns), raw))
-    return c.with_pandas_types(c.table(columns))
+        cols.update(decoded_columns(events, set(cols), raw))
+    return c.with_pandas_types(c.table(cols))
 
 
 def _bytes(value: bytes | str, size: int, what: str) -> bytes:

@@ -44,9 +44,8 @@ class RawBlockSource(Protocol):
 
     def raw_blocks(self, start: int, stop: int, *, receipts: bool = True
                    ) -> Iterator[RawBlock]:
-        """The records of blocks ``range(start, stop)`` in order, nothing decoded (without
-        their receipts when ``receipts`` is false); a block the backend lacks raises
-        :class:`~ethread.errors.MissingBlocks`."""
+        """The records of blocks ``range(start, stop)`` in order, undecoded; a block the
+        backend lacks raises :class:`~ethread.errors.MissingBlocks`."""
 
     def chain_config(self) -> ChainConfig | None:
         """Chain id and fork schedule, when the backend knows them."""

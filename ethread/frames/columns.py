@@ -34,8 +34,7 @@ def _integers(values: Sequence[int | None], arrow_type: str) -> Any:
 
 
 def uint64(values: Sequence[int | None]) -> Any:
-    """An Arrow ``uint64`` column (counts, gas, numbers); values too large for it become a wide
-    column."""
+    """An Arrow ``uint64`` column (counts, gas, numbers); values too large for it become a wide column."""
     return _integers(values, "uint64")
 
 

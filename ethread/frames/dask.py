@@ -64,8 +64,7 @@ def partitions(backend: Any, start: int | None = None, stop: int | None = None,
 def dataframe(backend: Any, name: str, start: int | None = None, stop: int | None = None,
               *, blocks_per_partition: int = STORE_PARTITION) -> Any:
     """The table ``name`` (any of :data:`~ethread.frames.TABLES`) of ``backend`` as a Dask
-    DataFrame, one partition per archive file (or per ``blocks_per_partition`` blocks of an
-    LMDB store), read by whichever workers the current Dask scheduler has."""
+    DataFrame, one partition per archive file (or per ``blocks_per_partition`` store blocks)."""
     dd = _dask()
     if name not in SPECS:
         raise ValueError(f"no table {name!r}; the tables are {', '.join(SPECS)}")

@@ -38,8 +38,7 @@ from .extra import pyarrow
 
 
 def _is(backend: Any, module: str, name: str) -> bool:
-    """Whether ``backend`` is ``module.name``'s, without importing that module (a backend
-    whose module was never imported is not one of its; importing it would ask for its engine,
+    """Whether ``backend`` is ``module.name``'s, without importing that module (and its engine,
     plyvel or lmdb, which an Era reader need not have)."""
     loaded = sys.modules.get(module)
     return loaded is not None and isinstance(backend, getattr(loaded, name))
@@ -72,9 +71,8 @@ PARALLEL_FROM_BLOCKS = 16_384
 
 
 def worth_workers(backend: Any, start: int, stop: int) -> bool:
-    """Whether ``range(start, stop)`` is big enough to share among processes: the bytes of
-    the archive files it spans (each file's share, by blocks) on an Era backend, else its
-    blocks."""
+    """Whether ``range(start, stop)`` is big enough to share among processes: by archive
+    bytes on an Era backend, else by blocks."""
     if isinstance(backend, EraBackend):
         spanned = 0.0
         for era in backend.files():

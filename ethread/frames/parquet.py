@@ -20,8 +20,7 @@ CHUNK = 8192
 
 
 def held_spans(backend: ReceiptRangeSource, start: int, stop: int) -> list[tuple[int, int]]:
-    """The parts of ``range(start, stop)`` that ``backend`` holds, as ``(lo, hi)`` ranges (``hi``
-    excluded), in order."""
+    """The parts of ``range(start, stop)`` that ``backend`` holds, as ``(lo, hi)`` ranges."""
     spans: list[tuple[int, int]] = []
     at = start
     for first, last in missing_blocks(backend, start, stop):

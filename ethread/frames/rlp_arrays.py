@@ -103,9 +103,8 @@ def item_ends(data: Any, position: Any, limit: Any) -> Any:
 
 
 def _prefix_tables() -> tuple[Any, Any]:
-    """For each first byte of an item: how many bytes its head takes (the first, then a long
-    length's own bytes), and its payload's length when the first byte tells it (-1 when a
-    long length follows)."""
+    """For each first byte of an item: how many bytes its head takes, and its payload's length
+    (-1 when a long length follows)."""
     global _TABLES
     if _TABLES is None:
         np = numpy()

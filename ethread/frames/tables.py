@@ -31,8 +31,7 @@ Stop = int | Literal["latest"]
 
 
 def bounds(backend: ChainPointers, start: Start, stop: Stop) -> tuple[int, int]:
-    """``(start, stop)`` as block numbers, ``"earliest"`` and ``"latest"`` read from the
-    backend (a backend without blocks has the empty range ``(0, 0)``)."""
+    """``(start, stop)`` as block numbers (a backend without blocks has the range ``(0, 0)``)."""
     if start == "earliest":
         start = backend.pointer("earliest") or 0
     if stop == "latest":
@@ -170,8 +169,7 @@ def log_row(log: Any) -> tuple[Any, ...]:
 
 
 def progress_bar(total: int, wanted: bool, unit: str = "blocks") -> Any:
-    """A tqdm bar over ``total`` blocks when wanted, the range long and a notebook or terminal
-    there to see it, else None."""
+    """A tqdm bar over ``total`` blocks when wanted, the range long and someone watching."""
     if not wanted or total < PROGRESS_FROM or not shows_bars():
         return None
     return tqdm().tqdm(total=total, unit=unit, unit_scale=True, desc="ethread.frames",

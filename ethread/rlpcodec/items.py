@@ -58,8 +58,7 @@ def int_to_bytes(value: int) -> bytes:
 
 
 def decode_nested(raw: bytes) -> Nested:
-    """``raw`` decoded into byte strings and lists; ValueError when it is not one whole RLP
-    item."""
+    """``raw`` decoded into byte strings and lists; ValueError when it is not one whole RLP item."""
     return _whole(raw, 0, len(raw))
 
 
