@@ -582,8 +582,7 @@ class CallRequest(Pretty):
 
     @property
     def wants_blobs(self) -> bool:
-        """Whether the call carries blob fields (versioned hashes or a blob fee cap), making it a
-        blob transaction."""
+        """Whether the call carries blob fields, making it a blob transaction."""
         return self.blob_versioned_hashes is not None or self.max_fee_per_blob_gas is not None
 
 

@@ -31,8 +31,7 @@ def in_notebook() -> bool:
 
 
 def shows_bars(stream: TextIO | None = None) -> bool:
-    """Whether a progress bar should be drawn on ``stream`` (default: stderr): in a notebook,
-    or when the stream is a terminal; never into a file, a pipe or CI output."""
+    """Whether a progress bar should be drawn on ``stream`` (default: stderr): a notebook or a terminal."""
     return in_notebook() or is_terminal(sys.stderr if stream is None else stream)
 
 

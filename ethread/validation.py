@@ -22,8 +22,7 @@ def _kind(value: Any) -> str:
 
 
 def check_bytes(value: Any, what: str, length: int) -> bytes:
-    """Exactly ``length`` bytes (bytes, bytearray or memoryview); a hex string or a wrong length
-    gets an error saying what to pass."""
+    """Exactly ``length`` bytes (bytes, bytearray or memoryview), else an error saying what to pass."""
     if type(value) is bytes:
         if len(value) != length:
             raise ArgumentValueError(f"{what}: expected {length} bytes, got {len(value)}")

@@ -215,8 +215,7 @@ def _response(raw: bytes) -> RPCResponse:
 
 
 def _sorted_batch(response: Any) -> list[RPCResponse] | RPCResponse:
-    """Batch answers in request order (ids are the provider's counter), or the one error
-    object a refused batch gets."""
+    """Batch answers in request order, or the one error object a refused batch gets."""
     if not isinstance(response, list):
         return response  # type: ignore[no-any-return]
     return sorted(response, key=lambda r: (r.get("id") is None, r.get("id") or 0))
@@ -246,8 +245,7 @@ class EthreadProvider(JSONBaseProvider):
         return self.explainer.abis if self.explainer is not None else ContractAbis()
 
     def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
-        """Answer one web3.py request through the in-process dispatcher (on a dev chain,
-        explained when it fails or logs to the console)."""
+        """Answer one web3.py request through the in-process dispatcher (explained on a dev chain)."""
         raw = self.dispatcher.handle(_request_body(method, params, next(self.request_counter)))
         response = _response(raw or _no_answer())
         if self.explainer is not None:
@@ -282,8 +280,7 @@ class AsyncEthreadProvider(AsyncJSONBaseProvider):
 
     async def make_batch_request(self, requests: list[tuple[RPCEndpoint, Any]],
                                  ) -> list[RPCResponse] | RPCResponse:
-        """Answer a web3.py batch through the dispatcher in a worker thread, responses in request
-        order."""
+        """Answer a web3.py batch through the dispatcher in a worker thread, in request order."""
         raw = await asyncio.to_thread(self.dispatcher.handle,
                                       self.encode_batch_rpc_request(requests))
         return _sorted_batch(self.decode_rpc_response(raw or _no_answer()))

@@ -98,8 +98,7 @@ def transaction_facts(block: Block) -> list[TxFacts]:
 
 def receipts_of_rows(block: Block, rows: Iterable[ReceiptRow], config: ChainConfig
                      ) -> tuple[Receipt, ...]:
-    """Receipt models of ``block`` from its receipts' consensus fields (one row a transaction,
-    in order); see :func:`receipts_of_facts`."""
+    """Receipt models of ``block`` from its receipts' consensus fields (one row a transaction)."""
     header: Header = block.header
     return receipts_of_facts(header.hash, header.number, header.timestamp,
                              header.excess_blob_gas, transaction_facts(block), rows, config)

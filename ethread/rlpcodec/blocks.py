@@ -57,8 +57,7 @@ _WITHDRAWAL = trusted_maker(Withdrawal, by_keyword=True)
 
 
 def read_withdrawal(item: Any, rules: Rules) -> Withdrawal:
-    """A :class:`~ethread.models.Withdrawal` from its decoded RLP list: index, validator
-    index, address, amount."""
+    """A :class:`~ethread.models.Withdrawal` from its decoded RLP list."""
     f = rules.record(item, 4, "withdrawal must have 4 fields", ())
     uint = rules.uint
     return _WITHDRAWAL(index=uint(f[0]), validator_index=uint(f[1]),
@@ -84,8 +83,7 @@ def block_item(
     uncles: Sequence[Header],
     withdrawals: Sequence[Withdrawal] | None,
 ) -> list[Any]:
-    """A block as the nested list RLP encodes: header fields, transactions, uncles and (from
-    Shanghai) withdrawals."""
+    """A block as the nested list RLP encodes (withdrawals from Shanghai)."""
     item: list[Any] = [
         header_fields(header),
         [transaction_item(tx) for tx in transactions],

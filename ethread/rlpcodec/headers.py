@@ -106,8 +106,7 @@ def header_from_fields(items: Any, *, raw: bytes | None = None) -> Header:
 
 
 def decode_header(data: bytes) -> Header:
-    """A :class:`~ethread.models.Header` from its RLP (its hash included), every field
-    checked; raises :class:`~ethread.rlpcodec.items.DecodeError` on malformed input."""
+    """A :class:`~ethread.models.Header` from its RLP, every field checked (else DecodeError)."""
     try:
         items = rlp.decode(data)
     except rlp.DecodingError as exc:

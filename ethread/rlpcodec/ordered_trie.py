@@ -23,8 +23,7 @@ _INDEX = {digit: index for index, digit in enumerate("0123456789abcdef")}
 
 
 def hex_prefix(path: str, leaf: bool) -> bytes:
-    """The hex-prefix encoding of a node's path (hex digits): the flag nibble says leaf or
-    extension, odd or even."""
+    """The hex-prefix encoding of a node's path (hex digits): leaf or extension, odd or even."""
     if len(path) % 2:
         return bytes.fromhex(("3" if leaf else "1") + path)
     return bytes.fromhex(("20" if leaf else "00") + path)
@@ -42,8 +41,7 @@ def rlp_string(value: bytes) -> bytes:
 
 
 def ordered_trie_root(items: Iterable[bytes]) -> bytes:
-    """The root of the trie holding the ``i``-th of ``items`` under ``rlp(i)`` (each item as
-    the trie stores it: an encoded transaction, receipt or withdrawal)."""
+    """The root of the trie holding the ``i``-th of ``items`` (as the trie stores it) under ``rlp(i)``."""
     pairs = sorted((rlp_string(position.to_bytes((position.bit_length() + 7) // 8, "big")).hex(),
                     item) for position, item in enumerate(items))
     if not pairs:

@@ -52,8 +52,7 @@ class ConsensusLog(NamedTuple):
 
 
 class ConsensusReceipt(NamedTuple):
-    """A receipt's consensus fields, in the shape
-    :func:`~ethread.rlpcodec.assemble.build_receipts` reads from py-evm."""
+    """A receipt's consensus fields, shaped as :func:`~ethread.rlpcodec.assemble.build_receipts` reads."""
 
     state_root: bytes
     gas_used: int
@@ -69,8 +68,7 @@ def _strict_decode(data: bytes) -> Any:
 
 
 def decode_consensus_receipts(data: bytes) -> list[ConsensusReceipt]:
-    """Decode ``rlp([receipt, ...])`` from outside (each a list, or a typed envelope string)
-    with pyrlp's strict decoder."""
+    """Decode ``rlp([receipt, ...])`` from outside with pyrlp's strict decoder."""
     decode = _strict_decode
     items = decode(data)
     if not isinstance(items, list):

@@ -14,8 +14,7 @@ from .transactions import signing_hash_of_item, typed_signing_hash
 
 
 def _signature(item: Any) -> tuple[bytes, int, int, int]:
-    """(hash signed, y parity, r, s) of a transaction as a block body holds it (a typed
-    one's payload decoded once, for both)."""
+    """(hash signed, y parity, r, s) of a transaction as a block body holds it."""
     if isinstance(item, list):
         v = int.from_bytes(item[6], "big")
         chain_id = (v - 35) // 2 if v >= 35 else None

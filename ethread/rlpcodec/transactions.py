@@ -119,8 +119,7 @@ def _fee_market(f: list[Any], rules: Rules) -> dict[str, Any]:
 
 
 def dynamic_fee_transaction(raw: Nested, rules: Rules) -> DynamicFeeTransaction:
-    """A type-2 transaction from its 12 fields: the nine of :func:`_fee_market`, y parity, r,
-    s (read in line: the most common type)."""
+    """A type-2 transaction from its 12 fields: the nine of :func:`_fee_market`, y parity, r, s."""
     f = _fields(raw, rules, 12, "dynamic-fee", 8)
     uint = rules.uint
     return _DYNAMIC_FEE(
@@ -157,8 +156,7 @@ _TYPED: dict[int, Callable[[Any, Rules], Transaction]] = {
 
 
 def typed_transaction_from_fields(kind: int, fields: Any, rules: Rules = STRICT) -> Transaction:
-    """A typed transaction of type ``kind`` (1 to 4) from its decoded RLP payload (a payload
-    that is no list is refused as such, whatever its type)."""
+    """A typed transaction of type ``kind`` (1 to 4) from its decoded RLP payload."""
     fields = rules.sequence(fields)
     decoder = _TYPED.get(kind)
     if decoder is None:
@@ -167,8 +165,7 @@ def typed_transaction_from_fields(kind: int, fields: Any, rules: Rules = STRICT)
 
 
 def decode_typed_transaction(envelope: bytes) -> Transaction:
-    """A typed transaction (types 1 to 4) from its envelope, from outside: the type byte
-    followed by the RLP payload, every field checked."""
+    """A typed transaction (types 1 to 4) from its envelope from outside, every field checked."""
     if not envelope:
         raise DecodeError("empty typed transaction")
     try:
@@ -223,8 +220,7 @@ def transaction_item(tx: Transaction) -> Any:
 
 
 def typed_signing_hash(kind: bytes, fields: Sequence[Any]) -> Hash32:
-    """The hash the sender of a typed transaction signs, from its type byte and its decoded
-    payload: the envelope without the last three fields (y parity, r, s)."""
+    """The hash a typed transaction's sender signs: its envelope without y parity, r and s."""
     return keccak(kind + encode_nested(fields[:-3]))
 
 
