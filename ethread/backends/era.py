@@ -120,8 +120,8 @@ class EraBackend(CachedHistory):
     """Serves the blocks, transactions, receipts and logs of the Era1 and ``ere`` files in
     ``folder``.
 
-    ``config`` defaults to that of the network the file names name, when known. Files the
-    index does not hold as they are are indexed first, by ``index_workers`` processes (see
+    ``config`` defaults to that of the network the file names name, when known. Files new or
+    changed since the index last held them are indexed first, by ``index_workers`` processes (see
     :meth:`HistoryIndex.build <ethread.backends.era_index.HistoryIndex.build>`); what that
     did is :attr:`index_report`.
     """
