@@ -6,10 +6,8 @@
     block = ethread.methods.get_block_by_number(backend, "latest")
     raw = ethread.handle(backend, b'{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}')
 
-``import ethread`` loads none of what the names below need (py-evm, the codec, the storage
-engines, pyarrow): each name is imported the first time it is read (PEP 562, :data:`_LAZY`),
-so a command's ``--help`` or a script that uses one backend pays only for what it touches.
-``from ethread import X`` reads the name, so it imports X's module then.
+Each name below is imported the first time it is read (PEP 562, :data:`_LAZY`), so
+``import ethread`` loads none of py-evm, the codec, the storage engines or pyarrow.
 """
 
 from __future__ import annotations
@@ -64,13 +62,11 @@ _LAZY = {name: f"ethread.{module}" for module, names in _NAMES.items() for name 
 """Each public name and the module it is imported from when first read."""
 
 _SUBMODULES = ("frames", "methods")
-"""Subpackages reachable as attributes (``ethread.methods.get_logs``) before any import of
-them."""
+"""Subpackages reachable as attributes (``ethread.methods.get_logs``) before any import of them."""
 
 
 def __getattr__(name: str) -> Any:
-    """Import the module of a public name the first time it is read, and keep the value in the
-    package's namespace (the next read costs nothing)."""
+    """Import the module of a public name the first time it is read, and keep the value."""
     if name == "KECCAK_BACKEND":  # the keccak-256 backend eth-hash hashes with (ethread.keccak)
         value = importlib.import_module("ethread.keccak").BACKEND
     elif name in _SUBMODULES:

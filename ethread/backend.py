@@ -1,10 +1,7 @@
 """What a chain backend provides, one small protocol per concern.
 
 Lookups answer the value or ``None`` when it is absent, and raise only when the store itself
-fails. Tags (latest, safe, finalized, earliest) are resolved above storage, from the numbers
-:class:`ChainPointers` gives. Three backends implement these: in memory, LevelDB, and Era1
-archive files; the last holds history only and answers :class:`StateSource` with
-:class:`~ethread.errors.StateUnavailable`.
+fails. Tags are resolved above storage, from the numbers :class:`ChainPointers` gives.
 """
 
 from __future__ import annotations
@@ -37,8 +34,7 @@ class HeaderSource(Protocol):
         """The header of the block with this hash, or None if the backend does not hold it."""
 
     def canonical_hash(self, number: int) -> Hash32 | None:
-        """Hash of the canonical block at ``number``, or None past the head or before the
-        earliest block held."""
+        """Hash of the canonical block at ``number``, or None when it is not held."""
 
 
 @runtime_checkable
@@ -62,8 +58,7 @@ class ReceiptSource(Protocol):
     """A source of a block's receipts."""
 
     def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None:
-        """The receipts of the block with this hash, in transaction order, or None if the block is
-        not held."""
+        """The receipts of the block with this hash, in order, or None if it is not held."""
 
 
 @runtime_checkable
@@ -87,8 +82,7 @@ class LogQuery:
     deadline: Deadline = NO_DEADLINE
 
     def matches(self, address: Address, topics: Sequence[Hash32]) -> bool:
-        """Whether a log with this address and these topics passes the query's address and topic
-        filters (the block range is not checked)."""
+        """Whether a log with this address and these topics passes the filters (not the range)."""
         if self.addresses and address not in self.addresses:
             return False
         if len(self.topics) > len(topics):
@@ -99,8 +93,7 @@ class LogQuery:
         return True
 
     def log_matcher(self) -> Callable[[Log], bool]:
-        """:meth:`matches` for one log, specialised for this filter: most queries name only
-        addresses, and a hot loop over thousands of logs should not re-check the rest."""
+        """:meth:`matches` for one log, specialised for this filter (most name only addresses)."""
         if not self.topics:
             if not self.addresses:
                 return lambda log: True
@@ -110,11 +103,8 @@ class LogQuery:
 
 
 class ResultLimitReached(Picklable, Exception):
-    """A log query matched more than its limit.
-
-    ``fits_through`` is the last block number such that ``[from_number, fits_through]`` stays
-    within the limit (``from_number - 1`` when even the first block alone is over it).
-    """
+    """A log query matched more than its limit. ``fits_through`` is the last block number such
+    that ``[from_number, fits_through]`` stays within it (``from_number - 1``: none does)."""
 
     def __init__(self, fits_through: int) -> None:
         super().__init__(fits_through)
@@ -126,9 +116,7 @@ class LogSource(Protocol):
     """Answers log queries (eth_getLogs) from a backend's log index."""
 
     def logs(self, query: LogQuery) -> list[Log]:
-        """Matching canonical logs in chain order. A backend answers from an index so that a
-        selective query does not visit every block of the range; it calls
-        ``query.deadline.check()`` as it goes."""
+        """Matching canonical logs in chain order, from an index, checking ``query.deadline``."""
 
 
 @runtime_checkable
@@ -136,8 +124,7 @@ class ChainPointers(Protocol):
     """A source of the named blocks: latest, safe, finalized and earliest."""
 
     def pointer(self, name: Pointer) -> int | None:
-        """Block number of the head (latest), safe, finalized or earliest block held; None
-        when the store is empty."""
+        """Block number of the named block held; None when the store is empty."""
 
 
 def pointer_number(name: Pointer, head: int | None, stored: Mapping[str, int], earliest: int = 0) -> int | None:
@@ -157,14 +144,13 @@ class StateSource(Protocol):
     """Gives py-evm the database holding account state, for eth_call, balances and proofs."""
 
     def evm_database(self) -> ChainDatabaseAPI:
-        """py-evm chain database holding the headers and the state trie nodes of every block
-        whose state this backend keeps. Raises StateUnavailable when it keeps none."""
+        """py-evm chain database holding headers and state trie nodes; raises StateUnavailable
+        when the backend keeps no state."""
 
 
 @runtime_checkable
 class ConfigSource(Protocol):
-    """A source of the chain's fork schedule, and of the generation counter that changes whenever
-    the backend's content does."""
+    """A source of the chain's fork schedule."""
 
     def chain_config(self) -> ChainConfig | None:
         """Chain id and fork schedule, when the backend knows them."""
@@ -182,12 +168,10 @@ class Backend(
     ConfigSource,
     Protocol,
 ):
-    """Everything the eleven methods read. A test double may implement only the parts the
-    method under test calls."""
+    """Everything the eleven methods read (a test double may implement only what it needs)."""
 
     def generation(self) -> int:
-        """A number that changes whenever anything the methods read changes (a block added,
-        a pointer moved). Caches of answers key on it."""
+        """A number that changes whenever anything the methods read changes (caches key on it)."""
 
 
 # -- optional capabilities, checked with isinstance -------------------------------------------
@@ -195,20 +179,17 @@ class Backend(
 
 @runtime_checkable
 class HistoryInMemory(Protocol):
-    """A backend whose one-block lookups take microseconds, so that a server may answer them
-    on its event loop instead of a worker thread."""
+    """A backend whose one-block lookups take microseconds (a server answers on its loop)."""
 
     holds_history_in_memory: bool
 
 
 @runtime_checkable
 class TotalDifficultySource(Protocol):
-    """A backend that stores each block's total difficulty (Era1 archives do), so that an
-    export need not sum the difficulties from genesis."""
+    """A backend that stores each block's total difficulty (Era1 archives do)."""
 
     def total_difficulty(self, number: int) -> int | None:
-        """The total difficulty of the chain up to and including block ``number``, or None if not
-        held."""
+        """The total difficulty through block ``number``, or None if not held."""
 
 
 @runtime_checkable
@@ -221,22 +202,17 @@ class Closeable(Protocol):
 
 @runtime_checkable
 class AnswerRecords(Protocol):
-    """A store that keeps, beside each block, answers derived from it when it was written (the
-    codec's JSON of its receipts: :mod:`ethread.codec.stored_answers`), so that reading a block
-    no process has decoded is one lookup: opaque bytes under a name that says their format (a
-    writer of another format finds nothing under its own, and derives the answer again)."""
+    """A store that keeps, beside each block, answers derived from it when it was written
+    (:mod:`ethread.codec.stored_answers`): opaque bytes under a name that says their format."""
 
     def answer_record(self, name: bytes, block_hash: Hash32) -> bytes | None:
         """The answer kept under ``name`` for the block with this hash, or None."""
 
     def put_answer_record(self, name: bytes, block_hash: Hash32, answer: bytes) -> None:
-        """Keep ``answer`` under ``name`` for a held block: inside :meth:`WritableBackend.
-        import_batch`, it lands with whatever else the batch writes (the block itself, at
-        import)."""
+        """Keep ``answer`` under ``name`` for a held block (inside an import batch, with it)."""
 
     def drop_answer_records(self, keep: frozenset[bytes]) -> int:
-        """Delete every kept answer whose name is not in ``keep`` (those of a format no longer
-        written, which nothing reads); how many."""
+        """Delete every kept answer whose name is not in ``keep``; how many."""
 
 
 @runtime_checkable

@@ -14,9 +14,8 @@ from .errors import Cancelled, QueryTimeout
 
 
 class CancelToken:
-    """Set when the work of a request is no longer wanted (its client went away, the server is
-    shutting down). Whatever checks a :class:`Deadline` made while the token is current
-    (:func:`cancellable`) stops with :class:`~ethread.errors.Cancelled`."""
+    """Set when a request's work is no longer wanted; a :class:`Deadline` made while the token is
+    current (:func:`cancellable`) then stops with :class:`~ethread.errors.Cancelled`."""
 
     __slots__ = ("cancelled", "reason")
 
@@ -25,8 +24,7 @@ class CancelToken:
         self.reason = ""
 
     def cancel(self, reason: str = "request cancelled: the client disconnected") -> None:
-        """Mark the request's work unwanted, with the reason the running query reports; later calls
-        keep the first reason."""
+        """Mark the request's work unwanted, with the reason reported (the first one given)."""
         if not self.cancelled:
             self.reason = reason
             self.cancelled = True
@@ -49,9 +47,8 @@ def cancellable(token: CancelToken | None) -> Iterator[None]:
 class Deadline:
     """A point in time after which a query must stop working, not only stop waiting.
 
-    ``clock`` reads the time ``at`` is on (the process's monotonic clock unless a caller, such
-    as a test, brings its own). ``token`` stops the work earlier when it is cancelled;
-    :meth:`after` takes the current one (:func:`cancellable`)."""
+    ``clock`` reads the time ``at`` is on (monotonic by default); ``token`` stops the work
+    earlier when cancelled."""
 
     at: float
     clock: Callable[[], float] = field(default=time.monotonic, compare=False)
@@ -59,8 +56,7 @@ class Deadline:
 
     @classmethod
     def after(cls, seconds: float, clock: Callable[[], float] = time.monotonic) -> Deadline:
-        """A deadline ``seconds`` from now on ``clock``, tied to the current request's cancel
-        token."""
+        """A deadline ``seconds`` from now on ``clock``, tied to the current cancel token."""
         return cls(clock() + seconds, clock, _CURRENT_TOKEN.get())
 
     def expired(self) -> bool:
@@ -71,8 +67,7 @@ class Deadline:
         return self.clock() > self.at
 
     def check(self) -> None:
-        """Raise :class:`~ethread.errors.QueryTimeout` if the deadline has passed (long scans call
-        it between steps)."""
+        """Raise :class:`~ethread.errors.QueryTimeout` if the deadline has passed."""
         if self.expired():
             raise QueryTimeout()
 

@@ -1,9 +1,7 @@
 """Short text and HTML renderings of models and backends, for the REPL and notebooks.
 
-Byte strings print as ``0x`` hex; those longer than 32 bytes (blooms, input data, proofs) are
-abridged to their first and last bytes and their length, so a block or receipt fits on a line
-or two. Nested lists of models print as counts. In Jupyter, ``_repr_html_`` shows a table of
-the same values.
+Byte strings print as ``0x`` hex, abridged past 32 bytes to their ends and length; nested lists
+of models print as counts. In Jupyter, ``_repr_html_`` shows a table of the same values.
 """
 
 from __future__ import annotations
@@ -47,8 +45,7 @@ SIGNATURE_WORDS = ("r", "s")
 
 
 def field_items(model: Any) -> list[tuple[str, Any]]:
-    """(name, value) of a model's fields, leaving out None (fork-dependent fields); the
-    signature words r and s as hex."""
+    """(name, value) of a model's fields but None ones; signature words r and s as hex."""
     items = []
     for f in fields(model):
         value = getattr(model, f.name)
@@ -80,8 +77,7 @@ def repr_of(model: Any) -> str:
 
 
 def html_table(title: str, rows: Iterable[tuple[str, Any]]) -> str:
-    """A two-column HTML table under a bold title; values shown as :func:`short_value`
-    (strings as they are)."""
+    """A two-column HTML table under a bold title; values as :func:`short_value` (strings as is)."""
     body = "".join(
         f"<tr><th style='text-align:left'>{html.escape(name)}</th>"
         f"<td style='text-align:left'><code>"

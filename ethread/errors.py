@@ -6,19 +6,16 @@ from __future__ import annotations
 
 def rebuilt(kind: type[BaseException], args: tuple[object, ...],
             state: dict[str, object]) -> BaseException:
-    """An exception of ``kind`` with ``args`` and the attributes ``state``, made without its
-    ``__init__`` (see :class:`Picklable`)."""
+    """An exception of ``kind`` with ``args`` and attributes ``state``, without its ``__init__``."""
     error = kind.__new__(kind, *args)  # (which sets error.args)
     error.__dict__.update(state)
     return error
 
 
 class Picklable(BaseException):
-    """An exception whose ``__init__`` takes other arguments than the message it passes on
-    (a path and an offset, a list of missing spans) travels between processes whole: a
-    worker of ``frames.*(..., workers=N)`` raises it, the caller gets the same exception, not
-    a broken process pool. Python's default pickling calls ``__init__`` again with the
-    message alone, which such a class refuses."""
+    """An exception that pickles whole although its ``__init__`` takes other arguments than the
+    message (Python's default calls ``__init__`` again with the message alone), so that one a
+    worker of ``frames.*(..., workers=N)`` raises reaches the caller unchanged."""
 
     def __reduce__(self) -> tuple[object, ...]:
         return rebuilt, (type(self), self.args, dict(self.__dict__))
@@ -92,8 +89,7 @@ class QueryTimeout(LimitExceeded):
 
 
 class ResponseTooLarge(EthreadError):
-    """An answer (or the calls of a batch past the answer's size bound) not sent because it
-    would make the answer larger than the service allows (geth's -32003)."""
+    """An answer (or a batch's calls past it) larger than the service allows (geth's -32003)."""
 
     code = -32003
 
@@ -102,8 +98,7 @@ class ResponseTooLarge(EthreadError):
 
 
 class Cancelled(ServerError):
-    """The work of a request stopped because its client went away (no one reads that answer)
-    or the server is shutting down."""
+    """The work of a request stopped: its client went away or the server is shutting down."""
 
 
 class ExecutionReverted(EthreadError, code=3):
@@ -159,8 +154,7 @@ class StateUnavailable(ServerError):
 
 
 class ImportFailed(EthreadError):
-    """A block could not be imported; ``number`` and ``field`` say which and why (``number`` is
-    None when the block's RLP is too damaged to tell)."""
+    """A block could not be imported; ``number`` (None: unknown) and ``field`` say which and why."""
 
     def __init__(self, number: int | None, field: str, detail: str) -> None:
         where = f"block {number}: " if number is not None else ""
@@ -179,16 +173,14 @@ class StoreError(EthreadError):
 
 
 class StoreUnreadable(StoreError, ServerError):
-    """A store could not be read while answering (a damaged file, a failed checksum). The
-    message names what failed, never where the store is on the server's disk."""
+    """A store could not be read while answering; the message never names the store's path."""
 
 
 # Dev chain errors
 
 
 class TransactionRejected(ServerError):
-    """A dev chain refused a transaction before taking it (bad nonce, fees, funds, gas or
-    signature), in geth's words; nothing of it was kept."""
+    """A dev chain refused a transaction before taking it, in geth's words."""
 
 
 # Arguments a Python caller passed to the typed API (ethread.methods, ethread.models)
@@ -208,9 +200,7 @@ class ArgumentValueError(InvalidParams, ValueError):
 
 class MissingBlocks(EthreadError):
     """A block range asked of :mod:`ethread.frames` or :func:`ethread.iter_blocks` includes
-    blocks the backend does not hold (past its head, before its earliest block, or in a gap
-    between two Era1 archives). ``missing`` lists the absent spans as inclusive
-    ``(first, last)`` pairs; nothing is skipped silently."""
+    blocks the backend does not hold; ``missing`` lists them as inclusive ``(first, last)`` spans."""
 
     def __init__(self, missing: list[tuple[int, int]], detail: str = "") -> None:
         spans = ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in missing[:5])
@@ -224,5 +214,4 @@ class MissingBlocks(EthreadError):
 
 
 class MissingHistory(MissingBlocks, ServerError):
-    """An RPC log range over blocks the node does not hold below its head (a gap between Era1
-    archives): a clear -32000 instead of logs silently missing from the answer."""
+    """An RPC log range over blocks the node does not hold below its head (-32000)."""

@@ -1,9 +1,5 @@
-"""What to type to add an optional extra: the one wording of every "needs the X extra" hint.
-
-``pip install 'ethread[X]'`` adds extra X's packages to the environment where ethread is
-installed, whether it came from a wheel or a clone (pip counts the installed ethread as
-meeting the requirement and installs only what the extra adds); from a clone that was never
-installed, ``pip install -e '.[X]'`` in it installs both.
+"""What to type to add an optional extra: the one wording of every "needs the X extra" hint
+(``pip install 'ethread[X]'``, or ``pip install -e '.[X]'`` in a clone never installed).
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""The one folder where ethread keeps the files it makes for a user when none is named: the
-credit ledger of ``ethread serve`` and its key store (``ethread keys``), and the sidecar
-indexes of Era1/ere archive folders.
-
-``$ETHREAD_HOME`` when set; else ``$XDG_DATA_HOME/ethread``; else ``~/.local/share/ethread``.
-Nothing is written into the current folder, beside a configuration file, or into an archive
-folder (often read-only, or shared) unless a flag or a setting asks; created on first use.
+"""The one folder where ethread keeps the files it makes for a user when none is named (the
+credit ledger and key store of ``ethread serve``, the sidecar indexes of archive folders):
+``$ETHREAD_HOME``, else ``$XDG_DATA_HOME/ethread``, else ``~/.local/share/ethread``; created on
+first use.
 """
 
 from __future__ import annotations
@@ -36,9 +33,8 @@ def default_ledger() -> str:
 
 
 def era_index_path(folder: Path) -> Path:
-    """Where the sidecar index of the archive folder ``folder`` lives by default: one SQLite file
-    per folder under ``era-index/``, named by the folder's resolved path (a short digest) and
-    its last component, so that a listing says which folder each index belongs to."""
+    """Where the sidecar index of the archive folder ``folder`` lives by default: under
+    ``era-index/``, named by a digest of the folder's resolved path and its last component."""
     resolved = folder.resolve()
     digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in resolved.name) or "root"

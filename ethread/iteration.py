@@ -3,11 +3,9 @@
     for block in ethread.iter_blocks(backend, 0, 1000):   # blocks 0..999, as range() counts
         ...
 
-Single-block lookups (:mod:`ethread.methods`, the backend protocols) answer None for a block
-that is not held, as the JSON-RPC interface requires. Code that walks a range instead wants to
-know: :func:`check_range` raises :class:`~ethread.errors.MissingBlocks` naming every missing
-span (past the head, before the earliest block held, or in a gap between Era1 archives) before
-any block is read, and the iterators raise it too should a block vanish while they run.
+Unlike single-block lookups, which answer None, :func:`check_range` raises
+:class:`~ethread.errors.MissingBlocks` naming every missing span before any block is read, and
+the iterators raise it should a block vanish while they run.
 """
 
 from __future__ import annotations
@@ -32,9 +30,7 @@ _GAPPY: dict[type, bool] = {}
 
 
 def may_have_gaps(backend: object) -> TypeGuard[GapSource]:
-    """Whether ``backend`` is a :class:`GapSource`, decided once per backend class (a
-    runtime protocol check looks up every member the protocol names: as much work as a log
-    query over a small window)."""
+    """Whether ``backend`` is a :class:`GapSource`, decided once per backend class."""
     kind = type(backend)
     known = _GAPPY.get(kind)
     if known is None:
@@ -51,8 +47,7 @@ class ReceiptRangeSource(RangeSource, ReceiptSource, Protocol):
 
 
 def missing_blocks(backend: RangeSource, start: int, stop: int) -> list[tuple[int, int]]:
-    """The inclusive ``(first, last)`` spans of ``range(start, stop)`` that ``backend`` does
-    not hold, in order (empty when it holds them all)."""
+    """The inclusive ``(first, last)`` spans of ``range(start, stop)`` that ``backend`` lacks."""
     _check_bounds(start, stop)
     if start == stop:
         return []
@@ -72,8 +67,7 @@ def missing_blocks(backend: RangeSource, start: int, stop: int) -> list[tuple[in
 
 
 def check_range(backend: RangeSource, start: int, stop: int) -> None:
-    """Raise :class:`~ethread.errors.MissingBlocks` unless ``backend`` holds every block of
-    ``range(start, stop)``."""
+    """Raise :class:`~ethread.errors.MissingBlocks` unless ``backend`` holds all the range."""
     missing = missing_blocks(backend, start, stop)
     if missing:
         raise MissingBlocks(missing, _held(backend))

@@ -1,13 +1,10 @@
 """Which keccak-256 implementation this process hashes with.
 
-eth-hash chooses a backend on the first hash, pycryptodome before pysha3 when both are
-installed. Everything ethread builds on hashes through eth-hash (eth-utils, trie, py-evm), a
-dev chain's block thousands of times, and pysha3's keccak (``safe-pysha3``) costs a fraction of
-pycryptodome's a call (docs/testing.md tells what a dev chain gained).
-:func:`use_fastest_keccak` switches eth-hash to pysha3 when it is installed and nobody chose a
-backend through ``ETH_HASH_BACKEND`` (same function, less time). It runs when this module is
-first imported: every module that hashes imports it, ``import ethread`` alone does not, so a
-program that never hashes does not load eth-hash (``benchmarks/bench_startup.py``).
+eth-hash picks pycryptodome before pysha3 when both are installed, though pysha3's keccak
+(``safe-pysha3``) costs a fraction of pycryptodome's a call (docs/testing.md).
+:func:`use_fastest_keccak` switches eth-hash to pysha3 when it is installed and
+``ETH_HASH_BACKEND`` is unset. It runs when this module is first imported: every module that
+hashes imports it, ``import ethread`` alone does not.
 """
 
 from __future__ import annotations
@@ -21,9 +18,8 @@ EMPTY_KECCAK = bytes.fromhex("c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7b
 
 
 def use_fastest_keccak() -> str:
-    """Make eth-hash's shared hasher (``eth_hash.auto.keccak``) pysha3's when that is
-    installed and ``ETH_HASH_BACKEND`` names no backend; the backend in use: ``"pysha3"``, or
-    ``"auto"`` when eth-hash keeps choosing (the environment's choice, or pysha3 missing)."""
+    """Make eth-hash's shared hasher pysha3's when that is installed and ``ETH_HASH_BACKEND``
+    names no backend; the backend in use: ``"pysha3"``, or ``"auto"`` when eth-hash chooses."""
     if os.environ.get("ETH_HASH_BACKEND"):
         return "auto"
     try:
@@ -77,10 +73,8 @@ through eth-hash, for readers that hash once per row (bulk frames, ``ere`` bloom
 
 
 def keccak_spans(data: bytes, starts: Iterable[int], ends: Iterable[int]) -> bytes:
-    """The keccak-256 digests of ``data[starts[i]:ends[i]]``, back to back (32 bytes each): the
-    hashes of many items of one record in a single call, without a Python call per item
-    between (cheaper than :data:`keccak256` once per item). Each span is sliced as
-    bytes: a copy, but cheaper for pysha3 to take than a memoryview."""
+    """The keccak-256 digests of ``data[starts[i]:ends[i]]``, back to back (32 bytes each), in
+    one call (each span sliced as bytes: cheaper for pysha3 than a memoryview)."""
     spans = zip(starts, ends, strict=True)
     if _KECCAK_256 is None:  # pragma: no cover - without pysha3, eth-hash's choice
         return b"".join([keccak256(bytes(data[lo:hi])) for lo, hi in spans])

@@ -1,8 +1,5 @@
-"""The package's one bounded cache: least recently used entries go first.
-
-Every cache in ethread is owned by the object whose lifetime it shares and is this class,
-bounded in entries and, with a weight, in bytes; docs/design.md ("Caches") lists them with
-their owners, bounds and invalidation (and the two named exceptions).
+"""The package's one bounded cache: least recently used entries go first. Bounded in entries
+and, with a weight, in bytes; docs/design.md ("Caches") lists every cache ethread keeps.
 """
 
 from __future__ import annotations
@@ -53,8 +50,7 @@ class LRU(Generic[K, V]):
         return value
 
     def put(self, key: K, value: V) -> None:
-        """Store ``value`` at ``key``, evicting the least recently used entries past the item or
-        byte bound."""
+        """Store ``value`` at ``key``, evicting the least recently used entries past the bounds."""
         weight = 0
         if self._weigh is not None:
             assert self.max_bytes is not None

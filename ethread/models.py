@@ -53,11 +53,8 @@ _M = TypeVar("_M")
 
 def wire(key: str | None = None, kind: Kind | None = None, *, omit_none: bool = False,
          default: Any = MISSING) -> Any:
-    """A field of a :func:`wired` model whose JSON key or kind is not the one derived.
-
-    ``omit_none`` leaves the key out when the value is None (fork-dependent header fields);
-    otherwise None travels as JSON null (``to`` of a contract creation).
-    """
+    """A field of a :func:`wired` model whose JSON key or kind is not the one derived;
+    ``omit_none`` leaves the key out when the value is None (else it travels as null)."""
     meta = {"json": key, "kind": kind, "omit_none": omit_none}
     if default is MISSING and omit_none:
         default = None
@@ -90,16 +87,13 @@ _MAKERS: dict[tuple[type, bool], Callable[..., Any]] = {}
 
 def trusted_maker(cls: type[_M], order: str | None = None, *,
                   by_keyword: bool = False) -> Callable[..., _M]:
-    """A constructor of the frozen model ``cls`` that sets each slot directly (the dataclass
-    ``__init__``'s keyword handling and ``object.__setattr__`` per field cost more), for
-    decoders of records ethread wrote itself: nothing is checked and no ``__post_init__`` runs;
-    the object equals one the dataclass constructor makes. Made once per class.
+    """A constructor of the frozen model ``cls`` that sets each slot directly, for decoders of
+    records ethread wrote itself: nothing is checked and no ``__post_init__`` runs; the object
+    equals one the dataclass constructor makes. Made once per class.
 
-    So that a moved field never silently swaps values, a caller names how it passes them:
-    ``by_keyword=True`` (keywords only: slower a call, for makers off the hottest paths), or
-    ``order``, every field's name in the order it passes them positionally, checked now
-    against the class (TypeError when a field was moved, added or renamed). With neither, the
-    fields are taken positionally unchecked."""
+    ``by_keyword=True`` takes keywords only; ``order`` names every field in the order a caller
+    passes them positionally, checked now (TypeError when a field moved, was added or renamed);
+    with neither, fields are taken positionally unchecked."""
     if order is not None:
         check_field_order(cls, order)
     key = (cls, by_keyword)
@@ -148,8 +142,7 @@ def _make_maker(cls: type, by_keyword: bool) -> Callable[..., Any]:
 
 def _writable_twin(cls: type) -> type | None:
     """A class with the slots of ``cls`` over the same bases but no frozen ``__setattr__``,
-    whose instances may become instances of ``cls`` (same layout); None when ``cls`` has
-    no such twin (no slots of its own, or a base that intercepts attribute stores)."""
+    whose instances may become instances of ``cls``; None when ``cls`` has no such twin."""
     slots = cls.__dict__.get("__slots__")
     if slots is None:
         return None
@@ -164,8 +157,7 @@ def _writable_twin(cls: type) -> type | None:
     return twin
 
 
-# --------------------------------------------------------------------------------------------
-# Blocks
+# -- Blocks ----------------------------------------------------------------------------------------
 
 
 @wired
@@ -216,14 +208,12 @@ class Withdrawal(Pretty):
     amount: int
 
 
-# --------------------------------------------------------------------------------------------
-# Transactions
+# -- Transactions ----------------------------------------------------------------------------------
 
 
 @wired
 class AccessListEntry(Pretty):
-    """One entry of an access list (EIP-2930): an address and the storage keys a transaction
-    declares it will touch."""
+    """One entry of an access list (EIP-2930): an address and the storage keys to touch."""
 
     address: Address
     storage_keys: tuple[Hash32, ...]
@@ -295,8 +285,7 @@ class AccessListTransaction(_Typed):
 
 @wired
 class DynamicFeeTransaction(_Typed):
-    """A type-2 transaction (EIP-1559, London): a fee cap and a priority fee (tip) cap instead of a
-    gas price."""
+    """A type-2 transaction (EIP-1559, London): a fee cap and a tip cap instead of a gas price."""
 
     chain_id: int
     nonce: int
@@ -316,8 +305,7 @@ class DynamicFeeTransaction(_Typed):
 
 @wired
 class BlobTransaction(_Typed):
-    """A type-3 transaction (EIP-4844, Cancun): a dynamic-fee transaction carrying blob versioned
-    hashes and a blob fee cap."""
+    """A type-3 transaction (EIP-4844, Cancun): blob versioned hashes and a blob fee cap."""
 
     chain_id: int
     nonce: int
@@ -339,8 +327,7 @@ class BlobTransaction(_Typed):
 
 @wired
 class SetCodeTransaction(_Typed):
-    """A type-4 transaction (EIP-7702, Prague): a dynamic-fee transaction carrying authorizations
-    that set accounts' code to a delegation."""
+    """A type-4 transaction (EIP-7702, Prague): authorizations delegating accounts' code."""
 
     chain_id: int
     nonce: int
@@ -370,10 +357,8 @@ Transaction: TypeAlias = (
 
 @wired
 class IncludedTransaction(Pretty):
-    """A transaction as it stands in a block: where it is, who sent it, what gas price it paid.
-
-    The sender is recovered once, at import, and stored.
-    """
+    """A transaction as it stands in a block: where it is, who sent it (recovered at import),
+    what gas price it paid."""
 
     transaction: Transaction = wire("")
     hash: Hash32
@@ -423,14 +408,12 @@ class Block(Pretty):
         yield "size", self.size
 
 
-# --------------------------------------------------------------------------------------------
-# Receipts and logs
+# -- Receipts and logs -----------------------------------------------------------------------------
 
 
 @wired
 class Log(Pretty):
-    """An event emitted by a contract, with where it was emitted: block, transaction and position
-    in the block."""
+    """An event emitted by a contract, with its block, transaction and position in the block."""
 
     address: Address
     topics: tuple[Hash32, ...]
@@ -447,11 +430,8 @@ class Log(Pretty):
 
 @wired
 class Receipt(Pretty):
-    """A transaction's receipt with the context the RPC answer carries.
-
-    Before Byzantium a receipt commits to the intermediate state ``root``; later ones carry a
-    ``status``. Exactly one of the two is set.
-    """
+    """A transaction's receipt with the context the RPC answer carries; exactly one of ``root``
+    (before Byzantium) and ``status`` is set."""
 
     type: int
     status: int | None = wire(omit_none=True)
@@ -483,14 +463,12 @@ class Receipt(Pretty):
         yield "logs", self.logs
 
 
-# --------------------------------------------------------------------------------------------
-# Proofs
+# -- Proofs ----------------------------------------------------------------------------------------
 
 
 @wired
 class StorageProof(Pretty):
-    """An EIP-1186 proof of one storage slot: its key, value and the trie nodes from the storage
-    root."""
+    """An EIP-1186 proof of one storage slot: its key, value and the trie nodes from the storage root."""
 
     key: bytes = wire(kind=Kind.SLOT)
     """The key as the caller wrote it (32 bytes, or shorter: then answered as a quantity)."""
@@ -511,8 +489,7 @@ class AccountProof(Pretty):
     storage_proof: tuple[StorageProof, ...]
 
 
-# --------------------------------------------------------------------------------------------
-# Requests
+# -- Requests --------------------------------------------------------------------------------------
 
 Tag: TypeAlias = Literal["latest", "earliest", "pending", "safe", "finalized"]
 TAGS: tuple[Tag, ...] = BLOCK_TAGS  # type: ignore[assignment]
@@ -540,8 +517,7 @@ TopicFilter: TypeAlias = tuple[Hash32, ...] | None
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class LogFilter(Pretty):
-    """The filter object of eth_getLogs and eth_newFilter: a block range or one block hash,
-    addresses and topic positions."""
+    """The filter object of eth_getLogs and eth_newFilter."""
 
     from_block: int | Tag = "latest"
     to_block: int | Tag = "latest"
@@ -606,18 +582,14 @@ class CallRequest(Pretty):
 
     @property
     def wants_blobs(self) -> bool:
-        """Whether the call carries blob fields (versioned hashes or a blob fee cap), making it a
-        blob transaction."""
+        """Whether the call carries blob fields, making it a blob transaction."""
         return self.blob_versioned_hashes is not None or self.max_fee_per_blob_gas is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AccountOverride:
-    """One account of an eth_call state override set; None means "leave as it is".
-
-    ``state`` replaces the account's whole storage, ``state_diff`` changes only the slots it
-    names; geth refuses both at once, when the call runs.
-    """
+    """One account of an eth_call state override set; None means "leave as it is". ``state``
+    replaces the whole storage, ``state_diff`` only the slots it names (not both, as in geth)."""
 
     address: Address
     nonce: int | None = None
@@ -659,8 +631,7 @@ class BlockOverrides(HeaderOverrides):
     """Whether withdrawals were given (refused the same way)."""
 
 
-# --------------------------------------------------------------------------------------------
-# Results of execution methods
+# -- Results of execution methods ------------------------------------------------------------------
 
 
 @wired

@@ -1,9 +1,6 @@
-"""How long work reports how far it has got.
-
-Imports, exports, verification and index building call a ``progress`` callable with (items
-done, items in all) as they go, often enough to draw a bar and seldom enough to cost nothing.
-The command line draws them with tqdm (:class:`ProgressBar`), only where someone watches: on a
-terminal or in a notebook, not into a log file or CI output (:func:`shows_bars`).
+"""How long work reports how far it has got: a ``progress`` callable hears (items done, items in
+all). The command line draws it with tqdm (:class:`ProgressBar`) only on a terminal or in a
+notebook (:func:`shows_bars`).
 """
 
 from __future__ import annotations
@@ -26,8 +23,7 @@ def is_terminal(stream: TextIO) -> bool:
 
 
 def in_notebook() -> bool:
-    """Whether this process is a Jupyter kernel (IPython's ZMQ shell), where tqdm.auto draws
-    a widget rather than text. IPython is not imported to find out."""
+    """Whether this process is a Jupyter kernel (IPython is not imported to find out)."""
     ipython = sys.modules.get("IPython")
     get_ipython = getattr(ipython, "get_ipython", None)
     shell = get_ipython() if callable(get_ipython) else None
@@ -35,15 +31,12 @@ def in_notebook() -> bool:
 
 
 def shows_bars(stream: TextIO | None = None) -> bool:
-    """Whether a progress bar should be drawn on ``stream`` (default: stderr): in a notebook,
-    or when the stream is a terminal; never into a file, a pipe or CI output."""
+    """Whether a progress bar should be drawn on ``stream`` (default: stderr): a notebook or a terminal."""
     return in_notebook() or is_terminal(sys.stderr if stream is None else stream)
 
 
 class ProgressBar:
-    """A :data:`Progress` drawn by tqdm: ``label: 42%|####  | 420/1000 [00:02<00:03, 210
-    blocks/s]``, redrawn at most 10 times a second so that drawing does not slow what it
-    measures; nothing on a stream that is not a terminal (:func:`shows_bars`)."""
+    """A :data:`Progress` drawn by tqdm at most 10 times a second, where :func:`shows_bars`."""
 
     def __init__(self, label: str, unit: str = "blocks", stream: TextIO | None = None) -> None:
         self.label = label

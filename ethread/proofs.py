@@ -1,7 +1,5 @@
-"""Verify EIP-1186 proofs against a state root, for users of eth_getProof.
-
-A proof is checked by walking the trie path from the root: each node must hash to the
-reference its parent holds (or be embedded in it, when shorter than 32 bytes).
+"""Verify EIP-1186 proofs against a state root, for users of eth_getProof: each node of the path
+must hash to the reference its parent holds (or be embedded in it, under 32 bytes).
 """
 
 from __future__ import annotations
@@ -89,10 +87,8 @@ def account_fields(account_rlp: bytes) -> tuple[int, int, bytes, bytes]:
 
 
 def verify_account_proof(state_root: Hash32, proof: AccountProof) -> None:
-    """Check every part of an eth_getProof answer against the block's state root.
-
-    Raises ProofError naming the first claim the proof does not support.
-    """
+    """Check every part of an eth_getProof answer against the block's state root; ProofError
+    names the first claim the proof does not support."""
     claimed = account_fields(prove_value(state_root, keccak(proof.address), proof.account_proof))
     if claimed != (proof.nonce, proof.balance, proof.storage_hash, proof.code_hash):
         raise ProofError("account fields differ from what the account proof shows")

@@ -1,10 +1,7 @@
 """What the node-describing methods answer: eth_capabilities, eth_config and eth_feeHistory.
 
-These are models like those of :mod:`ethread.models`, held here because eth_config's answer
-carries a fork's blob parameters (:class:`~ethread.evm.blobs.BlobParams`), which sit above
-the models. The methods build them (:mod:`ethread.methods.capabilities`,
-:mod:`~ethread.methods.config`, :mod:`~ethread.methods.fees`); :mod:`ethread.codec.serialize`
-writes them as JSON without importing the methods.
+Models like those of :mod:`ethread.models`, held here because eth_config's answer carries
+:class:`~ethread.evm.blobs.BlobParams`, which sit above the models.
 """
 
 from __future__ import annotations

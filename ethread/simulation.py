@@ -1,8 +1,5 @@
-"""Typed arguments and results of eth_simulateV1.
-
-A simulation is a list of blocks, each with optional block and state overrides and the calls
-to run in it; the answer is each block as built (a :class:`~ethread.models.Block`) with what
-each of its calls did. The JSON shapes live in :mod:`ethread.rpc.simulate`.
+"""Typed arguments and results of eth_simulateV1: blocks, each with optional overrides and calls
+to run; the JSON shapes live in :mod:`ethread.rpc.simulate`.
 """
 
 from __future__ import annotations
@@ -14,13 +11,11 @@ from .models import Block, CallRequest, HeaderOverrides, Log, StateOverride, Wit
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SimulatedBlockOverrides(HeaderOverrides):
-    """The header fields one simulated block sets instead of deriving them; None: derived.
-
-    ``number`` and ``time`` default to one and twelve seconds past the block before;
-    ``withdrawals`` are paid at the end of the block (from Shanghai on).
-    """
+    """The header fields one simulated block sets instead of deriving them; None: derived
+    (``number`` and ``time``: one and twelve seconds past the block before)."""
 
     withdrawals: tuple[Withdrawal, ...] | None = None
+    """Paid at the end of the block (from Shanghai on)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,12 +1,8 @@
-"""Checks on what Python callers hand the typed API: made once, where a value enters
-(:mod:`ethread.methods`' functions, the request models' constructors), so that nothing answers
-wrong for a value it cannot take. A string where bytes are wanted, a block number given as a
-string, a mistyped tag, a bare topic where a tuple is wanted: each raises
-:class:`~ethread.errors.ArgumentTypeError` or :class:`~ethread.errors.ArgumentValueError`
-(both are ``InvalidParams``, and a ``TypeError`` or ``ValueError``), naming what to pass.
-
-The JSON-RPC codec parses hex into these types first, so over the wire the same mistakes
-never get this far.
+"""Checks on what Python callers hand the typed API, made where a value enters
+(:mod:`ethread.methods`' functions, the request models' constructors): a wrong type or value
+raises :class:`~ethread.errors.ArgumentTypeError` or :class:`~ethread.errors.ArgumentValueError`
+(both ``InvalidParams``, and a ``TypeError`` or ``ValueError``), naming what to pass. The
+JSON-RPC codec parses hex into these types first.
 """
 
 from __future__ import annotations
@@ -26,8 +22,7 @@ def _kind(value: Any) -> str:
 
 
 def check_bytes(value: Any, what: str, length: int) -> bytes:
-    """Exactly ``length`` bytes (bytes, bytearray or memoryview); a hex string or a wrong length
-    gets an error saying what to pass."""
+    """Exactly ``length`` bytes (bytes, bytearray or memoryview), else an error saying what to pass."""
     if type(value) is bytes:
         if len(value) != length:
             raise ArgumentValueError(f"{what}: expected {length} bytes, got {len(value)}")
@@ -117,8 +112,7 @@ def check_tuple(value: Any, what: str, item: str) -> tuple[Any, ...]:
 
 
 def check_topics(value: Any) -> tuple[tuple[bytes, ...] | None, ...]:
-    """Topic positions: each None (any topic) or a non-empty tuple of 32-byte topics (any of
-    them)."""
+    """Topic positions: each None (any topic) or a non-empty tuple of 32-byte topics (any of them)."""
     positions = check_tuple(value, "topics", "topic positions (None or a tuple of 32-byte topics)")
     out: list[tuple[bytes, ...] | None] = []
     for position, wanted in enumerate(positions):

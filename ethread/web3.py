@@ -1,24 +1,15 @@
 """web3.py providers that answer from a backend in this process: no server, no socket.
 
-    from web3 import Web3
-    from ethread.web3 import EthreadProvider
     w3 = Web3(EthreadProvider(backend))
-    w3.eth.get_block("latest")
 
-Given a :class:`~ethread.devchain.DevChain` instead, it can also send: eth_accounts (the dev
-accounts, unlocked), eth_sendTransaction, eth_sendRawTransaction, and the test controls
-(evm_snapshot, evm_revert, anvil_setBalance...):
-
-    w3 = Web3(EthreadProvider(DevChain(ethread.MemoryBackend())))
-
-Requests go through the JSON-RPC codec as bytes, as over HTTP, so a test suite sees the
-answers (and errors, such as a revert web3.py turns into ``ContractLogicError``) the server
-would give. On a dev chain the provider also explains (:class:`Explainer`): a failed
-transaction or call is traced (callTracer) and kept as a call tree in text, revert reasons and
-the custom errors of the ABIs in ``provider.abis`` decoded (:data:`FAILURES`, which the pytest
-plugin shows beside a failed test); once a contract that calls hardhat's console has run, each
-transaction and call is traced and its ``console.log`` lines printed. Needs the ``web3`` extra
-(``pip install 'ethread[web3]'``); nothing else in ethread imports this module.
+Given a :class:`~ethread.devchain.DevChain`, it can also send: eth_accounts (unlocked dev
+accounts), eth_sendTransaction, eth_sendRawTransaction, and the test controls (evm_snapshot,
+evm_revert, anvil_setBalance...). Requests go through the JSON-RPC codec as bytes, so a test
+suite sees the answers and errors the server would give. On a dev chain the provider also
+explains (:class:`Explainer`): a failed transaction or call is traced and kept as a call tree
+with revert reasons and custom errors of ``provider.abis`` decoded (:data:`FAILURES`, shown
+by the pytest plugin); once a contract calls hardhat's console, its ``console.log`` lines are
+printed. Needs the ``web3`` extra; nothing else in ethread imports this module.
 """
 
 from __future__ import annotations
@@ -82,9 +73,8 @@ _CALL_TRACER = {"tracer": "callTracer"}
 
 
 class Explainer:
-    """What a dev-chain provider adds to an answer: a failure's call tree, console.log lines.
-    It asks the same dispatcher (debug_traceTransaction and debug_traceCall with callTracer),
-    only after a failure or once a contract holding the console address has been seen."""
+    """What a dev-chain provider adds to an answer: a failure's call tree, console.log lines
+    (traced with callTracer after a failure, or once the console address has been seen)."""
 
     def __init__(self, dispatcher: Dispatcher) -> None:
         self.dispatcher = dispatcher
@@ -206,9 +196,8 @@ _WEB3_JSON = Web3JsonEncoder()
 
 
 def _request_body(method: RPCEndpoint, params: Any, request_id: int) -> bytes:
-    """The request as web3.py encodes it, but with orjson (web3.py's ``json`` encoder costs more
-    than a dev chain's quick answers); what orjson cannot take (an integer beyond 64 bits)
-    goes through web3.py's encoder."""
+    """The request as web3.py encodes it, but with orjson (faster); what orjson cannot take (an
+    integer beyond 64 bits) goes through web3.py's encoder."""
     body = {"jsonrpc": "2.0", "method": method, "params": params or [], "id": request_id}
     try:
         return orjson.dumps(body, default=_WEB3_JSON.default)
@@ -226,8 +215,7 @@ def _response(raw: bytes) -> RPCResponse:
 
 
 def _sorted_batch(response: Any) -> list[RPCResponse] | RPCResponse:
-    """Batch answers in request order (ids are the provider's counter), or the one error
-    object a refused batch gets."""
+    """Batch answers in request order, or the one error object a refused batch gets."""
     if not isinstance(response, list):
         return response  # type: ignore[no-any-return]
     return sorted(response, key=lambda r: (r.get("id") is None, r.get("id") or 0))
@@ -257,8 +245,7 @@ class EthreadProvider(JSONBaseProvider):
         return self.explainer.abis if self.explainer is not None else ContractAbis()
 
     def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
-        """Answer one web3.py request through the in-process dispatcher (on a dev chain,
-        explained when it fails or logs to the console)."""
+        """Answer one web3.py request through the in-process dispatcher (explained on a dev chain)."""
         raw = self.dispatcher.handle(_request_body(method, params, next(self.request_counter)))
         response = _response(raw or _no_answer())
         if self.explainer is not None:
@@ -277,8 +264,7 @@ class EthreadProvider(JSONBaseProvider):
 
 
 class AsyncEthreadProvider(AsyncJSONBaseProvider):
-    """Asynchronous provider over ``backend``: each request runs in a worker thread, so a slow
-    call (a wide eth_getLogs, a long eth_call) does not stall the caller's event loop."""
+    """Asynchronous provider over ``backend``: each request runs in a worker thread."""
 
     def __init__(self, backend: Backend | DevChain, context: Context = DEFAULT_CONTEXT,
                  **kwargs: Any) -> None:
@@ -294,8 +280,7 @@ class AsyncEthreadProvider(AsyncJSONBaseProvider):
 
     async def make_batch_request(self, requests: list[tuple[RPCEndpoint, Any]],
                                  ) -> list[RPCResponse] | RPCResponse:
-        """Answer a web3.py batch through the dispatcher in a worker thread, responses in request
-        order."""
+        """Answer a web3.py batch through the dispatcher in a worker thread, in request order."""
         raw = await asyncio.to_thread(self.dispatcher.handle,
                                       self.encode_batch_rpc_request(requests))
         return _sorted_batch(self.decode_rpc_response(raw or _no_answer()))

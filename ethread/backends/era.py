@@ -1,16 +1,13 @@
 """A read-only, history-only backend over a folder of Era1 and ``ere`` archive files.
 
-Blocks are read straight from the memory-mapped files through their block indexes; what the
-files cannot answer by number (hash lookups, transaction locations, senders, the log index)
-comes from a SQLite sidecar built once per file (:mod:`ethread.backends.era_index`). Era1 holds no
-state, so :meth:`EraBackend.evm_database` raises :class:`~ethread.errors.StateUnavailable`
-and eth_call / eth_getProof answer an error.
+Blocks are read from the memory-mapped files through their block indexes; hash lookups,
+transaction locations, senders and the log index come from a SQLite sidecar
+(:mod:`ethread.backends.era_index`). Archives hold no state: :meth:`EraBackend.evm_database`
+raises :class:`~ethread.errors.StateUnavailable`.
 
-Opening checks each file's name against its stored accumulator root (Era1) or its last
-block's hash (``ere``), reading only the tail of each file; the first open of a file also
-recomputes the accumulator (where the file has one) from its headers while building the
-sidecar. A folder may mix the two kinds, one file per epoch; an ``ere`` file of the
-``noreceipts`` profile is set aside when a complete file holds its epoch.
+Opening checks each file's name against its accumulator root (Era1) or last block's hash
+(``ere``), reading only file tails. A folder may mix the two kinds, one file per epoch; an
+``ere`` file of the ``noreceipts`` profile is set aside when a complete file holds its epoch.
 """
 
 from __future__ import annotations
@@ -43,8 +40,7 @@ INDEX_NAME = "ethread-index.sqlite"
 
 
 class _EraRecords:
-    """History records from the files (headers, bodies, receipts) and from the sidecar index
-    (hashes, senders, transactions, logs)."""
+    """History records from the files and from the sidecar index."""
 
     def __init__(self, backend: EraBackend) -> None:
         self._backend = backend
@@ -112,10 +108,8 @@ class _EraRecords:
 
 def default_index_path(folder: Path) -> Path:
     """Where the sidecar index of ``folder`` lives unless ``index_path`` says: in ethread's data
-    folder (:func:`ethread.home.era_index_path`: ``$ETHREAD_HOME/era-index/``), never in the
-    archive folder, which is often read-only or shared by several users. An index already
-    beside the files (``ethread-index.sqlite``, where an older ethread put it) is still used.
-    Where the index is shows in the backend's ``repr`` and :attr:`EraBackend.index_path`."""
+    folder (:func:`ethread.home.era_index_path`), not the often read-only archive folder; an
+    index already beside the files (``ethread-index.sqlite``, from an older ethread) is used."""
     beside = folder / INDEX_NAME
     if beside.is_file():
         return beside
@@ -126,12 +120,10 @@ class EraBackend(CachedHistory):
     """Serves the blocks, transactions, receipts and logs of the Era1 and ``ere`` files in
     ``folder``.
 
-    ``config`` gives the chain config; without it the config of the network named in the
-    file names is used when known (mainnet, sepolia). ``index_path`` overrides where the
-    sidecar index lives. Files the index does not hold yet (or no longer holds as they are)
-    are indexed first, by ``index_workers`` processes (default: every CPU this process may
-    use; see :meth:`HistoryIndex.build <ethread.backends.era_index.HistoryIndex.build>`);
-    what that did is :attr:`index_report`.
+    ``config`` defaults to that of the network the file names name, when known. Files new or
+    changed since the index last held them are indexed first, by ``index_workers`` processes (see
+    :meth:`HistoryIndex.build <ethread.backends.era_index.HistoryIndex.build>`); what that
+    did is :attr:`index_report`.
     """
 
     def __init__(
@@ -230,9 +222,7 @@ class EraBackend(CachedHistory):
         return era
 
     def raw_blocks(self, start: int, stop: int, *, receipts: bool = True) -> Iterator[RawBlock]:
-        """The records of blocks ``range(start, stop)`` in order, read file by file with each
-        file's senders fetched from the index in one query (see
-        :meth:`CachedHistory.raw_blocks`)."""
+        """The records of blocks ``range(start, stop)`` (see :meth:`CachedHistory.raw_blocks`)."""
         missing = self.missing_ranges(start, stop)
         if missing:
             raise MissingBlocks(missing, f"the archive {self.folder}")
@@ -249,14 +239,12 @@ class EraBackend(CachedHistory):
                                senders.get(number, b""), slim=slim)
 
     def file_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
-        """``range(start, stop)`` cut at the files' edges: one ``(lo, hi)`` per file it meets,
-        in order (how ``ethread.frames`` shares a range among processes)."""
+        """``range(start, stop)`` cut at the files' edges: one ``(lo, hi)`` per file it meets."""
         return [(max(start, era.start), min(stop, era.end)) for era in self.files()
                 if max(start, era.start) < min(stop, era.end)]
 
     def missing_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
-        """Inclusive ``(first, last)`` spans of ``range(start, stop)`` that no file of the
-        folder holds (a gap between two archives, or outside them all), in order."""
+        """Inclusive ``(first, last)`` spans of ``range(start, stop)`` that no file holds."""
         missing: list[tuple[int, int]] = []
         number = start
         for era in self.files():
@@ -277,21 +265,18 @@ class EraBackend(CachedHistory):
         return era.total_difficulty(number) if era is not None else None
 
     def pointer(self, name: Pointer) -> int | None:
-        """The earliest block held for ``earliest``, and the last block held for every other name
-        (archived history is final)."""
+        """The earliest block held for ``earliest``, else the last (archived history is final)."""
         return self._earliest if name == "earliest" else self._latest
 
     def chain_config(self) -> ChainConfig | None:
-        """The fork schedule given when the backend was opened (None if none was: Era1 files do not
-        carry one)."""
+        """The fork schedule given or found when the backend was opened, or None."""
         return self._config
 
     def evm_database(self) -> NoReturn:
-        """Always raises :class:`~ethread.errors.StateUnavailable`: Era1 archives hold history, not
-        state."""
+        """Always raises :class:`~ethread.errors.StateUnavailable`: archives hold no state."""
         raise StateUnavailable(
             "the Era1 archive holds history only: no state to execute or prove against")
 
     def generation(self) -> int:
         """Always 1: archives do not change while open, so cached answers stay valid."""
-        return 1  # archives never change while served
+        return 1

@@ -1,29 +1,15 @@
-"""The sidecar index of an Era1 folder, in SQLite.
+"""The sidecar index of an Era1 folder, in SQLite: block by hash, transaction by hash, senders,
+and blocks by log address and topic, built the first time a file is seen, then only read.
 
-Era1 files answer "block N" by themselves, but not "block with hash H", "transaction with
-hash T", "who sent it" or "which blocks logged address A". Those need every header, body and
-receipt of a file decoded once (and every sender recovered from its signature, the slow part),
-so the answers are kept in a SQLite file beside the archives: built the first time a file is
-seen, then only read.
+Worker processes (``workers=``) decode units of a few megabytes of archive and recover the
+senders (the slow part); this process writes their results in file order, one transaction per
+file, so a build killed at any moment leaves only whole files and the next one resumes. A
+file's accumulator is recomputed from its headers and checked before it is indexed.
 
-Building is split in two: the work on a file's blocks (decompressing, decoding, recovering
-senders) is cut into units of a few megabytes of archive, which several worker processes do
-at once (``workers=``); one writer, this process, puts their results into SQLite in file
-order, one transaction per file. So a build killed at any moment (Ctrl-C, ``kill -9``, a
-power cut) leaves only whole files, and the next build starts at the first file not
-recorded as complete. While a file is indexed, the accumulator is recomputed from its
-headers and total difficulties and compared with the one it stores: a file is never indexed
-unverified.
-
-Each complete file is recorded with a fingerprint (name, size, modification time, and a hash
-of its last :data:`TAIL_BYTES` bytes, which hold the block index, the accumulator and the last
-blocks). An indexed file whose size or tail changed, or another file in its place, has its
-blocks' entries deleted and is indexed again; the build's :class:`BuildReport` names it and
-why. A file merely copied or touched (new time, same tail) keeps its entries.
-
-SQLite lets several processes serve one folder; a build holds a lock file beside the index
-(``<index>.lock``), so that when several start at once one builds and the others wait, then
-find the files done.
+Each complete file is recorded with a fingerprint (size, modification time, and a hash of its
+last :data:`TAIL_BYTES`). A file whose size or tail changed, or another file in its place, is
+indexed again (the :class:`BuildReport` says why); a file merely touched keeps its entries.
+A build holds a lock file (``<index>.lock``): of several builders one builds, the others wait.
 """
 
 from __future__ import annotations
@@ -82,22 +68,19 @@ CREATE TABLE IF NOT EXISTS log_blocks(number INTEGER PRIMARY KEY, logs BLOB);
 """
 
 TAIL_BYTES = 512 * 1024
-"""How much of a file's end its fingerprint hashes: the block index (64 KiB for a full Era1
-file, up to 320 KiB for an ``ere`` one), the accumulator, and the last blocks' records."""
+"""How much of a file's end its fingerprint hashes: the block index (up to 320 KiB for an
+``ere`` file), the accumulator, and the last blocks' records."""
 
 UNIT_BYTES = 4 * 1024 * 1024
-"""About how much archive one unit of work covers: a file is cut into block ranges of about
-this many bytes (a dense mainnet file into dozens, an early one not at all), so that the
-workers share even a folder of one file and an interrupted build waits for little."""
+"""About how much archive one unit of work covers, so that workers share even a folder of one file."""
 
 POOL_BYTES = 32 * 1024 * 1024
-"""Below this much archive to index, the default is to work in this process: starting the
-worker processes (about a second) would cost more than they save."""
+"""Below this much archive to index, the default is this process alone (starting workers
+takes about a second)."""
 
 
 def default_workers() -> int:
-    """The CPUs this process may run on (its affinity where the system tells, else the count
-    of CPUs): the index is built before anything is served, so it may use them all."""
+    """The CPUs this process may run on (its affinity where the system tells)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - no affinity on this platform
@@ -128,8 +111,7 @@ class BuildReport:
     indexed: tuple[str, ...]
     """Files indexed by this build, in block order (the changed ones included)."""
     changed: tuple[tuple[str, str], ...]
-    """(file name, why) of the files indexed again because they are not what was indexed: a
-    different size or tail, or another file now holding the blocks."""
+    """(file name, why) of the files indexed again because they changed."""
     unchanged: int
     """Files found complete and unchanged, left as they were."""
     blocks: int
@@ -141,8 +123,7 @@ class BuildReport:
     seconds: float
     """How long the build took, the wait for another builder included."""
     cpu_seconds: float = 0.0
-    """CPU time the work on the blocks took, in all the workers (the writer's not counted):
-    over ``seconds``, how many cores the build had on average."""
+    """CPU time the work on the blocks took, in all the workers (the writer's not counted)."""
 
 
 class _Block(NamedTuple):
@@ -205,8 +186,7 @@ def _close_archive() -> None:
 
 
 def _index_unit(unit: _Unit) -> _Done | _Failure:
-    """Decode, hash and recover the senders of one unit's blocks (in a worker, or in the
-    builder itself with one worker)."""
+    """Decode, hash and recover the senders of one unit's blocks."""
     began = time.process_time()
     try:
         era = _archive(unit.path)
@@ -252,11 +232,8 @@ def _index_block(era: ArchiveFile, number: int) -> _Block:
 
 
 def _worker_start(builder: Connection) -> None:
-    """In each worker: leave Ctrl-C to the builder (which stops the build), and exit as soon
-    as the builder is gone (killed), rather than wait forever for work: ``builder`` is the
-    read end of a pipe whose only write end the builder holds, so it reads EOF then. (The
-    worker's parent is the forkserver, which outlives the builder as long as its children
-    do: watching the parent would not do.)"""
+    """In each worker: leave Ctrl-C to the builder, and exit once the builder is gone (``builder``:
+    the read end of a pipe whose write end only it holds; the forkserver parent outlives it)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
@@ -268,9 +245,8 @@ def _worker_start(builder: Connection) -> None:
 
 
 def forkserver_context(preload: list[str]) -> Any:
-    """``forkserver`` with the modules ``preload`` imported once in the server: each worker
-    is then a fork of a clean process that has them (no inherited store handle, thread or
-    lock, and no import paid per worker); ``spawn`` where there is no forkserver."""
+    """``forkserver`` with the modules ``preload`` imported once in the server (no inherited
+    store handle, thread or lock, no import per worker); ``spawn`` where there is none."""
     try:
         context = multiprocessing.get_context("forkserver")
     except ValueError:  # pragma: no cover - no forkserver on this platform
@@ -307,8 +283,7 @@ class HistoryIndex:
         self._lock = threading.Lock()
 
     def _add_fingerprint_columns(self) -> None:
-        """An index written before fingerprints has ``files(name, start, count)``: add the
-        columns; its files are fingerprinted as they are when first seen (see ``build``)."""
+        """Add the fingerprint columns to an index written before them."""
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(files)")}
         for name, kind in (("size", "INTEGER"), ("mtime_ns", "INTEGER"), ("tail", "BLOB")):
             if name not in columns:
@@ -337,9 +312,8 @@ class HistoryIndex:
 
     def stale(self, files: Sequence[ArchiveFile]) -> list[tuple[ArchiveFile, str | None]]:
         """The files of ``files`` the index does not hold as they are now, in order, each with
-        why (None for a file never indexed). Reads the tail of a file only when its time
-        changed and its size did not; adopts (fingerprints) a file indexed before
-        fingerprints were kept, and records a touched file's new time."""
+        why (None for a file never indexed). Reads a file's tail only when its time changed
+        and its size did not; records a touched or unfingerprinted file's fingerprint."""
         done = self.complete_files()
         todo: list[tuple[ArchiveFile, str | None]] = []
         for era in files:
@@ -379,8 +353,7 @@ class HistoryIndex:
 
     @contextlib.contextmanager
     def _build_lock(self) -> Iterator[None]:
-        """Held while building: a second builder (another process) waits here, then finds
-        the files done. The lock dies with its process, however it ends."""
+        """Held while building: a second builder waits here. The lock dies with its process."""
         if fcntl is None:  # pragma: no cover
             yield
             return
@@ -402,18 +375,12 @@ class HistoryIndex:
         """Index every file of ``files`` (in block order) that the index does not hold as it is
         now; return what was done.
 
-        ``workers`` processes decode the blocks and recover the senders (default
-        :func:`default_workers`, or 1 for less than :data:`POOL_BYTES` of archive; never more
-        than the units of work, each about :data:`UNIT_BYTES` of one file; 1 works in this
-        process); this process writes their results in file order, one SQLite transaction
-        per file.
-        ``progress`` hears of the blocks done out of those to index. A damaged file raises
-        :class:`~ethread.era1.e2store.FormatError` naming it and where; the files before it
-        stay indexed.
-
-        Workers are started as a ``forkserver``'s are, and import the main module: a script
-        that opens an unindexed folder must guard its entry point
-        (``if __name__ == "__main__":``), or pass ``workers=1``.
+        ``workers`` processes (default :func:`default_workers`, or 1 below :data:`POOL_BYTES`
+        of archive; 1 works in this process) decode the blocks; ``progress`` hears of the
+        blocks done. A damaged file raises :class:`~ethread.era1.e2store.FormatError`; the
+        files before it stay indexed. Workers import the main module: a script that opens an
+        unindexed folder must guard its entry point (``if __name__ == "__main__":``), or pass
+        ``workers=1``.
         """
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be at least 1, not {workers}")
@@ -444,9 +411,7 @@ class HistoryIndex:
             workers=count, seconds=time.monotonic() - began, cpu_seconds=cpu)
 
     def _results(self, units: list[_Unit], workers: int) -> Iterator[_Done | _Failure]:
-        """The units' results in order: computed here with one worker, else by a pool of
-        ``workers`` processes with a bounded number of units in flight (the writer's pace
-        bounds the memory results take)."""
+        """The units' results in order, from this process or a pool with few units in flight."""
         if workers == 1:
             try:
                 yield from map(_index_unit, units)
@@ -488,8 +453,7 @@ class HistoryIndex:
 
     def _write(self, todo: list[tuple[ArchiveFile, str | None]], units: list[_Unit],
                workers: int, total: int, progress: Progress | None) -> tuple[int, float]:
-        """Write the results of ``units`` file by file; returns the transactions written and
-        the CPU seconds the workers spent."""
+        """Write the results of ``units`` file by file; (transactions written, worker CPU seconds)."""
         by_path = {str(era.path): era for era, _ in todo}
         results = self._results(units, workers)
         done = transactions = 0
@@ -516,9 +480,7 @@ class HistoryIndex:
         return transactions, cpu
 
     def _index_file(self, era: ArchiveFile, blocks: list[_Block], tail: bytes) -> int:
-        """Check the file's accumulator, then write its blocks and its fingerprint in one
-        transaction, replacing whatever the index held for its blocks; returns its
-        transactions."""
+        """Check the file's accumulator, then write it in one transaction; its transaction count."""
         stored = era.accumulator()
         records = [(b.hash, b.accumulated) for b in blocks if b.accumulated is not None]
         if stored is not None and accumulator_root(records) != stored:
@@ -575,8 +537,7 @@ class HistoryIndex:
         return bytes(row[0]) if row is not None else None
 
     def senders(self, number: int) -> list[Address] | None:
-        """The senders of block ``number``'s transactions in order (recovered once, when the file
-        was indexed), or None."""
+        """The senders of block ``number``'s transactions in order, or None."""
         row = self._one("SELECT senders FROM blocks WHERE number = ?", number)
         if row is None:
             return None
@@ -584,8 +545,7 @@ class HistoryIndex:
         return [blob[i:i + 20] for i in range(0, len(blob), 20)]
 
     def senders_between(self, lo: int, hi: int) -> dict[int, bytes]:
-        """The senders of every indexed block in ``[lo, hi]``, 20 bytes each concatenated, by
-        number: one query for a whole file's worth of blocks."""
+        """The senders of every indexed block in ``[lo, hi]``, 20 bytes each concatenated, by number."""
         with self._lock:
             rows = self._db.execute("SELECT number, senders FROM blocks WHERE number BETWEEN ? "
                                     "AND ?", (lo, hi)).fetchall()
@@ -602,14 +562,12 @@ class HistoryIndex:
         return (int(r[0]) for r in rows)
 
     def blocks_with_address(self, address: Address, lo: int, hi: int) -> Iterator[int]:
-        """Numbers of the blocks in ``[lo, hi]`` holding a log emitted by ``address``, ascending.
-        """
+        """Numbers of the blocks in ``[lo, hi]`` holding a log emitted by ``address``."""
         return self._numbers("SELECT number FROM log_address WHERE address = ? AND number "
                              "BETWEEN ? AND ? ORDER BY number", address, lo, hi)
 
     def blocks_with_topic(self, position: int, topic: Hash32, lo: int, hi: int) -> Iterator[int]:
-        """Numbers of the blocks in ``[lo, hi]`` holding a log with ``topic`` at ``position``,
-        ascending."""
+        """Numbers of the blocks in ``[lo, hi]`` holding a log with ``topic`` at ``position``."""
         return self._numbers("SELECT number FROM log_topic WHERE position = ? AND topic = ? AND "
                              "number BETWEEN ? AND ? ORDER BY number", position, topic, lo, hi)
 

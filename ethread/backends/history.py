@@ -1,13 +1,9 @@
 """One cached reader of history for the persistent backends, over their raw records.
 
-A persistent backend keeps blocks as records: header RLP, body RLP with the senders beside
-it, receipts in consensus RLP, a compact record of each block's logs, and postings lists
-that say which blocks logged an address or a topic. :class:`HistoryRecords` is what such a
-backend must answer about those records; :class:`CachedHistory` turns them into models,
-keeps recently decoded ones (history below the head never changes), reports a record that
-does not decode as a :class:`~ethread.errors.StoreError`, and answers log queries from the
-postings. The LevelDB store (:mod:`ethread.backends.keyvalue`) and the Era1 archive
-(:mod:`ethread.backends.era`) both read through it.
+:class:`HistoryRecords` is what such a backend must answer about its records (header, body
+with senders, consensus receipts, compact log records, log postings); :class:`CachedHistory`
+turns them into models, caches them (history below the head never changes), reports a record
+that does not decode as :class:`~ethread.errors.StoreError`, and answers log queries.
 """
 
 from __future__ import annotations
@@ -47,8 +43,7 @@ R = TypeVar("R")
 
 
 class BlockRecord(NamedTuple):
-    """A block as stored: header and body in RLP, and the senders of its transactions (which
-    the body does not carry and recovering costs a signature check each)."""
+    """A block as stored: header and body in RLP, and the senders of its transactions."""
 
     header_rlp: bytes
     body_rlp: bytes
@@ -69,55 +64,41 @@ class HistoryRecords(Protocol):
 
     def describe(self) -> str:
         """Names the store in error messages: "the store at /data/chain"."""
-        ...
 
     def hash_at(self, number: int) -> Hash32 | None:
         """Canonical hash at ``number``; None outside the blocks held."""
-        ...
 
     def header_record(self, block_hash: Hash32) -> bytes | None:
         """The RLP-encoded header of the block with this hash, or None."""
-        ...
 
     def block_record(self, block_hash: Hash32) -> BlockRecord | None:
         """The encoded header, body and senders of the block with this hash, or None."""
-        ...
 
     def receipts_record(self, block_hash: Hash32, number: int) -> bytes | None:
         """The encoded receipts of block ``number`` (hash ``block_hash``), or None."""
-        ...
 
     def block_and_receipts_records(self, block_hash: Hash32
                                    ) -> tuple[BlockRecord, bytes | None] | None:
-        """The block's record and its encoded receipts (None when absent), read together; None
-        when the block is not held."""
-        ...
+        """The block's record and encoded receipts (or None), read together; None if not held."""
 
     def transaction_at(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
         """(block hash, index) of a canonical transaction."""
-        ...
 
     def logs_record(self, number: int) -> bytes | None:
-        """The block's logs as :func:`~ethread.backends.logindex.encode_block_logs` wrote
-        them; None (or empty) sends the reader to the receipts."""
-        ...
+        """The block's :func:`~ethread.backends.logindex.encode_block_logs` record; None or empty: read receipts."""
 
     def blocks_with_address(self, address: Address, lo: int, hi: int) -> Iterable[int]:
         """Ascending numbers in ``[lo, hi]`` of blocks where ``address`` logged."""
-        ...
 
     def blocks_with_topic(self, position: int, topic: Hash32, lo: int, hi: int) -> Iterable[int]:
         """Numbers of the blocks in ``[lo, hi]`` holding a log with ``topic`` at ``position``."""
-        ...
 
     def blocks_with_logs(self, lo: int, hi: int) -> Iterable[int]:
         """Numbers of the blocks in ``[lo, hi]`` holding any log."""
-        ...
 
 
 class RawBlock(NamedTuple):
-    """A block's records as stored, for readers that decode in bulk (``ethread.frames``): no
-    models are made."""
+    """A block's records as stored, for readers that decode in bulk (``ethread.frames``)."""
 
     number: int
     header_rlp: bytes
@@ -132,10 +113,7 @@ class RawBlock(NamedTuple):
 
 class CachedHistory:
     """Header, block, transaction, receipt and log reads over :class:`HistoryRecords`.
-
-    Subclasses give :meth:`chain_config` (receipts need the fork schedule to compute blob
-    fees) and call :meth:`remember` for blocks they have just written.
-    """
+    Subclasses give :meth:`chain_config` and call :meth:`remember` for blocks they write."""
 
     def __init__(self, records: HistoryRecords, cache_blocks: int = 4096) -> None:
         self._records = records
@@ -161,8 +139,7 @@ class CachedHistory:
             raise self._damaged(what, exc) from None
 
     def _damaged(self, what: object, exc: Exception) -> StoreUnreadable:
-        """The error a record of ``what`` that did not decode answers (logged with the
-        store's name and what the decoder said)."""
+        """The error a damaged record of ``what`` answers (the details go to the log)."""
         log.error("%s holds a damaged record of %s: %s", self._records.describe(), what, exc)
         return StoreUnreadable(f"the chain store holds a damaged record of {what}")
 
@@ -186,9 +163,8 @@ class CachedHistory:
     # -- the backend protocols -----------------------------------------------------------------
 
     def raw_blocks(self, start: int, stop: int, *, receipts: bool = True) -> Iterator[RawBlock]:
-        """The records of blocks ``range(start, stop)`` in order, straight from the store (no
-        cache, nothing decoded); a block the store lacks raises
-        :class:`~ethread.errors.MissingBlocks`."""
+        """The records of blocks ``range(start, stop)`` in order, undecoded and uncached; a
+        block the store lacks raises :class:`~ethread.errors.MissingBlocks`."""
         records = self._records
         for number in range(start, stop):
             block_hash = records.hash_at(number)
@@ -198,8 +174,7 @@ class CachedHistory:
             yield raw
 
     def _raw_block(self, number: int, block_hash: Hash32, receipts: bool) -> RawBlock | None:
-        """Block ``number``'s records as :meth:`raw_blocks` hands them out, or None when the
-        store lacks them (a store that keeps them in one piece reads them its own way)."""
+        """Block ``number``'s records as :meth:`raw_blocks` hands them out, or None."""
         records = self._records
         if receipts:
             found = records.block_and_receipts_records(block_hash)
@@ -222,8 +197,7 @@ class CachedHistory:
                                        lambda raw: header_of_record(raw, block_hash))
 
     def block_by_hash(self, block_hash: Hash32) -> Block | None:
-        """The block with this hash, decoded from its records (with the header already decoded,
-        when it is cached) and cached."""
+        """The block with this hash, decoded from its records and cached."""
         block = self._blocks.get(block_hash)
         if block is None:
             record = self._records.block_record(block_hash)
@@ -237,10 +211,8 @@ class CachedHistory:
         return block
 
     def block_outline_by_hash(self, block_hash: Hash32) -> BlockOutline | None:
-        """The outline of the block with this hash (header, transaction and uncle hashes,
-        withdrawals, size: what a block object with transaction hashes shows): from the
-        decoded block when it is cached, else from its records without decoding a
-        transaction (not cached: a block asked again is answered from its JSON fragment)."""
+        """The outline of the block with this hash (what a block object with transaction hashes
+        shows), from the cached block or else from its records without decoding a transaction."""
         block = self._blocks.get(block_hash)
         if block is not None:
             return outline_of_block(block)
@@ -264,12 +236,8 @@ class CachedHistory:
         return self._records.transaction_at(tx_hash)
 
     def receipts(self, block_hash: Hash32) -> tuple[Receipt, ...] | None:
-        """The receipts of the block with this hash, decoded and cached.
-
-        A block not decoded already is not decoded for them: its receipts take from the
-        header only the number, timestamp and fees, and from each transaction its hash,
-        sender, recipient, nonce and price (:func:`~ethread.rlpcodec.blocks.body_facts`), so the
-        block and transaction models are left for a read that asks for them."""
+        """The receipts of the block with this hash, decoded and cached; an undecoded block
+        stays undecoded (:func:`~ethread.rlpcodec.blocks.body_facts` reads what they need)."""
         cached = self._receipts.get(block_hash)
         if cached is not None:
             return cached
@@ -316,8 +284,7 @@ class CachedHistory:
         return collect_logs(query, candidates, self._logs_at)
 
     def _logs_at(self, number: int) -> Sequence[Log]:
-        """Every log of block ``number`` (a candidate of a log query), decoded once and kept:
-        a window of blocks asked again costs a cache lookup per block."""
+        """Every log of block ``number`` (a candidate of a log query), decoded once and kept."""
         logs = self._block_logs.get(number)
         if logs is None:
             raw = self._records.logs_record(number)

@@ -1,11 +1,8 @@
 """A persistent backend over any sorted byte-key store (:class:`~.records.RecordStore`).
 
-Everything lives under one-letter key prefixes of a single store, so that one write batch
-can carry a whole block: its state trie nodes, its header and body, its receipts, its
-transaction and log index entries and the new head pointer. The engine applies a batch
-entirely or not at all, so a crash during an import leaves a store that holds every block
-written before it and none of the interrupted one; the importer then resumes past what is
-held.
+One write batch carries a whole block (state trie nodes, header, body, receipts, index
+entries, head pointer), applied entirely or not at all: a crash during an import leaves every
+block written before it, and the importer resumes past them.
 
 Key layout (numbers are 8-byte big-endian so that keys sort in chain order)::
 
@@ -19,11 +16,10 @@ Key layout (numbers are 8-byte big-endian so that keys sort in chain order)::
     P<position><topic><number>     log index: blocks where a topic stood at a position
     L<number>        -> logs       blocks with any log, each with its logs in one compact record
     D<len><name><hash> -> answer   answers derived from a block when it was written, under a
-                                   name that says their format (opaque here: the codec writes
-                                   and reads them, :mod:`ethread.codec.stored_answers`)
+                                   name that says their format (:mod:`ethread.codec.stored_answers`)
     E<key>           -> value      py-evm's chain database (state trie nodes, headers)
 
-Opening reads a few meta keys and nothing else: no rescan. Reads of history go through
+Opening reads a few meta keys, no rescan; history reads go through
 :class:`~.history.CachedHistory`.
 """
 
@@ -84,11 +80,8 @@ seen at most this late, and every read in between sees one consistent chain."""
 
 
 class _EvmStore(BaseDB):
-    """py-evm's key-value view of the store: keys under the ``E`` prefix.
-
-    Inside an import batch, writes collect in the backend's pending batch (and reads see
-    them), so the state nodes of a block land in the same write as the block.
-    """
+    """py-evm's key-value view of the store: keys under the ``E`` prefix, written with the
+    backend's pending batch inside an import."""
 
     def __init__(self, backend: KeyValueBackend) -> None:
         self._backend = backend
@@ -112,8 +105,7 @@ class _EvmStore(BaseDB):
 
 
 class _Records:
-    """The layout's history records, read through the backend (which sees its pending
-    batch)."""
+    """The layout's history records, read through the backend (which sees its pending batch)."""
 
     def __init__(self, backend: KeyValueBackend) -> None:
         self._backend = backend
@@ -175,8 +167,7 @@ class _Records:
 
 
 def _answer_key(name: bytes, block_hash: bytes) -> bytes:
-    """Where an answer kept under ``name`` lies (the name's length first, so that no two names
-    share keys)."""
+    """Where an answer kept under ``name`` lies (length-prefixed: no two names share keys)."""
     return b"D" + bytes((len(name),)) + name + block_hash
 
 
@@ -193,12 +184,8 @@ def _senders_end(stored: bytes) -> int:
 
 
 def _release_at_exit() -> None:
-    """Close open stores and drop the process-wide caches that reach them.
-
-    py-evm and trie keep recent tries and chain databases in module-level LRU caches; left to
-    interpreter teardown, the store handle those reach is destroyed after the modules it
-    needs, and Python prints a spurious "Error in sys.excepthook" at every exit.
-    """
+    """Close open stores and drop py-evm's and trie's module-level caches that reach them (left
+    to teardown, Python prints a spurious "Error in sys.excepthook" at every exit)."""
     for backend in list(_OPEN):
         backend.close()
     HexaryTrie._cached_create_node_to_db_mapping.cache_clear()
@@ -274,8 +261,7 @@ class KeyValueBackend(CachedHistory):
         return self.store.get(key)
 
     def _read_many(self, keys: tuple[bytes, ...]) -> list[bytes | None]:
-        """The values at ``keys``, read together (in one read transaction where the engine has
-        :meth:`~ethread.backends.lmdb.LMDBStore.get_many`)."""
+        """The values at ``keys``, read together (in one transaction where the engine can)."""
         if self._pending is None and self._get_many is not None:
             return self._get_many(keys)
         return [self._read(key) for key in keys]
@@ -291,8 +277,7 @@ class KeyValueBackend(CachedHistory):
     # -- reading (history comes from CachedHistory) --------------------------------------------
 
     def _raw_block(self, number: int, block_hash: Hash32, receipts: bool) -> RawBlock | None:
-        """Block ``number``'s records (see :meth:`CachedHistory.raw_blocks`), its senders sliced
-        from its stored record as they lie, without a list of them made and joined again."""
+        """Block ``number``'s records (see :meth:`CachedHistory.raw_blocks`), senders as stored."""
         found = self._read_many((b"H" + block_hash, b"B" + block_hash, b"R" + block_hash)
                                 if receipts else (b"H" + block_hash, b"B" + block_hash))
         header, stored = found[0], found[1]
@@ -303,11 +288,8 @@ class KeyValueBackend(CachedHistory):
                         stored[4:end])
 
     def health_problem(self, samples: int = 8) -> str | None:
-        """None when the store reads. A read that failed since it was opened is the problem;
-        else the head block and ``samples`` blocks picked at random are read afresh from the
-        store (checksums verified: its hash, header, body and receipts records, the header
-        decoding to its hash). A health check every few seconds so finds widespread damage
-        quickly; ``ethread verify --db`` reads everything."""
+        """None when the store reads: no read failed since it was opened, and the head and
+        ``samples`` random blocks read afresh (checksums verified, header decoding to its hash)."""
         if self.store.failure is not None:
             return self.store.failure
         self._follow()
@@ -354,8 +336,7 @@ class KeyValueBackend(CachedHistory):
         return self._evm
 
     def generation(self) -> int:
-        """A counter that changes whenever the store's content does (another process's writes
-        included), so caches know when to drop answers."""
+        """A counter that changes whenever the store's content does (another process's writes too)."""
         self._follow()
         return self._generation
 
@@ -414,11 +395,9 @@ class KeyValueBackend(CachedHistory):
         return pointers
 
     def _follow(self) -> None:
-        """Pick up what another process wrote to a shared store: its pointers (a new
-        generation when they moved, so that cached answers are dropped) and a config it
-        stored after this process opened the store. One version check when nothing changed,
-        at most once per :data:`FOLLOW_INTERVAL`; history records are immutable once
-        written, so the block caches stay."""
+        """Pick up the pointers and config another process wrote to a shared store (a new
+        generation when pointers moved), checking at most once per :data:`FOLLOW_INTERVAL`;
+        history records never change once written, so the block caches stay."""
         if not self.store.shared:
             return
         now = time.monotonic()
@@ -457,8 +436,7 @@ class KeyValueBackend(CachedHistory):
             ) from None
 
     def write_block(self, block: Block, receipts: Sequence[Receipt]) -> None:
-        """Store a block and its receipts as the new head, with its hash, transaction and log index
-        entries; it must extend the current head."""
+        """Store a block and its receipts, with their index entries, as the new head it extends."""
         number = block.number
         head = self._staged_head()
         expected = 0 if head is None else head + 1
@@ -488,21 +466,17 @@ class KeyValueBackend(CachedHistory):
             self._staged_cache.append((block, receipts))
 
     def answer_record(self, name: bytes, block_hash: Hash32) -> bytes | None:
-        """The answer kept under ``name`` beside the block with this hash, or None (a store
-        written by an older ethread, or a name it did not keep)."""
+        """The answer kept under ``name`` beside the block with this hash, or None."""
         return self._read(_answer_key(name, block_hash))
 
     def put_answer_record(self, name: bytes, block_hash: Hash32, answer: bytes) -> None:
-        """Keep ``answer`` under ``name`` beside a held block; inside :meth:`import_batch` it
-        lands with the rest of the batch (the block itself, at import), so that no reader
-        sees the one without the other."""
+        """Keep ``answer`` under ``name`` beside a held block (in the current batch, if any)."""
         if self._read(b"H" + block_hash) is None:
             raise ValueError(f"block 0x{block_hash.hex()} is not held")
         self._write(_answer_key(name, block_hash), answer)
 
     def drop_answer_records(self, keep: frozenset[bytes], batch_size: int = 4096) -> int:
-        """Delete every kept answer whose name is not in ``keep``, ``batch_size`` to a write;
-        how many."""
+        """Delete every kept answer whose name is not in ``keep``, ``batch_size`` a write; how many."""
         dropped = 0
         batch: dict[bytes, bytes | None] = {}
         for key in self.store.keys(b"D", b"E"):
@@ -529,8 +503,7 @@ class KeyValueBackend(CachedHistory):
             self._generation += 1
 
     def set_pointer(self, name: Literal["safe", "finalized"], number: int) -> None:
-        """Move the ``safe`` or ``finalized`` pointer to a held block (within the current batch, if
-        any)."""
+        """Move the ``safe`` or ``finalized`` pointer to a held block (in the current batch, if any)."""
         if name not in ("safe", "finalized"):
             raise ValueError(f"unknown pointer {name!r}")
         head = self._staged_head()
@@ -541,10 +514,8 @@ class KeyValueBackend(CachedHistory):
 
 def copy_records(source: KeyValueBackend, target: KeyValueBackend, *,
                  batch_size: int = 4096) -> int:
-    """Copy every record of ``source`` into ``target`` (another engine, say), returning how
-    many. The meta records (pointers, config) go last in one batch, so an interrupted copy
-    leaves a target without a head that a second copy completes; a target that already holds
-    a chain is refused."""
+    """Copy every record of ``source`` into ``target``, returning how many. The meta records go
+    last in one batch (an interrupted copy leaves no head); a target holding a chain is refused."""
     if target.pointer("latest") is not None:
         raise StoreError(f"{target.store.describe()} already holds a chain: copy into a new "
                          "store")

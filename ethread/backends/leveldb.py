@@ -1,15 +1,11 @@
-"""LevelDB (through plyvel) as a record store, and the backend over it.
+"""LevelDB (through plyvel) as a record store, and the backend over it (key layout:
+:mod:`ethread.backends.keyvalue`).
 
-LevelDB lets one process hold a store at a time (its own lock); a second one gets a
-:class:`~ethread.errors.StoreError`. The key layout and everything above it live in
-:mod:`ethread.backends.keyvalue`.
-
-A store tells the truth or fails loudly: it is opened with LevelDB's ``paranoid_checks`` and
-every read verifies the checksums of the blocks it touches, so damaged files answer an error
-(:class:`~ethread.errors.StoreUnreadable`, whose message names no server path; the log has
-it) instead of a missing record. Only an absent or empty directory becomes a new store: a
-directory with files but no ``CURRENT`` is a damaged store, which LevelDB would otherwise
-"create" over, deleting its tables.
+One process holds a store at a time; a second gets a :class:`~ethread.errors.StoreError`.
+Stores open with ``paranoid_checks`` and every read verifies checksums, so damaged files raise
+:class:`~ethread.errors.StoreUnreadable` (naming no server path) rather than answer a missing
+record. Only an absent or empty directory becomes a new store: one with files but no
+``CURRENT`` is damaged, and LevelDB would "create" over it, deleting its tables.
 """
 
 from __future__ import annotations
@@ -116,8 +112,7 @@ class LevelDBStore(Engine):
             raise StoreError(f"the store at {self.path} is closed") from None
 
     def version(self) -> int:
-        """Always 0: a LevelDB store is opened by one process, so it never sees changes made
-        elsewhere."""
+        """Always 0: a LevelDB store is opened by one process, so it never sees changes made elsewhere."""
         return 0  # one process at a time: this backend made every change it could see
 
     def compact(self) -> None:

@@ -1,17 +1,11 @@
 """LMDB as a record store, and the backend over it.
 
-LMDB keeps the whole store in one memory-mapped file (``data.mdb``, with ``lock.mdb`` beside
-it): any number of processes read it at once while one process writes, and every write
-transaction is applied entirely or not at all, a ``kill -9`` included. Readers see a
-committed transaction at once; :meth:`LMDBStore.version` (LMDB's last transaction id, read
-from the shared map without a transaction) tells them cheaply that something changed.
-
-The map size is the largest the file may grow to, not what it takes: the file is sparse and
-grows with the data. Stores open with a 1 TiB map (``map_size=`` to choose); a writer that
-fills it doubles it and retries, and a reader that finds the file grown past its map adopts
-the new size.
-
-The key layout and everything above it live in :mod:`ethread.backends.keyvalue`.
+LMDB keeps the store in one memory-mapped file (``data.mdb``, ``lock.mdb`` beside it): many
+processes read while one writes, each write transaction applied whole (a ``kill -9``
+included). :meth:`LMDBStore.version` tells readers cheaply that something changed. The map
+size (1 TiB by default, ``map_size=``) bounds the sparse file's growth; a writer that fills it
+doubles it, a reader that finds the file grown adopts the new size. The key layout lives in
+:mod:`ethread.backends.keyvalue`.
 """
 
 from __future__ import annotations
@@ -39,8 +33,7 @@ _MAX_READERS = 1022
 
 
 class LMDBStore(Engine):
-    """An LMDB environment in the directory ``path``; ``create`` says whether a missing store
-    may be made (in a missing or empty directory only)."""
+    """An LMDB environment in the directory ``path``; ``create``: a missing store may be made."""
 
     read_only = False
     shared = True
@@ -83,8 +76,7 @@ class LMDBStore(Engine):
         return value
 
     def get_many(self, keys: tuple[bytes, ...]) -> list[bytes | None]:
-        """The values at ``keys`` (None where absent), read in one transaction: a block's
-        records, say, as one snapshot and for one transaction's cost."""
+        """The values at ``keys`` (None where absent), read in one transaction."""
         try:
             with self._begin() as txn:
                 values = cast("list[bytes | None]", list(map(txn.get, keys)))
@@ -115,8 +107,7 @@ class LMDBStore(Engine):
             txn.abort()
 
     def items(self) -> Iterator[tuple[bytes, bytes]]:
-        """Every record in key order, in one read transaction (for ``ethread verify --db``;
-        LMDB keeps no checksums, so damage shows as a structural error or in the records)."""
+        """Every record in key order, in one read transaction (LMDB keeps no checksums)."""
         try:
             txn = self._begin()
         except lmdb.Error as exc:
@@ -133,8 +124,7 @@ class LMDBStore(Engine):
         return self.unreadable(exc, str(exc).replace(str(self.path), "").strip(" :"))
 
     def write(self, batch: Batch) -> None:
-        """Apply a batch of puts and deletes (None values) in one write transaction, growing the
-        map when it is full."""
+        """Apply puts and deletes (None values) in one write transaction, growing a full map."""
         while True:
             try:
                 with self._begin(write=True) as txn:
@@ -174,9 +164,7 @@ class LMDBBackend(KeyValueBackend):
     serve it while this one imports (and this one sees their blocks)."""
 
     holds_history_in_memory = True
-    """The store is memory-mapped and its readers never wait for a writer: a one-block lookup
-    reads pages the operating system keeps in memory, in microseconds, so a server answers
-    it on its event loop (:class:`~ethread.backend.HistoryInMemory`)."""
+    """Memory-mapped, readers never wait (:class:`~ethread.backend.HistoryInMemory`)."""
 
     def __init__(self, path: str | Path, *, create: bool = True, cache_blocks: int = 4096,
                  map_size: int = DEFAULT_MAP_SIZE) -> None:

@@ -1,8 +1,6 @@
-"""Answer a log query from posting lists, shared by the persistent backends.
-
-A backend's log index maps an address, or a (topic position, topic) pair, to the sorted block
-numbers where it occurs, plus the list of blocks with any log. A query visits only the blocks
-in the intersection of its filters' postings; receipts of those blocks confirm each log.
+"""Answer a log query from posting lists (the sorted numbers of the blocks where an address, or a
+(topic position, topic) pair, occurs, and of blocks with any log), shared by the persistent
+backends: a query visits only the blocks its filters' postings intersect in.
 """
 
 from __future__ import annotations
@@ -63,8 +61,7 @@ def collect_logs(
     candidates: Sequence[int],
     logs_at: Callable[[int], Iterable[Log]],
 ) -> list[Log]:
-    """Matching logs of ``candidates`` in chain order, honouring the query's limit and
-    deadline. ``logs_at`` gives every log of a block."""
+    """Matching logs of ``candidates`` in chain order (``logs_at``: every log of a block)."""
     out: list[Log] = []
     matches = query.log_matcher()
     limit = query.limit

@@ -1,8 +1,5 @@
-"""The in-memory backend: dictionaries and sorted posting lists, for test suites and notebooks.
-
-Indexes: number -> hash, transaction hash -> (block, index), and a log index (address ->
-block numbers, (topic position, topic) -> block numbers, blocks with any log) so that
-eth_getLogs visits only the blocks that can match.
+"""The in-memory backend, for test suites and notebooks: dictionaries, and sorted posting lists
+by address, by (topic position, topic) and of blocks with any log, for eth_getLogs.
 """
 
 from __future__ import annotations
@@ -118,8 +115,7 @@ class MemoryBackend:
 
     @contextmanager
     def import_batch(self) -> Iterator[None]:
-        """Hold the write lock for a batch of writes; a block lands only through
-        :meth:`write_block`, so a failed batch leaves no block behind."""
+        """Hold the write lock for a batch of writes (a block lands only by :meth:`write_block`)."""
         # State trie nodes are content-addressed: nodes a failed block left behind are
         # unreachable from any stored state root. Blocks land only through write_block.
         with self._write_lock:
@@ -130,8 +126,7 @@ class MemoryBackend:
         self._config = config
 
     def write_block(self, block: Block, receipts: Sequence[Receipt]) -> None:
-        """Store a block and its receipts as the new head and index its transactions and logs; it
-        must extend the current head."""
+        """Store a block and its receipts, with their index entries, as the new head it extends."""
         number = block.number
         if not self._canonical:
             self._first = number  # a chain forked from another starts at its fork block
@@ -155,9 +150,8 @@ class MemoryBackend:
         self._generation += 1
 
     def rewind(self, number: int) -> None:
-        """Drop every block above ``number`` with its transactions, receipts and log postings
-        (a dev chain reverting to a snapshot). The generation moves on, never back, so no
-        cached answer of the dropped blocks is served again."""
+        """Drop every block above ``number`` with its index entries (a dev chain reverting to a
+        snapshot); the generation moves on, never back, so no dropped answer is served again."""
         with self._write_lock:
             if not 0 <= number - self._first < len(self._canonical):
                 raise ValueError(f"block {number} is not held")

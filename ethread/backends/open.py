@@ -23,9 +23,8 @@ _MARKERS: dict[Engine, str] = {"leveldb": "CURRENT", "lmdb": "data.mdb"}
 
 
 def store_engine(path: str | Path) -> Engine | None:
-    """The engine of the store at ``path``, or None when the directory holds no store.
-
-    Raises StoreError when the directory carries the marks of both engines."""
+    """The engine of the store at ``path``, or None when the directory holds no store; StoreError
+    when it carries the marks of both engines."""
     found = [engine for engine, marker in _MARKERS.items() if (Path(path) / marker).exists()]
     if len(found) > 1:
         raise StoreError(f"{path} holds files of both a LevelDB and an LMDB store: "
@@ -35,11 +34,9 @@ def store_engine(path: str | Path) -> Engine | None:
 
 def open_store(path: str | Path, *, engine: Engine | None = None,
                create: bool = False) -> KeyValueBackend:
-    """The key-value backend over the store at ``path``, in the engine it was written with.
-
-    ``engine`` names the engine of a store to create (default LevelDB); an existing store
-    written by another engine is an error, not a second store beside it.
-    """
+    """The key-value backend over the store at ``path``, in the engine it was written with;
+    ``engine`` names the engine of a store to create (default LevelDB), and must match an
+    existing one's."""
     held = store_engine(path)
     if held is None:
         if not create:
@@ -65,13 +62,9 @@ def open_backend(
     config: ChainConfig | None = None,
     create: bool = False,
 ) -> KeyValueBackend | EraBackend:
-    """The key-value backend over the store ``db`` (LevelDB or LMDB, as written), or an
-    :class:`EraBackend` over the Era1 folder ``era`` (with ``config`` when its network is
-    not a known one).
-
-    Raises :class:`~ethread.errors.StoreError` (never a traceback-worthy exception) when the
-    store is missing, held by another process or damaged.
-    """
+    """The key-value backend over the store ``db``, or an :class:`EraBackend` over the Era1
+    folder ``era`` (with ``config`` when its network is not a known one). Raises
+    :class:`~ethread.errors.StoreError` when the store is missing, held elsewhere or damaged."""
     if (db is None) == (era is None):
         raise StoreError("name exactly one of a store (--db) or an Era1 folder (--era)")
     if db is not None:

@@ -1,10 +1,6 @@
 """What a storage engine provides: byte keys to byte values, read, scanned and written in
-atomic batches.
-
-The key layout, the caches and everything Ethereum live above this
-(:mod:`ethread.backends.keyvalue`); an engine is one small class over its library
-(:class:`ethread.backends.leveldb.LevelDBStore`). Adding an engine means writing that class
-and naming it where stores are opened.
+atomic batches. Everything Ethereum lives above (:mod:`ethread.backends.keyvalue`); an engine
+is one small class over its library (:class:`ethread.backends.leveldb.LevelDBStore`).
 """
 
 from __future__ import annotations
@@ -23,12 +19,9 @@ Batch = Mapping[bytes, "bytes | None"]
 
 
 class RecordStore(Protocol):
-    """A sorted byte-key store. Failures raise :class:`~ethread.errors.StoreError`; a read
-    that fails on damaged data raises :class:`~ethread.errors.StoreUnreadable`, naming no
-    server path, and is remembered in :attr:`failure` for health checks.
-
-    An engine that allows it may be opened ``read_only`` by several processes at once (while
-    at most one other process writes); :meth:`write` then raises StoreError.
+    """A sorted byte-key store. Failures raise :class:`~ethread.errors.StoreError`; a read that
+    fails on damaged data raises :class:`~ethread.errors.StoreUnreadable` (naming no server
+    path), remembered in :attr:`failure`. A ``read_only`` store's :meth:`write` raises StoreError.
     """
 
     read_only: bool
@@ -41,42 +34,32 @@ class RecordStore(Protocol):
     @property
     def closed(self) -> bool:
         """Whether :meth:`close` has been called."""
-        ...
 
     def describe(self) -> str:
         """Names the store in messages: "the store at /data/chain"."""
-        ...
 
     def get(self, key: bytes) -> bytes | None:
         """The value at ``key``, or None."""
-        ...
 
     def items(self) -> Iterator[tuple[bytes, bytes]]:
         """Every record in key order, with the engine's checksums verified."""
-        ...
 
     def keys(self, start: bytes, stop: bytes) -> Iterator[bytes]:
         """Keys in ``[start, stop)``, in ascending byte order."""
-        ...
 
     def write(self, batch: Batch) -> None:
         """Apply every put and delete of ``batch``, all or none (a crash included)."""
-        ...
 
     def version(self) -> int:
-        """A number that changes whenever any process commits a write (of a ``shared``
-        store; an engine that admits one process may answer a constant)."""
-        ...
+        """A number that changes whenever any process commits a write (or a constant, for one process)."""
 
     def close(self) -> None:
         """Release the store; closing twice is harmless."""
-        ...
 
 
 def store_exists(path: Path, marker: str, *, create: bool) -> bool:
-    """Whether an engine's store is at ``path`` (its ``marker`` file is there). When it is not,
-    ``create`` must allow a new one and ``path`` must be missing or an empty directory: a store
-    is never made over other files (a half-restored store, a mistyped path)."""
+    """Whether an engine's store is at ``path`` (its ``marker`` file is there). When not,
+    ``create`` must allow one and ``path`` be missing or empty: a store is never made over files."""
     if (path / marker).exists():
         return True
     if not create:
@@ -89,8 +72,7 @@ def store_exists(path: Path, marker: str, *, create: bool) -> bool:
 
 
 class Engine:
-    """What the engines' stores share: their name in messages, and the error a failed read
-    answers."""
+    """What the engines' stores share: their name in messages, and the error a failed read answers."""
 
     path: Path
     failure: str | None = None
@@ -100,8 +82,7 @@ class Engine:
         return f"the store at {self.path}"
 
     def unreadable(self, exc: Exception, detail: str) -> StoreUnreadable:
-        """The error a failed read answers: ``detail``, what the engine said without the
-        store's path (which goes to the log)."""
+        """The error a failed read answers, with ``detail`` (no store path; ``exc`` is logged)."""
         log.error("the store at %s failed a read: %s", self.path, exc)
         message = f"the chain store cannot be read: {detail or type(exc).__name__}"
         if self.failure is None:

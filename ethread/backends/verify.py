@@ -1,15 +1,10 @@
-"""Check a key-value store (LevelDB or LMDB) end to end, the way ``ethread verify --era`` checks Era1
-files: the slow, thorough pass behind ``ethread verify --db``.
+"""Check a key-value store (LevelDB or LMDB) end to end: the pass behind ``ethread verify --db``.
 
-First every record of the store is read once with the engine's checksums verified, so a
-damaged table anywhere is found even where no block points. Then, block by block from
-genesis to the head: the canonical hash names a header that decodes to that hash, number and
-parent link; the body decodes and rebuilds the transactions root, the uncles hash and the
-withdrawals root its header commits to; the receipts rebuild the receipts root; every
-transaction's index entry points back at its block and position; the block's log record and
-its log index entries agree with its receipts; every answer kept beside it (given as
-``derived``: how each is derived from the receipts) is the one derived from them now. Last, the
-head's state root is held.
+Every record is first read once with the engine's checksums verified. Then, block by block
+from genesis to the head: the canonical hash, header, parent link; the transactions root,
+uncles hash and withdrawals root from the body; the receipts root; each transaction's index
+entry; the log record and log index; every answer kept beside the block (``derived``) against
+the one derived now. Last, the head's state root is held.
 """
 
 from __future__ import annotations
@@ -35,8 +30,7 @@ class VerifyFailed(StoreError):
 
 @dataclass(frozen=True, slots=True)
 class VerifyReport:
-    """What ``ethread verify --db`` checked: counts of records, blocks, transactions and logs read
-    back."""
+    """What ``ethread verify --db`` checked: counts of what it read back."""
 
     records: int
     blocks: int
@@ -139,8 +133,8 @@ def _verify_block(backend: KeyValueBackend, number: int, parent: bytes | None,
 
 def _verify_answers(backend: KeyValueBackend, block_hash: bytes,
                     derived: Mapping[bytes, Derivation]) -> tuple[str | None, int]:
-    """What is wrong with the answers kept beside the block (None: each held one is derived
-    from its receipts now byte for byte), and whether it lacks any (1 or 0)."""
+    """What is wrong with the answers kept beside the block (None: each matches a fresh
+    derivation), and whether it lacks any (1 or 0)."""
     receipts = backend.receipts(block_hash)
     if receipts is None:
         return "its receipts do not read back", 0

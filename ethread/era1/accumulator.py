@@ -1,8 +1,5 @@
-"""The Era1 accumulator: SSZ ``hash_tree_root(List[HeaderRecord, 8192])``.
-
-A header record is ``(block_hash: Bytes32, total_difficulty: uint256)``. The root commits to
-every block of an epoch and its total difficulty, so four bytes of it in the file name let a
-reader check that a file is the one it claims to be.
+"""The Era1 accumulator: SSZ ``hash_tree_root(List[HeaderRecord, 8192])``, a header record being
+``(block_hash: Bytes32, total_difficulty: uint256)``; four bytes of it name the file.
 """
 
 from __future__ import annotations
@@ -21,8 +18,7 @@ for _ in range(_DEPTH):
 
 
 def header_record_root(block_hash: Hash32, total_difficulty: int) -> bytes:
-    """The hash tree root of one header record (block hash, total difficulty), a leaf of the epoch
-    accumulator."""
+    """The hash tree root of one header record (block hash, total difficulty)."""
     return sha256(block_hash + total_difficulty.to_bytes(32, "little")).digest()
 
 

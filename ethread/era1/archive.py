@@ -1,10 +1,6 @@
-"""What Era1 and ``ere`` files have in common, for readers that take either.
-
-The Era backend, its sidecar index, ``verify`` and the frames read a folder that may mix the
-two kinds: :func:`open_archive` opens a file by its name's extension, :func:`archive_epoch`
-checks that a file is the one its name says, and :class:`ArchiveFile` is the set of calls both
-answer (a component one kind lacks answers None: receipts of a ``noreceipts`` file, total
-difficulty after the merge).
+"""What Era1 and ``ere`` files have in common, for readers that take either: :func:`open_archive`
+opens a file by its extension, and :class:`ArchiveFile` is the set of calls both answer (a
+component one kind lacks answers None).
 """
 
 from __future__ import annotations
@@ -27,67 +23,50 @@ class ArchiveFile(Protocol):
     @property
     def kind(self) -> Literal["era1", "ere"]:
         """Which kind of file it is: ``"era1"`` or ``"ere"``."""
-        ...
 
     @property
     def path(self) -> Path:
         """Where the file is."""
-        ...
 
     @property
     def start(self) -> int:
         """The number of its first block."""
-        ...
 
     @property
     def count(self) -> int:
         """How many blocks it holds."""
-        ...
 
     @property
     def size(self) -> int:
         """Its length in bytes."""
-        ...
 
     @property
     def end(self) -> int:
         """One past the last block number held."""
-        ...
 
     def close(self) -> None:
         """Unmap the file."""
-        ...
 
     def offset(self, number: int) -> int:
         """Where block ``number``'s records start (for error messages)."""
-        ...
 
     def accumulator(self) -> Hash32 | None:
-        """The accumulator root over its pre-merge blocks, or None when it has none (an ``ere``
-        file of a post-merge epoch, or whose writer left it out)."""
-        ...
+        """The accumulator root over its pre-merge blocks, or None when it has none."""
 
     def header_rlp(self, number: int) -> bytes:
         """The RLP header of block ``number``, decompressed."""
-        ...
 
     def body_rlp(self, number: int) -> bytes:
         """The RLP block body of block ``number``, decompressed."""
-        ...
 
     def receipts_rlp(self, number: int) -> bytes | None:
-        """The RLP receipts of block ``number`` in consensus form, decompressed, or None when the
-        file holds no receipts."""
-        ...
+        """The RLP receipts of block ``number`` in consensus form, or None without receipts."""
 
     def total_difficulty(self, number: int) -> int | None:
-        """The chain's total difficulty through block ``number``, or None when the file holds
-        none."""
-        ...
+        """The chain's total difficulty through block ``number``, or None when not held."""
 
     def raw_tuple(self, number: int) -> tuple[bytes, bytes, bytes | None, int | None]:
         """(header RLP, body RLP, receipts RLP or None, total difficulty or None) of one block."""
-        ...
 
 
 def is_archive(path: Path) -> bool:

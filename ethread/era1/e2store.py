@@ -1,8 +1,5 @@
-"""The e2store container: a flat sequence of typed records.
-
-Each record is an 8-byte header (type: 2 bytes, length: u32 little-endian, reserved: u16
-that must be zero) followed by ``length`` bytes of data. Era1 files are e2store files whose
-last record is a block index, which is what lets a reader seek instead of scanning.
+"""The e2store container: a flat sequence of typed records, each an 8-byte header (type: 2 bytes,
+length: u32 little-endian, reserved: u16 zero) followed by ``length`` bytes of data.
 """
 
 from __future__ import annotations
@@ -45,11 +42,7 @@ TYPE_NAMES = {
 
 
 class FormatError(StoreError):
-    """An archive file that is truncated or does not hold what its format says.
-
-    The message names the file and the byte offset, so a damaged file can be found and
-    replaced rather than guessed at.
-    """
+    """An archive file that is truncated or malformed; the message names file and byte offset."""
 
     def __init__(self, path: str, offset: int, detail: str) -> None:
         super().__init__(f"{path}: at byte {offset}: {detail}")
@@ -60,8 +53,7 @@ class FormatError(StoreError):
 
 @dataclass(frozen=True, slots=True)
 class Record:
-    """One e2store record of an Era1 file: its type, where its header starts and its data's length.
-    """
+    """One e2store record: its type, where its header starts and its data's length."""
 
     type: bytes
     offset: int
@@ -152,8 +144,7 @@ def encode_record(kind: bytes, data: bytes) -> bytes:
 
 
 def write_file(folder: str | Path, name: str, data: bytes) -> Path:
-    """Write an archive file into ``folder`` (made if missing) atomically: a reader never sees
-    half a file."""
+    """Write an archive file into ``folder`` (made if missing) atomically."""
     path = Path(folder) / name
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(name + ".partial")

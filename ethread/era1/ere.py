@@ -1,30 +1,22 @@
 """The ``ere`` archive format (Era execution files): e2store files of pre- and post-merge history.
 
-Since geth 1.16 dropped pre-merge history from nodes, archives are how history travels; ``ere``
-extends Era1 past the merge. Layout, by sections rather than by block::
+Layout, by sections rather than by block::
 
     version | header* | body* | slim receipts* | proof* | total difficulty* | other* |
     accumulator? | dynamic block index
 
 - headers and bodies are snappy-framed RLP, as in Era1;
-- *slim* receipts are snappy-framed ``rlp([[type, status-or-root, cumulative gas, logs], ...])``:
-  no bloom (it follows from the logs) but the transaction type;
-- proofs (optional) are snappy-framed ``rlp([proof type, ssz bytes])``;
-- total difficulty (little-endian uint256) only for epochs that start before the merge,
-  with the final total difficulty repeated on the epoch's post-merge blocks; the accumulator
-  root (over the pre-merge blocks only) likewise;
-- the dynamic block index holds the first block number, then for every block one offset per
-  component (header, body, then whichever of receipts, total difficulty and proof the file
-  holds), then the number of components and the number of blocks. Offsets are signed and
-  relative to the index record; which slot holds which component is read from the record
-  types the first block's offsets point at.
+- *slim* receipts are snappy-framed ``rlp([[type, status-or-root, cumulative gas, logs], ...])``
+  (no bloom); proofs (optional) are snappy-framed ``rlp([proof type, ssz bytes])``;
+- total difficulty (little-endian uint256) and the accumulator root (over pre-merge blocks)
+  only for epochs that start before the merge, the final total difficulty repeated after it;
+- the dynamic block index holds the first block number, one signed offset (relative to the
+  index record) per component and block, then the component and block counts; which slot
+  holds which component is read from the record types the first block's offsets point at.
 
 File names are ``<network>-<epoch>-<first 4 bytes of the last block's hash>(-<profile>)*.ere``,
-profiles in alphabetical order: ``noproofs`` (no proof entries) and ``noreceipts``.
-
-:class:`EreFile` answers the same calls as :class:`~ethread.era1.file.Era1File` (header, body
-and receipts RLP by number, with receipts turned back into their consensus encoding, blooms
-included), so the Era backend, its index and the frames read both kinds of file alike.
+profiles sorted: ``noproofs``, ``noreceipts``. :class:`EreFile` answers the same calls as
+:class:`~ethread.era1.file.Era1File` (receipts turned back into consensus encoding).
 """
 
 from __future__ import annotations
@@ -150,10 +142,8 @@ def consensus_to_slim(consensus: bytes) -> bytes:
 class EreFile(MappedFile):
     """One open ``ere`` file, memory-mapped and read through its dynamic block index.
 
-    Reads are bounds-checked: damage raises :class:`~ethread.era1.e2store.FormatError` naming
-    the file and offset. Answers the calls of :class:`~ethread.era1.file.Era1File`; a component
-    the file lacks answers None (receipts of a ``noreceipts`` file, total difficulty of a
-    post-merge epoch)."""
+    Damage raises :class:`~ethread.era1.e2store.FormatError` naming the file and offset; a
+    component the file lacks answers None."""
 
     kind: Literal["ere"] = "ere"
 
@@ -171,7 +161,6 @@ class EreFile(MappedFile):
         if index.length != index_length:
             raise FormatError(self._where, index_at, "corrupted: block index length does not "
                               "match its counts")
-        self._index_at = index_at
         self.start = _U64.unpack_from(buf, index.data_offset)[0]
         relative = struct.unpack_from(f"<{self.count * self.components}q", buf,
                                       index.data_offset + 8)
@@ -220,8 +209,7 @@ class EreFile(MappedFile):
         return tuple(c for c in COMPONENTS if c in self._slots)
 
     def accumulator(self) -> Hash32 | None:
-        """The accumulator root over the file's pre-merge blocks, or None (post-merge epoch, or a
-        writer that left it out)."""
+        """The accumulator root over the file's pre-merge blocks, or None."""
         if self._accumulator_at is None:
             return None
         at = self._accumulator_at + e2store.HEADER_SIZE
@@ -262,8 +250,7 @@ class EreFile(MappedFile):
         return self._inflated("receipts", number)
 
     def receipts_rlp(self, number: int) -> bytes | None:
-        """Block ``number``'s receipts in consensus form (blooms recomputed), or None when the
-        file holds no receipts."""
+        """Block ``number``'s receipts in consensus form (blooms recomputed), or None."""
         slim = self.slim_receipts_rlp(number)
         if slim is None:
             return None
@@ -276,8 +263,7 @@ class EreFile(MappedFile):
                               f"block {number}: slim receipts: {exc}") from None
 
     def total_difficulty(self, number: int) -> int | None:
-        """The chain's total difficulty through block ``number``, or None when the file holds
-        none."""
+        """The chain's total difficulty through block ``number``, or None when not held."""
         record = self._record("total_difficulty", number)
         if record is None:
             return None
@@ -317,11 +303,9 @@ class EreFile(MappedFile):
 class EreWriter:
     """Collects consecutive blocks of one epoch, then writes an ``ere`` file.
 
-    Total difficulty and the accumulator follow the format's merge rules: an epoch whose first
-    block has difficulty keeps a total difficulty for every block (the final one repeated after
-    the merge) and an accumulator over its pre-merge blocks; an epoch after the merge keeps
-    neither. Receipts are all given or all absent (the ``noreceipts`` profile). No proofs are
-    written (the ``noproofs`` profile): they need the beacon chain's historical roots."""
+    An epoch starting before the merge keeps a total difficulty per block and an accumulator
+    (see the module docstring); receipts are all given or all absent (``noreceipts``). No
+    proofs are written (``noproofs``): they need the beacon chain's historical roots."""
 
     def __init__(self, start: int) -> None:
         self.start = start

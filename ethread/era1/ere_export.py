@@ -1,9 +1,5 @@
-"""Write ``ere`` files from any backend: pre- and post-merge history alike.
-
-One file per epoch of 8,192 blocks (the last possibly partial), named after the hash of its
-last block with the ``noproofs`` profile (proofs need the beacon chain's historical roots,
-which a backend does not hold). Epochs that start before the merge carry total difficulties
-and an accumulator; later ones carry neither.
+"""Write ``ere`` files from any backend: pre- and post-merge history alike, one file per epoch
+of 8,192 blocks (the last possibly partial), with the ``noproofs`` profile.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""Check an ``ere`` file end to end, as a client that did not write it would.
-
-Every header must link to the one before it, every body must rebuild the transactions root,
-uncles hash and withdrawals root its header commits to, receipts (when the file holds them)
-the receipts root, total difficulties must add up to the merge and stay flat after it, the
-accumulator (when present) must be the root of the pre-merge blocks' records, proofs (when
-present) must be of a known type, and the file name must abbreviate the last block's hash.
-
-Proofs are decoded, not checked against the beacon chain's historical roots: that needs
-data no archive folder carries.
+"""Check an ``ere`` file end to end, as a client that did not write it would: header links, the
+roots each body and receipt list rebuilds, total difficulties (adding up to the merge, flat
+after), the accumulator, the proof types, and the file name's hash. Proofs are not checked
+against the beacon chain's historical roots: no archive folder carries them.
 """
 
 from __future__ import annotations

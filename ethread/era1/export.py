@@ -1,9 +1,7 @@
 """Write Era1 files from any backend.
 
-Era1 covers proof-of-work history: export stops before the first block with zero difficulty
-(the merge). Files hold whole epochs of 8,192 blocks starting at multiples of 8,192, the last
-one possibly partial, and are named ``<network>-<epoch>-<accumulator root prefix>.era1`` so
-other clients can read them.
+Era1 covers proof-of-work history: export stops at the merge. Files hold whole epochs of 8,192
+blocks (the last possibly partial), named ``<network>-<epoch>-<accumulator root prefix>.era1``.
 """
 
 from __future__ import annotations
@@ -64,11 +62,10 @@ def export_bounds(backend: Any, network: str | None, first: int, last: int | Non
 
 def held_epochs(backend: Any, first: int, last: int, *, receipts: bool, td_from_genesis: bool,
                 progress: Progress | None) -> Iterator[tuple[int, Iterator[EpochBlock]]]:
-    """The epochs of ``[first, last]`` the backend holds (a gap's are skipped), each as its
-    first block and its blocks with their receipts (None unless ``receipts``) and total
-    difficulty. The total difficulty is the backend's own when it keeps one, else summed from
-    genesis when ``td_from_genesis``, else unknown (None) until a proof-of-work block needs it
-    (StoreError then); it stays flat past the merge."""
+    """The epochs of ``[first, last]`` the backend holds, each as its first block and its blocks
+    with receipts (None unless ``receipts``) and total difficulty: the backend's own, else summed
+    from genesis with ``td_from_genesis``, else None (StoreError where proof of work needs it);
+    flat past the merge; a gap's epochs are skipped."""
     own_td = backend.total_difficulty if isinstance(backend, TotalDifficultySource) else None
     td: int | None = None
     if own_td is None and td_from_genesis:
@@ -110,10 +107,7 @@ def export_era1(backend: Any, folder: str | Path, *, network: str | None = None,
                 proof_of_work_only: bool = True) -> list[Path]:
     """Export the pre-merge blocks ``[first, last]`` of ``backend`` into ``folder``; returns the
     files written. ``first`` must start an epoch (a multiple of 8,192).
-
-    ``proof_of_work_only=False`` exports past the merge too (total difficulty then stays
-    flat): other clients reject such files, but the format carries them, which benchmarks
-    use to compare storage of the same history."""
+    ``proof_of_work_only=False`` exports past the merge too (other clients reject such files)."""
     name, last = export_bounds(backend, network, first, last, "Era1")
     if proof_of_work_only:
         last = _last_pre_merge(backend, first, last)

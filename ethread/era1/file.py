@@ -2,10 +2,8 @@
 
 Layout: ``version | (header, body, receipts, total difficulty)* | accumulator | block index``.
 The block index (last record) holds the first block number, one offset per block (relative to
-the index record itself) and the count, so opening a file reads its last few kilobytes and
-nothing else; a block is then three record reads and three snappy decompressions.
-
-File names are ``<network>-<epoch, 5 digits>-<first 4 bytes of the accumulator root>.era1``.
+the index record) and the count. File names are
+``<network>-<epoch, 5 digits>-<first 4 bytes of the accumulator root>.era1``.
 """
 
 from __future__ import annotations
@@ -48,14 +46,12 @@ class Era1Name:
 
 
 def era1_filename(network: str, epoch: int, root: Hash32) -> str:
-    """The standard file name of an epoch's Era1 file: network, five-digit epoch and the first four
-    bytes of its accumulator root."""
+    """The standard name of an epoch's Era1 file (network, epoch, accumulator root prefix)."""
     return str(Era1Name(network, epoch, root[:4].hex()))
 
 
 class Era1File(MappedFile):
-    """One open Era1 file. Reads are bounds-checked: damage raises
-    :class:`~ethread.era1.e2store.FormatError` naming the file and offset."""
+    """One open Era1 file; damage raises :class:`~ethread.era1.e2store.FormatError`."""
 
     kind: Literal["era1"] = "era1"
 

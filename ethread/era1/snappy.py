@@ -1,7 +1,5 @@
-"""Snappy framing (the streaming format, with CRC-checked chunks) through cramjam.
-
-cramjam's framed encoder produces the same bytes as the Go encoder other clients use, which
-is what lets an exported Era1 file match theirs byte for byte.
+"""Snappy framing (the streaming format, with CRC-checked chunks) through cramjam, whose framed
+encoder gives the Go encoder's bytes: an exported Era1 file matches other clients' exactly.
 """
 
 from __future__ import annotations

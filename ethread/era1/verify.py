@@ -1,10 +1,6 @@
-"""Check an Era1 file end to end, the way a client that did not write it would.
-
-Every header must hash into the parent link of the next, every block's transactions and
-receipts must rebuild the roots its header commits to, total difficulties must add up, and
-the accumulator recomputed from all of that must equal both the stored one and the prefix in
-the file name. Reading the file by index is cheap; this is the slow, thorough pass behind
-``ethread verify``.
+"""Check an Era1 file end to end, the way a client that did not write it would (``ethread
+verify``): header links, the roots each block's transactions and receipts rebuild, total
+difficulties, and the accumulator against the stored one and the file name's prefix.
 """
 
 from __future__ import annotations
@@ -38,8 +34,7 @@ def trie_root(items: list[object]) -> bytes:
 def block_problem(number: int, header: Header, body: Any, receipts: Any,
                   parent: bytes | None) -> str | None:
     """What is wrong with the decoded block ``number`` of an archive file (None: nothing): its
-    number, its link to ``parent``, the roots its body and its receipts (unless None) must
-    rebuild."""
+    number, its link to ``parent``, the roots its body and receipts must rebuild."""
     if not isinstance(body, list) or len(body) not in (2, 3):
         return "the body is not [transactions, uncles] or [transactions, uncles, withdrawals]"
     if header.number != number:

@@ -1,8 +1,5 @@
-"""Write one Era1 file: the inverse of :class:`~ethread.era1.file.Era1File`.
-
-Records go in the order other clients write them (version, then header, body, receipts and
-total difficulty per block, then the accumulator and the block index), so that the same
-history gives the same bytes whoever exported it.
+"""Write one Era1 file: the inverse of :class:`~ethread.era1.file.Era1File`, records in the order
+other clients write them, so that the same history gives the same bytes.
 """
 
 from __future__ import annotations
@@ -19,8 +16,7 @@ from .snappy import compress
 
 
 class Era1Writer:
-    """Collects the blocks of one epoch (consecutive, starting at ``start``), then writes
-    the file."""
+    """Collects the consecutive blocks of one epoch from ``start``, then writes the file."""
 
     def __init__(self, start: int) -> None:
         self.start = start
@@ -36,8 +32,7 @@ class Era1Writer:
 
     def add(self, block_hash: Hash32, header_rlp: bytes, body_rlp: bytes, receipts_rlp: bytes,
             total_difficulty: int) -> None:
-        """Append one block's records (header, body and receipts compressed, its total difficulty);
-        at most 8,192 blocks a file."""
+        """Append one block's records and total difficulty; at most 8,192 blocks a file."""
         if self.count >= EPOCH_SIZE:
             raise ValueError(f"an Era1 file holds at most {EPOCH_SIZE} blocks")
         self._offsets.append(self._position)

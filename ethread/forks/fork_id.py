@@ -1,14 +1,11 @@
 """EIP-2124 fork identifiers: which rules a node runs, in four bytes.
 
-The identifier's hash is a CRC32 that starts from the genesis hash and takes in, one after the
-other, every fork activation the node has passed (block numbers first, then timestamps, each
-as 8 big-endian bytes); ``next`` is the first activation still ahead (0: none scheduled).
+The hash is a CRC32 over the genesis hash and every activation passed (block numbers, then
+timestamps, each 8 big-endian bytes); ``next`` is the first activation ahead (0: none).
 Activations are those geth counts: every block-number key of the genesis ``config`` (the DAO
-block and EIP-155's included, whether or not a fork of their own; a merge reached by total
-difficulty, mainnet's, is no such key), and every timestamp key;
+block and EIP-155's included; a merge by total difficulty is none), and every timestamp key;
 several forks at one point count once, forks at block 0 or at or before the genesis time not
-at all. eth_config (EIP-7910) names a fork by the identifier a node has once that fork is
-active.
+at all. eth_config (EIP-7910) names a fork by this identifier.
 """
 
 from __future__ import annotations
@@ -49,8 +46,7 @@ def fork_activations(config: ChainConfig, genesis_time: int
 
 def fork_id(config: ChainConfig, genesis_hash: bytes, genesis_time: int, head_number: int,
             head_time: int) -> ForkId:
-    """The identifier of a node of this chain whose head is at ``head_number`` and
-    ``head_time``."""
+    """The identifier of a node of this chain whose head is at ``head_number`` and ``head_time``."""
     checksum = zlib.crc32(genesis_hash)
     blocks, times = fork_activations(config, genesis_time)
     for activations, reached in ((blocks, head_number), (times, head_time)):

@@ -1,10 +1,8 @@
 """Chain id and fork schedule, read from a geth-style genesis ``config``.
 
-Forks activate by block number up to the merge and by timestamp after it; :meth:`ChainConfig.rules`
-gives the :class:`~ethread.forks.table.Fork` row of any (number, timestamp) pair, with the
-chain's own blob parameters filled in. A genesis that schedules a fork ethread does not know is
-refused, naming the key: running a later fork's blocks under older rules would answer wrong
-without a word.
+:meth:`ChainConfig.rules` gives the :class:`~ethread.forks.table.Fork` row of any (number,
+timestamp), with the chain's blob parameters. A genesis that schedules a fork ethread does not
+know is refused, naming the key, rather than run under older rules.
 """
 
 from __future__ import annotations
@@ -34,8 +32,7 @@ def _is_schedule_key(key: str) -> bool:
 
 @dataclass(frozen=True)
 class ChainConfig:
-    """A chain's id and fork schedule (by block number, then by timestamp), read from a genesis
-    ``config`` object: which rules a block runs under."""
+    """A chain's id and fork schedule (by block number, then by timestamp), from a genesis."""
 
     chain_id: int
     block_forks: tuple[tuple[int, str], ...]
@@ -53,9 +50,8 @@ class ChainConfig:
 
     @classmethod
     def from_genesis_config(cls, config: dict[str, Any]) -> ChainConfig:
-        """The schedule described by a genesis file's ``config`` object (geth's key names); raises
-        :class:`~ethread.errors.GenesisError` on a malformed one or one that schedules a fork
-        ethread does not know."""
+        """The schedule of a genesis file's ``config`` object (geth's keys);
+        :class:`~ethread.errors.GenesisError` when malformed or naming an unknown fork."""
         if not isinstance(config, dict) or "chainId" not in config:
             raise GenesisError("genesis config must be an object with a chainId")
         unknown = sorted(key for key, value in config.items()
@@ -105,8 +101,7 @@ class ChainConfig:
         return name
 
     def rules(self, number: int, timestamp: int) -> Fork:
-        """The rules of a block of this number and timestamp, with this chain's blob
-        parameters."""
+        """The rules of a block of this number and timestamp, with this chain's blob parameters."""
         return self.fork_rules(self.fork_at(number, timestamp))
 
     def fork_rules(self, name: str) -> Fork:
@@ -131,8 +126,7 @@ class ChainConfig:
         return vm_class_for(self.rules(number, timestamp), self.dao_fork_block)
 
     def blob_base_fee(self, number: int, timestamp: int, excess_blob_gas: int) -> int:
-        """The blob base fee (wei per blob gas) of a block with this excess blob gas, under its
-        fork's update fraction."""
+        """The blob base fee (wei per blob gas) of a block with this excess blob gas."""
         blob = self.rules(number, timestamp).blob or FORK_BY_NAME["prague"].blob
         assert blob is not None
         return price_blob_gas(blob, excess_blob_gas)

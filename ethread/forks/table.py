@@ -1,10 +1,8 @@
 """What each fork changes, declared once: one :class:`Fork` row per fork, in activation order.
 
-Everything that behaves differently from one fork to the next (block import, eth_call,
-estimation, fees, the dev chain, the transaction pool, ``eth_config``) reads the row of the
-block it works on (:meth:`~ethread.forks.schedule.ChainConfig.rules`) instead of comparing
-fork names. A row's blob parameters are the fork's defaults; the schedule fills in what a
-genesis ``blobSchedule`` says.
+Whatever behaves differently between forks reads the row of its block
+(:meth:`~ethread.forks.schedule.ChainConfig.rules`) instead of comparing fork names. A row's
+blob parameters are the fork's defaults; the schedule applies a genesis ``blobSchedule``.
 """
 
 from __future__ import annotations
@@ -81,8 +79,7 @@ class Fork:
     title: str
     """The name execution-spec-tests fixtures use (``"Osaka"``, ``"BPO1"``)."""
     vm_base: str
-    """The fork whose execution rules it runs (a BPO fork runs Osaka's with other blob
-    parameters)."""
+    """The fork whose execution rules it runs (a BPO fork runs Osaka's with other blob parameters)."""
     transaction_types: frozenset[int]
     """The transaction types a block may carry."""
     low_s: bool

@@ -1,17 +1,11 @@
 """Whether a transaction is valid under a fork: the one place that decides it (as
-execution-specs' ``validate_transaction`` and ``check_transaction`` do for each fork).
+execution-specs' ``validate_transaction`` and ``check_transaction`` do).
 
-Every caller asks here: block import and ``ethread statetest`` (through the VM classes of
-:mod:`.vms`), the dev chain's and the served transaction pools, block building, and the
-pre-checks of eth_call and gas estimation. A rule that differs between forks reads the
-fork's row (:class:`~.table.Fork`), never a fork name.
-
-A transaction is read as :class:`TxFields` (from an ethread model, a py-evm transaction or
-a call's message), the block it would join as :class:`BlockContext`, its sender's account
-as :class:`SenderAccount`. Each rule is a function raising one :class:`InvalidTransaction`
-subclass that carries its figures; ``str()`` of one is geth's state-transition wording
-(what eth_call and block building answer), and a transaction pool words the same error its
-own way from the figures.
+Block import, ``ethread statetest``, the transaction pools, block building and the
+pre-checks of eth_call and gas estimation all ask here; a rule that differs between forks
+reads the fork's row (:class:`~.table.Fork`), never a fork name. Each rule raises one
+:class:`InvalidTransaction` subclass carrying its figures, whose ``str()`` is geth's
+state-transition wording.
 """
 
 from __future__ import annotations
@@ -53,8 +47,7 @@ SECP256K1_HALF_N = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681
 
 @dataclass(slots=True)
 class TxFields:
-    """The fields of a transaction that its validity depends on (not frozen: one is made
-    for every message eth_call runs, and a frozen dataclass costs twice as much to make)."""
+    """The fields of a transaction that its validity depends on (not frozen: cheaper to make)."""
 
     kind: int
     """Its type (EIP-2718; 0 for legacy)."""
@@ -150,12 +143,9 @@ class SenderAccount:
 
 
 class InvalidTransaction(Picklable, ValidationError):
-    """A transaction that cannot be included under the fork (a py-evm ``ValidationError``, so
-    that block import and state tests count it as one). ``sender`` is the address the
-    message names, when known.
-
-    A subclass declares its figures as annotations (taken positionally, in that order, or
-    by name) and its ``str()`` as :attr:`wording`, a format string over them and ``who``."""
+    """A transaction that cannot be included under the fork (a py-evm ``ValidationError``);
+    ``sender`` is the address the message names, when known. A subclass declares its figures as
+    annotations (positional in that order, or by name) and :attr:`wording` over them and ``who``."""
 
     eip: str = ""
     """The EIP whose rule it breaks, if one does."""
@@ -458,8 +448,8 @@ def floor_data_gas(data: bytes) -> int:
 
 def check_intrinsic_gas(fork: Fork, tx: TxFields, sender: bytes | None = None,
                         intrinsic: int | None = None) -> int:
-    """Gas for the intrinsic cost and (Prague on) the calldata floor; the intrinsic gas
-    (``intrinsic``: the caller's own figure of it)."""
+    """Gas for the intrinsic cost (``intrinsic``: the caller's figure) and (Prague on) the
+    calldata floor; returns the intrinsic gas."""
     needed = intrinsic_gas(fork, tx) if intrinsic is None else intrinsic
     if tx.gas < needed:
         raise IntrinsicGasTooLow(tx.gas, needed, sender=sender)
@@ -471,8 +461,7 @@ def check_intrinsic_gas(fork: Fork, tx: TxFields, sender: bytes | None = None,
 
 
 def check_sender_code(fork: Fork, code: bytes, sender: bytes | None = None) -> None:
-    """EIP-3607 (every fork): a sender without code, but for an EIP-7702 delegation (from
-    Prague)."""
+    """EIP-3607 (every fork): a sender without code, but for an EIP-7702 delegation (from Prague)."""
     if code and not (SET_CODE in fork.transaction_types and code.startswith(DELEGATION_PREFIX)):
         raise SenderNotEOA(len(code), sender=sender)
 
@@ -486,8 +475,7 @@ def check_nonce(tx: TxFields, state_nonce: int, sender: bytes | None = None) -> 
 
 
 def upfront_cost(tx: TxFields) -> int:
-    """The most a transaction can take from its sender, which its balance must cover: the
-    gas at its fee cap, the value, and the blob gas at its blob fee cap."""
+    """The most a transaction can take from its sender: gas and blob gas at their caps, and value."""
     return tx.gas * tx.fee_cap + tx.value + tx.blob_gas * tx.blob_fee_cap
 
 
@@ -554,11 +542,8 @@ CALL = Checks(tx_type=False, nonce=False, sender_code=False, gas_cap=False, bloc
 def validate_transaction(fork: Fork, tx: TxFields, block: BlockContext,
                          account: SenderAccount, *, sender: bytes | None = None,
                          checks: Checks = BLOCK, intrinsic: int | None = None) -> int:
-    """Raise the :class:`InvalidTransaction` that keeps ``tx`` out of a block under ``fork``
-    (in geth's order of its state transition's checks), or return its intrinsic gas.
-
-    ``checks`` says which rules apply (all of them for a block; see :data:`CALL`).
-    ``intrinsic`` is the caller's figure of the intrinsic gas, when it has one."""
+    """Raise the :class:`InvalidTransaction` that keeps ``tx`` out of a block under ``fork`` (in
+    geth's order), or return its intrinsic gas. ``checks``: which rules apply (see :data:`CALL`)."""
     if checks.tx_type:
         check_type(fork, tx.kind, sender)
     check_signature(fork, tx, sender)

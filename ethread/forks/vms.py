@@ -69,12 +69,9 @@ def _validate_against_header(vm: Any, base_header: Any, transaction: Any) -> Non
 
 
 def _validate_transaction(state: Any, transaction: Any) -> None:
-    """The state's check of a transaction: :func:`.validity.validate_transaction`.
-
-    A ``SpoofTransaction`` is a message eth_call, eth_simulateV1 or a tracer runs, whose
-    caller made geth's call checks already: it keeps py-evm's checks as before. A sender
-    the chain was given rather than one recovered (a dev chain's impersonated account, as
-    anvil lets any address be one) may hold code."""
+    """The state's check of a transaction: :func:`.validity.validate_transaction`. A
+    ``SpoofTransaction`` (a call's message, checked by its caller) keeps py-evm's checks; an
+    impersonated sender (given, not recovered) may hold code."""
     if isinstance(transaction, SpoofTransaction):
         state.py_evm_validate_transaction(transaction)
         return
@@ -125,12 +122,9 @@ def _vm_class(base: str, blob: BlobParams | None, dao_fork_block: int | None,
 def without_code_rewrite(vm: Any) -> Any:
     """``vm`` with a state class that skips py-evm's ``set_system_contracts``.
 
-    py-evm's Cancun and Prague states call it whenever one is built (each executed block,
-    each eth_call and estimate): it writes the beacon-roots (and block-history) contract's code
-    at its address when the address holds exactly that code already, and does nothing
-    otherwise (``if not get_code(...) != CODE``). Writing what is there changes no account, no
-    state root and no warm address; it only costs the state two account reads from the trie
-    and a code write, for every state built (docs/testing.md tells what skipping it saved).
+    py-evm's Cancun and Prague states call it for every state built, and it only rewrites the
+    beacon-roots (and block-history) contract's code where exactly that code already is
+    (``if not get_code(...) != CODE``): a no-op costing two trie reads and a code write.
     tests/forks/test_vms.py holds py-evm to that."""
     state = vm.get_state_class()
     quiet = state.configure(__name__=state.__name__, set_system_contracts=_keep_system_contracts)

@@ -6,37 +6,20 @@
     transfers = frames.logs(backend, 0, 10_000, address=token, abi=erc20_abi)
 
 Each function reads ``range(start, stop)`` of any backend (``start`` may be ``"earliest"``,
-``stop`` ``"latest"``: through the head) and answers a ``pyarrow.Table``
-with one row per item (block, transaction, receipt, log, withdrawal, uncle). ``.to_pandas()``
-and ``polars.from_arrow(table)`` convert it without copying the work again.
+``stop`` ``"latest"``) and answers a ``pyarrow.Table`` with one row per item (block,
+transaction, receipt, log, withdrawal, uncle). Column types are in :mod:`ethread.frames.columns`:
+``uint64`` counts, ``decimal128(38, 0)`` wei amounts (exact decimal strings past 10^38 - 1),
+``0x`` hex hashes and addresses, ``binary`` data, ``timestamp[s, UTC]`` timestamps.
 
-Column types (see :mod:`ethread.frames.columns` for the reasoning):
+A range holding a block the backend lacks raises :class:`~ethread.errors.MissingBlocks` before
+any is read. ``workers=N`` shares the range among N processes (:mod:`ethread.frames.parallel`);
+the table is the same. Backends that hold their records (Era1, ``ere``, LMDB, LevelDB) are
+decoded in bulk, without a model per row (:mod:`ethread.frames.bulk`). Ranges of 2,048 blocks
+or more show a tqdm progress bar (in a notebook or a terminal); ``progress=False`` turns it off.
+``traces`` and ``native_transfers`` (:mod:`ethread.frames.trace_tables`) replay blocks.
 
-- counts, gas, nonces, indexes, block numbers: ``uint64``;
-- wei-sized numbers (value, gas price, fee caps, base fee, difficulty, decoded ``uint256``):
-  ``decimal128(38, 0)``, exact up to 10^38 - 1 (far above any real amount of ether: a float
-  would round wei, and polars reads no wider decimal); a column with a larger value (a
-  ``uint256`` near its maximum) holds exact decimal strings instead;
-- hashes and addresses: ``0x`` hex strings; input, data, extra data, blooms: ``binary``;
-- timestamps: ``timestamp[s, UTC]``.
-
-A range holding a block the backend lacks (past the head, or in a gap between Era1 archives)
-raises :class:`~ethread.errors.MissingBlocks` naming the missing blocks before any is read.
-``workers=N`` shares the range among N processes (by archive file on an Era backend, by block
-range on an LMDB store) and concatenates their tables in order: the same table as one process
-builds. Backends that hold their records (Era1 and ``ere`` archives, LMDB and LevelDB stores)
-are decoded in bulk, without a model per row (:mod:`ethread.frames.bulk`); transactions,
-receipts and logs are walked with numpy over batches of blocks, no Python object per row
-(:mod:`ethread.frames.rlp_arrays` and the ``*_arrays`` modules beside it).
-
-Ranges of 2,048 blocks or more show a tqdm progress bar (in a notebook, or when stderr is a
-terminal; never in a log); ``progress=False`` turns it off.
-
-``traces`` and ``native_transfers`` (:mod:`ethread.frames.trace_tables`) replay blocks to
-list their call frames and ether transfers, as trace_block answers them.
-
-Needs the ``frames`` extra (``pip install 'ethread[frames]'``: pyarrow); without
-it these functions raise :class:`~ethread.frames.extra.MissingExtra` saying so.
+Needs the ``frames`` extra (pyarrow); without it these functions raise
+:class:`~ethread.frames.extra.MissingExtra`.
 """
 
 from __future__ import annotations
@@ -189,10 +172,9 @@ def logs(
     finally:
         if bar is not None:
             bar.close()
-    columns: dict[str, tuple[c.Column, list[Any]]] = dict(cols)
     if events is not None:
-        columns.update(decoded_columns(events, set(columns), raw))
-    return c.with_pandas_types(c.table(columns))
+        cols.update(decoded_columns(events, set(cols), raw))
+    return c.with_pandas_types(c.table(cols))
 
 
 def _bytes(value: bytes | str, size: int, what: str) -> bytes:

@@ -1,11 +1,9 @@
 """Decoding event logs with a contract's ABI (eth-abi) into extra columns.
 
-Each non-anonymous event of the ABI is known by its topic0, the keccak of its signature.
-Indexed arguments come from topics 1-3 (a dynamic type, such as ``string``, is indexed as the
-keccak of its value, so that column holds the hash), the others from the log's data. A log
-whose topics or data do not fit its event (an ERC-721 ``Transfer`` shares its topic0 with the
-ERC-20 one but indexes three arguments) keeps its row with ``decoded`` False and null
-arguments: nothing is dropped without a trace.
+Events are known by topic0. Indexed arguments come from topics 1-3 (a dynamic type's column
+holds the keccak of its value), the others from the data. A log that does not fit its event
+(an ERC-721 ``Transfer`` shares topic0 with ERC-20's) keeps its row with ``decoded`` False and
+null arguments.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""A batch of blocks read for the array walks of :mod:`ethread.frames` (:mod:`.rlp_arrays`): the
-header fields every row repeats (number, time, hash, base fee), and where each transaction's
+"""A batch of blocks read for the array walks (:mod:`.rlp_arrays`): the header fields every row
+repeats (number, time, hash, base fee), decoded block by block, and where each transaction's
 bytes are in the batch's joined bodies.
-
-The headers are decoded one by one (a handful of fields per block, whatever the number of its
-rows); the bodies are walked as arrays.
 """
 
 from __future__ import annotations
@@ -165,8 +162,7 @@ BATCH_BLOCKS = 8192
 
 
 def batches(stream: Iterable[RawBlock]) -> Iterator[list[RawBlock]]:
-    """The blocks of ``stream`` in batches of about :data:`BATCH_BYTES` (at most
-    :data:`BATCH_BLOCKS` blocks)."""
+    """The blocks of ``stream`` in batches of about :data:`BATCH_BYTES` (or :data:`BATCH_BLOCKS`)."""
     batch: list[RawBlock] = []
     size = 0
     for raw in stream:
@@ -181,9 +177,7 @@ def batches(stream: Iterable[RawBlock]) -> Iterator[list[RawBlock]]:
 
 class Batch:
     """A batch of blocks' records and what walking them found, each walk made once for all the
-    tables read from the batch (the four tables in one pass hash and walk every transaction
-    once, not once a table). A walk that raises :class:`Irregular` is not kept: the next table
-    that needs it walks again and raises again."""
+    tables read from the batch (a walk that raises :class:`Irregular` is not kept)."""
 
     def __init__(self, raws: list[RawBlock]) -> None:
         self.raws = raws

@@ -1,13 +1,10 @@
 """Tables straight from stored records: the fast path of :mod:`ethread.frames`.
 
-A store that hands out raw records (``raw_blocks``: Era1 and ``ere`` archives, LMDB and LevelDB
-stores) is read without making a model per row: each block's header, body and receipts RLP
-are decoded once by :mod:`ethread.rlpcodec.items` and their fields appended, as the bytes they are,
-to one list per column; the work that is the same for every row (hex strings, big-endian
-numbers into ``uint64`` or ``decimal128``) is then done on whole columns with numpy
-(:func:`hex_column`, :func:`uint_column`, :func:`decimal_column`). The tables equal those
-the model path (:func:`ethread.frames.tables.collect` over ``Block`` and ``Receipt`` models)
-builds, column for column; ``tests/frames/test_bulk.py`` holds them to it.
+A store that hands out raw records (``raw_blocks``) is read without a model per row: each
+block's RLP is decoded once by :mod:`ethread.rlpcodec.items` into one list per column, and the
+per-row work (hex strings, big-endian numbers) is done on whole columns with numpy. The tables
+equal those of the model path (:func:`ethread.frames.tables.collect`); ``tests/frames/
+test_bulk.py`` holds them to it.
 """
 
 from __future__ import annotations
@@ -47,14 +44,11 @@ class RawBlockSource(Protocol):
 
     def raw_blocks(self, start: int, stop: int, *, receipts: bool = True
                    ) -> Iterator[RawBlock]:
-        """The records of blocks ``range(start, stop)`` in order, nothing decoded (without
-        their receipts when ``receipts`` is false); a block the backend lacks raises
-        :class:`~ethread.errors.MissingBlocks`."""
-        ...
+        """The records of blocks ``range(start, stop)`` in order, undecoded; a block the
+        backend lacks raises :class:`~ethread.errors.MissingBlocks`."""
 
     def chain_config(self) -> ChainConfig | None:
         """Chain id and fork schedule, when the backend knows them."""
-        ...
 
 
 def _int(value: bytes) -> int:
@@ -148,17 +142,11 @@ def tables_of_records(records: Iterable[RawBlock], names: Sequence[str],
                       whole_bodies: bool = False, arrays: bool = True) -> dict[str, Any]:
     """The tables ``names`` of the blocks ``records`` (in order) as Arrow tables.
 
-    A body is decoded whole only when a table needs its transactions' fields (transactions,
-    receipts) or its uncles: for blocks and withdrawals its lists are counted from their items'
-    length prefixes (see :func:`_counted_body`), and for logs each transaction's hash is taken
-    from its bytes; without the logs table, a receipt's logs are counted, not decoded (see
-    :func:`_counted_receipts`). ``whole_bodies`` decodes every body and receipt whole all the
-    same: the plain path, which tests and the benchmark hold these to. ``on_block`` (if given) is called
-    after each block, for a progress bar.
-
-    The transactions, receipts and logs tables are read with numpy over batches of blocks
-    (:mod:`.transactions_arrays`, :mod:`.receipts_arrays`, :mod:`.logs_arrays`), the other tables of each batch as
-    above, unless ``arrays`` is false or ``whole_bodies`` true."""
+    A body or receipt list is decoded whole only when a table needs it; otherwise its items are
+    counted from their length prefixes (:func:`_counted_body`, :func:`_counted_receipts`).
+    ``whole_bodies`` decodes everything whole (the plain path tests hold these to). The
+    transactions, receipts and logs tables are read with numpy over batches of blocks unless
+    ``arrays`` is false or ``whole_bodies`` true. ``on_block`` is called after each block."""
     wanted = set(names)
     if wanted & WALKED.keys() and arrays and not whole_bodies:
         return _walked(records, names, config, on_block)
@@ -222,10 +210,8 @@ def _walked(records: Iterable[RawBlock], names: Sequence[str], config: ChainConf
 
 def _counted_body(body_rlp: bytes, withdrawals_wanted: bool
                   ) -> tuple[int, int, int | None, list[Any] | None]:
-    """The transaction, uncle and withdrawal counts of a body (None: a body from before
-    withdrawals), read from the length prefixes of its lists' items without decoding one
-    (a block row needs no more, and it costs far less than decoding a dense body), and its
-    withdrawals decoded when they are wanted."""
+    """The transaction, uncle and withdrawal counts of a body (None: before withdrawals), read
+    from its items' length prefixes, and its withdrawals decoded when they are wanted."""
     lists = item_spans(body_rlp, *payload_span(body_rlp))
     if len(lists) not in (2, 3):
         raise ValueError("a block body is [transactions, uncles] or with withdrawals")
@@ -423,9 +409,8 @@ def _decode_block(raw: RawBlock, cols: dict[str, dict[str, list[Any]]], wanted: 
 
 
 def _counted_receipts(raw: bytes) -> list[tuple[bytes, bytes, bytes, int]]:
-    """Each receipt of a block's receipts RLP (with blooms: Era1, LMDB) as its status or root,
-    cumulative gas, bloom and the number of its logs, counted from their length prefixes
-    without decoding one (the receipts table without the logs table needs no more)."""
+    """Each receipt of a block's consensus receipts RLP as its status or root, cumulative gas,
+    bloom and its log count, read from length prefixes without decoding a log."""
     counted = []
     for entry in shallow_items(raw, *payload_span(raw)):
         if type(entry) is tuple:  # a legacy receipt: a list
@@ -442,8 +427,7 @@ def _counted_receipts(raw: bytes) -> list[tuple[bytes, bytes, bytes, int]]:
 
 def _extend(cols: dict[str, list[Any]] | None, spec: dict[str, Any],
             rows: list[tuple[Any, ...]] | None) -> None:
-    """A block's rows (tuples in the spec's order) added to the column lists: one tuple a row
-    and one transposition a block cost less than an append per value."""
+    """A block's rows (tuples in the spec's order) added to the column lists."""
     if cols is None or not rows:
         return
     for name, values in zip(spec, zip(*rows, strict=True), strict=True):

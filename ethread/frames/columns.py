@@ -1,18 +1,12 @@
 """Column kinds of the frames and how each becomes an Arrow array.
 
 Numbers that fit 64 bits by rule (block numbers, gas, nonces, indexes) are ``uint64``.
-Numbers that can be wei-sized (values, gas prices and fee caps, base fees, difficulty, decoded
-``uint256`` event arguments) are ``decimal128(38, 0)``: exact integers up to 10^38 - 1 (about
-2^126), more than 10^12 times all the ether that exists, which ``to_pandas()`` turns into
-Python ``Decimal`` and polars into its own ``Decimal`` without loss. A float would round wei
-(float64 is exact only to 2^53), and ``decimal256`` is neither accepted by polars nor wide
-enough for 2^256 - 1 either. A column that does hold a larger number (only a ``uint256`` set
-near its maximum does: an "unlimited" ERC-20 approval, a fee cap of 2^256 - 1 on a dev chain)
-is built as exact base-10 strings instead, so nothing is ever rounded or cut.
-
-Hashes and addresses are ``0x``-prefixed lowercase hex strings; arbitrary byte strings
-(transaction input, log data, extra data, blooms) are ``binary``; timestamps are
-``timestamp[s, tz=UTC]``.
+Wei-sized numbers (values, gas prices and fee caps, base fees, difficulty, decoded ``uint256``)
+are ``decimal128(38, 0)``: exact to 10^38 - 1, read by pandas and polars without loss (a float
+rounds wei; ``decimal256`` polars does not accept, and it would not hold 2^256 - 1 either). A
+column holding a larger number (a ``uint256`` near its maximum) is built as exact base-10
+strings instead. Hashes and addresses are ``0x`` lowercase hex strings; other byte strings
+are ``binary``; timestamps are ``timestamp[s, tz=UTC]``.
 """
 
 from __future__ import annotations
@@ -40,8 +34,7 @@ def _integers(values: Sequence[int | None], arrow_type: str) -> Any:
 
 
 def uint64(values: Sequence[int | None]) -> Any:
-    """An Arrow ``uint64`` column (counts, gas, numbers); values too large for it become a wide
-    column."""
+    """An Arrow ``uint64`` column (counts, gas, numbers); values too large for it become a wide column."""
     return _integers(values, "uint64")
 
 
@@ -107,11 +100,9 @@ _NULLABLE_INTEGERS = {"uint8": "UInt8", "uint16": "UInt16", "uint32": "UInt32", 
 
 
 def with_pandas_types(table: Any) -> Any:
-    """``table`` with schema metadata telling ``to_pandas()`` (and ``pandas.read_parquet`` of a
-    file written from it) to make every integer column a nullable pandas integer (``UInt64``):
-    otherwise a column holding a null (``status`` before Byzantium, the blob fields before
-    Cancun, ``chain_id`` of a legacy transaction) turns into floats, which round above 2^53,
-    and the same column's dtype changes with the range read. The table's data is untouched."""
+    """``table`` with schema metadata telling ``to_pandas()`` (and ``pandas.read_parquet``) to make
+    every integer column a nullable ``UInt64``, not floats that round above 2^53 where a column
+    holds a null. The table's data is untouched."""
     import json
 
     columns = [{"name": f.name, "field_name": f.name, "pandas_type": str(f.type),
@@ -129,8 +120,7 @@ def with_pandas_types(table: Any) -> Any:
 
 
 def _validity(mask: Any) -> Any:
-    """An Arrow validity bitmap from a boolean numpy array (True: present), or None when every
-    value is present."""
+    """An Arrow validity bitmap from a boolean numpy array (True: present), or None for all."""
     np = numpy()
     if bool(mask.all()):
         return None
@@ -156,8 +146,7 @@ _PREFIX = int.from_bytes(b"0x", "little")
 
 
 def _hex_pairs() -> Any:
-    """The two hex digits of each byte value, as the uint16 whose little-endian bytes they are
-    (a column of bytes becomes its hex text in one lookup)."""
+    """The two hex digits of each byte value, as the uint16 whose little-endian bytes they are."""
     global _PAIRS
     if _PAIRS is None:
         np = numpy()
@@ -251,9 +240,7 @@ def decimal_rows(raw: Any, present: Any = None) -> Any:
 
 def binary_ranges(data: Any, start: Any, end: Any) -> Any:
     """An Arrow ``binary`` column of ``data[start[i]:end[i]]`` (a uint8 array and two int64
-    arrays). Built as Arrow's binary views of ``data`` (each value's length and where it is, or
-    the value itself when it is short), which Arrow's cast then copies into one binary column:
-    the bytes are gathered in C++, not by a Python loop or a numpy index per byte."""
+    arrays), built as Arrow binary views of ``data`` that Arrow's cast copies in C++."""
     np, pa = numpy(), pyarrow()
     count = len(start)
     if not count:

@@ -1,29 +1,14 @@
 """The frames as Dask DataFrames: the same extraction on many machines.
 
-    from dask.distributed import Client
-    from ethread.backends.era import EraBackend
     from ethread.frames import dask as fd
-
-    client = Client("scheduler:8786")              # or LocalCluster(n_workers=...)
-    archive = EraBackend("/data/era1")             # every worker must see the same folder
     txs = fd.dataframe(archive, "transactions")    # one partition per archive file
-    txs.groupby("to").value.count().compute()
     fd.to_parquet(archive, "/data/parquet")        # <table>/<first>-<last>.parquet per partition
 
 Each partition is one archive file of an Era backend (Era1 or ``ere``) or one block range of an
-LMDB store, read on a worker by the bulk path of :mod:`ethread.frames.bulk`, so a partition
-equals the slice ``ethread.frames`` builds for the same blocks, and the whole frame (its
-partitions in order) equals the table ``frames`` builds for the whole range. Columns keep
-their Arrow types (``pandas.ArrowDtype``: decimal128 wei amounts, uint64, UTC timestamps).
-
-Why Dask rather than Ray: a Dask DataFrame is a partitioned pandas frame with Arrow-backed
-columns, which is what these tables are, and ``to_parquet`` writes one file per partition with
-no glue; the scheduler and workers are pure Python (``pip install 'ethread[dask]'``), so a CI
-job or a laptop starts a local cluster in a second. Ray brings a large native runtime and its
-own object store to move what are here plain Arrow tables between processes.
-
-Needs the ``dask`` extra (dask[dataframe], distributed); the workers need ethread and access
-to the same archive folder or store path.
+LMDB store, read on a worker by the bulk path (:mod:`ethread.frames.bulk`): the whole frame
+equals the table ``ethread.frames`` builds for the range. Columns keep their Arrow types
+(``pandas.ArrowDtype``). Needs the ``dask`` extra; every worker needs ethread and the same
+archive folder or store path. Why Dask rather than Ray: docs/notebooks.md.
 """
 
 from __future__ import annotations
@@ -66,8 +51,7 @@ def _partition(open_backend: Callable[[], Any], name: str, block_range: tuple[in
 def partitions(backend: Any, start: int | None = None, stop: int | None = None,
                blocks_per_partition: int = STORE_PARTITION) -> list[tuple[int, int]]:
     """The block ranges of the partitions: each archive file's blocks in ``range(start, stop)``
-    on an Era backend (a folder with gaps gives the files it holds), ranges of
-    ``blocks_per_partition`` on a store. Defaults: everything held."""
+    on an Era backend, ranges of ``blocks_per_partition`` on a store (default: all held)."""
     first = backend.pointer("earliest") if start is None else start
     last = backend.pointer("latest") + 1 if stop is None else stop
     if hasattr(backend, "file_ranges"):
@@ -80,8 +64,7 @@ def partitions(backend: Any, start: int | None = None, stop: int | None = None,
 def dataframe(backend: Any, name: str, start: int | None = None, stop: int | None = None,
               *, blocks_per_partition: int = STORE_PARTITION) -> Any:
     """The table ``name`` (any of :data:`~ethread.frames.TABLES`) of ``backend`` as a Dask
-    DataFrame, one partition per archive file (or per ``blocks_per_partition`` blocks of an
-    LMDB store), read by whichever workers the current Dask scheduler has."""
+    DataFrame, one partition per archive file (or per ``blocks_per_partition`` store blocks)."""
     dd = _dask()
     if name not in SPECS:
         raise ValueError(f"no table {name!r}; the tables are {', '.join(SPECS)}")
@@ -99,9 +82,7 @@ def to_parquet(backend: Any, folder: str | Path, names: Iterable[str] = ("blocks
                stop: int | None = None, *, blocks_per_partition: int = STORE_PARTITION,
                compute: bool = True) -> list[Path]:
     """Write each table ``names`` as ``<folder>/<table>/<first>-<last>.parquet``, one file per
-    partition (block numbers zero-padded to nine digits, so names sort in block order); the
-    folders written. Query them as one table: DuckDB ``read_parquet('<folder>/logs/*.parquet')``,
-    polars ``pl.scan_parquet('<folder>/logs/*.parquet')`` (see docs/notebooks.md)."""
+    partition (numbers zero-padded to nine digits, so names sort); the folders written."""
     ranges = partitions(backend, start, stop, blocks_per_partition)
     written = []
     for name in names:

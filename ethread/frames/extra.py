@@ -1,8 +1,5 @@
-"""The optional libraries of :mod:`ethread.frames`, imported on first use.
-
-The ``frames`` extra brings pyarrow and numpy (tqdm and eth-abi are in the core); ethread
-installs and imports without them, and a frame asked for without them raises
-:class:`MissingExtra` saying what to install.
+"""The optional libraries of :mod:`ethread.frames` (the ``frames`` extra: pyarrow, numpy),
+imported on first use; a frame asked for without them raises :class:`MissingExtra`.
 """
 
 from __future__ import annotations

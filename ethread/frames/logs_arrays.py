@@ -1,17 +1,11 @@
 """The logs table read with numpy, many blocks at a time (:mod:`.rlp_arrays`).
 
-Every log of every block has one shape, so the receipts of a batch of blocks are walked level
-by level over one joined array: receipts, their fields, their logs, each log's address, topics
-and data. The rows are never Python objects: the columns are gathered from the joined bytes by
-position. Python work is left per block (its header's number and time, its hash) and per
-transaction that logged something (its hash: Keccak over its bytes, which archives do not
-store).
-
-A batch whose bytes are not the shape walked (an address that is not 20 bytes, a topic that
-is not 32, more than four topics, anything :func:`~ethread.rlpcodec.items.decode_nested`
-refuses) is read by the plain path of :mod:`.bulk` instead, which says what is wrong or reads
-the odd shape; so the table is always the plain path's, which ``tests/frames/
-test_logs_arrays.py`` holds it to.
+The receipts of a batch are walked level by level over one joined array and the columns
+gathered by position; Python work is left per block (number, time, hash) and per transaction
+that logged (its hash). A batch of another shape (an address not of 20 bytes, a topic not of
+32, more than four topics, anything :func:`~ethread.rlpcodec.items.decode_nested` refuses) is
+read by the plain path of :mod:`.bulk`; ``tests/frames/test_logs_arrays.py`` holds the two to
+the same table.
 """
 
 from __future__ import annotations

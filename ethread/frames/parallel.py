@@ -1,31 +1,20 @@
 """Every core: a range shared among processes, its tables concatenated in order.
 
-A range is cut where the work divides naturally: at archive files on an Era backend (a part
-never crosses a file; a file is cut in block ranges only when there are fewer files than
-parts wanted), and into equal block ranges on an LMDB store (which any number of processes
-may read at once). There are several parts per worker, handed out one at a time as workers
-become free, so that the workers finish within a small part of each other even when one of
-them is slowed down. Each part runs in a worker process that opens the same backend again
-from :func:`opener` and builds its tables by the bulk path (:mod:`.bulk`); the parent
-concatenates the parts in block order, so the result equals the one-process table row for row.
+A range is cut at archive files on an Era backend (a file is cut in block ranges only when
+there are fewer files than parts wanted), into equal block ranges on an LMDB store. Several
+parts per worker are handed out as workers become free, so a slowed worker delays little.
+Each part runs in a worker that opens the backend again from :func:`opener` and builds its
+tables by the bulk path (:mod:`.bulk`); the parent concatenates them in block order, so the
+result equals the one-process table row for row.
 
 A worker hands its tables back as Arrow IPC files in shared memory (``/dev/shm``), which the
-parent maps without copying and unlinks at once (the mapping keeps the pages until the table
-is dropped): pickling them through a pipe instead cost the parent a copy and an unpickling of
-every byte (seconds of its CPU for the tables of a dense archive), time the workers then spent
-waiting to send. Where shared memory is missing or lacks room for a
-part, that part's tables come back pickled.
+parent maps without copying and unlinks at once (pickling through a pipe cost the parent a
+copy of every byte); a part that finds no shared memory or no room comes back pickled.
 
-Workers are forks of a ``forkserver`` process that imported the frames once (a clean
-interpreter: no inherited store handles, threads or locks, and no import paid per worker);
-the first use starts that server, about two seconds. As with any ``multiprocessing`` code, a
-script that asks for workers must guard its entry point (``if __name__ == "__main__":``):
-the workers import the main module. Without the guard, the call raises
-:class:`WorkersFailed` saying so (not multiprocessing's bare ``BrokenProcessPool``).
-
-Workers cost that start-up, so a range too small to gain from them (:func:`worth_workers`:
-less than :data:`PARALLEL_FROM_BYTES` of archive, or :data:`PARALLEL_FROM_BLOCKS` blocks of a
-store) is read in the calling process whatever ``workers`` says.
+Workers are forks of a ``forkserver`` that imported the frames once (about two seconds at
+first use). A script that asks for workers must guard its entry point
+(``if __name__ == "__main__":``); without it the call raises :class:`WorkersFailed`. A range
+too small to gain (:func:`worth_workers`) is read in the calling process.
 """
 
 from __future__ import annotations
@@ -49,8 +38,7 @@ from .extra import pyarrow
 
 
 def _is(backend: Any, module: str, name: str) -> bool:
-    """Whether ``backend`` is ``module.name``'s, without importing that module (a backend
-    whose module was never imported is not one of its; importing it would ask for its engine,
+    """Whether ``backend`` is ``module.name``'s, without importing that module (and its engine,
     plyvel or lmdb, which an Era reader need not have)."""
     loaded = sys.modules.get(module)
     return loaded is not None and isinstance(backend, getattr(loaded, name))
@@ -83,9 +71,8 @@ PARALLEL_FROM_BLOCKS = 16_384
 
 
 def worth_workers(backend: Any, start: int, stop: int) -> bool:
-    """Whether ``range(start, stop)`` is big enough to share among processes: the bytes of
-    the archive files it spans (each file's share, by blocks) on an Era backend, else its
-    blocks."""
+    """Whether ``range(start, stop)`` is big enough to share among processes: by archive
+    bytes on an Era backend, else by blocks."""
     if isinstance(backend, EraBackend):
         spanned = 0.0
         for era in backend.files():
@@ -113,8 +100,7 @@ def _guard_hint() -> str:
 
 
 def _refuse_while_bootstrapping() -> None:
-    """In a worker importing its parent's main module: asking for workers there is the
-    unguarded script running again, which would only end in a broken pool."""
+    """Refuse workers asked for in a worker importing its parent's unguarded main module."""
     process = multiprocessing.current_process()
     if multiprocessing.parent_process() is not None and getattr(process, "_inheriting", False):
         raise WorkersFailed("ethread.frames was asked for workers while a worker process was "
@@ -136,9 +122,7 @@ them is sent back pickled instead."""
 def parts(backend: Any, start: int, stop: int, workers: int) -> list[tuple[int, int]]:
     """``range(start, stop)`` cut into ``(lo, hi)`` parts, in order: one per archive file with
     a single worker, else about :data:`PARTS_PER_WORKER` per worker. On an Era backend no part
-    crosses an archive file: each file's blocks make one part, or several when there are fewer
-    files than parts wanted (a process then maps the same file and reads its own blocks of
-    it)."""
+    crosses an archive file."""
     wanted = PARTS_PER_WORKER * workers if workers > 1 else 1
     if isinstance(backend, EraBackend):
         files = backend.file_ranges(start, stop)
@@ -196,8 +180,7 @@ def _hand_back(table: Any, path: Path) -> Any:
 
 
 def _received(value: Any) -> Any:
-    """A worker's table: mapped from its file (which is unlinked at once: the mapping keeps
-    the pages while the table lives), or as it came."""
+    """A worker's table: mapped from its file (unlinked at once), or as it came."""
     if not isinstance(value, _Mapped):
         return value
     pa = pyarrow()

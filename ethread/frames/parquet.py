@@ -1,11 +1,7 @@
-"""Write the frames of a block range as Parquet files, one per table.
-
-``ethread export --format parquet`` calls :func:`export_parquet`: the range is read once per
-chunk of blocks (every table of the chunk from one pass), and each chunk becomes a row group
-of ``<folder>/<table>.parquet``, so memory stays bounded however long the range.
-
-A range may be given as several spans (:func:`held_spans`: the parts of a range an archive
-folder with gaps holds), written one after the other into the same files.
+"""Write the frames of a block range as Parquet files, one per table (``ethread export --format
+parquet``): each chunk of blocks is read in one pass and becomes a row group of
+``<folder>/<table>.parquet``, so memory stays bounded. Several spans (:func:`held_spans`) are
+written one after the other into the same files.
 """
 
 from __future__ import annotations
@@ -24,9 +20,7 @@ CHUNK = 8192
 
 
 def held_spans(backend: ReceiptRangeSource, start: int, stop: int) -> list[tuple[int, int]]:
-    """The parts of ``range(start, stop)`` that ``backend`` holds, as ``(lo, hi)`` ranges (``hi``
-    excluded), in order: the whole range when nothing is missing; around the gaps between
-    the archives of an Era folder otherwise."""
+    """The parts of ``range(start, stop)`` that ``backend`` holds, as ``(lo, hi)`` ranges."""
     spans: list[tuple[int, int]] = []
     at = start
     for first, last in missing_blocks(backend, start, stop):
@@ -49,12 +43,9 @@ def export_parquet(
     spans: Sequence[tuple[int, int]] | None = None,
 ) -> list[Path]:
     """Write ``<folder>/<table>.parquet`` for each of ``tables`` over ``range(start, stop)``
-    (or over each of ``spans``, ``(lo, hi)`` ranges in order, e.g. :func:`held_spans`); the
-    paths written. ``progress`` is called with (blocks done, blocks in all).
-
-    Raises :class:`~ethread.errors.MissingBlocks` before writing anything when a block of the
-    range (or of a span) is missing.
-    """
+    (or over each of ``spans``, e.g. :func:`held_spans`); the paths written. ``progress`` hears
+    (blocks done, blocks in all). A missing block raises
+    :class:`~ethread.errors.MissingBlocks` before anything is written."""
     pq = parquet()
     names = list(dict.fromkeys(tables))
     ranges = list(spans) if spans is not None else [(start, stop)]

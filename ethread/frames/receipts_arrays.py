@@ -1,15 +1,10 @@
 """The receipts table read with numpy, many blocks at a time (:mod:`.rlp_arrays`).
 
-Each row joins a receipt (status or root, cumulative gas, bloom, its logs counted) with its
-transaction (hash, type, sender, recipient, value, effective gas price, blob gas): the
-transactions are walked as :mod:`.transactions_arrays` walks them, the receipts as
-:mod:`.logs_arrays` does, and the columns gathered from both. Python work is left per block
-(its header, the blob gas price of a block with blobs), per transaction (its hash) and per
-contract creation (the created address).
-
-``ere``'s slim receipts hold no bloom: it is made from their logs, walked whole (a Keccak per
-address and topic, the bits set with numpy). A batch of another shape is read by the plain
-path; ``tests/frames/test_receipts_arrays.py`` holds the two to the same table.
+Each row joins a receipt with its transaction, walked as :mod:`.transactions_arrays` and
+:mod:`.logs_arrays` walk them. Python work is left per block (its header, a blob gas price),
+per transaction (its hash) and per contract creation (the created address). ``ere``'s slim
+receipts hold no bloom: it is made from their logs. A batch of another shape is read by the
+plain path; ``tests/frames/test_receipts_arrays.py`` holds the two to the same table.
 """
 
 from __future__ import annotations
@@ -112,10 +107,8 @@ def receipts_table(batch: Batch, config: ChainConfig) -> Any:
 
 
 def _blooms(data: Any, logs: Logs | None, count: int) -> Any:
-    """Each receipt's 256-byte log bloom, made from its logs (the three bits the Keccak of its
-    address and of each topic picks, as :mod:`ethread.bloom` sets them), as a binary column.
-    Each distinct address and topic of the batch is hashed once: a token's address and an
-    event's signature recur in most logs of a block."""
+    """Each receipt's 256-byte log bloom made from its logs (as :mod:`ethread.bloom` does), as a
+    binary column; each distinct address and topic of the batch is hashed once."""
     np, pa = numpy(), pyarrow()
     bloom = np.zeros((count, 256), np.uint8)
     if logs is not None:
@@ -131,8 +124,7 @@ def _blooms(data: Any, logs: Logs | None, count: int) -> Any:
 
 
 def _bloom_bits(data: Any, start: Any, width: int) -> Any:
-    """The three bloom bits (0..2047) of each ``width``-byte value at ``start``, as a (count,
-    3) array: the Keccak of each distinct value taken once."""
+    """The three bloom bits (0..2047) of each ``width``-byte value at ``start``, as a (count, 3) array."""
     np = numpy()
     values = gather(data, start, width).view(f"V{width}").reshape(-1)  # (a fresh, whole copy)
     distinct, which = np.unique(values, return_inverse=True)

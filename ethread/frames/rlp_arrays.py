@@ -1,18 +1,13 @@
 """RLP read with numpy: the same step taken for many items at once.
 
-The bulk path of :mod:`ethread.frames` decodes each block's records item by item in Python,
-about a microsecond an item. A table whose rows all have one shape (a log is ``[address,
-[topics...], data]`` in every receipt of every block) need not be read that way: the records
-of thousands of blocks are joined into one byte array, and each step of the walk (read the
-heads of these items, list the items inside these lists, step past these items) is one numpy
-operation over every item of that depth. A walk costs a few array operations per level and per
-position in the longest list, whatever the number of rows.
+A table whose rows all have one shape (a log is ``[address, [topics...], data]`` everywhere)
+is read by joining the records of thousands of blocks into one byte array and walking it level
+by level, each step one numpy operation over every item of that depth: a few array operations
+per level and list position, whatever the number of rows.
 
-The walk is as strict as :func:`ethread.rlpcodec.items.decode_nested`: every item must lie
-inside its enclosing one and a list's items must fill it exactly. Like it, it does not look
-for non-canonical lengths. Where the bytes are not what a caller expects, :class:`Irregular`
-is raised, and the caller reads those records the plain way (which says exactly what is wrong,
-or reads a shape the walk does not take).
+The walk is as strict as :func:`ethread.rlpcodec.items.decode_nested` (and, like it, does not
+look for non-canonical lengths). Bytes not of the expected shape raise :class:`Irregular`, and
+the caller reads those records the plain way.
 """
 
 from __future__ import annotations
@@ -75,9 +70,7 @@ def joined(records: list[bytes]) -> Joined:
 
 def heads(data: Any, position: Any, limit: Any) -> Heads:
     """The heads of the items at ``position``; :class:`Irregular` when an item runs past
-    ``limit`` (its enclosing item's end: an array, or one number for all). The first byte
-    tells each head through two tables; a length of 56 or more follows it in 1 to 8 bytes
-    (read at once when they are at most 4, as every record's are)."""
+    ``limit`` (its enclosing item's end: an array, or one number for all)."""
     np = numpy()
     header, short = _prefix_tables()
     first = data[position]
@@ -110,9 +103,8 @@ def item_ends(data: Any, position: Any, limit: Any) -> Any:
 
 
 def _prefix_tables() -> tuple[Any, Any]:
-    """For each first byte of an item: how many bytes its head takes (the first, then a long
-    length's own bytes), and its payload's length when the first byte tells it (-1 when a
-    long length follows)."""
+    """For each first byte of an item: how many bytes its head takes, and its payload's length
+    (-1 when a long length follows)."""
     global _TABLES
     if _TABLES is None:
         np = numpy()
@@ -222,10 +214,7 @@ def gather(data: Any, start: Any, width: int) -> Any:
 
 def right_aligned(data: Any, start: Any, end: Any, width: int) -> Any:
     """The strings ``data[start[i]:end[i]]`` right-aligned in ``width`` bytes (zeros before),
-    as a (count, width) uint8 array: big-endian numbers as RLP keeps them, made fixed-width;
-    :class:`Irregular` when one is longer. Each row is the ``width`` bytes that end where its
-    string ends, with the bytes before the string cleared (a string whose window would start
-    before the data is built byte by byte instead)."""
+    as a (count, width) uint8 array; :class:`Irregular` when one is longer."""
     np = numpy()
     length = end - start
     if (length > width).any():
@@ -249,10 +238,8 @@ def _right_aligned_bytewise(data: Any, start: Any, end: Any, width: int) -> Any:
 
 
 def check_nested(data: Any, start: Any, end: Any) -> Any:
-    """Walk every list inside the lists whose payloads are ``data[start[i]:end[i]]``, at every
-    depth: :class:`Irregular` where :func:`~ethread.rlpcodec.items.decode_nested` would refuse
-    them (an item past its list, a list its items do not fill). How many items each of the
-    given lists holds."""
+    """How many items each list ``data[start[i]:end[i]]`` holds, every list inside walked:
+    :class:`Irregular` where :func:`~ethread.rlpcodec.items.decode_nested` would refuse them."""
     np = numpy()
     counts = np.zeros(len(start), np.int64)
     first = True

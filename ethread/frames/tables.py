@@ -31,8 +31,7 @@ Stop = int | Literal["latest"]
 
 
 def bounds(backend: ChainPointers, start: Start, stop: Stop) -> tuple[int, int]:
-    """``(start, stop)`` as block numbers, ``"earliest"`` and ``"latest"`` read from the
-    backend (a backend without blocks has the empty range ``(0, 0)``)."""
+    """``(start, stop)`` as block numbers (a backend without blocks has the range ``(0, 0)``)."""
     if start == "earliest":
         start = backend.pointer("earliest") or 0
     if stop == "latest":
@@ -170,8 +169,7 @@ def log_row(log: Any) -> tuple[Any, ...]:
 
 
 def progress_bar(total: int, wanted: bool, unit: str = "blocks") -> Any:
-    """A tqdm bar over ``total`` blocks when wanted, the range is long and someone can see it
-    (a notebook, or stderr on a terminal: never lines of bar in a log), else None."""
+    """A tqdm bar over ``total`` blocks when wanted, the range long and someone watching."""
     if not wanted or total < PROGRESS_FROM or not shows_bars():
         return None
     return tqdm().tqdm(total=total, unit=unit, unit_scale=True, desc="ethread.frames",
@@ -195,15 +193,9 @@ def collect(backend: ReceiptRangeSource, start: Start, stop: Stop, names: Iterab
             *, progress: bool = True, workers: int = 1) -> dict[str, Any]:
     """Arrow tables ``names`` (any of :data:`TABLES`) of ``range(start, stop)`` in one pass.
 
-    A backend that hands out its stored records (Era1/ere archives, LMDB and LevelDB stores)
-    is read by the bulk path (:mod:`.bulk`: no model per row); ``workers`` above 1 shares the
-    range among that many processes (:mod:`.parallel`: by archive file, or by block range on
-    an LMDB store) when the range is big enough to gain from them
-    (:func:`.parallel.worth_workers`), else reads it here. Others are read block by block
-    through their models.
-
-    Raises :class:`~ethread.errors.MissingBlocks` before reading anything when the backend
-    lacks any block of the range.
+    A backend that hands out its stored records is read by the bulk path (:mod:`.bulk`),
+    shared among ``workers`` processes when the range is worth it (:mod:`.parallel`); others
+    through their models. A missing block raises :class:`~ethread.errors.MissingBlocks` first.
     """
     pyarrow()  # say what to install before any work
     start, stop = bounds(backend, start, stop)
@@ -247,9 +239,8 @@ def _worth_workers(backend: Any, start: int, stop: int) -> bool:
 
 def collect_models(backend: ReceiptRangeSource, start: Start, stop: Stop, names: Iterable[str],
                    *, progress: bool = True) -> dict[str, Any]:
-    """The tables of :func:`collect` built from the backend's ``Block`` and ``Receipt`` models,
-    row by row: the path of backends without stored records (memory), and the yardstick the
-    bulk path is tested against."""
+    """The tables of :func:`collect` built from the backend's models, row by row (the yardstick
+    the bulk path is tested against)."""
     start, stop = bounds(backend, start, stop)
     wanted = list(dict.fromkeys(names))
     check_range(backend, start, stop)

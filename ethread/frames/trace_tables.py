@@ -96,11 +96,9 @@ def traces(backend: TraceableChain, start: int, stop: int, *, progress: bool = T
 def native_transfers(backend: TraceableChain, start: int, stop: int, *,
                      progress: bool = True) -> Any:
     """One row per transfer of ether that took effect in ``range(start, stop)``: a call,
-    create or self-destruct moving a non-zero value, in a frame that did not fail and under no
-    frame that failed (a reverted frame's transfers are undone). Columns: block_number,
-    block_hash, transaction_index, transaction_hash, trace_address, kind (``call``, ``create``
-    or ``suicide``), from, to, value. Block rewards are issuance, not transfers: not listed
-    (:func:`traces` of a proof-of-work block has none either; ``trace_block`` lists them)."""
+    create or self-destruct moving a non-zero value, with no failed frame above it. Columns:
+    block_number, block_hash, transaction_index, transaction_hash, trace_address, kind
+    (``call``, ``create`` or ``suicide``), from, to, value. Block rewards are not listed."""
     pyarrow()
     rows = []
     failed: list[tuple[bytes | None, tuple[int, ...]]] = []

@@ -1,15 +1,9 @@
 """The transactions table read with numpy, many blocks at a time (:mod:`.rlp_arrays`).
 
-A transaction has one of five shapes (legacy, and types 1 to 4, each a list of fixed fields
-after its type byte), so the transactions of a batch of blocks are walked shape by shape: every
-field of every transaction of one type found in a few array steps, then each column gathered
-from the joined bodies by position. Python work is left per block (its header) and per
-transaction only for its hash (Keccak over its bytes, which archives do not store).
-
-A batch the walk does not take (a number too wide for its column's fast form, a field of
-another shape, a type it does not know) is read by the plain path of :mod:`.bulk`, which says
-what is wrong or reads it; ``tests/frames/test_transactions_arrays.py`` holds the two to the
-same table.
+The five shapes (legacy, types 1 to 4) are walked shape by shape and each column gathered
+from the joined bodies by position; Python work is left per block (its header) and per
+transaction (its hash). A batch the walk does not take is read by the plain path of
+:mod:`.bulk`; ``tests/frames/test_transactions_arrays.py`` holds the two to the same table.
 """
 
 from __future__ import annotations
@@ -80,8 +74,7 @@ class Walked(NamedTuple):
 
 
 def walk(batch: Batch) -> Walked | None:
-    """The transactions of ``batch``, every field found (walked once a batch); None when it
-    holds none."""
+    """The transactions of ``batch``, every field found; None when it holds none."""
     return batch.once("walked", lambda: _walk(batch))
 
 
@@ -258,8 +251,7 @@ def effective_price(walked: Walked) -> Any:
 
 
 def _blob_hashes(data: Any, field: Field, count: int) -> Any:
-    """Each type-3 transaction's blob versioned hashes as a list of hex strings (null for other
-    types)."""
+    """Each type-3 transaction's blob versioned hashes as a list of hex strings (else null)."""
     np, pa = numpy(), pyarrow()
     where = np.flatnonzero(field.present)
     inner = children(data, field.start[where], field.end[where])

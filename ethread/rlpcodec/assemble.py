@@ -98,8 +98,7 @@ def transaction_facts(block: Block) -> list[TxFacts]:
 
 def receipts_of_rows(block: Block, rows: Iterable[ReceiptRow], config: ChainConfig
                      ) -> tuple[Receipt, ...]:
-    """Receipt models of ``block`` from its receipts' consensus fields (one row a transaction,
-    in order); see :func:`receipts_of_facts`."""
+    """Receipt models of ``block`` from its receipts' consensus fields (one row a transaction)."""
     header: Header = block.header
     return receipts_of_facts(header.hash, header.number, header.timestamp,
                              header.excess_blob_gas, transaction_facts(block), rows, config)
@@ -108,13 +107,9 @@ def receipts_of_rows(block: Block, rows: Iterable[ReceiptRow], config: ChainConf
 def receipts_of_facts(block_hash: Hash32, number: int, timestamp: int,
                       excess_blob_gas: int | None, facts: Sequence[TxFacts],
                       rows: Iterable[ReceiptRow], config: ChainConfig) -> tuple[Receipt, ...]:
-    """Receipt models of the block ``block_hash`` (``number``, ``timestamp`` and, from Cancun,
-    ``excess_blob_gas`` from its header) from what each receipt takes from its transaction
-    and the receipts' consensus fields (one of each a transaction, in order): what the RPC
-    answer adds (block-wide log indexes, per-transaction gas, contract addresses, effective
-    gas prices, blob fees) is derived here. The models are made with
-    :func:`~ethread.models.trusted_maker`, positionally in the order it checks at import:
-    every value is already of its declared type."""
+    """Receipt models of the block ``block_hash`` from its header's facts, each transaction's
+    facts and its receipt's consensus fields (in order), with what the RPC answer adds
+    (block-wide log indexes, per-transaction gas, contract addresses, prices, blob fees)."""
     blob_price = None  # worked out for the first blob transaction: most blocks have none
     receipts = []
     log_index = 0

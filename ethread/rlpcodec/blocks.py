@@ -51,15 +51,13 @@ from .transactions import (
     typed_transaction_from_fields,
 )
 
-# --------------------------------------------------------------------------------------------
-# Withdrawals
+# -- Withdrawals -----------------------------------------------------------------------------------
 
 _WITHDRAWAL = trusted_maker(Withdrawal, by_keyword=True)
 
 
 def read_withdrawal(item: Any, rules: Rules) -> Withdrawal:
-    """A :class:`~ethread.models.Withdrawal` from its decoded RLP list: index, validator
-    index, address, amount."""
+    """A :class:`~ethread.models.Withdrawal` from its decoded RLP list."""
     f = rules.record(item, 4, "withdrawal must have 4 fields", ())
     uint = rules.uint
     return _WITHDRAWAL(index=uint(f[0]), validator_index=uint(f[1]),
@@ -76,8 +74,7 @@ def withdrawal_item(w: Withdrawal) -> list[Any]:
     return [int_to_bytes(w.index), int_to_bytes(w.validator_index), w.address, int_to_bytes(w.amount)]
 
 
-# --------------------------------------------------------------------------------------------
-# Blocks
+# -- Blocks ----------------------------------------------------------------------------------------
 
 
 def block_item(
@@ -86,8 +83,7 @@ def block_item(
     uncles: Sequence[Header],
     withdrawals: Sequence[Withdrawal] | None,
 ) -> list[Any]:
-    """A block as the nested list RLP encodes: header fields, transactions, uncles and (from
-    Shanghai) withdrawals."""
+    """A block as the nested list RLP encodes (withdrawals from Shanghai)."""
     item: list[Any] = [
         header_fields(header),
         [transaction_item(tx) for tx in transactions],
@@ -118,12 +114,8 @@ def decode_block(raw: bytes, items: list[Any], senders: Sequence[Address]) -> Bl
 def block_from_parts(header_rlp: bytes, body_rlp: bytes, senders: Sequence[Address],
                      header: Header | None = None) -> Block:
     """A block model from its header RLP, its body RLP (``[txs, uncles, (withdrawals)]``) and
-    the senders recovered for its transactions, as a store holds them (decoded by
-    :mod:`ethread.rlpcodec.items`, read on trust); ``header``, when the caller has decoded
-    ``header_rlp`` already.
-
-    Each transaction's hash is keccak of its bytes in the body (a legacy transaction's own
-    RLP, a typed one's envelope): nothing is encoded again."""
+    its senders, as a store holds them (read on trust); ``header``: ``header_rlp`` decoded
+    already. Each transaction's hash is keccak of its bytes in the body."""
     if header is None:
         header = header_of_record(header_rlp)
     body = decode_nested(body_rlp)
@@ -149,9 +141,8 @@ def block_from_parts(header_rlp: bytes, body_rlp: bytes, senders: Sequence[Addre
 
 @dataclass(frozen=True, slots=True)
 class BlockOutline:
-    """What a block object with transaction hashes (not whole transactions) is made of: the
-    header, the hashes of the transactions and the uncles, the withdrawals and the block's
-    size; read from a store's records without decoding a transaction."""
+    """What a block object with transaction hashes is made of: the header, the transaction and
+    uncle hashes, the withdrawals and the block's size."""
 
     header: Header
     transaction_hashes: tuple[Hash32, ...]
@@ -169,9 +160,7 @@ def outline_of_block(block: Block) -> BlockOutline:
 def outline_from_parts(header_rlp: bytes, body_rlp: bytes, header: Header | None = None
                        ) -> BlockOutline:
     """The outline of a block from its header and body records, as :func:`block_from_parts`
-    reads them (the same hashes, withdrawals and size), without decoding its transactions or
-    uncles: each is hashed from its bytes in the body (a typed transaction from its envelope,
-    the payload of the RLP string that holds it)."""
+    reads them, without decoding its transactions or uncles (each hashed from its bytes)."""
     if header is None:
         header = header_of_record(header_rlp)
     payload_start, payload_end = payload_span(body_rlp)
@@ -210,22 +199,16 @@ def body_rlp(block: Block) -> bytes:
                                     block.withdrawals)[1:])
 
 
-# --------------------------------------------------------------------------------------------
-# What receipts read from a stored body
+# -- What receipts read from a stored body ---------------------------------------------------------
 
 
 def body_facts(body_rlp: bytes, senders: Sequence[Address], base_fee: int | None
                ) -> list[TxFacts]:
     """What each transaction of a stored body (see :func:`block_from_parts`) gives its
-    receipt, without the block and transaction models: its hash (keccak of its bytes in the
-    body), sender, ``to``, type, nonce, effective gas price and blob count.
-
-    Legacy, access-list and dynamic-fee transactions (all but a few of any chain's) are read
-    field by field where they lie in the record, each checked as :func:`block_from_parts`
-    checks it (its count of fields, strings but for the access list, read by the one
-    access-list reader when it has entries); blob and set-code ones go through their
-    decoders. Of the uncles and withdrawals only their extent is checked: receipts do not
-    read them."""
+    receipt, without models: its hash, sender, ``to``, type, nonce, effective gas price and
+    blob count. Types 0 to 2 are read where they lie, checked as :func:`block_from_parts`
+    checks them; blob and set-code ones go through their decoders. Of the uncles and
+    withdrawals only their extent is checked."""
     if not body_rlp:
         raise DecodeError("an empty block body")
     parts, lists = list_items(body_rlp)

@@ -1,15 +1,11 @@
 """How the fields of a decoded RLP record are read: strictly, for bytes from outside, or on
 trust, for a store's own records.
 
-Every kind of record (a header, each transaction type, an access list, an authorization) has
-one decoder, which says what each position holds; the :class:`Rules` it is given say how
-much each field is checked. :data:`STRICT` is for a chain file, a raw transaction or an
-archive being indexed: integers without leading zero bytes, addresses of 20 bytes, hashes of
-32, and the error messages eth_sendRawTransaction and import answer with. :data:`TRUSTED` is
-for the records ethread wrote itself (checked against their hashes at import, and again by
-``ethread verify``): only the shape is checked (field counts, strings where strings belong),
-so that a damaged record raises instead of answering a wrong value, and integers are read by
-``int.from_bytes`` straight.
+Each kind of record has one decoder; the :class:`Rules` it is given say how much each field is
+checked. :data:`STRICT` (a chain file, a raw transaction, an archive being indexed): canonical
+integers, 20-byte addresses, 32-byte hashes, and the error messages eth_sendRawTransaction and
+import answer with. :data:`TRUSTED` (records ethread wrote and checked at import): only the
+shape, so that a damaged record raises instead of answering a wrong value.
 """
 
 from __future__ import annotations
@@ -43,8 +39,7 @@ class Rules:
     """A list of 32-byte hashes."""
 
 
-# --------------------------------------------------------------------------------------------
-# Strict: bytes from outside
+# -- Strict: bytes from outside --------------------------------------------------------------------
 
 
 def _strict_list(raw: Any) -> list[Any]:
@@ -99,8 +94,7 @@ STRICT = Rules(record=_strict_record, sequence=_strict_list, uint=_strict_uint,
 """Every field checked: for bytes from outside (a chain file, a raw transaction, an archive)."""
 
 
-# --------------------------------------------------------------------------------------------
-# Trusted: a store's own records
+# -- Trusted: a store's own records ----------------------------------------------------------------
 
 
 def _trusted_list(raw: Any) -> list[Any]:

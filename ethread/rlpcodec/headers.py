@@ -64,8 +64,7 @@ _HEADER = trusted_maker(Header, by_keyword=True)
 def read_header(items: Any, rules: Rules, digest: Hash32 | None = None,
                 encoded: bytes | None = None) -> Header:
     """The one header decoder: a :class:`~ethread.models.Header` from its decoded RLP fields,
-    read by ``rules``. Its hash is ``digest`` when the caller knows it (a store's key), else
-    keccak of ``encoded`` (the header's RLP) or, without it, of the fields encoded again."""
+    read by ``rules``; hashed as ``digest``, else keccak of ``encoded`` or the fields re-encoded."""
     f = rules.sequence(items)
     count = len(f)
     if count not in _HEADER_FIELDS:
@@ -101,15 +100,13 @@ def read_header(items: Any, rules: Rules, digest: Hash32 | None = None,
 
 
 def header_from_fields(items: Any, *, raw: bytes | None = None) -> Header:
-    """A :class:`~ethread.models.Header` from its decoded RLP fields, every field checked (a
-    chain file's, an uncle's); ``raw``, when the caller has it, is the header's RLP (hashed
-    instead of encoding the fields again)."""
+    """A :class:`~ethread.models.Header` from its decoded RLP fields, every field checked;
+    ``raw``: the header's RLP, when the caller has it."""
     return read_header(items, STRICT, encoded=raw)
 
 
 def decode_header(data: bytes) -> Header:
-    """A :class:`~ethread.models.Header` from its RLP (its hash included), every field
-    checked; raises :class:`~ethread.rlpcodec.items.DecodeError` on malformed input."""
+    """A :class:`~ethread.models.Header` from its RLP, every field checked (else DecodeError)."""
     try:
         items = rlp.decode(data)
     except rlp.DecodingError as exc:
@@ -118,19 +115,15 @@ def decode_header(data: bytes) -> Header:
 
 
 def header_of_record(header_rlp: bytes, block_hash: Hash32 | None = None) -> Header:
-    """The header a store holds in RLP, decoded by :mod:`ethread.rlpcodec.items` and read on
-    trust since ethread wrote the record itself. Its hash is ``block_hash`` when the store
-    found the record under it (the key it was written under, as keccak of these bytes, at
-    import), else keccak of the bytes. Every field must be a string; the store is trusted for
-    the rest (``ethread verify`` checks every header against its hash)."""
+    """The header a store holds in RLP, read on trust (every field must be a string). Its hash
+    is ``block_hash``, the key the store found it under, else keccak of the bytes."""
     return read_header(decode_list(header_rlp), TRUSTED,
                        block_hash if block_hash is not None else keccak(header_rlp))
 
 
 def header_facts(header_rlp: bytes) -> tuple[int, int, int | None, int | None]:
-    """(number, timestamp, base fee, excess blob gas) of a header record: what the receipts of
-    its block take from it, found without decoding the other fields. The record is checked
-    as :func:`header_of_record` checks it: one list filling the record, of 15 to 21 strings."""
+    """(number, timestamp, base fee, excess blob gas) of a header record, without decoding the
+    other fields; checked as :func:`header_of_record` checks it (15 to 21 strings)."""
     if not header_rlp:
         raise DecodeError("an empty header record")
     at, lists = list_items(header_rlp)

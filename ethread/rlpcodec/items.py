@@ -1,16 +1,11 @@
 """RLP items: nested byte strings and lists, read and written without sedes.
 
-The decoder here reads the records a store holds faster than pyrlp's generic decoder
-(``benchmarks/bench_rlp.py`` measures both; its figures: ``benchmarks/results/bench_rlp.txt``).
-
-A store reads back headers, bodies, receipts and log records that ethread encoded itself
-(checked against their hashes at import, and again by ``ethread verify``; an Era1 archive's
-bodies and receipts were decoded by pyrlp when it was indexed), and a history read decodes
-one or more of them on every cache miss, so the decoder's cost is a history read's.
-:func:`decode_nested` is as strict about the structure as pyrlp (every
-length must fit its enclosing item, and the item must fill the record exactly: ValueError
-otherwise) but does not look for non-canonical lengths, which ethread never writes. Bytes
-from outside (a chain file, a raw transaction) still go through pyrlp.
+:func:`decode_nested` reads the records a store holds faster than pyrlp
+(``benchmarks/bench_rlp.py``). It is as strict about structure as pyrlp (every length must fit
+its enclosing item, and the item must fill the record exactly: ValueError otherwise) but does
+not look for non-canonical lengths, which ethread never writes: a store's records were checked
+against their hashes at import. Bytes from outside (a chain file, a raw transaction) still go
+through pyrlp.
 """
 
 from __future__ import annotations
@@ -40,9 +35,8 @@ class TruncatedRLP(DecodeError):
 
 
 def split_concatenated(data: bytes) -> list[bytes]:
-    """Split back-to-back RLP items (as ``geth export`` writes blocks) into their encodings.
-
-    Raises :class:`TruncatedRLP` when an item is cut short or malformed."""
+    """Split back-to-back RLP items (as ``geth export`` writes blocks) into their encodings;
+    :class:`TruncatedRLP` when an item is cut short or malformed."""
     out = []
     pos = 0
     try:
@@ -64,8 +58,7 @@ def int_to_bytes(value: int) -> bytes:
 
 
 def decode_nested(raw: bytes) -> Nested:
-    """``raw`` decoded into byte strings and lists; ValueError when it is not one whole RLP
-    item."""
+    """``raw`` decoded into byte strings and lists; ValueError when it is not one whole RLP item."""
     return _whole(raw, 0, len(raw))
 
 
@@ -75,9 +68,8 @@ def decode_list(raw: bytes) -> list[Nested]:
 
 
 def decode_list_at(raw: bytes, at: int, end: int) -> list[Nested]:
-    """The list whose encoding is exactly ``raw[at:end]``, decoded (ValueError when it is not
-    one list filling that span): an item inside a larger record, read without copying it out
-    first."""
+    """The list whose encoding is exactly ``raw[at:end]``, decoded without copying it out
+    (ValueError when it is not one list filling that span)."""
     item = _whole(raw, at, end)
     if type(item) is not list:
         raise ValueError("expected an RLP list")
@@ -95,10 +87,8 @@ def _whole(raw: bytes, at: int, end: int) -> Nested:
 
 def list_items(raw: bytes, at: int = 0) -> tuple[list[int], int]:
     """Where each item of the list encoded at ``raw[at]`` starts, with the list's end last
-    (item ``i`` is ``raw[starts[i]:starts[i + 1]]``), and how many of them are lists (whose
-    insides are not looked at): a record's fields found without decoding them, for a reader
-    that needs a few. ValueError when ``raw[at]`` is not a list or an item runs past the
-    list's end or the record's."""
+    (item ``i`` is ``raw[starts[i]:starts[i + 1]]``), and how many of them are lists; ValueError
+    when ``raw[at]`` is not a list or an item runs past the list's end or the record's."""
     first = raw[at]
     if first < 0xC0:
         raise ValueError("expected an RLP list")
@@ -190,9 +180,8 @@ def _item(raw: bytes, at: int, limit: int) -> tuple[Nested, int]:
 
 
 def _items(raw: bytes, at: int, end: int, deep: bool = True) -> list[Any]:
-    """The items of a list payload ``raw[at:end]``, every kind of prefix read here: one call a
-    list, not one an item. A nested list is decoded by recursion, or with ``deep`` false left
-    as the ``(start, end)`` of its payload (see :func:`shallow_items`)."""
+    """The items of a list payload ``raw[at:end]``; a nested list decoded by recursion, or with
+    ``deep`` false left as the ``(start, end)`` of its payload."""
     items: list[Any] = []
     append = items.append
     while at < end:
@@ -224,8 +213,7 @@ def _items(raw: bytes, at: int, end: int, deep: bool = True) -> list[Any]:
 
 
 def item_spans(raw: bytes, at: int, end: int) -> list[tuple[int, int]]:
-    """(start, end) of every item of the list payload ``raw[at:end]``, prefixes included: the
-    encodings of a body's transactions, say, to hash without encoding them again."""
+    """(start, end) of every item of the list payload ``raw[at:end]``, prefixes included."""
     spans = []
     while at < end:
         first = raw[at]
@@ -246,16 +234,14 @@ def item_spans(raw: bytes, at: int, end: int) -> list[tuple[int, int]]:
 
 
 def shallow_items(raw: bytes, at: int, end: int) -> list[bytes | tuple[int, int]]:
-    """The items of the list payload ``raw[at:end]`` one level deep: a string as its bytes, a
-    list left undecoded as the ``(start, end)`` of its payload in ``raw`` (to count, decode or
-    skip later); ValueError when an item runs past ``end``."""
+    """The items of the list payload ``raw[at:end]`` one level deep, a list left as the
+    ``(start, end)`` of its payload; ValueError when an item runs past ``end``."""
     return _items(raw, at, end, deep=False)
 
 
 def count_items(raw: bytes, at: int, end: int) -> int:
-    """How many items the list payload ``raw[at:end]`` holds, read from their length prefixes
-    alone (a body's transactions counted without decoding one); ValueError when the last item
-    runs past ``end``."""
+    """How many items the list payload ``raw[at:end]`` holds, from their length prefixes alone;
+    ValueError when the last item runs past ``end``."""
     count = 0
     while at < end:
         first = raw[at]
@@ -304,8 +290,7 @@ def _prefix(length: int, short: int) -> bytes:
 
 def encode_nested(item: object) -> bytes:
     """RLP of byte strings, non-negative integers (big-endian, zero as the empty string) and
-    lists or tuples of them: the bytes pyrlp's ``rlp.encode`` gives for the same values, at a
-    fraction of its cost (no sedes are inferred)."""
+    lists or tuples of them, as pyrlp's ``rlp.encode`` gives (no sedes inferred)."""
     if isinstance(item, (bytes, bytearray)):
         if len(item) == 1 and item[0] < 0x80:
             return bytes(item)

@@ -1,12 +1,10 @@
 """The root of a Merkle-Patricia trie keyed by position (``rlp(0)``, ``rlp(1)``, ...): the
 transactions, receipts and withdrawals roots a header commits to.
 
-The whole key set is known up front, so the trie is built bottom-up in one recursion over the
-sorted keys, each node encoded once and none kept (py-trie's ``HexaryTrie`` inserts item by
-item into a node database). Paths are strings of hex digits, one a nibble, which
-``bytes.hex`` and ``bytes.fromhex`` convert in C. Nodes are those of the Yellow Paper's
-appendix D: a node whose encoding is under 32 bytes is embedded in its parent, the root is
-always hashed. ``tests/rlpcodec/test_ordered_trie.py`` holds it to py-trie's roots.
+Built bottom-up in one recursion over the sorted keys, each node encoded once and none kept;
+paths are hex-digit strings. Nodes are the Yellow Paper's (appendix D): one encoded in under
+32 bytes is embedded in its parent, the root always hashed. ``tests/rlpcodec/
+test_ordered_trie.py`` holds it to py-trie's roots.
 """
 
 from __future__ import annotations
@@ -25,8 +23,7 @@ _INDEX = {digit: index for index, digit in enumerate("0123456789abcdef")}
 
 
 def hex_prefix(path: str, leaf: bool) -> bytes:
-    """The hex-prefix encoding of a node's path (hex digits): the flag nibble says leaf or
-    extension, odd or even."""
+    """The hex-prefix encoding of a node's path (hex digits): leaf or extension, odd or even."""
     if len(path) % 2:
         return bytes.fromhex(("3" if leaf else "1") + path)
     return bytes.fromhex(("20" if leaf else "00") + path)
@@ -44,8 +41,7 @@ def rlp_string(value: bytes) -> bytes:
 
 
 def ordered_trie_root(items: Iterable[bytes]) -> bytes:
-    """The root of the trie holding the ``i``-th of ``items`` under ``rlp(i)`` (each item as
-    the trie stores it: an encoded transaction, receipt or withdrawal)."""
+    """The root of the trie holding the ``i``-th of ``items`` (as the trie stores it) under ``rlp(i)``."""
     pairs = sorted((rlp_string(position.to_bytes((position.bit_length() + 7) // 8, "big")).hex(),
                     item) for position, item in enumerate(items))
     if not pairs:

@@ -52,8 +52,7 @@ class ConsensusLog(NamedTuple):
 
 
 class ConsensusReceipt(NamedTuple):
-    """A receipt's consensus fields, in the shape
-    :func:`~ethread.rlpcodec.assemble.build_receipts` reads from py-evm."""
+    """A receipt's consensus fields, shaped as :func:`~ethread.rlpcodec.assemble.build_receipts` reads."""
 
     state_root: bytes
     gas_used: int
@@ -69,9 +68,7 @@ def _strict_decode(data: bytes) -> Any:
 
 
 def decode_consensus_receipts(data: bytes) -> list[ConsensusReceipt]:
-    """Decode ``rlp([receipt, ...])`` where each receipt is a list (legacy) or a typed
-    envelope string, with pyrlp's strict decoder (the bytes come from outside: a store's own
-    records are read by :func:`receipts_from_consensus`)."""
+    """Decode ``rlp([receipt, ...])`` from outside with pyrlp's strict decoder."""
     decode = _strict_decode
     items = decode(data)
     if not isinstance(items, list):
@@ -122,11 +119,8 @@ def receipts_from_consensus(
 def receipts_of_records(block_hash: Hash32, header: tuple[int, int, int | None, int | None],
                         facts: Sequence[TxFacts], data: bytes, config: ChainConfig | None
                         ) -> tuple[Receipt, ...]:
-    """The receipts of the block ``block_hash`` from
-    :func:`~ethread.rlpcodec.headers.header_facts` of its header,
-    :func:`~ethread.rlpcodec.blocks.body_facts` of its body and its consensus receipts RLP as
-    a store holds it: the same models :func:`receipts_from_consensus` makes from the decoded
-    block."""
+    """The receipts of the block ``block_hash`` from its header's and body's facts and its
+    stored consensus receipts RLP: the models :func:`receipts_from_consensus` makes."""
     number, timestamp, _, excess_blob_gas = header
     if not data:
         raise DecodeError("an empty receipts record")

@@ -14,8 +14,7 @@ from .transactions import signing_hash_of_item, typed_signing_hash
 
 
 def _signature(item: Any) -> tuple[bytes, int, int, int]:
-    """(hash signed, y parity, r, s) of a transaction as a block body holds it (a typed
-    one's payload decoded once, for both)."""
+    """(hash signed, y parity, r, s) of a transaction as a block body holds it."""
     if isinstance(item, list):
         v = int.from_bytes(item[6], "big")
         chain_id = (v - 35) // 2 if v >= 35 else None
@@ -30,11 +29,8 @@ def _signature(item: Any) -> tuple[bytes, int, int, int]:
 
 
 def recover_senders(body: bytes) -> list[Address]:
-    """Recover the sender of every transaction of a body RLP from its signature.
-
-    Done once per block (at import, or when an Era1 file is first indexed) because it is the
-    slowest step of reading history: senders are then stored or cached, never recomputed.
-    """
+    """Recover the sender of every transaction of a body RLP from its signature (once per
+    block, at import or indexing: the slowest step of reading history)."""
     try:
         items = rlp.decode(body)
     except rlp.DecodingError as exc:

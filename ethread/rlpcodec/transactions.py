@@ -1,13 +1,9 @@
-"""Transactions: one decoder per type (legacy, access-list, dynamic-fee, blob, set-code), one
-access-list reader, one authorization reader, the encodings a body and a hash take, and the
-hash a sender signs.
+"""Transactions: one decoder per type (legacy, access-list, dynamic-fee, blob, set-code), the
+access-list and authorization readers, a transaction's encodings, and its signing hash.
 
-Each decoder reads the fields of its type, in RLP order, and builds the model by keyword; the
-:class:`~ethread.rlpcodec.fields.Rules` it is given decide how strictly (see
-:mod:`ethread.rlpcodec.fields`): a chain file's or a raw transaction's fields are checked one
-by one, a store's own records only for their shape. The fields come from pyrlp (bytes from
-outside, whose canonical form it checks) or from :mod:`ethread.rlpcodec.items` (a store's
-records): both give the same nested bytes and lists.
+Each decoder reads its type's fields in RLP order as the :class:`~ethread.rlpcodec.fields.Rules`
+it is given say; the fields come from pyrlp (bytes from outside) or from
+:mod:`ethread.rlpcodec.items` (a store's records) alike.
 """
 
 from __future__ import annotations
@@ -42,8 +38,7 @@ _BLOB = trusted_maker(BlobTransaction, by_keyword=True)
 _SET_CODE = trusted_maker(SetCodeTransaction, by_keyword=True)
 
 
-# --------------------------------------------------------------------------------------------
-# Access lists and authorizations
+# -- Access lists and authorizations ---------------------------------------------------------------
 
 
 def access_list(raw: Nested, rules: Rules) -> tuple[AccessListEntry, ...]:
@@ -83,21 +78,18 @@ def _authorization_fields(auths: Sequence[Authorization]) -> list[Any]:
     ]
 
 
-# --------------------------------------------------------------------------------------------
-# One decoder per type
+# -- One decoder per type --------------------------------------------------------------------------
 
 
 def _fields(raw: Nested, rules: Rules, count: int, kind: str, *lists_at: int) -> list[Any]:
-    """The ``count`` fields of a ``kind`` transaction. (The decoders below read ``to`` after
-    the access list in the fee-market types, the order the checks were always made in, so
-    that a payload with two bad fields is refused naming the same one.)"""
+    """The ``count`` fields of a ``kind`` transaction. (The fee-market decoders read ``to``
+    after the access list, so that a payload with two bad fields names the same one as ever.)"""
     return rules.record(raw, count, f"{kind} transaction has {count} fields, got {{got}}",
                         lists_at)
 
 
 def legacy_transaction(raw: Nested, rules: Rules) -> LegacyTransaction:
-    """A legacy transaction from its 9 fields: nonce, gas price, gas, to, value, data, v, r,
-    s."""
+    """A legacy transaction from its 9 fields: nonce, gas price, gas, to, value, data, v, r, s."""
     f = _fields(raw, rules, 9, "legacy")
     uint = rules.uint
     return _LEGACY(nonce=uint(f[0]), gas_price=uint(f[1]), gas=uint(f[2]), to=rules.to(f[3]),
@@ -118,9 +110,7 @@ def access_list_transaction(raw: Nested, rules: Rules) -> AccessListTransaction:
 
 def _fee_market(f: list[Any], rules: Rules) -> dict[str, Any]:
     """The nine fields the blob and set-code types open with, as a type-2 transaction's:
-    chain id, nonce, tip cap, fee cap, gas, to (never empty), value, data, access list (read
-    in this order, ``to`` after the access list, so that a payload with two bad fields is
-    refused naming the same one)."""
+    chain id, nonce, tip cap, fee cap, gas, to (never empty), value, data, access list."""
     uint = rules.uint
     return {"chain_id": uint(f[0]), "nonce": uint(f[1]), "max_priority_fee_per_gas": uint(f[2]),
             "max_fee_per_gas": uint(f[3]), "gas": uint(f[4]), "value": uint(f[6]),
@@ -129,9 +119,7 @@ def _fee_market(f: list[Any], rules: Rules) -> dict[str, Any]:
 
 
 def dynamic_fee_transaction(raw: Nested, rules: Rules) -> DynamicFeeTransaction:
-    """A type-2 transaction from its 12 fields: the nine of :func:`_fee_market`, y parity, r,
-    s (read in line: most transactions are of this type, and the keyword dictionary the
-    other fee-market types share costs it a sixth more)."""
+    """A type-2 transaction from its 12 fields: the nine of :func:`_fee_market`, y parity, r, s."""
     f = _fields(raw, rules, 12, "dynamic-fee", 8)
     uint = rules.uint
     return _DYNAMIC_FEE(
@@ -168,8 +156,7 @@ _TYPED: dict[int, Callable[[Any, Rules], Transaction]] = {
 
 
 def typed_transaction_from_fields(kind: int, fields: Any, rules: Rules = STRICT) -> Transaction:
-    """A typed transaction of type ``kind`` (1 to 4) from its decoded RLP payload (a payload
-    that is no list is refused as such, whatever its type)."""
+    """A typed transaction of type ``kind`` (1 to 4) from its decoded RLP payload."""
     fields = rules.sequence(fields)
     decoder = _TYPED.get(kind)
     if decoder is None:
@@ -178,8 +165,7 @@ def typed_transaction_from_fields(kind: int, fields: Any, rules: Rules = STRICT)
 
 
 def decode_typed_transaction(envelope: bytes) -> Transaction:
-    """A typed transaction (types 1 to 4) from its envelope, from outside: the type byte
-    followed by the RLP payload, every field checked."""
+    """A typed transaction (types 1 to 4) from its envelope from outside, every field checked."""
     if not envelope:
         raise DecodeError("empty typed transaction")
     try:
@@ -190,10 +176,9 @@ def decode_typed_transaction(envelope: bytes) -> Transaction:
 
 
 def decode_transaction(item: Any, encoded: bytes | None = None) -> tuple[Transaction, bytes]:
-    """Decode one transaction as it appears in a block body from outside (a list for legacy, a
-    string holding ``type || rlp(payload)`` for typed ones), every field checked. Returns it
-    with its hash. ``encoded``, when the caller has it, is a legacy item's own RLP (hashed
-    instead of encoding the item again)."""
+    """Decode one transaction of a block body from outside (a list for legacy, a string holding
+    ``type || rlp(payload)`` for typed ones), every field checked, with its hash; ``encoded``:
+    a legacy item's own RLP, when the caller has it."""
     if isinstance(item, list):
         tx: Transaction = legacy_transaction(item, STRICT)
         return tx, keccak(encoded if encoded is not None else rlp.encode(item))
@@ -210,8 +195,7 @@ def transaction_of_record(item: Nested, rules: Rules) -> Transaction:
     return typed_transaction_from_fields(item[0], decode_list(item[1:]), rules)
 
 
-# --------------------------------------------------------------------------------------------
-# Encoding, hashes
+# -- Encoding, hashes ------------------------------------------------------------------------------
 
 
 def transaction_item(tx: Transaction) -> Any:
@@ -236,16 +220,14 @@ def transaction_item(tx: Transaction) -> Any:
 
 
 def typed_signing_hash(kind: bytes, fields: Sequence[Any]) -> Hash32:
-    """The hash the sender of a typed transaction signs, from its type byte and its decoded
-    payload: the envelope without the last three fields (y parity, r, s)."""
+    """The hash a typed transaction's sender signs: its envelope without y parity, r and s."""
     return keccak(kind + encode_nested(fields[:-3]))
 
 
 def signing_hash_of_item(item: Any, chain_id: int | None = None) -> Hash32:
-    """The hash a sender signs, from the transaction as a block body holds it (see
-    :func:`transaction_item`): the envelope without its signature fields. ``chain_id`` only
-    matters for a legacy transaction: given, the signature is replay-protected (EIP-155);
-    None, it is valid on any chain. Typed transactions carry their chain id themselves."""
+    """The hash a sender signs, from the transaction as a block body holds it: the envelope
+    without its signature fields. ``chain_id`` matters for a legacy transaction only: given,
+    it is replay-protected (EIP-155)."""
     if isinstance(item, list):
         fields = item[:6]
         if chain_id is not None:
