@@ -1,20 +1,12 @@
 """The one hook point of the EVM, in the shape of geth's ``core/tracing`` hooks.
 
-A tracer is a small object that only collects (:class:`Tracer`: ``on_tx_start``,
-``on_enter``, ``on_exit``, ``on_transfer``, ``on_opcode``, ``on_log``, ``on_tx_end``): the
-debug and parity tracers, and eth_simulateV1's logs and ether transfers. py-evm has no tracer
-interface, so a traced run swaps in, for that run alone, a computation class derived from the
-fork's own (:func:`hooked_class`): its message entry points report each frame entered and
-left, its log entries and SELFDESTRUCT what they did, and, when the tracer wants every
-opcode, its interpreter loop (py-evm's, step by step) reports each step with what geth's
-``OnOpcode`` sees. The tracer in use is thread-local (:func:`attached`), so the hooked classes
-are made once per fork's class and shared.
-
-What needs a few opcodes alone, before they run, watches them (:func:`watched_class`): the
-time limit (:mod:`.time_limit`) at every jump, call and create, an access list's notes of the
-slots and accounts touched, a gas estimate's notes of what reads the gas left. Runs with
-neither never meet any of this: eth_call keeps the lean loop (:mod:`.lean_interpreter`),
-which runs a watched plain opcode in one step.
+A :class:`Tracer` only collects (the debug and parity tracers, eth_simulateV1's logs and
+transfers). py-evm has no tracer interface, so a traced run swaps in a computation class
+derived from the fork's own (:func:`hooked_class`) that reports frames, logs, SELFDESTRUCT
+and, when asked, each step as geth's ``OnOpcode`` sees it. The tracer in use is thread-local
+(:func:`attached`), so the hooked classes are made once per fork's class and shared.
+What needs a few opcodes alone watches them (:func:`watched_class`): the time limit, an access
+list's notes, a gas estimate's notes.
 
 What geth reports and py-evm computes differently is reconciled here, once, for every tracer:
 
@@ -146,7 +138,7 @@ _STACK_EFFECTS = _stack_effects()
 @dataclass(slots=True)
 class TxEnv:
     """What a tracer may read when a transaction (or a traced call) starts: the state before
-    it (py-evm's, read through :meth:`balance` and the like) and its context."""
+    it and its context."""
 
     state: Any
     sender: bytes
@@ -309,7 +301,6 @@ class _Session:
     log_marks: list[int] = field(default_factory=list)
     """The log index when each running frame started (a failed frame's logs are undone)."""
     pending: Step | None = None
-    pending_start: int = 0
     refund: int = 0
     """The refund counter as last summed (see :func:`_flush`)."""
     refund_stale: bool = True
@@ -345,10 +336,8 @@ def _refund(session: _Session) -> int:
 
 
 def _flush(session: _Session, cost: int, error: str | None = None) -> None:
-    """Report the pending step with its cost (the gas charged by now, unless given).
-
-    The refund counter (py-evm sums it over every frame and its finished children) changes
-    only when an SSTORE runs or a frame ends, so it is summed again only then."""
+    """Report the pending step with its cost; the refund counter is summed again only after
+    an SSTORE or a frame's end (the only times it changes)."""
     step = session.pending
     if step is None:
         return
@@ -410,17 +399,14 @@ def _exit(session: _Session, depth: int, message: Any, computation: Any) -> None
 
 WATCHED = "watched_by"
 """The attribute of an opcode :func:`watched_class` wraps: (the function it calls first, the
-opcode). The lean loop runs a plain opcode so wrapped as one step: that call, the charge, the
-logic."""
+opcode), read by the lean loop."""
 
 
 def watched_class(computation_class: type, watchers: tuple[tuple[int, Watcher], ...],
                   on_message: Watcher | None = None, prefix: str = "Watched") -> type:
     """``computation_class`` in which ``watcher(computation)`` runs before each opcode
-    ``watchers`` names (the time limit's checks, an access list's and a gas estimate's
-    notes), and ``on_message(message)`` at the start of each message: made once per class
-    and watchers, which are module functions reading what they note into from their
-    thread."""
+    ``watchers`` names, and ``on_message(message)`` at the start of each message (made once
+    per class and watchers)."""
     return made(_watched_class, computation_class, watchers, on_message, prefix)  # type: ignore[no-any-return]
 
 
@@ -525,11 +511,9 @@ def _memory(computation: Any, start: int, size: int) -> bytes:
 
 
 def _wrap_nesting(op: int) -> Any:
-    """CALL, CALLCODE, DELEGATECALL, STATICCALL, CREATE and CREATE2 reporting a call or create
-    py-evm refuses before it runs (the value more than the caller holds, the depth limit) and
-    a create whose address is taken (geth's ``contract address collision``, all its gas used)
-    as geth does: a frame entered and left with the error (:func:`_refused_call`,
-    :func:`_refused_create`)."""
+    """The CALL and CREATE family reporting, as geth does, a frame entered and left with the
+    error for a call or create py-evm refuses (balance, depth) or a create whose address is
+    taken (``contract address collision``, all its gas used)."""
     taken = _STACK_EFFECTS[op][0]
     creates = op in (CREATE, CREATE2)
     refused = _refused_create if creates else _refused_call
@@ -673,9 +657,8 @@ class _Hooks:
 
 def _as_frame(apply: Any, state: Any, message: Any, transaction_context: Any,
               parent_computation: Any, skip: bool = False) -> Any:
-    """py-evm's ``apply`` (``apply_message`` or ``apply_create_message``) of ``message``,
-    reported to the active session's tracer, if any and not ``skip``, as one call frame
-    entered and left."""
+    """py-evm's ``apply`` of ``message``, reported to the active tracer (unless ``skip``) as
+    one frame entered and left."""
     session = _active.session
     if session is None or skip:
         return apply(state, message, transaction_context, parent_computation)
