@@ -10,8 +10,7 @@
   and before it; refused, naming the account, where no proof can hold.
 
 Each is a row's :attr:`~ethread.rpc.row.Method.pool` (:mod:`ethread.rpc.sources` asks it
-first). The pool itself is :mod:`ethread.devchain.txpool`; a network without a dev chain answers these
-reads from its chain alone, as before.
+first).
 """
 
 from __future__ import annotations
@@ -77,9 +76,8 @@ def block_by_number(chain: DevChain, params: list[Any], style: AnswerStyle) -> A
 
 
 def proof(chain: DevChain, params: list[Any], style: AnswerStyle) -> Any:
-    """eth_getProof on a forked dev chain, where the local trie is not the word (see
-    :meth:`ethread.devchain.DevChain.fork_proof`). Parameters that do not parse are left to
-    the chain's own eth_getProof, which refuses them in geth's words."""
+    """eth_getProof on a forked dev chain (:meth:`ethread.devchain.DevChain.fork_proof`);
+    parameters that do not parse are left to the chain's own eth_getProof."""
     if chain.fork_origin is None or len(params) < 2 or not isinstance(params[1], list):
         return NOT_PENDING
     try:

@@ -1,13 +1,9 @@
 """One JSON-RPC method as a row of the table: its name, its parameters (each with one parser),
 the function that answers it, its price, where it is available and which sources answer it.
 
-Every method is answered the same way (:func:`ethread.rpc.table.call_method`): its parameters
-are read by :func:`read_args` (geth's words for a missing, extra or malformed argument), and
-its function is called as ``answer(scope, *args)``: the :class:`Scope` carries the backend
-that answers (the chain, or a dev chain's pending state, as :mod:`ethread.rpc.sources`
-decides) and the context (limits, caches, the dev chain, the served pool); ``args`` are the
-parsed parameters in order, defaults filled in. One signature for every method, so that a
-function's parameters read as the method's, and what it may touch besides is in one object.
+Every method's parameters are read by :func:`read_args` (geth's words for a bad argument),
+then its function is called as ``answer(scope, *args)``: the :class:`Scope` carries the
+backend that answers and the context.
 """
 
 from __future__ import annotations
@@ -151,8 +147,7 @@ def anvil_and_hardhat(name: str, answer: Callable[..., Any], *params: Param
 
 
 def read_args(method: Method, params: Sequence[Any]) -> list[Any]:
-    """The parameters parsed, in order, defaults filled in (their count checked before, by
-    :func:`check_arity`); geth's words for one that does not parse."""
+    """The parameters parsed, in order, defaults filled in; geth's words for a bad one."""
     if not method.params:
         return []
     args = []
@@ -185,8 +180,7 @@ def not_available(method: str) -> MethodNotFound:
 
 
 class Scope(NamedTuple):
-    """What a method's answer reads besides its parameters: the backend that answers and the
-    context. (A tuple: one is made for every call.)"""
+    """What a method's answer reads besides its parameters (a tuple: one is made per call)."""
 
     backend: Backend
     ctx: Context

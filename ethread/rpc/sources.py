@@ -71,8 +71,7 @@ def from_chain(method: Method, backend: Backend, params: Sequence[Any], ctx: Con
 
 
 def _kept_trace(method: Method, backend: Backend, params: list[Any], ctx: Context) -> Any:
-    """A mined transaction's trace as recorded or kept before, else made and kept (a trace
-    is a function of the chain and the parameters, as eth_call's answer is)."""
+    """A mined transaction's trace as recorded or kept before, else made and kept."""
     cache = ctx.traces
     assert cache is not None
     if method.name == RECORDED_METHOD and cache.recording:

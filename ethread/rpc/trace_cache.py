@@ -1,23 +1,13 @@
 """A dispatcher's cache of traces of mined transactions.
 
-A mined transaction's trace never changes: it is a pure function of the block it is in (its
-hash names its parent state and every transaction before it), the transaction and the trace's
-configuration. So the answers of the methods that trace one mined transaction
-(debug_traceTransaction, trace_transaction, trace_get, trace_replayTransaction) are kept,
-encoded, under (method, the block's hash, the parameters as sent). A dev chain that reverts and
-mines the transaction again puts it in another block, under another key; a transaction not
-(or no longer) in the chain is never looked up.
+A mined transaction's trace is a pure function of its block's hash, the transaction and the
+configuration, so the answers of the methods that trace one are kept, encoded, under (method,
+block hash, parameters as sent), bounded by :data:`MAX_ENTRIES` answers and :data:`MAX_BYTES`
+(an answer over :data:`MAX_ENTRY_BYTES` is not kept).
 
-Bounded by :data:`MAX_ENTRIES` answers and :data:`MAX_BYTES` of JSON; an answer over
-:data:`MAX_ENTRY_BYTES` (a long opcode log) is not kept.
-
-A server may also record traces ahead of any request (``ethread serve --record-traces
-BLOCKS``, as anvil's ``--steps-tracing`` records steps while it mines): the
-debug_traceTransaction answers of the opcode logger and of callTracer, in their default
-configurations, for every transaction of the chain's latest blocks, kept apart from the LRU
-(never evicted: the operator chose how many). A request for one of them with that
-configuration (its ``timeout`` aside: nothing runs) is answered from the record, on the event
-loop, while the transaction is still in the block it was recorded in.
+A server may also record traces ahead of requests (``ethread serve --record-traces BLOCKS``):
+the opcode logger's and callTracer's default answers for the latest blocks, never evicted,
+answered (``timeout`` aside) while the transaction is still in the block it was recorded in.
 """
 
 from __future__ import annotations
@@ -45,11 +35,8 @@ RECORDED_CONFIGS: tuple[dict[str, Any], ...] = ({}, {"tracer": "callTracer"})
 
 class TraceCache:
     """Encoded answers of the methods whose rows keep their traces
-    (:attr:`~ethread.rpc.row.Method.keeps_traces`: their first parameter is a mined
-    transaction's hash, their answer a function of it and the other parameters) by (method,
-    block hash, parameters), and the blocks replayed recently
-    (:class:`~ethread.methods.tracing.ReplayStates`: a trace of another transaction of such
-    a block starts from the state right before it)."""
+    (:attr:`~ethread.rpc.row.Method.keeps_traces`), and the blocks replayed recently
+    (:class:`~ethread.methods.tracing.ReplayStates`)."""
 
     def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES) -> None:
         self._answers: LRU[Key, bytes] = LRU(max_entries, max_bytes=max_bytes, weigh=len)
@@ -66,9 +53,8 @@ class TraceCache:
 
     def record(self, tx_hash: bytes, config: dict[str, Any], block_hash: bytes, number: int,
                encoded: bytes) -> None:
-        """Keep ``encoded``, debug_traceTransaction's answer for the transaction ``tx_hash``
-        of block ``number`` (hash ``block_hash``) with ``config`` (one of
-        :data:`RECORDED_CONFIGS`)."""
+        """Keep ``encoded``, debug_traceTransaction's answer for ``tx_hash`` in block ``number``
+        with ``config`` (one of :data:`RECORDED_CONFIGS`)."""
         key = (tx_hash, _config_key(config))
         self._recorded[key] = (block_hash, encoded)
         self._recorded_blocks.setdefault(number, []).append(key)
@@ -101,8 +87,7 @@ class TraceCache:
 
     @property
     def replays(self) -> ReplayStates:
-        """The dispatcher's kept replays (made on the first trace: a server that never
-        traces never loads the tracing modules)."""
+        """The dispatcher's kept replays (made on the first trace, loading the tracing modules)."""
         replays = self._replays
         if replays is None:
             from ..methods.tracing import ReplayStates
@@ -145,8 +130,7 @@ def _config_key(config: dict[str, Any]) -> bytes:
 
 
 def _tx_hash(params: list[Any]) -> bytes | None:
-    """The transaction hash a trace method's first parameter names, or None when it names
-    none (absent, not a string, not 32 bytes of hex)."""
+    """The transaction hash a trace method's first parameter names, or None."""
     text = params[0] if params else None
     if not isinstance(text, str) or len(text) != 66 or not text.startswith("0x"):
         return None

@@ -1,9 +1,6 @@
 """The JSON-RPC methods of a network with a transaction pool (``ethread serve --txpool``):
-eth_sendRawTransaction into the pool, geth's ``txpool_*`` reads and the ``testing_``
-namespace's block building. A network without a pool answers each -32601, as today.
-
-The pool itself lives in :mod:`ethread.devchain.txpool`; here are only the parameters in,
-the answers out, and :class:`TxPoolService`, what these methods ask of it.
+eth_sendRawTransaction, geth's ``txpool_*`` reads and ``testing_buildBlockV1`` (-32601
+elsewhere). The pool itself is :mod:`ethread.devchain.txpool`.
 """
 
 from __future__ import annotations
@@ -30,8 +27,7 @@ from ..models import Address, Hash32, Transaction, Withdrawal
 from .row import Method, Param, Scope, Where, opt
 
 MAX_RAW_TRANSACTION = 2 * 1024 * 1024
-"""The longest raw transaction taken (hex decoded): above the largest blob transaction the
-pool could hold; the pool refuses anything past its own limits in geth's words."""
+"""The longest raw transaction taken (decoded): above the largest blob transaction."""
 MAX_WITHDRAWALS = 65536
 MAX_BUILD_TRANSACTIONS = 10_000
 
