@@ -1,11 +1,7 @@
-"""geth's debug namespace of tracing: the parameters in (``TraceConfig``, ``TraceCallConfig``),
-the traces out as geth 1.17 writes them. The tracing itself is :mod:`ethread.methods.tracing`.
-
-Each transaction's trace runs for at most its ``timeout`` (a Go duration; geth's 5 s by
-default), never more than :data:`MAX_TRACE_TIMEOUT`; the opcode logger's answer is bounded by
-its ``limit`` (geth's: a shorter log) and, whatever the request asks, by the service's
-answer-byte limit (:class:`TraceLimits`; :data:`MAX_STRUCT_LOG_BYTES` when it names none),
-past which the trace stops with -32003.
+"""geth's debug namespace of tracing: ``TraceConfig`` and ``TraceCallConfig`` in, the traces
+out as geth 1.17 writes them (the tracing itself is :mod:`ethread.methods.tracing`). A trace
+runs for its ``timeout`` (geth's 5 s by default), at most :data:`MAX_TRACE_TIMEOUT`; the
+opcode log stops with -32003 past the answer-byte limit (:class:`TraceLimits`).
 """
 
 from __future__ import annotations
@@ -63,16 +59,13 @@ from .row import Method, Param, Scope, opt
 
 DEFAULT_TRACE_TIMEOUT = 5.0
 MAX_STRUCT_LOG_BYTES = 64 * 1024 * 1024
-"""The most JSON the opcode logger writes for one transaction when the service names no
-bound of its own (a server passes its answer-byte limit: :class:`TraceLimits`)."""
+"""The most JSON the opcode logger writes for one transaction when the service names none."""
 
 
 @dataclass(frozen=True, slots=True)
 class TraceLimits:
-    """What the service allows one trace request: how long each transaction's trace may run
-    (its cap on ``timeout``) and how many bytes of JSON an answer may take (a server's
-    answer-byte limit, ``--max-response-bytes``): the opcode logger stops with an error
-    once its steps pass it, rather than building an answer no one will be sent."""
+    """What the service allows one trace request: the cap on each transaction's ``timeout``
+    and the bytes of JSON an answer may take (``--max-response-bytes``)."""
 
     timeout: float = MAX_TRACE_TIMEOUT
     answer_bytes: int = MAX_STRUCT_LOG_BYTES
@@ -299,16 +292,12 @@ def block_traces_json(traces: tuple[TransactionTrace, ...]) -> list[dict[str, An
 LARGE_ANSWER_BYTES = 8 * 1024 * 1024
 """An answer past this size gives the process's freed memory back to the system once sent."""
 RELEASE_DELAY = 1.0
-"""Seconds after a large answer is made that the freed memory is given back (by then the
-server has written the answer and dropped it)."""
+"""Seconds after a large answer is made that the freed memory is given back."""
 
 
 def encoded_answer(build: Callable[[], Any]) -> orjson.Fragment:
-    """``build()``'s JSON value written at once, the typed answer and the JSON objects freed
-    before it returns. A large one (a long opcode log: millions of small objects, then
-    megabytes of JSON) leaves the allocator holding the pages it freed; they are handed back
-    to the system once the answer has been sent (:func:`release_memory`, on a timer), so
-    that a server's memory returns after a large trace."""
+    """``build()``'s JSON value encoded at once (the objects freed before it returns). After a
+    large one the freed pages go back to the system on a timer (:func:`release_memory`)."""
     encoded = orjson.dumps(build())
     if len(encoded) > LARGE_ANSWER_BYTES:
         _release_soon()
@@ -370,8 +359,7 @@ def _read_config(value: Any) -> TraceOptions:
 
 
 def _limited(options: TraceOptions | None, scope: Scope) -> TraceOptions:
-    """``options`` (None: the defaults) within the service's limits: its timeout capped, its
-    opcode log bounded by the answer-byte limit."""
+    """``options`` (None: the defaults) within the service's :class:`TraceLimits`."""
     limits = trace_limits(scope.ctx)
     if options is None:
         return parse_trace_config(None, limits.timeout, limits.answer_bytes)
@@ -466,8 +454,7 @@ BLOCK_REF = Param("block", parse_block_ref)
 
 def traced(name: str, answer: Callable[..., Any], price: int, *params: Param,
            keeps_traces: bool = False) -> Method:
-    """A trace method: slow, its answer kept in the answer cache (a trace is a function of
-    the chain and the parameters, as eth_call's answer is)."""
+    """A trace method: slow, its answer kept in the answer cache."""
     return Method(name, answer, params, price, slow=True, keeps_traces=keeps_traces)
 
 

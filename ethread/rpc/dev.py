@@ -1,9 +1,6 @@
-"""The JSON-RPC methods of a network backed by a dev chain: sending (eth_sendTransaction,
-eth_sendRawTransaction) and the test controls the ecosystem calls by these names (evm_*,
-anvil_*, and hardhat_* aliases). A network with no dev chain answers each of them -32601, as
-a node without them does. (eth_accounts lists the context's accounts, which a dev network
-fills with its dev accounts.) anvil's other controls are :mod:`ethread.rpc.anvil`'s, signing
-:mod:`ethread.rpc.signing`'s."""
+"""The JSON-RPC methods of a network backed by a dev chain: eth_sendTransaction and the test
+controls (evm_*, anvil_*, and hardhat_* aliases); -32601 without a dev chain. anvil's other
+controls are :mod:`ethread.rpc.anvil`'s, signing :mod:`ethread.rpc.signing`'s."""
 
 from __future__ import annotations
 
@@ -54,8 +51,8 @@ def _send_transaction(scope: Scope, request: CallRequest) -> Any:
 
 
 def _mine_options(option: Any) -> tuple[int | None, int]:
-    """evm_mine's parameter: a timestamp, or anvil's options object {"timestamp": t,
-    "blocks": n}; the timestamp (None: the chain's clock) and how many blocks."""
+    """evm_mine's parameter (a timestamp, or anvil's ``{"timestamp": t, "blocks": n}``): the
+    timestamp (None: the chain's clock) and how many blocks."""
     blocks = 1
     if isinstance(option, dict):
         unknown = set(option) - {"timestamp", "blocks"}

@@ -94,8 +94,7 @@ def _quantity(value: int, ctx: Context) -> str:
 
 
 def _lookup(get: Callable[..., Any], render: Callable[[Any, Context], Any]) -> Callable[..., Any]:
-    """A method that looks one thing up by its arguments and answers null when nothing is
-    held, else the thing ``render``ed: transactions, uncles and counts."""
+    """A method answering ``get``'s result ``render``ed, or null when nothing is held."""
     def answer(scope: Scope, *args: Any) -> Any:
         value = get(scope.backend, *args)
         return None if value is None else render(value, scope.ctx)
@@ -105,8 +104,8 @@ def _lookup(get: Callable[..., Any], render: Callable[[Any, Context], Any]) -> C
 
 
 def _raw_transaction(get: Callable[..., Any]) -> Callable[..., Any]:
-    """eth_getRawTransactionBy*: a transaction's canonical encoding; "0x" when there is none (geth
-    returns its empty byte string, not null, for an unknown hash, block or index)."""
+    """eth_getRawTransactionBy*: a transaction's canonical encoding; "0x" (as geth, not null)
+    when there is none."""
     def answer(scope: Scope, *args: Any) -> Any:
         found = get(scope.backend, *args)
         if found is None:
@@ -124,8 +123,7 @@ def _raw_transaction(get: Callable[..., Any]) -> Callable[..., Any]:
 def _block_loader(backend: Any, block_hash: Hash32, full: bool
                   ) -> Callable[[], Block | BlockOutline | None]:
     """What reads the block for its object: with transaction hashes only, its outline where
-    the backend reads one from its records without decoding a transaction (a store's
-    :meth:`~ethread.backends.history.HistoryBackend.block_outline_by_hash`), else the block."""
+    the backend has ``block_outline_by_hash``, else the block."""
     if not full:
         outline = getattr(type(backend), "block_outline_by_hash", None)
         if outline is not None:
@@ -134,26 +132,22 @@ def _block_loader(backend: Any, block_hash: Hash32, full: bool
 
 
 def _block_by_hash(scope: Scope, block_hash: Hash32, full: bool) -> Any:
-    """As :func:`~ethread.methods.get_block_by_hash` answers; the block is read only when no
-    fragment holds the answer (see :func:`~ethread.codec.serialize.block_json_by_hash`)."""
+    """As :func:`~ethread.methods.get_block_by_hash` answers, the block read only when no
+    fragment holds the answer."""
     ctx = scope.ctx
     return block_json_by_hash(block_hash, full, _block_loader(scope.backend, block_hash, full),
                               ctx.fragments, ctx.answers)
 
 
 def _block_by_number(scope: Scope, ref: BlockRef, full: bool) -> Any:
-    """As :func:`~ethread.methods.get_block_by_number` answers, the hash read from the
-    canonical index (no header decoded) and the block only when no fragment holds the
-    answer."""
+    """As :func:`~ethread.methods.get_block_by_number` answers, through :func:`_block_by_hash`."""
     block_hash = resolve_hash(scope.backend, ref)
     return None if block_hash is None else _block_by_hash(scope, block_hash, full)
 
 
 def _block_receipts(scope: Scope, ref: BlockRef) -> Any:
-    """As :func:`~ethread.methods.get_block_receipts` answers: the answer the store keeps beside
-    the block when it keeps one (:func:`~ethread.codec.stored_answers.stored_receipts`), else
-    derived from the records, with its JSON kept by block hash (see
-    :func:`~ethread.codec.serialize.block_receipts_json`)."""
+    """As :func:`~ethread.methods.get_block_receipts` answers: the answer the store keeps, else
+    derived from the records (:func:`~ethread.codec.serialize.block_receipts_json`)."""
     backend, ctx = scope.backend, scope.ctx
     block_hash = resolve_hash(backend, ref)
     if block_hash is None:
@@ -168,8 +162,7 @@ def _block_receipts(scope: Scope, ref: BlockRef) -> Any:
 
 def _transaction_receipt(scope: Scope, tx_hash: Hash32) -> Any:
     """As :func:`~ethread.methods.get_transaction_receipt` answers: from the answer the store
-    keeps beside the transaction's block when it keeps one
-    (:func:`~ethread.codec.stored_answers.stored_receipt`), else from the block's receipts."""
+    keeps, else from the block's receipts."""
     backend, ctx = scope.backend, scope.ctx
     if ctx.stored_answers:
         stored = stored_receipt(backend, tx_hash, ctx.answers)
