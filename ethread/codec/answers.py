@@ -1,4 +1,4 @@
-"""Which geth release's answer shapes the codec writes: the one setting that decides it.
+"""Which geth release's answer shapes the codec writes.
 
 geth's answers change between releases (geth 1.17 added ``blockTimestamp`` to transaction
 objects), and clients pinned to one release compare answers exactly, so the release is chosen
@@ -23,8 +23,7 @@ class AnswerStyle:
     withheld: frozenset[tuple[type, str]] = frozenset()
     """(model class, JSON key) of each field this release does not write."""
     tag: bytes = b""
-    """Added to the names of cached answers this style changes, so that answers of two
-    styles sharing a store never stand for each other (empty for the default)."""
+    """Added to the names of cached answers this style changes (empty for the default)."""
 
     def withheld_keys(self, cls: type) -> frozenset[str]:
         """The JSON keys of ``cls`` this release does not write."""

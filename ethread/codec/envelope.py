@@ -88,8 +88,7 @@ def parse_call(item: Any, shallow: bool = False) -> Call | EthreadError:
 
 
 def _too_deep(value: list[Any] | dict[str, Any], levels: int) -> bool:
-    """Whether the arrays and objects in ``value`` nest deeper than ``levels`` (``value``
-    itself is the first level)."""
+    """Whether the arrays and objects in ``value`` (the first level) nest deeper than ``levels``."""
     if levels <= 0:
         return True
     children = value.values() if isinstance(value, dict) else value
@@ -106,10 +105,8 @@ def _id_of(item: Any) -> Any:
 
 
 def parse_request(body: bytes) -> tuple[bool, list[Call | EthreadError], list[Any]]:
-    """Parse a body into its calls: (is_batch, calls or errors, ids for the errors).
-
-    Raises ParseError for bytes that are not JSON, InvalidRequest for an empty batch.
-    """
+    """Parse a body into (is_batch, calls or errors, ids for the errors). Raises ParseError
+    for bytes that are not JSON, InvalidRequest for an empty batch."""
     try:
         document = orjson.loads(body)
     except orjson.JSONDecodeError:

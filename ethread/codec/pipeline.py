@@ -141,8 +141,7 @@ class Exchange:
         """Cancelled by the host when the answer is no longer wanted (:meth:`cancel`)."""
 
     def cancel(self, reason: str = "request cancelled: the client disconnected") -> None:
-        """Stop the pending work; each call not finished answers -32000 with ``reason``. Safe
-        from any thread."""
+        """Stop the pending work (any thread); unfinished calls answer -32000 with ``reason``."""
         self.token.cancel(reason)
 
     def _fits(self, size: int) -> bool:
@@ -267,8 +266,7 @@ class Pipeline:
         if known is not None and (local is None or known[0].method not in local):
             bound = self.limits.max_response_bytes
             if bound is None or len(known[2]) <= bound:
-                # answered again, charged as the call it holds (which may carry another id
-                # than this request's); an answer past this pipeline's bound goes the whole
+                # charged as the call it holds; one past this pipeline's bound goes the whole
                 # way instead, and answers -32003
                 call, call_id, answer = known
                 return Opened(dispatcher, body, local, call.method, False, (call,),
@@ -340,8 +338,7 @@ class Pipeline:
 
 
 class Opened(NamedTuple):
-    """A request parsed and within its limits, its calls not yet admitted
-    (:meth:`Pipeline.open`)."""
+    """A request parsed and within its limits, its calls not yet admitted."""
 
     dispatcher: Responder
     body: bytes

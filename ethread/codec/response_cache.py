@@ -13,8 +13,7 @@ from .envelope import Call
 
 
 class ResponseCache:
-    """LRU of result bytes. Everything is dropped when the backend's generation moves (a block
-    was added or a pointer moved), so no answer outlives the chain it was computed on."""
+    """LRU of result bytes, emptied when the backend's generation moves."""
 
     def __init__(self, max_entries: int = 4096, max_bytes: int = 64 << 20) -> None:
         self.max_entries = max_entries
@@ -66,8 +65,7 @@ class BodyAnswers:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self._entries: OrderedDict[bytes, tuple[int, Call, bytes, bool]] = OrderedDict()
-        """By key: the generation, the call, and the answer (with the id taken out: the
-        answer after its id, when the flag says so)."""
+        """By key: the generation, the call, the answer (after its id when the flag is set)."""
         self._bytes = 0
         self._seen: set[int] = set()
         """Hashes of keys answered once (at most ``4 * max_entries``)."""

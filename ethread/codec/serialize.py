@@ -102,8 +102,7 @@ _DIRECT = {(Kind.QUANTITY, int): "hex({})", (Kind.DATA, bytes): "'0x' + {}.hex()
 
 
 def _compiled(cls: type, style: AnswerStyle) -> Callable[[Any], dict[str, JSON]]:
-    """The function writing a model of ``cls`` as a JSON object in ``style``, built once per
-    class and style."""
+    """The writer of ``cls`` as a JSON object in ``style``, built once."""
     write = _COMPILED.get((cls, style.name))
     if write is None:
         write = _COMPILED[cls, style.name] = _compile(cls, style)
@@ -229,8 +228,8 @@ class FragmentCache:
 
     def put(self, key: Hashable, encoded: Encoded, shared_name: Encoded | None = None
             ) -> orjson.Fragment:
-        """Keep ``encoded`` under ``key`` (the cache empties first when full); its fragment.
-        With ``shared_name``, the other processes get it too (when :attr:`shared` is set)."""
+        """Keep ``encoded`` under ``key`` (and under ``shared_name`` in :attr:`shared`); its
+        fragment."""
         if len(self._entries) >= self.max_entries or self._bytes + len(encoded) > self.max_bytes:
             self._entries.clear()
             self._bytes = 0
@@ -242,9 +241,8 @@ class FragmentCache:
 
     def shared_or_encoded(self, key: Hashable, shared_name: Encoded,
                           encode: Callable[[], Encoded | None]) -> orjson.Fragment | None:
-        """The fragment under ``key``: held here; else what another process put under
-        ``shared_name`` (with :attr:`shared` set); else ``encode()``d and given to both (None
-        when ``encode`` finds nothing to encode)."""
+        """The fragment under ``key``: held here, else shared under ``shared_name``, else
+        ``encode()``d and kept in both (None when there is nothing to encode)."""
         fragment = self._entries.get(key)
         if fragment is not None:
             return fragment
@@ -259,8 +257,8 @@ class FragmentCache:
 
 def to_json(model: Any, fragments: FragmentCache | None = None,
             style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
-    """A model (or a tuple of models) as JSON values in ``style``, keys in declaration order.
-    With ``fragments``, logs, receipts and transactions come back as pre-encoded fragments."""
+    """A model (or a tuple of models) as JSON values in ``style``; with ``fragments``, logs,
+    receipts and transactions as cached fragments."""
     if isinstance(model, tuple | list):
         if fragments is None:
             return [to_json(item, None, style) for item in model]
@@ -321,8 +319,7 @@ def _fields(model: Any, style: AnswerStyle = DEFAULT_ANSWERS) -> dict[str, JSON]
 
 def header_json(header: Header, size: int, style: AnswerStyle = DEFAULT_ANSWERS
                 ) -> dict[str, JSON]:
-    """A header as the JSON-RPC block object without a body (newHeads notifications), with the
-    block's ``size``."""
+    """A header as the block object without a body (newHeads), with the block's ``size``."""
     out: dict[str, JSON] = to_json(header, None, style)
     out["size"] = _hex_int(size)
     return out
@@ -331,8 +328,7 @@ def header_json(header: Header, size: int, style: AnswerStyle = DEFAULT_ANSWERS
 def block_json(block: Block, full_transactions: bool,
                fragments: FragmentCache | None = None,
                style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
-    """A block as eth_getBlockByHash answers it, with transaction hashes or, with
-    ``full_transactions``, whole transactions; cached in ``fragments`` when given."""
+    """A block as eth_getBlockByHash answers it; cached in ``fragments`` when given."""
     if fragments is None:
         return _block_fields(block, full_transactions, None, style)
     return fragments.get((b"block", block.hash, full_transactions, style.tag),
@@ -362,8 +358,7 @@ def block_json_by_hash(block_hash: bytes, full_transactions: bool,
 
 def _block_fields(block: Block | BlockOutline, full_transactions: bool,
                   fragments: FragmentCache | None, style: AnswerStyle) -> dict[str, JSON]:
-    """The block object; with transaction hashes only, ``block`` may be its outline (read
-    without decoding a transaction)."""
+    """The block object; with transaction hashes only, ``block`` may be its outline."""
     if isinstance(block, BlockOutline):
         if full_transactions:
             raise TypeError("whole transactions are answered from a block, not its outline")

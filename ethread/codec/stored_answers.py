@@ -90,8 +90,7 @@ def stored_receipts(backend: Backend, block_hash: Hash32, style: AnswerStyle
 
 
 def stored_receipt(backend: Backend, tx_hash: Hash32, style: AnswerStyle) -> JSON | None:
-    """eth_getTransactionReceipt's answer for a canonical transaction, decoded from the answer
-    kept beside its block, or None where nothing is kept."""
+    """eth_getTransactionReceipt's answer, decoded from the one kept beside its block, or None."""
     if not keeps_answers(type(backend)) or not receipts_as_stored(style):
         return None
     location = backend.transaction_location(tx_hash)

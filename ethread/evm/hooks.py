@@ -131,8 +131,7 @@ def _stack_effects() -> list[tuple[int, int]]:
 _STACK_EFFECTS = _stack_effects()
 
 
-# ---------------------------------------------------------------------------------------------
-# What tracers are told
+# -- what tracers are told -------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -286,8 +285,7 @@ def vm_error_text(error: BaseException, op: int | None = None) -> str:
     return str(error) or type(error).__name__
 
 
-# ---------------------------------------------------------------------------------------------
-# The hooked computation classes
+# -- the hooked computation classes -----------------------------------------------------------
 
 
 @dataclass(slots=True)

@@ -1,6 +1,5 @@
-"""What a method may need besides the backend: the service's limits, the caches that live as
-long as one backend's dispatcher, and the parts of the network that answer some methods (its
-dev chain, its served pool)."""
+"""What a method may need besides the backend: the service's limits, the dispatcher's caches,
+and the network's dev chain and served pool."""
 
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ class Context:
     answers: AnswerStyle = DEFAULT_ANSWERS
     """Which geth release's answers to give (:mod:`ethread.codec.answers`)."""
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT
-    """Seconds an eth_call (and gas estimation, access list creation) may execute (geth's
-    ``--rpc.evmtimeout``); None: no limit."""
+    """Seconds an eth_call (estimate, access list) may execute (geth's ``--rpc.evmtimeout``)."""
     trace_timeout: float = MAX_TRACE_TIMEOUT
     """The longest a trace may run, whatever its request asks (``trace_timeout_seconds``)."""
     fragments: FragmentCache | None = field(default=None, compare=False)
@@ -61,8 +59,7 @@ class Context:
     """A served chain's transaction pool (``--txpool``): sending, txpool_* and testing_*."""
 
     def for_dev_chain(self, chain: DevChain, accounts: tuple[Address, ...]) -> Context:
-        """This context on a dev chain's network: sending and test controls on, and
-        eth_accounts listing ``accounts`` (the chain's dev accounts, unlocked)."""
+        """This context on a dev chain's network, eth_accounts listing ``accounts``."""
         return replace(self, dev=chain, accounts=accounts, txpool=chain.served_pool)
 
     def for_txpool(self, pool: ServedPool) -> Context:

@@ -71,8 +71,7 @@ class TraceLimits:
     answer_bytes: int = MAX_STRUCT_LOG_BYTES
 
 
-# ---------------------------------------------------------------------------------------------
-# Parameters
+# -- parameters ---------------------------------------------------------------------------------
 
 _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0,
                    "m": 60.0, "h": 3600.0}
@@ -112,9 +111,7 @@ def _field(config: Mapping[str, Any], key: str, kind: type, typename: str) -> An
 
 def parse_trace_config(value: Any, cap: float = MAX_TRACE_TIMEOUT,
                        answer_bytes: int = MAX_STRUCT_LOG_BYTES) -> TraceOptions:
-    """geth's ``TraceConfig`` (the logger's options inline, ``tracer``, ``timeout``,
-    ``tracerConfig``); ``cap`` bounds the timeout and ``answer_bytes`` the opcode log (see
-    :class:`TraceLimits`)."""
+    """geth's ``TraceConfig``; ``cap`` bounds the timeout and ``answer_bytes`` the opcode log."""
     if value is None:
         return TraceOptions(timeout=min(DEFAULT_TRACE_TIMEOUT, cap),
                             logger=LoggerConfig(cap=answer_bytes))
@@ -139,8 +136,7 @@ def parse_trace_config(value: Any, cap: float = MAX_TRACE_TIMEOUT,
                         timeout=timeout)
 
 
-# ---------------------------------------------------------------------------------------------
-# Answers
+# -- answers ------------------------------------------------------------------------------------
 
 
 def _hex(data: bytes) -> str:
@@ -286,8 +282,7 @@ def block_traces_json(traces: tuple[TransactionTrace, ...]) -> list[dict[str, An
     return out
 
 
-# ---------------------------------------------------------------------------------------------
-# The methods
+# -- the methods --------------------------------------------------------------------------------
 
 LARGE_ANSWER_BYTES = 8 * 1024 * 1024
 """An answer past this size gives the process's freed memory back to the system once sent."""
@@ -326,8 +321,7 @@ def _release_now() -> None:
 
 
 def release_memory() -> None:
-    """Give the heap's free pages back to the system (glibc's ``malloc_trim``; elsewhere,
-    nothing)."""
+    """Give the heap's free pages back to the system (glibc's ``malloc_trim``, if any)."""
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
@@ -353,8 +347,7 @@ def replays(scope: Scope) -> ReplayStates | None:
 
 
 def _read_config(value: Any) -> TraceOptions:
-    """A ``TraceConfig`` as the request wrote it: its timeout not yet capped (see
-    :func:`_limited`)."""
+    """A ``TraceConfig`` as the request wrote it, its timeout not yet capped (:func:`_limited`)."""
     return parse_trace_config(value, 0)
 
 
@@ -405,8 +398,7 @@ CallConfig = tuple[TraceOptions | None, Any, Any, int | None]
 
 
 def _call_config(value: Any) -> CallConfig:
-    """geth's ``TraceCallConfig``: a ``TraceConfig`` with ``stateOverrides``,
-    ``blockOverrides`` and ``txIndex``."""
+    """geth's ``TraceCallConfig``: ``TraceConfig``, ``stateOverrides``, ``blockOverrides``, ``txIndex``."""
     options = _read_config(value)
     state_override: Any = ()
     block_overrides = tx_index = None

@@ -36,8 +36,7 @@ def _word(what: str) -> Callable[[Any], int]:
 
 
 def chain_call(name: str, answer: Any = None) -> Callable[..., Any]:
-    """A control that calls the dev chain's method ``name`` with its parameters and answers
-    ``answer`` (null by default)."""
+    """A control calling the dev chain's method ``name`` with its parameters, answering ``answer``."""
     def run(scope: Scope, *args: Any) -> Any:
         getattr(scope.dev, name)(*args)
         return answer
@@ -67,8 +66,7 @@ def _mine_options(option: Any) -> tuple[int | None, int]:
 
 
 def _mine(scope: Scope, options: tuple[int | None, int]) -> Any:
-    """evm_mine: the first block at the timestamp (when given), the others at the chain's
-    usual interval."""
+    """evm_mine: the first block at the timestamp (if given), the others at the usual interval."""
     timestamp, blocks = options
     for index in range(blocks):
         scope.dev.mine(timestamp=timestamp if index == 0 else None)

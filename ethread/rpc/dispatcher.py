@@ -32,8 +32,7 @@ __all__ = ["Call", "Dispatcher", "error_object", "error_response", "handle", "pa
 
 
 class Dispatcher:
-    """Runs calls against one backend, with a cache of answers keyed on the chain's
-    generation (history is immutable: an answer changes only when the chain does)."""
+    """Runs calls against one backend, with a cache of answers keyed on the chain's generation."""
 
     def __init__(self, backend: Backend, context: Context = DEFAULT_CONTEXT,
                  cache: ResponseCache | None = None) -> None:
@@ -86,8 +85,8 @@ class Dispatcher:
         return result
 
     def answered(self, body: bytes) -> tuple[Call, Any, bytes] | None:
-        """For a one-call body answered before on the chain as it is now (see
-        :class:`BodyAnswers`): the call, this body's id and the whole answer; else None."""
+        """For a one-call body answered before on this chain (:class:`BodyAnswers`): the call,
+        this body's id and the whole answer; else None."""
         known = self.bodies.get(self.backend.generation(), body)
         if known is None:
             return None

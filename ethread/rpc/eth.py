@@ -1,5 +1,5 @@
 """The eth namespace: each method a row (:class:`~ethread.rpc.row.Method`) whose function
-parses nothing (its parameters come parsed) and writes its answer as JSON values."""
+gets its parameters parsed and writes its answer as JSON values."""
 
 from __future__ import annotations
 
@@ -104,8 +104,7 @@ def _lookup(get: Callable[..., Any], render: Callable[[Any, Context], Any]) -> C
 
 
 def _raw_transaction(get: Callable[..., Any]) -> Callable[..., Any]:
-    """eth_getRawTransactionBy*: a transaction's canonical encoding; "0x" (as geth, not null)
-    when there is none."""
+    """eth_getRawTransactionBy*: a transaction's encoding; "0x" (as geth, not null) for none."""
     def answer(scope: Scope, *args: Any) -> Any:
         found = get(scope.backend, *args)
         if found is None:
@@ -132,8 +131,7 @@ def _block_loader(backend: Any, block_hash: Hash32, full: bool
 
 
 def _block_by_hash(scope: Scope, block_hash: Hash32, full: bool) -> Any:
-    """As :func:`~ethread.methods.get_block_by_hash` answers, the block read only when no
-    fragment holds the answer."""
+    """As :func:`~ethread.methods.get_block_by_hash` answers, the block read only if not cached."""
     ctx = scope.ctx
     return block_json_by_hash(block_hash, full, _block_loader(scope.backend, block_hash, full),
                               ctx.fragments, ctx.answers)
@@ -161,8 +159,7 @@ def _block_receipts(scope: Scope, ref: BlockRef) -> Any:
 
 
 def _transaction_receipt(scope: Scope, tx_hash: Hash32) -> Any:
-    """As :func:`~ethread.methods.get_transaction_receipt` answers: from the answer the store
-    keeps, else from the block's receipts."""
+    """As :func:`~ethread.methods.get_transaction_receipt` answers: the stored answer, if any."""
     backend, ctx = scope.backend, scope.ctx
     if ctx.stored_answers:
         stored = stored_receipt(backend, tx_hash, ctx.answers)

@@ -26,8 +26,7 @@ MAX_TOPICS = 4
 
 @dataclass(frozen=True, slots=True)
 class Local:
-    """The chain's own side of a read: its backend, its own answer to other parameters, and
-    the bounds of one eth_getLogs."""
+    """The chain's own side of a read: its backend, its own answer, eth_getLogs' bounds."""
 
     backend: Backend
     answer: Callable[[list[Any]], Any]
@@ -72,8 +71,7 @@ def _remote_hash(history: ForkHistory, backend: Backend, value: Any) -> Hash32 |
 
 def _block_of(history: ForkHistory, local: Local, value: Any, by_hash: bool,
               full: bool) -> Any:
-    """The node's block a number, tag or hash names (None: no such block in the chain);
-    NOT_HISTORY when it is the chain's own."""
+    """The node's block a number, tag or hash names (None: none); NOT_HISTORY: the chain's own."""
     if by_hash:
         block_hash = _remote_hash(history, local.backend, value)
         return NOT_HISTORY if block_hash is None else history.block_by_hash(block_hash, full)
@@ -92,8 +90,7 @@ block_number, block_hash = _block(False), _block(True)
 
 
 def _height(history: ForkHistory, local: Local, value: Any, by_hash: bool) -> Any:
-    """The height of the node's block a number, tag or hash names (None: no such block in the
-    chain); NOT_HISTORY when it is the chain's own."""
+    """The height of the node's block a number, tag or hash names, as :func:`_block_of`."""
     if by_hash:
         block_hash = _remote_hash(history, local.backend, value)
         return NOT_HISTORY if block_hash is None else history.number_of(block_hash)
@@ -203,8 +200,7 @@ def _bounded(logs: list[Any], local: Local) -> list[Any]:
 
 def read_history(read: HistoryRead, history: ForkHistory, params: list[Any],
                  local: Local) -> Any:
-    """``read``'s answer; NOT_HISTORY for parameters that do not parse (the chain's own
-    method refuses them, naming the argument as geth does)."""
+    """``read``'s answer; NOT_HISTORY for parameters that do not parse (the chain refuses them)."""
     try:
         return read(history, params, local)
     except InvalidParams:

@@ -1,16 +1,6 @@
-"""A dev chain's pending transactions as JSON-RPC shows them, the way geth shows its pool's:
-
-- ``eth_getTransactionByHash`` of a pooled transaction: the transaction with its block fields
-  null (``gasPrice`` its fee cap), before the chain is asked;
-- ``eth_getTransactionCount(address, "pending")``: the nonce after the sender's pending line;
-- ``eth_getBlockByNumber("pending", full)``: the block the chain would mine now, with its
-  number (the head's plus one) and the pool's transactions it would take, and ``hash``,
-  ``nonce`` and ``miner`` null, as geth writes its pending block;
-- ``eth_getProof`` on a forked chain: the forked node's proof, checked, at the forked block
-  and before it; refused, naming the account, where no proof can hold.
-
-Each is a row's :attr:`~ethread.rpc.row.Method.pool` (:mod:`ethread.rpc.sources` asks it
-first).
+"""A dev chain's pending transactions as JSON-RPC shows them, the way geth shows its pool's
+(pooled transactions, pending nonces, the pending block), and a forked chain's eth_getProof.
+Each is a row's :attr:`~ethread.rpc.row.Method.pool`, asked before the chain.
 """
 
 from __future__ import annotations
@@ -31,8 +21,7 @@ if TYPE_CHECKING:
 
 
 PoolReads = Union["DevChain", "ServedPool"]
-"""The pools the reads of a pooled transaction and of a pending nonce ask: a dev chain's, and
-a served chain's (``ethread serve --txpool``)."""
+"""The pools these reads ask: a dev chain's, and a served chain's (``--txpool``)."""
 
 
 class _NotPending:
