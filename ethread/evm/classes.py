@@ -1,5 +1,4 @@
-"""The one place ethread makes subclasses of py-evm's classes while it runs, and what those
-subclasses share.
+"""The one place ethread makes subclasses of py-evm's classes while it runs.
 
 Each subclass is made by :func:`subclass` and kept by :func:`made`, once per base class and
 what it adds: a class made per call would defeat py-evm's caches and the lean loop's tables,
@@ -30,8 +29,8 @@ def made(build: Callable[..., Any], *key: Hashable) -> Any:
 
 def subclass(base: Any, namespace: Mapping[str, Any], name: str | None = None,
              mixins: tuple[type, ...] = ()) -> Any:
-    """A class derived from ``mixins`` then ``base`` with ``namespace``, named ``name``
-    (default: the base's name, which py-evm's loggers and messages use)."""
+    """A class derived from ``mixins`` then ``base`` with ``namespace``, named ``name`` (or the
+    base's, which py-evm's loggers use)."""
     return type(name or base.__name__, (*mixins, base), dict(namespace))
 
 

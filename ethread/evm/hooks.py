@@ -136,8 +136,7 @@ _STACK_EFFECTS = _stack_effects()
 
 @dataclass(slots=True)
 class TxEnv:
-    """What a tracer may read when a transaction (or a traced call) starts: the state before
-    it and its context."""
+    """What a tracer may read when a transaction (or a traced call) starts."""
 
     state: Any
     sender: bytes
@@ -204,9 +203,8 @@ class Step:
 
 
 class Tracer:
-    """Every hook a tracer may implement; each does nothing here. ``wants_steps`` asks for
-    ``on_opcode`` (the step loop, slower); ``wants_stack`` and ``wants_memory`` for the
-    stack and memory on each step."""
+    """Every hook a tracer may implement (each does nothing here). ``wants_steps`` asks for
+    ``on_opcode`` (slower); ``wants_stack`` and ``wants_memory`` for them on each step."""
 
     wants_steps: bool = False
     wants_stack: bool = False
@@ -225,8 +223,7 @@ class Tracer:
         """The frame entered last at ``depth`` ends."""
 
     def on_opcode_start(self, step: Step) -> None:
-        """A step about to run, its cost not known yet (only with ``wants_steps``): the
-        state is as the step finds it."""
+        """A step about to run, its cost not known yet (only with ``wants_steps``)."""
 
     def on_opcode(self, step: Step) -> None:
         """One step, with its cost, once that is known (only with ``wants_steps``)."""
@@ -250,8 +247,7 @@ error wrapped in ``ErrOutOfGas`` (core/vm/interpreter.go), on the step and on th
 
 
 def out_of_gas_text(error: BaseException) -> str:
-    """geth's text for running out of gas on a step: the reentrancy sentry's (py-evm's
-    "Net-metered SSTORE always fails below 2300 gas") or plain ``out of gas``."""
+    """geth's text for running out of gas on a step: :data:`SENTRY_TEXT` or ``out of gas``."""
     return SENTRY_TEXT if "always fails below 2300 gas" in str(error) else "out of gas"
 
 
@@ -396,8 +392,7 @@ def _exit(session: _Session, depth: int, message: Any, computation: Any) -> None
 
 
 WATCHED = "watched_by"
-"""The attribute of an opcode :func:`watched_class` wraps: (the function it calls first, the
-opcode), read by the lean loop."""
+"""The attribute of an opcode :func:`watched_class` wraps: (the function it calls first, the opcode)."""
 
 
 def watched_class(computation_class: type, watchers: tuple[tuple[int, Watcher], ...],
@@ -464,8 +459,7 @@ def _wrap_selfdestruct(opcode: Any) -> Any:
 
 
 class _MeterWatch:
-    """The amounts a computation's gas meter charges and gives back while one opcode runs
-    (the gas a refused call would have handed on, a colliding create's)."""
+    """The amounts a computation's gas meter charges and gives back while one opcode runs."""
 
     def __init__(self, meter: Any) -> None:
         self.meter = meter
@@ -488,8 +482,7 @@ class _MeterWatch:
 
 
 def _refusal(computation: Any, value: int) -> str:
-    """Why a CALL or CREATE started no frame (geth's checks, in its order), short of a
-    collision."""
+    """Why a CALL or CREATE started no frame (geth's checks, in its order), short of a collision."""
     if int(computation.msg.depth) + 1 > STACK_DEPTH:
         return "max call depth exceeded"
     if value and int(computation.state.get_balance(computation.msg.storage_address)) < value:
@@ -655,8 +648,7 @@ class _Hooks:
 
 def _as_frame(apply: Any, state: Any, message: Any, transaction_context: Any,
               parent_computation: Any, skip: bool = False) -> Any:
-    """py-evm's ``apply`` of ``message``, reported to the active tracer (unless ``skip``) as
-    one frame entered and left."""
+    """py-evm's ``apply`` of ``message``, reported to the active tracer (unless ``skip``)."""
     session = _active.session
     if session is None or skip:
         return apply(state, message, transaction_context, parent_computation)
