@@ -17,10 +17,11 @@ from ..codec.answers import DEFAULT_ANSWERS, AnswerStyle
 from ..codec.envelope import Call, error_object, error_response, parse_request, result_response
 from ..codec.pipeline import IN_PROCESS
 from ..codec.response_cache import BodyAnswers, ResponseCache
-from ..errors import EthreadError, InternalError, MethodNotFound, StoreError, StoreUnreadable
+from ..errors import EthreadError, InternalError, StoreError, StoreUnreadable
 from ..models import Block
 from . import table
 from .context import DEFAULT_CONTEXT, Context
+from .row import not_available
 from .sources import cacheable
 from .table import call_method, call_row
 from .trace_cache import RECORDED_CONFIGS, RECORDED_METHOD, TraceCache
@@ -53,7 +54,7 @@ class Dispatcher:
         """The result and the chain generation it holds for (None: not cached)."""
         row = table.TABLE.get(call.method)
         if row is None:
-            raise MethodNotFound(f"the method {call.method} does not exist/is not available")
+            raise not_available(call.method)
         if not cacheable(row, self.context, call.params):
             return call_row(row, self.backend, call.params, self.context), None
         generation = self.backend.generation()

@@ -37,7 +37,7 @@ from ..codec.serialize import (
     to_json,
 )
 from ..codec.stored_answers import stored_receipt, stored_receipts
-from ..errors import InvalidParams, MethodNotFound
+from ..errors import InvalidParams
 from ..methods import (
     counts,
     fees,
@@ -62,11 +62,8 @@ from ..rlpcodec.transactions import encode_transaction
 from . import fork_history as history
 from . import pool_reads as pool
 from .context import Context
-from .row import Method, Param, Scope, Where, opt
+from .row import Method, Param, Scope, Where, not_available, opt
 from .simulate import parse_simulate_options, simulated_blocks_json
-
-MAX_PROOF_KEYS = 1024
-"""Storage keys one eth_getProof call may ask for (geth's limit)."""
 
 ADDRESS = Param("address", parse_address_param)
 BLOCK = opt("block", parse_block_ref, "latest")
@@ -218,8 +215,8 @@ def _strings(value: Any) -> list[str]:
 
 
 def _proof(scope: Scope, address: Address, texts: list[str], block: BlockRef) -> Any:
-    if len(texts) > MAX_PROOF_KEYS:
-        raise InvalidParams(f"too many storage keys requested (max {MAX_PROOF_KEYS}, got {len(texts)})")
+    if len(texts) > pool.MAX_PROOF_KEYS:
+        raise InvalidParams(f"too many storage keys requested (max {pool.MAX_PROOF_KEYS}, got {len(texts)})")
     # Keys are read before the state, as geth does: a bad key is refused with no state access.
     keys = [decode_storage_key(text) for text in texts]
     return to_json(methods.get_proof(scope.backend, address, keys, block))
@@ -314,7 +311,7 @@ def _accounts(scope: Scope) -> Any:
 def _registry(scope: Scope) -> FilterRegistry:
     if scope.ctx.filters is None:
         # Filters live in a dispatcher; a bare call_method has nowhere to keep them.
-        raise MethodNotFound(f"the method {scope.method} does not exist/is not available")
+        raise not_available(scope.method)
     return scope.ctx.filters
 
 

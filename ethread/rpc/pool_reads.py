@@ -82,6 +82,7 @@ def proof(chain: DevChain, params: list[Any], style: AnswerStyle) -> Any:
 
 
 MAX_PROOF_KEYS = 1024
+"""Storage keys one eth_getProof call may ask for (geth's limit)."""
 
 __all__ = ["NOT_PENDING", "PoolReads", "block_by_number", "proof",
            "transaction_by_hash", "transaction_count"]

@@ -23,7 +23,7 @@ from ..codec.serialize import to_json
 from ..devchain.payload import BuiltPayload, PayloadAttributes
 from ..devchain.txpool import Pooled
 from ..errors import InvalidParams
-from ..models import Address, Hash32, Transaction, Withdrawal
+from ..models import Address, Hash32, Withdrawal
 from .row import Method, Param, Scope, Where, opt
 
 MAX_RAW_TRANSACTION = 2 * 1024 * 1024
@@ -95,15 +95,10 @@ def _content_from(scope: Scope, address: Address) -> Any:
 
 def _inspect_line(pooled: Pooled) -> str:
     tx = pooled.tx
-    price = fields_price(tx)
+    price = getattr(tx, "gas_price", None)  # geth's GasPrice(): the gas price, or the fee cap
+    price = int(price if price is not None else tx.max_fee_per_gas)  # type: ignore[union-attr]
     target = to_checksum_address(tx.to) if tx.to is not None else "contract creation"
     return f"{target}: {tx.value} wei + {tx.gas} gas \u00d7 {price} wei"  # geth's multiplication sign
-
-
-def fields_price(tx: Transaction) -> int:
-    """geth's ``GasPrice()`` of a transaction: its gas price, or its fee cap."""
-    price = getattr(tx, "gas_price", None)
-    return int(price if price is not None else tx.max_fee_per_gas)  # type: ignore[union-attr]
 
 
 def _inspect(scope: Scope) -> Any:
