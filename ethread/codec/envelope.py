@@ -127,9 +127,7 @@ def parse_request(body: bytes) -> tuple[bool, list[Call | EthreadError], list[An
 
 
 def _exact_ids(body: bytes, items: list[Any]) -> None:
-    """Replace each float id in ``items`` by the id's text as sent, so that it is echoed
-    exactly (orjson reads an integer past 64 bits as a float); the body is read again by the
-    standard library, keeping number texts."""
+    """Replace each float id by its text as sent, to echo it exactly (orjson reads big integers as floats)."""
     import json
 
     def raw(text: str) -> orjson.Fragment:

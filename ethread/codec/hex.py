@@ -121,8 +121,7 @@ def _hex_digits(value: Any, typename: str) -> str:
 
 
 def parse_fixed_param(value: Any, length: int, typename: str) -> bytes:
-    """A top-level hash or address argument, in the words of geth's JSON decoder (a wrong
-    length is not wrapped in ``json: cannot unmarshal``)."""
+    """A top-level hash or address argument in geth's JSON decoder's words (a bad length unwrapped)."""
     if value == "":
         raise InvalidParams(f"hex string has length 0, want {2 * length} for {typename}")
     digits = _hex_digits(value, typename)

@@ -176,8 +176,7 @@ def _hash_list(value: Any, what: str) -> tuple[bytes, ...] | None:
 
 
 def parse_call_request(value: Any) -> CallRequest:
-    """The call object (``input`` wins over ``data``); conflicting fee fields are left for the
-    call to refuse with -32000, as geth does."""
+    """The call object (``input`` wins over ``data``; fee conflicts are the call's to refuse, as geth)."""
     if not isinstance(value, dict):
         raise InvalidParams("call object must be an object")
     if value.keys() <= _PLAIN_CALL_KEYS:  # (the usual call: the other fields are absent)

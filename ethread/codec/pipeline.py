@@ -48,20 +48,17 @@ class Responder(Protocol):
         ...
 
     def cached_result(self, call: Call, body: bytes | None = None) -> bytes | None:
-        """The cached JSON result of a call on the same chain, else None; with ``body``, the
-        whole answer kept for :meth:`answered`."""
+        """The cached JSON result of a call on the same chain, else None (``body``: :meth:`answered`)."""
         ...
 
     def answered(self, body: bytes) -> tuple[Call, Any, bytes] | None:
-        """For a one-call body answered before on the same chain (id aside): the call, this
-        body's id and the whole answer; else None."""
+        """The call, this body's id and the whole answer of a one-call body answered before, or None."""
         ...
 
 
 @dataclass(frozen=True, slots=True)
 class Refused:
-    """A whole request turned away before any call ran (never charged); ``status`` and
-    ``headers`` are for an HTTP host."""
+    """A whole request turned away before any call ran (never charged)."""
 
     status: int
     error: EthreadError
@@ -127,8 +124,7 @@ class Exchange:
         self.is_batch = is_batch
         self.refused: Refused | None = None
         self.calls: Sequence[Call | EthreadError] = ()
-        """The calls of a dispatched request (what admission charged for: given back when the
-        answer cannot be sent)."""
+        """The calls of a dispatched request (given back when its answer cannot be sent)."""
         self.pending: list[tuple[int, Call]] = []
         """The calls still to run (:meth:`run`), with their positions in the request."""
         self._answers: list[bytes | None] = []

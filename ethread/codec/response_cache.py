@@ -31,8 +31,7 @@ class ResponseCache:
         return self._entries.get(key)
 
     def put(self, generation: int, key: Hashable, value: bytes) -> None:
-        """Cache an answer computed at ``generation`` (a newer one drops every older answer);
-        answers over an eighth of the budget are not kept."""
+        """Cache an answer computed at ``generation`` (dropping older ones) unless it is large."""
         if len(value) > self.max_bytes // 8:
             return  # one huge answer must not flush everything else
         with self._lock:

@@ -228,8 +228,7 @@ class FragmentCache:
 
     def put(self, key: Hashable, encoded: Encoded, shared_name: Encoded | None = None
             ) -> orjson.Fragment:
-        """Keep ``encoded`` under ``key`` (and under ``shared_name`` in :attr:`shared`); its
-        fragment."""
+        """Keep ``encoded`` under ``key`` (and ``shared_name`` in :attr:`shared`); its fragment."""
         if len(self._entries) >= self.max_entries or self._bytes + len(encoded) > self.max_bytes:
             self._entries.clear()
             self._bytes = 0
@@ -241,8 +240,7 @@ class FragmentCache:
 
     def shared_or_encoded(self, key: Hashable, shared_name: Encoded,
                           encode: Callable[[], Encoded | None]) -> orjson.Fragment | None:
-        """The fragment under ``key``: held here, else shared under ``shared_name``, else
-        ``encode()``d and kept in both (None when there is nothing to encode)."""
+        """The fragment under ``key``: held, else shared (``shared_name``), else ``encode()``d and kept."""
         fragment = self._entries.get(key)
         if fragment is not None:
             return fragment
@@ -257,8 +255,7 @@ class FragmentCache:
 
 def to_json(model: Any, fragments: FragmentCache | None = None,
             style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
-    """A model (or a tuple of models) as JSON values in ``style``; with ``fragments``, logs,
-    receipts and transactions as cached fragments."""
+    """A model (or a tuple of them) as JSON values in ``style``, as cached fragments with ``fragments``."""
     if isinstance(model, tuple | list):
         if fragments is None:
             return [to_json(item, None, style) for item in model]
@@ -289,8 +286,7 @@ def _fragment(model: Any, fragments: FragmentCache, style: AnswerStyle) -> JSON:
 def block_receipts_json(block_hash: bytes, load: Callable[[], Sequence[Receipt] | None],
                         fragments: FragmentCache | None = None,
                         style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
-    """eth_getBlockReceipts' answer for the block with hash ``block_hash``, whose receipts
-    ``load`` reads (None when not held); with ``fragments`` kept whole under the hash."""
+    """eth_getBlockReceipts' answer for the block, read with ``load`` (None: not held) only if not cached."""
     if fragments is None:
         receipts = load()
         return None if receipts is None else [_fields(r, style) for r in receipts]
@@ -305,8 +301,7 @@ def block_receipts_json(block_hash: bytes, load: Callable[[], Sequence[Receipt] 
 
 def receipts_answer(receipts: Sequence[Receipt], style: AnswerStyle = DEFAULT_ANSWERS
                     ) -> Encoded:
-    """A block's receipts encoded as eth_getBlockReceipts answers them (also what
-    :mod:`ethread.codec.stored_answers` keeps)."""
+    """A block's receipts encoded as eth_getBlockReceipts answers them (and the store keeps them)."""
     return orjson.dumps([_fields(r, style) for r in receipts])
 
 
@@ -339,8 +334,7 @@ def block_json_by_hash(block_hash: bytes, full_transactions: bool,
                        load: Callable[[], Block | BlockOutline | None],
                        fragments: FragmentCache | None = None,
                        style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
-    """:func:`block_json` of the block with hash ``block_hash``; ``load`` reads it (None: not
-    held) only when no fragment holds its answer yet."""
+    """:func:`block_json` of the block with hash ``block_hash``, read with ``load`` only if not cached."""
     if fragments is None:
         block = load()
         return None if block is None else _block_fields(block, full_transactions, None, style)

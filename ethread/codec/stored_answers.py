@@ -32,8 +32,7 @@ RECEIPTS_FORMAT = 1
 
 
 def _declarations_fingerprint(*classes: type) -> str:
-    """Eight hex digits naming how ``classes`` are declared for JSON and the fork table's blob
-    parameters (a receipt's blob gas price follows them)."""
+    """Eight hex digits naming the JSON declarations of ``classes`` and the forks' blob parameters."""
     parts: list[str] = [str(RECEIPTS_FORMAT)]
     parts.extend(f"{fork.name}:{fork.blob!r}" for fork in FORKS)
     for cls in classes:
@@ -131,8 +130,7 @@ def drop_old_answers(backend: _Upgradable) -> int:
 
 
 def add_answers(backend: _Upgradable, progress: Progress | None = None) -> int:
-    """Keep the answers of every held block that lacks them, :data:`UPGRADE_BATCH` blocks to a
-    batch; how many blocks got them. A second run completes an interrupted one."""
+    """Keep the answers of every held block that lacks them, in batches; how many blocks got them."""
     head = backend.pointer("latest")
     if head is None:
         return 0

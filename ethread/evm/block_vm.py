@@ -24,8 +24,7 @@ __all__ = ["after_system_writes", "block_vm_class"]
 
 
 def block_vm_class(vm_class: Any, account_db_class: type) -> Any:
-    """``vm_class`` as eth_call's lean class with ``account_db_class`` (a
-    :class:`~.lean_interpreter.LeanAccountDB`), first messages inside py-evm's snapshot."""
+    """``vm_class`` as the lean class with ``account_db_class``, first messages inside py-evm's snapshot."""
     return made(_block_vm_class, vm_class, account_db_class)
 
 

@@ -29,8 +29,7 @@ def made(build: Callable[..., Any], *key: Hashable) -> Any:
 
 def subclass(base: Any, namespace: Mapping[str, Any], name: str | None = None,
              mixins: tuple[type, ...] = ()) -> Any:
-    """A class derived from ``mixins`` then ``base`` with ``namespace``, named ``name`` (or the
-    base's, which py-evm's loggers use)."""
+    """A class derived from ``mixins`` then ``base`` with ``namespace``, named ``name`` or as ``base``."""
     return type(name or base.__name__, (*mixins, base), dict(namespace))
 
 
@@ -45,8 +44,7 @@ def wrapped_opcodes(opcodes: Mapping[int, Any],
 
 
 def start_computation(cls: Any, computation: Any, message: Any, parent_computation: Any) -> bool:
-    """py-evm's ``apply_computation`` up to its code loop (contracts created, initcode gas, a
-    precompile run in full); True when that finished the computation (a precompile)."""
+    """py-evm's ``apply_computation`` up to its code loop; True when that finished it (a precompile)."""
     if computation.is_origin_computation:
         computation.contracts_created = []
         if message.is_create:

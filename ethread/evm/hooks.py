@@ -330,8 +330,7 @@ def _refund(session: _Session) -> int:
 
 
 def _flush(session: _Session, cost: int, error: str | None = None) -> None:
-    """Report the pending step with its cost; the refund counter is summed again only after
-    an SSTORE or a frame's end (the only times it changes)."""
+    """Report the pending step with its cost (the refund summed again only after SSTORE or a frame's end)."""
     step = session.pending
     if step is None:
         return
@@ -397,9 +396,8 @@ WATCHED = "watched_by"
 
 def watched_class(computation_class: type, watchers: tuple[tuple[int, Watcher], ...],
                   on_message: Watcher | None = None, prefix: str = "Watched") -> type:
-    """``computation_class`` in which ``watcher(computation)`` runs before each opcode
-    ``watchers`` names, and ``on_message(message)`` at the start of each message (made once
-    per class and watchers)."""
+    """``computation_class`` with ``watchers`` run before their opcodes and ``on_message`` per
+    message (made once per class and watchers: pass module functions)."""
     return made(_watched_class, computation_class, watchers, on_message, prefix)  # type: ignore[no-any-return]
 
 

@@ -3,9 +3,8 @@ with an account database and an interpreter loop that do less per message than p
 
 A message runs on a snapshot reverted afterwards (:mod:`.message`), and py-evm's account
 database forgets every decoded account at a revert. :class:`LeanAccountDB` keeps what it
-decodes and encodes in bounded tables (:class:`MessageTables`, owned by the owner of the state:
-an account is an immutable value, so equal bytes always decode to an equal account), changes
-one field without py-evm's generic copy, and reads code without the block-witness bookkeeping.
+decodes and encodes in bounded tables (:class:`MessageTables`), changes one field without
+py-evm's generic copy, and reads code without the block-witness bookkeeping.
 It writes exactly what py-evm writes (the same RLP under the same keys, through the same
 journal), so state roots, snapshots and reverts behave the same (:class:`LeanSnapshots`,
 :class:`LeanTransientSnapshots`, :func:`discard_journal`).
@@ -19,9 +18,8 @@ here. With py-evm's DEBUG2 logging on, py-evm's own loop runs. Only messages use
 classes: blocks are executed and imported with py-evm's own.
 
 Why keep it: ``benchmarks/bench_call.py --loop`` measures it against py-evm's loop. What it
-costs: it reads py-evm's private state, so py-evm is pinned to one release (setup.cfg), and
-``tests/evm/test_lean_interpreter_loop.py`` and ``tests/evm/test_lean_interpreter.py`` run it
-against py-evm's loop. What it reads of py-evm beyond its public interface, to check at each
+costs: py-evm is pinned to one release (setup.cfg), ``tests/evm/test_lean_interpreter*.py``
+compare it with py-evm's loop, and what it reads of py-evm's private state is checked at each
 upgrade:
 
 - the journal (``eth.db.journal``): ``JournalDB._journal``, ``._wrapped_db``; the journal's
@@ -149,8 +147,7 @@ class MessageTables:
         self.jump_positions: LRU[bytes, JumpPositions] = LRU(
             MAX_KEPT_ACCOUNTS, max_bytes=MAX_KEPT_POSITION_CODE_BYTES, weigh=_third)
         self.intrinsic_gas: LRU[tuple[Any, bool, int, int], int] = LRU(MAX_KEPT_INTRINSIC_GAS)
-        """py-evm's intrinsic gas of a message without an access list, by its rule, whether it
-        creates, and its data's length and zero bytes."""
+        """py-evm's intrinsic gas of a message without an access list, by all the rule reads of it."""
         self.trie_nodes: LRU[bytes, Any] = LRU(MAX_KEPT_TRIE_NODES)
         """Stored trie nodes by their hash, decoded (a simulation's overlay tries)."""
         self.evm_headers: LRU[tuple[type, bytes], Any] = LRU(MAX_KEPT_HEADERS)
@@ -622,8 +619,7 @@ def _log(topic_count: int, own_entries: bool) -> Any:
 
 
 def _lean_log(logic: Any, own_entries: bool) -> Any:
-    """The lean LOG for py-evm's ``logic`` of a LOG opcode (its own, or wrapped by Byzantium's
-    static-context check), else None."""
+    """The lean LOG for py-evm's ``logic`` of a LOG opcode (plain or static-checked), else None."""
     for topic_count, plain in enumerate(_PY_EVM_LOGS):
         if logic is plain or (getattr(logic, "__wrapped__", None) is plain
                               and logic.__qualname__.startswith("ensure_no_static.")):
@@ -661,8 +657,7 @@ def _jumpi(computation: Any) -> None:
 
 
 def _watched(before: Any, cost: int, logic: Any, mnemonic: str) -> Any:
-    """A plain opcode behind a watcher (:func:`~.hooks.watched_class`): the watcher, its gas,
-    its logic, in the wrapper's order (the loop charges it nothing itself)."""
+    """A plain opcode behind a watcher (:func:`~.hooks.watched_class`): the watcher, its gas, its logic."""
 
     def run(computation: Any) -> None:
         before(computation)
@@ -799,8 +794,7 @@ def _init_kind(cls: Any) -> str:
 
 
 def _fast_table(cls: Any) -> list[tuple[int, Any, str, int] | None]:
-    """:func:`_fast_opcodes` of ``cls`` by opcode value, each with the size of the PUSH the
-    loop runs itself (0: call the logic); kept on the class."""
+    """:func:`_fast_opcodes` of ``cls`` by value, with the size of each PUSH the loop runs itself."""
     kept: list[tuple[int, Any, str, int] | None] | None = cls.__dict__.get("_fast_table")
     if kept is None:
         fast = _fast_opcodes(cls) or {}
@@ -891,8 +885,7 @@ class LeanComputation:
     @classmethod
     def apply_message(cls, state: Any, message: Any, transaction_context: Any,
                       parent_computation: Any = None) -> Any:
-        """py-evm's ``apply_message``; the message a run starts with runs without py-evm's
-        snapshot around it (the run's own snapshot undoes everything after it)."""
+        """py-evm's ``apply_message``; a run's first message skips its snapshot (the run's own undoes it)."""
         if parent_computation is not None or message.depth:
             base: Any = super()
             return base.apply_message(state, message, transaction_context, parent_computation)
@@ -965,8 +958,7 @@ class LeanComputation:
 
 
 class CheckedMessage(EvmMessage):
-    """py-evm's ``Message`` for the message a run starts with, made without py-evm's check
-    of each field (a parsed call's are checked already)."""
+    """py-evm's ``Message`` for a run's first message, made without checking its (parsed) fields."""
 
     __slots__ = ()
 
@@ -1049,8 +1041,7 @@ def share_tables(vm: Any, tables: MessageTables) -> None:
 
 
 def lean_vm_class(vm_class: Any) -> Any:
-    """``vm_class`` with a state class whose accounts live in a :class:`LeanAccountDB` and
-    whose messages run in a :class:`LeanComputation` (made once per fork's class)."""
+    """``vm_class`` with :class:`LeanAccountDB` and :class:`LeanComputation` (made once per class)."""
     return made(_lean_vm_class, vm_class)
 
 

@@ -30,15 +30,13 @@ MODEXP_ADDRESS = (5).to_bytes(20, "big")
 
 
 class CorrectedPragueComputation(PragueComputation):
-    """py-evm's Prague computation with MODEXP's result for an empty base corrected
-    (:func:`~ethread.evm.modexp.modexp_eip2565`)."""
+    """py-evm's Prague computation with MODEXP's result for an empty base corrected."""
 
     _precompiles = {**PRAGUE_PRECOMPILES, MODEXP_ADDRESS: modexp_eip2565}
 
 
 class BlobScheduledState(PragueState):
-    """Prague's state with the blob base fee under :attr:`blob_params`, MODEXP corrected, and
-    without py-evm's rewrite of the system contracts' code at every state built."""
+    """Prague's state with the blob base fee under :attr:`blob_params`, MODEXP corrected, no code rewrite."""
 
     computation_class = CorrectedPragueComputation
     blob_params: ClassVar[BlobParams] = PRAGUE_BLOBS
@@ -49,8 +47,7 @@ class BlobScheduledState(PragueState):
         return blob_base_fee(self.blob_params, self.execution_context.excess_blob_gas or 0)
 
     def set_system_contracts(self) -> None:
-        """Nothing: py-evm's write here changes nothing and costs every state built (as
-        :func:`ethread.forks.vms.without_code_rewrite`)."""
+        """Nothing: py-evm's write here changes nothing and costs every state built."""
 
 
 class BlobScheduledVM(PragueVM):

@@ -32,8 +32,7 @@ here, not imported from py-evm: that would load all of py-evm for the budget fun
 
 @dataclass(frozen=True, slots=True)
 class TimeLimit:
-    """When the runs of one execution must stop: a :class:`Deadline` (which also carries the
-    request's cancel token) and the timeout it came from, for geth's message."""
+    """When the runs of one execution must stop (its deadline and cancel token) and its timeout."""
 
     deadline: Deadline
     timeout: float
@@ -84,8 +83,7 @@ class BudgetSpent(BaseException):
 class _Running(threading.local):
     limit: TimeLimit | None = None
     budget_ends: float = 0.0
-    """When executions on this thread hand back to their host (0: never), on the wall clock,
-    once the thread's CPU time is past ``budget_cpu_ends`` too."""
+    """When executions on this thread hand back to their host (0: never), with ``budget_cpu_ends``."""
     budget_cpu_ends: float = 0.0
 
 
@@ -140,8 +138,7 @@ def check_budget() -> None:
 
 
 def check(_: Any = None) -> None:
-    """Raise :class:`ExecutionAborted` (or :class:`~ethread.errors.Cancelled`) past this
-    thread's limit, and :class:`BudgetSpent` past its host's budget."""
+    """Raise :class:`ExecutionAborted` (or Cancelled) past the limit, :class:`BudgetSpent` past the budget."""
     running = _running
     ends = running.budget_ends  # first (check_budget's): the host runs it again, under its own limit
     if ends and time.monotonic() > ends and time.thread_time() > running.budget_cpu_ends:
@@ -152,8 +149,7 @@ def check(_: Any = None) -> None:
 
 
 def interruptible(computation_class: type) -> type:
-    """``computation_class`` with the limit checked before each of :data:`CHECKED_OPCODES`
-    and at the start of each message."""
+    """``computation_class`` with the limit checked before :data:`CHECKED_OPCODES` and each message."""
     return watched_class(computation_class, _CHECKS, check, "Interruptible")
 
 

@@ -26,8 +26,7 @@ MAX_TRACE_TIMEOUT = 60.0
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """What a method may need besides the backend: the service's limits and the caches of
-    the backend's dispatcher (each its own: :meth:`for_backend`)."""
+    """What a method may need besides the backend: limits, and caches per dispatcher (:meth:`for_backend`)."""
 
     log_limits: LogLimits = DEFAULT_LIMITS
     answers: AnswerStyle = DEFAULT_ANSWERS
@@ -38,8 +37,7 @@ class Context:
     """The longest a trace may run, whatever its request asks (``trace_timeout_seconds``)."""
     fragments: FragmentCache | None = field(default=None, compare=False)
     stored_answers: bool = True
-    """Whether answers a store keeps beside its blocks are read
-    (:mod:`ethread.codec.stored_answers`); False: every answer derived from the records."""
+    """Whether answers a store keeps beside its blocks are read (:mod:`ethread.codec.stored_answers`)."""
     call_states: CallStates | None = field(default=None, compare=False)
     accounts: tuple[Address, ...] = ()
     """What eth_accounts lists: a dev chain's accounts, else none (the hook a dev chain fills)."""
@@ -50,8 +48,7 @@ class Context:
     traces: TraceCache | None = field(default=None, compare=False)
     """Traces of mined transactions, once made (:mod:`ethread.rpc.trace_cache`)."""
     answer_bytes: int | None = None
-    """The bound on one answer in bytes (``max_response_bytes``): an opcode log stops with
-    -32003 past it (None: the tracers' own bound)."""
+    """The bound on one answer in bytes: an opcode log stops with -32003 past it."""
 
     dev: DevChain | None = field(default=None, compare=False)
     """The dev chain when the network is one: it enables sending and the test controls."""

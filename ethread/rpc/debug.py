@@ -64,8 +64,7 @@ MAX_STRUCT_LOG_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class TraceLimits:
-    """What the service allows one trace request: the cap on each transaction's ``timeout``
-    and the bytes of JSON an answer may take (``--max-response-bytes``)."""
+    """What the service allows one trace request: its ``timeout`` cap and the answer's bytes."""
 
     timeout: float = MAX_TRACE_TIMEOUT
     answer_bytes: int = MAX_STRUCT_LOG_BYTES

@@ -50,8 +50,7 @@ def _send_transaction(scope: Scope, request: CallRequest) -> Any:
 
 
 def _mine_options(option: Any) -> tuple[int | None, int]:
-    """evm_mine's parameter (a timestamp, or anvil's ``{"timestamp": t, "blocks": n}``): the
-    timestamp (None: the chain's clock) and how many blocks."""
+    """evm_mine's parameter (a timestamp or anvil's options): the timestamp (or None) and block count."""
     blocks = 1
     if isinstance(option, dict):
         unknown = set(option) - {"timestamp", "blocks"}

@@ -86,8 +86,7 @@ class Dispatcher:
         return result
 
     def answered(self, body: bytes) -> tuple[Call, Any, bytes] | None:
-        """For a one-call body answered before on this chain (:class:`BodyAnswers`): the call,
-        this body's id and the whole answer; else None."""
+        """The call, this body's id and the whole answer of a one-call body answered before, or None."""
         known = self.bodies.get(self.backend.generation(), body)
         if known is None:
             return None
@@ -144,8 +143,7 @@ class Dispatcher:
         return recorded
 
     def record_block(self, block: Block) -> int:
-        """Record the traces of a block just mined (with :meth:`record_traces` on) and forget
-        the blocks that leave the window; the number of transactions recorded."""
+        """Record the traces of a block just mined, within the window; how many transactions."""
         traces = self.context.traces
         window = self._trace_window
         if traces is None or not window:

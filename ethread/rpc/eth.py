@@ -118,8 +118,7 @@ def _raw_transaction(get: Callable[..., Any]) -> Callable[..., Any]:
 
 def _block_loader(backend: Any, block_hash: Hash32, full: bool
                   ) -> Callable[[], Block | BlockOutline | None]:
-    """What reads the block for its object: with transaction hashes only, its outline where
-    the backend has ``block_outline_by_hash``, else the block."""
+    """What reads the block: with hashes only, its outline where the backend reads one, else the block."""
     if not full:
         outline = getattr(type(backend), "block_outline_by_hash", None)
         if outline is not None:
@@ -141,8 +140,7 @@ def _block_by_number(scope: Scope, ref: BlockRef, full: bool) -> Any:
 
 
 def _block_receipts(scope: Scope, ref: BlockRef) -> Any:
-    """As :func:`~ethread.methods.get_block_receipts` answers: the answer the store keeps, else
-    derived from the records (:func:`~ethread.codec.serialize.block_receipts_json`)."""
+    """As :func:`~ethread.methods.get_block_receipts` answers: the stored answer, else from the records."""
     backend, ctx = scope.backend, scope.ctx
     block_hash = resolve_hash(backend, ref)
     if block_hash is None:

@@ -65,8 +65,7 @@ def block_by_number(chain: DevChain, params: list[Any], style: AnswerStyle) -> A
 
 
 def proof(chain: DevChain, params: list[Any], style: AnswerStyle) -> Any:
-    """eth_getProof on a forked dev chain (:meth:`ethread.devchain.DevChain.fork_proof`);
-    parameters that do not parse are left to the chain's own eth_getProof."""
+    """eth_getProof on a forked dev chain; parameters that do not parse are left to the chain's own."""
     if chain.fork_origin is None or len(params) < 2 or not isinstance(params[1], list):
         return NOT_PENDING
     try:

@@ -60,8 +60,7 @@ REQUIRED: Any = _Required()
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """One positional parameter: its name, its parser, and its default when it may be left
-    out (absent or null), else :data:`REQUIRED`."""
+    """One positional parameter: its name, its parser, its default (:data:`REQUIRED`: none)."""
 
     name: str
     parse: Callable[[Any], Any]
@@ -94,13 +93,11 @@ class Method:
     """Credits one call costs (:mod:`ethread.server.billing.credits`)."""
     where: Where = Where.ANYWHERE
     cacheable: bool = True
-    """The answer depends only on the chain (and so on the backend's generation) and the
-    parameters."""
+    """The answer depends only on the chain (its generation) and the parameters."""
     slow: bool = False
     """It may run long (executes, traces or scans): a server runs it off its event loop."""
     names_argument: bool = True
-    """A parameter that does not parse is refused naming its position, in geth's words
-    (``invalid argument N: ...``); False: with the parser's words alone (anvil's)."""
+    """A bad parameter is refused naming its position (geth's way); False: in the parser's words (anvil's)."""
     history: HistoryRead | None = None
     """On a forked dev chain, the read that answers from the forked node's history."""
     pool: PoolRead | None = None
@@ -134,8 +131,7 @@ class Method:
 
 
 def control(name: str, answer: Callable[..., Any], *params: Param) -> Method:
-    """A control of a dev chain's network (-32601 elsewhere), never cached, its parameters
-    refused in the parser's words alone (anvil's and hardhat's way)."""
+    """A dev chain's control (-32601 elsewhere), never cached, refused in the parser's words (anvil's)."""
     return Method(name, answer, params, where=Where.DEV_CHAIN, cacheable=False,
                   names_argument=False)
 

@@ -105,8 +105,7 @@ def _withdrawals(value: Any) -> tuple[Withdrawal, ...] | None:
 
 
 def simulated_blocks_json(blocks: tuple[SimulatedBlock, ...], full_transactions: bool) -> JSON:
-    """The answer: each block as eth_getBlockByHash writes it (geth 1.17's style), with its
-    ``calls``."""
+    """The answer: each block as eth_getBlockByHash writes it, with its ``calls``."""
     return [_block(simulated, full_transactions) for simulated in blocks]
 
 

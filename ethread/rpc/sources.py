@@ -82,8 +82,7 @@ def _names_pending(method: Method, params: Sequence[Any]) -> bool:
 
 
 def cacheable(method: Method, ctx: Context, params: Sequence[Any] | None = None) -> bool:
-    """Whether ``method``'s answers may be kept on a network with this context (for
-    ``params``: unknown, any answer): not when a pool or a pending state answers."""
+    """Whether ``method``'s answers (for ``params``, if known) may be kept: not from a pool or pending."""
     if not method.cacheable or (method.pool is not None and ctx.dev is not None) or (
             method.served_pool and ctx.txpool is not None):
         return False

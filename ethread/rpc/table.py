@@ -55,8 +55,7 @@ def available(method: Method, ctx: Context) -> bool:
 
 def call_method(backend: Backend, method: str, params: list[Any],
                 ctx: Context = DEFAULT_CONTEXT) -> bytes:
-    """Run one method and return its result as JSON bytes. Raises EthreadError (-32601 for
-    a method not in the table or not available on this network)."""
+    """Run one method; its result as JSON bytes. Raises EthreadError (-32601: not offered here)."""
     row = TABLE.get(method)
     if row is None:
         raise not_available(method)

@@ -34,9 +34,7 @@ RECORDED_CONFIGS: tuple[dict[str, Any], ...] = ({}, {"tracer": "callTracer"})
 
 
 class TraceCache:
-    """Encoded answers of the methods whose rows keep their traces
-    (:attr:`~ethread.rpc.row.Method.keeps_traces`), and the blocks replayed recently
-    (:class:`~ethread.methods.tracing.ReplayStates`)."""
+    """Encoded answers of the methods whose rows keep their traces, and the blocks replayed recently."""
 
     def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES) -> None:
         self._answers: LRU[Key, bytes] = LRU(max_entries, max_bytes=max_bytes, weigh=len)
@@ -53,8 +51,7 @@ class TraceCache:
 
     def record(self, tx_hash: bytes, config: dict[str, Any], block_hash: bytes, number: int,
                encoded: bytes) -> None:
-        """Keep ``encoded``, debug_traceTransaction's answer for ``tx_hash`` in block ``number``
-        with ``config`` (one of :data:`RECORDED_CONFIGS`)."""
+        """Keep ``encoded``, the recorded answer for ``tx_hash`` (in block ``number``) with ``config``."""
         key = (tx_hash, _config_key(config))
         self._recorded[key] = (block_hash, encoded)
         self._recorded_blocks.setdefault(number, []).append(key)
@@ -66,8 +63,7 @@ class TraceCache:
                 self._recorded.pop(key, None)
 
     def recorded(self, backend: Any, params: list[Any]) -> bytes | None:
-        """The recorded answer to debug_traceTransaction with ``params``, if there is one and
-        the transaction is still in the block it was recorded in; else None."""
+        """The recorded answer to ``params`` while the transaction is still in its block, else None."""
         if not self._recorded or len(params) > 2:
             return None
         tx_hash = _tx_hash(params)
@@ -99,8 +95,7 @@ class TraceCache:
         return len(self._answers)
 
     def key(self, backend: Any, method: str, params: list[Any]) -> Key | None:
-        """Where an answer of ``method`` (one that keeps its traces) is kept: None when the
-        parameters do not name a transaction by hash, or the chain does not hold it."""
+        """Where an answer of ``method`` is kept: None unless the chain holds the transaction named."""
         tx_hash = _tx_hash(params)
         if tx_hash is None:
             return None
@@ -110,8 +105,7 @@ class TraceCache:
         return method, bytes(location[0]), orjson.dumps(params)
 
     def answer(self, key: Key | None, compute: Callable[[], Any]) -> Any:
-        """The kept answer at ``key``, or ``compute()``'s, kept when small enough (errors
-        propagate and are never kept)."""
+        """The kept answer at ``key``, or ``compute()``'s, kept when small enough (errors are not)."""
         if key is None:
             return compute()
         found = self._answers.get(key)

@@ -40,8 +40,7 @@ _TX_KEYS = ("blockHash", "blockNumber", "blockTimestamp", "from", "gas", "gasPri
 
 
 def pending_transaction_json(pooled: Pooled) -> dict[str, Any]:
-    """A pooled transaction as geth writes one not yet in a block: the block fields null,
-    ``gasPrice`` the fee cap."""
+    """A pooled transaction as geth writes one: the block fields null, ``gasPrice`` the fee cap."""
     fields: dict[str, Any] = dict(to_json(pooled.tx))
     fields.update({"blockHash": None, "blockNumber": None, "blockTimestamp": None,
                    "from": "0x" + pooled.sender.hex(), "hash": "0x" + pooled.hash.hex(),
@@ -60,8 +59,7 @@ def _by_nonce(txs: list[Any]) -> dict[str, Any]:
 
 
 def _send_raw_transaction(scope: Scope, value: Any) -> Any:
-    """eth_sendRawTransaction: into a dev chain (which mines it at once when it automines),
-    else into the served chain's pool; the transaction's hash."""
+    """eth_sendRawTransaction into a dev chain, else into the served pool; the transaction's hash."""
     if scope.ctx.dev is not None:
         return "0x" + scope.ctx.dev.submit(parse_data(value, "raw transaction")).hex()
     raw = parse_bytes_param(value)
