@@ -1,8 +1,6 @@
-"""A dispatcher's cache of traces of mined transactions.
-
-A mined transaction's trace is a pure function of its block's hash, the transaction and the
-configuration, so the answers of the methods that trace one are kept, encoded, under (method,
-block hash, parameters as sent), bounded by :data:`MAX_ENTRIES` answers and :data:`MAX_BYTES`
+"""A dispatcher's cache of traces of mined transactions. A trace is a pure function of the
+block's hash, the transaction and the configuration, so answers are kept, encoded, under
+(method, block hash, parameters as sent), bounded by :data:`MAX_ENTRIES` and :data:`MAX_BYTES`
 (an answer over :data:`MAX_ENTRY_BYTES` is not kept).
 
 A server may also record traces ahead of requests (``ethread serve --record-traces BLOCKS``):
