@@ -55,7 +55,7 @@ from ..methods.tracing import (
 )
 from ..models import Block, BlockHashRef, BlockRef, Hash32
 from .context import MAX_TRACE_TIMEOUT, Context
-from .row import Method, Param, Scope, opt
+from .row import Method, Param, Scope, lookup, opt
 
 DEFAULT_TRACE_TIMEOUT = 5.0
 MAX_STRUCT_LOG_BYTES = 64 * 1024 * 1024
@@ -424,17 +424,11 @@ def _intermediate_roots(scope: Scope, block_hash: Hash32, options: TraceOptions 
     return [_hex(root) for root in intermediate_roots(scope.backend, block_hash)]
 
 
-def _raw(get: Callable[..., Any], render: Callable[[Any], Any]) -> Callable[..., Any]:
-    """debug_getRaw*: the encoding of what the parameters name, or null."""
-    def answer(scope: Scope, *args: Any) -> Any:
-        found = get(scope.backend, *args)
-        return None if found is None else render(found)
-
-    answer.__wrapped__ = get  # type: ignore[attr-defined]
-    return answer
+def _hex_answer(data: bytes, ctx: Context) -> str:
+    return _hex(data)
 
 
-def _data_list(values: tuple[bytes, ...]) -> list[str]:
+def _data_list(values: tuple[bytes, ...], ctx: Context) -> list[str]:
     return [_hex(value) for value in values]
 
 
@@ -450,10 +444,10 @@ def traced(name: str, answer: Callable[..., Any], price: int, *params: Param,
 
 
 ROWS = (
-    Method("debug_getRawHeader", _raw(raw.get_raw_header, _hex), (BLOCK_REF,), 80),
-    Method("debug_getRawBlock", _raw(raw.get_raw_block, _hex), (BLOCK_REF,), 80),
-    Method("debug_getRawReceipts", _raw(raw.get_raw_receipts, _data_list), (BLOCK_REF,), 80),
-    Method("debug_getRawTransaction", _raw(raw.get_raw_transaction, _hex), (HASH,), 80),
+    Method("debug_getRawHeader", lookup(raw.get_raw_header, _hex_answer), (BLOCK_REF,), 80),
+    Method("debug_getRawBlock", lookup(raw.get_raw_block, _hex_answer), (BLOCK_REF,), 80),
+    Method("debug_getRawReceipts", lookup(raw.get_raw_receipts, _data_list), (BLOCK_REF,), 80),
+    Method("debug_getRawTransaction", lookup(raw.get_raw_transaction, _hex_answer), (HASH,), 80),
     traced("debug_traceTransaction", _trace_transaction, 300, HASH, CONFIG, keeps_traces=True),
     traced("debug_traceBlockByNumber", _trace_block_by_number, 1000,
            Param("block", parse_number_or_tag), CONFIG),

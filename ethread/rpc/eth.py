@@ -62,7 +62,7 @@ from ..rlpcodec.transactions import encode_transaction
 from . import fork_history as history
 from . import pool_reads as pool
 from .context import Context
-from .row import Method, Param, Scope, Where, not_available, opt
+from .row import Method, Param, Scope, Where, lookup, not_available, opt
 from .simulate import parse_simulate_options, simulated_blocks_json
 
 ADDRESS = Param("address", parse_address_param)
@@ -88,16 +88,6 @@ def _header_json(block: Any, ctx: Context) -> Any:
 
 def _quantity(value: int, ctx: Context) -> str:
     return hex(value)
-
-
-def _lookup(get: Callable[..., Any], render: Callable[[Any, Context], Any]) -> Callable[..., Any]:
-    """A method answering ``get``'s result ``render``ed, or null when nothing is held."""
-    def answer(scope: Scope, *args: Any) -> Any:
-        value = get(scope.backend, *args)
-        return None if value is None else render(value, scope.ctx)
-
-    answer.__wrapped__ = get  # type: ignore[attr-defined]  # (what the docs name)
-    return answer
 
 
 def _raw_transaction(get: Callable[..., Any]) -> Callable[..., Any]:
@@ -362,29 +352,29 @@ ROWS = (
            (Param("block", lambda value: parse_block_ref(value, allow_decimal=True)),), 1000,
            history=history.block_receipts),
     Method("eth_getBlockTransactionCountByHash",
-           _lookup(counts.get_block_transaction_count_by_hash, _quantity), BY_HASH, 150,
+           lookup(counts.get_block_transaction_count_by_hash, _quantity), BY_HASH, 150,
            history=history.count("transactions", True)),
     Method("eth_getBlockTransactionCountByNumber",
-           _lookup(counts.get_block_transaction_count_by_number, _quantity), BY_NUMBER, 150,
+           lookup(counts.get_block_transaction_count_by_number, _quantity), BY_NUMBER, 150,
            history=history.count("transactions", False)),
-    Method("eth_getUncleCountByBlockHash", _lookup(counts.get_uncle_count_by_block_hash, _quantity),
+    Method("eth_getUncleCountByBlockHash", lookup(counts.get_uncle_count_by_block_hash, _quantity),
            BY_HASH, 150, history=history.count("uncles", True)),
     Method("eth_getUncleCountByBlockNumber",
-           _lookup(counts.get_uncle_count_by_block_number, _quantity), BY_NUMBER, 150,
+           lookup(counts.get_uncle_count_by_block_number, _quantity), BY_NUMBER, 150,
            history=history.count("uncles", False)),
     Method("eth_getUncleByBlockHashAndIndex",
-           _lookup(get_uncle_by_block_hash_and_index, _header_json), BY_HASH_INDEX, 150,
+           lookup(get_uncle_by_block_hash_and_index, _header_json), BY_HASH_INDEX, 150,
            history=history.uncle_at(True)),
     Method("eth_getUncleByBlockNumberAndIndex",
-           _lookup(get_uncle_by_block_number_and_index, _header_json), BY_NUMBER_INDEX, 150,
+           lookup(get_uncle_by_block_number_and_index, _header_json), BY_NUMBER_INDEX, 150,
            history=history.uncle_at(False)),
-    Method("eth_getTransactionByHash", _lookup(get_transaction_by_hash, _json), BY_HASH, 80,
+    Method("eth_getTransactionByHash", lookup(get_transaction_by_hash, _json), BY_HASH, 80,
            history=history.transaction, pool=pool.transaction_by_hash, served_pool=True),
     Method("eth_getTransactionByBlockHashAndIndex",
-           _lookup(get_transaction_by_block_hash_and_index, _json), BY_HASH_INDEX, 150,
+           lookup(get_transaction_by_block_hash_and_index, _json), BY_HASH_INDEX, 150,
            history=history.transaction_at(True, False)),
     Method("eth_getTransactionByBlockNumberAndIndex",
-           _lookup(get_transaction_by_block_number_and_index, _json), BY_NUMBER_INDEX, 150,
+           lookup(get_transaction_by_block_number_and_index, _json), BY_NUMBER_INDEX, 150,
            history=history.transaction_at(False, False)),
     Method("eth_getRawTransactionByHash", _raw_transaction(raw.get_raw_transaction), BY_HASH,
            history=history.raw_transaction),
@@ -421,10 +411,10 @@ ROWS = (
             Param("rewardPercentiles", parse_percentiles)), 80, slow=True),
     Method("eth_gasPrice", _gas_price, (), 80, cacheable=False),
     Method("eth_maxPriorityFeePerGas", _max_priority_fee, (), 80, cacheable=False),
-    Method("eth_blobBaseFee", _lookup(fees.get_blob_base_fee, _quantity), (), 300),
-    Method("eth_baseFee", _lookup(fees.get_base_fee, _quantity), (), 80),
-    Method("eth_config", _lookup(get_config, lambda forks, ctx: chain_forks_json(forks)), (), 80),
-    Method("eth_capabilities", _lookup(get_capabilities, lambda found, ctx: capabilities_json(found)),
+    Method("eth_blobBaseFee", lookup(fees.get_blob_base_fee, _quantity), (), 300),
+    Method("eth_baseFee", lookup(fees.get_base_fee, _quantity), (), 80),
+    Method("eth_config", lookup(get_config, lambda forks, ctx: chain_forks_json(forks)), (), 80),
+    Method("eth_capabilities", lookup(get_capabilities, lambda found, ctx: capabilities_json(found)),
            (), 80),
     Method("eth_syncing", _syncing, (), 5),
     Method("eth_accounts", _accounts, (), 80),

@@ -142,6 +142,16 @@ def anvil_and_hardhat(name: str, answer: Callable[..., Any], *params: Param
     return control("anvil_" + name, answer, *params), control("hardhat_" + name, answer, *params)
 
 
+def lookup(get: Callable[..., Any], render: Callable[[Any, Context], Any]) -> Callable[..., Any]:
+    """A method's answer: ``get(backend, *args)`` ``render``ed, or null when nothing is held."""
+    def answer(scope: Scope, *args: Any) -> Any:
+        value = get(scope.backend, *args)
+        return None if value is None else render(value, scope.ctx)
+
+    answer.__wrapped__ = get  # type: ignore[attr-defined]  # (what the docs name)
+    return answer
+
+
 def read_args(method: Method, params: Sequence[Any]) -> list[Any]:
     """The parameters parsed, in order, defaults filled in; geth's words for a bad one."""
     if not method.params:
