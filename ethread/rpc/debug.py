@@ -53,11 +53,11 @@ from ..methods.tracing import (
     trace_raw_block,
     trace_transaction,
 )
+from ..methods.tracing.replay import DEFAULT_TRACE_TIMEOUT
 from ..models import Block, BlockHashRef, BlockRef, Hash32
 from .context import MAX_TRACE_TIMEOUT, Context
 from .row import Method, Param, Scope, lookup, opt
 
-DEFAULT_TRACE_TIMEOUT = 5.0
 MAX_STRUCT_LOG_BYTES = 64 * 1024 * 1024
 """The most JSON the opcode logger writes for one transaction when the service names none."""
 

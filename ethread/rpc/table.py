@@ -12,9 +12,6 @@ txpool_*, testing_*, eth_sendRawTransaction  :mod:`ethread.rpc.txpool`
 evm_*, anvil_*, hardhat_*    :mod:`ethread.rpc.dev` (sending, mining, state), :mod:`ethread.rpc.anvil`
 eth_sign*, personal_sign     :mod:`ethread.rpc.signing`
 ===========================  =====================================================
-
-A call is answered by :func:`call_method`: available here (:class:`~ethread.rpc.row.Where`),
-its argument count checked, then the source :mod:`ethread.rpc.sources` chooses answers.
 """
 
 from __future__ import annotations
