@@ -1,16 +1,10 @@
-"""Which geth release's answer shapes the codec writes: the one setting that decides it.
+"""Which geth release's answer shapes the codec writes.
 
-ethread answers as geth does, and geth's answers change between releases: geth 1.17 added
-``blockTimestamp`` to transaction objects (blocks with full transactions and the transaction
-getters), which geth 1.16 does not write. Clients and recorded test suites pinned to one
-release compare answers exactly, so the release followed is chosen, once per dispatcher
-(:attr:`ethread.rpc.context.Context.answers`), ``ethread serve --answers``, or the
-``answers`` entry of a served configuration's ``[server]`` table. The default is the newest
-geth ethread follows.
-
-A style is declared as what it leaves out of the newest answers: the model fields (by class
-and JSON key) that release does not write. :mod:`ethread.codec.serialize` builds its writers
-from that declaration, so a style adds no test at run time.
+geth's answers change between releases (geth 1.17 added ``blockTimestamp`` to transaction
+objects), and clients pinned to one release compare answers exactly, so the release is chosen
+per dispatcher (:attr:`ethread.rpc.context.Context.answers`, ``ethread serve --answers``).
+A style is declared as the model fields (by class and JSON key) it leaves out of the newest
+answers; the default is the newest geth ethread follows.
 """
 
 from __future__ import annotations
@@ -29,8 +23,7 @@ class AnswerStyle:
     withheld: frozenset[tuple[type, str]] = frozenset()
     """(model class, JSON key) of each field this release does not write."""
     tag: bytes = b""
-    """Added to the names of cached answers this style changes, so that answers of two
-    styles sharing a store never stand for each other (empty for the default)."""
+    """Added to the names of cached answers this style changes (empty for the default)."""
 
     def withheld_keys(self, cls: type) -> frozenset[str]:
         """The JSON keys of ``cls`` this release does not write."""

@@ -1,5 +1,4 @@
-"""The name this node gives itself: web3_clientVersion, and clientVersion in a dev chain's
-anvil_metadata/hardhat_metadata."""
+"""The name this node gives itself (web3_clientVersion, anvil_metadata's clientVersion)."""
 
 from ..version import __version__
 

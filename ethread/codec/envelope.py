@@ -1,6 +1,5 @@
 """The JSON-RPC 2.0 envelope on the wire: parsing a request body into calls, and writing
-result and error objects. The one place an error becomes its JSON-RPC form is
-:func:`error_object`; every answer and refusal of the package is built from it.
+result and error objects (every error through :func:`error_object`).
 """
 
 from __future__ import annotations
@@ -14,9 +13,8 @@ from ..errors import EthreadError, InvalidParams, InvalidRequest, ParseError
 
 _NO_ID = object()
 MAX_PARAMS_DEPTH = 128
-"""Deepest nesting of arrays and objects in a call's params. No method of the read side takes
-more than a few levels; a bound well under orjson's own (254 when encoding) keeps every
-hostile nesting a clean -32602 instead of a failure deep in the answer cache."""
+"""Deepest nesting of arrays and objects in a call's params: well under orjson's own (254 when
+encoding), so hostile nesting is a clean -32602."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +27,7 @@ class Call:
 
     @property
     def is_notification(self) -> bool:
-        """Whether the call came without an ``id`` (a JSON-RPC notification: run, never answered).
-        """
+        """Whether the call came without an ``id`` (a notification: run, never answered)."""
         return self.id is _NO_ID
 
 
@@ -43,20 +40,17 @@ def error_object(error: EthreadError) -> dict[str, Any]:
 
 
 def result_response(request_id: Any, result: bytes) -> bytes:
-    """A success response around result bytes that are already JSON (one copy of them, which
-    matters for answers of megabytes)."""
+    """A success response around result bytes that are already JSON (copied once)."""
     return b"".join((b'{"jsonrpc":"2.0","id":', orjson.dumps(request_id), b',"result":', result, b"}"))
 
 
 def result_parts(request_id: Any, result: bytes) -> tuple[bytes, bytes, bytes]:
-    """:func:`result_response` as three pieces, for a host that writes them without joining
-    (a cached answer of megabytes is then never copied)."""
+    """:func:`result_response` as three pieces, for a host that writes them without joining."""
     return (b'{"jsonrpc":"2.0","id":%s,"result":' % orjson.dumps(request_id), result, b"}")
 
 
 def error_response(request_id: Any, error: EthreadError) -> bytes:
-    """The JSON-RPC error response for ``request_id`` carrying ``error``'s code, message and data.
-    """
+    """The JSON-RPC error response for ``request_id`` carrying ``error``."""
     return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error_object(error)})
 
 
@@ -71,8 +65,7 @@ def _valid_id(value: Any) -> bool:
 
 def parse_call(item: Any, shallow: bool = False) -> Call | EthreadError:
     """Validate one request object; an invalid one comes back as the error to answer.
-    ``shallow``: the body it came in cannot nest as deep as :data:`MAX_PARAMS_DEPTH`, so its
-    params need no depth walk."""
+    ``shallow``: its body cannot nest as deep as :data:`MAX_PARAMS_DEPTH` (no depth walk)."""
     if not isinstance(item, dict):
         return InvalidRequest("invalid request")
     request_id = item.get("id", _NO_ID)
@@ -95,8 +88,7 @@ def parse_call(item: Any, shallow: bool = False) -> Call | EthreadError:
 
 
 def _too_deep(value: list[Any] | dict[str, Any], levels: int) -> bool:
-    """Whether the arrays and objects in ``value`` nest deeper than ``levels`` (``value``
-    itself is the first level)."""
+    """Whether the arrays and objects in ``value`` (the first level) nest deeper than ``levels``."""
     if levels <= 0:
         return True
     children = value.values() if isinstance(value, dict) else value
@@ -113,10 +105,8 @@ def _id_of(item: Any) -> Any:
 
 
 def parse_request(body: bytes) -> tuple[bool, list[Call | EthreadError], list[Any]]:
-    """Parse a body into its calls: (is_batch, calls or errors, ids for the errors).
-
-    Raises ParseError for bytes that are not JSON, InvalidRequest for an empty batch.
-    """
+    """Parse a body into (is_batch, calls or errors, ids for the errors). Raises ParseError
+    for bytes that are not JSON, InvalidRequest for an empty batch."""
     try:
         document = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -137,10 +127,7 @@ def parse_request(body: bytes) -> tuple[bool, list[Call | EthreadError], list[An
 
 
 def _exact_ids(body: bytes, items: list[Any]) -> None:
-    """Replace each float id in ``items`` by the id's text as sent, so that it is echoed
-    exactly (orjson reads an integer past 64 bits, such as 10**100, as a float, and any float
-    may be written back in another form). Rare, so the body is read a second time, by the
-    standard library, keeping number texts."""
+    """Replace each float id by its text as sent, to echo it exactly (orjson reads big integers as floats)."""
     import json
 
     def raw(text: str) -> orjson.Fragment:

@@ -1,7 +1,5 @@
-"""Hex quantities and data, strictly, the way geth reads them.
-
-Parsers raise :class:`~ethread.errors.InvalidParams` with geth's wording of the reason; the
-dispatcher prefixes it with the argument's position (``invalid argument 0: ...``).
+"""Hex quantities and data, strictly, the way geth reads them: parsers raise
+:class:`~ethread.errors.InvalidParams` in geth's words.
 """
 
 from __future__ import annotations
@@ -112,8 +110,7 @@ def wrong_type(value: Any, typename: str) -> InvalidParams:
 
 
 def _hex_digits(value: Any, typename: str) -> str:
-    """The digits of a top-level hex argument, refused as geth's JSON decoder refuses one (not
-    a string, no ``0x`` prefix, an odd length)."""
+    """The digits of a top-level hex argument, refused as geth's JSON decoder refuses one."""
     if not isinstance(value, str):
         raise _unmarshal_error("non-string", typename)
     if value[:2] not in ("0x", "0X"):
@@ -124,9 +121,7 @@ def _hex_digits(value: Any, typename: str) -> str:
 
 
 def parse_fixed_param(value: Any, length: int, typename: str) -> bytes:
-    """A top-level hash or address argument, with the wording of geth's JSON decoder: format
-    errors are wrapped as ``json: cannot unmarshal <reason> into Go value of type <type>``;
-    a wrong length is not."""
+    """A top-level hash or address argument in geth's JSON decoder's words (a bad length unwrapped)."""
     if value == "":
         raise InvalidParams(f"hex string has length 0, want {2 * length} for {typename}")
     digits = _hex_digits(value, typename)
@@ -165,10 +160,9 @@ def parse_string_param(value: Any) -> str:
 
 
 def decode_storage_key(text: str) -> bytes:
-    """A storage slot as geth reads one for eth_getStorageAt and eth_getProof: leniently, the
-    ``0x`` optional and an odd digit count padded; at most 32 bytes. The bytes keep the length
-    given (eth_getProof answers a key of other than 32 bytes as a quantity). The error names
-    the key as given, without an argument position, as geth does."""
+    """A storage slot as geth reads one for eth_getStorageAt and eth_getProof: ``0x`` optional,
+    an odd digit count padded, at most 32 bytes, the length given kept. The error names the
+    key, without an argument position, as geth does."""
     digits = text[2:] if text[:2] in ("0x", "0X") else text
     if len(digits) % 2:
         digits = "0" + digits

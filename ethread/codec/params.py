@@ -30,8 +30,7 @@ MAX_SUB_TOPICS = 1000
 
 
 def parse_bool(value: Any) -> bool:
-    """A boolean parameter (such as full_transactions), refusing any other JSON type as geth does.
-    """
+    """A boolean parameter, refusing any other JSON type as geth does."""
     if not isinstance(value, bool):
         raise wrong_type(value, "bool")
     return value
@@ -43,8 +42,7 @@ def parse_index(value: Any) -> int:
 
 
 def parse_number_or_tag(value: Any, *, allow_decimal: bool = False) -> int | Tag:
-    """A block parameter: a tag (latest, safe, finalized, earliest, pending) or a hex block number.
-    """
+    """A block parameter: a tag (latest, safe, finalized, earliest, pending) or a hex number."""
     if isinstance(value, str) and value in TAGS:
         return value  # type: ignore[return-value]
     if allow_decimal and isinstance(value, int) and not isinstance(value, bool):
@@ -104,14 +102,12 @@ def _topics(value: Any) -> tuple[TopicFilter, ...]:
             out.append(hashes if hashes and None not in position else None)
         else:
             raise InvalidParams("invalid topic(s)")
-    # Every position counts, wildcards included: a log with fewer topics than the filter has
-    # positions does not match (geth's rule), so trailing nulls are not dropped.
+    # trailing nulls are kept: a log with fewer topics than the filter's positions fails (geth)
     return tuple(out)
 
 
 def parse_log_filter(value: Any) -> LogFilter:
-    """The filter object of eth_getLogs and eth_newFilter as a :class:`~ethread.models.LogFilter`:
-    a block range or a block hash (not both), addresses and topics."""
+    """The filter object of eth_getLogs and eth_newFilter (a block range or a block hash)."""
     if not isinstance(value, dict):
         raise InvalidParams("filter must be an object")
     block_hash = value.get("blockHash")
@@ -180,9 +176,7 @@ def _hash_list(value: Any, what: str) -> tuple[bytes, ...] | None:
 
 
 def parse_call_request(value: Any) -> CallRequest:
-    """The call object. ``input`` wins over ``data`` when both are given, as in geth's calls;
-    fields given together that must not be (gasPrice with the fee caps) are the call's to
-    judge, as geth answers them with -32000, not here."""
+    """The call object (``input`` wins over ``data``; fee conflicts are the call's to refuse, as geth)."""
     if not isinstance(value, dict):
         raise InvalidParams("call object must be an object")
     if value.keys() <= _PLAIN_CALL_KEYS:  # (the usual call: the other fields are absent)
@@ -220,8 +214,7 @@ _PLAIN_CALL_KEYS = frozenset({"from", "to", "data", "input"})
 
 
 def _plain_call_request(value: dict[str, Any]) -> CallRequest:
-    """:func:`parse_call_request` of a call object with no key but ``from``, ``to``, ``data``
-    and ``input`` (the same parsers in the same order, the absent fields' defaults)."""
+    """:func:`parse_call_request` of a call object with no key but :data:`_PLAIN_CALL_KEYS`."""
     data = _call_data(value)
     return _CALL_REQUEST(
         _optional_address(value, "from"),
@@ -255,8 +248,7 @@ MAX_OVERRIDE_SLOTS = 10_000
 """Bounds on one state override set (geth has none; a request body bounds it there)."""
 
 def parse_state_override(value: Any) -> StateOverride:
-    """eth_call's third parameter: address -> {balance, nonce, code, state | stateDiff,
-    movePrecompileToAddress}. Unknown keys are ignored, as geth's decoder ignores them."""
+    """eth_call's third parameter, by address; unknown keys are ignored, as geth ignores them."""
     if value is None:
         return ()
     if not isinstance(value, dict):
@@ -323,8 +315,7 @@ def parse_block_overrides(value: Any) -> BlockOverrides | None:
 
 
 def parse_hex_or_decimal(value: Any) -> int:
-    """A count geth reads as ``math.HexOrDecimal64``: a JSON number or string, hex with
-    ``0x`` or decimal without."""
+    """A count geth reads as ``math.HexOrDecimal64``: hex with ``0x``, or decimal."""
     text = value if isinstance(value, str) else _json_text(value)
     try:
         if text[:2] in ("0x", "0X"):

@@ -1,26 +1,16 @@
-"""The request pipeline without I/O: a request body in, its answer (after any blocking work
-the host chooses where to run) out.
+"""The request pipeline without I/O: a request body in, its answer out. Every host (HTTP,
+WebSocket, :func:`ethread.handle`) drives the same steps:
 
-Every host drives the same steps in the same order, so that HTTP, WebSocket and the
-in-process :func:`ethread.handle` cannot drift apart:
-
-1. **parse** the body with orjson into calls (a body that is not JSON, or an empty batch, is
-   answered at once with one error object);
-2. **limits**: the body size (a host that reads a body in pieces stops reading at the same
-   limit and answers :func:`body_too_large`) and the batch size;
-3. **admission**: a hook the host passes in (API keys, credits, a rate limit); a refusal
-   answers every call that wanted an answer with the refusal's error, under its own id, and
-   nothing runs;
-4. **dispatch**: invalid calls become their error objects; methods the host answers itself (a
-   WebSocket's eth_subscribe) go to the host's handlers; cached answers are taken at once;
-   cheap calls (as the host's ``on_caller`` policy says) run right away on the caller; the
-   rest is left *pending*;
+1. **parse** the body into calls (not JSON, or an empty batch: one error object at once);
+2. **limits**: the body size (:func:`body_too_large`) and the batch size;
+3. **admission**: the host's hook (API keys, credits, a rate limit); a refusal answers every
+   call with its error and nothing runs;
+4. **dispatch**: invalid calls become their errors, host methods go to the host's handlers,
+   cached answers are taken, cheap calls (``on_caller``) run at once; the rest is *pending*;
 5. **join**: the answers, in request order, as one body (None when only notifications came).
 
-Like h11, the pipeline never waits: :meth:`Pipeline.submit` returns an :class:`Exchange`
-whose :meth:`~Exchange.run` does the pending work synchronously. The host decides where that
-runs (the server hands it to a thread pool, ``ethread.handle`` has nothing pending), then asks
-:meth:`~Exchange.answer` for the bytes.
+Like h11, the pipeline never waits: the host decides where :meth:`Exchange.run` does the
+pending work, then asks :meth:`~Exchange.answer` for the bytes.
 """
 
 from __future__ import annotations
@@ -50,8 +40,7 @@ class Responder(Protocol):
     """What the pipeline needs of a dispatcher (:class:`~ethread.rpc.dispatcher.Dispatcher`)."""
 
     def respond(self, call: Call, body: bytes | None = None) -> bytes:
-        """The JSON bytes answering one call (a result or an error object). With ``body`` (the
-        request, of this one call alone), the answer may be kept for :meth:`answered`."""
+        """The JSON bytes answering one call; with ``body``, kept for :meth:`answered`."""
         ...
 
     def run_notification(self, call: Call) -> None:
@@ -59,30 +48,24 @@ class Responder(Protocol):
         ...
 
     def cached_result(self, call: Call, body: bytes | None = None) -> bytes | None:
-        """The cached JSON result of a call, if an earlier one answered it on the same chain, else
-        None. With ``body`` (the request, of this one call alone), the whole answer may be kept
-        for :meth:`answered`."""
+        """The cached JSON result of a call on the same chain, else None (``body``: :meth:`answered`)."""
         ...
 
     def answered(self, body: bytes) -> tuple[Call, Any, bytes] | None:
-        """For a single-call request body answered before on the same chain (the same bytes,
-        or the same but for the id): the call, this body's id and the whole answer under
-        it; else None."""
+        """The call, this body's id and the whole answer of a one-call body answered before, or None."""
         ...
 
 
 @dataclass(frozen=True, slots=True)
 class Refused:
-    """A whole request turned away before any call ran (it is never charged). ``status`` and
-    ``headers`` are what an HTTP host answers with; other hosts send only the body."""
+    """A whole request turned away before any call ran (never charged)."""
 
     status: int
     error: EthreadError
     headers: tuple[tuple[bytes, bytes], ...] = ()
 
     def body(self, ids: Sequence[Any] | None = None, single_id: Any = None) -> bytes:
-        """One error object (under ``single_id``: the id of a single call refused whole), or
-        for a batch one per call that wanted an answer, each with its id."""
+        """One error object under ``single_id``, or for a batch one per id in ``ids``."""
         error = error_object(self.error)
         if ids is None:
             return orjson.dumps({"jsonrpc": "2.0", "id": single_id, "error": error})
@@ -112,8 +95,7 @@ OnCaller = Callable[[Any, Call], bool]
 
 
 def everything_on_caller(dispatcher: Any, call: Call) -> bool:
-    """The policy that runs every call on the caller's thread (in-process use, where there is no
-    worker pool)."""
+    """The policy that runs every call on the caller's thread (in-process use)."""
     return True
 
 
@@ -124,9 +106,8 @@ class Limits:
     max_body_bytes: int | None = None
     max_batch_calls: int | None = None
     max_response_bytes: int | None = None
-    """Bytes of one answer (single or batch). A call whose answer would take the answer past
-    it, and every call of the batch after it, answers -32003 "response too large"; the calls
-    after it are not run, so the memory an answer holds stays bounded."""
+    """Bytes of one answer (single or batch): the call that would pass it, and every call
+    after it (not run), answers -32003 "response too large"."""
 
 
 class Exchange:
@@ -143,8 +124,7 @@ class Exchange:
         self.is_batch = is_batch
         self.refused: Refused | None = None
         self.calls: Sequence[Call | EthreadError] = ()
-        """The calls of a dispatched request (what its admission took credits for): a host
-        that charged for them and cannot send the answer gives them back."""
+        """The calls of a dispatched request (given back when its answer cannot be sent)."""
         self.pending: list[tuple[int, Call]] = []
         """The calls still to run (:meth:`run`), with their positions in the request."""
         self._answers: list[bytes | None] = []
@@ -157,13 +137,11 @@ class Exchange:
         """Cancelled by the host when the answer is no longer wanted (:meth:`cancel`)."""
 
     def cancel(self, reason: str = "request cancelled: the client disconnected") -> None:
-        """Stop the pending work: a call running checks its deadline and stops, the calls
-        after it do not start; each answers -32000 with ``reason``. Safe from any thread."""
+        """Stop the pending work (any thread); unfinished calls answer -32000 with ``reason``."""
         self.token.cancel(reason)
 
     def _fits(self, size: int) -> bool:
-        """Take ``size`` bytes from the answer's bound; False (and the bound hit) when they
-        do not fit."""
+        """Take ``size`` bytes from the answer's bound; False (the bound hit) if they do not fit."""
         budget = self._budget
         if budget is None:
             return True
@@ -192,8 +170,7 @@ class Exchange:
 
     @classmethod
     def finished(cls, what: str, body: bytes, refused: Refused | None = None) -> Exchange:
-        """An exchange already answered (a refusal, or a body with no calls to run): ``body`` is
-        sent as it is."""
+        """An exchange already answered: ``body`` is sent as it is."""
         exchange = cls(None, what)
         exchange._final = body
         exchange.refused = refused
@@ -214,9 +191,9 @@ class Exchange:
         return [call for _, call in self.pending]
 
     def run(self) -> None:
-        """Run the pending calls. Blocking; safe in a worker thread; never raises, but for
-        :class:`~ethread.evm.time_limit.BudgetSpent` of a call run under its host's budget
-        (then the call kept no answer and runs again with the next :meth:`run`)."""
+        """Run the pending calls (blocking). Never raises but for
+        :class:`~ethread.evm.time_limit.BudgetSpent` under a host's budget (the call then runs
+        again with the next :meth:`run`)."""
         dispatcher = self.dispatcher
         token = self.token
         with cancellable(token):
@@ -235,8 +212,7 @@ class Exchange:
         self.pending = []
 
     def answer_parts(self) -> tuple[bytes, ...] | None:
-        """The response body as pieces to write one after another, without joining them
-        (:meth:`answer` joined); None when only notifications came."""
+        """:meth:`answer` as pieces to write one after another, without joining them."""
         if self._parts is not None:
             return self._parts
         answer = self.answer()
@@ -275,12 +251,9 @@ class Pipeline:
 
     def open(self, dispatcher: Responder, body: bytes,
              local: Mapping[str, LocalMethod] | None = None) -> Exchange | Opened:
-        """Steps 1 and 2 (and a request answered before, :meth:`Responder.answered`): an
-        :class:`Opened` request whose calls are to be admitted, or the finished exchange of one
-        that ends here (not JSON, too large, too many calls). A host that admits several
-        requests at once (one ledger transaction for all of them) opens each, admits them
-        together, then calls :meth:`dispatch` for each; :meth:`submit` does the three for one.
-        """
+        """Steps 1 and 2 (and a request answered before): an :class:`Opened` request to admit,
+        or the finished exchange of one that ends here. A host admitting several requests at
+        once opens each, admits them together, then calls :meth:`dispatch` for each."""
         limit = self.limits.max_body_bytes
         if limit is not None and len(body) > limit:
             too_large = body_too_large(limit)
@@ -289,8 +262,7 @@ class Pipeline:
         if known is not None and (local is None or known[0].method not in local):
             bound = self.limits.max_response_bytes
             if bound is None or len(known[2]) <= bound:
-                # answered again, charged as the call it holds (which may carry another id
-                # than this request's); an answer past this pipeline's bound goes the whole
+                # charged as the call it holds; one past this pipeline's bound goes the whole
                 # way instead, and answers -32003
                 call, call_id, answer = known
                 return Opened(dispatcher, body, local, call.method, False, (call,),
@@ -311,8 +283,7 @@ class Pipeline:
         return Opened(dispatcher, body, local, what, is_batch, calls, ids, None)
 
     def dispatch(self, opened: Opened, refused: Refused | None) -> Exchange:
-        """Steps 3 to 5 for an opened request, given what admitting its calls said: a refusal
-        answers each call that wanted an answer with it; otherwise the calls are dispatched."""
+        """Steps 3 to 5 for an opened request, given what admitting its calls said."""
         what, is_batch, calls, ids = opened.what, opened.is_batch, opened.calls, opened.ids
         if refused is not None:
             if opened.answer is not None:
@@ -363,8 +334,7 @@ class Pipeline:
 
 
 class Opened(NamedTuple):
-    """A request parsed and within its limits, its calls not yet admitted
-    (:meth:`Pipeline.open`)."""
+    """A request parsed and within its limits, its calls not yet admitted."""
 
     dispatcher: Responder
     body: bytes
@@ -379,8 +349,7 @@ class Opened(NamedTuple):
 
 
 def _cached(dispatcher: Responder, call: Call, body: bytes | None) -> bytes | None:
-    """A cached answer, if any; a cache that fails is a miss (the call then runs and answers
-    whatever the failure is), never a failure of the whole request."""
+    """A cached answer, if any; a cache that fails is a miss, never a failed request."""
     try:
         return dispatcher.cached_result(call, body)
     except Exception:

@@ -13,8 +13,7 @@ from .envelope import Call
 
 
 class ResponseCache:
-    """LRU of result bytes. Everything is dropped when the backend's generation moves (a block
-    was added or a pointer moved), so no answer outlives the chain it was computed on."""
+    """LRU of result bytes, emptied when the backend's generation moves."""
 
     def __init__(self, max_entries: int = 4096, max_bytes: int = 64 << 20) -> None:
         self.max_entries = max_entries
@@ -24,8 +23,7 @@ class ResponseCache:
         self._lock = threading.Lock()
 
     def get(self, generation: int, key: Hashable) -> bytes | None:
-        """The cached answer under ``key`` if it was computed at this ``generation`` of the chain,
-        else None."""
+        """The cached answer under ``key`` if computed at this ``generation``, else None."""
         # No lock: a put of another generation racing with this read can only hand back an
         # answer computed on a newer chain, or miss.
         if generation != self._generation:
@@ -33,8 +31,7 @@ class ResponseCache:
         return self._entries.get(key)
 
     def put(self, generation: int, key: Hashable, value: bytes) -> None:
-        """Cache an answer computed at ``generation``; a newer generation drops every older answer,
-        and answers larger than an eighth of the budget are not kept."""
+        """Cache an answer computed at ``generation`` (dropping older ones) unless it is large."""
         if len(value) > self.max_bytes // 8:
             return  # one huge answer must not flush everything else
         with self._lock:
@@ -50,38 +47,24 @@ _ANSWER_HEAD = b'{"jsonrpc":"2.0","id":'
 
 
 class BodyAnswers:
-    """Whole answers of single-call request bodies, by the body's bytes with the id taken out:
-    a body that comes again, under its id or another, is answered without parsing it or
-    encoding the answer again. Each entry holds the generation it was answered at and is
-    used only while the chain is still at it. Only answers of cacheable methods are kept, and
-    only those under :data:`MAX_ANSWER_BYTES` (a larger one is written in pieces from the
-    answer cache, never copied).
+    """Whole answers of single-call request bodies, by the body's bytes with the id taken out,
+    each valid at the generation it was answered at. Only cacheable methods' answers under
+    :data:`MAX_ANSWER_BYTES` are kept.
 
-    The id is taken out when the body holds it as a plain integer where nothing else can be
-    mistaken for it: no backslash in the body (so no escaped key can spell ``id``) and
-    ``"id"`` once in it (so that occurrence is the top-level key, which the call parsed with
-    that integer). Two bodies that differ only in that integer's digits are then the same
-    call under two ids: JSON allows any integer where one stands. Any other body (a string
-    id, an id also named inside the params) is kept by its exact bytes.
-
-    Most calls are asked once, so an answer is kept only the second time its body (id aside)
-    comes; the first time only the key's hash is noted, in a set bounded the same way:
-    keeping every answer would hold megabytes alive for nothing and cost a few microseconds a
-    request. When full (in entries or bytes) the oldest entries go first. A lookup does not
-    reorder them (an LRU's work on every hit); for requests spread evenly over more keys than
-    it holds, that keeps about as many hits as an LRU, and far more than starting over."""
+    The id is taken out only when it is a plain integer that nothing else can be mistaken for:
+    no backslash in the body and ``"id"`` once in it. Any other body is kept by its exact
+    bytes. An answer is kept only the second time its key comes (the first time only its hash
+    is noted). When full the oldest entries go first; a lookup does not reorder them."""
 
     MAX_ANSWER_BYTES = 64 * 1024
     MAX_BODY_BYTES = 16 * 1024
-    """A longer body (a batch, a call with a large calldata) is not looked up (hashing it
-    would cost more than it could save) nor kept."""
+    """A longer body is neither looked up nor kept (hashing it would cost more than it saves)."""
 
     def __init__(self, max_entries: int = 4096, max_bytes: int = 32 << 20) -> None:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self._entries: OrderedDict[bytes, tuple[int, Call, bytes, bool]] = OrderedDict()
-        """By key: the generation, the call, and the answer (with the id taken out: the
-        answer after its id, when the flag says so)."""
+        """By key: the generation, the call, the answer (after its id when the flag is set)."""
         self._bytes = 0
         self._seen: set[int] = set()
         """Hashes of keys answered once (at most ``4 * max_entries``)."""
@@ -94,8 +77,7 @@ class BodyAnswers:
         return len(self._entries)
 
     def get(self, generation: int, body: bytes) -> tuple[Call, Any, bytes] | None:
-        """The call, its id and the whole answer for ``body`` at this ``generation``, else
-        None."""
+        """The call, its id and the whole answer for ``body`` at this ``generation``, else None."""
         if len(body) > self.MAX_BODY_BYTES:
             return None
         entries = self._entries
@@ -116,8 +98,7 @@ class BodyAnswers:
         return entry[1], entry[1].id, entry[2]
 
     def put(self, generation: int, body: bytes, call: Call, answer: bytes) -> None:
-        """Keep ``answer``, a result answering the one ``call`` that ``body`` holds, answered at
-        ``generation``."""
+        """Keep ``answer`` to the one ``call`` of ``body``, answered at ``generation``."""
         if len(answer) >= self.MAX_ANSWER_BYTES or len(body) > self.MAX_BODY_BYTES:
             return
         last = self._last
@@ -168,8 +149,7 @@ class BodyAnswers:
 
 
 ENTRY_OVERHEAD_BYTES = 512
-"""What an entry of :class:`BodyAnswers` costs besides its key and answer (the call, its
-params, the tuple, the dict's slot), counted against the byte bound."""
+"""What an entry of :class:`BodyAnswers` costs besides its key and answer."""
 
 
 def _size(key: bytes, entry: tuple[int, Call, bytes, bool]) -> int:

@@ -1,13 +1,8 @@
 """Models to JSON values, derived from the field declarations in :mod:`ethread.models`.
 
-This is the one place a model becomes JSON. Each class gets a plan, built once per answer
-style (:mod:`ethread.codec.answers`: the geth release followed, which may leave fields out):
-for every field its JSON key, how its value is written, and whether None leaves the key out.
-
-History is immutable under its hash, so the JSON of a block, transaction, receipt or log can
-be encoded once and kept as an ``orjson.Fragment`` that later answers embed without
-re-encoding: the writers take a :class:`FragmentCache`, which a dispatcher owns (one per
-backend); without one they encode every time.
+Each class gets a writer built once per answer style (:mod:`ethread.codec.answers`). History
+is immutable under its hash, so its JSON can be encoded once and kept as an
+``orjson.Fragment`` in a :class:`FragmentCache` (one per dispatcher and backend).
 """
 
 from __future__ import annotations
@@ -107,8 +102,7 @@ _DIRECT = {(Kind.QUANTITY, int): "hex({})", (Kind.DATA, bytes): "'0x' + {}.hex()
 
 
 def _compiled(cls: type, style: AnswerStyle) -> Callable[[Any], dict[str, JSON]]:
-    """The function writing a model of ``cls`` as a JSON object in ``style``, built once per
-    class and style."""
+    """The writer of ``cls`` as a JSON object in ``style``, built once."""
     write = _COMPILED.get((cls, style.name))
     if write is None:
         write = _COMPILED[cls, style.name] = _compile(cls, style)
@@ -134,12 +128,9 @@ def _direct(kind: Kind, hint: Any, value: str) -> str | None:
 
 def _compile(cls: type, style: AnswerStyle) -> Callable[[Any], dict[str, JSON]]:
     """Python source for one model class, from its plan: each field's expression chosen by its
-    declared type (``int`` -> ``hex(v)``, ``bytes | None`` -> None kept or left out, a tuple of
-    bytes -> a list), so a write does no type tests; fields of other types (nested models)
-    go through the generic writer. The object is one dict display in declaration order; a key
-    left out when None (``omit_none``) is deleted afterwards, which keeps the order of the
-    others. A nested model under the key "" (a transaction inside its block context) is
-    spread into the object, which is then built key by key."""
+    declared type, so a write does no type tests (nested models go through the generic
+    writer). The object is one dict display in declaration order, ``omit_none`` keys deleted
+    afterwards; a nested model under the key "" is spread into the object, built key by key."""
     hints = typing.get_type_hints(cls)
     kinds = {f.name: f.metadata["kind"] for f in dataclasses.fields(cls) if "json" in f.metadata}
     def spread_fields(model: Any) -> dict[str, JSON]:
@@ -191,11 +182,8 @@ def _compile(cls: type, style: AnswerStyle) -> Callable[[Any], dict[str, JSON]]:
 
 
 class SharedFragments(Protocol):
-    """Encoded JSON by name, shared by several processes (the workers of one server): a second
-    level under :class:`FragmentCache` for answers that cost a decode to make, such as a
-    block's receipts. What is put under a name must be what any process would encode for it,
-    so names say what they hold by hash (history under a hash never changes). Neither call
-    raises: a store that fails answers None and keeps nothing."""
+    """Encoded JSON by name, shared by the workers of one server: a second level under
+    :class:`FragmentCache`. Names say what they hold by hash. Neither call raises."""
 
     def get(self, name: bytes) -> bytes | None:
         """The bytes kept under ``name``, or None."""
@@ -207,15 +195,10 @@ class SharedFragments(Protocol):
 
 
 class FragmentCache:
-    """Encoded JSON of immutable objects, keyed by what names them (a hash, a position under a
-    block hash). Bounded in entries and bytes: when full it starts over, which costs one
-    re-encoding per object. Not an LRU on purpose: a hit is one dict lookup, and an answer of
-    thousands of logs makes thousands of them.
-
-    With :attr:`shared` set (a server with several workers sets it), the answers that are
-    whole by themselves and cost a decode to make (a block's receipts) are also looked up in
-    and given to the other processes: each block is then decoded by one worker, not by
-    each."""
+    """Encoded JSON of immutable objects, keyed by what names them. Bounded in entries and
+    bytes: when full it starts over (not an LRU on purpose: a hit is one dict lookup). With
+    :attr:`shared` set, whole answers that cost a decode (a block's receipts) are also shared
+    with the other processes."""
 
     def __init__(self, max_entries: int = 500_000, max_bytes: int = 256 << 20) -> None:
         self.max_entries = max_entries
@@ -233,8 +216,7 @@ class FragmentCache:
         return self._bytes
 
     def get(self, key: Hashable, build: Callable[[], JSON]) -> orjson.Fragment:
-        """The encoded fragment under ``key``, built with ``build`` and kept if not yet cached (the
-        cache empties when full)."""
+        """The encoded fragment under ``key``, built with ``build`` and kept if not yet cached."""
         fragment = self._entries.get(key)
         if fragment is None:
             fragment = self.put(key, orjson.dumps(build()))
@@ -246,8 +228,7 @@ class FragmentCache:
 
     def put(self, key: Hashable, encoded: Encoded, shared_name: Encoded | None = None
             ) -> orjson.Fragment:
-        """Keep ``encoded`` under ``key`` (the cache empties first when full); its fragment.
-        With ``shared_name``, the other processes get it too (when :attr:`shared` is set)."""
+        """Keep ``encoded`` under ``key`` (and ``shared_name`` in :attr:`shared`); its fragment."""
         if len(self._entries) >= self.max_entries or self._bytes + len(encoded) > self.max_bytes:
             self._entries.clear()
             self._bytes = 0
@@ -259,9 +240,7 @@ class FragmentCache:
 
     def shared_or_encoded(self, key: Hashable, shared_name: Encoded,
                           encode: Callable[[], Encoded | None]) -> orjson.Fragment | None:
-        """The fragment under ``key``: held here; else what another process put under
-        ``shared_name`` (with :attr:`shared` set); else ``encode()``d and given to both (None
-        when ``encode`` finds nothing to encode)."""
+        """The fragment under ``key``: held, else shared (``shared_name``), else ``encode()``d and kept."""
         fragment = self._entries.get(key)
         if fragment is not None:
             return fragment
@@ -276,8 +255,7 @@ class FragmentCache:
 
 def to_json(model: Any, fragments: FragmentCache | None = None,
             style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
-    """A model (or a tuple of models) as JSON values in ``style``, keys in declaration order.
-    With ``fragments``, logs, receipts and transactions come back as pre-encoded fragments."""
+    """A model (or a tuple of them) as JSON values in ``style``, as cached fragments with ``fragments``."""
     if isinstance(model, tuple | list):
         if fragments is None:
             return [to_json(item, None, style) for item in model]
@@ -308,11 +286,7 @@ def _fragment(model: Any, fragments: FragmentCache, style: AnswerStyle) -> JSON:
 def block_receipts_json(block_hash: bytes, load: Callable[[], Sequence[Receipt] | None],
                         fragments: FragmentCache | None = None,
                         style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
-    """eth_getBlockReceipts' answer for the block with hash ``block_hash``: its receipts, which
-    ``load`` reads, as a list (None when it has none held). With ``fragments`` the whole
-    answer is kept as one fragment under the block's hash: the same block asked again (by
-    number, hash or tag, after the answer cache let it go) needs neither its receipts nor
-    their models, and a hash names the same receipts whatever the chain does next."""
+    """eth_getBlockReceipts' answer for the block, read with ``load`` (None: not held) only if not cached."""
     if fragments is None:
         receipts = load()
         return None if receipts is None else [_fields(r, style) for r in receipts]
@@ -327,9 +301,7 @@ def block_receipts_json(block_hash: bytes, load: Callable[[], Sequence[Receipt] 
 
 def receipts_answer(receipts: Sequence[Receipt], style: AnswerStyle = DEFAULT_ANSWERS
                     ) -> Encoded:
-    """A block's receipts as eth_getBlockReceipts' answer encodes them: the one encoding of
-    that answer, whether made for a request or kept in the store beside the block
-    (:mod:`ethread.codec.stored_answers`)."""
+    """A block's receipts encoded as eth_getBlockReceipts answers them (and the store keeps them)."""
     return orjson.dumps([_fields(r, style) for r in receipts])
 
 
@@ -342,8 +314,7 @@ def _fields(model: Any, style: AnswerStyle = DEFAULT_ANSWERS) -> dict[str, JSON]
 
 def header_json(header: Header, size: int, style: AnswerStyle = DEFAULT_ANSWERS
                 ) -> dict[str, JSON]:
-    """A header as the JSON-RPC block object without a body (newHeads notifications), with the
-    block's ``size``."""
+    """A header as the block object without a body (newHeads), with the block's ``size``."""
     out: dict[str, JSON] = to_json(header, None, style)
     out["size"] = _hex_int(size)
     return out
@@ -352,8 +323,7 @@ def header_json(header: Header, size: int, style: AnswerStyle = DEFAULT_ANSWERS
 def block_json(block: Block, full_transactions: bool,
                fragments: FragmentCache | None = None,
                style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
-    """A block as eth_getBlockByHash answers it, with transaction hashes or, with
-    ``full_transactions``, whole transactions; cached in ``fragments`` when given."""
+    """A block as eth_getBlockByHash answers it; cached in ``fragments`` when given."""
     if fragments is None:
         return _block_fields(block, full_transactions, None, style)
     return fragments.get((b"block", block.hash, full_transactions, style.tag),
@@ -364,9 +334,7 @@ def block_json_by_hash(block_hash: bytes, full_transactions: bool,
                        load: Callable[[], Block | BlockOutline | None],
                        fragments: FragmentCache | None = None,
                        style: AnswerStyle = DEFAULT_ANSWERS) -> JSON:
-    """:func:`block_json` of the block with hash ``block_hash``, which ``load`` reads (None
-    when it is not held) only when no fragment holds its answer yet: a block asked again, in
-    this process or (with a shared store) in another, is not decoded again."""
+    """:func:`block_json` of the block with hash ``block_hash``, read with ``load`` only if not cached."""
     if fragments is None:
         block = load()
         return None if block is None else _block_fields(block, full_transactions, None, style)
@@ -384,8 +352,7 @@ def block_json_by_hash(block_hash: bytes, full_transactions: bool,
 
 def _block_fields(block: Block | BlockOutline, full_transactions: bool,
                   fragments: FragmentCache | None, style: AnswerStyle) -> dict[str, JSON]:
-    """The block object; with transaction hashes only, ``block`` may be its outline (read
-    without decoding a transaction)."""
+    """The block object; with transaction hashes only, ``block`` may be its outline."""
     if isinstance(block, BlockOutline):
         if full_transactions:
             raise TypeError("whole transactions are answered from a block, not its outline")
@@ -408,8 +375,7 @@ def _block_fields(block: Block | BlockOutline, full_transactions: bool,
 
 
 def go_float(value: float) -> float | int:
-    """A float as Go's JSON encoder writes it: a whole number without a fraction (``0``, not
-    ``0.0``), so that the answer parses to the same JSON value as geth's."""
+    """A float as Go's JSON encoder writes it: a whole number without a fraction."""
     return int(value) if value.is_integer() else value
 
 
@@ -449,9 +415,7 @@ def _fork_config_json(fork: ForkConfig | None) -> JSON:
 
 
 def chain_forks_json(forks: ChainForks) -> dict[str, JSON]:
-    """eth_config's object (EIP-7910) as geth writes it: the activation time and the blob
-    parameters as plain JSON numbers, the chain id as a quantity, the fork id as 4 bytes of
-    data, precompiles and system contracts as objects from name to address."""
+    """eth_config's object (EIP-7910) as geth writes it."""
     return {"current": _fork_config_json(forks.current), "next": _fork_config_json(forks.next),
             "last": _fork_config_json(forks.last)}
 

@@ -1,24 +1,13 @@
-"""Answers kept in the store beside each block, derived from it when it is written, so that a
-read of a block no process has decoded yet is one lookup instead of a decode and an encoding.
+"""Answers kept in the store beside each block, derived when it is written, so that reading
+a block no process has decoded yet is one lookup.
 
-One answer is kept: eth_getBlockReceipts', the JSON of a block's receipts exactly as
-:func:`~ethread.codec.serialize.receipts_answer` encodes it for a request (the default answer
-style's, which every style that writes receipts and logs the same way shares); a
-transaction's receipt is its element of that answer. The importer
-derives it in the batch that writes the block (:func:`keep_answers`), so a store holds both or
-neither, a ``kill -9`` included; ``ethread verify --db`` encodes it again from the stored
-receipts and requires the same bytes (:data:`DERIVED`); and ``ethread upgrade --db`` adds it
-to the blocks of a store an older ethread wrote (:func:`add_answers`), whose blocks are
-answered from their records, more slowly, until then.
-
-The name it is kept under says its format: :data:`RECEIPTS_ANSWER` carries a fingerprint of
-the receipt and log field declarations (their JSON keys, kinds and types), of the fork
-table's blob parameters (a receipt's blob gas price follows them) and of
-:data:`RECEIPTS_FORMAT`, so an ethread that writes receipts differently finds nothing under
-its own name and answers from the records, never from bytes of another format. A store keeps
-answers only where its backend is :class:`~ethread.backend.AnswerRecords` (the LevelDB and
-LMDB stores); a dispatcher asked with ``Context.stored_answers`` off never reads them (the
-plain path, for comparisons).
+One answer is kept: eth_getBlockReceipts' JSON (:func:`~ethread.codec.serialize.receipts_answer`,
+default style); a transaction's receipt is its element. The importer writes it in the block's
+batch (:func:`keep_answers`), ``ethread verify --db`` checks it (:data:`DERIVED`) and
+``ethread upgrade --db`` adds it to an older store (:func:`add_answers`). Its name
+(:data:`RECEIPTS_ANSWER`) fingerprints the receipt and log declarations, the fork table's blob
+parameters and :data:`RECEIPTS_FORMAT`, so bytes of another format are never read. Only
+:class:`~ethread.backend.AnswerRecords` backends keep answers.
 """
 
 from __future__ import annotations
@@ -39,16 +28,11 @@ from .answers import AnswerStyle
 from .serialize import JSON, receipts_answer
 
 RECEIPTS_FORMAT = 1
-"""Raised by hand when the receipts' JSON changes in a way their declarations do not show
-(how a kind of value is written, say): the stored answers of the old format are then left
-unread."""
+"""Raised by hand when the receipts' JSON changes in a way their declarations do not show."""
 
 
 def _declarations_fingerprint(*classes: type) -> str:
-    """Eight hex digits naming how ``classes`` are declared for JSON (each field's name, key,
-    kind, type and whether None leaves it out, and the computed keys) and the fork table's
-    blob parameters, which a receipt's blob gas price is computed with (a store's schedule is
-    read again under today's table when it is opened)."""
+    """Eight hex digits naming the JSON declarations of ``classes`` and the forks' blob parameters."""
     parts: list[str] = [str(RECEIPTS_FORMAT)]
     parts.extend(f"{fork.name}:{fork.blob!r}" for fork in FORKS)
     for cls in classes:
@@ -67,15 +51,12 @@ RECEIPTS_ANSWER = b"receipts:" + _declarations_fingerprint(Receipt, Log).encode(
 
 
 DERIVED: dict[bytes, Callable[[Sequence[Receipt]], bytes]] = {RECEIPTS_ANSWER: receipts_answer}
-"""Every answer kept beside a block, by name: how it is derived from the block's receipts (the
-receipts answer in the default style; what the importer and ``ethread upgrade --db`` write and
-``ethread verify --db`` checks each kept answer against)."""
+"""Every answer kept beside a block, by name: how it is derived from the block's receipts."""
 
 
 @functools.cache
 def keeps_answers(kind: type) -> bool:
-    """Whether backends of class ``kind`` keep answers (decided once per class: checking a
-    protocol costs more than the lookup it guards)."""
+    """Whether backends of class ``kind`` keep answers (cached: a protocol check is slow)."""
     return issubclass(kind, AnswerRecords)
 
 
@@ -86,8 +67,7 @@ def receipts_as_stored(style: AnswerStyle) -> bool:
 
 
 def keep_answers(backend: WritableBackend, block: Block, receipts: Sequence[Receipt]) -> None:
-    """Keep the block's answers beside it, when ``backend`` keeps answers: called by the
-    importer right after it writes the block, in the same batch."""
+    """Keep the block's answers beside it, in the importer's batch (if ``backend`` keeps any)."""
     if keeps_answers(type(backend)):
         _put_derived(typing.cast(AnswerRecords, backend), block.hash, receipts)
 
@@ -101,9 +81,7 @@ def _put_derived(backend: AnswerRecords, block_hash: Hash32, receipts: Sequence[
 
 def stored_receipts(backend: Backend, block_hash: Hash32, style: AnswerStyle
                     ) -> orjson.Fragment | None:
-    """eth_getBlockReceipts' answer for the block with this hash as kept beside it, or None
-    (a backend that keeps none, a block written by an older ethread, a style that writes
-    receipts otherwise)."""
+    """eth_getBlockReceipts' answer for the block as kept beside it, or None."""
     if not keeps_answers(type(backend)) or not receipts_as_stored(style):
         return None
     kept = typing.cast(AnswerRecords, backend).answer_record(RECEIPTS_ANSWER, block_hash)
@@ -111,9 +89,7 @@ def stored_receipts(backend: Backend, block_hash: Hash32, style: AnswerStyle
 
 
 def stored_receipt(backend: Backend, tx_hash: Hash32, style: AnswerStyle) -> JSON | None:
-    """eth_getTransactionReceipt's answer for a canonical transaction, as its element of the
-    answer kept beside its block (decoded from it: the dispatcher encodes it again to the same
-    bytes), or None where nothing is kept for it (the caller then reads the receipts)."""
+    """eth_getTransactionReceipt's answer, decoded from the one kept beside its block, or None."""
     if not keeps_answers(type(backend)) or not receipts_as_stored(style):
         return None
     location = backend.transaction_location(tx_hash)
@@ -128,9 +104,7 @@ def stored_receipt(backend: Backend, tx_hash: Hash32, style: AnswerStyle) -> JSO
 
 
 def lacks_answers(backend: Backend) -> bool:
-    """Whether a store that keeps answers lacks them at its first or its last block (written
-    by an older ethread, or an upgrade left unfinished): what a server warns of when it opens
-    the store."""
+    """Whether a store that keeps answers lacks them at its first or its last block."""
     if not keeps_answers(type(backend)):
         return False
     head = backend.pointer("latest")
@@ -151,16 +125,12 @@ UPGRADE_BATCH = 1024
 
 
 def drop_old_answers(backend: _Upgradable) -> int:
-    """Delete the answers kept under names this ethread does not write (an older format's,
-    which nothing reads any more); how many."""
+    """Delete the answers kept under names this ethread does not write; how many."""
     return backend.drop_answer_records(frozenset(DERIVED))
 
 
 def add_answers(backend: _Upgradable, progress: Progress | None = None) -> int:
-    """Keep the answers of every held block that lacks them (a store an older ethread wrote),
-    :data:`UPGRADE_BATCH` blocks to a batch, each derived from the block's receipts as the
-    importer derives them; how many blocks got them. An interrupted run loses at most its
-    last batch, and a second run completes it."""
+    """Keep the answers of every held block that lacks them, in batches; how many blocks got them."""
     head = backend.pointer("latest")
     if head is None:
         return 0

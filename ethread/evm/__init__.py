@@ -1,13 +1,9 @@
 """The EVM rules ethread adds on top of py-evm: the forks py-evm does not have yet (Osaka and
 the blob-parameter-only forks), built on its Prague VM.
 
-``osaka_vm(BlobParams(...))`` is the VM class of Osaka or of any BPO fork after it (the same
-rules, other blob parameters); ``prague_vm(BlobParams(...))`` is py-evm's Prague under blob
-parameters other than its built-in ones. Both states skip py-evm's rewrite of the system
-contracts' code, as ``ethread.forks`` does for py-evm's Cancun and Prague.
-
-:mod:`.classes` holds what ethread's own subclasses of py-evm's computation classes share
-(wrapped opcode tables, the start of ``apply_computation``)."""
+``osaka_vm(BlobParams(...))`` is the VM class of Osaka or of any BPO fork after it;
+``prague_vm(BlobParams(...))`` is py-evm's Prague under other blob parameters. Both states
+skip py-evm's rewrite of the system contracts' code."""
 
 from .blobs import GAS_PER_BLOB, BlobParams
 from .osaka import (

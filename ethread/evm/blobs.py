@@ -54,9 +54,8 @@ def blob_base_fee(blob: BlobParams, excess_blob_gas: int) -> int:
 def excess_blob_gas_after(blob: BlobParams, reserve_price: bool, parent_excess: int,
                           parent_used: int, parent_base_fee: int) -> int:
     """The excess blob gas of the block after a parent with these fields, under the child's
-    blob parameters ``blob``; ``reserve_price`` is EIP-7918 (Osaka on): while the parent's blob
-    price is below ``BLOB_BASE_COST`` times its base fee, the excess only grows, by the used
-    blob gas scaled by (max - target) / max."""
+    ``blob``; with ``reserve_price`` (EIP-7918, Osaka on), while the parent's blob price is
+    below ``BLOB_BASE_COST`` times its base fee, it grows by used * (max - target) / max."""
     total = parent_excess + parent_used
     if total < blob.target_gas:
         return 0

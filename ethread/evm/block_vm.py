@@ -1,19 +1,10 @@
-"""The virtual machines whole blocks run on, a simulation's (``methods/simulate.py``) and a
-traced replay's (``methods/tracing/replay.py``): eth_call's lean parts
-(:mod:`.lean_interpreter`: the account tables, the interpreter loop, the flattened snapshots)
-with an account database of the caller's (``methods/overlay_trie.py``'s, whose state and
-storage tries are overlay tries).
+"""The virtual machines whole blocks run on (a simulation's, a traced replay's): eth_call's
+lean parts (:mod:`.lean_interpreter`) with the caller's account database.
 
-What differs from eth_call's classes, and why: a simulated call is a transaction whose failure
-must undo its writes before the block goes on, so the message a transaction starts with runs
-inside py-evm's own snapshot (the fork's ``apply_message``), where eth_call's lean class skips
-it because the whole run is reverted anyway.
-
-Everything written is what py-evm writes (the same accounts, slots and code under the same
-keys, through the same journals), so state roots, receipts and results are py-evm's;
-``tests/methods/test_simulate.py`` runs every conformance case and random simulations on
-these classes and on py-evm's own (``tests/support/plain_simulate.py``) and compares the
-answers byte for byte.
+Unlike eth_call's classes, a transaction's first message runs inside py-evm's own snapshot (a
+failed transaction must undo its writes before the block goes on). Everything written is
+what py-evm writes; ``tests/methods/test_simulate.py`` compares the answers with py-evm's own
+classes byte for byte.
 """
 
 from __future__ import annotations
@@ -33,9 +24,7 @@ __all__ = ["after_system_writes", "block_vm_class"]
 
 
 def block_vm_class(vm_class: Any, account_db_class: type) -> Any:
-    """``vm_class`` as eth_call's lean class (:func:`~.lean_interpreter.lean_vm_class`) with
-    ``account_db_class`` (a subclass of :class:`~.lean_interpreter.LeanAccountDB`), whose
-    transactions' first messages run inside py-evm's snapshot (see the module docstring)."""
+    """``vm_class`` as the lean class with ``account_db_class``, first messages inside py-evm's snapshot."""
     return made(_block_vm_class, vm_class, account_db_class)
 
 
@@ -56,15 +45,10 @@ def _block_vm_class(vm_class: Any, account_db_class: type) -> Any:
 def after_system_writes(tables: MessageTables, key: Any, db: Any,
                         write: Callable[[Any], Any]) -> Any | None:
     """py-evm's header of a block at the state after its system writes (beacon root, parent
-    hash), whose new trie nodes are written to ``db`` first; None when the writes deleted
-    something (then they are made on the block's own state). ``write(chaindb)`` makes them on
-    a VM over ``chaindb`` and answers that VM's header with its state root.
-
-    The writes depend only on the parent's state and the block's header (which commits to
-    that state), so they are made once per ``key`` (the VM class and the header), on a
-    database that records them, and kept in ``tables`` (their ``system_writes``); the block's
-    state root is then the same as when they are made on its own state, since a trie's root
-    depends only on what it holds. A simulated block and a replayed one start from here."""
+    hash), their new trie nodes written to ``db`` first; None when the writes deleted
+    something. ``write(chaindb)`` makes them on a VM over ``chaindb`` and answers its header.
+    The writes depend only on the header (which commits to the parent's state), so they are
+    made once per ``key`` and kept in ``tables.system_writes``."""
     kept = tables.system_writes.get(key)
     if kept is None:
         recording = BatchDB(db)

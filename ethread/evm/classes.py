@@ -1,13 +1,8 @@
-"""The one place ethread makes subclasses of py-evm's classes while it runs, and what those
-subclasses share.
+"""The one place ethread makes subclasses of py-evm's classes while it runs.
 
-py-evm is customised by deriving from its classes (a fork's VM, state and computation):
-eth_call's lean classes, the classes whole blocks run on, the time limit's, the hooks'.
-Each is made by :func:`subclass` and kept by :func:`made`, once per base class and what it
-adds, in one bounded table; a class made per call would defeat py-evm's own caches and the
-lean loop's tables, which are keyed by class. Also here: an opcode table with some opcodes
-wrapped (:func:`wrapped_opcodes`), and the start of py-evm's ``apply_computation`` for the
-loops that replace py-evm's own (the lean loop and the stepping tracer).
+Each subclass is made by :func:`subclass` and kept by :func:`made`, once per base class and
+what it adds: a class made per call would defeat py-evm's caches and the lean loop's tables,
+which are keyed by class.
 """
 
 from __future__ import annotations
@@ -24,9 +19,7 @@ _MADE: LRU[tuple[Any, ...], Any] = LRU(MAX_KEPT_CLASSES)
 
 
 def made(build: Callable[..., Any], *key: Hashable) -> Any:
-    """``build(*key)``, built once and kept (``build`` makes a class from the classes and
-    values of ``key``). Two threads asking at once may both build it; either class is kept,
-    and both are the same class in all but identity."""
+    """``build(*key)``, built once and kept (two threads may both build it: either is kept)."""
     found = _MADE.get((build, *key))
     if found is None:
         found = build(*key)
@@ -36,15 +29,13 @@ def made(build: Callable[..., Any], *key: Hashable) -> Any:
 
 def subclass(base: Any, namespace: Mapping[str, Any], name: str | None = None,
              mixins: tuple[type, ...] = ()) -> Any:
-    """A class derived from ``mixins`` then ``base`` with ``namespace``, named ``name``
-    (default: the base's name, which py-evm's loggers and messages use)."""
+    """A class derived from ``mixins`` then ``base`` with ``namespace``, named ``name`` or as ``base``."""
     return type(name or base.__name__, (*mixins, base), dict(namespace))
 
 
 def wrapped_opcodes(opcodes: Mapping[int, Any],
                     wrappers: Mapping[int, Callable[[Any], Any]]) -> dict[int, Any]:
-    """A copy of a computation class's opcode table in which each opcode that ``wrappers``
-    names and the fork has is replaced by ``wrapper(opcode)``."""
+    """A copy of ``opcodes`` with each one ``wrappers`` names (if present) wrapped."""
     table = dict(opcodes)
     for value, wrap in wrappers.items():
         if value in table:
@@ -53,11 +44,7 @@ def wrapped_opcodes(opcodes: Mapping[int, Any],
 
 
 def start_computation(cls: Any, computation: Any, message: Any, parent_computation: Any) -> bool:
-    """py-evm's ``apply_computation`` up to its code loop, on a computation just entered: the
-    contracts-created list (new for a transaction, the parent's for a message within one),
-    a creating transaction's initcode gas (from Shanghai; the CREATE opcodes charge their
-    own), and a precompile run in full. True when that finished the computation (a
-    precompile), False when its code is still to run."""
+    """py-evm's ``apply_computation`` up to its code loop; True when that finished it (a precompile)."""
     if computation.is_origin_computation:
         computation.contracts_created = []
         if message.is_create:

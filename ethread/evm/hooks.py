@@ -1,20 +1,12 @@
 """The one hook point of the EVM, in the shape of geth's ``core/tracing`` hooks.
 
-A tracer is a small object that only collects (:class:`Tracer`: ``on_tx_start``,
-``on_enter``, ``on_exit``, ``on_transfer``, ``on_opcode``, ``on_log``, ``on_tx_end``): the
-debug and parity tracers, and eth_simulateV1's logs and ether transfers. py-evm has no tracer
-interface, so a traced run swaps in, for that run alone, a computation class derived from the
-fork's own (:func:`hooked_class`): its message entry points report each frame entered and
-left, its log entries and SELFDESTRUCT what they did, and, when the tracer wants every
-opcode, its interpreter loop (py-evm's, step by step) reports each step with what geth's
-``OnOpcode`` sees. The tracer in use is thread-local (:func:`attached`), so the hooked classes
-are made once per fork's class and shared.
-
-What needs a few opcodes alone, before they run, watches them (:func:`watched_class`): the
-time limit (:mod:`.time_limit`) at every jump, call and create, an access list's notes of the
-slots and accounts touched, a gas estimate's notes of what reads the gas left. Runs with
-neither never meet any of this: eth_call keeps the lean loop (:mod:`.lean_interpreter`),
-which runs a watched plain opcode in one step.
+A :class:`Tracer` only collects (the debug and parity tracers, eth_simulateV1's logs and
+transfers). py-evm has no tracer interface, so a traced run swaps in a computation class
+derived from the fork's own (:func:`hooked_class`) that reports frames, logs, SELFDESTRUCT
+and, when asked, each step as geth's ``OnOpcode`` sees it. The tracer in use is thread-local
+(:func:`attached`), so the hooked classes are made once per fork's class and shared.
+What needs a few opcodes alone watches them (:func:`watched_class`): the time limit, an access
+list's notes, a gas estimate's notes.
 
 What geth reports and py-evm computes differently is reconciled here, once, for every tracer:
 
@@ -139,14 +131,12 @@ def _stack_effects() -> list[tuple[int, int]]:
 _STACK_EFFECTS = _stack_effects()
 
 
-# ---------------------------------------------------------------------------------------------
-# What tracers are told
+# -- what tracers are told -------------------------------------------------------------------
 
 
 @dataclass(slots=True)
 class TxEnv:
-    """What a tracer may read when a transaction (or a traced call) starts: the state before
-    it (py-evm's, read through :meth:`balance` and the like) and its context."""
+    """What a tracer may read when a transaction (or a traced call) starts."""
 
     state: Any
     sender: bytes
@@ -213,9 +203,8 @@ class Step:
 
 
 class Tracer:
-    """Every hook a tracer may implement; each does nothing here. ``wants_steps`` asks for
-    ``on_opcode`` (the step loop, slower); ``wants_stack`` and ``wants_memory`` for the
-    stack and memory on each step."""
+    """Every hook a tracer may implement (each does nothing here). ``wants_steps`` asks for
+    ``on_opcode`` (slower); ``wants_stack`` and ``wants_memory`` for them on each step."""
 
     wants_steps: bool = False
     wants_stack: bool = False
@@ -234,8 +223,7 @@ class Tracer:
         """The frame entered last at ``depth`` ends."""
 
     def on_opcode_start(self, step: Step) -> None:
-        """A step about to run, its cost not known yet (only with ``wants_steps``): the
-        state is as the step finds it."""
+        """A step about to run, its cost not known yet (only with ``wants_steps``)."""
 
     def on_opcode(self, step: Step) -> None:
         """One step, with its cost, once that is known (only with ``wants_steps``)."""
@@ -259,8 +247,7 @@ error wrapped in ``ErrOutOfGas`` (core/vm/interpreter.go), on the step and on th
 
 
 def out_of_gas_text(error: BaseException) -> str:
-    """geth's text for running out of gas on a step: the reentrancy sentry's (py-evm's
-    "Net-metered SSTORE always fails below 2300 gas") or plain ``out of gas``."""
+    """geth's text for running out of gas on a step: :data:`SENTRY_TEXT` or ``out of gas``."""
     return SENTRY_TEXT if "always fails below 2300 gas" in str(error) else "out of gas"
 
 
@@ -294,8 +281,7 @@ def vm_error_text(error: BaseException, op: int | None = None) -> str:
     return str(error) or type(error).__name__
 
 
-# ---------------------------------------------------------------------------------------------
-# The hooked computation classes
+# -- the hooked computation classes -----------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -309,7 +295,6 @@ class _Session:
     log_marks: list[int] = field(default_factory=list)
     """The log index when each running frame started (a failed frame's logs are undone)."""
     pending: Step | None = None
-    pending_start: int = 0
     refund: int = 0
     """The refund counter as last summed (see :func:`_flush`)."""
     refund_stale: bool = True
@@ -345,10 +330,7 @@ def _refund(session: _Session) -> int:
 
 
 def _flush(session: _Session, cost: int, error: str | None = None) -> None:
-    """Report the pending step with its cost (the gas charged by now, unless given).
-
-    The refund counter (py-evm sums it over every frame and its finished children) changes
-    only when an SSTORE runs or a frame ends, so it is summed again only then."""
+    """Report the pending step with its cost (the refund summed again only after SSTORE or a frame's end)."""
     step = session.pending
     if step is None:
         return
@@ -409,18 +391,13 @@ def _exit(session: _Session, depth: int, message: Any, computation: Any) -> None
 
 
 WATCHED = "watched_by"
-"""The attribute of an opcode :func:`watched_class` wraps: (the function it calls first, the
-opcode). The lean loop runs a plain opcode so wrapped as one step: that call, the charge, the
-logic."""
+"""The attribute of an opcode :func:`watched_class` wraps: (the function it calls first, the opcode)."""
 
 
 def watched_class(computation_class: type, watchers: tuple[tuple[int, Watcher], ...],
                   on_message: Watcher | None = None, prefix: str = "Watched") -> type:
-    """``computation_class`` in which ``watcher(computation)`` runs before each opcode
-    ``watchers`` names (the time limit's checks, an access list's and a gas estimate's
-    notes), and ``on_message(message)`` at the start of each message: made once per class
-    and watchers, which are module functions reading what they note into from their
-    thread."""
+    """``computation_class`` with ``watchers`` run before their opcodes and ``on_message`` per
+    message (made once per class and watchers: pass module functions)."""
     return made(_watched_class, computation_class, watchers, on_message, prefix)  # type: ignore[no-any-return]
 
 
@@ -480,8 +457,7 @@ def _wrap_selfdestruct(opcode: Any) -> Any:
 
 
 class _MeterWatch:
-    """The amounts a computation's gas meter charges and gives back while one opcode runs
-    (the gas a refused call would have handed on, a colliding create's)."""
+    """The amounts a computation's gas meter charges and gives back while one opcode runs."""
 
     def __init__(self, meter: Any) -> None:
         self.meter = meter
@@ -504,8 +480,7 @@ class _MeterWatch:
 
 
 def _refusal(computation: Any, value: int) -> str:
-    """Why a CALL or CREATE started no frame (geth's checks, in its order), short of a
-    collision."""
+    """Why a CALL or CREATE started no frame (geth's checks, in its order), short of a collision."""
     if int(computation.msg.depth) + 1 > STACK_DEPTH:
         return "max call depth exceeded"
     if value and int(computation.state.get_balance(computation.msg.storage_address)) < value:
@@ -525,11 +500,9 @@ def _memory(computation: Any, start: int, size: int) -> bytes:
 
 
 def _wrap_nesting(op: int) -> Any:
-    """CALL, CALLCODE, DELEGATECALL, STATICCALL, CREATE and CREATE2 reporting a call or create
-    py-evm refuses before it runs (the value more than the caller holds, the depth limit) and
-    a create whose address is taken (geth's ``contract address collision``, all its gas used)
-    as geth does: a frame entered and left with the error (:func:`_refused_call`,
-    :func:`_refused_create`)."""
+    """The CALL and CREATE family reporting, as geth does, a frame entered and left with the
+    error for a call or create py-evm refuses (balance, depth) or a create whose address is
+    taken (``contract address collision``, all its gas used)."""
     taken = _STACK_EFFECTS[op][0]
     creates = op in (CREATE, CREATE2)
     refused = _refused_create if creates else _refused_call
@@ -673,9 +646,7 @@ class _Hooks:
 
 def _as_frame(apply: Any, state: Any, message: Any, transaction_context: Any,
               parent_computation: Any, skip: bool = False) -> Any:
-    """py-evm's ``apply`` (``apply_message`` or ``apply_create_message``) of ``message``,
-    reported to the active session's tracer, if any and not ``skip``, as one call frame
-    entered and left."""
+    """py-evm's ``apply`` of ``message``, reported to the active tracer (unless ``skip``)."""
     session = _active.session
     if session is None or skip:
         return apply(state, message, transaction_context, parent_computation)

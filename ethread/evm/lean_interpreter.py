@@ -1,48 +1,26 @@
 """py-evm's virtual machines for running messages (eth_call, gas estimation, access lists),
 with an account database and an interpreter loop that do less per message than py-evm's.
 
-A message on a kept state runs on a snapshot reverted afterwards (:mod:`.message`), and
-py-evm's account database forgets every decoded account at a revert: each message would
-decode the sender's and callee's accounts again, copy them field by field and encode them
-again, costing more than a simple contract's opcodes. :class:`LeanAccountDB` keeps what it
-decodes and encodes in bounded tables (:class:`MessageTables`, owned by the owner of its
-state, for eth_call its :class:`~.message.CallStates`: an account is an immutable value, so
-equal bytes always decode to an equal account and back), changes one field without py-evm's
-generic copy, and reads code without the witness bookkeeping (a frozen copy of every trie key
-read so far, at each code read) that only block witnesses use. It writes exactly what
-py-evm's database writes (the same RLP under the same keys, through the same journal), so
-state roots, snapshots and reverts behave the same. Snapshots and reverts
-(:class:`LeanSnapshots`, :class:`LeanTransientSnapshots` for Cancun's transient storage) take
-py-evm's steps without the layers between them, and a message's checkpoint, the journal's
-last, is rolled back in place (:func:`discard_journal`).
+A message runs on a snapshot reverted afterwards (:mod:`.message`), and py-evm's account
+database forgets every decoded account at a revert. :class:`LeanAccountDB` keeps what it
+decodes and encodes in bounded tables (:class:`MessageTables`), changes one field without
+py-evm's generic copy, and reads code without the block-witness bookkeeping.
+It writes exactly what py-evm writes (the same RLP under the same keys, through the same
+journal), so state roots, snapshots and reverts behave the same (:class:`LeanSnapshots`,
+:class:`LeanTransientSnapshots`, :func:`discard_journal`).
 
 :class:`LeanComputation` runs py-evm's opcodes with py-evm's loop, but charges a plain
-opcode's fixed gas (py-evm's ``_FastOpcode``: most of them) in the loop instead of through
-three nested calls, and binds the stack's methods when a computation is made (not on first
-use through a property that asks asyncio whether each is a coroutine). The opcodes of
-:data:`_LEAN_LOGIC` (PUSH, DUP, SWAP, POP, the pure arithmetic and comparison ones with
-py-evm's formulas, MSTORE, MLOAD, RETURN, REVERT, CALLDATALOAD, LOG0-LOG4, JUMP, JUMPI and a
-few context reads) work on the stack's list and the memory's bytes directly; a memory range
-already held costs no call into py-evm's expansion. JUMP and JUMPI behind the time limit's
-check (:mod:`.interrupt`) check, charge and jump in one call, and the positions a jump may
-land on are worked out once per code. A computation is set up with the fields py-evm's
-constructors set, without their calls; the message a run starts with runs without py-evm's
-snapshot around it (:meth:`LeanComputation.apply_message`), and code read by hash is kept.
-Other opcodes (dynamic gas, the interrupt's and the tracers' wrappers) are called as py-evm
-calls them, and with py-evm's DEBUG2 logging on the whole of py-evm's loop runs instead. The
-gas charged, the errors (the same exception and text) and their order are py-evm's. Opcodes
-and precompiles are read from the fork's computation class, never listed here (Osaka's CLZ,
-P256VERIFY and MODEXP included: ``tests/evm/test_lean_interpreter.py``,
-``tests/differential/test_osaka_reference.py``). Only messages use these classes: blocks are
-executed and imported with py-evm's own.
+opcode's fixed gas (py-evm's ``_FastOpcode``) in the loop and binds the stack's methods up
+front. The opcodes of :data:`_LEAN_LOGIC` work on the stack's list and the memory's bytes
+directly. The gas charged, the errors (the same exception and text) and their order are
+py-evm's; opcodes and precompiles are read from the fork's computation class, never listed
+here. With py-evm's DEBUG2 logging on, py-evm's own loop runs. Only messages use these
+classes: blocks are executed and imported with py-evm's own.
 
-Why keep it: eth_call and a contract's own work (storage, calls, arithmetic) cost more on
-py-evm's loop; ``benchmarks/bench_call.py --loop`` measures both side by side (its figures:
-``benchmarks/results/bench_call.txt``). What it costs: it reads py-evm's private
-state, so py-evm is pinned to one release (``py-evm==0.12.1b1`` in setup.cfg), and
-``tests/evm/test_lean_interpreter_loop.py`` runs generated programs both ways on every fork from
-Berlin, with ``tests/evm/test_lean_interpreter.py`` for every kind of message from Frontier. What it reads
-of py-evm beyond its public interface, to check at each upgrade:
+Why keep it: ``benchmarks/bench_call.py --loop`` measures it against py-evm's loop. What it
+costs: py-evm is pinned to one release (setup.cfg), ``tests/evm/test_lean_interpreter*.py``
+compare it with py-evm's loop, and what it reads of py-evm's private state is checked at each
+upgrade:
 
 - the journal (``eth.db.journal``): ``JournalDB._journal``, ``._wrapped_db``; the journal's
   ``_checkpoint_stack``, ``_journal_data``, ``_clears_at``, ``_current_values``,
@@ -55,22 +33,19 @@ of py-evm beyond its public interface, to check at each upgrade:
   ``_get_address_store()``, ``_raw_store_db``, ``_reset_access_counters()``; a storage
   lookup's ``_trie_nodes_batch``, ``_write_trie``, ``_starting_root_hash`` and a storage
   database's constructor fields (:mod:`.block_vm`);
-- states: ``BaseState.snapshot``/``revert`` and ``CancunState``'s (compared by identity
-  before they are flattened), ``_account_db``, ``_transient_storage_class``,
-  ``transient_storage._db``;
+- states: ``BaseState.snapshot``/``revert`` and ``CancunState``'s, ``_account_db``,
+  ``_transient_storage_class``, ``transient_storage._db``;
 - computations: the fields ``BaseComputation.__init__`` and ``ShanghaiComputation.__init__``
-  set (``_stack``, ``_gas_meter``, ``_memory``, ``_log_entries``, ``children``,
-  ``accounts_to_delete``, ``beneficiaries``, ``data_floor_cost``, ...),
-  ``_configure_gas_meter()``, ``Memory._bytes``, ``Stack.values``, ``CodeStream``'s
+  set, ``_configure_gas_meter()``, ``Memory._bytes``, ``Stack.values``, ``CodeStream``'s
   ``_raw_code_bytes``, ``program_counter``, ``valid_positions`` and ``invalid_positions``,
   ``GasMeter.gas_remaining``, the loggers' ``show_debug2``, ``memory_gas_cost``,
   ``consume_initcode_gas_cost``, ``contracts_created``,
   ``transaction_context.get_next_log_counter()``;
-- opcodes: the class ``eth.vm.opcode._FastOpcode`` (``gas_cost``, ``logic_fn``,
-  ``mnemonic``), the identity of the logic functions in ``eth.vm.logic`` that have a lean
-  twin, and Byzantium's static-context wrapper of LOG (``__wrapped__``, its qualified name);
-- messages: ``Message.__slots__`` and ``_is_delegation`` (:class:`CheckedMessage`), and
-  the executors' ``build_computation``, ``calc_message_refund``, ``get_code_at_address``,
+- opcodes: ``eth.vm.opcode._FastOpcode`` (``gas_cost``, ``logic_fn``, ``mnemonic``), the
+  logic functions in ``eth.vm.logic`` that have a lean twin, and Byzantium's static-context
+  wrapper of LOG (``__wrapped__``, its qualified name);
+- messages: ``Message.__slots__`` and ``_is_delegation`` (:class:`CheckedMessage`), and the
+  executors' ``build_computation``, ``calc_message_refund``, ``get_code_at_address``,
   ``calculate_gas_refund``, ``calc_data_floor_gas`` (:mod:`.message`).
 """
 
@@ -133,15 +108,12 @@ from .classes import made, start_computation, subclass
 from .hooks import WATCHED
 
 MAX_KEPT_ACCOUNTS = 1 << 13
-"""Entries in each of the two account tables (decoded accounts by their RLP, and RLP by
-account fields): a few MB at most."""
+"""Entries in each of the two account tables: a few MB at most."""
 MAX_KEPT_CODE_BYTES = 16 << 20
-"""The code table's bound in bytes (and :data:`MAX_KEPT_ACCOUNTS` entries); code larger than
-a 64th of it is read but not kept (a state override may carry any code: one large one must
-not flush the rest)."""
+"""The code table's bound in bytes; code larger than a 64th of it is not kept (one large
+override must not flush the rest)."""
 MAX_KEPT_POSITION_CODE_BYTES = 1 << 18
-"""The jump positions' bound in bytes of code (at most one position a byte); code larger than
-a 16th of it gets position sets of its own."""
+"""The jump positions' bound in bytes of code; code larger than a 16th of it is not kept."""
 MAX_KEPT_INTRINSIC_GAS = 4096
 """Entries in the intrinsic gas table (small integers)."""
 MAX_KEPT_TRIE_NODES = 1 << 16
@@ -152,11 +124,10 @@ MAX_KEPT_HEADERS = 256
 AccountFields = tuple[int, int, bytes, bytes]
 """An account's nonce, balance, storage root and code hash."""
 JumpPositions = tuple[set[int], set[int], int]
-"""py-evm's ``CodeStream`` sets of the positions found to start an opcode and of those found
-inside PUSH data, and the length of their code (what they weigh)."""
+"""py-evm's ``CodeStream`` sets of valid and invalid positions, and their code's length."""
 
 _NO_ACCOUNT = Account()
-"""The account of an address with none (an immutable value: one serves every read)."""
+"""The account of an address with none (immutable: one serves every read)."""
 
 
 def _third(value: JumpPositions) -> int:
@@ -164,15 +135,9 @@ def _third(value: JumpPositions) -> int:
 
 
 class MessageTables:
-    """What messages on any state may share, each table keyed by content and so never stale (an
-    account is an immutable value, the same RLP always decodes to an equal account and
-    back; code is addressed by its hash; a code's jump positions depend only on the code):
-    decoded accounts by their RLP, accounts and their RLP by their fields, code by its
-    hash, the jump positions of a code, the intrinsic gas of a message's shape
-    (:mod:`.message`), and for simulations decoded trie nodes by hash, py-evm's headers
-    by their RLP and a block's system writes by its header. Owned by the object that owns the states messages run on (a
-    :class:`~.message.CallStates`, one per dispatcher and backend), or by one run alone;
-    each table is an :class:`~ethread.lru.LRU` with the bound above."""
+    """What messages on any state may share: bounded :class:`~ethread.lru.LRU` tables keyed by
+    content, so never stale. Owned by a :class:`~.message.CallStates` (one per dispatcher and
+    backend), or by one run alone."""
 
     def __init__(self) -> None:
         self.decoded: LRU[bytes, Account] = LRU(MAX_KEPT_ACCOUNTS)
@@ -182,20 +147,16 @@ class MessageTables:
         self.jump_positions: LRU[bytes, JumpPositions] = LRU(
             MAX_KEPT_ACCOUNTS, max_bytes=MAX_KEPT_POSITION_CODE_BYTES, weigh=_third)
         self.intrinsic_gas: LRU[tuple[Any, bool, int, int], int] = LRU(MAX_KEPT_INTRINSIC_GAS)
-        """py-evm's intrinsic gas of a message without an access list, by its rule, whether it
-        creates, and its data's length and zero bytes (all the rule reads of it)."""
+        """py-evm's intrinsic gas of a message without an access list, by all the rule reads of it."""
         self.trie_nodes: LRU[bytes, Any] = LRU(MAX_KEPT_TRIE_NODES)
         """Stored trie nodes by their hash, decoded (a simulation's overlay tries)."""
         self.evm_headers: LRU[tuple[type, bytes], Any] = LRU(MAX_KEPT_HEADERS)
-        """py-evm's header of a simulated block by its class and RLP: a block simulated on
-        the same parent with the same overrides has the same draft header (an immutable
-        value)."""
+        """py-evm's header of a simulated block by its class and RLP."""
         self.system_writes: LRU[tuple[type, bytes, int | None], Any] = LRU(MAX_KEPT_HEADERS)
-        """What a simulated block without state overrides writes before its calls (the
-        beacon root, the parent hash), by its VM class, draft header's RLP and blob base fee
-        (the header commits to the parent's state): the state root after the writes, the
-        trie nodes they made, and py-evm's header at that root (:mod:`.simulate`); an empty
-        tuple where the writes deleted a node (the block then makes them on its own state)."""
+        """A simulated block's system writes without state overrides, by VM class, draft
+        header's RLP and blob base fee: the state root after them, the trie nodes they made
+        and py-evm's header at that root (:mod:`.simulate`); an empty tuple where the writes
+        deleted a node (the block then makes them on its own state)."""
 
     def decode_account(self, encoded: bytes) -> Account:
         """The account ``encoded`` holds (py-evm's RLP decoding, once per distinct encoding)."""
@@ -231,8 +192,7 @@ class MessageTables:
             self.code.put(code_hash, code)
 
     def positions(self, code: bytes) -> tuple[set[int], set[int]]:
-        """The jump positions of ``code`` (sets filled as jumps are checked), shared by every
-        computation of that code while the table keeps them."""
+        """The jump positions of ``code`` (filled as jumps are checked), shared per code."""
         kept = self.jump_positions.get(code)
         if kept is None:
             kept = (set(), set(), len(code))
@@ -243,9 +203,7 @@ class MessageTables:
 
 def discard_journal(db: Any, checkpoint: Any) -> None:
     """py-evm's ``JournalDB.discard``, done in place when ``checkpoint`` is the journal's last
-    one, no later one was committed after it and nothing was cleared (a message's snapshot,
-    the usual case): its changes are rolled back as py-evm's ``Journal.discard`` rolls them
-    back. Any other case is py-evm's own."""
+    one and nothing was cleared (a message's snapshot); any other case is py-evm's own."""
     journal = db._journal
     stack = journal._checkpoint_stack
     data = journal._journal_data
@@ -264,8 +222,7 @@ def discard_journal(db: Any, checkpoint: Any) -> None:
 
 
 class LeanJournalDB(JournalDB):
-    """py-evm's journaled database with its item reads and writes done in one call each
-    instead of three (the journal's own steps, on its own fields)."""
+    """py-evm's journaled database with item reads and writes done in one call each."""
 
     __slots__ = ()
 
@@ -296,17 +253,14 @@ class LeanJournalDB(JournalDB):
 
 
 class LeanAccountDB(AccountDB):
-    """py-evm's account database with decoding and encoding tables that outlive its
-    reverts (:class:`MessageTables`, see the module docstring); everything it stores is what
-    py-evm's stores."""
+    """py-evm's account database with :class:`MessageTables` that outlive its reverts."""
 
     def __init__(self, db: Any, state_root: Hash32 = BLANK_ROOT_HASH) -> None:
         super().__init__(db, state_root)
         self._journaldb = LeanJournalDB(self._batchdb)
         self._journaltrie = LeanJournalDB(self._trie_cache)
         self.tables = MessageTables()
-        """The tables this database decodes, encodes and reads code through: its own until
-        the owner of its state gives it the ones its states share (:meth:`use_tables`)."""
+        """Its own until the owner of its state shares others (:meth:`use_tables`)."""
 
     def use_tables(self, tables: MessageTables) -> None:
         """Read through ``tables`` from now on (those of the object that owns the state)."""
@@ -320,8 +274,7 @@ class LeanAccountDB(AccountDB):
     """(checkpoint, length of :attr:`_warmed` when it was recorded), oldest first."""
 
     def _reset_access_counters(self) -> None:
-        """py-evm's (a new transaction's access lists start empty), in plain Python sets
-        instead of a journaled database (its only readers are overridden here)."""
+        """py-evm's, in plain sets instead of a journaled database (its readers are here)."""
         self._warm = set()
         self._warmed = []
         self._warm_marks = []
@@ -440,8 +393,7 @@ class LeanAccountDB(AccountDB):
 
     @property  # type: ignore[override]
     def state_root(self) -> Hash32:
-        """py-evm's, read from the trie itself rather than through its key-mapping wrapper
-        (a run reads it for every snapshot)."""
+        """py-evm's, read from the trie itself rather than through its wrapper."""
         trie: Any = self._trie._db
         root: Hash32 = trie.root_hash
         return root
@@ -454,9 +406,7 @@ class LeanAccountDB(AccountDB):
             trie.root_hash = value
 
     def get_code(self, address: Address) -> bytes:
-        """py-evm's, without noting the code for a block witness, and kept by its hash in the
-        database's :class:`MessageTables` (code is addressed by its hash: the same hash always
-        stands for the same bytes)."""
+        """py-evm's, without block-witness notes, kept by hash in :class:`MessageTables`."""
         validate_canonical_address(address, title="Storage Address")
         code_hash = self.get_code_hash(address)
         if code_hash == EMPTY_SHA3:
@@ -473,8 +423,7 @@ class LeanAccountDB(AccountDB):
 
 
 def _push(size: int) -> Any:
-    """py-evm's PUSH<size> (``push_XX``: the next ``size`` code bytes, zero-padded past the
-    end, pushed as bytes) without its three nested calls and its check of the pushed length."""
+    """py-evm's PUSH<size> (``push_XX``) without its nested calls."""
 
     def push(computation: Any) -> None:
         code = computation.code
@@ -529,8 +478,7 @@ def _pop(computation: Any) -> None:
 
 
 def _binary(operation: Callable[[int, int], int]) -> Any:
-    """A py-evm logic function of two stack items (``stack_pop_ints(2)``: the top one first)
-    and one result, on the stack's list itself (the result always fits: no check of it)."""
+    """A py-evm logic function of two stack items (the top one first) and one result."""
 
     def binary(computation: Any) -> None:
         values = computation._stack.values
@@ -568,8 +516,7 @@ def _pop_int(values: list[Any]) -> int:
 
 
 def _push_checked(values: list[Any], item: int | bytes) -> None:
-    """py-evm's ``stack_push_int``/``stack_push_bytes`` of an item that is a stack word by
-    construction (so only the stack's limit is checked)."""
+    """py-evm's ``stack_push_int`` of a stack word by construction (only the limit checked)."""
     if len(values) > 1023:
         raise FullStack("Stack limit reached")
     values.append(item)
@@ -600,8 +547,7 @@ def _mload(computation: Any) -> None:
 
 
 def _calldataload(computation: Any) -> None:
-    """py-evm's CALLDATALOAD: 32 bytes of calldata from the offset, zero-padded, pushed as
-    bytes without their leading zeros."""
+    """py-evm's CALLDATALOAD."""
     values = computation._stack.values
     start = _pop_int(values)
     word = computation.msg.data_as_bytes[start:start + 32]
@@ -609,8 +555,7 @@ def _calldataload(computation: Any) -> None:
 
 
 def _output(computation: Any) -> bytes:
-    """RETURN's and REVERT's first step: the memory range the stack names, read as the
-    computation's output."""
+    """RETURN's and REVERT's first step: the memory range read as the output."""
     values = computation._stack.values
     if len(values) < 2:
         raise InsufficientStack(f"Wanted 2 stack items, only had {len(values)}")
@@ -635,12 +580,9 @@ def _revert(computation: Any) -> None:
 
 
 def _log(topic_count: int, own_entries: bool) -> Any:
-    """py-evm's LOG<topic_count> (``log_XX``, refused in a static context from Byzantium on as
-    py-evm's wrapper refuses it; before Byzantium no message is static). The gas is charged
-    in place (a lean class charges gas py-evm's way: see :func:`_fast_opcodes`); with
-    ``own_entries`` the entry is appended in place too, without ``add_log_entry``'s checks
-    of an address, topics and data that are a message's address, popped words and bytes by
-    construction (for classes whose ``add_log_entry`` is py-evm's own)."""
+    """py-evm's LOG<topic_count> (``log_XX``, with Byzantium's static-context check; before
+    Byzantium no message is static). With ``own_entries`` (a class whose ``add_log_entry`` is
+    py-evm's own) the entry is appended without that method's checks."""
 
     def log(computation: Any) -> None:
         if computation.msg.is_static:
@@ -677,8 +619,7 @@ def _log(topic_count: int, own_entries: bool) -> Any:
 
 
 def _lean_log(logic: Any, own_entries: bool) -> Any:
-    """The lean LOG for py-evm's ``logic`` of a LOG opcode (its own, or wrapped by Byzantium's
-    static-context check), else None."""
+    """The lean LOG for py-evm's ``logic`` of a LOG opcode (plain or static-checked), else None."""
     for topic_count, plain in enumerate(_PY_EVM_LOGS):
         if logic is plain or (getattr(logic, "__wrapped__", None) is plain
                               and logic.__qualname__.startswith("ensure_no_static.")):
@@ -716,9 +657,7 @@ def _jumpi(computation: Any) -> None:
 
 
 def _watched(before: Any, cost: int, logic: Any, mnemonic: str) -> Any:
-    """A plain opcode behind a watcher of the hooks (:func:`~.hooks.watched_class`: the time
-    limit's check before JUMP and JUMPI): the watcher, then the opcode's gas, then its logic,
-    in the order the watcher's wrapper runs them (so the loop charges it nothing itself)."""
+    """A plain opcode behind a watcher (:func:`~.hooks.watched_class`): the watcher, its gas, its logic."""
 
     def run(computation: Any) -> None:
         before(computation)
@@ -754,7 +693,7 @@ def _calldatasize(computation: Any) -> None:
 
 _LEAN_PUSHES = [_push(size) for size in range(33)]
 _PUSH_SIZES = {push: size for size, push in enumerate(_LEAN_PUSHES)}
-"""The size of each lean PUSH (PUSH1-PUSH32 run in the loop itself: see :func:`_fast_table`)."""
+"""The size of each lean PUSH (run in the loop itself: :func:`_fast_table`)."""
 _WORD = UINT_256_MAX
 _LEAN_PURE: dict[Any, Any] = {
     arithmetic_logic.add: _binary(lambda left, right: (left + right) & _WORD),
@@ -817,8 +756,7 @@ FastOpcodes = dict[int, tuple[int, Any, str]]
 
 
 def _fast_opcodes(cls: Any) -> FastOpcodes | None:
-    """The plain opcodes of ``cls`` (worked out once per class, kept on it: tracers' classes
-    made per request go away with their class), or None when the loop must be py-evm's."""
+    """The plain opcodes of ``cls`` (kept on the class), or None when the loop must be py-evm's."""
     kept: FastOpcodes | None = cls.__dict__.get("_fast_opcodes")
     if kept is None:
         kept = {}
@@ -839,9 +777,8 @@ def _fast_opcodes(cls: Any) -> FastOpcodes | None:
 
 
 PY_EVM_INIT, BASE_INIT, SHANGHAI_INIT = "py-evm", "base", "shanghai"
-"""How a lean computation class sets up a computation: through py-evm's constructors (a
-class with a constructor of its own, a tracer's), or their fields set directly, those of
-``BaseComputation`` alone or with Shanghai's warm coinbase."""
+"""How a lean computation class sets up a computation: py-evm's constructors, or the fields
+of ``BaseComputation`` set directly, alone or with Shanghai's warm coinbase."""
 
 
 def _init_kind(cls: Any) -> str:
@@ -857,9 +794,7 @@ def _init_kind(cls: Any) -> str:
 
 
 def _fast_table(cls: Any) -> list[tuple[int, Any, str, int] | None]:
-    """:func:`_fast_opcodes` of ``cls`` as a list by opcode value (None: not a plain opcode),
-    each with the size of the PUSH the loop runs itself (0: call the logic), read by the loop
-    once an opcode (kept on the class)."""
+    """:func:`_fast_opcodes` of ``cls`` by value, with the size of each PUSH the loop runs itself."""
     kept: list[tuple[int, Any, str, int] | None] | None = cls.__dict__.get("_fast_table")
     if kept is None:
         fast = _fast_opcodes(cls) or {}
@@ -921,8 +856,7 @@ class LeanComputation:
         self.stack_push_bytes = stack.push_bytes
 
     def extend_memory(self, start_position: int, size: int) -> None:
-        """py-evm's (the same charge, words and growth), returning at once when the memory
-        already holds the range (the usual case: nothing to charge, nothing to grow)."""
+        """py-evm's, returning at once when the memory already holds the range."""
         if (start_position.__class__ is not int or size.__class__ is not int or size <= 0
                 or start_position < 0 or start_position > UINT_256_MAX or size > UINT_256_MAX
                 or self.logger.show_debug2):
@@ -951,11 +885,7 @@ class LeanComputation:
     @classmethod
     def apply_message(cls, state: Any, message: Any, transaction_context: Any,
                       parent_computation: Any = None) -> Any:
-        """py-evm's ``apply_message``; the message a run starts with (no parent) runs without
-        py-evm's snapshot around it. That snapshot only undoes a failed message's writes
-        before the transaction is finalised, and a run's own snapshot undoes everything
-        after it (a message's outcome is read from its computation, never from the state):
-        taking it, then committing or reverting it, is work for nothing."""
+        """py-evm's ``apply_message``; a run's first message skips its snapshot (the run's own undoes it)."""
         if parent_computation is not None or message.depth:
             base: Any = super()
             return base.apply_message(state, message, transaction_context, parent_computation)
@@ -1028,10 +958,7 @@ class LeanComputation:
 
 
 class CheckedMessage(EvmMessage):
-    """py-evm's ``Message`` for the message a run starts with, whose fields the run has
-    checked already (a parsed call: 20-byte addresses or the empty creation address, gas
-    between zero and the cap, a uint256 value, bytes of data and code), made without
-    py-evm's check of each field; nested messages are py-evm's own."""
+    """py-evm's ``Message`` for a run's first message, made without checking its (parsed) fields."""
 
     __slots__ = ()
 
@@ -1053,8 +980,7 @@ class CheckedMessage(EvmMessage):
 
 
 class LeanSnapshots:
-    """Put before a state class whose snapshots are py-evm's ``BaseState``'s: the same steps
-    without the property and method layers between them."""
+    """Put before a state class whose snapshots are py-evm's ``BaseState``'s, flattened."""
 
     _account_db: Any
 
@@ -1071,15 +997,13 @@ class LeanSnapshots:
 
 
 class LeanTransientSnapshots:
-    """Put before a state class whose snapshots are py-evm's ``CancunState``'s (transient
-    storage recorded and rolled back with the accounts): the same steps, flattened."""
+    """Put before a state class whose snapshots are py-evm's ``CancunState``'s, flattened."""
 
     _account_db: Any
     transient_storage: Any
 
     def snapshot(self) -> tuple[Hash32, Any]:
-        """py-evm's: the state root, a checkpoint of the accounts, recorded in the transient
-        storage too."""
+        """py-evm's: the state root and a checkpoint, recorded in the transient storage too."""
         db = self._account_db
         root = db.state_root
         checkpoint = db.record()
@@ -1087,8 +1011,7 @@ class LeanTransientSnapshots:
         return root, checkpoint
 
     def revert(self, snapshot: tuple[Hash32, Any]) -> None:
-        """py-evm's: the state root put back, the accounts and the transient storage rolled
-        back."""
+        """py-evm's: the state root put back, accounts and transient storage rolled back."""
         db = self._account_db
         checkpoint = snapshot[1]
         db.state_root = snapshot[0]
@@ -1097,8 +1020,7 @@ class LeanTransientSnapshots:
 
 
 def _snapshots(state: Any) -> tuple[type, ...]:
-    """The lean snapshot class to put before ``state`` (none when its snapshots, or its
-    transient storage's, are not py-evm's own)."""
+    """The lean snapshot class to put before ``state`` (none if its snapshots are not py-evm's)."""
     from eth.vm.forks.cancun.state import CancunState
     from eth.vm.state import BaseState
     from eth.vm.transient_storage import TransientStorage
@@ -1112,16 +1034,14 @@ def _snapshots(state: Any) -> tuple[type, ...]:
 
 
 def share_tables(vm: Any, tables: MessageTables) -> None:
-    """Make ``vm``'s state read through ``tables`` (those of the object that owns the state;
-    nothing for a state of py-evm's own classes)."""
+    """Make ``vm``'s state read through ``tables`` (nothing for py-evm's own classes)."""
     db = vm.state._account_db
     if isinstance(db, LeanAccountDB):
         db.use_tables(tables)
 
 
 def lean_vm_class(vm_class: Any) -> Any:
-    """``vm_class`` with a state class whose accounts live in a :class:`LeanAccountDB` and
-    whose messages run in a :class:`LeanComputation` (made once per fork's class)."""
+    """``vm_class`` with :class:`LeanAccountDB` and :class:`LeanComputation` (made once per class)."""
     return made(_lean_vm_class, vm_class)
 
 
@@ -1134,8 +1054,7 @@ def _lean_vm_class(vm_class: Any) -> Any:
 
 
 def plain_computation_class(computation_class: type) -> type:
-    """The fork's own computation class under the lean one (py-evm's loop, not the lean
-    loop: what a tracer that wants every step runs on)."""
+    """The fork's own computation class under the lean one (what a step tracer runs on)."""
     mro = computation_class.__mro__
     if LeanComputation in mro:
         return mro[mro.index(LeanComputation) + 1]

@@ -1,10 +1,8 @@
 """MODEXP (precompile 0x05) from Osaka on: EIP-7823's bounds on its inputs and EIP-7883's
 prices; and before Osaka with its result corrected (:data:`modexp_eip2565`).
 
-Any of the three lengths above 1024 bytes makes the call fail and keep all its gas (checked
-before anything is priced); otherwise the price is ``max(500, complexity * iterations)`` with
-a complexity of 16 up to 32 bytes and ``2 * words^2`` above (words of 8 bytes of the longer
-of base and modulus), and iterations that count 16 per exponent byte past the first 32."""
+Any length above 1024 bytes makes the call fail with all its gas (checked before pricing);
+otherwise the price is ``max(500, complexity * iterations)`` (:func:`gas_cost`)."""
 
 from __future__ import annotations
 

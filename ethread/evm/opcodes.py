@@ -23,8 +23,7 @@ def count_leading_zeros(computation: Any) -> None:
 
 OSAKA_OPCODES: dict[int, OpcodeAPI] = {
     **copy.deepcopy(PRAGUE_OPCODES),
-    # a plain opcode of fixed gas (py-evm's _FastOpcode), which ethread's eth_call loop
-    # (ethread.evm.lean_interpreter) charges and runs as py-evm's loop does
+    # a plain opcode of fixed gas (py-evm's _FastOpcode), which the lean loop runs too
     CLZ: as_opcode(logic_fn=count_leading_zeros, mnemonic="CLZ", gas_cost=GAS_CLZ),
 }
 """Osaka's opcode table: Prague's and CLZ."""

@@ -2,15 +2,12 @@
 
 - in the EVM: CLZ (EIP-7939, :mod:`.opcodes`), P256VERIFY at 0x100 (EIP-7951, :mod:`.p256`),
   MODEXP's input bounds and prices (EIP-7823, EIP-7883, :mod:`.modexp`);
-- for a transaction: at most :data:`TX_GAS_LIMIT_CAP` gas (EIP-7825) and at most
-  :data:`MAX_BLOBS_PER_TX` blobs (EIP-7594), which the fork table declares and
-  :mod:`ethread.forks.validity` checks, with every other rule of a transaction;
-- for a block: at most :data:`MAX_RLP_BLOCK_SIZE` bytes of RLP (EIP-7934), and the excess
-  blob gas of EIP-7918 (:func:`~ethread.evm.blobs.excess_blob_gas_after` with the reserve
-  price);
-- the blob target, maximum and update fraction come from a
-  :class:`~ethread.evm.blobs.BlobParams` (EIP-7892): BPO1, BPO2, ... are this VM with other
-  parameters (:func:`osaka_vm`).
+- for a transaction: at most :data:`TX_GAS_LIMIT_CAP` gas (EIP-7825) and
+  :data:`MAX_BLOBS_PER_TX` blobs (EIP-7594), checked by :mod:`ethread.forks.validity`;
+- for a block: at most :data:`MAX_RLP_BLOCK_SIZE` bytes of RLP (EIP-7934), and EIP-7918's
+  excess blob gas (:func:`~ethread.evm.blobs.excess_blob_gas_after`);
+- blob parameters from a :class:`~ethread.evm.blobs.BlobParams` (EIP-7892: BPO forks are this
+  VM with other parameters, :func:`osaka_vm`).
 """
 
 from __future__ import annotations
@@ -36,8 +33,7 @@ MAX_BLOBS_PER_TX = 6
 MAX_BLOCK_SIZE = 10_485_760
 SAFETY_MARGIN = 2_097_152
 MAX_RLP_BLOCK_SIZE = MAX_BLOCK_SIZE - SAFETY_MARGIN
-"""EIP-7934: the most bytes a block's RLP may take (8 MiB: 10 MiB less room for the
-consensus layer's wrapping)."""
+"""EIP-7934: the most bytes a block's RLP may take (10 MiB less the consensus layer's 2)."""
 OSAKA_BLOBS = BlobParams(target=6, max=9, update_fraction=5007716)
 """Osaka's own blob parameters (Prague's, unchanged)."""
 
@@ -75,8 +71,7 @@ def check_block_size(block: BlockAPI) -> None:
 
 
 class OsakaVM(BlobScheduledVM):
-    """py-evm's Prague VM with Osaka's rules (this module's docstring), for
-    :attr:`blob_params` (Osaka's own by default; see :func:`osaka_vm`)."""
+    """py-evm's Prague VM with Osaka's rules, for :attr:`blob_params` (:func:`osaka_vm`)."""
 
     fork = "osaka"
     blob_params = OSAKA_BLOBS
@@ -90,8 +85,7 @@ class OsakaVM(BlobScheduledVM):
 
 
 def osaka_vm(blob: BlobParams = OSAKA_BLOBS) -> type[OsakaVM]:
-    """The Osaka VM under ``blob``: Osaka's own parameters, or a blob-parameter-only fork's
-    (EIP-7892). One class per parameters, made once."""
+    """The Osaka VM under ``blob`` (a BPO fork's, EIP-7892), one class per parameters."""
     return OsakaVM if blob == OSAKA_BLOBS else _bpo_vm(blob)
 
 

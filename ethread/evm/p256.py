@@ -1,10 +1,9 @@
 """EIP-7951's P256VERIFY precompile: an ECDSA signature check on secp256r1 (P-256).
 
-The curve arithmetic is the ``cryptography`` package's (OpenSSL): the precompile only decides
-which inputs reach it. Every input it refuses (a length other than 160 bytes, ``r`` or ``s``
-outside ``[1, n-1]``, a coordinate outside the field, the point at infinity, a point off the
-curve) and every signature that does not verify answer no output at all; a valid one answers
-the 32-byte word 1. The gas is charged first and is the same in every case."""
+The curve arithmetic is the ``cryptography`` package's (OpenSSL). An input refused (a length
+other than 160 bytes, ``r`` or ``s`` outside ``[1, n-1]``, a coordinate outside the field, the
+point at infinity or off the curve) or a signature that does not verify answers no output; a
+valid one answers the 32-byte word 1. The gas is the same in every case."""
 
 from __future__ import annotations
 

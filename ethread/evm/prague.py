@@ -1,10 +1,8 @@
 """Prague's VM with its blob parameters taken from a :class:`~ethread.evm.blobs.BlobParams`.
 
-py-evm's Prague fixes EIP-7691's figures (target 6, max 9, update fraction 5007716) as module
-constants in its header building, its block validation and its state's blob base fee, so a
-chain whose genesis ``blobSchedule`` gives Prague other figures (a devnet, a test fixture)
-needs this class. :class:`BlobScheduledVM` reads them from the class instead; Osaka and the
-blob-parameter-only forks after it (:mod:`.osaka`) build on it."""
+py-evm's Prague fixes EIP-7691's figures as module constants, so a chain whose genesis
+``blobSchedule`` gives Prague others (a devnet, a test fixture) needs :class:`BlobScheduledVM`,
+which reads them from the class; Osaka and the BPO forks (:mod:`.osaka`) build on it."""
 
 from __future__ import annotations
 
@@ -32,15 +30,13 @@ MODEXP_ADDRESS = (5).to_bytes(20, "big")
 
 
 class CorrectedPragueComputation(PragueComputation):
-    """py-evm's Prague computation with MODEXP's result for an empty base corrected
-    (:func:`~ethread.evm.modexp.modexp_eip2565`)."""
+    """py-evm's Prague computation with MODEXP's result for an empty base corrected."""
 
     _precompiles = {**PRAGUE_PRECOMPILES, MODEXP_ADDRESS: modexp_eip2565}
 
 
 class BlobScheduledState(PragueState):
-    """Prague's state with the blob base fee under :attr:`blob_params`, MODEXP corrected, and
-    without py-evm's rewrite of the system contracts' code at every state built."""
+    """Prague's state with the blob base fee under :attr:`blob_params`, MODEXP corrected, no code rewrite."""
 
     computation_class = CorrectedPragueComputation
     blob_params: ClassVar[BlobParams] = PRAGUE_BLOBS
@@ -51,14 +47,11 @@ class BlobScheduledState(PragueState):
         return blob_base_fee(self.blob_params, self.execution_context.excess_blob_gas or 0)
 
     def set_system_contracts(self) -> None:
-        """Nothing: the write py-evm makes here changes nothing and costs every state built
-        (see :func:`ethread.forks.vms.without_code_rewrite`, the same skip for py-evm's own)."""
+        """Nothing: py-evm's write here changes nothing and costs every state built."""
 
 
 class BlobScheduledVM(PragueVM):
-    """Prague's VM with the blob target, maximum and update fraction of :attr:`blob_params`:
-    the excess blob gas of a header built or checked, the blob gas a block and a transaction
-    may use, the blob base fee."""
+    """Prague's VM with the blob target, maximum and update fraction of :attr:`blob_params`."""
 
     blob_params: ClassVar[BlobParams] = PRAGUE_BLOBS
     reserve_price: ClassVar[bool] = False
@@ -67,8 +60,7 @@ class BlobScheduledVM(PragueVM):
 
     @classmethod
     def excess_blob_gas(cls, parent: BlockHeaderAPI) -> int:
-        """The excess blob gas of a child of ``parent`` under this fork's rule (0 after a
-        parent from before Cancun)."""
+        """The excess blob gas of a child of ``parent`` (0 after one from before Cancun)."""
         return excess_blob_gas_after(cls.blob_params, cls.reserve_price,
                                      getattr(parent, "excess_blob_gas", 0),
                                      getattr(parent, "blob_gas_used", 0),
@@ -77,8 +69,7 @@ class BlobScheduledVM(PragueVM):
     @classmethod
     def create_header_from_parent(cls, parent_header: BlockHeaderAPI | None,  # type: ignore[override]
                                   **header_params: Any) -> BlockHeaderAPI:
-        """py-evm's Prague header after ``parent_header``, with the excess blob gas of
-        :meth:`excess_blob_gas`."""
+        """py-evm's Prague header after ``parent_header``, with :meth:`excess_blob_gas`."""
         header: Any = create_prague_header_from_parent(parent_header, **header_params)
         if parent_header is None:
             return header  # type: ignore[no-any-return]

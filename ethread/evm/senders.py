@@ -1,6 +1,5 @@
-"""A py-evm transaction that answers a sender it was given rather than recovering one from its
-signature: a dev chain's impersonated transactions carry no valid signature, and a replayed
-block's transactions need no recovery again when the chain recorded their senders."""
+"""A py-evm transaction that answers a sender it was given rather than recovering one (an
+impersonated transaction, or one whose sender the chain recorded)."""
 
 from __future__ import annotations
 
@@ -11,8 +10,7 @@ _WITH_SENDER: dict[type, type] = {}
 
 
 def with_sender(tx: Any, sender: bytes) -> Any:
-    """``tx`` itself, now answering ``sender`` from ``sender`` and ``get_sender()``; its
-    encoding, hash and every other field stay as they are."""
+    """``tx`` itself, now answering ``sender`` from ``sender`` and ``get_sender()``."""
     base = type(tx)
     given = _WITH_SENDER.get(base)
     if given is None:

@@ -1,14 +1,10 @@
 """Stopping an EVM execution while it runs: at its time limit (geth's ``--rpc.evmtimeout``) or
 when the request it serves is cancelled.
 
-py-evm runs a message as a plain loop over its opcodes and offers no way to stop it from
-outside. Every long execution needs a jump (a loop) or a nested message (a call or a create),
-so a computation class derived from the fork's own checks the deadline at exactly those
-opcodes and at the start of every nested message; straight-line code between two checks is at
-most one contract's length. The derived classes are made once per fork's class and used only
-inside :meth:`TimeLimit.applied`, which swaps them in on a state for one run; the limit itself
-is thread-local, so concurrent calls on other threads (each on a state of its own) keep
-theirs.
+py-evm offers no way to stop a run from outside. Every long execution needs a jump or a
+nested message, so a computation class derived from the fork's own checks the deadline at
+those opcodes and at the start of every message; :meth:`TimeLimit.applied` swaps it in on a
+state for one run. The limit is thread-local.
 """
 
 from __future__ import annotations
@@ -30,16 +26,13 @@ T = TypeVar("T")
 JUMP, JUMPI, CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL = (
     0x56, 0x57, 0xF0, 0xF1, 0xF2, 0xF4, 0xF5, 0xFA)
 CHECKED_OPCODES = (JUMP, JUMPI, CALL, CALLCODE, DELEGATECALL, STATICCALL, CREATE, CREATE2)
-"""The opcodes before which the deadline is checked: every loop and every nesting. (Their
-values are written here, not read from py-evm's ``eth.vm.opcode_values``: importing that loads
-all of py-evm, and the log methods, which a server's configuration reads, use only the budget
-functions of this module.)"""
+"""The opcodes before which the deadline is checked: every loop and every nesting. (Written
+here, not imported from py-evm: that would load all of py-evm for the budget functions.)"""
 
 
 @dataclass(frozen=True, slots=True)
 class TimeLimit:
-    """When the runs of one execution must stop: a :class:`Deadline` (which also carries the
-    request's cancel token) and the timeout it came from, for geth's message."""
+    """When the runs of one execution must stop (its deadline and cancel token) and its timeout."""
 
     deadline: Deadline
     timeout: float
@@ -62,8 +55,7 @@ class TimeLimit:
             self.leave(state, entered)
 
     def enter(self, state: Any) -> tuple[Any, TimeLimit | None]:
-        """:meth:`applied` without a context manager (a message's run, which has a ``finally``
-        of its own): the limit on ``state`` until :meth:`leave` with what this returns."""
+        """:meth:`applied` without a context manager, until :meth:`leave` with what this returns."""
         previous = state.computation_class
         state.computation_class = interruptible(previous)
         outer = _running.limit
@@ -84,16 +76,14 @@ NO_LIMIT = TimeLimit(Deadline(float("inf")), 0.0)
 
 
 class BudgetSpent(BaseException):
-    """An execution ran past the budget its host gave it with :func:`budget`: it stops, its
-    state reverted, so that the host can run it again where long work belongs. Not an
-    :class:`Exception`, so that no method turns it into an answer."""
+    """An execution ran past its host's :func:`budget`: it stops, its state reverted, for the
+    host to run it again elsewhere. Not an :class:`Exception`, so no method answers it."""
 
 
 class _Running(threading.local):
     limit: TimeLimit | None = None
     budget_ends: float = 0.0
-    """When executions on this thread may hand back to their host (0: never), on the wall
-    clock: past it, they do once the thread's CPU time is past ``budget_cpu_ends`` too."""
+    """When executions on this thread hand back to their host (0: never), with ``budget_cpu_ends``."""
     budget_cpu_ends: float = 0.0
 
 
@@ -104,10 +94,7 @@ _running = _Running()
 def budget(seconds: float) -> Iterator[None]:
     """Executions started inside the block on this thread raise :class:`BudgetSpent` once
     they have run for ``seconds`` of this thread's CPU time (a server trying a call on its
-    event loop before sending it to a thread). Time the thread spends waiting for a core on a
-    busy machine does not count: a call that was only kept waiting is not a long one, and
-    running it again elsewhere would only do its work twice. The wall clock, cheaper to read,
-    is checked first: the thread's CPU time is read only once it is past the budget too."""
+    event loop). Waiting for a core does not count; the cheaper wall clock is checked first."""
     outer = _start_budget(seconds)
     try:
         yield
@@ -116,8 +103,7 @@ def budget(seconds: float) -> Iterator[None]:
 
 
 def run_under_budget(seconds: float, work: Callable[[], T]) -> T:
-    """``work()`` under :func:`budget` (the same rule, without a context manager's generator:
-    a server calls this for every request it tries on its event loop)."""
+    """``work()`` under :func:`budget`, without a context manager (a server's per-request path)."""
     outer = _start_budget(seconds)
     try:
         return work()
@@ -135,8 +121,7 @@ def _start_budget(seconds: float) -> tuple[float, float]:
 
 
 def current_limit() -> TimeLimit | None:
-    """The limit of the execution running on this thread (None outside one): what it waits
-    for (a forked chain's reads of its node) keeps to the same deadline."""
+    """The limit of the execution running on this thread (None outside one)."""
     return _running.limit
 
 
@@ -146,17 +131,14 @@ def under_budget() -> bool:
 
 
 def check_budget() -> None:
-    """Raise :class:`BudgetSpent` when this thread's work is past its host's budget (for work
-    other than an EVM execution that checks it as it goes: a log query's deadline)."""
+    """Raise :class:`BudgetSpent` when this thread's work is past its host's budget."""
     ends = _running.budget_ends
     if ends and time.monotonic() > ends and time.thread_time() > _running.budget_cpu_ends:
         raise BudgetSpent
 
 
 def check(_: Any = None) -> None:
-    """Raise :class:`ExecutionAborted` (or :class:`~ethread.errors.Cancelled`) when the
-    execution running on this thread is past its limit or no longer wanted, and
-    :class:`BudgetSpent` past its host's budget."""
+    """Raise :class:`ExecutionAborted` (or Cancelled) past the limit, :class:`BudgetSpent` past the budget."""
     running = _running
     ends = running.budget_ends  # first (check_budget's): the host runs it again, under its own limit
     if ends and time.monotonic() > ends and time.thread_time() > running.budget_cpu_ends:
@@ -167,8 +149,7 @@ def check(_: Any = None) -> None:
 
 
 def interruptible(computation_class: type) -> type:
-    """``computation_class`` with the limit checked before each of :data:`CHECKED_OPCODES`
-    and at the start of each message (the hooks' :func:`~.hooks.watched_class`)."""
+    """``computation_class`` with the limit checked before :data:`CHECKED_OPCODES` and each message."""
     return watched_class(computation_class, _CHECKS, check, "Interruptible")
 
 

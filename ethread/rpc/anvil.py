@@ -1,15 +1,7 @@
-"""anvil's chain controls beyond sending and snapshots, on a dev chain's network: resetting,
-the next blocks' gas limit, base fee, coinbase and chain id, what anvil reports of its node,
-and its state files.
-
-- ``anvil_reset`` (``hardhat_reset``): back to genesis. A ``forking`` object is refused until
-  the dev chain can fork (-32602);
-- ``evm_setBlockGasLimit gas``, ``anvil_setCoinbase address`` (``hardhat_setCoinbase``),
-  ``anvil_setNextBlockBaseFeePerGas fee`` (``hardhat_setNextBlockBaseFeePerGas``),
-  ``anvil_setChainId id``;
-- ``anvil_nodeInfo`` and ``anvil_metadata`` (``hardhat_metadata``) in anvil's shapes;
-- ``anvil_dumpState`` (the state gzipped, as hex) and ``anvil_loadState hex`` (gzipped or plain
-  JSON; see :mod:`ethread.devchain.state_file`)."""
+"""anvil's chain controls beyond sending and snapshots, on a dev chain's network: resetting
+(a ``forking`` object is refused, -32602), the next blocks' gas limit, base fee, coinbase and
+chain id, ``anvil_nodeInfo`` and ``anvil_metadata`` in anvil's shapes, and its state files
+(:mod:`ethread.devchain.state_file`; dumped gzipped, as hex)."""
 
 from __future__ import annotations
 

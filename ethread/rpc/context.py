@@ -1,6 +1,5 @@
-"""What a method may need besides the backend: the service's limits, the caches that live as
-long as one backend's dispatcher, and the parts of the network that answer some methods (its
-dev chain, its served pool)."""
+"""What a method may need besides the backend: the service's limits, the dispatcher's caches,
+and the network's dev chain and served pool."""
 
 from __future__ import annotations
 
@@ -27,25 +26,18 @@ MAX_TRACE_TIMEOUT = 60.0
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """What a method may need besides the backend: the service's limits and the caches that
-    live as long as the backend's dispatcher (give each dispatcher its own, see
-    :meth:`for_backend`). Without caches every answer is computed and encoded afresh."""
+    """What a method may need besides the backend: limits, and caches per dispatcher (:meth:`for_backend`)."""
 
     log_limits: LogLimits = DEFAULT_LIMITS
     answers: AnswerStyle = DEFAULT_ANSWERS
-    """Which geth release's answers to give (:mod:`ethread.codec.answers`): geth 1.17's by
-    default, ``GETH_1_16`` for transaction objects without ``blockTimestamp``."""
+    """Which geth release's answers to give (:mod:`ethread.codec.answers`)."""
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT
-    """Seconds an eth_call (and gas estimation, access list creation) may execute (geth's
-    ``--rpc.evmtimeout``); None: no limit."""
+    """Seconds an eth_call (estimate, access list) may execute (geth's ``--rpc.evmtimeout``)."""
     trace_timeout: float = MAX_TRACE_TIMEOUT
-    """The longest a trace may run, whatever ``timeout`` its request asks for (a server's
-    ``trace_timeout_seconds``)."""
+    """The longest a trace may run, whatever its request asks (``trace_timeout_seconds``)."""
     fragments: FragmentCache | None = field(default=None, compare=False)
     stored_answers: bool = True
-    """Whether answers a store keeps beside its blocks are read (:mod:`ethread.codec.
-    stored_answers`); False: every answer is derived from the records (the plain path, which
-    the tests and benchmarks compare with)."""
+    """Whether answers a store keeps beside its blocks are read (:mod:`ethread.codec.stored_answers`)."""
     call_states: CallStates | None = field(default=None, compare=False)
     accounts: tuple[Address, ...] = ()
     """What eth_accounts lists: a dev chain's accounts, else none (the hook a dev chain fills)."""
@@ -56,8 +48,7 @@ class Context:
     traces: TraceCache | None = field(default=None, compare=False)
     """Traces of mined transactions, once made (:mod:`ethread.rpc.trace_cache`)."""
     answer_bytes: int | None = None
-    """The service's bound on one answer in bytes (a server's ``max_response_bytes``): an
-    opcode log stops with -32003 once past it (None: the tracers' own bound)."""
+    """The bound on one answer in bytes: an opcode log stops with -32003 past it."""
 
     dev: DevChain | None = field(default=None, compare=False)
     """The dev chain when the network is one: it enables sending and the test controls."""
@@ -65,8 +56,7 @@ class Context:
     """A served chain's transaction pool (``--txpool``): sending, txpool_* and testing_*."""
 
     def for_dev_chain(self, chain: DevChain, accounts: tuple[Address, ...]) -> Context:
-        """This context on a dev chain's network: sending and test controls on, and
-        eth_accounts listing ``accounts`` (the chain's dev accounts, unlocked)."""
+        """This context on a dev chain's network, eth_accounts listing ``accounts``."""
         return replace(self, dev=chain, accounts=accounts, txpool=chain.served_pool)
 
     def for_txpool(self, pool: ServedPool) -> Context:

@@ -1,11 +1,7 @@
-"""geth's debug namespace of tracing: the parameters in (``TraceConfig``, ``TraceCallConfig``),
-the traces out as geth 1.17 writes them. The tracing itself is :mod:`ethread.methods.tracing`.
-
-Each transaction's trace runs for at most its ``timeout`` (a Go duration; geth's 5 s by
-default), never more than :data:`MAX_TRACE_TIMEOUT`; the opcode logger's answer is bounded by
-its ``limit`` (geth's: a shorter log) and, whatever the request asks, by the service's
-answer-byte limit (:class:`TraceLimits`; :data:`MAX_STRUCT_LOG_BYTES` when it names none),
-past which the trace stops with -32003.
+"""geth's debug namespace of tracing: ``TraceConfig`` and ``TraceCallConfig`` in, the traces
+out as geth 1.17 writes them (the tracing itself is :mod:`ethread.methods.tracing`). A trace
+runs for its ``timeout`` (geth's 5 s by default), at most :data:`MAX_TRACE_TIMEOUT`; the
+opcode log stops with -32003 past the answer-byte limit (:class:`TraceLimits`).
 """
 
 from __future__ import annotations
@@ -57,29 +53,24 @@ from ..methods.tracing import (
     trace_raw_block,
     trace_transaction,
 )
+from ..methods.tracing.replay import DEFAULT_TRACE_TIMEOUT
 from ..models import Block, BlockHashRef, BlockRef, Hash32
 from .context import MAX_TRACE_TIMEOUT, Context
-from .row import Method, Param, Scope, opt
+from .row import Method, Param, Scope, lookup, opt
 
-DEFAULT_TRACE_TIMEOUT = 5.0
 MAX_STRUCT_LOG_BYTES = 64 * 1024 * 1024
-"""The most JSON the opcode logger writes for one transaction when the service names no
-bound of its own (a server passes its answer-byte limit: :class:`TraceLimits`)."""
+"""The most JSON the opcode logger writes for one transaction when the service names none."""
 
 
 @dataclass(frozen=True, slots=True)
 class TraceLimits:
-    """What the service allows one trace request: how long each transaction's trace may run
-    (its cap on ``timeout``) and how many bytes of JSON an answer may take (a server's
-    answer-byte limit, ``--max-response-bytes``): the opcode logger stops with an error
-    once its steps pass it, rather than building an answer no one will be sent."""
+    """What the service allows one trace request: its ``timeout`` cap and the answer's bytes."""
 
     timeout: float = MAX_TRACE_TIMEOUT
     answer_bytes: int = MAX_STRUCT_LOG_BYTES
 
 
-# ---------------------------------------------------------------------------------------------
-# Parameters
+# -- parameters ---------------------------------------------------------------------------------
 
 _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0,
                    "m": 60.0, "h": 3600.0}
@@ -119,9 +110,7 @@ def _field(config: Mapping[str, Any], key: str, kind: type, typename: str) -> An
 
 def parse_trace_config(value: Any, cap: float = MAX_TRACE_TIMEOUT,
                        answer_bytes: int = MAX_STRUCT_LOG_BYTES) -> TraceOptions:
-    """geth's ``TraceConfig`` (the logger's options inline, ``tracer``, ``timeout``,
-    ``tracerConfig``); ``cap`` bounds the timeout and ``answer_bytes`` the opcode log (see
-    :class:`TraceLimits`)."""
+    """geth's ``TraceConfig``; ``cap`` bounds the timeout and ``answer_bytes`` the opcode log."""
     if value is None:
         return TraceOptions(timeout=min(DEFAULT_TRACE_TIMEOUT, cap),
                             logger=LoggerConfig(cap=answer_bytes))
@@ -146,8 +135,7 @@ def parse_trace_config(value: Any, cap: float = MAX_TRACE_TIMEOUT,
                         timeout=timeout)
 
 
-# ---------------------------------------------------------------------------------------------
-# Answers
+# -- answers ------------------------------------------------------------------------------------
 
 
 def _hex(data: bytes) -> str:
@@ -293,22 +281,17 @@ def block_traces_json(traces: tuple[TransactionTrace, ...]) -> list[dict[str, An
     return out
 
 
-# ---------------------------------------------------------------------------------------------
-# The methods
+# -- the methods --------------------------------------------------------------------------------
 
 LARGE_ANSWER_BYTES = 8 * 1024 * 1024
 """An answer past this size gives the process's freed memory back to the system once sent."""
 RELEASE_DELAY = 1.0
-"""Seconds after a large answer is made that the freed memory is given back (by then the
-server has written the answer and dropped it)."""
+"""Seconds after a large answer is made that the freed memory is given back."""
 
 
 def encoded_answer(build: Callable[[], Any]) -> orjson.Fragment:
-    """``build()``'s JSON value written at once, the typed answer and the JSON objects freed
-    before it returns. A large one (a long opcode log: millions of small objects, then
-    megabytes of JSON) leaves the allocator holding the pages it freed; they are handed back
-    to the system once the answer has been sent (:func:`release_memory`, on a timer), so
-    that a server's memory returns after a large trace."""
+    """``build()``'s JSON value encoded at once (the objects freed before it returns). After a
+    large one the freed pages go back to the system on a timer (:func:`release_memory`)."""
     encoded = orjson.dumps(build())
     if len(encoded) > LARGE_ANSWER_BYTES:
         _release_soon()
@@ -337,8 +320,7 @@ def _release_now() -> None:
 
 
 def release_memory() -> None:
-    """Give the heap's free pages back to the system (glibc's ``malloc_trim``; elsewhere,
-    nothing)."""
+    """Give the heap's free pages back to the system (glibc's ``malloc_trim``, if any)."""
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
@@ -364,14 +346,12 @@ def replays(scope: Scope) -> ReplayStates | None:
 
 
 def _read_config(value: Any) -> TraceOptions:
-    """A ``TraceConfig`` as the request wrote it: its timeout not yet capped (see
-    :func:`_limited`)."""
+    """A ``TraceConfig`` as the request wrote it, its timeout not yet capped (:func:`_limited`)."""
     return parse_trace_config(value, 0)
 
 
 def _limited(options: TraceOptions | None, scope: Scope) -> TraceOptions:
-    """``options`` (None: the defaults) within the service's limits: its timeout capped, its
-    opcode log bounded by the answer-byte limit."""
+    """``options`` (None: the defaults) within the service's :class:`TraceLimits`."""
     limits = trace_limits(scope.ctx)
     if options is None:
         return parse_trace_config(None, limits.timeout, limits.answer_bytes)
@@ -417,8 +397,7 @@ CallConfig = tuple[TraceOptions | None, Any, Any, int | None]
 
 
 def _call_config(value: Any) -> CallConfig:
-    """geth's ``TraceCallConfig``: a ``TraceConfig`` with ``stateOverrides``,
-    ``blockOverrides`` and ``txIndex``."""
+    """geth's ``TraceCallConfig``: ``TraceConfig``, ``stateOverrides``, ``blockOverrides``, ``txIndex``."""
     options = _read_config(value)
     state_override: Any = ()
     block_overrides = tx_index = None
@@ -445,17 +424,11 @@ def _intermediate_roots(scope: Scope, block_hash: Hash32, options: TraceOptions 
     return [_hex(root) for root in intermediate_roots(scope.backend, block_hash)]
 
 
-def _raw(get: Callable[..., Any], render: Callable[[Any], Any]) -> Callable[..., Any]:
-    """debug_getRaw*: the encoding of what the parameters name, or null."""
-    def answer(scope: Scope, *args: Any) -> Any:
-        found = get(scope.backend, *args)
-        return None if found is None else render(found)
-
-    answer.__wrapped__ = get  # type: ignore[attr-defined]
-    return answer
+def _hex_answer(data: bytes, ctx: Context) -> str:
+    return _hex(data)
 
 
-def _data_list(values: tuple[bytes, ...]) -> list[str]:
+def _data_list(values: tuple[bytes, ...], ctx: Context) -> list[str]:
     return [_hex(value) for value in values]
 
 
@@ -466,16 +439,15 @@ BLOCK_REF = Param("block", parse_block_ref)
 
 def traced(name: str, answer: Callable[..., Any], price: int, *params: Param,
            keeps_traces: bool = False) -> Method:
-    """A trace method: slow, its answer kept in the answer cache (a trace is a function of
-    the chain and the parameters, as eth_call's answer is)."""
+    """A trace method: slow, its answer kept in the answer cache."""
     return Method(name, answer, params, price, slow=True, keeps_traces=keeps_traces)
 
 
 ROWS = (
-    Method("debug_getRawHeader", _raw(raw.get_raw_header, _hex), (BLOCK_REF,), 80),
-    Method("debug_getRawBlock", _raw(raw.get_raw_block, _hex), (BLOCK_REF,), 80),
-    Method("debug_getRawReceipts", _raw(raw.get_raw_receipts, _data_list), (BLOCK_REF,), 80),
-    Method("debug_getRawTransaction", _raw(raw.get_raw_transaction, _hex), (HASH,), 80),
+    Method("debug_getRawHeader", lookup(raw.get_raw_header, _hex_answer), (BLOCK_REF,), 80),
+    Method("debug_getRawBlock", lookup(raw.get_raw_block, _hex_answer), (BLOCK_REF,), 80),
+    Method("debug_getRawReceipts", lookup(raw.get_raw_receipts, _data_list), (BLOCK_REF,), 80),
+    Method("debug_getRawTransaction", lookup(raw.get_raw_transaction, _hex_answer), (HASH,), 80),
     traced("debug_traceTransaction", _trace_transaction, 300, HASH, CONFIG, keeps_traces=True),
     traced("debug_traceBlockByNumber", _trace_block_by_number, 1000,
            Param("block", parse_number_or_tag), CONFIG),

@@ -1,9 +1,6 @@
-"""The JSON-RPC methods of a network backed by a dev chain: sending (eth_sendTransaction,
-eth_sendRawTransaction) and the test controls the ecosystem calls by these names (evm_*,
-anvil_*, and hardhat_* aliases). A network with no dev chain answers each of them -32601, as
-a node without them does. (eth_accounts lists the context's accounts, which a dev network
-fills with its dev accounts.) anvil's other controls are :mod:`ethread.rpc.anvil`'s, signing
-:mod:`ethread.rpc.signing`'s."""
+"""The JSON-RPC methods of a network backed by a dev chain: eth_sendTransaction and the test
+controls (evm_*, anvil_*, and hardhat_* aliases); -32601 without a dev chain. anvil's other
+controls are :mod:`ethread.rpc.anvil`'s, signing :mod:`ethread.rpc.signing`'s."""
 
 from __future__ import annotations
 
@@ -39,8 +36,7 @@ def _word(what: str) -> Callable[[Any], int]:
 
 
 def chain_call(name: str, answer: Any = None) -> Callable[..., Any]:
-    """A control that calls the dev chain's method ``name`` with its parameters and answers
-    ``answer`` (null by default)."""
+    """A control calling the dev chain's method ``name`` with its parameters, answering ``answer``."""
     def run(scope: Scope, *args: Any) -> Any:
         getattr(scope.dev, name)(*args)
         return answer
@@ -54,8 +50,7 @@ def _send_transaction(scope: Scope, request: CallRequest) -> Any:
 
 
 def _mine_options(option: Any) -> tuple[int | None, int]:
-    """evm_mine's parameter: a timestamp, or anvil's options object {"timestamp": t,
-    "blocks": n}; the timestamp (None: the chain's clock) and how many blocks."""
+    """evm_mine's parameter (a timestamp or anvil's options): the timestamp (or None) and block count."""
     blocks = 1
     if isinstance(option, dict):
         unknown = set(option) - {"timestamp", "blocks"}
@@ -70,8 +65,7 @@ def _mine_options(option: Any) -> tuple[int | None, int]:
 
 
 def _mine(scope: Scope, options: tuple[int | None, int]) -> Any:
-    """evm_mine: the first block at the timestamp (when given), the others at the chain's
-    usual interval."""
+    """evm_mine: the first block at the timestamp (if given), the others at the usual interval."""
     timestamp, blocks = options
     for index in range(blocks):
         scope.dev.mine(timestamp=timestamp if index == 0 else None)

@@ -1,8 +1,6 @@
-"""Answering JSON-RPC against one backend: the :class:`Dispatcher` (the method table of
-:mod:`ethread.rpc.table`, the answer cache) and :func:`handle`, the whole service in one call:
-bytes in, bytes out, never an exception. Any host (an HTTP server, a WebSocket, a web3.py
-provider) embeds it as it is; the steps a request goes through are
-:mod:`ethread.codec.pipeline`'s, the wire format :mod:`ethread.codec.envelope`'s.
+"""Answering JSON-RPC against one backend: the :class:`Dispatcher` (the method table, the
+answer cache) and :func:`handle`, the whole service in one call: bytes in, bytes out, never an
+exception.
 """
 
 from __future__ import annotations
@@ -19,10 +17,11 @@ from ..codec.answers import DEFAULT_ANSWERS, AnswerStyle
 from ..codec.envelope import Call, error_object, error_response, parse_request, result_response
 from ..codec.pipeline import IN_PROCESS
 from ..codec.response_cache import BodyAnswers, ResponseCache
-from ..errors import EthreadError, InternalError, MethodNotFound, StoreError, StoreUnreadable
+from ..errors import EthreadError, InternalError, StoreError, StoreUnreadable
 from ..models import Block
 from . import table
 from .context import DEFAULT_CONTEXT, Context
+from .row import not_available
 from .sources import cacheable
 from .table import call_method, call_row
 from .trace_cache import RECORDED_CONFIGS, RECORDED_METHOD, TraceCache
@@ -34,15 +33,13 @@ __all__ = ["Call", "Dispatcher", "error_object", "error_response", "handle", "pa
 
 
 class Dispatcher:
-    """Runs calls against one backend, with a cache of answers keyed on the chain's
-    generation (history is immutable: an answer changes only when the chain does)."""
+    """Runs calls against one backend, with a cache of answers keyed on the chain's generation."""
 
     def __init__(self, backend: Backend, context: Context = DEFAULT_CONTEXT,
                  cache: ResponseCache | None = None) -> None:
         self.backend = backend
         self.context = context.for_backend()
-        """The context with this dispatcher's own caches and state: answer fragments, eth_call
-        states, polling filters, the gas price oracle's memory."""
+        """The context with this dispatcher's own caches and state."""
         self.cache = cache if cache is not None else ResponseCache()
         self.bodies = BodyAnswers()
         """Whole answers by the request body that asked them (:meth:`answered`)."""
@@ -54,11 +51,10 @@ class Dispatcher:
         return self._result(call)[0]
 
     def _result(self, call: Call) -> tuple[bytes, int | None]:
-        """The result and the chain generation it holds for (None for a method whose answers
-        are not cached: it holds only now)."""
+        """The result and the chain generation it holds for (None: not cached)."""
         row = table.TABLE.get(call.method)
         if row is None:
-            raise MethodNotFound(f"the method {call.method} does not exist/is not available")
+            raise not_available(call.method)
         if not cacheable(row, self.context, call.params):
             return call_row(row, self.backend, call.params, self.context), None
         generation = self.backend.generation()
@@ -71,10 +67,9 @@ class Dispatcher:
         return result, generation
 
     def cached_result(self, call: Call, body: bytes | None = None) -> bytes | None:
-        """The result bytes of a call if an answer is cached for the chain as it is now: cheap
-        enough for a server to try on its event loop before handing work to a thread. With
-        the request ``body`` (of this one call alone), the whole answer is also kept under it
-        (:meth:`answered`)."""
+        """The result bytes of a call if an answer is cached for the chain as it is now (cheap
+        enough for an event loop). With the request ``body`` (of this one call alone), the
+        whole answer is also kept under it (:meth:`answered`)."""
         row = table.TABLE.get(call.method)
         if call.method == RECORDED_METHOD and row is not None:
             traces = self.context.traces
@@ -91,9 +86,7 @@ class Dispatcher:
         return result
 
     def answered(self, body: bytes) -> tuple[Call, Any, bytes] | None:
-        """For a request body of one call answered before on the chain as it is now, the same
-        bytes or the same but for an integer id (see :class:`BodyAnswers`): the call, this
-        body's id and the whole answer under it; else None."""
+        """The call, this body's id and the whole answer of a one-call body answered before, or None."""
         known = self.bodies.get(self.backend.generation(), body)
         if known is None:
             return None
@@ -102,9 +95,8 @@ class Dispatcher:
 
     def respond(self, call: Call, body: bytes | None = None) -> bytes:
         """The response to one call, errors included, never raising. A store that fails
-        answers -32000 without its details (they name files on the server: the log has
-        them). With the request ``body`` (of this one call alone), an answered result is
-        also kept under it (:meth:`answered`)."""
+        answers -32000 without its details (the log has them). With the request ``body``, an
+        answered result is also kept under it (:meth:`answered`)."""
         try:
             result, generation = self._result(call)
             answer = result_response(call.id, result)
@@ -133,14 +125,10 @@ class Dispatcher:
             log.exception("internal error in notification %s", call.method)
 
     def record_traces(self, blocks: int) -> int:
-        """Trace every transaction of the chain's latest ``blocks`` blocks now, with the
-        opcode logger and with callTracer in their default configurations, and keep the
-        answers (:meth:`~ethread.rpc.trace_cache.TraceCache.record`): debug_traceTransaction
-        asked for one of them is then answered without running anything, as anvil's
-        ``--steps-tracing`` answers from the steps it recorded while mining. Blocks recorded
-        later (:meth:`record_block`) keep the window at ``blocks``. The number of
-        transactions recorded. A transaction whose trace fails (its block's state is not held,
-        say) is left to be traced when asked."""
+        """Trace every transaction of the latest ``blocks`` blocks now with each of
+        :data:`~ethread.rpc.trace_cache.RECORDED_CONFIGS` and keep the answers (as anvil's
+        ``--steps-tracing``); :meth:`record_block` keeps the window at ``blocks``. The number
+        of transactions recorded (one whose trace fails is left to be traced when asked)."""
         traces = self.context.traces
         head = self.backend.pointer("latest")
         if traces is None or head is None or blocks <= 0:
@@ -155,9 +143,7 @@ class Dispatcher:
         return recorded
 
     def record_block(self, block: Block) -> int:
-        """Record the traces of ``block``'s transactions (a block just mined, with
-        :meth:`record_traces` on), and forget the blocks that fall out of the window; the
-        number of transactions recorded."""
+        """Record the traces of a block just mined, within the window; how many transactions."""
         traces = self.context.traces
         window = self._trace_window
         if traces is None or not window:
@@ -199,11 +185,8 @@ _dispatchers: weakref.WeakKeyDictionary[Any, dict[str, Dispatcher]] = weakref.We
 def handle(backend: Backend, request: bytes, *,
            answers: AnswerStyle = DEFAULT_ANSWERS) -> bytes | None:
     """Answer a JSON-RPC 2.0 request body (single or batch) against ``backend``, as the geth
-    release ``answers`` names does (:mod:`ethread.codec.answers`; geth 1.17 by default).
-
-    Returns the response body, or None when every call was a notification. Never raises:
-    every failure is an error object in the answer.
-    """
+    release ``answers`` names does (:mod:`ethread.codec.answers`). Returns the response body,
+    or None when every call was a notification. Never raises."""
     try:
         by_style = _dispatchers.get(backend)
         if by_style is None:

@@ -1,5 +1,5 @@
 """The eth namespace: each method a row (:class:`~ethread.rpc.row.Method`) whose function
-parses nothing (its parameters come parsed) and writes its answer as JSON values."""
+gets its parameters parsed and writes its answer as JSON values."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ from ..codec.serialize import (
     to_json,
 )
 from ..codec.stored_answers import stored_receipt, stored_receipts
-from ..errors import InvalidParams, MethodNotFound
+from ..errors import InvalidParams
 from ..methods import (
     counts,
     fees,
@@ -62,11 +62,8 @@ from ..rlpcodec.transactions import encode_transaction
 from . import fork_history as history
 from . import pool_reads as pool
 from .context import Context
-from .row import Method, Param, Scope, Where, opt
+from .row import Method, Param, Scope, Where, lookup, not_available, opt
 from .simulate import parse_simulate_options, simulated_blocks_json
-
-MAX_PROOF_KEYS = 1024
-"""Storage keys one eth_getProof call may ask for (geth's limit)."""
 
 ADDRESS = Param("address", parse_address_param)
 BLOCK = opt("block", parse_block_ref, "latest")
@@ -93,20 +90,8 @@ def _quantity(value: int, ctx: Context) -> str:
     return hex(value)
 
 
-def _lookup(get: Callable[..., Any], render: Callable[[Any, Context], Any]) -> Callable[..., Any]:
-    """A method that looks one thing up by its arguments and answers null when nothing is
-    held, else the thing ``render``ed: transactions, uncles and counts."""
-    def answer(scope: Scope, *args: Any) -> Any:
-        value = get(scope.backend, *args)
-        return None if value is None else render(value, scope.ctx)
-
-    answer.__wrapped__ = get  # type: ignore[attr-defined]  # (what the docs name)
-    return answer
-
-
 def _raw_transaction(get: Callable[..., Any]) -> Callable[..., Any]:
-    """eth_getRawTransactionBy*: a transaction's canonical encoding; "0x" when there is none (geth
-    returns its empty byte string, not null, for an unknown hash, block or index)."""
+    """eth_getRawTransactionBy*: a transaction's encoding; "0x" (as geth, not null) for none."""
     def answer(scope: Scope, *args: Any) -> Any:
         found = get(scope.backend, *args)
         if found is None:
@@ -123,9 +108,7 @@ def _raw_transaction(get: Callable[..., Any]) -> Callable[..., Any]:
 
 def _block_loader(backend: Any, block_hash: Hash32, full: bool
                   ) -> Callable[[], Block | BlockOutline | None]:
-    """What reads the block for its object: with transaction hashes only, its outline where
-    the backend reads one from its records without decoding a transaction (a store's
-    :meth:`~ethread.backends.history.HistoryBackend.block_outline_by_hash`), else the block."""
+    """What reads the block: with hashes only, its outline where the backend reads one, else the block."""
     if not full:
         outline = getattr(type(backend), "block_outline_by_hash", None)
         if outline is not None:
@@ -134,26 +117,20 @@ def _block_loader(backend: Any, block_hash: Hash32, full: bool
 
 
 def _block_by_hash(scope: Scope, block_hash: Hash32, full: bool) -> Any:
-    """As :func:`~ethread.methods.get_block_by_hash` answers; the block is read only when no
-    fragment holds the answer (see :func:`~ethread.codec.serialize.block_json_by_hash`)."""
+    """As :func:`~ethread.methods.get_block_by_hash` answers, the block read only if not cached."""
     ctx = scope.ctx
     return block_json_by_hash(block_hash, full, _block_loader(scope.backend, block_hash, full),
                               ctx.fragments, ctx.answers)
 
 
 def _block_by_number(scope: Scope, ref: BlockRef, full: bool) -> Any:
-    """As :func:`~ethread.methods.get_block_by_number` answers, the hash read from the
-    canonical index (no header decoded) and the block only when no fragment holds the
-    answer."""
+    """As :func:`~ethread.methods.get_block_by_number` answers, through :func:`_block_by_hash`."""
     block_hash = resolve_hash(scope.backend, ref)
     return None if block_hash is None else _block_by_hash(scope, block_hash, full)
 
 
 def _block_receipts(scope: Scope, ref: BlockRef) -> Any:
-    """As :func:`~ethread.methods.get_block_receipts` answers: the answer the store keeps beside
-    the block when it keeps one (:func:`~ethread.codec.stored_answers.stored_receipts`), else
-    derived from the records, with its JSON kept by block hash (see
-    :func:`~ethread.codec.serialize.block_receipts_json`)."""
+    """As :func:`~ethread.methods.get_block_receipts` answers: the stored answer, else from the records."""
     backend, ctx = scope.backend, scope.ctx
     block_hash = resolve_hash(backend, ref)
     if block_hash is None:
@@ -167,9 +144,7 @@ def _block_receipts(scope: Scope, ref: BlockRef) -> Any:
 
 
 def _transaction_receipt(scope: Scope, tx_hash: Hash32) -> Any:
-    """As :func:`~ethread.methods.get_transaction_receipt` answers: from the answer the store
-    keeps beside the transaction's block when it keeps one
-    (:func:`~ethread.codec.stored_answers.stored_receipt`), else from the block's receipts."""
+    """As :func:`~ethread.methods.get_transaction_receipt` answers: the stored answer, if any."""
     backend, ctx = scope.backend, scope.ctx
     if ctx.stored_answers:
         stored = stored_receipt(backend, tx_hash, ctx.answers)
@@ -228,8 +203,8 @@ def _strings(value: Any) -> list[str]:
 
 
 def _proof(scope: Scope, address: Address, texts: list[str], block: BlockRef) -> Any:
-    if len(texts) > MAX_PROOF_KEYS:
-        raise InvalidParams(f"too many storage keys requested (max {MAX_PROOF_KEYS}, got {len(texts)})")
+    if len(texts) > pool.MAX_PROOF_KEYS:
+        raise InvalidParams(f"too many storage keys requested (max {pool.MAX_PROOF_KEYS}, got {len(texts)})")
     # Keys are read before the state, as geth does: a bad key is refused with no state access.
     keys = [decode_storage_key(text) for text in texts]
     return to_json(methods.get_proof(scope.backend, address, keys, block))
@@ -324,7 +299,7 @@ def _accounts(scope: Scope) -> Any:
 def _registry(scope: Scope) -> FilterRegistry:
     if scope.ctx.filters is None:
         # Filters live in a dispatcher; a bare call_method has nowhere to keep them.
-        raise MethodNotFound(f"the method {scope.method} does not exist/is not available")
+        raise not_available(scope.method)
     return scope.ctx.filters
 
 
@@ -377,29 +352,29 @@ ROWS = (
            (Param("block", lambda value: parse_block_ref(value, allow_decimal=True)),), 1000,
            history=history.block_receipts),
     Method("eth_getBlockTransactionCountByHash",
-           _lookup(counts.get_block_transaction_count_by_hash, _quantity), BY_HASH, 150,
+           lookup(counts.get_block_transaction_count_by_hash, _quantity), BY_HASH, 150,
            history=history.count("transactions", True)),
     Method("eth_getBlockTransactionCountByNumber",
-           _lookup(counts.get_block_transaction_count_by_number, _quantity), BY_NUMBER, 150,
+           lookup(counts.get_block_transaction_count_by_number, _quantity), BY_NUMBER, 150,
            history=history.count("transactions", False)),
-    Method("eth_getUncleCountByBlockHash", _lookup(counts.get_uncle_count_by_block_hash, _quantity),
+    Method("eth_getUncleCountByBlockHash", lookup(counts.get_uncle_count_by_block_hash, _quantity),
            BY_HASH, 150, history=history.count("uncles", True)),
     Method("eth_getUncleCountByBlockNumber",
-           _lookup(counts.get_uncle_count_by_block_number, _quantity), BY_NUMBER, 150,
+           lookup(counts.get_uncle_count_by_block_number, _quantity), BY_NUMBER, 150,
            history=history.count("uncles", False)),
     Method("eth_getUncleByBlockHashAndIndex",
-           _lookup(get_uncle_by_block_hash_and_index, _header_json), BY_HASH_INDEX, 150,
+           lookup(get_uncle_by_block_hash_and_index, _header_json), BY_HASH_INDEX, 150,
            history=history.uncle_at(True)),
     Method("eth_getUncleByBlockNumberAndIndex",
-           _lookup(get_uncle_by_block_number_and_index, _header_json), BY_NUMBER_INDEX, 150,
+           lookup(get_uncle_by_block_number_and_index, _header_json), BY_NUMBER_INDEX, 150,
            history=history.uncle_at(False)),
-    Method("eth_getTransactionByHash", _lookup(get_transaction_by_hash, _json), BY_HASH, 80,
+    Method("eth_getTransactionByHash", lookup(get_transaction_by_hash, _json), BY_HASH, 80,
            history=history.transaction, pool=pool.transaction_by_hash, served_pool=True),
     Method("eth_getTransactionByBlockHashAndIndex",
-           _lookup(get_transaction_by_block_hash_and_index, _json), BY_HASH_INDEX, 150,
+           lookup(get_transaction_by_block_hash_and_index, _json), BY_HASH_INDEX, 150,
            history=history.transaction_at(True, False)),
     Method("eth_getTransactionByBlockNumberAndIndex",
-           _lookup(get_transaction_by_block_number_and_index, _json), BY_NUMBER_INDEX, 150,
+           lookup(get_transaction_by_block_number_and_index, _json), BY_NUMBER_INDEX, 150,
            history=history.transaction_at(False, False)),
     Method("eth_getRawTransactionByHash", _raw_transaction(raw.get_raw_transaction), BY_HASH,
            history=history.raw_transaction),
@@ -436,10 +411,10 @@ ROWS = (
             Param("rewardPercentiles", parse_percentiles)), 80, slow=True),
     Method("eth_gasPrice", _gas_price, (), 80, cacheable=False),
     Method("eth_maxPriorityFeePerGas", _max_priority_fee, (), 80, cacheable=False),
-    Method("eth_blobBaseFee", _lookup(fees.get_blob_base_fee, _quantity), (), 300),
-    Method("eth_baseFee", _lookup(fees.get_base_fee, _quantity), (), 80),
-    Method("eth_config", _lookup(get_config, lambda forks, ctx: chain_forks_json(forks)), (), 80),
-    Method("eth_capabilities", _lookup(get_capabilities, lambda found, ctx: capabilities_json(found)),
+    Method("eth_blobBaseFee", lookup(fees.get_blob_base_fee, _quantity), (), 300),
+    Method("eth_baseFee", lookup(fees.get_base_fee, _quantity), (), 80),
+    Method("eth_config", lookup(get_config, lambda forks, ctx: chain_forks_json(forks)), (), 80),
+    Method("eth_capabilities", lookup(get_capabilities, lambda found, ctx: capabilities_json(found)),
            (), 80),
     Method("eth_syncing", _syncing, (), 5),
     Method("eth_accounts", _accounts, (), 80),

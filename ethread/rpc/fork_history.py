@@ -1,12 +1,9 @@
-"""A forked dev chain's history before the fork, as JSON-RPC shows it: blocks (by number,
-hash or tag), their transactions, receipts, uncles and logs at or below the fork block are
-the forked node's answers, checked and kept (:mod:`ethread.devchain.fork.history`); what
-the chain made after the fork is its own. ``eth_getLogs`` over a range across the fork block
-is the node's logs up to it followed by the chain's after it, within the usual limits.
-
-Each read here (a row's :attr:`~ethread.rpc.row.Method.history`) answers :data:`NOT_HISTORY`
-when the question is the chain's own (a block above the fork, a hash the chain made, a
-parameter that does not parse: the chain's method refuses it in geth's words).
+"""A forked dev chain's history before the fork, as JSON-RPC shows it: blocks, transactions,
+receipts, uncles and logs at or below the fork block are the forked node's answers
+(:mod:`ethread.devchain.fork.history`); ``eth_getLogs`` across the fork block joins the node's
+logs and the chain's. Each read (a row's :attr:`~ethread.rpc.row.Method.history`) answers
+:data:`NOT_HISTORY` when the question is the chain's own (a block above the fork, a hash the
+chain made, a parameter that does not parse).
 """
 
 from __future__ import annotations
@@ -29,8 +26,7 @@ MAX_TOPICS = 4
 
 @dataclass(frozen=True, slots=True)
 class Local:
-    """The chain's own side of a read: its backend, its own answer to other parameters, and
-    the bounds of one eth_getLogs."""
+    """The chain's own side of a read: its backend, its own answer, eth_getLogs' bounds."""
 
     backend: Backend
     answer: Callable[[list[Any]], Any]
@@ -61,19 +57,21 @@ def _number(history: ForkHistory, backend: Backend, value: Any) -> int | None:
     return number if number is not None and number <= history.fork_number else None
 
 
+def _made_after_fork(history: ForkHistory, backend: Backend, block_hash: Hash32) -> bool:
+    """Whether ``block_hash`` is a block the chain made after the fork."""
+    header = backend.header_by_hash(block_hash)
+    return header is not None and header.number > history.fork_number
+
+
 def _remote_hash(history: ForkHistory, backend: Backend, value: Any) -> Hash32 | None:
     """The hash when it is not a block the chain made after the fork (the node may hold it)."""
     block_hash = parse_hash_param(value)
-    header = backend.header_by_hash(block_hash)
-    if header is not None and header.number > history.fork_number:
-        return None
-    return block_hash
+    return None if _made_after_fork(history, backend, block_hash) else block_hash
 
 
 def _block_of(history: ForkHistory, local: Local, value: Any, by_hash: bool,
               full: bool) -> Any:
-    """The node's block a number, tag or hash names (None: no such block in the chain);
-    NOT_HISTORY when it is the chain's own."""
+    """The node's block a number, tag or hash names (None: none); NOT_HISTORY: the chain's own."""
     if by_hash:
         block_hash = _remote_hash(history, local.backend, value)
         return NOT_HISTORY if block_hash is None else history.block_by_hash(block_hash, full)
@@ -92,8 +90,7 @@ block_number, block_hash = _block(False), _block(True)
 
 
 def _height(history: ForkHistory, local: Local, value: Any, by_hash: bool) -> Any:
-    """The height of the node's block a number, tag or hash names (None: no such block in the
-    chain); NOT_HISTORY when it is the chain's own."""
+    """The height of the node's block a number, tag or hash names, as :func:`_block_of`."""
     if by_hash:
         block_hash = _remote_hash(history, local.backend, value)
         return NOT_HISTORY if block_hash is None else history.number_of(block_hash)
@@ -138,8 +135,7 @@ def uncle_at(by_hash: bool) -> HistoryRead:
 def block_receipts(history: ForkHistory, params: list[Any], local: Local) -> Any:
     ref = parse_block_ref(params[0])
     if isinstance(ref, BlockHashRef):
-        header = local.backend.header_by_hash(ref.hash)
-        if header is not None and header.number > history.fork_number:
+        if _made_after_fork(history, local.backend, ref.hash):
             return NOT_HISTORY
         number = history.number_of(ref.hash)
         return None if number is None else history.block_receipts(number)
@@ -172,8 +168,7 @@ def logs(history: ForkHistory, params: list[Any], local: Local) -> Any:
     backend = local.backend
     fork = history.fork_number
     if log_filter.block_hash is not None:
-        header = backend.header_by_hash(log_filter.block_hash)
-        if header is not None and header.number > fork:
+        if _made_after_fork(history, backend, log_filter.block_hash):
             return NOT_HISTORY
         if history.number_of(log_filter.block_hash) is None:
             raise UnknownBlock("unknown block")
@@ -205,8 +200,7 @@ def _bounded(logs: list[Any], local: Local) -> list[Any]:
 
 def read_history(read: HistoryRead, history: ForkHistory, params: list[Any],
                  local: Local) -> Any:
-    """``read``'s answer; NOT_HISTORY for parameters that do not parse (the chain's own
-    method refuses them, naming the argument as geth does)."""
+    """``read``'s answer; NOT_HISTORY for parameters that do not parse (the chain refuses them)."""
     try:
         return read(history, params, local)
     except InvalidParams:

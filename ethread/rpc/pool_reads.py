@@ -1,17 +1,6 @@
-"""A dev chain's pending transactions as JSON-RPC shows them, the way geth shows its pool's:
-
-- ``eth_getTransactionByHash`` of a pooled transaction: the transaction with its block fields
-  null (``gasPrice`` its fee cap), before the chain is asked;
-- ``eth_getTransactionCount(address, "pending")``: the nonce after the sender's pending line;
-- ``eth_getBlockByNumber("pending", full)``: the block the chain would mine now, with its
-  number (the head's plus one) and the pool's transactions it would take, and ``hash``,
-  ``nonce`` and ``miner`` null, as geth writes its pending block;
-- ``eth_getProof`` on a forked chain: the forked node's proof, checked, at the forked block
-  and before it; refused, naming the account, where no proof can hold.
-
-Each is a row's :attr:`~ethread.rpc.row.Method.pool` (:mod:`ethread.rpc.sources` asks it
-first). The pool itself is :mod:`ethread.devchain.txpool`; a network without a dev chain answers these
-reads from its chain alone, as before.
+"""A dev chain's pending transactions as JSON-RPC shows them, the way geth shows its pool's
+(pooled transactions, pending nonces, the pending block), and a forked chain's eth_getProof.
+Each is a row's :attr:`~ethread.rpc.row.Method.pool`, asked before the chain.
 """
 
 from __future__ import annotations
@@ -32,8 +21,7 @@ if TYPE_CHECKING:
 
 
 PoolReads = Union["DevChain", "ServedPool"]
-"""The pools the reads of a pooled transaction and of a pending nonce ask: a dev chain's, and
-a served chain's (``ethread serve --txpool``)."""
+"""The pools these reads ask: a dev chain's, and a served chain's (``--txpool``)."""
 
 
 class _NotPending:
@@ -77,9 +65,7 @@ def block_by_number(chain: DevChain, params: list[Any], style: AnswerStyle) -> A
 
 
 def proof(chain: DevChain, params: list[Any], style: AnswerStyle) -> Any:
-    """eth_getProof on a forked dev chain, where the local trie is not the word (see
-    :meth:`ethread.devchain.DevChain.fork_proof`). Parameters that do not parse are left to
-    the chain's own eth_getProof, which refuses them in geth's words."""
+    """eth_getProof on a forked dev chain; parameters that do not parse are left to the chain's own."""
     if chain.fork_origin is None or len(params) < 2 or not isinstance(params[1], list):
         return NOT_PENDING
     try:
@@ -95,6 +81,7 @@ def proof(chain: DevChain, params: list[Any], style: AnswerStyle) -> Any:
 
 
 MAX_PROOF_KEYS = 1024
+"""Storage keys one eth_getProof call may ask for (geth's limit)."""
 
 __all__ = ["NOT_PENDING", "PoolReads", "block_by_number", "proof",
            "transaction_by_hash", "transaction_count"]

@@ -1,13 +1,9 @@
 """One JSON-RPC method as a row of the table: its name, its parameters (each with one parser),
 the function that answers it, its price, where it is available and which sources answer it.
 
-Every method is answered the same way (:func:`ethread.rpc.table.call_method`): its parameters
-are read by :func:`read_args` (geth's words for a missing, extra or malformed argument), and
-its function is called as ``answer(scope, *args)``: the :class:`Scope` carries the backend
-that answers (the chain, or a dev chain's pending state, as :mod:`ethread.rpc.sources`
-decides) and the context (limits, caches, the dev chain, the served pool); ``args`` are the
-parsed parameters in order, defaults filled in. One signature for every method, so that a
-function's parameters read as the method's, and what it may touch besides is in one object.
+Every method's parameters are read by :func:`read_args` (geth's words for a bad argument),
+then its function is called as ``answer(scope, *args)``: the :class:`Scope` carries the
+backend that answers and the context.
 """
 
 from __future__ import annotations
@@ -64,8 +60,7 @@ REQUIRED: Any = _Required()
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """One positional parameter: its name, its parser, and its default when it may be left
-    out (absent or null), else :data:`REQUIRED`."""
+    """One positional parameter: its name, its parser, its default (:data:`REQUIRED`: none)."""
 
     name: str
     parse: Callable[[Any], Any]
@@ -98,13 +93,11 @@ class Method:
     """Credits one call costs (:mod:`ethread.server.billing.credits`)."""
     where: Where = Where.ANYWHERE
     cacheable: bool = True
-    """The answer depends only on the chain (and so on the backend's generation) and the
-    parameters."""
+    """The answer depends only on the chain (its generation) and the parameters."""
     slow: bool = False
     """It may run long (executes, traces or scans): a server runs it off its event loop."""
     names_argument: bool = True
-    """A parameter that does not parse is refused naming its position, in geth's words
-    (``invalid argument N: ...``); False: with the parser's words alone (anvil's)."""
+    """A bad parameter is refused naming its position (geth's way); False: in the parser's words (anvil's)."""
     history: HistoryRead | None = None
     """On a forked dev chain, the read that answers from the forked node's history."""
     pool: PoolRead | None = None
@@ -138,8 +131,7 @@ class Method:
 
 
 def control(name: str, answer: Callable[..., Any], *params: Param) -> Method:
-    """A control of a dev chain's network (-32601 elsewhere), never cached, its parameters
-    refused in the parser's words alone (anvil's and hardhat's way)."""
+    """A dev chain's control (-32601 elsewhere), never cached, refused in the parser's words (anvil's)."""
     return Method(name, answer, params, where=Where.DEV_CHAIN, cacheable=False,
                   names_argument=False)
 
@@ -150,9 +142,18 @@ def anvil_and_hardhat(name: str, answer: Callable[..., Any], *params: Param
     return control("anvil_" + name, answer, *params), control("hardhat_" + name, answer, *params)
 
 
+def lookup(get: Callable[..., Any], render: Callable[[Any, Context], Any]) -> Callable[..., Any]:
+    """A method's answer: ``get(backend, *args)`` ``render``ed, or null when nothing is held."""
+    def answer(scope: Scope, *args: Any) -> Any:
+        value = get(scope.backend, *args)
+        return None if value is None else render(value, scope.ctx)
+
+    answer.__wrapped__ = get  # type: ignore[attr-defined]  # (what the docs name)
+    return answer
+
+
 def read_args(method: Method, params: Sequence[Any]) -> list[Any]:
-    """The parameters parsed, in order, defaults filled in (their count checked before, by
-    :func:`check_arity`); geth's words for one that does not parse."""
+    """The parameters parsed, in order, defaults filled in; geth's words for a bad one."""
     if not method.params:
         return []
     args = []
@@ -185,8 +186,7 @@ def not_available(method: str) -> MethodNotFound:
 
 
 class Scope(NamedTuple):
-    """What a method's answer reads besides its parameters: the backend that answers and the
-    context. (A tuple: one is made for every call.)"""
+    """What a method's answer reads besides its parameters (a tuple: one is made per call)."""
 
     backend: Backend
     ctx: Context

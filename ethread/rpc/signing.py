@@ -1,16 +1,10 @@
 """Signing on a dev chain's network, for the accounts whose keys it holds: eth_sign and
 personal_sign (EIP-191), eth_signTypedData_v4 (EIP-712) and eth_signTransaction.
 
-- ``eth_sign [address, data]`` and ``personal_sign [data, address]``: the 65-byte signature;
-- ``eth_signTypedData_v4 [address, typedData]``, and ``eth_signTypedData`` the same way (as
-  hardhat answers it; web3.py's ``sign_typed_data`` calls that name); the typed data as an
-  object or as its JSON text (MetaMask sends text);
-- ``eth_signTransaction [tx]``: the transaction eth_sendTransaction would send, signed and not
-  sent, as geth answers it: ``{"raw": ..., "tx": {...}}`` (anvil answers only the raw bytes;
-  web3.py reads geth's object).
-
-An address the chain holds no key for (impersonated ones included) is -32602 "No Signer
-available", as in anvil."""
+``eth_signTypedData`` answers as ``_v4`` (as hardhat; web3.py calls that name), the typed
+data an object or its JSON text (MetaMask sends text). ``eth_signTransaction`` answers geth's
+``{"raw": ..., "tx": {...}}`` (web3.py reads it; anvil answers only the raw bytes). An address
+the chain holds no key for is -32602 "No Signer available", as in anvil."""
 
 from __future__ import annotations
 

@@ -105,9 +105,7 @@ def _withdrawals(value: Any) -> tuple[Withdrawal, ...] | None:
 
 
 def simulated_blocks_json(blocks: tuple[SimulatedBlock, ...], full_transactions: bool) -> JSON:
-    """The answer: each block as eth_getBlockByHash writes it in geth 1.17's style
-    (transactions as hashes or, with ``full_transactions``, whole, each with its sender and
-    its block's timestamp), and its ``calls``."""
+    """The answer: each block as eth_getBlockByHash writes it, with its ``calls``."""
     return [_block(simulated, full_transactions) for simulated in blocks]
 
 

@@ -1,19 +1,14 @@
-"""Which source answers a call: the one place that decides, from what a method's row declares
-(:class:`~ethread.rpc.row.Source`) and the network's context.
+"""Which source answers a call, from what its row declares (:class:`~ethread.rpc.row.Source`)
+and the network's context. The first that answers, in order:
 
-In order, the first that answers:
+1. a dev chain's pool, or a served chain's (:attr:`~ethread.rpc.row.Method.pool`);
+2. a forked dev chain's history at or below the fork block
+   (:attr:`~ethread.rpc.row.Method.history`);
+3. the chain: the dev chain's pending state for "pending"
+   (:attr:`~ethread.rpc.row.Method.pending`), else the backend, a mined transaction's trace
+   from the trace cache.
 
-1. a dev chain's pool (:attr:`~ethread.rpc.row.Method.pool`: a pending transaction, nonce or
-   block, a forked chain's proof), or a served chain's pool (``--txpool``,
-   :attr:`~ethread.rpc.row.Method.served_pool`);
-2. a forked dev chain's history (:attr:`~ethread.rpc.row.Method.history`) when the
-   parameters name a block, transaction or log range at or below the fork block;
-3. the chain: the dev chain's pending state when the block parameter
-   (:attr:`~ethread.rpc.row.Method.pending`) is "pending", else the backend; a trace of one
-   mined transaction from the trace cache when it was made before.
-
-Whether an answer may be kept in the answer cache follows from the same declarations
-(:func:`cacheable`).
+Whether an answer may be cached follows from the same declarations (:func:`cacheable`).
 """
 
 from __future__ import annotations
@@ -33,8 +28,7 @@ from .trace_cache import RECORDED_METHOD
 
 
 def answer(method: Method, backend: Backend, params: list[Any], ctx: Context) -> Any:
-    """``method``'s JSON value for ``params`` (their count checked), from the source that
-    answers it on this network."""
+    """``method``'s JSON value for ``params`` (their count checked), from its source."""
     dev = ctx.dev
     if dev is None and not (method.served_pool or method.keeps_traces):  # (most calls)
         return method.answer(Scope(backend, ctx, method.name),
@@ -71,8 +65,7 @@ def from_chain(method: Method, backend: Backend, params: Sequence[Any], ctx: Con
 
 
 def _kept_trace(method: Method, backend: Backend, params: list[Any], ctx: Context) -> Any:
-    """A mined transaction's trace as recorded or kept before, else made and kept (a trace
-    is a function of the chain and the parameters, as eth_call's answer is)."""
+    """A mined transaction's trace as recorded or kept before, else made and kept."""
     cache = ctx.traces
     assert cache is not None
     if method.name == RECORDED_METHOD and cache.recording:
@@ -89,8 +82,7 @@ def _names_pending(method: Method, params: Sequence[Any]) -> bool:
 
 
 def cacheable(method: Method, ctx: Context, params: Sequence[Any] | None = None) -> bool:
-    """Whether ``method``'s answers may be kept on a network with this context (for
-    ``params``: unknown, any answer): not when a pool or a pending state answers."""
+    """Whether ``method``'s answers (for ``params``, if known) may be kept: not from a pool or pending."""
     if not method.cacheable or (method.pool is not None and ctx.dev is not None) or (
             method.served_pool and ctx.txpool is not None):
         return False

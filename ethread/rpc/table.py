@@ -12,9 +12,6 @@ txpool_*, testing_*, eth_sendRawTransaction  :mod:`ethread.rpc.txpool`
 evm_*, anvil_*, hardhat_*    :mod:`ethread.rpc.dev` (sending, mining, state), :mod:`ethread.rpc.anvil`
 eth_sign*, personal_sign     :mod:`ethread.rpc.signing`
 ===========================  =====================================================
-
-A call is answered by :func:`call_method`: available here (:class:`~ethread.rpc.row.Where`),
-its argument count checked, then the source :mod:`ethread.rpc.sources` chooses answers.
 """
 
 from __future__ import annotations
@@ -55,8 +52,7 @@ def available(method: Method, ctx: Context) -> bool:
 
 def call_method(backend: Backend, method: str, params: list[Any],
                 ctx: Context = DEFAULT_CONTEXT) -> bytes:
-    """Run one method and return its result as JSON bytes. Raises EthreadError (-32601 for
-    a method not in the table or not available on this network)."""
+    """Run one method; its result as JSON bytes. Raises EthreadError (-32601: not offered here)."""
     row = TABLE.get(method)
     if row is None:
         raise not_available(method)

@@ -1,10 +1,7 @@
-"""The parity-style ``trace_`` namespace on the wire, as reth writes it: the parameters in
-(trace types, ``trace_filter``'s filter), the traces, replays and state diffs out. The work is
-:mod:`ethread.methods.tracing.parity`.
-
-Each transaction's trace runs for at most geth's 5 s (:data:`DEFAULT_TRACE_TIMEOUT`); a method
-that replays several transactions (a block, a filter's range) stops, with ``execution
-timeout``, once the whole request has run for the service's trace cap.
+"""The parity-style ``trace_`` namespace on the wire, as reth writes it (the work is
+:mod:`ethread.methods.tracing.parity`). Each transaction's trace runs for at most geth's 5 s
+(:data:`DEFAULT_TRACE_TIMEOUT`); a method replaying several stops with ``execution timeout``
+once the whole request has run for the service's trace cap.
 """
 
 from __future__ import annotations
@@ -51,8 +48,7 @@ def _hex(data: bytes) -> str:
     return "0x" + data.hex()
 
 
-# ---------------------------------------------------------------------------------------------
-# Answers
+# -- answers ------------------------------------------------------------------------------------
 
 
 def _action(call: FlatCall) -> dict[str, Any]:
@@ -166,8 +162,7 @@ def replay_json(result: ReplayResult) -> dict[str, Any]:
     return out
 
 
-# ---------------------------------------------------------------------------------------------
-# Parameters
+# -- parameters ---------------------------------------------------------------------------------
 
 
 def parse_trace_types(value: Any) -> tuple[str, ...]:
@@ -204,8 +199,7 @@ def _addresses(obj: dict[str, Any], key: str) -> frozenset[bytes]:
 
 
 def parse_trace_filter(value: Any) -> TraceFilter:
-    """``trace_filter``'s object: fromBlock, toBlock, fromAddress, toAddress, after, count,
-    mode (``union`` by default, or ``intersection``)."""
+    """``trace_filter``'s object (``mode``: ``union`` by default, or ``intersection``)."""
     if not isinstance(value, dict):
         raise InvalidParams(f"invalid type: {go_json_type(value)}, expected a trace filter object")
     mode = value.get("mode", "union")
@@ -229,8 +223,7 @@ def _deadline(scope: Scope) -> Deadline | None:
     return Deadline.after(cap) if cap > 0 else None
 
 
-# ---------------------------------------------------------------------------------------------
-# The methods
+# -- the methods --------------------------------------------------------------------------------
 
 
 def _trace_transaction(scope: Scope, tx_hash: Hash32) -> Any:
@@ -315,9 +308,8 @@ LATEST = opt("block", parse_block_ref, "latest")
 TYPES = Param("traceTypes", parse_trace_types)
 
 
-# One transaction (or call) costs as debug_traceTransaction, one block as debug_traceBlock;
-# trace_filter replays up to 100 blocks (its bound), so it costs ten blocks' worth (most
-# ranges asked for hold few transactions; a busy full range runs into the trace time cap first).
+# Prices as debug_traceTransaction and debug_traceBlock; trace_filter (up to 100 blocks) costs
+# ten blocks' worth (most ranges hold few transactions; a busy one runs into the time cap).
 ROWS = (
     traced("trace_transaction", _trace_transaction, 300, HASH, keeps_traces=True),
     traced("trace_get", _trace_get, 300, HASH, Param("indices", _indices), keeps_traces=True),

@@ -1,23 +1,11 @@
-"""A dispatcher's cache of traces of mined transactions.
+"""A dispatcher's cache of traces of mined transactions. A trace is a pure function of the
+block's hash, the transaction and the configuration, so answers are kept, encoded, under
+(method, block hash, parameters as sent), bounded by :data:`MAX_ENTRIES` and :data:`MAX_BYTES`
+(an answer over :data:`MAX_ENTRY_BYTES` is not kept).
 
-A mined transaction's trace never changes: it is a pure function of the block it is in (its
-hash names its parent state and every transaction before it), the transaction and the trace's
-configuration. So the answers of the methods that trace one mined transaction
-(debug_traceTransaction, trace_transaction, trace_get, trace_replayTransaction) are kept,
-encoded, under (method, the block's hash, the parameters as sent). A dev chain that reverts and
-mines the transaction again puts it in another block, under another key; a transaction not
-(or no longer) in the chain is never looked up.
-
-Bounded by :data:`MAX_ENTRIES` answers and :data:`MAX_BYTES` of JSON; an answer over
-:data:`MAX_ENTRY_BYTES` (a long opcode log) is not kept.
-
-A server may also record traces ahead of any request (``ethread serve --record-traces
-BLOCKS``, as anvil's ``--steps-tracing`` records steps while it mines): the
-debug_traceTransaction answers of the opcode logger and of callTracer, in their default
-configurations, for every transaction of the chain's latest blocks, kept apart from the LRU
-(never evicted: the operator chose how many). A request for one of them with that
-configuration (its ``timeout`` aside: nothing runs) is answered from the record, on the event
-loop, while the transaction is still in the block it was recorded in.
+A server may also record traces ahead of requests (``ethread serve --record-traces BLOCKS``):
+the opcode logger's and callTracer's default answers for the latest blocks, never evicted,
+answered (``timeout`` aside) while the transaction is still in the block it was recorded in.
 """
 
 from __future__ import annotations
@@ -44,12 +32,7 @@ RECORDED_CONFIGS: tuple[dict[str, Any], ...] = ({}, {"tracer": "callTracer"})
 
 
 class TraceCache:
-    """Encoded answers of the methods whose rows keep their traces
-    (:attr:`~ethread.rpc.row.Method.keeps_traces`: their first parameter is a mined
-    transaction's hash, their answer a function of it and the other parameters) by (method,
-    block hash, parameters), and the blocks replayed recently
-    (:class:`~ethread.methods.tracing.ReplayStates`: a trace of another transaction of such
-    a block starts from the state right before it)."""
+    """Encoded answers of the methods whose rows keep their traces, and the blocks replayed recently."""
 
     def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES) -> None:
         self._answers: LRU[Key, bytes] = LRU(max_entries, max_bytes=max_bytes, weigh=len)
@@ -66,9 +49,7 @@ class TraceCache:
 
     def record(self, tx_hash: bytes, config: dict[str, Any], block_hash: bytes, number: int,
                encoded: bytes) -> None:
-        """Keep ``encoded``, debug_traceTransaction's answer for the transaction ``tx_hash``
-        of block ``number`` (hash ``block_hash``) with ``config`` (one of
-        :data:`RECORDED_CONFIGS`)."""
+        """Keep ``encoded``, the recorded answer for ``tx_hash`` (in block ``number``) with ``config``."""
         key = (tx_hash, _config_key(config))
         self._recorded[key] = (block_hash, encoded)
         self._recorded_blocks.setdefault(number, []).append(key)
@@ -80,8 +61,7 @@ class TraceCache:
                 self._recorded.pop(key, None)
 
     def recorded(self, backend: Any, params: list[Any]) -> bytes | None:
-        """The recorded answer to debug_traceTransaction with ``params``, if there is one and
-        the transaction is still in the block it was recorded in; else None."""
+        """The recorded answer to ``params`` while the transaction is still in its block, else None."""
         if not self._recorded or len(params) > 2:
             return None
         tx_hash = _tx_hash(params)
@@ -101,8 +81,7 @@ class TraceCache:
 
     @property
     def replays(self) -> ReplayStates:
-        """The dispatcher's kept replays (made on the first trace: a server that never
-        traces never loads the tracing modules)."""
+        """The dispatcher's kept replays (made on the first trace, loading the tracing modules)."""
         replays = self._replays
         if replays is None:
             from ..methods.tracing import ReplayStates
@@ -114,8 +93,7 @@ class TraceCache:
         return len(self._answers)
 
     def key(self, backend: Any, method: str, params: list[Any]) -> Key | None:
-        """Where an answer of ``method`` (one that keeps its traces) is kept: None when the
-        parameters do not name a transaction by hash, or the chain does not hold it."""
+        """Where an answer of ``method`` is kept: None unless the chain holds the transaction named."""
         tx_hash = _tx_hash(params)
         if tx_hash is None:
             return None
@@ -125,8 +103,7 @@ class TraceCache:
         return method, bytes(location[0]), orjson.dumps(params)
 
     def answer(self, key: Key | None, compute: Callable[[], Any]) -> Any:
-        """The kept answer at ``key``, or ``compute()``'s, kept when small enough (errors
-        propagate and are never kept)."""
+        """The kept answer at ``key``, or ``compute()``'s, kept when small enough (errors are not)."""
         if key is None:
             return compute()
         found = self._answers.get(key)
@@ -145,8 +122,7 @@ def _config_key(config: dict[str, Any]) -> bytes:
 
 
 def _tx_hash(params: list[Any]) -> bytes | None:
-    """The transaction hash a trace method's first parameter names, or None when it names
-    none (absent, not a string, not 32 bytes of hex)."""
+    """The transaction hash a trace method's first parameter names, or None."""
     text = params[0] if params else None
     if not isinstance(text, str) or len(text) != 66 or not text.startswith("0x"):
         return None

@@ -1,9 +1,6 @@
 """The JSON-RPC methods of a network with a transaction pool (``ethread serve --txpool``):
-eth_sendRawTransaction into the pool, geth's ``txpool_*`` reads and the ``testing_``
-namespace's block building. A network without a pool answers each -32601, as today.
-
-The pool itself lives in :mod:`ethread.devchain.txpool`; here are only the parameters in,
-the answers out, and :class:`TxPoolService`, what these methods ask of it.
+eth_sendRawTransaction, geth's ``txpool_*`` reads and ``testing_buildBlockV1`` (-32601
+elsewhere). The pool itself is :mod:`ethread.devchain.txpool`.
 """
 
 from __future__ import annotations
@@ -26,12 +23,11 @@ from ..codec.serialize import to_json
 from ..devchain.payload import BuiltPayload, PayloadAttributes
 from ..devchain.txpool import Pooled
 from ..errors import InvalidParams
-from ..models import Address, Hash32, Transaction, Withdrawal
+from ..models import Address, Hash32, Withdrawal
 from .row import Method, Param, Scope, Where, opt
 
 MAX_RAW_TRANSACTION = 2 * 1024 * 1024
-"""The longest raw transaction taken (hex decoded): above the largest blob transaction the
-pool could hold; the pool refuses anything past its own limits in geth's words."""
+"""The longest raw transaction taken (decoded): above the largest blob transaction."""
 MAX_WITHDRAWALS = 65536
 MAX_BUILD_TRANSACTIONS = 10_000
 
@@ -44,8 +40,7 @@ _TX_KEYS = ("blockHash", "blockNumber", "blockTimestamp", "from", "gas", "gasPri
 
 
 def pending_transaction_json(pooled: Pooled) -> dict[str, Any]:
-    """A pooled transaction as geth writes one not yet in a block: the block fields null,
-    ``gasPrice`` the fee cap."""
+    """A pooled transaction as geth writes one: the block fields null, ``gasPrice`` the fee cap."""
     fields: dict[str, Any] = dict(to_json(pooled.tx))
     fields.update({"blockHash": None, "blockNumber": None, "blockTimestamp": None,
                    "from": "0x" + pooled.sender.hex(), "hash": "0x" + pooled.hash.hex(),
@@ -64,8 +59,7 @@ def _by_nonce(txs: list[Any]) -> dict[str, Any]:
 
 
 def _send_raw_transaction(scope: Scope, value: Any) -> Any:
-    """eth_sendRawTransaction: into a dev chain (which mines it at once when it automines),
-    else into the served chain's pool; the transaction's hash."""
+    """eth_sendRawTransaction into a dev chain, else into the served pool; the transaction's hash."""
     if scope.ctx.dev is not None:
         return "0x" + scope.ctx.dev.submit(parse_data(value, "raw transaction")).hex()
     raw = parse_bytes_param(value)
@@ -99,15 +93,10 @@ def _content_from(scope: Scope, address: Address) -> Any:
 
 def _inspect_line(pooled: Pooled) -> str:
     tx = pooled.tx
-    price = fields_price(tx)
+    price = getattr(tx, "gas_price", None)  # geth's GasPrice(): the gas price, or the fee cap
+    price = int(price if price is not None else tx.max_fee_per_gas)  # type: ignore[union-attr]
     target = to_checksum_address(tx.to) if tx.to is not None else "contract creation"
     return f"{target}: {tx.value} wei + {tx.gas} gas \u00d7 {price} wei"  # geth's multiplication sign
-
-
-def fields_price(tx: Transaction) -> int:
-    """geth's ``GasPrice()`` of a transaction: its gas price, or its fee cap."""
-    price = getattr(tx, "gas_price", None)
-    return int(price if price is not None else tx.max_fee_per_gas)  # type: ignore[union-attr]
 
 
 def _inspect(scope: Scope) -> Any:
