@@ -1,7 +1,5 @@
-"""Hand-assembled contracts for the dev chain, and the tiny assembler they are written in.
-
-There is no Solidity compiler here, and opaque hex would be unreadable, so each contract is a
-list of opcode names. :func:`assemble` turns such a list into bytecode:
+"""Hand-assembled contracts for the dev chain, and the tiny assembler that reads them
+(:func:`assemble`):
 
 - ``"ADD"``, ``"SSTORE"``, ...: an opcode by its name;
 - an ``int``: pushed with the narrowest PUSHn (never PUSH0, which only exists from Shanghai on,
@@ -10,9 +8,8 @@ list of opcode names. :func:`assemble` turns such a list into bytecode:
 - ``"name:"``: a JUMPDEST that ``"@name"`` (a PUSH2 of its offset) jumps to;
 - a nested list or tuple: spliced in, so snippets compose like macros.
 
-The contracts avoid opcodes newer than the forks they are meant for: the log emitter and the
-storage contract run from Frontier on, the reverter needs Byzantium (REVERT), and the
-environment echo needs Cancun for its default field list (:data:`ENV_FIELDS`).
+The log emitter and the storage contract run from Frontier on, the reverter from Byzantium, the
+environment echo's default fields (:data:`ENV_FIELDS`) from Cancun.
 """
 
 from __future__ import annotations

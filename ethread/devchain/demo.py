@@ -1,21 +1,13 @@
-"""The demo chain: small, built in about a second, and rich enough to exercise every read
-method. It is what ``ethread serve`` shows when given no chain.
+"""The demo chain ``ethread serve`` shows when given no chain: small, quick to build, and rich
+enough to exercise every read method. Fifty blocks on
+:data:`~ethread.devchain.genesis.RPC_COMPAT_FORKS`:
 
-Fifty blocks on :data:`~ethread.devchain.genesis.RPC_COMPAT_FORKS` (the rpc-compat schedule):
-
-- Homestead to Gray Glacier (blocks 1-35, proof of work with zero seals): contract creations,
-  plain transfers, legacy transactions with and without EIP-155 protection, logs with 0 to 4
-  topics (several per block, so log indexes run across transactions), storage writes,
-  reverts with Panic(1), Error("user error") and no data (receipt status 0), access-list
-  transactions from Berlin, dynamic-fee ones from London, and uncles (one or two per block,
-  every few blocks).
-- The merge at block 36; Shanghai at 39 (withdrawals), Cancun at 42 (blob transactions, the
-  environment echo contract), Prague at 45 (set-code transactions; the delegated account is
-  then called and emits logs under its own address).
-- The safe pointer one block behind the head, the finalized one two behind.
-
-:meth:`Demo.next_block` adds a block with one log-emitting transaction, for a server that
-keeps producing blocks.
+- blocks 1-35 (proof of work): creations, transfers, legacy transactions with and without
+  EIP-155, logs with 0 to 4 topics, storage writes, the three kinds of revert, access-list
+  transactions from Berlin, dynamic-fee ones from London, uncles;
+- the merge at 36, Shanghai at 39 (withdrawals), Cancun at 42 (blob transactions, the
+  environment echo), Prague at 45 (set-code transactions, a delegated account emitting logs);
+- safe one block behind the head, finalized two.
 """
 
 from __future__ import annotations

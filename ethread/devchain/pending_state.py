@@ -1,11 +1,5 @@
-"""The chain as it would be after its pending block: what a dev chain's reads at the
-"pending" tag see (geth answers them from the state its miner's pending block leaves).
-
-The pending block is executed on a scratch layer over the chain's database
-(:meth:`~ethread.devchain.DevChain.pending_block`); that layer keeps the block's state trie
-nodes and its header. :class:`PendingView` is a backend over the real one that adds the
-pending block as the head: ``latest`` (which ``pending`` resolves to below the dev chain)
-names it and its state is read from the scratch layer. Nothing reaches the store.
+"""The chain as it would be after its pending block, for a dev chain's reads at "pending" (as
+geth's): a backend with the block as its ``latest``, its state on a scratch layer over the store.
 """
 
 from __future__ import annotations
@@ -22,8 +16,7 @@ if TYPE_CHECKING:
 
 
 class PendingView:
-    """``backend`` with ``block`` (built on its head, not stored) as its head, and
-    ``chaindb`` (the store under the block's scratch writes) as its state."""
+    """``backend`` with ``block`` as its head and ``chaindb`` (the block's scratch layer) as state."""
 
     def __init__(self, backend: Backend, block: Block, chaindb: ChainDatabaseAPI) -> None:
         self.backend = backend

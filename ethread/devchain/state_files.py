@@ -1,5 +1,4 @@
-"""anvil_dumpState and anvil_loadState on a dev chain (the file's shape is :mod:`.state_file`'s).
-"""
+"""anvil_dumpState and anvil_loadState on a dev chain (the file's shape is :mod:`.state_file`'s)."""
 
 from __future__ import annotations
 
@@ -19,9 +18,8 @@ class StateFiles(BlockMining):
     """The head's state written out as anvil's state file, and such a file read back in."""
 
     def dump_state(self, *, compress: bool = False) -> bytes:
-        """The head's state in anvil's state-file shape (see :mod:`.state_file`): JSON bytes,
-        gzipped when ``compress`` (what anvil_dumpState returns). Every account the chain has
-        touched is listed with its nonce, balance, code and non-zero storage."""
+        """The head's state as anvil's state file (JSON bytes, gzipped when ``compress``): every account
+        the chain has touched, with its non-zero storage."""
         with self._lock:
             head = self.head
             state = self._head_state()
@@ -42,9 +40,8 @@ class StateFiles(BlockMining):
         return encode_state(document, compress=compress)
 
     def load_state(self, state: bytes | str | Mapping[str, Any]) -> Block:
-        """Write the accounts of an anvil state file (gzipped or plain JSON, or the parsed
-        object) into the chain, in one block of their own, stamped no earlier than the state's
-        block; that block. The file's blocks and transactions are not imported."""
+        """Write the accounts of an anvil state file into the chain in a block of their own, stamped
+        no earlier than the state's block; that block."""
         loaded = parse_state(state)
         edits = [StateEdit(account.address, balance=account.balance, nonce=account.nonce,
                            code=account.code, storage=account.storage)

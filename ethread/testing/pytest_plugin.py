@@ -1,13 +1,7 @@
-"""ethread's pytest plugin (the ``pytest11`` entry point, so nothing needs registering): a dev
-chain, a web3.py instance bound to it and funded accounts as fixtures, each test isolated by a
-snapshot taken before it and reverted after it (no chain is rebuilt); ``--ethread-fork-url``
-(or ``fork_url`` in ``ethread_chain_options``) makes the chain a fork of a live one. A failed
-test's report gains the call trees of the transactions and calls that failed through ethread's
-web3 provider, and assertions show ethread's models field by field, with hex for bytes.
-docs/testing.md describes each fixture and option.
-
-Web3 is imported only by the fixtures that use it, so the plugin costs nothing to a test run
-that does not.
+"""ethread's pytest plugin (docs/testing.md): a dev chain, a web3.py instance on it and funded
+accounts as fixtures, each test isolated by a snapshot; ``--ethread-fork-url`` forks a live
+chain. A failed test's report gains the call trees of what failed, and assertions show ethread's
+models field by field. Web3 is imported only by the fixtures that use it.
 """
 
 from __future__ import annotations
@@ -65,8 +59,7 @@ def ethread_session_chain(request: pytest.FixtureRequest,
 
 @pytest.fixture
 def ethread_chain(ethread_session_chain: DevChain) -> Iterator[DevChain]:
-    """The dev chain, as the test leaves it only until the test ends: a snapshot is taken
-    before and reverted after (blocks, receipts, logs, pending transactions, clock)."""
+    """The dev chain, reverted to a snapshot after the test."""
     snapshot = ethread_session_chain.snapshot()
     try:
         yield ethread_session_chain
@@ -98,8 +91,7 @@ def _ethread_session_web3(ethread_session_chain: DevChain) -> Web3:
 
 @pytest.fixture
 def ethread_web3(ethread_chain: DevChain, _ethread_session_web3: Web3) -> Web3:
-    """A web3.py instance on the dev chain (in process: no server, no socket), isolated as
-    ``ethread_chain`` is."""
+    """A web3.py instance on the dev chain (in process), isolated as ``ethread_chain`` is."""
     return _ethread_session_web3
 
 
@@ -176,8 +168,7 @@ def _short(value: object) -> str:
 
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object,
                               right: object) -> Sequence[str] | None:
-    """pytest hook: when two ethread models (or tuples of them) differ in an ``==`` assertion, show
-    which fields differ instead of two long reprs."""
+    """pytest hook: show which fields differ when ethread models (or tuples of them) are not ``==``."""
     if op != "==":
         return None
     if _is_model(left) or _is_model(right):
