@@ -131,7 +131,7 @@ def build_payload(backend: Any, config: ChainConfig, head: Header, attributes: P
 
     chosen = _choose(backend, config, vm_class, start, rules, given, pool)
     template_header = decode_header(rlp.encode(start))
-    txs = [tx for tx, _, _ in chosen]
+    txs = [tx for tx, _ in chosen]
     template = rlp.decode(rlp.encode(block_item(template_header, txs, (), withdrawals)),
                           sedes=vm_class.get_block_class())
     vm = evm_vm(vm_class, start, scratch_chaindb(backend.evm_database()), config.chain_id)
@@ -143,10 +143,9 @@ def build_payload(backend: Any, config: ChainConfig, head: Header, attributes: P
     header = decode_header(rlp.encode(block.header))
     receipts = block.get_receipts(vm.chaindb)
     value, used_before = 0, 0
-    for (tx, _, _), receipt in zip(chosen, receipts, strict=True):
-        used = receipt.gas_used - used_before
+    for tx, receipt in zip(txs, receipts, strict=True):
+        value += max(effective_tip(tx, header.base_fee_per_gas), 0) * (receipt.gas_used - used_before)
         used_before = receipt.gas_used
-        value += max(effective_tip(tx, header.base_fee_per_gas), 0) * used
     requests = None
     if rules.requests:
         requests = tuple(bytes(r) for r in getattr(block, "block_requests", ()) if len(r) > 1)
@@ -155,16 +154,16 @@ def build_payload(backend: Any, config: ChainConfig, head: Header, attributes: P
         transactions=tuple(encode_transaction(tx) for tx in txs),
         withdrawals=withdrawals,
         block_value=value,
-        sidecars=tuple(sidecar for _, sidecar, _ in chosen if sidecar is not None),
+        sidecars=tuple(sidecar for _, sidecar in chosen if sidecar is not None),
         requests=requests,
     )
 
 
 def _choose(backend: Any, config: ChainConfig, vm_class: Any, start: Any, rules: Any,
             given: list[tuple[Transaction, BlobSidecar | None]] | None,
-            pool: TxPool | None) -> list[tuple[Transaction, BlobSidecar | None, int]]:
-    """(transaction, sidecar, gas used) of those applied one by one: the given ones (the first to
-    fail is the error), or the pool's best that fit (a failure drops its sender's line)."""
+            pool: TxPool | None) -> list[tuple[Transaction, BlobSidecar | None]]:
+    """The transactions (with sidecars) applied one by one: the given ones (the first to fail is
+    the error), or the pool's best that fit (a failure drops its sender's line)."""
     vm = evm_vm(vm_class, start, scratch_chaindb(backend.evm_database()), config.chain_id)
     vm.block_preprocessing(vm.get_block())
     state = vm.state
@@ -173,7 +172,7 @@ def _choose(backend: Any, config: ChainConfig, vm_class: Any, start: Any, rules:
     blob_base_fee = (config.blob_base_fee(start.block_number, start.timestamp, start.excess_blob_gas)
                      if rules.blob is not None else None)
     base_fee = getattr(start, "base_fee_per_gas", None)
-    chosen: list[tuple[Transaction, BlobSidecar | None, int]] = []
+    chosen: list[tuple[Transaction, BlobSidecar | None]] = []
     blobs = 0
 
     def apply(tx: Transaction, sidecar: BlobSidecar | None) -> None:
@@ -197,10 +196,9 @@ def _choose(backend: Any, config: ChainConfig, vm_class: Any, start: Any, rules:
         except (ValidationError, ValueError) as exc:
             state.revert(snapshot)
             raise TransactionRejected(str(exc)) from None
-        used = receipt.gas_used - header.gas_used
         header = vm.add_receipt_to_header(header, receipt)
         blobs += blob_count
-        chosen.append((tx, sidecar, used))
+        chosen.append((tx, sidecar))
 
     if given is not None:
         for tx, sidecar in given:

@@ -23,11 +23,6 @@ class PendingView:
         self.block = block
         self._chaindb = chaindb
 
-    @property
-    def header(self) -> Header:
-        """The pending block's header."""
-        return self.block.header
-
     def header_by_hash(self, block_hash: Hash32) -> Header | None:
         """The pending block's header for its hash, else the backend's."""
         if block_hash == self.block.hash:
