@@ -112,8 +112,6 @@ class ChainImporter:
             write_block(backend, _bodiless(header, raw_header), ())
         return importer
 
-    # ----------------------------------------------------------------------------------------
-
     def _ensure_genesis(self, genesis: Genesis) -> None:
         config = self.config
         vm_class = config.vm_class(0, genesis.header_params["timestamp"])
@@ -147,11 +145,8 @@ class ChainImporter:
             self.backend.store_chain_config(config)
             write_block(self.backend, _bodiless(decode_header(raw_header), raw_header), ())
 
-    # ----------------------------------------------------------------------------------------
-
     def import_blocks(self, raw_blocks: Iterable[bytes], *, progress: Progress | None = None) -> int:
-        """Execute and store RLP-encoded blocks in order, reporting to ``progress``; returns how
-        many were new (blocks already held are skipped)."""
+        """Execute and store RLP-encoded blocks in order; how many were new (held ones are skipped)."""
         raw_list = list(raw_blocks)
         done = 0
         for position, raw in enumerate(raw_list):
@@ -234,8 +229,6 @@ class ChainImporter:
         receipts = build_receipts(block, evm_receipts, self.config)
         self.chaindb.persist_header(result.header)
         write_block(self.backend, block, receipts)
-
-    # ----------------------------------------------------------------------------------------
 
     def _validate_header(self, vm_class: Any, evm_block: Any, evm_parent: BlockHeaderAPI,
                          number: int) -> None:
@@ -324,8 +317,7 @@ def write_block(backend: WritableBackend, block: Block, receipts: Sequence[Recei
 
 
 def spoof_senders(transactions: Iterable[Any], senders: Mapping[bytes, bytes]) -> None:
-    """Make each py-evm transaction whose hash is in ``senders`` answer that address as its sender
-    (a dev chain's impersonation); nothing else changes."""
+    """Make py-evm transactions whose hash is in ``senders`` answer that sender (impersonation)."""
     for tx in transactions:
         sender = senders.get(bytes(tx.hash))
         if sender is not None:

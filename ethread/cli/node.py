@@ -154,8 +154,7 @@ def hardfork_name(value: str) -> str:
     if wanted in later:
         raise NodeError(f"--hardfork {value}: ethread's dev chain runs forks up to "
                         f"{DEFAULT_HARDFORK}")
-    raise NodeError(f"--hardfork: unknown hardfork {value!r}; known: latest, "
-                    f"{', '.join(runs)}")
+    raise NodeError(f"--hardfork: unknown hardfork {value!r}; known: latest, {', '.join(runs)}")
 
 
 def _ether(value: str) -> int:
@@ -388,7 +387,6 @@ def run(args: argparse.Namespace) -> int:
             if not settings.silent:
                 print(f"ethread node: state written to {settings.dump_state}", file=sys.stderr)
         except OSError as exc:
-            print(f"ethread node: error: the state could not be written: {exc}",
-                  file=sys.stderr)
+            print(f"ethread node: error: the state could not be written: {exc}", file=sys.stderr)
             code = code or 1
     return code

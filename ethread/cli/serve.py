@@ -72,8 +72,7 @@ def _add_operation_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def add_setting_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per declared setting of the [server] and [limits] tables (see
-    :func:`ethread.server.config.setting`)."""
+    """One flag per declared setting of [server] and [limits] (:func:`ethread.server.config.setting`)."""
     from ..server.config import SECTIONS, declared_settings
 
     groups = {section: parser.add_argument_group(f"the [{section}] table of --config")
@@ -226,8 +225,7 @@ def run(args: argparse.Namespace) -> int:
         for path in save_state_files(listening.networks):
             print(f"ethread serve: state written to {path}", file=sys.stderr)
     except OSError as exc:
-        print(f"ethread serve: error: the state file could not be written: {exc}",
-              file=sys.stderr)
+        print(f"ethread serve: error: the state file could not be written: {exc}", file=sys.stderr)
         code = code or 1
     print("ethread serve: stopped", file=sys.stderr)
     return code

@@ -201,8 +201,7 @@ def _export_parquet(backend: Any, target: str, args: argparse.Namespace,
                                "export every block held")
         print(f"ethread export: the chain has gaps; exporting the blocks it holds: {held}",
               file=sys.stderr)
-    return export_parquet(backend, target, first, last + 1, tables=names,
-                          progress=bar, spans=spans)
+    return export_parquet(backend, target, first, last + 1, tables=names, progress=bar, spans=spans)
 
 
 def _spans_text(spans: list[tuple[int, int]]) -> str:

@@ -28,8 +28,7 @@ from .state_files import StateFiles
 __all__ = ["GWEI", "PRAGUE_FORKS", "DevChain", "Fees", "ForkSchedule"]
 
 
-class DevChain(ForkedReads, PoolControls, ClientSigning, AnvilControls, Snapshots,
-               StateFiles):
+class DevChain(ForkedReads, PoolControls, ClientSigning, AnvilControls, Snapshots, StateFiles):
     """A chain grown block by block in code, on top of a writable backend.
 
     Transactions sent in code (:meth:`send`, :meth:`deploy`, :meth:`fund`) are checked before

@@ -1,13 +1,8 @@
-"""The demo chain ``ethread serve`` shows when given no chain: small, quick to build, and rich
-enough to exercise every read method. Fifty blocks on
-:data:`~ethread.devchain.genesis.RPC_COMPAT_FORKS`:
-
-- blocks 1-35 (proof of work): creations, transfers, legacy transactions with and without
-  EIP-155, logs with 0 to 4 topics, storage writes, the three kinds of revert, access-list
-  transactions from Berlin, dynamic-fee ones from London, uncles;
-- the merge at 36, Shanghai at 39 (withdrawals), Cancun at 42 (blob transactions, the
-  environment echo), Prague at 45 (set-code transactions, a delegated account emitting logs);
-- safe one block behind the head, finalized two.
+"""The demo chain ``ethread serve`` shows when given no chain: fifty blocks on
+:data:`~ethread.devchain.genesis.RPC_COMPAT_FORKS`, quick to build and rich enough to exercise
+every read method: every transaction kind of its forks, logs with 0 to 4 topics, storage writes,
+reverts, uncles (to block 35), withdrawals (Shanghai at 39), blobs (Cancun at 42), a delegated
+account (Prague at 45); safe one block behind the head, finalized two.
 """
 
 from __future__ import annotations
@@ -130,8 +125,7 @@ def _berlin_to_merge(demo: Demo) -> None:
     chain.mine()  # 24
     chain.mine_until_fork("london")
     chain.send(a[4], a[5].address, value=10**15, kind="dynamic-fee")
-    chain.send(a[5], a[6].address, value=10**15, kind="legacy",
-               fees=Fees(gas_price=2 * GWEI))
+    chain.send(a[5], a[6].address, value=10**15, kind="legacy", fees=Fees(gas_price=2 * GWEI))
     chain.send(a[6], demo.storage, data=contracts.store_calldata({4: 5}), kind="access-list",
                access_list=[entry])
     demo._log(a[7], 3, tag=27, kind="dynamic-fee", tip=2 * GWEI)

@@ -83,8 +83,7 @@ class TransactionSending(BlockMining):
                 authorizations=self._authorizations(delegations, nonces),
             )
             tx = draft.unsigned(kind, self.chain_id, fees)
-            protect = (kind == "legacy" and protected
-                       and FORK_BY_NAME[fork].replay_protection)
+            protect = kind == "legacy" and protected and FORK_BY_NAME[fork].replay_protection
             signed = sign_transaction(tx, sender, self.chain_id if protect else None)
             self._admit(signed, sender.address)
             tx_hash = self.pool.keep(signed, sender.address)
@@ -121,8 +120,7 @@ class TransactionSending(BlockMining):
         return tx_hash
 
     def send_request(self, request: CallRequest) -> Hash32:
-        """eth_sendTransaction from a dev or impersonated account (missing fields filled in), then as
-        :meth:`submit`."""
+        """eth_sendTransaction from a dev or impersonated account (fields filled in); then :meth:`submit`."""
         with self._lock:
             tx = transaction_for(self, request)
             assert request.sender is not None

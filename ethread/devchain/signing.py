@@ -54,8 +54,7 @@ def derive_key(index: int, mnemonic: str = TEST_MNEMONIC, path: str = DERIVATION
 
 @dataclass(frozen=True)
 class DevAccount:
-    """A funded account whose key is the ``index``-th of the test mnemonic (anvil's and hardhat's
-    accounts, in their order)."""
+    """A funded account whose key is the ``index``-th of the test mnemonic (anvil's, in order)."""
 
     index: int
     mnemonic: str = TEST_MNEMONIC
@@ -114,8 +113,7 @@ def sign_authorization(account: DevAccount, chain_id: int, address: Address, non
     account's nonce when it applies (one more if the account also sends it); chain id 0: any chain."""
     payload = AUTHORIZATION_MAGIC + rlp.encode([int_to_bytes(chain_id), address, int_to_bytes(nonce)])
     parity, r, s = account.sign(keccak(payload))
-    return Authorization(chain_id=chain_id, address=address, nonce=nonce, y_parity=parity, r=r,
-                         s=s)
+    return Authorization(chain_id=chain_id, address=address, nonce=nonce, y_parity=parity, r=r, s=s)
 
 
 def versioned_hash(seed: bytes) -> Hash32:

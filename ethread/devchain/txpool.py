@@ -331,8 +331,7 @@ class PoolContent:
 
 
 class PoolLines:
-    """What a pool holds, by sender (plain pending and queued, blob and gapped blob lines), kept in step
-    with the head."""
+    """What a pool holds by sender (plain pending and queued, blob, gapped blob), in step with the head."""
 
     def __init__(self, chain: PoolChain, limits: PoolLimits = DEFAULT_LIMITS) -> None:
         self.chain = chain
@@ -357,8 +356,7 @@ class PoolLines:
         self._arrivals.append((self._arrived, tx_hash))
 
     def arrivals_since(self, cursor: int) -> tuple[list[Hash32], int]:
-        """The hashes of the transactions taken after ``cursor`` (of the latest :data:`ARRIVALS_KEPT`),
-        and the next cursor."""
+        """Hashes taken after ``cursor`` (of the latest :data:`ARRIVALS_KEPT`), and the next cursor."""
         with self._lock:
             return [h for seq, h in self._arrivals if seq > cursor], self._arrived
 
@@ -373,8 +371,7 @@ class PoolLines:
             del self._plain[pooled.sender]
 
     def _promote(self, sender: Address, account: SenderAccount, head: Header) -> None:
-        """geth's promotion for one sender: stale and unpayable queued ones go, those now next join the
-        pending line, the queue is capped."""
+        """geth's promotion: stale and unpayable queued ones go, the next ones join, the queue is capped."""
         entry = self._plain.get(sender)
         if entry is None:
             return
@@ -392,24 +389,19 @@ class PoolLines:
             del self._plain[sender]
 
     def _follow_head(self) -> None:
-        """When the head has moved: drop what it made stale, demote what no longer follows the state
-        nonce, promote what now does."""
+        """After a new head: drop what it made stale, demote what no longer follows, promote what does."""
         head = self.chain.head()
-        if self._head == head.hash:
-            return
-        first = self._head is None
-        self._head = head.hash
-        if first:
+        previous, self._head = self._head, head.hash
+        if previous is None or previous == head.hash:
             return
         for sender in list(self._plain):
             account = self.chain.account(sender)
             entry = self._plain[sender]
             for nonce in [n for n in entry.pending if n < account.nonce]:
                 self._all.pop(entry.pending.pop(nonce).hash, None)
-            expected = account.nonce
             line = sorted(entry.pending)
             for index, nonce in enumerate(line):
-                if nonce != expected + index:
+                if nonce != account.nonce + index:
                     for later in line[index:]:
                         entry.queued[later] = entry.pending.pop(later)
                     break
@@ -465,11 +457,9 @@ class PoolLines:
         """The nonce after the sender's pending line (geth's eth_getTransactionCount at "pending")."""
         with self._lock:
             self._follow_head()
-            nonce = self.chain.account(address).nonce
             entry = self._plain.get(address)
-            line = self._blobs.get(address, [])
-            taken = len(entry.pending) if entry is not None else len(line)
-            return nonce + taken
+            taken = len(entry.pending) if entry is not None else len(self._blobs.get(address, []))
+            return self.chain.account(address).nonce + taken
 
     def pending_cost(self, address: Address) -> int:
         """The most the sender's pending transactions can take from it."""
@@ -479,8 +469,7 @@ class PoolLines:
             return (entry.pending_cost() if entry is not None else 0) + sum(p.cost for p in line)
 
     def drop(self, tx_hash: Hash32) -> bool:
-        """Take a transaction out (anvil_dropTransaction), demoting its sender's later ones as geth
-        does; False if not held."""
+        """anvil_dropTransaction, demoting the sender's later ones as geth does; False if not held."""
         with self._lock:
             pooled = self._all.get(tx_hash)
             if pooled is None:
@@ -562,8 +551,7 @@ class TxPool(PoolLines):
     """Transactions waiting for a block, checked and kept by geth's rules."""
 
     def submit(self, raw: bytes) -> Hash32:
-        """eth_sendRawTransaction: decode, check and keep; the hash (:class:`TransactionRejected`
-        in geth's words)."""
+        """eth_sendRawTransaction: decode, check and keep (else :class:`TransactionRejected`); the hash."""
         if len(raw) > MAX_BLOB_TX_SIZE + 4 * TX_SLOT_SIZE:
             # Far past any transaction either sub-pool could take: refused before decoding.
             raise TransactionRejected(f"oversized data: transaction size {len(raw)}, "
@@ -725,16 +713,13 @@ class TxPool(PoolLines):
         if balance < needed:
             raise TransactionRejected(f"insufficient funds for gas * price + value: balance {balance}, "
                                       f"tx cost {needed}, overshot {needed - balance}")
+        extra, what = needed, "tx cost"
         if previous is not None:
-            bump = needed - previous.cost
-            if balance < spent + bump:
-                raise TransactionRejected(
-                    f"insufficient funds for gas * price + value: balance {balance}, queued cost {spent}, "
-                    f"tx bumped {bump}, overshot {spent + bump - balance}")
-        elif balance < spent + needed:
+            extra, what = needed - previous.cost, "tx bumped"
+        if balance < spent + extra:
             raise TransactionRejected(
                 f"insufficient funds for gas * price + value: balance {balance}, queued cost {spent}, "
-                f"tx cost {needed}, overshot {spent + needed - balance}")
+                f"{what} {extra}, overshot {spent + extra - balance}")
 
     @staticmethod
     def _bumped(old: Pooled, new: Pooled, bump: int) -> bool:
@@ -746,10 +731,9 @@ class TxPool(PoolLines):
 
     def _delegated(self, address: Address, account: SenderAccount) -> bool:
         """Whether the sender is delegated, or a pooled set-code transaction delegates it."""
-        if account.code:
-            return True
-        return any(address in self._authorities_of(pooled) for pooled in self._all.values()
-                   if isinstance(pooled.tx, SetCodeTransaction))
+        return bool(account.code) or any(
+            address in self._authorities_of(pooled) for pooled in self._all.values()
+            if isinstance(pooled.tx, SetCodeTransaction))
 
     def _authorities_of(self, pooled: Pooled) -> tuple[Address, ...]:
         """The authorities of a pooled set-code transaction, recovered once."""
@@ -789,9 +773,9 @@ class TxPool(PoolLines):
             raise TransactionRejected("replacement transaction underpriced")
         if replacing is None:
             self._make_room(pooled)
-        self._plain[sender] = entry
-        if replacing is not None:
+        else:
             del self._all[replacing.hash]
+        self._plain[sender] = entry
         if tx.nonce in entry.pending:
             entry.pending[tx.nonce] = pooled
         else:
@@ -896,19 +880,6 @@ def _authorities(tx: SetCodeTransaction) -> Iterable[Address]:
     return found
 
 
-__all__ = [
-    "DEFAULT_LIMITS",
-    "DEV_LIMITS",
-    "BackendChain",
-    "BlobSidecar",
-    "PoolChain",
-    "PoolContent",
-    "PoolLimits",
-    "PoolState",
-    "Pooled",
-    "TxPool",
-    "decode_submission",
-    "effective_tip",
-    "fee_cap",
-    "tip_cap",
-]
+__all__ = ["DEFAULT_LIMITS", "DEV_LIMITS", "BackendChain", "BlobSidecar", "PoolChain",
+           "PoolContent", "PoolLimits", "PoolState", "Pooled", "TxPool", "decode_submission",
+           "effective_tip", "fee_cap", "tip_cap"]

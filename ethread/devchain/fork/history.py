@@ -238,8 +238,7 @@ class ForkHistory:
             if not begin <= number <= end:
                 raise RemoteError(f"the forked node answered a log of block {number}, "
                                   f"outside {begin} to {end}")
-            self._check_block_hash(number, _hex_bytes(log.get("blockHash"), "block hash"),
-                                   "a log")
+            self._check_block_hash(number, _hex_bytes(log.get("blockHash"), "block hash"), "a log")
         return logs
 
     def block_logs(self, block_hash: Hash32, selection: dict[str, Any]) -> list[Any]:

@@ -42,8 +42,7 @@ class ForkOverlay:
         self._local = threading.local()
         self._lock = threading.Lock()
         self.vm_classes: dict[Any, Any] = {}
-        """py-evm VM classes made to read through this overlay, by the class they extend (and account
-        database classes below)."""
+        """py-evm VM (and below, account database) classes made to read through this overlay."""
         self.account_classes: dict[Any, Any] = {}
 
     # -- which trie answers -----------------------------------------------------------------
@@ -58,27 +57,18 @@ class ForkOverlay:
 
     def account_is_local(self, address: Address, at: int | None) -> bool:
         """Whether the local trie is the word on ``address`` in the state after block ``at``."""
-        first = self._accounts.get(address)
-        return first is not None and (at is None or first <= at)
+        return _by(self._accounts.get(address), at)
 
     def slot_is_local(self, address: Address, slot: int, at: int | None) -> bool:
         """Whether the local trie is the word on a slot of ``address`` after block ``at``."""
-        for first in (self._slots.get((address, slot)), self._wiped.get(address)):
-            if first is not None and (at is None or first <= at):
-                return True
-        return False
+        return _by(self._slots.get((address, slot)), at) or _by(self._wiped.get(address), at)
 
     def in_local_trie(self, address: Address, at: int | None) -> bool:
-        """Whether the local trie holds ``address``'s record after block ``at`` (the account or a
-        slot written)."""
-        if self.account_is_local(address, at):
+        """Whether the local trie holds ``address``'s record (account or slot written) after block ``at``."""
+        if self.account_is_local(address, at) or _by(self._wiped.get(address), at):
             return True
         with self._lock:
-            firsts = [n for (owner, _), n in self._slots.items() if owner == address]
-            wiped = self._wiped.get(address)
-        if wiped is not None:
-            firsts.append(wiped)
-        return any(at is None or first <= at for first in firsts)
+            return any(_by(first, at) for (owner, _), first in self._slots.items() if owner == address)
 
     # -- the forked block's values, checked (methods.state.StateOverlay names them) ---------
 
@@ -134,6 +124,11 @@ class ForkOverlay:
             self._slots = {k: n for k, n in self._slots.items() if n <= number}
             self._wiped = {k: n for k, n in self._wiped.items() if n <= number}
             self._roots = {k: n for k, n in self._roots.items() if n <= number}
+
+
+def _by(first: int | None, at: int | None) -> bool:
+    """Whether a write first made in block ``first`` (None: never) is in the state after ``at``."""
+    return first is not None and (at is None or first <= at)
 
 
 __all__ = ["ForkOverlay", "Writes"]
