@@ -28,26 +28,7 @@ from .signing import (
     sign_transaction,
 )
 
-__all__ = [
-    "DEFAULT_FORKS",
-    "DEV_CHAIN_ID",
-    "GWEI",
-    "OSAKA_FORKS",
-    "PRAGUE_FORKS",
-    "RPC_COMPAT_FORKS",
-    "TEST_MNEMONIC",
-    "CallOutcome",
-    "Demo",
-    "DevAccount",
-    "DevChain",
-    "DevChainError",
-    "Fees",
-    "ForkSchedule",
-    "StateEdit",
-    "TxKind",
-    "demo_chain",
-    "dev_accounts",
-    "genesis_document",
-    "sign_authorization",
-    "sign_transaction",
-]
+__all__ = ["DEFAULT_FORKS", "DEV_CHAIN_ID", "GWEI", "OSAKA_FORKS", "PRAGUE_FORKS",
+           "RPC_COMPAT_FORKS", "TEST_MNEMONIC", "CallOutcome", "Demo", "DevAccount", "DevChain",
+           "DevChainError", "Fees", "ForkSchedule", "StateEdit", "TxKind", "demo_chain",
+           "dev_accounts", "genesis_document", "sign_authorization", "sign_transaction"]

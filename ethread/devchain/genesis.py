@@ -90,8 +90,7 @@ DEFAULT_FORKS = OSAKA_FORKS
 
 
 def system_contracts() -> dict[str, dict[str, str]]:
-    """The beacon-roots (EIP-4788) and block-history (EIP-2935) contracts (py-evm updates them
-    only when they hold exactly this code)."""
+    """The EIP-4788 and EIP-2935 system contracts (py-evm updates them only when they hold this code)."""
     from eth.vm.forks.cancun.constants import BEACON_ROOTS_ADDRESS, BEACON_ROOTS_CONTRACT_CODE
     from eth.vm.forks.prague.constants import (
         HISTORY_STORAGE_ADDRESS,

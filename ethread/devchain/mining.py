@@ -234,8 +234,7 @@ class BlockMining(ChainCore):
             vm_class = _set_by_test(vm_class)
         params: dict[str, Any] = {
             "timestamp": timestamp, "coinbase": coinbase, "extra_data": extra_data,
-            # Zero seals before the merge (py-evm's default nonce is not zero); a made-up
-            # randomness beacon after it.
+            # Zero seals before the merge (py-evm's default nonce is not); a made-up beacon after.
             "nonce": ZERO_NONCE,
             "mix_hash": keccak(b"prevrandao %d" % number) if rules.proof_of_stake
             else ZERO_HASH,
@@ -269,8 +268,7 @@ class BlockMining(ChainCore):
             raise DevChainError(f"block {number} ({rules.name}) cannot be built: {exc}") from exc
 
     def edit(self, *edits: StateEdit) -> Block:
-        """Apply account edits in a new block of their own (before block processing); pending
-        transactions stay pending."""
+        """Apply account edits in a new block of their own; pending transactions stay pending."""
         with self._lock:
             for change in edits:
                 self._preimages.add(change.address, (slot for slot, _ in change.storage))

@@ -15,8 +15,7 @@ from .txpool import DEFAULT_LIMITS, BackendChain, PoolContent, Pooled, PoolLimit
 
 
 class ServedPool:
-    """One pool over a served backend (with state), for eth_sendRawTransaction, txpool_* and
-    testing_buildBlockV1."""
+    """One pool over a served backend, for eth_sendRawTransaction, txpool_* and testing_buildBlockV1."""
 
     def __init__(self, backend: ExecutableChain, config: ChainConfig | None = None,
                  limits: PoolLimits = DEFAULT_LIMITS, *, pool: TxPool | None = None) -> None:

@@ -22,8 +22,7 @@ class Snapshots(ChainCore):
             return self._snapshot_ids
 
     def revert(self, snapshot_id: int) -> bool:
-        """Go back to a snapshot (blocks above it dropped), using it and every later one up (as in
-        anvil); False for an unknown id."""
+        """Go back to a snapshot, using it and every later one up (as anvil); False for an unknown id."""
         with self._lock:
             saved = self._snapshots.get(snapshot_id)
             if saved is None:

@@ -40,8 +40,7 @@ class Preimages:
             self.add(bytes(address), witness.get_slots_queried(address))
 
     def record_system_writes(self, number: int, timestamp: int) -> None:
-        """The slots py-evm writes outside any message: the beacon roots (EIP-4788) and the block
-        hash history (EIP-2935)."""
+        """The slots py-evm writes outside any message (EIP-4788 beacon roots, EIP-2935 block hashes)."""
         from eth.vm.forks.cancun.constants import BEACON_ROOTS_ADDRESS, HISTORY_BUFFER_LENGTH
         from eth.vm.forks.prague.constants import HISTORY_SERVE_WINDOW, HISTORY_STORAGE_ADDRESS
 

@@ -18,8 +18,7 @@ class StateFiles(BlockMining):
     """The head's state written out as anvil's state file, and such a file read back in."""
 
     def dump_state(self, *, compress: bool = False) -> bytes:
-        """The head's state as anvil's state file (JSON bytes, gzipped when ``compress``): every account
-        the chain has touched, with its non-zero storage."""
+        """The head's state as anvil's state file (gzipped when ``compress``), every account touched."""
         with self._lock:
             head = self.head
             state = self._head_state()
@@ -40,8 +39,7 @@ class StateFiles(BlockMining):
         return encode_state(document, compress=compress)
 
     def load_state(self, state: bytes | str | Mapping[str, Any]) -> Block:
-        """Write the accounts of an anvil state file into the chain in a block of their own, stamped
-        no earlier than the state's block; that block."""
+        """Write an anvil state file's accounts in a block of their own (no earlier than its block)."""
         loaded = parse_state(state)
         edits = [StateEdit(account.address, balance=account.balance, nonce=account.nonce,
                            code=account.code, storage=account.storage)

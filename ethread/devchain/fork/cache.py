@@ -51,8 +51,7 @@ class MemoryCache:
 
 
 class LMDBCache:
-    """An LMDB environment in ``path`` (a directory, made when missing); several processes may
-    share it. Needs the ``lmdb`` extra."""
+    """An LMDB environment in directory ``path``, which processes may share (the ``lmdb`` extra)."""
 
     def __init__(self, path: str | Path, map_size: int = DEFAULT_MAP_SIZE) -> None:
         try:

@@ -296,8 +296,7 @@ class ForkSource:
 
 
 class ProofUnavailable(EthreadError):
-    """eth_getProof of a value a forked chain's local block holds unwritten (its state root does
-    not commit to it)."""
+    """eth_getProof of a value a forked chain's local block holds unwritten (not under its state root)."""
 
     code = -32000
 
