@@ -60,11 +60,8 @@ def parse_genesis(document: dict[str, Any]) -> Genesis:
         "timestamp": _quantity(document.get("timestamp", "0x0"), "timestamp"),
         "coinbase": _data(document.get("coinbase", "0x" + "00" * 20), "coinbase"),
     }
-    for key, name in (
-        ("baseFeePerGas", "base_fee_per_gas"),
-        ("excessBlobGas", "excess_blob_gas"),
-        ("blobGasUsed", "blob_gas_used"),
-    ):
+    for key, name in (("baseFeePerGas", "base_fee_per_gas"), ("excessBlobGas", "excess_blob_gas"),
+                      ("blobGasUsed", "blob_gas_used")):
         if document.get(key) is not None:
             params[name] = _quantity(document[key], key)
     if config.rules(0, params["timestamp"]).beacon_root:
@@ -78,9 +75,8 @@ def parse_genesis(document: dict[str, Any]) -> Genesis:
         raise GenesisError("genesis alloc must be an object")
     for raw_address, account in raw_alloc.items():
         try:
-            address = to_canonical_address(
-                raw_address if raw_address.startswith("0x") else "0x" + raw_address
-            )
+            address = to_canonical_address(raw_address if raw_address.startswith("0x")
+                                           else "0x" + raw_address)
         except ValueError:
             raise GenesisError(f"genesis alloc: bad address {raw_address!r}") from None
         if not isinstance(account, dict):

@@ -117,9 +117,8 @@ class ChainImporter:
         vm_class = config.vm_class(0, genesis.header_params["timestamp"])
         stored = self.backend.chain_config()
         if stored is not None and stored.chain_id != config.chain_id:
-            raise GenesisError(
-                f"the store holds chain {stored.chain_id}, the genesis is for {config.chain_id}"
-            )
+            raise GenesisError(f"the store holds chain {stored.chain_id}, the genesis is for "
+                               f"{config.chain_id}")
         existing = self.backend.canonical_hash(0)
         with self.backend.import_batch():
             from eth.chains.base import Chain
@@ -135,10 +134,8 @@ class ChainImporter:
                 scratch = chain_class.from_genesis(AtomicDB(), genesis.header_params, genesis.alloc)  # type: ignore[arg-type]
                 computed = scratch.get_canonical_head().hash
                 if existing != computed:
-                    raise GenesisError(
-                        f"the store's genesis is {encode_hex(existing)}, the genesis file "
-                        f"gives {encode_hex(computed)}"
-                    )
+                    raise GenesisError(f"the store's genesis is {encode_hex(existing)}, the genesis file "
+                                       f"gives {encode_hex(computed)}")
                 return
             chain = chain_class.from_genesis(self.chaindb.db, genesis.header_params, genesis.alloc)  # type: ignore[arg-type]
             raw_header = rlp.encode(chain.get_canonical_head())
@@ -294,10 +291,8 @@ class ChainImporter:
                 continue
             want, got = getattr(claimed, f.name), getattr(computed, f.name)
             if want != got:
-                raise ImportFailed(
-                    claimed.number, f.metadata["json"],
-                    f"block says {_show(want)}, execution gives {_show(got)}",
-                )
+                raise ImportFailed(claimed.number, f.metadata["json"],
+                                   f"block says {_show(want)}, execution gives {_show(got)}")
         if encode_header(claimed) != encode_header(computed):  # pragma: no cover - same fields
             raise ImportFailed(claimed.number, "header", "encoding differs")
 

@@ -25,9 +25,8 @@ SUBCOMMAND_MODULES = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``ethread`` command's argument parser, with every subcommand."""
-    parser = argparse.ArgumentParser(
-        prog="ethread", description="Serve Ethereum chain data over JSON-RPC."
-    )
+    parser = argparse.ArgumentParser(prog="ethread",
+                                     description="Serve Ethereum chain data over JSON-RPC.")
     from ..version import __version__
 
     parser.register("action", "parsers", Subcommands)

@@ -112,12 +112,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         return _act(args, store, spec)
-    except KeyStoreError as exc:
+    except (KeyStoreError, LedgerError) as exc:
         print(f"ethread keys: error: {exc}", file=sys.stderr)
-        return 1
-    except LedgerError as exc:
-        print(f"ethread keys: error: {exc}", file=sys.stderr)
-        return 2
+        return 1 if isinstance(exc, KeyStoreError) else 2
     finally:
         store.close()
 

@@ -107,9 +107,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-# -- what the flags describe ------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class NodeSettings:
     """The flags, checked once: what the node is built and served with."""
@@ -238,9 +235,6 @@ def settings_of(args: argparse.Namespace) -> NodeSettings:
         api_keys=tuple(args.api_keys or ()), silent=args.silent, cors=not args.no_cors)
 
 
-# -- building and serving ---------------------------------------------------------------------
-
-
 def build_chain(settings: NodeSettings) -> Any:
     """The dev chain (in memory, on a wall clock) the settings describe, its state loaded."""
     from eth_utils import ValidationError
@@ -347,12 +341,9 @@ def run(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         chain = build_chain(settings)
-    except NodeError as exc:
+    except (NodeError, EthreadError, OSError) as exc:
         print(f"ethread node: error: {exc}", file=sys.stderr)
-        return 2
-    except (EthreadError, OSError) as exc:
-        print(f"ethread node: error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, NodeError) else 1
     keys = settings.api_keys or (NODE_KEY,)
     config = ServerConfig(host=settings.host, port=settings.port, ledger=":memory:",
                           keys=tuple(KeyConfig(key=k, daily_credits=UNLIMITED_CREDITS, label="node")

@@ -185,12 +185,9 @@ def run(args: argparse.Namespace) -> int:
             print("ethread serve: no --blocks given: serving the genesis block alone "
                   "(give --blocks B to import a chain after it)", file=sys.stderr, flush=True)
         listening = runner.listen(config)
-    except (ConfigError, LedgerError) as exc:
+    except (ConfigError, LedgerError, EthreadError, OSError) as exc:
         print(f"ethread serve: error: {exc}", file=sys.stderr)
-        return 2
-    except (EthreadError, OSError) as exc:
-        print(f"ethread serve: error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, ConfigError | LedgerError) else 1
     for name, http_url, ws_url in listening.urls():
         print(f"network {name}: HTTP {http_url}", flush=True)
         print(f"network {name}: WebSocket {ws_url}", flush=True)

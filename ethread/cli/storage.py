@@ -1,6 +1,5 @@
 """The storage subcommands: ``import``, ``copy``, ``export``, ``verify``, ``upgrade`` and ``index``.
-Each draws a progress bar on stderr and turns an ethread error into a message and exit status 1.
-"""
+Each draws a progress bar on stderr and turns an ethread error into a message and exit status 1."""
 
 from __future__ import annotations
 

@@ -107,8 +107,6 @@ def store_bytes(offset: int, data: bytes) -> list[Item]:
     return out
 
 
-# -- log emitter -------------------------------------------------------------------------------
-
 LOG_EMITTER = assemble(
     # Calldata: one byte n (0..4), n topics of 32 bytes, then the log data. Empty calldata
     # does nothing, so the contract can also receive plain transfers.
@@ -138,8 +136,6 @@ def log_calldata(topics: Sequence[bytes], data: bytes = b"") -> bytes:
         raise ValueError("a log has at most four topics of 32 bytes each")
     return bytes([len(topics)]) + b"".join(topics) + data
 
-
-# -- reverts -----------------------------------------------------------------------------------
 
 PANIC_SELECTOR = keccak(b"Panic(uint256)")[:4]
 ERROR_SELECTOR = keccak(b"Error(string)")[:4]
@@ -179,8 +175,6 @@ REVERTER = assemble(
 PANIC_CALL, ERROR_CALL, BARE_REVERT_CALL = b"\x00", b"\x01", b"\x02"
 
 
-# -- storage -----------------------------------------------------------------------------------
-
 STORAGE = assemble(
     # 32 bytes of calldata: return the slot they name. Otherwise calldata is (slot, value)
     # pairs of 32-byte words, each stored in turn.
@@ -203,8 +197,6 @@ def store_calldata(slots: dict[int, int]) -> bytes:
         raise ValueError("at least one slot is needed (32 bytes of calldata would read one)")
     return b"".join(s.to_bytes(32, "big") + v.to_bytes(32, "big") for s, v in slots.items())
 
-
-# -- environment echo --------------------------------------------------------------------------
 
 ENV_FIELDS: tuple[str, ...] = (
     "NUMBER", "TIMESTAMP", "CHAINID", "COINBASE", "BASEFEE", "GASLIMIT", "PREVRANDAO",

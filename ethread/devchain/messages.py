@@ -1,6 +1,5 @@
 """eth_sign and personal_sign (EIP-191) and eth_signTypedData_v4 (EIP-712) for the dev accounts,
-by eth-account. Signatures are 65 bytes, r || s || v with v 27 or 28, as geth and anvil return.
-"""
+by eth-account. Signatures are 65 bytes, r || s || v with v 27 or 28, as geth and anvil return."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ class NoSigner(InvalidParams):
 
 
 def sign_message(account: DevAccount, message: bytes) -> bytes:
-    """eth_sign / personal_sign: the signature of keccak("\\x19Ethereum Signed Message:\\n" +
-    len(message) + message)."""
+    """eth_sign / personal_sign: the EIP-191 ("\\x19Ethereum Signed Message:\\n") signature of ``message``."""
     from eth_account.messages import encode_defunct
 
     signed = account.local_account.sign_message(encode_defunct(primitive=message))

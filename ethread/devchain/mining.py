@@ -1,5 +1,4 @@
-"""A dev chain's blocks: made from the pool, executed by py-evm on a VM at their parent and
-stored through the importer; account edits (anvil_setBalance and friends) are blocks too."""
+"""A dev chain's blocks (account edits too), made from the pool and executed by py-evm at their parent."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Admitting a transaction to a dev chain's pending list (geth's pool checks, in its order and
-words), and the py-evm helpers the pool, the chain and block building share.
-"""
+words), and the py-evm helpers the pool, the chain and block building share."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""eth_sendTransaction on a dev chain: a transaction object signed by its dev account, what it
-leaves out filled in as geth does (next nonce, fees from the next base fee, gas estimated)."""
+"""eth_sendTransaction on a dev chain: a request signed, what it leaves out filled in as geth does."""
 
 from __future__ import annotations
 

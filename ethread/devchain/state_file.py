@@ -76,9 +76,6 @@ class LoadedState:
     best_block_number: int | None
 
 
-# -- writing ------------------------------------------------------------------------------------
-
-
 def _word(value: int) -> str:
     return "0x" + value.to_bytes(32, "big").hex()
 
@@ -122,9 +119,6 @@ def encode_state(document: Mapping[str, Any], *, compress: bool) -> bytes:
     """The document as JSON bytes; gzipped for anvil_dumpState (``compress``)."""
     raw = orjson.dumps(document)
     return gzip.compress(raw, mtime=0) if compress else raw
-
-
-# -- reading ------------------------------------------------------------------------------------
 
 
 def parse_state(data: bytes | str | Mapping[str, Any]) -> LoadedState:

@@ -163,12 +163,7 @@ def tip_cap(tx: Transaction) -> int:
 
 def effective_tip(tx: Transaction, base_fee: int | None) -> int:
     """What the block's fee recipient earns per gas (may be negative below the base fee)."""
-    if base_fee is None:
-        return tip_cap(tx)
-    return min(tip_cap(tx), fee_cap(tx) - base_fee)
-
-
-# -- what the pool reads of its chain -------------------------------------------------------------
+    return tip_cap(tx) if base_fee is None else min(tip_cap(tx), fee_cap(tx) - base_fee)
 
 
 class PoolChain(Protocol):
@@ -205,9 +200,6 @@ class BackendChain:
         view = self._view[1]
         found = view.account(address)
         return SenderAccount(found.nonce, found.balance, view.code(address) if found.exists else b"")
-
-
-# -- decoding what a client sends --------------------------------------------------------------------
 
 
 def decode_submission(raw: bytes) -> tuple[Transaction, BlobSidecar | None]:
@@ -295,9 +287,6 @@ def verify_sidecar(sidecar: BlobSidecar) -> None:
         raise TransactionRejected(f"KZG verification error: {exc}") from None
     if not ok:
         raise TransactionRejected("KZG verification error: invalid proof")
-
-
-# -- the pool ----------------------------------------------------------------------------------
 
 
 @dataclass(slots=True)

@@ -101,9 +101,6 @@ def ethread_accounts(ethread_session_chain: DevChain) -> tuple[LocalAccount, ...
     return ethread_session_chain.local_accounts
 
 
-# -- failures explained ----------------------------------------------------------------------
-
-
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Forget the failures explained before this test."""
     web3_module = sys.modules.get("ethread.web3")
@@ -122,9 +119,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     failures = list(web3_module.FAILURES)
     if failures:
         report.sections.append(("ethread call trees", "\n\n".join(map(str, failures))))
-
-
-# -- assertion output ------------------------------------------------------------------------
 
 
 def _is_model(value: object) -> bool:
@@ -151,13 +145,12 @@ def model_diff(left: object, right: object) -> list[str]:
     """Assertion lines for ``left == right`` where one side is an ethread model."""
     lines = [f"{_short(left)} == {_short(right)}"]
     if type(left) is not type(right) or not _is_model(left):
-        lines += [f"  left:  {show(left)}", f"  right: {show(right)}"]
-        return lines
-    differing = [f for f in dataclasses.fields(left)  # type: ignore[arg-type]
-                 if getattr(left, f.name) != getattr(right, f.name)]
+        return [*lines, f"  left:  {show(left)}", f"  right: {show(right)}"]
     lines.append("Differing fields:")
-    for f in differing:
-        lines.append(f"  {f.name}: {show(getattr(left, f.name))} != {show(getattr(right, f.name))}")
+    for f in dataclasses.fields(left):  # type: ignore[arg-type]
+        have, want = getattr(left, f.name), getattr(right, f.name)
+        if have != want:
+            lines.append(f"  {f.name}: {show(have)} != {show(want)}")
     return lines
 
 

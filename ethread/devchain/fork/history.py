@@ -29,17 +29,14 @@ class ForkHistory:
 
     def __init__(self, source: ForkSource) -> None:
         self.source = source
-        self.fork_number = source.point.number
         point = source.point
-        self._chain_id = point.chain_id
+        self.fork_number = point.number
         self._prefix = point.chain_id.to_bytes(8, "big") + point.number.to_bytes(8, "big")
         self._hashes: dict[int, Hash32] = {point.number: point.header.hash}
         self._parent: Hash32 = point.header.parent_hash
         """The parent hash of the lowest block learnt: the next one down must hash to it."""
         self._lowest = point.number
         self._lock = threading.Lock()
-
-    # -- the chain's hashes -------------------------------------------------------------------
 
     def canonical_hash(self, number: int) -> Hash32 | None:
         """The hash of the fork's chain at ``number`` (None above the fork block)."""
@@ -55,7 +52,7 @@ class ForkHistory:
         numbers = list(range(self._lowest - 1, down_to - 1, -1))
         cache = self.source.cache
         learnt = {n: cache.get(self._prefix + b"v" + n.to_bytes(8, "big")) for n in numbers}
-        headers = {n: cache.get(_header_key(self._chain_id, n)) for n in numbers
+        headers = {n: cache.get(_header_key(self.source.point.chain_id, n)) for n in numbers
                    if learnt[n] is None}
         missing = [n for n, kept in headers.items() if kept is None]
         if missing:
@@ -94,8 +91,6 @@ class ForkHistory:
                               f"(0x{block_hash.hex()}), which is not in the chain of the fork "
                               f"block {self.fork_number}")
 
-    # -- asking, checking, keeping ----------------------------------------------------------
-
     def _key(self, method: str, params: Sequence[Any]) -> bytes:
         return self._prefix + b"r" + orjson.dumps([method, list(params)])
 
@@ -120,8 +115,6 @@ class ForkHistory:
             return False
         self._check_block_hash(number, _hex_bytes(found.get("blockHash"), "block hash"), what)
         return True
-
-    # -- blocks -----------------------------------------------------------------------------
 
     def block(self, number: int, full: bool) -> Any:
         """eth_getBlockByNumber of a block at or below the fork block."""
@@ -150,9 +143,7 @@ class ForkHistory:
             header = header_from_json(block)
             if header.hash != block_hash or header.number > self.fork_number:
                 return None
-            if self.canonical_hash(header.number) != header.hash:
-                return None
-            return block
+            return block if self.canonical_hash(header.number) == header.hash else None
 
         return self._ask("eth_getBlockByHash", ["0x" + block_hash.hex(), full], check)
 
@@ -186,8 +177,6 @@ class ForkHistory:
             return None
         return self._ask("eth_getUncleByBlockNumberAndIndex", [hex(number), hex(index)], check)
 
-    # -- transactions -------------------------------------------------------------------------
-
     def transaction(self, tx_hash: Hash32) -> Any:
         """eth_getTransactionByHash: the node's answer when it is in the fork's chain, else None."""
         return self._ask("eth_getTransactionByHash", ["0x" + tx_hash.hex()],
@@ -204,8 +193,6 @@ class ForkHistory:
             return "0x"
         return self._ask("eth_getRawTransactionByHash", ["0x" + tx_hash.hex()],
                          lambda raw: raw if isinstance(raw, str) else "0x")
-
-    # -- logs -------------------------------------------------------------------------------
 
     def logs(self, begin: int, end: int, selection: dict[str, Any]) -> list[Any]:
         """eth_getLogs over blocks ``begin`` to ``end`` (at most the fork block), asked in spans of

@@ -45,8 +45,6 @@ class ForkOverlay:
         """py-evm VM (and below, account database) classes made to read through this overlay."""
         self.account_classes: dict[Any, Any] = {}
 
-    # -- which trie answers -----------------------------------------------------------------
-
     def local_root(self, state_root: Hash32) -> Hash32:
         """The local trie's root for a header's state root (the forked block's: the empty trie)."""
         return BLANK_ROOT if state_root == self.fork_root else state_root
@@ -83,8 +81,6 @@ class ForkOverlay:
     def remote_code(self, code_hash: Hash32) -> bytes | None:
         """Code the source has fetched, by its hash (None if it has not)."""
         return self.source.code(code_hash)
-
-    # -- recording what blocks write --------------------------------------------------------
 
     @contextmanager
     def recording(self) -> Iterator[Writes]:

@@ -171,8 +171,6 @@ class ForkSource:
             child = header
         return headers
 
-    # -- accounts ---------------------------------------------------------------------------
-
     def account(self, address: Address) -> RemoteAccount | None:
         """The account at the forked block, or None when it does not exist there."""
         return self.accounts([address])[address]
@@ -217,8 +215,6 @@ class ForkSource:
                                   f"0x{address.hex()} claims a value its proof does not hold")
         return answer
 
-    # -- code -------------------------------------------------------------------------------
-
     def code(self, code_hash: Hash32) -> bytes | None:
         """Code the source has fetched, by its hash."""
         if code_hash == EMPTY_CODE_HASH:
@@ -241,8 +237,6 @@ class ForkSource:
             fresh[self._code_prefix + b"c" + code_hash] = code
         self._count(len(wanted))
         self.cache.put_many(fresh)
-
-    # -- storage ----------------------------------------------------------------------------
 
     def storage(self, address: Address, slot: int) -> int:
         """The value of a storage slot of ``address`` at the forked block."""
