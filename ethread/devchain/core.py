@@ -115,8 +115,8 @@ class ChainCore:
         self.automine = automine
         self.revalidate = revalidate
         self.clock = clock
-        """A wall clock (as ``time.time``) block times follow, at least a second apart (None: each
-        block comes ``block_time`` after its parent)."""
+        """A wall clock (as ``time.time``) block times follow, a second apart at least, that
+        ``increase_time`` moves for good (None: each comes ``block_time`` after its parent)."""
         self.accounts = dev_accounts(accounts, mnemonic, derivation_path)
         self.genesis = genesis_document(
             chain_id=chain_id, forks=forks, accounts=self.accounts, balance=balance,
