@@ -16,7 +16,7 @@ import orjson
 
 from ...models import Hash32
 from .remote import RemoteError
-from .source import ForkSource, _header_key, _hex_bytes, _hex_int, header_from_json
+from .source import ForkSource, _header_key, _hex_bytes, _hex_int, _kept, header_from_json
 
 LOG_SPAN = 2000
 """Blocks one eth_getLogs to the node covers at most."""
@@ -201,20 +201,14 @@ class ForkHistory:
                  for first in range(begin - begin % LOG_SPAN, end + 1, LOG_SPAN)]
         requests = [{"fromBlock": hex(low), "toBlock": hex(high), **selection}
                     for low, high in spans]
-        keys = [self._key("eth_getLogs", [request]) for request in requests]
-        kept = [self.source.cache.get(key) for key in keys]
-        wanted = [i for i, found in enumerate(kept) if found is None]
+        keys = {i: self._key("eth_getLogs", [request]) for i, request in enumerate(requests)}
+        kept, wanted = _kept(self.source.cache, keys)
         answers = self.source.remote.batch([("eth_getLogs", [requests[i]]) for i in wanted])
         self.source._count(len(wanted))
-        fresh: dict[bytes, bytes] = {}
         for i, answer in zip(wanted, answers, strict=True):
-            low, high = spans[i]
-            fresh[keys[i]] = orjson.dumps(self._checked_logs(answer, low, high))
-        self.source.cache.put_many(fresh)
-        found: list[Any] = []
-        for key, cached in zip(keys, kept, strict=True):
-            found.extend(orjson.loads(cached if cached is not None else fresh[key]))
-        return found
+            kept[i] = orjson.dumps(self._checked_logs(answer, *spans[i]))
+        self.source.cache.put_many({keys[i]: kept[i] for i in wanted})
+        return [log for i in range(len(spans)) for log in orjson.loads(kept[i])]
 
     def _checked_logs(self, logs: Any, begin: int, end: int) -> list[Any]:
         if not isinstance(logs, list):

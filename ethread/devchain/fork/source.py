@@ -6,9 +6,9 @@ hash, headers against theirs. What is checked is kept (:mod:`.cache`).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 import rlp
@@ -150,16 +150,14 @@ class ForkSource:
         first = max(0, self.point.number - count)
         numbers = list(range(self.point.number - 1, first - 1, -1))
         chain_id = self.point.chain_id
-        kept = {n: self.cache.get(_header_key(chain_id, n)) for n in numbers}
-        missing = [n for n in numbers if kept[n] is None]
+        kept, missing = _kept(self.cache, {n: _header_key(chain_id, n) for n in numbers})
         fetched = self.remote.batch([("eth_getBlockByNumber", [hex(n), False]) for n in missing])
         if missing:
             self._count(len(missing))
             self.cache.put_many({_header_key(chain_id, n): orjson.dumps(b)
                                  for n, b in zip(missing, fetched, strict=True)})
         by_number = dict(zip(missing, fetched, strict=True))
-        blocks = [by_number[n] if kept[n] is None else orjson.loads(kept[n] or b"null")
-                  for n in numbers]
+        blocks = [orjson.loads(kept[n]) if n in kept else by_number[n] for n in numbers]
         headers = []
         child = self.point.header
         for block in blocks:
@@ -177,14 +175,8 @@ class ForkSource:
 
     def accounts(self, addresses: Iterable[Address]) -> dict[Address, RemoteAccount | None]:
         """Several accounts, the missing ones fetched in batches (with their code)."""
-        found: dict[Address, RemoteAccount | None] = {}
-        missing = []
-        for address in dict.fromkeys(addresses):
-            cached = self.cache.get(self._prefix + b"a" + address)
-            if cached is None:
-                missing.append(address)
-            else:
-                found[address] = _decode_account(cached)
+        kept, missing = _kept(self.cache, {a: self._prefix + b"a" + a for a in addresses})
+        found: dict[Address, RemoteAccount | None] = {a: _decode_account(v) for a, v in kept.items()}
         if missing:
             proofs = self.remote.batch([("eth_getProof", ["0x" + a.hex(), [], self._block])
                                         for a in missing])
@@ -244,14 +236,8 @@ class ForkSource:
 
     def storage_many(self, address: Address, slots: Iterable[int]) -> dict[int, int]:
         """Several slots of one account, the missing ones fetched in batches."""
-        found: dict[int, int] = {}
-        missing = []
-        for slot in dict.fromkeys(slots):
-            cached = self.cache.get(self._slot_key(address, slot))
-            if cached is None:
-                missing.append(slot)
-            else:
-                found[slot] = int.from_bytes(cached, "big")
+        kept, missing = _kept(self.cache, {slot: self._slot_key(address, slot) for slot in slots})
+        found = {slot: int.from_bytes(value, "big") for slot, value in kept.items()}
         if not missing:
             return found
         account = self.account(address)
@@ -293,6 +279,15 @@ class ProofUnavailable(EthreadError):
     """eth_getProof of a value a forked chain's local block holds unwritten (not under its state root)."""
 
     code = -32000
+
+
+_K = TypeVar("_K")
+
+
+def _kept(cache: ForkCache, keys: Mapping[_K, bytes]) -> tuple[dict[_K, bytes], list[_K]]:
+    """What ``cache`` holds under ``keys`` (by name), and the names it holds nothing under."""
+    held = {name: cache.get(key) for name, key in keys.items()}
+    return {n: v for n, v in held.items() if v is not None}, [n for n, v in held.items() if v is None]
 
 
 def _header_key(chain_id: int, number: int) -> bytes:
