@@ -1,2 +1,1 @@
-"""Importing a chain: reading a genesis file and executing blocks from RLP into a writable backend.
-"""
+"""Importing a chain: reading a genesis file and executing blocks from RLP into a writable backend."""

@@ -1,5 +1,4 @@
-"""Read a geth-style ``genesis.json``: the chain config, the genesis header fields and the
-allocation (balances, nonces, code, storage)."""
+"""Read a geth-style ``genesis.json``: the chain config, the genesis header and the allocation."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ AccountState = dict[str, Any]
 
 @dataclass(frozen=True)
 class Genesis:
-    """A parsed genesis file: the chain's fork schedule, the genesis header's fields and the
-    accounts it allocates."""
+    """A parsed genesis file: fork schedule, genesis header fields and allocated accounts."""
 
     config: ChainConfig
     header_params: dict[str, Any]
@@ -49,8 +47,7 @@ def _data(value: Any, name: str) -> bytes:
 
 
 def parse_genesis(document: dict[str, Any]) -> Genesis:
-    """Parse a genesis document already loaded from JSON; raises
-    :class:`~ethread.errors.GenesisError` on a malformed one."""
+    """Parse a genesis document loaded from JSON (:class:`~ethread.errors.GenesisError` if malformed)."""
     if not isinstance(document, dict):
         raise GenesisError("genesis must be a JSON object")
     config = ChainConfig.from_genesis_config(document.get("config", {}))
@@ -63,11 +60,8 @@ def parse_genesis(document: dict[str, Any]) -> Genesis:
         "timestamp": _quantity(document.get("timestamp", "0x0"), "timestamp"),
         "coinbase": _data(document.get("coinbase", "0x" + "00" * 20), "coinbase"),
     }
-    for key, name in (
-        ("baseFeePerGas", "base_fee_per_gas"),
-        ("excessBlobGas", "excess_blob_gas"),
-        ("blobGasUsed", "blob_gas_used"),
-    ):
+    for key, name in (("baseFeePerGas", "base_fee_per_gas"), ("excessBlobGas", "excess_blob_gas"),
+                      ("blobGasUsed", "blob_gas_used")):
         if document.get(key) is not None:
             params[name] = _quantity(document[key], key)
     if config.rules(0, params["timestamp"]).beacon_root:
@@ -81,9 +75,8 @@ def parse_genesis(document: dict[str, Any]) -> Genesis:
         raise GenesisError("genesis alloc must be an object")
     for raw_address, account in raw_alloc.items():
         try:
-            address = to_canonical_address(
-                raw_address if raw_address.startswith("0x") else "0x" + raw_address
-            )
+            address = to_canonical_address(raw_address if raw_address.startswith("0x")
+                                           else "0x" + raw_address)
         except ValueError:
             raise GenesisError(f"genesis alloc: bad address {raw_address!r}") from None
         if not isinstance(account, dict):
@@ -102,8 +95,7 @@ def parse_genesis(document: dict[str, Any]) -> Genesis:
 
 
 def load_genesis(path: str | Path) -> Genesis:
-    """Read and parse a geth-style genesis.json file; raises :class:`~ethread.errors.GenesisError`
-    saying what is wrong with it."""
+    """Read and parse a geth-style genesis.json file (else :class:`~ethread.errors.GenesisError`)."""
     try:
         document = json.loads(Path(path).read_bytes())
     except OSError as exc:

@@ -1,11 +1,9 @@
 """Import a chain: genesis, then every block executed with py-evm and validated.
 
-Each block is checked against its parent (number, timestamp, gas limit, base fee, extra data),
-its uncles against recent ancestors, its proof-of-work seal unless ``verify_seals`` is off,
-and then executed: the state root, receipts root, bloom, gas used, withdrawals root, blob gas
-and requests hash it claims must be the ones execution produced. The first invalid block stops
-the import with :class:`~ethread.errors.ImportFailed` naming the block and the field; the
-backend keeps every block before it and nothing of it.
+Each block's header is checked against its parent, its uncles against recent ancestors, its seal
+unless ``verify_seals`` is off, and every root and total it claims against its execution. The
+first invalid block stops the import (:class:`~ethread.errors.ImportFailed` naming the block and
+the field); the backend keeps every block before it.
 """
 
 from __future__ import annotations
@@ -48,10 +46,8 @@ def import_chain(
     progress: Progress | None = None,
 ) -> int:
     """Import ``genesis_path`` (a geth-style genesis.json) and the blocks of ``blocks_path``
-    (concatenated RLP, as ``geth export`` writes) into ``backend``.
-
-    Blocks the backend already holds are skipped, so an interrupted import resumes. Returns the
-    number of blocks imported.
+    (concatenated RLP, as ``geth export`` writes) into ``backend``; the number imported. Blocks
+    the backend already holds are skipped, so an interrupted import resumes.
     """
     genesis = genesis_path if isinstance(genesis_path, Genesis) else load_genesis(genesis_path)
     importer = ChainImporter(backend, genesis, verify_seals=verify_seals)
@@ -92,11 +88,9 @@ class ChainImporter:
     @classmethod
     def from_checkpoint(cls, backend: WritableBackend, config: ChainConfig, header: Header,
                         ancestors: Sequence[Header] = ()) -> ChainImporter:
-        """An importer for a chain that starts at a block it takes on trust instead of a
-        genesis: a dev chain forked from another node's block ``header`` (checked against its
-        hash by the caller). An empty store gets that block, as its header without a body, as
-        its first block; ``ancestors`` (the headers before it, newest first) are kept for
-        BLOCKHASH. Blocks are imported on top of it as on any chain."""
+        """An importer for a chain starting at a block taken on trust (a fork's ``header``): an empty
+        store gets it, without a body, as its first block; ``ancestors`` (newest first) are kept
+        for BLOCKHASH."""
         importer = cls.__new__(cls)
         importer.backend = backend
         importer.config = config
@@ -118,16 +112,13 @@ class ChainImporter:
             write_block(backend, _bodiless(header, raw_header), ())
         return importer
 
-    # ----------------------------------------------------------------------------------------
-
     def _ensure_genesis(self, genesis: Genesis) -> None:
         config = self.config
         vm_class = config.vm_class(0, genesis.header_params["timestamp"])
         stored = self.backend.chain_config()
         if stored is not None and stored.chain_id != config.chain_id:
-            raise GenesisError(
-                f"the store holds chain {stored.chain_id}, the genesis is for {config.chain_id}"
-            )
+            raise GenesisError(f"the store holds chain {stored.chain_id}, the genesis is for "
+                               f"{config.chain_id}")
         existing = self.backend.canonical_hash(0)
         with self.backend.import_batch():
             from eth.chains.base import Chain
@@ -143,21 +134,16 @@ class ChainImporter:
                 scratch = chain_class.from_genesis(AtomicDB(), genesis.header_params, genesis.alloc)  # type: ignore[arg-type]
                 computed = scratch.get_canonical_head().hash
                 if existing != computed:
-                    raise GenesisError(
-                        f"the store's genesis is {encode_hex(existing)}, the genesis file "
-                        f"gives {encode_hex(computed)}"
-                    )
+                    raise GenesisError(f"the store's genesis is {encode_hex(existing)}, the genesis file "
+                                       f"gives {encode_hex(computed)}")
                 return
             chain = chain_class.from_genesis(self.chaindb.db, genesis.header_params, genesis.alloc)  # type: ignore[arg-type]
             raw_header = rlp.encode(chain.get_canonical_head())
             self.backend.store_chain_config(config)
             write_block(self.backend, _bodiless(decode_header(raw_header), raw_header), ())
 
-    # ----------------------------------------------------------------------------------------
-
     def import_blocks(self, raw_blocks: Iterable[bytes], *, progress: Progress | None = None) -> int:
-        """Execute and store RLP-encoded blocks in order, reporting to ``progress``; returns how
-        many were new (blocks already held are skipped)."""
+        """Execute and store RLP-encoded blocks in order; how many were new (held ones are skipped)."""
         raw_list = list(raw_blocks)
         done = 0
         for position, raw in enumerate(raw_list):
@@ -169,14 +155,11 @@ class ChainImporter:
 
     def import_block(self, raw: bytes, *, parent_state_root: bytes | None = None,
                      senders: Mapping[bytes, bytes] | None = None) -> bool:
-        """Execute, validate and store one block. Returns False when the backend already had
-        it.
+        """Execute, validate and store one block; False when the backend already had it.
 
-        ``parent_state_root`` is for a dev chain's test edits (a balance set by a test): the
-        block executes on that state instead of its parent's, which the dev chain derived
-        from the parent's by those edits. ``senders`` (transaction hash to address) is for its
-        impersonated accounts: those transactions carry no valid signature and are taken from
-        the address given. Everything else is checked as for any block."""
+        For a dev chain: ``parent_state_root``, the parent's state with test edits, to execute
+        on; ``senders`` (transaction hash to address), its impersonated accounts' transactions.
+        """
         try:
             items = rlp.decode(raw)
             header = header_from_fields(items[0])
@@ -196,7 +179,7 @@ class ChainImporter:
         evm_parent = self.chaindb.get_block_header_by_hash(Hash32(header.parent_hash))
         with self.backend.import_batch():
             self._validate_header(vm_class, evm_block, evm_parent, number)
-            self._validate_uncles(vm_class, evm_block, header, items, number)
+            self._validate_uncles(evm_block, header, items, number)
             start = vm_class.create_header_from_parent(evm_parent, timestamp=header.timestamp)
             if parent_state_root is not None:
                 start = start.copy(state_root=parent_state_root)
@@ -216,13 +199,9 @@ class ChainImporter:
 
     def store_executed(self, raw: bytes, result: Any, senders: Sequence[bytes], *,
                        check_header: bool = True) -> None:
-        """Store a block that was just made by executing it on the head's state with this
-        chain's VM (a dev chain's own block: ``result`` is py-evm's executed block, its state
-        and receipts already written, ``senders`` those of its transactions), without
-        executing it a second time. Its header is still checked against its parent, unless
-        ``check_header`` is False: a dev chain's block whose gas limit or base fee a test set
-        (evm_setBlockGasLimit, anvil_setNextBlockBaseFeePerGas), which the header rules
-        forbid by design."""
+        """Store a dev chain's block just executed on the head's state (``result``: py-evm's block),
+        without executing it again. Its header is checked against its parent unless
+        ``check_header`` is False (a gas limit or base fee a test set)."""
         items = rlp.decode(raw)
         header = header_from_fields(items[0])
         number = header.number
@@ -248,8 +227,6 @@ class ChainImporter:
         self.chaindb.persist_header(result.header)
         write_block(self.backend, block, receipts)
 
-    # ----------------------------------------------------------------------------------------
-
     def _validate_header(self, vm_class: Any, evm_block: Any, evm_parent: BlockHeaderAPI,
                          number: int) -> None:
         try:
@@ -270,8 +247,7 @@ class ChainImporter:
                                "test fixture, imports with --no-verify-seals, in Python "
                                "verify_seals=False)") from None
 
-    def _validate_uncles(self, vm_class: Any, evm_block: Any, header: Header,
-                         items: list[Any], number: int) -> None:
+    def _validate_uncles(self, evm_block: Any, header: Header, items: list[Any], number: int) -> None:
         uncles = [header_from_fields(u) for u in items[2]]
         if not uncles:
             return
@@ -315,10 +291,8 @@ class ChainImporter:
                 continue
             want, got = getattr(claimed, f.name), getattr(computed, f.name)
             if want != got:
-                raise ImportFailed(
-                    claimed.number, f.metadata["json"],
-                    f"block says {_show(want)}, execution gives {_show(got)}",
-                )
+                raise ImportFailed(claimed.number, f.metadata["json"],
+                                   f"block says {_show(want)}, execution gives {_show(got)}")
         if encode_header(claimed) != encode_header(computed):  # pragma: no cover - same fields
             raise ImportFailed(claimed.number, "header", "encoding differs")
 
@@ -331,17 +305,14 @@ def _bodiless(header: Header, header_rlp: bytes) -> Block:
 
 
 def write_block(backend: WritableBackend, block: Block, receipts: Sequence[Receipt]) -> None:
-    """Store a block, and beside it the answers a store keeps for its blocks
-    (:func:`~ethread.codec.stored_answers.keep_answers`), in the batch the caller holds open:
-    the one way the importer writes a block."""
+    """Store a block and the answers kept beside it (:func:`~ethread.codec.stored_answers.keep_answers`),
+    in the batch the caller holds open."""
     backend.write_block(block, receipts)
     keep_answers(backend, block, receipts)
 
 
 def spoof_senders(transactions: Iterable[Any], senders: Mapping[bytes, bytes]) -> None:
-    """Make each py-evm transaction whose hash is in ``senders`` answer that address as its
-    sender instead of recovering one from its signature (a dev chain's impersonation). The
-    transaction's encoding, hash and everything else stay as they are."""
+    """Make py-evm transactions whose hash is in ``senders`` answer that sender (impersonation)."""
     for tx in transactions:
         sender = senders.get(bytes(tx.hash))
         if sender is not None:

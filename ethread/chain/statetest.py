@@ -1,16 +1,9 @@
-"""Run execution-spec-tests state fixtures: each vector's transaction applied with py-evm to
-its pre-state, under its fork's VM, and the resulting state root and logs compared with the
-fixture's.
+"""Run execution-spec-tests state fixtures: each vector's transaction applied with py-evm to its
+pre-state under its fork's VM, the state root and logs hash compared with the fixture's (a
+refused transaction, ``expectException``, leaves the pre-state's root).
 
-A fixture file maps a test name to ``env`` (the block the transaction runs in), ``pre`` (the
-accounts), ``transaction`` and ``post``: for each fork, a list of vectors, each with the signed
-transaction (``txbytes``), the post-state root (``hash``), the hash of its logs' RLP (``logs``)
-and, for a transaction that must be refused, ``expectException``. A refused transaction leaves
-the state as it was, so its vector's root is the pre-state's.
-
-The results read as geth's ``evm statetest`` writes them: one per vector, in the file's order
-(:meth:`StateTestResult.as_json`). As there, the hashes of earlier blocks (BLOCKHASH) are
-``keccak(str(number))``, since a state fixture carries none.
+Results read as geth's ``evm statetest`` writes them, one per vector in the file's order; as
+there, BLOCKHASH answers ``keccak(str(number))``, since a state fixture carries no blocks.
 """
 
 from __future__ import annotations
@@ -65,12 +58,9 @@ class StateTestResult:
                 "error": self.error}
 
 
-def vm_for_fork(fork: str, blob_schedule: dict[str, Any] | None = None,
-                chain_id: int = 1) -> type[VirtualMachineAPI]:
-    """The VM class of a fixture's fork name (``"Osaka"``, ``"EIP158"``, ethread's names
-    too). Prague, Osaka and the BPO forks take their blob parameters from ``blob_schedule`` (a
-    fixture's ``config.blobSchedule``) when it names them; every fork runs on the VM
-    ethread's fork table gives it (:func:`~ethread.forks.vms.vm_class_for`). Raises
+def vm_for_fork(fork: str, blob_schedule: dict[str, Any] | None = None) -> type[VirtualMachineAPI]:
+    """The VM class of a fixture's fork name (``"Osaka"``, ``"EIP158"``, ethread's names too),
+    with blob parameters from ``blob_schedule`` (``config.blobSchedule``) when it names the fork.
     :class:`FixtureError` for a fork it does not know."""
     try:
         row = fork_named(fork)
@@ -105,8 +95,7 @@ def _bytes(value: str) -> bytes:
 
 
 def read_fixture(path: str | Path) -> dict[str, Any]:
-    """A fixture file's tests, by name. Raises :class:`FixtureError` for a file that is
-    missing, unreadable, not JSON, or not an object of state tests."""
+    """A fixture file's tests, by name (:class:`FixtureError` if it cannot be read as one)."""
     try:
         text = Path(path).read_bytes()
     except OSError as exc:
@@ -138,7 +127,7 @@ def run_test(name: str, test: dict[str, Any]) -> Iterator[StateTestResult]:
     chain_id = _int(config.get("chainid", 1))
     for fork, entries in test["post"].items():
         try:
-            vm_class = vm_for_fork(fork, schedule, chain_id)
+            vm_class = vm_for_fork(fork, schedule)
         except FixtureError as exc:
             for _ in entries:
                 yield StateTestResult(name, fork, False, pre_root, str(exc))

@@ -1,10 +1,7 @@
-"""The ``ethread`` command: each subcommand lives in its own module with a ``register``
-function that adds it to the parser.
+"""The ``ethread`` command: each subcommand's module has a ``register`` function adding it.
 
-Building the parser imports every module of :data:`SUBCOMMAND_MODULES`, so those modules keep
-their imports inside the functions that run a command (``ethread --help`` loads neither
-py-evm nor the server): a flag that needs a heavy module to be declared is added only when its
-subcommand is chosen (:mod:`.deferred`).
+Building the parser imports every module of :data:`SUBCOMMAND_MODULES`, so they import heavy
+modules only when a command runs (:mod:`.deferred` for flags that need one to be declared).
 """
 
 from __future__ import annotations
@@ -28,9 +25,8 @@ SUBCOMMAND_MODULES = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``ethread`` command's argument parser, with every subcommand."""
-    parser = argparse.ArgumentParser(
-        prog="ethread", description="Serve Ethereum chain data over JSON-RPC."
-    )
+    parser = argparse.ArgumentParser(prog="ethread",
+                                     description="Serve Ethereum chain data over JSON-RPC.")
     from ..version import __version__
 
     parser.register("action", "parsers", Subcommands)
@@ -42,8 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``ethread`` command with ``argv`` (the process's arguments by default); returns the
-    exit status."""
+    """Run the ``ethread`` command with ``argv`` (the process's by default); the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):

@@ -1,11 +1,6 @@
-"""Flags a subcommand adds only when it is the one chosen.
-
-``ethread --help`` lists every subcommand, so each subcommand's module is imported and its
-parser made; but some flags are derived from a declaration that loads much more (``serve``'s
-settings come from :mod:`ethread.server.config`, which imports the models and the log
-methods). A subcommand hands such work to :func:`defer`; :class:`Subcommands`, the
-subcommands' action, runs it just before the chosen subcommand's parser reads its arguments,
-so ``ethread serve --help`` shows every flag and ``ethread --help`` pays for none of them.
+"""Flags a subcommand adds only when it is the one chosen: some derive from a heavy module
+(``serve``'s from :mod:`ethread.server.config`), which ``ethread --help`` should not import.
+:class:`Subcommands` runs what :func:`defer` was given before the chosen parser reads its arguments.
 """
 
 from __future__ import annotations

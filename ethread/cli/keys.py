@@ -1,10 +1,6 @@
-"""``ethread keys create | revoke | list | usage``: API keys issued into the key store beside a
-ledger (docs/server.md, "Issuing keys while serving").
-
-The ledger is named as ``ethread serve`` names it (``--ledger PATH|URL``, or ``--config
-FILE``'s; by default ``credits.ledger`` in ethread's data folder), and each action says on
-standard error which it used. Only ``create`` makes a key store: on a ledger where no key was
-issued the others say so and write nothing. A new key is printed once, on standard output.
+"""``ethread keys create | revoke | list | usage``: API keys in the key store beside a ledger
+(docs/server.md, "Issuing keys while serving"), named as ``ethread serve`` names it. Only
+``create`` makes a key store; a new key is printed once, on standard output.
 """
 
 from __future__ import annotations
@@ -71,8 +67,7 @@ def _ledger_spec(args: argparse.Namespace) -> str:
 
 
 def _missing_store(spec: str) -> str | None:
-    """The key store file of the file ledger ``spec`` when it does not exist yet, else None
-    (it exists, or the ledger is Redis, whose keys live in its database)."""
+    """The key store file of the file ledger ``spec`` when it does not exist yet, else None."""
     from ..server.billing.ledger import is_redis_url
     from ..server.keys.keystore import keystore_path
 
@@ -117,12 +112,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         return _act(args, store, spec)
-    except KeyStoreError as exc:
+    except (KeyStoreError, LedgerError) as exc:
         print(f"ethread keys: error: {exc}", file=sys.stderr)
-        return 1
-    except LedgerError as exc:
-        print(f"ethread keys: error: {exc}", file=sys.stderr)
-        return 2
+        return 1 if isinstance(exc, KeyStoreError) else 2
     finally:
         store.close()
 

@@ -1,12 +1,6 @@
-"""``ethread node``: a dev node on an empty chain, for the tools that expect anvil.
-
-It takes anvil's flags under anvil's names and defaults (the test mnemonic's ten accounts with
-10,000 ether each, chain id 31337, 127.0.0.1:8545, automine), prints the accounts and keys as
-anvil does, and answers JSON-RPC (and WebSocket) at ``/`` with no key, as anvil does, besides
-the service's ``/v3/<KEY>``. With ``--api-key`` it answers only with a key.
-
-Nothing heavy is imported until the command runs: the server and the dev chain are imported
-by :func:`run`, so ``ethread --help`` stays quick and works without the ``server`` extra.
+"""``ethread node``: a dev node on an empty chain for the tools that expect anvil: anvil's flags
+and defaults, its banner, JSON-RPC at ``/`` with no key (and ``/v3/<KEY>``; with ``--api-key``
+only there). The server and the dev chain are imported only when it runs.
 """
 
 from __future__ import annotations
@@ -31,11 +25,9 @@ ANVIL_GAS_LIMIT = 30_000_000
 ANVIL_COINBASE = b"\x00" * 20
 """The blocks' beneficiary (anvil's default; anvil_setCoinbase changes it)."""
 DEFAULT_HARDFORK = "osaka"
-"""What ``latest`` (anvil's default) means here: the newest fork ethread's dev chain runs.
-anvil 1.7.1 reports BPO1 (Osaka's rules with more blobs a block) for it."""
+"""What ``latest`` (anvil's default) means here (anvil 1.7.1 reports BPO1 for it)."""
 NODE_KEY = "ethread-node"
-"""The key requests at ``/`` are answered with when no ``--api-key`` is given: it meters
-nothing (unlimited credits) and is also accepted at ``/v3/ethread-node``."""
+"""The (unmetered) key requests at ``/`` are answered with when no ``--api-key`` is given."""
 ETHER = 10**18
 TRACED_BLOCKS = 2**40
 """--steps-tracing: every block's traces are kept, as anvil keeps its steps."""
@@ -115,9 +107,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-# -- what the flags describe ------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class NodeSettings:
     """The flags, checked once: what the node is built and served with."""
@@ -146,8 +135,7 @@ class NodeSettings:
 
 
 def hardfork_name(value: str) -> str:
-    """ethread's fork name for an anvil ``--hardfork`` value (anvil's spellings, any case,
-    ``latest``); NodeError naming the known ones otherwise."""
+    """ethread's fork name for an anvil ``--hardfork`` value (else NodeError naming the known ones)."""
     from ..forks.table import FORK_ORDER, SHORT_NAMES
 
     wanted = value.lower().replace("_", "").replace("-", "")
@@ -163,8 +151,7 @@ def hardfork_name(value: str) -> str:
     if wanted in later:
         raise NodeError(f"--hardfork {value}: ethread's dev chain runs forks up to "
                         f"{DEFAULT_HARDFORK}")
-    raise NodeError(f"--hardfork: unknown hardfork {value!r}; known: latest, "
-                    f"{', '.join(runs)}")
+    raise NodeError(f"--hardfork: unknown hardfork {value!r}; known: latest, {', '.join(runs)}")
 
 
 def _ether(value: str) -> int:
@@ -248,12 +235,8 @@ def settings_of(args: argparse.Namespace) -> NodeSettings:
         api_keys=tuple(args.api_keys or ()), silent=args.silent, cors=not args.no_cors)
 
 
-# -- building and serving ---------------------------------------------------------------------
-
-
 def build_chain(settings: NodeSettings) -> Any:
-    """The dev chain (in memory) the settings describe, its state loaded; with a wall clock:
-    its blocks are stamped with the time they are mined, as a node's are."""
+    """The dev chain (in memory, on a wall clock) the settings describe, its state loaded."""
     from eth_utils import ValidationError
 
     from ..backends.memory import MemoryBackend
@@ -338,8 +321,7 @@ def banner(chain: Any, settings: NodeSettings, listening: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``ethread node``: build the chain, print the banner, serve until stopped; the exit
-    status (2 for a flag the node cannot run with)."""
+    """``ethread node``: build the chain, print the banner, serve until stopped; the exit status."""
     try:
         settings = settings_of(args)
     except NodeError as exc:
@@ -359,12 +341,9 @@ def run(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         chain = build_chain(settings)
-    except NodeError as exc:
+    except (NodeError, EthreadError, OSError) as exc:
         print(f"ethread node: error: {exc}", file=sys.stderr)
-        return 2
-    except (EthreadError, OSError) as exc:
-        print(f"ethread node: error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, NodeError) else 1
     keys = settings.api_keys or (NODE_KEY,)
     config = ServerConfig(host=settings.host, port=settings.port, ledger=":memory:",
                           keys=tuple(KeyConfig(key=k, daily_credits=UNLIMITED_CREDITS, label="node")
@@ -399,7 +378,6 @@ def run(args: argparse.Namespace) -> int:
             if not settings.silent:
                 print(f"ethread node: state written to {settings.dump_state}", file=sys.stderr)
         except OSError as exc:
-            print(f"ethread node: error: the state could not be written: {exc}",
-                  file=sys.stderr)
+            print(f"ethread node: error: the state could not be written: {exc}", file=sys.stderr)
             code = code or 1
     return code

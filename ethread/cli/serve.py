@@ -1,13 +1,7 @@
-"""``ethread serve``: run the JSON-RPC service.
+"""``ethread serve``: run the JSON-RPC service (by default, the demo chain on 127.0.0.1:8545).
 
-With no arguments it serves the built-in demo chain on 127.0.0.1:8545 with the demo key.
-``--genesis/--blocks`` serve an imported chain, ``--db``/``--era`` a stored one, and
-``--config FILE`` describes several networks, keys and limits in TOML. Flags and file entries
-mean the same things; a flag given next to ``--config`` overrides the file's value (keys given
-with ``--api-key`` are added to the file's).
-
-The server's modules are imported only when the command runs, so ``ethread`` works without
-the ``server`` extra installed until someone asks to serve.
+Flags and ``--config`` file entries mean the same; a flag overrides the file (``--api-key`` keys
+are added). The server is imported only when the command runs (it is an extra).
 """
 
 from __future__ import annotations
@@ -78,8 +72,7 @@ def _add_operation_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def add_setting_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per declared setting of the [server] and [limits] tables (see
-    :func:`ethread.server.config.setting`): the same name, type, help and default."""
+    """One flag per declared setting of [server] and [limits] (:func:`ethread.server.config.setting`)."""
     from ..server.config import SECTIONS, declared_settings
 
     groups = {section: parser.add_argument_group(f"the [{section}] table of --config")
@@ -171,8 +164,7 @@ def build_config(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``ethread serve``: build the networks from the flags or the config file and serve them until
-    stopped; returns the exit status."""
+    """``ethread serve``: build the networks and serve them until stopped; the exit status."""
     try:
         from ..server.billing.ledger import LedgerError, shown_ledger
         from ..server.config import ConfigError
@@ -193,12 +185,9 @@ def run(args: argparse.Namespace) -> int:
             print("ethread serve: no --blocks given: serving the genesis block alone "
                   "(give --blocks B to import a chain after it)", file=sys.stderr, flush=True)
         listening = runner.listen(config)
-    except (ConfigError, LedgerError) as exc:
+    except (ConfigError, LedgerError, EthreadError, OSError) as exc:
         print(f"ethread serve: error: {exc}", file=sys.stderr)
-        return 2
-    except (EthreadError, OSError) as exc:
-        print(f"ethread serve: error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, ConfigError | LedgerError) else 1
     for name, http_url, ws_url in listening.urls():
         print(f"network {name}: HTTP {http_url}", flush=True)
         print(f"network {name}: WebSocket {ws_url}", flush=True)
@@ -233,8 +222,7 @@ def run(args: argparse.Namespace) -> int:
         for path in save_state_files(listening.networks):
             print(f"ethread serve: state written to {path}", file=sys.stderr)
     except OSError as exc:
-        print(f"ethread serve: error: the state file could not be written: {exc}",
-              file=sys.stderr)
+        print(f"ethread serve: error: the state file could not be written: {exc}", file=sys.stderr)
         code = code or 1
     print("ethread serve: stopped", file=sys.stderr)
     return code
@@ -254,8 +242,7 @@ def _serve_here(runner: Any, listening: Any) -> int:
 
 
 def serve_until_stopped(runner: Any, prepared: Any, listening: Any) -> int:
-    """Serve ``prepared`` in this process until SIGINT or SIGTERM; 0 after a graceful stop
-    (``ethread serve`` and ``ethread node`` alike)."""
+    """Serve ``prepared`` in this process until SIGINT or SIGTERM; 0 after a graceful stop."""
     previous = signal.signal(signal.SIGTERM, runner.stop_requested)
     runner.settle_heap()
     try:

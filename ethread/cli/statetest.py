@@ -1,5 +1,4 @@
-"""``ethread statetest FILE...``: run execution-spec-tests state fixtures and print one JSON
-result per vector, as geth's ``evm statetest`` does (:mod:`ethread.chain.statetest`)."""
+"""``ethread statetest FILE...``: state fixtures run as geth's ``evm statetest`` runs them."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""The storage subcommands: ``import`` (a chain into LevelDB or LMDB), ``copy`` (a store into
-another engine), ``export`` (Era1 files from any backend), ``verify`` (Era1 files or a store
-end to end), ``upgrade`` (what this ethread keeps beside each block, added to an older store)
-and ``index`` (an Era folder's sidecar index).
-
-Each draws a progress bar on stderr (:class:`ethread.progress.ProgressBar`) and turns every ethread error into a message
-and exit status 1.
-"""
+"""The storage subcommands: ``import``, ``copy``, ``export``, ``verify``, ``upgrade`` and ``index``.
+Each draws a progress bar on stderr and turns an ethread error into a message and exit status 1."""
 
 from __future__ import annotations
 
@@ -56,15 +50,12 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 SEAL_CACHE_SECONDS = 40
-"""About how long py-evm's pure-Python ethash takes to build the cache of an epoch (30,000
-blocks) before it can check the first seal in it, on a 2-core machine."""
+"""About how long py-evm's ethash takes to build an epoch's cache before its first seal check."""
 
 
 def _announce_seal_checks(blocks_path: str) -> None:
-    """Before an import that checks proof-of-work seals: fail at once when the first block
-    carries no seal at all (nonce and mix hash zero, as a dev chain or a test fixture makes:
-    checking it would build ethash's cache, about 40 s, only to refuse block 1), else say on
-    stderr that the first check waits for that cache and which flag skips it."""
+    """Before checking seals: fail at once when the first block has none (rather than build
+    ethash's cache to refuse it), else say on stderr that the first check waits for the cache."""
     first = _first_header(blocks_path)
     if first is None or first.difficulty == 0:  # nothing to read, or no proof of work
         return
@@ -78,8 +69,7 @@ def _announce_seal_checks(blocks_path: str) -> None:
 
 
 def _first_header(blocks_path: str) -> Any:
-    """The header of the first block of a concatenated-RLP file, read alone (None when the
-    file is empty or its first item is not a block: the import then says what is wrong)."""
+    """The header of the first block of a concatenated-RLP file (None if there is none)."""
     import rlp
 
     from ..rlpcodec.headers import header_from_fields
@@ -148,8 +138,7 @@ def _export_target(args: argparse.Namespace) -> str:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    """``ethread export``: write blocks of a store as Era1 files or the frames tables as Parquet
-    files."""
+    """``ethread export``: write a chain's blocks as Era1 (or ere) files or Parquet tables."""
     target = _export_target(args)
     if args.format == "parquet":
         from ..frames.extra import parquet
@@ -211,8 +200,7 @@ def _export_parquet(backend: Any, target: str, args: argparse.Namespace,
                                "export every block held")
         print(f"ethread export: the chain has gaps; exporting the blocks it holds: {held}",
               file=sys.stderr)
-    return export_parquet(backend, target, first, last + 1, tables=names,
-                          progress=bar, spans=spans)
+    return export_parquet(backend, target, first, last + 1, tables=names, progress=bar, spans=spans)
 
 
 def _spans_text(spans: list[tuple[int, int]]) -> str:
@@ -285,8 +273,7 @@ def _verify_db(path: Path) -> int:
 
 
 def run_upgrade(args: argparse.Namespace) -> int:
-    """``ethread upgrade``: add what this ethread keeps beside each block to a store an older
-    one wrote."""
+    """``ethread upgrade``: add what this ethread keeps beside each block to an older store."""
     from ..backends.open import open_store
     from ..codec.stored_answers import add_answers, drop_old_answers
 
@@ -347,8 +334,7 @@ def _with_first(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
 
 
 def register(subparsers: Any) -> None:
-    """Add ``import``, ``copy``, ``export``, ``verify``, ``upgrade`` and ``index`` to the
-    ``ethread`` command."""
+    """Add the storage subcommands to the ``ethread`` command."""
     p = subparsers.add_parser("import", help="execute a chain and store it (LevelDB or LMDB)",
                               description="Execute and validate a chain (genesis.json and "
                               "concatenated block RLP) into a LevelDB or LMDB store; an "

@@ -15,8 +15,7 @@ class AnvilControls(BlockMining):
     """The test controls that change the chain outside any transaction."""
 
     def increase_time(self, seconds: int) -> int:
-        """Move the clock ``seconds`` ahead: the next block comes that much later than it
-        would have. The total jump waiting for the next block."""
+        """Move the clock ``seconds`` ahead; the total jump waiting for the next block."""
         as_int(seconds, "seconds")
         with self._lock:
             self._time_offset += seconds
@@ -50,11 +49,9 @@ class AnvilControls(BlockMining):
                                    storage=((_word(slot, "slot"), _word(value, "value")),)))
 
     def reset(self) -> None:
-        """anvil_reset: back to the genesis block (a forked chain: to the forked block, its
-        dev accounts funded again), as the chain was made (blocks above it dropped; pending
-        transactions, snapshots, the clock's jumps and the next block's settings forgotten).
-        Impersonations, the coinbase, a gas limit set by :meth:`set_gas_limit` and the chain
-        id stay, as in anvil."""
+        """anvil_reset: back to the genesis (or forked) block, pending transactions, snapshots, the
+        clock's jumps and the next block's settings forgotten. Impersonations, the coinbase, a
+        gas limit set by :meth:`set_gas_limit` and the chain id stay, as in anvil."""
         with self._lock:
             first = self.backend.pointer("earliest") or 0
             self._rewind(first, "reset needs")
@@ -68,8 +65,7 @@ class AnvilControls(BlockMining):
             self._next_base_fee_override = None
 
     def set_gas_limit(self, gas_limit: int) -> None:
-        """evm_setBlockGasLimit: the gas limit of the next blocks (anvil's and hardhat's: at
-        once, not moved towards step by step as a real chain's producers must)."""
+        """evm_setBlockGasLimit: the gas limit of the next blocks, at once (as anvil and hardhat)."""
         as_int(gas_limit, "gas_limit")
         if gas_limit < 5000:
             raise DevChainError(f"gas limit {gas_limit} is below the protocol's minimum 5000")
@@ -77,8 +73,7 @@ class AnvilControls(BlockMining):
             self._gas_limit = gas_limit
 
     def set_next_base_fee(self, base_fee: int) -> None:
-        """anvil_setNextBlockBaseFeePerGas: the base fee of the next block; the ones after it
-        follow from it by EIP-1559's rule."""
+        """anvil_setNextBlockBaseFeePerGas: the base fee of the next block (EIP-1559 after it)."""
         as_int(base_fee, "base_fee")
         with self._lock:
             if not self.config.rules(self.head.number + 1,
@@ -87,8 +82,7 @@ class AnvilControls(BlockMining):
             self._next_base_fee_override = base_fee
 
     def set_chain_id(self, chain_id: int) -> None:
-        """anvil_setChainId: the chain id that transactions are signed for and checked against,
-        and that eth_chainId answers, from now on (blocks already made keep theirs)."""
+        """anvil_setChainId: the chain id transactions are signed and checked for from now on."""
         as_int(chain_id, "chain_id")
         if not 0 < chain_id < 1 << 64:
             raise DevChainError("chain id: must be between 1 and 2^64 - 1")

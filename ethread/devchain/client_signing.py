@@ -17,8 +17,7 @@ class ClientSigning(TransactionSending):
     """Signatures the dev accounts make for clients (impersonated accounts have no key)."""
 
     def signer(self, address: Address | str) -> DevAccount:
-        """The dev account that signs for ``address``; :class:`~.messages.NoSigner` when the
-        chain holds no key for it (impersonated accounts included, as in anvil)."""
+        """The dev account that signs for ``address`` (else :class:`~.messages.NoSigner`)."""
         account = self.account(address)
         if account is None:
             raise NoSigner()
@@ -33,8 +32,7 @@ class ClientSigning(TransactionSending):
         return sign_typed_data(self.signer(address), typed_data)
 
     def sign_request(self, request: CallRequest) -> Transaction:
-        """eth_signTransaction: the transaction eth_sendTransaction would send for ``request``
-        (nonce, fees and gas filled in the same way), signed, and not sent."""
+        """eth_signTransaction: what eth_sendTransaction would send for ``request``, not sent."""
         if request.sender is not None:
             self.signer(request.sender)
         with self._lock:

@@ -1,7 +1,5 @@
-"""Hand-assembled contracts for the dev chain, and the tiny assembler they are written in.
-
-There is no Solidity compiler here, and opaque hex would be unreadable, so each contract is a
-list of opcode names. :func:`assemble` turns such a list into bytecode:
+"""Hand-assembled contracts for the dev chain, and the tiny assembler that reads them
+(:func:`assemble`):
 
 - ``"ADD"``, ``"SSTORE"``, ...: an opcode by its name;
 - an ``int``: pushed with the narrowest PUSHn (never PUSH0, which only exists from Shanghai on,
@@ -10,9 +8,8 @@ list of opcode names. :func:`assemble` turns such a list into bytecode:
 - ``"name:"``: a JUMPDEST that ``"@name"`` (a PUSH2 of its offset) jumps to;
 - a nested list or tuple: spliced in, so snippets compose like macros.
 
-The contracts avoid opcodes newer than the forks they are meant for: the log emitter and the
-storage contract run from Frontier on, the reverter needs Byzantium (REVERT), and the
-environment echo needs Cancun for its default field list (:data:`ENV_FIELDS`).
+The log emitter and the storage contract run from Frontier on, the reverter from Byzantium, the
+environment echo's default fields (:data:`ENV_FIELDS`) from Cancun.
 """
 
 from __future__ import annotations
@@ -110,8 +107,6 @@ def store_bytes(offset: int, data: bytes) -> list[Item]:
     return out
 
 
-# -- log emitter -------------------------------------------------------------------------------
-
 LOG_EMITTER = assemble(
     # Calldata: one byte n (0..4), n topics of 32 bytes, then the log data. Empty calldata
     # does nothing, so the contract can also receive plain transfers.
@@ -141,8 +136,6 @@ def log_calldata(topics: Sequence[bytes], data: bytes = b"") -> bytes:
         raise ValueError("a log has at most four topics of 32 bytes each")
     return bytes([len(topics)]) + b"".join(topics) + data
 
-
-# -- reverts -----------------------------------------------------------------------------------
 
 PANIC_SELECTOR = keccak(b"Panic(uint256)")[:4]
 ERROR_SELECTOR = keccak(b"Error(string)")[:4]
@@ -182,8 +175,6 @@ REVERTER = assemble(
 PANIC_CALL, ERROR_CALL, BARE_REVERT_CALL = b"\x00", b"\x01", b"\x02"
 
 
-# -- storage -----------------------------------------------------------------------------------
-
 STORAGE = assemble(
     # 32 bytes of calldata: return the slot they name. Otherwise calldata is (slot, value)
     # pairs of 32-byte words, each stored in turn.
@@ -206,8 +197,6 @@ def store_calldata(slots: dict[int, int]) -> bytes:
         raise ValueError("at least one slot is needed (32 bytes of calldata would read one)")
     return b"".join(s.to_bytes(32, "big") + v.to_bytes(32, "big") for s, v in slots.items())
 
-
-# -- environment echo --------------------------------------------------------------------------
 
 ENV_FIELDS: tuple[str, ...] = (
     "NUMBER", "TIMESTAMP", "CHAINID", "COINBASE", "BASEFEE", "GASLIMIT", "PREVRANDAO",

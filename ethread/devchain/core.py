@@ -1,6 +1,4 @@
-"""What every part of :class:`~.builder.DevChain` stands on: the chain's state (backend, config,
-importer, pool, accounts and the bookkeeping the other parts share), its clock (the next
-block's time) and its reads (head, blocks, receipts, balances, code, storage, calls)."""
+"""What every part of :class:`~.builder.DevChain` stands on: the chain's state, its clock and its reads."""
 
 from __future__ import annotations
 
@@ -59,8 +57,7 @@ class CallOutcome:
 
 @dataclass(frozen=True, slots=True)
 class StateEdit:
-    """One change a test makes to an account outside any transaction (anvil_setBalance and
-    friends). Fields left None are kept."""
+    """A change to an account outside any transaction (anvil_setBalance and friends); None: kept."""
 
     address: Address
     balance: int | None = None
@@ -84,8 +81,7 @@ class SavedChain:
 
 
 class ChainCore:
-    """A dev chain's state, clock and reads. The other parts of :class:`~.builder.DevChain`
-    (one module each) add to it; :meth:`edit` is :class:`~.mining.BlockMining`'s."""
+    """A dev chain's state, clock and reads, which the other parts of :class:`~.builder.DevChain` extend."""
 
     def __init__(
         self,
@@ -119,9 +115,8 @@ class ChainCore:
         self.automine = automine
         self.revalidate = revalidate
         self.clock = clock
-        """A wall clock (as ``time.time``) the next block's time follows, as a node's does: at
-        least one second after its parent, and ``increase_time`` moves it for good (None:
-        each block comes ``block_time`` after its parent)."""
+        """A wall clock (as ``time.time``) block times follow, a second apart at least, that
+        ``increase_time`` moves for good (None: each comes ``block_time`` after its parent)."""
         self.accounts = dev_accounts(accounts, mnemonic, derivation_path)
         self.genesis = genesis_document(
             chain_id=chain_id, forks=forks, accounts=self.accounts, balance=balance,
@@ -129,7 +124,6 @@ class ChainCore:
         )
         self._overlay: ForkOverlay | None = None
         self._history: ForkHistory | None = None
-        """A forked chain's state under its own writes (see :meth:`fork`)."""
         if fork is None:
             parsed = parse_genesis(self.genesis)
             self.config: ChainConfig = parsed.config
@@ -142,11 +136,9 @@ class ChainCore:
                 backend, self.config, fork.point.header, fork.ancestors())
         self._chaindb: ChainDatabaseAPI = backend.evm_database()
         self.pool = TxPool(_PoolView(self), DEV_LIMITS)
-        """The pending transactions: the dev chain's own sends and what JSON-RPC sends while
-        automine is off, kept as geth's pool keeps them (see :mod:`.txpool`)."""
+        """The pending transactions (see :mod:`.txpool`)."""
         self._nonces: dict[Address, int] = {}
-        """Nonces pending authorizations will have taken (an authority's next transaction
-        comes after them)."""
+        """Nonces pending authorizations will have taken."""
         self._deployments: dict[Hash32, Address] = {}
         self._siblings = 0
         self._withdrawal_index: int | None = None
@@ -156,36 +148,30 @@ class ChainCore:
         self._snapshot_ids = 0
         self._impersonated: set[Address] = set()
         self._head_states: LRU[Hash32, Any] = LRU(HEAD_STATES)
-        """States of recent heads, for reading (see :meth:`_head_state`)."""
         self._senders: dict[Hash32, Address] = {}
         """Pending transactions of impersonated accounts: hash to sender."""
         self._pending_blocks: LRU[tuple[Hash32, tuple[Hash32, ...], int], PendingView] = LRU(4)
-        """Pending blocks built (:meth:`pending_block`) with the state they leave, by head,
-        transactions and time."""
+        """Pending blocks built (:meth:`pending_block`), by head, transactions and time."""
         self._preimages = Preimages()
-        """The addresses and slots the chain has touched, to list its state (dump_state)."""
+        """The addresses and slots the chain has touched (for dump_state)."""
         self._preimages.record_alloc(self.genesis["alloc"])
         self._gas_limit: int | None = None
         """The gas limit evm_setBlockGasLimit asked for (None: each block keeps its parent's)."""
         self._next_base_fee_override: int | None = None
-        """The base fee anvil_setNextBlockBaseFeePerGas asked of the next block."""
         self._lock = threading.RLock()
         self.after_block: list[Callable[[Block], None]] = []
-        """Called with each block this chain mines once it is stored (a server recording
-        traces as blocks are mined, as anvil's ``--steps-tracing`` does)."""
+        """Called with each block mined once stored (as anvil's ``--steps-tracing`` records traces)."""
         self._served_pool: ServedPool | None = None
         self._funding: tuple[StateEdit, ...] = ()
         if fork is not None:
-            # The dev accounts get their balance as anvil gives it on a fork (in a block of
-            # their own, as every account edit here).
+            # The dev accounts get their balance as anvil gives it on a fork.
             self._funding = tuple(StateEdit(account.address, balance=balance)
                                   for account in self.accounts)
             self.edit(*self._funding)
 
     @abstractmethod
     def edit(self, *edits: StateEdit) -> Block:
-        """Apply account edits in a new block of their own (:class:`~.mining.BlockMining`
-        makes it)."""
+        """Apply account edits in a new block of their own."""
 
     @property
     def head(self) -> Header:
@@ -285,8 +271,7 @@ class ChainCore:
         return address in self._impersonated
 
     def pool_account(self, address: Address) -> SenderAccount:
-        """An account at the head as the pool checks its transactions: an impersonated one
-        without its code (it sends as if it had none, as in anvil)."""
+        """An account at the head as the pool sees it: an impersonated one without code (as in anvil)."""
         state = self._head_state()
         evm_address = EvmAddress(address)
         code = b"" if address in self._impersonated else bytes(state.get_code(evm_address))
@@ -294,9 +279,8 @@ class ChainCore:
                             code)
 
     def _head_state(self) -> Any:
-        """The head's state for reading, built once per head (a py-evm state costs more to
-        build than a send's reads of it); a few recent heads' are kept, as a test reverting to
-        a snapshot returns to the same head again and again."""
+        """The head's state for reading, kept for a few recent heads (a py-evm state costs more to
+        build than a send's reads of it, and tests revert to the same head again and again)."""
         head_hash = self.head.hash
         state = self._head_states.get(head_hash)
         if state is None:
@@ -320,25 +304,24 @@ class ChainCore:
         header = self._evm_header(block_hash)
         return self._vm(self.config.vm_class(header.block_number, header.timestamp), header)
 
+    def _state(self, at: int | None) -> Any:
+        return self._head_state() if at is None else self._vm_at(at).state
+
     def balance(self, address: Address | str, at: int | None = None) -> int:
         """The balance in wei of ``address`` at the head, or after block ``at``."""
-        state = self._head_state() if at is None else self._vm_at(at).state
-        return int(state.get_balance(EvmAddress(as_address(address))))
+        return int(self._state(at).get_balance(EvmAddress(as_address(address))))
 
     def nonce(self, address: Address | str, at: int | None = None) -> int:
         """The nonce of ``address`` at the head, or after block ``at``."""
-        state = self._head_state() if at is None else self._vm_at(at).state
-        return int(state.get_nonce(EvmAddress(as_address(address))))
+        return int(self._state(at).get_nonce(EvmAddress(as_address(address))))
 
     def code(self, address: Address | str, at: int | None = None) -> bytes:
         """The code of ``address`` at the head, or after block ``at``."""
-        state = self._head_state() if at is None else self._vm_at(at).state
-        return bytes(state.get_code(EvmAddress(as_address(address))))
+        return bytes(self._state(at).get_code(EvmAddress(as_address(address))))
 
     def storage(self, address: Address | str, slot: int, at: int | None = None) -> int:
         """The value of storage slot ``slot`` of ``address`` at the head, or after block ``at``."""
-        state = self._head_state() if at is None else self._vm_at(at).state
-        return int(state.get_storage(EvmAddress(as_address(address)), slot))
+        return int(self._state(at).get_storage(EvmAddress(as_address(address)), slot))
 
     def call(
         self,
@@ -350,9 +333,8 @@ class ChainCore:
         gas: int = 30_000_000,
         at: int | None = None,
     ) -> CallOutcome:
-        """Run a message call against the state after block ``at`` (the head by default), in
-        that block's environment, and forget its effects. For checking what the chain holds;
-        the RPC's eth_call is :mod:`ethread.methods`' business, not this."""
+        """Run a message call on the state after block ``at`` (the head by default) and forget its
+        effects (a test's check; eth_call is :mod:`ethread.methods`')."""
         target = as_address(to, "to")
         origin = as_address(sender, "sender")
         payload = as_bytes(data, "data")
@@ -372,8 +354,8 @@ class ChainCore:
 
 
 class _PoolView:
-    """A dev chain as its pool's chain (:class:`~.txpool.PoolChain`). It takes no lock of the
-    chain: the chain calls its pool under its own lock, and the pool calls back here."""
+    """A dev chain as its pool's chain (:class:`~.txpool.PoolChain`); it takes no lock, as the chain
+    calls its pool under its own lock."""
 
     def __init__(self, chain: ChainCore) -> None:
         self._chain = chain

@@ -1,21 +1,8 @@
-"""The demo chain: small, built in about a second, and rich enough to exercise every read
-method. It is what ``ethread serve`` shows when given no chain.
-
-Fifty blocks on :data:`~ethread.devchain.genesis.RPC_COMPAT_FORKS` (the rpc-compat schedule):
-
-- Homestead to Gray Glacier (blocks 1-35, proof of work with zero seals): contract creations,
-  plain transfers, legacy transactions with and without EIP-155 protection, logs with 0 to 4
-  topics (several per block, so log indexes run across transactions), storage writes,
-  reverts with Panic(1), Error("user error") and no data (receipt status 0), access-list
-  transactions from Berlin, dynamic-fee ones from London, and uncles (one or two per block,
-  every few blocks).
-- The merge at block 36; Shanghai at 39 (withdrawals), Cancun at 42 (blob transactions, the
-  environment echo contract), Prague at 45 (set-code transactions; the delegated account is
-  then called and emits logs under its own address).
-- The safe pointer one block behind the head, the finalized one two behind.
-
-:meth:`Demo.next_block` adds a block with one log-emitting transaction, for a server that
-keeps producing blocks.
+"""The demo chain ``ethread serve`` shows when given no chain: fifty blocks on
+:data:`~ethread.devchain.genesis.RPC_COMPAT_FORKS`, quick to build and rich enough to exercise
+every read method: every transaction kind of its forks, logs with 0 to 4 topics, storage writes,
+reverts, uncles (to block 35), withdrawals (Shanghai at 39), blobs (Cancun at 42), a delegated
+account (Prague at 45); safe one block behind the head, finalized two.
 """
 
 from __future__ import annotations
@@ -138,8 +125,7 @@ def _berlin_to_merge(demo: Demo) -> None:
     chain.mine()  # 24
     chain.mine_until_fork("london")
     chain.send(a[4], a[5].address, value=10**15, kind="dynamic-fee")
-    chain.send(a[5], a[6].address, value=10**15, kind="legacy",
-               fees=Fees(gas_price=2 * GWEI))
+    chain.send(a[5], a[6].address, value=10**15, kind="legacy", fees=Fees(gas_price=2 * GWEI))
     chain.send(a[6], demo.storage, data=contracts.store_calldata({4: 5}), kind="access-list",
                access_list=[entry])
     demo._log(a[7], 3, tag=27, kind="dynamic-fee", tip=2 * GWEI)

@@ -1,5 +1,4 @@
-"""What a forked dev chain (:meth:`.builder.DevChain.fork`) answers from the node it forked:
-where it forked and eth_getProof where its own trie is not the word."""
+"""What a forked dev chain answers from the node it forked: its origin, and eth_getProof."""
 
 from __future__ import annotations
 
@@ -35,10 +34,9 @@ class ForkedReads(ChainCore):
 
     def fork_proof(self, address: Address, keys: Sequence[bytes],
                    block: BlockRef) -> dict[str, Any] | None:
-        """eth_getProof on a forked chain where the local trie is not the word (None: the
-        local proof holds). At or before the forked block: the node's proof, checked against
-        that block's state root. At a local block, for an account (or slot) the chain has not
-        written: :class:`~.fork.source.ProofUnavailable`, naming the block that proves it."""
+        """eth_getProof where the local trie is not the word (None: the local proof holds): the
+        node's, checked, at or before the forked block; :class:`~.fork.source.ProofUnavailable`
+        for what a local block holds unwritten."""
         overlay = self._overlay
         if overlay is None:
             return None
@@ -50,18 +48,18 @@ class ForkedReads(ChainCore):
         if not overlay.in_local_trie(address, header.number):
             if remote is None:
                 return None  # (absent on both sides: the local proof of absence holds)
-            raise ProofUnavailable(
-                f"account {who} has not been written since the fork at block "
-                f"{overlay.fork_number}: its state is the forked node's, which block "
-                f"{header.number}'s state root does not commit to; ask for block "
-                f"{overlay.fork_number} (or earlier) to have it proven")
+            raise _unavailable(f"account {who}", "state", overlay.fork_number, header.number)
         if remote is None or remote.storage_root == BLANK_ROOT:
             return None
         for key in keys:
             if not overlay.slot_is_local(address, int.from_bytes(key, "big"), header.number):
-                raise ProofUnavailable(
-                    f"slot 0x{key.hex()} of account {who} has not been written since the fork at "
-                    f"block {overlay.fork_number}: its value is the forked node's, which block "
-                    f"{header.number}'s state root does not commit to; ask for block "
-                    f"{overlay.fork_number} (or earlier) to have it proven")
+                raise _unavailable(f"slot 0x{key.hex()} of account {who}", "value", overlay.fork_number,
+                                   header.number)
         return None
+
+
+def _unavailable(what: str, held: str, fork_number: int, number: int) -> ProofUnavailable:
+    return ProofUnavailable(
+        f"{what} has not been written since the fork at block {fork_number}: its {held} is the "
+        f"forked node's, which block {number}'s state root does not commit to; ask for block "
+        f"{fork_number} (or earlier) to have it proven")

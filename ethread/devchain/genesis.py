@@ -1,5 +1,4 @@
-"""A dev chain's fork schedules (:class:`ForkSchedule`) and its genesis document, with the
-constants both use (chain id, balances, zero fields)."""
+"""A dev chain's fork schedules (:class:`ForkSchedule`), genesis document and constants."""
 
 from __future__ import annotations
 
@@ -21,13 +20,12 @@ _GENESIS_KEY = {name: key for key, name in BLOCK_FORKS + TIME_FORKS}
 _BLOCK_NAMES = {name for _, name in BLOCK_FORKS}
 _MERGE = next(name for name in FORK_ORDER if FORK_BY_NAME[name].proof_of_stake)
 _EIP155 = next(name for name in FORK_ORDER if FORK_BY_NAME[name].replay_protection)
-"""The forks that bring the merge and EIP-155's replay protection (paris, spurious_dragon)."""
 
 
 @dataclass(frozen=True, slots=True)
 class ForkSchedule:
-    """When each fork activates: by block number up to the merge (``paris``), by timestamp
-    for shanghai, cancun and prague. Forks left out never activate (Frontier always has)."""
+    """When each fork activates: by block number up to the merge (``paris``), by timestamp after.
+    Forks left out never activate (Frontier always has)."""
 
     blocks: tuple[tuple[str, int], ...] = ()
     times: tuple[tuple[str, int], ...] = ()
@@ -75,8 +73,8 @@ RPC_COMPAT_FORKS = ForkSchedule(
     ),
     times=(("shanghai", 390), ("cancun", 420), ("prague", 450)),
 )
-"""The rpc-compat chain's schedule (the demo chain's): with the default 10-second blocks from
-timestamp 0, Shanghai starts at block 39, Cancun at 42 and Prague at 45."""
+"""The rpc-compat chain's schedule (the demo chain's): with 10-second blocks, Shanghai starts at
+block 39, Cancun at 42 and Prague at 45."""
 
 
 PRAGUE_FORKS = ForkSchedule.from_genesis("prague")
@@ -88,14 +86,11 @@ OSAKA_FORKS = ForkSchedule.from_genesis("osaka")
 
 
 DEFAULT_FORKS = OSAKA_FORKS
-"""A dev chain's schedule unless asked otherwise: the newest fork mainnet runs, from genesis,
-so that what today's compilers emit (PUSH0, MCOPY, transient storage, CLZ) runs and
-transactions meet today's bounds (EIP-7825's gas cap)."""
+"""A dev chain's schedule unless asked otherwise: the newest fork mainnet runs, from genesis."""
 
 
 def system_contracts() -> dict[str, dict[str, str]]:
-    """The beacon-roots (EIP-4788) and block-history (EIP-2935) contracts, which py-evm
-    updates on Cancun and Prague blocks when (and only when) they hold exactly this code."""
+    """The EIP-4788 and EIP-2935 system contracts (py-evm updates them only when they hold this code)."""
     from eth.vm.forks.cancun.constants import BEACON_ROOTS_ADDRESS, BEACON_ROOTS_CONTRACT_CODE
     from eth.vm.forks.prague.constants import (
         HISTORY_STORAGE_ADDRESS,
@@ -123,9 +118,8 @@ def genesis_document(
     alloc: Mapping[str, Mapping[str, Any]] | None = None,
     base_fee: int | None = None,
 ) -> dict[str, Any]:
-    """A geth-style genesis.json document (as a dict): ``accounts`` funded with ``balance``,
-    the system contracts, and ``alloc`` (geth's alloc form, hex strings) on top. ``base_fee``:
-    the genesis block's base fee from London on (None: the EIP-1559 initial 1 gwei)."""
+    """A geth-style genesis.json document: ``accounts`` funded with ``balance``, the system
+    contracts and ``alloc`` on top. ``base_fee``: the genesis block's (None: EIP-1559's 1 gwei)."""
     merged = ChainConfig.from_genesis_config(forks.genesis_config(chain_id)).fork_at(0, timestamp)
     document_alloc: dict[str, Any] = system_contracts()
     for account in accounts:

@@ -1,6 +1,5 @@
-"""What the dev chain accepts where it wants bytes: bytes, or a ``0x`` hex string converted
-once here. Anything else is refused with a TypeError that says what to pass, and a value of
-the wrong length with a ValueError: never sent on as ASCII text or as the wrong type."""
+"""Bytes or ``0x`` hex strings where the dev chain wants bytes; anything else is refused (a TypeError
+saying what to pass, a ValueError for the wrong length), never sent on as text."""
 
 from __future__ import annotations
 
@@ -31,8 +30,7 @@ def as_bytes(value: Any, what: str, length: int | None = None) -> bytes:
 
 
 def as_address(value: Any, what: str = "address") -> Address:
-    """A 20-byte address from bytes, a hex string (checksummed or not), or anything with an
-    ``address`` attribute (a dev account, an eth-account ``LocalAccount``)."""
+    """A 20-byte address from bytes, a hex string, or anything with an ``address`` attribute."""
     inner = getattr(value, "address", None)
     if inner is not None and not isinstance(value, bytes | str):
         value = inner

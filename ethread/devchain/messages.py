@@ -1,9 +1,5 @@
-"""Signing for the dev accounts beyond transactions: eth_sign and personal_sign (EIP-191's
-"Ethereum Signed Message" prefix) and EIP-712 typed data (eth_signTypedData_v4). eth-account
-does the hashing and the cryptography; the dev chain only picks the key.
-
-Signatures are 65 bytes, r || s || v with v 27 or 28, as geth, anvil and hardhat return them.
-"""
+"""eth_sign and personal_sign (EIP-191) and eth_signTypedData_v4 (EIP-712) for the dev accounts,
+by eth-account. Signatures are 65 bytes, r || s || v with v 27 or 28, as geth and anvil return."""
 
 from __future__ import annotations
 
@@ -16,16 +12,14 @@ from .signing import DevAccount
 
 
 class NoSigner(InvalidParams):
-    """The address is not one whose key the chain holds (anvil's -32602 and words; an
-    impersonated account has no key either)."""
+    """The address is not one whose key the chain holds (anvil's -32602 and words)."""
 
     def __init__(self) -> None:
         super().__init__("No Signer available")
 
 
 def sign_message(account: DevAccount, message: bytes) -> bytes:
-    """eth_sign / personal_sign: the signature of keccak("\\x19Ethereum Signed Message:\\n" +
-    len(message) + message)."""
+    """eth_sign / personal_sign: the EIP-191 ("\\x19Ethereum Signed Message:\\n") signature of ``message``."""
     from eth_account.messages import encode_defunct
 
     signed = account.local_account.sign_message(encode_defunct(primitive=message))
@@ -33,9 +27,7 @@ def sign_message(account: DevAccount, message: bytes) -> bytes:
 
 
 def sign_typed_data(account: DevAccount, typed_data: Mapping[str, Any]) -> bytes:
-    """eth_signTypedData_v4: the signature of an EIP-712 document (types, primaryType, domain,
-    message). A document eth-account cannot encode raises :class:`InvalidParams` with its
-    words (a missing type, an array of the wrong length, a value of the wrong type)."""
+    """eth_signTypedData_v4: the signature of an EIP-712 document (else :class:`InvalidParams`)."""
     from eth_abi.exceptions import EncodingError
     from eth_account.messages import encode_typed_data
 
@@ -56,8 +48,7 @@ _ARRAY = re.compile(r"^(.*)\[(\d*)\]$")
 
 
 def _check_arrays(typed_data: Mapping[str, Any]) -> None:
-    """Refuse arrays whose length is not their fixed type's, in anvil's words: eth-account
-    encodes such a document without noticing."""
+    """Refuse arrays whose length is not their fixed type's, in anvil's words (eth-account does not)."""
     types = typed_data.get("types")
     if not isinstance(types, Mapping):
         return  # eth-account names what is missing

@@ -1,5 +1,4 @@
-"""A dev chain's blocks: made from the pool, executed by py-evm on a VM at their parent and
-stored through the importer; account edits (anvil_setBalance and friends) are blocks too."""
+"""A dev chain's blocks (account edits too), made from the pool and executed by py-evm at their parent."""
 
 from __future__ import annotations
 
@@ -37,10 +36,9 @@ class BlockMining(ChainCore):
         withdrawals: Sequence[tuple[Address, int]] = (),
         extra_data: bytes = b"",
     ) -> Block:
-        """Put the pending transactions into a new block, import it, and return it as stored.
-        ``withdrawals`` are (address, gwei) pairs (Shanghai on), numbered on from the chain's
-        last; ``uncles`` come from :meth:`sibling`. A queued :meth:`deploy` that the block
-        would not create makes this raise (and store nothing)."""
+        """Put the pending transactions into a new block, import it and return it as stored.
+        ``withdrawals``: (address, gwei) pairs; ``uncles``: from :meth:`sibling`. A queued
+        :meth:`deploy` that the block would not create makes this raise (and store nothing)."""
         with self._lock:
             taken = self._next_transactions(timestamp)
             hashes = {p.hash for p in taken}
@@ -65,14 +63,12 @@ class BlockMining(ChainCore):
 
     @property
     def pending(self) -> tuple[Transaction, ...]:
-        """The transactions the next block takes, in the order it takes them (price, then
-        nonce: see :meth:`TxPool.ordered`)."""
+        """The transactions the next block takes, in its order (see :meth:`TxPool.ordered`)."""
         with self._lock:
             return tuple(p.tx for p in self._next_transactions())
 
     def _next_transactions(self, timestamp: int | None = None) -> list[Pooled]:
-        """What the next block takes from the pool: its executable transactions by price and
-        nonce, while they fit in the block's gas."""
+        """The pool's transactions in the next block's order, while they fit in its gas."""
         head = self.head
         when = self._next_time(head.timestamp) if timestamp is None else timestamp
         gas_left = self.next_gas_limit()
@@ -135,8 +131,7 @@ class BlockMining(ChainCore):
         self._next_base_fee_override = None
         if self._overlay is not None and writes is not None:
             self._overlay.commit(writes, number, bytes(block.header.state_root))
-        # The VM's state is now the new head's (persisted, read-only from here): the reads of
-        # the next send (nonces, balances, code) take it instead of building one more.
+        # The VM's state is now the new head's: the next reads take it instead of building one.
         self._head_states.put(Hash32(block.header.hash), vm.state)
         if paid:
             self._withdrawal_index = paid[-1].index + 1
@@ -155,14 +150,12 @@ class BlockMining(ChainCore):
         return self._overlay.recording() if self._overlay is not None else nullcontext()
 
     def _header_overridden(self, parent: BlockHeaderAPI, rules: Any) -> bool:
-        """Whether the next block's gas limit or base fee is one a test set, not the one the
-        header rules derive from ``parent``."""
+        """Whether the next block's gas limit or base fee is one a test set."""
         return ((self._gas_limit is not None and self._gas_limit != parent.gas_limit)
                 or (self._next_base_fee_override is not None and bool(rules.base_fee)))
 
     def mine_until(self, number: int) -> Block:
-        """Mine blocks until the head is at ``number``; the first one takes whatever is
-        pending, the others are empty. The head."""
+        """Mine blocks (the first takes what is pending) until the head is at ``number``; the head."""
         block = self.block(self.head.number)
         while block.number < number:
             block = self.mine()
@@ -175,9 +168,8 @@ class BlockMining(ChainCore):
         return self.block(self.head.number)
 
     def sibling(self, number: int | None = None, *, coinbase: Address | None = None) -> Header:
-        """A valid block header at ``number`` (the head's by default) that is not canonical:
-        an uncle for a later block to include, up to six blocks later. Proof-of-work forks
-        only. Each call makes a different one."""
+        """A new valid, non-canonical header at ``number`` (the head's by default): an uncle for one
+        of the next six blocks. Proof-of-work forks only."""
         with self._lock:
             number = self.head.number if number is None else number
             if number < 1:
@@ -197,8 +189,7 @@ class BlockMining(ChainCore):
             return decode_header(rlp.encode(block.header))
 
     def _withdrawals(self, pairs: Sequence[tuple[Address, int]]) -> tuple[Withdrawal, ...]:
-        """Withdrawal models numbered on from the chain's last one (validator indexes are
-        made up: nothing on the execution side checks them)."""
+        """Withdrawals numbered on from the chain's last one (validator indexes made up)."""
         if self._withdrawal_index is None:
             self._withdrawal_index = self._last_withdrawal_index() + 1
         first = self._withdrawal_index
@@ -233,10 +224,8 @@ class BlockMining(ChainCore):
         canonical: bool = True,
         scratch: bool = False,
     ) -> tuple[BlockAPI, VirtualMachineAPI]:
-        """A sealed block: the template (header from the parent, body) executed by py-evm on
-        a VM at the parent (or at ``pre_state``, the parent's state with test edits), which
-        fills in every root and total; and that VM. Nothing becomes canonical. With
-        ``scratch`` nothing is written to the store either (the pending block)."""
+        """A sealed block, executed by py-evm on a VM at the parent (or at ``pre_state``: the parent's
+        with test edits), and that VM. Nothing becomes canonical; with ``scratch`` nothing is stored."""
         number = parent.block_number + 1
         vm_class = self.config.vm_class(number, timestamp)
         rules = self.config.rules(number, timestamp)
@@ -244,8 +233,7 @@ class BlockMining(ChainCore):
             vm_class = _set_by_test(vm_class)
         params: dict[str, Any] = {
             "timestamp": timestamp, "coinbase": coinbase, "extra_data": extra_data,
-            # Zero seals before the merge (py-evm's default nonce is not zero); a made-up
-            # randomness beacon after it.
+            # Zero seals before the merge (py-evm's default nonce is not); a made-up beacon after.
             "nonce": ZERO_NONCE,
             "mix_hash": keccak(b"prevrandao %d" % number) if rules.proof_of_stake
             else ZERO_HASH,
@@ -266,9 +254,7 @@ class BlockMining(ChainCore):
         )
         if senders:
             spoof_senders(template.transactions, senders)
-        # The VM starts from the template's own header: import_block sets every field the
-        # template chose (coinbase, time, seal, gas limit, beacon root) from the block anyway,
-        # and the others are the parent's or derived from it.
+        # The VM starts from the template's own header (import_block sets its fields anyway).
         if pre_state is not None:
             start = start.copy(state_root=pre_state)
         vm = self._vm(vm_class, start, scratch=scratch)
@@ -281,9 +267,7 @@ class BlockMining(ChainCore):
             raise DevChainError(f"block {number} ({rules.name}) cannot be built: {exc}") from exc
 
     def edit(self, *edits: StateEdit) -> Block:
-        """Apply account edits in a new block of their own: the edits come first (as if the
-        parent's state had them), then block processing, with no transactions. Pending
-        transactions stay pending."""
+        """Apply account edits in a new block of their own; pending transactions stay pending."""
         with self._lock:
             for change in edits:
                 self._preimages.add(change.address, (slot for slot, _ in change.storage))
@@ -305,8 +289,7 @@ class BlockMining(ChainCore):
 
 @cache
 def _set_by_test(vm_class: type[VirtualMachineAPI]) -> type[VirtualMachineAPI]:
-    """``vm_class`` without the header's gas rules (the gas limit's bound against the parent's,
-    EIP-1559's base fee): for a block whose gas limit or base fee a test set."""
+    """``vm_class`` without the header's gas limit and base fee rules (for values a test set)."""
 
     def validate_gas(cls: Any, header: BlockHeaderAPI, parent_header: BlockHeaderAPI) -> None:
         return None

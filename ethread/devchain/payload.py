@@ -1,10 +1,7 @@
-"""Building a block on the head without inserting it, from the pool or the transactions
-given: geth's ``testing_buildBlockV1`` (its miner's ``generateWork``).
+"""geth's ``testing_buildBlockV1``: a block on the head, from the pool or given transactions, not inserted.
 
-The block is built twice over a throwaway overlay of the backend's state: transaction by
-transaction, to choose what fits and refuse what does not in geth's words (the state
-transition's pre-checks, the block's gas and blob limits); then whole, through py-evm's
-import, which fills in every root, the requests and the blob gas.
+It is built twice over a throwaway overlay: transaction by transaction, to choose what fits and
+refuse what does not in geth's words; then whole, by py-evm's import, which fills in the roots.
 """
 
 from __future__ import annotations
@@ -39,6 +36,7 @@ from ..models import (
 from ..rlpcodec.blocks import block_item
 from ..rlpcodec.headers import decode_header
 from ..rlpcodec.transactions import encode_transaction
+from .genesis import ZERO_NONCE
 from .pool import evm_transaction, evm_vm, recover_sender, scratch_chaindb
 from .txpool import BlobSidecar, Pooled, TxPool, decode_submission, effective_tip, fee_cap
 
@@ -46,7 +44,6 @@ GAS_CEIL = 60_000_000
 """The gas limit geth's miner steers blocks towards (``--miner.gaslimit``)."""
 MIN_GAS_LIMIT = 5000
 TX_GAS = 21000
-ZERO_NONCE = b"\x00" * 8
 MAX_BUILD_TRANSACTIONS = 10_000
 """The most transactions one testing_buildBlockV1 call may hand over."""
 
@@ -80,13 +77,11 @@ class BuiltPayload:
     """What the fee recipient earns: each transaction's effective tip times its gas used."""
     sidecars: tuple[BlobSidecar, ...]
     requests: tuple[bytes, ...] | None
-    """The execution-layer requests (type byte and data, the empty ones left out), from
-    Prague on."""
+    """The execution-layer requests, empty ones left out (Prague on)."""
 
 
 def calc_gas_limit(parent_gas_limit: int, desired: int) -> int:
-    """geth's ``CalcGasLimit``: one step (1/1024 of the parent's, less one) towards
-    ``desired``."""
+    """geth's ``CalcGasLimit``: one step (1/1024 of the parent's, less one) towards ``desired``."""
     delta = parent_gas_limit // 1024 - 1
     desired = max(desired, MIN_GAS_LIMIT)
     if parent_gas_limit < desired:
@@ -99,9 +94,7 @@ def calc_gas_limit(parent_gas_limit: int, desired: int) -> int:
 def build_payload(backend: Any, config: ChainConfig, head: Header, attributes: PayloadAttributes,
                   transactions: Sequence[bytes] | None, extra_data: bytes,
                   pool: TxPool | None = None) -> BuiltPayload:
-    """A block on top of ``head``: ``transactions`` (decoded, every one of which must apply)
-    when given, else the pool's executable transactions by price and nonce (``[]``: an
-    empty block)."""
+    """A block on ``head``: ``transactions`` (each must apply) when given, else the pool's best."""
     number, timestamp = head.number + 1, attributes.timestamp
     if timestamp <= head.timestamp:
         raise BuildFailed(f"invalid timestamp, parent {head.timestamp} given {timestamp}")
@@ -138,7 +131,7 @@ def build_payload(backend: Any, config: ChainConfig, head: Header, attributes: P
 
     chosen = _choose(backend, config, vm_class, start, rules, given, pool)
     template_header = decode_header(rlp.encode(start))
-    txs = [tx for tx, _, _ in chosen]
+    txs = [tx for tx, _ in chosen]
     template = rlp.decode(rlp.encode(block_item(template_header, txs, (), withdrawals)),
                           sedes=vm_class.get_block_class())
     vm = evm_vm(vm_class, start, scratch_chaindb(backend.evm_database()), config.chain_id)
@@ -150,10 +143,9 @@ def build_payload(backend: Any, config: ChainConfig, head: Header, attributes: P
     header = decode_header(rlp.encode(block.header))
     receipts = block.get_receipts(vm.chaindb)
     value, used_before = 0, 0
-    for (tx, _, _), receipt in zip(chosen, receipts, strict=True):
-        used = receipt.gas_used - used_before
+    for tx, receipt in zip(txs, receipts, strict=True):
+        value += max(effective_tip(tx, header.base_fee_per_gas), 0) * (receipt.gas_used - used_before)
         used_before = receipt.gas_used
-        value += max(effective_tip(tx, header.base_fee_per_gas), 0) * used
     requests = None
     if rules.requests:
         requests = tuple(bytes(r) for r in getattr(block, "block_requests", ()) if len(r) > 1)
@@ -162,17 +154,16 @@ def build_payload(backend: Any, config: ChainConfig, head: Header, attributes: P
         transactions=tuple(encode_transaction(tx) for tx in txs),
         withdrawals=withdrawals,
         block_value=value,
-        sidecars=tuple(sidecar for _, sidecar, _ in chosen if sidecar is not None),
+        sidecars=tuple(sidecar for _, sidecar in chosen if sidecar is not None),
         requests=requests,
     )
 
 
 def _choose(backend: Any, config: ChainConfig, vm_class: Any, start: Any, rules: Any,
             given: list[tuple[Transaction, BlobSidecar | None]] | None,
-            pool: TxPool | None) -> list[tuple[Transaction, BlobSidecar | None, int]]:
-    """Apply transactions one by one on the new block's state: the given ones (the first
-    that cannot apply is the answer's error), or the pool's best ones that fit (one that
-    cannot apply takes its sender's later ones out). (transaction, sidecar, gas used)."""
+            pool: TxPool | None) -> list[tuple[Transaction, BlobSidecar | None]]:
+    """The transactions (with sidecars) applied one by one: the given ones (the first to fail is
+    the error), or the pool's best that fit (a failure drops its sender's line)."""
     vm = evm_vm(vm_class, start, scratch_chaindb(backend.evm_database()), config.chain_id)
     vm.block_preprocessing(vm.get_block())
     state = vm.state
@@ -181,7 +172,7 @@ def _choose(backend: Any, config: ChainConfig, vm_class: Any, start: Any, rules:
     blob_base_fee = (config.blob_base_fee(start.block_number, start.timestamp, start.excess_blob_gas)
                      if rules.blob is not None else None)
     base_fee = getattr(start, "base_fee_per_gas", None)
-    chosen: list[tuple[Transaction, BlobSidecar | None, int]] = []
+    chosen: list[tuple[Transaction, BlobSidecar | None]] = []
     blobs = 0
 
     def apply(tx: Transaction, sidecar: BlobSidecar | None) -> None:
@@ -205,10 +196,9 @@ def _choose(backend: Any, config: ChainConfig, vm_class: Any, start: Any, rules:
         except (ValidationError, ValueError) as exc:
             state.revert(snapshot)
             raise TransactionRejected(str(exc)) from None
-        used = receipt.gas_used - header.gas_used
         header = vm.add_receipt_to_header(header, receipt)
         blobs += blob_count
-        chosen.append((tx, sidecar, used))
+        chosen.append((tx, sidecar))
 
     if given is not None:
         for tx, sidecar in given:
@@ -247,9 +237,7 @@ def _choose(backend: Any, config: ChainConfig, vm_class: Any, start: Any, rules:
 
 def _payable_prefix(line: list[Pooled], base_fee: int | None, blob_base_fee: int | None,
                     min_tip: int, rules: Any) -> list[Pooled]:
-    """A sender's transactions up to the first the miner's filter leaves out (tip below the
-    miner's least, fee cap below the base fee, blob fee cap below the blob base fee, gas
-    above the transaction cap)."""
+    """A sender's transactions up to the first the miner's fee and gas filter leaves out."""
     def payable(pooled: Pooled) -> bool:
         tx = pooled.tx
         blob_fee_low = (isinstance(tx, BlobTransaction) and blob_base_fee is not None
@@ -262,8 +250,7 @@ def _payable_prefix(line: list[Pooled], base_fee: int | None, blob_base_fee: int
 
 def _pre_check(tx: Transaction, sender: bytes, state: Any, rules: Fork, base_fee: int | None,
                blob_base_fee: int | None, gas_left: int) -> None:
-    """geth's state transition pre-checks (:func:`~ethread.forks.validity.validate_transaction`),
-    in its order and words."""
+    """geth's state transition pre-checks (:func:`~ethread.forks.validity.validate_transaction`)."""
     address = EvmAddress(sender)
     account = SenderAccount(state.get_nonce(address), state.get_balance(address),
                             state.get_code(address))

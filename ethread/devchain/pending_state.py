@@ -1,12 +1,5 @@
-"""The chain as it would be after its pending block: what a dev chain's reads at the
-"pending" tag see (geth answers them from the state its miner's pending block leaves).
-
-The pending block is executed on a scratch layer over the chain's database
-(:meth:`~ethread.devchain.DevChain.pending_block`); that layer keeps the block's state trie
-nodes and its header. :class:`PendingView` is a backend over the real one that adds the
-pending block as the head: ``latest`` (which ``pending`` resolves to below the dev chain)
-names it and its state is read from the scratch layer. Nothing reaches the store.
-"""
+"""The chain as it would be after its pending block, for a dev chain's reads at "pending" (as
+geth's): a backend with the block as its ``latest``, its state on a scratch layer over the store."""
 
 from __future__ import annotations
 
@@ -22,36 +15,24 @@ if TYPE_CHECKING:
 
 
 class PendingView:
-    """``backend`` with ``block`` (built on its head, not stored) as its head, and
-    ``chaindb`` (the store under the block's scratch writes) as its state."""
+    """``backend`` with ``block`` as its head and ``chaindb`` (the block's scratch layer) as state."""
 
     def __init__(self, backend: Backend, block: Block, chaindb: ChainDatabaseAPI) -> None:
         self.backend = backend
         self.block = block
         self._chaindb = chaindb
 
-    @property
-    def header(self) -> Header:
-        """The pending block's header."""
-        return self.block.header
-
     def header_by_hash(self, block_hash: Hash32) -> Header | None:
         """The pending block's header for its hash, else the backend's."""
-        if block_hash == self.block.hash:
-            return self.block.header
-        return self.backend.header_by_hash(block_hash)
+        return self.block.header if block_hash == self.block.hash else self.backend.header_by_hash(block_hash)
 
     def canonical_hash(self, number: int) -> Hash32 | None:
         """The pending block's hash at its number, else the backend's."""
-        if number == self.block.number:
-            return self.block.hash
-        return self.backend.canonical_hash(number)
+        return self.block.hash if number == self.block.number else self.backend.canonical_hash(number)
 
     def block_by_hash(self, block_hash: Hash32) -> Block | None:
         """The pending block for its hash, else the backend's."""
-        if block_hash == self.block.hash:
-            return self.block
-        return self.backend.block_by_hash(block_hash)
+        return self.block if block_hash == self.block.hash else self.backend.block_by_hash(block_hash)
 
     def transaction_location(self, tx_hash: Hash32) -> tuple[Hash32, int] | None:
         """The backend's: the pending block's transactions are in no stored block yet."""
@@ -67,9 +48,7 @@ class PendingView:
 
     def pointer(self, name: Pointer) -> int | None:
         """The pending block's number for ``latest``; the backend's other pointers."""
-        if name == "latest":
-            return self.block.number
-        return self.backend.pointer(name)
+        return self.block.number if name == "latest" else self.backend.pointer(name)
 
     def evm_database(self) -> ChainDatabaseAPI:
         """The store holding the pending block's state (its scratch writes over the backend's)."""

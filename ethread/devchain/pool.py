@@ -1,8 +1,5 @@
-"""Admitting a transaction to a dev chain's pending list: geth's pool checks, in its order
-and words, before anything is kept (a refused transaction takes no nonce), against the
-head's state with what is pending counted in (the next nonce, the balance left to spend).
-Also the py-evm helpers the pool, the chain and block building share.
-"""
+"""Admitting a transaction to a dev chain's pending list (geth's pool checks, in its order and
+words), and the py-evm helpers the pool, the chain and block building share."""
 
 from __future__ import annotations
 
@@ -52,9 +49,7 @@ MAX_RAW_SIZE = 128 * 1024
 
 
 def decode_raw(raw: bytes) -> Transaction:
-    """A transaction from eth_sendRawTransaction's bytes: a legacy RLP list, a typed envelope,
-    or a blob transaction in its network form (the blobs, commitments and proofs after it are
-    dropped: blocks commit only to the versioned hashes)."""
+    """A transaction from eth_sendRawTransaction's bytes (a blob transaction's sidecar dropped)."""
     if not raw:
         raise TransactionRejected("typed transaction too short")
     if len(raw) > MAX_RAW_SIZE and raw[0] != 3:
@@ -77,8 +72,7 @@ def decode_raw(raw: bytes) -> Transaction:
 
 
 def placeholder_signature(tx: Transaction, chain_id: int) -> Transaction:
-    """``tx`` with a well-formed signature that recovers to nobody in particular, for an
-    impersonated sender (the chain is told the sender; see :meth:`DevChain.impersonate`)."""
+    """``tx`` with a well-formed signature for an impersonated sender (:meth:`DevChain.impersonate`)."""
     if isinstance(tx, LegacyTransaction):
         return dataclasses.replace(tx, v=35 + 2 * chain_id, r=1, s=1)
     return dataclasses.replace(tx, y_parity=0, r=1, s=1)
@@ -108,8 +102,7 @@ def evm_vm(vm_class: Any, header: Any, chaindb: Any, chain_id: int) -> Any:
 
 
 def recover_sender(evm_tx: Any) -> Address:
-    """The sender a py-evm transaction's signature recovers to; :class:`TransactionRejected` if the
-    signature is invalid."""
+    """The sender a py-evm transaction's signature recovers to (:class:`TransactionRejected` if none)."""
     try:
         return bytes(evm_tx.sender)
     except (ValidationError, ValueError, Exception) as exc:  # eth-keys raises BadSignature
@@ -118,8 +111,7 @@ def recover_sender(evm_tx: Any) -> Address:
 
 @dataclass(frozen=True, slots=True)
 class PoolView:
-    """What admission reads: the chain's id and next block's rules, and the sender's account
-    with its pending transactions counted in."""
+    """What admission reads: the next block's rules and the sender's account, pending counted in."""
 
     chain_id: int
     fork: str
@@ -131,14 +123,12 @@ class PoolView:
 
 
 def cost(tx: Transaction) -> int:
-    """The most a transaction can take from its sender: gas at its fee cap, value, blob gas
-    at its blob fee cap (:func:`~ethread.forks.validity.upfront_cost`)."""
+    """The most a transaction can take from its sender (:func:`~ethread.forks.validity.upfront_cost`)."""
     return upfront_cost(fields_of(tx))
 
 
 def pool_words(error: InvalidTransaction) -> str:
-    """``error`` in the words of geth's transaction pool (``core/txpool/validation.go``)
-    where they differ from its state transition's (``str(error)``)."""
+    """``error`` in the words of geth's transaction pool (``core/txpool/validation.go``)."""
     match error:
         case TypeNotSupported(kind=kind, first=first):
             later = first.title if first is not None else "a later fork"
@@ -172,9 +162,7 @@ def pool_words(error: InvalidTransaction) -> str:
 
 
 def admit(tx: Transaction, sender: Address, view: PoolView) -> None:
-    """Raise :class:`TransactionRejected` with geth's message when the pool would refuse
-    ``tx`` from ``sender`` (the rules of :mod:`ethread.forks.validity`, in the pool's order
-    and words)."""
+    """Raise :class:`TransactionRejected` with geth's message when its pool would refuse ``tx``."""
     fork = FORK_BY_NAME[view.fork]
     fields = fields_of(tx)
     if tx.type not in fork.transaction_types:

@@ -1,5 +1,4 @@
-"""A dev chain's pool as clients see it: the pending block and its state, pending
-transactions, filters' arrivals, txpool_* and anvil_dropTransaction."""
+"""A dev chain's pool as clients see it: the pending block and its state, txpool_* and the drops."""
 
 from __future__ import annotations
 
@@ -29,8 +28,7 @@ class PoolControls(BlockMining):
         return self.pool.arrivals_since(cursor)
 
     def drop_transaction(self, tx_hash: Hash32 | str) -> bool:
-        """anvil_dropTransaction: take a transaction out of the pool (the sender's later ones
-        wait in the queue for its nonce again). False if the pool does not hold it."""
+        """anvil_dropTransaction (:meth:`~.txpool.TxPool.drop`); False if the pool does not hold it."""
         wanted = as_bytes(tx_hash, "tx_hash", 32)
         with self._lock:
             pooled = self.pool.get(wanted)
@@ -55,16 +53,12 @@ class PoolControls(BlockMining):
         return self._served_pool
 
     def pending_block(self) -> Block:
-        """The block :meth:`mine` would make now, not stored: what geth answers for the
-        "pending" block (JSON-RPC writes it without hash, nonce and miner). Built once per
-        head, pool content and time. When the pool's transactions cannot make a block, the
-        block without them."""
+        """The block :meth:`mine` would make now, not stored (geth's "pending" block); without the
+        pool's transactions when they cannot make a block."""
         return self.pending_state().block
 
     def pending_state(self) -> PendingView:
-        """The chain with :meth:`pending_block` as its head, read-only: the state reads at
-        "pending" (eth_getBalance, eth_getCode, eth_getStorageAt, eth_call) answer from it,
-        as geth's do from its pending block's state."""
+        """The chain with :meth:`pending_block` as its head, read-only, for reads at "pending"."""
         with self._lock:
             head = self.head
             when = self._next_time(head.timestamp)
@@ -89,8 +83,7 @@ class PoolControls(BlockMining):
                                       paid, None, senders, scratch=True)
         raw = rlp.encode(block)
         pending = decode_block(raw, rlp.decode(raw), [p.sender for p in taken])
-        # The scratch layer holds the block's state; its header goes there too, for eth_call,
-        # which reads the block's rules from py-evm's header.
+        # The scratch layer holds the block's state; its header too, for eth_call's rules.
         scratch = vm.chaindb
         scratch.db[block.header.hash] = rlp.encode(block.header)  # (py-evm's header key)
         return PendingView(self.backend, pending, scratch)

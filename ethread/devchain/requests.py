@@ -1,6 +1,4 @@
-"""eth_sendTransaction on a dev chain: a transaction object (as ``eth_call`` takes it) made
-into a signed transaction of the dev account it names, with what it leaves out filled in as
-geth fills it: the next nonce, fees from the next block's base fee, gas estimated."""
+"""eth_sendTransaction on a dev chain: a request signed, what it leaves out filled in as geth does."""
 
 from __future__ import annotations
 
@@ -18,8 +16,7 @@ from .signing import DevAccount, Draft, Fees, TxKind, sign_transaction
 
 
 class TransactionSource(Protocol):
-    """What filling in a request reads of the chain (:class:`.builder.DevChain`'s members of
-    these names)."""
+    """What filling in a request reads of the chain (:class:`.builder.DevChain`'s members)."""
 
     chain_id: int
 
@@ -48,8 +45,7 @@ DEFAULT_TIP = 10**9
 
 
 def transaction_for(chain: TransactionSource, request: CallRequest) -> Transaction:
-    """The transaction ``request`` asks ``chain`` to send, signed by its dev account (or, for
-    an impersonated sender, unsigned: the chain takes it from that address)."""
+    """The transaction ``request`` asks ``chain`` to send, signed (an impersonated sender's: not)."""
     if request.conflicts is not None:
         raise TransactionRejected(request.conflicts)
     if request.sender is None:
@@ -91,8 +87,7 @@ def transaction_for(chain: TransactionSource, request: CallRequest) -> Transacti
 
 
 def estimate_gas(chain: TransactionSource, request: CallRequest) -> int:
-    """The gas geth would fill in: eth_estimateGas on the head's state (a revert raises its
-    error, code 3 with its reason and data, as geth's eth_sendTransaction answers it)."""
+    """The gas geth would fill in: eth_estimateGas on the head's state (a revert raises code 3)."""
     from ..methods.estimate import estimate_gas as estimate
 
     return estimate(chain.backend, replace(request, gas=None, nonce=None), "latest")

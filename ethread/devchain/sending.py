@@ -1,6 +1,5 @@
-"""Transactions into a dev chain: made and signed in code (:meth:`TransactionSending.send`,
-``deploy``, ``fund``) with their kinds and fees, or taken as a node takes them (``submit``,
-eth_sendTransaction), checked by the pool's rules before they take a nonce."""
+"""Transactions into a dev chain: made in code (``send``, ``deploy``, ``fund``) or taken as a node
+takes them (``submit``, eth_sendTransaction), checked by the pool's rules before they take a nonce."""
 
 from __future__ import annotations
 
@@ -55,15 +54,12 @@ class TransactionSending(BlockMining):
         delegations: Sequence[tuple[DevAccount, Address] | Authorization] = (),
         fees: Fees = DEFAULT_FEES,
     ) -> Hash32:
-        """Sign a transaction from ``sender`` and queue it for the next block; its hash.
-        Checked as a node's pool checks it before it takes its nonce (a refused one raises
-        :class:`~ethread.errors.TransactionRejected` and leaves nothing behind).
+        """Sign a transaction from ``sender`` and queue it for the next block; its hash. A refused one
+        raises :class:`~ethread.errors.TransactionRejected` and takes no nonce.
 
-        ``to`` and ``data`` are bytes or ``0x`` hex. ``kind`` defaults to dynamic-fee from
-        London on, legacy before (blob and set-code ones are asked for); a legacy one is
-        replay-protected (EIP-155) from Spurious Dragon on unless ``protected`` is False.
-        ``delegations`` are (authority, code address) pairs the chain signs with the right
-        nonces, or signed authorizations (:func:`sign_authorization`). Gas defaults to
+        ``kind`` defaults to dynamic-fee from London on, legacy before; a legacy one is EIP-155
+        protected from Spurious Dragon on unless ``protected`` is False. ``delegations``: signed
+        authorizations or (authority, code address) pairs to sign. Gas defaults to
         :data:`TRANSFER_GAS` for a plain transfer, :data:`CONTRACT_GAS` otherwise.
         """
         if not isinstance(sender, DevAccount):
@@ -87,8 +83,7 @@ class TransactionSending(BlockMining):
                 authorizations=self._authorizations(delegations, nonces),
             )
             tx = draft.unsigned(kind, self.chain_id, fees)
-            protect = (kind == "legacy" and protected
-                       and FORK_BY_NAME[fork].replay_protection)
+            protect = kind == "legacy" and protected and FORK_BY_NAME[fork].replay_protection
             signed = sign_transaction(tx, sender, self.chain_id if protect else None)
             self._admit(signed, sender.address)
             tx_hash = self.pool.keep(signed, sender.address)
@@ -96,28 +91,25 @@ class TransactionSending(BlockMining):
             return tx_hash
 
     def submit(self, tx: Transaction | bytes, *, sender: Address | None = None) -> Hash32:
-        """Take a signed transaction (or its bytes) as a node does (eth_sendRawTransaction).
-        While :attr:`automine` is on it is checked as the next block must take it and mined
-        at once in a block of its own; while off it goes into :attr:`pool` by geth's rules.
-        ``sender``: an impersonated account's (:meth:`impersonate`), whose transactions carry
-        no valid signature."""
+        """Take a signed transaction (or its bytes) as eth_sendRawTransaction does: mined at once in
+        a block of its own while :attr:`automine` is on, else pooled by geth's rules. ``sender``:
+        an impersonated account (:meth:`impersonate`), whose signature is not checked."""
         if isinstance(tx, bytes | bytearray | str):
             tx = decode_raw(as_bytes(tx, "raw transaction"))
         with self._lock:
             evm_tx = self._evm_tx(tx)
             if sender is None:
-                return self._take(tx, recover_sender(evm_tx), evm_tx)
+                return self._take(tx, recover_sender(evm_tx))
             origin = as_address(sender, "sender")
             if origin not in self._impersonated:
                 raise TransactionRejected(f"invalid sender: {to_checksum_address(origin)} "
                                           "is not impersonated")
-            return self._take(tx, origin, evm_tx, impersonated=True)
+            return self._take(tx, origin, impersonated=True)
 
-    def _take(self, tx: Transaction, origin: Address, evm_tx: Any, *,
-              impersonated: bool = False) -> Hash32:
+    def _take(self, tx: Transaction, origin: Address, *, impersonated: bool = False) -> Hash32:
         """Admit a transaction from ``origin`` and mine it when automining, else pool it."""
         if self.automine:
-            self._admit(tx, origin, evm_tx)
+            self._admit(tx, origin)
             tx_hash = self.pool.keep(tx, origin)
         else:
             tx_hash = self.pool.add(tx, sender=origin if impersonated else None)
@@ -128,15 +120,14 @@ class TransactionSending(BlockMining):
         return tx_hash
 
     def send_request(self, request: CallRequest) -> Hash32:
-        """eth_sendTransaction: the transaction ``request`` describes, from a dev account (or
-        an impersonated one), with nonce, fees and gas filled in when left out; then as
-        :meth:`submit`."""
+        """eth_sendTransaction from a dev or impersonated account (fields filled in); then :meth:`submit`."""
         with self._lock:
             tx = transaction_for(self, request)
             assert request.sender is not None
             if self.account(request.sender) is None:
                 return self.submit(tx, sender=request.sender)
-            return self._take(tx, request.sender, self._evm_tx(tx))
+            self._evm_tx(tx)  # refuses, as submit does, a type the next block's VM cannot decode
+            return self._take(tx, request.sender)
 
     def next_nonce(self, address: Address | str) -> int:
         """The nonce the next transaction of ``address`` takes (pending ones counted)."""
@@ -149,9 +140,8 @@ class TransactionSending(BlockMining):
         head = self.head
         return evm_transaction(self.config.vm_class(head.number + 1, self._next_time(head.timestamp)), tx)
 
-    def _admit(self, tx: Transaction, sender: Address, evm_tx: Any = None) -> None:
-        """Refuse, in geth's words, what the next block could not take from ``sender``
-        (``evm_tx``: py-evm's form of ``tx``, which the rules do not need)."""
+    def _admit(self, tx: Transaction, sender: Address) -> None:
+        """Refuse, in geth's words, what the next block could not take from ``sender``."""
         head = self.head
         when = self._next_time(head.timestamp)
         state = self._head_state()
@@ -190,10 +180,9 @@ class TransactionSending(BlockMining):
         kind: TxKind | None = None,
         gas: int | None = None,
     ) -> Address:
-        """Queue the creation of a contract from its creation bytecode (solc's ``bytecode``)
-        and constructor arguments (encoded, or ``args`` encoded by ``abi``'s constructor);
-        the address it will have. A creation that fails (reverts, runs out of gas, leaves no
-        code) makes :meth:`mine` raise :class:`DevChainError` and store nothing."""
+        """Queue a contract's creation from solc's ``bytecode`` and constructor arguments (encoded, or
+        ``args`` by ``abi``); its address. If the creation fails, :meth:`mine` raises
+        :class:`DevChainError` and stores nothing."""
         code = as_bytes(bytecode, "bytecode")
         if not code:
             raise ValueError("bytecode: empty; pass the contract's creation bytecode")
@@ -208,8 +197,7 @@ class TransactionSending(BlockMining):
 
     def deploy_runtime(self, sender: DevAccount, runtime: bytes | str, *, value: int = 0,
                        kind: TxKind | None = None, gas: int | None = None) -> Address:
-        """Queue a creation that installs ``runtime`` as the contract's code, as it is (no
-        constructor runs); the address it will have."""
+        """Queue a creation that installs ``runtime`` as the contract's code as it is; its address."""
         code = as_bytes(runtime, "runtime")
         return self._create(sender, contracts.initcode(code), value=value, kind=kind, gas=gas)
 
@@ -237,8 +225,7 @@ class TransactionSending(BlockMining):
 
     def _authorizations(self, delegations: Sequence[tuple[DevAccount, Address] | Authorization],
                         nonces: dict[Address, int]) -> tuple[Authorization, ...]:
-        """Sign (authority, address) pairs with the nonce each authority will have when its
-        authorization applies: after the sender's nonce was raised for the transaction."""
+        """Sign (authority, address) pairs with the nonce each authority will have when applied."""
         out = []
         for item in delegations:
             if isinstance(item, Authorization):

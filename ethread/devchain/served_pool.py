@@ -1,6 +1,4 @@
-"""A served chain's transaction pool, as its JSON-RPC methods see it
-(:class:`ethread.rpc.txpool.TxPoolService`): sending into the pool, reading it, and
-building a block on the head from it (``ethread serve --txpool``)."""
+"""A served chain's transaction pool as :class:`ethread.rpc.txpool.TxPoolService` uses it."""
 
 from __future__ import annotations
 
@@ -17,8 +15,7 @@ from .txpool import DEFAULT_LIMITS, BackendChain, PoolContent, Pooled, PoolLimit
 
 
 class ServedPool:
-    """One pool over a served backend (with state): eth_sendRawTransaction adds to it,
-    txpool_* read it, testing_buildBlockV1 builds on the head from it without inserting."""
+    """One pool over a served backend, for eth_sendRawTransaction, txpool_* and testing_buildBlockV1."""
 
     def __init__(self, backend: ExecutableChain, config: ChainConfig | None = None,
                  limits: PoolLimits = DEFAULT_LIMITS, *, pool: TxPool | None = None) -> None:
@@ -40,8 +37,7 @@ class ServedPool:
         return self.pool.submit(raw)
 
     def pending_transaction(self, tx_hash: Hash32) -> Pooled | None:
-        """A transaction the pool holds that the chain has not included (pending or queued):
-        eth_getTransactionByHash answers it with null block fields."""
+        """A transaction the pool holds that the chain has not included (pending or queued)."""
         pooled = self.pool.get(tx_hash)
         if pooled is None or (isinstance(self.backend, TransactionLocator)
                               and self.backend.transaction_location(tx_hash) is not None):
@@ -49,8 +45,7 @@ class ServedPool:
         return pooled
 
     def next_nonce(self, address: Address) -> int:
-        """eth_getTransactionCount(address, "pending"): the head's nonce plus the sender's
-        pending line."""
+        """eth_getTransactionCount(address, "pending")."""
         return self.pool.next_nonce(address)
 
     def status(self) -> tuple[int, int]:

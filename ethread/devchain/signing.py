@@ -1,14 +1,9 @@
 """Dev accounts and transaction signing for the dev chain.
 
-Dev accounts are the ones every Ethereum dev tool hands out: derived from the public test
-mnemonic ``test test ... junk`` along ``m/44'/60'/0'/0/i`` (as anvil and hardhat do), so a
-test written against one of those tools finds the same addresses and keys here. Never hold
-real funds with them: their keys are public.
-
-Transactions are built as :mod:`ethread.models` values (:class:`Draft`, of a kind, with
-:class:`Fees`) and signed here, so the dev chain speaks the same types as everything else;
-a signature covers :func:`~ethread.rlpcodec.transactions.signing_hash`, derived from the one
-canonical encoding, so no transaction field is listed a second time here.
+Dev accounts are anvil's and hardhat's: derived from the public test mnemonic ``test test ...
+junk`` along ``m/44'/60'/0'/0/i``. Their keys are public: never hold real funds with them.
+Transactions are :mod:`ethread.models` values, signed over
+:func:`~ethread.rlpcodec.transactions.signing_hash`.
 """
 
 from __future__ import annotations
@@ -51,8 +46,7 @@ def _seed(mnemonic: str) -> bytes:
 
 @lru_cache(maxsize=1024)
 def derive_key(index: int, mnemonic: str = TEST_MNEMONIC, path: str = DERIVATION_PATH) -> bytes:
-    """The private key at ``path`` followed by ``index`` (``m/44'/60'/0'/0/index`` by default)
-    of ``mnemonic`` (BIP-39/BIP-32)."""
+    """The private key at ``path`` followed by ``index`` of ``mnemonic`` (BIP-39/BIP-32)."""
     from eth_account.hdaccount import key_from_seed
 
     return key_from_seed(_seed(mnemonic), f"{path}{index}")
@@ -60,9 +54,7 @@ def derive_key(index: int, mnemonic: str = TEST_MNEMONIC, path: str = DERIVATION
 
 @dataclass(frozen=True)
 class DevAccount:
-    """A funded account whose private key is the ``index``-th of the test mnemonic (anvil's
-    and hardhat's accounts, in their order), so every dev chain built with the same
-    parameters has the same addresses, transactions and hashes."""
+    """A funded account whose key is the ``index``-th of the test mnemonic (anvil's, in order)."""
 
     index: int
     mnemonic: str = TEST_MNEMONIC
@@ -90,8 +82,7 @@ class DevAccount:
         return keccak(self.key.public_key.format(compressed=False)[1:])[12:]
 
     def sign(self, message_hash: Hash32) -> tuple[int, int, int]:
-        """(y parity, r, s) of a low-s signature. coincurve directly: through eth-keys the same
-        signature costs three times as much, which synthetic histories feel."""
+        """(y parity, r, s) of a low-s signature (coincurve directly: eth-keys is slower)."""
         signature = self.key.sign_recoverable(message_hash, hasher=None)
         return signature[64], int.from_bytes(signature[:32], "big"), int.from_bytes(
             signature[32:64], "big")
@@ -102,17 +93,12 @@ class DevAccount:
 
 def dev_accounts(count: int, mnemonic: str = TEST_MNEMONIC,
                  path: str = DERIVATION_PATH) -> tuple[DevAccount, ...]:
-    """The first ``count`` accounts derived from ``mnemonic`` (the well-known test mnemonic by
-    default) along ``path`` followed by each index, with their keys."""
+    """The first ``count`` accounts derived from ``mnemonic`` along ``path``."""
     return tuple(DevAccount(i, mnemonic, path) for i in range(count))
 
 
 def sign_transaction(tx: Transaction, account: DevAccount, chain_id: int | None = None) -> Transaction:
-    """``tx`` with ``account``'s signature in place of whatever signature it carried.
-
-    For a legacy transaction, ``chain_id`` chooses EIP-155 protection (see
-    :func:`signing_hash`); typed transactions carry their chain id themselves.
-    """
+    """``tx`` signed by ``account``; ``chain_id``: a legacy transaction's EIP-155 protection."""
     if not isinstance(tx, LegacyTransaction) and chain_id is not None and chain_id != tx.chain_id:
         raise ValueError("a typed transaction is signed for its own chain id")
     parity, r, s = account.sign(signing_hash(tx, chain_id))
@@ -123,18 +109,15 @@ def sign_transaction(tx: Transaction, account: DevAccount, chain_id: int | None 
 
 
 def sign_authorization(account: DevAccount, chain_id: int, address: Address, nonce: int) -> Authorization:
-    """An EIP-7702 authorization: ``account`` delegates its code to ``address``. ``nonce`` must
-    be the account's nonce when the authorization is applied (one more than its current nonce
-    when the account also sends the transaction carrying it). Chain id 0 means any chain."""
+    """An EIP-7702 authorization: ``account`` delegates its code to ``address``. ``nonce``: the
+    account's nonce when it applies (one more if the account also sends it); chain id 0: any chain."""
     payload = AUTHORIZATION_MAGIC + rlp.encode([int_to_bytes(chain_id), address, int_to_bytes(nonce)])
     parity, r, s = account.sign(keccak(payload))
-    return Authorization(chain_id=chain_id, address=address, nonce=nonce, y_parity=parity, r=r,
-                         s=s)
+    return Authorization(chain_id=chain_id, address=address, nonce=nonce, y_parity=parity, r=r, s=s)
 
 
 def versioned_hash(seed: bytes) -> Hash32:
-    """A well-formed blob versioned hash (version byte 0x01) standing for a blob nobody has:
-    blocks commit only to these hashes, so import needs no blob data."""
+    """A well-formed blob versioned hash for a blob nobody has (blocks commit only to the hashes)."""
     return BLOB_HASH_VERSION + keccak(seed)[1:]
 
 
@@ -151,9 +134,8 @@ KIND_SINCE: dict[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class Fees:
-    """The fee fields of a transaction; each kind uses those it has. The defaults clear any
-    base fee a dev chain reaches: base fees start at 1 gwei (London) and fall on blocks this
-    empty, blob base fees start at 1 wei."""
+    """The fee fields of a transaction, each kind using those it has. The defaults clear any base fee a
+    dev chain reaches (1 gwei at London and falling, blob base fees from 1 wei)."""
 
     gas_price: int = 3 * 10**9
     max_fee_per_gas: int = 30 * 10**9
@@ -166,8 +148,7 @@ DEFAULT_FEES = Fees()
 
 @dataclass(frozen=True, slots=True)
 class Draft:
-    """A transaction's fields before its kind and fees are applied (a blob or set-code one
-    has a recipient: its callers check)."""
+    """A transaction's fields before its kind and fees are applied."""
 
     nonce: int
     to: Address | None

@@ -9,8 +9,7 @@ class Snapshots(ChainCore):
     """Snapshots of the chain (head, pool, clock) and going back to them."""
 
     def snapshot(self) -> int:
-        """Remember the chain as it is (head, pending transactions, clock); an id for
-        :meth:`revert`. Cheap: nothing is copied but the pending list."""
+        """Remember the chain (head, pending transactions, clock); an id for :meth:`revert`."""
         with self._lock:
             self._snapshot_ids += 1
             self._snapshots[self._snapshot_ids] = SavedChain(
@@ -23,9 +22,7 @@ class Snapshots(ChainCore):
             return self._snapshot_ids
 
     def revert(self, snapshot_id: int) -> bool:
-        """Go back to a snapshot: the backend drops every block above its head (with their
-        transactions, receipts and logs), the pending list and clock come back. The snapshot
-        and every later one are used up (as in anvil and hardhat). False for an unknown id."""
+        """Go back to a snapshot, using it and every later one up (as anvil); False for an unknown id."""
         with self._lock:
             saved = self._snapshots.get(snapshot_id)
             if saved is None:

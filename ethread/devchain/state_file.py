@@ -1,17 +1,10 @@
-"""A dev chain's state in anvil's state-file shape (its ``SerializableState``, written by
-:func:`state_document`): what ``anvil_dumpState`` returns (gzipped) and ``anvil
---dump-state`` writes, read back by ``anvil_loadState`` and ``--load-state``, both ways
-between anvil and a dev chain.
+"""A dev chain's state in anvil's state-file shape (its ``SerializableState``): what
+``anvil_dumpState`` and ``--dump-state`` write and ``anvil_loadState`` and ``--load-state`` read,
+both ways between anvil and a dev chain. A loaded state's accounts are written in one block of
+their own; its blocks and transactions are not imported. A dump carries the head's header.
 
-Of a loaded state a dev chain keeps the accounts, written as given (other storage slots are
-kept) in one block of their own (:meth:`DevChain.edit`), stamped no earlier than the dumped
-block so that stored times see the clock go on; anvil's blocks and transactions, another
-chain's history, are not imported. A dump carries one block, the head's header, by which
-anvil names the head it continues from.
-
-A state trie keys accounts and slots by their hashes, so to list them the chain remembers
-(:class:`Preimages`) every account and slot its blocks touched (py-evm reports them), every
-edit and the genesis accounts; a chain reopened from a store knows only these from then on.
+A state trie keys accounts and slots by hash, so the chain remembers (:class:`Preimages`) every
+account and slot its blocks, edits and genesis touched, to list them.
 """
 
 from __future__ import annotations
@@ -42,15 +35,12 @@ class Preimages:
         self.slots.setdefault(address, set()).update(slots)
 
     def record_witness(self, witness: Any) -> None:
-        """What py-evm reports a block read and wrote (its ``MetaWitness``): every account,
-        and every slot (a write reads the slot first)."""
+        """Every account and slot py-evm reports a block touched (its ``MetaWitness``)."""
         for address in witness.accounts_queried:
             self.add(bytes(address), witness.get_slots_queried(address))
 
     def record_system_writes(self, number: int, timestamp: int) -> None:
-        """The slots py-evm writes directly, outside any message, in a block's processing: the
-        beacon roots (EIP-4788, by timestamp) and the block hash history (EIP-2935, by number).
-        (A slot of a contract a chain does not have, or one left zero, is not dumped.)"""
+        """The slots py-evm writes outside any message (EIP-4788 beacon roots, EIP-2935 block hashes)."""
         from eth.vm.forks.cancun.constants import BEACON_ROOTS_ADDRESS, HISTORY_BUFFER_LENGTH
         from eth.vm.forks.prague.constants import HISTORY_SERVE_WINDOW, HISTORY_STORAGE_ADDRESS
 
@@ -79,15 +69,11 @@ class DumpedAccount:
 
 @dataclass(frozen=True, slots=True)
 class LoadedState:
-    """A state file as read: its accounts and the timestamp of its block (None if it has no
-    block)."""
+    """A state file as read: its accounts, and its block's timestamp and number (or None)."""
 
     accounts: tuple[DumpedAccount, ...]
     timestamp: int | None
     best_block_number: int | None
-
-
-# -- writing ------------------------------------------------------------------------------------
 
 
 def _word(value: int) -> str:
@@ -96,9 +82,7 @@ def _word(value: int) -> str:
 
 def state_document(head: Header, *, blob_gas_price: int,
                    accounts: Iterable[DumpedAccount]) -> dict[str, Any]:
-    """The JSON document of the state after block ``head``, in anvil's field names and number
-    forms. Its one block is ``head``'s header without transactions: anvil names its head by
-    a block it holds."""
+    """The JSON document of the state after block ``head``, in anvil's names and number forms."""
     from ..codec.serialize import to_json
 
     header = to_json(head)
@@ -137,12 +121,8 @@ def encode_state(document: Mapping[str, Any], *, compress: bool) -> bytes:
     return gzip.compress(raw, mtime=0) if compress else raw
 
 
-# -- reading ------------------------------------------------------------------------------------
-
-
 def parse_state(data: bytes | str | Mapping[str, Any]) -> LoadedState:
-    """A state file's document (gzipped or plain JSON bytes, text, or the parsed object)
-    checked and read. Anything else raises :class:`InvalidParams` saying what is wrong."""
+    """A state file (gzipped or plain JSON, or parsed) checked and read (else :class:`InvalidParams`)."""
     if isinstance(data, str):
         data = data.encode()
     document = _decode(bytes(data)) if isinstance(data, bytes | bytearray) else data

@@ -1,5 +1,4 @@
-"""anvil_dumpState and anvil_loadState on a dev chain (the file's shape is :mod:`.state_file`'s).
-"""
+"""anvil_dumpState and anvil_loadState on a dev chain (the file's shape is :mod:`.state_file`'s)."""
 
 from __future__ import annotations
 
@@ -19,9 +18,7 @@ class StateFiles(BlockMining):
     """The head's state written out as anvil's state file, and such a file read back in."""
 
     def dump_state(self, *, compress: bool = False) -> bytes:
-        """The head's state in anvil's state-file shape (see :mod:`.state_file`): JSON bytes,
-        gzipped when ``compress`` (what anvil_dumpState returns). Every account the chain has
-        touched is listed with its nonce, balance, code and non-zero storage."""
+        """The head's state as anvil's state file (gzipped when ``compress``), every account touched."""
         with self._lock:
             head = self.head
             state = self._head_state()
@@ -42,9 +39,7 @@ class StateFiles(BlockMining):
         return encode_state(document, compress=compress)
 
     def load_state(self, state: bytes | str | Mapping[str, Any]) -> Block:
-        """Write the accounts of an anvil state file (gzipped or plain JSON, or the parsed
-        object) into the chain, in one block of their own, stamped no earlier than the state's
-        block; that block. The file's blocks and transactions are not imported."""
+        """Write an anvil state file's accounts in a block of their own (no earlier than its block)."""
         loaded = parse_state(state)
         edits = [StateEdit(account.address, balance=account.balance, nonce=account.nonce,
                            code=account.code, storage=account.storage)

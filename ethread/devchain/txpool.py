@@ -1,18 +1,12 @@
-"""A transaction pool kept as geth keeps one: what ``eth_sendRawTransaction`` adds to, what
-``txpool_*`` read and what a block is built from (:mod:`.payload`). Two sub-pools, a sender
-in one at a time ("address already reserved"):
+"""A transaction pool kept as geth keeps one (``core/txpool``: its checks in its order and
+words). Two sub-pools, a sender in one at a time ("address already reserved"):
 
-- plain transactions, per sender by nonce: *pending* runs on from the state nonce without a
-  gap, *queued* waits for the gap before it; a replacement pays 10% more fee cap and tip;
-- blob transactions, per sender without gaps (a gapped one waits in a small reorder buffer
-  when the sender's nonce allows), replaced at twice the fees, their sidecars checked.
+- plain transactions: *pending* runs on from the state nonce, *queued* waits for a gap to
+  fill; a replacement pays 10% more fee cap and tip;
+- blob transactions: no gaps (a small reorder buffer aside), replaced at twice the fees,
+  their sidecars checked.
 
-Every check is in geth's order and words (``core/txpool/validation.go``, ``legacypool``,
-``blobpool``), against the head's state; a transaction's size, and transactions per sender
-and in total, are bounded.
-
-The pool reads its chain through :class:`PoolChain`: :class:`BackendChain` over any backend
-with state (a served chain), or a dev chain (whose pending list it is).
+The chain is read through :class:`PoolChain` (:class:`BackendChain` or a dev chain).
 """
 
 from __future__ import annotations
@@ -82,35 +76,29 @@ class PoolLimits:
     blob_account_limit: int = 16
     """Blob transactions of one sender (geth's ``maxTxsPerAccount``)."""
     blob_total: int = 64
-    """Blob transactions in all: geth bounds its blob store by bytes on disk (2.5 GB); this
-    pool holds blobs in memory, so it bounds their number (6 blobs each at most)."""
+    """Blob transactions in all (geth bounds its blob store by bytes on disk; blobs here are in memory)."""
     gapped_blobs: int = 128
     rpc_fee_cap: int = ETHER
-    """The most ``gas * fee cap`` one submitted transaction may cost (``--rpc.txfeecap``, 1
-    ether; 0: no cap)."""
+    """The most ``gas * fee cap`` of one submitted transaction (``--rpc.txfeecap``; 0: no cap)."""
     allow_unprotected: bool = False
     """Take legacy transactions without a chain id (``--rpc.allow-unprotected-txs``)."""
     build_min_tip: int = 10**6
     """The least effective tip a block built from the pool includes (``--miner.gasprice``)."""
     blob_sidecars: bool = True
-    """Whether a blob transaction must come with its blobs (a dev chain takes one with its
-    versioned hashes alone, as its blocks commit to nothing more)."""
+    """Whether a blob transaction must come with its blobs (a dev chain's need not)."""
 
 
 DEFAULT_LIMITS = PoolLimits()
 DEV_LIMITS = PoolLimits(min_tip=0, rpc_fee_cap=0, allow_unprotected=True, build_min_tip=0,
                         blob_sidecars=False)
-"""A dev chain's pool: geth's rules for nonces, replacement and the sub-pools, and the leniency
-of anvil and hardhat for the rest (no fee cap per transaction, no least tip, unprotected legacy
-transactions, blob transactions without blobs)."""
+"""A dev chain's pool: geth's rules for nonces, replacement and sub-pools, anvil's leniency for the rest."""
 ARRIVALS_KEPT = 4096
 """Hashes of recent arrivals kept for pending-transaction filters."""
 
 
 @dataclass(frozen=True, slots=True)
 class BlobSidecar:
-    """The blobs a blob transaction carries on the network: version 0 holds one proof per
-    blob (EIP-4844), version 1 one per cell (EIP-7594, Osaka on)."""
+    """A blob transaction's blobs: version 0 has a proof per blob (EIP-4844), 1 per cell (EIP-7594)."""
 
     version: int
     blobs: tuple[bytes, ...]
@@ -135,12 +123,12 @@ class Pooled:
 
     @property
     def fee_cap(self) -> int:
-        """The most it pays per gas (see :func:`fee_cap`)."""
+        """:func:`fee_cap` of the transaction."""
         return fee_cap(self.tx)
 
     @property
     def tip_cap(self) -> int:
-        """The most it tips per gas (see :func:`tip_cap`)."""
+        """:func:`tip_cap` of the transaction."""
         return tip_cap(self.tx)
 
     @property
@@ -175,12 +163,7 @@ def tip_cap(tx: Transaction) -> int:
 
 def effective_tip(tx: Transaction, base_fee: int | None) -> int:
     """What the block's fee recipient earns per gas (may be negative below the base fee)."""
-    if base_fee is None:
-        return tip_cap(tx)
-    return min(tip_cap(tx), fee_cap(tx) - base_fee)
-
-
-# -- what the pool reads of its chain -------------------------------------------------------------
+    return tip_cap(tx) if base_fee is None else min(tip_cap(tx), fee_cap(tx) - base_fee)
 
 
 class PoolChain(Protocol):
@@ -219,13 +202,9 @@ class BackendChain:
         return SenderAccount(found.nonce, found.balance, view.code(address) if found.exists else b"")
 
 
-# -- decoding what a client sends --------------------------------------------------------------------
-
-
 def decode_submission(raw: bytes) -> tuple[Transaction, BlobSidecar | None]:
-    """A transaction as eth_sendRawTransaction takes it, and a blob transaction's sidecar
-    when it comes in the network form (``0x03 || rlp([tx, [version,] blobs, commitments,
-    proofs])``); geth's decoding errors."""
+    """eth_sendRawTransaction's transaction, and a blob transaction's sidecar in the network form
+    (``0x03 || rlp([tx, [version,] blobs, commitments, proofs])``); geth's decoding errors."""
     if raw[:1] != b"\x03":
         return decode_raw(raw), None
     try:
@@ -273,8 +252,7 @@ def versioned_hash(commitment: bytes) -> bytes:
 
 
 def to_cell_proofs(sidecar: BlobSidecar) -> BlobSidecar:
-    """A version-0 sidecar with its proofs recomputed per cell (what geth's
-    eth_sendRawTransaction does to one once Osaka is active)."""
+    """A version-0 sidecar with proofs per cell (as geth's eth_sendRawTransaction makes it from Osaka)."""
     import ckzg  # type: ignore[import-not-found]
 
     proofs: list[bytes] = []
@@ -288,8 +266,7 @@ def to_cell_proofs(sidecar: BlobSidecar) -> BlobSidecar:
 
 
 def verify_sidecar(sidecar: BlobSidecar) -> None:
-    """Check the proofs against the blobs and commitments (cell proofs for version 1, one
-    proof per blob for version 0); geth's "KZG verification error"."""
+    """Check the proofs against the blobs and commitments; geth's "KZG verification error"."""
     import ckzg  # type: ignore[import-not-found]
 
     setup = _kzg_setup()
@@ -310,9 +287,6 @@ def verify_sidecar(sidecar: BlobSidecar) -> None:
         raise TransactionRejected(f"KZG verification error: {exc}") from None
     if not ok:
         raise TransactionRejected("KZG verification error: invalid proof")
-
-
-# -- the pool ----------------------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -346,22 +320,18 @@ class PoolContent:
 
 
 class PoolLines:
-    """What a pool holds (each sender's plain pending and queued, blob and gapped blob lines),
-    kept in step with the head and read (txpool_*, a block's order, snapshots)."""
+    """What a pool holds by sender (plain pending and queued, blob, gapped blob), in step with the head."""
 
     def __init__(self, chain: PoolChain, limits: PoolLimits = DEFAULT_LIMITS) -> None:
         self.chain = chain
         self.limits = limits
         self._plain: dict[Address, _Sender] = {}
         self._blobs: dict[Address, list[Pooled]] = {}
-        """Each sender's blob transactions, nonce after nonce from its state nonce."""
         self._gapped: dict[Address, list[Pooled]] = {}
-        """Blob transactions waiting for the nonces before them."""
         self._all: dict[Hash32, Pooled] = {}
         self._head: Hash32 | None = None
         self._auth_cache: dict[Hash32, tuple[Address, ...]] = {}
-        self._arrivals: deque[tuple[int, Hash32]] = deque(maxlen=ARRIVALS_KEPT)
-        """(sequence number, hash) of the latest transactions taken, for pending filters."""
+        self._arrivals: deque[tuple[int, Hash32]] = deque(maxlen=ARRIVALS_KEPT)  # (sequence number, hash)
         self._arrived = 0
         self._lock = threading.RLock()
 
@@ -375,8 +345,7 @@ class PoolLines:
         self._arrivals.append((self._arrived, tx_hash))
 
     def arrivals_since(self, cursor: int) -> tuple[list[Hash32], int]:
-        """The hashes of the transactions taken after ``cursor`` (those still kept among the
-        latest :data:`ARRIVALS_KEPT`), and the cursor to ask from next."""
+        """Hashes taken after ``cursor`` (of the latest :data:`ARRIVALS_KEPT`), and the next cursor."""
         with self._lock:
             return [h for seq, h in self._arrivals if seq > cursor], self._arrived
 
@@ -391,8 +360,7 @@ class PoolLines:
             del self._plain[pooled.sender]
 
     def _promote(self, sender: Address, account: SenderAccount, head: Header) -> None:
-        """geth's promotion for one sender: stale and unpayable queued transactions go,
-        queued ones that now follow the pending line join it, the queue is capped."""
+        """geth's promotion: stale and unpayable queued ones go, the next ones join, the queue is capped."""
         entry = self._plain.get(sender)
         if entry is None:
             return
@@ -410,24 +378,19 @@ class PoolLines:
             del self._plain[sender]
 
     def _follow_head(self) -> None:
-        """When the head has moved, drop what it included (or made stale), move what no
-        longer follows the state nonce back to the queue and promote what now does."""
+        """After a new head: drop what it made stale, demote what no longer follows, promote what does."""
         head = self.chain.head()
-        if self._head == head.hash:
-            return
-        first = self._head is None
-        self._head = head.hash
-        if first:
+        previous, self._head = self._head, head.hash
+        if previous is None or previous == head.hash:
             return
         for sender in list(self._plain):
             account = self.chain.account(sender)
             entry = self._plain[sender]
             for nonce in [n for n in entry.pending if n < account.nonce]:
                 self._all.pop(entry.pending.pop(nonce).hash, None)
-            expected = account.nonce
             line = sorted(entry.pending)
             for index, nonce in enumerate(line):
-                if nonce != expected + index:
+                if nonce != account.nonce + index:
                     for later in line[index:]:
                         entry.queued[later] = entry.pending.pop(later)
                     break
@@ -446,8 +409,7 @@ class PoolLines:
                 del self._blobs[sender]
 
     def status(self) -> tuple[int, int]:
-        """(pending, queued) counts, as txpool_status gives them: blob transactions count as
-        pending, gapped ones as queued."""
+        """(pending, queued) counts for txpool_status (blob transactions pending, gapped ones queued)."""
         with self._lock:
             self._follow_head()
             pending = sum(len(e.pending) for e in self._plain.values()) + sum(map(len, self._blobs.values()))
@@ -455,8 +417,7 @@ class PoolLines:
             return pending, queued
 
     def content(self, sender: Address | None = None) -> PoolContent:
-        """Plain transactions by sender and nonce, of every sender or of ``sender`` alone
-        (txpool_contentFrom); geth's blob pool shows none here."""
+        """Plain transactions by sender and nonce, of every sender or of ``sender`` (geth shows no blobs)."""
         with self._lock:
             self._follow_head()
             entries = [(s, e) for s, e in self._plain.items() if sender is None or s == sender]
@@ -471,8 +432,7 @@ class PoolLines:
             return self._all.get(tx_hash)
 
     def executable(self) -> dict[Address, list[Pooled]]:
-        """Every sender's pending transactions in nonce order, plain and blob: what a block
-        may take from the pool."""
+        """Every sender's pending transactions (plain and blob) in nonce order."""
         with self._lock:
             out = self.content().pending
             out.update((sender, list(line)) for sender, line in self._blobs.items())
@@ -483,15 +443,12 @@ class PoolLines:
             return len(self._all)
 
     def next_nonce(self, address: Address) -> int:
-        """The nonce after the sender's pending line: its state nonce when it has none (what
-        geth's eth_getTransactionCount answers for "pending")."""
+        """The nonce after the sender's pending line (geth's eth_getTransactionCount at "pending")."""
         with self._lock:
             self._follow_head()
-            nonce = self.chain.account(address).nonce
             entry = self._plain.get(address)
-            line = self._blobs.get(address, [])
-            taken = len(entry.pending) if entry is not None else len(line)
-            return nonce + taken
+            taken = len(entry.pending) if entry is not None else len(self._blobs.get(address, []))
+            return self.chain.account(address).nonce + taken
 
     def pending_cost(self, address: Address) -> int:
         """The most the sender's pending transactions can take from it."""
@@ -501,8 +458,7 @@ class PoolLines:
             return (entry.pending_cost() if entry is not None else 0) + sum(p.cost for p in line)
 
     def drop(self, tx_hash: Hash32) -> bool:
-        """Take a transaction out (anvil_dropTransaction); its sender's later pending ones wait
-        in the queue for the gap to fill again, as geth demotes them. False if not held."""
+        """anvil_dropTransaction, demoting the sender's later ones as geth does; False if not held."""
         with self._lock:
             pooled = self._all.get(tx_hash)
             if pooled is None:
@@ -560,9 +516,8 @@ class PoolLines:
             self._head = state.head
 
     def ordered(self, base_fee: int | None) -> list[Pooled]:
-        """The executable transactions in a block's order: the best-tipping sender's next first
-        (the earlier arrival on a tie); a line stops at a fee cap below ``base_fee`` (geth's
-        miner leaves it for a later block)."""
+        """The executable transactions in a block's order: best tip first (earlier arrival on a tie);
+        a sender's line stops at a fee cap below ``base_fee``."""
         with self._lock:
             lines = self.executable()
             arrival = {h: i for i, h in enumerate(self._all)}
@@ -585,8 +540,7 @@ class TxPool(PoolLines):
     """Transactions waiting for a block, checked and kept by geth's rules."""
 
     def submit(self, raw: bytes) -> Hash32:
-        """eth_sendRawTransaction: decode, check as geth's RPC and pool check, keep; the
-        transaction's hash. Raises :class:`TransactionRejected` in geth's words."""
+        """eth_sendRawTransaction: decode, check and keep (else :class:`TransactionRejected`); the hash."""
         if len(raw) > MAX_BLOB_TX_SIZE + 4 * TX_SLOT_SIZE:
             # Far past any transaction either sub-pool could take: refused before decoding.
             raise TransactionRejected(f"oversized data: transaction size {len(raw)}, "
@@ -603,8 +557,7 @@ class TxPool(PoolLines):
 
     def add(self, tx: Transaction, *, sender: Address | None = None,
             sidecar: BlobSidecar | None = None) -> Hash32:
-        """A decoded transaction, checked and kept as :meth:`submit` does; ``sender``: an
-        impersonated account's, whose signature is not recovered."""
+        """:meth:`submit` for a decoded transaction; ``sender``: an impersonated one (not recovered)."""
         with self._lock:
             self._follow_head()
             head = self.chain.head()
@@ -613,8 +566,7 @@ class TxPool(PoolLines):
             return self._add(tx, sidecar, head, rules, sender)
 
     def keep(self, tx: Transaction, sender: Address) -> Hash32:
-        """Keep a transaction its chain has already admitted as the next of its sender's line
-        (a dev chain's own sends, checked by its stricter rules): no check is made again."""
+        """Keep, unchecked, a transaction its chain has already admitted (a dev chain's own sends)."""
         tx_hash = transaction_hash(tx)
         with self._lock:
             self._follow_head()
@@ -692,7 +644,7 @@ class TxPool(PoolLines):
         return sender
 
     def _sender(self, tx: Transaction, head: Header, rules: Fork) -> Address:
-        """The signer, as geth's signer for the head recovers it ("invalid sender: ...")."""
+        """The signer, as geth's signer for the head recovers it."""
         want = self.chain.config.chain_id
         have = tx.chain_id
         if isinstance(tx, LegacyTransaction) and tx.v in (27, 28):
@@ -745,22 +697,18 @@ class TxPool(PoolLines):
 
     def _check_funds(self, pooled: Pooled, account: SenderAccount, spent: int,
                      previous: Pooled | None) -> None:
-        """geth's ``ValidateTransactionWithState`` past the nonce: the transaction alone, then
-        with what the sender's pending transactions may cost."""
+        """geth's ``ValidateTransactionWithState`` past the nonce, alone and with the pending cost."""
         balance, needed = account.balance, pooled.cost
         if balance < needed:
             raise TransactionRejected(f"insufficient funds for gas * price + value: balance {balance}, "
                                       f"tx cost {needed}, overshot {needed - balance}")
+        extra, what = needed, "tx cost"
         if previous is not None:
-            bump = needed - previous.cost
-            if balance < spent + bump:
-                raise TransactionRejected(
-                    f"insufficient funds for gas * price + value: balance {balance}, queued cost {spent}, "
-                    f"tx bumped {bump}, overshot {spent + bump - balance}")
-        elif balance < spent + needed:
+            extra, what = needed - previous.cost, "tx bumped"
+        if balance < spent + extra:
             raise TransactionRejected(
                 f"insufficient funds for gas * price + value: balance {balance}, queued cost {spent}, "
-                f"tx cost {needed}, overshot {spent + needed - balance}")
+                f"{what} {extra}, overshot {spent + extra - balance}")
 
     @staticmethod
     def _bumped(old: Pooled, new: Pooled, bump: int) -> bool:
@@ -771,12 +719,10 @@ class TxPool(PoolLines):
                 and new.tip_cap >= old.tip_cap * (100 + bump) // 100)
 
     def _delegated(self, address: Address, account: SenderAccount) -> bool:
-        """Whether the sender's code is a delegation, or a pooled set-code transaction
-        authorizes one for it (geth keeps such senders to one transaction in flight)."""
-        if account.code:
-            return True
-        return any(address in self._authorities_of(pooled) for pooled in self._all.values()
-                   if isinstance(pooled.tx, SetCodeTransaction))
+        """Whether the sender is delegated, or a pooled set-code transaction delegates it."""
+        return bool(account.code) or any(
+            address in self._authorities_of(pooled) for pooled in self._all.values()
+            if isinstance(pooled.tx, SetCodeTransaction))
 
     def _authorities_of(self, pooled: Pooled) -> tuple[Address, ...]:
         """The authorities of a pooled set-code transaction, recovered once."""
@@ -816,9 +762,9 @@ class TxPool(PoolLines):
             raise TransactionRejected("replacement transaction underpriced")
         if replacing is None:
             self._make_room(pooled)
-        self._plain[sender] = entry
-        if replacing is not None:
+        else:
             del self._all[replacing.hash]
+        self._plain[sender] = entry
         if tx.nonce in entry.pending:
             entry.pending[tx.nonce] = pooled
         else:
@@ -827,8 +773,7 @@ class TxPool(PoolLines):
         self._promote(sender, account, head)
 
     def _make_room(self, pooled: Pooled) -> None:
-        """When plain transactions fill the pool, drop the cheapest one last in its
-        sender's line to make room, or refuse ``pooled`` if it is no better."""
+        """When the pool is full, drop the cheapest last-in-line plain transaction, or refuse ``pooled``."""
         limit = self.limits.global_slots + self.limits.global_queue
         while sum(p.slots for p in self._all.values() if p.sidecar is None) + pooled.slots > limit:
             tails = [max((*e.pending.values(), *e.queued.values()), key=lambda p: p.tx.nonce)
@@ -924,19 +869,6 @@ def _authorities(tx: SetCodeTransaction) -> Iterable[Address]:
     return found
 
 
-__all__ = [
-    "DEFAULT_LIMITS",
-    "DEV_LIMITS",
-    "BackendChain",
-    "BlobSidecar",
-    "PoolChain",
-    "PoolContent",
-    "PoolLimits",
-    "PoolState",
-    "Pooled",
-    "TxPool",
-    "decode_submission",
-    "effective_tip",
-    "fee_cap",
-    "tip_cap",
-]
+__all__ = ["DEFAULT_LIMITS", "DEV_LIMITS", "BackendChain", "BlobSidecar", "PoolChain",
+           "PoolContent", "PoolLimits", "PoolState", "Pooled", "TxPool", "decode_submission",
+           "effective_tip", "fee_cap", "tip_cap"]

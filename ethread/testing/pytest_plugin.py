@@ -1,13 +1,7 @@
-"""ethread's pytest plugin (the ``pytest11`` entry point, so nothing needs registering): a dev
-chain, a web3.py instance bound to it and funded accounts as fixtures, each test isolated by a
-snapshot taken before it and reverted after it (no chain is rebuilt); ``--ethread-fork-url``
-(or ``fork_url`` in ``ethread_chain_options``) makes the chain a fork of a live one. A failed
-test's report gains the call trees of the transactions and calls that failed through ethread's
-web3 provider, and assertions show ethread's models field by field, with hex for bytes.
-docs/testing.md describes each fixture and option.
-
-Web3 is imported only by the fixtures that use it, so the plugin costs nothing to a test run
-that does not.
+"""ethread's pytest plugin (docs/testing.md): a dev chain, a web3.py instance on it and funded
+accounts as fixtures, each test isolated by a snapshot; ``--ethread-fork-url`` forks a live
+chain. A failed test's report gains the call trees of what failed, and assertions show ethread's
+models field by field. Web3 is imported only by the fixtures that use it.
 """
 
 from __future__ import annotations
@@ -65,8 +59,7 @@ def ethread_session_chain(request: pytest.FixtureRequest,
 
 @pytest.fixture
 def ethread_chain(ethread_session_chain: DevChain) -> Iterator[DevChain]:
-    """The dev chain, as the test leaves it only until the test ends: a snapshot is taken
-    before and reverted after (blocks, receipts, logs, pending transactions, clock)."""
+    """The dev chain, reverted to a snapshot after the test."""
     snapshot = ethread_session_chain.snapshot()
     try:
         yield ethread_session_chain
@@ -98,8 +91,7 @@ def _ethread_session_web3(ethread_session_chain: DevChain) -> Web3:
 
 @pytest.fixture
 def ethread_web3(ethread_chain: DevChain, _ethread_session_web3: Web3) -> Web3:
-    """A web3.py instance on the dev chain (in process: no server, no socket), isolated as
-    ``ethread_chain`` is."""
+    """A web3.py instance on the dev chain (in process), isolated as ``ethread_chain`` is."""
     return _ethread_session_web3
 
 
@@ -107,9 +99,6 @@ def ethread_web3(ethread_chain: DevChain, _ethread_session_web3: Web3) -> Web3:
 def ethread_accounts(ethread_session_chain: DevChain) -> tuple[LocalAccount, ...]:
     """The funded dev accounts as eth-account ``LocalAccount`` objects (address and key)."""
     return ethread_session_chain.local_accounts
-
-
-# -- failures explained ----------------------------------------------------------------------
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -130,9 +119,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     failures = list(web3_module.FAILURES)
     if failures:
         report.sections.append(("ethread call trees", "\n\n".join(map(str, failures))))
-
-
-# -- assertion output ------------------------------------------------------------------------
 
 
 def _is_model(value: object) -> bool:
@@ -159,13 +145,12 @@ def model_diff(left: object, right: object) -> list[str]:
     """Assertion lines for ``left == right`` where one side is an ethread model."""
     lines = [f"{_short(left)} == {_short(right)}"]
     if type(left) is not type(right) or not _is_model(left):
-        lines += [f"  left:  {show(left)}", f"  right: {show(right)}"]
-        return lines
-    differing = [f for f in dataclasses.fields(left)  # type: ignore[arg-type]
-                 if getattr(left, f.name) != getattr(right, f.name)]
+        return [*lines, f"  left:  {show(left)}", f"  right: {show(right)}"]
     lines.append("Differing fields:")
-    for f in differing:
-        lines.append(f"  {f.name}: {show(getattr(left, f.name))} != {show(getattr(right, f.name))}")
+    for f in dataclasses.fields(left):  # type: ignore[arg-type]
+        have, want = getattr(left, f.name), getattr(right, f.name)
+        if have != want:
+            lines.append(f"  {f.name}: {show(have)} != {show(want)}")
     return lines
 
 
@@ -176,8 +161,7 @@ def _short(value: object) -> str:
 
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object,
                               right: object) -> Sequence[str] | None:
-    """pytest hook: when two ethread models (or tuples of them) differ in an ``==`` assertion, show
-    which fields differ instead of two long reprs."""
+    """pytest hook: show which fields differ when ethread models (or tuples of them) are not ``==``."""
     if op != "==":
         return None
     if _is_model(left) or _is_model(right):

@@ -1,6 +1,5 @@
-"""Where a fork keeps what it fetched and checked of the forked block: in memory, or in an
-LMDB file that later forks of the same chain and block read again. Keys start with the chain
-id and the block number (8 bytes each), so one file holds any number of chains and blocks:
+"""What a fork fetched and checked, in memory or in an LMDB file later forks read again. Keys
+start with the chain id and block number (8 bytes each):
 
 - ``a`` + address: the account's RLP ``[nonce, balance, storage root, code hash]``, or empty
   for an account that does not exist;
@@ -52,8 +51,7 @@ class MemoryCache:
 
 
 class LMDBCache:
-    """An LMDB environment in ``path`` (a directory, made when missing); several processes may
-    share it. Needs the ``lmdb`` extra."""
+    """An LMDB environment in directory ``path``, which processes may share (the ``lmdb`` extra)."""
 
     def __init__(self, path: str | Path, map_size: int = DEFAULT_MAP_SIZE) -> None:
         try:

@@ -1,8 +1,6 @@
-"""py-evm on a forked chain: an account database that reads what the chain has not written
-from the forked block (:mod:`.overlay`), and the chain config whose VMs use it, so that
-everything building a VM from the config (blocks, eth_call, gas estimation, tracing) sees
-the forked state. The fallback sits under py-evm's journals, which a reverted write never
-passes, and is mixed into whatever account database a state uses (py-evm's or eth_call's).
+"""py-evm on a forked chain: an account database that reads what the chain has not written from
+the forked block (:mod:`.overlay`), and a chain config whose VMs use it. The fallback sits under
+py-evm's journals (which a reverted write never passes) and is mixed into any account database.
 """
 
 from __future__ import annotations
@@ -158,18 +156,15 @@ class ForkedAccountsMixin:
         return store
 
     def _apply_account_diff_without_proof(self, diff: Any, trie: Any) -> None:
-        # py-evm writes the accounts' diff straight into the trie, past the wrappers above:
-        # the accounts written (or deleted) are taken from the diff, so that the overlay
-        # knows them (a deleted one is not read from the fork again; eth_getProof proves a
-        # written one against the local block).
+        # py-evm writes the diff straight into the trie, past the wrappers: the overlay learns
+        # the accounts written (or deleted) from it.
         self._forked.written.update(bytes(key) for key in diff.pending_keys())
         self._forked.written.update(bytes(key) for key in diff.deleted_keys())
         super()._apply_account_diff_without_proof(diff, trie)  # type: ignore[misc]
 
     def persist(self) -> Any:
         """py-evm's, and what it wrote noted for the block being built (if one is)."""
-        # The stores' last writes reach their tries in make_state_root, and persist forgets
-        # the stores: what they wrote is read in between.
+        # The stores' last writes reach their tries here, and persist forgets the stores.
         self.make_state_root()  # type: ignore[attr-defined]
         slots: set[tuple[Address, int]] = set()
         wiped: set[Address] = set()
@@ -211,8 +206,7 @@ class ForkChainConfig(ChainConfig):
     overlay: ForkOverlay | None = field(default=None, compare=False, repr=False)
 
     def vm_class(self, number: int, timestamp: int) -> Any:
-        """The schedule's VM class for that block, its states reading through the overlay
-        (made once per base class and kept on the overlay)."""
+        """The schedule's VM class for that block, its states reading through the overlay."""
         base = super().vm_class(number, timestamp)
         overlay = self.overlay
         if overlay is None:
@@ -224,14 +218,12 @@ class ForkChainConfig(ChainConfig):
 
 
 def fork_chain_config(chain_id: int, schedule: Any, overlay: ForkOverlay) -> ForkChainConfig:
-    """The config of a chain forked from chain ``chain_id``: a public network's schedule when
-    ethread knows the id, else ``schedule`` (a :class:`~ethread.devchain.ForkSchedule`)."""
+    """The config of a chain forked from ``chain_id``: a known network's schedule, else ``schedule``."""
     name = NETWORK_BY_CHAIN_ID.get(chain_id)
     document = (dict(KNOWN_NETWORKS[name]) if name is not None
                 else schedule.genesis_config(chain_id))
     base = ChainConfig.from_genesis_config(document)
-    values = {item.name: getattr(base, item.name) for item in fields(base)
-              if item.init}
+    values = {item.name: getattr(base, item.name) for item in fields(base) if item.init}
     return ForkChainConfig(**values, overlay=overlay)
 
 

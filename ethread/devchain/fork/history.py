@@ -1,12 +1,9 @@
-"""The forked node's chain at and below the fork block: blocks, transactions, receipts,
-uncles and logs answered as the node answers them (as anvil does), each answer checked to
-belong to the chain the fork continues, and kept in the fork's cache.
+"""The forked node's chain at and below the fork block, answered as the node answers (as anvil
+does), each answer checked to belong to the fork's chain and kept in the fork's cache.
 
-The chain's hash at every height is learnt by walking parent hashes down from the fork block,
-and an answer is believed only if the block it names or holds has the hash at its height (a
-block of another chain, from a reorganisation or a proxy mixing nodes, is refused by name).
-Kept under the chain id and fork block: each checked answer as JSON under ``r`` + method and
-parameters, each height's hash and parent hash under ``v`` + number.
+The hash at every height is learnt by walking parent hashes down from the fork block; an answer
+naming another block there (a reorganisation, a proxy mixing nodes) is refused. Cache keys: ``r``
++ method and parameters (the answer as JSON), ``v`` + number (hash and parent hash).
 """
 
 from __future__ import annotations
@@ -19,13 +16,12 @@ import orjson
 
 from ...models import Hash32
 from .remote import RemoteError
-from .source import ForkSource, _header_key, _hex_bytes, _hex_int, header_from_json
+from .source import ForkSource, _header_key, _hex_bytes, _hex_int, _kept, header_from_json
 
 LOG_SPAN = 2000
 """Blocks one eth_getLogs to the node covers at most."""
 WALK_CHUNK = 1024
-"""Headers asked for in one step of a walk down the chain (sent in batches of the remote's
-batch size, a bounded number in flight)."""
+"""Headers asked for in one step of a walk down the chain."""
 
 
 class ForkHistory:
@@ -33,18 +29,14 @@ class ForkHistory:
 
     def __init__(self, source: ForkSource) -> None:
         self.source = source
-        self.fork_number = source.point.number
         point = source.point
-        self._chain_id = point.chain_id
+        self.fork_number = point.number
         self._prefix = point.chain_id.to_bytes(8, "big") + point.number.to_bytes(8, "big")
         self._hashes: dict[int, Hash32] = {point.number: point.header.hash}
-        """The chain's hash at each height learnt so far (from the fork block down)."""
         self._parent: Hash32 = point.header.parent_hash
         """The parent hash of the lowest block learnt: the next one down must hash to it."""
         self._lowest = point.number
         self._lock = threading.Lock()
-
-    # -- the chain's hashes -------------------------------------------------------------------
 
     def canonical_hash(self, number: int) -> Hash32 | None:
         """The hash of the fork's chain at ``number`` (None above the fork block)."""
@@ -56,12 +48,11 @@ class ForkHistory:
             return self._hashes[number]
 
     def _walk(self, down_to: int) -> None:
-        """Learn the hashes from below the lowest known one down to ``down_to``: from an
-        earlier run's hash and parent hash, else from a kept or fetched header, hashed."""
+        """Learn the hashes from below the lowest known one down to ``down_to``."""
         numbers = list(range(self._lowest - 1, down_to - 1, -1))
         cache = self.source.cache
         learnt = {n: cache.get(self._prefix + b"v" + n.to_bytes(8, "big")) for n in numbers}
-        headers = {n: cache.get(_header_key(self._chain_id, n)) for n in numbers
+        headers = {n: cache.get(_header_key(self.source.point.chain_id, n)) for n in numbers
                    if learnt[n] is None}
         missing = [n for n, kept in headers.items() if kept is None]
         if missing:
@@ -100,14 +91,11 @@ class ForkHistory:
                               f"(0x{block_hash.hex()}), which is not in the chain of the fork "
                               f"block {self.fork_number}")
 
-    # -- asking, checking, keeping ----------------------------------------------------------
-
     def _key(self, method: str, params: Sequence[Any]) -> bytes:
         return self._prefix + b"r" + orjson.dumps([method, list(params)])
 
     def _ask(self, method: str, params: Sequence[Any], check: Callable[[Any], Any]) -> Any:
-        """The node's answer to one call, passed through ``check`` (which refuses it or gives
-        the answer to make); kept once checked."""
+        """The node's answer to one call as ``check`` passes it; kept once checked."""
         key = self._key(method, params)
         kept = self.source.cache.get(key)
         if kept is not None:
@@ -118,9 +106,8 @@ class ForkHistory:
         return answer
 
     def _in_chain(self, found: Any, what: str) -> bool:
-        """Whether an object the node gave with ``blockNumber`` and ``blockHash`` (a
-        transaction, a receipt, a log) is in the fork's chain: False when it is in a block
-        above the fork block or in none; refused when its block is not the chain's."""
+        """Whether an object with ``blockNumber`` and ``blockHash`` is in the fork's chain at or
+        below the fork block; refused when its block is not the chain's."""
         if not isinstance(found, dict) or found.get("blockNumber") is None:
             return False
         number = _hex_int(found["blockNumber"], "block number")
@@ -128,8 +115,6 @@ class ForkHistory:
             return False
         self._check_block_hash(number, _hex_bytes(found.get("blockHash"), "block hash"), what)
         return True
-
-    # -- blocks -----------------------------------------------------------------------------
 
     def block(self, number: int, full: bool) -> Any:
         """eth_getBlockByNumber of a block at or below the fork block."""
@@ -146,23 +131,19 @@ class ForkHistory:
         return self._ask("eth_getBlockByNumber", [hex(number), full], check)
 
     def number_of(self, block_hash: Hash32) -> int | None:
-        """The height of the chain's block with this hash at or below the fork block (None
-        when it is none of them)."""
+        """The height of the chain's block with this hash at or below the fork block, or None."""
         header = self.block_by_hash(block_hash, False)
         return None if header is None else _hex_int(header["number"], "block number")
 
     def block_by_hash(self, block_hash: Hash32, full: bool) -> Any:
-        """eth_getBlockByHash: the node's block when it is the chain's at or below the fork
-        block, else None (a block above the fork, a block of a side chain, none)."""
+        """eth_getBlockByHash: the node's block when it is the chain's at or below the fork block."""
         def check(block: Any) -> Any:
             if block is None:
                 return None
             header = header_from_json(block)
             if header.hash != block_hash or header.number > self.fork_number:
                 return None
-            if self.canonical_hash(header.number) != header.hash:
-                return None
-            return block
+            return block if self.canonical_hash(header.number) == header.hash else None
 
         return self._ask("eth_getBlockByHash", ["0x" + block_hash.hex(), full], check)
 
@@ -196,11 +177,8 @@ class ForkHistory:
             return None
         return self._ask("eth_getUncleByBlockNumberAndIndex", [hex(number), hex(index)], check)
 
-    # -- transactions -------------------------------------------------------------------------
-
     def transaction(self, tx_hash: Hash32) -> Any:
-        """eth_getTransactionByHash: the node's answer when the transaction is in the fork's
-        chain, else None."""
+        """eth_getTransactionByHash: the node's answer when it is in the fork's chain, else None."""
         return self._ask("eth_getTransactionByHash", ["0x" + tx_hash.hex()],
                          lambda tx: tx if self._in_chain(tx, "a transaction") else None)
 
@@ -216,31 +194,21 @@ class ForkHistory:
         return self._ask("eth_getRawTransactionByHash", ["0x" + tx_hash.hex()],
                          lambda raw: raw if isinstance(raw, str) else "0x")
 
-    # -- logs -------------------------------------------------------------------------------
-
     def logs(self, begin: int, end: int, selection: dict[str, Any]) -> list[Any]:
-        """eth_getLogs over blocks ``begin`` to ``end`` (at most the fork block), with the
-        filter's ``address`` and ``topics`` as the client wrote them. Asked in spans of
-        :data:`LOG_SPAN` blocks on fixed boundaries (what nodes and providers take in one
-        query; the same span asked again is read from the cache), in batches."""
+        """eth_getLogs over blocks ``begin`` to ``end`` (at most the fork block), asked in spans of
+        :data:`LOG_SPAN` blocks on fixed boundaries (so that a span asked again is cached)."""
         spans = [(max(begin, first), min(end, first + LOG_SPAN - 1))
                  for first in range(begin - begin % LOG_SPAN, end + 1, LOG_SPAN)]
         requests = [{"fromBlock": hex(low), "toBlock": hex(high), **selection}
                     for low, high in spans]
-        keys = [self._key("eth_getLogs", [request]) for request in requests]
-        kept = [self.source.cache.get(key) for key in keys]
-        wanted = [i for i, found in enumerate(kept) if found is None]
+        keys = {i: self._key("eth_getLogs", [request]) for i, request in enumerate(requests)}
+        kept, wanted = _kept(self.source.cache, keys)
         answers = self.source.remote.batch([("eth_getLogs", [requests[i]]) for i in wanted])
         self.source._count(len(wanted))
-        fresh: dict[bytes, bytes] = {}
         for i, answer in zip(wanted, answers, strict=True):
-            low, high = spans[i]
-            fresh[keys[i]] = orjson.dumps(self._checked_logs(answer, low, high))
-        self.source.cache.put_many(fresh)
-        found: list[Any] = []
-        for key, cached in zip(keys, kept, strict=True):
-            found.extend(orjson.loads(cached if cached is not None else fresh[key]))
-        return found
+            kept[i] = orjson.dumps(self._checked_logs(answer, *spans[i]))
+        self.source.cache.put_many({keys[i]: kept[i] for i in wanted})
+        return [log for i in range(len(spans)) for log in orjson.loads(kept[i])]
 
     def _checked_logs(self, logs: Any, begin: int, end: int) -> list[Any]:
         if not isinstance(logs, list):
@@ -251,8 +219,7 @@ class ForkHistory:
             if not begin <= number <= end:
                 raise RemoteError(f"the forked node answered a log of block {number}, "
                                   f"outside {begin} to {end}")
-            self._check_block_hash(number, _hex_bytes(log.get("blockHash"), "block hash"),
-                                   "a log")
+            self._check_block_hash(number, _hex_bytes(log.get("blockHash"), "block hash"), "a log")
         return logs
 
     def block_logs(self, block_hash: Hash32, selection: dict[str, Any]) -> list[Any]:

@@ -1,14 +1,9 @@
 """A forked chain's state: its own trie for what it wrote, the forked block's for the rest.
 
-A dev chain forked at remote block N starts with an empty state trie of its own, into which
-its blocks write (deletions included) as in any chain; what it has not written is read from
-block N through :class:`~.source.ForkSource`. So a local state root commits to what the chain
-wrote since the fork, not to the remote chain's whole state (nor do anvil's forks); block N
-keeps the remote header, so the first local block's parent hash is the remote block's.
-
-The local trie is the word on an account or slot from the first block that wrote it (or, for
-a slot, wiped its account's storage) on; the overlay keeps that block for each, and a revert
-to a snapshot forgets what the dropped blocks wrote.
+A chain forked at remote block N starts with an empty trie of its own; what it has not written
+is read from block N (:class:`~.source.ForkSource`). So a local state root commits only to what
+the chain wrote since the fork (as in anvil). The local trie is the word on an account or slot
+from the first block that wrote it (or wiped the storage) on; a revert forgets dropped blocks.
 """
 
 from __future__ import annotations
@@ -47,45 +42,31 @@ class ForkOverlay:
         self._local = threading.local()
         self._lock = threading.Lock()
         self.vm_classes: dict[Any, Any] = {}
-        """py-evm VM classes made to read through this overlay, by the class they extend."""
+        """py-evm VM (and below, account database) classes made to read through this overlay."""
         self.account_classes: dict[Any, Any] = {}
-        """The same for account database classes."""
-
-    # -- which trie answers -----------------------------------------------------------------
 
     def local_root(self, state_root: Hash32) -> Hash32:
-        """The root of the local trie for a state root a header holds: the forked block's
-        state is an empty local trie."""
+        """The local trie's root for a header's state root (the forked block's: the empty trie)."""
         return BLANK_ROOT if state_root == self.fork_root else state_root
 
     def number_at(self, state_root: Hash32) -> int | None:
-        """The block whose state this root is, or None when it is none of the chain's (the
-        state a block is being built on: every write so far counts)."""
+        """The block whose state this root is, or None (a block being built: every write counts)."""
         return self._roots.get(state_root)
 
     def account_is_local(self, address: Address, at: int | None) -> bool:
         """Whether the local trie is the word on ``address`` in the state after block ``at``."""
-        first = self._accounts.get(address)
-        return first is not None and (at is None or first <= at)
+        return _by(self._accounts.get(address), at)
 
     def slot_is_local(self, address: Address, slot: int, at: int | None) -> bool:
         """Whether the local trie is the word on a slot of ``address`` after block ``at``."""
-        for first in (self._slots.get((address, slot)), self._wiped.get(address)):
-            if first is not None and (at is None or first <= at):
-                return True
-        return False
+        return _by(self._slots.get((address, slot)), at) or _by(self._wiped.get(address), at)
 
     def in_local_trie(self, address: Address, at: int | None) -> bool:
-        """Whether the local trie holds ``address``'s record after block ``at``: a block
-        wrote the account, or one of its slots (which writes the record's storage root)."""
-        if self.account_is_local(address, at):
+        """Whether the local trie holds ``address``'s record (account or slot written) after block ``at``."""
+        if self.account_is_local(address, at) or _by(self._wiped.get(address), at):
             return True
         with self._lock:
-            firsts = [n for (owner, _), n in self._slots.items() if owner == address]
-            wiped = self._wiped.get(address)
-        if wiped is not None:
-            firsts.append(wiped)
-        return any(at is None or first <= at for first in firsts)
+            return any(_by(first, at) for (owner, _), first in self._slots.items() if owner == address)
 
     # -- the forked block's values, checked (methods.state.StateOverlay names them) ---------
 
@@ -101,12 +82,9 @@ class ForkOverlay:
         """Code the source has fetched, by its hash (None if it has not)."""
         return self.source.code(code_hash)
 
-    # -- recording what blocks write --------------------------------------------------------
-
     @contextmanager
     def recording(self) -> Iterator[Writes]:
-        """Collect what the states persisted in this thread write (a block being built), for
-        :meth:`commit`."""
+        """Collect what the states persisted in this thread write, for :meth:`commit`."""
         writes = Writes()
         self._local.writes = writes
         try:
@@ -116,8 +94,7 @@ class ForkOverlay:
 
     def note(self, accounts: set[Address], slots: set[tuple[Address, int]],
              wiped: set[Address]) -> None:
-        """What a state persisted (called by the fork's account database); kept only while
-        :meth:`recording` in this thread."""
+        """What a state persisted (from the fork's account database), kept while :meth:`recording`."""
         writes: Writes | None = getattr(self._local, "writes", None)
         if writes is None:
             return
@@ -126,8 +103,7 @@ class ForkOverlay:
         writes.wiped |= wiped
 
     def commit(self, writes: Writes, number: int, state_root: Hash32) -> None:
-        """Block ``number`` (whose state root is ``state_root``) is part of the chain and
-        wrote ``writes``."""
+        """Block ``number``, of ``state_root``, is in the chain and wrote ``writes``."""
         with self._lock:
             for address in writes.accounts:
                 self._accounts.setdefault(address, number)
@@ -144,6 +120,11 @@ class ForkOverlay:
             self._slots = {k: n for k, n in self._slots.items() if n <= number}
             self._wiped = {k: n for k, n in self._wiped.items() if n <= number}
             self._roots = {k: n for k, n in self._roots.items() if n <= number}
+
+
+def _by(first: int | None, at: int | None) -> bool:
+    """Whether a write first made in block ``first`` (None: never) is in the state after ``at``."""
+    return first is not None and (at is None or first <= at)
 
 
 __all__ = ["ForkOverlay", "Writes"]

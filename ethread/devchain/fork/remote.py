@@ -1,15 +1,12 @@
-"""JSON-RPC to the node a dev chain forks (``http://`` and ``https://`` only): batched
-requests, a bounded number in flight, retries with backoff for what may pass (a connection
-refused or reset, HTTP 429 and 5xx; an error object is the node's word, not retried).
+"""JSON-RPC to the node a dev chain forks (``http://`` and ``https://``): batched, a bounded
+number in flight, retried with backoff when a failure may pass (connection refused or reset,
+HTTP 429 and 5xx; not an error object).
 
-Every exchange has one wall-clock deadline, retries included (:attr:`RemoteLimits.timeout`):
-a node that answers slowly, or drips its answer, is cut off when it passes (a watchdog shuts
-the socket down, which a per-read timeout alone would not do). Inside an execution the
-execution's own time limit bounds it too, a cancelled request stops waiting, and the calls
-one execution may cause are bounded (:attr:`RemoteLimits.max_calls_per_execution`). Work
-tried on a server's event loop under a budget (:func:`ethread.evm.time_limit.budget`) hands
-back with :class:`~ethread.evm.time_limit.BudgetSpent` before its first request, to run again
-in a thread: a read never waits for the network on the loop.
+Every exchange has one wall-clock deadline, retries included, enforced by a watchdog that shuts
+the socket down (a per-read timeout misses a dripping answer). An execution's time limit,
+cancellation and call bound apply too. Under an event loop's budget
+(:func:`ethread.evm.time_limit.budget`), :class:`~ethread.evm.time_limit.BudgetSpent` is raised
+before the first request: the loop never waits for the network.
 """
 
 from __future__ import annotations
@@ -49,8 +46,7 @@ class RemoteLimits:
     """How the dev chain speaks to the node it forks."""
 
     timeout: float = 15.0
-    """Seconds one exchange with the node may take in all: connecting, sending, reading the
-    whole answer, and every retry."""
+    """Seconds one exchange with the node may take in all, retries included."""
     retries: int = 2
     """Further attempts after a failure that may pass (within :attr:`timeout`)."""
     backoff: float = 0.25
@@ -60,8 +56,7 @@ class RemoteLimits:
     concurrency: int = 4
     """Batches in flight at once."""
     max_calls_per_execution: int = 1_000
-    """Calls to the node one execution (an eth_call, a trace, a simulation) may cause; past it
-    the execution stops with an error saying so (0: no bound)."""
+    """Calls to the node one execution (eth_call, a trace) may cause (0: no bound)."""
 
 
 WATCH_STEP = 0.1
@@ -69,8 +64,7 @@ WATCH_STEP = 0.1
 
 
 class _Watch:
-    """The sockets of one exchange with the node, shut down when its deadline passes or its
-    request is cancelled (the client left, the server's deadline for it passed)."""
+    """The sockets of one exchange, shut down when its deadline passes or its request is cancelled."""
 
     __slots__ = ("_lock", "cut", "done", "sockets")
 
@@ -162,8 +156,7 @@ class RemoteNode:
         self.url = url
         port = f":{parts.port}" if parts.port else ""
         self.shown_url = f"{parts.scheme}://{parts.hostname}{port}"
-        """The URL without its path, query or credentials (where a provider's key usually is):
-        what errors and anvil_nodeInfo show."""
+        """The URL without path, query or credentials (where a provider's key may be), for errors."""
         self.limits = limits
         self._ids = 0
         self._lock = threading.Lock()
@@ -182,8 +175,7 @@ class RemoteNode:
         return self.batch([(method, params)])[0]
 
     def batch(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
-        """The results of ``calls`` in their order, sent ``batch_size`` at a time with at most
-        ``concurrency`` batches in flight, all within one deadline (:class:`RemoteLimits`)."""
+        """The results of ``calls`` in their order, batched as :class:`RemoteLimits` says."""
         if not calls:
             return []
         if time_limit.under_budget():
@@ -214,8 +206,7 @@ class RemoteNode:
             raise
 
     def _count(self, limit: object, calls: int) -> None:
-        """Count ``calls`` against the execution's bound (the execution is known by its time
-        limit: one per eth_call, trace or simulation)."""
+        """Count ``calls`` against the bound of the execution (known by its time limit)."""
         bound = self.limits.max_calls_per_execution
         spent = _spent
         if spent.limit is not limit:
@@ -261,8 +252,7 @@ class RemoteNode:
         return results
 
     def _post(self, data: bytes, deadline: float, token: CancelToken | None) -> Any:
-        """The JSON answer to one request, sent again after a failure that may pass while
-        time is left before ``deadline``."""
+        """The JSON answer to one request, retried while time is left before ``deadline``."""
         delay = self.limits.backoff
         attempt = 0
         while True:
@@ -295,8 +285,7 @@ class RemoteNode:
 
     def _attempt(self, data: bytes, deadline: float, remaining: float,
                  token: CancelToken | None) -> bytes:
-        """One HTTP request, its socket shut down when ``deadline`` passes or ``token`` is
-        cancelled."""
+        """One HTTP request, cut when ``deadline`` passes or ``token`` is cancelled."""
         with self._lock:
             self.requests += 1
         watch = _Watch()

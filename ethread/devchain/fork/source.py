@@ -1,18 +1,14 @@
-"""The forked block's state, read from the remote node as it is needed, and believed only
-once checked: every account against the block's state root and every slot against the
-account's storage root, through the trie nodes of an ``eth_getProof`` answer; code against
-the account's code hash; the block's header against its hash.
-
-What is checked is kept (:mod:`.cache`), so an account, a slot or a code is fetched once per
-chain and block. Many accounts or slots asked together go in batches (:mod:`.remote`).
+"""The forked block's state, read from the remote node as needed and believed only once
+checked: accounts and slots through ``eth_getProof`` against the state root, code against its
+hash, headers against theirs. What is checked is kept (:mod:`.cache`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 import rlp
@@ -31,8 +27,7 @@ BLANK_ROOT = keccak(rlp.encode(b""))
 
 @dataclass(frozen=True, slots=True)
 class ForkPoint:
-    """The remote block a dev chain continues from (and the node's URL, without its path or
-    query, where a provider's key may be)."""
+    """The remote block a dev chain continues from, and the node's URL (without path or query)."""
 
     chain_id: int
     header: Header
@@ -124,9 +119,8 @@ class ForkSource:
     @classmethod
     def connect(cls, remote: RemoteNode, block: int | None = None,
                 cache: ForkCache | None = None) -> ForkSource:
-        """The source of ``remote``'s block ``block`` (its latest when None). With a block
-        number given, a cache that holds the block's header (a second run) leaves one call
-        to the node: eth_chainId, to know which chain's cache to read."""
+        """The source of ``remote``'s block ``block`` (its latest when None); with the header
+        cached, only eth_chainId is asked."""
         if block is None:
             chain_id_hex, head_hex = remote.batch([("eth_chainId", []), ("eth_blockNumber", [])])
             head = _hex_int(head_hex, "block number")
@@ -152,22 +146,18 @@ class ForkSource:
         return cls(remote, ForkPoint(chain_id, header, remote.shown_url), cache)
 
     def ancestors(self, count: int = 256) -> list[Header]:
-        """The ``count`` headers before the forked block, newest first, each checked against
-        its hash and its child's parent hash (for BLOCKHASH, which reads 256 back); kept in
-        the cache."""
+        """The ``count`` headers before the forked block (for BLOCKHASH), newest first, checked."""
         first = max(0, self.point.number - count)
         numbers = list(range(self.point.number - 1, first - 1, -1))
         chain_id = self.point.chain_id
-        kept = {n: self.cache.get(_header_key(chain_id, n)) for n in numbers}
-        missing = [n for n in numbers if kept[n] is None]
+        kept, missing = _kept(self.cache, {n: _header_key(chain_id, n) for n in numbers})
         fetched = self.remote.batch([("eth_getBlockByNumber", [hex(n), False]) for n in missing])
         if missing:
             self._count(len(missing))
             self.cache.put_many({_header_key(chain_id, n): orjson.dumps(b)
                                  for n, b in zip(missing, fetched, strict=True)})
         by_number = dict(zip(missing, fetched, strict=True))
-        blocks = [by_number[n] if kept[n] is None else orjson.loads(kept[n] or b"null")
-                  for n in numbers]
+        blocks = [orjson.loads(kept[n]) if n in kept else by_number[n] for n in numbers]
         headers = []
         child = self.point.header
         for block in blocks:
@@ -179,22 +169,14 @@ class ForkSource:
             child = header
         return headers
 
-    # -- accounts ---------------------------------------------------------------------------
-
     def account(self, address: Address) -> RemoteAccount | None:
         """The account at the forked block, or None when it does not exist there."""
         return self.accounts([address])[address]
 
     def accounts(self, addresses: Iterable[Address]) -> dict[Address, RemoteAccount | None]:
         """Several accounts, the missing ones fetched in batches (with their code)."""
-        found: dict[Address, RemoteAccount | None] = {}
-        missing = []
-        for address in dict.fromkeys(addresses):
-            cached = self.cache.get(self._prefix + b"a" + address)
-            if cached is None:
-                missing.append(address)
-            else:
-                found[address] = _decode_account(cached)
+        kept, missing = _kept(self.cache, {a: self._prefix + b"a" + a for a in addresses})
+        found: dict[Address, RemoteAccount | None] = {a: _decode_account(v) for a, v in kept.items()}
         if missing:
             proofs = self.remote.batch([("eth_getProof", ["0x" + a.hex(), [], self._block])
                                         for a in missing])
@@ -205,17 +187,14 @@ class ForkSource:
                 found[address] = _decode_account(encoded)
             self._count(len(missing))
             self.cache.put_many(fresh)
-        # Every account's code, not only the new ones': code a node sent that did not match
-        # its hash was refused and not kept, and is asked for again here, at the next read.
+        # Every account's code: code refused for not matching its hash is asked for again.
         self._fetch_code(list(found.items()))
         return found
 
     def proof(self, address: Address, keys: Sequence[bytes], number: int,
               state_root: Hash32) -> dict[str, Any]:
-        """The node's eth_getProof answer at its block ``number`` (the forked block or one
-        before it, whose state root the chain holds), checked: the account against
-        ``state_root``, each slot against the account's storage root, and every value the
-        answer claims against what its proof holds. Not kept (an answer, not state)."""
+        """The node's eth_getProof answer at block ``number`` (at or before the fork), checked
+        against ``state_root``, claims included; not kept."""
         answer: dict[str, Any] = self.remote.call(  # (checked to be one by _proven_account)
             "eth_getProof", ["0x" + address.hex(), ["0x" + key.hex() for key in keys], hex(number)])
         self._count(1)
@@ -227,8 +206,6 @@ class ForkSource:
                 raise RemoteError(f"the forked node's answer for slot 0x{key.hex()} of "
                                   f"0x{address.hex()} claims a value its proof does not hold")
         return answer
-
-    # -- code -------------------------------------------------------------------------------
 
     def code(self, code_hash: Hash32) -> bytes | None:
         """Code the source has fetched, by its hash."""
@@ -253,22 +230,14 @@ class ForkSource:
         self._count(len(wanted))
         self.cache.put_many(fresh)
 
-    # -- storage ----------------------------------------------------------------------------
-
     def storage(self, address: Address, slot: int) -> int:
         """The value of a storage slot of ``address`` at the forked block."""
         return self.storage_many(address, [slot])[slot]
 
     def storage_many(self, address: Address, slots: Iterable[int]) -> dict[int, int]:
         """Several slots of one account, the missing ones fetched in batches."""
-        found: dict[int, int] = {}
-        missing = []
-        for slot in dict.fromkeys(slots):
-            cached = self.cache.get(self._slot_key(address, slot))
-            if cached is None:
-                missing.append(slot)
-            else:
-                found[slot] = int.from_bytes(cached, "big")
+        kept, missing = _kept(self.cache, {slot: self._slot_key(address, slot) for slot in slots})
+        found = {slot: int.from_bytes(value, "big") for slot, value in kept.items()}
         if not missing:
             return found
         account = self.account(address)
@@ -307,11 +276,18 @@ class ForkSource:
 
 
 class ProofUnavailable(EthreadError):
-    """eth_getProof asked of a forked chain where no proof can hold: a local block, for an
-    account or slot the chain has not written (its value is the forked block's, which the
-    local block's state root does not commit to)."""
+    """eth_getProof of a value a forked chain's local block holds unwritten (not under its state root)."""
 
     code = -32000
+
+
+_K = TypeVar("_K")
+
+
+def _kept(cache: ForkCache, keys: Mapping[_K, bytes]) -> tuple[dict[_K, bytes], list[_K]]:
+    """What ``cache`` holds under ``keys`` (by name), and the names it holds nothing under."""
+    held = {name: cache.get(key) for name, key in keys.items()}
+    return {n: v for n, v in held.items() if v is not None}, [n for n, v in held.items() if v is None]
 
 
 def _header_key(chain_id: int, number: int) -> bytes:
@@ -319,8 +295,7 @@ def _header_key(chain_id: int, number: int) -> bytes:
 
 
 def _proven_account(address: Address, answer: Any, state_root: Hash32, number: int) -> bytes:
-    """The account record (empty: none) an eth_getProof answer proves against ``state_root``
-    (block ``number``'s), its claimed values checked too."""
+    """The account record (empty: none) an eth_getProof answer proves, its claims checked too."""
     if not isinstance(answer, dict) or not isinstance(answer.get("accountProof"), list):
         raise RemoteError(f"the forked node's eth_getProof of 0x{address.hex()} is not a proof")
     nodes = [_hex_bytes(node, "proof node") for node in answer["accountProof"]]
@@ -342,8 +317,7 @@ def _storage_entries(address: Address, answer: Any, count: int) -> list[Any]:
 
 
 def _proven_slot(address: Address, storage_root: Hash32, key: bytes, entry: Any, shown: str) -> int:
-    """The value of slot ``key`` (32 bytes; ``shown`` in errors) that one ``storageProof``
-    entry proves against ``storage_root``."""
+    """The value of slot ``key`` that one ``storageProof`` entry proves against ``storage_root``."""
     nodes = [_hex_bytes(node, "proof node") for node in entry.get("proof", [])]
     try:
         raw = prove_value(storage_root, keccak(key), nodes)
@@ -355,8 +329,7 @@ def _proven_slot(address: Address, storage_root: Hash32, key: bytes, entry: Any,
 
 def check_claims(address: Address, answer: dict[str, Any], account: RemoteAccount | None,
                  number: int) -> None:
-    """Refuse an eth_getProof answer whose balance, nonce, code hash or storage hash is not
-    what its own proof holds (a node, or something between, that alters a value)."""
+    """Refuse an eth_getProof answer whose claimed values are not what its own proof holds."""
     held = account or RemoteAccount(0, 0, BLANK_ROOT, EMPTY_CODE_HASH)
     claims = (("balance", held.balance, _hex_int), ("nonce", held.nonce, _hex_int),
               ("codeHash", held.code_hash, _hex_bytes), ("storageHash", held.storage_root, _hex_bytes))
@@ -381,5 +354,4 @@ def _decode_account(encoded: bytes) -> RemoteAccount | None:
 
 
 __all__ = ["BLANK_ROOT", "EMPTY_CODE_HASH", "ForkPoint", "ForkSource", "ProofUnavailable",
-           "RemoteAccount",
-           "header_from_json"]
+           "RemoteAccount", "header_from_json"]
