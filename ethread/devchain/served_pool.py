@@ -1,4 +1,4 @@
-"""A served chain's transaction pool as :class:`ethread.rpc.txpool.TxPoolService` uses it."""
+"""A served chain's transaction pool as :mod:`ethread.rpc.txpool` serves it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ..methods.call import ExecutableChain
 from ..methods.resolve import require_header
 from ..models import Address, Hash32
 from .payload import BuildFailed, BuiltPayload, PayloadAttributes, build_payload
-from .txpool import DEFAULT_LIMITS, BackendChain, PoolContent, Pooled, PoolLimits, TxPool
+from .txpool import DEFAULT_LIMITS, BackendChain, Pooled, PoolLimits, TxPool
 
 
 class ServedPool:
@@ -32,10 +32,6 @@ class ServedPool:
         """The chain's config as its pool sees it now (a dev chain may change its id)."""
         return self.pool.chain.config
 
-    def submit(self, raw: bytes) -> Hash32:
-        """eth_sendRawTransaction: the pool's :meth:`~.txpool.TxPool.submit`."""
-        return self.pool.submit(raw)
-
     def pending_transaction(self, tx_hash: Hash32) -> Pooled | None:
         """A transaction the pool holds that the chain has not included (pending or queued)."""
         pooled = self.pool.get(tx_hash)
@@ -47,18 +43,6 @@ class ServedPool:
     def next_nonce(self, address: Address) -> int:
         """eth_getTransactionCount(address, "pending")."""
         return self.pool.next_nonce(address)
-
-    def status(self) -> tuple[int, int]:
-        """txpool_status: (pending, queued) counts."""
-        return self.pool.status()
-
-    def content(self) -> PoolContent:
-        """txpool_content and txpool_inspect: the pool's transactions by sender."""
-        return self.pool.content()
-
-    def content_from(self, address: Address) -> PoolContent:
-        """txpool_contentFrom: :meth:`content` of one sender."""
-        return self.pool.content(address)
 
     def build_block(self, parent_hash: Hash32, attributes: PayloadAttributes,
                     transactions: list[bytes] | None, extra_data: bytes) -> BuiltPayload:

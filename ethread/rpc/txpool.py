@@ -65,17 +65,17 @@ def _send_raw_transaction(scope: Scope, value: Any) -> Any:
     raw = parse_bytes_param(value)
     if len(raw) > MAX_RAW_TRANSACTION:
         raise InvalidParams(f"raw transaction of {len(raw)} bytes: at most {MAX_RAW_TRANSACTION}")
-    return "0x" + scope.pool.submit(raw).hex()
+    return "0x" + scope.pool.pool.submit(raw).hex()
 
 
 def _status(scope: Scope) -> Any:
-    pending, queued = scope.pool.status()
+    pending, queued = scope.pool.pool.status()
     return {"pending": hex(pending), "queued": hex(queued)}
 
 
 def _by_sender(scope: Scope, render: Callable[[list[Any]], Any]) -> Any:
     """The pool's pending and queued transactions, each sender's ``render``ed."""
-    content = scope.pool.content()
+    content = scope.pool.pool.content()
     return {section: {to_checksum_address(s): render(txs)
                       for s, txs in getattr(content, section).items()}
             for section in ("pending", "queued")}
@@ -86,7 +86,7 @@ def _content(scope: Scope) -> Any:
 
 
 def _content_from(scope: Scope, address: Address) -> Any:
-    content = scope.pool.content_from(address)
+    content = scope.pool.pool.content(address)
     return {"pending": _by_nonce([p for txs in content.pending.values() for p in txs]),
             "queued": _by_nonce([p for txs in content.queued.values() for p in txs])}
 

@@ -378,17 +378,17 @@ def test_queue_per_sender_is_bounded(setup: Setup) -> None:
     sender = setup.accounts[4]
     for nonce in (5, 6, 7):
         call_method(setup.chain.backend, "eth_sendRawTransaction", ["0x" + raw(dynamic(sender, nonce)).hex()], ctx)
-    assert served.status() == (0, 2)
+    assert served.pool.status() == (0, 2)
 
 
 def test_the_pool_in_total_is_bounded(setup: Setup) -> None:
     served = ServedPool(setup.chain.backend, limits=PoolLimits(global_slots=1, global_queue=1))
-    served.submit(raw(dynamic(setup.accounts[2], 0, tip=GWEI)))
-    served.submit(raw(dynamic(setup.accounts[3], 0, tip=GWEI)))
+    served.pool.submit(raw(dynamic(setup.accounts[2], 0, tip=GWEI)))
+    served.pool.submit(raw(dynamic(setup.accounts[3], 0, tip=GWEI)))
     with pytest.raises(TransactionRejected, match=r"^transaction underpriced$"):
-        served.submit(raw(dynamic(setup.accounts[4], 0, tip=GWEI)))
-    served.submit(raw(dynamic(setup.accounts[4], 0, tip=2 * GWEI)))  # pushes a cheaper one out
-    assert served.status() == (2, 0)
+        served.pool.submit(raw(dynamic(setup.accounts[4], 0, tip=GWEI)))
+    served.pool.submit(raw(dynamic(setup.accounts[4], 0, tip=2 * GWEI)))  # pushes a cheaper one out
+    assert served.pool.status() == (2, 0)
 
 
 def test_without_txpool_a_served_chain_stays_read_only(setup: Setup) -> None:
