@@ -23,7 +23,7 @@ from web3.exceptions import ContractLogicError
 
 from ethread.backends.memory import MemoryBackend
 from ethread.devchain import DevChain, contracts
-from ethread.devchain.builder import PRAGUE_FORKS
+from ethread.devchain.genesis import PRAGUE_FORKS
 from ethread.web3 import EthreadProvider
 
 

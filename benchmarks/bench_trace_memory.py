@@ -20,7 +20,7 @@ from benchlib import report
 
 import ethread
 from ethread.devchain import DevChain, contracts
-from ethread.devchain.builder import PRAGUE_FORKS
+from ethread.devchain.genesis import PRAGUE_FORKS
 from ethread.rpc import debug
 from ethread.rpc.context import Context
 from ethread.rpc.dispatcher import Dispatcher

@@ -28,7 +28,7 @@ from eth_utils import keccak
 from benchlib.chain_files import ChainFiles, raw_blocks, write_chain
 from ethread.backends.memory import MemoryBackend
 from ethread.devchain import DevChain, contracts
-from ethread.devchain.builder import PRAGUE_FORKS
+from ethread.devchain.genesis import PRAGUE_FORKS
 from ethread.models import AccessListEntry
 
 CALL, CALLCODE, DELEGATECALL, STATICCALL = 0xF1, 0xF2, 0xF4, 0xFA

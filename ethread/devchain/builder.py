@@ -18,14 +18,11 @@ from .fork.cache import ForkCache, open_cache
 from .fork.remote import RemoteLimits, RemoteNode
 from .fork.source import ForkSource
 from .forked import ForkedReads
-from .genesis import GWEI, PRAGUE_FORKS, ForkSchedule
 from .pool_controls import PoolControls
-from .signing import Fees
 from .snapshots import Snapshots
 from .state_files import StateFiles
 
-# The names besides DevChain are the package's, kept for the tests and benchmarks importing them here.
-__all__ = ["GWEI", "PRAGUE_FORKS", "DevChain", "Fees", "ForkSchedule"]
+__all__ = ["DevChain"]
 
 
 class DevChain(ForkedReads, PoolControls, ClientSigning, AnvilControls, Snapshots, StateFiles):

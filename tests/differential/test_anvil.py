@@ -51,7 +51,8 @@ from eth_utils import keccak
 
 import ethread
 from ethread.devchain import DevChain, contracts
-from ethread.devchain.builder import GWEI, PRAGUE_FORKS, Fees
+from ethread.devchain.genesis import GWEI, PRAGUE_FORKS
+from ethread.devchain.signing import Fees
 from ethread.methods.estimate import ERROR_RATIO
 from tests.support.anvil import Peer, replaying_peer
 from tests.support.contracts import load_calldata

@@ -20,8 +20,8 @@ from eth_typing import Address
 
 from ethread import MemoryBackend
 from ethread.devchain import DevChain
-from ethread.devchain.builder import ForkSchedule
 from ethread.devchain.contracts import assemble
+from ethread.devchain.genesis import ForkSchedule
 from ethread.evm.lean_interpreter import LeanAccountDB, MessageTables, lean_vm_class
 from ethread.forks import fork_at_least
 from ethread.methods import message as message_module

@@ -30,8 +30,8 @@ from hypothesis import strategies as st
 
 from ethread.backends.memory import MemoryBackend
 from ethread.devchain import DevChain
-from ethread.devchain.builder import ForkSchedule
 from ethread.devchain.contracts import assemble
+from ethread.devchain.genesis import ForkSchedule
 from ethread.evm.lean_interpreter import LeanAccountDB, LeanComputation, lean_vm_class
 from ethread.forks import fork_at_least
 from ethread.methods.message import CallStates, Rejected, execution

@@ -34,8 +34,8 @@ def test_an_access_list_is_made_on_a_block_before_berlin() -> None:
     intrinsic gas (2,400 an address, 1,900 a key, as geth charges any message's list), never an
     internal error."""
     from ethread.devchain import DevChain
-    from ethread.devchain.builder import ForkSchedule
     from ethread.devchain.contracts import assemble
+    from ethread.devchain.genesis import ForkSchedule
     from ethread.methods.message import execution
 
     for fork, listed in (("istanbul", True), ("berlin", False)):

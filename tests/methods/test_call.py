@@ -17,7 +17,7 @@ import ethread
 from ethread import MemoryBackend, methods
 from ethread.codec.params import parse_call_request
 from ethread.devchain import DevChain
-from ethread.devchain.builder import ForkSchedule
+from ethread.devchain.genesis import ForkSchedule
 from ethread.errors import EthreadError, ExecutionReverted
 from ethread.models import AccountOverride, CallRequest
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ethread
 from ethread.devchain import DevChain
-from ethread.devchain.builder import ForkSchedule
+from ethread.devchain.genesis import ForkSchedule
 from tests.support.provider_calls import address_of, error, ok
 
 # -- anvil's controls ---------------------------------------------------------------------------

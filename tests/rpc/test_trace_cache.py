@@ -14,7 +14,7 @@ import pytest
 import ethread
 import ethread.codec.envelope
 from ethread.devchain import DevChain, contracts
-from ethread.devchain.builder import PRAGUE_FORKS
+from ethread.devchain.genesis import PRAGUE_FORKS
 from ethread.rpc.dispatcher import Dispatcher
 from ethread.rpc.table import call_method
 from ethread.rpc.trace_cache import TraceCache

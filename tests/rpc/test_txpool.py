@@ -20,7 +20,7 @@ import pytest
 
 import ethread
 from ethread.devchain import DevChain
-from ethread.devchain.builder import ForkSchedule
+from ethread.devchain.genesis import ForkSchedule
 from ethread.devchain.payload import BuildFailed
 from ethread.devchain.served_pool import ServedPool
 from ethread.devchain.signing import DevAccount, dev_accounts, sign_transaction

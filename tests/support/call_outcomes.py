@@ -13,8 +13,8 @@ from typing import Any
 
 from ethread.backends.memory import MemoryBackend
 from ethread.devchain import DevChain
-from ethread.devchain.builder import ForkSchedule
 from ethread.devchain.contracts import assemble
+from ethread.devchain.genesis import ForkSchedule
 from ethread.forks import fork_at_least
 from ethread.methods.message import Rejected
 from ethread.models import AccessListEntry, CallRequest

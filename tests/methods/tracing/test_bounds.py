@@ -12,7 +12,7 @@ import pytest
 
 import ethread
 from ethread.devchain import DevChain, contracts
-from ethread.devchain.builder import PRAGUE_FORKS
+from ethread.devchain.genesis import PRAGUE_FORKS
 from ethread.rpc.context import Context
 from ethread.rpc.dispatcher import Dispatcher
 from ethread.server.config import NetworkConfig, ServerConfig

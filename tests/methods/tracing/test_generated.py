@@ -34,7 +34,7 @@ from benchlib.trace_scenario import (
 
 import ethread
 from ethread.devchain import DevChain, contracts
-from ethread.devchain.builder import PRAGUE_FORKS
+from ethread.devchain.genesis import PRAGUE_FORKS
 from ethread.rpc.dispatcher import Dispatcher
 from tests.support.plain_replay import plain_tracing
 

@@ -25,7 +25,7 @@ from eth_utils import keccak
 
 import ethread
 from ethread.devchain import DevChain, contracts
-from ethread.devchain.builder import PRAGUE_FORKS
+from ethread.devchain.genesis import PRAGUE_FORKS
 from tests.support.rpc_cases import answer_of
 
 

@@ -20,7 +20,7 @@ import pytest
 
 import ethread
 from ethread.devchain import DevChain, contracts
-from ethread.devchain.builder import PRAGUE_FORKS, ForkSchedule
+from ethread.devchain.genesis import PRAGUE_FORKS, ForkSchedule
 from ethread.rlpcodec.transactions import encode_transaction
 from tests.support.plain_replay import plain_tracing
 from tests.support.rpc_cases import answer_of

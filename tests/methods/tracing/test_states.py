@@ -14,7 +14,7 @@ import pytest
 
 import ethread
 from ethread.devchain import DevChain, contracts
-from ethread.devchain.builder import PRAGUE_FORKS
+from ethread.devchain.genesis import PRAGUE_FORKS
 from ethread.errors import ExecutionFailed
 from ethread.methods.tracing import ReplayStates, TraceOptions, trace_transaction
 from ethread.methods.tracing.states import BASE_WEIGHT, LazyTransactions, Overlay

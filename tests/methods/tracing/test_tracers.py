@@ -14,7 +14,7 @@ from eth_utils import keccak
 
 import ethread
 from ethread.devchain import DevChain, contracts
-from ethread.devchain.builder import PRAGUE_FORKS
+from ethread.devchain.genesis import PRAGUE_FORKS
 from ethread.errors import ExecutionFailed
 from ethread.methods.tracing import (
     CallFrame,

@@ -19,7 +19,7 @@ import pytest
 
 import ethread
 from ethread.devchain import DevChain, contracts
-from ethread.devchain.builder import PRAGUE_FORKS
+from ethread.devchain.genesis import PRAGUE_FORKS
 from tests.support.rpc_cases import answer_of
 
 WORD = 32
