@@ -340,10 +340,9 @@ def _section_of(config: ServerConfig, section: str) -> Any:
 # -- validation, shared by flags and file ----------------------------------------------------
 
 
-def _positive_int(value: Any, where: str, *, allow_zero: bool = False) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < (0 if allow_zero else 1):
-        raise ConfigError(f"{where} must be a {'non-negative' if allow_zero else 'positive'} "
-                          f"integer, got {value!r}")
+def _non_negative_int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"{where} must be a non-negative integer, got {value!r}")
     return value
 
 
@@ -354,7 +353,7 @@ def _non_negative_float(value: Any, where: str) -> float:
 
 
 def _port(value: Any, where: str) -> int:
-    port = _positive_int(value, where, allow_zero=True)
+    port = _non_negative_int(value, where)
     if port > 65535:
         raise ConfigError(f"{where} must be a port number (0..65535), got {value!r}")
     return port
@@ -389,7 +388,7 @@ def validate(config: ServerConfig) -> ServerConfig:
     for entry in config.keys:
         if not entry.key or "/" in entry.key or any(c.isspace() for c in entry.key):
             raise ConfigError("an API key must be non-empty, without '/' or spaces")
-        _positive_int(entry.daily_credits, "daily_credits", allow_zero=True)
+        _non_negative_int(entry.daily_credits, "daily_credits")
         if entry.credits_per_second is not None and entry.credits_per_second <= 0:
             raise ConfigError("credits_per_second must be positive")
     for declared in declared_settings():
@@ -594,8 +593,8 @@ def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
             verify_seals=bool(entry.get("verify_seals", True)),
             block_time=_non_negative_float(entry.get("block_time", 0.0), f"{where}.block_time"),
             txpool=bool(entry.get("txpool", False)),
-            record_traces=_positive_int(entry.get("record_traces", 0), f"{where}.record_traces",
-                                        allow_zero=True),
+            record_traces=_non_negative_int(entry.get("record_traces", 0),
+                                            f"{where}.record_traces"),
             state=_path(entry.get("state"), base, f"{where}.state"),
             fork_url=entry.get("fork_url"),
             fork_block=entry.get("fork_block"),
@@ -617,8 +616,8 @@ def config_from_document(document: dict[str, Any], base: Path) -> ServerConfig:
                               f"or either after ! (denied); not {invalid_rules(methods) or methods!r}")
         keys.append(KeyConfig(
             key=key,
-            daily_credits=_positive_int(entry.get("daily_credits", DEFAULT_DAILY_CREDITS),
-                                        f"{where}.daily_credits", allow_zero=True),
+            daily_credits=_non_negative_int(entry.get("daily_credits", DEFAULT_DAILY_CREDITS),
+                                            f"{where}.daily_credits"),
             credits_per_second=None if rate is None else _non_negative_float(
                 rate, f"{where}.credits_per_second"),
             label=str(entry.get("label", "")),
