@@ -1,11 +1,9 @@
-"""Which methods a key may call: one list of rules per key, each a method's name
-(``eth_call``), a namespace (``debug_*``, ``trace_*``; ``*`` alone is every method), or
-either of those after ``!`` to deny it.
+"""Which methods a key may call: a list of rules per key, each a method (``eth_call``), a
+namespace (``debug_*``; ``*`` alone: every method), or either after ``!`` to deny it.
 
-A list with no allowing rule allows every method but the denied ones (``["!debug_*",
-"!trace_*"]``: no tracing); a list with allowing rules allows only those, less the denied
-ones (``["eth_*", "!eth_sendRawTransaction"]``). A denial always wins. A refused call is
-answered 403 before anything is charged, naming the rule that refused it.
+With no allowing rule a list allows all but the denied (``["!debug_*", "!trace_*"]``: no
+tracing); with some, only those less the denied (``["eth_*", "!eth_sendRawTransaction"]``).
+A denial always wins. A refused call is answered 403 before any charge, naming the rule.
 """
 
 from __future__ import annotations
@@ -50,6 +48,5 @@ def rules_of(rules: frozenset[str]) -> MethodRules:
 
 
 def invalid_rules(rules: Iterable[object]) -> list[str]:
-    """The entries of ``rules`` that are not rules (for the configuration's and the key
-    store's error messages)."""
+    """The entries of ``rules`` that are not rules (for the config's and key store's errors)."""
     return [str(r)[:70] for r in rules if not isinstance(r, str) or not RULE.match(r)]

@@ -43,11 +43,9 @@ class Site(Protocol):
 
     def token_matches(self, presented: str) -> bool:
         """Whether ``presented`` is the admin token."""
-        ...
 
     async def reload(self) -> None:
         """Read the keys again in this worker."""
-        ...
 
 ADMIN_COOKIE, KEY_COOKIE, LOGIN_COOKIE = "ethread_admin", "ethread_key", "ethread_login"
 PATH = "/dashboard"
@@ -105,9 +103,8 @@ class Dashboard:
     # -- sessions ------------------------------------------------------------------------------
 
     async def _session(self, scope: Scope, kind: str) -> Any:
-        """The signed, unexpired session of ``kind`` the request's cookie holds, unless it was
-        logged out (the key store keeps the sessions ended until they would have expired, so
-        every worker refuses them)."""
+        """The cookie's signed, unexpired session of ``kind``, unless logged out (the key store
+        keeps ended sessions until they would expire, so every worker refuses them)."""
         name = ADMIN_COOKIE if kind == ADMIN else KEY_COOKIE
         session = self.sessions.check(cookies_of(scope).get(name), kind)
         if session is None:
@@ -172,15 +169,15 @@ class Dashboard:
         await self._login_page(scope, send, admin, 401, "that key or token is not known")
 
     async def logout(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
-        """End the sessions of this browser: its cookies are cleared, and the sessions are
-        ended on the server side (a copy of a cookie no longer opens them)."""
+        """End this browser's sessions: cookies cleared, sessions ended in the key store too
+        (a copy of a cookie no longer opens them)."""
         sessions = [s for s in (await self._session(scope, ADMIN),
                                 await self._session(scope, KEY)) if s]
         if not any(self.sessions.csrf_ok(s.value, form.get("csrf")) for s in sessions):
             await _refuse_stale_form(send)
             return
         store = self.site.store
-        for session in sessions:  # ended on the server too: a copy of the cookie is refused
+        for session in sessions:
             await self.service.execution.blocking(store.end_session, session.nonce,
                                                   session.expires)
         await redirect(send, PATH, (self._set(scope, ADMIN_COOKIE, "", 0),
@@ -304,8 +301,8 @@ def _key_fields(form: dict[str, str]) -> dict[str, Any]:
 
 
 def _same_origin(scope: Scope) -> bool:
-    """Whether a form post comes from a page of this address (no ``Origin``: a client that
-    is not a browser, which the CSRF token alone then guards)."""
+    """Whether a form post comes from a page of this address (no ``Origin``: not a browser;
+    the CSRF token alone guards it)."""
     headers = headers_of(scope)
     origin = headers.get(b"origin")
     if origin is None:
