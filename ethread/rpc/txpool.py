@@ -20,7 +20,7 @@ from ..codec.hex import (
     wrong_type,
 )
 from ..codec.serialize import to_json
-from ..devchain.payload import BuiltPayload, PayloadAttributes
+from ..devchain.payload import MAX_BUILD_TRANSACTIONS, BuiltPayload, PayloadAttributes
 from ..devchain.txpool import Pooled
 from ..errors import InvalidParams
 from ..models import Address, Hash32, Withdrawal
@@ -29,7 +29,6 @@ from .row import Method, Param, Scope, Where, opt
 MAX_RAW_TRANSACTION = 2 * 1024 * 1024
 """The longest raw transaction taken (decoded): above the largest blob transaction."""
 MAX_WITHDRAWALS = 65536
-MAX_BUILD_TRANSACTIONS = 10_000
 
 
 # geth's RPCTransaction field order; what a transaction kind lacks is left out.

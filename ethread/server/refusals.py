@@ -97,7 +97,7 @@ def key_busy(limit: int) -> Refused:
     with ``limit`` such requests running already, so that no key fills the shared threads."""
     return Refused(429, LimitExceeded(
         f"too many slow requests in flight for this API key: at most {limit} at once in a "
-        f"worker; retry after 1 s"), ((b"retry-after", b"1"),))
+        f"worker; retry after 1 s"), _retry_after(1))
 
 
 def too_many_connections(limit: int) -> Refused:
@@ -105,7 +105,7 @@ def too_many_connections(limit: int) -> Refused:
     connections open already."""
     return Refused(429, LimitExceeded(
         f"too many WebSocket connections for this API key: the limit is {limit}"),
-        ((b"retry-after", b"1"),))
+        _retry_after(1))
 
 
 def subscriptions_need_websocket() -> MethodNotFound:
