@@ -19,6 +19,7 @@ from eth_utils import ValidationError
 from ..errors import EthreadError, TransactionRejected
 from ..forks import ChainConfig, Fork
 from ..forks.validity import (
+    TX_GAS,
     BlockContext,
     InvalidTransaction,
     SenderAccount,
@@ -43,7 +44,7 @@ from .txpool import BlobSidecar, Pooled, TxPool, decode_submission, effective_ti
 GAS_CEIL = 60_000_000
 """The gas limit geth's miner steers blocks towards (``--miner.gaslimit``)."""
 MIN_GAS_LIMIT = 5000
-TX_GAS = 21000
+"""The protocol's smallest block gas limit."""
 MAX_BUILD_TRANSACTIONS = 10_000
 """The most transactions one testing_buildBlockV1 call may hand over."""
 

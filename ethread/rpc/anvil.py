@@ -12,6 +12,7 @@ from typing import Any
 from ..codec.client import CLIENT_VERSION
 from ..codec.hex import parse_address, parse_data
 from ..devchain.fork.source import ForkPoint
+from ..devchain.payload import MIN_GAS_LIMIT
 from ..errors import InvalidParams
 from ..models import Address
 from .dev import chain_call, quantity_or_number
@@ -36,10 +37,6 @@ def _forking(options: Any) -> None:
 
 def _reset(scope: Scope, options: None) -> Any:
     scope.dev.reset()
-
-
-MIN_GAS_LIMIT = 5000
-"""The protocol's smallest block gas limit."""
 
 
 def _set_block_gas_limit(scope: Scope, gas_limit: int) -> Any:

@@ -21,8 +21,6 @@ from ..models import BlockHashRef, Hash32
 if TYPE_CHECKING:
     from ..devchain.fork.history import ForkHistory
 
-MAX_TOPICS = 4
-
 
 @dataclass(frozen=True, slots=True)
 class Local:
@@ -162,7 +160,7 @@ raw_transaction = _by_transaction(lambda h, tx_hash: h.raw_transaction(tx_hash))
 def logs(history: ForkHistory, params: list[Any], local: Local) -> Any:
     raw = params[0]
     log_filter = parse_log_filter(raw)
-    if len(log_filter.topics) > MAX_TOPICS or log_filter.parameter_count > local.max_parameters:
+    if log_filter.parameter_count > local.max_parameters:
         return NOT_HISTORY  # (refused by the chain's own eth_getLogs, in its words)
     selection = {key: raw[key] for key in ("address", "topics") if raw.get(key) is not None}
     backend = local.backend
