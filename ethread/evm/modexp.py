@@ -13,6 +13,7 @@ from eth.exceptions import VMError
 from eth.precompiles.modexp import _compute_modexp_gas_fee_eip_198
 from eth.vm.forks.berlin.computation import _compute_modexp_gas_fee_eip_2565
 
+MODEXP_ADDRESS = (5).to_bytes(20, "big")
 MAX_INPUT_LENGTH = 1024
 """EIP-7823: the longest base, exponent or modulus, in bytes."""
 MIN_GAS = 500

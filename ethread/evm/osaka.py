@@ -21,10 +21,10 @@ from eth.vm.forks.prague.state import PragueTransactionExecutor
 from eth_utils import ValidationError
 
 from .blobs import BlobParams
-from .modexp import modexp
+from .modexp import MODEXP_ADDRESS, modexp
 from .opcodes import OSAKA_OPCODES
 from .p256 import P256VERIFY_ADDRESS, p256verify
-from .prague import MODEXP_ADDRESS, BlobScheduledState, BlobScheduledVM, CorrectedPragueComputation
+from .prague import BlobScheduledState, BlobScheduledVM, CorrectedPragueComputation
 
 TX_GAS_LIMIT_CAP = 2**24
 """EIP-7825: the most gas a transaction may carry (16,777,216)."""

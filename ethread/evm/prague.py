@@ -20,13 +20,10 @@ from eth.vm.forks.prague.state import PragueState
 from eth_utils import ValidationError
 
 from .blobs import BlobParams, blob_base_fee, excess_blob_gas_after
-from .modexp import modexp_eip2565
+from .modexp import MODEXP_ADDRESS, modexp_eip2565
 
 PRAGUE_BLOBS = BlobParams(target=6, max=9, update_fraction=5007716)
 """EIP-7691's figures, py-evm's Prague's own."""
-
-
-MODEXP_ADDRESS = (5).to_bytes(20, "big")
 
 
 class CorrectedPragueComputation(PragueComputation):

@@ -16,7 +16,7 @@ from eth.constants import BLANK_ROOT_HASH
 from eth.vm.spoof import SpoofTransaction
 
 from ..evm import BlobParams, osaka_vm, prague_vm
-from ..evm.modexp import modexp_eip198, modexp_eip2565
+from ..evm.modexp import MODEXP_ADDRESS, modexp_eip198, modexp_eip2565
 from . import validity
 from .table import Fork
 
@@ -31,7 +31,6 @@ def vm_class_for(fork: Fork, dao_fork_block: int | None) -> type[VirtualMachineA
     return ruled(_vm_class(fork.vm_base, blob, dao_fork_block), fork)  # type: ignore[no-any-return]
 
 
-MODEXP_ADDRESS = (5).to_bytes(20, "big")
 _PRICED_BY_EIP198 = ("byzantium", "constantinople", "petersburg", "istanbul", "muir_glacier")
 
 
