@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..backends.history import RawBlock
 from ..era1.ere import logs_bloom
-from ..forks import NO_SCHEDULE, ChainConfig
+from ..forks import BLOB_GAS_PER_BLOB, NO_SCHEDULE, ChainConfig
 from ..keccak import keccak256 as keccak
 from ..rlpcodec.items import (
     DecodeError,
@@ -34,8 +34,6 @@ from .logs_arrays import logs_table
 from .receipts_arrays import receipts_table
 from .rlp_arrays import Irregular
 from .transactions_arrays import transactions_table
-
-BLOB_GAS_PER_BLOB = 131_072
 
 
 @runtime_checkable

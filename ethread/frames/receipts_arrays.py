@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..forks import ChainConfig
+from ..forks import BLOB_GAS_PER_BLOB, ChainConfig
 from ..keccak import keccak256 as keccak
 from ..keccak import keccak_spans
 from ..rlpcodec.items import encode_nested
@@ -21,8 +21,6 @@ from .extra import numpy, pyarrow
 from .logs_arrays import Logs, walk_logs
 from .rlp_arrays import Irregular, children, gather, lists, right_aligned, strings
 from .transactions_arrays import effective_price, key_columns, recipients, walk
-
-BLOB_GAS_PER_BLOB = 131_072
 
 
 def receipts_table(batch: Batch, config: ChainConfig) -> Any:
