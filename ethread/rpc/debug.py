@@ -28,6 +28,7 @@ from ..errors import InvalidParams, go_json_type
 from ..methods import raw
 from ..methods.resolve import resolve_header
 from ..methods.tracing import (
+    DEFAULT_TRACE_TIMEOUT,
     CallFrame,
     CallLog,
     FlatCall,
@@ -53,7 +54,6 @@ from ..methods.tracing import (
     trace_raw_block,
     trace_transaction,
 )
-from ..methods.tracing.replay import DEFAULT_TRACE_TIMEOUT
 from ..models import Block, BlockHashRef, BlockRef, Hash32
 from .context import MAX_TRACE_TIMEOUT, Context
 from .row import Method, Param, Scope, lookup, opt
