@@ -84,11 +84,13 @@ def block_item(
     withdrawals: Sequence[Withdrawal] | None,
 ) -> list[Any]:
     """A block as the nested list RLP encodes (withdrawals from Shanghai)."""
-    item: list[Any] = [
-        header_fields(header),
-        [transaction_item(tx) for tx in transactions],
-        [header_fields(u) for u in uncles],
-    ]
+    return [header_fields(header), *body_item(transactions, uncles, withdrawals)]
+
+
+def body_item(transactions: Sequence[Transaction], uncles: Sequence[Header],
+              withdrawals: Sequence[Withdrawal] | None) -> list[Any]:
+    """A block's body as the nested list RLP encodes: transactions, uncles, withdrawals."""
+    item: list[Any] = [[transaction_item(tx) for tx in transactions], [header_fields(u) for u in uncles]]
     if withdrawals is not None:
         item.append([withdrawal_item(w) for w in withdrawals])
     return item
@@ -195,8 +197,7 @@ def _as_list(item: Nested) -> list[Nested]:
 def body_rlp(block: Block) -> bytes:
     """The body of a block as Era1 stores it: ``[txs, uncles]`` plus withdrawals if any."""
     transactions = [tx.transaction for tx in block.transactions]
-    return encode_nested(block_item(block.header, transactions, block.uncles,
-                                    block.withdrawals)[1:])
+    return encode_nested(body_item(transactions, block.uncles, block.withdrawals))
 
 
 # -- What receipts read from a stored body ---------------------------------------------------------
