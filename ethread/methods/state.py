@@ -19,6 +19,7 @@ from trie.exceptions import MissingTrieNode
 from ..backend import ConfigSource, StateSource
 from ..errors import ArgumentValueError, InvalidParams, LimitExceeded, StateUnavailable
 from ..models import Address, BlockRef, Header
+from ..proofs import account_fields
 from ..validation import check_address, check_data
 from .resolve import ChainHeaders, require_header
 
@@ -116,9 +117,7 @@ class StateView:
                     return Account(remote.nonce, remote.balance, BLANK_ROOT_HASH,
                                    remote.code_hash, True, address)
             return Account(address=address)
-        nonce, balance, storage_root, code_hash = rlp.decode(raw)
-        return Account(int.from_bytes(nonce, "big"), int.from_bytes(balance, "big"),
-                       storage_root, code_hash, True, address)
+        return Account(*account_fields(raw), True, address)
 
     def code(self, address: Address) -> bytes:
         """The code of the account at ``address`` (empty for an account without code)."""
