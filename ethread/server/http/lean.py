@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -346,8 +345,13 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             lean.transport = self.transport
             self._turn.add(lean, body, partial(self._answer_gathered, lean))
             return
-        self._proceed(lean, partial(self.rpc.service.http.submit, lean.network.dispatcher, body,
-                                    lean.admit, SUBSCRIPTIONS_NEED_WEBSOCKET))
+        try:
+            exchange = self.rpc.service.http.submit(lean.network.dispatcher, body, lean.admit,
+                                                    SUBSCRIPTIONS_NEED_WEBSOCKET)
+        except Exception:
+            self._failed(lean)
+            return
+        self._proceed(lean, exchange)
 
     def _answer_gathered(self, lean: _LeanRequest, exchange: Exchange | None) -> None:
         """The turn's end: a gathered request was dispatched (None: client gone, or failed)."""
@@ -358,13 +362,11 @@ class RpcHttpProtocol(BoundedHttpProtocol):
             else:  # its turn failed for it (logged there)
                 self._write(lean, 500, refusals.internal_error().body(), ())
             return
-        self._proceed(lean, lambda: exchange)
+        self._proceed(lean, exchange)
 
-    def _proceed(self, lean: _LeanRequest, dispatched: Callable[[], Exchange]) -> None:
-        """Answer the request ``dispatched`` returns, or run its pending work in a task first.
-        A bug answers -32603 (not httptools' 400) and the connection goes on."""
+    def _proceed(self, lean: _LeanRequest, exchange: Exchange) -> None:
+        """Answer a dispatched request, or run its pending work in a task first."""
         try:
-            exchange = dispatched()
             if exchange.pending and not self.rpc.service.execution.try_on_loop(exchange):
                 lean.exchange = exchange
                 self._running = lean
@@ -374,9 +376,14 @@ class RpcHttpProtocol(BoundedHttpProtocol):
                 return
             self._send_exchange(lean, exchange)
         except Exception:
-            log.exception("answering a request failed")
-            if not lean.response_complete:
-                self._write(lean, 500, refusals.internal_error().body(), ())
+            self._failed(lean)
+
+    def _failed(self, lean: _LeanRequest) -> None:
+        """In an ``except`` block: a bug answers -32603 (not httptools' 400) and the connection
+        goes on."""
+        log.exception("answering a request failed")
+        if not lean.response_complete:
+            self._write(lean, 500, refusals.internal_error().body(), ())
 
     async def _finish(self, lean: _LeanRequest, exchange: Exchange) -> None:
         """Run the pending work off the loop, then answer (unless the client left)."""
