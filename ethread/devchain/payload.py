@@ -16,7 +16,7 @@ from eth_typing import Address as EvmAddress
 from eth_typing import Hash32 as EvmHash
 from eth_utils import ValidationError
 
-from ..errors import EthreadError, TransactionRejected
+from ..errors import ServerError, TransactionRejected
 from ..forks import ChainConfig, Fork
 from ..forks.validity import (
     TX_GAS,
@@ -60,10 +60,8 @@ class PayloadAttributes:
     beacon_root: Hash32 | None
 
 
-class BuildFailed(EthreadError):
+class BuildFailed(ServerError):
     """A block could not be built (geth's -32000 with its reason)."""
-
-    code = -32000
 
 
 @dataclass(frozen=True, slots=True)

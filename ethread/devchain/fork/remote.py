@@ -27,7 +27,7 @@ from functools import cache
 from typing import Any
 
 from ...backend import CancelToken, Deadline
-from ...errors import Cancelled, EthreadError, ExecutionAborted
+from ...errors import Cancelled, ExecutionAborted, ServerError
 from ...evm import time_limit
 
 RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
@@ -35,10 +35,8 @@ MAX_ANSWER_BYTES = 256 * 1024 * 1024
 """The most a node's answer to one request may hold (a batch of proofs is far below)."""
 
 
-class RemoteError(EthreadError):
+class RemoteError(ServerError):
     """The forked node could not be reached, or answered with an error (-32000)."""
-
-    code = -32000
 
 
 @dataclass(frozen=True, slots=True)

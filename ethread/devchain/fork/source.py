@@ -14,7 +14,7 @@ import orjson
 import rlp
 from eth_utils import keccak
 
-from ...errors import EthreadError
+from ...errors import ServerError
 from ...models import Address, Hash32, Header, Kind
 from ...proofs import ProofError, prove_value
 from ...rlpcodec.headers import encode_header
@@ -275,10 +275,8 @@ class ForkSource:
             self.fetched += calls
 
 
-class ProofUnavailable(EthreadError):
+class ProofUnavailable(ServerError):
     """eth_getProof of a value a forked chain's local block holds unwritten (not under its state root)."""
-
-    code = -32000
 
 
 _K = TypeVar("_K")
