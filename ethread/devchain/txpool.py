@@ -420,7 +420,11 @@ class PoolLines:
         """Plain transactions by sender and nonce, of every sender or of ``sender`` (geth shows no blobs)."""
         with self._lock:
             self._follow_head()
-            entries = [(s, e) for s, e in self._plain.items() if sender is None or s == sender]
+            if sender is None:
+                entries = list(self._plain.items())
+            else:
+                entry = self._plain.get(sender)
+                entries = [(sender, entry)] if entry is not None else []
             return PoolContent(
                 pending={s: [e.pending[n] for n in sorted(e.pending)] for s, e in entries if e.pending},
                 queued={s: [e.queued[n] for n in sorted(e.queued)] for s, e in entries if e.queued},
@@ -434,7 +438,8 @@ class PoolLines:
     def executable(self) -> dict[Address, list[Pooled]]:
         """Every sender's pending transactions (plain and blob) in nonce order."""
         with self._lock:
-            out = self.content().pending
+            self._follow_head()
+            out = {s: [e.pending[n] for n in sorted(e.pending)] for s, e in self._plain.items() if e.pending}
             out.update((sender, list(line)) for sender, line in self._blobs.items())
             return out
 
