@@ -732,12 +732,14 @@ def _stepping_computation(cls: Any, session: _Session, state: Any, message: Any,
     return computation
 
 
-def hooked_class(computation_class: type) -> type:
-    """``computation_class`` (a fork's own) with the hooks: made once per class."""
-    return made(_hooked_class, computation_class)  # type: ignore[no-any-return]
+def hooked_class(computation_class: type, refusals: bool = True) -> type:
+    """``computation_class`` (a fork's own) with the hooks: made once per class. Without
+    ``refusals`` the CALL and CREATE family run unwrapped, so a call or create py-evm refuses
+    reports no frame (for a tracer that would drop it unseen)."""
+    return made(_hooked_class, computation_class, refusals)  # type: ignore[no-any-return]
 
 
-def _hooked_class(base: Any) -> Any:
-    opcodes = wrapped_opcodes(base.opcodes, {SELFDESTRUCT: _wrap_selfdestruct,
-                                             **{op: _wrap_nesting(op) for op in NESTING_OPCODES}})
+def _hooked_class(base: Any, refusals: bool) -> Any:
+    nesting = {op: _wrap_nesting(op) for op in NESTING_OPCODES} if refusals else {}
+    opcodes = wrapped_opcodes(base.opcodes, {SELFDESTRUCT: _wrap_selfdestruct, **nesting})
     return subclass(base, {"opcodes": opcodes}, f"Traced{base.__name__}", mixins=(_Hooks,))

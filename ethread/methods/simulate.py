@@ -468,7 +468,8 @@ class _Simulator:
         state = vm.state
         if blob_fee is not None:
             with_blob_base_fee(state, blob_fee)
-        state.computation_class = hooked_class(state.computation_class)
+        # a refused call's frame would be opened and dropped empty by _BlockLogs: not wrapped
+        state.computation_class = hooked_class(state.computation_class, refusals=False)
         apply_state_overrides(state, item.state_overrides)
         tracer = _BlockLogs(self.options.trace_transfers)
         if prepared is None:
