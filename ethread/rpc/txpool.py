@@ -91,11 +91,9 @@ def _content_from(scope: Scope, address: Address) -> Any:
 
 
 def _inspect_line(pooled: Pooled) -> str:
-    tx = pooled.tx
-    price = getattr(tx, "gas_price", None)  # geth's GasPrice(): the gas price, or the fee cap
-    price = int(price if price is not None else tx.max_fee_per_gas)  # type: ignore[union-attr]
+    tx = pooled.tx  # the price is geth's GasPrice(): the gas price, or the fee cap
     target = to_checksum_address(tx.to) if tx.to is not None else "contract creation"
-    return f"{target}: {tx.value} wei + {tx.gas} gas \u00d7 {price} wei"  # geth's multiplication sign
+    return f"{target}: {tx.value} wei + {tx.gas} gas \u00d7 {pooled.fee_cap} wei"  # geth's multiplication sign
 
 
 def _inspect(scope: Scope) -> Any:
