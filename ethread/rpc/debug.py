@@ -1,7 +1,7 @@
 """geth's debug namespace of tracing: ``TraceConfig`` and ``TraceCallConfig`` in, the traces
 out as geth 1.17 writes them (the tracing itself is :mod:`ethread.methods.tracing`). A trace
 runs for its ``timeout`` (geth's 5 s by default), at most :data:`MAX_TRACE_TIMEOUT`; the
-opcode log stops with -32003 past the answer-byte limit (:class:`TraceLimits`).
+opcode log stops with -32003 past the answer-byte limit (the context's ``answer_bytes``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import functools
 import re
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -60,14 +60,6 @@ from .row import Method, Param, Scope, lookup, opt
 
 MAX_STRUCT_LOG_BYTES = 64 * 1024 * 1024
 """The most JSON the opcode logger writes for one transaction when the service names none."""
-
-
-@dataclass(frozen=True, slots=True)
-class TraceLimits:
-    """What the service allows one trace request: its ``timeout`` cap and the answer's bytes."""
-
-    timeout: float = MAX_TRACE_TIMEOUT
-    answer_bytes: int = MAX_STRUCT_LOG_BYTES
 
 
 # -- parameters ---------------------------------------------------------------------------------
@@ -334,12 +326,6 @@ def _malloc_trim() -> Any:
         return None
 
 
-def trace_limits(ctx: Context) -> TraceLimits:
-    """The service's limits on one trace request."""
-    return (TraceLimits(ctx.trace_timeout) if ctx.answer_bytes is None
-            else TraceLimits(ctx.trace_timeout, ctx.answer_bytes))
-
-
 def replays(scope: Scope) -> ReplayStates | None:
     """The dispatcher's kept replays (None without a trace cache)."""
     return None if scope.ctx.traces is None else scope.ctx.traces.replays
@@ -351,12 +337,14 @@ def _read_config(value: Any) -> TraceOptions:
 
 
 def _limited(options: TraceOptions | None, scope: Scope) -> TraceOptions:
-    """``options`` (None: the defaults) within the service's :class:`TraceLimits`."""
-    limits = trace_limits(scope.ctx)
+    """``options`` (None: the defaults) within the service's trace timeout and answer bytes."""
+    cap, answer_bytes = scope.ctx.trace_timeout, scope.ctx.answer_bytes
+    if answer_bytes is None:
+        answer_bytes = MAX_STRUCT_LOG_BYTES
     if options is None:
-        return parse_trace_config(None, limits.timeout, limits.answer_bytes)
-    timeout = min(options.timeout, limits.timeout) if limits.timeout > 0 else options.timeout
-    return replace(options, timeout=timeout, logger=replace(options.logger, cap=limits.answer_bytes))
+        return parse_trace_config(None, cap, answer_bytes)
+    timeout = min(options.timeout, cap) if cap > 0 else options.timeout
+    return replace(options, timeout=timeout, logger=replace(options.logger, cap=answer_bytes))
 
 
 def _trace_transaction(scope: Scope, tx_hash: Hash32, options: TraceOptions | None) -> Any:

@@ -40,7 +40,7 @@ from ..methods.tracing.parity import (
 from ..methods.tracing.replay import DEFAULT_TRACE_TIMEOUT
 from ..methods.tracing.vm_trace import VmOp, VmTrace
 from ..models import BlockRef, Hash32
-from .debug import block_at, replays, trace_limits, traced
+from .debug import block_at, replays, traced
 from .row import Param, Scope, opt
 
 
@@ -214,12 +214,12 @@ def parse_trace_filter(value: Any) -> TraceFilter:
 
 
 def _timeout(scope: Scope) -> float:
-    cap = trace_limits(scope.ctx).timeout
+    cap = scope.ctx.trace_timeout
     return min(DEFAULT_TRACE_TIMEOUT, cap) if cap > 0 else DEFAULT_TRACE_TIMEOUT
 
 
 def _deadline(scope: Scope) -> Deadline | None:
-    cap = trace_limits(scope.ctx).timeout
+    cap = scope.ctx.trace_timeout
     return Deadline.after(cap) if cap > 0 else None
 
 
