@@ -71,12 +71,11 @@ class Dispatcher:
         enough for an event loop). With the request ``body`` (of this one call alone), the
         whole answer is also kept under it (:meth:`answered`)."""
         row = table.TABLE.get(call.method)
-        if call.method == RECORDED_METHOD and row is not None:
-            traces = self.context.traces
-            if traces is not None and traces.recording:  # a trace recorded ahead of requests
-                recorded = traces.recorded(self.backend, call.params)
-                if recorded is not None:
-                    return recorded
+        traces = self.context.traces
+        if call.method == RECORDED_METHOD and row is not None and traces is not None:
+            recorded = traces.recorded(self.backend, call.params)  # (recorded ahead of requests)
+            if recorded is not None:
+                return recorded
         if row is None or not cacheable(row, self.context, call.params):
             return None
         generation = self.backend.generation()

@@ -68,7 +68,7 @@ def _kept_trace(method: Method, backend: Backend, params: list[Any], ctx: Contex
     """A mined transaction's trace as recorded or kept before, else made and kept."""
     cache = ctx.traces
     assert cache is not None
-    if method.name == RECORDED_METHOD and cache.recording:
+    if method.name == RECORDED_METHOD:
         recorded = cache.recorded(backend, params)
         if recorded is not None:
             return orjson.Fragment(recorded)
