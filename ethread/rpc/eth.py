@@ -90,17 +90,14 @@ def _quantity(value: int, ctx: Context) -> str:
     return hex(value)
 
 
+def _raw_hex(found: Any, ctx: Context) -> str:
+    raw_tx = found if isinstance(found, bytes) else encode_transaction(found.transaction)
+    return "0x" + raw_tx.hex()
+
+
 def _raw_transaction(get: Callable[..., Any]) -> Callable[..., Any]:
     """eth_getRawTransactionBy*: a transaction's encoding; "0x" (as geth, not null) for none."""
-    def answer(scope: Scope, *args: Any) -> Any:
-        found = get(scope.backend, *args)
-        if found is None:
-            return "0x"
-        raw_tx = found if isinstance(found, bytes) else encode_transaction(found.transaction)
-        return "0x" + raw_tx.hex()
-
-    answer.__wrapped__ = get  # type: ignore[attr-defined]
-    return answer
+    return lookup(get, _raw_hex, missing="0x")
 
 
 # -- blocks, receipts, logs ---------------------------------------------------------------------

@@ -142,11 +142,13 @@ def anvil_and_hardhat(name: str, answer: Callable[..., Any], *params: Param
     return control("anvil_" + name, answer, *params), control("hardhat_" + name, answer, *params)
 
 
-def lookup(get: Callable[..., Any], render: Callable[[Any, Context], Any]) -> Callable[..., Any]:
-    """A method's answer: ``get(backend, *args)`` ``render``ed, or null when nothing is held."""
+def lookup(get: Callable[..., Any], render: Callable[[Any, Context], Any],
+           missing: Any = None) -> Callable[..., Any]:
+    """A method's answer: ``get(backend, *args)`` ``render``ed, or ``missing`` (null) when
+    nothing is held."""
     def answer(scope: Scope, *args: Any) -> Any:
         value = get(scope.backend, *args)
-        return None if value is None else render(value, scope.ctx)
+        return missing if value is None else render(value, scope.ctx)
 
     answer.__wrapped__ = get  # type: ignore[attr-defined]  # (what the docs name)
     return answer
