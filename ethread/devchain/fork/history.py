@@ -205,10 +205,11 @@ class ForkHistory:
         kept, wanted = _kept(self.source.cache, keys)
         answers = self.source.remote.batch([("eth_getLogs", [requests[i]]) for i in wanted])
         self.source._count(len(wanted))
-        for i, answer in zip(wanted, answers, strict=True):
-            kept[i] = orjson.dumps(self._checked_logs(answer, *spans[i]))
-        self.source.cache.put_many({keys[i]: kept[i] for i in wanted})
-        return [log for i in range(len(spans)) for log in orjson.loads(kept[i])]
+        fresh = {i: self._checked_logs(answer, *spans[i])
+                 for i, answer in zip(wanted, answers, strict=True)}
+        self.source.cache.put_many({keys[i]: orjson.dumps(logs) for i, logs in fresh.items()})
+        return [log for i in range(len(spans))
+                for log in (fresh[i] if i in fresh else orjson.loads(kept[i]))]
 
     def _checked_logs(self, logs: Any, begin: int, end: int) -> list[Any]:
         if not isinstance(logs, list):
