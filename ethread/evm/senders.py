@@ -5,19 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-_WITH_SENDER: dict[type, type] = {}
-"""Each py-evm transaction class -> its subclass answering the given sender (made once)."""
+from .classes import made, subclass
+
+
+def _with_sender_class(base: type) -> type:
+    return subclass(base, {  # type: ignore[no-any-return]
+        "sender": property(lambda self: self._given_sender),
+        "get_sender": lambda self: self._given_sender,
+    }, f"WithSender{base.__name__}")
 
 
 def with_sender(tx: Any, sender: bytes) -> Any:
     """``tx`` itself, now answering ``sender`` from ``sender`` and ``get_sender()``."""
-    base = type(tx)
-    given = _WITH_SENDER.get(base)
-    if given is None:
-        given = _WITH_SENDER[base] = type(f"WithSender{base.__name__}", (base,), {
-            "sender": property(lambda self: self._given_sender),
-            "get_sender": lambda self: self._given_sender,
-        })
+    base: type = type(tx)
     object.__setattr__(tx, "_given_sender", sender)
-    tx.__class__ = given
+    tx.__class__ = made(_with_sender_class, base)
     return tx
