@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from eth._utils.address import generate_contract_address, generate_safe_contract_address
 from eth.exceptions import (
@@ -50,6 +50,8 @@ from eth.vm.logic.invalid import InvalidOpcode
 from eth_typing import Address
 
 from .classes import made, start_computation, subclass, wrapped_opcodes
+
+_T = TypeVar("_T")
 
 CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL = 0xF0, 0xF1, 0xF2, 0xF4, 0xF5, 0xFA
 SELFDESTRUCT, SLOAD, SSTORE = 0xFF, 0x54, 0x55
@@ -303,22 +305,29 @@ class _Session:
     """How many frames have started (a CALL or CREATE that started none was refused)."""
 
 
-class _Active(threading.local):
-    session: _Session | None = None
+class Slot(threading.local, Generic[_T]):
+    """A value each thread holds for a run (None outside one), read by opcode watchers."""
+
+    value: _T | None = None
+
+    @contextmanager
+    def holding(self, value: _T) -> Iterator[_T]:
+        """``value`` held here inside the block, what was held before restored after it."""
+        outer, self.value = self.value, value
+        try:
+            yield value
+        finally:
+            self.value = outer
 
 
-_active = _Active()
+_active: Slot[_Session] = Slot()
 
 
 @contextmanager
 def attached(tracer: Tracer, log_index: int = 0) -> Iterator[None]:
     """Report to ``tracer`` what the hooked classes run on this thread inside the block."""
-    outer = _active.session
-    _active.session = _Session(tracer, log_index)
-    try:
+    with _active.holding(_Session(tracer, log_index)):
         yield
-    finally:
-        _active.session = outer
 
 
 def _word(value: Any) -> int:
@@ -438,7 +447,7 @@ def _standing_for(opcode: Any, run: Any) -> Any:
 
 def _wrap_selfdestruct(opcode: Any) -> Any:
     def run(computation: Any) -> None:
-        session = _active.session
+        session = _active.value
         if session is None:
             opcode(computation=computation)
             return
@@ -509,7 +518,7 @@ def _wrap_nesting(op: int) -> Any:
 
     def wrap(opcode: Any) -> Any:
         def run(computation: Any) -> None:
-            session = _active.session
+            session = _active.value
             values = computation._stack.values
             if session is None or len(values) < taken:
                 opcode(computation=computation)
@@ -611,7 +620,7 @@ class _Hooks:
     def add_log_entry(self, account: Any, topics: tuple[int, ...], data: bytes) -> None:
         base: Any = super()
         base.add_log_entry(account, topics, data)
-        session = _active.session
+        session = _active.value
         if session is not None:
             index = session.log_index
             session.log_index += 1
@@ -637,7 +646,7 @@ class _Hooks:
     def apply_computation(cls, state: Any, message: Any, transaction_context: Any,
                           parent_computation: Any = None) -> Any:
         base: Any = super()
-        session = _active.session
+        session = _active.value
         if session is None or not session.tracer.wants_steps:
             return base.apply_computation(state, message, transaction_context, parent_computation)
         return _stepping_computation(cls, session, state, message, transaction_context,
@@ -647,7 +656,7 @@ class _Hooks:
 def _as_frame(apply: Any, state: Any, message: Any, transaction_context: Any,
               parent_computation: Any, skip: bool = False) -> Any:
     """py-evm's ``apply`` of ``message``, reported to the active tracer (unless ``skip``)."""
-    session = _active.session
+    session = _active.value
     if session is None or skip:
         return apply(state, message, transaction_context, parent_computation)
     depth = _enter(session, message, parent_computation)

@@ -10,7 +10,6 @@ authorities. The answer carries the last run's gas used and, when it failed, why
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -21,7 +20,7 @@ from eth_keys.datatypes import Signature
 from eth_typing import Address as EvmAddress
 
 from ..errors import ExecutionFailed
-from ..evm.hooks import watched_class
+from ..evm.hooks import Slot, watched_class
 from ..models import (
     AccessListEntry,
     AccessListResult,
@@ -81,30 +80,26 @@ def _word(value: int | bytes) -> bytes:
     return bytes(value).rjust(32, b"\x00")
 
 
-class _Touching(threading.local):
-    touched: Touched | None = None
-
-
-_touching = _Touching()
+_touching: Slot[Touched] = Slot()
 
 
 def _note_slot(computation: Any) -> None:
     stack = computation._stack.values
-    touched = _touching.touched
+    touched = _touching.value
     if stack and touched is not None:
         touched.slot(bytes(computation.msg.storage_address), _word(stack[-1]))
 
 
 def _note_account(computation: Any) -> None:
     stack = computation._stack.values
-    touched = _touching.touched
+    touched = _touching.value
     if stack and touched is not None:
         touched.account(_word(stack[-1])[12:])
 
 
 def _note_callee(computation: Any) -> None:
     stack = computation._stack.values
-    touched = _touching.touched
+    touched = _touching.value
     if len(stack) >= 5 and touched is not None:
         touched.account(_word(stack[-2])[12:])
 
@@ -116,13 +111,9 @@ _WATCHERS = (*((value, _note_slot) for value in sorted(_SLOT_OPS)),
 
 def _run_noting(attempt: PreparedMessage, gas: int, touched: Touched) -> Outcome:
     """``attempt.run(gas)`` noting into ``touched`` what its watched opcodes touch."""
-    outer = _touching.touched
-    _touching.touched = touched
-    try:
+    with _touching.holding(touched):
         return attempt.run(gas, watched_class(attempt.state.computation_class, _WATCHERS,
                                               prefix=""))
-    finally:
-        _touching.touched = outer
 
 
 def create_access_list(backend: ExecutableChain, request: CallRequest, block: BlockRef,

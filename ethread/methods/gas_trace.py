@@ -12,15 +12,12 @@ SSTORE, and :func:`least_gas` turns that into the least limit with which the mes
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from eth.vm import opcode_values
 
-from ..evm.hooks import watched_class
+from ..evm.hooks import Slot, watched_class
 from ..forks.validity import floor_data_gas
 from .message import Outcome, PreparedMessage
 
@@ -45,16 +42,12 @@ class GasTrace:
     """The least gas left when an SSTORE started (None: no SSTORE ran)."""
 
 
-class _Recording(threading.local):
-    trace: GasTrace | None = None
-
-
-_recording = _Recording()
+_recording: Slot[GasTrace] = Slot()
 
 
 def traced_run(run: PreparedMessage, gas: int) -> tuple[Outcome, GasTrace]:
     """``run.run(gas)`` with its gas-dependent opcodes and SSTOREs watched."""
-    with _recorded() as trace:
+    with _recording.holding(GasTrace()) as trace:
         outcome = run.run(gas, traced(run.state.computation_class))
     return outcome, trace
 
@@ -72,24 +65,14 @@ def least_gas(run: PreparedMessage, gas: int, outcome: Outcome, trace: GasTrace)
     return least
 
 
-@contextmanager
-def _recorded() -> Iterator[GasTrace]:
-    outer = _recording.trace
-    trace = _recording.trace = GasTrace()
-    try:
-        yield trace
-    finally:
-        _recording.trace = outer
-
-
 def _note_dependent(computation: Any) -> None:
-    trace = _recording.trace
+    trace = _recording.value
     if trace is not None:
         trace.gas_dependent = True
 
 
 def _note_sstore(computation: Any) -> None:
-    trace = _recording.trace
+    trace = _recording.value
     if trace is not None:
         left = computation.get_gas_remaining()
         if trace.least_left_at_sstore is None or left < trace.least_left_at_sstore:
