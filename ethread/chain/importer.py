@@ -15,14 +15,13 @@ from typing import Any
 
 import rlp
 from eth.abc import BlockHeaderAPI, ChainDatabaseAPI
-from eth.consensus.context import ConsensusContext
-from eth.vm.chain_context import ChainContext
 from eth_typing import Hash32
 from eth_utils import ValidationError, encode_hex
 
 from ..backend import WritableBackend
 from ..codec.stored_answers import keep_answers
 from ..errors import GenesisError, ImportFailed
+from ..evm.block_vm import vm_at
 from ..evm.senders import with_sender
 from ..forks import ChainConfig
 from ..models import Block, Header, Receipt
@@ -183,12 +182,8 @@ class ChainImporter:
             start = vm_class.create_header_from_parent(evm_parent, timestamp=header.timestamp)
             if parent_state_root is not None:
                 start = start.copy(state_root=parent_state_root)
-            vm = vm_class(
-                header=start.copy(gas_used=evm_block.header.gas_used),
-                chaindb=self.chaindb,
-                chain_context=ChainContext(self.config.chain_id),
-                consensus_context=ConsensusContext(self.chaindb.db),
-            )
+            vm = vm_at(vm_class, start.copy(gas_used=evm_block.header.gas_used), self.chaindb,
+                       self.config.chain_id)
             try:
                 result = vm.import_block(evm_block).block
             except (ValidationError, ValueError, AssertionError) as exc:

@@ -17,8 +17,6 @@ from typing import Any
 
 import rlp
 from eth.abc import VirtualMachineAPI
-from eth.chains.base import ChainContext
-from eth.consensus.context import ConsensusContext
 from eth.db.account import AccountDB
 from eth.db.atomic import AtomicDB
 from eth.db.chain import ChainDB
@@ -27,6 +25,7 @@ from eth_utils import ValidationError
 
 from ..errors import EthreadError
 from ..evm import BlobParams
+from ..evm.block_vm import vm_at
 from ..forks import Fork, fork_named
 from ..forks.validity import InvalidTransaction, check_type
 from ..forks.vms import vm_class_for
@@ -179,8 +178,7 @@ def _run_vector(name: str, fork: str, vm_class: Any, db: AtomicDB, pre_root: byt
                 chain_id: int, env: dict[str, Any], entry: dict[str, Any]) -> StateTestResult:
     expected_error = entry.get("expectException")
     header = _header(vm_class, env, pre_root)
-    vm = vm_class(header=header, chaindb=ChainDB(db), chain_context=ChainContext(chain_id),
-                  consensus_context=ConsensusContext(db))
+    vm = vm_at(vm_class, header, ChainDB(db), chain_id)
     refusal = None
     root, logs_hash = pre_root, keccak(rlp.encode([]))
     rules: Fork = vm_class.fork_rules

@@ -16,6 +16,7 @@ from ..backend import WritableBackend
 from ..chain.genesis import parse_genesis
 from ..chain.importer import ChainImporter
 from ..errors import EthreadError
+from ..evm.block_vm import scratch_chaindb, vm_at
 from ..forks import ChainConfig
 from ..forks.base_fee import next_base_fee
 from ..forks.validity import SenderAccount
@@ -28,7 +29,6 @@ from .fork.source import ForkSource
 from .genesis import DEFAULT_FORKS, DEV_BALANCE, DEV_CHAIN_ID, ZERO_ADDRESS, ForkSchedule, genesis_document
 from .inputs import as_address, as_bytes
 from .pending_state import PendingView
-from .pool import evm_vm, scratch_chaindb
 from .signing import DERIVATION_PATH, TEST_MNEMONIC, DevAccount, dev_accounts
 from .state_file import Preimages
 from .txpool import DEV_LIMITS, PoolState, TxPool
@@ -291,7 +291,7 @@ class ChainCore:
     def _vm(self, vm_class: type[VirtualMachineAPI], header: BlockHeaderAPI, *,
             scratch: bool = False) -> VirtualMachineAPI:
         chaindb = scratch_chaindb(self._chaindb) if scratch else self._chaindb
-        return evm_vm(vm_class, header, chaindb, self.chain_id)  # type: ignore[no-any-return]
+        return vm_at(vm_class, header, chaindb, self.chain_id)  # type: ignore[no-any-return]
 
     def _evm_header(self, block_hash: Hash32) -> BlockHeaderAPI:
         return self._chaindb.get_block_header_by_hash(EvmHash(block_hash))

@@ -17,6 +17,7 @@ from eth_typing import Hash32 as EvmHash
 from eth_utils import ValidationError
 
 from ..errors import ServerError, TransactionRejected
+from ..evm.block_vm import scratch_chaindb, vm_at
 from ..forks import ChainConfig, Fork
 from ..forks.validity import (
     TX_GAS,
@@ -38,7 +39,7 @@ from ..rlpcodec.blocks import block_item
 from ..rlpcodec.headers import decode_header
 from ..rlpcodec.transactions import encode_transaction
 from .genesis import ZERO_NONCE
-from .pool import evm_transaction, evm_vm, recover_sender, scratch_chaindb
+from .pool import evm_transaction, recover_sender
 from .txpool import BlobSidecar, Pooled, TxPool, decode_submission, effective_tip, fee_cap
 
 GAS_CEIL = 60_000_000
@@ -133,7 +134,7 @@ def build_payload(backend: Any, config: ChainConfig, head: Header, attributes: P
     txs = [tx for tx, _ in chosen]
     template = rlp.decode(rlp.encode(block_item(template_header, txs, (), withdrawals)),
                           sedes=vm_class.get_block_class())
-    vm = evm_vm(vm_class, start, scratch_chaindb(backend.evm_database()), config.chain_id)
+    vm = vm_at(vm_class, start, scratch_chaindb(backend.evm_database()), config.chain_id)
     try:
         result = vm.import_block(template)
     except (ValidationError, ValueError) as exc:
@@ -163,7 +164,7 @@ def _choose(backend: Any, config: ChainConfig, vm_class: Any, start: Any, rules:
             pool: TxPool | None) -> list[tuple[Transaction, BlobSidecar | None]]:
     """The transactions (with sidecars) applied one by one: the given ones (the first to fail is
     the error), or the pool's best that fit (a failure drops its sender's line)."""
-    vm = evm_vm(vm_class, start, scratch_chaindb(backend.evm_database()), config.chain_id)
+    vm = vm_at(vm_class, start, scratch_chaindb(backend.evm_database()), config.chain_id)
     vm.block_preprocessing(vm.get_block())
     state = vm.state
     header = start.copy(gas_used=0)

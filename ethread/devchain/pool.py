@@ -8,11 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import rlp
-from eth.consensus.context import ConsensusContext
-from eth.db.atomic import AtomicDB
-from eth.db.batch import BatchDB
-from eth.db.chain import ChainDB
-from eth.vm.chain_context import ChainContext
 from eth_utils import ValidationError
 
 from ..errors import TransactionRejected
@@ -88,17 +83,6 @@ def evm_transaction(vm_class: Any, tx: Transaction) -> Any:
         return builder.decode(encoded)
     except (ValidationError, ValueError, rlp.DeserializationError) as exc:
         raise TransactionRejected(f"transaction type not supported: {exc}") from None
-
-
-def scratch_chaindb(chaindb: Any) -> ChainDB:
-    """``chaindb`` under an overlay that keeps every write in memory (dropped with it)."""
-    return ChainDB(AtomicDB(BatchDB(chaindb.db)))
-
-
-def evm_vm(vm_class: Any, header: Any, chaindb: Any, chain_id: int) -> Any:
-    """A py-evm VM of ``vm_class`` at ``header`` over ``chaindb``."""
-    return vm_class(header=header, chaindb=chaindb, chain_context=ChainContext(chain_id),
-                    consensus_context=ConsensusContext(chaindb.db))
 
 
 def recover_sender(evm_tx: Any) -> Address:
@@ -193,5 +177,5 @@ def admit(tx: Transaction, sender: Address, view: PoolView) -> None:
         raise TransactionRejected(pool_words(exc)) from None
 
 
-__all__ = ["PoolView", "admit", "cost", "decode_raw", "evm_transaction", "evm_vm",
-           "placeholder_signature", "pool_words", "recover_sender", "scratch_chaindb"]
+__all__ = ["PoolView", "admit", "cost", "decode_raw", "evm_transaction",
+           "placeholder_signature", "pool_words", "recover_sender"]

@@ -12,15 +12,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from eth.consensus.context import ConsensusContext
 from eth.db.atomic import AtomicDB
 from eth.db.batch import BatchDB
 from eth.db.chain import ChainDB
+from eth.vm.chain_context import ChainContext
 from eth_utils import get_extended_debug_logger
 
 from .classes import made, subclass
 from .lean_interpreter import MessageTables, lean_vm_class
 
-__all__ = ["after_system_writes", "block_vm_class"]
+__all__ = ["after_system_writes", "block_vm_class", "scratch_chaindb", "vm_at"]
+
+
+def vm_at(vm_class: Any, header: Any, chaindb: Any, chain_id: int) -> Any:
+    """A py-evm VM of ``vm_class`` at ``header`` over ``chaindb``, for chain ``chain_id``."""
+    return vm_class(header=header, chaindb=chaindb, chain_context=ChainContext(chain_id),
+                    consensus_context=ConsensusContext(chaindb.db))
+
+
+def scratch_chaindb(chaindb: Any) -> ChainDB:
+    """``chaindb`` under an overlay that keeps every write in memory (dropped with it)."""
+    return ChainDB(AtomicDB(BatchDB(chaindb.db)))
 
 
 def block_vm_class(vm_class: Any, account_db_class: type) -> Any:

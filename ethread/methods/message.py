@@ -24,9 +24,7 @@ from typing import Any, Protocol
 
 from eth._utils.address import generate_contract_address
 from eth.abc import ComputationAPI
-from eth.consensus.context import ConsensusContext
 from eth.exceptions import Revert
-from eth.vm.chain_context import ChainContext
 from eth.vm.forks.berlin.constants import (
     ACCESS_LIST_ADDRESS_COST_EIP_2930,
     ACCESS_LIST_STORAGE_KEY_COST_EIP_2930,
@@ -40,6 +38,7 @@ from eth_utils import ValidationError, to_checksum_address
 from ..backend import ConfigSource, StateSource
 from ..errors import ExecutionFailed, StateUnavailable
 from ..evm import time_limit
+from ..evm.block_vm import vm_at
 from ..evm.lean_interpreter import CheckedMessage, MessageTables, lean_vm_class, share_tables
 from ..forks import FORK_BY_NAME, ChainConfig, Fork
 from ..forks.table import ACCESS_LIST, DYNAMIC_FEE, LEGACY, SET_CODE
@@ -625,8 +624,7 @@ def _build_vm(vm_class: Any, evm_header: Any, zero_base_fee: bool, chaindb: Any,
     """A VM of ``vm_class`` on the state after ``evm_header``'s block."""
     # a message that pays nothing runs with a zero base fee (see the module docstring)
     context = evm_header.copy(base_fee_per_gas=0) if zero_base_fee else evm_header
-    vm = vm_class(header=context, chaindb=chaindb, chain_context=ChainContext(chain_id),
-                  consensus_context=ConsensusContext(chaindb.db))
+    vm = vm_at(vm_class, context, chaindb, chain_id)
     if tables is not None:
         share_tables(vm, tables)
     return vm

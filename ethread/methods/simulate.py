@@ -31,12 +31,7 @@ from typing import Any
 
 import rlp
 from eth._utils.address import generate_contract_address
-from eth.consensus.context import ConsensusContext
-from eth.db.atomic import AtomicDB
-from eth.db.batch import BatchDB
-from eth.db.chain import ChainDB
 from eth.exceptions import Revert
-from eth.vm.chain_context import ChainContext
 from eth.vm.forks.cancun.state import CancunTransactionExecutor
 from eth.vm.forks.spurious_dragon._utils import collect_touched_accounts
 from eth.vm.forks.spurious_dragon.state import SpuriousDragonTransactionExecutor
@@ -49,7 +44,7 @@ from ..bloom import logs_bloom
 from ..errors import ExecutionAborted, Picklable, SimulationRefused, StateUnavailable, go_duration
 from ..evm import time_limit
 from ..evm.blobs import GAS_PER_BLOB, blob_base_fee, excess_blob_gas_after
-from ..evm.block_vm import after_system_writes
+from ..evm.block_vm import after_system_writes, scratch_chaindb, vm_at
 from ..evm.classes import made, subclass
 from ..evm.hooks import Tracer, attached, hooked_class
 from ..evm.lean_interpreter import CheckedMessage, MessageTables, share_tables
@@ -178,7 +173,7 @@ def simulate(backend: ExecutableChain, options: SimulateOptions, block: BlockRef
     except Exception as exc:
         raise StateUnavailable(f"no state for block {base.number}") from exc
     # the blocks' state: read through to the backend's, written into the overlay alone
-    overlay = ChainDB(AtomicDB(BatchDB(chaindb.db)))
+    overlay = scratch_chaindb(chaindb)
     simulator = _Simulator(backend, config, base, options, overlay, gas_cap or 2**64 - 1,
                            time_limit.TimeLimit.start(timeout),
                            MessageTables() if states is None else states.tables)
@@ -553,9 +548,7 @@ class _Simulator:
 
     def _vm(self, vm_class: Any, evm_header: Any, chaindb: Any, ancestors: _AncestorHashes) -> Any:
         """A VM for a simulated block over ``chaindb``, reading through the simulation's tables."""
-        vm = vm_class(header=evm_header, chaindb=chaindb,
-                      chain_context=ChainContext(self.config.chain_id),
-                      consensus_context=ConsensusContext(chaindb.db))
+        vm = vm_at(vm_class, evm_header, chaindb, self.config.chain_id)
         vm.simulated_hashes = ancestors
         share_tables(vm, self.tables)
         return vm

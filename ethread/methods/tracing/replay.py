@@ -32,7 +32,7 @@ from eth_utils import ValidationError
 from ...backend import BlockSource, ReceiptSource, TransactionLocator
 from ...errors import ExecutionAborted, ExecutionFailed, StateUnavailable
 from ...evm import time_limit
-from ...evm.block_vm import after_system_writes
+from ...evm.block_vm import after_system_writes, vm_at
 from ...evm.hooks import TxEnv, attached, hooked_class
 from ...evm.lean_interpreter import MessageTables, plain_computation_class, share_tables
 from ...evm.senders import with_sender
@@ -198,9 +198,7 @@ def _start(block: Any, start: Any, block_hash: bytes, transactions: Sequence[Any
         chaindb = ChainDB(AtomicDB(overlay))
     after = (_after_system_writes(block, start, chain_id, vm_class, chaindb, tables)
              if tables is not None else None)
-    vm = vm_class(header=start if after is None else after, chaindb=chaindb,
-                  chain_context=ChainContext(chain_id),
-                  consensus_context=ConsensusContext(chaindb.db))
+    vm = vm_at(vm_class, start if after is None else after, chaindb, chain_id)
     if tables is not None:
         share_tables(vm, tables)
     if after is None:
