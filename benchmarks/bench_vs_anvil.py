@@ -425,7 +425,7 @@ def main() -> None:
                         metavar="NAMES",
                         help="instead of the servers side by side: each knob on and off (of "
                              f"{', '.join(k.name for k in KNOBS)}; comma-separated, default "
-                             "all), the LMDB store with cold reads (--requests, default 1500), "
+                             "all), the LMDB store with cold reads (--requests, default 1000), "
                              "for each --knob-workers; saved by default in "
                              "results/bench_vs_anvil_knob_NAME.txt (one knob) or "
                              "bench_vs_anvil_knobs.txt")
