@@ -16,10 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(HERE / "benchmarks"))
-
-from benchlib import report  # noqa: E402  (benchlib: beside this script)
+from benchlib import REPO, report
 
 PROBE = r"""
 import json, sys, time
@@ -74,8 +71,7 @@ def _measure(checkout: Path, calls: int) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = report.parser(__doc__)
     parser.add_argument("--other", type=Path, required=True, help="another ethread checkout")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
@@ -83,7 +79,7 @@ def main() -> None:
 
 
 def run_benchmark(args: argparse.Namespace) -> None:
-    sides = {"this checkout": HERE, f"other ({args.other})": args.other}
+    sides = {"this checkout": REPO, f"other ({args.other})": args.other}
     best: dict[str, dict[str, float]] = {}
     for _ in range(args.rounds):
         for label, checkout in sides.items():

@@ -144,8 +144,7 @@ def start_server(blocks: int, access_log: bool) -> tuple[subprocess.Popen[str], 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = report.parser(__doc__)
     parser.add_argument("--blocks", type=int, default=5000)
     parser.add_argument("--seconds", type=float, default=2.0, help="per scenario (bound)")
     parser.add_argument("--max-requests", type=int, default=50_000, help="per scenario (bound)")

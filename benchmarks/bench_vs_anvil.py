@@ -128,7 +128,7 @@ from typing import Any
 from benchlib import REPO, RESULTS, report, wrk
 from benchlib.peer_chain import PeerChain, build
 from benchlib.processes import tree_cpu_seconds
-from benchlib.rows import Row, body, distinct_call_row, lua_body, lua_script, run_python, run_wrk, sample_check
+from benchlib.rows import Row, body, counted_wrk, distinct_call_row, lua_body, run_python, run_wrk, sample_check
 from benchlib.serve import MAIN
 from benchlib.targets import Target, ensure_store, start_anvil, start_bare, start_ethread
 
@@ -256,20 +256,16 @@ class Cell:
 
 def counted_run(row: Row, target: Target, chain: PeerChain, concurrency: int, seconds: float,
                 seed: int, requests: int, blocks: tuple[int, int]) -> Cell:
-    """``requests`` answers of ``row`` on ``blocks`` (as :func:`benchlib.rows.run_wrk`), with
+    """``requests`` answers of ``row`` on ``blocks`` (:func:`benchlib.rows.counted_wrk`), with
     wrk's latency percentiles and the server's CPU time."""
-    limit = max(1, requests // wrk.threads(concurrency))
     before = tree_cpu_seconds(target.process.pid)
-    output = wrk.run(lua_script(row, target, chain, seed, limit, blocks), target.port,
-                     concurrency, seconds, "--timeout", "30s", "--latency")
+    answered, took, refused, output = counted_wrk(row, target, chain, concurrency, seconds, seed,
+                                                  requests, blocks, "--latency")
     used = tree_cpu_seconds(target.process.pid) - before
-    counted = re.search(r"COUNTED (\d+) ([\d.]+) (\d+)", output)
     p50, p99 = wrk.latency_ms(output, 50), wrk.latency_ms(output, 99)
-    if counted is None or float(counted.group(2)) <= 0 or p50 is None or p99 is None:
+    if p50 is None or p99 is None:
         raise SystemExit(f"wrk failed on {target.name}: {output}")
-    answered = int(counted.group(1))
-    return Cell(answered / float(counted.group(2)), p50, p99, used / answered * 1e6,
-                int(counted.group(3)))
+    return Cell(answered / took, p50, p99, used / answered * 1e6, refused)
 
 
 def median_cell(cells: list[Cell]) -> Cell:
@@ -429,7 +425,7 @@ def main() -> None:
                         metavar="NAMES",
                         help="instead of the servers side by side: each knob on and off (of "
                              f"{', '.join(k.name for k in KNOBS)}; comma-separated, default "
-                             "all), the LMDB store with cold reads (--requests, default 1500), "
+                             "all), the LMDB store with cold reads (--requests, default 1000), "
                              "for each --knob-workers; saved by default in "
                              "results/bench_vs_anvil_knob_NAME.txt (one knob) or "
                              "bench_vs_anvil_knobs.txt")

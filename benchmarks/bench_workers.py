@@ -87,8 +87,7 @@ def _wait_workers(port: int, workers: int, timeout: float = 60) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = report.parser(__doc__)
     parser.add_argument("--seconds", type=float, default=3.0, help="per scenario (bound)")
     parser.add_argument("--max-requests", type=int, default=200_000, help="per scenario")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])

@@ -6,12 +6,14 @@ each block's signed raw transactions (``--init`` and ``eth_sendRawTransaction``,
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import rlp
 
 from ethread.devchain import DevChain
+from ethread.models import Block
 from ethread.rlpcodec.blocks import block_item
 from ethread.rlpcodec.transactions import encode_transaction
 
@@ -37,23 +39,35 @@ class ChainFiles:
         return self.folder / "chain.rlp"
 
 
-def raw_blocks(chain: DevChain) -> RawBlocks:
-    """Each of the chain's blocks from 1 as anvil replays it."""
+def chain_blocks(chain: DevChain) -> tuple[Block, ...]:
+    """The chain's blocks from 1 to its head, each read once."""
+    return tuple(map(chain.block, range(1, chain.head.number + 1)))
+
+
+def raw_blocks(blocks: Iterable[Block]) -> RawBlocks:
+    """Each of ``blocks`` (the chain's from 1, in order) as anvil replays it."""
     return tuple(
         (block.header.timestamp,
          tuple("0x" + encode_transaction(t.transaction).hex() for t in block.transactions))
-        for block in map(chain.block, range(1, chain.head.number + 1)))
+        for block in blocks)
 
 
-def write_chain(chain: DevChain, folder: Path) -> None:
-    """``chain``'s genesis.json and its blocks from 1 as chain.rlp in ``folder``."""
+def write_genesis(chain: DevChain, folder: Path) -> None:
+    """``chain``'s genesis.json in ``folder``."""
+    (folder / "genesis.json").write_text(json.dumps(chain.genesis))
+
+
+def write_chain(chain: DevChain, folder: Path) -> tuple[Block, ...]:
+    """``chain``'s genesis.json and its blocks from 1 as chain.rlp in ``folder``; the blocks
+    written (:func:`chain_blocks`), for what else the caller takes from them."""
     folder.mkdir(parents=True, exist_ok=True)
+    blocks = chain_blocks(chain)
     with (folder / "chain.rlp").open("wb") as out:
-        for number in range(1, chain.head.number + 1):
-            block = chain.block(number)
+        for block in blocks:
             txs = [t.transaction for t in block.transactions]
             out.write(rlp.encode(block_item(block.header, txs, block.uncles, block.withdrawals)))
-    (folder / "genesis.json").write_text(json.dumps(chain.genesis))
+    write_genesis(chain, folder)
+    return blocks
 
 
 def loaded_raw_blocks(saved: object) -> RawBlocks:

@@ -35,7 +35,7 @@ from pathlib import Path
 from eth_utils import keccak
 
 from benchlib import REPO
-from benchlib.chain_files import ChainFiles, loaded_raw_blocks, raw_blocks
+from benchlib.chain_files import ChainFiles, chain_blocks, loaded_raw_blocks, raw_blocks, write_genesis
 from ethread.backends.lmdb import LMDBBackend
 from ethread.devchain import PRAGUE_FORKS, DevChain, TxKind, contracts
 from ethread.devchain.signing import DevAccount
@@ -141,15 +141,16 @@ def build(folder: Path, blocks: int, per_block: int = 150, log: bool = True) -> 
                 print(f"  mined block {number} of {blocks} "
                       f"({time.perf_counter() - started:.0f} s)", flush=True)
         transactions, logs = 0, 0
-        for number in range(1, blocks + 1):
-            block = chain.block(number)
+        mined_blocks = chain_blocks(chain)
+        for block in mined_blocks:
             transactions += len(block.transactions)
             logs += sum(len(r.logs) for r in backend.receipts(block.header.hash) or ())
         saved = {"format": FORMAT, "head": blocks, "per_block": per_block,
-                 "transactions": transactions, "logs": logs, "raw_blocks": raw_blocks(chain),
-                 "block1_base_fee": chain.block(1).header.base_fee_per_gas,
+                 "transactions": transactions, "logs": logs,
+                 "raw_blocks": raw_blocks(mined_blocks),
+                 "block1_base_fee": mined_blocks[0].header.base_fee_per_gas,
                  "build_seconds": time.perf_counter() - started}
-        (folder / "genesis.json").write_text(json.dumps(chain.genesis))
+        write_genesis(chain, folder)
     meta.write_text(json.dumps(saved))
     return _from_saved(folder, saved)
 

@@ -60,12 +60,11 @@ def build(folder: Path, head: int, log: bool = True) -> PeerChain:
         if saved["head"] == head and saved["ping_code"] == PING.hex():
             return _from_saved(folder, saved)
     chain, ping = ping_chain(MemoryBackend(), head, log)
-    write_chain(chain, folder)
-    tx_hashes = ["0x" + t.hash.hex() for number in range(2, head + 1)
-                 for t in chain.block(number).transactions]
+    blocks = write_chain(chain, folder)
+    tx_hashes = ["0x" + t.hash.hex() for block in blocks[1:] for t in block.transactions]
     saved = {"head": head, "ping": "0x" + ping.hex(), "ping_code": PING.hex(),
-             "tx_hashes": tx_hashes, "raw_blocks": raw_blocks(chain),
-             "block1_base_fee": chain.block(1).header.base_fee_per_gas}
+             "tx_hashes": tx_hashes, "raw_blocks": raw_blocks(blocks),
+             "block1_base_fee": blocks[0].header.base_fee_per_gas}
     meta.write_text(json.dumps(saved))
     return _from_saved(folder, saved)
 

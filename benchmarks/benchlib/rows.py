@@ -141,18 +141,31 @@ def run_wrk(row: Row, target: Target, chain: PeerChain, concurrency: int, second
     """(requests/s, answers that were not 200); with ``requests``, the rate of that many answers
     (fewer if ``seconds`` runs out first), timed from the first request to the last answer;
     random rows over ``blocks`` (default: the whole chain)."""
-    limit = None if requests is None else max(1, requests // wrk.threads(concurrency))
-    output = wrk.run(lua_script(row, target, chain, seed, limit, blocks), target.port,
+    if requests is not None:
+        answered, took, refused, _ = counted_wrk(row, target, chain, concurrency, seconds, seed,
+                                                 requests, blocks)
+        return answered / took, refused
+    output = wrk.run(lua_script(row, target, chain, seed, None, blocks), target.port,
                      concurrency, seconds, "--timeout", "30s")
-    if limit is not None:
-        counted = re.search(r"COUNTED (\d+) ([\d.]+) (\d+)", output)
-        if counted is None or float(counted.group(2)) <= 0:
-            raise SystemExit(f"wrk failed on {target.name}: {output}")
-        return int(counted.group(1)) / float(counted.group(2)), int(counted.group(3))
     rate = wrk.rate(output)
     if rate is None:
         raise SystemExit(f"wrk failed on {target.name}: {output}")
     return rate, wrk.failures(output)
+
+
+def counted_wrk(row: Row, target: Target, chain: PeerChain, concurrency: int, seconds: float,
+                seed: int, requests: int, blocks: tuple[int, int] | None = None,
+                *options: str) -> tuple[int, float, int, str]:
+    """wrk on the row until ``requests`` answers (each thread stopping after its share) or
+    ``seconds``: (the answers, the seconds from the first request to the last answer, the
+    answers that were not 200, wrk's output); ``options``: more of wrk's options."""
+    limit = max(1, requests // wrk.threads(concurrency))
+    output = wrk.run(lua_script(row, target, chain, seed, limit, blocks), target.port,
+                     concurrency, seconds, "--timeout", "30s", *options)
+    counted = re.search(r"COUNTED (\d+) ([\d.]+) (\d+)", output)
+    if counted is None or float(counted.group(2)) <= 0:
+        raise SystemExit(f"wrk failed on {target.name}: {output}")
+    return int(counted.group(1)), float(counted.group(2)), int(counted.group(3)), output
 
 
 def run_python(row: Row, target: Target, chain: PeerChain, concurrency: int, seconds: float,

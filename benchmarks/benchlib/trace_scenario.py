@@ -221,7 +221,7 @@ def write_files(folder: Path) -> ScenarioFiles:
     """The scenario chain written under ``folder``."""
     built = scenario()
     chain = built.chain
-    write_chain(chain, folder)
+    blocks = write_chain(chain, folder)
     return ScenarioFiles(folder=folder, head=chain.head.number, tx_hashes=built.tx_hashes,
-                         labels=built.labels, raw_blocks=raw_blocks(chain),
-                         block1_base_fee=int(chain.block(1).header.base_fee_per_gas or 0))
+                         labels=built.labels, raw_blocks=raw_blocks(blocks),
+                         block1_base_fee=int(blocks[0].header.base_fee_per_gas or 0))

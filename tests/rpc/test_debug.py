@@ -23,6 +23,7 @@ from ethread.rpc.debug import (
 )
 from ethread.rpc.row import Scope
 from ethread.rpc.table import call_method
+from tests.support.rpc_cases import error
 
 
 @pytest.mark.parametrize(("text", "seconds"), [
@@ -60,25 +61,19 @@ def test_the_answer_byte_limit_bounds_the_opcode_log(chain: DevChain) -> None:
     assert (bounded.cap, bounded.limit, bounded.enable_memory) == (1000, 5, True)
 
 
-def _refused(chain: DevChain, method: str, params: list[Any]) -> str:
-    with pytest.raises(InvalidParams) as caught:
-        call_method(chain.backend, method, params)
-    return caught.value.message
-
-
 def test_a_bad_config_names_its_argument(chain: DevChain) -> None:
     tx = "0x" + "00" * 32
-    assert _refused(chain, "debug_traceTransaction", [tx, {"timeout": 5}]) == (
-        "invalid argument 1: json: cannot unmarshal number into Go struct field "
-        "TraceConfig.timeout of type string")
-    assert _refused(chain, "debug_traceTransaction", [tx, {"timeout": "5"}]) == (
-        'invalid argument 1: time: invalid duration "5"')
+    assert error(chain.backend, "debug_traceTransaction", tx, {"timeout": 5}) == (
+        InvalidParams.code, "invalid argument 1: json: cannot unmarshal number into Go struct "
+        "field TraceConfig.timeout of type string")
+    assert error(chain.backend, "debug_traceTransaction", tx, {"timeout": "5"}) == (
+        InvalidParams.code, 'invalid argument 1: time: invalid duration "5"')
     call = {"to": "0x" + "00" * 20}
-    assert _refused(chain, "debug_traceCall", [call, "latest", {"txIndex": "0x01"}]) == (
-        "invalid argument 2: hex number with leading zero digits")
-    assert _refused(chain, "debug_traceCall", [call, "latest", {"tracerConfig": 1}]) == (
-        "invalid argument 2: json: cannot unmarshal number into Go value of type "
-        "map[string]interface {}")
+    assert error(chain.backend, "debug_traceCall", call, "latest", {"txIndex": "0x01"}) == (
+        InvalidParams.code, "invalid argument 2: hex number with leading zero digits")
+    assert error(chain.backend, "debug_traceCall", call, "latest", {"tracerConfig": 1}) == (
+        InvalidParams.code, "invalid argument 2: json: cannot unmarshal number into Go value "
+        "of type map[string]interface {}")
 
 
 def test_traces_of_a_mined_transaction(chain: DevChain) -> None:

@@ -155,9 +155,9 @@ def test_the_block_rows_answer_as_the_methods_they_skip(rpc_compat_memory: ethre
     for number in range(head + 1):
         block_hash = rpc_compat_memory.canonical_hash(number)
         assert block_hash is not None
+        block = methods.get_block_by_hash(rpc_compat_memory, block_hash)
+        assert block is not None
         for full in (False, True):
-            block = methods.get_block_by_hash(rpc_compat_memory, block_hash)
-            assert block is not None
             expected = orjson.dumps(block_json(block, full))
             for _ in range(2):
                 assert call_method(rpc_compat_memory, "eth_getBlockByHash",

@@ -25,6 +25,7 @@ from ethread.rpc.row import (
     read_args,
 )
 from ethread.rpc.table import TABLE
+from tests.support.rpc_cases import error
 
 
 def _number(value: Any) -> int:
@@ -81,18 +82,15 @@ def test_a_required_null_is_parsed_and_refused() -> None:
 
 def test_the_messages_are_those_of_the_table_as_served(
         rpc_compat_memory: ethread.MemoryBackend) -> None:
-    from ethread.rpc.table import call_method
-
-    def refused(method: str, params: list[Any]) -> str:
-        with pytest.raises(InvalidParams) as caught:
-            call_method(rpc_compat_memory, method, params)
-        return caught.value.message
-
-    assert refused("eth_getBalance", []) == "missing value for required argument 0"
-    assert refused("eth_getBalance", ["0x" + "00" * 20, "latest", 1]) == \
-        "too many arguments, want at most 2"
-    assert refused("eth_getBalance", ["0x12", "latest"]).startswith("invalid argument 0: ")
-    assert refused("eth_getBalance", ["0x" + "00" * 20, "bad"]).startswith("invalid argument 1: ")
+    backend, zero = rpc_compat_memory, "0x" + "00" * 20
+    assert error(backend, "eth_getBalance") == (
+        InvalidParams.code, "missing value for required argument 0")
+    assert error(backend, "eth_getBalance", zero, "latest", 1) == (
+        InvalidParams.code, "too many arguments, want at most 2")
+    code, message = error(backend, "eth_getBalance", "0x12", "latest")
+    assert code == InvalidParams.code and message.startswith("invalid argument 0: ")
+    code, message = error(backend, "eth_getBalance", zero, "bad")
+    assert code == InvalidParams.code and message.startswith("invalid argument 1: ")
 
 
 def test_the_declared_sources_read_as_flags() -> None:

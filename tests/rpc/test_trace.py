@@ -4,8 +4,6 @@ reth's shapes for a mined transfer and a call."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 import pytest
 
@@ -13,6 +11,7 @@ from ethread.devchain import DevChain
 from ethread.errors import InvalidParams
 from ethread.rpc.table import call_method
 from ethread.rpc.trace import parse_trace_filter, parse_trace_types
+from tests.support.rpc_cases import error
 
 
 def test_trace_types() -> None:
@@ -35,23 +34,20 @@ def test_a_trace_filter() -> None:
         parse_trace_filter({"count": -1})
 
 
-def _refused(chain: DevChain, method: str, params: list[Any]) -> str:
-    with pytest.raises(InvalidParams) as caught:
-        call_method(chain.backend, method, params)
-    return caught.value.message
-
-
 def test_errors_name_the_argument(chain: DevChain) -> None:
     call = {"to": "0x" + "00" * 20}
-    assert _refused(chain, "trace_call", [call, ["vm"]]).startswith(
-        "invalid argument 1: unknown trace type 'vm'")
-    assert _refused(chain, "trace_callMany", [[[call]]]) == (
-        "invalid argument 0: call 0: expected a [call, traceTypes] pair")
-    assert _refused(chain, "trace_callMany", [[[call, ["x"]]]]).startswith(
-        "invalid argument 0: call 0: unknown trace type 'x'")
-    assert _refused(chain, "trace_get", ["0x" + "00" * 32, "0x0"]) == (
-        "invalid argument 1: invalid type: string, expected a list of indices")
-    assert _refused(chain, "trace_call", [call]) == "missing value for required argument 1"
+    code, message = error(chain.backend, "trace_call", call, ["vm"])
+    assert code == InvalidParams.code
+    assert message.startswith("invalid argument 1: unknown trace type 'vm'")
+    assert error(chain.backend, "trace_callMany", [[call]]) == (
+        InvalidParams.code, "invalid argument 0: call 0: expected a [call, traceTypes] pair")
+    code, message = error(chain.backend, "trace_callMany", [[call, ["x"]]])
+    assert code == InvalidParams.code
+    assert message.startswith("invalid argument 0: call 0: unknown trace type 'x'")
+    assert error(chain.backend, "trace_get", "0x" + "00" * 32, "0x0") == (
+        InvalidParams.code, "invalid argument 1: invalid type: string, expected a list of indices")
+    assert error(chain.backend, "trace_call", call) == (
+        InvalidParams.code, "missing value for required argument 1")
 
 
 def test_a_mined_transfer_traced(chain: DevChain) -> None:

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ethread.devchain.contracts import ENV_FIELDS
+from ethread.devchain.contracts import ENV_FIELDS, assemble
+
+FORWARDER = assemble(
+    20, "CALLDATASIZE", "SUB", 20, 0, "CALLDATACOPY",
+    0, 0, 20, "CALLDATASIZE", "SUB", 0, 0, 0, "CALLDATALOAD", 96, "SHR", "GAS", "CALL",
+    "POP", "STOP")
+"""Calls the address in its calldata's first 20 bytes with the rest of the calldata, and stops
+whatever the call did (the tracing tests' forwarder)."""
 
 
 def load_calldata(slot: int) -> bytes:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 import rlp
@@ -63,6 +63,11 @@ def plain_tracing() -> Iterator[None]:
     finally:
         REPLAY._replay, REPLAY._traced = replay, traced
         ReplayStates.take, ReplayStates.give = take, give  # type: ignore[method-assign]
+
+
+def on_path(fast: bool) -> AbstractContextManager[None]:
+    """The fast paths (nothing replaced) if ``fast``, else :func:`plain_tracing`."""
+    return nullcontext() if fast else plain_tracing()
 
 
 def plain_trace_transaction(backend: Any, tx_hash: bytes, options: Any, **given: Any) -> Any:

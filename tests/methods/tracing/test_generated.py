@@ -14,7 +14,6 @@ replays' tables, a tracer without steps on the lean loop).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import random
 from typing import Any
@@ -36,7 +35,7 @@ import ethread
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.genesis import PRAGUE_FORKS
 from ethread.rpc.dispatcher import Dispatcher
-from tests.support.plain_replay import plain_tracing
+from tests.support.plain_replay import on_path
 
 PROGRAMS = 24
 CONFIGS: list[Any] = [
@@ -99,15 +98,13 @@ def _body(method: str, *params: Any) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)}).encode()
 
 
-def _answers(backend: Any, bodies: list[bytes], fast: bool,
-             monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+def _answers(backend: Any, bodies: list[bytes], fast: bool) -> list[bytes]:
     dispatcher = Dispatcher(backend)
-    with contextlib.nullcontext() if fast else plain_tracing():
+    with on_path(fast):
         return [dispatcher.handle(body) or b"" for body in bodies]
 
 
-def test_fast_paths_answer_as_the_plain_one(generated: tuple[Any, list[str], list[Any]],
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fast_paths_answer_as_the_plain_one(generated: tuple[Any, list[str], list[Any]]) -> None:
     backend, hashes, calls = generated
     order = random.Random(7).sample(hashes, len(hashes))
     bodies = [_body("debug_traceTransaction", h, config) for config in CONFIGS for h in order]
@@ -117,8 +114,8 @@ def test_fast_paths_answer_as_the_plain_one(generated: tuple[Any, list[str], lis
                for call in calls]
     bodies += [_body("trace_call", call, ["trace", "stateDiff", "vmTrace"], "0x2")
                for call in calls]
-    fast = _answers(backend, bodies, True, monkeypatch)
-    plain = _answers(backend, bodies, False, monkeypatch)
+    fast = _answers(backend, bodies, True)
+    plain = _answers(backend, bodies, False)
     refused = [answer[:300] for answer in fast if "error" in json.loads(answer)]
     assert not refused
     for body, mine, theirs in zip(bodies, fast, plain, strict=True):

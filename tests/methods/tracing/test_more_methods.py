@@ -13,7 +13,6 @@ checked against what it must equal:
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import pytest
@@ -22,7 +21,7 @@ import ethread
 from ethread.devchain import DevChain, contracts
 from ethread.devchain.genesis import PRAGUE_FORKS, ForkSchedule
 from ethread.rlpcodec.transactions import encode_transaction
-from tests.support.plain_replay import plain_tracing
+from tests.support.plain_replay import on_path
 from tests.support.rpc_cases import answer_of
 
 
@@ -45,10 +44,9 @@ def homestead() -> DevChain:
 
 
 @pytest.mark.parametrize("fast", [True, False])
-def test_intermediate_roots_are_the_receipts_roots(homestead: DevChain, fast: bool,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_intermediate_roots_are_the_receipts_roots(homestead: DevChain, fast: bool) -> None:
     block = homestead.block(2)
-    with contextlib.nullcontext() if fast else plain_tracing():
+    with on_path(fast):
         answer = answer_of(homestead.backend, "debug_intermediateRoots", _hex(block.hash))
     receipts = answer_of(homestead.backend, "eth_getBlockReceipts", _hex(block.hash))["result"]
     assert len(receipts) == 3

@@ -35,8 +35,7 @@ from ethread.methods.tracing.parity import (
 )
 from ethread.models import CallRequest, LegacyTransaction
 from ethread.rlpcodec.transactions import encode_transaction
-from tests.methods.tracing import FORWARDER
-from tests.support.contracts import load_calldata
+from tests.support.contracts import FORWARDER, load_calldata
 
 ETHER = 10**18
 

@@ -12,11 +12,8 @@ takes the kept replays a different way), over debug_trace* and trace_* alike.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import random
-import sys
-from collections.abc import Iterator
 from typing import Any, TypeVar
 
 import pytest
@@ -26,12 +23,11 @@ from ethread.devchain import contracts
 from ethread.methods.tracing import ReplayStates, TraceOptions, trace_transaction
 from ethread.rpc.dispatcher import Dispatcher
 from tests.support.paths import conformance_dir
-from tests.support.plain_replay import plain_trace_transaction, plain_tracing
+from tests.support.plain_replay import on_path, plain_trace_transaction
 from tests.support.router import CONFIGS, RouterChain
 from tests.support.rpc_cases import read_case
 
 T = TypeVar("T")
-REPLAY = sys.modules["ethread.methods.tracing.replay"]
 OSAKA = conformance_dir() / "osaka"
 CASES = sorted((OSAKA / "cases").glob("debug_trace*/*.io"))
 
@@ -53,17 +49,11 @@ MORE_CONFIGS: dict[str, Any] = {
 }
 
 
-@pytest.fixture
-def plain() -> Iterator[None]:
-    with plain_tracing():
-        yield
-
-
-def _answers(backend: Any, bodies: list[bytes], fast: bool, monkeypatch: pytest.MonkeyPatch,
+def _answers(backend: Any, bodies: list[bytes], fast: bool,
              dispatcher: Dispatcher | None = None) -> list[bytes]:
     dispatcher = dispatcher or Dispatcher(backend)
     out = []
-    with contextlib.nullcontext() if fast else plain_tracing():
+    with on_path(fast):
         for body in bodies:
             answer = dispatcher.handle(body)
             assert answer is not None
@@ -90,18 +80,17 @@ def test_the_cases_are_found() -> None:
     assert len(CASES) == 11
 
 
-def test_conformance_cases_through_both_paths(osaka: ethread.MemoryBackend,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_conformance_cases_through_both_paths(osaka: ethread.MemoryBackend) -> None:
     bodies = [exchange.request.encode() for case in CASES for exchange in read_case(case)]
-    expected = _answers(osaka, bodies, False, monkeypatch)
-    assert _answers(osaka, bodies, True, monkeypatch) == expected
+    expected = _answers(osaka, bodies, False)
+    assert _answers(osaka, bodies, True) == expected
     # one dispatcher for all of them, each asked twice (kept replays, then kept answers),
     # and in reverse (the kept replays taken back to earlier positions)
     dispatcher = Dispatcher(osaka)
-    assert _answers(osaka, bodies, True, monkeypatch, dispatcher) == expected
-    assert _answers(osaka, bodies, True, monkeypatch, dispatcher) == expected
+    assert _answers(osaka, bodies, True, dispatcher) == expected
+    assert _answers(osaka, bodies, True, dispatcher) == expected
     backwards = list(reversed(bodies))
-    assert _answers(osaka, backwards, True, monkeypatch, Dispatcher(osaka)) == expected[::-1]
+    assert _answers(osaka, backwards, True, Dispatcher(osaka)) == expected[::-1]
 
 
 # -- the chain compared with anvil -------------------------------------------------------------
@@ -134,22 +123,20 @@ def _orders(hashes: list[T]) -> list[list[T]]:
 
 
 @pytest.mark.parametrize("name", sorted(MORE_CONFIGS))
-def test_router_transactions_through_both_paths(router_chain: Any, name: str,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_router_transactions_through_both_paths(router_chain: Any, name: str) -> None:
     backend, hashes = router_chain
     config = MORE_CONFIGS[name]
     for order in _orders(hashes):
         bodies = [_body("debug_traceTransaction", h, config) for h in order]
-        expected = _answers(backend, bodies, False, monkeypatch)
+        expected = _answers(backend, bodies, False)
         assert all("error" not in json.loads(answer) for answer in expected)
         # a dispatcher of its own (its replays and answers start empty), asked each twice
         dispatcher = Dispatcher(backend)
-        assert _answers(backend, bodies, True, monkeypatch, dispatcher) == expected
-        assert _answers(backend, bodies, True, monkeypatch, dispatcher) == expected
+        assert _answers(backend, bodies, True, dispatcher) == expected
+        assert _answers(backend, bodies, True, dispatcher) == expected
 
 
-def test_blocks_and_parity_methods_through_both_paths(router_chain: Any,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_blocks_and_parity_methods_through_both_paths(router_chain: Any) -> None:
     backend, hashes = router_chain
     bodies = []
     for number in ("0x1", "0x2", "0x3"):
@@ -162,8 +149,8 @@ def test_blocks_and_parity_methods_through_both_paths(router_chain: Any,
             bodies.append(_body("trace_transaction", tx_hash))
             bodies.append(_body("trace_replayTransaction", tx_hash, ["trace", "stateDiff"]))
             bodies.append(_body("trace_get", tx_hash, ["0x0"]))
-    expected = _answers(backend, bodies, False, monkeypatch)
-    assert _answers(backend, bodies, True, monkeypatch, Dispatcher(backend)) == expected
+    expected = _answers(backend, bodies, False)
+    assert _answers(backend, bodies, True, Dispatcher(backend)) == expected
 
 
 def test_kept_replays_are_bounded_and_go_back(router_chain: Any) -> None:

@@ -34,7 +34,7 @@ from ethread.methods.tracing import (
     trace_transaction,
 )
 from ethread.methods.tracing.tracers import parity_error, struct_log_size
-from tests.methods.tracing import FORWARDER
+from tests.support.contracts import FORWARDER
 
 TOPIC = keccak(b"tick")
 
