@@ -32,7 +32,7 @@ upgrade:
   ``_get_encoded_account()``, ``_get_storage_root()``, ``_set_storage_root()``,
   ``_get_address_store()``, ``_raw_store_db``, ``_reset_access_counters()``; a storage
   lookup's ``_trie_nodes_batch``, ``_write_trie``, ``_starting_root_hash`` and a storage
-  database's constructor fields (:mod:`.block_vm`);
+  database's constructor fields (:mod:`ethread.methods.overlay_trie`);
 - states: ``BaseState.snapshot``/``revert`` and ``CancunState``'s, ``_account_db``,
   ``_transient_storage_class``, ``transient_storage._db``;
 - computations: the fields ``BaseComputation.__init__`` and ``ShanghaiComputation.__init__``

@@ -171,7 +171,7 @@ class CallStates:
     def __init__(self, max_states: int = 16, per_block: int = 4,
                  vm_classes: Callable[[Any], Any] = lean_vm_class) -> None:
         self.vm_classes = vm_classes
-        """The VM class messages run on, from a fork's (:func:`~.call_vm.lean_vm_class`)."""
+        """The VM class messages run on, from a fork's (:func:`~ethread.evm.lean_interpreter.lean_vm_class`)."""
         self.tables = MessageTables()
         """What messages on these states share, keyed by content (never stale)."""
         self._states: LRU[tuple[int, bytes, bool], list[Any]] = LRU(max_states)
@@ -236,7 +236,7 @@ class BlockRules:
     header: Any
     fork: str
     vm_class: Any
-    """The fork's VM class for messages (:func:`~.call_vm.lean_vm_class` by default)."""
+    """The fork's VM class for messages (:func:`~ethread.evm.lean_interpreter.lean_vm_class` by default)."""
     base_fee: int | None
 
     @classmethod

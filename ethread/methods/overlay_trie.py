@@ -7,7 +7,7 @@ when its root is asked for (writing each new node under its hash, as py-trie doe
 shares decoded stored nodes through a table (an :class:`~ethread.lru.LRU` of
 ``MessageTables``). The nodes are the Yellow Paper's (appendix D): one under 32 bytes is
 embedded in its parent, the root always hashed and stored.
-``tests/evm/test_overlay_trie.py`` compares it with py-trie over random changes.
+``tests/methods/test_overlay_trie.py`` compares it with py-trie over random changes.
 """
 
 from __future__ import annotations
